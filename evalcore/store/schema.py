@@ -1,0 +1,221 @@
+"""The store's schema, its version and its forward migrations.
+
+``PRAGMA user_version`` holds the schema version. Each entry of
+:data:`MIGRATIONS` takes the store from version ``i`` to ``i + 1`` and runs in
+its own immediate transaction; a migration is never edited once released, a
+change is a new entry.
+
+Times are ISO-8601 UTC strings (``2026-06-30T00:00:00Z``). Label events,
+completeness events and the audit log are append-only: triggers refuse
+UPDATE and DELETE on them.
+"""
+
+import sqlite_utils
+
+from evalcore.store.connection import write_transaction
+
+_V1 = """
+CREATE TABLE organisations (
+    org_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL
+);
+
+CREATE TABLE studies (
+    study_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    corpus_id TEXT NOT NULL,
+    retrieval_unit TEXT NOT NULL DEFAULT 'document',
+    relevance_threshold INTEGER NOT NULL DEFAULT 1 CHECK (relevance_threshold BETWEEN 1 AND 4),
+    gain TEXT NOT NULL DEFAULT 'linear' CHECK (gain IN ('linear', 'exponential')),
+    org_id TEXT REFERENCES organisations(org_id),
+    created_at TEXT NOT NULL
+);
+
+-- The corpus: documents are shared by the studies that name its corpus_id.
+CREATE TABLE documents (
+    corpus_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL DEFAULT '',
+    owner_org TEXT,
+    created_at TEXT NOT NULL,
+    content_hash TEXT NOT NULL,  -- see evalcore.store.hashing.content_hash
+    PRIMARY KEY (corpus_id, doc_id)
+);
+
+CREATE TABLE queries (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    query_id TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (study_id, query_id)
+);
+
+CREATE TABLE runs (
+    run_id INTEGER PRIMARY KEY,
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    name TEXT NOT NULL,
+    source TEXT NOT NULL CHECK (source IN ('lexical', 'imported')),
+    protocol_json TEXT NOT NULL DEFAULT '{}',
+    corpus_fingerprint TEXT,
+    k INTEGER NOT NULL DEFAULT 10 CHECK (k >= 1),
+    scan_complete INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    UNIQUE (study_id, name)
+);
+
+CREATE TABLE results (
+    run_id INTEGER NOT NULL REFERENCES runs(run_id),
+    query_id TEXT NOT NULL,
+    rank INTEGER NOT NULL CHECK (rank >= 1),
+    unit_id TEXT NOT NULL,
+    score REAL,
+    PRIMARY KEY (run_id, query_id, rank)
+) WITHOUT ROWID;
+
+-- Append-only. A relabel is a new event; an undo is a new event (kind 'undo'
+-- with gain NULL); an adjudication is a new event of kind 'adjudicate'.
+CREATE TABLE label_events (
+    event_id INTEGER PRIMARY KEY,
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    query_id TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'label' CHECK (kind IN ('label', 'undo', 'adjudicate')),
+    gain INTEGER CHECK (gain IS NULL OR gain BETWEEN 0 AND 4),
+    annotator TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT 'app'
+);
+CREATE INDEX label_events_by_query ON label_events (study_id, query_id, unit_id, event_id);
+
+-- Append-only: 'complete' or 'reopened', by whom, when, why.
+CREATE TABLE completeness_events (
+    event_id INTEGER PRIMARY KEY,
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    query_id TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('complete', 'reopened')),
+    actor TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX completeness_by_query ON completeness_events (study_id, query_id, event_id);
+
+-- A frozen snapshot of the resolved labels and completeness of a study.
+CREATE TABLE reference_versions (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    PRIMARY KEY (study_id, name)
+);
+CREATE TABLE reference_labels (
+    study_id TEXT NOT NULL,
+    version TEXT NOT NULL,
+    query_id TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    gain INTEGER NOT NULL CHECK (gain BETWEEN 0 AND 4),
+    PRIMARY KEY (study_id, version, query_id, unit_id),
+    FOREIGN KEY (study_id, version) REFERENCES reference_versions(study_id, name)
+) WITHOUT ROWID;
+CREATE TABLE reference_completeness (
+    study_id TEXT NOT NULL,
+    version TEXT NOT NULL,
+    query_id TEXT NOT NULL,
+    population_complete INTEGER NOT NULL,
+    PRIMARY KEY (study_id, version, query_id),
+    FOREIGN KEY (study_id, version) REFERENCES reference_versions(study_id, name)
+) WITHOUT ROWID;
+
+CREATE TABLE reports (
+    report_id INTEGER PRIMARY KEY,
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    name TEXT NOT NULL,
+    reference_version TEXT,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    evalcore_version TEXT NOT NULL,
+    body_json TEXT NOT NULL,
+    content_hash TEXT NOT NULL
+);
+
+CREATE TABLE audit_log (
+    entry_id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    study_id TEXT,
+    detail_json TEXT NOT NULL DEFAULT '{}'
+);
+
+CREATE TRIGGER label_events_append_only_u BEFORE UPDATE ON label_events
+BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
+CREATE TRIGGER label_events_append_only_d BEFORE DELETE ON label_events
+BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
+CREATE TRIGGER completeness_append_only_u BEFORE UPDATE ON completeness_events
+BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
+CREATE TRIGGER completeness_append_only_d BEFORE DELETE ON completeness_events
+BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
+CREATE TRIGGER audit_append_only_u BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER audit_append_only_d BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER reports_immutable_u BEFORE UPDATE ON reports
+BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
+"""
+
+#: MIGRATIONS[i] takes the schema from version i to version i + 1.
+MIGRATIONS: list[str] = [_V1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaTooNewError(RuntimeError):
+    """The store was written by a newer evalcore than this one."""
+
+
+def schema_version(db: sqlite_utils.Database) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(db: sqlite_utils.Database) -> int:
+    """Bring the store up to :data:`SCHEMA_VERSION`; return the version reached."""
+    current = schema_version(db)
+    if current > SCHEMA_VERSION:
+        raise SchemaTooNewError(
+            f"this store has schema version {current}, but this evalcore knows only up to "
+            f"{SCHEMA_VERSION}; upgrade relevance-ledger to open it"
+        )
+    while current < SCHEMA_VERSION:
+        with write_transaction(db):
+            # Re-read inside the lock: another process may have migrated meanwhile.
+            current = schema_version(db)
+            if current >= SCHEMA_VERSION:
+                break
+            for statement in _split_statements(MIGRATIONS[current]):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {current + 1}")
+        current = schema_version(db)
+    return current
+
+
+def _split_statements(script: str) -> list[str]:
+    """Split a migration script into statements (triggers keep their BEGIN ... END)."""
+    statements: list[str] = []
+    buffer: list[str] = []
+    for line in script.splitlines():
+        if line.strip().startswith("--"):
+            continue
+        buffer.append(line)
+        joined = "\n".join(buffer).strip()
+        if joined.endswith(";") and _complete(joined):
+            statements.append(joined)
+            buffer = []
+    if "\n".join(buffer).strip():
+        statements.append("\n".join(buffer).strip())
+    return statements
+
+
+def _complete(statement: str) -> bool:
+    import sqlite3
+
+    return sqlite3.complete_statement(statement)
