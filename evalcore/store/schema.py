@@ -148,6 +148,54 @@ CREATE TABLE audit_log (
     detail_json TEXT NOT NULL DEFAULT '{}'
 );
 
+-- Full-text index over the corpus (external content: the text lives in documents).
+CREATE VIRTUAL TABLE documents_fts USING fts5(
+    title, text, content='documents', content_rowid='rowid', tokenize='porter unicode61'
+);
+CREATE TRIGGER documents_fts_ai AFTER INSERT ON documents BEGIN
+    INSERT INTO documents_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
+END;
+CREATE TRIGGER documents_fts_ad AFTER DELETE ON documents BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, text)
+    VALUES ('delete', old.rowid, old.title, old.text);
+END;
+CREATE TRIGGER documents_fts_au AFTER UPDATE ON documents BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, text)
+    VALUES ('delete', old.rowid, old.title, old.text);
+    INSERT INTO documents_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
+END;
+
+-- Pinned lexical retrieval protocols (evalcore.lexical): the protocol JSON,
+-- the pinned document id set and its fingerprint.
+CREATE TABLE protocols (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    name TEXT NOT NULL,
+    protocol_json TEXT NOT NULL,
+    corpus_fingerprint TEXT NOT NULL,
+    pinned_at TEXT NOT NULL,
+    pinned_by TEXT NOT NULL,
+    PRIMARY KEY (study_id, name)
+);
+CREATE TABLE protocol_documents (
+    study_id TEXT NOT NULL,
+    protocol TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    PRIMARY KEY (study_id, protocol, doc_id),
+    FOREIGN KEY (study_id, protocol) REFERENCES protocols(study_id, name)
+) WITHOUT ROWID;
+-- Refused executions: why the workflow would not run (append-only).
+CREATE TABLE retrieval_refusals (
+    refusal_id INTEGER PRIMARY KEY,
+    study_id TEXT NOT NULL,
+    protocol TEXT NOT NULL,
+    run_name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    message TEXT NOT NULL,
+    detail_json TEXT NOT NULL DEFAULT '{}'
+);
+
 CREATE TRIGGER label_events_append_only_u BEFORE UPDATE ON label_events
 BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
 CREATE TRIGGER label_events_append_only_d BEFORE DELETE ON label_events
