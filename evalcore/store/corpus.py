@@ -1,0 +1,106 @@
+"""The corpus: documents with their owner organisation, creation time and content hash."""
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Annotated
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+from evalcore.store.clock import to_iso
+from evalcore.store.connection import write_transaction
+from evalcore.store.hashing import content_hash
+
+
+class DocumentIn(BaseModel):
+    """A document as it enters the store."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_id: Annotated[StrictStr, Field(min_length=1, max_length=1024)]
+    title: StrictStr = ""
+    text: StrictStr = ""
+    owner_org: StrictStr | None = None
+    created_at: datetime
+
+
+class Document(BaseModel):
+    """A stored document."""
+
+    model_config = ConfigDict(frozen=True)
+
+    corpus_id: str
+    doc_id: str
+    title: str
+    text: str
+    owner_org: str | None
+    created_at: str
+    content_hash: str
+
+
+_COLUMNS = "corpus_id, doc_id, title, text, owner_org, created_at, content_hash"
+
+
+def add_documents(
+    db: sqlite_utils.Database, corpus_id: str, documents: Iterable[DocumentIn]
+) -> int:
+    """Insert or replace documents (all or nothing); returns how many were written.
+
+    A changed document gets a new content hash, which is what makes a pinned
+    corpus fingerprint refuse to run on it.
+    """
+    rows = [
+        (
+            corpus_id,
+            d.doc_id,
+            d.title,
+            d.text,
+            d.owner_org,
+            to_iso(d.created_at),
+            content_hash(d.title, d.text),
+        )
+        for d in documents
+    ]
+    with write_transaction(db):
+        db.conn.executemany(
+            f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
+            "text = excluded.text, owner_org = excluded.owner_org, "
+            "created_at = excluded.created_at, content_hash = excluded.content_hash",
+            rows,
+        )
+    return len(rows)
+
+
+def get_document(db: sqlite_utils.Database, corpus_id: str, doc_id: str) -> Document | None:
+    row = db.execute(
+        f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id = ?",
+        [corpus_id, doc_id],
+    ).fetchone()
+    if row is None:
+        return None
+    return Document(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
+
+
+def get_documents(
+    db: sqlite_utils.Database, corpus_id: str, doc_ids: Iterable[str]
+) -> dict[str, Document]:
+    """The stored documents among ``doc_ids`` (missing ids are simply absent)."""
+    wanted = list(dict.fromkeys(doc_ids))
+    found: dict[str, Document] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in db.execute(
+            f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id IN ({marks})",
+            [corpus_id, *chunk],
+        ):
+            doc = Document(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
+            found[doc.doc_id] = doc
+    return found
+
+
+def count_documents(db: sqlite_utils.Database, corpus_id: str) -> int:
+    return int(
+        db.execute("SELECT count(*) FROM documents WHERE corpus_id = ?", [corpus_id]).fetchone()[0]
+    )

@@ -1,0 +1,143 @@
+"""Runs and their ranked results."""
+
+import json
+from collections.abc import Iterable
+from typing import Annotated, Literal
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+from evalcore.store.clock import utc_now_iso
+from evalcore.store.connection import write_transaction
+from evalcore.store.studies import get_study
+
+
+class RankedResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    query_id: Annotated[StrictStr, Field(min_length=1)]
+    rank: int = Field(ge=1)
+    unit_id: Annotated[StrictStr, Field(min_length=1)]
+    score: float | None = None
+
+
+class RunInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_id: int
+    study_id: str
+    name: str
+    source: Literal["lexical", "imported"]
+    protocol: dict
+    corpus_fingerprint: str | None
+    k: int
+    scan_complete: bool
+    created_at: str
+
+
+class RunNotFoundError(LookupError):
+    """The named run is not in this study."""
+
+
+def add_run(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    name: str,
+    source: Literal["lexical", "imported"],
+    k: int,
+    results: Iterable[tuple[str, int, str, float | None]],
+    protocol: dict | None = None,
+    corpus_fingerprint: str | None = None,
+    scan_complete: bool = True,
+) -> int:
+    """Store a run and its results (query_id, rank, unit_id, score) atomically.
+
+    A run name is unique within a study: an existing run is never overwritten.
+    Returns the new run_id.
+    """
+    get_study(db, study_id)
+    with write_transaction(db):
+        if db.execute(
+            "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, name]
+        ).fetchone():
+            raise ValueError(
+                f"run {name!r} already exists in study {study_id!r}; choose another run name"
+            )
+        cursor = db.execute(
+            "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
+            "scan_complete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                study_id,
+                name,
+                source,
+                json.dumps(protocol or {}, sort_keys=True),
+                corpus_fingerprint,
+                k,
+                int(scan_complete),
+                utc_now_iso(),
+            ],
+        )
+        run_id = int(cursor.lastrowid)
+        db.conn.executemany(
+            "INSERT INTO results (run_id, query_id, rank, unit_id, score) VALUES (?, ?, ?, ?, ?)",
+            ((run_id, q, r, u, s) for q, r, u, s in results),
+        )
+    return run_id
+
+
+def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
+    row = db.execute(
+        "SELECT run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "
+        "scan_complete, created_at FROM runs WHERE study_id = ? AND name = ?",
+        [study_id, name],
+    ).fetchone()
+    if row is None:
+        known = [r[0] for r in db.execute(
+            "SELECT name FROM runs WHERE study_id = ? ORDER BY name", [study_id]
+        )]
+        hint = f"runs in this study: {', '.join(known)}" if known else "the study has no run yet"
+        raise RunNotFoundError(f"no run {name!r} in study {study_id!r} ({hint})")
+    return RunInfo(
+        run_id=row[0],
+        study_id=row[1],
+        name=row[2],
+        source=row[3],
+        protocol=json.loads(row[4]),
+        corpus_fingerprint=row[5],
+        k=row[6],
+        scan_complete=bool(row[7]),
+        created_at=row[8],
+    )
+
+
+def list_runs(db: sqlite_utils.Database, study_id: str) -> list[RunInfo]:
+    names = [r[0] for r in db.execute(
+        "SELECT name FROM runs WHERE study_id = ? ORDER BY run_id", [study_id]
+    )]
+    return [get_run(db, study_id, n) for n in names]
+
+
+def run_results(
+    db: sqlite_utils.Database, run_id: int, query_ids: Iterable[str] | None = None
+) -> dict[str, list[tuple[str, float | None]]]:
+    """Ranked (unit_id, score) lists per query, best first."""
+    out: dict[str, list[tuple[str, float | None]]] = {}
+    if query_ids is None:
+        rows = db.execute(
+            "SELECT query_id, unit_id, score FROM results WHERE run_id = ? "
+            "ORDER BY query_id, rank",
+            [run_id],
+        )
+        for q, u, s in rows:
+            out.setdefault(q, []).append((u, s))
+        return out
+    for q in query_ids:
+        out[q] = [
+            (u, s)
+            for u, s in db.execute(
+                "SELECT unit_id, score FROM results WHERE run_id = ? AND query_id = ? ORDER BY rank",
+                [run_id, q],
+            )
+        ]
+    return out
