@@ -6,10 +6,10 @@ inside ``BEGIN IMMEDIATE`` so two writers queue instead of failing half-way.
 fail roll back with it.
 """
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-import sqlite3
 
 import sqlite_utils
 

@@ -212,8 +212,26 @@ CREATE TRIGGER reports_immutable_u BEFORE UPDATE ON reports
 BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 """
 
+# v2: frozen reference versions are immutable (their rows are written once, at
+# freeze time, and never updated or deleted); an index for per-annotator reads.
+_V2 = """
+CREATE TRIGGER reference_versions_immutable_u BEFORE UPDATE ON reference_versions
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE TRIGGER reference_versions_immutable_d BEFORE DELETE ON reference_versions
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE TRIGGER reference_labels_immutable_u BEFORE UPDATE ON reference_labels
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE TRIGGER reference_labels_immutable_d BEFORE DELETE ON reference_labels
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE TRIGGER reference_completeness_immutable_u BEFORE UPDATE ON reference_completeness
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE TRIGGER reference_completeness_immutable_d BEFORE DELETE ON reference_completeness
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE INDEX label_events_by_annotator ON label_events (study_id, query_id, annotator, event_id);
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1]
+MIGRATIONS: list[str] = [_V1, _V2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

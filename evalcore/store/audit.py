@@ -1,0 +1,71 @@
+"""The audit log: who did what to the store, and when (append-only).
+
+Label and completeness events are their own history; the audit log records the
+bulk actions around them (imports, reference freezes, study creation), so a
+reader can tell where every label came from.
+"""
+
+import json
+from typing import Any
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.store.clock import utc_now_iso
+
+
+class AuditEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    entry_id: int
+    created_at: str
+    actor: str
+    action: str
+    study_id: str | None
+    detail: dict[str, Any]
+
+
+def record_audit(
+    db: sqlite_utils.Database,
+    *,
+    actor: str,
+    action: str,
+    study_id: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> int:
+    """Append one audit entry; call it inside the caller's write transaction.
+
+    Returns the entry id. ``detail`` must be JSON-serialisable.
+    """
+    cursor = db.execute(
+        "INSERT INTO audit_log (created_at, actor, action, study_id, detail_json) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [utc_now_iso(), actor, action, study_id, json.dumps(detail or {}, sort_keys=True)],
+    )
+    return int(cursor.lastrowid)
+
+
+def audit_entries(
+    db: sqlite_utils.Database, study_id: str | None = None, limit: int | None = None
+) -> list[AuditEntry]:
+    """Audit entries, newest first (all studies when ``study_id`` is None)."""
+    sql = "SELECT entry_id, created_at, actor, action, study_id, detail_json FROM audit_log"
+    params: list[Any] = []
+    if study_id is not None:
+        sql += " WHERE study_id = ?"
+        params.append(study_id)
+    sql += " ORDER BY entry_id DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(int(limit))
+    return [
+        AuditEntry(
+            entry_id=r[0],
+            created_at=r[1],
+            actor=r[2],
+            action=r[3],
+            study_id=r[4],
+            detail=json.loads(r[5]),
+        )
+        for r in db.execute(sql, params)
+    ]

@@ -1,0 +1,146 @@
+"""Completeness claims: "every relevant unit of this query is in the reference set".
+
+A claim is an append-only event: ``complete`` (the population is declared
+complete) or ``reopened`` (the claim is withdrawn, with why). A query's state
+is its latest event; a query with no event is not complete. Marking a query
+that is already complete, or reopening one that is not, records nothing and
+returns ``None``.
+"""
+
+from typing import Literal
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.store.clock import utc_now_iso
+from evalcore.store.connection import write_transaction
+from evalcore.store.studies import get_study
+
+CompletenessState = Literal["complete", "reopened"]
+
+
+class CompletenessEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    event_id: int
+    study_id: str
+    query_id: str
+    state: CompletenessState
+    actor: str
+    created_at: str
+    reason: str
+
+
+_COLUMNS = "event_id, study_id, query_id, state, actor, created_at, reason"
+
+
+def _event(row: tuple) -> CompletenessEvent:
+    return CompletenessEvent(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
+
+
+def append_completeness_event(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    query_id: str,
+    state: CompletenessState,
+    actor: str,
+    reason: str = "",
+    created_at: str | None = None,
+) -> CompletenessEvent:
+    """Append one event unconditionally (call inside the caller's write transaction)."""
+    created = created_at or utc_now_iso()
+    cursor = db.execute(
+        "INSERT INTO completeness_events (study_id, query_id, state, actor, created_at, reason) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [study_id, query_id, state, actor, created, reason],
+    )
+    return CompletenessEvent(
+        event_id=int(cursor.lastrowid),
+        study_id=study_id,
+        query_id=query_id,
+        state=state,
+        actor=actor,
+        created_at=created,
+        reason=reason,
+    )
+
+
+def _require_actor(actor: str) -> None:
+    if not isinstance(actor, str) or not actor.strip():
+        raise ValueError("actor is required: say who makes this completeness claim")
+
+
+def mark_complete(
+    db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str, reason: str = ""
+) -> CompletenessEvent | None:
+    """Declare the query's relevant population complete (None if it already is)."""
+    _require_actor(actor)
+    get_study(db, study_id)
+    with write_transaction(db):
+        if is_complete(db, study_id, query_id):
+            return None
+        db.execute(
+            "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
+            [study_id, query_id],
+        )
+        return append_completeness_event(
+            db, study_id=study_id, query_id=query_id, state="complete", actor=actor, reason=reason
+        )
+
+
+def reopen(
+    db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str, reason: str
+) -> CompletenessEvent | None:
+    """Withdraw the completeness claim, saying why (None if the query is not complete)."""
+    _require_actor(actor)
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError("a reason is required to reopen a query: say why the claim no longer holds")
+    get_study(db, study_id)
+    with write_transaction(db):
+        if not is_complete(db, study_id, query_id):
+            return None
+        return append_completeness_event(
+            db, study_id=study_id, query_id=query_id, state="reopened", actor=actor, reason=reason
+        )
+
+
+def is_complete(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
+    row = db.execute(
+        "SELECT state FROM completeness_events WHERE study_id = ? AND query_id = ? "
+        "ORDER BY event_id DESC LIMIT 1",
+        [study_id, query_id],
+    ).fetchone()
+    return row is not None and row[0] == "complete"
+
+
+def completeness_states(db: sqlite_utils.Database, study_id: str) -> dict[str, bool]:
+    """query_id -> complete?, for every query of the study and every query with an event."""
+    states = {
+        q: False
+        for (q,) in db.execute(
+            "SELECT query_id FROM queries WHERE study_id = ? ORDER BY query_id", [study_id]
+        )
+    }
+    for query_id, state in db.execute(
+        "SELECT query_id, state FROM completeness_events AS e WHERE study_id = ? AND event_id = "
+        "(SELECT max(event_id) FROM completeness_events AS f "
+        " WHERE f.study_id = e.study_id AND f.query_id = e.query_id)",
+        [study_id],
+    ):
+        states[query_id] = state == "complete"
+    return dict(sorted(states.items()))
+
+
+def completeness_history(
+    db: sqlite_utils.Database, study_id: str, query_id: str
+) -> list[CompletenessEvent]:
+    """Every completeness event of the query, oldest first."""
+    return [
+        _event(r)
+        for r in db.execute(
+            f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "
+            "ORDER BY event_id",
+            [study_id, query_id],
+        )
+    ]

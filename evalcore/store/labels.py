@@ -1,0 +1,284 @@
+"""Label events: who said what about which unit, and when. Append-only.
+
+A relabel is a new ``label`` event, an undo is a new ``undo`` event and a
+reviewer's decision is a new ``adjudicate`` event; nothing is ever updated or
+deleted (triggers refuse it). :mod:`evalcore.store.resolution` turns the events
+into the working reference.
+
+**Automatic reopening.** A relevant label (gain >= the study's threshold) on a
+unit that is not already relevant in the working reference is a counterexample
+to a completeness claim: if the query is marked complete, the same transaction
+appends a ``reopened`` completeness event saying which label caused it.
+"""
+
+from typing import Literal
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.store.clock import utc_now_iso
+from evalcore.store.completeness import append_completeness_event, is_complete
+from evalcore.store.connection import write_transaction
+from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.studies import get_study
+
+LabelKind = Literal["label", "undo", "adjudicate"]
+
+
+class LabelEvent(BaseModel):
+    """One stored label event."""
+
+    model_config = ConfigDict(frozen=True)
+
+    event_id: int
+    study_id: str
+    query_id: str
+    unit_id: str
+    kind: LabelKind
+    #: 0..4 for label and adjudicate; None for undo.
+    gain: int | None
+    annotator: str
+    created_at: str
+    note: str
+    source: str
+
+
+_COLUMNS = "event_id, study_id, query_id, unit_id, kind, gain, annotator, created_at, note, source"
+_KEYS = tuple(_COLUMNS.split(", "))
+
+
+def _event(row: tuple) -> LabelEvent:
+    return LabelEvent.model_construct(**dict(zip(_KEYS, row, strict=True)))
+
+
+def check_gain(gain: object) -> int:
+    """The gain as an int 0..4, or ValueError naming the bad value (bools are refused)."""
+    if isinstance(gain, bool) or not isinstance(gain, int) or not 0 <= gain <= 4:
+        raise ValueError(f"gain must be an integer 0..4, got {gain!r}")
+    return gain
+
+
+def _check_text(name: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} is required and must be a non-empty string")
+    return value
+
+
+def _insert(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    query_id: str,
+    unit_id: str,
+    kind: LabelKind,
+    gain: int | None,
+    annotator: str,
+    note: str,
+    source: str,
+) -> LabelEvent:
+    created = utc_now_iso()
+    cursor = db.execute(
+        "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
+        "created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [study_id, query_id, unit_id, kind, gain, annotator, created, note, source],
+    )
+    return LabelEvent(
+        event_id=int(cursor.lastrowid),
+        study_id=study_id,
+        query_id=query_id,
+        unit_id=unit_id,
+        kind=kind,
+        gain=gain,
+        annotator=annotator,
+        created_at=created,
+        note=note,
+        source=source,
+    )
+
+
+def _append_gain_event(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    query_id: str,
+    unit_id: str,
+    kind: Literal["label", "adjudicate"],
+    gain: int,
+    who: str,
+    note: str,
+    source: str,
+) -> LabelEvent:
+    """Validate, append a label/adjudicate event and reopen a query it contradicts."""
+    check_gain(gain)
+    _check_text("query_id", query_id)
+    _check_text("unit_id", unit_id)
+    _check_text("annotator" if kind == "label" else "reviewer", who)
+    threshold = get_study(db, study_id).relevance_threshold
+    with write_transaction(db):
+        reopens = False
+        if gain >= threshold and is_complete(db, study_id, query_id):
+            before = resolve_unit_in_store(db, study_id, query_id, unit_id)
+            reopens = before is None or before.gain is None or before.gain < threshold
+        db.execute(
+            "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
+            [study_id, query_id],
+        )
+        event = _insert(
+            db,
+            study_id=study_id,
+            query_id=query_id,
+            unit_id=unit_id,
+            kind=kind,
+            gain=gain,
+            annotator=who,
+            note=note,
+            source=source,
+        )
+        if reopens:
+            what = "label" if kind == "label" else "adjudication"
+            append_completeness_event(
+                db,
+                study_id=study_id,
+                query_id=query_id,
+                state="reopened",
+                actor=who,
+                reason=f"new relevant {what} on {unit_id} by {who}",
+            )
+    return event
+
+
+def record_label(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    query_id: str,
+    unit_id: str,
+    gain: int,
+    annotator: str,
+    note: str = "",
+    source: str = "app",
+) -> LabelEvent:
+    """Append a ``label`` event (gain 0..4), reopening a complete query it contradicts.
+
+    The query is registered in the study if it was not yet. Raises ValueError
+    for a gain outside 0..4 or an empty query, unit or annotator; nothing is
+    written then.
+    """
+    return _append_gain_event(
+        db,
+        study_id=study_id,
+        query_id=query_id,
+        unit_id=unit_id,
+        kind="label",
+        gain=gain,
+        who=annotator,
+        note=note,
+        source=source,
+    )
+
+
+def _latest_open_label(
+    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
+) -> tuple[int, str] | None:
+    """(event_id, unit_id) of the annotator's latest label on the query not yet undone."""
+    stacks: dict[str, list[int]] = {}
+    for event_id, unit_id, kind in db.execute(
+        "SELECT event_id, unit_id, kind FROM label_events WHERE study_id = ? AND query_id = ? "
+        "AND annotator = ? AND kind IN ('label', 'undo') ORDER BY event_id",
+        [study_id, query_id, annotator],
+    ):
+        stack = stacks.setdefault(unit_id, [])
+        if kind == "label":
+            stack.append(event_id)
+        elif stack:
+            stack.pop()
+    tops = [(s[-1], u) for u, s in stacks.items() if s]
+    return max(tops) if tops else None
+
+
+def undo_last_label(
+    db: sqlite_utils.Database, *, study_id: str, query_id: str, annotator: str
+) -> LabelEvent | None:
+    """Cancel the annotator's latest not-yet-undone label on the query.
+
+    Appends an ``undo`` event on that unit (gain None, note naming the cancelled
+    event) and returns it; returns None when there is nothing to undo. Undo
+    never reopens or closes a completeness claim by itself.
+    """
+    _check_text("annotator", annotator)
+    get_study(db, study_id)
+    with write_transaction(db):
+        target = _latest_open_label(db, study_id, query_id, annotator)
+        if target is None:
+            return None
+        event_id, unit_id = target
+        return _insert(
+            db,
+            study_id=study_id,
+            query_id=query_id,
+            unit_id=unit_id,
+            kind="undo",
+            gain=None,
+            annotator=annotator,
+            note=f"undo of event {event_id}",
+            source="app",
+        )
+
+
+def adjudicate(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    query_id: str,
+    unit_id: str,
+    gain: int,
+    reviewer: str,
+    note: str = "",
+    source: str = "app",
+) -> LabelEvent:
+    """A reviewer settles the unit's gain (an ``adjudicate`` event).
+
+    It stands until an annotator records a newer label that disagrees with it
+    (see :mod:`evalcore.store.resolution`). A relevant adjudication on a complete
+    query where the unit was not relevant reopens the query, like a label.
+    """
+    return _append_gain_event(
+        db,
+        study_id=study_id,
+        query_id=query_id,
+        unit_id=unit_id,
+        kind="adjudicate",
+        gain=gain,
+        who=reviewer,
+        note=note,
+        source=source,
+    )
+
+
+def label_history(
+    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None
+) -> list[LabelEvent]:
+    """Every label event of the query (or of one unit), oldest first."""
+    sql = f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND query_id = ?"
+    params = [study_id, query_id]
+    if unit_id is not None:
+        sql += " AND unit_id = ?"
+        params.append(unit_id)
+    return [_event(r) for r in db.execute(sql + " ORDER BY event_id", params)]
+
+
+def count_label_events(db: sqlite_utils.Database, study_id: str) -> int:
+    return int(
+        db.execute("SELECT count(*) FROM label_events WHERE study_id = ?", [study_id]).fetchone()[0]
+    )
+
+
+def study_label_events(db: sqlite_utils.Database, study_id: str) -> list[LabelEvent]:
+    """Every label event of the study in event order (for exports and audits)."""
+    return [
+        _event(r)
+        for r in db.execute(
+            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? ORDER BY event_id",
+            [study_id],
+        )
+    ]

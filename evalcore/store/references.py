@@ -1,0 +1,212 @@
+"""Frozen reference versions: a named, hashed, immutable snapshot of the evidence.
+
+Freezing copies the working reference of a study — the resolved labels, with
+units in conflict **excluded** (they count as unlabeled), and the completeness
+state of every query — into ``reference_labels`` / ``reference_completeness``.
+A version name is never reused and its rows are never updated or deleted
+(triggers refuse it), so a report pinned to ``v1`` means the same evidence
+forever. The content hash (``sha256:`` over a canonical JSON form of the
+labels and completeness) lets anyone verify that.
+"""
+
+import hashlib
+import json
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.store.audit import record_audit
+from evalcore.store.clock import utc_now_iso
+from evalcore.store.completeness import completeness_states
+from evalcore.store.connection import write_transaction
+from evalcore.store.resolution import resolved_gains
+from evalcore.store.studies import get_study
+
+
+class ReferenceVersion(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    study_id: str
+    name: str
+    created_at: str
+    created_by: str
+    content_hash: str
+    n_queries: int
+    n_labels: int
+    n_complete: int
+
+
+class ReferenceNotFoundError(LookupError):
+    """The named reference version is not in this study."""
+
+
+class ReferenceExistsError(ValueError):
+    """A reference version of that name already exists (names are never reused)."""
+
+
+def reference_hash(labels: dict[str, dict[str, int]], complete: dict[str, bool]) -> str:
+    """``sha256:<hex>`` of the canonical JSON of the labels and completeness."""
+    canonical = {
+        "labels": sorted([q, u, g] for q, units in labels.items() for u, g in units.items()),
+        "complete": sorted([q, bool(c)] for q, c in complete.items()),
+    }
+    text = json.dumps(canonical, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def freeze_reference(
+    db: sqlite_utils.Database, *, study_id: str, name: str, actor: str
+) -> ReferenceVersion:
+    """Snapshot the working reference of the study under ``name``."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("a reference version needs a non-empty name (e.g. 'v1')")
+    if not isinstance(actor, str) or not actor.strip():
+        raise ValueError("actor is required: say who freezes this reference")
+    get_study(db, study_id)
+    with write_transaction(db):
+        if db.execute(
+            "SELECT 1 FROM reference_versions WHERE study_id = ? AND name = ?", [study_id, name]
+        ).fetchone():
+            raise ReferenceExistsError(
+                f"reference version {name!r} already exists in study {study_id!r}; "
+                "names are never reused: choose a new name"
+            )
+        labels = resolved_gains(db, study_id)
+        complete = completeness_states(db, study_id)
+        for query_id in labels:
+            complete.setdefault(query_id, False)
+        digest = reference_hash(labels, complete)
+        created = utc_now_iso()
+        db.execute(
+            "INSERT INTO reference_versions (study_id, name, created_at, created_by, content_hash) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [study_id, name, created, actor, digest],
+        )
+        db.conn.executemany(
+            "INSERT INTO reference_labels (study_id, version, query_id, unit_id, gain) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (
+                (study_id, name, q, u, g)
+                for q, units in sorted(labels.items())
+                for u, g in sorted(units.items())
+            ),
+        )
+        db.conn.executemany(
+            "INSERT INTO reference_completeness (study_id, version, query_id, population_complete) "
+            "VALUES (?, ?, ?, ?)",
+            ((study_id, name, q, int(c)) for q, c in sorted(complete.items())),
+        )
+        n_labels = sum(len(u) for u in labels.values())
+        n_complete = sum(1 for c in complete.values() if c)
+        record_audit(
+            db,
+            actor=actor,
+            action="reference.freeze",
+            study_id=study_id,
+            detail={
+                "name": name,
+                "content_hash": digest,
+                "n_queries": len(complete),
+                "n_labels": n_labels,
+                "n_complete": n_complete,
+            },
+        )
+    return ReferenceVersion(
+        study_id=study_id,
+        name=name,
+        created_at=created,
+        created_by=actor,
+        content_hash=digest,
+        n_queries=len(complete),
+        n_labels=n_labels,
+        n_complete=n_complete,
+    )
+
+
+def _version(db: sqlite_utils.Database, row: tuple) -> ReferenceVersion:
+    study_id, name, created_at, created_by, digest = row
+    n_labels = db.execute(
+        "SELECT count(*) FROM reference_labels WHERE study_id = ? AND version = ?",
+        [study_id, name],
+    ).fetchone()[0]
+    n_queries, n_complete = db.execute(
+        "SELECT count(*), coalesce(sum(population_complete), 0) FROM reference_completeness "
+        "WHERE study_id = ? AND version = ?",
+        [study_id, name],
+    ).fetchone()
+    return ReferenceVersion(
+        study_id=study_id,
+        name=name,
+        created_at=created_at,
+        created_by=created_by,
+        content_hash=digest,
+        n_queries=n_queries,
+        n_labels=n_labels,
+        n_complete=n_complete,
+    )
+
+
+def list_references(db: sqlite_utils.Database, study_id: str) -> list[ReferenceVersion]:
+    """The study's frozen versions, oldest first."""
+    rows = db.execute(
+        "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
+        "WHERE study_id = ? ORDER BY created_at, name",
+        [study_id],
+    ).fetchall()
+    return [_version(db, r) for r in rows]
+
+
+def get_reference(db: sqlite_utils.Database, study_id: str, name: str) -> ReferenceVersion:
+    row = db.execute(
+        "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
+        "WHERE study_id = ? AND name = ?",
+        [study_id, name],
+    ).fetchone()
+    if row is None:
+        known = [
+            r[0]
+            for r in db.execute(
+                "SELECT name FROM reference_versions WHERE study_id = ? ORDER BY created_at",
+                [study_id],
+            )
+        ]
+        hint = f"frozen versions: {', '.join(known)}" if known else "none is frozen yet"
+        raise ReferenceNotFoundError(f"no reference version {name!r} in study {study_id!r} ({hint})")
+    return _version(db, row)
+
+
+def reference_labels(
+    db: sqlite_utils.Database, study_id: str, name: str
+) -> dict[str, dict[str, int]]:
+    """query_id -> unit_id -> gain of the frozen version."""
+    get_reference(db, study_id, name)
+    out: dict[str, dict[str, int]] = {}
+    for q, u, g in db.execute(
+        "SELECT query_id, unit_id, gain FROM reference_labels WHERE study_id = ? AND version = ? "
+        "ORDER BY query_id, unit_id",
+        [study_id, name],
+    ):
+        out.setdefault(q, {})[u] = g
+    return out
+
+
+def reference_completeness(db: sqlite_utils.Database, study_id: str, name: str) -> dict[str, bool]:
+    """query_id -> population complete, as frozen."""
+    get_reference(db, study_id, name)
+    return {
+        q: bool(c)
+        for q, c in db.execute(
+            "SELECT query_id, population_complete FROM reference_completeness "
+            "WHERE study_id = ? AND version = ? ORDER BY query_id",
+            [study_id, name],
+        )
+    }
+
+
+def verify_reference(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
+    """Whether the stored rows still hash to the version's recorded content hash."""
+    version = get_reference(db, study_id, name)
+    digest = reference_hash(
+        reference_labels(db, study_id, name), reference_completeness(db, study_id, name)
+    )
+    return digest == version.content_hash

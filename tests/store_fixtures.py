@@ -1,0 +1,30 @@
+"""Shared helpers for the evidence-store tests (not a test module)."""
+
+from pathlib import Path
+
+import sqlite_utils
+
+from evalcore.store.connection import open_store
+from evalcore.store.studies import StudyIn, create_study
+
+
+def new_store(tmp_path: Path, study_id: str = "s", corpus_id: str = "c", **study) -> (
+    sqlite_utils.Database
+):
+    db = open_store(tmp_path / "store.db")
+    create_study(db, StudyIn(study_id=study_id, corpus_id=corpus_id, **study))
+    return db
+
+
+def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
+    """Every row of every ordinary table, sorted: a logical image of the store."""
+    names = [
+        r[0]
+        for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE 'documents_fts%' ORDER BY name"
+        )
+    ]
+    return {
+        n: sorted(db.execute(f"SELECT * FROM [{n}]").fetchall(), key=repr) for n in names
+    }
