@@ -230,8 +230,28 @@ BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new
 CREATE INDEX label_events_by_annotator ON label_events (study_id, query_id, annotator, event_id);
 """
 
+_V3 = """
+-- Pinned lexical protocols (evalcore.lexical): remember who owned each pinned
+-- document, so revalidation can name a document that moved to another
+-- organisation; a pinned protocol, its document set and the refusal log are
+-- immutable (a new pin gets a new name).
+ALTER TABLE protocol_documents ADD COLUMN owner_org TEXT;
+CREATE TRIGGER protocols_immutable_u BEFORE UPDATE ON protocols
+BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
+CREATE TRIGGER protocols_immutable_d BEFORE DELETE ON protocols
+BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
+CREATE TRIGGER protocol_documents_immutable_u BEFORE UPDATE ON protocol_documents
+BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
+CREATE TRIGGER protocol_documents_immutable_d BEFORE DELETE ON protocol_documents
+BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
+CREATE TRIGGER retrieval_refusals_append_only_u BEFORE UPDATE ON retrieval_refusals
+BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
+CREATE TRIGGER retrieval_refusals_append_only_d BEFORE DELETE ON retrieval_refusals
+BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2]
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
