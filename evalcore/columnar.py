@@ -40,6 +40,7 @@ from itertools import repeat
 
 import numpy as np
 
+from evalcore.gc_pause import gc_paused
 from evalcore.observation import Observation
 from evalcore.protocol import EvalProtocol
 from evalcore.validity import duplicate_positions, permission_violated
@@ -103,20 +104,23 @@ class ObservationBatch:
         cls, observations: Sequence[Observation], protocol: EvalProtocol | None = None
     ) -> ObservationBatch:
         """Pack validated observations (input order is kept)."""
-        packer = _Packer(len(observations))
-        for o in observations:
-            labels = o.labels
-            packer.add(
-                o.query_id,
-                o.k,
-                o.returned_ids,
-                [lab.id for lab in labels],
-                [lab.gain for lab in labels],
-                o.population_complete,
-                o.scan_complete,
-                o.permitted_ids,
-                o.unit_of,
-            )
+        packer = _Packer()
+        add = packer.add
+        with gc_paused():
+            for o in observations:
+                labels = o.labels
+                gains = {lab.id: lab.gain for lab in labels}
+                add(
+                    o.query_id,
+                    o.k,
+                    o.returned_ids,
+                    gains,
+                    len(gains) != len(labels),
+                    o.population_complete,
+                    o.scan_complete,
+                    o.permitted_ids,
+                    o.unit_of,
+                )
         return packer.finish(protocol or EvalProtocol())
 
     @classmethod
@@ -159,84 +163,90 @@ class ObservationBatch:
         scans = repeat(scan_complete, n) if isinstance(scan_complete, bool) else scan_complete
         perms = repeat(None, n) if permitted_ids is None else permitted_ids
         units = repeat(None, n) if unit_of is None else unit_of
-        packer = _Packer(n)
-        for row in zip(
-            query_ids,
-            ks,
-            returned_ids,
-            label_ids,
-            label_gains,
-            pops,
-            scans,
-            perms,
-            units,
-            strict=False,
-        ):
-            packer.add(*row)
+        packer = _Packer()
+        with gc_paused():
+            for qid, k_i, ret, ids, gs, pop, scan, perm, unit in zip(
+                query_ids,
+                ks,
+                returned_ids,
+                label_ids,
+                label_gains,
+                pops,
+                scans,
+                perms,
+                units,
+                strict=False,
+            ):
+                gains = dict(zip(ids, gs, strict=True))
+                packer.add(qid, k_i, ret, gains, len(gains) != len(ids), pop, scan, perm, unit)
         return packer.finish(protocol or EvalProtocol())
 
 
 class _Packer:
-    """Accumulates per-query inputs into flat buffers; one Python pass per query."""
+    """Accumulates per-query inputs into flat Python buffers; one pass per query.
 
-    def __init__(self, n: int) -> None:
+    Per query the only per-position work is one dictionary lookup (label gain)
+    and one set build (duplicate check); numpy arrays are made once in
+    :meth:`finish`.
+    """
+
+    def __init__(self) -> None:
         self.query_ids: list[str] = []
-        self.k = np.empty(n, dtype=np.int64)
-        self.n_pos = np.empty(n, dtype=np.int64)
-        self.n_lab = np.empty(n, dtype=np.int64)
-        self.pop = np.empty(n, dtype=bool)
-        self.scan = np.empty(n, dtype=bool)
-        self.perm_violation = np.zeros(n, dtype=bool)
-        self.dup_ref = np.zeros(n, dtype=bool)
+        self.k: list[int] = []
+        self.n_pos: list[int] = []
+        self.n_lab: list[int] = []
+        self.pop: list[bool] = []
+        self.scan: list[bool] = []
+        self.perm_violation: list[int] = []  # query indices
+        self.dup_ref: list[int] = []  # query indices
         self.pos_gain: list[int] = []
         self.label_gain: list[int] = []
         self.dup_at: list[int] = []  # flat position index of each returned duplicate
         self.dup_first: list[int] = []  # 1-based first position of that unit
         self.top_units: list[Sequence[str]] = []
-        self.i = 0
 
     def add(
         self,
         query_id: str,
         k: int,
         returned: Sequence[str],
-        label_ids: Sequence[str],
-        label_gains: Sequence[int],
+        gains: Mapping[str, int],
+        duplicate_reference: bool,
         population_complete: bool,
         scan_complete: bool,
         permitted: Sequence[str] | None,
         unit_of: Mapping[str, str] | None,
     ) -> None:
-        i = self.i
+        """Add one query; ``gains`` maps each labeled unit to its gain."""
+        i = len(self.query_ids)
         self.query_ids.append(query_id)
-        self.k[i] = k
-        self.pop[i] = population_complete
-        self.scan[i] = scan_complete
+        self.k.append(k)
+        self.pop.append(population_complete)
+        self.scan.append(scan_complete)
         raw_top = returned[:k]
         top = [unit_of.get(x, x) for x in raw_top] if unit_of else raw_top
-        if permitted is not None:
-            self.perm_violation[i] = permission_violated(raw_top, top, permitted)
-        gains = dict(zip(label_ids, label_gains, strict=True))
-        if len(gains) != len(label_ids):
-            self.dup_ref[i] = True
-        base = len(self.pos_gain)
-        self.pos_gain.extend(map(gains.get, top, repeat(UNLABELED)))
+        if permitted is not None and permission_violated(raw_top, top, permitted):
+            self.perm_violation.append(i)
+        if duplicate_reference:
+            self.dup_ref.append(i)
+        pos_gain = self.pos_gain
+        base = len(pos_gain)
+        pos_gain.extend(map(gains.get, top, repeat(UNLABELED)))
         if len(set(top)) != len(top):
             for position, first in duplicate_positions(top):
                 self.dup_at.append(base + position - 1)
                 self.dup_first.append(first)
-        self.label_gain.extend(label_gains)
-        self.n_pos[i] = len(top)
-        self.n_lab[i] = len(label_ids)
+        self.label_gain.extend(gains.values())
+        self.n_pos.append(len(top))
+        self.n_lab.append(len(gains))
         self.top_units.append(top)
-        self.i = i + 1
 
     def finish(self, protocol: EvalProtocol) -> ObservationBatch:
-        n = self.i
+        n = len(self.query_ids)
         pos_offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(self.n_pos[:n], out=pos_offsets[1:])
+        np.cumsum(self.n_pos, out=pos_offsets[1:])
         label_offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(self.n_lab[:n], out=label_offsets[1:])
+        np.cumsum(self.n_lab, out=label_offsets[1:])
         total = int(pos_offsets[-1])
         pos_dup = np.zeros(total, dtype=bool)
         dup_first = np.zeros(total, dtype=np.int64)
@@ -244,19 +254,23 @@ class _Packer:
             at = np.asarray(self.dup_at, dtype=np.int64)
             pos_dup[at] = True
             dup_first[at] = self.dup_first
+        permission_violation = np.zeros(n, dtype=bool)
+        permission_violation[self.perm_violation] = True
+        duplicate_reference = np.zeros(n, dtype=bool)
+        duplicate_reference[self.dup_ref] = True
         return ObservationBatch(
             query_ids=self.query_ids,
-            k=self.k[:n],
+            k=np.asarray(self.k, dtype=np.int64),
             pos_offsets=pos_offsets,
             pos_gain=np.asarray(self.pos_gain, dtype=np.int8),
             pos_dup=pos_dup,
             dup_first=dup_first,
             label_offsets=label_offsets,
             label_gain=np.asarray(self.label_gain, dtype=np.int8),
-            population_complete=self.pop[:n],
-            scan_complete=self.scan[:n],
-            permission_violation=self.perm_violation[:n],
-            duplicate_reference=self.dup_ref[:n],
+            population_complete=np.asarray(self.pop, dtype=bool),
+            scan_complete=np.asarray(self.scan, dtype=bool),
+            permission_violation=permission_violation,
+            duplicate_reference=duplicate_reference,
             top_units=self.top_units,
             protocol=protocol,
         )

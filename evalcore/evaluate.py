@@ -21,6 +21,7 @@ import numpy as np
 
 from evalcore.aggregate import aggregate_arrays
 from evalcore.columnar import ObservationBatch
+from evalcore.gc_pause import gc_paused
 from evalcore.metrics import METRIC_MODULES, MetricArrays, RankingArrays
 from evalcore.metrics.base import METRIC_BITS, METRIC_REASONS, NO_LIMIT, UNLABELED_BIT
 from evalcore.observation import Observation
@@ -33,6 +34,7 @@ from evalcore.results import (
     MetricValue,
     QueryResult,
 )
+from evalcore.trusted_models import construct
 from evalcore.validity import (
     OBSERVATION_BITS,
     observation_bits,
@@ -107,72 +109,90 @@ class BatchResult:
         batch = self.batch
         n = len(batch)
         names = list(self.metrics)
-        avail = {m: self.available(m) for m in names}
-        value = {m: self.metrics[m].value for m in names}
-        bits = {m: self.metrics[m].reason_bits for m in names}
-        bounds = {m: self.bounds(m) for m in names}
-        limit = {m: self.metrics[m].blocking_limit for m in names}
-        obits = self.observation_bits
-        has_dup = np.bincount(self.ranking.query[batch.pos_dup], minlength=n) > 0
+        columns = [self._metric_column(m) for m in names]
+        obits = self.observation_bits.tolist()
+        has_dup = (np.bincount(self.ranking.query[batch.pos_dup], minlength=n) > 0).tolist()
         ks = batch.k.tolist()
-        cache: dict[float, MetricValue] = {}
+        qids = batch.query_ids
         out: list[QueryResult] = []
+        append = out.append
         for q in range(n):
-            metrics: dict[str, MetricValue] = {}
-            ob = int(obits[q])
+            ob = obits[q]
             if ob:
                 obs_reasons = observation_reasons(ob)
-                for m in names:
-                    metrics[m] = _unavailable(obs_reasons, [], None, None)
+                invalid = _unavailable(obs_reasons, [], None, None)
+                metrics = dict.fromkeys(names, invalid)
             else:
                 obs_reasons = []
-                for m in names:
-                    if avail[m][q]:
-                        v = float(value[m][q])
-                        mv = cache.get(v)
-                        if mv is None:
-                            mv = cache[v] = MetricValue.model_construct(
-                                status="available",
-                                value=v,
-                                reasons=[],
-                                blocking_ids=[],
-                                lower=None,
-                                upper=None,
-                            )
-                        metrics[m] = mv
-                    else:
-                        b = int(bits[m][q])
-                        blocking = (
-                            self._blocking_ids(q, int(limit[m][q])) if b & UNLABELED_BIT else []
-                        )
-                        lo, hi = bounds[m][0][q], bounds[m][1][q]
-                        metrics[m] = _unavailable(
-                            [r.value for r in METRIC_REASONS if b & METRIC_BITS[r]],
-                            blocking,
-                            None if np.isnan(lo) else float(lo),
-                            None if np.isnan(hi) else float(hi),
-                        )
-            out.append(
-                QueryResult.model_construct(
-                    query_id=batch.query_ids[q],
-                    k=ks[q],
-                    valid=not ob,
-                    reasons=obs_reasons,
-                    duplicates=returned_duplicates(batch, q) if has_dup[q] else [],
-                    metrics=metrics,
+                metrics = {name: column[q] for name, column in zip(names, columns, strict=True)}
+            append(
+                construct(
+                    QueryResult,
+                    {
+                        "query_id": qids[q],
+                        "k": ks[q],
+                        "valid": not ob,
+                        "reasons": obs_reasons,
+                        "duplicates": returned_duplicates(batch, q) if has_dup[q] else [],
+                        "metrics": metrics,
+                    },
                 )
             )
         return out
 
-    def _blocking_ids(self, q: int, limit: int) -> list[str]:
-        """Distinct unlabeled units of query ``q`` at ranks below ``limit``, in rank order."""
-        lo, hi = int(self.batch.pos_offsets[q]), int(self.batch.pos_offsets[q + 1])
+    def _metric_column(self, name: str) -> list[MetricValue | None]:
+        """Per-query :class:`MetricValue` of one metric for valid queries (None for invalid)."""
+        m = self.metrics[name]
+        available = self.available(name).tolist()
+        values = m.value.tolist()
+        bits = m.reason_bits.tolist()
+        lower, upper = (b.tolist() for b in self.bounds(name))
+        limit = m.blocking_limit
+        blocking = self._blocking_ids(None if (limit == NO_LIMIT).all() else limit)
+        valid = self.valid.tolist()
+        shared: dict[float, MetricValue] = {}
+        column: list[MetricValue | None] = []
+        for q in range(len(values)):
+            if not valid[q]:
+                column.append(None)
+            elif available[q]:
+                v = values[q]
+                mv = shared.get(v)
+                if mv is None:
+                    mv = shared[v] = construct(MetricValue, {**_AVAILABLE, "value": v})
+                column.append(mv)
+            else:
+                b = bits[q]
+                lo, hi = lower[q], upper[q]
+                column.append(
+                    _unavailable(
+                        _METRIC_REASON_LISTS[b],
+                        blocking.get(q, []),
+                        None if lo != lo else lo,  # NaN -> no bound
+                        None if hi != hi else hi,
+                    )
+                )
+        return column
+
+    def _blocking_ids(self, limit: np.ndarray | None) -> dict[int, list[str]]:
+        """Per query, the distinct unlabeled units in 1..k (below ``limit`` when given)."""
         r = self.ranking
-        mask = r.unlabeled[lo:hi] & r.counted[lo:hi]
-        if limit != NO_LIMIT:
-            mask &= r.rank[lo:hi] < limit
-        units = self.batch.top_units[q]
-        return [units[j] for j in np.flatnonzero(mask)]
+        mask = r.unlabeled & r.counted
+        if limit is not None:
+            mask &= r.rank < limit[r.query]
+        at = np.flatnonzero(mask)
+        if at.size == 0:
+            return {}
+        query = r.query[at]
+        starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+        edges = np.append(starts, at.size).tolist()
+        local = (r.rank[at] - 1).tolist()
+        units = self.batch.top_units
+        out: dict[int, list[str]] = {}
+        for q, lo, hi in zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True):
+            top = units[q]
+            out[q] = [top[j] for j in local[lo:hi]]
+        return out
 
     def to_report(self, diagnostics: Diagnostics | None = None) -> EvaluationReport:
         """The full report; ``diagnostics`` (e.g. tied pairs from a reader) is kept and
@@ -180,24 +200,43 @@ class BatchResult:
         diag = (diagnostics or Diagnostics()).model_copy(
             update={"returned_duplicates": self.n_returned_duplicates}
         )
+        with gc_paused():
+            queries = self.query_results()
         return EvaluationReport.model_construct(
             protocol=self.protocol,
-            queries=self.query_results(),
+            queries=queries,
             aggregates=self.aggregates(),
             diagnostics=diag,
         )
 
 
+_AVAILABLE = {
+    "status": "available",
+    "value": None,
+    "reasons": [],
+    "blocking_ids": [],
+    "lower": None,
+    "upper": None,
+}
+#: Reason-code list of every section-5 bitmask value.
+_METRIC_REASON_LISTS = [
+    [r.value for r in METRIC_REASONS if b & METRIC_BITS[r]] for b in range(1 << len(METRIC_REASONS))
+]
+
+
 def _unavailable(
     reasons: list[str], blocking: list[str], lower: float | None, upper: float | None
 ) -> MetricValue:
-    return MetricValue.model_construct(
-        status="unavailable",
-        value=None,
-        reasons=reasons,
-        blocking_ids=blocking,
-        lower=lower,
-        upper=upper,
+    return construct(
+        MetricValue,
+        {
+            "status": "unavailable",
+            "value": None,
+            "reasons": list(reasons),
+            "blocking_ids": blocking,
+            "lower": lower,
+            "upper": upper,
+        },
     )
 
 
