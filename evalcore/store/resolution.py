@@ -20,12 +20,15 @@ The rule, per (query, unit), replaying the events in ``event_id`` order:
 4. A unit with no current label and no adjudication is not in the reference
    (it is unlabeled).
 
-Resolution of a whole study is one ordered scan of ``label_events`` (the
-``label_events_by_query`` index gives the order) and one pass in Python.
+Resolving a whole study is one grouped, ordered SQL scan of ``label_events``
+(each annotator's latest label per unit) and one pass in Python; only units
+with an undo or an adjudication are replayed event by event.
 """
 
 from collections.abc import Iterable, Iterator
-from typing import Literal
+from itertools import groupby
+from operator import itemgetter
+from typing import Any, Literal
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
@@ -51,16 +54,6 @@ class ResolvedLabel(BaseModel):
     def counts(self) -> bool:
         """Whether this unit is part of the reference (a conflict is not)."""
         return self.gain is not None
-
-
-#: (event_id, query_id, unit_id, kind, gain, annotator), sorted by query, unit, event_id.
-EventRow = tuple[int, str, str, str, int | None, str]
-
-_EVENT_SQL = (
-    "SELECT event_id, query_id, unit_id, kind, gain, annotator FROM label_events "
-    "WHERE study_id = ?"
-)
-_ORDER = " ORDER BY query_id, unit_id, event_id"
 
 
 def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]]) -> (
@@ -105,31 +98,11 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
     )
 
 
-def _resolve_rows(rows: Iterable[EventRow]) -> Iterator[tuple[str, ResolvedLabel]]:
-    """One pass over rows sorted by (query, unit, event_id): yields (query_id, resolved)."""
-    key: tuple[str, str] | None = None
-    bucket: list[tuple[int, str, int | None, str]] = []
-    for event_id, query_id, unit_id, kind, gain, annotator in rows:
-        if (query_id, unit_id) != key:
-            if key is not None:
-                resolved = resolve_unit(key[1], bucket)
-                if resolved is not None:
-                    yield key[0], resolved
-            key = (query_id, unit_id)
-            bucket = []
-        bucket.append((event_id, kind, gain, annotator))
-    if key is not None:
-        resolved = resolve_unit(key[1], bucket)
-        if resolved is not None:
-            yield key[0], resolved
-
-
 def resolve_query(
     db: sqlite_utils.Database, study_id: str, query_id: str
 ) -> dict[str, ResolvedLabel]:
     """unit_id -> resolved label for one query (conflicts included, gain None)."""
-    rows = db.execute(_EVENT_SQL + " AND query_id = ?" + _ORDER, [study_id, query_id])
-    return {r.unit_id: r for _, r in _resolve_rows(rows)}
+    return resolve_study(db, study_id, [query_id]).get(query_id, {})
 
 
 def resolve_unit_in_store(
@@ -144,6 +117,87 @@ def resolve_unit_in_store(
     return resolve_unit(unit_id, rows)
 
 
+def _query_filters(query_ids: Iterable[str] | None) -> list[tuple[str, list[str]]]:
+    """SQL conditions (and their parameters) covering the wanted queries, 500 at a time."""
+    if query_ids is None:
+        return [("", [])]
+    wanted = list(dict.fromkeys(query_ids))
+    return [
+        (f" AND query_id IN ({', '.join('?' * len(chunk))})", chunk)
+        for chunk in (wanted[i : i + 500] for i in range(0, len(wanted), 500))
+    ]
+
+
+def _resolve_scan(
+    db: sqlite_utils.Database,
+    study_id: str,
+    query_ids: Iterable[str] | None,
+    gains_only: bool = False,
+) -> Iterator[tuple[str, Any]]:
+    """(query_id, resolved) for every resolved unit, from two ordered scans.
+
+    Units with only ``label`` events (the common case) are resolved from each
+    annotator's latest label, read with one grouped SQL scan (SQLite's ``max()``
+    bare-column rule gives the gain of the latest row). Units with an ``undo`` or
+    ``adjudicate`` event are replayed event by event with :func:`resolve_unit`.
+    With ``gains_only`` it yields (query_id, (unit_id, gain or None)) instead.
+    """
+    finish = _gain_from_current if gains_only else _from_current
+    for condition, params in _query_filters(query_ids):
+        special = set(
+            db.execute(
+                "SELECT DISTINCT query_id, unit_id FROM label_events "
+                "WHERE study_id = ? AND kind != 'label'" + condition,
+                [study_id, *params],
+            ).fetchall()
+        )
+        key: tuple[str, str] | None = None
+        annotators: dict[str, int] = {}
+        for query_id, unit_id, annotator, gain, _ in db.execute(
+            "SELECT query_id, unit_id, annotator, gain, max(event_id) FROM label_events "
+            "WHERE study_id = ? AND kind = 'label'" + condition
+            + " GROUP BY query_id, unit_id, annotator ORDER BY query_id, unit_id, annotator",
+            [study_id, *params],
+        ):
+            if (query_id, unit_id) != key:
+                if key is not None and key not in special:
+                    yield key[0], finish(key[1], annotators)
+                key = (query_id, unit_id)
+                annotators = {}
+            annotators[annotator] = gain
+        if key is not None and key not in special:
+            yield key[0], finish(key[1], annotators)
+        if special:
+            rows = db.execute(
+                "SELECT query_id, unit_id, event_id, kind, gain, annotator FROM label_events "
+                "WHERE study_id = ? AND (query_id, unit_id) IN (SELECT DISTINCT query_id, unit_id "
+                "FROM label_events WHERE study_id = ? AND kind != 'label'" + condition + ")"
+                + " ORDER BY query_id, unit_id, event_id",
+                [study_id, study_id, *params],
+            )
+            for (query_id, unit_id), events in groupby(rows, itemgetter(0, 1)):
+                resolved = resolve_unit(unit_id, (e[2:] for e in events))
+                if resolved is not None:
+                    yield query_id, (unit_id, resolved.gain) if gains_only else resolved
+
+
+def _gain_from_current(unit_id: str, annotators: dict[str, int]) -> tuple[str, int | None]:
+    gains = set(annotators.values())
+    return unit_id, (gains.pop() if len(gains) == 1 else None)
+
+
+def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
+    gains = set(annotators.values())
+    if len(gains) == 1:
+        return ResolvedLabel.model_construct(
+            unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators,
+            reviewer=None,
+        )
+    return ResolvedLabel.model_construct(
+        unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None
+    )
+
+
 def resolve_study(
     db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
 ) -> dict[str, dict[str, ResolvedLabel]]:
@@ -151,18 +205,12 @@ def resolve_study(
 
     Queries without any resolved unit are absent. Conflicts are included with
     ``gain=None``; use :func:`resolved_gains` for the reference that counts.
+    Units are in unit_id order within a query.
     """
     out: dict[str, dict[str, ResolvedLabel]] = {}
-    if query_ids is None:
-        rows = db.execute(_EVENT_SQL + _ORDER, [study_id])
-        for query_id, resolved in _resolve_rows(rows):
-            out.setdefault(query_id, {})[resolved.unit_id] = resolved
-        return out
-    for query_id in dict.fromkeys(query_ids):
-        units = resolve_query(db, study_id, query_id)
-        if units:
-            out[query_id] = units
-    return out
+    for query_id, resolved in _resolve_scan(db, study_id, query_ids):
+        out.setdefault(query_id, {})[resolved.unit_id] = resolved
+    return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
 
 
 def resolved_gains(
@@ -170,10 +218,13 @@ def resolved_gains(
 ) -> dict[str, dict[str, int]]:
     """query_id -> unit_id -> gain of the working reference (conflicts omitted)."""
     out: dict[str, dict[str, int]] = {}
-    for query_id, units in resolve_study(db, study_id, query_ids).items():
-        gains = {u: r.gain for u, r in units.items() if r.gain is not None}
-        if gains:
-            out[query_id] = gains
+    for query_id, resolved in _resolve_scan(db, study_id, query_ids, gains_only=True):
+        unit_id, gain = resolved
+        if gain is not None:
+            try:
+                out[query_id][unit_id] = gain
+            except KeyError:
+                out[query_id] = {unit_id: gain}
     return out
 
 

@@ -1,0 +1,162 @@
+"""From the store to the contract's observations: a run + a reference -> Observations.
+
+One observation per query of the **query set**: the run's queries, plus, for the
+working reference, every query of the study (registered or labeled), or, for a
+frozen version, every query the version holds. A query the run did not answer
+has an empty ranking (a real zero where labels exist, ``missing_reference``
+where none do). Queries come out sorted by ``query_id``.
+
+Each observation carries
+
+* ``k``, ``scan_complete`` and ``corpus_fingerprint`` from the run;
+* ``corpus_id`` and ``retrieval_unit`` from the study;
+* ``labels`` from the working reference (resolved labels; units in conflict are
+  omitted, so they count as unlabeled) or from the frozen version named by
+  ``reference``, which is also recorded as ``reference_version``;
+* ``population_complete`` from the completeness claims (working or frozen);
+* ``permitted_ids``: when the run's protocol names a pinned retrieval protocol
+  (``protocol["pinned_protocol"]`` or ``protocol["name"]`` matching a row of
+  ``protocols``), the pinned document ids; otherwise ``None``.
+
+The store holds validated data, so observations are built with
+``model_construct`` from one ordered scan per table.
+"""
+
+from collections.abc import Iterable
+from itertools import groupby
+from operator import itemgetter
+
+import sqlite_utils
+
+from evalcore.evaluate import evaluate
+from evalcore.observation import Label, Observation
+from evalcore.protocol import EvalProtocol
+from evalcore.results import Diagnostics, EvaluationReport
+from evalcore.store.completeness import completeness_states
+from evalcore.store.references import reference_completeness, reference_labels
+from evalcore.store.resolution import resolved_gains
+from evalcore.store.runs import RunInfo, get_run
+from evalcore.store.studies import get_study
+
+
+def _run_rankings(
+    db: sqlite_utils.Database, run_id: int
+) -> dict[str, tuple[list[str], list[float | None]]]:
+    """query_id -> (unit ids, scores) best first: one ordered scan of the results table."""
+    out: dict[str, tuple[list[str], list[float | None]]] = {}
+    rows = db.conn.execute(
+        "SELECT query_id, unit_id, score FROM results WHERE run_id = ? ORDER BY query_id, rank",
+        [run_id],
+    )
+    for query_id, group in groupby(rows, itemgetter(0)):
+        items = list(group)
+        out[query_id] = ([r[1] for r in items], [r[2] for r in items])
+    return out
+
+
+_LABEL_FIELDS = frozenset({"id", "gain"})
+
+
+def _label(unit_id: str, gain: int, new=object.__new__, put=object.__setattr__) -> Label:
+    """A :class:`Label` from trusted store data (what ``model_construct`` does, faster)."""
+    label = new(Label)
+    put(label, "__dict__", {"id": unit_id, "gain": gain})
+    put(label, "__pydantic_fields_set__", set(_LABEL_FIELDS))
+    put(label, "__pydantic_extra__", None)
+    put(label, "__pydantic_private__", None)
+    return label
+
+
+def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
+    """The pinned document ids of the run's retrieval protocol, or None if none is pinned."""
+    name = run.protocol.get("pinned_protocol") or run.protocol.get("name")
+    if not isinstance(name, str):
+        return None
+    if not db.execute(
+        "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [run.study_id, name]
+    ).fetchone():
+        return None
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ? "
+            "ORDER BY doc_id",
+            [run.study_id, name],
+        )
+    ]
+
+
+def observations_for_run(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    reference: str | None = None,
+    query_ids: Iterable[str] | None = None,
+) -> list[Observation]:
+    """The contract's observations of one stored run (see the module docstring)."""
+    study = get_study(db, study_id)
+    run = get_run(db, study_id, run_name)
+    if reference is None:
+        labels = resolved_gains(db, study_id)
+        complete = completeness_states(db, study_id)
+    else:
+        labels = reference_labels(db, study_id, reference)
+        complete = reference_completeness(db, study_id, reference)
+    rankings = _run_rankings(db, run.run_id)
+    if query_ids is None:
+        wanted = sorted(set(rankings) | set(labels) | set(complete))
+    else:
+        wanted = list(dict.fromkeys(query_ids))
+    permitted = permitted_ids_for_run(db, run)
+    no_ranking: tuple[list[str], list[float | None]] = ([], [])
+    observations: list[Observation] = []
+    for query_id in wanted:
+        units, scores = rankings.get(query_id, no_ranking)
+        gains = labels.get(query_id, {})
+        observations.append(
+            Observation.model_construct(
+                query_id=query_id,
+                corpus_id=study.corpus_id,
+                corpus_fingerprint=run.corpus_fingerprint,
+                cutoff=None,
+                retrieval_unit=study.retrieval_unit,
+                k=run.k,
+                returned_ids=list(units),
+                scores=None if None in scores else list(scores),
+                labels=[_label(u, g) for u, g in sorted(gains.items())],
+                population_complete=complete.get(query_id, False),
+                scan_complete=run.scan_complete,
+                permitted_ids=None if permitted is None else list(permitted),
+                unit_of=None,
+                reference_version=reference,
+            )
+        )
+    return observations
+
+
+def tied_score_pairs(observations: Iterable[Observation]) -> int:
+    """Adjacent returned pairs with equal scores (their order came from the tie rule)."""
+    tied = 0
+    for obs in observations:
+        if obs.scores:
+            tied += sum(1 for a, b in zip(obs.scores, obs.scores[1:], strict=False) if a == b)
+    return tied
+
+
+def evaluate_run(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    reference: str | None = None,
+    protocol: EvalProtocol | None = None,
+) -> EvaluationReport:
+    """Evaluate a stored run against the working reference or a frozen version.
+
+    ``protocol`` defaults to the study's threshold and gain mode.
+    """
+    if protocol is None:
+        study = get_study(db, study_id)
+        protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+    observations = observations_for_run(db, study_id, run_name, reference)
+    diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
+    return evaluate(observations, protocol, diagnostics=diagnostics)

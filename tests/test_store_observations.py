@@ -1,0 +1,107 @@
+"""observations_for_run / evaluate_run: the store seen as the contract's observations."""
+
+import pytest
+from store_fixtures import new_store
+
+from evalcore.evaluate import evaluate
+from evalcore.observation import Label, Observation
+from evalcore.protocol import EvalProtocol
+from evalcore.store.completeness import mark_complete
+from evalcore.store.labels import record_label
+from evalcore.store.observations import evaluate_run, observations_for_run
+from evalcore.store.references import freeze_reference
+from evalcore.store.runs import add_run
+
+
+@pytest.fixture
+def db(tmp_path):
+    db = new_store(tmp_path, corpus_id="acme", relevance_threshold=1)
+    add_run(
+        db,
+        study_id="s",
+        name="bm25",
+        source="imported",
+        k=3,
+        results=[
+            ("q1", 1, "A", 12.1),
+            ("q1", 2, "X", 9.8),
+            ("q1", 3, "B", 9.8),
+            ("q1", 4, "Z", 1.0),
+            ("q3", 1, "A", 2.0),
+        ],
+        corpus_fingerprint="sha256:abc",
+    )
+    for unit, gain in [("A", 2), ("X", 0), ("B", 1), ("C", 3)]:
+        record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=gain, annotator="a")
+    record_label(db, study_id="s", query_id="q2", unit_id="D", gain=1, annotator="a")
+    record_label(db, study_id="s", query_id="q2", unit_id="E", gain=0, annotator="a")
+    record_label(db, study_id="s", query_id="q2", unit_id="E", gain=2, annotator="b")
+    mark_complete(db, study_id="s", query_id="q1", actor="lead")
+    return db
+
+
+def expected(reference=None):
+    common = dict(
+        corpus_id="acme",
+        corpus_fingerprint="sha256:abc",
+        retrieval_unit="document",
+        k=3,
+        scan_complete=True,
+        reference_version=reference,
+    )
+    return [
+        Observation(
+            query_id="q1",
+            returned_ids=["A", "X", "B", "Z"],
+            scores=[12.1, 9.8, 9.8, 1.0],
+            labels=[Label(id="A", gain=2), Label(id="B", gain=1), Label(id="C", gain=3),
+                    Label(id="X", gain=0)],
+            population_complete=True,
+            **common,
+        ),
+        # q2: not in the run (empty ranking); E is in conflict, so omitted.
+        Observation(
+            query_id="q2", returned_ids=[], scores=[], labels=[Label(id="D", gain=1)],
+            population_complete=False, **common,
+        ),
+        # q3: in the run but unlabeled.
+        Observation(
+            query_id="q3", returned_ids=["A"], scores=[2.0], labels=[],
+            population_complete=False, **common,
+        ),
+    ]
+
+
+def dumped(observations):
+    return [o.model_dump() for o in observations]
+
+
+def test_working_reference_observations_match_hand_built(db):
+    assert dumped(observations_for_run(db, "s", "bm25")) == dumped(expected())
+
+
+def test_frozen_reference_is_used_and_recorded(db):
+    freeze_reference(db, study_id="s", name="v1", actor="lead")
+    record_label(db, study_id="s", query_id="q1", unit_id="Z", gain=4, annotator="a")
+    assert dumped(observations_for_run(db, "s", "bm25", reference="v1")) == dumped(
+        expected("v1")
+    )
+    working = observations_for_run(db, "s", "bm25")
+    assert working[0].population_complete is False  # auto-reopened by the Z label
+    assert Label(id="Z", gain=4) in working[0].labels
+
+
+def test_query_subset_and_order(db):
+    got = observations_for_run(db, "s", "bm25", query_ids=["q3", "q1"])
+    assert [o.query_id for o in got] == ["q3", "q1"]
+
+
+def test_evaluate_run_equals_evaluate_of_hand_built(db):
+    report = evaluate_run(db, "s", "bm25")
+    direct = evaluate(expected(), EvalProtocol())
+    assert report.model_dump()["queries"] == direct.model_dump()["queries"]
+    assert report.aggregates == direct.aggregates
+    q1 = report.queries[0].metrics
+    assert q1["precision"].value == pytest.approx(2 / 3)
+    assert q1["recall"].value == pytest.approx(2 / 3)
+    assert report.diagnostics.tied_score_pairs == 1
