@@ -1,0 +1,29 @@
+"""Build small EvaluationReports by hand for comparison and report tests."""
+
+from evalcore.aggregate import aggregate
+from evalcore.protocol import EvalProtocol
+from evalcore.results import METRICS, EvaluationReport, MetricValue, QueryResult
+
+#: A per-query cell: a float (available) or a list of reason codes (unavailable).
+Cell = float | list[str]
+
+
+def metric_value(cell: Cell) -> MetricValue:
+    if isinstance(cell, list):
+        return MetricValue(status="unavailable", reasons=cell, blocking_ids=["X"] if
+                           "unlabeled_returned" in cell else [])
+    return MetricValue(status="available", value=float(cell))
+
+
+def report_from(
+    cells: dict[str, dict[str, Cell] | Cell], k: int = 10, protocol: EvalProtocol | None = None
+) -> EvaluationReport:
+    """``cells[query_id]`` is one cell for every metric, or a cell per metric name."""
+    queries = []
+    for query_id, spec in cells.items():
+        per_metric = spec if isinstance(spec, dict) else {m: spec for m in METRICS}
+        metrics = {m: metric_value(per_metric.get(m, 0.0)) for m in METRICS}
+        queries.append(QueryResult(query_id=query_id, k=k, valid=True, metrics=metrics))
+    return EvaluationReport(
+        protocol=protocol or EvalProtocol(), queries=queries, aggregates=aggregate(queries)
+    )
