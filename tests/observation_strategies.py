@@ -1,0 +1,56 @@
+"""Hypothesis strategies for random observations and protocols.
+
+Small ID pools so that duplicates, overlaps between returned and labeled
+units, ``unit_of`` collisions and permission misses all happen often.
+"""
+
+from hypothesis import strategies as st
+
+from evalcore.observation import Label, Observation
+from evalcore.protocol import EvalProtocol
+
+UNITS = ["A", "B", "C", "D", "E", "F"]
+RAW = [*UNITS, "a#1", "a#2", "b#1", "z#9"]
+
+protocols = st.builds(
+    EvalProtocol,
+    relevance_threshold=st.integers(1, 4),
+    gain=st.sampled_from(["linear", "exponential"]),
+    unjudged_as_nonrelevant=st.booleans(),
+)
+
+
+@st.composite
+def observations(draw, query_id: str = "q", raw_ids=RAW, unit_ids=UNITS) -> Observation:
+    returned = draw(st.lists(st.sampled_from(raw_ids), max_size=9))
+    labels = draw(
+        st.lists(
+            st.builds(Label, id=st.sampled_from(unit_ids), gain=st.integers(0, 4)),
+            max_size=7,
+            unique_by=(lambda lab: lab.id) if draw(st.integers(0, 5)) else None,
+        )
+    )
+    unit_of = None
+    if draw(st.booleans()):
+        unit_of = draw(
+            st.dictionaries(st.sampled_from(raw_ids), st.sampled_from(unit_ids), max_size=5)
+        )
+    permitted = None
+    if draw(st.integers(0, 4)) == 0:
+        permitted = draw(st.lists(st.sampled_from(raw_ids), max_size=len(raw_ids), unique=True))
+    return Observation(
+        query_id=query_id,
+        k=draw(st.integers(1, 7)),
+        returned_ids=returned,
+        labels=labels,
+        population_complete=draw(st.booleans()),
+        scan_complete=draw(st.integers(0, 9)) > 0,
+        permitted_ids=permitted,
+        unit_of=unit_of,
+    )
+
+
+@st.composite
+def query_sets(draw, max_size: int = 6) -> list[Observation]:
+    n = draw(st.integers(0, max_size))
+    return [draw(observations(query_id=f"q{i}")) for i in range(n)]
