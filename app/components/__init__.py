@@ -1,0 +1,1 @@
+"""Shared UI helpers: safe text rendering, highlighting, metric chips, the session's store."""

@@ -1,0 +1,80 @@
+"""Metric chips: a metric's value, or "unavailable" with its reasons and bounds.
+
+The chips only *format* what :mod:`evalcore` computed (a
+:class:`~evalcore.results.MetricValue` or
+:class:`~evalcore.results.AggregateValue`); they never compute a metric.
+"""
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from app.components.safe_text import escape_markdown
+from evalcore.reasons import REASON_TEXT, Reason
+from evalcore.results import METRIC_LABELS, METRICS, MetricValue, QueryResult
+
+
+def metric_label(metric: str, k: int) -> str:
+    """``P@10``, ``nDCG@10``... (the metric's readable name at cutoff ``k``)."""
+    template = METRIC_LABELS.get(metric, metric + "@{k}")  # type: ignore[call-overload]
+    return template.format(k=k)
+
+
+def reason_text(code: str) -> str:
+    try:
+        return REASON_TEXT[Reason(code)]
+    except ValueError:
+        return code
+
+
+def chip_text(name: str, value: MetricValue) -> str:
+    """Plain text of one chip, e.g. ``P@10 0.700`` or
+    ``P@10 unavailable: unlabeled_returned (3) · bounds 0.400–0.700``."""
+    if value.available and value.value is not None:
+        return f"{name} {value.value:.3f}"
+    reasons = []
+    for reason in value.reasons or ["unavailable"]:
+        if reason == Reason.UNLABELED_RETURNED and value.blocking_ids:
+            reasons.append(f"{reason} ({len(value.blocking_ids)})")
+        else:
+            reasons.append(reason)
+    text = f"{name} unavailable: {', '.join(reasons)}"
+    if value.lower is not None and value.upper is not None:
+        text += f" · bounds {value.lower:.3f}–{value.upper:.3f}"
+    return text
+
+
+def chip_markdown(name: str, value: MetricValue) -> str:
+    """A Streamlit badge: green when available, orange when unavailable (text escaped)."""
+    color = "green" if value.available else "orange"
+    return f":{color}-badge[{escape_markdown(chip_text(name, value))}]"
+
+
+def query_result_chips(result: QueryResult) -> str:
+    """All metric chips of one query, in the contract's metric order."""
+    chips = [
+        chip_markdown(metric_label(metric, result.k), result.metrics[metric])
+        for metric in METRICS
+        if metric in result.metrics
+    ]
+    return " ".join(chips)
+
+
+def render_query_result(result: QueryResult) -> None:
+    """Chips for the query, plus the reasons explained in words underneath."""
+    st.markdown(query_result_chips(result))
+    explained = _reasons_of(result.metrics)
+    if result.reasons:
+        explained = list(dict.fromkeys([*result.reasons, *explained]))
+    if explained:
+        st.caption(
+            escape_markdown("; ".join(f"{code}: {reason_text(code)}" for code in explained))
+        )
+
+
+def _reasons_of(metrics: Mapping[str, MetricValue]) -> list[str]:
+    seen: dict[str, None] = {}
+    for value in metrics.values():
+        for reason in value.reasons:
+            seen.setdefault(reason, None)
+    return list(seen)

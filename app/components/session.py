@@ -1,0 +1,92 @@
+"""The session's store connection, current study and annotator identity.
+
+One SQLite connection per Streamlit session (kept in ``st.session_state``),
+opened through :func:`evalcore.store.connection.open_store`. The store path
+comes from ``RELEVANCE_LEDGER_DB``; by default it is a file in the per-user
+data directory, created with the embedded demo study on first start.
+"""
+
+import os
+from pathlib import Path
+
+import sqlite_utils
+import streamlit as st
+
+from evalcore.store.connection import open_store
+from evalcore.store.studies import StudyIn, list_studies
+
+ENV_DB = "RELEVANCE_LEDGER_DB"
+_DB_KEY = "_rl_db"
+_DB_PATH_KEY = "_rl_db_path"
+STUDY_KEY = "rl_study_id"
+ANNOTATOR_KEY = "rl_annotator"
+
+
+def default_db_path() -> Path:
+    """``$XDG_DATA_HOME/relevance-ledger/demo.sqlite`` (``~/.local/share`` by default)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "relevance-ledger" / "demo.sqlite"
+
+
+def db_path() -> Path:
+    """The store this app works on: ``$RELEVANCE_LEDGER_DB`` or :func:`default_db_path`."""
+    configured = os.environ.get(ENV_DB, "").strip()
+    return Path(configured).expanduser() if configured else default_db_path()
+
+
+def get_db() -> sqlite_utils.Database:
+    """This session's connection; the first call opens (and if empty, seeds) the store."""
+    path = db_path()
+    db = st.session_state.get(_DB_KEY)
+    if db is None or st.session_state.get(_DB_PATH_KEY) != str(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = open_store(path)
+        _seed_demo_if_empty(db)
+        st.session_state[_DB_KEY] = db
+        st.session_state[_DB_PATH_KEY] = str(path)
+    return db
+
+
+def _seed_demo_if_empty(db: sqlite_utils.Database) -> None:
+    from evalcore.demo import ensure_demo_if_empty
+
+    with st.spinner("Creating the demo study (first start only)…"):
+        ensure_demo_if_empty(db)
+
+
+def studies(db: sqlite_utils.Database) -> list[StudyIn]:
+    return list_studies(db)
+
+
+def current_study(db: sqlite_utils.Database) -> StudyIn | None:
+    """The study chosen in the sidebar (the first study by default)."""
+    known = studies(db)
+    if not known:
+        return None
+    ids = [s.study_id for s in known]
+    if st.session_state.get(STUDY_KEY) not in ids:
+        st.session_state[STUDY_KEY] = ids[0]
+    chosen = st.session_state[STUDY_KEY]
+    return next(s for s in known if s.study_id == chosen)
+
+
+def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
+    """Sidebar selector of the current study; returns it (None when the store is empty)."""
+    known = studies(db)
+    if not known:
+        st.sidebar.info("This store holds no study yet: import one on the Data page.")
+        return None
+    current_study(db)
+    names = {s.study_id: s.name for s in known}
+    st.sidebar.selectbox(
+        "Study",
+        options=list(names),
+        format_func=lambda sid: names.get(sid, sid),
+        key=STUDY_KEY,
+    )
+    return current_study(db)
+
+
+def annotator() -> str:
+    """The annotator identity remembered in this session ('' until chosen)."""
+    return str(st.session_state.get(ANNOTATOR_KEY, "")).strip()

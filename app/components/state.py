@@ -1,0 +1,92 @@
+"""Per-session caches of what is expensive to recompute, invalidated by store versions.
+
+The store's *version* is the highest label event, completeness event and run
+id. A cached study progress is reused while the version is unchanged; after
+this session's own label it is updated for that one query only (the rest of
+the study cannot have changed if the version moved by exactly that write);
+anything else -- another annotator's label, a new run -- triggers a full
+recompute on the next read.
+"""
+
+from dataclasses import dataclass
+
+import sqlite_utils
+import streamlit as st
+
+from evalcore.pool import PoolItem, query_pool
+from evalcore.progress import StudyProgress, query_progress, study_progress
+
+
+@dataclass(frozen=True)
+class StoreVersion:
+    label_event: int
+    completeness_event: int
+    run: int
+
+
+def store_version(db: sqlite_utils.Database) -> StoreVersion:
+    row = db.execute(
+        "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
+        "(SELECT coalesce(max(event_id), 0) FROM completeness_events), "
+        "(SELECT coalesce(max(run_id), 0) FROM runs)"
+    ).fetchone()
+    return StoreVersion(int(row[0]), int(row[1]), int(row[2]))
+
+
+def _cache() -> dict:
+    return st.session_state.setdefault("_rl_cache", {})
+
+
+def cached_study_progress(
+    db: sqlite_utils.Database, study_id: str, annotator: str = ""
+) -> StudyProgress:
+    """The study's progress, recomputed only when the store changed."""
+    key = ("progress", study_id, annotator)
+    version = store_version(db)
+    entry = _cache().get(key)
+    if entry is not None and entry[0] == version:
+        return entry[1]
+    progress = study_progress(db, study_id, annotator)
+    _cache()[key] = (version, progress)
+    return progress
+
+
+def note_own_write(
+    db: sqlite_utils.Database,
+    study_id: str,
+    query_id: str,
+    annotator: str,
+    before: StoreVersion,
+) -> None:
+    """After this session wrote one event on ``query_id``: refresh that query only.
+
+    ``before`` is the version read just before the write. If anything else
+    changed meanwhile, the cached progress is left stale and recomputed in full
+    on the next read.
+    """
+    key = ("progress", study_id, annotator)
+    entry = _cache().get(key)
+    if entry is None or entry[0] != before:
+        return
+    after = store_version(db)
+    own_only = (
+        after.run == before.run
+        and after.label_event - before.label_event <= 1
+        and after.completeness_event - before.completeness_event <= 1
+    )
+    if not own_only:
+        return
+    updated = entry[1].replace(query_progress(db, study_id, query_id, annotator))
+    _cache()[key] = (after, updated)
+
+
+def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
+    """The query's pool, recomputed only when a run was added."""
+    key = ("pool", study_id, query_id)
+    version = store_version(db).run
+    entry = _cache().get(key)
+    if entry is not None and entry[0] == version:
+        return entry[1]
+    pool = query_pool(db, study_id, query_id)
+    _cache()[key] = (version, pool)
+    return pool

@@ -1,0 +1,39 @@
+"""The study home page: study facts, coverage, completeness, runs."""
+
+from evalcore.store.completeness import mark_complete
+from evalcore.store.labels import record_label
+
+
+def _markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_home_shows_study_runs_and_coverage(small_store, new_app) -> None:
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q1", unit_id="d1", gain=2, annotator="ann")
+    record_label(db, study_id="s1", query_id="q1", unit_id="d2", gain=1, annotator="ann")
+    record_label(db, study_id="s1", query_id="q1", unit_id="d2", gain=3, annotator="bob")
+    mark_complete(db, study_id="s1", query_id="q2", actor="ann")
+    at = new_app()
+    assert at.title[0].value == "Small study"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Runs"] == "2"
+    assert metrics["Queries marked complete"] == "1 of 2"
+    assert metrics["Conflicts"] == "1"
+    # pool: q1 = d1..d4, q2 = d5, d6 -> 6 pooled; labeled: d1 only (d2 is in conflict)
+    texts = [p.proto.text for p in at.get("progress")]
+    assert any("1 of 6 pooled returned items labeled" in t for t in texts), texts
+    runs = at.dataframe[0].value
+    assert list(runs["run"]) == ["r1", "r2"]
+
+
+def test_home_escapes_study_name(tmp_path, monkeypatch, new_app) -> None:
+    from evalcore.store.connection import open_store
+    from evalcore.store.studies import StudyIn, create_study
+
+    path = tmp_path / "x.sqlite"
+    db = open_store(path)
+    create_study(db, StudyIn(study_id="x", name="**bold** <script>x</script>", corpus_id="c"))
+    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(path))
+    at = new_app()
+    assert at.title[0].value == r"\*\*bold\*\* \<script\>x\<\/script\>"
