@@ -154,13 +154,17 @@ class ObservationBatch:
                 f"from_columns: query_ids has {n} entries but returned_ids/label_ids/label_gains "
                 f"have {len(returned_ids)}/{len(label_ids)}/{len(label_gains)}; give one entry per query"
             )
-        ks = repeat(k, n) if isinstance(k, int) else k
+        ks = repeat(int(k), n) if isinstance(k, int | np.integer) else k
         pops = (
-            repeat(population_complete, n)
-            if isinstance(population_complete, bool)
+            repeat(bool(population_complete), n)
+            if isinstance(population_complete, bool | np.bool_)
             else population_complete
         )
-        scans = repeat(scan_complete, n) if isinstance(scan_complete, bool) else scan_complete
+        scans = (
+            repeat(bool(scan_complete), n)
+            if isinstance(scan_complete, bool | np.bool_)
+            else scan_complete
+        )
         perms = repeat(None, n) if permitted_ids is None else permitted_ids
         units = repeat(None, n) if unit_of is None else unit_of
         packer = _Packer()
