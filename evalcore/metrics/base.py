@@ -63,3 +63,31 @@ def metric_reasons(bits: int) -> list[str]:
 
 def no_bounds(n: int) -> np.ndarray:
     return np.full(n, np.nan, dtype=np.float64)
+
+
+def population_metric(
+    name: MetricName,
+    value: np.ndarray,
+    any_unlabeled: np.ndarray,
+    population_complete: np.ndarray,
+    no_relevant: np.ndarray,
+) -> MetricArrays:
+    """A metric measured against the whole relevant population (recall, nDCG).
+
+    Unavailable for every reason that applies: an unlabeled unit anywhere in
+    1..k (all of them block), the population not declared complete, or
+    nothing relevant to measure against. No bounds.
+    """
+    n = value.shape[0]
+    return MetricArrays(
+        name=name,
+        value=value,
+        reason_bits=reason_bits(
+            (Reason.UNLABELED_RETURNED, any_unlabeled),
+            (Reason.POPULATION_INCOMPLETE, ~population_complete),
+            (Reason.NO_RELEVANT_UNITS, no_relevant),
+        ),
+        lower=no_bounds(n),
+        upper=no_bounds(n),
+        blocking_limit=np.full(n, NO_LIMIT, dtype=np.int64),
+    )

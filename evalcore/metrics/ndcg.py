@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalcore.metrics.base import NO_LIMIT, MetricArrays, no_bounds, reason_bits
+from evalcore.metrics.base import MetricArrays, population_metric
 from evalcore.metrics.ranking import RankingArrays, discounts, segment_sum
 from evalcore.protocol import GainMode
-from evalcore.reasons import Reason
 
 NAME = "ndcg"
 MAX_GAIN = 4
@@ -55,15 +54,6 @@ def compute(r: RankingArrays) -> MetricArrays:
     idcg = ideal_dcg(r, table, disc)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), np.nan)
-    return MetricArrays(
-        name=NAME,
-        value=value,
-        reason_bits=reason_bits(
-            (Reason.UNLABELED_RETURNED, r.n_unlabeled > 0),
-            (Reason.POPULATION_INCOMPLETE, ~r.population_complete),
-            (Reason.NO_RELEVANT_UNITS, idcg <= 0),
-        ),
-        lower=no_bounds(r.n),
-        upper=no_bounds(r.n),
-        blocking_limit=np.full(r.n, NO_LIMIT, dtype=np.int64),
+    return population_metric(
+        NAME, value, r.n_unlabeled > 0, r.population_complete, no_relevant=idcg <= 0
     )

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalcore.metrics.base import NO_LIMIT, MetricArrays, no_bounds, reason_bits
+from evalcore.metrics.base import MetricArrays, population_metric
 from evalcore.metrics.ranking import RankingArrays
-from evalcore.reasons import Reason
 
 NAME = "recall"
 
@@ -21,15 +20,6 @@ def compute(r: RankingArrays) -> MetricArrays:
     n_rel = r.n_relevant_ref
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.where(n_rel > 0, r.n_relevant_top / np.maximum(n_rel, 1), np.nan)
-    return MetricArrays(
-        name=NAME,
-        value=value,
-        reason_bits=reason_bits(
-            (Reason.UNLABELED_RETURNED, r.n_unlabeled > 0),
-            (Reason.POPULATION_INCOMPLETE, ~r.population_complete),
-            (Reason.NO_RELEVANT_UNITS, n_rel == 0),
-        ),
-        lower=no_bounds(r.n),
-        upper=no_bounds(r.n),
-        blocking_limit=np.full(r.n, NO_LIMIT, dtype=np.int64),
+    return population_metric(
+        NAME, value, r.n_unlabeled > 0, r.population_complete, no_relevant=n_rel == 0
     )
