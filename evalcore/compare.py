@@ -30,7 +30,7 @@ from string import ascii_lowercase
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.results import (
     AGGREGATE_LABELS,
@@ -55,6 +55,20 @@ from evalcore.stats.significance import (
 NOT_IN_RUN = "not_in_run"
 DIFFERENT_K = "different_k"
 ComparisonMode = Literal["baseline", "pairwise"]
+
+
+class ComparisonSettings(BaseModel):
+    """How runs are compared: which pairs, which test marks the table, at what threshold."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    metrics: tuple[MetricName, ...] = METRICS
+    mode: ComparisonMode = "baseline"
+    test: TestName = "randomization"
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    correction: Correction = "holm"
+    permutations: int = Field(default=DEFAULT_PERMUTATIONS, ge=1)
+    seed: int = DEFAULT_SEED
 
 
 class ExclusionCount(BaseModel):

@@ -250,8 +250,16 @@ CREATE TRIGGER retrieval_refusals_append_only_d BEFORE DELETE ON retrieval_refus
 BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
 """
 
+# v4: a generated report is immutable: no DELETE either (v1 already refuses UPDATE);
+# report names are unique within a study (evalcore.report.store).
+_V4 = """
+CREATE TRIGGER reports_immutable_d BEFORE DELETE ON reports
+BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
+CREATE UNIQUE INDEX reports_by_name ON reports (study_id, name);
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,169 @@
+"""Building a :class:`~evalcore.report.model.Report` from evaluated runs.
+
+This layer is pure: it takes each run's :class:`EvaluationReport` and corpus
+fingerprint and decides comparability, then compares the comparable runs with
+:func:`evalcore.compare.compare_runs`. :mod:`evalcore.report.from_store` feeds it
+from the evidence store.
+"""
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from evalcore import __version__
+from evalcore.compare import ComparisonSettings, compare_runs
+from evalcore.protocol import EvalProtocol
+from evalcore.report.model import Report, ReportInternal, ReportRun
+from evalcore.results import EvaluationReport
+
+
+class RunInput(BaseModel):
+    """One run to report: its evaluation and the fingerprint of the corpus it searched."""
+
+    model_config = ConfigDict(frozen=True)
+
+    evaluation: EvaluationReport
+    corpus_fingerprint: str | None = None
+
+
+def _short(fingerprint: str | None) -> str:
+    if fingerprint is None:
+        return "none recorded"
+    return fingerprint if len(fingerprint) <= 23 else fingerprint[:23] + "…"
+
+
+def _run_k(evaluation: EvaluationReport) -> int | None:
+    ks = {q.k for q in evaluation.queries}
+    return next(iter(ks)) if len(ks) == 1 else None
+
+
+def build_report(
+    runs: Mapping[str, RunInput],
+    *,
+    name: str,
+    study_id: str,
+    protocol: EvalProtocol,
+    created_by: str,
+    reference_version: str | None = None,
+    reference_hash: str | None = None,
+    corpus_fingerprint: str | None = None,
+    baseline: str | None = None,
+    study_name: str = "",
+    query_texts: Mapping[str, str] | None = None,
+    internal: ReportInternal | None = None,
+    settings: ComparisonSettings | None = None,
+    created_at: datetime | None = None,
+) -> Report:
+    """Decide comparability and compare the comparable runs (see :mod:`evalcore.report.model`).
+
+    ``baseline`` defaults to the first run; ``corpus_fingerprint`` defaults to
+    the baseline's; ``settings`` (default :class:`ComparisonSettings`) says how
+    the comparable runs are compared. Raises ``ValueError`` on an empty run set, an unknown
+    baseline or a blank ``created_by``.
+    """
+    names = list(runs)
+    if not names:
+        raise ValueError("a report needs at least one run")
+    if not created_by.strip():
+        raise ValueError("created_by is empty: say who generates the report")
+    base = baseline if baseline is not None else names[0]
+    if base not in runs:
+        raise ValueError(f"baseline {base!r} is not one of the report's runs {names}")
+    fingerprint = corpus_fingerprint if corpus_fingerprint is not None else (
+        runs[base].corpus_fingerprint
+    )
+    base_k = _run_k(runs[base].evaluation)
+    warnings: list[str] = []
+    if fingerprint is None:
+        warnings.append(
+            "No corpus fingerprint is recorded: runs without one are compared, but that they "
+            "searched the same corpus is not verified."
+        )
+    if protocol.unjudged_as_nonrelevant:
+        warnings.append(
+            "Compatibility policy unjudged_as_nonrelevant is ON: unlabeled returned units were "
+            "counted as non-relevant (gain 0), as trec_eval does."
+        )
+
+    report_runs: list[ReportRun] = []
+    for run_name in names:
+        item = runs[run_name]
+        reason = _not_comparable_reason(item, fingerprint, protocol, base, base_k)
+        report_runs.append(
+            ReportRun(
+                name=run_name,
+                corpus_fingerprint=item.corpus_fingerprint,
+                k=_run_k(item.evaluation),
+                n_queries=len(item.evaluation.queries),
+                comparable=reason is None,
+                not_comparable_reason=reason,
+                evaluation=item.evaluation,
+            )
+        )
+    comparable = {r.name: r.evaluation for r in report_runs if r.comparable}
+    comparison = None
+    note = None
+    if len(comparable) >= 2:
+        compare_base = base if base in comparable else next(iter(comparable))
+        if compare_base != base:
+            warnings.append(
+                f"The baseline {base!r} is not comparable; comparisons use {compare_base!r}."
+            )
+        options = settings.model_dump() if settings is not None else {}
+        comparison = compare_runs(
+            comparable,
+            baseline=compare_base if options.get("mode", "baseline") == "baseline" else None,
+            **options,
+        )
+    else:
+        note = (
+            f"No comparison: {len(comparable)} comparable run(s); a comparison needs two runs "
+            "over the same corpus, protocol and cutoff."
+        )
+    moment = (created_at or datetime.now(UTC)).astimezone(UTC)
+    return Report(
+        name=name,
+        study_id=study_id,
+        study_name=study_name,
+        protocol=protocol,
+        reference_version=reference_version,
+        reference_hash=reference_hash,
+        corpus_fingerprint=fingerprint,
+        evalcore_version=__version__,
+        created_at=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        created_by=created_by,
+        baseline=base,
+        runs=report_runs,
+        comparison=comparison,
+        comparison_note=note,
+        query_texts=dict(query_texts or {}),
+        warnings=warnings,
+        internal=internal,
+    )
+
+
+def _not_comparable_reason(
+    item: RunInput,
+    fingerprint: str | None,
+    protocol: EvalProtocol,
+    baseline: str,
+    base_k: int | None,
+) -> str | None:
+    if item.corpus_fingerprint != fingerprint:
+        return (
+            f"corpus fingerprint {_short(item.corpus_fingerprint)} differs from the report's "
+            f"{_short(fingerprint)}: the run searched a different corpus, so it is not compared"
+        )
+    if item.evaluation.protocol != protocol:
+        return (
+            f"evaluated under protocol {item.evaluation.protocol.model_dump()} but the report's "
+            f"is {protocol.model_dump()}, so it is not compared"
+        )
+    k = _run_k(item.evaluation)
+    if k != base_k:
+        return (
+            f"cutoff k={k if k is not None else 'mixed'} differs from the baseline {baseline!r} "
+            f"(k={base_k if base_k is not None else 'mixed'}), so it is not compared"
+        )
+    return None

@@ -1,0 +1,114 @@
+"""Building a report from the evidence store.
+
+Each run is evaluated with :func:`evalcore.store.observations.evaluate_run`
+against the frozen reference version named (or, without one, the working
+labels, with a warning that the numbers can still change), under the study's
+protocol. The run's corpus fingerprint comes from the ``runs`` table. Internal
+data (run row ids, who froze the reference, annotators per query and their
+notes) is collected into :class:`~evalcore.report.model.ReportInternal`, which
+exports leave out unless asked for.
+"""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+
+import sqlite_utils
+
+from evalcore.compare import ComparisonSettings
+from evalcore.protocol import EvalProtocol
+from evalcore.report.build import RunInput, build_report
+from evalcore.report.model import AnnotatorNote, Report, ReportInternal
+from evalcore.store.labels import study_label_events
+from evalcore.store.observations import evaluate_run
+from evalcore.store.references import get_reference
+from evalcore.store.runs import get_run
+from evalcore.store.studies import get_study, query_texts
+
+
+def report_from_store(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    runs: Sequence[str],
+    created_by: str,
+    reference: str | None = None,
+    name: str | None = None,
+    baseline: str | None = None,
+    corpus_fingerprint: str | None = None,
+    settings: ComparisonSettings | None = None,
+    created_at: datetime | None = None,
+) -> Report:
+    """Evaluate the named runs of a study and build their report (nothing is stored).
+
+    Unknown study, run or reference version raise the store's ``LookupError``
+    subclasses, whose messages list what exists. ``name`` defaults to
+    ``"<runs> @ <reference> <created_at>"``.
+    """
+    names = list(dict.fromkeys(runs))
+    if not names:
+        raise ValueError("no runs named: give at least one run of the study")
+    study = get_study(db, study_id)
+    protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+    version = get_reference(db, study_id, reference) if reference is not None else None
+    run_infos = [get_run(db, study_id, run_name) for run_name in names]
+    inputs = {
+        info.name: RunInput(
+            evaluation=evaluate_run(db, study_id, info.name, reference, protocol),
+            corpus_fingerprint=info.corpus_fingerprint,
+        )
+        for info in run_infos
+    }
+    internal = _internal(db, study_id, {i.name: i.run_id for i in run_infos})
+    if version is not None:
+        internal = internal.model_copy(update={"reference_created_by": version.created_by})
+    report = build_report(
+        inputs,
+        name=name or "",
+        study_id=study_id,
+        study_name=study.name,
+        protocol=protocol,
+        created_by=created_by,
+        reference_version=reference,
+        reference_hash=version.content_hash if version is not None else None,
+        corpus_fingerprint=corpus_fingerprint,
+        baseline=baseline,
+        query_texts=query_texts(db, study_id),
+        internal=internal,
+        settings=settings,
+        created_at=created_at,
+    )
+    updates: dict[str, object] = {}
+    if not name:
+        updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
+    if reference is None:
+        updates["warnings"] = [
+            "Not pinned to a frozen reference version: computed on the working labels, which "
+            "can change as labeling continues. Freeze a reference version for a report you "
+            "can defend.",
+            *report.warnings,
+        ]
+    return report.model_copy(update=updates) if updates else report
+
+
+def _internal(db: sqlite_utils.Database, study_id: str, run_ids: dict[str, int]) -> ReportInternal:
+    annotators: dict[str, set[str]] = defaultdict(set)
+    notes: list[AnnotatorNote] = []
+    for event in study_label_events(db, study_id):
+        annotators[event.query_id].add(event.annotator)
+        if event.note:
+            notes.append(
+                AnnotatorNote(
+                    query_id=event.query_id,
+                    unit_id=event.unit_id,
+                    annotator=event.annotator,
+                    note=event.note,
+                    created_at=event.created_at,
+                    event_id=event.event_id,
+                )
+            )
+    return ReportInternal(
+        run_ids=run_ids,
+        annotators={q: sorted(names) for q, names in sorted(annotators.items())},
+        notes=notes,
+    )

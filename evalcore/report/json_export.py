@@ -1,0 +1,15 @@
+"""A report as JSON: the report model, each run's evaluation in the contract's shape.
+
+Internal data (annotator names and notes, database row ids) is left out
+unless ``include_internal=True``.
+"""
+
+import json
+
+from evalcore.report.model import Report
+
+
+def render_json(report: Report, *, include_internal: bool = False, indent: int | None = 2) -> str:
+    """The exported report as JSON text."""
+    body = report.for_export(include_internal).model_dump(mode="json")
+    return json.dumps(body, indent=indent, ensure_ascii=False)

@@ -1,0 +1,105 @@
+"""The report: a frozen, self-describing record of how runs scored.
+
+A :class:`Report` is a first-class object (ranx style): it records the study,
+the evaluation protocol, the reference version (and its content hash), the
+corpus fingerprint every compared run must share, the evalcore version, when
+and by whom it was generated, each run's full :class:`EvaluationReport` (the
+contract's shape), and the comparison of the comparable runs.
+
+**Comparability.** The report's corpus fingerprint is the one given when it
+was built, else the baseline run's. A run whose fingerprint differs (or which
+was evaluated under a different protocol or cutoff) is marked *not
+comparable* with the reason; its own numbers are still shown, but it enters
+no comparison: no deltas, no significance, no table marks.
+
+**Internal data.** Annotator names, annotator notes and database row ids live
+only in :attr:`Report.internal`. Exports leave it out unless asked
+(``include_internal=True``); :meth:`Report.for_export` gives that view.
+``created_by`` (who generated the report) is provenance and is always kept.
+"""
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalcore.compare import RunComparison
+from evalcore.protocol import EvalProtocol
+from evalcore.results import EvaluationReport
+
+#: Version of the report's JSON shape (bumped on incompatible changes).
+REPORT_FORMAT = 1
+
+
+class ReportRun(BaseModel):
+    """One run of the report: its evaluation and whether it is compared."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    corpus_fingerprint: str | None
+    k: int | None
+    n_queries: int
+    comparable: bool
+    not_comparable_reason: str | None = None
+    evaluation: EvaluationReport
+
+
+class AnnotatorNote(BaseModel):
+    """A note an annotator left with a label (internal: exported only on request)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query_id: str
+    unit_id: str
+    annotator: str
+    note: str
+    created_at: str
+    event_id: int
+
+
+class ReportInternal(BaseModel):
+    """Internal identifiers and annotator data, stripped from exports by default."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_ids: dict[str, int] = Field(default_factory=dict)
+    reference_created_by: str | None = None
+    #: query_id -> annotators who labeled a unit of it (sorted).
+    annotators: dict[str, list[str]] = Field(default_factory=dict)
+    notes: list[AnnotatorNote] = Field(default_factory=list)
+
+
+class Report(BaseModel):
+    """Everything a lead needs to defend a set of numbers; immutable once generated."""
+
+    model_config = ConfigDict(frozen=True)
+
+    report_format: int = REPORT_FORMAT
+    name: str
+    study_id: str
+    study_name: str = ""
+    protocol: EvalProtocol
+    reference_version: str | None
+    reference_hash: str | None = None
+    corpus_fingerprint: str | None
+    evalcore_version: str
+    created_at: str
+    created_by: str
+    baseline: str
+    runs: list[ReportRun]
+    comparison: RunComparison | None
+    #: Why there is no comparison (e.g. fewer than two comparable runs), else None.
+    comparison_note: str | None = None
+    query_texts: dict[str, str] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    internal: ReportInternal | None = None
+
+    def run(self, name: str) -> ReportRun:
+        for item in self.runs:
+            if item.name == name:
+                return item
+        raise KeyError(f"no run {name!r} in report {self.name!r}")
+
+    def for_export(self, include_internal: bool = False) -> "Report":
+        """The report as exported: without :attr:`internal` unless asked for."""
+        if include_internal or self.internal is None:
+            return self
+        return self.model_copy(update={"internal": None})
