@@ -17,3 +17,4 @@ def main() -> None:
 
 # Command modules register themselves on `main` (imported for that side effect).
 # Keep one line per module, in alphabetical order.
+from evalcore.cli import report  # noqa: E402, F401, I001
