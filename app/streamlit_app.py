@@ -13,7 +13,7 @@ if str(_APP_DIR.parent) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components.session import ANNOTATOR_KEY, get_db, study_picker  # noqa: E402
+from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
 
 st.set_page_config(page_title="Relevance Ledger", page_icon=":material/fact_check:", layout="wide")
 
@@ -47,13 +47,7 @@ def _pages(entries: list[tuple[str, str, str]]) -> list:
 
 db = get_db()
 study_picker(db)
-st.sidebar.text_input(
-    "Annotator",
-    key=ANNOTATOR_KEY,
-    placeholder="your name",
-    help="Every label and completeness change is recorded under this name "
-    "(until sign-in is configured).",
-)
+annotator_picker()
 
 sections = {"Annotate": _pages(ANNOTATOR_PAGES)}
 reviewer = _pages(REVIEWER_PAGES)

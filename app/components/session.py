@@ -20,6 +20,9 @@ _DB_KEY = "_rl_db"
 _DB_PATH_KEY = "_rl_db_path"
 STUDY_KEY = "rl_study_id"
 ANNOTATOR_KEY = "rl_annotator"
+#: Widget keys; their values are copied to the plain keys above, which survive page switches.
+STUDY_WIDGET = "rl_study_select"
+ANNOTATOR_WIDGET = "rl_annotator_input"
 
 
 def default_db_path() -> Path:
@@ -78,13 +81,35 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
         return None
     current_study(db)
     names = {s.study_id: s.name for s in known}
-    st.sidebar.selectbox(
+    _restore_widget(STUDY_WIDGET, STUDY_KEY)
+    st.session_state[STUDY_KEY] = st.sidebar.selectbox(
         "Study",
         options=list(names),
         format_func=lambda sid: names.get(sid, sid),
-        key=STUDY_KEY,
+        key=STUDY_WIDGET,
     )
     return current_study(db)
+
+
+def annotator_picker() -> str:
+    """Sidebar input of the annotator identity (until sign-in is configured)."""
+    _restore_widget(ANNOTATOR_WIDGET, ANNOTATOR_KEY)
+    value = st.sidebar.text_input(
+        "Annotator",
+        key=ANNOTATOR_WIDGET,
+        placeholder="your name",
+        max_chars=200,
+        help="Every label and completeness change is recorded under this name "
+        "(until sign-in is configured).",
+    )
+    st.session_state[ANNOTATOR_KEY] = value.strip()
+    return annotator()
+
+
+def _restore_widget(widget_key: str, plain_key: str) -> None:
+    """Streamlit drops a widget's state on page switches; restore it from the plain key."""
+    if widget_key not in st.session_state and plain_key in st.session_state:
+        st.session_state[widget_key] = st.session_state[plain_key]
 
 
 def annotator() -> str:

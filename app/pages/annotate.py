@@ -14,6 +14,7 @@ from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db
 from app.components.state import cached_pool, cached_study_progress, note_own_write, store_version
+from evalcore.lexical.search import search_corpus
 from evalcore.live import query_results_by_run
 from evalcore.pool import blind_order
 from evalcore.progress import PoolNotFullyLabeledError, mark_pool_complete, query_progress
@@ -309,8 +310,6 @@ def _completeness(sid: str, query_id: str, annotator: str, qp) -> None:
 
 def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
             pooled: set[str]) -> None:
-    from evalcore.lexical import search_corpus
-
     with st.expander("Search the corpus for relevant documents no run returned"):
         text = st.text_input("Search", key=SEARCH_KEY, placeholder=query_text)
         if not text.strip():

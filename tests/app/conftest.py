@@ -47,6 +47,26 @@ def build_small_study(path: Path) -> sqlite_utils.Database:
     return db
 
 
+@pytest.fixture(autouse=True)
+def _navigation_v2_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make AppTest behave like the server once ``st.navigation`` has run.
+
+    A ``pages/`` folder beside the entry script makes Streamlit assume the
+    legacy folder-based multipage mode until ``st.navigation`` is first called;
+    the server then keeps the flag off for the whole process, but AppTest resets
+    it before every run and would run a page without the entry script.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs) -> None:
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
 @pytest.fixture
 def small_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, sqlite_utils.Database]:
     """A small study in a store file that the app under test opens (RELEVANCE_LEDGER_DB)."""
@@ -65,7 +85,7 @@ def new_app() -> Callable:
         at = AppTest.from_file(ENTRY, default_timeout=60)
         at.run()
         if annotator is not None:
-            at.text_input(key="rl_annotator").set_value(annotator).run()
+            at.text_input(key="rl_annotator_input").set_value(annotator).run()
         if page is not None:
             at.switch_page(page).run()
         assert not at.exception, at.exception

@@ -1,0 +1,193 @@
+"""The annotate page, driven through AppTest on a small study.
+
+q1's pool is d1..d4 (runs r1 and r2, k = 3); q2's pool is d5, d6.
+"""
+
+import pytest
+
+from evalcore.store.completeness import is_complete
+from evalcore.store.resolution import resolve_query
+
+PAGE = "pages/annotate.py"
+
+
+def _shown_unit(at) -> str:
+    """The unit id of the item on screen (from the caption 'item i of n · <unit> · ...')."""
+    caption = next(c.value for c in at.caption if c.value.startswith("item "))
+    return caption.split(" · ")[1]
+
+
+def _progress_texts(at) -> list[str]:
+    return [p.proto.text for p in at.get("progress")]
+
+
+def _mine(db, annotator: str, query: str = "q1") -> dict[str, int]:
+    return {
+        unit: label.annotators[annotator]
+        for unit, label in resolve_query(db, "s1", query).items()
+        if annotator in label.annotators
+    }
+
+
+def _grade(at, gain: int):
+    at.button(key=f"grade_{gain}").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_without_annotator_the_page_asks_for_a_name(small_store, new_app) -> None:
+    at = new_app(page=PAGE)
+    assert "Enter your name" in at.info[0].value
+    assert not at.button
+
+
+def test_label_by_button_is_persisted_and_advances(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    first = _shown_unit(at)
+    _grade(at, 2)
+    assert _mine(db, "ann") == {first: 2}
+    second = _shown_unit(at)
+    assert second != first
+    assert "This query: you labeled 1 of 4 pooled items" in _progress_texts(at)
+    assert "Study: you labeled 1 of 6 pooled items" in _progress_texts(at)
+    # the live metrics moved from missing_reference to unlabeled_returned
+    chips = " ".join(m.value for m in at.markdown if "badge" in m.value)
+    assert "missing\\_reference" not in chips and "unlabeled\\_returned" in chips
+
+
+def test_label_by_state_labels_the_item_the_cursor_is_on(small_store, new_app) -> None:
+    from app.components.queue import WalkState
+
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    at.session_state["_rl_walks"] = {("s1", "ann", "q1"): WalkState(cursor="d4")}
+    at.run()
+    assert _shown_unit(at) == "d4"
+    _grade(at, 4)
+    assert _mine(db, "ann") == {"d4": 4}
+
+
+def test_note_is_saved_with_the_label_then_cleared(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    unit = _shown_unit(at)
+    at.text_input(key="rl_note").set_value("half of it is outdated").run()
+    _grade(at, 1)
+    notes = [r[0] for r in db.execute(
+        "SELECT note FROM label_events WHERE unit_id = ? AND annotator = 'ann'", [unit])]
+    assert notes == ["half of it is outdated"]
+    assert at.text_input(key="rl_note").value == ""
+
+
+def test_undo_cancels_the_last_label_and_returns_to_it(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    first = _shown_unit(at)
+    _grade(at, 3)
+    second = _shown_unit(at)
+    _grade(at, 0)
+    assert _mine(db, "ann") == {first: 3, second: 0}
+    at.button(key="undo").click().run()
+    assert _mine(db, "ann") == {first: 3}
+    assert _shown_unit(at) == second
+    kinds = [r[0] for r in db.execute("SELECT kind FROM label_events ORDER BY event_id")]
+    assert kinds == ["label", "label", "undo"]
+
+
+def test_skip_and_cant_judge_leave_items_unlabeled(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    first = _shown_unit(at)
+    at.button(key="skip").click().run()
+    second = _shown_unit(at)
+    at.button(key="cant_judge").click().run()
+    third = _shown_unit(at)
+    assert len({first, second, third}) == 3
+    assert _mine(db, "ann") == {}
+    audit = db.execute("SELECT actor, action, detail_json FROM audit_log").fetchall()
+    assert audit[0][:2] == ("ann", "cant_judge") and second in audit[0][2]
+
+
+def test_mark_complete_refused_then_allowed(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    button = at.button(key="mark_complete")
+    assert button.disabled and "4 pooled items remain" in button.label
+    for _ in range(3):
+        _grade(at, 1)
+    button = at.button(key="mark_complete")
+    assert button.disabled and "1 pooled item remain" in button.label
+    # the library refuses too, not only the disabled button
+    from evalcore.progress import PoolNotFullyLabeledError, mark_pool_complete
+
+    with pytest.raises(PoolNotFullyLabeledError, match="1 of 4 pooled units"):
+        mark_pool_complete(db, study_id="s1", query_id="q1", actor="ann")
+    _grade(at, 0)
+    assert any("every pooled item" in s.value for s in at.success)
+    button = at.button(key="mark_complete")
+    assert not button.disabled and button.label == "Mark relevant set complete"
+    button.click().run()
+    assert is_complete(db, "s1", "q1")
+    events = db.execute("SELECT state, actor FROM completeness_events").fetchall()
+    assert events == [("complete", "ann")]
+    # recall is now computable for r1: all of its top 3 are labeled and the set is complete
+    chips = " ".join(m.value for m in at.markdown if "badge" in m.value)
+    assert ":green-badge[R\\@3" in chips
+
+
+def test_reopen_needs_a_reason_and_is_recorded(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    for _ in range(4):
+        _grade(at, 1)
+    at.button(key="mark_complete").click().run()
+    assert at.button(key="reopen").disabled
+    at.text_input(key="reopen_reason_q1").set_value("found a newer article").run()
+    at.button(key="reopen").click().run()
+    assert not is_complete(db, "s1", "q1")
+    events = db.execute("SELECT state, actor, reason FROM completeness_events").fetchall()
+    assert events[-1] == ("reopened", "ann", "found a newer article")
+
+
+def test_two_annotators_disagreeing_create_a_conflict(small_store, new_app) -> None:
+    from app.components.queue import WalkState
+
+    _, db = small_store
+    alice = new_app("alice", PAGE)
+    alice.session_state["_rl_walks"] = {("s1", "alice", "q1"): WalkState(cursor="d2")}
+    alice.run()
+    _grade(alice, 3)
+    bob = new_app("bob", PAGE)
+    bob.session_state["_rl_walks"] = {("s1", "bob", "q1"): WalkState(cursor="d2")}
+    bob.run()
+    _grade(bob, 0)
+    resolved = resolve_query(db, "s1", "q1")["d2"]
+    assert resolved.state == "conflict" and resolved.gain is None
+    assert resolved.annotators == {"alice": 3, "bob": 0}
+    assert "(1 in conflict)" in bob.button(key="mark_complete").label
+
+
+def test_blind_order_differs_per_annotator_and_unblind_shows_ranks(small_store, new_app) -> None:
+    orders = {}
+    for who in ("ann", "zed", "kim"):
+        at = new_app(who, PAGE)
+        seen = []
+        for _ in range(4):
+            seen.append(_shown_unit(at))
+            at.button(key="next").click().run()
+        orders[who] = seen
+        assert sorted(seen) == ["d1", "d2", "d3", "d4"]
+    assert len({tuple(o) for o in orders.values()}) > 1
+    at = new_app("ann", PAGE)
+    assert "rank" not in next(c.value for c in at.caption if c.value.startswith("item "))
+    at.toggle(key="rl_unblind").set_value(True).run()
+    caption = next(c.value for c in at.caption if c.value.startswith("item "))
+    assert "rank" in caption and (" in r1" in caption or " in r2" in caption)
+
+
+def test_switching_query_keeps_the_annotator(small_store, new_app) -> None:
+    at = new_app("ann", PAGE)
+    at.selectbox(key="rl_query").set_value("q2").run()
+    assert _shown_unit(at) in {"d5", "d6"}
+    assert "This query: you labeled 0 of 2 pooled items" in _progress_texts(at)
