@@ -1,0 +1,226 @@
+"""Input errors: what is wrong, where (file, line, field), and what to do.
+
+Readers collect *every* error of an input in an :class:`ErrorLog` and raise
+one :class:`InputErrors` at the end, so a user fixes a file in one pass instead
+of one error per run. Each error renders as one line::
+
+    observations.jsonl:7: labels[2].gain: must be an integer 0..4, got 2.5 (true, 2.5, "3", 5, -1 are rejected)
+
+:func:`validation_errors` turns a pydantic ``ValidationError`` into such
+errors with friendly messages (missing field, wrong type, out of range,
+unknown field with a "did you mean" suggestion).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import types
+import typing
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+#: At most this many errors are kept and printed; all of them are counted.
+MAX_REPORTED = 200
+
+
+class InputError(BaseModel):
+    """One problem in an input file. ``line`` is 1-based, None for the whole file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    line: int | None = None
+    field: str | None = None
+    message: str
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        text = self.message if self.hint is None else f"{self.message} ({self.hint})"
+        return f"{where}: {self.field}: {text}" if self.field else f"{where}: {text}"
+
+
+class InputErrors(ValueError):
+    """Every error found in an input (the first :data:`MAX_REPORTED`, and the total count)."""
+
+    def __init__(self, errors: Sequence[InputError], total: int | None = None) -> None:
+        self.errors: list[InputError] = list(errors)
+        self.total: int = len(self.errors) if total is None else total
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        lines = [str(e) for e in self.errors]
+        more = self.total - len(self.errors)
+        if more > 0:
+            lines.append(f"... and {more} more errors ({self.total} in total)")
+        return "\n".join(lines)
+
+
+class ErrorLog:
+    """Collects the errors of one input; keeps the first ``limit`` and counts all."""
+
+    def __init__(self, file: str, limit: int = MAX_REPORTED) -> None:
+        self.file = file
+        self.limit = limit
+        self.errors: list[InputError] = []
+        self.total = 0
+
+    def __bool__(self) -> bool:
+        return self.total > 0
+
+    def add(
+        self, line: int | None, field: str | None, message: str, hint: str | None = None
+    ) -> None:
+        self.append(InputError(file=self.file, line=line, field=field, message=message, hint=hint))
+
+    def append(self, error: InputError) -> None:
+        self.total += 1
+        if len(self.errors) < self.limit:
+            self.errors.append(error)
+
+    def extend(self, errors: Iterable[InputError]) -> None:
+        for e in errors:
+            self.append(e)
+
+    def raise_if_any(self) -> None:
+        """Raise :class:`InputErrors` (sorted by line) when anything was logged."""
+        if self.total:
+            ordered = sorted(self.errors, key=lambda e: e.line or 0)
+            raise InputErrors(ordered, self.total)
+
+
+# --- pydantic ValidationError -> InputError --------------------------------------------------
+
+#: What a field must be, keyed by its path with list indices / mapping keys as ``*``.
+_EXPECTED: dict[str, tuple[str, str | None]] = {
+    "query_id": ("a non-empty string", None),
+    "corpus_id": ("a string or null", None),
+    "corpus_fingerprint": ("a string or null", None),
+    "cutoff": ('an ISO 8601 date-time such as "2026-06-30T00:00:00Z", or null', None),
+    "retrieval_unit": ('a string such as "document" or "passage"', None),
+    "k": ("an integer >= 1", "k is the cutoff depth: positions 1..k are measured"),
+    "returned_ids": ("a list of unit IDs, best first", None),
+    "returned_ids.*": ("a non-empty string", None),
+    "scores": ("a list of numbers or null", None),
+    "scores.*": ("a number", None),
+    "labels": ('a list of {"id": ..., "gain": ...} objects', None),
+    "labels.*": ('an object like {"id": "A", "gain": 1}', None),
+    "labels.*.id": ("a non-empty string", None),
+    "labels.*.gain": ("an integer 0..4", 'true, 2.5, "3", 5, -1 are rejected'),
+    "population_complete": (
+        "true or false",
+        "true declares that every relevant unit of the query is in labels",
+    ),
+    "scan_complete": ("true or false", None),
+    "permitted_ids": ("a list of unit IDs or null", None),
+    "permitted_ids.*": ("a non-empty string", None),
+    "unit_of": ("an object mapping returned IDs to unit IDs, or null", None),
+    "unit_of.*": ("a non-empty string", None),
+    "reference_version": ("a string or null", None),
+}
+
+#: Fields whose values are mappings: the next path element is a key, not a field.
+_MAPPING_FIELDS = frozenset({"unit_of"})
+
+
+def format_loc(loc: Sequence[int | str]) -> str:
+    """``("labels", 2, "gain")`` -> ``labels[2].gain``; mapping keys as ``unit_of["A"]``."""
+    out = ""
+    previous: int | str | None = None
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif previous in _MAPPING_FIELDS:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+        else:
+            out += f".{part}" if out else part
+        previous = part
+    return out
+
+
+def _pattern(loc: Sequence[int | str]) -> str:
+    parts: list[str] = []
+    previous: int | str | None = None
+    for part in loc:
+        parts.append("*" if isinstance(part, int) or previous in _MAPPING_FIELDS else part)
+        previous = part
+    return ".".join(parts)
+
+
+def show_value(value: Any, limit: int = 60) -> str:
+    """A JSON-ish rendering of a bad input value, shortened for messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _model_at(model: type[BaseModel], path: Sequence[int | str]) -> type[BaseModel] | None:
+    """The model class that holds the fields at ``path`` (list indices are skipped)."""
+    current: type[BaseModel] | None = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if current else None
+        if field is None:
+            return None
+        current = _inner_model(field.annotation)
+    return current
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is not None:
+        for arg in typing.get_args(annotation):
+            found = _inner_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    """The closest candidate to a misspelled ``name``, or None."""
+    match = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def validation_errors(
+    exc: ValidationError, *, file: str, line: int | None, model: type[BaseModel]
+) -> list[InputError]:
+    """Friendly :class:`InputError` s for every error in a pydantic ``ValidationError``."""
+    out: list[InputError] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        field = format_loc(loc) or None
+        kind = err["type"]
+        message: str
+        hint: str | None = None
+        if kind == "missing":
+            message = f"missing required field '{loc[-1]}'"
+            hint = _EXPECTED.get(_pattern(loc), (None, None))[1]
+        elif kind == "extra_forbidden":
+            holder = _model_at(model, loc[:-1])
+            allowed = list(holder.model_fields) if holder else []
+            message = f"unknown field '{loc[-1]}'"
+            close = suggest(str(loc[-1]), allowed)
+            if close:
+                message += f"; did you mean '{close}'?"
+            elif allowed:
+                hint = "allowed fields: " + ", ".join(allowed)
+        elif kind == "value_error":
+            message = str(err["msg"]).removeprefix("Value error, ")
+        else:
+            expected = _EXPECTED.get(_pattern(loc))
+            got = show_value(err.get("input"))
+            if expected is not None:
+                message = f"must be {expected[0]}, got {got}"
+                hint = expected[1]
+            else:
+                message = f"{err['msg'][:1].lower()}{err['msg'][1:]}, got {got}"
+        out.append(InputError(file=file, line=line, field=field, message=message, hint=hint))
+    return out

@@ -1,0 +1,168 @@
+"""Observation JSONL (evidence contract section 2): one JSON object per line.
+
+:func:`read_observations` validates the whole file and either returns every
+observation or raises :class:`~evalcore.io.errors.InputErrors` listing every
+schema error with its line and field: a line that is not JSON or not an
+object, a missing required field, ``k < 1``, a gain that is not an integer
+0..4, ``scores`` of the wrong length, an unknown field, a ``query_id`` seen on
+an earlier line (both line numbers are named), and a file with no observation
+at all. Blank lines are skipped; JSONL has no comment syntax, so a ``#`` line
+is an error.
+
+:func:`write_observations` writes the same format (one compact object per
+line, ``null`` fields omitted), atomically, so ``read(write(x)) == x``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from os import PathLike
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from evalcore.io.errors import ErrorLog, validation_errors
+from evalcore.io.text_lines import SourceText, numbered_lines, read_source
+from evalcore.observation import Observation
+
+
+def read_observations(path: str | PathLike[str]) -> list[Observation]:
+    """Read and validate an observation JSONL file (see the module docstring)."""
+    return parse_observations(read_source(path))
+
+
+def parse_observations(source: SourceText) -> list[Observation]:
+    """Validate decoded JSONL text (e.g. an upload); same rules as :func:`read_observations`."""
+    log = ErrorLog(source.name)
+    log.extend(source.errors)
+    observations: list[Observation] = []
+    first_line: dict[str, int] = {}
+    for number, line in numbered_lines(source.text, comments=False):
+        try:
+            obj = _DECODER.decode(line)
+        except json.JSONDecodeError as exc:
+            log.add(
+                number,
+                None,
+                f"not valid JSON: {exc.msg} (column {exc.colno})",
+                "each line must hold one complete JSON object",
+            )
+            continue
+        except _RepeatedKey as exc:
+            log.add(
+                number,
+                exc.key,
+                f"field '{exc.key}' appears twice in one object",
+                "JSON objects keep only one value per key; remove one",
+            )
+            continue
+        except _NotJson as exc:
+            log.add(
+                number,
+                None,
+                f"not valid JSON: {exc.token} is not a JSON value",
+                "use a finite number or null",
+            )
+            continue
+        if not isinstance(obj, dict):
+            log.add(number, None, f"must be a JSON object, got {_json_kind(obj)}")
+            continue
+        try:
+            obs = Observation.model_validate(obj)
+        except ValidationError as exc:
+            log.extend(validation_errors(exc, file=source.name, line=number, model=Observation))
+            _remember_query(obj.get("query_id"), number, first_line, log)
+            continue
+        if _remember_query(obs.query_id, number, first_line, log):
+            observations.append(obs)
+    if not observations and not log:
+        log.add(None, None, "no observations", "the file is empty or holds only blank lines")
+    log.raise_if_any()
+    return observations
+
+
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+class _NotJson(ValueError):
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return obj
+
+
+def _reject_constant(token: str) -> float:
+    raise _NotJson(token)
+
+
+#: Strict JSON: a repeated key or NaN/Infinity is an error, not silently accepted.
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+
+
+def _remember_query(
+    query_id: object, number: int, first_line: dict[str, int], log: ErrorLog
+) -> bool:
+    """Record where ``query_id`` first appears; log a duplicate and return False."""
+    if not isinstance(query_id, str):
+        return True
+    first = first_line.setdefault(query_id, number)
+    if first == number:
+        return True
+    log.add(
+        number,
+        "query_id",
+        f"duplicate query_id {json.dumps(query_id, ensure_ascii=False)}, first on line {first}",
+        "each query appears once per file; merge the two lines",
+    )
+    return False
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def dump_observation(observation: Observation) -> str:
+    """One observation as a compact JSON line (no line end), ``null`` fields omitted."""
+    return observation.model_dump_json(exclude_none=True)
+
+
+def write_observations(path: str | PathLike[str], observations: Iterable[Observation]) -> int:
+    """Write observations as JSONL, atomically (all or nothing); returns how many."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            for obs in observations:
+                out.write(dump_observation(obs))
+                out.write("\n")
+                count += 1
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count

@@ -1,0 +1,115 @@
+"""Decoding and line splitting shared by every line-oriented reader.
+
+Rules, the same for every format:
+
+* input is UTF-8; a leading byte-order mark is dropped;
+* line ends may be LF, CRLF or a lone CR; all become ``\\n``;
+* a line that is not valid UTF-8 is reported as an :class:`~evalcore.io.errors.InputError`
+  with its line number (and the byte column) and is blanked, so the other lines
+  are still checked and every error is reported in one pass;
+* blank (whitespace-only) lines are skipped;
+* where a format allows comments (TREC files do, JSONL does not), a line whose
+  first non-blank character is ``#`` is a comment. A ``#`` inside a field
+  (e.g. an MS MARCO v2.1 segment ID ``msmarco_v2.1_doc_00_880019750#4_1633802806``)
+  is data.
+
+Use :func:`read_source` for a path or :func:`decode_source` for bytes already in
+memory (an upload), then :func:`numbered_lines` to iterate.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+
+from evalcore.io.errors import InputError, InputErrors
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A decoded input: ``text`` has ``\\n`` line ends; ``errors`` are its decoding errors."""
+
+    name: str
+    text: str
+    errors: list[InputError] = field(default_factory=list)
+
+
+def read_source(path: str | PathLike[str]) -> SourceText:
+    """Read and decode a file (see the module rules).
+
+    Raises :class:`InputErrors` when the file cannot be read at all (missing,
+    a directory, no permission). Decoding errors do not raise: they are in
+    ``SourceText.errors`` for the reader to report with its own errors.
+    """
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputErrors(
+            [InputError(file=name, message="file not found", hint="check the path")]
+        ) from None
+    except IsADirectoryError:
+        raise InputErrors(
+            [InputError(file=name, message="is a directory, expected a file")]
+        ) from None
+    except OSError as exc:
+        raise InputErrors(
+            [InputError(file=name, message=f"cannot read file: {exc.strerror or exc}")]
+        ) from None
+    return decode_source(data, name)
+
+
+def decode_source(data: bytes, name: str) -> SourceText:
+    """Decode UTF-8 bytes named ``name`` (used in error messages)."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _decode_by_line(data, name)
+    return SourceText(name, _normalize_newlines(text))
+
+
+def _normalize_newlines(text: str) -> str:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _decode_by_line(data: bytes, name: str) -> SourceText:
+    """Slow path for a file with invalid UTF-8: decode line by line, blank the bad lines."""
+    raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    lines: list[str] = []
+    errors: list[InputError] = []
+    for number, chunk in enumerate(raw, start=1):
+        try:
+            lines.append(chunk.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            lines.append("")
+            errors.append(
+                InputError(
+                    file=name,
+                    line=number,
+                    message=(
+                        f"not valid UTF-8 (byte 0x{chunk[exc.start]:02x} at column {exc.start + 1})"
+                    ),
+                    hint="save the file as UTF-8",
+                )
+            )
+    return SourceText(name, "\n".join(lines), errors)
+
+
+def numbered_lines(text: str, *, comments: bool) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` (1-based) for every line that holds data.
+
+    Blank lines are skipped; with ``comments=True`` so are ``#`` comment lines.
+    The yielded line has no line end but is otherwise untouched.
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip()
+        if not stripped or (comments and stripped.startswith("#")):
+            continue
+        yield number, line

@@ -1,0 +1,1 @@
+"""Plain-text renderings of report models (no HTML, no markdown)."""
