@@ -195,7 +195,7 @@ def whole_process(name: str, work: Workload, repeat: int) -> None:
         qrels_path, run_path = write_trec(work, d)
         script = d / "pytrec_eval_files.py"
         script.write_text(PYTREC_SCRIPT)
-        base = [str(evalcore_cli)] if evalcore_cli else [sys.executable, "-m", "evalcore.cli"]
+        base = [str(evalcore_cli)] if evalcore_cli else [sys.executable, "-m", "evalcore"]
         common = [
             *base,
             "evaluate",

@@ -293,3 +293,9 @@ def test_empty_query_set():
 def test_report_counts_returned_duplicates_in_diagnostics():
     report = evaluate([obs(["A", "A", "A"], WORKED), obs(["B", "B"], WORKED, query_id="q2")])
     assert report.diagnostics.returned_duplicates == 3
+
+
+def test_huge_k_costs_no_memory():
+    q = run(obs(["A", "X"], WORKED, k=10**12))
+    assert q.metrics["precision"].value == pytest.approx(1 / 10**12)
+    assert q.metrics["ndcg"].value == pytest.approx(dcg([2, 0]) / dcg([3, 2, 1, 0]))

@@ -46,7 +46,8 @@ def ideal_dcg(r: RankingArrays, table: np.ndarray, disc: np.ndarray) -> np.ndarr
 
 def compute(r: RankingArrays) -> MetricArrays:
     table = gain_values(r.protocol.gain)
-    depth = int(r.k.max()) if r.n else 0
+    # Ranks never exceed the positions returned or the labels held, whatever k is.
+    depth = max(int(r.rank.max(initial=0)), int(np.diff(r.label_offsets).max(initial=0)))
     disc = discounts(depth)
     scored = r.counted & ~r.unlabeled
     g = np.where(scored, table[np.clip(r.gain, 0, MAX_GAIN)], 0.0)
