@@ -1,0 +1,241 @@
+"""BEIR dataset folders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/*.tsv``.
+
+* ``corpus.jsonl``: one object per line, ``{"_id": str, "title": str, "text": str}``
+  (``title`` optional; other keys such as ``metadata`` are ignored);
+* ``queries.jsonl``: ``{"_id": str, "text": str}`` (other keys ignored);
+* ``qrels/<split>.tsv``: a header line ``query-id<TAB>corpus-id<TAB>score``, then
+  one judgment per line, tab-separated; ``score`` is an integer, in 0..4
+  after the optional gain map.
+
+Every file is read fully and every error is collected with file, line and
+field before anything is returned. A repeated ``_id`` is an error naming both
+lines; a repeated judgment with the same score is a warning, with a different
+score an error. A judgment naming a query or document that is in neither the
+folder nor the store is checked by the importer (:mod:`evalcore.store.imports`).
+Encoding: see :mod:`evalcore.io.text_lines` (BOM, CRLF, invalid UTF-8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
+from evalcore.io.json_objects import json_objects
+from evalcore.io.label_rows import parse_gain
+from evalcore.io.text_lines import SourceText, numbered_lines, read_source
+
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+
+
+@dataclass
+class BeirJudgment:
+    line: int
+    query_id: str
+    doc_id: str
+    gain: int
+
+
+@dataclass
+class BeirFolder:
+    """A parsed BEIR folder."""
+
+    root: str
+    documents: dict[str, tuple[str, str]]  # _id -> (title, text), file order
+    queries: dict[str, str]  # _id -> text
+    qrels: dict[str, list[BeirJudgment]]  # split name -> judgments (deduplicated)
+    qrels_files: dict[str, str] = field(default_factory=dict)  # split -> file name
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_beir_folder(
+    folder: str | Path,
+    *,
+    gain_map: Mapping[int, int] | None = None,
+    splits: list[str] | None = None,
+) -> BeirFolder:
+    """Read and validate a BEIR folder; raise InputErrors with every error of every file."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputErrors(
+            [
+                InputError(
+                    file=str(root),
+                    message="not a folder",
+                    hint="give the BEIR dataset folder holding corpus.jsonl",
+                )
+            ]
+        )
+    errors: list[InputError] = []
+    warnings: list[str] = []
+    documents: dict[str, tuple[str, str]] = {}
+    queries: dict[str, str] = {}
+    qrels: dict[str, list[BeirJudgment]] = {}
+    files: dict[str, str] = {}
+
+    def collect(fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except InputErrors as exc:
+            errors.extend(exc.errors)
+            return None
+
+    corpus_path = root / "corpus.jsonl"
+    queries_path = root / "queries.jsonl"
+    got = collect(_read_objects, corpus_path, ("_id", "title", "text"), ("_id",))
+    if got is not None:
+        documents = {k: (v.get("title", ""), v.get("text", "")) for k, v in got.items()}
+    got = collect(_read_objects, queries_path, ("_id", "text"), ("_id", "text"))
+    if got is not None:
+        queries = {k: v["text"] for k, v in got.items()}
+    qrels_dir = root / "qrels"
+    tsv_files = sorted(qrels_dir.glob("*.tsv")) if qrels_dir.is_dir() else []
+    if splits is not None:
+        known = {p.stem for p in tsv_files}
+        for name in splits:
+            if name not in known:
+                errors.append(
+                    InputError(
+                        file=str(qrels_dir / f"{name}.tsv"),
+                        message="no such qrels split",
+                        hint="splits in this folder: " + (", ".join(sorted(known)) or "none"),
+                    )
+                )
+        tsv_files = [p for p in tsv_files if p.stem in splits]
+    if not tsv_files and splits is None:
+        errors.append(
+            InputError(
+                file=str(qrels_dir),
+                message="no qrels/*.tsv file",
+                hint="a BEIR folder has qrels/test.tsv (and/or train, dev)",
+            )
+        )
+    for path in tsv_files:
+        got = collect(_read_qrels_tsv, path, gain_map, warnings)
+        if got is not None:
+            qrels[path.stem] = got
+            files[path.stem] = str(path)
+    if errors:
+        raise InputErrors(errors[:200], len(errors))
+    return BeirFolder(str(root), documents, queries, qrels, files, warnings)
+
+
+def _read_objects(
+    path: Path, string_fields: tuple[str, ...], required: tuple[str, ...]
+) -> dict[str, dict[str, str]]:
+    source = read_source(path)
+    return parse_objects(source, string_fields, required)
+
+
+def parse_objects(
+    source: SourceText, string_fields: tuple[str, ...], required: tuple[str, ...]
+) -> dict[str, dict[str, str]]:
+    """``_id`` -> the object's string fields, for a BEIR corpus or queries JSONL file."""
+    log = ErrorLog(source.name)
+    log.extend(source.errors)
+    out: dict[str, dict[str, str]] = {}
+    first_line: dict[str, int] = {}
+    for number, obj in json_objects(source, log):
+        ok = True
+        for name in string_fields:
+            value = obj.get(name)
+            if value is None and name not in required:
+                continue
+            if not isinstance(value, str) or (name == "_id" and not value.strip()):
+                what = "a non-empty string" if name == "_id" else "a string"
+                if value is None:
+                    log.add(number, name, f"missing required field '{name}'")
+                else:
+                    log.add(number, name, f"must be {what}, got {show_value(value)}")
+                ok = False
+        if not ok:
+            continue
+        key = obj["_id"]
+        first = first_line.setdefault(key, number)
+        if first != number:
+            log.add(
+                number,
+                "_id",
+                f"duplicate _id {show_value(key)}, first on line {first}",
+                "each _id appears once per file",
+            )
+            continue
+        out[key] = {n: obj[n] for n in string_fields if isinstance(obj.get(n), str)}
+    if not out and not log:
+        log.add(None, None, "empty file: no object", "one JSON object per line")
+    log.raise_if_any()
+    return out
+
+
+def _read_qrels_tsv(
+    path: Path, gain_map: Mapping[int, int] | None, warnings: list[str]
+) -> list[BeirJudgment]:
+    return parse_qrels_tsv(read_source(path), gain_map, warnings)
+
+
+def parse_qrels_tsv(
+    source: SourceText, gain_map: Mapping[int, int] | None, warnings: list[str]
+) -> list[BeirJudgment]:
+    """The judgments of a BEIR qrels TSV (header required), deduplicated."""
+    log = ErrorLog(source.name)
+    log.extend(source.errors)
+    lines = numbered_lines(source.text, comments=False)
+    header = next(lines, None)
+    if header is None:
+        log.add(None, None, "empty file", "the first line must be: query-id\tcorpus-id\tscore")
+        log.raise_if_any()
+    assert header is not None
+    number, text = header
+    if tuple(c.strip().lower() for c in text.split("\t")) != QRELS_HEADER:
+        log.add(
+            number,
+            "header",
+            f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {show_value(text)}",
+            "BEIR qrels files start with that header line",
+        )
+    judgments: list[BeirJudgment] = []
+    seen: dict[tuple[str, str], BeirJudgment] = {}
+    for number, text in lines:
+        cells = [c.strip() for c in text.split("\t")]
+        if len(cells) != 3:
+            log.add(
+                number,
+                None,
+                f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(cells)}",
+            )
+            continue
+        qid, did, score = cells
+        bad = False
+        for name, value in (("query-id", qid), ("corpus-id", did)):
+            if not value:
+                log.add(number, name, "must not be empty")
+                bad = True
+        gain, problem, hint = parse_gain(score, gain_map)
+        if problem is not None:
+            log.add(number, "score", problem, hint)
+            bad = True
+        if bad or gain is None:
+            continue
+        judgment = BeirJudgment(number, qid, did, gain)
+        earlier = seen.setdefault((qid, did), judgment)
+        if earlier is judgment:
+            judgments.append(judgment)
+        elif earlier.gain == gain:
+            warnings.append(
+                f"{source.name}:{number}: query {qid} doc {did} repeats line "
+                f"{earlier.line} with the same score {gain}; recorded once"
+            )
+        else:
+            log.add(
+                number,
+                "score",
+                f"query {qid} doc {did}: score {gain} contradicts line "
+                f"{earlier.line} (score {earlier.gain})",
+                "keep one of the two lines",
+            )
+    if not judgments and not log:
+        log.add(None, None, "no judgments: the file holds only its header")
+    log.raise_if_any()
+    return judgments

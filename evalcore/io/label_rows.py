@@ -1,0 +1,209 @@
+"""Label rows: one label event as it appears in a CSV or JSONL labels file.
+
+Shared by :mod:`evalcore.io.csv_labels` and :mod:`evalcore.io.labels_jsonl`.
+A file is either a **snapshot** (no ``created_at`` column: each row says
+"annotator X gives unit U of query Q the gain G") or an **event log** (a
+``created_at`` column, as written by ``evalcore export labels``: every row is
+one event, replayed in file order).
+
+Rules, checked for every row (all errors are collected, with line and field):
+
+* ``query_id``, ``unit_id`` and ``annotator`` are non-empty strings (the
+  annotator defaults to the importer's default, e.g. ``csv:<file name>``);
+* ``kind`` is ``label`` (default), ``undo`` or ``adjudicate``;
+* ``gain`` is an integer 0..4 after the optional gain map; empty for ``undo``;
+* ``created_at`` (optional) is an ISO-8601 time, kept as given (normalised to UTC ``Z``).
+
+Duplicates in a snapshot file: the same (query, unit, annotator) twice with the
+same gain is one event and a warning naming both lines; with different gains
+it is an error naming both lines (the file contradicts itself). An event log
+may relabel freely; only byte-identical repeated events are collapsed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from evalcore.io.errors import ErrorLog, show_value
+
+KINDS = ("label", "undo", "adjudicate")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """One validated label event from a file (``line`` is 1-based)."""
+
+    line: int
+    query_id: str
+    unit_id: str
+    gain: int | None
+    annotator: str
+    kind: str = "label"
+    created_at: str | None = None
+    note: str = ""
+    source: str | None = None
+
+
+@dataclass
+class LabelRows:
+    """The rows of one labels file, and what was noticed while reading it."""
+
+    name: str
+    rows: list[LabelRow]
+    warnings: list[str] = field(default_factory=list)
+    is_log: bool = False
+
+
+def parse_gain(
+    value: object, gain_map: Mapping[int, int] | None, *, text: bool = True
+) -> tuple[int | None, str | None, str | None]:
+    """(gain, error message, hint) for a gain given as CSV text or (``text=False``) a JSON int."""
+    raw: int | None = None
+    if isinstance(value, bool):
+        raw = None
+    elif isinstance(value, int):
+        raw = value
+    elif text and isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        raw = int(value.strip())
+    if raw is None:
+        return None, f"must be an integer 0..4, got {show_value(value)}", "gains are integers 0..4"
+    gain = (gain_map or {}).get(raw, raw)
+    if 0 <= gain <= 4:
+        return gain, None, None
+    if gain_map and raw in gain_map:
+        return None, f"gain {raw} is mapped to {gain}, outside 0..4", None
+    return None, f"gain {raw} is outside 0..4", f"map it with --gain-map '{raw}:N' (N in 0..4)"
+
+
+def normalise_time(value: str) -> str | None:
+    """An ISO-8601 time as the store writes it (UTC, ``Z``), or None when unreadable."""
+    from evalcore.store.clock import to_iso
+
+    try:
+        return to_iso(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+    except ValueError:
+        return None
+
+
+def build_row(
+    record: Mapping[str, object],
+    *,
+    line: int,
+    log: ErrorLog,
+    default_annotator: str,
+    gain_map: Mapping[int, int] | None,
+    text: bool = True,
+) -> LabelRow | None:
+    """Validate one record (CSV cells, ``text=True``, or a JSON object); log errors, return None."""
+    ok = True
+    values: dict[str, str] = {}
+    for name in ("query_id", "unit_id"):
+        value = record.get(name)
+        if not isinstance(value, str) or not value.strip():
+            log.add(line, name, f"must be a non-empty string, got {show_value(value)}")
+            ok = False
+        else:
+            values[name] = value.strip()
+    annotator = record.get("annotator")
+    if annotator is None or annotator == "":
+        annotator = default_annotator
+    if not isinstance(annotator, str) or not annotator.strip():
+        log.add(line, "annotator", f"must be a non-empty string, got {show_value(annotator)}")
+        ok = False
+    kind = record.get("kind") or "label"
+    if kind not in KINDS:
+        log.add(line, "kind", f"must be one of {', '.join(KINDS)}, got {show_value(kind)}")
+        ok = False
+    gain_value = record.get("gain")
+    gain: int | None = None
+    if kind == "undo":
+        if gain_value not in (None, ""):
+            log.add(line, "gain", "must be empty for an undo event", "an undo cancels a label")
+            ok = False
+    else:
+        gain, problem, hint = parse_gain(gain_value, gain_map, text=text)
+        if problem is not None:
+            log.add(line, "gain", problem, hint)
+            ok = False
+    created_at: str | None = None
+    raw_time = record.get("created_at")
+    if raw_time not in (None, ""):
+        created_at = normalise_time(raw_time) if isinstance(raw_time, str) else None
+        if created_at is None:
+            log.add(
+                line,
+                "created_at",
+                f"must be an ISO-8601 time such as 2026-06-30T12:00:00Z, got {show_value(raw_time)}",
+            )
+            ok = False
+    note = record.get("note") or ""
+    source = record.get("source") or None
+    for name, value in (("note", note), ("source", source)):
+        if value is not None and not isinstance(value, str):
+            log.add(line, name, f"must be a string, got {show_value(value)}")
+            ok = False
+    if not ok:
+        return None
+    return LabelRow(
+        line=line,
+        query_id=values["query_id"],
+        unit_id=values["unit_id"],
+        gain=gain,
+        annotator=str(annotator).strip(),
+        kind=str(kind),
+        created_at=created_at,
+        note=str(note),
+        source=source,  # type: ignore[arg-type]
+    )
+
+
+def deduplicate(
+    rows: list[LabelRow], *, is_log: bool, log: ErrorLog, warnings: list[str]
+) -> list[LabelRow]:
+    """Apply the duplicate rules of the module docstring; return the rows to record."""
+    kept: list[LabelRow] = []
+    if is_log:
+        seen: dict[tuple, int] = {}
+        for row in rows:
+            key = (
+                row.query_id,
+                row.unit_id,
+                row.gain,
+                row.annotator,
+                row.kind,
+                row.created_at,
+                row.note,
+                row.source,
+            )
+            first = seen.setdefault(key, row.line)
+            if first != row.line:
+                warnings.append(
+                    f"{log.file}:{row.line}: repeats the event on line {first}; recorded once"
+                )
+                continue
+            kept.append(row)
+        return kept
+    first_row: dict[tuple[str, str, str, str], LabelRow] = {}
+    for row in rows:
+        key = (row.query_id, row.unit_id, row.annotator, row.kind)
+        earlier = first_row.setdefault(key, row)
+        if earlier is row:
+            kept.append(row)
+        elif earlier.gain == row.gain:
+            warnings.append(
+                f"{log.file}:{row.line}: query {row.query_id} unit {row.unit_id} repeats line "
+                f"{earlier.line} with the same gain {row.gain} ({row.annotator}); recorded once"
+            )
+        else:
+            log.add(
+                row.line,
+                "gain",
+                f"query {row.query_id} unit {row.unit_id}: gain {row.gain} by {row.annotator} "
+                f"contradicts line {earlier.line} (gain {earlier.gain})",
+                "keep one of the two lines, or give them different annotators",
+            )
+    return kept

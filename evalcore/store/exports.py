@@ -1,0 +1,207 @@
+"""Exports from the evidence store, each readable back by the matching import.
+
+* :func:`export_qrels`: a reference (a frozen version, or the working reference)
+  as TREC qrels ``query_id 0 unit_id gain``, sorted by query id then unit id
+  (code-point order), units in conflict left out. Importing it into an empty
+  study and freezing gives the same labels and the same content hash when
+  completeness is carried too (``evalcore import qrels --complete`` for the
+  complete queries).
+* :func:`export_labels`: every label event, in event order, as CSV or JSONL with
+  ``query_id, unit_id, gain, annotator, kind, created_at, note, source``
+  (JSONL adds ``event_id``). Importing it replays the same events (same kinds,
+  annotators, times and notes), hence the same working reference.
+* :func:`export_run`: a stored run as a TREC run file ``query_id Q0 unit_id rank
+  score tag``, queries sorted, ranks as stored. TREC tools re-order by score
+  descending, ties by doc id descending, so the stored order survives only if it
+  is that order. ``scores="auto"`` (default) writes the stored scores when the
+  order survives for every query and otherwise writes rank-derived scores
+  (``n - rank + 1``, strictly decreasing) with a warning; ``"original"``
+  refuses to write an order that would not survive; ``"rank"`` always writes
+  rank-derived scores. Scores are written with ``repr`` so they read back
+  exactly.
+
+Files are written atomically (a temporary file renamed into place).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal, TextIO
+
+import sqlite_utils
+from pydantic import BaseModel, Field
+
+from evalcore.store.references import reference_labels
+from evalcore.store.resolution import resolved_gains
+from evalcore.store.runs import get_run
+from evalcore.store.studies import get_study
+
+LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")
+ScoreMode = Literal["auto", "original", "rank"]
+
+
+class ExportSummary(BaseModel):
+    kind: str
+    rows: int
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ExportRefusedError(ValueError):
+    """The export would not read back as stored (e.g. a run order TREC tools would change)."""
+
+
+def _write(out: str | Path | TextIO, produce: Callable[[TextIO], int]) -> int:
+    """Run ``produce`` on a stream: ``out`` itself, or a temp file renamed to the path."""
+    if not isinstance(out, str | Path):
+        return produce(out)
+    target = Path(out)
+    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
+            count = produce(stream)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def _check_token(kind: str, value: str) -> None:
+    if not value or re.search(r"\s", value):
+        raise ExportRefusedError(
+            f"{kind} {value!r} contains whitespace, which TREC files cannot hold; "
+            "export labels as CSV or JSONL instead"
+        )
+
+
+def export_qrels(
+    db: sqlite_utils.Database,
+    study_id: str,
+    out: str | Path | TextIO,
+    reference: str | None = None,
+) -> ExportSummary:
+    """Write the reference as TREC qrels (see the module docstring)."""
+    get_study(db, study_id)
+    labels = (
+        resolved_gains(db, study_id) if reference is None
+        else reference_labels(db, study_id, reference)
+    )
+    rows = sorted((q, u, g) for q, units in labels.items() for u, g in units.items())
+    for q, u, _ in rows:
+        _check_token("query id", q)
+        _check_token("unit id", u)
+
+    def produce(stream: TextIO) -> int:
+        stream.writelines(f"{q} 0 {u} {g}\n" for q, u, g in rows)
+        return len(rows)
+
+    return ExportSummary(kind="qrels", rows=_write(out, produce))
+
+
+def export_labels(
+    db: sqlite_utils.Database,
+    study_id: str,
+    out: str | Path | TextIO,
+    format: Literal["csv", "jsonl"] = "csv",
+) -> ExportSummary:
+    """Write every label event of the study as CSV or JSONL (see the module docstring)."""
+    get_study(db, study_id)
+    rows = db.execute(
+        "SELECT event_id, query_id, unit_id, gain, annotator, kind, created_at, note, source "
+        "FROM label_events WHERE study_id = ? ORDER BY event_id",
+        [study_id],
+    ).fetchall()
+
+    def produce_csv(stream: TextIO) -> int:
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(LABEL_COLUMNS)
+        for r in rows:
+            writer.writerow(["" if v is None else v for v in r[1:]])
+        return len(rows)
+
+    def produce_jsonl(stream: TextIO) -> int:
+        for r in rows:
+            record = dict(zip(("event_id", *LABEL_COLUMNS), r, strict=True))
+            stream.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
+        return len(rows)
+
+    if format not in ("csv", "jsonl"):
+        raise ValueError(f"format must be 'csv' or 'jsonl', got {format!r}")
+    count = _write(out, produce_csv if format == "csv" else produce_jsonl)
+    return ExportSummary(kind=f"labels-{format}", rows=count)
+
+
+def _survives(units: list[str], scores: list[float | None]) -> bool:
+    """Whether TREC tools (score descending, then doc id descending) keep this order."""
+    if any(s is None for s in scores):
+        return False
+    for i in range(len(units) - 1):
+        higher, lower = scores[i], scores[i + 1]
+        if higher < lower or (higher == lower and units[i] < units[i + 1]):  # type: ignore[operator]
+            return False
+    return True
+
+
+def export_run(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    out: str | Path | TextIO,
+    scores: ScoreMode = "auto",
+    tag: str | None = None,
+) -> ExportSummary:
+    """Write a stored run as a TREC run file (see the module docstring)."""
+    run = get_run(db, study_id, run_name)
+    tag = tag or re.sub(r"\s+", "_", run_name)
+    ranking: dict[str, tuple[list[str], list[float | None]]] = {}
+    for q, u, s in db.execute(
+        "SELECT query_id, unit_id, score FROM results WHERE run_id = ? ORDER BY query_id, rank",
+        [run.run_id],
+    ):
+        entry = ranking.setdefault(q, ([], []))
+        entry[0].append(u)
+        entry[1].append(s)
+    for q, (units, _) in ranking.items():
+        _check_token("query id", q)
+        for u in units:
+            _check_token("unit id", u)
+    broken = [q for q, (units, sc) in ranking.items() if not _survives(units, sc)]
+    warnings: list[str] = []
+    use_rank = scores == "rank"
+    if broken and scores == "original":
+        raise ExportRefusedError(
+            f"the stored order of {len(broken)} query(ies) (e.g. {broken[0]}) would change on "
+            "re-import (TREC tools order by score, ties by doc id descending); "
+            "export with --scores rank to keep the order"
+        )
+    if broken and scores == "auto":
+        use_rank = True
+        warnings.append(
+            f"{len(broken)} query(ies) (e.g. {broken[0]}) have ties or missing scores that TREC "
+            "tools would re-order; wrote rank-derived scores (n - rank + 1) for the whole run"
+        )
+
+    def produce(stream: TextIO) -> int:
+        count = 0
+        buffer = io.StringIO()
+        for q in sorted(ranking):
+            units, sc = ranking[q]
+            n = len(units)
+            for i, u in enumerate(units):
+                value = float(n - i) if use_rank else sc[i]
+                buffer.write(f"{q} Q0 {u} {i + 1} {value!r} {tag}\n")
+            count += n
+            if buffer.tell() > 1 << 20:
+                stream.write(buffer.getvalue())
+                buffer = io.StringIO()
+        stream.write(buffer.getvalue())
+        return count
+
+    return ExportSummary(kind="run", rows=_write(out, produce), warnings=warnings)

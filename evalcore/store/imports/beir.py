@@ -1,0 +1,135 @@
+"""Import a BEIR folder: documents, queries (with their text) and qrels judgments.
+
+Parsing: :mod:`evalcore.io.beir`. Documents go into the study's corpus
+(``created_at`` = import time; an existing document with other content is
+updated, which changes its content hash: a warning counts them). Queries are
+added to the study with their text. Each ``qrels/<split>.tsv`` becomes label
+events by the annotator ``beir:<split>`` (source ``import``). A judgment
+naming a query or a document that is neither in the folder nor in the store is
+an error, unless ``allow_unknown_ids``. ``complete=True`` declares every judged
+query complete. All or nothing, in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import sqlite_utils
+
+from evalcore.io.beir import read_beir_folder
+from evalcore.io.errors import InputError, InputErrors
+from evalcore.store.audit import record_audit
+from evalcore.store.clock import utc_now_iso
+from evalcore.store.connection import write_transaction
+from evalcore.store.hashing import content_hash
+from evalcore.store.imports.common import (
+    SHOWN_UNKNOWN,
+    ImportSummary,
+    NewEvent,
+    check_known_ids,
+    mark_queries_complete,
+    write_label_events,
+)
+from evalcore.store.studies import get_study
+
+
+def import_beir(
+    db: sqlite_utils.Database,
+    folder: str | Path,
+    *,
+    study_id: str,
+    splits: list[str] | None = None,
+    gain_map: Mapping[int, int] | None = None,
+    allow_unknown_ids: bool = False,
+    complete: bool = False,
+    actor: str = "import",
+) -> ImportSummary:
+    """Import a BEIR folder into the study (all or nothing); see the module docstring."""
+    study = get_study(db, study_id)
+    beir = read_beir_folder(folder, gain_map=gain_map, splits=splits)
+    events = [
+        NewEvent(j.query_id, j.doc_id, "label", j.gain, f"beir:{split}")
+        for split, judgments in beir.qrels.items()
+        for j in judgments
+    ]
+    summary = ImportSummary(kind="beir", study_id=study_id, source=str(folder),
+                            rows=len(events), warnings=list(beir.warnings))
+    with write_transaction(db):
+        if not allow_unknown_ids:
+            _check_queries(db, study_id, beir.queries, beir.qrels, beir.qrels_files)
+        check_known_ids(db, study.corpus_id, (e.unit_id for e in events),
+                        file=str(Path(folder) / "qrels"), what="corpus-id",
+                        allow_unknown=allow_unknown_ids, also_known=set(beir.documents))
+        summary.documents, changed = _write_documents(db, study.corpus_id, beir.documents)
+        if changed:
+            summary.warnings.append(
+                f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
+                "and were updated (their content hash changed)"
+            )
+        db.conn.executemany(
+            "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
+            "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text",
+            ((study_id, q, t) for q, t in beir.queries.items()),
+        )
+        summary.queries = len(beir.queries)
+        n, reopened = write_label_events(
+            db, study_id=study_id, threshold=study.relevance_threshold, events=events,
+            origin=f"import of {folder}",
+        )
+        summary.label_events, summary.reopened = n, reopened
+        if complete:
+            summary.completeness_events = mark_queries_complete(
+                db, study_id=study_id, query_ids=(e.query_id for e in events), actor=actor,
+                reason=f"declared complete by import of {folder}",
+            )
+        record_audit(db, actor=actor, action="import.beir", study_id=study_id,
+                     detail=summary.model_dump(exclude={"warnings"}))
+    return summary
+
+
+def _check_queries(
+    db: sqlite_utils.Database,
+    study_id: str,
+    queries: dict[str, str],
+    qrels: dict,
+    files: dict[str, str],
+) -> None:
+    stored = {r[0] for r in db.execute("SELECT query_id FROM queries WHERE study_id = ?",
+                                       [study_id])}
+    errors: list[InputError] = []
+    for split, judgments in qrels.items():
+        unknown = list(dict.fromkeys(
+            j.query_id for j in judgments if j.query_id not in queries and j.query_id not in stored
+        ))
+        if unknown:
+            shown = ", ".join(unknown[:SHOWN_UNKNOWN])
+            more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
+            errors.append(InputError(
+                file=files[split], field="query-id",
+                message=f"{len(unknown)} query id(s) not in queries.jsonl: {shown}{more}",
+                hint="add the queries, or pass --allow-unknown-ids"))
+    if errors:
+        raise InputErrors(errors)
+
+
+def _write_documents(
+    db: sqlite_utils.Database, corpus_id: str, documents: dict[str, tuple[str, str]]
+) -> tuple[int, int]:
+    """Upsert the documents; return (written, existing ones whose content changed)."""
+    now = utc_now_iso()
+    rows = [(corpus_id, d, t, x, now, content_hash(t, x)) for d, (t, x) in documents.items()]
+    existing = dict(db.execute(
+        "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ?", [corpus_id]
+    ).fetchall()) if rows else {}
+    changed = sum(1 for r in rows if r[1] in existing and existing[r[1]] != r[5])
+    unchanged = {r[1] for r in rows if existing.get(r[1]) == r[5]}
+    db.conn.executemany(
+        "INSERT INTO documents (corpus_id, doc_id, title, text, owner_org, created_at, "
+        "content_hash) VALUES (?, ?, ?, ?, NULL, ?, ?) "
+        "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
+        "text = excluded.text, created_at = excluded.created_at, "
+        "content_hash = excluded.content_hash",
+        (r for r in rows if r[1] not in unchanged),
+    )
+    return len(rows) - len(unchanged), changed

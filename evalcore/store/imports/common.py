@@ -1,0 +1,214 @@
+"""What every import shares: the summary, the unknown-id check, and writing label events.
+
+Every importer parses and validates its whole input first (collecting every
+error with file, line and field), then writes inside ONE ``write_transaction``:
+an error at any point rolls everything back, so a failed import leaves the store
+exactly as it was. Each successful import appends one audit entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+
+import sqlite_utils
+from pydantic import BaseModel, Field
+
+from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.text_lines import SourceText, read_source
+from evalcore.store.clock import utc_now_iso
+from evalcore.store.completeness import append_completeness_event
+
+#: How many unknown ids an error message lists.
+SHOWN_UNKNOWN = 10
+
+Source = str | PathLike[str] | SourceText
+
+
+class ImportSummary(BaseModel):
+    """What an import wrote (and what it noticed)."""
+
+    kind: str
+    study_id: str
+    source: str
+    rows: int = 0
+    queries: int = 0
+    documents: int = 0
+    label_events: int = 0
+    completeness_events: int = 0
+    reopened: list[str] = Field(default_factory=list)
+    run: str | None = None
+    results: int = 0
+    warnings: list[str] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """A human summary, one fact per line."""
+        out = [f"imported {self.kind} from {self.source} into study {self.study_id}"]
+        for name in ("rows", "queries", "documents", "label_events", "completeness_events",
+                     "results"):
+            value = getattr(self, name)
+            if value:
+                out.append(f"  {name.replace('_', ' ')}: {value}")
+        if self.run:
+            out.append(f"  run: {self.run}")
+        if self.reopened:
+            out.append(f"  reopened (new relevant labels): {', '.join(self.reopened)}")
+        out.extend(f"  warning: {w}" for w in self.warnings)
+        return out
+
+
+def load_source(source: Source) -> SourceText:
+    """A path is read; decoded text (e.g. an upload) is used as is."""
+    return source if isinstance(source, SourceText) else read_source(source)
+
+
+def source_stem(name: str) -> str:
+    return Path(name).name.rsplit(".", 1)[0] or Path(name).name
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """A label event about to be written (times default to the import time)."""
+
+    query_id: str
+    unit_id: str
+    kind: str
+    gain: int | None
+    annotator: str
+    created_at: str | None = None
+    note: str = ""
+    source: str = "import"
+
+
+def check_known_ids(
+    db: sqlite_utils.Database,
+    corpus_id: str,
+    ids: Iterable[str],
+    *,
+    file: str,
+    what: str = "unit",
+    allow_unknown: bool,
+    also_known: set[str] | None = None,
+) -> None:
+    """Raise InputErrors listing the first unknown ids, when the corpus has documents.
+
+    An empty corpus (no document stored and none in ``also_known``) accepts any
+    external id. ``allow_unknown`` turns the check off.
+    """
+    if allow_unknown:
+        return
+    known_extra = also_known or set()
+    has_docs = bool(known_extra) or db.execute(
+        "SELECT 1 FROM documents WHERE corpus_id = ? LIMIT 1", [corpus_id]
+    ).fetchone() is not None
+    if not has_docs:
+        return
+    wanted = [i for i in dict.fromkeys(ids) if i not in known_extra]
+    unknown: list[str] = []
+    for start in range(0, len(wanted), 900):
+        chunk = wanted[start : start + 900]
+        marks = ", ".join("?" * len(chunk))
+        found = {
+            r[0]
+            for r in db.execute(
+                f"SELECT doc_id FROM documents WHERE corpus_id = ? AND doc_id IN ({marks})",
+                [corpus_id, *chunk],
+            )
+        }
+        unknown.extend(i for i in chunk if i not in found)
+    if unknown:
+        shown = ", ".join(unknown[:SHOWN_UNKNOWN])
+        more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
+        raise InputErrors([
+            InputError(
+                file=file,
+                message=f"{len(unknown)} {what} id(s) not in corpus {corpus_id!r}: {shown}{more}",
+                hint="import the documents first, fix the ids, or pass --allow-unknown-ids",
+            )
+        ])
+
+
+def register_queries(
+    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str]
+) -> int:
+    """Add queries the study does not have yet (empty text); return how many were new."""
+    before = db.execute("SELECT count(*) FROM queries WHERE study_id = ?", [study_id]).fetchone()[0]
+    db.conn.executemany(
+        "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
+        ((study_id, q) for q in dict.fromkeys(query_ids)),
+    )
+    after = db.execute("SELECT count(*) FROM queries WHERE study_id = ?", [study_id]).fetchone()[0]
+    return int(after - before)
+
+
+def write_label_events(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    threshold: int,
+    events: Sequence[NewEvent],
+    origin: str,
+) -> tuple[int, list[str]]:
+    """Append the events (call inside the import's transaction); apply auto-reopen.
+
+    A relevant label or adjudication on a unit that is not relevant in the
+    working reference, on a query currently marked complete, reopens that query
+    (one ``reopened`` event per query, naming the first such label). Returns
+    (events written, reopened query ids).
+    """
+    from evalcore.store.completeness import completeness_states
+    from evalcore.store.resolution import resolved_gains
+
+    relevant: dict[str, list[NewEvent]] = {}
+    for e in events:
+        if e.kind != "undo" and e.gain is not None and e.gain >= threshold:
+            relevant.setdefault(e.query_id, []).append(e)
+    complete_now = [q for q, c in completeness_states(db, study_id).items() if c and q in relevant]
+    before = resolved_gains(db, study_id, complete_now) if complete_now else {}
+    reopen: list[tuple[str, NewEvent]] = []
+    for q in complete_now:
+        gains = before.get(q, {})
+        for e in relevant[q]:
+            if gains.get(e.unit_id, -1) < threshold:
+                reopen.append((q, e))
+                break
+    now = utc_now_iso()
+    register_queries(db, study_id, (e.query_id for e in events))
+    db.conn.executemany(
+        "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
+        "created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (study_id, e.query_id, e.unit_id, e.kind, e.gain, e.annotator,
+             e.created_at or now, e.note, e.source)
+            for e in events
+        ),
+    )
+    for q, e in reopen:
+        what = "label" if e.kind == "label" else "adjudication"
+        append_completeness_event(
+            db,
+            study_id=study_id,
+            query_id=q,
+            state="reopened",
+            actor=e.annotator,
+            reason=f"new relevant {what} on {e.unit_id} by {e.annotator} ({origin})",
+        )
+    return len(events), [q for q, _ in reopen]
+
+
+def mark_queries_complete(
+    db: sqlite_utils.Database, *, study_id: str, query_ids: Iterable[str], actor: str, reason: str
+) -> int:
+    """Append a ``complete`` event for each query not already complete; return how many."""
+    from evalcore.store.completeness import completeness_states
+
+    states = completeness_states(db, study_id)
+    written = 0
+    for q in dict.fromkeys(query_ids):
+        if not states.get(q, False):
+            append_completeness_event(db, study_id=study_id, query_id=q, state="complete",
+                                      actor=actor, reason=reason)
+            written += 1
+    return written

@@ -1,0 +1,103 @@
+"""Import TREC qrels (``query_id iteration doc_id gain``) as label events.
+
+Parsing is :func:`evalcore.io.trec.parse_qrels` (comments, blank lines, BOM,
+CRLF, field counts, integer gains, ``gain_map``, empty file). On top of it the
+store import:
+
+* records one ``label`` event per (query, doc) by the annotator
+  ``qrels:<file name>`` (or the one given), source ``import``;
+* collapses an identical repeated row into one event, with a warning;
+* refuses a row that repeats a (query, doc) with a **different** gain (the file
+  contradicts itself): an error naming both lines;
+* refuses doc ids unknown to the study's corpus (when it has documents),
+  unless ``allow_unknown_ids``;
+* with ``complete=True`` declares every qrels query's population complete;
+* applies the auto-reopen rule to queries already complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import sqlite_utils
+
+from evalcore.io.errors import ErrorLog
+from evalcore.io.text_lines import SourceText, numbered_lines
+from evalcore.io.trec import parse_qrels
+from evalcore.store.audit import record_audit
+from evalcore.store.connection import write_transaction
+from evalcore.store.imports.common import (
+    ImportSummary,
+    NewEvent,
+    Source,
+    check_known_ids,
+    load_source,
+    mark_queries_complete,
+    write_label_events,
+)
+from evalcore.store.studies import get_study
+
+
+def _conflict_errors(source: SourceText) -> None:
+    """Raise InputErrors naming both lines of every contradictory repeated judgment."""
+    log = ErrorLog(source.name)
+    first: dict[tuple[str, str], tuple[int, str]] = {}
+    for number, line in numbered_lines(source.text, comments=True):
+        fields = line.split()
+        if len(fields) != 4:
+            continue
+        q, _, d, g = fields
+        earlier = first.setdefault((q, d), (number, g))
+        if earlier[0] != number and int(earlier[1]) != int(g):
+            log.add(
+                number,
+                "gain",
+                f"query {q} doc {d}: gain {g} contradicts line {earlier[0]} (gain {earlier[1]})",
+                "keep one of the two lines, or import them as different annotators",
+            )
+    log.raise_if_any()
+
+
+def import_qrels(
+    db: sqlite_utils.Database,
+    source: Source,
+    *,
+    study_id: str,
+    annotator: str | None = None,
+    complete: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    allow_unknown_ids: bool = False,
+    actor: str = "import",
+) -> ImportSummary:
+    """Import a qrels file into the study (all or nothing); see the module docstring."""
+    study = get_study(db, study_id)
+    text = load_source(source)
+    qrels = parse_qrels(text, gain_map)
+    if qrels.conflicting_duplicates:
+        _conflict_errors(text)
+    who = annotator or f"qrels:{Path(text.name).name}"
+    events = [
+        NewEvent(q, d, "label", g, who)
+        for q in qrels.doc_ids
+        for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)
+    ]
+    summary = ImportSummary(kind="qrels", study_id=study_id, source=text.name, rows=qrels.n_rows,
+                            warnings=list(qrels.notes))
+    with write_transaction(db):
+        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
+                        what="document", allow_unknown=allow_unknown_ids)
+        n, reopened = write_label_events(
+            db, study_id=study_id, threshold=study.relevance_threshold, events=events,
+            origin=f"import of {text.name}",
+        )
+        summary.label_events, summary.reopened = n, reopened
+        summary.queries = len(qrels.doc_ids)
+        if complete:
+            summary.completeness_events = mark_queries_complete(
+                db, study_id=study_id, query_ids=qrels.doc_ids, actor=actor,
+                reason=f"declared complete by import of {text.name}",
+            )
+        record_audit(db, actor=actor, action="import.qrels", study_id=study_id,
+                     detail=summary.model_dump(exclude={"warnings"}))
+    return summary

@@ -1,0 +1,84 @@
+"""Import a TREC run file (``query_id Q0 doc_id rank score tag``) as a stored run.
+
+Parsing is :func:`evalcore.io.trec.parse_run`: items are ordered as trec_eval
+orders them (score descending, ties by doc id descending) and stored with
+ranks 1..n in that order, with their scores, so that the stored ranking is the
+one any TREC tool would evaluate. The run is stored with source ``imported``
+and the given ``k``. Its name defaults to the run's tag when the file has one
+tag, else to the file name without extension; a name already used in the study
+is refused. Doc ids unknown to a non-empty corpus are refused unless
+``allow_unknown_ids``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import sqlite_utils
+
+from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.trec import TrecRun, parse_run
+from evalcore.store.audit import record_audit
+from evalcore.store.connection import write_transaction
+from evalcore.store.imports.common import (
+    ImportSummary,
+    Source,
+    check_known_ids,
+    load_source,
+    source_stem,
+)
+from evalcore.store.runs import add_run
+from evalcore.store.studies import get_study
+
+
+def _rows(run: TrecRun) -> Iterator[tuple[str, int, str, float]]:
+    for q, docs in run.doc_ids.items():
+        scores = run.scores_for(q)
+        for rank, (d, s) in enumerate(zip(docs, scores, strict=True), start=1):
+            yield q, rank, d, float(s)
+
+
+def import_run(
+    db: sqlite_utils.Database,
+    source: Source,
+    *,
+    study_id: str,
+    k: int,
+    name: str | None = None,
+    allow_unknown_ids: bool = False,
+    corpus_fingerprint: str | None = None,
+    scan_complete: bool = True,
+    actor: str = "import",
+) -> ImportSummary:
+    """Import a run file into the study (all or nothing); see the module docstring."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    study = get_study(db, study_id)
+    text = load_source(source)
+    run = parse_run(text)
+    run_name = name or (run.tags[0] if len(run.tags) == 1 else source_stem(Path(text.name).name))
+    summary = ImportSummary(kind="run", study_id=study_id, source=text.name, rows=run.n_rows,
+                            run=run_name, warnings=list(run.notes))
+    if run.tied_score_pairs:
+        summary.warnings.append(
+            f"{run.tied_score_pairs} tied score pair(s): ordered by doc id descending, as "
+            "trec_eval does"
+        )
+    with write_transaction(db):
+        if db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
+                      [study_id, run_name]).fetchone():
+            raise InputErrors([InputError(
+                file=text.name, message=f"run {run_name!r} already exists in study {study_id!r}",
+                hint="choose another name with --name")])
+        check_known_ids(db, study.corpus_id,
+                        (d for docs in run.doc_ids.values() for d in docs),
+                        file=text.name, what="document", allow_unknown=allow_unknown_ids)
+        add_run(db, study_id=study_id, name=run_name, source="imported", k=k, results=_rows(run),
+                protocol={"imported_from": Path(text.name).name},
+                corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)
+        summary.results = run.n_rows
+        summary.queries = len(run.doc_ids)
+        record_audit(db, actor=actor, action="import.run", study_id=study_id,
+                     detail=summary.model_dump(exclude={"warnings"}))
+    return summary

@@ -1,0 +1,148 @@
+"""Exports read back exactly by the matching import (examples and hypothesis properties)."""
+
+import io
+import string
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from store_fixtures import new_store
+
+from evalcore.io.text_lines import decode_source
+from evalcore.store.completeness import mark_complete
+from evalcore.store.connection import open_store
+from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
+from evalcore.store.imports import import_labels, import_qrels, import_run
+from evalcore.store.labels import adjudicate, record_label, undo_last_label
+from evalcore.store.references import freeze_reference
+from evalcore.store.resolution import resolve_study
+from evalcore.store.runs import add_run, get_run, run_results
+from evalcore.store.studies import StudyIn, create_study
+
+
+def text_of(fn, *args, **kwargs) -> str:
+    stream = io.StringIO()
+    fn(*args, stream, **kwargs)
+    return stream.getvalue()
+
+
+def fresh(tmp_path, name):
+    db = open_store(tmp_path / f"{name}.db")
+    create_study(db, StudyIn(study_id="s", corpus_id="c"))
+    return db
+
+
+def event_rows(db):
+    return db.execute(
+        "SELECT query_id, unit_id, kind, gain, annotator, created_at, note, source "
+        "FROM label_events ORDER BY event_id"
+    ).fetchall()
+
+
+@pytest.fixture
+def db(tmp_path):
+    db = new_store(tmp_path)
+    record_label(db, study_id="s", query_id="q2", unit_id="B", gain=1, annotator="ann",
+                 note='said "maybe", twice')
+    record_label(db, study_id="s", query_id="q1", unit_id="A", gain=2, annotator="ann")
+    record_label(db, study_id="s", query_id="q1", unit_id="A", gain=0, annotator="bob")
+    adjudicate(db, study_id="s", query_id="q1", unit_id="A", gain=1, reviewer="rev")
+    record_label(db, study_id="s", query_id="q1", unit_id="C", gain=3, annotator="bob")
+    undo_last_label(db, study_id="s", query_id="q1", annotator="bob")
+    record_label(db, study_id="s", query_id="q1", unit_id="D", gain=0, annotator="bob")
+    return db
+
+
+def test_qrels_export_sorted_and_round_trips_a_frozen_version(db, tmp_path):
+    mark_complete(db, study_id="s", query_id="q1", actor="lead")
+    mark_complete(db, study_id="s", query_id="q2", actor="lead")
+    v1 = freeze_reference(db, study_id="s", name="v1", actor="lead")
+    out = tmp_path / "v1.qrels"
+    assert export_qrels(db, "s", out, reference="v1").rows == 3
+    assert out.read_text() == "q1 0 A 1\nq1 0 D 0\nq2 0 B 1\n"
+    other = fresh(tmp_path, "other")
+    import_qrels(other, out, study_id="s", complete=True)
+    again = freeze_reference(other, study_id="s", name="v1", actor="lead")
+    assert again.content_hash == v1.content_hash
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_label_events_round_trip(db, tmp_path, fmt):
+    out = tmp_path / f"labels.{fmt}"
+    assert export_labels(db, "s", out, format=fmt).rows == 7
+    other = fresh(tmp_path, "other")
+    import_labels(other, out, study_id="s", format=fmt)
+    assert event_rows(other) == event_rows(db)
+    assert resolve_study(other, "s") == resolve_study(db, "s")
+    assert text_of(export_labels, other, "s", format=fmt) == out.read_text()
+
+
+def test_run_export_keeps_scores_when_order_survives(tmp_path):
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="bm25", source="imported", k=10,
+            results=[("q1", 1, "B", 2.5), ("q1", 2, "C", 1.0), ("q1", 3, "A", 1.0),
+                     ("q10", 1, "Z", 0.1 + 0.2)])
+    text = text_of(export_run, db, "s", "bm25")
+    assert text == ("q1 Q0 B 1 2.5 bm25\nq1 Q0 C 2 1.0 bm25\nq1 Q0 A 3 1.0 bm25\n"
+                    "q10 Q0 Z 1 0.30000000000000004 bm25\n")
+
+
+def test_run_export_with_order_trec_would_change(tmp_path):
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="lex", source="lexical", k=10,
+            results=[("q1", 1, "A", 1.0), ("q1", 2, "B", 1.0), ("q2", 1, "C", None)])
+    with pytest.raises(ExportRefusedError, match="--scores rank"):
+        text_of(export_run, db, "s", "lex", scores="original")
+    out = tmp_path / "lex.run"
+    summary = export_run(db, "s", "lex", out)
+    assert summary.warnings and "rank-derived" in summary.warnings[0]
+    assert out.read_text() == "q1 Q0 A 1 2.0 lex\nq1 Q0 B 2 1.0 lex\nq2 Q0 C 1 1.0 lex\n"
+    other = fresh(tmp_path, "other")
+    import_run(other, out, study_id="s", k=10)
+    units = {q: [u for u, _ in r] for q, r in run_results(other, get_run(other, "s", "lex").run_id).items()}
+    assert units == {"q1": ["A", "B"], "q2": ["C"]}
+
+
+# --- properties -----------------------------------------------------------------------------
+
+ids = st.text(alphabet=string.ascii_letters + string.digits + "_-.#", min_size=1, max_size=6)
+label_events = st.lists(
+    st.tuples(ids, ids, st.integers(0, 4), st.sampled_from(["a", "b", "c,d", 'e"f'])),
+    min_size=1, max_size=30,
+)
+scores = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=label_events, fmt=st.sampled_from(["csv", "jsonl"]))
+def test_property_label_export_import_export_is_identity(tmp_path_factory, events, fmt):
+    tmp = tmp_path_factory.mktemp("p")
+    db = fresh(tmp, "a")
+    for q, u, g, who in events:
+        record_label(db, study_id="s", query_id=q, unit_id=u, gain=g, annotator=who)
+    first = text_of(export_labels, db, "s", format=fmt)
+    other = fresh(tmp, "b")
+    import_labels(other, decode_source(first.encode(), f"x.{fmt}"), study_id="s", format=fmt)
+    assert event_rows(other) == event_rows(db)
+    assert text_of(export_labels, other, "s", format=fmt) == first
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ranking=st.dictionaries(ids, st.lists(st.tuples(ids, scores), min_size=1, max_size=8),
+                            min_size=1, max_size=5),
+    mode=st.sampled_from(["auto", "rank"]),
+)
+def test_property_run_round_trip_keeps_order(tmp_path_factory, ranking, mode):
+    tmp = tmp_path_factory.mktemp("r")
+    db = fresh(tmp, "a")
+    rows = [(q, r, u, s) for q, items in ranking.items() for r, (u, s) in enumerate(items, 1)]
+    add_run(db, study_id="s", name="run", source="lexical", k=5, results=rows)
+    first = text_of(export_run, db, "s", "run", scores=mode)
+    other = fresh(tmp, "b")
+    import_run(other, decode_source(first.encode(), "run.txt"), study_id="s", k=5)
+    got = run_results(other, get_run(other, "s", "run").run_id)
+    assert {q: [u for u, _ in r] for q, r in got.items()} == {
+        q: [u for u, _ in items] for q, items in ranking.items()
+    }
+    assert text_of(export_run, other, "s", "run", scores=mode) == first
