@@ -1,0 +1,207 @@
+"""``evalcore protocol pin|show|list`` and ``evalcore retrieve``: the pinned lexical workflow.
+
+    evalcore protocol pin --db FILE --study S --protocol protocol.json --name P
+    evalcore retrieve --db FILE --study S --protocol P --name RUN
+    evalcore retrieve --db FILE --study S --protocol protocol.json --name RUN
+
+Exit status: 0 success, 1 refused (the corpus or access rules changed since the
+pin; the refusal is recorded and nothing is stored), 2 invalid input.
+"""
+
+import getpass
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+import sqlite_utils
+
+from evalcore.cli import main
+from evalcore.io.errors import InputErrors
+from evalcore.lexical.errors import ProtocolNotFoundError, RetrievalRefused
+from evalcore.lexical.pin import (
+    PinnedProtocol,
+    get_pinned_protocol,
+    list_pinned_protocols,
+    pin_protocol,
+)
+from evalcore.lexical.protocol import load_protocol
+from evalcore.lexical.workflow import execute_protocol
+from evalcore.store.connection import open_store
+from evalcore.store.studies import StudyNotFoundError
+
+
+def _actor(value: str | None) -> str:
+    if value:
+        return value
+    try:
+        return os.environ.get("EVALCORE_USER") or getpass.getuser()
+    except (KeyError, OSError):
+        return "evalcore-cli"
+
+
+@contextmanager
+def _guarded() -> Iterator[None]:
+    """Map the workflow's exceptions to messages and exit statuses (1 refused, 2 bad input)."""
+    try:
+        yield
+    except RetrievalRefused as exc:
+        click.echo(str(exc), err=True)
+        raise SystemExit(1) from None
+    except InputErrors as exc:
+        click.echo(f"error: the protocol file is invalid ({exc.total} problems):", err=True)
+        click.echo(str(exc), err=True)
+        raise SystemExit(2) from None
+    except (ValueError, StudyNotFoundError, ProtocolNotFoundError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
+
+
+def _open(db_path: Path) -> sqlite_utils.Database:
+    if not db_path.is_file():
+        click.echo(f"error: no evidence store at {db_path}; check --db", err=True)
+        raise SystemExit(2)
+    return open_store(db_path)
+
+
+def _describe_pin(pinned: PinnedProtocol) -> None:
+    click.echo(f"protocol: {pinned.name}")
+    click.echo(f"corpus: {pinned.protocol.corpus_id}")
+    click.echo(f"corpus_fingerprint: {pinned.corpus_fingerprint}")
+    click.echo(f"documents: {pinned.document_count}")
+    for org, count in pinned.documents_by_organisation.items():
+        click.echo(f"  {org}: {count}")
+    click.echo(f"cutoff: {pinned.protocol.to_json_dict()['cutoff']}")
+    click.echo(f"top_k: {pinned.protocol.top_k}")
+
+
+_DB = click.option("--db", "db_path", required=True,
+                   type=click.Path(dir_okay=False, path_type=Path),
+                   help="The evidence store (SQLite file).")
+_STUDY = click.option("--study", "study_id", required=True, help="The study id.")
+_ACTOR = click.option("--actor", default=None,
+                      help="Who does this (default: $EVALCORE_USER or the login name).")
+
+
+@main.group("protocol")
+def protocol_group() -> None:
+    """Pin and inspect lexical retrieval protocols."""
+
+
+@protocol_group.command("pin")
+@_DB
+@_STUDY
+@click.option("--protocol", "protocol_path", required=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="protocol.json: method, top_k, cutoff, organisations, ...")
+@click.option("--name", required=True, help="Name of the pin (unique in the study).")
+@_ACTOR
+def pin_command(
+    db_path: Path, study_id: str, protocol_path: Path, name: str, actor: str | None
+) -> None:
+    """Pin a protocol: record the visible document set and its corpus fingerprint.
+
+    Prints the fingerprint and the number of documents per organisation.
+    """
+    with _guarded():
+        protocol = load_protocol(protocol_path)
+        db = _open(db_path)
+        pinned = pin_protocol(
+            db, study_id=study_id, name=name, protocol=protocol, actor=_actor(actor)
+        )
+        _describe_pin(pinned)
+
+
+@protocol_group.command("show")
+@_DB
+@_STUDY
+@click.option("--name", required=True, help="Name of the pin.")
+def show_command(db_path: Path, study_id: str, name: str) -> None:
+    """Print a pinned protocol as JSON (with its fingerprint and document counts)."""
+    with _guarded():
+        pinned = get_pinned_protocol(_open(db_path), study_id, name)
+        click.echo(json.dumps(pinned.model_dump(mode="json"), indent=2, sort_keys=True))
+
+
+@protocol_group.command("list")
+@_DB
+@_STUDY
+def list_command(db_path: Path, study_id: str) -> None:
+    """List the study's pinned protocols: name, documents, fingerprint, pinned at/by."""
+    with _guarded():
+        for pinned in list_pinned_protocols(_open(db_path), study_id):
+            click.echo(
+                f"{pinned.name}\t{pinned.document_count}\t{pinned.corpus_fingerprint}\t"
+                f"{pinned.pinned_at}\t{pinned.pinned_by}"
+            )
+
+
+@main.command("retrieve")
+@_DB
+@_STUDY
+@click.option("--protocol", "protocol_ref", required=True,
+              help="A pinned protocol name, or a protocol.json file: a file is pinned first "
+                   "(under --pin-name, default the run name) and then run.")
+@click.option("--name", "run_name", required=True, help="Name of the new run.")
+@click.option("--pin-name", default=None,
+              help="Name for the pin when --protocol is a file (default: the run name).")
+@click.option("--time-budget", "time_budget_s", type=float, default=None,
+              help="Seconds; queries not reached in time are not executed and the run is "
+                   "stored with scan_complete=false (its metrics are partial_scan).")
+@_ACTOR
+def retrieve_command(
+    db_path: Path,
+    study_id: str,
+    protocol_ref: str,
+    run_name: str,
+    pin_name: str | None,
+    time_budget_s: float | None,
+    actor: str | None,
+) -> None:
+    """Run every query of the study with a pinned lexical protocol (FTS5 BM25).
+
+    The pin is revalidated first: if any pinned document changed, moved to
+    another organisation or disappeared, or new documents became visible, the
+    run is refused (exit 1), the refusal is recorded and nothing is stored.
+    """
+    who = _actor(actor)
+    with _guarded():
+        path = Path(protocol_ref)
+        is_file = path.is_file() or protocol_ref.endswith(".json")
+        if is_file:
+            protocol = load_protocol(path)
+        db = _open(db_path)
+        if is_file:
+            pinned = pin_protocol(
+                db, study_id=study_id, name=pin_name or run_name, protocol=protocol, actor=who
+            )
+            click.echo(f"pinned {protocol_ref} as protocol {pinned.name!r}")
+            protocol_name = pinned.name
+        else:
+            if pin_name is not None:
+                raise ValueError("--pin-name applies only when --protocol is a protocol.json file")
+            protocol_name = protocol_ref
+        run = execute_protocol(
+            db,
+            study_id=study_id,
+            protocol_name=protocol_name,
+            run_name=run_name,
+            actor=who,
+            time_budget_s=time_budget_s,
+        )
+        execution = run.protocol["execution"]
+        click.echo(f"run: {run.name}")
+        click.echo(f"protocol: {protocol_name}")
+        click.echo(f"corpus_fingerprint: {run.corpus_fingerprint}")
+        click.echo(f"documents: {run.protocol['pinned_document_count']}")
+        click.echo(f"queries: {execution['queries_executed']} of {execution['queries_total']}")
+        click.echo(f"k: {run.k}")
+        click.echo(f"scan_complete: {'true' if run.scan_complete else 'false'}")
+        if not run.scan_complete:
+            click.echo(
+                "warning: the time budget ran out; the run is stored as a partial scan and its "
+                "metrics will be unavailable (partial_scan)",
+                err=True,
+            )

@@ -1,0 +1,108 @@
+"""``evalcore protocol pin`` and ``evalcore retrieve``: outputs and exit statuses."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from lexical_builders import docs, lexical_store
+
+from evalcore.cli import main
+from evalcore.lexical.refusals import list_refusals
+from evalcore.store.connection import open_store
+from evalcore.store.corpus import add_documents
+from evalcore.store.runs import list_runs
+
+PROTOCOL = {"method": "lexical", "top_k": 5, "cutoff": "2026-06-30T00:00:00Z",
+            "organisations": ["acme"]}
+
+
+@pytest.fixture
+def setup(tmp_path):
+    lexical_store(tmp_path)
+    path = tmp_path / "protocol.json"
+    path.write_text(json.dumps(PROTOCOL, indent=2))
+    return tmp_path / "store.db", path
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_pin_then_retrieve_by_name(setup):
+    db_path, protocol_path = setup
+    pin = invoke("protocol", "pin", "--db", db_path, "--study", "s", "--protocol", protocol_path,
+                 "--name", "p1", "--actor", "ann")
+    assert pin.exit_code == 0, pin.output
+    assert "corpus_fingerprint: sha256:" in pin.output
+    assert "documents: 4" in pin.output and "acme: 4" in pin.output
+    result = invoke("retrieve", "--db", db_path, "--study", "s", "--protocol", "p1",
+                    "--name", "r1")
+    assert result.exit_code == 0, result.output
+    assert "queries: 4 of 4" in result.output and "scan_complete: true" in result.output
+    db = open_store(db_path)
+    assert [r.name for r in list_runs(db, "s")] == ["r1"]
+    shown = invoke("protocol", "show", "--db", db_path, "--study", "s", "--name", "p1")
+    assert json.loads(shown.output)["document_count"] == 4
+    listed = invoke("protocol", "list", "--db", db_path, "--study", "s")
+    assert listed.output.startswith("p1\t4\tsha256:")
+
+
+def test_retrieve_with_a_protocol_file_pins_then_runs(setup):
+    db_path, protocol_path = setup
+    result = invoke("retrieve", "--db", db_path, "--study", "s", "--protocol", protocol_path,
+                    "--name", "r1")
+    assert result.exit_code == 0, result.output
+    assert "as protocol 'r1'" in result.output
+    db = open_store(db_path)
+    assert list_runs(db, "s")[0].protocol["pinned_protocol"] == "r1"
+
+
+def test_refusal_exits_1_with_the_changed_documents(setup):
+    db_path, protocol_path = setup
+    invoke("protocol", "pin", "--db", db_path, "--study", "s", "--protocol", protocol_path,
+           "--name", "p1")
+    add_documents(open_store(db_path), "c", docs(a1=("Solar panels", "rewritten", "acme")))
+    result = CliRunner().invoke(main, ["retrieve", "--db", str(db_path), "--study", "s",
+                                       "--protocol", "p1", "--name", "r1"])
+    assert result.exit_code == 1
+    assert "content changed: 1: a1" in result.output
+    db = open_store(db_path)
+    assert list_runs(db, "s") == [] and len(list_refusals(db, "s")) == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--study", "nope", "--protocol", "p1", "--name", "r"], "no study 'nope'"),
+        (["--study", "s", "--protocol", "missing", "--name", "r"], "no protocol 'missing'"),
+        (["--study", "s", "--protocol", "missing.json", "--name", "r"], "cannot read"),
+    ],
+)
+def test_bad_input_exits_2(setup, args, message):
+    db_path, _ = setup
+    result = CliRunner().invoke(main, ["retrieve", "--db", str(db_path), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_invalid_protocol_file_exits_2_listing_every_error(setup, tmp_path):
+    db_path, _ = setup
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**PROTOCOL, "method": "dense", "top_k": 0}, indent=2))
+    result = CliRunner().invoke(main, ["protocol", "pin", "--db", str(db_path), "--study", "s",
+                                       "--protocol", str(bad), "--name", "p"])
+    assert result.exit_code == 2
+    assert "2 problems" in result.output
+    assert f"{bad}:2: method:" in result.output and f"{bad}:3: top_k:" in result.output
+    missing_db = CliRunner().invoke(main, ["protocol", "pin", "--db", str(tmp_path / "no.db"),
+                                           "--study", "s", "--protocol", str(bad.with_name(
+                                               "protocol.json")), "--name", "p"])
+    assert missing_db.exit_code == 2 and "no evidence store" in missing_db.output
+    assert not (tmp_path / "no.db").exists()
+
+
+def test_pin_name_only_with_a_file(setup):
+    db_path, _ = setup
+    result = CliRunner().invoke(main, ["retrieve", "--db", str(db_path), "--study", "s",
+                                       "--protocol", "p1", "--name", "r", "--pin-name", "x"])
+    assert result.exit_code == 2 and "--pin-name" in result.output

@@ -1,0 +1,129 @@
+"""User query text can never break or inject FTS5 syntax."""
+
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lexical_builders import lexical_store, pinned
+
+from evalcore.lexical.query_syntax import match_expression, query_terms, quote_term
+from evalcore.lexical.search import search_corpus
+from evalcore.lexical.snapshot import SnapshotIndex
+
+HOSTILE = [
+    '"',
+    '""',
+    '"solar',
+    "AND(",
+    "solar AND(",
+    "NEAR(solar panels, 2)",
+    "NEAR(",
+    "*",
+    "sol*",
+    "^solar",
+    "title:solar",
+    "{title text}: solar",
+    "- solar",
+    "solar -panels",
+    "(",
+    ")",
+    "solar OR",
+    "OR",
+    "AND NOT",
+    "NOT solar",
+    ":",
+    "+",
+    "\x00",
+    "solar\x00panels",
+    "العربية solar",  # RTL
+    "\u202esolar\u202c",  # RTL override around a word
+    "😀 solar 🌞",
+    "ＳＯＬＡＲ",  # full-width
+    "Ｓolar\u0301",  # combining mark
+    "\ue000",  # private use
+    "\u0301",  # lone combining mark
+    "\ud800 solar",  # lone surrogate (cannot even be encoded as UTF-8)
+    "x" * 10_000,
+    "solar " * 2_000,
+    " ".join(f"w{i}" for i in range(2_000)),
+    '"' * 10_000,
+    "",
+    "   \t\n",
+]
+
+
+def test_terms_are_words_deduplicated_case_insensitively():
+    assert query_terms("Solar, solar panels! SOLAR") == ["Solar", "panels"]
+    assert query_terms('NEAR(a b) AND "c" title:d *e ^f') == [
+        "NEAR", "a", "b", "AND", "c", "title", "d", "e", "f"
+    ]
+    assert query_terms("solar\x00panels") == ["solar", "panels"]
+    assert query_terms("😀 +++ ---") == []
+
+
+def test_expression_quotes_every_term_and_joins_with_or():
+    assert match_expression("solar AND panels") == '"solar" OR "AND" OR "panels"'
+    assert match_expression("...") is None
+    assert quote_term('a"b') == '"a""b"'
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    db = lexical_store(tmp_path_factory.mktemp("syntax"))
+    pinned(db)
+    return db
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_text_never_raises_in_search_or_snapshot(store, text):
+    hits = search_corpus(store, "c", text, limit=5)
+    assert len(hits) <= 5
+    from evalcore.lexical.pin import get_pinned_protocol
+
+    store.conn.execute("BEGIN")
+    try:
+        with SnapshotIndex(store, get_pinned_protocol(store, "s", "p1")) as index:
+            ranked = index.search(text, 5)
+    finally:
+        store.conn.execute("COMMIT")
+    assert len(ranked) <= 5
+
+
+def test_operators_are_words_not_syntax(store):
+    # "solar AND(" would be a syntax error in raw FTS5; here it is the words solar and AND.
+    plain = [h.doc_id for h in search_corpus(store, "c", "solar")]
+    assert [h.doc_id for h in search_corpus(store, "c", "solar AND(")] == plain
+    assert [h.doc_id for h in search_corpus(store, "c", "title:solar")] != []
+    # NOT does not exclude: it is a term like any other.
+    assert {h.doc_id for h in search_corpus(store, "c", "NOT solar")} >= set(plain)
+    with pytest.raises(sqlite3.OperationalError):
+        store.execute("SELECT * FROM documents_fts WHERE documents_fts MATCH 'solar AND('")
+
+
+def test_no_term_means_no_result(store):
+    assert search_corpus(store, "c", "+++ 😀 ---") == []
+    assert search_corpus(store, "c", "") == []
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=300))
+def test_any_text_never_raises(store, text):
+    expression = match_expression(text)
+    if expression is not None:
+        store.execute(
+            "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?", [expression]
+        ).fetchone()
+    search_corpus(store, "c", text, limit=3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), min_size=1), max_size=8))
+def test_any_terms_list_round_trips_through_fts5_parser(terms):
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, text, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO f VALUES ('solar', 'panels')")
+    expression = match_expression(" ".join(terms))
+    if expression is not None:
+        conn.execute("SELECT rowid FROM f WHERE f MATCH ?", [expression]).fetchall()
