@@ -299,3 +299,13 @@ def test_huge_k_costs_no_memory():
     q = run(obs(["A", "X"], WORKED, k=10**12))
     assert q.metrics["precision"].value == pytest.approx(1 / 10**12)
     assert q.metrics["ndcg"].value == pytest.approx(dcg([2, 0]) / dcg([3, 2, 1, 0]))
+
+
+def test_reader_diagnostics_are_kept_and_duplicates_counted():
+    from evalcore.results import Diagnostics
+
+    given = Diagnostics(tied_score_pairs=3, notes=["run.txt: 2 run tags"])
+    report = evaluate([obs(["A", "A"], WORKED)], diagnostics=given)
+    assert report.diagnostics.tied_score_pairs == 3
+    assert report.diagnostics.notes == ["run.txt: 2 run tags"]
+    assert report.diagnostics.returned_duplicates == 1
