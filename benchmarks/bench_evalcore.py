@@ -113,6 +113,7 @@ def in_process(name: str, work: Workload, repeat: int) -> None:
     observations = to_observations(work)
     batch = ObservationBatch.from_observations(observations)
     n = len(observations)
+    deep = [o.model_copy(update={"k": RETURNED}) for o in observations]
     report = evaluate(observations)
     avail = sum(q.metrics["precision"].available for q in report.queries)
     print(f"\n== {name}: {n} queries x {RETURNED} returned, k={K}; precision available on {avail}")
@@ -125,6 +126,10 @@ def in_process(name: str, work: Workload, repeat: int) -> None:
         (
             "evalcore pack only (from_observations)",
             lambda: ObservationBatch.from_observations(observations),
+        ),
+        (
+            f"evalcore pack only, k={RETURNED} (every position measured)",
+            lambda: ObservationBatch.from_observations(deep),
         ),
         ("evalcore ObservationBatch -> arrays", lambda: compute(batch)),
         ("evalcore ObservationBatch -> report", lambda: evaluate_batch(batch)),
