@@ -40,17 +40,27 @@ from evalcore.store.studies import get_study
 
 
 def _run_rankings(
-    db: sqlite_utils.Database, run_id: int
+    db: sqlite_utils.Database, run_id: int, query_ids: list[str] | None = None
 ) -> dict[str, tuple[list[str], list[float | None]]]:
-    """query_id -> (unit ids, scores) best first: one ordered scan of the results table."""
+    """query_id -> (unit ids, scores) best first: one ordered scan of the results table
+    (of the given queries only, by primary key, when ``query_ids`` is given)."""
     out: dict[str, tuple[list[str], list[float | None]]] = {}
-    rows = db.conn.execute(
-        "SELECT query_id, unit_id, score FROM results WHERE run_id = ? ORDER BY query_id, rank",
-        [run_id],
-    )
-    for query_id, group in groupby(rows, itemgetter(0)):
-        items = list(group)
-        out[query_id] = ([r[1] for r in items], [r[2] for r in items])
+    if query_ids is None:
+        scans = [("", [])]
+    else:
+        scans = [
+            (f" AND query_id IN ({', '.join('?' * len(chunk))})", chunk)
+            for chunk in (query_ids[i : i + 500] for i in range(0, len(query_ids), 500))
+        ]
+    for condition, params in scans:
+        rows = db.conn.execute(
+            "SELECT query_id, unit_id, score FROM results WHERE run_id = ?" + condition
+            + " ORDER BY query_id, rank",
+            [run_id, *params],
+        )
+        for query_id, group in groupby(rows, itemgetter(0)):
+            items = list(group)
+            out[query_id] = ([r[1] for r in items], [r[2] for r in items])
     return out
 
 
@@ -96,17 +106,19 @@ def observations_for_run(
     """The contract's observations of one stored run (see the module docstring)."""
     study = get_study(db, study_id)
     run = get_run(db, study_id, run_name)
+    scope = None if query_ids is None else list(dict.fromkeys(query_ids))
     if reference is None:
-        labels = resolved_gains(db, study_id)
+        # Given queries only: resolve just their labels (the live views ask per query).
+        labels = resolved_gains(db, study_id, scope)
         complete = completeness_states(db, study_id)
     else:
         labels = reference_labels(db, study_id, reference)
         complete = reference_completeness(db, study_id, reference)
-    rankings = _run_rankings(db, run.run_id)
-    if query_ids is None:
+    rankings = _run_rankings(db, run.run_id, scope)
+    if scope is None:
         wanted = sorted(set(rankings) | set(labels) | set(complete))
     else:
-        wanted = list(dict.fromkeys(query_ids))
+        wanted = scope
     permitted = permitted_ids_for_run(db, run)
     no_ranking: tuple[list[str], list[float | None]] = ([], [])
     observations: list[Observation] = []
