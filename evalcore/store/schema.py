@@ -258,8 +258,34 @@ BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 CREATE UNIQUE INDEX reports_by_name ON reports (study_id, name);
 """
 
+# v5: who may see and change what (evalcore.access): users, their organisations,
+# and per-study roles. A study with no member row is in local single-user mode.
+_V5 = """
+CREATE TABLE users (
+    user_id TEXT PRIMARY KEY,
+    display_name TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL
+);
+CREATE TABLE user_organisations (
+    user_id TEXT NOT NULL REFERENCES users(user_id),
+    org_id TEXT NOT NULL REFERENCES organisations(org_id),
+    granted_by TEXT NOT NULL,
+    granted_at TEXT NOT NULL,
+    PRIMARY KEY (user_id, org_id)
+) WITHOUT ROWID;
+CREATE TABLE study_members (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    user_id TEXT NOT NULL REFERENCES users(user_id),
+    role TEXT NOT NULL CHECK (role IN ('annotator', 'reviewer', 'lead')),
+    granted_by TEXT NOT NULL,
+    granted_at TEXT NOT NULL,
+    PRIMARY KEY (study_id, user_id)
+) WITHOUT ROWID;
+CREATE INDEX study_members_by_user ON study_members (user_id, study_id);
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
