@@ -262,19 +262,22 @@ def _group_qrels(
     if sum(map(len, by_query.values())) != len(qids):
         # Second pass, only for files with repeated (query, doc) rows: name the lines.
         first: dict[tuple[str, str], int] = {}
-        kept: dict[tuple[str, str], set[int]] = {}
+        kept: dict[tuple[str, str], dict[int, int]] = {}  # (q, d) -> {gain: first row}
         for i, (q, d, g) in enumerate(zip(qids, docs, gains, strict=True)):
             j = first.setdefault((q, d), i)
             if j == i:
                 continue
-            seen = kept.setdefault((q, d), {gains[j]})
+            seen = kept.setdefault((q, d), {gains[j]: j})
             where = f"{name}:{cols.line(i)}: query {q} doc {d}"
             if g in seen:
                 collapsed += 1
-                text = f"{where} repeats line {cols.line(j)} with the same gain {g}; counted once"
+                text = (
+                    f"{where} repeats line {cols.line(seen[g])} with the same gain {g}; "
+                    "counted once"
+                )
             else:
                 conflicting += 1
-                seen.add(g)
+                seen[g] = i
                 extra.setdefault(q, []).append((d, g))
                 text = (
                     f"{where} has gain {g} but line {cols.line(j)} gave {gains[j]}; "
