@@ -147,11 +147,22 @@ def observations_for_run(
 
 
 def tied_score_pairs(observations: Iterable[Observation]) -> int:
-    """Adjacent returned pairs with equal scores (their order came from the tie rule)."""
+    """Pairs of returned items of one query with equal scores (their order came from the
+    tie rule); equal scores are adjacent in a stored ranking, so a run of ``s`` equal
+    scores holds ``s * (s - 1) / 2`` pairs, as :mod:`evalcore.io.trec` counts them."""
     tied = 0
     for obs in observations:
-        if obs.scores:
-            tied += sum(1 for a, b in zip(obs.scores, obs.scores[1:], strict=False) if a == b)
+        scores = obs.scores
+        if not scores:
+            continue
+        length = 1
+        for previous, current in zip(scores, scores[1:], strict=False):
+            if current == previous:
+                length += 1
+            else:
+                tied += length * (length - 1) // 2
+                length = 1
+        tied += length * (length - 1) // 2
     return tied
 
 

@@ -1,0 +1,409 @@
+"""Evidence-store commands: the store's Python API seen from the shell.
+
+    evalcore init --db store.db
+    evalcore study create --db store.db --study S --corpus C [--threshold 2] [--gain exponential]
+    evalcore study list --db store.db
+    evalcore import qrels|run|beir|observations|labels-csv|labels-jsonl --db F --study S PATH [...]
+    evalcore export qrels|labels|run --db F --study S [...] [-o FILE]
+    evalcore complete --db F --study S QUERY... --reason WHY      (declare populations complete)
+    evalcore reference freeze --db F --study S --name v1 [--actor NAME]
+    evalcore reference list --db F --study S
+
+Exit status: 0 success; 2 invalid input (every error printed on stderr as
+``file:line: field: message``; nothing is written: each import is one
+transaction) or an unknown study, run or reference (named, with the known ones).
+"""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+import sqlite_utils
+
+from evalcore.cli import main
+from evalcore.io.errors import InputErrors
+from evalcore.io.trec import parse_gain_map
+from evalcore.store.connection import open_store
+from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
+from evalcore.store.imports import (
+    ImportSummary,
+    import_beir,
+    import_labels,
+    import_observations,
+    import_qrels,
+    import_run,
+)
+from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
+from evalcore.store.runs import RunNotFoundError
+from evalcore.store.schema import SchemaTooNewError
+from evalcore.store.studies import StudyIn, StudyNotFoundError, create_study, list_studies
+
+_EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _default_actor() -> str:
+    try:
+        return getpass.getuser() or "cli"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def db_option(fn: Callable) -> Callable:
+    return click.option("--db", "db_path", type=_EXISTING_DB, required=True,
+                        help="The store (created with `evalcore init`).")(fn)
+
+
+def study_option(fn: Callable) -> Callable:
+    return click.option("--study", "study_id", required=True, help="The study id.")(fn)
+
+
+def actor_option(fn: Callable) -> Callable:
+    return click.option("--actor", default=_default_actor, show_default="the current user",
+                        help="Who does this (recorded in the audit log).")(fn)
+
+
+def fail(lines: list[str], summary: str) -> None:
+    for line in lines:
+        click.echo(line, err=True)
+    click.echo(summary, err=True)
+    sys.exit(2)
+
+
+@contextmanager
+def store(db_path: Path, command: str) -> Iterator[sqlite_utils.Database]:
+    """Open the store; turn the store's user errors into exit status 2 with a clear message."""
+    try:
+        db = open_store(db_path)
+    except SchemaTooNewError as exc:
+        fail([f"error: {exc}"], f"evalcore {command}: cannot open {db_path}")
+    try:
+        yield db
+    except InputErrors as exc:
+        fail([str(e) for e in exc.errors]
+             + ([f"... and {exc.total - len(exc.errors)} more errors"]
+                if exc.total > len(exc.errors) else []),
+             f"evalcore {command}: {exc.total} input error(s); nothing was written")
+    except (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError,
+            ValueError) as exc:
+        fail([f"error: {exc}"], f"evalcore {command}: nothing was written")
+    finally:
+        db.conn.close()
+
+
+def _gain_map(spec: str | None) -> dict[int, int] | None:
+    if spec is None:
+        return None
+    try:
+        return parse_gain_map(spec)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--gain-map") from None
+
+
+def _report(summary: ImportSummary) -> None:
+    for line in summary.lines():
+        click.echo(line)
+
+
+# --- init / study ---------------------------------------------------------------------------
+
+
+@main.command("init")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Path of the store to create (or to migrate, if it exists).")
+def init_command(db_path: Path) -> None:
+    """Create an evidence store (an SQLite file), or bring an existing one up to date."""
+    existed = db_path.exists()
+    with store(db_path, "init") as db:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+    click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")
+
+
+@main.group("study")
+def study_group() -> None:
+    """Create and list studies."""
+
+
+@study_group.command("create")
+@db_option
+@study_option
+@click.option("--corpus", "corpus_id", required=True, help="The corpus id the study judges.")
+@click.option("--name", default="", help="A readable name (default: the study id).")
+@click.option("--unit", "retrieval_unit", default="document", show_default=True,
+              help="The retrieval unit (document, passage, chunk, ...).")
+@click.option("--threshold", "relevance_threshold", type=click.IntRange(1, 4), default=1,
+              show_default=True, help="Smallest gain that counts as relevant.")
+@click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear",
+              show_default=True, help="nDCG gain mode.")
+@click.option("--org", "org_id", default=None, help="Owning organisation id.")
+@actor_option
+def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrieval_unit: str,
+                 relevance_threshold: int, gain: str, org_id: str | None, actor: str) -> None:
+    """Create a study (an existing study id is refused, never overwritten)."""
+    from evalcore.store.audit import record_audit
+    from evalcore.store.connection import write_transaction
+
+    with store(db_path, "study create") as db:
+        study = StudyIn(study_id=study_id, name=name, corpus_id=corpus_id,
+                        retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
+                        gain=gain, org_id=org_id)  # type: ignore[arg-type]
+        with write_transaction(db):
+            create_study(db, study)
+            record_audit(db, actor=actor, action="study.create", study_id=study_id,
+                         detail=study.model_dump())
+    click.echo(f"created study {study_id} on corpus {corpus_id}")
+
+
+@study_group.command("list")
+@db_option
+def study_list(db_path: Path) -> None:
+    """List the studies of the store (JSON lines)."""
+    with store(db_path, "study list") as db:
+        for study in list_studies(db):
+            click.echo(study.model_dump_json())
+
+
+# --- import ---------------------------------------------------------------------------------
+
+
+@main.group("import")
+def import_group() -> None:
+    """Import evidence into a study (each import is all or nothing)."""
+
+
+_unknown_ids = click.option(
+    "--allow-unknown-ids", is_flag=True,
+    help="Accept unit ids that are not in the study's corpus (checked only when it has documents).")
+_gain_map_option = click.option("--gain-map", metavar="SPEC",
+                                help="Map gains into 0..4, e.g. '-1:0,5:4'.")
+
+
+@import_group.command("qrels")
+@db_option
+@study_option
+@click.argument("path", type=_FILE)
+@click.option("--annotator", default=None, help="Annotator of the labels (default qrels:<file>).")
+@click.option("--complete", is_flag=True, help="Declare every qrels query's population complete.")
+@_gain_map_option
+@_unknown_ids
+@actor_option
+def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: str | None,
+                         complete: bool, gain_map: str | None, allow_unknown_ids: bool,
+                         actor: str) -> None:
+    """TREC qrels (query_id iteration doc_id gain) -> label events."""
+    mapping = _gain_map(gain_map)
+    with store(db_path, "import qrels") as db:
+        _report(import_qrels(db, path, study_id=study_id, annotator=annotator, complete=complete,
+                             gain_map=mapping, allow_unknown_ids=allow_unknown_ids, actor=actor))
+
+
+@import_group.command("run")
+@db_option
+@study_option
+@click.argument("path", type=_FILE)
+@click.option("--k", type=click.IntRange(min=1), required=True, help="The run's cutoff depth.")
+@click.option("--name", default=None, help="Run name (default: the run tag, or the file name).")
+@click.option("--corpus-fingerprint", default=None, help="Fingerprint of the corpus searched.")
+@click.option("--partial-scan", is_flag=True,
+              help="The retrieval did not scan the whole corpus (every metric unavailable).")
+@_unknown_ids
+@actor_option
+def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: str | None,
+                       corpus_fingerprint: str | None, partial_scan: bool,
+                       allow_unknown_ids: bool, actor: str) -> None:
+    """TREC run (query_id Q0 doc_id rank score tag) -> a stored run."""
+    with store(db_path, "import run") as db:
+        _report(import_run(db, path, study_id=study_id, k=k, name=name,
+                           allow_unknown_ids=allow_unknown_ids,
+                           corpus_fingerprint=corpus_fingerprint,
+                           scan_complete=not partial_scan, actor=actor))
+
+
+@import_group.command("beir")
+@db_option
+@study_option
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--split", "splits", multiple=True,
+              help="Import only these qrels splits (repeatable; default: all qrels/*.tsv).")
+@click.option("--complete", is_flag=True, help="Declare every judged query's population complete.")
+@_gain_map_option
+@_unknown_ids
+@actor_option
+def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tuple[str, ...],
+                        complete: bool, gain_map: str | None, allow_unknown_ids: bool,
+                        actor: str) -> None:
+    """BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) -> documents, queries, labels."""
+    mapping = _gain_map(gain_map)
+    with store(db_path, "import beir") as db:
+        _report(import_beir(db, folder, study_id=study_id, splits=list(splits) or None,
+                            gain_map=mapping, allow_unknown_ids=allow_unknown_ids,
+                            complete=complete, actor=actor))
+
+
+@import_group.command("observations")
+@db_option
+@study_option
+@click.argument("path", type=_FILE)
+@click.option("--run", "run_name", default=None,
+              help="Name of the run to store (default: the file name; '' for labels only).")
+@click.option("--annotator", default=None, help="Annotator (default observations:<file>).")
+@_unknown_ids
+@actor_option
+def import_observations_command(db_path: Path, study_id: str, path: Path, run_name: str | None,
+                                annotator: str | None, allow_unknown_ids: bool,
+                                actor: str) -> None:
+    """Observation JSONL -> queries, a run, label events and completeness claims."""
+    with store(db_path, "import observations") as db:
+        _report(import_observations(db, path, study_id=study_id, run_name=run_name,
+                                    annotator=annotator, allow_unknown_ids=allow_unknown_ids,
+                                    actor=actor))
+
+
+def _labels_command(fmt: str) -> Callable:
+    @db_option
+    @study_option
+    @click.argument("path", type=_FILE)
+    @click.option("--annotator", default=None,
+                  help=f"Annotator for rows without one (default {fmt}:<file>).")
+    @_gain_map_option
+    @_unknown_ids
+    @actor_option
+    def command(db_path: Path, study_id: str, path: Path, annotator: str | None,
+                gain_map: str | None, allow_unknown_ids: bool, actor: str) -> None:
+        mapping = _gain_map(gain_map)
+        with store(db_path, f"import labels-{fmt}") as db:
+            _report(import_labels(db, path, study_id=study_id, format=fmt,  # type: ignore[arg-type]
+                                  annotator=annotator, gain_map=mapping,
+                                  allow_unknown_ids=allow_unknown_ids, actor=actor))
+
+    return command
+
+
+import_group.command(
+    "labels-csv",
+    help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log).",
+)(_labels_command("csv"))
+import_group.command(
+    "labels-jsonl",
+    help="One label event per line, as `evalcore export labels --format jsonl` writes.",
+)(_labels_command("jsonl"))
+
+
+# --- export ---------------------------------------------------------------------------------
+
+
+@main.group("export")
+def export_group() -> None:
+    """Export evidence in formats the imports read back exactly."""
+
+
+_output = click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+                       default=None, help="Write to this file (default: stdout).")
+
+
+def _export(db_path: Path, command: str, output: Path | None, write: Callable) -> None:
+    with store(db_path, command) as db:
+        summary = write(db, output if output is not None else sys.stdout)
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if output is not None:
+        click.echo(f"wrote {summary.rows} {summary.kind} row(s) to {output}", err=True)
+
+
+@export_group.command("qrels")
+@db_option
+@study_option
+@click.option("--reference", default=None,
+              help="A frozen reference version (default: the working reference).")
+@_output
+def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
+                         output: Path | None) -> None:
+    """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
+    _export(db_path, "export qrels", output,
+            lambda db, out: export_qrels(db, study_id, out, reference=reference))
+
+
+@export_group.command("labels")
+@db_option
+@study_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv",
+              show_default=True)
+@_output
+def export_labels_command(db_path: Path, study_id: str, fmt: str, output: Path | None) -> None:
+    """Every label event, with annotators, kinds and times."""
+    _export(db_path, "export labels", output,
+            lambda db, out: export_labels(db, study_id, out, format=fmt))  # type: ignore[arg-type]
+
+
+@export_group.command("run")
+@db_option
+@study_option
+@click.option("--run", "run_name", required=True, help="The stored run.")
+@click.option("--scores", type=click.Choice(["auto", "original", "rank"]), default="auto",
+              show_default=True,
+              help="auto: stored scores when TREC tools keep the stored order, else rank-derived.")
+@_output
+def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
+                       output: Path | None) -> None:
+    """A stored run as a TREC run file."""
+    _export(db_path, "export run", output,
+            lambda db, out: export_run(db, study_id, run_name, out, scores=scores))  # type: ignore[arg-type]
+
+
+# --- completeness and references --------------------------------------------------------------
+
+
+@main.command("complete")
+@db_option
+@study_option
+@click.argument("query_ids", nargs=-1, required=True)
+@click.option("--reason", default="", help="Why the population is complete (e.g. 'pooled to 100').")
+@actor_option
+def complete_command(db_path: Path, study_id: str, query_ids: tuple[str, ...], reason: str,
+                     actor: str) -> None:
+    """Declare the relevant population of queries complete."""
+    from evalcore.store.connection import write_transaction
+    from evalcore.store.imports.common import mark_queries_complete
+    from evalcore.store.studies import get_study
+
+    with store(db_path, "complete") as db:
+        get_study(db, study_id)
+        with write_transaction(db):
+            n = mark_queries_complete(db, study_id=study_id, query_ids=query_ids, actor=actor,
+                                      reason=reason)
+    click.echo(f"{n} query(ies) marked complete ({len(query_ids) - n} already were)")
+
+
+@main.group("reference")
+def reference_group() -> None:
+    """Frozen reference versions: named, hashed, immutable snapshots of the evidence."""
+
+
+@reference_group.command("freeze")
+@db_option
+@study_option
+@click.option("--name", required=True, help="Version name, e.g. v1 (never reused).")
+@actor_option
+def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> None:
+    """Freeze the working reference (resolved labels, conflicts excluded, and completeness)."""
+    with store(db_path, "reference freeze") as db:
+        version = freeze_reference(db, study_id=study_id, name=name, actor=actor)
+    click.echo(version.model_dump_json())
+
+
+@reference_group.command("list")
+@db_option
+@study_option
+def reference_list(db_path: Path, study_id: str) -> None:
+    """List the study's frozen versions (JSON lines, oldest first)."""
+    with store(db_path, "reference list") as db:
+        from evalcore.store.studies import get_study
+
+        get_study(db, study_id)
+        for version in list_references(db, study_id):
+            click.echo(version.model_dump_json())

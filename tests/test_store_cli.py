@@ -1,0 +1,95 @@
+"""The store commands: init, study, import, export, complete, reference."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from store_fixtures import table_snapshot
+
+import evalcore.cli.store_cmds  # noqa: F401  (registers the commands)
+from evalcore.cli import main
+from evalcore.store.connection import open_store
+
+TREC = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval"
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    path = tmp_path / "store.db"
+    assert cli("init", "--db", path).exit_code == 0
+    result = cli("study", "create", "--db", path, "--study", "s", "--corpus", "c")
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_init_and_study(db):
+    again = cli("study", "create", "--db", db, "--study", "s", "--corpus", "c")
+    assert again.exit_code == 2
+    assert "study 's' already exists" in again.stderr
+    listed = cli("study", "list", "--db", db)
+    assert json.loads(listed.output)["study_id"] == "s"
+    missing = cli("study", "list", "--db", db.parent / "nope.db")
+    assert missing.exit_code == 2 and "does not exist" in missing.stderr
+
+
+def test_import_errors_exit_2_with_locations_and_nothing_written(db, tmp_path):
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("q1 0 A 9\nq1 0 B\nq1 0 C 1\n")
+    before = table_snapshot(open_store(db))
+    result = cli("import", "qrels", "--db", db, "--study", "s", bad)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(f"{bad}:1: gain: gain 9 is outside 0..4")
+    assert lines[1].startswith(f"{bad}:2: expected 4 fields")
+    assert lines[-1] == "evalcore import qrels: 2 input error(s); nothing was written"
+    assert result.stdout == ""
+    assert table_snapshot(open_store(db)) == before
+
+
+def test_unknown_study_names_known_ones(db):
+    result = cli("import", "qrels", "--db", db, "--study", "zz", TREC / "qrels.test")
+    assert result.exit_code == 2
+    assert "no study 'zz' in this store (known studies: s)" in result.stderr
+
+
+def test_import_export_freeze_cycle(db, tmp_path):
+    ok = cli("import", "qrels", "--db", db, "--study", "s", TREC / "qrels.test", "--complete")
+    assert ok.exit_code == 0, ok.stderr
+    assert "label events: 3681" in ok.output
+    ok = cli("import", "run", "--db", db, "--study", "s", TREC / "results.test", "--k", "10")
+    assert ok.exit_code == 0 and "run: STANDARD" in ok.output
+    frozen = cli("reference", "freeze", "--db", db, "--study", "s", "--name", "v1", "--actor", "me")
+    assert frozen.exit_code == 0
+    version = json.loads(frozen.output)
+    assert (version["n_labels"], version["n_complete"], version["created_by"]) == (3681, 3, "me")
+    assert cli("reference", "freeze", "--db", db, "--study", "s", "--name", "v1").exit_code == 2
+    listed = cli("reference", "list", "--db", db, "--study", "s")
+    assert [json.loads(x)["name"] for x in listed.output.splitlines()] == ["v1"]
+    qrels = cli("export", "qrels", "--db", db, "--study", "s", "--reference", "v1")
+    assert len(qrels.output.splitlines()) == 3681
+    out = tmp_path / "run.txt"
+    exported = cli("export", "run", "--db", db, "--study", "s", "--run", "STANDARD", "-o", out)
+    assert exported.exit_code == 0 and out.exists()
+    labels = cli("export", "labels", "--db", db, "--study", "s", "--format", "jsonl")
+    assert len(labels.output.splitlines()) == 3681
+    assert json.loads(labels.output.splitlines()[0])["annotator"] == "qrels:qrels.test"
+
+
+def test_complete_command_and_labels_csv(db, tmp_path):
+    csv_file = tmp_path / "l.csv"
+    csv_file.write_text("query_id,unit_id,gain,annotator\nq1,A,1,ann\n")
+    assert cli("import", "labels-csv", "--db", db, "--study", "s", csv_file).exit_code == 0
+    result = cli("complete", "--db", db, "--study", "s", "q1", "q2", "--reason", "pooled")
+    assert result.exit_code == 0
+    assert result.output.startswith("2 query(ies) marked complete")
+
+
+def test_bad_gain_map_is_a_usage_error(db):
+    result = cli("import", "qrels", "--db", db, "--study", "s", TREC / "qrels.test",
+                 "--gain-map", "x")
+    assert result.exit_code == 2 and "--gain-map" in result.stderr
