@@ -29,10 +29,12 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.io.errors import ErrorLog
+from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
 from evalcore.store.audit import record_audit
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.store.connection import write_transaction
 from evalcore.store.imports.common import (
     ImportSummary,
@@ -107,6 +109,12 @@ def import_observations(
     summary = ImportSummary(kind="observations", study_id=study_id, source=text.name,
                             rows=len(observations), warnings=warnings, run=name or None)
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        if name and db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
+                               [study_id, name]).fetchone():
+            raise InputErrors([InputError(
+                file=text.name, message=f"run {name!r} already exists in study {study_id!r}",
+                hint="choose another name with --run, or --run '' to import labels only")])
         check_known_ids(
             db, study.corpus_id,
             [*(e.unit_id for e in events), *(u for o in observations for u in o.returned_ids)],
@@ -129,7 +137,7 @@ def import_observations(
                 for o in observations
                 for rank, u in enumerate(o.returned_ids, start=1)
             ]
-            add_run(db, study_id=study_id, name=name, source="imported", k=first.k,
+            add_run(db, actor=actor, study_id=study_id, name=name, source="imported", k=first.k,
                     results=results, protocol={"imported_from": Path(text.name).name},
                     corpus_fingerprint=first.corpus_fingerprint,
                     scan_complete=first.scan_complete)

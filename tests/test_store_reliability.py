@@ -1,0 +1,219 @@
+"""Reliability: concurrent writers lose nothing; a killed import leaves no trace;
+fuzzed import files only ever raise InputErrors and never leave partial rows."""
+
+import json
+import multiprocessing
+import os
+import signal
+import string
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from store_fixtures import new_store, table_snapshot
+from store_workers import import_then_hang, write_labels
+
+from evalcore.io.errors import InputErrors
+from evalcore.io.text_lines import decode_source
+from evalcore.store.connection import open_store
+from evalcore.store.imports import (
+    import_beir,
+    import_labels,
+    import_observations,
+    import_qrels,
+    import_run,
+)
+from evalcore.store.labels import record_label
+
+SPAWN = multiprocessing.get_context("spawn")
+
+
+@pytest.mark.slow
+def test_concurrent_writers_lose_no_label(tmp_path):
+    db = new_store(tmp_path)
+    flag = tmp_path / "go"
+    n, writers = 150, ["w1", "w2", "w3"]
+    procs = [SPAWN.Process(target=write_labels, args=(str(tmp_path / "store.db"), w, n, str(flag)))
+             for w in writers]
+    for p in procs:
+        p.start()
+    time.sleep(0.5)
+    flag.write_text("go")
+    # The parent writes too, in the same seconds.
+    for i in range(n):
+        record_label(db, study_id="s", query_id="q0", unit_id=f"parent-{i}", gain=1,
+                     annotator="parent")
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    rows = set(db.execute("SELECT annotator, unit_id, gain FROM label_events").fetchall())
+    expected = {(w, f"{w}-{i}", i % 5) for w in writers for i in range(n)}
+    expected |= {("parent", f"parent-{i}", 1) for i in range(n)}
+    assert rows == expected
+    assert db.execute("SELECT count(*) FROM label_events").fetchone()[0] == len(expected)
+
+
+@pytest.mark.slow
+def test_sigkill_inside_a_large_import_leaves_the_store_as_before(tmp_path):
+    db = new_store(tmp_path)
+    record_label(db, study_id="s", query_id="q1", unit_id="A", gain=2, annotator="a")
+    run_file = tmp_path / "big.run"
+    with run_file.open("w") as out:
+        for q in range(1000):
+            for r in range(100):
+                out.write(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} big\n")
+    before = table_snapshot(db)
+    db.conn.close()
+    flag = tmp_path / "inside"
+    child = SPAWN.Process(target=import_then_hang,
+                          args=(str(tmp_path / "store.db"), str(run_file), str(flag)))
+    child.start()
+    deadline = time.monotonic() + 120
+    while not flag.exists():
+        assert child.is_alive() and time.monotonic() < deadline, "the import never started"
+        time.sleep(0.01)
+    # The child holds the write lock with 50,000 uncommitted rows: kill it there.
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(30)
+    assert child.exitcode == -signal.SIGKILL
+    after = open_store(tmp_path / "store.db")
+    assert after.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert table_snapshot(after) == before
+    # The store is usable: the same import now succeeds in full.
+    summary = import_run(after, run_file, study_id="s", k=10)
+    assert summary.results == 100_000
+
+
+# --- fuzzing ----------------------------------------------------------------------------------
+
+VALID = {
+    "qrels": "q1 0 A 2\nq1 0 B 0\n# c\nq2 0 C 1\n",
+    "run": "q1 Q0 A 1 2.5 t\nq1 Q0 B 2 1.5 t\nq2 Q0 C 1 0.1 t\n",
+    "csv": "query_id,unit_id,gain,annotator\nq1,A,2,x\nq1,B,0,y\n",
+    "jsonl": '{"query_id": "q1", "unit_id": "A", "gain": 2}\n'
+             '{"query_id": "q1", "unit_id": "B", "gain": 0, "annotator": "y"}\n',
+    "observations": json.dumps({"query_id": "q1", "k": 2, "returned_ids": ["A", "B"],
+                                "labels": [{"id": "A", "gain": 1}],
+                                "population_complete": True}) + "\n",
+}
+
+
+def _import(db, fmt: str, data: bytes) -> None:
+    source = decode_source(data, f"fuzz.{fmt}")
+    if fmt == "qrels":
+        import_qrels(db, source, study_id="s")
+    elif fmt == "run":
+        import_run(db, source, study_id="s", k=3, name="fuzz")
+    elif fmt in ("csv", "jsonl"):
+        import_labels(db, source, study_id="s", format=fmt)
+    else:
+        import_observations(db, source, study_id="s", run_name="fuzz")
+
+
+def _mutate(text: str, data: st.DataObject) -> bytes:
+    lines = text.splitlines(keepends=True)
+    for _ in range(data.draw(st.integers(1, 4))):
+        op = data.draw(st.sampled_from(["drop", "dup", "swap", "insert", "cut", "bytes"]))
+        if op == "drop" and lines:
+            del lines[data.draw(st.integers(0, len(lines) - 1))]
+        elif op == "dup" and lines:
+            i = data.draw(st.integers(0, len(lines) - 1))
+            lines.insert(i, lines[i])
+        elif op == "swap" and lines:
+            i = data.draw(st.integers(0, len(lines) - 1))
+            chars = list(lines[i])
+            j = data.draw(st.integers(0, max(len(chars) - 1, 0)))
+            if chars:
+                chars[j] = data.draw(st.sampled_from(list(string.printable) + ["\u00e9", "\x00"]))
+            lines[i] = "".join(chars)
+        elif op == "insert":
+            lines.insert(data.draw(st.integers(0, len(lines))), data.draw(st.text(max_size=40)) + "\n")
+        elif op == "cut" and lines:
+            i = data.draw(st.integers(0, len(lines) - 1))
+            lines[i] = lines[i][: data.draw(st.integers(0, len(lines[i])))]
+    out = "".join(lines).encode("utf-8", "surrogatepass")
+    if data.draw(st.booleans()):
+        out = data.draw(st.sampled_from([b"\xef\xbb\xbf", b""])) + out.replace(b"\n", b"\r\n")
+    if data.draw(st.integers(0, 5)) == 0:
+        out += data.draw(st.binary(max_size=20))
+    return out
+
+
+FUZZ = settings(max_examples=60, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                       HealthCheck.too_slow])
+
+
+def _check(db, fmt: str, payload: bytes) -> None:
+    before = table_snapshot(db)
+    try:
+        _import(db, fmt, payload)
+    except InputErrors as exc:
+        assert exc.errors, "an InputErrors must carry at least one error"
+        for error in exc.errors:
+            assert error.file == f"fuzz.{fmt}" and error.message
+        assert table_snapshot(db) == before
+        return
+    # A successful import wrote something and recorded it in the audit log.
+    after = table_snapshot(db)
+    assert len(after["audit_log"]) == len(before["audit_log"]) + 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", sorted(VALID))
+@FUZZ
+@given(data=st.data())
+def test_fuzzed_mutations_of_valid_files(tmp_path_factory, fmt, data):
+    db = new_store(tmp_path_factory.mktemp("f"))
+    _check(db, fmt, _mutate(VALID[fmt], data))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", sorted(VALID))
+@FUZZ
+@given(payload=st.one_of(
+    st.binary(max_size=200),
+    st.lists(st.text(max_size=30), max_size=8).map(lambda ls: "\n".join(ls).encode("utf-8", "surrogatepass")),
+    st.lists(st.lists(st.sampled_from(["q1", "0", "Q0", "A", "1", "-1", "2.5", "x", "", "#",
+                                       "query_id", "unit_id", "gain", ",", '"', "{", "}", "1e309"]),
+                      max_size=7).map(" ".join), max_size=6).map(lambda ls: "\n".join(ls).encode()),
+))
+def test_fuzzed_random_inputs(tmp_path_factory, fmt, payload):
+    db = new_store(tmp_path_factory.mktemp("f"))
+    _check(db, fmt, payload)
+
+
+@pytest.mark.slow
+@FUZZ
+@given(data=st.data())
+def test_fuzzed_beir_folders(tmp_path_factory, data):
+    root = tmp_path_factory.mktemp("beir")
+    (root / "qrels").mkdir()
+    corpus = '{"_id": "d1", "title": "T", "text": "x"}\n{"_id": "d2", "text": "y"}\n'
+    queries = '{"_id": "q1", "text": "one"}\n'
+    qrels = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\n"
+    target = data.draw(st.sampled_from(["corpus", "queries", "qrels"]))
+    files = {"corpus": corpus, "queries": queries, "qrels": qrels}
+    mutated = _mutate(files[target], data)
+    for name, text in files.items():
+        path = root / ("qrels/test.tsv" if name == "qrels" else f"{name}.jsonl")
+        path.write_bytes(mutated if name == target else text.encode())
+    (root / "db").mkdir()
+    db = new_store(root / "db")
+    before = table_snapshot(db)
+    try:
+        import_beir(db, root, study_id="s")
+    except InputErrors as exc:
+        assert exc.errors
+        assert table_snapshot(db) == before
+
+
+def test_store_file_is_not_touched_by_a_failed_import(tmp_path):
+    db = new_store(tmp_path)
+    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = Path(tmp_path / "store.db").stat().st_size
+    with pytest.raises(InputErrors):
+        import_qrels(db, decode_source(b"q1 0 A 9\n", "x.qrels"), study_id="s")
+    assert Path(tmp_path / "store.db").stat().st_size == size
