@@ -93,3 +93,46 @@ def test_bad_gain_map_is_a_usage_error(db):
     result = cli("import", "qrels", "--db", db, "--study", "s", TREC / "qrels.test",
                  "--gain-map", "x")
     assert result.exit_code == 2 and "--gain-map" in result.stderr
+
+
+def _evaluate(*args):
+    result = cli("evaluate", *args)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("extra", [[], ["--relevance-threshold", "2", "--gain", "exponential"]])
+def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra):
+    qrels, run = TREC / "qrels.test", TREC / "results.test"
+    cli("import", "qrels", "--db", db, "--study", "s", qrels, "--complete")
+    cli("import", "run", "--db", db, "--study", "s", run, "--k", "10")
+    from_files = _evaluate("--qrels", qrels, "--run", run, "--k", "10", "--complete", *extra)
+    assert _evaluate("--db", db, "--study", "s", "--run", "STANDARD", *extra) == from_files
+    cli("reference", "freeze", "--db", db, "--study", "s", "--name", "v1")
+    # Later labels change the working reference, not v1.
+    extra_labels = db.parent / "more.csv"
+    extra_labels.write_text("query_id,unit_id,gain\n301,FBIS3-10082,0\n")
+    cli("import", "labels-csv", "--db", db, "--study", "s", extra_labels)
+    frozen = _evaluate("--db", db, "--study", "s", "--run", "STANDARD", "--reference", "v1", *extra)
+    assert frozen == from_files
+
+
+def test_evaluate_uses_the_study_threshold_by_default(tmp_path):
+    path = tmp_path / "t.db"
+    cli("init", "--db", path)
+    cli("study", "create", "--db", path, "--study", "s", "--corpus", "c", "--threshold", "2")
+    qrels, run = TREC / "qrels.test", TREC / "results.test"
+    cli("import", "qrels", "--db", path, "--study", "s", qrels, "--complete")
+    cli("import", "run", "--db", path, "--study", "s", run, "--k", "10")
+    stored = json.loads(_evaluate("--db", path, "--study", "s", "--run", "STANDARD"))
+    assert stored["protocol"]["relevance_threshold"] == 2
+
+
+def test_evaluate_store_errors(db):
+    result = cli("evaluate", "--db", db, "--study", "s", "--run", "nope")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{db}: --run: no run 'nope' in study 's'")
+    result = cli("evaluate", "--db", db, "--study", "s", "--run", "x", "--k", "3")
+    assert result.exit_code == 2 and "--db cannot be combined with --k" in result.stderr
+    result = cli("evaluate", "--study", "s", "--run", "x")
+    assert result.exit_code == 2 and "--study requires --db" in result.stderr

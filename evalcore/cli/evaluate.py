@@ -3,6 +3,7 @@
     evalcore evaluate --observations run.jsonl
     evalcore evaluate --qrels qrels.txt --run run.txt --k 10 [--complete]
                       [--unjudged-as-nonrelevant] [--gain-map "-1:0,5:4"]
+    evalcore evaluate --db store.db --study S --run R [--reference v1]   (see cli.store_source)
 
 Protocol options: ``--relevance-threshold`` (1..4), ``--gain linear|exponential``,
 ``--unjudged-as-nonrelevant`` (the trec_eval compatibility policy; printed in
@@ -119,6 +120,9 @@ def _choose_source(
     k: int | None,
     complete: bool,
     gain_map: str | None,
+    db: Path | None = None,
+    study: str | None = None,
+    reference: str | None = None,
 ) -> Callable[[EvalProtocol], EvalInput]:
     """Check that the options name exactly one input source; return its loader."""
     trec_given = [name for name, v in (("--qrels", qrels), ("--run", run)) if v is not None]
@@ -131,6 +135,14 @@ def _choose_source(
         )
         if given
     ]
+    if db is not None or study is not None or reference is not None:
+        from evalcore.cli.store_source import choose_store_source
+
+        file_options = [n for n, v in (("--observations", observations), ("--qrels", qrels))
+                        if v is not None]
+        return choose_store_source(  # type: ignore[return-value]
+            db=db, study=study, run=run, reference=reference, file_options=file_options + trec_only
+        )
     if observations is not None:
         if trec_given or trec_only:
             raise click.UsageError(
@@ -170,7 +182,18 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @main.command("evaluate")
 @click.option("--observations", type=_PATH, help="Observation JSONL file (contract section 2).")
 @click.option("--qrels", type=_PATH, help="TREC qrels: query_id iteration doc_id gain.")
-@click.option("--run", type=_PATH, help="TREC run: query_id Q0 doc_id rank score tag.")
+@click.option(
+    "--run",
+    type=_PATH,
+    help="TREC run: query_id Q0 doc_id rank score tag (with --db: the stored run's name).",
+)
+@click.option(
+    "--db",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Evidence store: evaluate the stored run --run of --study.",
+)
+@click.option("--study", help="Study id in the store (with --db).")
+@click.option("--reference", help="Frozen reference version (with --db; default: working).")
 @click.option("--k", type=click.IntRange(min=1), help="Cutoff depth for TREC input.")
 @click.option(
     "--complete",
@@ -213,6 +236,9 @@ def evaluate_command(
     observations: Path | None,
     qrels: Path | None,
     run: Path | None,
+    db: Path | None,
+    study: str | None,
+    reference: str | None,
     k: int | None,
     complete: bool,
     unjudged_as_nonrelevant: bool,
@@ -229,12 +255,19 @@ def evaluate_command(
         k=k,
         complete=complete,
         gain_map=gain_map,
+        db=db,
+        study=study,
+        reference=reference,
     )
     protocol = EvalProtocol(
         relevance_threshold=relevance_threshold,
         gain=gain,  # type: ignore[arg-type]  # click.Choice guarantees the literal
         unjudged_as_nonrelevant=unjudged_as_nonrelevant,
     )
+    if db is not None:
+        from evalcore.cli.store_source import study_protocol
+
+        protocol = study_protocol(db, study, protocol)
     with gc_paused():
         try:
             source = load(protocol)

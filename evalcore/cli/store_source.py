@@ -1,0 +1,98 @@
+"""The evidence store as an input of ``evalcore evaluate``.
+
+    evalcore evaluate --db store.db --study S --run R [--reference v1]
+
+evaluates the stored run ``R`` against the working reference (resolved labels,
+conflicts counted as unlabeled, completeness claims) or the frozen version
+``v1``, and prints the same JSON as the file-based evaluate of the same
+evidence (``evalcore export qrels`` / ``export run`` give those files).
+``--relevance-threshold`` and ``--gain`` default to the study's settings. An
+unknown study, run or reference is an input error (exit 2) naming the known ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from evalcore.io.errors import InputError, InputErrors
+from evalcore.protocol import EvalProtocol
+from evalcore.results import Diagnostics
+
+
+def choose_store_source(
+    *, db: Path | None, study: str | None, run: Path | None, reference: str | None,
+    file_options: list[str],
+) -> Callable[[EvalProtocol], object]:
+    """Check the store options; return the loader (``--run`` is a run name here)."""
+    if db is None:
+        given = [n for n, v in (("--study", study), ("--reference", reference)) if v is not None]
+        verb = "requires" if len(given) == 1 else "require"
+        raise click.UsageError(f"{' and '.join(given)} {verb} --db FILE (the evidence store)")
+    if file_options:
+        raise click.UsageError(
+            f"--db cannot be combined with {', '.join(file_options)}: the store holds the run, "
+            "its k, the labels and the completeness claims"
+        )
+    missing = [n for n, v in (("--study", study), ("--run", run)) if v is None]
+    if missing:
+        raise click.UsageError(f"--db needs {' and '.join(missing)} as well (--run names a "
+                               "stored run)")
+    assert study is not None and run is not None
+    return lambda protocol: store_source(db, study, str(run), reference, protocol)
+
+
+def _lookup_error(db: Path, option: str, exc: Exception) -> InputErrors:
+    return InputErrors([InputError(file=str(db), field=option, message=str(exc))])
+
+
+def store_source(
+    db_path: Path, study: str, run_name: str, reference: str | None, protocol: EvalProtocol
+) -> object:
+    """Observations of a stored run, packed for the metric computer."""
+    from evalcore.cli.evaluate import packed
+    from evalcore.store.connection import open_store
+    from evalcore.store.observations import observations_for_run, tied_score_pairs
+    from evalcore.store.references import ReferenceNotFoundError
+    from evalcore.store.runs import RunNotFoundError
+    from evalcore.store.studies import StudyNotFoundError
+
+    db = open_store(db_path)
+    try:
+        observations = observations_for_run(db, study, run_name, reference)
+    except StudyNotFoundError as exc:
+        raise _lookup_error(db_path, "--study", exc) from None
+    except RunNotFoundError as exc:
+        raise _lookup_error(db_path, "--run", exc) from None
+    except ReferenceNotFoundError as exc:
+        raise _lookup_error(db_path, "--reference", exc) from None
+    finally:
+        db.conn.close()
+    return packed(observations, protocol,
+                  Diagnostics(tied_score_pairs=tied_score_pairs(observations)))
+
+
+def study_protocol(db_path: Path, study: str | None, protocol: EvalProtocol) -> EvalProtocol:
+    """The protocol with the study's threshold and gain where the options were left at default."""
+    ctx = click.get_current_context()
+    update = {}
+    from evalcore.store.connection import open_store
+    from evalcore.store.studies import StudyNotFoundError, get_study
+
+    db = open_store(db_path)
+    try:
+        settings = get_study(db, study) if study else None
+    except StudyNotFoundError:
+        return protocol  # reported by the source with the known studies
+    finally:
+        db.conn.close()
+    if settings is None:
+        return protocol
+    if ctx.get_parameter_source("relevance_threshold") is ParameterSource.DEFAULT:
+        update["relevance_threshold"] = settings.relevance_threshold
+    if ctx.get_parameter_source("gain") is ParameterSource.DEFAULT:
+        update["gain"] = settings.gain
+    return protocol.model_copy(update=update)
