@@ -2,12 +2,14 @@
 
 from collections import defaultdict
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.evaluate import evaluate
+from evalcore.io import trec
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
 from evalcore.io.trec import (
@@ -157,13 +159,14 @@ def run_rows(draw):
     return rows
 
 
-@settings(max_examples=150, deadline=None)
-@given(run_rows(), st.booleans())
-def test_ordering_matches_trec_eval_comparator_on_fast_and_slow_paths(rows, add_comment):
+@settings(max_examples=200, deadline=None)
+@given(run_rows(), st.booleans(), st.sampled_from([1, 40, 1 << 20]))
+def test_ordering_matches_trec_eval_comparator_on_fast_and_slow_paths(rows, add_comment, chunk):
     lines = [f"{q} Q0 {d} {i} {s!r} tag" for i, (q, d, s) in enumerate(rows)]
-    if add_comment:  # forces the per-line path
+    if add_comment:  # forces the per-line path for the chunk holding it
         lines.insert(len(lines) // 2, "# comment")
-    run = run_of("\n".join(lines) + "\n")
+    with patch.object(trec, "_CHUNK_CHARS", chunk):  # small chunks: runs span chunks
+        run = run_of("\n".join(lines) + "\n")
     expected = naive_order(rows)
     assert run.doc_ids == expected
     ties = 0
@@ -178,6 +181,19 @@ def test_ordering_matches_trec_eval_comparator_on_fast_and_slow_paths(rows, add_
 
 
 # --- qrels ---------------------------------------------------------------------------------
+
+
+def test_errors_and_lines_are_right_across_chunks():
+    lines = [f"q{i // 3} Q0 d{i} {i} {i / 7!r} t" for i in range(60)]
+    lines[10] = "q3 Q0 bad 1 notanumber t"
+    lines[40] = "q13 Q0 short 1 2.0"
+    lines.insert(25, "")
+    with patch.object(trec, "_CHUNK_CHARS", 50):
+        got = errors(run_of, "\n".join(lines) + "\n")
+    assert [e.split(":")[1] for e in got] == ["11", "42"]
+    with patch.object(trec, "_CHUNK_CHARS", 50):
+        q = qrels_of("1 0 a 1\n\n" + "".join(f"1 0 d{i} 1\n" for i in range(30)) + "1 0 a 2\n")
+    assert q.notes[-1].startswith("qrels.txt:33: query 1 doc a has gain 2 but line 1 gave 1")
 
 
 def test_qrels_iteration_column_is_any_token_and_gains_in_file_order():

@@ -102,13 +102,14 @@ def _decode_by_line(data: bytes, name: str) -> SourceText:
     return SourceText(name, "\n".join(lines), errors)
 
 
-def numbered_lines(text: str, *, comments: bool) -> Iterator[tuple[int, str]]:
+def numbered_lines(text: str, *, comments: bool, first_line: int = 1) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` (1-based) for every line that holds data.
 
     Blank lines are skipped; with ``comments=True`` so are ``#`` comment lines.
-    The yielded line has no line end but is otherwise untouched.
+    The yielded line has no line end but is otherwise untouched. ``first_line``
+    is the number of the text's first line (for a chunk of a larger text).
     """
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(text.split("\n"), start=first_line):
         stripped = line.strip()
         if not stripped or (comments and stripped.startswith("#")):
             continue

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import accumulate
 from os import PathLike
 
 import numpy as np
@@ -130,46 +131,85 @@ class TrecRun:
 
 
 @dataclass(frozen=True, eq=False)
-class _Columns:
-    """Selected columns of a TREC file, one entry per record, with the records' lines."""
+class _Chunk:
+    """Selected columns of a run of whole lines, one entry per record, with their lines."""
 
     columns: list[list[str]]
-    lines: list[int] | None  # None: record i is on line i + 1
+    first_line: int
+    lines: list[int] | None  # None: record j is on line first_line + j
 
-    def line(self, i: int) -> int:
-        return i + 1 if self.lines is None else self.lines[i]
+    def line(self, j: int) -> int:
+        return self.first_line + j if self.lines is None else self.lines[j]
+
+    def record_lines(self) -> Sequence[int]:
+        n = len(self.columns[0])
+        return range(self.first_line, self.first_line + n) if self.lines is None else self.lines
 
 
 # --- tokenizing ------------------------------------------------------------------------------
 
 
-def _split_fields(
+#: Files are split in chunks of about this many characters, to bound peak memory.
+_CHUNK_CHARS = 1 << 20
+
+
+def _chunks(
     source: SourceText, width: int, names: tuple[str, ...], keep: tuple[int, ...], log: ErrorLog
-) -> _Columns:
-    """Split every data line into exactly ``width`` fields; return the ``keep`` columns."""
-    fast = _split_regular(source.text, width)
-    if fast is not None and not source.errors:
-        return _Columns([fast[c::width] for c in keep], None)
-    columns: list[list[str]] = [[] for _ in keep]
-    lines: list[int] = []
-    expected = " ".join(names)
-    for number, line in numbered_lines(source.text, comments=True):
+) -> Iterator[_Chunk]:
+    """Split every data line into exactly ``width`` fields; yield the ``keep`` columns.
+
+    The text is processed in chunks of whole lines (bounded memory: a chunk's
+    tokens are freed before the next is split). A regular chunk (see
+    :func:`_split_regular`) is split in one call; any other chunk line by
+    line, with an error for every line that does not have ``width`` fields.
+    """
+    text = source.text
+    line_no = 0  # lines before the current chunk
+    pos, n = 0, len(text)
+    while pos < n:
+        end = text.find("\n", pos + _CHUNK_CHARS)
+        end = n if end == -1 else end + 1
+        chunk = text[pos:end]
+        n_lines = chunk.count("\n") + (0 if chunk.endswith("\n") else 1)
+        tokens = _split_regular(chunk, width, n_lines)
+        if tokens is not None:
+            yield _Chunk([tokens[c::width] for c in keep], line_no + 1, None)
+        else:
+            columns: list[list[str]] = [[] for _ in keep]
+            lines: list[int] = []
+            _split_lines(chunk, line_no + 1, width, names, keep, columns, lines, log)
+            yield _Chunk(columns, line_no + 1, lines)
+        line_no += n_lines
+        pos = end
+
+
+def _split_lines(
+    chunk: str,
+    first_line: int,
+    width: int,
+    names: tuple[str, ...],
+    keep: tuple[int, ...],
+    columns: list[list[str]],
+    lines: list[int],
+    log: ErrorLog,
+) -> None:
+    """The per-line path: skip blank and comment lines, log every wrong field count."""
+    for number, line in numbered_lines(chunk, comments=True, first_line=first_line):
         fields = _FIELD_SEP.split(line.strip(" \t"))
         if len(fields) != width:
             log.add(
                 number,
                 None,
-                f"expected {width} fields ({expected}), got {len(fields)}",
+                f"expected {width} fields ({' '.join(names)}), got {len(fields)}",
                 "fields are separated by spaces or tabs",
             )
             continue
         for col, c in zip(columns, keep, strict=True):
             col.append(fields[c])
         lines.append(number)
-    return _Columns(columns, lines)
 
 
-def _split_regular(text: str, width: int) -> list[str] | None:
+def _split_regular(text: str, width: int, n_lines: int) -> list[str] | None:
     """All tokens of a file that is certainly one ``width``-field record per line, else None.
 
     Certainty: the token count is ``width`` times the line count (so no blank,
@@ -180,7 +220,6 @@ def _split_regular(text: str, width: int) -> list[str] | None:
     if not text or _has_other_whitespace(text):
         return None
     tokens = text.split()
-    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if len(tokens) != width * n_lines:
         return None
     second = tokens[1::width]
@@ -207,20 +246,28 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
     """Validate decoded qrels text; same rules as :func:`read_qrels`."""
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    cols = _split_fields(source, 4, QRELS_FIELDS, (0, 2, 3), log)
-    qids, docs, gain_tokens = cols.columns
+    qids: list[str] = []
+    docs: list[str] = []
+    gain_tokens: list[str] = []
+    lines: list[int] = []
+    for chunk in _chunks(source, 4, QRELS_FIELDS, (0, 2, 3), log):
+        q, d, g = chunk.columns
+        qids += q
+        docs += d
+        gain_tokens += g
+        lines += chunk.record_lines()
     table = _gain_table(set(gain_tokens), gain_map or {})
     if any(isinstance(v, str) for v in table.values()):
         for i, tok in enumerate(gain_tokens):
             problem = table[tok]
             if isinstance(problem, str):
-                log.add(cols.line(i), "gain", problem, _gain_hint(tok))
+                log.add(lines[i], "gain", problem, _gain_hint(tok))
     log.raise_if_any()
     if not qids:
         log.add(None, None, "no judgments", "a qrels line is: query_id iteration doc_id gain")
         log.raise_if_any()
     gains = list(map(table.__getitem__, gain_tokens))
-    return _group_qrels(source.name, qids, docs, gains, cols)
+    return _group_qrels(source.name, qids, docs, gains, lines)
 
 
 def _gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int | str]:
@@ -248,7 +295,7 @@ def _gain_hint(token: str) -> str:
 
 
 def _group_qrels(
-    name: str, qids: list[str], docs: list[str], gains: list[int], cols: _Columns
+    name: str, qids: list[str], docs: list[str], gains: list[int], lines: list[int]
 ) -> Qrels:
     by_query: dict[str, dict[str, int]] = {}
     for q, d, g in zip(qids, docs, gains, strict=True):
@@ -268,19 +315,16 @@ def _group_qrels(
             if j == i:
                 continue
             seen = kept.setdefault((q, d), {gains[j]: j})
-            where = f"{name}:{cols.line(i)}: query {q} doc {d}"
+            where = f"{name}:{lines[i]}: query {q} doc {d}"
             if g in seen:
                 collapsed += 1
-                text = (
-                    f"{where} repeats line {cols.line(seen[g])} with the same gain {g}; "
-                    "counted once"
-                )
+                text = f"{where} repeats line {lines[seen[g]]} with the same gain {g}; counted once"
             else:
                 conflicting += 1
                 seen[g] = i
                 extra.setdefault(q, []).append((d, g))
                 text = (
-                    f"{where} has gain {g} but line {cols.line(j)} gave {gains[j]}; "
+                    f"{where} has gain {g} but line {lines[j]} gave {gains[j]}; "
                     "both labels kept, so the query is duplicate_reference"
                 )
             if len(notes) < _MAX_NOTES:
@@ -319,17 +363,28 @@ def parse_run(source: SourceText) -> TrecRun:
     """Validate decoded run text; same rules as :func:`read_run`."""
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    cols = _split_fields(source, 6, RUN_FIELDS, (0, 2, 4, 5), log)
-    qids, docs, score_tokens, tags = cols.columns
-    scores = _parse_scores(score_tokens, cols, log)
+    docs: list[str] = []
+    score_parts: list[np.ndarray] = []
+    run_keys: list[str] = []  # query IDs of consecutive same-query row runs ...
+    run_lengths: list[int] = []  # ... and their lengths
+    tags: dict[str, None] = {}
+    for chunk in _chunks(source, 6, RUN_FIELDS, (0, 2, 4, 5), log):
+        q, d, score_tokens, t = chunk.columns
+        if not q:
+            continue
+        docs += d
+        score_parts.append(_parse_scores(score_tokens, chunk, log))
+        _add_runs(q, run_keys, run_lengths)
+        tags.update(dict.fromkeys(_distinct(t)))
     log.raise_if_any()
-    if not qids:
+    if not docs:
         log.add(None, None, "no results", "a run line is: query_id Q0 doc_id rank score tag")
         log.raise_if_any()
-    return _rank_run(source.name, qids, docs, scores, tags)
+    scores = np.concatenate(score_parts)
+    return _rank_run(source.name, run_keys, run_lengths, docs, scores, list(tags))
 
 
-def _parse_scores(tokens: list[str], cols: _Columns, log: ErrorLog) -> np.ndarray:
+def _parse_scores(tokens: list[str], chunk: _Chunk, log: ErrorLog) -> np.ndarray:
     try:
         scores = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
     except ValueError:
@@ -343,57 +398,24 @@ def _parse_scores(tokens: list[str], cols: _Columns, log: ErrorLog) -> np.ndarra
             ok = False
         if not ok:
             log.add(
-                cols.line(i),
+                chunk.line(i),
                 "score",
                 f"must be a finite number, got '{tok}'",
                 "the fifth field is the score; items are ranked by it",
             )
-    return np.zeros(0)
+    return np.zeros(len(tokens))
 
 
-def _distinct(values: list[str]) -> list[str]:
-    """Distinct values in first-appearance order (fast when all are equal)."""
-    if values and values.count(values[0]) == len(values):
-        return [values[0]]
-    return list(dict.fromkeys(values))
+def _add_runs(qids: list[str], keys: list[str], lengths: list[int]) -> None:
+    """Append the runs of equal consecutive query IDs in ``qids`` (joining across calls).
 
-
-def _rank_run(
-    name: str, qids: list[str], docs: list[str], scores: np.ndarray, tags: list[str]
-) -> TrecRun:
-    """Group rows by query (first-appearance order) and order each query as trec_eval does."""
-    n = len(qids)
-    blocks = _contiguous_blocks(qids)
-    if blocks is None:  # a query's rows are interleaved with others': regroup them stably
-        code_of = {q: i for i, q in enumerate(dict.fromkeys(qids))}
-        codes = np.fromiter(map(code_of.__getitem__, qids), dtype=np.int64, count=n)
-        perm = np.argsort(codes, kind="stable")
-        perm_list = perm.tolist()
-        qids = list(map(qids.__getitem__, perm_list))
-        docs = list(map(docs.__getitem__, perm_list))
-        scores = scores[perm]
-        blocks = _contiguous_blocks(qids)
-        assert blocks is not None
-    keys, starts = blocks
-    edges = [*starts, n]
-    order, s_sorted, tied_pairs = _order_blocks(scores, edges, docs)
-    ranked = docs if order is None else list(map(docs.__getitem__, order))
-    doc_ids = {q: ranked[a:b] for q, a, b in zip(keys, edges, edges[1:], strict=False)}
-    spans = {q: (a, b) for q, a, b in zip(keys, edges, edges[1:], strict=False)}
-    return TrecRun(name, doc_ids, n, _distinct(tags), tied_pairs, s_sorted, spans)
-
-
-def _contiguous_blocks(qids: list[str]) -> tuple[list[str], list[int]] | None:
-    """(query IDs, start rows) when each query's rows are contiguous, else None.
-
-    Run files usually hold the same number of rows per query, so the next
-    block's end is guessed from the last block's length and verified with a
-    C-level count; a wrong guess falls back to a scan of that block.
+    Run files usually hold the same number of rows per query, so a run's end
+    is guessed from the previous run's length and verified with a C-level
+    count; a wrong guess falls back to a scan of that run.
     """
     n = len(qids)
-    keys: list[str] = []
-    starts: list[int] = []
-    a, width = 0, 1
+    a = 0
+    width = lengths[-1] if lengths else 1
     while a < n:
         key = qids[a]
         b = a + width
@@ -406,12 +428,46 @@ def _contiguous_blocks(qids: list[str]) -> tuple[list[str], list[int]] | None:
             b = a + 1
             while b < n and qids[b] == key:
                 b += 1
-        keys.append(key)
-        starts.append(a)
+        if a == 0 and keys and keys[-1] == key:
+            lengths[-1] += b - a
+        else:
+            keys.append(key)
+            lengths.append(b - a)
         a, width = b, b - a
-    if len(set(keys)) != len(keys):
-        return None
-    return keys, starts
+
+
+def _distinct(values: list[str]) -> list[str]:
+    """Distinct values in first-appearance order (fast when all are equal)."""
+    if values and values.count(values[0]) == len(values):
+        return [values[0]]
+    return list(dict.fromkeys(values))
+
+
+def _rank_run(
+    name: str,
+    run_keys: list[str],
+    run_lengths: list[int],
+    docs: list[str],
+    scores: np.ndarray,
+    tags: list[str],
+) -> TrecRun:
+    """Group rows by query (first-appearance order) and order each query as trec_eval does."""
+    n = len(docs)
+    code_of = {q: i for i, q in enumerate(dict.fromkeys(run_keys))}
+    keys = list(code_of)
+    if len(keys) == len(run_keys):  # each query's rows are contiguous
+        edges = [0, *accumulate(run_lengths)]
+    else:  # some query's rows are interleaved with others': regroup them stably
+        codes = np.repeat(np.fromiter(map(code_of.__getitem__, run_keys), np.int64), run_lengths)
+        perm = np.argsort(codes, kind="stable")
+        docs = list(map(docs.__getitem__, perm.tolist()))
+        scores = scores[perm]
+        edges = [0, *accumulate(np.bincount(codes, minlength=len(keys)).tolist())]
+    order, s_sorted, tied_pairs = _order_blocks(scores, edges, docs)
+    ranked = docs if order is None else list(map(docs.__getitem__, order))
+    doc_ids = {q: ranked[a:b] for q, a, b in zip(keys, edges, edges[1:], strict=False)}
+    spans = {q: (a, b) for q, a, b in zip(keys, edges, edges[1:], strict=False)}
+    return TrecRun(name, doc_ids, n, tags, tied_pairs, s_sorted, spans)
 
 
 def _order_blocks(
