@@ -1,0 +1,205 @@
+"""Benchmark of the pinned lexical workflow. Prints figures; asserts nothing.
+
+    python3 benchmarks/bench_lexical.py [--docs 100000] [--queries 1000] [--top-k 100]
+
+Corpus: ``--docs`` generated documents of ~200 words (a 6-word title and a
+~194-word text) over a seeded vocabulary of 50,000 pseudo-words whose
+frequencies follow Zipf's law (s = 1.0), three owner organisations, creation
+times spread over 2025. The protocol sees every document (all organisations,
+cutoff after the last), so the fingerprint and the execution cover all of them.
+
+Queries: 2..4 terms. Three mixes are timed, because FTS5 evaluates BM25 for
+every document that matches any term (an OR query) and has no top-k pruning,
+so the cost of a query grows with the document frequency of its terms:
+
+* ``rare``: terms drawn uniformly from vocabulary ranks >= 100 (mostly rare
+  words: the easy case);
+* ``content``: terms drawn from the Zipf distribution restricted to ranks
+  >= 100 (stopwords removed, frequent content words kept: the headline figure);
+* ``zipf``: terms drawn from the full distribution, so most queries hold a
+  stopword-like term that matches nearly every document (the worst case).
+
+Every timing is wall-clock; CPU time of this process is given beside it, and
+the load average before and after, because the machine may be shared.
+
+Targets (issue 4): index 100,000 documents < 60 s; 1,000 queries at top_k=100
+< 10 s; fingerprint of 100,000 documents < 2 s.
+"""
+
+import argparse
+import os
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from evalcore.lexical.fingerprint import corpus_fingerprint
+from evalcore.lexical.pin import pin_protocol
+from evalcore.lexical.protocol import LexicalProtocol
+from evalcore.lexical.revalidation import revalidate
+from evalcore.lexical.search import search_corpus
+from evalcore.lexical.snapshot import SnapshotIndex
+from evalcore.lexical.workflow import execute_protocol
+from evalcore.store.connection import open_store
+from evalcore.store.corpus import DocumentIn, add_documents
+from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+
+VOCABULARY = 50_000
+WORDS_PER_DOC = 200
+TITLE_WORDS = 6
+ORGS = ("acme", "globex", "initech")
+SEED = 20260630
+
+
+def vocabulary(rng: np.random.Generator) -> list[str]:
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    words: list[str] = []
+    seen: set[str] = set()
+    while len(words) < VOCABULARY:
+        word = "".join(rng.choice(letters, size=int(rng.integers(3, 11))))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+def zipf_probabilities(start: int = 0, uniform: bool = False) -> np.ndarray:
+    weights = 1.0 / np.arange(1, VOCABULARY + 1, dtype=np.float64)
+    if uniform:
+        weights[:] = 1.0
+    weights[:start] = 0.0
+    return weights / weights.sum()
+
+
+def generate_documents(n: int, words: list[str], rng: np.random.Generator) -> list[DocumentIn]:
+    vocab = np.array(words, dtype=object)
+    ids = rng.choice(VOCABULARY, size=(n, WORDS_PER_DOC), p=zipf_probabilities())
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    seconds = rng.integers(0, 365 * 24 * 3600, size=n)
+    docs = []
+    for i in range(n):
+        row = vocab[ids[i]]
+        docs.append(
+            DocumentIn(
+                doc_id=f"doc{i:07d}",
+                title=" ".join(row[:TITLE_WORDS]),
+                text=" ".join(row[TITLE_WORDS:]),
+                owner_org=ORGS[i % len(ORGS)],
+                created_at=start + timedelta(seconds=int(seconds[i])),
+            )
+        )
+    return docs
+
+
+def generate_queries(
+    n: int, words: list[str], rng: np.random.Generator, start: int, uniform: bool = False
+) -> list[str]:
+    p = zipf_probabilities(start, uniform)
+    return [
+        " ".join(words[j] for j in rng.choice(VOCABULARY, size=int(rng.integers(2, 5)), p=p))
+        for _ in range(n)
+    ]
+
+
+class Elapsed:
+    """Wall-clock and process CPU seconds of a block."""
+
+    def __enter__(self) -> "Elapsed":
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._wall
+        self.cpu = time.process_time() - self._cpu
+
+    def __str__(self) -> str:
+        return f"{self.wall:.2f} s (CPU {self.cpu:.2f} s)"
+
+
+def timed(fn, *args, **kwargs):
+    with Elapsed() as elapsed:
+        value = fn(*args, **kwargs)
+    return value, elapsed
+
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=1_000)
+    parser.add_argument("--top-k", type=int, default=100)
+    args = parser.parse_args()
+    rng = np.random.default_rng(SEED)
+    print(f"load average before: {load()} ({os.cpu_count()} CPUs)")
+
+    with tempfile.TemporaryDirectory(prefix="bench_lexical_") as tmp:
+        db = open_store(Path(tmp) / "store.db")
+        create_study(db, StudyIn(study_id="bench", corpus_id="corpus"))
+        words = vocabulary(rng)
+        docs, t_gen = timed(generate_documents, args.docs, words, rng)
+        n_words = sum(len(d.title.split()) + len(d.text.split()) for d in docs)
+        _, t_index = timed(add_documents, db, "corpus", docs)
+        del docs
+        print(f"documents: {args.docs:,} ({n_words / args.docs:.0f} words each, "
+              f"{VOCABULARY:,}-word Zipf vocabulary; generated in {t_gen.wall:.1f} s)")
+        print(f"index (add_documents: validate, hash, insert, FTS5 trigger): {t_index} "
+              f"= {args.docs / t_index.wall:,.0f} docs/s  [target < 60 s]")
+
+        protocol = LexicalProtocol.model_validate({
+            "method": "lexical", "top_k": args.top_k, "cutoff": "2026-01-01T00:00:00Z",
+            "organisations": list(ORGS),
+        })
+        pinned, t_pin = timed(pin_protocol, db, study_id="bench", name="p",
+                              protocol=protocol, actor="bench")
+        print(f"pin ({pinned.document_count:,} documents): {t_pin}")
+        fingerprint, t_fp = timed(corpus_fingerprint, db, pinned.visibility)
+        assert fingerprint == pinned.corpus_fingerprint
+        print(f"fingerprint of {pinned.document_count:,} documents: {t_fp}  [target < 2 s]")
+        changes, t_reval = timed(revalidate, db, pinned)
+        assert changes.unchanged
+        print(f"revalidation (per-document diff + fingerprint): {t_reval}")
+
+        mixes = {
+            "rare": generate_queries(args.queries, words, rng, start=100, uniform=True),
+            "content": generate_queries(args.queries, words, rng, start=100),
+            "zipf": generate_queries(args.queries, words, rng, start=0),
+        }
+        db.conn.execute("BEGIN")
+        index = SnapshotIndex(db, pinned)
+        try:
+            with Elapsed() as t_snap:
+                index.__enter__()
+            print(f"execution index of the pinned set: {t_snap}")
+            for mix, queries in mixes.items():
+                with Elapsed() as t_q:
+                    returned = sum(len(index.search(q, args.top_k)) for q in queries)
+                print(f"{args.queries:,} '{mix}' queries at top_k={args.top_k}: {t_q}, "
+                      f"{1000 * t_q.wall / args.queries:.1f} ms/query, {returned:,} results"
+                      + ("  [target < 10 s]" if mix == "content" else ""))
+        finally:
+            index.__exit__(None, None, None)
+            db.conn.execute("COMMIT")
+
+        add_queries(db, "bench", [QueryIn(query_id=f"q{i:04d}", text=t)
+                                  for i, t in enumerate(mixes["content"])])
+        _, t_run = timed(execute_protocol, db, study_id="bench", protocol_name="p",
+                         run_name="r", actor="bench")
+        print(f"execute_protocol end to end ({args.queries:,} 'content' queries: revalidate, "
+              f"index, rank, store): {t_run}")
+
+        with Elapsed() as t_search:
+            for q in mixes["content"][:200]:
+                search_corpus(db, "corpus", q, organisations=["acme"], limit=50)
+        print(f"search_corpus (shared index, one organisation, limit 50): "
+              f"{1000 * t_search.wall / 200:.1f} ms/query over 200 'content' queries")
+        db.conn.close()
+    print(f"load average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()
