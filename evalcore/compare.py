@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.gc_pause import gc_paused
 from evalcore.results import (
     AGGREGATE_LABELS,
     METRIC_LABELS,
@@ -210,7 +211,9 @@ def compare_metric(
             reasons_a, reasons_b = reasons_a + [DIFFERENT_K], reasons_b + [DIFFERENT_K]
         if reasons_a or reasons_b:
             excluded.append(
-                ExcludedQuery(query_id=query_id, reasons_a=reasons_a, reasons_b=reasons_b)
+                ExcludedQuery.model_construct(
+                    query_id=query_id, reasons_a=reasons_a, reasons_b=reasons_b
+                )
             )
             continue
         assert qa is not None and qb is not None
@@ -313,12 +316,13 @@ def compare_runs(
     comparisons: list[MetricComparison] = []
     adjusted: list[float | None] = []
     for metric in metrics:
-        block = [
-            compare_metric(
-                metric, a, reports[a], b, reports[b], permutations=permutations, seed=seed
-            )
-            for a, b in pairs
-        ]
+        with gc_paused():
+            block = [
+                compare_metric(
+                    metric, a, reports[a], b, reports[b], permutations=permutations, seed=seed
+                )
+                for a, b in pairs
+            ]
         comparisons.extend(block)
         adjusted.extend(adjust_p_values([c.tests[test].p_value for c in block], correction))
     table = _table(reports, metrics, comparisons, adjusted, mode, base, test, alpha, correction)

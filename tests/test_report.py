@@ -150,13 +150,15 @@ def test_html_shows_unavailable_with_reasons_never_as_zero() -> None:
 def test_per_query_chart_draws_unavailable_queries_in_their_own_strip() -> None:
     report = _report()
     fig = per_query_figure(report, "precision")
-    by_name = {t.name: t for t in fig.data}
+    by_name = {t["name"]: t for t in fig["data"]}
     values, missing = by_name["A"], by_name["A: unavailable (1)"]
     q4 = sorted({q.query_id for r in report.runs for q in r.evaluation.queries}).index("q4")
-    assert q4 not in list(values.x)
-    assert list(missing.x) == [q4] and list(missing.y) == ["A"]
-    assert missing.yaxis == "y2" and values.yaxis == "y"
-    assert "unlabeled_returned" in missing.text[0]
+    assert q4 not in list(values["x"]) and len(values["x"]) == 3
+    assert list(missing["x"]) == [q4] and list(missing["y"]) == ["A"]
+    assert missing["yaxis"] == "y2" and values["yaxis"] == "y"
+    assert "unlabeled_returned" in missing["text"][0]
+    # The strip is its own category axis, not a position on the value axis.
+    assert fig["layout"]["yaxis2"]["type"] == "category"
 
 
 def test_delta_chart_shows_excluded_queries_apart() -> None:
@@ -165,9 +167,10 @@ def test_delta_chart_shows_excluded_queries_apart() -> None:
     item = report.comparison.comparison("precision", "B", "A")
     assert item.n_paired == 3 and item.n_excluded == 1
     fig = delta_figure(item)
-    bars, excluded = fig.data
-    assert len(bars.y) == 3 and len(excluded.x) == 1
-    assert "q4" in excluded.text[0]
+    bars, excluded = fig["data"]
+    assert len(bars["y"]) == 3 and len(excluded["x"]) == 1
+    assert list(bars["y"]) == sorted(item.deltas)
+    assert "q4" in excluded["text"][0] and excluded["yaxis"] == "y2"
 
 
 def test_exports_strip_internal_data_unless_asked() -> None:

@@ -102,6 +102,7 @@ def test_saved_report_round_trips_and_is_immutable(store) -> None:
     row = save_report(store, report)
     assert row.content_hash == report_hash(report)
     assert load_report(store, row.report_id) == report
+    assert report_hash(load_report(store, row.report_id)) == row.content_hash
     assert find_report(store, "s", "r1").report_id == row.report_id
     assert [r.name for r in list_reports(store, "s")] == ["r1"]
     with pytest.raises(sqlite3.DatabaseError, match="immutable"):

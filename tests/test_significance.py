@@ -62,6 +62,19 @@ def test_monte_carlo_is_seeded_and_close_to_scipy_estimate() -> None:
     assert abs(first.p_value - reference) < 0.02
 
 
+@pytest.mark.parametrize("n", [5, 13, 19])
+def test_monte_carlo_converges_to_the_exact_p_value(n: int) -> None:
+    # Forcing Monte-Carlo on small n checks the byte-table sign flipping against enumeration
+    # (n = 13 and 19 leave a partial last byte; tied coarse values exercise the tolerance).
+    rng = np.random.default_rng(n)
+    a = np.round(rng.random(n), 1)
+    b = np.round(rng.random(n), 1)
+    exact = randomization_test(a, b).p_value
+    mc = randomization_test(a, b, exact_max_pairs=0, permutations=200_000, seed=1)
+    assert mc.method == "monte_carlo"
+    assert abs(mc.p_value - exact) < 0.006
+
+
 def test_monte_carlo_p_value_is_never_zero() -> None:
     a = np.ones(60)
     b = np.zeros(60)

@@ -5,32 +5,54 @@ exist, and below them a separate strip ("unavailable") with one marker per
 run and query whose metric is unavailable, its reasons on hover. Text taken
 from the data (run names, query ids, reasons) is HTML-escaped before it goes
 into a figure, since plotly renders a subset of HTML in labels.
+
+Figures are plain plotly figure dicts (``{"data": [...], "layout": {...}}``):
+the layout comes from :func:`plotly.subplots.make_subplots`, the traces are
+written directly with numpy arrays, and :func:`figure_html` renders them
+without plotly's per-element validation (tens of thousands of points per
+trace at 10,000 queries).
 """
 
 from html import escape
+from typing import Any
 
-import plotly.graph_objects as go
+import numpy as np
+import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from evalcore.compare import MetricComparison, aggregate_text, cutoff_label
 from evalcore.report.model import Report
 from evalcore.results import MetricName
 
+Figure = dict[str, Any]
 _UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
 
 
-def per_query_figure(report: Report, metric: MetricName) -> go.Figure:
+def _strings(values: list[str]) -> np.ndarray:
+    return np.asarray(values, dtype=object)
+
+
+def _two_row_layout(titles: tuple[str, str], heights: list[float], shared_x: bool) -> dict:
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=shared_x, row_heights=heights, vertical_spacing=0.1,
+        subplot_titles=titles,
+    )
+    return fig.layout.to_plotly_json()
+
+
+def per_query_figure(report: Report, metric: MetricName) -> Figure:
     """Each run's per-query values of ``metric``; unavailable queries in their own strip."""
     evaluations = [run.evaluation for run in report.runs]
     label = cutoff_label(metric, evaluations, aggregate=False)
     query_ids = sorted({q.query_id for ev in evaluations for q in ev.queries})
     position = {query_id: i for i, query_id in enumerate(query_ids)}
-    fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.04,
-        subplot_titles=(f"{label} (available values)", "unavailable (not 0; reasons on hover)"),
+    layout = _two_row_layout(
+        (f"{label} (available values)", "unavailable (not 0; reasons on hover)"),
+        [0.75, 0.25], shared_x=True,
     )
+    data = []
     for run in report.runs:
-        x_ok, y_ok, text_ok, x_na, y_na, text_na = [], [], [], [], [], []
+        x_ok, y_ok, text_ok, x_na, text_na = [], [], [], [], []
         name = escape(run.name)
         for q in run.evaluation.queries:
             value = q.metrics.get(metric)
@@ -41,100 +63,103 @@ def per_query_figure(report: Report, metric: MetricName) -> go.Figure:
             else:
                 reasons = ", ".join(value.reasons) if value is not None else "not computed"
                 x_na.append(position[q.query_id])
-                y_na.append(name)
                 text_na.append(f"{escape(q.query_id)}: {escape(reasons)}")
-        fig.add_trace(
-            go.Scatter(
-                x=x_ok, y=y_ok, mode="markers", name=name, legendgroup=name, text=text_ok,
-                hovertemplate="%{text}<br>" + f"{label} = " + "%{y:.4f}<extra>" + name + "</extra>",
-                marker={"size": 5},
-            ),
-            row=1, col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=x_na, y=y_na, mode="markers", name=f"{name}: unavailable ({len(x_na)})",
-                legendgroup=name, text=text_na, marker=_UNAVAILABLE_MARKER,
-                hovertemplate="%{text}<extra>" + name + " unavailable</extra>",
-            ),
-            row=2, col=1,
-        )
-    fig.update_yaxes(title_text=label, range=[-0.02, 1.02], row=1, col=1)
-    fig.update_yaxes(type="category", row=2, col=1)
-    fig.update_xaxes(title_text=f"query (sorted by id, {len(query_ids)} queries)", row=2, col=1)
-    fig.update_layout(height=520, margin={"t": 60, "b": 40}, legend={"orientation": "h"})
-    return fig
+        data.append({
+            "type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
+            "x": np.asarray(x_ok, dtype=np.int64), "y": np.asarray(y_ok, dtype=np.float64),
+            "text": _strings(text_ok), "xaxis": "x", "yaxis": "y", "marker": {"size": 5},
+            "hovertemplate": "%{text}<br>" + f"{label} = " + "%{y:.4f}<extra>" + name
+            + "</extra>",
+        })
+        data.append({
+            "type": "scatter", "mode": "markers", "name": f"{name}: unavailable ({len(x_na)})",
+            "legendgroup": name, "x": np.asarray(x_na, dtype=np.int64),
+            "y": _strings([name] * len(x_na)), "text": _strings(text_na),
+            "xaxis": "x2", "yaxis": "y2", "marker": _UNAVAILABLE_MARKER,
+            "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
+        })
+    layout["yaxis"].update(title={"text": label}, range=[-0.02, 1.02])
+    layout["yaxis2"].update(type="category")
+    layout["xaxis2"].update(title={"text": f"query (sorted by id, {len(query_ids)} queries)"})
+    layout.update(height=520, margin={"t": 60, "b": 40}, legend={"orientation": "h"})
+    return {"data": data, "layout": layout}
 
 
-def delta_figure(comparison: MetricComparison) -> go.Figure:
+def delta_figure(comparison: MetricComparison) -> Figure:
     """Per-query deltas on the paired queries, sorted; excluded queries in their own strip."""
-    order = sorted(range(len(comparison.deltas)), key=lambda i: comparison.deltas[i])
+    deltas = np.asarray(comparison.deltas, dtype=np.float64)
+    order = np.argsort(deltas, kind="stable")
+    query_ids = _strings([escape(q) for q in comparison.query_ids])
     a, b = escape(comparison.run_a), escape(comparison.run_b)
-    fig = make_subplots(
-        rows=2, cols=1, row_heights=[0.8, 0.2], vertical_spacing=0.12,
-        subplot_titles=(
+    layout = _two_row_layout(
+        (
             f"{comparison.label}: {a} − {b} per paired query (sorted)",
             f"excluded queries ({comparison.n_excluded}; not 0 — reasons on hover)",
         ),
+        [0.8, 0.2], shared_x=False,
     )
-    fig.add_trace(
-        go.Bar(
-            x=list(range(len(order))),
-            y=[comparison.deltas[i] for i in order],
-            text=[escape(comparison.query_ids[i]) for i in order],
-            hovertemplate="%{text}: Δ = %{y:.4f}<extra></extra>",
-            name="Δ on paired queries",
-            marker={"color": ["#2b8a3e" if comparison.deltas[i] > 0 else "#c92a2a" for i in order]},
-        ),
-        row=1, col=1,
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=list(range(len(comparison.excluded))),
-            y=["excluded"] * len(comparison.excluded),
-            mode="markers",
-            marker=_UNAVAILABLE_MARKER,
-            name="excluded",
-            text=[
-                f"{escape(e.query_id)}: {a} [{escape(', '.join(e.reasons_a)) or 'available'}], "
-                f"{b} [{escape(', '.join(e.reasons_b)) or 'available'}]"
-                for e in comparison.excluded
-            ],
-            hovertemplate="%{text}<extra></extra>",
-        ),
-        row=2, col=1,
-    )
-    fig.update_yaxes(title_text="Δ", row=1, col=1)
-    fig.update_yaxes(type="category", row=2, col=1)
-    fig.update_layout(
+    excluded_text = [
+        f"{escape(e.query_id)}: {a} [{escape(', '.join(e.reasons_a)) or 'available'}], "
+        f"{b} [{escape(', '.join(e.reasons_b)) or 'available'}]"
+        for e in comparison.excluded
+    ]
+    data = [
+        {
+            "type": "bar", "name": "Δ on paired queries", "xaxis": "x", "yaxis": "y",
+            "x": np.arange(order.size), "y": deltas[order], "text": query_ids[order],
+            "textposition": "none",
+            "hovertemplate": "%{text}: Δ = %{y:.4f}<extra></extra>",
+            "marker": {"color": np.where(deltas[order] > 0, "#2b8a3e", "#c92a2a").astype(object)},
+        },
+        {
+            "type": "scatter", "mode": "markers", "name": "excluded", "xaxis": "x2",
+            "yaxis": "y2", "x": np.arange(len(excluded_text)),
+            "y": _strings(["excluded"] * len(excluded_text)), "text": _strings(excluded_text),
+            "marker": _UNAVAILABLE_MARKER, "hovertemplate": "%{text}<extra></extra>",
+        },
+    ]
+    layout["yaxis"].update(title={"text": "Δ"})
+    layout["yaxis2"].update(type="category")
+    layout.update(
         height=440, showlegend=False, margin={"t": 70, "b": 30},
         title={"text": escape(comparison.summary), "font": {"size": 12}},
     )
-    return fig
+    return {"data": data, "layout": layout}
 
 
-def aggregate_figure(report: Report, metrics: list[MetricName]) -> go.Figure:
+def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
     """Each run's aggregates; an unavailable aggregate is a labelled gap, not a bar."""
     evaluations = [run.evaluation for run in report.runs]
     labels = [cutoff_label(m, evaluations, aggregate=True) for m in metrics]
-    fig = go.Figure()
+    data = []
     for run in report.runs:
         values, texts = [], []
         for metric in metrics:
             agg = run.evaluation.aggregates.get(metric)
             values.append(agg.value if agg is not None and agg.available else None)
             texts.append(aggregate_text(agg) if agg is not None else "not computed")
-        fig.add_trace(
-            go.Bar(
-                x=labels, y=values, name=escape(run.name), text=texts,
-                textposition="outside", cliponaxis=False,
-                hovertemplate="%{x}: %{text}<extra>" + escape(run.name) + "</extra>",
-            )
-        )
-    fig.update_layout(
-        barmode="group", height=380, yaxis={"range": [0, 1.1], "title": "aggregate"},
-        title={"text": "Aggregates (no bar = unavailable; the text says how much is missing)",
-               "font": {"size": 13}},
-        margin={"t": 60},
+        data.append({
+            "type": "bar", "x": labels, "y": values, "name": escape(run.name), "text": texts,
+            "textposition": "outside", "cliponaxis": False,
+            "hovertemplate": "%{x}: %{text}<extra>" + escape(run.name) + "</extra>",
+        })
+    layout = {
+        "barmode": "group", "height": 380, "yaxis": {"range": [0, 1.1], "title": {
+            "text": "aggregate"}},
+        "title": {"text": "Aggregates (no bar = unavailable; the text says how much is missing)",
+                  "font": {"size": 13}},
+        "margin": {"t": 60},
+    }
+    return {"data": data, "layout": layout}
+
+
+def figure_html(figure: Figure, *, include_plotlyjs: bool) -> str:
+    """A ``<div>`` drawing ``figure``; with ``include_plotlyjs`` the plotly.js bundle inline."""
+    return pio.to_html(
+        figure,
+        full_html=False,
+        include_plotlyjs=include_plotlyjs,
+        include_mathjax=False,
+        validate=False,
+        config={"displaylogo": False, "responsive": True},
     )
-    return fig

@@ -16,10 +16,10 @@ from datetime import datetime
 import sqlite_utils
 
 from evalcore.compare import ComparisonSettings
+from evalcore.gc_pause import gc_paused
 from evalcore.protocol import EvalProtocol
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
-from evalcore.store.labels import study_label_events
 from evalcore.store.observations import evaluate_run
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
@@ -45,6 +45,27 @@ def report_from_store(
     subclasses, whose messages list what exists. ``name`` defaults to
     ``"<runs> @ <reference> <created_at>"``.
     """
+    with gc_paused():
+        return _report_from_store(
+            db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,
+            name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
+            settings=settings, created_at=created_at,
+        )
+
+
+def _report_from_store(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    runs: Sequence[str],
+    created_by: str,
+    reference: str | None,
+    name: str | None,
+    baseline: str | None,
+    corpus_fingerprint: str | None,
+    settings: ComparisonSettings | None,
+    created_at: datetime | None,
+) -> Report:
     names = list(dict.fromkeys(runs))
     if not names:
         raise ValueError("no runs named: give at least one run of the study")
@@ -92,23 +113,23 @@ def report_from_store(
 
 
 def _internal(db: sqlite_utils.Database, study_id: str, run_ids: dict[str, int]) -> ReportInternal:
-    annotators: dict[str, set[str]] = defaultdict(set)
-    notes: list[AnnotatorNote] = []
-    for event in study_label_events(db, study_id):
-        annotators[event.query_id].add(event.annotator)
-        if event.note:
-            notes.append(
-                AnnotatorNote(
-                    query_id=event.query_id,
-                    unit_id=event.unit_id,
-                    annotator=event.annotator,
-                    note=event.note,
-                    created_at=event.created_at,
-                    event_id=event.event_id,
-                )
-            )
-    return ReportInternal(
-        run_ids=run_ids,
-        annotators={q: sorted(names) for q, names in sorted(annotators.items())},
-        notes=notes,
-    )
+    """Run row ids, annotators per query and annotator notes (two indexed scans)."""
+    annotators: dict[str, list[str]] = defaultdict(list)
+    for query_id, annotator in db.execute(
+        "SELECT DISTINCT query_id, annotator FROM label_events WHERE study_id = ? "
+        "ORDER BY query_id, annotator",
+        [study_id],
+    ):
+        annotators[query_id].append(annotator)
+    notes = [
+        AnnotatorNote(
+            query_id=row[0], unit_id=row[1], annotator=row[2], note=row[3], created_at=row[4],
+            event_id=row[5],
+        )
+        for row in db.execute(
+            "SELECT query_id, unit_id, annotator, note, created_at, event_id FROM label_events "
+            "WHERE study_id = ? AND note != '' ORDER BY event_id",
+            [study_id],
+        )
+    ]
+    return ReportInternal(run_ids=run_ids, annotators=dict(annotators), notes=notes)

@@ -12,7 +12,12 @@ from html import escape
 
 from evalcore.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
 from evalcore.reasons import REASON_TEXT, Reason
-from evalcore.report.charts import aggregate_figure, delta_figure, per_query_figure
+from evalcore.report.charts import (
+    aggregate_figure,
+    delta_figure,
+    figure_html,
+    per_query_figure,
+)
 from evalcore.report.model import Report
 from evalcore.results import METRICS, AggregateValue, MetricValue
 from evalcore.stats.correction import CORRECTION_LABELS
@@ -97,14 +102,7 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
         figures += [delta_figure(c) for c in report.comparison.comparisons]
     parts.append("<h2>Charts</h2>")
     for i, fig in enumerate(figures):
-        parts.append(
-            fig.to_html(
-                full_html=False,
-                include_plotlyjs=(i == 0),
-                include_mathjax=False,
-                config={"displaylogo": False, "responsive": True},
-            )
-        )
+        parts.append(figure_html(fig, include_plotlyjs=(i == 0)))
     parts.append(_per_query_table(report))
     if report.internal is not None:
         parts.append(_internal(report))

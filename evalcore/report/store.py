@@ -8,11 +8,13 @@ names are unique within a study: a new report needs a new name.
 """
 
 import hashlib
-import json
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
+from evalcore.gc_pause import gc_paused
 from evalcore.report.model import Report
 from evalcore.store.connection import write_transaction
 
@@ -41,10 +43,12 @@ class ReportIntegrityError(RuntimeError):
 
 
 def canonical_json(report: Report) -> str:
-    """The report's canonical JSON text (sorted keys, no spaces): what is stored and hashed."""
-    return json.dumps(
-        report.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    """The report's JSON text as stored and hashed (compact, fields in model order).
+
+    The hash is of this exact text; a loaded report re-serializes to the same text.
+    """
+    with gc_paused():
+        return report.model_dump_json()
 
 
 def _hash(body: str) -> str:
@@ -75,6 +79,8 @@ def save_report(db: sqlite_utils.Database, report: Report) -> StoredReport:
             "SELECT 1 FROM studies WHERE study_id = ?", [report.study_id]
         ).fetchone():
             raise ValueError(f"no study {report.study_id!r} in this store; create it first")
+        authorize(db, study_id=report.study_id, actor=report.created_by,
+                  permission=Permission.CREATE_REPORT)
         if db.execute(
             "SELECT 1 FROM reports WHERE study_id = ? AND name = ?", [report.study_id, report.name]
         ).fetchone():
