@@ -106,3 +106,26 @@ def test_pin_name_only_with_a_file(setup):
     result = CliRunner().invoke(main, ["retrieve", "--db", str(db_path), "--study", "s",
                                        "--protocol", "p1", "--name", "r", "--pin-name", "x"])
     assert result.exit_code == 2 and "--pin-name" in result.output
+
+
+def test_a_taken_run_name_with_a_protocol_file_leaves_no_new_pin(setup):
+    db_path, protocol_path = setup
+    first = invoke("retrieve", "--db", db_path, "--study", "s", "--protocol", protocol_path,
+                   "--name", "r1")
+    assert first.exit_code == 0
+    again = CliRunner().invoke(main, ["retrieve", "--db", str(db_path), "--study", "s",
+                                      "--protocol", str(protocol_path), "--name", "r1",
+                                      "--pin-name", "p2"])
+    assert again.exit_code == 2 and "already exists" in again.output
+    listed = invoke("protocol", "list", "--db", db_path, "--study", "s")
+    assert [line.split("\t")[0] for line in listed.output.splitlines()] == ["r1"]
+
+
+def test_pin_warns_about_an_organisation_without_documents(setup, tmp_path):
+    db_path, _ = setup
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps({**PROTOCOL, "organisations": ["acme", "acmee"]}))
+    result = invoke("protocol", "pin", "--db", db_path, "--study", "s", "--protocol", path,
+                    "--name", "p")
+    assert result.exit_code == 0
+    assert "acmee: 0" in result.output and "owns no visible document" in result.output

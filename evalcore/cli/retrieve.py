@@ -30,6 +30,7 @@ from evalcore.lexical.pin import (
 from evalcore.lexical.protocol import load_protocol
 from evalcore.lexical.workflow import execute_protocol
 from evalcore.store.connection import open_store
+from evalcore.store.runs import RunNotFoundError, get_run
 from evalcore.store.studies import StudyNotFoundError
 
 
@@ -71,10 +72,26 @@ def _describe_pin(pinned: PinnedProtocol) -> None:
     click.echo(f"corpus: {pinned.protocol.corpus_id}")
     click.echo(f"corpus_fingerprint: {pinned.corpus_fingerprint}")
     click.echo(f"documents: {pinned.document_count}")
-    for org, count in pinned.documents_by_organisation.items():
+    for org in pinned.protocol.organisations:
+        count = pinned.documents_by_organisation.get(org, 0)
         click.echo(f"  {org}: {count}")
+        if count == 0:
+            click.echo(
+                f"warning: organisation {org!r} owns no visible document (a typo, or nothing "
+                "before the cutoff?)",
+                err=True,
+            )
     click.echo(f"cutoff: {pinned.protocol.to_json_dict()['cutoff']}")
     click.echo(f"top_k: {pinned.protocol.top_k}")
+
+
+def _check_run_name_free(db: sqlite_utils.Database, study_id: str, run_name: str) -> None:
+    """Fail before pinning, so a taken run name leaves no new pin behind."""
+    try:
+        get_run(db, study_id, run_name)
+    except RunNotFoundError:
+        return
+    raise ValueError(f"run {run_name!r} already exists in study {study_id!r}; choose another name")
 
 
 _DB = click.option("--db", "db_path", required=True,
@@ -174,6 +191,7 @@ def retrieve_command(
             protocol = load_protocol(path)
         db = _open(db_path)
         if is_file:
+            _check_run_name_free(db, study_id, run_name)
             pinned = pin_protocol(
                 db, study_id=study_id, name=pin_name or run_name, protocol=protocol, actor=who
             )
