@@ -1,6 +1,6 @@
 """The embedded demo study: every feature of the app on deterministic data.
 
-:func:`build_demo` writes, in one transaction, a generated knowledge-base
+:func:`build_demo` writes a generated knowledge-base
 corpus (:mod:`evalcore.demo_corpus`, 311 documents in two organisations), 25
 queries, two lexical runs made through the pinned lexical workflow with
 different protocols, labels from two annotators (with conflicts), and two
@@ -26,6 +26,9 @@ from evalcore.demo_corpus import (
     demo_queries,
     topic_of,
 )
+from evalcore.lexical.pin import pin_protocol
+from evalcore.lexical.protocol import parse_protocol
+from evalcore.lexical.workflow import execute_protocol
 from evalcore.pool import query_pool
 from evalcore.store.completeness import mark_complete
 from evalcore.store.connection import write_transaction
@@ -46,7 +49,7 @@ DOUBLE_QUERIES = ("q04", "q11", "q16")
 #: Queries alice labels half-way (by best rank): metrics stay partly unavailable.
 PARTIAL_QUERIES = ("q01", "q05", "q07", "q12", "q18", "q20")
 
-#: The two lexical protocols: same organisation, different weights, depth and cutoff.
+#: The two lexical protocols: same visible documents (so comparable), different weights and depth.
 RUN_PROTOCOLS: dict[str, dict] = {
     "bm25-plain": {
         "method": "lexical",
@@ -58,7 +61,7 @@ RUN_PROTOCOLS: dict[str, dict] = {
     "bm25-title-boost": {
         "method": "lexical",
         "top_k": 8,
-        "cutoff": "2025-12-31T00:00:00Z",
+        "cutoff": "2026-06-30T00:00:00Z",
         "organisations": [ORG_A],
         "weights": {"title": 4.0, "text": 1.0},
     },
@@ -110,53 +113,97 @@ def has_demo(db: sqlite_utils.Database) -> bool:
 
 
 def ensure_demo_if_empty(db: sqlite_utils.Database) -> DemoSummary | None:
-    """Build the demo into a store that holds no study at all; otherwise do nothing."""
-    if db.execute("SELECT 1 FROM studies LIMIT 1").fetchone() is not None:
+    """Build the demo into a store that holds no study (or finish an interrupted demo build).
+
+    A store with other studies and no demo is left alone.
+    """
+    if db.execute("SELECT 1 FROM studies LIMIT 1").fetchone() is not None and not has_demo(db):
         return None
     return build_demo(db)
 
 
 def build_demo(db: sqlite_utils.Database, *, actor: str = "demo") -> DemoSummary:
-    """Write the demo study (all or nothing); a store that already has it is left as is."""
+    """Write the demo study; a store that already has all of it is left untouched.
+
+    Three steps, each checked before it writes, so an interrupted or concurrent
+    build finishes cleanly and a complete one does nothing: (1) organisations,
+    study, corpus and queries in one transaction; (2) each run pinned and
+    executed by the lexical workflow (which manages its own transactions);
+    (3) labels and completeness claims in one transaction.
+    """
+    created = _frame(db)
+    documents = {d.doc_id: d for d in demo_documents()}
+    runs = _runs(db, actor)
+    labels = _labels_and_completeness(db, documents)
+    return DemoSummary(
+        created=created or runs > 0 or labels > 0,
+        study_id=DEMO_STUDY_ID,
+        documents=len(documents) if created else 0,
+        queries=len(QUERIES) if created else 0,
+        runs=runs,
+        labels=labels,
+        complete_queries=len(COMPLETE_QUERIES) if labels else 0,
+    )
+
+
+def _frame(db: sqlite_utils.Database) -> bool:
     with write_transaction(db):
         if has_demo(db):
-            return DemoSummary(created=False, study_id=DEMO_STUDY_ID)
+            return False
         create_organisation(db, ORG_A, "Northwind Cloud")
         create_organisation(db, ORG_B, "Contoso (partner workspace)")
         create_study(
             db,
-            StudyIn(
-                study_id=DEMO_STUDY_ID,
-                name=DEMO_STUDY_NAME,
-                corpus_id=DEMO_CORPUS_ID,
-                org_id=ORG_A,
-            ),
+            StudyIn(study_id=DEMO_STUDY_ID, name=DEMO_STUDY_NAME, corpus_id=DEMO_CORPUS_ID,
+                    org_id=ORG_A),
         )
-        documents = demo_documents()
-        add_documents(db, DEMO_CORPUS_ID, documents)
+        add_documents(db, DEMO_CORPUS_ID, demo_documents())
         add_queries(db, DEMO_STUDY_ID, demo_queries())
-        _runs(db, actor)
-        labels = _labels(db, {d.doc_id: d for d in documents})
+    return True
+
+
+def _exists(db: sqlite_utils.Database, table: str, name: str) -> bool:
+    return db.execute(
+        f"SELECT 1 FROM {table} WHERE study_id = ? AND name = ?", [DEMO_STUDY_ID, name]
+    ).fetchone() is not None
+
+
+def _runs(db: sqlite_utils.Database, actor: str) -> int:
+    """Pin and execute each demo protocol that is not there yet; returns runs created."""
+    made = 0
+    for name, protocol in RUN_PROTOCOLS.items():
+        # A ValueError with the step done anyway means another session did it just now.
+        if not _exists(db, "protocols", name):
+            try:
+                pin_protocol(db, study_id=DEMO_STUDY_ID, name=name,
+                             protocol=parse_protocol(protocol, source=f"demo protocol {name}"),
+                             actor=actor)
+            except ValueError:
+                if not _exists(db, "protocols", name):
+                    raise
+        if not _exists(db, "runs", name):
+            try:
+                execute_protocol(db, study_id=DEMO_STUDY_ID, protocol_name=name, run_name=name,
+                                 actor=actor)
+                made += 1
+            except ValueError:
+                if not _exists(db, "runs", name):
+                    raise
+    return made
+
+
+def _labels_and_completeness(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
+    with write_transaction(db):
+        if db.execute(
+            "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
+            [DEMO_STUDY_ID, DEMO_SOURCE],
+        ).fetchone():
+            return 0
+        labels = _labels(db, docs)
         for query_id in COMPLETE_QUERIES:
             mark_complete(db, study_id=DEMO_STUDY_ID, query_id=query_id, actor="alice",
                           reason="every pooled item and every on-topic document judged")
-    return DemoSummary(
-        created=True,
-        study_id=DEMO_STUDY_ID,
-        documents=len(documents),
-        queries=len(QUERIES),
-        runs=len(RUN_PROTOCOLS),
-        labels=labels,
-        complete_queries=len(COMPLETE_QUERIES),
-    )
-
-
-def _runs(db: sqlite_utils.Database, actor: str) -> None:
-    from evalcore.lexical.workflow import execute_run, pin_protocol
-
-    for name, protocol in RUN_PROTOCOLS.items():
-        pin_protocol(db, study_id=DEMO_STUDY_ID, name=name, protocol=protocol, actor=actor)
-        execute_run(db, study_id=DEMO_STUDY_ID, protocol_name=name, run_name=name, actor=actor)
+    return labels
 
 
 def _label(db: sqlite_utils.Database, query_id: str, unit_id: str, gain: int, who: str) -> None:

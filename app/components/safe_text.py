@@ -31,13 +31,26 @@ _STOPWORDS = frozenset(
 _LEADING_SPACE = re.compile(r"^[ \t]+", re.MULTILINE)
 
 
+#: GFM autolink literals (``http://``, ``www.``, ``user@host``) survive backslash escapes in
+#: Streamlit's renderer; an invisible WORD JOINER inside each trigger stops them.
+_WORD_JOINER = "\u2060"
+_AUTOLINK_TRIGGERS = (
+    (re.compile(r"://"), ":" + _WORD_JOINER + "//"),
+    (re.compile(r"(?i)(www)\."), r"\1" + _WORD_JOINER + "."),
+    (re.compile(r"(?<=[\w.+-])@(?=[\w-]+\.\w)"), "@" + _WORD_JOINER),
+)
+
+
 def _normalise(text: str) -> str:
-    """Drop invisible control characters, unify line ends, strip line indentation.
+    """Drop invisible control characters, unify line ends, strip line indentation,
+    and break autolink triggers.
 
     Leading spaces would turn a line into an indented code block.
     """
     text = _INVISIBLE.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    for pattern, replacement in _AUTOLINK_TRIGGERS:
+        text = pattern.sub(replacement, text)
     return _LEADING_SPACE.sub("", text)
 
 

@@ -23,6 +23,7 @@ ANNOTATOR_KEY = "rl_annotator"
 #: Widget keys; their values are copied to the plain keys above, which survive page switches.
 STUDY_WIDGET = "rl_study_select"
 ANNOTATOR_WIDGET = "rl_annotator_input"
+_PENDING_STUDY_KEY = "_rl_pending_study"
 
 
 def default_db_path() -> Path:
@@ -37,8 +38,25 @@ def db_path() -> Path:
     return Path(configured).expanduser() if configured else default_db_path()
 
 
+def leave_folder_mode() -> None:
+    """Switch Streamlit out of its legacy ``pages/``-folder mode on the first run.
+
+    A ``pages/`` folder beside the entry script makes Streamlit run the very
+    first script run of the process in folder mode (until ``st.navigation``
+    is called), which would run a page without the entry script -- and without
+    the sidebar -- when the first request is a page URL. Turning the flag off
+    and rerunning sends that first run through ``st.navigation`` too.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def get_db() -> sqlite_utils.Database:
     """This session's connection; the first call opens (and if empty, seeds) the store."""
+    leave_folder_mode()
     path = db_path()
     db = st.session_state.get(_DB_KEY)
     if db is None or st.session_state.get(_DB_PATH_KEY) != str(path):
@@ -79,6 +97,9 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
     if not known:
         st.sidebar.info("This store holds no study yet: import one on the Data page.")
         return None
+    pending = st.session_state.pop(_PENDING_STUDY_KEY, None)
+    if pending in {s.study_id for s in known}:
+        st.session_state[STUDY_KEY] = st.session_state[STUDY_WIDGET] = pending
     current_study(db)
     names = {s.study_id: s.name for s in known}
     _restore_widget(STUDY_WIDGET, STUDY_KEY)
@@ -89,6 +110,11 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
         key=STUDY_WIDGET,
     )
     return current_study(db)
+
+
+def select_study_next_run(study_id: str) -> None:
+    """Make ``study_id`` the current study from the next run on (e.g. after creating it)."""
+    st.session_state[_PENDING_STUDY_KEY] = study_id
 
 
 def annotator_picker() -> str:

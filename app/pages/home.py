@@ -63,7 +63,10 @@ if fingerprints:
         used_by = ", ".join(r.name for r in runs if r.corpus_fingerprint == fingerprint)
         st.code(f"{fingerprint}  (runs: {used_by})", language=None)
     if len(fingerprints) > 1:
-        st.warning("The runs were made on different corpus states: they are not comparable.")
+        st.warning(
+            "The runs were made on different corpus fingerprints (a changed corpus, or "
+            "different visible organisations or cutoff): their numbers are not comparable."
+        )
 else:
     st.write("No run records a corpus fingerprint.")
 

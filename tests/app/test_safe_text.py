@@ -37,7 +37,8 @@ def _tags(rendered: str) -> set[str]:
 
 
 def _visible(rendered: str) -> str:
-    return html.unescape(_TAG.sub("", rendered)).strip()
+    """The text a reader sees (the invisible word joiners that break autolinks removed)."""
+    return html.unescape(_TAG.sub("", rendered)).replace("\u2060", "").strip()
 
 
 def test_hostile_document_renders_as_its_literal_text() -> None:
@@ -45,6 +46,15 @@ def test_hostile_document_renders_as_its_literal_text() -> None:
     assert _tags(rendered) == {"p"}
     assert _visible(rendered) == HOSTILE
     assert "<script" not in rendered and "<a " not in rendered and "<strong" not in rendered
+
+
+def test_autolink_triggers_are_broken_invisibly() -> None:
+    for sample in ("see http://example.com/a", "www.example.com", "mail user@example.com",
+                   "HTTPS://X.IO", "WWW.EXAMPLE.COM"):
+        rendered = _render(escape_markdown(sample))
+        assert "<a" not in rendered, rendered
+        assert _visible(rendered) == sample
+    assert "\u2060" in escape_markdown("http://x")
 
 
 def test_markdown_constructs_are_inert() -> None:

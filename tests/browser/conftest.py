@@ -139,12 +139,3 @@ def browser_page(tmp_path: Path, chromium_path: str):
         finally:
             context.close()
             shutil.rmtree(profile, ignore_errors=True)
-
-
-def wait_for_app(page, text: str, timeout_ms: int = 30_000) -> None:
-    """Wait until the Streamlit app has rendered ``text`` and stopped running."""
-    page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_ms)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-        timeout=timeout_ms,
-    )

@@ -1,0 +1,36 @@
+"""``evalcore demo``: write the embedded demo study into a store.
+
+    evalcore demo --db FILE
+
+Creates FILE if needed. A store that already holds the complete demo study is
+left unchanged (exit status 0 either way).
+"""
+
+from pathlib import Path
+
+import click
+
+from evalcore.cli import main
+
+
+@main.command("demo")
+@click.option("--db", "db_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The store file (created if it does not exist).")
+def demo_command(db_path: Path) -> None:
+    """Build the demo study (311 documents, 25 queries, 2 lexical runs, labels)."""
+    from evalcore.demo import DEMO_STUDY_ID, build_demo
+    from evalcore.store.connection import open_store
+
+    if db_path.parent and not db_path.parent.exists():
+        raise click.UsageError(f"directory {db_path.parent} does not exist; create it first")
+    db = open_store(db_path)
+    summary = build_demo(db)
+    if not summary.created:
+        click.echo(f"{db_path}: the demo study {DEMO_STUDY_ID!r} is already there; nothing changed")
+        return
+    click.echo(
+        f"{db_path}: demo study {DEMO_STUDY_ID!r} written: {summary.documents} documents, "
+        f"{summary.queries} queries, {summary.runs} lexical runs, {summary.labels} label events, "
+        f"{summary.complete_queries} queries marked complete"
+    )
+    click.echo(f"open it with: RELEVANCE_LEDGER_DB={db_path} streamlit run app/streamlit_app.py")
