@@ -311,3 +311,33 @@ def test_compatibility_policy_evaluates_unjudged_as_zero():
     compat = evaluate(obs, EvalProtocol(unjudged_as_nonrelevant=True)).queries[0]
     assert strict.status == "unavailable" and strict.blocking_ids == ["u"]
     assert compat.metrics["precision"].value == 0.5
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abc"), st.sampled_from("uvwxyz"), st.integers(0, 4)),
+        min_size=1,
+        max_size=25,
+    ),
+    st.sampled_from([1, 30, 1 << 20]),
+)
+def test_qrels_grouping_matches_a_naive_reading(rows, chunk):
+    with patch.object(trec, "_CHUNK_CHARS", chunk):
+        q = qrels_of("".join(f"{a} 0 {d} {g}\n" for a, d, g in rows))
+    first: dict[str, dict[str, int]] = {}
+    extra: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    seen: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for a, d, g in rows:
+        labels = first.setdefault(a, {})
+        if d not in labels:
+            labels[d] = g
+        elif g not in seen[(a, d)]:
+            extra[a].append((d, g))
+        seen[(a, d)].add(g)
+    assert list(q.doc_ids) == list(first)
+    for a, labels in first.items():
+        assert q.doc_ids[a] == [*labels, *(d for d, _ in extra[a])]
+        assert q.gains[a] == [*labels.values(), *(g for _, g in extra[a])]
+    assert q.conflicting_duplicates == sum(map(len, extra.values()))
+    assert q.collapsed_duplicates == len(rows) - sum(map(len, q.doc_ids.values()))

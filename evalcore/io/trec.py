@@ -47,10 +47,12 @@ from os import PathLike
 
 import numpy as np
 
+from evalcore.gc_pause import gc_paused
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, numbered_lines, read_source
 from evalcore.observation import Label, Observation
 from evalcore.results import Diagnostics
+from evalcore.trusted_models import construct
 
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "gain")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "tag")
@@ -298,11 +300,21 @@ def _group_qrels(
     name: str, qids: list[str], docs: list[str], gains: list[int], lines: list[int]
 ) -> Qrels:
     by_query: dict[str, dict[str, int]] = {}
-    for q, d, g in zip(qids, docs, gains, strict=True):
+    run_keys: list[str] = []
+    run_lengths: list[int] = []
+    _add_runs(qids, run_keys, run_lengths)
+    a = 0
+    for q, n in zip(run_keys, run_lengths, strict=True):
+        b = a + n
+        block = dict(zip(docs[a:b], gains[a:b], strict=True))
         labels = by_query.get(q)
-        if labels is None:
-            by_query[q] = labels = {}
-        labels.setdefault(d, g)
+        if labels is None and len(block) == n:
+            by_query[q] = block  # the common case: one block per query, no repeats
+        else:  # repeats or a query split over blocks: the first gain of a doc is kept
+            labels = by_query.setdefault(q, {})
+            for d, g in zip(docs[a:b], gains[a:b], strict=True):
+                labels.setdefault(d, g)
+        a = b
     extra: dict[str, list[tuple[str, int]]] = {}
     collapsed = conflicting = 0
     notes: list[str] = []
@@ -542,7 +554,6 @@ class TrecColumns:
 
     query_ids: list[str]
     returned_ids: list[list[str]]
-    scores: list[list[float]]
     label_ids: list[list[str]]
     label_gains: list[list[int]]
     population_complete: list[bool]
@@ -560,7 +571,6 @@ def trec_columns(qrels: Qrels, run: TrecRun, *, complete: bool) -> TrecColumns:
     return TrecColumns(
         query_ids=query_ids,
         returned_ids=[r_docs.get(q, _EMPTY_IDS) for q in query_ids],
-        scores=[run.scores_for(q) for q in query_ids],
         label_ids=[q_docs.get(q, _EMPTY_IDS) for q in query_ids],
         label_gains=[q_gains.get(q, _EMPTY_GAINS) for q in query_ids],
         population_complete=[complete and q in q_docs for q in query_ids],
@@ -570,33 +580,47 @@ def trec_columns(qrels: Qrels, run: TrecRun, *, complete: bool) -> TrecColumns:
 def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> list[Observation]:
     """One :class:`Observation` per query of qrels or run, ordered by query ID.
 
-    The reader validated every field, so observations are built with
-    ``model_construct`` (no second validation). ``returned_ids`` holds the
-    whole ranking with its scores; only positions 1..k are measured.
+    The reader validated every field, so observations are built without a
+    second validation (:func:`evalcore.trusted_models.construct`; equal to
+    validated models). ``returned_ids`` holds the whole ranking with its
+    scores; only positions 1..k are measured.
     """
     if not (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     cols = trec_columns(qrels, run, complete=complete)
-    label = Label.model_construct
-    return [
-        Observation.model_construct(
-            query_id=q,
-            k=k,
-            returned_ids=list(returned),
-            scores=list(scores),
-            labels=[label(id=d, gain=g) for d, g in zip(ids, gains, strict=True)],
-            population_complete=pop,
-        )
-        for q, returned, scores, ids, gains, pop in zip(
-            cols.query_ids,
-            cols.returned_ids,
-            cols.scores,
-            cols.label_ids,
-            cols.label_gains,
-            cols.population_complete,
-            strict=True,
-        )
-    ]
+    with gc_paused():
+        return [
+            construct(
+                Observation,
+                {
+                    "query_id": q,
+                    "corpus_id": None,
+                    "corpus_fingerprint": None,
+                    "cutoff": None,
+                    "retrieval_unit": "document",
+                    "k": k,
+                    "returned_ids": list(returned),
+                    "scores": run.scores_for(q),
+                    "labels": [
+                        construct(Label, {"id": d, "gain": g})
+                        for d, g in zip(ids, gains, strict=True)
+                    ],
+                    "population_complete": pop,
+                    "scan_complete": True,
+                    "permitted_ids": None,
+                    "unit_of": None,
+                    "reference_version": None,
+                },
+            )
+            for q, returned, ids, gains, pop in zip(
+                cols.query_ids,
+                cols.returned_ids,
+                cols.label_ids,
+                cols.label_gains,
+                cols.population_complete,
+                strict=True,
+            )
+        ]
 
 
 def trec_diagnostics(qrels: Qrels, run: TrecRun) -> Diagnostics:
