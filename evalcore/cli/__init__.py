@@ -17,6 +17,7 @@ def main() -> None:
 
 # Command modules register themselves on `main` (imported for that side effect).
 # Keep one line per module, in alphabetical order.
+from evalcore.cli import access_cmds  # noqa: E402, F401, I001
 from evalcore.cli import demo  # noqa: E402, F401, I001
 from evalcore.cli import evaluate  # noqa: E402, F401, I001
 from evalcore.cli import report  # noqa: E402, F401, I001

@@ -25,6 +25,7 @@ from pathlib import Path
 import click
 import sqlite_utils
 
+from evalcore.access.authorize import PermissionDenied
 from evalcore.cli import main
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec import parse_gain_map
@@ -92,6 +93,10 @@ def store(db_path: Path, command: str) -> Iterator[sqlite_utils.Database]:
     except (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError,
             ValueError) as exc:
         fail([f"error: {exc}"], f"evalcore {command}: nothing was written")
+    except PermissionDenied as exc:
+        click.echo(f"refused: {exc}", err=True)
+        click.echo(f"evalcore {command}: nothing was written or shown", err=True)
+        sys.exit(1)
     finally:
         db.conn.close()
 
@@ -321,11 +326,12 @@ def _export(db_path: Path, command: str, output: Path | None, write: Callable) -
 @click.option("--reference", default=None,
               help="A frozen reference version (default: the working reference).")
 @_output
+@actor_option
 def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
-                         output: Path | None) -> None:
+                         output: Path | None, actor: str) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
     _export(db_path, "export qrels", output,
-            lambda db, out: export_qrels(db, study_id, out, reference=reference))
+            lambda db, out: export_qrels(db, study_id, out, reference=reference, viewer=actor))
 
 
 @export_group.command("labels")
@@ -334,10 +340,13 @@ def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv",
               show_default=True)
 @_output
-def export_labels_command(db_path: Path, study_id: str, fmt: str, output: Path | None) -> None:
+@actor_option
+def export_labels_command(db_path: Path, study_id: str, fmt: str, output: Path | None,
+                          actor: str) -> None:
     """Every label event, with annotators, kinds and times."""
     _export(db_path, "export labels", output,
-            lambda db, out: export_labels(db, study_id, out, format=fmt))  # type: ignore[arg-type]
+            lambda db, out: export_labels(db, study_id, out, format=fmt,  # type: ignore[arg-type]
+                                          viewer=actor))
 
 
 @export_group.command("run")
@@ -348,11 +357,13 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, output: Path |
               show_default=True,
               help="auto: stored scores when TREC tools keep the stored order, else rank-derived.")
 @_output
+@actor_option
 def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
-                       output: Path | None) -> None:
+                       output: Path | None, actor: str) -> None:
     """A stored run as a TREC run file."""
     _export(db_path, "export run", output,
-            lambda db, out: export_run(db, study_id, run_name, out, scores=scores))  # type: ignore[arg-type]
+            lambda db, out: export_run(db, study_id, run_name, out,  # type: ignore[arg-type]
+                                       scores=scores, viewer=actor))
 
 
 # --- completeness and references --------------------------------------------------------------

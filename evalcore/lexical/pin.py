@@ -13,6 +13,8 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.lexical.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.lexical.fingerprint import fingerprint_pairs
 from evalcore.lexical.protocol import LexicalProtocol
@@ -84,6 +86,7 @@ def pin_protocol(
         )
     visibility = Visibility.of(study.corpus_id, protocol.organisations, protocol.cutoff)
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.PIN_PROTOCOL)
         if db.execute(
             "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study_id, name]
         ).fetchone():

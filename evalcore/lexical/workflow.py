@@ -32,6 +32,8 @@ from typing import Any
 
 import sqlite_utils
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.lexical.errors import RetrievalRefused
 from evalcore.lexical.pin import PinnedProtocol, get_pinned_protocol
 from evalcore.lexical.refusals import record_refusal
@@ -72,6 +74,8 @@ def execute_protocol(
     if time_budget_s is not None and not time_budget_s > 0:
         raise ValueError(f"time_budget_s must be a positive number of seconds, got {time_budget_s}")
     get_study(db, study_id)
+    # Checked again inside the write (add_run): refuse before any ranking work.
+    authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
     pinned = get_pinned_protocol(db, study_id, protocol_name)
     if db.execute(
         "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, run_name]
@@ -134,6 +138,7 @@ def execute_protocol(
             protocol=protocol,
             corpus_fingerprint=pinned.corpus_fingerprint,
             scan_complete=not unexecuted,
+            actor=actor,
         )
         record_audit(
             db,

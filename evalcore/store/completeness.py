@@ -12,6 +12,8 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.connection import write_transaction
 from evalcore.store.studies import get_study
@@ -78,6 +80,7 @@ def mark_complete(
     _require_actor(actor)
     get_study(db, study_id)
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
         if is_complete(db, study_id, query_id):
             return None
         db.execute(
@@ -98,6 +101,7 @@ def reopen(
         raise ValueError("a reason is required to reopen a query: say why the claim no longer holds")
     get_study(db, study_id)
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.REOPEN)
         if not is_complete(db, study_id, query_id):
             return None
         return append_completeness_event(

@@ -38,6 +38,7 @@ from typing import Literal, TextIO
 import sqlite_utils
 from pydantic import BaseModel, Field
 
+from evalcore.access.scoping import require_study_view
 from evalcore.store.references import reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import get_run
@@ -86,9 +87,15 @@ def export_qrels(
     study_id: str,
     out: str | Path | TextIO,
     reference: str | None = None,
+    *,
+    viewer: str | None = None,
 ) -> ExportSummary:
-    """Write the reference as TREC qrels (see the module docstring)."""
+    """Write the reference as TREC qrels (see the module docstring).
+
+    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
+    """
     get_study(db, study_id)
+    require_study_view(db, viewer, study_id)
     labels = (
         resolved_gains(db, study_id) if reference is None
         else reference_labels(db, study_id, reference)
@@ -110,9 +117,15 @@ def export_labels(
     study_id: str,
     out: str | Path | TextIO,
     format: Literal["csv", "jsonl"] = "csv",
+    *,
+    viewer: str | None = None,
 ) -> ExportSummary:
-    """Write every label event of the study as CSV or JSONL (see the module docstring)."""
+    """Write every label event of the study as CSV or JSONL (see the module docstring).
+
+    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
+    """
     get_study(db, study_id)
+    require_study_view(db, viewer, study_id)
     rows = db.execute(
         "SELECT event_id, query_id, unit_id, gain, annotator, kind, created_at, note, source "
         "FROM label_events WHERE study_id = ? ORDER BY event_id",
@@ -156,8 +169,15 @@ def export_run(
     out: str | Path | TextIO,
     scores: ScoreMode = "auto",
     tag: str | None = None,
+    *,
+    viewer: str | None = None,
 ) -> ExportSummary:
-    """Write a stored run as a TREC run file (see the module docstring)."""
+    """Write a stored run as a TREC run file (see the module docstring).
+
+    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
+    """
+    get_study(db, study_id)
+    require_study_view(db, viewer, study_id)
     run = get_run(db, study_id, run_name)
     tag = tag or re.sub(r"\s+", "_", run_name)
     ranking: dict[str, tuple[list[str], list[float | None]]] = {}

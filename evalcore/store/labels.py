@@ -16,6 +16,8 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import append_completeness_event, is_complete
 from evalcore.store.connection import write_transaction
@@ -115,6 +117,8 @@ def _append_gain_event(
     _check_text("annotator" if kind == "label" else "reviewer", who)
     threshold = get_study(db, study_id).relevance_threshold
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=who,
+                  permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE)
         reopens = False
         if gain >= threshold and is_complete(db, study_id, query_id):
             before = resolve_unit_in_store(db, study_id, query_id, unit_id)
@@ -208,6 +212,7 @@ def undo_last_label(
     _check_text("annotator", annotator)
     get_study(db, study_id)
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=annotator, permission=Permission.LABEL)
         target = _latest_open_label(db, study_id, query_id, annotator)
         if target is None:
             return None

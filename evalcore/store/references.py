@@ -15,6 +15,8 @@ import json
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.store.audit import record_audit
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import completeness_states
@@ -64,6 +66,7 @@ def freeze_reference(
         raise ValueError("actor is required: say who freezes this reference")
     get_study(db, study_id)
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.FREEZE_REFERENCE)
         if db.execute(
             "SELECT 1 FROM reference_versions WHERE study_id = ? AND name = ?", [study_id, name]
         ).fetchone():

@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.connection import write_transaction
 from evalcore.store.studies import get_study
@@ -50,14 +52,17 @@ def add_run(
     protocol: dict | None = None,
     corpus_fingerprint: str | None = None,
     scan_complete: bool = True,
+    actor: str | None = None,
 ) -> int:
     """Store a run and its results (query_id, rank, unit_id, score) atomically.
 
     A run name is unique within a study: an existing run is never overwritten.
-    Returns the new run_id.
+    Returns the new run_id. In a team-mode study ``actor`` needs the lead role
+    (:mod:`evalcore.access`); PermissionDenied writes nothing.
     """
     get_study(db, study_id)
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
         if db.execute(
             "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, name]
         ).fetchone():

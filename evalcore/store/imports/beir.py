@@ -17,6 +17,8 @@ from pathlib import Path
 
 import sqlite_utils
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.io.beir import read_beir_folder
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.store.audit import record_audit
@@ -56,6 +58,7 @@ def import_beir(
     summary = ImportSummary(kind="beir", study_id=study_id, source=str(folder),
                             rows=len(events), warnings=list(beir.warnings))
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         if not allow_unknown_ids:
             _check_queries(db, study_id, beir.queries, beir.qrels, beir.qrels_files)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events),

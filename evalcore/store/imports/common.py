@@ -202,8 +202,11 @@ def mark_queries_complete(
     db: sqlite_utils.Database, *, study_id: str, query_ids: Iterable[str], actor: str, reason: str
 ) -> int:
     """Append a ``complete`` event for each query not already complete; return how many."""
+    from evalcore.access.authorize import authorize
+    from evalcore.access.roles import Permission
     from evalcore.store.completeness import completeness_states
 
+    authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
     states = completeness_states(db, study_id)
     written = 0
     for q in dict.fromkeys(query_ids):

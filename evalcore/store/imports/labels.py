@@ -17,6 +17,8 @@ from typing import Literal
 
 import sqlite_utils
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.io.csv_labels import parse_labels_csv
 from evalcore.io.labels_jsonl import parse_labels_jsonl
 from evalcore.store.audit import record_audit
@@ -57,6 +59,7 @@ def import_labels(
     summary = ImportSummary(kind=f"labels-{format}", study_id=study_id, source=text.name,
                             rows=len(parsed.rows), warnings=parsed.warnings)
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         allow_unknown=allow_unknown_ids)
         n, reopened = write_label_events(

@@ -29,12 +29,12 @@ from pathlib import Path
 
 import sqlite_utils
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
 from evalcore.store.audit import record_audit
-from evalcore.access.authorize import authorize
-from evalcore.access.roles import Permission
 from evalcore.store.connection import write_transaction
 from evalcore.store.imports.common import (
     ImportSummary,

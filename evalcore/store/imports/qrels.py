@@ -22,6 +22,8 @@ from pathlib import Path
 
 import sqlite_utils
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, numbered_lines
 from evalcore.io.trec import parse_qrels
@@ -85,6 +87,7 @@ def import_qrels(
     summary = ImportSummary(kind="qrels", study_id=study_id, source=text.name, rows=qrels.n_rows,
                             warnings=list(qrels.notes))
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         what="document", allow_unknown=allow_unknown_ids)
         n, reopened = write_label_events(

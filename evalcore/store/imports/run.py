@@ -17,6 +17,8 @@ from pathlib import Path
 
 import sqlite_utils
 
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.trec import TrecRun, parse_run
 from evalcore.store.audit import record_audit
@@ -66,6 +68,7 @@ def import_run(
             "trec_eval does"
         )
     with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         if db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
                       [study_id, run_name]).fetchone():
             raise InputErrors([InputError(
@@ -74,7 +77,7 @@ def import_run(
         check_known_ids(db, study.corpus_id,
                         (d for docs in run.doc_ids.values() for d in docs),
                         file=text.name, what="document", allow_unknown=allow_unknown_ids)
-        add_run(db, study_id=study_id, name=run_name, source="imported", k=k, results=_rows(run),
+        add_run(db, actor=actor, study_id=study_id, name=run_name, source="imported", k=k, results=_rows(run),
                 protocol={"imported_from": Path(text.name).name},
                 corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)
         summary.results = run.n_rows

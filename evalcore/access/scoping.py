@@ -1,0 +1,212 @@
+"""Organisation scoping: what a viewer may read.
+
+* **Studies** (and their queries): a study in local single-user mode is visible
+  to everyone; a team-mode study only to its members who also belong to its
+  organisation (when it has one). :func:`visible_studies` lists them.
+* **Documents**: a corpus is in team mode as soon as one study over it is. Then a
+  document is readable only by members of its owner organisation; a document
+  with no owner is readable by the members of a team-mode study over the corpus.
+  In a local-mode corpus every document is readable.
+* **Returned documents outside a run's protocol** (its pinned document set) are
+  a ``permission_violation`` for the metric computer, and their text is never
+  shown, whoever looks: :func:`displayable_text` is what pages call before they
+  render a unit's title or text.
+
+Every refusal carries a reason a person can act on.
+"""
+
+from collections.abc import Iterable
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.access.authorize import (
+    PermissionDenied,
+    in_organisation,
+    member_role,
+    study_mode,
+)
+from evalcore.access.identity import normalise_user_id
+from evalcore.access.roles import REQUIRED_ROLE, Permission
+from evalcore.store.corpus import Document, get_document
+from evalcore.store.studies import StudyIn, get_study, list_studies, query_texts
+
+
+class DocumentAccess(BaseModel):
+    """A document the viewer may read, or None and why not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    document: Document | None
+    reason: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        return self.document is not None
+
+
+class DisplayableText(BaseModel):
+    """What a page may show of a unit: its title and text, or nothing and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unit_id: str
+    shown: bool
+    title: str = ""
+    text: str = ""
+    reason: str = ""
+    #: True when the unit is outside the run's pinned protocol (a permission_violation).
+    permission_violation: bool = False
+
+
+def _user(viewer: str | None) -> str | None:
+    try:
+        return normalise_user_id(viewer)
+    except ValueError:
+        return None
+
+
+def can_view_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bool:
+    """May ``viewer`` see the study, its queries and its labels?"""
+    return _study_refusal(db, viewer, get_study(db, study_id)) is None
+
+
+def _study_refusal(db: sqlite_utils.Database, viewer: str | None, study: StudyIn) -> str | None:
+    if study_mode(db, study.study_id) == "local":
+        return None
+    user = _user(viewer)
+    if user is None:
+        return f"study {study.study_id!r} is in team mode: sign in to see it"
+    if member_role(db, study.study_id, user) is None:
+        return f"{user} is not a member of study {study.study_id!r}"
+    if study.org_id is not None and not in_organisation(db, user, study.org_id):
+        return f"study {study.study_id!r} belongs to organisation {study.org_id!r}, and {user} is not in it"
+    return None
+
+
+def visible_studies(
+    db: sqlite_utils.Database, viewer: str | None, *, include_local: bool = True
+) -> list[StudyIn]:
+    """The studies ``viewer`` may see, by study id.
+
+    ``include_local=False`` leaves out studies in local single-user mode (a
+    signed-in team deployment shows only studies whose team mode is on).
+    """
+    out = []
+    for study in list_studies(db):
+        if not include_local and study_mode(db, study.study_id) == "local":
+            continue
+        if _study_refusal(db, viewer, study) is None:
+            out.append(study)
+    return out
+
+
+def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
+    """Raise PermissionDenied (saying why) unless ``viewer`` may see the study."""
+    refusal = _study_refusal(db, viewer, get_study(db, study_id))
+    if refusal is not None:
+        user = _user(viewer) or ""
+        raise PermissionDenied(
+            f"{refusal}; a lead of the study can add them: evalcore members add --db STORE "
+            f"--study {study_id} --user {user or 'USER'} --role annotator",
+            actor=user, study_id=study_id, permission=Permission.READ,
+            required_role=REQUIRED_ROLE[Permission.READ], role=None,
+        )
+
+
+def readable_queries(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> dict[str, str]:
+    """The study's query texts, if ``viewer`` may see the study (PermissionDenied otherwise)."""
+    require_study_view(db, viewer, study_id)
+    return query_texts(db, study_id)
+
+
+def corpus_in_team_mode(db: sqlite_utils.Database, corpus_id: str) -> bool:
+    """Is any study over ``corpus_id`` in team mode?"""
+    return db.execute(
+        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+        "WHERE s.corpus_id = ? LIMIT 1",
+        [corpus_id],
+    ).fetchone() is not None
+
+
+def document_refusal(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, owner_org: str | None
+) -> str | None:
+    """Why ``viewer`` may not read a document of ``owner_org`` in the corpus (None: they may)."""
+    if not corpus_in_team_mode(db, corpus_id):
+        return None
+    user = _user(viewer)
+    if user is None:
+        return f"corpus {corpus_id!r} is used by a team-mode study: sign in to read its documents"
+    if owner_org is not None:
+        if in_organisation(db, user, owner_org):
+            return None
+        return f"the document belongs to organisation {owner_org!r}, and {user} is not in it"
+    if db.execute(
+        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+        "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1",
+        [corpus_id, user],
+    ).fetchone():
+        return None
+    return f"{user} is not a member of any study over corpus {corpus_id!r}"
+
+
+def readable_document(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, doc_id: str
+) -> DocumentAccess:
+    """The document if ``viewer`` may read it; else ``document=None`` and the reason."""
+    doc = get_document(db, corpus_id, doc_id)
+    if doc is None:
+        return DocumentAccess(document=None, reason=f"no document {doc_id!r} in corpus {corpus_id!r}")
+    refusal = document_refusal(db, viewer, corpus_id, doc.owner_org)
+    if refusal is not None:
+        return DocumentAccess(document=None, reason=f"text withheld: {refusal}")
+    return DocumentAccess(document=doc)
+
+
+def run_permitted_ids(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str] | None:
+    """The run's pinned document set (None: the run has no pinned protocol)."""
+    from evalcore.store.observations import permitted_ids_for_run
+    from evalcore.store.runs import get_run
+
+    ids = permitted_ids_for_run(db, get_run(db, study_id, run_name))
+    return None if ids is None else set(ids)
+
+
+def displayable_text(
+    db: sqlite_utils.Database,
+    viewer: str | None,
+    *,
+    study_id: str,
+    unit_id: str,
+    run_name: str | None = None,
+    permitted: Iterable[str] | None = None,
+) -> DisplayableText:
+    """Title and text of a unit of the study if a page may show them to ``viewer``.
+
+    Withheld (``shown=False`` with the reason) when the viewer may not see the
+    study or read the document, or when the unit is outside the run's pinned
+    protocol (``run_name``) or the given ``permitted`` set — a
+    ``permission_violation``, whose text no one is shown.
+    """
+    study = get_study(db, study_id)
+    refusal = _study_refusal(db, viewer, study)
+    if refusal is not None:
+        return DisplayableText(unit_id=unit_id, shown=False, reason=f"text withheld: {refusal}")
+    allowed = set(permitted) if permitted is not None else None
+    if allowed is None and run_name is not None:
+        allowed = run_permitted_ids(db, study_id, run_name)
+    if allowed is not None and unit_id not in allowed:
+        return DisplayableText(
+            unit_id=unit_id, shown=False, permission_violation=True,
+            reason=(
+                f"text withheld: {unit_id!r} is outside the documents the run's protocol may "
+                "see (a permission_violation)"
+            ),
+        )
+    access = readable_document(db, viewer, study.corpus_id, unit_id)
+    if access.document is None:
+        return DisplayableText(unit_id=unit_id, shown=False, reason=access.reason)
+    return DisplayableText(
+        unit_id=unit_id, shown=True, title=access.document.title, text=access.document.text
+    )

@@ -1,0 +1,180 @@
+"""Roles at the service layer: every write obeys them, and a refusal changes nothing."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, REVIEWER, USERS, team_store
+from store_fixtures import new_store, table_snapshot
+
+from evalcore.access import (
+    Permission,
+    PermissionDenied,
+    add_member,
+    authorize,
+    list_members,
+    remove_member,
+    study_mode,
+)
+from evalcore.access.members import add_to_organisation
+from evalcore.access.roles import REQUIRED_ROLE, ROLES, role_allows
+from evalcore.io.text_lines import SourceText
+from evalcore.lexical.pin import pin_protocol
+from evalcore.lexical.workflow import execute_protocol
+from evalcore.report.store import save_report
+from evalcore.store.completeness import mark_complete, reopen
+from evalcore.store.connection import write_transaction
+from evalcore.store.imports import import_labels, import_qrels, import_run
+from evalcore.store.imports.common import mark_queries_complete
+from evalcore.store.labels import adjudicate, record_label, undo_last_label
+from evalcore.store.references import freeze_reference
+from evalcore.store.runs import add_run
+
+
+def _text(name: str, body: str) -> SourceText:
+    return SourceText(name=name, text=body)
+
+
+def _complete_cli(db, who: str) -> None:
+    with write_transaction(db):
+        mark_queries_complete(db, study_id="s", query_ids=["q3"], actor=who, reason="pooled")
+
+
+#: action -> (permission it needs, how to do it as ``who``)
+ACTIONS: dict[str, tuple[Permission, Callable]] = {
+    "record_label": (Permission.LABEL, lambda db, r, who: record_label(
+        db, study_id="s", query_id="q2", unit_id="a2", gain=2, annotator=who)),
+    "undo_last_label": (Permission.LABEL, lambda db, r, who: undo_last_label(
+        db, study_id="s", query_id="q1", annotator=who)),
+    "mark_complete": (Permission.MARK_COMPLETE, lambda db, r, who: mark_complete(
+        db, study_id="s", query_id="q2", actor=who)),
+    "complete (CLI path)": (Permission.MARK_COMPLETE, lambda db, r, who: _complete_cli(db, who)),
+    "reopen": (Permission.REOPEN, lambda db, r, who: reopen(
+        db, study_id="s", query_id="q1", actor=who, reason="found another relevant one")),
+    "adjudicate": (Permission.ADJUDICATE, lambda db, r, who: adjudicate(
+        db, study_id="s", query_id="q1", unit_id="b1", gain=0, reviewer=who)),
+    "freeze_reference": (Permission.FREEZE_REFERENCE, lambda db, r, who: freeze_reference(
+        db, study_id="s", name="v9", actor=who)),
+    "import_qrels": (Permission.IMPORT, lambda db, r, who: import_qrels(
+        db, _text("q.txt", "q2 0 a3 1\n"), study_id="s", actor=who)),
+    "import_labels": (Permission.IMPORT, lambda db, r, who: import_labels(
+        db, _text("l.csv", "query_id,unit_id,gain\nq2,a4,1\n"), study_id="s", actor=who)),
+    "import_run": (Permission.IMPORT, lambda db, r, who: import_run(
+        db, _text("run.txt", "q1 Q0 a1 1 2.0 t\n"), study_id="s", k=1, name="imp", actor=who)),
+    "add_run": (Permission.CREATE_RUN, lambda db, r, who: add_run(
+        db, study_id="s", name="new", source="imported", k=1, results=[("q1", 1, "a1", 1.0)],
+        actor=who)),
+    "execute_protocol": (Permission.CREATE_RUN, lambda db, r, who: execute_protocol(
+        db, study_id="s", protocol_name="p1", run_name="lex", actor=who)),
+    "pin_protocol": (Permission.PIN_PROTOCOL, lambda db, r, who: pin_protocol(
+        db, study_id="s", name="p2", protocol=_protocol(), actor=who)),
+    "save_report": (Permission.CREATE_REPORT, lambda db, r, who: save_report(
+        db, r.model_copy(update={"created_by": who, "name": "report-x"}))),
+    "add_member": (Permission.MANAGE_MEMBERS, lambda db, r, who: add_member(
+        db, study_id="s", user="new@acme.org", role="annotator", actor=who)),
+    "remove_member": (Permission.MANAGE_MEMBERS, lambda db, r, who: remove_member(
+        db, study_id="s", user=ANNOTATOR, actor=who)),
+}
+
+
+def _protocol():
+    from lexical_builders import protocol
+
+    return protocol()
+
+
+@pytest.mark.parametrize("role", [*ROLES, None], ids=lambda r: r or "non-member")
+@pytest.mark.parametrize("action", list(ACTIONS))
+def test_every_action_obeys_the_roles(tmp_path: Path, action: str, role: str | None) -> None:
+    db, report = team_store(tmp_path)
+    permission, do = ACTIONS[action]
+    who = USERS[role]
+    before = table_snapshot(db)
+    if role is not None and role_allows(role, permission):  # type: ignore[arg-type]
+        do(db, report, who)
+        assert table_snapshot(db) != before or action in ("undo_last_label",)
+        return
+    with pytest.raises(PermissionDenied) as info:
+        do(db, report, who)
+    message = str(info.value)
+    assert who in message and "'s'" in message
+    assert f"needs the {REQUIRED_ROLE[permission]} role" in message
+    assert "evalcore members add" in message and LEAD in message
+    assert info.value.permission is permission
+    assert table_snapshot(db) == before, "a refused action must change nothing"
+
+
+def test_the_message_names_who_what_where_and_who_can_grant(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    with pytest.raises(PermissionDenied) as info:
+        freeze_reference(db, study_id="s", name="v1", actor=ANNOTATOR)
+    assert str(info.value) == (
+        "ann@acme.org may not freeze a reference version in study 's': they are an annotator, "
+        "and it needs the lead role; a lead of 's' (lena@acme.org) can grant it: evalcore members "
+        "add --db STORE --study s --user ann@acme.org --role lead"
+    )
+
+
+def test_roles_are_cumulative() -> None:
+    for permission in Permission:
+        allowed = [r for r in ROLES if role_allows(r, permission)]
+        assert allowed == list(ROLES[ROLES.index(REQUIRED_ROLE[permission]):])
+
+
+def test_local_mode_allows_everything_and_attributes_to_the_caller(tmp_path: Path) -> None:
+    db = new_store(tmp_path)
+    assert study_mode(db, "s") == "local"
+    assert authorize(db, study_id="s", actor="anyone", permission=Permission.MANAGE_MEMBERS) is None
+    event = record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator="me")
+    assert event.annotator == "me"
+    freeze_reference(db, study_id="s", name="v1", actor="me")
+
+
+def test_team_mode_starts_with_a_lead_and_keeps_one(tmp_path: Path) -> None:
+    db = new_store(tmp_path)
+    before = table_snapshot(db)
+    with pytest.raises(ValueError, match="first member must be a lead"):
+        add_member(db, study_id="s", user="a@x.org", role="annotator", actor="a@x.org")
+    assert table_snapshot(db) == before
+    add_member(db, study_id="s", user="Boss@X.org", role="lead", actor="boss@x.org")
+    assert study_mode(db, "s") == "team"
+    assert [m.user_id for m in list_members(db, "s")] == ["boss@x.org"]
+    with pytest.raises(ValueError, match="last lead"):
+        add_member(db, study_id="s", user="boss@x.org", role="reviewer", actor="boss@x.org")
+    with pytest.raises(ValueError, match="last lead"):
+        remove_member(db, study_id="s", user="boss@x.org", actor="boss@x.org")
+    with pytest.raises(PermissionDenied, match="not a member"):
+        record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator="me")
+
+
+def test_unnamed_actor_is_refused_in_team_mode(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    before = table_snapshot(db)
+    with pytest.raises(PermissionDenied, match="sign in, or pass the acting user"):
+        add_run(db, study_id="s", name="x", source="imported", k=1, results=[])
+    assert table_snapshot(db) == before
+
+
+def test_a_member_outside_the_study_organisation_is_refused(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    db.execute("DELETE FROM user_organisations WHERE user_id = ?", [REVIEWER])
+    before = table_snapshot(db)
+    with pytest.raises(PermissionDenied, match="belongs to organisation 'acme'"):
+        adjudicate(db, study_id="s", query_id="q1", unit_id="a1", gain=1, reviewer=REVIEWER)
+    assert table_snapshot(db) == before
+
+
+def test_identities_compare_emails_without_case(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    assert authorize(db, study_id="s", actor=" Rita@ACME.org ",
+                     permission=Permission.REOPEN) == "reviewer"
+
+
+def test_organisation_membership_is_granted_by_a_lead_of_that_organisation(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    before = table_snapshot(db)
+    with pytest.raises(PermissionDenied, match="lead role in one of its studies"):
+        add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=ANNOTATOR)
+    assert table_snapshot(db) == before
+    assert add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)
+    assert not add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)
