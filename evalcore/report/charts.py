@@ -13,11 +13,13 @@ without plotly's per-element validation (tens of thousands of points per
 trace at 10,000 queries).
 """
 
+import textwrap
 from html import escape
 from typing import Any
 
 import numpy as np
 import plotly.io as pio
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from evalcore.compare import MetricComparison, aggregate_text, cutoff_label
@@ -26,6 +28,16 @@ from evalcore.results import MetricName
 
 Figure = dict[str, Any]
 _UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
+_PALETTE = qualitative.Plotly
+
+
+def _color(index: int) -> str:
+    return _PALETTE[index % len(_PALETTE)]
+
+
+def _wrapped(text: str, width: int = 120) -> str:
+    """Escaped ``text`` broken into ``<br>``-separated lines for a plotly title."""
+    return "<br>".join(escape(line) for line in textwrap.wrap(text, width)) or escape(text)
 
 
 def _strings(values: list[str]) -> np.ndarray:
@@ -51,7 +63,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
         [0.75, 0.25], shared_x=True,
     )
     data = []
-    for run in report.runs:
+    for index, run in enumerate(report.runs):
         x_ok, y_ok, text_ok, x_na, text_na = [], [], [], [], []
         name = escape(run.name)
         for q in run.evaluation.queries:
@@ -67,7 +79,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
         data.append({
             "type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
             "x": np.asarray(x_ok, dtype=np.int64), "y": np.asarray(y_ok, dtype=np.float64),
-            "text": _strings(text_ok), "xaxis": "x", "yaxis": "y", "marker": {"size": 5},
+            "text": _strings(text_ok), "xaxis": "x", "yaxis": "y", "marker": {"size": 5, "color": _color(index)},
             "hovertemplate": "%{text}<br>" + f"{label} = " + "%{y:.4f}<extra>" + name
             + "</extra>",
         })
@@ -75,7 +87,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
             "type": "scatter", "mode": "markers", "name": f"{name}: unavailable ({len(x_na)})",
             "legendgroup": name, "x": np.asarray(x_na, dtype=np.int64),
             "y": _strings([name] * len(x_na)), "text": _strings(text_na),
-            "xaxis": "x2", "yaxis": "y2", "marker": _UNAVAILABLE_MARKER,
+            "xaxis": "x2", "yaxis": "y2", "marker": {**_UNAVAILABLE_MARKER, "color": _color(index)},
             "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
         })
     layout["yaxis"].update(title={"text": label}, range=[-0.02, 1.02])
@@ -93,7 +105,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     a, b = escape(comparison.run_a), escape(comparison.run_b)
     layout = _two_row_layout(
         (
-            f"{comparison.label}: {a} − {b} per paired query (sorted)",
+            f"{comparison.label}: {a} − {b} per paired query (sorted by Δ; hover for the query)",
             f"excluded queries ({comparison.n_excluded}; not 0 — reasons on hover)",
         ),
         [0.8, 0.2], shared_x=False,
@@ -120,9 +132,12 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     ]
     layout["yaxis"].update(title={"text": "Δ"})
     layout["yaxis2"].update(type="category")
+    layout["xaxis2"].update(showticklabels=False)
+    title = _wrapped(comparison.summary)
     layout.update(
-        height=440, showlegend=False, margin={"t": 70, "b": 30},
-        title={"text": escape(comparison.summary), "font": {"size": 12}},
+        height=460 + 16 * title.count("<br>"), showlegend=False,
+        margin={"t": 90 + 16 * title.count("<br>"), "b": 30},
+        title={"text": title, "font": {"size": 12}, "x": 0.01, "xanchor": "left"},
     )
     return {"data": data, "layout": layout}
 
