@@ -29,6 +29,7 @@ from operator import itemgetter
 import sqlite_utils
 
 from evalcore.evaluate import evaluate
+from evalcore.gc_pause import gc_paused
 from evalcore.observation import Label, Observation
 from evalcore.protocol import EvalProtocol
 from evalcore.results import Diagnostics, EvaluationReport
@@ -104,6 +105,17 @@ def observations_for_run(
     query_ids: Iterable[str] | None = None,
 ) -> list[Observation]:
     """The contract's observations of one stored run (see the module docstring)."""
+    with gc_paused():  # a million small objects, no cycles: skip the collector's full scans
+        return _observations_for_run(db, study_id, run_name, reference, query_ids)
+
+
+def _observations_for_run(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    reference: str | None,
+    query_ids: Iterable[str] | None,
+) -> list[Observation]:
     study = get_study(db, study_id)
     run = get_run(db, study_id, run_name)
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
@@ -133,8 +145,8 @@ def observations_for_run(
                 cutoff=None,
                 retrieval_unit=study.retrieval_unit,
                 k=run.k,
-                returned_ids=list(units),
-                scores=None if None in scores else list(scores),
+                returned_ids=units if units else [],
+                scores=None if None in scores else (scores if scores else []),
                 labels=[_label(u, g) for u, g in sorted(gains.items())],
                 population_complete=complete.get(query_id, False),
                 scan_complete=run.scan_complete,

@@ -218,13 +218,38 @@ def resolved_gains(
 ) -> dict[str, dict[str, int]]:
     """query_id -> unit_id -> gain of the working reference (conflicts omitted)."""
     out: dict[str, dict[str, int]] = {}
-    for query_id, resolved in _resolve_scan(db, study_id, query_ids, gains_only=True):
-        unit_id, gain = resolved
-        if gain is not None:
-            try:
-                out[query_id][unit_id] = gain
-            except KeyError:
-                out[query_id] = {unit_id: gain}
+    if query_ids is not None:
+        for query_id, (unit_id, gain) in _resolve_scan(db, study_id, query_ids, gains_only=True):
+            if gain is not None:
+                out.setdefault(query_id, {})[unit_id] = gain
+        return out
+    # The whole study: SQLite reduces each unit to the min and max of its annotators'
+    # latest labels (agreement <=> min == max); only replayed units come back to Python.
+    special = set(db.execute(
+        "SELECT DISTINCT query_id, unit_id FROM label_events WHERE study_id = ? AND kind != 'label'",
+        [study_id],
+    ).fetchall())
+    current: dict[str, int] | None = None
+    current_query = None
+    for query_id, unit_id, low, high in db.execute(
+        "SELECT query_id, unit_id, min(gain), max(gain) FROM (SELECT query_id, unit_id, gain, "
+        "max(event_id) FROM label_events WHERE study_id = ? AND kind = 'label' "
+        "GROUP BY query_id, unit_id, annotator) GROUP BY query_id, unit_id",
+        [study_id],
+    ):
+        if low != high or (special and (query_id, unit_id) in special):
+            continue
+        if query_id != current_query:
+            current = out.get(query_id)
+            if current is None:
+                current = out[query_id] = {}
+            current_query = query_id
+        current[unit_id] = low  # type: ignore[index]
+    if special:
+        for query_id, unit_id in special:
+            resolved = resolve_unit_in_store(db, study_id, query_id, unit_id)
+            if resolved is not None and resolved.gain is not None:
+                out.setdefault(query_id, {})[unit_id] = resolved.gain
     return out
 
 
