@@ -1,0 +1,162 @@
+"""Organisation scoping: a user of organisation A reads nothing of organisation B.
+
+Through the library (studies, queries, documents, displayable text), the
+exports and every CLI command that shows study data or document text.
+"""
+
+import io
+from pathlib import Path
+
+import pytest
+from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, team_store
+from click.testing import CliRunner
+from store_fixtures import new_store
+
+from evalcore.access import (
+    PermissionDenied,
+    can_view_study,
+    displayable_text,
+    readable_document,
+    visible_studies,
+)
+from evalcore.access.scoping import readable_queries
+from evalcore.cli import main
+from evalcore.store.corpus import DocumentIn, add_documents
+from evalcore.store.exports import export_labels, export_qrels, export_run
+
+SECRET_B = "solar panels subsidies for households"  # text of globex document b1
+SECRET_A = "installing solar panels on a roof"  # text of acme document a1
+
+
+def test_studies_and_queries_are_visible_only_inside_the_organisation(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    assert [s.study_id for s in visible_studies(db, ANNOTATOR)] == ["s"]
+    assert [s.study_id for s in visible_studies(db, OUTSIDER)] == ["g"]
+    assert visible_studies(db, None) == []
+    assert can_view_study(db, LEAD, "s") and not can_view_study(db, OUTSIDER, "s")
+    assert "q1" in readable_queries(db, ANNOTATOR, "s")
+    with pytest.raises(PermissionDenied, match="not a member of study 's'"):
+        readable_queries(db, OUTSIDER, "s")
+
+
+def test_documents_are_readable_only_by_their_organisation(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    assert readable_document(db, ANNOTATOR, "c", "a1").document.text == SECRET_A
+    refused = readable_document(db, ANNOTATOR, "c", "b1")
+    assert refused.document is None
+    assert "organisation 'globex'" in refused.reason and ANNOTATOR in refused.reason
+    assert readable_document(db, OUTSIDER, "c", "b1").document.text == SECRET_B
+    assert readable_document(db, OUTSIDER, "c", "a1").document is None
+    assert readable_document(db, None, "c", "a1").document is None
+    assert "no document" in readable_document(db, LEAD, "c", "zzz").reason
+
+
+def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    from evalcore.store.clock import from_iso
+
+    add_documents(db, "c", [DocumentIn(doc_id="u1", text="shared", owner_org=None,
+                                       created_at=from_iso("2026-01-01T00:00:00Z"))])
+    assert readable_document(db, ANNOTATOR, "c", "u1").allowed
+    assert not readable_document(db, "stranger@x.org", "c", "u1").allowed
+
+
+def test_local_mode_reads_everything(tmp_path: Path) -> None:
+    db = new_store(tmp_path)
+    from evalcore.store.clock import from_iso
+
+    add_documents(db, "c", [DocumentIn(doc_id="d", text="t", owner_org="acme",
+                                       created_at=from_iso("2026-01-01T00:00:00Z"))])
+    assert readable_document(db, "local", "c", "d").allowed
+    assert [s.study_id for s in visible_studies(db, "local")] == ["s"]
+    assert visible_studies(db, "local", include_local=False) == []
+
+
+def test_text_outside_the_runs_protocol_is_never_displayed(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    # Even the lead, and even a member of globex, sees no text of b1 in run r1's context
+    # when the run's protocol (pinned to acme) does not include it.
+    from evalcore.lexical.workflow import execute_protocol
+
+    execute_protocol(db, study_id="s", protocol_name="p1", run_name="lex", actor=LEAD)
+    shown = displayable_text(db, LEAD, study_id="s", unit_id="a1", run_name="lex")
+    assert shown.shown and shown.text == SECRET_A
+    withheld = displayable_text(db, LEAD, study_id="s", unit_id="b1", run_name="lex")
+    assert not withheld.shown and withheld.permission_violation and withheld.text == ""
+    assert "permission_violation" in withheld.reason
+    other_org = displayable_text(db, ANNOTATOR, study_id="s", unit_id="b1")
+    assert not other_org.shown and other_org.text == "" and "globex" in other_org.reason
+    outsider = displayable_text(db, OUTSIDER, study_id="s", unit_id="b1")
+    assert not outsider.shown and outsider.text == ""
+
+
+@pytest.mark.parametrize("export", [
+    lambda db, out, who: export_qrels(db, "s", out, viewer=who),
+    lambda db, out, who: export_labels(db, "s", out, viewer=who),
+    lambda db, out, who: export_run(db, "s", "r1", out, viewer=who),
+], ids=["qrels", "labels", "run"])
+def test_exports_obey_the_viewer(tmp_path: Path, export) -> None:
+    db, _ = team_store(tmp_path)
+    out = io.StringIO()
+    export(db, out, ANNOTATOR)
+    assert out.getvalue()
+    refused = io.StringIO()
+    with pytest.raises(PermissionDenied):
+        export(db, refused, OUTSIDER)
+    with pytest.raises(PermissionDenied):
+        export(db, refused, None)
+    assert refused.getvalue() == ""
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize("command", [
+    ["export", "qrels"], ["export", "labels"], ["export", "run", "--run", "r1"],
+    ["members", "list"], ["document", "show", "a1"],
+], ids=lambda c: " ".join(c[:2]))
+def test_cli_refuses_an_outsider_and_prints_nothing_of_the_study(tmp_path: Path, command) -> None:
+    db, _ = team_store(tmp_path)
+    db.conn.close()
+    store = str(tmp_path / "store.db")
+    ok = _cli(*command, "--db", store, "--study", "s", "--actor", ANNOTATOR)
+    assert ok.exit_code == 0, ok.output
+    refused = _cli(*command, "--db", store, "--study", "s", "--actor", OUTSIDER)
+    assert refused.exit_code == 1
+    assert "refused:" in refused.stderr and OUTSIDER in refused.stderr
+    assert refused.stdout == ""
+    assert SECRET_A not in refused.output and "a1" not in refused.stdout
+
+
+def test_cli_document_show_withholds_another_organisations_text(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    db.conn.close()
+    store = str(tmp_path / "store.db")
+    ok = _cli("document", "show", "--db", store, "--study", "s", "a1", "--actor", ANNOTATOR)
+    assert SECRET_A in ok.stdout
+    refused = _cli("document", "show", "--db", store, "--study", "s", "b1", "--actor", ANNOTATOR)
+    assert refused.exit_code == 1 and SECRET_B not in refused.output
+    assert "organisation 'globex'" in refused.stderr
+
+
+def test_cli_members_round_trip(tmp_path: Path) -> None:
+    db = new_store(tmp_path, org_id="acme")
+    db.conn.close()
+    store = str(tmp_path / "store.db")
+    first = _cli("members", "add", "--db", store, "--study", "s", "--user", "Lea@Acme.org",
+                 "--role", "lead", "--actor", "lea@acme.org")
+    assert first.exit_code == 0 and "now in team mode" in first.stdout
+    add = _cli("members", "add", "--db", store, "--study", "s", "--user", "bo@acme.org",
+               "--role", "annotator", "--actor", "lea@acme.org")
+    assert add.exit_code == 0
+    denied = _cli("members", "add", "--db", store, "--study", "s", "--user", "bo@acme.org",
+                  "--role", "lead", "--actor", "bo@acme.org")
+    assert denied.exit_code == 1 and "needs the lead role" in denied.stderr
+    listed = _cli("members", "list", "--db", store, "--study", "s", "--actor", "bo@acme.org")
+    assert listed.stdout.splitlines()[0].startswith("lead      lea@acme.org")
+    freeze = _cli("reference", "freeze", "--db", store, "--study", "s", "--name", "v1",
+                  "--actor", "bo@acme.org")
+    assert freeze.exit_code == 1 and "needs the lead role" in freeze.stderr
+    studies = _cli("members", "studies", "--db", store, "--actor", "bo@acme.org")
+    assert studies.stdout.strip() == "s\tteam mode, annotator"
