@@ -148,3 +148,31 @@ def test_summary_pairs_queries_conflicts_and_flags() -> None:
 def test_summary_refuses_two_labels_by_one_annotator() -> None:
     with pytest.raises(ValueError, match="two labels"):
         summarize_agreement(_labels([("q", "d", "ann", 1), ("q", "d", "ann", 2)]))
+
+
+def test_summary_from_the_store_uses_each_annotators_current_label(tmp_path) -> None:
+    from store_fixtures import new_store
+
+    from evalcore.stats.annotators import annotator_labels
+    from evalcore.store.labels import adjudicate, record_label, undo_last_label
+    from evalcore.store.resolution import resolve_study
+
+    db = new_store(tmp_path)
+    for unit, (ann, bob) in {"d1": (3, 3), "d2": (0, 2), "d3": (1, 1)}.items():
+        record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=ann, annotator="ann")
+        record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=bob, annotator="bob")
+    # ann relabels d3 then undoes it: her current label on d3 is 1 again.
+    record_label(db, study_id="s", query_id="q1", unit_id="d3", gain=4, annotator="ann")
+    undo_last_label(db, study_id="s", query_id="q1", annotator="ann")
+    adjudicate(db, study_id="s", query_id="q1", unit_id="d2", gain=1, reviewer="lead")
+    labels = annotator_labels(resolve_study(db, "s"))
+    assert {(x.unit_id, x.annotator, x.gain) for x in labels} == {
+        ("d1", "ann", 3), ("d1", "bob", 3), ("d2", "ann", 0), ("d2", "bob", 2),
+        ("d3", "ann", 1), ("d3", "bob", 1),
+    }
+    summary = summarize_agreement(labels)
+    assert summary.annotators == ["ann", "bob"]  # the adjudicating reviewer is not an annotator
+    assert summary.pairs[0].kappa.value == pytest.approx(
+        cohen_kappa_quadratic([3, 0, 1], [3, 2, 1]).value
+    )
+    assert [(c.unit_id, c.gains) for c in summary.conflicts] == [("d2", {"ann": 0, "bob": 2})]
