@@ -1,0 +1,159 @@
+"""The live dashboard state: parity with evaluate_run, incremental refresh == full rebuild."""
+
+import random
+from pathlib import Path
+
+import pytest
+
+from evalcore.live_dashboard import LiveDashboard, store_marks
+from evalcore.store.completeness import mark_complete, reopen
+from evalcore.store.connection import open_store
+from evalcore.store.labels import adjudicate, record_label, undo_last_label
+from evalcore.store.observations import evaluate_run
+from evalcore.store.runs import add_run
+from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+
+STUDY = "s"
+
+
+def _store(tmp_path: Path, n_queries: int = 12, seed: int = 3):
+    rng = random.Random(seed)
+    db = open_store(tmp_path / "live.sqlite")
+    create_study(db, StudyIn(study_id=STUDY, name="live", corpus_id="c"))
+    qids = [f"q{i:02d}" for i in range(n_queries)]
+    add_queries(db, STUDY, [QueryIn(query_id=q, text=q) for q in qids])
+    for r, k in (("r1", 5), ("r2", 5), ("r3", 4)):
+        rows = []
+        for q in qids[:-1]:  # the last query is answered by no run
+            units = rng.sample([f"{q}-u{j}" for j in range(8)], 6)
+            rows += [(q, rank, u, 1.0 / rank) for rank, u in enumerate(units, 1)]
+        add_run(db, study_id=STUDY, name=r, source="imported", k=k, results=rows)
+    for q in qids[: n_queries // 2]:
+        for j in range(rng.randrange(0, 9)):
+            record_label(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u{j}",
+                         gain=rng.randrange(5), annotator="alice")
+    mark_complete(db, study_id=STUDY, query_id=qids[0], actor="lead")
+    return db, qids
+
+
+def _assert_parity(state: LiveDashboard, db) -> None:
+    for run in state.run_names:
+        report = evaluate_run(db, STUDY, run)
+        assert state.aggregates(run) == report.aggregates
+        assert state.runs[run].results == report.queries
+
+
+def _assert_same(a: LiveDashboard, b: LiveDashboard) -> None:
+    assert a.query_ids == b.query_ids
+    for run in a.run_names:
+        assert a.aggregates(run) == b.aggregates(run)
+        assert a.runs[run].results == b.runs[run].results
+    assert a.coverage() == b.coverage()
+    assert a.blocking_list(None) == b.blocking_list(None)
+
+
+def test_build_equals_evaluate_run(tmp_path: Path) -> None:
+    db, _ = _store(tmp_path)
+    state = LiveDashboard.build(db, STUDY)
+    assert state.run_names == ["r1", "r2", "r3"]
+    _assert_parity(state, db)
+
+
+def test_nothing_changed_reads_nothing_new(tmp_path: Path) -> None:
+    db, _ = _store(tmp_path)
+    state = LiveDashboard.build(db, STUDY)
+    outcome = state.refresh(db)
+    assert not outcome.changed and outcome.queries == []
+    assert state.marks == store_marks(db, STUDY)
+
+
+def test_incremental_refresh_equals_full_rebuild_after_every_kind_of_event(tmp_path: Path) -> None:
+    db, qids = _store(tmp_path)
+    state = LiveDashboard.build(db, STUDY)
+    rng = random.Random(5)
+    steps = [
+        lambda: record_label(db, study_id=STUDY, query_id=qids[1], unit_id=f"{qids[1]}-u0",
+                             gain=3, annotator="bob"),
+        lambda: record_label(db, study_id=STUDY, query_id=qids[8], unit_id=f"{qids[8]}-u1",
+                             gain=0, annotator="alice"),
+        lambda: mark_complete(db, study_id=STUDY, query_id=qids[2], actor="lead"),
+        lambda: undo_last_label(db, study_id=STUDY, query_id=qids[1], annotator="bob"),
+        lambda: adjudicate(db, study_id=STUDY, query_id=qids[3], unit_id=f"{qids[3]}-u0",
+                           gain=2, reviewer="rev"),
+        lambda: reopen(db, study_id=STUDY, query_id=qids[0], actor="lead", reason="new doc"),
+    ]
+    for _ in range(25):
+        q = qids[rng.randrange(len(qids) - 1)]
+        unit, gain, who = f"{q}-u{rng.randrange(8)}", rng.randrange(5), rng.choice(["a", "b"])
+        steps.append(
+            lambda q=q, u=unit, g=gain, a=who:
+            record_label(db, study_id=STUDY, query_id=q, unit_id=u, gain=g, annotator=a)
+        )
+    for step in steps:
+        step()
+        outcome = state.refresh(db)
+        assert outcome.changed and not outcome.full and len(outcome.queries) == 1
+        _assert_same(state, LiveDashboard.build(db, STUDY))
+    _assert_parity(state, db)
+
+
+def test_label_on_a_blocking_item_lowers_the_unavailable_count(tmp_path: Path) -> None:
+    db, _ = _store(tmp_path)
+    state = LiveDashboard.build(db, STUDY)
+
+    def missing() -> int:
+        return sum(a.n_missing for r in state.run_names for a in state.aggregates(r).values())
+
+    before = missing()
+    item = state.blocking_list(1)[0]
+    assert item.unlocks > 0
+    record_label(db, study_id=STUDY, query_id=item.query_id, unit_id=item.unit_id, gain=1,
+                 annotator="carol")
+    state.refresh(db)
+    assert missing() <= before - item.unlocks
+    assert item.unit_id not in {
+        i.unit_id for i in state.blocking_list(None) if i.query_id == item.query_id
+    }
+
+
+def test_new_run_or_new_query_triggers_a_full_rebuild(tmp_path: Path) -> None:
+    db, _ = _store(tmp_path)
+    state = LiveDashboard.build(db, STUDY)
+    record_label(db, study_id=STUDY, query_id="brand-new", unit_id="x", gain=1, annotator="a")
+    outcome = state.refresh(db)
+    assert outcome.full and "brand-new" in state.query_ids
+    add_run(db, study_id=STUDY, name="r4", source="imported", k=3,
+            results=[("q01", 1, "q01-u0", 1.0)])
+    assert state.refresh(db).full and "r4" in state.run_names
+    _assert_parity(state, db)
+
+
+def test_coverage_counts_pooled_and_labeled(tmp_path: Path) -> None:
+    db, qids = _store(tmp_path)
+    state = LiveDashboard.build(db, STUDY)
+    q = qids[-2]
+    cov = state.query_coverage(q)
+    assert cov.labeled == 0 and cov.pooled >= 5
+    record_label(db, study_id=STUDY, query_id=q, unit_id=state.runs["r1"].top_units[
+        state.index[q]][0], gain=2, annotator="a")
+    state.refresh(db)
+    assert state.query_coverage(q).labeled == 1
+    total = state.coverage()
+    assert total.queries == len(qids) and total.queries_complete == 1
+    assert 0 < total.labeled <= total.pooled
+
+
+@pytest.mark.parametrize("conflict_gain", [0, 3])
+def test_conflict_counts_as_unlabeled_in_the_state(tmp_path: Path, conflict_gain: int) -> None:
+    db, qids = _store(tmp_path)
+    q = qids[-2]
+    unit = f"{q}-u0"
+    record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=1, annotator="alice")
+    state = LiveDashboard.build(db, STUDY)
+    labeled = state.query_coverage(q).labeled
+    record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=conflict_gain,
+                 annotator="bob")
+    state.refresh(db)
+    in_pool = any(unit in rs.top_units[state.index[q]] for rs in state.runs.values())
+    assert state.query_coverage(q).labeled == labeled - (1 if in_pool else 0)
+    _assert_parity(state, db)
