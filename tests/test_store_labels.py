@@ -3,6 +3,8 @@
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from store_fixtures import new_store
 
 from evalcore.store.completeness import (
@@ -22,6 +24,7 @@ from evalcore.store.resolution import (
     conflicts,
     resolve_query,
     resolve_study,
+    resolve_unit_in_store,
     resolved_gains,
 )
 from evalcore.store.studies import StudyNotFoundError
@@ -196,3 +199,44 @@ def test_resolve_study_matches_per_query_resolution(db):
     whole = resolve_study(db, "s")
     assert whole == {q: resolve_query(db, "s", q) for q in ("q1", "q2", "q3")}
     assert resolve_study(db, "s", ["q2"]) == {"q2": whole["q2"]}
+
+
+# --- property: the fast whole-study paths agree with event-by-event replay ------------------
+
+actions = st.lists(
+    st.tuples(
+        st.sampled_from(["label", "label", "label", "undo", "adjudicate"]),
+        st.sampled_from(["q1", "q2"]),
+        st.sampled_from(["A", "B", "C"]),
+        st.integers(0, 4),
+        st.sampled_from(["a", "b", "c"]),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=actions)
+def test_property_fast_resolution_equals_replay(tmp_path_factory, steps):
+    db = new_store(tmp_path_factory.mktemp("r"))
+    for kind, q, u, g, who in steps:
+        if kind == "label":
+            record_label(db, study_id="s", query_id=q, unit_id=u, gain=g, annotator=who)
+        elif kind == "undo":
+            undo_last_label(db, study_id="s", query_id=q, annotator=who)
+        else:
+            adjudicate(db, study_id="s", query_id=q, unit_id=u, gain=g, reviewer="rev")
+    replayed = {}
+    for q in ("q1", "q2"):
+        for u in ("A", "B", "C"):
+            r = resolve_unit_in_store(db, "s", q, u)
+            if r is not None:
+                replayed.setdefault(q, {})[u] = r
+    assert resolve_study(db, "s") == replayed
+    assert {q: resolve_query(db, "s", q) for q in replayed} == replayed
+    gains = {q: {u: r.gain for u, r in units.items() if r.gain is not None}
+             for q, units in replayed.items()}
+    gains = {q: units for q, units in gains.items() if units}
+    assert resolved_gains(db, "s") == gains
+    assert resolved_gains(db, "s", ["q1", "q2"]) == gains
