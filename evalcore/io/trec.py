@@ -496,10 +496,14 @@ def _order_blocks(
     if rising.size:
         order_arr = np.arange(n, dtype=np.int64)
         neg = -scores
-        block_of = np.searchsorted(inner, rising, side="right")
-        for blk in np.unique(block_of).tolist():
-            a, b = edges[blk], edges[blk + 1]
-            order_arr[a:b] = np.argsort(neg[a:b], kind="stable") + a
+        bounds = np.asarray(edges, dtype=np.int64)
+        unsorted = np.unique(np.searchsorted(inner, rising, side="right"))
+        starts, lengths = bounds[unsorted], bounds[unsorted + 1] - bounds[unsorted]
+        # Blocks of equal length are sorted together, one 2-D argsort per length.
+        for length in np.unique(lengths).tolist():
+            rows = starts[lengths == length][:, None] + np.arange(length)
+            within = np.argsort(neg[rows], axis=1, kind="stable")
+            order_arr[rows] = np.take_along_axis(rows, within, axis=1)
         scores = scores[order_arr]
     tied = np.flatnonzero((scores[1:] == scores[:-1]) & same_block)
     tied_pairs = 0
