@@ -22,3 +22,4 @@ from evalcore.cli import demo  # noqa: E402, F401, I001
 from evalcore.cli import evaluate  # noqa: E402, F401, I001
 from evalcore.cli import report  # noqa: E402, F401, I001
 from evalcore.cli import retrieve  # noqa: E402, F401, I001
+from evalcore.cli import store_cmds  # noqa: E402, F401, I001
