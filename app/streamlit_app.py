@@ -13,6 +13,7 @@ if str(_APP_DIR.parent) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
+from app.components.auth import identity_gate  # noqa: E402
 from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
 
 st.set_page_config(page_title="Relevance Ledger", page_icon=":material/fact_check:", layout="wide")
@@ -46,8 +47,10 @@ def _pages(entries: list[tuple[str, str, str]]) -> list:
 
 
 db = get_db()
+identity = identity_gate(db)  # team mode: sign-in required; the identity is not editable
 study_picker(db)
-annotator_picker()
+if identity is None:
+    annotator_picker()
 
 sections = {"Annotate": _pages(ANNOTATOR_PAGES)}
 reviewer = _pages(REVIEWER_PAGES)

@@ -13,7 +13,7 @@ import sqlite_utils
 import streamlit as st
 
 from evalcore.store.connection import open_store
-from evalcore.store.studies import StudyIn, list_studies
+from evalcore.store.studies import StudyIn
 
 ENV_DB = "RELEVANCE_LEDGER_DB"
 _DB_KEY = "_rl_db"
@@ -76,7 +76,19 @@ def _seed_demo_if_empty(db: sqlite_utils.Database) -> None:
 
 
 def studies(db: sqlite_utils.Database) -> list[StudyIn]:
-    return list_studies(db)
+    """The studies this session may open (:mod:`evalcore.access`).
+
+    Signed in (team mode): the team-mode studies the identity may see. Without
+    sign-in the identity is self-declared, so only studies in local
+    single-user mode are listed.
+    """
+    from app.components.auth import signed_in_user
+    from evalcore.access.scoping import local_studies, visible_studies
+
+    user = signed_in_user()
+    if user is not None:
+        return visible_studies(db, user, include_local=False)
+    return local_studies(db)
 
 
 def current_study(db: sqlite_utils.Database) -> StudyIn | None:

@@ -14,6 +14,7 @@ from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db
 from app.components.state import cached_pool, cached_study_progress, note_own_write, store_version
+from evalcore.access.scoping import displayable_text, document_refusal
 from evalcore.lexical.search import search_corpus
 from evalcore.live import query_results_by_run
 from evalcore.pool import blind_order
@@ -70,7 +71,7 @@ def _on_grade(study_id: str, query_id: str, unit_id: str, annotator: str, gain: 
     try:
         record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
                      annotator=annotator, note=note)
-    except ValueError as error:
+    except (ValueError, PermissionError) as error:
         _flash("error", f"Label not saved: {error}")
         return
     note_own_write(db, study_id, query_id, annotator, before)
@@ -103,7 +104,11 @@ def _on_pass(study_id: str, query_id: str, unit_id: str, annotator: str, order: 
 def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
     before = store_version(db)
-    event = undo_last_label(db, study_id=study_id, query_id=query_id, annotator=annotator)
+    try:
+        event = undo_last_label(db, study_id=study_id, query_id=query_id, annotator=annotator)
+    except (ValueError, PermissionError) as error:
+        _flash("error", f"Not undone: {error}")
+        return
     if event is None:
         _flash("info", "Nothing to undo on this query.")
         return
@@ -123,7 +128,7 @@ def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
     try:
         mark_pool_complete(db, study_id=study_id, query_id=query_id, actor=annotator,
                            reason="every pooled item labeled")
-    except (PoolNotFullyLabeledError, ValueError) as error:
+    except (PoolNotFullyLabeledError, ValueError, PermissionError) as error:
         _flash("error", str(error))
         return
     note_own_write(db, study_id, query_id, annotator, before)
@@ -136,7 +141,7 @@ def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) ->
     reason = str(st.session_state.get(reason_key, "")).strip()
     try:
         reopen(db, study_id=study_id, query_id=query_id, actor=annotator, reason=reason)
-    except ValueError as error:
+    except (ValueError, PermissionError) as error:
         _flash("error", str(error))
         return
     note_own_write(db, study_id, query_id, annotator, before)
@@ -151,7 +156,7 @@ def _on_search_grade(study_id: str, query_id: str, unit_id: str, annotator: str,
     try:
         record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
                      annotator=annotator, note="found by corpus search")
-    except ValueError as error:
+    except (ValueError, PermissionError) as error:
         _flash("error", f"Label not saved: {error}")
         return
     note_own_write(db, study_id, query_id, annotator, before)
@@ -246,9 +251,14 @@ def _item(study: StudyIn, query_id: str, query_text: str, unit_id: str, order: l
         st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
                                    "judge it by its id or skip it."))
         return
-    st.markdown("### " + highlight_terms(doc.title or doc.doc_id, query_text))
+    shown = displayable_text(db, current_annotator(), study_id=study.study_id, unit_id=unit_id,
+                             runs=ranks.get(unit_id, {}))
+    if not shown.shown:  # another organisation's, or outside a run's protocol
+        st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
+        return
+    st.markdown("### " + highlight_terms(shown.title or doc.doc_id, query_text))
     with st.container(height=260):
-        st.markdown(highlight_terms(doc.text, query_text))
+        st.markdown(highlight_terms(shown.text, query_text))
     st.caption(escape_markdown(f"organisation {doc.owner_org or '—'} · created {doc.created_at}"))
 
 
@@ -313,7 +323,9 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
         text = st.text_input("Search", key=SEARCH_KEY, placeholder=query_text)
         if not text.strip():
             return
-        hits = search_corpus(get_db(), study.corpus_id, text, limit=10)
+        db = get_db()
+        hits = [h for h in search_corpus(db, study.corpus_id, text, limit=50)
+                if document_refusal(db, current_annotator(), study.corpus_id, h.owner_org) is None][:10]
         if not hits:
             st.caption("No document matches.")
         for hit in hits:

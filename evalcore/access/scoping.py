@@ -101,6 +101,11 @@ def visible_studies(
     return out
 
 
+def local_studies(db: sqlite_utils.Database) -> list[StudyIn]:
+    """The studies in local single-user mode (no member), by study id."""
+    return [s for s in list_studies(db) if study_mode(db, s.study_id) == "local"]
+
+
 def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
     """Raise PermissionDenied (saying why) unless ``viewer`` may see the study."""
     refusal = _study_refusal(db, viewer, get_study(db, study_id))
@@ -181,12 +186,13 @@ def displayable_text(
     unit_id: str,
     run_name: str | None = None,
     permitted: Iterable[str] | None = None,
+    runs: Iterable[str] = (),
 ) -> DisplayableText:
     """Title and text of a unit of the study if a page may show them to ``viewer``.
 
     Withheld (``shown=False`` with the reason) when the viewer may not see the
     study or read the document, or when the unit is outside the run's pinned
-    protocol (``run_name``) or the given ``permitted`` set — a
+    protocol (``run_name``, or any of ``runs``) or the given ``permitted`` set — a
     ``permission_violation``, whose text no one is shown.
     """
     study = get_study(db, study_id)
@@ -196,7 +202,11 @@ def displayable_text(
     allowed = set(permitted) if permitted is not None else None
     if allowed is None and run_name is not None:
         allowed = run_permitted_ids(db, study_id, run_name)
-    if allowed is not None and unit_id not in allowed:
+    outside = allowed is not None and unit_id not in allowed
+    for name in runs:  # every run that returned the unit (e.g. a pool)
+        pinned = run_permitted_ids(db, study_id, name)
+        outside = outside or (pinned is not None and unit_id not in pinned)
+    if outside:
         return DisplayableText(
             unit_id=unit_id, shown=False, permission_violation=True,
             reason=(
