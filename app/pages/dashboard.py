@@ -1,0 +1,177 @@
+"""Live dashboard: every run's metrics as labels arrive, and what to label next.
+
+The numbers come from :class:`evalcore.live_dashboard.LiveDashboard` (the
+metric computer on the working reference); this page only lays them out. The
+live part is an ``st.fragment`` that re-runs every few seconds: when the
+store's label/completeness event ids and runs are unchanged it reads nothing
+more; after a label it re-evaluates only the touched queries.
+"""
+
+import threading
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from app.components.chips import metric_label, reason_text
+from app.components.queue import WalkState
+from app.components.safe_text import escape_markdown
+from app.components.session import annotator as current_annotator
+from app.components.session import current_study, db_path, get_db
+from evalcore.live_charts import per_query_figure
+from evalcore.live_dashboard import LiveDashboard
+from evalcore.render.aggregate_card import aggregate_card
+from evalcore.results import AGGREGATE_LABELS, METRIC_LABELS, METRICS
+
+REFRESH_SECONDS = 2.0
+BLOCKING_SHOWN = 15
+LIVE_KEY = "rl_dash_live"
+METRIC_KEY = "rl_dash_metric"
+#: Where the annotate page reads the query to open (H5's selectbox key).
+ANNOTATE_QUERY_KEY = "rl_query"
+
+
+@dataclass
+class _Shared:
+    """One dashboard state per store file and study, shared by every session."""
+
+    lock: threading.Lock
+    state: LiveDashboard | None = None
+
+
+@st.cache_resource(show_spinner=False)
+def _shared(path: str, study_id: str) -> _Shared:
+    return _Shared(lock=threading.Lock())
+
+
+def _current_state(study_id: str) -> tuple[LiveDashboard, float, bool]:
+    """(state, seconds spent, whether anything changed) after bringing it up to date."""
+    db = get_db()
+    shared = _shared(str(db_path()), study_id)
+    with shared.lock:
+        if shared.state is None:
+            shared.state = LiveDashboard.build(db, study_id)
+            outcome = shared.state.last_refresh
+        else:
+            outcome = shared.state.refresh(db)
+        return shared.state, outcome.seconds, outcome.changed
+
+
+def _open_annotate(study_id: str, query_id: str, unit_id: str) -> None:
+    """Button callback: make the annotate page open this query, on this item."""
+    st.session_state[ANNOTATE_QUERY_KEY] = query_id
+    who = current_annotator()
+    if who:
+        walks: dict = st.session_state.setdefault("_rl_walks", {})
+        walks[(study_id, who, query_id)] = WalkState(cursor=unit_id)
+    st.session_state["_rl_dash_goto"] = True
+
+
+def _card(column, label: str, value) -> None:
+    card = aggregate_card(value)
+    with column.container(border=True):
+        st.markdown(f"**{escape_markdown(label)}**")
+        if card.available:
+            st.markdown(f"### {card.headline}")
+        else:
+            st.markdown(":orange-badge[unavailable]")
+        st.caption(escape_markdown(card.detail))
+        if card.bounds:
+            st.caption(escape_markdown(card.bounds))
+
+
+def _cards(state: LiveDashboard) -> None:
+    for run in state.run_names:
+        k = state.k(run)
+        st.markdown(f"##### {escape_markdown(run)}  ·  k = {k}")
+        aggregates = state.aggregates(run)
+        for column, metric in zip(st.columns(len(METRICS)), METRICS, strict=True):
+            _card(column, AGGREGATE_LABELS[metric].format(k=k), aggregates[metric])
+
+
+def _coverage(state: LiveDashboard) -> None:
+    cov = state.coverage()
+    if cov.pooled:
+        st.progress(cov.labeled / cov.pooled,
+                    text=f"Label coverage: {cov.labeled:,} of {cov.pooled:,} pooled returned "
+                         f"items labeled ({cov.labeled / cov.pooled:.1%})")
+    else:
+        st.caption("No run has returned anything yet: nothing to label.")
+    st.caption(f"{cov.queries_fully_labeled:,} of {cov.queries:,} queries fully labeled · "
+               f"{cov.queries_complete:,} declared complete (recall and nDCG need that) · "
+               "items in conflict count as unlabeled until adjudicated")
+
+
+def _blocking(state: LiveDashboard, study_id: str) -> None:
+    items = state.blocking_list(BLOCKING_SHOWN)
+    total = state.n_blocking_items()
+    st.markdown("#### What to label next")
+    if not items:
+        st.success("No unlabeled returned item blocks a metric.")
+        return
+    st.caption(
+        f"The {len(items)} of {total:,} unlabeled returned items whose labels matter most: "
+        "'unlocks' counts the run metric values that item alone keeps unavailable (its label "
+        "makes them available, whatever the gain); 'blocks' counts every value it is one of "
+        "the blockers of. Ties: best rank, then query and unit id."
+    )
+    table = pd.DataFrame([
+        {"query": i.query_id, "unit": i.unit_id, "unlocks": i.unlocks, "blocks": i.blocks,
+         "best rank": i.best_rank, "runs": ", ".join(i.runs)}
+        for i in items
+    ])
+    st.dataframe(table, hide_index=True, width="stretch")
+    columns = st.columns(3)
+    for n, item in enumerate(items):
+        columns[n % 3].button(
+            f"Label {item.unit_id} for {item.query_id}",
+            key=f"rl_dash_label_{item.query_id}_{item.unit_id}",
+            icon=":material/rate_review:",
+            on_click=_open_annotate,
+            args=(study_id, item.query_id, item.unit_id),
+            width="stretch",
+        )
+
+
+@st.fragment(run_every=REFRESH_SECONDS if st.session_state.get(LIVE_KEY, True) else None)
+def _live(study_id: str, metric: str) -> None:
+    if st.session_state.pop("_rl_dash_goto", False):
+        st.switch_page("pages/annotate.py")
+    state, seconds, changed = _current_state(study_id)
+    if not state.run_names:
+        st.info("This study has no run yet: create or import one on the Data page.")
+        return
+    _coverage(state)
+    _cards(state)
+    st.caption(
+        "A card shows the mean only when every query has the metric; otherwise it says how "
+        "many queries are missing and why (no mean of the rest is ever shown)."
+        + ("" if changed else " Nothing changed since the last refresh.")
+        + f" State refreshed in {1000 * seconds:.0f} ms."
+    )
+    ks = {state.k(r) for r in state.run_names}
+    label = metric_label(metric, ks.pop()) if len(ks) == 1 else METRIC_LABELS[metric].format(
+        k="k")
+    st.plotly_chart(per_query_figure(state, metric, label), key="rl_dash_chart")
+    _blocking(state, study_id)
+    missing_reasons = sorted({code for r in state.run_names
+                              for code in state.aggregates(r)[metric].reasons})
+    if missing_reasons:
+        st.caption(escape_markdown("; ".join(f"{c}: {reason_text(c)}" for c in missing_reasons)))
+
+
+db = get_db()
+study = current_study(db)
+st.title("Live dashboard")
+if study is None:
+    st.info("This store holds no study yet: import one on the Data page.")
+    st.stop()
+st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
+                           f"{REFRESH_SECONDS:g} s while live updates are on"))
+left, right = st.columns([3, 1])
+chosen_metric = left.selectbox(
+    "Metric of the per-query chart", METRICS, key=METRIC_KEY,
+    format_func=lambda m: AGGREGATE_LABELS[m].replace("@{k}", ""),
+)
+right.toggle("Live updates", value=True, key=LIVE_KEY)
+_live(study.study_id, chosen_metric)

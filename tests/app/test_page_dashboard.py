@@ -1,0 +1,86 @@
+"""The live dashboard page through AppTest: cards, parity with evaluate_run, live refresh."""
+
+from evalcore.render.aggregate_card import aggregate_card
+from evalcore.store.labels import record_label
+from evalcore.store.observations import evaluate_run
+
+PAGE = "pages/dashboard.py"
+
+
+def _texts(at) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\", "")
+
+
+def test_cards_match_evaluate_run(small_store, new_app) -> None:
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q2", unit_id="d5", gain=2, annotator="ann")
+    record_label(db, study_id="s1", query_id="q2", unit_id="d6", gain=0, annotator="ann")
+    at = new_app(page=PAGE)
+    assert not at.exception
+    text = _unescape(_texts(at))
+    for run in ("r1", "r2"):
+        report = evaluate_run(db, "s1", run)
+        for value in report.aggregates.values():
+            card = aggregate_card(value)
+            assert card.detail in text
+            if card.available:
+                assert card.headline in text
+    # nothing is labeled on q1: every card is unavailable and says why, with counts
+    assert "unavailable" in text
+    assert "1 of 2 queries missing (1 missing_reference)" in text
+    assert not any("0.0000" in m.value for m in at.markdown)
+
+
+def test_blocking_list_and_coverage_are_shown(small_store, new_app) -> None:
+    at = new_app(page=PAGE)
+    frames = [d.value for d in at.dataframe]
+    blocking = next(f for f in frames if "unlocks" in f.columns)
+    assert set(blocking["query"]) == {"q1", "q2"}
+    assert list(blocking.columns) == ["query", "unit", "unlocks", "blocks", "best rank", "runs"]
+    # q2 has a single unit per run: labeling it alone makes precision and RR available
+    top = blocking.iloc[0]
+    assert top["query"] == "q2" and top["unlocks"] == 2
+    progress = [p.proto.text for p in at.get("progress")]
+    assert any("0 of 6 pooled returned items labeled" in t for t in progress)
+
+
+def test_label_in_store_lowers_unavailable_count_on_next_refresh(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app(page=PAGE)
+    assert "2 of 2 queries missing" in _unescape(_texts(at))
+    record_label(db, study_id="s1", query_id="q2", unit_id="d5", gain=3, annotator="ann")
+    record_label(db, study_id="s1", query_id="q2", unit_id="d6", gain=3, annotator="ann")
+    at.run()
+    text = _unescape(_texts(at))
+    assert "1 of 2 queries missing" in text
+    progress = [p.proto.text for p in at.get("progress")]
+    assert any("2 of 6 pooled returned items labeled" in t for t in progress)
+
+
+def test_label_button_opens_annotate_on_that_item(small_store, new_app) -> None:
+    at = new_app(annotator="ann", page=PAGE)
+    button = next(b for b in at.button if b.key and b.key.startswith("rl_dash_label_q2_"))
+    unit = button.key.rsplit("_", 1)[1]
+    button.click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["rl_query"] == "q2"
+    caption = next(c.value for c in at.caption if c.value.startswith("item "))
+    assert caption.split(" · ")[1] == unit
+
+
+def test_hostile_run_name_is_escaped(small_store, new_app) -> None:
+    from evalcore.store.runs import add_run
+
+    _, db = small_store
+    add_run(db, study_id="s1", name="**bold** <b>x</b>", source="imported", k=1,
+            results=[("q1", 1, "d1", 1.0)])
+    at = new_app(page=PAGE)
+    assert not at.exception
+    from app.components.safe_text import escape_markdown
+
+    assert any(escape_markdown("**bold** <b>x</b>") in m.value for m in at.markdown)
+    assert not any("<b>" in m.value for m in at.markdown)
