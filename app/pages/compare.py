@@ -1,0 +1,132 @@
+"""Run comparison: per-query deltas, paired tests and a paper-style results table.
+
+All numbers come from :mod:`evalcore.compare` (H6's run comparison) on each
+run's :func:`evalcore.store.observations.evaluate_run`. A paired test uses only
+the queries where both runs have the metric; the page says on how many and
+why the rest were left out. Runs that searched a different corpus (their
+fingerprint differs from the first chosen run's) are not compared.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from app.components.safe_text import escape_markdown
+from app.components.session import current_study, get_db
+from evalcore.compare import compare_runs
+from evalcore.live_dashboard import store_marks
+from evalcore.report.charts import delta_figure
+from evalcore.results import AGGREGATE_LABELS, METRICS, EvaluationReport
+from evalcore.stats.correction import CORRECTION_LABELS
+from evalcore.stats.significance import TEST_LABELS
+from evalcore.store.observations import evaluate_run
+from evalcore.store.references import list_references
+from evalcore.store.runs import RunInfo, list_runs
+
+WORKING = "(working labels)"
+
+
+def _evaluation(study_id: str, run: str, reference: str | None) -> EvaluationReport:
+    """The run's evaluation, reused while the store is unchanged (per session)."""
+    db = get_db()
+    cache: dict = st.session_state.setdefault("_rl_compare_cache", {})
+    key = (study_id, run, reference)
+    marks = store_marks(db, study_id)
+    hit = cache.get(key)
+    if hit is not None and hit[0] == marks:
+        return hit[1]
+    report = evaluate_run(db, study_id, run, reference)
+    cache[key] = (marks, report)
+    return report
+
+
+def _comparable(chosen: list[RunInfo]) -> tuple[list[RunInfo], list[RunInfo]]:
+    fingerprint = chosen[0].corpus_fingerprint
+    same = [r for r in chosen if r.corpus_fingerprint == fingerprint]
+    return same, [r for r in chosen if r.corpus_fingerprint != fingerprint]
+
+
+def _results_table(comparison) -> pd.DataFrame:
+    table = comparison.table
+    rows = []
+    for row in table.rows:
+        out = {"run": f"({row.letter}) {row.run}"}
+        for metric in table.metrics:
+            cell = row.cells[metric]
+            marks = "".join(cell.marks)
+            out[table.column_labels[metric]] = cell.text + (f" ^{marks}" if marks else "")
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+db = get_db()
+study = current_study(db)
+st.title("Compare runs")
+if study is None:
+    st.info("This store holds no study yet: import one on the Data page.")
+    st.stop()
+infos = {r.name: r for r in list_runs(db, study.study_id)}
+if len(infos) < 2:
+    st.info("A comparison needs at least two runs: create or import another on the Data page.")
+    st.stop()
+
+top = st.columns([4, 2, 2])
+chosen_names = top[0].multiselect("Runs (the first is the baseline)", list(infos),
+                                  default=list(infos)[:2], key="rl_compare_runs")
+metric = top[1].selectbox("Metric", METRICS, key="rl_compare_metric",
+                          format_func=lambda m: AGGREGATE_LABELS[m].replace("@{k}", ""))
+versions = [WORKING] + [v.name for v in list_references(db, study.study_id)]
+version = top[2].selectbox("Reference", versions, key="rl_compare_reference")
+reference = None if version == WORKING else version
+options = st.columns([2, 2, 2, 2])
+test = options[0].selectbox("Test for the table's marks", list(TEST_LABELS),
+                            format_func=TEST_LABELS.get, key="rl_compare_test")
+alpha = options[1].selectbox("Significance level", [0.05, 0.01, 0.1], key="rl_compare_alpha")
+correction = options[2].selectbox("Correction", list(CORRECTION_LABELS),
+                                  format_func=CORRECTION_LABELS.get, key="rl_compare_correction")
+mode = options[3].selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_mode",
+                            format_func={"baseline": "each run vs the baseline",
+                                         "pairwise": "every pair"}.get)
+
+if len(chosen_names) < 2:
+    st.info("Choose at least two runs.")
+    st.stop()
+if reference is None:
+    st.caption("Working labels: these numbers change as labeling goes on. Freeze a reference "
+               "version on the Reports page for numbers you can defend.")
+same, different = _comparable([infos[n] for n in chosen_names])
+for run in different:
+    st.warning(escape_markdown(
+        f"Run {run.name} is not comparable: its corpus fingerprint "
+        f"{run.corpus_fingerprint or 'none recorded'} differs from {same[0].name}'s "
+        f"({same[0].corpus_fingerprint or 'none recorded'}); it is left out of the comparison."
+    ))
+if len(same) < 2:
+    st.info("Fewer than two comparable runs: nothing to compare.")
+    st.stop()
+
+with st.spinner("Evaluating the runs…"):
+    reports = {r.name: _evaluation(study.study_id, r.name, reference) for r in same}
+comparison = compare_runs(reports, mode=mode, test=test, alpha=alpha, correction=correction)
+
+st.subheader("Results table")
+st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
+st.caption(escape_markdown(comparison.table.legend))
+
+st.subheader("Per-query differences")
+for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, strict=True):
+    if item.metric != metric:
+        continue
+    with st.container(border=True):
+        st.markdown(f"**{escape_markdown(item.run_a)} − {escape_markdown(item.run_b)}** on "
+                    f"{escape_markdown(item.label)}")
+        st.markdown(escape_markdown(f"Paired tests {item.summary}."))
+        if item.mean_delta is not None:
+            st.caption(escape_markdown(
+                f"mean Δ on the {item.n_paired} paired queries: {item.mean_delta:+.4f} "
+                "(a difference on the paired subset, not a run's score)"))
+        for result in item.tests.values():
+            st.caption(escape_markdown(result.describe()))
+        if adjusted is not None:
+            st.caption(escape_markdown(
+                f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"))
+        st.plotly_chart(delta_figure(item), key=f"rl_delta_{item.run_a}_{item.run_b}")

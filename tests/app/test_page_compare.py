@@ -1,0 +1,62 @@
+"""The run comparison page through AppTest."""
+
+from evalcore.compare import compare_metric
+from evalcore.store.labels import record_label
+from evalcore.store.observations import evaluate_run
+from evalcore.store.runs import add_run
+
+PAGE = "pages/compare.py"
+
+
+def _label_all(db) -> None:
+    gains = {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0}
+    for unit, gain in gains.items():
+        query = "q1" if unit in {"d1", "d2", "d3", "d4"} else "q2"
+        record_label(db, study_id="s1", query_id=query, unit_id=unit, gain=gain, annotator="a")
+
+
+def _all_text(at) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption]).replace(
+        "\\", "")
+
+
+def test_table_and_paired_tests_come_from_compare(small_store, new_app) -> None:
+    _, db = small_store
+    _label_all(db)
+    at = new_app(page=PAGE)
+    assert not at.exception, at.exception
+    (table,) = [d.value for d in at.dataframe]
+    assert list(table["run"]) == ["(a) r1", "(b) r2"]
+    assert list(table.columns) == ["run", "P@3", "R@3", "nDCG@3", "MRR@3"]
+    expected = compare_metric("precision", "r2", evaluate_run(db, "s1", "r2"), "r1",
+                              evaluate_run(db, "s1", "r1"))
+    text = _all_text(at)
+    assert f"Paired tests {expected.summary}." in text
+    assert "computed on 2 of 2 queries where both runs have P@3" in text
+    for result in expected.tests.values():
+        assert result.describe() in text
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_exclusions_are_stated_in_words(small_store, new_app) -> None:
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q2", unit_id="d5", gain=1, annotator="a")
+    record_label(db, study_id="s1", query_id="q2", unit_id="d6", gain=0, annotator="a")
+    at = new_app(page=PAGE)
+    text = _all_text(at)
+    assert "computed on 1 of 2 queries where both runs have P@3; 1 excluded: " in text
+    assert "missing_reference in both runs" in text
+    (table,) = [d.value for d in at.dataframe]
+    assert table["P@3"][0] == "unavailable (1 of 2 missing)"
+
+
+def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
+    _, db = small_store
+    add_run(db, study_id="s1", name="elsewhere", source="imported", k=3,
+            corpus_fingerprint="sha256:other", results=[("q1", 1, "d1", 1.0)])
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_runs").set_value(["r1", "r2", "elsewhere"]).run()
+    assert not at.exception, at.exception
+    assert any("elsewhere is not comparable" in w.value.replace("\\", "") for w in at.warning)
+    (table,) = [d.value for d in at.dataframe]
+    assert list(table["run"]) == ["(a) r1", "(b) r2"]
