@@ -20,7 +20,7 @@ Two variants:
     and without the trec_eval compatibility flags, and a Python script that
     parses the same files with ``pytrec_eval.parse_qrel`` / ``parse_run``,
     evaluates and writes JSON. Wall time and peak RSS of each subprocess
-    (``os.wait4``). Stdout of each goes to a file in the temp dir.
+    (``/usr/bin/time``). Stdout of each goes to a file in the temp dir.
 
 Run: ``python3 benchmarks/bench_evalcore.py [--queries N] [--repeat R]``.
 """
@@ -28,7 +28,6 @@ Run: ``python3 benchmarks/bench_evalcore.py [--queries N] [--repeat R]``.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import subprocess
@@ -180,17 +179,27 @@ json.dump(pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run), sys.std
 
 
 def timed_process(argv: list[str], stdout_path: Path) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit status) of one subprocess."""
+    """(wall seconds, peak RSS MiB, exit status) of one subprocess.
+
+    Peak RSS comes from ``/usr/bin/time`` (a small process forks the command):
+    Linux carries a parent's high-water RSS across fork + exec, so measuring a
+    child of this large benchmark process directly would report our own size.
+    """
+    time_file = stdout_path.with_suffix(".time")
+    timer = ["/usr/bin/time", "-f", "%M", "-o", str(time_file)]
+    if not Path(timer[0]).exists():
+        timer = []
     with stdout_path.open("wb") as out:
         t = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run([*timer, *argv], stdout=out, stderr=subprocess.PIPE, check=False)
         wall = time.perf_counter() - t
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.returncode not in (0,):
-        print(f"   ! exit {proc.returncode}: {err.strip()[:300]}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    if proc.returncode != 0:
+        print(f"   ! exit {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[:300]}")
+    rss_kib = float("nan")
+    if timer:
+        lines = time_file.read_text().split()
+        rss_kib = float(lines[-1]) if lines else float("nan")
+    return wall, rss_kib / 1024, proc.returncode
 
 
 def whole_process(name: str, work: Workload, repeat: int) -> None:
