@@ -100,6 +100,13 @@ def test_empty_run_is_an_error():
     ]
 
 
+def test_a_comment_line_with_six_words_is_still_a_comment():
+    run = run_of("1 Q0 a 1 3 t\n# Q0 b 2 2 t\n1 Q0 c 3 1 t\n")
+    assert run.doc_ids == {"1": ["a", "c"]}
+    q = qrels_of("#x 0 a 1\n1 0 b 1\n")
+    assert q.doc_ids == {"1": ["b"]}
+
+
 def test_comments_tabs_crlf_and_hash_inside_doc_ids():
     text = "# header\r\n1\tQ0\tdoc#1\t1\t  2.5\tSTD\r\n   # indented comment\r\n1 Q0  doc#2 2 3 STD\r\n"
     run = run_of(text)
@@ -148,7 +155,10 @@ _tok = st.text(
 
 @st.composite
 def run_rows(draw):
-    qids = draw(st.lists(_tok, min_size=1, max_size=4, unique=True))
+    # A line whose first field starts with "#" is a comment, so no query ID does.
+    qids = draw(
+        st.lists(_tok.filter(lambda t: not t.startswith("#")), min_size=1, max_size=4, unique=True)
+    )
     rows = []
     for q in qids:
         n = draw(st.integers(1, 8))

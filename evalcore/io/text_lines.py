@@ -20,7 +20,7 @@ memory (an upload), then :func:`numbered_lines` to iterate.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -109,7 +109,14 @@ def numbered_lines(text: str, *, comments: bool, first_line: int = 1) -> Iterato
     The yielded line has no line end but is otherwise untouched. ``first_line``
     is the number of the text's first line (for a chunk of a larger text).
     """
-    for number, line in enumerate(text.split("\n"), start=first_line):
+    return data_lines(text.split("\n"), comments=comments, first_line=first_line)
+
+
+def data_lines(
+    lines: Iterable[str], *, comments: bool, first_line: int = 1
+) -> Iterator[tuple[int, str]]:
+    """Like :func:`numbered_lines`, for lines already split (without line ends)."""
+    for number, line in enumerate(lines, start=first_line):
         stripped = line.strip()
         if not stripped or (comments and stripped.startswith("#")):
             continue

@@ -29,17 +29,19 @@ prints per-query results. Note that trec_eval evaluates only the run's queries
 unless ``-c`` is given; here qrels queries missing from the run are kept, as
 the contract requires.
 
-Speed: a 1,000,000-line run is read without a Python loop per line when the
-file is regular (one record per line, a constant second column, no exotic
-whitespace); otherwise a per-line path gives the same result with exact
-line-numbered errors.
+Speed: files are read in chunks of whole lines by a tight loop that unpacks
+exactly the expected fields of each line (a 1,000,000-line run takes about as
+long as pytrec_eval's own parser); a chunk with a blank, comment or malformed
+line is re-read by a careful path that gives the same result and names every
+bad line.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
@@ -49,7 +51,7 @@ import numpy as np
 
 from evalcore.gc_pause import gc_paused
 from evalcore.io.errors import ErrorLog
-from evalcore.io.text_lines import SourceText, numbered_lines, read_source
+from evalcore.io.text_lines import SourceText, data_lines, read_source
 from evalcore.observation import Label, Observation
 from evalcore.results import Diagnostics
 from evalcore.trusted_models import construct
@@ -132,71 +134,48 @@ class TrecRun:
         return [f"{self.name}: {len(self.tags)} different run tags: {shown}"]
 
 
-@dataclass(frozen=True, eq=False)
-class _Chunk:
-    """Selected columns of a run of whole lines, one entry per record, with their lines."""
-
-    columns: list[list[str]]
-    first_line: int
-    lines: list[int] | None  # None: record j is on line first_line + j
-
-    def line(self, j: int) -> int:
-        return self.first_line + j if self.lines is None else self.lines[j]
-
-    def record_lines(self) -> Sequence[int]:
-        n = len(self.columns[0])
-        return range(self.first_line, self.first_line + n) if self.lines is None else self.lines
-
-
 # --- tokenizing ------------------------------------------------------------------------------
 
-
-#: Files are split in chunks of about this many characters, to bound peak memory.
+#: Files are read in chunks of whole lines of about this many characters.
 _CHUNK_CHARS = 1 << 20
 
 
-def _chunks(
-    source: SourceText, width: int, names: tuple[str, ...], keep: tuple[int, ...], log: ErrorLog
-) -> Iterator[_Chunk]:
-    """Split every data line into exactly ``width`` fields; yield the ``keep`` columns.
+def _line_chunks(text: str) -> Iterator[tuple[int, list[str], bool]]:
+    """Yield ``(first_line_number, lines, plain)`` for chunks of whole lines.
 
-    The text is processed in chunks of whole lines (bounded memory: a chunk's
-    tokens are freed before the next is split). A regular chunk (see
-    :func:`_split_regular`) is split in one call; any other chunk line by
-    line, with an error for every line that does not have ``width`` fields.
+    ``plain`` is true when the chunk holds no whitespace other than space, tab
+    and line ends, so that ``str.split()`` splits exactly at TREC separators.
     """
-    text = source.text
-    line_no = 0  # lines before the current chunk
+    line_no = 1
     pos, n = 0, len(text)
     while pos < n:
         end = text.find("\n", pos + _CHUNK_CHARS)
         end = n if end == -1 else end + 1
         chunk = text[pos:end]
-        n_lines = chunk.count("\n") + (0 if chunk.endswith("\n") else 1)
-        tokens = _split_regular(chunk, width, n_lines)
-        if tokens is not None:
-            yield _Chunk([tokens[c::width] for c in keep], line_no + 1, None)
-        else:
-            columns: list[list[str]] = [[] for _ in keep]
-            lines: list[int] = []
-            _split_lines(chunk, line_no + 1, width, names, keep, columns, lines, log)
-            yield _Chunk(columns, line_no + 1, lines)
-        line_no += n_lines
+        lines = chunk.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        yield line_no, lines, not _has_other_whitespace(chunk)
+        line_no += len(lines)
         pos = end
 
 
-def _split_lines(
-    chunk: str,
-    first_line: int,
-    width: int,
-    names: tuple[str, ...],
-    keep: tuple[int, ...],
-    columns: list[list[str]],
-    lines: list[int],
-    log: ErrorLog,
-) -> None:
-    """The per-line path: skip blank and comment lines, log every wrong field count."""
-    for number, line in numbered_lines(chunk, comments=True, first_line=first_line):
+def _has_other_whitespace(text: str) -> bool:
+    if text.isascii():
+        return any(c in text for c in "\x0b\x0c\x1c\x1d\x1e\x1f")
+    return _OTHER_WHITESPACE.search(text) is not None
+
+
+def _checked_fields(
+    lines: list[str], first_line: int, names: tuple[str, ...], log: ErrorLog
+) -> Iterator[tuple[int, list[str]]]:
+    """The careful per-line path: ``(line_number, fields)`` of every data line.
+
+    Blank and ``#`` comment lines are skipped; a line without ``len(names)``
+    fields is logged as an error and skipped.
+    """
+    width = len(names)
+    for number, line in data_lines(lines, comments=True, first_line=first_line):
         fields = _FIELD_SEP.split(line.strip(" \t"))
         if len(fields) != width:
             log.add(
@@ -206,34 +185,124 @@ def _split_lines(
                 "fields are separated by spaces or tabs",
             )
             continue
-        for col, c in zip(columns, keep, strict=True):
-            col.append(fields[c])
-        lines.append(number)
+        yield number, fields
 
 
-def _split_regular(text: str, width: int, n_lines: int) -> list[str] | None:
-    """All tokens of a file that is certainly one ``width``-field record per line, else None.
+class _LineMap:
+    """Record index -> line number, stored per chunk (most chunks: consecutive lines)."""
 
-    Certainty: the token count is ``width`` times the line count (so no blank,
-    comment, short or long lines unless they cancel out exactly), and the
-    second column holds one constant value (a shifted record would move other
-    fields into it), and no character other than space/tab separates fields.
+    def __init__(self) -> None:
+        self._starts: list[int] = []  # first record index of each chunk
+        self._first_lines: list[int] = []
+        self._lines: list[list[int] | None] = []  # explicit lines, or None: consecutive
+
+    def add(self, first_record: int, first_line: int, lines: list[int] | None) -> None:
+        self._starts.append(first_record)
+        self._first_lines.append(first_line)
+        self._lines.append(lines)
+
+    def line(self, record: int) -> int:
+        c = bisect_right(self._starts, record) - 1
+        explicit = self._lines[c]
+        offset = record - self._starts[c]
+        return self._first_lines[c] + offset if explicit is None else explicit[offset]
+
+
+@dataclass
+class _Rows:
+    """Columns read so far, and runs of consecutive rows with the same query ID."""
+
+    docs: list[str] = field(default_factory=list)
+    values: list[str] = field(default_factory=list)  # gain or score tokens
+    keys: list[str] = field(default_factory=list)  # query ID of each run of rows
+    starts: list[int] = field(default_factory=list)  # first row of each run
+    tags: dict[str, None] = field(default_factory=dict)
+    lines: _LineMap = field(default_factory=_LineMap)
+
+    def mark(self) -> tuple[int, int]:
+        return len(self.docs), len(self.keys)
+
+    def rollback(self, mark: tuple[int, int]) -> None:
+        del self.docs[mark[0] :], self.values[mark[0] :]
+        del self.keys[mark[1] :], self.starts[mark[1] :]
+
+    def add(self, q: str, d: str, value: str) -> None:
+        if not self.keys or self.keys[-1] != q:
+            self.keys.append(q)
+            self.starts.append(len(self.docs))
+        self.docs.append(d)
+        self.values.append(value)
+
+    def lengths(self) -> list[int]:
+        return np.diff(np.asarray([*self.starts, len(self.docs)], dtype=np.int64)).tolist()
+
+
+def _read_rows(source: SourceText, names: tuple[str, ...], log: ErrorLog) -> _Rows:
+    """Read a qrels (4 fields) or run (6 fields) file into :class:`_Rows`.
+
+    Each chunk is first read by a tight loop that unpacks exactly the expected
+    number of fields per line; a chunk where that fails (a blank, comment or
+    malformed line) is read again by the careful path, which names every bad line.
     """
-    if not text or _has_other_whitespace(text):
-        return None
-    tokens = text.split()
-    if len(tokens) != width * n_lines:
-        return None
-    second = tokens[1::width]
-    if second.count(second[0]) != len(second):
-        return None
-    return tokens
+    rows = _Rows()
+    fast = _fast_run_chunk if len(names) == 6 else _fast_qrels_chunk
+    value_col = 4 if len(names) == 6 else 3
+    for first_line, lines, plain in _line_chunks(source.text):
+        mark = rows.mark()
+        if plain:
+            try:
+                fast(lines, rows)
+            except ValueError:  # wrong field count, or a comment: read carefully
+                rows.rollback(mark)
+            else:
+                rows.lines.add(mark[0], first_line, None)
+                continue
+        numbers: list[int] = []
+        for number, fields in _checked_fields(lines, first_line, names, log):
+            rows.add(fields[0], fields[2], fields[value_col])
+            if value_col == 4:
+                rows.tags[fields[5]] = None
+            numbers.append(number)
+        rows.lines.add(mark[0], first_line, numbers)
+    return rows
 
 
-def _has_other_whitespace(text: str) -> bool:
-    if text.isascii():
-        return any(c in text for c in "\x0b\x0c\x1c\x1d\x1e\x1f")
-    return _OTHER_WHITESPACE.search(text) is not None
+def _fast_run_chunk(lines: list[str], rows: _Rows) -> None:
+    """Append a chunk of run lines; raise ValueError unless every line has 6 fields."""
+    docs, values, keys, starts, tags = rows.docs, rows.values, rows.keys, rows.starts, rows.tags
+    add_doc, add_value = docs.append, values.append
+    current = keys[-1] if keys else None
+    tag = next(reversed(tags)) if tags else None
+    for line in lines:
+        q, _, d, _, s, t = line.split()
+        if q != current:
+            if q[0] == "#":  # a comment line that happens to have 6 words
+                raise ValueError(q)
+            keys.append(q)
+            starts.append(len(docs))
+            current = q
+        if t != tag:
+            tags[t] = None
+            tag = t
+        add_doc(d)
+        add_value(s)
+
+
+def _fast_qrels_chunk(lines: list[str], rows: _Rows) -> None:
+    """Append a chunk of qrels lines; raise ValueError unless every line has 4 fields."""
+    docs, values, keys, starts = rows.docs, rows.values, rows.keys, rows.starts
+    add_doc, add_value = docs.append, values.append
+    current = keys[-1] if keys else None
+    for line in lines:
+        q, _, d, g = line.split()
+        if q != current:
+            if q[0] == "#":  # a comment line that happens to have 4 words
+                raise ValueError(q)
+            keys.append(q)
+            starts.append(len(docs))
+            current = q
+        add_doc(d)
+        add_value(g)
 
 
 # --- qrels -----------------------------------------------------------------------------------
@@ -248,28 +317,20 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
     """Validate decoded qrels text; same rules as :func:`read_qrels`."""
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    qids: list[str] = []
-    docs: list[str] = []
-    gain_tokens: list[str] = []
-    lines: list[int] = []
-    for chunk in _chunks(source, 4, QRELS_FIELDS, (0, 2, 3), log):
-        q, d, g = chunk.columns
-        qids += q
-        docs += d
-        gain_tokens += g
-        lines += chunk.record_lines()
-    table = _gain_table(set(gain_tokens), gain_map or {})
+    rows = _read_rows(source, QRELS_FIELDS, log)
+    tokens = rows.values
+    table = _gain_table(set(tokens), gain_map or {})
     if any(isinstance(v, str) for v in table.values()):
-        for i, tok in enumerate(gain_tokens):
+        for i, tok in enumerate(tokens):
             problem = table[tok]
             if isinstance(problem, str):
-                log.add(lines[i], "gain", problem, _gain_hint(tok))
+                log.add(rows.lines.line(i), "gain", problem, _gain_hint(tok))
     log.raise_if_any()
-    if not qids:
+    if not rows.docs:
         log.add(None, None, "no judgments", "a qrels line is: query_id iteration doc_id gain")
         log.raise_if_any()
-    gains = list(map(table.__getitem__, gain_tokens))
-    return _group_qrels(source.name, qids, docs, gains, lines)
+    gains = list(map(table.__getitem__, tokens))
+    return _group_qrels(source.name, rows, gains)
 
 
 def _gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int | str]:
@@ -296,15 +357,11 @@ def _gain_hint(token: str) -> str:
     return "gains are integers 0..4"
 
 
-def _group_qrels(
-    name: str, qids: list[str], docs: list[str], gains: list[int], lines: list[int]
-) -> Qrels:
+def _group_qrels(name: str, rows: _Rows, gains: list[int]) -> Qrels:
+    docs = rows.docs
     by_query: dict[str, dict[str, int]] = {}
-    run_keys: list[str] = []
-    run_lengths: list[int] = []
-    _add_runs(qids, run_keys, run_lengths)
     a = 0
-    for q, n in zip(run_keys, run_lengths, strict=True):
+    for q, n in zip(rows.keys, rows.lengths(), strict=True):
         b = a + n
         block = dict(zip(docs[a:b], gains[a:b], strict=True))
         labels = by_query.get(q)
@@ -318,8 +375,10 @@ def _group_qrels(
     extra: dict[str, list[tuple[str, int]]] = {}
     collapsed = conflicting = 0
     notes: list[str] = []
-    if sum(map(len, by_query.values())) != len(qids):
+    if sum(map(len, by_query.values())) != len(docs):
         # Second pass, only for files with repeated (query, doc) rows: name the lines.
+        qids = [q for q, n in zip(rows.keys, rows.lengths(), strict=True) for _ in range(n)]
+        line = rows.lines.line
         first: dict[tuple[str, str], int] = {}
         kept: dict[tuple[str, str], dict[int, int]] = {}  # (q, d) -> {gain: first row}
         for i, (q, d, g) in enumerate(zip(qids, docs, gains, strict=True)):
@@ -327,21 +386,21 @@ def _group_qrels(
             if j == i:
                 continue
             seen = kept.setdefault((q, d), {gains[j]: j})
-            where = f"{name}:{lines[i]}: query {q} doc {d}"
+            where = f"{name}:{line(i)}: query {q} doc {d}"
             if g in seen:
                 collapsed += 1
-                text = f"{where} repeats line {lines[seen[g]]} with the same gain {g}; counted once"
+                text = f"{where} repeats line {line(seen[g])} with the same gain {g}; counted once"
             else:
                 conflicting += 1
                 seen[g] = i
                 extra.setdefault(q, []).append((d, g))
                 text = (
-                    f"{where} has gain {g} but line {lines[j]} gave {gains[j]}; "
+                    f"{where} has gain {g} but line {line(j)} gave {gains[j]}; "
                     "both labels kept, so the query is duplicate_reference"
                 )
             if len(notes) < _MAX_NOTES:
                 notes.append(text)
-    return _qrels_from(name, by_query, extra, len(qids), collapsed, conflicting, notes)
+    return _qrels_from(name, by_query, extra, len(docs), collapsed, conflicting, notes)
 
 
 def _qrels_from(
@@ -375,28 +434,17 @@ def parse_run(source: SourceText) -> TrecRun:
     """Validate decoded run text; same rules as :func:`read_run`."""
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    docs: list[str] = []
-    score_parts: list[np.ndarray] = []
-    run_keys: list[str] = []  # query IDs of consecutive same-query row runs ...
-    run_lengths: list[int] = []  # ... and their lengths
-    tags: dict[str, None] = {}
-    for chunk in _chunks(source, 6, RUN_FIELDS, (0, 2, 4, 5), log):
-        q, d, score_tokens, t = chunk.columns
-        if not q:
-            continue
-        docs += d
-        score_parts.append(_parse_scores(score_tokens, chunk, log))
-        _add_runs(q, run_keys, run_lengths)
-        tags.update(dict.fromkeys(_distinct(t)))
+    rows = _read_rows(source, RUN_FIELDS, log)
+    scores = _parse_scores(rows, log)
     log.raise_if_any()
-    if not docs:
+    if not rows.docs:
         log.add(None, None, "no results", "a run line is: query_id Q0 doc_id rank score tag")
         log.raise_if_any()
-    scores = np.concatenate(score_parts)
-    return _rank_run(source.name, run_keys, run_lengths, docs, scores, list(tags))
+    return _rank_run(source.name, rows, scores)
 
 
-def _parse_scores(tokens: list[str], chunk: _Chunk, log: ErrorLog) -> np.ndarray:
+def _parse_scores(rows: _Rows, log: ErrorLog) -> np.ndarray:
+    tokens = rows.values
     try:
         scores = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
     except ValueError:
@@ -410,7 +458,7 @@ def _parse_scores(tokens: list[str], chunk: _Chunk, log: ErrorLog) -> np.ndarray
             ok = False
         if not ok:
             log.add(
-                chunk.line(i),
+                rows.lines.line(i),
                 "score",
                 f"must be a finite number, got '{tok}'",
                 "the fifth field is the score; items are ranked by it",
@@ -418,52 +466,9 @@ def _parse_scores(tokens: list[str], chunk: _Chunk, log: ErrorLog) -> np.ndarray
     return np.zeros(len(tokens))
 
 
-def _add_runs(qids: list[str], keys: list[str], lengths: list[int]) -> None:
-    """Append the runs of equal consecutive query IDs in ``qids`` (joining across calls).
-
-    Run files usually hold the same number of rows per query, so a run's end
-    is guessed from the previous run's length and verified with a C-level
-    count; a wrong guess falls back to a scan of that run.
-    """
-    n = len(qids)
-    a = 0
-    width = lengths[-1] if lengths else 1
-    while a < n:
-        key = qids[a]
-        b = a + width
-        if not (
-            b <= n
-            and qids[b - 1] == key
-            and (b == n or qids[b] != key)
-            and qids[a:b].count(key) == width
-        ):
-            b = a + 1
-            while b < n and qids[b] == key:
-                b += 1
-        if a == 0 and keys and keys[-1] == key:
-            lengths[-1] += b - a
-        else:
-            keys.append(key)
-            lengths.append(b - a)
-        a, width = b, b - a
-
-
-def _distinct(values: list[str]) -> list[str]:
-    """Distinct values in first-appearance order (fast when all are equal)."""
-    if values and values.count(values[0]) == len(values):
-        return [values[0]]
-    return list(dict.fromkeys(values))
-
-
-def _rank_run(
-    name: str,
-    run_keys: list[str],
-    run_lengths: list[int],
-    docs: list[str],
-    scores: np.ndarray,
-    tags: list[str],
-) -> TrecRun:
+def _rank_run(name: str, rows: _Rows, scores: np.ndarray) -> TrecRun:
     """Group rows by query (first-appearance order) and order each query as trec_eval does."""
+    docs, run_keys, run_lengths = rows.docs, rows.keys, rows.lengths()
     n = len(docs)
     code_of = {q: i for i, q in enumerate(dict.fromkeys(run_keys))}
     keys = list(code_of)
@@ -479,7 +484,7 @@ def _rank_run(
     ranked = docs if order is None else list(map(docs.__getitem__, order))
     doc_ids = {q: ranked[a:b] for q, a, b in zip(keys, edges, edges[1:], strict=False)}
     spans = {q: (a, b) for q, a, b in zip(keys, edges, edges[1:], strict=False)}
-    return TrecRun(name, doc_ids, n, tags, tied_pairs, s_sorted, spans)
+    return TrecRun(name, doc_ids, n, list(rows.tags), tied_pairs, s_sorted, spans)
 
 
 def _order_blocks(
