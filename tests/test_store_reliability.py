@@ -217,3 +217,40 @@ def test_store_file_is_not_touched_by_a_failed_import(tmp_path):
     with pytest.raises(InputErrors):
         import_qrels(db, decode_source(b"q1 0 A 9\n", "x.qrels"), study_id="s")
     assert Path(tmp_path / "store.db").stat().st_size == size
+
+
+@pytest.mark.slow
+def test_sigkill_of_the_cli_while_it_writes_leaves_the_store_as_before(tmp_path):
+    """A real `evalcore import qrels` process, killed once its uncommitted pages are
+    spilling into the WAL (i.e. mid-transaction): none of the file's labels remain."""
+    import subprocess
+
+    db = new_store(tmp_path)
+    record_label(db, study_id="s", query_id="q0", unit_id="A", gain=1, annotator="a")
+    before = table_snapshot(db)
+    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.conn.close()
+    wal = tmp_path / "store.db-wal"
+    qrels = tmp_path / "big.qrels"
+    n = 400_000
+    with qrels.open("w") as out:
+        out.writelines(f"q{i // 100} 0 d{i} {i % 5}\n" for i in range(n))
+    proc = subprocess.Popen(
+        ["evalcore", "import", "qrels", "--db", str(tmp_path / "store.db"), "--study", "s",
+         str(qrels), "--complete"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while (not wal.exists() or wal.stat().st_size < 2_000_000) and proc.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    finished_first = proc.poll() is not None
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    after_db = open_store(tmp_path / "store.db")
+    assert after_db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    after = table_snapshot(after_db)
+    if finished_first:  # the whole import committed before the kill: all of it is there
+        assert len(after["label_events"]) == len(before["label_events"]) + n
+    else:
+        assert after == before
