@@ -122,10 +122,18 @@ def query_progress(
 
 
 def study_progress(
-    db: sqlite_utils.Database, study_id: str, annotator: str = ""
+    db: sqlite_utils.Database,
+    study_id: str,
+    annotator: str = "",
+    sizes: Mapping[str, int] | None = None,
 ) -> StudyProgress:
-    """Progress of every query of the study (queries with pools or with queries rows)."""
-    sizes = pool_sizes(db, study_id)
+    """Progress of every query of the study (queries with pools or with queries rows).
+
+    ``sizes`` may pass :func:`evalcore.pool.pool_sizes` computed earlier: it
+    depends only on the runs, which never change once stored, and it is the
+    expensive part on large studies.
+    """
+    sizes = pool_sizes(db, study_id) if sizes is None else sizes
     states = completeness_states(db, study_id)
     resolved = resolve_study(db, study_id)
     labeled_queries = [q for q in resolved if q in sizes]

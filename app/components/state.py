@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import sqlite_utils
 import streamlit as st
 
-from evalcore.pool import PoolItem, query_pool
+from evalcore.pool import PoolItem, pool_sizes, query_pool
 from evalcore.progress import StudyProgress, query_progress, study_progress
+from evalcore.store.connection import open_store
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,30 @@ def cached_study_progress(
     entry = _cache().get(key)
     if entry is not None and entry[0] == version:
         return entry[1]
-    progress = study_progress(db, study_id, annotator)
+    progress = study_progress(db, study_id, annotator, sizes=shared_pool_sizes(db, study_id))
     _cache()[key] = (version, progress)
     return progress
+
+
+def shared_pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
+    """Pool size per query, shared by every session of the process.
+
+    Stored runs never change, so the sizes are keyed by the study's run ids.
+    """
+    from app.components.session import db_path
+
+    runs = tuple(r[0] for r in db.execute(
+        "SELECT run_id FROM runs WHERE study_id = ? ORDER BY run_id", [study_id]))
+    return _pool_sizes(str(db_path()), study_id, runs)
+
+
+@st.cache_data(max_entries=16, show_spinner="Measuring the study's pools…")
+def _pool_sizes(path: str, study_id: str, runs: tuple[int, ...]) -> dict[str, int]:
+    db = open_store(path, migrate=False)
+    try:
+        return pool_sizes(db, study_id)
+    finally:
+        db.conn.close()
 
 
 def note_own_write(

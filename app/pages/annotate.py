@@ -32,6 +32,7 @@ NOTE_KEY = "rl_note"
 UNBLIND_KEY = "rl_unblind"
 SEARCH_KEY = "rl_search"
 _FLASH_KEY = "_rl_flash"
+_PENDING_QUERY_KEY = "_rl_pending_query"
 _MAX_QUEUE = 1000
 
 
@@ -177,6 +178,9 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
     if len(ids) > _MAX_QUEUE:
         unfinished = [q for q in ids if progress.queries[q].mine < progress.queries[q].pooled]
         ids = unfinished[:_MAX_QUEUE] or ids[:_MAX_QUEUE]
+    pending = st.session_state.pop(_PENDING_QUERY_KEY, None)
+    if pending in ids:
+        st.session_state[QUERY_KEY] = pending
     if st.session_state.get(QUERY_KEY) not in ids:
         st.session_state[QUERY_KEY] = ids[0]
 
@@ -219,6 +223,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     with st.container(border=True):
         if current is None:
             st.success("You have labeled every pooled item of this query.")
+            _next_query_button(sid, query_id, annotator)
         else:
             _item(study, query_id, query_text, current, order, ranks, mine)
         _buttons(sid, query_id, annotator, current, order)
@@ -234,6 +239,22 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
     _completeness(sid, query_id, annotator, qp)
     _search(study, query_id, query_text, annotator, set(order))
+
+
+def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
+    """Go to the next query (after this one in the queue) with pooled items left for you."""
+    progress = cached_study_progress(get_db(), sid, annotator)
+    ids = list(progress.queries)
+    start = ids.index(query_id) if query_id in ids else -1
+    rotated = ids[start + 1 :] + ids[: start + 1]
+    following = next((q for q in rotated if progress.queries[q].mine < progress.queries[q].pooled),
+                     None)
+    if following is None:
+        st.caption("Every query's pool is labeled by you.")
+        return
+    if st.button(f"Next query: {following}", key="next_query", shortcut="Enter", type="primary"):
+        st.session_state[_PENDING_QUERY_KEY] = following
+        st.rerun()
 
 
 def _item(study: StudyIn, query_id: str, query_text: str, unit_id: str, order: list[str],
