@@ -103,8 +103,16 @@ def inspect_query(
     run_name: str,
     query_id: str,
     reference: str | None = None,
+    viewer: str | None = None,
 ) -> QueryInspection:
-    """The run's ranked list for ``query_id`` against the working reference or a frozen one."""
+    """The run's ranked list for ``query_id`` against the working reference or a frozen one.
+
+    Titles of documents ``viewer`` may not read (another organisation's, in a
+    team-mode corpus: :mod:`evalcore.access.scoping`) are left out like those
+    outside the permitted set.
+    """
+    from evalcore.access.scoping import document_refusal
+
     study = get_study(db, study_id)
     run = get_run(db, study_id, run_name)
     ranked = run_results(db, run.run_id, [query_id]).get(query_id, [])
@@ -118,7 +126,11 @@ def inspect_query(
         resolved = None
         complete = reference_completeness(db, study_id, reference).get(query_id, False)
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
-    titles = {d.doc_id: d.title for d in get_documents(db, study.corpus_id, shown_ids).values()}
+    titles = {
+        d.doc_id: d.title
+        for d in get_documents(db, study.corpus_id, shown_ids).values()
+        if document_refusal(db, viewer, study.corpus_id, d.owner_org) is None
+    }
     first_rank: dict[str, int] = {}
     rows: list[InspectedRow] = []
     for rank, (unit_id, score) in enumerate(ranked, start=1):

@@ -83,7 +83,7 @@ def _import_section(study_id: str) -> None:
             k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
             complete=complete, allow_unknown_ids=allow_unknown,
         )
-    except (InputErrors, ValueError) as error:
+    except (InputErrors, ValueError, PermissionError) as error:
         bar.progress(1.0, text="Import refused")
         _show_errors("The import was refused; the store is unchanged.", error)
         return
@@ -135,7 +135,7 @@ def _lexical_section(study_id: str) -> None:
             bar.progress(1.0, text="Refused")
             _show_errors("The run was refused; nothing was stored.", refusal)
             return
-        except (InputErrors, ValueError, ProtocolNotFoundError) as error:
+        except (InputErrors, ValueError, PermissionError, ProtocolNotFoundError) as error:
             bar.progress(1.0, text="Not created")
             _show_errors("The run was not created.", error)
             return
@@ -166,18 +166,22 @@ def _exports_section(study_id: str) -> None:
     a, b, c = st.columns(3)
     reference = a.selectbox("Qrels of", ["working reference"] + references)
     ref = None if reference == "working reference" else reference
-    qrels, _ = _export_text(lambda out: export_qrels(db, study_id, out, reference=ref))
+    viewer = _actor()
+    qrels, _ = _export_text(
+        lambda out: export_qrels(db, study_id, out, reference=ref, viewer=viewer))
     a.download_button("Download qrels", qrels, file_name=f"{study_id}.qrels",
                       mime="text/plain", key="dl_qrels")
     fmt = b.selectbox("Label events as", ["csv", "jsonl"])
-    labels, _ = _export_text(lambda out: export_labels(db, study_id, out, format=fmt))
+    labels, _ = _export_text(
+        lambda out: export_labels(db, study_id, out, format=fmt, viewer=viewer))
     b.download_button("Download label events", labels, file_name=f"{study_id}-labels.{fmt}",
                       mime="text/plain", key="dl_labels")
     runs = [r.name for r in list_runs(db, study_id)]
     if runs:
         run = c.selectbox("Run", runs)
         try:
-            text, warnings = _export_text(lambda out: export_run(db, study_id, run, out))
+            text, warnings = _export_text(
+                lambda out: export_run(db, study_id, run, out, viewer=viewer))
         except ExportRefusedError as error:
             c.warning(escape_markdown(str(error)))
         else:

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.components.chips import render_query_result
 from app.components.safe_text import escape_markdown, truncate
+from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db
 from evalcore.inspector import QueryInspection, inspect_query, rank_changes
 from evalcore.store.references import list_references
@@ -102,7 +103,7 @@ version = d.selectbox("Reference", versions, key="rl_inspect_reference")
 reference = None if version == WORKING else version
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
-first = inspect_query(db, study.study_id, run_a, query_id, reference)
+first = inspect_query(db, study.study_id, run_a, query_id, reference, viewer=current_annotator())
 st.caption(
     ("relevant set declared complete" if first.population_complete
      else "relevant set not declared complete: recall and nDCG are unavailable")
@@ -111,7 +112,8 @@ st.caption(
 if run_b == NONE:
     _show(first)
 else:
-    second = inspect_query(db, study.study_id, run_b, query_id, reference)
+    second = inspect_query(db, study.study_id, run_b, query_id, reference,
+                           viewer=current_annotator())
     moves = rank_changes(first, second)
     left, right = st.columns(2)
     with left:
