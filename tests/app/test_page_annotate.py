@@ -191,3 +191,25 @@ def test_switching_query_keeps_the_annotator(small_store, new_app) -> None:
     at.selectbox(key="rl_query").set_value("q2").run()
     assert _shown_unit(at) in {"d5", "d6"}
     assert "This query: you labeled 0 of 2 pooled items" in _progress_texts(at)
+
+
+def test_corpus_search_finds_and_labels_a_unit_no_run_returned(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    at.text_input(key="rl_search").set_value("password part 7").run()
+    assert not at.exception, at.exception
+    found = [m.value for m in at.markdown if "Password" in m.value and "guide" in m.value]
+    assert any("7" in f for f in found), found
+    at.button(key="search_d7_3").click().run()
+    assert _mine(db, "ann") == {"d7": 3}
+    note = db.execute("SELECT note FROM label_events WHERE unit_id = 'd7'").fetchone()[0]
+    assert note == "found by corpus search"
+    # a label outside the pool does not move the pool's progress
+    assert "This query: you labeled 0 of 4 pooled items" in _progress_texts(at)
+
+
+def test_hostile_search_text_is_harmless(small_store, new_app) -> None:
+    at = new_app("ann", PAGE)
+    for text in ('"unbalanced', "NEAR(a b", "title:x OR *", "<script>alert(1)</script>", "\x00"):
+        at.text_input(key="rl_search").set_value(text).run()
+        assert not at.exception, (text, at.exception)

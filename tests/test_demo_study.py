@@ -1,0 +1,88 @@
+"""The embedded demo study: deterministic, idempotent, and showing every feature."""
+
+from pathlib import Path
+
+from click.testing import CliRunner
+from store_fixtures import table_snapshot
+
+from evalcore.cli import main
+from evalcore.demo import (
+    COMPLETE_QUERIES,
+    DEMO_STUDY_ID,
+    RUN_PROTOCOLS,
+    build_demo,
+    ensure_demo_if_empty,
+)
+from evalcore.demo_corpus import HOSTILE_DOC_ID, HOSTILE_TEXT, ORG_A, ORG_B, demo_documents
+from evalcore.pool import query_pool
+from evalcore.progress import study_progress
+from evalcore.store.connection import open_store
+from evalcore.store.runs import list_runs
+from evalcore.store.studies import StudyIn, create_study
+
+
+def test_documents_are_deterministic_readable_and_spread() -> None:
+    first, second = demo_documents(), demo_documents()
+    assert first == second
+    assert len(first) >= 300
+    owners = [d.owner_org for d in first]
+    assert owners.count(ORG_A) > owners.count(ORG_B) > 0
+    years = {d.created_at.year for d in first}
+    assert years >= {2024, 2025, 2026}
+    assert all(d.title and len(d.text.split()) >= 15 for d in first if d.doc_id != HOSTILE_DOC_ID)
+    hostile = next(d for d in first if d.doc_id == HOSTILE_DOC_ID)
+    assert hostile.text == HOSTILE_TEXT
+
+
+def test_build_demo_writes_every_feature_and_is_idempotent(tmp_path: Path) -> None:
+    db = open_store(tmp_path / "demo.sqlite")
+    summary = build_demo(db)
+    assert summary.created and summary.documents >= 300 and summary.queries == 25
+    runs = list_runs(db, DEMO_STUDY_ID)
+    assert [r.name for r in runs] == list(RUN_PROTOCOLS)
+    assert all(r.source == "lexical" and r.corpus_fingerprint for r in runs)
+    assert len({r.k for r in runs}) == 2  # different protocols
+    assert runs[0].corpus_fingerprint == runs[1].corpus_fingerprint  # comparable
+    progress = study_progress(db, DEMO_STUDY_ID)
+    assert progress.conflicts >= 1
+    assert progress.complete == len(COMPLETE_QUERIES)
+    assert 0 < progress.labeled < progress.pooled
+    annotators = {r[0] for r in db.execute("SELECT DISTINCT annotator FROM label_events")}
+    assert annotators == {"alice", "bob"}
+    assert HOSTILE_DOC_ID in {i.unit_id for i in query_pool(db, DEMO_STUDY_ID, "q01")}
+
+    before = table_snapshot(db)
+    again = build_demo(db)
+    assert not again.created
+    assert table_snapshot(db) == before
+
+
+def test_same_demo_in_two_stores(tmp_path: Path) -> None:
+    a = open_store(tmp_path / "a.sqlite")
+    b = open_store(tmp_path / "b.sqlite")
+    build_demo(a)
+    build_demo(b)
+    sql = "SELECT query_id, rank, unit_id, score FROM results ORDER BY run_id, query_id, rank"
+    assert a.execute(sql).fetchall() == b.execute(sql).fetchall()
+    sql = "SELECT query_id, unit_id, gain, annotator FROM label_events ORDER BY event_id"
+    assert a.execute(sql).fetchall() == b.execute(sql).fetchall()
+
+
+def test_ensure_demo_leaves_a_store_with_other_studies_alone(tmp_path: Path) -> None:
+    db = open_store(tmp_path / "mine.sqlite")
+    create_study(db, StudyIn(study_id="mine", corpus_id="c"))
+    assert ensure_demo_if_empty(db) is None
+    assert [r[0] for r in db.execute("SELECT study_id FROM studies")] == ["mine"]
+    empty = open_store(tmp_path / "empty.sqlite")
+    assert ensure_demo_if_empty(empty).created
+
+
+def test_demo_cli(tmp_path: Path) -> None:
+    path = tmp_path / "cli.sqlite"
+    runner = CliRunner()
+    first = runner.invoke(main, ["demo", "--db", str(path)])
+    assert first.exit_code == 0 and "demo study 'demo' written" in first.output
+    second = runner.invoke(main, ["demo", "--db", str(path)])
+    assert second.exit_code == 0 and "nothing changed" in second.output
+    missing = runner.invoke(main, ["demo", "--db", str(tmp_path / "no" / "such" / "x.sqlite")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output

@@ -1,0 +1,85 @@
+"""Judging pools, blind order, labeling progress and the completeness precondition."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from store_fixtures import new_store
+
+from evalcore.pool import PoolItem, blind_order, pool_sizes, pooled_units, query_pool
+from evalcore.progress import (
+    PoolNotFullyLabeledError,
+    mark_pool_complete,
+    query_progress,
+    study_progress,
+)
+from evalcore.store.completeness import is_complete
+from evalcore.store.labels import record_label
+from evalcore.store.runs import add_run
+
+
+@pytest.fixture
+def db(tmp_path: Path):
+    db = new_store(tmp_path)
+    # run A (k=2): q1 -> x, y, z ; run B (k=3): q1 -> y, w, x, v ; q2 only in A
+    add_run(db, study_id="s", name="A", source="imported", k=2,
+            results=[("q1", 1, "x", 3.0), ("q1", 2, "y", 2.0), ("q1", 3, "z", 1.0),
+                     ("q2", 1, "u", 1.0)])
+    add_run(db, study_id="s", name="B", source="imported", k=3,
+            results=[("q1", 1, "y", 3.0), ("q1", 2, "w", 2.0), ("q1", 3, "x", 1.0),
+                     ("q1", 4, "v", 0.5)])
+    return db
+
+
+def test_pool_is_the_union_of_each_runs_top_k(db) -> None:
+    pool = query_pool(db, "s", "q1")
+    assert [p.unit_id for p in pool] == ["x", "y", "w"]  # z and v are below k
+    assert pool[0].ranks == {"A": 1, "B": 3} and pool[1].ranks == {"A": 2, "B": 1}
+    assert pool_sizes(db, "s") == {"q1": 3, "q2": 1}
+    assert pooled_units(db, "s", ["q1", "q9"]) == {"q1": {"x", "y", "w"}, "q9": set()}
+
+
+def test_blind_order_is_stable_per_annotator_and_query() -> None:
+    items = [PoolItem(unit_id=f"d{i}", ranks={"A": i + 1}) for i in range(30)]
+    a1 = blind_order(items, annotator="ann", query_id="q1")
+    assert a1 == blind_order(list(reversed(items)), annotator="ann", query_id="q1")
+    assert a1 != blind_order(items, annotator="bob", query_id="q1")
+    assert a1 != blind_order(items, annotator="ann", query_id="q2")
+    assert a1 != items  # not the rank order
+
+
+@given(st.lists(st.text(min_size=1, max_size=5), unique=True, max_size=20), st.text(max_size=5))
+def test_blind_order_is_a_permutation(units: list[str], who: str) -> None:
+    items = [PoolItem(unit_id=u) for u in units]
+    assert sorted(i.unit_id for i in blind_order(items, annotator=who, query_id="q")) == sorted(units)
+
+
+def test_progress_counts_conflicts_as_unlabeled(db) -> None:
+    record_label(db, study_id="s", query_id="q1", unit_id="x", gain=2, annotator="ann")
+    record_label(db, study_id="s", query_id="q1", unit_id="y", gain=1, annotator="ann")
+    record_label(db, study_id="s", query_id="q1", unit_id="y", gain=3, annotator="bob")
+    record_label(db, study_id="s", query_id="q1", unit_id="far", gain=4, annotator="bob")
+    p = query_progress(db, "s", "q1", "ann")
+    assert (p.pooled, p.labeled, p.conflicts, p.mine, p.outside_pool) == (3, 1, 1, 2, 1)
+    assert p.remaining == 2
+    study = study_progress(db, "s", "bob")
+    assert study.queries["q1"].mine == 1 and study.queries["q2"].pooled == 1
+    assert (study.pooled, study.labeled, study.conflicts) == (4, 1, 1)
+    assert study.replace(p).queries["q1"].mine == 2
+
+
+def test_mark_pool_complete_refuses_until_every_pooled_unit_is_labeled(db) -> None:
+    with pytest.raises(PoolNotFullyLabeledError, match="3 of 3 pooled units"):
+        mark_pool_complete(db, study_id="s", query_id="q1", actor="ann")
+    for unit in ("x", "y"):
+        record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=1, annotator="ann")
+    record_label(db, study_id="s", query_id="q1", unit_id="w", gain=0, annotator="ann")
+    record_label(db, study_id="s", query_id="q1", unit_id="w", gain=2, annotator="bob")
+    with pytest.raises(PoolNotFullyLabeledError, match="1 of 3"):
+        mark_pool_complete(db, study_id="s", query_id="q1", actor="ann")
+    assert not is_complete(db, "s", "q1")
+    record_label(db, study_id="s", query_id="q1", unit_id="w", gain=0, annotator="bob")
+    event = mark_pool_complete(db, study_id="s", query_id="q1", actor="ann")
+    assert event is not None and event.actor == "ann"
+    assert is_complete(db, "s", "q1")
