@@ -34,7 +34,7 @@ def _on_adjudicate(study_id: str, query_id: str, unit_id: str, key: str) -> None
     try:
         adjudicate(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
                    gain=gain, reviewer=reviewer, note=note)
-    except ValueError as error:
+    except (ValueError, PermissionError) as error:
         st.session_state["_rl_agree_flash"] = ("error", f"Not adjudicated: {error}")
         return
     st.session_state["_rl_agree_flash"] = (

@@ -1,0 +1,109 @@
+"""The reports page through AppTest: freeze, generate, list, not comparable, exports."""
+
+import pytest
+
+from evalcore.report.store import list_reports, load_report
+from evalcore.store.labels import record_label
+from evalcore.store.references import list_references
+from evalcore.store.runs import add_run
+
+PAGE = "pages/reports.py"
+
+
+def _label(db) -> None:
+    for unit, gain in {"d1": 2, "d2": 0, "d3": 1, "d4": 3}.items():
+        record_label(db, study_id="s1", query_id="q1", unit_id=unit, gain=gain, annotator="a",
+                     note=f"secret note on {unit}")
+
+
+def test_freeze_then_generate_a_pinned_report(small_store, new_app) -> None:
+    _, db = small_store
+    _label(db)
+    at = new_app(annotator="lead", page=PAGE)
+    assert not at.exception, at.exception
+    at.text_input(key="rl_freeze_name").set_value("v1")
+    at.button(key="rl_freeze").click().run()
+    assert not at.exception, at.exception
+    (version,) = list_references(db, "s1")
+    assert (version.name, version.created_by, version.n_labels) == ("v1", "lead", 4)
+    assert at.selectbox(key="rl_report_reference").value == "v1"
+    at.text_input(key="rl_report_name").set_value("first report")
+    at.button(key="rl_report_generate").click().run()
+    assert not at.exception, at.exception
+    (stored,) = list_reports(db, "s1")
+    report = load_report(db, stored.report_id)
+    assert (report.name, report.reference_version, report.created_by) == (
+        "first report", "v1", "lead")
+    assert [r.name for r in report.runs] == ["r1", "r2"]
+    assert at.checkbox(key=f"rl_report_internal_{stored.report_id}").value is False
+    assert len(at.get("download_button")) == 3
+    assert any(s.value.replace("\\", "").startswith("Report first report generated")
+               for s in at.success)
+
+
+def test_reusing_a_version_name_is_refused_with_a_message(small_store, new_app) -> None:
+    _, db = small_store
+    _label(db)
+    at = new_app(annotator="lead", page=PAGE)
+    for _ in range(2):
+        at.text_input(key="rl_freeze_name").set_value("v1")
+        at.button(key="rl_freeze").click().run()
+    assert len(list_references(db, "s1")) == 1
+    assert any("already exists" in e.value.replace("\\", "") for e in at.error)
+
+
+def test_run_on_another_corpus_is_marked_not_comparable(small_store, new_app) -> None:
+    _, db = small_store
+    _label(db)
+    add_run(db, study_id="s1", name="other", source="imported", k=3,
+            corpus_fingerprint="sha256:elsewhere", results=[("q1", 1, "d1", 1.0)])
+    at = new_app(annotator="lead", page=PAGE)
+    at.multiselect(key="rl_report_runs").set_value(["r1", "r2", "other"])
+    at.button(key="rl_report_generate").click().run()
+    assert not at.exception, at.exception
+    runs = next(d.value for d in at.dataframe if "comparable" in d.value.columns)
+    assert list(runs["comparable"]) == ["yes", "yes", "NOT COMPARABLE"]
+    assert "differs from the report's" in runs["why not"][2]
+    results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
+    assert list(results["run"]) == ["(a) r1", "(b) r2"]
+
+
+def test_without_a_name_nothing_can_be_frozen_or_generated(small_store, new_app) -> None:
+    at = new_app(page=PAGE)
+    assert at.button(key="rl_freeze").disabled
+    assert at.button(key="rl_report_generate").disabled
+    assert any("Enter your name" in i.value for i in at.info)
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """file name -> the text the app last offered for download under that name."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    seen: dict[str, str] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def capture(self, path_or_data, mimetype, kind, filename=None):
+        if filename is not None and isinstance(path_or_data, bytes | str):
+            data = path_or_data if isinstance(path_or_data, str) else path_or_data.decode()
+            seen[filename] = data
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
+    return seen
+
+
+def test_exports_hold_no_notes_unless_asked(small_store, new_app, downloads) -> None:
+    _, db = small_store
+    _label(db)
+    at = new_app(annotator="lead", page=PAGE)
+    at.text_input(key="rl_report_name").set_value("r")
+    at.button(key="rl_report_generate").click().run()
+    (stored,) = list_reports(db, "s1")
+    assert set(downloads) == {"r.html", "r.json", "r.csv"}
+    for text in downloads.values():
+        assert "secret note" not in text
+    assert "r1,true,q1,3," in downloads["r.csv"] and "<html" in downloads["r.html"]
+    at.checkbox(key=f"rl_report_internal_{stored.report_id}").check().run()
+    assert "secret note on d1" in downloads["r.json"]
+    assert "secret note on d1" in downloads["r.html"]
