@@ -14,11 +14,11 @@ from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db
 from evalcore.report.csv_export import render_csv
+from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
 from evalcore.report.json_export import render_json
 from evalcore.report.model import Report
 from evalcore.report.store import list_reports, load_report, save_report
-from evalcore.report.from_store import report_from_store
 from evalcore.store.references import freeze_reference, list_references
 from evalcore.store.runs import list_runs
 
