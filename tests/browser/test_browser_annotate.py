@@ -124,3 +124,22 @@ def test_hostile_document_renders_as_inert_text(app_server, browser_page, tmp_pa
     shot = tmp_path / "annotate.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
+
+
+def test_typing_a_note_never_triggers_a_grade_shortcut(app_server, browser_page) -> None:
+    page = browser_page
+    _open_annotate(page, app_server.url, "note-tester")
+    note = page.get_by_role("textbox", name="Note (saved with your next label)")
+    note.fill("")
+    note.press_sequentially("old 2019 version, see 4 and 0 (n u s j)")
+    page.wait_for_timeout(500)
+    db = open_store(app_server.db_path)
+    count = "SELECT count(*) FROM label_events WHERE annotator = 'note-tester'"
+    assert db.execute(count).fetchone()[0] == 0
+    note.press("Enter")
+    settle(page)
+    _press(page, "3")
+    _wait_labeled(page, 1)
+    row = db.execute(
+        "SELECT gain, note FROM label_events WHERE annotator = 'note-tester'").fetchone()
+    assert row == (3, "old 2019 version, see 4 and 0 (n u s j)")
