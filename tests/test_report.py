@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 import pytest
 from report_builders import report_from
 
-from evalcore.compare import ComparisonSettings
+from evalcore.compare import ComparisonSettings, compare_metric
 from evalcore.protocol import EvalProtocol
 from evalcore.report.build import RunInput, build_report
-from evalcore.report.charts import delta_figure, per_query_figure
+from evalcore.report.charts import delta_figure, per_query_figure, per_query_metrics_figure
 from evalcore.report.csv_export import csv_header, render_csv
 from evalcore.report.html import aggregate_detail, render_html
 from evalcore.report.json_export import render_json
@@ -161,6 +161,15 @@ def test_per_query_chart_draws_unavailable_queries_in_their_own_strip() -> None:
     assert fig["layout"]["yaxis2"]["type"] == "category"
 
 
+def test_per_query_chart_menu_shows_one_metric_at_a_time() -> None:
+    fig = per_query_metrics_figure(_report(), ["precision", "ndcg"])
+    assert len(fig["data"]) == 2 * 2 * 3  # metrics x (values, unavailable) x runs
+    assert [t["visible"] for t in fig["data"]] == [True] * 6 + [False] * 6
+    ndcg = fig["layout"]["updatemenus"][0]["buttons"][1]
+    assert ndcg["label"] == "nDCG@10"
+    assert ndcg["args"][0]["visible"] == [False] * 6 + [True] * 6
+
+
 def test_delta_chart_shows_excluded_queries_apart() -> None:
     report = _report()
     assert report.comparison is not None
@@ -168,9 +177,22 @@ def test_delta_chart_shows_excluded_queries_apart() -> None:
     assert item.n_paired == 3 and item.n_excluded == 1
     fig = delta_figure(item)
     bars, excluded = fig["data"]
-    assert len(bars["y"]) == 3 and len(excluded["x"]) == 1
+    assert bars["type"] == "bar" and len(bars["y"]) == 3 and len(excluded["x"]) == 1
     assert list(bars["y"]) == sorted(item.deltas)
     assert "q4" in excluded["text"][0] and excluded["yaxis"] == "y2"
+
+
+def test_delta_chart_with_many_queries_draws_one_curve_per_sign() -> None:
+    cells_a = {f"q{i:04d}": (i % 7) / 7 for i in range(700)}
+    cells_b = {f"q{i:04d}": (i % 5) / 5 for i in range(700)}
+    cells_a["q0000"] = UNL
+    item = compare_metric("ndcg", "A", report_from(cells_a), "B", report_from(cells_b),
+                          permutations=100)
+    down, up, excluded = delta_figure(item)["data"]
+    assert down["type"] == up["type"] == "scatter" and down["fill"] == "tozeroy"
+    assert len(down["y"]) + len(up["y"]) == item.n_paired == 699
+    assert (down["y"] < 0).all() and (up["y"] >= 0).all()
+    assert len(excluded["x"]) == 1
 
 
 def test_exports_strip_internal_data_unless_asked() -> None:

@@ -16,7 +16,7 @@ from evalcore.report.charts import (
     aggregate_figure,
     delta_figure,
     figure_html,
-    per_query_figure,
+    per_query_metrics_figure,
 )
 from evalcore.report.model import Report
 from evalcore.results import METRICS, AggregateValue, MetricValue
@@ -96,7 +96,7 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
     parts.append(_results(report))
     parts.append(_aggregate_details(report))
     figures = [aggregate_figure(report, list(METRICS))]
-    figures += [per_query_figure(report, metric) for metric in METRICS]
+    figures.append(per_query_metrics_figure(report, list(METRICS)))
     if report.comparison is not None:
         parts.append(_significance_section(report.comparison))
         figures += [delta_figure(c) for c in report.comparison.comparisons]

@@ -34,7 +34,7 @@ def test_report_html_draws_its_charts_offline(tmp_path: Path, browser_page) -> N
                           created_by="lead")
     path = tmp_path / "report.html"
     path.write_text(render_html(report), encoding="utf-8")
-    expected_charts = 1 + 4 + len(report.comparison.comparisons)
+    expected_charts = 2 + len(report.comparison.comparisons)
 
     requested: list[str] = []
     dialogs: list[str] = []
@@ -59,3 +59,11 @@ def test_report_html_draws_its_charts_offline(tmp_path: Path, browser_page) -> N
     assert requested == []
     assert dialogs == []
     assert XSS in page.locator("h1").inner_text()  # shown as text, not executed
+    # The per-query chart's metric menu switches the drawn metric.
+    per_query = page.locator(".js-plotly-plot").nth(1)
+    assert "P@3 (available values)" in per_query.inner_text()
+    per_query.locator(".updatemenu-button", has_text="nDCG@3").click()
+    page.wait_for_function(
+        "[...document.querySelectorAll('.js-plotly-plot')][1].innerText"
+        ".includes('nDCG@3 (available values)')"
+    )
