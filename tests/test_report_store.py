@@ -162,6 +162,17 @@ def test_cli_generates_stores_and_exports_html(store, tmp_path: Path) -> None:
     assert result.exit_code == 0 and csv_out.read_text().startswith("run,comparable,query_id")
 
 
+def test_cli_without_reference_warns_that_the_report_is_not_pinned(store, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        main, ["report", "--db", str(tmp_path / "store.db"), "--study", "s", "--runs", "A,B",
+               "--out", str(out), "--permutations", "50"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning: Not pinned to a frozen reference version" in result.output
+    assert json.loads(out.read_text())["reference_version"] is None
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -166,3 +166,5 @@ def report_command(
     for run in report.runs:
         if not run.comparable:
             click.echo(f"  not comparable: {run.name}: {run.not_comparable_reason}")
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
