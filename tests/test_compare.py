@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from report_builders import report_from
 from scipy import stats
 
@@ -144,3 +146,25 @@ def test_bad_arguments_are_refused_with_a_message() -> None:
         compare_runs(runs, baseline="nope")
     with pytest.raises(ValueError, match="alpha"):
         compare_runs(runs, alpha=1.5)
+
+
+_cell = st.one_of(
+    st.floats(0, 1, allow_nan=False),
+    st.sampled_from([UNL, POP, UNL + POP, ["no_relevant_units"]]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from([f"q{i}" for i in range(12)]), st.tuples(_cell, _cell),
+                       min_size=1))
+def test_pairing_accounts_for_every_query(cells) -> None:
+    a = report_from({q: pair[0] for q, pair in cells.items()})
+    b = report_from({q: pair[1] for q, pair in cells.items()})
+    result = compare_metric("ndcg", "A", a, "B", b, permutations=50)
+    both = [q for q, (x, y) in cells.items() if isinstance(x, float) and isinstance(y, float)]
+    assert sorted(result.query_ids) == sorted(both)
+    assert result.n_paired + result.n_excluded == result.n_queries == len(cells)
+    assert result.deltas == pytest.approx([cells[q][0] - cells[q][1] for q in result.query_ids])
+    assert f"computed on {len(both)} of {len(cells)} queries" in result.summary
+    for test in result.tests.values():
+        assert test.n_pairs == len(both)

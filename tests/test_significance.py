@@ -155,3 +155,14 @@ def test_holm_and_bonferroni_adjustment() -> None:
     assert adjust_p_values([None, None]) == [None, None]
     with pytest.raises(ValueError, match="unknown correction"):
         adjust_p_values(p, "sidak")  # type: ignore[arg-type]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(0, 1)), max_size=12))
+def test_corrections_never_lower_a_p_value_and_holm_is_at_most_bonferroni(p) -> None:
+    holm, bonferroni = adjust_p_values(p, "holm"), adjust_p_values(p, "bonferroni")
+    for raw, h, b in zip(p, holm, bonferroni, strict=True):
+        if raw is None:
+            assert h is None and b is None
+        else:
+            assert raw <= h + 1e-15 and h <= b + 1e-15 and b <= 1.0
