@@ -22,6 +22,7 @@ from evalcore.live_charts import per_query_figure
 from evalcore.live_dashboard import LiveDashboard
 from evalcore.render.aggregate_card import aggregate_card
 from evalcore.results import AGGREGATE_LABELS, METRIC_LABELS, METRICS
+from evalcore.store.resolution import resolve_unit_in_store
 
 REFRESH_SECONDS = 2.0
 BLOCKING_SHOWN = 15
@@ -115,14 +116,29 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
         "makes them available, whatever the gain); 'blocks' counts every value it is one of "
         "the blockers of. Ties: best rank, then query and unit id."
     )
+    db = get_db()
+    conflict = {
+        (i.query_id, i.unit_id): resolve_unit_in_store(db, study_id, i.query_id, i.unit_id)
+        is not None
+        for i in items
+    }
     table = pd.DataFrame([
         {"query": i.query_id, "unit": i.unit_id, "unlocks": i.unlocks, "blocks": i.blocks,
-         "best rank": i.best_rank, "runs": ", ".join(i.runs)}
+         "best rank": i.best_rank, "runs": ", ".join(i.runs),
+         "needs": "adjudication" if conflict[(i.query_id, i.unit_id)] else "a label"}
         for i in items
     ])
     st.dataframe(table, hide_index=True, width="stretch")
+    if any(conflict.values()):
+        st.caption("Items in conflict between annotators need a reviewer's adjudication "
+                   "(Annotator agreement page), not another label.")
     columns = st.columns(3)
     for n, item in enumerate(items):
+        if conflict[(item.query_id, item.unit_id)]:
+            columns[n % 3].page_link("pages/agreement.py",
+                                     label=f"Adjudicate {item.unit_id} for {item.query_id}",
+                                     icon=":material/gavel:")
+            continue
         columns[n % 3].button(
             f"Label {item.unit_id} for {item.query_id}",
             key=f"rl_dash_label_{item.query_id}_{item.unit_id}",

@@ -40,7 +40,8 @@ def test_blocking_list_and_coverage_are_shown(small_store, new_app) -> None:
     frames = [d.value for d in at.dataframe]
     blocking = next(f for f in frames if "unlocks" in f.columns)
     assert set(blocking["query"]) == {"q1", "q2"}
-    assert list(blocking.columns) == ["query", "unit", "unlocks", "blocks", "best rank", "runs"]
+    assert list(blocking.columns) == ["query", "unit", "unlocks", "blocks", "best rank", "runs",
+                                     "needs"]
     # q2 has a single unit per run: labeling it alone makes precision and RR available
     top = blocking.iloc[0]
     assert top["query"] == "q2" and top["unlocks"] == 2
