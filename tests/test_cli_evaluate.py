@@ -248,3 +248,22 @@ def test_real_process_python_m_evalcore(tmp_path):
     )
     assert done.returncode == 2 and done.stdout == ""
     assert f"{bad}:1: k: missing required field 'k'" in done.stderr
+
+
+def test_table_for_trec_input_shows_invalid_queries_duplicates_and_diagnostics(tmp_path):
+    qrels = tmp_path / "q.txt"
+    run = tmp_path / "r.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n")
+    run.write_text("1 Q0 a 1 2 t\n1 Q0 a 2 1 t\n1 Q0 b 3 1 t\n2 Q0 z 1 1 t\n")
+    result = invoke("--qrels", qrels, "--run", run, "--k", "3", "--complete", "--format", "table")
+    assert result.exit_code == 0, result.output
+    rows = {
+        line.split()[0]: line for line in result.stdout.splitlines() if line[:2] in ("1 ", "2 ")
+    }
+    assert "1 returned duplicate(s)" in rows["1"]
+    assert (
+        "unavailable: missing_reference" in rows["2"] and "invalid: missing_reference" in rows["2"]
+    )
+    assert "tied score pairs: 1 (ordered by doc ID descending, as trec_eval)" in result.stdout
+    assert "returned duplicates: 1 (keep their rank, add no gain)" in result.stdout
+    assert re.search(r"\n  P@3 +unavailable \(1 of 2 missing: missing_reference\)\n", result.stdout)
