@@ -4,7 +4,8 @@ Times, with Streamlit's AppTest driving the real pages (server side only, no
 browser):
 
 * a grade click on the annotate page (the label event written, the next item,
-  progress and the query's live metrics rendered), on the demo study and on a
+  progress and the query's live metrics rendered; AppTest reruns the whole page,
+  where a browser reruns only the work-area fragment), on the demo study and on a
   generated study of 10,000 queries x 100 results (2 runs, k = 100; target
   < 300 ms);
 * cold start on the demo study: ``streamlit run`` in a new process until
@@ -66,9 +67,19 @@ def build_big_store(path: Path, n_queries: int, n_results: int) -> None:
         add_run(db, study_id="big", name=run, source="imported", k=n_results, results=rows)
 
 
-def _navigation_v2_only() -> None:
-    """As the server after its first run (see tests/app/conftest.py)."""
+def _server_like() -> None:
+    """Make AppTest run scripts as the server does after its first run.
+
+    * folder-based multipage mode off (see tests/app/conftest.py);
+    * one script cache for all runs: AppTest makes a new one per run, so it would
+      recompile every page on every click, which the server does once.
+    """
+    import streamlit.testing.v1.app_test as app_test
     from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    shared = ScriptCache()
+    app_test.ScriptCache = lambda: shared
 
     original = PagesManager.__init__
 
@@ -162,7 +173,7 @@ def main() -> None:
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-app-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    _navigation_v2_only()
+    _server_like()
 
     demo = workdir / "demo.sqlite"
     for suffix in ("", "-wal", "-shm"):  # a fresh demo: earlier benchmark labels would pile up

@@ -7,6 +7,7 @@ when every pooled unit is labeled (:func:`mark_pool_complete`).
 """
 
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
@@ -46,29 +47,29 @@ class QueryProgress(BaseModel):
 
 
 class StudyProgress(BaseModel):
-    """Progress of every query of a study, with study totals."""
+    """Progress of every query of a study, with study totals (computed once)."""
 
     model_config = ConfigDict(frozen=True)
 
     queries: dict[str, QueryProgress]
 
-    @property
+    @cached_property
     def pooled(self) -> int:
         return sum(p.pooled for p in self.queries.values())
 
-    @property
+    @cached_property
     def labeled(self) -> int:
         return sum(p.labeled for p in self.queries.values())
 
-    @property
+    @cached_property
     def conflicts(self) -> int:
         return sum(p.conflicts for p in self.queries.values())
 
-    @property
+    @cached_property
     def mine(self) -> int:
         return sum(p.mine for p in self.queries.values())
 
-    @property
+    @cached_property
     def complete(self) -> int:
         return sum(p.complete for p in self.queries.values())
 

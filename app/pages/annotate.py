@@ -26,6 +26,7 @@ from evalcore.store.corpus import get_document
 from evalcore.store.labels import record_label, undo_last_label
 from evalcore.store.resolution import resolve_query
 from evalcore.store.studies import StudyIn, query_texts
+from evalcore.store.studies import query_text as query_text_of
 
 QUERY_KEY = "rl_query"
 NOTE_KEY = "rl_note"
@@ -170,14 +171,17 @@ def _on_search_grade(study_id: str, query_id: str, unit_id: str, annotator: str,
 def _queue(study: StudyIn, annotator: str) -> str | None:
     db = get_db()
     progress = cached_study_progress(db, study.study_id, annotator)
-    texts = query_texts(db, study.study_id)
     ids = [q for q, p in progress.queries.items() if p.pooled or p.labeled]
     if not ids:
         st.info("No query has pooled results yet: create or import a run on the Data page.")
         return None
     if len(ids) > _MAX_QUEUE:
         unfinished = [q for q in ids if progress.queries[q].mine < progress.queries[q].pooled]
+        current = st.session_state.get(QUERY_KEY)
         ids = unfinished[:_MAX_QUEUE] or ids[:_MAX_QUEUE]
+        if current in progress.queries and current not in ids:
+            ids.insert(0, current)
+    texts = query_texts(db, study.study_id, ids)
     pending = st.session_state.pop(_PENDING_QUERY_KEY, None)
     if pending in ids:
         st.session_state[QUERY_KEY] = pending
@@ -200,7 +204,7 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
 def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     db = get_db()
     sid = study.study_id
-    query_text = query_texts(db, sid).get(query_id, "")
+    query_text = query_text_of(db, sid, query_id)
     pool = cached_pool(db, sid, query_id)
     order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
     ranks = {item.unit_id: item.ranks for item in pool}

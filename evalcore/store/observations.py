@@ -33,7 +33,7 @@ from evalcore.gc_pause import gc_paused
 from evalcore.observation import Label, Observation
 from evalcore.protocol import EvalProtocol
 from evalcore.results import Diagnostics, EvaluationReport
-from evalcore.store.completeness import completeness_states
+from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import RunInfo, get_run
@@ -122,7 +122,10 @@ def _observations_for_run(
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
         labels = resolved_gains(db, study_id, scope)
-        complete = completeness_states(db, study_id)
+        complete = (
+            completeness_states(db, study_id) if scope is None
+            else {q: is_complete(db, study_id, q) for q in scope}
+        )
     else:
         labels = reference_labels(db, study_id, reference)
         complete = reference_completeness(db, study_id, reference)

@@ -111,9 +111,32 @@ def add_queries(db: sqlite_utils.Database, study_id: str, queries: Iterable[Quer
     return len(rows)
 
 
-def query_texts(db: sqlite_utils.Database, study_id: str) -> dict[str, str]:
-    return dict(
-        db.execute(
-            "SELECT query_id, text FROM queries WHERE study_id = ? ORDER BY query_id", [study_id]
-        ).fetchall()
-    )
+def query_texts(
+    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
+) -> dict[str, str]:
+    """query_id -> text, for every query of the study or only ``query_ids`` (when given)."""
+    if query_ids is None:
+        return dict(
+            db.execute(
+                "SELECT query_id, text FROM queries WHERE study_id = ? ORDER BY query_id",
+                [study_id],
+            ).fetchall()
+        )
+    wanted = list(dict.fromkeys(query_ids))
+    out: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        out.update(db.execute(
+            f"SELECT query_id, text FROM queries WHERE study_id = ? AND query_id IN ({marks})",
+            [study_id, *chunk],
+        ).fetchall())
+    return out
+
+
+def query_text(db: sqlite_utils.Database, study_id: str, query_id: str) -> str:
+    """One query's text ('' when the query has no text or is not registered)."""
+    row = db.execute(
+        "SELECT text FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
+    ).fetchone()
+    return row[0] if row else ""
