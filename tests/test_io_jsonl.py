@@ -58,7 +58,7 @@ def test_every_non_integer_or_out_of_range_gain_is_rejected(tmp_path, bad):
     assert (e.line, e.field) == (1, "labels[2].gain")
     assert e.message == f"must be an integer 0..4, got {json.dumps(bad)}"
     assert str(e) == (
-        f'obs.jsonl:1: labels[2].gain: must be an integer 0..4, got {json.dumps(bad)} '
+        f"obs.jsonl:1: labels[2].gain: must be an integer 0..4, got {json.dumps(bad)} "
         '(true, 2.5, "3", 5, -1 are rejected)'
     ).replace("obs.jsonl", str(p))
 
@@ -215,3 +215,19 @@ def test_write_is_atomic_on_failure(tmp_path):
         write_observations(p, broken())
     assert p.read_text() == "previous\n"
     assert list(tmp_path.iterdir()) == [p]
+
+
+def test_written_file_gets_the_usual_mode_and_keeps_an_existing_one(tmp_path):
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        p = tmp_path / "new.jsonl"
+        write_observations(p, [Observation(**obs())])
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644
+        p.chmod(0o600)
+        write_observations(p, [Observation(**obs())])
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600
+    finally:
+        os.umask(mask)

@@ -16,14 +16,12 @@ line, ``null`` fields omitted), atomically, so ``read(write(x)) == x``.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from os import PathLike
-from pathlib import Path
 
 from pydantic import ValidationError
 
+from evalcore.io.atomic import atomic_writer
 from evalcore.io.errors import ErrorLog, validation_errors
 from evalcore.io.text_lines import SourceText, numbered_lines, read_source
 from evalcore.observation import Observation
@@ -152,17 +150,10 @@ def dump_observation(observation: Observation) -> str:
 
 def write_observations(path: str | PathLike[str], observations: Iterable[Observation]) -> int:
     """Write observations as JSONL, atomically (all or nothing); returns how many."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     count = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for obs in observations:
-                out.write(dump_observation(obs))
-                out.write("\n")
-                count += 1
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as out:
+        for obs in observations:
+            out.write(dump_observation(obs))
+            out.write("\n")
+            count += 1
     return count
