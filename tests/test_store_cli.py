@@ -136,3 +136,18 @@ def test_evaluate_store_errors(db):
     assert result.exit_code == 2 and "--db cannot be combined with --k" in result.stderr
     result = cli("evaluate", "--study", "s", "--run", "x")
     assert result.exit_code == 2 and "--study requires --db" in result.stderr
+
+
+def test_reference_verify(db):
+    cli("import", "qrels", "--db", db, "--study", "s", TREC / "qrels.test")
+    cli("reference", "freeze", "--db", db, "--study", "s", "--name", "v1")
+    ok = cli("reference", "verify", "--db", db, "--study", "s", "--name", "v1")
+    assert ok.exit_code == 0 and "intact (sha256:" in ok.stdout
+    raw = open_store(db)
+    raw.execute("DROP TRIGGER reference_labels_sealed")  # tampering outside evalcore
+    raw.execute("INSERT INTO reference_labels VALUES ('s', 'v1', 'zz', 'X', 1)")
+    raw.conn.close()
+    bad = cli("reference", "verify", "--db", db, "--study", "s", "--name", "v1")
+    assert bad.exit_code == 1 and "do NOT match" in bad.stderr
+    missing = cli("reference", "verify", "--db", db, "--study", "s", "--name", "v9")
+    assert missing.exit_code == 2 and "frozen versions: v1" in missing.stderr

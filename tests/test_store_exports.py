@@ -103,9 +103,20 @@ def test_run_export_with_order_trec_would_change(tmp_path):
     assert units == {"q1": ["A", "B"], "q2": ["C"]}
 
 
+def test_trec_exports_refuse_ids_that_would_not_read_back(tmp_path):
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="r", source="imported", k=1, results=[("#q", 1, "A", 1.0)])
+    with pytest.raises(ExportRefusedError, match="comment"):
+        text_of(export_run, db, "s", "r")
+    record_label(db, study_id="s", query_id="q 1", unit_id="A", gain=1, annotator="a")
+    with pytest.raises(ExportRefusedError, match="whitespace"):
+        text_of(export_qrels, db, "s")
+
+
 # --- properties -----------------------------------------------------------------------------
 
 ids = st.text(alphabet=string.ascii_letters + string.digits + "_-.#", min_size=1, max_size=6)
+query_ids = ids.filter(lambda q: not q.startswith("#"))  # '#...' lines are TREC comments
 label_events = st.lists(
     st.tuples(ids, ids, st.integers(0, 4), st.sampled_from(["a", "b", "c,d", 'e"f'])),
     min_size=1, max_size=30,
@@ -129,7 +140,7 @@ def test_property_label_export_import_export_is_identity(tmp_path_factory, event
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    ranking=st.dictionaries(ids, st.lists(st.tuples(ids, scores), min_size=1, max_size=8),
+    ranking=st.dictionaries(query_ids, st.lists(st.tuples(ids, scores), min_size=1, max_size=8),
                             min_size=1, max_size=5),
     mode=st.sampled_from(["auto", "rank"]),
 )

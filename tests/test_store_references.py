@@ -75,11 +75,21 @@ def test_frozen_rows_are_immutable(db):
     assert verify_reference(db, "s", "v1")
 
 
-def test_tampering_by_insert_is_detected_by_hash(db):
+def test_no_row_can_be_added_to_a_sealed_version(db):
     freeze_reference(db, study_id="s", name="v1", actor="lead")
-    db.execute(
-        "INSERT INTO reference_labels VALUES ('s', 'v1', 'q9', 'Z', 1)"
-    )
+    for sql in (
+        "INSERT INTO reference_labels VALUES ('s', 'v1', 'q9', 'Z', 1)",
+        "INSERT INTO reference_completeness VALUES ('s', 'v1', 'q9', 1)",
+        "DELETE FROM reference_seals",
+    ):
+        with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+            db.execute(sql)
+
+
+def test_tampering_behind_the_triggers_is_detected_by_hash(db):
+    freeze_reference(db, study_id="s", name="v1", actor="lead")
+    db.execute("DROP TRIGGER reference_labels_sealed")
+    db.execute("INSERT INTO reference_labels VALUES ('s', 'v1', 'q9', 'Z', 1)")
     assert not verify_reference(db, "s", "v1")
 
 
@@ -87,3 +97,27 @@ def test_unknown_version_names_the_known_ones(db):
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     with pytest.raises(ReferenceNotFoundError, match="frozen versions: v1"):
         get_reference(db, "s", "v7")
+
+
+def test_migration_seals_versions_frozen_before_it(tmp_path):
+    import sqlite_utils
+
+    from evalcore.store import schema
+    from evalcore.store.connection import open_store
+
+    path = tmp_path / "old.db"
+    raw = sqlite_utils.Database(path)
+    for script in schema.MIGRATIONS[:5]:
+        for statement in schema._split_statements(script):
+            raw.execute(statement)
+    raw.execute("PRAGMA user_version = 5")
+    raw.execute("INSERT INTO studies (study_id, name, corpus_id, created_at) "
+                "VALUES ('s', 's', 'c', '2026-01-01T00:00:00Z')")
+    raw.execute("INSERT INTO reference_versions VALUES ('s', 'v0', '2026-01-01T00:00:00Z', "
+                "'lead', 'sha256:x')")
+    raw.conn.commit()
+    raw.conn.close()
+    db = open_store(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+        db.execute("INSERT INTO reference_labels VALUES ('s', 'v0', 'q', 'A', 1)")

@@ -418,3 +418,21 @@ def reference_list(db_path: Path, study_id: str) -> None:
         get_study(db, study_id)
         for version in list_references(db, study_id):
             click.echo(version.model_dump_json())
+
+
+@reference_group.command("verify")
+@db_option
+@study_option
+@click.option("--name", required=True, help="The frozen version to check.")
+def reference_verify(db_path: Path, study_id: str, name: str) -> None:
+    """Recompute a frozen version's content hash; exit 1 if its rows no longer match it."""
+    from evalcore.store.references import get_reference, verify_reference
+
+    with store(db_path, "reference verify") as db:
+        version = get_reference(db, study_id, name)
+        intact = verify_reference(db, study_id, name)
+    if not intact:
+        click.echo(f"reference {name} of study {study_id}: rows do NOT match the recorded hash "
+                   f"{version.content_hash}; the store was altered outside evalcore", err=True)
+        sys.exit(1)
+    click.echo(f"reference {name} of study {study_id}: intact ({version.content_hash})")

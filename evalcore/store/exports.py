@@ -75,9 +75,15 @@ def _write(out: str | Path | TextIO, produce: Callable[[TextIO], int]) -> int:
 
 
 def _check_token(kind: str, value: str) -> None:
+    """Refuse a value a TREC reader would read back differently."""
     if not value or re.search(r"\s", value):
         raise ExportRefusedError(
             f"{kind} {value!r} contains whitespace, which TREC files cannot hold; "
+            "export labels as CSV or JSONL instead"
+        )
+    if kind == "query id" and value.startswith("#"):
+        raise ExportRefusedError(
+            f"query id {value!r} starts with '#': its TREC line would read back as a comment; "
             "export labels as CSV or JSONL instead"
         )
 

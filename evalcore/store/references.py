@@ -3,8 +3,9 @@
 Freezing copies the working reference of a study — the resolved labels, with
 units in conflict **excluded** (they count as unlabeled), and the completeness
 state of every query — into ``reference_labels`` / ``reference_completeness``.
-A version name is never reused and its rows are never updated or deleted
-(triggers refuse it), so a report pinned to ``v1`` means the same evidence
+A version name is never reused, its rows are never updated or deleted, and
+once sealed at the end of the freeze no row can be added to it (triggers refuse
+all three), so a report pinned to ``v1`` means the same evidence
 forever. The content hash (``sha256:`` over a canonical JSON form of the
 labels and completeness) lets anyone verify that.
 """
@@ -98,6 +99,11 @@ def freeze_reference(
             "INSERT INTO reference_completeness (study_id, version, query_id, population_complete) "
             "VALUES (?, ?, ?, ?)",
             ((study_id, name, q, int(c)) for q, c in sorted(complete.items())),
+        )
+        # Sealed: from here on no row can be added to this version (schema v6).
+        db.execute(
+            "INSERT INTO reference_seals (study_id, name, sealed_at) VALUES (?, ?, ?)",
+            [study_id, name, created],
         )
         n_labels = sum(len(u) for u in labels.values())
         n_complete = sum(1 for c in complete.values() if c)

@@ -284,8 +284,33 @@ CREATE TABLE study_members (
 CREATE INDEX study_members_by_user ON study_members (user_id, study_id);
 """
 
+# v6: a frozen reference version is sealed when its freeze commits; no label or
+# completeness row can be added to a sealed version afterwards (v2 already refuses
+# UPDATE and DELETE). Versions frozen before v6 are sealed by this migration.
+_V6 = """
+CREATE TABLE reference_seals (
+    study_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    sealed_at TEXT NOT NULL,
+    PRIMARY KEY (study_id, name),
+    FOREIGN KEY (study_id, name) REFERENCES reference_versions(study_id, name)
+) WITHOUT ROWID;
+INSERT INTO reference_seals (study_id, name, sealed_at)
+SELECT study_id, name, created_at FROM reference_versions;
+CREATE TRIGGER reference_seals_immutable_u BEFORE UPDATE ON reference_seals
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE TRIGGER reference_seals_immutable_d BEFORE DELETE ON reference_seals
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE TRIGGER reference_labels_sealed BEFORE INSERT ON reference_labels
+WHEN EXISTS (SELECT 1 FROM reference_seals WHERE study_id = new.study_id AND name = new.version)
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+CREATE TRIGGER reference_completeness_sealed BEFORE INSERT ON reference_completeness
+WHEN EXISTS (SELECT 1 FROM reference_seals WHERE study_id = new.study_id AND name = new.version)
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
