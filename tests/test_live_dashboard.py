@@ -157,3 +157,32 @@ def test_conflict_counts_as_unlabeled_in_the_state(tmp_path: Path, conflict_gain
     in_pool = any(unit in rs.top_units[state.index[q]] for rs in state.runs.values())
     assert state.query_coverage(q).labeled == labeled - (1 if in_pool else 0)
     _assert_parity(state, db)
+
+
+def test_dashboard_numbers_equal_the_evaluate_cli(tmp_path: Path) -> None:
+    """Parity with ``evalcore evaluate --db``: after incremental refreshes, every aggregate and
+    every per-query metric of the dashboard equals the command's JSON output."""
+    import json
+
+    from click.testing import CliRunner
+
+    from evalcore.cli import main
+
+    db, qids = _store(tmp_path)
+    state = LiveDashboard.build(db, STUDY)
+    for j, q in enumerate(qids[:6]):
+        record_label(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u{j}", gain=j % 5,
+                     annotator="carol")
+        state.refresh(db)
+    for run in state.run_names:
+        result = CliRunner().invoke(main, ["evaluate", "--db", str(tmp_path / "live.sqlite"),
+                                           "--study", STUDY, "--run", run])
+        assert result.exit_code == 0, result.output
+        out = json.loads(result.stdout)
+        assert out["aggregates"] == {
+            m: a.model_dump(mode="json") for m, a in state.aggregates(run).items()
+        }
+        assert [q["query_id"] for q in out["queries"]] == state.query_ids
+        for q in out["queries"]:
+            mine = state.query_result(run, q["query_id"])
+            assert q["metrics"] == {m: v.model_dump(mode="json") for m, v in mine.metrics.items()}
