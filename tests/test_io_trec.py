@@ -225,8 +225,9 @@ def test_qrels_errors_all_reported():
 
 
 def test_gain_map_applies_before_the_range_check():
-    q = qrels_of("1 0 a -1\n1 0 b 5\n1 0 c 2\n", {-1: 0, 5: 4})
-    assert q.gains == {"1": [0, 4, 2]}
+    q = qrels_of("1 0 a -1\n1 0 b 5\n1 0 c 2\n2 0 d -1\n", {-1: 0, 5: 4, 7: 4})
+    assert q.gains == {"1": [0, 4, 2], "2": [0]}
+    assert q.notes == ["qrels.txt: gain map applied: -1->0 (2 rows), 5->4 (1 rows)"]
 
 
 def test_repeated_qrels_rows_same_gain_collapse_conflicts_keep_both():

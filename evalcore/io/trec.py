@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -330,7 +331,13 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
         log.add(None, None, "no judgments", "a qrels line is: query_id iteration doc_id gain")
         log.raise_if_any()
     gains = list(map(table.__getitem__, tokens))
-    return _group_qrels(source.name, rows, gains)
+    qrels = _group_qrels(source.name, rows, gains)
+    if gain_map:
+        mapped = Counter(raw for tok in tokens if (raw := int(tok)) in gain_map)
+        if mapped:
+            applied = ", ".join(f"{raw}->{gain_map[raw]} ({n} rows)" for raw, n in mapped.items())
+            qrels.notes.append(f"{source.name}: gain map applied: {applied}")
+    return qrels
 
 
 def _gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int | str]:
