@@ -52,7 +52,7 @@ study_picker(db)
 if identity is None:
     annotator_picker()
 
-sections = {"Annotate": _pages(ANNOTATOR_PAGES)}
+sections = {"Annotation": _pages(ANNOTATOR_PAGES)}
 reviewer = _pages(REVIEWER_PAGES)
 if reviewer:
     sections["Review and lead"] = reviewer

@@ -91,7 +91,7 @@ def _import_section(study_id: str) -> None:
     st.success(escape_markdown("\n".join(summary.lines())))
 
 
-def _lexical_section(study_id: str) -> None:
+def _lexical_section(study_id: str, study_org: str | None) -> None:
     db = get_db()
     st.subheader("Create a lexical run")
     st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
@@ -103,14 +103,16 @@ def _lexical_section(study_id: str) -> None:
         a, b = st.columns(2)
         name = a.text_input("Protocol and run name", placeholder="bm25-title-2x")
         top_k = b.number_input("top_k (the run's k)", min_value=1, max_value=MAX_TOP_K, value=10)
-        organisations = a.multiselect("Visible organisations", orgs, default=orgs[:1])
+        default_orgs = [study_org] if study_org in orgs else orgs
+        organisations = a.multiselect("Visible organisations", orgs, default=default_orgs)
         cutoff_day = b.date_input("Historical cutoff (UTC, end of day)",
                                   value=datetime.now(UTC).date())
         title_weight = a.number_input("BM25 title weight", min_value=0.0, max_value=1000.0,
                                       value=1.0)
         text_weight = b.number_input("BM25 text weight", min_value=0.0, max_value=1000.0,
                                      value=1.0)
-        reference = a.selectbox("Reference version (optional)", [""] + references)
+        reference = a.selectbox("Reference version (optional)", [""] + references,
+                                format_func=lambda name: name or "none")
         submitted = st.form_submit_button("Pin and run", type="primary")
     if submitted:
         cutoff = datetime.combine(cutoff_day, time(23, 59, 59), tzinfo=UTC)
@@ -222,6 +224,6 @@ if study is None:
 st.caption(escape_markdown(f"study {study.study_id} · corpus {study.corpus_id}"))
 _import_section(study.study_id)
 st.divider()
-_lexical_section(study.study_id)
+_lexical_section(study.study_id, study.org_id)
 st.divider()
 _exports_section(study.study_id)

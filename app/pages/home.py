@@ -6,6 +6,7 @@ import streamlit as st
 from app.components.safe_text import escape_markdown
 from app.components.session import current_study, get_db
 from app.components.state import cached_study_progress
+from evalcore.run_protocols import protocol_summary
 from evalcore.store.corpus import count_documents
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import query_texts
@@ -80,8 +81,7 @@ if runs:
                 "k": r.k,
                 "scan complete": r.scan_complete,
                 "fingerprint": (r.corpus_fingerprint or "")[:19],
-                "protocol": ", ".join(f"{k}={v}" for k, v in sorted(r.protocol.items())
-                                      if not isinstance(v, dict | list)),
+                "protocol": protocol_summary(r.protocol),
                 "created": r.created_at,
             }
             for r in runs
