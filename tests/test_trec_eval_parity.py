@@ -136,3 +136,20 @@ def test_comment_files_p10_mean_over_evaluated_queries_equals_trec_eval():
     # unavailable instead of averaging the 31 judged ones.
     agg = report.aggregates["precision"]
     assert agg.status == "unavailable" and agg.reasons == {"missing_reference": 270}
+
+
+@pytest.mark.parametrize("k", [3, 10])
+def test_cli_columnar_path_equals_observation_path(k):
+    from evalcore.cli.evaluate import report_json
+    from evalcore.io.trec import trec_diagnostics
+
+    q = read_qrels(DATA / "qrels.comment.test")
+    r = read_run(DATA / "results.comment.test")
+    via_observations = evaluate(
+        trec_observations(q, r, k, complete=False), COMPAT, diagnostics=trec_diagnostics(q, r)
+    )
+    args = ["evaluate", "--qrels", str(DATA / "qrels.comment.test")]
+    args += ["--run", str(DATA / "results.comment.test"), "--k", str(k)]
+    result = CliRunner().invoke(main, [*args, "--unjudged-as-nonrelevant"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == json.loads(report_json(via_observations))
