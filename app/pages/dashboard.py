@@ -51,11 +51,22 @@ def _current_state(study_id: str) -> tuple[LiveDashboard, float, bool]:
     shared = _shared(str(db_path()), study_id)
     with shared.lock:
         if shared.state is None:
-            shared.state = LiveDashboard.build(db, study_id)
+            with st.spinner("Evaluating every run of the study (first load only)…"):
+                shared.state = LiveDashboard.build(db, study_id)
             outcome = shared.state.last_refresh
         else:
             outcome = shared.state.refresh(db)
         return shared.state, outcome.seconds, outcome.changed
+
+
+def _figure(state: LiveDashboard, metric: str, label: str):
+    """The per-query figure, rebuilt only when the state or the metric changed."""
+    key = (id(state), state.marks, metric, label)
+    cached = st.session_state.get("_rl_dash_figure")
+    if cached is None or cached[0] != key:
+        cached = (key, per_query_figure(state, metric, label))
+        st.session_state["_rl_dash_figure"] = cached
+    return cached[1]
 
 
 def _open_annotate(study_id: str, query_id: str, unit_id: str) -> None:
@@ -168,7 +179,7 @@ def _live(study_id: str, metric: str) -> None:
     ks = {state.k(r) for r in state.run_names}
     label = metric_label(metric, ks.pop()) if len(ks) == 1 else METRIC_LABELS[metric].format(
         k="k")
-    st.plotly_chart(per_query_figure(state, metric, label), key="rl_dash_chart")
+    st.plotly_chart(_figure(state, metric, label), key="rl_dash_chart")
     _blocking(state, study_id)
     missing_reasons = sorted({code for r in state.run_names
                               for code in state.aggregates(r)[metric].reasons})

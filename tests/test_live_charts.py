@@ -1,0 +1,44 @@
+"""The dashboard's per-query figure: unavailable queries in their own strip, never as 0."""
+
+from pathlib import Path
+
+from evalcore.live_charts import per_query_figure
+from evalcore.live_dashboard import LiveDashboard
+from evalcore.render.aggregate_card import aggregate_card
+from evalcore.results import AggregateValue
+from evalcore.store.connection import open_store
+from evalcore.store.labels import record_label
+from evalcore.store.runs import add_run
+from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+
+
+def test_unavailable_queries_are_markers_in_the_strip_not_zeros(tmp_path: Path) -> None:
+    db = open_store(tmp_path / "c.sqlite")
+    create_study(db, StudyIn(study_id="s", name="s", corpus_id="c"))
+    add_queries(db, "s", [QueryIn(query_id=q, text=q) for q in ("a", "b", "c")])
+    add_run(db, study_id="s", name="<i>run</i>", source="imported", k=1,
+            results=[("a", 1, "x", 1.0), ("b", 1, "y", 1.0), ("c", 1, "z", 1.0)])
+    record_label(db, study_id="s", query_id="a", unit_id="x", gain=0, annotator="ann")
+    record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
+    state = LiveDashboard.build(db, "s")
+    fig = per_query_figure(state, "precision", "P@1")
+    values, strip = fig.data
+    assert list(values.x) == [0, 1] and list(values.y) == [0.0, 1.0]
+    assert list(strip.x) == [2] and list(strip.text) == ["c: missing_reference"]
+    assert strip.yaxis == "y2" and values.yaxis == "y"
+    assert "<i>" not in fig.to_json() and "&lt;i&gt;run&lt;/i&gt;" in values.name
+
+
+def test_aggregate_card_never_shows_a_subset_mean() -> None:
+    value = AggregateValue(status="unavailable", value=None, n_queries=50, n_available=37,
+                           n_missing=13, reasons={"unlabeled_returned": 9,
+                                                  "population_incomplete": 4},
+                           lower=0.41, upper=0.63)
+    card = aggregate_card(value)
+    assert card.sentence == ("unavailable — 13 of 50 queries missing (9 unlabeled_returned, "
+                             "4 population_incomplete); bounds 0.4100–0.6300")
+    ok = AggregateValue(status="available", value=0.5, n_queries=2, n_available=2, n_missing=0)
+    assert aggregate_card(ok).sentence == "0.5000 — mean over 2 queries"
+    empty = AggregateValue(status="unavailable", n_queries=0, n_available=0, n_missing=0,
+                           reasons={"no_queries": 1})
+    assert aggregate_card(empty).sentence == "unavailable — no queries"
