@@ -73,7 +73,7 @@ top = st.columns([4, 2, 2])
 chosen_names = top[0].multiselect("Runs (the first is the baseline)", list(infos),
                                   default=list(infos)[:2], key="rl_compare_runs")
 metric = top[1].selectbox("Metric", METRICS, key="rl_compare_metric",
-                          format_func=lambda m: AGGREGATE_LABELS[m].replace("@{k}", ""))
+                          format_func=lambda m: AGGREGATE_LABELS[m].format(k="k"))
 versions = [WORKING] + [v.name for v in list_references(db, study.study_id)]
 version = top[2].selectbox("Reference", versions, key="rl_compare_reference")
 reference = None if version == WORKING else version
@@ -104,6 +104,14 @@ if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")
     st.stop()
 
+cutoffs = {r.name: r.k for r in same}
+if len(set(cutoffs.values())) > 1:
+    st.warning(escape_markdown(
+        "The runs were cut at different depths ("
+        + ", ".join(f"{name}: k = {k}" for name, k in cutoffs.items())
+        + "): a query's values at different k are not paired, so only runs with the same k "
+        "are tested against each other."
+    ))
 with st.spinner("Evaluating the runs…"):
     reports = {r.name: _evaluation(study.study_id, r.name, reference) for r in same}
 comparison = compare_runs(reports, mode=mode, test=test, alpha=alpha, correction=correction)

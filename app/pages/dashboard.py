@@ -198,7 +198,7 @@ st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
 left, right = st.columns([3, 1])
 chosen_metric = left.selectbox(
     "Metric of the per-query chart", METRICS, key=METRIC_KEY,
-    format_func=lambda m: AGGREGATE_LABELS[m].replace("@{k}", ""),
+    format_func=lambda m: AGGREGATE_LABELS[m].format(k="k"),
 )
 right.toggle("Live updates", value=True, key=LIVE_KEY)
 _live(study.study_id, chosen_metric)

@@ -60,3 +60,14 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     assert any("elsewhere is not comparable" in w.value.replace("\\", "") for w in at.warning)
     (table,) = [d.value for d in at.dataframe]
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
+
+
+def test_different_cutoffs_are_named(small_store, new_app) -> None:
+    _, db = small_store
+    add_run(db, study_id="s1", name="deep", source="imported", k=5,
+            results=[("q1", 1, "d1", 1.0)])
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_runs").set_value(["r1", "deep"]).run()
+    assert not at.exception, at.exception
+    assert any("r1: k = 3, deep: k = 5" in w.value.replace("\\", "") for w in at.warning)
+    assert "different_k in both runs" in _all_text(at)
