@@ -2,7 +2,6 @@
 
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -12,39 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from evalcore.store.connection import open_store  # noqa: E402
-from evalcore.store.corpus import DocumentIn, add_documents  # noqa: E402
-from evalcore.store.runs import add_run  # noqa: E402
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study  # noqa: E402
-
-ENTRY = str(REPO / "app" / "streamlit_app.py")
-STUDY = "s1"
-CORPUS = "c1"
-#: q1's pool is d1..d4 (run r1: d1 d2 d3, run r2: d2 d4 d1); q2's pool is d5, d6.
-RESULTS = {
-    "r1": [("q1", 1, "d1"), ("q1", 2, "d2"), ("q1", 3, "d3"), ("q2", 1, "d5")],
-    "r2": [("q1", 1, "d2"), ("q1", 2, "d4"), ("q1", 3, "d1"), ("q2", 1, "d6")],
-}
-
-
-def build_small_study(path: Path) -> sqlite_utils.Database:
-    db = open_store(path)
-    create_study(db, StudyIn(study_id=STUDY, name="Small study", corpus_id=CORPUS))
-    add_documents(
-        db,
-        CORPUS,
-        [
-            DocumentIn(doc_id=f"d{i}", title=f"Password guide {i}", text=f"How to reset a password, part {i}.",
-                       owner_org="acme", created_at=datetime(2025, 1, i, tzinfo=UTC))
-            for i in range(1, 8)
-        ],
-    )
-    add_queries(db, STUDY, [QueryIn(query_id="q1", text="reset password"),
-                            QueryIn(query_id="q2", text="password guide")])
-    for name, rows in RESULTS.items():
-        add_run(db, study_id=STUDY, name=name, source="imported", k=3,
-                results=[(q, r, u, 10.0 - r) for q, r, u in rows])
-    return db
+from app_harness import ENTRY, build_small_study  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from access_fixtures import ANNOTATOR, OUTSIDER, team_store  # noqa: E402
-from conftest import ENTRY  # noqa: E402
+from app_harness import ENTRY  # noqa: E402
 
 from evalcore.store.labels import label_history  # noqa: E402
 

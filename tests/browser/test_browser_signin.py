@@ -18,8 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_helpers import settle, wait_for_app
-from conftest import REPO, free_port, stop_app_process
+from browser_helpers import REPO, free_port, settle, stop_app_process, wait_for_app
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
