@@ -112,12 +112,26 @@ def has_demo(db: sqlite_utils.Database) -> bool:
     ).fetchone() is not None
 
 
+def demo_needs_building(db: sqlite_utils.Database) -> bool:
+    """True for a store without any study, or with an unfinished demo (read-only check)."""
+    if not has_demo(db):
+        return db.execute("SELECT 1 FROM studies LIMIT 1").fetchone() is None
+    runs = {r[0] for r in db.execute(
+        "SELECT name FROM runs WHERE study_id = ?", [DEMO_STUDY_ID])}
+    labeled = db.execute(
+        "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
+        [DEMO_STUDY_ID, DEMO_SOURCE],
+    ).fetchone()
+    return not (set(RUN_PROTOCOLS) <= runs and labeled)
+
+
 def ensure_demo_if_empty(db: sqlite_utils.Database) -> DemoSummary | None:
     """Build the demo into a store that holds no study (or finish an interrupted demo build).
 
-    A store with other studies and no demo is left alone.
+    A store with other studies and no demo, or with the complete demo, is left
+    alone without taking a write lock.
     """
-    if db.execute("SELECT 1 FROM studies LIMIT 1").fetchone() is not None and not has_demo(db):
+    if not demo_needs_building(db):
         return None
     return build_demo(db)
 

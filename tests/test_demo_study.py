@@ -86,3 +86,13 @@ def test_demo_cli(tmp_path: Path) -> None:
     assert second.exit_code == 0 and "nothing changed" in second.output
     missing = runner.invoke(main, ["demo", "--db", str(tmp_path / "no" / "such" / "x.sqlite")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+def test_demo_needs_building_is_a_read_only_check(tmp_path: Path) -> None:
+    from evalcore.demo import demo_needs_building
+
+    db = open_store(tmp_path / "d.sqlite")
+    assert demo_needs_building(db)
+    build_demo(db)
+    assert not demo_needs_building(db)
+    assert ensure_demo_if_empty(db) is None

@@ -69,10 +69,11 @@ def get_db() -> sqlite_utils.Database:
 
 
 def _seed_demo_if_empty(db: sqlite_utils.Database) -> None:
-    from evalcore.demo import ensure_demo_if_empty
+    from evalcore.demo import demo_needs_building, ensure_demo_if_empty
 
-    with st.spinner("Creating the demo study (first start only)…"):
-        ensure_demo_if_empty(db)
+    if demo_needs_building(db):
+        with st.spinner("Creating the demo study (first start only)…"):
+            ensure_demo_if_empty(db)
 
 
 def studies(db: sqlite_utils.Database) -> list[StudyIn]:
