@@ -367,5 +367,9 @@ class LiveDashboard:
         """The unlabeled items to label first (see :mod:`evalcore.blocking`)."""
         return merge_blocking(self._blocking.values(), limit)
 
+    def query_blocking_list(self, query_id: str) -> list[BlockingItem]:
+        """One query's blocking items, in blocking-list order."""
+        return merge_blocking([self._blocking.get(query_id, [])])
+
     def n_blocking_items(self) -> int:
         return sum(len(items) for items in self._blocking.values())
