@@ -105,3 +105,20 @@ def test_evaluate_run_equals_evaluate_of_hand_built(db):
     assert q1["precision"].value == pytest.approx(2 / 3)
     assert q1["recall"].value == pytest.approx(2 / 3)
     assert report.diagnostics.tied_score_pairs == 1
+
+
+def test_packed_rankings_equal_the_results_table(db):
+    add_run(db, study_id="s", name="shuffled", source="lexical", k=2,
+            results=[("q2", 3, "C", None), ("q1", 2, "B", 0.5), ("q2", 1, "A", None),
+                     ("q1", 1, "A", 1.0 / 3), ("q2", 2, "B", None)])
+    for run in ("bm25", "shuffled"):
+        packed = dumped(observations_for_run(db, "s", run))
+        subset = dumped(observations_for_run(db, "s", run, query_ids=["q2", "q1"]))
+        # As if the run had been stored before schema v7 (no packed rows):
+        db.execute("DELETE FROM run_rankings WHERE run_id = "
+                   "(SELECT run_id FROM runs WHERE name = ?)", [run])
+        assert dumped(observations_for_run(db, "s", run)) == packed
+        assert dumped(observations_for_run(db, "s", run, query_ids=["q2", "q1"])) == subset
+    shuffled = {o.query_id: o for o in observations_for_run(db, "s", "shuffled")}
+    assert shuffled["q1"].returned_ids == ["A", "B"] and shuffled["q1"].scores == [1.0 / 3, 0.5]
+    assert shuffled["q2"].returned_ids == ["A", "B", "C"] and shuffled["q2"].scores is None

@@ -22,6 +22,7 @@ The store holds validated data, so observations are built with
 ``model_construct`` from one ordered scan per table.
 """
 
+import json
 from collections.abc import Iterable
 from itertools import groupby
 from operator import itemgetter
@@ -43,16 +44,29 @@ from evalcore.store.studies import get_study
 def _run_rankings(
     db: sqlite_utils.Database, run_id: int, query_ids: list[str] | None = None
 ) -> dict[str, tuple[list[str], list[float | None]]]:
-    """query_id -> (unit ids, scores) best first: one ordered scan of the results table
-    (of the given queries only, by primary key, when ``query_ids`` is given)."""
-    out: dict[str, tuple[list[str], list[float | None]]] = {}
+    """query_id -> (unit ids, scores) best first (of the given queries only, by primary
+    key, when ``query_ids`` is given).
+
+    Read from the packed ``run_rankings`` (one row per query) when the run has it,
+    else (runs stored before schema v7) with ordered scans of ``results``.
+    """
     if query_ids is None:
-        scans = [("", [])]
+        scans: list[tuple[str, list[str]]] = [("", [])]
     else:
         scans = [
             (f" AND query_id IN ({', '.join('?' * len(chunk))})", chunk)
             for chunk in (query_ids[i : i + 500] for i in range(0, len(query_ids), 500))
         ]
+    out: dict[str, tuple[list[str], list[float | None]]] = {}
+    if db.conn.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1", [run_id]).fetchone():
+        loads = json.loads
+        for condition, params in scans:
+            for query_id, units, scores in db.conn.execute(
+                "SELECT query_id, unit_ids, scores FROM run_rankings WHERE run_id = ?" + condition,
+                [run_id, *params],
+            ):
+                out[query_id] = (loads(units), loads(scores))
+        return out
     for condition, params in scans:
         rows = db.conn.execute(
             "SELECT query_id, unit_id, score FROM results WHERE run_id = ?" + condition

@@ -1,7 +1,8 @@
 """Runs and their ranked results."""
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from operator import itemgetter
 from typing import Annotated, Literal
 
 import sqlite_utils
@@ -84,11 +85,38 @@ def add_run(
             ],
         )
         run_id = int(cursor.lastrowid)
+        packed: dict[str, list[tuple[int, str, float | None]]] = {}
+
+        def rows() -> Iterator[tuple[int, str, int, str, float | None]]:
+            for q, r, u, s in results:
+                entry = packed.get(q)
+                if entry is None:
+                    entry = packed[q] = []
+                entry.append((r, u, s))
+                yield run_id, q, r, u, s
+
         db.conn.executemany(
             "INSERT INTO results (run_id, query_id, rank, unit_id, score) VALUES (?, ?, ?, ?, ?)",
-            ((run_id, q, r, u, s) for q, r, u, s in results),
+            rows(),
+        )
+        db.conn.executemany(
+            "INSERT INTO run_rankings (run_id, query_id, unit_ids, scores) VALUES (?, ?, ?, ?)",
+            (_packed_row(run_id, q, entries) for q, entries in packed.items()),
         )
     return run_id
+
+
+def _packed_row(
+    run_id: int, query_id: str, entries: list[tuple[int, str, float | None]]
+) -> tuple[int, str, str, str]:
+    """One query's ranking as JSON arrays, best first (``repr`` floats read back exactly)."""
+    entries.sort(key=itemgetter(0))
+    return (
+        run_id,
+        query_id,
+        json.dumps([u for _, u, _ in entries], ensure_ascii=False),
+        json.dumps([s for _, _, s in entries]),
+    )
 
 
 def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:

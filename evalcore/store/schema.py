@@ -309,8 +309,22 @@ WHEN EXISTS (SELECT 1 FROM reference_seals WHERE study_id = new.study_id AND nam
 BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
 """
 
+# v7: each run's ranking per query, packed (JSON arrays, best first; scores null
+# where absent): a derived copy of `results`, written by add_run in the same
+# transaction, so observations of a 1M-result run are read as 10k rows. Runs
+# stored before v7 have no packed rows and are read from `results`.
+_V7 = """
+CREATE TABLE run_rankings (
+    run_id INTEGER NOT NULL REFERENCES runs(run_id),
+    query_id TEXT NOT NULL,
+    unit_ids TEXT NOT NULL,
+    scores TEXT NOT NULL,
+    PRIMARY KEY (run_id, query_id)
+) WITHOUT ROWID;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
