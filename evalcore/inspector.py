@@ -13,8 +13,10 @@ them) with
   rank and adds no gain), ``permission_violation`` (the unit is outside the
   run's permitted set), ``conflict`` (annotators disagree and no adjudication
   stands);
-* the document title, **except** for a unit that violates the permitted set:
-  its text is never shown, only its id.
+* the document title, **except** for a unit that violates the permitted set
+  (its text is never shown, only its id) and a document the ``viewer`` may
+  not read under organisation scoping (:mod:`evalcore.access.scoping`):
+  ``title_withheld`` then says why.
 
 It also returns the query's :class:`QueryResult` (from the metric computer)
 so the page shows the metrics with their reasons and bounds.
@@ -32,6 +34,7 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.scoping import document_refusal
 from evalcore.evaluate import evaluate
 from evalcore.protocol import EvalProtocol
 from evalcore.results import QueryResult
@@ -67,8 +70,10 @@ class InspectedRow(BaseModel):
     permission_violation: bool
     conflict: bool
     beyond_k: bool
-    #: The document's title; None when unknown or when the unit violates the permitted set.
+    #: The document's title; None when unknown or withheld.
     title: str | None = None
+    #: Why the title is withheld (permitted set or organisation scoping), else None.
+    title_withheld: str | None = None
 
 
 class QueryInspection(BaseModel):
@@ -111,8 +116,6 @@ def inspect_query(
     team-mode corpus: :mod:`evalcore.access.scoping`) are left out like those
     outside the permitted set.
     """
-    from evalcore.access.scoping import document_refusal
-
     study = get_study(db, study_id)
     run = get_run(db, study_id, run_name)
     ranked = run_results(db, run.run_id, [query_id]).get(query_id, [])
@@ -126,11 +129,14 @@ def inspect_query(
         resolved = None
         complete = reference_completeness(db, study_id, reference).get(query_id, False)
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
-    titles = {
-        d.doc_id: d.title
-        for d in get_documents(db, study.corpus_id, shown_ids).values()
-        if document_refusal(db, viewer, study.corpus_id, d.owner_org) is None
-    }
+    titles: dict[str, str] = {}
+    withheld: dict[str, str] = {}
+    for doc in get_documents(db, study.corpus_id, shown_ids).values():
+        refusal = document_refusal(db, viewer, study.corpus_id, doc.owner_org)
+        if refusal is None:
+            titles[doc.doc_id] = doc.title
+        else:
+            withheld[doc.doc_id] = f"text withheld: {refusal}"
     first_rank: dict[str, int] = {}
     rows: list[InspectedRow] = []
     for rank, (unit_id, score) in enumerate(ranked, start=1):
@@ -165,6 +171,10 @@ def inspect_query(
                 conflict=state == "conflict",
                 beyond_k=rank > run.k,
                 title=None if violation else titles.get(unit_id),
+                title_withheld=(
+                    "text withheld: outside the run's permitted set (a permission_violation)"
+                    if violation else withheld.get(unit_id)
+                ),
             )
         )
     protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)

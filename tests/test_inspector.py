@@ -102,3 +102,16 @@ def test_rank_changes_mark_moves_new_and_dropped(db) -> None:
     assert [c.change for c in rank_changes(a, a)] == ["=", "=", "="]
     beyond = {c.unit_id: c.change for c in rank_changes(b, a, within_k=False)}
     assert beyond["D"] == "new"
+
+
+def test_team_mode_withholds_titles_the_viewer_may_not_read(db) -> None:
+    from evalcore.access.members import add_member
+
+    add_member(db, study_id="s", user="lead@x.org", role="lead", actor="lead@x.org")
+    outsider = inspect_query(db, "s", "a", "q", viewer="lead@x.org")
+    # every document belongs to organisation "acme", which lead@x.org is not in
+    assert all(r.title is None for r in outsider.rows)
+    assert "acme" in outsider.rows[0].title_withheld
+    assert "title of A" not in outsider.model_dump_json()
+    pinned = inspect_query(db, "s", "b", "q", viewer="lead@x.org")
+    assert "permission_violation" in pinned.rows[1].title_withheld

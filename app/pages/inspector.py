@@ -21,7 +21,6 @@ from evalcore.store.studies import query_texts
 
 NONE = "(none)"
 WORKING = "(working labels)"
-HIDDEN = "(hidden: outside the run's permitted set)"
 
 
 def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.DataFrame:
@@ -30,7 +29,7 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
         row = {
             "rank": r.rank,
             "unit": r.unit_id,
-            "title": HIDDEN if r.permission_violation else (r.title or ""),
+            "title": r.title_withheld or r.title or "",
             "score": r.score,
             "label": r.gain,
             "state": r.state,
