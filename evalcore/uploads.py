@@ -36,6 +36,10 @@ UploadKind = Literal["qrels", "run", "observations", "labels-csv", "labels-jsonl
 UPLOAD_KINDS: tuple[UploadKind, ...] = (
     "qrels", "run", "observations", "labels-csv", "labels-jsonl", "beir",
 )
+#: Largest upload accepted, in MiB: the same number as ``server.maxUploadSize`` in
+#: ``.streamlit/config.toml`` (a test keeps the two equal).
+MAX_UPLOAD_MB = 200
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 #: Largest uncompressed BEIR zip accepted (bytes).
 MAX_UNZIPPED_BYTES = 2 * 1024**3
 #: Largest number of members in a BEIR zip.
@@ -64,13 +68,23 @@ def import_upload(
     complete: bool = False,
     allow_unknown_ids: bool = False,
     gain_map: Mapping[int, int] | None = None,
+    max_bytes: int = MAX_UPLOAD_BYTES,
 ) -> ImportSummary:
     """Import one uploaded file of ``kind`` into the study (all or nothing).
 
-    Raises :class:`InputErrors` (every error with file, line and field) or
+    Raises :class:`InputErrors` (every error with file, line and field; an
+    upload larger than ``max_bytes`` is refused before it is read) or
     ``ValueError`` for bad options; nothing is written then.
     """
     name = display_name(filename)
+    if len(data) > max_bytes:
+        raise InputErrors([InputError(
+            file=name,
+            message=f"the upload is {len(data) / 1024**2:,.1f} MiB; uploads are limited to "
+                    f"{max_bytes / 1024**2:,.0f} MiB",
+            hint="import a larger file from the command line (evalcore import ...), "
+                 "which reads it from disk",
+        )])
     if kind == "beir":
         return _import_beir_zip(db, data, name, study_id=study_id, actor=actor,
                                 complete=complete, allow_unknown_ids=allow_unknown_ids,

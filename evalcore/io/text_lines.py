@@ -7,6 +7,8 @@ Rules, the same for every format:
 * a line that is not valid UTF-8 is reported as an :class:`~evalcore.io.errors.InputError`
   with its line number (and the byte column) and is blanked, so the other lines
   are still checked and every error is reported in one pass;
+* a line holding a NUL byte is reported the same way (no text format carries
+  one; it usually means UTF-16 or a binary file);
 * blank (whitespace-only) lines are skipped;
 * where a format allows comments (TREC files do, JSONL does not), a line whose
   first non-blank character is ``#`` is a comment. A ``#`` inside a field
@@ -66,6 +68,8 @@ def decode_source(data: bytes, name: str) -> SourceText:
     """Decode UTF-8 bytes named ``name`` (used in error messages)."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
+    if b"\x00" in data:
+        return _decode_by_line(data, name)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -80,11 +84,23 @@ def _normalize_newlines(text: str) -> str:
 
 
 def _decode_by_line(data: bytes, name: str) -> SourceText:
-    """Slow path for a file with invalid UTF-8: decode line by line, blank the bad lines."""
+    """Slow path for invalid UTF-8 or NUL bytes: decode line by line, blank the bad lines."""
     raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
     lines: list[str] = []
     errors: list[InputError] = []
     for number, chunk in enumerate(raw, start=1):
+        nul = chunk.find(b"\x00")
+        if nul >= 0:
+            lines.append("")
+            errors.append(
+                InputError(
+                    file=name,
+                    line=number,
+                    message=f"holds a NUL byte (0x00 at column {nul + 1})",
+                    hint="save the file as UTF-8 text (a NUL byte means UTF-16 or binary data)",
+                )
+            )
+            continue
         try:
             lines.append(chunk.decode("utf-8"))
         except UnicodeDecodeError as exc:
