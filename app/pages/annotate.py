@@ -6,6 +6,8 @@ re-renders) and advances to the next item the annotator has not labeled.
 The work area is an ``st.fragment``: a label re-renders only it.
 """
 
+import sqlite3
+
 import streamlit as st
 
 from app.components.chips import render_query_result
@@ -33,6 +35,8 @@ NOTE_KEY = "rl_note"
 UNBLIND_KEY = "rl_unblind"
 SEARCH_KEY = "rl_search"
 _FLASH_KEY = "_rl_flash"
+#: What a write may raise: bad input, a refused permission, or a busy/locked store.
+_WRITE_ERRORS = (ValueError, PermissionError, sqlite3.Error)
 _PENDING_QUERY_KEY = "_rl_pending_query"
 _MAX_QUEUE = 1000
 
@@ -73,8 +77,8 @@ def _on_grade(study_id: str, query_id: str, unit_id: str, annotator: str, gain: 
     try:
         record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
                      annotator=annotator, note=note)
-    except (ValueError, PermissionError) as error:
-        _flash("error", f"Label not saved: {error}")
+    except _WRITE_ERRORS as error:
+        _flash("error", f"Label not saved (press the key again): {error}")
         return
     note_own_write(db, study_id, query_id, annotator, before)
     st.session_state[NOTE_KEY] = ""
@@ -108,7 +112,7 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     before = store_version(db)
     try:
         event = undo_last_label(db, study_id=study_id, query_id=query_id, annotator=annotator)
-    except (ValueError, PermissionError) as error:
+    except _WRITE_ERRORS as error:
         _flash("error", f"Not undone: {error}")
         return
     if event is None:
@@ -158,8 +162,8 @@ def _on_search_grade(study_id: str, query_id: str, unit_id: str, annotator: str,
     try:
         record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
                      annotator=annotator, note="found by corpus search")
-    except (ValueError, PermissionError) as error:
-        _flash("error", f"Label not saved: {error}")
+    except _WRITE_ERRORS as error:
+        _flash("error", f"Label not saved (press the key again): {error}")
         return
     note_own_write(db, study_id, query_id, annotator, before)
     _flash("toast", f"Saved: {unit_id} = {gain} ({GRADE_MEANINGS[gain]})")

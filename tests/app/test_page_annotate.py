@@ -213,3 +213,28 @@ def test_hostile_search_text_is_harmless(small_store, new_app) -> None:
     for text in ('"unbalanced', "NEAR(a b", "title:x OR *", "<script>alert(1)</script>", "\x00"):
         at.text_input(key="rl_search").set_value(text).run()
         assert not at.exception, (text, at.exception)
+
+
+def test_a_locked_store_says_the_label_was_not_saved_and_stays_on_the_item(
+    small_store, new_app, monkeypatch
+) -> None:
+    import sqlite3
+
+    import evalcore.store.labels as labels
+
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    unit = _shown_unit(at)
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(labels, "record_label", locked)
+    at.run()  # the buttons' callbacks are bound on the run that renders them
+    _grade(at, 2)
+    assert at.error[0].value == r"Label not saved \(press the key again\)\: database is locked"
+    assert _shown_unit(at) == unit
+    monkeypatch.undo()
+    at.run()
+    _grade(at, 2)
+    assert _mine(db, "ann") == {unit: 2}
