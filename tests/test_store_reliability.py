@@ -6,6 +6,7 @@ import multiprocessing
 import os
 import signal
 import string
+import sys
 import time
 from pathlib import Path
 
@@ -236,7 +237,7 @@ def test_sigkill_of_the_cli_while_it_writes_leaves_the_store_as_before(tmp_path)
     with qrels.open("w") as out:
         out.writelines(f"q{i // 100} 0 d{i} {i % 5}\n" for i in range(n))
     proc = subprocess.Popen(
-        ["evalcore", "import", "qrels", "--db", str(tmp_path / "store.db"), "--study", "s",
+        [sys.executable, "-m", "evalcore", "import", "qrels", "--db", str(tmp_path / "store.db"), "--study", "s",
          str(qrels), "--complete"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
