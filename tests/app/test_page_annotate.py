@@ -216,9 +216,11 @@ def test_hostile_search_text_is_harmless(small_store, new_app) -> None:
 
 
 def test_a_locked_store_says_the_label_was_not_saved_and_stays_on_the_item(
-    small_store, new_app, monkeypatch
+    small_store, new_app
 ) -> None:
     import sqlite3
+
+    import pytest
 
     import evalcore.store.labels as labels
 
@@ -229,12 +231,12 @@ def test_a_locked_store_says_the_label_was_not_saved_and_stays_on_the_item(
     def locked(*args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(labels, "record_label", locked)
-    at.run()  # the buttons' callbacks are bound on the run that renders them
-    _grade(at, 2)
-    assert at.error[0].value == r"Label not saved \(press the key again\)\: database is locked"
-    assert _shown_unit(at) == unit
-    monkeypatch.undo()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(labels, "record_label", locked)
+        at.run()  # the buttons' callbacks are bound on the run that renders them
+        _grade(at, 2)
+        assert at.error[0].value == r"Label not saved \(press the key again\)\: database is locked"
+        assert _shown_unit(at) == unit
     at.run()
     _grade(at, 2)
     assert _mine(db, "ann") == {unit: 2}
