@@ -40,7 +40,13 @@ from evalcore.gc_pause import gc_paused
 from evalcore.observation import Observation
 from evalcore.protocol import EvalProtocol
 from evalcore.reasons import Reason
-from evalcore.results import METRICS, AggregateValue, QueryResult
+from evalcore.results import (
+    METRICS,
+    AggregateValue,
+    Diagnostics,
+    EvaluationReport,
+    QueryResult,
+)
 from evalcore.store.observations import observations_for_run
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.studies import get_study
@@ -338,6 +344,18 @@ class LiveDashboard:
 
     def k(self, run_name: str) -> int:
         return self.runs[run_name].run.k
+
+    def evaluation(self, run_name: str) -> EvaluationReport:
+        """The run's evaluation as :func:`evalcore.store.observations.evaluate_run` returns it
+        on the working labels (same queries, metrics and aggregates; the reader diagnostic
+        ``tied_score_pairs`` is not tracked and left at 0)."""
+        rs = self.runs[run_name]
+        return EvaluationReport.model_construct(
+            protocol=self.protocol,
+            queries=list(rs.results),
+            aggregates=dict(self._aggregates[run_name]),
+            diagnostics=Diagnostics(),
+        )
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult:
         return self.runs[run_name].results[self.index[query_id]]

@@ -41,6 +41,9 @@ def _assert_parity(state: LiveDashboard, db) -> None:
         report = evaluate_run(db, STUDY, run)
         assert state.aggregates(run) == report.aggregates
         assert state.runs[run].results == report.queries
+        evaluation = state.evaluation(run)
+        assert (evaluation.queries, evaluation.aggregates, evaluation.protocol) == (
+            report.queries, report.aggregates, report.protocol)
 
 
 def _assert_same(a: LiveDashboard, b: LiveDashboard) -> None:

@@ -1,7 +1,9 @@
 """Run comparison: per-query deltas, paired tests and a paper-style results table.
 
 All numbers come from :mod:`evalcore.compare` (H6's run comparison) on each
-run's :func:`evalcore.store.observations.evaluate_run`. A paired test uses only
+run's evaluation: on the working labels from the shared live state (equal to
+:func:`evalcore.store.observations.evaluate_run`, kept current label by label),
+on a frozen version from ``evaluate_run``. A paired test uses only
 the queries where both runs have the metric; the page says on how many and
 why the rest were left out. Runs that searched a different corpus (their
 fingerprint differs from the first chosen run's) are not compared.
@@ -10,10 +12,10 @@ fingerprint differs from the first chosen run's) are not compared.
 import pandas as pd
 import streamlit as st
 
+from app.components.live_state import with_live_state
 from app.components.safe_text import escape_markdown
 from app.components.session import current_study, get_db
 from evalcore.compare import compare_runs
-from evalcore.live_dashboard import store_marks
 from evalcore.report.charts import delta_figure
 from evalcore.results import AGGREGATE_LABELS, METRICS, EvaluationReport
 from evalcore.stats.correction import CORRECTION_LABELS
@@ -25,18 +27,22 @@ from evalcore.store.runs import RunInfo, list_runs
 WORKING = "(working labels)"
 
 
-def _evaluation(study_id: str, run: str, reference: str | None) -> EvaluationReport:
-    """The run's evaluation, reused while the store is unchanged (per session)."""
+def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
+    str, EvaluationReport
+]:
+    """Each run's evaluation: from the shared live state on the working labels (kept up to
+    date label by label), else evaluated against the frozen version (cached per session)."""
+    if reference is None:
+        return with_live_state(study_id, lambda state, *_: {r: state.evaluation(r) for r in runs})
     db = get_db()
     cache: dict = st.session_state.setdefault("_rl_compare_cache", {})
-    key = (study_id, run, reference)
-    marks = store_marks(db, study_id)
-    hit = cache.get(key)
-    if hit is not None and hit[0] == marks:
-        return hit[1]
-    report = evaluate_run(db, study_id, run, reference)
-    cache[key] = (marks, report)
-    return report
+    out = {}
+    for run in runs:
+        key = (study_id, run, reference)
+        if key not in cache:  # a frozen version never changes
+            cache[key] = evaluate_run(db, study_id, run, reference)
+        out[run] = cache[key]
+    return out
 
 
 def _comparable(chosen: list[RunInfo]) -> tuple[list[RunInfo], list[RunInfo]]:
@@ -113,7 +119,7 @@ if len(set(cutoffs.values())) > 1:
         "are tested against each other."
     ))
 with st.spinner("Evaluating the runs…"):
-    reports = {r.name: _evaluation(study.study_id, r.name, reference) for r in same}
+    reports = _evaluations(study.study_id, [r.name for r in same], reference)
 comparison = compare_runs(reports, mode=mode, test=test, alpha=alpha, correction=correction)
 
 st.subheader("Results table")

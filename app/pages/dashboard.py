@@ -7,17 +7,15 @@ store's label/completeness event ids and runs are unchanged it reads nothing
 more; after a label it re-evaluates only the touched queries.
 """
 
-import threading
-from dataclasses import dataclass
-
 import pandas as pd
 import streamlit as st
 
 from app.components.chips import metric_label, reason_text
+from app.components.live_state import with_live_state
 from app.components.queue import WalkState
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, db_path, get_db
+from app.components.session import current_study, get_db
 from evalcore.live_charts import per_query_figure
 from evalcore.live_dashboard import LiveDashboard
 from evalcore.render.aggregate_card import aggregate_card
@@ -30,33 +28,6 @@ LIVE_KEY = "rl_dash_live"
 METRIC_KEY = "rl_dash_metric"
 #: Where the annotate page reads the query to open (H5's selectbox key).
 ANNOTATE_QUERY_KEY = "rl_query"
-
-
-@dataclass
-class _Shared:
-    """One dashboard state per store file and study, shared by every session."""
-
-    lock: threading.Lock
-    state: LiveDashboard | None = None
-
-
-@st.cache_resource(show_spinner=False)
-def _shared(path: str, study_id: str) -> _Shared:
-    return _Shared(lock=threading.Lock())
-
-
-def _current_state(study_id: str) -> tuple[LiveDashboard, float, bool]:
-    """(state, seconds spent, whether anything changed) after bringing it up to date."""
-    db = get_db()
-    shared = _shared(str(db_path()), study_id)
-    with shared.lock:
-        if shared.state is None:
-            with st.spinner("Evaluating every run of the study (first load only)…"):
-                shared.state = LiveDashboard.build(db, study_id)
-            outcome = shared.state.last_refresh
-        else:
-            outcome = shared.state.refresh(db)
-        return shared.state, outcome.seconds, outcome.changed
 
 
 def _figure(state: LiveDashboard, metric: str, label: str):
@@ -164,7 +135,13 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
 def _live(study_id: str, metric: str) -> None:
     if st.session_state.pop("_rl_dash_goto", False):
         st.switch_page("pages/annotate.py")
-    state, seconds, changed = _current_state(study_id)
+    with_live_state(study_id, lambda state, seconds, changed: _render(
+        state, seconds, changed, study_id, metric))
+
+
+def _render(state: LiveDashboard, seconds: float, changed: bool, study_id: str,
+            metric: str) -> None:
+    """Everything the live part shows (called under the shared state's lock)."""
     if not state.run_names:
         st.info("This study has no run yet: create or import one on the Data page.")
         return

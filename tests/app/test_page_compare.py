@@ -71,3 +71,19 @@ def test_different_cutoffs_are_named(small_store, new_app) -> None:
     assert not at.exception, at.exception
     assert any("r1: k = 3, deep: k = 5" in w.value.replace("\\", "") for w in at.warning)
     assert "different_k in both runs" in _all_text(at)
+
+
+def test_frozen_reference_is_compared_as_frozen(small_store, new_app) -> None:
+    from evalcore.store.references import freeze_reference
+
+    _, db = small_store
+    _label_all(db)
+    freeze_reference(db, study_id="s1", name="v1", actor="lead")
+    record_label(db, study_id="s1", query_id="q1", unit_id="d1", gain=0, annotator="b")
+    at = new_app(page=PAGE)
+    working = _all_text(at)
+    at.selectbox(key="rl_compare_reference").set_value("v1").run()
+    assert not at.exception, at.exception
+    frozen = _all_text(at)
+    assert "computed on 2 of 2 queries" in frozen  # d1's new conflict is not in v1
+    assert "computed on 1 of 2 queries" in working
