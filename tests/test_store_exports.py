@@ -157,3 +157,25 @@ def test_property_run_round_trip_keeps_order(tmp_path_factory, ranking, mode):
         q: [u for u, _ in items] for q, items in ranking.items()
     }
     assert text_of(export_run, other, "s", "run", scores=mode) == first
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    labels=st.dictionaries(st.tuples(query_ids, ids), st.integers(0, 4), min_size=1, max_size=30),
+    complete=st.booleans(),
+)
+def test_property_qrels_export_import_gives_the_same_frozen_reference(
+    tmp_path_factory, labels, complete
+):
+    tmp = tmp_path_factory.mktemp("q")
+    db = fresh(tmp, "a")
+    for (q, u), g in labels.items():
+        record_label(db, study_id="s", query_id=q, unit_id=u, gain=g, annotator="a")
+        if complete:
+            mark_complete(db, study_id="s", query_id=q, actor="lead")
+    v1 = freeze_reference(db, study_id="s", name="v1", actor="lead")
+    first = text_of(export_qrels, db, "s", reference="v1")
+    other = fresh(tmp, "b")
+    import_qrels(other, decode_source(first.encode(), "v1.qrels"), study_id="s", complete=complete)
+    assert freeze_reference(other, study_id="s", name="v1", actor="x").content_hash == v1.content_hash
+    assert text_of(export_qrels, other, "s", reference="v1") == first
