@@ -178,3 +178,17 @@ def test_organisation_membership_is_granted_by_a_lead_of_that_organisation(tmp_p
     assert table_snapshot(db) == before
     assert add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)
     assert not add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)
+
+
+def test_a_lead_may_not_pin_a_protocol_over_another_organisations_documents(
+    tmp_path: Path,
+) -> None:
+    from lexical_builders import protocol
+
+    db, _ = team_store(tmp_path)
+    before = table_snapshot(db)
+    with pytest.raises(PermissionDenied, match="sees organisation\\(s\\) globex"):
+        pin_protocol(db, study_id="s", name="both", protocol=protocol(organisations=["acme", "globex"]),
+                     actor=LEAD)
+    assert table_snapshot(db) == before
+    pin_protocol(db, study_id="s", name="own", protocol=protocol(organisations=["acme"]), actor=LEAD)

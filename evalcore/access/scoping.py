@@ -119,6 +119,28 @@ def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: 
         )
 
 
+def require_organisations(
+    db: sqlite_utils.Database, *, actor: str, study_id: str, organisations: Iterable[str]
+) -> None:
+    """Raise PermissionDenied unless ``actor`` belongs to every one of ``organisations``.
+
+    A team-mode retrieval protocol may only see documents its pinner may read:
+    a ranking over another organisation's documents would be a search oracle on
+    text they may not see.
+    """
+    user = normalise_user_id(actor)
+    missing = sorted(o for o in set(organisations) if not in_organisation(db, user, o))
+    if missing:
+        raise PermissionDenied(
+            f"{user} may not pin a protocol that sees organisation(s) {', '.join(missing)} in "
+            f"study {study_id!r}: they are not a member of them, and a protocol may only see "
+            "documents its pinner may read; a lead of a study of that organisation can add "
+            f"them: evalcore members add-org --db STORE --user {user} --org {missing[0]}",
+            actor=user, study_id=study_id, permission=Permission.PIN_PROTOCOL,
+            required_role=REQUIRED_ROLE[Permission.PIN_PROTOCOL], role=None,
+        )
+
+
 def readable_queries(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> dict[str, str]:
     """The study's query texts, if ``viewer`` may see the study (PermissionDenied otherwise)."""
     require_study_view(db, viewer, study_id)

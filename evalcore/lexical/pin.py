@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, Valid
 
 from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
+from evalcore.access.scoping import require_organisations
 from evalcore.lexical.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.lexical.fingerprint import fingerprint_pairs
 from evalcore.lexical.protocol import LexicalProtocol
@@ -86,7 +87,10 @@ def pin_protocol(
         )
     visibility = Visibility.of(study.corpus_id, protocol.organisations, protocol.cutoff)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.PIN_PROTOCOL)
+        if authorize(db, study_id=study_id, actor=actor,
+                     permission=Permission.PIN_PROTOCOL) is not None:
+            require_organisations(db, actor=actor, study_id=study_id,
+                                  organisations=protocol.organisations)
         if db.execute(
             "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study_id, name]
         ).fetchone():
