@@ -160,3 +160,21 @@ def test_cli_members_round_trip(tmp_path: Path) -> None:
     assert freeze.exit_code == 1 and "needs the lead role" in freeze.stderr
     studies = _cli("members", "studies", "--db", store, "--actor", "bo@acme.org")
     assert studies.stdout.strip() == "s\tteam mode, annotator"
+
+
+def test_cli_report_obeys_roles_and_scoping(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    db.conn.close()
+    store = str(tmp_path / "store.db")
+    out = tmp_path / "r.json"
+    denied = _cli("report", "--db", store, "--study", "s", "--runs", "r1", "--out", str(out),
+                  "--by", ANNOTATOR)
+    assert denied.exit_code == 1 and "needs the lead role" in denied.stderr
+    assert not out.exists()
+    made = _cli("report", "--db", store, "--study", "s", "--runs", "r1", "--out", str(out),
+                "--by", LEAD, "--name", "weekly")
+    assert made.exit_code == 0, made.output
+    other = tmp_path / "o.json"
+    refused = _cli("report", "--db", store, "--study", "s", "--stored", "weekly",
+                   "--out", str(other), "--by", OUTSIDER)
+    assert refused.exit_code == 1 and not other.exists()

@@ -13,6 +13,7 @@ study, run, reference or report; bad options).
 
 import getpass
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -119,6 +120,9 @@ def report_command(
         if stored is not None:
             if runs is not None:
                 _fail("give either --stored (export a stored report) or --runs, not both")
+            from evalcore.access.scoping import require_study_view
+
+            require_study_view(db, created_by or _default_author(), study)
             row = find_report(db, study, stored)
             report = load_report(db, row.report_id)
             digest = row.content_hash
@@ -148,6 +152,9 @@ def report_command(
         _fail(str(err.args[0]) if err.args else str(err))
     except ValueError as err:
         _fail(str(err))
+    except PermissionError as err:  # evalcore.access.PermissionDenied: not allowed
+        click.echo(f"refused: {err}", err=True)
+        sys.exit(1)
     finally:
         db.conn.close()
     kind = _infer_format(out, fmt)
