@@ -42,7 +42,7 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
@@ -214,7 +214,7 @@ class _Rows:
     """Columns read so far, and runs of consecutive rows with the same query ID."""
 
     docs: list[str] = field(default_factory=list)
-    values: list[str] = field(default_factory=list)  # gain or score tokens
+    values: list[str] = field(default_factory=list)  # the current chunk's gain/score tokens
     keys: list[str] = field(default_factory=list)  # query ID of each run of rows
     starts: list[int] = field(default_factory=list)  # first row of each run
     tags: dict[str, None] = field(default_factory=dict)
@@ -224,8 +224,8 @@ class _Rows:
         return len(self.docs), len(self.keys)
 
     def rollback(self, mark: tuple[int, int]) -> None:
-        del self.docs[mark[0] :], self.values[mark[0] :]
-        del self.keys[mark[1] :], self.starts[mark[1] :]
+        del self.docs[mark[0] :], self.keys[mark[1] :], self.starts[mark[1] :]
+        self.values.clear()
 
     def add(self, q: str, d: str, value: str) -> None:
         if not self.keys or self.keys[-1] != q:
@@ -238,12 +238,19 @@ class _Rows:
         return np.diff(np.asarray([*self.starts, len(self.docs)], dtype=np.int64)).tolist()
 
 
-def _read_rows(source: SourceText, names: tuple[str, ...], log: ErrorLog) -> _Rows:
+def _read_rows(
+    source: SourceText,
+    names: tuple[str, ...],
+    log: ErrorLog,
+    take_values: Callable[[list[str], int, _LineMap], None],
+) -> _Rows:
     """Read a qrels (4 fields) or run (6 fields) file into :class:`_Rows`.
 
     Each chunk is first read by a tight loop that unpacks exactly the expected
     number of fields per line; a chunk where that fails (a blank, comment or
     malformed line) is read again by the careful path, which names every bad line.
+    After each chunk, ``take_values(tokens, first_row, lines)`` receives the
+    chunk's gain or score tokens (to convert them while they are in cache).
     """
     rows = _Rows()
     fast = _fast_run_chunk if len(names) == 6 else _fast_qrels_chunk
@@ -257,6 +264,8 @@ def _read_rows(source: SourceText, names: tuple[str, ...], log: ErrorLog) -> _Ro
                 rows.rollback(mark)
             else:
                 rows.lines.add(mark[0], first_line, None)
+                take_values(rows.values, mark[0], rows.lines)
+                rows.values = []
                 continue
         numbers: list[int] = []
         for number, fields in _checked_fields(lines, first_line, names, log):
@@ -265,6 +274,8 @@ def _read_rows(source: SourceText, names: tuple[str, ...], log: ErrorLog) -> _Ro
                 rows.tags[fields[5]] = None
             numbers.append(number)
         rows.lines.add(mark[0], first_line, numbers)
+        take_values(rows.values, mark[0], rows.lines)
+        rows.values = []
     return rows
 
 
@@ -322,8 +333,8 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
     """Validate decoded qrels text; same rules as :func:`read_qrels`."""
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    rows = _read_rows(source, QRELS_FIELDS, log)
-    tokens = rows.values
+    tokens: list[str] = []
+    rows = _read_rows(source, QRELS_FIELDS, log, lambda values, _, __: tokens.extend(values))
     table = _gain_table(set(tokens), gain_map or {})
     if any(isinstance(v, str) for v in table.values()):
         for i, tok in enumerate(tokens):
@@ -445,17 +456,21 @@ def parse_run(source: SourceText) -> TrecRun:
     """Validate decoded run text; same rules as :func:`read_run`."""
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    rows = _read_rows(source, RUN_FIELDS, log)
-    scores = _parse_scores(rows, log)
+    parts: list[np.ndarray] = []
+
+    def take_scores(tokens: list[str], first_row: int, lines: _LineMap) -> None:
+        parts.append(_parse_scores(tokens, first_row, lines, log))
+
+    rows = _read_rows(source, RUN_FIELDS, log, take_scores)
     log.raise_if_any()
     if not rows.docs:
         log.add(None, None, "no results", "a run line is: query_id Q0 doc_id rank score tag")
         log.raise_if_any()
-    return _rank_run(source.name, rows, scores)
+    return _rank_run(source.name, rows, np.concatenate(parts))
 
 
-def _parse_scores(rows: _Rows, log: ErrorLog) -> np.ndarray:
-    tokens = rows.values
+def _parse_scores(tokens: list[str], first_row: int, lines: _LineMap, log: ErrorLog) -> np.ndarray:
+    """One chunk's scores as float64; every token that is not a finite number is logged."""
     try:
         scores = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
     except ValueError:
@@ -469,7 +484,7 @@ def _parse_scores(rows: _Rows, log: ErrorLog) -> np.ndarray:
             ok = False
         if not ok:
             log.add(
-                rows.lines.line(i),
+                lines.line(first_row + i),
                 "score",
                 f"must be a finite number, got '{tok}'",
                 "the fifth field is the score; items are ranked by it",
