@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -148,7 +149,9 @@ class BatchResult:
         bits = m.reason_bits.tolist()
         lower, upper = (b.tolist() for b in self.bounds(name))
         limit = m.blocking_limit
-        blocking = self._blocking_ids(None if (limit == NO_LIMIT).all() else limit)
+        blocking = (
+            self._all_blocking_ids if (limit == NO_LIMIT).all() else self._blocking_ids(limit)
+        )
         valid = self.valid.tolist()
         shared: dict[float, MetricValue] = {}
         column: list[MetricValue | None] = []
@@ -167,12 +170,17 @@ class BatchResult:
                 column.append(
                     _unavailable(
                         _METRIC_REASON_LISTS[b],
-                        blocking.get(q, []),
+                        list(blocking.get(q, ())),
                         None if lo != lo else lo,  # NaN -> no bound
                         None if hi != hi else hi,
                     )
                 )
         return column
+
+    @cached_property
+    def _all_blocking_ids(self) -> dict[int, list[str]]:
+        """Per query, every distinct unlabeled unit in 1..k (shared by several metrics)."""
+        return self._blocking_ids(None)
 
     def _blocking_ids(self, limit: np.ndarray | None) -> dict[int, list[str]]:
         """Per query, the distinct unlabeled units in 1..k (below ``limit`` when given)."""
