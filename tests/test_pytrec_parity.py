@@ -39,7 +39,7 @@ def generate(seed: int, n_queries: int, judged_fraction: float):
         labels = {d: rng.choice([0, 0, 1, 2, 3, 4]) for d in docs if rng.random() < judged_fraction}
         for j in rng.sample(range(200, 260), rng.randint(0, 6)):  # judged, never returned
             labels[f"d{j:03d}"] = rng.randint(0, 4)
-        labels[f"r{qi}"] = rng.randint(1, 4)  # at least one relevant unit per query
+        labels[f"r{qi}"] = 4 if qi % 2 else rng.randint(1, 4)  # a relevant unit at any threshold
         qrels[q] = labels
         runs[q] = run
     return qrels, runs
@@ -58,10 +58,12 @@ def observations_for(qrels, runs, k: int) -> list[Observation]:
     ]
 
 
-def trec_eval_results(qrels, runs, k: int):
+def trec_eval_results(qrels, runs, k: int, relevance_level: int = 1):
     cut_runs = {q: {d: runs[q][d] for d in trec_order(runs[q])[:k]} for q in runs}
-    full = pytrec_eval.RelevanceEvaluator(qrels, {f"P.{k}", f"recall.{k}", f"ndcg_cut.{k}"})
-    rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"})
+    full = pytrec_eval.RelevanceEvaluator(
+        qrels, {f"P.{k}", f"recall.{k}", f"ndcg_cut.{k}"}, relevance_level=relevance_level
+    )
+    rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=relevance_level)
     out = full.evaluate(runs)
     for q, m in rr.evaluate(cut_runs).items():
         out[q]["recip_rank"] = m["recip_rank"]
@@ -102,6 +104,17 @@ def test_partially_judged_parity_with_unjudged_as_nonrelevant(seed, k):
     assert all(q.metrics["precision"].reasons == ["unlabeled_returned"] for q in blocked)
     compat = evaluate(observations, EvalProtocol(unjudged_as_nonrelevant=True))
     assert_parity(compat, trec_eval_results(qrels, runs, k), k)
+
+
+@pytest.mark.parametrize("threshold", [2, 3, 4])
+def test_threshold_parity_with_trec_eval_relevance_level(threshold):
+    """P, recall and RR use the threshold like trec_eval's relevance level; nDCG gains do not
+    (trec_eval's ndcg_cut ignores the relevance level too)."""
+    qrels, runs = generate(200 + threshold, n_queries=150, judged_fraction=1.0)
+    qrels = {q: labels for i, (q, labels) in enumerate(qrels.items()) if i % 2}  # gain-4 anchor
+    runs = {q: runs[q] for q in qrels}
+    report = evaluate(observations_for(qrels, runs, 5), EvalProtocol(relevance_threshold=threshold))
+    assert_parity(report, trec_eval_results(qrels, runs, 5, relevance_level=threshold), 5)
 
 
 def test_no_relevant_units_is_unavailable_where_trec_eval_reports_zero():
