@@ -20,7 +20,12 @@ from evalcore.access.scoping import displayable_text, document_refusal
 from evalcore.lexical.search import search_corpus
 from evalcore.live import query_results_by_run
 from evalcore.pool import blind_order
-from evalcore.progress import PoolNotFullyLabeledError, mark_pool_complete, query_progress
+from evalcore.progress import (
+    PoolNotFullyLabeledError,
+    QueryProgress,
+    mark_pool_complete,
+    query_progress,
+)
 from evalcore.store.audit import record_audit
 from evalcore.store.completeness import completeness_history, reopen
 from evalcore.store.connection import write_transaction
@@ -319,8 +324,15 @@ def _buttons(sid: str, query_id: str, annotator: str, current: str | None,
                   on_click=_on_browse, args=(sid, query_id, annotator, order, current, 1))
 
 
-def _completeness(sid: str, query_id: str, annotator: str, qp) -> None:
+def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) -> None:
     st.markdown("##### Relevant set")
+    st.caption(
+        f"{qp.labeled} of {qp.pooled} pooled items labeled"
+        + (f", {qp.conflicts} in conflict between annotators" if qp.conflicts else "")
+        + (f"; {qp.outside_pool} more labeled units found outside the pool"
+           if qp.outside_pool else "")
+        + "."
+    )
     if qp.complete:
         st.success("Marked complete: recall and nDCG can be computed for this query.")
         reason_key = f"reopen_reason_{query_id}"

@@ -206,6 +206,7 @@ def test_corpus_search_finds_and_labels_a_unit_no_run_returned(small_store, new_
     assert note == "found by corpus search"
     # a label outside the pool does not move the pool's progress
     assert "This query: you labeled 0 of 4 pooled items" in _progress_texts(at)
+    assert any("1 more labeled units found outside the pool" in c.value for c in at.caption)
 
 
 def test_hostile_search_text_is_harmless(small_store, new_app) -> None:
