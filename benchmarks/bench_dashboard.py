@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--results", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--db", type=Path, default=None)
     args = parser.parse_args()
     path = args.db or Path(

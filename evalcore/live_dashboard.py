@@ -24,6 +24,7 @@ unlabeled).
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -244,6 +245,13 @@ class LiveDashboard:
     def _full(self, db: sqlite_utils.Database) -> None:
         with gc_paused():
             self._full_unpaused(db)
+        # The state is long-lived and holds millions of objects on a large study: moving
+        # them to the collector's permanent generation keeps every later full collection
+        # (triggered by any allocation, e.g. during a refresh) from walking them — measured:
+        # refreshes otherwise spike to ~1 s now and then at 10,000 x 100 x 3. Reference
+        # counting still frees the objects when the state is dropped.
+        gc.collect()
+        gc.freeze()
 
     def _full_unpaused(self, db: sqlite_utils.Database) -> None:
         started = time.perf_counter()
