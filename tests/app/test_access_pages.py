@@ -131,3 +131,16 @@ def test_a_non_member_sees_no_study_data(team_app, page: str) -> None:
     assert not at.exception
     assert SECRET_A not in text and "solar panels" not in text.lower()
     assert at.sidebar.selectbox(key="rl_study_select").options == ["g"]
+
+
+def test_the_app_obeys_roles_an_annotator_cannot_reopen(team_app) -> None:
+    db, make = team_app
+    at = make({"is_logged_in": True, "email": ANNOTATOR}, "pages/annotate.py")
+    from evalcore.store.completeness import completeness_history
+
+    before = completeness_history(db, "s", "q1")
+    at.text_input(key="reopen_reason_q1").set_value("I disagree").run()
+    at.button(key="reopen").click().run()
+    assert not at.exception
+    assert any("may not reopen a query" in e.value and "reviewer" in e.value for e in at.error)
+    assert completeness_history(db, "s", "q1") == before
