@@ -178,3 +178,13 @@ def test_cli_report_obeys_roles_and_scoping(tmp_path: Path) -> None:
     refused = _cli("report", "--db", store, "--study", "s", "--stored", "weekly",
                    "--out", str(other), "--by", OUTSIDER)
     assert refused.exit_code == 1 and not other.exists()
+
+
+def test_cli_study_list_shows_only_what_the_actor_may_see(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    db.conn.close()
+    store = str(tmp_path / "store.db")
+    mine = _cli("study", "list", "--db", store, "--actor", ANNOTATOR)
+    theirs = _cli("study", "list", "--db", store, "--actor", OUTSIDER)
+    assert [line.split('"')[3] for line in mine.stdout.splitlines()] == ["s"]
+    assert [line.split('"')[3] for line in theirs.stdout.splitlines()] == ["g"]

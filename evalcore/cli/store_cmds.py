@@ -42,7 +42,7 @@ from evalcore.store.imports import (
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
 from evalcore.store.schema import SchemaTooNewError
-from evalcore.store.studies import StudyIn, StudyNotFoundError, create_study, list_studies
+from evalcore.store.studies import StudyIn, StudyNotFoundError, create_study
 
 _EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -166,10 +166,13 @@ def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrie
 
 @study_group.command("list")
 @db_option
-def study_list(db_path: Path) -> None:
-    """List the studies of the store (JSON lines)."""
+@actor_option
+def study_list(db_path: Path, actor: str) -> None:
+    """List the studies --actor may see (JSON lines): local-mode ones and their team studies."""
+    from evalcore.access.scoping import visible_studies
+
     with store(db_path, "study list") as db:
-        for study in list_studies(db):
+        for study in visible_studies(db, actor):
             click.echo(study.model_dump_json())
 
 
