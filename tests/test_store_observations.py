@@ -122,3 +122,19 @@ def test_packed_rankings_equal_the_results_table(db):
     shuffled = {o.query_id: o for o in observations_for_run(db, "s", "shuffled")}
     assert shuffled["q1"].returned_ids == ["A", "B"] and shuffled["q1"].scores == [1.0 / 3, 0.5]
     assert shuffled["q2"].returned_ids == ["A", "B", "C"] and shuffled["q2"].scores is None
+
+
+def test_permitted_ids_come_from_the_runs_pinned_protocol(db):
+    db.execute("INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
+               "pinned_at, pinned_by) VALUES ('s', 'p1', '{}', 'sha256:f', '2026', 'lead')")
+    db.conn.executemany(
+        "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash) "
+        "VALUES ('s', 'p1', ?, 'h')", [("B",), ("A",)])
+    add_run(db, study_id="s", name="lex", source="lexical", k=2,
+            results=[("q1", 1, "A", 2.0), ("q1", 2, "Z", 1.0)],
+            protocol={"pinned_protocol": "p1"})
+    observations = {o.query_id: o for o in observations_for_run(db, "s", "lex")}
+    assert observations["q1"].permitted_ids == ["A", "B"]
+    report = evaluate_run(db, "s", "lex")
+    assert report.queries[0].reasons == ["permission_violation"]
+    assert observations_for_run(db, "s", "bm25")[0].permitted_ids is None
