@@ -16,6 +16,8 @@ from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db
 from app.components.state import cached_pool, cached_study_progress, note_own_write, store_version
+from evalcore.access.authorize import allowed
+from evalcore.access.roles import Permission
 from evalcore.access.scoping import displayable_text, document_refusal
 from evalcore.lexical.search import search_corpus
 from evalcore.live import query_results_by_run
@@ -337,9 +339,12 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
         st.success("Marked complete: recall and nDCG can be computed for this query.")
         reason_key = f"reopen_reason_{query_id}"
         st.text_input("Reason to reopen", key=reason_key)
+        may_reopen = allowed(get_db(), study_id=sid, actor=annotator,
+                             permission=Permission.REOPEN)
         st.button("Reopen", key="reopen", on_click=_on_reopen,
                   args=(sid, query_id, annotator, reason_key),
-                  disabled=not str(st.session_state.get(reason_key, "")).strip())
+                  disabled=not may_reopen or not str(st.session_state.get(reason_key, "")).strip(),
+                  help=None if may_reopen else "Reopening needs the reviewer role in this study.")
     else:
         if qp.remaining:
             what = f"{qp.remaining} pooled item{'s' if qp.remaining != 1 else ''} remain"

@@ -5,7 +5,7 @@ See :mod:`evalcore.access.authorize` (local single-user mode vs team mode),
 :mod:`evalcore.access.roles` and :mod:`evalcore.access.scoping`.
 """
 
-from evalcore.access.authorize import PermissionDenied, authorize, study_mode
+from evalcore.access.authorize import PermissionDenied, allowed, authorize, study_mode
 from evalcore.access.identity import LOCAL_USER, normalise_user_id
 from evalcore.access.members import (
     Member,
@@ -32,6 +32,7 @@ __all__ = [
     "PermissionDenied",
     "add_member",
     "add_to_organisation",
+    "allowed",
     "authorize",
     "can_view_study",
     "displayable_text",

@@ -131,5 +131,17 @@ def authorize(
     return role
 
 
+def allowed(
+    db: sqlite_utils.Database, *, study_id: str, actor: str | None, permission: Permission
+) -> bool:
+    """Would :func:`authorize` let ``actor`` do ``permission``? (For enabling buttons;
+    the write itself still calls :func:`authorize`.)"""
+    try:
+        authorize(db, study_id=study_id, actor=actor, permission=permission)
+    except PermissionDenied:
+        return False
+    return True
+
+
 def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
