@@ -1,10 +1,13 @@
 """Live dashboard: every run's metrics as labels arrive, and what to label next.
 
 The numbers come from :class:`evalcore.live_dashboard.LiveDashboard` (the
-metric computer on the working reference); this page only lays them out. The
-live part is an ``st.fragment`` that re-runs every few seconds: when the
-store's label/completeness event ids and runs are unchanged it reads nothing
-more; after a label it re-evaluates only the touched queries.
+metric computer on the working reference, shared by every session); this page
+only lays them out. The cards and the blocking list are fragments (``st.fragment``) that
+re-run every few seconds: when the store's label/completeness event ids and runs
+are unchanged the state reads nothing more; after a label it re-evaluates only
+the touched queries. The per-query chart (the heavy element) is drawn on full
+runs only: the cards' fragment asks for one when the store has moved on since
+the chart was drawn, so an unchanged store sends no chart at all.
 """
 
 import pandas as pd
@@ -131,20 +134,20 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
         )
 
 
-@st.fragment(run_every=REFRESH_SECONDS if st.session_state.get(LIVE_KEY, True) else None)
-def _live(study_id: str, metric: str) -> None:
-    if st.session_state.pop("_rl_dash_goto", False):
-        st.switch_page("pages/annotate.py")
-    with_live_state(study_id, lambda state, seconds, changed: _render(
-        state, seconds, changed, study_id, metric))
+_EVERY = REFRESH_SECONDS if st.session_state.get(LIVE_KEY, True) else None
+_CHART_MARKS = "_rl_dash_chart_marks"
 
 
-def _render(state: LiveDashboard, seconds: float, changed: bool, study_id: str,
-            metric: str) -> None:
-    """Everything the live part shows (called under the shared state's lock)."""
-    if not state.run_names:
-        st.info("This study has no run yet: create or import one on the Data page.")
-        return
+@st.fragment(run_every=_EVERY)
+def _live_cards(study_id: str) -> None:
+    """Coverage and metric cards; asks for a full rerun when the chart is out of date."""
+    marks = with_live_state(study_id, lambda state, seconds, changed: _render_cards(
+        state, seconds, changed))
+    if marks != st.session_state.get(_CHART_MARKS):
+        st.rerun()  # the store changed since the chart was drawn: redraw the whole page
+
+
+def _render_cards(state: LiveDashboard, seconds: float, changed: bool):
     _coverage(state)
     _cards(state)
     st.caption(
@@ -153,15 +156,32 @@ def _render(state: LiveDashboard, seconds: float, changed: bool, study_id: str,
         + ("" if changed else " Nothing changed since the last refresh.")
         + f" State refreshed in {1000 * seconds:.0f} ms."
     )
-    ks = {state.k(r) for r in state.run_names}
-    label = metric_label(metric, ks.pop()) if len(ks) == 1 else METRIC_LABELS[metric].format(
-        k="k")
-    st.plotly_chart(_figure(state, metric, label), key="rl_dash_chart")
-    _blocking(state, study_id)
-    missing_reasons = sorted({code for r in state.run_names
-                              for code in state.aggregates(r)[metric].reasons})
-    if missing_reasons:
-        st.caption(escape_markdown("; ".join(f"{c}: {reason_text(c)}" for c in missing_reasons)))
+    return state.marks
+
+
+def _chart(study_id: str, metric: str) -> None:
+    """The per-query chart: drawn on full runs only, so an unchanged store sends nothing."""
+
+    def build(state: LiveDashboard, *_):
+        ks = {state.k(r) for r in state.run_names}
+        label = (metric_label(metric, ks.pop()) if len(ks) == 1
+                 else METRIC_LABELS[metric].format(k="k"))
+        missing = sorted({code for r in state.run_names
+                          for code in state.aggregates(r)[metric].reasons})
+        return state.marks, _figure(state, metric, label), missing
+
+    marks, figure, missing = with_live_state(study_id, build)
+    st.session_state[_CHART_MARKS] = marks
+    st.plotly_chart(figure, key="rl_dash_chart")
+    if missing:
+        st.caption(escape_markdown("; ".join(f"{c}: {reason_text(c)}" for c in missing)))
+
+
+@st.fragment(run_every=_EVERY)
+def _live_blocking(study_id: str) -> None:
+    if st.session_state.pop("_rl_dash_goto", False):
+        st.switch_page("pages/annotate.py")
+    with_live_state(study_id, lambda state, *_: _blocking(state, study_id))
 
 
 db = get_db()
@@ -178,4 +198,13 @@ chosen_metric = left.selectbox(
     format_func=lambda m: AGGREGATE_LABELS[m].format(k="k"),
 )
 right.toggle("Live updates", value=True, key=LIVE_KEY)
-_live(study.study_id, chosen_metric)
+if not with_live_state(study.study_id, lambda state, *_: state.run_names):
+    st.info("This study has no run yet: create or import one on the Data page.")
+    st.stop()
+cards_slot, chart_slot, blocking_slot = st.container(), st.container(), st.container()
+with chart_slot:  # drawn first so the cards' fragment sees the chart's store marks
+    _chart(study.study_id, chosen_metric)
+with cards_slot:
+    _live_cards(study.study_id)
+with blocking_slot:
+    _live_blocking(study.study_id)
