@@ -39,6 +39,7 @@ from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import RunInfo, get_run
 from evalcore.store.studies import get_study
+from evalcore.store.trusted import trusted
 
 
 def _run_rankings(
@@ -79,17 +80,8 @@ def _run_rankings(
     return out
 
 
-_LABEL_FIELDS = frozenset({"id", "gain"})
-
-
-def _label(unit_id: str, gain: int, new=object.__new__, put=object.__setattr__) -> Label:
-    """A :class:`Label` from trusted store data (what ``model_construct`` does, faster)."""
-    label = new(Label)
-    put(label, "__dict__", {"id": unit_id, "gain": gain})
-    put(label, "__pydantic_fields_set__", set(_LABEL_FIELDS))
-    put(label, "__pydantic_extra__", None)
-    put(label, "__pydantic_private__", None)
-    return label
+def _label(unit_id: str, gain: int) -> Label:
+    return trusted(Label, {"id": unit_id, "gain": gain})
 
 
 def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:

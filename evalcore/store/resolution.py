@@ -33,7 +33,18 @@ from typing import Any, Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.gc_pause import gc_paused
+from evalcore.store.trusted import trusted
+
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]
+
+
+def _resolved(
+    *, unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
+    reviewer: str | None,
+) -> "ResolvedLabel":
+    return trusted(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
+                                   "annotators": annotators, "reviewer": reviewer})
 
 
 class ResolvedLabel(BaseModel):
@@ -77,11 +88,11 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
         adj_id, adj_gain, reviewer = adjudication
         reopened = any(eid > adj_id and g != adj_gain for eid, g in current.values())
         if reopened:
-            return ResolvedLabel.model_construct(
+            return _resolved(
                 unit_id=unit_id, gain=None, state="conflict", annotators=annotators,
                 reviewer=reviewer,
             )
-        return ResolvedLabel.model_construct(
+        return _resolved(
             unit_id=unit_id, gain=adj_gain, state="adjudicated", annotators=annotators,
             reviewer=reviewer,
         )
@@ -89,11 +100,11 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
         return None
     gains = set(annotators.values())
     if len(gains) == 1:
-        return ResolvedLabel.model_construct(
+        return _resolved(
             unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators,
             reviewer=None,
         )
-    return ResolvedLabel.model_construct(
+    return _resolved(
         unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None
     )
 
@@ -189,11 +200,11 @@ def _gain_from_current(unit_id: str, annotators: dict[str, int]) -> tuple[str, i
 def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
     gains = set(annotators.values())
     if len(gains) == 1:
-        return ResolvedLabel.model_construct(
+        return _resolved(
             unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators,
             reviewer=None,
         )
-    return ResolvedLabel.model_construct(
+    return _resolved(
         unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None
     )
 
@@ -208,9 +219,10 @@ def resolve_study(
     Units are in unit_id order within a query.
     """
     out: dict[str, dict[str, ResolvedLabel]] = {}
-    for query_id, resolved in _resolve_scan(db, study_id, query_ids):
-        out.setdefault(query_id, {})[resolved.unit_id] = resolved
-    return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
+    with gc_paused():
+        for query_id, resolved in _resolve_scan(db, study_id, query_ids):
+            out.setdefault(query_id, {})[resolved.unit_id] = resolved
+        return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
 
 
 def resolved_gains(
