@@ -54,5 +54,6 @@ def per_query_figure(state: LiveDashboard, metric: str, label: str) -> go.Figure
     fig.update_yaxes(title_text=escape(label), range=[-0.03, 1.03], row=1, col=1)
     fig.update_yaxes(type="category", row=2, col=1)
     fig.update_xaxes(title_text=f"query (sorted by id, {n} queries)", row=2, col=1)
-    fig.update_layout(height=460, margin={"t": 50, "b": 40}, legend={"orientation": "h"})
+    fig.update_layout(height=480, margin={"t": 50, "b": 90},
+                      legend={"orientation": "h", "y": -0.22, "yanchor": "top"})
     return fig
