@@ -19,6 +19,7 @@ from app.components.state import cached_pool, cached_study_progress, note_own_wr
 from evalcore.access.authorize import allowed
 from evalcore.access.roles import Permission
 from evalcore.access.scoping import displayable_text, document_refusal
+from evalcore.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.lexical.search import search_corpus
 from evalcore.live import query_results_by_run
 from evalcore.pool import blind_order
@@ -28,9 +29,7 @@ from evalcore.progress import (
     mark_pool_complete,
     query_progress,
 )
-from evalcore.store.audit import record_audit
 from evalcore.store.completeness import completeness_history, reopen
-from evalcore.store.connection import write_transaction
 from evalcore.store.corpus import get_document
 from evalcore.store.labels import record_label, undo_last_label
 from evalcore.store.resolution import resolve_query
@@ -49,8 +48,13 @@ _MAX_QUEUE = 1000
 
 
 def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
+    """This session's walk through the query (can't-judge marks of earlier sessions included)."""
     walks: dict = st.session_state.setdefault("_rl_walks", {})
-    return walks.setdefault((study_id, annotator, query_id), WalkState())
+    key = (study_id, annotator, query_id)
+    if key not in walks:
+        walks[key] = WalkState(
+            cant_judge=cant_judge_units(get_db(), study_id, query_id, annotator))
+    return walks[key]
 
 
 def _flash(kind: str, text: str) -> None:
@@ -99,11 +103,13 @@ def _on_pass(study_id: str, query_id: str, unit_id: str, annotator: str, order: 
              cant_judge: bool) -> None:
     walk = _walk(study_id, annotator, query_id)
     if cant_judge:
-        db = get_db()
         note = str(st.session_state.get(NOTE_KEY, "")).strip()
-        with write_transaction(db):
-            record_audit(db, actor=annotator, action="cant_judge", study_id=study_id,
-                         detail={"query_id": query_id, "unit_id": unit_id, "note": note})
+        try:
+            record_cant_judge(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
+                              annotator=annotator, note=note)
+        except _WRITE_ERRORS as error:
+            _flash("error", f"Not recorded (press the key again): {error}")
+            return
         st.session_state[NOTE_KEY] = ""
         if unit_id not in walk.cant_judge:
             walk.cant_judge.append(unit_id)

@@ -241,3 +241,14 @@ def test_a_locked_store_says_the_label_was_not_saved_and_stays_on_the_item(
     at.run()
     _grade(at, 2)
     assert _mine(db, "ann") == {unit: 2}
+
+
+def test_cant_judge_items_come_last_in_a_later_session(small_store, new_app) -> None:
+    at = new_app("ann", PAGE)
+    first = _shown_unit(at)
+    at.button(key="cant_judge").click().run()
+    later = new_app("ann", PAGE)  # a new session of the same annotator
+    assert _shown_unit(later) != first
+    for _ in range(3):
+        _grade(later, 1)
+    assert _shown_unit(later) == first  # offered again once nothing else is left

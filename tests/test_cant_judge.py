@@ -1,0 +1,33 @@
+""""Can't judge" marks: kept with who and when, never a label."""
+
+from pathlib import Path
+
+import pytest
+from store_fixtures import new_store
+
+from evalcore.cant_judge import cant_judge_units, record_cant_judge
+from evalcore.store.resolution import resolve_query
+
+
+def test_marks_are_kept_per_annotator_and_query_and_are_not_labels(tmp_path: Path) -> None:
+    db = new_store(tmp_path)
+    record_cant_judge(db, study_id="s", query_id="q1", unit_id="b", annotator="ann",
+                      note="needs legal")
+    record_cant_judge(db, study_id="s", query_id="q1", unit_id="a", annotator="ann")
+    record_cant_judge(db, study_id="s", query_id="q1", unit_id="b", annotator="ann")
+    record_cant_judge(db, study_id="s", query_id="q2", unit_id="c", annotator="ann")
+    record_cant_judge(db, study_id="s", query_id="q1", unit_id="d", annotator="bob")
+    assert cant_judge_units(db, "s", "q1", "ann") == ["b", "a"]
+    assert cant_judge_units(db, "s", "q1", "bob") == ["d"]
+    assert cant_judge_units(db, "s", "q9", "ann") == []
+    assert resolve_query(db, "s", "q1") == {}
+    assert db.execute("SELECT count(*) FROM label_events").fetchone()[0] == 0
+    note = db.execute("SELECT json_extract(detail_json, '$.note') FROM audit_log "
+                      "ORDER BY entry_id LIMIT 1").fetchone()[0]
+    assert note == "needs legal"
+
+
+def test_an_annotator_is_required(tmp_path: Path) -> None:
+    db = new_store(tmp_path)
+    with pytest.raises(ValueError, match="annotator is required"):
+        record_cant_judge(db, study_id="s", query_id="q1", unit_id="a", annotator=" ")
