@@ -57,7 +57,12 @@ def parse_labels_jsonl(
                 )
         is_log = is_log or "created_at" in obj or "kind" in obj
         row = build_row(
-            obj, line=number, log=log, default_annotator=default_annotator, gain_map=gain_map, text=False
+            obj,
+            line=number,
+            log=log,
+            default_annotator=default_annotator,
+            gain_map=gain_map,
+            text=False,
         )
         if row is not None:
             rows.append(row)
