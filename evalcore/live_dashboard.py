@@ -128,6 +128,8 @@ class RunState:
     run: RunInfo
     results: list[QueryResult]
     top_units: list[list[str]]
+    #: query_id -> position in ``results`` (the run's own query set, sorted by id)
+    index: dict[str, int] = field(default_factory=dict)
     available: dict[str, np.ndarray] = field(default_factory=dict)
     value: dict[str, np.ndarray] = field(default_factory=dict)
     lower: dict[str, np.ndarray] = field(default_factory=dict)
@@ -140,7 +142,8 @@ class RunState:
         cls, run: RunInfo, results: list[QueryResult], top_units: list[list[str]]
     ) -> RunState:
         n = len(results)
-        state = cls(run=run, results=results, top_units=top_units)
+        state = cls(run=run, results=results, top_units=top_units,
+                    index={r.query_id: i for i, r in enumerate(results)})
         for metric in METRICS:
             state.available[metric] = np.zeros(n, dtype=bool)
             state.value[metric] = np.zeros(n, dtype=np.float64)
@@ -262,37 +265,60 @@ class LiveDashboard:
             results, tops, obs = _evaluate(db, self.study_id, run, self.protocol, None)
             self.runs[run.name] = RunState.from_results(run, results, tops)
             observations[run.name] = obs
-        first = next(iter(self.runs.values()), None)
-        self.query_ids = [r.query_id for r in first.results] if first else []
-        for name, run_state in self.runs.items():
-            if [r.query_id for r in run_state.results] != self.query_ids:
-                raise RuntimeError(f"run {name!r} was evaluated over a different query set")
+        # Each run's query set is its own (its answered queries plus the study's registered,
+        # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
+        self.query_ids = sorted({q for rs in self.runs.values() for q in rs.index})
         self.index = {q: i for i, q in enumerate(self.query_ids)}
         self._blocking = {}
         self._coverage = {}
         self._complete = {}
-        for i, query_id in enumerate(self.query_ids):
-            self._update_query(i, query_id, {n: o[i] for n, o in observations.items()})
+        for query_id in self.query_ids:
+            self._update_query(query_id, {
+                name: observations[name][rs.index[query_id]]
+                for name, rs in self.runs.items() if query_id in rs.index
+            })
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
         self.marks = marks
         self.last_refresh = RefreshOutcome(
             changed=True, full=True, queries=[], seconds=time.perf_counter() - started
         )
 
-    def _update_query(self, i: int, query_id: str, observations: dict[str, Observation]) -> None:
-        per_run = {name: (rs.results[i], rs.top_units[i]) for name, rs in self.runs.items()}
+    def _update_query(self, query_id: str, observations: dict[str, Observation]) -> None:
+        runs = {name: rs for name, rs in self.runs.items() if query_id in rs.index}
+        per_run = {
+            name: (rs.results[rs.index[query_id]], rs.top_units[rs.index[query_id]])
+            for name, rs in runs.items()
+        }
         items = query_blocking_keys(query_id, per_run)
         if items:
             self._blocking[query_id] = items
         else:
             self._blocking.pop(query_id, None)
         pooled: set[str] = set()
-        for rs in self.runs.values():
-            pooled.update(rs.top_units[i])
+        for _, top in per_run.values():
+            pooled.update(top)
         some = next(iter(observations.values()), None)
         labeled = {label.id for label in some.labels} if some is not None else set()
         self._coverage[query_id] = QueryCoverage(pooled=len(pooled), labeled=len(pooled & labeled))
         self._complete[query_id] = bool(some.population_complete) if some is not None else False
+
+    def _changes_query_sets(self, db: sqlite_utils.Database, touched: Sequence[str]) -> bool:
+        """Whether an event on ``touched`` may add or remove a query of some run's set.
+
+        A registered query is in every run's set; an unregistered one is in a run's set
+        only while the run answers it or it has labels or a completeness claim.
+        """
+        for query_id in touched:
+            if any(query_id not in rs.index for rs in self.runs.values()):
+                return True
+            if any(not rs.top_units[rs.index[query_id]] for rs in self.runs.values()) and not (
+                db.execute(
+                    "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?",
+                    [self.study_id, query_id],
+                ).fetchone()
+            ):
+                return True
+        return False
 
     def refresh(self, db: sqlite_utils.Database) -> RefreshOutcome:
         """Bring the state up to date with the store (see the module docstring)."""
@@ -308,7 +334,7 @@ class LiveDashboard:
         if (
             marks.run_ids != self.marks.run_ids
             or len(touched) > FULL_REBUILD_THRESHOLD
-            or any(q not in self.index for q in touched)
+            or self._changes_query_sets(db, touched)
         ):
             self._full(db)
             outcome = RefreshOutcome(
@@ -326,20 +352,21 @@ class LiveDashboard:
         return outcome
 
     def update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str]) -> None:
-        """Re-read and re-evaluate the given (known) queries for every run."""
+        """Re-read and re-evaluate the given queries in every run whose query set has them."""
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return
-        observations: dict[str, list[Observation]] = {}
+        observations: dict[str, dict[str, Observation]] = {q: {} for q in wanted}
         for name, rs in self.runs.items():
-            results, tops, obs = _evaluate(db, self.study_id, rs.run, self.protocol, wanted)
-            observations[name] = obs
-            for j, query_id in enumerate(wanted):
-                rs.replace(self.index[query_id], results[j], tops[j])
-        for j, query_id in enumerate(wanted):
-            self._update_query(
-                self.index[query_id], query_id, {n: o[j] for n, o in observations.items()}
-            )
+            mine = [q for q in wanted if q in rs.index]
+            if not mine:
+                continue
+            results, tops, obs = _evaluate(db, self.study_id, rs.run, self.protocol, mine)
+            for j, query_id in enumerate(mine):
+                rs.replace(rs.index[query_id], results[j], tops[j])
+                observations[query_id][name] = obs[j]
+        for query_id in wanted:
+            self._update_query(query_id, observations[query_id])
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
 
     # --- what the dashboard shows -------------------------------------------------
@@ -367,8 +394,11 @@ class LiveDashboard:
             diagnostics=Diagnostics(),
         )
 
-    def query_result(self, run_name: str, query_id: str) -> QueryResult:
-        return self.runs[run_name].results[self.index[query_id]]
+    def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
+        """The query's result in the run, or None when the query is not in the run's set."""
+        rs = self.runs[run_name]
+        i = rs.index.get(query_id)
+        return None if i is None else rs.results[i]
 
     def per_query(self, run_name: str, metric: str) -> list[tuple[str, float | None, list[str]]]:
         """(query_id, value or None, reasons) of every query, in query order."""

@@ -137,8 +137,9 @@ def test_coverage_counts_pooled_and_labeled(tmp_path: Path) -> None:
     q = qids[-2]
     cov = state.query_coverage(q)
     assert cov.labeled == 0 and cov.pooled >= 5
-    record_label(db, study_id=STUDY, query_id=q, unit_id=state.runs["r1"].top_units[
-        state.index[q]][0], gain=2, annotator="a")
+    r1 = state.runs["r1"]
+    record_label(db, study_id=STUDY, query_id=q, unit_id=r1.top_units[r1.index[q]][0], gain=2,
+                 annotator="a")
     state.refresh(db)
     assert state.query_coverage(q).labeled == 1
     total = state.coverage()
@@ -157,7 +158,7 @@ def test_conflict_counts_as_unlabeled_in_the_state(tmp_path: Path, conflict_gain
     record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=conflict_gain,
                  annotator="bob")
     state.refresh(db)
-    in_pool = any(unit in rs.top_units[state.index[q]] for rs in state.runs.values())
+    in_pool = any(unit in rs.top_units[rs.index[q]] for rs in state.runs.values())
     assert state.query_coverage(q).labeled == labeled - (1 if in_pool else 0)
     _assert_parity(state, db)
 
@@ -189,3 +190,30 @@ def test_dashboard_numbers_equal_the_evaluate_cli(tmp_path: Path) -> None:
         for q in out["queries"]:
             mine = state.query_result(run, q["query_id"])
             assert q["metrics"] == {m: v.model_dump(mode="json") for m, v in mine.metrics.items()}
+
+
+def test_runs_with_different_query_sets(tmp_path: Path) -> None:
+    """An unregistered query answered by one run only is in that run's set alone, as in
+    evaluate_run; labels on it keep every run equal to evaluate_run."""
+    db, qids = _store(tmp_path)
+    add_run(db, study_id=STUDY, name="extra", source="imported", k=2,
+            results=[("zz-unregistered", 1, "z1", 2.0), ("zz-unregistered", 2, "z2", 1.0),
+                     (qids[0], 1, f"{qids[0]}-u0", 1.0)])
+    state = LiveDashboard.build(db, STUDY)
+    assert state.query_result("extra", "zz-unregistered") is not None
+    assert state.query_result("r1", "zz-unregistered") is None
+    _assert_parity(state, db)
+    record_label(db, study_id=STUDY, query_id="zz-unregistered", unit_id="z1", gain=3,
+                 annotator="a")
+    assert state.refresh(db).full  # the label puts the query into every run's set
+    assert state.query_result("r1", "zz-unregistered") is not None
+    _assert_parity(state, db)
+    record_label(db, study_id=STUDY, query_id="zz-unregistered", unit_id="z2", gain=0,
+                 annotator="a")
+    state.refresh(db)
+    _assert_parity(state, db)
+    undo_last_label(db, study_id=STUDY, query_id="zz-unregistered", annotator="a")
+    undo_last_label(db, study_id=STUDY, query_id="zz-unregistered", annotator="a")
+    state.refresh(db)
+    _assert_parity(state, db)
+    _assert_same(state, LiveDashboard.build(db, STUDY))

@@ -36,8 +36,9 @@ def _blockers_of_one_value(db, state: LiveDashboard) -> list[tuple[str, str]]:
     (items in conflict are avoided: they need an adjudication, not a label)."""
     for item in state.blocking_list(None):
         for run in state.run_names:
-            value = state.query_result(run, item.query_id).metrics["precision"]
-            if value.reasons != ["unlabeled_returned"]:
+            result = state.query_result(run, item.query_id)
+            value = result.metrics["precision"] if result is not None else None
+            if value is None or value.reasons != ["unlabeled_returned"]:
                 continue
             units = value.blocking_ids
             if all(resolve_unit_in_store(db, "demo", item.query_id, u) is None for u in units):
