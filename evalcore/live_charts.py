@@ -30,7 +30,8 @@ def per_query_figure(state: LiveDashboard, metric: str, label: str) -> go.Figure
     for run in state.run_names:
         name = escape(run)
         x_ok, y_ok, t_ok, x_na, t_na = [], [], [], [], []
-        for i, (query_id, value, reasons) in enumerate(state.per_query(run, metric)):
+        for query_id, value, reasons in state.per_query(run, metric):
+            i = state.index[query_id]  # position among every run's queries
             if value is not None:
                 x_ok.append(i)
                 y_ok.append(value)
