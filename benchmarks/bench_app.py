@@ -10,7 +10,9 @@ browser):
   < 300 ms);
 * cold start on the demo study: ``streamlit run`` in a new process until
   Chromium shows the home page's title (target < 5 s), for a fresh store (the
-  demo is built on first start) and for an existing demo store.
+  demo is built on first start) and for an existing demo store;
+* end to end in Chromium on the demo study: key press -> label stored and the
+  progress line updated (websocket, fragment rerun, render).
 
 Usage: python benchmarks/bench_app.py [--queries 10000] [--results 100] [--clicks 20]
        [--workdir DIR] [--no-browser]
