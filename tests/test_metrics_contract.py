@@ -309,3 +309,21 @@ def test_reader_diagnostics_are_kept_and_duplicates_counted():
     assert report.diagnostics.tied_score_pairs == 3
     assert report.diagnostics.notes == ["run.txt: 2 run tags"]
     assert report.diagnostics.returned_duplicates == 1
+
+
+def test_unavailable_metric_serialises_to_contract_shape():
+    q = run(obs(["A", "X", "Y"], WORKED))
+    assert q.model_dump(mode="json")["metrics"]["precision"] == {
+        "status": "unavailable",
+        "value": None,
+        "reasons": ["unlabeled_returned"],
+        "blocking_ids": ["Y"],
+        "lower": 1 / 3,
+        "upper": 2 / 3,
+    }
+    assert q.model_dump(mode="json")["metrics"]["recall"] == {
+        "status": "unavailable",
+        "value": None,
+        "reasons": ["unlabeled_returned"],
+        "blocking_ids": ["Y"],
+    }
