@@ -29,6 +29,7 @@ from evalcore.store.imports.common import mark_queries_complete
 from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
+from evalcore.store.studies import QueryIn, add_queries
 
 
 def _text(name: str, body: str) -> SourceText:
@@ -70,6 +71,8 @@ ACTIONS: dict[str, tuple[Permission, Callable]] = {
         db, study_id="s", name="p2", protocol=_protocol(), actor=who)),
     "save_report": (Permission.CREATE_REPORT, lambda db, r, who: save_report(
         db, r.model_copy(update={"created_by": who, "name": "report-x"}))),
+    "add_queries": (Permission.IMPORT, lambda db, r, who: add_queries(
+        db, "s", [QueryIn(query_id="q9", text="new query")], actor=who)),
     "add_member": (Permission.MANAGE_MEMBERS, lambda db, r, who: add_member(
         db, study_id="s", user="new@acme.org", role="annotator", actor=who)),
     "remove_member": (Permission.MANAGE_MEMBERS, lambda db, r, who: remove_member(
@@ -192,3 +195,43 @@ def test_a_lead_may_not_pin_a_protocol_over_another_organisations_documents(
                      actor=LEAD)
     assert table_snapshot(db) == before
     pin_protocol(db, study_id="s", name="own", protocol=protocol(organisations=["acme"]), actor=LEAD)
+
+
+def test_documents_of_a_team_corpus_are_written_by_its_leads_for_their_organisations(
+    tmp_path: Path,
+) -> None:
+    from datetime import UTC, datetime
+
+    from evalcore.store.corpus import DocumentIn, add_documents
+
+    db, _ = team_store(tmp_path)
+
+    def doc(owner: str) -> list[DocumentIn]:
+        return [DocumentIn(doc_id="new", text="x", owner_org=owner,
+                           created_at=datetime(2026, 1, 1, tzinfo=UTC))]
+
+    before = table_snapshot(db)
+    with pytest.raises(PermissionDenied, match="needs the lead role") as info:
+        add_documents(db, "c", doc("acme"), actor=ANNOTATOR)
+    assert "--study s " in str(info.value) and LEAD in str(info.value)
+    with pytest.raises(PermissionDenied, match="owned by organisation\\(s\\) globex"):
+        add_documents(db, "c", doc("globex"), actor=LEAD)
+    with pytest.raises(PermissionDenied, match="nobody is named to import data"):
+        add_documents(db, "c", doc("acme"))
+    assert table_snapshot(db) == before
+    assert add_documents(db, "c", doc("acme"), actor=LEAD) == 1
+    assert add_documents(db, "c", doc("globex"), actor=OUTSIDER) == 1  # lead of g, in globex
+
+
+def test_a_study_created_in_team_mode_starts_with_its_lead(tmp_path: Path) -> None:
+    from evalcore.access.members import create_team_study
+    from evalcore.store.studies import StudyIn
+
+    db = new_store(tmp_path)
+    create_team_study(db, StudyIn(study_id="t", corpus_id="c", org_id="acme"), lead=LEAD)
+    assert study_mode(db, "t") == "team"
+    assert [(m.user_id, m.role) for m in list_members(db, "t")] == [(LEAD, "lead")]
+    before = table_snapshot(db)
+    with pytest.raises(ValueError, match="already exists"):
+        create_team_study(db, StudyIn(study_id="t", corpus_id="c"), lead=ANNOTATOR)
+    assert table_snapshot(db) == before

@@ -56,7 +56,8 @@ def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: 
     from evalcore.store.clock import from_iso
 
     add_documents(db, "c", [DocumentIn(doc_id="u1", text="shared", owner_org=None,
-                                       created_at=from_iso("2026-01-01T00:00:00Z"))])
+                                       created_at=from_iso("2026-01-01T00:00:00Z"))],
+                  actor=LEAD)
     assert readable_document(db, ANNOTATOR, "c", "u1").allowed
     assert not readable_document(db, "stranger@x.org", "c", "u1").allowed
 

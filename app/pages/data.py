@@ -11,9 +11,11 @@ from datetime import UTC, datetime, time
 import streamlit as st
 from pydantic import ValidationError
 
+from app.components.auth import signed_in_user
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db, select_study_next_run
+from evalcore.access.members import create_team_study
 from evalcore.io.errors import InputErrors
 from evalcore.lexical.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.lexical.pin import list_pinned_protocols, pin_protocol
@@ -205,9 +207,14 @@ def _new_study_section(expanded: bool) -> None:
         if not st.form_submit_button("Create study"):
             return
         try:
-            create_study(get_db(), StudyIn(study_id=study_id.strip(), corpus_id=corpus_id.strip(),
-                                           name=name.strip(), relevance_threshold=int(threshold)))
-        except (ValidationError, ValueError) as error:
+            new = StudyIn(study_id=study_id.strip(), corpus_id=corpus_id.strip(),
+                          name=name.strip(), relevance_threshold=int(threshold))
+            lead = signed_in_user()
+            if lead is None:
+                create_study(get_db(), new)
+            else:  # team mode: the creator is the study's first lead
+                create_team_study(get_db(), new, lead=lead)
+        except (ValidationError, ValueError, PermissionError) as error:
             _show_errors("The study was not created.", error)
             return
         select_study_next_run(study_id.strip())

@@ -12,6 +12,7 @@ write it guards: ``BEGIN IMMEDIATE`` holds the write lock, so membership cannot
 change between the check and the write, and a refusal rolls back to nothing.
 """
 
+from collections.abc import Iterable
 from typing import Literal
 
 import sqlite_utils
@@ -129,6 +130,54 @@ def authorize(
             actor=user, study_id=study_id, permission=permission, required_role=required, role=role,
         )
     return role
+
+
+def authorize_corpus_write(
+    db: sqlite_utils.Database, *, corpus_id: str, actor: str | None, owner_orgs: Iterable[str | None]
+) -> None:
+    """Allow ``actor`` to add or change documents of the corpus, or raise PermissionDenied.
+
+    While no study over the corpus is in team mode, anyone may (local mode). Then
+    the actor must be a lead of a team-mode study over the corpus and belong to
+    every organisation that will own one of the documents.
+    """
+    team = [
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
+            "ON m.study_id = s.study_id WHERE s.corpus_id = ? ORDER BY s.study_id",
+            [corpus_id],
+        )
+    ]
+    if not team:
+        return
+    user = normalise_user_id(actor) if actor and str(actor).strip() else ""
+    if not user:
+        raise PermissionDenied(
+            f"nobody is named to {Permission.IMPORT.value} into corpus {corpus_id!r}, which "
+            f"team-mode studies use ({', '.join(team)}): sign in, or pass the acting user "
+            "(--actor); it needs the lead role in one of them",
+            actor="", study_id=team[0], permission=Permission.IMPORT, required_role="lead",
+            role=None,
+        )
+    if not any(member_role(db, s, user) == "lead" for s in team):
+        own = [s for s in team if member_role(db, s, user) is not None]
+        hint_study = (own or team)[0]
+        raise PermissionDenied(
+            f"{user} may not {Permission.IMPORT.value} into corpus {corpus_id!r}: "
+            f"it is used by team-mode studies ({', '.join(team)}) and that needs the lead role "
+            f"in one of them; {_grant_hint(db, hint_study, user, 'lead')}",
+            actor=user, study_id=hint_study, permission=Permission.IMPORT, required_role="lead",
+            role=None,
+        )
+    missing = sorted({o for o in owner_orgs if o is not None and not in_organisation(db, user, o)})
+    if missing:
+        raise PermissionDenied(
+            f"{user} may not add documents owned by organisation(s) {', '.join(missing)} to "
+            f"corpus {corpus_id!r}: they are not a member of them",
+            actor=user, study_id=team[0], permission=Permission.IMPORT, required_role="lead",
+            role="lead",
+        )
 
 
 def allowed(

@@ -26,7 +26,7 @@ from evalcore.access.roles import Permission, RoleName, check_role
 from evalcore.store.audit import record_audit
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.connection import write_transaction
-from evalcore.store.studies import get_study
+from evalcore.store.studies import StudyIn, create_study, get_study
 
 
 class Member(BaseModel):
@@ -108,6 +108,20 @@ def add_member(
         record_audit(db, actor=granted_by, action="members.add", study_id=study_id,
                      detail={"user": who, "role": role, "previous_role": current})
     return get_member(db, study_id, who)  # type: ignore[return-value]
+
+
+def create_team_study(
+    db: sqlite_utils.Database, study: StudyIn, *, lead: str, display_name: str = ""
+) -> Member:
+    """Create ``study`` with ``lead`` as its first member: team mode from the start.
+
+    One transaction: if the lead cannot be added, the study is not created either.
+    """
+    with write_transaction(db):
+        create_study(db, study)
+        add_member(db, study_id=study.study_id, user=lead, role="lead", actor=lead,
+                   display_name=display_name)
+    return get_member(db, study.study_id, lead)  # type: ignore[return-value]
 
 
 def remove_member(db: sqlite_utils.Database, *, study_id: str, user: str, actor: str) -> bool:

@@ -42,12 +42,18 @@ _COLUMNS = "corpus_id, doc_id, title, text, owner_org, created_at, content_hash"
 
 
 def add_documents(
-    db: sqlite_utils.Database, corpus_id: str, documents: Iterable[DocumentIn]
+    db: sqlite_utils.Database,
+    corpus_id: str,
+    documents: Iterable[DocumentIn],
+    *,
+    actor: str | None = None,
 ) -> int:
     """Insert or replace documents (all or nothing); returns how many were written.
 
     A changed document gets a new content hash, which is what makes a pinned
-    corpus fingerprint refuse to run on it.
+    corpus fingerprint refuse to run on it. Once a study over the corpus is in
+    team mode, ``actor`` must be allowed to write it
+    (:func:`evalcore.access.authorize.authorize_corpus_write`).
     """
     rows = [
         (
@@ -62,6 +68,10 @@ def add_documents(
         for d in documents
     ]
     with write_transaction(db):
+        from evalcore.access.authorize import authorize_corpus_write
+
+        authorize_corpus_write(db, corpus_id=corpus_id, actor=actor,
+                               owner_orgs={row[4] for row in rows})
         db.conn.executemany(
             f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "

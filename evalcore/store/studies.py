@@ -98,11 +98,24 @@ def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     return [get_study(db, study_id) for study_id in ids]
 
 
-def add_queries(db: sqlite_utils.Database, study_id: str, queries: Iterable[QueryIn]) -> int:
-    """Insert or update query texts; returns how many were written."""
+def add_queries(
+    db: sqlite_utils.Database,
+    study_id: str,
+    queries: Iterable[QueryIn],
+    *,
+    actor: str | None = None,
+) -> int:
+    """Insert or update query texts; returns how many were written.
+
+    In a team-mode study ``actor`` needs the lead role (:mod:`evalcore.access`).
+    """
     get_study(db, study_id)
     rows = [[study_id, q.query_id, q.text] for q in queries]
     with write_transaction(db):
+        from evalcore.access.authorize import authorize
+        from evalcore.access.roles import Permission
+
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         db.conn.executemany(
             "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
             "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text",

@@ -146,3 +146,17 @@ def test_the_app_obeys_roles_an_annotator_cannot_reopen(team_app) -> None:
     with pytest.raises(PermissionDenied, match="may not reopen a query"):
         reopen(db, study_id="s", query_id="q1", actor=ANNOTATOR, reason="I disagree")
     assert completeness_history(db, "s", "q1") == before
+
+
+def test_a_study_created_while_signed_in_is_led_by_its_creator(team_app) -> None:
+    db, make = team_app
+    at = make({"is_logged_in": True, "email": OUTSIDER}, "pages/data.py")
+    form_inputs = {t.label: t for t in at.text_input}
+    form_inputs["Study id"].set_value("fresh")
+    form_inputs["Corpus id"].set_value("c2")
+    at.button[[b.label for b in at.button].index("Create study")].click().run()
+    assert not at.exception, at.exception
+    from evalcore.access import list_members
+
+    assert [(m.user_id, m.role) for m in list_members(db, "fresh")] == [(OUTSIDER, "lead")]
+    assert "fresh" in at.sidebar.selectbox(key="rl_study_select").options
