@@ -44,6 +44,8 @@ _FLASH_KEY = "_rl_flash"
 #: What a write may raise: bad input, a refused permission, or a busy/locked store.
 _WRITE_ERRORS = (ValueError, PermissionError, sqlite3.Error)
 _PENDING_QUERY_KEY = "_rl_pending_query"
+_QUERY_KEEP = "_rl_query_keep"
+_UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000
 
 
@@ -192,18 +194,19 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
     if not ids:
         st.info("No query has pooled results yet: create or import a run on the Data page.")
         return None
+    # The widget's own state is dropped when another page is shown; the kept copy is not.
+    kept = st.session_state.get(QUERY_KEY, st.session_state.get(_QUERY_KEEP))
     if len(ids) > _MAX_QUEUE:
         unfinished = [q for q in ids if progress.queries[q].mine < progress.queries[q].pooled]
-        current = st.session_state.get(QUERY_KEY)
         ids = unfinished[:_MAX_QUEUE] or ids[:_MAX_QUEUE]
-        if current in progress.queries and current not in ids:
-            ids.insert(0, current)
+        if kept in progress.queries and kept not in ids:
+            ids.insert(0, kept)
     texts = query_texts(db, study.study_id, ids)
     pending = st.session_state.pop(_PENDING_QUERY_KEY, None)
-    if pending in ids:
-        st.session_state[QUERY_KEY] = pending
-    if st.session_state.get(QUERY_KEY) not in ids:
-        st.session_state[QUERY_KEY] = ids[0]
+    choice = pending if pending in ids else kept
+    st.session_state[QUERY_KEY] = choice if choice in ids else ids[0]
+    if UNBLIND_KEY not in st.session_state:
+        st.session_state[UNBLIND_KEY] = bool(st.session_state.get(_UNBLIND_KEEP, False))
 
     def label(qid: str) -> str:
         p = progress.queries[qid]
@@ -211,10 +214,12 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
         return f"{qid} · {truncate(texts.get(qid, ''), 60)} · you {p.mine}/{p.pooled}{done}"
 
     left, right = st.columns([3, 1])
-    left.selectbox("Query", ids, format_func=label, key=QUERY_KEY)
-    right.toggle("Show ranks and runs", key=UNBLIND_KEY,
-                 help="Off (blind): items come in a shuffled order fixed per annotator.")
-    return st.session_state[QUERY_KEY]
+    st.session_state[_QUERY_KEEP] = left.selectbox("Query", ids, format_func=label,
+                                                   key=QUERY_KEY)
+    st.session_state[_UNBLIND_KEEP] = right.toggle(
+        "Show ranks and runs", key=UNBLIND_KEY,
+        help="Off (blind): items come in a shuffled order fixed per annotator.")
+    return st.session_state[_QUERY_KEEP]
 
 
 @st.fragment

@@ -252,3 +252,14 @@ def test_cant_judge_items_come_last_in_a_later_session(small_store, new_app) -> 
     for _ in range(3):
         _grade(later, 1)
     assert _shown_unit(later) == first  # offered again once nothing else is left
+
+
+def test_the_chosen_query_survives_a_visit_to_another_page(small_store, new_app) -> None:
+    at = new_app("ann", PAGE)
+    at.selectbox(key="rl_query").set_value("q2").run()
+    at.toggle(key="rl_unblind").set_value(True).run()
+    at.switch_page("pages/home.py").run()
+    at.switch_page(PAGE).run()
+    assert at.selectbox(key="rl_query").value == "q2"
+    assert at.toggle(key="rl_unblind").value is True
+    assert _shown_unit(at) in {"d5", "d6"}
