@@ -207,7 +207,7 @@ def test_documents_of_a_team_corpus_are_written_by_its_leads_for_their_organisat
     db, _ = team_store(tmp_path)
 
     def doc(owner: str) -> list[DocumentIn]:
-        return [DocumentIn(doc_id="new", text="x", owner_org=owner,
+        return [DocumentIn(doc_id=f"new-{owner}", text="x", owner_org=owner,
                            created_at=datetime(2026, 1, 1, tzinfo=UTC))]
 
     before = table_snapshot(db)
@@ -235,3 +235,17 @@ def test_a_study_created_in_team_mode_starts_with_its_lead(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="already exists"):
         create_team_study(db, StudyIn(study_id="t", corpus_id="c"), lead=ANNOTATOR)
     assert table_snapshot(db) == before
+
+
+def test_an_upsert_cannot_take_over_another_organisations_document(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from evalcore.store.corpus import DocumentIn, add_documents, get_document
+
+    db, _ = team_store(tmp_path)
+    before = table_snapshot(db)
+    takeover = [DocumentIn(doc_id="b1", text="mine now", owner_org="acme",
+                           created_at=datetime(2026, 1, 1, tzinfo=UTC))]
+    with pytest.raises(PermissionDenied, match="change documents owned by organisation"):
+        add_documents(db, "c", takeover, actor=LEAD)
+    assert table_snapshot(db) == before and get_document(db, "c", "b1").owner_org == "globex"

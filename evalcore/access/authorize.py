@@ -12,6 +12,7 @@ write it guards: ``BEGIN IMMEDIATE`` holds the write lock, so membership cannot
 change between the check and the write, and a refusal rolls back to nothing.
 """
 
+import json
 from collections.abc import Iterable
 from typing import Literal
 
@@ -133,13 +134,19 @@ def authorize(
 
 
 def authorize_corpus_write(
-    db: sqlite_utils.Database, *, corpus_id: str, actor: str | None, owner_orgs: Iterable[str | None]
+    db: sqlite_utils.Database,
+    *,
+    corpus_id: str,
+    actor: str | None,
+    owner_orgs: Iterable[str | None],
+    doc_ids: Iterable[str] = (),
 ) -> None:
     """Allow ``actor`` to add or change documents of the corpus, or raise PermissionDenied.
 
     While no study over the corpus is in team mode, anyone may (local mode). Then
     the actor must be a lead of a team-mode study over the corpus and belong to
-    every organisation that will own one of the documents.
+    every organisation that will own one of the documents, and to every
+    organisation that owns one of ``doc_ids`` now (an upsert would change them).
     """
     team = [
         r[0]
@@ -170,11 +177,22 @@ def authorize_corpus_write(
             actor=user, study_id=hint_study, permission=Permission.IMPORT, required_role="lead",
             role=None,
         )
-    missing = sorted({o for o in owner_orgs if o is not None and not in_organisation(db, user, o)})
+    owners = set(owner_orgs)
+    ids = list(doc_ids)
+    if ids:
+        owners |= {
+            r[0]
+            for r in db.execute(
+                "SELECT DISTINCT owner_org FROM documents WHERE corpus_id = ? "
+                "AND doc_id IN (SELECT value FROM json_each(?))",
+                [corpus_id, json.dumps(ids)],
+            )
+        }
+    missing = sorted({o for o in owners if o is not None and not in_organisation(db, user, o)})
     if missing:
         raise PermissionDenied(
-            f"{user} may not add documents owned by organisation(s) {', '.join(missing)} to "
-            f"corpus {corpus_id!r}: they are not a member of them",
+            f"{user} may not add or change documents owned by organisation(s) "
+            f"{', '.join(missing)} in corpus {corpus_id!r}: they are not a member of them",
             actor=user, study_id=team[0], permission=Permission.IMPORT, required_role="lead",
             role="lead",
         )

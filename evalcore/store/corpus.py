@@ -71,7 +71,8 @@ def add_documents(
         from evalcore.access.authorize import authorize_corpus_write
 
         authorize_corpus_write(db, corpus_id=corpus_id, actor=actor,
-                               owner_orgs={row[4] for row in rows})
+                               owner_orgs={row[4] for row in rows},
+                               doc_ids=[row[1] for row in rows])
         db.conn.executemany(
             f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "

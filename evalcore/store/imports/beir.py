@@ -17,7 +17,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
+from evalcore.access.authorize import authorize, authorize_corpus_write
 from evalcore.access.roles import Permission
 from evalcore.io.beir import read_beir_folder
 from evalcore.io.errors import InputError, InputErrors
@@ -64,6 +64,8 @@ def import_beir(
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events),
                         file=str(Path(folder) / "qrels"), what="corpus-id",
                         allow_unknown=allow_unknown_ids, also_known=set(beir.documents))
+        authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor, owner_orgs=(),
+                               doc_ids=beir.documents)
         summary.documents, changed = _write_documents(db, study.corpus_id, beir.documents)
         if changed:
             summary.warnings.append(
