@@ -41,7 +41,8 @@ def test_build_demo_writes_every_feature_and_is_idempotent(tmp_path: Path) -> No
     runs = list_runs(db, DEMO_STUDY_ID)
     assert [r.name for r in runs] == list(RUN_PROTOCOLS)
     assert all(r.source == "lexical" and r.corpus_fingerprint for r in runs)
-    assert len({r.k for r in runs}) == 2  # different protocols
+    assert runs[0].protocol != runs[1].protocol  # different protocols
+    assert len({r.k for r in runs}) == 1  # same depth: Compare pairs every query
     assert runs[0].corpus_fingerprint == runs[1].corpus_fingerprint  # comparable
     progress = study_progress(db, DEMO_STUDY_ID)
     assert progress.conflicts >= 1
@@ -96,3 +97,16 @@ def test_demo_needs_building_is_a_read_only_check(tmp_path: Path) -> None:
     build_demo(db)
     assert not demo_needs_building(db)
     assert ensure_demo_if_empty(db) is None
+
+
+def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path) -> None:
+    from evalcore.compare import compare_runs
+    from evalcore.store.observations import evaluate_run
+
+    db = open_store(tmp_path / "demo.sqlite")
+    build_demo(db)
+    names = list(RUN_PROTOCOLS)
+    reports = {name: evaluate_run(db, DEMO_STUDY_ID, name) for name in names}
+    comparison = compare_runs(reports).comparison("reciprocal_rank", names[1], names[0])
+    assert comparison.summary.startswith("reciprocal_rank computed on ")
+    assert " 0 of " not in comparison.summary
