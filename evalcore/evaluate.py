@@ -110,7 +110,11 @@ class BatchResult:
         batch = self.batch
         n = len(batch)
         names = list(self.metrics)
-        columns = [self._metric_column(m) for m in names]
+        # Frozen MetricValues with equal content are shared: across queries (equal
+        # values) and across metrics of one query (e.g. recall and nDCG blocked alike).
+        available: dict[float, MetricValue] = {}
+        unbounded: dict[tuple[int, int], MetricValue] = {}
+        columns = [self._metric_column(m, available, unbounded) for m in names]
         obits = self.observation_bits.tolist()
         has_dup = (np.bincount(self.ranking.query[batch.pos_dup], minlength=n) > 0).tolist()
         ks = batch.k.tolist()
@@ -141,19 +145,26 @@ class BatchResult:
             )
         return out
 
-    def _metric_column(self, name: str) -> list[MetricValue | None]:
-        """Per-query :class:`MetricValue` of one metric for valid queries (None for invalid)."""
+    def _metric_column(
+        self,
+        name: str,
+        shared: dict[float, MetricValue],
+        unbounded: dict[tuple[int, int], MetricValue],
+    ) -> list[MetricValue | None]:
+        """Per-query :class:`MetricValue` of one metric for valid queries (None for invalid).
+
+        ``shared`` holds available values by value; ``unbounded`` holds unavailable
+        values without bounds that block on every unlabeled unit, by (query, reason bits).
+        """
         m = self.metrics[name]
         available = self.available(name).tolist()
         values = m.value.tolist()
         bits = m.reason_bits.tolist()
         lower, upper = (b.tolist() for b in self.bounds(name))
         limit = m.blocking_limit
-        blocking = (
-            self._all_blocking_ids if (limit == NO_LIMIT).all() else self._blocking_ids(limit)
-        )
+        every_unit = bool((limit == NO_LIMIT).all())
+        blocking = self._all_blocking_ids if every_unit else self._blocking_ids(limit)
         valid = self.valid.tolist()
-        shared: dict[float, MetricValue] = {}
         column: list[MetricValue | None] = []
         for q in range(len(values)):
             if not valid[q]:
@@ -167,6 +178,14 @@ class BatchResult:
             else:
                 b = bits[q]
                 lo, hi = lower[q], upper[q]
+                if lo != lo and every_unit:  # NaN: no bounds
+                    mv = unbounded.get((q, b))
+                    if mv is None:
+                        mv = unbounded[q, b] = _unavailable(
+                            _METRIC_REASON_LISTS[b], list(blocking.get(q, ())), None, None
+                        )
+                    column.append(mv)
+                    continue
                 column.append(
                     _unavailable(
                         _METRIC_REASON_LISTS[b],
