@@ -9,7 +9,10 @@ An :class:`ObservationBatch` holds a query set column by column, CSR style:
 * ``pos_dup`` marks returned duplicates (section 4 of the evidence contract:
   the unit already appeared at an earlier position after ``unit_of`` mapping;
   it keeps its position but adds no gain);
-* ``label_offsets`` / ``label_gain`` hold every query's reference labels;
+* ``label_offsets`` / ``label_gain`` hold every query's reference labels, one
+  gain per distinct labeled unit (a unit labeled twice is a
+  ``duplicate_reference`` and makes the query invalid, so which gain is kept
+  never reaches a number);
 * per-query flags: ``population_complete``, ``scan_complete``,
   ``permission_violation``, ``duplicate_reference``.
 
@@ -58,9 +61,7 @@ class ObservationBatch:
     pos_offsets: np.ndarray  # int64[n + 1]
     pos_gain: np.ndarray  # int8[P], UNLABELED where the unit has no label
     pos_dup: np.ndarray  # bool[P]
-    dup_first: (
-        np.ndarray
-    )  # int64[P]: 1-based position of the first occurrence, 0 if not a duplicate
+    dup_first: np.ndarray  # int64[P]: first position of a duplicate's unit, else 0
     label_offsets: np.ndarray  # int64[n + 1]
     label_gain: np.ndarray  # int8[L]
     population_complete: np.ndarray  # bool[n]
