@@ -86,10 +86,9 @@ def store(db_path: Path, command: str) -> Iterator[sqlite_utils.Database]:
     try:
         yield db
     except InputErrors as exc:
-        fail([str(e) for e in exc.errors]
-             + ([f"... and {exc.total - len(exc.errors)} more errors"]
-                if exc.total > len(exc.errors) else []),
-             f"evalcore {command}: {exc.total} input error(s); nothing was written")
+        fail(str(exc).splitlines(),
+             f"evalcore {command}: {'at least ' if exc.stopped else ''}{exc.total} input "
+             "error(s); nothing was written")
     except (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError,
             ValueError) as exc:
         fail([f"error: {exc}"], f"evalcore {command}: nothing was written")

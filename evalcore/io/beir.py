@@ -69,6 +69,7 @@ def read_beir_folder(
             ]
         )
     errors: list[InputError] = []
+    counted = 0  # errors counted by the files' readers (each keeps only its first ones)
     warnings: list[str] = []
     documents: dict[str, tuple[str, str]] = {}
     queries: dict[str, str] = {}
@@ -78,8 +79,10 @@ def read_beir_folder(
     def collect(fn: Callable[..., Any], *args: Any) -> Any:
         try:
             return fn(*args)
-        except InputErrors as exc:
+        except InputErrors as exc:  # a file cut short (ReadingStopped) keeps its notice
+            nonlocal counted
             errors.extend(exc.errors)
+            counted += exc.total - exc.shown
             return None
 
     corpus_path = root / "corpus.jsonl"
@@ -118,7 +121,9 @@ def read_beir_folder(
             qrels[path.stem] = got
             files[path.stem] = str(path)
     if errors:
-        raise InputErrors(errors[:200], len(errors))
+        listed = [e for e in errors if not e.stop]
+        notices = [e for e in errors if e.stop]
+        raise InputErrors([*listed[:200], *notices], counted + len(listed))
     return BeirFolder(str(root), documents, queries, qrels, files, warnings)
 
 

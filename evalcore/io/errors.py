@@ -2,7 +2,12 @@
 
 Readers collect *every* error of an input in an :class:`ErrorLog` and raise
 one :class:`InputErrors` at the end, so a user fixes a file in one pass instead
-of one error per run. Each error renders as one line::
+of one error per run — up to :data:`STOP_AFTER` errors: then the log raises
+:class:`ReadingStopped` (an :class:`InputErrors`) from ``add``/``append``, the
+readers' loops let it propagate, and the user learns at which line reading
+stopped and that the count is a lower bound. A huge file that is wrong on every
+line is refused in about the time it takes to decode it, not after minutes of
+collecting millions of messages. Each error renders as one line::
 
     observations.jsonl:7: labels[2].gain: must be an integer 0..4, got 2.5 (true, 2.5, "3", 5, -1 are rejected)
 
@@ -25,6 +30,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 #: At most this many errors are kept and printed; all of them are counted.
 MAX_REPORTED = 200
 
+#: Reading stops at this many errors (:class:`ReadingStopped`); the count is then a lower bound.
+STOP_AFTER = 1_000
+
 
 class InputError(BaseModel):
     """One problem in an input file. ``line`` is 1-based, None for the whole file."""
@@ -36,6 +44,8 @@ class InputError(BaseModel):
     field: str | None = None
     message: str
     hint: str | None = None
+    #: True for the notice that reading stopped here (not an error of the input itself).
+    stop: bool = False
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
@@ -44,32 +54,67 @@ class InputError(BaseModel):
 
 
 class InputErrors(ValueError):
-    """Every error found in an input (the first :data:`MAX_REPORTED`, and the total count)."""
+    """Every error found in an input (the first :data:`MAX_REPORTED`, and the total count).
+
+    ``errors`` may end with "reading stopped" notices (``stop=True``), which
+    ``total`` does not count; :attr:`stopped` tells whether any file was cut short.
+    """
 
     def __init__(self, errors: Sequence[InputError], total: int | None = None) -> None:
         self.errors: list[InputError] = list(errors)
-        self.total: int = len(self.errors) if total is None else total
+        self.total: int = self.shown if total is None else total
         super().__init__(str(self))
 
+    @property
+    def shown(self) -> int:
+        """How many errors (not notices) are listed."""
+        return sum(1 for e in self.errors if not e.stop)
+
+    @property
+    def hidden(self) -> int:
+        """How many counted errors are not listed."""
+        return max(self.total - self.shown, 0)
+
+    @property
+    def stopped(self) -> bool:
+        """Was reading stopped early (so ``total`` is a lower bound)?"""
+        return any(e.stop for e in self.errors)
+
     def __str__(self) -> str:
-        lines = [str(e) for e in self.errors]
-        more = self.total - len(self.errors)
-        if more > 0:
-            lines.append(f"... and {more} more errors ({self.total} in total)")
+        lines = [str(e) for e in self.errors if not e.stop]
+        if self.hidden:
+            at_least = "at least " if self.stopped else ""
+            lines.append(f"... and {self.hidden} more errors ({at_least}{self.total} in total)")
+        lines.extend(str(e) for e in self.errors if e.stop)
         return "\n".join(lines)
 
 
-class ErrorLog:
-    """Collects the errors of one input; keeps the first ``limit`` and counts all."""
+class ReadingStopped(InputErrors):
+    """Raised by :class:`ErrorLog` when an input reaches its error limit: reading stops there."""
 
-    def __init__(self, file: str, limit: int = MAX_REPORTED) -> None:
+
+class ErrorLog:
+    """Collects the errors of one input; keeps the first ``limit`` and counts all.
+
+    At ``stop_after`` errors, :meth:`append` (and so :meth:`add` and :meth:`extend`)
+    raises :class:`ReadingStopped` with the errors kept so far and a notice naming
+    the line where reading stopped. Readers do not catch it: their loops end there.
+    """
+
+    def __init__(self, file: str, limit: int = MAX_REPORTED, stop_after: int = STOP_AFTER) -> None:
         self.file = file
         self.limit = limit
+        self.stop_after = stop_after
         self.errors: list[InputError] = []
         self.total = 0
 
     def __bool__(self) -> bool:
         return self.total > 0
+
+    @property
+    def full(self) -> bool:
+        """Has the log reached ``stop_after`` errors (reading must stop)?"""
+        return self.total >= self.stop_after
 
     def add(
         self, line: int | None, field: str | None, message: str, hint: str | None = None
@@ -77,9 +122,28 @@ class ErrorLog:
         self.append(InputError(file=self.file, line=line, field=field, message=message, hint=hint))
 
     def append(self, error: InputError) -> None:
+        """Log one error; raise :class:`ReadingStopped` when it is the ``stop_after``-th."""
         self.total += 1
         if len(self.errors) < self.limit:
             self.errors.append(error)
+        if self.full:
+            raise ReadingStopped([*self._ordered(), self._stop_notice(error.line)], self.total)
+
+    def _stop_notice(self, line: int | None) -> InputError:
+        where = "" if line is None else f" at line {line}"
+        return InputError(
+            file=self.file,
+            line=line,
+            stop=True,
+            message=(
+                f"reading stopped{where} after {self.total:,} errors; the rest of the file was "
+                f"not checked, so it may hold more ({self.total:,} is a lower bound)"
+            ),
+            hint="fix these (is it the right kind of file?) and read it again",
+        )
+
+    def _ordered(self) -> list[InputError]:
+        return sorted(self.errors, key=lambda e: e.line or 0)
 
     def extend(self, errors: Iterable[InputError]) -> None:
         for e in errors:
@@ -88,8 +152,7 @@ class ErrorLog:
     def raise_if_any(self) -> None:
         """Raise :class:`InputErrors` (sorted by line) when anything was logged."""
         if self.total:
-            ordered = sorted(self.errors, key=lambda e: e.line or 0)
-            raise InputErrors(ordered, self.total)
+            raise InputErrors(self._ordered(), self.total)
 
 
 # --- pydantic ValidationError -> InputError --------------------------------------------------
