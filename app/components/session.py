@@ -24,6 +24,9 @@ ANNOTATOR_KEY = "rl_annotator"
 STUDY_WIDGET = "rl_study_select"
 ANNOTATOR_WIDGET = "rl_annotator_input"
 _PENDING_STUDY_KEY = "_rl_pending_study"
+#: URL query parameters that make a page address self-contained (reload, bookmark, new tab).
+ANNOTATOR_PARAM = "annotator"
+STUDY_PARAM = "study"
 
 
 def default_db_path() -> Path:
@@ -111,6 +114,8 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
         st.sidebar.info("This store holds no study yet: import one on the Data page.")
         return None
     pending = st.session_state.pop(_PENDING_STUDY_KEY, None)
+    if pending is None and STUDY_KEY not in st.session_state:
+        pending = st.query_params.get(STUDY_PARAM)  # a reload, a bookmark or a new tab
     if pending in {s.study_id for s in known}:
         st.session_state[STUDY_KEY] = st.session_state[STUDY_WIDGET] = pending
     current_study(db)
@@ -122,6 +127,7 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
         format_func=lambda sid: names.get(sid, sid),
         key=STUDY_WIDGET,
     )
+    _sync_param(STUDY_PARAM, st.session_state[STUDY_KEY])
     return current_study(db)
 
 
@@ -131,7 +137,14 @@ def select_study_next_run(study_id: str) -> None:
 
 
 def annotator_picker() -> str:
-    """Sidebar input of the annotator identity (until sign-in is configured)."""
+    """Sidebar input of the annotator identity (until sign-in is configured).
+
+    The name is also kept in the page address (``?annotator=``), so a reload,
+    a bookmark or a link opened in a new tab keeps it (a new session starts
+    from the address).
+    """
+    if ANNOTATOR_KEY not in st.session_state:
+        st.session_state[ANNOTATOR_KEY] = str(st.query_params.get(ANNOTATOR_PARAM, ""))[:200]
     _restore_widget(ANNOTATOR_WIDGET, ANNOTATOR_KEY)
     value = st.sidebar.text_input(
         "Annotator",
@@ -142,7 +155,28 @@ def annotator_picker() -> str:
         "(until sign-in is configured).",
     )
     st.session_state[ANNOTATOR_KEY] = value.strip()
+    _sync_param(ANNOTATOR_PARAM, annotator())
     return annotator()
+
+
+def _sync_param(name: str, value: str) -> None:
+    """Keep ``?name=value`` in the page address (removed when ``value`` is empty)."""
+    if not value:
+        if name in st.query_params:
+            del st.query_params[name]
+    elif st.query_params.get(name) != value:
+        st.query_params[name] = value
+
+
+def address_params(**extra: str) -> dict[str, str]:
+    """Query parameters for a link that opens the same study and annotator (plus ``extra``)."""
+    from app.components.auth import signed_in_user
+
+    params = {STUDY_PARAM: str(st.session_state.get(STUDY_KEY, ""))}
+    if signed_in_user() is None:
+        params[ANNOTATOR_PARAM] = annotator()
+    params.update(extra)
+    return {k: v for k, v in params.items() if v}
 
 
 def _restore_widget(widget_key: str, plain_key: str) -> None:

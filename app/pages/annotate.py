@@ -4,6 +4,10 @@ Keys: 0-4 grade, S skip, J can't judge, U undo, N next, P previous. Every
 grade click writes its label event (in the button's callback, before the page
 re-renders) and advances to the next item the annotator has not labeled.
 The work area is an ``st.fragment``: a label re-renders only it.
+
+The address names the open query (``?query=q05``), so a reload or a link
+(the dashboard's "Label ..." links, a bookmark, a new tab) opens it;
+``&unit=ID`` also puts that pooled item on screen.
 """
 
 import sqlite3
@@ -26,6 +30,7 @@ from evalcore.pool import blind_order
 from evalcore.progress import (
     PoolNotFullyLabeledError,
     QueryProgress,
+    StudyProgress,
     mark_pool_complete,
     query_progress,
 )
@@ -47,6 +52,10 @@ _PENDING_QUERY_KEY = "_rl_pending_query"
 _QUERY_KEEP = "_rl_query_keep"
 _UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000
+QUERY_PARAM = "query"
+UNIT_PARAM = "unit"
+#: The query this session last wrote into the address: a different one there is a new request.
+_ADDRESS_QUERY_KEY = "_rl_address_query"
 
 
 def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
@@ -202,7 +211,7 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
         if kept in progress.queries and kept not in ids:
             ids.insert(0, kept)
     texts = query_texts(db, study.study_id, ids)
-    pending = st.session_state.pop(_PENDING_QUERY_KEY, None)
+    pending = st.session_state.pop(_PENDING_QUERY_KEY, None) or _address_query(progress, ids)
     choice = pending if pending in ids else kept
     st.session_state[QUERY_KEY] = choice if choice in ids else ids[0]
     if UNBLIND_KEY not in st.session_state:
@@ -219,7 +228,37 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
     st.session_state[_UNBLIND_KEEP] = right.toggle(
         "Show ranks and runs", key=UNBLIND_KEY,
         help="Off (blind): items come in a shuffled order fixed per annotator.")
-    return st.session_state[_QUERY_KEEP]
+    chosen = st.session_state[_QUERY_KEEP]
+    st.session_state[_ADDRESS_QUERY_KEY] = chosen
+    if st.query_params.get(QUERY_PARAM) != chosen:
+        st.query_params[QUERY_PARAM] = chosen
+    return chosen
+
+
+def _address_query(progress: StudyProgress, ids: list[str]) -> str | None:
+    """The query the address asks for, when it is a new request (not this session's own)."""
+    wanted = st.query_params.get(QUERY_PARAM)
+    if not wanted or wanted == st.session_state.get(_ADDRESS_QUERY_KEY):
+        return None
+    if wanted not in ids:
+        why = ("has no pooled result to label" if wanted in progress.queries
+               else "is not a query of this study")
+        st.warning(escape_markdown(f"The address asks for query {wanted!r}, which {why}."))
+        return None
+    return wanted
+
+
+def _open_address_unit(study_id: str, query_id: str, annotator: str) -> None:
+    """Put the pooled item named by ``?unit=`` on screen (once: the parameter is consumed)."""
+    unit = st.query_params.get(UNIT_PARAM)
+    if not unit:
+        return
+    del st.query_params[UNIT_PARAM]
+    if unit in {item.unit_id for item in cached_pool(get_db(), study_id, query_id)}:
+        _walk(study_id, annotator, query_id).cursor = unit
+    else:
+        st.warning(escape_markdown(f"The address asks for item {unit!r}, which is not in the "
+                                   f"pool of query {query_id}."))
 
 
 @st.fragment
@@ -409,4 +448,5 @@ if not who:
     st.stop()
 chosen = _queue(study, who)
 if chosen is not None:
+    _open_address_unit(study.study_id, chosen, who)
     _workspace(study, chosen, who)

@@ -15,10 +15,8 @@ import streamlit as st
 
 from app.components.chips import metric_label, reason_text
 from app.components.live_state import with_live_state
-from app.components.queue import WalkState
 from app.components.safe_text import escape_markdown
-from app.components.session import annotator as current_annotator
-from app.components.session import current_study, get_db
+from app.components.session import address_params, current_study, get_db
 from evalcore.live_charts import per_query_figure
 from evalcore.live_dashboard import LiveDashboard
 from evalcore.render.aggregate_card import aggregate_card
@@ -29,8 +27,6 @@ REFRESH_SECONDS = 2.0
 BLOCKING_SHOWN = 15
 LIVE_KEY = "rl_dash_live"
 METRIC_KEY = "rl_dash_metric"
-#: Where the annotate page reads the query to open (H5's selectbox key).
-ANNOTATE_QUERY_KEY = "rl_query"
 
 
 def _figure(state: LiveDashboard, metric: str, label: str):
@@ -41,16 +37,6 @@ def _figure(state: LiveDashboard, metric: str, label: str):
         cached = (key, per_query_figure(state, metric, label))
         st.session_state["_rl_dash_figure"] = cached
     return cached[1]
-
-
-def _open_annotate(study_id: str, query_id: str, unit_id: str) -> None:
-    """Button callback: make the annotate page open this query, on this item."""
-    st.session_state[ANNOTATE_QUERY_KEY] = query_id
-    who = current_annotator()
-    if who:
-        walks: dict = st.session_state.setdefault("_rl_walks", {})
-        walks[(study_id, who, query_id)] = WalkState(cursor=unit_id)
-    st.session_state["_rl_dash_goto"] = True
 
 
 def _card(column, label: str, value) -> None:
@@ -124,13 +110,11 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
                                      label=f"Adjudicate {item.unit_id} for {item.query_id}",
                                      icon=":material/gavel:")
             continue
-        columns[n % 3].button(
-            f"Label {item.unit_id} for {item.query_id}",
-            key=f"rl_dash_label_{item.query_id}_{item.unit_id}",
+        columns[n % 3].page_link(  # a real link: it also opens in a new tab
+            "pages/annotate.py",
+            label=f"Label {item.unit_id} for {item.query_id}",
             icon=":material/rate_review:",
-            on_click=_open_annotate,
-            args=(study_id, item.query_id, item.unit_id),
-            width="stretch",
+            query_params=address_params(query=item.query_id, unit=item.unit_id),
         )
 
 
@@ -179,8 +163,6 @@ def _chart(study_id: str, metric: str) -> None:
 
 @st.fragment(run_every=_EVERY)
 def _live_blocking(study_id: str) -> None:
-    if st.session_state.pop("_rl_dash_goto", False):
-        st.switch_page("pages/annotate.py")
     with_live_state(study_id, lambda state, *_: _blocking(state, study_id))
 
 

@@ -62,14 +62,24 @@ def test_label_in_store_lowers_unavailable_count_on_next_refresh(small_store, ne
     assert any("2 of 6 pooled returned items labeled" in t for t in progress)
 
 
-def test_label_button_opens_annotate_on_that_item(small_store, new_app) -> None:
+def test_label_link_opens_annotate_on_that_item(small_store, new_app) -> None:
+    """The link is a real address: a new session (a new tab) opened on it shows the item."""
+    from urllib.parse import parse_qs
+
+    from app_harness import ENTRY
+    from streamlit.testing.v1 import AppTest
+
     at = new_app(annotator="ann", page=PAGE)
-    button = next(b for b in at.button if b.key and b.key.startswith("rl_dash_label_q2_"))
-    unit = button.key.rsplit("_", 1)[1]
-    button.click().run()
-    assert not at.exception, at.exception
-    assert at.session_state["rl_query"] == "q2"
-    caption = next(c.value for c in at.caption if c.value.startswith("item "))
+    link = next(p for p in at.get("page_link") if p.proto.label.startswith("Label ")
+                and p.proto.label.endswith(" for q2"))
+    unit = link.proto.label.removeprefix("Label ").split(" for ")[0]
+    tab = AppTest.from_file(ENTRY, default_timeout=60)
+    tab.query_params.update({k: v[0] for k, v in parse_qs(link.proto.query_string).items()})
+    tab.run()
+    tab.switch_page("pages/annotate.py").run()
+    assert not tab.exception, tab.exception
+    assert tab.session_state["rl_query"] == "q2"
+    caption = next(c.value for c in tab.caption if c.value.startswith("item "))
     assert caption.split(" · ")[1] == unit
 
 
