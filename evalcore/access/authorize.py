@@ -198,6 +198,50 @@ def authorize_corpus_write(
         )
 
 
+def organisation_team_studies(db: sqlite_utils.Database, org_id: str) -> list[str]:
+    """The team-mode studies of organisation ``org_id``, by study id (none: local mode)."""
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
+            "ON m.study_id = s.study_id WHERE s.org_id = ? ORDER BY s.study_id",
+            [org_id],
+        )
+    ]
+
+
+def authorize_organisation_entry(
+    db: sqlite_utils.Database, *, org_id: str | None, study_id: str, actor: str | None, what: str
+) -> None:
+    """Allow ``actor`` to ``what`` (create study ``study_id``, or make its first lead) inside
+    organisation ``org_id``, or raise PermissionDenied.
+
+    While the organisation has no team-mode study (local mode), anyone may. Once it
+    has one, only a member of the organisation may: otherwise anyone could create
+    or claim a study of the organisation and, as its lead, join the organisation
+    and read its documents.
+    """
+    if org_id is None:
+        return
+    team = organisation_team_studies(db, org_id)
+    if not team:
+        return
+    user = normalise_user_id(actor) if actor and str(actor).strip() else ""
+    if user and in_organisation(db, user, org_id):
+        return
+    who = f"{user} may not {what}" if user else f"nobody is named to {what}"
+    leads = sorted({lead for s in team for lead in study_leads(db, s)})
+    raise PermissionDenied(
+        f"{who} in organisation {org_id!r}: it has team-mode studies "
+        f"({', '.join(team)}) and only its members may; "
+        + ("sign in, or pass the acting user (--actor); " if not user else "")
+        + f"a lead of one of them ({', '.join(leads)}) can add them: evalcore members add-org "
+        f"--db STORE --user {user or 'USER'} --org {org_id}",
+        actor=user, study_id=study_id, permission=Permission.MANAGE_MEMBERS,
+        required_role="lead", role=None,
+    )
+
+
 def allowed(
     db: sqlite_utils.Database, *, study_id: str, actor: str | None, permission: Permission
 ) -> bool:

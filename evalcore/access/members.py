@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.authorize import (
     PermissionDenied,
     authorize,
+    authorize_organisation_entry,
     member_role,
+    organisation_team_studies,
     study_leads,
     study_mode,
 )
@@ -83,6 +85,9 @@ def add_member(
     study = get_study(db, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.MANAGE_MEMBERS)
+        if study_mode(db, study_id) == "local":
+            authorize_organisation_entry(db, org_id=study.org_id, study_id=study_id, actor=actor,
+                                         what=f"turn team mode on in study {study_id!r}")
         if study_mode(db, study_id) == "local" and role != "lead":
             raise ValueError(
                 f"study {study_id!r} has no member yet (local single-user mode); its first member "
@@ -118,7 +123,7 @@ def create_team_study(
     One transaction: if the lead cannot be added, the study is not created either.
     """
     with write_transaction(db):
-        create_study(db, study)
+        create_study(db, study, actor=lead)
         add_member(db, study_id=study.study_id, user=lead, role="lead", actor=lead,
                    display_name=display_name)
     return get_member(db, study.study_id, lead)  # type: ignore[return-value]
@@ -156,14 +161,7 @@ def add_to_organisation(
     with write_transaction(db):
         if not db.execute("SELECT 1 FROM organisations WHERE org_id = ?", [org_id]).fetchone():
             raise ValueError(f"no organisation {org_id!r} in this store; create it first")
-        team_studies = [
-            r[0]
-            for r in db.execute(
-                "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
-                "ON m.study_id = s.study_id WHERE s.org_id = ? ORDER BY s.study_id",
-                [org_id],
-            )
-        ]
+        team_studies = organisation_team_studies(db, org_id)
         granted_by = normalise_user_id(actor) if actor and actor.strip() else who
         if team_studies and not any(
             member_role(db, s, granted_by) == "lead" for s in team_studies

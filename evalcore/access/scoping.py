@@ -15,6 +15,7 @@
 Every refusal carries a reason a person can act on.
 """
 
+import json
 from collections.abc import Iterable
 
 import sqlite_utils
@@ -176,6 +177,47 @@ def document_refusal(
     ).fetchone():
         return None
     return f"{user} is not a member of any study over corpus {corpus_id!r}"
+
+
+class ReadableFilter(BaseModel):
+    """:func:`document_refusal` as SQL: ``where`` over the ``documents`` row aliased ``d``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    where: str
+    params: dict[str, str | int]
+
+
+def readable_filter(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str
+) -> ReadableFilter:
+    """The documents of ``corpus_id`` that ``viewer`` may read, as a SQL condition.
+
+    Same rule as :func:`document_refusal`, for queries that must filter before a
+    ``LIMIT`` (search): everything in a local-mode corpus; in a team-mode corpus
+    the documents of the viewer's organisations, and unowned documents if the
+    viewer is a member of a study over the corpus; nothing for nobody.
+    """
+    if not corpus_in_team_mode(db, corpus_id):
+        return ReadableFilter(where="1", params={})
+    user = _user(viewer)
+    if user is None:
+        return ReadableFilter(where="0", params={})
+    from evalcore.access.members import user_organisations
+
+    unowned = db.execute(
+        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+        "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1",
+        [corpus_id, user],
+    ).fetchone() is not None
+    return ReadableFilter(
+        where="(d.owner_org IN (SELECT value FROM json_each(:reader_orgs)) "
+        "OR (d.owner_org IS NULL AND :reader_unowned))",
+        params={
+            "reader_orgs": json.dumps(sorted(user_organisations(db, user))),
+            "reader_unowned": int(unowned),
+        },
+    )
 
 
 def readable_document(

@@ -157,7 +157,7 @@ def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrie
                         retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
                         gain=gain, org_id=org_id)  # type: ignore[arg-type]
         with write_transaction(db):
-            create_study(db, study)
+            create_study(db, study, actor=actor)
             record_audit(db, actor=actor, action="study.create", study_id=study_id,
                          detail=study.model_dump())
     click.echo(f"created study {study_id} on corpus {corpus_id}")

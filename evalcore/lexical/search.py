@@ -17,6 +17,7 @@ from datetime import datetime
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.scoping import readable_filter
 from evalcore.lexical.protocol import MAX_TOP_K
 from evalcore.lexical.query_syntax import match_expression
 from evalcore.lexical.visibility import Visibility
@@ -45,12 +46,17 @@ def search_corpus(
     limit: int = 50,
     title_weight: float = 1.0,
     text_weight: float = 1.0,
+    viewer: str | None = None,
 ) -> list[SearchHit]:
     """The best ``limit`` (1..1000) documents of ``corpus_id`` for ``text``.
 
     ``organisations`` restricts to documents owned by one of them (None: any
     owner, including none); ``cutoff`` to documents created at or before it
-    (None: no cutoff; a naive datetime is UTC).
+    (None: no cutoff; a naive datetime is UTC). ``viewer`` restricts to the
+    documents that person may read (:func:`evalcore.access.scoping.readable_filter`;
+    ``""`` is nobody signed in) — in SQL, before the ``LIMIT``, so documents the
+    viewer may not read never crowd out ones they may. None: no access filter
+    (library and benchmark use; every page passes its viewer).
     """
     if not 1 <= limit <= MAX_TOP_K:
         raise ValueError(f"limit must be between 1 and {MAX_TOP_K}, got {limit}")
@@ -58,14 +64,17 @@ def search_corpus(
     if expression is None:
         return []
     visibility = Visibility.of(corpus_id, organisations, cutoff)
+    readable = None if viewer is None else readable_filter(db, viewer, corpus_id)
     rows = db.conn.execute(
         "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
         "bm25(documents_fts, :w_title, :w_text) AS s "
         "FROM documents_fts JOIN documents d ON d.rowid = documents_fts.rowid "
         f"WHERE documents_fts MATCH :expression AND {visibility.where} "
+        f"AND {'1' if readable is None else readable.where} "
         "ORDER BY s, d.doc_id LIMIT :limit",
         {
             **visibility.params,
+            **({} if readable is None else readable.params),
             "w_title": float(title_weight),
             "w_text": float(text_weight),
             "expression": expression,

@@ -15,6 +15,7 @@ from datetime import datetime
 
 import sqlite_utils
 
+from evalcore.access.scoping import require_study_view
 from evalcore.compare import ComparisonSettings
 from evalcore.gc_pause import gc_paused
 from evalcore.protocol import EvalProtocol
@@ -38,13 +39,22 @@ def report_from_store(
     corpus_fingerprint: str | None = None,
     settings: ComparisonSettings | None = None,
     created_at: datetime | None = None,
+    viewer: str | None = None,
 ) -> Report:
     """Evaluate the named runs of a study and build their report (nothing is stored).
 
     Unknown study, run or reference version raise the store's ``LookupError``
     subclasses, whose messages list what exists. ``name`` defaults to
     ``"<runs> @ <reference> <created_at>"``.
+
+    ``viewer`` (default: ``created_by``) must be allowed to see the study — its
+    queries, labels, notes and runs, which the report holds — or
+    :class:`~evalcore.access.PermissionDenied` is raised before anything is
+    evaluated (:func:`~evalcore.access.scoping.require_study_view`: in team mode a
+    member who belongs to the study's organisation). A report holds no document
+    text. Storing it (:func:`evalcore.report.store.save_report`) needs the lead role.
     """
+    require_study_view(db, created_by if viewer is None else viewer, study_id)
     with gc_paused():
         return _report_from_store(
             db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,

@@ -39,7 +39,12 @@ class StudyNotFoundError(LookupError):
 
 
 def create_organisation(db: sqlite_utils.Database, org_id: str, name: str = "") -> None:
-    """Create the organisation if it does not exist (idempotent)."""
+    """Create the organisation if it does not exist (idempotent).
+
+    Open to anyone: a new organisation has no member, study or document, so it
+    grants nothing (joining one is :func:`evalcore.access.members.add_to_organisation`'s
+    rule). An existing organisation is never changed — not even renamed — by this.
+    """
     with write_transaction(db):
         db.execute(
             "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
@@ -47,9 +52,18 @@ def create_organisation(db: sqlite_utils.Database, org_id: str, name: str = "") 
         )
 
 
-def create_study(db: sqlite_utils.Database, study: StudyIn) -> None:
-    """Create a study. An existing study of the same id is an error, never overwritten."""
+def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None = None) -> None:
+    """Create a study. An existing study of the same id is an error, never overwritten.
+
+    Inside an organisation that has a team-mode study, ``actor`` must be a member
+    of that organisation (PermissionDenied otherwise, and nothing is written);
+    in local mode anyone may (see :func:`evalcore.access.authorize.authorize_organisation_entry`).
+    """
     with write_transaction(db):
+        from evalcore.access.authorize import authorize_organisation_entry
+
+        authorize_organisation_entry(db, org_id=study.org_id, study_id=study.study_id,
+                                     actor=actor, what=f"create study {study.study_id!r}")
         if study.org_id is not None:
             db.execute(
                 "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
