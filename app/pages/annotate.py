@@ -22,7 +22,7 @@ from app.components.session import current_study, get_db
 from app.components.state import cached_pool, cached_study_progress, note_own_write, store_version
 from evalcore.access.authorize import allowed
 from evalcore.access.roles import Permission
-from evalcore.access.scoping import displayable_text, document_refusal
+from evalcore.access.scoping import displayable_text
 from evalcore.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.lexical.search import search_corpus
 from evalcore.live import query_results_by_run
@@ -420,8 +420,8 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
         if not text.strip():
             return
         db = get_db()
-        hits = [h for h in search_corpus(db, study.corpus_id, text, limit=50)
-                if document_refusal(db, current_annotator(), study.corpus_id, h.owner_org) is None][:10]
+        # scoped in SQL before the limit: other organisations' documents never crowd these out
+        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=current_annotator() or "")
         if not hits:
             st.caption("No document matches.")
         for hit in hits:
