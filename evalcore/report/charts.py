@@ -30,8 +30,11 @@ Figure = dict[str, Any]
 _UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
 _PALETTE = qualitative.Plotly
 _UP, _DOWN = "#2b8a3e", "#c92a2a"
+_ZERO = "#868e96"
 #: Up to this many paired queries the delta chart draws one bar per query.
 _BARS_UP_TO = 500
+#: Up to this many bars each one is labelled with its query id on the axis.
+_QUERY_TICKS_UP_TO = 40
 
 
 def _color(index: int) -> str:
@@ -47,9 +50,10 @@ def _strings(values: list[str]) -> np.ndarray:
     return np.asarray(values, dtype=object)
 
 
-def _two_row_layout(titles: tuple[str, str], heights: list[float], shared_x: bool) -> dict:
+def _two_row_layout(titles: tuple[str, str], heights: list[float], shared_x: bool,
+                    spacing: float = 0.1) -> dict:
     fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=shared_x, row_heights=heights, vertical_spacing=0.1,
+        rows=2, cols=1, shared_xaxes=shared_x, row_heights=heights, vertical_spacing=spacing,
         subplot_titles=titles,
     )
     return fig.layout.to_plotly_json()
@@ -146,7 +150,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
             f"{comparison.label}: {a} − {b} per paired query (sorted by Δ; hover for the query)",
             f"excluded queries ({comparison.n_excluded}; not 0 — reasons on hover)",
         ),
-        [0.8, 0.2], shared_x=False,
+        [0.8, 0.2], shared_x=False, spacing=0.2,
     )
     excluded_text = [
         f"{escape(e.query_id)}: {a} [{escape(', '.join(e.reasons_a)) or 'available'}], "
@@ -160,8 +164,13 @@ def delta_figure(comparison: MetricComparison) -> Figure:
             "type": "bar", "name": "Δ on paired queries", "xaxis": "x", "yaxis": "y",
             "x": positions, "y": sorted_deltas, "text": query_ids[order], "textposition": "none",
             "hovertemplate": "%{text}: Δ = %{y:.4f}<extra></extra>",
-            "marker": {"color": np.where(sorted_deltas > 0, _UP, _DOWN).astype(object)},
+            # a zero delta is a flat bar: its outline keeps it visible (a paired query, not a gap)
+            "marker": {"color": _sign_colors(sorted_deltas),
+                       "line": {"color": _sign_colors(sorted_deltas), "width": 2}},
         }]
+        if order.size <= _QUERY_TICKS_UP_TO:
+            layout["xaxis"].update(tickmode="array", tickvals=positions,
+                                   ticktext=query_ids[order])
     else:
         # Many queries: one filled curve per sign (a single SVG path each, not one bar per query).
         delta_traces = [
@@ -184,7 +193,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
             "marker": _UNAVAILABLE_MARKER, "hovertemplate": "%{text}<extra></extra>",
         },
     ]
-    layout["yaxis"].update(title={"text": "Δ"})
+    layout["yaxis"].update(title={"text": "Δ"}, range=_padded_range(sorted_deltas))
     layout["yaxis2"].update(type="category")
     layout["xaxis2"].update(showticklabels=False)
     title = _wrapped(comparison.summary)
@@ -194,6 +203,19 @@ def delta_figure(comparison: MetricComparison) -> Figure:
         title={"text": title, "font": {"size": 12}, "x": 0.01, "xanchor": "left"},
     )
     return {"data": data, "layout": layout}
+
+
+def _padded_range(deltas: np.ndarray) -> list[float]:
+    """A y range holding 0 and every delta, with room so a bar at 0 is not on the frame."""
+    low = min(float(deltas.min()) if deltas.size else 0.0, 0.0)
+    high = max(float(deltas.max()) if deltas.size else 0.0, 0.0)
+    pad = 0.15 * ((high - low) or 1.0)
+    return [low - pad, high + pad]
+
+
+def _sign_colors(deltas: np.ndarray) -> np.ndarray:
+    """Green above 0, red below, grey at 0."""
+    return np.where(deltas > 0, _UP, np.where(deltas < 0, _DOWN, _ZERO)).astype(object)
 
 
 def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
