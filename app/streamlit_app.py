@@ -34,6 +34,7 @@ REVIEWER_PAGES = [
     ("pages/compare.py", "Compare runs", ":material/compare_arrows:"),
     ("pages/agreement.py", "Annotator agreement", ":material/groups:"),
     ("pages/reports.py", "Reports", ":material/summarize:"),
+    ("pages/members.py", "Members", ":material/group_add:"),
 ]
 # ---------------------------------------------------------------------------
 
