@@ -31,7 +31,7 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
             "unit": r.unit_id,
             "title": r.title_withheld or r.title or "",
             "score": r.score,
-            "label": r.gain,
+            "label": "—" if r.gain is None else str(r.gain),  # no label is not 0
             "state": r.state,
             "annotators": ", ".join(f"{a}: {g}" for a, g in r.annotators.items()),
             "unlabeled": r.unlabeled,
@@ -65,12 +65,18 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
         hide_index=True,
         width="stretch",
         column_config={
-            "score": st.column_config.NumberColumn(format="%.4f"),
-            "label": st.column_config.NumberColumn(help="resolved gain; empty = unlabeled"),
-            "unlabeled": st.column_config.CheckboxColumn(),
-            "permission violation": st.column_config.CheckboxColumn(),
-            "conflict": st.column_config.CheckboxColumn(),
-            "beyond k": st.column_config.CheckboxColumn(help="not measured by any metric"),
+            "rank": st.column_config.NumberColumn(width="small"),
+            "title": st.column_config.TextColumn(width="medium"),
+            "score": st.column_config.NumberColumn(format="%.4f", width="small"),
+            "label": st.column_config.TextColumn(
+                width="small", help="resolved gain 0-4; — = unlabeled (unknown, not 0)"),
+            "unlabeled": st.column_config.CheckboxColumn(width="small"),
+            "duplicate": st.column_config.TextColumn(width="small"),
+            "permission violation": st.column_config.CheckboxColumn(
+                "permission", width="small", help="a permission violation"),
+            "conflict": st.column_config.CheckboxColumn(width="small"),
+            "beyond k": st.column_config.CheckboxColumn(
+                width="small", help="not measured by any metric"),
         },
     )
 
