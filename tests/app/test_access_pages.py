@@ -32,7 +32,8 @@ AUTH = {
     "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration",
 }
 PAGES = ["pages/home.py", "pages/annotate.py", "pages/data.py", "pages/inspector.py",
-         "pages/dashboard.py", "pages/compare.py", "pages/agreement.py", "pages/reports.py"]
+         "pages/dashboard.py", "pages/compare.py", "pages/agreement.py", "pages/reports.py",
+         "pages/members.py"]
 
 
 def rendered(at) -> str:
