@@ -44,8 +44,9 @@ def _actor() -> str:
 def _show_errors(title: str, error: Exception) -> None:
     st.error(escape_markdown(title))
     if isinstance(error, InputErrors):
-        st.caption(f"{error.total} error{'s' if error.total != 1 else ''} found; nothing was "
-                   "written. Fix them all and upload again.")
+        at_least = "at least " if error.stopped else ""  # reading stopped at the error limit
+        st.caption(f"{at_least}{error.total} error{'s' if error.total != 1 else ''} found; "
+                   "nothing was written. Fix them all and upload again.")
     st.code(str(error), language=None, wrap_lines=True)
 
 
