@@ -139,3 +139,31 @@ def test_beir_folder_keeps_each_files_count_and_stop_notice(tmp_path: Path) -> N
     text = str(exc)
     assert "corpus.jsonl:1000: reading stopped at line 1000 after 1,000 errors" in text
     assert text.count("reading stopped") == 1  # the queries file was read to its end
+
+
+def test_cli_evaluate_and_import_say_the_count_is_a_lower_bound(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from store_fixtures import new_store, table_snapshot
+
+    from evalcore.cli import main
+
+    qrels = tmp_path / "huge.qrels"
+    qrels.write_text("".join(f"q{i} 0 d{i}\n" for i in range(N_LINES)), encoding="utf-8")
+    run = tmp_path / "ok.run"
+    run.write_text("q1 Q0 d1 1 1.0 t\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["evaluate", "--qrels", str(qrels), "--run", str(run),
+                                       "--k", "10"])
+    assert result.exit_code == 2
+    assert "at least 1000 input error(s)" in result.stderr
+    assert "huge.qrels:1000: reading stopped at line 1000" in result.stderr
+    db = new_store(tmp_path)
+    before = table_snapshot(db)
+    db.conn.close()
+    imported = CliRunner().invoke(main, ["import", "qrels", "--db", str(tmp_path / "store.db"),
+                                         "--study", "s", str(qrels)])
+    assert imported.exit_code != 0, imported.output
+    assert "at least 1000 input error(s)" in imported.output
+    assert "reading stopped at line 1000" in imported.output
+    from evalcore.store.connection import open_store
+
+    assert table_snapshot(open_store(tmp_path / "store.db")) == before

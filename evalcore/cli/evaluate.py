@@ -274,7 +274,8 @@ def evaluate_command(
         except InputErrors as exc:
             click.echo(str(exc), err=True)
             click.echo(
-                f"evalcore evaluate: {exc.total} input error(s); nothing was computed",
+                f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
+                "error(s); nothing was computed",
                 err=True,
             )
             sys.exit(2)
