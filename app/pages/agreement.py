@@ -109,8 +109,10 @@ reviewer = current_annotator()
 if not pending:
     st.success("No unit is in conflict.")
 else:
-    st.caption(f"{len(pending)} units are in conflict: they count as unlabeled until a "
-               "reviewer adjudicates. Largest disagreement first.")
+    many = len(pending) != 1
+    st.caption(f"{len(pending)} unit{'s are' if many else ' is'} in conflict: "
+               f"{'they count' if many else 'it counts'} as unlabeled until a reviewer "
+               "adjudicates. Largest disagreement first.")
     if not reviewer:
         st.info("Enter your name in the sidebar to adjudicate (it is recorded with the decision).")
     for query_id, label in pending[:CONFLICTS_SHOWN]:
@@ -118,7 +120,7 @@ else:
         with st.container(border=True):
             gains = ", ".join(f"{a}: {g}" for a, g in label.annotators.items())
             st.markdown(escape_markdown(f"{label.unit_id} · query {query_id} · {gains}"))
-            left, mid, right = st.columns([2, 4, 1])
+            left, mid, right = st.columns([2, 4, 1], vertical_alignment="bottom")
             left.selectbox("Gain", GAIN_CATEGORIES, key=f"{key}_gain",
                            format_func=lambda g: f"{g} · {GRADE_MEANINGS[g]}",
                            index=max(label.annotators.values()))

@@ -388,7 +388,8 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
     if qp.complete:
         st.success("Marked complete: recall and nDCG can be computed for this query.")
         reason_key = f"reopen_reason_{query_id}"
-        st.text_input("Reason to reopen", key=reason_key)
+        st.text_input("Reason to reopen", key=reason_key,
+                      placeholder="required: why the relevant set may be incomplete")
         may_reopen = allowed(get_db(), study_id=sid, actor=annotator,
                              permission=Permission.REOPEN)
         st.button("Reopen", key="reopen", on_click=_on_reopen,

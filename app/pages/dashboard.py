@@ -134,6 +134,10 @@ def _live_cards(study_id: str) -> None:
 def _render_cards(state: LiveDashboard, seconds: float, changed: bool):
     _coverage(state)
     _cards(state)
+    codes = sorted({code for run in state.run_names
+                    for value in state.aggregates(run).values() for code in value.reasons})
+    if codes:  # the cards name reasons by code: say what each one means right under them
+        st.caption(escape_markdown("; ".join(f"{c}: {reason_text(c)}" for c in codes)))
     st.caption(
         "A card shows the mean only when every query has the metric; otherwise it says how "
         "many queries are missing and why (no mean of the rest is ever shown)."

@@ -95,3 +95,15 @@ def test_hostile_run_name_is_escaped(small_store, new_app) -> None:
 
     assert any(escape_markdown("**bold** <b>x</b>") in m.value for m in at.markdown)
     assert not any("<b>" in m.value for m in at.markdown)
+
+
+def test_the_reason_codes_on_the_cards_are_explained_beside_them(small_store, new_app) -> None:
+    from evalcore.reasons import REASON_TEXT, Reason
+
+    at = new_app(page=PAGE)
+    captions = [_unescape(c.value) for c in at.caption]
+    cards = next(i for i, c in enumerate(captions) if "queries missing (" in c)
+    legend = next(i for i, c in enumerate(captions)
+                  if c.startswith("missing_reference: ")
+                  and REASON_TEXT[Reason.MISSING_REFERENCE] in c)
+    assert legend > cards
