@@ -23,6 +23,8 @@ from evalcore.io.trec import read_qrels
 LINES: dict[str, str] = {
     # three fields instead of four: the careful path names every line
     "qrels.txt": "q{i} 0 doc-{i}-with-a-longer-identifier\n",
+    # Latin-1 text: not valid UTF-8 on any line (decoded line by line)
+    "qrels-latin1.txt": "q{i} 0 caf\u00e9-{i}-with-a-longer-identifier 1\n",
     # a misspelled field (a "did you mean" suggestion) and gain 7 (out of range)
     "labels.jsonl": '{{"qurey_id": "q{i}", "unit_id": "doc-{i}", "gain": 7, "note": "x"}}\n',
     # k must be >= 1, a returned id must be a non-empty string, a misspelled field
@@ -32,6 +34,7 @@ LINES: dict[str, str] = {
 
 READERS: dict[str, Callable[[Path], object]] = {
     "qrels.txt": read_qrels,
+    "qrels-latin1.txt": read_qrels,
     "labels.jsonl": lambda p: read_labels_jsonl(p, default_annotator="bench"),
     "observations.jsonl": read_observations,
 }
@@ -39,7 +42,8 @@ READERS: dict[str, Callable[[Path], object]] = {
 
 def write_file(path: Path, template: str, size: int) -> int:
     lines = 0
-    with path.open("w", encoding="utf-8") as out:
+    encoding = "latin-1" if "latin1" in path.name else "utf-8"
+    with path.open("w", encoding=encoding) as out:
         written = 0
         batch: list[str] = []
         while written < size:

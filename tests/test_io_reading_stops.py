@@ -167,3 +167,17 @@ def test_cli_evaluate_and_import_say_the_count_is_a_lower_bound(tmp_path: Path) 
     from evalcore.store.connection import open_store
 
     assert table_snapshot(open_store(tmp_path / "store.db")) == before
+
+
+def test_a_file_of_the_wrong_encoding_stops_decoding_at_the_limit() -> None:
+    from evalcore.io.text_lines import decode_source
+
+    data = "".join(f"q{i} 0 caf\u00e9{i} 1\n" for i in range(N_LINES)).encode("latin-1")
+    source = decode_source(data, "latin.qrels")
+    assert len(source.errors) == STOP_AFTER  # the rest is not decoded
+    with pytest.raises(InputErrors) as caught:
+        parse_qrels(source)
+    assert caught.value.stopped and caught.value.total == STOP_AFTER
+    assert "latin.qrels:1000: reading stopped at line 1000" in str(caught.value)
+    small = decode_source(data[: data.index(b"q40 ")], "small.qrels")
+    assert len(small.errors) == 40  # a small file: every bad line is named

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
-from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.errors import STOP_AFTER, InputError, InputErrors
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,18 @@ def _normalize_newlines(text: str) -> str:
 
 
 def _decode_by_line(data: bytes, name: str) -> SourceText:
-    """Slow path for invalid UTF-8 or NUL bytes: decode line by line, blank the bad lines."""
+    """Slow path for invalid UTF-8 or NUL bytes: decode line by line, blank the bad lines.
+
+    Stops at :data:`~evalcore.io.errors.STOP_AFTER` bad lines (a binary file or
+    the wrong encoding): the reader's :class:`~evalcore.io.errors.ErrorLog` then
+    stops at the last of them and says so, and the rest is never decoded.
+    """
     raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
     lines: list[str] = []
     errors: list[InputError] = []
     for number, chunk in enumerate(raw, start=1):
+        if len(errors) >= STOP_AFTER:
+            break
         nul = chunk.find(b"\x00")
         if nul >= 0:
             lines.append("")
