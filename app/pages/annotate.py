@@ -3,7 +3,7 @@
 Keys: 0-4 grade, S skip, J can't judge, U undo, N next, P previous. Every
 grade click writes its label event (in the button's callback, before the page
 re-renders) and advances to the next item the annotator has not labeled.
-The work area is an ``st.fragment``: a label re-renders only it.
+The selector and work area are an ``st.fragment``: a label re-renders only them.
 
 The address names the open query (``?query=q05``), so a reload or a link
 (the dashboard's "Label ..." links, a bookmark, a new tab) opens it;
@@ -262,6 +262,17 @@ def _open_address_unit(study_id: str, query_id: str, annotator: str) -> None:
 
 
 @st.fragment
+def _annotate(study: StudyIn, annotator: str) -> None:
+    """The query selector and the work area: a label re-renders only this fragment.
+
+    The selector is inside, so its per-query counts ("you 3/10") follow each label.
+    """
+    chosen = _queue(study, annotator)
+    if chosen is not None:
+        _open_address_unit(study.study_id, chosen, annotator)
+        _workspace(study, chosen, annotator)
+
+
 def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     db = get_db()
     sid = study.study_id
@@ -447,7 +458,4 @@ who = current_annotator()
 if not who:
     st.info("Enter your name as annotator in the sidebar to start labeling.")
     st.stop()
-chosen = _queue(study, who)
-if chosen is not None:
-    _open_address_unit(study.study_id, chosen, who)
-    _workspace(study, chosen, who)
+_annotate(study, who)
