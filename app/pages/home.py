@@ -1,10 +1,12 @@
 """Study home: the study, its corpus fingerprint(s), runs, label coverage and completeness."""
 
+from urllib.parse import urlencode
+
 import pandas as pd
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
-from app.components.session import current_study, get_db
+from app.components.session import address_params, current_study, get_db
 from app.components.state import cached_study_progress
 from evalcore.run_protocols import protocol_summary
 from evalcore.store.corpus import count_documents
@@ -48,7 +50,7 @@ if progress.pooled:
     st.progress(
         share,
         text=f"{progress.labeled:,} of {progress.pooled:,} pooled returned items labeled "
-        f"({share:.0%})",
+        f"({share:.1%})",
     )
 else:
     st.write("No run has returned anything yet, so there is nothing to label.")
@@ -95,6 +97,8 @@ st.subheader("Queries")
 rows = [
     {
         "query": qid,
+        # a real address: opens this query on the Annotate page (in a new tab)
+        "annotate": "annotate?" + urlencode(address_params(query=qid)),
         "text": queries.get(qid, ""),
         "pooled": p.pooled,
         "labeled": p.labeled,
@@ -103,5 +107,10 @@ rows = [
     }
     for qid, p in progress.queries.items()
 ]
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=300)
+st.dataframe(
+    pd.DataFrame(rows), hide_index=True, width="stretch", height=300,
+    column_config={"annotate": st.column_config.LinkColumn(
+        "annotate", display_text="label ›", width="small",
+        help="Open this query on the Annotate page (new tab)")},
+)
 st.page_link("pages/annotate.py", label="Start labeling", icon=":material/rate_review:")

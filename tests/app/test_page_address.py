@@ -98,3 +98,13 @@ def test_dashboard_label_links_name_query_item_and_annotator(small_store, new_ap
         unit, query = link.proto.label.removeprefix("Label ").split(" for ")
         assert params == {"study": "s1", "annotator": "ann", "query": query, "unit": unit}
         assert link.proto.page.endswith("annotate")
+
+
+def test_home_query_table_links_each_query_to_annotate(small_store, new_app) -> None:
+    at = new_app("ann")
+    frame = next(d.value for d in at.dataframe if "annotate" in d.value.columns)
+    links = dict(zip(frame["query"], frame["annotate"], strict=True))
+    assert links["q2"] == "annotate?study=s1&annotator=ann&query=q2"
+    tab = _session({k: v[0] for k, v in parse_qs(links["q2"].split("?", 1)[1]).items()},
+                   ANNOTATE)
+    assert tab.selectbox(key="rl_query").value == "q2"
