@@ -154,15 +154,12 @@ def _chart(study_id: str, metric: str) -> None:
         ks = {state.k(r) for r in state.run_names}
         label = (metric_label(metric, ks.pop()) if len(ks) == 1
                  else METRIC_LABELS[metric].format(k="k"))
-        missing = sorted({code for r in state.run_names
-                          for code in state.aggregates(r)[metric].reasons})
-        return state.marks, _figure(state, metric, label), missing
+        return state.marks, _figure(state, metric, label)
 
-    marks, figure, missing = with_live_state(study_id, build)
+    # the reason codes (on hover) are explained under the cards
+    marks, figure = with_live_state(study_id, build)
     st.session_state[_CHART_MARKS] = marks
     st.plotly_chart(figure, key="rl_dash_chart")
-    if missing:
-        st.caption(escape_markdown("; ".join(f"{c}: {reason_text(c)}" for c in missing)))
 
 
 @st.fragment(run_every=_EVERY)
