@@ -108,3 +108,12 @@ def test_home_query_table_links_each_query_to_annotate(small_store, new_app) -> 
     tab = _session({k: v[0] for k, v in parse_qs(links["q2"].split("?", 1)[1]).items()},
                    ANNOTATE)
     assert tab.selectbox(key="rl_query").value == "q2"
+
+
+def test_a_hostile_annotator_in_the_address_stays_plain_text(small_store) -> None:
+    hostile = "<b>x</b> **y** [z](http://e.example)"
+    for page in (ANNOTATE, "pages/agreement.py", "pages/reports.py", "pages/dashboard.py"):
+        at = _session({"annotator": hostile}, page)
+        assert at.text_input(key="rl_annotator_input").value == hostile
+        assert not any("<b>" in m.value or "](http" in m.value for m in at.markdown)
+        assert _param(at, "annotator") == hostile
