@@ -69,7 +69,12 @@ summary = study_agreement(db, study.study_id)
 cols = st.columns(3)
 cols[0].metric("Annotators", len(summary.annotators))
 cols[1].metric("Units labeled by two or more", summary.n_units_multiply_labeled)
-cols[2].metric("Krippendorff's alpha (ordinal)", _coefficient(summary.overall_alpha))
+alpha = summary.overall_alpha
+if alpha.computed and alpha.value is not None:
+    cols[2].metric("Krippendorff's alpha (ordinal)", _coefficient(alpha))
+else:  # the reason is a sentence: too long for a metric tile, so it goes underneath
+    cols[2].metric("Krippendorff's alpha (ordinal)", "not computable")
+    cols[2].caption(escape_markdown(str(alpha.reason)))
 st.caption(
     "Alpha uses every unit labeled by two or more annotators (missing values allowed); kappa "
     "(quadratic weights) uses the units both annotators of a pair labeled. Adjudications are "

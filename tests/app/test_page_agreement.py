@@ -66,3 +66,13 @@ def test_no_overlap_says_so(small_store, new_app) -> None:
     at = new_app(page=PAGE)
     assert any("No two annotators" in i.value for i in at.info)
     assert any("No unit is in conflict" in s.value for s in at.success)
+
+
+def test_an_alpha_that_cannot_be_computed_says_why_in_full(small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app(page=PAGE)
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Krippendorff's alpha (ordinal)"] == "not computable"
+    reason = str(study_agreement(db, "s1").overall_alpha.reason)
+    assert any(c.value.replace("\\", "") == reason for c in at.caption)
