@@ -87,10 +87,10 @@ def _import_section(study_id: str) -> None:
             complete=complete, allow_unknown_ids=allow_unknown,
         )
     except (InputErrors, ValueError, PermissionError) as error:
-        bar.progress(1.0, text="Import refused")
+        bar.empty()  # the message below says how it ended (no full bar for a refusal)
         _show_errors("The import was refused; the store is unchanged.", error)
         return
-    bar.progress(1.0, text="Done")
+    bar.empty()
     st.success(escape_markdown("\n".join(summary.lines())))
 
 
@@ -137,14 +137,14 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
             run = execute_protocol(db, study_id=study_id, protocol_name=name.strip(),
                                    run_name=name.strip(), actor=_actor())
         except RetrievalRefused as refusal:
-            bar.progress(1.0, text="Refused")
+            bar.empty()  # the message below says how it ended (no full bar for a refusal)
             _show_errors("The run was refused; nothing was stored.", refusal)
             return
         except (InputErrors, ValueError, PermissionError, ProtocolNotFoundError) as error:
-            bar.progress(1.0, text="Not created")
+            bar.empty()  # the message below says how it ended (no full bar for a refusal)
             _show_errors("The run was not created.", error)
             return
-        bar.progress(1.0, text="Done")
+        bar.empty()
         st.success(escape_markdown(f"Run {run.name} stored: k = {run.k}, corpus fingerprint "
                                    f"{run.corpus_fingerprint}."))
     pinned = list_pinned_protocols(db, study_id)

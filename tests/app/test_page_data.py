@@ -35,6 +35,7 @@ def test_bad_qrels_upload_lists_line_numbered_errors_and_writes_nothing(
     _upload(at, "qrels", "../../etc/passwd", bad)
     _submit(at)
     assert "refused" in at.error[0].value
+    assert not at.get("progress")  # no full "done" bar above a refusal
     report = at.code[0].value
     assert "passwd:2:" in report and "passwd:3:" in report and "passwd:4:" in report
     assert "../" not in report
