@@ -29,10 +29,11 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
         row = {
             "rank": r.rank,
             "unit": r.unit_id,
-            "title": r.title_withheld or r.title or "",
-            "score": r.score,
+            # label and state first: they explain the metrics, and stay visible side by side
             "label": "—" if r.gain is None else str(r.gain),  # no label is not 0
             "state": r.state,
+            "title": r.title_withheld or r.title or "",
+            "score": r.score,
             "annotators": ", ".join(f"{a}: {g}" for a, g in r.annotators.items()),
             "unlabeled": r.unlabeled,
             "duplicate": f"of #{r.first_rank}" if r.duplicate else "",

@@ -19,6 +19,7 @@ def test_ranked_list_with_labels_and_flags(small_store, new_app) -> None:
     (frame,) = _frames(at)
     assert list(frame["unit"]) == ["d1", "d2", "d3"]
     assert list(frame["label"]) == ["2", "—", "—"]  # unlabeled is shown as such, never as None or 0
+    assert list(frame.columns)[:4] == ["rank", "unit", "label", "state"]  # visible side by side
     assert list(frame["state"]) == ["labeled", "conflict", "unlabeled"]
     assert list(frame["conflict"]) == [False, True, False]
     assert list(frame["unlabeled"]) == [False, True, True]
