@@ -121,6 +121,7 @@ def test_sign_in_label_and_the_event_carries_the_identity(signed_app, browser_pa
     sidebar = page.get_by_test_id("stSidebar")
     assert ANNOTATOR in sidebar.inner_text().replace("\u2060", "")
     assert sidebar.get_by_role("textbox", name="Annotator").count() == 0
+    sidebar.get_by_role("button", name="Sign out").wait_for()  # may render after the name
     assert sidebar.get_by_role("button", name="Sign out").count() == 1
 
     sidebar.get_by_role("link", name="Annotate").click()
