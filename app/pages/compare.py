@@ -143,4 +143,7 @@ for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, 
         if adjusted is not None:
             st.caption(escape_markdown(
                 f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"))
-        st.plotly_chart(delta_figure(item), key=f"rl_delta_{item.run_a}_{item.run_b}")
+        figure = delta_figure(item)
+        figure["layout"].pop("title", None)  # the same sentence is written just above
+        figure["layout"]["margin"] = {"t": 40, "b": 30}
+        st.plotly_chart(figure, key=f"rl_delta_{item.run_a}_{item.run_b}")
