@@ -1,8 +1,10 @@
-"""JSON-object-per-line files (BEIR corpora and queries, labels JSONL): the shared loop.
+"""JSON-object-per-line files (observations, labels JSONL, BEIR corpora and queries).
 
-Blank lines are skipped (JSONL has no comments). A line that is not JSON, is
-nested too deeply, or is not an object is logged with its line number and
-skipped, so every bad line of a file is reported in one pass.
+The one loop every JSONL reader shares. Blank lines are skipped (JSONL has no
+comments). JSON is read strictly: a key repeated in one object (plain JSON
+would silently keep the last value) and ``NaN``/``Infinity`` are errors. A line
+that is not JSON, is nested too deeply, or is not an object is logged with its
+line number and skipped, so every bad line of a file is reported in one pass.
 """
 
 from __future__ import annotations
@@ -15,23 +17,85 @@ from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, numbered_lines
 
 
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+class _NotJson(ValueError):
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return obj
+
+
+def _reject_constant(token: str) -> float:
+    raise _NotJson(token)
+
+
+#: Strict JSON: a repeated key or NaN/Infinity is an error, not silently accepted.
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+
+
+def json_kind(value: object) -> str:
+    """How a JSON value is named in messages ("an array", "a string", ...)."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
+
+
 def json_objects(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every line holding a JSON object."""
     for number, text in numbered_lines(source.text, comments=False):
         try:
-            obj = json.loads(text)
+            obj = _DECODER.decode(text)
         except json.JSONDecodeError as exc:
             log.add(
                 number,
                 None,
                 f"not valid JSON: {exc.msg} (column {exc.colno})",
-                "each line must hold one JSON object",
+                "each line must hold one complete JSON object",
+            )
+            continue
+        except _RepeatedKey as exc:
+            log.add(
+                number,
+                exc.key,
+                f"field '{exc.key}' appears twice in one object",
+                "JSON objects keep only one value per key; remove one",
+            )
+            continue
+        except _NotJson as exc:
+            log.add(
+                number,
+                None,
+                f"not valid JSON: {exc.token} is not a JSON value",
+                "use a finite number or null",
             )
             continue
         except RecursionError:
             log.add(number, None, "not valid JSON: nested too deeply")
             continue
         if not isinstance(obj, dict):
-            log.add(number, None, "must be a JSON object")
+            log.add(number, None, f"must be a JSON object, got {json_kind(obj)}")
             continue
         yield number, obj

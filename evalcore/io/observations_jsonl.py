@@ -23,7 +23,8 @@ from pydantic import ValidationError
 
 from evalcore.io.atomic import atomic_writer
 from evalcore.io.errors import ErrorLog, validation_errors
-from evalcore.io.text_lines import SourceText, numbered_lines, read_source
+from evalcore.io.json_objects import json_objects
+from evalcore.io.text_lines import SourceText, read_source
 from evalcore.observation import Observation
 
 
@@ -38,36 +39,7 @@ def parse_observations(source: SourceText) -> list[Observation]:
     log.extend(source.errors)
     observations: list[Observation] = []
     first_line: dict[str, int] = {}
-    for number, line in numbered_lines(source.text, comments=False):
-        try:
-            obj = _DECODER.decode(line)
-        except json.JSONDecodeError as exc:
-            log.add(
-                number,
-                None,
-                f"not valid JSON: {exc.msg} (column {exc.colno})",
-                "each line must hold one complete JSON object",
-            )
-            continue
-        except _RepeatedKey as exc:
-            log.add(
-                number,
-                exc.key,
-                f"field '{exc.key}' appears twice in one object",
-                "JSON objects keep only one value per key; remove one",
-            )
-            continue
-        except _NotJson as exc:
-            log.add(
-                number,
-                None,
-                f"not valid JSON: {exc.token} is not a JSON value",
-                "use a finite number or null",
-            )
-            continue
-        if not isinstance(obj, dict):
-            log.add(number, None, f"must be a JSON object, got {_json_kind(obj)}")
-            continue
+    for number, obj in json_objects(source, log):
         try:
             obs = Observation.model_validate(obj)
         except ValidationError as exc:
@@ -80,37 +52,6 @@ def parse_observations(source: SourceText) -> list[Observation]:
         log.add(None, None, "no observations", "the file is empty or holds only blank lines")
     log.raise_if_any()
     return observations
-
-
-class _RepeatedKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-class _NotJson(ValueError):
-    def __init__(self, token: str) -> None:
-        super().__init__(token)
-        self.token = token
-
-
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _RepeatedKey(key)
-            seen.add(key)
-    return obj
-
-
-def _reject_constant(token: str) -> float:
-    raise _NotJson(token)
-
-
-#: Strict JSON: a repeated key or NaN/Infinity is an error, not silently accepted.
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
 
 
 def _remember_query(
@@ -129,18 +70,6 @@ def _remember_query(
         "each query appears once per file; merge the two lines",
     )
     return False
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
 
 
 def dump_observation(observation: Observation) -> str:
