@@ -10,15 +10,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, get_db
+from app.components.session import get_db
 from evalcore.agreement_from_store import open_conflicts, study_agreement
 from evalcore.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.store.labels import adjudicate
 
 CONFLICTS_SHOWN = 30
+
+_FLASH = "_rl_agree_flash"
 
 
 def _coefficient(result: AgreementResult) -> str:
@@ -35,10 +38,9 @@ def _on_adjudicate(study_id: str, query_id: str, unit_id: str, key: str) -> None
         adjudicate(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
                    gain=gain, reviewer=reviewer, note=note)
     except (ValueError, PermissionError) as error:
-        st.session_state["_rl_agree_flash"] = ("error", f"Not adjudicated: {error}")
+        flash(_FLASH, "error", f"Not adjudicated: {error}")
         return
-    st.session_state["_rl_agree_flash"] = (
-        "success", f"{unit_id} on {query_id} adjudicated: gain {gain} by {reviewer}")
+    flash(_FLASH, "success", f"{unit_id} on {query_id} adjudicated: gain {gain} by {reviewer}")
 
 
 def _confusion_figure(pair) -> go.Figure:
@@ -55,15 +57,8 @@ def _confusion_figure(pair) -> go.Figure:
     return fig
 
 
-db = get_db()
-study = current_study(db)
-st.title("Annotator agreement")
-if study is None:
-    st.info("This store holds no study yet: import one on the Data page.")
-    st.stop()
-kind, text = st.session_state.pop("_rl_agree_flash", ("", ""))
-if text:
-    getattr(st, kind)(escape_markdown(text))
+db, study = study_page("Annotator agreement")
+show_flash(_FLASH)
 
 summary = study_agreement(db, study.study_id)
 cols = st.columns(3)

@@ -15,10 +15,11 @@ import sqlite3
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, get_db
+from app.components.session import get_db
 from app.components.state import cached_pool, cached_study_progress, note_own_write, store_version
 from evalcore.access.authorize import allowed
 from evalcore.access.roles import Permission
@@ -68,16 +69,6 @@ def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
     return walks[key]
 
 
-def _flash(kind: str, text: str) -> None:
-    st.session_state[_FLASH_KEY] = (kind, text)
-
-
-def _show_flash() -> None:
-    kind, text = st.session_state.pop(_FLASH_KEY, ("", ""))
-    if text:
-        getattr(st, kind)(escape_markdown(text))
-
-
 def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
     """unit -> this annotator's current gain on the query."""
     db = get_db()
@@ -100,14 +91,14 @@ def _on_grade(study_id: str, query_id: str, unit_id: str, annotator: str, gain: 
         record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
                      annotator=annotator, note=note)
     except _WRITE_ERRORS as error:
-        _flash("error", f"Label not saved (press the key again): {error}")
+        flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
         return
     note_own_write(db, study_id, query_id, annotator, before)
     st.session_state[NOTE_KEY] = ""
     walk = _walk(study_id, annotator, query_id)
     walk.cursor = next_unlabeled(order, _mine(study_id, query_id, annotator), walk.passed,
                                  after=unit_id)
-    _flash("toast", f"Saved: {unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
+    flash(_FLASH_KEY, "toast", f"Saved: {unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
 
 
 def _on_pass(study_id: str, query_id: str, unit_id: str, annotator: str, order: list[str],
@@ -119,12 +110,12 @@ def _on_pass(study_id: str, query_id: str, unit_id: str, annotator: str, order: 
             record_cant_judge(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
                               annotator=annotator, note=note)
         except _WRITE_ERRORS as error:
-            _flash("error", f"Not recorded (press the key again): {error}")
+            flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
             return
         st.session_state[NOTE_KEY] = ""
         if unit_id not in walk.cant_judge:
             walk.cant_judge.append(unit_id)
-        _flash("toast", f"Can't judge {unit_id}: left unlabeled")
+        flash(_FLASH_KEY, "toast", f"Can't judge {unit_id}: left unlabeled")
     elif unit_id not in walk.skipped:
         walk.skipped.append(unit_id)
     walk.cursor = next_unlabeled(order, _mine(study_id, query_id, annotator), walk.passed,
@@ -137,14 +128,14 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     try:
         event = undo_last_label(db, study_id=study_id, query_id=query_id, annotator=annotator)
     except _WRITE_ERRORS as error:
-        _flash("error", f"Not undone: {error}")
+        flash(_FLASH_KEY, "error", f"Not undone: {error}")
         return
     if event is None:
-        _flash("info", "Nothing to undo on this query.")
+        flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
     note_own_write(db, study_id, query_id, annotator, before)
     _walk(study_id, annotator, query_id).cursor = event.unit_id
-    _flash("toast", f"Undone: your last label on {event.unit_id}")
+    flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
 
 
 def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
@@ -159,10 +150,10 @@ def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
         mark_pool_complete(db, study_id=study_id, query_id=query_id, actor=annotator,
                            reason="every pooled item labeled")
     except (PoolNotFullyLabeledError, ValueError, PermissionError) as error:
-        _flash("error", str(error))
+        flash(_FLASH_KEY, "error", str(error))
         return
     note_own_write(db, study_id, query_id, annotator, before)
-    _flash("success", f"Query {query_id}: relevant set marked complete.")
+    flash(_FLASH_KEY, "success", f"Query {query_id}: relevant set marked complete.")
 
 
 def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) -> None:
@@ -172,11 +163,11 @@ def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) ->
     try:
         reopen(db, study_id=study_id, query_id=query_id, actor=annotator, reason=reason)
     except (ValueError, PermissionError) as error:
-        _flash("error", str(error))
+        flash(_FLASH_KEY, "error", str(error))
         return
     note_own_write(db, study_id, query_id, annotator, before)
     st.session_state[reason_key] = ""
-    _flash("info", f"Query {query_id} reopened.")
+    flash(_FLASH_KEY, "info", f"Query {query_id} reopened.")
 
 
 def _on_search_grade(study_id: str, query_id: str, unit_id: str, annotator: str,
@@ -187,10 +178,10 @@ def _on_search_grade(study_id: str, query_id: str, unit_id: str, annotator: str,
         record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
                      annotator=annotator, note="found by corpus search")
     except _WRITE_ERRORS as error:
-        _flash("error", f"Label not saved (press the key again): {error}")
+        flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
         return
     note_own_write(db, study_id, query_id, annotator, before)
-    _flash("toast", f"Saved: {unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
+    flash(_FLASH_KEY, "toast", f"Saved: {unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
 
 
 # --- rendering --------------------------------------------------------------------
@@ -285,7 +276,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     current = current_item(order, mine, walk)
     walk.cursor = current
 
-    _show_flash()
+    show_flash(_FLASH_KEY)
     st.markdown("#### " + escape_markdown(query_text or query_id))
     qp = query_progress(db, sid, query_id, annotator)
     study_progress = cached_study_progress(db, sid, annotator)
@@ -448,12 +439,7 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
                            args=(study.study_id, query_id, unit_id, annotator, gain))
 
 
-db = get_db()
-study = current_study(db)
-st.title("Annotate")
-if study is None:
-    st.info("This store holds no study yet: import one on the Data page.")
-    st.stop()
+db, study = study_page("Annotate")
 who = current_annotator()
 if not who:
     st.info("Enter your name as annotator in the sidebar to start labeling.")

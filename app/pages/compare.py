@@ -13,8 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from app.components.live_state import with_live_state
+from app.components.page import study_page
 from app.components.safe_text import escape_markdown
-from app.components.session import current_study, get_db
+from app.components.session import get_db
 from evalcore.compare import compare_runs
 from evalcore.report.charts import delta_figure
 from evalcore.results import AGGREGATE_LABELS, METRICS, EvaluationReport
@@ -64,12 +65,7 @@ def _results_table(comparison) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-db = get_db()
-study = current_study(db)
-st.title("Compare runs")
-if study is None:
-    st.info("This store holds no study yet: import one on the Data page.")
-    st.stop()
+db, study = study_page("Compare runs")
 infos = {r.name: r for r in list_runs(db, study.study_id)}
 if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")

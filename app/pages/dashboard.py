@@ -15,8 +15,9 @@ import streamlit as st
 
 from app.components.chips import metric_label, reason_text
 from app.components.live_state import with_live_state
+from app.components.page import study_page
 from app.components.safe_text import escape_markdown
-from app.components.session import address_params, current_study, get_db
+from app.components.session import address_params, get_db
 from evalcore.live_charts import per_query_figure
 from evalcore.live_dashboard import LiveDashboard
 from evalcore.render.aggregate_card import aggregate_card
@@ -167,12 +168,7 @@ def _live_blocking(study_id: str) -> None:
     with_live_state(study_id, lambda state, *_: _blocking(state, study_id))
 
 
-db = get_db()
-study = current_study(db)
-st.title("Live dashboard")
-if study is None:
-    st.info("This store holds no study yet: import one on the Data page.")
-    st.stop()
+db, study = study_page("Live dashboard")
 st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
                            f"{REFRESH_SECONDS:g} s while live updates are on"))
 left, right = st.columns([3, 1])

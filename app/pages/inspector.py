@@ -11,9 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.page import study_page
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, get_db
 from evalcore.inspector import QueryInspection, inspect_query, rank_changes
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
@@ -82,12 +82,7 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
     )
 
 
-db = get_db()
-study = current_study(db)
-st.title("Ranking inspector")
-if study is None:
-    st.info("This store holds no study yet: import one on the Data page.")
-    st.stop()
+db, study = study_page("Ranking inspector")
 runs = [r.name for r in list_runs(db, study.study_id)]
 if not runs:
     st.info("This study has no run yet: create or import one on the Data page.")

@@ -10,9 +10,10 @@ team mode on. Identities and names are shown as plain data, never as markdown.
 import pandas as pd
 import streamlit as st
 
+from app.components.page import flash, show_flash, study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, get_db
+from app.components.session import get_db
 from evalcore.access import (
     ROLES,
     Permission,
@@ -27,20 +28,16 @@ from evalcore.access import (
 _FLASH = "_rl_members_flash"
 
 
-def _flash(kind: str, text: str) -> None:
-    st.session_state[_FLASH] = (kind, text)
-
-
 def _on_add(study_id: str, actor: str) -> None:
     user = str(st.session_state.get("rl_members_user", "")).strip()
     role = str(st.session_state.get("rl_members_role", "annotator"))
     try:
         member = add_member(get_db(), study_id=study_id, user=user, role=role, actor=actor)
     except (ValueError, LookupError, PermissionError) as error:
-        _flash("error", f"Not added: {error}")
+        flash(_FLASH, "error", f"Not added: {error}")
         return
     st.session_state["rl_members_user"] = ""
-    _flash("success", f"{member.user_id} is now {member.role} of {study_id}.")
+    flash(_FLASH, "success", f"{member.user_id} is now {member.role} of {study_id}.")
 
 
 def _on_change(study_id: str, actor: str) -> None:
@@ -49,9 +46,9 @@ def _on_change(study_id: str, actor: str) -> None:
     try:
         member = add_member(get_db(), study_id=study_id, user=user, role=role, actor=actor)
     except (ValueError, LookupError, PermissionError) as error:
-        _flash("error", f"Role not changed: {error}")
+        flash(_FLASH, "error", f"Role not changed: {error}")
         return
-    _flash("success", f"{member.user_id} is now {member.role} of {study_id}.")
+    flash(_FLASH, "success", f"{member.user_id} is now {member.role} of {study_id}.")
 
 
 def _on_remove(study_id: str, actor: str) -> None:
@@ -59,9 +56,9 @@ def _on_remove(study_id: str, actor: str) -> None:
     try:
         removed = remove_member(get_db(), study_id=study_id, user=user, actor=actor)
     except (ValueError, LookupError, PermissionError) as error:
-        _flash("error", f"Not removed: {error}")
+        flash(_FLASH, "error", f"Not removed: {error}")
         return
-    _flash("success" if removed else "info",
+    flash(_FLASH, "success" if removed else "info",
            f"{user} removed from {study_id}." if removed else f"{user} was not a member.")
 
 
@@ -102,15 +99,8 @@ def _manage(study_id: str, actor: str, members: list) -> None:
                "lead: make someone else a lead before removing or demoting the last one.")
 
 
-db = get_db()
-study = current_study(db)
-st.title("Members")
-if study is None:
-    st.info("This store holds no study yet: import one on the Data page.")
-    st.stop()
-kind, text = st.session_state.pop(_FLASH, ("", ""))
-if text:
-    getattr(st, kind)(escape_markdown(text))
+db, study = study_page("Members")
+show_flash(_FLASH)
 if study_mode(db, study.study_id) == "local":
     _local_mode(study.study_id)
     st.stop()

@@ -10,9 +10,10 @@ annotator notes and internal identifiers unless the lead ticks the box.
 import pandas as pd
 import streamlit as st
 
+from app.components.page import flash, show_flash, study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, get_db
+from app.components.session import get_db
 from evalcore.report.csv_export import render_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
@@ -26,21 +27,17 @@ WORKING = "(working labels — not pinned)"
 _FLASH = "_rl_reports_flash"
 
 
-def _flash(kind: str, text: str) -> None:
-    st.session_state[_FLASH] = (kind, text)
-
-
 def _on_freeze(study_id: str) -> None:
     name = str(st.session_state.get("rl_freeze_name", "")).strip()
     try:
         version = freeze_reference(get_db(), study_id=study_id, name=name,
                                    actor=current_annotator())
     except (ValueError, LookupError, PermissionError) as error:
-        _flash("error", f"Not frozen: {error}")
+        flash(_FLASH, "error", f"Not frozen: {error}")
         return
     st.session_state["rl_freeze_name"] = ""
     st.session_state["rl_report_reference"] = version.name
-    _flash("success", f"Reference version {version.name} frozen: {version.n_labels} labels on "
+    flash(_FLASH, "success", f"Reference version {version.name} frozen: {version.n_labels} labels on "
                       f"{version.n_queries} queries, {version.n_complete} complete "
                       f"({version.content_hash[:19]}…)")
 
@@ -56,11 +53,11 @@ def _on_generate(study_id: str) -> None:
                                    name=name, created_by=current_annotator())
         stored = save_report(db, report)
     except (ValueError, LookupError, PermissionError) as error:
-        _flash("error", f"No report generated: {error}")
+        flash(_FLASH, "error", f"No report generated: {error}")
         return
     st.session_state["rl_report_name"] = ""
     st.session_state["rl_report_show"] = stored.report_id
-    _flash("success", f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)")
+    flash(_FLASH, "success", f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)")
 
 
 def _show_report(report: Report, report_id: int) -> None:
@@ -110,15 +107,8 @@ def _show_report(report: Report, report_id: int) -> None:
                             key=f"rl_dl_csv_{report_id}", on_click="ignore")
 
 
-db = get_db()
-study = current_study(db)
-st.title("Reports")
-if study is None:
-    st.info("This store holds no study yet: import one on the Data page.")
-    st.stop()
-kind, text = st.session_state.pop(_FLASH, ("", ""))
-if text:
-    getattr(st, kind)(escape_markdown(text))
+db, study = study_page("Reports")
+show_flash(_FLASH)
 lead = current_annotator()
 if not lead:
     st.info("Enter your name in the sidebar: freezing and generating are recorded under it.")
