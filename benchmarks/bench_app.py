@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evalcore.demo import build_demo  # noqa: E402
+from evalcore.demo.study import build_demo  # noqa: E402
 from evalcore.store.connection import open_store  # noqa: E402
 from evalcore.store.corpus import DocumentIn, add_documents  # noqa: E402
 from evalcore.store.runs import add_run  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalcore.live_dashboard import LiveDashboard  # noqa: E402
+from evalcore.live.dashboard import LiveDashboard  # noqa: E402
 from evalcore.store.completeness import is_complete, mark_complete  # noqa: E402
 from evalcore.store.connection import open_store, write_transaction  # noqa: E402
 from evalcore.store.labels import record_label  # noqa: E402

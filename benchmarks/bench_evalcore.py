@@ -40,10 +40,10 @@ from pathlib import Path
 
 import pytrec_eval
 
-from evalcore.columnar import ObservationBatch
-from evalcore.evaluate import compute, evaluate, evaluate_batch
-from evalcore.observation import Label, Observation
-from evalcore.protocol import EvalProtocol
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import compute, evaluate, evaluate_batch
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Label, Observation
 
 K = 10
 RETURNED = 100

@@ -35,13 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
-from evalcore.lexical.fingerprint import corpus_fingerprint
-from evalcore.lexical.pin import pin_protocol
-from evalcore.lexical.protocol import LexicalProtocol
-from evalcore.lexical.revalidation import revalidate
-from evalcore.lexical.search import search_corpus
-from evalcore.lexical.snapshot import SnapshotIndex
-from evalcore.lexical.workflow import execute_protocol
+from evalcore.retrieval.fingerprint import corpus_fingerprint
+from evalcore.retrieval.lexical_protocol import LexicalProtocol
+from evalcore.retrieval.pin import pin_protocol
+from evalcore.retrieval.revalidation import revalidate
+from evalcore.retrieval.search import search_corpus
+from evalcore.retrieval.snapshot import SnapshotIndex
+from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study

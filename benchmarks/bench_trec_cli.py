@@ -71,7 +71,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     opts = ap.parse_args()
 
-    from evalcore.gc_pause import gc_paused
+    from evalcore.compute.gc_pause import gc_paused
     from evalcore.io.trec import read_qrels, read_run, trec_columns
 
     with tempfile.TemporaryDirectory() as tmp:

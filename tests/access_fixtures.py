@@ -13,9 +13,9 @@ from lexical_builders import QUERIES, docs, protocol
 from store_fixtures import new_store
 
 from evalcore.access.members import add_member, add_to_organisation
-from evalcore.lexical.pin import pin_protocol
 from evalcore.report.from_store import report_from_store
 from evalcore.report.model import Report
+from evalcore.retrieval.pin import pin_protocol
 from evalcore.store.completeness import mark_complete
 from evalcore.store.corpus import add_documents
 from evalcore.store.labels import record_label

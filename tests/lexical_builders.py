@@ -6,8 +6,8 @@ from pathlib import Path
 import sqlite_utils
 from store_fixtures import new_store
 
-from evalcore.lexical.pin import PinnedProtocol, pin_protocol
-from evalcore.lexical.protocol import LexicalProtocol
+from evalcore.retrieval.lexical_protocol import LexicalProtocol
+from evalcore.retrieval.pin import PinnedProtocol, pin_protocol
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.studies import QueryIn, add_queries
 

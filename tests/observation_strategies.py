@@ -6,8 +6,8 @@ units, ``unit_of`` collisions and permission misses all happen often.
 
 from hypothesis import strategies as st
 
-from evalcore.observation import Label, Observation
-from evalcore.protocol import EvalProtocol
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Label, Observation
 
 UNITS = ["A", "B", "C", "D", "E", "F"]
 RAW = [*UNITS, "a#1", "a#2", "b#1", "z#9"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from evalcore.observation import Observation
-from evalcore.protocol import EvalProtocol
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Observation
 
 
 @dataclass

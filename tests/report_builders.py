@@ -1,8 +1,8 @@
 """Build small EvaluationReports by hand for comparison and report tests."""
 
-from evalcore.aggregate import aggregate
-from evalcore.protocol import EvalProtocol
-from evalcore.results import METRICS, EvaluationReport, MetricValue, QueryResult
+from evalcore.compute.aggregate import aggregate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.results import METRICS, EvaluationReport, MetricValue, QueryResult
 
 #: A per-query cell: a float (available) or a list of reason codes (unavailable).
 Cell = float | list[str]

@@ -12,8 +12,8 @@ from store_fixtures import new_store, table_snapshot
 from evalcore.access import PermissionDenied, add_member, add_to_organisation
 from evalcore.access.members import create_team_study
 from evalcore.cli import main
-from evalcore.lexical.search import search_corpus
 from evalcore.report.from_store import report_from_store
+from evalcore.retrieval.search import search_corpus
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.studies import StudyIn, create_organisation, create_study

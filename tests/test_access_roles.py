@@ -19,15 +19,15 @@ from evalcore.access import (
 from evalcore.access.members import add_to_organisation
 from evalcore.access.roles import REQUIRED_ROLE, ROLES, role_allows
 from evalcore.io.text_lines import SourceText
-from evalcore.lexical.pin import pin_protocol
-from evalcore.lexical.workflow import execute_protocol
-from evalcore.report.store import save_report
+from evalcore.retrieval.pin import pin_protocol
+from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.completeness import mark_complete, reopen
 from evalcore.store.connection import write_transaction
 from evalcore.store.imports import import_labels, import_qrels, import_run
 from evalcore.store.imports.common import mark_queries_complete
 from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.references import freeze_reference
+from evalcore.store.reports import save_report
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, add_queries
 

@@ -77,7 +77,7 @@ def test_text_outside_the_runs_protocol_is_never_displayed(tmp_path: Path) -> No
     db, _ = team_store(tmp_path)
     # Even the lead, and even a member of globex, sees no text of b1 in run r1's context
     # when the run's protocol (pinned to acme) does not include it.
-    from evalcore.lexical.workflow import execute_protocol
+    from evalcore.retrieval.workflow import execute_protocol
 
     execute_protocol(db, study_id="s", protocol_name="p1", run_name="lex", actor=LEAD)
     shown = displayable_text(db, LEAD, study_id="s", unit_id="a1", run_name="lex")

@@ -3,12 +3,12 @@
 import pytest
 from hypothesis import given, settings
 
-from evalcore.aggregate import aggregate
-from evalcore.columnar import ObservationBatch
-from evalcore.evaluate import compute, evaluate
-from evalcore.observation import Label, Observation
-from evalcore.protocol import EvalProtocol
-from evalcore.results import METRICS, MetricValue, QueryResult
+from evalcore.compute.aggregate import aggregate
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import compute, evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Label, Observation
+from evalcore.contract.results import METRICS, MetricValue, QueryResult
 from tests.observation_strategies import protocols, query_sets
 
 LABELS = [

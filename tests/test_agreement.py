@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.stats.agreement import cohen_kappa_quadratic, krippendorff_alpha
-from evalcore.stats.annotators import AnnotatorLabel, summarize_agreement
+from evalcore.analysis.stats.agreement import cohen_kappa_quadratic, krippendorff_alpha
+from evalcore.analysis.stats.annotators import AnnotatorLabel, summarize_agreement
 
 krippendorff = pytest.importorskip("krippendorff")
 
@@ -153,7 +153,7 @@ def test_summary_refuses_two_labels_by_one_annotator() -> None:
 def test_summary_from_the_store_uses_each_annotators_current_label(tmp_path) -> None:
     from store_fixtures import new_store
 
-    from evalcore.stats.annotators import annotator_labels
+    from evalcore.analysis.stats.annotators import annotator_labels
     from evalcore.store.labels import adjudicate, record_label, undo_last_label
     from evalcore.store.resolution import resolve_study
 

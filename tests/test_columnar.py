@@ -5,12 +5,12 @@ import gc
 import numpy as np
 import pytest
 
-from evalcore.columnar import UNLABELED, ObservationBatch
-from evalcore.evaluate import compute, evaluate, evaluate_batch
-from evalcore.gc_pause import gc_paused
-from evalcore.observation import Label, Observation
-from evalcore.results import MetricValue, QueryResult, ReturnedDuplicate
-from evalcore.trusted_models import construct
+from evalcore.compute.batch import UNLABELED, ObservationBatch
+from evalcore.compute.evaluate import compute, evaluate, evaluate_batch
+from evalcore.compute.gc_pause import gc_paused
+from evalcore.contract.observation import Label, Observation
+from evalcore.contract.results import MetricValue, QueryResult, ReturnedDuplicate
+from evalcore.contract.trusted_models import construct
 
 
 def test_layout_of_a_small_batch():
@@ -68,7 +68,7 @@ def test_from_columns_names_the_mismatch():
 
 
 def test_batch_carries_its_protocol_as_default():
-    from evalcore.protocol import EvalProtocol
+    from evalcore.contract.evaluation_protocol import EvalProtocol
 
     o = Observation(
         query_id="q",

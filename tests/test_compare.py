@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from report_builders import report_from
 from scipy import stats
 
-from evalcore.compare import aggregate_text, compare_metric, compare_runs
-from evalcore.stats.significance import randomization_test
+from evalcore.analysis.compare import aggregate_text, compare_metric, compare_runs
+from evalcore.analysis.stats.significance import randomization_test
 
 UNL = ["unlabeled_returned"]
 POP = ["population_incomplete"]

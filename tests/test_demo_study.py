@@ -6,17 +6,17 @@ from pathlib import Path
 from click.testing import CliRunner
 from store_fixtures import table_snapshot
 
+from evalcore.annotation.pool import query_pool
+from evalcore.annotation.progress import study_progress
 from evalcore.cli import main
-from evalcore.demo import (
+from evalcore.demo.corpus import HOSTILE_DOC_ID, HOSTILE_TEXT, ORG_A, ORG_B, demo_documents
+from evalcore.demo.study import (
     COMPLETE_QUERIES,
     DEMO_STUDY_ID,
     RUN_PROTOCOLS,
     build_demo,
     ensure_demo_if_empty,
 )
-from evalcore.demo_corpus import HOSTILE_DOC_ID, HOSTILE_TEXT, ORG_A, ORG_B, demo_documents
-from evalcore.pool import query_pool
-from evalcore.progress import study_progress
 from evalcore.store.connection import open_store
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import StudyIn, create_study
@@ -91,7 +91,7 @@ def test_demo_cli(tmp_path: Path) -> None:
 
 
 def test_demo_needs_building_is_a_read_only_check(tmp_path: Path) -> None:
-    from evalcore.demo import demo_needs_building
+    from evalcore.demo.study import demo_needs_building
 
     db = open_store(tmp_path / "d.sqlite")
     assert demo_needs_building(db)
@@ -101,7 +101,7 @@ def test_demo_needs_building_is_a_read_only_check(tmp_path: Path) -> None:
 
 
 def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path) -> None:
-    from evalcore.compare import compare_runs
+    from evalcore.analysis.compare import compare_runs
     from evalcore.store.observations import evaluate_run
 
     db = open_store(tmp_path / "demo.sqlite")

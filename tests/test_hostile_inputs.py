@@ -32,11 +32,11 @@ from store_fixtures import new_store, table_snapshot
 
 from app.components.safe_text import escape_markdown, highlight_terms
 from evalcore.io.errors import InputErrors
-from evalcore.lexical.search import search_corpus
+from evalcore.retrieval.search import search_corpus
 from evalcore.store.corpus import DocumentIn, add_documents, get_document
+from evalcore.store.imports.uploads import MAX_UPLOAD_MB, display_name, import_upload
 from evalcore.store.labels import label_history, record_label
 from evalcore.store.studies import QueryIn, add_queries, query_texts
-from evalcore.uploads import MAX_UPLOAD_MB, display_name, import_upload
 
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.inspector import inspect_query, rank_changes
+from evalcore.analysis.inspector import inspect_query, rank_changes
 from evalcore.store.completeness import mark_complete
 from evalcore.store.connection import open_store, write_transaction
 from evalcore.store.corpus import DocumentIn, add_documents

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalcore.contract.observation import Label, Observation
 from evalcore.io.errors import MAX_REPORTED, InputError, InputErrors
 from evalcore.io.observations_jsonl import (
     parse_observations,
@@ -14,7 +15,6 @@ from evalcore.io.observations_jsonl import (
     write_observations,
 )
 from evalcore.io.text_lines import decode_source
-from evalcore.observation import Label, Observation
 
 
 def obs(qid="q1", **over) -> dict:

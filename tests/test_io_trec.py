@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.evaluate import evaluate
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io import trec
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
@@ -22,7 +23,6 @@ from evalcore.io.trec import (
     trec_diagnostics,
     trec_observations,
 )
-from evalcore.protocol import EvalProtocol
 
 
 def src(text: str, name: str = "f.txt"):
@@ -294,7 +294,7 @@ def test_observations_equal_validated_models():
     qrels = qrels_of("1 0 a 1\n")
     run = run_of("1 Q0 a 1 1 t\n1 Q0 b 2 0.5 t\n")
     built = trec_observations(qrels, run, 5, complete=False)[0]
-    from evalcore.observation import Observation
+    from evalcore.contract.observation import Observation
 
     assert Observation.model_validate(built.model_dump()) == built
     assert built.model_dump(exclude_none=True) == {

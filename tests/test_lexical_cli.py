@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from lexical_builders import docs, lexical_store
 
 from evalcore.cli import main
-from evalcore.lexical.refusals import list_refusals
+from evalcore.retrieval.refusals import list_refusals
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import add_documents
 from evalcore.store.runs import list_runs

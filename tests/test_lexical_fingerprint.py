@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from store_fixtures import new_store
 
-from evalcore.lexical.fingerprint import corpus_fingerprint, fingerprint_pairs
-from evalcore.lexical.visibility import Visibility, cutoff_key
+from evalcore.retrieval.fingerprint import corpus_fingerprint, fingerprint_pairs
+from evalcore.retrieval.visibility import Visibility, cutoff_key
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.hashing import content_hash
 

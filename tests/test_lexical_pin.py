@@ -5,9 +5,9 @@ import sqlite3
 import pytest
 from lexical_builders import lexical_store, pinned, protocol
 
-from evalcore.lexical.errors import ProtocolNotFoundError, RetrievalRefused
-from evalcore.lexical.fingerprint import corpus_fingerprint
-from evalcore.lexical.pin import (
+from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
+from evalcore.retrieval.fingerprint import corpus_fingerprint
+from evalcore.retrieval.pin import (
     get_pinned_protocol,
     list_pinned_protocols,
     pin_protocol,

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from evalcore.io.errors import InputErrors
-from evalcore.lexical.protocol import LexicalProtocol, load_protocol, parse_protocol
+from evalcore.retrieval.lexical_protocol import LexicalProtocol, load_protocol, parse_protocol
 
 BASE = {"method": "lexical", "top_k": 10, "cutoff": "2026-06-30T00:00:00Z", "organisations": ["a"]}
 

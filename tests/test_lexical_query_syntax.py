@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lexical_builders import lexical_store, pinned
 
-from evalcore.lexical.query_syntax import match_expression, query_terms, quote_term
-from evalcore.lexical.search import search_corpus
-from evalcore.lexical.snapshot import SnapshotIndex
+from evalcore.retrieval.query_syntax import match_expression, query_terms, quote_term
+from evalcore.retrieval.search import search_corpus
+from evalcore.retrieval.snapshot import SnapshotIndex
 
 HOSTILE = [
     '"',
@@ -79,7 +79,7 @@ def store(tmp_path_factory):
 def test_hostile_text_never_raises_in_search_or_snapshot(store, text):
     hits = search_corpus(store, "c", text, limit=5)
     assert len(hits) <= 5
-    from evalcore.lexical.pin import get_pinned_protocol
+    from evalcore.retrieval.pin import get_pinned_protocol
 
     store.conn.execute("BEGIN")
     try:

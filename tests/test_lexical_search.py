@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 from lexical_builders import BEFORE, CUTOFF, lexical_store
 
-from evalcore.lexical.search import SearchHit, search_corpus
+from evalcore.retrieval.search import SearchHit, search_corpus
 from evalcore.store.corpus import DocumentIn, add_documents
 
 

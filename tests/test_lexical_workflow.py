@@ -8,12 +8,12 @@ import pytest
 from lexical_builders import AFTER, BEFORE, docs, lexical_store, pinned, protocol
 from store_fixtures import table_snapshot
 
-from evalcore.lexical import workflow
-from evalcore.lexical.errors import RetrievalRefused
-from evalcore.lexical.pin import get_pinned_protocol, pin_protocol
-from evalcore.lexical.refusals import list_refusals
-from evalcore.lexical.snapshot import SnapshotIndex
-from evalcore.lexical.workflow import execute_protocol
+from evalcore.retrieval import workflow
+from evalcore.retrieval.errors import RetrievalRefused
+from evalcore.retrieval.pin import get_pinned_protocol, pin_protocol
+from evalcore.retrieval.refusals import list_refusals
+from evalcore.retrieval.snapshot import SnapshotIndex
+from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store, write_transaction
 from evalcore.store.corpus import DocumentIn, add_documents

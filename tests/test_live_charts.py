@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from evalcore.live_charts import per_query_figure
-from evalcore.live_dashboard import LiveDashboard
-from evalcore.render.aggregate_card import aggregate_card
-from evalcore.results import AggregateValue
+from evalcore.contract.results import AggregateValue
+from evalcore.live.charts import per_query_figure
+from evalcore.live.dashboard import LiveDashboard
+from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run

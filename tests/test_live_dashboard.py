@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.live_dashboard import LiveDashboard, store_marks
+from evalcore.live.dashboard import LiveDashboard, store_marks
 from evalcore.store.completeness import mark_complete, reopen
 from evalcore.store.connection import open_store
 from evalcore.store.labels import adjudicate, record_label, undo_last_label

@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from evalcore.evaluate import evaluate
-from evalcore.observation import Observation
-from evalcore.protocol import EvalProtocol
-from evalcore.results import MetricValue, QueryResult
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Observation
+from evalcore.contract.results import MetricValue, QueryResult
 
 
 def obs(returned, labels, *, k=3, complete=True, **extra) -> Observation:
@@ -302,7 +302,7 @@ def test_huge_k_costs_no_memory():
 
 
 def test_reader_diagnostics_are_kept_and_duplicates_counted():
-    from evalcore.results import Diagnostics
+    from evalcore.contract.results import Diagnostics
 
     given = Diagnostics(tied_score_pairs=3, notes=["run.txt: 2 run tags"])
     report = evaluate([obs(["A", "A"], WORKED)], diagnostics=given)

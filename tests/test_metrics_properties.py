@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalcore.evaluate import evaluate
-from evalcore.observation import Label, Observation
-from evalcore.protocol import EvalProtocol
-from evalcore.results import METRICS
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Label, Observation
+from evalcore.contract.results import METRICS
 from tests.observation_strategies import observations, protocols, query_sets
 from tests.oracle import oracle_aggregate, oracle_query
 
@@ -124,8 +124,8 @@ def test_values_and_bounds_lie_in_unit_interval(obs_list, protocol):
 @SETTINGS
 @given(query_sets(), protocols)
 def test_from_columns_equals_from_observations(obs_list, protocol):
-    from evalcore.columnar import ObservationBatch
-    from evalcore.evaluate import evaluate_batch
+    from evalcore.compute.batch import ObservationBatch
+    from evalcore.compute.evaluate import evaluate_batch
 
     batch = ObservationBatch.from_columns(
         [o.query_id for o in obs_list],

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from store_fixtures import new_store
 
-from evalcore.pool import PoolItem, blind_order, pool_sizes, pooled_units, query_pool
-from evalcore.progress import (
+from evalcore.annotation.pool import PoolItem, blind_order, pool_sizes, pooled_units, query_pool
+from evalcore.annotation.progress import (
     PoolNotFullyLabeledError,
     mark_pool_complete,
     query_progress,

@@ -15,9 +15,9 @@ import random
 import pytest
 import pytrec_eval
 
-from evalcore.evaluate import evaluate
-from evalcore.observation import Label, Observation
-from evalcore.protocol import EvalProtocol
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Label, Observation
 
 TREC_NAMES = {"precision": "P_{k}", "recall": "recall_{k}", "ndcg": "ndcg_cut_{k}"}
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import pytest
 from report_builders import report_from
 
-from evalcore.compare import ComparisonSettings, compare_metric
-from evalcore.protocol import EvalProtocol
+from evalcore.analysis.compare import ComparisonSettings, compare_metric
+from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.charts import delta_figure, per_query_figure, per_query_metrics_figure
 from evalcore.report.csv_export import csv_header, render_csv

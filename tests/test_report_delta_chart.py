@@ -2,7 +2,7 @@
 
 from report_builders import report_from
 
-from evalcore.compare import compare_metric
+from evalcore.analysis.compare import compare_metric
 from evalcore.report.charts import delta_figure
 
 

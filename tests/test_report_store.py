@@ -8,10 +8,13 @@ import pytest
 from click.testing import CliRunner
 from store_fixtures import new_store
 
+from evalcore.analysis.compare import ComparisonSettings
 from evalcore.cli import main
-from evalcore.compare import ComparisonSettings
 from evalcore.report.from_store import report_from_store
-from evalcore.report.store import (
+from evalcore.store.completeness import mark_complete
+from evalcore.store.labels import record_label
+from evalcore.store.references import freeze_reference
+from evalcore.store.reports import (
     ReportIntegrityError,
     ReportNotFoundError,
     canonical_json,
@@ -21,9 +24,6 @@ from evalcore.report.store import (
     report_hash,
     save_report,
 )
-from evalcore.store.completeness import mark_complete
-from evalcore.store.labels import record_label
-from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, add_queries
 

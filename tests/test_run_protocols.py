@@ -1,6 +1,6 @@
 """A run's protocol summarised in one line."""
 
-from evalcore.run_protocols import protocol_summary
+from evalcore.report.protocol_line import protocol_summary
 
 
 def test_lexical_protocol_summary_leaves_out_fingerprint_and_execution() -> None:

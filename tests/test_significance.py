@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evalcore.stats.correction import adjust_p_values
-from evalcore.stats.significance import paired_t_test, paired_tests, randomization_test
+from evalcore.analysis.stats.correction import adjust_p_values
+from evalcore.analysis.stats.significance import paired_t_test, paired_tests, randomization_test
 
 
 def _scipy_exact(a: np.ndarray, b: np.ndarray) -> float:

@@ -3,9 +3,9 @@
 import pytest
 from store_fixtures import new_store
 
-from evalcore.evaluate import evaluate
-from evalcore.observation import Label, Observation
-from evalcore.protocol import EvalProtocol
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Label, Observation
 from evalcore.store.completeness import mark_complete
 from evalcore.store.labels import record_label
 from evalcore.store.observations import evaluate_run, observations_for_run

@@ -15,9 +15,9 @@ import pytrec_eval
 from click.testing import CliRunner
 
 from evalcore.cli import main
-from evalcore.evaluate import evaluate
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io.trec import read_qrels, read_run, trec_observations
-from evalcore.protocol import EvalProtocol
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval"
 COMPAT = EvalProtocol(unjudged_as_nonrelevant=True)

@@ -9,7 +9,7 @@ import pytest
 from store_fixtures import new_store, table_snapshot
 
 from evalcore.io.errors import InputErrors
-from evalcore.uploads import display_name, extract_beir_zip, import_upload
+from evalcore.store.imports.uploads import display_name, extract_beir_zip, import_upload
 
 
 def _zip(entries: dict[str, str], links: tuple[str, ...] = ()) -> bytes:

@@ -1,8 +1,8 @@
 """Metric chips: a metric's value, or "unavailable" with its reasons and bounds.
 
 The chips only *format* what :mod:`evalcore` computed (a
-:class:`~evalcore.results.MetricValue` or
-:class:`~evalcore.results.AggregateValue`); they never compute a metric.
+:class:`~evalcore.contract.results.MetricValue` or
+:class:`~evalcore.contract.results.AggregateValue`); they never compute a metric.
 """
 
 from collections.abc import Mapping
@@ -10,8 +10,8 @@ from collections.abc import Mapping
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
-from evalcore.reasons import REASON_TEXT, Reason
-from evalcore.results import METRIC_LABELS, METRICS, MetricValue, QueryResult
+from evalcore.contract.reasons import REASON_TEXT, Reason
+from evalcore.contract.results import METRIC_LABELS, METRICS, MetricValue, QueryResult
 
 
 def metric_label(metric: str, k: int) -> str:

@@ -1,6 +1,6 @@
 """The live dashboard state, shared by every session of the app process.
 
-One :class:`evalcore.live_dashboard.LiveDashboard` per store file and study,
+One :class:`evalcore.live.dashboard.LiveDashboard` per store file and study,
 kept with ``st.cache_resource`` and guarded by a lock: the first reader builds
 it (every run evaluated once), later readers bring it up to date with
 ``refresh`` (nothing read when the store is unchanged; only the touched
@@ -16,7 +16,7 @@ from typing import TypeVar
 import streamlit as st
 
 from app.components.session import db_path, get_db
-from evalcore.live_dashboard import LiveDashboard
+from evalcore.live.dashboard import LiveDashboard
 
 T = TypeVar("T")
 

@@ -72,7 +72,7 @@ def get_db() -> sqlite_utils.Database:
 
 
 def _seed_demo_if_empty(db: sqlite_utils.Database) -> None:
-    from evalcore.demo import demo_needs_building, ensure_demo_if_empty
+    from evalcore.demo.study import demo_needs_building, ensure_demo_if_empty
 
     if demo_needs_building(db):
         with st.spinner("Creating the demo study (first start only)…"):

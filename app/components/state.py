@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import sqlite_utils
 import streamlit as st
 
-from evalcore.pool import PoolItem, pool_sizes, query_pool
-from evalcore.progress import StudyProgress, query_progress, study_progress
+from evalcore.annotation.pool import PoolItem, pool_sizes, query_pool
+from evalcore.annotation.progress import StudyProgress, query_progress, study_progress
 from evalcore.store.connection import open_store
 
 

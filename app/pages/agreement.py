@@ -1,6 +1,6 @@
 """Annotator agreement: kappa per pair, alpha overall and per query, conflicts to adjudicate.
 
-Coefficients come from :func:`evalcore.agreement_from_store.study_agreement`
+Coefficients come from :func:`evalcore.analysis.agreement.study_agreement`
 (H6's agreement statistics on the store's current per-annotator labels); an
 adjudication is written with the store's ``adjudicate`` by the reviewer named
 in the sidebar.
@@ -15,8 +15,8 @@ from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
-from evalcore.agreement_from_store import open_conflicts, study_agreement
-from evalcore.stats.agreement import GAIN_CATEGORIES, AgreementResult
+from evalcore.analysis.agreement import open_conflicts, study_agreement
+from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.store.labels import adjudicate
 
 CONFLICTS_SHOWN = 30

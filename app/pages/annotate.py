@@ -24,17 +24,17 @@ from app.components.state import cached_pool, cached_study_progress, note_own_wr
 from evalcore.access.authorize import allowed
 from evalcore.access.roles import Permission
 from evalcore.access.scoping import displayable_text
-from evalcore.cant_judge import cant_judge_units, record_cant_judge
-from evalcore.lexical.search import search_corpus
-from evalcore.live import query_results_by_run
-from evalcore.pool import blind_order
-from evalcore.progress import (
+from evalcore.annotation.cant_judge import cant_judge_units, record_cant_judge
+from evalcore.annotation.pool import blind_order
+from evalcore.annotation.progress import (
     PoolNotFullyLabeledError,
     QueryProgress,
     StudyProgress,
     mark_pool_complete,
     query_progress,
 )
+from evalcore.live.query_results import query_results_by_run
+from evalcore.retrieval.search import search_corpus
 from evalcore.store.completeness import completeness_history, reopen
 from evalcore.store.corpus import get_document
 from evalcore.store.labels import record_label, undo_last_label

@@ -1,6 +1,6 @@
 """Run comparison: per-query deltas, paired tests and a paper-style results table.
 
-All numbers come from :mod:`evalcore.compare` (H6's run comparison) on each
+All numbers come from :mod:`evalcore.analysis.compare` (H6's run comparison) on each
 run's evaluation: on the working labels from the shared live state (equal to
 :func:`evalcore.store.observations.evaluate_run`, kept current label by label),
 on a frozen version from ``evaluate_run``. A paired test uses only
@@ -16,11 +16,11 @@ from app.components.live_state import with_live_state
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db
-from evalcore.compare import compare_runs
+from evalcore.analysis.compare import compare_runs
+from evalcore.analysis.stats.correction import CORRECTION_LABELS
+from evalcore.analysis.stats.significance import TEST_LABELS
+from evalcore.contract.results import AGGREGATE_LABELS, METRICS, EvaluationReport
 from evalcore.report.charts import delta_figure
-from evalcore.results import AGGREGATE_LABELS, METRICS, EvaluationReport
-from evalcore.stats.correction import CORRECTION_LABELS
-from evalcore.stats.significance import TEST_LABELS
 from evalcore.store.observations import evaluate_run
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs

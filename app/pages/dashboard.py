@@ -1,6 +1,6 @@
 """Live dashboard: every run's metrics as labels arrive, and what to label next.
 
-The numbers come from :class:`evalcore.live_dashboard.LiveDashboard` (the
+The numbers come from :class:`evalcore.live.dashboard.LiveDashboard` (the
 metric computer on the working reference, shared by every session); this page
 only lays them out. The cards and the blocking list are fragments (``st.fragment``) that
 re-run every few seconds: when the store's label/completeness event ids and runs
@@ -18,10 +18,10 @@ from app.components.live_state import with_live_state
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import address_params, get_db
-from evalcore.live_charts import per_query_figure
-from evalcore.live_dashboard import LiveDashboard
-from evalcore.render.aggregate_card import aggregate_card
-from evalcore.results import AGGREGATE_LABELS, METRIC_LABELS, METRICS
+from evalcore.contract.results import AGGREGATE_LABELS, METRIC_LABELS, METRICS
+from evalcore.live.charts import per_query_figure
+from evalcore.live.dashboard import LiveDashboard
+from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.resolution import resolve_unit_in_store
 
 REFRESH_SECONDS = 2.0

@@ -8,7 +8,7 @@ import streamlit as st
 from app.components.safe_text import escape_markdown
 from app.components.session import address_params, current_study, get_db
 from app.components.state import cached_study_progress
-from evalcore.run_protocols import protocol_summary
+from evalcore.report.protocol_line import protocol_summary
 from evalcore.store.corpus import count_documents
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import query_texts

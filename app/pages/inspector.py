@@ -1,6 +1,6 @@
 """Ranking inspector: why a query's numbers are what they are.
 
-Per query and run, the ranked list row by row (:func:`evalcore.inspector.inspect_query`)
+Per query and run, the ranked list row by row (:func:`evalcore.analysis.inspector.inspect_query`)
 with the resolved label, who gave which gain, and flags (unlabeled, returned
 duplicate, permission violation, conflict); the query's metrics with reason
 chips and bounds; optionally a second run side by side with each unit's rank
@@ -14,7 +14,7 @@ from app.components.chips import render_query_result
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from evalcore.inspector import QueryInspection, inspect_query, rank_changes
+from evalcore.analysis.inspector import QueryInspection, inspect_query, rank_changes
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import query_texts

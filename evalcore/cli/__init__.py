@@ -21,7 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "access_cmds",
     "demo",
     "evaluate",
-    "report",
+    "report_cmds",
     "retrieve",
     "store_cmds",
 )

@@ -18,7 +18,7 @@ from evalcore.cli import main
               help="The store file (created if it does not exist).")
 def demo_command(db_path: Path) -> None:
     """Build the demo study (311 documents, 25 queries, 2 lexical runs, labels)."""
-    from evalcore.demo import DEMO_STUDY_ID, build_demo
+    from evalcore.demo.study import DEMO_STUDY_ID, build_demo
     from evalcore.store.connection import open_store
 
     if db_path.parent and not db_path.parent.exists():

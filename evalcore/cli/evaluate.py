@@ -19,7 +19,7 @@ printed on stdout.
 Input sources are small functions returning an :class:`EvalInput` (a packed
 batch plus reader diagnostics); a new source (e.g. a store) adds its options,
 a branch in :func:`_choose_source` and one such function. A source that has
-:class:`~evalcore.observation.Observation` objects packs them with
+:class:`~evalcore.contract.observation.Observation` objects packs them with
 :func:`packed`.
 """
 
@@ -33,9 +33,12 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.columnar import ObservationBatch
-from evalcore.evaluate import evaluate_batch
-from evalcore.gc_pause import gc_paused
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import evaluate_batch
+from evalcore.compute.gc_pause import gc_paused
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Observation
+from evalcore.contract.results import Diagnostics, EvaluationReport
 from evalcore.io.errors import InputErrors
 from evalcore.io.observations_jsonl import read_observations
 from evalcore.io.trec import (
@@ -45,10 +48,7 @@ from evalcore.io.trec import (
     trec_columns,
     trec_diagnostics,
 )
-from evalcore.observation import Observation
-from evalcore.protocol import EvalProtocol
-from evalcore.render.table import render_table
-from evalcore.results import Diagnostics, EvaluationReport
+from evalcore.report.text_table import render_table
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,15 +20,15 @@ import sqlite_utils
 
 from evalcore.cli import main
 from evalcore.io.errors import InputErrors
-from evalcore.lexical.errors import ProtocolNotFoundError, RetrievalRefused
-from evalcore.lexical.pin import (
+from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
+from evalcore.retrieval.lexical_protocol import load_protocol
+from evalcore.retrieval.pin import (
     PinnedProtocol,
     get_pinned_protocol,
     list_pinned_protocols,
     pin_protocol,
 )
-from evalcore.lexical.protocol import load_protocol
-from evalcore.lexical.workflow import execute_protocol
+from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.connection import open_store
 from evalcore.store.runs import RunNotFoundError, get_run
 from evalcore.store.studies import StudyNotFoundError

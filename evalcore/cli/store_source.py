@@ -18,9 +18,9 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputError, InputErrors
-from evalcore.protocol import EvalProtocol
-from evalcore.results import Diagnostics
 
 
 def choose_store_source(

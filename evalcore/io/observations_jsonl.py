@@ -21,11 +21,11 @@ from os import PathLike
 
 from pydantic import ValidationError
 
+from evalcore.contract.observation import Observation
 from evalcore.io.atomic import atomic_writer
 from evalcore.io.errors import ErrorLog, validation_errors
 from evalcore.io.json_objects import json_objects
 from evalcore.io.text_lines import SourceText, read_source
-from evalcore.observation import Observation
 
 
 def read_observations(path: str | PathLike[str]) -> list[Observation]:

@@ -50,12 +50,12 @@ from os import PathLike
 
 import numpy as np
 
-from evalcore.gc_pause import gc_paused
+from evalcore.compute.gc_pause import gc_paused
+from evalcore.contract.observation import Label, Observation
+from evalcore.contract.results import Diagnostics
+from evalcore.contract.trusted_models import construct
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, data_lines, read_source
-from evalcore.observation import Label, Observation
-from evalcore.results import Diagnostics
-from evalcore.trusted_models import construct
 
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "gain")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "tag")
@@ -616,7 +616,7 @@ def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> 
     """One :class:`Observation` per query of qrels or run, ordered by query ID.
 
     The reader validated every field, so observations are built without a
-    second validation (:func:`evalcore.trusted_models.construct`; equal to
+    second validation (:func:`evalcore.contract.trusted_models.construct`; equal to
     validated models). ``returned_ids`` holds the whole ranking with its
     scores; only positions 1..k are measured.
     """

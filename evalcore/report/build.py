@@ -2,7 +2,7 @@
 
 This layer is pure: it takes each run's :class:`EvaluationReport` and corpus
 fingerprint and decides comparability, then compares the comparable runs with
-:func:`evalcore.compare.compare_runs`. :mod:`evalcore.report.from_store` feeds it
+:func:`evalcore.analysis.compare.compare_runs`. :mod:`evalcore.report.from_store` feeds it
 from the evidence store.
 """
 
@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict
 
 from evalcore import __version__
-from evalcore.compare import ComparisonSettings, compare_runs
-from evalcore.protocol import EvalProtocol
+from evalcore.analysis.compare import ComparisonSettings, compare_runs
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.results import EvaluationReport
 from evalcore.report.model import Report, ReportInternal, ReportRun
-from evalcore.results import EvaluationReport
 
 
 class RunInput(BaseModel):

@@ -22,9 +22,9 @@ import plotly.io as pio
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from evalcore.compare import MetricComparison, aggregate_text, cutoff_label
+from evalcore.analysis.compare import MetricComparison, aggregate_text, cutoff_label
+from evalcore.contract.results import MetricName
 from evalcore.report.model import Report
-from evalcore.results import MetricName
 
 Figure = dict[str, Any]
 _UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}

@@ -10,8 +10,8 @@ holds internal data (annotators, notes, row ids).
 import csv
 import io
 
+from evalcore.contract.results import METRICS
 from evalcore.report.model import Report
-from evalcore.results import METRICS
 
 _FIELDS = ("status", "value", "reasons", "blocking_ids", "lower", "upper")
 

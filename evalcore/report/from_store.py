@@ -16,9 +16,9 @@ from datetime import datetime
 import sqlite_utils
 
 from evalcore.access.scoping import require_study_view
-from evalcore.compare import ComparisonSettings
-from evalcore.gc_pause import gc_paused
-from evalcore.protocol import EvalProtocol
+from evalcore.analysis.compare import ComparisonSettings
+from evalcore.compute.gc_pause import gc_paused
+from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.observations import evaluate_run
@@ -52,7 +52,7 @@ def report_from_store(
     :class:`~evalcore.access.PermissionDenied` is raised before anything is
     evaluated (:func:`~evalcore.access.scoping.require_study_view`: in team mode a
     member who belongs to the study's organisation). A report holds no document
-    text. Storing it (:func:`evalcore.report.store.save_report`) needs the lead role.
+    text. Storing it (:func:`evalcore.store.reports.save_report`) needs the lead role.
     """
     require_study_view(db, created_by if viewer is None else viewer, study_id)
     with gc_paused():

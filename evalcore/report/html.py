@@ -10,8 +10,11 @@ unlabeled_returned, 4 population_incomplete)"), never as zeros.
 
 from html import escape
 
-from evalcore.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
-from evalcore.reasons import REASON_TEXT, Reason
+from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
+from evalcore.analysis.stats.correction import CORRECTION_LABELS
+from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
+from evalcore.contract.reasons import REASON_TEXT, Reason
+from evalcore.contract.results import METRICS, AggregateValue, MetricValue
 from evalcore.report.charts import (
     aggregate_figure,
     delta_figure,
@@ -19,9 +22,6 @@ from evalcore.report.charts import (
     per_query_metrics_figure,
 )
 from evalcore.report.model import Report
-from evalcore.results import METRICS, AggregateValue, MetricValue
-from evalcore.stats.correction import CORRECTION_LABELS
-from evalcore.stats.significance import TEST_LABELS, SignificanceResult
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;

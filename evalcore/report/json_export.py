@@ -4,7 +4,7 @@ Internal data (annotator names and notes, database row ids) is left out
 unless ``include_internal=True``.
 """
 
-from evalcore.gc_pause import gc_paused
+from evalcore.compute.gc_pause import gc_paused
 from evalcore.report.model import Report
 
 

@@ -20,9 +20,9 @@ only in :attr:`Report.internal`. Exports leave it out unless asked
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalcore.compare import RunComparison
-from evalcore.protocol import EvalProtocol
-from evalcore.results import EvaluationReport
+from evalcore.analysis.compare import RunComparison
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.results import EvaluationReport
 
 #: Version of the report's JSON shape (bumped on incompatible changes).
 REPORT_FORMAT = 1

@@ -29,11 +29,11 @@ from operator import itemgetter
 
 import sqlite_utils
 
-from evalcore.evaluate import evaluate
-from evalcore.gc_pause import gc_paused
-from evalcore.observation import Label, Observation
-from evalcore.protocol import EvalProtocol
-from evalcore.results import Diagnostics, EvaluationReport
+from evalcore.compute.evaluate import evaluate
+from evalcore.compute.gc_pause import gc_paused
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Label, Observation
+from evalcore.contract.results import Diagnostics, EvaluationReport
 from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.gc_pause import gc_paused
+from evalcore.compute.gc_pause import gc_paused
 from evalcore.store.trusted import trusted
 
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]

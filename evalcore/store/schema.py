@@ -165,7 +165,7 @@ CREATE TRIGGER documents_fts_au AFTER UPDATE ON documents BEGIN
     INSERT INTO documents_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
 END;
 
--- Pinned lexical retrieval protocols (evalcore.lexical): the protocol JSON,
+-- Pinned lexical retrieval protocols (evalcore.retrieval): the protocol JSON,
 -- the pinned document id set and its fingerprint.
 CREATE TABLE protocols (
     study_id TEXT NOT NULL REFERENCES studies(study_id),
@@ -231,7 +231,7 @@ CREATE INDEX label_events_by_annotator ON label_events (study_id, query_id, anno
 """
 
 _V3 = """
--- Pinned lexical protocols (evalcore.lexical): remember who owned each pinned
+-- Pinned lexical protocols (evalcore.retrieval): remember who owned each pinned
 -- document, so revalidation can name a document that moved to another
 -- organisation; a pinned protocol, its document set and the refusal log are
 -- immutable (a new pin gets a new name).
@@ -251,7 +251,7 @@ BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
 """
 
 # v4: a generated report is immutable: no DELETE either (v1 already refuses UPDATE);
-# report names are unique within a study (evalcore.report.store).
+# report names are unique within a study (evalcore.store.reports).
 _V4 = """
 CREATE TRIGGER reports_immutable_d BEFORE DELETE ON reports
 BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;

@@ -6,7 +6,7 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from evalcore.protocol import GainMode
+from evalcore.contract.evaluation_protocol import GainMode
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.connection import write_transaction
 

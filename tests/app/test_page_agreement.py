@@ -1,6 +1,6 @@
 """The annotator agreement page through AppTest."""
 
-from evalcore.agreement_from_store import study_agreement
+from evalcore.analysis.agreement import study_agreement
 from evalcore.store.labels import label_history, record_label
 from evalcore.store.resolution import resolve_query
 

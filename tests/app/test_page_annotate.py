@@ -119,7 +119,7 @@ def test_mark_complete_refused_then_allowed(small_store, new_app) -> None:
     button = at.button(key="mark_complete")
     assert button.disabled and "1 pooled item remain" in button.label
     # the library refuses too, not only the disabled button
-    from evalcore.progress import PoolNotFullyLabeledError, mark_pool_complete
+    from evalcore.annotation.progress import PoolNotFullyLabeledError, mark_pool_complete
 
     with pytest.raises(PoolNotFullyLabeledError, match="1 of 4 pooled units"):
         mark_pool_complete(db, study_id="s1", query_id="q1", actor="ann")

@@ -1,6 +1,6 @@
 """The run comparison page through AppTest."""
 
-from evalcore.compare import compare_metric
+from evalcore.analysis.compare import compare_metric
 from evalcore.store.labels import record_label
 from evalcore.store.observations import evaluate_run
 from evalcore.store.runs import add_run

@@ -1,6 +1,6 @@
 """The live dashboard page through AppTest: cards, parity with evaluate_run, live refresh."""
 
-from evalcore.render.aggregate_card import aggregate_card
+from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.labels import record_label
 from evalcore.store.observations import evaluate_run
 
@@ -98,7 +98,7 @@ def test_hostile_run_name_is_escaped(small_store, new_app) -> None:
 
 
 def test_the_reason_codes_on_the_cards_are_explained_beside_them(small_store, new_app) -> None:
-    from evalcore.reasons import REASON_TEXT, Reason
+    from evalcore.contract.reasons import REASON_TEXT, Reason
 
     at = new_app(page=PAGE)
     captions = [_unescape(c.value) for c in at.caption]

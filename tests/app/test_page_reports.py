@@ -2,9 +2,9 @@
 
 import pytest
 
-from evalcore.report.store import list_reports, load_report
 from evalcore.store.labels import record_label
 from evalcore.store.references import list_references
+from evalcore.store.reports import list_reports, load_report
 from evalcore.store.runs import add_run
 
 PAGE = "pages/reports.py"

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.evaluate import evaluate
-from evalcore.observation import Label, Observation
-from evalcore.protocol import EvalProtocol
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Label, Observation
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.html import render_html
 

@@ -12,7 +12,7 @@ import time
 import pytest
 from browser_helpers import wait_for_app
 
-from evalcore.live_dashboard import LiveDashboard
+from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.resolution import resolve_unit_in_store

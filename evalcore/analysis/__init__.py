@@ -1,0 +1,1 @@
+"""Looking at results: the inspector, run comparison, statistics and annotator agreement."""

@@ -1,0 +1,40 @@
+"""Annotator agreement of a stored study: the store's labels into H6's agreement summary.
+
+Each annotator's current label per (query, unit) comes from the store's
+resolution (:func:`evalcore.store.resolution.resolve_study`: latest label not
+undone); adjudications are a reviewer's decision, not a judgement, and are left
+out. :func:`evalcore.analysis.stats.annotators.summarize_agreement` then computes
+quadratic-weighted kappa per pair, ordinal Krippendorff's alpha overall and per
+query, the low-agreement flags and the disagreements.
+"""
+
+import sqlite_utils
+
+from evalcore.analysis.stats.annotators import (
+    LOW_AGREEMENT_THRESHOLD,
+    AgreementSummary,
+    annotator_labels,
+    summarize_agreement,
+)
+from evalcore.store.resolution import ResolvedLabel, conflicts, resolve_study
+
+
+def study_agreement(
+    db: sqlite_utils.Database,
+    study_id: str,
+    *,
+    low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD,
+) -> AgreementSummary:
+    """Agreement between the study's annotators on the units two or more of them labeled."""
+    return summarize_agreement(
+        annotator_labels(resolve_study(db, study_id)),
+        low_agreement_threshold=low_agreement_threshold,
+    )
+
+
+def open_conflicts(db: sqlite_utils.Database, study_id: str) -> list[tuple[str, ResolvedLabel]]:
+    """(query_id, unit) of every unit awaiting adjudication, largest disagreement first."""
+    found = [(q, r) for q, units in conflicts(db, study_id).items() for r in units]
+    found.sort(key=lambda qr: (-(max(qr[1].annotators.values()) - min(qr[1].annotators.values())),
+                               qr[0], qr[1].unit_id))
+    return found

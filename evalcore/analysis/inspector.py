@@ -1,0 +1,238 @@
+"""The ranking inspector: one run's ranked list for one query, row by row, with why.
+
+:func:`inspect_query` returns every returned position of the run for the query
+(positions beyond ``k`` are listed but flagged ``beyond_k``: no metric looks at
+them) with
+
+* the resolved label of the working reference (or of a frozen version), its
+  state (``labeled``, ``conflict``, ``adjudicated`` or ``unlabeled``) and each
+  annotator's current gain (working reference only: a frozen version holds
+  gains, not who gave them);
+* flags: ``unlabeled`` (no gain that counts: never labeled, or in conflict),
+  ``duplicate`` (the unit already appeared at an earlier position: it keeps its
+  rank and adds no gain), ``permission_violation`` (the unit is outside the
+  run's permitted set), ``conflict`` (annotators disagree and no adjudication
+  stands);
+* the document title, **except** for a unit that violates the permitted set
+  (its text is never shown, only its id) and a document the ``viewer`` may
+  not read under organisation scoping (:mod:`evalcore.access.scoping`):
+  ``title_withheld`` then says why.
+
+It also returns the query's :class:`QueryResult` (from the metric computer)
+so the page shows the metrics with their reasons and bounds.
+
+:func:`rank_changes` lines two runs' lists up: for each unit of the second
+run, how it moved relative to the first (``↑3``, ``↓1``, ``=``, ``new``), and
+the units of the first run that the second did not return (``dropped``).
+Positions are each unit's first position; within ``k`` only, by default.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.access.scoping import document_refusal
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.results import QueryResult
+from evalcore.store.completeness import is_complete
+from evalcore.store.corpus import get_documents
+from evalcore.store.observations import observations_for_run, permitted_ids_for_run
+from evalcore.store.references import reference_completeness, reference_labels
+from evalcore.store.resolution import resolve_query
+from evalcore.store.runs import get_run, run_results
+from evalcore.store.studies import get_study, query_texts
+
+LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
+
+
+class InspectedRow(BaseModel):
+    """One returned position of a run for a query."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int
+    unit_id: str
+    score: float | None
+    #: The gain that counts; None when unlabeled or in conflict.
+    gain: int | None
+    state: LabelState
+    #: annotator -> their current gain (empty for a frozen reference).
+    annotators: dict[str, int]
+    reviewer: str | None = None
+    unlabeled: bool
+    duplicate: bool
+    #: 1-based position of the unit's first occurrence when ``duplicate``.
+    first_rank: int | None = None
+    permission_violation: bool
+    conflict: bool
+    beyond_k: bool
+    #: The document's title; None when unknown or withheld.
+    title: str | None = None
+    #: Why the title is withheld (permitted set or organisation scoping), else None.
+    title_withheld: str | None = None
+
+
+class QueryInspection(BaseModel):
+    """A run's ranked list for one query, and the query's metrics."""
+
+    model_config = ConfigDict(frozen=True)
+
+    study_id: str
+    run: str
+    query_id: str
+    query_text: str
+    k: int
+    reference: str | None
+    population_complete: bool
+    rows: list[InspectedRow]
+    result: QueryResult
+
+    def flag_counts(self) -> dict[str, int]:
+        """How many positions within k carry each flag."""
+        top = [r for r in self.rows if not r.beyond_k]
+        return {
+            "unlabeled": sum(r.unlabeled for r in top),
+            "duplicate": sum(r.duplicate for r in top),
+            "permission_violation": sum(r.permission_violation for r in top),
+            "conflict": sum(r.conflict for r in top),
+        }
+
+
+def inspect_query(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    query_id: str,
+    reference: str | None = None,
+    viewer: str | None = None,
+) -> QueryInspection:
+    """The run's ranked list for ``query_id`` against the working reference or a frozen one.
+
+    Titles of documents ``viewer`` may not read (another organisation's, in a
+    team-mode corpus: :mod:`evalcore.access.scoping`) are left out like those
+    outside the permitted set.
+    """
+    study = get_study(db, study_id)
+    run = get_run(db, study_id, run_name)
+    ranked = run_results(db, run.run_id, [query_id]).get(query_id, [])
+    permitted = permitted_ids_for_run(db, run)
+    allowed = None if permitted is None else set(permitted)
+    if reference is None:
+        resolved = resolve_query(db, study_id, query_id)
+        complete = is_complete(db, study_id, query_id)
+    else:
+        gains = reference_labels(db, study_id, reference).get(query_id, {})
+        resolved = None
+        complete = reference_completeness(db, study_id, reference).get(query_id, False)
+    shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
+    titles: dict[str, str] = {}
+    withheld: dict[str, str] = {}
+    for doc in get_documents(db, study.corpus_id, shown_ids).values():
+        refusal = document_refusal(db, viewer, study.corpus_id, doc.owner_org)
+        if refusal is None:
+            titles[doc.doc_id] = doc.title
+        else:
+            withheld[doc.doc_id] = f"text withheld: {refusal}"
+    first_rank: dict[str, int] = {}
+    rows: list[InspectedRow] = []
+    for rank, (unit_id, score) in enumerate(ranked, start=1):
+        duplicate = unit_id in first_rank
+        first_rank.setdefault(unit_id, rank)
+        annotators: dict[str, int] = {}
+        reviewer = None
+        if resolved is not None:
+            label = resolved.get(unit_id)
+            gain = label.gain if label is not None else None
+            state: LabelState = label.state if label is not None else "unlabeled"
+            if label is not None:
+                annotators = dict(label.annotators)
+                reviewer = label.reviewer
+        else:
+            gain = gains.get(unit_id)
+            state = "labeled" if gain is not None else "unlabeled"
+        violation = allowed is not None and unit_id not in allowed
+        rows.append(
+            InspectedRow(
+                rank=rank,
+                unit_id=unit_id,
+                score=score,
+                gain=gain,
+                state=state,
+                annotators=annotators,
+                reviewer=reviewer,
+                unlabeled=gain is None,
+                duplicate=duplicate,
+                first_rank=first_rank[unit_id] if duplicate else None,
+                permission_violation=violation,
+                conflict=state == "conflict",
+                beyond_k=rank > run.k,
+                title=None if violation else titles.get(unit_id),
+                title_withheld=(
+                    "text withheld: outside the run's permitted set (a permission_violation)"
+                    if violation else withheld.get(unit_id)
+                ),
+            )
+        )
+    protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+    observations = observations_for_run(db, study_id, run_name, reference, [query_id])
+    result = evaluate(observations, protocol).queries[0]
+    return QueryInspection(
+        study_id=study_id,
+        run=run_name,
+        query_id=query_id,
+        query_text=query_texts(db, study_id).get(query_id, ""),
+        k=run.k,
+        reference=reference,
+        population_complete=complete,
+        rows=rows,
+        result=result,
+    )
+
+
+class RankChange(BaseModel):
+    """How one unit moved from run A's list to run B's."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unit_id: str
+    rank_a: int | None
+    rank_b: int | None
+    #: ``↑3`` (B ranks it 3 places higher), ``↓1``, ``=``, ``new`` (not in A), ``dropped`` (not in B)
+    change: str
+
+
+def _first_ranks(inspection: QueryInspection, within_k: bool) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for row in inspection.rows:
+        if within_k and row.beyond_k:
+            continue
+        out.setdefault(row.unit_id, row.rank)
+    return out
+
+
+def rank_changes(
+    a: QueryInspection, b: QueryInspection, *, within_k: bool = True
+) -> list[RankChange]:
+    """B's units in B's order with their move from A, then A's units that B dropped (A's order)."""
+    ranks_a = _first_ranks(a, within_k)
+    ranks_b = _first_ranks(b, within_k)
+    out: list[RankChange] = []
+    for unit_id, rank_b in ranks_b.items():
+        rank_a = ranks_a.get(unit_id)
+        if rank_a is None:
+            change = "new"
+        elif rank_a == rank_b:
+            change = "="
+        elif rank_b < rank_a:
+            change = f"↑{rank_a - rank_b}"
+        else:
+            change = f"↓{rank_b - rank_a}"
+        out.append(RankChange(unit_id=unit_id, rank_a=rank_a, rank_b=rank_b, change=change))
+    for unit_id, rank_a in ranks_a.items():
+        if unit_id not in ranks_b:
+            out.append(RankChange(unit_id=unit_id, rank_a=rank_a, rank_b=None, change="dropped"))
+    return out

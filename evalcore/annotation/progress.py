@@ -1,0 +1,187 @@
+"""Labeling progress: how much of each query's pool is labeled, and who labeled it.
+
+"Labeled" means the working reference has a gain for the unit (see
+:mod:`evalcore.store.resolution`): a unit in conflict between annotators is
+*not* labeled until it is adjudicated. A query may be declared complete only
+when every pooled unit is labeled (:func:`mark_pool_complete`).
+"""
+
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.annotation.pool import pool_sizes, pooled_units
+from evalcore.store.completeness import (
+    CompletenessEvent,
+    completeness_states,
+    is_complete,
+    mark_complete,
+)
+from evalcore.store.connection import write_transaction
+from evalcore.store.resolution import ResolvedLabel, resolve_query, resolve_study
+
+
+class QueryProgress(BaseModel):
+    """Progress of one query."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query_id: str
+    pooled: int
+    #: pooled units with a resolved gain (conflicts excluded)
+    labeled: int
+    #: pooled units in conflict between annotators
+    conflicts: int
+    #: pooled units the annotator asked about has a current label on
+    mine: int
+    #: labeled units outside the pool (found by searching the corpus)
+    outside_pool: int
+    complete: bool
+
+    @property
+    def remaining(self) -> int:
+        """Pooled units without a resolved gain (unlabeled or in conflict)."""
+        return self.pooled - self.labeled
+
+
+class StudyProgress(BaseModel):
+    """Progress of every query of a study, with study totals (computed once)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    queries: dict[str, QueryProgress]
+
+    @cached_property
+    def pooled(self) -> int:
+        return sum(p.pooled for p in self.queries.values())
+
+    @cached_property
+    def labeled(self) -> int:
+        return sum(p.labeled for p in self.queries.values())
+
+    @cached_property
+    def conflicts(self) -> int:
+        return sum(p.conflicts for p in self.queries.values())
+
+    @cached_property
+    def mine(self) -> int:
+        return sum(p.mine for p in self.queries.values())
+
+    @cached_property
+    def complete(self) -> int:
+        return sum(p.complete for p in self.queries.values())
+
+    def replace(self, progress: QueryProgress) -> "StudyProgress":
+        """A copy with one query's progress replaced (after a label on that query)."""
+        return StudyProgress(queries={**self.queries, progress.query_id: progress})
+
+
+class PoolNotFullyLabeledError(ValueError):
+    """Completeness was claimed while pooled units are still unlabeled or in conflict."""
+
+
+def _count(
+    query_id: str,
+    pooled: set[str],
+    resolved: Mapping[str, ResolvedLabel],
+    annotator: str,
+    complete: bool,
+) -> QueryProgress:
+    labeled = conflicts = mine = outside = 0
+    for unit_id, label in resolved.items():
+        if unit_id in pooled:
+            labeled += label.gain is not None
+            conflicts += label.state == "conflict"
+            mine += annotator in label.annotators
+        elif label.gain is not None:
+            outside += 1
+    return QueryProgress(
+        query_id=query_id,
+        pooled=len(pooled),
+        labeled=labeled,
+        conflicts=conflicts,
+        mine=mine,
+        outside_pool=outside,
+        complete=complete,
+    )
+
+
+def query_progress(
+    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str = ""
+) -> QueryProgress:
+    """Progress of one query (cheap: one pool query, one resolution)."""
+    pooled = pooled_units(db, study_id, [query_id])[query_id]
+    return _count(
+        query_id,
+        pooled,
+        resolve_query(db, study_id, query_id),
+        annotator,
+        is_complete(db, study_id, query_id),
+    )
+
+
+def study_progress(
+    db: sqlite_utils.Database,
+    study_id: str,
+    annotator: str = "",
+    sizes: Mapping[str, int] | None = None,
+) -> StudyProgress:
+    """Progress of every query of the study (queries with pools or with queries rows).
+
+    ``sizes`` may pass :func:`evalcore.annotation.pool.pool_sizes` computed earlier: it
+    depends only on the runs, which never change once stored, and it is the
+    expensive part on large studies.
+    """
+    sizes = pool_sizes(db, study_id) if sizes is None else sizes
+    states = completeness_states(db, study_id)
+    resolved = resolve_study(db, study_id)
+    labeled_queries = [q for q in resolved if q in sizes]
+    pools = pooled_units(db, study_id, labeled_queries)
+    out: dict[str, QueryProgress] = {}
+    for query_id in sorted(set(sizes) | set(states) | set(resolved)):
+        units = resolved.get(query_id, {})
+        complete = states.get(query_id, False)
+        if units:
+            out[query_id] = _count(query_id, pools.get(query_id, set()), units, annotator, complete)
+        else:
+            out[query_id] = QueryProgress(
+                query_id=query_id,
+                pooled=sizes.get(query_id, 0),
+                labeled=0,
+                conflicts=0,
+                mine=0,
+                outside_pool=0,
+                complete=complete,
+            )
+    return StudyProgress(queries=out)
+
+
+def mark_pool_complete(
+    db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str, reason: str = ""
+) -> CompletenessEvent | None:
+    """Declare the query complete, refusing while any pooled unit lacks a resolved gain.
+
+    Checked and written in one transaction, so a concurrent undo cannot slip
+    between the check and the claim. Returns None if the query was already complete.
+    """
+    with write_transaction(db):
+        progress = query_progress(db, study_id, query_id)
+        if progress.remaining:
+            raise PoolNotFullyLabeledError(
+                f"query {query_id!r} cannot be marked complete: {progress.remaining} of "
+                f"{progress.pooled} pooled units are unlabeled or in conflict; label them first"
+            )
+        return mark_complete(
+            db, study_id=study_id, query_id=query_id, actor=actor, reason=reason
+        )
+
+
+def unlabeled_in_order(
+    order: Iterable[str], resolved: Mapping[str, ResolvedLabel], annotator: str
+) -> list[str]:
+    """The units of ``order`` the annotator has not labeled yet, keeping the order."""
+    return [
+        unit for unit in order if unit not in resolved or annotator not in resolved[unit].annotators
+    ]

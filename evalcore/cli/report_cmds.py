@@ -1,0 +1,177 @@
+"""``evalcore report``: generate, store and export a report of stored runs.
+
+    evalcore report --db FILE --study S --runs A,B --reference v1 --out report.html
+
+The runs are evaluated against the frozen reference version, the report is
+stored (immutable) in the store's ``reports`` table, and exported as HTML,
+JSON or CSV (``--format``, default from the ``--out`` suffix, else HTML).
+``--stored NAME`` exports a report stored earlier instead of generating one.
+Exports hold no annotator names, notes or row ids unless
+``--include-internal``. Exit status: 0 success, 2 invalid input (unknown
+study, run, reference or report; bad options).
+"""
+
+import getpass
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from evalcore.cli import main
+
+FORMATS = ("html", "json", "csv")
+
+
+def _infer_format(out: Path, fmt: str | None) -> str:
+    if fmt is not None:
+        return fmt
+    suffix = out.suffix.lower().lstrip(".")
+    return suffix if suffix in FORMATS else "html"
+
+
+def _default_author() -> str:
+    try:
+        return os.environ.get("EVALCORE_USER") or getpass.getuser()
+    except (KeyError, OSError):
+        return "evalcore-cli"
+
+
+def _write_atomically(out: Path, text: str) -> None:
+    """Write ``text`` to ``out`` via a temporary file, so a failure leaves no partial file."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(2)
+
+
+@main.command("report")
+@click.option("--db", "db_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The evidence store (SQLite file).")
+@click.option("--study", required=True, help="Study id.")
+@click.option("--runs", default=None,
+              help="Comma-separated run names; the first is the baseline unless --baseline.")
+@click.option("--reference", default=None,
+              help="Frozen reference version to evaluate against (omit: working labels, "
+              "with a warning in the report).")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Output file.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Export format (default: from --out's suffix, else html).")
+@click.option("--include-internal", is_flag=True,
+              help="Include annotator names, notes and database row ids in the export.")
+@click.option("--name", default=None, help="Report name (unique in the study).")
+@click.option("--baseline", default=None, help="Baseline run (default: the first of --runs).")
+@click.option("--pairwise", is_flag=True, help="Mark significance between every pair of runs.")
+@click.option("--test", type=click.Choice(["randomization", "paired_t"]), default="randomization",
+              show_default=True, help="The test behind the table's significance marks.")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Significance threshold after correction.")
+@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]), default="holm",
+              show_default=True, help="Multiple-comparison correction per metric.")
+@click.option("--permutations", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Random sign assignments of the randomization test (above 20 pairs).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomization test.")
+@click.option("--by", "created_by", default=None, help="Who generates the report (default: $USER).")
+@click.option("--stored", default=None, help="Export the stored report of this name instead.")
+def report_command(
+    db_path: Path,
+    study: str,
+    runs: str | None,
+    reference: str | None,
+    out: Path,
+    fmt: str | None,
+    include_internal: bool,
+    name: str | None,
+    baseline: str | None,
+    pairwise: bool,
+    test: str,
+    alpha: float,
+    correction: str,
+    permutations: int,
+    seed: int,
+    created_by: str | None,
+    stored: str | None,
+) -> None:
+    """Generate a pinned report of stored runs, store it, and export it."""
+    from evalcore.analysis.compare import ComparisonSettings
+    from evalcore.report.csv_export import render_csv
+    from evalcore.report.from_store import report_from_store
+    from evalcore.report.html import render_html
+    from evalcore.report.json_export import render_json
+    from evalcore.store.connection import open_store
+    from evalcore.store.reports import find_report, load_report, save_report
+
+    if not db_path.exists():
+        _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
+    db = open_store(db_path)
+    try:
+        if stored is not None:
+            if runs is not None:
+                _fail("give either --stored (export a stored report) or --runs, not both")
+            from evalcore.access.scoping import require_study_view
+
+            require_study_view(db, created_by or _default_author(), study)
+            row = find_report(db, study, stored)
+            report = load_report(db, row.report_id)
+            digest = row.content_hash
+        else:
+            if not runs or not [r for r in runs.split(",") if r.strip()]:
+                _fail("--runs is required: comma-separated run names of the study, e.g. --runs A,B")
+            assert runs is not None
+            report = report_from_store(
+                db,
+                study_id=study,
+                runs=[r.strip() for r in runs.split(",") if r.strip()],
+                created_by=created_by or _default_author(),
+                reference=reference,
+                name=name,
+                baseline=baseline,
+                settings=ComparisonSettings(
+                    mode="pairwise" if pairwise else "baseline",
+                    test=test,  # type: ignore[arg-type]
+                    alpha=alpha,
+                    correction=correction,  # type: ignore[arg-type]
+                    permutations=permutations,
+                    seed=seed,
+                ),
+            )
+            digest = save_report(db, report).content_hash
+    except LookupError as err:  # KeyError quotes str(err): show the message itself
+        _fail(str(err.args[0]) if err.args else str(err))
+    except ValueError as err:
+        _fail(str(err))
+    except PermissionError as err:  # evalcore.access.PermissionDenied: not allowed
+        click.echo(f"refused: {err}", err=True)
+        sys.exit(1)
+    finally:
+        db.conn.close()
+    kind = _infer_format(out, fmt)
+    if kind == "html":
+        text = render_html(report, include_internal=include_internal)
+    elif kind == "json":
+        text = render_json(report, include_internal=include_internal)
+    else:
+        text = render_csv(report)
+    _write_atomically(out, text)
+    compared = sum(1 for r in report.runs if r.comparable)
+    click.echo(
+        f"report {report.name!r} ({digest}): {len(report.runs)} run(s), {compared} comparable; "
+        f"{kind.upper()} written to {out}"
+    )
+    for run in report.runs:
+        if not run.comparable:
+            click.echo(f"  not comparable: {run.name}: {run.not_comparable_reason}")
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)

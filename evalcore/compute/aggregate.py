@@ -1,0 +1,118 @@
+"""Aggregates over a query set (contract section 6).
+
+For each metric: if every query has it available, the aggregate is the
+arithmetic mean (MRR for ``reciprocal_rank``). Otherwise the aggregate is
+unavailable: ``value`` is null and it reports ``n_queries``, ``n_available``,
+``n_missing`` and how many missing queries carry each reason (a query with two
+reasons counts once for each). There is deliberately no way to average the
+available subset.
+
+Bounds: when every missing query has per-query bounds, the aggregate bounds
+are the mean over all queries of ``lower`` / ``upper``, an available query
+contributing its value to both. An empty query set is unavailable with
+reason ``no_queries`` (counted once).
+
+:func:`aggregate` works on report objects; :func:`aggregate_arrays` is the
+same rule over per-query arrays, used by :mod:`evalcore.compute.evaluate`. Both use
+``numpy.mean`` so the two paths give bit-identical numbers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from evalcore.contract.reasons import Reason
+from evalcore.contract.results import METRICS, AggregateValue, QueryResult
+
+
+def no_queries() -> AggregateValue:
+    """The aggregate of an empty query set."""
+    return AggregateValue(
+        status="unavailable",
+        value=None,
+        n_queries=0,
+        n_available=0,
+        n_missing=0,
+        reasons={Reason.NO_QUERIES.value: 1},
+    )
+
+
+def aggregate_arrays(
+    available: np.ndarray,
+    value: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    reason_counts: Mapping[str, int],
+) -> AggregateValue:
+    """One metric's aggregate from per-query arrays.
+
+    ``lower`` / ``upper`` are NaN where a missing query has no bounds (their
+    entries for available queries are ignored). ``reason_counts`` counts the
+    reasons of the missing queries.
+    """
+    n = int(available.size)
+    if n == 0:
+        return no_queries()
+    n_available = int(np.count_nonzero(available))
+    if n_available == n:
+        return AggregateValue.model_construct(
+            status="available",
+            value=float(np.mean(value)),
+            n_queries=n,
+            n_available=n,
+            n_missing=0,
+            reasons={},
+            lower=None,
+            upper=None,
+        )
+    missing = ~available
+    lo = hi = None
+    if not (np.isnan(lower[missing]).any() or np.isnan(upper[missing]).any()):
+        lo = float(np.mean(np.where(available, value, lower)))
+        hi = float(np.mean(np.where(available, value, upper)))
+    return AggregateValue.model_construct(
+        status="unavailable",
+        value=None,
+        n_queries=n,
+        n_available=n_available,
+        n_missing=n - n_available,
+        reasons={r: c for r, c in reason_counts.items() if c},
+        lower=lo,
+        upper=hi,
+    )
+
+
+def aggregate(results: Sequence[QueryResult]) -> dict[str, AggregateValue]:
+    """Aggregate every metric of ``results`` (metrics in contract order, then any others)."""
+    if not results:
+        return {name: no_queries() for name in METRICS}
+    names = list(METRICS) + sorted({m for r in results for m in r.metrics} - set(METRICS))
+    out: dict[str, AggregateValue] = {}
+    for name in names:
+        if not any(name in r.metrics for r in results):
+            continue
+        n = len(results)
+        available = np.zeros(n, dtype=bool)
+        value = np.zeros(n, dtype=np.float64)
+        lower = np.full(n, np.nan)
+        upper = np.full(n, np.nan)
+        reasons: Counter[str] = Counter()
+        for i, r in enumerate(results):
+            mv = r.metrics.get(name)
+            if mv is None:
+                raise ValueError(
+                    f"query {r.query_id!r} has no {name!r} metric while others do; "
+                    "aggregate results computed by the same evaluation"
+                )
+            if mv.available and mv.value is not None:
+                available[i] = True
+                value[i] = mv.value
+                continue
+            reasons.update(mv.reasons)
+            if mv.lower is not None and mv.upper is not None:
+                lower[i], upper[i] = mv.lower, mv.upper
+        out[name] = aggregate_arrays(available, value, lower, upper, reasons)
+    return out

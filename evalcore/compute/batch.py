@@ -1,0 +1,281 @@
+"""Observations packed into flat numpy arrays: the metric computer's input.
+
+An :class:`ObservationBatch` holds a query set column by column, CSR style:
+
+* ``pos_offsets`` (``n + 1``) delimits, per query, the measured positions
+  1..min(k, len(returned_ids)) in the flat position arrays;
+* ``pos_gain`` (int8) is the label of the unit at each position, or
+  :data:`UNLABELED` (-1) when the unit has no label for that query;
+* ``pos_dup`` marks returned duplicates (section 4 of the evidence contract:
+  the unit already appeared at an earlier position after ``unit_of`` mapping;
+  it keeps its position but adds no gain);
+* ``label_offsets`` / ``label_gain`` hold every query's reference labels, one
+  gain per distinct labeled unit (a unit labeled twice is a
+  ``duplicate_reference`` and makes the query invalid, so which gain is kept
+  never reaches a number);
+* per-query flags: ``population_complete``, ``scan_complete``,
+  ``permission_violation``, ``duplicate_reference``.
+
+Packing does one dictionary lookup per measured position (the only step that
+needs the strings); everything after packing is numpy. Unit IDs are kept per
+query (``top_units``) only to name blocking units and duplicates in reports.
+
+Two constructors:
+
+* :meth:`ObservationBatch.from_observations` for validated
+  :class:`~evalcore.contract.observation.Observation` objects;
+* :meth:`ObservationBatch.from_columns` for readers that already hold
+  per-query lists (e.g. the TREC reader) and want to skip building pydantic
+  objects: pass query IDs, cutoffs, returned IDs and label IDs/gains as
+  parallel per-query sequences. The inputs are trusted (validate at the edge):
+  gains must be integers 0..4 and ``k >= 1``.
+
+The batch is protocol-free except for the protocol it carries as a default for
+:func:`evalcore.compute.evaluate.evaluate_batch`; threshold, gain mode and the
+unjudged policy are applied when metrics are computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import repeat
+
+import numpy as np
+
+from evalcore.compute.gc_pause import gc_paused
+from evalcore.compute.validity import duplicate_positions, permission_violated
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Observation
+
+#: Sentinel in ``pos_gain`` for a unit with no label for the query.
+UNLABELED: int = -1
+
+
+@dataclass(frozen=True, eq=False)
+class ObservationBatch:
+    """A query set as flat arrays (see the module docstring for the layout)."""
+
+    query_ids: list[str]
+    k: np.ndarray  # int64[n]
+    pos_offsets: np.ndarray  # int64[n + 1]
+    pos_gain: np.ndarray  # int8[P], UNLABELED where the unit has no label
+    pos_dup: np.ndarray  # bool[P]
+    dup_first: np.ndarray  # int64[P]: first position of a duplicate's unit, else 0
+    label_offsets: np.ndarray  # int64[n + 1]
+    label_gain: np.ndarray  # int8[L]
+    population_complete: np.ndarray  # bool[n]
+    scan_complete: np.ndarray  # bool[n]
+    permission_violation: np.ndarray  # bool[n]
+    duplicate_reference: np.ndarray  # bool[n]
+    top_units: list[Sequence[str]]  # per query: unit IDs at positions 1..min(k, len)
+    protocol: EvalProtocol = field(default_factory=EvalProtocol)
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def n_positions(self) -> np.ndarray:
+        """Measured positions per query: min(k, number returned)."""
+        return np.diff(self.pos_offsets)
+
+    @property
+    def n_labels(self) -> np.ndarray:
+        return np.diff(self.label_offsets)
+
+    @property
+    def missing_reference(self) -> np.ndarray:
+        """No labels and the population is not declared complete (section 3)."""
+        return (self.n_labels == 0) & ~self.population_complete
+
+    @property
+    def pos_query(self) -> np.ndarray:
+        """Query index of every flat position."""
+        return np.repeat(np.arange(len(self), dtype=np.int64), self.n_positions)
+
+    @property
+    def pos_rank(self) -> np.ndarray:
+        """1-based rank of every flat position within its query."""
+        n_pos = self.n_positions
+        total = int(self.pos_offsets[-1])
+        return np.arange(1, total + 1, dtype=np.int64) - np.repeat(self.pos_offsets[:-1], n_pos)
+
+    @classmethod
+    def from_observations(
+        cls, observations: Sequence[Observation], protocol: EvalProtocol | None = None
+    ) -> ObservationBatch:
+        """Pack validated observations (input order is kept)."""
+        packer = _Packer()
+        add = packer.add
+        with gc_paused():
+            for o in observations:
+                labels = o.labels
+                gains = {lab.id: lab.gain for lab in labels}
+                add(
+                    o.query_id,
+                    o.k,
+                    o.returned_ids,
+                    gains,
+                    len(gains) != len(labels),
+                    o.population_complete,
+                    o.scan_complete,
+                    o.permitted_ids,
+                    o.unit_of,
+                )
+        return packer.finish(protocol or EvalProtocol())
+
+    @classmethod
+    def from_columns(
+        cls,
+        query_ids: Sequence[str],
+        k: Sequence[int] | int,
+        returned_ids: Sequence[Sequence[str]],
+        label_ids: Sequence[Sequence[str]],
+        label_gains: Sequence[Sequence[int]],
+        population_complete: Sequence[bool] | bool,
+        *,
+        scan_complete: Sequence[bool] | bool = True,
+        permitted_ids: Sequence[Sequence[str] | None] | None = None,
+        unit_of: Sequence[Mapping[str, str] | None] | None = None,
+        protocol: EvalProtocol | None = None,
+    ) -> ObservationBatch:
+        """Pack per-query parallel sequences without building observations.
+
+        ``returned_ids[i]`` is query i's ranking, best first (may be longer
+        than ``k``); ``label_ids[i]`` / ``label_gains[i]`` its reference labels
+        in input order (a repeated ID is a ``duplicate_reference``). Scalars
+        for ``k``, ``population_complete`` and ``scan_complete`` apply to every
+        query. ``permitted_ids`` / ``unit_of`` are per-query (``None`` entries
+        mean "not given").
+        """
+        n = len(query_ids)
+        lengths = {len(returned_ids), len(label_ids), len(label_gains)}
+        if lengths != {n}:
+            raise ValueError(
+                f"from_columns: query_ids has {n} entries but returned_ids/label_ids/label_gains "
+                f"have {len(returned_ids)}/{len(label_ids)}/{len(label_gains)}; give one entry per query"
+            )
+        ks = repeat(int(k), n) if isinstance(k, int | np.integer) else k
+        pops = (
+            repeat(bool(population_complete), n)
+            if isinstance(population_complete, bool | np.bool_)
+            else population_complete
+        )
+        scans = (
+            repeat(bool(scan_complete), n)
+            if isinstance(scan_complete, bool | np.bool_)
+            else scan_complete
+        )
+        perms = repeat(None, n) if permitted_ids is None else permitted_ids
+        units = repeat(None, n) if unit_of is None else unit_of
+        packer = _Packer()
+        with gc_paused():
+            for qid, k_i, ret, ids, gs, pop, scan, perm, unit in zip(
+                query_ids,
+                ks,
+                returned_ids,
+                label_ids,
+                label_gains,
+                pops,
+                scans,
+                perms,
+                units,
+                strict=False,
+            ):
+                gains = dict(zip(ids, gs, strict=True))
+                packer.add(qid, k_i, ret, gains, len(gains) != len(ids), pop, scan, perm, unit)
+        return packer.finish(protocol or EvalProtocol())
+
+
+class _Packer:
+    """Accumulates per-query inputs into flat Python buffers; one pass per query.
+
+    Per query the only per-position work is one dictionary lookup (label gain)
+    and one set build (duplicate check); numpy arrays are made once in
+    :meth:`finish`.
+    """
+
+    def __init__(self) -> None:
+        self.query_ids: list[str] = []
+        self.k: list[int] = []
+        self.n_pos: list[int] = []
+        self.n_lab: list[int] = []
+        self.pop: list[bool] = []
+        self.scan: list[bool] = []
+        self.perm_violation: list[int] = []  # query indices
+        self.dup_ref: list[int] = []  # query indices
+        self.pos_gain: list[int] = []
+        self.label_gain: list[int] = []
+        self.dup_at: list[int] = []  # flat position index of each returned duplicate
+        self.dup_first: list[int] = []  # 1-based first position of that unit
+        self.top_units: list[Sequence[str]] = []
+
+    def add(
+        self,
+        query_id: str,
+        k: int,
+        returned: Sequence[str],
+        gains: Mapping[str, int],
+        duplicate_reference: bool,
+        population_complete: bool,
+        scan_complete: bool,
+        permitted: Sequence[str] | None,
+        unit_of: Mapping[str, str] | None,
+    ) -> None:
+        """Add one query; ``gains`` maps each labeled unit to its gain."""
+        i = len(self.query_ids)
+        self.query_ids.append(query_id)
+        self.k.append(k)
+        self.pop.append(population_complete)
+        self.scan.append(scan_complete)
+        raw_top = returned[:k]
+        top = [unit_of.get(x, x) for x in raw_top] if unit_of else raw_top
+        if permitted is not None and permission_violated(raw_top, top, permitted):
+            self.perm_violation.append(i)
+        if duplicate_reference:
+            self.dup_ref.append(i)
+        pos_gain = self.pos_gain
+        base = len(pos_gain)
+        pos_gain.extend(map(gains.get, top, repeat(UNLABELED)))
+        if len(set(top)) != len(top):
+            for position, first in duplicate_positions(top):
+                self.dup_at.append(base + position - 1)
+                self.dup_first.append(first)
+        self.label_gain.extend(gains.values())
+        self.n_pos.append(len(top))
+        self.n_lab.append(len(gains))
+        self.top_units.append(top)
+
+    def finish(self, protocol: EvalProtocol) -> ObservationBatch:
+        n = len(self.query_ids)
+        pos_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(self.n_pos, out=pos_offsets[1:])
+        label_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(self.n_lab, out=label_offsets[1:])
+        total = int(pos_offsets[-1])
+        pos_dup = np.zeros(total, dtype=bool)
+        dup_first = np.zeros(total, dtype=np.int64)
+        if self.dup_at:
+            at = np.asarray(self.dup_at, dtype=np.int64)
+            pos_dup[at] = True
+            dup_first[at] = self.dup_first
+        permission_violation = np.zeros(n, dtype=bool)
+        permission_violation[self.perm_violation] = True
+        duplicate_reference = np.zeros(n, dtype=bool)
+        duplicate_reference[self.dup_ref] = True
+        return ObservationBatch(
+            query_ids=self.query_ids,
+            k=np.asarray(self.k, dtype=np.int64),
+            pos_offsets=pos_offsets,
+            pos_gain=np.fromiter(self.pos_gain, dtype=np.int8, count=len(self.pos_gain)),
+            pos_dup=pos_dup,
+            dup_first=dup_first,
+            label_offsets=label_offsets,
+            label_gain=np.fromiter(self.label_gain, dtype=np.int8, count=len(self.label_gain)),
+            population_complete=np.asarray(self.pop, dtype=bool),
+            scan_complete=np.asarray(self.scan, dtype=bool),
+            permission_violation=permission_violation,
+            duplicate_reference=duplicate_reference,
+            top_units=self.top_units,
+            protocol=protocol,
+        )

@@ -1,0 +1,1 @@
+"""The embedded demo study: a generated corpus, queries, runs and labels (nothing downloaded)."""

@@ -1,0 +1,1 @@
+"""Incremental evaluation state shared by the dashboard and the annotate page."""

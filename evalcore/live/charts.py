@@ -1,0 +1,60 @@
+"""Plotly figures of the live dashboard. Unavailable values are drawn as such, never as 0.
+
+The per-query figure has two rows sharing the query axis: the available values
+of each run, and below them an "unavailable" strip with one marker per run and
+query whose metric is unavailable (its reasons on hover). Text from the data
+(run names, query ids, reasons) is HTML-escaped: plotly renders a subset of
+HTML in labels and hover text. Large studies use WebGL markers.
+"""
+
+from html import escape
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from evalcore.live.dashboard import LiveDashboard
+
+_WEBGL_FROM = 2000
+_UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
+
+
+def per_query_figure(state: LiveDashboard, metric: str, label: str) -> go.Figure:
+    """Each run's per-query values of ``metric`` (named ``label``, e.g. ``P@10``)."""
+    n = len(state.query_ids)
+    scatter = go.Scattergl if n * max(1, len(state.runs)) >= _WEBGL_FROM else go.Scatter
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.05,
+        subplot_titles=(f"{escape(label)}: available values",
+                        "unavailable (not 0; reasons on hover)"),
+    )
+    for run in state.run_names:
+        name = escape(run)
+        x_ok, y_ok, t_ok, x_na, t_na = [], [], [], [], []
+        for query_id, value, reasons in state.per_query(run, metric):
+            i = state.index[query_id]  # position among every run's queries
+            if value is not None:
+                x_ok.append(i)
+                y_ok.append(value)
+                t_ok.append(escape(query_id))
+            else:
+                x_na.append(i)
+                t_na.append(f"{escape(query_id)}: {escape(', '.join(reasons))}")
+        fig.add_trace(
+            scatter(x=x_ok, y=y_ok, mode="markers", name=f"{name} ({len(x_ok)} available)",
+                    legendgroup=name, text=t_ok, marker={"size": 6},
+                    hovertemplate="%{text}: %{y:.4f}<extra>" + name + "</extra>"),
+            row=1, col=1,
+        )
+        fig.add_trace(
+            scatter(x=x_na, y=[name] * len(x_na), mode="markers",
+                    name=f"{name}: unavailable ({len(x_na)})", legendgroup=name, text=t_na,
+                    marker=_UNAVAILABLE_MARKER,
+                    hovertemplate="%{text}<extra>" + name + " unavailable</extra>"),
+            row=2, col=1,
+        )
+    fig.update_yaxes(title_text=escape(label), range=[-0.03, 1.03], row=1, col=1)
+    fig.update_yaxes(type="category", row=2, col=1)
+    fig.update_xaxes(title_text=f"query (sorted by id, {n} queries)", row=2, col=1)
+    fig.update_layout(height=480, margin={"t": 50, "b": 90},
+                      legend={"orientation": "h", "y": -0.22, "yanchor": "top"})
+    return fig

@@ -1,0 +1,35 @@
+"""Live per-query evaluation: one query's metrics under every run of a study.
+
+What the annotate page shows after each label. The numbers come from the
+metric computer (:func:`evalcore.compute.evaluate.evaluate`) on the store's
+observations (:func:`evalcore.store.observations.observations_for_run`) for
+that single query, under the study's protocol.
+"""
+
+import sqlite_utils
+
+from evalcore.compute.evaluate import evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.results import QueryResult
+from evalcore.store.observations import observations_for_run
+from evalcore.store.runs import list_runs
+from evalcore.store.studies import get_study
+
+
+def study_protocol(db: sqlite_utils.Database, study_id: str) -> EvalProtocol:
+    """The evaluation protocol a study declares (threshold and gain mode)."""
+    study = get_study(db, study_id)
+    return EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+
+
+def query_results_by_run(
+    db: sqlite_utils.Database, study_id: str, query_id: str
+) -> dict[str, QueryResult]:
+    """run name -> the query's result (every metric available or unavailable with why)."""
+    protocol = study_protocol(db, study_id)
+    out: dict[str, QueryResult] = {}
+    for run in list_runs(db, study_id):
+        observations = observations_for_run(db, study_id, run.name, query_ids=[query_id])
+        report = evaluate(observations, protocol)
+        out[run.name] = report.queries[0]
+    return out

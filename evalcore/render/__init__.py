@@ -1,1 +1,0 @@
-"""Plain-text renderings of report models (no HTML, no markdown)."""

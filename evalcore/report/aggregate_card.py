@@ -1,0 +1,57 @@
+"""An aggregate as the words of a dashboard card: the mean, or why there is none.
+
+Only formats what :mod:`evalcore.compute.aggregate` decided; never computes a value.
+An unavailable aggregate reads e.g. ``unavailable — 13 of 50 queries missing
+(9 unlabeled_returned, 4 population_incomplete)``: reason counts are per
+reason, so a query with two reasons counts in both. Bounds are shown only when
+the aggregate defines them (every missing query has bounds).
+"""
+
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.contract.results import AggregateValue
+
+
+class AggregateCard(BaseModel):
+    """The texts of one card."""
+
+    model_config = ConfigDict(frozen=True)
+
+    available: bool
+    #: "0.5320" or "unavailable"
+    headline: str
+    #: "mean over 50 queries" or "13 of 50 queries missing (9 unlabeled_returned, ...)"
+    detail: str
+    #: "bounds 0.4100–0.6300" when defined, else None
+    bounds: str | None = None
+
+    @property
+    def sentence(self) -> str:
+        """The card in one line, e.g. ``unavailable — 13 of 50 queries missing (...)``."""
+        text = f"{self.headline} — {self.detail}"
+        return f"{text}; {self.bounds}" if self.bounds else text
+
+
+def aggregate_card(value: AggregateValue, digits: int = 4) -> AggregateCard:
+    """The card texts of an aggregate (section 6 of the contract)."""
+    if value.available and value.value is not None:
+        return AggregateCard(
+            available=True,
+            headline=f"{value.value:.{digits}f}",
+            detail=f"mean over {value.n_queries} {_queries(value.n_queries)}",
+        )
+    if value.n_queries == 0:
+        return AggregateCard(available=False, headline="unavailable", detail="no queries")
+    reasons = ", ".join(f"{n} {code}" for code, n in sorted(value.reasons.items(),
+                                                             key=lambda kv: (-kv[1], kv[0])))
+    detail = f"{value.n_missing} of {value.n_queries} {_queries(value.n_queries)} missing"
+    if reasons:
+        detail += f" ({reasons})"
+    bounds = None
+    if value.lower is not None and value.upper is not None:
+        bounds = f"bounds {value.lower:.{digits}f}–{value.upper:.{digits}f}"
+    return AggregateCard(available=False, headline="unavailable", detail=detail, bounds=bounds)
+
+
+def _queries(n: int) -> str:
+    return "query" if n == 1 else "queries"

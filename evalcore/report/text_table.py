@@ -1,0 +1,146 @@
+"""An :class:`~evalcore.contract.results.EvaluationReport` as a plain-text table.
+
+Layout: a header with the protocol (and the compatibility policy, spelled out,
+when it is on), one row per query, an aggregate block, then diagnostics.
+An unavailable value never shows a number in a value's place::
+
+    q7   3  unavailable: unlabeled_returned [X] (0.3333..0.6667)
+    P@10     unavailable (3 of 50 missing: unlabeled_returned)
+
+Bounds are printed as ``(lower..upper)`` and are marked as bounds, not values.
+Text comes from the data (query and unit IDs): control characters are
+escaped so a crafted ID cannot rewrite the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evalcore.contract.results import (
+    AGGREGATE_LABELS,
+    METRIC_LABELS,
+    METRICS,
+    AggregateValue,
+    EvaluationReport,
+    MetricValue,
+)
+
+#: Blocking IDs shown per cell before "+N more".
+MAX_IDS_SHOWN = 3
+
+COMPATIBILITY_TEXT = (
+    "unjudged_as_nonrelevant: ON (compatibility policy for reproducing trec_eval: "
+    "unlabeled returned units are counted as non-relevant, so numbers may be lower "
+    "than the evidence supports)"
+)
+
+
+def render_table(report: EvaluationReport) -> str:
+    """The whole report as text (ends with a newline)."""
+    k_label = _k_label(report)
+    metrics = [m for m in METRICS if m in report.aggregates] or list(METRICS)
+    out: list[str] = ["Relevance Ledger evaluation"]
+    out.extend(protocol_lines(report))
+    out.append("")
+    out.extend(_query_rows(report, metrics, k_label))
+    out.append("")
+    out.extend(aggregate_lines(report, metrics, k_label))
+    diag = diagnostics_lines(report)
+    if diag:
+        out.append("")
+        out.extend(diag)
+    return "\n".join(out) + "\n"
+
+
+def protocol_lines(report: EvaluationReport) -> list[str]:
+    p = report.protocol
+    lines = [f"protocol: relevance_threshold={p.relevance_threshold}, gain={p.gain}"]
+    if p.unjudged_as_nonrelevant:
+        lines.append(COMPATIBILITY_TEXT)
+    return lines
+
+
+def _k_label(report: EvaluationReport) -> str:
+    ks = {q.k for q in report.queries}
+    return str(next(iter(ks))) if len(ks) == 1 else "k"
+
+
+def metric_cell(value: MetricValue) -> str:
+    """One per-query value: the number, or why it is unavailable (and its bounds)."""
+    if value.available and value.value is not None:
+        return f"{value.value:.4f}"
+    text = "unavailable: " + ", ".join(value.reasons)
+    if value.blocking_ids:
+        shown = [clean(x) for x in value.blocking_ids[:MAX_IDS_SHOWN]]
+        more = len(value.blocking_ids) - len(shown)
+        text += " [" + ", ".join(shown) + (f", +{more} more" if more > 0 else "") + "]"
+    if value.lower is not None and value.upper is not None:
+        text += f" ({value.lower:.4f}..{value.upper:.4f})"
+    return text
+
+
+def aggregate_cell(value: AggregateValue) -> str:
+    """One aggregate: the mean, or unavailable with what is missing; never a subset mean."""
+    if value.available and value.value is not None:
+        return f"{value.value:.4f}"
+    if value.n_queries == 0:
+        return "unavailable (no queries)"
+    reasons = ", ".join(
+        r if n == value.n_missing else f"{r} x{n}" for r, n in value.reasons.items()
+    )
+    text = f"unavailable ({value.n_missing} of {value.n_queries} missing: {reasons})"
+    if value.lower is not None and value.upper is not None:
+        text += f" bounds {value.lower:.4f}..{value.upper:.4f}"
+    return text
+
+
+def _query_rows(report: EvaluationReport, metrics: Sequence[str], k_label: str) -> list[str]:
+    header = ["query", "k", *(METRIC_LABELS[m].format(k=k_label) for m in metrics), "notes"]
+    rows = [header]
+    for q in report.queries:
+        notes = []
+        if not q.valid:
+            notes.append("invalid: " + ", ".join(q.reasons))
+        if q.duplicates:
+            notes.append(f"{len(q.duplicates)} returned duplicate(s)")
+        cells = [metric_cell(q.metrics[m]) for m in metrics]
+        rows.append([clean(q.query_id), str(q.k), *cells, "; ".join(notes)])
+    if len(rows) == 1:
+        return ["(no queries)"]
+    return _align(rows)
+
+
+def aggregate_lines(report: EvaluationReport, metrics: Sequence[str], k_label: str) -> list[str]:
+    n = len(report.queries)
+    lines = [f"aggregate over {n} quer{'y' if n == 1 else 'ies'}"]
+    rows = [
+        ["  " + AGGREGATE_LABELS[m].format(k=k_label), aggregate_cell(report.aggregates[m])]
+        for m in metrics
+        if m in report.aggregates
+    ]
+    return lines + _align(rows)
+
+
+def diagnostics_lines(report: EvaluationReport) -> list[str]:
+    d = report.diagnostics
+    lines: list[str] = []
+    if d.tied_score_pairs:
+        lines.append(
+            f"tied score pairs: {d.tied_score_pairs} (ordered by doc ID descending, as trec_eval)"
+        )
+    if d.returned_duplicates:
+        lines.append(f"returned duplicates: {d.returned_duplicates} (keep their rank, add no gain)")
+    lines.extend(f"note: {clean(n)}" for n in d.notes)
+    return (["diagnostics"] + ["  " + x for x in lines]) if lines else []
+
+
+def _align(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def clean(text: str) -> str:
+    """Escape control characters (terminal escapes, newlines) in data-borne text."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -1,0 +1,226 @@
+"""Pinning a protocol: freeze the visible document set and its fingerprint for a study.
+
+A pin stores the protocol (with ``corpus_id`` and ``corpus_fingerprint`` filled
+in) in ``protocols`` and every visible document's id, content hash and owner in
+``protocol_documents``, in one transaction. A pin is immutable and its name is
+unique within the study; to follow a changed corpus, pin a new protocol under a
+new name.
+"""
+
+from collections import Counter
+from typing import Annotated
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
+
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
+from evalcore.access.scoping import require_organisations
+from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
+from evalcore.retrieval.fingerprint import fingerprint_pairs
+from evalcore.retrieval.lexical_protocol import LexicalProtocol
+from evalcore.retrieval.visibility import Visibility
+from evalcore.store.audit import record_audit
+from evalcore.store.clock import utc_now_iso
+from evalcore.store.connection import write_transaction
+from evalcore.store.references import ReferenceNotFoundError, get_reference
+from evalcore.store.studies import get_study
+
+ProtocolName = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+_NAME = TypeAdapter(ProtocolName)
+
+
+class PinnedProtocol(BaseModel):
+    """A protocol as pinned for a study."""
+
+    model_config = ConfigDict(frozen=True)
+
+    study_id: str
+    name: str
+    protocol: LexicalProtocol
+    corpus_fingerprint: str
+    document_count: int
+    documents_by_organisation: dict[str, int]
+    pinned_at: str
+    pinned_by: str
+
+    @property
+    def visibility(self) -> Visibility:
+        assert self.protocol.corpus_id is not None
+        return Visibility.of(
+            self.protocol.corpus_id, self.protocol.organisations, self.protocol.cutoff
+        )
+
+
+def check_protocol_name(name: str) -> str:
+    """A protocol name is a non-empty string of at most 200 characters."""
+    try:
+        return _NAME.validate_python(name)
+    except ValidationError:
+        raise ValueError(
+            f"protocol name {name!r} is invalid: give a non-empty name of at most 200 characters"
+        ) from None
+
+
+def pin_protocol(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    name: str,
+    protocol: LexicalProtocol,
+    actor: str,
+) -> PinnedProtocol:
+    """Pin ``protocol`` for the study under ``name`` and return the pin.
+
+    Raises ``ValueError`` when the name is taken, the protocol names another
+    corpus or an unknown reference version, or no document is visible;
+    :class:`RetrievalRefused` when the protocol carries a corpus fingerprint
+    that no longer matches the corpus. Nothing is stored on any error.
+    """
+    check_protocol_name(name)
+    study = get_study(db, study_id)
+    if protocol.corpus_id is not None and protocol.corpus_id != study.corpus_id:
+        raise ValueError(
+            f"the protocol is for corpus {protocol.corpus_id!r} but study {study_id!r} uses "
+            f"corpus {study.corpus_id!r}; remove corpus_id from the protocol or pick the study "
+            "of that corpus"
+        )
+    visibility = Visibility.of(study.corpus_id, protocol.organisations, protocol.cutoff)
+    with write_transaction(db):
+        if authorize(db, study_id=study_id, actor=actor,
+                     permission=Permission.PIN_PROTOCOL) is not None:
+            require_organisations(db, actor=actor, study_id=study_id,
+                                  organisations=protocol.organisations)
+        if db.execute(
+            "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study_id, name]
+        ).fetchone():
+            raise ValueError(
+                f"a protocol named {name!r} is already pinned in study {study_id!r}; pins are "
+                "immutable, choose another name"
+            )
+        _check_reference_version(db, study_id, protocol.reference_version)
+        rows = db.conn.execute(
+            "SELECT d.doc_id, d.content_hash, d.owner_org FROM documents d "
+            f"WHERE {visibility.where} ORDER BY d.doc_id",
+            visibility.params,
+        ).fetchall()
+        if not rows:
+            raise ValueError(
+                f"the protocol sees no document of corpus {study.corpus_id!r}: none is owned by "
+                f"{', '.join(protocol.organisations)} and created at or before "
+                f"{protocol.to_json_dict()['cutoff']}; check organisations and cutoff"
+            )
+        fingerprint = fingerprint_pairs((r[0], r[1]) for r in rows)
+        if protocol.corpus_fingerprint is not None and protocol.corpus_fingerprint != fingerprint:
+            raise RetrievalRefused(
+                f"the protocol expects corpus fingerprint {protocol.corpus_fingerprint} but the "
+                f"{len(rows)} documents it sees now have {fingerprint}: the corpus changed since "
+                "that fingerprint was taken; remove corpus_fingerprint to pin the corpus as it is",
+                {"expected": protocol.corpus_fingerprint, "actual": fingerprint},
+            )
+        pinned = protocol.model_copy(
+            update={"corpus_id": study.corpus_id, "corpus_fingerprint": fingerprint}
+        )
+        by_org = dict(sorted(Counter(r[2] for r in rows).items()))
+        now = utc_now_iso()
+        db.execute(
+            "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
+            "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
+            [study_id, name, pinned.model_dump_json(), fingerprint, now, actor],
+        )
+        db.conn.executemany(
+            "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, owner_org) "
+            "VALUES (?, ?, ?, ?, ?)",
+            ((study_id, name, doc_id, chash, owner) for doc_id, chash, owner in rows),
+        )
+        record_audit(
+            db,
+            actor=actor,
+            action="lexical.pin",
+            study_id=study_id,
+            detail={
+                "protocol": name,
+                "corpus_fingerprint": fingerprint,
+                "document_count": len(rows),
+                "documents_by_organisation": by_org,
+            },
+        )
+    return PinnedProtocol(
+        study_id=study_id,
+        name=name,
+        protocol=pinned,
+        corpus_fingerprint=fingerprint,
+        document_count=len(rows),
+        documents_by_organisation=by_org,
+        pinned_at=now,
+        pinned_by=actor,
+    )
+
+
+def _check_reference_version(
+    db: sqlite_utils.Database, study_id: str, version: str | None
+) -> None:
+    if version is None:
+        return
+    try:
+        get_reference(db, study_id, version)
+    except ReferenceNotFoundError as exc:
+        raise ValueError(
+            f"reference_version: {exc}; freeze it first or remove reference_version"
+        ) from None
+
+
+def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str) -> PinnedProtocol:
+    """The pin named ``name``; :class:`ProtocolNotFoundError` lists the pins that exist."""
+    row = db.execute(
+        "SELECT protocol_json, corpus_fingerprint, pinned_at, pinned_by FROM protocols "
+        "WHERE study_id = ? AND name = ?",
+        [study_id, name],
+    ).fetchone()
+    if row is None:
+        known = [r[0] for r in db.execute(
+            "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name", [study_id]
+        )]
+        hint = f"pinned protocols: {', '.join(known)}" if known else "none is pinned yet"
+        raise ProtocolNotFoundError(
+            f"no protocol {name!r} is pinned in study {study_id!r} ({hint}); pin one with "
+            "`evalcore protocol pin`"
+        )
+    by_org = {
+        (org if org is not None else ""): count
+        for org, count in db.execute(
+            "SELECT owner_org, count(*) FROM protocol_documents WHERE study_id = ? AND "
+            "protocol = ? GROUP BY owner_org ORDER BY owner_org",
+            [study_id, name],
+        )
+    }
+    return PinnedProtocol(
+        study_id=study_id,
+        name=name,
+        protocol=LexicalProtocol.model_validate_json(row[0]),
+        corpus_fingerprint=row[1],
+        document_count=sum(by_org.values()),
+        documents_by_organisation=by_org,
+        pinned_at=row[2],
+        pinned_by=row[3],
+    )
+
+
+def list_pinned_protocols(db: sqlite_utils.Database, study_id: str) -> list[PinnedProtocol]:
+    """Every pin of the study, oldest first."""
+    names = [r[0] for r in db.execute(
+        "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name", [study_id]
+    )]
+    return [get_pinned_protocol(db, study_id, n) for n in names]
+
+
+def pinned_document_ids(db: sqlite_utils.Database, study_id: str, protocol_name: str) -> set[str]:
+    """The pinned (organisation-owned, before-cutoff) document ids: a run's ``permitted_ids``."""
+    get_pinned_protocol(db, study_id, protocol_name)
+    return {
+        r[0]
+        for r in db.execute(
+            "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ?",
+            [study_id, protocol_name],
+        )
+    }

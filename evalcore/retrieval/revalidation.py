@@ -1,0 +1,164 @@
+"""Revalidation: does the corpus still match the pin, document for document?
+
+Before every execution the pinned set is compared with the corpus as it is now.
+Each kind of change is counted and its first document ids are named:
+
+* ``content_changed``: a pinned document's title or text changed (new content hash);
+* ``owner_changed``: a pinned document is now owned by another organisation
+  (or by none), whether or not that organisation is in the protocol;
+* ``removed``: a pinned document is no longer in the corpus;
+* ``no_longer_visible``: a pinned document, same owner, now falls after the cutoff
+  (its creation time was rewritten);
+* ``added``: a document the protocol would see now was not in the pinned set.
+
+The corpus fingerprint of the visible set is recomputed as well; any difference
+from the pinned one is a change even if no document could be named (which would
+mean the pinned record itself is inconsistent).
+"""
+
+from typing import Any
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalcore.retrieval.fingerprint import corpus_fingerprint
+from evalcore.retrieval.pin import PinnedProtocol
+
+#: How many document ids of each kind a refusal message names.
+NAMED_PER_KIND = 10
+
+CHANGE_KINDS = ("content_changed", "owner_changed", "removed", "no_longer_visible", "added")
+
+_TEXT = {
+    "content_changed": "content changed",
+    "owner_changed": "moved to another organisation",
+    "removed": "removed from the corpus",
+    "no_longer_visible": "now created after the cutoff",
+    "added": "new visible documents not in the pin",
+}
+
+
+class ChangeKind(BaseModel):
+    """How many pinned documents changed in one way, and the first of them (by id)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int = 0
+    first_ids: list[str] = Field(default_factory=list)
+    #: For ``owner_changed``: first id -> [pinned owner, current owner].
+    owners: dict[str, list[str | None]] = Field(default_factory=dict)
+
+
+class CorpusChanges(BaseModel):
+    """The difference between a pin and the corpus now; empty means "still valid"."""
+
+    model_config = ConfigDict(frozen=True)
+
+    protocol: str
+    pinned_fingerprint: str
+    current_fingerprint: str
+    kinds: dict[str, ChangeKind]
+
+    @property
+    def unchanged(self) -> bool:
+        return self.pinned_fingerprint == self.current_fingerprint and not any(
+            kind.count for kind in self.kinds.values()
+        )
+
+    def message(self) -> str:
+        """A refusal message naming what changed (first ids and counts per kind)."""
+        lines = [
+            f"refused: the corpus no longer matches pinned protocol {self.protocol!r} "
+            f"(pinned fingerprint {self.pinned_fingerprint}, now {self.current_fingerprint})"
+        ]
+        for name in CHANGE_KINDS:
+            kind = self.kinds.get(name)
+            if kind is None or kind.count == 0:
+                continue
+            shown = []
+            for doc_id in kind.first_ids:
+                if doc_id in kind.owners:
+                    before, after = kind.owners[doc_id]
+                    shown.append(f"{doc_id} ({before} -> {after or 'no owner'})")
+                else:
+                    shown.append(doc_id)
+            more = kind.count - len(kind.first_ids)
+            tail = f" and {more} more" if more > 0 else ""
+            lines.append(f"  {_TEXT[name]}: {kind.count}: {', '.join(shown)}{tail}")
+        if all(kind.count == 0 for kind in self.kinds.values()):
+            lines.append(
+                "  no document could be named: the pinned record is inconsistent with its "
+                "fingerprint"
+            )
+        lines.append(
+            "nothing was run or stored; to measure the corpus as it is now, pin a new protocol "
+            "under another name (`evalcore protocol pin`)"
+        )
+        return "\n".join(lines)
+
+    def detail(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChanges:
+    """Compare the pin with the corpus now (read-only; see the module docstring)."""
+    visibility = pinned.visibility
+    params = {**visibility.params, "study": pinned.study_id, "protocol": pinned.name}
+    collected: dict[str, list[str]] = {name: [] for name in CHANGE_KINDS}
+    counts: dict[str, int] = dict.fromkeys(CHANGE_KINDS, 0)
+    owners: dict[str, list[str | None]] = {}
+
+    def note(kind: str, doc_id: str) -> None:
+        counts[kind] += 1
+        if len(collected[kind]) < NAMED_PER_KIND:
+            collected[kind].append(doc_id)
+
+    pinned_side = db.conn.execute(
+        "SELECT pd.doc_id, d.doc_id IS NULL, d.content_hash IS NOT pd.content_hash, "
+        "pd.owner_org, d.owner_org, "
+        f"CASE WHEN d.doc_id IS NULL THEN 0 ELSE ({visibility.where}) END "
+        "FROM protocol_documents pd "
+        "LEFT JOIN documents d ON d.corpus_id = :vis_corpus AND d.doc_id = pd.doc_id "
+        "WHERE pd.study_id = :study AND pd.protocol = :protocol AND ("
+        "  d.doc_id IS NULL OR d.content_hash IS NOT pd.content_hash "
+        f"  OR d.owner_org IS NOT pd.owner_org OR NOT ({visibility.where})) "
+        "ORDER BY pd.doc_id",
+        params,
+    )
+    for doc_id, gone, changed, owner_before, owner_now, visible in pinned_side:
+        if gone:
+            note("removed", doc_id)
+            continue
+        if owner_before != owner_now:
+            note("owner_changed", doc_id)
+            if doc_id in collected["owner_changed"]:
+                owners[doc_id] = [owner_before, owner_now]
+        elif not visible:
+            note("no_longer_visible", doc_id)
+        if changed:
+            note("content_changed", doc_id)
+
+    added = db.conn.execute(
+        f"SELECT d.doc_id FROM documents d WHERE {visibility.where} AND NOT EXISTS ("
+        "  SELECT 1 FROM protocol_documents pd WHERE pd.study_id = :study "
+        "  AND pd.protocol = :protocol AND pd.doc_id = d.doc_id) "
+        "ORDER BY d.doc_id",
+        params,
+    )
+    for (doc_id,) in added:
+        note("added", doc_id)
+
+    kinds = {
+        name: ChangeKind(
+            count=counts[name],
+            first_ids=collected[name],
+            owners=owners if name == "owner_changed" else {},
+        )
+        for name in CHANGE_KINDS
+    }
+    return CorpusChanges(
+        protocol=pinned.name,
+        pinned_fingerprint=pinned.corpus_fingerprint,
+        current_fingerprint=corpus_fingerprint(db, visibility),
+        kinds=kinds,
+    )

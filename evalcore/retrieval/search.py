@@ -1,0 +1,89 @@
+"""Interactive BM25 search over a corpus (the app's "find relevant units" box).
+
+:func:`search_corpus` ranks the corpus's documents for a free-text query with
+the store's full-text index (``documents_fts``, FTS5 ``bm25()``, porter
+tokenizer). The text is made safe by :mod:`evalcore.retrieval.query_syntax`:
+no input raises, a text without terms returns ``[]``.
+
+Order: score descending (``score = -bm25``, so larger is better), equal scores
+by ``doc_id`` ascending. Scores are comparable within one result list only:
+FTS5 takes its BM25 statistics from the whole index (every corpus and owner in
+the store). Pinned runs (:mod:`evalcore.retrieval.workflow`) rank over an index
+of exactly the pinned documents instead, so their scores depend on nothing else.
+"""
+
+from datetime import datetime
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.access.scoping import readable_filter
+from evalcore.retrieval.lexical_protocol import MAX_TOP_K
+from evalcore.retrieval.query_syntax import match_expression
+from evalcore.retrieval.visibility import Visibility
+
+
+class SearchHit(BaseModel):
+    """One ranked document: plain text fields (no snippet markup) and its score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    doc_id: str
+    title: str
+    text: str
+    owner_org: str | None
+    created_at: str
+    score: float
+
+
+def search_corpus(
+    db: sqlite_utils.Database,
+    corpus_id: str,
+    text: str,
+    *,
+    organisations: list[str] | set[str] | tuple[str, ...] | None = None,
+    cutoff: datetime | None = None,
+    limit: int = 50,
+    title_weight: float = 1.0,
+    text_weight: float = 1.0,
+    viewer: str | None = None,
+) -> list[SearchHit]:
+    """The best ``limit`` (1..1000) documents of ``corpus_id`` for ``text``.
+
+    ``organisations`` restricts to documents owned by one of them (None: any
+    owner, including none); ``cutoff`` to documents created at or before it
+    (None: no cutoff; a naive datetime is UTC). ``viewer`` restricts to the
+    documents that person may read (:func:`evalcore.access.scoping.readable_filter`;
+    ``""`` is nobody signed in) — in SQL, before the ``LIMIT``, so documents the
+    viewer may not read never crowd out ones they may. None: no access filter
+    (library and benchmark use; every page passes its viewer).
+    """
+    if not 1 <= limit <= MAX_TOP_K:
+        raise ValueError(f"limit must be between 1 and {MAX_TOP_K}, got {limit}")
+    expression = match_expression(text)
+    if expression is None:
+        return []
+    visibility = Visibility.of(corpus_id, organisations, cutoff)
+    readable = None if viewer is None else readable_filter(db, viewer, corpus_id)
+    rows = db.conn.execute(
+        "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
+        "bm25(documents_fts, :w_title, :w_text) AS s "
+        "FROM documents_fts JOIN documents d ON d.rowid = documents_fts.rowid "
+        f"WHERE documents_fts MATCH :expression AND {visibility.where} "
+        f"AND {'1' if readable is None else readable.where} "
+        "ORDER BY s, d.doc_id LIMIT :limit",
+        {
+            **visibility.params,
+            **({} if readable is None else readable.params),
+            "w_title": float(title_weight),
+            "w_text": float(text_weight),
+            "expression": expression,
+            "limit": limit,
+        },
+    ).fetchall()
+    return [
+        SearchHit(
+            doc_id=r[0], title=r[1], text=r[2], owner_org=r[3], created_at=r[4], score=0.0 - r[5]
+        )
+        for r in rows
+    ]

@@ -1,0 +1,192 @@
+"""Executing a pinned protocol: revalidate, rank every query, store the run.
+
+:func:`execute_protocol` runs in three steps:
+
+1. **Read snapshot.** In one read transaction (a consistent view of the
+   store), the pin is revalidated against the corpus
+   (:mod:`evalcore.retrieval.revalidation`). If anything changed, the refusal is
+   recorded (``retrieval_refusals`` + audit, in their own transaction) and
+   :class:`RetrievalRefused` is raised naming the documents; nothing of the run
+   is stored. Otherwise the pinned documents are indexed privately
+   (:mod:`evalcore.retrieval.snapshot`) and every query of the study is ranked,
+   in ``query_id`` order, at the protocol's ``top_k``.
+2. **Time budget.** ``time_budget_s`` counts from the start of the call
+   (revalidation and indexing included) and is checked before each query; a
+   query already running finishes. When the budget runs out, the queries
+   already ranked are kept and the rest are not executed: the run is stored
+   with ``scan_complete = false`` (so every observation of it is
+   ``partial_scan`` and no metric of it is published) and its protocol lists
+   the ``unexecuted_query_ids``.
+3. **Store.** The run (source ``lexical``, ``k = top_k``, the pinned protocol
+   with its fingerprint under the run's ``protocol``, ``"pinned_protocol"``
+   naming the pin, whose document set becomes every observation's
+   ``permitted_ids``) and its results (rank, doc id, score = -bm25, larger is
+   better) are written in one transaction, with an audit entry.
+
+Ties: equal scores are ordered by ``doc_id`` ascending (code point order).
+"""
+
+import sqlite3
+import time
+from typing import Any
+
+import sqlite_utils
+
+from evalcore.access.authorize import authorize
+from evalcore.access.roles import Permission
+from evalcore.retrieval.errors import RetrievalRefused
+from evalcore.retrieval.pin import PinnedProtocol, get_pinned_protocol
+from evalcore.retrieval.refusals import record_refusal
+from evalcore.retrieval.revalidation import revalidate
+from evalcore.retrieval.snapshot import SnapshotIndex
+from evalcore.store.audit import record_audit
+from evalcore.store.connection import write_transaction
+from evalcore.store.runs import RunInfo, add_run, get_run
+from evalcore.store.studies import get_study, query_texts
+
+#: The clock of time budgets (replaceable in tests).
+monotonic = time.monotonic
+
+
+def execute_protocol(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    protocol_name: str,
+    run_name: str,
+    actor: str,
+    time_budget_s: float | None = None,
+) -> RunInfo:
+    """Revalidate the pinned protocol, rank every query, store and return the run.
+
+    Raises :class:`RetrievalRefused` (after recording the refusal) when the
+    corpus changed since the pin; ``ValueError`` for bad arguments (run name
+    taken, no query, non-positive budget); ``StudyNotFoundError`` /
+    ``ProtocolNotFoundError`` for unknown names. See the module docstring.
+    """
+    started = monotonic()
+    if db.conn.in_transaction:
+        raise RuntimeError(
+            "execute_protocol manages its own transactions; call it outside write_transaction"
+        )
+    if not run_name:
+        raise ValueError("the run name is empty; give the run a name")
+    if time_budget_s is not None and not time_budget_s > 0:
+        raise ValueError(f"time_budget_s must be a positive number of seconds, got {time_budget_s}")
+    get_study(db, study_id)
+    # Checked again inside the write (add_run): refuse before any ranking work.
+    authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
+    pinned = get_pinned_protocol(db, study_id, protocol_name)
+    if db.execute(
+        "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, run_name]
+    ).fetchone():
+        raise ValueError(
+            f"run {run_name!r} already exists in study {study_id!r}; choose another run name"
+        )
+    queries = query_texts(db, study_id)
+    if not queries:
+        raise ValueError(f"study {study_id!r} has no query; add queries before retrieving")
+
+    refusal: RetrievalRefused | None = None
+    results: list[tuple[str, int, str, float]] = []
+    executed: list[str] = []
+    db.conn.execute("BEGIN")  # one consistent read view for revalidation and ranking
+    try:
+        changes = revalidate(db, pinned)
+        if not changes.unchanged:
+            refusal = RetrievalRefused(changes.message(), changes.detail())
+        else:
+            with SnapshotIndex(db, pinned) as index:
+                if index.document_count != pinned.document_count:
+                    refusal = _inconsistent_snapshot(pinned, index.document_count)
+                else:
+                    for query_id, text in queries.items():
+                        if time_budget_s is not None and monotonic() - started >= time_budget_s:
+                            break
+                        for rank, (doc_id, score) in enumerate(
+                            index.search(text, pinned.protocol.top_k), start=1
+                        ):
+                            results.append((query_id, rank, doc_id, score))
+                        executed.append(query_id)
+    finally:
+        db.conn.execute("COMMIT")
+
+    if refusal is not None:
+        record_refusal(
+            db,
+            study_id=study_id,
+            protocol=protocol_name,
+            run_name=run_name,
+            actor=actor,
+            message=str(refusal),
+            detail=refusal.detail,
+        )
+        raise refusal
+
+    done = set(executed)
+    unexecuted = [q for q in queries if q not in done]
+    protocol = run_protocol(pinned, queries_total=len(queries), unexecuted=unexecuted,
+                            time_budget_s=time_budget_s)
+    with write_transaction(db):
+        add_run(
+            db,
+            study_id=study_id,
+            name=run_name,
+            source="lexical",
+            k=pinned.protocol.top_k,
+            results=results,
+            protocol=protocol,
+            corpus_fingerprint=pinned.corpus_fingerprint,
+            scan_complete=not unexecuted,
+            actor=actor,
+        )
+        record_audit(
+            db,
+            actor=actor,
+            action="lexical.run",
+            study_id=study_id,
+            detail={
+                "run": run_name,
+                "protocol": protocol_name,
+                "corpus_fingerprint": pinned.corpus_fingerprint,
+                "queries_executed": len(executed),
+                "queries_total": len(queries),
+                "results": len(results),
+                "elapsed_s": round(monotonic() - started, 3),
+            },
+        )
+    return get_run(db, study_id, run_name)
+
+
+def run_protocol(
+    pinned: PinnedProtocol,
+    *,
+    queries_total: int,
+    unexecuted: list[str],
+    time_budget_s: float | None,
+) -> dict[str, Any]:
+    """The protocol stored with a lexical run: the pin plus how it was executed."""
+    return {
+        **pinned.protocol.to_json_dict(),
+        "pinned_protocol": pinned.name,
+        "pinned_document_count": pinned.document_count,
+        "execution": {
+            "engine": "sqlite fts5",
+            "sqlite_version": sqlite3.sqlite_version,
+            "ranking": "bm25 (k1=1.2, b=0.75) over an index of exactly the pinned documents",
+            "score": "-bm25, larger is better",
+            "queries_total": queries_total,
+            "queries_executed": queries_total - len(unexecuted),
+            "unexecuted_query_ids": unexecuted,
+            "time_budget_s": time_budget_s,
+        },
+    }
+
+
+def _inconsistent_snapshot(pinned: PinnedProtocol, indexed: int) -> RetrievalRefused:
+    return RetrievalRefused(
+        f"refused: pinned protocol {pinned.name!r} holds {pinned.document_count} documents but "
+        f"only {indexed} could be indexed with their pinned content; nothing was run or stored; "
+        "pin a new protocol under another name",
+        {"pinned": pinned.document_count, "indexed": indexed},
+    )
