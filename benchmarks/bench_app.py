@@ -99,7 +99,7 @@ def time_clicks(db_path: Path, clicks: int, label: str) -> None:
     started = time.perf_counter()
     at = AppTest.from_file(ENTRY, default_timeout=300).run()
     at.text_input(key="rl_annotator_input").set_value("bench").run()
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("views/annotate.py").run()
     first = time.perf_counter() - started
     assert not at.exception, at.exception
     times: list[float] = []

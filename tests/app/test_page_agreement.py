@@ -4,7 +4,7 @@ from evalcore.analysis.agreement import study_agreement
 from evalcore.store.labels import label_history, record_label
 from evalcore.store.resolution import resolve_query
 
-PAGE = "pages/agreement.py"
+PAGE = "views/agreement.py"
 
 
 def _two_annotators(db) -> None:

@@ -5,7 +5,7 @@ from evalcore.store.labels import record_label
 from evalcore.store.observations import evaluate_run
 from evalcore.store.runs import add_run
 
-PAGE = "pages/compare.py"
+PAGE = "views/compare.py"
 
 
 def _label_all(db) -> None:

@@ -4,7 +4,7 @@ from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.labels import record_label
 from evalcore.store.observations import evaluate_run
 
-PAGE = "pages/dashboard.py"
+PAGE = "views/dashboard.py"
 
 
 def _texts(at) -> str:
@@ -76,7 +76,7 @@ def test_label_link_opens_annotate_on_that_item(small_store, new_app) -> None:
     tab = AppTest.from_file(ENTRY, default_timeout=60)
     tab.query_params.update({k: v[0] for k, v in parse_qs(link.proto.query_string).items()})
     tab.run()
-    tab.switch_page("pages/annotate.py").run()
+    tab.switch_page("views/annotate.py").run()
     assert not tab.exception, tab.exception
     assert tab.session_state["rl_query"] == "q2"
     caption = next(c.value for c in tab.caption if c.value.startswith("item "))

@@ -2,7 +2,7 @@
 
 from evalcore.store.labels import record_label
 
-PAGE = "pages/inspector.py"
+PAGE = "views/inspector.py"
 
 
 def _frames(at):

@@ -7,7 +7,7 @@ from evalcore.store.references import list_references
 from evalcore.store.reports import list_reports, load_report
 from evalcore.store.runs import add_run
 
-PAGE = "pages/reports.py"
+PAGE = "views/reports.py"
 
 
 def _label(db) -> None:

@@ -15,6 +15,7 @@ import streamlit as st
 
 from app.components.chips import metric_label, reason_text
 from app.components.live_state import with_live_state
+from app.components.navigation import AGREEMENT, ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import address_params, get_db
@@ -107,12 +108,12 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
     columns = st.columns(3)
     for n, item in enumerate(items):
         if conflict[(item.query_id, item.unit_id)]:
-            columns[n % 3].page_link("pages/agreement.py",
+            columns[n % 3].page_link(AGREEMENT.path,
                                      label=f"Adjudicate {item.unit_id} for {item.query_id}",
                                      icon=":material/gavel:")
             continue
         columns[n % 3].page_link(  # a real link: it also opens in a new tab
-            "pages/annotate.py",
+            ANNOTATE.path,
             label=f"Label {item.unit_id} for {item.query_id}",
             icon=":material/rate_review:",
             query_params=address_params(query=item.query_id, unit=item.unit_id),

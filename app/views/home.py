@@ -5,6 +5,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
+from app.components.navigation import ANNOTATE, DATA
 from app.components.safe_text import escape_markdown
 from app.components.session import address_params, current_study, get_db
 from app.components.state import cached_study_progress
@@ -18,7 +19,7 @@ study = current_study(db)
 if study is None:
     st.title("Relevance Ledger")
     st.info("This store holds no study yet. Import qrels and runs on the Data page.")
-    st.page_link("pages/data.py", label="Go to Data", icon=":material/upload_file:")
+    st.page_link(DATA.path, label="Go to Data", icon=":material/upload_file:")
     st.stop()
 
 st.title(escape_markdown(study.name))
@@ -113,4 +114,4 @@ st.dataframe(
         "annotate", display_text="label ›", width="small",
         help="Open this query on the Annotate page (new tab)")},
 )
-st.page_link("pages/annotate.py", label="Start labeling", icon=":material/rate_review:")
+st.page_link(ANNOTATE.path, label="Start labeling", icon=":material/rate_review:")
