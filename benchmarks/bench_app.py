@@ -72,24 +72,15 @@ def build_big_store(path: Path, n_queries: int, n_results: int) -> None:
 def _server_like() -> None:
     """Make AppTest run scripts as the server does after its first run.
 
-    * folder-based multipage mode off (see tests/app/conftest.py);
-    * one script cache for all runs: AppTest makes a new one per run, so it would
-      recompile every page on every click, which the server does once.
+    One script cache for all runs: AppTest makes a new one per run, so it would
+    recompile every page on every click, which the server does once. (Benchmark
+    only: this reaches into Streamlit's runtime; the app and its tests do not.)
     """
     import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.pages_manager import PagesManager
     from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 
     shared = ScriptCache()
     app_test.ScriptCache = lambda: shared
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs) -> None:
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    PagesManager.__init__ = init
 
 
 def time_clicks(db_path: Path, clicks: int, label: str) -> None:
