@@ -28,27 +28,28 @@ from evalcore.access import (
 _FLASH = "_rl_members_flash"
 
 
-def _on_add(study_id: str, actor: str) -> None:
-    user = str(st.session_state.get("rl_members_user", "")).strip()
-    role = str(st.session_state.get("rl_members_role", "annotator"))
+def _set_role(study_id: str, user: str, role: str, actor: str, failure: str) -> bool:
+    """Give ``user`` ``role`` in the study; the outcome is flashed. True when it was set."""
     try:
         member = add_member(get_db(), study_id=study_id, user=user, role=role, actor=actor)
     except (ValueError, LookupError, PermissionError) as error:
-        flash(_FLASH, "error", f"Not added: {error}")
-        return
-    st.session_state["rl_members_user"] = ""
+        flash(_FLASH, "error", f"{failure}: {error}")
+        return False
     flash(_FLASH, "success", f"{member.user_id} is now {member.role} of {study_id}.")
+    return True
+
+
+def _on_add(study_id: str, actor: str) -> None:
+    user = str(st.session_state.get("rl_members_user", "")).strip()
+    role = str(st.session_state.get("rl_members_role", "annotator"))
+    if _set_role(study_id, user, role, actor, "Not added"):
+        st.session_state["rl_members_user"] = ""
 
 
 def _on_change(study_id: str, actor: str) -> None:
     user = str(st.session_state.get("rl_members_change_who", ""))
     role = str(st.session_state.get("rl_members_change_role", "annotator"))
-    try:
-        member = add_member(get_db(), study_id=study_id, user=user, role=role, actor=actor)
-    except (ValueError, LookupError, PermissionError) as error:
-        flash(_FLASH, "error", f"Role not changed: {error}")
-        return
-    flash(_FLASH, "success", f"{member.user_id} is now {member.role} of {study_id}.")
+    _set_role(study_id, user, role, actor, "Role not changed")
 
 
 def _on_remove(study_id: str, actor: str) -> None:
