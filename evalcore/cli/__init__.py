@@ -13,7 +13,7 @@ import importlib
 
 import click
 
-from evalcore import __version__
+from evalcore.contract.version import __version__
 
 #: Modules that register commands on :func:`main` when imported (``@main.command``).
 #: Keep one entry per module, in alphabetical order.

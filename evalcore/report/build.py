@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from evalcore import __version__
 from evalcore.analysis.compare import ComparisonSettings, compare_runs
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import EvaluationReport
+from evalcore.contract.version import __version__
 from evalcore.report.model import Report, ReportInternal, ReportRun
 
 
