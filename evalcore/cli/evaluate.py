@@ -33,7 +33,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.eval_input import EvalInput, packed
-from evalcore.cli.store_source import choose_store_source, study_protocol
+from evalcore.cli.store_source import choose_store_source, with_study_settings
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch
 from evalcore.compute.gc_pause import gc_paused
@@ -244,7 +244,7 @@ def evaluate_command(
         unjudged_as_nonrelevant=unjudged_as_nonrelevant,
     )
     if db is not None:
-        protocol = study_protocol(db, study, protocol)
+        protocol = with_study_settings(db, study, protocol)
     with gc_paused():
         try:
             source = load(protocol)

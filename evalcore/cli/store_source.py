@@ -75,10 +75,11 @@ def store_source(
                   Diagnostics(tied_score_pairs=tied_score_pairs(observations)))
 
 
-def study_protocol(db_path: Path, study: str | None, protocol: EvalProtocol) -> EvalProtocol:
+def with_study_settings(
+    db_path: Path, study: str | None, protocol: EvalProtocol
+) -> EvalProtocol:
     """The protocol with the study's threshold and gain where the options were left at default."""
     ctx = click.get_current_context()
-    update = {}
     from evalcore.store.connection import open_store
     from evalcore.store.studies import StudyNotFoundError, get_study
 
@@ -91,8 +92,7 @@ def study_protocol(db_path: Path, study: str | None, protocol: EvalProtocol) -> 
         db.conn.close()
     if settings is None:
         return protocol
-    if ctx.get_parameter_source("relevance_threshold") is ParameterSource.DEFAULT:
-        update["relevance_threshold"] = settings.relevance_threshold
-    if ctx.get_parameter_source("gain") is ParameterSource.DEFAULT:
-        update["gain"] = settings.gain
-    return protocol.model_copy(update=update)
+    declared = settings.protocol()
+    defaults = [field for field in ("relevance_threshold", "gain")
+                if ctx.get_parameter_source(field) is ParameterSource.DEFAULT]
+    return protocol.model_copy(update={field: getattr(declared, field) for field in defaults})

@@ -242,11 +242,7 @@ class LiveDashboard:
     @classmethod
     def build(cls, db: sqlite_utils.Database, study_id: str) -> LiveDashboard:
         """Evaluate every run of the study in full."""
-        study = get_study(db, study_id)
-        state = cls(
-            study_id,
-            EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain),
-        )
+        state = cls(study_id, get_study(db, study_id).protocol())
         state._full(db)
         return state
 

@@ -199,8 +199,7 @@ def evaluate_run(
     ``protocol`` defaults to the study's threshold and gain mode.
     """
     if protocol is None:
-        study = get_study(db, study_id)
-        protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+        protocol = get_study(db, study_id).protocol()
     observations = observations_for_run(db, study_id, run_name, reference)
     diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
     return evaluate(observations, protocol, diagnostics=diagnostics)
