@@ -615,9 +615,9 @@ def trec_columns(qrels: Qrels, run: TrecRun, *, complete: bool) -> TrecColumns:
 def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> list[Observation]:
     """One :class:`Observation` per query of qrels or run, ordered by query ID.
 
-    The reader validated every field, so observations are built without a
-    second validation (:func:`evalcore.contract.trusted_models.construct`; equal to
-    validated models). ``returned_ids`` holds the whole ranking with its
+    Observations are validated (the model has a validator); their labels, checked
+    by the reader, are built without a second validation
+    (:func:`evalcore.contract.trusted_models.construct`). ``returned_ids`` holds the whole ranking with its
     scores; only positions 1..k are measured.
     """
     if not (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
@@ -625,8 +625,7 @@ def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> 
     cols = trec_columns(qrels, run, complete=complete)
     with gc_paused():
         return [
-            construct(
-                Observation,
+            Observation.model_validate(
                 {
                     "query_id": q,
                     "corpus_id": None,

@@ -34,12 +34,12 @@ from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import Diagnostics, EvaluationReport
+from evalcore.contract.trusted_models import construct
 from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import RunInfo, get_run
 from evalcore.store.studies import get_study
-from evalcore.store.trusted import trusted
 
 
 def _run_rankings(
@@ -81,7 +81,7 @@ def _run_rankings(
 
 
 def _label(unit_id: str, gain: int) -> Label:
-    return trusted(Label, {"id": unit_id, "gain": gain})
+    return construct(Label, {"id": unit_id, "gain": gain})
 
 
 def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
@@ -147,7 +147,7 @@ def _observations_for_run(
         units, scores = rankings.get(query_id, no_ranking)
         gains = labels.get(query_id, {})
         observations.append(
-            Observation.model_construct(
+            Observation(
                 query_id=query_id,
                 corpus_id=study.corpus_id,
                 corpus_fingerprint=run.corpus_fingerprint,

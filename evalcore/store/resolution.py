@@ -34,7 +34,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.compute.gc_pause import gc_paused
-from evalcore.store.trusted import trusted
+from evalcore.contract.trusted_models import construct
 
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]
 
@@ -43,8 +43,8 @@ def _resolved(
     *, unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
     reviewer: str | None,
 ) -> "ResolvedLabel":
-    return trusted(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
-                                   "annotators": annotators, "reviewer": reviewer})
+    return construct(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
+                                     "annotators": annotators, "reviewer": reviewer})
 
 
 class ResolvedLabel(BaseModel):
