@@ -36,7 +36,6 @@ from evalcore.cli.eval_input import EvalInput, packed
 from evalcore.cli.store_source import choose_store_source, with_study_settings
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import EvaluationReport
 from evalcore.io.errors import InputErrors
@@ -245,17 +244,16 @@ def evaluate_command(
     )
     if db is not None:
         protocol = with_study_settings(db, study, protocol)
-    with gc_paused():
-        try:
-            source = load(protocol)
-        except InputErrors as exc:
-            click.echo(str(exc), err=True)
-            click.echo(
-                f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
-                "error(s); nothing was computed",
-                err=True,
-            )
-            sys.exit(2)
-        report = evaluate_batch(source.batch, protocol, diagnostics=source.diagnostics)
-        text = report_json(report) + "\n" if fmt == "json" else render_table(report)
+    try:
+        source = load(protocol)
+    except InputErrors as exc:
+        click.echo(str(exc), err=True)
+        click.echo(
+            f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
+            "error(s); nothing was computed",
+            err=True,
+        )
+        sys.exit(2)
+    report = evaluate_batch(source.batch, protocol, diagnostics=source.diagnostics)
+    text = report_json(report) + "\n" if fmt == "json" else render_table(report)
     click.echo(text, nl=False)

@@ -30,7 +30,6 @@ from operator import itemgetter
 import sqlite_utils
 
 from evalcore.compute.evaluate import evaluate
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import Diagnostics, EvaluationReport
@@ -111,8 +110,7 @@ def observations_for_run(
     query_ids: Iterable[str] | None = None,
 ) -> list[Observation]:
     """The contract's observations of one stored run (see the module docstring)."""
-    with gc_paused():  # a million small objects, no cycles: skip the collector's full scans
-        return _observations_for_run(db, study_id, run_name, reference, query_ids)
+    return _observations_for_run(db, study_id, run_name, reference, query_ids)
 
 
 def _observations_for_run(
