@@ -1,7 +1,7 @@
 """Annotator agreement: kappa per pair, alpha overall and per query, conflicts to adjudicate.
 
 Coefficients come from :func:`evalcore.analysis.agreement.study_agreement`
-(H6's agreement statistics on the store's current per-annotator labels); an
+(the agreement statistics on the store's current per-annotator labels); an
 adjudication is written with the store's ``adjudicate`` by the reviewer named
 in the sidebar.
 """

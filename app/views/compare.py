@@ -1,12 +1,14 @@
 """Run comparison: per-query deltas, paired tests and a paper-style results table.
 
-All numbers come from :mod:`evalcore.analysis.compare` (H6's run comparison) on each
-run's evaluation: on the working labels from the shared live state (equal to
+All numbers come from :mod:`evalcore.analysis.compare` on each run's
+evaluation: on the working labels from the shared live state (equal to
 :func:`evalcore.store.observations.evaluate_run`, kept current label by label),
 on a frozen version from ``evaluate_run``. A paired test uses only
 the queries where both runs have the metric; the page says on how many and
-why the rest were left out. Runs that searched a different corpus (their
-fingerprint differs from the first chosen run's) are not compared.
+why the rest were left out. A run is compared with the first chosen run only
+when :func:`evalcore.analysis.comparability.comparability` allows it (same
+corpus, protocol and cutoff: the rule reports apply); the others are named with
+the reason and left out.
 """
 
 import pandas as pd
@@ -16,6 +18,7 @@ from app.components.live_state import with_live_state
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db
+from evalcore.analysis.comparability import NotComparable, RunTerms, comparability
 from evalcore.analysis.compare import compare_runs
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
@@ -46,10 +49,14 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
     return out
 
 
-def _comparable(chosen: list[RunInfo]) -> tuple[list[RunInfo], list[RunInfo]]:
-    fingerprint = chosen[0].corpus_fingerprint
-    same = [r for r in chosen if r.corpus_fingerprint == fingerprint]
-    return same, [r for r in chosen if r.corpus_fingerprint != fingerprint]
+def _comparable(
+    chosen: list[RunInfo], reports: dict[str, EvaluationReport]
+) -> tuple[list[str], dict[str, NotComparable]]:
+    """The runs comparable with the first (the baseline), and why each other one is not."""
+    terms = [RunTerms.of(r.name, reports[r.name], r.corpus_fingerprint) for r in chosen]
+    verdicts = {t.name: comparability(t, terms[0]) for t in terms}
+    refused = {n: v for n, v in verdicts.items() if isinstance(v, NotComparable)}
+    return [t.name for t in terms if t.name not in refused], refused
 
 
 def _results_table(comparison) -> pd.DataFrame:
@@ -95,28 +102,19 @@ if len(chosen_names) < 2:
 if reference is None:
     st.caption("Working labels: these numbers change as labeling goes on. Freeze a reference "
                "version on the Reports page for numbers you can defend.")
-same, different = _comparable([infos[n] for n in chosen_names])
-for run in different:
+with st.spinner("Evaluating the runs…"):
+    reports = _evaluations(study.study_id, chosen_names, reference)
+same, refused = _comparable([infos[n] for n in chosen_names], reports)
+for name, verdict in refused.items():
     st.warning(escape_markdown(
-        f"Run {run.name} is not comparable: its corpus fingerprint "
-        f"{run.corpus_fingerprint or 'none recorded'} differs from {same[0].name}'s "
-        f"({same[0].corpus_fingerprint or 'none recorded'}); it is left out of the comparison."
+        f"Run {name} is not comparable: {verdict}; it is left out of the comparison."
     ))
 if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")
     st.stop()
 
-cutoffs = {r.name: r.k for r in same}
-if len(set(cutoffs.values())) > 1:
-    st.warning(escape_markdown(
-        "The runs were cut at different depths ("
-        + ", ".join(f"{name}: k = {k}" for name, k in cutoffs.items())
-        + "): a query's values at different k are not paired, so only runs with the same k "
-        "are tested against each other."
-    ))
-with st.spinner("Evaluating the runs…"):
-    reports = _evaluations(study.study_id, [r.name for r in same], reference)
-comparison = compare_runs(reports, mode=mode, test=test, alpha=alpha, correction=correction)
+comparison = compare_runs({name: reports[name] for name in same}, mode=mode, test=test,
+                          alpha=alpha, correction=correction)
 
 st.subheader("Results table")
 st.dataframe(_results_table(comparison), hide_index=True, width="stretch")

@@ -1,6 +1,6 @@
 """Reports: freeze a reference version, generate a pinned report, export it.
 
-Freezing uses the store's ``freeze_reference``; a report is built by H6's
+Freezing uses the store's ``freeze_reference``; a report is built by
 :func:`evalcore.report.from_store.report_from_store` and stored once with
 :func:`evalcore.store.reports.save_report` (immutable: never updated or
 deleted). Exports (HTML with its charts, JSON, CSV per query) leave out

@@ -1,4 +1,4 @@
-"""Annotator agreement of a stored study: the store's labels into H6's agreement summary.
+"""Annotator agreement of a stored study: the store's labels into the agreement summary.
 
 Each annotator's current label per (query, unit) comes from the store's
 resolution (:func:`evalcore.store.resolution.resolve_study`: latest label not

@@ -36,7 +36,6 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.scoping import document_refusal
 from evalcore.compute.evaluate import evaluate
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import QueryResult
 from evalcore.store.completeness import is_complete
 from evalcore.store.corpus import get_documents
@@ -177,7 +176,7 @@ def inspect_query(
                 ),
             )
         )
-    protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+    protocol = study.protocol()
     observations = observations_for_run(db, study_id, run_name, reference, [query_id])
     result = evaluate(observations, protocol).queries[0]
     return QueryInspection(

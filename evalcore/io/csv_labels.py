@@ -18,25 +18,13 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping
-from os import PathLike
 
 from evalcore.io.errors import ErrorLog, suggest
 from evalcore.io.label_rows import LabelRow, LabelRows, build_row, deduplicate
-from evalcore.io.text_lines import SourceText, numbered_lines, read_source
+from evalcore.io.text_lines import SourceText, numbered_lines
 
 REQUIRED = ("query_id", "unit_id", "gain")
 OPTIONAL = ("annotator", "kind", "created_at", "note", "source")
-
-
-def read_labels_csv(
-    path: str | PathLike[str],
-    *,
-    default_annotator: str,
-    gain_map: Mapping[int, int] | None = None,
-) -> LabelRows:
-    return parse_labels_csv(
-        read_source(path), default_annotator=default_annotator, gain_map=gain_map
-    )
 
 
 def parse_labels_csv(

@@ -50,7 +50,6 @@ from os import PathLike
 
 import numpy as np
 
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import Diagnostics
 from evalcore.contract.trusted_models import construct
@@ -615,47 +614,45 @@ def trec_columns(qrels: Qrels, run: TrecRun, *, complete: bool) -> TrecColumns:
 def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> list[Observation]:
     """One :class:`Observation` per query of qrels or run, ordered by query ID.
 
-    The reader validated every field, so observations are built without a
-    second validation (:func:`evalcore.contract.trusted_models.construct`; equal to
-    validated models). ``returned_ids`` holds the whole ranking with its
+    Observations are validated (the model has a validator); their labels, checked
+    by the reader, are built without a second validation
+    (:func:`evalcore.contract.trusted_models.construct`). ``returned_ids`` holds the whole ranking with its
     scores; only positions 1..k are measured.
     """
     if not (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     cols = trec_columns(qrels, run, complete=complete)
-    with gc_paused():
-        return [
-            construct(
-                Observation,
-                {
-                    "query_id": q,
-                    "corpus_id": None,
-                    "corpus_fingerprint": None,
-                    "cutoff": None,
-                    "retrieval_unit": "document",
-                    "k": k,
-                    "returned_ids": list(returned),
-                    "scores": run.scores_for(q),
-                    "labels": [
-                        construct(Label, {"id": d, "gain": g})
-                        for d, g in zip(ids, gains, strict=True)
-                    ],
-                    "population_complete": pop,
-                    "scan_complete": True,
-                    "permitted_ids": None,
-                    "unit_of": None,
-                    "reference_version": None,
-                },
-            )
-            for q, returned, ids, gains, pop in zip(
-                cols.query_ids,
-                cols.returned_ids,
-                cols.label_ids,
-                cols.label_gains,
-                cols.population_complete,
-                strict=True,
-            )
-        ]
+    return [
+        Observation.model_validate(
+            {
+                "query_id": q,
+                "corpus_id": None,
+                "corpus_fingerprint": None,
+                "cutoff": None,
+                "retrieval_unit": "document",
+                "k": k,
+                "returned_ids": list(returned),
+                "scores": run.scores_for(q),
+                "labels": [
+                    construct(Label, {"id": d, "gain": g})
+                    for d, g in zip(ids, gains, strict=True)
+                ],
+                "population_complete": pop,
+                "scan_complete": True,
+                "permitted_ids": None,
+                "unit_of": None,
+                "reference_version": None,
+            },
+        )
+        for q, returned, ids, gains, pop in zip(
+            cols.query_ids,
+            cols.returned_ids,
+            cols.label_ids,
+            cols.label_gains,
+            cols.population_complete,
+            strict=True,
+        )
+    ]
 
 
 def trec_diagnostics(qrels: Qrels, run: TrecRun) -> Diagnostics:

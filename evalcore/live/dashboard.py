@@ -24,7 +24,6 @@ unlabeled).
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,6 @@ from evalcore.annotation.blocking import (
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Observation
 from evalcore.contract.reasons import Reason
@@ -242,26 +240,11 @@ class LiveDashboard:
     @classmethod
     def build(cls, db: sqlite_utils.Database, study_id: str) -> LiveDashboard:
         """Evaluate every run of the study in full."""
-        study = get_study(db, study_id)
-        state = cls(
-            study_id,
-            EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain),
-        )
+        state = cls(study_id, get_study(db, study_id).protocol())
         state._full(db)
         return state
 
     def _full(self, db: sqlite_utils.Database) -> None:
-        with gc_paused():
-            self._full_unpaused(db)
-        # The state is long-lived and holds millions of objects on a large study: moving
-        # them to the collector's permanent generation keeps every later full collection
-        # (triggered by any allocation, e.g. during a refresh) from walking them — measured:
-        # refreshes otherwise spike to ~1 s now and then at 10,000 x 100 x 3. Reference
-        # counting still frees the objects when the state is dropped.
-        gc.collect()
-        gc.freeze()
-
-    def _full_unpaused(self, db: sqlite_utils.Database) -> None:
         started = time.perf_counter()
         marks = store_marks(db, self.study_id)
         self.runs = {}

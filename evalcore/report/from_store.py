@@ -17,8 +17,6 @@ import sqlite_utils
 
 from evalcore.access.scoping import require_study_view
 from evalcore.analysis.compare import ComparisonSettings
-from evalcore.compute.gc_pause import gc_paused
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.observations import evaluate_run
@@ -55,12 +53,11 @@ def report_from_store(
     text. Storing it (:func:`evalcore.store.reports.save_report`) needs the lead role.
     """
     require_study_view(db, created_by if viewer is None else viewer, study_id)
-    with gc_paused():
-        return _report_from_store(
-            db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,
-            name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
-            settings=settings, created_at=created_at,
-        )
+    return _report_from_store(
+        db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,
+        name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
+        settings=settings, created_at=created_at,
+    )
 
 
 def _report_from_store(
@@ -80,7 +77,7 @@ def _report_from_store(
     if not names:
         raise ValueError("no runs named: give at least one run of the study")
     study = get_study(db, study_id)
-    protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+    protocol = study.protocol()
     version = get_reference(db, study_id, reference) if reference is not None else None
     run_infos = [get_run(db, study_id, run_name) for run_name in names]
     inputs = {

@@ -14,7 +14,6 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.report.model import Report
 from evalcore.store.connection import write_transaction
 
@@ -47,8 +46,7 @@ def canonical_json(report: Report) -> str:
 
     The hash is of this exact text; a loaded report re-serializes to the same text.
     """
-    with gc_paused():
-        return report.model_dump_json()
+    return report.model_dump_json()
 
 
 def _hash(body: str) -> str:

@@ -33,8 +33,7 @@ from typing import Any, Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.compute.gc_pause import gc_paused
-from evalcore.store.trusted import trusted
+from evalcore.contract.trusted_models import construct
 
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]
 
@@ -43,8 +42,8 @@ def _resolved(
     *, unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
     reviewer: str | None,
 ) -> "ResolvedLabel":
-    return trusted(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
-                                   "annotators": annotators, "reviewer": reviewer})
+    return construct(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
+                                     "annotators": annotators, "reviewer": reviewer})
 
 
 class ResolvedLabel(BaseModel):
@@ -219,10 +218,9 @@ def resolve_study(
     Units are in unit_id order within a query.
     """
     out: dict[str, dict[str, ResolvedLabel]] = {}
-    with gc_paused():
-        for query_id, resolved in _resolve_scan(db, study_id, query_ids):
-            out.setdefault(query_id, {})[resolved.unit_id] = resolved
-        return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
+    for query_id, resolved in _resolve_scan(db, study_id, query_ids):
+        out.setdefault(query_id, {})[resolved.unit_id] = resolved
+    return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
 
 
 def resolved_gains(

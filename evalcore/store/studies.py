@@ -6,7 +6,7 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from evalcore.contract.evaluation_protocol import GainMode
+from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.connection import write_transaction
 
@@ -25,6 +25,13 @@ class StudyIn(BaseModel):
     relevance_threshold: int = Field(default=1, ge=1, le=4)
     gain: GainMode = "linear"
     org_id: StrictStr | None = None
+
+    def protocol(self) -> EvalProtocol:
+        """The evaluation protocol the study's settings declare: its threshold and gain mode.
+
+        The one place study settings become an :class:`EvalProtocol`.
+        """
+        return EvalProtocol(relevance_threshold=self.relevance_threshold, gain=self.gain)
 
 
 class QueryIn(BaseModel):
