@@ -12,17 +12,17 @@ from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, team_store
 from click.testing import CliRunner
 from store_fixtures import new_store
 
-from evalcore.access import (
-    PermissionDenied,
-    can_view_study,
-    displayable_text,
-    readable_document,
-    visible_studies,
-)
-from evalcore.access.scoping import readable_queries
+from evalcore.access import PermissionDenied
 from evalcore.cli import main
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.exports import export_labels, export_qrels, export_run
+from evalcore.store.scoping import (
+    can_view_study,
+    displayable_text,
+    readable_document,
+    readable_queries,
+    visible_studies,
+)
 
 SECRET_B = "solar panels subsidies for households"  # text of globex document b1
 SECRET_A = "installing solar panels on a roof"  # text of acme document a1

@@ -19,7 +19,8 @@ from evalcore.demo.study import (
 )
 from evalcore.store.connection import open_store
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import StudyIn, create_study
+from evalcore.store.studies import StudyIn
+from evalcore.store.study_setup import create_study
 
 
 def test_documents_are_deterministic_readable_and_spread() -> None:

@@ -25,7 +25,8 @@ from evalcore.store.reports import (
     save_report,
 )
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, add_queries
+from evalcore.store.studies import QueryIn
+from evalcore.store.study_setup import add_queries
 
 XSS = "<script>alert(1)</script>"
 FP = "sha256:" + "a" * 64

@@ -21,9 +21,7 @@ from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
 from app.components.state import cached_pool, cached_study_progress, note_own_write, store_version
-from evalcore.access.authorize import allowed
 from evalcore.access.roles import Permission
-from evalcore.access.scoping import displayable_text
 from evalcore.annotation.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.annotation.pool import blind_order
 from evalcore.annotation.progress import (
@@ -35,10 +33,12 @@ from evalcore.annotation.progress import (
 )
 from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
+from evalcore.store.authorize import allowed
 from evalcore.store.completeness import completeness_history, reopen
 from evalcore.store.corpus import get_document
 from evalcore.store.labels import record_label, undo_last_label
 from evalcore.store.resolution import resolve_query
+from evalcore.store.scoping import displayable_text
 from evalcore.store.studies import StudyIn, query_texts
 from evalcore.store.studies import query_text as query_text_of
 

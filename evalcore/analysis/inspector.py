@@ -34,7 +34,6 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.scoping import document_refusal
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import QueryResult
@@ -44,6 +43,7 @@ from evalcore.store.observations import observations_for_run, permitted_ids_for_
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import get_run, run_results
+from evalcore.store.scoping import document_refusal
 from evalcore.store.studies import get_study, query_texts
 
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]

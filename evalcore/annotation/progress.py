@@ -19,8 +19,8 @@ from evalcore.store.completeness import (
     is_complete,
     mark_complete,
 )
-from evalcore.store.connection import write_transaction
 from evalcore.store.resolution import ResolvedLabel, resolve_query, resolve_study
+from evalcore.store.transaction import write_transaction
 
 
 class QueryProgress(BaseModel):

@@ -120,7 +120,7 @@ def report_command(
         if stored is not None:
             if runs is not None:
                 _fail("give either --stored (export a stored report) or --runs, not both")
-            from evalcore.access.scoping import require_study_view
+            from evalcore.store.scoping import require_study_view
 
             require_study_view(db, created_by or _default_author(), study)
             row = find_report(db, study, stored)

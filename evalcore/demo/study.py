@@ -31,10 +31,11 @@ from evalcore.retrieval.lexical_protocol import parse_protocol
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.completeness import mark_complete
-from evalcore.store.connection import write_transaction
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import record_label
-from evalcore.store.studies import StudyIn, add_queries, create_organisation, create_study
+from evalcore.store.studies import StudyIn, create_organisation
+from evalcore.store.study_setup import add_queries, create_study
+from evalcore.store.transaction import write_transaction
 
 DEMO_STUDY_ID = "demo"
 DEMO_CORPUS_ID = "northwind-kb"

@@ -15,7 +15,6 @@ from datetime import datetime
 
 import sqlite_utils
 
-from evalcore.access.scoping import require_study_view
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -24,6 +23,7 @@ from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.observations import evaluate_run
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
+from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import get_study, query_texts
 
 

@@ -13,18 +13,18 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
-from evalcore.access.scoping import require_organisations
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.fingerprint import fingerprint_pairs
 from evalcore.retrieval.lexical_protocol import LexicalProtocol
 from evalcore.retrieval.visibility import Visibility
 from evalcore.store.audit import record_audit
+from evalcore.store.authorize import authorize
 from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
 from evalcore.store.references import ReferenceNotFoundError, get_reference
+from evalcore.store.scoping import require_organisations
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 ProtocolName = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 _NAME = TypeAdapter(ProtocolName)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.store.audit import record_audit
 from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
+from evalcore.store.transaction import write_transaction
 
 
 class Refusal(BaseModel):

@@ -17,10 +17,10 @@ from datetime import datetime
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.scoping import readable_filter
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K
 from evalcore.retrieval.query_syntax import match_expression
 from evalcore.retrieval.visibility import Visibility
+from evalcore.store.scoping import readable_filter
 
 
 class SearchHit(BaseModel):

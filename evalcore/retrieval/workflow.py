@@ -32,7 +32,6 @@ from typing import Any
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.retrieval.errors import RetrievalRefused
 from evalcore.retrieval.pin import PinnedProtocol, get_pinned_protocol
@@ -40,9 +39,10 @@ from evalcore.retrieval.refusals import record_refusal
 from evalcore.retrieval.revalidation import revalidate
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
 from evalcore.store.runs import RunInfo, add_run, get_run
 from evalcore.store.studies import get_study, query_texts
+from evalcore.store.transaction import write_transaction
 
 #: The clock of time budgets (replaceable in tests).
 monotonic = time.monotonic

@@ -16,13 +16,13 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
+from evalcore.store.authorize import authorize
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import append_completeness_event, is_complete
-from evalcore.store.connection import write_transaction
 from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 LabelKind = Literal["label", "undo", "adjudicate"]
 

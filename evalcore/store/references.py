@@ -16,14 +16,14 @@ import json
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.store.audit import record_audit
+from evalcore.store.authorize import authorize
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import completeness_states
-from evalcore.store.connection import write_transaction
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 class ReferenceVersion(BaseModel):

@@ -12,11 +12,11 @@ import hashlib
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.report.model import Report
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
+from evalcore.store.transaction import write_transaction
 
 
 class StoredReport(BaseModel):
