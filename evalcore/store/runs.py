@@ -119,6 +119,12 @@ def _packed_row(
     )
 
 
+def run_exists(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, name]
+    ).fetchone() is not None
+
+
 def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
     row = db.execute(
         "SELECT run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "

@@ -30,3 +30,21 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
         raise
     else:
         db.conn.execute("COMMIT")
+
+
+def in_transaction(db: sqlite_utils.Database) -> bool:
+    """Is a transaction open on the connection?"""
+    return db.conn.in_transaction
+
+
+@contextmanager
+def read_snapshot(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """``BEGIN`` ... ``COMMIT``: one consistent read view for several reads (writes nothing).
+
+    Call it outside any transaction; it ends (``COMMIT``) whatever happens inside.
+    """
+    db.conn.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        db.conn.execute("COMMIT")

@@ -1,4 +1,4 @@
-"""The refusal log: every execution the workflow would not run, and why (append-only)."""
+"""The refusal log of the pinned retrieval workflow: every execution it would not run, and why (append-only)."""
 
 import json
 from typing import Any
