@@ -23,6 +23,7 @@ from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
 from evalcore.store.imports.uploads import UPLOAD_KINDS, UploadKind, import_upload
 from evalcore.store.members import create_team_study
+from evalcore.store.membership import organisation_ids
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import StudyIn
@@ -101,7 +102,7 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
     st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
                "visible documents and their fingerprint are recorded, and the run is refused "
                "if the corpus changes afterwards.")
-    orgs = [r[0] for r in db.execute("SELECT org_id FROM organisations ORDER BY org_id")]
+    orgs = organisation_ids(db)
     references = [r.name for r in list_references(db, study_id)]
     with st.form("lexical_form"):
         a, b = st.columns(2)

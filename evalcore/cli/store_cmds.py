@@ -41,7 +41,7 @@ from evalcore.store.imports import (
 )
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
-from evalcore.store.schema import SchemaTooNewError
+from evalcore.store.schema import SchemaTooNewError, schema_version
 from evalcore.store.studies import StudyIn, StudyNotFoundError
 from evalcore.store.study_setup import create_study
 
@@ -125,7 +125,7 @@ def init_command(db_path: Path) -> None:
     """Create an evidence store (an SQLite file), or bring an existing one up to date."""
     existed = db_path.exists()
     with store(db_path, "init") as db:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
+        version = schema_version(db)
     click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")
 
 

@@ -9,7 +9,6 @@ notes) is collected into :class:`~evalcore.report.model.ReportInternal`, which
 exports leave out unless asked for.
 """
 
-from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -20,6 +19,7 @@ from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
+from evalcore.store.labels import noted_label_events, query_annotators
 from evalcore.store.observations import evaluate_run
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
@@ -124,22 +124,12 @@ def _report_from_store(
 
 def _internal(db: sqlite_utils.Database, study_id: str, run_ids: dict[str, int]) -> ReportInternal:
     """Run row ids, annotators per query and annotator notes (two indexed scans)."""
-    annotators: dict[str, list[str]] = defaultdict(list)
-    for query_id, annotator in db.execute(
-        "SELECT DISTINCT query_id, annotator FROM label_events WHERE study_id = ? "
-        "ORDER BY query_id, annotator",
-        [study_id],
-    ):
-        annotators[query_id].append(annotator)
+    annotators = query_annotators(db, study_id)
     notes = [
         AnnotatorNote(
-            query_id=row[0], unit_id=row[1], annotator=row[2], note=row[3], created_at=row[4],
-            event_id=row[5],
+            query_id=e.query_id, unit_id=e.unit_id, annotator=e.annotator, note=e.note,
+            created_at=e.created_at, event_id=e.event_id,
         )
-        for row in db.execute(
-            "SELECT query_id, unit_id, annotator, note, created_at, event_id FROM label_events "
-            "WHERE study_id = ? AND note != '' ORDER BY event_id",
-            [study_id],
-        )
+        for e in noted_label_events(db, study_id)
     ]
     return ReportInternal(run_ids=run_ids, annotators=dict(annotators), notes=notes)

@@ -59,16 +59,26 @@ def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
         [study_id],
     ).fetchone()
     if row is None:
-        known = [r[0] for r in db.execute("SELECT study_id FROM studies ORDER BY study_id")]
+        known = study_ids(db)
         hint = f"known studies: {', '.join(known)}" if known else "the store has no study yet"
         raise StudyNotFoundError(f"no study {study_id!r} in this store ({hint})")
     keys = ("study_id", "name", "corpus_id", "retrieval_unit", "relevance_threshold", "gain", "org_id")
     return StudyIn(**dict(zip(keys, row, strict=True)))
 
 
+def study_ids(db: sqlite_utils.Database) -> list[str]:
+    """Every study id of the store, sorted."""
+    return [r[0] for r in db.execute("SELECT study_id FROM studies ORDER BY study_id")]
+
+
+def study_exists(db: sqlite_utils.Database, study_id: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM studies WHERE study_id = ?", [study_id]
+    ).fetchone() is not None
+
+
 def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
-    ids = [r[0] for r in db.execute("SELECT study_id FROM studies ORDER BY study_id")]
-    return [get_study(db, study_id) for study_id in ids]
+    return [get_study(db, study_id) for study_id in study_ids(db)]
 
 
 def query_texts(
@@ -100,3 +110,10 @@ def query_text(db: sqlite_utils.Database, study_id: str, query_id: str) -> str:
         "SELECT text FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
     ).fetchone()
     return row[0] if row else ""
+
+
+def query_registered(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
+    """Is ``query_id`` a registered query of the study?"""
+    return db.execute(
+        "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
+    ).fetchone() is not None
