@@ -98,7 +98,7 @@ def child_observations(db_path: str, queue: multiprocessing.Queue) -> None:
 
 
 def seed_labels(db_path: Path, queries: int, n: int) -> None:
-    from evalcore.store.clock import utc_now_iso
+    from evalcore.io.clock import utc_now_iso
     from evalcore.store.connection import open_store
     from evalcore.store.transaction import write_transaction
 

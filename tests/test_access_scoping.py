@@ -53,7 +53,7 @@ def test_documents_are_readable_only_by_their_organisation(tmp_path: Path) -> No
 
 def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: Path) -> None:
     db, _ = team_store(tmp_path)
-    from evalcore.store.clock import from_iso
+    from evalcore.io.clock import from_iso
 
     add_documents(db, "c", [DocumentIn(doc_id="u1", text="shared", owner_org=None,
                                        created_at=from_iso("2026-01-01T00:00:00Z"))],
@@ -64,7 +64,7 @@ def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: 
 
 def test_local_mode_reads_everything(tmp_path: Path) -> None:
     db = new_store(tmp_path)
-    from evalcore.store.clock import from_iso
+    from evalcore.io.clock import from_iso
 
     add_documents(db, "c", [DocumentIn(doc_id="d", text="t", owner_org="acme",
                                        created_at=from_iso("2026-01-01T00:00:00Z"))])

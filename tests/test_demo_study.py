@@ -103,7 +103,7 @@ def test_demo_needs_building_is_a_read_only_check(tmp_path: Path) -> None:
 
 def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path) -> None:
     from evalcore.analysis.compare import compare_runs
-    from evalcore.store.observations import evaluate_run
+    from evalcore.analysis.run_evaluation import evaluate_run
 
     db = open_store(tmp_path / "demo.sqlite")
     build_demo(db)

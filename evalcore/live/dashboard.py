@@ -1,7 +1,7 @@
 """The live dashboard's state: every run's per-query results, kept current cheaply.
 
 :meth:`LiveDashboard.build` evaluates every run of a study against the
-working reference (exactly what :func:`evalcore.store.observations.evaluate_run`
+working reference (exactly what :func:`evalcore.analysis.run_evaluation.evaluate_run`
 computes) and keeps, per run, the per-query :class:`QueryResult` objects and
 the per-metric arrays the aggregates are made of.
 
@@ -350,7 +350,7 @@ class LiveDashboard:
         return self.runs[run_name].run.k
 
     def evaluation(self, run_name: str) -> EvaluationReport:
-        """The run's evaluation as :func:`evalcore.store.observations.evaluate_run` returns it
+        """The run's evaluation as :func:`evalcore.analysis.run_evaluation.evaluate_run` returns it
         on the working labels (same queries, metrics and aggregates; the reader diagnostic
         ``tied_score_pairs`` is not tracked and left at 0)."""
         rs = self.runs[run_name]

@@ -1,6 +1,6 @@
 """Building a report from the evidence store.
 
-Each run is evaluated with :func:`evalcore.store.observations.evaluate_run`
+Each run is evaluated with :func:`evalcore.analysis.run_evaluation.evaluate_run`
 against the frozen reference version named (or, without one, the working
 labels, with a warning that the numbers can still change), under the study's
 protocol. The run's corpus fingerprint comes from the ``runs`` table. Internal
@@ -15,12 +15,12 @@ from datetime import datetime
 import sqlite_utils
 
 from evalcore.analysis.compare import ComparisonSettings
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.labels import noted_label_events, query_annotators
-from evalcore.store.observations import evaluate_run
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
 from evalcore.store.scoping import require_study_view

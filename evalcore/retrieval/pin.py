@@ -14,12 +14,12 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 
 from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.fingerprint import fingerprint_pairs
 from evalcore.retrieval.lexical_protocol import LexicalProtocol
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.pins import (
     insert_pin,
     pin_document_ids,

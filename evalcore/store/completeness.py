@@ -13,8 +13,8 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 

@@ -7,8 +7,8 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
+from evalcore.io.clock import to_iso
 from evalcore.store.authorize import authorize_corpus_write
-from evalcore.store.clock import to_iso
 from evalcore.store.hashing import content_hash
 from evalcore.store.transaction import write_transaction
 

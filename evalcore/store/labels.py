@@ -17,8 +17,8 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import append_completeness_event, is_complete
 from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.studies import get_study

@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.decisions import organisation_grant_denied
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission, RoleName, check_role
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_organisation_entry
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.membership import (
     member_role,
     organisation_exists,

@@ -29,11 +29,8 @@ from operator import itemgetter
 
 import sqlite_utils
 
-from evalcore.compute.evaluate import evaluate
 from evalcore.compute.gc_pause import gc_paused
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
-from evalcore.contract.results import Diagnostics, EvaluationReport
 from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
@@ -185,22 +182,3 @@ def tied_score_pairs(observations: Iterable[Observation]) -> int:
                 length = 1
         tied += length * (length - 1) // 2
     return tied
-
-
-def evaluate_run(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None = None,
-    protocol: EvalProtocol | None = None,
-) -> EvaluationReport:
-    """Evaluate a stored run against the working reference or a frozen version.
-
-    ``protocol`` defaults to the study's threshold and gain mode.
-    """
-    if protocol is None:
-        study = get_study(db, study_id)
-        protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
-    observations = observations_for_run(db, study_id, run_name, reference)
-    diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
-    return evaluate(observations, protocol, diagnostics=diagnostics)

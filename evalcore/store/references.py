@@ -17,9 +17,9 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import completeness_states
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.studies import get_study

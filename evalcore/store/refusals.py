@@ -6,8 +6,8 @@ from typing import Any
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.transaction import write_transaction
 
 

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 import sqlite_utils
 
 from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, authorize_organisation_entry
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.studies import QueryIn, StudyIn, get_study
 from evalcore.store.transaction import write_transaction
 

@@ -19,10 +19,10 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.io.beir import read_beir_folder
+from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,

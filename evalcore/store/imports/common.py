@@ -17,10 +17,10 @@ import sqlite_utils
 from pydantic import BaseModel, Field
 
 from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, read_source
 from evalcore.store.authorize import authorize
-from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import append_completeness_event, completeness_states
 from evalcore.store.resolution import resolved_gains
 
