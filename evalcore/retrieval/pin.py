@@ -20,6 +20,7 @@ from evalcore.retrieval.fingerprint import fingerprint_pairs
 from evalcore.retrieval.lexical_protocol import LexicalProtocol
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
+from evalcore.store.lookup import not_found
 from evalcore.store.pins import (
     insert_pin,
     pin_document_ids,
@@ -169,12 +170,11 @@ def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str) -> 
     """The pin named ``name``; :class:`ProtocolNotFoundError` lists the pins that exist."""
     row = pin_row(db, study_id, name)
     if row is None:
-        known = pin_names(db, study_id)
-        hint = f"pinned protocols: {', '.join(known)}" if known else "none is pinned yet"
-        raise ProtocolNotFoundError(
-            f"no protocol {name!r} is pinned in study {study_id!r} ({hint}); pin one with "
-            "`evalcore protocol pin`"
-        )
+        raise not_found(ProtocolNotFoundError,
+                        f"no protocol {name!r} is pinned in study {study_id!r}",
+                        pin_names(db, study_id), listing="pinned protocols",
+                        none_yet="none is pinned yet",
+                        advice="; pin one with `evalcore protocol pin`")
     by_org = pin_owner_counts(db, study_id, name)
     return PinnedProtocol(
         study_id=study_id,

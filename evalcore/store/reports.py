@@ -16,6 +16,7 @@ from evalcore.access.roles import Permission
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.report.model import Report
 from evalcore.store.authorize import authorize
+from evalcore.store.lookup import not_found
 from evalcore.store.transaction import write_transaction
 
 
@@ -132,8 +133,8 @@ def find_report(db: sqlite_utils.Database, study_id: str, name: str) -> StoredRe
     ).fetchone()
     if row is None:
         known = [r.name for r in list_reports(db, study_id)]
-        hint = f"stored reports: {', '.join(known)}" if known else "none is stored yet"
-        raise ReportNotFoundError(f"no report {name!r} in study {study_id!r} ({hint})")
+        raise not_found(ReportNotFoundError, f"no report {name!r} in study {study_id!r}", known,
+                        listing="stored reports", none_yet="none is stored yet")
     return _row(row)
 
 

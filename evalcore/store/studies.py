@@ -7,6 +7,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from evalcore.contract.evaluation_protocol import GainMode
+from evalcore.store.lookup import not_found
 from evalcore.store.transaction import write_transaction
 
 Identifier = Annotated[StrictStr, Field(min_length=1, max_length=512)]
@@ -59,9 +60,8 @@ def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
         [study_id],
     ).fetchone()
     if row is None:
-        known = study_ids(db)
-        hint = f"known studies: {', '.join(known)}" if known else "the store has no study yet"
-        raise StudyNotFoundError(f"no study {study_id!r} in this store ({hint})")
+        raise not_found(StudyNotFoundError, f"no study {study_id!r} in this store", study_ids(db),
+                        listing="known studies", none_yet="the store has no study yet")
     keys = ("study_id", "name", "corpus_id", "retrieval_unit", "relevance_threshold", "gain", "org_id")
     return StudyIn(**dict(zip(keys, row, strict=True)))
 
