@@ -10,6 +10,7 @@ from store_fixtures import new_store, table_snapshot
 from evalcore.access import Permission, PermissionDenied
 from evalcore.access.roles import REQUIRED_ROLE, ROLES, role_allows
 from evalcore.io.text_lines import SourceText
+from evalcore.report.stored import save_report
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.authorize import authorize
@@ -20,7 +21,6 @@ from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.members import add_member, add_to_organisation, list_members, remove_member
 from evalcore.store.membership import study_mode
 from evalcore.store.references import freeze_reference
-from evalcore.store.reports import save_report
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn
 from evalcore.store.study_setup import add_queries

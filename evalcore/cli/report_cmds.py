@@ -110,8 +110,9 @@ def report_command(
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
     from evalcore.report.json_export import render_json
+    from evalcore.report.stored import load_report, save_report
     from evalcore.store.connection import open_store
-    from evalcore.store.reports import find_report, load_report, save_report
+    from evalcore.store.reports import find_report
 
     if not db_path.exists():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")

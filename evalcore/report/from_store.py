@@ -52,7 +52,7 @@ def report_from_store(
     :class:`~evalcore.access.PermissionDenied` is raised before anything is
     evaluated (:func:`~evalcore.access.scoping.require_study_view`: in team mode a
     member who belongs to the study's organisation). A report holds no document
-    text. Storing it (:func:`evalcore.store.reports.save_report`) needs the lead role.
+    text. Storing it (:func:`evalcore.report.stored.save_report`) needs the lead role.
     """
     require_study_view(db, created_by if viewer is None else viewer, study_id)
     with gc_paused():
