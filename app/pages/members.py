@@ -1,7 +1,7 @@
 """Members: who belongs to the study, with which role.
 
 Leads add people, change their roles and remove them (through
-:mod:`evalcore.access.members`, which authorises and audits every change and
+:mod:`evalcore.store.members`, which authorises and audits every change and
 keeps at least one lead); everyone else who may see the study reads the list.
 A study in local single-user mode has no member: the page says how to turn
 team mode on. Identities and names are shown as plain data, never as markdown.

@@ -15,7 +15,7 @@ them) with
   stands);
 * the document title, **except** for a unit that violates the permitted set
   (its text is never shown, only its id) and a document the ``viewer`` may
-  not read under organisation scoping (:mod:`evalcore.access.scoping`):
+  not read under organisation scoping (:mod:`evalcore.store.scoping`):
   ``title_withheld`` then says why.
 
 It also returns the query's :class:`QueryResult` (from the metric computer)
@@ -113,7 +113,7 @@ def inspect_query(
     """The run's ranked list for ``query_id`` against the working reference or a frozen one.
 
     Titles of documents ``viewer`` may not read (another organisation's, in a
-    team-mode corpus: :mod:`evalcore.access.scoping`) are left out like those
+    team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
     outside the permitted set.
     """
     study = get_study(db, study_id)

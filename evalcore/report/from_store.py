@@ -50,7 +50,7 @@ def report_from_store(
     ``viewer`` (default: ``created_by``) must be allowed to see the study — its
     queries, labels, notes and runs, which the report holds — or
     :class:`~evalcore.access.PermissionDenied` is raised before anything is
-    evaluated (:func:`~evalcore.access.scoping.require_study_view`: in team mode a
+    evaluated (:func:`~evalcore.store.scoping.require_study_view`: in team mode a
     member who belongs to the study's organisation). A report holds no document
     text. Storing it (:func:`evalcore.report.stored.save_report`) needs the lead role.
     """

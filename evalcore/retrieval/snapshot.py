@@ -7,8 +7,6 @@ free query text into a safe ``MATCH`` expression
 (:mod:`evalcore.retrieval.query_syntax`).
 """
 
-from types import TracebackType
-
 import sqlite_utils
 
 from evalcore.retrieval.lexical_protocol import TOKENIZER
@@ -17,7 +15,7 @@ from evalcore.retrieval.query_syntax import match_expression
 from evalcore.store.lexical_index import LexicalIndex
 
 
-class SnapshotIndex:
+class SnapshotIndex(LexicalIndex):
     """Context manager: build the pinned set's index on enter, drop it on exit.
 
     Call it inside a read transaction that has revalidated the pin, so the
@@ -27,8 +25,7 @@ class SnapshotIndex:
 
     def __init__(self, db: sqlite_utils.Database, pinned: PinnedProtocol) -> None:
         assert pinned.protocol.corpus_id is not None
-        self.pinned = pinned
-        self._index = LexicalIndex(
+        super().__init__(
             db,
             study_id=pinned.study_id,
             protocol_name=pinned.name,
@@ -36,13 +33,10 @@ class SnapshotIndex:
             weights=(pinned.protocol.weights.title, pinned.protocol.weights.text),
             tokenizer=TOKENIZER,
         )
-
-    @property
-    def document_count(self) -> int:
-        return self._index.document_count
+        self.pinned = pinned
 
     def __enter__(self) -> "SnapshotIndex":
-        self._index.__enter__()
+        super().__enter__()
         return self
 
     def search(self, text: str, limit: int) -> list[tuple[str, float]]:
@@ -50,12 +44,4 @@ class SnapshotIndex:
         expression = match_expression(text)
         if expression is None:
             return []
-        return self._index.search(expression, limit)
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._index.__exit__(exc_type, exc, tb)
+        return self.search_expression(expression, limit)

@@ -81,7 +81,7 @@ class LexicalIndex:
             raise
         return self
 
-    def search(self, expression: str, limit: int) -> list[tuple[str, float]]:
+    def search_expression(self, expression: str, limit: int) -> list[tuple[str, float]]:
         """``(doc_id, score)`` for an FTS5 ``MATCH`` expression, best first, at most ``limit``;
         ``score = -bm25 >= 0``."""
         rows = self.db.conn.execute(

@@ -6,6 +6,7 @@ pass these facts to the rules of :mod:`evalcore.access.decisions`.
 
 import json
 from collections.abc import Iterable
+from typing import Literal
 
 import sqlite_utils
 
@@ -70,24 +71,23 @@ def organisation_ids(db: sqlite_utils.Database) -> list[str]:
 
 def organisation_team_studies(db: sqlite_utils.Database, org_id: str) -> list[str]:
     """The team-mode studies of organisation ``org_id``, by study id (none: local mode)."""
-    return [
-        r[0]
-        for r in db.execute(
-            "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
-            "ON m.study_id = s.study_id WHERE s.org_id = ? ORDER BY s.study_id",
-            [org_id],
-        )
-    ]
+    return _team_studies(db, "org_id", org_id)
 
 
 def corpus_team_studies(db: sqlite_utils.Database, corpus_id: str) -> list[str]:
     """The team-mode studies over ``corpus_id``, by study id (none: the corpus is in local mode)."""
+    return _team_studies(db, "corpus_id", corpus_id)
+
+
+def _team_studies(
+    db: sqlite_utils.Database, column: Literal["org_id", "corpus_id"], value: str
+) -> list[str]:
     return [
         r[0]
         for r in db.execute(
             "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
-            "ON m.study_id = s.study_id WHERE s.corpus_id = ? ORDER BY s.study_id",
-            [corpus_id],
+            f"ON m.study_id = s.study_id WHERE s.{column} = ? ORDER BY s.study_id",
+            [value],
         )
     ]
 

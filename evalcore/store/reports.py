@@ -22,21 +22,6 @@ from evalcore.store.studies import study_exists
 from evalcore.store.transaction import write_transaction
 
 
-class StoredReport(BaseModel):
-    """A stored report's row, without its body."""
-
-    model_config = ConfigDict(frozen=True)
-
-    report_id: int
-    study_id: str
-    name: str
-    reference_version: str | None
-    created_at: str
-    created_by: str
-    evalcore_version: str
-    content_hash: str
-
-
 class ReportNotFoundError(LookupError):
     """No stored report matches."""
 
@@ -61,6 +46,13 @@ class ReportRecord(BaseModel):
     created_at: str
     created_by: str
     evalcore_version: str
+
+
+class StoredReport(ReportRecord):
+    """A stored report's row, without its body."""
+
+    report_id: int
+    content_hash: str
 
 
 _COLUMNS = (
