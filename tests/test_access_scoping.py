@@ -20,7 +20,7 @@ from evalcore.store.scoping import (
     can_view_study,
     displayable_text,
     readable_document,
-    readable_queries,
+    require_study_view,
     visible_studies,
 )
 
@@ -34,9 +34,9 @@ def test_studies_and_queries_are_visible_only_inside_the_organisation(tmp_path: 
     assert [s.study_id for s in visible_studies(db, OUTSIDER)] == ["g"]
     assert visible_studies(db, None) == []
     assert can_view_study(db, LEAD, "s") and not can_view_study(db, OUTSIDER, "s")
-    assert "q1" in readable_queries(db, ANNOTATOR, "s")
+    require_study_view(db, ANNOTATOR, "s")
     with pytest.raises(PermissionDenied, match="not a member of study 's'"):
-        readable_queries(db, OUTSIDER, "s")
+        require_study_view(db, OUTSIDER, "s")
 
 
 def test_documents_are_readable_only_by_their_organisation(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@
 when every pooled unit is labeled (:func:`mark_pool_complete`).
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cached_property
 
 import sqlite_utils
@@ -177,11 +177,3 @@ def mark_pool_complete(
             db, study_id=study_id, query_id=query_id, actor=actor, reason=reason
         )
 
-
-def unlabeled_in_order(
-    order: Iterable[str], resolved: Mapping[str, ResolvedLabel], annotator: str
-) -> list[str]:
-    """The units of ``order`` the annotator has not labeled yet, keeping the order."""
-    return [
-        unit for unit in order if unit not in resolved or annotator not in resolved[unit].annotators
-    ]

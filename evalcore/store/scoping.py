@@ -40,7 +40,7 @@ from evalcore.store.membership import (
 )
 from evalcore.store.observations import permitted_ids_for_run
 from evalcore.store.runs import get_run
-from evalcore.store.studies import StudyIn, get_study, list_studies, query_texts
+from evalcore.store.studies import StudyIn, get_study, list_studies
 
 
 class DocumentAccess(BaseModel):
@@ -132,12 +132,6 @@ def require_organisations(
     missing = sorted(o for o in set(organisations) if not in_organisation(db, user, o))
     if missing:
         raise missing_organisations_denied(user=user, study_id=study_id, missing=missing)
-
-
-def readable_queries(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> dict[str, str]:
-    """The study's query texts, if ``viewer`` may see the study (PermissionDenied otherwise)."""
-    require_study_view(db, viewer, study_id)
-    return query_texts(db, study_id)
 
 
 def document_refusal(
