@@ -37,7 +37,8 @@ from evalcore.demo.study import build_demo  # noqa: E402
 from evalcore.store.connection import open_store  # noqa: E402
 from evalcore.store.corpus import DocumentIn, add_documents  # noqa: E402
 from evalcore.store.runs import add_run  # noqa: E402
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study  # noqa: E402
+from evalcore.store.studies import QueryIn, StudyIn  # noqa: E402
+from evalcore.store.study_setup import add_queries, create_study  # noqa: E402
 
 ENTRY = str(REPO / "app" / "streamlit_app.py")
 WORDS = ("password reset invoice refund deploy cluster backup restore api key webhook mobile "

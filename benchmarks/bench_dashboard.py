@@ -27,14 +27,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evalcore.analysis.run_evaluation import evaluate_run  # noqa: E402
 from evalcore.compute.gc_pause import gc_paused  # noqa: E402
 from evalcore.live.dashboard import LiveDashboard  # noqa: E402
 from evalcore.store.completeness import is_complete, mark_complete  # noqa: E402
-from evalcore.store.connection import open_store, write_transaction  # noqa: E402
+from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label  # noqa: E402
-from evalcore.store.observations import evaluate_run  # noqa: E402
 from evalcore.store.runs import add_run  # noqa: E402
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study  # noqa: E402
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study  # noqa: E402
+from evalcore.store.transaction import write_transaction  # noqa: E402
 
 STUDY = "bench"
 

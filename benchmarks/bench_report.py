@@ -41,11 +41,13 @@ from evalcore.report.csv_export import render_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
 from evalcore.report.json_export import render_json
-from evalcore.store.connection import open_store, write_transaction
+from evalcore.report.stored import save_report
+from evalcore.store.connection import open_store
 from evalcore.store.references import freeze_reference
-from evalcore.store.reports import save_report
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study
+from evalcore.store.transaction import write_transaction
 
 FINGERPRINT = "sha256:" + "0" * 64
 NOW = "2026-07-01T00:00:00Z"

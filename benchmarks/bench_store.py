@@ -105,8 +105,9 @@ def child_observations(db_path: str, queue: multiprocessing.Queue) -> None:
 
 
 def seed_labels(db_path: Path, queries: int, n: int) -> None:
-    from evalcore.store.clock import utc_now_iso
-    from evalcore.store.connection import open_store, write_transaction
+    from evalcore.io.clock import utc_now_iso
+    from evalcore.store.connection import open_store
+    from evalcore.store.transaction import write_transaction
 
     db = open_store(db_path)
     rng = random.Random(11)
@@ -140,7 +141,8 @@ def main() -> int:
     args = parser.parse_args()
     ctx = multiprocessing.get_context("spawn")
     from evalcore.store.connection import open_store
-    from evalcore.store.studies import StudyIn, create_study
+    from evalcore.store.studies import StudyIn
+    from evalcore.store.study_setup import create_study
 
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         root = Path(tmp)

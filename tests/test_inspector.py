@@ -7,12 +7,14 @@ import pytest
 
 from evalcore.analysis.inspector import inspect_query, rank_changes
 from evalcore.store.completeness import mark_complete
-from evalcore.store.connection import open_store, write_transaction
+from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import adjudicate, record_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study
+from evalcore.store.transaction import write_transaction
 
 
 @pytest.fixture
@@ -105,7 +107,7 @@ def test_rank_changes_mark_moves_new_and_dropped(db) -> None:
 
 
 def test_team_mode_withholds_titles_the_viewer_may_not_read(db) -> None:
-    from evalcore.access.members import add_member
+    from evalcore.store.members import add_member
 
     add_member(db, study_id="s", user="lead@x.org", role="lead", actor="lead@x.org")
     outsider = inspect_query(db, "s", "a", "q", viewer="lead@x.org")

@@ -77,13 +77,14 @@ def _untouchable(mp: pytest.MonkeyPatch) -> None:
 def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore import EvalProtocol, Observation, evaluate
     from evalcore.analysis.compare import compare_runs
+    from evalcore.analysis.run_evaluation import evaluate_run
     from evalcore.compute.batch import ObservationBatch
     from evalcore.io.trec import read_qrels, read_run, trec_observations
     from evalcore.live.dashboard import LiveDashboard
     from evalcore.report.from_store import report_from_store
     from evalcore.report.json_export import render_json
     from evalcore.store.labels import record_label
-    from evalcore.store.observations import evaluate_run, observations_for_run
+    from evalcore.store.observations import observations_for_run
     from evalcore.store.reports import save_report
     from evalcore.store.resolution import resolve_study
     from evalcore.store.runs import add_run

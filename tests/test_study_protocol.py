@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from store_fixtures import new_store
 
 from evalcore.analysis.inspector import inspect_query
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.cli import main
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -16,7 +17,7 @@ from evalcore.live.query_results import query_results_by_run
 from evalcore.report.from_store import report_from_store
 from evalcore.store.completeness import mark_complete
 from evalcore.store.labels import record_label
-from evalcore.store.observations import evaluate_run, observations_for_run
+from evalcore.store.observations import observations_for_run
 from evalcore.store.runs import add_run
 from evalcore.store.studies import StudyIn
 

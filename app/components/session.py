@@ -72,7 +72,7 @@ def studies(db: sqlite_utils.Database) -> list[StudyIn]:
     single-user mode are listed.
     """
     from app.components.auth import signed_in_user
-    from evalcore.access.scoping import local_studies, visible_studies
+    from evalcore.store.scoping import local_studies, visible_studies
 
     user = signed_in_user()
     if user is not None:

@@ -20,11 +20,8 @@ from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_u
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
-from app.components.state import cached_pool, cached_study_progress, note_own_write, store_version
-from evalcore.access.authorize import allowed
+from app.components.state import cached_pool, cached_study_progress, note_own_write
 from evalcore.access.roles import Permission
-from evalcore.access.scoping import displayable_text
-from evalcore.annotation.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.annotation.pool import blind_order
 from evalcore.annotation.progress import (
     PoolNotFullyLabeledError,
@@ -35,10 +32,14 @@ from evalcore.annotation.progress import (
 )
 from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
+from evalcore.store.authorize import allowed
+from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.store.completeness import completeness_history, reopen
 from evalcore.store.corpus import get_document
 from evalcore.store.labels import record_label, undo_last_label
+from evalcore.store.marks import store_marks
 from evalcore.store.resolution import resolve_query
+from evalcore.store.scoping import displayable_text
 from evalcore.store.studies import StudyIn, query_texts
 from evalcore.store.studies import query_text as query_text_of
 
@@ -85,7 +86,7 @@ def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
 def _on_grade(study_id: str, query_id: str, unit_id: str, annotator: str, gain: int,
               order: list[str]) -> None:
     db = get_db()
-    before = store_version(db)
+    before = store_marks(db, study_id)
     note = str(st.session_state.get(NOTE_KEY, "")).strip()
     try:
         record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
@@ -124,7 +125,7 @@ def _on_pass(study_id: str, query_id: str, unit_id: str, annotator: str, order: 
 
 def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
-    before = store_version(db)
+    before = store_marks(db, study_id)
     try:
         event = undo_last_label(db, study_id=study_id, query_id=query_id, annotator=annotator)
     except _WRITE_ERRORS as error:
@@ -145,7 +146,7 @@ def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
 
 def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
-    before = store_version(db)
+    before = store_marks(db, study_id)
     try:
         mark_pool_complete(db, study_id=study_id, query_id=query_id, actor=annotator,
                            reason="every pooled item labeled")
@@ -158,7 +159,7 @@ def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
 
 def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) -> None:
     db = get_db()
-    before = store_version(db)
+    before = store_marks(db, study_id)
     reason = str(st.session_state.get(reason_key, "")).strip()
     try:
         reopen(db, study_id=study_id, query_id=query_id, actor=annotator, reason=reason)
@@ -173,7 +174,7 @@ def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) ->
 def _on_search_grade(study_id: str, query_id: str, unit_id: str, annotator: str,
                      gain: int) -> None:
     db = get_db()
-    before = store_version(db)
+    before = store_marks(db, study_id)
     try:
         record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
                      annotator=annotator, note="found by corpus search")

@@ -1,8 +1,8 @@
 """Run comparison: per-query deltas, paired tests and a paper-style results table.
 
-All numbers come from :mod:`evalcore.analysis.compare` on each run's
-evaluation: on the working labels from the shared live state (equal to
-:func:`evalcore.store.observations.evaluate_run`, kept current label by label),
+All numbers come from :mod:`evalcore.analysis.compare` on each
+run's evaluation: on the working labels from the shared live state (equal to
+:func:`evalcore.analysis.run_evaluation.evaluate_run`, kept current label by label),
 on a frozen version from ``evaluate_run``. A paired test uses only
 the queries where both runs have the metric; the page says on how many and
 why the rest were left out. A run is compared with the first chosen run only
@@ -20,11 +20,11 @@ from app.components.safe_text import escape_markdown
 from app.components.session import get_db
 from evalcore.analysis.comparability import NotComparable, RunTerms, comparability
 from evalcore.analysis.compare import compare_runs
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
 from evalcore.contract.results import AGGREGATE_LABELS, METRICS, EvaluationReport
 from evalcore.report.charts import delta_figure
-from evalcore.store.observations import evaluate_run
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
 

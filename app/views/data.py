@@ -15,7 +15,6 @@ from app.components.auth import signed_in_user
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db, select_study_next_run
-from evalcore.access.members import create_team_study
 from evalcore.io.errors import InputErrors
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, parse_protocol
@@ -23,9 +22,12 @@ from evalcore.retrieval.pin import list_pinned_protocols, pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
 from evalcore.store.imports.uploads import UPLOAD_KINDS, UploadKind, import_upload
+from evalcore.store.members import create_team_study
+from evalcore.store.membership import organisation_ids
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import StudyIn, create_study
+from evalcore.store.studies import StudyIn
+from evalcore.store.study_setup import create_study
 
 KIND_LABELS: dict[UploadKind, str] = {
     "qrels": "TREC qrels (query 0 doc gain)",
@@ -100,7 +102,7 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
     st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
                "visible documents and their fingerprint are recorded, and the run is refused "
                "if the corpus changes afterwards.")
-    orgs = [r[0] for r in db.execute("SELECT org_id FROM organisations ORDER BY org_id")]
+    orgs = organisation_ids(db)
     references = [r.name for r in list_references(db, study_id)]
     with st.form("lexical_form"):
         a, b = st.columns(2)

@@ -1,7 +1,7 @@
 """Members: who belongs to the study, with which role.
 
 Leads add people, change their roles and remove them (through
-:mod:`evalcore.access.members`, which authorises and audits every change and
+:mod:`evalcore.store.members`, which authorises and audits every change and
 keeps at least one lead); everyone else who may see the study reads the list.
 A study in local single-user mode has no member: the page says how to turn
 team mode on. Identities and names are shown as plain data, never as markdown.
@@ -14,16 +14,11 @@ from app.components.page import flash, show_flash, study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
-from evalcore.access import (
-    ROLES,
-    Permission,
-    add_member,
-    allowed,
-    can_view_study,
-    list_members,
-    remove_member,
-    study_mode,
-)
+from evalcore.access import ROLES, Permission
+from evalcore.store.authorize import allowed
+from evalcore.store.members import add_member, list_members, remove_member
+from evalcore.store.membership import study_mode
+from evalcore.store.scoping import can_view_study
 
 _FLASH = "_rl_members_flash"
 

@@ -2,7 +2,7 @@
 
 Freezing uses the store's ``freeze_reference``; a report is built by
 :func:`evalcore.report.from_store.report_from_store` and stored once with
-:func:`evalcore.store.reports.save_report` (immutable: never updated or
+:func:`evalcore.report.stored.save_report` (immutable: never updated or
 deleted). Exports (HTML with its charts, JSON, CSV per query) leave out
 annotator notes and internal identifiers unless the lead ticks the box.
 """
@@ -19,8 +19,9 @@ from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
 from evalcore.report.json_export import render_json
 from evalcore.report.model import Report
+from evalcore.report.stored import load_report, save_report
 from evalcore.store.references import freeze_reference, list_references
-from evalcore.store.reports import list_reports, load_report, save_report
+from evalcore.store.reports import list_reports
 from evalcore.store.runs import list_runs
 
 WORKING = "(working labels — not pinned)"

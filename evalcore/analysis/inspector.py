@@ -15,7 +15,7 @@ them) with
   stands);
 * the document title, **except** for a unit that violates the permitted set
   (its text is never shown, only its id) and a document the ``viewer`` may
-  not read under organisation scoping (:mod:`evalcore.access.scoping`):
+  not read under organisation scoping (:mod:`evalcore.store.scoping`):
   ``title_withheld`` then says why.
 
 It also returns the query's :class:`QueryResult` (from the metric computer)
@@ -34,7 +34,6 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.scoping import document_refusal
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import QueryResult
 from evalcore.store.completeness import is_complete
@@ -43,6 +42,7 @@ from evalcore.store.observations import observations_for_run, permitted_ids_for_
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import get_run, run_results
+from evalcore.store.scoping import document_refusal
 from evalcore.store.studies import get_study, query_texts
 
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
@@ -112,7 +112,7 @@ def inspect_query(
     """The run's ranked list for ``query_id`` against the working reference or a frozen one.
 
     Titles of documents ``viewer`` may not read (another organisation's, in a
-    team-mode corpus: :mod:`evalcore.access.scoping`) are left out like those
+    team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
     outside the permitted set.
     """
     study = get_study(db, study_id)

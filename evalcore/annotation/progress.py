@@ -12,15 +12,15 @@ from functools import cached_property
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.annotation.pool import pool_sizes, pooled_units
 from evalcore.store.completeness import (
     CompletenessEvent,
     completeness_states,
     is_complete,
     mark_complete,
 )
-from evalcore.store.connection import write_transaction
+from evalcore.store.pools import pool_sizes, pooled_units
 from evalcore.store.resolution import ResolvedLabel, resolve_query, resolve_study
+from evalcore.store.transaction import write_transaction
 
 
 class QueryProgress(BaseModel):
@@ -130,7 +130,7 @@ def study_progress(
 ) -> StudyProgress:
     """Progress of every query of the study (queries with pools or with queries rows).
 
-    ``sizes`` may pass :func:`evalcore.annotation.pool.pool_sizes` computed earlier: it
+    ``sizes`` may pass :func:`evalcore.store.pools.pool_sizes` computed earlier: it
     depends only on the runs, which never change once stored, and it is the
     expensive part on large studies.
     """

@@ -104,8 +104,9 @@ def report_command(
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
     from evalcore.report.json_export import render_json
+    from evalcore.report.stored import load_report, save_report
     from evalcore.store.connection import open_store
-    from evalcore.store.reports import find_report, load_report, save_report
+    from evalcore.store.reports import find_report
 
     if not db_path.exists():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
@@ -114,7 +115,7 @@ def report_command(
         if stored is not None:
             if runs is not None:
                 _fail("give either --stored (export a stored report) or --runs, not both")
-            from evalcore.access.scoping import require_study_view
+            from evalcore.store.scoping import require_study_view
 
             require_study_view(db, created_by or _default_author(), study)
             row = find_report(db, study, stored)

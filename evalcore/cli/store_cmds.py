@@ -25,7 +25,7 @@ from pathlib import Path
 import click
 import sqlite_utils
 
-from evalcore.access.authorize import PermissionDenied
+from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec import parse_gain_map
@@ -41,8 +41,9 @@ from evalcore.store.imports import (
 )
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
-from evalcore.store.schema import SchemaTooNewError
-from evalcore.store.studies import StudyIn, StudyNotFoundError, create_study
+from evalcore.store.schema import SchemaTooNewError, schema_version
+from evalcore.store.studies import StudyIn, StudyNotFoundError
+from evalcore.store.study_setup import create_study
 
 _EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -124,7 +125,7 @@ def init_command(db_path: Path) -> None:
     """Create an evidence store (an SQLite file), or bring an existing one up to date."""
     existed = db_path.exists()
     with store(db_path, "init") as db:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
+        version = schema_version(db)
     click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")
 
 
@@ -150,7 +151,7 @@ def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrie
                  relevance_threshold: int, gain: str, org_id: str | None, actor: str) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
     from evalcore.store.audit import record_audit
-    from evalcore.store.connection import write_transaction
+    from evalcore.store.transaction import write_transaction
 
     with store(db_path, "study create") as db:
         study = StudyIn(study_id=study_id, name=name, corpus_id=corpus_id,
@@ -168,7 +169,7 @@ def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrie
 @actor_option
 def study_list(db_path: Path, actor: str) -> None:
     """List the studies --actor may see (JSON lines): local-mode ones and their team studies."""
-    from evalcore.access.scoping import visible_studies
+    from evalcore.store.scoping import visible_studies
 
     with store(db_path, "study list") as db:
         for study in visible_studies(db, actor):
@@ -380,9 +381,9 @@ def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
 def complete_command(db_path: Path, study_id: str, query_ids: tuple[str, ...], reason: str,
                      actor: str) -> None:
     """Declare the relevant population of queries complete."""
-    from evalcore.store.connection import write_transaction
     from evalcore.store.imports.common import mark_queries_complete
     from evalcore.store.studies import get_study
+    from evalcore.store.transaction import write_transaction
 
     with store(db_path, "complete") as db:
         get_study(db, study_id)

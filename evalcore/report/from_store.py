@@ -1,6 +1,6 @@
 """Building a report from the evidence store.
 
-Each run is evaluated with :func:`evalcore.store.observations.evaluate_run`
+Each run is evaluated with :func:`evalcore.analysis.run_evaluation.evaluate_run`
 against the frozen reference version named (or, without one, the working
 labels, with a warning that the numbers can still change), under the study's
 protocol. The run's corpus fingerprint comes from the ``runs`` table. Internal
@@ -9,19 +9,19 @@ notes) is collected into :class:`~evalcore.report.model.ReportInternal`, which
 exports leave out unless asked for.
 """
 
-from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
 import sqlite_utils
 
-from evalcore.access.scoping import require_study_view
 from evalcore.analysis.compare import ComparisonSettings
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
-from evalcore.store.observations import evaluate_run
+from evalcore.store.labels import noted_label_events, query_annotators
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
+from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import get_study, query_texts
 
 
@@ -48,9 +48,9 @@ def report_from_store(
     ``viewer`` (default: ``created_by``) must be allowed to see the study — its
     queries, labels, notes and runs, which the report holds — or
     :class:`~evalcore.access.PermissionDenied` is raised before anything is
-    evaluated (:func:`~evalcore.access.scoping.require_study_view`: in team mode a
+    evaluated (:func:`~evalcore.store.scoping.require_study_view`: in team mode a
     member who belongs to the study's organisation). A report holds no document
-    text. Storing it (:func:`evalcore.store.reports.save_report`) needs the lead role.
+    text. Storing it (:func:`evalcore.report.stored.save_report`) needs the lead role.
     """
     require_study_view(db, created_by if viewer is None else viewer, study_id)
     return _report_from_store(
@@ -121,22 +121,12 @@ def _report_from_store(
 
 def _internal(db: sqlite_utils.Database, study_id: str, run_ids: dict[str, int]) -> ReportInternal:
     """Run row ids, annotators per query and annotator notes (two indexed scans)."""
-    annotators: dict[str, list[str]] = defaultdict(list)
-    for query_id, annotator in db.execute(
-        "SELECT DISTINCT query_id, annotator FROM label_events WHERE study_id = ? "
-        "ORDER BY query_id, annotator",
-        [study_id],
-    ):
-        annotators[query_id].append(annotator)
+    annotators = query_annotators(db, study_id)
     notes = [
         AnnotatorNote(
-            query_id=row[0], unit_id=row[1], annotator=row[2], note=row[3], created_at=row[4],
-            event_id=row[5],
+            query_id=e.query_id, unit_id=e.unit_id, annotator=e.annotator, note=e.note,
+            created_at=e.created_at, event_id=e.event_id,
         )
-        for row in db.execute(
-            "SELECT query_id, unit_id, annotator, note, created_at, event_id FROM label_events "
-            "WHERE study_id = ? AND note != '' ORDER BY event_id",
-            [study_id],
-        )
+        for e in noted_label_events(db, study_id)
     ]
     return ReportInternal(run_ids=run_ids, annotators=dict(annotators), notes=notes)

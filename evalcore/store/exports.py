@@ -36,11 +36,11 @@ from typing import Literal, TextIO
 import sqlite_utils
 from pydantic import BaseModel, Field
 
-from evalcore.access.scoping import require_study_view
 from evalcore.io.atomic import atomic_writer
 from evalcore.store.references import reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import get_run
+from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import get_study
 
 LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")

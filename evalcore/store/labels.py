@@ -16,13 +16,13 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
-from evalcore.store.clock import utc_now_iso
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, is_complete
-from evalcore.store.connection import write_transaction
 from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 LabelKind = Literal["label", "undo", "adjudicate"]
 
@@ -272,18 +272,33 @@ def label_history(
     return [_event(r) for r in db.execute(sql + " ORDER BY event_id", params)]
 
 
-def count_label_events(db: sqlite_utils.Database, study_id: str) -> int:
-    return int(
-        db.execute("SELECT count(*) FROM label_events WHERE study_id = ?", [study_id]).fetchone()[0]
-    )
+def has_labels_from(db: sqlite_utils.Database, study_id: str, source: str) -> bool:
+    """Does the study hold a label event written by ``source`` (e.g. the demo builder)?"""
+    return db.execute(
+        "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
+        [study_id, source],
+    ).fetchone() is not None
 
 
-def study_label_events(db: sqlite_utils.Database, study_id: str) -> list[LabelEvent]:
-    """Every label event of the study in event order (for exports and audits)."""
+def query_annotators(db: sqlite_utils.Database, study_id: str) -> dict[str, list[str]]:
+    """query_id -> the annotators who wrote a label event on it, sorted."""
+    out: dict[str, list[str]] = {}
+    for query_id, annotator in db.execute(
+        "SELECT DISTINCT query_id, annotator FROM label_events WHERE study_id = ? "
+        "ORDER BY query_id, annotator",
+        [study_id],
+    ):
+        out.setdefault(query_id, []).append(annotator)
+    return out
+
+
+def noted_label_events(db: sqlite_utils.Database, study_id: str) -> list[LabelEvent]:
+    """The study's label events that carry a note, in event order."""
     return [
         _event(r)
         for r in db.execute(
-            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? ORDER BY event_id",
+            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND note != '' "
+            "ORDER BY event_id",
             [study_id],
         )
     ]

@@ -29,10 +29,7 @@ from operator import itemgetter
 
 import sqlite_utils
 
-from evalcore.compute.evaluate import evaluate
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
-from evalcore.contract.results import Diagnostics, EvaluationReport
 from evalcore.contract.trusted_models import construct
 from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
@@ -183,21 +180,3 @@ def tied_score_pairs(observations: Iterable[Observation]) -> int:
                 length = 1
         tied += length * (length - 1) // 2
     return tied
-
-
-def evaluate_run(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None = None,
-    protocol: EvalProtocol | None = None,
-) -> EvaluationReport:
-    """Evaluate a stored run against the working reference or a frozen version.
-
-    ``protocol`` defaults to the study's threshold and gain mode.
-    """
-    if protocol is None:
-        protocol = get_study(db, study_id).protocol()
-    observations = observations_for_run(db, study_id, run_name, reference)
-    diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
-    return evaluate(observations, protocol, diagnostics=diagnostics)

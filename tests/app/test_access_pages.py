@@ -157,7 +157,7 @@ def test_a_study_created_while_signed_in_is_led_by_its_creator(team_app) -> None
     form_inputs["Corpus id"].set_value("c2")
     at.button[[b.label for b in at.button].index("Create study")].click().run()
     assert not at.exception, at.exception
-    from evalcore.access import list_members
+    from evalcore.store.members import list_members
 
     assert [(m.user_id, m.role) for m in list_members(db, "fresh")] == [(OUTSIDER, "lead")]
     assert "fresh" in at.sidebar.selectbox(key="rl_study_select").options

@@ -26,7 +26,8 @@ from evalcore.store.connection import open_store  # noqa: E402
 from evalcore.store.corpus import DocumentIn, add_documents  # noqa: E402
 from evalcore.store.labels import record_label  # noqa: E402
 from evalcore.store.runs import add_run  # noqa: E402
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study  # noqa: E402
+from evalcore.store.studies import QueryIn, StudyIn  # noqa: E402
+from evalcore.store.study_setup import add_queries, create_study  # noqa: E402
 
 HOSTILE = [
     "<script>alert(1)</script>",

@@ -1,9 +1,9 @@
 """The run comparison page through AppTest."""
 
 from evalcore.analysis.compare import compare_metric
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.report.from_store import report_from_store
 from evalcore.store.labels import record_label
-from evalcore.store.observations import evaluate_run
 from evalcore.store.runs import add_run
 
 PAGE = "views/compare.py"

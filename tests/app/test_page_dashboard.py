@@ -1,8 +1,8 @@
 """The live dashboard page through AppTest: cards, parity with evaluate_run, live refresh."""
 
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.labels import record_label
-from evalcore.store.observations import evaluate_run
 
 PAGE = "views/dashboard.py"
 

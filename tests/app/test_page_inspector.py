@@ -41,7 +41,8 @@ def test_side_by_side_marks_rank_changes(small_store, new_app) -> None:
 
 
 def test_switching_query_and_hostile_text_stays_plain(small_store, new_app) -> None:
-    from evalcore.store.studies import QueryIn, add_queries
+    from evalcore.store.studies import QueryIn
+    from evalcore.store.study_setup import add_queries
 
     _, db = small_store
     add_queries(db, "s1", [QueryIn(query_id="q3", text="<script>x</script> **b**")])

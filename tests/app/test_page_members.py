@@ -12,8 +12,8 @@ if str(TESTS) not in sys.path:
 from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, REVIEWER, team_store  # noqa: E402
 from app_harness import ENTRY  # noqa: E402
 
-from evalcore.access import list_members  # noqa: E402
 from evalcore.store.connection import open_store  # noqa: E402
+from evalcore.store.members import list_members  # noqa: E402
 
 PAGE = "views/members.py"
 AUTH = {

@@ -2,9 +2,10 @@
 
 import pytest
 
+from evalcore.report.stored import load_report
 from evalcore.store.labels import record_label
 from evalcore.store.references import list_references
-from evalcore.store.reports import list_reports, load_report
+from evalcore.store.reports import list_reports
 from evalcore.store.runs import add_run
 
 PAGE = "views/reports.py"

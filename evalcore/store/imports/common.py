@@ -16,10 +16,13 @@ from pathlib import Path
 import sqlite_utils
 from pydantic import BaseModel, Field
 
+from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, read_source
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.completeness import append_completeness_event
+from evalcore.store.authorize import authorize
+from evalcore.store.completeness import append_completeness_event, completeness_states
+from evalcore.store.resolution import resolved_gains
 
 #: How many unknown ids an error message lists.
 SHOWN_UNKNOWN = 10
@@ -158,9 +161,6 @@ def write_label_events(
     (one ``reopened`` event per query, naming the first such label). Returns
     (events written, reopened query ids).
     """
-    from evalcore.store.completeness import completeness_states
-    from evalcore.store.resolution import resolved_gains
-
     relevant: dict[str, list[NewEvent]] = {}
     for e in events:
         if e.kind != "undo" and e.gain is not None and e.gain >= threshold:
@@ -202,10 +202,6 @@ def mark_queries_complete(
     db: sqlite_utils.Database, *, study_id: str, query_ids: Iterable[str], actor: str, reason: str
 ) -> int:
     """Append a ``complete`` event for each query not already complete; return how many."""
-    from evalcore.access.authorize import authorize
-    from evalcore.access.roles import Permission
-    from evalcore.store.completeness import completeness_states
-
     authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
     states = completeness_states(db, study_id)
     written = 0

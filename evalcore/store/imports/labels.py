@@ -17,12 +17,11 @@ from typing import Literal
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.io.csv_labels import parse_labels_csv
 from evalcore.io.labels_jsonl import parse_labels_jsonl
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -32,6 +31,7 @@ from evalcore.store.imports.common import (
     write_label_events,
 )
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 def import_labels(

@@ -29,13 +29,12 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -49,6 +48,7 @@ from evalcore.store.imports.common import (
 )
 from evalcore.store.runs import add_run
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 def import_observations(

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.trec import TrecRun, parse_run
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     Source,
@@ -32,6 +31,7 @@ from evalcore.store.imports.common import (
 )
 from evalcore.store.runs import add_run
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 def _rows(run: TrecRun) -> Iterator[tuple[str, int, str, float]]:

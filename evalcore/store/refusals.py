@@ -1,4 +1,4 @@
-"""The refusal log: every execution the workflow would not run, and why (append-only)."""
+"""The refusal log of the pinned retrieval workflow: every execution it would not run, and why (append-only)."""
 
 import json
 from typing import Any
@@ -6,9 +6,9 @@ from typing import Any
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
+from evalcore.store.transaction import write_transaction
 
 
 class Refusal(BaseModel):

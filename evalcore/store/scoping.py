@@ -21,16 +21,26 @@ from collections.abc import Iterable
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import (
-    PermissionDenied,
-    in_organisation,
-    member_role,
-    study_mode,
+from evalcore.access.decisions import (
+    document_refusal_rule,
+    missing_organisations_denied,
+    study_view_denied,
+    study_view_refusal,
+    viewer_id,
 )
 from evalcore.access.identity import normalise_user_id
-from evalcore.access.roles import REQUIRED_ROLE, Permission
 from evalcore.store.corpus import Document, get_document
-from evalcore.store.studies import StudyIn, get_study, list_studies, query_texts
+from evalcore.store.membership import (
+    corpus_in_team_mode,
+    in_organisation,
+    member_of_corpus_study,
+    member_role,
+    study_mode,
+    user_organisations,
+)
+from evalcore.store.observations import permitted_ids_for_run
+from evalcore.store.runs import get_run
+from evalcore.store.studies import StudyIn, get_study, list_studies
 
 
 class DocumentAccess(BaseModel):
@@ -60,29 +70,24 @@ class DisplayableText(BaseModel):
     permission_violation: bool = False
 
 
-def _user(viewer: str | None) -> str | None:
-    try:
-        return normalise_user_id(viewer)
-    except ValueError:
-        return None
-
-
 def can_view_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bool:
     """May ``viewer`` see the study, its queries and its labels?"""
     return _study_refusal(db, viewer, get_study(db, study_id)) is None
 
 
 def _study_refusal(db: sqlite_utils.Database, viewer: str | None, study: StudyIn) -> str | None:
-    if study_mode(db, study.study_id) == "local":
-        return None
-    user = _user(viewer)
-    if user is None:
-        return f"study {study.study_id!r} is in team mode: sign in to see it"
-    if member_role(db, study.study_id, user) is None:
-        return f"{user} is not a member of study {study.study_id!r}"
-    if study.org_id is not None and not in_organisation(db, user, study.org_id):
-        return f"study {study.study_id!r} belongs to organisation {study.org_id!r}, and {user} is not in it"
-    return None
+    mode = study_mode(db, study.study_id)
+    user = viewer_id(viewer) if mode == "team" else None
+    return study_view_refusal(
+        study_id=study.study_id,
+        org_id=study.org_id,
+        mode=mode,
+        user=user,
+        is_member=user is not None and member_role(db, study.study_id, user) is not None,
+        in_study_org=(
+            user is not None and (study.org_id is None or in_organisation(db, user, study.org_id))
+        ),
+    )
 
 
 def visible_studies(
@@ -111,13 +116,7 @@ def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: 
     """Raise PermissionDenied (saying why) unless ``viewer`` may see the study."""
     refusal = _study_refusal(db, viewer, get_study(db, study_id))
     if refusal is not None:
-        user = _user(viewer) or ""
-        raise PermissionDenied(
-            f"{refusal}; a lead of the study can add them: evalcore members add --db STORE "
-            f"--study {study_id} --user {user or 'USER'} --role annotator",
-            actor=user, study_id=study_id, permission=Permission.READ,
-            required_role=REQUIRED_ROLE[Permission.READ], role=None,
-        )
+        raise study_view_denied(refusal, study_id=study_id, user=viewer_id(viewer) or "")
 
 
 def require_organisations(
@@ -132,51 +131,25 @@ def require_organisations(
     user = normalise_user_id(actor)
     missing = sorted(o for o in set(organisations) if not in_organisation(db, user, o))
     if missing:
-        raise PermissionDenied(
-            f"{user} may not pin a protocol that sees organisation(s) {', '.join(missing)} in "
-            f"study {study_id!r}: they are not a member of them, and a protocol may only see "
-            "documents its pinner may read; a lead of a study of that organisation can add "
-            f"them: evalcore members add-org --db STORE --user {user} --org {missing[0]}",
-            actor=user, study_id=study_id, permission=Permission.PIN_PROTOCOL,
-            required_role=REQUIRED_ROLE[Permission.PIN_PROTOCOL], role=None,
-        )
-
-
-def readable_queries(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> dict[str, str]:
-    """The study's query texts, if ``viewer`` may see the study (PermissionDenied otherwise)."""
-    require_study_view(db, viewer, study_id)
-    return query_texts(db, study_id)
-
-
-def corpus_in_team_mode(db: sqlite_utils.Database, corpus_id: str) -> bool:
-    """Is any study over ``corpus_id`` in team mode?"""
-    return db.execute(
-        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-        "WHERE s.corpus_id = ? LIMIT 1",
-        [corpus_id],
-    ).fetchone() is not None
+        raise missing_organisations_denied(user=user, study_id=study_id, missing=missing)
 
 
 def document_refusal(
     db: sqlite_utils.Database, viewer: str | None, corpus_id: str, owner_org: str | None
 ) -> str | None:
     """Why ``viewer`` may not read a document of ``owner_org`` in the corpus (None: they may)."""
-    if not corpus_in_team_mode(db, corpus_id):
-        return None
-    user = _user(viewer)
-    if user is None:
-        return f"corpus {corpus_id!r} is used by a team-mode study: sign in to read its documents"
-    if owner_org is not None:
-        if in_organisation(db, user, owner_org):
-            return None
-        return f"the document belongs to organisation {owner_org!r}, and {user} is not in it"
-    if db.execute(
-        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-        "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1",
-        [corpus_id, user],
-    ).fetchone():
-        return None
-    return f"{user} is not a member of any study over corpus {corpus_id!r}"
+    team = corpus_in_team_mode(db, corpus_id)
+    user = viewer_id(viewer) if team else None
+    return document_refusal_rule(
+        corpus_id=corpus_id,
+        corpus_team_mode=team,
+        user=user,
+        owner_org=owner_org,
+        in_owner_org=user is not None and owner_org is not None
+        and in_organisation(db, user, owner_org),
+        member_of_corpus_study=user is not None and owner_org is None
+        and member_of_corpus_study(db, corpus_id, user),
+    )
 
 
 class ReadableFilter(BaseModel):
@@ -200,16 +173,10 @@ def readable_filter(
     """
     if not corpus_in_team_mode(db, corpus_id):
         return ReadableFilter(where="1", params={})
-    user = _user(viewer)
+    user = viewer_id(viewer)
     if user is None:
         return ReadableFilter(where="0", params={})
-    from evalcore.access.members import user_organisations
-
-    unowned = db.execute(
-        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-        "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1",
-        [corpus_id, user],
-    ).fetchone() is not None
+    unowned = member_of_corpus_study(db, corpus_id, user)
     return ReadableFilter(
         where="(d.owner_org IN (SELECT value FROM json_each(:reader_orgs)) "
         "OR (d.owner_org IS NULL AND :reader_unowned))",
@@ -235,9 +202,6 @@ def readable_document(
 
 def run_permitted_ids(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str] | None:
     """The run's pinned document set (None: the run has no pinned protocol)."""
-    from evalcore.store.observations import permitted_ids_for_run
-    from evalcore.store.runs import get_run
-
     ids = permitted_ids_for_run(db, get_run(db, study_id, run_name))
     return None if ids is None else set(ids)
 

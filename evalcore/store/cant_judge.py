@@ -9,7 +9,7 @@ later sessions and a reviewer can see which units were hard to judge.
 import sqlite_utils
 
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.transaction import write_transaction
 
 ACTION = "cant_judge"
 

@@ -1,4 +1,4 @@
-"""The access rule of a protocol: which documents of a corpus it may see.
+"""The access rule of a retrieval protocol as SQL: which documents of a corpus it may see.
 
 A document is visible when it belongs to the corpus, its ``owner_org`` is one
 of the protocol's organisations (documents without an owner are never

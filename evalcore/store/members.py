@@ -14,21 +14,22 @@ audited. Rules that keep a study governable:
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import (
-    PermissionDenied,
-    authorize,
-    authorize_organisation_entry,
+from evalcore.access.decisions import organisation_grant_denied
+from evalcore.access.identity import normalise_user_id
+from evalcore.access.roles import Permission, RoleName, check_role
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.audit import record_audit
+from evalcore.store.authorize import authorize, authorize_organisation_entry
+from evalcore.store.membership import (
     member_role,
+    organisation_exists,
     organisation_team_studies,
     study_leads,
     study_mode,
 )
-from evalcore.access.identity import normalise_user_id
-from evalcore.access.roles import Permission, RoleName, check_role
-from evalcore.store.audit import record_audit
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
-from evalcore.store.studies import StudyIn, create_study, get_study
+from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.study_setup import create_study
+from evalcore.store.transaction import write_transaction
 
 
 class Member(BaseModel):
@@ -159,19 +160,15 @@ def add_to_organisation(
     """
     who = normalise_user_id(user)
     with write_transaction(db):
-        if not db.execute("SELECT 1 FROM organisations WHERE org_id = ?", [org_id]).fetchone():
+        if not organisation_exists(db, org_id):
             raise ValueError(f"no organisation {org_id!r} in this store; create it first")
         team_studies = organisation_team_studies(db, org_id)
         granted_by = normalise_user_id(actor) if actor and actor.strip() else who
         if team_studies and not any(
             member_role(db, s, granted_by) == "lead" for s in team_studies
         ):
-            raise PermissionDenied(
-                f"{granted_by} may not add people to organisation {org_id!r}: that needs the "
-                f"lead role in one of its studies ({', '.join(team_studies)})",
-                actor=granted_by, study_id=team_studies[0], permission=Permission.MANAGE_MEMBERS,
-                required_role="lead", role=None,
-            )
+            raise organisation_grant_denied(granted_by=granted_by, org_id=org_id,
+                                            team_studies=team_studies)
         ensure_user(db, who, display_name)
         added = _join_organisation(db, who, org_id, granted_by)
         if added:
@@ -201,18 +198,6 @@ def list_members(db: sqlite_utils.Database, study_id: str) -> list[Member]:
             [study_id],
         )
     ]
-
-
-def user_organisations(db: sqlite_utils.Database, user: str) -> set[str]:
-    """The organisations ``user`` belongs to."""
-    try:
-        who = normalise_user_id(user)
-    except ValueError:
-        return set()
-    return {
-        r[0]
-        for r in db.execute("SELECT org_id FROM user_organisations WHERE user_id = ?", [who])
-    }
 
 
 def _member(row: tuple) -> Member:

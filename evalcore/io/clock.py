@@ -1,4 +1,7 @@
-"""Timestamps as the store keeps them: ISO-8601 UTC with a ``Z`` suffix."""
+"""Timestamps as evalcore reads and writes them: ISO-8601 UTC with a ``Z`` suffix.
+
+The store, its exports and imported label rows all use this one format.
+"""
 
 from datetime import UTC, datetime
 
