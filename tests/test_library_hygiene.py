@@ -83,9 +83,9 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore.live.dashboard import LiveDashboard
     from evalcore.report.from_store import report_from_store
     from evalcore.report.json_export import render_json
+    from evalcore.report.stored import save_report
     from evalcore.store.labels import record_label
     from evalcore.store.observations import observations_for_run
-    from evalcore.store.reports import save_report
     from evalcore.store.resolution import resolve_study
     from evalcore.store.runs import add_run
 
