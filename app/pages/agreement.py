@@ -56,7 +56,13 @@ def _address_conflict() -> tuple[str, str] | None:
     """The (query, unit) the address names (``?query=Q&unit=U``), if any."""
     query_id = str(st.query_params.get(QUERY_PARAM, "")).strip()
     unit_id = str(st.query_params.get(UNIT_PARAM, "")).strip()
-    return (query_id, unit_id) if query_id and unit_id else None
+    if not (query_id and unit_id):
+        return None
+    # Written back: a link from this page to itself (the list's "Address of this conflict")
+    # hands the parameters to the script but leaves the browser's address bar as it was.
+    st.query_params[QUERY_PARAM] = query_id
+    st.query_params[UNIT_PARAM] = unit_id
+    return query_id, unit_id
 
 
 def _when(created_at: str) -> str:
@@ -143,6 +149,10 @@ def _confusion_figure(pair) -> go.Figure:
 
 db, study = study_page("Annotator agreement")
 show_flash(_FLASH)
+focus = _address_conflict()
+if focus is not None:  # the address names a conflict: it comes first, before the statistics
+    (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=current_annotator())
+    _focused(focused, current_annotator())
 
 summary = study_agreement(db, study.study_id)
 cols = st.columns(3)
@@ -190,10 +200,6 @@ if summary.per_query:
 st.subheader("Conflicts to adjudicate")
 pending = open_conflicts(db, study.study_id)
 reviewer = current_annotator()
-focus = _address_conflict()
-if focus is not None:
-    (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=reviewer)
-    _focused(focused, reviewer)
 listed = [(q, label.unit_id) for q, label in pending if (q, label.unit_id) != focus]
 if not pending:
     st.success("No unit is in conflict.")

@@ -46,6 +46,12 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
             # label and state first: they explain the metrics, and stay visible side by side
             "label": "—" if r.gain is None else str(r.gain),  # no label is not 0
             "state": r.state,
+            # the item on the Annotate page; a unit outside the permitted set is not opened
+            # for reading (its text is withheld)
+            "annotate": ("" if r.permission_violation
+                         else item_href(ANNOTATE_PATH, ins.query_id, r.unit_id)),
+            "adjudicate": (item_href(AGREEMENT_PATH, ins.query_id, r.unit_id)
+                           if r.conflict else ""),
             "title": r.title_withheld or r.title or "",
             "score": r.score,
             "annotators": ", ".join(f"{a}: {g}" for a, g in r.annotators.items()),
@@ -55,11 +61,6 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
             "permission violation": r.permission_violation,
             "conflict": r.conflict,
             "beyond k": r.beyond_k,
-            # a unit outside the permitted set is not opened for reading (its text is withheld)
-            "annotate": (None if r.permission_violation
-                         else item_href(ANNOTATE_PATH, ins.query_id, r.unit_id)),
-            "adjudicate": (item_href(AGREEMENT_PATH, ins.query_id, r.unit_id)
-                           if r.conflict else None),
         }
         if r.reviewer and r.state == "adjudicated":
             row["annotators"] += f" (adjudicated by {r.reviewer})"
