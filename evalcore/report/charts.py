@@ -260,7 +260,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
                 values.append(agg.upper - agg.lower)
                 bases.append(agg.lower)
                 patterns.append("/")
-                texts.append(f"{agg.lower:.3f}–{agg.upper:.3f}")
+                texts.append(f"{agg.lower:.3f}–<br>{agg.upper:.3f}")  # two short lines fit a slot
             else:  # no value and no bounds: an empty bar that says so (never a 0)
                 values.append(None)
                 bases.append(0.0)
