@@ -1,8 +1,9 @@
 """Ranking inspector: why a query's numbers are what they are.
 
 Per query and run, the ranked list row by row (:func:`evalcore.analysis.inspector.inspect_query`)
-with the resolved label, who gave which gain, and flags (unlabeled, returned
-duplicate, permission violation, conflict); the query's metrics with reason
+with the resolved label, who gave which gain and their notes, flags (unlabeled,
+returned duplicate, permission violation, conflict) and links to the item on the
+Annotate page and, in conflict, to its adjudication; the query's metrics with reason
 chips and bounds; optionally a second run side by side with each unit's rank
 change. Text from the data is shown in dataframes (plain text) or escaped.
 """

@@ -57,9 +57,7 @@ def test_a_conflicts_address_opens_it_with_its_context(app_server, browser_page,
     gain = card.get_by_role("combobox", name="Gain")
     assert gain.input_value() == ""  # nothing preselected: the reviewer chooses
     assert gain.get_attribute("placeholder") == "choose a gain"
-    shot = tmp_path / "adjudication.png"
-    card.screenshot(path=str(shot))
-    assert shot.stat().st_size > 10_000
+    _screenshot(card, tmp_path / "adjudication.png")
 
     gain.click()
     page.get_by_role("option", name=re.compile(r"^1 · marginal")).click()
@@ -82,12 +80,23 @@ def _cut_chips(page) -> list[str]:
     )
 
 
-def test_phone_width_inspector_chips_wrap(app_server, browser_page, tmp_path: Path) -> None:
-    page = browser_page
+def _at_phone_width(app_server, page, address: str, ready: str) -> None:
+    """Open ``address`` (with the conflict in place) at 390 px and wait for ``ready``."""
     _conflict(app_server, page)
     page.set_viewport_size(PHONE)
-    page.goto(app_server.url + "/inspector?study=demo")
-    wait_for_app(page, "in the top 10")
+    page.goto(app_server.url + address)
+    wait_for_app(page, ready)
+
+
+def _screenshot(target, path: Path) -> None:
+    """A screenshot of the page or one element of it (and that it shows something)."""
+    target.screenshot(path=str(path))
+    assert path.stat().st_size > 10_000
+
+
+def test_phone_width_inspector_chips_wrap(app_server, browser_page, tmp_path: Path) -> None:
+    page = browser_page
+    _at_phone_width(app_server, page, "/inspector?study=demo", "in the top 10")
     badges = page.locator(".stMarkdownBadge")
     badges.first.wait_for()
     assert badges.count() >= 4
@@ -96,17 +105,13 @@ def test_phone_width_inspector_chips_wrap(app_server, browser_page, tmp_path: Pa
     page.wait_for_function("() => [...document.querySelectorAll('.stMarkdownBadge')]"
                            ".every(b => getComputedStyle(b).whiteSpace === 'normal')")
     assert _cut_chips(page) == []
-    shot = tmp_path / "inspector-phone.png"
-    page.screenshot(path=str(shot))
-    assert shot.stat().st_size > 10_000
+    _screenshot(page, tmp_path / "inspector-phone.png")
 
 
 def test_phone_width_adjudication_fits(app_server, browser_page, tmp_path: Path) -> None:
     page = browser_page
-    _conflict(app_server, page)
-    page.set_viewport_size(PHONE)
-    page.goto(app_server.url + "/agreement?study=demo&annotator=rev&query=q02&unit=kb-0019")
-    wait_for_app(page, "The conflict this address names")
+    _at_phone_width(app_server, page, "/agreement?study=demo&annotator=rev&query=q02&unit=kb-0019",
+                    "The conflict this address names")
     card = _card(page)
     button = card.get_by_role("button", name="Adjudicate")
     button.scroll_into_view_if_needed()
@@ -115,6 +120,4 @@ def test_phone_width_adjudication_fits(app_server, browser_page, tmp_path: Path)
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
     wide = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollWidth")
     assert wide <= PHONE["width"]  # nothing scrolls sideways
-    shot = tmp_path / "adjudication-phone.png"
-    page.screenshot(path=str(shot))
-    assert shot.stat().st_size > 10_000
+    _screenshot(page, tmp_path / "adjudication-phone.png")
