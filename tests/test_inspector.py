@@ -79,6 +79,24 @@ def test_adjudication_settles_a_conflict(db) -> None:
                                                                       False, False)
 
 
+
+def test_rows_carry_each_annotators_current_note_and_the_reviewers(db) -> None:
+    from evalcore.store.labels import undo_last_label
+
+    record_label(db, study_id="s", query_id="q", unit_id="C", gain=1, annotator="alice",
+                 note="first try")
+    undo_last_label(db, study_id="s", query_id="q", annotator="alice")
+    record_label(db, study_id="s", query_id="q", unit_id="C", gain=2, annotator="alice",
+                 note="covers it")
+    record_label(db, study_id="s", query_id="q", unit_id="C", gain=2, annotator="bob")
+    adjudicate(db, study_id="s", query_id="q", unit_id="B", gain=1, reviewer="rev",
+               note="half of it")
+    a, b, _, c, d = inspect_query(db, "s", "a", "q").rows
+    assert c.notes == {"alice": "covers it"}  # the undone label's note is gone; bob wrote none
+    assert (b.reviewer, b.reviewer_note) == ("rev", "half of it")
+    assert a.notes == {} and d.notes == {} and a.reviewer_note == ""
+
+
 def test_frozen_reference_rows_have_gains_but_no_annotators(db) -> None:
     mark_complete(db, study_id="s", query_id="q", actor="lead")
     freeze_reference(db, study_id="s", name="v1", actor="lead")

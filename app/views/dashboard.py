@@ -14,11 +14,12 @@ import pandas as pd
 import streamlit as st
 
 from app.components.chips import metric_label, reason_text
+from app.components.links import item_params
 from app.components.live_state import with_live_state
 from app.components.navigation import AGREEMENT, ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
-from app.components.session import address_params, get_db
+from app.components.session import get_db
 from evalcore.contract.results import AGGREGATE_LABELS, METRIC_LABELS, METRICS
 from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
@@ -108,15 +109,16 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
     columns = st.columns(3)
     for n, item in enumerate(items):
         if conflict[(item.query_id, item.unit_id)]:
-            columns[n % 3].page_link(AGREEMENT.path,
+            columns[n % 3].page_link(AGREEMENT.path,  # the conflict's own address
                                      label=f"Adjudicate {item.unit_id} for {item.query_id}",
-                                     icon=":material/gavel:")
+                                     icon=":material/gavel:",
+                                     query_params=item_params(item.query_id, item.unit_id))
             continue
         columns[n % 3].page_link(  # a real link: it also opens in a new tab
             ANNOTATE.path,
             label=f"Label {item.unit_id} for {item.query_id}",
             icon=":material/rate_review:",
-            query_params=address_params(query=item.query_id, unit=item.unit_id),
+            query_params=item_params(item.query_id, item.unit_id),
         )
 
 

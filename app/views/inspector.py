@@ -1,8 +1,9 @@
 """Ranking inspector: why a query's numbers are what they are.
 
 Per query and run, the ranked list row by row (:func:`evalcore.analysis.inspector.inspect_query`)
-with the resolved label, who gave which gain, and flags (unlabeled, returned
-duplicate, permission violation, conflict); the query's metrics with reason
+with the resolved label, who gave which gain and their notes, flags (unlabeled,
+returned duplicate, permission violation, conflict) and links to the item on the
+Annotate page and, in conflict, to its adjudication; the query's metrics with reason
 chips and bounds; optionally a second run side by side with each unit's rank
 change. Text from the data is shown in dataframes (plain text) or escaped.
 """
@@ -11,16 +12,30 @@ import pandas as pd
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from evalcore.analysis.inspector import QueryInspection, inspect_query, rank_changes
+from evalcore.analysis.inspector import (
+    InspectedRow,
+    QueryInspection,
+    inspect_query,
+    rank_changes,
+)
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import query_texts
 
 NONE = "(none)"
 WORKING = "(working labels)"
+
+
+def _notes(row: InspectedRow) -> str:
+    """Each annotator's note on the row's unit, then the adjudicating reviewer's."""
+    notes = [f"{a}: {n}" for a, n in row.notes.items()]
+    if row.reviewer and row.reviewer_note:
+        notes.append(f"{row.reviewer} (reviewer): {row.reviewer_note}")
+    return " · ".join(notes)
 
 
 def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.DataFrame:
@@ -32,9 +47,16 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
             # label and state first: they explain the metrics, and stay visible side by side
             "label": "—" if r.gain is None else str(r.gain),  # no label is not 0
             "state": r.state,
+            # the item on the Annotate page; a unit outside the permitted set is not opened
+            # for reading (its text is withheld)
+            "annotate": ("" if r.permission_violation
+                         else item_href(ANNOTATE_PATH, ins.query_id, r.unit_id)),
+            "adjudicate": (item_href(AGREEMENT_PATH, ins.query_id, r.unit_id)
+                           if r.conflict else ""),
             "title": r.title_withheld or r.title or "",
             "score": r.score,
             "annotators": ", ".join(f"{a}: {g}" for a, g in r.annotators.items()),
+            "notes": _notes(r),
             "unlabeled": r.unlabeled,
             "duplicate": f"of #{r.first_rank}" if r.duplicate else "",
             "permission violation": r.permission_violation,
@@ -78,6 +100,14 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
             "conflict": st.column_config.CheckboxColumn(width="small"),
             "beyond k": st.column_config.CheckboxColumn(
                 width="small", help="not measured by any metric"),
+            "notes": st.column_config.TextColumn(
+                width="medium", help="each annotator's note on their current label"),
+            "annotate": st.column_config.LinkColumn(
+                display_text="open", width="small",
+                help="this item on the Annotate page (opens a new tab)"),
+            "adjudicate": st.column_config.LinkColumn(
+                display_text="adjudicate", width="small",
+                help="the conflict's adjudication (opens a new tab)"),
         },
     )
 

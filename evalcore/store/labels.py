@@ -20,7 +20,7 @@ from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, is_complete
-from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.resolution import replay_unit, resolve_unit_in_store
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
@@ -278,6 +278,53 @@ def has_labels_from(db: sqlite_utils.Database, study_id: str, source: str) -> bo
         "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
         [study_id, source],
     ).fetchone() is not None
+
+
+class UnitJudgements(BaseModel):
+    """The events that count on one unit: each annotator's current label, the latest adjudication.
+
+    Current labels follow the resolution rule (:func:`evalcore.store.resolution.replay_unit`):
+    an undone label is not current. Their notes and times are what a reviewer reads.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    unit_id: str
+    #: annotator -> their current ``label`` event (annotator order).
+    labels: dict[str, LabelEvent]
+    adjudication: LabelEvent | None = None
+
+
+def current_judgements(
+    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None
+) -> dict[str, UnitJudgements]:
+    """unit_id -> :class:`UnitJudgements` of the query (or of one unit), units in id order.
+
+    Units whose labels are all undone and that were never adjudicated are left out.
+    """
+    by_unit: dict[str, list[LabelEvent]] = {}
+    for event in label_history(db, study_id, query_id, unit_id):
+        by_unit.setdefault(event.unit_id, []).append(event)
+    out: dict[str, UnitJudgements] = {}
+    for unit, events in sorted(by_unit.items()):
+        by_id = {e.event_id: e for e in events}
+        current, adjudication = replay_unit(
+            (e.event_id, e.kind, e.gain, e.annotator) for e in events
+        )
+        if not current and adjudication is None:
+            continue
+        out[unit] = UnitJudgements(
+            unit_id=unit,
+            labels={a: by_id[current[a][0]] for a in sorted(current)},
+            adjudication=None if adjudication is None else by_id[adjudication[0]],
+        )
+    return out
+
+
+def count_label_events(db: sqlite_utils.Database, study_id: str) -> int:
+    return int(
+        db.execute("SELECT count(*) FROM label_events WHERE study_id = ?", [study_id]).fetchone()[0]
+    )
 
 
 def query_annotators(db: sqlite_utils.Database, study_id: str) -> dict[str, list[str]]:

@@ -66,10 +66,14 @@ class ResolvedLabel(BaseModel):
         return self.gain is not None
 
 
-def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]]) -> (
-    ResolvedLabel | None
-):
-    """Resolve one unit from its (event_id, kind, gain, annotator) events in event order."""
+def replay_unit(events: Iterable[tuple[int, str, int | None, str]]) -> tuple[
+    dict[str, tuple[int, int]], tuple[int, int, str] | None
+]:
+    """Rule 1 on one unit's (event_id, kind, gain, annotator) events in event order.
+
+    Returns annotator -> (event_id, gain) of their current label, and the latest
+    adjudication as (event_id, gain, reviewer) or None.
+    """
     stacks: dict[str, list[tuple[int, int]]] = {}
     adjudication: tuple[int, int, str] | None = None
     for event_id, kind, gain, annotator in events:
@@ -81,7 +85,14 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
                 stack.pop()
         elif kind == "adjudicate":
             adjudication = (event_id, gain, annotator)  # type: ignore[assignment]
-    current = {a: s[-1] for a, s in stacks.items() if s}
+    return {a: s[-1] for a, s in stacks.items() if s}, adjudication
+
+
+def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]]) -> (
+    ResolvedLabel | None
+):
+    """Resolve one unit from its (event_id, kind, gain, annotator) events in event order."""
+    current, adjudication = replay_unit(events)
     annotators = {a: g for a, (_, g) in sorted(current.items())}
     if adjudication is not None:
         adj_id, adj_gain, reviewer = adjudication
