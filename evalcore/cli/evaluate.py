@@ -37,7 +37,7 @@ from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.contract.observation import Observation
+from evalcore.contract.observation import MAX_K, Observation
 from evalcore.contract.results import Diagnostics, EvaluationReport
 from evalcore.io.errors import InputErrors
 from evalcore.io.observations_jsonl import read_observations
@@ -194,7 +194,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option("--study", help="Study id in the store (with --db).")
 @click.option("--reference", help="Frozen reference version (with --db; default: working).")
-@click.option("--k", type=click.IntRange(min=1), help="Cutoff depth for TREC input.")
+@click.option("--k", type=click.IntRange(1, MAX_K), help="Cutoff depth for TREC input.")
 @click.option(
     "--complete",
     is_flag=True,
