@@ -37,6 +37,7 @@ from evalcore.cli.store_source import choose_store_source, with_study_settings
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import MAX_K
 from evalcore.contract.results import EvaluationReport
 from evalcore.io.errors import InputErrors
 from evalcore.io.observations_jsonl import read_observations
@@ -172,7 +173,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option("--study", help="Study id in the store (with --db).")
 @click.option("--reference", help="Frozen reference version (with --db; default: working).")
-@click.option("--k", type=click.IntRange(min=1), help="Cutoff depth for TREC input.")
+@click.option("--k", type=click.IntRange(1, MAX_K), help="Cutoff depth for TREC input.")
 @click.option(
     "--complete",
     is_flag=True,

@@ -20,12 +20,14 @@
   rank-derived scores. Scores are written with ``repr`` so they read back
   exactly.
 
-Files are written atomically (a temporary file renamed into place).
+Files are written atomically (a temporary file renamed into place). CSV text
+cells a spreadsheet would run as a formula (``=HYPERLINK(...)``) start with a
+quote; the labels CSV import removes it again
+(:mod:`evalcore.io.spreadsheet_cells`).
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
@@ -37,6 +39,7 @@ import sqlite_utils
 from pydantic import BaseModel, Field
 
 from evalcore.io.atomic import atomic_writer
+from evalcore.io.spreadsheet_cells import csv_writer
 from evalcore.store.references import reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import get_run
@@ -130,7 +133,7 @@ def export_labels(
     ).fetchall()
 
     def produce_csv(stream: TextIO) -> int:
-        writer = csv.writer(stream, lineterminator="\n")
+        writer = csv_writer(stream, lineterminator="\n")
         writer.writerow(LABEL_COLUMNS)
         for r in rows:
             writer.writerow(["" if v is None else v for v in r[1:]])

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
-from evalcore.io.text_lines import SourceText, read_source
+from evalcore.io.text_lines import SourceText, first_line_of, read_source
 from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, completeness_states
 from evalcore.store.resolution import resolved_gains
@@ -94,11 +94,13 @@ def check_known_ids(
     what: str = "unit",
     allow_unknown: bool,
     also_known: set[str] | None = None,
+    source: SourceText | None = None,
 ) -> None:
     """Raise InputErrors listing the first unknown ids, when the corpus has documents.
 
     An empty corpus (no document stored and none in ``also_known``) accepts any
-    external id. ``allow_unknown`` turns the check off.
+    external id. ``allow_unknown`` turns the check off. With the ``source`` the
+    ids were read from, the error names the line of the first unknown id.
     """
     if allow_unknown:
         return
@@ -127,6 +129,7 @@ def check_known_ids(
         raise InputErrors([
             InputError(
                 file=file,
+                line=first_line_of(source, unknown[0]) if source is not None else None,
                 message=f"{len(unknown)} {what} id(s) not in corpus {corpus_id!r}: {shown}{more}",
                 hint="import the documents first, fix the ids, or pass --allow-unknown-ids",
             )
