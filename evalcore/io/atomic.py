@@ -45,6 +45,22 @@ def atomic_writer(path: str | PathLike[str], *, newline: str = "\n") -> Iterator
         raise
 
 
+@contextmanager
+def atomic_path(path: str | PathLike[str]) -> Iterator[Path]:
+    """A temporary path beside ``path`` for a writer that needs a file name (SQLite's
+    backup); it replaces ``path`` only if the block succeeds, and is removed otherwise."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, _mode_for(target))
+        os.close(fd)
+        yield Path(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def _existing_kind(target: Path) -> int | None:
     """The file-type bits of ``target`` (following links), or None if it does not exist."""
     try:

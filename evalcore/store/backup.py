@@ -18,14 +18,13 @@ Restoring is copying a backup over the store's path while nothing has it open
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import tempfile
 from pathlib import Path
 
 import sqlite_utils
 from pydantic import BaseModel, Field
 
+from evalcore.io.atomic import atomic_path
 from evalcore.store.connection import BUSY_TIMEOUT_MS
 from evalcore.store.references import verify_reference
 from evalcore.store.schema import SCHEMA_VERSION
@@ -118,23 +117,20 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
         raise FileExistsError(17, "already exists; choose a new file name (a backup never "
                                   "overwrites a file)", str(out))
     src = _read_only(source)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    os.close(fd)
     try:
-        dst = sqlite3.connect(tmp)
-        try:
-            src.backup(dst)  # all pages in one step: one consistent snapshot
-            dst.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
-        finally:
-            dst.close()
+        with atomic_path(out) as tmp:
+            dst = sqlite3.connect(tmp)
+            try:
+                src.backup(dst)  # all pages in one step: one consistent snapshot
+                dst.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
+            finally:
+                dst.close()
+            src.close()
+            check = verify_store(tmp)
+            if not check.ok:
+                raise ValueError(
+                    f"the copy of {source} failed its check: {'; '.join(check.problems)}")
+    finally:
         src.close()
-        check = verify_store(tmp)
-        if not check.ok:
-            raise ValueError(f"the copy of {source} failed its check: {'; '.join(check.problems)}")
-        os.replace(tmp, out)
-    except BaseException:
-        src.close()
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return BackupSummary(source=str(source), out=str(out), bytes=out.stat().st_size,
                          check=check.model_copy(update={"path": str(out)}))
