@@ -10,9 +10,10 @@ Each observation carries
 
 * ``k``, ``scan_complete`` and ``corpus_fingerprint`` from the run;
 * ``corpus_id`` and ``retrieval_unit`` from the study;
-* ``labels`` from the working reference (resolved labels; units in conflict are
-  omitted, so they count as unlabeled) or from the frozen version named by
-  ``reference``, which is also recorded as ``reference_version``;
+* ``labels`` from the working reference (resolved labels; a unit in conflict is
+  a ``conflict`` label holding the gains its annotators gave, contract section
+  9) or from the frozen version named by ``reference``, which is also recorded
+  as ``reference_version``;
 * ``population_complete`` from the completeness claims (working or frozen);
 * ``permitted_ids``: when the run's protocol names a pinned retrieval protocol
   (``protocol["pinned_protocol"]`` or ``protocol["name"]`` matching a row of
@@ -80,7 +81,9 @@ def _run_rankings(
     return out
 
 
-def _label(unit_id: str, gain: int) -> Label:
+def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
+    if isinstance(gain, tuple):  # in conflict: one of these gains
+        return trusted(Label, {"id": unit_id, "gain": None, "conflict": gain})
     return trusted(Label, {"id": unit_id, "gain": gain, "conflict": None})
 
 
@@ -127,7 +130,7 @@ def _observations_for_run(
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
-        labels = resolved_gains(db, study_id, scope)
+        labels = resolved_gains(db, study_id, scope, conflicts=True)
         complete = (
             completeness_states(db, study_id) if scope is None
             else {q: is_complete(db, study_id, q) for q in scope}
