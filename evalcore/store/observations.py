@@ -35,6 +35,7 @@ from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import Diagnostics, EvaluationReport
+from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
@@ -172,22 +173,8 @@ def _observations_for_run(
 
 def tied_score_pairs(observations: Iterable[Observation]) -> int:
     """Pairs of returned items of one query with equal scores (their order came from the
-    tie rule); equal scores are adjacent in a stored ranking, so a run of ``s`` equal
-    scores holds ``s * (s - 1) / 2`` pairs, as :mod:`evalcore.io.trec` counts them."""
-    tied = 0
-    for obs in observations:
-        scores = obs.scores
-        if not scores:
-            continue
-        length = 1
-        for previous, current in zip(scores, scores[1:], strict=False):
-            if current == previous:
-                length += 1
-            else:
-                tied += length * (length - 1) // 2
-                length = 1
-        tied += length * (length - 1) // 2
-    return tied
+    tie rule), counted as :mod:`evalcore.io.ties` counts them for a TREC run."""
+    return count_tied_pairs(obs.scores for obs in observations)
 
 
 def evaluate_run(
