@@ -37,6 +37,7 @@ from evalcore.cli.store_source import choose_store_source, with_study_settings
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.observation import MAX_K
 from evalcore.contract.results import EvaluationReport
 from evalcore.io.errors import InputErrors
@@ -192,7 +193,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option(
     "--relevance-threshold",
-    type=click.IntRange(1, 4),
+    type=click.IntRange(1, MAX_GAIN),
     default=1,
     show_default=True,
     help="Smallest gain that counts as relevant.",

@@ -35,6 +35,12 @@ COMPATIBILITY_TEXT = (
 )
 
 
+TREC_EVAL_TEXT = (
+    "trec_eval: ON (compatibility mode: unlabeled returned units count as non-relevant, every "
+    "population is complete, and a query with no relevant unit is 0, as trec_eval values it)"
+)
+
+
 def render_table(report: EvaluationReport) -> str:
     """The whole report as text (ends with a newline)."""
     k_label = _k_label(report)
@@ -57,6 +63,8 @@ def protocol_lines(report: EvaluationReport) -> list[str]:
     lines = [f"protocol: relevance_threshold={p.relevance_threshold}, gain={p.gain}"]
     if p.unjudged_as_nonrelevant:
         lines.append(COMPATIBILITY_TEXT)
+    if p.trec_eval:
+        lines.append(TREC_EVAL_TEXT)
     return lines
 
 
