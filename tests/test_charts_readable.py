@@ -3,9 +3,8 @@ visible, labels that fit, and an aggregate chart that is never empty."""
 
 from pathlib import Path
 
-from report_builders import report_from
+from report_builders import aggregates_of, report_from
 
-from evalcore.compute.aggregate import aggregate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import METRICS, EvaluationReport, MetricValue, QueryResult
 from evalcore.live.chart_style import QUERY_TICKS_UP_TO, query_axis
@@ -98,7 +97,7 @@ def test_aggregate_chart_draws_bounds_and_counts_when_aggregates_are_unavailable
         for q, v in (("q1", 0.5), ("q2", None))
     ]
     bounded = EvaluationReport(protocol=EvalProtocol(), queries=queries,
-                               aggregates=aggregate(queries))
+                               aggregates=aggregates_of(queries))
     unbounded = report_from({"q1": 0.5, "q2": ["unlabeled_returned"]})
     complete = report_from({"q1": 0.5, "q2": 0.25})
     fig = aggregate_figure(_report({"bounded": bounded, "unbounded": unbounded,

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_fixtures import new_store
 
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
@@ -22,7 +23,7 @@ from evalcore.io.observations_jsonl import read_observations, write_observations
 from evalcore.store.completeness import is_complete, mark_complete
 from evalcore.store.connection import open_store
 from evalcore.store.labels import adjudicate, record_label
-from evalcore.store.observations import evaluate_run, observations_for_run
+from evalcore.store.observations import observations_for_run
 from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import add_run
 
