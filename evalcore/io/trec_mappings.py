@@ -48,12 +48,28 @@ def qrels_from_mapping(
     rows = _rows(value, name, _GAIN_COLUMNS)
     log = ErrorLog(rows.name)
     gains = _gains(rows, gain_map or {}, log)
-    _check_ids(rows, log)
+    converted = _check_ids(rows, log)
     log.raise_if_any()
     if not rows.doc_ids:
         log.add(None, None, "no judgments", "give at least one query with one judged doc")
         log.raise_if_any()
+    if rows.lengths is not None and not converted:
+        return _qrels_of_dict(rows, gains)
     return qrels_from_rows(rows.name, rows.query_ids, rows.doc_ids, gains)
+
+
+def _qrels_of_dict(rows: _Rows, gains: list[int]) -> Qrels:
+    """Qrels straight from a dict's groups (its keys are unique: no repeated rows)."""
+    doc_ids: dict[str, list[str]] = {}
+    by_query: dict[str, list[int]] = {}
+    a = 0
+    for n in rows.lengths or ():
+        if n:
+            q = rows.query_ids[a]
+            doc_ids[q] = rows.doc_ids[a : a + n]
+            by_query[q] = gains[a : a + n]
+        a += n
+    return Qrels(rows.name, doc_ids, by_query, len(gains))
 
 
 def run_from_mapping(value: Any, *, name: str = "run") -> TrecRun:
@@ -73,13 +89,20 @@ class _Rows:
     """Parallel columns, and how to name row ``i`` in a message."""
 
     def __init__(
-        self, name: str, query_ids: list, doc_ids: list, values: Any, columns: tuple | None
+        self,
+        name: str,
+        query_ids: list,
+        doc_ids: list,
+        values: Any,
+        columns: tuple | None,
+        lengths: list[int] | None = None,
     ) -> None:
         self.name = name
         self.query_ids = query_ids
         self.doc_ids = doc_ids
         self.values = values
         self.columns = columns  # a DataFrame's (query, doc, value) column names; None: a dict
+        self.lengths = lengths  # a dict's rows per query, in key order; None: a DataFrame
 
     def where(self, i: int, column: int) -> tuple[int | None, str]:
         """(line, field) of row ``i``'s column 0 (query), 1 (doc) or 2 (value).
@@ -106,16 +129,18 @@ def _dict_rows(value: Mapping, name: str) -> _Rows:
     query_ids: list = []
     doc_ids: list = []
     values: list = []
+    lengths: list[int] = []
     for q, inner in value.items():
         if not isinstance(inner, Mapping):
             raise InputErrors(
                 [InputError(file=name, field=f"query {q!r}",
                             message=f"expected a dict of doc ID -> value, got {type(inner).__name__}")]
             )
+        lengths.append(len(inner))
         query_ids.extend([q] * len(inner))
         doc_ids.extend(inner.keys())
         values.extend(inner.values())
-    return _Rows(name, query_ids, doc_ids, values, None)
+    return _Rows(name, query_ids, doc_ids, values, None, lengths)
 
 
 def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
@@ -146,23 +171,30 @@ def _ids(column: Any) -> list:
     return column.tolist()
 
 
-def _check_ids(rows: _Rows, log: ErrorLog) -> None:
-    """Every ID a non-empty string (an integer becomes its decimal text, in place)."""
+def _check_ids(rows: _Rows, log: ErrorLog) -> bool:
+    """Every ID a non-empty string (an integer becomes its decimal text, in place).
+
+    Returns whether an integer was converted (two keys may then read alike).
+    """
+    converted = False
     for c, column in enumerate((rows.query_ids, rows.doc_ids)):
-        if all(type(x) is str and x for x in column):
+        if set(map(type, column)) <= {str} and all(column):  # the common case, in C loops
             continue
         for i, x in enumerate(column):
             if _is_integer(x):
                 column[i] = str(int(x))
+                converted = True
             elif not (isinstance(x, str) and x):
                 line, field = rows.where(i, c)
                 what = "query ID" if c == 0 else "doc ID"
                 log.add(line, field, f"{what} must be a non-empty string, got {_show(x)}")
+    return converted
 
 
 def _show(x: Any) -> str:
-    """A value as Python would write it (numpy scalars as plain numbers)."""
-    return repr(x.item() if isinstance(x, np.generic) else x)
+    """A value as Python would write it (numpy scalars as plain numbers), at most 60 characters."""
+    text = repr(x.item() if isinstance(x, np.generic) else x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_integer(x: Any) -> bool:
@@ -175,7 +207,7 @@ def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> list[int]
     integers = (
         values.dtype.kind in "iu"
         if isinstance(values, np.ndarray)
-        else all(map(_is_integer, values))
+        else set(map(type, values)) <= {int} or all(map(_is_integer, values))
     )
     if integers:  # one check per distinct value (a bool is never here: it hashes like 0/1)
         table = {raw: _gain(raw, gain_map) for raw in set(values)}
@@ -206,19 +238,36 @@ def _gain(raw: Any, gain_map: Mapping[int, int]) -> int | tuple[str, str]:
 
 def _scores(rows: _Rows, log: ErrorLog) -> np.ndarray:
     values = rows.values
-    if isinstance(values, np.ndarray):
-        scores = values.astype(np.float64)
+    scores = None
+    if isinstance(values, np.ndarray) or set(map(type, values)) <= {float, int}:
+        try:
+            scores = np.asarray(values, dtype=np.float64)
+        except OverflowError:  # an integer beyond float range: named below
+            scores = None
+    if scores is not None:
         bad = np.flatnonzero(~np.isfinite(scores)).tolist()
     else:
         scores = np.zeros(len(values), dtype=np.float64)
         bad = []
         for i, x in enumerate(values):
-            if isinstance(x, Real) and not isinstance(x, bool | np.bool_) and math.isfinite(x):
-                scores[i] = float(x)
-            else:
+            score = _finite(x)
+            if score is None:
                 bad.append(i)
+            else:
+                scores[i] = score
     for i in bad:
         line, field = rows.where(i, 2)
         log.add(line, field, f"score must be a finite number, got {_show(values[i])}",
                 "items are ranked by score")
     return scores
+
+
+def _finite(x: Any) -> float | None:
+    """``x`` as a finite float, or None (booleans, text, NaN, infinities, huge integers)."""
+    if not isinstance(x, Real) or isinstance(x, bool | np.bool_):
+        return None
+    try:
+        value = float(x)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
