@@ -20,12 +20,29 @@ protocols = st.builds(
 )
 
 
+protocols_with_trec_eval = st.builds(
+    EvalProtocol,
+    relevance_threshold=st.integers(1, 4),
+    gain=st.sampled_from(["linear", "exponential"]),
+    unjudged_as_nonrelevant=st.booleans(),
+    trec_eval=st.integers(0, 4).map(lambda i: i == 0),
+)
+
+#: A label in conflict (section 9): two or three distinct annotator gains.
+conflict_gains = st.lists(st.integers(0, 4), min_size=2, max_size=3, unique=True)
+
+
 @st.composite
-def observations(draw, query_id: str = "q", raw_ids=RAW, unit_ids=UNITS) -> Observation:
+def observations(
+    draw, query_id: str = "q", raw_ids=RAW, unit_ids=UNITS, conflicts: bool = False
+) -> Observation:
     returned = draw(st.lists(st.sampled_from(raw_ids), max_size=9))
+    label = st.builds(Label, id=st.sampled_from(unit_ids), gain=st.integers(0, 4))
+    if conflicts:
+        label = label | st.builds(Label, id=st.sampled_from(unit_ids), conflict=conflict_gains)
     labels = draw(
         st.lists(
-            st.builds(Label, id=st.sampled_from(unit_ids), gain=st.integers(0, 4)),
+            label,
             max_size=7,
             unique_by=(lambda lab: lab.id) if draw(st.integers(0, 5)) else None,
         )
@@ -51,6 +68,6 @@ def observations(draw, query_id: str = "q", raw_ids=RAW, unit_ids=UNITS) -> Obse
 
 
 @st.composite
-def query_sets(draw, max_size: int = 6) -> list[Observation]:
+def query_sets(draw, max_size: int = 6, conflicts: bool = False) -> list[Observation]:
     n = draw(st.integers(0, max_size))
-    return [draw(observations(query_id=f"q{i}")) for i in range(n)]
+    return [draw(observations(query_id=f"q{i}", conflicts=conflicts)) for i in range(n)]

@@ -93,6 +93,8 @@ def test_trusted_construct_equals_model_construct():
         "blocking_ids": ["X"],
         "lower": 0.0,
         "upper": 1.0,
+        "conflict_ids": [],
+        "residual": None,
     }
     a, b = construct(MetricValue, dict(values)), MetricValue.model_construct(**values)
     assert a == b and a.model_dump() == b.model_dump() and a.model_fields_set == b.model_fields_set

@@ -69,8 +69,18 @@ def test_worked_example_serialises_to_contract_shape():
 def test_unlabeled_returned_blocks_and_bounds_precision():
     q = run(obs(["A", "Y", "B"], WORKED))
     assert_unavailable(q.metrics["precision"], ["unlabeled_returned"], ["Y"], (2 / 3, 1.0))
-    assert_unavailable(q.metrics["recall"], ["unlabeled_returned"], ["Y"])
-    assert_unavailable(q.metrics["ndcg"], ["unlabeled_returned"], ["Y"])
+    # Section 10: recall and nDCG on a complete population have bounds too; Y ranges
+    # over 0..4 as if it were in the reference set: recall 2/3 (Y not relevant, |R| = 3)
+    # .. 3/4 (Y relevant, |R| = 4). nDCG: the lowest value (Y = 0) exactly; the upper
+    # bound places the known labels 3, 2 on ranks 1 and 3 around Y (docs/metric-computer.md).
+    assert_unavailable(q.metrics["recall"], ["unlabeled_returned"], ["Y"], (2 / 3, 3 / 4))
+    y = 4 / math.log2(3)
+    assert_unavailable(
+        q.metrics["ndcg"],
+        ["unlabeled_returned"],
+        ["Y"],
+        (dcg([2, 0, 1]) / dcg([3, 2, 1]), (dcg([2, 0, 1]) + y) / (3 + 2 / 2 + y)),
+    )
     # Y comes after the first relevant unit A: RR is known.
     assert q.metrics["reciprocal_rank"].value == 1.0
 
@@ -95,7 +105,8 @@ def test_all_unlabeled():
     assert_unavailable(
         q.metrics["reciprocal_rank"], ["unlabeled_returned"], ["P", "Q", "R"], (0.0, 1.0)
     )
-    assert_unavailable(q.metrics["recall"], ["unlabeled_returned"], ["P", "Q", "R"])
+    # Section 10: none of P, Q, R relevant -> 0 of |R| = 3; all relevant -> 3 of 6.
+    assert_unavailable(q.metrics["recall"], ["unlabeled_returned"], ["P", "Q", "R"], (0.0, 0.5))
 
 
 def test_no_relevant_in_top_all_labeled_gives_zero_rr():
@@ -326,4 +337,6 @@ def test_unavailable_metric_serialises_to_contract_shape():
         "value": None,
         "reasons": ["unlabeled_returned"],
         "blocking_ids": ["Y"],
+        "lower": 1 / 3,  # section 10: Y not relevant (1 of 3) .. relevant (2 of 4)
+        "upper": 1 / 2,
     }

@@ -39,6 +39,8 @@ def test_columnar_equals_oracle(obs_list, protocol):
             assert g.value == approx_or_none(w.value), name
             assert sorted(g.reasons) == sorted(w.reasons), name
             assert g.blocking_ids == w.blocking_ids, name
+            if name == "ndcg":  # a relaxation: tests/test_measure_bounds.py checks it is sound
+                continue
             assert g.lower == approx_or_none(w.lower), name
             assert g.upper == approx_or_none(w.upper), name
     for name in METRICS:
@@ -53,6 +55,8 @@ def test_columnar_equals_oracle(obs_list, protocol):
             if want["n_queries"]:
                 assert agg.n_available == want["n_available"]
                 assert agg.n_missing == want["n_missing"]
+                if name == "ndcg":
+                    continue
                 assert agg.lower == approx_or_none(want["lower"])
                 assert agg.upper == approx_or_none(want["upper"])
 

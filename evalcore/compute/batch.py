@@ -4,13 +4,17 @@ An :class:`ObservationBatch` holds a query set column by column, CSR style:
 
 * ``pos_offsets`` (``n + 1``) delimits, per query, the measured positions
   1..min(k, len(returned_ids)) in the flat position arrays;
-* ``pos_gain`` (int8) is the label of the unit at each position, or
-  :data:`UNLABELED` (-1) when the unit has no label for that query;
+* ``pos_gain`` (int8) is the label code of the unit at each position: the
+  gain 0..MAX_GAIN, :data:`UNLABELED` (-1) when the unit has no label for
+  that query, or a conflict code (:func:`conflict_code`, >=
+  :data:`CONFLICT_BASE`) when its annotators disagree (contract section 9);
+  :data:`CODE_LOW` / :data:`CODE_HIGH` give the lowest and highest gain a
+  code may stand for;
 * ``pos_dup`` marks returned duplicates (section 4 of the evidence contract:
   the unit already appeared at an earlier position after ``unit_of`` mapping;
   it keeps its position but adds no gain);
 * ``label_offsets`` / ``label_gain`` hold every query's reference labels, one
-  gain per distinct labeled unit (a unit labeled twice is a
+  code per distinct labeled unit (a unit labeled twice is a
   ``duplicate_reference`` and makes the query invalid, so which gain is kept
   never reaches a number);
 * per-query flags: ``population_complete``, ``scan_complete``,
@@ -18,7 +22,13 @@ An :class:`ObservationBatch` holds a query set column by column, CSR style:
 
 Packing does one dictionary lookup per measured position (the only step that
 needs the strings); everything after packing is numpy. Unit IDs are kept per
-query (``top_units``) only to name blocking units and duplicates in reports.
+query (``top_units``) only to name blocking units and duplicates in reports,
+and the IDs of reference units in conflict (``conflict_labels``) to name them.
+
+The measured positions are 1..min(depth, len(returned_ids)) with ``depth =
+max(k, min_depth)``: a caller that evaluates measures with their own cutoff
+(``P@5``, ``R@100``) packs up to the deepest one once. Section-3 checks
+(permissions) and section-4 duplicates cover every packed position.
 
 Two constructors:
 
@@ -28,7 +38,8 @@ Two constructors:
   per-query lists (e.g. the TREC reader) and want to skip building pydantic
   objects: pass query IDs, cutoffs, returned IDs and label IDs/gains as
   parallel per-query sequences. The inputs are trusted (validate at the edge):
-  gains must be integers 0..4 and ``k >= 1``.
+  gains must be integers 0..MAX_GAIN and ``k >= 1`` (conflicts come only
+  through observations).
 
 The batch is protocol-free except for the protocol it carries as a default for
 :func:`evalcore.compute.evaluate.evaluate_batch`; threshold, gain mode and the
@@ -46,10 +57,29 @@ import numpy as np
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.compute.validity import duplicate_positions, permission_violated
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.observation import Observation
 
 #: Sentinel in ``pos_gain`` for a unit with no label for the query.
 UNLABELED: int = -1
+#: Smallest conflict code: ``CONFLICT_BASE + low * (MAX_GAIN + 1) + high``.
+CONFLICT_BASE: int = 8
+_N_CODES = CONFLICT_BASE + (MAX_GAIN + 1) ** 2
+#: Lowest / highest gain of every code, indexed by ``code + 1`` (so UNLABELED is index 0:
+#: an unlabeled unit ranges over 0..MAX_GAIN).
+CODE_LOW = np.zeros(_N_CODES + 1, dtype=np.int8)
+CODE_HIGH = np.zeros(_N_CODES + 1, dtype=np.int8)
+CODE_HIGH[0] = MAX_GAIN
+CODE_LOW[1 : MAX_GAIN + 2] = CODE_HIGH[1 : MAX_GAIN + 2] = np.arange(MAX_GAIN + 1)
+for _low in range(MAX_GAIN + 1):
+    for _high in range(MAX_GAIN + 1):
+        CODE_LOW[CONFLICT_BASE + _low * (MAX_GAIN + 1) + _high + 1] = _low
+        CODE_HIGH[CONFLICT_BASE + _low * (MAX_GAIN + 1) + _high + 1] = _high
+
+
+def conflict_code(gains: Sequence[int]) -> int:
+    """The code of a unit whose annotators gave ``gains`` (at least two distinct)."""
+    return CONFLICT_BASE + min(gains) * (MAX_GAIN + 1) + max(gains)
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,8 +98,12 @@ class ObservationBatch:
     scan_complete: np.ndarray  # bool[n]
     permission_violation: np.ndarray  # bool[n]
     duplicate_reference: np.ndarray  # bool[n]
-    top_units: list[Sequence[str]]  # per query: unit IDs at positions 1..min(k, len)
+    top_units: list[Sequence[str]]  # per query: unit IDs at positions 1..min(depth, len)
     protocol: EvalProtocol = field(default_factory=EvalProtocol)
+    #: (query index, unit ID, code) of every reference label in conflict, in input order.
+    conflict_labels: list[tuple[int, str, int]] = field(default_factory=list)
+    #: The ``min_depth`` packed: positions 1..max(k, depth) of every query are held.
+    depth: int = 0
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -102,15 +136,24 @@ class ObservationBatch:
 
     @classmethod
     def from_observations(
-        cls, observations: Sequence[Observation], protocol: EvalProtocol | None = None
+        cls,
+        observations: Sequence[Observation],
+        protocol: EvalProtocol | None = None,
+        *,
+        min_depth: int = 0,
     ) -> ObservationBatch:
-        """Pack validated observations (input order is kept)."""
-        packer = _Packer()
+        """Pack validated observations (input order is kept), positions 1..max(k, min_depth)."""
+        packer = _Packer(min_depth)
         add = packer.add
         with gc_paused():
             for o in observations:
                 labels = o.labels
                 gains = {lab.id: lab.gain for lab in labels}
+                if None in gains.values():  # a conflict (section 9): its code instead
+                    gains = {
+                        lab.id: lab.gain if lab.conflict is None else conflict_code(lab.conflict)
+                        for lab in labels
+                    }
                 add(
                     o.query_id,
                     o.k,
@@ -138,6 +181,7 @@ class ObservationBatch:
         permitted_ids: Sequence[Sequence[str] | None] | None = None,
         unit_of: Sequence[Mapping[str, str] | None] | None = None,
         protocol: EvalProtocol | None = None,
+        min_depth: int = 0,
     ) -> ObservationBatch:
         """Pack per-query parallel sequences without building observations.
 
@@ -146,7 +190,7 @@ class ObservationBatch:
         in input order (a repeated ID is a ``duplicate_reference``). Scalars
         for ``k``, ``population_complete`` and ``scan_complete`` apply to every
         query. ``permitted_ids`` / ``unit_of`` are per-query (``None`` entries
-        mean "not given").
+        mean "not given"). ``min_depth`` as in :meth:`from_observations`.
         """
         n = len(query_ids)
         lengths = {len(returned_ids), len(label_ids), len(label_gains)}
@@ -168,7 +212,7 @@ class ObservationBatch:
         )
         perms = repeat(None, n) if permitted_ids is None else permitted_ids
         units = repeat(None, n) if unit_of is None else unit_of
-        packer = _Packer()
+        packer = _Packer(min_depth)
         with gc_paused():
             for qid, k_i, ret, ids, gs, pop, scan, perm, unit in zip(
                 query_ids,
@@ -195,7 +239,9 @@ class _Packer:
     :meth:`finish`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, min_depth: int = 0) -> None:
+        self.min_depth = min_depth
+        self.conflict_labels: list[tuple[int, str, int]] = []
         self.query_ids: list[str] = []
         self.k: list[int] = []
         self.n_pos: list[int] = []
@@ -228,7 +274,7 @@ class _Packer:
         self.k.append(k)
         self.pop.append(population_complete)
         self.scan.append(scan_complete)
-        raw_top = returned[:k]
+        raw_top = returned[: max(k, self.min_depth)]
         top = [unit_of.get(x, x) for x in raw_top] if unit_of else raw_top
         if permitted is not None and permission_violated(raw_top, top, permitted):
             self.perm_violation.append(i)
@@ -242,9 +288,17 @@ class _Packer:
                 self.dup_at.append(base + position - 1)
                 self.dup_first.append(first)
         self.label_gain.extend(gains.values())
+        if self.saw_conflict(gains):
+            self.conflict_labels.extend(
+                (i, unit, code) for unit, code in gains.items() if code >= CONFLICT_BASE
+            )
         self.n_pos.append(len(top))
         self.n_lab.append(len(gains))
         self.top_units.append(top)
+
+    @staticmethod
+    def saw_conflict(gains: Mapping[str, int]) -> bool:
+        return bool(gains) and max(gains.values()) >= CONFLICT_BASE
 
     def finish(self, protocol: EvalProtocol) -> ObservationBatch:
         n = len(self.query_ids)
@@ -278,4 +332,6 @@ class _Packer:
             duplicate_reference=duplicate_reference,
             top_units=self.top_units,
             protocol=protocol,
+            conflict_labels=self.conflict_labels,
+            depth=self.min_depth,
         )

@@ -7,6 +7,12 @@
 bounds), for benchmarks and dashboards; ``BatchResult.to_report()`` builds the
 full report. Query order in every output is input order.
 
+Without ``measures`` the output holds the section-7 keys (``precision``,
+``recall``, ``ndcg``, ``reciprocal_rank``, each at the observation's k); with
+``measures`` (:class:`~evalcore.contract.measures.Measure` s, many cutoffs at
+once) per-query metrics and aggregates are keyed by canonical names. The batch
+is packed once, deep enough for the deepest cutoff.
+
 When an observation is invalid (contract section 3), every metric of that
 query is unavailable with the observation's reasons only, no bounds and no
 blocking IDs; the query's ``valid`` is false and its ``reasons`` list them.
@@ -21,10 +27,15 @@ from functools import cached_property
 import numpy as np
 
 from evalcore.compute.aggregate import aggregate_arrays
-from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.batch import CODE_HIGH, CODE_LOW, ObservationBatch
 from evalcore.compute.gc_pause import gc_paused
-from evalcore.compute.metrics import METRIC_MODULES, MetricArrays, RankingArrays
-from evalcore.compute.metrics.base import METRIC_BITS, METRIC_REASONS, NO_LIMIT, UNLABELED_BIT
+from evalcore.compute.measures import LEGACY_NAMES, MEASURE_MODULES, MeasureArrays, RankingArrays
+from evalcore.compute.measures.base import (
+    CONFLICT_BIT,
+    METRIC_BITS,
+    METRIC_REASONS,
+    UNKNOWN_BITS,
+)
 from evalcore.compute.validity import (
     OBSERVATION_BITS,
     observation_bits,
@@ -32,6 +43,7 @@ from evalcore.compute.validity import (
     returned_duplicates,
 )
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.measures import Measure
 from evalcore.contract.observation import Observation
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.contract.results import (
@@ -46,12 +58,12 @@ from evalcore.contract.trusted_models import construct
 
 @dataclass(frozen=True, eq=False)
 class BatchResult:
-    """Every metric of a batch as arrays; no per-query objects until asked."""
+    """Every measure of a batch as arrays; no per-query objects until asked."""
 
     batch: ObservationBatch
     protocol: EvalProtocol
     observation_bits: np.ndarray  # uint8[n], see evalcore.compute.validity.OBSERVATION_BITS
-    metrics: dict[str, MetricArrays]
+    metrics: dict[str, MeasureArrays]
     ranking: RankingArrays
 
     @property
@@ -69,11 +81,12 @@ class BatchResult:
     def bounds(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """Per-query (lower, upper), NaN where undefined.
 
-        Defined only when the observation is valid and ``unlabeled_returned``
-        is the metric's only reason.
+        Defined only when the observation is valid and the measure's only
+        reasons are unknown gains (``unlabeled_returned``, ``label_conflict``).
         """
         m = self.metrics[metric]
-        ok = self.valid & (m.reason_bits == UNLABELED_BIT)
+        bits = m.reason_bits
+        ok = self.valid & (bits != 0) & ((bits & ~np.uint8(UNKNOWN_BITS)) == 0)
         return np.where(ok, m.lower, np.nan), np.where(ok, m.upper, np.nan)
 
     def reason_counts(self, metric: str) -> dict[str, int]:
@@ -88,7 +101,7 @@ class BatchResult:
         return {r: c for r, c in out.items() if c}
 
     def aggregates(self) -> dict[str, AggregateValue]:
-        """Section-6 aggregates of every metric."""
+        """Section-6 aggregates of every measure."""
         out = {}
         for name in self.metrics:
             lower, upper = self.bounds(name)
@@ -112,8 +125,8 @@ class BatchResult:
         names = list(self.metrics)
         # Frozen MetricValues with equal content are shared: across queries (equal
         # values) and across metrics of one query (e.g. recall and nDCG blocked alike).
-        available: dict[float, MetricValue] = {}
-        unbounded: dict[tuple[int, int], MetricValue] = {}
+        available: dict[tuple[float, float | None], MetricValue] = {}
+        unbounded: dict[tuple[int, int, bytes], MetricValue] = {}
         columns = [self._metric_column(m, available, unbounded) for m in names]
         obits = self.observation_bits.tolist()
         has_dup = (np.bincount(self.ranking.query[batch.pos_dup], minlength=n) > 0).tolist()
@@ -148,40 +161,44 @@ class BatchResult:
     def _metric_column(
         self,
         name: str,
-        shared: dict[float, MetricValue],
-        unbounded: dict[tuple[int, int], MetricValue],
+        shared: dict[tuple[float, float | None], MetricValue],
+        unbounded: dict[tuple[int, int, bytes], MetricValue],
     ) -> list[MetricValue | None]:
-        """Per-query :class:`MetricValue` of one metric for valid queries (None for invalid).
+        """Per-query :class:`MetricValue` of one measure for valid queries (None for invalid).
 
-        ``shared`` holds available values by value; ``unbounded`` holds unavailable
-        values without bounds that block on every unlabeled unit, by (query, reason bits).
+        ``shared`` holds available values by (value, residual); ``unbounded`` holds
+        unavailable values without bounds or conflicts, by (query, reason bits, limit).
         """
         m = self.metrics[name]
         available = self.available(name).tolist()
         values = m.value.tolist()
         bits = m.reason_bits.tolist()
         lower, upper = (b.tolist() for b in self.bounds(name))
-        limit = m.blocking_limit
-        every_unit = bool((limit == NO_LIMIT).all())
-        blocking = self._all_blocking_ids if every_unit else self._blocking_ids(limit)
+        residual = [None] * len(values) if m.residual is None else m.residual.tolist()
+        limit_key = m.blocking_limit.tobytes()
+        blocking = self._blocking_ids(m.blocking_limit, limit_key)
+        conflicts = self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
         valid = self.valid.tolist()
         column: list[MetricValue | None] = []
         for q in range(len(values)):
             if not valid[q]:
                 column.append(None)
             elif available[q]:
-                v = values[q]
-                mv = shared.get(v)
+                v, res = values[q], residual[q]
+                mv = shared.get((v, res))
                 if mv is None:
-                    mv = shared[v] = construct(MetricValue, {**_AVAILABLE, "value": v})
+                    mv = shared[v, res] = construct(
+                        MetricValue, {**_AVAILABLE, "value": v, "residual": res}
+                    )
                 column.append(mv)
             else:
                 b = bits[q]
                 lo, hi = lower[q], upper[q]
-                if lo != lo and every_unit:  # NaN: no bounds
-                    mv = unbounded.get((q, b))
+                if lo != lo and residual[q] is None:  # NaN: no bounds, so no conflict either
+                    key = (q, b, limit_key)
+                    mv = unbounded.get(key)
                     if mv is None:
-                        mv = unbounded[q, b] = _unavailable(
+                        mv = unbounded[key] = _unavailable(
                             _METRIC_REASON_LISTS[b], list(blocking.get(q, ())), None, None
                         )
                     column.append(mv)
@@ -192,21 +209,28 @@ class BatchResult:
                         list(blocking.get(q, ())),
                         None if lo != lo else lo,  # NaN -> no bound
                         None if hi != hi else hi,
+                        list(conflicts.get(q, ())),
+                        residual[q],
                     )
                 )
         return column
 
-    @cached_property
-    def _all_blocking_ids(self) -> dict[int, list[str]]:
-        """Per query, every distinct unlabeled unit in 1..k (shared by several metrics)."""
-        return self._blocking_ids(None)
+    def _blocking_ids(self, limit: np.ndarray, key: bytes) -> dict[int, list[str]]:
+        """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by key)."""
+        found = self._blocking_cache.get(key)
+        if found is None:
+            r = self.ranking
+            mask = r.unlabeled & r.counted & (r.rank < limit[r.query])
+            found = self._blocking_cache[key] = self._units_at(mask)
+        return found
 
-    def _blocking_ids(self, limit: np.ndarray | None) -> dict[int, list[str]]:
-        """Per query, the distinct unlabeled units in 1..k (below ``limit`` when given)."""
+    @cached_property
+    def _blocking_cache(self) -> dict[bytes, dict[int, list[str]]]:
+        return {}
+
+    def _units_at(self, mask: np.ndarray) -> dict[int, list[str]]:
+        """Per query, the unit IDs of the flat positions where ``mask`` holds, in rank order."""
         r = self.ranking
-        mask = r.unlabeled & r.counted
-        if limit is not None:
-            mask &= r.rank < limit[r.query]
         at = np.flatnonzero(mask)
         if at.size == 0:
             return {}
@@ -219,6 +243,27 @@ class BatchResult:
         for q, lo, hi in zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True):
             top = units[q]
             out[q] = [top[j] for j in local[lo:hi]]
+        return out
+
+    def _conflict_ids(self, m: MeasureArrays) -> dict[int, list[str]]:
+        """Per query, the units in conflict that block ``m``: those in 1..k before its
+        blocking limit (rank order), then, for a measure of the whole reference set, the
+        other reference units in conflict (input order)."""
+        r = self.ranking
+        thr = m.threshold
+        blocks = r.conflict & r.counted & (r.rank < m.blocking_limit[r.query])
+        if m.conflict_rule == "relevance":
+            blocks &= (r.low < thr) & (r.high >= thr)
+        out = self._units_at(blocks)
+        if m.reference_conflicts:
+            for q, unit, code in self.batch.conflict_labels:
+                if m.conflict_rule == "relevance" and not (
+                    CODE_LOW[code + 1] < thr <= CODE_HIGH[code + 1]
+                ):
+                    continue
+                listed = out.setdefault(q, [])
+                if unit not in listed:
+                    listed.append(unit)
         return out
 
     def to_report(self, diagnostics: Diagnostics | None = None) -> EvaluationReport:
@@ -244,15 +289,22 @@ _AVAILABLE = {
     "blocking_ids": [],
     "lower": None,
     "upper": None,
+    "conflict_ids": [],
+    "residual": None,
 }
-#: Reason-code list of every section-5 bitmask value.
+#: Reason-code list of every per-measure bitmask value.
 _METRIC_REASON_LISTS = [
     [r.value for r in METRIC_REASONS if b & METRIC_BITS[r]] for b in range(1 << len(METRIC_REASONS))
 ]
 
 
 def _unavailable(
-    reasons: list[str], blocking: list[str], lower: float | None, upper: float | None
+    reasons: list[str],
+    blocking: list[str],
+    lower: float | None,
+    upper: float | None,
+    conflict_ids: list[str] | None = None,
+    residual: float | None = None,
 ) -> MetricValue:
     return construct(
         MetricValue,
@@ -263,19 +315,60 @@ def _unavailable(
             "blocking_ids": blocking,
             "lower": lower,
             "upper": upper,
+            "conflict_ids": conflict_ids or [],
+            "residual": residual,
         },
     )
 
 
-def compute(batch: ObservationBatch, protocol: EvalProtocol | None = None) -> BatchResult:
-    """Every metric of ``batch`` as arrays (``protocol`` defaults to the batch's)."""
+def _named(measures: Sequence[Measure] | None) -> dict[str, Measure]:
+    """Output key -> measure: the section-7 keys by default, else canonical names."""
+    if measures is None:
+        return LEGACY_NAMES
+    out: dict[str, Measure] = {}
+    for m in measures:
+        if not isinstance(m, Measure):
+            raise TypeError(
+                f"measures holds {m!r}; give evalcore.contract.measures.Measure objects "
+                "(parse_measure('nDCG@10') makes one)"
+            )
+        out.setdefault(m.canonical, m)
+    return out
+
+
+def packing_depth(measures: Sequence[Measure] | None) -> int:
+    """The deepest cutoff among ``measures`` (0: each observation's own k is enough)."""
+    return max((m.k for m in measures or () if m.k is not None), default=0)
+
+
+def compute(
+    batch: ObservationBatch,
+    protocol: EvalProtocol | None = None,
+    measures: Sequence[Measure] | None = None,
+) -> BatchResult:
+    """Every measure of ``batch`` as arrays (``protocol`` defaults to the batch's).
+
+    The batch must hold the positions each cutoff needs: pack it with
+    ``min_depth=packing_depth(measures)`` (as :func:`evaluate` does).
+    """
     protocol = protocol or batch.protocol
+    named = _named(measures)
+    deepest = packing_depth(list(named.values()))
+    if deepest > batch.depth and bool((batch.k < deepest).any()):
+        raise ValueError(
+            f"the batch was packed to depth {batch.depth} (and each observation's k) but a "
+            f"measure needs cutoff {deepest}; pack it with min_depth={deepest}"
+        )
     ranking = RankingArrays.build(batch, protocol)
+    metrics = {}
+    for name, m in named.items():
+        threshold = protocol.relevance_threshold if m.rel is None else m.rel
+        metrics[name] = MEASURE_MODULES[m.family](ranking.cut(m.k, threshold), m)
     return BatchResult(
         batch=batch,
         protocol=protocol,
         observation_bits=observation_bits(batch),
-        metrics={name: fn(ranking) for name, fn in METRIC_MODULES.items()},
+        metrics=metrics,
         ranking=ranking,
     )
 
@@ -284,25 +377,28 @@ def evaluate_batch(
     batch: ObservationBatch,
     protocol: EvalProtocol | None = None,
     *,
+    measures: Sequence[Measure] | None = None,
     diagnostics: Diagnostics | None = None,
 ) -> EvaluationReport:
     """Evaluate a packed batch (``protocol`` defaults to the one the batch carries)."""
-    return compute(batch, protocol).to_report(diagnostics)
+    return compute(batch, protocol, measures).to_report(diagnostics)
 
 
 def evaluate(
     observations: Sequence[Observation],
     protocol: EvalProtocol | None = None,
     *,
+    measures: Sequence[Measure] | None = None,
     diagnostics: Diagnostics | None = None,
 ) -> EvaluationReport:
     """Evaluate validated observations under ``protocol`` (default: contract defaults).
 
-    ``diagnostics`` carries reader facts such as tied score pairs into the report.
+    ``measures`` names the measures (default: the section-7 set at each
+    observation's k); ``diagnostics`` carries reader facts such as tied score
+    pairs into the report.
     """
     protocol = protocol or EvalProtocol()
-    return evaluate_batch(
-        ObservationBatch.from_observations(observations, protocol),
-        protocol,
-        diagnostics=diagnostics,
+    batch = ObservationBatch.from_observations(
+        observations, protocol, min_depth=packing_depth(measures)
     )
+    return evaluate_batch(batch, protocol, measures=measures, diagnostics=diagnostics)

@@ -4,9 +4,11 @@ Every output records the protocol it was computed under, so two numbers are
 only compared when they were measured the same way.
 """
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from evalcore.contract.gains import MAX_GAIN
 
 GainMode = Literal["linear", "exponential"]
 
@@ -17,10 +19,29 @@ class EvalProtocol(BaseModel):
     ``unjudged_as_nonrelevant`` is a compatibility policy for reproducing
     trec_eval: it turns unlabeled returned units into gain 0. It is never the
     default, and when on it is printed in every output and report.
+
+    ``trec_eval`` is the whole compatibility mode in one switch: unjudged units
+    are non-relevant, every population is complete, and a query with no
+    relevant unit is valued as trec_eval values it (0 for recall, nDCG and AP,
+    where the default reports ``no_relevant_units``). It is serialised only
+    when on, so outputs without it are unchanged.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    relevance_threshold: int = Field(default=1, ge=1, le=4, strict=True)
+    relevance_threshold: int = Field(default=1, ge=1, le=MAX_GAIN, strict=True)
     gain: GainMode = "linear"
     unjudged_as_nonrelevant: bool = False
+    trec_eval: bool = False
+
+    @property
+    def unjudged_are_nonrelevant(self) -> bool:
+        """Whether unlabeled returned units count as gain 0 (either compatibility switch)."""
+        return self.unjudged_as_nonrelevant or self.trec_eval
+
+    @model_serializer(mode="wrap")
+    def _trec_eval_only_when_on(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        if not self.trec_eval:
+            out.pop("trec_eval", None)
+        return out

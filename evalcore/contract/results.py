@@ -3,6 +3,9 @@
 Section 7 of the evidence contract fixes the JSON shape. An available value
 carries only ``status`` and ``value``; an unavailable one carries
 ``value: null``, its reasons, the blocking unit IDs, and bounds where defined.
+Section 9 adds ``conflict_ids`` (units in conflict that block; written only
+when there are some) and section 10 RBP's ``residual`` (written on every
+query that has one, available or not).
 """
 
 from typing import Any, Literal
@@ -43,6 +46,8 @@ class MetricValue(BaseModel):
     blocking_ids: list[str] = Field(default_factory=list)
     lower: float | None = None
     upper: float | None = None
+    conflict_ids: list[str] = Field(default_factory=list)
+    residual: float | None = None
 
     @property
     def available(self) -> bool:
@@ -51,16 +56,21 @@ class MetricValue(BaseModel):
     @model_serializer(mode="plain")
     def _contract_shape(self) -> dict[str, Any]:
         if self.status == "available":
-            return {"status": "available", "value": self.value}
-        out: dict[str, Any] = {
-            "status": "unavailable",
-            "value": None,
-            "reasons": list(self.reasons),
-            "blocking_ids": list(self.blocking_ids),
-        }
-        if self.lower is not None and self.upper is not None:
-            out["lower"] = self.lower
-            out["upper"] = self.upper
+            out: dict[str, Any] = {"status": "available", "value": self.value}
+        else:
+            out = {
+                "status": "unavailable",
+                "value": None,
+                "reasons": list(self.reasons),
+                "blocking_ids": list(self.blocking_ids),
+            }
+            if self.conflict_ids:
+                out["conflict_ids"] = list(self.conflict_ids)
+            if self.lower is not None and self.upper is not None:
+                out["lower"] = self.lower
+                out["upper"] = self.upper
+        if self.residual is not None:
+            out["residual"] = self.residual
         return out
 
 

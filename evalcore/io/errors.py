@@ -173,6 +173,11 @@ _EXPECTED: dict[str, tuple[str, str | None]] = {
     "labels.*": ('an object like {"id": "A", "gain": 1}', None),
     "labels.*.id": ("a non-empty string", None),
     "labels.*.gain": ("an integer 0..4", 'true, 2.5, "3", 5, -1 are rejected'),
+    "labels.*.conflict": (
+        "a list of at least two distinct gains 0..4",
+        'a label in conflict reads {"id": "X", "conflict": [0, 2]}',
+    ),
+    "labels.*.conflict.*": ("an integer 0..4", 'true, 2.5, "3", 5, -1 are rejected'),
     "population_complete": (
         "true or false",
         "true declares that every relevant unit of the query is in labels",

@@ -703,7 +703,7 @@ def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> 
                     "returned_ids": list(returned),
                     "scores": run.scores_for(q),
                     "labels": [
-                        construct(Label, {"id": d, "gain": g})
+                        construct(Label, {"id": d, "gain": g, "conflict": None})
                         for d, g in zip(ids, gains, strict=True)
                     ],
                     "population_complete": pop,

@@ -81,7 +81,7 @@ def _run_rankings(
 
 
 def _label(unit_id: str, gain: int) -> Label:
-    return trusted(Label, {"id": unit_id, "gain": gain})
+    return trusted(Label, {"id": unit_id, "gain": gain, "conflict": None})
 
 
 def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:

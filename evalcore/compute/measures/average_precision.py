@@ -1,0 +1,88 @@
+"""AP@k: the sum of P@i over the ranks i <= k holding a relevant unit (first
+occurrence), divided by \\|R\\|.
+
+Unavailable, like recall, for ``unlabeled_returned`` in 1..k,
+``label_conflict`` (a reference unit in conflict across the threshold),
+``population_incomplete`` and ``no_relevant_units``; under ``trec_eval`` a
+query with \\|R\\| = 0 is 0 (trec_eval's ``map_cut``).
+
+Bounds, when the only reasons are unknown gains (an unlabeled unit in 1..k
+ranges over 0..MAX_GAIN as if it were in the reference set with that gain, a
+conflict over its annotators' gains). A completion makes a set X of the
+unknown units in 1..k relevant and y of the v unknown units outside 1..k::
+
+    AP = (sum_{i in C} P@i + sum_{j in X} P@j) / (Rc + |X| + y)
+
+with C the certainly relevant ranks and Rc the certainly relevant reference
+units. Each P@i lies between its value with no unknown relevant (plus 1/j
+for j itself) and its value with every unknown relevant, so AP lies between
+means of two fixed pools of numbers, and the extreme mean over the choice of
+X takes the t largest (upper) or smallest (lower) pool values for some t;
+every t is tried (``y = 0`` for the upper bound, ``y = v`` for the lower).
+Sound, and exact when there is no unknown in 1..k, but **not the tightest
+possible** otherwise: P@i is bounded for every rank at once, not per
+completion.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
+from evalcore.compute.measures.ranking import Cut, segment_cumsum, segment_sum
+from evalcore.contract.measures import Measure
+
+FAMILY = "AP"
+
+
+def _best_mean(
+    query: np.ndarray, pool: np.ndarray, base: np.ndarray, den: np.ndarray, n: int, upper: bool
+) -> np.ndarray:
+    """Per query, the largest (``upper``) or smallest ``(base + sum of t pool values) / (den + t)``
+    over t = 0..len(pool) (t = 0 only where ``den > 0``), taking the t best pool values."""
+    start = np.where(den > 0, base / np.where(den > 0, den, 1), -np.inf if upper else np.inf)
+    if pool.size == 0:
+        return start
+    order = np.lexsort((-pool if upper else pool, query))
+    q, vals = query[order], pool[order]
+    taken = segment_cumsum(q, vals)
+    t = segment_cumsum(q, np.ones(q.size, dtype=np.int64))
+    candidate = (base[q] + taken) / (den[q] + t)
+    (np.maximum if upper else np.minimum).at(start, q, candidate)
+    return start
+
+
+def compute(cut: Cut, measure: Measure) -> MeasureArrays:
+    n = cut.n
+    q, rank = cut.query, cut.rank
+    sure_before = segment_cumsum(q, cut.sure.astype(np.int64))
+    known_or_not = segment_cumsum(q, (cut.sure | cut.maybe).astype(np.int64))
+    sure = cut.sure
+    exact = segment_sum(q[sure], sure_before[sure] / rank[sure], n)
+    rc, maybe_ref = cut.n_sure_ref, cut.n_maybe_ref
+    value = ratio(exact, rc, 0.0)
+    reasons = population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0)
+    if not (cut.any_unlabeled.any() or cut.any_maybe_conflict.any() or maybe_ref.any()):
+        lower = upper = value
+    else:
+        high = segment_sum(q[sure], known_or_not[sure] / rank[sure], n)
+        maybe = cut.maybe
+        mq, mrank = q[maybe], rank[maybe]
+        v = maybe_ref - cut.n_maybe_conflict
+        upper = _best_mean(mq, known_or_not[maybe] / mrank, high, rc.astype(np.float64), n, True)
+        lower = _best_mean(
+            mq, (sure_before[maybe] + 1) / mrank, exact, (rc + v).astype(np.float64), n, False
+        )
+        # No pool and nothing certain: every completion with |R| > 0 has its relevant
+        # units outside 1..k (AP = 0), or none exists (no_relevant_units, no bounds).
+        upper = np.where(np.isfinite(upper), np.minimum(upper, 1.0), 0.0)
+        lower = np.where(np.isfinite(lower), lower, 0.0)
+    return MeasureArrays(
+        value=value,
+        reason_bits=reasons,
+        lower=lower,
+        upper=upper,
+        blocking_limit=cut.limit,
+        threshold=cut.threshold,
+        reference_conflicts=True,
+    )

@@ -1,0 +1,113 @@
+"""What a measure module returns: per-query arrays, not objects.
+
+A measure's reasons here are the per-measure reasons only (sections 5, 9 and
+10); section-3 (observation) reasons are combined by
+:mod:`evalcore.compute.evaluate`. A measure is available for a query when its
+``reason_bits`` and the observation's bits are both zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from evalcore.compute.measures.ranking import Cut
+from evalcore.contract.reasons import Reason
+
+#: Per-measure reasons in the order they are reported.
+METRIC_REASONS: tuple[Reason, ...] = (
+    Reason.UNLABELED_RETURNED,
+    Reason.LABEL_CONFLICT,
+    Reason.POPULATION_INCOMPLETE,
+    Reason.NO_RELEVANT_UNITS,
+)
+METRIC_BITS: dict[Reason, int] = {r: 1 << i for i, r in enumerate(METRIC_REASONS)}
+UNLABELED_BIT = METRIC_BITS[Reason.UNLABELED_RETURNED]
+CONFLICT_BIT = METRIC_BITS[Reason.LABEL_CONFLICT]
+POPULATION_BIT = METRIC_BITS[Reason.POPULATION_INCOMPLETE]
+NO_RELEVANT_BIT = METRIC_BITS[Reason.NO_RELEVANT_UNITS]
+#: The reasons whose only cause is an unknown gain: a measure blocked only by them has bounds.
+UNKNOWN_BITS = UNLABELED_BIT | CONFLICT_BIT
+
+#: Which units in conflict block: those straddling the threshold, or any (a gain measure).
+ConflictRule = Literal["relevance", "gain"]
+
+
+@dataclass(frozen=True, eq=False)
+class MeasureArrays:
+    """One measure over a batch.
+
+    ``value`` is the measure where it is defined (only meaningful where
+    ``reason_bits == 0``). ``lower`` / ``upper`` are the sound bounds, used
+    where the only reasons are in :data:`UNKNOWN_BITS`. The blocking units of
+    query ``q`` are the distinct unlabeled units, and the units in conflict
+    (per ``conflict_rule`` at ``threshold``), at ranks below
+    ``blocking_limit[q]``; with ``reference_conflicts`` the conflicts of the
+    whole reference set count too (measures that need \\|R\\| or IDCG).
+    ``residual`` (RBP) is reported on every valid query.
+    """
+
+    value: np.ndarray  # float64[n]
+    reason_bits: np.ndarray  # uint8[n]
+    lower: np.ndarray  # float64[n]
+    upper: np.ndarray  # float64[n]
+    blocking_limit: np.ndarray  # int64[n]
+    threshold: int
+    conflict_rule: ConflictRule = "relevance"
+    reference_conflicts: bool = False
+    residual: np.ndarray | None = None
+
+
+def reason_bits(*flags: tuple[Reason, np.ndarray]) -> np.ndarray:
+    """Combine per-query boolean masks into a reason bitmask."""
+    out = np.zeros(flags[0][1].shape, dtype=np.uint8)
+    for reason, mask in flags:
+        out[mask] |= np.uint8(METRIC_BITS[reason])
+    return out
+
+
+def no_bounds(n: int) -> np.ndarray:
+    return np.full(n, np.nan, dtype=np.float64)
+
+
+def ratio(num: np.ndarray, den: np.ndarray, where_zero: float | np.ndarray) -> np.ndarray:
+    """``num / den``, ``where_zero`` where ``den`` is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), where_zero)
+
+
+def top_measure(cut: Cut, value: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                **extra: object) -> MeasureArrays:
+    """A measure of positions 1..k only (P, Success, RBP): blocked by an unlabeled unit
+    or a conflict across the threshold in 1..k, with the given bounds."""
+    return MeasureArrays(
+        value=value,
+        reason_bits=reason_bits(
+            (Reason.UNLABELED_RETURNED, cut.any_unlabeled),
+            (Reason.LABEL_CONFLICT, cut.any_maybe_conflict),
+        ),
+        lower=lower,
+        upper=upper,
+        blocking_limit=cut.limit,
+        threshold=cut.threshold,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def population_reasons(
+    cut: Cut, conflict: np.ndarray, no_relevant: np.ndarray
+) -> np.ndarray:
+    """Reasons of a measure against the whole relevant population (R, nDCG, AP).
+
+    ``no_relevant`` is dropped under ``trec_eval`` (the measure is then 0 there).
+    """
+    if cut.protocol.trec_eval:
+        no_relevant = np.zeros_like(no_relevant)
+    return reason_bits(
+        (Reason.UNLABELED_RETURNED, cut.any_unlabeled),
+        (Reason.LABEL_CONFLICT, conflict),
+        (Reason.POPULATION_INCOMPLETE, ~cut.ranking.population_complete),
+        (Reason.NO_RELEVANT_UNITS, no_relevant),
+    )

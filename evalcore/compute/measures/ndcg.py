@@ -1,0 +1,180 @@
+"""nDCG@k: DCG@k / IDCG@k.
+
+DCG sums ``gain / log2(rank + 1)`` over the counted positions 1..k (returned
+duplicates keep their rank but add nothing). IDCG takes the gains of the
+*whole* reference set, sorted descending, first k.
+
+Gains are the label values (linear) or ``2^g - 1`` (``gain="exponential"``).
+The relevance threshold does **not** change nDCG gains: a label below the
+threshold still contributes its value to DCG and IDCG, as in trec_eval's
+``ndcg_cut``. nDCG is unavailable when the population is not complete
+(``population_incomplete``), when a unit in 1..k is unlabeled
+(``unlabeled_returned``), when any reference unit is in conflict
+(``label_conflict``: its gain is unknown, so IDCG is), or when IDCG is 0
+(``no_relevant_units``: no reference label can have a positive gain). Under
+``trec_eval`` a query with IDCG = 0 is 0.
+
+Bounds, when the only reasons are unknown gains (an unlabeled unit in 1..k
+ranges over 0..MAX_GAIN as if in the reference set with that gain, a
+conflict over its annotators' lowest..highest gain). Let G be the unknown
+units in 1..k at ranks j (discount d_j), N0 the DCG of the known positions,
+x = sum over G of gain_j * d_j. Each bound is the best of two sound ones:
+
+* lower: ``DCG_low / IDCG_high`` (every gain at its lowest in DCG, at its
+  highest in IDCG), and ``min over G's gains of (N0 + x) / (IDCG(L_high) +
+  sum of G's gains)``, since IDCG(L and G) <= IDCG(L) + IDCG(G) <= IDCG(L) +
+  the sum of G's gains (L: the reference labels at their highest gain). This
+  linear-fractional minimum is at a vertex where the deepest units of G take
+  their highest gain and the others their lowest: every split is tried.
+* upper: ``min(1, DCG_high / IDCG_low)``, and ``max over x of (N0 + x) / (C +
+  x)`` where C places the known reference labels (conflicts left out), best
+  first, on the ranks 1..k that G does not hold: that arrangement is one of
+  the candidates IDCG maximises over, so IDCG >= C + x.
+
+Sound; **not the tightest possible** when an unknown unit is in 1..k (its
+gain moves DCG and IDCG together and the two are bounded apart); exact when
+the unknowns are only outside 1..k (conflicts in the reference set: DCG is
+then known and the bounds are IDCG's extremes), and in the worked
+single-unknown cases of the tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
+from evalcore.compute.measures.ranking import Cut, discounts, segment_cumsum, segment_sum
+from evalcore.contract.evaluation_protocol import GainMode
+from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.measures import Measure
+
+FAMILY = "nDCG"
+
+
+def gain_values(mode: GainMode) -> np.ndarray:
+    """Lookup table: label 0..MAX_GAIN -> gain used in DCG."""
+    labels = np.arange(MAX_GAIN + 1, dtype=np.float64)
+    return labels if mode == "linear" else np.exp2(labels) - 1.0
+
+
+def ideal_dcg(
+    query: np.ndarray, gain: np.ndarray, k: np.ndarray, table: np.ndarray, disc: np.ndarray
+) -> np.ndarray:
+    """Per-query IDCG@k of the gains ``gain`` held by query ``query``, without a loop."""
+    n = k.size
+    # Sort by (query, gain descending) through one integer key.
+    key = query * (MAX_GAIN + 1) + (MAX_GAIN - gain.astype(np.int64))
+    key.sort()
+    q = key // (MAX_GAIN + 1)
+    g = MAX_GAIN - key % (MAX_GAIN + 1)
+    starts = np.searchsorted(q, np.arange(n, dtype=np.int64))
+    rank = np.arange(1, key.size + 1, dtype=np.int64) - starts[q]
+    keep = rank <= k[q]
+    return segment_sum(q[keep], table[g[keep]] * disc[rank[keep]], n)
+
+
+def _fill_value(cut: Cut, g: np.ndarray, table: np.ndarray, disc: np.ndarray) -> np.ndarray:
+    """Per query: the known reference labels (no conflicts), best first, on the ranks
+    1..k not held by the flat positions ``g`` (sorted by query, then rank)."""
+    r = cut.ranking
+    n = cut.n
+    k = np.minimum(cut.k, np.diff(r.label_offsets) + np.bincount(cut.query[g], minlength=n))
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(k, out=starts[1:])
+    free = np.ones(int(starts[-1]), dtype=bool)
+    held = cut.rank[g] <= k[cut.query[g]]
+    free[starts[cut.query[g][held]] + cut.rank[g][held] - 1] = False
+    slot_query = np.repeat(np.arange(n, dtype=np.int64), k)
+    slot_rank = np.arange(starts[-1], dtype=np.int64) - starts[slot_query] + 1
+    fq, frank = slot_query[free], slot_rank[free]
+    free_start = np.searchsorted(fq, np.arange(n, dtype=np.int64))
+    n_free = np.bincount(fq, minlength=n)
+    known = ~r.label_conflict
+    key = r.label_query[known] * (MAX_GAIN + 1) + (MAX_GAIN - r.label_low[known].astype(np.int64))
+    key.sort()
+    q = key // (MAX_GAIN + 1)
+    gain = MAX_GAIN - key % (MAX_GAIN + 1)
+    order = np.arange(key.size, dtype=np.int64) - np.searchsorted(q, q)
+    keep = order < n_free[q]
+    slot = free_start[q[keep]] + order[keep]
+    return segment_sum(q[keep], table[gain[keep]] * disc[frank[slot]], n)
+
+
+def _split_lower(cut: Cut, g: np.ndarray, known_dcg: np.ndarray, ref_high: np.ndarray,
+                 table: np.ndarray, disc: np.ndarray) -> np.ndarray:
+    """min over m of (N0 + x_m) / (IDCG(L_high) + s_m): the m deepest units of G at their
+    highest gain, the others at their lowest (x: discounted, s: plain gain sums)."""
+    n = cut.n
+    q = cut.query[g]
+    low, high = table[cut.low[g]], table[cut.high[g]]
+    d = disc[cut.rank[g]]
+    base_x = known_dcg + segment_sum(q, low * d, n)
+    base_s = ref_high + segment_sum(q, low, n)
+    best = ratio(base_x, base_s, np.inf)
+    order = np.lexsort((-cut.rank[g], q))  # deepest first within each query
+    q, step_x, step_s = q[order], ((high - low) * d)[order], (high - low)[order]
+    x = base_x[q] + segment_cumsum(q, step_x)
+    s = base_s[q] + segment_cumsum(q, step_s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        candidate = np.where(s > 0, x / np.where(s > 0, s, 1), np.inf)
+    np.minimum.at(best, q, candidate)
+    return best
+
+
+def compute(cut: Cut, measure: Measure) -> MeasureArrays:
+    r = cut.ranking
+    n = cut.n
+    table = gain_values(cut.protocol.gain)
+    # Ranks never exceed the positions measured or the labels held (plus the
+    # unlabeled units added to them for the bounds), whatever k is.
+    depth = int(cut.rank.max(initial=0)) + int(np.diff(r.label_offsets).max(initial=0))
+    disc = discounts(depth)
+    weight = np.where(cut.counted, disc[cut.rank], 0.0)
+    dcg_low = segment_sum(cut.query, table[cut.low] * weight, n)
+    idcg_low = ideal_dcg(r.label_query, r.label_low, cut.k, table, disc)
+    value = ratio(dcg_low, idcg_low, 0.0)
+    if not (cut.any_unlabeled.any() or r.label_conflict.any()):
+        return MeasureArrays(
+            value=value,
+            reason_bits=population_reasons(cut, np.zeros(n, dtype=bool), idcg_low <= 0),
+            lower=value,
+            upper=value,
+            blocking_limit=cut.limit,
+            threshold=cut.threshold,
+            conflict_rule="gain",
+            reference_conflicts=True,
+        )
+    dcg_high = segment_sum(cut.query, table[cut.high] * weight, n)
+    added = cut.unlabeled & cut.counted
+    idcg_high = ideal_dcg(
+        np.concatenate((r.label_query, cut.query[added])),
+        np.concatenate((r.label_high, cut.high[added])),
+        cut.k,
+        table,
+        disc,
+    )
+    idcg_ref_high = ideal_dcg(r.label_query, r.label_high, cut.k, table, disc)
+    conflict = np.bincount(r.label_query[r.label_conflict], minlength=n) > 0
+    g = np.flatnonzero(cut.counted & (cut.low != cut.high))
+    known_dcg = dcg_low - segment_sum(cut.query[g], table[cut.low[g]] * weight[g], n)
+    lower = np.maximum(
+        ratio(dcg_low, idcg_high, 0.0),
+        _split_lower(cut, g, known_dcg, idcg_ref_high, table, disc),
+    )
+    fill = _fill_value(cut, g, table, disc)
+    x_low = dcg_low - known_dcg
+    x_high = dcg_high - known_dcg
+    split_upper = np.maximum(
+        ratio(known_dcg + x_low, fill + x_low, 1.0), ratio(known_dcg + x_high, fill + x_high, 1.0)
+    )
+    upper = np.minimum(np.minimum(1.0, ratio(dcg_high, idcg_low, 1.0)), split_upper)
+    return MeasureArrays(
+        value=value,
+        reason_bits=population_reasons(cut, conflict, idcg_ref_high <= 0),
+        lower=np.minimum(lower, upper),
+        upper=upper,
+        blocking_limit=cut.limit,
+        threshold=cut.threshold,
+        conflict_rule="gain",
+        reference_conflicts=True,
+    )

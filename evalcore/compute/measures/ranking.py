@@ -1,0 +1,227 @@
+"""Per-position and per-query arrays shared by every measure.
+
+:class:`RankingArrays` applies a protocol to an
+:class:`~evalcore.compute.batch.ObservationBatch` once: the lowest and highest
+gain each measured position and each reference label may have (a known label:
+its gain; an unlabeled unit: 0..MAX_GAIN; a unit in conflict: its annotators'
+lowest..highest gain), which positions are unlabeled or in conflict, and which
+are counted (not returned duplicates).
+
+:meth:`RankingArrays.cut` gives a :class:`Cut`: the positions 1..k of one
+cutoff under one relevance threshold, with the segment counts the measure
+modules read (certainly relevant, possibly relevant, ...). Cuts are cached, so
+``P@10`` and ``RR@10`` share one. All arithmetic is numpy over flat arrays.
+
+The compatibility policies (``EvalProtocol.unjudged_as_nonrelevant`` and
+``trec_eval``) are applied here: unlabeled returned units get gain 0 and no
+position counts as unlabeled; ``trec_eval`` also declares every population
+complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from evalcore.compute.batch import CODE_HIGH, CODE_LOW, CONFLICT_BASE, UNLABELED, ObservationBatch
+from evalcore.contract.evaluation_protocol import EvalProtocol
+
+
+def segment_count(query: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    """Per-query count of the flat positions where ``mask`` holds."""
+    return np.bincount(query[mask], minlength=n)
+
+
+def segment_sum(query: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
+    """Per-query float sum of ``weights`` over flat positions."""
+    return np.bincount(query, weights=weights, minlength=n).astype(np.float64, copy=False)
+
+
+def segment_cumsum(query: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running sum of ``values`` within each query (flat positions grouped by query, in order)."""
+    total = np.cumsum(values)
+    if total.size == 0:
+        return total
+    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+    before = np.concatenate(([0], total[starts[1:] - 1])) if starts.size > 1 else np.zeros(1)
+    lengths = np.diff(np.append(starts, total.size))
+    return total - np.repeat(before.astype(total.dtype, copy=False), lengths)
+
+
+def first_rank(query: np.ndarray, rank: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    """Per-query smallest rank where ``mask`` holds; 0 where it never does."""
+    at = np.flatnonzero(mask)
+    out = np.zeros(n, dtype=np.int64)
+    if at.size:
+        q = query[at]
+        first = np.empty(at.size, dtype=bool)
+        first[0] = True
+        np.not_equal(q[1:], q[:-1], out=first[1:])
+        out[q[first]] = rank[at[first]]
+    return out
+
+
+def discounts(depth: int) -> np.ndarray:
+    """``1 / log2(rank + 1)`` for ranks ``0..depth`` (index 0 unused, kept for rank indexing)."""
+    ranks = np.arange(depth + 1, dtype=np.float64)
+    out = np.zeros(depth + 1, dtype=np.float64)
+    out[1:] = 1.0 / np.log2(ranks[1:] + 1.0)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class RankingArrays:
+    """A batch seen through a protocol. Flat arrays are per packed position."""
+
+    n: int
+    k: np.ndarray  # int64[n]: the observations' own cutoffs
+    query: np.ndarray  # int64[P]: query index of each position
+    rank: np.ndarray  # int64[P]: 1-based rank within the query
+    low: np.ndarray  # int8[P]: lowest gain the unit may have
+    high: np.ndarray  # int8[P]: highest gain the unit may have
+    unlabeled: np.ndarray  # bool[P]: no label (never under a compatibility policy)
+    conflict: np.ndarray  # bool[P]: annotators disagree (section 9)
+    judged: np.ndarray  # bool[P]: a resolved label (whatever the policy)
+    counted: np.ndarray  # bool[P]: not a returned duplicate
+    population_complete: np.ndarray  # bool[n]
+    label_query: np.ndarray  # int64[L]
+    label_low: np.ndarray  # int8[L]
+    label_high: np.ndarray  # int8[L]
+    label_offsets: np.ndarray  # int64[n + 1]
+    protocol: EvalProtocol
+    _cuts: dict[tuple[int | None, int], Cut] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(cls, batch: ObservationBatch, protocol: EvalProtocol) -> RankingArrays:
+        n = len(batch)
+        code = batch.pos_gain
+        unlabeled = code == UNLABELED
+        judged = ~unlabeled
+        index = code.astype(np.intp) + 1
+        low, high = CODE_LOW[index], CODE_HIGH[index]
+        conflict = code >= CONFLICT_BASE
+        if conflict.any():
+            judged &= ~conflict
+        if protocol.unjudged_are_nonrelevant:
+            high = np.where(unlabeled, np.int8(0), high)
+            unlabeled = np.zeros(code.shape, dtype=bool)
+        label_index = batch.label_gain.astype(np.intp) + 1
+        complete = batch.population_complete
+        if protocol.trec_eval:
+            complete = np.ones(n, dtype=bool)
+        return cls(
+            n=n,
+            k=batch.k,
+            query=batch.pos_query,
+            rank=batch.pos_rank,
+            low=low,
+            high=high,
+            unlabeled=unlabeled,
+            conflict=conflict,
+            judged=judged,
+            counted=~batch.pos_dup,
+            population_complete=complete,
+            label_query=np.repeat(np.arange(n, dtype=np.int64), batch.n_labels),
+            label_low=CODE_LOW[label_index],
+            label_high=CODE_HIGH[label_index],
+            label_offsets=batch.label_offsets,
+            protocol=protocol,
+        )
+
+    def cut(self, k: int | None, threshold: int) -> Cut:
+        """Positions 1..k (each observation's own k when ``k`` is None) under ``threshold``."""
+        key = (k, threshold)
+        found = self._cuts.get(key)
+        if found is None:
+            found = self._cuts[key] = Cut.build(self, k, threshold)
+        return found
+
+    @cached_property
+    def label_conflict(self) -> np.ndarray:
+        """bool[L]: reference labels in conflict."""
+        return self.label_low != self.label_high
+
+
+@dataclass(frozen=True, eq=False)
+class Cut:
+    """One cutoff under one relevance threshold; flat arrays cover positions 1..k only.
+
+    ``sure`` marks counted positions certainly relevant (lowest gain >=
+    threshold), ``maybe`` those whose relevance is unknown (an unlabeled unit,
+    or a conflict whose gains fall on both sides of the threshold).
+    """
+
+    ranking: RankingArrays
+    threshold: int
+    k: np.ndarray  # int64[n]: the cutoff of each query
+    limit: np.ndarray  # int64[n]: k + 1 (blocking units are those at ranks < limit)
+    query: np.ndarray
+    rank: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    unlabeled: np.ndarray
+    conflict: np.ndarray
+    judged: np.ndarray
+    counted: np.ndarray
+    sure: np.ndarray  # bool[P']
+    maybe: np.ndarray  # bool[P']
+    n_sure: np.ndarray  # int64[n]: certainly relevant units in 1..k
+    n_maybe: np.ndarray  # int64[n]: units in 1..k of unknown relevance (distinct)
+    any_unlabeled: np.ndarray  # bool[n]: an unlabeled unit in 1..k
+    any_maybe_conflict: np.ndarray  # bool[n]: a conflict straddling the threshold in 1..k
+    n_maybe_conflict: np.ndarray  # int64[n]: distinct such conflicts in 1..k
+
+    @property
+    def n(self) -> int:
+        return self.ranking.n
+
+    @property
+    def protocol(self) -> EvalProtocol:
+        return self.ranking.protocol
+
+    @classmethod
+    def build(cls, r: RankingArrays, k: int | None, threshold: int) -> Cut:
+        n = r.n
+        ks = r.k if k is None else np.full(n, k, dtype=np.int64)
+        arrays = {
+            name: getattr(r, name)
+            for name in ("query", "rank", "low", "high", "unlabeled", "conflict", "judged",
+                         "counted")
+        }
+        inside = r.rank <= ks[r.query]
+        if not inside.all():
+            arrays = {name: a[inside] for name, a in arrays.items()}
+        query, counted, low, high = arrays["query"], arrays["counted"], arrays["low"], arrays["high"]
+        sure = counted & (low >= threshold)
+        maybe = counted & (high >= threshold) & ~(low >= threshold)
+        maybe_conflict = maybe & arrays["conflict"]
+        n_maybe_conflict = segment_count(query, maybe_conflict, n)
+        return cls(
+            ranking=r,
+            threshold=threshold,
+            k=ks,
+            limit=ks + 1,
+            sure=sure,
+            maybe=maybe,
+            n_sure=segment_count(query, sure, n),
+            n_maybe=segment_count(query, maybe, n),
+            any_unlabeled=segment_count(query, arrays["unlabeled"], n) > 0,
+            any_maybe_conflict=n_maybe_conflict > 0,
+            n_maybe_conflict=n_maybe_conflict,
+            **arrays,
+        )
+
+    @cached_property
+    def n_sure_ref(self) -> np.ndarray:
+        """int64[n]: reference labels certainly relevant (|R| without the unknowns)."""
+        r = self.ranking
+        return segment_count(r.label_query, r.label_low >= self.threshold, self.n)
+
+    @cached_property
+    def n_maybe_ref(self) -> np.ndarray:
+        """int64[n]: reference labels in conflict across the threshold (returned or not)."""
+        r = self.ranking
+        mask = (r.label_high >= self.threshold) & ~(r.label_low >= self.threshold)
+        return segment_count(r.label_query, mask, self.n)

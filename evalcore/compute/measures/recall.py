@@ -1,0 +1,44 @@
+"""R@k: relevant units in 1..k divided by \\|R\\|, the relevant reference units.
+
+Only measurable against a population declared complete
+(``population_incomplete``), with every unit in 1..k labeled
+(``unlabeled_returned``), no unit of the reference set in conflict across the
+threshold (``label_conflict``: \\|R\\| is unknown) and \\|R\\| > 0
+(``no_relevant_units``, when no reference label can be relevant). Every reason
+that applies is reported. Under ``trec_eval`` a query with \\|R\\| = 0 is 0.
+
+Bounds, when the only reasons are unknown gains (an unlabeled unit in 1..k
+ranges over 0..MAX_GAIN as if it were in the reference set with that gain; a
+conflict over its annotators' gains). With ``a`` certainly relevant units in
+1..k, ``u`` units of unknown relevance in 1..k, ``Rc`` certainly relevant
+reference units and ``v`` conflicts of unknown relevance outside 1..k::
+
+    lower = a / (Rc + v)      (every unknown non-relevant; 1 when Rc + v = 0)
+    upper = (a + u) / (Rc + u) (unknowns in 1..k relevant, those outside not)
+
+Both are attained by a completion: the bounds are tight.
+"""
+
+from __future__ import annotations
+
+from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
+from evalcore.compute.measures.ranking import Cut
+from evalcore.contract.measures import Measure
+
+FAMILY = "R"
+
+
+def compute(cut: Cut, measure: Measure) -> MeasureArrays:
+    a, u = cut.n_sure, cut.n_maybe
+    rc, maybe_ref = cut.n_sure_ref, cut.n_maybe_ref
+    v = maybe_ref - cut.n_maybe_conflict
+    value = ratio(a, rc, 0.0)
+    return MeasureArrays(
+        value=value,
+        reason_bits=population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0),
+        lower=ratio(a, rc + v, 1.0),
+        upper=ratio(a + u, rc + u, 0.0),
+        blocking_limit=cut.limit,
+        threshold=cut.threshold,
+        reference_conflicts=True,
+    )
