@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, overload
 
-from evalcore.api.inputs import TrecSource, measure_depth, read_pair, trec_input
+from evalcore.api.inputs import TrecSource, read_pair, trec_input
 from evalcore.api.result import EvaluationResult
 from evalcore.compute import evaluate as compute
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
@@ -116,7 +116,7 @@ def evaluate(
         complete=complete,
         protocol=protocol,
         all_queries=trec_eval_all_queries,
-        min_depth=measure_depth(parsed),
+        min_depth=compute.packing_depth(parsed),
     )
     report = compute.evaluate_batch(
         source.batch, protocol, measures=parsed, diagnostics=source.diagnostics
@@ -148,7 +148,7 @@ def _cutoff(k: int | None, measures: tuple[Measure, ...] | None) -> int:
             f"{named}: give k=N (the cutoff), or name measures with their cutoff, "
             "e.g. measures=['nDCG@10', 'P@5']"
         )
-    return measure_depth(measures)
+    return compute.packing_depth(measures)
 
 
 def _are_observations(value: Any) -> bool:

@@ -15,14 +15,13 @@ a query without relevant units valued 0) is ``EvalProtocol(trec_eval=True)``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
 from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.contract.measures import Measure
 from evalcore.contract.observation import Observation
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputErrors
@@ -30,8 +29,9 @@ from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run, trec_columns,
 from evalcore.io.trec_eval_scope import trec_eval_scope
 from evalcore.io.trec_mappings import qrels_from_mapping, run_from_mapping
 
-#: What a qrels or run argument may be.
-TrecSource = str | PathLike[str] | Mapping[str, Mapping[str, Any]] | Qrels | TrecRun | Any
+#: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, or
+#: already-read :class:`Qrels` / :class:`TrecRun`.
+TrecSource = Any
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,11 +40,6 @@ class EvalInput:
 
     batch: ObservationBatch
     diagnostics: Diagnostics
-
-
-def measure_depth(measures: Iterable[Measure] | None) -> int:
-    """The deepest cutoff among ``measures`` (0 when none has one): how deep to pack."""
-    return max((m.k for m in measures or () if m.k is not None), default=0)
 
 
 def packed(

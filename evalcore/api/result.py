@@ -99,7 +99,7 @@ class EvaluationResult:
             columns[f"{name}.reasons"] = [",".join(v.reasons) for v in values]
             columns[f"{name}.lower"] = [_bound(v, v.lower) for v in values]
             columns[f"{name}.upper"] = [_bound(v, v.upper) for v in values]
-            residuals = [getattr(v, "residual", None) for v in values]
+            residuals = [v.residual for v in values]
             if any(r is not None for r in residuals):
                 columns[f"{name}.residual"] = [nan if r is None else r for r in residuals]
         return pd.DataFrame(columns)

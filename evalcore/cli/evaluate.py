@@ -48,10 +48,10 @@ from pathlib import Path
 
 import click
 
-from evalcore.api.inputs import EvalInput, measure_depth, packed, read_pair, trec_input
+from evalcore.api.inputs import EvalInput, packed, read_pair, trec_input
 from evalcore.api.result import report_json
 from evalcore.cli import main
-from evalcore.compute.evaluate import evaluate_batch
+from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
@@ -68,7 +68,7 @@ Loader = Callable[[EvalProtocol, Measures], EvalInput]
 
 def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) -> EvalInput:
     """Observation JSONL (contract section 2)."""
-    return packed(read_observations(path), protocol, min_depth=measure_depth(measures))
+    return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
 
 
 def trec_source(
@@ -93,7 +93,7 @@ def trec_source(
         complete=complete,
         protocol=protocol,
         all_queries=all_queries,
-        min_depth=measure_depth(measures),
+        min_depth=packing_depth(measures),
     )
 
 
@@ -160,7 +160,7 @@ def _choose_source(
                 f"-m {', '.join(uncut)} has no cutoff: give --k N, or name it with @k "
                 f"(e.g. {uncut[0]}@10)"
             )
-        k = measure_depth(measures)
+        k = packing_depth(measures)
     try:
         mapping = parse_gain_map(gain_map) if gain_map is not None else None
     except ValueError as exc:

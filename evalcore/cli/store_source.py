@@ -21,7 +21,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from evalcore.api.inputs import EvalInput, measure_depth, packed
+from evalcore.api.inputs import EvalInput, packed
+from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics
@@ -82,7 +83,7 @@ def store_source(
         raise _lookup_error(db_path, "--reference", exc) from None
     finally:
         db.conn.close()
-    depth = measure_depth(measures)
+    depth = packing_depth(measures)
     stored = max((o.k for o in observations), default=depth)
     if depth > stored:
         deeper = ", ".join(str(m) for m in measures or () if m.k is not None and m.k > stored)
