@@ -34,12 +34,10 @@ Run: ``python3 benchmarks/bench_measures.py [--queries N] [--repeat R]``.
 from __future__ import annotations
 
 import argparse
-import gc
 import random
-import time
-from collections.abc import Callable
 
 import pytrec_eval
+from bench_evalcore import best_of, trec_order  # run as a script: benchmarks/ is on the path
 
 import evalcore
 from evalcore.compute.batch import ObservationBatch
@@ -78,11 +76,6 @@ def generate(n_queries: int, unlabeled_fraction: float, seed: int = 20261203) ->
     return qrels, runs
 
 
-def trec_order(run: dict[str, float]) -> list[str]:
-    """trec_eval's ranking: score descending, ties by doc ID descending."""
-    return [d for d, _ in sorted(run.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
-
-
 def pack(qrels: Qrels, runs: Run, protocol: EvalProtocol, depth: int) -> ObservationBatch:
     queries = sorted(qrels)
     return ObservationBatch.from_columns(
@@ -95,16 +88,6 @@ def pack(qrels: Qrels, runs: Run, protocol: EvalProtocol, depth: int) -> Observa
         protocol=protocol,
         min_depth=depth,
     )
-
-
-def best_of(repeat: int, fn: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def pytrec(qrels: Qrels, runs: Run, cut: Run) -> None:
