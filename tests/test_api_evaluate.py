@@ -182,6 +182,9 @@ def test_observations_keep_going_to_the_metric_computer():
     assert isinstance(report, EvaluationReport)
     assert report == compute_evaluate(obs, protocol)
     assert evalcore.evaluate(obs, measures=["P@1"]).aggregates["P@1"].value == 1.0
+    # Protocol options apply to observations too (X unjudged: non-relevant under trec_eval).
+    assert evalcore.evaluate(obs, trec_eval=True).aggregates["precision"].value == 0.5
+    assert evalcore.evaluate(obs).aggregates["precision"].status == "unavailable"
     empty = evalcore.evaluate([])
     assert isinstance(empty, EvaluationReport) and empty.aggregates["precision"].n_queries == 0
 
@@ -200,6 +203,10 @@ def test_observations_keep_going_to_the_metric_computer():
         (lambda: evalcore.evaluate(QRELS, RUN, k=3, trec_eval_all_queries=True), ValueError,
          "give trec_eval=True too"),
         (lambda: evalcore.evaluate([], RUN), ValueError, "the second argument is the EvalProtocol"),
+        (lambda: evalcore.evaluate([], k=3, complete=True), ValueError,
+         "k, complete apply to qrels and a run; observations carry their own k"),
+        (lambda: evalcore.evaluate(QRELS, RUN, k=3, protocol=EvalProtocol(), gain="exponential"),
+         ValueError, "give either protocol= or gain=, not both"),
     ],
 )
 def test_misuse_is_a_clear_error(call, error, text):

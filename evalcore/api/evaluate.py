@@ -87,26 +87,37 @@ def evaluate(
     that does not parse, and ``ValueError`` for options that do not fit together.
     """
     parsed = _measures(measures)
+    chosen = {
+        name: value
+        for name, value, default in (
+            ("relevance_threshold", relevance_threshold, 1),
+            ("gain", gain, "linear"),
+            ("unjudged_as_nonrelevant", unjudged_as_nonrelevant, False),
+            ("trec_eval", trec_eval, False),
+        )
+        if value != default
+    }
     if _are_observations(qrels):
         if run is not None and not isinstance(run, EvalProtocol):
             raise ValueError(
                 "with a list of observations, the second argument is the EvalProtocol "
                 f"(observations carry their own labels), got {type(run).__name__}"
             )
-        return compute.evaluate(qrels, run or protocol, measures=parsed, diagnostics=diagnostics)
+        file_only = [n for n, v in (("k", k), ("gain_map", gain_map)) if v is not None]
+        file_only += [n for n, v in (("complete", complete),
+                                     ("trec_eval_all_queries", trec_eval_all_queries)) if v]
+        if file_only:
+            raise ValueError(
+                f"{', '.join(file_only)} apply to qrels and a run; observations carry their "
+                "own k, gains and completeness"
+            )
+        protocol = _protocol(run or protocol, chosen)
+        return compute.evaluate(qrels, protocol, measures=parsed, diagnostics=diagnostics)
     if run is None:
         raise ValueError("evaluate(qrels, run, ...) needs a run: a path, a dict or a DataFrame")
-    if trec_eval_all_queries and not trec_eval:
+    if trec_eval_all_queries and not trec_eval and not (protocol and protocol.trec_eval):
         raise ValueError("trec_eval_all_queries=True is trec_eval's -c: give trec_eval=True too")
-    if protocol is None:
-        protocol = EvalProtocol(
-            relevance_threshold=relevance_threshold,
-            gain=gain,
-            unjudged_as_nonrelevant=unjudged_as_nonrelevant,
-            trec_eval=trec_eval,
-        )
-    elif trec_eval and not protocol.trec_eval:
-        protocol = protocol.model_copy(update={"trec_eval": True})
+    protocol = _protocol(protocol, chosen)
     cutoff = _cutoff(k, parsed)
     q, r = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
     source = trec_input(
@@ -122,6 +133,18 @@ def evaluate(
         source.batch, protocol, measures=parsed, diagnostics=source.diagnostics
     )
     return EvaluationResult(report)
+
+
+def _protocol(protocol: EvalProtocol | None, chosen: dict[str, Any]) -> EvalProtocol:
+    """The given protocol, or one made of the options; never both (one would be ignored)."""
+    if protocol is None:
+        return EvalProtocol(**chosen)
+    if chosen:
+        raise ValueError(
+            f"give either protocol= or {', '.join(f'{n}=' for n in chosen)}, not both: "
+            "the protocol already decides them"
+        )
+    return protocol
 
 
 def _measures(measures: MeasureNames | None) -> tuple[Measure, ...] | None:
