@@ -1,8 +1,9 @@
-"""The shared data beside the checkout (``../shared``): trec_eval's test files and source.
+"""The trec_eval test data that tests read in place from ``../shared`` beside the repository.
 
-Tests that read it are marked :data:`needs_shared`: they skip, saying why, when
-``../shared`` is absent, unless ``RELEVANCE_LEDGER_REQUIRE_SHARED=1`` (CI sets
-it), which makes them run and fail instead.
+``../shared`` is not part of the repository. Tests that need it are marked
+``@pytest.mark.needs_shared`` (or call :func:`require_shared`): without it they
+skip and say why, unless ``RELEVANCE_LEDGER_REQUIRE_SHARED=1`` (CI sets it),
+which turns the skip into a failure.
 """
 
 import os
@@ -10,14 +11,20 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
-TREC_DATA = SHARED / "data" / "trec_eval"
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+TREC_EVAL_DATA = SHARED / "data" / "trec_eval"
+#: trec_eval's source, built by the parity tests (tests/test_trec_eval_parity.py).
 TREC_EVAL_SOURCE = SHARED / "tools" / "trec_eval-src.tar.gz"
+REQUIRE_ENV = "RELEVANCE_LEDGER_REQUIRE_SHARED"
 
-REQUIRED = os.environ.get("RELEVANCE_LEDGER_REQUIRE_SHARED") == "1"
 
-needs_shared = pytest.mark.skipif(
-    not TREC_DATA.is_dir() and not REQUIRED,
-    reason=f"{TREC_DATA} is absent (trec_eval's test data beside the checkout); "
-    "RELEVANCE_LEDGER_REQUIRE_SHARED=1 makes this a failure",
-)
+def require_shared(path: Path = TREC_EVAL_DATA) -> Path:
+    """``path`` if it exists; otherwise skip the test (or fail it when the env asks)."""
+    if path.exists():
+        return path
+    reason = (f"needs {path.resolve()} (trec_eval's test data in ../shared beside the "
+              f"repository), which is absent")
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{reason}; {REQUIRE_ENV}=1 makes this a failure", pytrace=False)
+    pytest.skip(reason)

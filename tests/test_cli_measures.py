@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from shared_data import TREC_DATA, needs_shared
+from shared_data import TREC_EVAL_DATA
 
 import evalcore.cli.store_cmds  # noqa: F401  (registers the store commands)
 from evalcore.cli import main
@@ -101,10 +101,10 @@ def test_observations_accept_named_measures(tmp_path):
     assert metrics["P"]["reasons"] == ["unlabeled_returned"]
 
 
-@needs_shared
+@pytest.mark.needs_shared
 def test_a_stored_run_is_evaluated_at_any_cutoff_up_to_its_depth(tmp_path):
     db = tmp_path / "store.db"
-    qrels, run = TREC_DATA / "qrels.test", TREC_DATA / "results.test"
+    qrels, run = TREC_EVAL_DATA / "qrels.test", TREC_EVAL_DATA / "results.test"
     assert cli("init", "--db", db).exit_code == 0
     assert cli("study", "create", "--db", db, "--study", "s", "--corpus", "c").exit_code == 0
     assert cli("import", "qrels", "--db", db, "--study", "s", qrels, "--complete").exit_code == 0

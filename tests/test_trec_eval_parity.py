@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 from click.testing import CliRunner
-from shared_data import TREC_DATA, TREC_EVAL_SOURCE, needs_shared
+from shared_data import TREC_EVAL_DATA, TREC_EVAL_SOURCE
 
 import evalcore
 from evalcore.cli import main
@@ -37,9 +37,8 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.io.trec import read_qrels, read_run, trec_observations
 
-pytestmark = needs_shared
-
-DATA = TREC_DATA
+DATA = TREC_EVAL_DATA
+pytestmark = pytest.mark.needs_shared
 COMPAT = EvalProtocol(unjudged_as_nonrelevant=True)
 
 

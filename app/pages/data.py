@@ -90,6 +90,12 @@ def _import_section(study_id: str) -> None:
         bar.empty()  # the message below says how it ended (no full bar for a refusal)
         _show_errors("The import was refused; the store is unchanged.", error)
         return
+    except OSError as error:  # the server's disk (full, read-only), not the upload
+        bar.empty()
+        st.error("The import could not be written on the server "
+                 f"({escape_markdown(error.strerror or type(error).__name__)}); the store is "
+                 "unchanged. Ask whoever runs the app to free disk space, then upload again.")
+        return
     bar.empty()
     st.success(escape_markdown("\n".join(summary.lines())))
 
@@ -172,10 +178,14 @@ def _exports_section(study_id: str) -> None:
     reference = a.selectbox("Qrels of", ["working reference"] + references)
     ref = None if reference == "working reference" else reference
     viewer = _actor()
-    qrels, _ = _export_text(
-        lambda out: export_qrels(db, study_id, out, reference=ref, viewer=viewer))
-    a.download_button("Download qrels", qrels, file_name=f"{study_id}.qrels",
-                      mime="text/plain", key="dl_qrels")
+    try:
+        qrels, _ = _export_text(
+            lambda out: export_qrels(db, study_id, out, reference=ref, viewer=viewer))
+    except ExportRefusedError as error:  # e.g. an id with a space: TREC files cannot hold it
+        a.warning(escape_markdown(str(error)))
+    else:
+        a.download_button("Download qrels", qrels, file_name=f"{study_id}.qrels",
+                          mime="text/plain", key="dl_qrels")
     fmt = b.selectbox("Label events as", ["csv", "jsonl"])
     labels, _ = _export_text(
         lambda out: export_labels(db, study_id, out, format=fmt, viewer=viewer))

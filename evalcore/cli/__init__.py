@@ -1,7 +1,10 @@
 """The ``evalcore`` command line: the library seen from the shell.
 
 Each command group lives in its own module and is registered here. Exit
-status: 0 success, 1 refused (e.g. a pinned corpus changed), 2 invalid input.
+status: 0 success, 1 refused (e.g. a pinned corpus changed) or the environment
+failed (a full disk), 2 invalid input. Whatever a command does not handle
+itself is turned into a message and a status by :mod:`evalcore.cli.failures`:
+never a traceback (unless ``EVALCORE_DEBUG=1``).
 
 Command modules are imported only when the command line needs them: running
 ``evalcore evaluate`` imports ``evalcore.cli.evaluate`` (the module named like
@@ -14,6 +17,7 @@ import importlib
 import click
 
 from evalcore import __version__
+from evalcore.cli.failures import debugging, report_failure
 
 #: Modules that register commands on :func:`main` when imported (``@main.command``).
 #: Keep one entry per module, in alphabetical order.
@@ -38,6 +42,31 @@ class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         load_commands()
         return super().list_commands(ctx)
+
+    def invoke(self, ctx: click.Context) -> object:
+        command = _command_name(ctx)  # before invoking: click consumes the arguments
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if debugging():
+                raise
+            ctx.exit(report_failure(command, exc))
+
+
+def _command_name(ctx: click.Context) -> str:
+    """The command path the user typed (``import run``), for messages."""
+    names: list[str] = []
+    group: click.Command = ctx.command
+    # The subcommand's name is parsed into ``_protected_args`` (its public alias is deprecated).
+    for word in [*getattr(ctx, "_protected_args", []), *ctx.args]:
+        sub = group.get_command(ctx, word) if isinstance(group, click.Group) else None
+        if sub is None:
+            break
+        names.append(word)
+        group = sub
+    return " ".join(names) or "command"
 
 
 def load_commands(name: str | None = None) -> None:

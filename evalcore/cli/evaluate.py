@@ -55,6 +55,7 @@ from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
+from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
 from evalcore.io.observations_jsonl import read_observations
 from evalcore.io.trec import parse_gain_map
@@ -221,7 +222,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option(
     "--k",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_K),
     help="Cutoff depth for TREC input (with -m: the cutoff of measures named without @k).",
 )
 @click.option(

@@ -14,12 +14,12 @@ study, run, reference or report; bad options).
 import getpass
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
 from evalcore.cli import main
+from evalcore.io.atomic import atomic_writer
 
 FORMATS = ("html", "json", "csv")
 
@@ -41,14 +41,8 @@ def _default_author() -> str:
 def _write_atomically(out: Path, text: str) -> None:
     """Write ``text`` to ``out`` via a temporary file, so a failure leaves no partial file."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(out, newline="") as handle:
+        handle.write(text)
 
 
 def _fail(message: str) -> None:

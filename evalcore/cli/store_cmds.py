@@ -27,6 +27,7 @@ import sqlite_utils
 
 from evalcore.access.authorize import PermissionDenied
 from evalcore.cli import main
+from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec import parse_gain_map
 from evalcore.store.connection import open_store
@@ -213,7 +214,7 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
 @db_option
 @study_option
 @click.argument("path", type=_FILE)
-@click.option("--k", type=click.IntRange(min=1), required=True, help="The run's cutoff depth.")
+@click.option("--k", type=click.IntRange(1, MAX_K), required=True, help="The run's cutoff depth.")
 @click.option("--name", default=None, help="Run name (default: the run tag, or the file name).")
 @click.option("--corpus-fingerprint", default=None, help="Fingerprint of the corpus searched.")
 @click.option("--partial-scan", is_flag=True,

@@ -22,6 +22,8 @@ memory (an upload), then :func:`numbered_lines` to iterate.
 from __future__ import annotations
 
 import codecs
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from os import PathLike
@@ -48,6 +50,10 @@ def read_source(path: str | PathLike[str]) -> SourceText:
     """
     name = str(path)
     try:
+        if is_device(path):
+            raise InputErrors([InputError(
+                file=name, message="is a device, not a file (it may never end)",
+                hint="give the path of a file")])
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputErrors(
@@ -62,6 +68,12 @@ def read_source(path: str | PathLike[str]) -> SourceText:
             [InputError(file=name, message=f"cannot read file: {exc.strerror or exc}")]
         ) from None
     return decode_source(data, name)
+
+
+def is_device(path: str | PathLike[str]) -> bool:
+    """Is ``path`` a character or block device (``/dev/zero`` never ends)?"""
+    mode = os.stat(path).st_mode
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def decode_source(data: bytes, name: str) -> SourceText:
