@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, overload
 
-from evalcore.api.inputs import TrecSource, read_pair, trec_input
+from evalcore.api.inputs import TrecSource, trec_input
 from evalcore.api.result import EvaluationResult
 from evalcore.compute import evaluate as compute
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
@@ -119,14 +119,14 @@ def evaluate(
         raise ValueError("trec_eval_all_queries=True is trec_eval's -c: give trec_eval=True too")
     protocol = _protocol(protocol, chosen)
     cutoff = _cutoff(k, parsed)
-    q, r = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
     source = trec_input(
-        q,
-        r,
+        qrels,
+        run,
         cutoff,
         complete=complete,
         protocol=protocol,
         all_queries=trec_eval_all_queries,
+        gain_map=gain_map,
         min_depth=compute.packing_depth(parsed),
     )
     report = compute.evaluate_batch(

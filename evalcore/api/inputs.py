@@ -99,25 +99,28 @@ def read_pair(
 
 
 def trec_input(
-    qrels: Qrels,
-    run: TrecRun,
+    qrels: TrecSource,
+    run: TrecSource,
     k: int,
     *,
     complete: bool,
     protocol: EvalProtocol,
     all_queries: bool = False,
+    gain_map: Mapping[int, int] | None = None,
     min_depth: int = 0,
 ) -> EvalInput:
-    """Qrels + run joined per query (contract section 8) and packed, without observations.
+    """Qrels + run read (:func:`read_pair`), joined per query (contract section 8) and
+    packed to ``max(k, min_depth)``, without building observations.
 
-    Under ``protocol.trec_eval`` only trec_eval's queries are kept (``all_queries``:
-    its ``-c``) and every qrels population is complete; the queries left out
-    are counted in the diagnostics' notes.
+    Under ``protocol.trec_eval`` run lines may have text after the tag, only
+    trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
+    population is complete; the queries left out are counted in the diagnostics' notes.
     """
-    scope = trec_eval_scope(qrels, run, all_queries=all_queries) if protocol.trec_eval else None
+    q, r = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
+    scope = trec_eval_scope(q, r, all_queries=all_queries) if protocol.trec_eval else None
     cols = trec_columns(
-        qrels,
-        run,
+        q,
+        r,
         complete=complete or protocol.trec_eval,
         query_ids=None if scope is None else scope.query_ids,
     )
@@ -131,7 +134,7 @@ def trec_input(
         protocol=protocol,
         min_depth=min_depth,
     )
-    diagnostics = trec_diagnostics(qrels, run)
+    diagnostics = trec_diagnostics(q, r)
     if scope is not None and scope.notes:
         diagnostics = diagnostics.model_copy(update={"notes": [*scope.notes, *diagnostics.notes]})
     return EvalInput(batch, diagnostics)

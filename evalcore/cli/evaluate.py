@@ -48,7 +48,7 @@ from pathlib import Path
 
 import click
 
-from evalcore.api.inputs import EvalInput, packed, read_pair, trec_input
+from evalcore.api.inputs import EvalInput, packed, trec_input
 from evalcore.api.result import report_json
 from evalcore.cli import main
 from evalcore.compute.evaluate import evaluate_batch, packing_depth
@@ -70,32 +70,6 @@ Loader = Callable[[EvalProtocol, Measures], EvalInput]
 def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) -> EvalInput:
     """Observation JSONL (contract section 2)."""
     return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
-
-
-def trec_source(
-    qrels_path: Path,
-    run_path: Path,
-    k: int,
-    *,
-    complete: bool,
-    gain_map: dict[int, int] | None,
-    protocol: EvalProtocol,
-    measures: Measures = None,
-    all_queries: bool = False,
-) -> EvalInput:
-    """TREC qrels + run (contract section 8), packed without building observations."""
-    qrels, run = read_pair(
-        qrels_path, run_path, gain_map=gain_map, extra_columns=protocol.trec_eval
-    )
-    return trec_input(
-        qrels,
-        run,
-        k,
-        complete=complete,
-        protocol=protocol,
-        all_queries=all_queries,
-        min_depth=packing_depth(measures),
-    )
 
 
 def _choose_source(
@@ -166,16 +140,16 @@ def _choose_source(
         mapping = parse_gain_map(gain_map) if gain_map is not None else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--gain-map") from None
-    depth = k
-    return lambda protocol, measures: trec_source(
+    cutoff = k  # a name the closure keeps (k is narrowed to int above)
+    return lambda protocol, measures: trec_input(
         qrels,
         run,
-        depth,
+        cutoff,
         complete=complete,
-        gain_map=mapping,
         protocol=protocol,
-        measures=measures,
         all_queries=all_queries,
+        gain_map=mapping,
+        min_depth=packing_depth(measures),
     )
 
 
