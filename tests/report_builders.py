@@ -1,8 +1,18 @@
 """Build small EvaluationReports by hand for comparison and report tests."""
 
-from evalcore.compute.aggregate import aggregate
+from collections import Counter
+
+import numpy as np
+
+from evalcore.compute.aggregate import aggregate_arrays, no_queries
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.contract.results import METRICS, EvaluationReport, MetricValue, QueryResult
+from evalcore.contract.results import (
+    METRICS,
+    AggregateValue,
+    EvaluationReport,
+    MetricValue,
+    QueryResult,
+)
 
 #: A per-query cell: a float (available) or a list of reason codes (unavailable).
 Cell = float | list[str]
@@ -25,5 +35,23 @@ def report_from(
         metrics = {m: metric_value(per_metric.get(m, 0.0)) for m in METRICS}
         queries.append(QueryResult(query_id=query_id, k=k, valid=True, metrics=metrics))
     return EvaluationReport(
-        protocol=protocol or EvalProtocol(), queries=queries, aggregates=aggregate(queries)
+        protocol=protocol or EvalProtocol(), queries=queries, aggregates=aggregates_of(queries)
     )
+
+
+def aggregates_of(queries: list[QueryResult]) -> dict[str, AggregateValue]:
+    """The section-6 aggregates of hand-built results, through the one array path."""
+    if not queries:
+        return {m: no_queries() for m in METRICS}
+    out = {}
+    for m in METRICS:
+        cells = [q.metrics[m] for q in queries]
+        nan = float("nan")
+        out[m] = aggregate_arrays(
+            np.array([c.available for c in cells]),
+            np.array([c.value if c.available else nan for c in cells]),
+            np.array([nan if c.lower is None else c.lower for c in cells]),
+            np.array([nan if c.upper is None else c.upper for c in cells]),
+            Counter(r for c in cells if not c.available for r in c.reasons),
+        )
+    return out

@@ -1,15 +1,12 @@
 """Aggregates over a query set (contract section 6)."""
 
+import numpy as np
 import pytest
-from hypothesis import given, settings
 
-from evalcore.compute.aggregate import aggregate
-from evalcore.compute.batch import ObservationBatch
-from evalcore.compute.evaluate import compute, evaluate
-from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.compute.aggregate import aggregate_arrays, no_queries
+from evalcore.compute.evaluate import evaluate
 from evalcore.contract.observation import Label, Observation
-from evalcore.contract.results import METRICS, MetricValue, QueryResult
-from tests.observation_strategies import protocols, query_sets
+from evalcore.contract.results import METRICS
 
 LABELS = [
     Label(id="A", gain=2),
@@ -29,13 +26,6 @@ def obs(qid, returned, *, complete=True, labels=LABELS, **extra) -> Observation:
         **extra,
     )
 
-
-def qr(qid: str, **metrics: MetricValue) -> QueryResult:
-    return QueryResult(query_id=qid, k=3, valid=True, metrics=metrics)
-
-
-def avail(v: float) -> MetricValue:
-    return MetricValue(status="available", value=v)
 
 
 def test_mean_when_every_query_is_available():
@@ -86,63 +76,38 @@ def test_reason_counts_count_every_reason_of_every_missing_query():
 
 
 def test_empty_query_set_is_unavailable_no_queries():
-    for agg in (aggregate([]), evaluate([]).aggregates):
-        assert set(agg) == set(METRICS)
-        for a in agg.values():
-            assert a.status == "unavailable" and a.reasons == {"no_queries": 1}
-            assert (a.n_queries, a.n_available, a.n_missing) == (0, 0, 0)
+    empty = np.zeros(0)
+    assert aggregate_arrays(empty.astype(bool), empty, empty, empty, {}) == no_queries()
+    agg = evaluate([]).aggregates
+    assert set(agg) == set(METRICS)
+    for a in agg.values():
+        assert a.status == "unavailable" and a.reasons == {"no_queries": 1}
+        assert (a.n_queries, a.n_available, a.n_missing) == (0, 0, 0)
 
 
-def test_aggregate_of_report_objects_by_hand():
-    results = [
-        qr("a", precision=avail(0.5)),
-        qr(
-            "b",
-            precision=MetricValue(
-                status="unavailable",
-                reasons=["unlabeled_returned"],
-                blocking_ids=["x"],
-                lower=0.0,
-                upper=1.0,
-            ),
-        ),
-    ]
-    agg = aggregate(results)["precision"]
+def test_aggregate_arrays_by_hand():
+    nan = np.nan
+    agg = aggregate_arrays(
+        np.array([True, False]),
+        np.array([0.5, nan]),
+        np.array([nan, 0.0]),
+        np.array([nan, 1.0]),
+        {"unlabeled_returned": 1},
+    )
     assert (
         agg.value is None and agg.lower == pytest.approx(0.25) and agg.upper == pytest.approx(0.75)
     )
-    assert aggregate([qr("a", precision=avail(0.5)), qr("b", precision=avail(1.0))])[
-        "precision"
-    ].value == pytest.approx(0.75)
-
-
-def test_aggregate_refuses_results_missing_a_metric():
-    with pytest.raises(ValueError, match="has no 'recall' metric"):
-        aggregate([qr("a", precision=avail(0.5), recall=avail(1.0)), qr("b", precision=avail(1.0))])
-
-
-@settings(max_examples=150, deadline=None)
-@given(query_sets(max_size=8), protocols)
-def test_object_path_equals_array_path(obs_list, protocol):
-    report = evaluate(obs_list, protocol)
-    assert aggregate(report.queries) == report.aggregates
-
-
-def test_batch_result_arrays_match_report():
-    observations = [
-        obs("q1", ["A", "X", "B"]),
-        obs("q2", ["Y", "A", "Z"]),
-        obs("q3", ["A"], scan_complete=False),
-    ]
-    result = compute(ObservationBatch.from_observations(observations), EvalProtocol())
-    report = result.to_report()
-    for name in METRICS:
-        values = result.values(name)
-        for i, q in enumerate(report.queries):
-            mv = q.metrics[name]
-            if mv.available:
-                assert values[i] == mv.value
-            else:
-                assert values[i] != values[i]  # NaN
-    assert result.valid.tolist() == [True, True, False]
-    assert result.reason_counts("precision") == {"partial_scan": 1, "unlabeled_returned": 1}
+    assert agg.reasons == {"unlabeled_returned": 1} and (agg.n_available, agg.n_missing) == (1, 1)
+    both = aggregate_arrays(
+        np.array([True, True]), np.array([0.5, 1.0]), np.full(2, nan), np.full(2, nan), {}
+    )
+    assert both.value == pytest.approx(0.75)
+    # a missing query without bounds: no aggregate bounds
+    unbounded = aggregate_arrays(
+        np.array([True, False]),
+        np.array([0.5, nan]),
+        np.full(2, nan),
+        np.full(2, nan),
+        {"population_incomplete": 1},
+    )
+    assert unbounded.lower is None and unbounded.upper is None

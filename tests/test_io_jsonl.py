@@ -245,3 +245,31 @@ def test_labels_jsonl_rejects_a_repeated_key_instead_of_keeping_the_last() -> No
     got = {(e.line, e.field): e.message for e in caught.value.errors}
     assert got[(1, "gain")] == "field 'gain' appears twice in one object"
     assert got[(2, None)] == "not valid JSON: NaN is not a JSON value"
+
+
+def test_conflict_labels_read_and_write_back(tmp_path):
+    from evalcore.io.observations_jsonl import read_observations, write_observations
+
+    line = obs(labels=[{"id": "A", "gain": 2}, {"id": "B", "conflict": [2, 0, 2]}])
+    (o,) = read_observations(write_lines(tmp_path, [json.dumps(line)]))
+    assert o.labels[1].conflict == (0, 2) and o.labels[1].gain is None
+    out = tmp_path / "again.jsonl"
+    write_observations(out, [o])
+    assert '{"id":"B","conflict":[0,2]}' in out.read_text()
+    assert read_observations(out) == [o]
+
+
+def test_conflict_label_schema_errors_name_line_and_field(tmp_path):
+    lines = [
+        json.dumps(obs(query_id="a", labels=[{"id": "A", "gain": 1, "conflict": [0, 2]}])),
+        json.dumps(obs(query_id="b", labels=[{"id": "A", "conflict": [2, 2]}])),
+        json.dumps(obs(query_id="c", labels=[{"id": "A", "conflict": [0, 5]}])),
+        json.dumps(obs(query_id="d", labels=[{"id": "A", "conflict": 2}])),
+        json.dumps(obs(query_id="e", labels=[{"id": "A"}])),
+    ]
+    got = {(e.line, e.field): e.message for e in errors_of(write_lines(tmp_path, lines)).errors}
+    assert "not both" in got[(1, "labels[0]")]
+    assert "at least two distinct gains" in got[(2, "labels[0].conflict")]
+    assert got[(3, "labels[0].conflict[1]")] == "must be an integer 0..4, got 5"
+    assert "at least two distinct gains 0..4" in got[(4, "labels[0].conflict")]
+    assert got[(5, "labels[0].gain")] == "missing required field 'gain'"

@@ -299,3 +299,13 @@ def test_failed_import_after_labels_leaves_no_trace(db, tmp_path):
     with pytest.raises(InputErrors):
         import_qrels(db, path, study_id="s")
     assert table_snapshot(db) == before
+
+
+def test_observations_with_a_conflict_label_are_refused_with_the_field(db, tmp_path):
+    data = obs_line(labels=[{"id": "A", "gain": 2}, {"id": "X", "conflict": [0, 2]}]) + "\n"
+    with pytest.raises(InputErrors) as excinfo:
+        import_observations(db, write(tmp_path, "obs.jsonl", data), study_id="s")
+    (error,) = excinfo.value.errors
+    assert (error.line, error.field) == (1, "labels[1].conflict")
+    assert "conflict" in error.message and "labels file" in error.hint
+    assert label_history(db, "s", "q1") == []

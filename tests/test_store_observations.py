@@ -59,9 +59,12 @@ def expected(reference=None):
             population_complete=True,
             **common,
         ),
-        # q2: not in the run (empty ranking); E is in conflict, so omitted.
+        # q2: not in the run (empty ranking); E is in conflict (0 vs 2): a conflict label
+        # (contract section 9), never dropped. A frozen version holds resolved labels only.
         Observation(
-            query_id="q2", returned_ids=[], scores=[], labels=[Label(id="D", gain=1)],
+            query_id="q2", returned_ids=[], scores=[],
+            labels=[Label(id="D", gain=1)]
+            + ([Label(id="E", conflict=[0, 2])] if reference is None else []),
             population_complete=False, **common,
         ),
         # q3: in the run but unlabeled.

@@ -33,6 +33,7 @@ from evalcore.annotation.progress import (
     mark_pool_complete,
     query_progress,
 )
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.completeness import completeness_history, reopen
@@ -352,7 +353,7 @@ def _item(study: StudyIn, query_id: str, query_text: str, unit_id: str, order: l
 
 def _buttons(sid: str, query_id: str, annotator: str, current: str | None,
              order: list[str]) -> None:
-    grade_cols = st.columns(5)
+    grade_cols = st.columns(MAX_GAIN + 1)
     for gain, col in enumerate(grade_cols):
         col.button(
             f"{gain} · {GRADE_MEANINGS[gain]}",
@@ -431,7 +432,7 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
             unit_id = hit.doc_id
             tag = " (in the pool)" if unit_id in pooled else ""
             st.markdown(highlight_terms(hit.title or unit_id, text) + escape_markdown(tag))
-            cols = st.columns(5)
+            cols = st.columns(MAX_GAIN + 1)
             for gain, col in enumerate(cols):
                 col.button(str(gain), key=f"search_{unit_id}_{gain}",
                            help=GRADE_MEANINGS[gain], width="stretch",

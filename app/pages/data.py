@@ -16,6 +16,7 @@ from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db, select_study_next_run
 from evalcore.access.members import create_team_study
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import InputErrors
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, parse_protocol
@@ -214,7 +215,7 @@ def _new_study_section(expanded: bool) -> None:
         corpus_id = b.text_input("Corpus id", placeholder="acme-kb",
                                  help="Studies naming the same corpus share its documents.")
         name = a.text_input("Name")
-        threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=4, value=1)
+        threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=MAX_GAIN, value=1)
         if not st.form_submit_button("Create study"):
             return
         try:

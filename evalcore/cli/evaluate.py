@@ -54,6 +54,7 @@ from evalcore.cli import main
 from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
 from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
@@ -232,7 +233,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option(
     "--relevance-threshold",
-    type=click.IntRange(1, 4),
+    type=click.IntRange(1, MAX_GAIN),
     default=1,
     show_default=True,
     help="Smallest gain that counts as relevant.",

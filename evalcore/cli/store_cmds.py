@@ -27,6 +27,7 @@ import sqlite_utils
 
 from evalcore.access.authorize import PermissionDenied
 from evalcore.cli import main
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec import parse_gain_map
@@ -141,7 +142,7 @@ def study_group() -> None:
 @click.option("--name", default="", help="A readable name (default: the study id).")
 @click.option("--unit", "retrieval_unit", default="document", show_default=True,
               help="The retrieval unit (document, passage, chunk, ...).")
-@click.option("--threshold", "relevance_threshold", type=click.IntRange(1, 4), default=1,
+@click.option("--threshold", "relevance_threshold", type=click.IntRange(1, MAX_GAIN), default=1,
               show_default=True, help="Smallest gain that counts as relevant.")
 @click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear",
               show_default=True, help="nDCG gain mode.")

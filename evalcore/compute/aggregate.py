@@ -12,20 +12,18 @@ are the mean over all queries of ``lower`` / ``upper``, an available query
 contributing its value to both. An empty query set is unavailable with
 reason ``no_queries`` (counted once).
 
-:func:`aggregate` works on report objects; :func:`aggregate_arrays` is the
-same rule over per-query arrays, used by :mod:`evalcore.compute.evaluate`. Both use
-``numpy.mean`` so the two paths give bit-identical numbers.
+:func:`aggregate_arrays` is the one implementation of the rule, over per-query
+arrays (:mod:`evalcore.compute.evaluate` calls it for every measure).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
 from evalcore.contract.reasons import Reason
-from evalcore.contract.results import METRICS, AggregateValue, QueryResult
+from evalcore.contract.results import AggregateValue
 
 
 def no_queries() -> AggregateValue:
@@ -83,36 +81,3 @@ def aggregate_arrays(
         lower=lo,
         upper=hi,
     )
-
-
-def aggregate(results: Sequence[QueryResult]) -> dict[str, AggregateValue]:
-    """Aggregate every metric of ``results`` (metrics in contract order, then any others)."""
-    if not results:
-        return {name: no_queries() for name in METRICS}
-    names = list(METRICS) + sorted({m for r in results for m in r.metrics} - set(METRICS))
-    out: dict[str, AggregateValue] = {}
-    for name in names:
-        if not any(name in r.metrics for r in results):
-            continue
-        n = len(results)
-        available = np.zeros(n, dtype=bool)
-        value = np.zeros(n, dtype=np.float64)
-        lower = np.full(n, np.nan)
-        upper = np.full(n, np.nan)
-        reasons: Counter[str] = Counter()
-        for i, r in enumerate(results):
-            mv = r.metrics.get(name)
-            if mv is None:
-                raise ValueError(
-                    f"query {r.query_id!r} has no {name!r} metric while others do; "
-                    "aggregate results computed by the same evaluation"
-                )
-            if mv.available and mv.value is not None:
-                available[i] = True
-                value[i] = mv.value
-                continue
-            reasons.update(mv.reasons)
-            if mv.lower is not None and mv.upper is not None:
-                lower[i], upper[i] = mv.lower, mv.upper
-        out[name] = aggregate_arrays(available, value, lower, upper, reasons)
-    return out

@@ -194,7 +194,7 @@ class BatchResult:
             else:
                 b = bits[q]
                 lo, hi = lower[q], upper[q]
-                if lo != lo and residual[q] is None:  # NaN: no bounds, so no conflict either
+                if lo != lo and residual[q] is None and q not in conflicts:  # NaN: no bounds
                     key = (q, b, limit_key)
                     mv = unbounded.get(key)
                     if mv is None:

@@ -18,6 +18,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.annotation.pool import query_pool
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.demo.corpus import (
     HOSTILE_DOC_ID,
     ORG_A,
@@ -243,7 +244,7 @@ def _labels(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
             if query_id in DOUBLE_QUERIES:
                 bob = gain
                 if _bob_disagrees(query_id, unit_id):
-                    bob = gain + 1 if gain < 4 else gain - 1
+                    bob = gain + 1 if gain < MAX_GAIN else gain - 1
                 _label(db, query_id, unit_id, bob, "bob")
                 count += 1
     return count

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import ErrorLog, show_value
 
 KINDS = ("label", "undo", "adjudicate")
@@ -72,7 +73,7 @@ def parse_gain(
     if raw is None:
         return None, f"must be an integer 0..4, got {show_value(value)}", "gains are integers 0..4"
     gain = (gain_map or {}).get(raw, raw)
-    if 0 <= gain <= 4:
+    if 0 <= gain <= MAX_GAIN:
         return gain, None, None
     if gain_map and raw in gain_map:
         return None, f"gain {raw} is mapped to {gain}, outside 0..4", None

@@ -55,11 +55,13 @@ from os import PathLike
 import numpy as np
 
 from evalcore.compute.gc_pause import gc_paused
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import Diagnostics
 from evalcore.contract.trusted_models import construct
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, data_lines, read_source
+from evalcore.io.ties import pairs_in_runs, tied_runs
 
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "gain")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "tag")
@@ -389,7 +391,7 @@ def _gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int 
             continue
         raw = int(tok)
         gain = gain_map.get(raw, raw)
-        if 0 <= gain <= 4:
+        if 0 <= gain <= MAX_GAIN:
             out[tok] = gain
         elif raw in gain_map:
             out[tok] = f"gain {raw} is mapped to {gain}, outside 0..4"
@@ -596,15 +598,10 @@ def _order_blocks(
             within = np.argsort(neg[rows], axis=1, kind="stable")
             order_arr[rows] = np.take_along_axis(rows, within, axis=1)
         scores = scores[order_arr]
-    tied = np.flatnonzero((scores[1:] == scores[:-1]) & same_block)
-    tied_pairs = 0
+    run_start, run_end = tied_runs(scores, same_block)
+    tied_pairs = pairs_in_runs(run_start, run_end)
     order: list[int] | None = None if order_arr is None else order_arr.tolist()
-    if tied.size:
-        # Runs of equal scores: group starts where the previous pair is not tied.
-        run_start = tied[np.concatenate(([True], np.diff(tied) > 1))]
-        run_end = tied[np.concatenate((np.diff(tied) > 1, [True]))] + 2
-        sizes = run_end - run_start
-        tied_pairs = int((sizes * (sizes - 1) // 2).sum())
+    if run_start.size:
         for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
             rows = list(range(a, b)) if order is None else order[a:b]
             # trec_eval: equal scores are ordered by doc ID descending (strcmp).
@@ -630,7 +627,7 @@ def parse_gain_map(spec: str) -> dict[int, int]:
         if not sep or not _INTEGER.fullmatch(raw.strip()) or not _INTEGER.fullmatch(mapped.strip()):
             raise ValueError(f"'{part}' is not FROM:TO with integers, e.g. '-1:0,5:4'")
         src, dst = int(raw), int(mapped)
-        if not 0 <= dst <= 4:
+        if not 0 <= dst <= MAX_GAIN:
             raise ValueError(f"'{part}' maps to {dst}; gains must be mapped into 0..4")
         if src in out and out[src] != dst:
             raise ValueError(f"gain {src} is mapped twice ({out[src]} and {dst})")

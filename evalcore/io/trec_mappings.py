@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.trec import Qrels, TrecRun, qrels_from_rows, run_from_rows
 
@@ -34,6 +35,7 @@ _QUERY_COLUMNS = ("query_id", "qid", "q_id")
 _DOC_COLUMNS = ("doc_id", "docno", "docid")
 _GAIN_COLUMNS = ("relevance", "label")
 _SCORE_COLUMNS = ("score",)
+_GAINS = f"0..{MAX_GAIN}"
 
 
 def is_dataframe(value: object) -> bool:
@@ -227,13 +229,16 @@ def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> list[int]
 def _gain(raw: Any, gain_map: Mapping[int, int]) -> int | tuple[str, str]:
     """The gain of ``raw``, or (message, hint) saying why it is not one."""
     if not _is_integer(raw):
-        return f"gain must be an integer, got {_show(raw)}", "gains are integers 0..4"
+        return f"gain must be an integer, got {_show(raw)}", f"gains are integers {_GAINS}"
     value = gain_map.get(int(raw), int(raw))
-    if 0 <= value <= 4:
+    if 0 <= value <= MAX_GAIN:
         return value
     if int(raw) in gain_map:
-        return f"gain {int(raw)} is mapped to {value}, outside 0..4", "map it into 0..4"
-    return f"gain {int(raw)} is outside 0..4", f"map it with gain_map={{{int(raw)}: N}}, N in 0..4"
+        return f"gain {int(raw)} is mapped to {value}, outside {_GAINS}", f"map it into {_GAINS}"
+    return (
+        f"gain {int(raw)} is outside {_GAINS}",
+        f"map it with gain_map={{{int(raw)}: N}}, N in {_GAINS}",
+    )
 
 
 def _scores(rows: _Rows, log: ErrorLog) -> np.ndarray:

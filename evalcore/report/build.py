@@ -85,6 +85,11 @@ def build_report(
             "Compatibility policy unjudged_as_nonrelevant is ON: unlabeled returned units were "
             "counted as non-relevant (gain 0), as trec_eval does."
         )
+    if protocol.trec_eval:
+        warnings.append(
+            "Compatibility mode trec_eval is ON: unlabeled returned units were counted as "
+            "non-relevant, every population as complete, and queries with no relevant unit as 0."
+        )
 
     report_runs: list[ReportRun] = []
     for run_name in names:

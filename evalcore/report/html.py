@@ -125,7 +125,8 @@ def _meta(report: Report) -> str:
         (
             "Protocol",
             f"relevance threshold {protocol.relevance_threshold}, gain {protocol.gain}, "
-            f"unjudged_as_nonrelevant {'ON' if protocol.unjudged_as_nonrelevant else 'off'}",
+            f"unjudged_as_nonrelevant {'ON' if protocol.unjudged_as_nonrelevant else 'off'}"
+            + (", trec_eval ON" if protocol.trec_eval else ""),
         ),
         ("Baseline", report.baseline),
         ("Generated", f"{report.created_at} by {report.created_by}"),

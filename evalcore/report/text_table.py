@@ -37,9 +37,8 @@ COMPATIBILITY_TEXT = (
 
 
 TREC_EVAL_TEXT = (
-    "trec_eval: ON (trec_eval compatibility: unlabeled returned units are counted as "
-    "non-relevant, every population is complete, queries without a relevant unit are valued 0, "
-    "and only the queries trec_eval evaluates are shown)"
+    "trec_eval: ON (compatibility mode: unlabeled returned units count as non-relevant, every "
+    "population is complete, and a query with no relevant unit is 0, as trec_eval values it)"
 )
 
 
@@ -64,10 +63,10 @@ def render_table(report: EvaluationReport) -> str:
 def protocol_lines(report: EvaluationReport) -> list[str]:
     p = report.protocol
     lines = [f"protocol: relevance_threshold={p.relevance_threshold}, gain={p.gain}"]
-    if p.trec_eval:
-        lines.append(TREC_EVAL_TEXT)
     if p.unjudged_as_nonrelevant:
         lines.append(COMPATIBILITY_TEXT)
+    if p.trec_eval:
+        lines.append(TREC_EVAL_TEXT)
     return lines
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import append_completeness_event, is_complete
 from evalcore.store.connection import write_transaction
@@ -55,8 +56,8 @@ def _event(row: tuple) -> LabelEvent:
 
 def check_gain(gain: object) -> int:
     """The gain as an int 0..4, or ValueError naming the bad value (bools are refused)."""
-    if isinstance(gain, bool) or not isinstance(gain, int) or not 0 <= gain <= 4:
-        raise ValueError(f"gain must be an integer 0..4, got {gain!r}")
+    if isinstance(gain, bool) or not isinstance(gain, int) or not 0 <= gain <= MAX_GAIN:
+        raise ValueError(f"gain must be an integer 0..{MAX_GAIN}, got {gain!r}")
     return gain
 
 

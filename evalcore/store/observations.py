@@ -10,9 +10,10 @@ Each observation carries
 
 * ``k``, ``scan_complete`` and ``corpus_fingerprint`` from the run;
 * ``corpus_id`` and ``retrieval_unit`` from the study;
-* ``labels`` from the working reference (resolved labels; units in conflict are
-  omitted, so they count as unlabeled) or from the frozen version named by
-  ``reference``, which is also recorded as ``reference_version``;
+* ``labels`` from the working reference (resolved labels; a unit in conflict is
+  a ``conflict`` label holding the gains its annotators gave, contract section
+  9) or from the frozen version named by ``reference``, which is also recorded
+  as ``reference_version``;
 * ``population_complete`` from the completeness claims (working or frozen);
 * ``permitted_ids``: when the run's protocol names a pinned retrieval protocol
   (``protocol["pinned_protocol"]`` or ``protocol["name"]`` matching a row of
@@ -34,6 +35,7 @@ from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import Diagnostics, EvaluationReport
+from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
@@ -80,7 +82,9 @@ def _run_rankings(
     return out
 
 
-def _label(unit_id: str, gain: int) -> Label:
+def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
+    if isinstance(gain, tuple):  # in conflict: one of these gains
+        return trusted(Label, {"id": unit_id, "gain": None, "conflict": gain})
     return trusted(Label, {"id": unit_id, "gain": gain, "conflict": None})
 
 
@@ -127,7 +131,7 @@ def _observations_for_run(
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
-        labels = resolved_gains(db, study_id, scope)
+        labels = resolved_gains(db, study_id, scope, conflicts=True)
         complete = (
             completeness_states(db, study_id) if scope is None
             else {q: is_complete(db, study_id, q) for q in scope}
@@ -169,22 +173,8 @@ def _observations_for_run(
 
 def tied_score_pairs(observations: Iterable[Observation]) -> int:
     """Pairs of returned items of one query with equal scores (their order came from the
-    tie rule); equal scores are adjacent in a stored ranking, so a run of ``s`` equal
-    scores holds ``s * (s - 1) / 2`` pairs, as :mod:`evalcore.io.trec` counts them."""
-    tied = 0
-    for obs in observations:
-        scores = obs.scores
-        if not scores:
-            continue
-        length = 1
-        for previous, current in zip(scores, scores[1:], strict=False):
-            if current == previous:
-                length += 1
-            else:
-                tied += length * (length - 1) // 2
-                length = 1
-        tied += length * (length - 1) // 2
-    return tied
+    tie rule), counted as :mod:`evalcore.io.ties` counts them for a TREC run."""
+    return count_tied_pairs(obs.scores for obs in observations)
 
 
 def evaluate_run(

@@ -41,10 +41,11 @@ ResolvedState = Literal["labeled", "conflict", "adjudicated"]
 
 def _resolved(
     *, unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
-    reviewer: str | None,
+    reviewer: str | None, conflict_gains: tuple[int, ...] = (),
 ) -> "ResolvedLabel":
     return trusted(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
-                                   "annotators": annotators, "reviewer": reviewer})
+                                   "annotators": annotators, "reviewer": reviewer,
+                                   "conflict_gains": conflict_gains})
 
 
 class ResolvedLabel(BaseModel):
@@ -60,6 +61,9 @@ class ResolvedLabel(BaseModel):
     annotators: dict[str, int]
     #: the reviewer of the adjudication that counts (``adjudicated`` or a re-opened conflict)
     reviewer: str | None = None
+    #: in conflict: the gains it may have (its annotators' current gains, and the
+    #: re-opened adjudication's), sorted and distinct; empty otherwise
+    conflict_gains: tuple[int, ...] = ()
 
     @property
     def counts(self) -> bool:
@@ -91,6 +95,7 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
             return _resolved(
                 unit_id=unit_id, gain=None, state="conflict", annotators=annotators,
                 reviewer=reviewer,
+                conflict_gains=tuple(sorted(set(annotators.values()) | {adj_gain})),
             )
         return _resolved(
             unit_id=unit_id, gain=adj_gain, state="adjudicated", annotators=annotators,
@@ -98,15 +103,7 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
         )
     if not annotators:
         return None
-    gains = set(annotators.values())
-    if len(gains) == 1:
-        return _resolved(
-            unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators,
-            reviewer=None,
-        )
-    return _resolved(
-        unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None
-    )
+    return _from_current(unit_id, annotators)
 
 
 def resolve_query(
@@ -151,7 +148,8 @@ def _resolve_scan(
     annotator's latest label, read with one grouped SQL scan (SQLite's ``max()``
     bare-column rule gives the gain of the latest row). Units with an ``undo`` or
     ``adjudicate`` event are replayed event by event with :func:`resolve_unit`.
-    With ``gains_only`` it yields (query_id, (unit_id, gain or None)) instead.
+    With ``gains_only`` it yields (query_id, (unit_id, gain)) instead, the gain of a
+    unit in conflict being the tuple of the gains it may have.
     """
     finish = _gain_from_current if gains_only else _from_current
     for condition, params in _query_filters(query_ids):
@@ -188,13 +186,20 @@ def _resolve_scan(
             )
             for (query_id, unit_id), events in groupby(rows, itemgetter(0, 1)):
                 resolved = resolve_unit(unit_id, (e[2:] for e in events))
-                if resolved is not None:
-                    yield query_id, (unit_id, resolved.gain) if gains_only else resolved
+                if resolved is None:
+                    continue
+                if gains_only:
+                    gain = resolved.gain
+                    yield query_id, (unit_id, resolved.conflict_gains if gain is None else gain)
+                else:
+                    yield query_id, resolved
 
 
-def _gain_from_current(unit_id: str, annotators: dict[str, int]) -> tuple[str, int | None]:
+def _gain_from_current(
+    unit_id: str, annotators: dict[str, int]
+) -> tuple[str, int | tuple[int, ...]]:
     gains = set(annotators.values())
-    return unit_id, (gains.pop() if len(gains) == 1 else None)
+    return unit_id, (gains.pop() if len(gains) == 1 else tuple(sorted(gains)))
 
 
 def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
@@ -205,7 +210,8 @@ def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
             reviewer=None,
         )
     return _resolved(
-        unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None
+        unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None,
+        conflict_gains=tuple(sorted(gains)),
     )
 
 
@@ -226,13 +232,21 @@ def resolve_study(
 
 
 def resolved_gains(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
-) -> dict[str, dict[str, int]]:
-    """query_id -> unit_id -> gain of the working reference (conflicts omitted)."""
-    out: dict[str, dict[str, int]] = {}
+    db: sqlite_utils.Database,
+    study_id: str,
+    query_ids: Iterable[str] | None = None,
+    *,
+    conflicts: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """query_id -> unit_id -> gain of the working reference.
+
+    Units in conflict are omitted, or, with ``conflicts``, given as the sorted tuple
+    of the gains they may have (contract section 9: unknown, never dropped).
+    """
+    out: dict[str, dict[str, Any]] = {}
     if query_ids is not None:
         for query_id, (unit_id, gain) in _resolve_scan(db, study_id, query_ids, gains_only=True):
-            if gain is not None:
+            if conflicts or isinstance(gain, int):
                 out.setdefault(query_id, {})[unit_id] = gain
         return out
     # The whole study: SQLite reduces each unit to the min and max of its annotators'
@@ -241,27 +255,33 @@ def resolved_gains(
         "SELECT DISTINCT query_id, unit_id FROM label_events WHERE study_id = ? AND kind != 'label'",
         [study_id],
     ).fetchall())
-    current: dict[str, int] | None = None
+    current: dict[str, Any] | None = None
     current_query = None
-    for query_id, unit_id, low, high in db.execute(
-        "SELECT query_id, unit_id, min(gain), max(gain) FROM (SELECT query_id, unit_id, gain, "
-        "max(event_id) FROM label_events WHERE study_id = ? AND kind = 'label' "
-        "GROUP BY query_id, unit_id, annotator) GROUP BY query_id, unit_id",
+    for query_id, unit_id, low, high, distinct in db.execute(
+        "SELECT query_id, unit_id, min(gain), max(gain), group_concat(DISTINCT gain) FROM "
+        "(SELECT query_id, unit_id, gain, max(event_id) FROM label_events WHERE study_id = ? "
+        "AND kind = 'label' GROUP BY query_id, unit_id, annotator) GROUP BY query_id, unit_id",
         [study_id],
     ):
-        if low != high or (special and (query_id, unit_id) in special):
+        if (low != high and not conflicts) or (special and (query_id, unit_id) in special):
             continue
         if query_id != current_query:
             current = out.get(query_id)
             if current is None:
                 current = out[query_id] = {}
             current_query = query_id
-        current[unit_id] = low  # type: ignore[index]
+        current[unit_id] = (  # type: ignore[index]
+            low if low == high else tuple(sorted(int(g) for g in str(distinct).split(",")))
+        )
     if special:
         for query_id, unit_id in special:
             resolved = resolve_unit_in_store(db, study_id, query_id, unit_id)
-            if resolved is not None and resolved.gain is not None:
+            if resolved is None:
+                continue
+            if resolved.gain is not None:
                 out.setdefault(query_id, {})[unit_id] = resolved.gain
+            elif conflicts:
+                out.setdefault(query_id, {})[unit_id] = resolved.conflict_gains
     return out
 
 

@@ -7,6 +7,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from evalcore.contract.evaluation_protocol import GainMode
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.connection import write_transaction
 
@@ -22,7 +23,7 @@ class StudyIn(BaseModel):
     name: StrictStr = ""
     corpus_id: Identifier
     retrieval_unit: StrictStr = "document"
-    relevance_threshold: int = Field(default=1, ge=1, le=4)
+    relevance_threshold: int = Field(default=1, ge=1, le=MAX_GAIN)
     gain: GainMode = "linear"
     org_id: StrictStr | None = None
 

@@ -36,9 +36,11 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.contract.gains import GAIN_VALUES
+
 AlphaMetric = Literal["nominal", "ordinal", "interval"]
 #: The contract's gains: 0 (non-relevant) .. 4.
-GAIN_CATEGORIES: tuple[int, ...] = (0, 1, 2, 3, 4)
+GAIN_CATEGORIES: tuple[int, ...] = GAIN_VALUES
 _DEGENERATE = 1e-12
 
 

@@ -36,11 +36,18 @@ FAMILY = "AP"
 
 
 def _best_mean(
-    query: np.ndarray, pool: np.ndarray, base: np.ndarray, den: np.ndarray, n: int, upper: bool
+    query: np.ndarray,
+    pool: np.ndarray,
+    base: np.ndarray,
+    den: np.ndarray,
+    upper: bool,
+    zero_ok: bool,
 ) -> np.ndarray:
     """Per query, the largest (``upper``) or smallest ``(base + sum of t pool values) / (den + t)``
     over t = 0..len(pool) (t = 0 only where ``den > 0``), taking the t best pool values."""
     start = np.where(den > 0, base / np.where(den > 0, den, 1), -np.inf if upper else np.inf)
+    if zero_ok:  # trec_eval: a completion with |R| = 0 is valued 0
+        start = np.where(den > 0, start, 0.0)
     if pool.size == 0:
         return start
     order = np.lexsort((-pool if upper else pool, query))
@@ -69,9 +76,10 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
         maybe = cut.maybe
         mq, mrank = q[maybe], rank[maybe]
         v = maybe_ref - cut.n_maybe_conflict
-        upper = _best_mean(mq, known_or_not[maybe] / mrank, high, rc.astype(np.float64), n, True)
+        trec = cut.protocol.trec_eval
+        upper = _best_mean(mq, known_or_not[maybe] / mrank, high, rc.astype(np.float64), True, trec)
         lower = _best_mean(
-            mq, (sure_before[maybe] + 1) / mrank, exact, (rc + v).astype(np.float64), n, False
+            mq, (sure_before[maybe] + 1) / mrank, exact, (rc + v).astype(np.float64), False, trec
         )
         # No pool and nothing certain: every completion with |R| > 0 has its relevant
         # units outside 1..k (AP = 0), or none exists (no_relevant_units, no bounds).

@@ -110,13 +110,15 @@ def _split_lower(cut: Cut, g: np.ndarray, known_dcg: np.ndarray, ref_high: np.nd
     d = disc[cut.rank[g]]
     base_x = known_dcg + segment_sum(q, low * d, n)
     base_s = ref_high + segment_sum(q, low, n)
-    best = ratio(base_x, base_s, np.inf)
+    # IDCG 0 in a completion: undefined (skipped), or 0 under trec_eval.
+    undefined = 0.0 if cut.protocol.trec_eval else np.inf
+    best = ratio(base_x, base_s, undefined)
     order = np.lexsort((-cut.rank[g], q))  # deepest first within each query
     q, step_x, step_s = q[order], ((high - low) * d)[order], (high - low)[order]
     x = base_x[q] + segment_cumsum(q, step_x)
     s = base_s[q] + segment_cumsum(q, step_s)
     with np.errstate(divide="ignore", invalid="ignore"):
-        candidate = np.where(s > 0, x / np.where(s > 0, s, 1), np.inf)
+        candidate = np.where(s > 0, x / np.where(s > 0, s, 1), undefined)
     np.minimum.at(best, q, candidate)
     return best
 

@@ -13,7 +13,8 @@ conflict over its annotators' gains). With ``a`` certainly relevant units in
 1..k, ``u`` units of unknown relevance in 1..k, ``Rc`` certainly relevant
 reference units and ``v`` conflicts of unknown relevance outside 1..k::
 
-    lower = a / (Rc + v)      (every unknown non-relevant; 1 when Rc + v = 0)
+    lower = a / (Rc + v)      (every unknown non-relevant; when Rc + v = 0: 1, or 0
+                               under trec_eval, where |R| = 0 is valued 0)
     upper = (a + u) / (Rc + u) (unknowns in 1..k relevant, those outside not)
 
 Both are attained by a completion: the bounds are tight.
@@ -36,7 +37,9 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     return MeasureArrays(
         value=value,
         reason_bits=population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0),
-        lower=ratio(a, rc + v, 1.0),
+        # Rc + v = 0: a completion has |R| > 0 only through relevant units in 1..k (value
+        # 1), or is 0 under trec_eval.
+        lower=ratio(a, rc + v, 0.0 if cut.protocol.trec_eval else 1.0),
         upper=ratio(a + u, rc + u, 0.0),
         blocking_limit=cut.limit,
         threshold=cut.threshold,

@@ -95,6 +95,12 @@ def import_observations(
                             "split the file into one run per value")
         seen: dict[str, tuple[int, int]] = {}
         for i, label in enumerate(obs.labels):
+            if label.conflict is not None:
+                log.add(line, f"labels[{i}].conflict", f"unit {label.id} is a conflict; the store "
+                        "records each annotator's label, not a conflict",
+                        "import the annotators' labels as a labels file, or evaluate this "
+                        "file directly with evalcore evaluate --observations")
+                continue
             earlier = seen.setdefault(label.id, (i, label.gain))
             if earlier[0] == i:
                 events.append(NewEvent(obs.query_id, label.id, "label", label.gain, who))
