@@ -62,3 +62,18 @@ def report_main_module(out_file: str) -> None:
     """Write which script, if any, this child re-ran as its main module."""
     main = sys.modules.get("__mp_main__")
     Path(out_file).write_text(str(getattr(main, "__file__", None)))
+
+
+def label_until(db_path: str, annotator: str, stop_flag: str, started_flag: str) -> None:
+    """Record label events, one transaction each, until the stop flag appears."""
+    from evalcore.store.connection import open_store
+    from evalcore.store.labels import record_label
+
+    db = open_store(db_path)
+    i = 0
+    while not Path(stop_flag).exists():
+        record_label(db, study_id="s", query_id=f"q{i % 7}", unit_id=f"{annotator}-{i}",
+                     gain=i % 5, annotator=annotator)
+        i += 1
+        if i == 20:
+            Path(started_flag).write_text("labeling")

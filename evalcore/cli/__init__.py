@@ -23,6 +23,7 @@ from evalcore.cli.failures import debugging, report_failure
 #: Keep one entry per module, in alphabetical order.
 COMMAND_MODULES: tuple[str, ...] = (
     "access_cmds",
+    "backup",
     "demo",
     "evaluate",
     "report_cmds",

@@ -23,7 +23,7 @@ from evalcore.io.errors import InputErrors
 DEBUG_ENV = "EVALCORE_DEBUG"
 
 #: OSErrors caused by a path the user gave (bad input, exit 2); the rest are the environment's.
-_BAD_PATH_ERRNOS = frozenset({errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG,
+_BAD_PATH_ERRNOS = frozenset({errno.ENOENT, errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG,
                               errno.EINVAL, errno.ELOOP})
 
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -156,3 +157,17 @@ def data_lines(
         if not stripped or (comments and stripped.startswith("#")):
             continue
         yield number, line
+
+
+def first_line_of(source: SourceText, value: str) -> int | None:
+    """The first line where ``value`` stands as a whole field (for messages about a value).
+
+    A field is delimited by the line's ends, spaces, tabs, commas or double
+    quotes, so this finds an id in TREC, CSV and JSONL lines alike (an id that
+    JSON escapes is not found: None).
+    """
+    field = re.compile(r'(?:^|(?<=[\s,"]))' + re.escape(value) + r'(?=[\s,"]|$)')
+    for number, line in numbered_lines(source.text, comments=False):
+        if value in line and field.search(line):
+            return number
+    return None

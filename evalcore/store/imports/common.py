@@ -17,7 +17,7 @@ import sqlite_utils
 from pydantic import BaseModel, Field
 
 from evalcore.io.errors import InputError, InputErrors
-from evalcore.io.text_lines import SourceText, read_source
+from evalcore.io.text_lines import SourceText, first_line_of, read_source
 from evalcore.store.clock import utc_now_iso
 from evalcore.store.completeness import append_completeness_event
 
@@ -91,11 +91,13 @@ def check_known_ids(
     what: str = "unit",
     allow_unknown: bool,
     also_known: set[str] | None = None,
+    source: SourceText | None = None,
 ) -> None:
     """Raise InputErrors listing the first unknown ids, when the corpus has documents.
 
     An empty corpus (no document stored and none in ``also_known``) accepts any
-    external id. ``allow_unknown`` turns the check off.
+    external id. ``allow_unknown`` turns the check off. With the ``source`` the
+    ids were read from, the error names the line of the first unknown id.
     """
     if allow_unknown:
         return
@@ -124,6 +126,7 @@ def check_known_ids(
         raise InputErrors([
             InputError(
                 file=file,
+                line=first_line_of(source, unknown[0]) if source is not None else None,
                 message=f"{len(unknown)} {what} id(s) not in corpus {corpus_id!r}: {shown}{more}",
                 hint="import the documents first, fix the ids, or pass --allow-unknown-ids",
             )

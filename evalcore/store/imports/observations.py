@@ -124,7 +124,7 @@ def import_observations(
         check_known_ids(
             db, study.corpus_id,
             [*(e.unit_id for e in events), *(u for o in observations for u in o.returned_ids)],
-            file=text.name, allow_unknown=allow_unknown_ids,
+            file=text.name, allow_unknown=allow_unknown_ids, source=text,
         )
         summary.queries = register_queries(db, study_id, (o.query_id for o in observations))
         n, reopened = write_label_events(

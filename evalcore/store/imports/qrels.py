@@ -89,7 +89,7 @@ def import_qrels(
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
-                        what="document", allow_unknown=allow_unknown_ids)
+                        what="document", allow_unknown=allow_unknown_ids, source=text)
         n, reopened = write_label_events(
             db, study_id=study_id, threshold=study.relevance_threshold, events=events,
             origin=f"import of {text.name}",

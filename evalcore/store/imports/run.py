@@ -76,7 +76,8 @@ def import_run(
                 hint="choose another name with --name")])
         check_known_ids(db, study.corpus_id,
                         (d for docs in run.doc_ids.values() for d in docs),
-                        file=text.name, what="document", allow_unknown=allow_unknown_ids)
+                        file=text.name, what="document", allow_unknown=allow_unknown_ids,
+                        source=text)
         add_run(db, actor=actor, study_id=study_id, name=run_name, source="imported", k=k, results=_rows(run),
                 protocol={"imported_from": Path(text.name).name},
                 corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)
