@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
-from evalcore.compute.measures.ranking import Cut, segment_cumsum, segment_sum
+from evalcore.compute.measures.ranking import Cut, segment_cumsum, segment_reduce, segment_sum
 from evalcore.contract.measures import Measure
 
 FAMILY = "AP"
@@ -50,13 +50,13 @@ def _best_mean(
         start = np.where(den > 0, start, 0.0)
     if pool.size == 0:
         return start
-    order = np.lexsort((-pool if upper else pool, query))
+    # Pool values lie in [0, 1]: one float key sorts by query, then by value.
+    order = np.argsort(query * 4.0 + ((1.0 - pool) if upper else pool))
     q, vals = query[order], pool[order]
     taken = segment_cumsum(q, vals)
     t = segment_cumsum(q, np.ones(q.size, dtype=np.int64))
     candidate = (base[q] + taken) / (den[q] + t)
-    (np.maximum if upper else np.minimum).at(start, q, candidate)
-    return start
+    return segment_reduce(np.maximum if upper else np.minimum, q, candidate, start)
 
 
 def compute(cut: Cut, measure: Measure) -> MeasureArrays:

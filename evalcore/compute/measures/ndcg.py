@@ -43,7 +43,13 @@ from __future__ import annotations
 import numpy as np
 
 from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
-from evalcore.compute.measures.ranking import Cut, discounts, segment_cumsum, segment_sum
+from evalcore.compute.measures.ranking import (
+    Cut,
+    discounts,
+    segment_cumsum,
+    segment_reduce,
+    segment_sum,
+)
 from evalcore.contract.evaluation_protocol import GainMode
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.measures import Measure
@@ -60,17 +66,26 @@ def gain_values(mode: GainMode) -> np.ndarray:
 def ideal_dcg(
     query: np.ndarray, gain: np.ndarray, k: np.ndarray, table: np.ndarray, disc: np.ndarray
 ) -> np.ndarray:
-    """Per-query IDCG@k of the gains ``gain`` held by query ``query``, without a loop."""
+    """Per-query IDCG@k of the gains ``gain`` held by query ``query``, without a sort.
+
+    Sorted descending, the labels of one gain g fill a contiguous block of ideal
+    ranks, so IDCG is a sum over the MAX_GAIN + 1 gain levels of ``table[g]`` times
+    the discounts of that block (cut at k), read from cumulative discounts.
+    """
     n = k.size
-    # Sort by (query, gain descending) through one integer key.
-    key = query * (MAX_GAIN + 1) + (MAX_GAIN - gain.astype(np.int64))
-    key.sort()
-    q = key // (MAX_GAIN + 1)
-    g = MAX_GAIN - key % (MAX_GAIN + 1)
-    starts = np.searchsorted(q, np.arange(n, dtype=np.int64))
-    rank = np.arange(1, key.size + 1, dtype=np.int64) - starts[q]
-    keep = rank <= k[q]
-    return segment_sum(q[keep], table[g[keep]] * disc[rank[keep]], n)
+    levels = MAX_GAIN + 1
+    counts = np.bincount(
+        query * levels + gain.astype(np.int64), minlength=n * levels
+    ).reshape(n, levels)
+    cum = np.cumsum(disc)  # cum[r] = sum of discounts of ranks 1..r (disc[0] is 0)
+    out = np.zeros(n, dtype=np.float64)
+    start = np.zeros(n, dtype=np.int64)
+    for g in range(MAX_GAIN, 0, -1):
+        end = start + counts[:, g]
+        if table[g]:
+            out += table[g] * (cum[np.minimum(end, k)] - cum[np.minimum(start, k)])
+        start = end
+    return out
 
 
 def _fill_value(cut: Cut, g: np.ndarray, table: np.ndarray, disc: np.ndarray) -> np.ndarray:
@@ -78,26 +93,35 @@ def _fill_value(cut: Cut, g: np.ndarray, table: np.ndarray, disc: np.ndarray) ->
     1..k not held by the flat positions ``g`` (sorted by query, then rank)."""
     r = cut.ranking
     n = cut.n
-    k = np.minimum(cut.k, np.diff(r.label_offsets) + np.bincount(cut.query[g], minlength=n))
+    levels = MAX_GAIN + 1
+    known = ~r.label_conflict
+    counts = np.bincount(
+        r.label_query[known] * levels + r.label_low[known].astype(np.int64), minlength=n * levels
+    ).reshape(n, levels)
+    gq = cut.query[g]
+    # Free ranks 1..k' (k' = min(k, known labels + |G|): enough free ranks for every label).
+    k = np.minimum(cut.k, counts.sum(axis=1) + np.bincount(gq, minlength=n))
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(k, out=starts[1:])
     free = np.ones(int(starts[-1]), dtype=bool)
-    held = cut.rank[g] <= k[cut.query[g]]
-    free[starts[cut.query[g][held]] + cut.rank[g][held] - 1] = False
+    held = cut.rank[g] <= k[gq]
+    free[starts[gq[held]] + cut.rank[g][held] - 1] = False
     slot_query = np.repeat(np.arange(n, dtype=np.int64), k)
     slot_rank = np.arange(starts[-1], dtype=np.int64) - starts[slot_query] + 1
-    fq, frank = slot_query[free], slot_rank[free]
-    free_start = np.searchsorted(fq, np.arange(n, dtype=np.int64))
-    n_free = np.bincount(fq, minlength=n)
-    known = ~r.label_conflict
-    key = r.label_query[known] * (MAX_GAIN + 1) + (MAX_GAIN - r.label_low[known].astype(np.int64))
-    key.sort()
-    q = key // (MAX_GAIN + 1)
-    gain = MAX_GAIN - key % (MAX_GAIN + 1)
-    order = np.arange(key.size, dtype=np.int64) - np.searchsorted(q, q)
-    keep = order < n_free[q]
-    slot = free_start[q[keep]] + order[keep]
-    return segment_sum(q[keep], table[gain[keep]] * disc[frank[slot]], n)
+    free_disc = disc[slot_rank[free]]
+    n_free = np.bincount(slot_query[free], minlength=n)
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(n_free, out=first[1:])
+    cum = np.concatenate(([0.0], np.cumsum(free_disc)))
+    out = np.zeros(n, dtype=np.float64)
+    at = np.zeros(n, dtype=np.int64)
+    for level in range(MAX_GAIN, 0, -1):  # labels of one gain fill a block of free ranks
+        end = at + counts[:, level]
+        if table[level]:
+            hi, lo = np.minimum(end, n_free), np.minimum(at, n_free)
+            out += table[level] * (cum[first[:-1] + hi] - cum[first[:-1] + lo])
+        at = end
+    return out
 
 
 def _split_lower(cut: Cut, g: np.ndarray, known_dcg: np.ndarray, ref_high: np.ndarray,
@@ -113,14 +137,13 @@ def _split_lower(cut: Cut, g: np.ndarray, known_dcg: np.ndarray, ref_high: np.nd
     # IDCG 0 in a completion: undefined (skipped), or 0 under trec_eval.
     undefined = 0.0 if cut.protocol.trec_eval else np.inf
     best = ratio(base_x, base_s, undefined)
-    order = np.lexsort((-cut.rank[g], q))  # deepest first within each query
+    order = np.arange(q.size - 1, -1, -1)  # positions come by (query, rank): deepest first
     q, step_x, step_s = q[order], ((high - low) * d)[order], (high - low)[order]
     x = base_x[q] + segment_cumsum(q, step_x)
     s = base_s[q] + segment_cumsum(q, step_s)
     with np.errstate(divide="ignore", invalid="ignore"):
         candidate = np.where(s > 0, x / np.where(s > 0, s, 1), undefined)
-    np.minimum.at(best, q, candidate)
-    return best
+    return segment_reduce(np.minimum, q, candidate, best)
 
 
 def compute(cut: Cut, measure: Measure) -> MeasureArrays:
@@ -129,13 +152,13 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     table = gain_values(cut.protocol.gain)
     # Ranks never exceed the positions measured or the labels held (plus the
     # unlabeled units added to them for the bounds), whatever k is.
-    depth = int(cut.rank.max(initial=0)) + int(np.diff(r.label_offsets).max(initial=0))
+    depth = r.max_rank + int(np.diff(r.label_offsets).max(initial=0))
     disc = discounts(depth)
     weight = np.where(cut.counted, disc[cut.rank], 0.0)
     dcg_low = segment_sum(cut.query, table[cut.low] * weight, n)
     idcg_low = ideal_dcg(r.label_query, r.label_low, cut.k, table, disc)
     value = ratio(dcg_low, idcg_low, 0.0)
-    if not (cut.any_unlabeled.any() or r.label_conflict.any()):
+    if not (cut.any_unlabeled.any() or r.has_conflict):
         return MeasureArrays(
             value=value,
             reason_bits=population_reasons(cut, np.zeros(n, dtype=bool), idcg_low <= 0),

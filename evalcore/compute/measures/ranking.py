@@ -27,6 +27,7 @@ import numpy as np
 
 from evalcore.compute.batch import CODE_HIGH, CODE_LOW, CONFLICT_BASE, UNLABELED, ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.gains import MAX_GAIN
 
 
 def segment_count(query: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
@@ -48,6 +49,18 @@ def segment_cumsum(query: np.ndarray, values: np.ndarray) -> np.ndarray:
     before = np.concatenate(([0], total[starts[1:] - 1])) if starts.size > 1 else np.zeros(1)
     lengths = np.diff(np.append(starts, total.size))
     return total - np.repeat(before.astype(total.dtype, copy=False), lengths)
+
+
+def segment_reduce(
+    ufunc: np.ufunc, query: np.ndarray, values: np.ndarray, into: np.ndarray
+) -> np.ndarray:
+    """Fold ``values`` into ``into[query]`` with ``ufunc`` (e.g. ``np.maximum``); ``query``
+    must be sorted (flat positions grouped by query)."""
+    if values.size:
+        starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+        q = query[starts]
+        into[q] = ufunc(into[q], ufunc.reduceat(values, starts))
+    return into
 
 
 def first_rank(query: np.ndarray, rank: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
@@ -91,6 +104,8 @@ class RankingArrays:
     label_high: np.ndarray  # int8[L]
     label_offsets: np.ndarray  # int64[n + 1]
     protocol: EvalProtocol
+    has_conflict: bool = False  # some label is in conflict
+    within_own_k: bool = True  # no packed position lies beyond its observation's k
     _cuts: dict[tuple[int | None, int], Cut] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -98,16 +113,24 @@ class RankingArrays:
         n = len(batch)
         code = batch.pos_gain
         unlabeled = code == UNLABELED
-        judged = ~unlabeled
-        index = code.astype(np.intp) + 1
-        low, high = CODE_LOW[index], CODE_HIGH[index]
-        conflict = code >= CONFLICT_BASE
-        if conflict.any():
-            judged &= ~conflict
+        label_code = batch.label_gain
+        has_conflict = bool(batch.conflict_labels)
+        if has_conflict:
+            index = code.astype(np.intp) + 1
+            low, high = CODE_LOW[index], CODE_HIGH[index]
+            conflict = code >= CONFLICT_BASE
+            judged = ~unlabeled & ~conflict
+            label_index = label_code.astype(np.intp) + 1
+            label_low, label_high = CODE_LOW[label_index], CODE_HIGH[label_index]
+        else:  # codes are gains or UNLABELED: no table lookups
+            low = np.maximum(code, np.int8(0))
+            high = np.where(unlabeled, np.int8(MAX_GAIN), code)
+            conflict = np.zeros(code.shape, dtype=bool)
+            judged = ~unlabeled
+            label_low = label_high = label_code
         if protocol.unjudged_are_nonrelevant:
             high = np.where(unlabeled, np.int8(0), high)
             unlabeled = np.zeros(code.shape, dtype=bool)
-        label_index = batch.label_gain.astype(np.intp) + 1
         complete = batch.population_complete
         if protocol.trec_eval:
             complete = np.ones(n, dtype=bool)
@@ -124,10 +147,12 @@ class RankingArrays:
             counted=~batch.pos_dup,
             population_complete=complete,
             label_query=np.repeat(np.arange(n, dtype=np.int64), batch.n_labels),
-            label_low=CODE_LOW[label_index],
-            label_high=CODE_HIGH[label_index],
+            label_low=label_low,
+            label_high=label_high,
             label_offsets=batch.label_offsets,
             protocol=protocol,
+            has_conflict=has_conflict,
+            within_own_k=batch.depth == 0 or bool((batch.k >= batch.depth).all()),
         )
 
     def cut(self, k: int | None, threshold: int) -> Cut:
@@ -141,7 +166,13 @@ class RankingArrays:
     @cached_property
     def label_conflict(self) -> np.ndarray:
         """bool[L]: reference labels in conflict."""
+        if not self.has_conflict:
+            return np.zeros(self.label_low.shape, dtype=bool)
         return self.label_low != self.label_high
+
+    @cached_property
+    def max_rank(self) -> int:
+        return int(self.rank.max(initial=0))
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,8 +221,9 @@ class Cut:
             for name in ("query", "rank", "low", "high", "unlabeled", "conflict", "judged",
                          "counted")
         }
-        inside = r.rank <= ks[r.query]
-        if not inside.all():
+        everything = r.within_own_k if k is None else k >= r.max_rank
+        if not everything:
+            inside = r.rank <= ks[r.query]
             arrays = {name: a[inside] for name, a in arrays.items()}
         query, counted, low, high = arrays["query"], arrays["counted"], arrays["low"], arrays["high"]
         sure = counted & (low >= threshold)
