@@ -56,8 +56,10 @@ def test_rows_carry_labels_annotators_and_flags(db) -> None:
     assert ins.flag_counts() == {"unlabeled": 2, "duplicate": 1, "permission_violation": 0,
                                  "conflict": 1}
     precision = ins.result.metrics["precision"]
-    assert not precision.available and precision.reasons == ["unlabeled_returned"]
-    assert set(precision.blocking_ids) == {"B", "C"}
+    # B (0 vs 3) is in conflict, not unlabeled (contract section 9): C blocks as unlabeled.
+    assert not precision.available
+    assert precision.reasons == ["unlabeled_returned", "label_conflict"]
+    assert precision.blocking_ids == ["C"] and precision.conflict_ids == ["B"]
     assert ins.query_text == "the query" and ins.k == 4
 
 
