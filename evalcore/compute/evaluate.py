@@ -398,7 +398,6 @@ def evaluate(
     pairs into the report.
     """
     protocol = protocol or EvalProtocol()
-    batch = ObservationBatch.from_observations(
-        observations, protocol, min_depth=packing_depth(measures)
-    )
+    depth = packing_depth(list(_named(measures).values()))  # also checks the measures
+    batch = ObservationBatch.from_observations(observations, protocol, min_depth=depth)
     return evaluate_batch(batch, protocol, measures=measures, diagnostics=diagnostics)

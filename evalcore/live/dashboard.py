@@ -303,7 +303,11 @@ class LiveDashboard:
         for _, top in per_run.values():
             pooled.update(top)
         some = next(iter(observations.values()), None)
-        labeled = {lab.id for lab in some.labels if lab.conflict is None} if some is not None else set()
+        # A unit in conflict is in the labels (section 9) but has no resolved gain.
+        labeled = (
+            {label.id for label in some.labels if label.gain is not None}
+            if some is not None else set()
+        )
         self._coverage[query_id] = QueryCoverage(pooled=len(pooled), labeled=len(pooled & labeled))
         self._complete[query_id] = bool(some.population_complete) if some is not None else False
 
