@@ -96,6 +96,8 @@ def test_verify_reports_counts_and_changes_nothing(store) -> None:
     assert result.exit_code == 0, result.output
     assert "integrity ok; 1 frozen reference(s) checked" in result.stdout
     assert "label_events: 1 row(s)" in result.stdout and result.stdout.endswith(": ok\n")
+    check = verify_store(store)
+    assert check.ok and check.tables["reference_versions"] == 1 and check.references_checked == 1
     assert store.read_bytes() == before
 
 
