@@ -1,57 +1,72 @@
 """Relevance Ledger's evaluation core.
 
-The public API, by name::
+Data flows one way (docs/architecture.md maps the packages): files or the UI -> validated pydantic models
+(:mod:`evalcore.contract.observation`, :mod:`evalcore.contract.evaluation_protocol`) -> store -> metric
+computer -> report models (:mod:`evalcore.contract.results`) -> rendering.
 
-    from evalcore import EvalProtocol, Observation, evaluate
+A number is published only when the evidence behind it is complete; otherwise
+the metric is *unavailable*, with the reasons and the blocking unit IDs.
 
-    report = evaluate(observations, EvalProtocol(relevance_threshold=2))
+The public API, in one import::
 
-* :func:`evaluate` -- every metric of every query, or why it is unavailable, and
-  the aggregates, as an :class:`EvaluationReport`;
-* :class:`Observation` -- one query's returned IDs, labels and completeness claim;
-* :class:`EvalProtocol` -- relevance threshold, gain mode, compatibility policy;
-* :class:`EvaluationReport` -- the result (contract section 7);
-* ``__version__``.
+    import evalcore
+    result = evalcore.evaluate("qrels.txt", "run.txt", measures=["nDCG@10", "P@5"])
 
-Data flows one way: files or the UI -> validated pydantic models (:mod:`evalcore.contract`)
--> store -> metric computer (:mod:`evalcore.compute`) -> report models -> rendering;
-docs/architecture.md maps the packages. A number is published only when the evidence
-behind it is complete; otherwise the metric is *unavailable*, with the reasons and the
-blocking unit IDs.
-
-The names are loaded on first use, so ``import evalcore.store...`` (or the command line)
-does not pay for the metric computer.
+``evaluate`` (:mod:`evalcore.api.evaluate`), ``parse_measure`` and ``Measure``
+(:mod:`evalcore.contract.measures`), ``EvaluationResult`` and ``Unavailable``
+(:mod:`evalcore.api.result`), ``Observation``, ``EvalProtocol`` and
+``EvaluationReport`` (the contract models). They are imported on first use,
+so ``import evalcore`` (and the CLI's start) stays cheap.
 """
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalcore.contract.version import __version__
 
-if TYPE_CHECKING:
-    from evalcore.compute.evaluate import evaluate
-    from evalcore.contract.evaluation_protocol import EvalProtocol
-    from evalcore.contract.observation import Observation
-    from evalcore.contract.results import EvaluationReport
-
 #: Public name -> the module that defines it.
-_HOMES = {
-    "evaluate": "evalcore.compute.evaluate",
-    "EvalProtocol": "evalcore.contract.evaluation_protocol",
+_EXPORTS: dict[str, str] = {
+    "evaluate": "evalcore.api.evaluate",
+    "EvaluationResult": "evalcore.api.result",
+    "Unavailable": "evalcore.api.result",
+    "parse_measure": "evalcore.contract.measures",
+    "Measure": "evalcore.contract.measures",
+    "UnknownMeasure": "evalcore.contract.measures",
     "Observation": "evalcore.contract.observation",
+    "EvalProtocol": "evalcore.contract.evaluation_protocol",
     "EvaluationReport": "evalcore.contract.results",
 }
 
-__all__ = ["EvalProtocol", "EvaluationReport", "Observation", "__version__", "evaluate"]
+__all__ = [
+    "EvalProtocol",
+    "EvaluationReport",
+    "EvaluationResult",
+    "Measure",
+    "Observation",
+    "Unavailable",
+    "UnknownMeasure",
+    "__version__",
+    "evaluate",
+    "parse_measure",
+]
+
+if TYPE_CHECKING:
+    from evalcore.api.evaluate import evaluate
+    from evalcore.api.result import EvaluationResult, Unavailable
+    from evalcore.contract.evaluation_protocol import EvalProtocol
+    from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
+    from evalcore.contract.observation import Observation
+    from evalcore.contract.results import EvaluationReport
 
 
-def __getattr__(name: str) -> object:
-    if name not in _HOMES:
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
         raise AttributeError(f"module 'evalcore' has no attribute {name!r}")
-    value = getattr(import_module(_HOMES[name]), name)
-    globals()[name] = value  # later look-ups skip this function
+    value = getattr(import_module(module), name)
+    globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -14,6 +14,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 TREC_EVAL_DATA = SHARED / "data" / "trec_eval"
+#: trec_eval's source, built by the parity tests (tests/test_trec_eval_parity.py).
+TREC_EVAL_SOURCE = SHARED / "tools" / "trec_eval-src.tar.gz"
 REQUIRE_ENV = "RELEVANCE_LEDGER_REQUIRE_SHARED"
 
 

@@ -18,6 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("contract",),
     ("compute",),
     ("io",),
+    ("api",),
     ("access",),
     ("store",),
     ("annotation", "retrieval"),

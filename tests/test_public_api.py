@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import evalcore
-from evalcore.compute.evaluate import evaluate as compute_evaluate
+from evalcore.api.evaluate import evaluate as api_evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import EvaluationReport
@@ -22,14 +22,15 @@ def test_evaluate_is_the_function_and_the_models_are_the_contract_models() -> No
     from evalcore import Observation as Obs
     from evalcore import evaluate
 
-    assert evaluate is compute_evaluate and callable(evaluate)
+    assert evaluate is api_evaluate and callable(evaluate)
     assert (Obs, Protocol, Report) == (Observation, EvalProtocol, EvaluationReport)
     assert evalcore.__version__ == __version__
 
 
 def test_all_names_exactly_what_the_package_exports() -> None:
     assert sorted(evalcore.__all__) == [
-        "EvalProtocol", "EvaluationReport", "Observation", "__version__", "evaluate",
+        "EvalProtocol", "EvaluationReport", "EvaluationResult", "Measure", "Observation",
+        "Unavailable", "UnknownMeasure", "__version__", "evaluate", "parse_measure",
     ]
     for name in evalcore.__all__:
         assert getattr(evalcore, name) is not None

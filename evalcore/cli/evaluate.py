@@ -3,24 +3,41 @@
     evalcore evaluate --observations run.jsonl
     evalcore evaluate --qrels qrels.txt --run run.txt --k 10 [--complete]
                       [--unjudged-as-nonrelevant] [--gain-map "-1:0,5:4"]
-    evalcore evaluate --db store.db --study S --run R [--reference v1]   (see cli.store_source)
+    evalcore evaluate --qrels qrels.txt --run run.txt -m nDCG@10 -m P@5 -m R@100
+    evalcore evaluate --qrels qrels.txt --run run.txt --trec-eval [--trec-eval-all-queries] -m P@10
+    evalcore evaluate --db store.db --study S --run R [--reference v1] [-m P@5 ...]
+                      (see cli.store_source)
+
+Measures: ``-m NAME`` (repeatable) names measures of the catalogue (contract
+section 10: ``P@5``, ``P(rel=2)@5``, ``R@100``, ``nDCG@10``, ``RR@10``, ``AP@100``,
+``Success@10``, ``Judged@10``, ``RBP(p=0.8)@10``); outputs are keyed by their
+canonical names. Without ``-m`` the section-7 set is computed at ``--k`` and
+the output keeps its section-7 keys. With ``-m``, ``--k`` is the cutoff of
+measures named without ``@k`` and may be left out when every measure has one.
+A stored run (``--db``) is evaluated at any cutoff up to its depth.
 
 Protocol options: ``--relevance-threshold`` (1..4), ``--gain linear|exponential``,
 ``--unjudged-as-nonrelevant`` (the trec_eval compatibility policy; printed in
-every output). ``--format json`` (default) prints the section-7 report on
-stdout: ``protocol``, ``queries``, ``aggregates`` and ``diagnostics`` (tied
-score pairs, returned duplicates, reader notes). ``--format table`` prints a
-plain-text table.
+every output). ``--trec-eval`` is trec_eval's behaviour in one switch, for TREC
+files: unjudged units non-relevant, every population complete, run queries
+without qrels ignored (and qrels queries without results, unless
+``--trec-eval-all-queries``, trec_eval's ``-c``, counts them as 0), queries
+without a relevant unit valued as trec_eval values them, and run lines with
+text after the tag read as trec_eval reads them; ``"trec_eval": true`` is in
+the output's ``protocol``. ``--format json`` (default) prints the section-7
+report on stdout: ``protocol``, ``queries``, ``aggregates`` and ``diagnostics``
+(tied score pairs, returned duplicates, reader notes). ``--format table``
+prints a plain-text table.
 
 Exit status: 0 success; 2 invalid input or options. On invalid input every
 error is printed on stderr as ``file:line: field: message`` and nothing is
 printed on stdout.
 
-Input sources are small functions returning an :class:`EvalInput` (a packed
-batch plus reader diagnostics); a new source (e.g. a store) adds its options,
-a branch in :func:`_choose_source` and one such function. A source that has
-:class:`~evalcore.contract.observation.Observation` objects packs them with
-:func:`~evalcore.cli.eval_input.packed`.
+Input sources are small functions returning an
+:class:`~evalcore.api.inputs.EvalInput` (a packed batch plus reader
+diagnostics) for a protocol and the named measures; a new source (e.g. a
+store) adds its options, a branch in :func:`_choose_source` and one such
+function. The TREC source is the Python API's (:mod:`evalcore.api.inputs`).
 """
 
 from __future__ import annotations
@@ -31,67 +48,29 @@ from pathlib import Path
 
 import click
 
+from evalcore.api.inputs import EvalInput, packed, trec_input
+from evalcore.api.result import report_json
 from evalcore.cli import main
-from evalcore.cli.eval_input import EvalInput, packed
 from evalcore.cli.store_source import choose_store_source, with_study_settings
-from evalcore.compute.batch import ObservationBatch
-from evalcore.compute.evaluate import evaluate_batch
+from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
 from evalcore.contract.observation import MAX_K
-from evalcore.contract.results import EvaluationReport
 from evalcore.io.errors import InputErrors
 from evalcore.io.observations_jsonl import read_observations
-from evalcore.io.trec import (
-    parse_gain_map,
-    read_qrels,
-    read_run,
-    trec_columns,
-    trec_diagnostics,
-)
+from evalcore.io.trec import parse_gain_map
 from evalcore.report.text_table import render_table
 
+__all__ = ["EvalInput", "packed", "report_json"]
 
-def observations_source(path: Path, protocol: EvalProtocol) -> EvalInput:
+Measures = tuple[Measure, ...] | None
+Loader = Callable[[EvalProtocol, Measures], EvalInput]
+
+
+def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) -> EvalInput:
     """Observation JSONL (contract section 2)."""
-    return packed(read_observations(path), protocol)
-
-
-def trec_source(
-    qrels_path: Path,
-    run_path: Path,
-    k: int,
-    *,
-    complete: bool,
-    gain_map: dict[int, int] | None,
-    protocol: EvalProtocol,
-) -> EvalInput:
-    """TREC qrels + run (contract section 8), packed without building observations."""
-    errors: list[InputErrors] = []
-    qrels = run = None
-    try:
-        qrels = read_qrels(qrels_path, gain_map)
-    except InputErrors as exc:
-        errors.append(exc)
-    try:
-        run = read_run(run_path)
-    except InputErrors as exc:
-        errors.append(exc)
-    if errors or qrels is None or run is None:
-        raise InputErrors(
-            [e for exc in errors for e in exc.errors], sum(exc.total for exc in errors)
-        )
-    cols = trec_columns(qrels, run, complete=complete)
-    batch = ObservationBatch.from_columns(
-        cols.query_ids,
-        k,
-        cols.returned_ids,
-        cols.label_ids,
-        cols.label_gains,
-        cols.population_complete,
-        protocol=protocol,
-    )
-    return EvalInput(batch, trec_diagnostics(qrels, run))
+    return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
 
 
 def _choose_source(
@@ -105,7 +84,10 @@ def _choose_source(
     db: Path | None = None,
     study: str | None = None,
     reference: str | None = None,
-) -> Callable[[EvalProtocol], EvalInput]:
+    measures: Measures = None,
+    trec_eval: bool = False,
+    all_queries: bool = False,
+) -> Loader:
     """Check that the options name exactly one input source; return its loader."""
     trec_given = [name for name, v in (("--qrels", qrels), ("--run", run)) if v is not None]
     trec_only = [
@@ -114,9 +96,15 @@ def _choose_source(
             ("--k", k is not None),
             ("--complete", complete),
             ("--gain-map", gain_map is not None),
+            ("--trec-eval", trec_eval),
+            ("--trec-eval-all-queries", all_queries),
         )
         if given
     ]
+    if all_queries and not trec_eval:
+        raise click.UsageError(
+            "--trec-eval-all-queries is trec_eval's -c within --trec-eval: give --trec-eval too"
+        )
     if db is not None or study is not None or reference is not None:
         file_options = [n for n, v in (("--observations", observations), ("--qrels", qrels))
                         if v is not None]
@@ -129,7 +117,7 @@ def _choose_source(
                 f"--observations cannot be combined with {', '.join(trec_given + trec_only)}: "
                 "an observation file carries its own k, labels and completeness"
             )
-        return lambda protocol: observations_source(observations, protocol)
+        return lambda protocol, measures: observations_source(observations, protocol, measures)
     if qrels is None or run is None:
         if not trec_given and not trec_only:
             raise click.UsageError(
@@ -138,22 +126,42 @@ def _choose_source(
         missing = [name for name in ("--qrels", "--run") if name not in trec_given]
         raise click.UsageError(f"TREC input needs {' and '.join(missing)} as well")
     if k is None:
-        raise click.UsageError("TREC input needs --k N, the cutoff depth (e.g. --k 10)")
+        uncut = [str(m) for m in measures or () if m.k is None]
+        if measures is None:
+            raise click.UsageError("TREC input needs --k N, the cutoff depth (e.g. --k 10)")
+        if uncut:
+            raise click.UsageError(
+                f"-m {', '.join(uncut)} has no cutoff: give --k N, or name it with @k "
+                f"(e.g. {uncut[0]}@10)"
+            )
+        k = packing_depth(measures)
     try:
         mapping = parse_gain_map(gain_map) if gain_map is not None else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--gain-map") from None
-    return lambda protocol: trec_source(
-        qrels, run, k, complete=complete, gain_map=mapping, protocol=protocol
+    cutoff = k  # a name the closure keeps (k is narrowed to int above)
+    return lambda protocol, measures: trec_input(
+        qrels,
+        run,
+        cutoff,
+        complete=complete,
+        protocol=protocol,
+        all_queries=all_queries,
+        gain_map=mapping,
+        min_depth=packing_depth(measures),
     )
 
 
-def report_json(report: EvaluationReport) -> str:
-    """The section-7 JSON; ``unjudged_as_nonrelevant`` appears in ``protocol`` only when on."""
-    exclude = None
-    if not report.protocol.unjudged_as_nonrelevant:
-        exclude = {"protocol": {"unjudged_as_nonrelevant"}}
-    return report.model_dump_json(exclude=exclude)
+def _parse_measures(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> Measures:
+    """``-m`` values as measures (None when none is given); an unknown name exits 2."""
+    if not values:
+        return None
+    try:
+        return tuple(dict.fromkeys(parse_measure(v) for v in values))
+    except UnknownMeasure as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 
 _PATH = click.Path(dir_okay=False, path_type=Path)
@@ -174,7 +182,22 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option("--study", help="Study id in the store (with --db).")
 @click.option("--reference", help="Frozen reference version (with --db; default: working).")
-@click.option("--k", type=click.IntRange(1, MAX_K), help="Cutoff depth for TREC input.")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    callback=_parse_measures,
+    metavar="NAME",
+    help="A measure to compute (repeatable), e.g. -m nDCG@10 -m P@5 -m R@100; known: "
+    "P@k, P(rel=r)@k, R@k, nDCG@k, RR@k (MRR@k), AP@k, Success@k, Judged@k, RBP(p=0.8)@k. "
+    "Default: precision, recall, ndcg and reciprocal_rank at --k.",
+)
+@click.option(
+    "--k",
+    type=click.IntRange(1, MAX_K),
+    help="Cutoff depth for TREC input (with -m: the cutoff of measures named without @k).",
+)
 @click.option(
     "--complete",
     is_flag=True,
@@ -185,6 +208,21 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     is_flag=True,
     help="Compatibility policy for reproducing trec_eval: count unlabeled returned units "
     "as non-relevant. Printed in every output.",
+)
+@click.option(
+    "--trec-eval",
+    "trec_eval",
+    is_flag=True,
+    help="trec_eval's behaviour in one switch (TREC files): unjudged units non-relevant, "
+    "every population complete, run queries without qrels and qrels queries without results "
+    "ignored, queries without relevant units valued 0, text after a run line's tag ignored. "
+    "Printed in every output.",
+)
+@click.option(
+    "--trec-eval-all-queries",
+    "all_queries",
+    is_flag=True,
+    help="With --trec-eval: trec_eval's -c, every qrels query counts (no results: 0).",
 )
 @click.option(
     "--gain-map",
@@ -219,9 +257,12 @@ def evaluate_command(
     db: Path | None,
     study: str | None,
     reference: str | None,
+    measures: Measures,
     k: int | None,
     complete: bool,
     unjudged_as_nonrelevant: bool,
+    trec_eval: bool,
+    all_queries: bool,
     gain_map: str | None,
     relevance_threshold: int,
     gain: str,
@@ -238,16 +279,20 @@ def evaluate_command(
         db=db,
         study=study,
         reference=reference,
+        measures=measures,
+        trec_eval=trec_eval,
+        all_queries=all_queries,
     )
     protocol = EvalProtocol(
         relevance_threshold=relevance_threshold,
         gain=gain,  # type: ignore[arg-type]  # click.Choice guarantees the literal
         unjudged_as_nonrelevant=unjudged_as_nonrelevant,
+        trec_eval=trec_eval,
     )
     if db is not None:
         protocol = with_study_settings(db, study, protocol)
     try:
-        source = load(protocol)
+        source = load(protocol, measures)
     except InputErrors as exc:
         click.echo(str(exc), err=True)
         click.echo(
@@ -256,6 +301,8 @@ def evaluate_command(
             err=True,
         )
         sys.exit(2)
-    report = evaluate_batch(source.batch, protocol, diagnostics=source.diagnostics)
+    report = evaluate_batch(
+        source.batch, protocol, measures=measures, diagnostics=source.diagnostics
+    )
     text = report_json(report) + "\n" if fmt == "json" else render_table(report)
     click.echo(text, nl=False)

@@ -8,6 +8,9 @@ conflicts counted as unlabeled, completeness claims) or the frozen version
 evidence (``evalcore export qrels`` / ``export run`` give those files).
 ``--relevance-threshold`` and ``--gain`` default to the study's settings. An
 unknown study, run or reference is an input error (exit 2) naming the known ones.
+Measures (``-m P@5 -m nDCG@10``) may use any cutoff up to the depth the run
+was stored at (its ``k``); a deeper one is an input error, since the ranks
+below were never retrieved.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from evalcore.cli.eval_input import EvalInput, packed
+from evalcore.api.inputs import EvalInput, packed
+from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputError, InputErrors
 
@@ -27,7 +32,7 @@ from evalcore.io.errors import InputError, InputErrors
 def choose_store_source(
     *, db: Path | None, study: str | None, run: Path | None, reference: str | None,
     file_options: list[str],
-) -> Callable[[EvalProtocol], EvalInput]:
+) -> Callable[[EvalProtocol, tuple[Measure, ...] | None], EvalInput]:
     """Check the store options; return the loader (``--run`` is a run name here)."""
     if db is None:
         given = [n for n, v in (("--study", study), ("--reference", reference)) if v is not None]
@@ -43,7 +48,9 @@ def choose_store_source(
         raise click.UsageError(f"--db needs {' and '.join(missing)} as well (--run names a "
                                "stored run)")
     assert study is not None and run is not None
-    return lambda protocol: store_source(db, study, str(run), reference, protocol)
+    return lambda protocol, measures: store_source(
+        db, study, str(run), reference, protocol, measures
+    )
 
 
 def _lookup_error(db: Path, option: str, exc: Exception) -> InputErrors:
@@ -51,7 +58,12 @@ def _lookup_error(db: Path, option: str, exc: Exception) -> InputErrors:
 
 
 def store_source(
-    db_path: Path, study: str, run_name: str, reference: str | None, protocol: EvalProtocol
+    db_path: Path,
+    study: str,
+    run_name: str,
+    reference: str | None,
+    protocol: EvalProtocol,
+    measures: tuple[Measure, ...] | None = None,
 ) -> EvalInput:
     """Observations of a stored run, packed for the metric computer."""
     from evalcore.store.connection import open_store
@@ -71,8 +83,18 @@ def store_source(
         raise _lookup_error(db_path, "--reference", exc) from None
     finally:
         db.conn.close()
+    depth = packing_depth(measures)
+    stored = max((o.k for o in observations), default=depth)
+    if depth > stored:
+        deeper = ", ".join(str(m) for m in measures or () if m.k is not None and m.k > stored)
+        raise InputErrors([InputError(
+            file=str(db_path), field="-m",
+            message=f"run {run_name!r} was stored to depth {stored}; {deeper} would need "
+            "ranks that were never retrieved",
+            hint=f"use cutoffs up to {stored}, or store a deeper run",
+        )])
     return packed(observations, protocol,
-                  Diagnostics(tied_score_pairs=tied_score_pairs(observations)))
+                  Diagnostics(tied_score_pairs=tied_score_pairs(observations)), min_depth=depth)
 
 
 def with_study_settings(

@@ -21,6 +21,10 @@ lines are skipped; see :mod:`evalcore.io.text_lines` for encoding rules):
   number of tied pairs (two items of one query with equal scores) is reported,
   because their order rests only on that convention. A doc ID repeated within
   a query keeps every position (the metric computer reports returned duplicates).
+  With ``extra_columns=True`` (the trec_eval compatibility switch) a run line
+  may hold more than 6 fields: text after the tag is ignored, as trec_eval's
+  reader ignores it (its test file ``results.trunc`` has such lines); the
+  number of such lines is reported in :attr:`TrecRun.notes`.
 
 Building observations (:func:`trec_columns`, :func:`trec_observations`): every
 qrels query becomes an observation (absent from the run: an empty ranking, a
@@ -45,7 +49,7 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
@@ -111,6 +115,7 @@ class TrecRun:
     tied_score_pairs: int
     ranked_scores: np.ndarray  # float64, all queries' scores in ranking order
     spans: dict[str, tuple[int, int]]  # query -> [start, end) in ranked_scores
+    extra_column_lines: int = 0  # lines with text after the tag (ignored, as trec_eval does)
 
     @property
     def query_ids(self) -> list[str]:
@@ -132,11 +137,17 @@ class TrecRun:
 
     @property
     def notes(self) -> list[str]:
-        """Facts worth a reader's attention (several run tags in one file)."""
-        if len(self.tags) <= 1:
-            return []
-        shown = ", ".join(self.tags[:5]) + (", ..." if len(self.tags) > 5 else "")
-        return [f"{self.name}: {len(self.tags)} different run tags: {shown}"]
+        """Facts worth a reader's attention (several run tags, ignored trailing columns)."""
+        out = []
+        if len(self.tags) > 1:
+            shown = ", ".join(self.tags[:5]) + (", ..." if len(self.tags) > 5 else "")
+            out.append(f"{self.name}: {len(self.tags)} different run tags: {shown}")
+        if self.extra_column_lines:
+            out.append(
+                f"{self.name}: {self.extra_column_lines} line(s) have text after the tag; "
+                "it was ignored, as trec_eval ignores it"
+            )
+        return out
 
 
 # --- tokenizing ------------------------------------------------------------------------------
@@ -172,16 +183,24 @@ def _has_other_whitespace(text: str) -> bool:
 
 
 def _checked_fields(
-    lines: list[str], first_line: int, names: tuple[str, ...], log: ErrorLog
+    lines: list[str],
+    first_line: int,
+    names: tuple[str, ...],
+    log: ErrorLog,
+    rows: _Rows,
 ) -> Iterator[tuple[int, list[str]]]:
     """The careful per-line path: ``(line_number, fields)`` of every data line.
 
     Blank and ``#`` comment lines are skipped; a line without ``len(names)``
-    fields is logged as an error and skipped.
+    fields is logged as an error and skipped, unless it has more and
+    ``rows.extra_columns`` allows that (the extra fields are dropped and counted).
     """
     width = len(names)
     for number, line in data_lines(lines, comments=True, first_line=first_line):
         fields = _FIELD_SEP.split(line.strip(" \t"))
+        if len(fields) > width and rows.extra_columns:
+            rows.extra_column_lines += 1
+            del fields[width:]
         if len(fields) != width:
             log.add(
                 number,
@@ -223,6 +242,8 @@ class _Rows:
     starts: list[int] = field(default_factory=list)  # first row of each run
     tags: dict[str, None] = field(default_factory=dict)
     lines: _LineMap = field(default_factory=_LineMap)
+    extra_columns: bool = False  # accept text after the last field (runs, trec_eval mode)
+    extra_column_lines: int = 0
 
     def mark(self) -> tuple[int, int]:
         return len(self.docs), len(self.keys)
@@ -247,6 +268,8 @@ def _read_rows(
     names: tuple[str, ...],
     log: ErrorLog,
     take_values: Callable[[list[str], int, _LineMap], None],
+    *,
+    extra_columns: bool = False,
 ) -> _Rows:
     """Read a qrels (4 fields) or run (6 fields) file into :class:`_Rows`.
 
@@ -255,8 +278,10 @@ def _read_rows(
     malformed line) is read again by the careful path, which names every bad line.
     After each chunk, ``take_values(tokens, first_row, lines)`` receives the
     chunk's gain or score tokens (to convert them while they are in cache).
+    ``extra_columns`` accepts lines with more fields than ``names`` (see
+    :func:`_checked_fields`); such a chunk always takes the careful path.
     """
-    rows = _Rows()
+    rows = _Rows(extra_columns=extra_columns)
     fast = _fast_run_chunk if len(names) == 6 else _fast_qrels_chunk
     value_col = 4 if len(names) == 6 else 3
     for first_line, lines, plain in _line_chunks(source.text):
@@ -272,7 +297,7 @@ def _read_rows(
                 rows.values = []
                 continue
         numbers: list[int] = []
-        for number, fields in _checked_fields(lines, first_line, names, log):
+        for number, fields in _checked_fields(lines, first_line, names, log, rows):
             rows.add(fields[0], fields[2], fields[value_col])
             if value_col == 4:
                 rows.tags[fields[5]] = None
@@ -453,12 +478,15 @@ def _qrels_from(
 # --- runs ------------------------------------------------------------------------------------
 
 
-def read_run(path: str | PathLike[str]) -> TrecRun:
-    """Read a TREC run file; raise :class:`~evalcore.io.errors.InputErrors` listing every error."""
-    return parse_run(read_source(path))
+def read_run(path: str | PathLike[str], *, extra_columns: bool = False) -> TrecRun:
+    """Read a TREC run file; raise :class:`~evalcore.io.errors.InputErrors` listing every error.
+
+    ``extra_columns=True`` ignores text after the tag, as trec_eval does.
+    """
+    return parse_run(read_source(path), extra_columns=extra_columns)
 
 
-def parse_run(source: SourceText) -> TrecRun:
+def parse_run(source: SourceText, *, extra_columns: bool = False) -> TrecRun:
     """Validate decoded run text; same rules as :func:`read_run`."""
     log = ErrorLog(source.name)
     log.extend(source.errors)
@@ -467,7 +495,7 @@ def parse_run(source: SourceText) -> TrecRun:
     def take_scores(tokens: list[str], first_row: int, lines: _LineMap) -> None:
         parts.append(_parse_scores(tokens, first_row, lines, log))
 
-    rows = _read_rows(source, RUN_FIELDS, log, take_scores)
+    rows = _read_rows(source, RUN_FIELDS, log, take_scores, extra_columns=extra_columns)
     log.raise_if_any()
     if not rows.docs:
         log.add(None, None, "no results", "a run line is: query_id Q0 doc_id rank score tag")
@@ -524,7 +552,39 @@ def _rank_run(name: str, rows: _Rows, scores: np.ndarray) -> TrecRun:
     ranked = docs if order is None else list(map(docs.__getitem__, order))
     doc_ids = {q: ranked[a:b] for q, a, b in zip(keys, edges, edges[1:], strict=False)}
     spans = {q: (a, b) for q, a, b in zip(keys, edges, edges[1:], strict=False)}
-    return TrecRun(name, doc_ids, n, list(rows.tags), tied_pairs, s_sorted, spans)
+    return TrecRun(
+        name, doc_ids, n, list(rows.tags), tied_pairs, s_sorted, spans, rows.extra_column_lines
+    )
+
+
+def qrels_from_rows(
+    name: str, query_ids: Sequence[str], doc_ids: Sequence[str], gains: Sequence[int]
+) -> Qrels:
+    """Qrels from parallel rows already validated (gains in 0..4), with the file rules.
+
+    Repeated ``(query, doc)`` rows are treated as in a file, row ``i`` standing
+    for line ``i + 1``. Used for in-memory input (dicts, DataFrames).
+    """
+    rows = _rows_of(query_ids, doc_ids)
+    return _group_qrels(name, rows, list(gains))
+
+
+def run_from_rows(
+    name: str, query_ids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray
+) -> TrecRun:
+    """A run from parallel rows already validated (finite float64 scores), ranked as
+    :func:`read_run` ranks a file (score descending, doc ID descending; tied pairs counted)."""
+    rows = _rows_of(query_ids, doc_ids)
+    return _rank_run(name, rows, np.asarray(scores, dtype=np.float64))
+
+
+def _rows_of(query_ids: Sequence[str], doc_ids: Sequence[str]) -> _Rows:
+    """Rows with runs of equal consecutive query IDs found by numpy (no per-row Python)."""
+    q = np.asarray(query_ids, dtype=object)
+    starts = np.flatnonzero(np.concatenate(([q.size > 0], q[1:] != q[:-1])))
+    rows = _Rows(docs=list(doc_ids), keys=q[starts].tolist(), starts=starts.tolist())
+    rows.lines.add(0, 1, None)
+    return rows
 
 
 def _order_blocks(
@@ -607,9 +667,15 @@ _EMPTY_IDS: list[str] = []
 _EMPTY_GAINS: list[int] = []
 
 
-def trec_columns(qrels: Qrels, run: TrecRun, *, complete: bool) -> TrecColumns:
-    """Join qrels and run per query (see module docstring for the rules)."""
-    query_ids = sorted(set(qrels.doc_ids).union(run.doc_ids))
+def trec_columns(
+    qrels: Qrels, run: TrecRun, *, complete: bool, query_ids: Iterable[str] | None = None
+) -> TrecColumns:
+    """Join qrels and run per query (see module docstring for the rules).
+
+    ``query_ids`` restricts the join to those queries (default: every query of
+    qrels or run); see :mod:`evalcore.io.trec_eval_scope`.
+    """
+    query_ids = sorted(set(qrels.doc_ids).union(run.doc_ids) if query_ids is None else query_ids)
     q_docs, q_gains = qrels.doc_ids, qrels.gains
     r_docs = run.doc_ids
     return TrecColumns(

@@ -14,8 +14,9 @@ escaped so a crafted ID cannot rewrite the terminal.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from evalcore.contract.measures import parse_measure
 from evalcore.contract.results import (
     AGGREGATE_LABELS,
     METRIC_LABELS,
@@ -44,7 +45,8 @@ TREC_EVAL_TEXT = (
 def render_table(report: EvaluationReport) -> str:
     """The whole report as text (ends with a newline)."""
     k_label = _k_label(report)
-    metrics = [m for m in METRICS if m in report.aggregates] or list(METRICS)
+    legacy = [m for m in METRICS if m in report.aggregates]
+    metrics = legacy + [m for m in report.aggregates if m not in METRICS] or list(METRICS)
     out: list[str] = ["Relevance Ledger evaluation"]
     out.extend(protocol_lines(report))
     out.append("")
@@ -103,7 +105,7 @@ def aggregate_cell(value: AggregateValue) -> str:
 
 
 def _query_rows(report: EvaluationReport, metrics: Sequence[str], k_label: str) -> list[str]:
-    header = ["query", "k", *(METRIC_LABELS[m].format(k=k_label) for m in metrics), "notes"]
+    header = ["query", "k", *(_label(METRIC_LABELS, m, k_label) for m in metrics), "notes"]
     rows = [header]
     for q in report.queries:
         notes = []
@@ -122,11 +124,19 @@ def aggregate_lines(report: EvaluationReport, metrics: Sequence[str], k_label: s
     n = len(report.queries)
     lines = [f"aggregate over {n} quer{'y' if n == 1 else 'ies'}"]
     rows = [
-        ["  " + AGGREGATE_LABELS[m].format(k=k_label), aggregate_cell(report.aggregates[m])]
+        ["  " + _label(AGGREGATE_LABELS, m, k_label), aggregate_cell(report.aggregates[m])]
         for m in metrics
         if m in report.aggregates
     ]
     return lines + _align(rows)
+
+
+def _label(labels: Mapping[str, str], name: str, k_label: str) -> str:
+    """A column's label: ``P@10`` for a section-7 key, the canonical name for a measure
+    (its mean's name in the aggregate block: ``MRR@10`` for ``RR@10``)."""
+    if name in labels:
+        return labels[name].format(k=k_label)
+    return parse_measure(name).aggregate_name if labels is AGGREGATE_LABELS else name
 
 
 def diagnostics_lines(report: EvaluationReport) -> list[str]:

@@ -1,0 +1,140 @@
+"""What the metric computer is handed: a packed batch and the reader's diagnostics.
+
+Qrels and runs come as paths to TREC files, nested dicts, DataFrames
+(:mod:`evalcore.io.trec_mappings`) or already-read :class:`~evalcore.io.trec.Qrels`
+/ :class:`~evalcore.io.trec.TrecRun`; observations come as a list. Both
+``evalcore.evaluate`` and ``evalcore evaluate`` build their input here.
+
+**trec_eval compatibility** (``trec_eval=True``, ``--trec-eval``) on the input
+side: run lines with text after the tag are read as trec_eval reads them,
+only the queries trec_eval evaluates are kept
+(:mod:`evalcore.io.trec_eval_scope`; ``all_queries`` is its ``-c``), and every
+qrels population is complete. The protocol side (unjudged units non-relevant,
+a query without relevant units valued 0) is ``EvalProtocol(trec_eval=True)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any
+
+from evalcore.compute.batch import ObservationBatch
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.observation import Observation
+from evalcore.contract.results import Diagnostics
+from evalcore.io.errors import InputErrors
+from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run, trec_columns, trec_diagnostics
+from evalcore.io.trec_eval_scope import trec_eval_scope
+from evalcore.io.trec_mappings import qrels_from_mapping, run_from_mapping
+
+#: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, or
+#: already-read :class:`Qrels` / :class:`TrecRun`.
+TrecSource = Any
+
+
+@dataclass(frozen=True, eq=False)
+class EvalInput:
+    """What a source hands to the metric computer."""
+
+    batch: ObservationBatch
+    diagnostics: Diagnostics
+
+
+def packed(
+    observations: Sequence[Observation],
+    protocol: EvalProtocol,
+    diagnostics: Diagnostics | None = None,
+    *,
+    min_depth: int = 0,
+) -> EvalInput:
+    """An :class:`EvalInput` from validated observations, packed to ``max(k, min_depth)``."""
+    return EvalInput(
+        ObservationBatch.from_observations(observations, protocol, min_depth=min_depth),
+        diagnostics or Diagnostics(),
+    )
+
+
+def as_qrels(value: TrecSource, gain_map: Mapping[int, int] | None = None) -> Qrels:
+    """Qrels from a path, a nested dict, a DataFrame or a :class:`Qrels`."""
+    if isinstance(value, Qrels):
+        return value
+    if isinstance(value, str | PathLike):
+        return read_qrels(value, gain_map)
+    return qrels_from_mapping(value, gain_map)
+
+
+def as_run(value: TrecSource, *, extra_columns: bool = False) -> TrecRun:
+    """A run from a path, a nested dict, a DataFrame or a :class:`TrecRun`."""
+    if isinstance(value, TrecRun):
+        return value
+    if isinstance(value, str | PathLike):
+        return read_run(value, extra_columns=extra_columns)
+    return run_from_mapping(value)
+
+
+def read_pair(
+    qrels: TrecSource,
+    run: TrecSource,
+    *,
+    gain_map: Mapping[int, int] | None = None,
+    extra_columns: bool = False,
+) -> tuple[Qrels, TrecRun]:
+    """Read both inputs; the errors of both are raised together in one :class:`InputErrors`."""
+    errors: list[InputErrors] = []
+    q = r = None
+    try:
+        q = as_qrels(qrels, gain_map)
+    except InputErrors as exc:
+        errors.append(exc)
+    try:
+        r = as_run(run, extra_columns=extra_columns)
+    except InputErrors as exc:
+        errors.append(exc)
+    if errors or q is None or r is None:
+        raise InputErrors([e for exc in errors for e in exc.errors],
+                          sum(exc.total for exc in errors))
+    return q, r
+
+
+def trec_input(
+    qrels: TrecSource,
+    run: TrecSource,
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    min_depth: int = 0,
+) -> EvalInput:
+    """Qrels + run read (:func:`read_pair`), joined per query (contract section 8) and
+    packed to ``max(k, min_depth)``, without building observations.
+
+    Under ``protocol.trec_eval`` run lines may have text after the tag, only
+    trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
+    population is complete; the queries left out are counted in the diagnostics' notes.
+    """
+    q, r = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
+    scope = trec_eval_scope(q, r, all_queries=all_queries) if protocol.trec_eval else None
+    cols = trec_columns(
+        q,
+        r,
+        complete=complete or protocol.trec_eval,
+        query_ids=None if scope is None else scope.query_ids,
+    )
+    batch = ObservationBatch.from_columns(
+        cols.query_ids,
+        k,
+        cols.returned_ids,
+        cols.label_ids,
+        cols.label_gains,
+        cols.population_complete,
+        protocol=protocol,
+        min_depth=min_depth,
+    )
+    diagnostics = trec_diagnostics(q, r)
+    if scope is not None and scope.notes:
+        diagnostics = diagnostics.model_copy(update={"notes": [*scope.notes, *diagnostics.notes]})
+    return EvalInput(batch, diagnostics)

@@ -1,0 +1,227 @@
+"""The file side of trec_eval compatibility, and qrels/runs given as dicts or DataFrames.
+
+* run lines with text after the tag: refused by default, read as trec_eval reads
+  them (the text ignored, the lines counted in a note) with ``extra_columns``;
+* trec_eval's query scope: run queries without qrels are ignored, qrels queries
+  without results are ignored unless ``-c`` (all queries) counts them;
+* dicts and DataFrames follow the file rules: same ranking, tied pairs, errors.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.io.errors import InputErrors
+from evalcore.io.text_lines import decode_source
+from evalcore.io.trec import parse_qrels, parse_run
+from evalcore.io.trec_eval_scope import trec_eval_scope
+from evalcore.io.trec_mappings import qrels_from_mapping, run_from_mapping
+
+
+def run_text(text: str, **kw):
+    return parse_run(decode_source(text.encode(), "run.txt"), **kw)
+
+
+def qrels_text(text: str):
+    return parse_qrels(decode_source(text.encode(), "qrels.txt"))
+
+
+def messages(fn, *args, **kw) -> list[str]:
+    with pytest.raises(InputErrors) as exc:
+        fn(*args, **kw)
+    return [str(e) for e in exc.value.errors]
+
+
+# --- trailing columns ----------------------------------------------------------------------
+
+
+TRUNC = "1 Q0 a 1 2.0 tag more junk at\n1 Q0 b 2 3.0 tag\n2\tQ0\tc\t1\t1.5\ttag\t# end\n"
+
+
+def test_text_after_the_tag_is_refused_by_default_with_the_line():
+    assert messages(run_text, TRUNC) == [
+        "run.txt:1: expected 6 fields (query_id Q0 doc_id rank score tag), got 9 "
+        "(fields are separated by spaces or tabs)",
+        "run.txt:3: expected 6 fields (query_id Q0 doc_id rank score tag), got 8 "
+        "(fields are separated by spaces or tabs)",
+    ]
+
+
+def test_text_after_the_tag_is_ignored_and_counted_when_asked():
+    run = run_text(TRUNC, extra_columns=True)
+    assert run.doc_ids == {"1": ["b", "a"], "2": ["c"]}
+    assert run.scores_for("1") == [3.0, 2.0]
+    assert run.tags == ["tag"]
+    assert run.extra_column_lines == 2
+    assert run.notes == ["run.txt: 2 line(s) have text after the tag; it was ignored, as "
+                         "trec_eval ignores it"]
+
+
+def test_extra_columns_still_needs_six_fields_and_a_number():
+    text = "1 Q0 a 1 2.0\n1 Q0 b 2 x tag extra\n"
+    assert messages(run_text, text, extra_columns=True) == [
+        "run.txt:1: expected 6 fields (query_id Q0 doc_id rank score tag), got 5 "
+        "(fields are separated by spaces or tabs)",
+        "run.txt:2: score: must be a finite number, got 'x' "
+        "(the fifth field is the score; items are ranked by it)",
+    ]
+
+
+def test_extra_columns_reads_plain_files_the_same():
+    plain = "1 Q0 a 1 2.0 t\n1 Q0 b 2 2.0 t\n2 Q0 c 1 1.0 t\n"
+    a, b = run_text(plain), run_text(plain, extra_columns=True)
+    assert a.doc_ids == b.doc_ids and a.tied_score_pairs == b.tied_score_pairs == 1
+    assert b.extra_column_lines == 0 and b.notes == []
+
+
+# --- query scope -----------------------------------------------------------------------------
+
+
+def test_trec_eval_scope_keeps_the_intersection_and_names_what_it_ignores():
+    qrels = qrels_text("1 0 a 1\n2 0 b 1\n3 0 c 0\n")
+    run = run_text("1 Q0 a 1 1 t\n3 Q0 c 1 1 t\n9 Q0 z 1 1 t\n10 Q0 z 1 1 t\n")
+    scope = trec_eval_scope(qrels, run, all_queries=False)
+    assert scope.query_ids == ["1", "3"]
+    assert scope.notes == [
+        "2 run queries without qrels ignored, as trec_eval ignores them: 10, 9",
+        "1 qrels query without results ignored, as trec_eval ignores them without -c "
+        "(--trec-eval-all-queries counts them as 0): 2",
+    ]
+
+
+def test_trec_eval_scope_with_all_queries_counts_every_qrels_query():
+    qrels = qrels_text("1 0 a 1\n2 0 b 1\n")
+    run = run_text("1 Q0 a 1 1 t\n7 Q0 z 1 1 t\n")
+    scope = trec_eval_scope(qrels, run, all_queries=True)
+    assert scope.query_ids == ["1", "2"]
+    assert scope.notes[1] == "1 qrels query without results counted as 0 (trec_eval -c): 2"
+
+
+def test_scope_notes_name_at_most_five_queries():
+    qrels = qrels_text("".join(f"q{i} 0 a 1\n" for i in range(8)))
+    run = run_text("x Q0 a 1 1 t\n")
+    note = trec_eval_scope(qrels, run, all_queries=False).notes[-1]
+    assert note.endswith("q0, q1, q2, q3, q4, ... (3 more)")
+
+
+# --- dicts and DataFrames ----------------------------------------------------------------
+
+
+def test_dict_run_is_ranked_as_trec_eval_ranks_a_file():
+    as_dict = run_from_mapping({"q1": {"a": 1.0, "b": 2, "c": 2.0}, "q2": {"x": -1.5}})
+    as_file = run_text("q1 Q0 a 1 1.0 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 2.0 t\nq2 Q0 x 1 -1.5 t\n")
+    assert as_dict.doc_ids == as_file.doc_ids == {"q1": ["c", "b", "a"], "q2": ["x"]}
+    assert as_dict.tied_score_pairs == as_file.tied_score_pairs == 1
+    assert as_dict.scores_for("q1") == [2.0, 2.0, 1.0]
+
+
+def test_dataframe_input_equals_dict_input():
+    frame = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "x"], "score": [1.0, 2.0, 3.0]}
+    )
+    run = run_from_mapping(frame)
+    assert run.doc_ids == {"q1": ["b", "a"], "q2": ["x"]}
+    qframe = pd.DataFrame({"qid": [1, 1], "docno": ["a", "b"], "label": np.array([2, 0])})
+    qrels = qrels_from_mapping(qframe)
+    assert qrels.doc_ids == {"1": ["a", "b"]} and qrels.gains == {"1": [2, 0]}
+
+
+def test_gains_are_checked_like_a_file_and_every_error_is_named():
+    bad = {"q1": {"a": True, "b": 2.5, "c": "3", "d": 7, "e": -1}}
+    assert messages(qrels_from_mapping, bad) == [
+        "qrels (dict): query 'q1' doc 'a': gain must be an integer, got True "
+        "(gains are integers 0..4)",
+        "qrels (dict): query 'q1' doc 'b': gain must be an integer, got 2.5 "
+        "(gains are integers 0..4)",
+        "qrels (dict): query 'q1' doc 'c': gain must be an integer, got '3' "
+        "(gains are integers 0..4)",
+        "qrels (dict): query 'q1' doc 'd': gain 7 is outside 0..4 "
+        "(map it with gain_map={7: N}, N in 0..4)",
+        "qrels (dict): query 'q1' doc 'e': gain -1 is outside 0..4 "
+        "(map it with gain_map={-1: N}, N in 0..4)",
+    ]
+
+
+def test_gain_map_applies_to_dicts():
+    qrels = qrels_from_mapping({"q1": {"a": -1, "b": 7, "c": 2}}, {-1: 0, 7: 4})
+    assert qrels.gains == {"q1": [0, 4, 2]}
+    assert messages(qrels_from_mapping, {"q1": {"a": 7}}, {7: 9}) == [
+        "qrels (dict): query 'q1' doc 'a': gain 7 is mapped to 9, outside 0..4 (map it into 0..4)"
+    ]
+
+
+def test_bad_scores_and_ids_in_a_dataframe_name_the_row():
+    frame = pd.DataFrame(
+        {"query_id": ["q1", None, "q1"], "doc_id": ["a", "b", ""], "score": [np.nan, 1, np.inf]}
+    )
+    assert messages(run_from_mapping, frame) == [
+        "run (DataFrame): row 0 (score): score must be a finite number, got nan "
+        "(items are ranked by score)",
+        "run (DataFrame): row 2 (score): score must be a finite number, got inf "
+        "(items are ranked by score)",
+        "run (DataFrame): row 1 (query_id): query ID must be a non-empty string, got nan",
+        "run (DataFrame): row 2 (doc_id): doc ID must be a non-empty string, got ''",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ([("q1", "a", 1)], "qrels: expected a file path, a nested dict or a DataFrame, got list"),
+        ({"q1": [("a", 1)]}, "qrels (dict): query 'q1': expected a dict of doc ID -> value, "
+                             "got list"),
+        ({}, "qrels (dict): no judgments (give at least one query with one judged doc)"),
+        (pd.DataFrame({"query_id": ["q"], "doc": ["a"], "relevance": [1]}),
+         "qrels (DataFrame): has none of the columns doc_id, docno, docid; its columns are: "
+         "query_id, doc, relevance (name the column doc_id)"),
+        (pd.DataFrame({"query_id": ["q"], "qid": ["q"], "doc_id": ["a"], "relevance": [1]}),
+         "qrels (DataFrame): has more than one of the columns query_id, qid, q_id; its columns "
+         "are: query_id, qid, doc_id, relevance (name the column query_id)"),
+    ],
+)
+def test_wrong_shapes_say_what_is_expected(value, expected):
+    assert messages(qrels_from_mapping, value) == [expected]
+
+
+def test_booleans_and_floats_are_not_scores_or_ids():
+    assert messages(run_from_mapping, {"q1": {"a": True, 2.5: 1.0}}) == [
+        "run (dict): query 'q1' doc 'a': score must be a finite number, got True "
+        "(items are ranked by score)",
+        "run (dict): query 'q1' doc 2.5: doc ID must be a non-empty string, got 2.5",
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["q1", "q2", "q3"]),
+        st.dictionaries(st.sampled_from(list("abcdef")), st.sampled_from([0.0, 0.5, 1.0, 2.0]),
+                        min_size=1),
+        min_size=1,
+    )
+)
+def test_dict_runs_rank_exactly_as_the_same_run_written_as_a_file(run):
+    text = "".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items())
+    as_file, as_dict = run_text(text), run_from_mapping(run)
+    assert as_dict.doc_ids == as_file.doc_ids
+    assert as_dict.tied_score_pairs == as_file.tied_score_pairs
+
+
+def test_a_score_beyond_float_range_is_an_error_not_a_crash():
+    assert messages(run_from_mapping, {"q1": {"a": 10**400, "b": 1}}) == [
+        f"run (dict): query 'q1' doc 'a': score must be a finite number, got {'1' + '0' * 56}... "
+        "(items are ranked by score)",
+    ]
+
+
+def test_integer_keys_that_read_alike_follow_the_file_rules():
+    """{1: ..., "1": ...}: both are query "1", as in a file, and a doc judged twice with two
+    gains is kept twice (duplicate_reference), never silently overwritten."""
+    qrels = qrels_from_mapping({1: {"a": 1}, "1": {"a": 2, 7: 0}})
+    assert qrels.doc_ids == {"1": ["a", "7", "a"]} and qrels.gains == {"1": [1, 0, 2]}
+    assert qrels.conflicting_duplicates == 1
+    plain = qrels_from_mapping({"q1": {"a": 1, "b": 0}, "q2": {}, "q3": {"c": 2}})
+    assert plain.doc_ids == {"q1": ["a", "b"], "q3": ["c"]}
+    assert plain.gains == {"q1": [1, 0], "q3": [2]} and plain.n_rows == 3
