@@ -4,6 +4,7 @@ q1's pool is d1..d4 (runs r1 and r2, k = 3); q2's pool is d5, d6.
 """
 
 import pytest
+from app_harness import grade_button, keyed
 
 from evalcore.store.completeness import is_complete
 from evalcore.store.resolution import resolve_query
@@ -30,9 +31,13 @@ def _mine(db, annotator: str, query: str = "q1") -> dict[str, int]:
 
 
 def _grade(at, gain: int):
-    at.button(key=f"grade_{gain}").click().run()
+    grade_button(at, gain).click().run()
     assert not at.exception, at.exception
     return at
+
+
+def _note(at):
+    return keyed(at.text_input, "rl_note_")
 
 
 def test_without_annotator_the_page_asks_for_a_name(small_store, new_app) -> None:
@@ -72,12 +77,12 @@ def test_note_is_saved_with_the_label_then_cleared(small_store, new_app) -> None
     _, db = small_store
     at = new_app("ann", PAGE)
     unit = _shown_unit(at)
-    at.text_input(key="rl_note").set_value("half of it is outdated").run()
+    _note(at).set_value("half of it is outdated").run()
     _grade(at, 1)
     notes = [r[0] for r in db.execute(
         "SELECT note FROM label_events WHERE unit_id = ? AND annotator = 'ann'", [unit])]
     assert notes == ["half of it is outdated"]
-    assert at.text_input(key="rl_note").value == ""
+    assert _note(at).value == ""
 
 
 def test_undo_cancels_the_last_label_and_returns_to_it(small_store, new_app) -> None:
@@ -99,9 +104,9 @@ def test_skip_and_cant_judge_leave_items_unlabeled(small_store, new_app) -> None
     _, db = small_store
     at = new_app("ann", PAGE)
     first = _shown_unit(at)
-    at.button(key="skip").click().run()
+    keyed(at.button, "skip_").click().run()
     second = _shown_unit(at)
-    at.button(key="cant_judge").click().run()
+    keyed(at.button, "cant_judge_").click().run()
     third = _shown_unit(at)
     assert len({first, second, third}) == 3
     assert _mine(db, "ann") == {}
@@ -246,7 +251,7 @@ def test_a_locked_store_says_the_label_was_not_saved_and_stays_on_the_item(
 def test_cant_judge_items_come_last_in_a_later_session(small_store, new_app) -> None:
     at = new_app("ann", PAGE)
     first = _shown_unit(at)
-    at.button(key="cant_judge").click().run()
+    keyed(at.button, "cant_judge_").click().run()
     later = new_app("ann", PAGE)  # a new session of the same annotator
     assert _shown_unit(later) != first
     for _ in range(3):
