@@ -76,6 +76,8 @@ _SCREEN_KEY = "_rl_screen"
 _CONFIRM_KEY = "_rl_confirm"
 #: Label event ids this session wrote (a refusal caused only by them is a double press).
 _OWN_EVENTS_KEY = "_rl_own_events"
+#: Key presses refused since the last render ("not saved: ..."), shown together.
+_REFUSED_KEY = "_rl_refused"
 #: The query this session has open; changed only by the annotator's own action.
 _OPEN_QUERY_KEY = "_rl_open_query"
 #: What a write may raise: bad input, a refused permission, or a busy/locked store.
@@ -134,6 +136,19 @@ def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
 # --- callbacks: they run before the re-render, so the write happens first ----------
 
 
+def _refuse(text: str) -> None:
+    """Keep a refused key press to show on the next render (several may come at once)."""
+    st.session_state.setdefault(_REFUSED_KEY, []).append(text)
+
+
+def _show_refused() -> None:
+    refused = st.session_state.pop(_REFUSED_KEY, [])
+    if refused:
+        counted = {text: refused.count(text) for text in refused}
+        st.warning(escape_markdown("\n".join(
+            text + (f" (×{n})" if n > 1 else "") for text, n in counted.items())))
+
+
 def _on_grade(token: ItemToken, gain: int, order: list[str]) -> None:
     _write_label(token, gain, order, check_screen=True)
 
@@ -147,7 +162,7 @@ def _write_label(token: ItemToken, gain: int, order: list[str], *, check_screen:
         outcome = label_as_shown(db, token, gain, on_screen=_on_screen(token.study_id,
                                  token.annotator), check_screen=check_screen, note=note)
     except OffScreenError as error:
-        flash(_FLASH_KEY, "warning", f"Key {gain} not saved: {error}")
+        _refuse(f"Key {gain} not saved: {error}.")
         return
     except ItemChangedError as error:
         _item_changed(token, gain, note, error)
@@ -186,9 +201,8 @@ def _say_what_it_did(token: ItemToken, gain: int, outcome: LabelOutcome) -> None
 def _item_changed(token: ItemToken, gain: int, note: str, error: ItemChangedError) -> None:
     """The item changed after it was shown: a double press says so, anything else asks."""
     if all(event.event_id in _own_events() for event in error.newer):
-        flash(_FLASH_KEY, "warning",
-              f"Key {gain} not saved: you had just labeled {token.unit_id} and the next item "
-              "was not on screen yet. Look at the item shown now and press again.")
+        _refuse(f"Key {gain} not saved: you had just labeled {token.unit_id} and the next item "
+                "was not on screen yet (look at the item shown now and press again).")
         return
     st.session_state[_CONFIRM_KEY] = (token, gain, note, error.newer)
 
@@ -212,7 +226,7 @@ def _on_pass(token: ItemToken, order: list[str], cant_judge: bool) -> None:
     try:
         require_on_screen(token, _on_screen(sid, annotator))
     except OffScreenError as error:
-        flash(_FLASH_KEY, "warning", f"{'Can´t judge' if cant_judge else 'Skip'}: {error}")
+        _refuse(f"{'Can´t judge' if cant_judge else 'Skip'} not recorded: {error}.")
         return
     walk = _walk(sid, annotator, query_id)
     db = get_db()
@@ -453,6 +467,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
                          f"{study_progress.pooled:,} pooled items")
     show_flash(_FLASH_KEY)
     show_flash(_NOTICE_KEY)
+    _show_refused()
 
     with st.container(border=True):
         if token is None:

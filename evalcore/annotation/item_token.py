@@ -52,8 +52,8 @@ class OffScreenError(Exception):
         self.token = token
         self.on_screen = on_screen
         super().__init__(
-            f"not saved: the key reached the server after {token.unit_id} had left the "
-            "screen; look at the item shown now and press again"
+            f"it reached the server after {token.unit_id} had left the screen "
+            "(look at the item shown now and press again)"
         )
 
 
