@@ -24,7 +24,7 @@ import sqlite3
 import streamlit as st
 
 from app.components.chips import render_query_result
-from app.components.keyboard import esc_leaves_text_fields
+from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
@@ -688,5 +688,5 @@ who = current_annotator()
 if not who:
     st.info("Enter your name as annotator in the sidebar to start labeling.")
     st.stop()
-esc_leaves_text_fields()
+install_keyboard()
 _annotate(study, who)

@@ -3,7 +3,7 @@
 ``install`` adds, to the live page, a record of every item the page put on
 screen (from the item caption "item i of n · <unit> · ...") and of every key
 press with the item on screen at that instant (a capturing keydown listener
-runs before Streamlit's shortcut handler), so a test can check each stored
+on ``window`` runs before the page's own key handlers), so a test can check each stored
 label against what the annotator actually saw.
 """
 
@@ -29,16 +29,16 @@ _INSTALL = r"""
     const unit = unitOnScreen();
     const shown = window.__rl.shown;
     if (unit && shown[shown.length - 1] !== unit) { shown.push(unit); }
-    for (const el of document.querySelectorAll('[data-testid="stAlert"]')) {
+    for (const el of document.querySelectorAll('[data-testid="stAlert"], #rl-key-refused')) {
       const text = el.innerText.trim();
-      if (/not saved/i.test(text) && !window.__rl.refusals.includes(text)) {
+      if (/not (saved|sent)/i.test(text) && !window.__rl.refusals.includes(text)) {
         window.__rl.refusals.push(text);
       }
     }
   };
   note();
   new MutationObserver(note).observe(document.body, {subtree: true, childList: true, characterData: true});
-  document.addEventListener('keydown', (e) => {
+  window.addEventListener('keydown', (e) => {
     window.__rl.presses.push({key: e.key, unit: unitOnScreen(), t: performance.now()});
   }, true);
 }
@@ -58,7 +58,7 @@ def presses(page) -> list[dict]:
 
 
 def refusals(page) -> list[str]:
-    """Every distinct "not saved" message the page showed."""
+    """Every distinct "not saved" / "not sent" message the page showed."""
     return page.evaluate("() => window.__rl.refusals")
 
 
