@@ -26,6 +26,7 @@ import streamlit as st
 from app.components.chips import render_query_result
 from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
+from app.components.page_css import wrap_chips
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
@@ -356,13 +357,12 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
     if UNBLIND_KEY not in st.session_state:
         st.session_state[UNBLIND_KEY] = bool(st.session_state.get(_UNBLIND_KEEP, False))
 
-    with st.container(horizontal=True, vertical_alignment="bottom"):
-        st.selectbox("Query", ids, format_func=lambda qid: query_option(
-                         qid, progress.queries[qid], texts.get(qid, "")),
-                     key=QUERY_KEY, on_change=_on_pick, args=(ids,), width="stretch")
-        st.session_state[_UNBLIND_KEEP] = st.toggle(
-            "Show ranks and runs", key=UNBLIND_KEY,
-            help="Off (blind): items come in a shuffled order fixed per annotator.")
+    st.selectbox("Query", ids, format_func=lambda qid: query_option(
+                     qid, progress.queries[qid], texts.get(qid, "")),
+                 key=QUERY_KEY, on_change=_on_pick, args=(ids,))
+    st.session_state[_UNBLIND_KEEP] = st.toggle(
+        "Show ranks and runs", key=UNBLIND_KEY,
+        help="Off (blind): items come in a shuffled order fixed per annotator.")
     st.session_state[_ADDRESS_QUERY_KEY] = chosen
     if st.query_params.get(QUERY_PARAM) != chosen:
         st.query_params[QUERY_PARAM] = chosen
@@ -371,7 +371,7 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
 
 def query_option(qid: str, progress: QueryProgress, text: str) -> str:
     """One selector entry: id and counts first (a narrow screen cuts the end), then the text."""
-    done = " ✓ complete" if progress.complete else ""
+    done = " ✓" if progress.complete else ""
     conflicts = f" · {progress.conflicts} in conflict" if progress.conflicts else ""
     return f"{qid} · you {progress.mine}/{progress.pooled}{done}{conflicts} · {truncate(text, 60)}"
 
@@ -476,15 +476,16 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
             _undo_and_browse(sid, query_id, annotator, None, order)
         else:
             _confirm(token, order)
-            doc_text = _item_head(study, query_id, query_text, token, order, ranks, mine)
+            doc = _item_head(study, query_id, query_text, token, order, ranks, mine)
             _buttons(token, order)
             _undo_and_browse(sid, query_id, annotator, current, order)
             st.text_input("Note (saved with your label for this item; Esc leaves the field)",
                           key=_note_widget(token), max_chars=MAX_NOTE_CHARS, live="700ms",
                           on_change=_on_note, args=(token,))
-            if doc_text is not None:
+            if doc is not None:
                 with st.container(height=240):
-                    st.markdown(highlight_terms(doc_text, query_text))
+                    st.markdown(highlight_terms(doc[0], query_text))
+                st.caption(escape_markdown(doc[1]))
 
     st.markdown("##### Metrics for this query")
     results = query_results_by_run(db, sid, query_id)
@@ -556,8 +557,9 @@ def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
 
 def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
                order: list[str], ranks: dict[str, dict[str, int]],
-               mine: dict[str, int]) -> str | None:
-    """The item's facts and title; returns its text (shown under the buttons) or None."""
+               mine: dict[str, int]) -> tuple[str, str] | None:
+    """The item's facts and title; returns its text and provenance (shown under the
+    buttons, so a phone shows the buttons without scrolling) or None."""
     db = get_db()
     unit_id = token.unit_id
     doc = get_document(db, study.corpus_id, unit_id)
@@ -580,8 +582,7 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
         st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
         return None
     st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, query_text))
-    st.caption(escape_markdown(f"organisation {doc.owner_org or '—'} · created {doc.created_at}"))
-    return shown.text
+    return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
 
 
 def grade_label(gain: int) -> str:
@@ -689,4 +690,5 @@ if not who:
     st.info("Enter your name as annotator in the sidebar to start labeling.")
     st.stop()
 install_keyboard()
+wrap_chips()
 _annotate(study, who)
