@@ -27,8 +27,9 @@ from app.components.chips import render_query_result
 from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
 from app.components.page_css import wrap_chips
+from app.components.query_picker import picked_query, query_option
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
-from app.components.safe_text import escape_markdown, highlight_terms, truncate
+from app.components.safe_text import escape_markdown, highlight_terms
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
 from app.components.snippet import snippet
@@ -367,29 +368,6 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
     if st.query_params.get(QUERY_PARAM) != chosen:
         st.query_params[QUERY_PARAM] = chosen
     return chosen
-
-
-def query_option(qid: str, progress: QueryProgress, text: str) -> str:
-    """One selector entry: id and counts first (a narrow screen cuts the end), then the text."""
-    done = " ✓" if progress.complete else ""
-    conflicts = f" · {progress.conflicts} in conflict" if progress.conflicts else ""
-    return f"{qid} · you {progress.mine}/{progress.pooled}{done}{conflicts} · {truncate(text, 60)}"
-
-
-def picked_query(value: object, ids: list[str]) -> str | None:
-    """The query id a selector value names.
-
-    The browser sends the entry's *text*, which holds counts that change with
-    every label; an entry sent before a label ("you 2/10") no longer matches
-    any current entry ("you 3/10"), so it is read by its id prefix. Before this
-    rule, such a stale entry fell back to the first query (q01) and the next
-    key presses labeled items of a query the annotator never opened.
-    """
-    if value in ids:
-        return str(value)
-    text = str(value)
-    matches = [q for q in ids if text.startswith(q + " · ")]
-    return max(matches, key=len) if matches else None
 
 
 def _on_pick(ids: list[str]) -> None:

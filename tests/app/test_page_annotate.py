@@ -6,6 +6,7 @@ q1's pool is d1..d4 (runs r1 and r2, k = 3); q2's pool is d5, d6.
 import pytest
 from app_harness import grade_button, keyed
 
+from app.components.safe_text import escape_markdown
 from evalcore.store.completeness import is_complete
 from evalcore.store.resolution import resolve_query
 
@@ -268,3 +269,66 @@ def test_the_chosen_query_survives_a_visit_to_another_page(small_store, new_app)
     assert at.selectbox(key="rl_query").value == "q2"
     assert at.toggle(key="rl_unblind").value is True
     assert _shown_unit(at) in {"d5", "d6"}
+
+
+def test_a_label_that_creates_a_conflict_says_so_where_it_was_given(small_store, new_app) -> None:
+    from app.components.queue import WalkState
+
+    alice = new_app("alice", PAGE)
+    alice.session_state["_rl_walks"] = {("s1", "alice", "q1"): WalkState(cursor="d2")}
+    alice.run()
+    _grade(alice, 2)
+    assert not [w for w in alice.warning if "conflict" in w.value]
+    bob = new_app("bob", PAGE)
+    bob.session_state["_rl_walks"] = {("s1", "bob", "q1"): WalkState(cursor="d2")}
+    bob.run()
+    _grade(bob, 0)
+    said = " ".join(w.value for w in bob.warning)
+    assert escape_markdown("alice said 2; you said 0: d2 is now in conflict and needs a "
+                           "reviewer") in said, said
+    progress = " ".join(_progress_texts(bob))
+    assert "(1 in conflict between annotators)" in progress
+
+
+def test_a_relevant_search_label_that_reopens_a_complete_query_says_why(small_store,
+                                                                       new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    for _ in range(4):
+        _grade(at, 0)
+    at.button(key="mark_complete").click().run()
+    assert is_complete(db, "s1", "q1")
+    at.text_input(key="rl_search").set_value("password part 7").run()
+    hit = [c.value for c in at.caption if c.value.startswith("d7")]
+    assert hit == [escape_markdown("d7 · not in the pool · not labeled by you")], hit
+    at.button(key="search_d7_3").click().run()
+    assert not is_complete(db, "s1", "q1")
+    said = " ".join(w.value for w in at.warning)
+    assert "reopened it" in said and "was not complete" in said, said
+    assert escape_markdown("d7 · not in the pool · your label: 3 (highly relevant)") in [
+        c.value for c in at.caption]
+
+
+def test_search_hits_show_a_snippet_with_the_terms_highlighted(small_store, new_app) -> None:
+    at = new_app("ann", PAGE)
+    at.text_input(key="rl_search").set_value("reset").run()
+    snippets = [m.value for m in at.markdown if "part" in m.value and "How to" in m.value]
+    assert snippets and all(":orange-background[**reset**]" in s for s in snippets), snippets
+
+
+def test_a_stale_selector_entry_of_the_open_query_never_switches_query() -> None:
+    """The browser sends the entry text; one sent before a label holds old counts."""
+    from app.components.query_picker import picked_query, query_option
+    from evalcore.annotation.progress import QueryProgress
+
+    def progress(qid: str, mine: int) -> QueryProgress:
+        return QueryProgress(query_id=qid, pooled=10, labeled=mine, conflicts=0, mine=mine,
+                             outside_pool=0, complete=False)
+
+    ids = ["q01", "q1", "q13"]
+    stale = query_option("q13", progress("q13", 2), "webhook signature verify")
+    assert stale == "q13 · you 2/10 · webhook signature verify"
+    assert picked_query(stale, ids) == "q13"  # not ids[0]
+    assert picked_query("q1 · you 0/10 · x", ids) == "q1"
+    assert picked_query("q13", ids) == "q13"
+    assert picked_query("nonsense", ids) is None
