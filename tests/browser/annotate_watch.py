@@ -24,11 +24,14 @@ _INSTALL = r"""
     }
     return null;
   };
-  window.__rl = {shown: [], presses: [], refusals: [], unitOnScreen};
+  window.__rl = {shown: [], shownAt: [], presses: [], refusals: [], unitOnScreen};
   const note = () => {
     const unit = unitOnScreen();
     const shown = window.__rl.shown;
-    if (unit && shown[shown.length - 1] !== unit) { shown.push(unit); }
+    if (unit && shown[shown.length - 1] !== unit) {
+      shown.push(unit);
+      window.__rl.shownAt.push(performance.now());
+    }
     for (const el of document.querySelectorAll('[data-testid="stAlert"], #rl-key-refused')) {
       const text = el.innerText.trim();
       if (/not (saved|sent)/i.test(text) && !window.__rl.refusals.includes(text)) {
@@ -51,6 +54,11 @@ def install(page) -> None:
 
 def shown(page) -> list[str]:
     return page.evaluate("() => window.__rl.shown")
+
+
+def shown_at(page) -> list[float]:
+    """``performance.now()`` (ms) at which each entry of :func:`shown` appeared."""
+    return page.evaluate("() => window.__rl.shownAt")
 
 
 def presses(page) -> list[dict]:
