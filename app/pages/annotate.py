@@ -275,6 +275,7 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     if event is None:
         flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
+    _own_events().add(event.event_id)
     note_own_write(db, study_id, query_id, annotator, before)
     _walk(study_id, annotator, query_id).cursor = event.unit_id
     flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
