@@ -5,7 +5,7 @@ first run); here it is on, as on a fresh server whose first request is a page UR
 """
 
 import pytest
-from app_harness import ENTRY
+from app_harness import ENTRY, grade_button
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def test_a_page_runs_inside_the_navigation_even_in_folder_mode(small_store) -> N
     assert not at.exception, at.exception
     # the entry script ran: the sidebar is there and the annotator is remembered
     assert at.sidebar.text_input(key="rl_annotator_input").value == "ann"
-    assert at.button(key="grade_2")
-    at.button(key="grade_2").click().run()
+    assert grade_button(at, 2)
+    grade_button(at, 2).click().run()
     assert not at.exception, at.exception
     assert at.sidebar.text_input(key="rl_annotator_input").value == "ann"
