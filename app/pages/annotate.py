@@ -156,32 +156,43 @@ def _on_grade(token: ItemToken, gain: int, order: list[str]) -> None:
 
 
 def _write_label(token: ItemToken, gain: int, order: list[str], *, check_screen: bool) -> None:
-    """Write ``gain`` for the token's item if it is still what was shown; say what happened."""
-    db = get_db()
-    before = store_version(db)
-    note = _note_of(token)
-    try:
-        outcome = label_as_shown(db, token, gain, on_screen=_on_screen(token.study_id,
-                                 token.annotator), check_screen=check_screen, note=note)
-    except OffScreenError as error:
-        _refuse(f"Key {gain} not saved: {error}.")
+    """Write ``gain`` for the token's item if it is still what was shown; then move on."""
+    if _try_label(token, gain, note=_note_of(token), check_screen=check_screen) is None:
         return
-    except ItemChangedError as error:
-        _item_changed(token, gain, note, error)
-        return
-    except _WRITE_ERRORS as error:
-        flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
-        return
-    _own_events().add(outcome.event.event_id)
-    note_own_write(db, token.study_id, token.query_id, token.annotator, before)
     st.session_state.pop(_CONFIRM_KEY, None)
     walk = _walk(token.study_id, token.annotator, token.query_id)
     if token.unit_id in walk.skipped:
         walk.skipped.remove(token.unit_id)
     walk.cursor = next_unlabeled(order, _mine(token.study_id, token.query_id, token.annotator),
                                  walk.passed, after=token.unit_id)
+
+
+def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
+               from_search: bool = False) -> LabelOutcome | None:
+    """The checked write and what the page says about it; None when nothing was written."""
+    db = get_db()
+    before = store_version(db)
+    try:
+        outcome = label_as_shown(db, token, gain, on_screen=_on_screen(
+            token.study_id, token.annotator), check_screen=check_screen, note=note)
+    except OffScreenError as error:
+        _refuse(f"Key {gain} not saved: {error}.")
+        return None
+    except ItemChangedError as error:
+        if from_search:
+            flash(_FLASH_KEY, "warning", f"Label not saved: {error}. The hit now shows the "
+                                         "newer label; press again to write over it.")
+        else:
+            _item_changed(token, gain, note, error)
+        return None
+    except _WRITE_ERRORS as error:
+        flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
+        return None
+    _own_events().add(outcome.event.event_id)
+    note_own_write(db, token.study_id, token.query_id, token.annotator, before)
     flash(_FLASH_KEY, "toast", f"Saved: {token.unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
     _say_what_it_did(token, gain, outcome)
+    return outcome
 
 
 def _say_what_it_did(token: ItemToken, gain: int, outcome: LabelOutcome) -> None:
@@ -314,22 +325,7 @@ def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) ->
 
 
 def _on_search_grade(token: ItemToken, gain: int) -> None:
-    db = get_db()
-    before = store_version(db)
-    try:
-        outcome = label_as_shown(db, token, gain, on_screen=None, check_screen=False,
-                                 note="found by corpus search")
-    except ItemChangedError as error:
-        flash(_FLASH_KEY, "warning", f"Label not saved: {error}. The hit now shows the newer "
-                                     "label; press again to write over it.")
-        return
-    except _WRITE_ERRORS as error:
-        flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
-        return
-    _own_events().add(outcome.event.event_id)
-    note_own_write(db, token.study_id, token.query_id, token.annotator, before)
-    flash(_FLASH_KEY, "toast", f"Saved: {token.unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
-    _say_what_it_did(token, gain, outcome)
+    _try_label(token, gain, note="found by corpus search", check_screen=False, from_search=True)
 
 
 # --- rendering --------------------------------------------------------------------

@@ -6,12 +6,11 @@ cut, and the query selector's counts are not cut ("you 0/10", not "you 0/1").
 """
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from annotate_watch import wait_quiet
-from browser_helpers import CHROMIUM_ARGS, settle, wait_for_app
+from browser_helpers import chromium_page, settle, wait_for_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -22,21 +21,9 @@ GRADES = ["0 · not relevant", "1 · marginal", "2 · relevant", "3 · highly re
 
 @pytest.fixture
 def phone_page(tmp_path: Path, chromium_path: str):
-    from playwright.sync_api import sync_playwright
-
-    profile = tmp_path / "profile"
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            user_data_dir=str(profile), executable_path=chromium_path, headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": WIDTH, "height": HEIGHT},
-            is_mobile=True, has_touch=True)
-        try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.set_default_timeout(30_000)
-            yield page
-        finally:
-            context.close()
-            shutil.rmtree(profile, ignore_errors=True)
+    with chromium_page(tmp_path / "profile", chromium_path, viewport={"width": WIDTH,
+                       "height": HEIGHT}, is_mobile=True, has_touch=True) as page:
+        yield page
 
 
 def _on_screen(box: dict | None) -> bool:
