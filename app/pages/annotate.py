@@ -29,7 +29,7 @@ from app.components.page import flash, show_flash, study_page
 from app.components.page_css import wrap_chips
 from app.components.query_picker import picked_query, query_option
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
-from app.components.safe_text import escape_markdown, highlight_terms
+from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
 from app.components.snippet import snippet
@@ -59,7 +59,12 @@ from evalcore.retrieval.search import search_corpus
 from evalcore.store.completeness import completeness_history, reopen
 from evalcore.store.corpus import get_document
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
-from evalcore.store.labels import ItemChangedError, LabelEvent, undo_last_label
+from evalcore.store.labels import (
+    ItemChangedError,
+    LabelEvent,
+    label_history,
+    undo_last_label,
+)
 from evalcore.store.resolution import resolve_query
 from evalcore.store.studies import StudyIn, query_texts
 from evalcore.store.studies import query_text as query_text_of
@@ -544,6 +549,9 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
         facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks[unit_id].items())))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
+        note = _own_note(study.study_id, query_id, unit_id, token.annotator)
+        if note:
+            facts.append(f"your note: {truncate(note, 200)}")
     if unit_id in _walk(study.study_id, token.annotator, query_id).skipped:
         facts.append("skipped earlier")
     st.caption(escape_markdown(" · ".join(facts)))
@@ -558,6 +566,13 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
         return None
     st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, query_text))
     return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
+
+
+def _own_note(study_id: str, query_id: str, unit_id: str, annotator: str) -> str:
+    """The note of the annotator's latest label on the unit ('' when none)."""
+    notes = [e.note for e in label_history(get_db(), study_id, query_id, unit_id)
+             if e.annotator == annotator and e.kind == "label"]
+    return notes[-1] if notes else ""
 
 
 def grade_label(gain: int) -> str:

@@ -84,6 +84,10 @@ def test_note_is_saved_with_the_label_then_cleared(small_store, new_app) -> None
         "SELECT note FROM label_events WHERE unit_id = ? AND annotator = 'ann'", [unit])]
     assert notes == ["half of it is outdated"]
     assert _note(at).value == ""
+    at.button(key="previous").click().run()  # the note is shown with the label afterwards
+    assert _shown_unit(at) == unit
+    assert any(escape_markdown("your note: half of it is outdated") in c.value
+               for c in at.caption)
 
 
 def test_undo_cancels_the_last_label_and_returns_to_it(small_store, new_app) -> None:
