@@ -14,11 +14,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evalcore.access import add_member, displayable_text, readable_document
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import record_label
-from evalcore.store.studies import StudyIn, create_study
+from evalcore.store.members import add_member
+from evalcore.store.scoping import displayable_text, readable_document
+from evalcore.store.studies import StudyIn
+from evalcore.store.study_setup import create_study
 
 
 def _store(root: Path, team: bool):

@@ -37,7 +37,8 @@ from evalcore.demo.study import build_demo  # noqa: E402
 from evalcore.store.connection import open_store  # noqa: E402
 from evalcore.store.corpus import DocumentIn, add_documents  # noqa: E402
 from evalcore.store.runs import add_run  # noqa: E402
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study  # noqa: E402
+from evalcore.store.studies import QueryIn, StudyIn  # noqa: E402
+from evalcore.store.study_setup import add_queries, create_study  # noqa: E402
 
 ENTRY = str(REPO / "app" / "streamlit_app.py")
 WORDS = ("password reset invoice refund deploy cluster backup restore api key webhook mobile "
@@ -72,24 +73,15 @@ def build_big_store(path: Path, n_queries: int, n_results: int) -> None:
 def _server_like() -> None:
     """Make AppTest run scripts as the server does after its first run.
 
-    * folder-based multipage mode off (see tests/app/conftest.py);
-    * one script cache for all runs: AppTest makes a new one per run, so it would
-      recompile every page on every click, which the server does once.
+    One script cache for all runs: AppTest makes a new one per run, so it would
+    recompile every page on every click, which the server does once. (Benchmark
+    only: this reaches into Streamlit's runtime; the app and its tests do not.)
     """
     import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.pages_manager import PagesManager
     from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 
     shared = ScriptCache()
     app_test.ScriptCache = lambda: shared
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs) -> None:
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    PagesManager.__init__ = init
 
 
 def _grade(at, gain: int):
@@ -104,7 +96,7 @@ def time_clicks(db_path: Path, clicks: int, label: str) -> None:
     started = time.perf_counter()
     at = AppTest.from_file(ENTRY, default_timeout=300).run()
     at.text_input(key="rl_annotator_input").set_value("bench").run()
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("views/annotate.py").run()
     first = time.perf_counter() - started
     assert not at.exception, at.exception
     times: list[float] = []

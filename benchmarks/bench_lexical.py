@@ -44,7 +44,8 @@ from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study
 
 VOCABULARY = 50_000
 WORDS_PER_DOC = 200

@@ -12,15 +12,16 @@ import sqlite_utils
 from lexical_builders import QUERIES, docs, protocol
 from store_fixtures import new_store
 
-from evalcore.access.members import add_member, add_to_organisation
 from evalcore.report.from_store import report_from_store
 from evalcore.report.model import Report
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.store.completeness import mark_complete
 from evalcore.store.corpus import add_documents
 from evalcore.store.labels import record_label
+from evalcore.store.members import add_member, add_to_organisation
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study
 
 LEAD = "lena@acme.org"
 REVIEWER = "rita@acme.org"

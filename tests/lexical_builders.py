@@ -9,7 +9,8 @@ from store_fixtures import new_store
 from evalcore.retrieval.lexical_protocol import LexicalProtocol
 from evalcore.retrieval.pin import PinnedProtocol, pin_protocol
 from evalcore.store.corpus import DocumentIn, add_documents
-from evalcore.store.studies import QueryIn, add_queries
+from evalcore.store.studies import QueryIn
+from evalcore.store.study_setup import add_queries
 
 BEFORE = datetime(2026, 1, 1, tzinfo=UTC)
 CUTOFF = datetime(2026, 6, 30, tzinfo=UTC)

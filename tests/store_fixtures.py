@@ -5,7 +5,8 @@ from pathlib import Path
 import sqlite_utils
 
 from evalcore.store.connection import open_store
-from evalcore.store.studies import StudyIn, create_study
+from evalcore.store.studies import StudyIn
+from evalcore.store.study_setup import create_study
 
 
 def new_store(tmp_path: Path, study_id: str = "s", corpus_id: str = "c", **study) -> (

@@ -9,14 +9,15 @@ from click.testing import CliRunner
 from lexical_builders import BEFORE, docs
 from store_fixtures import new_store, table_snapshot
 
-from evalcore.access import PermissionDenied, add_member, add_to_organisation
-from evalcore.access.members import create_team_study
+from evalcore.access import PermissionDenied
 from evalcore.cli import main
 from evalcore.report.from_store import report_from_store
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
-from evalcore.store.studies import StudyIn, create_organisation, create_study
+from evalcore.store.members import add_member, add_to_organisation, create_team_study
+from evalcore.store.studies import StudyIn, create_organisation
+from evalcore.store.study_setup import create_study
 
 
 def _ids(hits) -> list[str]:

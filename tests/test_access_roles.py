@@ -7,29 +7,24 @@ import pytest
 from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, REVIEWER, USERS, team_store
 from store_fixtures import new_store, table_snapshot
 
-from evalcore.access import (
-    Permission,
-    PermissionDenied,
-    add_member,
-    authorize,
-    list_members,
-    remove_member,
-    study_mode,
-)
-from evalcore.access.members import add_to_organisation
+from evalcore.access import Permission, PermissionDenied
 from evalcore.access.roles import REQUIRED_ROLE, ROLES, role_allows
 from evalcore.io.text_lines import SourceText
+from evalcore.report.stored import save_report
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
+from evalcore.store.authorize import authorize
 from evalcore.store.completeness import mark_complete, reopen
-from evalcore.store.connection import write_transaction
 from evalcore.store.imports import import_labels, import_qrels, import_run
 from evalcore.store.imports.common import mark_queries_complete
 from evalcore.store.labels import adjudicate, record_label, undo_last_label
+from evalcore.store.members import add_member, add_to_organisation, list_members, remove_member
+from evalcore.store.membership import study_mode
 from evalcore.store.references import freeze_reference
-from evalcore.store.reports import save_report
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, add_queries
+from evalcore.store.studies import QueryIn
+from evalcore.store.study_setup import add_queries
+from evalcore.store.transaction import write_transaction
 
 
 def _text(name: str, body: str) -> SourceText:
@@ -224,7 +219,7 @@ def test_documents_of_a_team_corpus_are_written_by_its_leads_for_their_organisat
 
 
 def test_a_study_created_in_team_mode_starts_with_its_lead(tmp_path: Path) -> None:
-    from evalcore.access.members import create_team_study
+    from evalcore.store.members import create_team_study
     from evalcore.store.studies import StudyIn
 
     db = new_store(tmp_path)

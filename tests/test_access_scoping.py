@@ -12,17 +12,17 @@ from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, team_store
 from click.testing import CliRunner
 from store_fixtures import new_store
 
-from evalcore.access import (
-    PermissionDenied,
-    can_view_study,
-    displayable_text,
-    readable_document,
-    visible_studies,
-)
-from evalcore.access.scoping import readable_queries
+from evalcore.access import PermissionDenied
 from evalcore.cli import main
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.exports import export_labels, export_qrels, export_run
+from evalcore.store.scoping import (
+    can_view_study,
+    displayable_text,
+    readable_document,
+    require_study_view,
+    visible_studies,
+)
 
 SECRET_B = "solar panels subsidies for households"  # text of globex document b1
 SECRET_A = "installing solar panels on a roof"  # text of acme document a1
@@ -34,9 +34,9 @@ def test_studies_and_queries_are_visible_only_inside_the_organisation(tmp_path: 
     assert [s.study_id for s in visible_studies(db, OUTSIDER)] == ["g"]
     assert visible_studies(db, None) == []
     assert can_view_study(db, LEAD, "s") and not can_view_study(db, OUTSIDER, "s")
-    assert "q1" in readable_queries(db, ANNOTATOR, "s")
+    require_study_view(db, ANNOTATOR, "s")
     with pytest.raises(PermissionDenied, match="not a member of study 's'"):
-        readable_queries(db, OUTSIDER, "s")
+        require_study_view(db, OUTSIDER, "s")
 
 
 def test_documents_are_readable_only_by_their_organisation(tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ def test_documents_are_readable_only_by_their_organisation(tmp_path: Path) -> No
 
 def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: Path) -> None:
     db, _ = team_store(tmp_path)
-    from evalcore.store.clock import from_iso
+    from evalcore.io.clock import from_iso
 
     add_documents(db, "c", [DocumentIn(doc_id="u1", text="shared", owner_org=None,
                                        created_at=from_iso("2026-01-01T00:00:00Z"))],
@@ -64,7 +64,7 @@ def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: 
 
 def test_local_mode_reads_everything(tmp_path: Path) -> None:
     db = new_store(tmp_path)
-    from evalcore.store.clock import from_iso
+    from evalcore.io.clock import from_iso
 
     add_documents(db, "c", [DocumentIn(doc_id="d", text="t", owner_org="acme",
                                        created_at=from_iso("2026-01-01T00:00:00Z"))])

@@ -153,7 +153,7 @@ def test_summary_refuses_two_labels_by_one_annotator() -> None:
 def test_summary_from_the_store_uses_each_annotators_current_label(tmp_path) -> None:
     from store_fixtures import new_store
 
-    from evalcore.analysis.stats.annotators import annotator_labels
+    from evalcore.analysis.agreement import annotator_labels
     from evalcore.store.labels import adjudicate, record_label, undo_last_label
     from evalcore.store.resolution import resolve_study
 

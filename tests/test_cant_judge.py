@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from store_fixtures import new_store
 
-from evalcore.annotation.cant_judge import cant_judge_units, record_cant_judge
+from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.store.resolution import resolve_query
 
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from shared_data import TREC_EVAL_DATA
 
 from evalcore.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval"
+DATA = TREC_EVAL_DATA
 
 WORKED = {
     "query_id": "q1",
@@ -216,6 +217,7 @@ def test_table_escapes_control_characters_in_ids(tmp_path):
     assert "\x1b" not in result.stdout and "q\\x1b[31mred" in result.stdout
 
 
+@pytest.mark.needs_shared
 def test_real_process_python_m_evalcore(tmp_path):
     args = [
         sys.executable,

@@ -112,6 +112,16 @@ def test_trusted_construct_equals_model_construct():
     assert set(q) == set(QueryResult.model_fields)
 
 
+def test_construct_refuses_a_model_with_a_validator():
+    from evalcore.contract.observation import Label, Observation
+
+    values = {"query_id": "q", "k": 1, "returned_ids": ["A"], "scores": [1.0, 2.0],
+              "labels": [], "population_complete": True}
+    with pytest.raises(TypeError, match="Observation has validators"):
+        construct(Observation, values)
+    assert construct(Label, {"id": "A", "gain": 2}) == Label(id="A", gain=2)
+
+
 def test_gc_paused_restores_the_previous_state():
     assert gc.isenabled()
     with gc_paused():

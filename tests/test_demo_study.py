@@ -19,7 +19,8 @@ from evalcore.demo.study import (
 )
 from evalcore.store.connection import open_store
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import StudyIn, create_study
+from evalcore.store.studies import StudyIn
+from evalcore.store.study_setup import create_study
 
 
 def test_documents_are_deterministic_readable_and_spread() -> None:
@@ -102,7 +103,7 @@ def test_demo_needs_building_is_a_read_only_check(tmp_path: Path) -> None:
 
 def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path) -> None:
     from evalcore.analysis.compare import compare_runs
-    from evalcore.store.observations import evaluate_run
+    from evalcore.analysis.run_evaluation import evaluate_run
 
     db = open_store(tmp_path / "demo.sqlite")
     build_demo(db)

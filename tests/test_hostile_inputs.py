@@ -36,7 +36,8 @@ from evalcore.retrieval.search import search_corpus
 from evalcore.store.corpus import DocumentIn, add_documents, get_document
 from evalcore.store.imports.uploads import MAX_UPLOAD_MB, display_name, import_upload
 from evalcore.store.labels import label_history, record_label
-from evalcore.store.studies import QueryIn, add_queries, query_texts
+from evalcore.store.studies import QueryIn, query_texts
+from evalcore.store.study_setup import add_queries
 
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024

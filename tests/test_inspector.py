@@ -7,12 +7,14 @@ import pytest
 
 from evalcore.analysis.inspector import inspect_query, rank_changes
 from evalcore.store.completeness import mark_complete
-from evalcore.store.connection import open_store, write_transaction
+from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import adjudicate, record_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study
+from evalcore.store.transaction import write_transaction
 
 
 @pytest.fixture
@@ -77,6 +79,24 @@ def test_adjudication_settles_a_conflict(db) -> None:
                                                                       False, False)
 
 
+
+def test_rows_carry_each_annotators_current_note_and_the_reviewers(db) -> None:
+    from evalcore.store.labels import undo_last_label
+
+    record_label(db, study_id="s", query_id="q", unit_id="C", gain=1, annotator="alice",
+                 note="first try")
+    undo_last_label(db, study_id="s", query_id="q", annotator="alice")
+    record_label(db, study_id="s", query_id="q", unit_id="C", gain=2, annotator="alice",
+                 note="covers it")
+    record_label(db, study_id="s", query_id="q", unit_id="C", gain=2, annotator="bob")
+    adjudicate(db, study_id="s", query_id="q", unit_id="B", gain=1, reviewer="rev",
+               note="half of it")
+    a, b, _, c, d = inspect_query(db, "s", "a", "q").rows
+    assert c.notes == {"alice": "covers it"}  # the undone label's note is gone; bob wrote none
+    assert (b.reviewer, b.reviewer_note) == ("rev", "half of it")
+    assert a.notes == {} and d.notes == {} and a.reviewer_note == ""
+
+
 def test_frozen_reference_rows_have_gains_but_no_annotators(db) -> None:
     mark_complete(db, study_id="s", query_id="q", actor="lead")
     freeze_reference(db, study_id="s", name="v1", actor="lead")
@@ -105,7 +125,7 @@ def test_rank_changes_mark_moves_new_and_dropped(db) -> None:
 
 
 def test_team_mode_withholds_titles_the_viewer_may_not_read(db) -> None:
-    from evalcore.access.members import add_member
+    from evalcore.store.members import add_member
 
     add_member(db, study_id="s", user="lead@x.org", role="lead", actor="lead@x.org")
     outsider = inspect_query(db, "s", "a", "q", viewer="lead@x.org")

@@ -1,12 +1,12 @@
 """TREC qrels/run readers: validation, trec_eval ordering, tied pairs, joining into observations."""
 
 from collections import defaultdict
-from pathlib import Path
 from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_data import require_shared
 
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -245,7 +245,7 @@ def test_repeated_qrels_rows_same_gain_collapse_conflicts_keep_both():
 
 
 def test_qrels_with_comments_read_in_place():
-    data = Path(__file__).resolve().parents[1] / "../shared/data/trec_eval"
+    data = require_shared()
     plain = read_qrels(data / "qrels.test")
     commented = read_qrels(data / "qrels.test.with-comments")
     assert "CR#93E-1860" in commented.doc_ids["301"]

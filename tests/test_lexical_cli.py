@@ -7,9 +7,9 @@ from click.testing import CliRunner
 from lexical_builders import docs, lexical_store
 
 from evalcore.cli import main
-from evalcore.retrieval.refusals import list_refusals
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import add_documents
+from evalcore.store.refusals import list_refusals
 from evalcore.store.runs import list_runs
 
 PROTOCOL = {"method": "lexical", "top_k": 5, "cutoff": "2026-06-30T00:00:00Z",

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from store_fixtures import new_store
 
 from evalcore.retrieval.fingerprint import corpus_fingerprint, fingerprint_pairs
-from evalcore.retrieval.visibility import Visibility, cutoff_key
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.hashing import content_hash
+from evalcore.store.visibility import Visibility, cutoff_key
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CUT = datetime(2026, 6, 30, tzinfo=UTC)

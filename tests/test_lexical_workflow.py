@@ -11,15 +11,17 @@ from store_fixtures import table_snapshot
 from evalcore.retrieval import workflow
 from evalcore.retrieval.errors import RetrievalRefused
 from evalcore.retrieval.pin import get_pinned_protocol, pin_protocol
-from evalcore.retrieval.refusals import list_refusals
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.audit import audit_entries
-from evalcore.store.connection import open_store, write_transaction
+from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.observations import observations_for_run
+from evalcore.store.refusals import list_refusals
 from evalcore.store.runs import get_run, run_results
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study
+from evalcore.store.transaction import write_transaction
 
 
 def run(db, name, protocol="p1", **kwargs):

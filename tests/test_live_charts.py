@@ -9,7 +9,8 @@ from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study
 
 
 def test_unavailable_queries_are_markers_in_the_strip_not_zeros(tmp_path: Path) -> None:

@@ -5,13 +5,15 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.live.dashboard import LiveDashboard, store_marks
+from evalcore.analysis.run_evaluation import evaluate_run
+from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.completeness import mark_complete, reopen
 from evalcore.store.connection import open_store
 from evalcore.store.labels import adjudicate, record_label, undo_last_label
-from evalcore.store.observations import evaluate_run
+from evalcore.store.marks import store_marks
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_setup import add_queries, create_study
 
 STUDY = "s"
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from store_fixtures import new_store
 
-from evalcore.annotation.pool import PoolItem, blind_order, pool_sizes, pooled_units, query_pool
+from evalcore.annotation.pool import PoolItem, blind_order, query_pool
 from evalcore.annotation.progress import (
     PoolNotFullyLabeledError,
     mark_pool_complete,
@@ -16,6 +16,7 @@ from evalcore.annotation.progress import (
 )
 from evalcore.store.completeness import is_complete
 from evalcore.store.labels import record_label
+from evalcore.store.pools import pool_sizes, pooled_units
 from evalcore.store.runs import add_run
 
 

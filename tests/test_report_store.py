@@ -11,21 +11,19 @@ from store_fixtures import new_store
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.cli import main
 from evalcore.report.from_store import report_from_store
+from evalcore.report.stored import canonical_json, load_report, report_hash, save_report
 from evalcore.store.completeness import mark_complete
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.reports import (
     ReportIntegrityError,
     ReportNotFoundError,
-    canonical_json,
     find_report,
     list_reports,
-    load_report,
-    report_hash,
-    save_report,
 )
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, add_queries
+from evalcore.store.studies import QueryIn
+from evalcore.store.study_setup import add_queries
 
 XSS = "<script>alert(1)</script>"
 FP = "sha256:" + "a" * 64

@@ -5,13 +5,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from shared_data import TREC_EVAL_DATA
 from store_fixtures import table_snapshot
 
 import evalcore.cli.store_cmds  # noqa: F401  (registers the commands)
 from evalcore.cli import main
 from evalcore.store.connection import open_store
 
-TREC = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval"
+TREC = TREC_EVAL_DATA
 
 
 def cli(*args: str):
@@ -51,12 +52,14 @@ def test_import_errors_exit_2_with_locations_and_nothing_written(db, tmp_path):
     assert table_snapshot(open_store(db)) == before
 
 
+@pytest.mark.needs_shared
 def test_unknown_study_names_known_ones(db):
     result = cli("import", "qrels", "--db", db, "--study", "zz", TREC / "qrels.test")
     assert result.exit_code == 2
     assert "no study 'zz' in this store (known studies: s)" in result.stderr
 
 
+@pytest.mark.needs_shared
 def test_import_export_freeze_cycle(db, tmp_path):
     ok = cli("import", "qrels", "--db", db, "--study", "s", TREC / "qrels.test", "--complete")
     assert ok.exit_code == 0, ok.stderr
@@ -89,6 +92,7 @@ def test_complete_command_and_labels_csv(db, tmp_path):
     assert result.output.startswith("2 query(ies) marked complete")
 
 
+@pytest.mark.needs_shared
 def test_bad_gain_map_is_a_usage_error(db):
     result = cli("import", "qrels", "--db", db, "--study", "s", TREC / "qrels.test",
                  "--gain-map", "x")
@@ -101,6 +105,7 @@ def _evaluate(*args):
     return result.stdout
 
 
+@pytest.mark.needs_shared
 @pytest.mark.parametrize("extra", [[], ["--relevance-threshold", "2", "--gain", "exponential"]])
 def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra):
     qrels, run = TREC / "qrels.test", TREC / "results.test"
@@ -117,6 +122,7 @@ def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra):
     assert frozen == from_files
 
 
+@pytest.mark.needs_shared
 def test_evaluate_uses_the_study_threshold_by_default(tmp_path):
     path = tmp_path / "t.db"
     cli("init", "--db", path)
@@ -138,6 +144,7 @@ def test_evaluate_store_errors(db):
     assert result.exit_code == 2 and "--study requires --db" in result.stderr
 
 
+@pytest.mark.needs_shared
 def test_reference_verify(db):
     cli("import", "qrels", "--db", db, "--study", "s", TREC / "qrels.test")
     cli("reference", "freeze", "--db", db, "--study", "s", "--name", "v1")

@@ -17,7 +17,8 @@ from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.resolution import resolve_study
 from evalcore.store.runs import add_run, get_run, run_results
-from evalcore.store.studies import StudyIn, create_study
+from evalcore.store.studies import StudyIn
+from evalcore.store.study_setup import create_study
 
 
 def text_of(fn, *args, **kwargs) -> str:

@@ -3,12 +3,13 @@
 import pytest
 from store_fixtures import new_store
 
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.store.completeness import mark_complete
 from evalcore.store.labels import record_label
-from evalcore.store.observations import evaluate_run, observations_for_run
+from evalcore.store.observations import observations_for_run
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
 

@@ -2,7 +2,6 @@
 fuzzed import files only ever raise InputErrors and never leave partial rows."""
 
 import json
-import multiprocessing
 import os
 import signal
 import string
@@ -14,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_fixtures import new_store, table_snapshot
-from store_workers import import_then_hang, write_labels
+from store_workers import import_then_hang, start_worker, write_labels
 
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
@@ -28,18 +27,14 @@ from evalcore.store.imports import (
 )
 from evalcore.store.labels import record_label
 
-SPAWN = multiprocessing.get_context("spawn")
-
 
 @pytest.mark.slow
 def test_concurrent_writers_lose_no_label(tmp_path):
     db = new_store(tmp_path)
     flag = tmp_path / "go"
     n, writers = 150, ["w1", "w2", "w3"]
-    procs = [SPAWN.Process(target=write_labels, args=(str(tmp_path / "store.db"), w, n, str(flag)))
+    procs = [start_worker(write_labels, str(tmp_path / "store.db"), w, n, str(flag))
              for w in writers]
-    for p in procs:
-        p.start()
     time.sleep(0.5)
     flag.write_text("go")
     # The parent writes too, in the same seconds.
@@ -68,9 +63,7 @@ def test_sigkill_inside_a_large_import_leaves_the_store_as_before(tmp_path):
     before = table_snapshot(db)
     db.conn.close()
     flag = tmp_path / "inside"
-    child = SPAWN.Process(target=import_then_hang,
-                          args=(str(tmp_path / "store.db"), str(run_file), str(flag)))
-    child.start()
+    child = start_worker(import_then_hang, str(tmp_path / "store.db"), str(run_file), str(flag))
     deadline = time.monotonic() + 120
     while not flag.exists():
         assert child.is_alive(), f"the import process ended early (exit code {child.exitcode})"

@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 from click.testing import CliRunner
+from shared_data import TREC_EVAL_DATA
 
 from evalcore.cli import main
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io.trec import read_qrels, read_run, trec_observations
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval"
+DATA = TREC_EVAL_DATA
+pytestmark = pytest.mark.needs_shared
 COMPAT = EvalProtocol(unjudged_as_nonrelevant=True)
 
 

@@ -21,7 +21,7 @@ import streamlit as st
 
 from app.components.safe_text import escape_markdown
 from evalcore.access.identity import normalise_user_id
-from evalcore.access.scoping import local_studies
+from evalcore.store.scoping import local_studies
 from evalcore.store.studies import list_studies
 
 AUTH_SECTION = "auth"

@@ -60,8 +60,23 @@ def query_result_chips(result: QueryResult) -> str:
     return " ".join(chips)
 
 
+#: Streamlit draws a badge on one line and cuts what does not fit with an ellipsis
+#: ("bounds 0.500…" at phone width); a chip's reasons and bounds must stay readable, so
+#: badges wrap instead. A fixed style sheet: no data ever goes into it.
+_WRAPPING_CHIPS = (
+    "<style>.stMarkdownBadge{white-space:normal!important;overflow:visible!important;"
+    "text-overflow:clip!important;max-width:100%;}</style>"
+)
+
+
+def allow_chips_to_wrap() -> None:
+    """Let every badge of the page wrap onto several lines instead of being cut."""
+    st.html(_WRAPPING_CHIPS)
+
+
 def render_query_result(result: QueryResult) -> None:
     """Chips for the query, plus the reasons explained in words underneath."""
+    allow_chips_to_wrap()
     st.markdown(query_result_chips(result))
     explained = _reasons_of(result.metrics)
     if result.reasons:

@@ -12,6 +12,7 @@ from pathlib import Path
 import sqlite_utils
 import streamlit as st
 
+from app.components.safe_text import escape_markdown
 from evalcore.store.connection import open_store
 from evalcore.store.studies import StudyIn
 
@@ -24,6 +25,7 @@ ANNOTATOR_KEY = "rl_annotator"
 STUDY_WIDGET = "rl_study_select"
 ANNOTATOR_WIDGET = "rl_annotator_input"
 _PENDING_STUDY_KEY = "_rl_pending_study"
+_UNKNOWN_STUDY_KEY = "_rl_unknown_study"
 #: URL query parameters that make a page address self-contained (reload, bookmark, new tab).
 ANNOTATOR_PARAM = "annotator"
 STUDY_PARAM = "study"
@@ -41,25 +43,8 @@ def db_path() -> Path:
     return Path(configured).expanduser() if configured else default_db_path()
 
 
-def leave_folder_mode() -> None:
-    """Switch Streamlit out of its legacy ``pages/``-folder mode on the first run.
-
-    A ``pages/`` folder beside the entry script makes Streamlit run the very
-    first script run of the process in folder mode (until ``st.navigation``
-    is called), which would run a page without the entry script -- and without
-    the sidebar -- when the first request is a page URL. Turning the flag off
-    and rerunning sends that first run through ``st.navigation`` too.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def get_db() -> sqlite_utils.Database:
     """This session's connection; the first call opens (and if empty, seeds) the store."""
-    leave_folder_mode()
     path = db_path()
     db = st.session_state.get(_DB_KEY)
     if db is None or st.session_state.get(_DB_PATH_KEY) != str(path):
@@ -87,7 +72,7 @@ def studies(db: sqlite_utils.Database) -> list[StudyIn]:
     single-user mode are listed.
     """
     from app.components.auth import signed_in_user
-    from evalcore.access.scoping import local_studies, visible_studies
+    from evalcore.store.scoping import local_studies, visible_studies
 
     user = signed_in_user()
     if user is not None:
@@ -114,11 +99,14 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
         st.sidebar.info("This store holds no study yet: import one on the Data page.")
         return None
     pending = st.session_state.pop(_PENDING_STUDY_KEY, None)
-    if pending is None and STUDY_KEY not in st.session_state:
+    from_address = pending is None and STUDY_KEY not in st.session_state
+    if from_address:
         pending = st.query_params.get(STUDY_PARAM)  # a reload, a bookmark or a new tab
     if pending in {s.study_id for s in known}:
         st.session_state[STUDY_KEY] = st.session_state[STUDY_WIDGET] = pending
-    current_study(db)
+    fallback = current_study(db)
+    if from_address and pending and fallback is not None and pending != fallback.study_id:
+        st.session_state[_UNKNOWN_STUDY_KEY] = (pending, fallback.study_id)
     names = {s.study_id: s.name for s in known}
     _restore_widget(STUDY_WIDGET, STUDY_KEY)
     st.session_state[STUDY_KEY] = st.sidebar.selectbox(
@@ -128,7 +116,26 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
         key=STUDY_WIDGET,
     )
     _sync_param(STUDY_PARAM, st.session_state[STUDY_KEY])
+    _warn_unknown_study(names)
     return current_study(db)
+
+
+def _warn_unknown_study(names: dict[str, str]) -> None:
+    """Name the study the address asked for but this session cannot open.
+
+    Shown until another study is chosen, so the fallback is never silent.
+    """
+    unknown = st.session_state.get(_UNKNOWN_STUDY_KEY)
+    if unknown is None:
+        return
+    wanted, fallback = unknown
+    if st.session_state.get(STUDY_KEY) != fallback:
+        del st.session_state[_UNKNOWN_STUDY_KEY]
+        return
+    st.warning(escape_markdown(
+        f"The address asks for study {wanted!r}, which is not a study you can open in this "
+        f"store; showing {names.get(fallback, fallback)!r} instead. Pick a study in the sidebar."
+    ), icon=":material/warning:")
 
 
 def select_study_next_run(study_id: str) -> None:

@@ -1,37 +1,22 @@
-"""Per-session caches of what is expensive to recompute, invalidated by store versions.
+"""Per-session caches of what is expensive to recompute, invalidated by store marks.
 
-The store's *version* is the highest label event, completeness event and run
-id. A cached study progress is reused while the version is unchanged; after
+The store's marks (:mod:`evalcore.store.marks`) are the highest label and
+completeness event ids and the study's run ids. A cached study progress is
+reused while the marks are unchanged; after
 this session's own label it is updated for that one query only (the rest of
 the study cannot have changed if the version moved by exactly that write);
 anything else -- another annotator's label, a new run -- triggers a full
 recompute on the next read.
 """
 
-from dataclasses import dataclass
-
 import sqlite_utils
 import streamlit as st
 
-from evalcore.annotation.pool import PoolItem, pool_sizes, query_pool
+from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import StudyProgress, query_progress, study_progress
 from evalcore.store.connection import open_store
-
-
-@dataclass(frozen=True)
-class StoreVersion:
-    label_event: int
-    completeness_event: int
-    run: int
-
-
-def store_version(db: sqlite_utils.Database) -> StoreVersion:
-    row = db.execute(
-        "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
-        "(SELECT coalesce(max(event_id), 0) FROM completeness_events), "
-        "(SELECT coalesce(max(run_id), 0) FROM runs)"
-    ).fetchone()
-    return StoreVersion(int(row[0]), int(row[1]), int(row[2]))
+from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.pools import pool_sizes
 
 
 def _cache() -> dict:
@@ -43,7 +28,7 @@ def cached_study_progress(
 ) -> StudyProgress:
     """The study's progress, recomputed only when the store changed."""
     key = ("progress", study_id, annotator)
-    version = store_version(db)
+    version = store_marks(db, study_id)
     entry = _cache().get(key)
     if entry is not None and entry[0] == version:
         return entry[1]
@@ -59,9 +44,7 @@ def shared_pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int
     """
     from app.components.session import db_path
 
-    runs = tuple(r[0] for r in db.execute(
-        "SELECT run_id FROM runs WHERE study_id = ? ORDER BY run_id", [study_id]))
-    return _pool_sizes(str(db_path()), study_id, runs)
+    return _pool_sizes(str(db_path()), study_id, store_marks(db, study_id).run_ids)
 
 
 @st.cache_data(max_entries=16, show_spinner="Measuring the study's pools…")
@@ -78,11 +61,11 @@ def note_own_write(
     study_id: str,
     query_id: str,
     annotator: str,
-    before: StoreVersion,
+    before: StoreMarks,
 ) -> None:
     """After this session wrote one event on ``query_id``: refresh that query only.
 
-    ``before`` is the version read just before the write. If anything else
+    ``before`` is the marks read just before the write. If anything else
     changed meanwhile, the cached progress is left stale and recomputed in full
     on the next read.
     """
@@ -90,9 +73,9 @@ def note_own_write(
     entry = _cache().get(key)
     if entry is None or entry[0] != before:
         return
-    after = store_version(db)
+    after = store_marks(db, study_id)
     own_only = (
-        after.run == before.run
+        after.run_ids == before.run_ids
         and after.label_event - before.label_event <= 1
         and after.completeness_event - before.completeness_event <= 1
     )
@@ -105,7 +88,7 @@ def note_own_write(
 def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
     """The query's pool, recomputed only when a run was added."""
     key = ("pool", study_id, query_id)
-    version = store_version(db).run
+    version = store_marks(db, study_id).run_ids
     entry = _cache().get(key)
     if entry is not None and entry[0] == version:
         return entry[1]

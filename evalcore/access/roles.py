@@ -61,6 +61,3 @@ def role_allows(role: RoleName, permission: Permission) -> bool:
     """Does ``role`` hold ``permission``?"""
     return ROLES.index(role) >= ROLES.index(REQUIRED_ROLE[permission])
 
-
-def permissions_of(role: RoleName) -> list[Permission]:
-    return [p for p in Permission if role_allows(role, p)]

@@ -1,4 +1,4 @@
-"""Annotator agreement of a stored study: the store's labels into H6's agreement summary.
+"""Annotator agreement of a stored study: the store's labels into the agreement summary.
 
 Each annotator's current label per (query, unit) comes from the store's
 resolution (:func:`evalcore.store.resolution.resolve_study`: latest label not
@@ -8,12 +8,14 @@ quadratic-weighted kappa per pair, ordinal Krippendorff's alpha overall and per
 query, the low-agreement flags and the disagreements.
 """
 
+from collections.abc import Mapping
+
 import sqlite_utils
 
 from evalcore.analysis.stats.annotators import (
     LOW_AGREEMENT_THRESHOLD,
     AgreementSummary,
-    annotator_labels,
+    AnnotatorLabel,
     summarize_agreement,
 )
 from evalcore.store.resolution import ResolvedLabel, conflicts, resolve_study
@@ -38,3 +40,20 @@ def open_conflicts(db: sqlite_utils.Database, study_id: str) -> list[tuple[str, 
     found.sort(key=lambda qr: (-(max(qr[1].annotators.values()) - min(qr[1].annotators.values())),
                                qr[0], qr[1].unit_id))
     return found
+
+
+def annotator_labels(
+    resolved: Mapping[str, Mapping[str, ResolvedLabel]],
+) -> list[AnnotatorLabel]:
+    """Each annotator's current gain per unit, from the store's resolution.
+
+    ``resolved`` is :func:`evalcore.store.resolution.resolve_study`'s result
+    (query_id -> unit_id -> resolved label). Adjudications are not an
+    annotator's judgement and are not included.
+    """
+    return [
+        AnnotatorLabel(query_id=query_id, unit_id=unit_id, annotator=annotator, gain=gain)
+        for query_id, units in sorted(resolved.items())
+        for unit_id, label in sorted(units.items())
+        for annotator, gain in sorted(label.annotators.items())
+    ]

@@ -41,7 +41,6 @@ from evalcore.analysis.stats.significance import (
     TestName,
     paired_tests,
 )
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.results import (
     AGGREGATE_LABELS,
     METRIC_LABELS,
@@ -316,13 +315,12 @@ def compare_runs(
     comparisons: list[MetricComparison] = []
     adjusted: list[float | None] = []
     for metric in metrics:
-        with gc_paused():
-            block = [
-                compare_metric(
-                    metric, a, reports[a], b, reports[b], permutations=permutations, seed=seed
-                )
-                for a, b in pairs
-            ]
+        block = [
+            compare_metric(
+                metric, a, reports[a], b, reports[b], permutations=permutations, seed=seed
+            )
+            for a, b in pairs
+        ]
         comparisons.extend(block)
         adjusted.extend(adjust_p_values([c.tests[test].p_value for c in block], correction))
     table = _table(reports, metrics, comparisons, adjusted, mode, base, test, alpha, correction)

@@ -6,8 +6,8 @@ them) with
 
 * the resolved label of the working reference (or of a frozen version), its
   state (``labeled``, ``conflict``, ``adjudicated`` or ``unlabeled``) and each
-  annotator's current gain (working reference only: a frozen version holds
-  gains, not who gave them);
+  annotator's current gain and note, and the adjudicating reviewer's note
+  (working reference only: a frozen version holds gains, not who gave them);
 * flags: ``unlabeled`` (no gain that counts: never labeled, or in conflict),
   ``duplicate`` (the unit already appeared at an earlier position: it keeps its
   rank and adds no gain), ``permission_violation`` (the unit is outside the
@@ -15,7 +15,7 @@ them) with
   stands);
 * the document title, **except** for a unit that violates the permitted set
   (its text is never shown, only its id) and a document the ``viewer`` may
-  not read under organisation scoping (:mod:`evalcore.access.scoping`):
+  not read under organisation scoping (:mod:`evalcore.store.scoping`):
   ``title_withheld`` then says why.
 
 It also returns the query's :class:`QueryResult` (from the metric computer)
@@ -34,16 +34,16 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.scoping import document_refusal
 from evalcore.compute.evaluate import evaluate
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import QueryResult
 from evalcore.store.completeness import is_complete
 from evalcore.store.corpus import get_documents
+from evalcore.store.labels import current_judgements
 from evalcore.store.observations import observations_for_run, permitted_ids_for_run
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import get_run, run_results
+from evalcore.store.scoping import document_refusal
 from evalcore.store.studies import get_study, query_texts
 
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
@@ -63,6 +63,10 @@ class InspectedRow(BaseModel):
     #: annotator -> their current gain (empty for a frozen reference).
     annotators: dict[str, int]
     reviewer: str | None = None
+    #: annotator -> the note of their current label (only annotators who wrote one).
+    notes: dict[str, str] = {}
+    #: The note of the adjudication that counts ('' when none or no note).
+    reviewer_note: str = ""
     unlabeled: bool
     duplicate: bool
     #: 1-based position of the unit's first occurrence when ``duplicate``.
@@ -113,7 +117,7 @@ def inspect_query(
     """The run's ranked list for ``query_id`` against the working reference or a frozen one.
 
     Titles of documents ``viewer`` may not read (another organisation's, in a
-    team-mode corpus: :mod:`evalcore.access.scoping`) are left out like those
+    team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
     outside the permitted set.
     """
     study = get_study(db, study_id)
@@ -123,10 +127,12 @@ def inspect_query(
     allowed = None if permitted is None else set(permitted)
     if reference is None:
         resolved = resolve_query(db, study_id, query_id)
+        judged = current_judgements(db, study_id, query_id)
         complete = is_complete(db, study_id, query_id)
     else:
         gains = reference_labels(db, study_id, reference).get(query_id, {})
         resolved = None
+        judged = {}
         complete = reference_completeness(db, study_id, reference).get(query_id, False)
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
     titles: dict[str, str] = {}
@@ -144,6 +150,13 @@ def inspect_query(
         first_rank.setdefault(unit_id, rank)
         annotators: dict[str, int] = {}
         reviewer = None
+        notes: dict[str, str] = {}
+        reviewer_note = ""
+        unit_judged = judged.get(unit_id)
+        if unit_judged is not None:
+            notes = {a: e.note for a, e in unit_judged.labels.items() if e.note}
+            if unit_judged.adjudication is not None:
+                reviewer_note = unit_judged.adjudication.note
         if resolved is not None:
             label = resolved.get(unit_id)
             gain = label.gain if label is not None else None
@@ -164,6 +177,8 @@ def inspect_query(
                 state=state,
                 annotators=annotators,
                 reviewer=reviewer,
+                notes=notes,
+                reviewer_note=reviewer_note,
                 unlabeled=gain is None,
                 duplicate=duplicate,
                 first_rank=first_rank[unit_id] if duplicate else None,
@@ -177,7 +192,7 @@ def inspect_query(
                 ),
             )
         )
-    protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+    protocol = study.protocol()
     observations = observations_for_run(db, study_id, run_name, reference, [query_id])
     result = evaluate(observations, protocol).queries[0]
     return QueryInspection(

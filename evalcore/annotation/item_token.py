@@ -24,10 +24,10 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.store import labels
 from evalcore.store.completeness import is_complete
-from evalcore.store.connection import write_transaction
 from evalcore.store.drafts import clear_draft
 from evalcore.store.labels import LabelEvent, latest_event_id
 from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.transaction import write_transaction
 
 
 class ItemToken(BaseModel):

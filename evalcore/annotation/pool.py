@@ -8,10 +8,12 @@ order reveals neither rank nor run.
 """
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
+
+from evalcore.store.pools import pooled_ranks
 
 
 class PoolItem(BaseModel):
@@ -30,12 +32,7 @@ class PoolItem(BaseModel):
 def query_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
     """The query's pool, ordered by best rank over the runs, then unit id."""
     ranks: dict[str, dict[str, int]] = {}
-    rows = db.execute(
-        "SELECT r.unit_id, u.name, r.rank FROM results r JOIN runs u ON u.run_id = r.run_id "
-        "WHERE u.study_id = ? AND r.query_id = ? AND r.rank <= u.k ORDER BY u.run_id, r.rank",
-        [study_id, query_id],
-    )
-    for unit_id, run_name, rank in rows:
+    for unit_id, run_name, rank in pooled_ranks(db, study_id, query_id):
         ranks.setdefault(unit_id, {}).setdefault(run_name, rank)
     items = [PoolItem(unit_id=u, ranks=r) for u, r in ranks.items()]
     return sorted(items, key=lambda item: (item.best_rank, item.unit_id))
@@ -49,34 +46,3 @@ def blind_order(items: Sequence[PoolItem], *, annotator: str, query_id: str) -> 
         return hashlib.sha256(material).hexdigest()
 
     return sorted(items, key=key)
-
-
-def pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
-    """Pool size per query that any run answered (one aggregate query)."""
-    rows = db.execute(
-        "SELECT r.query_id, count(DISTINCT r.unit_id) FROM results r "
-        "JOIN runs u ON u.run_id = r.run_id WHERE u.study_id = ? AND r.rank <= u.k "
-        "GROUP BY r.query_id",
-        [study_id],
-    )
-    return {q: int(n) for q, n in rows}
-
-
-def pooled_units(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str]
-) -> dict[str, set[str]]:
-    """The pooled unit ids of each of ``query_ids`` (empty set for an unanswered query)."""
-    wanted = list(dict.fromkeys(query_ids))
-    out: dict[str, set[str]] = {q: set() for q in wanted}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        rows = db.execute(
-            "SELECT DISTINCT r.query_id, r.unit_id FROM results r "
-            "JOIN runs u ON u.run_id = r.run_id "
-            f"WHERE u.study_id = ? AND r.rank <= u.k AND r.query_id IN ({marks})",
-            [study_id, *chunk],
-        )
-        for q, unit in rows:
-            out[q].add(unit)
-    return out

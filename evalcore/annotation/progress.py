@@ -6,21 +6,21 @@
 when every pooled unit is labeled (:func:`mark_pool_complete`).
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cached_property
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.annotation.pool import pool_sizes, pooled_units
 from evalcore.store.completeness import (
     CompletenessEvent,
     completeness_states,
     is_complete,
     mark_complete,
 )
-from evalcore.store.connection import write_transaction
+from evalcore.store.pools import pool_sizes, pooled_units
 from evalcore.store.resolution import ResolvedLabel, resolve_query, resolve_study
+from evalcore.store.transaction import write_transaction
 
 
 class QueryProgress(BaseModel):
@@ -130,7 +130,7 @@ def study_progress(
 ) -> StudyProgress:
     """Progress of every query of the study (queries with pools or with queries rows).
 
-    ``sizes`` may pass :func:`evalcore.annotation.pool.pool_sizes` computed earlier: it
+    ``sizes`` may pass :func:`evalcore.store.pools.pool_sizes` computed earlier: it
     depends only on the runs, which never change once stored, and it is the
     expensive part on large studies.
     """
@@ -176,12 +176,3 @@ def mark_pool_complete(
         return mark_complete(
             db, study_id=study_id, query_id=query_id, actor=actor, reason=reason
         )
-
-
-def unlabeled_in_order(
-    order: Iterable[str], resolved: Mapping[str, ResolvedLabel], annotator: str
-) -> list[str]:
-    """The units of ``order`` the annotator has not labeled yet, keeping the order."""
-    return [
-        unit for unit in order if unit not in resolved or annotator not in resolved[unit].annotators
-    ]

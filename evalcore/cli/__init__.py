@@ -1,7 +1,10 @@
 """The ``evalcore`` command line: the library seen from the shell.
 
 Each command group lives in its own module and is registered here. Exit
-status: 0 success, 1 refused (e.g. a pinned corpus changed), 2 invalid input.
+status: 0 success, 1 refused (e.g. a pinned corpus changed) or the environment
+failed (a full disk), 2 invalid input. Whatever a command does not handle
+itself is turned into a message and a status by :mod:`evalcore.cli.failures`:
+never a traceback (unless ``EVALCORE_DEBUG=1``).
 
 Command modules are imported only when the command line needs them: running
 ``evalcore evaluate`` imports ``evalcore.cli.evaluate`` (the module named like
@@ -13,12 +16,15 @@ import importlib
 
 import click
 
-from evalcore import __version__
+from evalcore.cli.failures import debugging, report_failure
+from evalcore.compute.gc_pause import gc_paused
+from evalcore.contract.version import __version__
 
 #: Modules that register commands on :func:`main` when imported (``@main.command``).
 #: Keep one entry per module, in alphabetical order.
 COMMAND_MODULES: tuple[str, ...] = (
     "access_cmds",
+    "backup",
     "demo",
     "evaluate",
     "report_cmds",
@@ -38,6 +44,35 @@ class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         load_commands()
         return super().list_commands(ctx)
+
+    def invoke(self, ctx: click.Context) -> object:
+        command = _command_name(ctx)  # before invoking: click consumes the arguments
+        try:
+            # The command line owns its process, so it (never the library) pauses the cyclic
+            # collector while a command builds its many small, acyclic objects (packing,
+            # reports, observations from the store): measured 2-3x faster on 10,000 queries.
+            with gc_paused():
+                return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if debugging():
+                raise
+            ctx.exit(report_failure(command, exc))
+
+
+def _command_name(ctx: click.Context) -> str:
+    """The command path the user typed (``import run``), for messages."""
+    names: list[str] = []
+    group: click.Command = ctx.command
+    # The subcommand's name is parsed into ``_protected_args`` (its public alias is deprecated).
+    for word in [*getattr(ctx, "_protected_args", []), *ctx.args]:
+        sub = group.get_command(ctx, word) if isinstance(group, click.Group) else None
+        if sub is None:
+            break
+        names.append(word)
+        group = sub
+    return " ".join(names) or "command"
 
 
 def load_commands(name: str | None = None) -> None:

@@ -19,18 +19,14 @@ from pathlib import Path
 
 import click
 
-from evalcore.access.authorize import PermissionDenied, member_role, study_mode
+from evalcore.access.decisions import PermissionDenied
 from evalcore.access.identity import normalise_user_id
-from evalcore.access.members import (
-    add_member,
-    add_to_organisation,
-    list_members,
-    remove_member,
-)
 from evalcore.access.roles import ROLES
-from evalcore.access.scoping import readable_document, require_study_view, visible_studies
 from evalcore.cli import main
 from evalcore.cli.store_cmds import actor_option, db_option, store, study_option
+from evalcore.store.members import add_member, add_to_organisation, list_members, remove_member
+from evalcore.store.membership import member_role, study_mode
+from evalcore.store.scoping import readable_document, require_study_view, visible_studies
 from evalcore.store.studies import get_study
 
 

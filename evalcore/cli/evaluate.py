@@ -20,25 +20,25 @@ Input sources are small functions returning an :class:`EvalInput` (a packed
 batch plus reader diagnostics); a new source (e.g. a store) adds its options,
 a branch in :func:`_choose_source` and one such function. A source that has
 :class:`~evalcore.contract.observation.Observation` objects packs them with
-:func:`packed`.
+:func:`~evalcore.cli.eval_input.packed`.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from evalcore.cli import main
+from evalcore.cli.eval_input import EvalInput, packed
+from evalcore.cli.store_source import choose_store_source, with_study_settings
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.contract.observation import Observation
-from evalcore.contract.results import Diagnostics, EvaluationReport
+from evalcore.contract.observation import MAX_K
+from evalcore.contract.results import EvaluationReport
 from evalcore.io.errors import InputErrors
 from evalcore.io.observations_jsonl import read_observations
 from evalcore.io.trec import (
@@ -49,25 +49,6 @@ from evalcore.io.trec import (
     trec_diagnostics,
 )
 from evalcore.report.text_table import render_table
-
-
-@dataclass(frozen=True, eq=False)
-class EvalInput:
-    """What a source hands to the metric computer."""
-
-    batch: ObservationBatch
-    diagnostics: Diagnostics
-
-
-def packed(
-    observations: Sequence[Observation],
-    protocol: EvalProtocol,
-    diagnostics: Diagnostics | None = None,
-) -> EvalInput:
-    """An :class:`EvalInput` from validated observations."""
-    return EvalInput(
-        ObservationBatch.from_observations(observations, protocol), diagnostics or Diagnostics()
-    )
 
 
 def observations_source(path: Path, protocol: EvalProtocol) -> EvalInput:
@@ -136,11 +117,9 @@ def _choose_source(
         if given
     ]
     if db is not None or study is not None or reference is not None:
-        from evalcore.cli.store_source import choose_store_source
-
         file_options = [n for n, v in (("--observations", observations), ("--qrels", qrels))
                         if v is not None]
-        return choose_store_source(  # type: ignore[return-value]
+        return choose_store_source(
             db=db, study=study, run=run, reference=reference, file_options=file_options + trec_only
         )
     if observations is not None:
@@ -194,7 +173,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option("--study", help="Study id in the store (with --db).")
 @click.option("--reference", help="Frozen reference version (with --db; default: working).")
-@click.option("--k", type=click.IntRange(min=1), help="Cutoff depth for TREC input.")
+@click.option("--k", type=click.IntRange(1, MAX_K), help="Cutoff depth for TREC input.")
 @click.option(
     "--complete",
     is_flag=True,
@@ -265,20 +244,17 @@ def evaluate_command(
         unjudged_as_nonrelevant=unjudged_as_nonrelevant,
     )
     if db is not None:
-        from evalcore.cli.store_source import study_protocol
-
-        protocol = study_protocol(db, study, protocol)
-    with gc_paused():
-        try:
-            source = load(protocol)
-        except InputErrors as exc:
-            click.echo(str(exc), err=True)
-            click.echo(
-                f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
-                "error(s); nothing was computed",
-                err=True,
-            )
-            sys.exit(2)
-        report = evaluate_batch(source.batch, protocol, diagnostics=source.diagnostics)
-        text = report_json(report) + "\n" if fmt == "json" else render_table(report)
+        protocol = with_study_settings(db, study, protocol)
+    try:
+        source = load(protocol)
+    except InputErrors as exc:
+        click.echo(str(exc), err=True)
+        click.echo(
+            f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
+            "error(s); nothing was computed",
+            err=True,
+        )
+        sys.exit(2)
+    report = evaluate_batch(source.batch, protocol, diagnostics=source.diagnostics)
+    text = report_json(report) + "\n" if fmt == "json" else render_table(report)
     click.echo(text, nl=False)

@@ -14,12 +14,12 @@ study, run, reference or report; bad options).
 import getpass
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
 from evalcore.cli import main
+from evalcore.io.atomic import atomic_writer
 
 FORMATS = ("html", "json", "csv")
 
@@ -41,14 +41,8 @@ def _default_author() -> str:
 def _write_atomically(out: Path, text: str) -> None:
     """Write ``text`` to ``out`` via a temporary file, so a failure leaves no partial file."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(out, newline="") as handle:
+        handle.write(text)
 
 
 def _fail(message: str) -> None:
@@ -110,8 +104,9 @@ def report_command(
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
     from evalcore.report.json_export import render_json
+    from evalcore.report.stored import load_report, save_report
     from evalcore.store.connection import open_store
-    from evalcore.store.reports import find_report, load_report, save_report
+    from evalcore.store.reports import find_report
 
     if not db_path.exists():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
@@ -120,7 +115,7 @@ def report_command(
         if stored is not None:
             if runs is not None:
                 _fail("give either --stored (export a stored report) or --runs, not both")
-            from evalcore.access.scoping import require_study_view
+            from evalcore.store.scoping import require_study_view
 
             require_study_view(db, created_by or _default_author(), study)
             row = find_report(db, study, stored)

@@ -25,8 +25,9 @@ from pathlib import Path
 import click
 import sqlite_utils
 
-from evalcore.access.authorize import PermissionDenied
+from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
+from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec import parse_gain_map
 from evalcore.store.connection import open_store
@@ -41,8 +42,9 @@ from evalcore.store.imports import (
 )
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
-from evalcore.store.schema import SchemaTooNewError
-from evalcore.store.studies import StudyIn, StudyNotFoundError, create_study
+from evalcore.store.schema import SchemaTooNewError, schema_version
+from evalcore.store.studies import StudyIn, StudyNotFoundError
+from evalcore.store.study_setup import create_study
 
 _EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -124,7 +126,7 @@ def init_command(db_path: Path) -> None:
     """Create an evidence store (an SQLite file), or bring an existing one up to date."""
     existed = db_path.exists()
     with store(db_path, "init") as db:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
+        version = schema_version(db)
     click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")
 
 
@@ -150,7 +152,7 @@ def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrie
                  relevance_threshold: int, gain: str, org_id: str | None, actor: str) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
     from evalcore.store.audit import record_audit
-    from evalcore.store.connection import write_transaction
+    from evalcore.store.transaction import write_transaction
 
     with store(db_path, "study create") as db:
         study = StudyIn(study_id=study_id, name=name, corpus_id=corpus_id,
@@ -168,7 +170,7 @@ def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrie
 @actor_option
 def study_list(db_path: Path, actor: str) -> None:
     """List the studies --actor may see (JSON lines): local-mode ones and their team studies."""
-    from evalcore.access.scoping import visible_studies
+    from evalcore.store.scoping import visible_studies
 
     with store(db_path, "study list") as db:
         for study in visible_studies(db, actor):
@@ -213,7 +215,7 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
 @db_option
 @study_option
 @click.argument("path", type=_FILE)
-@click.option("--k", type=click.IntRange(min=1), required=True, help="The run's cutoff depth.")
+@click.option("--k", type=click.IntRange(1, MAX_K), required=True, help="The run's cutoff depth.")
 @click.option("--name", default=None, help="Run name (default: the run tag, or the file name).")
 @click.option("--corpus-fingerprint", default=None, help="Fingerprint of the corpus searched.")
 @click.option("--partial-scan", is_flag=True,
@@ -380,9 +382,9 @@ def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
 def complete_command(db_path: Path, study_id: str, query_ids: tuple[str, ...], reason: str,
                      actor: str) -> None:
     """Declare the relevant population of queries complete."""
-    from evalcore.store.connection import write_transaction
     from evalcore.store.imports.common import mark_queries_complete
     from evalcore.store.studies import get_study
+    from evalcore.store.transaction import write_transaction
 
     with store(db_path, "complete") as db:
         get_study(db, study_id)

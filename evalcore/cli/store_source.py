@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from evalcore.cli.eval_input import EvalInput, packed
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputError, InputErrors
@@ -26,7 +27,7 @@ from evalcore.io.errors import InputError, InputErrors
 def choose_store_source(
     *, db: Path | None, study: str | None, run: Path | None, reference: str | None,
     file_options: list[str],
-) -> Callable[[EvalProtocol], object]:
+) -> Callable[[EvalProtocol], EvalInput]:
     """Check the store options; return the loader (``--run`` is a run name here)."""
     if db is None:
         given = [n for n, v in (("--study", study), ("--reference", reference)) if v is not None]
@@ -51,9 +52,8 @@ def _lookup_error(db: Path, option: str, exc: Exception) -> InputErrors:
 
 def store_source(
     db_path: Path, study: str, run_name: str, reference: str | None, protocol: EvalProtocol
-) -> object:
+) -> EvalInput:
     """Observations of a stored run, packed for the metric computer."""
-    from evalcore.cli.evaluate import packed
     from evalcore.store.connection import open_store
     from evalcore.store.observations import observations_for_run, tied_score_pairs
     from evalcore.store.references import ReferenceNotFoundError
@@ -75,10 +75,11 @@ def store_source(
                   Diagnostics(tied_score_pairs=tied_score_pairs(observations)))
 
 
-def study_protocol(db_path: Path, study: str | None, protocol: EvalProtocol) -> EvalProtocol:
+def with_study_settings(
+    db_path: Path, study: str | None, protocol: EvalProtocol
+) -> EvalProtocol:
     """The protocol with the study's threshold and gain where the options were left at default."""
     ctx = click.get_current_context()
-    update = {}
     from evalcore.store.connection import open_store
     from evalcore.store.studies import StudyNotFoundError, get_study
 
@@ -91,8 +92,7 @@ def study_protocol(db_path: Path, study: str | None, protocol: EvalProtocol) -> 
         db.conn.close()
     if settings is None:
         return protocol
-    if ctx.get_parameter_source("relevance_threshold") is ParameterSource.DEFAULT:
-        update["relevance_threshold"] = settings.relevance_threshold
-    if ctx.get_parameter_source("gain") is ParameterSource.DEFAULT:
-        update["gain"] = settings.gain
-    return protocol.model_copy(update=update)
+    declared = settings.protocol()
+    defaults = [field for field in ("relevance_threshold", "gain")
+                if ctx.get_parameter_source(field) is ParameterSource.DEFAULT]
+    return protocol.model_copy(update={field: getattr(declared, field) for field in defaults})

@@ -43,7 +43,6 @@ from itertools import repeat
 
 import numpy as np
 
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.compute.validity import duplicate_positions, permission_violated
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Observation
@@ -107,21 +106,20 @@ class ObservationBatch:
         """Pack validated observations (input order is kept)."""
         packer = _Packer()
         add = packer.add
-        with gc_paused():
-            for o in observations:
-                labels = o.labels
-                gains = {lab.id: lab.gain for lab in labels}
-                add(
-                    o.query_id,
-                    o.k,
-                    o.returned_ids,
-                    gains,
-                    len(gains) != len(labels),
-                    o.population_complete,
-                    o.scan_complete,
-                    o.permitted_ids,
-                    o.unit_of,
-                )
+        for o in observations:
+            labels = o.labels
+            gains = {lab.id: lab.gain for lab in labels}
+            add(
+                o.query_id,
+                o.k,
+                o.returned_ids,
+                gains,
+                len(gains) != len(labels),
+                o.population_complete,
+                o.scan_complete,
+                o.permitted_ids,
+                o.unit_of,
+            )
         return packer.finish(protocol or EvalProtocol())
 
     @classmethod
@@ -169,21 +167,20 @@ class ObservationBatch:
         perms = repeat(None, n) if permitted_ids is None else permitted_ids
         units = repeat(None, n) if unit_of is None else unit_of
         packer = _Packer()
-        with gc_paused():
-            for qid, k_i, ret, ids, gs, pop, scan, perm, unit in zip(
-                query_ids,
-                ks,
-                returned_ids,
-                label_ids,
-                label_gains,
-                pops,
-                scans,
-                perms,
-                units,
-                strict=False,
-            ):
-                gains = dict(zip(ids, gs, strict=True))
-                packer.add(qid, k_i, ret, gains, len(gains) != len(ids), pop, scan, perm, unit)
+        for qid, k_i, ret, ids, gs, pop, scan, perm, unit in zip(
+            query_ids,
+            ks,
+            returned_ids,
+            label_ids,
+            label_gains,
+            pops,
+            scans,
+            perms,
+            units,
+            strict=False,
+        ):
+            gains = dict(zip(ids, gs, strict=True))
+            packer.add(qid, k_i, ret, gains, len(gains) != len(ids), pop, scan, perm, unit)
         return packer.finish(protocol or EvalProtocol())
 
 

@@ -22,7 +22,6 @@ import numpy as np
 
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import ObservationBatch
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.compute.metrics import METRIC_MODULES, MetricArrays, RankingArrays
 from evalcore.compute.metrics.base import METRIC_BITS, METRIC_REASONS, NO_LIMIT, UNLABELED_BIT
 from evalcore.compute.validity import (
@@ -227,8 +226,7 @@ class BatchResult:
         diag = (diagnostics or Diagnostics()).model_copy(
             update={"returned_duplicates": self.n_returned_duplicates}
         )
-        with gc_paused():
-            queries = self.query_results()
+        queries = self.query_results()
         return EvaluationReport.model_construct(
             protocol=self.protocol,
             queries=queries,

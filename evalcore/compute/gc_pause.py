@@ -5,6 +5,10 @@ dicts and models with no reference cycles; each allocation burst otherwise
 triggers full collections that walk the whole heap (measured: 2-3x slower on
 10,000 queries). :func:`gc_paused` disables the collector for the block and
 restores its previous state.
+
+The collector is process-wide state, so only a caller that owns the process
+pauses it: the command line (around every command), the app, the benchmarks.
+No library path does (a test walks evalcore to keep it so).
 """
 
 from __future__ import annotations

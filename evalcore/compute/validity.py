@@ -29,7 +29,7 @@ import numpy as np
 from evalcore.contract.reasons import OBSERVATION_REASONS, Reason
 from evalcore.contract.results import ReturnedDuplicate
 
-if TYPE_CHECKING:  # typing only: columnar imports this module
+if TYPE_CHECKING:  # typing only: evalcore.compute.batch imports this module
     from evalcore.compute.batch import ObservationBatch
 
 #: Bit of each observation-level reason in :func:`observation_bits`.

@@ -12,6 +12,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    FiniteFloat,
     StrictBool,
     StrictInt,
     StrictStr,
@@ -33,6 +34,10 @@ class Label(BaseModel):
     gain: Gain
 
 
+#: The largest cutoff depth: an SQLite INTEGER (2^63 - 1); larger values are refused as input.
+MAX_K = 2**63 - 1
+
+
 class Observation(BaseModel):
     """One query of one run, with everything needed to decide what is measurable."""
 
@@ -43,9 +48,9 @@ class Observation(BaseModel):
     corpus_fingerprint: StrictStr | None = None
     cutoff: datetime | None = None
     retrieval_unit: StrictStr = "document"
-    k: Annotated[StrictInt, Field(ge=1)]
+    k: Annotated[StrictInt, Field(ge=1, le=MAX_K)]
     returned_ids: list[UnitId]
-    scores: list[float] | None = None
+    scores: list[FiniteFloat] | None = None
     labels: list[Label]
     population_complete: StrictBool
     scan_complete: StrictBool = True

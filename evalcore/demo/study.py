@@ -31,10 +31,13 @@ from evalcore.retrieval.lexical_protocol import parse_protocol
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.completeness import mark_complete
-from evalcore.store.connection import write_transaction
 from evalcore.store.corpus import DocumentIn, add_documents
-from evalcore.store.labels import record_label
-from evalcore.store.studies import StudyIn, add_queries, create_organisation, create_study
+from evalcore.store.labels import has_labels_from, record_label
+from evalcore.store.pins import pin_exists
+from evalcore.store.runs import list_runs, run_exists
+from evalcore.store.studies import StudyIn, create_organisation, study_exists, study_ids
+from evalcore.store.study_setup import add_queries, create_study
+from evalcore.store.transaction import write_transaction
 
 DEMO_STUDY_ID = "demo"
 DEMO_CORPUS_ID = "northwind-kb"
@@ -107,21 +110,15 @@ def _bob_disagrees(query_id: str, unit_id: str) -> bool:
 
 
 def has_demo(db: sqlite_utils.Database) -> bool:
-    return db.execute(
-        "SELECT 1 FROM studies WHERE study_id = ?", [DEMO_STUDY_ID]
-    ).fetchone() is not None
+    return study_exists(db, DEMO_STUDY_ID)
 
 
 def demo_needs_building(db: sqlite_utils.Database) -> bool:
     """True for a store without any study, or with an unfinished demo (read-only check)."""
     if not has_demo(db):
-        return db.execute("SELECT 1 FROM studies LIMIT 1").fetchone() is None
-    runs = {r[0] for r in db.execute(
-        "SELECT name FROM runs WHERE study_id = ?", [DEMO_STUDY_ID])}
-    labeled = db.execute(
-        "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
-        [DEMO_STUDY_ID, DEMO_SOURCE],
-    ).fetchone()
+        return not study_ids(db)
+    runs = {run.name for run in list_runs(db, DEMO_STUDY_ID)}
+    labeled = has_labels_from(db, DEMO_STUDY_ID, DEMO_SOURCE)
     return not (set(RUN_PROTOCOLS) <= runs and labeled)
 
 
@@ -176,42 +173,33 @@ def _frame(db: sqlite_utils.Database) -> bool:
     return True
 
 
-def _exists(db: sqlite_utils.Database, table: str, name: str) -> bool:
-    return db.execute(
-        f"SELECT 1 FROM {table} WHERE study_id = ? AND name = ?", [DEMO_STUDY_ID, name]
-    ).fetchone() is not None
-
-
 def _runs(db: sqlite_utils.Database, actor: str) -> int:
     """Pin and execute each demo protocol that is not there yet; returns runs created."""
     made = 0
     for name, protocol in RUN_PROTOCOLS.items():
         # A ValueError with the step done anyway means another session did it just now.
-        if not _exists(db, "protocols", name):
+        if not pin_exists(db, DEMO_STUDY_ID, name):
             try:
                 pin_protocol(db, study_id=DEMO_STUDY_ID, name=name,
                              protocol=parse_protocol(protocol, source=f"demo protocol {name}"),
                              actor=actor)
             except ValueError:
-                if not _exists(db, "protocols", name):
+                if not pin_exists(db, DEMO_STUDY_ID, name):
                     raise
-        if not _exists(db, "runs", name):
+        if not run_exists(db, DEMO_STUDY_ID, name):
             try:
                 execute_protocol(db, study_id=DEMO_STUDY_ID, protocol_name=name, run_name=name,
                                  actor=actor)
                 made += 1
             except ValueError:
-                if not _exists(db, "runs", name):
+                if not run_exists(db, DEMO_STUDY_ID, name):
                     raise
     return made
 
 
 def _labels_and_completeness(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
     with write_transaction(db):
-        if db.execute(
-            "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
-            [DEMO_STUDY_ID, DEMO_SOURCE],
-        ).fetchone():
+        if has_labels_from(db, DEMO_STUDY_ID, DEMO_SOURCE):
             return 0
         labels = _labels(db, docs)
         for query_id in COMPLETE_QUERIES:

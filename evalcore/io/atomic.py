@@ -4,10 +4,15 @@ A failure while writing leaves the previous file (or no file) and no partial
 data. The new file gets the mode a plain ``open(path, "w")`` would give it
 (0666 minus the umask), or keeps the mode of the file it replaces, not the
 0600 of a bare ``tempfile.mkstemp``.
+
+A target that exists and is not a regular file (``/dev/stdout``, a named pipe,
+``/dev/full``) is written in place: renaming over it would replace the device
+or pipe with a plain file (as root, even ``/dev/full``). A directory is refused.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -22,6 +27,13 @@ from typing import TextIO
 def atomic_writer(path: str | PathLike[str], *, newline: str = "\n") -> Iterator[TextIO]:
     """A UTF-8 text stream whose content replaces ``path`` only if the block succeeds."""
     target = Path(path)
+    kind = _existing_kind(target)
+    if kind is not None and stat.S_ISDIR(kind):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, expected a file", str(target))
+    if kind is not None and not stat.S_ISREG(kind):
+        with open(target, "w", encoding="utf-8", newline=newline) as stream:
+            yield stream
+        return
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, _mode_for(target))
@@ -31,6 +43,14 @@ def atomic_writer(path: str | PathLike[str], *, newline: str = "\n") -> Iterator
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _existing_kind(target: Path) -> int | None:
+    """The file-type bits of ``target`` (following links), or None if it does not exist."""
+    try:
+        return target.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _mode_for(target: Path) -> int:

@@ -11,32 +11,23 @@ error (with a "did you mean").
 
 Encoding follows :mod:`evalcore.io.text_lines` (UTF-8, BOM dropped, CRLF/CR
 line ends); blank lines are skipped; CSV has no comment syntax. Quoted fields
-may hold commas and quotes (RFC 4180), but not line breaks.
+may hold commas and quotes (RFC 4180), but not line breaks. A cell that our
+exports quoted against spreadsheet formulas (``'=x``) reads back as written
+before (``=x``; see :mod:`evalcore.io.spreadsheet_cells`).
 """
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Mapping
-from os import PathLike
 
 from evalcore.io.errors import ErrorLog, suggest
 from evalcore.io.label_rows import LabelRow, LabelRows, build_row, deduplicate
-from evalcore.io.text_lines import SourceText, numbered_lines, read_source
+from evalcore.io.spreadsheet_cells import restore
+from evalcore.io.text_lines import SourceText, numbered_lines
 
 REQUIRED = ("query_id", "unit_id", "gain")
 OPTIONAL = ("annotator", "kind", "created_at", "note", "source")
-
-
-def read_labels_csv(
-    path: str | PathLike[str],
-    *,
-    default_annotator: str,
-    gain_map: Mapping[int, int] | None = None,
-) -> LabelRows:
-    return parse_labels_csv(
-        read_source(path), default_annotator=default_annotator, gain_map=gain_map
-    )
 
 
 def parse_labels_csv(
@@ -101,7 +92,7 @@ def _cells(text: str) -> list[str] | None:
         parsed = next(csv.reader([text], strict=True))
     except (csv.Error, StopIteration):
         return None
-    return parsed
+    return [restore(cell) for cell in parsed]  # our exports quote formula-like cells
 
 
 def _header(text: str, number: int, log: ErrorLog) -> list[str] | None:

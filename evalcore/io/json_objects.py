@@ -2,7 +2,9 @@
 
 The one loop every JSONL reader shares. Blank lines are skipped (JSONL has no
 comments). JSON is read strictly: a key repeated in one object (plain JSON
-would silently keep the last value) and ``NaN``/``Infinity`` are errors. A line
+would silently keep the last value), ``NaN``/``Infinity``, a number too large
+for a float (``1e999`` would become infinity) and an integer of more than
+:data:`MAX_INT_DIGITS` digits (Python refuses to convert those) are errors. A line
 that is not JSON, is nested too deeply, or is not an object is logged with its
 line number and skipped, so every bad line of a file is reported in one pass.
 """
@@ -10,6 +12,7 @@ line number and skipped, so every bad line of a file is reported in one pass.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,6 +32,31 @@ class _NotJson(ValueError):
         self.token = token
 
 
+class _BadNumber(ValueError):
+    def __init__(self, token: str, why: str) -> None:
+        super().__init__(token)
+        self.token = token
+        self.why = why
+
+
+#: The longest integer a JSON file may hold (Python's int/str conversion limit).
+MAX_INT_DIGITS = 4300
+
+
+def _parse_int(token: str) -> int:
+    if len(token.lstrip("-")) > MAX_INT_DIGITS:
+        raise _BadNumber(token, f"an integer of {len(token.lstrip('-')):,} digits (more than "
+                                f"{MAX_INT_DIGITS:,})")
+    return int(token)
+
+
+def _parse_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _BadNumber(token, "a number too large for a float (it would be infinity)")
+    return value
+
+
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
@@ -45,7 +73,8 @@ def _reject_constant(token: str) -> float:
 
 
 #: Strict JSON: a repeated key or NaN/Infinity is an error, not silently accepted.
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reject_constant,
+                            parse_int=_parse_int, parse_float=_parse_float)
 
 
 def json_kind(value: object) -> str:
@@ -91,6 +120,11 @@ def json_objects(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[
                 f"not valid JSON: {exc.token} is not a JSON value",
                 "use a finite number or null",
             )
+            continue
+        except _BadNumber as exc:
+            shown = exc.token if len(exc.token) <= 24 else exc.token[:20] + "..."
+            log.add(number, None, f"number out of range: {shown} is {exc.why}",
+                    "use a finite number within range")
             continue
         except RecursionError:
             log.add(number, None, "not valid JSON: nested too deeply")

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from evalcore.io.clock import to_iso
 from evalcore.io.errors import ErrorLog, show_value
 
 KINDS = ("label", "undo", "adjudicate")
@@ -81,8 +82,6 @@ def parse_gain(
 
 def normalise_time(value: str) -> str | None:
     """An ISO-8601 time as the store writes it (UTC, ``Z``), or None when unreadable."""
-    from evalcore.store.clock import to_iso
-
     try:
         return to_iso(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
     except ValueError:

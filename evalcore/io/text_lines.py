@@ -22,6 +22,9 @@ memory (an upload), then :func:`numbered_lines` to iterate.
 from __future__ import annotations
 
 import codecs
+import os
+import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from os import PathLike
@@ -48,6 +51,10 @@ def read_source(path: str | PathLike[str]) -> SourceText:
     """
     name = str(path)
     try:
+        if is_device(path):
+            raise InputErrors([InputError(
+                file=name, message="is a device, not a file (it may never end)",
+                hint="give the path of a file")])
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputErrors(
@@ -62,6 +69,12 @@ def read_source(path: str | PathLike[str]) -> SourceText:
             [InputError(file=name, message=f"cannot read file: {exc.strerror or exc}")]
         ) from None
     return decode_source(data, name)
+
+
+def is_device(path: str | PathLike[str]) -> bool:
+    """Is ``path`` a character or block device (``/dev/zero`` never ends)?"""
+    mode = os.stat(path).st_mode
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def decode_source(data: bytes, name: str) -> SourceText:
@@ -144,3 +157,17 @@ def data_lines(
         if not stripped or (comments and stripped.startswith("#")):
             continue
         yield number, line
+
+
+def first_line_of(source: SourceText, value: str) -> int | None:
+    """The first line where ``value`` stands as a whole field (for messages about a value).
+
+    A field is delimited by the line's ends, spaces, tabs, commas or double
+    quotes, so this finds an id in TREC, CSV and JSONL lines alike (an id that
+    JSON escapes is not found: None).
+    """
+    field = re.compile(r'(?:^|(?<=[\s,"]))' + re.escape(value) + r'(?=[\s,"]|$)')
+    for number, line in numbered_lines(source.text, comments=False):
+        if value in line and field.search(line):
+            return number
+    return None

@@ -12,7 +12,10 @@ lines are skipped; see :mod:`evalcore.io.text_lines` for encoding rules):
   evidence: both labels are kept (no label is ever lost), which makes that
   query ``duplicate_reference`` (contract section 3), and a note names both lines.
 * **run**: ``query_id Q0 doc_id rank score tag``: exactly 6 fields. ``score``
-  must be a finite number. As in trec_eval, the ``rank`` column is ignored:
+  must be a finite decimal number as trec_eval's ``atof`` reads one: ASCII
+  digits, optional sign, point and exponent (``-1.5``, ``.5``, ``2e-3``); no
+  ``1_000``, no non-ASCII digits, no ``inf``/``nan``, nothing that overflows
+  to infinity (``1e999``). As in trec_eval, the ``rank`` column is ignored:
   items are ordered by score descending, ties broken by doc ID descending
   (``strcmp`` byte order, which for UTF-8 equals code-point order). The
   number of tied pairs (two items of one query with equal scores) is reported,
@@ -50,7 +53,6 @@ from os import PathLike
 
 import numpy as np
 
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import Diagnostics
 from evalcore.contract.trusted_models import construct
@@ -66,7 +68,8 @@ _FIELD_SEP = re.compile(r"[ \t]+")
 _OTHER_WHITESPACE = re.compile(
     "[\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
-_INTEGER = re.compile(r"[+-]?[0-9]+")
+#: An integer as trec_eval's ``atol`` reads one (ASCII digits); 18 digits at most.
+_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 #: Repeated-row notes kept per file (all are counted).
 _MAX_NOTES = 20
 
@@ -360,7 +363,9 @@ def _gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int 
     out: dict[str, int | str] = {}
     for tok in tokens:
         if not _INTEGER.fullmatch(tok):
-            out[tok] = f"must be an integer, got '{tok}'"
+            long = _INTEGER.fullmatch(tok[:18]) and tok.lstrip("+-").isdigit() and tok.isascii()
+            out[tok] = (f"gain {tok[:20]}... ({len(tok)} digits) is outside 0..4" if long
+                        else f"must be an integer, got '{tok[:40]}'")
             continue
         raw = int(tok)
         gain = gain_map.get(raw, raw)
@@ -475,21 +480,29 @@ def _parse_scores(tokens: list[str], first_row: int, lines: _LineMap, log: Error
         scores = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
     except ValueError:
         scores = None
-    if scores is not None and bool(np.isfinite(scores).all()):
+    if scores is not None and bool(np.isfinite(scores).all()) and _plain_ascii(tokens):
         return scores
     for i, tok in enumerate(tokens):
         try:
-            ok = math.isfinite(float(tok))
+            ok = math.isfinite(float(tok)) and _plain_ascii([tok])
         except ValueError:
             ok = False
         if not ok:
             log.add(
                 lines.line(first_row + i),
                 "score",
-                f"must be a finite number, got '{tok}'",
-                "the fifth field is the score; items are ranked by it",
+                f"must be a finite number, got '{tok[:40]}'",
+                "the fifth field is the score; items are ranked by it"
+                if _plain_ascii([tok]) else
+                "write it as trec_eval reads it: ASCII digits, no '_' (e.g. 1000.5)",
             )
     return np.zeros(len(tokens))
+
+
+def _plain_ascii(tokens: list[str]) -> bool:
+    """No digit or separator Python's float() takes but trec_eval's atof does not (``_``, ``١``)."""
+    text = "".join(tokens)
+    return text.isascii() and "_" not in text
 
 
 def _rank_run(name: str, rows: _Rows, scores: np.ndarray) -> TrecRun:
@@ -615,47 +628,45 @@ def trec_columns(qrels: Qrels, run: TrecRun, *, complete: bool) -> TrecColumns:
 def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> list[Observation]:
     """One :class:`Observation` per query of qrels or run, ordered by query ID.
 
-    The reader validated every field, so observations are built without a
-    second validation (:func:`evalcore.contract.trusted_models.construct`; equal to
-    validated models). ``returned_ids`` holds the whole ranking with its
+    Observations are validated (the model has a validator); their labels, checked
+    by the reader, are built without a second validation
+    (:func:`evalcore.contract.trusted_models.construct`). ``returned_ids`` holds the whole ranking with its
     scores; only positions 1..k are measured.
     """
     if not (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     cols = trec_columns(qrels, run, complete=complete)
-    with gc_paused():
-        return [
-            construct(
-                Observation,
-                {
-                    "query_id": q,
-                    "corpus_id": None,
-                    "corpus_fingerprint": None,
-                    "cutoff": None,
-                    "retrieval_unit": "document",
-                    "k": k,
-                    "returned_ids": list(returned),
-                    "scores": run.scores_for(q),
-                    "labels": [
-                        construct(Label, {"id": d, "gain": g})
-                        for d, g in zip(ids, gains, strict=True)
-                    ],
-                    "population_complete": pop,
-                    "scan_complete": True,
-                    "permitted_ids": None,
-                    "unit_of": None,
-                    "reference_version": None,
-                },
-            )
-            for q, returned, ids, gains, pop in zip(
-                cols.query_ids,
-                cols.returned_ids,
-                cols.label_ids,
-                cols.label_gains,
-                cols.population_complete,
-                strict=True,
-            )
-        ]
+    return [
+        Observation.model_validate(
+            {
+                "query_id": q,
+                "corpus_id": None,
+                "corpus_fingerprint": None,
+                "cutoff": None,
+                "retrieval_unit": "document",
+                "k": k,
+                "returned_ids": list(returned),
+                "scores": run.scores_for(q),
+                "labels": [
+                    construct(Label, {"id": d, "gain": g})
+                    for d, g in zip(ids, gains, strict=True)
+                ],
+                "population_complete": pop,
+                "scan_complete": True,
+                "permitted_ids": None,
+                "unit_of": None,
+                "reference_version": None,
+            },
+        )
+        for q, returned, ids, gains, pop in zip(
+            cols.query_ids,
+            cols.returned_ids,
+            cols.label_ids,
+            cols.label_gains,
+            cols.population_complete,
+            strict=True,
+        )
+    ]
 
 
 def trec_diagnostics(qrels: Qrels, run: TrecRun) -> Diagnostics:

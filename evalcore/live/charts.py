@@ -2,9 +2,11 @@
 
 The per-query figure has two rows sharing the query axis: the available values
 of each run, and below them an "unavailable" strip with one marker per run and
-query whose metric is unavailable (its reasons on hover). Text from the data
-(run names, query ids, reasons) is HTML-escaped: plotly renders a subset of
-HTML in labels and hover text. Large studies use WebGL markers.
+query whose metric is unavailable (its reasons on hover). The query axis is
+labelled with query ids and each run has its own marker, set beside the other
+runs' (:mod:`evalcore.live.chart_style`). Text from the data (run names, query
+ids, reasons) is HTML-escaped: plotly renders a subset of HTML in labels and
+hover text. Large studies use WebGL markers.
 """
 
 from html import escape
@@ -12,6 +14,13 @@ from html import escape
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from evalcore.live.chart_style import (
+    GROUPED_MARKERS,
+    LEGEND_BELOW,
+    LEGEND_ROOM,
+    query_axis,
+    run_marker,
+)
 from evalcore.live.dashboard import LiveDashboard
 
 _WEBGL_FROM = 2000
@@ -27,7 +36,8 @@ def per_query_figure(state: LiveDashboard, metric: str, label: str) -> go.Figure
         subplot_titles=(f"{escape(label)}: available values",
                         "unavailable (not 0; reasons on hover)"),
     )
-    for run in state.run_names:
+    webgl = scatter is go.Scattergl
+    for index, run in enumerate(state.run_names):
         name = escape(run)
         x_ok, y_ok, t_ok, x_na, t_na = [], [], [], [], []
         for query_id, value, reasons in state.per_query(run, metric):
@@ -41,7 +51,8 @@ def per_query_figure(state: LiveDashboard, metric: str, label: str) -> go.Figure
                 t_na.append(f"{escape(query_id)}: {escape(', '.join(reasons))}")
         fig.add_trace(
             scatter(x=x_ok, y=y_ok, mode="markers", name=f"{name} ({len(x_ok)} available)",
-                    legendgroup=name, text=t_ok, marker={"size": 6},
+                    legendgroup=name, text=t_ok, marker=run_marker(index),
+                    offsetgroup=None if webgl else name,
                     hovertemplate="%{text}: %{y:.4f}<extra>" + name + "</extra>"),
             row=1, col=1,
         )
@@ -54,7 +65,11 @@ def per_query_figure(state: LiveDashboard, metric: str, label: str) -> go.Figure
         )
     fig.update_yaxes(title_text=escape(label), range=[-0.03, 1.03], row=1, col=1)
     fig.update_yaxes(type="category", row=2, col=1)
+    fig.update_xaxes(**query_axis(state.query_ids))
     fig.update_xaxes(title_text=f"query (sorted by id, {n} queries)", row=2, col=1)
-    fig.update_layout(height=480, margin={"t": 50, "b": 90},
-                      legend={"orientation": "h", "y": -0.22, "yanchor": "top"})
+    fig.update_yaxes(automargin=True)
+    fig.update_layout(height=480 + LEGEND_ROOM, margin={"t": 50, "b": LEGEND_ROOM},
+                      legend=LEGEND_BELOW)
+    if not webgl:
+        fig.update_layout(**GROUPED_MARKERS)
     return fig

@@ -1,7 +1,7 @@
 """The live dashboard's state: every run's per-query results, kept current cheaply.
 
 :meth:`LiveDashboard.build` evaluates every run of a study against the
-working reference (exactly what :func:`evalcore.store.observations.evaluate_run`
+working reference (exactly what :func:`evalcore.analysis.run_evaluation.evaluate_run`
 computes) and keeps, per run, the per-query :class:`QueryResult` objects and
 the per-metric arrays the aggregates are made of.
 
@@ -24,7 +24,6 @@ unlabeled).
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +41,6 @@ from evalcore.annotation.blocking import (
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Observation
 from evalcore.contract.reasons import Reason
@@ -53,50 +51,15 @@ from evalcore.contract.results import (
     EvaluationReport,
     QueryResult,
 )
+from evalcore.store.marks import StoreMarks, store_marks, touched_queries
 from evalcore.store.observations import observations_for_run
 from evalcore.store.runs import RunInfo, list_runs
-from evalcore.store.studies import get_study
+from evalcore.store.studies import get_study, query_registered
 
 #: Above this many touched queries a refresh rebuilds everything instead.
 FULL_REBUILD_THRESHOLD = 2000
 _REASON_CODES = [r.value for r in Reason]
 _REASON_COLUMN = {code: i for i, code in enumerate(_REASON_CODES)}
-
-
-@dataclass(frozen=True)
-class StoreMarks:
-    """What the store looked like when the state was built: change detection."""
-
-    label_event: int
-    completeness_event: int
-    run_ids: tuple[int, ...]
-
-
-def store_marks(db: sqlite_utils.Database, study_id: str) -> StoreMarks:
-    """The highest label and completeness event ids (store-wide) and the study's run ids."""
-    row = db.execute(
-        "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
-        "(SELECT coalesce(max(event_id), 0) FROM completeness_events)"
-    ).fetchone()
-    runs = tuple(
-        r[0] for r in db.execute(
-            "SELECT run_id FROM runs WHERE study_id = ? ORDER BY run_id", [study_id]
-        )
-    )
-    return StoreMarks(int(row[0]), int(row[1]), runs)
-
-
-def touched_queries(db: sqlite_utils.Database, study_id: str, since: StoreMarks) -> set[str]:
-    """Queries of the study with a label or completeness event newer than ``since``."""
-    # "+study_id" keeps SQLite on the event_id (rowid) range: with the study index it
-    # would scan every event of the study.
-    rows = db.execute(
-        "SELECT DISTINCT query_id FROM label_events WHERE event_id > ? AND +study_id = ? "
-        "UNION SELECT DISTINCT query_id FROM completeness_events WHERE event_id > ? "
-        "AND +study_id = ?",
-        [since.label_event, study_id, since.completeness_event, study_id],
-    )
-    return {r[0] for r in rows}
 
 
 class QueryCoverage(BaseModel):
@@ -242,26 +205,11 @@ class LiveDashboard:
     @classmethod
     def build(cls, db: sqlite_utils.Database, study_id: str) -> LiveDashboard:
         """Evaluate every run of the study in full."""
-        study = get_study(db, study_id)
-        state = cls(
-            study_id,
-            EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain),
-        )
+        state = cls(study_id, get_study(db, study_id).protocol())
         state._full(db)
         return state
 
     def _full(self, db: sqlite_utils.Database) -> None:
-        with gc_paused():
-            self._full_unpaused(db)
-        # The state is long-lived and holds millions of objects on a large study: moving
-        # them to the collector's permanent generation keeps every later full collection
-        # (triggered by any allocation, e.g. during a refresh) from walking them — measured:
-        # refreshes otherwise spike to ~1 s now and then at 10,000 x 100 x 3. Reference
-        # counting still frees the objects when the state is dropped.
-        gc.collect()
-        gc.freeze()
-
-    def _full_unpaused(self, db: sqlite_utils.Database) -> None:
         started = time.perf_counter()
         marks = store_marks(db, self.study_id)
         self.runs = {}
@@ -317,10 +265,7 @@ class LiveDashboard:
             if any(query_id not in rs.index for rs in self.runs.values()):
                 return True
             if any(not rs.top_units[rs.index[query_id]] for rs in self.runs.values()) and not (
-                db.execute(
-                    "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?",
-                    [self.study_id, query_id],
-                ).fetchone()
+                query_registered(db, self.study_id, query_id)
             ):
                 return True
         return False
@@ -388,7 +333,7 @@ class LiveDashboard:
         return self.runs[run_name].run.k
 
     def evaluation(self, run_name: str) -> EvaluationReport:
-        """The run's evaluation as :func:`evalcore.store.observations.evaluate_run` returns it
+        """The run's evaluation as :func:`evalcore.analysis.run_evaluation.evaluate_run` returns it
         on the working labels (same queries, metrics and aggregates; the reader diagnostic
         ``tied_score_pairs`` is not tracked and left at 0)."""
         rs = self.runs[run_name]

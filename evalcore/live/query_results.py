@@ -9,24 +9,17 @@ that single query, under the study's protocol.
 import sqlite_utils
 
 from evalcore.compute.evaluate import evaluate
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import QueryResult
 from evalcore.store.observations import observations_for_run
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import get_study
 
 
-def study_protocol(db: sqlite_utils.Database, study_id: str) -> EvalProtocol:
-    """The evaluation protocol a study declares (threshold and gain mode)."""
-    study = get_study(db, study_id)
-    return EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
-
-
 def query_results_by_run(
     db: sqlite_utils.Database, study_id: str, query_id: str
 ) -> dict[str, QueryResult]:
     """run name -> the query's result (every metric available or unavailable with why)."""
-    protocol = study_protocol(db, study_id)
+    protocol = get_study(db, study_id).protocol()
     out: dict[str, QueryResult] = {}
     for run in list_runs(db, study_id):
         observations = observations_for_run(db, study_id, run.name, query_ids=[query_id])

@@ -1,7 +1,9 @@
 """Building a :class:`~evalcore.report.model.Report` from evaluated runs.
 
 This layer is pure: it takes each run's :class:`EvaluationReport` and corpus
-fingerprint and decides comparability, then compares the comparable runs with
+fingerprint, decides comparability with
+:func:`evalcore.analysis.comparability.comparability` (the rule the Compare page
+uses too), then compares the comparable runs with
 :func:`evalcore.analysis.compare.compare_runs`. :mod:`evalcore.report.from_store` feeds it
 from the evidence store.
 """
@@ -11,10 +13,11 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from evalcore import __version__
+from evalcore.analysis.comparability import NotComparable, RunTerms, comparability, cutoff
 from evalcore.analysis.compare import ComparisonSettings, compare_runs
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import EvaluationReport
+from evalcore.contract.version import __version__
 from evalcore.report.model import Report, ReportInternal, ReportRun
 
 
@@ -25,17 +28,6 @@ class RunInput(BaseModel):
 
     evaluation: EvaluationReport
     corpus_fingerprint: str | None = None
-
-
-def _short(fingerprint: str | None) -> str:
-    if fingerprint is None:
-        return "none recorded"
-    return fingerprint if len(fingerprint) <= 23 else fingerprint[:23] + "…"
-
-
-def _run_k(evaluation: EvaluationReport) -> int | None:
-    ks = {q.k for q in evaluation.queries}
-    return next(iter(ks)) if len(ks) == 1 else None
 
 
 def build_report(
@@ -73,7 +65,8 @@ def build_report(
     fingerprint = corpus_fingerprint if corpus_fingerprint is not None else (
         runs[base].corpus_fingerprint
     )
-    base_k = _run_k(runs[base].evaluation)
+    frame = RunTerms(name=base, corpus_fingerprint=fingerprint, protocol=protocol,
+                     k=cutoff(runs[base].evaluation))
     warnings: list[str] = []
     if fingerprint is None:
         warnings.append(
@@ -89,15 +82,16 @@ def build_report(
     report_runs: list[ReportRun] = []
     for run_name in names:
         item = runs[run_name]
-        reason = _not_comparable_reason(item, fingerprint, protocol, base, base_k)
+        terms = RunTerms.of(run_name, item.evaluation, item.corpus_fingerprint)
+        verdict = comparability(terms, frame, owner="the report's")
         report_runs.append(
             ReportRun(
                 name=run_name,
                 corpus_fingerprint=item.corpus_fingerprint,
-                k=_run_k(item.evaluation),
+                k=terms.k,
                 n_queries=len(item.evaluation.queries),
-                comparable=reason is None,
-                not_comparable_reason=reason,
+                comparable=not isinstance(verdict, NotComparable),
+                not_comparable_reason=str(verdict) if isinstance(verdict, NotComparable) else None,
                 evaluation=item.evaluation,
             )
         )
@@ -142,28 +136,3 @@ def build_report(
         internal=internal,
     )
 
-
-def _not_comparable_reason(
-    item: RunInput,
-    fingerprint: str | None,
-    protocol: EvalProtocol,
-    baseline: str,
-    base_k: int | None,
-) -> str | None:
-    if item.corpus_fingerprint != fingerprint:
-        return (
-            f"corpus fingerprint {_short(item.corpus_fingerprint)} differs from the report's "
-            f"{_short(fingerprint)}: the run searched a different corpus, so it is not compared"
-        )
-    if item.evaluation.protocol != protocol:
-        return (
-            f"evaluated under protocol {item.evaluation.protocol.model_dump()} but the report's "
-            f"is {protocol.model_dump()}, so it is not compared"
-        )
-    k = _run_k(item.evaluation)
-    if k != base_k:
-        return (
-            f"cutoff k={k if k is not None else 'mixed'} differs from the baseline {baseline!r} "
-            f"(k={base_k if base_k is not None else 'mixed'}), so it is not compared"
-        )
-    return None

@@ -24,6 +24,13 @@ from plotly.subplots import make_subplots
 
 from evalcore.analysis.compare import MetricComparison, aggregate_text, cutoff_label
 from evalcore.contract.results import MetricName
+from evalcore.live.chart_style import (
+    GROUPED_MARKERS,
+    LEGEND_BELOW,
+    LEGEND_ROOM,
+    query_axis,
+    run_marker,
+)
 from evalcore.report.model import Report
 
 Figure = dict[str, Any]
@@ -86,7 +93,8 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
         data.append({
             "type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
             "x": np.asarray(x_ok, dtype=np.int64), "y": np.asarray(y_ok, dtype=np.float64),
-            "text": _strings(text_ok), "xaxis": "x", "yaxis": "y", "marker": {"size": 5, "color": _color(index)},
+            "text": _strings(text_ok), "xaxis": "x", "yaxis": "y", "offsetgroup": name,
+            "marker": {**run_marker(index), "color": _color(index)},
             "hovertemplate": "%{text}<br>" + f"{label} = " + "%{y:.4f}<extra>" + name
             + "</extra>",
         })
@@ -97,10 +105,13 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
             "xaxis": "x2", "yaxis": "y2", "marker": {**_UNAVAILABLE_MARKER, "color": _color(index)},
             "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
         })
-    layout["yaxis"].update(title={"text": label}, range=[-0.02, 1.02])
-    layout["yaxis2"].update(type="category")
+    layout["yaxis"].update(title={"text": label}, range=[-0.03, 1.03], automargin=True)
+    layout["yaxis2"].update(type="category", automargin=True)
+    layout["xaxis"].update(query_axis(query_ids))
+    layout["xaxis2"].update(query_axis(query_ids))
     layout["xaxis2"].update(title={"text": f"query (sorted by id, {len(query_ids)} queries)"})
-    layout.update(height=520, margin={"t": 60, "b": 40}, legend={"orientation": "h"})
+    layout.update(height=520 + LEGEND_ROOM, margin={"t": 60, "b": LEGEND_ROOM},
+                  legend=LEGEND_BELOW, **GROUPED_MARKERS)
     return {"data": data, "layout": layout}
 
 
@@ -135,7 +146,7 @@ def per_query_metrics_figure(report: Report, metrics: list[MetricName]) -> Figur
         "type": "buttons", "direction": "right", "buttons": buttons, "showactive": True,
         "x": 0.0, "xanchor": "left", "y": 1.12, "yanchor": "bottom",
     }]
-    layout["margin"] = {"t": 90, "b": 40}
+    layout["margin"] = {"t": 90, "b": LEGEND_ROOM}
     return {"data": data, "layout": layout}
 
 
@@ -219,28 +230,85 @@ def _sign_colors(deltas: np.ndarray) -> np.ndarray:
 
 
 def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
-    """Each run's aggregates; an unavailable aggregate is a labelled gap, not a bar."""
+    """Each run's aggregates, and how many queries each one stands on.
+
+    Top row: the mean as a bar when every query has the metric; otherwise the
+    bounds the mean lies in as a hatched floating bar (never a bar of a subset
+    mean), or, without bounds, the label "no bounds" in the bar's place. Bottom row: per run and metric,
+    the share of queries that have the metric, labelled "available of all", so
+    an unavailable aggregate is always drawn as how much is missing.
+    """
     evaluations = [run.evaluation for run in report.runs]
     labels = [cutoff_label(m, evaluations, aggregate=True) for m in metrics]
+    layout = _two_row_layout(
+        ("mean when every query has it; otherwise the bounds it lies in (hatched)",
+         "queries with the metric (available of all)"),
+        [0.62, 0.38], shared_x=True, spacing=0.16,
+    )
     data = []
-    for run in report.runs:
-        values, texts = [], []
+    for index, run in enumerate(report.runs):
+        name, color = escape(run.name), _color(index)
+        values, bases, texts, patterns, counts, count_texts = [], [], [], [], [], []
         for metric in metrics:
             agg = run.evaluation.aggregates.get(metric)
-            values.append(agg.value if agg is not None and agg.available else None)
-            texts.append(aggregate_text(agg) if agg is not None else "not computed")
+            if agg is not None and agg.available and agg.value is not None:
+                values.append(agg.value)
+                bases.append(0.0)
+                patterns.append("")
+                texts.append(f"{agg.value:.3f}")
+            elif agg is not None and agg.lower is not None and agg.upper is not None:
+                values.append(agg.upper - agg.lower)
+                bases.append(agg.lower)
+                patterns.append("/")
+                texts.append(f"{agg.lower:.3f}–<br>{agg.upper:.3f}")  # two short lines fit a slot
+            else:  # no value and no bounds: an empty bar that says so (never a 0)
+                values.append(None)
+                bases.append(0.0)
+                patterns.append("")
+                texts.append("")
+            n_queries = agg.n_queries if agg is not None else 0
+            n_available = agg.n_available if agg is not None else 0
+            counts.append(n_available / n_queries if n_queries else 0.0)
+            count_texts.append(f"{n_available}/{n_queries}" if n_queries else "no queries")
+        hover = [escape(aggregate_text(run.evaluation.aggregates[m]))
+                 if m in run.evaluation.aggregates else "not computed" for m in metrics]
         data.append({
-            "type": "bar", "x": labels, "y": values, "name": escape(run.name), "text": texts,
-            "textposition": "outside", "cliponaxis": False,
-            "hovertemplate": "%{x}: %{text}<extra>" + escape(run.name) + "</extra>",
+            "type": "bar", "x": labels, "y": values, "base": bases, "name": name,
+            "legendgroup": name, "offsetgroup": name, "xaxis": "x", "yaxis": "y",
+            "text": texts, "textposition": "outside", "cliponaxis": False,
+            "customdata": hover,
+            "marker": {"color": color, "pattern": {"shape": patterns, "fillmode": "overlay",
+                                                   "fgcolor": "white", "solidity": 0.35}},
+            "hovertemplate": "%{x}: %{customdata}<extra>" + name + "</extra>",
         })
-    layout = {
-        "barmode": "group", "height": 380, "yaxis": {"range": [0, 1.1], "title": {
-            "text": "aggregate"}},
-        "title": {"text": "Aggregates (no bar = unavailable; the text says how much is missing)",
-                  "font": {"size": 13}},
-        "margin": {"t": 60},
-    }
+        unbounded = [v is None for v in values]
+        if any(unbounded):  # same slot as the run's bars; vertical text fits a narrow slot
+            data.append({
+                "type": "bar", "x": labels, "y": [0.0 if u else None for u in unbounded],
+                "name": f"{name}: no bounds", "legendgroup": name, "offsetgroup": name,
+                "showlegend": False, "xaxis": "x", "yaxis": "y",
+                "text": ["no bounds" if u else "" for u in unbounded], "textangle": -90,
+                "textposition": "outside", "cliponaxis": False, "customdata": hover,
+                "marker": {"color": color},
+                "hovertemplate": "%{x}: %{customdata}<extra>" + name + "</extra>",
+            })
+        data.append({
+            "type": "bar", "x": labels, "y": counts, "name": f"{name}: queries with the metric",
+            "legendgroup": name, "offsetgroup": name, "showlegend": False,
+            "xaxis": "x2", "yaxis": "y2", "text": count_texts, "textposition": "outside",
+            "cliponaxis": False, "marker": {"color": color, "opacity": 0.55},
+            "hovertemplate": "%{x}: %{text} queries have it<extra>" + name + "</extra>",
+        })
+    layout["yaxis"].update(range=[0, 1.15], title={"text": "aggregate"}, automargin=True)
+    layout["yaxis2"].update(range=[0, 1.3], tickformat=".0%", title={"text": "queries"},
+                            automargin=True)
+    layout["xaxis"].update(automargin=True)
+    layout["xaxis2"].update(automargin=True)
+    layout.update(
+        barmode="group", height=460 + LEGEND_ROOM, margin={"t": 70, "b": LEGEND_ROOM},
+        title={"text": "Aggregates per run", "font": {"size": 13}, "x": 0.01, "xanchor": "left"},
+        legend=LEGEND_BELOW,
+    )
     return {"data": data, "layout": layout}
 
 

@@ -4,13 +4,15 @@ Columns: ``run, comparable, query_id, k, valid, query_reasons``, then for each
 metric ``<metric>_status, <metric>_value, <metric>_reasons,
 <metric>_blocking_ids, <metric>_lower, <metric>_upper``. An unavailable
 value's cell is empty (never 0); lists are joined with ``;``. The CSV never
-holds internal data (annotators, notes, row ids).
+holds internal data (annotators, notes, row ids). Text cells a spreadsheet would run
+as a formula (a run named ``=HYPERLINK(...)``) start with a quote
+(:mod:`evalcore.io.spreadsheet_cells`).
 """
 
-import csv
 import io
 
 from evalcore.contract.results import METRICS
+from evalcore.io.spreadsheet_cells import csv_writer
 from evalcore.report.model import Report
 
 _FIELDS = ("status", "value", "reasons", "blocking_ids", "lower", "upper")
@@ -28,7 +30,7 @@ def _number(value: float | None) -> str:
 def render_csv(report: Report) -> str:
     """The per-query CSV text (RFC 4180, ``\\r\\n`` line ends)."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     writer.writerow(csv_header())
     for run in report.runs:
         for q in run.evaluation.queries:

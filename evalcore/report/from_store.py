@@ -1,6 +1,6 @@
 """Building a report from the evidence store.
 
-Each run is evaluated with :func:`evalcore.store.observations.evaluate_run`
+Each run is evaluated with :func:`evalcore.analysis.run_evaluation.evaluate_run`
 against the frozen reference version named (or, without one, the working
 labels, with a warning that the numbers can still change), under the study's
 protocol. The run's corpus fingerprint comes from the ``runs`` table. Internal
@@ -9,21 +9,19 @@ notes) is collected into :class:`~evalcore.report.model.ReportInternal`, which
 exports leave out unless asked for.
 """
 
-from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
 import sqlite_utils
 
-from evalcore.access.scoping import require_study_view
 from evalcore.analysis.compare import ComparisonSettings
-from evalcore.compute.gc_pause import gc_paused
-from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
-from evalcore.store.observations import evaluate_run
+from evalcore.store.labels import noted_label_events, query_annotators
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
+from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import get_study, query_texts
 
 
@@ -50,17 +48,16 @@ def report_from_store(
     ``viewer`` (default: ``created_by``) must be allowed to see the study — its
     queries, labels, notes and runs, which the report holds — or
     :class:`~evalcore.access.PermissionDenied` is raised before anything is
-    evaluated (:func:`~evalcore.access.scoping.require_study_view`: in team mode a
+    evaluated (:func:`~evalcore.store.scoping.require_study_view`: in team mode a
     member who belongs to the study's organisation). A report holds no document
-    text. Storing it (:func:`evalcore.store.reports.save_report`) needs the lead role.
+    text. Storing it (:func:`evalcore.report.stored.save_report`) needs the lead role.
     """
     require_study_view(db, created_by if viewer is None else viewer, study_id)
-    with gc_paused():
-        return _report_from_store(
-            db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,
-            name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
-            settings=settings, created_at=created_at,
-        )
+    return _report_from_store(
+        db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,
+        name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
+        settings=settings, created_at=created_at,
+    )
 
 
 def _report_from_store(
@@ -80,7 +77,7 @@ def _report_from_store(
     if not names:
         raise ValueError("no runs named: give at least one run of the study")
     study = get_study(db, study_id)
-    protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+    protocol = study.protocol()
     version = get_reference(db, study_id, reference) if reference is not None else None
     run_infos = [get_run(db, study_id, run_name) for run_name in names]
     inputs = {
@@ -124,22 +121,12 @@ def _report_from_store(
 
 def _internal(db: sqlite_utils.Database, study_id: str, run_ids: dict[str, int]) -> ReportInternal:
     """Run row ids, annotators per query and annotator notes (two indexed scans)."""
-    annotators: dict[str, list[str]] = defaultdict(list)
-    for query_id, annotator in db.execute(
-        "SELECT DISTINCT query_id, annotator FROM label_events WHERE study_id = ? "
-        "ORDER BY query_id, annotator",
-        [study_id],
-    ):
-        annotators[query_id].append(annotator)
+    annotators = query_annotators(db, study_id)
     notes = [
         AnnotatorNote(
-            query_id=row[0], unit_id=row[1], annotator=row[2], note=row[3], created_at=row[4],
-            event_id=row[5],
+            query_id=e.query_id, unit_id=e.unit_id, annotator=e.annotator, note=e.note,
+            created_at=e.created_at, event_id=e.event_id,
         )
-        for row in db.execute(
-            "SELECT query_id, unit_id, annotator, note, created_at, event_id FROM label_events "
-            "WHERE study_id = ? AND note != '' ORDER BY event_id",
-            [study_id],
-        )
+        for e in noted_label_events(db, study_id)
     ]
     return ReportInternal(run_ids=run_ids, annotators=dict(annotators), notes=notes)

@@ -4,11 +4,9 @@ Internal data (annotator names and notes, database row ids) is left out
 unless ``include_internal=True``.
 """
 
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.report.model import Report
 
 
 def render_json(report: Report, *, include_internal: bool = False, indent: int | None = 2) -> str:
     """The exported report as JSON text (UTF-8 characters kept as they are)."""
-    with gc_paused():
-        return report.for_export(include_internal).model_dump_json(indent=indent)
+    return report.for_export(include_internal).model_dump_json(indent=indent)

@@ -9,8 +9,9 @@ contract's shape), and the comparison of the comparable runs.
 **Comparability.** The report's corpus fingerprint is the one given when it
 was built, else the baseline run's. A run whose fingerprint differs (or which
 was evaluated under a different protocol or cutoff) is marked *not
-comparable* with the reason; its own numbers are still shown, but it enters
-no comparison: no deltas, no significance, no table marks.
+comparable* with the reasons (:func:`evalcore.analysis.comparability.comparability`,
+the rule the Compare page applies too); its own numbers are still shown, but it
+enters no comparison: no deltas, no significance, no table marks.
 
 **Internal data.** Annotator names, annotator notes and database row ids live
 only in :attr:`Report.internal`. Exports leave it out unless asked

@@ -18,10 +18,8 @@ from collections.abc import Iterable
 
 import sqlite_utils
 
-from evalcore.retrieval.visibility import Visibility
-
-#: Rows fetched per round trip when streaming the visible set.
-_BATCH = 5000
+from evalcore.store.pins import visible_document_hashes
+from evalcore.store.visibility import Visibility
 
 
 def fingerprint_pairs(pairs: Iterable[tuple[str, str]]) -> str:
@@ -37,20 +35,6 @@ def fingerprint_pairs(pairs: Iterable[tuple[str, str]]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def visible_pairs(db: sqlite_utils.Database, visibility: Visibility) -> Iterable[tuple[str, str]]:
-    """Stream ``(doc_id, content_hash)`` of the visible documents in ``doc_id`` order."""
-    cursor = db.conn.execute(
-        f"SELECT d.doc_id, d.content_hash FROM documents d WHERE {visibility.where} "
-        "ORDER BY d.doc_id",
-        visibility.params,
-    )
-    while True:
-        rows = cursor.fetchmany(_BATCH)
-        if not rows:
-            return
-        yield from rows
-
-
 def corpus_fingerprint(db: sqlite_utils.Database, visibility: Visibility) -> str:
     """The fingerprint of the documents ``visibility`` lets through (see module docstring)."""
-    return fingerprint_pairs(visible_pairs(db, visibility))
+    return fingerprint_pairs(visible_document_hashes(db, visibility))

@@ -47,6 +47,7 @@ from pydantic import (
 )
 
 from evalcore.io.errors import ErrorLog, validation_errors
+from evalcore.io.text_lines import is_device
 
 #: The largest ``top_k`` a protocol may ask for.
 MAX_TOP_K = 1000
@@ -149,6 +150,8 @@ def load_protocol(path: str | Path) -> LexicalProtocol:
     path = Path(path)
     log = ErrorLog(str(path))
     try:
+        if is_device(path):
+            raise OSError(f"{path} is a device, not a file (it may never end)")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         log.add(None, None, f"cannot read the protocol file: {exc}")

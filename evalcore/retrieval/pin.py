@@ -13,18 +13,28 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
-from evalcore.access.scoping import require_organisations
+from evalcore.io.clock import utc_now_iso
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.fingerprint import fingerprint_pairs
 from evalcore.retrieval.lexical_protocol import LexicalProtocol
-from evalcore.retrieval.visibility import Visibility
 from evalcore.store.audit import record_audit
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
+from evalcore.store.lookup import not_found
+from evalcore.store.pins import (
+    insert_pin,
+    pin_document_ids,
+    pin_exists,
+    pin_names,
+    pin_owner_counts,
+    pin_row,
+    visible_documents,
+)
 from evalcore.store.references import ReferenceNotFoundError, get_reference
+from evalcore.store.scoping import require_organisations
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
+from evalcore.store.visibility import Visibility
 
 ProtocolName = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 _NAME = TypeAdapter(ProtocolName)
@@ -91,19 +101,13 @@ def pin_protocol(
                      permission=Permission.PIN_PROTOCOL) is not None:
             require_organisations(db, actor=actor, study_id=study_id,
                                   organisations=protocol.organisations)
-        if db.execute(
-            "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study_id, name]
-        ).fetchone():
+        if pin_exists(db, study_id, name):
             raise ValueError(
                 f"a protocol named {name!r} is already pinned in study {study_id!r}; pins are "
                 "immutable, choose another name"
             )
         _check_reference_version(db, study_id, protocol.reference_version)
-        rows = db.conn.execute(
-            "SELECT d.doc_id, d.content_hash, d.owner_org FROM documents d "
-            f"WHERE {visibility.where} ORDER BY d.doc_id",
-            visibility.params,
-        ).fetchall()
+        rows = visible_documents(db, visibility)
         if not rows:
             raise ValueError(
                 f"the protocol sees no document of corpus {study.corpus_id!r}: none is owned by "
@@ -123,16 +127,8 @@ def pin_protocol(
         )
         by_org = dict(sorted(Counter(r[2] for r in rows).items()))
         now = utc_now_iso()
-        db.execute(
-            "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
-            "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
-            [study_id, name, pinned.model_dump_json(), fingerprint, now, actor],
-        )
-        db.conn.executemany(
-            "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, owner_org) "
-            "VALUES (?, ?, ?, ?, ?)",
-            ((study_id, name, doc_id, chash, owner) for doc_id, chash, owner in rows),
-        )
+        insert_pin(db, study_id=study_id, name=name, protocol_json=pinned.model_dump_json(),
+                   fingerprint=fingerprint, pinned_at=now, pinned_by=actor, documents=rows)
         record_audit(
             db,
             actor=actor,
@@ -172,28 +168,14 @@ def _check_reference_version(
 
 def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str) -> PinnedProtocol:
     """The pin named ``name``; :class:`ProtocolNotFoundError` lists the pins that exist."""
-    row = db.execute(
-        "SELECT protocol_json, corpus_fingerprint, pinned_at, pinned_by FROM protocols "
-        "WHERE study_id = ? AND name = ?",
-        [study_id, name],
-    ).fetchone()
+    row = pin_row(db, study_id, name)
     if row is None:
-        known = [r[0] for r in db.execute(
-            "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name", [study_id]
-        )]
-        hint = f"pinned protocols: {', '.join(known)}" if known else "none is pinned yet"
-        raise ProtocolNotFoundError(
-            f"no protocol {name!r} is pinned in study {study_id!r} ({hint}); pin one with "
-            "`evalcore protocol pin`"
-        )
-    by_org = {
-        (org if org is not None else ""): count
-        for org, count in db.execute(
-            "SELECT owner_org, count(*) FROM protocol_documents WHERE study_id = ? AND "
-            "protocol = ? GROUP BY owner_org ORDER BY owner_org",
-            [study_id, name],
-        )
-    }
+        raise not_found(ProtocolNotFoundError,
+                        f"no protocol {name!r} is pinned in study {study_id!r}",
+                        pin_names(db, study_id), listing="pinned protocols",
+                        none_yet="none is pinned yet",
+                        advice="; pin one with `evalcore protocol pin`")
+    by_org = pin_owner_counts(db, study_id, name)
     return PinnedProtocol(
         study_id=study_id,
         name=name,
@@ -208,19 +190,10 @@ def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str) -> 
 
 def list_pinned_protocols(db: sqlite_utils.Database, study_id: str) -> list[PinnedProtocol]:
     """Every pin of the study, oldest first."""
-    names = [r[0] for r in db.execute(
-        "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name", [study_id]
-    )]
-    return [get_pinned_protocol(db, study_id, n) for n in names]
+    return [get_pinned_protocol(db, study_id, n) for n in pin_names(db, study_id)]
 
 
 def pinned_document_ids(db: sqlite_utils.Database, study_id: str, protocol_name: str) -> set[str]:
     """The pinned (organisation-owned, before-cutoff) document ids: a run's ``permitted_ids``."""
     get_pinned_protocol(db, study_id, protocol_name)
-    return {
-        r[0]
-        for r in db.execute(
-            "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ?",
-            [study_id, protocol_name],
-        )
-    }
+    return pin_document_ids(db, study_id, protocol_name)

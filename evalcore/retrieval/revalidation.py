@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.retrieval.fingerprint import corpus_fingerprint
 from evalcore.retrieval.pin import PinnedProtocol
+from evalcore.store.pins import pin_discrepancies, unpinned_visible_ids
 
 #: How many document ids of each kind a refusal message names.
 NAMED_PER_KIND = 10
@@ -103,7 +104,6 @@ class CorpusChanges(BaseModel):
 def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChanges:
     """Compare the pin with the corpus now (read-only; see the module docstring)."""
     visibility = pinned.visibility
-    params = {**visibility.params, "study": pinned.study_id, "protocol": pinned.name}
     collected: dict[str, list[str]] = {name: [] for name in CHANGE_KINDS}
     counts: dict[str, int] = dict.fromkeys(CHANGE_KINDS, 0)
     owners: dict[str, list[str | None]] = {}
@@ -113,18 +113,7 @@ def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChang
         if len(collected[kind]) < NAMED_PER_KIND:
             collected[kind].append(doc_id)
 
-    pinned_side = db.conn.execute(
-        "SELECT pd.doc_id, d.doc_id IS NULL, d.content_hash IS NOT pd.content_hash, "
-        "pd.owner_org, d.owner_org, "
-        f"CASE WHEN d.doc_id IS NULL THEN 0 ELSE ({visibility.where}) END "
-        "FROM protocol_documents pd "
-        "LEFT JOIN documents d ON d.corpus_id = :vis_corpus AND d.doc_id = pd.doc_id "
-        "WHERE pd.study_id = :study AND pd.protocol = :protocol AND ("
-        "  d.doc_id IS NULL OR d.content_hash IS NOT pd.content_hash "
-        f"  OR d.owner_org IS NOT pd.owner_org OR NOT ({visibility.where})) "
-        "ORDER BY pd.doc_id",
-        params,
-    )
+    pinned_side = pin_discrepancies(db, pinned.study_id, pinned.name, visibility)
     for doc_id, gone, changed, owner_before, owner_now, visible in pinned_side:
         if gone:
             note("removed", doc_id)
@@ -138,14 +127,7 @@ def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChang
         if changed:
             note("content_changed", doc_id)
 
-    added = db.conn.execute(
-        f"SELECT d.doc_id FROM documents d WHERE {visibility.where} AND NOT EXISTS ("
-        "  SELECT 1 FROM protocol_documents pd WHERE pd.study_id = :study "
-        "  AND pd.protocol = :protocol AND pd.doc_id = d.doc_id) "
-        "ORDER BY d.doc_id",
-        params,
-    )
-    for (doc_id,) in added:
+    for doc_id in unpinned_visible_ids(db, pinned.study_id, pinned.name, visibility):
         note("added", doc_id)
 
     kinds = {

@@ -17,10 +17,11 @@ from datetime import datetime
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.scoping import readable_filter
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K
 from evalcore.retrieval.query_syntax import match_expression
-from evalcore.retrieval.visibility import Visibility
+from evalcore.store.corpus_search import search_documents
+from evalcore.store.scoping import readable_filter
+from evalcore.store.visibility import Visibility
 
 
 class SearchHit(BaseModel):
@@ -53,7 +54,7 @@ def search_corpus(
     ``organisations`` restricts to documents owned by one of them (None: any
     owner, including none); ``cutoff`` to documents created at or before it
     (None: no cutoff; a naive datetime is UTC). ``viewer`` restricts to the
-    documents that person may read (:func:`evalcore.access.scoping.readable_filter`;
+    documents that person may read (:func:`evalcore.store.scoping.readable_filter`;
     ``""`` is nobody signed in) — in SQL, before the ``LIMIT``, so documents the
     viewer may not read never crowd out ones they may. None: no access filter
     (library and benchmark use; every page passes its viewer).
@@ -65,22 +66,15 @@ def search_corpus(
         return []
     visibility = Visibility.of(corpus_id, organisations, cutoff)
     readable = None if viewer is None else readable_filter(db, viewer, corpus_id)
-    rows = db.conn.execute(
-        "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
-        "bm25(documents_fts, :w_title, :w_text) AS s "
-        "FROM documents_fts JOIN documents d ON d.rowid = documents_fts.rowid "
-        f"WHERE documents_fts MATCH :expression AND {visibility.where} "
-        f"AND {'1' if readable is None else readable.where} "
-        "ORDER BY s, d.doc_id LIMIT :limit",
-        {
-            **visibility.params,
-            **({} if readable is None else readable.params),
-            "w_title": float(title_weight),
-            "w_text": float(text_weight),
-            "expression": expression,
-            "limit": limit,
-        },
-    ).fetchall()
+    rows = search_documents(
+        db,
+        expression=expression,
+        visibility=visibility,
+        readable=readable,
+        title_weight=title_weight,
+        text_weight=text_weight,
+        limit=limit,
+    )
     return [
         SearchHit(
             doc_id=r[0], title=r[1], text=r[2], owner_org=r[3], created_at=r[4], score=0.0 - r[5]

@@ -1,31 +1,21 @@
-"""The execution index: a private FTS5 index of exactly the pinned documents.
+"""The execution index of a pin: its documents indexed privately, searched by query text.
 
-FTS5's ``bm25()`` takes its statistics (document count, average length,
-document frequencies) from the whole table it runs on. Ranking over the
-store's shared index would make a run's scores depend on documents the
-protocol may not see: other organisations, later documents, other corpora.
-So each execution indexes the pinned documents, as they are in the revalidated
-corpus, into a TEMP table of the connection and ranks there; the scores are a
-function of the pinned content alone.
-
-Snapshot rowids are assigned in ``doc_id`` order, so ``ORDER BY bm25, rowid``
-*is* the documented tie rule (score best first, then ``doc_id`` ascending) and
-a cut at ``top_k`` never depends on FTS5's internal order.
+The index itself (a TEMP FTS5 table of exactly the pinned documents, so BM25
+statistics depend on nothing else) is :class:`evalcore.store.lexical_index.LexicalIndex`;
+this binds it to a :class:`~evalcore.retrieval.pin.PinnedProtocol` and turns
+free query text into a safe ``MATCH`` expression
+(:mod:`evalcore.retrieval.query_syntax`).
 """
-
-import itertools
-from types import TracebackType
 
 import sqlite_utils
 
 from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.retrieval.query_syntax import match_expression
+from evalcore.store.lexical_index import LexicalIndex
 
-_names = itertools.count(1)
 
-
-class SnapshotIndex:
+class SnapshotIndex(LexicalIndex):
     """Context manager: build the pinned set's index on enter, drop it on exit.
 
     Call it inside a read transaction that has revalidated the pin, so the
@@ -34,51 +24,19 @@ class SnapshotIndex:
     """
 
     def __init__(self, db: sqlite_utils.Database, pinned: PinnedProtocol) -> None:
-        self.db = db
-        self.pinned = pinned
-        number = next(_names)
-        self._ids = f"lexical_snapshot_ids_{number}"
-        self._fts = f"lexical_snapshot_fts_{number}"
-        self.document_count = 0
-        self._weights = (
-            float(pinned.protocol.weights.title),
-            float(pinned.protocol.weights.text),
+        assert pinned.protocol.corpus_id is not None
+        super().__init__(
+            db,
+            study_id=pinned.study_id,
+            protocol_name=pinned.name,
+            corpus_id=pinned.protocol.corpus_id,
+            weights=(pinned.protocol.weights.title, pinned.protocol.weights.text),
+            tokenizer=TOKENIZER,
         )
+        self.pinned = pinned
 
     def __enter__(self) -> "SnapshotIndex":
-        conn = self.db.conn
-        conn.execute(
-            f"CREATE TEMP TABLE {self._ids} (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL)"
-        )
-        try:
-            conn.execute(
-                f"CREATE VIRTUAL TABLE temp.{self._fts} USING fts5("
-                f"title, text, content='', tokenize='{TOKENIZER}')"
-            )
-            key = {
-                "study": self.pinned.study_id,
-                "protocol": self.pinned.name,
-                "corpus": self.pinned.protocol.corpus_id,
-            }
-            conn.execute(
-                f"INSERT INTO temp.{self._ids} (doc_id) SELECT pd.doc_id FROM protocol_documents pd "
-                "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = pd.doc_id "
-                "AND d.content_hash = pd.content_hash "
-                "WHERE pd.study_id = :study AND pd.protocol = :protocol ORDER BY pd.doc_id",
-                key,
-            )
-            conn.execute(
-                f"INSERT INTO temp.{self._fts} (rowid, title, text) "
-                f"SELECT i.rowid, d.title, d.text FROM temp.{self._ids} i "
-                "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = i.doc_id",
-                {"corpus": self.pinned.protocol.corpus_id},
-            )
-            self.document_count = int(
-                conn.execute(f"SELECT count(*) FROM temp.{self._ids}").fetchone()[0]
-            )
-        except BaseException:
-            self._drop()
-            raise
+        super().__enter__()
         return self
 
     def search(self, text: str, limit: int) -> list[tuple[str, float]]:
@@ -86,23 +44,4 @@ class SnapshotIndex:
         expression = match_expression(text)
         if expression is None:
             return []
-        rows = self.db.conn.execute(
-            f"SELECT i.doc_id, x.s FROM ("
-            f"  SELECT rowid AS r, bm25({self._fts}, ?, ?) AS s FROM temp.{self._fts} "
-            f"  WHERE {self._fts} MATCH ? ORDER BY s, rowid LIMIT ?"
-            f") x JOIN temp.{self._ids} i ON i.rowid = x.r ORDER BY x.s, x.r",
-            [*self._weights, expression, limit],
-        ).fetchall()
-        return [(doc_id, 0.0 - s) for doc_id, s in rows]
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._drop()
-
-    def _drop(self) -> None:
-        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._fts}")
-        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._ids}")
+        return self.search_expression(expression, limit)

@@ -32,17 +32,17 @@ from typing import Any
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.retrieval.errors import RetrievalRefused
 from evalcore.retrieval.pin import PinnedProtocol, get_pinned_protocol
-from evalcore.retrieval.refusals import record_refusal
 from evalcore.retrieval.revalidation import revalidate
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
-from evalcore.store.runs import RunInfo, add_run, get_run
+from evalcore.store.authorize import authorize
+from evalcore.store.refusals import record_refusal
+from evalcore.store.runs import RunInfo, add_run, get_run, run_exists
 from evalcore.store.studies import get_study, query_texts
+from evalcore.store.transaction import in_transaction, read_snapshot, write_transaction
 
 #: The clock of time budgets (replaceable in tests).
 monotonic = time.monotonic
@@ -65,7 +65,7 @@ def execute_protocol(
     ``ProtocolNotFoundError`` for unknown names. See the module docstring.
     """
     started = monotonic()
-    if db.conn.in_transaction:
+    if in_transaction(db):
         raise RuntimeError(
             "execute_protocol manages its own transactions; call it outside write_transaction"
         )
@@ -77,9 +77,7 @@ def execute_protocol(
     # Checked again inside the write (add_run): refuse before any ranking work.
     authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
     pinned = get_pinned_protocol(db, study_id, protocol_name)
-    if db.execute(
-        "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, run_name]
-    ).fetchone():
+    if run_exists(db, study_id, run_name):
         raise ValueError(
             f"run {run_name!r} already exists in study {study_id!r}; choose another run name"
         )
@@ -90,8 +88,7 @@ def execute_protocol(
     refusal: RetrievalRefused | None = None
     results: list[tuple[str, int, str, float]] = []
     executed: list[str] = []
-    db.conn.execute("BEGIN")  # one consistent read view for revalidation and ranking
-    try:
+    with read_snapshot(db):  # one consistent read view for revalidation and ranking
         changes = revalidate(db, pinned)
         if not changes.unchanged:
             refusal = RetrievalRefused(changes.message(), changes.detail())
@@ -108,8 +105,6 @@ def execute_protocol(
                         ):
                             results.append((query_id, rank, doc_id, score))
                         executed.append(query_id)
-    finally:
-        db.conn.execute("COMMIT")
 
     if refusal is not None:
         record_refusal(

@@ -11,7 +11,7 @@ from typing import Any
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.store.clock import utc_now_iso
+from evalcore.io.clock import utc_now_iso
 
 
 class AuditEntry(BaseModel):

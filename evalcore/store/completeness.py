@@ -12,11 +12,11 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.authorize import authorize
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 CompletenessState = Literal["complete", "reopened"]
 

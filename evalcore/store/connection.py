@@ -1,17 +1,17 @@
-"""Opening the evidence store and writing to it safely.
+"""Opening the evidence store: WAL mode, a busy timeout, migrated to the current schema.
 
-Every store is opened in WAL mode with a busy timeout, and every write runs
-inside ``BEGIN IMMEDIATE`` so two writers queue instead of failing half-way.
-``db.atomic()`` nests a savepoint inside it: sqlite-utils write methods that
-fail roll back with it.
+Every store is opened in WAL mode with ``synchronous = FULL`` (an acknowledged label
+survives an OS crash) and a busy timeout. Writes run in
+:func:`evalcore.store.transaction.write_transaction` (``BEGIN IMMEDIATE``, so two
+writers queue instead of failing half-way).
 """
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import sqlite_utils
+
+from evalcore.store.schema import migrate as run_migrations
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -32,32 +32,11 @@ def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Databa
     conn.execute("PRAGMA foreign_keys = ON")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        # FULL: a commit is on disk (WAL fsynced) before it returns, so an acknowledged label
+        # survives an OS crash or power loss (NORMAL may lose the last commits). Costs one
+        # fsync per write transaction; see benchmarks/bench_store.py for the click latency.
+        conn.execute("PRAGMA synchronous = FULL")
     db = sqlite_utils.Database(conn)
     if migrate:
-        from evalcore.store.schema import migrate as run_migrations
-
         run_migrations(db)
     return db
-
-
-@contextmanager
-def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``; any exception rolls everything back.
-
-    Nested use joins the outer transaction through a savepoint.
-    """
-    if db.conn.in_transaction:
-        with db.atomic():
-            yield db
-        return
-    db.conn.execute("BEGIN IMMEDIATE")
-    try:
-        with db.atomic():
-            yield db
-    except BaseException:
-        if db.conn.in_transaction:
-            db.conn.execute("ROLLBACK")
-        raise
-    else:
-        db.conn.execute("COMMIT")

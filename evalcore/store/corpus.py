@@ -7,9 +7,10 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from evalcore.store.clock import to_iso
-from evalcore.store.connection import write_transaction
+from evalcore.io.clock import to_iso
+from evalcore.store.authorize import authorize_corpus_write
 from evalcore.store.hashing import content_hash
+from evalcore.store.transaction import write_transaction
 
 
 class DocumentIn(BaseModel):
@@ -53,7 +54,7 @@ def add_documents(
     A changed document gets a new content hash, which is what makes a pinned
     corpus fingerprint refuse to run on it. Once a study over the corpus is in
     team mode, ``actor`` must be allowed to write it
-    (:func:`evalcore.access.authorize.authorize_corpus_write`).
+    (:func:`evalcore.store.authorize.authorize_corpus_write`).
     """
     rows = [
         (
@@ -68,8 +69,6 @@ def add_documents(
         for d in documents
     ]
     with write_transaction(db):
-        from evalcore.access.authorize import authorize_corpus_write
-
         authorize_corpus_write(db, corpus_id=corpus_id, actor=actor,
                                owner_orgs={row[4] for row in rows},
                                doc_ids=[row[1] for row in rows])

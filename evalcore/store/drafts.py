@@ -10,8 +10,8 @@ label it was typed for is saved.
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.transaction import write_transaction
 
 MAX_NOTE_CHARS = 2000
 

@@ -20,17 +20,17 @@
   rank-derived scores. Scores are written with ``repr`` so they read back
   exactly.
 
-Files are written atomically (a temporary file renamed into place).
+Files are written atomically (a temporary file renamed into place). CSV text
+cells a spreadsheet would run as a formula (``=HYPERLINK(...)``) start with a
+quote; the labels CSV import removes it again
+(:mod:`evalcore.io.spreadsheet_cells`).
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TextIO
@@ -38,10 +38,12 @@ from typing import Literal, TextIO
 import sqlite_utils
 from pydantic import BaseModel, Field
 
-from evalcore.access.scoping import require_study_view
+from evalcore.io.atomic import atomic_writer
+from evalcore.io.spreadsheet_cells import csv_writer
 from evalcore.store.references import reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import get_run
+from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import get_study
 
 LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")
@@ -59,19 +61,11 @@ class ExportRefusedError(ValueError):
 
 
 def _write(out: str | Path | TextIO, produce: Callable[[TextIO], int]) -> int:
-    """Run ``produce`` on a stream: ``out`` itself, or a temp file renamed to the path."""
+    """Run ``produce`` on a stream: ``out`` itself, or the path written atomically."""
     if not isinstance(out, str | Path):
         return produce(out)
-    target = Path(out)
-    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
-            count = produce(stream)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return count
+    with atomic_writer(out, newline="") as stream:
+        return produce(stream)
 
 
 def _check_token(kind: str, value: str) -> None:
@@ -139,7 +133,7 @@ def export_labels(
     ).fetchall()
 
     def produce_csv(stream: TextIO) -> int:
-        writer = csv.writer(stream, lineterminator="\n")
+        writer = csv_writer(stream, lineterminator="\n")
         writer.writerow(LABEL_COLUMNS)
         for r in rows:
             writer.writerow(["" if v is None else v for v in r[1:]])

@@ -16,13 +16,13 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
-from evalcore.store.clock import utc_now_iso
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, is_complete
-from evalcore.store.connection import write_transaction
-from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.resolution import replay_unit, resolve_unit_in_store
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 LabelKind = Literal["label", "undo", "adjudicate"]
 
@@ -329,18 +329,80 @@ def label_history(
     return [_event(r) for r in db.execute(sql + " ORDER BY event_id", params)]
 
 
+def has_labels_from(db: sqlite_utils.Database, study_id: str, source: str) -> bool:
+    """Does the study hold a label event written by ``source`` (e.g. the demo builder)?"""
+    return db.execute(
+        "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
+        [study_id, source],
+    ).fetchone() is not None
+
+
+class UnitJudgements(BaseModel):
+    """The events that count on one unit: each annotator's current label, the latest adjudication.
+
+    Current labels follow the resolution rule (:func:`evalcore.store.resolution.replay_unit`):
+    an undone label is not current. Their notes and times are what a reviewer reads.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    unit_id: str
+    #: annotator -> their current ``label`` event (annotator order).
+    labels: dict[str, LabelEvent]
+    adjudication: LabelEvent | None = None
+
+
+def current_judgements(
+    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None
+) -> dict[str, UnitJudgements]:
+    """unit_id -> :class:`UnitJudgements` of the query (or of one unit), units in id order.
+
+    Units whose labels are all undone and that were never adjudicated are left out.
+    """
+    by_unit: dict[str, list[LabelEvent]] = {}
+    for event in label_history(db, study_id, query_id, unit_id):
+        by_unit.setdefault(event.unit_id, []).append(event)
+    out: dict[str, UnitJudgements] = {}
+    for unit, events in sorted(by_unit.items()):
+        by_id = {e.event_id: e for e in events}
+        current, adjudication = replay_unit(
+            (e.event_id, e.kind, e.gain, e.annotator) for e in events
+        )
+        if not current and adjudication is None:
+            continue
+        out[unit] = UnitJudgements(
+            unit_id=unit,
+            labels={a: by_id[current[a][0]] for a in sorted(current)},
+            adjudication=None if adjudication is None else by_id[adjudication[0]],
+        )
+    return out
+
+
 def count_label_events(db: sqlite_utils.Database, study_id: str) -> int:
     return int(
         db.execute("SELECT count(*) FROM label_events WHERE study_id = ?", [study_id]).fetchone()[0]
     )
 
 
-def study_label_events(db: sqlite_utils.Database, study_id: str) -> list[LabelEvent]:
-    """Every label event of the study in event order (for exports and audits)."""
+def query_annotators(db: sqlite_utils.Database, study_id: str) -> dict[str, list[str]]:
+    """query_id -> the annotators who wrote a label event on it, sorted."""
+    out: dict[str, list[str]] = {}
+    for query_id, annotator in db.execute(
+        "SELECT DISTINCT query_id, annotator FROM label_events WHERE study_id = ? "
+        "ORDER BY query_id, annotator",
+        [study_id],
+    ):
+        out.setdefault(query_id, []).append(annotator)
+    return out
+
+
+def noted_label_events(db: sqlite_utils.Database, study_id: str) -> list[LabelEvent]:
+    """The study's label events that carry a note, in event order."""
     return [
         _event(r)
         for r in db.execute(
-            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? ORDER BY event_id",
+            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND note != '' "
+            "ORDER BY event_id",
             [study_id],
         )
     ]

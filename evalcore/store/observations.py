@@ -29,17 +29,13 @@ from operator import itemgetter
 
 import sqlite_utils
 
-from evalcore.compute.evaluate import evaluate
-from evalcore.compute.gc_pause import gc_paused
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
-from evalcore.contract.results import Diagnostics, EvaluationReport
+from evalcore.contract.trusted_models import construct
 from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import RunInfo, get_run
 from evalcore.store.studies import get_study
-from evalcore.store.trusted import trusted
 
 
 def _run_rankings(
@@ -81,7 +77,7 @@ def _run_rankings(
 
 
 def _label(unit_id: str, gain: int) -> Label:
-    return trusted(Label, {"id": unit_id, "gain": gain})
+    return construct(Label, {"id": unit_id, "gain": gain})
 
 
 def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
@@ -111,8 +107,7 @@ def observations_for_run(
     query_ids: Iterable[str] | None = None,
 ) -> list[Observation]:
     """The contract's observations of one stored run (see the module docstring)."""
-    with gc_paused():  # a million small objects, no cycles: skip the collector's full scans
-        return _observations_for_run(db, study_id, run_name, reference, query_ids)
+    return _observations_for_run(db, study_id, run_name, reference, query_ids)
 
 
 def _observations_for_run(
@@ -147,7 +142,7 @@ def _observations_for_run(
         units, scores = rankings.get(query_id, no_ranking)
         gains = labels.get(query_id, {})
         observations.append(
-            Observation.model_construct(
+            Observation(
                 query_id=query_id,
                 corpus_id=study.corpus_id,
                 corpus_fingerprint=run.corpus_fingerprint,
@@ -185,22 +180,3 @@ def tied_score_pairs(observations: Iterable[Observation]) -> int:
                 length = 1
         tied += length * (length - 1) // 2
     return tied
-
-
-def evaluate_run(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None = None,
-    protocol: EvalProtocol | None = None,
-) -> EvaluationReport:
-    """Evaluate a stored run against the working reference or a frozen version.
-
-    ``protocol`` defaults to the study's threshold and gain mode.
-    """
-    if protocol is None:
-        study = get_study(db, study_id)
-        protocol = EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
-    observations = observations_for_run(db, study_id, run_name, reference)
-    diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
-    return evaluate(observations, protocol, diagnostics=diagnostics)

@@ -16,14 +16,15 @@ import json
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.clock import utc_now_iso
+from evalcore.store.authorize import authorize
 from evalcore.store.completeness import completeness_states
-from evalcore.store.connection import write_transaction
+from evalcore.store.lookup import not_found
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 class ReferenceVersion(BaseModel):
@@ -179,8 +180,9 @@ def get_reference(db: sqlite_utils.Database, study_id: str, name: str) -> Refere
                 [study_id],
             )
         ]
-        hint = f"frozen versions: {', '.join(known)}" if known else "none is frozen yet"
-        raise ReferenceNotFoundError(f"no reference version {name!r} in study {study_id!r} ({hint})")
+        raise not_found(ReferenceNotFoundError,
+                        f"no reference version {name!r} in study {study_id!r}", known,
+                        listing="frozen versions", none_yet="none is frozen yet")
     return _version(db, row)
 
 

@@ -2,9 +2,12 @@
 
 A report is stored whole (internal data included) as canonical JSON in the
 ``reports`` table with ``content_hash = sha256:<hex of the body's UTF-8>``.
-A trigger refuses any UPDATE of a stored report; :func:`load_report`
+A trigger refuses any UPDATE of a stored report; :func:`load_report_body`
 recomputes the hash and refuses a body that no longer matches it. Report
 names are unique within a study: a new report needs a new name.
+
+The store keeps the body as text; :mod:`evalcore.report.stored` turns a
+:class:`~evalcore.report.model.Report` into that text and back.
 """
 
 import hashlib
@@ -12,26 +15,11 @@ import hashlib
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
-from evalcore.compute.gc_pause import gc_paused
-from evalcore.report.model import Report
-from evalcore.store.connection import write_transaction
-
-
-class StoredReport(BaseModel):
-    """A stored report's row, without its body."""
-
-    model_config = ConfigDict(frozen=True)
-
-    report_id: int
-    study_id: str
-    name: str
-    reference_version: str | None
-    created_at: str
-    created_by: str
-    evalcore_version: str
-    content_hash: str
+from evalcore.store.authorize import authorize
+from evalcore.store.lookup import not_found
+from evalcore.store.studies import study_exists
+from evalcore.store.transaction import write_transaction
 
 
 class ReportNotFoundError(LookupError):
@@ -42,22 +30,29 @@ class ReportIntegrityError(RuntimeError):
     """A stored report's body does not match its content hash."""
 
 
-def canonical_json(report: Report) -> str:
-    """The report's JSON text as stored and hashed (compact, fields in model order).
-
-    The hash is of this exact text; a loaded report re-serializes to the same text.
-    """
-    with gc_paused():
-        return report.model_dump_json()
-
-
-def _hash(body: str) -> str:
+def body_hash(body: str) -> str:
+    """``sha256:<hex>`` of a stored report's body text."""
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-def report_hash(report: Report) -> str:
-    """``sha256:<hex>`` of :func:`canonical_json` of the full report."""
-    return _hash(canonical_json(report))
+class ReportRecord(BaseModel):
+    """What is stored of a report besides its body: the columns it is found by."""
+
+    model_config = ConfigDict(frozen=True)
+
+    study_id: str
+    name: str
+    reference_version: str | None
+    created_at: str
+    created_by: str
+    evalcore_version: str
+
+
+class StoredReport(ReportRecord):
+    """A stored report's row, without its body."""
+
+    report_id: int
+    content_hash: str
 
 
 _COLUMNS = (
@@ -70,14 +65,11 @@ def _row(row: tuple) -> StoredReport:
     return StoredReport(**dict(zip([c.strip() for c in _COLUMNS.split(",")], row, strict=True)))
 
 
-def save_report(db: sqlite_utils.Database, report: Report) -> StoredReport:
-    """Store ``report`` once; refuse a second report of the same name in the study."""
-    body = canonical_json(report)
-    digest = _hash(body)
+def save_report_body(db: sqlite_utils.Database, report: ReportRecord, body: str) -> StoredReport:
+    """Store a report's ``body`` once; refuse a second report of the same name in the study."""
+    digest = body_hash(body)
     with write_transaction(db):
-        if not db.execute(
-            "SELECT 1 FROM studies WHERE study_id = ?", [report.study_id]
-        ).fetchone():
+        if not study_exists(db, report.study_id):
             raise ValueError(f"no study {report.study_id!r} in this store; create it first")
         authorize(db, study_id=report.study_id, actor=report.created_by,
                   permission=Permission.CREATE_REPORT)
@@ -132,22 +124,22 @@ def find_report(db: sqlite_utils.Database, study_id: str, name: str) -> StoredRe
     ).fetchone()
     if row is None:
         known = [r.name for r in list_reports(db, study_id)]
-        hint = f"stored reports: {', '.join(known)}" if known else "none is stored yet"
-        raise ReportNotFoundError(f"no report {name!r} in study {study_id!r} ({hint})")
+        raise not_found(ReportNotFoundError, f"no report {name!r} in study {study_id!r}", known,
+                        listing="stored reports", none_yet="none is stored yet")
     return _row(row)
 
 
-def load_report(db: sqlite_utils.Database, report_id: int) -> Report:
-    """The stored report, after checking its body against its content hash."""
+def load_report_body(db: sqlite_utils.Database, report_id: int) -> str:
+    """The stored report's body, after checking it against its content hash."""
     row = db.execute(
         "SELECT body_json, content_hash FROM reports WHERE report_id = ?", [report_id]
     ).fetchone()
     if row is None:
         raise ReportNotFoundError(f"no stored report with id {report_id}")
     body, digest = row
-    if _hash(body) != digest:
+    if body_hash(body) != digest:
         raise ReportIntegrityError(
             f"stored report {report_id} does not match its content hash {digest}; "
             "the store was altered outside evalcore"
         )
-    return Report.model_validate_json(body)
+    return body

@@ -33,8 +33,7 @@ from typing import Any, Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.compute.gc_pause import gc_paused
-from evalcore.store.trusted import trusted
+from evalcore.contract.trusted_models import construct
 
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]
 
@@ -43,8 +42,8 @@ def _resolved(
     *, unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
     reviewer: str | None,
 ) -> "ResolvedLabel":
-    return trusted(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
-                                   "annotators": annotators, "reviewer": reviewer})
+    return construct(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
+                                     "annotators": annotators, "reviewer": reviewer})
 
 
 class ResolvedLabel(BaseModel):
@@ -67,10 +66,14 @@ class ResolvedLabel(BaseModel):
         return self.gain is not None
 
 
-def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]]) -> (
-    ResolvedLabel | None
-):
-    """Resolve one unit from its (event_id, kind, gain, annotator) events in event order."""
+def replay_unit(events: Iterable[tuple[int, str, int | None, str]]) -> tuple[
+    dict[str, tuple[int, int]], tuple[int, int, str] | None
+]:
+    """Rule 1 on one unit's (event_id, kind, gain, annotator) events in event order.
+
+    Returns annotator -> (event_id, gain) of their current label, and the latest
+    adjudication as (event_id, gain, reviewer) or None.
+    """
     stacks: dict[str, list[tuple[int, int]]] = {}
     adjudication: tuple[int, int, str] | None = None
     for event_id, kind, gain, annotator in events:
@@ -82,7 +85,14 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
                 stack.pop()
         elif kind == "adjudicate":
             adjudication = (event_id, gain, annotator)  # type: ignore[assignment]
-    current = {a: s[-1] for a, s in stacks.items() if s}
+    return {a: s[-1] for a, s in stacks.items() if s}, adjudication
+
+
+def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]]) -> (
+    ResolvedLabel | None
+):
+    """Resolve one unit from its (event_id, kind, gain, annotator) events in event order."""
+    current, adjudication = replay_unit(events)
     annotators = {a: g for a, (_, g) in sorted(current.items())}
     if adjudication is not None:
         adj_id, adj_gain, reviewer = adjudication
@@ -219,10 +229,9 @@ def resolve_study(
     Units are in unit_id order within a query.
     """
     out: dict[str, dict[str, ResolvedLabel]] = {}
-    with gc_paused():
-        for query_id, resolved in _resolve_scan(db, study_id, query_ids):
-            out.setdefault(query_id, {})[resolved.unit_id] = resolved
-        return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
+    for query_id, resolved in _resolve_scan(db, study_id, query_ids):
+        out.setdefault(query_id, {})[resolved.unit_id] = resolved
+    return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
 
 
 def resolved_gains(

@@ -3,25 +3,17 @@
 import json
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
-from typing import Annotated, Literal
+from typing import Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.authorize import authorize
+from evalcore.store.lookup import not_found
 from evalcore.store.studies import get_study
-
-
-class RankedResult(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    query_id: Annotated[StrictStr, Field(min_length=1)]
-    rank: int = Field(ge=1)
-    unit_id: Annotated[StrictStr, Field(min_length=1)]
-    score: float | None = None
+from evalcore.store.transaction import write_transaction
 
 
 class RunInfo(BaseModel):
@@ -119,6 +111,12 @@ def _packed_row(
     )
 
 
+def run_exists(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, name]
+    ).fetchone() is not None
+
+
 def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
     row = db.execute(
         "SELECT run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "
@@ -129,8 +127,8 @@ def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
         known = [r[0] for r in db.execute(
             "SELECT name FROM runs WHERE study_id = ? ORDER BY name", [study_id]
         )]
-        hint = f"runs in this study: {', '.join(known)}" if known else "the study has no run yet"
-        raise RunNotFoundError(f"no run {name!r} in study {study_id!r} ({hint})")
+        raise not_found(RunNotFoundError, f"no run {name!r} in study {study_id!r}", known,
+                        listing="runs in this study", none_yet="the study has no run yet")
     return RunInfo(
         run_id=row[0],
         study_id=row[1],

@@ -10,9 +10,11 @@ completeness events and the audit log are append-only: triggers refuse
 UPDATE and DELETE on them.
 """
 
+import sqlite3
+
 import sqlite_utils
 
-from evalcore.store.connection import write_transaction
+from evalcore.store.transaction import write_transaction
 
 _V1 = """
 CREATE TABLE organisations (
@@ -391,6 +393,4 @@ def _split_statements(script: str) -> list[str]:
 
 
 def _complete(statement: str) -> bool:
-    import sqlite3
-
     return sqlite3.complete_statement(statement)

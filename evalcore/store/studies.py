@@ -6,9 +6,9 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from evalcore.contract.evaluation_protocol import GainMode
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
+from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
+from evalcore.store.lookup import not_found
+from evalcore.store.transaction import write_transaction
 
 Identifier = Annotated[StrictStr, Field(min_length=1, max_length=512)]
 
@@ -26,6 +26,13 @@ class StudyIn(BaseModel):
     gain: GainMode = "linear"
     org_id: StrictStr | None = None
 
+    def protocol(self) -> EvalProtocol:
+        """The evaluation protocol the study's settings declare: its threshold and gain mode.
+
+        The one place study settings become an :class:`EvalProtocol`.
+        """
+        return EvalProtocol(relevance_threshold=self.relevance_threshold, gain=self.gain)
+
 
 class QueryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -42,53 +49,13 @@ def create_organisation(db: sqlite_utils.Database, org_id: str, name: str = "") 
     """Create the organisation if it does not exist (idempotent).
 
     Open to anyone: a new organisation has no member, study or document, so it
-    grants nothing (joining one is :func:`evalcore.access.members.add_to_organisation`'s
+    grants nothing (joining one is :func:`evalcore.store.members.add_to_organisation`'s
     rule). An existing organisation is never changed — not even renamed — by this.
     """
     with write_transaction(db):
         db.execute(
             "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
             [org_id, name or org_id],
-        )
-
-
-def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None = None) -> None:
-    """Create a study. An existing study of the same id is an error, never overwritten.
-
-    Inside an organisation that has a team-mode study, ``actor`` must be a member
-    of that organisation (PermissionDenied otherwise, and nothing is written);
-    in local mode anyone may (see :func:`evalcore.access.authorize.authorize_organisation_entry`).
-    """
-    with write_transaction(db):
-        from evalcore.access.authorize import authorize_organisation_entry
-
-        authorize_organisation_entry(db, org_id=study.org_id, study_id=study.study_id,
-                                     actor=actor, what=f"create study {study.study_id!r}")
-        if study.org_id is not None:
-            db.execute(
-                "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
-                [study.org_id, study.org_id],
-            )
-        existing = db.execute(
-            "SELECT 1 FROM studies WHERE study_id = ?", [study.study_id]
-        ).fetchone()
-        if existing:
-            raise ValueError(
-                f"study {study.study_id!r} already exists; choose another study id"
-            )
-        db.execute(
-            "INSERT INTO studies (study_id, name, corpus_id, retrieval_unit, "
-            "relevance_threshold, gain, org_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                study.study_id,
-                study.name or study.study_id,
-                study.corpus_id,
-                study.retrieval_unit,
-                study.relevance_threshold,
-                study.gain,
-                study.org_id,
-                utc_now_iso(),
-            ],
         )
 
 
@@ -100,42 +67,25 @@ def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
         [study_id],
     ).fetchone()
     if row is None:
-        known = [r[0] for r in db.execute("SELECT study_id FROM studies ORDER BY study_id")]
-        hint = f"known studies: {', '.join(known)}" if known else "the store has no study yet"
-        raise StudyNotFoundError(f"no study {study_id!r} in this store ({hint})")
+        raise not_found(StudyNotFoundError, f"no study {study_id!r} in this store", study_ids(db),
+                        listing="known studies", none_yet="the store has no study yet")
     keys = ("study_id", "name", "corpus_id", "retrieval_unit", "relevance_threshold", "gain", "org_id")
     return StudyIn(**dict(zip(keys, row, strict=True)))
 
 
+def study_ids(db: sqlite_utils.Database) -> list[str]:
+    """Every study id of the store, sorted."""
+    return [r[0] for r in db.execute("SELECT study_id FROM studies ORDER BY study_id")]
+
+
+def study_exists(db: sqlite_utils.Database, study_id: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM studies WHERE study_id = ?", [study_id]
+    ).fetchone() is not None
+
+
 def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
-    ids = [r[0] for r in db.execute("SELECT study_id FROM studies ORDER BY study_id")]
-    return [get_study(db, study_id) for study_id in ids]
-
-
-def add_queries(
-    db: sqlite_utils.Database,
-    study_id: str,
-    queries: Iterable[QueryIn],
-    *,
-    actor: str | None = None,
-) -> int:
-    """Insert or update query texts; returns how many were written.
-
-    In a team-mode study ``actor`` needs the lead role (:mod:`evalcore.access`).
-    """
-    get_study(db, study_id)
-    rows = [[study_id, q.query_id, q.text] for q in queries]
-    with write_transaction(db):
-        from evalcore.access.authorize import authorize
-        from evalcore.access.roles import Permission
-
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        db.conn.executemany(
-            "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
-            "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text",
-            rows,
-        )
-    return len(rows)
+    return [get_study(db, study_id) for study_id in study_ids(db)]
 
 
 def query_texts(
@@ -167,3 +117,10 @@ def query_text(db: sqlite_utils.Database, study_id: str, query_id: str) -> str:
         "SELECT text FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
     ).fetchone()
     return row[0] if row else ""
+
+
+def query_registered(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
+    """Is ``query_id`` a registered query of the study?"""
+    return db.execute(
+        "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
+    ).fetchone() is not None

@@ -8,7 +8,8 @@ import sqlite_utils
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.runs import add_run
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study
+from evalcore.store.studies import QueryIn, StudyIn  # noqa: E402
+from evalcore.store.study_setup import add_queries, create_study
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRY = str(REPO / "app" / "streamlit_app.py")

@@ -14,26 +14,6 @@ if str(REPO) not in sys.path:
 from app_harness import ENTRY, build_small_study  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _navigation_v2_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make AppTest behave like the server once ``st.navigation`` has run.
-
-    A ``pages/`` folder beside the entry script makes Streamlit assume the
-    legacy folder-based multipage mode until ``st.navigation`` is first called;
-    the server then keeps the flag off for the whole process, but AppTest resets
-    it before every run and would run a page without the entry script.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs) -> None:
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
 @pytest.fixture
 def small_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, sqlite_utils.Database]:
     """A small study in a store file that the app under test opens (RELEVANCE_LEDGER_DB)."""

@@ -31,9 +31,9 @@ AUTH = {
     "client_secret": "secret",
     "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration",
 }
-PAGES = ["pages/home.py", "pages/annotate.py", "pages/data.py", "pages/inspector.py",
-         "pages/dashboard.py", "pages/compare.py", "pages/agreement.py", "pages/reports.py",
-         "pages/members.py"]
+PAGES = ["views/home.py", "views/annotate.py", "views/data.py", "views/inspector.py",
+         "views/dashboard.py", "views/compare.py", "views/agreement.py", "views/reports.py",
+         "views/members.py"]
 
 
 def rendered(at) -> str:
@@ -89,7 +89,7 @@ def test_team_mode_shows_nothing_before_sign_in(team_app) -> None:
 def test_signed_in_identity_is_fixed_and_labels_carry_it(team_app) -> None:
     db, make = team_app
     at = make({"is_logged_in": True, "email": "Ann@Acme.org", "sub": "ann-1"},
-              "pages/annotate.py")
+              "views/annotate.py")
     from app.components.safe_text import escape_markdown
 
     signed = "Signed in as **" + escape_markdown("ann@acme.org") + "**"
@@ -109,7 +109,7 @@ def test_another_organisations_document_is_never_rendered(team_app, page: str) -
         pytest.skip(f"{page} does not exist yet")
     at = make({"is_logged_in": True, "email": ANNOTATOR}, page)
     seen = [rendered(at)]
-    if page == "pages/annotate.py":
+    if page == "views/annotate.py":
         for _ in range(4):  # walk the whole pool of q1 (a1, b1, a2)
             at.button(key="next").click().run()
             seen.append(rendered(at))
@@ -136,7 +136,7 @@ def test_a_non_member_sees_no_study_data(team_app, page: str) -> None:
 
 def test_the_app_obeys_roles_an_annotator_cannot_reopen(team_app) -> None:
     db, make = team_app
-    at = make({"is_logged_in": True, "email": ANNOTATOR}, "pages/annotate.py")
+    at = make({"is_logged_in": True, "email": ANNOTATOR}, "views/annotate.py")
     from evalcore.access import PermissionDenied
     from evalcore.store.completeness import completeness_history, reopen
 
@@ -151,13 +151,13 @@ def test_the_app_obeys_roles_an_annotator_cannot_reopen(team_app) -> None:
 
 def test_a_study_created_while_signed_in_is_led_by_its_creator(team_app) -> None:
     db, make = team_app
-    at = make({"is_logged_in": True, "email": OUTSIDER}, "pages/data.py")
+    at = make({"is_logged_in": True, "email": OUTSIDER}, "views/data.py")
     form_inputs = {t.label: t for t in at.text_input}
     form_inputs["Study id"].set_value("fresh")
     form_inputs["Corpus id"].set_value("c2")
     at.button[[b.label for b in at.button].index("Create study")].click().run()
     assert not at.exception, at.exception
-    from evalcore.access import list_members
+    from evalcore.store.members import list_members
 
     assert [(m.user_id, m.role) for m in list_members(db, "fresh")] == [(OUTSIDER, "lead")]
     assert "fresh" in at.sidebar.selectbox(key="rl_study_select").options

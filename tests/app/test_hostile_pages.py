@@ -26,7 +26,8 @@ from evalcore.store.connection import open_store  # noqa: E402
 from evalcore.store.corpus import DocumentIn, add_documents  # noqa: E402
 from evalcore.store.labels import record_label  # noqa: E402
 from evalcore.store.runs import add_run  # noqa: E402
-from evalcore.store.studies import QueryIn, StudyIn, add_queries, create_study  # noqa: E402
+from evalcore.store.studies import QueryIn, StudyIn  # noqa: E402
+from evalcore.store.study_setup import add_queries, create_study  # noqa: E402
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -38,8 +39,8 @@ HOSTILE = [
 FTS5 = ['"unbalanced', "NEAR(a b)", "title:x*", "^a OR -b (((", "\x00", "*"]
 _MD = MarkdownIt("gfm-like")
 _FORBIDDEN = {"script", "img", "a", "iframe", "div", "h1", "h2", "h3", "h4", "h5", "h6", "svg"}
-PAGES = ["pages/home.py", "pages/annotate.py", "pages/data.py", "pages/inspector.py",
-         "pages/dashboard.py", "pages/compare.py", "pages/agreement.py", "pages/reports.py"]
+PAGES = ["views/home.py", "views/annotate.py", "views/data.py", "views/inspector.py",
+         "views/dashboard.py", "views/compare.py", "views/agreement.py", "views/reports.py"]
 
 
 def _tags(markdown: str) -> set[str]:
@@ -94,7 +95,7 @@ def test_hostile_text_renders_inert_on_every_page(hostile_store: Path, page: str
     at.switch_page(page).run()
     assert not at.exception, at.exception
     checked = _check_inert(at)
-    if page == "pages/annotate.py":
+    if page == "views/annotate.py":
         for _ in range(len(HOSTILE)):
             at.button(key="next").click().run()
             checked += _check_inert(at)

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 from app_harness import ENTRY, grade_button
 from streamlit.testing.v1 import AppTest
 
-ANNOTATE = "pages/annotate.py"
+ANNOTATE = "views/annotate.py"
 
 
 def _session(params: dict[str, str], page: str | None = None) -> AppTest:
@@ -90,7 +90,7 @@ def test_an_unknown_study_in_the_address_falls_back_to_a_visible_one(small_store
 
 
 def test_dashboard_label_links_name_query_item_and_annotator(small_store, new_app) -> None:
-    at = new_app("ann", "pages/dashboard.py")
+    at = new_app("ann", "views/dashboard.py")
     links = [p for p in at.get("page_link") if p.proto.label.startswith("Label ")]
     assert links
     for link in links:
@@ -112,8 +112,25 @@ def test_home_query_table_links_each_query_to_annotate(small_store, new_app) -> 
 
 def test_a_hostile_annotator_in_the_address_stays_plain_text(small_store) -> None:
     hostile = "<b>x</b> **y** [z](http://e.example)"
-    for page in (ANNOTATE, "pages/agreement.py", "pages/reports.py", "pages/dashboard.py"):
+    for page in (ANNOTATE, "views/agreement.py", "views/reports.py", "views/dashboard.py"):
         at = _session({"annotator": hostile}, page)
         assert at.text_input(key="rl_annotator_input").value == hostile
         assert not any("<b>" in m.value or "](http" in m.value for m in at.markdown)
         assert _param(at, "annotator") == hostile
+
+
+def test_an_unknown_study_in_the_address_is_named_in_a_warning(small_store) -> None:
+    at = _session({"study": "nosuch", "annotator": "ann"})
+    assert "study 'nosuch', which is not a study you can open" in _warnings(at)
+    assert "showing 'Small study' instead" in _warnings(at)
+    assert at.title[0].value == "Small study"
+    at.run()  # still shown on the next run, until another study is chosen
+    assert "'nosuch'" in _warnings(at)
+    at = _session({"study": "s1", "annotator": "ann"})
+    assert not at.warning
+
+
+def test_a_hostile_unknown_study_in_the_address_stays_plain_text(small_store) -> None:
+    at = _session({"study": "<b>x</b> **y**", "annotator": "ann"})
+    warning = next(w.value for w in at.warning if "is not a study" in w.value)
+    assert "<b>" not in warning and "\\*\\*y\\*\\*" in warning

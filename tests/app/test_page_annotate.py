@@ -10,7 +10,7 @@ from app.components.safe_text import escape_markdown
 from evalcore.store.completeness import is_complete
 from evalcore.store.resolution import resolve_query
 
-PAGE = "pages/annotate.py"
+PAGE = "views/annotate.py"
 
 
 def _shown_unit(at) -> str:
@@ -268,7 +268,7 @@ def test_the_chosen_query_survives_a_visit_to_another_page(small_store, new_app)
     at = new_app("ann", PAGE)
     at.selectbox(key="rl_query").set_value("q2").run()
     at.toggle(key="rl_unblind").set_value(True).run()
-    at.switch_page("pages/home.py").run()
+    at.switch_page("views/home.py").run()
     at.switch_page(PAGE).run()
     assert at.selectbox(key="rl_query").value == "q2"
     assert at.toggle(key="rl_unblind").value is True

@@ -1,11 +1,12 @@
 """The run comparison page through AppTest."""
 
 from evalcore.analysis.compare import compare_metric
+from evalcore.analysis.run_evaluation import evaluate_run
+from evalcore.report.from_store import report_from_store
 from evalcore.store.labels import record_label
-from evalcore.store.observations import evaluate_run
 from evalcore.store.runs import add_run
 
-PAGE = "pages/compare.py"
+PAGE = "views/compare.py"
 
 
 def _label_all(db) -> None:
@@ -60,17 +61,28 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     assert any("elsewhere is not comparable" in w.value.replace("\\", "") for w in at.warning)
     (table,) = [d.value for d in at.dataframe]
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
+    report = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
+                               created_by="lead")
+    assert [r.name for r in report.runs if r.comparable] == ["r1", "r2"]
 
 
-def test_different_cutoffs_are_named(small_store, new_app) -> None:
+def test_a_run_cut_at_another_depth_is_refused_as_a_report_refuses_it(small_store,
+                                                                      new_app) -> None:
+    # Reports refuse a run whose cutoff differs from the baseline's; so does the page
+    # (it used to compare such runs, pairing no query): one rule, one reason text.
     _, db = small_store
     add_run(db, study_id="s1", name="deep", source="imported", k=5,
             results=[("q1", 1, "d1", 1.0)])
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_runs").set_value(["r1", "deep"]).run()
     assert not at.exception, at.exception
-    assert any("r1: k = 3, deep: k = 5" in w.value.replace("\\", "") for w in at.warning)
-    assert "different_k in both runs" in _all_text(at)
+    report = report_from_store(db, study_id="s1", runs=["r1", "deep"], created_by="lead")
+    reason = report.run("deep").not_comparable_reason
+    assert reason is not None and "cutoff k=5 differs from the baseline 'r1'" in reason
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert f"Run deep is not comparable: {reason}; it is left out of the comparison." in warnings
+    assert any("Fewer than two comparable runs" in i.value for i in at.info)
+    assert not at.dataframe
 
 
 def test_frozen_reference_is_compared_as_frozen(small_store, new_app) -> None:

@@ -1,10 +1,10 @@
 """The live dashboard page through AppTest: cards, parity with evaluate_run, live refresh."""
 
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.labels import record_label
-from evalcore.store.observations import evaluate_run
 
-PAGE = "pages/dashboard.py"
+PAGE = "views/dashboard.py"
 
 
 def _texts(at) -> str:
@@ -76,12 +76,38 @@ def test_label_link_opens_annotate_on_that_item(small_store, new_app) -> None:
     tab = AppTest.from_file(ENTRY, default_timeout=60)
     tab.query_params.update({k: v[0] for k, v in parse_qs(link.proto.query_string).items()})
     tab.run()
-    tab.switch_page("pages/annotate.py").run()
+    tab.switch_page("views/annotate.py").run()
     assert not tab.exception, tab.exception
     assert tab.session_state["rl_query"] == "q2"
     caption = next(c.value for c in tab.caption if c.value.startswith("item "))
     assert caption.split(" · ")[1] == unit
 
+
+
+def test_adjudicate_link_opens_that_conflict(small_store, new_app) -> None:
+    """The Adjudicate link keeps the study and names the conflict; a new tab opens on it."""
+    from urllib.parse import parse_qs
+
+    from app_harness import ENTRY
+    from streamlit.testing.v1 import AppTest
+
+    from app.components.links import AGREEMENT_PAGE, AGREEMENT_PATH
+
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q2", unit_id="d5", gain=0, annotator="alice")
+    record_label(db, study_id="s1", query_id="q2", unit_id="d5", gain=3, annotator="bob")
+    at = new_app(annotator="rev", page=PAGE)
+    link = next(p for p in at.get("page_link") if p.proto.label == "Adjudicate d5 for q2")
+    params = {k: v[0] for k, v in parse_qs(link.proto.query_string).items()}
+    assert params == {"study": "s1", "annotator": "rev", "query": "q2", "unit": "d5"}
+    assert link.proto.page == AGREEMENT_PATH  # the page's address, /agreement
+    tab = AppTest.from_file(ENTRY, default_timeout=60)
+    tab.query_params.update(params)
+    tab.run()
+    tab.switch_page(AGREEMENT_PAGE).run()
+    assert not tab.exception, tab.exception
+    assert any("The conflict this address names" in m.value for m in tab.markdown)
+    assert tab.selectbox(key="rl_adj_q2_d5_gain").value is None
 
 def test_hostile_run_name_is_escaped(small_store, new_app) -> None:
     from evalcore.store.runs import add_run

@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from store_fixtures import table_snapshot  # noqa: E402
 
-PAGE = "pages/data.py"
+PAGE = "views/data.py"
 
 
 def _upload(at, kind: str, name: str, content: bytes):

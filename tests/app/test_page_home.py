@@ -30,7 +30,8 @@ def test_home_shows_study_runs_and_coverage(small_store, new_app) -> None:
 
 def test_home_escapes_study_name(tmp_path, monkeypatch, new_app) -> None:
     from evalcore.store.connection import open_store
-    from evalcore.store.studies import StudyIn, create_study
+    from evalcore.store.studies import StudyIn
+    from evalcore.store.study_setup import create_study
 
     path = tmp_path / "x.sqlite"
     db = open_store(path)

@@ -2,7 +2,7 @@
 
 from evalcore.store.labels import record_label
 
-PAGE = "pages/inspector.py"
+PAGE = "views/inspector.py"
 
 
 def _frames(at):
@@ -41,7 +41,8 @@ def test_side_by_side_marks_rank_changes(small_store, new_app) -> None:
 
 
 def test_switching_query_and_hostile_text_stays_plain(small_store, new_app) -> None:
-    from evalcore.store.studies import QueryIn, add_queries
+    from evalcore.store.studies import QueryIn
+    from evalcore.store.study_setup import add_queries
 
     _, db = small_store
     add_queries(db, "s1", [QueryIn(query_id="q3", text="<script>x</script> **b**")])
@@ -50,3 +51,53 @@ def test_switching_query_and_hostile_text_stays_plain(small_store, new_app) -> N
     assert not at.exception, at.exception
     assert not any("<script>" in m.value for m in at.markdown)
     assert any("This run returned nothing" in i.value for i in at.info)
+
+
+def test_rows_show_notes_and_link_to_the_item_and_its_conflict(small_store, new_app) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from evalcore.store.labels import adjudicate
+
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q1", unit_id="d1", gain=2, annotator="alice",
+                 note="covers the reset steps")
+    record_label(db, study_id="s1", query_id="q1", unit_id="d2", gain=0, annotator="alice",
+                 note="about <b>usernames</b>")
+    record_label(db, study_id="s1", query_id="q1", unit_id="d2", gain=3, annotator="bob")
+    record_label(db, study_id="s1", query_id="q1", unit_id="d3", gain=1, annotator="alice")
+    record_label(db, study_id="s1", query_id="q1", unit_id="d3", gain=2, annotator="bob")
+    adjudicate(db, study_id="s1", query_id="q1", unit_id="d3", gain=2, reviewer="rev",
+               note="step 3 answers it")
+    at = new_app(annotator="lee", page=PAGE)
+    assert not at.exception, at.exception
+    (frame,) = _frames(at)
+    assert list(frame["notes"]) == ["alice: covers the reset steps", "alice: about <b>usernames</b>",
+                                    "rev (reviewer): step 3 answers it"]
+
+    def target(href: object) -> tuple[str, dict[str, str]] | None:
+        if not href:  # an empty cell: no link
+            return None
+        parts = urlsplit(href)
+        return parts.path, {k: v[0] for k, v in parse_qs(parts.query).items()}
+
+    item = {"study": "s1", "annotator": "lee", "query": "q1"}
+    assert [target(h) for h in frame["annotate"]] == [
+        ("annotate", {**item, "unit": u}) for u in ("d1", "d2", "d3")]
+    # only the unit in conflict links to its adjudication (d3 is settled)
+    assert [target(h) for h in frame["adjudicate"]] == [
+        None, ("agreement", {**item, "unit": "d2"}), None]
+
+
+def test_a_frozen_reference_has_no_annotator_notes(small_store, new_app) -> None:
+    from evalcore.store.references import freeze_reference
+
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q1", unit_id="d1", gain=2, annotator="alice",
+                 note="covers the reset steps")
+    freeze_reference(db, study_id="s1", name="v1", actor="lead")
+    at = new_app(page=PAGE)
+    at.selectbox(key="rl_inspect_reference").set_value("v1").run()
+    assert not at.exception, at.exception
+    (frame,) = _frames(at)
+    assert list(frame["notes"]) == ["", "", ""]
+    assert frame["annotate"][0].startswith("annotate?")

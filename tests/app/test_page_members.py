@@ -12,10 +12,10 @@ if str(TESTS) not in sys.path:
 from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, REVIEWER, team_store  # noqa: E402
 from app_harness import ENTRY  # noqa: E402
 
-from evalcore.access import list_members  # noqa: E402
 from evalcore.store.connection import open_store  # noqa: E402
+from evalcore.store.members import list_members  # noqa: E402
 
-PAGE = "pages/members.py"
+PAGE = "views/members.py"
 AUTH = {
     "redirect_uri": "http://localhost:8501/oauth2callback",
     "cookie_secret": "test-cookie-secret-test-cookie-secret",

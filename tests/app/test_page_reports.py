@@ -2,12 +2,13 @@
 
 import pytest
 
+from evalcore.report.stored import load_report
 from evalcore.store.labels import record_label
 from evalcore.store.references import list_references
-from evalcore.store.reports import list_reports, load_report
+from evalcore.store.reports import list_reports
 from evalcore.store.runs import add_run
 
-PAGE = "pages/reports.py"
+PAGE = "views/reports.py"
 
 
 def _label(db) -> None:
@@ -77,19 +78,22 @@ def test_without_a_name_nothing_can_be_frozen_or_generated(small_store, new_app)
 
 @pytest.fixture
 def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """file name -> the text the app last offered for download under that name."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    """file name -> the text the app last offered for download under that name.
+
+    Wraps ``download_button`` of Streamlit's public container class (what
+    ``st.download_button`` and ``st.columns(...)[i].download_button`` are).
+    """
+    from streamlit.delta_generator import DeltaGenerator
 
     seen: dict[str, str] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
+    original = DeltaGenerator.download_button
 
-    def capture(self, path_or_data, mimetype, kind, filename=None):
-        if filename is not None and isinstance(path_or_data, bytes | str):
-            data = path_or_data if isinstance(path_or_data, str) else path_or_data.decode()
-            seen[filename] = data
-        return original(self, path_or_data, mimetype, kind, filename)
+    def capture(self, label, data, file_name=None, *args, **kwargs):
+        if file_name is not None and isinstance(data, bytes | str):
+            seen[file_name] = data if isinstance(data, str) else data.decode()
+        return original(self, label, data, file_name, *args, **kwargs)
 
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
+    monkeypatch.setattr(DeltaGenerator, "download_button", capture)
     return seen
 
 

@@ -32,7 +32,7 @@ def test_other_organisations_documents_never_crowd_out_the_viewers(
     at.secrets["auth"] = AUTH
     at.user = {"is_logged_in": True, "email": ANNOTATOR}
     at.run()
-    at.switch_page("pages/annotate.py").run()
+    at.switch_page("views/annotate.py").run()
     at.text_input(key="rl_search").set_value("solar").run()
     assert not at.exception, at.exception
     shown = {str(b.key).split("_")[1] for b in at.button if str(b.key or "").startswith("search_")}

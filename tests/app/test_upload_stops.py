@@ -13,7 +13,7 @@ from evalcore.io.errors import STOP_AFTER  # noqa: E402
 def test_an_all_invalid_upload_stops_at_the_limit_and_writes_nothing(small_store, new_app) -> None:
     _, db = small_store
     before = table_snapshot(db)
-    at = new_app("ann", "pages/data.py")
+    at = new_app("ann", "views/data.py")
     at.selectbox(key="rl_import_kind").set_value("qrels").run()
     bad = "".join(f"q{i} 0 d{i}\n" for i in range(5 * STOP_AFTER)).encode()
     at.get("file_uploader")[0].set_value(("huge.qrels", bad, "text/plain"))

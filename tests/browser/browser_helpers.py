@@ -41,15 +41,25 @@ class AppServer:
     startup_seconds: float
 
 
-def start_app(db_path: Path, log_path: Path) -> AppServer:
-    """Start ``streamlit run app/streamlit_app.py`` on a free loopback port; wait for health."""
+def start_app(db_path: Path, log_path: Path, *, as_user: bool = False) -> AppServer:
+    """Start ``streamlit run app/streamlit_app.py`` on a free loopback port; wait for health.
+
+    By default through ``python -m streamlit`` with this process's ``PYTHONPATH``
+    (both put the repository on the import path). ``as_user=True`` starts it the
+    way the README says, with the ``streamlit`` command and no ``PYTHONPATH``:
+    then only the entry script makes the ``app`` package importable.
+    """
     port = free_port()
     env = {**os.environ, "RELEVANCE_LEDGER_DB": str(db_path), "PYTHONUNBUFFERED": "1"}
+    launcher = [sys.executable, "-m", "streamlit"]
+    if as_user:
+        env.pop("PYTHONPATH", None)
+        launcher = [str(Path(sys.executable).parent / "streamlit")]
     log = log_path.open("wb")
     started = time.perf_counter()
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py",
+            *launcher, "run", "app/streamlit_app.py",
             "--server.headless", "true",
             "--server.port", str(port),
             "--server.address", "127.0.0.1",

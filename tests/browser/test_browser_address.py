@@ -67,3 +67,15 @@ def test_a_dashboard_label_link_opens_that_item_in_a_new_tab(app_server, browser
     assert _open_query(tab) == query
     tab.get_by_text(re.compile(rf"item \d+ of \d+ · {unit}")).first.wait_for()
     assert tab.get_by_role("textbox", name="Annotator").input_value() == "tab-tester"
+
+
+def test_an_unknown_study_in_the_address_is_named(app_server, browser_page, tmp_path) -> None:
+    page = browser_page
+    page.goto(app_server.url + "/dashboard?study=nosuch&annotator=study-tester")
+    warning = page.locator("[data-testid=stAlertContentWarning]").filter(has_text="nosuch")
+    warning.wait_for()
+    settle(page)
+    assert "not a study you can open" in warning.inner_text()
+    page.get_by_text("What to label next").first.wait_for()  # the demo study is shown instead
+    _wait_url(page, r"study=demo")
+    page.screenshot(path=str(tmp_path / "unknown-study.png"))

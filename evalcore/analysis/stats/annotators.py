@@ -16,7 +16,7 @@ out). Output: an :class:`AgreementSummary` with
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from itertools import combinations
 
 import numpy as np
@@ -29,7 +29,6 @@ from evalcore.analysis.stats.agreement import (
     krippendorff_alpha,
 )
 from evalcore.contract.observation import Gain
-from evalcore.store.resolution import ResolvedLabel
 
 #: Krippendorff (2004): alpha >= 0.8 reliable, >= 0.667 tentative conclusions only.
 LOW_AGREEMENT_THRESHOLD = 0.667
@@ -188,20 +187,3 @@ def _pair(a: str, b: str, cells: list[dict[str, int]]) -> PairAgreement:
         kappa=cohen_kappa_quadratic(ga, gb),
         confusion=confusion.tolist(),
     )
-
-
-def annotator_labels(
-    resolved: Mapping[str, Mapping[str, ResolvedLabel]],
-) -> list[AnnotatorLabel]:
-    """Each annotator's current gain per unit, from the store's resolution.
-
-    ``resolved`` is :func:`evalcore.store.resolution.resolve_study`'s result
-    (query_id -> unit_id -> resolved label). Adjudications are not an
-    annotator's judgement and are not included.
-    """
-    return [
-        AnnotatorLabel(query_id=query_id, unit_id=unit_id, annotator=annotator, gain=gain)
-        for query_id, units in sorted(resolved.items())
-        for unit_id, label in sorted(units.items())
-        for annotator, gain in sorted(label.annotators.items())
-    ]

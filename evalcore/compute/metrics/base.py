@@ -56,11 +56,6 @@ def reason_bits(*flags: tuple[Reason, np.ndarray]) -> np.ndarray:
     return out
 
 
-def metric_reasons(bits: int) -> list[str]:
-    """The section-5 reason codes of a bitmask, in reporting order."""
-    return [r.value for r in METRIC_REASONS if bits & METRIC_BITS[r]]
-
-
 def no_bounds(n: int) -> np.ndarray:
     return np.full(n, np.nan, dtype=np.float64)
 

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize, authorize_corpus_write
 from evalcore.access.roles import Permission
 from evalcore.io.beir import read_beir_folder
+from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.store.audit import record_audit
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,
@@ -34,6 +33,7 @@ from evalcore.store.imports.common import (
     write_label_events,
 )
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 def import_beir(

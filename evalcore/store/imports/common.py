@@ -16,10 +16,13 @@ from pathlib import Path
 import sqlite_utils
 from pydantic import BaseModel, Field
 
+from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
-from evalcore.io.text_lines import SourceText, read_source
-from evalcore.store.clock import utc_now_iso
-from evalcore.store.completeness import append_completeness_event
+from evalcore.io.text_lines import SourceText, first_line_of, read_source
+from evalcore.store.authorize import authorize
+from evalcore.store.completeness import append_completeness_event, completeness_states
+from evalcore.store.resolution import resolved_gains
 
 #: How many unknown ids an error message lists.
 SHOWN_UNKNOWN = 10
@@ -91,11 +94,13 @@ def check_known_ids(
     what: str = "unit",
     allow_unknown: bool,
     also_known: set[str] | None = None,
+    source: SourceText | None = None,
 ) -> None:
     """Raise InputErrors listing the first unknown ids, when the corpus has documents.
 
     An empty corpus (no document stored and none in ``also_known``) accepts any
-    external id. ``allow_unknown`` turns the check off.
+    external id. ``allow_unknown`` turns the check off. With the ``source`` the
+    ids were read from, the error names the line of the first unknown id.
     """
     if allow_unknown:
         return
@@ -124,6 +129,7 @@ def check_known_ids(
         raise InputErrors([
             InputError(
                 file=file,
+                line=first_line_of(source, unknown[0]) if source is not None else None,
                 message=f"{len(unknown)} {what} id(s) not in corpus {corpus_id!r}: {shown}{more}",
                 hint="import the documents first, fix the ids, or pass --allow-unknown-ids",
             )
@@ -158,9 +164,6 @@ def write_label_events(
     (one ``reopened`` event per query, naming the first such label). Returns
     (events written, reopened query ids).
     """
-    from evalcore.store.completeness import completeness_states
-    from evalcore.store.resolution import resolved_gains
-
     relevant: dict[str, list[NewEvent]] = {}
     for e in events:
         if e.kind != "undo" and e.gain is not None and e.gain >= threshold:
@@ -202,10 +205,6 @@ def mark_queries_complete(
     db: sqlite_utils.Database, *, study_id: str, query_ids: Iterable[str], actor: str, reason: str
 ) -> int:
     """Append a ``complete`` event for each query not already complete; return how many."""
-    from evalcore.access.authorize import authorize
-    from evalcore.access.roles import Permission
-    from evalcore.store.completeness import completeness_states
-
     authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
     states = completeness_states(db, study_id)
     written = 0

@@ -17,12 +17,11 @@ from typing import Literal
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.io.csv_labels import parse_labels_csv
 from evalcore.io.labels_jsonl import parse_labels_jsonl
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -32,6 +31,7 @@ from evalcore.store.imports.common import (
     write_label_events,
 )
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 def import_labels(
@@ -61,7 +61,7 @@ def import_labels(
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
-                        allow_unknown=allow_unknown_ids)
+                        allow_unknown=allow_unknown_ids, source=text)
         n, reopened = write_label_events(
             db, study_id=study_id, threshold=study.relevance_threshold, events=events,
             origin=f"import of {text.name}",

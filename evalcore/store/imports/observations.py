@@ -29,13 +29,12 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -49,6 +48,7 @@ from evalcore.store.imports.common import (
 )
 from evalcore.store.runs import add_run
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 def import_observations(
@@ -118,7 +118,7 @@ def import_observations(
         check_known_ids(
             db, study.corpus_id,
             [*(e.unit_id for e in events), *(u for o in observations for u in o.returned_ids)],
-            file=text.name, allow_unknown=allow_unknown_ids,
+            file=text.name, allow_unknown=allow_unknown_ids, source=text,
         )
         summary.queries = register_queries(db, study_id, (o.query_id for o in observations))
         n, reopened = write_label_events(

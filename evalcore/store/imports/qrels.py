@@ -22,13 +22,12 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, numbered_lines
 from evalcore.io.trec import parse_qrels
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -39,6 +38,7 @@ from evalcore.store.imports.common import (
     write_label_events,
 )
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 def _conflict_errors(source: SourceText) -> None:
@@ -89,7 +89,7 @@ def import_qrels(
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
-                        what="document", allow_unknown=allow_unknown_ids)
+                        what="document", allow_unknown=allow_unknown_ids, source=text)
         n, reopened = write_label_events(
             db, study_id=study_id, threshold=study.relevance_threshold, events=events,
             origin=f"import of {text.name}",

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.access.authorize import authorize
 from evalcore.access.roles import Permission
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.trec import TrecRun, parse_run
 from evalcore.store.audit import record_audit
-from evalcore.store.connection import write_transaction
+from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     Source,
@@ -32,6 +31,7 @@ from evalcore.store.imports.common import (
 )
 from evalcore.store.runs import add_run
 from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
 
 
 def _rows(run: TrecRun) -> Iterator[tuple[str, int, str, float]]:
@@ -76,7 +76,8 @@ def import_run(
                 hint="choose another name with --name")])
         check_known_ids(db, study.corpus_id,
                         (d for docs in run.doc_ids.values() for d in docs),
-                        file=text.name, what="document", allow_unknown=allow_unknown_ids)
+                        file=text.name, what="document", allow_unknown=allow_unknown_ids,
+                        source=text)
         add_run(db, actor=actor, study_id=study_id, name=run_name, source="imported", k=k, results=_rows(run),
                 protocol={"imported_from": Path(text.name).name},
                 corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)

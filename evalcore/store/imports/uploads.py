@@ -4,25 +4,24 @@ An uploaded file's name is *never* used as a path: it only labels error
 messages (:func:`display_name`). Bytes are decoded in memory
 (:func:`evalcore.io.text_lines.decode_source`); a BEIR zip is extracted into a
 fresh temporary folder under names this module chooses, after checking every
-member (no absolute paths, no ``..``, no links, bounded total size), and the
-folder is removed afterwards. Every import is all-or-nothing (see
+member and bounding sizes while streaming (:mod:`evalcore.io.zip_extract`), and
+the folder is removed afterwards; its errors name the upload
+(``data.zip:corpus.jsonl:3``), never the temporary folder. Every import is all-or-nothing (see
 :mod:`evalcore.store.imports`).
 """
 
 import re
 import shutil
-import stat
 import tempfile
-import zipfile
 from collections.abc import Mapping
-from io import BytesIO
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal
 
 import sqlite_utils
 
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import decode_source
+from evalcore.io.zip_extract import extract_zip
 from evalcore.store.imports import (
     ImportSummary,
     import_beir,
@@ -40,10 +39,6 @@ UPLOAD_KINDS: tuple[UploadKind, ...] = (
 #: ``.streamlit/config.toml`` (a test keeps the two equal).
 MAX_UPLOAD_MB = 200
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
-#: Largest uncompressed BEIR zip accepted (bytes).
-MAX_UNZIPPED_BYTES = 2 * 1024**3
-#: Largest number of members in a BEIR zip.
-MAX_ZIP_MEMBERS = 10_000
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f/\\]+")
 
 
@@ -114,7 +109,10 @@ def _import_beir_zip(db: sqlite_utils.Database, data: bytes, name: str, **option
     workdir = Path(tempfile.mkdtemp(prefix="relevance-ledger-beir-"))
     try:
         folder = extract_beir_zip(data, name, workdir)
-        summary = import_beir(db, folder, **options)
+        try:
+            summary = import_beir(db, folder, **options)
+        except InputErrors as exc:
+            raise _named_after_upload(exc, folder, name) from None
         return summary.model_copy(update={"source": name})
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -123,55 +121,28 @@ def _import_beir_zip(db: sqlite_utils.Database, data: bytes, name: str, **option
 def extract_beir_zip(data: bytes, name: str, workdir: Path) -> Path:
     """Extract a BEIR zip safely into ``workdir``; return the folder holding ``corpus.jsonl``.
 
-    Member names are checked (relative, no ``..``, no links, no drive letters)
-    and written only below ``workdir``; the zip's total uncompressed size and
-    member count are bounded. Raises :class:`InputErrors` naming the problem.
+    The checks (paths, sizes, ratio, encryption, damage) are
+    :func:`evalcore.io.zip_extract.extract_zip`'s. Raises :class:`InputErrors` naming the problem.
     """
-
-    def fail(message: str, hint: str | None = None) -> InputErrors:
-        return InputErrors([InputError(file=name, message=message, hint=hint)])
-
-    try:
-        archive = zipfile.ZipFile(BytesIO(data))
-    except zipfile.BadZipFile:
-        raise fail("not a zip file", "upload the BEIR dataset folder as a .zip") from None
-    with archive:
-        members = archive.infolist()
-        if len(members) > MAX_ZIP_MEMBERS:
-            raise fail(f"the zip holds {len(members)} entries; at most {MAX_ZIP_MEMBERS} are accepted")
-        total = sum(m.file_size for m in members)
-        if total > MAX_UNZIPPED_BYTES:
-            raise fail(f"the zip unpacks to {total:,} bytes; at most {MAX_UNZIPPED_BYTES:,} "
-                       "are accepted")
-        for member in members:
-            parts = _safe_parts(member)
-            if parts is None:
-                raise fail(f"zip entry {display_name(member.filename)!r} has an unsafe path "
-                           "(absolute, '..', a drive or a link)", "zip the dataset folder itself")
-            if not parts:
-                continue
-            target = workdir.joinpath(*parts)
-            if member.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(member) as src, target.open("wb") as dst:
-                shutil.copyfileobj(src, dst, length=1024 * 1024)
+    extract_zip(data, name, workdir)
     corpora = sorted(workdir.rglob("corpus.jsonl"), key=lambda p: len(p.parts))
     if not corpora:
-        raise fail("the zip holds no corpus.jsonl",
-                   "a BEIR folder has corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
+        raise InputErrors([InputError(
+            file=name, message="the zip holds no corpus.jsonl",
+            hint="a BEIR folder has corpus.jsonl, queries.jsonl and qrels/<split>.tsv")])
     return corpora[0].parent
 
 
-def _safe_parts(member: zipfile.ZipInfo) -> tuple[str, ...] | None:
-    """The member's path components if it is a safe relative path, else None."""
-    if stat.S_ISLNK(member.external_attr >> 16):
-        return None
-    raw = member.filename.replace("\\", "/")
-    if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw) or "\x00" in raw:
-        return None
-    parts = tuple(p for p in PurePosixPath(raw).parts if p not in ("", "."))
-    if any(p == ".." for p in parts):
-        return None
-    return parts
+def _named_after_upload(exc: InputErrors, folder: Path, name: str) -> InputErrors:
+    """The same errors, naming ``upload.zip:corpus.jsonl`` instead of a temporary path."""
+    prefix = str(folder)
+
+    def rename(file: str) -> str:
+        if file == prefix:
+            return name
+        if file.startswith(prefix + "/"):
+            return f"{name}:{file[len(prefix) + 1:]}"
+        return file
+
+    errors = [e.model_copy(update={"file": rename(e.file)}) for e in exc.errors]
+    return type(exc)(errors, exc.total)

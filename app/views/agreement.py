@@ -1,0 +1,227 @@
+"""Annotator agreement: kappa per pair, alpha overall and per query, conflicts to adjudicate.
+
+Coefficients come from :func:`evalcore.analysis.agreement.study_agreement`
+(the agreement statistics on the store's current per-annotator labels); an
+adjudication is written with the store's ``adjudicate`` by the reviewer named
+in the sidebar.
+
+Each conflict is shown with what the reviewer needs to decide
+(:func:`evalcore.analysis.adjudication.conflict_contexts`): the query text, the
+document (escaped text, never HTML or markdown), every annotator's gain, note and
+time; no gain is preselected. Each conflict has its own address
+(``?study=S&query=Q&unit=U``): the conflict it names is shown first, or what
+became of it.
+"""
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.components.links import AGREEMENT_PAGE, QUERY_PARAM, UNIT_PARAM, item_params
+from app.components.page import flash, show_flash, study_page
+from app.components.queue import GRADE_MEANINGS
+from app.components.safe_text import escape_markdown, truncate
+from app.components.session import annotator as current_annotator
+from app.components.session import get_db
+from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
+from evalcore.analysis.agreement import open_conflicts, study_agreement
+from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
+from evalcore.store.labels import adjudicate
+
+CONFLICTS_SHOWN = 30
+
+_FLASH = "_rl_agree_flash"
+
+
+def _coefficient(result: AgreementResult) -> str:
+    if result.computed and result.value is not None:
+        return f"{result.value:.3f}"
+    return f"not computable ({result.reason})"
+
+
+def _on_adjudicate(study_id: str, query_id: str, unit_id: str, key: str) -> None:
+    reviewer = current_annotator()
+    gain = st.session_state.get(f"{key}_gain")
+    note = str(st.session_state.get(f"{key}_note", "")).strip()
+    if gain is None:  # nothing is preselected: the reviewer chooses
+        flash(_FLASH, "error", f"Not adjudicated: choose a gain for {unit_id} on {query_id} first")
+        return
+    try:
+        adjudicate(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
+                   gain=gain, reviewer=reviewer, note=note)
+    except (ValueError, PermissionError) as error:
+        flash(_FLASH, "error", f"Not adjudicated: {error}")
+        return
+    flash(_FLASH, "success", f"{unit_id} on {query_id} adjudicated: gain {gain} by {reviewer}")
+
+
+#: The document text shown in full up to this many characters (longer: the rest in an expander).
+TEXT_SHOWN = 700
+
+
+def _address_conflict() -> tuple[str, str] | None:
+    """The (query, unit) the address names (``?query=Q&unit=U``), if any."""
+    query_id = str(st.query_params.get(QUERY_PARAM, "")).strip()
+    unit_id = str(st.query_params.get(UNIT_PARAM, "")).strip()
+    if not (query_id and unit_id):
+        return None
+    # Written back: a link from this page to itself (the list's "Address of this conflict")
+    # hands the parameters to the script but leaves the browser's address bar as it was.
+    st.query_params[QUERY_PARAM] = query_id
+    st.query_params[UNIT_PARAM] = unit_id
+    return query_id, unit_id
+
+
+def _when(created_at: str) -> str:
+    """``2026-12-03T07:05:09.123Z`` -> ``2026-12-03 07:05 UTC``."""
+    return created_at[:16].replace("T", " ") + " UTC" if len(created_at) >= 16 else created_at
+
+
+def _context(ctx: ConflictContext) -> None:
+    """The query, the document and every annotator's gain, note and time, all as plain text."""
+    st.markdown(f"**{escape_markdown(ctx.unit_id)}** · query {escape_markdown(ctx.query_id)}")
+    st.markdown("**Query:** " + escape_markdown(ctx.query_text or "(no text)"))
+    if ctx.document_note is not None:
+        st.caption(escape_markdown(ctx.document_note))
+    else:
+        st.markdown("**Document:** " + escape_markdown(ctx.title or "(untitled)"))
+        text = ctx.text or ""
+        if not text:
+            st.caption("(the document has no text)")
+        elif len(text) <= TEXT_SHOWN:
+            st.markdown(escape_markdown(text))
+        else:
+            st.markdown(escape_markdown(truncate(text, TEXT_SHOWN)))
+            with st.expander("Full text"):
+                st.markdown(escape_markdown(text))
+    for j in ctx.judgements:
+        said = f"{j.annotator} said {j.gain} ({GRADE_MEANINGS.get(j.gain, '')}) · {_when(j.created_at)}"
+        note = f"note: {j.note}" if j.note else "no note"
+        st.markdown("- " + escape_markdown(said) + "  \n  " + escape_markdown(note))
+
+
+def _conflict_card(ctx: ConflictContext, reviewer: str, *, linked: bool) -> None:
+    """A conflict with its context and the reviewer's decision (no gain preselected)."""
+    _context(ctx)
+    key = f"rl_adj_{ctx.query_id}_{ctx.unit_id}"
+    left, mid, right = st.columns([2, 4, 1], vertical_alignment="bottom")
+    left.selectbox("Gain", GAIN_CATEGORIES, key=f"{key}_gain", index=None,
+                   placeholder="choose a gain",
+                   format_func=lambda g: f"{g} · {GRADE_MEANINGS[g]}")
+    mid.text_input("Note", key=f"{key}_note", max_chars=2000)
+    right.button("Adjudicate", key=key, disabled=not reviewer,
+                 help=None if reviewer else "enter your name in the sidebar first",
+                 on_click=_on_adjudicate, args=(ctx.study_id, ctx.query_id, ctx.unit_id, key))
+    if linked:
+        st.page_link(AGREEMENT_PAGE, label="Address of this conflict", icon=":material/link:",
+                     query_params=item_params(ctx.query_id, ctx.unit_id))
+
+
+def _focused(ctx: ConflictContext, reviewer: str) -> None:
+    """The conflict the address names, or what became of it."""
+    with st.container(border=True):
+        if ctx.in_conflict:
+            st.markdown("##### The conflict this address names")
+            if not reviewer:
+                st.info("Enter your name in the sidebar to adjudicate "
+                        "(it is recorded with the decision).")
+            _conflict_card(ctx, reviewer, linked=False)
+            return
+        if ctx.state == "adjudicated":
+            said = f"adjudicated by {ctx.reviewer}: gain {ctx.adjudicated_gain}" + (
+                f" (note: {ctx.reviewer_note})" if ctx.reviewer_note else "")
+        elif ctx.state == "labeled":
+            said = "its annotators agree"
+        else:
+            said = "nobody has a current label on it"
+        st.info(escape_markdown(f"{ctx.unit_id} on query {ctx.query_id} is not in conflict: "
+                                f"{said}."))
+        if ctx.state is not None:
+            _context(ctx)
+
+
+def _confusion_figure(pair) -> go.Figure:
+    labels = [str(g) for g in GAIN_CATEGORIES]
+    fig = go.Figure(go.Heatmap(
+        z=pair.confusion, x=labels, y=labels, colorscale="Blues", text=pair.confusion,
+        texttemplate="%{text}", hovertemplate="a: %{y}, b: %{x}: %{z} units<extra></extra>",
+    ))
+    fig.update_layout(
+        height=380, margin={"t": 30},
+        xaxis={"title": "gain by annotator b", "type": "category"},
+        yaxis={"title": "gain by annotator a", "type": "category", "autorange": "reversed"},
+    )
+    return fig
+
+
+db, study = study_page("Annotator agreement")
+show_flash(_FLASH)
+focus = _address_conflict()
+if focus is not None:  # the address names a conflict: it comes first, before the statistics
+    (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=current_annotator())
+    _focused(focused, current_annotator())
+
+summary = study_agreement(db, study.study_id)
+cols = st.columns(3)
+cols[0].metric("Annotators", len(summary.annotators))
+cols[1].metric("Units labeled by two or more", summary.n_units_multiply_labeled)
+alpha = summary.overall_alpha
+if alpha.computed and alpha.value is not None:
+    cols[2].metric("Krippendorff's alpha (ordinal)", _coefficient(alpha))
+else:  # the reason is a sentence: too long for a metric tile, so it goes underneath
+    cols[2].metric("Krippendorff's alpha (ordinal)", "not computable")
+    cols[2].caption(escape_markdown(str(alpha.reason)))
+st.caption(
+    "Alpha uses every unit labeled by two or more annotators (missing values allowed); kappa "
+    "(quadratic weights) uses the units both annotators of a pair labeled. Adjudications are "
+    f"not judgements and are left out. Queries with alpha below "
+    f"{summary.low_agreement_threshold} (or not computable) are flagged."
+)
+if not summary.pairs:
+    st.info("No two annotators have labeled the same unit yet: agreement needs overlap.")
+else:
+    st.subheader("Annotator pairs")
+    st.dataframe(pd.DataFrame([
+        {"annotator a": p.annotator_a, "annotator b": p.annotator_b, "shared units": p.n_units,
+         "weighted kappa (quadratic)": _coefficient(p.kappa)}
+        for p in summary.pairs
+    ]), hide_index=True, width="stretch")
+    names = [f"{p.annotator_a} × {p.annotator_b}" for p in summary.pairs]
+    chosen = st.selectbox("Confusion matrix of", range(len(names)), format_func=names.__getitem__,
+                          key="rl_agree_pair")
+    pair = summary.pairs[chosen]
+    st.caption(escape_markdown(f"a = {pair.annotator_a}, b = {pair.annotator_b}; "
+                               f"{pair.n_units} shared units"))
+    st.plotly_chart(_confusion_figure(pair), key="rl_agree_confusion")
+
+if summary.per_query:
+    st.subheader("Per query")
+    st.dataframe(pd.DataFrame([
+        {"query": q.query_id, "units": q.n_units, "annotators": q.n_annotators,
+         "alpha": _coefficient(q.alpha), "low agreement": q.low_agreement,
+         "why": q.why_flagged or ""}
+        for q in sorted(summary.per_query, key=lambda q: (not q.low_agreement, q.query_id))
+    ]), hide_index=True, width="stretch",
+        column_config={"low agreement": st.column_config.CheckboxColumn()})
+
+st.subheader("Conflicts to adjudicate")
+pending = open_conflicts(db, study.study_id)
+reviewer = current_annotator()
+listed = [(q, label.unit_id) for q, label in pending if (q, label.unit_id) != focus]
+if not pending:
+    st.success("No unit is in conflict.")
+elif listed:
+    many = len(pending) != 1
+    st.caption(f"{len(pending)} unit{'s are' if many else ' is'} in conflict: "
+               f"{'they count' if many else 'it counts'} as unlabeled until a reviewer "
+               "adjudicates. Largest disagreement first. Each one has its own address "
+               "(study, query and unit): open it to share or bookmark it.")
+    if not reviewer:
+        st.info("Enter your name in the sidebar to adjudicate (it is recorded with the decision).")
+    for context in conflict_contexts(db, study.study_id, listed[:CONFLICTS_SHOWN],
+                                     viewer=reviewer):
+        with st.container(border=True):
+            _conflict_card(context, reviewer, linked=True)
+    if len(listed) > CONFLICTS_SHOWN:
+        st.caption(f"{len(listed) - CONFLICTS_SHOWN} more after these {CONFLICTS_SHOWN}: "
+                   "adjudicate these first.")

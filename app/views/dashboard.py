@@ -1,0 +1,192 @@
+"""Live dashboard: every run's metrics as labels arrive, and what to label next.
+
+The numbers come from :class:`evalcore.live.dashboard.LiveDashboard` (the
+metric computer on the working reference, shared by every session); this page
+only lays them out. The cards and the blocking list are fragments (``st.fragment``) that
+re-run every few seconds: when the store's label/completeness event ids and runs
+are unchanged the state reads nothing more; after a label it re-evaluates only
+the touched queries. The per-query chart (the heavy element) is drawn on full
+runs only: the cards' fragment asks for one when the store has moved on since
+the chart was drawn, so an unchanged store sends no chart at all.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from app.components.chips import metric_label, reason_text
+from app.components.links import item_params
+from app.components.live_state import with_live_state
+from app.components.navigation import AGREEMENT, ANNOTATE
+from app.components.page import study_page
+from app.components.safe_text import escape_markdown
+from app.components.session import get_db
+from evalcore.contract.results import AGGREGATE_LABELS, METRIC_LABELS, METRICS
+from evalcore.live.charts import per_query_figure
+from evalcore.live.dashboard import LiveDashboard
+from evalcore.report.aggregate_card import aggregate_card
+from evalcore.store.resolution import resolve_unit_in_store
+
+REFRESH_SECONDS = 2.0
+BLOCKING_SHOWN = 15
+LIVE_KEY = "rl_dash_live"
+METRIC_KEY = "rl_dash_metric"
+
+
+def _figure(state: LiveDashboard, metric: str, label: str):
+    """The per-query figure, rebuilt only when the state or the metric changed."""
+    key = (id(state), state.marks, metric, label)
+    cached = st.session_state.get("_rl_dash_figure")
+    if cached is None or cached[0] != key:
+        cached = (key, per_query_figure(state, metric, label))
+        st.session_state["_rl_dash_figure"] = cached
+    return cached[1]
+
+
+def _card(column, label: str, value) -> None:
+    card = aggregate_card(value)
+    with column.container(border=True):
+        st.markdown(f"**{escape_markdown(label)}**")
+        if card.available:
+            st.markdown(f"### {card.headline}")
+        else:
+            st.markdown(":orange-badge[unavailable]")
+        st.caption(escape_markdown(card.detail))
+        if card.bounds:
+            st.caption(escape_markdown(card.bounds))
+
+
+def _cards(state: LiveDashboard) -> None:
+    for run in state.run_names:
+        k = state.k(run)
+        st.markdown(f"##### {escape_markdown(run)}  ·  k = {k}")
+        aggregates = state.aggregates(run)
+        for column, metric in zip(st.columns(len(METRICS)), METRICS, strict=True):
+            _card(column, AGGREGATE_LABELS[metric].format(k=k), aggregates[metric])
+
+
+def _coverage(state: LiveDashboard) -> None:
+    cov = state.coverage()
+    if cov.pooled:
+        st.progress(cov.labeled / cov.pooled,
+                    text=f"Label coverage: {cov.labeled:,} of {cov.pooled:,} pooled returned "
+                         f"items labeled ({cov.labeled / cov.pooled:.1%})")
+    else:
+        st.caption("No run has returned anything yet: nothing to label.")
+    st.caption(f"{cov.queries_fully_labeled:,} of {cov.queries:,} queries fully labeled · "
+               f"{cov.queries_complete:,} declared complete (recall and nDCG need that) · "
+               "items in conflict count as unlabeled until adjudicated")
+
+
+def _blocking(state: LiveDashboard, study_id: str) -> None:
+    items = state.blocking_list(BLOCKING_SHOWN)
+    total = state.n_blocking_items()
+    st.markdown("#### What to label next")
+    if not items:
+        st.success("No unlabeled returned item blocks a metric.")
+        return
+    st.caption(
+        f"The {len(items)} of {total:,} unlabeled returned items whose labels matter most: "
+        "'unlocks' counts the run metric values that item alone keeps unavailable (its label "
+        "makes them available, whatever the gain); 'blocks' counts every value it is one of "
+        "the blockers of. Ties: best rank, then query and unit id."
+    )
+    db = get_db()
+    conflict = {
+        (i.query_id, i.unit_id): resolve_unit_in_store(db, study_id, i.query_id, i.unit_id)
+        is not None
+        for i in items
+    }
+    table = pd.DataFrame([
+        {"query": i.query_id, "unit": i.unit_id, "unlocks": i.unlocks, "blocks": i.blocks,
+         "best rank": i.best_rank, "runs": ", ".join(i.runs),
+         "needs": "adjudication" if conflict[(i.query_id, i.unit_id)] else "a label"}
+        for i in items
+    ])
+    st.dataframe(table, hide_index=True, width="stretch")
+    if any(conflict.values()):
+        st.caption("Items in conflict between annotators need a reviewer's adjudication "
+                   "(Annotator agreement page), not another label.")
+    columns = st.columns(3)
+    for n, item in enumerate(items):
+        if conflict[(item.query_id, item.unit_id)]:
+            columns[n % 3].page_link(AGREEMENT.path,  # the conflict's own address
+                                     label=f"Adjudicate {item.unit_id} for {item.query_id}",
+                                     icon=":material/gavel:",
+                                     query_params=item_params(item.query_id, item.unit_id))
+            continue
+        columns[n % 3].page_link(  # a real link: it also opens in a new tab
+            ANNOTATE.path,
+            label=f"Label {item.unit_id} for {item.query_id}",
+            icon=":material/rate_review:",
+            query_params=item_params(item.query_id, item.unit_id),
+        )
+
+
+_EVERY = REFRESH_SECONDS if st.session_state.get(LIVE_KEY, True) else None
+_CHART_MARKS = "_rl_dash_chart_marks"
+
+
+@st.fragment(run_every=_EVERY)
+def _live_cards(study_id: str) -> None:
+    """Coverage and metric cards; asks for a full rerun when the chart is out of date."""
+    marks = with_live_state(study_id, lambda state, seconds, changed: _render_cards(
+        state, seconds, changed))
+    if marks != st.session_state.get(_CHART_MARKS):
+        st.rerun()  # the store changed since the chart was drawn: redraw the whole page
+
+
+def _render_cards(state: LiveDashboard, seconds: float, changed: bool):
+    _coverage(state)
+    _cards(state)
+    codes = sorted({code for run in state.run_names
+                    for value in state.aggregates(run).values() for code in value.reasons})
+    if codes:  # the cards name reasons by code: say what each one means right under them
+        st.caption(escape_markdown("; ".join(f"{c}: {reason_text(c)}" for c in codes)))
+    st.caption(
+        "A card shows the mean only when every query has the metric; otherwise it says how "
+        "many queries are missing and why (no mean of the rest is ever shown)."
+        + ("" if changed else " Nothing changed since the last refresh.")
+        + f" State refreshed in {1000 * seconds:.0f} ms."
+    )
+    return state.marks
+
+
+def _chart(study_id: str, metric: str) -> None:
+    """The per-query chart: drawn on full runs only, so an unchanged store sends nothing."""
+
+    def build(state: LiveDashboard, *_):
+        ks = {state.k(r) for r in state.run_names}
+        label = (metric_label(metric, ks.pop()) if len(ks) == 1
+                 else METRIC_LABELS[metric].format(k="k"))
+        return state.marks, _figure(state, metric, label)
+
+    # the reason codes (on hover) are explained under the cards
+    marks, figure = with_live_state(study_id, build)
+    st.session_state[_CHART_MARKS] = marks
+    st.plotly_chart(figure, key="rl_dash_chart")
+
+
+@st.fragment(run_every=_EVERY)
+def _live_blocking(study_id: str) -> None:
+    with_live_state(study_id, lambda state, *_: _blocking(state, study_id))
+
+
+db, study = study_page("Live dashboard")
+st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
+                           f"{REFRESH_SECONDS:g} s while live updates are on"))
+left, right = st.columns([3, 1])
+chosen_metric = left.selectbox(
+    "Metric of the per-query chart", METRICS, key=METRIC_KEY,
+    format_func=lambda m: AGGREGATE_LABELS[m].format(k="k"),
+)
+right.toggle("Live updates", value=True, key=LIVE_KEY)
+if not with_live_state(study.study_id, lambda state, *_: state.run_names):
+    st.info("This study has no run yet: create or import one on the Data page.")
+    st.stop()
+cards_slot, chart_slot, blocking_slot = st.container(), st.container(), st.container()
+with chart_slot:  # drawn first so the cards' fragment sees the chart's store marks
+    _chart(study.study_id, chosen_metric)
+with cards_slot:
+    _live_cards(study.study_id)
+with blocking_slot:
+    _live_blocking(study.study_id)

@@ -1,0 +1,249 @@
+"""Data: import qrels, runs, BEIR, observations and labels; create a lexical run; export.
+
+Every import is all-or-nothing: on any error the page lists every error with
+its line number and nothing is written. Uploaded file names only label
+messages; they are never used as paths.
+"""
+
+import io
+from datetime import UTC, datetime, time
+
+import streamlit as st
+from pydantic import ValidationError
+
+from app.components.auth import signed_in_user
+from app.components.safe_text import escape_markdown
+from app.components.session import annotator as current_annotator
+from app.components.session import current_study, get_db, select_study_next_run
+from evalcore.io.errors import InputErrors
+from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
+from evalcore.retrieval.lexical_protocol import MAX_TOP_K, parse_protocol
+from evalcore.retrieval.pin import list_pinned_protocols, pin_protocol
+from evalcore.retrieval.workflow import execute_protocol
+from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
+from evalcore.store.imports.uploads import UPLOAD_KINDS, UploadKind, import_upload
+from evalcore.store.members import create_team_study
+from evalcore.store.membership import organisation_ids
+from evalcore.store.references import list_references
+from evalcore.store.runs import list_runs
+from evalcore.store.studies import StudyIn
+from evalcore.store.study_setup import create_study
+
+KIND_LABELS: dict[UploadKind, str] = {
+    "qrels": "TREC qrels (query 0 doc gain)",
+    "run": "TREC run (query Q0 doc rank score tag)",
+    "observations": "Observation JSONL (the evidence contract)",
+    "labels-csv": "Labels CSV",
+    "labels-jsonl": "Labels JSONL",
+    "beir": "BEIR dataset (.zip of the folder)",
+}
+
+
+def _actor() -> str:
+    return current_annotator() or "app-user"
+
+
+def _show_errors(title: str, error: Exception) -> None:
+    st.error(escape_markdown(title))
+    if isinstance(error, InputErrors):
+        at_least = "at least " if error.stopped else ""  # reading stopped at the error limit
+        st.caption(f"{at_least}{error.total} error{'s' if error.total != 1 else ''} found; "
+                   "nothing was written. Fix them all and upload again.")
+    st.code(str(error), language=None, wrap_lines=True)
+
+
+def _import_section(study_id: str) -> None:
+    st.subheader("Import")
+    kind = st.selectbox("What are you uploading?", UPLOAD_KINDS,
+                        format_func=lambda k: KIND_LABELS[k], key="rl_import_kind")
+    with st.form("import_form", clear_on_submit=False):
+        upload = st.file_uploader("File", key="rl_import_file")
+        a, b = st.columns(2)
+        k = run_name = annotator = None
+        complete = False
+        if kind == "run":
+            k = a.number_input("k (cutoff depth)", min_value=1, max_value=10_000, value=10)
+            run_name = b.text_input("Run name (default: the file's run tag)")
+        if kind == "observations":
+            run_name = a.text_input("Run name (default: the file name)")
+        if kind in ("qrels", "observations", "labels-csv", "labels-jsonl"):
+            annotator = b.text_input("Annotator recorded on the labels",
+                                     help="Default: the file's kind and name.")
+        if kind in ("qrels", "beir"):
+            complete = a.checkbox("Declare every judged query complete",
+                                  help="Only if these judgments list every relevant unit.")
+        allow_unknown = st.checkbox("Allow ids not in the study's corpus or queries")
+        submitted = st.form_submit_button("Import", type="primary")
+    if not submitted:
+        return
+    if upload is None:
+        st.warning("Choose a file first.")
+        return
+    bar = st.progress(0.0, text="Reading the upload…")
+    data = upload.getvalue()
+    bar.progress(0.3, text=f"Validating and importing {len(data):,} bytes…")
+    try:
+        summary = import_upload(
+            get_db(), kind, data, upload.name, study_id=study_id, actor=_actor(),
+            k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
+            complete=complete, allow_unknown_ids=allow_unknown,
+        )
+    except (InputErrors, ValueError, PermissionError) as error:
+        bar.empty()  # the message below says how it ended (no full bar for a refusal)
+        _show_errors("The import was refused; the store is unchanged.", error)
+        return
+    except OSError as error:  # the server's disk (full, read-only), not the upload
+        bar.empty()
+        st.error("The import could not be written on the server "
+                 f"({escape_markdown(error.strerror or type(error).__name__)}); the store is "
+                 "unchanged. Ask whoever runs the app to free disk space, then upload again.")
+        return
+    bar.empty()
+    st.success(escape_markdown("\n".join(summary.lines())))
+
+
+def _lexical_section(study_id: str, study_org: str | None) -> None:
+    db = get_db()
+    st.subheader("Create a lexical run")
+    st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
+               "visible documents and their fingerprint are recorded, and the run is refused "
+               "if the corpus changes afterwards.")
+    orgs = organisation_ids(db)
+    references = [r.name for r in list_references(db, study_id)]
+    with st.form("lexical_form"):
+        a, b = st.columns(2)
+        name = a.text_input("Protocol and run name", placeholder="bm25-title-2x")
+        top_k = b.number_input("top_k (the run's k)", min_value=1, max_value=MAX_TOP_K, value=10)
+        default_orgs = [study_org] if study_org in orgs else orgs
+        organisations = a.multiselect("Visible organisations", orgs, default=default_orgs)
+        cutoff_day = b.date_input("Historical cutoff (UTC, end of day)",
+                                  value=datetime.now(UTC).date())
+        title_weight = a.number_input("BM25 title weight", min_value=0.0, max_value=1000.0,
+                                      value=1.0)
+        text_weight = b.number_input("BM25 text weight", min_value=0.0, max_value=1000.0,
+                                     value=1.0)
+        reference = a.selectbox("Reference version (optional)", [""] + references,
+                                format_func=lambda name: name or "none")
+        submitted = st.form_submit_button("Pin and run", type="primary")
+    if submitted:
+        cutoff = datetime.combine(cutoff_day, time(23, 59, 59), tzinfo=UTC)
+        protocol = {
+            "method": "lexical",
+            "top_k": int(top_k),
+            "cutoff": cutoff.isoformat().replace("+00:00", "Z"),
+            "organisations": organisations,
+            "weights": {"title": float(title_weight), "text": float(text_weight)},
+        }
+        if reference:
+            protocol["reference_version"] = reference
+        bar = st.progress(0.1, text="Pinning the protocol…")
+        try:
+            pin_protocol(db, study_id=study_id, name=name.strip(),
+                         protocol=parse_protocol(protocol, source="protocol form"),
+                         actor=_actor())
+            bar.progress(0.4, text="Ranking every query…")
+            run = execute_protocol(db, study_id=study_id, protocol_name=name.strip(),
+                                   run_name=name.strip(), actor=_actor())
+        except RetrievalRefused as refusal:
+            bar.empty()  # the message below says how it ended (no full bar for a refusal)
+            _show_errors("The run was refused; nothing was stored.", refusal)
+            return
+        except (InputErrors, ValueError, PermissionError, ProtocolNotFoundError) as error:
+            bar.empty()  # the message below says how it ended (no full bar for a refusal)
+            _show_errors("The run was not created.", error)
+            return
+        bar.empty()
+        st.success(escape_markdown(f"Run {run.name} stored: k = {run.k}, corpus fingerprint "
+                                   f"{run.corpus_fingerprint}."))
+    pinned = list_pinned_protocols(db, study_id)
+    if pinned:
+        with st.expander(f"Pinned protocols ({len(pinned)})"):
+            st.dataframe(
+                [{"protocol": p.name, "documents": p.document_count,
+                  "fingerprint": p.corpus_fingerprint, "pinned by": p.pinned_by,
+                  "pinned at": p.pinned_at} for p in pinned],
+                hide_index=True, width="stretch",
+            )
+
+
+def _export_text(produce) -> tuple[str, list[str]]:
+    buffer = io.StringIO()
+    summary = produce(buffer)
+    return buffer.getvalue(), list(summary.warnings)
+
+
+def _exports_section(study_id: str) -> None:
+    db = get_db()
+    st.subheader("Export")
+    references = [r.name for r in list_references(db, study_id)]
+    a, b, c = st.columns(3)
+    reference = a.selectbox("Qrels of", ["working reference"] + references)
+    ref = None if reference == "working reference" else reference
+    viewer = _actor()
+    try:
+        qrels, _ = _export_text(
+            lambda out: export_qrels(db, study_id, out, reference=ref, viewer=viewer))
+    except ExportRefusedError as error:  # e.g. an id with a space: TREC files cannot hold it
+        a.warning(escape_markdown(str(error)))
+    else:
+        a.download_button("Download qrels", qrels, file_name=f"{study_id}.qrels",
+                          mime="text/plain", key="dl_qrels")
+    fmt = b.selectbox("Label events as", ["csv", "jsonl"])
+    labels, _ = _export_text(
+        lambda out: export_labels(db, study_id, out, format=fmt, viewer=viewer))
+    b.download_button("Download label events", labels, file_name=f"{study_id}-labels.{fmt}",
+                      mime="text/plain", key="dl_labels")
+    runs = [r.name for r in list_runs(db, study_id)]
+    if runs:
+        run = c.selectbox("Run", runs)
+        try:
+            text, warnings = _export_text(
+                lambda out: export_run(db, study_id, run, out, viewer=viewer))
+        except ExportRefusedError as error:
+            c.warning(escape_markdown(str(error)))
+        else:
+            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
+            c.download_button("Download run (TREC)", text, file_name=f"{safe}.run",
+                              mime="text/plain", key="dl_run")
+            for warning in warnings:
+                c.caption(escape_markdown(warning))
+
+
+def _new_study_section(expanded: bool) -> None:
+    with st.expander("Create a study", expanded=expanded), st.form("study_form"):
+        a, b = st.columns(2)
+        study_id = a.text_input("Study id", placeholder="acme-search-2026")
+        corpus_id = b.text_input("Corpus id", placeholder="acme-kb",
+                                 help="Studies naming the same corpus share its documents.")
+        name = a.text_input("Name")
+        threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=4, value=1)
+        if not st.form_submit_button("Create study"):
+            return
+        try:
+            new = StudyIn(study_id=study_id.strip(), corpus_id=corpus_id.strip(),
+                          name=name.strip(), relevance_threshold=int(threshold))
+            lead = signed_in_user()
+            if lead is None:
+                create_study(get_db(), new)
+            else:  # team mode: the creator is the study's first lead
+                create_team_study(get_db(), new, lead=lead)
+        except (ValidationError, ValueError, PermissionError) as error:
+            _show_errors("The study was not created.", error)
+            return
+        select_study_next_run(study_id.strip())
+        st.success(escape_markdown(f"Study {study_id.strip()} created; it is now selected."))
+        st.rerun()
+
+
+db = get_db()
+study = current_study(db)
+st.title("Data")
+_new_study_section(expanded=study is None)
+if study is None:
+    st.stop()
+st.caption(escape_markdown(f"study {study.study_id} · corpus {study.corpus_id}"))
+_import_section(study.study_id)
+st.divider()
+_lexical_section(study.study_id, study.org_id)
+st.divider()
+_exports_section(study.study_id)

@@ -1,0 +1,161 @@
+"""Ranking inspector: why a query's numbers are what they are.
+
+Per query and run, the ranked list row by row (:func:`evalcore.analysis.inspector.inspect_query`)
+with the resolved label, who gave which gain and their notes, flags (unlabeled,
+returned duplicate, permission violation, conflict) and links to the item on the
+Annotate page and, in conflict, to its adjudication; the query's metrics with reason
+chips and bounds; optionally a second run side by side with each unit's rank
+change. Text from the data is shown in dataframes (plain text) or escaped.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from app.components.chips import render_query_result
+from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
+from app.components.page import study_page
+from app.components.safe_text import escape_markdown, truncate
+from app.components.session import annotator as current_annotator
+from evalcore.analysis.inspector import (
+    InspectedRow,
+    QueryInspection,
+    inspect_query,
+    rank_changes,
+)
+from evalcore.store.references import list_references
+from evalcore.store.runs import list_runs
+from evalcore.store.studies import query_texts
+
+NONE = "(none)"
+WORKING = "(working labels)"
+
+
+def _notes(row: InspectedRow) -> str:
+    """Each annotator's note on the row's unit, then the adjudicating reviewer's."""
+    notes = [f"{a}: {n}" for a, n in row.notes.items()]
+    if row.reviewer and row.reviewer_note:
+        notes.append(f"{row.reviewer} (reviewer): {row.reviewer_note}")
+    return " · ".join(notes)
+
+
+def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.DataFrame:
+    rows = []
+    for r in ins.rows:
+        row = {
+            "rank": r.rank,
+            "unit": r.unit_id,
+            # label and state first: they explain the metrics, and stay visible side by side
+            "label": "—" if r.gain is None else str(r.gain),  # no label is not 0
+            "state": r.state,
+            # the item on the Annotate page; a unit outside the permitted set is not opened
+            # for reading (its text is withheld)
+            "annotate": ("" if r.permission_violation
+                         else item_href(ANNOTATE_PATH, ins.query_id, r.unit_id)),
+            "adjudicate": (item_href(AGREEMENT_PATH, ins.query_id, r.unit_id)
+                           if r.conflict else ""),
+            "title": r.title_withheld or r.title or "",
+            "score": r.score,
+            "annotators": ", ".join(f"{a}: {g}" for a, g in r.annotators.items()),
+            "notes": _notes(r),
+            "unlabeled": r.unlabeled,
+            "duplicate": f"of #{r.first_rank}" if r.duplicate else "",
+            "permission violation": r.permission_violation,
+            "conflict": r.conflict,
+            "beyond k": r.beyond_k,
+        }
+        if r.reviewer and r.state == "adjudicated":
+            row["annotators"] += f" (adjudicated by {r.reviewer})"
+        if changes is not None:
+            row = {"change": changes.get(r.unit_id, "") if not r.duplicate else "", **row}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
+    st.markdown(f"**{escape_markdown(ins.run)}** · k = {ins.k}")
+    render_query_result(ins.result)
+    counts = ins.flag_counts()
+    st.caption(escape_markdown(
+        f"in the top {ins.k}: {counts['unlabeled']} unlabeled, {counts['duplicate']} returned "
+        f"duplicates, {counts['permission_violation']} permission violations, "
+        f"{counts['conflict']} in conflict"
+    ))
+    if not ins.rows:
+        st.info("This run returned nothing for this query.")
+        return
+    st.dataframe(
+        _frame(ins, changes),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "rank": st.column_config.NumberColumn(width="small"),
+            "title": st.column_config.TextColumn(width="medium"),
+            "score": st.column_config.NumberColumn(format="%.4f", width="small"),
+            "label": st.column_config.TextColumn(
+                width="small", help="resolved gain 0-4; — = unlabeled (unknown, not 0)"),
+            "unlabeled": st.column_config.CheckboxColumn(width="small"),
+            "duplicate": st.column_config.TextColumn(width="small"),
+            "permission violation": st.column_config.CheckboxColumn(
+                "permission", width="small", help="a permission violation"),
+            "conflict": st.column_config.CheckboxColumn(width="small"),
+            "beyond k": st.column_config.CheckboxColumn(
+                width="small", help="not measured by any metric"),
+            "notes": st.column_config.TextColumn(
+                width="medium", help="each annotator's note on their current label"),
+            "annotate": st.column_config.LinkColumn(
+                display_text="open", width="small",
+                help="this item on the Annotate page (opens a new tab)"),
+            "adjudicate": st.column_config.LinkColumn(
+                display_text="adjudicate", width="small",
+                help="the conflict's adjudication (opens a new tab)"),
+        },
+    )
+
+
+db, study = study_page("Ranking inspector")
+runs = [r.name for r in list_runs(db, study.study_id)]
+if not runs:
+    st.info("This study has no run yet: create or import one on the Data page.")
+    st.stop()
+texts = query_texts(db, study.study_id)
+query_ids = sorted(texts)
+if not query_ids:
+    st.info("This study has no query yet.")
+    st.stop()
+
+a, b, c, d = st.columns([3, 2, 2, 2])
+query_id = a.selectbox("Query", query_ids, key="rl_inspect_query",
+                       format_func=lambda q: f"{q} · {truncate(texts.get(q, ''), 60)}")
+run_a = b.selectbox("Run", runs, key="rl_inspect_run")
+others = [NONE] + [r for r in runs if r != run_a]
+run_b = c.selectbox("Side by side with", others, key="rl_inspect_run_b")
+versions = [WORKING] + [v.name for v in list_references(db, study.study_id)]
+version = d.selectbox("Reference", versions, key="rl_inspect_reference")
+reference = None if version == WORKING else version
+
+st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
+first = inspect_query(db, study.study_id, run_a, query_id, reference, viewer=current_annotator())
+st.caption(
+    ("relevant set declared complete" if first.population_complete
+     else "relevant set not declared complete: recall and nDCG are unavailable")
+    + (f" · frozen reference {escape_markdown(reference)}" if reference else " · working labels")
+)
+if run_b == NONE:
+    _show(first)
+else:
+    second = inspect_query(db, study.study_id, run_b, query_id, reference,
+                           viewer=current_annotator())
+    moves = rank_changes(first, second)
+    left, right = st.columns(2)
+    with left:
+        _show(first)
+    with right:
+        _show(second, {m.unit_id: m.change for m in moves if m.rank_b is not None})
+    dropped = [m for m in moves if m.change == "dropped"]
+    if dropped:
+        st.caption(escape_markdown(
+            f"Dropped by {run_b} from {run_a}'s top {first.k}: "
+            + ", ".join(f"{m.unit_id} (was #{m.rank_a})" for m in dropped)
+        ))
+    st.caption("change: how the unit moved from the left run to the right run (↑ = ranked "
+               "higher on the right; new = not in the left run's top k).")

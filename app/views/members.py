@@ -1,0 +1,117 @@
+"""Members: who belongs to the study, with which role.
+
+Leads add people, change their roles and remove them (through
+:mod:`evalcore.store.members`, which authorises and audits every change and
+keeps at least one lead); everyone else who may see the study reads the list.
+A study in local single-user mode has no member: the page says how to turn
+team mode on. Identities and names are shown as plain data, never as markdown.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from app.components.page import flash, show_flash, study_page
+from app.components.safe_text import escape_markdown
+from app.components.session import annotator as current_annotator
+from app.components.session import get_db
+from evalcore.access import ROLES, Permission
+from evalcore.store.authorize import allowed
+from evalcore.store.members import add_member, list_members, remove_member
+from evalcore.store.membership import study_mode
+from evalcore.store.scoping import can_view_study
+
+_FLASH = "_rl_members_flash"
+
+
+def _set_role(study_id: str, user: str, role: str, actor: str, failure: str) -> bool:
+    """Give ``user`` ``role`` in the study; the outcome is flashed. True when it was set."""
+    try:
+        member = add_member(get_db(), study_id=study_id, user=user, role=role, actor=actor)
+    except (ValueError, LookupError, PermissionError) as error:
+        flash(_FLASH, "error", f"{failure}: {error}")
+        return False
+    flash(_FLASH, "success", f"{member.user_id} is now {member.role} of {study_id}.")
+    return True
+
+
+def _on_add(study_id: str, actor: str) -> None:
+    user = str(st.session_state.get("rl_members_user", "")).strip()
+    role = str(st.session_state.get("rl_members_role", "annotator"))
+    if _set_role(study_id, user, role, actor, "Not added"):
+        st.session_state["rl_members_user"] = ""
+
+
+def _on_change(study_id: str, actor: str) -> None:
+    user = str(st.session_state.get("rl_members_change_who", ""))
+    role = str(st.session_state.get("rl_members_change_role", "annotator"))
+    _set_role(study_id, user, role, actor, "Role not changed")
+
+
+def _on_remove(study_id: str, actor: str) -> None:
+    user = str(st.session_state.get("rl_members_remove_who", ""))
+    try:
+        removed = remove_member(get_db(), study_id=study_id, user=user, actor=actor)
+    except (ValueError, LookupError, PermissionError) as error:
+        flash(_FLASH, "error", f"Not removed: {error}")
+        return
+    flash(_FLASH, "success" if removed else "info",
+           f"{user} removed from {study_id}." if removed else f"{user} was not a member.")
+
+
+def _local_mode(study_id: str) -> None:
+    st.info(
+        "This study is in **local single-user mode**: it has no member, so whoever opens this "
+        "store may do everything, under the name they give. Team mode starts when the study "
+        "gets its first member, a lead; from then on every action needs a role "
+        "(annotator, reviewer, lead) and the app needs sign-in."
+    )
+    st.markdown("To turn team mode on, make yourself the study's first lead from the command "
+                "line, then configure sign-in (README, *Team sign-in*): signed in, the app lists "
+                "only team-mode studies, and a study created on the Data page starts in team mode "
+                "with its creator as lead.")
+    st.code(f"evalcore members add --db STORE --study {study_id} --user YOU@EXAMPLE.ORG "
+            "--role lead", language="bash")
+
+
+def _manage(study_id: str, actor: str, members: list) -> None:
+    st.subheader("Add a member or change a role")
+    with st.form("rl_members_add_form", clear_on_submit=False):
+        a, b = st.columns([3, 1])
+        a.text_input("User (e-mail address or sign-in subject)", key="rl_members_user")
+        b.selectbox("Role", ROLES, key="rl_members_role")
+        st.form_submit_button("Add member", on_click=_on_add, args=(study_id, actor))
+    ids = [m.user_id for m in members]
+    left, right = st.columns(2)
+    with left:
+        st.selectbox("Member", ids, key="rl_members_change_who")
+        st.selectbox("New role", ROLES, key="rl_members_change_role")
+        st.button("Change role", key="rl_members_change", on_click=_on_change,
+                  args=(study_id, actor))
+    with right:
+        st.selectbox("Member to remove", ids, key="rl_members_remove_who")
+        st.button("Remove member", key="rl_members_remove", on_click=_on_remove,
+                  args=(study_id, actor))
+    st.caption("Every change is recorded in the audit log. A study always keeps at least one "
+               "lead: make someone else a lead before removing or demoting the last one.")
+
+
+db, study = study_page("Members")
+show_flash(_FLASH)
+if study_mode(db, study.study_id) == "local":
+    _local_mode(study.study_id)
+    st.stop()
+viewer = current_annotator()
+if not can_view_study(db, viewer, study.study_id):
+    st.info("You are not a member of this study: a lead of the study can add you.")
+    st.stop()
+members = list_members(db, study.study_id)
+st.dataframe(pd.DataFrame([
+    {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
+     "granted at": m.granted_at}
+    for m in members
+]), hide_index=True, width="stretch")
+if allowed(db, study_id=study.study_id, actor=viewer, permission=Permission.MANAGE_MEMBERS):
+    _manage(study.study_id, viewer, members)
+else:
+    leads = ", ".join(m.user_id for m in members if m.role == "lead")
+    st.caption(escape_markdown(f"Only a lead can change members ({leads})."))

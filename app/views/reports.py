@@ -1,0 +1,166 @@
+"""Reports: freeze a reference version, generate a pinned report, export it.
+
+Freezing uses the store's ``freeze_reference``; a report is built by
+:func:`evalcore.report.from_store.report_from_store` and stored once with
+:func:`evalcore.report.stored.save_report` (immutable: never updated or
+deleted). Exports (HTML with its charts, JSON, CSV per query) leave out
+annotator notes and internal identifiers unless the lead ticks the box.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from app.components.page import flash, show_flash, study_page
+from app.components.safe_text import escape_markdown
+from app.components.session import annotator as current_annotator
+from app.components.session import get_db
+from evalcore.report.csv_export import render_csv
+from evalcore.report.from_store import report_from_store
+from evalcore.report.html import render_html
+from evalcore.report.json_export import render_json
+from evalcore.report.model import Report
+from evalcore.report.stored import load_report, save_report
+from evalcore.store.references import freeze_reference, list_references
+from evalcore.store.reports import list_reports
+from evalcore.store.runs import list_runs
+
+WORKING = "(working labels — not pinned)"
+_FLASH = "_rl_reports_flash"
+
+
+def _on_freeze(study_id: str) -> None:
+    name = str(st.session_state.get("rl_freeze_name", "")).strip()
+    try:
+        version = freeze_reference(get_db(), study_id=study_id, name=name,
+                                   actor=current_annotator())
+    except (ValueError, LookupError, PermissionError) as error:
+        flash(_FLASH, "error", f"Not frozen: {error}")
+        return
+    st.session_state["rl_freeze_name"] = ""
+    st.session_state["rl_report_reference"] = version.name
+    flash(_FLASH, "success", f"Reference version {version.name} frozen: {version.n_labels} labels on "
+                      f"{version.n_queries} queries, {version.n_complete} complete "
+                      f"({version.content_hash[:19]}…)")
+
+
+def _on_generate(study_id: str) -> None:
+    runs = list(st.session_state.get("rl_report_runs", []))
+    version = st.session_state.get("rl_report_reference")
+    reference = None if version in (None, WORKING) else version
+    name = str(st.session_state.get("rl_report_name", "")).strip() or None
+    db = get_db()
+    try:
+        report = report_from_store(db, study_id=study_id, runs=runs, reference=reference,
+                                   name=name, created_by=current_annotator())
+        stored = save_report(db, report)
+    except (ValueError, LookupError, PermissionError) as error:
+        flash(_FLASH, "error", f"No report generated: {error}")
+        return
+    st.session_state["rl_report_name"] = ""
+    st.session_state["rl_report_show"] = stored.report_id
+    flash(_FLASH, "success", f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)")
+
+
+def _show_report(report: Report, report_id: int) -> None:
+    st.markdown(f"#### {escape_markdown(report.name)}")
+    facts = [
+        f"reference {report.reference_version or 'working labels (not pinned)'}",
+        f"corpus fingerprint {report.corpus_fingerprint or 'none recorded'}",
+        f"protocol: relevant when gain ≥ {report.protocol.relevance_threshold}, "
+        f"{report.protocol.gain} gain",
+        f"evalcore {report.evalcore_version}",
+        f"generated {report.created_at} by {report.created_by}",
+    ]
+    st.caption(escape_markdown(" · ".join(facts)))
+    for warning in report.warnings:
+        st.warning(escape_markdown(warning))
+    st.dataframe(pd.DataFrame([
+        {"run": r.name, "k": r.k, "queries": r.n_queries,
+         "comparable": "yes" if r.comparable else "NOT COMPARABLE",
+         "why not": r.not_comparable_reason or "", "corpus fingerprint": r.corpus_fingerprint}
+        for r in report.runs
+    ]), hide_index=True, width="stretch")
+    if report.comparison is not None:
+        table = report.comparison.table
+        st.dataframe(pd.DataFrame([
+            {"run": f"({row.letter}) {row.run}", **{
+                table.column_labels[m]: row.cells[m].text
+                + (f" ^{''.join(row.cells[m].marks)}" if row.cells[m].marks else "")
+                for m in table.metrics}}
+            for row in table.rows
+        ]), hide_index=True, width="stretch")
+        st.caption(escape_markdown(table.legend))
+    elif report.comparison_note:
+        st.info(escape_markdown(report.comparison_note))
+    internal = st.checkbox("Include annotator notes and internal identifiers", value=False,
+                           key=f"rl_report_internal_{report_id}",
+                           help="Off: exports hold no annotator names, notes or row ids.")
+    base = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in report.name)[:80]
+    cols = st.columns(3)
+    cols[0].download_button("Download HTML", render_html(report, include_internal=internal),
+                            file_name=f"{base}.html", mime="text/html",
+                            key=f"rl_dl_html_{report_id}", on_click="ignore")
+    cols[1].download_button("Download JSON", render_json(report, include_internal=internal),
+                            file_name=f"{base}.json", mime="application/json",
+                            key=f"rl_dl_json_{report_id}", on_click="ignore")
+    cols[2].download_button("Download CSV (per query)", render_csv(report),
+                            file_name=f"{base}.csv", mime="text/csv",
+                            key=f"rl_dl_csv_{report_id}", on_click="ignore")
+
+
+db, study = study_page("Reports")
+show_flash(_FLASH)
+lead = current_annotator()
+if not lead:
+    st.info("Enter your name in the sidebar: freezing and generating are recorded under it.")
+
+st.subheader("Reference versions")
+versions = list_references(db, study.study_id)
+if versions:
+    st.dataframe(pd.DataFrame([
+        {"version": v.name, "frozen": v.created_at, "by": v.created_by, "queries": v.n_queries,
+         "labels": v.n_labels, "complete": v.n_complete, "content hash": v.content_hash}
+        for v in versions
+    ]), hide_index=True, width="stretch")
+else:
+    st.caption("No reference version is frozen yet.")
+left, right = st.columns([3, 1])
+left.text_input("New version name", key="rl_freeze_name", placeholder="e.g. v1")
+right.button("Freeze working labels", key="rl_freeze", disabled=not lead,
+             on_click=_on_freeze, args=(study.study_id,),
+             help="Snapshots the resolved labels (conflicts excluded) and completeness claims; "
+                  "a name is never reused.")
+
+st.subheader("Generate a report")
+runs = [r.name for r in list_runs(db, study.study_id)]
+if not runs:
+    st.info("This study has no run yet.")
+else:
+    a, b, c = st.columns([3, 2, 2])
+    a.multiselect("Runs (the first is the baseline)", runs, default=runs[:2],
+                  key="rl_report_runs")
+    b.selectbox("Reference version", [v.name for v in reversed(versions)] + [WORKING],
+                key="rl_report_reference")
+    c.text_input("Report name (optional)", key="rl_report_name")
+    st.button("Generate and store report", key="rl_report_generate", type="primary",
+              disabled=not lead or not st.session_state.get("rl_report_runs"),
+              on_click=_on_generate, args=(study.study_id,))
+
+st.subheader("Stored reports")
+stored = list_reports(db, study.study_id)
+if not stored:
+    st.caption("No report is stored yet.")
+else:
+    st.dataframe(pd.DataFrame([
+        {"report": s.name, "reference": s.reference_version or "(working labels)",
+         "generated": s.created_at, "by": s.created_by, "evalcore": s.evalcore_version,
+         "content hash": s.content_hash}
+        for s in stored
+    ]), hide_index=True, width="stretch")
+    ids = [s.report_id for s in stored]
+    names = {s.report_id: s.name for s in stored}
+    if st.session_state.get("rl_report_show") not in ids:
+        st.session_state["rl_report_show"] = ids[-1]
+    shown = st.selectbox("Open report", ids, format_func=names.get, key="rl_report_show")
+    st.caption("Stored reports are immutable: a new report needs a new name.")
+    _show_report(load_report(db, shown), shown)

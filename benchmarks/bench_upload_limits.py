@@ -1,0 +1,118 @@
+"""Upload limits benchmark: what a hostile BEIR zip costs the app (issue 12, item 5).
+
+    python benchmarks/bench_upload_limits.py [--gib 2] [--text-mib 40]
+
+1. A zip made on the fly whose corpus.jsonl unpacks to ``--gib`` GiB (highly
+   compressible JSON lines), uploaded through ``import_upload`` as the Data page
+   does, in a fresh process: wall time, peak resident memory (VmHWM) and the
+   message.                                  target: refused, peak < 500 MiB
+2. For the record, an ordinary (3-4x compressible) BEIR zip of ``--text-mib``
+   MiB of text, imported the same way: time and peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import sys
+import tempfile
+import time
+import zipfile
+from io import BytesIO
+from pathlib import Path
+
+
+def _peak_rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _zip(corpus_lines, extra: dict[str, str]) -> bytes:
+    buffer = BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("ds/corpus.jsonl", "w", force_zip64=True) as out:
+            for line in corpus_lines:
+                out.write(line)
+        for name, text in extra.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+EXTRA = {"ds/queries.jsonl": '{"_id": "q1", "text": "solar"}\n',
+         "ds/qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td0\t1\n"}
+
+
+def bomb_lines(gib: float):
+    text = b"a" * (1024 * 1024 - 40)
+    for i in range(int(gib * 1024)):
+        yield b'{"_id": "d%d", "text": "' % i + text + b'"}\n'
+
+
+def text_lines(mib: float):
+    rng = random.Random(1)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
+             for _ in range(5000)]
+    size, i = 0, 0
+    while size < mib * 1024 * 1024:
+        line = (json.dumps({"_id": f"d{i}", "title": " ".join(rng.choices(words, k=6)),
+                            "text": " ".join(rng.choices(words, k=150))}) + "\n").encode()
+        size += len(line)
+        i += 1
+        yield line
+
+
+def child(data: bytes, workdir: str, queue: multiprocessing.Queue) -> None:
+    from evalcore.io.errors import InputErrors
+    from evalcore.store.connection import open_store
+    from evalcore.store.imports.uploads import import_upload
+    from evalcore.store.studies import StudyIn
+    from evalcore.store.study_setup import create_study
+
+    db = open_store(Path(workdir) / "store.db")
+    create_study(db, StudyIn(study_id="s", corpus_id="c"))
+    base = _peak_rss_mib()
+    start = time.perf_counter()
+    try:
+        summary = import_upload(db, "beir", data, "dataset.zip", study_id="s", actor="bench")
+        outcome = f"imported {summary.documents:,} documents"
+    except InputErrors as exc:
+        outcome = f"refused: {exc}"
+    queue.put((time.perf_counter() - start, base, _peak_rss_mib(), outcome))
+
+
+def measure(label: str, data: bytes, unpacked: int) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    with tempfile.TemporaryDirectory() as workdir:
+        process = ctx.Process(target=child, args=(data, workdir, queue))
+        process.start()
+        elapsed, base, peak, outcome = queue.get()
+        process.join()
+    print(f"{label}: upload {len(data) / 1024:,.0f} KiB unpacking to {unpacked / 1024**2:,.0f} MiB")
+    print(f"  time {elapsed:.2f} s, peak RSS {peak:,.0f} MiB (process baseline {base:,.0f} MiB)")
+    print(f"  {outcome.splitlines()[0][:300]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gib", type=float, default=2.0)
+    parser.add_argument("--text-mib", type=float, default=40.0)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    bomb = _zip(bomb_lines(args.gib), EXTRA)
+    print(f"(made the {args.gib:g} GiB zip in {time.perf_counter() - start:.1f} s)")
+    measure("1. highly compressible zip", bomb, int(args.gib * 1024**3))
+    if args.text_mib > 0:
+        lines = list(text_lines(args.text_mib))
+        measure("2. ordinary text zip", _zip(iter(lines), EXTRA), sum(map(len, lines)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""What a reviewer needs to settle a conflict: the query, the document, every annotator's say.
+
+:func:`conflict_contexts` gathers, per (query, unit) of a study,
+
+* the query text;
+* the document's title and text -- or, instead, why they are not shown: the
+  unit is not in the study's corpus, or the ``viewer`` may not read it under
+  organisation scoping (:mod:`evalcore.store.scoping`);
+* each annotator's current label (gain, note and time; undone labels are not
+  current: :func:`evalcore.store.labels.current_judgements`);
+* the unit's resolved state, so an address naming a conflict that was settled
+  since can say so (who adjudicated, with which gain and note).
+
+It never picks a gain: the reviewer chooses.
+"""
+
+from collections.abc import Iterable
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.store.labels import current_judgements
+from evalcore.store.resolution import ResolvedState, resolve_unit_in_store
+from evalcore.store.scoping import readable_document
+from evalcore.store.studies import get_study, query_texts
+
+
+class Judgement(BaseModel):
+    """One annotator's current label on the unit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    annotator: str
+    gain: int
+    note: str
+    #: When the label was recorded (ISO 8601, UTC).
+    created_at: str
+
+
+class ConflictContext(BaseModel):
+    """One (query, unit) with everything shown next to the reviewer's decision."""
+
+    model_config = ConfigDict(frozen=True)
+
+    study_id: str
+    query_id: str
+    unit_id: str
+    query_text: str
+    #: The document's title and text; None when not shown (see ``document_note``).
+    title: str | None = None
+    text: str | None = None
+    #: Why the document is not shown (not in the corpus, or withheld), else None.
+    document_note: str | None = None
+    #: The resolved state; None when nobody has a current label and nothing was adjudicated.
+    state: ResolvedState | None
+    judgements: list[Judgement]
+    #: The adjudication that counts (or that a newer disagreeing label re-opened).
+    reviewer: str | None = None
+    adjudicated_gain: int | None = None
+    reviewer_note: str = ""
+
+    @property
+    def in_conflict(self) -> bool:
+        return self.state == "conflict"
+
+
+def conflict_contexts(
+    db: sqlite_utils.Database,
+    study_id: str,
+    items: Iterable[tuple[str, str]],
+    viewer: str | None = None,
+) -> list[ConflictContext]:
+    """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order."""
+    wanted = list(dict.fromkeys(items))
+    corpus_id = get_study(db, study_id).corpus_id
+    texts = query_texts(db, study_id, [q for q, _ in wanted])
+    out: list[ConflictContext] = []
+    for query_id, unit_id in wanted:
+        access = readable_document(db, viewer, corpus_id, unit_id)
+        doc = access.document
+        judged = current_judgements(db, study_id, query_id, unit_id).get(unit_id)
+        resolved = resolve_unit_in_store(db, study_id, query_id, unit_id)
+        adjudication = judged.adjudication if judged is not None else None
+        out.append(ConflictContext(
+            study_id=study_id,
+            query_id=query_id,
+            unit_id=unit_id,
+            query_text=texts.get(query_id, ""),
+            title=doc.title if doc is not None else None,
+            text=doc.text if doc is not None else None,
+            document_note=None if doc is not None else access.reason,
+            state=resolved.state if resolved is not None else None,
+            judgements=[
+                Judgement(annotator=a, gain=e.gain, note=e.note, created_at=e.created_at)
+                for a, e in (judged.labels.items() if judged is not None else ())
+                if e.gain is not None
+            ],
+            reviewer=adjudication.annotator if adjudication is not None else None,
+            adjudicated_gain=adjudication.gain if adjudication is not None else None,
+            reviewer_note=adjudication.note if adjudication is not None else "",
+        ))
+    return out

@@ -1,0 +1,103 @@
+"""Run comparability: whether a run's numbers may be compared with the baseline's at all.
+
+A run is comparable when it searched the same corpus (equal corpus
+fingerprints; two runs that record none are compared, unverified), was
+evaluated under the same protocol and was cut at the same depth k. A run that
+is not comparable is still shown with its own numbers, but enters no
+comparison: no deltas, no significance, no table marks.
+
+The one home of this rule: reports (:func:`evalcore.report.build.build_report`)
+and the Compare page both decide with :func:`comparability`, so the page never
+compares runs a report refuses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.results import EvaluationReport
+
+
+def cutoff(evaluation: EvaluationReport) -> int | None:
+    """The run's k: the one cutoff all its queries share, else None ("mixed")."""
+    ks = {q.k for q in evaluation.queries}
+    return next(iter(ks)) if len(ks) == 1 else None
+
+
+class RunTerms(BaseModel):
+    """What decides whether a run can be compared: its corpus, protocol and cutoff."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    corpus_fingerprint: str | None
+    protocol: EvalProtocol
+    #: None when the run's queries were cut at different depths.
+    k: int | None
+
+    @classmethod
+    def of(
+        cls, name: str, evaluation: EvaluationReport, corpus_fingerprint: str | None
+    ) -> RunTerms:
+        """The terms of an evaluated run."""
+        return cls(name=name, corpus_fingerprint=corpus_fingerprint,
+                   protocol=evaluation.protocol, k=cutoff(evaluation))
+
+
+@dataclass(frozen=True)
+class Comparable:
+    """The run may be compared with the baseline."""
+
+
+@dataclass(frozen=True)
+class NotComparable:
+    """The run may not be compared with the baseline, and every reason why."""
+
+    reasons: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "; ".join(self.reasons)
+
+
+def _short(fingerprint: str | None) -> str:
+    if fingerprint is None:
+        return "none recorded"
+    return fingerprint if len(fingerprint) <= 23 else fingerprint[:23] + "…"
+
+
+def _k(k: int | None) -> str:
+    return str(k) if k is not None else "mixed"
+
+
+def comparability(
+    run: RunTerms, baseline: RunTerms, *, owner: str | None = None
+) -> Comparable | NotComparable:
+    """Whether ``run`` may be compared with ``baseline``.
+
+    ``baseline`` holds the corpus fingerprint and protocol every compared run
+    must share and the baseline run's cutoff. ``owner`` names whose corpus and
+    protocol those are in the messages (a report passes ``"the report's"``;
+    default: the baseline run's).
+    """
+    whose = owner if owner is not None else f"{baseline.name}'s"
+    reasons = []
+    if run.corpus_fingerprint != baseline.corpus_fingerprint:
+        reasons.append(
+            f"corpus fingerprint {_short(run.corpus_fingerprint)} differs from {whose} "
+            f"{_short(baseline.corpus_fingerprint)}: the run searched a different corpus, "
+            "so it is not compared"
+        )
+    if run.protocol != baseline.protocol:
+        reasons.append(
+            f"evaluated under protocol {run.protocol.model_dump()} but {whose} "
+            f"is {baseline.protocol.model_dump()}, so it is not compared"
+        )
+    if run.k != baseline.k:
+        reasons.append(
+            f"cutoff k={_k(run.k)} differs from the baseline {baseline.name!r} "
+            f"(k={_k(baseline.k)}), so it is not compared"
+        )
+    return NotComparable(tuple(reasons)) if reasons else Comparable()

@@ -1,0 +1,70 @@
+"""How per-query charts stay readable: query ids on the axis, every run visible.
+
+Shared by the dashboard's figure (:mod:`evalcore.live.charts`) and the
+report's (:mod:`evalcore.report.charts`):
+
+* the query axis keeps positions (0, 1, ...) as x but is labelled with the
+  query ids (HTML-escaped: plotly renders a subset of HTML in tick labels);
+  beyond :data:`QUERY_TICKS_UP_TO` queries an evenly spaced subset is labelled
+  (hover names every point's query);
+* runs with equal values at the same query do not hide each other: markers
+  of one query are set side by side (``scattermode="group"``, one offset
+  group per run; SVG traces only -- WebGL traces cannot be offset) and each run
+  has its own marker symbol, open or filled, so even two markers on the same
+  spot both show;
+* axes grow their margins to fit their labels (``automargin``) and the legend
+  sits below everything (:data:`LEGEND_BELOW`), so nothing overlaps or is cut.
+"""
+
+from html import escape
+from math import ceil
+from typing import Any
+
+#: Up to this many queries every query id is an axis label; beyond, an evenly spaced subset.
+QUERY_TICKS_UP_TO = 50
+#: One symbol and size per run, cycled: open and filled shapes of different sizes,
+#: so a marker drawn over another one leaves it visible.
+_RUN_SYMBOLS = (
+    ("circle", 7),
+    ("diamond-open", 10),
+    ("square-open", 9),
+    ("triangle-up", 7),
+    ("cross-thin-open", 10),
+    ("star-open", 10),
+)
+#: A horizontal legend at the bottom of the whole figure, below the axis title (which
+#: ``automargin`` places under the tick labels, however tall): the caller leaves this much
+#: bottom margin beyond it.
+LEGEND_BELOW: dict[str, Any] = {
+    "orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom",
+    "x": 0.0, "xanchor": "left",
+}
+LEGEND_ROOM = 60
+#: Layout keys that set the runs' markers of one query side by side.
+GROUPED_MARKERS: dict[str, Any] = {"scattermode": "group", "scattergap": 0.5}
+
+
+def run_marker(index: int) -> dict[str, Any]:
+    """The marker of the ``index``-th run (symbol and size; the colour is the caller's)."""
+    symbol, size = _RUN_SYMBOLS[index % len(_RUN_SYMBOLS)]
+    marker: dict[str, Any] = {"symbol": symbol, "size": size}
+    if symbol.endswith("-open"):
+        marker["line"] = {"width": 2}
+    return marker
+
+
+def query_axis(query_ids: list[str]) -> dict[str, Any]:
+    """Axis settings labelling positions ``0..n-1`` with the (escaped) query ids."""
+    n = len(query_ids)
+    step = max(1, ceil(n / QUERY_TICKS_UP_TO))
+    positions = list(range(0, n, step))
+    axis: dict[str, Any] = {
+        "tickmode": "array",
+        "tickvals": positions,
+        "ticktext": [escape(query_ids[i]) for i in positions],
+        "automargin": True,
+        "zeroline": False,
+    }
+    if n:  # half a position of room either side, so the first and last markers are whole
+        axis["range"] = [-0.6, n - 0.4]
+    return axis

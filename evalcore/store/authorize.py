@@ -1,0 +1,135 @@
+"""The one gate every write passes: :func:`authorize`, and the other write checks.
+
+The store reads the facts (:mod:`evalcore.store.membership`) and the rules of
+:mod:`evalcore.access.decisions` decide. Callers run :func:`authorize` inside
+the same ``write_transaction`` as the write it guards: ``BEGIN IMMEDIATE``
+holds the write lock, so membership cannot change between the check and the
+write, and a refusal rolls back to nothing.
+"""
+
+from collections.abc import Iterable
+
+import sqlite_utils
+
+from evalcore.access.decisions import (
+    PermissionDenied,
+    corpus_hint_study,
+    decide_corpus_write,
+    decide_study_action,
+    named_user,
+    organisation_entry_denied,
+    require_actor,
+)
+from evalcore.access.roles import Permission, RoleName
+from evalcore.store.membership import (
+    corpus_team_studies,
+    document_owner_orgs,
+    in_organisation,
+    member_role,
+    organisation_team_studies,
+    study_leads,
+    study_mode,
+)
+from evalcore.store.studies import get_study
+
+
+def authorize(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    actor: str | None,
+    permission: Permission,
+) -> RoleName | None:
+    """Allow ``actor`` to do ``permission`` in the study, or raise :class:`PermissionDenied`.
+
+    Returns the actor's role, or None in local single-user mode (every action
+    allowed). Raises ``StudyNotFoundError`` for an unknown study. Reads only:
+    call it inside the write transaction of the action it guards.
+    """
+    study = get_study(db, study_id)
+    if study_mode(db, study_id) == "local":
+        return None
+    user = require_actor(actor, study_id=study_id, permission=permission)
+    return decide_study_action(
+        study_id=study_id,
+        org_id=study.org_id,
+        user=user,
+        role=member_role(db, study_id, user),
+        leads=study_leads(db, study_id),
+        in_study_org=study.org_id is None or in_organisation(db, user, study.org_id),
+        permission=permission,
+    )
+
+
+def allowed(
+    db: sqlite_utils.Database, *, study_id: str, actor: str | None, permission: Permission
+) -> bool:
+    """Would :func:`authorize` let ``actor`` do ``permission``? (For enabling buttons;
+    the write itself still calls :func:`authorize`.)"""
+    try:
+        authorize(db, study_id=study_id, actor=actor, permission=permission)
+    except PermissionDenied:
+        return False
+    return True
+
+
+def authorize_corpus_write(
+    db: sqlite_utils.Database,
+    *,
+    corpus_id: str,
+    actor: str | None,
+    owner_orgs: Iterable[str | None],
+    doc_ids: Iterable[str] = (),
+) -> None:
+    """Allow ``actor`` to add or change documents of the corpus, or raise PermissionDenied.
+
+    While no study over the corpus is in team mode, anyone may (local mode). Then
+    the actor must be a lead of a team-mode study over the corpus and belong to
+    every organisation that will own one of the documents, and to every
+    organisation that owns one of ``doc_ids`` now (an upsert would change them).
+    """
+    team = corpus_team_studies(db, corpus_id)
+    if not team:
+        return
+    user = named_user(actor)
+    roles = {s: member_role(db, s, user) for s in team} if user else {}
+    member_of = [s for s, role in roles.items() if role is not None]
+    owners = set(owner_orgs)
+    ids = list(doc_ids)
+    if user and ids:
+        owners |= document_owner_orgs(db, corpus_id, ids)
+    decide_corpus_write(
+        corpus_id=corpus_id,
+        user=user,
+        team_studies=team,
+        lead_of=[s for s, role in roles.items() if role == "lead"],
+        member_of=member_of,
+        leads_of_hint_study=study_leads(db, corpus_hint_study(team, member_of)),
+        missing_orgs=sorted(
+            {o for o in owners if o is not None and not in_organisation(db, user, o)}
+        ),
+    )
+
+
+def authorize_organisation_entry(
+    db: sqlite_utils.Database, *, org_id: str | None, study_id: str, actor: str | None, what: str
+) -> None:
+    """Allow ``actor`` to ``what`` (create study ``study_id``, or make its first lead) inside
+    organisation ``org_id``, or raise PermissionDenied.
+
+    While the organisation has no team-mode study (local mode), anyone may. Once it
+    has one, only a member of the organisation may: otherwise anyone could create
+    or claim a study of the organisation and, as its lead, join the organisation
+    and read its documents.
+    """
+    if org_id is None:
+        return
+    team = organisation_team_studies(db, org_id)
+    if not team:
+        return
+    user = named_user(actor)
+    if user and in_organisation(db, user, org_id):
+        return
+    leads = sorted({lead for s in team for lead in study_leads(db, s)})
+    raise organisation_entry_denied(org_id=org_id, study_id=study_id, user=user, what=what,
+                                    team_studies=team, leads=leads)

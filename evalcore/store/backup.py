@@ -1,0 +1,140 @@
+"""Backing up and checking a store file: consistent copies while annotators label.
+
+* :func:`backup_store` copies a live store with SQLite's online backup API
+  (``sqlite3.Connection.backup``) in one step, i.e. inside one read
+  transaction: the copy is the store as of one instant, including what is
+  still in the write-ahead log (a plain ``cp`` of a live store can miss it),
+  and writers are not blocked (WAL). The copy is written to a temporary file
+  beside ``out``, checked with ``PRAGMA integrity_check`` and renamed into
+  place; an existing ``out`` is never overwritten.
+* :func:`verify_store` opens a store read-only (nothing is migrated or
+  written) and reports ``integrity_check``, ``foreign_key_check``, the schema
+  version and whether this evalcore can open it, the rows per table, and
+  whether every frozen reference version still matches its content hash.
+
+Restoring is copying a backup over the store's path while nothing has it open
+(see the README).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import sqlite_utils
+from pydantic import BaseModel, Field
+
+from evalcore.store.connection import BUSY_TIMEOUT_MS
+from evalcore.store.references import verify_reference
+from evalcore.store.schema import SCHEMA_VERSION
+
+
+class StoreCheck(BaseModel):
+    """What :func:`verify_store` found; ``problems`` is empty for a sound store."""
+
+    path: str
+    schema_version: int
+    integrity: list[str]
+    foreign_key_violations: int
+    tables: dict[str, int] = Field(default_factory=dict)
+    references_checked: int = 0
+    problems: list[str] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class BackupSummary(BaseModel):
+    source: str
+    out: str
+    bytes: int
+    check: StoreCheck
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise FileNotFoundError(2, "no store file here", str(path))
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def verify_store(path: str | Path) -> StoreCheck:
+    """Check the store file at ``path`` without changing it (see the module docstring)."""
+    path = Path(path)
+    conn = _read_only(path)
+    try:
+        conn.execute("BEGIN")  # one snapshot for every check below
+        integrity = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+        fk = len(conn.execute("PRAGMA foreign_key_check").fetchall())
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        names = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE 'documents_fts_%' ORDER BY name")]
+        tables = {n: conn.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
+        check = StoreCheck(path=str(path), schema_version=version, integrity=integrity,
+                           foreign_key_violations=fk, tables=tables)
+        if integrity != ["ok"]:
+            check.problems.append("integrity_check: " + "; ".join(integrity[:20]))
+        if fk:
+            check.problems.append(f"{fk} row(s) break a foreign key (PRAGMA foreign_key_check)")
+        if version == 0 or "studies" not in tables:
+            check.problems.append("not an evidence store (no schema version or studies table); "
+                                  "create one with `evalcore init`")
+        elif version > SCHEMA_VERSION:
+            check.problems.append(f"schema version {version} is newer than this evalcore's "
+                                  f"{SCHEMA_VERSION}; upgrade relevance-ledger to use it")
+        elif version < SCHEMA_VERSION:
+            check.problems.append(f"schema version {version} is older than {SCHEMA_VERSION}: "
+                                  "`evalcore init --db` migrates it (after a backup)")
+        if not check.problems and "reference_versions" in tables:
+            _check_references(sqlite_utils.Database(conn), check)
+        return check
+    finally:
+        conn.close()
+
+
+def _check_references(db: sqlite_utils.Database, check: StoreCheck) -> None:
+    for study_id, name in db.execute(
+            "SELECT study_id, name FROM reference_versions ORDER BY study_id, name").fetchall():
+        check.references_checked += 1
+        if not verify_reference(db, study_id, name):
+            check.problems.append(f"reference {name!r} of study {study_id!r} no longer matches "
+                                  "its content hash (altered outside evalcore)")
+
+
+def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
+    """Copy the store at ``source`` to the new file ``out`` (see the module docstring).
+
+    Raises ``FileExistsError`` if ``out`` exists, ``ValueError`` if the copy
+    fails its check (the temporary copy is removed then).
+    """
+    source, out = Path(source), Path(out)
+    if out.exists() or out.is_symlink():
+        raise FileExistsError(17, "already exists; choose a new file name (a backup never "
+                                  "overwrites a file)", str(out))
+    src = _read_only(source)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        dst = sqlite3.connect(tmp)
+        try:
+            src.backup(dst)  # all pages in one step: one consistent snapshot
+            dst.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
+        finally:
+            dst.close()
+        src.close()
+        check = verify_store(tmp)
+        if not check.ok:
+            raise ValueError(f"the copy of {source} failed its check: {'; '.join(check.problems)}")
+        os.replace(tmp, out)
+    except BaseException:
+        src.close()
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return BackupSummary(source=str(source), out=str(out), bytes=out.stat().st_size,
+                         check=check.model_copy(update={"path": str(out)}))

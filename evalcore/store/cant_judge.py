@@ -1,0 +1,44 @@
+""""Can't judge": an annotator's note that a unit could not be judged.
+
+It is not a label -- the unit stays unlabeled (unknown), no gain is recorded
+and no metric changes -- but it is kept, with who and when, in the audit log
+(action ``cant_judge``), so the annotator's queue can put those units last in
+later sessions and a reviewer can see which units were hard to judge.
+"""
+
+import sqlite_utils
+
+from evalcore.store.audit import record_audit
+from evalcore.store.transaction import write_transaction
+
+ACTION = "cant_judge"
+
+
+def record_cant_judge(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    query_id: str,
+    unit_id: str,
+    annotator: str,
+    note: str = "",
+) -> int:
+    """Append a can't-judge mark; returns its audit entry id."""
+    if not annotator.strip():
+        raise ValueError("annotator is required: say who could not judge the unit")
+    with write_transaction(db):
+        return record_audit(db, actor=annotator, action=ACTION, study_id=study_id,
+                            detail={"query_id": query_id, "unit_id": unit_id, "note": note})
+
+
+def cant_judge_units(
+    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
+) -> list[str]:
+    """The units the annotator marked can't-judge on the query, oldest first, each once."""
+    rows = db.execute(
+        "SELECT json_extract(detail_json, '$.unit_id') FROM audit_log "
+        "WHERE study_id = ? AND actor = ? AND action = ? "
+        "AND json_extract(detail_json, '$.query_id') = ? ORDER BY entry_id",
+        [study_id, annotator, ACTION, query_id],
+    )
+    return list(dict.fromkeys(r[0] for r in rows if r[0] is not None))

@@ -1,0 +1,106 @@
+"""The execution index: a private FTS5 index of exactly the pinned documents.
+
+FTS5's ``bm25()`` takes its statistics (document count, average length,
+document frequencies) from the whole table it runs on. Ranking over the
+store's shared index would make a run's scores depend on documents the
+protocol may not see: other organisations, later documents, other corpora.
+So each execution indexes the pinned documents, as they are in the revalidated
+corpus, into a TEMP table of the connection and ranks there; the scores are a
+function of the pinned content alone.
+
+Snapshot rowids are assigned in ``doc_id`` order, so ``ORDER BY bm25, rowid``
+*is* the documented tie rule (score best first, then ``doc_id`` ascending) and
+a cut at ``top_k`` never depends on FTS5's internal order.
+"""
+
+import itertools
+from types import TracebackType
+
+import sqlite_utils
+
+_names = itertools.count(1)
+
+
+class LexicalIndex:
+    """Context manager: build the pinned set's index on enter, drop it on exit.
+
+    Call it inside a read transaction that has revalidated the pin, so the
+    indexed content is the content that was checked. ``document_count`` is how
+    many documents were indexed (all of the pinned set, or the caller refuses).
+    ``tokenizer`` is the FTS5 tokenizer spec; ``weights`` the (title, text)
+    column weights of ``bm25()``.
+    """
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        *,
+        study_id: str,
+        protocol_name: str,
+        corpus_id: str,
+        weights: tuple[float, float],
+        tokenizer: str,
+    ) -> None:
+        self.db = db
+        self._key = {"study": study_id, "protocol": protocol_name, "corpus": corpus_id}
+        self._tokenizer = tokenizer
+        number = next(_names)
+        self._ids = f"lexical_snapshot_ids_{number}"
+        self._fts = f"lexical_snapshot_fts_{number}"
+        self.document_count = 0
+        self._weights = (float(weights[0]), float(weights[1]))
+
+    def __enter__(self) -> "LexicalIndex":
+        conn = self.db.conn
+        conn.execute(
+            f"CREATE TEMP TABLE {self._ids} (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL)"
+        )
+        try:
+            conn.execute(
+                f"CREATE VIRTUAL TABLE temp.{self._fts} USING fts5("
+                f"title, text, content='', tokenize='{self._tokenizer}')"
+            )
+            conn.execute(
+                f"INSERT INTO temp.{self._ids} (doc_id) SELECT pd.doc_id FROM protocol_documents pd "
+                "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = pd.doc_id "
+                "AND d.content_hash = pd.content_hash "
+                "WHERE pd.study_id = :study AND pd.protocol = :protocol ORDER BY pd.doc_id",
+                self._key,
+            )
+            conn.execute(
+                f"INSERT INTO temp.{self._fts} (rowid, title, text) "
+                f"SELECT i.rowid, d.title, d.text FROM temp.{self._ids} i "
+                "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = i.doc_id",
+                {"corpus": self._key["corpus"]},
+            )
+            self.document_count = int(
+                conn.execute(f"SELECT count(*) FROM temp.{self._ids}").fetchone()[0]
+            )
+        except BaseException:
+            self._drop()
+            raise
+        return self
+
+    def search_expression(self, expression: str, limit: int) -> list[tuple[str, float]]:
+        """``(doc_id, score)`` for an FTS5 ``MATCH`` expression, best first, at most ``limit``;
+        ``score = -bm25 >= 0``."""
+        rows = self.db.conn.execute(
+            f"SELECT i.doc_id, x.s FROM ("
+            f"  SELECT rowid AS r, bm25({self._fts}, ?, ?) AS s FROM temp.{self._fts} "
+            f"  WHERE {self._fts} MATCH ? ORDER BY s, rowid LIMIT ?"
+            f") x JOIN temp.{self._ids} i ON i.rowid = x.r ORDER BY x.s, x.r",
+            [*self._weights, expression, limit],
+        ).fetchall()
+        return [(doc_id, 0.0 - s) for doc_id, s in rows]
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._drop()
+
+    def _drop(self) -> None:
+        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._fts}")
+        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._ids}")

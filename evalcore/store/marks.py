@@ -1,0 +1,46 @@
+"""Store change detection: what the store looked like when a cached state was built.
+
+One home for "has anything changed?": the live dashboard's incremental state
+(:mod:`evalcore.live.dashboard`) and the app's per-session caches
+(``app/components/state.py``) both compare :class:`StoreMarks`.
+"""
+
+from dataclasses import dataclass
+
+import sqlite_utils
+
+
+@dataclass(frozen=True)
+class StoreMarks:
+    """The highest label and completeness event ids (store-wide) and the study's run ids."""
+
+    label_event: int
+    completeness_event: int
+    run_ids: tuple[int, ...]
+
+
+def store_marks(db: sqlite_utils.Database, study_id: str) -> StoreMarks:
+    """The store's marks now, for ``study_id``'s runs."""
+    row = db.execute(
+        "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
+        "(SELECT coalesce(max(event_id), 0) FROM completeness_events)"
+    ).fetchone()
+    runs = tuple(
+        r[0] for r in db.execute(
+            "SELECT run_id FROM runs WHERE study_id = ? ORDER BY run_id", [study_id]
+        )
+    )
+    return StoreMarks(int(row[0]), int(row[1]), runs)
+
+
+def touched_queries(db: sqlite_utils.Database, study_id: str, since: StoreMarks) -> set[str]:
+    """Queries of the study with a label or completeness event newer than ``since``."""
+    # "+study_id" keeps SQLite on the event_id (rowid) range: with the study index it
+    # would scan every event of the study.
+    rows = db.execute(
+        "SELECT DISTINCT query_id FROM label_events WHERE event_id > ? AND +study_id = ? "
+        "UNION SELECT DISTINCT query_id FROM completeness_events WHERE event_id > ? "
+        "AND +study_id = ?",
+        [since.label_event, study_id, since.completeness_event, study_id],
+    )
+    return {r[0] for r in rows}

@@ -1,0 +1,124 @@
+"""The facts access control decides on: study modes, roles, leads and organisation memberships.
+
+Reads only. :mod:`evalcore.store.authorize` and :mod:`evalcore.store.scoping`
+pass these facts to the rules of :mod:`evalcore.access.decisions`.
+"""
+
+import json
+from collections.abc import Iterable
+from typing import Literal
+
+import sqlite_utils
+
+from evalcore.access.decisions import StudyMode
+from evalcore.access.identity import normalise_user_id
+from evalcore.access.roles import RoleName
+
+
+def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
+    """``"team"`` when the study has at least one member, else ``"local"``."""
+    row = db.execute("SELECT 1 FROM study_members WHERE study_id = ? LIMIT 1", [study_id]).fetchone()
+    return "team" if row else "local"
+
+
+def member_role(db: sqlite_utils.Database, study_id: str, user_id: str) -> RoleName | None:
+    """``user_id``'s role in the study (None: not a member)."""
+    row = db.execute(
+        "SELECT role FROM study_members WHERE study_id = ? AND user_id = ?", [study_id, user_id]
+    ).fetchone()
+    return row[0] if row else None
+
+
+def study_leads(db: sqlite_utils.Database, study_id: str) -> list[str]:
+    """The leads of the study, by user id."""
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT user_id FROM study_members WHERE study_id = ? AND role = 'lead' "
+            "ORDER BY user_id",
+            [study_id],
+        )
+    ]
+
+
+def in_organisation(db: sqlite_utils.Database, user_id: str, org_id: str) -> bool:
+    """Does ``user_id`` belong to organisation ``org_id``?"""
+    return db.execute(
+        "SELECT 1 FROM user_organisations WHERE user_id = ? AND org_id = ?", [user_id, org_id]
+    ).fetchone() is not None
+
+
+def user_organisations(db: sqlite_utils.Database, user: str) -> set[str]:
+    """The organisations ``user`` belongs to."""
+    try:
+        who = normalise_user_id(user)
+    except ValueError:
+        return set()
+    return {
+        r[0]
+        for r in db.execute("SELECT org_id FROM user_organisations WHERE user_id = ?", [who])
+    }
+
+
+def organisation_exists(db: sqlite_utils.Database, org_id: str) -> bool:
+    return db.execute("SELECT 1 FROM organisations WHERE org_id = ?", [org_id]).fetchone() is not None
+
+
+def organisation_ids(db: sqlite_utils.Database) -> list[str]:
+    """Every organisation of the store, by id."""
+    return [r[0] for r in db.execute("SELECT org_id FROM organisations ORDER BY org_id")]
+
+
+def organisation_team_studies(db: sqlite_utils.Database, org_id: str) -> list[str]:
+    """The team-mode studies of organisation ``org_id``, by study id (none: local mode)."""
+    return _team_studies(db, "org_id", org_id)
+
+
+def corpus_team_studies(db: sqlite_utils.Database, corpus_id: str) -> list[str]:
+    """The team-mode studies over ``corpus_id``, by study id (none: the corpus is in local mode)."""
+    return _team_studies(db, "corpus_id", corpus_id)
+
+
+def _team_studies(
+    db: sqlite_utils.Database, column: Literal["org_id", "corpus_id"], value: str
+) -> list[str]:
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
+            f"ON m.study_id = s.study_id WHERE s.{column} = ? ORDER BY s.study_id",
+            [value],
+        )
+    ]
+
+
+def corpus_in_team_mode(db: sqlite_utils.Database, corpus_id: str) -> bool:
+    """Is any study over ``corpus_id`` in team mode?"""
+    return db.execute(
+        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+        "WHERE s.corpus_id = ? LIMIT 1",
+        [corpus_id],
+    ).fetchone() is not None
+
+
+def member_of_corpus_study(db: sqlite_utils.Database, corpus_id: str, user: str) -> bool:
+    """Is ``user`` a member of some study over ``corpus_id``?"""
+    return db.execute(
+        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+        "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1",
+        [corpus_id, user],
+    ).fetchone() is not None
+
+
+def document_owner_orgs(
+    db: sqlite_utils.Database, corpus_id: str, doc_ids: Iterable[str]
+) -> set[str | None]:
+    """The owner organisations of the stored documents among ``doc_ids``."""
+    return {
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT owner_org FROM documents WHERE corpus_id = ? "
+            "AND doc_id IN (SELECT value FROM json_each(?))",
+            [corpus_id, json.dumps(list(doc_ids))],
+        )
+    }

@@ -1,0 +1,152 @@
+"""The pinned retrieval workflow's tables: ``protocols`` and ``protocol_documents``.
+
+A pin is immutable: one row in ``protocols`` (the protocol JSON with its corpus
+fingerprint) and one row per visible document (id, content hash, owner) in
+``protocol_documents``. :mod:`evalcore.retrieval.pin` builds and checks pins;
+this module only reads and writes their rows. Document sets are selected by a
+:class:`~evalcore.store.visibility.Visibility`.
+"""
+
+from collections.abc import Iterable, Iterator
+
+import sqlite_utils
+
+from evalcore.store.visibility import Visibility
+
+#: Rows fetched per round trip when streaming the visible set.
+_BATCH = 5000
+
+
+def pin_exists(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study_id, name]
+    ).fetchone() is not None
+
+
+def visible_documents(
+    db: sqlite_utils.Database, visibility: Visibility
+) -> list[tuple[str, str, str | None]]:
+    """``(doc_id, content_hash, owner_org)`` of the visible documents, in ``doc_id`` order."""
+    return db.conn.execute(
+        "SELECT d.doc_id, d.content_hash, d.owner_org FROM documents d "
+        f"WHERE {visibility.where} ORDER BY d.doc_id",
+        visibility.params,
+    ).fetchall()
+
+
+def visible_document_hashes(
+    db: sqlite_utils.Database, visibility: Visibility
+) -> Iterator[tuple[str, str]]:
+    """Stream ``(doc_id, content_hash)`` of the visible documents in ``doc_id`` order."""
+    cursor = db.conn.execute(
+        f"SELECT d.doc_id, d.content_hash FROM documents d WHERE {visibility.where} "
+        "ORDER BY d.doc_id",
+        visibility.params,
+    )
+    while True:
+        rows = cursor.fetchmany(_BATCH)
+        if not rows:
+            return
+        yield from rows
+
+
+def insert_pin(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    name: str,
+    protocol_json: str,
+    fingerprint: str,
+    pinned_at: str,
+    pinned_by: str,
+    documents: Iterable[tuple[str, str, str | None]],
+) -> None:
+    """Write a pin and its document set (call inside the pin's write transaction)."""
+    db.execute(
+        "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
+        "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
+        [study_id, name, protocol_json, fingerprint, pinned_at, pinned_by],
+    )
+    db.conn.executemany(
+        "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, owner_org) "
+        "VALUES (?, ?, ?, ?, ?)",
+        ((study_id, name, doc_id, chash, owner) for doc_id, chash, owner in documents),
+    )
+
+
+def pin_row(
+    db: sqlite_utils.Database, study_id: str, name: str
+) -> tuple[str, str, str, str] | None:
+    """``(protocol_json, corpus_fingerprint, pinned_at, pinned_by)`` of the pin, or None."""
+    return db.execute(
+        "SELECT protocol_json, corpus_fingerprint, pinned_at, pinned_by FROM protocols "
+        "WHERE study_id = ? AND name = ?",
+        [study_id, name],
+    ).fetchone()
+
+
+def pin_names(db: sqlite_utils.Database, study_id: str) -> list[str]:
+    """The study's pins, oldest first."""
+    return [r[0] for r in db.execute(
+        "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name", [study_id]
+    )]
+
+
+def pin_owner_counts(db: sqlite_utils.Database, study_id: str, name: str) -> dict[str, int]:
+    """How many pinned documents each owner organisation holds ('' for no owner)."""
+    return {
+        (org if org is not None else ""): count
+        for org, count in db.execute(
+            "SELECT owner_org, count(*) FROM protocol_documents WHERE study_id = ? AND "
+            "protocol = ? GROUP BY owner_org ORDER BY owner_org",
+            [study_id, name],
+        )
+    }
+
+
+def pin_document_ids(db: sqlite_utils.Database, study_id: str, name: str) -> set[str]:
+    """The pinned document ids."""
+    return {
+        r[0]
+        for r in db.execute(
+            "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ?",
+            [study_id, name],
+        )
+    }
+
+
+def pin_discrepancies(
+    db: sqlite_utils.Database, study_id: str, name: str, visibility: Visibility
+) -> Iterator[tuple[str, bool, bool, str | None, str | None, bool]]:
+    """Pinned documents that are not as pinned now, in ``doc_id`` order.
+
+    Each row: ``(doc_id, gone, content_changed, owner_then, owner_now, visible_now)``.
+    """
+    params = {**visibility.params, "study": study_id, "protocol": name}
+    yield from db.conn.execute(
+        "SELECT pd.doc_id, d.doc_id IS NULL, d.content_hash IS NOT pd.content_hash, "
+        "pd.owner_org, d.owner_org, "
+        f"CASE WHEN d.doc_id IS NULL THEN 0 ELSE ({visibility.where}) END "
+        "FROM protocol_documents pd "
+        "LEFT JOIN documents d ON d.corpus_id = :vis_corpus AND d.doc_id = pd.doc_id "
+        "WHERE pd.study_id = :study AND pd.protocol = :protocol AND ("
+        "  d.doc_id IS NULL OR d.content_hash IS NOT pd.content_hash "
+        f"  OR d.owner_org IS NOT pd.owner_org OR NOT ({visibility.where})) "
+        "ORDER BY pd.doc_id",
+        params,
+    )
+
+
+def unpinned_visible_ids(
+    db: sqlite_utils.Database, study_id: str, name: str, visibility: Visibility
+) -> Iterator[str]:
+    """Visible documents that are not in the pin, in ``doc_id`` order."""
+    params = {**visibility.params, "study": study_id, "protocol": name}
+    for (doc_id,) in db.conn.execute(
+        f"SELECT d.doc_id FROM documents d WHERE {visibility.where} AND NOT EXISTS ("
+        "  SELECT 1 FROM protocol_documents pd WHERE pd.study_id = :study "
+        "  AND pd.protocol = :protocol AND pd.doc_id = d.doc_id) "
+        "ORDER BY d.doc_id",
+        params,
+    ):
+        yield doc_id

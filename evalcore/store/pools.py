@@ -1,0 +1,51 @@
+"""The judging pools as stored: the units each run returned in its own top ``k``.
+
+:mod:`evalcore.annotation.pool` orders a pool for an annotator; this module
+only reads the ``results`` of the study's runs.
+"""
+
+from collections.abc import Iterable, Iterator
+
+import sqlite_utils
+
+
+def pooled_ranks(
+    db: sqlite_utils.Database, study_id: str, query_id: str
+) -> Iterator[tuple[str, str, int]]:
+    """``(unit_id, run name, rank)`` of every run's top ``k`` for the query, by run then rank."""
+    yield from db.execute(
+        "SELECT r.unit_id, u.name, r.rank FROM results r JOIN runs u ON u.run_id = r.run_id "
+        "WHERE u.study_id = ? AND r.query_id = ? AND r.rank <= u.k ORDER BY u.run_id, r.rank",
+        [study_id, query_id],
+    )
+
+
+def pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
+    """Pool size per query that any run answered (one aggregate query)."""
+    rows = db.execute(
+        "SELECT r.query_id, count(DISTINCT r.unit_id) FROM results r "
+        "JOIN runs u ON u.run_id = r.run_id WHERE u.study_id = ? AND r.rank <= u.k "
+        "GROUP BY r.query_id",
+        [study_id],
+    )
+    return {q: int(n) for q, n in rows}
+
+
+def pooled_units(
+    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str]
+) -> dict[str, set[str]]:
+    """The pooled unit ids of each of ``query_ids`` (empty set for an unanswered query)."""
+    wanted = list(dict.fromkeys(query_ids))
+    out: dict[str, set[str]] = {q: set() for q in wanted}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = db.execute(
+            "SELECT DISTINCT r.query_id, r.unit_id FROM results r "
+            "JOIN runs u ON u.run_id = r.run_id "
+            f"WHERE u.study_id = ? AND r.rank <= u.k AND r.query_id IN ({marks})",
+            [study_id, *chunk],
+        )
+        for q, unit in rows:
+            out[q].add(unit)
+    return out

@@ -1,0 +1,81 @@
+"""The refusal log of the pinned retrieval workflow: every execution it would not run, and why (append-only)."""
+
+import json
+from typing import Any
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.audit import record_audit
+from evalcore.store.transaction import write_transaction
+
+
+class Refusal(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    refusal_id: int
+    study_id: str
+    protocol: str
+    run_name: str
+    created_at: str
+    actor: str
+    message: str
+    detail: dict[str, Any]
+
+
+def record_refusal(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    protocol: str,
+    run_name: str,
+    actor: str,
+    message: str,
+    detail: dict[str, Any],
+) -> int:
+    """Append a refusal and its audit entry in their own transaction; returns its id."""
+    with write_transaction(db):
+        cursor = db.execute(
+            "INSERT INTO retrieval_refusals (study_id, protocol, run_name, created_at, actor, "
+            "message, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                study_id,
+                protocol,
+                run_name,
+                utc_now_iso(),
+                actor,
+                message,
+                json.dumps(detail, sort_keys=True),
+            ],
+        )
+        refusal_id = int(cursor.lastrowid)
+        record_audit(
+            db,
+            actor=actor,
+            action="lexical.refused",
+            study_id=study_id,
+            detail={"protocol": protocol, "run": run_name, "refusal_id": refusal_id},
+        )
+    return refusal_id
+
+
+def list_refusals(db: sqlite_utils.Database, study_id: str) -> list[Refusal]:
+    """The study's refusals, oldest first."""
+    return [
+        Refusal(
+            refusal_id=r[0],
+            study_id=r[1],
+            protocol=r[2],
+            run_name=r[3],
+            created_at=r[4],
+            actor=r[5],
+            message=r[6],
+            detail=json.loads(r[7]),
+        )
+        for r in db.execute(
+            "SELECT refusal_id, study_id, protocol, run_name, created_at, actor, message, "
+            "detail_json FROM retrieval_refusals WHERE study_id = ? ORDER BY refusal_id",
+            [study_id],
+        )
+    ]

@@ -1,0 +1,250 @@
+"""Organisation scoping: what a viewer may read.
+
+* **Studies** (and their queries): a study in local single-user mode is visible
+  to everyone; a team-mode study only to its members who also belong to its
+  organisation (when it has one). :func:`visible_studies` lists them.
+* **Documents**: a corpus is in team mode as soon as one study over it is. Then a
+  document is readable only by members of its owner organisation; a document
+  with no owner is readable by the members of a team-mode study over the corpus.
+  In a local-mode corpus every document is readable.
+* **Returned documents outside a run's protocol** (its pinned document set) are
+  a ``permission_violation`` for the metric computer, and their text is never
+  shown, whoever looks: :func:`displayable_text` is what pages call before they
+  render a unit's title or text.
+
+Every refusal carries a reason a person can act on.
+"""
+
+import json
+from collections.abc import Iterable
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.access.decisions import (
+    document_refusal_rule,
+    missing_organisations_denied,
+    study_view_denied,
+    study_view_refusal,
+    viewer_id,
+)
+from evalcore.access.identity import normalise_user_id
+from evalcore.store.corpus import Document, get_document
+from evalcore.store.membership import (
+    corpus_in_team_mode,
+    in_organisation,
+    member_of_corpus_study,
+    member_role,
+    study_mode,
+    user_organisations,
+)
+from evalcore.store.observations import permitted_ids_for_run
+from evalcore.store.runs import get_run
+from evalcore.store.studies import StudyIn, get_study, list_studies
+
+
+class DocumentAccess(BaseModel):
+    """A document the viewer may read, or None and why not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    document: Document | None
+    reason: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        return self.document is not None
+
+
+class DisplayableText(BaseModel):
+    """What a page may show of a unit: its title and text, or nothing and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unit_id: str
+    shown: bool
+    title: str = ""
+    text: str = ""
+    reason: str = ""
+    #: True when the unit is outside the run's pinned protocol (a permission_violation).
+    permission_violation: bool = False
+
+
+def can_view_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bool:
+    """May ``viewer`` see the study, its queries and its labels?"""
+    return _study_refusal(db, viewer, get_study(db, study_id)) is None
+
+
+def _study_refusal(db: sqlite_utils.Database, viewer: str | None, study: StudyIn) -> str | None:
+    mode = study_mode(db, study.study_id)
+    user = viewer_id(viewer) if mode == "team" else None
+    return study_view_refusal(
+        study_id=study.study_id,
+        org_id=study.org_id,
+        mode=mode,
+        user=user,
+        is_member=user is not None and member_role(db, study.study_id, user) is not None,
+        in_study_org=(
+            user is not None and (study.org_id is None or in_organisation(db, user, study.org_id))
+        ),
+    )
+
+
+def visible_studies(
+    db: sqlite_utils.Database, viewer: str | None, *, include_local: bool = True
+) -> list[StudyIn]:
+    """The studies ``viewer`` may see, by study id.
+
+    ``include_local=False`` leaves out studies in local single-user mode (a
+    signed-in team deployment shows only studies whose team mode is on).
+    """
+    out = []
+    for study in list_studies(db):
+        if not include_local and study_mode(db, study.study_id) == "local":
+            continue
+        if _study_refusal(db, viewer, study) is None:
+            out.append(study)
+    return out
+
+
+def local_studies(db: sqlite_utils.Database) -> list[StudyIn]:
+    """The studies in local single-user mode (no member), by study id."""
+    return [s for s in list_studies(db) if study_mode(db, s.study_id) == "local"]
+
+
+def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
+    """Raise PermissionDenied (saying why) unless ``viewer`` may see the study."""
+    refusal = _study_refusal(db, viewer, get_study(db, study_id))
+    if refusal is not None:
+        raise study_view_denied(refusal, study_id=study_id, user=viewer_id(viewer) or "")
+
+
+def require_organisations(
+    db: sqlite_utils.Database, *, actor: str, study_id: str, organisations: Iterable[str]
+) -> None:
+    """Raise PermissionDenied unless ``actor`` belongs to every one of ``organisations``.
+
+    A team-mode retrieval protocol may only see documents its pinner may read:
+    a ranking over another organisation's documents would be a search oracle on
+    text they may not see.
+    """
+    user = normalise_user_id(actor)
+    missing = sorted(o for o in set(organisations) if not in_organisation(db, user, o))
+    if missing:
+        raise missing_organisations_denied(user=user, study_id=study_id, missing=missing)
+
+
+def document_refusal(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, owner_org: str | None
+) -> str | None:
+    """Why ``viewer`` may not read a document of ``owner_org`` in the corpus (None: they may)."""
+    team = corpus_in_team_mode(db, corpus_id)
+    user = viewer_id(viewer) if team else None
+    return document_refusal_rule(
+        corpus_id=corpus_id,
+        corpus_team_mode=team,
+        user=user,
+        owner_org=owner_org,
+        in_owner_org=user is not None and owner_org is not None
+        and in_organisation(db, user, owner_org),
+        member_of_corpus_study=user is not None and owner_org is None
+        and member_of_corpus_study(db, corpus_id, user),
+    )
+
+
+class ReadableFilter(BaseModel):
+    """:func:`document_refusal` as SQL: ``where`` over the ``documents`` row aliased ``d``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    where: str
+    params: dict[str, str | int]
+
+
+def readable_filter(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str
+) -> ReadableFilter:
+    """The documents of ``corpus_id`` that ``viewer`` may read, as a SQL condition.
+
+    Same rule as :func:`document_refusal`, for queries that must filter before a
+    ``LIMIT`` (search): everything in a local-mode corpus; in a team-mode corpus
+    the documents of the viewer's organisations, and unowned documents if the
+    viewer is a member of a study over the corpus; nothing for nobody.
+    """
+    if not corpus_in_team_mode(db, corpus_id):
+        return ReadableFilter(where="1", params={})
+    user = viewer_id(viewer)
+    if user is None:
+        return ReadableFilter(where="0", params={})
+    unowned = member_of_corpus_study(db, corpus_id, user)
+    return ReadableFilter(
+        where="(d.owner_org IN (SELECT value FROM json_each(:reader_orgs)) "
+        "OR (d.owner_org IS NULL AND :reader_unowned))",
+        params={
+            "reader_orgs": json.dumps(sorted(user_organisations(db, user))),
+            "reader_unowned": int(unowned),
+        },
+    )
+
+
+def readable_document(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, doc_id: str
+) -> DocumentAccess:
+    """The document if ``viewer`` may read it; else ``document=None`` and the reason."""
+    doc = get_document(db, corpus_id, doc_id)
+    if doc is None:
+        return DocumentAccess(document=None, reason=f"no document {doc_id!r} in corpus {corpus_id!r}")
+    refusal = document_refusal(db, viewer, corpus_id, doc.owner_org)
+    if refusal is not None:
+        return DocumentAccess(document=None, reason=f"text withheld: {refusal}")
+    return DocumentAccess(document=doc)
+
+
+def run_permitted_ids(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str] | None:
+    """The run's pinned document set (None: the run has no pinned protocol)."""
+    ids = permitted_ids_for_run(db, get_run(db, study_id, run_name))
+    return None if ids is None else set(ids)
+
+
+def displayable_text(
+    db: sqlite_utils.Database,
+    viewer: str | None,
+    *,
+    study_id: str,
+    unit_id: str,
+    run_name: str | None = None,
+    permitted: Iterable[str] | None = None,
+    runs: Iterable[str] = (),
+) -> DisplayableText:
+    """Title and text of a unit of the study if a page may show them to ``viewer``.
+
+    Withheld (``shown=False`` with the reason) when the viewer may not see the
+    study or read the document, or when the unit is outside the run's pinned
+    protocol (``run_name``, or any of ``runs``) or the given ``permitted`` set — a
+    ``permission_violation``, whose text no one is shown.
+    """
+    study = get_study(db, study_id)
+    refusal = _study_refusal(db, viewer, study)
+    if refusal is not None:
+        return DisplayableText(unit_id=unit_id, shown=False, reason=f"text withheld: {refusal}")
+    allowed = set(permitted) if permitted is not None else None
+    if allowed is None and run_name is not None:
+        allowed = run_permitted_ids(db, study_id, run_name)
+    outside = allowed is not None and unit_id not in allowed
+    for name in runs:  # every run that returned the unit (e.g. a pool)
+        pinned = run_permitted_ids(db, study_id, name)
+        outside = outside or (pinned is not None and unit_id not in pinned)
+    if outside:
+        return DisplayableText(
+            unit_id=unit_id, shown=False, permission_violation=True,
+            reason=(
+                f"text withheld: {unit_id!r} is outside the documents the run's protocol may "
+                "see (a permission_violation)"
+            ),
+        )
+    access = readable_document(db, viewer, study.corpus_id, unit_id)
+    if access.document is None:
+        return DisplayableText(unit_id=unit_id, shown=False, reason=access.reason)
+    return DisplayableText(
+        unit_id=unit_id, shown=True, title=access.document.title, text=access.document.text
+    )

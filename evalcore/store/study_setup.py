@@ -1,0 +1,76 @@
+"""Creating a study and registering its queries: the study writes that need authorisation.
+
+(The study models and reads are in :mod:`evalcore.store.studies`, below the
+authorisation gate, which reads them.)
+"""
+
+from collections.abc import Iterable
+
+import sqlite_utils
+
+from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.authorize import authorize, authorize_organisation_entry
+from evalcore.store.studies import QueryIn, StudyIn, get_study
+from evalcore.store.transaction import write_transaction
+
+
+def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None = None) -> None:
+    """Create a study. An existing study of the same id is an error, never overwritten.
+
+    Inside an organisation that has a team-mode study, ``actor`` must be a member
+    of that organisation (PermissionDenied otherwise, and nothing is written);
+    in local mode anyone may (see :func:`evalcore.store.authorize.authorize_organisation_entry`).
+    """
+    with write_transaction(db):
+        authorize_organisation_entry(db, org_id=study.org_id, study_id=study.study_id,
+                                     actor=actor, what=f"create study {study.study_id!r}")
+        if study.org_id is not None:
+            db.execute(
+                "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
+                [study.org_id, study.org_id],
+            )
+        existing = db.execute(
+            "SELECT 1 FROM studies WHERE study_id = ?", [study.study_id]
+        ).fetchone()
+        if existing:
+            raise ValueError(
+                f"study {study.study_id!r} already exists; choose another study id"
+            )
+        db.execute(
+            "INSERT INTO studies (study_id, name, corpus_id, retrieval_unit, "
+            "relevance_threshold, gain, org_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                study.study_id,
+                study.name or study.study_id,
+                study.corpus_id,
+                study.retrieval_unit,
+                study.relevance_threshold,
+                study.gain,
+                study.org_id,
+                utc_now_iso(),
+            ],
+        )
+
+
+def add_queries(
+    db: sqlite_utils.Database,
+    study_id: str,
+    queries: Iterable[QueryIn],
+    *,
+    actor: str | None = None,
+) -> int:
+    """Insert or update query texts; returns how many were written.
+
+    In a team-mode study ``actor`` needs the lead role (:func:`evalcore.store.authorize.authorize`).
+    """
+    get_study(db, study_id)
+    rows = [[study_id, q.query_id, q.text] for q in queries]
+    with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        db.conn.executemany(
+            "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
+            "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text",
+            rows,
+        )
+    return len(rows)

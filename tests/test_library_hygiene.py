@@ -1,0 +1,118 @@
+"""evalcore never changes process-wide state on a path a library user calls.
+
+The garbage collector, signal handlers, logging configuration and warning
+filters belong to whoever owns the process: the command line (evalcore/cli),
+the app, a benchmark, a notebook user. Two checks: no library module calls
+such an API (AST), and the main library paths run with those APIs made to fail.
+"""
+
+import ast
+import gc
+import logging
+import signal
+import warnings
+from pathlib import Path
+
+import pytest
+from store_fixtures import new_store
+
+PACKAGE = Path(__file__).resolve().parents[1] / "evalcore"
+
+#: module -> attributes whose call changes process-wide state.
+PROCESS_STATE = {
+    "gc": {"collect", "freeze", "unfreeze", "disable", "enable", "set_threshold", "set_debug"},
+    "signal": {"signal", "setitimer", "alarm", "set_wakeup_fd"},
+    "logging": {"basicConfig", "disable", "captureWarnings", "setLoggerClass"},
+    "warnings": {"filterwarnings", "simplefilter", "resetwarnings"},
+    "sys": {"setrecursionlimit", "setswitchinterval", "settrace", "setprofile"},
+    "faulthandler": {"enable", "register"},
+}
+#: Where a call is allowed, and why.
+ALLOWED = {
+    # The tool itself; only process owners use it (see the next constant).
+    "evalcore/compute/gc_pause.py",
+}
+#: Packages that own the process when they run (the command line).
+PROCESS_OWNERS = ("evalcore/cli/",)
+
+
+def _library_modules() -> list[Path]:
+    return [
+        p for p in sorted(PACKAGE.rglob("*.py"))
+        if not str(p.relative_to(PACKAGE.parent)).startswith(PROCESS_OWNERS)
+    ]
+
+
+def test_no_library_module_calls_a_process_wide_setting() -> None:
+    found = []
+    for path in _library_modules():
+        name = str(path.relative_to(PACKAGE.parent))
+        if name in ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.attr in PROCESS_STATE.get(node.func.value.id, ())
+            ):
+                found.append(f"{name}:{node.lineno} {node.func.value.id}.{node.func.attr}()")
+            if isinstance(node, ast.ImportFrom) and node.module == "evalcore.compute.gc_pause":
+                found.append(f"{name}:{node.lineno} imports gc_paused (process owners only)")
+    assert not found, "library code changes process-wide state:\n" + "\n".join(found)
+
+
+def _refuse(*_args, **_kwargs):
+    raise AssertionError("library code changed process-wide state")
+
+
+def _untouchable(mp: pytest.MonkeyPatch) -> None:
+    """Make every process-wide setter the library might call raise."""
+    for module in (gc, signal, logging, warnings):
+        for attr in PROCESS_STATE[module.__name__]:
+            if hasattr(module, attr):
+                mp.setattr(module, attr, _refuse)
+
+
+def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
+    from evalcore import EvalProtocol, Observation, evaluate
+    from evalcore.analysis.compare import compare_runs
+    from evalcore.analysis.run_evaluation import evaluate_run
+    from evalcore.compute.batch import ObservationBatch
+    from evalcore.io.trec import read_qrels, read_run, trec_observations
+    from evalcore.live.dashboard import LiveDashboard
+    from evalcore.report.from_store import report_from_store
+    from evalcore.report.json_export import render_json
+    from evalcore.report.stored import save_report
+    from evalcore.store.labels import record_label
+    from evalcore.store.observations import observations_for_run
+    from evalcore.store.resolution import resolve_study
+    from evalcore.store.runs import add_run
+
+    enabled, frozen = gc.isenabled(), gc.get_freeze_count()
+    db = new_store(tmp_path)
+    for unit, gain in (("A", 2), ("B", 0)):
+        record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=gain, annotator="a")
+    for name, order in (("r1", ["A", "B"]), ("r2", ["B", "A"])):
+        add_run(db, study_id="s", name=name, source="imported", k=2,
+                results=[("q1", i + 1, u, 2.0 - i) for i, u in enumerate(order)])
+    (tmp_path / "q.txt").write_text("q1 0 A 2\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 A 1 2.0 t\n")
+    with pytest.MonkeyPatch.context() as mp:
+        _untouchable(mp)
+        observations = observations_for_run(db, "s", "r1")
+        assert isinstance(observations[0], Observation)
+        evaluate(observations, EvalProtocol())
+        ObservationBatch.from_observations(observations)
+        resolve_study(db, "s")
+        evaluations = {name: evaluate_run(db, "s", name) for name in ("r1", "r2")}
+        compare_runs(evaluations, permutations=10)
+        state = LiveDashboard.build(db, "s")
+        record_label(db, study_id="s", query_id="q1", unit_id="C", gain=1, annotator="a")
+        state.refresh(db)
+        report = report_from_store(db, study_id="s", runs=["r1", "r2"], created_by="lead")
+        render_json(report)
+        save_report(db, report)
+        trec_observations(read_qrels(tmp_path / "q.txt"), read_run(tmp_path / "r.txt"), 1,
+                          complete=True)
+    assert (gc.isenabled(), gc.get_freeze_count()) == (enabled, frozen)
