@@ -26,7 +26,6 @@ import streamlit as st
 from app.components.chips import render_query_result
 from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
-from app.components.page_css import wrap_chips
 from app.components.query_picker import picked_query, query_option
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
@@ -681,5 +680,4 @@ if not who:
     st.info("Enter your name as annotator in the sidebar to start labeling.")
     st.stop()
 install_keyboard()
-wrap_chips()
 _annotate(study, who)
