@@ -512,7 +512,7 @@ def _confirm(token: ItemToken, order: list[str]) -> None:
 def _said(event: LabelEvent) -> str:
     who = f"{event.annotator} (you, in another tab or session)" if (
         event.annotator == current_annotator()) else event.annotator
-    when = event.created_at.replace("T", " ").rstrip("Z")
+    when = event.created_at.replace("T", " ").rstrip("Z")[:19]  # to the second
     if event.gain is None:
         return f"{who} undid a label at {when}"
     verb = "adjudicated" if event.kind == "adjudicate" else "labeled it"
