@@ -8,6 +8,15 @@ The selector and work area are an ``st.fragment``: a label re-renders only them.
 The address names the open query (``?query=q05``), so a reload or a link
 (the dashboard's "Label ..." links, a bookmark, a new tab) opens it;
 ``&unit=ID`` also puts that pooled item on screen.
+
+**A label lands on the item that was on screen.** Each render of an item makes
+an :class:`~evalcore.annotation.item_token.ItemToken`; the grade, skip and
+can't-judge buttons are keyed by its showing number, so a key press is tied to
+the button the browser displayed. A press that reaches the server after the
+screen moved on carries an older token and is refused visibly; a label on an
+item someone labeled since it was shown is refused by the store and the page
+shows the newer label and asks. The open query changes only by the
+annotator's own action (the selector, the address, "Next query").
 """
 
 import sqlite3
@@ -15,13 +24,24 @@ import sqlite3
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
+from app.components.query_picker import picked_query, query_option
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
+from app.components.snippet import snippet
 from app.components.state import cached_pool, cached_study_progress, note_own_write
 from evalcore.access.roles import Permission
+from evalcore.annotation.item_token import (
+    ItemToken,
+    LabelOutcome,
+    OffScreenError,
+    label_as_shown,
+    require_on_screen,
+    show_item,
+)
 from evalcore.annotation.pool import blind_order
 from evalcore.annotation.progress import (
     PoolNotFullyLabeledError,
@@ -30,14 +50,19 @@ from evalcore.annotation.progress import (
     mark_pool_complete,
     query_progress,
 )
-from evalcore.contract.gains import MAX_GAIN
 from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.store.completeness import completeness_history, reopen
 from evalcore.store.corpus import get_document
-from evalcore.store.labels import record_label, undo_last_label
+from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
+from evalcore.store.labels import (
+    ItemChangedError,
+    LabelEvent,
+    label_history,
+    undo_last_label,
+)
 from evalcore.store.marks import store_marks
 from evalcore.store.resolution import resolve_query
 from evalcore.store.scoping import displayable_text
@@ -45,14 +70,26 @@ from evalcore.store.studies import StudyIn, query_texts
 from evalcore.store.studies import query_text as query_text_of
 
 QUERY_KEY = "rl_query"
-NOTE_KEY = "rl_note"
+#: The note field of one showing is ``rl_note_<showing>``: a note belongs to the item it was typed for.
+NOTE_PREFIX = "rl_note_"
 UNBLIND_KEY = "rl_unblind"
 SEARCH_KEY = "rl_search"
 _FLASH_KEY = "_rl_flash"
+#: A second message for what a label did beyond saving (a conflict, a reopened query).
+_NOTICE_KEY = "_rl_notice"
+#: (study, annotator) -> the ItemToken of the item this session has on screen.
+_SCREEN_KEY = "_rl_screen"
+#: A refused label waiting for the annotator's decision (the item changed since shown).
+_CONFIRM_KEY = "_rl_confirm"
+#: Label event ids this session wrote (a refusal caused only by them is a double press).
+_OWN_EVENTS_KEY = "_rl_own_events"
+#: Key presses refused since the last render ("not saved: ..."), shown together.
+_REFUSED_KEY = "_rl_refused"
+#: The query this session has open; changed only by the annotator's own action.
+_OPEN_QUERY_KEY = "_rl_open_query"
 #: What a write may raise: bad input, a refused permission, or a busy/locked store.
 _WRITE_ERRORS = (ValueError, PermissionError, sqlite3.Error)
 _PENDING_QUERY_KEY = "_rl_pending_query"
-_QUERY_KEEP = "_rl_query_keep"
 _UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000
 QUERY_PARAM = "query"
@@ -66,9 +103,31 @@ def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
     walks: dict = st.session_state.setdefault("_rl_walks", {})
     key = (study_id, annotator, query_id)
     if key not in walks:
+        db = get_db()
         walks[key] = WalkState(
-            cant_judge=cant_judge_units(get_db(), study_id, query_id, annotator))
+            skipped=[u for u, d in drafts(db, study_id, query_id, annotator).items() if d.skipped],
+            cant_judge=cant_judge_units(db, study_id, query_id, annotator))
     return walks[key]
+
+
+def _screens() -> dict:
+    return st.session_state.setdefault(_SCREEN_KEY, {})
+
+
+def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
+    return _screens().get((study_id, annotator))
+
+
+def _own_events() -> set[int]:
+    return st.session_state.setdefault(_OWN_EVENTS_KEY, set())
+
+
+def note_key(token: ItemToken) -> str:
+    return f"{NOTE_PREFIX}{token.showing}"
+
+
+def _note_of(token: ItemToken) -> str:
+    return str(st.session_state.get(note_key(token), "")).strip()
 
 
 def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
@@ -84,44 +143,141 @@ def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
 # --- callbacks: they run before the re-render, so the write happens first ----------
 
 
-def _on_grade(study_id: str, query_id: str, unit_id: str, annotator: str, gain: int,
-              order: list[str]) -> None:
+def _refuse(text: str) -> None:
+    """Keep a refused key press to show on the next render (several may come at once)."""
+    st.session_state.setdefault(_REFUSED_KEY, []).append(text)
+
+
+def _show_refused() -> None:
+    refused = st.session_state.pop(_REFUSED_KEY, [])
+    if refused:
+        counted = {text: refused.count(text) for text in refused}
+        st.warning(escape_markdown("\n".join(
+            text + (f" (×{n})" if n > 1 else "") for text, n in counted.items())))
+
+
+def _on_grade(token: ItemToken, gain: int, order: list[str]) -> None:
+    _write_label(token, gain, order, check_screen=True)
+
+
+def _write_label(token: ItemToken, gain: int, order: list[str], *, check_screen: bool) -> None:
+    """Write ``gain`` for the token's item if it is still what was shown; then move on."""
+    if _try_label(token, gain, note=_note_of(token), check_screen=check_screen) is None:
+        return
+    st.session_state.pop(_CONFIRM_KEY, None)
+    walk = _walk(token.study_id, token.annotator, token.query_id)
+    if token.unit_id in walk.skipped:
+        walk.skipped.remove(token.unit_id)
+    walk.cursor = next_unlabeled(order, _mine(token.study_id, token.query_id, token.annotator),
+                                 walk.passed, after=token.unit_id)
+
+
+def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
+               from_search: bool = False) -> LabelOutcome | None:
+    """The checked write and what the page says about it; None when nothing was written."""
     db = get_db()
-    before = store_marks(db, study_id)
-    note = str(st.session_state.get(NOTE_KEY, "")).strip()
+    before = store_marks(db, token.study_id)
     try:
-        record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
-                     annotator=annotator, note=note)
+        outcome = label_as_shown(db, token, gain, on_screen=_on_screen(
+            token.study_id, token.annotator), check_screen=check_screen, note=note)
+    except OffScreenError as error:
+        _refuse(f"Key {gain} not saved: {error}.")
+        return None
+    except ItemChangedError as error:
+        if from_search:
+            flash(_FLASH_KEY, "warning", f"Label not saved: {error}. The hit now shows the "
+                                         "newer label; press again to write over it.")
+        else:
+            _item_changed(token, gain, note, error)
+        return None
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
+        return None
+    _own_events().add(outcome.event.event_id)
+    note_own_write(db, token.study_id, token.query_id, token.annotator, before)
+    flash(_FLASH_KEY, "toast", f"Saved: {token.unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
+    _say_what_it_did(token, gain, outcome)
+    return outcome
+
+
+def _say_what_it_did(token: ItemToken, gain: int, outcome: LabelOutcome) -> None:
+    """A conflict or a reopened query is said where the label was given."""
+    said = []
+    if outcome.in_conflict:
+        others = "; ".join(f"{who} said {g}" for who, g in sorted(outcome.conflict_with.items()))
+        said.append(f"{others or 'a reviewer decided otherwise'}; you said {gain}: "
+                    f"{token.unit_id} is now in conflict and needs a reviewer (it counts as "
+                    "unknown until adjudicated).")
+    if outcome.reopened:
+        said.append(f"Query {token.query_id} was marked complete; your relevant label on "
+                    f"{token.unit_id} reopened it: an item judged relevant that the complete "
+                    "relevant set did not hold means the set was not complete.")
+    if said:
+        flash(_NOTICE_KEY, "warning", " ".join(said))
+
+
+def _item_changed(token: ItemToken, gain: int, note: str, error: ItemChangedError) -> None:
+    """The item changed after it was shown: a double press says so, anything else asks."""
+    if all(event.event_id in _own_events() for event in error.newer):
+        _refuse(f"Key {gain} not saved: you had just labeled {token.unit_id} and the next item "
+                "was not on screen yet (look at the item shown now and press again).")
         return
-    note_own_write(db, study_id, query_id, annotator, before)
-    st.session_state[NOTE_KEY] = ""
-    walk = _walk(study_id, annotator, query_id)
-    walk.cursor = next_unlabeled(order, _mine(study_id, query_id, annotator), walk.passed,
-                                 after=unit_id)
-    flash(_FLASH_KEY, "toast", f"Saved: {unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
+    st.session_state[_CONFIRM_KEY] = (token, gain, note, error.newer)
 
 
-def _on_pass(study_id: str, query_id: str, unit_id: str, annotator: str, order: list[str],
-             cant_judge: bool) -> None:
-    walk = _walk(study_id, annotator, query_id)
+def _on_confirm(token: ItemToken, gain: int, note: str, newest: int, order: list[str]) -> None:
+    """The annotator saw the newer label and still wants theirs: write over it (checked again)."""
+    st.session_state.pop(_CONFIRM_KEY, None)
+    confirmed = token.model_copy(update={"seen_event": newest})
+    if note:
+        st.session_state[note_key(confirmed)] = note
+    _write_label(confirmed, gain, order, check_screen=False)
+
+
+def _on_keep() -> None:
+    st.session_state.pop(_CONFIRM_KEY, None)
+
+
+def _on_pass(token: ItemToken, order: list[str], cant_judge: bool) -> None:
+    sid, query_id, unit_id, annotator = (token.study_id, token.query_id, token.unit_id,
+                                         token.annotator)
+    try:
+        require_on_screen(token, _on_screen(sid, annotator))
+    except OffScreenError as error:
+        _refuse(f"{'Can´t judge' if cant_judge else 'Skip'} not recorded: {error}.")
+        return
+    walk = _walk(sid, annotator, query_id)
+    db = get_db()
+    try:
+        if cant_judge:
+            record_cant_judge(db, study_id=sid, query_id=query_id, unit_id=unit_id,
+                              annotator=annotator, note=_note_of(token))
+            save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
+                       annotator=annotator, note="")
+        else:
+            save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
+                       annotator=annotator, skipped=True)
+    except _WRITE_ERRORS as error:
+        flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
+        return
     if cant_judge:
-        note = str(st.session_state.get(NOTE_KEY, "")).strip()
-        try:
-            record_cant_judge(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
-                              annotator=annotator, note=note)
-        except _WRITE_ERRORS as error:
-            flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
-            return
-        st.session_state[NOTE_KEY] = ""
         if unit_id not in walk.cant_judge:
             walk.cant_judge.append(unit_id)
         flash(_FLASH_KEY, "toast", f"Can't judge {unit_id}: left unlabeled")
     elif unit_id not in walk.skipped:
         walk.skipped.append(unit_id)
-    walk.cursor = next_unlabeled(order, _mine(study_id, query_id, annotator), walk.passed,
+    walk.cursor = next_unlabeled(order, _mine(sid, query_id, annotator), walk.passed,
                                  after=unit_id)
+
+
+def _on_note(token: ItemToken) -> None:
+    """Keep the note typed so far as the item's draft (it survives a reload)."""
+    try:
+        save_draft(get_db(), study_id=token.study_id, query_id=token.query_id,
+                   unit_id=token.unit_id, annotator=token.annotator,
+                   note=str(st.session_state.get(note_key(token), "")))
+    except _WRITE_ERRORS as error:
+        flash(_FLASH_KEY, "error", f"Note draft not kept: {error}")
 
 
 def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
@@ -135,6 +291,7 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     if event is None:
         flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
+    _own_events().add(event.event_id)
     note_own_write(db, study_id, query_id, annotator, before)
     _walk(study_id, annotator, query_id).cursor = event.unit_id
     flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
@@ -172,18 +329,8 @@ def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) ->
     flash(_FLASH_KEY, "info", f"Query {query_id} reopened.")
 
 
-def _on_search_grade(study_id: str, query_id: str, unit_id: str, annotator: str,
-                     gain: int) -> None:
-    db = get_db()
-    before = store_marks(db, study_id)
-    try:
-        record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
-                     annotator=annotator, note="found by corpus search")
-    except _WRITE_ERRORS as error:
-        flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
-        return
-    note_own_write(db, study_id, query_id, annotator, before)
-    flash(_FLASH_KEY, "toast", f"Saved: {unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
+def _on_search_grade(token: ItemToken, gain: int) -> None:
+    _try_label(token, gain, note="found by corpus search", check_screen=False, from_search=True)
 
 
 # --- rendering --------------------------------------------------------------------
@@ -196,8 +343,7 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
     if not ids:
         st.info("No query has pooled results yet: create or import a run on the Data page.")
         return None
-    # The widget's own state is dropped when another page is shown; the kept copy is not.
-    kept = st.session_state.get(QUERY_KEY, st.session_state.get(_QUERY_KEEP))
+    kept = st.session_state.get(_OPEN_QUERY_KEY)
     if len(ids) > _MAX_QUEUE:
         unfinished = [q for q in ids if progress.queries[q].mine < progress.queries[q].pooled]
         ids = unfinished[:_MAX_QUEUE] or ids[:_MAX_QUEUE]
@@ -206,26 +352,31 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
     texts = query_texts(db, study.study_id, ids)
     pending = st.session_state.pop(_PENDING_QUERY_KEY, None) or _address_query(progress, ids)
     choice = pending if pending in ids else kept
-    st.session_state[QUERY_KEY] = choice if choice in ids else ids[0]
+    chosen = choice if choice in ids else ids[0]
+    st.session_state[_OPEN_QUERY_KEY] = chosen
+    # The selector shows the open query; what it sends back counts only through
+    # _on_pick (the annotator's own choice), never as a value of its own.
+    st.session_state[QUERY_KEY] = chosen
     if UNBLIND_KEY not in st.session_state:
         st.session_state[UNBLIND_KEY] = bool(st.session_state.get(_UNBLIND_KEEP, False))
 
-    def label(qid: str) -> str:
-        p = progress.queries[qid]
-        done = " ✓ complete" if p.complete else ""
-        return f"{qid} · {truncate(texts.get(qid, ''), 60)} · you {p.mine}/{p.pooled}{done}"
-
-    left, right = st.columns([3, 1])
-    st.session_state[_QUERY_KEEP] = left.selectbox("Query", ids, format_func=label,
-                                                   key=QUERY_KEY)
-    st.session_state[_UNBLIND_KEEP] = right.toggle(
+    st.selectbox("Query", ids, format_func=lambda qid: query_option(
+                     qid, progress.queries[qid], texts.get(qid, "")),
+                 key=QUERY_KEY, on_change=_on_pick, args=(ids,))
+    st.session_state[_UNBLIND_KEEP] = st.toggle(
         "Show ranks and runs", key=UNBLIND_KEY,
         help="Off (blind): items come in a shuffled order fixed per annotator.")
-    chosen = st.session_state[_QUERY_KEEP]
     st.session_state[_ADDRESS_QUERY_KEY] = chosen
     if st.query_params.get(QUERY_PARAM) != chosen:
         st.query_params[QUERY_PARAM] = chosen
     return chosen
+
+
+def _on_pick(ids: list[str]) -> None:
+    """The annotator chose a query in the selector (a stale entry of the open one changes nothing)."""
+    picked = picked_query(st.session_state.get(QUERY_KEY), ids)
+    if picked is not None:
+        st.session_state[_OPEN_QUERY_KEY] = picked
 
 
 def _address_query(progress: StudyProgress, ids: list[str]) -> str | None:
@@ -277,26 +428,44 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     walk = _walk(sid, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
+    token = None
+    if current is not None:
+        token = show_item(db, study_id=sid, query_id=query_id, unit_id=current,
+                          annotator=annotator, previous=_on_screen(sid, annotator))
+    _screens()[(sid, annotator)] = token
 
-    show_flash(_FLASH_KEY)
     st.markdown("#### " + escape_markdown(query_text or query_id))
     qp = query_progress(db, sid, query_id, annotator)
     study_progress = cached_study_progress(db, sid, annotator)
-    a, b = st.columns(2)
-    a.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
-               text=f"This query: you labeled {qp.mine} of {qp.pooled} pooled items")
-    b.progress(study_progress.mine / study_progress.pooled if study_progress.pooled else 1.0,
-               text=f"Study: you labeled {study_progress.mine:,} of "
-                    f"{study_progress.pooled:,} pooled items")
+    with st.container(horizontal=True):  # side by side even on a phone: one line, not two
+        st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
+                    text=f"This query: you labeled {qp.mine} of {qp.pooled} pooled items"
+                         + (f" ({qp.conflicts} in conflict between annotators)"
+                            if qp.conflicts else ""))
+        st.progress(study_progress.mine / study_progress.pooled if study_progress.pooled else 1.0,
+                    text=f"Study: you labeled {study_progress.mine:,} of "
+                         f"{study_progress.pooled:,} pooled items")
+    show_flash(_FLASH_KEY)
+    show_flash(_NOTICE_KEY)
+    _show_refused()
 
     with st.container(border=True):
-        if current is None:
+        if token is None:
             st.success("You have labeled every pooled item of this query.")
             _next_query_button(sid, query_id, annotator)
+            _undo_and_browse(sid, query_id, annotator, None, order)
         else:
-            _item(study, query_id, query_text, current, order, ranks, mine)
-        _buttons(sid, query_id, annotator, current, order)
-        st.text_input("Note (saved with your next label)", key=NOTE_KEY, max_chars=2000)
+            _confirm(token, order)
+            doc = _item_head(study, query_id, query_text, token, order, ranks, mine)
+            _buttons(token, order)
+            _undo_and_browse(sid, query_id, annotator, current, order)
+            st.text_input("Note (saved with your label for this item; Esc leaves the field)",
+                          key=_note_widget(token), max_chars=MAX_NOTE_CHARS, live="700ms",
+                          on_change=_on_note, args=(token,))
+            if doc is not None:
+                with st.container(height=240):
+                    st.markdown(highlight_terms(doc[0], query_text))
+                st.caption(escape_markdown(doc[1]))
 
     st.markdown("##### Metrics for this query")
     results = query_results_by_run(db, sid, query_id)
@@ -308,6 +477,46 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
     _completeness(sid, query_id, annotator, qp)
     _search(study, query_id, query_text, annotator, set(order))
+
+
+def _note_widget(token: ItemToken) -> str:
+    """The note field's key for this showing, seeded once from the item's stored draft."""
+    key = note_key(token)
+    if key not in st.session_state:
+        draft = drafts(get_db(), token.study_id, token.query_id, token.annotator).get(
+            token.unit_id)
+        st.session_state[key] = draft.note if draft is not None else ""
+    return key
+
+
+def _confirm(token: ItemToken, order: list[str]) -> None:
+    """Show the label that arrived since the item was shown, and ask before writing over it."""
+    pending = st.session_state.get(_CONFIRM_KEY)
+    if pending is None:
+        return
+    asked, gain, note, newer = pending
+    if (asked.study_id, asked.query_id, asked.unit_id) != (
+            token.study_id, token.query_id, token.unit_id):
+        st.session_state.pop(_CONFIRM_KEY, None)
+        return
+    st.warning(escape_markdown(
+        f"Not saved yet: since {asked.unit_id} was shown to you, "
+        + "; ".join(_said(event) for event in newer)
+        + f". Your key: {gain} ({GRADE_MEANINGS[gain]}). Write it over the newer label?"))
+    with st.container(horizontal=True):
+        st.button(f"Save {gain} anyway", key="confirm_overwrite", type="primary",
+                  on_click=_on_confirm, args=(asked, gain, note, newer[-1].event_id, order))
+        st.button("Keep the newer label", key="confirm_keep", on_click=_on_keep)
+
+
+def _said(event: LabelEvent) -> str:
+    who = f"{event.annotator} (you, in another tab or session)" if (
+        event.annotator == current_annotator()) else event.annotator
+    when = event.created_at.replace("T", " ").rstrip("Z")[:19]  # to the second
+    if event.gain is None:
+        return f"{who} undid a label at {when}"
+    verb = "adjudicated" if event.kind == "adjudicate" else "labeled it"
+    return f"{who} {verb} {event.gain} ({GRADE_MEANINGS[event.gain]}) at {when} UTC"
 
 
 def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
@@ -326,9 +535,13 @@ def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
         st.rerun()
 
 
-def _item(study: StudyIn, query_id: str, query_text: str, unit_id: str, order: list[str],
-          ranks: dict[str, dict[str, int]], mine: dict[str, int]) -> None:
+def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
+               order: list[str], ranks: dict[str, dict[str, int]],
+               mine: dict[str, int]) -> tuple[str, str] | None:
+    """The item's facts and title; returns its text and provenance (shown under the
+    buttons, so a phone shows the buttons without scrolling) or None."""
     db = get_db()
+    unit_id = token.unit_id
     doc = get_document(db, study.corpus_id, unit_id)
     position = order.index(unit_id) + 1
     facts = [f"item {position} of {len(order)}", unit_id]
@@ -336,47 +549,61 @@ def _item(study: StudyIn, query_id: str, query_text: str, unit_id: str, order: l
         facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks[unit_id].items())))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
+        note = _own_note(study.study_id, query_id, unit_id, token.annotator)
+        if note:
+            facts.append(f"your note: {truncate(note, 200)}")
+    if unit_id in _walk(study.study_id, token.annotator, query_id).skipped:
+        facts.append("skipped earlier")
     st.caption(escape_markdown(" · ".join(facts)))
     if doc is None:
         st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
                                    "judge it by its id or skip it."))
-        return
+        return None
     shown = displayable_text(db, current_annotator(), study_id=study.study_id, unit_id=unit_id,
                              runs=ranks.get(unit_id, {}))
     if not shown.shown:  # another organisation's, or outside a run's protocol
         st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
-        return
-    st.markdown("### " + highlight_terms(shown.title or doc.doc_id, query_text))
-    with st.container(height=260):
-        st.markdown(highlight_terms(shown.text, query_text))
-    st.caption(escape_markdown(f"organisation {doc.owner_org or '—'} · created {doc.created_at}"))
+        return None
+    st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, query_text))
+    return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
 
 
-def _buttons(sid: str, query_id: str, annotator: str, current: str | None,
-             order: list[str]) -> None:
-    grade_cols = st.columns(MAX_GAIN + 1)
-    for gain, col in enumerate(grade_cols):
-        col.button(
-            f"{gain} · {GRADE_MEANINGS[gain]}",
-            key=f"grade_{gain}",
-            shortcut=str(gain),
-            disabled=current is None,
-            width="stretch",
-            on_click=_on_grade,
-            args=(sid, query_id, current, annotator, gain, order),
-        )
-    nav = st.columns(5)
-    nav[0].button("Skip", key="skip", shortcut="S", disabled=current is None, width="stretch",
-                  on_click=_on_pass, args=(sid, query_id, current, annotator, order, False))
-    nav[1].button("Can't judge", key="cant_judge", shortcut="J", disabled=current is None,
-                  width="stretch", help="Leaves the item unlabeled (recorded in the audit log).",
-                  on_click=_on_pass, args=(sid, query_id, current, annotator, order, True))
-    nav[2].button("Undo", key="undo", shortcut="U", width="stretch",
+def _own_note(study_id: str, query_id: str, unit_id: str, annotator: str) -> str:
+    """The note of the annotator's latest label on the unit ('' when none)."""
+    notes = [e.note for e in label_history(get_db(), study_id, query_id, unit_id)
+             if e.annotator == annotator and e.kind == "label"]
+    return notes[-1] if notes else ""
+
+
+def grade_label(gain: int) -> str:
+    """A grade button's text: the key and its meaning (no tooltip needed)."""
+    return f"{gain} · {GRADE_MEANINGS[gain]}"
+
+
+def _buttons(token: ItemToken, order: list[str]) -> None:
+    """Grade, skip and can't-judge buttons of this showing (keyed by it: see the module doc)."""
+    showing = token.showing
+    with st.container(horizontal=True, gap="small"):
+        for gain in GRADE_MEANINGS:
+            st.button(grade_label(gain), key=f"grade_{gain}_{showing}", shortcut=str(gain),
+                      on_click=_on_grade, args=(token, gain, order))
+    with st.container(horizontal=True, gap="small"):
+        st.button("Skip", key=f"skip_{showing}", shortcut="S",
+                  on_click=_on_pass, args=(token, order, False))
+        st.button("Can't judge", key=f"cant_judge_{showing}", shortcut="J",
+                  help="Leaves the item unlabeled (recorded in the audit log).",
+                  on_click=_on_pass, args=(token, order, True))
+
+
+def _undo_and_browse(sid: str, query_id: str, annotator: str, current: str | None,
+                     order: list[str]) -> None:
+    with st.container(horizontal=True, gap="small"):
+        st.button("Undo", key="undo", shortcut="U",
                   help="Cancels your last label on this query.",
                   on_click=_on_undo, args=(sid, query_id, annotator))
-    nav[3].button("Previous", key="previous", shortcut="P", width="stretch",
+        st.button("Previous", key="previous", shortcut="P",
                   on_click=_on_browse, args=(sid, query_id, annotator, order, current, -1))
-    nav[4].button("Next", key="next", shortcut="N", width="stretch",
+        st.button("Next", key="next", shortcut="N",
                   on_click=_on_browse, args=(sid, query_id, annotator, order, current, 1))
 
 
@@ -429,16 +656,22 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
         hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=current_annotator() or "")
         if not hits:
             st.caption("No document matches.")
+        mine = _mine(study.study_id, query_id, annotator)
         for hit in hits:
             unit_id = hit.doc_id
-            tag = " (in the pool)" if unit_id in pooled else ""
-            st.markdown(highlight_terms(hit.title or unit_id, text) + escape_markdown(tag))
-            cols = st.columns(MAX_GAIN + 1)
-            for gain, col in enumerate(cols):
-                col.button(str(gain), key=f"search_{unit_id}_{gain}",
-                           help=GRADE_MEANINGS[gain], width="stretch",
-                           on_click=_on_search_grade,
-                           args=(study.study_id, query_id, unit_id, annotator, gain))
+            facts = [unit_id, "in the pool" if unit_id in pooled else "not in the pool"]
+            facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})"
+                         if unit_id in mine else "not labeled by you")
+            with st.container(border=True):
+                st.markdown("**" + highlight_terms(hit.title or unit_id, text) + "**")
+                st.caption(escape_markdown(" · ".join(facts)))
+                st.markdown(highlight_terms(snippet(hit.text, text), text))
+                token = show_item(db, study_id=study.study_id, query_id=query_id,
+                                  unit_id=unit_id, annotator=annotator)
+                with st.container(horizontal=True, gap="small"):
+                    for gain in GRADE_MEANINGS:
+                        st.button(grade_label(gain), key=f"search_{unit_id}_{gain}",
+                                  on_click=_on_search_grade, args=(token, gain))
 
 
 db, study = study_page("Annotate")
@@ -446,4 +679,5 @@ who = current_annotator()
 if not who:
     st.info("Enter your name as annotator in the sidebar to start labeling.")
     st.stop()
+install_keyboard()
 _annotate(study, who)

@@ -51,7 +51,8 @@ if progress.pooled:
     st.progress(
         share,
         text=f"{progress.labeled:,} of {progress.pooled:,} pooled returned items labeled "
-        f"({share:.1%})",
+        f"({share:.1%}) · {progress.conflicts:,} in conflict (need a reviewer) · "
+        f"{progress.pooled - progress.labeled - progress.conflicts:,} unlabeled",
     )
 else:
     st.write("No run has returned anything yet, so there is nothing to label.")

@@ -61,6 +61,52 @@ def check_gain(gain: object) -> int:
     return gain
 
 
+class ItemChangedError(Exception):
+    """The unit's labels changed after the annotator was shown it: nothing was written.
+
+    ``newer`` lists the label events recorded on the unit since ``seen_event``
+    (the latest event the annotator's screen reflected), oldest first.
+    """
+
+    def __init__(self, query_id: str, unit_id: str, seen_event: int,
+                 newer: list["LabelEvent"]) -> None:
+        self.query_id = query_id
+        self.unit_id = unit_id
+        self.seen_event = seen_event
+        self.newer = newer
+        said = ", ".join(
+            f"{e.annotator} {'undid a label' if e.gain is None else f'said {e.gain}'}"
+            for e in newer
+        )
+        super().__init__(f"{unit_id} on {query_id} changed since it was shown ({said}); "
+                         "nothing was written")
+
+
+def latest_event_id(db: sqlite_utils.Database, study_id: str, query_id: str,
+                    unit_id: str) -> int:
+    """The newest label event on the unit (0 when it has none): what a screen reflects."""
+    row = db.execute(
+        "SELECT coalesce(max(event_id), 0) FROM label_events "
+        "WHERE study_id = ? AND query_id = ? AND unit_id = ?",
+        [study_id, query_id, unit_id],
+    ).fetchone()
+    return int(row[0])
+
+
+def _refuse_if_changed(db: sqlite_utils.Database, study_id: str, query_id: str,
+                       unit_id: str, seen_event: int) -> None:
+    """Inside the write transaction: raise ItemChangedError if the unit moved past ``seen_event``."""
+    newer = [
+        _event(r) for r in db.execute(
+            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND query_id = ? "
+            "AND unit_id = ? AND event_id > ? ORDER BY event_id",
+            [study_id, query_id, unit_id, seen_event],
+        )
+    ]
+    if newer:
+        raise ItemChangedError(query_id, unit_id, seen_event, newer)
+
+
 def _check_text(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} is required and must be a non-empty string")
@@ -110,8 +156,13 @@ def _append_gain_event(
     who: str,
     note: str,
     source: str,
+    seen_event: int | None = None,
 ) -> LabelEvent:
-    """Validate, append a label/adjudicate event and reopen a query it contradicts."""
+    """Validate, append a label/adjudicate event and reopen a query it contradicts.
+
+    With ``seen_event``, the write happens only if no event was recorded on the
+    unit after it (checked inside the transaction; else :class:`ItemChangedError`).
+    """
     check_gain(gain)
     _check_text("query_id", query_id)
     _check_text("unit_id", unit_id)
@@ -120,6 +171,8 @@ def _append_gain_event(
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=who,
                   permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE)
+        if seen_event is not None:
+            _refuse_if_changed(db, study_id, query_id, unit_id, seen_event)
         reopens = False
         if gain >= threshold and is_complete(db, study_id, query_id):
             before = resolve_unit_in_store(db, study_id, query_id, unit_id)
@@ -162,12 +215,15 @@ def record_label(
     annotator: str,
     note: str = "",
     source: str = "app",
+    seen_event: int | None = None,
 ) -> LabelEvent:
     """Append a ``label`` event (gain 0..4), reopening a complete query it contradicts.
 
     The query is registered in the study if it was not yet. Raises ValueError
     for a gain outside 0..4 or an empty query, unit or annotator; nothing is
-    written then.
+    written then. ``seen_event`` (see :func:`latest_event_id`) makes the write
+    conditional: if the unit has a newer event, :class:`ItemChangedError` is
+    raised and nothing is written.
     """
     return _append_gain_event(
         db,
@@ -179,6 +235,7 @@ def record_label(
         who=annotator,
         note=note,
         source=source,
+        seen_event=seen_event,
     )
 
 

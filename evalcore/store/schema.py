@@ -325,8 +325,24 @@ CREATE TABLE run_rankings (
 ) WITHOUT ROWID;
 """
 
+# v8: an annotator's unsaved work on one pooled item (evalcore.store.drafts): the
+# note typed but not yet saved with a label, and whether the item was skipped.
+# Not evidence: rows are replaced and deleted (a label clears its draft).
+_V8 = """
+CREATE TABLE annotation_drafts (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    query_id TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    skipped INTEGER NOT NULL DEFAULT 0 CHECK (skipped IN (0, 1)),
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (study_id, annotator, query_id, unit_id)
+) WITHOUT ROWID;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

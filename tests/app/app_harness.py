@@ -40,3 +40,16 @@ def build_small_study(path: Path) -> sqlite_utils.Database:
         add_run(db, study_id=STUDY, name=name, source="imported", k=3,
                 results=[(q, r, u, 10.0 - r) for q, r, u in rows])
     return db
+
+
+def keyed(widgets, prefix: str):
+    """The one widget whose key starts with ``prefix`` (the annotate page keys its grade,
+    skip and note widgets by the showing number of the item on screen: ``grade_2_<n>``)."""
+    found = [w for w in widgets if w.key and w.key.startswith(prefix)]
+    assert len(found) == 1, [w.key for w in widgets]
+    return found[0]
+
+
+def grade_button(at, gain: int):
+    """The grade button ``gain`` of the item on screen."""
+    return keyed(at.button, f"grade_{gain}_")

@@ -16,7 +16,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from access_fixtures import ANNOTATOR, OUTSIDER, team_store  # noqa: E402
-from app_harness import ENTRY  # noqa: E402
+from app_harness import ENTRY, grade_button  # noqa: E402
 
 from evalcore.store.labels import label_history  # noqa: E402
 
@@ -96,7 +96,7 @@ def test_signed_in_identity_is_fixed_and_labels_carry_it(team_app) -> None:
     assert signed in [m.value for m in at.sidebar.markdown]
     assert not [t for t in at.sidebar.text_input if t.key == "rl_annotator_input"]
     assert [o for o in at.sidebar.selectbox(key="rl_study_select").options] == ["s"]
-    at.button(key="grade_0").click().run()
+    grade_button(at, 0).click().run()
     assert not at.exception
     events = [e for e in label_history(db, "s", "q1") if e.annotator != "setup"]
     assert len(events) == 1 and events[0].annotator == ANNOTATOR

@@ -4,7 +4,7 @@ No test shortcut is needed: the views live in ``app/views/`` (not ``pages/``),
 so Streamlit never falls into its legacy folder mode, in AppTest or on a server.
 """
 
-from app_harness import ENTRY
+from app_harness import ENTRY, grade_button
 
 
 def test_a_page_runs_inside_the_navigation_from_the_first_run(small_store) -> None:
@@ -17,7 +17,7 @@ def test_a_page_runs_inside_the_navigation_from_the_first_run(small_store) -> No
     assert not at.exception, at.exception
     # the entry script ran: the sidebar is there and the annotator is remembered
     assert at.sidebar.text_input(key="rl_annotator_input").value == "ann"
-    assert at.button(key="grade_2")
-    at.button(key="grade_2").click().run()
+    assert grade_button(at, 2)
+    grade_button(at, 2).click().run()
     assert not at.exception, at.exception
     assert at.sidebar.text_input(key="rl_annotator_input").value == "ann"

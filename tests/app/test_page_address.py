@@ -6,7 +6,7 @@ session: what it needs to show the same thing must be in the address.
 
 from urllib.parse import parse_qs
 
-from app_harness import ENTRY
+from app_harness import ENTRY, grade_button
 from streamlit.testing.v1 import AppTest
 
 ANNOTATE = "views/annotate.py"
@@ -51,7 +51,7 @@ def test_a_reload_keeps_the_annotator(small_store) -> None:
     at = _session({"annotator": "ann"}, ANNOTATE)
     assert at.text_input(key="rl_annotator_input").value == "ann"
     assert not any("Enter your name" in i.value for i in at.info)
-    assert at.button(key="grade_2")
+    assert grade_button(at, 2)
 
 
 def test_the_address_opens_the_named_query(small_store) -> None:
@@ -65,7 +65,7 @@ def test_the_address_opens_the_named_item_once(small_store) -> None:
     at = _session({"annotator": "ann", "query": "q1", "unit": "d4"}, ANNOTATE)
     assert _shown_unit(at) == "d4"
     assert _param(at, "unit") is None  # consumed: labeling moves on as usual
-    at.button(key="grade_2").click().run()
+    grade_button(at, 2).click().run()
     assert _shown_unit(at) != "d4"
 
 

@@ -4,7 +4,9 @@ q1's pool is d1..d4 (runs r1 and r2, k = 3); q2's pool is d5, d6.
 """
 
 import pytest
+from app_harness import grade_button, keyed
 
+from app.components.safe_text import escape_markdown
 from evalcore.store.completeness import is_complete
 from evalcore.store.resolution import resolve_query
 
@@ -30,9 +32,13 @@ def _mine(db, annotator: str, query: str = "q1") -> dict[str, int]:
 
 
 def _grade(at, gain: int):
-    at.button(key=f"grade_{gain}").click().run()
+    grade_button(at, gain).click().run()
     assert not at.exception, at.exception
     return at
+
+
+def _note(at):
+    return keyed(at.text_input, "rl_note_")
 
 
 def test_without_annotator_the_page_asks_for_a_name(small_store, new_app) -> None:
@@ -72,12 +78,16 @@ def test_note_is_saved_with_the_label_then_cleared(small_store, new_app) -> None
     _, db = small_store
     at = new_app("ann", PAGE)
     unit = _shown_unit(at)
-    at.text_input(key="rl_note").set_value("half of it is outdated").run()
+    _note(at).set_value("half of it is outdated").run()
     _grade(at, 1)
     notes = [r[0] for r in db.execute(
         "SELECT note FROM label_events WHERE unit_id = ? AND annotator = 'ann'", [unit])]
     assert notes == ["half of it is outdated"]
-    assert at.text_input(key="rl_note").value == ""
+    assert _note(at).value == ""
+    at.button(key="previous").click().run()  # the note is shown with the label afterwards
+    assert _shown_unit(at) == unit
+    assert any(escape_markdown("your note: half of it is outdated") in c.value
+               for c in at.caption)
 
 
 def test_undo_cancels_the_last_label_and_returns_to_it(small_store, new_app) -> None:
@@ -99,9 +109,9 @@ def test_skip_and_cant_judge_leave_items_unlabeled(small_store, new_app) -> None
     _, db = small_store
     at = new_app("ann", PAGE)
     first = _shown_unit(at)
-    at.button(key="skip").click().run()
+    keyed(at.button, "skip_").click().run()
     second = _shown_unit(at)
-    at.button(key="cant_judge").click().run()
+    keyed(at.button, "cant_judge_").click().run()
     third = _shown_unit(at)
     assert len({first, second, third}) == 3
     assert _mine(db, "ann") == {}
@@ -246,7 +256,7 @@ def test_a_locked_store_says_the_label_was_not_saved_and_stays_on_the_item(
 def test_cant_judge_items_come_last_in_a_later_session(small_store, new_app) -> None:
     at = new_app("ann", PAGE)
     first = _shown_unit(at)
-    at.button(key="cant_judge").click().run()
+    keyed(at.button, "cant_judge_").click().run()
     later = new_app("ann", PAGE)  # a new session of the same annotator
     assert _shown_unit(later) != first
     for _ in range(3):
@@ -263,3 +273,66 @@ def test_the_chosen_query_survives_a_visit_to_another_page(small_store, new_app)
     assert at.selectbox(key="rl_query").value == "q2"
     assert at.toggle(key="rl_unblind").value is True
     assert _shown_unit(at) in {"d5", "d6"}
+
+
+def test_a_label_that_creates_a_conflict_says_so_where_it_was_given(small_store, new_app) -> None:
+    from app.components.queue import WalkState
+
+    alice = new_app("alice", PAGE)
+    alice.session_state["_rl_walks"] = {("s1", "alice", "q1"): WalkState(cursor="d2")}
+    alice.run()
+    _grade(alice, 2)
+    assert not [w for w in alice.warning if "conflict" in w.value]
+    bob = new_app("bob", PAGE)
+    bob.session_state["_rl_walks"] = {("s1", "bob", "q1"): WalkState(cursor="d2")}
+    bob.run()
+    _grade(bob, 0)
+    said = " ".join(w.value for w in bob.warning)
+    assert escape_markdown("alice said 2; you said 0: d2 is now in conflict and needs a "
+                           "reviewer") in said, said
+    progress = " ".join(_progress_texts(bob))
+    assert "(1 in conflict between annotators)" in progress
+
+
+def test_a_relevant_search_label_that_reopens_a_complete_query_says_why(small_store,
+                                                                       new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    for _ in range(4):
+        _grade(at, 0)
+    at.button(key="mark_complete").click().run()
+    assert is_complete(db, "s1", "q1")
+    at.text_input(key="rl_search").set_value("password part 7").run()
+    hit = [c.value for c in at.caption if c.value.startswith("d7")]
+    assert hit == [escape_markdown("d7 · not in the pool · not labeled by you")], hit
+    at.button(key="search_d7_3").click().run()
+    assert not is_complete(db, "s1", "q1")
+    said = " ".join(w.value for w in at.warning)
+    assert "reopened it" in said and "was not complete" in said, said
+    assert escape_markdown("d7 · not in the pool · your label: 3 (highly relevant)") in [
+        c.value for c in at.caption]
+
+
+def test_search_hits_show_a_snippet_with_the_terms_highlighted(small_store, new_app) -> None:
+    at = new_app("ann", PAGE)
+    at.text_input(key="rl_search").set_value("reset").run()
+    snippets = [m.value for m in at.markdown if "part" in m.value and "How to" in m.value]
+    assert snippets and all(":orange-background[**reset**]" in s for s in snippets), snippets
+
+
+def test_a_stale_selector_entry_of_the_open_query_never_switches_query() -> None:
+    """The browser sends the entry text; one sent before a label holds old counts."""
+    from app.components.query_picker import picked_query, query_option
+    from evalcore.annotation.progress import QueryProgress
+
+    def progress(qid: str, mine: int) -> QueryProgress:
+        return QueryProgress(query_id=qid, pooled=10, labeled=mine, conflicts=0, mine=mine,
+                             outside_pool=0, complete=False)
+
+    ids = ["q01", "q1", "q13"]
+    stale = query_option("q13", progress("q13", 2), "webhook signature verify")
+    assert stale == "q13 · you 2/10 · webhook signature verify"
+    assert picked_query(stale, ids) == "q13"  # not ids[0]
+    assert picked_query("q1 · you 0/10 · x", ids) == "q1"
+    assert picked_query("q13", ids) == "q13"
+    assert picked_query("nonsense", ids) is None

@@ -23,6 +23,7 @@ def test_home_shows_study_runs_and_coverage(small_store, new_app) -> None:
     # pool: q1 = d1..d4, q2 = d5, d6 -> 6 pooled; labeled: d1 only (d2 is in conflict)
     texts = [p.proto.text for p in at.get("progress")]
     assert any("1 of 6 pooled returned items labeled" in t for t in texts), texts
+    assert any("1 in conflict (need a reviewer) · 4 unlabeled" in t for t in texts), texts
     runs = at.dataframe[0].value
     assert list(runs["run"]) == ["r1", "r2"]
 

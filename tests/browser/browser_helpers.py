@@ -1,11 +1,14 @@
 """Helpers for the browser tests (not a test module): start the app, wait for it."""
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,3 +109,21 @@ def wait_for_app(page, text: str, timeout_ms: int = 30_000) -> None:
     """Wait until the Streamlit app has rendered ``text`` and stopped running."""
     page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_ms)
     settle(page, timeout_ms)
+
+
+@contextmanager
+def chromium_page(profile: Path, chromium_path: str, **context_options) -> Iterator:
+    """A Playwright page in a fresh Chromium profile (``context_options``: viewport, is_mobile...)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            user_data_dir=str(profile), executable_path=chromium_path, headless=True,
+            args=CHROMIUM_ARGS, **context_options)
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.set_default_timeout(30_000)
+            yield page
+        finally:
+            context.close()
+            shutil.rmtree(profile, ignore_errors=True)

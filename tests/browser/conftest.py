@@ -6,15 +6,14 @@ sets it), which makes a missing browser a failure.
 """
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from browser_helpers import (
     CHROMIUM,
-    CHROMIUM_ARGS,
     AppServer,
+    chromium_page,
     start_app,
     stop_app_process,
 )
@@ -49,21 +48,6 @@ def app_server(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> 
 @pytest.fixture
 def browser_page(tmp_path: Path, chromium_path: str):
     """A fresh Chromium profile per test; yields a Playwright page."""
-    from playwright.sync_api import sync_playwright
-
-    profile = tmp_path / "profile"
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            user_data_dir=str(profile),
-            executable_path=chromium_path,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000},
-        )
-        try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.set_default_timeout(30_000)
-            yield page
-        finally:
-            context.close()
-            shutil.rmtree(profile, ignore_errors=True)
+    with chromium_page(tmp_path / "profile", chromium_path,
+                       viewport={"width": 1400, "height": 1000}) as page:
+        yield page

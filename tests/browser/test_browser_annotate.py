@@ -129,7 +129,7 @@ def test_hostile_document_renders_as_inert_text(app_server, browser_page, tmp_pa
 def test_typing_a_note_never_triggers_a_grade_shortcut(app_server, browser_page) -> None:
     page = browser_page
     _open_annotate(page, app_server.url, "note-tester")
-    note = page.get_by_role("textbox", name="Note (saved with your next label)")
+    note = page.get_by_role("textbox", name=re.compile(r"^Note \(saved with your label"))
     note.fill("")
     note.press_sequentially("old 2019 version, see 4 and 0 (n u s j)")
     page.wait_for_timeout(500)

@@ -1,0 +1,27 @@
+"""The annotate page's query selector: its entries, and reading back what the browser sent."""
+
+from app.components.safe_text import truncate
+from evalcore.annotation.progress import QueryProgress
+
+
+def query_option(qid: str, progress: QueryProgress, text: str) -> str:
+    """One selector entry: id and counts first (a narrow screen cuts the end), then the text."""
+    done = " ✓" if progress.complete else ""
+    conflicts = f" · {progress.conflicts} in conflict" if progress.conflicts else ""
+    return f"{qid} · you {progress.mine}/{progress.pooled}{done}{conflicts} · {truncate(text, 60)}"
+
+
+def picked_query(value: object, ids: list[str]) -> str | None:
+    """The query id a selector value names.
+
+    The browser sends the entry's *text*, which holds counts that change with
+    every label; an entry sent before a label ("you 2/10") no longer matches
+    any current entry ("you 3/10"), so it is read by its id prefix. Before this
+    rule, such a stale entry fell back to the first query (q01) and the next
+    key presses labeled items of a query the annotator never opened.
+    """
+    if value in ids:
+        return str(value)
+    text = str(value)
+    matches = [q for q in ids if text.startswith(q + " · ")]
+    return max(matches, key=len) if matches else None

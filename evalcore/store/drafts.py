@@ -1,0 +1,97 @@
+"""Annotation drafts: an annotator's unsaved work on one pooled item.
+
+A draft holds the note typed for an item but not yet saved with a label, and
+whether the annotator skipped the item. It survives a reload or a new tab (it
+lives in the store, per study, annotator, query and item), and it is not
+evidence: a draft is replaced as the annotator types and deleted when the
+label it was typed for is saved.
+"""
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.transaction import write_transaction
+
+MAX_NOTE_CHARS = 2000
+
+
+class Draft(BaseModel):
+    """One item's unsaved note and skip mark."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unit_id: str
+    note: str = ""
+    skipped: bool = False
+
+
+def drafts(
+    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
+) -> dict[str, Draft]:
+    """unit -> the annotator's draft on the query."""
+    rows = db.execute(
+        "SELECT unit_id, note, skipped FROM annotation_drafts "
+        "WHERE study_id = ? AND annotator = ? AND query_id = ? ORDER BY unit_id",
+        [study_id, annotator, query_id],
+    )
+    return {u: Draft(unit_id=u, note=n, skipped=bool(s)) for u, n, s in rows}
+
+
+def save_draft(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    query_id: str,
+    unit_id: str,
+    annotator: str,
+    note: str | None = None,
+    skipped: bool | None = None,
+) -> Draft:
+    """Set the note and/or the skip mark of one item (None keeps the stored value).
+
+    A draft with no note and no skip mark is deleted. Raises ValueError for an
+    empty annotator or a note longer than :data:`MAX_NOTE_CHARS`.
+    """
+    if not annotator.strip():
+        raise ValueError("annotator is required to keep a draft")
+    if note is not None and len(note) > MAX_NOTE_CHARS:
+        raise ValueError(f"a note holds at most {MAX_NOTE_CHARS} characters, got {len(note)}")
+    key = [study_id, annotator, query_id, unit_id]
+    with write_transaction(db):
+        row = db.execute(
+            "SELECT note, skipped FROM annotation_drafts "
+            "WHERE study_id = ? AND annotator = ? AND query_id = ? AND unit_id = ?",
+            key,
+        ).fetchone()
+        old_note, old_skipped = (row[0], bool(row[1])) if row else ("", False)
+        draft = Draft(
+            unit_id=unit_id,
+            note=old_note if note is None else note,
+            skipped=old_skipped if skipped is None else skipped,
+        )
+        if not draft.note and not draft.skipped:
+            _delete(db, key)
+        else:
+            db.execute(
+                "INSERT OR REPLACE INTO annotation_drafts (study_id, annotator, query_id, "
+                "unit_id, note, skipped, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [*key, draft.note, int(draft.skipped), utc_now_iso()],
+            )
+    return draft
+
+
+def clear_draft(
+    db: sqlite_utils.Database, *, study_id: str, query_id: str, unit_id: str, annotator: str
+) -> None:
+    """Forget the item's draft (its note was saved with a label)."""
+    with write_transaction(db):
+        _delete(db, [study_id, annotator, query_id, unit_id])
+
+
+def _delete(db: sqlite_utils.Database, key: list[str]) -> None:
+    db.execute(
+        "DELETE FROM annotation_drafts "
+        "WHERE study_id = ? AND annotator = ? AND query_id = ? AND unit_id = ?",
+        key,
+    )

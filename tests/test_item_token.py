@@ -1,0 +1,130 @@
+"""A label is bound to the item that was on screen (evalcore.annotation.item_token).
+
+The write is checked twice: the token must be the one on screen for the
+session, and no label event may have been recorded on the unit since it was
+shown (checked inside the write transaction). A refused write leaves nothing.
+"""
+
+import threading
+
+import pytest
+from store_fixtures import new_store, table_snapshot
+
+from evalcore.annotation.item_token import (
+    ItemToken,
+    OffScreenError,
+    label_as_shown,
+    show_item,
+)
+from evalcore.store.completeness import is_complete, mark_complete
+from evalcore.store.connection import open_store
+from evalcore.store.drafts import drafts, save_draft
+from evalcore.store.labels import ItemChangedError, label_history, record_label
+
+
+@pytest.fixture
+def db(tmp_path):
+    return new_store(tmp_path)
+
+
+def _show(db, unit, who="kim", query="q1", previous=None) -> ItemToken:
+    return show_item(db, study_id="s", query_id=query, unit_id=unit, annotator=who,
+                     previous=previous)
+
+
+def test_a_token_on_screen_and_unchanged_writes_the_label_on_its_own_query(db):
+    record_label(db, study_id="s", query_id="q2", unit_id="A", gain=1, annotator="kim")
+    token = _show(db, "A")
+    outcome = label_as_shown(db, token, 3, on_screen=token, note="why")
+    assert (outcome.event.query_id, outcome.event.unit_id, outcome.event.gain) == ("q1", "A", 3)
+    assert outcome.event.note == "why" and not outcome.in_conflict and not outcome.reopened
+
+
+def test_a_press_for_an_item_that_left_the_screen_writes_nothing(db):
+    first = _show(db, "A")
+    second = _show(db, "B", previous=first)
+    assert second.showing == first.showing + 1
+    before = table_snapshot(db)
+    with pytest.raises(OffScreenError, match="A had left the screen"):
+        label_as_shown(db, first, 2, on_screen=second)
+    assert table_snapshot(db) == before
+
+
+def test_the_same_item_in_the_same_state_keeps_its_showing_a_newer_state_gets_a_new_one(db):
+    token = _show(db, "A")
+    assert _show(db, "A", previous=token) is token
+    record_label(db, study_id="s", query_id="q1", unit_id="A", gain=2, annotator="bob")
+    newer = _show(db, "A", previous=token)
+    assert newer.showing == token.showing + 1 and newer.seen_event > token.seen_event
+
+
+def test_a_label_recorded_since_the_item_was_shown_refuses_the_write_and_names_it(db):
+    token = _show(db, "A")
+    record_label(db, study_id="s", query_id="q1", unit_id="A", gain=2, annotator="bob")
+    before = table_snapshot(db)
+    with pytest.raises(ItemChangedError) as refused:
+        label_as_shown(db, token, 4, on_screen=token)
+    assert [(e.annotator, e.gain) for e in refused.value.newer] == [("bob", 2)]
+    assert "bob said 2" in str(refused.value)
+    assert table_snapshot(db) == before
+    # after seeing bob's label the annotator may still write theirs
+    seen = token.model_copy(update={"seen_event": refused.value.newer[-1].event_id})
+    outcome = label_as_shown(db, seen, 4, on_screen=seen)
+    assert outcome.in_conflict and outcome.conflict_with == {"bob": 2}
+
+
+def test_an_own_label_in_another_tab_also_counts_as_a_change(db):
+    tab_a = _show(db, "A")
+    tab_b = _show(db, "A")
+    label_as_shown(db, tab_a, 2, on_screen=tab_a)
+    with pytest.raises(ItemChangedError):
+        label_as_shown(db, tab_b, 4, on_screen=tab_b)
+    assert [e.gain for e in label_history(db, "s", "q1", "A")] == [2]
+
+
+def test_the_seen_check_is_inside_the_write_transaction(tmp_path):
+    """Two sessions that saw the same state: exactly one write lands, the other is refused."""
+    new_store(tmp_path).conn.close()
+    path = tmp_path / "store.db"  # new_store's file
+    token = show_item(open_store(path), study_id="s", query_id="q1", unit_id="A",
+                      annotator="kim")
+    results: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def press(gain: int) -> None:
+        db = open_store(path)
+        barrier.wait()
+        try:
+            label_as_shown(db, token, gain, on_screen=token)
+            results.append("written")
+        except ItemChangedError:
+            results.append("refused")
+
+    threads = [threading.Thread(target=press, args=(g,)) for g in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["refused"] * 3 + ["written"]
+    assert len(label_history(open_store(path), "s", "q1", "A")) == 1
+
+
+def test_a_relevant_label_on_a_complete_query_says_it_reopened_it(db):
+    record_label(db, study_id="s", query_id="q1", unit_id="A", gain=0, annotator="kim")
+    mark_complete(db, study_id="s", query_id="q1", actor="kim", reason="done")
+    token = _show(db, "Z")
+    outcome = label_as_shown(db, token, 3, on_screen=None, check_screen=False)
+    assert outcome.reopened and not is_complete(db, "s", "q1")
+
+
+def test_a_label_clears_its_items_draft_but_a_refused_one_keeps_it(db):
+    save_draft(db, study_id="s", query_id="q1", unit_id="A", annotator="kim",
+               note="half outdated", skipped=True)
+    token = _show(db, "A")
+    record_label(db, study_id="s", query_id="q1", unit_id="A", gain=1, annotator="bob")
+    with pytest.raises(ItemChangedError):
+        label_as_shown(db, token, 2, on_screen=token, note="half outdated")
+    assert drafts(db, "s", "q1", "kim")["A"].note == "half outdated"
+    fresh = _show(db, "A", previous=token)
+    label_as_shown(db, fresh, 2, on_screen=fresh, note="half outdated")
+    assert drafts(db, "s", "q1", "kim") == {}
