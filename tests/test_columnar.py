@@ -121,7 +121,8 @@ def test_construct_refuses_a_model_with_a_validator():
               "labels": [], "population_complete": True}
     with pytest.raises(TypeError, match="Observation has validators"):
         construct(Observation, values)
-    assert construct(Label, {"id": "A", "gain": 2}) == Label(id="A", gain=2)
+    with pytest.raises(TypeError, match="Label has validators"):
+        construct(Label, {"id": "A", "gain": 2, "conflict": None})
 
 
 def test_gc_paused_restores_the_previous_state():

@@ -1,13 +1,14 @@
 """The blocking list: which unlabeled returned items to label first.
 
 For one query, every run's :class:`~evalcore.contract.results.QueryResult` says which
-metric values are unavailable and which unlabeled units block them
-(``blocking_ids``). An item's weight is counted over every (run, metric)
+metric values are unavailable and which unknown units block them: unlabeled
+(``blocking_ids``) or in conflict (``conflict_ids``; the dashboard links those to
+adjudication). An item's weight is counted over every (run, metric)
 value of its query:
 
 * ``unlocks`` — values it blocks **alone**: its label makes the value
-  available whatever gain it gets (``unlabeled_returned`` is the value's only
-  reason and the item is its only blocker);
+  available whatever gain it gets (``unlabeled_returned`` / ``label_conflict``
+  are the value's only reasons and the item is its only blocker);
 * ``blocks`` — values it is one of the blockers of: its label moves them
   closer to available (their blocker set shrinks), including the ``unlocks``.
 
@@ -38,7 +39,8 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.contract.reasons import Reason
 from evalcore.contract.results import QueryResult
 
-_ONLY_UNLABELED = [Reason.UNLABELED_RETURNED.value]
+#: Reasons a label (or an adjudication) lifts: unknown evidence on returned units.
+_LABEL_LIFTS = frozenset({Reason.UNLABELED_RETURNED.value, Reason.LABEL_CONFLICT.value})
 _MISSING_REFERENCE = [Reason.MISSING_REFERENCE.value]
 #: Metrics an unlabeled-only query can make available once every top-k unit is labeled.
 _NO_POPULATION_NEEDED = frozenset({"precision", "reciprocal_rank"})
@@ -86,7 +88,7 @@ def _blockers(result: QueryResult, top_units: Sequence[str], metric: str) -> tup
             return [], False
         units = list(dict.fromkeys(top_units))
         return units, metric in _NO_POPULATION_NEEDED
-    return value.blocking_ids, value.reasons == _ONLY_UNLABELED
+    return [*value.blocking_ids, *value.conflict_ids], set(value.reasons) <= _LABEL_LIFTS
 
 
 def query_blocking_keys(query_id: str, per_run: Mapping[str, RankedQuery]) -> list[BlockingKey]:
