@@ -195,3 +195,15 @@ def _restore_widget(widget_key: str, plain_key: str) -> None:
 def annotator() -> str:
     """The annotator identity remembered in this session ('' until chosen)."""
     return str(st.session_state.get(ANNOTATOR_KEY, "")).strip()
+
+
+def reader() -> str | None:
+    """Whom the app reads documents as: the signed-in identity; None without sign-in.
+
+    Without sign-in the annotator name typed in the sidebar is a claim, not an
+    identity: it never unlocks the documents of a corpus a team-mode study uses
+    (a local corpus is readable by anyone). See docs/access-model.md.
+    """
+    from app.components.auth import signed_in_user
+
+    return signed_in_user()

@@ -19,7 +19,7 @@ from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import get_db
+from app.components.session import get_db, reader
 from app.components.state import cached_pool, cached_study_progress, note_own_write
 from evalcore.access.roles import Permission
 from evalcore.annotation.pool import blind_order
@@ -340,7 +340,7 @@ def _item(study: StudyIn, query_id: str, query_text: str, unit_id: str, order: l
         st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
                                    "judge it by its id or skip it."))
         return
-    shown = displayable_text(db, current_annotator(), study_id=study.study_id, unit_id=unit_id,
+    shown = displayable_text(db, reader(), study_id=study.study_id, unit_id=unit_id,
                              runs=ranks.get(unit_id, {}))
     if not shown.shown:  # another organisation's, or outside a run's protocol
         st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
@@ -425,7 +425,7 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
             return
         db = get_db()
         # scoped in SQL before the limit: other organisations' documents never crowd these out
-        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=current_annotator() or "")
+        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=reader() or "")
         if not hits:
             st.caption("No document matches.")
         for hit in hits:

@@ -241,16 +241,18 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
 @click.option("--complete", is_flag=True, help="Declare every judged query's population complete.")
 @_gain_map_option
 @_unknown_ids
+@click.option("--owner-org", default=None,
+              help="Organisation that owns the new documents (default: the corpus's owner).")
 @actor_option
 def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tuple[str, ...],
                         complete: bool, gain_map: str | None, allow_unknown_ids: bool,
-                        actor: str) -> None:
+                        owner_org: str | None, actor: str) -> None:
     """BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) -> documents, queries, labels."""
     mapping = _gain_map(gain_map)
     with store(db_path, "import beir") as db:
         _report(import_beir(db, folder, study_id=study_id, splits=list(splits) or None,
                             gain_map=mapping, allow_unknown_ids=allow_unknown_ids,
-                            complete=complete, actor=actor))
+                            complete=complete, actor=actor, owner_org=owner_org))
 
 
 @import_group.command("observations")

@@ -67,6 +67,7 @@ def import_upload(
     annotator: str | None = None,
     complete: bool = False,
     allow_unknown_ids: bool = False,
+    owner_org: str | None = None,
     gain_map: Mapping[int, int] | None = None,
     max_bytes: int = MAX_UPLOAD_BYTES,
 ) -> ImportSummary:
@@ -88,7 +89,7 @@ def import_upload(
     if kind == "beir":
         return _import_beir_zip(db, data, name, study_id=study_id, actor=actor,
                                 complete=complete, allow_unknown_ids=allow_unknown_ids,
-                                gain_map=gain_map)
+                                gain_map=gain_map, owner_org=owner_org)
     source = decode_source(data, name)
     if kind == "qrels":
         return import_qrels(db, source, study_id=study_id, annotator=annotator or None,
