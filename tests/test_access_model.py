@@ -4,12 +4,13 @@ Each ``test_attack_*`` is an attack that used to work; each asserts the attack
 is refused and that the store is unchanged (or that nothing secret is shown).
 """
 
+import json
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, team_store
+from access_fixtures import ANNOTATOR, LEAD, team_store
 from store_fixtures import table_snapshot
 
 from evalcore.access import PermissionDenied
@@ -38,7 +39,7 @@ def _with_unowned_u1(tmp_path: Path):
 
 def _beir(root: Path, text: str) -> Path:
     (root / "qrels").mkdir(parents=True)
-    (root / "corpus.jsonl").write_text('{"_id": "u1", "title": "u", "text": "%s"}\n' % text)
+    (root / "corpus.jsonl").write_text(json.dumps({"_id": "u1", "title": "u", "text": text}) + "\n")
     (root / "queries.jsonl").write_text('{"_id": "mq", "text": "m"}\n')
     (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nmq\tu1\t1\n")
     return root
@@ -170,3 +171,102 @@ def test_v7_store_migrates_corpus_owners(tmp_path: Path) -> None:
     db = open_store(path)
     assert [corpus_owner(db, c) for c in ("c1", "c2", "c3")] == ["acme", "globex", None]
     assert db.execute("SELECT count(*) FROM corpora").fetchone()[0] == 3
+
+
+# --- item 8: one person, one annotator ------------------------------------------------------
+
+
+def test_annotator_names_are_normalised_at_every_entry_point(tmp_path: Path) -> None:
+    from evalcore.store.imports.labels import import_labels
+    from evalcore.store.labels import label_history, record_label, undo_last_label
+    from evalcore.store.resolution import resolve_query
+
+    db = open_store(tmp_path / "store.db")
+    create_study(db, StudyIn(study_id="s", corpus_id="c"))
+    record_label(db, study_id="s", query_id="q", unit_id="d", gain=2, annotator="Ann@Acme.org")
+    record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator=" ann@acme.org ")
+    resolved = resolve_query(db, "s", "q")["d"]
+    assert resolved.annotators == {"ann@acme.org": 1} and resolved.state == "labeled"
+    assert {e.annotator for e in label_history(db, "s", "q")} == {"ann@acme.org"}
+    assert undo_last_label(db, study_id="s", query_id="q", annotator="ANN@acme.ORG")
+    assert resolve_query(db, "s", "q")["d"].gain == 2
+    csv = tmp_path / "l.csv"
+    csv.write_text("query_id,unit_id,gain,annotator\nq,e,3,Bob@Acme.org\n")
+    import_labels(db, csv, study_id="s", allow_unknown_ids=True, keep_annotators=True)
+    assert resolve_query(db, "s", "q")["e"].annotators == {"bob@acme.org": 3}
+
+
+def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Path) -> None:
+    from evalcore.store.labels import record_label
+    from evalcore.store.resolution import resolve_query, resolve_study
+
+    db = open_store(tmp_path / "store.db")
+    create_study(db, StudyIn(study_id="s", corpus_id="c"))
+    db.execute("INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
+               "created_at) VALUES ('s', 'q', 'd', 'label', 3, 'Ann@Acme.org', 'x')")
+    db.conn.commit()
+    record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator="ann@acme.org")
+    assert resolve_query(db, "s", "q")["d"].annotators == {"ann@acme.org": 1}
+    assert resolve_study(db, "s")["q"]["d"].gain == 1  # one annotator: no conflict
+
+
+# --- item 3: an honest trust model ----------------------------------------------------------
+
+
+def test_attack_imported_label_file_fabricates_another_annotators_undo(tmp_path: Path) -> None:
+    from evalcore.io.errors import InputErrors
+    from evalcore.store.imports.labels import import_labels
+
+    db, _ = team_store(tmp_path)
+    log = tmp_path / "forged.jsonl"
+    log.write_text(
+        '{"query_id": "q1", "unit_id": "a1", "gain": 0, "annotator": "rita@acme.org"}\n'
+        '{"query_id": "q1", "unit_id": "a1", "kind": "undo", "annotator": "ann@acme.org", '
+        '"created_at": "2020-01-01T00:00:00Z", "source": "app"}\n')
+    before = table_snapshot(db)
+    with pytest.raises(InputErrors) as refused:
+        import_labels(db, log, study_id="s", format="jsonl", actor=LEAD)
+    text = str(refused.value)
+    assert "forged.jsonl:2" in text and "undo events cannot be imported" in text
+    assert "forged.jsonl:1" in text and "--keep-annotators" in text
+    with pytest.raises(InputErrors, match="forged.jsonl:2"):
+        import_labels(db, log, study_id="s", format="jsonl", actor=LEAD, keep_annotators=True)
+    assert table_snapshot(db) == before
+
+
+def test_kept_annotators_are_vouched_for_and_the_importer_is_recorded(tmp_path: Path) -> None:
+    from evalcore.store.audit import audit_entries
+    from evalcore.store.imports.labels import import_labels
+    from evalcore.store.labels import label_history
+
+    db, _ = team_store(tmp_path)
+    csv = tmp_path / "l.csv"
+    csv.write_text("query_id,unit_id,gain,annotator\nq1,a2,1,Rita@Acme.org\n")
+    import_labels(db, csv, study_id="s", actor=LEAD, keep_annotators=True)
+    assert label_history(db, "s", "q1")[-1].annotator == "rita@acme.org"
+    entry = audit_entries(db, "s", limit=1)[0]
+    assert entry.detail["imported_by"] == LEAD and entry.detail["kept_annotators"] is True
+    assert entry.channel == "api" and entry.os_user == ""
+    plain = tmp_path / "p.csv"
+    plain.write_text("query_id,unit_id,gain\nq1,a3,1\n")
+    import_labels(db, plain, study_id="s", actor=LEAD)
+    last = label_history(db, "s", "q1")[-1]
+    assert (last.annotator, last.source) == ("csv:p.csv", "import")
+
+
+def test_cli_audit_rows_record_the_channel_and_the_os_user(tmp_path: Path) -> None:
+    import getpass
+
+    from click.testing import CliRunner
+
+    from evalcore.cli import main
+    from evalcore.store.audit import audit_entries
+
+    db, _ = team_store(tmp_path)
+    db.conn.close()
+    store = str(tmp_path / "store.db")
+    result = CliRunner().invoke(main, ["members", "add", "--db", store, "--study", "s", "--user",
+                                       "new@acme.org", "--role", "annotator", "--actor", LEAD])
+    assert result.exit_code == 0, result.output
+    entry = audit_entries(open_store(tmp_path / "store.db"), "s", limit=1)[0]
+    assert (entry.actor, entry.channel, entry.os_user) == (LEAD, "cli", getpass.getuser())

@@ -69,6 +69,12 @@ def _import_section(study_id: str) -> None:
         if kind in ("qrels", "observations", "labels-csv", "labels-jsonl"):
             annotator = b.text_input("Annotator recorded on the labels",
                                      help="Default: the file's kind and name.")
+        keep_annotators = False
+        if kind in ("labels-csv", "labels-jsonl"):
+            keep_annotators = a.checkbox(
+                "Keep the annotators the file names",
+                help="You vouch for the names, times and sources in the file; without this "
+                     "a file naming annotators is refused.")
         if kind == "beir":
             owner_org = b.text_input("Owner organisation of the new documents",
                                      help="Default: the organisation that owns the corpus.")
@@ -90,7 +96,7 @@ def _import_section(study_id: str) -> None:
             get_db(), kind, data, upload.name, study_id=study_id, actor=_actor(),
             k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
             complete=complete, allow_unknown_ids=allow_unknown,
-            owner_org=(owner_org or "").strip() or None,
+            owner_org=(owner_org or "").strip() or None, keep_annotators=keep_annotators,
         )
     except (InputErrors, ValueError, PermissionError) as error:
         bar.empty()  # the message below says how it ended (no full bar for a refusal)

@@ -282,14 +282,19 @@ def _labels_command(fmt: str) -> Callable:
                   help=f"Annotator for rows without one (default {fmt}:<file>).")
     @_gain_map_option
     @_unknown_ids
+    @click.option("--keep-annotators", is_flag=True,
+                  help="Record the annotators, times and sources the file names (you vouch "
+                       "for them); without it a file naming annotators is refused.")
     @actor_option
     def command(db_path: Path, study_id: str, path: Path, annotator: str | None,
-                gain_map: str | None, allow_unknown_ids: bool, actor: str) -> None:
+                gain_map: str | None, allow_unknown_ids: bool, keep_annotators: bool,
+                actor: str) -> None:
         mapping = _gain_map(gain_map)
         with store(db_path, f"import labels-{fmt}") as db:
             _report(import_labels(db, path, study_id=study_id, format=fmt,  # type: ignore[arg-type]
                                   annotator=annotator, gain_map=mapping,
-                                  allow_unknown_ids=allow_unknown_ids, actor=actor))
+                                  allow_unknown_ids=allow_unknown_ids,
+                                  keep_annotators=keep_annotators, actor=actor))
 
     return command
 
