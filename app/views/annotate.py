@@ -42,6 +42,7 @@ from evalcore.store.resolution import resolve_query
 from evalcore.store.scoping import displayable_text
 from evalcore.store.studies import StudyIn, query_texts
 from evalcore.store.studies import query_text as query_text_of
+from evalcore.store.transaction import retry_busy
 
 QUERY_KEY = "rl_query"
 NOTE_KEY = "rl_note"
@@ -88,9 +89,10 @@ def _on_grade(study_id: str, query_id: str, unit_id: str, annotator: str, gain: 
     db = get_db()
     before = store_marks(db, study_id)
     note = str(st.session_state.get(NOTE_KEY, "")).strip()
-    try:
-        record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
-                     annotator=annotator, note=note)
+    try:  # a store busy with a long write is retried (bounded) before the label is refused
+        retry_busy(lambda: record_label(db, study_id=study_id, query_id=query_id,
+                                        unit_id=unit_id, gain=gain, annotator=annotator,
+                                        note=note))
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
         return
@@ -176,8 +178,9 @@ def _on_search_grade(study_id: str, query_id: str, unit_id: str, annotator: str,
     db = get_db()
     before = store_marks(db, study_id)
     try:
-        record_label(db, study_id=study_id, query_id=query_id, unit_id=unit_id, gain=gain,
-                     annotator=annotator, note="found by corpus search")
+        retry_busy(lambda: record_label(db, study_id=study_id, query_id=query_id,
+                                        unit_id=unit_id, gain=gain, annotator=annotator,
+                                        note="found by corpus search"))
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
         return

@@ -328,7 +328,9 @@ CREATE TABLE run_rankings (
 # v8: ownership you can reason about (docs/access-model.md). Every corpus has a row
 # naming its owner organisation (NULL: a local corpus, no organisation); an
 # organisation remembers who created it (its first lead); audit rows record the
-# channel (app / cli / api) and, for the CLI, the operating-system user.
+# channel (app / cli / api) and, for the CLI, the operating-system user; a run
+# being imported is staged (``staged_by`` = "host:pid" of the importer) and
+# invisible until its last small commit clears it (evalcore.store.staging).
 # Existing corpora get as owner the organisation of their first study that has
 # one, else the organisation owning their first owned document, else none.
 # Documents stored unowned before v8 stay unowned (readable by members of a
@@ -354,6 +356,7 @@ SELECT owner_org, owner_org FROM corpora WHERE owner_org IS NOT NULL;
 ALTER TABLE organisations ADD COLUMN created_by TEXT;
 ALTER TABLE audit_log ADD COLUMN channel TEXT NOT NULL DEFAULT 'api';
 ALTER TABLE audit_log ADD COLUMN os_user TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN staged_by TEXT;
 """
 
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
