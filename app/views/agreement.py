@@ -22,7 +22,7 @@ from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import get_db
+from app.components.session import get_db, reader
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
 from evalcore.analysis.agreement import open_conflicts, study_agreement
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
@@ -158,7 +158,7 @@ db, study = study_page("Annotator agreement")
 show_flash(_FLASH)
 focus = _address_conflict()
 if focus is not None:  # the address names a conflict: it comes first, before the statistics
-    (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=current_annotator())
+    (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=reader())
     _focused(focused, current_annotator())
 
 summary = study_agreement(db, study.study_id)
@@ -219,7 +219,7 @@ elif listed:
     if not reviewer:
         st.info("Enter your name in the sidebar to adjudicate (it is recorded with the decision).")
     for context in conflict_contexts(db, study.study_id, listed[:CONFLICTS_SHOWN],
-                                     viewer=reviewer):
+                                     viewer=reader()):
         with st.container(border=True):
             _conflict_card(context, reviewer, linked=True)
     if len(listed) > CONFLICTS_SHOWN:

@@ -59,7 +59,7 @@ def _import_section(study_id: str) -> None:
     with st.form("import_form", clear_on_submit=False):
         upload = st.file_uploader("File", key="rl_import_file")
         a, b = st.columns(2)
-        k = run_name = annotator = None
+        k = run_name = annotator = owner_org = None
         complete = False
         if kind == "run":
             k = a.number_input("k (cutoff depth)", min_value=1, max_value=10_000, value=10)
@@ -69,6 +69,15 @@ def _import_section(study_id: str) -> None:
         if kind in ("qrels", "observations", "labels-csv", "labels-jsonl"):
             annotator = b.text_input("Annotator recorded on the labels",
                                      help="Default: the file's kind and name.")
+        keep_annotators = False
+        if kind in ("labels-csv", "labels-jsonl"):
+            keep_annotators = a.checkbox(
+                "Keep the annotators the file names",
+                help="You vouch for the names, times and sources in the file; without this "
+                     "a file naming annotators is refused.")
+        if kind == "beir":
+            owner_org = b.text_input("Owner organisation of the new documents",
+                                     help="Default: the organisation that owns the corpus.")
         if kind in ("qrels", "beir"):
             complete = a.checkbox("Declare every judged query complete",
                                   help="Only if these judgments list every relevant unit.")
@@ -87,6 +96,7 @@ def _import_section(study_id: str) -> None:
             get_db(), kind, data, upload.name, study_id=study_id, actor=_actor(),
             k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
             complete=complete, allow_unknown_ids=allow_unknown,
+            owner_org=(owner_org or "").strip() or None, keep_annotators=keep_annotators,
         )
     except (InputErrors, ValueError, PermissionError) as error:
         bar.empty()  # the message below says how it ended (no full bar for a refusal)
@@ -217,11 +227,15 @@ def _new_study_section(expanded: bool) -> None:
                                  help="Studies naming the same corpus share its documents.")
         name = a.text_input("Name")
         threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=4, value=1)
+        org = a.text_input("Organisation (optional)",
+                           help="A corpus that belongs to an organisation is open only to "
+                                "studies of that organisation, created by its members.")
         if not st.form_submit_button("Create study"):
             return
         try:
             new = StudyIn(study_id=study_id.strip(), corpus_id=corpus_id.strip(),
-                          name=name.strip(), relevance_threshold=int(threshold))
+                          name=name.strip(), relevance_threshold=int(threshold),
+                          org_id=org.strip() or None)
             lead = signed_in_user()
             if lead is None:
                 create_study(get_db(), new)

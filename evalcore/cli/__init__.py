@@ -19,6 +19,7 @@ import click
 from evalcore.cli.failures import debugging, report_failure
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.version import __version__
+from evalcore.store.channel import audit_channel
 
 #: Modules that register commands on :func:`main` when imported (``@main.command``).
 #: Keep one entry per module, in alphabetical order.
@@ -51,7 +52,8 @@ class _LazyGroup(click.Group):
             # The command line owns its process, so it (never the library) pauses the cyclic
             # collector while a command builds its many small, acyclic objects (packing,
             # reports, observations from the store): measured 2-3x faster on 10,000 queries.
-            with gc_paused():
+            # Audit rows written by a command record the CLI channel and the OS user.
+            with gc_paused(), audit_channel("cli"):
                 return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise

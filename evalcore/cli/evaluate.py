@@ -104,6 +104,7 @@ def _choose_source(
     db: Path | None = None,
     study: str | None = None,
     reference: str | None = None,
+    actor: str | None = None,
 ) -> Callable[[EvalProtocol], EvalInput]:
     """Check that the options name exactly one input source; return its loader."""
     trec_given = [name for name, v in (("--qrels", qrels), ("--run", run)) if v is not None]
@@ -120,7 +121,8 @@ def _choose_source(
         file_options = [n for n, v in (("--observations", observations), ("--qrels", qrels))
                         if v is not None]
         return choose_store_source(
-            db=db, study=study, run=run, reference=reference, file_options=file_options + trec_only
+            db=db, study=study, run=run, reference=reference, file_options=file_options + trec_only,
+            actor=actor,
         )
     if observations is not None:
         if trec_given or trec_only:
@@ -172,6 +174,9 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     help="Evidence store: evaluate the stored run --run of --study.",
 )
 @click.option("--study", help="Study id in the store (with --db).")
+@click.option("--actor", default=None,
+              help="Who is reading (with --db; default: the current user): they must be allowed "
+                   "to see the study.")
 @click.option("--reference", help="Frozen reference version (with --db; default: working).")
 @click.option("--k", type=click.IntRange(1, MAX_K), help="Cutoff depth for TREC input.")
 @click.option(
@@ -217,6 +222,7 @@ def evaluate_command(
     run: Path | None,
     db: Path | None,
     study: str | None,
+    actor: str | None,
     reference: str | None,
     k: int | None,
     complete: bool,
@@ -237,6 +243,7 @@ def evaluate_command(
         db=db,
         study=study,
         reference=reference,
+        actor=actor,
     )
     protocol = EvalProtocol(
         relevance_threshold=relevance_threshold,

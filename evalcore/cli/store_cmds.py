@@ -43,6 +43,7 @@ from evalcore.store.imports import (
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
 from evalcore.store.schema import SchemaTooNewError, schema_version
+from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyIn, StudyNotFoundError
 from evalcore.store.study_setup import create_study
 
@@ -79,13 +80,27 @@ def fail(lines: list[str], summary: str) -> None:
 
 
 @contextmanager
-def store(db_path: Path, command: str) -> Iterator[sqlite_utils.Database]:
-    """Open the store; turn the store's user errors into exit status 2 with a clear message."""
+def store(
+    db_path: Path, command: str, *, study_id: str | None = None, actor: str | None = None,
+    read: bool = False,
+) -> Iterator[sqlite_utils.Database]:
+    """Open the store; turn the store's user errors into exit status 2 with a clear message.
+
+    With ``study_id``, an unknown study is reported listing only the studies
+    ``actor`` may see; with ``read`` too, ``actor`` must be allowed to see the
+    study before anything is read (writes are authorised by the store itself).
+    Every command that names a study passes it, so none prints a study's data,
+    or the ids of studies they may not see, to a non-member.
+    """
     try:
         db = open_store(db_path)
     except SchemaTooNewError as exc:
         fail([f"error: {exc}"], f"evalcore {command}: cannot open {db_path}")
     try:
+        if study_id is not None:
+            require_known_study(db, actor, study_id)
+            if read:
+                require_study_view(db, actor, study_id)
         yield db
     except InputErrors as exc:
         fail(str(exc).splitlines(),
@@ -206,7 +221,7 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
                          actor: str) -> None:
     """TREC qrels (query_id iteration doc_id gain) -> label events."""
     mapping = _gain_map(gain_map)
-    with store(db_path, "import qrels") as db:
+    with store(db_path, "import qrels", study_id=study_id, actor=actor) as db:
         _report(import_qrels(db, path, study_id=study_id, annotator=annotator, complete=complete,
                              gain_map=mapping, allow_unknown_ids=allow_unknown_ids, actor=actor))
 
@@ -226,7 +241,7 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
                        corpus_fingerprint: str | None, partial_scan: bool,
                        allow_unknown_ids: bool, actor: str) -> None:
     """TREC run (query_id Q0 doc_id rank score tag) -> a stored run."""
-    with store(db_path, "import run") as db:
+    with store(db_path, "import run", study_id=study_id, actor=actor) as db:
         _report(import_run(db, path, study_id=study_id, k=k, name=name,
                            allow_unknown_ids=allow_unknown_ids,
                            corpus_fingerprint=corpus_fingerprint,
@@ -242,16 +257,18 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
 @click.option("--complete", is_flag=True, help="Declare every judged query's population complete.")
 @_gain_map_option
 @_unknown_ids
+@click.option("--owner-org", default=None,
+              help="Organisation that owns the new documents (default: the corpus's owner).")
 @actor_option
 def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tuple[str, ...],
                         complete: bool, gain_map: str | None, allow_unknown_ids: bool,
-                        actor: str) -> None:
+                        owner_org: str | None, actor: str) -> None:
     """BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) -> documents, queries, labels."""
     mapping = _gain_map(gain_map)
-    with store(db_path, "import beir") as db:
+    with store(db_path, "import beir", study_id=study_id, actor=actor) as db:
         _report(import_beir(db, folder, study_id=study_id, splits=list(splits) or None,
                             gain_map=mapping, allow_unknown_ids=allow_unknown_ids,
-                            complete=complete, actor=actor))
+                            complete=complete, actor=actor, owner_org=owner_org))
 
 
 @import_group.command("observations")
@@ -267,7 +284,7 @@ def import_observations_command(db_path: Path, study_id: str, path: Path, run_na
                                 annotator: str | None, allow_unknown_ids: bool,
                                 actor: str) -> None:
     """Observation JSONL -> queries, a run, label events and completeness claims."""
-    with store(db_path, "import observations") as db:
+    with store(db_path, "import observations", study_id=study_id, actor=actor) as db:
         _report(import_observations(db, path, study_id=study_id, run_name=run_name,
                                     annotator=annotator, allow_unknown_ids=allow_unknown_ids,
                                     actor=actor))
@@ -281,14 +298,19 @@ def _labels_command(fmt: str) -> Callable:
                   help=f"Annotator for rows without one (default {fmt}:<file>).")
     @_gain_map_option
     @_unknown_ids
+    @click.option("--keep-annotators", is_flag=True,
+                  help="Record the annotators, times and sources the file names (you vouch "
+                       "for them); without it a file naming annotators is refused.")
     @actor_option
     def command(db_path: Path, study_id: str, path: Path, annotator: str | None,
-                gain_map: str | None, allow_unknown_ids: bool, actor: str) -> None:
+                gain_map: str | None, allow_unknown_ids: bool, keep_annotators: bool,
+                actor: str) -> None:
         mapping = _gain_map(gain_map)
-        with store(db_path, f"import labels-{fmt}") as db:
+        with store(db_path, f"import labels-{fmt}", study_id=study_id, actor=actor) as db:
             _report(import_labels(db, path, study_id=study_id, format=fmt,  # type: ignore[arg-type]
                                   annotator=annotator, gain_map=mapping,
-                                  allow_unknown_ids=allow_unknown_ids, actor=actor))
+                                  allow_unknown_ids=allow_unknown_ids,
+                                  keep_annotators=keep_annotators, actor=actor))
 
     return command
 
@@ -315,8 +337,9 @@ _output = click.option("-o", "--output", type=click.Path(dir_okay=False, path_ty
                        default=None, help="Write to this file (default: stdout).")
 
 
-def _export(db_path: Path, command: str, output: Path | None, write: Callable) -> None:
-    with store(db_path, command) as db:
+def _export(db_path: Path, command: str, output: Path | None, write: Callable, *,
+            study_id: str, actor: str) -> None:
+    with store(db_path, command, study_id=study_id, actor=actor, read=True) as db:
         summary = write(db, output if output is not None else sys.stdout)
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -335,7 +358,8 @@ def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
                          output: Path | None, actor: str) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
     _export(db_path, "export qrels", output,
-            lambda db, out: export_qrels(db, study_id, out, reference=reference, viewer=actor))
+            lambda db, out: export_qrels(db, study_id, out, reference=reference, viewer=actor),
+            study_id=study_id, actor=actor)
 
 
 @export_group.command("labels")
@@ -350,7 +374,8 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, output: Path |
     """Every label event, with annotators, kinds and times."""
     _export(db_path, "export labels", output,
             lambda db, out: export_labels(db, study_id, out, format=fmt,  # type: ignore[arg-type]
-                                          viewer=actor))
+                                          viewer=actor),
+            study_id=study_id, actor=actor)
 
 
 @export_group.command("run")
@@ -367,7 +392,8 @@ def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
     """A stored run as a TREC run file."""
     _export(db_path, "export run", output,
             lambda db, out: export_run(db, study_id, run_name, out,  # type: ignore[arg-type]
-                                       scores=scores, viewer=actor))
+                                       scores=scores, viewer=actor),
+            study_id=study_id, actor=actor)
 
 
 # --- completeness and references --------------------------------------------------------------
@@ -386,7 +412,7 @@ def complete_command(db_path: Path, study_id: str, query_ids: tuple[str, ...], r
     from evalcore.store.studies import get_study
     from evalcore.store.transaction import write_transaction
 
-    with store(db_path, "complete") as db:
+    with store(db_path, "complete", study_id=study_id, actor=actor) as db:
         get_study(db, study_id)
         with write_transaction(db):
             n = mark_queries_complete(db, study_id=study_id, query_ids=query_ids, actor=actor,
@@ -406,7 +432,7 @@ def reference_group() -> None:
 @actor_option
 def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> None:
     """Freeze the working reference (resolved labels, conflicts excluded, and completeness)."""
-    with store(db_path, "reference freeze") as db:
+    with store(db_path, "reference freeze", study_id=study_id, actor=actor) as db:
         version = freeze_reference(db, study_id=study_id, name=name, actor=actor)
     click.echo(version.model_dump_json())
 
@@ -414,12 +440,10 @@ def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> Non
 @reference_group.command("list")
 @db_option
 @study_option
-def reference_list(db_path: Path, study_id: str) -> None:
-    """List the study's frozen versions (JSON lines, oldest first)."""
-    with store(db_path, "reference list") as db:
-        from evalcore.store.studies import get_study
-
-        get_study(db, study_id)
+@actor_option
+def reference_list(db_path: Path, study_id: str, actor: str) -> None:
+    """List the study's frozen versions (JSON lines, oldest first); --actor must see the study."""
+    with store(db_path, "reference list", study_id=study_id, actor=actor, read=True) as db:
         for version in list_references(db, study_id):
             click.echo(version.model_dump_json())
 
@@ -428,11 +452,12 @@ def reference_list(db_path: Path, study_id: str) -> None:
 @db_option
 @study_option
 @click.option("--name", required=True, help="The frozen version to check.")
-def reference_verify(db_path: Path, study_id: str, name: str) -> None:
+@actor_option
+def reference_verify(db_path: Path, study_id: str, name: str, actor: str) -> None:
     """Recompute a frozen version's content hash; exit 1 if its rows no longer match it."""
     from evalcore.store.references import get_reference, verify_reference
 
-    with store(db_path, "reference verify") as db:
+    with store(db_path, "reference verify", study_id=study_id, actor=actor, read=True) as db:
         version = get_reference(db, study_id, name)
         intact = verify_reference(db, study_id, name)
     if not intact:

@@ -12,6 +12,7 @@ unknown study, run or reference is an input error (exit 2) naming the known ones
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from evalcore.io.errors import InputError, InputErrors
 
 def choose_store_source(
     *, db: Path | None, study: str | None, run: Path | None, reference: str | None,
-    file_options: list[str],
+    file_options: list[str], actor: str | None = None,
 ) -> Callable[[EvalProtocol], EvalInput]:
     """Check the store options; return the loader (``--run`` is a run name here)."""
     if db is None:
@@ -43,26 +44,44 @@ def choose_store_source(
         raise click.UsageError(f"--db needs {' and '.join(missing)} as well (--run names a "
                                "stored run)")
     assert study is not None and run is not None
-    return lambda protocol: store_source(db, study, str(run), reference, protocol)
+    return lambda protocol: store_source(db, study, str(run), reference, protocol, actor=actor)
 
 
 def _lookup_error(db: Path, option: str, exc: Exception) -> InputErrors:
     return InputErrors([InputError(file=str(db), field=option, message=str(exc))])
 
 
+def _reader(actor: str | None) -> str:
+    if actor:
+        return actor
+    try:
+        return getpass.getuser() or "cli"
+    except (KeyError, OSError):
+        return "cli"
+
+
 def store_source(
-    db_path: Path, study: str, run_name: str, reference: str | None, protocol: EvalProtocol
+    db_path: Path, study: str, run_name: str, reference: str | None, protocol: EvalProtocol,
+    *, actor: str | None = None,
 ) -> EvalInput:
-    """Observations of a stored run, packed for the metric computer."""
+    """Observations of a stored run, packed for the metric computer, once ``actor`` (default:
+    the OS user) may see the study; a refusal exits with status 1."""
+    from evalcore.access.decisions import PermissionDenied
     from evalcore.store.connection import open_store
     from evalcore.store.observations import observations_for_run, tied_score_pairs
     from evalcore.store.references import ReferenceNotFoundError
     from evalcore.store.runs import RunNotFoundError
+    from evalcore.store.scoping import require_study_view
     from evalcore.store.studies import StudyNotFoundError
 
     db = open_store(db_path)
     try:
+        require_study_view(db, _reader(actor), study)
         observations = observations_for_run(db, study, run_name, reference)
+    except PermissionDenied as exc:
+        click.echo(f"refused: {exc}", err=True)
+        click.echo("evalcore evaluate: nothing was computed or shown", err=True)
+        raise SystemExit(1) from None
     except StudyNotFoundError as exc:
         raise _lookup_error(db_path, "--study", exc) from None
     except RunNotFoundError as exc:

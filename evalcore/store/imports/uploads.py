@@ -62,6 +62,8 @@ def import_upload(
     annotator: str | None = None,
     complete: bool = False,
     allow_unknown_ids: bool = False,
+    owner_org: str | None = None,
+    keep_annotators: bool = False,
     gain_map: Mapping[int, int] | None = None,
     max_bytes: int = MAX_UPLOAD_BYTES,
 ) -> ImportSummary:
@@ -83,7 +85,7 @@ def import_upload(
     if kind == "beir":
         return _import_beir_zip(db, data, name, study_id=study_id, actor=actor,
                                 complete=complete, allow_unknown_ids=allow_unknown_ids,
-                                gain_map=gain_map)
+                                gain_map=gain_map, owner_org=owner_org)
     source = decode_source(data, name)
     if kind == "qrels":
         return import_qrels(db, source, study_id=study_id, annotator=annotator or None,
@@ -101,7 +103,8 @@ def import_upload(
     if kind in ("labels-csv", "labels-jsonl"):
         return import_labels(db, source, study_id=study_id, format=kind.split("-")[1],
                              annotator=annotator or None, gain_map=gain_map,
-                             allow_unknown_ids=allow_unknown_ids, actor=actor)
+                             allow_unknown_ids=allow_unknown_ids, actor=actor,
+                             keep_annotators=keep_annotators)
     raise ValueError(f"unknown upload kind {kind!r}; choose one of {', '.join(UPLOAD_KINDS)}")
 
 
