@@ -25,6 +25,7 @@ from evalcore.contract.version import __version__
 COMMAND_MODULES: tuple[str, ...] = (
     "access_cmds",
     "backup",
+    "collection_cmds",
     "demo",
     "evaluate",
     "report_cmds",

@@ -29,6 +29,7 @@ from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
+from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.io.trec import parse_gain_map
 from evalcore.store.connection import open_store
 from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
@@ -45,6 +46,7 @@ from evalcore.store.runs import RunNotFoundError
 from evalcore.store.schema import SchemaTooNewError, schema_version
 from evalcore.store.studies import StudyIn, StudyNotFoundError
 from evalcore.store.study_setup import create_study
+from evalcore.store.tool_label_exports import export_tool_labels
 
 _EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -341,13 +343,24 @@ def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
 @export_group.command("labels")
 @db_option
 @study_option
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", *TOOL_FORMATS]),
+              default="csv", show_default=True,
+              help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's ratings.")
+@click.option("--reference", default=None,
+              help="quepid/rre/rank-eval: a frozen reference version (default: working).")
+@click.option("--index", default=None,
+              help="rre/rank-eval: the index name written (default: the corpus id).")
 @_output
 @actor_option
-def export_labels_command(db_path: Path, study_id: str, fmt: str, output: Path | None,
-                          actor: str) -> None:
-    """Every label event, with annotators, kinds and times."""
+def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str | None,
+                          index: str | None, output: Path | None, actor: str) -> None:
+    """Every label event, with annotators, kinds and times (or another tool's ratings)."""
+    if fmt in TOOL_FORMATS:
+        _export(db_path, "export labels", output,
+                lambda db, out: export_tool_labels(db, study_id, out, fmt,  # type: ignore[arg-type]
+                                                   reference=reference, index=index,
+                                                   viewer=actor))
+        return
     _export(db_path, "export labels", output,
             lambda db, out: export_labels(db, study_id, out, format=fmt,  # type: ignore[arg-type]
                                           viewer=actor))

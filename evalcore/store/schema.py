@@ -325,8 +325,16 @@ CREATE TABLE run_rankings (
 ) WITHOUT ROWID;
 """
 
+# Queries carry an optional information need: a description and a narrative (the
+# assessor's guideline), imported from TREC topics or query files and edited by a
+# lead (an audited event, evalcore.store.information_needs). Empty when unknown.
+_QUERY_INFORMATION_NEED = """
+ALTER TABLE queries ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE queries ADD COLUMN narrative TEXT NOT NULL DEFAULT '';
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _QUERY_INFORMATION_NEED]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
