@@ -293,8 +293,9 @@ def write_tool_labels(
             "description": title,
             "query_groups": [{
                 "name": q,
-                "queries": [{"template": "query.json",
-                             "placeholders": {"$query": query_texts.get(q) or q}}],
+                **({"queries": [{"template": "query.json",
+                                 "placeholders": {"$query": query_texts[q]}}]}
+                   if query_texts.get(q) else {}),
                 "relevant_documents": {d: {"gain": ratings[q][d]} for d in sorted(ratings[q])},
             } for q in queries],
         }]}
