@@ -15,6 +15,7 @@ import sqlite3
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.information_need import show_information_need
 from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
@@ -279,6 +280,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
     show_flash(_FLASH_KEY)
     st.markdown("#### " + escape_markdown(query_text or query_id))
+    show_information_need(db, sid, query_id, expanded=True)
     qp = query_progress(db, sid, query_id, annotator)
     study_progress = cached_study_progress(db, sid, annotator)
     a, b = st.columns(2)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import html
+import io
 import re
 import zlib
 from os import PathLike
@@ -97,19 +98,27 @@ def read_text_file(file: Path) -> SourceText:
     if file.suffix.lower() != ".gz":
         return read_source(file)
     try:
-        with gzip.open(file, "rb") as stream:
-            data = stream.read(MAX_DECOMPRESSED + 1)
-    except FileNotFoundError:
-        raise InputErrors([InputError(file=str(file), message="file not found")]) from None
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputErrors([InputError(file=str(file), message=f"cannot read file: "
+                                      f"{exc.strerror or exc}")]) from None
+    return gunzip_source(data, str(file))
+
+
+def gunzip_source(data: bytes, name: str) -> SourceText:
+    """Decompress gzip bytes (at most :data:`MAX_DECOMPRESSED`) and decode them."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as stream:
+            text = stream.read(MAX_DECOMPRESSED + 1)
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputErrors([InputError(file=str(file), message=f"not a readable gzip file ({exc})",
+        raise InputErrors([InputError(file=name, message=f"not a readable gzip file ({exc})",
                                       hint="decompress it and check it, or give the plain file")]
                           ) from None
-    if len(data) > MAX_DECOMPRESSED:
+    if len(text) > MAX_DECOMPRESSED:
         raise InputErrors([InputError(
-            file=str(file), message=f"decompresses to more than {MAX_DECOMPRESSED:,} bytes",
+            file=name, message=f"decompresses to more than {MAX_DECOMPRESSED:,} bytes",
             hint="split the collection into smaller files")])
-    return decode_source(data, str(file))
+    return decode_source(text, name)
 
 
 def parse_trec_documents(
