@@ -240,3 +240,39 @@ def test_reimport_without_need_keeps_the_stored_need(tmp_path: Path) -> None:
     import_queries(db, plain, study_id="s")
     assert query_texts(db, "s")["301"] == "cats and kittens"
     assert information_need(db, "s", "301").description == "Documents about cats."
+
+
+def test_cli_imports_and_need_set(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from evalcore.cli import main
+
+    runner = CliRunner()
+    db = str(tmp_path / "s.db")
+    assert runner.invoke(main, ["init", "--db", db, "--study", "s", "--corpus", "c"]).exit_code == 0
+    assert runner.invoke(main, ["init", "--db", db, "--study", "s"]).exit_code == 2
+    bad = tmp_path / "docs.jsonl"
+    bad.write_text('{"id": "a", "text": "x"}\n{"id": 3}\n')
+    result = runner.invoke(main, ["import", "documents", "--db", db, "--study", "s", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:2: id: must be a string, got 3" in result.output
+    assert "nothing was written" in result.output
+    topics = tmp_path / "topics.txt"
+    topics.write_text(TOPICS)
+    result = runner.invoke(main, ["import", "queries", "--db", db, "--study", "s", str(topics),
+                                  "--format", "trec"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["query", "need", "set", "--db", db, "--study", "s", "--query",
+                                  "302", "--narrative", "Only barking dogs.", "--actor", "lead"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(runner.invoke(main, ["query", "need", "show", "--db", db, "--study", "s",
+                                            "--query", "302"]).output)
+    assert shown == {"description": "Why dogs bark.", "narrative": "Only barking dogs."}
+    result = runner.invoke(main, ["query", "need", "set", "--db", db, "--study", "s", "--query",
+                                  "999", "--narrative", "x"])
+    assert result.exit_code == 2 and "no query '999' in study 's'" in result.output
+    from evalcore.store.connection import open_store
+
+    entry = audit_entries(open_store(tmp_path / "s.db"), "s")[0]
+    assert entry.action == "query.need.set" and entry.actor == "lead"
+    assert entry.detail["old"]["narrative"] == "Any barking."

@@ -1,6 +1,6 @@
 """Evidence-store commands: the store's Python API seen from the shell.
 
-    evalcore init --db store.db
+    evalcore init --db store.db [--study S --corpus C]
     evalcore study create --db store.db --study S --corpus C [--threshold 2] [--gain exponential]
     evalcore study list --db store.db
     evalcore import qrels|run|beir|observations|labels-csv|labels-jsonl --db F --study S PATH [...]
@@ -26,7 +26,7 @@ import click
 import sqlite_utils
 
 from evalcore.access.decisions import PermissionDenied
-from evalcore.cli import main
+from evalcore.cli import SharedGroup, main
 from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
 from evalcore.io.tool_labels import TOOL_FORMATS
@@ -124,12 +124,20 @@ def _report(summary: ImportSummary) -> None:
 @main.command("init")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Path of the store to create (or to migrate, if it exists).")
-def init_command(db_path: Path) -> None:
+@click.option("--study", "study_id", default=None,
+              help="Also create this study (with --corpus), as `study create` does.")
+@click.option("--corpus", "corpus_id", default=None, help="The corpus of the study to create.")
+@actor_option
+def init_command(db_path: Path, study_id: str | None, corpus_id: str | None, actor: str) -> None:
     """Create an evidence store (an SQLite file), or bring an existing one up to date."""
+    if (study_id is None) != (corpus_id is None):
+        raise click.UsageError("give --study and --corpus together (or neither)")
     existed = db_path.exists()
     with store(db_path, "init") as db:
         version = schema_version(db)
     click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")
+    if study_id is not None and corpus_id is not None:
+        _create_study(db_path, actor, study_id=study_id, corpus_id=corpus_id)
 
 
 @main.group("study")
@@ -153,18 +161,22 @@ def study_group() -> None:
 def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrieval_unit: str,
                  relevance_threshold: int, gain: str, org_id: str | None, actor: str) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
+    _create_study(db_path, actor, study_id=study_id, name=name, corpus_id=corpus_id,
+                  retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
+                  gain=gain, org_id=org_id)
+
+
+def _create_study(db_path: Path, actor: str, **settings: object) -> None:
     from evalcore.store.audit import record_audit
     from evalcore.store.transaction import write_transaction
 
     with store(db_path, "study create") as db:
-        study = StudyIn(study_id=study_id, name=name, corpus_id=corpus_id,
-                        retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
-                        gain=gain, org_id=org_id)  # type: ignore[arg-type]
+        study = StudyIn(**settings)  # type: ignore[arg-type]
         with write_transaction(db):
             create_study(db, study, actor=actor)
-            record_audit(db, actor=actor, action="study.create", study_id=study_id,
+            record_audit(db, actor=actor, action="study.create", study_id=study.study_id,
                          detail=study.model_dump())
-    click.echo(f"created study {study_id} on corpus {corpus_id}")
+    click.echo(f"created study {study.study_id} on corpus {study.corpus_id}")
 
 
 @study_group.command("list")
@@ -182,7 +194,7 @@ def study_list(db_path: Path, actor: str) -> None:
 # --- import ---------------------------------------------------------------------------------
 
 
-@main.group("import")
+@main.group("import", cls=SharedGroup)
 def import_group() -> None:
     """Import evidence into a study (each import is all or nothing)."""
 
