@@ -21,7 +21,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Literal
 
-from evalcore.io.documents import resolve_format
+from evalcore.io.documents import DOCUMENT_FORMATS, resolve_format
 from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
 from evalcore.io.records import TableFormat, records, text_field
 from evalcore.io.text_lines import SourceText, numbered_lines, read_source
@@ -29,7 +29,7 @@ from evalcore.io.trec_docs import read_text_file
 from evalcore.io.trec_topics import parse_trec_topics
 
 QueryFormat = Literal["auto", "jsonl", "tsv", "csv", "trec"]
-QUERY_FORMATS: tuple[str, ...] = ("auto", "jsonl", "tsv", "csv", "trec")
+QUERY_FORMATS: tuple[str, ...] = DOCUMENT_FORMATS  # trec: TREC topics
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import html
 import io
 import re
 import zlib
+from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 
@@ -178,19 +179,24 @@ def parse_trec_documents(
 
 
 def _gap(text: str, start: int, end: int, counter: _LineCounter, log: ErrorLog) -> None:
-    """Only whitespace may stand between documents; an unclosed ``<DOC>`` is named too."""
+    between_elements(text, start, end, _DOC_OPEN, "DOC", counter.line, log)
+
+
+def between_elements(text: str, start: int, end: int, opener: re.Pattern[str], tag: str,
+                     line_of: Callable[[int], int], log: ErrorLog) -> None:
+    """Only whitespace may stand between ``<tag>`` elements; an unclosed one is named too."""
     gap = text[start:end]
     if not gap.strip():
         return
-    opened = _DOC_OPEN.search(gap)
+    opened = opener.search(gap)
     before = gap[: opened.start()] if opened else gap
     if before.strip():
-        log.add(counter.line(start + len(before) - len(before.lstrip())), None,
-                f"text outside any <DOC>: {show_value(before.strip()[:40])}",
-                "a TREC document file holds only <DOC>...</DOC> elements")
+        log.add(line_of(start + len(before) - len(before.lstrip())), None,
+                f"text outside any <{tag}>: {show_value(before.strip()[:40])}",
+                f"the file holds only <{tag}>...</{tag}> elements")
     if opened:
-        log.add(counter.line(start + opened.start()), "DOC", "a <DOC> without its </DOC>",
-                "close every document with </DOC>")
+        log.add(line_of(start + opened.start()), tag, f"a <{tag}> without its </{tag}>",
+                f"close every <{tag}> with </{tag}>")
 
 
 def plain_text(markup: str) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from evalcore.io.errors import ErrorLog, show_value
 from evalcore.io.text_lines import SourceText
-from evalcore.io.trec_docs import plain_text
+from evalcore.io.trec_docs import between_elements, plain_text
 
 _TOP = re.compile(r"<top\s*>(.*?)</top\s*>", re.IGNORECASE | re.DOTALL)
 _TOP_OPEN = re.compile(r"<top\s*>", re.IGNORECASE)
@@ -107,17 +107,5 @@ def _fields(body: str) -> dict[str, str]:
 
 
 def _outside(text: str, start: int, end: int, log: ErrorLog) -> None:
-    """Only whitespace may stand between topics; an unclosed ``<top>`` is named too."""
-    gap = text[start:end]
-    if not gap.strip():
-        return
-    opened = _TOP_OPEN.search(gap)
-    before = gap[: opened.start()] if opened else gap
-    if before.strip():
-        offset = start + len(before) - len(before.lstrip())
-        log.add(text.count("\n", 0, offset) + 1, None,
-                f"text outside any <top>: {show_value(before.strip()[:40])}",
-                "a topics file holds only <top>...</top> elements")
-    if opened:
-        log.add(text.count("\n", 0, start + opened.start()) + 1, "top",
-                "a <top> without its </top>", "close every topic with </top>")
+    between_elements(text, start, end, _TOP_OPEN, "top",
+                     lambda offset: text.count("\n", 0, offset) + 1, log)
