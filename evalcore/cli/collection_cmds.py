@@ -13,6 +13,7 @@ Each import is all or nothing; errors name file, line and field (exit 2).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -43,6 +44,18 @@ from evalcore.store.information_needs import (
 )
 
 _PATH = click.Path(exists=True, path_type=Path)
+
+
+def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
+    """--format, --id-field and --text-field, shared by the document and query imports."""
+    def decorate(fn: Callable) -> Callable:
+        fn = click.option("--text-field", default="text", show_default=True,
+                          help="JSONL/TSV/CSV: the text field.")(fn)
+        fn = click.option("--id-field", default="id", show_default=True,
+                          help="JSONL/TSV/CSV: the id field.")(fn)
+        return click.option("--format", "fmt", type=click.Choice(formats), default="auto",
+                            show_default=True, help=format_help)(fn)
+    return decorate
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
@@ -50,10 +63,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @db_option
 @study_option
 @click.argument("path", type=_PATH)
-@click.option("--format", "fmt", type=click.Choice(DOCUMENT_FORMATS), default="auto",
-              show_default=True, help="auto: from the name (a folder or .gz is TREC).")
-@click.option("--id-field", default="id", show_default=True, help="JSONL/TSV/CSV: the id field.")
-@click.option("--text-field", default="text", show_default=True, help="The text field.")
+@_record_options(DOCUMENT_FORMATS, "auto: from the name (a folder or .gz is TREC).")
 @click.option("--title-field", default="title", show_default=True,
               help="The title field (optional in each record).")
 @click.option("--owner-org", default=None,
@@ -73,10 +83,7 @@ def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str,
 @db_option
 @study_option
 @click.argument("path", type=_FILE)
-@click.option("--format", "fmt", type=click.Choice(QUERY_FORMATS), default="auto",
-              show_default=True, help="trec: TREC topics (<top> <num> <title> <desc> <narr>).")
-@click.option("--id-field", default="id", show_default=True, help="JSONL/TSV/CSV: the id field.")
-@click.option("--text-field", default="text", show_default=True, help="The query text field.")
+@_record_options(QUERY_FORMATS, "trec: TREC topics (<top> <num> <title> <desc> <narr>).")
 @click.option("--description-field", default="description", show_default=True,
               help="The information need's description field (optional).")
 @click.option("--narrative-field", default="narrative", show_default=True,
