@@ -77,6 +77,10 @@ def _files(tmp: Path) -> dict[str, Path]:
         "obs": ('{"query_id": "QSECRET1", "k": 1, "returned_ids": ["DSECRET2"], "labels": [], '
                 '"population_complete": false}\n', "o.jsonl"),
         "protocol": (protocol(corpus_id="c", organisations=["acme"]).model_dump_json(), "p.json"),
+        "docs": ('{"id": "DSECRET9", "text": "x"}\n', "d.jsonl"),
+        "queries": ('{"id": "QSECRET9", "text": "x"}\n', "qs.jsonl"),
+        "rank_eval": ('{"requests": [{"id": "QSECRET1", "ratings": '
+                      '[{"_id": "DSECRET2", "rating": 1}]}]}', "ratings.json"),
     }
     out = {}
     for key, (text, name) in files.items():
@@ -105,6 +109,13 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
         "import observations": ["import", "observations", *s, str(f["obs"]), *a],
         "import labels-csv": ["import", "labels-csv", *s, str(f["csv"]), *a],
         "import labels-jsonl": ["import", "labels-jsonl", *s, str(f["jsonl"]), *a],
+        "import labels": ["import", "labels", *s, str(f["rank_eval"]), "--format", "rank-eval",
+                          *a],
+        "import documents": ["import", "documents", *s, str(f["docs"]), *a],
+        "import queries": ["import", "queries", *s, str(f["queries"]), *a],
+        "query need set": ["query", "need", "set", *s, "--query", "QSECRET1", "--description",
+                           "d", *a],
+        "query need show": ["query", "need", "show", *s, "--query", "QSECRET1", *a],
         "export qrels": ["export", "qrels", *s, *a],
         "export labels": ["export", "labels", *s, *a],
         "export run": ["export", "run", *s, "--run", "RUNSECRET", *a],
@@ -132,7 +143,9 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
 
 
 #: Commands that name no study and print nothing of one (checked separately or not at all).
-NO_STUDY = {"init", "demo"}
+#: ``backup`` and ``verify`` work on the whole store file: whoever may open the file may copy
+#: it (file permissions are the boundary, README "Who is trusted"); they print counts only.
+NO_STUDY = {"init", "demo", "backup", "verify"}
 
 
 def _leaf_commands(group: click.Group, prefix: str = "") -> set[str]:

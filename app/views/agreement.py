@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PAGE, QUERY_PARAM, UNIT_PARAM, item_params
 from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS
@@ -81,6 +82,7 @@ def _context(ctx: ConflictContext) -> None:
     """The query, the document and every annotator's gain, note and time, all as plain text."""
     st.markdown(f"**{escape_markdown(ctx.unit_id)}** · query {escape_markdown(ctx.query_id)}")
     st.markdown("**Query:** " + escape_markdown(ctx.query_text or "(no text)"))
+    show_information_need(get_db(), ctx.study_id, ctx.query_id)
     if ctx.document_note is not None:
         st.caption(escape_markdown(ctx.document_note))
     else:

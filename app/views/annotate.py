@@ -24,6 +24,7 @@ import sqlite3
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.information_need import show_information_need
 from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
 from app.components.query_picker import picked_query, query_option
@@ -437,6 +438,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     _screens()[(sid, annotator)] = token
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
+    show_information_need(db, sid, query_id, expanded=True)
     qp = query_progress(db, sid, query_id, annotator)
     study_progress = cached_study_progress(db, sid, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown, truncate
@@ -134,6 +135,7 @@ version = d.selectbox("Reference", versions, key="rl_inspect_reference")
 reference = None if version == WORKING else version
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
+show_information_need(db, study.study_id, query_id)
 first = inspect_query(db, study.study_id, run_a, query_id, reference, viewer=reader())
 st.caption(
     ("relevant set declared complete" if first.population_complete

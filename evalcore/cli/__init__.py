@@ -26,6 +26,7 @@ from evalcore.store.channel import audit_channel
 COMMAND_MODULES: tuple[str, ...] = (
     "access_cmds",
     "backup",
+    "collection_cmds",
     "demo",
     "evaluate",
     "report_cmds",
@@ -61,6 +62,20 @@ class _LazyGroup(click.Group):
             if debugging():
                 raise
             ctx.exit(report_failure(command, exc))
+
+
+class SharedGroup(click.Group):
+    """A command group other command modules add commands to (``import``): a command it
+    does not hold yet is looked for after importing every command module."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            load_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        load_commands()
+        return super().list_commands(ctx)
 
 
 def _command_name(ctx: click.Context) -> str:

@@ -1,6 +1,6 @@
 """Evidence-store commands: the store's Python API seen from the shell.
 
-    evalcore init --db store.db
+    evalcore init --db store.db [--study S --corpus C]
     evalcore study create --db store.db --study S --corpus C [--threshold 2] [--gain exponential]
     evalcore study list --db store.db
     evalcore import qrels|run|beir|observations|labels-csv|labels-jsonl --db F --study S PATH [...]
@@ -26,9 +26,10 @@ import click
 import sqlite_utils
 
 from evalcore.access.decisions import PermissionDenied
-from evalcore.cli import main
+from evalcore.cli import SharedGroup, main
 from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
+from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.io.trec import parse_gain_map
 from evalcore.store.connection import open_store
 from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
@@ -46,6 +47,7 @@ from evalcore.store.schema import SchemaTooNewError, schema_version
 from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyIn, StudyNotFoundError
 from evalcore.store.study_setup import create_study
+from evalcore.store.tool_label_exports import export_tool_labels
 
 _EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -137,12 +139,20 @@ def _report(summary: ImportSummary) -> None:
 @main.command("init")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Path of the store to create (or to migrate, if it exists).")
-def init_command(db_path: Path) -> None:
+@click.option("--study", "study_id", default=None,
+              help="Also create this study (with --corpus), as `study create` does.")
+@click.option("--corpus", "corpus_id", default=None, help="The corpus of the study to create.")
+@actor_option
+def init_command(db_path: Path, study_id: str | None, corpus_id: str | None, actor: str) -> None:
     """Create an evidence store (an SQLite file), or bring an existing one up to date."""
+    if (study_id is None) != (corpus_id is None):
+        raise click.UsageError("give --study and --corpus together (or neither)")
     existed = db_path.exists()
     with store(db_path, "init") as db:
         version = schema_version(db)
     click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")
+    if study_id is not None and corpus_id is not None:
+        _create_study(db_path, actor, study_id=study_id, corpus_id=corpus_id)
 
 
 @main.group("study")
@@ -166,18 +176,22 @@ def study_group() -> None:
 def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrieval_unit: str,
                  relevance_threshold: int, gain: str, org_id: str | None, actor: str) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
+    _create_study(db_path, actor, study_id=study_id, name=name, corpus_id=corpus_id,
+                  retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
+                  gain=gain, org_id=org_id)
+
+
+def _create_study(db_path: Path, actor: str, **settings: object) -> None:
     from evalcore.store.audit import record_audit
     from evalcore.store.transaction import write_transaction
 
     with store(db_path, "study create") as db:
-        study = StudyIn(study_id=study_id, name=name, corpus_id=corpus_id,
-                        retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
-                        gain=gain, org_id=org_id)  # type: ignore[arg-type]
+        study = StudyIn(**settings)  # type: ignore[arg-type]
         with write_transaction(db):
             create_study(db, study, actor=actor)
-            record_audit(db, actor=actor, action="study.create", study_id=study_id,
+            record_audit(db, actor=actor, action="study.create", study_id=study.study_id,
                          detail=study.model_dump())
-    click.echo(f"created study {study_id} on corpus {corpus_id}")
+    click.echo(f"created study {study.study_id} on corpus {study.corpus_id}")
 
 
 @study_group.command("list")
@@ -195,7 +209,7 @@ def study_list(db_path: Path, actor: str) -> None:
 # --- import ---------------------------------------------------------------------------------
 
 
-@main.group("import")
+@main.group("import", cls=SharedGroup)
 def import_group() -> None:
     """Import evidence into a study (each import is all or nothing)."""
 
@@ -365,13 +379,25 @@ def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
 @export_group.command("labels")
 @db_option
 @study_option
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", *TOOL_FORMATS]),
+              default="csv", show_default=True,
+              help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's ratings.")
+@click.option("--reference", default=None,
+              help="quepid/rre/rank-eval: a frozen reference version (default: working).")
+@click.option("--index", default=None,
+              help="rre/rank-eval: the index name written (default: the corpus id).")
 @_output
 @actor_option
-def export_labels_command(db_path: Path, study_id: str, fmt: str, output: Path | None,
-                          actor: str) -> None:
-    """Every label event, with annotators, kinds and times."""
+def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str | None,
+                          index: str | None, output: Path | None, actor: str) -> None:
+    """Every label event, with annotators, kinds and times (or another tool's ratings)."""
+    if fmt in TOOL_FORMATS:
+        _export(db_path, "export labels", output,
+                lambda db, out: export_tool_labels(db, study_id, out, fmt,  # type: ignore[arg-type]
+                                                   reference=reference, index=index,
+                                                   viewer=actor),
+                study_id=study_id, actor=actor)
+        return
     _export(db_path, "export labels", output,
             lambda db, out: export_labels(db, study_id, out, format=fmt,  # type: ignore[arg-type]
                                           viewer=actor),

@@ -375,8 +375,16 @@ ALTER TABLE audit_log ADD COLUMN os_user TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN staged_by TEXT;
 """
 
+# v10: queries carry an optional information need: a description and a narrative (the
+# assessor's guideline), imported from TREC topics or query files and edited by a
+# lead (an audited event, evalcore.store.information_needs). Empty when unknown.
+_V10 = """
+ALTER TABLE queries ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE queries ADD COLUMN narrative TEXT NOT NULL DEFAULT '';
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
