@@ -20,6 +20,7 @@ import streamlit as st  # noqa: E402
 from app.components.auth import identity_gate  # noqa: E402
 from app.components.navigation import navigation_pages  # noqa: E402
 from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
+from evalcore.store.channel import audit_channel  # noqa: E402
 
 st.set_page_config(page_title="Relevance Ledger", page_icon=":material/fact_check:", layout="wide")
 
@@ -29,4 +30,5 @@ study_picker(db)
 if identity is None:
     annotator_picker()
 
-st.navigation(navigation_pages()).run()
+with audit_channel("app"):  # audit rows of this run record the app channel
+    st.navigation(navigation_pages()).run()

@@ -46,7 +46,8 @@ def team_store(tmp_path: Path) -> tuple[sqlite_utils.Database, Report]:
     add_member(db, study_id="s", user=LEAD, role="lead", actor=LEAD)
     add_member(db, study_id="s", user=REVIEWER, role="reviewer", actor=LEAD)
     add_member(db, study_id="s", user=ANNOTATOR, role="annotator", actor=LEAD)
-    create_study(db, StudyIn(study_id="g", corpus_id="c", org_id="globex"))
+    # globex's study over acme's corpus: acme's lead vouches for it (corpus ownership)
+    create_study(db, StudyIn(study_id="g", corpus_id="c", org_id="globex"), actor=LEAD)
     add_member(db, study_id="g", user=OUTSIDER, role="lead", actor=OUTSIDER)
     add_to_organisation(db, user=OUTSIDER, org_id="globex", actor=OUTSIDER)
     return db, report

@@ -48,7 +48,7 @@ def test_search_unowned_documents_are_for_members_of_a_study_over_the_corpus(
     tmp_path: Path,
 ) -> None:
     db, _ = team_store(tmp_path)
-    add_documents(db, "c", [DocumentIn(doc_id="shared", title="Solar atlas", text="solar map",
+    add_documents(db, "c", [DocumentIn(doc_id="shared", title="Solar atlas", text="solar map", owner_org=None,
                                         created_at=BEFORE)],
                   actor=LEAD)
     assert "shared" in _ids(search_corpus(db, "c", "atlas", viewer=ANNOTATOR))

@@ -86,7 +86,8 @@ def test_import_export_freeze_cycle(db, tmp_path):
 def test_complete_command_and_labels_csv(db, tmp_path):
     csv_file = tmp_path / "l.csv"
     csv_file.write_text("query_id,unit_id,gain,annotator\nq1,A,1,ann\n")
-    assert cli("import", "labels-csv", "--db", db, "--study", "s", csv_file).exit_code == 0
+    assert cli("import", "labels-csv", "--db", db, "--study", "s", csv_file,
+               "--keep-annotators").exit_code == 0
     result = cli("complete", "--db", db, "--study", "s", "q1", "q2", "--reason", "pooled")
     assert result.exit_code == 0
     assert result.output.startswith("2 query(ies) marked complete")

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_fixtures import new_store
 
+from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
 from evalcore.store.completeness import mark_complete
 from evalcore.store.connection import open_store
@@ -42,14 +43,18 @@ def event_rows(db):
 
 @pytest.fixture
 def db(tmp_path):
-    db = new_store(tmp_path)
+    return _events(new_store(tmp_path))
+
+
+def _events(db, undo=True):
     record_label(db, study_id="s", query_id="q2", unit_id="B", gain=1, annotator="ann",
                  note='said "maybe", twice')
     record_label(db, study_id="s", query_id="q1", unit_id="A", gain=2, annotator="ann")
     record_label(db, study_id="s", query_id="q1", unit_id="A", gain=0, annotator="bob")
     adjudicate(db, study_id="s", query_id="q1", unit_id="A", gain=1, reviewer="rev")
-    record_label(db, study_id="s", query_id="q1", unit_id="C", gain=3, annotator="bob")
-    undo_last_label(db, study_id="s", query_id="q1", annotator="bob")
+    if undo:
+        record_label(db, study_id="s", query_id="q1", unit_id="C", gain=3, annotator="bob")
+        undo_last_label(db, study_id="s", query_id="q1", annotator="bob")
     record_label(db, study_id="s", query_id="q1", unit_id="D", gain=0, annotator="bob")
     return db
 
@@ -72,10 +77,18 @@ def test_label_events_round_trip(db, tmp_path, fmt):
     out = tmp_path / f"labels.{fmt}"
     assert export_labels(db, "s", out, format=fmt).rows == 7
     other = fresh(tmp_path, "other")
-    import_labels(other, out, study_id="s", format=fmt)
-    assert event_rows(other) == event_rows(db)
-    assert resolve_study(other, "s") == resolve_study(db, "s")
-    assert text_of(export_labels, other, "s", format=fmt) == out.read_text()
+    # an undo is its annotator's own act: an event log holding one is refused, naming the line
+    with pytest.raises(InputErrors, match="undo events cannot be imported"):
+        import_labels(other, out, study_id="s", format=fmt, keep_annotators=True)
+    assert event_rows(other) == []
+    # a log without undo events round-trips exactly
+    plain = _events(fresh(tmp_path, "plain"), undo=False)
+    log = tmp_path / f"plain.{fmt}"
+    export_labels(plain, "s", log, format=fmt)
+    import_labels(other, log, study_id="s", format=fmt, keep_annotators=True)
+    assert event_rows(other) == event_rows(plain)
+    assert resolve_study(other, "s") == resolve_study(plain, "s")
+    assert text_of(export_labels, other, "s", format=fmt) == log.read_text()
 
 
 def test_run_export_keeps_scores_when_order_survives(tmp_path):
@@ -134,7 +147,8 @@ def test_property_label_export_import_export_is_identity(tmp_path_factory, event
         record_label(db, study_id="s", query_id=q, unit_id=u, gain=g, annotator=who)
     first = text_of(export_labels, db, "s", format=fmt)
     other = fresh(tmp, "b")
-    import_labels(other, decode_source(first.encode(), f"x.{fmt}"), study_id="s", format=fmt)
+    import_labels(other, decode_source(first.encode(), f"x.{fmt}"), study_id="s", format=fmt,
+                  keep_annotators=True)
     assert event_rows(other) == event_rows(db)
     assert text_of(export_labels, other, "s", format=fmt) == first
 

@@ -166,7 +166,8 @@ def test_run_unknown_doc_ids(db, tmp_path):
 
 def test_labels_csv_with_bom_crlf_and_annotators(db, tmp_path):
     data = "\ufeffquery_id,unit_id,gain,annotator\r\nq1,A,2,ann\r\nq1,A,0,bob\r\nq1,\"B,1\",1,\r\n"
-    summary = import_labels(db, write(tmp_path, "l.csv", data), study_id="s")
+    summary = import_labels(db, write(tmp_path, "l.csv", data), study_id="s",
+                            keep_annotators=True)
     assert summary.label_events == 3
     units = resolve_query(db, "s", "q1")
     assert units["A"].state == "conflict" and units["A"].annotators == {"ann": 2, "bob": 0}

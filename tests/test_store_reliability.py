@@ -1,6 +1,7 @@
 """Reliability: concurrent writers lose nothing; a killed import leaves no trace;
 fuzzed import files only ever raise InputErrors and never leave partial rows."""
 
+import contextlib
 import json
 import os
 import signal
@@ -249,3 +250,79 @@ def test_sigkill_of_the_cli_while_it_writes_leaves_the_store_as_before(tmp_path)
         assert len(after["label_events"]) == len(before["label_events"]) + n
     else:
         assert after == before
+
+
+def test_a_busy_write_is_retried_with_backoff_then_refused(tmp_path):
+    import sqlite3
+
+    from evalcore.store.transaction import retry_busy
+
+    calls = []
+
+    def busy_twice():
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return "saved"
+
+    assert retry_busy(busy_twice, backoff_s=0.001) == "saved" and len(calls) == 3
+    calls.clear()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        retry_busy(busy_twice, attempts=2, backoff_s=0.001)  # busy both times: refused
+    assert len(calls) == 2
+
+    def other_error():
+        raise sqlite3.OperationalError("no such table: x")
+
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        retry_busy(other_error)
+
+
+def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
+    """Chunks commit separately, but no reader sees the run before the final commit."""
+    import evalcore.store.imports.run as run_import
+    from evalcore.store.runs import list_runs, run_exists
+    from evalcore.store.transaction import write_transaction as real_write_transaction
+
+    db = new_store(tmp_path)
+    run_file = tmp_path / "r.run"
+    run_file.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} t\n"
+                                for q in range(50) for r in range(100)))
+    monkeypatch.setattr(run_import, "CHUNK_ROWS", 1000)
+    seen = []
+    reader = open_store(tmp_path / "store.db")
+
+    @contextlib.contextmanager
+    def spying(database):
+        with real_write_transaction(database) as inner:
+            yield inner
+        seen.append((run_exists(reader, "s", "t"), len(list_runs(reader, "s"))))
+
+    monkeypatch.setattr(run_import, "write_transaction", spying)
+    import_run(db, run_file, study_id="s", k=10)
+    assert len(seen) >= 6  # stage + >= 5 chunks + publish
+    assert all(s == (False, 0) for s in seen[:-1]) and seen[-1] == (True, 1)
+
+
+def test_a_failed_chunked_import_leaves_nothing(tmp_path, monkeypatch):
+    import evalcore.store.imports.run as run_import
+
+    db = new_store(tmp_path)
+    run_file = tmp_path / "r.run"
+    run_file.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} t\n"
+                                for q in range(50) for r in range(100)))
+    before = table_snapshot(db)
+    monkeypatch.setattr(run_import, "CHUNK_ROWS", 1000)
+    original = run_import.write_run_results
+    calls = []
+
+    def fail_on_third(database, run_id, rows):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        original(database, run_id, rows)
+
+    monkeypatch.setattr(run_import, "write_run_results", fail_on_third)
+    with pytest.raises(OSError):
+        import_run(db, run_file, study_id="s", k=10)
+    assert table_snapshot(db) == before

@@ -13,6 +13,7 @@ import sqlite_utils
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
+from evalcore.access.identity import normalise_user_id
 from evalcore.store.connection import open_store
 from evalcore.store.studies import StudyIn
 
@@ -193,5 +194,22 @@ def _restore_widget(widget_key: str, plain_key: str) -> None:
 
 
 def annotator() -> str:
-    """The annotator identity remembered in this session ('' until chosen)."""
-    return str(st.session_state.get(ANNOTATOR_KEY, "")).strip()
+    """The annotator identity remembered in this session ('' until chosen), normalised
+    like a sign-in identity (``Ann@Acme.org`` is ``ann@acme.org``)."""
+    value = str(st.session_state.get(ANNOTATOR_KEY, "")).strip()
+    try:
+        return normalise_user_id(value) if value else ""
+    except ValueError:
+        return value
+
+
+def reader() -> str | None:
+    """Whom the app reads documents as: the signed-in identity; None without sign-in.
+
+    Without sign-in the annotator name typed in the sidebar is a claim, not an
+    identity: it never unlocks the documents of a corpus a team-mode study uses
+    (a local corpus is readable by anyone). See docs/access-model.md.
+    """
+    from app.components.auth import signed_in_user
+
+    return signed_in_user()

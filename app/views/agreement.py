@@ -17,12 +17,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PAGE, QUERY_PARAM, UNIT_PARAM, item_params
 from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import get_db
+from app.components.session import get_db, reader
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
 from evalcore.analysis.agreement import open_conflicts, study_agreement
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
@@ -81,6 +82,7 @@ def _context(ctx: ConflictContext) -> None:
     """The query, the document and every annotator's gain, note and time, all as plain text."""
     st.markdown(f"**{escape_markdown(ctx.unit_id)}** · query {escape_markdown(ctx.query_id)}")
     st.markdown("**Query:** " + escape_markdown(ctx.query_text or "(no text)"))
+    show_information_need(get_db(), ctx.study_id, ctx.query_id)
     if ctx.document_note is not None:
         st.caption(escape_markdown(ctx.document_note))
     else:
@@ -158,7 +160,7 @@ db, study = study_page("Annotator agreement")
 show_flash(_FLASH)
 focus = _address_conflict()
 if focus is not None:  # the address names a conflict: it comes first, before the statistics
-    (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=current_annotator())
+    (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=reader())
     _focused(focused, current_annotator())
 
 summary = study_agreement(db, study.study_id)
@@ -219,7 +221,7 @@ elif listed:
     if not reviewer:
         st.info("Enter your name in the sidebar to adjudicate (it is recorded with the decision).")
     for context in conflict_contexts(db, study.study_id, listed[:CONFLICTS_SHOWN],
-                                     viewer=reviewer):
+                                     viewer=reader()):
         with st.container(border=True):
             _conflict_card(context, reviewer, linked=True)
     if len(listed) > CONFLICTS_SHOWN:

@@ -24,13 +24,14 @@ import sqlite3
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.information_need import show_information_need
 from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
 from app.components.query_picker import picked_query, query_option
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import get_db
+from app.components.session import get_db, reader
 from app.components.snippet import snippet
 from app.components.state import cached_pool, cached_study_progress, note_own_write
 from evalcore.access.roles import Permission
@@ -68,6 +69,7 @@ from evalcore.store.resolution import resolve_query
 from evalcore.store.scoping import displayable_text
 from evalcore.store.studies import StudyIn, query_texts
 from evalcore.store.studies import query_text as query_text_of
+from evalcore.store.transaction import retry_busy
 
 QUERY_KEY = "rl_query"
 #: The note field of one showing is ``rl_note_<showing>``: a note belongs to the item it was typed for.
@@ -178,8 +180,9 @@ def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
     db = get_db()
     before = store_marks(db, token.study_id)
     try:
-        outcome = label_as_shown(db, token, gain, on_screen=_on_screen(
-            token.study_id, token.annotator), check_screen=check_screen, note=note)
+        # a store busy with a long write is retried (bounded) before the label is refused
+        outcome = retry_busy(lambda: label_as_shown(db, token, gain, on_screen=_on_screen(
+            token.study_id, token.annotator), check_screen=check_screen, note=note))
     except OffScreenError as error:
         _refuse(f"Key {gain} not saved: {error}.")
         return None
@@ -435,6 +438,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     _screens()[(sid, annotator)] = token
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
+    show_information_need(db, sid, query_id, expanded=True)
     qp = query_progress(db, sid, query_id, annotator)
     study_progress = cached_study_progress(db, sid, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
@@ -559,7 +563,7 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
         st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
                                    "judge it by its id or skip it."))
         return None
-    shown = displayable_text(db, current_annotator(), study_id=study.study_id, unit_id=unit_id,
+    shown = displayable_text(db, reader(), study_id=study.study_id, unit_id=unit_id,
                              runs=ranks.get(unit_id, {}))
     if not shown.shown:  # another organisation's, or outside a run's protocol
         st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
@@ -653,7 +657,7 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
             return
         db = get_db()
         # scoped in SQL before the limit: other organisations' documents never crowd these out
-        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=current_annotator() or "")
+        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=reader() or "")
         if not hits:
             st.caption("No document matches.")
         mine = _mine(study.study_id, query_id, annotator)

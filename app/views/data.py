@@ -1,4 +1,8 @@
-"""Data: import qrels, runs, BEIR, observations and labels; create a lexical run; export.
+"""Data: import documents, queries, judgments and runs; edit information needs; lexical runs; export.
+
+Formats: documents as JSONL, TSV, CSV or TREC ``<DOC>`` files; queries as
+JSONL, TSV, CSV or TREC topics; judgments as TREC qrels, labels CSV/JSONL,
+Quepid, RRE or ``_rank_eval``; runs as TREC runs; BEIR folders; observations.
 
 Every import is all-or-nothing: on any error the page lists every error with
 its line number and nothing is written. Uploaded file names only label
@@ -16,19 +20,29 @@ from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, get_db, select_study_next_run
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.io.documents import DocumentFields
 from evalcore.io.errors import InputErrors
+from evalcore.io.queries import QueryFields
+from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, parse_protocol
 from evalcore.retrieval.pin import list_pinned_protocols, pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
 from evalcore.store.imports.uploads import UPLOAD_KINDS, UploadKind, import_upload
+from evalcore.store.information_needs import (
+    MAX_NEED_CHARS,
+    InformationNeed,
+    information_need,
+    set_information_need,
+)
 from evalcore.store.members import create_team_study
 from evalcore.store.membership import organisation_ids
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import StudyIn
+from evalcore.store.studies import StudyIn, query_texts
 from evalcore.store.study_setup import create_study
+from evalcore.store.tool_label_exports import export_tool_labels
 
 KIND_LABELS: dict[UploadKind, str] = {
     "qrels": "TREC qrels (query 0 doc gain)",
@@ -37,6 +51,11 @@ KIND_LABELS: dict[UploadKind, str] = {
     "labels-csv": "Labels CSV",
     "labels-jsonl": "Labels JSONL",
     "beir": "BEIR dataset (.zip of the folder)",
+    "documents": "Documents (JSONL, TSV, CSV or TREC <DOC> file, .gz too)",
+    "queries": "Queries or TREC topics (with their information need)",
+    "labels-quepid": "Quepid ratings CSV (query,docid,rating)",
+    "labels-rre": "RRE ratings JSON",
+    "labels-rank-eval": "Elasticsearch/OpenSearch _rank_eval request (ratings)",
 }
 
 
@@ -60,16 +79,38 @@ def _import_section(study_id: str) -> None:
     with st.form("import_form", clear_on_submit=False):
         upload = st.file_uploader("File", key="rl_import_file")
         a, b = st.columns(2)
-        k = run_name = annotator = None
+        k = run_name = annotator = owner_org = None
         complete = False
         if kind == "run":
             k = a.number_input("k (cutoff depth)", min_value=1, max_value=10_000, value=10)
             run_name = b.text_input("Run name (default: the file's run tag)")
         if kind == "observations":
             run_name = a.text_input("Run name (default: the file name)")
-        if kind in ("qrels", "observations", "labels-csv", "labels-jsonl"):
+        fmt, fields = "auto", {}
+        if kind in ("documents", "queries"):
+            fmt = a.selectbox("Format", ["auto", "jsonl", "tsv", "csv", "trec"],
+                              help="auto: from the file name (.jsonl, .tsv, .csv; else TREC).")
+            names = ("id", "text", "title") if kind == "documents" else (
+                "id", "text", "description", "narrative")
+            cells = st.columns(len(names))
+            fields = {n: cells[i].text_input(f"{n} field", value=n).strip() or n
+                      for i, n in enumerate(names)}
+        if kind == "documents":
+            owner_org = b.text_input("Owner organisation of new documents",
+                                     help="The organisation whose lexical runs may see them.")
+        if kind in ("qrels", "observations", "labels-csv", "labels-jsonl", "labels-quepid",
+                    "labels-rre", "labels-rank-eval"):
             annotator = b.text_input("Annotator recorded on the labels",
                                      help="Default: the file's kind and name.")
+        keep_annotators = False
+        if kind in ("labels-csv", "labels-jsonl"):
+            keep_annotators = a.checkbox(
+                "Keep the annotators the file names",
+                help="You vouch for the names, times and sources in the file; without this "
+                     "a file naming annotators is refused.")
+        if kind == "beir":
+            owner_org = b.text_input("Owner organisation of the new documents",
+                                     help="Default: the organisation that owns the corpus.")
         if kind in ("qrels", "beir"):
             complete = a.checkbox("Declare every judged query complete",
                                   help="Only if these judgments list every relevant unit.")
@@ -87,7 +128,10 @@ def _import_section(study_id: str) -> None:
         summary = import_upload(
             get_db(), kind, data, upload.name, study_id=study_id, actor=_actor(),
             k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
-            complete=complete, allow_unknown_ids=allow_unknown,
+            complete=complete, allow_unknown_ids=allow_unknown, fmt=fmt,
+            document_fields=DocumentFields(**fields) if kind == "documents" else None,
+            query_fields=QueryFields(**fields) if kind == "queries" else None,
+            owner_org=(owner_org or "").strip() or None, keep_annotators=keep_annotators,
         )
     except (InputErrors, ValueError, PermissionError) as error:
         bar.empty()  # the message below says how it ended (no full bar for a refusal)
@@ -189,11 +233,22 @@ def _exports_section(study_id: str) -> None:
     else:
         a.download_button("Download qrels", qrels, file_name=f"{study_id}.qrels",
                           mime="text/plain", key="dl_qrels")
-    fmt = b.selectbox("Label events as", ["csv", "jsonl"])
-    labels, _ = _export_text(
-        lambda out: export_labels(db, study_id, out, format=fmt, viewer=viewer))
-    b.download_button("Download label events", labels, file_name=f"{study_id}-labels.{fmt}",
-                      mime="text/plain", key="dl_labels")
+    fmt = b.selectbox("Label events as", ["csv", "jsonl", *TOOL_FORMATS],
+                      help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's "
+                           "ratings in that tool's format.")
+    try:
+        labels, _ = _export_text(
+            lambda out: export_tool_labels(db, study_id, out, fmt, reference=ref, viewer=viewer)
+            if fmt in TOOL_FORMATS else export_labels(db, study_id, out, format=fmt,
+                                                      viewer=viewer))
+    except ExportRefusedError as error:
+        b.warning(escape_markdown(str(error)))
+    else:
+        suffix = {"quepid": "csv", "rre": "json", "rank-eval": "json"}.get(fmt, fmt)
+        tool = fmt in TOOL_FORMATS
+        b.download_button("Download ratings" if tool else "Download label events", labels,
+                          file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool
+                          else f"{study_id}-labels.{fmt}", mime="text/plain", key="dl_labels")
     runs = [r.name for r in list_runs(db, study_id)]
     if runs:
         run = c.selectbox("Run", runs)
@@ -210,6 +265,33 @@ def _exports_section(study_id: str) -> None:
                 c.caption(escape_markdown(warning))
 
 
+def _information_need_section(study_id: str) -> None:
+    """A lead edits a query's information need (description, narrative); audited."""
+    db = get_db()
+    texts = query_texts(db, study_id)
+    if not texts:
+        return
+    st.subheader("Information needs")
+    st.caption("What counts as relevant for a query, shown to annotators and reviewers beside "
+               "it. Only a lead may change it; every change is recorded in the audit log.")
+    query_id = st.selectbox("Query", sorted(texts), key="rl_need_query",
+                            format_func=lambda q: f"{q} · {texts.get(q, '')[:60]}")
+    need = information_need(db, study_id, query_id)
+    with st.form("need_form"):
+        description = st.text_area("Description", value=need.description, max_chars=MAX_NEED_CHARS)
+        narrative = st.text_area("Narrative (guideline for assessors)", value=need.narrative,
+                                 max_chars=MAX_NEED_CHARS)
+        if not st.form_submit_button("Save information need"):
+            return
+    try:
+        set_information_need(db, study_id=study_id, query_id=query_id, actor=_actor(),
+                             need=InformationNeed(description=description, narrative=narrative))
+    except (ValidationError, ValueError, LookupError, PermissionError) as error:
+        _show_errors("The information need was not saved.", error)
+        return
+    st.success(escape_markdown(f"Information need of query {query_id} saved."))
+
+
 def _new_study_section(expanded: bool) -> None:
     with st.expander("Create a study", expanded=expanded), st.form("study_form"):
         a, b = st.columns(2)
@@ -218,11 +300,15 @@ def _new_study_section(expanded: bool) -> None:
                                  help="Studies naming the same corpus share its documents.")
         name = a.text_input("Name")
         threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=MAX_GAIN, value=1)
+        org = a.text_input("Organisation (optional)",
+                           help="A corpus that belongs to an organisation is open only to "
+                                "studies of that organisation, created by its members.")
         if not st.form_submit_button("Create study"):
             return
         try:
             new = StudyIn(study_id=study_id.strip(), corpus_id=corpus_id.strip(),
-                          name=name.strip(), relevance_threshold=int(threshold))
+                          name=name.strip(), relevance_threshold=int(threshold),
+                          org_id=org.strip() or None)
             lead = signed_in_user()
             if lead is None:
                 create_study(get_db(), new)
@@ -248,3 +334,5 @@ st.divider()
 _lexical_section(study.study_id, study.org_id)
 st.divider()
 _exports_section(study.study_id)
+st.divider()
+_information_need_section(study.study_id)

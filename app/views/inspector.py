@@ -12,10 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown, truncate
-from app.components.session import annotator as current_annotator
+from app.components.session import reader
 from evalcore.analysis.inspector import (
     InspectedRow,
     QueryInspection,
@@ -134,7 +135,8 @@ version = d.selectbox("Reference", versions, key="rl_inspect_reference")
 reference = None if version == WORKING else version
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
-first = inspect_query(db, study.study_id, run_a, query_id, reference, viewer=current_annotator())
+show_information_need(db, study.study_id, query_id)
+first = inspect_query(db, study.study_id, run_a, query_id, reference, viewer=reader())
 st.caption(
     ("relevant set declared complete" if first.population_complete
      else "relevant set not declared complete: recall and nDCG are unavailable")
@@ -144,7 +146,7 @@ if run_b == NONE:
     _show(first)
 else:
     second = inspect_query(db, study.study_id, run_b, query_id, reference,
-                           viewer=current_annotator())
+                           viewer=reader())
     moves = rank_changes(first, second)
     left, right = st.columns(2)
     with left:

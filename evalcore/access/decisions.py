@@ -255,17 +255,78 @@ def organisation_entry_denied(
     )
 
 
-def organisation_grant_denied(
-    *, granted_by: str, org_id: str, team_studies: Sequence[str]
-) -> PermissionDenied:
-    """Someone who leads none of an organisation's team-mode studies tried to add people to it."""
-    return PermissionDenied(
-        f"{granted_by} may not add people to organisation {org_id!r}: that needs the "
-        f"lead role in one of its studies ({', '.join(team_studies)})",
-        actor=granted_by, study_id=team_studies[0], permission=Permission.MANAGE_MEMBERS,
-        required_role="lead", role=None,
-    )
-
-
 def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
+
+
+def study_over_corpus_denied(
+    *,
+    corpus_id: str,
+    study_id: str,
+    study_org: str | None,
+    corpus_owner: str | None,
+    owner_in_team_mode: bool,
+    user: str,
+    in_owner_org: bool,
+    owner_leads: Sequence[str],
+    corpus_team_studies: Sequence[str],
+    lead_of_corpus_study: bool,
+    what: str,
+) -> PermissionDenied | None:
+    """Why ``user`` may not ``what`` (create a study over / import into) the corpus; None: may.
+
+    A corpus owned by an organisation in team mode is open only to that
+    organisation's members, and never to a local-mode study (one with no
+    organisation): otherwise anyone could create their own study over a team's
+    corpus and read or overwrite its documents. A corpus with no owner that a
+    team-mode study uses is open only to a lead of one of those studies.
+    """
+    def denied(message: str) -> PermissionDenied:
+        return PermissionDenied(message, actor=user, study_id=study_id,
+                                permission=Permission.IMPORT, required_role="lead", role=None)
+
+    if corpus_owner is not None and owner_in_team_mode:
+        if study_org is None and what.startswith("create"):
+            return denied(
+                f"a local-mode study (no organisation) may not be created over corpus "
+                f"{corpus_id!r}: it belongs to organisation {corpus_owner!r}, which works in team "
+                f"mode; create the study in that organisation (--org {corpus_owner}) as one of "
+                "its members, or use another corpus id"
+            )
+        if not user:
+            return denied(
+                f"nobody is named to {what}: corpus {corpus_id!r} belongs to organisation "
+                f"{corpus_owner!r}; sign in, or pass the acting user (--actor)"
+            )
+        if not in_owner_org:
+            who = f" ({', '.join(owner_leads)})" if owner_leads else ""
+            return denied(
+                f"{user} may not {what}: corpus {corpus_id!r} belongs to organisation "
+                f"{corpus_owner!r} and they are not a member of it; one of its leads{who} can "
+                f"add them: evalcore members add-org --db STORE --user {user} --org {corpus_owner}"
+            )
+        return None
+    if corpus_owner is None and corpus_team_studies and not lead_of_corpus_study:
+        return denied(
+            f"{user or 'nobody named'} may not {what}: corpus {corpus_id!r} has no owner "
+            f"organisation and team-mode studies use it ({', '.join(corpus_team_studies)}); only "
+            "a lead of one of them may"
+        )
+    return None
+
+
+def organisation_join_denied(
+    *, granted_by: str, user: str, org_id: str, leads: Sequence[str]
+) -> PermissionDenied:
+    """Someone who is not a lead of an existing organisation tried to add ``user`` to it."""
+    who = granted_by or "nobody named"
+    return PermissionDenied(
+        f"{who} may not add {user} to organisation {org_id!r}: membership of an existing "
+        "organisation is granted only by one of its leads (the lead role in one of its studies, "
+        "or its creator)"
+        + (f" ({', '.join(leads)})" if leads else "")
+        + f", never by self-service; ask one of them to run: evalcore members add-org --db STORE "
+        f"--user {user} --org {org_id} --actor THEM",
+        actor=granted_by, study_id="", permission=Permission.MANAGE_MEMBERS,
+        required_role="lead", role=None,
+    )

@@ -6,7 +6,7 @@ everything a reviewer may.
 * annotator: read the study, label, undo their own labels, mark a query complete;
 * reviewer: + adjudicate conflicts, reopen a completeness claim;
 * lead: + freeze reference versions, import, create runs and reports, pin
-  retrieval protocols, manage the study's members.
+  retrieval protocols, manage the study's members, edit queries' information needs.
 """
 
 from enum import StrEnum
@@ -32,6 +32,7 @@ class Permission(StrEnum):
     PIN_PROTOCOL = "pin a retrieval protocol"
     CREATE_REPORT = "create a report"
     MANAGE_MEMBERS = "manage members"
+    EDIT_QUERIES = "edit a query's information need"
 
 
 #: The least role that holds each permission.
@@ -47,6 +48,7 @@ REQUIRED_ROLE: dict[Permission, RoleName] = {
     Permission.PIN_PROTOCOL: "lead",
     Permission.CREATE_REPORT: "lead",
     Permission.MANAGE_MEMBERS: "lead",
+    Permission.EDIT_QUERIES: "lead",
 }
 
 

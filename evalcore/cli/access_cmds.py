@@ -53,7 +53,7 @@ def members_group() -> None:
 def members_add(db_path: Path, study_id: str, user: str, role: str, display_name: str,
                 actor: str) -> None:
     """Give USER a role in the study (the first member, a lead, turns team mode on)."""
-    with store(db_path, "members add") as db:
+    with store(db_path, "members add", study_id=study_id, actor=actor) as db:
         get_study(db, study_id)
         was_local = study_mode(db, study_id) == "local"
         try:
@@ -73,7 +73,7 @@ def members_add(db_path: Path, study_id: str, user: str, role: str, display_name
 @actor_option
 def members_remove(db_path: Path, study_id: str, user: str, actor: str) -> None:
     """Remove USER from the study (the last lead cannot be removed)."""
-    with store(db_path, "members remove") as db:
+    with store(db_path, "members remove", study_id=study_id, actor=actor) as db:
         try:
             removed = remove_member(db, study_id=study_id, user=user, actor=actor)
         except PermissionDenied as exc:
@@ -88,7 +88,7 @@ def members_remove(db_path: Path, study_id: str, user: str, actor: str) -> None:
 @actor_option
 def members_list(db_path: Path, study_id: str, actor: str) -> None:
     """The study's members and their roles (leads first)."""
-    with store(db_path, "members list") as db:
+    with store(db_path, "members list", study_id=study_id, actor=actor) as db:
         try:
             require_study_view(db, actor, study_id)
         except PermissionDenied as exc:
@@ -141,7 +141,7 @@ def document_group() -> None:
 @actor_option
 def document_show(db_path: Path, study_id: str, doc_id: str, actor: str) -> None:
     """Print the document's title and text, if ACTOR may read it."""
-    with store(db_path, "document show") as db:
+    with store(db_path, "document show", study_id=study_id, actor=actor) as db:
         try:
             require_study_view(db, actor, study_id)
         except PermissionDenied as exc:

@@ -87,6 +87,7 @@ def _choose_source(
     measures: Measures = None,
     trec_eval: bool = False,
     all_queries: bool = False,
+    actor: str | None = None,
 ) -> Loader:
     """Check that the options name exactly one input source; return its loader."""
     trec_given = [name for name, v in (("--qrels", qrels), ("--run", run)) if v is not None]
@@ -109,7 +110,8 @@ def _choose_source(
         file_options = [n for n, v in (("--observations", observations), ("--qrels", qrels))
                         if v is not None]
         return choose_store_source(
-            db=db, study=study, run=run, reference=reference, file_options=file_options + trec_only
+            db=db, study=study, run=run, reference=reference, file_options=file_options + trec_only,
+            actor=actor,
         )
     if observations is not None:
         if trec_given or trec_only:
@@ -181,6 +183,9 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     help="Evidence store: evaluate the stored run --run of --study.",
 )
 @click.option("--study", help="Study id in the store (with --db).")
+@click.option("--actor", default=None,
+              help="Who is reading (with --db; default: the current user): they must be allowed "
+                   "to see the study.")
 @click.option("--reference", help="Frozen reference version (with --db; default: working).")
 @click.option(
     "-m",
@@ -256,6 +261,7 @@ def evaluate_command(
     run: Path | None,
     db: Path | None,
     study: str | None,
+    actor: str | None,
     reference: str | None,
     measures: Measures,
     k: int | None,
@@ -282,6 +288,7 @@ def evaluate_command(
         measures=measures,
         trec_eval=trec_eval,
         all_queries=all_queries,
+        actor=actor,
     )
     protocol = EvalProtocol(
         relevance_threshold=relevance_threshold,

@@ -107,17 +107,17 @@ def report_command(
     from evalcore.report.stored import load_report, save_report
     from evalcore.store.connection import open_store
     from evalcore.store.reports import find_report
+    from evalcore.store.scoping import require_study_view
 
     if not db_path.exists():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
     db = open_store(db_path)
     try:
+        # the author must see the study (an unknown id lists only the studies they may see)
+        require_study_view(db, created_by or _default_author(), study)
         if stored is not None:
             if runs is not None:
                 _fail("give either --stored (export a stored report) or --runs, not both")
-            from evalcore.store.scoping import require_study_view
-
-            require_study_view(db, created_by or _default_author(), study)
             row = find_report(db, study, stored)
             report = load_report(db, row.report_id)
             digest = row.content_hash

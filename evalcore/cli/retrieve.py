@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 import sqlite_utils
 
+from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.io.errors import InputErrors
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
@@ -31,6 +32,7 @@ from evalcore.retrieval.pin import (
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.connection import open_store
 from evalcore.store.runs import RunNotFoundError, get_run
+from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyNotFoundError
 
 
@@ -51,6 +53,9 @@ def _guarded() -> Iterator[None]:
     except RetrievalRefused as exc:
         click.echo(str(exc), err=True)
         raise SystemExit(1) from None
+    except PermissionDenied as exc:
+        click.echo(f"refused: {exc}", err=True)
+        raise SystemExit(1) from None
     except InputErrors as exc:
         click.echo(f"error: the protocol file is invalid ({exc.total} problems):", err=True)
         click.echo(str(exc), err=True)
@@ -65,6 +70,17 @@ def _open(db_path: Path) -> sqlite_utils.Database:
         click.echo(f"error: no evidence store at {db_path}; check --db", err=True)
         raise SystemExit(2)
     return open_store(db_path)
+
+
+def _seen(db_path: Path, study_id: str, actor: str | None) -> sqlite_utils.Database:
+    """The open store, once ``actor`` may see the study (exit 1 refused, 2 unknown study)."""
+    db = _open(db_path)
+    try:
+        require_study_view(db, _actor(actor), study_id)
+    except PermissionDenied as exc:
+        click.echo(f"refused: {exc}", err=True)
+        raise SystemExit(1) from None
+    return db
 
 
 def _describe_pin(pinned: PinnedProtocol) -> None:
@@ -125,6 +141,7 @@ def pin_command(
     with _guarded():
         protocol = load_protocol(protocol_path)
         db = _open(db_path)
+        require_known_study(db, _actor(actor), study_id)
         pinned = pin_protocol(
             db, study_id=study_id, name=name, protocol=protocol, actor=_actor(actor)
         )
@@ -135,20 +152,22 @@ def pin_command(
 @_DB
 @_STUDY
 @click.option("--name", required=True, help="Name of the pin.")
-def show_command(db_path: Path, study_id: str, name: str) -> None:
+@_ACTOR
+def show_command(db_path: Path, study_id: str, name: str, actor: str | None) -> None:
     """Print a pinned protocol as JSON (with its fingerprint and document counts)."""
     with _guarded():
-        pinned = get_pinned_protocol(_open(db_path), study_id, name)
+        pinned = get_pinned_protocol(_seen(db_path, study_id, actor), study_id, name)
         click.echo(json.dumps(pinned.model_dump(mode="json"), indent=2, sort_keys=True))
 
 
 @protocol_group.command("list")
 @_DB
 @_STUDY
-def list_command(db_path: Path, study_id: str) -> None:
+@_ACTOR
+def list_command(db_path: Path, study_id: str, actor: str | None) -> None:
     """List the study's pinned protocols: name, documents, fingerprint, pinned at/by."""
     with _guarded():
-        for pinned in list_pinned_protocols(_open(db_path), study_id):
+        for pinned in list_pinned_protocols(_seen(db_path, study_id, actor), study_id):
             click.echo(
                 f"{pinned.name}\t{pinned.document_count}\t{pinned.corpus_fingerprint}\t"
                 f"{pinned.pinned_at}\t{pinned.pinned_by}"
@@ -189,7 +208,7 @@ def retrieve_command(
         is_file = path.is_file() or protocol_ref.endswith(".json")
         if is_file:
             protocol = load_protocol(path)
-        db = _open(db_path)
+        db = _seen(db_path, study_id, who)
         if is_file:
             _check_run_name_free(db, study_id, run_name)
             pinned = pin_protocol(

@@ -1,6 +1,6 @@
 """Evidence-store commands: the store's Python API seen from the shell.
 
-    evalcore init --db store.db
+    evalcore init --db store.db [--study S --corpus C]
     evalcore study create --db store.db --study S --corpus C [--threshold 2] [--gain exponential]
     evalcore study list --db store.db
     evalcore import qrels|run|beir|observations|labels-csv|labels-jsonl --db F --study S PATH [...]
@@ -26,10 +26,11 @@ import click
 import sqlite_utils
 
 from evalcore.access.decisions import PermissionDenied
-from evalcore.cli import main
+from evalcore.cli import SharedGroup, main
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
+from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.io.trec import parse_gain_map
 from evalcore.store.connection import open_store
 from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
@@ -44,8 +45,10 @@ from evalcore.store.imports import (
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
 from evalcore.store.schema import SchemaTooNewError, schema_version
+from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyIn, StudyNotFoundError
 from evalcore.store.study_setup import create_study
+from evalcore.store.tool_label_exports import export_tool_labels
 
 _EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -80,13 +83,27 @@ def fail(lines: list[str], summary: str) -> None:
 
 
 @contextmanager
-def store(db_path: Path, command: str) -> Iterator[sqlite_utils.Database]:
-    """Open the store; turn the store's user errors into exit status 2 with a clear message."""
+def store(
+    db_path: Path, command: str, *, study_id: str | None = None, actor: str | None = None,
+    read: bool = False,
+) -> Iterator[sqlite_utils.Database]:
+    """Open the store; turn the store's user errors into exit status 2 with a clear message.
+
+    With ``study_id``, an unknown study is reported listing only the studies
+    ``actor`` may see; with ``read`` too, ``actor`` must be allowed to see the
+    study before anything is read (writes are authorised by the store itself).
+    Every command that names a study passes it, so none prints a study's data,
+    or the ids of studies they may not see, to a non-member.
+    """
     try:
         db = open_store(db_path)
     except SchemaTooNewError as exc:
         fail([f"error: {exc}"], f"evalcore {command}: cannot open {db_path}")
     try:
+        if study_id is not None:
+            require_known_study(db, actor, study_id)
+            if read:
+                require_study_view(db, actor, study_id)
         yield db
     except InputErrors as exc:
         fail(str(exc).splitlines(),
@@ -123,12 +140,20 @@ def _report(summary: ImportSummary) -> None:
 @main.command("init")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Path of the store to create (or to migrate, if it exists).")
-def init_command(db_path: Path) -> None:
+@click.option("--study", "study_id", default=None,
+              help="Also create this study (with --corpus), as `study create` does.")
+@click.option("--corpus", "corpus_id", default=None, help="The corpus of the study to create.")
+@actor_option
+def init_command(db_path: Path, study_id: str | None, corpus_id: str | None, actor: str) -> None:
     """Create an evidence store (an SQLite file), or bring an existing one up to date."""
+    if (study_id is None) != (corpus_id is None):
+        raise click.UsageError("give --study and --corpus together (or neither)")
     existed = db_path.exists()
     with store(db_path, "init") as db:
         version = schema_version(db)
     click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")
+    if study_id is not None and corpus_id is not None:
+        _create_study(db_path, actor, study_id=study_id, corpus_id=corpus_id)
 
 
 @main.group("study")
@@ -152,18 +177,22 @@ def study_group() -> None:
 def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrieval_unit: str,
                  relevance_threshold: int, gain: str, org_id: str | None, actor: str) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
+    _create_study(db_path, actor, study_id=study_id, name=name, corpus_id=corpus_id,
+                  retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
+                  gain=gain, org_id=org_id)
+
+
+def _create_study(db_path: Path, actor: str, **settings: object) -> None:
     from evalcore.store.audit import record_audit
     from evalcore.store.transaction import write_transaction
 
     with store(db_path, "study create") as db:
-        study = StudyIn(study_id=study_id, name=name, corpus_id=corpus_id,
-                        retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
-                        gain=gain, org_id=org_id)  # type: ignore[arg-type]
+        study = StudyIn(**settings)  # type: ignore[arg-type]
         with write_transaction(db):
             create_study(db, study, actor=actor)
-            record_audit(db, actor=actor, action="study.create", study_id=study_id,
+            record_audit(db, actor=actor, action="study.create", study_id=study.study_id,
                          detail=study.model_dump())
-    click.echo(f"created study {study_id} on corpus {corpus_id}")
+    click.echo(f"created study {study.study_id} on corpus {study.corpus_id}")
 
 
 @study_group.command("list")
@@ -181,7 +210,7 @@ def study_list(db_path: Path, actor: str) -> None:
 # --- import ---------------------------------------------------------------------------------
 
 
-@main.group("import")
+@main.group("import", cls=SharedGroup)
 def import_group() -> None:
     """Import evidence into a study (each import is all or nothing)."""
 
@@ -207,7 +236,7 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
                          actor: str) -> None:
     """TREC qrels (query_id iteration doc_id gain) -> label events."""
     mapping = _gain_map(gain_map)
-    with store(db_path, "import qrels") as db:
+    with store(db_path, "import qrels", study_id=study_id, actor=actor) as db:
         _report(import_qrels(db, path, study_id=study_id, annotator=annotator, complete=complete,
                              gain_map=mapping, allow_unknown_ids=allow_unknown_ids, actor=actor))
 
@@ -227,7 +256,7 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
                        corpus_fingerprint: str | None, partial_scan: bool,
                        allow_unknown_ids: bool, actor: str) -> None:
     """TREC run (query_id Q0 doc_id rank score tag) -> a stored run."""
-    with store(db_path, "import run") as db:
+    with store(db_path, "import run", study_id=study_id, actor=actor) as db:
         _report(import_run(db, path, study_id=study_id, k=k, name=name,
                            allow_unknown_ids=allow_unknown_ids,
                            corpus_fingerprint=corpus_fingerprint,
@@ -243,16 +272,18 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
 @click.option("--complete", is_flag=True, help="Declare every judged query's population complete.")
 @_gain_map_option
 @_unknown_ids
+@click.option("--owner-org", default=None,
+              help="Organisation that owns the new documents (default: the corpus's owner).")
 @actor_option
 def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tuple[str, ...],
                         complete: bool, gain_map: str | None, allow_unknown_ids: bool,
-                        actor: str) -> None:
+                        owner_org: str | None, actor: str) -> None:
     """BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) -> documents, queries, labels."""
     mapping = _gain_map(gain_map)
-    with store(db_path, "import beir") as db:
+    with store(db_path, "import beir", study_id=study_id, actor=actor) as db:
         _report(import_beir(db, folder, study_id=study_id, splits=list(splits) or None,
                             gain_map=mapping, allow_unknown_ids=allow_unknown_ids,
-                            complete=complete, actor=actor))
+                            complete=complete, actor=actor, owner_org=owner_org))
 
 
 @import_group.command("observations")
@@ -268,7 +299,7 @@ def import_observations_command(db_path: Path, study_id: str, path: Path, run_na
                                 annotator: str | None, allow_unknown_ids: bool,
                                 actor: str) -> None:
     """Observation JSONL -> queries, a run, label events and completeness claims."""
-    with store(db_path, "import observations") as db:
+    with store(db_path, "import observations", study_id=study_id, actor=actor) as db:
         _report(import_observations(db, path, study_id=study_id, run_name=run_name,
                                     annotator=annotator, allow_unknown_ids=allow_unknown_ids,
                                     actor=actor))
@@ -282,14 +313,19 @@ def _labels_command(fmt: str) -> Callable:
                   help=f"Annotator for rows without one (default {fmt}:<file>).")
     @_gain_map_option
     @_unknown_ids
+    @click.option("--keep-annotators", is_flag=True,
+                  help="Record the annotators, times and sources the file names (you vouch "
+                       "for them); without it a file naming annotators is refused.")
     @actor_option
     def command(db_path: Path, study_id: str, path: Path, annotator: str | None,
-                gain_map: str | None, allow_unknown_ids: bool, actor: str) -> None:
+                gain_map: str | None, allow_unknown_ids: bool, keep_annotators: bool,
+                actor: str) -> None:
         mapping = _gain_map(gain_map)
-        with store(db_path, f"import labels-{fmt}") as db:
+        with store(db_path, f"import labels-{fmt}", study_id=study_id, actor=actor) as db:
             _report(import_labels(db, path, study_id=study_id, format=fmt,  # type: ignore[arg-type]
                                   annotator=annotator, gain_map=mapping,
-                                  allow_unknown_ids=allow_unknown_ids, actor=actor))
+                                  allow_unknown_ids=allow_unknown_ids,
+                                  keep_annotators=keep_annotators, actor=actor))
 
     return command
 
@@ -316,8 +352,9 @@ _output = click.option("-o", "--output", type=click.Path(dir_okay=False, path_ty
                        default=None, help="Write to this file (default: stdout).")
 
 
-def _export(db_path: Path, command: str, output: Path | None, write: Callable) -> None:
-    with store(db_path, command) as db:
+def _export(db_path: Path, command: str, output: Path | None, write: Callable, *,
+            study_id: str, actor: str) -> None:
+    with store(db_path, command, study_id=study_id, actor=actor, read=True) as db:
         summary = write(db, output if output is not None else sys.stdout)
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -336,22 +373,36 @@ def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
                          output: Path | None, actor: str) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
     _export(db_path, "export qrels", output,
-            lambda db, out: export_qrels(db, study_id, out, reference=reference, viewer=actor))
+            lambda db, out: export_qrels(db, study_id, out, reference=reference, viewer=actor),
+            study_id=study_id, actor=actor)
 
 
 @export_group.command("labels")
 @db_option
 @study_option
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", *TOOL_FORMATS]),
+              default="csv", show_default=True,
+              help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's ratings.")
+@click.option("--reference", default=None,
+              help="quepid/rre/rank-eval: a frozen reference version (default: working).")
+@click.option("--index", default=None,
+              help="rre/rank-eval: the index name written (default: the corpus id).")
 @_output
 @actor_option
-def export_labels_command(db_path: Path, study_id: str, fmt: str, output: Path | None,
-                          actor: str) -> None:
-    """Every label event, with annotators, kinds and times."""
+def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str | None,
+                          index: str | None, output: Path | None, actor: str) -> None:
+    """Every label event, with annotators, kinds and times (or another tool's ratings)."""
+    if fmt in TOOL_FORMATS:
+        _export(db_path, "export labels", output,
+                lambda db, out: export_tool_labels(db, study_id, out, fmt,  # type: ignore[arg-type]
+                                                   reference=reference, index=index,
+                                                   viewer=actor),
+                study_id=study_id, actor=actor)
+        return
     _export(db_path, "export labels", output,
             lambda db, out: export_labels(db, study_id, out, format=fmt,  # type: ignore[arg-type]
-                                          viewer=actor))
+                                          viewer=actor),
+            study_id=study_id, actor=actor)
 
 
 @export_group.command("run")
@@ -368,7 +419,8 @@ def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
     """A stored run as a TREC run file."""
     _export(db_path, "export run", output,
             lambda db, out: export_run(db, study_id, run_name, out,  # type: ignore[arg-type]
-                                       scores=scores, viewer=actor))
+                                       scores=scores, viewer=actor),
+            study_id=study_id, actor=actor)
 
 
 # --- completeness and references --------------------------------------------------------------
@@ -387,7 +439,7 @@ def complete_command(db_path: Path, study_id: str, query_ids: tuple[str, ...], r
     from evalcore.store.studies import get_study
     from evalcore.store.transaction import write_transaction
 
-    with store(db_path, "complete") as db:
+    with store(db_path, "complete", study_id=study_id, actor=actor) as db:
         get_study(db, study_id)
         with write_transaction(db):
             n = mark_queries_complete(db, study_id=study_id, query_ids=query_ids, actor=actor,
@@ -407,7 +459,7 @@ def reference_group() -> None:
 @actor_option
 def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> None:
     """Freeze the working reference (resolved labels, conflicts excluded, and completeness)."""
-    with store(db_path, "reference freeze") as db:
+    with store(db_path, "reference freeze", study_id=study_id, actor=actor) as db:
         version = freeze_reference(db, study_id=study_id, name=name, actor=actor)
     click.echo(version.model_dump_json())
 
@@ -415,12 +467,10 @@ def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> Non
 @reference_group.command("list")
 @db_option
 @study_option
-def reference_list(db_path: Path, study_id: str) -> None:
-    """List the study's frozen versions (JSON lines, oldest first)."""
-    with store(db_path, "reference list") as db:
-        from evalcore.store.studies import get_study
-
-        get_study(db, study_id)
+@actor_option
+def reference_list(db_path: Path, study_id: str, actor: str) -> None:
+    """List the study's frozen versions (JSON lines, oldest first); --actor must see the study."""
+    with store(db_path, "reference list", study_id=study_id, actor=actor, read=True) as db:
         for version in list_references(db, study_id):
             click.echo(version.model_dump_json())
 
@@ -429,11 +479,12 @@ def reference_list(db_path: Path, study_id: str) -> None:
 @db_option
 @study_option
 @click.option("--name", required=True, help="The frozen version to check.")
-def reference_verify(db_path: Path, study_id: str, name: str) -> None:
+@actor_option
+def reference_verify(db_path: Path, study_id: str, name: str, actor: str) -> None:
     """Recompute a frozen version's content hash; exit 1 if its rows no longer match it."""
     from evalcore.store.references import get_reference, verify_reference
 
-    with store(db_path, "reference verify") as db:
+    with store(db_path, "reference verify", study_id=study_id, actor=actor, read=True) as db:
         version = get_reference(db, study_id, name)
         intact = verify_reference(db, study_id, name)
     if not intact:

@@ -15,6 +15,7 @@ below were never retrieved.
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from evalcore.io.errors import InputError, InputErrors
 
 def choose_store_source(
     *, db: Path | None, study: str | None, run: Path | None, reference: str | None,
-    file_options: list[str],
+    file_options: list[str], actor: str | None = None,
 ) -> Callable[[EvalProtocol, tuple[Measure, ...] | None], EvalInput]:
     """Check the store options; return the loader (``--run`` is a run name here)."""
     if db is None:
@@ -49,12 +50,21 @@ def choose_store_source(
                                "stored run)")
     assert study is not None and run is not None
     return lambda protocol, measures: store_source(
-        db, study, str(run), reference, protocol, measures
+        db, study, str(run), reference, protocol, measures, actor=actor
     )
 
 
 def _lookup_error(db: Path, option: str, exc: Exception) -> InputErrors:
     return InputErrors([InputError(file=str(db), field=option, message=str(exc))])
+
+
+def _reader(actor: str | None) -> str:
+    if actor:
+        return actor
+    try:
+        return getpass.getuser() or "cli"
+    except (KeyError, OSError):
+        return "cli"
 
 
 def store_source(
@@ -64,17 +74,27 @@ def store_source(
     reference: str | None,
     protocol: EvalProtocol,
     measures: tuple[Measure, ...] | None = None,
+    *,
+    actor: str | None = None,
 ) -> EvalInput:
-    """Observations of a stored run, packed for the metric computer."""
+    """Observations of a stored run, packed for the metric computer, once ``actor`` (default:
+    the OS user) may see the study; a refusal exits with status 1."""
+    from evalcore.access.decisions import PermissionDenied
     from evalcore.store.connection import open_store
     from evalcore.store.observations import observations_for_run, tied_score_pairs
     from evalcore.store.references import ReferenceNotFoundError
     from evalcore.store.runs import RunNotFoundError
+    from evalcore.store.scoping import require_study_view
     from evalcore.store.studies import StudyNotFoundError
 
     db = open_store(db_path)
     try:
+        require_study_view(db, _reader(actor), study)
         observations = observations_for_run(db, study, run_name, reference)
+    except PermissionDenied as exc:
+        click.echo(f"refused: {exc}", err=True)
+        click.echo("evalcore evaluate: nothing was computed or shown", err=True)
+        raise SystemExit(1) from None
     except StudyNotFoundError as exc:
         raise _lookup_error(db_path, "--study", exc) from None
     except RunNotFoundError as exc:

@@ -92,44 +92,53 @@ def json_kind(value: object) -> str:
     return "a number"
 
 
+_FAILED = object()
+
+
+def _decode(text: str, number: int | None, log: ErrorLog, hint: str) -> Any:
+    """The strict decoding of ``text``, or ``_FAILED`` (the error logged at ``number``)."""
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        line = number if number is not None else exc.lineno
+        log.add(line, None, f"not valid JSON: {exc.msg} (column {exc.colno})", hint)
+    except _RepeatedKey as exc:
+        log.add(number, exc.key, f"field '{exc.key}' appears twice in one object",
+                "JSON objects keep only one value per key; remove one")
+    except _NotJson as exc:
+        log.add(number, None, f"not valid JSON: {exc.token} is not a JSON value",
+                "use a finite number or null")
+    except _BadNumber as exc:
+        shown = exc.token if len(exc.token) <= 24 else exc.token[:20] + "..."
+        log.add(number, None, f"number out of range: {shown} is {exc.why}",
+                "use a finite number within range")
+    except RecursionError:
+        log.add(number, None, "not valid JSON: nested too deeply")
+    return _FAILED
+
+
 def json_objects(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every line holding a JSON object."""
     for number, text in numbered_lines(source.text, comments=False):
-        try:
-            obj = _DECODER.decode(text)
-        except json.JSONDecodeError as exc:
-            log.add(
-                number,
-                None,
-                f"not valid JSON: {exc.msg} (column {exc.colno})",
-                "each line must hold one complete JSON object",
-            )
-            continue
-        except _RepeatedKey as exc:
-            log.add(
-                number,
-                exc.key,
-                f"field '{exc.key}' appears twice in one object",
-                "JSON objects keep only one value per key; remove one",
-            )
-            continue
-        except _NotJson as exc:
-            log.add(
-                number,
-                None,
-                f"not valid JSON: {exc.token} is not a JSON value",
-                "use a finite number or null",
-            )
-            continue
-        except _BadNumber as exc:
-            shown = exc.token if len(exc.token) <= 24 else exc.token[:20] + "..."
-            log.add(number, None, f"number out of range: {shown} is {exc.why}",
-                    "use a finite number within range")
-            continue
-        except RecursionError:
-            log.add(number, None, "not valid JSON: nested too deeply")
+        obj = _decode(text, number, log, "each line must hold one complete JSON object")
+        if obj is _FAILED:
             continue
         if not isinstance(obj, dict):
             log.add(number, None, f"must be a JSON object, got {json_kind(obj)}")
             continue
         yield number, obj
+
+
+def json_document(source: SourceText, log: ErrorLog) -> dict[str, Any] | None:
+    """The one JSON object a whole file holds (read as strictly), or None (logged)."""
+    log.extend(source.errors)
+    if not source.text.strip():
+        log.add(None, None, "empty file", "the file holds one JSON object")
+        return None
+    obj = _decode(source.text, None, log, "the file must hold one complete JSON object")
+    if obj is _FAILED:
+        return None
+    if not isinstance(obj, dict):
+        log.add(None, None, f"must be a JSON object, got {json_kind(obj)}")
+        return None
+    return obj

@@ -5,13 +5,23 @@ bulk actions around them (imports, reference freezes, study creation), so a
 reader can tell where every label came from.
 """
 
+import getpass
 import json
 from typing import Any
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.decisions import named_user
 from evalcore.io.clock import utc_now_iso
+from evalcore.store.channel import current_channel
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return ""
 
 
 class AuditEntry(BaseModel):
@@ -23,6 +33,8 @@ class AuditEntry(BaseModel):
     action: str
     study_id: str | None
     detail: dict[str, Any]
+    channel: str = "api"
+    os_user: str = ""
 
 
 def record_audit(
@@ -35,12 +47,20 @@ def record_audit(
 ) -> int:
     """Append one audit entry; call it inside the caller's write transaction.
 
-    Returns the entry id. ``detail`` must be JSON-serialisable.
+    Returns the entry id. ``detail`` must be JSON-serialisable. The row records
+    the channel (:func:`evalcore.store.channel.audit_channel`) and, for the CLI, the operating-system
+    user: ``actor`` is who the caller says they are, ``os_user`` who ran it.
     """
+    channel = current_channel()
+    try:
+        who = named_user(actor) or actor
+    except ValueError:
+        who = actor
     cursor = db.execute(
-        "INSERT INTO audit_log (created_at, actor, action, study_id, detail_json) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [utc_now_iso(), actor, action, study_id, json.dumps(detail or {}, sort_keys=True)],
+        "INSERT INTO audit_log (created_at, actor, action, study_id, detail_json, channel, "
+        "os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [utc_now_iso(), who, action, study_id, json.dumps(detail or {}, sort_keys=True),
+         channel, _os_user() if channel == "cli" else ""],
     )
     return int(cursor.lastrowid)
 
@@ -49,7 +69,8 @@ def audit_entries(
     db: sqlite_utils.Database, study_id: str | None = None, limit: int | None = None
 ) -> list[AuditEntry]:
     """Audit entries, newest first (all studies when ``study_id`` is None)."""
-    sql = "SELECT entry_id, created_at, actor, action, study_id, detail_json FROM audit_log"
+    sql = ("SELECT entry_id, created_at, actor, action, study_id, detail_json, channel, os_user "
+           "FROM audit_log")
     params: list[Any] = []
     if study_id is not None:
         sql += " WHERE study_id = ?"
@@ -66,6 +87,8 @@ def audit_entries(
             action=r[3],
             study_id=r[4],
             detail=json.loads(r[5]),
+            channel=r[6],
+            os_user=r[7],
         )
         for r in db.execute(sql, params)
     ]

@@ -19,13 +19,17 @@ from evalcore.access.decisions import (
     named_user,
     organisation_entry_denied,
     require_actor,
+    study_over_corpus_denied,
 )
 from evalcore.access.roles import Permission, RoleName
+from evalcore.store.corpora import corpus_owner
 from evalcore.store.membership import (
     corpus_team_studies,
     document_owner_orgs,
     in_organisation,
     member_role,
+    organisation_in_team_mode,
+    organisation_leads,
     organisation_team_studies,
     study_leads,
     study_mode,
@@ -87,17 +91,24 @@ def authorize_corpus_write(
     the actor must be a lead of a team-mode study over the corpus and belong to
     every organisation that will own one of the documents, and to every
     organisation that owns one of ``doc_ids`` now (an upsert would change them).
+    Unowned documents of a corpus owned by an organisation in team mode (and any
+    document of it while no study over it is in team mode) are written only by
+    members of that organisation.
     """
+    ids = list(doc_ids)
+    owners = set(owner_orgs) | (document_owner_orgs(db, corpus_id, ids) if ids else set())
     team = corpus_team_studies(db, corpus_id)
+    owner = corpus_owner(db, corpus_id)
+    if (owner is not None and organisation_in_team_mode(db, owner)
+            and (None in owners or not team)):
+        # unowned documents belong to whoever owns the corpus: only its members write them
+        authorize_study_over_corpus(db, corpus_id=corpus_id, study_id="", study_org=owner,
+                                    actor=actor, what=f"write documents of corpus {corpus_id!r}")
     if not team:
         return
     user = named_user(actor)
     roles = {s: member_role(db, s, user) for s in team} if user else {}
     member_of = [s for s, role in roles.items() if role is not None]
-    owners = set(owner_orgs)
-    ids = list(doc_ids)
-    if user and ids:
-        owners |= document_owner_orgs(db, corpus_id, ids)
     decide_corpus_write(
         corpus_id=corpus_id,
         user=user,
@@ -133,3 +144,36 @@ def authorize_organisation_entry(
     leads = sorted({lead for s in team for lead in study_leads(db, s)})
     raise organisation_entry_denied(org_id=org_id, study_id=study_id, user=user, what=what,
                                     team_studies=team, leads=leads)
+
+
+def authorize_study_over_corpus(
+    db: sqlite_utils.Database,
+    *,
+    corpus_id: str,
+    study_id: str,
+    study_org: str | None,
+    actor: str | None,
+    what: str,
+) -> None:
+    """Allow ``actor`` to ``what`` (create ``study_id`` over, or import into) the corpus.
+
+    See :func:`evalcore.access.decisions.study_over_corpus_denied`; raises PermissionDenied.
+    """
+    owner = corpus_owner(db, corpus_id)
+    user = named_user(actor)
+    team = corpus_team_studies(db, corpus_id)
+    refusal = study_over_corpus_denied(
+        corpus_id=corpus_id,
+        study_id=study_id,
+        study_org=study_org,
+        corpus_owner=owner,
+        owner_in_team_mode=owner is not None and organisation_in_team_mode(db, owner),
+        user=user,
+        in_owner_org=bool(user) and owner is not None and in_organisation(db, user, owner),
+        owner_leads=organisation_leads(db, owner) if owner is not None else [],
+        corpus_team_studies=team,
+        lead_of_corpus_study=bool(user) and any(member_role(db, s, user) == "lead" for s in team),
+        what=what,
+    )
+    if refusal is not None:
+        raise refusal

@@ -12,6 +12,7 @@ from pathlib import Path
 import sqlite_utils
 
 from evalcore.store.schema import migrate as run_migrations
+from evalcore.store.staging import discard_abandoned_runs
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -39,4 +40,5 @@ def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Databa
     db = sqlite_utils.Database(conn)
     if migrate:
         run_migrations(db)
+        discard_abandoned_runs(db)  # a run import killed mid-way leaves nothing visible
     return db

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from evalcore.io.clock import to_iso
 from evalcore.store.authorize import authorize_corpus_write
+from evalcore.store.corpora import corpus_owner, register_corpus
 from evalcore.store.hashing import content_hash
 from evalcore.store.transaction import write_transaction
 
@@ -54,21 +55,27 @@ def add_documents(
     A changed document gets a new content hash, which is what makes a pinned
     corpus fingerprint refuse to run on it. Once a study over the corpus is in
     team mode, ``actor`` must be allowed to write it
-    (:func:`evalcore.store.authorize.authorize_corpus_write`).
+    (:func:`evalcore.store.authorize.authorize_corpus_write`). A document whose
+    ``owner_org`` is not given belongs to the corpus's owner (an explicit
+    ``owner_org=None`` keeps it unowned: readable by the members of the studies
+    over the corpus).
     """
-    rows = [
-        (
-            corpus_id,
-            d.doc_id,
-            d.title,
-            d.text,
-            d.owner_org,
-            to_iso(d.created_at),
-            content_hash(d.title, d.text),
-        )
-        for d in documents
-    ]
+    docs = list(documents)
     with write_transaction(db):
+        register_corpus(db, corpus_id, owner_org=None, actor=actor)
+        default_owner = corpus_owner(db, corpus_id)
+        rows = [
+            (
+                corpus_id,
+                d.doc_id,
+                d.title,
+                d.text,
+                d.owner_org if "owner_org" in d.model_fields_set else default_owner,
+                to_iso(d.created_at),
+                content_hash(d.title, d.text),
+            )
+            for d in docs
+        ]
         authorize_corpus_write(db, corpus_id=corpus_id, actor=actor,
                                owner_orgs={row[4] for row in rows},
                                doc_ids=[row[1] for row in rows])

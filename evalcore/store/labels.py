@@ -16,12 +16,13 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, is_complete
-from evalcore.store.resolution import replay_unit, resolve_unit_in_store
+from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
@@ -113,6 +114,15 @@ def _check_text(name: str, value: object) -> str:
     return value
 
 
+def _identity(name: str, value: object) -> str:
+    """The annotator or reviewer as one person (:func:`normalise_user_id`); ValueError naming
+    the field otherwise."""
+    try:
+        return normalise_user_id(_check_text(name, value))
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+
+
 def _insert(
     db: sqlite_utils.Database,
     *,
@@ -166,7 +176,7 @@ def _append_gain_event(
     check_gain(gain)
     _check_text("query_id", query_id)
     _check_text("unit_id", unit_id)
-    _check_text("annotator" if kind == "label" else "reviewer", who)
+    who = _identity("annotator" if kind == "label" else "reviewer", who)
     threshold = get_study(db, study_id).relevance_threshold
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=who,
@@ -246,7 +256,7 @@ def _latest_open_label(
     stacks: dict[str, list[int]] = {}
     for event_id, unit_id, kind in db.execute(
         "SELECT event_id, unit_id, kind FROM label_events WHERE study_id = ? AND query_id = ? "
-        "AND annotator = ? AND kind IN ('label', 'undo') ORDER BY event_id",
+        f"AND {ANNOTATOR_SQL} = ? AND kind IN ('label', 'undo') ORDER BY event_id",
         [study_id, query_id, annotator],
     ):
         stack = stacks.setdefault(unit_id, [])
@@ -267,7 +277,7 @@ def undo_last_label(
     event) and returns it; returns None when there is nothing to undo. Undo
     never reopens or closes a completeness claim by itself.
     """
-    _check_text("annotator", annotator)
+    annotator = _identity("annotator", annotator)
     get_study(db, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=annotator, permission=Permission.LABEL)
@@ -389,8 +399,8 @@ def query_annotators(db: sqlite_utils.Database, study_id: str) -> dict[str, list
     """query_id -> the annotators who wrote a label event on it, sorted."""
     out: dict[str, list[str]] = {}
     for query_id, annotator in db.execute(
-        "SELECT DISTINCT query_id, annotator FROM label_events WHERE study_id = ? "
-        "ORDER BY query_id, annotator",
+        f"SELECT DISTINCT query_id, {ANNOTATOR_SQL} AS who FROM label_events "
+        "WHERE study_id = ? ORDER BY query_id, who",
         [study_id],
     ):
         out.setdefault(query_id, []).append(annotator)

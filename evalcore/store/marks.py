@@ -27,7 +27,7 @@ def store_marks(db: sqlite_utils.Database, study_id: str) -> StoreMarks:
     ).fetchone()
     runs = tuple(
         r[0] for r in db.execute(
-            "SELECT run_id FROM runs WHERE study_id = ? ORDER BY run_id", [study_id]
+            "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id", [study_id]
         )
     )
     return StoreMarks(int(row[0]), int(row[1]), runs)

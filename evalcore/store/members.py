@@ -14,7 +14,7 @@ audited. Rules that keep a study governable:
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.decisions import organisation_grant_denied
+from evalcore.access.decisions import organisation_join_denied
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission, RoleName, check_role
 from evalcore.io.clock import utc_now_iso
@@ -23,13 +23,15 @@ from evalcore.store.authorize import authorize, authorize_organisation_entry
 from evalcore.store.membership import (
     member_role,
     organisation_exists,
-    organisation_team_studies,
+    organisation_in_team_mode,
+    organisation_leads,
     study_leads,
     study_mode,
 )
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import write_transaction
+from evalcore.store.users import ensure_user, join_organisation
 
 
 class Member(BaseModel):
@@ -43,27 +45,6 @@ class Member(BaseModel):
     role: RoleName
     granted_by: str
     granted_at: str
-
-
-def ensure_user(db: sqlite_utils.Database, user_id: str, display_name: str = "") -> str:
-    """Register the user if unknown (inside the caller's transaction); return the canonical id."""
-    user = normalise_user_id(user_id)
-    db.execute(
-        "INSERT INTO users (user_id, display_name, created_at) VALUES (?, ?, ?) "
-        "ON CONFLICT (user_id) DO UPDATE SET display_name = CASE WHEN excluded.display_name = '' "
-        "THEN users.display_name ELSE excluded.display_name END",
-        [user, display_name, utc_now_iso()],
-    )
-    return user
-
-
-def _join_organisation(db: sqlite_utils.Database, user: str, org_id: str, actor: str) -> bool:
-    cursor = db.execute(
-        "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at) "
-        "VALUES (?, ?, ?, ?)",
-        [user, org_id, actor, utc_now_iso()],
-    )
-    return cursor.rowcount > 0
 
 
 def add_member(
@@ -110,7 +91,7 @@ def add_member(
             [study_id, who, role, granted_by, now],
         )
         if study.org_id is not None:
-            _join_organisation(db, who, study.org_id, granted_by)
+            join_organisation(db, who, study.org_id, granted_by)
         record_audit(db, actor=granted_by, action="members.add", study_id=study_id,
                      detail={"user": who, "role": role, "previous_role": current})
     return get_member(db, study_id, who)  # type: ignore[return-value]
@@ -155,22 +136,25 @@ def add_to_organisation(
 ) -> bool:
     """Make ``user`` a member of organisation ``org_id`` (True if newly added); audited.
 
-    Allowed to a lead of a team-mode study of that organisation; while no study
-    of the organisation is in team mode (local mode), to anyone.
+    Only a lead of the organisation may (its creator, or a lead of one of its
+    team-mode studies), never the user themselves. An organisation nobody has
+    claimed yet (made implicitly by a study, with no member, creator or
+    team-mode study) takes its first member from whoever grants it, as if they
+    created it.
     """
     who = normalise_user_id(user)
     with write_transaction(db):
         if not organisation_exists(db, org_id):
             raise ValueError(f"no organisation {org_id!r} in this store; create it first")
-        team_studies = organisation_team_studies(db, org_id)
-        granted_by = normalise_user_id(actor) if actor and actor.strip() else who
-        if team_studies and not any(
-            member_role(db, s, granted_by) == "lead" for s in team_studies
-        ):
-            raise organisation_grant_denied(granted_by=granted_by, org_id=org_id,
-                                            team_studies=team_studies)
+        granted_by = normalise_user_id(actor) if actor and actor.strip() else ""
+        if organisation_in_team_mode(db, org_id):
+            leads = organisation_leads(db, org_id)
+            if granted_by not in leads:
+                raise organisation_join_denied(granted_by=granted_by, user=who, org_id=org_id,
+                                               leads=leads)
+        granted_by = granted_by or who
         ensure_user(db, who, display_name)
-        added = _join_organisation(db, who, org_id, granted_by)
+        added = join_organisation(db, who, org_id, granted_by)
         if added:
             record_audit(db, actor=granted_by, action="organisations.add_user",
                          detail={"user": who, "org": org_id})

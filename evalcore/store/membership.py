@@ -122,3 +122,33 @@ def document_owner_orgs(
             [corpus_id, json.dumps(list(doc_ids))],
         )
     }
+
+
+def organisation_creator(db: sqlite_utils.Database, org_id: str) -> str | None:
+    """Who created the organisation (its first lead); None for one made implicitly."""
+    row = db.execute("SELECT created_by FROM organisations WHERE org_id = ?", [org_id]).fetchone()
+    return row[0] if row and row[0] else None
+
+
+def organisation_has_members(db: sqlite_utils.Database, org_id: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM user_organisations WHERE org_id = ? LIMIT 1", [org_id]
+    ).fetchone() is not None
+
+
+def organisation_in_team_mode(db: sqlite_utils.Database, org_id: str) -> bool:
+    """Has the organisation a member, a creator or a team-mode study? (Else it is unclaimed.)"""
+    return (
+        organisation_has_members(db, org_id)
+        or organisation_creator(db, org_id) is not None
+        or bool(organisation_team_studies(db, org_id))
+    )
+
+
+def organisation_leads(db: sqlite_utils.Database, org_id: str) -> list[str]:
+    """Who may add people to the organisation: its creator and the leads of its team studies."""
+    leads = {lead for s in organisation_team_studies(db, org_id) for lead in study_leads(db, s)}
+    creator = organisation_creator(db, org_id)
+    if creator is not None:
+        leads.add(creator)
+    return sorted(leads)

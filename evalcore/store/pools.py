@@ -15,7 +15,8 @@ def pooled_ranks(
     """``(unit_id, run name, rank)`` of every run's top ``k`` for the query, by run then rank."""
     yield from db.execute(
         "SELECT r.unit_id, u.name, r.rank FROM results r JOIN runs u ON u.run_id = r.run_id "
-        "WHERE u.study_id = ? AND r.query_id = ? AND r.rank <= u.k ORDER BY u.run_id, r.rank",
+        "WHERE u.study_id = ? AND u.staged_by IS NULL AND r.query_id = ? AND r.rank <= u.k "
+        "ORDER BY u.run_id, r.rank",
         [study_id, query_id],
     )
 
@@ -24,7 +25,8 @@ def pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
     """Pool size per query that any run answered (one aggregate query)."""
     rows = db.execute(
         "SELECT r.query_id, count(DISTINCT r.unit_id) FROM results r "
-        "JOIN runs u ON u.run_id = r.run_id WHERE u.study_id = ? AND r.rank <= u.k "
+        "JOIN runs u ON u.run_id = r.run_id WHERE u.study_id = ? AND u.staged_by IS NULL "
+        "AND r.rank <= u.k "
         "GROUP BY r.query_id",
         [study_id],
     )
@@ -43,7 +45,8 @@ def pooled_units(
         rows = db.execute(
             "SELECT DISTINCT r.query_id, r.unit_id FROM results r "
             "JOIN runs u ON u.run_id = r.run_id "
-            f"WHERE u.study_id = ? AND r.rank <= u.k AND r.query_id IN ({marks})",
+            f"WHERE u.study_id = ? AND u.staged_by IS NULL AND r.rank <= u.k "
+            f"AND r.query_id IN ({marks})",
             [study_id, *chunk],
         )
         for q, unit in rows:

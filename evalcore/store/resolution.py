@@ -70,6 +70,24 @@ class ResolvedLabel(BaseModel):
         return self.gain is not None
 
 
+#: The annotator of a label event as one person (SQL): the identity rule of
+#: :func:`evalcore.access.identity.normalise_user_id` applied when reading, so
+#: names stored as typed before every entry point normalised them
+#: (``Ann@Acme.org``) are the same annotator as ``ann@acme.org``. (SQLite's
+#: ``lower`` folds ASCII letters only; new events are stored normalised.)
+ANNOTATOR_SQL = (
+    "(CASE WHEN instr(annotator, '@') > 0 THEN lower(trim(annotator)) ELSE trim(annotator) END)"
+)
+
+
+def annotator_key(annotator: str) -> str:
+    """One annotator, exactly as :data:`ANNOTATOR_SQL` reads it."""
+    name = annotator.strip(" ")
+    if "@" not in name:
+        return name
+    return "".join(c.lower() if c.isascii() else c for c in name)
+
+
 def replay_unit(events: Iterable[tuple[int, str, int | None, str]]) -> tuple[
     dict[str, tuple[int, int]], tuple[int, int, str] | None
 ]:
@@ -80,7 +98,8 @@ def replay_unit(events: Iterable[tuple[int, str, int | None, str]]) -> tuple[
     """
     stacks: dict[str, list[tuple[int, int]]] = {}
     adjudication: tuple[int, int, str] | None = None
-    for event_id, kind, gain, annotator in events:
+    for event_id, kind, gain, name in events:
+        annotator = annotator_key(name)
         if kind == "label":
             stacks.setdefault(annotator, []).append((event_id, gain))  # type: ignore[arg-type]
         elif kind == "undo":
@@ -128,7 +147,7 @@ def resolve_unit_in_store(
 ) -> ResolvedLabel | None:
     """The resolved label of one unit, or None when it is unlabeled."""
     rows = db.execute(
-        "SELECT event_id, kind, gain, annotator FROM label_events "
+        f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
         "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
         [study_id, query_id, unit_id],
     )
@@ -173,9 +192,9 @@ def _resolve_scan(
         key: tuple[str, str] | None = None
         annotators: dict[str, int] = {}
         for query_id, unit_id, annotator, gain, _ in db.execute(
-            "SELECT query_id, unit_id, annotator, gain, max(event_id) FROM label_events "
-            "WHERE study_id = ? AND kind = 'label'" + condition
-            + " GROUP BY query_id, unit_id, annotator ORDER BY query_id, unit_id, annotator",
+            f"SELECT query_id, unit_id, {ANNOTATOR_SQL} AS who, gain, max(event_id) "
+            "FROM label_events WHERE study_id = ? AND kind = 'label'" + condition
+            + " GROUP BY query_id, unit_id, who ORDER BY query_id, unit_id, who",
             [study_id, *params],
         ):
             if (query_id, unit_id) != key:
@@ -188,7 +207,7 @@ def _resolve_scan(
             yield key[0], finish(key[1], annotators)
         if special:
             rows = db.execute(
-                "SELECT query_id, unit_id, event_id, kind, gain, annotator FROM label_events "
+                f"SELECT query_id, unit_id, event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
                 "WHERE study_id = ? AND (query_id, unit_id) IN (SELECT DISTINCT query_id, unit_id "
                 "FROM label_events WHERE study_id = ? AND kind != 'label'" + condition + ")"
                 + " ORDER BY query_id, unit_id, event_id",
@@ -269,7 +288,7 @@ def resolved_gains(
     for query_id, unit_id, low, high, distinct in db.execute(
         "SELECT query_id, unit_id, min(gain), max(gain), group_concat(DISTINCT gain) FROM "
         "(SELECT query_id, unit_id, gain, max(event_id) FROM label_events WHERE study_id = ? "
-        "AND kind = 'label' GROUP BY query_id, unit_id, annotator) GROUP BY query_id, unit_id",
+        f"AND kind = 'label' GROUP BY query_id, unit_id, {ANNOTATOR_SQL}) GROUP BY query_id, unit_id",
         [study_id],
     ):
         if (low != high and not conflicts) or (special and (query_id, unit_id) in special):

@@ -12,6 +12,7 @@ from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
+from evalcore.store.staging import staging_owner
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
@@ -56,12 +57,7 @@ def add_run(
     get_study(db, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
-        if db.execute(
-            "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, name]
-        ).fetchone():
-            raise ValueError(
-                f"run {name!r} already exists in study {study_id!r}; choose another run name"
-            )
+        _check_name_free(db, study_id, name)
         cursor = db.execute(
             "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
             "scan_complete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -77,25 +73,78 @@ def add_run(
             ],
         )
         run_id = int(cursor.lastrowid)
-        packed: dict[str, list[tuple[int, str, float | None]]] = {}
-
-        def rows() -> Iterator[tuple[int, str, int, str, float | None]]:
-            for q, r, u, s in results:
-                entry = packed.get(q)
-                if entry is None:
-                    entry = packed[q] = []
-                entry.append((r, u, s))
-                yield run_id, q, r, u, s
-
-        db.conn.executemany(
-            "INSERT INTO results (run_id, query_id, rank, unit_id, score) VALUES (?, ?, ?, ?, ?)",
-            rows(),
-        )
-        db.conn.executemany(
-            "INSERT INTO run_rankings (run_id, query_id, unit_ids, scores) VALUES (?, ?, ?, ?)",
-            (_packed_row(run_id, q, entries) for q, entries in packed.items()),
-        )
+        write_run_results(db, run_id, results)
     return run_id
+
+
+def write_run_results(
+    db: sqlite_utils.Database, run_id: int, results: Iterable[tuple[str, int, str, float | None]]
+) -> None:
+    """Insert results (whole queries) and their packed rankings (inside the caller's transaction)."""
+    packed: dict[str, list[tuple[int, str, float | None]]] = {}
+
+    def rows() -> Iterator[tuple[int, str, int, str, float | None]]:
+        for q, r, u, s in results:
+            entry = packed.get(q)
+            if entry is None:
+                entry = packed[q] = []
+            entry.append((r, u, s))
+            yield run_id, q, r, u, s
+
+    db.conn.executemany(
+        "INSERT INTO results (run_id, query_id, rank, unit_id, score) VALUES (?, ?, ?, ?, ?)",
+        rows(),
+    )
+    db.conn.executemany(
+        "INSERT INTO run_rankings (run_id, query_id, unit_ids, scores) VALUES (?, ?, ?, ?)",
+        (_packed_row(run_id, q, entries) for q, entries in packed.items()),
+    )
+
+
+def stage_run(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    name: str,
+    source: Literal["lexical", "imported"],
+    k: int,
+    protocol: dict | None = None,
+    corpus_fingerprint: str | None = None,
+    scan_complete: bool = True,
+    actor: str | None = None,
+) -> int:
+    """Insert an invisible (staged) run row in one short transaction; return its run_id.
+
+    Fill it with :func:`write_run_results` (one short transaction per chunk) and
+    make it visible with :func:`publish_run`; see :mod:`evalcore.store.staging`.
+    """
+    with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
+        _check_name_free(db, study_id, name)
+        return int(db.execute(
+            "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
+            "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [study_id, name, source, json.dumps(protocol or {}, sort_keys=True),
+             corpus_fingerprint, k, int(scan_complete), utc_now_iso(), staging_owner()],
+        ).lastrowid)
+
+
+def publish_run(db: sqlite_utils.Database, run_id: int, *, study_id: str, actor: str | None) -> None:
+    """Make a staged run visible (inside the caller's transaction, re-authorised there)."""
+    authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
+    db.execute("UPDATE runs SET staged_by = NULL, created_at = ? WHERE run_id = ?",
+               [utc_now_iso(), run_id])
+
+
+def _check_name_free(db: sqlite_utils.Database, study_id: str, name: str) -> None:
+    row = db.execute(
+        "SELECT staged_by FROM runs WHERE study_id = ? AND name = ?", [study_id, name]
+    ).fetchone()
+    if row is not None:
+        being = " (it is being imported right now)" if row[0] is not None else ""
+        raise ValueError(
+            f"run {name!r} already exists in study {study_id!r}{being}; choose another run name"
+        )
 
 
 def _packed_row(
@@ -113,19 +162,20 @@ def _packed_row(
 
 def run_exists(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
     return db.execute(
-        "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, name]
+        "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL", [study_id, name]
     ).fetchone() is not None
 
 
 def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
     row = db.execute(
         "SELECT run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "
-        "scan_complete, created_at FROM runs WHERE study_id = ? AND name = ?",
+        "scan_complete, created_at FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
         [study_id, name],
     ).fetchone()
     if row is None:
         known = [r[0] for r in db.execute(
-            "SELECT name FROM runs WHERE study_id = ? ORDER BY name", [study_id]
+            "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY name",
+            [study_id]
         )]
         raise not_found(RunNotFoundError, f"no run {name!r} in study {study_id!r}", known,
                         listing="runs in this study", none_yet="the study has no run yet")
@@ -144,7 +194,8 @@ def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
 
 def list_runs(db: sqlite_utils.Database, study_id: str) -> list[RunInfo]:
     names = [r[0] for r in db.execute(
-        "SELECT name FROM runs WHERE study_id = ? ORDER BY run_id", [study_id]
+        "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
+        [study_id]
     )]
     return [get_run(db, study_id, n) for n in names]
 

@@ -341,8 +341,50 @@ CREATE TABLE annotation_drafts (
 ) WITHOUT ROWID;
 """
 
+# v9: ownership you can reason about (docs/access-model.md). Every corpus has a row
+# naming its owner organisation (NULL: a local corpus, no organisation); an
+# organisation remembers who created it (its first lead); audit rows record the
+# channel (app / cli / api) and, for the CLI, the operating-system user; a run
+# being imported is staged (``staged_by`` = "host:pid" of the importer) and
+# invisible until its last small commit clears it (evalcore.store.staging).
+# Existing corpora get as owner the organisation of their first study that has
+# one, else the organisation owning their first owned document, else none.
+# Documents stored unowned before v9 stay unowned (readable by members of a
+# team-mode study over the corpus, which only the owner's members may create).
+_V9 = """
+CREATE TABLE corpora (
+    corpus_id TEXT PRIMARY KEY,
+    owner_org TEXT,
+    created_by TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL
+);
+INSERT INTO corpora (corpus_id, owner_org, created_by, created_at)
+SELECT c.corpus_id,
+    COALESCE(
+        (SELECT s.org_id FROM studies s WHERE s.corpus_id = c.corpus_id AND s.org_id IS NOT NULL
+         ORDER BY s.created_at, s.rowid LIMIT 1),
+        (SELECT d.owner_org FROM documents d WHERE d.corpus_id = c.corpus_id
+         AND d.owner_org IS NOT NULL ORDER BY d.rowid LIMIT 1)),
+    'migration', strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+FROM (SELECT corpus_id FROM studies UNION SELECT corpus_id FROM documents) c;
+INSERT OR IGNORE INTO organisations (org_id, name)
+SELECT owner_org, owner_org FROM corpora WHERE owner_org IS NOT NULL;
+ALTER TABLE organisations ADD COLUMN created_by TEXT;
+ALTER TABLE audit_log ADD COLUMN channel TEXT NOT NULL DEFAULT 'api';
+ALTER TABLE audit_log ADD COLUMN os_user TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN staged_by TEXT;
+"""
+
+# v10: queries carry an optional information need: a description and a narrative (the
+# assessor's guideline), imported from TREC topics or query files and edited by a
+# lead (an audited event, evalcore.store.information_needs). Empty when unknown.
+_V10 = """
+ALTER TABLE queries ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE queries ADD COLUMN narrative TEXT NOT NULL DEFAULT '';
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -30,6 +30,7 @@ from evalcore.access.decisions import (
 )
 from evalcore.access.identity import normalise_user_id
 from evalcore.store.corpus import Document, get_document
+from evalcore.store.lookup import not_found
 from evalcore.store.membership import (
     corpus_in_team_mode,
     in_organisation,
@@ -40,7 +41,13 @@ from evalcore.store.membership import (
 )
 from evalcore.store.observations import permitted_ids_for_run
 from evalcore.store.runs import get_run
-from evalcore.store.studies import StudyIn, get_study, list_studies
+from evalcore.store.studies import (
+    StudyIn,
+    StudyNotFoundError,
+    get_study,
+    list_studies,
+    study_exists,
+)
 
 
 class DocumentAccess(BaseModel):
@@ -112,8 +119,21 @@ def local_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     return [s for s in list_studies(db) if study_mode(db, s.study_id) == "local"]
 
 
+def require_known_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
+    """Raise StudyNotFoundError, listing only the studies ``viewer`` may see, for an unknown id."""
+    if not study_exists(db, study_id):
+        raise not_found(StudyNotFoundError, f"no study {study_id!r} in this store",
+                        [s.study_id for s in visible_studies(db, viewer)],
+                        listing="known studies", none_yet="you may see no study in this store")
+
+
 def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
-    """Raise PermissionDenied (saying why) unless ``viewer`` may see the study."""
+    """Raise PermissionDenied (saying why) unless ``viewer`` may see the study.
+
+    An unknown study is a :class:`StudyNotFoundError` that lists only the
+    studies ``viewer`` may see (never every study id of the store).
+    """
+    require_known_study(db, viewer, study_id)
     refusal = _study_refusal(db, viewer, get_study(db, study_id))
     if refusal is not None:
         raise study_view_denied(refusal, study_id=study_id, user=viewer_id(viewer) or "")

@@ -6,10 +6,12 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
+from evalcore.access.decisions import named_user
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.store.lookup import not_found
 from evalcore.store.transaction import write_transaction
+from evalcore.store.users import ensure_user, join_organisation
 
 Identifier = Annotated[StrictStr, Field(min_length=1, max_length=512)]
 
@@ -46,18 +48,27 @@ class StudyNotFoundError(LookupError):
     """The named study is not in this store."""
 
 
-def create_organisation(db: sqlite_utils.Database, org_id: str, name: str = "") -> None:
-    """Create the organisation if it does not exist (idempotent).
+def create_organisation(
+    db: sqlite_utils.Database, org_id: str, name: str = "", *, actor: str | None = None
+) -> bool:
+    """Create the organisation if it does not exist (idempotent); True if created.
 
     Open to anyone: a new organisation has no member, study or document, so it
-    grants nothing (joining one is :func:`evalcore.store.members.add_to_organisation`'s
-    rule). An existing organisation is never changed — not even renamed — by this.
+    grants nothing. Its creator (``actor``, when named) becomes its first member
+    and lead; from then on only its leads add people
+    (:func:`evalcore.store.members.add_to_organisation`). An existing
+    organisation is never changed — not even renamed, nor joined — by this.
     """
+    creator = named_user(actor) or None
     with write_transaction(db):
-        db.execute(
-            "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
-            [org_id, name or org_id],
-        )
+        created = db.execute(
+            "INSERT OR IGNORE INTO organisations (org_id, name, created_by) VALUES (?, ?, ?)",
+            [org_id, name or org_id, creator],
+        ).rowcount > 0
+        if created and creator is not None:
+            ensure_user(db, creator)
+            join_organisation(db, creator, org_id, creator)
+    return created
 
 
 def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:

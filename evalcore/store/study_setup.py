@@ -10,7 +10,13 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.authorize import authorize, authorize_organisation_entry
+from evalcore.store.authorize import (
+    authorize,
+    authorize_organisation_entry,
+    authorize_study_over_corpus,
+)
+from evalcore.store.corpora import register_corpus
+from evalcore.store.membership import corpus_team_studies
 from evalcore.store.studies import QueryIn, StudyIn, get_study
 from evalcore.store.transaction import write_transaction
 
@@ -21,21 +27,27 @@ def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None
     Inside an organisation that has a team-mode study, ``actor`` must be a member
     of that organisation (PermissionDenied otherwise, and nothing is written);
     in local mode anyone may (see :func:`evalcore.store.authorize.authorize_organisation_entry`).
+    Over an existing corpus, ``actor`` must be allowed by the corpus's owner
+    (:func:`evalcore.store.authorize.authorize_study_over_corpus`); a new corpus
+    is registered with the study's organisation as its owner.
     """
     with write_transaction(db):
         authorize_organisation_entry(db, org_id=study.org_id, study_id=study.study_id,
                                      actor=actor, what=f"create study {study.study_id!r}")
-        if study.org_id is not None:
-            db.execute(
-                "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
-                [study.org_id, study.org_id],
-            )
         existing = db.execute(
             "SELECT 1 FROM studies WHERE study_id = ?", [study.study_id]
         ).fetchone()
         if existing:
             raise ValueError(
                 f"study {study.study_id!r} already exists; choose another study id"
+            )
+        authorize_study_over_corpus(
+            db, corpus_id=study.corpus_id, study_id=study.study_id, study_org=study.org_id,
+            actor=actor, what=f"create study {study.study_id!r} over corpus {study.corpus_id!r}")
+        if study.org_id is not None:
+            db.execute(
+                "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
+                [study.org_id, study.org_id],
             )
         db.execute(
             "INSERT INTO studies (study_id, name, corpus_id, retrieval_unit, "
@@ -51,6 +63,8 @@ def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None
                 utc_now_iso(),
             ],
         )
+        register_corpus(db, study.corpus_id, owner_org=study.org_id, actor=actor,
+                        adopt=len(corpus_team_studies(db, study.corpus_id)) == 0)
 
 
 def add_queries(

@@ -4,8 +4,11 @@ Two writers queue instead of failing half-way. ``db.atomic()`` nests a
 savepoint inside it: sqlite-utils write methods that fail roll back with it.
 """
 
-from collections.abc import Iterator
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import sqlite_utils
 
@@ -48,3 +51,32 @@ def read_snapshot(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
         yield db
     finally:
         db.conn.execute("COMMIT")
+
+
+T = TypeVar("T")
+
+
+def is_busy(error: BaseException) -> bool:
+    """Is ``error`` SQLite's "database is locked / busy" (another writer held the lock too long)?"""
+    return isinstance(error, sqlite3.OperationalError) and (
+        "locked" in str(error) or "busy" in str(error)
+    )
+
+
+def retry_busy(write: Callable[[], T], *, attempts: int = 3, backoff_s: float = 0.25) -> T:
+    """Run ``write`` (a whole write transaction); on a busy store, try again with backoff.
+
+    Each attempt already waits up to the busy timeout for the lock; a write that
+    still finds the store busy is retried ``attempts - 1`` more times (waiting
+    ``backoff_s``, then twice that, ...). The last busy error is raised: the
+    caller says the write was not saved and keeps what the person typed. A
+    write transaction that fails is rolled back, so a retry never writes twice.
+    """
+    for attempt in range(attempts):
+        try:
+            return write()
+        except sqlite3.OperationalError as error:
+            if not is_busy(error) or attempt == attempts - 1:
+                raise
+            time.sleep(backoff_s * (2 ** attempt))
+    raise AssertionError("unreachable")

@@ -161,3 +161,53 @@ def test_a_study_created_while_signed_in_is_led_by_its_creator(team_app) -> None
 
     assert [(m.user_id, m.role) for m in list_members(db, "fresh")] == [(OUTSIDER, "lead")]
     assert "fresh" in at.sidebar.selectbox(key="rl_study_select").options
+
+
+def test_attack_signed_in_stranger_creates_study_over_team_corpus_on_data_page(team_app) -> None:
+    """mallory signs in, creates study m over corpus c on the Data page: refused, nothing made."""
+    db, make = team_app
+    at = make({"is_logged_in": True, "email": "mallory@evil.example"}, "views/data.py")
+    form_inputs = {t.label: t for t in at.text_input}
+    form_inputs["Study id"].set_value("m")
+    form_inputs["Corpus id"].set_value("c")
+    at.button[[b.label for b in at.button].index("Create study")].click().run()
+    assert not at.exception, at.exception
+    text = rendered(at)
+    assert "The study was not created\\\\." in text and "belongs to organisation" in text
+    assert db.execute("SELECT 1 FROM studies WHERE study_id = 'm'").fetchone() is None
+    assert SECRET_A not in text and "solar" not in text.lower()
+
+
+def test_attack_local_mode_app_on_team_store_shows_no_team_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No sign-in configured, pointed at a team store: typing a member's name shows no team text."""
+    from access_fixtures import LEAD
+
+    from evalcore.store.runs import add_run
+    from evalcore.store.studies import StudyIn
+    from evalcore.store.study_setup import create_study
+
+    db, _ = team_store(tmp_path)
+    create_study(db, StudyIn(study_id="old", corpus_id="c", org_id="acme"), actor=LEAD)  # local
+    add_run(db, study_id="old", name="r", source="imported", k=2,
+            results=[("q1", 1, "a1", 2.0), ("q1", 2, "b1", 1.0)])
+    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(tmp_path / "store.db"))
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(ENTRY, default_timeout=60)
+    at.run()
+    at.text_input(key="rl_annotator_input").set_value(LEAD).run()
+    at.switch_page("views/annotate.py").run()
+    assert not at.exception, at.exception
+    assert at.sidebar.selectbox(key="rl_study_select").options == ["old"]
+    seen = [rendered(at)]
+    for _ in range(2):
+        at.button(key="next").click().run()
+        seen.append(rendered(at))
+    at.text_input(key="rl_search").set_value("solar").run()
+    seen.append(rendered(at))
+    assert not at.exception
+    assert any("text withheld" in s for s in seen)
+    for secret in (SECRET_A, *SECRET_B_WORDS, "a roof"):
+        assert all(secret not in s for s in seen), secret

@@ -23,6 +23,7 @@ from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
+from evalcore.store.corpora import corpus_owner
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,
@@ -46,8 +47,13 @@ def import_beir(
     allow_unknown_ids: bool = False,
     complete: bool = False,
     actor: str = "import",
+    owner_org: str | None = None,
 ) -> ImportSummary:
-    """Import a BEIR folder into the study (all or nothing); see the module docstring."""
+    """Import a BEIR folder into the study (all or nothing); see the module docstring.
+
+    New documents belong to ``owner_org`` (default: the corpus's owner); an
+    existing document keeps its owner.
+    """
     study = get_study(db, study_id)
     beir = read_beir_folder(folder, gain_map=gain_map, splits=splits)
     events = [
@@ -64,9 +70,10 @@ def import_beir(
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events),
                         file=str(Path(folder) / "qrels"), what="corpus-id",
                         allow_unknown=allow_unknown_ids, also_known=set(beir.documents))
-        authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor, owner_orgs=(),
+        owner = owner_org if owner_org is not None else corpus_owner(db, study.corpus_id)
+        authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor, owner_orgs={owner},
                                doc_ids=beir.documents)
-        summary.documents, changed = _write_documents(db, study.corpus_id, beir.documents)
+        summary.documents, changed = _write_documents(db, study.corpus_id, beir.documents, owner)
         if changed:
             summary.warnings.append(
                 f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
@@ -119,19 +126,21 @@ def _check_queries(
 
 
 def _write_documents(
-    db: sqlite_utils.Database, corpus_id: str, documents: dict[str, tuple[str, str]]
+    db: sqlite_utils.Database, corpus_id: str, documents: dict[str, tuple[str, str]],
+    owner_org: str | None,
 ) -> tuple[int, int]:
     """Upsert the documents; return (written, existing ones whose content changed)."""
     now = utc_now_iso()
-    rows = [(corpus_id, d, t, x, now, content_hash(t, x)) for d, (t, x) in documents.items()]
+    rows = [(corpus_id, d, t, x, owner_org, now, content_hash(t, x))
+            for d, (t, x) in documents.items()]
     existing = dict(db.execute(
         "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ?", [corpus_id]
     ).fetchall()) if rows else {}
-    changed = sum(1 for r in rows if r[1] in existing and existing[r[1]] != r[5])
-    unchanged = {r[1] for r in rows if existing.get(r[1]) == r[5]}
+    changed = sum(1 for r in rows if r[1] in existing and existing[r[1]] != r[6])
+    unchanged = {r[1] for r in rows if existing.get(r[1]) == r[6]}
     db.conn.executemany(
         "INSERT INTO documents (corpus_id, doc_id, title, text, owner_org, created_at, "
-        "content_hash) VALUES (?, ?, ?, ?, NULL, ?, ?) "
+        "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
         "text = excluded.text, created_at = excluded.created_at, "
         "content_hash = excluded.content_hash",

@@ -9,13 +9,14 @@ exactly as it was. Each successful import appends one audit entry.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from os import PathLike
 from pathlib import Path
 
 import sqlite_utils
 from pydantic import BaseModel, Field
 
+from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
@@ -177,6 +178,7 @@ def write_label_events(
             if gains.get(e.unit_id, -1) < threshold:
                 reopen.append((q, e))
                 break
+    events = [replace(e, annotator=normalise_user_id(e.annotator)) for e in events]
     now = utc_now_iso()
     register_queries(db, study_id, (e.query_id for e in events))
     db.conn.executemany(

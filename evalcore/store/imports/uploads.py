@@ -19,8 +19,11 @@ from typing import Literal
 
 import sqlite_utils
 
+from evalcore.io.documents import DocumentFields, resolve_format
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.queries import QueryFields
 from evalcore.io.text_lines import decode_source
+from evalcore.io.trec_docs import gunzip_source
 from evalcore.io.zip_extract import extract_zip
 from evalcore.store.imports import (
     ImportSummary,
@@ -30,10 +33,15 @@ from evalcore.store.imports import (
     import_qrels,
     import_run,
 )
+from evalcore.store.imports.documents import import_documents
+from evalcore.store.imports.queries import import_queries
+from evalcore.store.imports.tool_labels import import_tool_labels
 
-UploadKind = Literal["qrels", "run", "observations", "labels-csv", "labels-jsonl", "beir"]
+UploadKind = Literal["qrels", "run", "observations", "labels-csv", "labels-jsonl", "beir",
+                     "documents", "queries", "labels-quepid", "labels-rre", "labels-rank-eval"]
 UPLOAD_KINDS: tuple[UploadKind, ...] = (
     "qrels", "run", "observations", "labels-csv", "labels-jsonl", "beir",
+    "documents", "queries", "labels-quepid", "labels-rre", "labels-rank-eval",
 )
 #: Largest upload accepted, in MiB: the same number as ``server.maxUploadSize`` in
 #: ``.streamlit/config.toml`` (a test keeps the two equal).
@@ -62,8 +70,13 @@ def import_upload(
     annotator: str | None = None,
     complete: bool = False,
     allow_unknown_ids: bool = False,
+    owner_org: str | None = None,
+    keep_annotators: bool = False,
     gain_map: Mapping[int, int] | None = None,
     max_bytes: int = MAX_UPLOAD_BYTES,
+    fmt: str = "auto",
+    document_fields: DocumentFields | None = None,
+    query_fields: QueryFields | None = None,
 ) -> ImportSummary:
     """Import one uploaded file of ``kind`` into the study (all or nothing).
 
@@ -83,8 +96,22 @@ def import_upload(
     if kind == "beir":
         return _import_beir_zip(db, data, name, study_id=study_id, actor=actor,
                                 complete=complete, allow_unknown_ids=allow_unknown_ids,
-                                gain_map=gain_map)
+                                gain_map=gain_map, owner_org=owner_org)
+    if kind in ("documents", "queries"):
+        chosen = resolve_format(fmt, name)
+        source = gunzip_source(data, name) if name.lower().endswith(".gz") else decode_source(
+            data, name)
+        if kind == "documents":
+            return import_documents(db, source, study_id=study_id, fmt=chosen,
+                                    fields=document_fields, owner_org=owner_org, actor=actor)
+        return import_queries(db, source, study_id=study_id, fmt=chosen, fields=query_fields,
+                              actor=actor)
     source = decode_source(data, name)
+    if kind in ("labels-quepid", "labels-rre", "labels-rank-eval"):
+        return import_tool_labels(db, source, study_id=study_id,
+                                  fmt=kind.removeprefix("labels-"),  # type: ignore[arg-type]
+                                  annotator=annotator or None, gain_map=gain_map,
+                                  allow_unknown_ids=allow_unknown_ids, actor=actor)
     if kind == "qrels":
         return import_qrels(db, source, study_id=study_id, annotator=annotator or None,
                             complete=complete, gain_map=gain_map,
@@ -101,7 +128,8 @@ def import_upload(
     if kind in ("labels-csv", "labels-jsonl"):
         return import_labels(db, source, study_id=study_id, format=kind.split("-")[1],
                              annotator=annotator or None, gain_map=gain_map,
-                             allow_unknown_ids=allow_unknown_ids, actor=actor)
+                             allow_unknown_ids=allow_unknown_ids, actor=actor,
+                             keep_annotators=keep_annotators)
     raise ValueError(f"unknown upload kind {kind!r}; choose one of {', '.join(UPLOAD_KINDS)}")
 
 

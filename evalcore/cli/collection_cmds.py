@@ -1,0 +1,172 @@
+"""Bring your own collection: documents, queries (topics), other tools' judgments; needs.
+
+    evalcore import documents --db F --study S PATH [--format auto|jsonl|tsv|csv|trec]
+        [--id-field id --text-field text --title-field title] [--owner-org ORG]
+    evalcore import queries --db F --study S PATH [--format auto|jsonl|tsv|csv|trec]
+        [--id-field id --text-field text --description-field ... --narrative-field ...]
+        [--query-map FILE]
+    evalcore import labels --db F --study S PATH --format quepid|rre|rank-eval [--gain-map SPEC]
+    evalcore query need show|set --db F --study S --query Q [--description ... --narrative ...]
+
+Each import is all or nothing; errors name file, line and field (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from evalcore.cli import main
+from evalcore.cli.store_cmds import (
+    _gain_map,
+    _gain_map_option,
+    _report,
+    _unknown_ids,
+    actor_option,
+    db_option,
+    import_group,
+    store,
+    study_option,
+)
+from evalcore.io.documents import DOCUMENT_FORMATS, DocumentFields
+from evalcore.io.queries import QUERY_FORMATS, QueryFields
+from evalcore.io.tool_labels import TOOL_FORMATS
+from evalcore.store.imports.documents import import_documents
+from evalcore.store.imports.queries import import_queries
+from evalcore.store.imports.tool_labels import import_tool_labels
+from evalcore.store.information_needs import (
+    InformationNeed,
+    QueryNotFoundError,
+    information_need,
+    set_information_need,
+)
+
+_PATH = click.Path(exists=True, path_type=Path)
+
+
+def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
+    """--format, --id-field and --text-field, shared by the document and query imports."""
+    def decorate(fn: Callable) -> Callable:
+        fn = click.option("--text-field", default="text", show_default=True,
+                          help="JSONL/TSV/CSV: the text field.")(fn)
+        fn = click.option("--id-field", default="id", show_default=True,
+                          help="JSONL/TSV/CSV: the id field.")(fn)
+        return click.option("--format", "fmt", type=click.Choice(formats), default="auto",
+                            show_default=True, help=format_help)(fn)
+    return decorate
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@import_group.command("documents")
+@db_option
+@study_option
+@click.argument("path", type=_PATH)
+@_record_options(DOCUMENT_FORMATS, "auto: from the name (a folder or .gz is TREC).")
+@click.option("--title-field", default="title", show_default=True,
+              help="The title field (optional in each record).")
+@click.option("--owner-org", default=None,
+              help="The organisation that owns the new documents (what lexical runs may see).")
+@actor_option
+def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
+                             text_field: str, title_field: str, owner_org: str | None,
+                             actor: str) -> None:
+    """Documents (JSONL, TSV, CSV, TREC <DOC> files or a folder of them) -> the corpus."""
+    fields = DocumentFields(id=id_field, text=text_field, title=title_field)
+    with store(db_path, "import documents", study_id=study_id, actor=actor) as db:
+        _report(import_documents(db, path, study_id=study_id, fmt=fmt, fields=fields,
+                                 owner_org=owner_org, actor=actor))
+
+
+@import_group.command("queries")
+@db_option
+@study_option
+@click.argument("path", type=_FILE)
+@_record_options(QUERY_FORMATS, "trec: TREC topics (<top> <num> <title> <desc> <narr>).")
+@click.option("--description-field", default="description", show_default=True,
+              help="The information need's description field (optional).")
+@click.option("--narrative-field", default="narrative", show_default=True,
+              help="The narrative / guideline field (optional).")
+@click.option("--query-map", type=_FILE, default=None,
+              help="Two columns: id in this file -> id the judgments use.")
+@actor_option
+def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
+                           text_field: str, description_field: str, narrative_field: str,
+                           query_map: Path | None, actor: str) -> None:
+    """Queries or TREC topics (with their information need) -> the study's queries."""
+    fields = QueryFields(id=id_field, text=text_field, description=description_field,
+                         narrative=narrative_field)
+    with store(db_path, "import queries", study_id=study_id, actor=actor) as db:
+        _report(import_queries(db, path, study_id=study_id, fmt=fmt, fields=fields,
+                               query_map=query_map, actor=actor))
+
+
+@import_group.command("labels")
+@db_option
+@study_option
+@click.argument("path", type=_FILE)
+@click.option("--format", "fmt", type=click.Choice(TOOL_FORMATS), required=True,
+              help="quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
+                   "Elasticsearch/OpenSearch _rank_eval request body.")
+@click.option("--annotator", default=None, help="Annotator of the labels (default <format>:<file>).")
+@_gain_map_option
+@_unknown_ids
+@actor_option
+def import_tool_labels_command(db_path: Path, study_id: str, path: Path, fmt: str,
+                               annotator: str | None, gain_map: str | None,
+                               allow_unknown_ids: bool, actor: str) -> None:
+    """Judgments from Quepid, RRE or _rank_eval -> label events."""
+    mapping = _gain_map(gain_map)
+    with store(db_path, f"import labels --format {fmt}", study_id=study_id,
+               actor=actor) as db:
+        _report(import_tool_labels(db, path, study_id=study_id, fmt=fmt,  # type: ignore[arg-type]
+                                   annotator=annotator, gain_map=mapping,
+                                   allow_unknown_ids=allow_unknown_ids, actor=actor))
+
+
+@main.group("query")
+def query_group() -> None:
+    """A study's queries."""
+
+
+@query_group.group("need")
+def need_group() -> None:
+    """A query's information need: description and narrative (the assessor's guideline)."""
+
+
+_query_option = click.option("--query", "query_id", required=True, help="The query id.")
+
+
+@need_group.command("show")
+@db_option
+@study_option
+@_query_option
+@actor_option
+def need_show(db_path: Path, study_id: str, query_id: str, actor: str) -> None:
+    """Print the query's information need as JSON."""
+    with store(db_path, "query need show", study_id=study_id, actor=actor, read=True) as db:
+        click.echo(information_need(db, study_id, query_id).model_dump_json())
+
+
+@need_group.command("set")
+@db_option
+@study_option
+@_query_option
+@click.option("--description", default=None, help="The description (default: unchanged).")
+@click.option("--narrative", default=None, help="The narrative (default: unchanged).")
+@actor_option
+def need_set(db_path: Path, study_id: str, query_id: str, description: str | None,
+             narrative: str | None, actor: str) -> None:
+    """Set a query's information need (lead only; recorded in the audit log)."""
+    with store(db_path, "query need set", study_id=study_id, actor=actor, read=True) as db:
+        old = information_need(db, study_id, query_id)
+        try:
+            need = InformationNeed(
+                description=old.description if description is None else description,
+                narrative=old.narrative if narrative is None else narrative)
+            set_information_need(db, study_id=study_id, query_id=query_id, need=need,
+                                 actor=actor)
+        except QueryNotFoundError as exc:
+            raise ValueError(str(exc)) from None
+    click.echo(f"information need of query {query_id} updated")

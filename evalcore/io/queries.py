@@ -1,0 +1,143 @@
+"""Query files: JSONL, TSV, CSV or TREC topics, with an optional information need; id maps.
+
+* JSONL/TSV/CSV (:mod:`evalcore.io.records`): fields named by the caller
+  (defaults ``id``, ``text``, ``description``, ``narrative``; the last two are
+  optional and form the query's information need).
+* TREC topics: :mod:`evalcore.io.trec_topics` (title -> text, desc ->
+  description, narr -> narrative).
+
+A **query map** (``--query-map FILE``) renames ids: a classic collection may
+number its queries 1..225 in the topics file and differently in its judgments.
+The map file has two columns per line, the id in the queries file and the id
+the judgments use, separated by whitespace, a tab or a comma (``#`` comments
+and blank lines skipped). With a map, every query must be in it; two queries
+mapped to one id, or an id mapped twice, are errors naming the lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from os import PathLike
+from pathlib import Path
+from typing import Literal
+
+from evalcore.io.documents import DOCUMENT_FORMATS, resolve_format
+from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
+from evalcore.io.records import TableFormat, records, text_field
+from evalcore.io.text_lines import SourceText, numbered_lines, read_source
+from evalcore.io.trec_docs import read_text_file
+from evalcore.io.trec_topics import parse_trec_topics
+
+QueryFormat = Literal["auto", "jsonl", "tsv", "csv", "trec"]
+QUERY_FORMATS: tuple[str, ...] = DOCUMENT_FORMATS  # trec: TREC topics
+
+
+@dataclass(frozen=True)
+class QueryFields:
+    """Which fields of a JSONL/TSV/CSV record hold the id, text and information need."""
+
+    id: str = "id"
+    text: str = "text"
+    description: str = "description"
+    narrative: str = "narrative"
+
+
+@dataclass(frozen=True)
+class QueryRecord:
+    """A query as read: id, text and its information need (description, narrative)."""
+
+    line: int
+    query_id: str
+    text: str
+    description: str = ""
+    narrative: str = ""
+
+
+def read_queries(
+    path: str | PathLike[str], fmt: QueryFormat = "auto", fields: QueryFields | None = None
+) -> tuple[str, list[QueryRecord]]:
+    """(file name, queries) of a query file; raise InputErrors with every error."""
+    name = str(path)
+    chosen = resolve_format(fmt, Path(name).name)
+    return name, parse_queries(read_text_file(Path(name)), chosen, fields)
+
+
+def parse_queries(
+    source: SourceText, fmt: str, fields: QueryFields | None = None
+) -> list[QueryRecord]:
+    """Queries from decoded text; raise InputErrors with every error."""
+    log = ErrorLog(source.name)
+    if fmt == "trec":
+        topics = parse_trec_topics(source, log)
+        log.raise_if_any()
+        return [QueryRecord(t.line, t.query_id, t.text, t.description, t.narrative)
+                for t in topics]
+    names = fields or QueryFields()
+    out: list[QueryRecord] = []
+    first: dict[str, int] = {}
+    table: TableFormat = fmt  # type: ignore[assignment]
+    for number, record in records(source, table, log, needed=(names.id, names.text)):
+        qid = text_field(record, names.id, number, log, required=True, identifier=True)
+        text = text_field(record, names.text, number, log, required=True)
+        desc = text_field(record, names.description, number, log, required=False)
+        narr = text_field(record, names.narrative, number, log, required=False)
+        if qid is None or text is None or desc is None or narr is None:
+            continue
+        line = first.setdefault(qid, number)
+        if line != number:
+            log.add(number, names.id, f"query id {show_value(qid)} repeats line {line}",
+                    "each query id appears once")
+            continue
+        out.append(QueryRecord(number, qid, text, desc, narr))
+    if not out and not log:
+        log.add(None, None, "no query in the file")
+    log.raise_if_any()
+    return out
+
+
+def read_query_map(path: str | PathLike[str]) -> dict[str, str]:
+    """The id map of a two-column file (see the module docstring)."""
+    return parse_query_map(read_source(path))
+
+
+def parse_query_map(source: SourceText) -> dict[str, str]:
+    log = ErrorLog(source.name)
+    log.extend(source.errors)
+    mapping: dict[str, str] = {}
+    line_of: dict[str, int] = {}
+    target_line: dict[str, int] = {}
+    for number, text in numbered_lines(source.text, comments=True):
+        cells = [c for c in text.replace(",", " ").split() if c]
+        if len(cells) != 2:
+            log.add(number, None, f"expected 2 columns (id in the queries file, id in the "
+                    f"judgments), got {len(cells)}")
+            continue
+        old, new = cells
+        if old in line_of:
+            log.add(number, None, f"{old} is mapped again (first on line {line_of[old]})")
+            continue
+        if new in target_line:
+            log.add(number, None, f"{new} is the target of line {target_line[new]} too",
+                    "two queries cannot share one id")
+            continue
+        line_of[old], target_line[new] = number, number
+        mapping[old] = new
+    if not mapping and not log:
+        log.add(None, None, "empty query map", "one line per query: <id in file> <id used>")
+    log.raise_if_any()
+    return mapping
+
+
+def apply_query_map(
+    queries: list[QueryRecord], mapping: dict[str, str], *, file: str, map_file: str
+) -> list[QueryRecord]:
+    """The queries with mapped ids; InputErrors naming every query the map does not cover."""
+    missing = [q for q in queries if q.query_id not in mapping]
+    if missing:
+        shown = ", ".join(q.query_id for q in missing[:10])
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        raise InputErrors([InputError(
+            file=file, line=missing[0].line, field="id",
+            message=f"{len(missing)} query id(s) not in the query map {map_file}: {shown}{more}",
+            hint="add a line '<id> <judgment id>' for each")])
+    return [replace(q, query_id=mapping[q.query_id]) for q in queries]

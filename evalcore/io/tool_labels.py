@@ -1,0 +1,310 @@
+"""Judgments in other tools' formats: Quepid CSV, RRE ratings JSON, Elasticsearch ``_rank_eval``.
+
+Reading (every error collected with file, line or JSON path, and field):
+
+* **quepid**: Quepid's ratings CSV, header ``query,docid,rating`` (names
+  case-insensitive; ``query text``, ``doc id``/``doc_id`` accepted; other
+  columns, as in Quepid's own exports, are ignored with a warning). ``query``
+  is the query *text*, as Quepid keys its cases.
+* **rre**: RRE (Rated Ranking Evaluator) ratings JSON: ``topics[].query_groups[]``
+  or top-level ``query_groups[]``, each with a ``name`` (the query id; default
+  the first query's ``placeholders`` value), ``queries[].placeholders`` (the
+  query text) and ``relevant_documents``: ``{"doc": {"gain": 3}}`` (or
+  ``"rating"``), or the older ``{"3": ["doc", ...]}``. The top-level ``index``
+  is kept.
+* **rank-eval**: an Elasticsearch/OpenSearch ``_rank_eval`` request body:
+  ``requests[]`` with ``id`` (the query id) and ``ratings[]`` of
+  ``{"_index", "_id", "rating"}``; the ``_index`` is kept.
+
+Gains must be integers in 0..4 after the optional gain map (``--gain-map``, as
+for TREC qrels); a fraction, a boolean, a string in JSON, NaN or a huge number
+is an error. JSON is strict (:mod:`evalcore.io.json_objects`: a repeated key is
+an error). The same (query, document) rated twice alike is one rating and a
+warning; rated differently it is an error naming both places.
+
+Writing (:func:`write_tool_labels`): one rating per (query, document), sorted
+by query then document, in the same shapes, so reading the output back gives
+the same ratings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TextIO
+
+from evalcore.io.errors import ErrorLog, show_value
+from evalcore.io.json_objects import json_document, json_kind
+from evalcore.io.label_rows import parse_gain
+from evalcore.io.records import records
+from evalcore.io.spreadsheet_cells import csv_writer, restore
+from evalcore.io.text_lines import SourceText
+
+ToolFormat = Literal["quepid", "rre", "rank-eval"]
+TOOL_FORMATS: tuple[ToolFormat, ...] = ("quepid", "rre", "rank-eval")
+
+_QUEPID_COLUMNS = {"query": ("query", "querytext"), "docid": ("docid",), "rating": ("rating",)}
+
+
+@dataclass(frozen=True)
+class ToolRating:
+    """One rating: ``query`` is an id (rre, rank-eval) or the query text (quepid)."""
+
+    where: str
+    line: int | None
+    query: str
+    doc_id: str
+    gain: int
+    query_text: str = ""
+
+
+@dataclass
+class ToolRatings:
+    name: str
+    fmt: str
+    ratings: list[ToolRating]
+    index: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_tool_labels(
+    source: SourceText, fmt: ToolFormat, gain_map: Mapping[int, int] | None = None
+) -> ToolRatings:
+    """Validate a judgments file of another tool; raise InputErrors listing every error."""
+    log = ErrorLog(source.name)
+    out = ToolRatings(source.name, fmt, [])
+    if fmt == "quepid":
+        _quepid(source, log, out, gain_map)
+    else:
+        doc = json_document(source, log)
+        if doc is not None:
+            (_rre if fmt == "rre" else _rank_eval)(doc, log, out, gain_map)
+    if not out.ratings and not log:
+        log.add(None, None, "no rating in the file")
+    log.raise_if_any()
+    kept: list[ToolRating] = []
+    first: dict[tuple[str, str], ToolRating] = {}
+    for r in out.ratings:
+        earlier = first.setdefault((r.query, r.doc_id), r)
+        if earlier is r:
+            kept.append(r)
+        elif earlier.gain == r.gain:
+            out.warnings.append(f"{_at(source.name, r)}: query {r.query} doc {r.doc_id} repeats "
+                                f"{_at(source.name, earlier)}; recorded once")
+        else:
+            log.add(r.line, r.where, f"query {r.query} doc {r.doc_id}: rating {r.gain} "
+                    f"contradicts {_at(source.name, earlier)} (rating {earlier.gain})",
+                    "keep one of the two")
+    log.raise_if_any()
+    out.ratings = kept
+    return out
+
+
+def _at(name: str, r: ToolRating) -> str:
+    return f"{name}:{r.line}" if r.line is not None else f"{name} {r.where}"
+
+
+def _quepid(source: SourceText, log: ErrorLog, out: ToolRatings,
+            gain_map: Mapping[int, int] | None) -> None:
+    first_line = source.text.lstrip("\n").split("\n", 1)[0]
+    raw = [c.strip() for c in first_line.split(",")]
+    normal = {c: c.lower().replace(" ", "").replace("_", "") for c in raw}
+    chosen: dict[str, str] = {}
+    for want, names in _QUEPID_COLUMNS.items():
+        for c in raw:
+            if normal[c] in names and want not in chosen:
+                chosen[want] = c
+    ignored = [c for c in raw if c not in chosen.values()]
+    needed = tuple(chosen.get(k, k) for k in _QUEPID_COLUMNS)
+    if ignored and len(chosen) == 3:
+        out.warnings.append(f"{source.name}: ignored column(s) {', '.join(ignored)}")
+    for number, record in records(source, "csv", log, needed=needed):
+        query = restore(record[chosen["query"]]).strip()
+        doc = restore(record[chosen["docid"]]).strip()
+        bad = False
+        for name, value in (("query", query), ("docid", doc)):
+            if not value:
+                log.add(number, name, "must not be empty")
+                bad = True
+        gain, problem, hint = parse_gain(record[chosen["rating"]], gain_map)
+        if problem is not None:
+            log.add(number, "rating", problem, hint)
+        if bad or gain is None:
+            continue
+        out.ratings.append(ToolRating("", number, query, doc, gain, query))
+
+
+def _string(value: Any, where: str, log: ErrorLog, *, required: bool = True) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if value is None and not required:
+        return None
+    log.add(None, where, "missing" if value is None else
+            f"must be a non-empty string, got {show_value(value)}")
+    return None
+
+
+def _list(value: Any, where: str, log: ErrorLog) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        log.add(None, where, f"must be an array, got {json_kind(value)}")
+        return []
+    return value
+
+
+def _object(value: Any, where: str, log: ErrorLog) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        log.add(None, where, f"must be an object, got {json_kind(value)}")
+        return None
+    return value
+
+
+def _gain(value: Any, where: str, log: ErrorLog, gain_map: Mapping[int, int] | None,
+          *, text: bool = False) -> int | None:
+    gain, problem, hint = parse_gain(value, gain_map, text=text)
+    if problem is not None:
+        log.add(None, where, problem, hint)
+    return gain
+
+
+def _rre(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
+         gain_map: Mapping[int, int] | None) -> None:
+    index = doc.get("index")
+    out.index = index if isinstance(index, str) else None
+    groups: list[tuple[str, Any]] = []
+    for t, topic in enumerate(_list(doc.get("topics"), "topics", log)):
+        topic = _object(topic, f"topics[{t}]", log)
+        if topic is not None:
+            groups += [(f"topics[{t}].query_groups[{g}]", group) for g, group in
+                       enumerate(_list(topic.get("query_groups"), f"topics[{t}].query_groups",
+                                       log))]
+    groups += [(f"query_groups[{g}]", group) for g, group in
+               enumerate(_list(doc.get("query_groups"), "query_groups", log))]
+    if not groups and "topics" not in doc and "query_groups" not in doc:
+        log.add(None, None, "no 'topics' or 'query_groups'",
+                "RRE ratings hold topics[].query_groups[] with relevant_documents")
+        return
+    for where, group in groups:
+        group = _object(group, where, log)
+        if group is None:
+            continue
+        text = _rre_text(group, where, log)
+        name = group.get("name")
+        qid = _string(name, f"{where}.name", log) if name is not None else text
+        if qid is None:
+            if name is None:
+                log.add(None, f"{where}.name", "missing, and no query text to use instead")
+            continue
+        docs = _object(group.get("relevant_documents"), f"{where}.relevant_documents", log)
+        for key, value in (docs or {}).items():
+            at = f"{where}.relevant_documents[{json.dumps(key, ensure_ascii=False)}]"
+            if isinstance(value, list):  # the older shape: gain -> [doc ids]
+                gain = _gain(key, at, log, gain_map, text=True)
+                for i, item in enumerate(value):
+                    doc_id = _string(item, f"{at}[{i}]", log)
+                    if gain is not None and doc_id is not None:
+                        out.ratings.append(ToolRating(f"{at}[{i}]", None, qid, doc_id, gain,
+                                                      text or ""))
+                continue
+            rating = _object(value, at, log)
+            if rating is None:
+                continue
+            doc_id = key.strip()
+            if not doc_id:
+                log.add(None, at, "empty document id")
+                continue
+            if "gain" not in rating and "rating" not in rating:
+                log.add(None, at, "missing 'gain'", 'write {"gain": 2}')
+                continue
+            name_of = "gain" if "gain" in rating else "rating"
+            gain = _gain(rating[name_of], f"{at}.{name_of}", log, gain_map)
+            if gain is not None:
+                out.ratings.append(ToolRating(at, None, qid, doc_id, gain, text or ""))
+
+
+def _rre_text(group: dict[str, Any], where: str, log: ErrorLog) -> str | None:
+    for q, query in enumerate(_list(group.get("queries"), f"{where}.queries", log)):
+        if isinstance(query, dict) and isinstance(query.get("placeholders"), dict):
+            for value in query["placeholders"].values():
+                if isinstance(value, str) and value.strip():
+                    return value.strip()
+        elif not isinstance(query, dict):
+            log.add(None, f"{where}.queries[{q}]", f"must be an object, got {json_kind(query)}")
+    return None
+
+
+def _rank_eval(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
+               gain_map: Mapping[int, int] | None) -> None:
+    if "requests" not in doc:
+        log.add(None, "requests", "missing", "a _rank_eval body holds requests[] with ratings")
+        return
+    indices: set[str] = set()
+    for r, request in enumerate(_list(doc.get("requests"), "requests", log)):
+        where = f"requests[{r}]"
+        request = _object(request, where, log)
+        if request is None:
+            continue
+        qid = _string(request.get("id"), f"{where}.id", log)
+        for i, rating in enumerate(_list(request.get("ratings"), f"{where}.ratings", log)):
+            at = f"{where}.ratings[{i}]"
+            rating = _object(rating, at, log)
+            if rating is None:
+                continue
+            doc_id = _string(rating.get("_id"), f"{at}._id", log)
+            index = _string(rating.get("_index"), f"{at}._index", log, required=False)
+            if "rating" not in rating:
+                log.add(None, f"{at}.rating", "missing")
+                continue
+            gain = _gain(rating["rating"], f"{at}.rating", log, gain_map)
+            if index is not None:
+                indices.add(index)
+            if qid is not None and doc_id is not None and gain is not None:
+                out.ratings.append(ToolRating(at, None, qid, doc_id, gain))
+    if len(indices) == 1:
+        out.index = indices.pop()
+    elif len(indices) > 1:
+        out.warnings.append(f"{out.name}: ratings name {len(indices)} indices "
+                            f"({', '.join(sorted(indices))}); documents are identified by _id")
+
+
+def write_tool_labels(
+    stream: TextIO,
+    fmt: ToolFormat,
+    ratings: Mapping[str, Mapping[str, int]],
+    query_texts: Mapping[str, str],
+    *,
+    index: str,
+    title: str = "",
+) -> int:
+    """Write ``query -> {doc: gain}`` in ``fmt``; return the number of ratings written."""
+    queries = sorted(ratings)
+    count = sum(len(ratings[q]) for q in queries)
+    if fmt == "quepid":
+        writer = csv_writer(stream, lineterminator="\n")
+        writer.writerow(["query", "docid", "rating"])
+        for q in queries:
+            for d in sorted(ratings[q]):
+                writer.writerow([query_texts.get(q) or q, d, ratings[q][d]])
+        return count
+    if fmt == "rre":
+        body: dict[str, Any] = {"index": index, "id_field": "id", "topics": [{
+            "description": title,
+            "query_groups": [{
+                "name": q,
+                **({"queries": [{"template": "query.json",
+                                 "placeholders": {"$query": query_texts[q]}}]}
+                   if query_texts.get(q) else {}),
+                "relevant_documents": {d: {"gain": ratings[q][d]} for d in sorted(ratings[q])},
+            } for q in queries],
+        }]}
+    else:
+        body = {"requests": [{
+            "id": q,
+            "request": {"query": {"query_string": {"query": query_texts.get(q) or q}}},
+            "ratings": [{"_index": index, "_id": d, "rating": ratings[q][d]}
+                        for d in sorted(ratings[q])],
+        } for q in queries], "metric": {"dcg": {"k": 10, "normalize": True}}}
+    stream.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+    return count

@@ -1,0 +1,48 @@
+"""Corpora and their owner organisation (see docs/access-model.md).
+
+Every corpus has a row in ``corpora``: its owner organisation (None: a local
+corpus that belongs to no organisation), who registered it and when. A corpus
+is registered by the first study over it (owner: that study's organisation)
+or by the first documents written into it (no owner yet); a corpus without an
+owner adopts the organisation of the first study with one created over it,
+while no study over it is in team mode. Documents stored without an explicit
+owner get the corpus's owner.
+"""
+
+import sqlite_utils
+
+from evalcore.access.decisions import named_user
+from evalcore.io.clock import utc_now_iso
+
+
+def corpus_registered(db: sqlite_utils.Database, corpus_id: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM corpora WHERE corpus_id = ?", [corpus_id]
+    ).fetchone() is not None
+
+
+def corpus_owner(db: sqlite_utils.Database, corpus_id: str) -> str | None:
+    """The organisation that owns ``corpus_id`` (None: none, or not registered)."""
+    row = db.execute("SELECT owner_org FROM corpora WHERE corpus_id = ?", [corpus_id]).fetchone()
+    return row[0] if row else None
+
+
+def register_corpus(
+    db: sqlite_utils.Database, corpus_id: str, *, owner_org: str | None, actor: str | None,
+    adopt: bool = False,
+) -> None:
+    """Register ``corpus_id`` if new (inside the caller's transaction, after authorisation).
+
+    ``adopt``: an already registered corpus without an owner takes ``owner_org``.
+    """
+    if owner_org is not None:
+        db.execute("INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
+                   [owner_org, owner_org])
+    db.execute(
+        "INSERT OR IGNORE INTO corpora (corpus_id, owner_org, created_by, created_at) "
+        "VALUES (?, ?, ?, ?)",
+        [corpus_id, owner_org, named_user(actor), utc_now_iso()],
+    )
+    if adopt and owner_org is not None:
+        db.execute("UPDATE corpora SET owner_org = ? WHERE corpus_id = ? AND owner_org IS NULL",
+                   [owner_org, corpus_id])

@@ -1,0 +1,98 @@
+"""Import judgments from Quepid, RRE or Elasticsearch ``_rank_eval`` as label events.
+
+Parsing: :mod:`evalcore.io.tool_labels`. Each rating becomes one ``label``
+event by the annotator ``<format>:<file name>`` (or the one given). Quepid
+names a query by its text: a stored query with exactly that text is that
+query (two stored queries with the text are an error); otherwise the text
+is the query id. A new query is registered with its text. Document ids
+unknown to a non-empty corpus are refused unless ``allow_unknown_ids``; the
+auto-reopen rule applies. All or nothing; one audit entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+
+import sqlite_utils
+
+from evalcore.access.roles import Permission
+from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.text_lines import SourceText
+from evalcore.io.tool_labels import ToolFormat, ToolRating, parse_tool_labels
+from evalcore.store.audit import record_audit
+from evalcore.store.authorize import authorize
+from evalcore.store.imports.common import (
+    ImportSummary,
+    NewEvent,
+    check_known_ids,
+    load_source,
+    write_label_events,
+)
+from evalcore.store.studies import get_study, query_texts
+from evalcore.store.transaction import write_transaction
+
+
+def import_tool_labels(
+    db: sqlite_utils.Database,
+    source: str | PathLike[str] | SourceText,
+    *,
+    study_id: str,
+    fmt: ToolFormat,
+    annotator: str | None = None,
+    gain_map: Mapping[int, int] | None = None,
+    allow_unknown_ids: bool = False,
+    actor: str = "import",
+) -> ImportSummary:
+    """Import another tool's judgments into the study (all or nothing)."""
+    study = get_study(db, study_id)
+    text = load_source(source)
+    parsed = parse_tool_labels(text, fmt, gain_map)
+    who = annotator or f"{fmt}:{Path(text.name).name}"
+    summary = ImportSummary(kind=f"labels-{fmt}", study_id=study_id, source=text.name,
+                            rows=len(parsed.ratings), warnings=list(parsed.warnings))
+    with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        ids = _query_ids(db, study_id, parsed.ratings, fmt, text.name)
+        events = [NewEvent(ids[r.query], r.doc_id, "label", r.gain, who) for r in parsed.ratings]
+        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
+                        what="document", allow_unknown=allow_unknown_ids, source=text)
+        known = query_texts(db, study_id, ids.values())
+        new_texts = {ids[r.query]: r.query_text for r in parsed.ratings
+                     if r.query_text and not known.get(ids[r.query])}
+        db.conn.executemany(
+            "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
+            "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text "
+            "WHERE queries.text = ''",
+            [(study_id, q, t) for q, t in new_texts.items()],
+        )
+        n, reopened = write_label_events(db, study_id=study_id,
+                                         threshold=study.relevance_threshold, events=events,
+                                         origin=f"import of {text.name}")
+        summary.label_events, summary.reopened = n, reopened
+        summary.queries = len(set(ids.values()))
+        record_audit(db, actor=actor, action=f"import.labels-{fmt}", study_id=study_id,
+                     detail=summary.model_dump(exclude={"warnings"}))
+    return summary
+
+
+def _query_ids(db: sqlite_utils.Database, study_id: str, ratings: list[ToolRating], fmt: str,
+               name: str) -> dict[str, str]:
+    """How each rating's query names a study query (Quepid: by text; the others: by id)."""
+    named = {r.query for r in ratings}
+    if fmt != "quepid":
+        return {q: q for q in named}
+    by_text: dict[str, list[str]] = {}
+    for qid, text in query_texts(db, study_id).items():
+        if text in named:
+            by_text.setdefault(text, []).append(qid)
+    ambiguous = {t: ids for t, ids in by_text.items() if len(ids) > 1}
+    if ambiguous:
+        text, ids = next(iter(ambiguous.items()))
+        raise InputErrors([InputError(
+            file=name, field="query",
+            message=f"{len(ambiguous)} query text(s) match several stored queries, e.g. "
+                    f"{text!r}: {', '.join(sorted(ids))}",
+            hint="give the queries distinct texts, or use a format that names query ids")])
+    return {q: by_text[q][0] if q in by_text else q for q in named}
