@@ -19,6 +19,7 @@ from evalcore import __version__
 #: Keep one entry per module, in alphabetical order.
 COMMAND_MODULES: tuple[str, ...] = (
     "access_cmds",
+    "compare_cmds",
     "demo",
     "evaluate",
     "report_cmds",
