@@ -66,3 +66,18 @@ def test_decided_comparison_has_an_empty_queue() -> None:
     assert decide_measure(pair, "P@1").verdict == "a_better"
     queue = decide_queue(pair, "P@1")
     assert queue.items == [] and queue.labels_to_decide == 0
+
+
+def test_units_are_matched_exactly_even_when_their_hashes_collide(monkeypatch) -> None:
+    from evalcore.analysis import pair_units
+
+    labels = {"r": 1, "n": 0, "m": 0}
+    a = [_obs("q1", ["x", "y", "r", "n"], labels)]
+    b = [_obs("q1", ["y", "z", "n", "m"], labels)]
+    honest = _pair(a, b, ["P@4"])
+    monkeypatch.setattr(pair_units, "hash", lambda _: 7, raising=False)  # every id collides
+    collided = _pair(a, b, ["P@4"])
+    for pair in (honest, collided):
+        u = pair.units
+        assert sorted(u.unit_id(r) for r in range(u.query.size)) == ["m", "n", "r", "x", "y", "z"]
+    assert decide_queue(collided, "P@4") == decide_queue(honest, "P@4")

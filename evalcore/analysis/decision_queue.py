@@ -19,7 +19,7 @@ ones of its class (best rank, returned by one run or both). Ordering by worst-ca
 can only lower the upper bound like one that can lift the lower bound; on the
 simulation of ``benchmarks/bench_decision.py`` it needed 0.64 of the blocking
 order's labels for P@10, the expected progress order far fewer. Ties: most
-``removes``; then units both runs return; then the best rank; then the row.
+``removes``; then units both runs return; then the best rank; then query and unit id.
 Units whose label removes nothing are left out.
 AP has no pair method: its queue is ordered by ``1/rank_A + 1/rank_B`` (a
 heuristic; ``removes`` and ``progress`` are then 0).
@@ -149,7 +149,10 @@ def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
         scores = np.where(ra > 0, 1.0 / np.maximum(ra, 1), 0.0) + np.where(
             rb > 0, 1.0 / np.maximum(rb, 1), 0.0)
     # lexsort: last key first
-    return np.lexsort((rows, best, ~both, -scores, -np.round(progress, 15)))
+    names = np.array([u.unit_id(r) for r in rows.tolist()], dtype=object)
+    by_name = np.empty(rows.size, dtype=np.int64)
+    by_name[np.argsort(names, kind="stable")] = np.arange(rows.size)
+    return np.lexsort((by_name, u.query[rows], best, ~both, -scores, -np.round(progress, 15)))
 
 
 def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> DecideQueue:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
+from operator import eq, itemgetter
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class PairUnits:
     ref_query: np.ndarray  # int64[L]
     ref_low: np.ndarray  # int8[L]
     ref_high: np.ndarray  # int8[L]
-    #: The unit ids, and each row's index into them (None in what-if copies).
+    #: The packed unit ids of both runs, and each row's position in them (None in copies).
     unit_names: list[str] | None = None
     unit_code: np.ndarray | None = None
 
@@ -131,19 +132,14 @@ def align(
             f"only in A e.g. {only_a}, only in B e.g. {only_b}; evaluate both runs on one query set"
         )
     n = len(batch_a)
-    flat_a = list(chain.from_iterable(batch_a.top_units))
-    flat_b = list(chain.from_iterable(batch_b.top_units))
-    names = list(dict.fromkeys(chain(flat_a, flat_b)))
-    index = {name: i for i, name in enumerate(names)}.__getitem__
-    width = max(len(names), 1)
-    key_a = ranking_a.query * width + np.fromiter(map(index, flat_a), np.int64, len(flat_a))
-    key_b = ranking_b.query * width + np.fromiter(map(index, flat_b), np.int64, len(flat_b))
-    keys, inverse = np.unique(np.concatenate((key_a, key_b)), return_inverse=True)
-    code_a, code_b = inverse[: key_a.size], inverse[key_a.size :]
+    flat = list(chain(chain.from_iterable(batch_a.top_units),
+                      chain.from_iterable(batch_b.top_units)))
+    split = ranking_a.query.size
+    group, rep, query = _group_units(flat, np.concatenate((ranking_a.query, ranking_b.query)))
+    code_a, code_b = group[:split], group[split:]
     if code_a.size != ranking_a.query.size or code_b.size != ranking_b.query.size:
         raise ValueError("internal: unit ids and packed positions differ in length")
-    size = keys.size
-    query = keys // width  # np.unique sorts: rows come grouped by query
+    size = rep.size
     # Both runs read the same reference labels, so a unit both returned has one range.
     low = np.zeros(size, dtype=np.int8)
     high = np.zeros(size, dtype=np.int8)
@@ -171,9 +167,37 @@ def align(
         ref_query=ranking_a.label_query,
         ref_low=ranking_a.label_low,
         ref_high=ranking_a.label_high,
-        unit_names=names,
-        unit_code=keys % width,
+        unit_names=flat,
+        unit_code=rep,
     )
+
+
+def _group_units(flat: list[str], query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group of each position, a representative position of each group, each group's
+    query): positions are grouped by (query, unit id), groups sorted by query.
+
+    Units are matched by their string hash (C speed), then every position is checked to
+    hold the same id as its group's representative; on a hash collision the ids are
+    interned exactly instead.
+    """
+    hashed = np.fromiter(map(hash, flat), np.int64, len(flat))
+    for attempt in range(2):
+        order = np.lexsort((hashed, query))
+        hs, qs = hashed[order], query[order]
+        new = np.ones(order.size, dtype=bool)
+        new[1:] = (hs[1:] != hs[:-1]) | (qs[1:] != qs[:-1])
+        group = np.empty(order.size, dtype=np.int64)
+        group[order] = np.cumsum(new) - 1
+        rep = order[new]
+        if rep.size == 0:
+            return group, rep, qs[new]
+        same = map(eq, flat, itemgetter(*rep[group].tolist())(flat)) if order.size > 1 else [True]
+        if attempt == 0 and not all(same):  # a collision: intern the ids exactly
+            ids = {name: i for i, name in enumerate(dict.fromkeys(flat))}.__getitem__
+            hashed = np.fromiter(map(ids, flat), np.int64, len(flat))
+            continue
+        return group, rep, qs[new]
+    raise AssertionError("unreachable")
 
 
 def _first_rank(size: int, code: np.ndarray, r: RankingArrays) -> np.ndarray:
