@@ -29,11 +29,13 @@ def test_precision_queue_scores_each_unit_by_its_net_weight_and_skips_shared_one
     pair = _pair(a, b, ["P@4"])
     queue = decide_queue(pair, "P@4")
     # x only in A, z only in B: each moves A - B by 1/4 on one of 2 queries; y (both runs,
-    # both in the cut) and w (both runs) move nothing and are left out.
-    assert [(i.query_id, i.unit_id) for i in queue.items] == [("q1", "x"), ("q1", "z")]
-    assert all(abs(i.removes - 0.125) < 1e-12 for i in queue.items)
+    # both in the cut) moves nothing and comes last; q2 is known (w is at ranks 1 and 2,
+    # both in the cut): none of its units is a candidate.
+    assert [(i.query_id, i.unit_id) for i in queue.items] == [
+        ("q1", "x"), ("q1", "z"), ("q1", "y")]
+    assert [round(i.removes, 12) for i in queue.items] == [0.125, 0.125, 0.0]
     assert queue.items[0].rank_a == 1 and queue.items[0].rank_b == 0
-    assert queue.n_candidates == 2
+    assert queue.n_candidates == 3
     d = decide_measure(pair, "P@4")
     # mean interval: q1 A - B = 1/4 + x/4 - z/4 in [0, 1/2], q2 = 0 -> [0, 0.25]
     assert d.verdict == "undecided" and (d.lower, d.upper) == (0.0, 0.25)

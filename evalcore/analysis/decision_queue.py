@@ -20,7 +20,8 @@ can only lower the upper bound like one that can lift the lower bound; on the
 simulation of ``benchmarks/bench_decision.py`` it needed 0.64 of the blocking
 order's labels for P@10, the expected progress order far fewer. Ties: most
 ``removes``; then units both runs return; then the best rank; then query and unit id.
-Units whose label removes nothing are left out.
+Units whose label removes nothing from the pair interval stay in the queue (last):
+for nDCG and R the verdict also reads each run's own bounds, which they can narrow.
 AP has no pair method: its queue is ordered by ``1/rank_A + 1/rank_B`` (a
 heuristic; ``removes`` and ``progress`` are then 0).
 
@@ -162,8 +163,6 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> Dec
     rows = candidate_rows(pair, name)
     scores = row_scores(pair, name, rows)
     heuristic = pair.measures[name].family not in PAIR_FAMILIES
-    keep = scores > ZERO if not heuristic else np.ones(rows.size, dtype=bool)
-    rows, scores = rows[keep], scores[keep]
     progress = expected_progress(pair, name, rows)
     order = order_rows(pair, name, rows, scores, progress)
     rows, scores, progress = rows[order], scores[order], progress[order]

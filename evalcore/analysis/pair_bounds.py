@@ -73,6 +73,14 @@ def _threshold(measure: Measure, protocol: EvalProtocol) -> int:
     return protocol.relevance_threshold if measure.rel is None else measure.rel
 
 
+def _relevance(units: PairUnits, measure: Measure, protocol: EvalProtocol
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """bool[U] (certainly relevant, of unknown relevance) at the measure's threshold."""
+    t = _threshold(measure, protocol)
+    sure = units.low >= t
+    return sure, (units.high >= t) & ~sure
+
+
 def _additive(units: PairUnits, c: np.ndarray, maybe: np.ndarray, sure: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray]:
     """Extremes of sum_u c_u * rel_u with rel_u = 1 (sure), 0/1 (maybe), 0 otherwise."""
@@ -113,9 +121,7 @@ def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol
                     ) -> tuple[np.ndarray, np.ndarray]:
     n, q = units.n, units.query
     in_a, in_b, _, _ = _cut(units, measure)
-    t = _threshold(measure, protocol)
-    sure = units.low >= t
-    maybe = (units.high >= t) & ~sure
+    sure, maybe = _relevance(units, measure, protocol)
 
     def f(rank: np.ndarray) -> np.ndarray:
         if measure.family == "RR":
@@ -181,14 +187,13 @@ def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol
             ) -> tuple[np.ndarray, np.ndarray]:
     n, q = units.n, units.query
     in_a, in_b, _, _ = _cut(units, measure)
-    t = _threshold(measure, protocol)
-    sure = units.low >= t
-    maybe = (units.high >= t) & ~sure
+    sure, maybe = _relevance(units, measure, protocol)
     c = in_a.astype(np.float64) - in_b.astype(np.float64)
     n_lo, n_hi = _additive(units, c, maybe, sure)
     # The shared |R|: the reference labels, plus the unlabeled units either run has in its
     # cut (a completion labels them).
     added = units.unlabeled & (in_a | in_b)
+    t = _threshold(measure, protocol)
     d_lo = (np.bincount(units.ref_query[units.ref_low >= t], minlength=n)
             + np.bincount(q[added & sure], minlength=n)).astype(np.float64)
     d_hi = (np.bincount(units.ref_query[units.ref_high >= t], minlength=n)
@@ -202,9 +207,7 @@ def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol
 def _top(units: PairUnits, measure: Measure, protocol: EvalProtocol
          ) -> tuple[np.ndarray, np.ndarray]:
     in_a, in_b, ka, kb = _cut(units, measure)
-    t = _threshold(measure, protocol)
-    sure = units.low >= t
-    maybe = (units.high >= t) & ~sure
+    sure, maybe = _relevance(units, measure, protocol)
     return _additive(units, _weights(units, measure, in_a, in_b, ka, kb), maybe, sure)
 
 

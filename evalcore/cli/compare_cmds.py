@@ -21,13 +21,9 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
+from evalcore.cli.report_cmds import _fail
 
 FORMATS = ("table", "json")
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(2)
 
 
 @main.command("compare")
