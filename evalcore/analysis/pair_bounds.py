@@ -40,7 +40,12 @@ import numpy as np
 
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ndcg import gain_values, ideal_dcg
-from evalcore.compute.measures.ranking import discounts, segment_reduce, segment_sum
+from evalcore.compute.measures.ranking import (
+    discounts,
+    segment_cumsum,
+    segment_reduce,
+    segment_sum,
+)
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 
@@ -178,9 +183,43 @@ def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol
     d_hi = ideal_dcg(rq, np.concatenate((units.ref_high, units.high[added])), k, table, disc)
     # A positive IDCG is at least the smallest positive gain at rank 1 (1).
     lower, upper = _ratio_box(n_lo, n_hi, np.maximum(d_lo, 1.0), d_hi)
+    # IDCG@k is also at least each run's DCG@k (a run's top k is one arrangement of
+    # reference units), so A - B <= max(0, 1 - DCG_B / DCG_A) in every completion.
+    da = np.where(in_a, disc[np.minimum(units.rank_a, depth)], 0.0)
+    db = np.where(in_b, disc[np.minimum(units.rank_b, depth)], 0.0)
+    g_lo, g_hi = table[units.low], table[units.high]
+    upper = np.minimum(upper, np.maximum(0.0, 1.0 - _min_ratio(units, da, db, g_lo, g_hi)))
+    lower = np.maximum(lower, -np.maximum(0.0, 1.0 - _min_ratio(units, db, da, g_lo, g_hi)))
     covered = (ka == kb) & (d_hi > 0)
     return (np.where(covered, np.maximum(lower, -1.0), np.nan),
             np.where(covered, np.minimum(upper, 1.0), np.nan))
+
+
+def _min_ratio(units: PairUnits, wx: np.ndarray, wy: np.ndarray, g_lo: np.ndarray,
+               g_hi: np.ndarray) -> np.ndarray:
+    """Per query, the least ``DY / DX`` over completions with ``DX > 0`` (inf if none), where
+    ``DX = sum wx * g``, ``DY = sum wy * g`` and each row's gain ``g`` lies in [g_lo, g_hi].
+
+    A linear-fractional minimum over a box is at a vertex that raises to their highest
+    gain exactly the rows with the smallest ``wy / wx`` (a prefix in that order): every
+    prefix is tried.
+    """
+    n, q = units.n, units.query
+    x0 = segment_sum(q, wx * g_lo, n)
+    y0 = segment_sum(q, wy * g_lo, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        best = np.where(x0 > 0, y0 / np.where(x0 > 0, x0, 1.0), np.inf)
+        step = g_hi - g_lo
+        rows = np.flatnonzero((step > 0) & (wx > 0))
+        if rows.size == 0:
+            return best
+        key = wy[rows] / wx[rows]
+        rows = rows[np.lexsort((key, q[rows]))]
+        rq = q[rows]
+        x = x0[rq] + segment_cumsum(rq, wx[rows] * step[rows])
+        y = y0[rq] + segment_cumsum(rq, wy[rows] * step[rows])
+        ratio = np.where(x > 0, y / np.where(x > 0, x, 1.0), np.inf)
+    return segment_reduce(np.minimum, rq, ratio, best)
 
 
 def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol
