@@ -201,3 +201,33 @@ def test_different_query_sets_are_refused_with_a_clear_message() -> None:
     b = [_obs("q2", ["x"], {"x": 1})]
     with pytest.raises(ValueError, match="same query set"):
         _decide(a, b, ["P@1"])
+
+
+def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(tmp_path) -> None:
+    from store_fixtures import new_store
+
+    from evalcore.analysis.decision import decide
+    from evalcore.store.labels import record_label
+    from evalcore.store.runs import add_run
+
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="A", source="imported", k=2,
+            results=[("q1", 1, "r", 2.0), ("q1", 2, "x", 1.0), ("q2", 1, "y", 1.0)])
+    add_run(db, study_id="s", name="B", source="imported", k=2,
+            results=[("q1", 1, "x", 2.0), ("q1", 2, "n", 1.0)])
+    for query, unit, gain in (("q1", "r", 1), ("q1", "n", 0), ("q2", "z", 1)):
+        record_label(db, study_id="s", query_id=query, unit_id=unit, gain=gain, annotator="ann")
+    # q1: A = r (rel) + x, B = x + n (non-rel): A - B = 1/2 whatever x is. q2: A returns y
+    # (unlabeled), B nothing: A - B in [0, 1/2].
+    (d,) = decide(db, "s", "A", "B", ["P@2"])
+    assert d.n_queries == 2
+    assert d.verdict == "a_better" and (d.lower, d.upper) == (0.25, 0.5)
+    record_label(db, study_id="s", query_id="q2", unit_id="y", gain=0, annotator="ann")
+    (d,) = decide(db, "s", "A", "B", ["P@2"])
+    assert (d.lower, d.upper) == (0.25, 0.25) and d.n_unknown_units == 0
+    # A query only one run answered, with no label anywhere: over the union, undecidable.
+    add_run(db, study_id="s", name="C", source="imported", k=2,
+            results=[("q1", 1, "r", 2.0), ("q3", 1, "w", 1.0)])
+    (d,) = decide(db, "s", "C", "B", ["P@2"])
+    assert d.n_queries == 3 and d.verdict == "undecidable"
+    assert d.undecidable_reasons == {"missing_reference": 2}

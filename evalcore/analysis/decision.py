@@ -331,11 +331,15 @@ def evaluate_stored_pair(
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     protocol = study_protocol(db, study_id)
     depth = packing_depth(parsed)
+    observations = [observations_for_run(db, study_id, run, reference) for run in (run_a, run_b)]
+    ids = [[o.query_id for o in obs] for obs in observations]
+    if ids[0] != ids[1]:  # a query only one run answered: compare over the union
+        union = sorted(set(ids[0]) | set(ids[1]))
+        observations = [
+            observations_for_run(db, study_id, run, reference, union) for run in (run_a, run_b)
+        ]
     batches = [
-        ObservationBatch.from_observations(
-            observations_for_run(db, study_id, run, reference), protocol, min_depth=depth
-        )
-        for run in (run_a, run_b)
+        ObservationBatch.from_observations(obs, protocol, min_depth=depth) for obs in observations
     ]
     return evaluate_pair(batches[0], batches[1], parsed, protocol)
 
