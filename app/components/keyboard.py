@@ -3,7 +3,7 @@
 * **Esc leaves a text field** (the note, the search box): the field loses
   focus, which commits its value, and the grade keys work again.
 * **One press per item on screen.** The grade, skip and can't-judge buttons are
-  keyed ``grade_<gain>_<showing>`` (see ``app/pages/annotate.py``); after a
+  keyed ``grade_<gain>_<showing>`` (see ``app/views/annotate.py``); after a
   press on showing *n*, further presses are held back until another showing is
   on screen (or 3 s passed: the server may have refused and kept the item), and
   the page says so in a banner. The server refuses stale presses anyway (the

@@ -96,7 +96,8 @@ class MetricComparison(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    metric: MetricName
+    #: A section-7 key (``ndcg``) or a catalogue measure's canonical name (``nDCG@10``).
+    metric: str
     label: str
     run_a: str
     run_b: str
@@ -112,6 +113,9 @@ class MetricComparison(BaseModel):
     mean_delta: float | None
     tests: dict[str, SignificanceResult]
     summary: str
+    #: Said wherever the tests are shown when queries were left out: the paired subset is
+    #: selected by judging completeness and can be biased (None when none was left out).
+    selection_note: str | None = None
 
 
 class TableCell(BaseModel):
@@ -174,6 +178,8 @@ def cutoff_label(metric: MetricName, reports: Sequence[EvaluationReport], *, agg
     """The readable metric name, e.g. ``nDCG@10``; ``@k`` when the cutoffs differ."""
     ks = {q.k for report in reports for q in report.queries}
     k = str(next(iter(ks))) if len(ks) == 1 else "k"
+    if metric not in METRIC_LABELS:  # a catalogue measure: its canonical name is its label
+        return metric
     template = AGGREGATE_LABELS[metric] if aggregate else METRIC_LABELS[metric]
     return template.format(k=k)
 
@@ -238,6 +244,18 @@ def compare_metric(
         mean_delta=float(np.mean(a - b)) if paired else None,
         tests=paired_tests(a, b, permutations=permutations, seed=seed),
         summary=_summary(label, len(query_ids), len(paired), len(excluded), exclusions),
+        selection_note=selection_note(len(query_ids), len(excluded)),
+    )
+
+
+def selection_note(n_queries: int, n_excluded: int) -> str | None:
+    """The caveat every display of a paired test carries when queries were left out."""
+    if not n_excluded:
+        return None
+    return (
+        f"{n_excluded} of {n_queries} queries left out: the paired queries are those that "
+        "happen to be fully judged, a subset selected by judging completeness that can be "
+        "biased; what the evidence decides over all queries is the decided-comparison verdict"
     )
 
 

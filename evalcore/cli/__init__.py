@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "access_cmds",
     "backup",
     "collection_cmds",
+    "compare_cmds",
     "demo",
     "evaluate",
     "report_cmds",

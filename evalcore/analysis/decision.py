@@ -1,0 +1,359 @@
+r"""Decided comparisons (evidence contract section 11): is A better than B whatever the
+missing labels are?
+
+For runs A and B over one query set and one measure, each query's difference
+``A - B`` lies in an interval: its value where both runs have the measure,
+else the tightest sound interval :mod:`evalcore.analysis.pair_bounds` gives over
+the unknown units the two runs share, intersected with the naive
+``[lower_A - upper_B, upper_A - lower_B]``. The mean difference lies in the
+mean of those intervals (queries have distinct unknowns, so both ends are
+attained when every per-query interval is exact). The verdict:
+
+* ``a_better`` / ``b_better`` ("decided"): the whole interval is above / below 0;
+* ``tied``: the interval is exactly [0, 0] (every query's difference is known to be 0);
+* ``undecided``: the interval contains 0 and is not [0, 0]; with the number of
+  unknown units that can still move it;
+* ``undecidable``: some query has the measure unavailable **without** bounds in a
+  run (e.g. ``population_incomplete``, an invalid observation), with the count
+  of such queries and their reasons.
+
+A completion gives every unknown unit one gain: each unlabeled unit either run
+returns in the measure's cut (it then joins the reference set, so it can lower
+the other run's nDCG, R or AP too) and each unit in conflict. For nDCG, R and
+AP, a completion in which no unit of the query is relevant (the measure is
+undefined for both runs) counts as a difference of 0.
+
+Differences within :data:`ZERO` of 0 count as 0 (float noise from sums).
+Statistical significance over the sample of queries is a separate question
+(:mod:`evalcore.analysis.compare`); this module says what the evidence decides.
+
+Entry points: :func:`decide_batches` (packed arrays) and :func:`decide` (a study's
+stored runs against the working reference or a frozen version).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval
+from evalcore.analysis.pair_units import PairUnits, align
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import BatchResult, compute, packing_depth
+from evalcore.compute.measures.base import (
+    METRIC_BITS,
+    METRIC_REASONS,
+    NO_RELEVANT_BIT,
+    UNKNOWN_BITS,
+)
+from evalcore.compute.validity import OBSERVATION_BITS
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.measures import Measure, parse_measure
+from evalcore.contract.reasons import OBSERVATION_REASONS
+from evalcore.store.observations import observations_for_run
+from evalcore.store.studies import get_study
+
+#: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
+#: unit only the other run returned turns out relevant.
+REFERENCE_FAMILIES = frozenset({"nDCG", "R", "AP"})
+#: |difference| at or below this is 0 (sums of float weights).
+ZERO = 1e-12
+Verdict = Literal["a_better", "b_better", "tied", "undecided", "undecidable"]
+
+
+class Decision(BaseModel):
+    """What the evidence decides about ``run_a - run_b`` on one measure."""
+
+    model_config = ConfigDict(frozen=True)
+
+    measure: str
+    run_a: str
+    run_b: str
+    verdict: Verdict
+    #: "decided: A better", "tied", "undecided", ... with the run names.
+    verdict_text: str
+    #: The mean-difference interval (None when undecidable).
+    lower: float | None
+    upper: float | None
+    #: The interval from each run's own bounds (lower_A - upper_B, ...), for comparison.
+    naive_lower: float | None
+    naive_upper: float | None
+    n_queries: int
+    #: Queries whose difference is known exactly.
+    n_known: int
+    #: Distinct unknown units (per query) in a run's cut on a query whose difference is open.
+    n_unknown_units: int
+    #: Queries where a run has the measure unavailable without bounds, and why.
+    n_undecidable: int
+    undecidable_reasons: dict[str, int]
+    method: str
+    summary: str
+
+
+@dataclass(frozen=True, eq=False)
+class PairEvaluation:
+    """Both runs' measures and their alignment: what decisions and the decide-queue read."""
+
+    result_a: BatchResult
+    result_b: BatchResult
+    units: PairUnits
+    protocol: EvalProtocol
+    measures: dict[str, Measure]
+
+    @property
+    def query_ids(self) -> list[str]:
+        return self.result_a.batch.query_ids
+
+    def run_interval(self, result: BatchResult, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A run's per-query (lower, upper): the value where available, NaN without bounds."""
+        available = result.available(name)
+        value = result.metrics[name].value
+        lower, upper = result.bounds(name)
+        return np.where(available, value, lower), np.where(available, value, upper)  # copies
+
+    def intervals(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per query (lower, upper, naive lower, naive upper) of ``A - B``; NaN: undecidable."""
+        lo_a, hi_a = self.run_interval(self.result_a, name)
+        lo_b, hi_b = self.run_interval(self.result_b, name)
+        measure = self.measures[name]
+        if measure.family in REFERENCE_FAMILIES:
+            # No relevant unit known, but an unknown one may be: the value is in [0, 1]
+            # where defined, and a completion with no relevant unit counts as 0 for both.
+            maybe_some = self.maybe_relevant(name)
+            for result, lo, hi in ((self.result_a, lo_a, hi_a), (self.result_b, lo_b, hi_b)):
+                bits = result.metrics[name].reason_bits
+                only = result.valid & ((bits & ~np.uint8(UNKNOWN_BITS | NO_RELEVANT_BIT)) == 0)
+                fixable = only & ((bits & NO_RELEVANT_BIT) != 0) & maybe_some
+                lo[fixable] = 0.0
+                hi[fixable] = 1.0
+            # An unlabeled unit only the other run returns joins |R| / IDCG in a completion
+            # where it is relevant, which can only lower this run's value: its lower bound
+            # there is 0 (its upper bound stands).
+            foreign_a, foreign_b = self.foreign_unknowns(name)
+            lo_a = np.where(foreign_a & ~np.isnan(lo_a), 0.0, lo_a)
+            lo_b = np.where(foreign_b & ~np.isnan(lo_b), 0.0, lo_b)
+        naive_lo, naive_hi = lo_a - hi_b, hi_a - lo_b
+        if measure.family not in PAIR_FAMILIES:
+            return naive_lo, naive_hi, naive_lo, naive_hi
+        pair_lo, pair_hi = pair_interval(self.units, measure, self.protocol)
+        lower = np.where(np.isnan(pair_lo), naive_lo, np.maximum(naive_lo, pair_lo))
+        upper = np.where(np.isnan(pair_hi), naive_hi, np.minimum(naive_hi, pair_hi))
+        # Both are sound; where rounding makes them cross, the difference is known.
+        crossed = lower > upper
+        mid = np.where(crossed, (lower + upper) / 2, 0.0)
+        return np.where(crossed, mid, lower), np.where(crossed, mid, upper), naive_lo, naive_hi
+
+
+    def foreign_unknowns(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per query: does run B (resp. A) have a possibly relevant unlabeled unit in its cut
+        that the other run has not in its own (a unit the other run's bounds ignore)?"""
+        u = self.units
+        in_a, in_b = cut_rows(u, self.measures[name])
+        threshold = _threshold(self.measures[name], self.protocol)
+        possible = u.unlabeled & (u.high >= max(threshold, 1))
+        q = u.query
+        return (np.bincount(q[possible & in_b & ~in_a], minlength=u.n) > 0,
+                np.bincount(q[possible & in_a & ~in_b], minlength=u.n) > 0)
+
+
+    def maybe_relevant(self, name: str) -> np.ndarray:
+        """Per query: an unknown unit (unlabeled in a run's cut, or a reference label in
+        conflict) may be relevant."""
+        u = self.units
+        in_a, in_b = cut_rows(u, self.measures[name])
+        t = _threshold(self.measures[name], self.protocol)
+        rows = u.unlabeled & (in_a | in_b) & (u.high >= t)
+        refs = (u.ref_high >= t) & (u.ref_low < t)
+        return (np.bincount(u.query[rows], minlength=u.n)
+                + np.bincount(u.ref_query[refs], minlength=u.n)) > 0
+
+
+def _threshold(measure: Measure, protocol: EvalProtocol) -> int:
+    if measure.family == "nDCG":  # any positive gain counts
+        return 1
+    return protocol.relevance_threshold if measure.rel is None else measure.rel
+
+
+def cut_rows(units: PairUnits, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
+    """bool[U] per run: the unit is in the run's cut of ``measure``."""
+    ka = units.k_a if measure.k is None else np.full(units.n, measure.k)
+    kb = units.k_b if measure.k is None else np.full(units.n, measure.k)
+    q = units.query
+    return ((units.rank_a > 0) & (units.rank_a <= ka[q]),
+            (units.rank_b > 0) & (units.rank_b <= kb[q]))
+
+
+def evaluate_pair(
+    batch_a: ObservationBatch,
+    batch_b: ObservationBatch,
+    measures: Sequence[Measure],
+    protocol: EvalProtocol | None = None,
+) -> PairEvaluation:
+    """Compute ``measures`` on both batches (same query ids, same reference) and align them."""
+    protocol = protocol or batch_a.protocol
+    named = {m.canonical: m for m in measures}
+    result_a = compute(batch_a, protocol, list(named.values()))
+    result_b = compute(batch_b, protocol, list(named.values()))
+    units = align(batch_a, batch_b, result_a.ranking, result_b.ranking)
+    return PairEvaluation(result_a, result_b, units, protocol, named)
+
+
+def _undecidable_reasons(pair: PairEvaluation, name: str, blocked: np.ndarray) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for result in (pair.result_a, pair.result_b):
+        obits = result.observation_bits
+        mbits = result.metrics[name].reason_bits
+        lower, _ = result.bounds(name)
+        mine = blocked & ~result.available(name) & np.isnan(lower)
+        for reason in OBSERVATION_REASONS:
+            c = int(np.count_nonzero(mine & ((obits & OBSERVATION_BITS[reason]) != 0)))
+            if c:
+                counts[reason.value] = counts.get(reason.value, 0) + c
+        for reason in METRIC_REASONS:
+            c = int(np.count_nonzero(mine & (obits == 0) & ((mbits & METRIC_BITS[reason]) != 0)))
+            if c:
+                counts[reason.value] = counts.get(reason.value, 0) + c
+    return counts
+
+
+def open_rows(pair: PairEvaluation, name: str, open_query: np.ndarray) -> np.ndarray:
+    """bool[U]: unknown units in a run's cut of ``name`` on the queries ``open_query``."""
+    u = pair.units
+    measure = pair.measures[name]
+    in_a, in_b = cut_rows(u, measure)
+    unknown = u.unknown
+    if measure.family not in ("nDCG", "Judged"):  # a relevance measure: straddling the threshold
+        t = _threshold(measure, pair.protocol)
+        unknown = (u.high >= t) & (u.low < t)
+    return unknown & (in_a | in_b) & open_query[u.query]
+
+
+def verdict_of(lower: float, upper: float) -> Verdict:
+    if lower > ZERO:
+        return "a_better"
+    if upper < -ZERO:
+        return "b_better"
+    if abs(lower) <= ZERO and abs(upper) <= ZERO:
+        return "tied"
+    return "undecided"
+
+
+def verdict_text(verdict: Verdict, run_a: str, run_b: str) -> str:
+    return {
+        "a_better": f"decided: {run_a} better",
+        "b_better": f"decided: {run_b} better",
+        "tied": "tied",
+        "undecided": "undecided",
+        "undecidable": "undecidable",
+    }[verdict]
+
+
+def decide_measure(pair: PairEvaluation, name: str, run_a: str = "A", run_b: str = "B") -> Decision:
+    """The :class:`Decision` of one measure of an evaluated pair."""
+    measure = pair.measures[name]
+    lower, upper, naive_lo, naive_hi = pair.intervals(name)
+    n = lower.size
+    blocked = np.isnan(lower) | np.isnan(upper)
+    n_blocked = int(np.count_nonzero(blocked))
+    width = upper - lower
+    n_known = int(np.count_nonzero(~blocked & (width <= ZERO)))
+    open_query = ~blocked & (width > ZERO)
+    n_units = int(np.count_nonzero(open_rows(pair, name, open_query)))
+    common = {
+        "measure": name, "run_a": run_a, "run_b": run_b, "n_queries": n, "n_known": n_known,
+        "n_unknown_units": n_units, "n_undecidable": n_blocked, "method": METHODS[measure.family],
+    }
+    if n == 0 or n_blocked:
+        reasons = _undecidable_reasons(pair, name, blocked) if n_blocked else {"no queries": 1}
+        text = ", ".join(f"{c} {r}" for r, c in sorted(reasons.items(), key=lambda i: -i[1]))
+        summary = (
+            f"{name}: undecidable — on {n_blocked} of {n} queries a run has the measure "
+            f"unavailable without bounds ({text}: counted per run and reason); those reasons "
+            "must be lifted before the evidence can decide"
+            if n else f"{name}: undecidable — no queries"
+        )
+        return Decision(
+            verdict="undecidable", verdict_text="undecidable", lower=None, upper=None,
+            naive_lower=None, naive_upper=None, undecidable_reasons=reasons if n else {},
+            summary=summary, **common,
+        )
+    lo, hi = float(lower.mean()), float(upper.mean())
+    verdict = verdict_of(lo, hi)
+    text = verdict_text(verdict, run_a, run_b)
+    interval = f"mean {run_a} - {run_b} in [{lo:+.4f}, {hi:+.4f}]"
+    if verdict == "undecided":
+        summary = f"{name}: undecided — {interval}; {n_units} unknown units can still move it"
+    elif verdict == "tied":
+        summary = f"{name}: tied — every query's difference is known to be 0"
+    else:
+        summary = f"{name}: {text} — {interval}, whatever the missing labels are"
+    return Decision(
+        verdict=verdict, verdict_text=text, lower=lo, upper=hi,
+        naive_lower=float(naive_lo.mean()), naive_upper=float(naive_hi.mean()),
+        undecidable_reasons={}, summary=summary, **common,
+    )
+
+
+def decide_batches(
+    batch_a: ObservationBatch,
+    batch_b: ObservationBatch,
+    measures: Sequence[Measure],
+    protocol: EvalProtocol | None = None,
+    *,
+    run_a: str = "A",
+    run_b: str = "B",
+) -> list[Decision]:
+    """One :class:`Decision` per measure for two packed batches over the same query ids
+    (packed with ``min_depth=packing_depth(measures)``) and the same reference labels."""
+    pair = evaluate_pair(batch_a, batch_b, measures, protocol)
+    return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]
+
+
+def study_protocol(db: sqlite_utils.Database, study_id: str) -> EvalProtocol:
+    study = get_study(db, study_id)
+    return EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
+
+
+def evaluate_stored_pair(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+) -> PairEvaluation:
+    """Both stored runs against the working reference (or frozen version ``reference``)."""
+    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    protocol = study_protocol(db, study_id)
+    depth = packing_depth(parsed)
+    observations = [observations_for_run(db, study_id, run, reference) for run in (run_a, run_b)]
+    ids = [[o.query_id for o in obs] for obs in observations]
+    if ids[0] != ids[1]:  # a query only one run answered: compare over the union
+        union = sorted(set(ids[0]) | set(ids[1]))
+        observations = [
+            observations_for_run(db, study_id, run, reference, union) for run in (run_a, run_b)
+        ]
+    batches = [
+        ObservationBatch.from_observations(obs, protocol, min_depth=depth) for obs in observations
+    ]
+    return evaluate_pair(batches[0], batches[1], parsed, protocol)
+
+
+def decide(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+) -> list[Decision]:
+    """Decisions of stored run ``run_a`` against ``run_b`` on each of ``measures``
+    (names like ``"nDCG@10"`` or :class:`Measure` s), against the working reference or
+    the frozen version ``reference``."""
+    pair = evaluate_stored_pair(db, study_id, run_a, run_b, measures, reference)
+    return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]

@@ -1,0 +1,216 @@
+r"""Two runs' rankings of one query set aligned unit by unit: the input of decided comparisons.
+
+Runs A and B over the same queries share their unknown units: an unlabeled
+unit (or one in conflict) returned by both has ONE true gain. :class:`PairUnits`
+holds, per query, every distinct unit either run returned (in the packed
+positions), with
+
+* ``rank_a`` / ``rank_b``: the rank of its first counted occurrence in each run
+  (0: not returned; returned duplicates add nothing, as in the measures);
+* ``low`` / ``high``: the lowest and highest gain it may have under the
+  protocol (a label: its gain; unlabeled: 0..MAX_GAIN; a conflict: its
+  annotators' range), exactly as :class:`~evalcore.compute.measures.ranking.RankingArrays`
+  reads them;
+* ``unlabeled`` (not among the reference labels: a completion adds it to \|R\|
+  and IDCG at its gain) and ``conflict`` flags;
+
+and the reference labels of each query (``ref_query``, ``ref_low``,
+``ref_high``: the \\|R\\| and IDCG population). Unit rows are grouped by query
+(sorted), so per-query folds are segment sums and ``reduceat``.
+
+:meth:`PairUnits.what_if` replicates queries with one unit's gain fixed: the
+"what would this label change" scenarios the decide-queue scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from operator import eq, itemgetter
+
+import numpy as np
+
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.measures.ranking import RankingArrays
+from evalcore.contract.evaluation_protocol import EvalProtocol
+
+
+@dataclass(frozen=True, eq=False)
+class PairUnits:
+    """Units of two runs per query (rows grouped by query); see the module docstring."""
+
+    n: int
+    k_a: np.ndarray  # int64[n]: run A's own cutoff per query
+    k_b: np.ndarray  # int64[n]
+    query: np.ndarray  # int64[U]
+    rank_a: np.ndarray  # int64[U], 0 = not returned by A
+    rank_b: np.ndarray  # int64[U]
+    low: np.ndarray  # int8[U]
+    high: np.ndarray  # int8[U]
+    unlabeled: np.ndarray  # bool[U]
+    conflict: np.ndarray  # bool[U]
+    ref_query: np.ndarray  # int64[L]
+    ref_low: np.ndarray  # int8[L]
+    ref_high: np.ndarray  # int8[L]
+    #: The packed unit ids of both runs, and each row's position in them (None in copies).
+    unit_names: list[str] | None = None
+    unit_code: np.ndarray | None = None
+
+    def unit_id(self, row: int) -> str:
+        """The unit id of ``row`` (the row index in a what-if copy)."""
+        if self.unit_names is None or self.unit_code is None:
+            return str(row)
+        return self.unit_names[int(self.unit_code[row])]
+
+    @property
+    def unknown(self) -> np.ndarray:
+        """bool[U]: rows whose gain is not known (unlabeled or in conflict)."""
+        return self.low != self.high
+
+    def what_if(self, rows: np.ndarray, gains: np.ndarray) -> PairUnits:
+        """One scenario per (row, gain): the row's query with that unit's gain fixed.
+
+        Scenario ``s`` is a copy of query ``query[rows[s]]`` (all its unit rows and
+        reference labels) in which unit ``rows[s]`` has gain ``gains[s]``.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        source = self.query[rows]
+        unit_take, unit_scen = _replicate(self.query, source, self.n)
+        ref_take, ref_scen = _replicate(self.ref_query, source, self.n)
+        low = self.low[unit_take].copy()
+        high = self.high[unit_take].copy()
+        fixed = unit_take == rows[unit_scen]
+        low[fixed] = gains[unit_scen[fixed]]
+        high[fixed] = gains[unit_scen[fixed]]
+        return PairUnits(
+            n=rows.size,
+            k_a=self.k_a[source],
+            k_b=self.k_b[source],
+            query=unit_scen,
+            rank_a=self.rank_a[unit_take],
+            rank_b=self.rank_b[unit_take],
+            low=low,
+            high=high,
+            # Still "not among the reference labels": a completion adds it at its gain.
+            unlabeled=self.unlabeled[unit_take],
+            conflict=self.conflict[unit_take] & ~fixed,
+            ref_query=ref_scen,
+            ref_low=self.ref_low[ref_take],
+            ref_high=self.ref_high[ref_take],
+        )
+
+
+def _replicate(query: np.ndarray, source: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows to take, their scenario) so that scenario s holds every row of query source[s]."""
+    counts = np.bincount(query, minlength=n)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    per = counts[source]
+    scen = np.repeat(np.arange(source.size, dtype=np.int64), per)
+    offset = np.arange(int(per.sum()), dtype=np.int64) - np.repeat(np.cumsum(per) - per, per)
+    return np.repeat(starts[source], per) + offset, scen
+
+
+def align(
+    batch_a: ObservationBatch,
+    batch_b: ObservationBatch,
+    ranking_a: RankingArrays,
+    ranking_b: RankingArrays,
+) -> PairUnits:
+    """Align two batches over the same query ids (same order) unit by unit.
+
+    Both batches must hold the same reference labels (the runs are judged against
+    one reference); a unit both returned takes its range from run A.
+
+    Raises ``ValueError`` when the query sets differ (a comparison is over one
+    query set).
+    """
+    if batch_a.query_ids != batch_b.query_ids:
+        only_a = sorted(set(batch_a.query_ids) - set(batch_b.query_ids))[:3]
+        only_b = sorted(set(batch_b.query_ids) - set(batch_a.query_ids))[:3]
+        raise ValueError(
+            "the two runs are not over the same query set (in the same order): "
+            f"only in A e.g. {only_a}, only in B e.g. {only_b}; evaluate both runs on one query set"
+        )
+    n = len(batch_a)
+    flat = list(chain(chain.from_iterable(batch_a.top_units),
+                      chain.from_iterable(batch_b.top_units)))
+    split = ranking_a.query.size
+    group, rep, query = _group_units(flat, np.concatenate((ranking_a.query, ranking_b.query)))
+    code_a, code_b = group[:split], group[split:]
+    if code_a.size != ranking_a.query.size or code_b.size != ranking_b.query.size:
+        raise ValueError("internal: unit ids and packed positions differ in length")
+    size = rep.size
+    # Both runs read the same reference labels, so a unit both returned has one range.
+    low = np.zeros(size, dtype=np.int8)
+    high = np.zeros(size, dtype=np.int8)
+    for code, r in ((code_b, ranking_b), (code_a, ranking_a)):
+        low[code] = r.low
+        high[code] = r.high
+    unlabeled = np.zeros(size, dtype=bool)
+    conflict = np.zeros(size, dtype=bool)
+    for code, r in ((code_a, ranking_a), (code_b, ranking_b)):
+        unlabeled[code[r.unlabeled]] = True
+        conflict[code[r.conflict]] = True
+    rank_a = _first_rank(size, code_a, ranking_a)
+    rank_b = _first_rank(size, code_b, ranking_b)
+    return PairUnits(
+        n=n,
+        k_a=ranking_a.k,
+        k_b=ranking_b.k,
+        query=query,
+        rank_a=rank_a,
+        rank_b=rank_b,
+        low=low,
+        high=high,
+        unlabeled=unlabeled,
+        conflict=conflict,
+        ref_query=ranking_a.label_query,
+        ref_low=ranking_a.label_low,
+        ref_high=ranking_a.label_high,
+        unit_names=flat,
+        unit_code=rep,
+    )
+
+
+def _group_units(flat: list[str], query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group of each position, a representative position of each group, each group's
+    query): positions are grouped by (query, unit id), groups sorted by query.
+
+    Units are matched by their string hash (C speed), then every position is checked to
+    hold the same id as its group's representative; on a hash collision the ids are
+    interned exactly instead.
+    """
+    hashed = np.fromiter(map(hash, flat), np.int64, len(flat))
+    for attempt in range(2):
+        order = np.lexsort((hashed, query))
+        hs, qs = hashed[order], query[order]
+        new = np.ones(order.size, dtype=bool)
+        new[1:] = (hs[1:] != hs[:-1]) | (qs[1:] != qs[:-1])
+        group = np.empty(order.size, dtype=np.int64)
+        group[order] = np.cumsum(new) - 1
+        rep = order[new]
+        if rep.size == 0:
+            return group, rep, qs[new]
+        same = map(eq, flat, itemgetter(*rep[group].tolist())(flat)) if order.size > 1 else [True]
+        if attempt == 0 and not all(same):  # a collision: intern the ids exactly
+            ids = {name: i for i, name in enumerate(dict.fromkeys(flat))}.__getitem__
+            hashed = np.fromiter(map(ids, flat), np.int64, len(flat))
+            continue
+        return group, rep, qs[new]
+    raise AssertionError("unreachable")
+
+
+def _first_rank(size: int, code: np.ndarray, r: RankingArrays) -> np.ndarray:
+    out = np.zeros(size, dtype=np.int64)
+    counted = r.counted
+    out[code[counted]] = r.rank[counted]
+    return out
+
+
+def pair_rankings(
+    batch_a: ObservationBatch, batch_b: ObservationBatch, protocol: EvalProtocol
+) -> tuple[RankingArrays, RankingArrays, PairUnits]:
+    """Both runs seen through ``protocol``, and their alignment."""
+    ra = RankingArrays.build(batch_a, protocol)
+    rb = RankingArrays.build(batch_b, protocol)
+    return ra, rb, align(batch_a, batch_b, ra, rb)

@@ -1,0 +1,126 @@
+"""``evalcore compare``: what the evidence decides about two stored runs.
+
+    evalcore compare --db FILE --study S --runs A,B -m nDCG@10 [-m P@5] [--format table|json]
+
+Per measure, first the verdict of the evidence (contract section 11:
+``decided: A better``, ``decided: B better``, ``tied``, ``undecided`` or
+``undecidable``) with the mean-difference interval and the unknown units that
+can still move it; then the head of the "to decide" queue (the labels that
+narrow the interval most); then the paired significance tests, computed only on
+the queries where both runs have the measure, with how many were left out and
+why, and the warning that such a subset can be biased. ``--reference NAME``
+compares against a frozen reference version instead of the working labels.
+Exit status: 0 success, 2 invalid input (unknown store, study, run, measure).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from evalcore.cli import main
+from evalcore.cli.report_cmds import _fail
+
+FORMATS = ("table", "json")
+
+
+@main.command("compare")
+@click.option("--db", "db_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The evidence store (SQLite file).")
+@click.option("--study", required=True, help="Study id.")
+@click.option("--runs", required=True, help="Two run names, comma-separated: A,B (A - B).")
+@click.option("-m", "--measure", "measures", multiple=True, required=True,
+              help="A measure, e.g. nDCG@10, P@5, RR@10 (repeat for several).")
+@click.option("--reference", default=None, help="A frozen reference version (default: working labels).")
+@click.option("--queue", "queue_size", default=5, show_default=True, type=click.IntRange(0, 1000),
+              help="How many items of the to-decide queue to print per measure.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, ...],
+                    reference: str | None, queue_size: int, fmt: str) -> None:
+    """Decide run A against run B on each measure, then the paired tests."""
+    from evalcore.analysis.compare import compare_metric
+    from evalcore.analysis.decision import decide_measure, evaluate_stored_pair
+    from evalcore.analysis.decision_queue import decide_queue
+    from evalcore.contract.measures import UnknownMeasure, parse_measure
+    from evalcore.store.connection import open_store
+
+    names = [r.strip() for r in runs.split(",") if r.strip()]
+    if len(names) != 2 or names[0] == names[1]:
+        _fail(f"--runs takes two different run names, comma-separated (e.g. --runs A,B); got {runs!r}")
+    try:
+        parsed = [parse_measure(m) for m in measures]
+    except UnknownMeasure as err:
+        _fail(str(err))
+    if not db_path.is_file():
+        _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
+    db = open_store(db_path)
+    try:
+        pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference)
+    except LookupError as err:
+        _fail(str(err.args[0]) if err.args else str(err))
+    except ValueError as err:
+        _fail(str(err))
+    finally:
+        db.conn.close()
+    report_a = pair.result_a.to_report()
+    report_b = pair.result_b.to_report()
+    out = []
+    for name in pair.measures:
+        decision = decide_measure(pair, name, names[0], names[1])
+        queue = decide_queue(pair, name, limit=queue_size)
+        paired = compare_metric(name, names[0], report_a, names[1], report_b)
+        out.append({"decision": decision, "queue": queue, "paired": paired})
+    if fmt == "json":
+        click.echo(json.dumps([
+            {
+                "decision": item["decision"].model_dump(mode="json"),
+                "to_decide": item["queue"].model_dump(mode="json"),
+                "paired_tests": {
+                    key: item["paired"].model_dump(mode="json")[key]
+                    for key in ("n_queries", "n_paired", "n_excluded", "exclusions", "mean_delta",
+                                "tests", "summary", "selection_note")
+                },
+            }
+            for item in out
+        ], indent=2))
+        return
+    for item in out:
+        click.echo(_table(item["decision"], item["queue"], item["paired"]))
+
+
+def _table(decision, queue, paired) -> str:  # type: ignore[no-untyped-def]
+    from evalcore.analysis.stats.significance import TEST_LABELS
+
+    lines = [decision.summary, f"  bounds: {decision.method}"]
+    if decision.naive_lower is not None and decision.lower is not None:
+        lines.append(
+            f"  naive interval (each run's own bounds): [{decision.naive_lower:+.4f}, "
+            f"{decision.naive_upper:+.4f}]"
+        )
+    if queue.items:
+        needed = (
+            f"; about {queue.labels_to_decide} or more labels to decide"
+            if queue.labels_to_decide else ""
+        )
+        lines.append(f"  to decide ({len(queue.items)} of {queue.n_candidates} units{needed}):")
+        for it in queue.items:
+            where = ", ".join(
+                f"{run}@{rank}" for run, rank in ((decision.run_a, it.rank_a),
+                                                  (decision.run_b, it.rank_b)) if rank
+            )
+            lines.append(
+                f"    {it.query_id!r} {it.unit_id!r} ({it.kind}, {where}): "
+                f"removes up to {it.removes:.4f}"
+            )
+    lines.append(f"  paired tests: {paired.summary}")
+    if paired.selection_note:
+        lines.append(f"    caution: {paired.selection_note}")
+    for test in paired.tests.values():
+        if test.status == "computed":
+            lines.append(f"    {TEST_LABELS[test.test]} ({test.method}): mean delta "
+                         f"{test.mean_delta:+.4f}, p = {test.p_value:.4g}")
+        else:
+            lines.append(f"    {TEST_LABELS[test.test]}: not computable ({test.reason})")
+    return "\n".join(lines)

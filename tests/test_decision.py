@@ -1,0 +1,233 @@
+"""Decided comparisons: the difference interval holds every completion, and the verdicts."""
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.analysis.decision import decide_batches, evaluate_pair
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import compute, packing_depth
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.measures import parse_measure
+from evalcore.contract.observation import Label, Observation
+
+UNITS = [f"u{i}" for i in range(9)]
+MEASURES = [parse_measure(m) for m in (
+    "P@3", "P@5", "P(rel=2)@4", "RBP(p=0.8)@5", "RR@5", "Success@3", "nDCG@5", "nDCG@3", "R@4",
+    "AP@5", "Judged@5", "P", "nDCG",
+)]
+
+
+@st.composite
+def pairs(draw):
+    """Two runs over 1..3 queries sharing units; some labeled, some in conflict, the rest
+    unlabeled (shared unknowns)."""
+    n = draw(st.integers(1, 3))
+    k = draw(st.sampled_from([3, 5, 6]))
+    queries = []
+    for q in range(n):
+        ranking_a = draw(st.lists(st.sampled_from(UNITS), max_size=7))
+        if draw(st.booleans()):  # B: a shuffle of A's units with changes (overlap)
+            ranking_b = draw(st.permutations(ranking_a)) + draw(
+                st.lists(st.sampled_from(UNITS), max_size=2))
+        else:
+            ranking_b = draw(st.lists(st.sampled_from(UNITS), max_size=7))
+        labels = {}
+        for unit in UNITS:
+            kind = draw(st.sampled_from(["gain", "none", "none", "conflict"]))
+            if kind == "gain":
+                labels[unit] = draw(st.integers(0, 4))
+            elif kind == "conflict":
+                labels[unit] = tuple(sorted(draw(st.lists(st.integers(0, 4), min_size=2,
+                                                          max_size=3, unique=True))))
+        if not labels:
+            labels[UNITS[0]] = draw(st.integers(1, 4))
+        queries.append((f"q{q}", ranking_a, ranking_b, labels))
+    protocol = EvalProtocol(relevance_threshold=draw(st.integers(1, 3)),
+                            gain=draw(st.sampled_from(["linear", "exponential"])))
+    return k, queries, protocol
+
+
+def _label(unit, gain):
+    if isinstance(gain, tuple):
+        return Label(id=unit, conflict=gain)
+    return Label(id=unit, gain=gain)
+
+
+def _batches(k, queries, protocol, fill=None):
+    """Both runs' batches; ``fill`` maps (query, unit) -> gain for unknown units."""
+    out = []
+    depth = packing_depth(MEASURES)
+    for side in (1, 2):
+        observations = []
+        for qid, ra, rb, labels in queries:
+            given_labels = dict(labels)
+            if fill is not None:
+                for (fq, unit), gain in fill.items():
+                    if fq == qid:
+                        given_labels[unit] = gain
+            observations.append(Observation(
+                query_id=qid, k=k, returned_ids=ra if side == 1 else rb,
+                labels=[_label(u, g) for u, g in sorted(given_labels.items())],
+                population_complete=True,
+            ))
+        out.append(ObservationBatch.from_observations(observations, protocol, min_depth=depth))
+    return out
+
+
+def _unknowns(k, queries, cut):
+    """The (query, unit) a completion of a measure with cutoff ``cut`` ranges over, with
+    their possible gains: unlabeled units a run returns in 1..cut (a completion labels
+    them; the population is complete, so no other unit is relevant) and every conflict."""
+    out = {}
+    for qid, ra, rb, labels in queries:
+        for unit in dict.fromkeys(ra[:cut] + rb[:cut]):
+            if unit not in labels:
+                out[(qid, unit)] = (0, 1, 2, 3, 4)
+        for unit, gain in labels.items():
+            if isinstance(gain, tuple):
+                out[(qid, unit)] = gain
+    return out
+
+
+def _completions(unknowns, draw_random):
+    keys = list(unknowns)
+    extremes = [
+        {key: min(unknowns[key]) for key in keys},
+        {key: max(unknowns[key]) for key in keys},
+    ]
+    yield from extremes
+    if len(keys) <= 5:  # every vertex (each unknown at its lowest or highest gain)
+        for choice in itertools.product((0, 1), repeat=len(keys)):
+            yield {key: (min(unknowns[key]), max(unknowns[key]))[c]
+                   for key, c in zip(keys, choice, strict=True)}
+    for _ in range(12):
+        yield {key: draw_random(unknowns[key]) for key in keys}
+
+
+@settings(deadline=None, max_examples=100)
+@given(pairs(), st.randoms(use_true_random=False))
+def test_every_completion_lies_inside_the_decided_interval(case, rnd) -> None:
+    k, queries, protocol = case
+    batch_a, batch_b = _batches(k, queries, protocol)
+    pair = evaluate_pair(batch_a, batch_b, MEASURES, protocol)
+    for cut in sorted({m.k or k for m in MEASURES}):
+        names = [n for n, m in pair.measures.items() if (m.k or k) == cut and m.family != "Judged"]
+        # Judged measures the labels, not the truth: labeling moves it by design.
+        intervals = {name: pair.intervals(name) for name in names}
+        for fill in _completions(_unknowns(k, queries, cut), rnd.choice):
+            full_a, full_b = _batches(k, queries, protocol, fill)
+            res_a = compute(full_a, protocol, MEASURES)
+            res_b = compute(full_b, protocol, MEASURES)
+            for name, (lower, upper, naive_lo, naive_hi) in intervals.items():
+                ok = res_a.available(name) & res_b.available(name)
+                diff = res_a.metrics[name].value - res_b.metrics[name].value
+                bounded = ~np.isnan(lower)
+                check = ok & bounded
+                assert np.all(lower[check] <= diff[check] + 1e-9), (name, fill, lower, diff)
+                assert np.all(diff[check] <= upper[check] + 1e-9), (name, fill, upper, diff)
+                # and never wider than the naive interval
+                assert np.all(lower[bounded] >= naive_lo[bounded] - 1e-12)
+                assert np.all(upper[bounded] <= naive_hi[bounded] + 1e-12)
+
+
+def _obs(qid, returned, labels, k=4, complete=True):
+    return Observation(query_id=qid, k=k, returned_ids=returned,
+                       labels=[Label(id=u, gain=g) for u, g in labels.items()],
+                       population_complete=complete)
+
+
+def _decide(a, b, names):
+    measures = [parse_measure(m) for m in names]
+    depth = packing_depth(measures)
+    ba = ObservationBatch.from_observations(a, min_depth=depth)
+    bb = ObservationBatch.from_observations(b, min_depth=depth)
+    return {d.measure: d for d in decide_batches(ba, bb, measures, run_a="A", run_b="B")}
+
+
+def test_shared_unlabeled_units_decide_precision_the_naive_interval_cannot() -> None:
+    # A and B return the same two unlabeled units; A has one more known relevant unit.
+    a = [_obs("q1", ["x", "y", "r", "n"], {"r": 2, "n": 0, "m": 0})]
+    b = [_obs("q1", ["y", "x", "n", "m"], {"r": 2, "n": 0, "m": 0})]
+    d = _decide(a, b, ["P@4", "RR@4", "nDCG@4"])["P@4"]
+    assert d.verdict == "a_better" and d.verdict_text == "decided: A better"
+    assert d.lower == d.upper == 0.25
+    assert d.naive_lower == -0.25 and d.naive_upper == 0.75
+    assert d.n_unknown_units == 0 and d.n_known == 1
+
+
+def test_rr_and_ndcg_stay_undecided_when_the_shared_unknowns_can_swing_them() -> None:
+    a = [_obs("q1", ["x", "y", "r", "n"], {"r": 2, "n": 0, "m": 0})]
+    b = [_obs("q1", ["y", "x", "n", "m"], {"r": 2, "n": 0, "m": 0})]
+    decisions = _decide(a, b, ["RR@4", "nDCG@4"])
+    rr = decisions["RR@4"]
+    # x relevant, y not: A = 1, B = 1/2; y relevant, x not: A = 1/2, B = 1; neither: 1/3 - 0.
+    assert rr.verdict == "undecided" and rr.lower == -0.5 and rr.upper == 0.5
+    assert rr.n_unknown_units == 2
+    assert decisions["nDCG@4"].verdict == "undecided"
+
+
+def test_tied_when_both_runs_return_the_same_ranking() -> None:
+    a = [_obs("q1", ["x", "y", "r"], {"r": 1}), _obs("q2", ["z"], {"z": 3})]
+    d = _decide(a, a, ["P@4", "RR@4", "nDCG@4", "RBP(p=0.5)@4", "R@4", "Success@2", "AP@4"])
+    for name in ("P@4", "RR@4", "RBP(p=0.5)@4", "Success@2"):
+        assert d[name].verdict == "tied", name
+        assert d[name].lower == d[name].upper == 0.0
+    assert d["nDCG@4"].verdict == "tied" and d["R@4"].verdict == "tied"
+    assert d["AP@4"].verdict == "undecided"  # naive only: AP has no pair method
+    assert "naive" in d["AP@4"].method
+
+
+def test_b_better_and_undecidable_with_reasons() -> None:
+    a = [_obs("q1", ["n", "x"], {"r": 1, "n": 0})]
+    b = [_obs("q1", ["r", "x"], {"r": 1, "n": 0})]
+    d = _decide(a, b, ["P@1"])["P@1"]
+    assert d.verdict == "b_better" and d.upper == -1.0
+    a2 = [_obs("q1", ["n", "x"], {"r": 1, "n": 0}, complete=False)]
+    b2 = [_obs("q1", ["r", "x"], {"r": 1, "n": 0}, complete=False)]
+    r = _decide(a2, b2, ["R@2"])["R@2"]
+    assert r.verdict == "undecidable" and r.lower is None
+    assert r.n_undecidable == 1 and r.undecidable_reasons == {
+        "population_incomplete": 2, "unlabeled_returned": 2}
+    assert "population_incomplete" in r.summary
+
+
+def test_different_query_sets_are_refused_with_a_clear_message() -> None:
+    import pytest
+
+    a = [_obs("q1", ["x"], {"x": 1})]
+    b = [_obs("q2", ["x"], {"x": 1})]
+    with pytest.raises(ValueError, match="same query set"):
+        _decide(a, b, ["P@1"])
+
+
+def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(tmp_path) -> None:
+    from store_fixtures import new_store
+
+    from evalcore.analysis.decision import decide
+    from evalcore.store.labels import record_label
+    from evalcore.store.runs import add_run
+
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="A", source="imported", k=2,
+            results=[("q1", 1, "r", 2.0), ("q1", 2, "x", 1.0), ("q2", 1, "y", 1.0)])
+    add_run(db, study_id="s", name="B", source="imported", k=2,
+            results=[("q1", 1, "x", 2.0), ("q1", 2, "n", 1.0)])
+    for query, unit, gain in (("q1", "r", 1), ("q1", "n", 0), ("q2", "z", 1)):
+        record_label(db, study_id="s", query_id=query, unit_id=unit, gain=gain, annotator="ann")
+    # q1: A = r (rel) + x, B = x + n (non-rel): A - B = 1/2 whatever x is. q2: A returns y
+    # (unlabeled), B nothing: A - B in [0, 1/2].
+    (d,) = decide(db, "s", "A", "B", ["P@2"])
+    assert d.n_queries == 2
+    assert d.verdict == "a_better" and (d.lower, d.upper) == (0.25, 0.5)
+    record_label(db, study_id="s", query_id="q2", unit_id="y", gain=0, annotator="ann")
+    (d,) = decide(db, "s", "A", "B", ["P@2"])
+    assert (d.lower, d.upper) == (0.25, 0.25) and d.n_unknown_units == 0
+    # A query only one run answered, with no label anywhere: over the union, undecidable.
+    add_run(db, study_id="s", name="C", source="imported", k=2,
+            results=[("q1", 1, "r", 2.0), ("q3", 1, "w", 1.0)])
+    (d,) = decide(db, "s", "C", "B", ["P@2"])
+    assert d.n_queries == 3 and d.verdict == "undecidable"
+    assert d.undecidable_reasons == {"missing_reference": 2}

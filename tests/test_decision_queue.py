@@ -1,0 +1,85 @@
+"""The to-decide queue: units ordered by the width their label removes, and the estimate."""
+
+from evalcore.analysis.decision import decide_measure, evaluate_pair
+from evalcore.analysis.decision_queue import decide_queue
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import packing_depth
+from evalcore.contract.measures import parse_measure
+from evalcore.contract.observation import Label, Observation
+
+
+def _obs(qid, returned, labels, k=4):
+    return Observation(query_id=qid, k=k, returned_ids=returned,
+                       labels=[Label(id=u, gain=g) if isinstance(g, int) else
+                               Label(id=u, conflict=g) for u, g in labels.items()],
+                       population_complete=True)
+
+
+def _pair(a, b, names):
+    measures = [parse_measure(m) for m in names]
+    depth = packing_depth(measures)
+    return evaluate_pair(ObservationBatch.from_observations(a, min_depth=depth),
+                         ObservationBatch.from_observations(b, min_depth=depth), measures)
+
+
+def test_precision_queue_scores_each_unit_by_its_net_weight_and_skips_shared_ones() -> None:
+    labels = {"r": 1, "n": 0, "m": 0}
+    a = [_obs("q1", ["x", "y", "r", "n"], labels), _obs("q2", ["w", "r"], {"r": 1})]
+    b = [_obs("q1", ["y", "z", "n", "m"], labels), _obs("q2", ["r", "w"], {"r": 1})]
+    pair = _pair(a, b, ["P@4"])
+    queue = decide_queue(pair, "P@4")
+    # x only in A, z only in B: each moves A - B by 1/4 on one of 2 queries; y (both runs,
+    # both in the cut) moves nothing and comes last; q2 is known (w is at ranks 1 and 2,
+    # both in the cut): none of its units is a candidate.
+    assert [(i.query_id, i.unit_id) for i in queue.items] == [
+        ("q1", "x"), ("q1", "z"), ("q1", "y")]
+    assert [round(i.removes, 12) for i in queue.items] == [0.125, 0.125, 0.0]
+    assert queue.items[0].rank_a == 1 and queue.items[0].rank_b == 0
+    assert queue.n_candidates == 3
+    d = decide_measure(pair, "P@4")
+    # mean interval: q1 A - B = 1/4 + x/4 - z/4 in [0, 1/2], q2 = 0 -> [0, 0.25]
+    assert d.verdict == "undecided" and (d.lower, d.upper) == (0.0, 0.25)
+    assert queue.labels_to_decide == 1  # gap 0: the first label could close it
+    # Labeling z non-relevant decides it: A better.
+    b2 = [_obs("q1", ["y", "z", "n", "m"], {**labels, "z": 0}), b[1]]
+    a2 = [_obs("q1", ["x", "y", "r", "n"], {**labels, "z": 0}), a[1]]
+    assert decide_measure(_pair(a2, b2, ["P@4"]), "P@4").verdict == "a_better"
+
+
+def test_queue_prefers_the_unit_that_removes_more_and_names_conflicts() -> None:
+    a = [_obs("q1", ["x", "c", "r"], {"r": 2, "c": (0, 3)})]
+    b = [_obs("q1", ["r", "q", "x"], {"r": 2, "c": (0, 3)})]
+    pair = _pair(a, b, ["RBP(p=0.5)@3", "RR@3"])
+    queue = decide_queue(pair, "RBP(p=0.5)@3")
+    removes = {i.unit_id: i.removes for i in queue.items}
+    # RBP weights 0.5, 0.25, 0.125: x is at 1 in A and 3 in B (net 0.375), c at 2 in A
+    # only (0.25), q at 2 in B only (0.25).
+    assert list(removes) == ["x", "c", "q"]
+    assert abs(removes["x"] - 0.375) < 1e-12 and abs(removes["c"] - 0.25) < 1e-12
+    assert {i.unit_id: i.kind for i in queue.items}["c"] == "conflict"
+    rr = decide_queue(pair, "RR@3")
+    assert rr.items and rr.items[0].unit_id == "x"
+
+
+def test_decided_comparison_has_an_empty_queue() -> None:
+    a = [_obs("q1", ["r", "x"], {"r": 1, "n": 0})]
+    b = [_obs("q1", ["n", "x"], {"r": 1, "n": 0})]
+    pair = _pair(a, b, ["P@1"])
+    assert decide_measure(pair, "P@1").verdict == "a_better"
+    queue = decide_queue(pair, "P@1")
+    assert queue.items == [] and queue.labels_to_decide == 0
+
+
+def test_units_are_matched_exactly_even_when_their_hashes_collide(monkeypatch) -> None:
+    from evalcore.analysis import pair_units
+
+    labels = {"r": 1, "n": 0, "m": 0}
+    a = [_obs("q1", ["x", "y", "r", "n"], labels)]
+    b = [_obs("q1", ["y", "z", "n", "m"], labels)]
+    honest = _pair(a, b, ["P@4"])
+    monkeypatch.setattr(pair_units, "hash", lambda _: 7, raising=False)  # every id collides
+    collided = _pair(a, b, ["P@4"])
+    for pair in (honest, collided):
+        u = pair.units
+        assert sorted(u.unit_id(r) for r in range(u.query.size)) == ["m", "n", "r", "x", "y", "z"]
+    assert decide_queue(collided, "P@4") == decide_queue(honest, "P@4")
