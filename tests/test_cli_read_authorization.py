@@ -101,6 +101,7 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
     a = ["--actor", MALLORY]
     return {
         "evaluate": ["evaluate", *s, "--run", "RUNSECRET", *a],
+        "compare": ["compare", *s, "--runs", "RUNSECRET,RUNSECRET2", "-m", "P@1", *a],
         "study create": ["study", "create", "--db", db, "--study", "m", "--corpus", "c", *a],
         "study list": ["study", "list", "--db", db, *a],
         "import qrels": ["import", "qrels", *s, str(f["qrels"]), *a],

@@ -22,6 +22,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.report_cmds import _fail
+from evalcore.cli.store_cmds import actor_option, store
 
 FORMATS = ("table", "json")
 
@@ -37,14 +38,14 @@ FORMATS = ("table", "json")
 @click.option("--queue", "queue_size", default=5, show_default=True, type=click.IntRange(0, 1000),
               help="How many items of the to-decide queue to print per measure.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@actor_option
 def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, ...],
-                    reference: str | None, queue_size: int, fmt: str) -> None:
+                    reference: str | None, queue_size: int, fmt: str, actor: str) -> None:
     """Decide run A against run B on each measure, then the paired tests."""
     from evalcore.analysis.compare import compare_metric
     from evalcore.analysis.decision import decide_measure, evaluate_stored_pair
     from evalcore.analysis.decision_queue import decide_queue
     from evalcore.contract.measures import UnknownMeasure, parse_measure
-    from evalcore.store.connection import open_store
 
     names = [r.strip() for r in runs.split(",") if r.strip()]
     if len(names) != 2 or names[0] == names[1]:
@@ -55,15 +56,14 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
         _fail(str(err))
     if not db_path.is_file():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
-    db = open_store(db_path)
-    try:
-        pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference)
-    except LookupError as err:
-        _fail(str(err.args[0]) if err.args else str(err))
-    except ValueError as err:
-        _fail(str(err))
-    finally:
-        db.conn.close()
+    # an actor who may not see the study learns nothing of it (not even its run names)
+    with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
+        try:
+            pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference)
+        except LookupError as err:
+            _fail(str(err.args[0]) if err.args else str(err))
+        except ValueError as err:
+            _fail(str(err))
     report_a = pair.result_a.to_report()
     report_b = pair.result_b.to_report()
     out = []
