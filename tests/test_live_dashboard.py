@@ -162,6 +162,10 @@ def test_conflict_counts_as_unlabeled_in_the_state(tmp_path: Path, conflict_gain
     state.refresh(db)
     in_pool = any(unit in rs.top_units[rs.index[q]] for rs in state.runs.values())
     assert state.query_coverage(q).labeled == labeled - (1 if in_pool else 0)
+    assert in_pool  # the seeded store pools this unit: the counts below are not vacuous
+    # counted apart from the unlabeled items, in the query and in the study's coverage
+    assert state.query_coverage(q).in_conflict == (1 if in_pool else 0)
+    assert state.coverage().in_conflict == (1 if in_pool else 0)
     _assert_parity(state, db)
 
 

@@ -72,9 +72,11 @@ def _coverage(state: LiveDashboard) -> None:
                          f"items labeled ({cov.labeled / cov.pooled:.1%})")
     else:
         st.caption("No run has returned anything yet: nothing to label.")
-    st.caption(f"{cov.queries_fully_labeled:,} of {cov.queries:,} queries fully labeled · "
-               f"{cov.queries_complete:,} declared complete (recall and nDCG need that) · "
-               "items in conflict count as unlabeled until adjudicated")
+    unlabeled = cov.pooled - cov.labeled - cov.in_conflict
+    st.caption(f"{unlabeled:,} unlabeled · {cov.in_conflict:,} in conflict (they need a "
+               "reviewer, not another label) · "
+               f"{cov.queries_fully_labeled:,} of {cov.queries:,} queries fully labeled · "
+               f"{cov.queries_complete:,} declared complete (recall and nDCG need that)")
 
 
 def _blocking(state: LiveDashboard, study_id: str) -> None:

@@ -69,6 +69,8 @@ class QueryCoverage(BaseModel):
 
     pooled: int
     labeled: int
+    #: pooled units whose annotators disagree and no reviewer has decided (not labeled)
+    in_conflict: int = 0
 
 
 class Coverage(BaseModel):
@@ -79,6 +81,8 @@ class Coverage(BaseModel):
     queries: int
     pooled: int
     labeled: int
+    #: pooled items in conflict (counted apart from the unlabeled ones)
+    in_conflict: int
     #: queries whose whole pool is labeled
     queries_fully_labeled: int
     #: queries declared population-complete
@@ -252,11 +256,11 @@ class LiveDashboard:
             pooled.update(top)
         some = next(iter(observations.values()), None)
         # A unit in conflict is in the labels (section 9) but has no resolved gain.
-        labeled = (
-            {label.id for label in some.labels if label.gain is not None}
-            if some is not None else set()
-        )
-        self._coverage[query_id] = QueryCoverage(pooled=len(pooled), labeled=len(pooled & labeled))
+        labels = some.labels if some is not None else []
+        labeled = {label.id for label in labels if label.gain is not None}
+        conflicting = {label.id for label in labels if label.conflict is not None}
+        self._coverage[query_id] = QueryCoverage(pooled=len(pooled), labeled=len(pooled & labeled),
+                                                 in_conflict=len(pooled & conflicting))
         self._complete[query_id] = bool(some.population_complete) if some is not None else False
 
     def _changes_query_sets(self, db: sqlite_utils.Database, touched: Sequence[str]) -> bool:
@@ -368,6 +372,7 @@ class LiveDashboard:
             queries=len(self.query_ids),
             pooled=sum(c.pooled for c in values),
             labeled=sum(c.labeled for c in values),
+            in_conflict=sum(c.in_conflict for c in values),
             queries_fully_labeled=sum(1 for c in values if c.pooled and c.labeled == c.pooled),
             queries_complete=sum(1 for v in self._complete.values() if v),
         )
