@@ -314,11 +314,6 @@ def decide_batches(
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]
 
 
-def study_protocol(db: sqlite_utils.Database, study_id: str) -> EvalProtocol:
-    study = get_study(db, study_id)
-    return EvalProtocol(relevance_threshold=study.relevance_threshold, gain=study.gain)
-
-
 def evaluate_stored_pair(
     db: sqlite_utils.Database,
     study_id: str,
@@ -329,7 +324,7 @@ def evaluate_stored_pair(
 ) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``)."""
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
-    protocol = study_protocol(db, study_id)
+    protocol = get_study(db, study_id).protocol()
     depth = packing_depth(parsed)
     observations = [observations_for_run(db, study_id, run, reference) for run in (run_a, run_b)]
     ids = [[o.query_id for o in obs] for obs in observations]

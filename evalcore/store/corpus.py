@@ -79,14 +79,25 @@ def add_documents(
         authorize_corpus_write(db, corpus_id=corpus_id, actor=actor,
                                owner_orgs={row[4] for row in rows},
                                doc_ids=[row[1] for row in rows])
-        db.conn.executemany(
-            f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
-            "text = excluded.text, owner_org = excluded.owner_org, "
-            "created_at = excluded.created_at, content_hash = excluded.content_hash",
-            rows,
-        )
+        upsert_document_rows(db, rows, keep_owner=False)
     return len(rows)
+
+
+def upsert_document_rows(
+    db: sqlite_utils.Database, rows: Iterable[tuple], *, keep_owner: bool
+) -> None:
+    """Insert or update document rows ``(corpus_id, doc_id, title, text, owner_org,
+    created_at, content_hash)`` inside the caller's write transaction (the one place
+    documents are written). With ``keep_owner`` an existing document keeps its owner
+    (an import never re-owns a document)."""
+    owner = "" if keep_owner else "owner_org = excluded.owner_org, "
+    db.conn.executemany(
+        f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
+        f"text = excluded.text, {owner}"
+        "created_at = excluded.created_at, content_hash = excluded.content_hash",
+        rows,
+    )
 
 
 def get_document(db: sqlite_utils.Database, corpus_id: str, doc_id: str) -> Document | None:

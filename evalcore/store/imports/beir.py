@@ -24,6 +24,7 @@ from evalcore.io.errors import InputError, InputErrors
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
+from evalcore.store.corpus import upsert_document_rows
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,
@@ -138,12 +139,5 @@ def _write_documents(
     ).fetchall()) if rows else {}
     changed = sum(1 for r in rows if r[1] in existing and existing[r[1]] != r[6])
     unchanged = {r[1] for r in rows if existing.get(r[1]) == r[6]}
-    db.conn.executemany(
-        "INSERT INTO documents (corpus_id, doc_id, title, text, owner_org, created_at, "
-        "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
-        "text = excluded.text, created_at = excluded.created_at, "
-        "content_hash = excluded.content_hash",
-        (r for r in rows if r[1] not in unchanged),
-    )
+    upsert_document_rows(db, (r for r in rows if r[1] not in unchanged), keep_owner=True)
     return len(rows) - len(unchanged), changed

@@ -23,6 +23,7 @@ from evalcore.io.trec_docs import DocumentSet
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner, register_corpus
+from evalcore.store.corpus import upsert_document_rows
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import ImportSummary
 from evalcore.store.studies import get_study
@@ -89,12 +90,5 @@ def write_documents(
             continue
         changed += before is not None
         rows.append((corpus_id, doc_id, title, text, owner_org, now, digest))
-    db.conn.executemany(
-        "INSERT INTO documents (corpus_id, doc_id, title, text, owner_org, created_at, "
-        "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
-        "text = excluded.text, created_at = excluded.created_at, "
-        "content_hash = excluded.content_hash",
-        rows,
-    )
+    upsert_document_rows(db, rows, keep_owner=True)
     return len(rows), changed
