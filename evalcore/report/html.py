@@ -31,6 +31,7 @@ th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;text-align:left;vertical-alig
 th{background:#f3f3f3}
 .unavailable{color:#8a4b00}
 .notcomparable{color:#a51d2d;font-weight:600}
+.unverified{color:#8a4b00;font-weight:600}
 .warning{background:#fff4e5;border-left:4px solid #e8590c;padding:0.5rem 1rem}
 .meta td:first-child{font-weight:600}
 sup{color:#1864ab;font-weight:700}
@@ -138,12 +139,11 @@ def _meta(report: Report) -> str:
 def _runs_table(report: Report) -> str:
     rows = []
     for run in report.runs:
-        status = (
-            "comparable"
-            if run.comparable
-            else f'<span class="notcomparable">not comparable</span>: '
-            f"{_e(run.not_comparable_reason)}"
+        label, reason = run.status()
+        css = "" if label == "comparable" else (
+            ' class="notcomparable"' if not run.comparable else ' class="unverified"'
         )
+        status = f"<span{css}>{_e(label)}</span>" + (f": {_e(reason)}" if reason else "")
         rows.append(
             f"<tr><td>{_e(run.name)}</td><td><code>{_e(run.corpus_fingerprint or 'none')}"
             f"</code></td><td>{_e(run.k if run.k is not None else 'mixed')}</td>"
