@@ -7,7 +7,9 @@
 
 Protocol options: ``--relevance-threshold`` (1..4), ``--gain linear|exponential``,
 ``--unjudged-as-nonrelevant`` (the trec_eval compatibility policy; printed in
-every output). ``--format json`` (default) prints the section-7 report on
+every output). ``--complete`` is an assumption about the data and is printed
+too: ``"populations_declared_complete": true`` in the JSON ``protocol`` and a
+line in the table's header (absent when off, so those outputs are unchanged). ``--format json`` (default) prints the section-7 report on
 stdout: ``protocol``, ``queries``, ``aggregates`` and ``diagnostics`` (tied
 score pairs, returned duplicates, reader notes). ``--format table`` prints a
 plain-text table.
@@ -242,6 +244,7 @@ def evaluate_command(
         relevance_threshold=relevance_threshold,
         gain=gain,  # type: ignore[arg-type]  # click.Choice guarantees the literal
         unjudged_as_nonrelevant=unjudged_as_nonrelevant,
+        populations_declared_complete=complete,
     )
     if db is not None:
         protocol = with_study_settings(db, study, protocol)

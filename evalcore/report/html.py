@@ -126,7 +126,9 @@ def _meta(report: Report) -> str:
         (
             "Protocol",
             f"relevance threshold {protocol.relevance_threshold}, gain {protocol.gain}, "
-            f"unjudged_as_nonrelevant {'ON' if protocol.unjudged_as_nonrelevant else 'off'}",
+            f"unjudged_as_nonrelevant {'ON' if protocol.unjudged_as_nonrelevant else 'off'}"
+            + (", populations declared complete (assumed, not labeled)"
+               if protocol.populations_declared_complete else ""),
         ),
         ("Baseline", report.baseline),
         ("Generated", f"{report.created_at} by {report.created_by}"),
