@@ -54,6 +54,7 @@ from os import PathLike
 import numpy as np
 
 from evalcore.contract.observation import Label, Observation
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import Diagnostics
 from evalcore.contract.trusted_models import construct
 from evalcore.io.errors import ErrorLog
@@ -613,7 +614,7 @@ _EMPTY_GAINS: list[int] = []
 
 def trec_columns(qrels: Qrels, run: TrecRun, *, complete: bool) -> TrecColumns:
     """Join qrels and run per query (see module docstring for the rules)."""
-    query_ids = sorted(set(qrels.doc_ids).union(run.doc_ids))
+    query_ids = sorted(set(qrels.doc_ids).union(run.doc_ids), key=natural_key)
     q_docs, q_gains = qrels.doc_ids, qrels.gains
     r_docs = run.doc_ids
     return TrecColumns(
@@ -626,7 +627,7 @@ def trec_columns(qrels: Qrels, run: TrecRun, *, complete: bool) -> TrecColumns:
 
 
 def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> list[Observation]:
-    """One :class:`Observation` per query of qrels or run, ordered by query ID.
+    """One :class:`Observation` per query of qrels or run, in natural query-ID order.
 
     Observations are validated (the model has a validator); their labels, checked
     by the reader, are built without a second validation

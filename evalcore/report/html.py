@@ -13,6 +13,7 @@ from html import escape
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import REASON_TEXT, Reason
 from evalcore.contract.results import METRICS, AggregateValue, MetricValue
 from evalcore.report.charts import (
@@ -244,7 +245,8 @@ def _significance_row(item: MetricComparison, adjusted: float | None) -> str:
 
 
 def _per_query_table(report: Report) -> str:
-    query_ids = sorted({q.query_id for run in report.runs for q in run.evaluation.queries})
+    query_ids = sorted({q.query_id for run in report.runs for q in run.evaluation.queries},
+                       key=natural_key)
     by_run = [{q.query_id: q for q in run.evaluation.queries} for run in report.runs]
     head = "".join(
         f"<th>{_e(run.name)}<br>{_e(cutoff_label(m, [run.evaluation], aggregate=False))}</th>"
@@ -280,7 +282,7 @@ def _internal(report: Report) -> str:
     )
     annotators = "".join(
         f"<tr><td>{_e(q)}</td><td>{_e(', '.join(names))}</td></tr>"
-        for q, names in sorted(internal.annotators.items())
+        for q, names in sorted(internal.annotators.items(), key=lambda item: natural_key(item[0]))
     )
     return (
         "<h2>Internal (included on request)</h2>"

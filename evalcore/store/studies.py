@@ -7,6 +7,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
+from evalcore.contract.query_order import natural_key
 from evalcore.store.lookup import not_found
 from evalcore.store.transaction import write_transaction
 
@@ -93,12 +94,10 @@ def query_texts(
 ) -> dict[str, str]:
     """query_id -> text, for every query of the study or only ``query_ids`` (when given)."""
     if query_ids is None:
-        return dict(
-            db.execute(
-                "SELECT query_id, text FROM queries WHERE study_id = ? ORDER BY query_id",
-                [study_id],
-            ).fetchall()
-        )
+        rows = db.execute(
+            "SELECT query_id, text FROM queries WHERE study_id = ?", [study_id]
+        ).fetchall()
+        return dict(sorted(rows, key=lambda row: natural_key(row[0])))
     wanted = list(dict.fromkeys(query_ids))
     out: dict[str, str] = {}
     for start in range(0, len(wanted), 500):
