@@ -68,13 +68,18 @@ class Comparable:
 
 
 @dataclass(frozen=True)
-class NotVerified:
-    """Whether the run searched the baseline's corpus is unknown, and why."""
+class _Refusal:
+    """A verdict that keeps the run out of the comparison, with every reason why."""
 
     reasons: tuple[str, ...]
 
     def __str__(self) -> str:
         return "; ".join(self.reasons)
+
+
+@dataclass(frozen=True)
+class NotVerified(_Refusal):
+    """Whether the run searched the baseline's corpus is unknown, and why."""
 
     def admitted(self, accepted: bool = False) -> bool:
         """Whether the run enters the comparison: only when the lead ``accepted`` it."""
@@ -82,13 +87,8 @@ class NotVerified:
 
 
 @dataclass(frozen=True)
-class NotComparable:
+class NotComparable(_Refusal):
     """The run may not be compared with the baseline, and every reason why."""
-
-    reasons: tuple[str, ...]
-
-    def __str__(self) -> str:
-        return "; ".join(self.reasons)
 
     def admitted(self, accepted: bool = False) -> bool:
         """Whether the run enters the comparison (never: acceptance does not override)."""
