@@ -51,12 +51,13 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
 
 def _comparable(
     chosen: list[RunInfo], reports: dict[str, EvaluationReport], accept_unverified: bool
-) -> tuple[list[str], dict[str, Verdict]]:
-    """The runs compared with the first (the baseline), and why each other one is not."""
+) -> tuple[list[str], dict[str, Verdict], dict[str, Verdict]]:
+    """The runs compared with the first (the baseline), the refused ones with their
+    verdicts, and every run's verdict."""
     terms = [RunTerms.of(r.name, reports[r.name], r.corpus_fingerprint) for r in chosen]
     verdicts = {t.name: comparability(t, terms[0]) for t in terms}
     refused = {n: v for n, v in verdicts.items() if not v.admitted(accept_unverified)}
-    return [t.name for t in terms if t.name not in refused], refused
+    return [t.name for t in terms if t.name not in refused], refused, verdicts
 
 
 def _results_table(comparison) -> pd.DataFrame:
@@ -108,12 +109,18 @@ accept = st.checkbox("Compare runs whose comparability is not verified", value=F
                      key="rl_compare_accept_unverified",
                      help="A run without a recorded corpus fingerprint (or a baseline without "
                           "one) cannot be shown to have searched the same corpus.")
-same, refused = _comparable([infos[n] for n in chosen_names], reports, accept)
+same, refused, verdicts = _comparable([infos[n] for n in chosen_names], reports, accept)
 for name, verdict in refused.items():
     what = ("'s comparability is not verified" if isinstance(verdict, NotVerified)
             else " is not comparable")
     st.warning(escape_markdown(
         f"Run {name}{what}: {verdict}; it is left out of the comparison."
+    ))
+accepted = [n for n in same if isinstance(verdicts[n], NotVerified)]
+if accepted:
+    st.caption(escape_markdown(
+        f"Compared although their comparability is not verified (you accepted them): "
+        f"{', '.join(accepted)}."
     ))
 if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")

@@ -72,6 +72,7 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     assert not at.exception, at.exception
     (table,) = [d.value for d in at.dataframe]
     assert list(table["run"]) == ["(a) r1", "(b) r2", "(c) elsewhere"]
+    assert any("you accepted them): elsewhere" in c.value.replace("\\", "") for c in at.caption)
     accepted = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
                                  created_by="lead", accept_unverified=["elsewhere"])
     assert [r.name for r in accepted.runs if r.comparable] == ["r1", "r2", "elsewhere"]
