@@ -22,7 +22,10 @@ from app.components.navigation import navigation_pages  # noqa: E402
 from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
 from evalcore.store.channel import audit_channel  # noqa: E402
 
-st.set_page_config(page_title="Relevance Ledger", page_icon=":material/fact_check:", layout="wide")
+# An emoji icon: Streamlit draws it as an inline SVG. A ":material/...:" page icon would be
+# fetched from fonts.gstatic.com, and nothing may leave the machine
+# (tests/browser/test_browser_offline.py).
+st.set_page_config(page_title="Relevance Ledger", page_icon="📋", layout="wide")
 
 db = get_db()
 identity = identity_gate(db)  # team mode: sign-in required; the identity is not editable

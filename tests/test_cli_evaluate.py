@@ -105,6 +105,32 @@ def test_protocol_options_are_recorded(tmp_path):
     assert q["precision"]["value"] == 1 / 3  # only A (gain 2) is relevant at threshold 2
 
 
+def test_complete_is_recorded_in_the_json_protocol_and_the_table_header(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 A 1\n1 0 B 0\n2 0 C 2\n")
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 A 1 2.0 t\n1 Q0 B 2 1.0 t\n2 Q0 C 1 1.0 t\n")
+    files = ("--qrels", qrels, "--run", run, "--k", "2")
+    plain = invoke(*files)
+    assert plain.exit_code == 0, plain.output
+    assert json.loads(plain.stdout)["protocol"] == {"relevance_threshold": 1, "gain": "linear"}
+    assert "populations_declared_complete" not in invoke(*files, "--format", "table").stdout
+    complete = invoke(*files, "--complete")
+    assert complete.exit_code == 0, complete.output
+    report = json.loads(complete.stdout)
+    assert report["protocol"] == {
+        "relevance_threshold": 1, "gain": "linear", "populations_declared_complete": True,
+    }
+    assert report["queries"][0]["metrics"]["recall"]["status"] == "available"
+    both = json.loads(invoke(*files, "--complete", "--unjudged-as-nonrelevant").stdout)
+    assert both["protocol"]["populations_declared_complete"] is True
+    assert both["protocol"]["unjudged_as_nonrelevant"] is True
+    table = invoke(*files, "--complete", "--format", "table").stdout
+    header = table.split("\n\n")[0].splitlines()
+    assert header[1] == "protocol: relevance_threshold=1, gain=linear"
+    assert header[2].startswith("populations_declared_complete: ON (--complete: ")
+
+
 def test_bad_observations_exit_2_with_every_error_and_empty_stdout(tmp_path):
     bad = dict(WORKED, k=0, labels=[{"id": "A", "gain": 2.5}])
     path = jsonl(tmp_path, bad, dict(WORKED), {"query_id": "q9"})

@@ -5,6 +5,7 @@ from report_builders import report_from
 from evalcore.analysis.comparability import (
     Comparable,
     NotComparable,
+    NotVerified,
     RunTerms,
     comparability,
     cutoff,
@@ -41,10 +42,27 @@ def test_each_difference_is_a_reason_and_all_are_given() -> None:
     assert str(everything) == "; ".join(everything.reasons)
 
 
-def test_a_missing_fingerprint_against_a_recorded_one_is_not_comparable() -> None:
+def test_a_missing_fingerprint_on_either_side_is_not_verified_not_a_different_corpus() -> None:
     verdict = comparability(terms("B", fp=None), terms("A"), owner="the report's")
-    assert isinstance(verdict, NotComparable)
-    assert "corpus fingerprint none recorded differs from the report's sha256:" in str(verdict)
+    assert isinstance(verdict, NotVerified)
+    assert str(verdict) == (
+        "the run records no corpus fingerprint while the report's is sha256:aaaaaaaaaaaaaaaa…: "
+        "whether it searched the same corpus is not verified"
+    )
+    assert "different corpus" not in str(verdict)
+    # The case: the baseline has no fingerprint, the run has one.
+    baseline_unknown = comparability(terms("B"), terms("A", fp=None))
+    assert isinstance(baseline_unknown, NotVerified)
+    assert str(baseline_unknown).startswith("A's corpus fingerprint is not recorded (the run's is ")
+    # Left out unless accepted; acceptance never overrides a real difference.
+    assert not verdict.admitted() and verdict.admitted(accepted=True)
+    refused = comparability(terms("B", fp="sha256:" + "b" * 64), terms("A"))
+    assert not refused.admitted(accepted=True)
+    assert Comparable().admitted()
+    # Unknown corpus plus a real difference: not comparable, and both reasons are given.
+    both = comparability(terms("B", fp=None, k=5), terms("A"))
+    assert isinstance(both, NotComparable) and len(both.reasons) == 2
+    assert "cutoff k=5" in str(both) and "is not verified" in str(both)
 
 
 def test_mixed_cutoffs_are_a_cutoff_of_their_own() -> None:

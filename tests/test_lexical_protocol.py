@@ -24,7 +24,9 @@ def test_valid_protocol_defaults_and_normalisation():
     )
     assert p.cutoff == datetime(2026, 6, 30, tzinfo=UTC)
     assert p.organisations == ["a", "b"]
-    assert p.tie_rule == "doc_id_ascending"
+    assert p.tie_rule == "doc_id_descending"  # trec_eval's rule, the product's one rule
+    old = LexicalProtocol.model_validate(with_(tie_rule="doc_id_ascending"))
+    assert old.tie_rule == "doc_id_ascending"  # a protocol pinned under the old rule still loads
     assert p.tokenizer == "porter unicode61"
     assert p.to_json_dict()["cutoff"] == "2026-06-30T00:00:00Z"
     assert LexicalProtocol.model_validate_json(p.model_dump_json()) == p

@@ -171,8 +171,13 @@ def test_ties_are_broken_by_doc_id_even_at_the_top_k_cut(tmp_path):
     pinned(db, "ties", organisations=["tie"], top_k=3)
     run(db, "r-ties", protocol="ties")
     items = ranked(db, "r-ties")["qt"]
-    assert [d for d, _ in items] == ["t0", "t1", "t2"]
+    # The product's one tie rule (trec_eval's): equal scores by doc id descending.
+    assert [d for d, _ in items] == ["t7", "t6", "t5"]
     assert len({s for _, s in items}) == 1
+    # A protocol pinned under the old rule re-executes as pinned: ascending.
+    pinned(db, "ties-old", organisations=["tie"], top_k=3, tie_rule="doc_id_ascending")
+    run(db, "r-ties-old", protocol="ties-old")
+    assert [d for d, _ in ranked(db, "r-ties-old")["qt"]] == ["t0", "t1", "t2"]
 
 
 def test_time_budget_stores_a_partial_scan(tmp_path, monkeypatch):

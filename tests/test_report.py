@@ -108,6 +108,42 @@ def test_missing_fingerprints_are_compared_with_a_warning() -> None:
     assert any("not verified" in w for w in report.warnings)
 
 
+def test_a_run_without_a_fingerprint_is_not_verified_until_the_lead_accepts_it() -> None:
+    runs = _runs()
+    runs["A"] = RunInput(evaluation=runs["A"].evaluation)  # the baseline records none
+    report = build_report(runs, name="r", study_id="s", protocol=EvalProtocol(),
+                          created_by="lead-lena", settings=ComparisonSettings(permutations=100))
+    b = report.run("B")
+    assert not b.comparable and b.not_comparable_reason is None and not b.accepted_unverified
+    assert b.status()[0] == "comparability not verified"
+    assert "different corpus" not in (b.not_verified_reason or "")
+    assert "the report's corpus fingerprint is not recorded" in (b.not_verified_reason or "")
+    html = render_html(report)
+    assert "comparability not verified" in html and "different corpus" not in html
+    assert report.comparison is None  # only A (the baseline itself) is compared
+
+    accepted = build_report(runs, name="r", study_id="s", protocol=EvalProtocol(),
+                            created_by="lead-lena", accept_unverified=["B", "C"],
+                            settings=ComparisonSettings(permutations=100))
+    assert accepted.run("B").comparable and accepted.run("B").accepted_unverified
+    assert accepted.run("C").accepted_unverified
+    assert accepted.comparison is not None
+    assert [r.run for r in accepted.comparison.table.rows] == ["A", "B", "C"]
+    assert any("lead-lena accepted run 'B'" in w for w in accepted.warnings)
+    body = json.loads(render_json(accepted))
+    assert [r["accepted_unverified"] for r in body["runs"]] == [False, True, True]
+    assert body["runs"][1]["not_verified_reason"] == accepted.run("B").not_verified_reason
+    assert "accepted without verification" in render_html(accepted)
+    # Acceptance never turns a different corpus into a comparable one.
+    refused = build_report(_runs(), name="r", study_id="s", protocol=EvalProtocol(),
+                           created_by="x", accept_unverified=["C"],
+                           settings=ComparisonSettings(permutations=100))
+    assert not refused.run("C").comparable and not refused.run("C").accepted_unverified
+    with pytest.raises(ValueError, match="cannot accept 'Z'"):
+        build_report(_runs(), name="r", study_id="s", protocol=EvalProtocol(), created_by="x",
+                     accept_unverified=["Z"])
+
+
 def test_build_refuses_bad_input() -> None:
     with pytest.raises(ValueError, match="at least one run"):
         build_report({}, name="r", study_id="s", protocol=EvalProtocol(), created_by="x")

@@ -160,6 +160,33 @@ def test_cli_generates_stores_and_exports_html(store, tmp_path: Path) -> None:
     assert result.exit_code == 0 and csv_out.read_text().startswith("run,comparable,query_id")
 
 
+def test_cli_accepts_a_run_whose_comparability_is_not_verified(store, tmp_path: Path) -> None:
+    add_run(store, study_id="s", name="N", source="imported", k=3,
+            results=[(q, r + 1, u, 10.0 - r) for q in QUERIES
+                     for r, u in enumerate(["d3", "d1", "d2"])])  # no fingerprint recorded
+    db_path = str(tmp_path / "store.db")
+    out = tmp_path / "r.json"
+    result = _cli("report", "--db", db_path, "--study", "s", "--runs", "A,N", "--reference", "v1",
+                  "--out", str(out), "--name", "plain", "--permutations", "100", "--by", "lead")
+    assert result.exit_code == 0, result.output
+    assert "comparability not verified: N: the run records no corpus fingerprint" in result.output
+    assert "--accept-unverified N to compare it" in result.output
+    assert "different corpus" not in result.output
+    assert json.loads(out.read_text())["comparison"] is None
+    result = _cli("report", "--db", db_path, "--study", "s", "--runs", "A,N", "--reference", "v1",
+                  "--out", str(out), "--name", "accepted", "--permutations", "100", "--by", "lead",
+                  "--accept-unverified", "N")
+    assert result.exit_code == 0, result.output
+    assert "accepted without verification: N" in result.output
+    body = json.loads(out.read_text())
+    assert body["runs"][1]["accepted_unverified"] is True and body["comparison"] is not None
+    stored = load_report(store, find_report(store, "s", "accepted").report_id)
+    assert stored.run("N").accepted_unverified  # recorded in the stored report
+    bad = _cli("report", "--db", db_path, "--study", "s", "--runs", "A,N", "--out", str(out),
+               "--accept-unverified", "Q", "--by", "lead")
+    assert bad.exit_code == 2 and "cannot accept 'Q'" in bad.output
+
+
 def test_cli_without_reference_warns_that_the_report_is_not_pinned(store, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = CliRunner().invoke(

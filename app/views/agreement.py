@@ -27,6 +27,7 @@ from app.components.session import get_db, reader
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
 from evalcore.analysis.agreement import open_conflicts, study_agreement
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
+from evalcore.contract.query_order import natural_key
 from evalcore.store.labels import adjudicate
 
 CONFLICTS_SHOWN = 30
@@ -202,7 +203,7 @@ if summary.per_query:
         {"query": q.query_id, "units": q.n_units, "annotators": q.n_annotators,
          "alpha": _coefficient(q.alpha), "low agreement": q.low_agreement,
          "why": q.why_flagged or ""}
-        for q in sorted(summary.per_query, key=lambda q: (not q.low_agreement, q.query_id))
+        for q in sorted(summary.per_query, key=lambda q: (not q.low_agreement, natural_key(q.query_id)))
     ]), hide_index=True, width="stretch",
         column_config={"low agreement": st.column_config.CheckboxColumn()})
 

@@ -18,7 +18,7 @@ from app.components.live_state import with_live_state
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db
-from evalcore.analysis.comparability import NotComparable, RunTerms, comparability
+from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import compare_runs
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
@@ -50,13 +50,14 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
 
 
 def _comparable(
-    chosen: list[RunInfo], reports: dict[str, EvaluationReport]
-) -> tuple[list[str], dict[str, NotComparable]]:
-    """The runs comparable with the first (the baseline), and why each other one is not."""
+    chosen: list[RunInfo], reports: dict[str, EvaluationReport], accept_unverified: bool
+) -> tuple[list[str], dict[str, Verdict], dict[str, Verdict]]:
+    """The runs compared with the first (the baseline), the refused ones with their
+    verdicts, and every run's verdict."""
     terms = [RunTerms.of(r.name, reports[r.name], r.corpus_fingerprint) for r in chosen]
     verdicts = {t.name: comparability(t, terms[0]) for t in terms}
-    refused = {n: v for n, v in verdicts.items() if isinstance(v, NotComparable)}
-    return [t.name for t in terms if t.name not in refused], refused
+    refused = {n: v for n, v in verdicts.items() if not v.admitted(accept_unverified)}
+    return [t.name for t in terms if t.name not in refused], refused, verdicts
 
 
 def _results_table(comparison) -> pd.DataFrame:
@@ -104,10 +105,22 @@ if reference is None:
                "version on the Reports page for numbers you can defend.")
 with st.spinner("Evaluating the runs…"):
     reports = _evaluations(study.study_id, chosen_names, reference)
-same, refused = _comparable([infos[n] for n in chosen_names], reports)
+accept = st.checkbox("Compare runs whose comparability is not verified", value=False,
+                     key="rl_compare_accept_unverified",
+                     help="A run without a recorded corpus fingerprint (or a baseline without "
+                          "one) cannot be shown to have searched the same corpus.")
+same, refused, verdicts = _comparable([infos[n] for n in chosen_names], reports, accept)
 for name, verdict in refused.items():
+    what = ("'s comparability is not verified" if isinstance(verdict, NotVerified)
+            else " is not comparable")
     st.warning(escape_markdown(
-        f"Run {name} is not comparable: {verdict}; it is left out of the comparison."
+        f"Run {name}{what}: {verdict}; it is left out of the comparison."
+    ))
+accepted = [n for n in same if isinstance(verdicts[n], NotVerified)]
+if accepted:
+    st.caption(escape_markdown(
+        f"Compared although their comparability is not verified (you accepted them): "
+        f"{', '.join(accepted)}."
     ))
 if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")

@@ -23,6 +23,7 @@ from evalcore.analysis.inspector import (
     inspect_query,
     rank_changes,
 )
+from evalcore.contract.query_order import natural_key
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import query_texts
@@ -119,7 +120,7 @@ if not runs:
     st.info("This study has no run yet: create or import one on the Data page.")
     st.stop()
 texts = query_texts(db, study.study_id)
-query_ids = sorted(texts)
+query_ids = sorted(texts, key=natural_key)
 if not query_ids:
     st.info("This study has no query yet.")
     st.stop()

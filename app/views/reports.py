@@ -26,6 +26,9 @@ from evalcore.store.runs import list_runs
 
 WORKING = "(working labels — not pinned)"
 _FLASH = "_rl_reports_flash"
+#: The runs table's "comparable" column for each :meth:`ReportRun.status` label.
+_COMPARABLE = {"comparable": "yes", "accepted without verification": "yes (accepted, not verified)",
+               "comparability not verified": "NOT VERIFIED", "not comparable": "NOT COMPARABLE"}
 
 
 def _on_freeze(study_id: str) -> None:
@@ -48,10 +51,12 @@ def _on_generate(study_id: str) -> None:
     version = st.session_state.get("rl_report_reference")
     reference = None if version in (None, WORKING) else version
     name = str(st.session_state.get("rl_report_name", "")).strip() or None
+    accepted = runs if st.session_state.get("rl_report_accept_unverified") else []
     db = get_db()
     try:
         report = report_from_store(db, study_id=study_id, runs=runs, reference=reference,
-                                   name=name, created_by=current_annotator())
+                                   name=name, created_by=current_annotator(),
+                                   accept_unverified=accepted)
         stored = save_report(db, report)
     except (ValueError, LookupError, PermissionError) as error:
         flash(_FLASH, "error", f"No report generated: {error}")
@@ -76,8 +81,8 @@ def _show_report(report: Report, report_id: int) -> None:
         st.warning(escape_markdown(warning))
     st.dataframe(pd.DataFrame([
         {"run": r.name, "k": r.k, "queries": r.n_queries,
-         "comparable": "yes" if r.comparable else "NOT COMPARABLE",
-         "why not": r.not_comparable_reason or "", "corpus fingerprint": r.corpus_fingerprint}
+         "comparable": _COMPARABLE[r.status()[0]], "why not": r.status()[1] or "",
+         "corpus fingerprint": r.corpus_fingerprint}
         for r in report.runs
     ]), hide_index=True, width="stretch")
     if report.comparison is not None:
@@ -142,6 +147,11 @@ else:
     b.selectbox("Reference version", [v.name for v in reversed(versions)] + [WORKING],
                 key="rl_report_reference")
     c.text_input("Report name (optional)", key="rl_report_name")
+    st.checkbox("Accept runs whose comparability is not verified", value=False,
+                key="rl_report_accept_unverified",
+                help="A run with no corpus fingerprint recorded (or a baseline without one) "
+                     "cannot be shown to have searched the same corpus. Ticked: such runs are "
+                     "compared anyway, and the report records that you accepted them.")
     st.button("Generate and store report", key="rl_report_generate", type="primary",
               disabled=not lead or not st.session_state.get("rl_report_runs"),
               on_click=_on_generate, args=(study.study_id,))

@@ -18,6 +18,7 @@ from evalcore.analysis.stats.annotators import (
     AnnotatorLabel,
     summarize_agreement,
 )
+from evalcore.contract.query_order import natural_key
 from evalcore.store.resolution import ResolvedLabel, conflicts, resolve_study
 
 
@@ -53,7 +54,7 @@ def annotator_labels(
     """
     return [
         AnnotatorLabel(query_id=query_id, unit_id=unit_id, annotator=annotator, gain=gain)
-        for query_id, units in sorted(resolved.items())
+        for query_id, units in sorted(resolved.items(), key=lambda item: natural_key(item[0]))
         for unit_id, label in sorted(units.items())
         for annotator, gain in sorted(label.annotators.items())
     ]

@@ -1,9 +1,20 @@
 """Run comparability: whether a run's numbers may be compared with the baseline's at all.
 
-A run is comparable when it searched the same corpus (equal corpus
-fingerprints; two runs that record none are compared, unverified), was
-evaluated under the same protocol and was cut at the same depth k. A run that
-is not comparable is still shown with its own numbers, but enters no
+Three outcomes (:func:`comparability`):
+
+* **comparable** — the run searched the same corpus (equal corpus
+  fingerprints; when neither the run nor the baseline records one, the runs
+  are compared and the report warns that this is unverified), was evaluated
+  under the same protocol and was cut at the same depth k;
+* **comparability not verified** (:class:`NotVerified`) — protocol and cutoff
+  agree, but one side records no corpus fingerprint, so whether the corpus is
+  the same is unknown. Unknown is not different: the run is not called a
+  different corpus, but it enters no comparison unless the lead accepts it
+  explicitly (:meth:`NotVerified.admitted`; reports record the acceptance);
+* **not comparable** (:class:`NotComparable`) — a recorded fingerprint
+  differs, or the protocol or cutoff differs. No acceptance overrides this.
+
+A run that is not compared is still shown with its own numbers, but enters no
 comparison: no deltas, no significance, no table marks.
 
 The one home of this rule: reports (:func:`evalcore.report.build.build_report`)
@@ -51,10 +62,14 @@ class RunTerms(BaseModel):
 class Comparable:
     """The run may be compared with the baseline."""
 
+    def admitted(self, accepted: bool = False) -> bool:
+        """Whether the run enters the comparison (always)."""
+        return True
+
 
 @dataclass(frozen=True)
-class NotComparable:
-    """The run may not be compared with the baseline, and every reason why."""
+class _Refusal:
+    """A verdict that keeps the run out of the comparison, with every reason why."""
 
     reasons: tuple[str, ...]
 
@@ -62,9 +77,29 @@ class NotComparable:
         return "; ".join(self.reasons)
 
 
-def _short(fingerprint: str | None) -> str:
-    if fingerprint is None:
-        return "none recorded"
+@dataclass(frozen=True)
+class NotVerified(_Refusal):
+    """Whether the run searched the baseline's corpus is unknown, and why."""
+
+    def admitted(self, accepted: bool = False) -> bool:
+        """Whether the run enters the comparison: only when the lead ``accepted`` it."""
+        return accepted
+
+
+@dataclass(frozen=True)
+class NotComparable(_Refusal):
+    """The run may not be compared with the baseline, and every reason why."""
+
+    def admitted(self, accepted: bool = False) -> bool:
+        """Whether the run enters the comparison (never: acceptance does not override)."""
+        return False
+
+
+#: The outcome of :func:`comparability`.
+Verdict = Comparable | NotVerified | NotComparable
+
+
+def _short(fingerprint: str) -> str:
     return fingerprint if len(fingerprint) <= 23 else fingerprint[:23] + "…"
 
 
@@ -74,17 +109,35 @@ def _k(k: int | None) -> str:
 
 def comparability(
     run: RunTerms, baseline: RunTerms, *, owner: str | None = None
-) -> Comparable | NotComparable:
-    """Whether ``run`` may be compared with ``baseline``.
+) -> Verdict:
+    """Whether ``run`` may be compared with ``baseline`` (see the module docstring).
 
     ``baseline`` holds the corpus fingerprint and protocol every compared run
     must share and the baseline run's cutoff. ``owner`` names whose corpus and
     protocol those are in the messages (a report passes ``"the report's"``;
-    default: the baseline run's).
+    default: the baseline run's). A missing fingerprint on one side gives
+    :class:`NotVerified` unless another difference makes the run
+    :class:`NotComparable` (then the missing fingerprint is one of the reasons).
     """
     whose = owner if owner is not None else f"{baseline.name}'s"
     reasons = []
-    if run.corpus_fingerprint != baseline.corpus_fingerprint:
+    unknown = None
+    if (run.corpus_fingerprint is None) != (baseline.corpus_fingerprint is None):
+        if run.corpus_fingerprint is None:
+            unknown = (
+                f"the run records no corpus fingerprint while {whose} is "
+                f"{_short(baseline.corpus_fingerprint)}: whether it searched the same corpus "
+                "is not verified"
+            )
+        else:
+            unknown = (
+                f"{whose} corpus fingerprint is not recorded (the run's is "
+                f"{_short(run.corpus_fingerprint)}): whether it searched the same corpus "
+                "is not verified"
+            )
+    elif run.corpus_fingerprint is not None and baseline.corpus_fingerprint is not None and (
+        run.corpus_fingerprint != baseline.corpus_fingerprint
+    ):
         reasons.append(
             f"corpus fingerprint {_short(run.corpus_fingerprint)} differs from {whose} "
             f"{_short(baseline.corpus_fingerprint)}: the run searched a different corpus, "
@@ -100,4 +153,6 @@ def comparability(
             f"cutoff k={_k(run.k)} differs from the baseline {baseline.name!r} "
             f"(k={_k(baseline.k)}), so it is not compared"
         )
-    return NotComparable(tuple(reasons)) if reasons else Comparable()
+    if reasons:
+        return NotComparable(tuple(reasons + ([unknown] if unknown else [])))
+    return NotVerified((unknown,)) if unknown else Comparable()

@@ -41,6 +41,7 @@ from evalcore.analysis.stats.significance import (
     TestName,
     paired_tests,
 )
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import (
     AGGREGATE_LABELS,
     METRIC_LABELS,
@@ -203,7 +204,7 @@ def compare_metric(
     label = cutoff_label(metric, [report_a, report_b], aggregate=False)
     by_a = {q.query_id: q for q in report_a.queries}
     by_b = {q.query_id: q for q in report_b.queries}
-    query_ids = sorted(by_a.keys() | by_b.keys())
+    query_ids = sorted(by_a.keys() | by_b.keys(), key=natural_key)
     paired: list[str] = []
     values_a: list[float] = []
     values_b: list[float] = []

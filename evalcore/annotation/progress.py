@@ -12,6 +12,7 @@ from functools import cached_property
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.contract.query_order import natural_key
 from evalcore.store.completeness import (
     CompletenessEvent,
     completeness_states,
@@ -140,7 +141,7 @@ def study_progress(
     labeled_queries = [q for q in resolved if q in sizes]
     pools = pooled_units(db, study_id, labeled_queries)
     out: dict[str, QueryProgress] = {}
-    for query_id in sorted(set(sizes) | set(states) | set(resolved)):
+    for query_id in sorted(set(sizes) | set(states) | set(resolved), key=natural_key):
         units = resolved.get(query_id, {})
         complete = states.get(query_id, False)
         if units:

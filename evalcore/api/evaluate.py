@@ -118,6 +118,8 @@ def evaluate(
     if trec_eval_all_queries and not trec_eval and not (protocol and protocol.trec_eval):
         raise ValueError("trec_eval_all_queries=True is trec_eval's -c: give trec_eval=True too")
     protocol = _protocol(protocol, chosen)
+    if complete and not protocol.populations_declared_complete:  # printed: an assumption made
+        protocol = protocol.model_copy(update={"populations_declared_complete": True})
     cutoff = _cutoff(k, parsed)
     source = trec_input(
         qrels,

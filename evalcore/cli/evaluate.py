@@ -24,7 +24,7 @@ without qrels ignored (and qrels queries without results, unless
 ``--trec-eval-all-queries``, trec_eval's ``-c``, counts them as 0), queries
 without a relevant unit valued as trec_eval values them, and run lines with
 text after the tag read as trec_eval reads them; ``"trec_eval": true`` is in
-the output's ``protocol``. ``--format json`` (default) prints the section-7
+the output's ``protocol``. ``--complete`` is an assumption about the data and is printed too: ``"populations_declared_complete": true`` in the JSON ``protocol`` and a line in the table's header (absent when off). ``--format json`` (default) prints the section-7
 report on stdout: ``protocol``, ``queries``, ``aggregates`` and ``diagnostics``
 (tied score pairs, returned duplicates, reader notes). ``--format table``
 prints a plain-text table.
@@ -295,6 +295,7 @@ def evaluate_command(
         gain=gain,  # type: ignore[arg-type]  # click.Choice guarantees the literal
         unjudged_as_nonrelevant=unjudged_as_nonrelevant,
         trec_eval=trec_eval,
+        populations_declared_complete=complete,
     )
     if db is not None:
         protocol = with_study_settings(db, study, protocol)

@@ -79,6 +79,9 @@ def _fail(message: str) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomization test.")
 @click.option("--by", "created_by", default=None, help="Who generates the report (default: $USER).")
 @click.option("--stored", default=None, help="Export the stored report of this name instead.")
+@click.option("--accept-unverified", "accept_unverified", multiple=True, metavar="RUN",
+              help="Compare RUN although its comparability is not verified (no corpus "
+              "fingerprint recorded); the acceptance is recorded in the report. Repeatable.")
 def report_command(
     db_path: Path,
     study: str,
@@ -97,6 +100,7 @@ def report_command(
     seed: int,
     created_by: str | None,
     stored: str | None,
+    accept_unverified: tuple[str, ...],
 ) -> None:
     """Generate a pinned report of stored runs, store it, and export it."""
     from evalcore.analysis.compare import ComparisonSettings
@@ -116,8 +120,9 @@ def report_command(
         # the author must see the study (an unknown id lists only the studies they may see)
         require_study_view(db, created_by or _default_author(), study)
         if stored is not None:
-            if runs is not None:
-                _fail("give either --stored (export a stored report) or --runs, not both")
+            if runs is not None or accept_unverified:
+                _fail("give either --stored (export a stored report) or --runs "
+                      "(with --accept-unverified), not both")
             row = find_report(db, study, stored)
             report = load_report(db, row.report_id)
             digest = row.content_hash
@@ -141,6 +146,7 @@ def report_command(
                     permutations=permutations,
                     seed=seed,
                 ),
+                accept_unverified=list(accept_unverified),
             )
             digest = save_report(db, report).content_hash
     except LookupError as err:  # KeyError quotes str(err): show the message itself
@@ -166,7 +172,10 @@ def report_command(
         f"{kind.upper()} written to {out}"
     )
     for run in report.runs:
-        if not run.comparable:
-            click.echo(f"  not comparable: {run.name}: {run.not_comparable_reason}")
+        label, reason = run.status()
+        if label == "comparability not verified":
+            reason = f"{reason} (--accept-unverified {run.name} to compare it)"
+        if reason is not None:
+            click.echo(f"  {label}: {run.name}: {reason}")
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)

@@ -25,6 +25,13 @@ class EvalProtocol(BaseModel):
     relevant unit is valued as trec_eval values it (0 for recall, nDCG and AP,
     where the default reports ``no_relevant_units``). It is serialised only
     when on, so outputs without it are unchanged.
+
+    ``populations_declared_complete`` records a completeness assumption made
+    by the caller rather than by labels (``evalcore evaluate --complete``:
+    every qrels query's labeled units are taken to be all its relevant units).
+    It changes no arithmetic here (completeness travels with each
+    observation); it is recorded so every printed protocol says what was
+    assumed. It is serialised only when on, so outputs without it are unchanged.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -33,6 +40,7 @@ class EvalProtocol(BaseModel):
     gain: GainMode = "linear"
     unjudged_as_nonrelevant: bool = False
     trec_eval: bool = False
+    populations_declared_complete: bool = False
 
     @property
     def unjudged_are_nonrelevant(self) -> bool:
@@ -40,8 +48,9 @@ class EvalProtocol(BaseModel):
         return self.unjudged_as_nonrelevant or self.trec_eval
 
     @model_serializer(mode="wrap")
-    def _trec_eval_only_when_on(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _switches_only_when_on(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         out = handler(self)
-        if not self.trec_eval:
-            out.pop("trec_eval", None)
+        for switch in ("trec_eval", "populations_declared_complete"):
+            if not getattr(self, switch):
+                out.pop(switch, None)
         return out

@@ -59,6 +59,7 @@ import numpy as np
 
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.observation import Observation
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, data_lines, read_source
@@ -675,7 +676,8 @@ def trec_columns(
     ``query_ids`` restricts the join to those queries (default: every query of
     qrels or run); see :mod:`evalcore.io.trec_eval_scope`.
     """
-    query_ids = sorted(set(qrels.doc_ids).union(run.doc_ids) if query_ids is None else query_ids)
+    query_ids = sorted(set(qrels.doc_ids).union(run.doc_ids) if query_ids is None else query_ids,
+                       key=natural_key)
     q_docs, q_gains = qrels.doc_ids, qrels.gains
     r_docs = run.doc_ids
     return TrecColumns(
@@ -688,7 +690,7 @@ def trec_columns(
 
 
 def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> list[Observation]:
-    """One :class:`Observation` per query of qrels or run, ordered by query ID.
+    """One :class:`Observation` per query of qrels or run, in natural query-ID order.
 
     Observations are validated (the model has a validator); their labels, checked
     by the reader, are built without a second validation

@@ -43,6 +43,7 @@ from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Observation
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import Reason
 from evalcore.contract.results import (
     METRICS,
@@ -224,7 +225,7 @@ class LiveDashboard:
             observations[run.name] = obs
         # Each run's query set is its own (its answered queries plus the study's registered,
         # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
-        self.query_ids = sorted({q for rs in self.runs.values() for q in rs.index})
+        self.query_ids = sorted({q for rs in self.runs.values() for q in rs.index}, key=natural_key)
         self.index = {q: i for i, q in enumerate(self.query_ids)}
         self._blocking = {}
         self._coverage = {}

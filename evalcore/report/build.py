@@ -8,12 +8,18 @@ uses too), then compares the comparable runs with
 from the evidence store.
 """
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.comparability import NotComparable, RunTerms, comparability, cutoff
+from evalcore.analysis.comparability import (
+    NotComparable,
+    NotVerified,
+    RunTerms,
+    comparability,
+    cutoff,
+)
 from evalcore.analysis.compare import ComparisonSettings, compare_runs
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import EvaluationReport
@@ -46,13 +52,17 @@ def build_report(
     internal: ReportInternal | None = None,
     settings: ComparisonSettings | None = None,
     created_at: datetime | None = None,
+    accept_unverified: Collection[str] = (),
 ) -> Report:
     """Decide comparability and compare the comparable runs (see :mod:`evalcore.report.model`).
 
     ``baseline`` defaults to the first run; ``corpus_fingerprint`` defaults to
     the baseline's; ``settings`` (default :class:`ComparisonSettings`) says how
-    the comparable runs are compared. Raises ``ValueError`` on an empty run set, an unknown
-    baseline or a blank ``created_by``.
+    the comparable runs are compared. ``accept_unverified`` names runs whose
+    comparability is not verified that ``created_by`` accepts for comparison
+    (recorded on each run and in the warnings; a run that is comparable or not
+    comparable is unaffected). Raises ``ValueError`` on an empty run set, an
+    unknown baseline or accepted run, or a blank ``created_by``.
     """
     names = list(runs)
     if not names:
@@ -62,6 +72,11 @@ def build_report(
     base = baseline if baseline is not None else names[0]
     if base not in runs:
         raise ValueError(f"baseline {base!r} is not one of the report's runs {names}")
+    strangers = [n for n in accept_unverified if n not in runs]
+    if strangers:
+        raise ValueError(
+            f"cannot accept {', '.join(map(repr, strangers))}: not among the report's runs {names}"
+        )
     fingerprint = corpus_fingerprint if corpus_fingerprint is not None else (
         runs[base].corpus_fingerprint
     )
@@ -89,14 +104,23 @@ def build_report(
         item = runs[run_name]
         terms = RunTerms.of(run_name, item.evaluation, item.corpus_fingerprint)
         verdict = comparability(terms, frame, owner="the report's")
+        unverified = isinstance(verdict, NotVerified)
+        accepted = unverified and run_name in accept_unverified
+        if accepted:
+            warnings.append(
+                f"{created_by} accepted run {run_name!r} for comparison although its "
+                f"comparability is not verified: {verdict}."
+            )
         report_runs.append(
             ReportRun(
                 name=run_name,
                 corpus_fingerprint=item.corpus_fingerprint,
                 k=terms.k,
                 n_queries=len(item.evaluation.queries),
-                comparable=not isinstance(verdict, NotComparable),
+                comparable=verdict.admitted(accepted),
                 not_comparable_reason=str(verdict) if isinstance(verdict, NotComparable) else None,
+                not_verified_reason=str(verdict) if unverified else None,
+                accepted_unverified=accepted,
                 evaluation=item.evaluation,
             )
         )

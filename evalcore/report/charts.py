@@ -23,6 +23,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from evalcore.analysis.compare import MetricComparison, aggregate_text, cutoff_label
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import MetricName
 from evalcore.live.chart_style import (
     GROUPED_MARKERS,
@@ -70,7 +71,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
     """Each run's per-query values of ``metric``; unavailable queries in their own strip."""
     evaluations = [run.evaluation for run in report.runs]
     label = cutoff_label(metric, evaluations, aggregate=False)
-    query_ids = sorted({q.query_id for ev in evaluations for q in ev.queries})
+    query_ids = sorted({q.query_id for ev in evaluations for q in ev.queries}, key=natural_key)
     position = {query_id: i for i, query_id in enumerate(query_ids)}
     layout = _two_row_layout(
         (f"{label} (available values)", "unavailable (not 0; reasons on hover)"),

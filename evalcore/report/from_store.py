@@ -38,6 +38,7 @@ def report_from_store(
     settings: ComparisonSettings | None = None,
     created_at: datetime | None = None,
     viewer: str | None = None,
+    accept_unverified: Sequence[str] = (),
 ) -> Report:
     """Evaluate the named runs of a study and build their report (nothing is stored).
 
@@ -51,12 +52,14 @@ def report_from_store(
     evaluated (:func:`~evalcore.store.scoping.require_study_view`: in team mode a
     member who belongs to the study's organisation). A report holds no document
     text. Storing it (:func:`evalcore.report.stored.save_report`) needs the lead role.
+    ``accept_unverified``: runs whose comparability is not verified that
+    ``created_by`` accepts for comparison (see :func:`~evalcore.report.build.build_report`).
     """
     require_study_view(db, created_by if viewer is None else viewer, study_id)
     return _report_from_store(
         db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,
         name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
-        settings=settings, created_at=created_at,
+        settings=settings, created_at=created_at, accept_unverified=accept_unverified,
     )
 
 
@@ -72,6 +75,7 @@ def _report_from_store(
     corpus_fingerprint: str | None,
     settings: ComparisonSettings | None,
     created_at: datetime | None,
+    accept_unverified: Sequence[str],
 ) -> Report:
     names = list(dict.fromkeys(runs))
     if not names:
@@ -105,6 +109,7 @@ def _report_from_store(
         internal=internal,
         settings=settings,
         created_at=created_at,
+        accept_unverified=accept_unverified,
     )
     updates: dict[str, object] = {}
     if not name:

@@ -13,6 +13,7 @@ from html import escape
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import REASON_TEXT, Reason
 from evalcore.contract.results import METRICS, AggregateValue, MetricValue
 from evalcore.report.charts import (
@@ -31,6 +32,7 @@ th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;text-align:left;vertical-alig
 th{background:#f3f3f3}
 .unavailable{color:#8a4b00}
 .notcomparable{color:#a51d2d;font-weight:600}
+.unverified{color:#8a4b00;font-weight:600}
 .warning{background:#fff4e5;border-left:4px solid #e8590c;padding:0.5rem 1rem}
 .meta td:first-child{font-weight:600}
 sup{color:#1864ab;font-weight:700}
@@ -127,6 +129,8 @@ def _meta(report: Report) -> str:
             f"relevance threshold {protocol.relevance_threshold}, gain {protocol.gain}, "
             f"unjudged_as_nonrelevant {'ON' if protocol.unjudged_as_nonrelevant else 'off'}"
             + (", trec_eval ON" if protocol.trec_eval else ""),
+            + (", populations declared complete (assumed, not labeled)"
+               if protocol.populations_declared_complete else ""),
         ),
         ("Baseline", report.baseline),
         ("Generated", f"{report.created_at} by {report.created_by}"),
@@ -139,12 +143,11 @@ def _meta(report: Report) -> str:
 def _runs_table(report: Report) -> str:
     rows = []
     for run in report.runs:
-        status = (
-            "comparable"
-            if run.comparable
-            else f'<span class="notcomparable">not comparable</span>: '
-            f"{_e(run.not_comparable_reason)}"
+        label, reason = run.status()
+        css = "" if label == "comparable" else (
+            ' class="notcomparable"' if not run.comparable else ' class="unverified"'
         )
+        status = f"<span{css}>{_e(label)}</span>" + (f": {_e(reason)}" if reason else "")
         rows.append(
             f"<tr><td>{_e(run.name)}</td><td><code>{_e(run.corpus_fingerprint or 'none')}"
             f"</code></td><td>{_e(run.k if run.k is not None else 'mixed')}</td>"
@@ -243,7 +246,8 @@ def _significance_row(item: MetricComparison, adjusted: float | None) -> str:
 
 
 def _per_query_table(report: Report) -> str:
-    query_ids = sorted({q.query_id for run in report.runs for q in run.evaluation.queries})
+    query_ids = sorted({q.query_id for run in report.runs for q in run.evaluation.queries},
+                       key=natural_key)
     by_run = [{q.query_id: q for q in run.evaluation.queries} for run in report.runs]
     head = "".join(
         f"<th>{_e(run.name)}<br>{_e(cutoff_label(m, [run.evaluation], aggregate=False))}</th>"
@@ -279,7 +283,7 @@ def _internal(report: Report) -> str:
     )
     annotators = "".join(
         f"<tr><td>{_e(q)}</td><td>{_e(', '.join(names))}</td></tr>"
-        for q, names in sorted(internal.annotators.items())
+        for q, names in sorted(internal.annotators.items(), key=lambda item: natural_key(item[0]))
     )
     return (
         "<h2>Internal (included on request)</h2>"

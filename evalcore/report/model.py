@@ -11,7 +11,11 @@ was built, else the baseline run's. A run whose fingerprint differs (or which
 was evaluated under a different protocol or cutoff) is marked *not
 comparable* with the reasons (:func:`evalcore.analysis.comparability.comparability`,
 the rule the Compare page applies too); its own numbers are still shown, but it
-enters no comparison: no deltas, no significance, no table marks.
+enters no comparison: no deltas, no significance, no table marks. A run whose
+fingerprint, or the report's, is not recorded is *comparability not verified*
+(:attr:`ReportRun.not_verified_reason`): it is left out of the comparison
+unless the lead accepted it when generating the report
+(:attr:`ReportRun.accepted_unverified`, recorded in every export).
 
 **Internal data.** Annotator names, annotator notes and database row ids live
 only in :attr:`Report.internal`. Exports leave it out unless asked
@@ -38,9 +42,36 @@ class ReportRun(BaseModel):
     corpus_fingerprint: str | None
     k: int | None
     n_queries: int
+    #: Whether the run enters the comparison (comparable, or accepted while not verified).
     comparable: bool
     not_comparable_reason: str | None = None
+    #: Why the run's comparability is not verified (a corpus fingerprint not recorded).
+    not_verified_reason: str | None = None
+    #: The report's author accepted the run for comparison although it is not verified.
+    accepted_unverified: bool = False
     evaluation: EvaluationReport
+
+    def status(self) -> tuple[str, str | None]:
+        """(what the report says about the run's comparability, the reason or None).
+
+        The label is ``comparable``, ``accepted without verification``,
+        ``comparability not verified`` or ``not comparable``; every export and
+        page shows this pair.
+        """
+        if self.not_comparable_reason is not None:
+            return "not comparable", self.not_comparable_reason
+        if self.not_verified_reason is not None:
+            if self.accepted_unverified:
+                return "accepted without verification", self.not_verified_reason
+            return "comparability not verified", (
+                f"{self.not_verified_reason}; not compared unless accepted explicitly"
+            )
+        return "comparable", None
+
+    def status_text(self) -> str:
+        """:meth:`status` as one line of plain text."""
+        label, reason = self.status()
+        return label if reason is None else f"{label}: {reason}"
 
 
 class AnnotatorNote(BaseModel):

@@ -60,13 +60,22 @@ def render_table(report: EvaluationReport) -> str:
     return "\n".join(out) + "\n"
 
 
+COMPLETENESS_TEXT = (
+    "populations_declared_complete: ON (--complete: every qrels query's labeled units are "
+    "assumed to be all its relevant units; recall and nDCG rest on that assumption)"
+)
+
+
 def protocol_lines(report: EvaluationReport) -> list[str]:
+    """The protocol header, with every assumption that is on spelled out."""
     p = report.protocol
     lines = [f"protocol: relevance_threshold={p.relevance_threshold}, gain={p.gain}"]
     if p.unjudged_as_nonrelevant:
         lines.append(COMPATIBILITY_TEXT)
     if p.trec_eval:
         lines.append(TREC_EVAL_TEXT)
+    if p.populations_declared_complete:
+        lines.append(COMPLETENESS_TEXT)
     return lines
 
 

@@ -22,9 +22,13 @@ A protocol is a JSON object (``protocol.json``)::
   against (recorded with every run; optional).
 * ``weights``: BM25 column weights for title and text (FTS5 ``bm25()``; its
   k1 = 1.2 and b = 0.75 are fixed by SQLite).
-* ``tie_rule``: ``"doc_id_ascending"``, the only rule: results are ordered by
-  BM25 score, best first, and equal scores by document id ascending (code
-  point order, SQLite's BINARY collation).
+* ``tie_rule``: ``"doc_id_descending"`` (the default, and the product's one
+  tie rule, the rule of trec_eval and of TREC run files): results are ordered
+  by BM25 score, best first, and equal scores by document id descending (code
+  point order, SQLite's BINARY collation). A run file exported from such a run
+  keeps its order with its original scores. ``"doc_id_ascending"`` is accepted
+  only so that protocols pinned under the old rule re-execute exactly as
+  pinned; their tied runs export with rank-derived scores.
 * ``corpus_id`` and ``corpus_fingerprint`` are filled in when the protocol is
   pinned. A fingerprint given in the file must match the corpus at pin time.
 """
@@ -51,6 +55,9 @@ from evalcore.io.text_lines import is_device
 
 #: The largest ``top_k`` a protocol may ask for.
 MAX_TOP_K = 1000
+#: How equal scores are ordered. The first is the product's rule (as trec_eval's);
+#: the second is kept for protocols pinned under the old rule.
+TieRule = Literal["doc_id_descending", "doc_id_ascending"]
 #: The tokenizer of the store's full-text index (and of every execution snapshot).
 TOKENIZER = "porter unicode61"
 
@@ -85,7 +92,7 @@ class LexicalProtocol(BaseModel):
     organisations: Annotated[list[OrgId], Field(min_length=1)]
     reference_version: StrictStr | None = None
     weights: BM25Weights = BM25Weights()
-    tie_rule: Literal["doc_id_ascending"] = "doc_id_ascending"
+    tie_rule: TieRule = "doc_id_descending"
     tokenizer: Literal["porter unicode61"] = TOKENIZER
     corpus_id: StrictStr | None = None
     corpus_fingerprint: Fingerprint | None = None

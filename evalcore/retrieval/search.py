@@ -6,7 +6,7 @@ tokenizer). The text is made safe by :mod:`evalcore.retrieval.query_syntax`:
 no input raises, a text without terms returns ``[]``.
 
 Order: score descending (``score = -bm25``, so larger is better), equal scores
-by ``doc_id`` ascending. Scores are comparable within one result list only:
+by ``doc_id`` descending (the product's one tie rule, trec_eval's). Scores are comparable within one result list only:
 FTS5 takes its BM25 statistics from the whole index (every corpus and owner in
 the store). Pinned runs (:mod:`evalcore.retrieval.workflow`) rank over an index
 of exactly the pinned documents instead, so their scores depend on nothing else.

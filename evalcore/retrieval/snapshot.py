@@ -32,6 +32,7 @@ class SnapshotIndex(LexicalIndex):
             corpus_id=pinned.protocol.corpus_id,
             weights=(pinned.protocol.weights.title, pinned.protocol.weights.text),
             tokenizer=TOKENIZER,
+            ties_descending=pinned.protocol.tie_rule == "doc_id_descending",
         )
         self.pinned = pinned
 

@@ -2,7 +2,8 @@
 
 The interactive search box (:mod:`evalcore.retrieval.search`) turns free text
 into a ``MATCH`` expression and calls :func:`search_documents`. Order: score
-best first (``bm25`` ascending), equal scores by ``doc_id`` ascending.
+best first (``bm25`` ascending), equal scores by ``doc_id`` descending: the
+product's one tie rule (trec_eval's; see docs/lexical-retrieval.md).
 """
 
 import sqlite_utils
@@ -31,7 +32,7 @@ def search_documents(
         "FROM documents_fts JOIN documents d ON d.rowid = documents_fts.rowid "
         f"WHERE documents_fts MATCH :expression AND {visibility.where} "
         f"AND {'1' if readable is None else readable.where} "
-        "ORDER BY s, d.doc_id LIMIT :limit",
+        "ORDER BY s, d.doc_id DESC LIMIT :limit",
         {
             **visibility.params,
             **({} if readable is None else readable.params),

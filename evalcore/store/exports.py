@@ -18,7 +18,8 @@
   (``n - rank + 1``, strictly decreasing) with a warning; ``"original"``
   refuses to write an order that would not survive; ``"rank"`` always writes
   rank-derived scores. Scores are written with ``repr`` so they read back
-  exactly.
+  exactly. Lexical runs are ranked in that order (the product's one tie rule),
+  so they export with their original scores.
 
 Files are written atomically (a temporary file renamed into place). CSV text
 cells a spreadsheet would run as a formula (``=HYPERLINK(...)``) start with a

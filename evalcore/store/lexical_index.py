@@ -8,9 +8,11 @@ So each execution indexes the pinned documents, as they are in the revalidated
 corpus, into a TEMP table of the connection and ranks there; the scores are a
 function of the pinned content alone.
 
-Snapshot rowids are assigned in ``doc_id`` order, so ``ORDER BY bm25, rowid``
-*is* the documented tie rule (score best first, then ``doc_id`` ascending) and
-a cut at ``top_k`` never depends on FTS5's internal order.
+Snapshot rowids are assigned in ``doc_id`` order, so ``ORDER BY bm25, rowid
+DESC`` *is* the documented tie rule (score best first, then ``doc_id``
+descending, as trec_eval orders a run file) and a cut at ``top_k`` never
+depends on FTS5's internal order. ``ties_descending=False`` keeps the old rule
+(``doc_id`` ascending) for protocols pinned under it.
 """
 
 import itertools
@@ -40,8 +42,10 @@ class LexicalIndex:
         corpus_id: str,
         weights: tuple[float, float],
         tokenizer: str,
+        ties_descending: bool = True,
     ) -> None:
         self.db = db
+        self._ties = "DESC" if ties_descending else "ASC"
         self._key = {"study": study_id, "protocol": protocol_name, "corpus": corpus_id}
         self._tokenizer = tokenizer
         number = next(_names)
@@ -87,8 +91,8 @@ class LexicalIndex:
         rows = self.db.conn.execute(
             f"SELECT i.doc_id, x.s FROM ("
             f"  SELECT rowid AS r, bm25({self._fts}, ?, ?) AS s FROM temp.{self._fts} "
-            f"  WHERE {self._fts} MATCH ? ORDER BY s, rowid LIMIT ?"
-            f") x JOIN temp.{self._ids} i ON i.rowid = x.r ORDER BY x.s, x.r",
+            f"  WHERE {self._fts} MATCH ? ORDER BY s, rowid {self._ties} LIMIT ?"
+            f") x JOIN temp.{self._ids} i ON i.rowid = x.r ORDER BY x.s, x.r {self._ties}",
             [*self._weights, expression, limit],
         ).fetchall()
         return [(doc_id, 0.0 - s) for doc_id, s in rows]

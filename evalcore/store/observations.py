@@ -31,6 +31,7 @@ from operator import itemgetter
 import sqlite_utils
 
 from evalcore.contract.observation import Label, Observation
+from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
@@ -135,7 +136,7 @@ def _observations_for_run(
         complete = reference_completeness(db, study_id, reference)
     rankings = _run_rankings(db, run.run_id, scope)
     if scope is None:
-        wanted = sorted(set(rankings) | set(labels) | set(complete))
+        wanted = sorted(set(rankings) | set(labels) | set(complete), key=natural_key)
     else:
         wanted = scope
     permitted = permitted_ids_for_run(db, run)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from evalcore.access.decisions import named_user
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.query_order import natural_key
 from evalcore.store.lookup import not_found
 from evalcore.store.transaction import write_transaction
 from evalcore.store.users import ensure_user, join_organisation
@@ -105,12 +106,10 @@ def query_texts(
 ) -> dict[str, str]:
     """query_id -> text, for every query of the study or only ``query_ids`` (when given)."""
     if query_ids is None:
-        return dict(
-            db.execute(
-                "SELECT query_id, text FROM queries WHERE study_id = ? ORDER BY query_id",
-                [study_id],
-            ).fetchall()
-        )
+        rows = db.execute(
+            "SELECT query_id, text FROM queries WHERE study_id = ?", [study_id]
+        ).fetchall()
+        return dict(sorted(rows, key=lambda row: natural_key(row[0])))
     wanted = list(dict.fromkeys(query_ids))
     out: dict[str, str] = {}
     for start in range(0, len(wanted), 500):

@@ -58,12 +58,24 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_runs").set_value(["r1", "r2", "elsewhere"]).run()
     assert not at.exception, at.exception
-    assert any("elsewhere is not comparable" in w.value.replace("\\", "") for w in at.warning)
+    # r1 (the baseline) records no fingerprint: "elsewhere" is not verified, not "different".
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any("elsewhere's comparability is not verified" in w for w in warnings), warnings
+    assert not any("different corpus" in w for w in warnings)
     (table,) = [d.value for d in at.dataframe]
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
     report = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
                                created_by="lead")
     assert [r.name for r in report.runs if r.comparable] == ["r1", "r2"]
+    # Accepting it explicitly compares it, as a report's --accept-unverified does.
+    at.checkbox(key="rl_compare_accept_unverified").check().run()
+    assert not at.exception, at.exception
+    (table,) = [d.value for d in at.dataframe]
+    assert list(table["run"]) == ["(a) r1", "(b) r2", "(c) elsewhere"]
+    assert any("you accepted them): elsewhere" in c.value.replace("\\", "") for c in at.caption)
+    accepted = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
+                                 created_by="lead", accept_unverified=["elsewhere"])
+    assert [r.name for r in accepted.runs if r.comparable] == ["r1", "r2", "elsewhere"]
 
 
 def test_a_run_cut_at_another_depth_is_refused_as_a_report_refuses_it(small_store,

@@ -63,10 +63,31 @@ def test_run_on_another_corpus_is_marked_not_comparable(small_store, new_app) ->
     at.button(key="rl_report_generate").click().run()
     assert not at.exception, at.exception
     runs = next(d.value for d in at.dataframe if "comparable" in d.value.columns)
-    assert list(runs["comparable"]) == ["yes", "yes", "NOT COMPARABLE"]
-    assert "differs from the report's" in runs["why not"][2]
+    # r1 (the baseline) records no fingerprint: unknown is not different.
+    assert list(runs["comparable"]) == ["yes", "yes", "NOT VERIFIED"]
+    assert "is not verified" in runs["why not"][2] and "different" not in runs["why not"][2]
     results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
     assert list(results["run"]) == ["(a) r1", "(b) r2"]
+
+
+def test_the_lead_accepts_a_run_whose_comparability_is_not_verified(small_store,
+                                                                      new_app) -> None:
+    _, db = small_store
+    _label(db)
+    add_run(db, study_id="s1", name="other", source="imported", k=3,
+            corpus_fingerprint="sha256:elsewhere", results=[("q1", 1, "d1", 1.0)])
+    at = new_app(annotator="lead", page=PAGE)
+    at.multiselect(key="rl_report_runs").set_value(["r1", "other"])
+    at.checkbox(key="rl_report_accept_unverified").check()
+    at.button(key="rl_report_generate").click().run()
+    assert not at.exception, at.exception
+    runs = next(d.value for d in at.dataframe if "comparable" in d.value.columns)
+    assert list(runs["comparable"]) == ["yes", "yes (accepted, not verified)"]
+    results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
+    assert list(results["run"]) == ["(a) r1", "(b) other"]
+    stored = load_report(db, at.session_state["rl_report_show"])
+    assert stored.run("other").accepted_unverified
+    assert any("lead accepted run 'other'" in w.value.replace("\\", "") for w in at.warning)
 
 
 def test_without_a_name_nothing_can_be_frozen_or_generated(small_store, new_app) -> None:

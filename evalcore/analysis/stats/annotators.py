@@ -29,6 +29,7 @@ from evalcore.analysis.stats.agreement import (
     krippendorff_alpha,
 )
 from evalcore.contract.observation import Gain
+from evalcore.contract.query_order import natural_key
 
 #: Krippendorff (2004): alpha >= 0.8 reliable, >= 0.667 tentative conclusions only.
 LOW_AGREEMENT_THRESHOLD = 0.667
@@ -131,7 +132,7 @@ def summarize_agreement(
     for row, (query_id, _unit) in enumerate(multi):
         rows_by_query[query_id].append(row)
     per_query = []
-    for query_id in sorted(rows_by_query):
+    for query_id in sorted(rows_by_query, key=natural_key):
         sub = matrix[rows_by_query[query_id]]
         alpha = krippendorff_alpha(sub, "ordinal")
         if not alpha.computed:
@@ -161,7 +162,7 @@ def summarize_agreement(
         for key in multi
         if len(set(by_unit[key].values())) > 1
     ]
-    conflicts.sort(key=lambda c: (-c.spread, c.query_id, c.unit_id))
+    conflicts.sort(key=lambda c: (-c.spread, natural_key(c.query_id), c.unit_id))
     return AgreementSummary(
         annotators=annotators,
         n_units_multiply_labeled=len(multi),

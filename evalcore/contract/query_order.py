@@ -1,0 +1,34 @@
+"""The one order of query ids in every table and chart: natural order.
+
+``q2`` comes before ``q10`` and ``2`` before ``10``: an id is split into runs
+of digits and runs of other characters, digit runs compare as numbers and the
+others as text, case-insensitively. The order is total and stable: ids that
+tie so far (``2`` and ``02``, ``Q1`` and ``q1``) are ordered by their exact
+text, so two different ids never compare equal and sorting the same ids
+always gives the same sequence. Digit runs are compared by length and digits,
+never converted to ``int``, so a hostile id of thousands of digits sorts too.
+
+Outputs whose order is part of a contract keep it: evaluation outputs are in
+input order (contract section 7), and file exports keep the order their
+format defines.
+"""
+
+import re
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(query_id: str) -> tuple[tuple[tuple[int, str] | str, ...], str]:
+    """The sort key of ``query_id`` in natural order (see the module docstring).
+
+    Pieces alternate text, number, text, …, so pieces at the same position
+    always have the same kind and the keys of any two ids compare.
+    """
+    pieces: list[tuple[int, str] | str] = []
+    for i, piece in enumerate(_DIGITS.split(query_id)):
+        if i % 2:  # a run of digits: by magnitude, then digits
+            value = piece.lstrip("0")
+            pieces.append((len(value), value))
+        else:
+            pieces.append(piece.casefold())
+    return tuple(pieces), query_id
