@@ -54,6 +54,7 @@ from evalcore.compute.measures.base import (
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import observations_for_run
 from evalcore.store.studies import get_study
@@ -329,7 +330,7 @@ def evaluate_stored_pair(
     observations = [observations_for_run(db, study_id, run, reference) for run in (run_a, run_b)]
     ids = [[o.query_id for o in obs] for obs in observations]
     if ids[0] != ids[1]:  # a query only one run answered: compare over the union
-        union = sorted(set(ids[0]) | set(ids[1]))
+        union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
         observations = [
             observations_for_run(db, study_id, run, reference, union) for run in (run_a, run_b)
         ]

@@ -33,6 +33,7 @@ import numpy as np
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.measures.ranking import RankingArrays
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.query_order import natural_key
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,8 +126,8 @@ def align(
     query set).
     """
     if batch_a.query_ids != batch_b.query_ids:
-        only_a = sorted(set(batch_a.query_ids) - set(batch_b.query_ids))[:3]
-        only_b = sorted(set(batch_b.query_ids) - set(batch_a.query_ids))[:3]
+        only_a = sorted(set(batch_a.query_ids) - set(batch_b.query_ids), key=natural_key)[:3]
+        only_b = sorted(set(batch_b.query_ids) - set(batch_a.query_ids), key=natural_key)[:3]
         raise ValueError(
             "the two runs are not over the same query set (in the same order): "
             f"only in A e.g. {only_a}, only in B e.g. {only_b}; evaluate both runs on one query set"

@@ -128,7 +128,7 @@ def _meta(report: Report) -> str:
             "Protocol",
             f"relevance threshold {protocol.relevance_threshold}, gain {protocol.gain}, "
             f"unjudged_as_nonrelevant {'ON' if protocol.unjudged_as_nonrelevant else 'off'}"
-            + (", trec_eval ON" if protocol.trec_eval else ""),
+            + (", trec_eval ON" if protocol.trec_eval else "")
             + (", populations declared complete (assumed, not labeled)"
                if protocol.populations_declared_complete else ""),
         ),
