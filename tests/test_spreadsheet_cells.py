@@ -67,7 +67,7 @@ def test_label_csv_export_is_neutralised_and_reads_back_exactly(tmp_path) -> Non
     (tmp_path / "b").mkdir()
     other = new_store(tmp_path / "b")
     import_labels(other, decode_source(out.getvalue().encode(), "x.csv"), study_id="s",
-                  format="csv")
+                  format="csv", keep_annotators=True)
     assert other.execute("SELECT query_id, unit_id, annotator, note FROM label_events"
                          ).fetchall() == [("-q1", FORMULAS[0], "@ann", "+1 call me")]
 
