@@ -12,8 +12,6 @@ need. Either way the statistics depend on nothing but the pinned content, and
 free query text becomes terms by :mod:`evalcore.retrieval.query_syntax`.
 """
 
-from types import TracebackType
-
 import sqlite_utils
 
 from evalcore.retrieval.impact_index import ImpactIndex
@@ -99,16 +97,11 @@ class SnapshotIndex:
             self._fts = fts.__enter__()
         return self._fts
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         try:
             if self._fts is not None:
-                self._fts.__exit__(exc_type, exc, tb)
+                self._fts.__exit__(None, None, None)
                 self._fts = None
         finally:
             self._index = None
-            self._tokenizer.__exit__(exc_type, exc, tb)
+            self._tokenizer.__exit__()

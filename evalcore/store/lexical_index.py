@@ -119,8 +119,7 @@ class LexicalIndex:
         self._drop()
 
     def _drop(self) -> None:
-        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._fts}")
-        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._ids}")
+        _drop_temp(self.db, self._fts, self._ids)
 
 
 def pinned_document_texts(
@@ -187,14 +186,13 @@ class Fts5Tokenizer:
         conn.execute(f"INSERT INTO temp.{self._fts} ({self._fts}) VALUES ('delete-all')")
         return tokens
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._drop()
 
     def _drop(self) -> None:
-        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._vocab}")
-        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._fts}")
+        _drop_temp(self.db, self._vocab, self._fts)
+
+
+def _drop_temp(db: sqlite_utils.Database, *tables: str) -> None:
+    for table in tables:
+        db.conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
