@@ -13,13 +13,12 @@ file or none; a file that cannot be read is ignored and rebuilt.
 """
 
 import hashlib
-import os
 import sqlite3
-import tempfile
 from pathlib import Path
 
 import sqlite_utils
 
+from evalcore.io.atomic import atomic_binary_writer
 from evalcore.retrieval.impact_index import ImpactIndex
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.store.lexical_index import store_file
@@ -64,14 +63,8 @@ def save_cached(path: Path | None, index: ImpactIndex) -> None:
         return
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".npz.tmp")
-        try:
-            with os.fdopen(fd, "wb") as stream:
-                index.save(stream)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_binary_writer(path) as stream:
+            index.save(stream)
         pin = path.name.split("-", 1)[0]
         for old in path.parent.glob(f"{pin}-*.npz"):
             if old != path:
