@@ -23,7 +23,8 @@ from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import get_db, reader
+from app.components.session import db_path, get_db, reader
+from app.components.shared_results import shared_result
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
 from evalcore.analysis.agreement import open_conflicts, study_agreement
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
@@ -164,7 +165,9 @@ if focus is not None:  # the address names a conflict: it comes first, before th
     (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=reader())
     _focused(focused, current_annotator())
 
-summary = study_agreement(db, study.study_id)
+# Shared by every session until a label, adjudication or run changes the store's marks.
+summary = shared_result(db, str(db_path()), study.study_id, ("study_agreement",),
+                        lambda: study_agreement(db, study.study_id))
 cols = st.columns(3)
 cols[0].metric("Annotators", len(summary.annotators))
 cols[1].metric("Units labeled by two or more", summary.n_units_multiply_labeled)
@@ -208,7 +211,8 @@ if summary.per_query:
         column_config={"low agreement": st.column_config.CheckboxColumn()})
 
 st.subheader("Conflicts to adjudicate")
-pending = open_conflicts(db, study.study_id)
+pending = shared_result(db, str(db_path()), study.study_id, ("open_conflicts",),
+                        lambda: open_conflicts(db, study.study_id))
 reviewer = current_annotator()
 listed = [(q, label.unit_id) for q, label in pending if (q, label.unit_id) != focus]
 if not pending:

@@ -1,7 +1,8 @@
 """Run comparison: per-query deltas, paired tests and a paper-style results table.
 
 All numbers come from :mod:`evalcore.analysis.compare` on each
-run's evaluation: on the working labels from the shared live state (equal to
+run's evaluation (the comparison shared by sessions until the store changes,
+:mod:`app.components.shared_results`): on the working labels from the shared live state (equal to
 :func:`evalcore.analysis.run_evaluation.evaluate_run`, kept current label by label),
 on a frozen version from ``evaluate_run``. A paired test uses only
 the queries where both runs have the metric; the page says on how many and
@@ -17,7 +18,8 @@ import streamlit as st
 from app.components.live_state import with_live_state
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
-from app.components.session import get_db
+from app.components.session import db_path, get_db
+from app.components.shared_results import shared_result
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import compare_runs
 from evalcore.analysis.run_evaluation import evaluate_run
@@ -35,18 +37,15 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
     str, EvaluationReport
 ]:
     """Each run's evaluation: from the shared live state on the working labels (kept up to
-    date label by label), else evaluated against the frozen version (cached per session)."""
+    date label by label), else evaluated against the frozen version (shared by sessions)."""
     if reference is None:
         return with_live_state(study_id, lambda state, *_: {r: state.evaluation(r) for r in runs})
     db = get_db()
-    cache: dict = st.session_state.setdefault("_rl_compare_cache", {})
-    out = {}
-    for run in runs:
-        key = (study_id, run, reference)
-        if key not in cache:  # a frozen version never changes
-            cache[key] = evaluate_run(db, study_id, run, reference)
-        out[run] = cache[key]
-    return out
+    return {
+        run: shared_result(db, str(db_path()), study_id, ("evaluate_run", run, reference),
+                           lambda run=run: evaluate_run(db, study_id, run, reference))
+        for run in runs
+    }
 
 
 def _comparable(
@@ -126,8 +125,14 @@ if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")
     st.stop()
 
-comparison = compare_runs({name: reports[name] for name in same}, mode=mode, test=test,
-                          alpha=alpha, correction=correction)
+# The tests (permutations, bootstraps) are the slow part: computed once per store state
+# and choice of runs and test, shared by every session; switching the metric reuses it.
+comparison = shared_result(
+    db, str(db_path()), study.study_id,
+    ("compare_runs", tuple(same), reference, mode, test, alpha, correction),
+    lambda: compare_runs({name: reports[name] for name in same}, mode=mode, test=test,
+                         alpha=alpha, correction=correction),
+)
 
 st.subheader("Results table")
 st.dataframe(_results_table(comparison), hide_index=True, width="stretch")

@@ -16,28 +16,42 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
-from typing import TextIO
+from typing import IO, BinaryIO, TextIO
 
 
 @contextmanager
 def atomic_writer(path: str | PathLike[str], *, newline: str = "\n") -> Iterator[TextIO]:
     """A UTF-8 text stream whose content replaces ``path`` only if the block succeeds."""
+    with _replacing(path, lambda f: open(f, "w", encoding="utf-8", newline=newline)) as stream:
+        yield stream
+
+
+@contextmanager
+def atomic_binary_writer(path: str | PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary stream whose content replaces ``path`` only if the block succeeds."""
+    with _replacing(path, lambda f: open(f, "wb")) as stream:
+        yield stream
+
+
+@contextmanager
+def _replacing(path: str | PathLike[str], opener: Callable[[int | Path], IO]) -> Iterator[IO]:
+    """``opener``'s stream on a temporary file renamed over ``path`` at the end (see module)."""
     target = Path(path)
     kind = _existing_kind(target)
     if kind is not None and stat.S_ISDIR(kind):
         raise IsADirectoryError(errno.EISDIR, "is a directory, expected a file", str(target))
     if kind is not None and not stat.S_ISREG(kind):
-        with open(target, "w", encoding="utf-8", newline=newline) as stream:
+        with opener(target) as stream:
             yield stream
         return
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, _mode_for(target))
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as stream:
+        with opener(fd) as stream:
             yield stream
         os.replace(tmp, target)
     except BaseException:

@@ -1,22 +1,29 @@
 """The execution index of a pin: its documents indexed privately, searched by query text.
 
-The index itself (a TEMP FTS5 table of exactly the pinned documents, so BM25
-statistics depend on nothing else) is :class:`evalcore.store.lexical_index.LexicalIndex`;
-this binds it to a :class:`~evalcore.retrieval.pin.PinnedProtocol` and turns
-free query text into a safe ``MATCH`` expression
-(:mod:`evalcore.retrieval.query_syntax`).
+Queries are ranked by the pin's impact index
+(:class:`evalcore.retrieval.impact_index.ImpactIndex`): FTS5's BM25 over exactly
+the pinned documents, to the last bit, computed with arrays instead of scoring
+every matching document in SQLite. The index is loaded from its cache file when
+the pin was executed before (:mod:`evalcore.retrieval.index_cache`), else built
+and saved. A query whose terms FTS5 would read as phrases of several tokens (or
+none) is ranked by FTS5 itself, over a TEMP FTS5 table of exactly the pinned
+documents (:class:`evalcore.store.lexical_index.LexicalIndex`), built on first
+need. Either way the statistics depend on nothing but the pinned content, and
+free query text becomes terms by :mod:`evalcore.retrieval.query_syntax`.
 """
 
 import sqlite_utils
 
+from evalcore.retrieval.impact_index import ImpactIndex
+from evalcore.retrieval.index_cache import cache_path, load_cached, save_cached
 from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
-from evalcore.retrieval.query_syntax import match_expression
-from evalcore.store.lexical_index import LexicalIndex
+from evalcore.retrieval.query_syntax import match_expression, query_terms
+from evalcore.store.lexical_index import Fts5Tokenizer, LexicalIndex, pinned_document_texts
 
 
-class SnapshotIndex(LexicalIndex):
-    """Context manager: build the pinned set's index on enter, drop it on exit.
+class SnapshotIndex:
+    """Context manager: load or build the pinned set's index on enter, release it on exit.
 
     Call it inside a read transaction that has revalidated the pin, so the
     indexed content is the content that was checked. ``document_count`` is how
@@ -25,24 +32,79 @@ class SnapshotIndex(LexicalIndex):
 
     def __init__(self, db: sqlite_utils.Database, pinned: PinnedProtocol) -> None:
         assert pinned.protocol.corpus_id is not None
-        super().__init__(
-            db,
-            study_id=pinned.study_id,
-            protocol_name=pinned.name,
-            corpus_id=pinned.protocol.corpus_id,
-            weights=(pinned.protocol.weights.title, pinned.protocol.weights.text),
-            tokenizer=TOKENIZER,
-            ties_descending=pinned.protocol.tie_rule == "doc_id_descending",
-        )
+        self.db = db
+        self._ties_descending = pinned.protocol.tie_rule == "doc_id_descending"
         self.pinned = pinned
+        self.document_count = 0
+        self.loaded_from_cache = False
+        self._weights = (float(pinned.protocol.weights.title), float(pinned.protocol.weights.text))
+        self._tokenizer = Fts5Tokenizer(db, TOKENIZER)
+        self._terms: dict[str, list[str]] = {}
+        self._index: ImpactIndex | None = None
+        self._fts: LexicalIndex | None = None
 
     def __enter__(self) -> "SnapshotIndex":
-        super().__enter__()
+        self._tokenizer.__enter__()
+        try:
+            path = cache_path(self.db, self.pinned)
+            index = load_cached(path)
+            self.loaded_from_cache = index is not None
+            if index is None:
+                index = ImpactIndex.build(
+                    pinned_document_texts(
+                        self.db,
+                        study_id=self.pinned.study_id,
+                        protocol_name=self.pinned.name,
+                        corpus_id=self.pinned.protocol.corpus_id or "",
+                    ),
+                    self._tokenizer.tokenize,
+                )
+                if index.document_count == self.pinned.document_count:
+                    save_cached(path, index)
+            self._index = index
+            self.document_count = index.document_count
+        except BaseException:
+            self._tokenizer.__exit__(None, None, None)
+            raise
         return self
 
     def search(self, text: str, limit: int) -> list[tuple[str, float]]:
         """``(doc_id, score)`` best first, at most ``limit``; ``score = -bm25 >= 0``."""
-        expression = match_expression(text)
-        if expression is None:
+        assert self._index is not None, "search inside the with block"
+        terms = query_terms(text)
+        if not terms:
             return []
-        return self.search_expression(expression, limit)
+        new = [t for t in terms if t not in self._terms]
+        if new:
+            self._terms.update(zip(new, self._tokenizer.tokenize(new), strict=True))
+        ranked = self._index.rank([self._terms[t] for t in terms], self._weights, limit,
+                                  ties_descending=self._ties_descending)
+        if ranked is not None:
+            return ranked
+        expression = match_expression(text)
+        assert expression is not None
+        return self._fallback().search_expression(expression, limit)
+
+    def _fallback(self) -> LexicalIndex:
+        """FTS5 over the pinned documents, for the queries the impact index does not rank."""
+        if self._fts is None:
+            fts = LexicalIndex(
+                self.db,
+                study_id=self.pinned.study_id,
+                protocol_name=self.pinned.name,
+                corpus_id=self.pinned.protocol.corpus_id or "",
+                weights=self._weights,
+                tokenizer=TOKENIZER,
+                ties_descending=self._ties_descending,
+            )
+            self._fts = fts.__enter__()
+        return self._fts
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._fts is not None:
+                self._fts.__exit__(None, None, None)
+                self._fts = None
+        finally:
+            self._index = None
+            self._tokenizer.__exit__()

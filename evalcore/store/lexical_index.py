@@ -13,14 +13,29 @@ DESC`` *is* the documented tie rule (score best first, then ``doc_id``
 descending, as trec_eval orders a run file) and a cut at ``top_k`` never
 depends on FTS5's internal order. ``ties_descending=False`` keeps the old rule
 (``doc_id`` ascending) for protocols pinned under it.
+
+This module also holds the SQL of the impact index
+(:mod:`evalcore.retrieval.impact_index`): the pinned documents' text
+(:func:`pinned_document_texts`), FTS5's own tokenization of strings
+(:class:`Fts5Tokenizer`) and the store's file (:func:`store_file`, where the
+built index is cached).
 """
 
 import itertools
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import TracebackType
 
 import sqlite_utils
 
 _names = itertools.count(1)
+#: The pinned documents that still hold their pinned content, in ``doc_id`` order.
+_PINNED_FROM = (
+    " FROM protocol_documents pd "
+    "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = pd.doc_id "
+    "AND d.content_hash = pd.content_hash "
+    "WHERE pd.study_id = :study AND pd.protocol = :protocol ORDER BY pd.doc_id"
+)
 
 
 class LexicalIndex:
@@ -65,11 +80,7 @@ class LexicalIndex:
                 f"title, text, content='', tokenize='{self._tokenizer}')"
             )
             conn.execute(
-                f"INSERT INTO temp.{self._ids} (doc_id) SELECT pd.doc_id FROM protocol_documents pd "
-                "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = pd.doc_id "
-                "AND d.content_hash = pd.content_hash "
-                "WHERE pd.study_id = :study AND pd.protocol = :protocol ORDER BY pd.doc_id",
-                self._key,
+                f"INSERT INTO temp.{self._ids} (doc_id) SELECT pd.doc_id" + _PINNED_FROM, self._key
             )
             conn.execute(
                 f"INSERT INTO temp.{self._fts} (rowid, title, text) "
@@ -106,5 +117,80 @@ class LexicalIndex:
         self._drop()
 
     def _drop(self) -> None:
-        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._fts}")
-        self.db.conn.execute(f"DROP TABLE IF EXISTS temp.{self._ids}")
+        _drop_temp(self.db, self._fts, self._ids)
+
+
+def pinned_document_texts(
+    db: sqlite_utils.Database, *, study_id: str, protocol_name: str, corpus_id: str
+) -> Iterator[tuple[str, str, str]]:
+    """``(doc_id, title, text)`` of the pinned documents that still hold their pinned
+    content, in ``doc_id`` order (the rows :class:`LexicalIndex` indexes)."""
+    key = {"study": study_id, "protocol": protocol_name, "corpus": corpus_id}
+    yield from db.conn.execute(
+        "SELECT pd.doc_id, coalesce(d.title, ''), coalesce(d.text, '')" + _PINNED_FROM, key
+    )
+
+
+def store_file(db: sqlite_utils.Database) -> Path | None:
+    """The file of the store's main database, or None for an in-memory store."""
+    for _seq, name, path in db.conn.execute("PRAGMA database_list").fetchall():
+        if name == "main":
+            return Path(path) if path else None
+    return None
+
+
+class Fts5Tokenizer:
+    """FTS5's own tokenization of strings: the tokens an FTS5 index with ``tokenizer``
+    stores for each string, in order (so nothing re-implements the tokenizer).
+
+    Holds a TEMP contentless FTS5 table and its ``instance`` vocabulary; use it as a
+    context manager (the tables are dropped on exit).
+    """
+
+    def __init__(self, db: sqlite_utils.Database, tokenizer: str) -> None:
+        self.db = db
+        self._tokenizer = tokenizer
+        number = next(_names)
+        self._fts = f"lexical_tokens_{number}"
+        self._vocab = f"lexical_tokens_vocab_{number}"
+
+    def __enter__(self) -> "Fts5Tokenizer":
+        conn = self.db.conn
+        conn.execute(
+            f"CREATE VIRTUAL TABLE temp.{self._fts} USING fts5("
+            f"x, content='', tokenize='{self._tokenizer}')"
+        )
+        try:
+            conn.execute(
+                f"CREATE VIRTUAL TABLE temp.{self._vocab} "
+                f"USING fts5vocab(temp, '{self._fts}', 'instance')"
+            )
+        except BaseException:
+            self._drop()
+            raise
+        return self
+
+    def tokenize(self, strings: Sequence[str]) -> list[list[str]]:
+        """The tokens of each string, in order."""
+        conn = self.db.conn
+        conn.executemany(
+            f"INSERT INTO temp.{self._fts} (rowid, x) VALUES (?, ?)", enumerate(strings)
+        )
+        tokens: list[list[str]] = [[] for _ in strings]
+        for doc, term in conn.execute(
+            f"SELECT doc, term FROM temp.{self._vocab} ORDER BY doc, offset"
+        ):
+            tokens[doc].append(term)
+        conn.execute(f"INSERT INTO temp.{self._fts} ({self._fts}) VALUES ('delete-all')")
+        return tokens
+
+    def __exit__(self, *exc: object) -> None:
+        self._drop()
+
+    def _drop(self) -> None:
+        _drop_temp(self.db, self._vocab, self._fts)
+
+
+def _drop_temp(db: sqlite_utils.Database, *tables: str) -> None:
+    for table in tables:
+        db.conn.execute(f"DROP TABLE IF EXISTS temp.{table}")

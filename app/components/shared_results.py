@@ -1,0 +1,64 @@
+"""Results shared by every session of the app process, valid while the store's marks hold.
+
+A page that computes a study-wide result (a run comparison, the annotators'
+agreement, a run's evaluation on a frozen version) asks :func:`shared_result`:
+the first session computes it, every later click and every other session
+reuses it until the store's marks (:mod:`evalcore.store.marks`: the highest
+label and completeness event ids and the study's run ids) move, which a label,
+an adjudication, a completeness declaration or a new run does. The results are
+read-only to the pages. At most :data:`MAX_ENTRIES` are kept per store file,
+least recently used dropped first.
+"""
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import sqlite_utils
+import streamlit as st
+
+from evalcore.store.marks import store_marks
+
+T = TypeVar("T")
+
+MAX_ENTRIES = 64
+
+
+@dataclass
+class _Results:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    entries: OrderedDict[Hashable, Any] = field(default_factory=OrderedDict)
+
+
+@st.cache_resource(show_spinner=False)
+def _results(path: str) -> _Results:
+    return _Results()
+
+
+def shared_result(
+    db: sqlite_utils.Database,
+    path: str,
+    study_id: str,
+    key: Hashable,
+    compute: Callable[[], T],
+) -> T:
+    """``compute()``'s value for ``key`` in ``study_id``, computed once per state of the store.
+
+    ``key`` names the result and every input other than the store (a tuple of
+    the page's choices); ``path`` is the store file.
+    """
+    results = _results(path)
+    full_key = (study_id, key, store_marks(db, study_id))
+    with results.lock:
+        if full_key in results.entries:
+            results.entries.move_to_end(full_key)
+            return results.entries[full_key]
+    value = compute()  # outside the lock: another session may compute the same meanwhile
+    with results.lock:
+        results.entries[full_key] = value
+        results.entries.move_to_end(full_key)
+        while len(results.entries) > MAX_ENTRIES:
+            results.entries.popitem(last=False)
+    return value

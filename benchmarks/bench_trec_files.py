@@ -1,0 +1,151 @@
+"""Whole-process evaluation from TREC files: ``evalcore evaluate`` beside trec_eval.
+
+    python3 benchmarks/bench_trec_files.py [--repeat 3] [--skip-large]
+
+Workload (issue 16), generated on the fly in a temporary directory:
+
+* **main**: 10,000 queries x 100 returned = 1,000,000 run lines; qrels judge
+  every returned document and 8 unretrieved ones per query = 1,080,000 lines
+  (gains 0..3, most 0). Measures P@10, nDCG@10, R@10, RR:
+  ``evalcore evaluate --k 10 --complete --unjudged-as-nonrelevant`` and
+  ``trec_eval -c -q -m P.10 -m ndcg_cut.10 -m recall.10 -m recip_rank``, run
+  alternately ``--repeat`` times; medians of wall time and peak RSS, each
+  child's own (``os.wait4``).
+* **large**: 100,000 queries x 1,000 returned = 100,000,000 run lines (~3 GB),
+  qrels judging the top 10 and 2 unretrieved documents per query; evalcore
+  only: it must complete with a peak RSS under 4 GiB; its time is reported.
+  It is killed past ``--rss-cap-mb`` (default 6 GiB) so the machine survives.
+
+Targets: evalcore at most 1/3 of trec_eval's wall time and at most 1.5x its
+peak RSS (main); completes under 4 GiB (large). trec_eval is built from
+``../shared/tools/trec_eval-src.tar.gz`` (:mod:`trec_eval_anchor`); when it
+cannot be built the benchmark says why and still measures evalcore.
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import trec_eval_anchor
+from trec_eval_anchor import ROOT, ChildCost, measure, trec_eval_binary
+
+GAIN_PATTERNS = 64
+
+
+def write_workload(folder: Path, *, queries: int, depth: int, judged_returned: int,
+                   unretrieved: int, seed: int = 16) -> tuple[Path, Path, int, int]:
+    """Write run and qrels files; return their paths and line counts."""
+    rng = random.Random(seed)
+    # Rank r's doc is D<q>x<r>: a line is a per-query prefix + a per-rank suffix.
+    rests = [f"{r} {r} {depth - r}.{r % 7} bench\n" for r in range(1, depth + 1)]
+    run_lines = 0
+    run = folder / "run.txt"
+    with run.open("w") as f:
+        for q in range(queries):
+            prefix = f"q{q} Q0 D{q}x"
+            f.write(prefix + prefix.join(rests))
+            run_lines += depth
+    patterns = [rng.choices((0, 0, 0, 1, 2, 3), k=judged_returned) for _ in range(GAIN_PATTERNS)]
+    qrels_lines = 0
+    qrels = folder / "qrels.txt"
+    with qrels.open("w") as f:
+        for q in range(queries):
+            gains = patterns[rng.randrange(GAIN_PATTERNS)]
+            lines = [f"q{q} 0 D{q}x{r} {g}\n" for r, g in enumerate(gains, start=1)]
+            lines += [f"q{q} 0 D{q}y{j} {1 + j % 3}\n" for j in range(unretrieved)]
+            f.write("".join(lines))
+            qrels_lines += len(lines)
+    return qrels, run, run_lines, qrels_lines
+
+
+def evalcore_argv(qrels: Path, run: Path) -> list[str]:
+    return [sys.executable, "-m", "evalcore", "evaluate", "--qrels", str(qrels), "--run",
+            str(run), "--k", "10", "--complete", "--unjudged-as-nonrelevant"]
+
+
+def trec_eval_argv(binary: Path, qrels: Path, run: Path) -> list[str]:
+    return [str(binary), "-c", "-q", "-m", "P.10", "-m", "ndcg_cut.10", "-m", "recall.10",
+            "-m", "recip_rank", str(qrels), str(run)]
+
+
+def median_cost(costs: list[ChildCost]) -> ChildCost:
+    return ChildCost(
+        wall_s=statistics.median(c.wall_s for c in costs),
+        cpu_s=statistics.median(c.cpu_s for c in costs),
+        peak_rss_mb=statistics.median(c.peak_rss_mb for c in costs),
+        returncode=max(c.returncode for c in costs),
+    )
+
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-large", action="store_true",
+                        help="skip the 100,000 x 1,000 run (writes ~3.6 GB)")
+    parser.add_argument("--rss-cap-mb", type=float, default=6144,
+                        help="kill the large evaluation past this resident memory (shared machines)")
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    print(f"load average before: {load()} ({os.cpu_count()} CPUs)")
+    binary = trec_eval_binary()
+    if binary is None:
+        print(f"trec_eval: not built ({trec_eval_anchor.unavailable}); measuring evalcore alone")
+    else:
+        print(f"trec_eval: built from {trec_eval_anchor.TARBALL}")
+
+    with tempfile.TemporaryDirectory(prefix="bench_trec_files_") as tmp:
+        folder = Path(tmp)
+        qrels, run, n_run, n_qrels = write_workload(
+            folder, queries=10_000, depth=100, judged_returned=100, unretrieved=8)
+        print(f"main workload: {n_run:,} run lines, {n_qrels:,} qrels lines "
+              f"(P@10, nDCG@10, R@10, RR)")
+        ours: list[ChildCost] = []
+        theirs: list[ChildCost] = []
+        for _ in range(args.repeat):
+            ours.append(measure(evalcore_argv(qrels, run), env=env))
+            if binary is not None:
+                theirs.append(measure(trec_eval_argv(binary, qrels, run)))
+        mine = median_cost(ours)
+        print(f"  evalcore evaluate --complete --unjudged-as-nonrelevant: {mine} "
+              f"(median of {args.repeat})")
+        if theirs:
+            anchor = median_cost(theirs)
+            print(f"  trec_eval: {anchor} (median of {args.repeat})")
+            print(f"  wall time ratio evalcore / trec_eval: {mine.wall_s / anchor.wall_s:.2f}  "
+                  f"[target <= 0.33]")
+            print(f"  CPU time ratio evalcore / trec_eval: {mine.cpu_s / anchor.cpu_s:.2f}  "
+                  "(the wall ratio is the target; CPU is less disturbed by a loaded machine)")
+            print(f"  peak RSS ratio evalcore / trec_eval: "
+                  f"{mine.peak_rss_mb / anchor.peak_rss_mb:.2f}  [target <= 1.5]")
+        for path in (qrels, run):
+            path.unlink()
+
+        if args.skip_large:
+            print("large workload: skipped (--skip-large)")
+        else:
+            qrels, run, n_run, n_qrels = write_workload(
+                folder, queries=100_000, depth=1_000, judged_returned=10, unretrieved=2)
+            size_gb = run.stat().st_size / 1e9
+            print(f"large workload: {n_run:,} run lines ({size_gb:.1f} GB), {n_qrels:,} qrels lines")
+            big = measure(evalcore_argv(qrels, run), env=env, rss_cap_mb=args.rss_cap_mb)
+            done = ("completes" if big.returncode == 0
+                    else f"FAILED: killed past the {args.rss_cap_mb:.0f} MB cap" if big.over_cap
+                    else f"FAILED (exit {big.returncode})")
+            print(f"  evalcore evaluate: {done}; {big}  "
+                  f"[target: completes, peak RSS < 4096 MB]")
+    print(f"load average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()

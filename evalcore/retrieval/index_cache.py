@@ -1,0 +1,73 @@
+"""Where a pin's impact index is kept between executions: a file beside the store.
+
+``<store file>.lexical-index/<pin>-<content>.npz`` where ``<pin>`` hashes the
+study and protocol name and ``<content>`` hashes everything the index is a
+function of: the corpus fingerprint of the pin (revalidated before any use),
+the tokenizer, the SQLite version (whose tokenizer made the tokens) and the
+file format. A changed corpus means a new pin and a new fingerprint, so a stale
+file is never read; writing a pin's index removes that pin's older files.
+An in-memory store has no file, so nothing is cached.
+
+Files are written to a temporary name and renamed, so a reader sees a whole
+file or none; a file that cannot be read is ignored and rebuilt.
+"""
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+
+from evalcore.io.atomic import atomic_binary_writer
+from evalcore.retrieval.impact_index import ImpactIndex
+from evalcore.retrieval.pin import PinnedProtocol
+from evalcore.store.lexical_index import store_file
+
+#: Bumped whenever the saved arrays change meaning.
+FORMAT = "impact-index-1"
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:24]
+
+
+def cache_path(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Path | None:
+    """The cache file of ``pinned``'s index, or None when the store has no file."""
+    store = store_file(db)
+    if store is None:
+        return None
+    pin = _digest(pinned.study_id, pinned.name)
+    content = _digest(
+        pinned.corpus_fingerprint, pinned.protocol.tokenizer, sqlite3.sqlite_version, FORMAT
+    )
+    return store.parent / f"{store.name}.lexical-index" / f"{pin}-{content}.npz"
+
+
+def load_cached(path: Path | None) -> ImpactIndex | None:
+    """The index saved at ``path``, or None when there is none or it cannot be read."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        return ImpactIndex.load(path)
+    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+        return None
+
+
+def save_cached(path: Path | None, index: ImpactIndex) -> None:
+    """Save ``index`` at ``path`` (whole or not at all) and drop the pin's older files.
+
+    A cache that cannot be written (read-only directory, full disk) only costs
+    the next execution a rebuild, so the failure is not raised.
+    """
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        with atomic_binary_writer(path) as stream:
+            index.save(stream)
+        pin = path.name.split("-", 1)[0]
+        for old in path.parent.glob(f"{pin}-*.npz"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        return

@@ -1,0 +1,36 @@
+"""Study-wide results are computed once per state of the store and shared by sessions."""
+
+from store_fixtures import new_store
+
+from app.components import shared_results
+from app.components.shared_results import shared_result
+from evalcore.store.labels import record_label
+
+
+def test_a_result_is_reused_until_the_store_marks_move(tmp_path):
+    db = new_store(tmp_path)
+    path = str(tmp_path / "store.db")
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"value": len(calls)}
+
+    first = shared_result(db, path, "s", ("agreement",), compute)
+    again = shared_result(db, path, "s", ("agreement",), compute)
+    assert again is first and len(calls) == 1
+    # Another key (other page choices) is its own entry.
+    other = shared_result(db, path, "s", ("compare", "bm25", "dense"), compute)
+    assert other is not first and len(calls) == 2
+    # A label moves the marks: the next read recomputes.
+    record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=2, annotator="ann")
+    fresh = shared_result(db, path, "s", ("agreement",), compute)
+    assert fresh is not first and fresh["value"] == 3
+
+
+def test_the_shared_cache_is_bounded(tmp_path):
+    db = new_store(tmp_path)
+    path = str(tmp_path / "bounded.db")
+    for i in range(shared_results.MAX_ENTRIES + 10):
+        shared_result(db, path, "s", ("k", i), lambda i=i: i)
+    assert len(shared_results._results(path).entries) == shared_results.MAX_ENTRIES

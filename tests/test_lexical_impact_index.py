@@ -1,0 +1,120 @@
+"""The impact index ranks exactly as FTS5's bm25() over the pinned documents.
+
+Random corpora and queries (frequent and rare words, stems, case, diacritics,
+combining marks, punctuation, digits, CJK, repeated words, empty titles) and
+column weights (integer, fractional, zero): every query must return the same
+doc ids in the same order with the same scores as the FTS5 index
+(:class:`LexicalIndex`), the path every execution took before. Then the cache:
+a second execution loads the saved index, a changed pin never reads it.
+"""
+
+import random
+from datetime import UTC, datetime
+
+import pytest
+from store_fixtures import new_store
+
+from evalcore.retrieval import index_cache
+from evalcore.retrieval.lexical_protocol import TOKENIZER, LexicalProtocol
+from evalcore.retrieval.pin import pin_protocol
+from evalcore.retrieval.query_syntax import match_expression
+from evalcore.retrieval.snapshot import SnapshotIndex
+from evalcore.store.corpus import DocumentIn, add_documents
+from evalcore.store.lexical_index import LexicalIndex
+from evalcore.store.transaction import read_snapshot
+
+WORDS = [
+    "the", "solar", "Solar", "panels", "panel", "paneling", "running", "runs", "run", "café",
+    "cafe", "CAFÉ", "naïve", "e\u0301te\u0301", "2026", "x86", "東京", "données", "don't",
+    "state-of-the-art", "a.b", "wind", "power", "powers", "powered", "heat", "pumps",
+    "ﬁle", "file", "straße", "STRASSE", "\u0301", "x\u200by", "ʼn", "İstanbul", "ǅemal",
+]
+PUNCT = ["", ",", ".", "!", " - ", "(", ")", "\u00a0", "\t", "\n"]
+WEIGHTS = [(2.0, 1.0), (1.0, 1.0), (0.3, 1.7), (0.0, 1.0), (7.0, 0.0), (1000, 0.1)]
+
+
+def sentence(rng: random.Random, n: int) -> str:
+    zipf = [1.0 / (i + 1) for i in range(len(WORDS))]
+    words = rng.choices(WORDS, weights=zipf, k=n)
+    return "".join(w + rng.choice(PUNCT) + " " for w in words).strip()
+
+
+def build(tmp_path, rng: random.Random, n_docs: int, weights: tuple[float, float]):
+    db = new_store(tmp_path)
+    created = datetime(2026, 1, 1, tzinfo=UTC)
+    add_documents(db, "c", [
+        DocumentIn(doc_id=f"d{rng.randrange(10**6):06d}-{i}",
+                   title=sentence(rng, rng.randrange(0, 6)) or "t",
+                   text=sentence(rng, rng.randrange(1, 40)),
+                   owner_org="acme", created_at=created)
+        for i in range(n_docs)
+    ])
+    protocol = LexicalProtocol.model_validate({
+        "method": "lexical", "top_k": 10, "cutoff": "2026-06-30T00:00:00Z",
+        "organisations": ["acme"], "weights": {"title": weights[0], "text": weights[1]},
+    })
+    pin = pin_protocol(db, study_id="s", name="p", protocol=protocol, actor="tester")
+    return db, pin
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_impact_index_ranks_exactly_as_fts5_bm25(tmp_path, seed):
+    rng = random.Random(seed)
+    weights = WEIGHTS[seed % len(WEIGHTS)]
+    db, pin = build(tmp_path, rng, rng.randrange(30, 160), weights)
+    queries = [sentence(rng, rng.randrange(1, 5)) for _ in range(60)]
+    queries += ["the", "the solar the", "SOLAR Solar solar", "+++", "", "zzz unknown", "東京 x86"]
+    compared = 0
+    with read_snapshot(db):
+        with SnapshotIndex(db, pin) as fast, LexicalIndex(
+            db, study_id="s", protocol_name="p", corpus_id="c",
+            weights=weights, tokenizer=TOKENIZER,
+        ) as fts:
+            assert fast.document_count == fts.document_count == pin.document_count
+            for q in queries:
+                for limit in (1, 3, 10, 1000):
+                    expression = match_expression(q)
+                    want = [] if expression is None else fts.search_expression(expression, limit)
+                    got = fast.search(q, limit)
+                    assert [d for d, _ in got] == [d for d, _ in want], (q, limit)
+                    for (_, a), (_, b) in zip(got, want, strict=True):
+                        assert a == pytest.approx(b, abs=1e-9, rel=0)
+                    compared += len(want)
+    assert compared > 100  # the corpora are dense enough to rank something
+
+
+def test_second_execution_loads_the_saved_index_and_a_new_pin_does_not(tmp_path, monkeypatch):
+    rng = random.Random(42)
+    db, pin = build(tmp_path, rng, 50, (2.0, 1.0))
+    with read_snapshot(db), SnapshotIndex(db, pin) as first:
+        assert not first.loaded_from_cache
+        before = first.search("solar panels the", 10)
+    path = index_cache.cache_path(db, pin)
+    assert path is not None and path.is_file()
+    with read_snapshot(db), SnapshotIndex(db, pin) as second:
+        assert second.loaded_from_cache
+        assert second.search("solar panels the", 10) == before
+    # The corpus changes and a new pin follows it: its key differs, the old file is not read.
+    add_documents(db, "c", [DocumentIn(doc_id="zz", title="solar", text="solar solar",
+                                       owner_org="acme",
+                                       created_at=datetime(2026, 1, 2, tzinfo=UTC))])
+    protocol = pin.protocol.model_copy(update={"corpus_id": None, "corpus_fingerprint": None})
+    other = pin_protocol(db, study_id="s", name="p2", protocol=protocol, actor="tester")
+    assert index_cache.cache_path(db, other) != path
+    with read_snapshot(db), SnapshotIndex(db, other) as third:
+        assert not third.loaded_from_cache
+        assert third.document_count == pin.document_count + 1
+
+
+def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path):
+    rng = random.Random(7)
+    db, pin = build(tmp_path, rng, 40, (2.0, 1.0))
+    with read_snapshot(db), SnapshotIndex(db, pin) as first:
+        want = first.search("solar the wind", 5)
+    path = index_cache.cache_path(db, pin)
+    assert path is not None
+    path.write_bytes(b"not an npz file")
+    with read_snapshot(db), SnapshotIndex(db, pin) as again:
+        assert not again.loaded_from_cache
+        assert again.search("solar the wind", 5) == want
+    assert path.read_bytes() != b"not an npz file"
