@@ -20,7 +20,7 @@ import streamlit as st  # noqa: E402
 from app.components.auth import identity_gate  # noqa: E402
 from app.components.navigation import navigation_pages  # noqa: E402
 from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
-from evalcore.store.channel import audit_channel  # noqa: E402
+from evalcore.access.channel import audit_channel  # noqa: E402
 
 # An emoji icon: Streamlit draws it as an inline SVG. A ":material/...:" page icon would be
 # fetched from fonts.gstatic.com, and nothing may leave the machine

@@ -16,10 +16,10 @@ import importlib
 
 import click
 
+from evalcore.access.channel import audit_channel
 from evalcore.cli.failures import debugging, report_failure
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.version import __version__
-from evalcore.store.channel import audit_channel
 
 #: Modules that register commands on :func:`main` when imported (``@main.command``).
 #: Keep one entry per module, in alphabetical order.

@@ -12,9 +12,9 @@ from typing import Any
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.channel import current_channel
 from evalcore.access.decisions import named_user
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.channel import current_channel
 
 
 def _os_user() -> str:
@@ -48,7 +48,7 @@ def record_audit(
     """Append one audit entry; call it inside the caller's write transaction.
 
     Returns the entry id. ``detail`` must be JSON-serialisable. The row records
-    the channel (:func:`evalcore.store.channel.audit_channel`) and, for the CLI, the operating-system
+    the channel (:func:`evalcore.access.channel.audit_channel`) and, for the CLI, the operating-system
     user: ``actor`` is who the caller says they are, ``os_user`` who ran it.
     """
     channel = current_channel()
