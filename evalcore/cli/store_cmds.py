@@ -16,7 +16,6 @@ transaction) or an unknown study, run or reference (named, with the known ones).
 
 from __future__ import annotations
 
-import getpass
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ import sqlite_utils
 
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import SharedGroup, main
+from evalcore.cli.actor import default_actor
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
@@ -54,13 +54,6 @@ _EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-def _default_actor() -> str:
-    try:
-        return getpass.getuser() or "cli"
-    except (KeyError, OSError):
-        return "cli"
-
-
 def db_option(fn: Callable) -> Callable:
     return click.option("--db", "db_path", type=_EXISTING_DB, required=True,
                         help="The store (created with `evalcore init`).")(fn)
@@ -71,7 +64,7 @@ def study_option(fn: Callable) -> Callable:
 
 
 def actor_option(fn: Callable) -> Callable:
-    return click.option("--actor", default=_default_actor, show_default="the current user",
+    return click.option("--actor", default=default_actor, show_default="the current user",
                         help="Who does this (recorded in the audit log).")(fn)
 
 

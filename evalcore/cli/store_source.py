@@ -15,7 +15,6 @@ below were never retrieved.
 
 from __future__ import annotations
 
-import getpass
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import click
 from click.core import ParameterSource
 
 from evalcore.api.inputs import EvalInput, packed
+from evalcore.cli.actor import default_actor
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
@@ -58,15 +58,6 @@ def _lookup_error(db: Path, option: str, exc: Exception) -> InputErrors:
     return InputErrors([InputError(file=str(db), field=option, message=str(exc))])
 
 
-def _reader(actor: str | None) -> str:
-    if actor:
-        return actor
-    try:
-        return getpass.getuser() or "cli"
-    except (KeyError, OSError):
-        return "cli"
-
-
 def store_source(
     db_path: Path,
     study: str,
@@ -89,7 +80,7 @@ def store_source(
 
     db = open_store(db_path)
     try:
-        require_study_view(db, _reader(actor), study)
+        require_study_view(db, actor or default_actor(), study)
         observations = observations_for_run(db, study, run_name, reference)
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
