@@ -57,8 +57,9 @@ def test_a_dashboard_label_link_opens_that_item_in_a_new_tab(app_server, browser
     wait_for_app(page, "What to label next")
     link = page.get_by_role("link", name=re.compile(r"Label kb-\d+ for q\d+")).first
     link.wait_for()
-    unit, query = re.search(r"Label (kb-\d+) for (q\d+)", link.inner_text()).groups()
-    href = link.get_attribute("href")
+    # text and address read in one step: the live list may re-render between two reads
+    text, href = link.evaluate("e => [e.innerText, e.getAttribute('href')]")
+    unit, query = re.search(r"Label (kb-\d+) for (q\d+)", text).groups()
     assert href and f"query={query}" in href and f"unit={unit}" in href
     tab = page.context.new_page()  # a new tab is a new session: the address is all it has
     tab.goto(app_server.url + "/" + href.lstrip("/"))
