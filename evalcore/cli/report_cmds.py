@@ -11,14 +11,13 @@ Exports hold no annotator names, notes or row ids unless
 study, run, reference or report; bad options).
 """
 
-import getpass
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from evalcore.cli import main
+from evalcore.cli.actor import default_actor
 from evalcore.io.atomic import atomic_writer
 
 FORMATS = ("html", "json", "csv")
@@ -32,10 +31,7 @@ def _infer_format(out: Path, fmt: str | None) -> str:
 
 
 def _default_author() -> str:
-    try:
-        return os.environ.get("EVALCORE_USER") or getpass.getuser()
-    except (KeyError, OSError):
-        return "evalcore-cli"
+    return default_actor()
 
 
 def _write_atomically(out: Path, text: str) -> None:

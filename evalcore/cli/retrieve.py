@@ -8,9 +8,7 @@ Exit status: 0 success, 1 refused (the corpus or access rules changed since the
 pin; the refusal is recorded and nothing is stored), 2 invalid input.
 """
 
-import getpass
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +18,7 @@ import sqlite_utils
 
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
+from evalcore.cli.actor import default_actor
 from evalcore.io.errors import InputErrors
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.lexical_protocol import load_protocol
@@ -37,12 +36,7 @@ from evalcore.store.studies import StudyNotFoundError
 
 
 def _actor(value: str | None) -> str:
-    if value:
-        return value
-    try:
-        return os.environ.get("EVALCORE_USER") or getpass.getuser()
-    except (KeyError, OSError):
-        return "evalcore-cli"
+    return value or default_actor()
 
 
 @contextmanager
@@ -115,7 +109,7 @@ _DB = click.option("--db", "db_path", required=True,
                    help="The evidence store (SQLite file).")
 _STUDY = click.option("--study", "study_id", required=True, help="The study id.")
 _ACTOR = click.option("--actor", default=None,
-                      help="Who does this (default: $EVALCORE_USER or the login name).")
+                      help="Who does this (default: the login name).")
 
 
 @main.group("protocol")
