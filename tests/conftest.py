@@ -19,10 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from shared_data import require_shared
 
-settings.register_profile("relevance-ledger", deadline=None)
+# A loaded 2-core CI machine makes data generation slow; that is not a defect of the code under test.
+settings.register_profile(
+    "relevance-ledger", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("relevance-ledger")
 
 _ORIGINAL_MAIN = sys.modules["__main__"]
