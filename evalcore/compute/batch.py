@@ -255,7 +255,7 @@ class ObservationBatch:
         permitted = None if permitted_ids is None else frozenset(permitted_ids)
         for qid, ret, units, pop in zip(query_ids, returned_ids, gains, population_complete,
                                         strict=True):
-            if units and not all(type(g) is int for g in units.values()):
+            if tuple in set(map(type, units.values())):
                 units = {u: g if type(g) is int else conflict_code(g)  # type: ignore[arg-type]
                          for u, g in units.items()}
             add(qid, k, ret, units, False, pop, scan_complete, permitted, None)  # type: ignore[arg-type]
