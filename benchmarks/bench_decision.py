@@ -18,7 +18,12 @@ Prints:
    blocking order (:mod:`evalcore.annotation.blocking`, recomputed after
    every label) and a random order (mean over ``--seeds`` seeds);
 3. the time of the verdict for 2 runs x ``--big`` queries x 8 measures from
-   packed batches (best of 3), and from a store if ``--store`` is given.
+   packed batches, and **from a store** (target: < 1 s): the same workload
+   imported into a temporary store with the store's own import functions
+   (``import_run`` for each run file, ``import_qrels`` with ``--complete``),
+   then :func:`evalcore.analysis.decision.decide`, the call the CLI and the
+   app make, timed whole (reading both runs and the labels from SQLite,
+   packing, computing, deciding); best of 3, each from a fresh connection.
 
 Run: ``python3 benchmarks/bench_decision.py [--queries 200] [--unlabeled 0.5]``.
 """
@@ -28,15 +33,21 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
-from evalcore.analysis.decision import decide_measure, evaluate_pair
+from evalcore.analysis.decision import decide, decide_measure, evaluate_pair
 from evalcore.analysis.decision_queue import candidate_rows, decide_queue
 from evalcore.annotation.blocking import merge_blocking, query_blocking_keys
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
+from evalcore.store.connection import open_store
+from evalcore.store.imports import import_qrels, import_run
+from evalcore.store.studies import StudyIn
+from evalcore.store.study_setup import create_study
 
 INTERVAL_MEASURES = ["P@10", "P@20", "RBP(p=0.8)@20", "RR@10", "Success@5", "nDCG@10",
                      "nDCG@20", "R@20", "AP@20"]
@@ -81,6 +92,26 @@ class Workload:
             )
             for run in (self.run_a, self.run_b)
         )
+
+    def write_store(self, folder: Path) -> Path:
+        """The workload as a study in a new store at ``folder``, through the import functions."""
+        path = folder / "store.db"
+        db = open_store(path)
+        create_study(db, StudyIn(study_id="bench", corpus_id="bench"))
+        for name, run in (("A", self.run_a), ("B", self.run_b)):
+            lines = [f"{q} Q0 {d} {r} {100 - r} {name}\n"
+                     for q, docs in zip(self.qids, run, strict=True)
+                     for r, d in enumerate(docs, 1)]
+            (folder / f"{name}.run").write_text("".join(lines))
+            import_run(db, folder / f"{name}.run", study_id="bench", k=20, name=name,
+                       allow_unknown_ids=True)
+        qrels = [f"{q} 0 {d} {g}\n" for q, lab in zip(self.qids, self.labels, strict=True)
+                 for d, g in lab.items()]
+        (folder / "labels.qrels").write_text("".join(qrels))
+        import_qrels(db, folder / "labels.qrels", study_id="bench", complete=True,
+                     allow_unknown_ids=True)
+        db.conn.close()
+        return path
 
     def reveal(self, q: int, unit: str) -> None:
         self.labels[q][unit] = self.truth[q][unit]
@@ -203,6 +234,11 @@ def simulation(work: Workload, seeds: int) -> None:
           "in either run's cut at the start; numbers: labels until decided")
 
 
+def _rounded(d) -> tuple:
+    return d.verdict, None if d.lower is None else round(d.lower, 9), (
+        None if d.upper is None else round(d.upper, 9))
+
+
 def timing(n: int) -> None:
     work = Workload(n, 0.5, seed=3)
     measures = [parse_measure(m) for m in TIMING_MEASURES]
@@ -216,6 +252,19 @@ def timing(n: int) -> None:
     print(f"\nverdict, 2 runs x {n} queries x {len(measures)} measures from packed batches: "
           f"{best:.3f} s (best of 3); verdicts: "
           + ", ".join(f"{d.measure} {d.verdict}" for d in decisions))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = work.write_store(Path(tmp))
+        best_store = float("inf")
+        for _ in range(3):
+            db = open_store(path)
+            t0 = time.perf_counter()
+            stored = decide(db, "bench", "A", "B", TIMING_MEASURES)
+            best_store = min(best_store, time.perf_counter() - t0)
+            db.conn.close()
+    same = [_rounded(d) for d in stored] == [_rounded(d) for d in decisions]
+    print(f"verdict, 2 runs x {n} queries x {len(measures)} measures from the store "
+          f"(decide(db, ...), whole call): {best_store:.3f} s (best of 3)   target: < 1 s   "
+          f"{'same verdicts and intervals as from batches' if same else 'DIFFERENT from batches'}")
 
 
 def main() -> None:

@@ -231,3 +231,54 @@ def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(t
     (d,) = decide(db, "s", "C", "B", ["P@2"])
     assert d.n_queries == 3 and d.verdict == "undecidable"
     assert d.undecidable_reasons == {"missing_reference": 2}
+
+
+def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path) -> None:
+    """``evaluate_stored_pair`` packs columns read once for both runs; they must be the
+    batches of ``observations_for_run`` over the union of the runs' queries: conflicts,
+    undone labels, adjudications, mixed-case annotators, completeness, pinned ids."""
+    from store_fixtures import new_store
+
+    from evalcore.analysis.decision import evaluate_stored_pair
+    from evalcore.contract.query_order import natural_key
+    from evalcore.store.completeness import mark_complete
+    from evalcore.store.labels import adjudicate, record_label, undo_last_label
+    from evalcore.store.observations import observations_for_run
+    from evalcore.store.references import freeze_reference
+    from evalcore.store.runs import add_run
+
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="A", source="imported", k=3,
+            results=[("q1", 1, "r", 3.0), ("q1", 2, "x", 2.0), ("q1", 3, "c", 1.0),
+                     ("q2", 1, "y", 1.0), ("q10", 1, "z", 1.0)])
+    add_run(db, study_id="s", name="B", source="imported", k=2,
+            results=[("q1", 1, "x", 2.0), ("q1", 2, "n", 1.0), ("q3", 1, "w", 1.0)])
+    for query, unit, gain, who in (("q1", "r", 1, "ann"), ("q1", "n", 0, "ann"),
+                                   ("q1", "c", 2, "ann"), ("q1", "c", 0, "Bob@X.org"),
+                                   ("q1", "x", 3, "bob@x.org"), ("q1", "x", 1, "Bob@X.org"),
+                                   ("q2", "z", 1, "ann"), ("q2", "y", 4, "ann"),
+                                   ("q10", "u", 2, "ann"), ("q10", "z", 0, "ann")):
+        record_label(db, study_id="s", query_id=query, unit_id=unit, gain=gain, annotator=who)
+    undo_last_label(db, study_id="s", query_id="q2", annotator="ann")  # y's 4
+    adjudicate(db, study_id="s", query_id="q10", unit_id="z", gain=2, reviewer="rev")
+    record_label(db, study_id="s", query_id="q10", unit_id="z", gain=1, annotator="cy")
+    mark_complete(db, study_id="s", query_id="q1", actor="lead")
+    measures = [parse_measure(m) for m in ("P@2", "nDCG@3", "R@3")]
+    freeze_reference(db, study_id="s", name="v1", actor="lead")
+    for reference in (None, "v1"):
+        pair = evaluate_stored_pair(db, "s", "A", "B", measures, reference)
+        ids = [[o.query_id for o in observations_for_run(db, "s", r, reference)] for r in "AB"]
+        union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
+        protocol = pair.protocol
+        for run, result in (("A", pair.result_a), ("B", pair.result_b)):
+            expected = ObservationBatch.from_observations(
+                observations_for_run(db, "s", run, reference, union), protocol, min_depth=3)
+            got = result.batch
+            assert got.query_ids == expected.query_ids == union
+            for name in ("k", "pos_offsets", "pos_gain", "pos_dup", "label_offsets",
+                         "label_gain", "population_complete", "scan_complete",
+                         "permission_violation", "duplicate_reference"):
+                assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+            assert [list(t) for t in got.top_units] == [list(t) for t in expected.top_units]
+            assert got.conflict_labels == expected.conflict_labels
+            assert bool(got.conflict_labels) == (reference is None)  # c and x are in conflict

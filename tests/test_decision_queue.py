@@ -83,3 +83,21 @@ def test_units_are_matched_exactly_even_when_their_hashes_collide(monkeypatch) -
         u = pair.units
         assert sorted(u.unit_id(r) for r in range(u.query.size)) == ["m", "n", "r", "x", "y", "z"]
     assert decide_queue(collided, "P@4") == decide_queue(honest, "P@4")
+
+
+def test_ndcg_queue_completes_the_query_expected_to_lift_the_lower_end_most_first() -> None:
+    """nDCG's interval is a ratio over a shared IDCG: labeling a whole query collapses it,
+    so the queue takes queries whole, the one expected to move the lower end most first.
+    The labeled units say A's units are relevant (gain 3) and B's are not: q1's own
+    lower end is already above 0, q2's is far below it with A's units likely relevant."""
+    labels = {"a1": 3, "a2": 3, "b1": 0, "b2": 0, "n": 0}
+    a = [_obs("q1", ["a1", "x1", "a2", "x2"], labels), _obs("q2", ["u1", "n", "u2", "a1"], labels)]
+    b = [_obs("q1", ["b1", "y1", "b2", "y2"], labels), _obs("q2", ["n", "v1", "a1", "v2"], labels)]
+    pair = _pair(a, b, ["nDCG@4"])
+    lower, _, _, _ = pair.intervals("nDCG@4")
+    assert lower[0] > 0 > lower[1]
+    assert decide_measure(pair, "nDCG@4").verdict == "undecided"
+    queue = decide_queue(pair, "nDCG@4", limit=None)
+    queries = [i.query_id for i in queue.items]
+    assert queries == ["q2"] * 4 + ["q1"] * 4
+    assert queue.items[0].progress > queue.items[4].progress > 0

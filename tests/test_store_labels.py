@@ -240,3 +240,7 @@ def test_property_fast_resolution_equals_replay(tmp_path_factory, steps):
     gains = {q: units for q, units in gains.items() if units}
     assert resolved_gains(db, "s") == gains
     assert resolved_gains(db, "s", ["q1", "q2"]) == gains
+    with_conflicts = {q: {u: r.conflict_gains if r.gain is None else r.gain
+                          for u, r in units.items()} for q, units in replayed.items()}
+    assert resolved_gains(db, "s", conflicts=True) == with_conflicts
+    assert resolved_gains(db, "s", ["q1", "q2"], conflicts=True) == with_conflicts

@@ -54,9 +54,8 @@ from evalcore.compute.measures.base import (
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
-from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import OBSERVATION_REASONS
-from evalcore.store.observations import observations_for_run
+from evalcore.store.observations import runs_as_columns
 from evalcore.store.studies import get_study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
@@ -327,15 +326,15 @@ def evaluate_stored_pair(
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     protocol = get_study(db, study_id).protocol()
     depth = packing_depth(parsed)
-    observations = [observations_for_run(db, study_id, run, reference) for run in (run_a, run_b)]
-    ids = [[o.query_id for o in obs] for obs in observations]
-    if ids[0] != ids[1]:  # a query only one run answered: compare over the union
-        union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
-        observations = [
-            observations_for_run(db, study_id, run, reference, union) for run in (run_a, run_b)
-        ]
+    # The observations of both runs over the union of their query sets, as columns (one
+    # read of the reference; no per-query objects).
     batches = [
-        ObservationBatch.from_observations(obs, protocol, min_depth=depth) for obs in observations
+        ObservationBatch.from_gain_maps(
+            c.query_ids, c.k, c.returned_ids, c.gains, c.population_complete,
+            scan_complete=c.scan_complete, permitted_ids=c.permitted_ids, protocol=protocol,
+            min_depth=depth,
+        )
+        for c in runs_as_columns(db, study_id, [run_a, run_b], reference)
     ]
     return evaluate_pair(batches[0], batches[1], parsed, protocol)
 

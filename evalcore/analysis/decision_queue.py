@@ -13,17 +13,37 @@ mean difference). For P and RBP that is exactly the unit's own net weight
 Order: most ``progress`` first: how far the label is expected to move the end
 of the mean interval that must cross 0 (the lower end when the interval's
 midpoint is above 0: the evidence leans to A, so the labels that can lift the
-lower bound come first; else the upper end), weighting the two outcomes (unit
-at its lowest / highest gain) by the share of relevant units among the labeled
-ones of its class (best rank, returned by one run or both). Ordering by worst-case width alone treats a label that
-can only lower the upper bound like one that can lift the lower bound; on the
-simulation of ``benchmarks/bench_decision.py`` it needed 0.64 of the blocking
-order's labels for P@10, the expected progress order far fewer. Ties: most
-``removes``; then units both runs return; then the best rank; then query and unit id.
-Units whose label removes nothing from the pair interval stay in the queue (last):
-for nDCG and R the verdict also reads each run's own bounds, which they can narrow.
-AP has no pair method: its queue is ordered by ``1/rank_A + 1/rank_B`` (a
-heuristic; ``removes`` and ``progress`` are then 0).
+lower bound come first; else the upper end).
+
+* P, RBP, RR, Success: the two outcomes of the label (unit at its lowest /
+  highest gain) weighted by :func:`relevance_prior`, the share of relevant
+  units among the labeled ones of its class (:func:`unit_class`: the band of
+  its rank in each run).
+* nDCG, R (:data:`RATIO_FAMILIES`): a ratio over the IDCG or \|R\| the runs
+  share; one label narrows it little, the last label of a query collapses it.
+  So queries are taken whole: a query's units score how far its interval's end
+  is expected to move once every unknown is labeled (the query's difference
+  with each unknown at its :func:`expected_gains`, rounded), divided by its
+  number of unknown units.
+
+Ordering by worst-case width alone treats a label that can only lower the upper
+bound like one that can lift the lower bound. The queue is recomputed after
+every label (the simulation of ``benchmarks/bench_decision.py`` re-plans at each
+step, as the live page does). Figures (200 queries x 2 runs x top 20, 50%
+unlabeled; labels until decided, queue / blocking order): P@10 619 / 1242
+(0.50), RR@10 73 / 159 (0.46), nDCG@10 (see docs/decided-comparisons.md)
+above half. **Why nDCG@10 does not reach half:** its pair interval bounds
+``DCG_A - DCG_B`` and the shared IDCG apart, so a query's lower end stays far
+below 0 (about -0.67 on the workload, against a true mean difference of +0.17)
+until nearly every unknown unit of *both* runs' top 10 on that query is
+labeled; the mean crosses 0 only once most queries are complete, whatever the
+order. Reaching half needs a tighter sound per-query bound (the joint minimum
+of ``(DCG_A - DCG_B) / IDCG`` over the shared unknowns), not a better order.
+Ties: most ``removes``; then units both runs return; then the best rank; then
+query and unit id. Units whose label removes nothing from the pair interval stay
+in the queue (last): for nDCG and R the verdict also reads each run's own
+bounds, which they can narrow. AP has no pair method: its queue is ordered by
+``1/rank_A + 1/rank_B`` (a heuristic; ``removes`` and ``progress`` are then 0).
 
 ``labels_to_decide`` estimates how many labels (from the head of the queue)
 are still needed: the fewest whose worst-case removals add up to the distance
@@ -34,6 +54,7 @@ end), so read it as "at least about".
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,6 +62,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.decision import ZERO, PairEvaluation, open_rows
 from evalcore.analysis.pair_bounds import PAIR_FAMILIES, pair_interval
+from evalcore.analysis.pair_units import PairUnits
 
 
 class DecideItem(BaseModel):
@@ -96,24 +118,40 @@ def row_scores(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
     return ((hi - lo) - np.maximum(hi_low - lo_low, hi_high - lo_high)).clip(min=0.0)
 
 
+#: Rank bands of a unit's class: not returned, 1-2, 3-5, 6-10, 11-20, deeper.
+RANK_BANDS = np.array([1, 3, 6, 11, 21])
+
+
+def unit_class(units: PairUnits) -> np.ndarray:
+    """int[U]: the class of each unit for the priors: the band of its rank in run A and
+    the band of its rank in run B (relevance falls with rank in each run and rises with
+    agreement between them)."""
+    band_a = np.where(units.rank_a > 0, np.searchsorted(RANK_BANDS, units.rank_a, "right"), 0)
+    band_b = np.where(units.rank_b > 0, np.searchsorted(RANK_BANDS, units.rank_b, "right"), 0)
+    return band_a * (RANK_BANDS.size + 1) + band_b
+
+
 def relevance_prior(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
-    """Per row: the chance its unit is relevant, estimated from the labels at hand as the
-    share of labeled units of its class (best rank in either run, and whether both runs
-    returned it) that are relevant (Laplace smoothed): relevance correlates with rank and
-    with agreement between runs, and the labels at hand say how strongly."""
+    """Per row: the chance its unit is relevant, estimated from the labels at hand.
+
+    Two signals, both read from the labeled units either run returned: the share of
+    relevant units among the labeled ones of the unit's class (:func:`unit_class`;
+    Laplace smoothed), scaled by its query's own rate:
+    relevant labeled units of the query against the number its units' classes
+    predict (smoothed by one predicted unit), since queries differ in how many
+    relevant units they have. Clipped to [0, 1]."""
     u = pair.units
     measure = pair.measures[name]
     t = 1 if measure.family == "nDCG" else (
         pair.protocol.relevance_threshold if measure.rel is None else measure.rel)
-    big = np.iinfo(np.int64).max
-    best = np.minimum(np.where(u.rank_a > 0, u.rank_a, big), np.where(u.rank_b > 0, u.rank_b, big))
-    # The class of a unit: its best rank, and whether both runs returned it.
-    cls = np.where(best == big, 0, best) * 2 + ((u.rank_a > 0) & (u.rank_b > 0))
-    known = ~u.unknown & (best != big)
+    cls = unit_class(u)
+    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
+    relevant = known & (u.low >= t)
     size = int(cls.max(initial=0)) + 1
-    labeled = np.bincount(cls[known], minlength=size).astype(np.float64)
-    relevant = np.bincount(cls[known & (u.low >= t)], minlength=size).astype(np.float64)
-    return (relevant[cls[rows]] + 1.0) / (labeled[cls[rows]] + 2.0)
+    labeled_n = np.bincount(cls[known], minlength=size).astype(np.float64)
+    relevant_n = np.bincount(cls[relevant], minlength=size).astype(np.float64)
+    by_class = (relevant_n + 1.0) / (labeled_n + 2.0)
+    return by_class[cls[rows]]
 
 
 def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
@@ -124,11 +162,52 @@ def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.n
         return np.zeros(rows.size)
     lower, upper, _, _ = pair.intervals(name)
     towards_a = float(np.nanmean(lower) + np.nanmean(upper)) >= 0
+    if pair.measures[name].family in RATIO_FAMILIES:
+        return _completion_progress(pair, name, rows, lower, upper, towards_a)
     lo, hi, lo_low, hi_low, lo_high, hi_high = _scenarios(pair, name, rows)
     p = relevance_prior(pair, name, rows)
     if towards_a:
         return p * (lo_high - lo) + (1 - p) * (lo_low - lo)
     return p * (hi - hi_high) + (1 - p) * (hi - hi_low)
+
+
+#: Families whose pair interval is a ratio over a shared IDCG or \|R\|: one label narrows
+#: it little, labeling a whole query collapses it, so their queue completes queries.
+RATIO_FAMILIES = frozenset({"nDCG", "R"})
+
+
+def expected_gains(pair: PairEvaluation, name: str) -> np.ndarray:
+    """float[U]: each unit's expected gain: its label's where known, else the mean label of
+    the labeled units of its class (as in :func:`relevance_prior`, Laplace smoothed
+    towards 1), scaled by its query's rate (labeled gain sum against the class means)."""
+    u = pair.units
+    cls = unit_class(u)
+    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
+    size = int(cls.max(initial=0)) + 1
+    gain = u.low.astype(np.float64)
+    n_cls = np.bincount(cls[known], minlength=size)
+    by_class = (np.bincount(cls[known], weights=gain[known], minlength=size) + 1.0) / (n_cls + 1.0)
+    predicted = np.bincount(u.query[known], weights=by_class[cls[known]], minlength=u.n)
+    observed = np.bincount(u.query[known], weights=gain[known], minlength=u.n)
+    scale = (observed + 1.0) / (predicted + 1.0)
+    guess = np.clip(by_class[cls] * scale[u.query], u.low, u.high)
+    return np.where(u.unknown, guess, gain)
+
+
+def _completion_progress(pair: PairEvaluation, name: str, rows: np.ndarray, lower: np.ndarray,
+                         upper: np.ndarray, towards_a: bool) -> np.ndarray:
+    """Per row: how far labeling its whole query is expected to move the end of the query's
+    interval that must cross 0 (to the query's difference with every unknown at its
+    :func:`expected_gains`, rounded), per unknown unit of the query still to label."""
+    u = pair.units
+    guess = np.rint(expected_gains(pair, name)).astype(np.int8)
+    completed = dataclasses.replace(u, low=guess, high=guess)
+    est, _ = pair_interval(completed, pair.measures[name], pair.protocol)
+    est = np.clip(np.nan_to_num(est, nan=0.0), lower, upper)
+    q = u.query[rows]
+    n_open = np.bincount(q, minlength=u.n)[q]
+    move = (est - lower)[q] if towards_a else (upper - est)[q]
+    return np.nan_to_num(move, nan=0.0) / np.maximum(n_open, 1)
 
 
 def candidate_rows(pair: PairEvaluation, name: str) -> np.ndarray:

@@ -39,7 +39,11 @@ Two constructors:
   objects: pass query IDs, cutoffs, returned IDs and label IDs/gains as
   parallel per-query sequences. The inputs are trusted (validate at the edge):
   gains must be integers 0..MAX_GAIN and ``k >= 1`` (conflicts come only
-  through observations).
+  through observations or :meth:`ObservationBatch.from_gain_maps`);
+* :meth:`ObservationBatch.from_gain_maps` for the store's resolved reference
+  (one ``unit -> gain`` map per query, a unit in conflict mapped to the tuple of
+  its possible gains): the observations of
+  :func:`~evalcore.store.observations.observations_for_run` without building them.
 
 The batch is protocol-free except for the protocol it carries as a default for
 :func:`evalcore.compute.evaluate.evaluate_batch`; threshold, gain mode and the
@@ -225,6 +229,36 @@ class ObservationBatch:
         ):
             gains = dict(zip(ids, gs, strict=True))
             packer.add(qid, k_i, ret, gains, len(gains) != len(ids), pop, scan, perm, unit)
+        return packer.finish(protocol or EvalProtocol())
+
+
+    @classmethod
+    def from_gain_maps(
+        cls,
+        query_ids: Sequence[str],
+        k: int,
+        returned_ids: Sequence[Sequence[str]],
+        gains: Sequence[Mapping[str, int | tuple[int, ...]]],
+        population_complete: Sequence[bool],
+        *,
+        scan_complete: bool = True,
+        permitted_ids: Sequence[str] | None = None,
+        protocol: EvalProtocol | None = None,
+        min_depth: int = 0,
+    ) -> ObservationBatch:
+        """Pack per-query ``unit -> gain`` maps (a tuple of two or more gains: a unit in
+        conflict, contract section 9) with one ``k``, scan flag and permitted set for
+        every query: the same batch as :meth:`from_observations` of the equivalent
+        observations (labels in map order)."""
+        packer = _Packer(min_depth)
+        add = packer.add
+        permitted = None if permitted_ids is None else frozenset(permitted_ids)
+        for qid, ret, units, pop in zip(query_ids, returned_ids, gains, population_complete,
+                                        strict=True):
+            if tuple in set(map(type, units.values())):
+                units = {u: g if type(g) is int else conflict_code(g)  # type: ignore[arg-type]
+                         for u, g in units.items()}
+            add(qid, k, ret, units, False, pop, scan_complete, permitted, None)  # type: ignore[arg-type]
         return packer.finish(protocol or EvalProtocol())
 
 

@@ -21,10 +21,17 @@ Each observation carries
 
 The store holds validated data, so observations are built with
 ``model_construct`` from one ordered scan per table.
+
+:func:`runs_as_columns` reads the same evidence for several runs of a study at
+once, column by column and without building observations (one read of the
+reference shared by the runs, over the union of their query sets): what a
+decided comparison packs (:meth:`ObservationBatch.from_gain_maps
+<evalcore.compute.batch.ObservationBatch.from_gain_maps>`).
 """
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 
@@ -76,6 +83,18 @@ def _run_rankings(
             items = list(group)
             out[query_id] = ([r[1] for r in items], [r[2] for r in items])
     return out
+
+
+def _run_unit_ids(db: sqlite_utils.Database, run_id: int) -> dict[str, list[str]]:
+    """query_id -> unit ids best first, of every query of the run (the packed rankings
+    parsed in one ``json.loads``; runs stored before schema v7 through :func:`_run_rankings`)."""
+    rows = db.conn.execute(
+        "SELECT query_id, unit_ids FROM run_rankings WHERE run_id = ?", [run_id]
+    ).fetchall()
+    if not rows:
+        return {q: units for q, (units, _) in _run_rankings(db, run_id).items()}
+    parsed = json.loads("[" + ",".join([r[1] for r in rows]) + "]")
+    return dict(zip([r[0] for r in rows], parsed, strict=True))
 
 
 def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
@@ -170,3 +189,59 @@ def tied_score_pairs(observations: Iterable[Observation]) -> int:
     """Pairs of returned items of one query with equal scores (their order came from the
     tie rule), counted as :mod:`evalcore.io.ties` counts them for a TREC run."""
     return count_tied_pairs(obs.scores for obs in observations)
+
+
+@dataclass(frozen=True, eq=False)
+class RunColumns:
+    """One stored run over a query set, column by column: the fields of its observations
+    that the metric computer reads (``gains``: unit -> gain, or the sorted tuple of the
+    gains a unit in conflict may have; in unit id order)."""
+
+    run_name: str
+    query_ids: list[str]
+    k: int
+    returned_ids: list[list[str]]
+    gains: list[dict[str, int | tuple[int, ...]]]
+    population_complete: list[bool]
+    scan_complete: bool
+    permitted_ids: list[str] | None
+
+
+def runs_as_columns(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_names: Sequence[str],
+    reference: str | None = None,
+) -> list[RunColumns]:
+    """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
+    of their query sets (in natural query order), reading the reference once."""
+    get_study(db, study_id)
+    runs = [get_run(db, study_id, name) for name in run_names]
+    if reference is None:
+        labels = resolved_gains(db, study_id, None, conflicts=True)
+        complete = completeness_states(db, study_id)
+    else:
+        labels = reference_labels(db, study_id, reference)  # type: ignore[assignment]
+        complete = reference_completeness(db, study_id, reference)
+    rankings = [_run_unit_ids(db, run.run_id) for run in runs]
+    wanted_set = set(labels) | set(complete)
+    for ranking in rankings:
+        wanted_set.update(ranking)
+    wanted = sorted(wanted_set, key=natural_key)
+    empty: dict[str, int | tuple[int, ...]] = {}
+    gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
+    populated = [complete.get(q, False) for q in wanted]
+    out = []
+    for run, ranking in zip(runs, rankings, strict=True):
+        none: list[str] = []
+        out.append(RunColumns(
+            run_name=run.name,
+            query_ids=wanted,
+            k=run.k,
+            returned_ids=[ranking.get(q, none) for q in wanted],
+            gains=gains,
+            population_complete=populated,
+            scan_complete=run.scan_complete,
+            permitted_ids=permitted_ids_for_run(db, run),
+        ))
+    return out

@@ -80,6 +80,14 @@ ANNOTATOR_SQL = (
 )
 
 
+def _who(cache: dict[str, str], annotator: str) -> str:
+    """:func:`annotator_key`, memoised (a study has few annotators)."""
+    key = cache.get(annotator)
+    if key is None:
+        key = cache[annotator] = annotator_key(annotator)
+    return key
+
+
 def annotator_key(annotator: str) -> str:
     """One annotator, exactly as :data:`ANNOTATOR_SQL` reads it."""
     name = annotator.strip(" ")
@@ -266,7 +274,8 @@ def resolved_gains(
     *,
     conflicts: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """query_id -> unit_id -> gain of the working reference.
+    """query_id -> unit_id -> gain of the working reference (for the whole study, units
+    in unit id order within a query; queries with no unit that counts are absent).
 
     Units in conflict are omitted, or, with ``conflicts``, given as the sorted tuple
     of the gains they may have (contract section 9: unknown, never dropped).
@@ -277,39 +286,61 @@ def resolved_gains(
             if conflicts or isinstance(gain, int):
                 out.setdefault(query_id, {})[unit_id] = gain
         return out
-    # The whole study: SQLite reduces each unit to the min and max of its annotators'
-    # latest labels (agreement <=> min == max); only replayed units come back to Python.
+    # The whole study: one scan in the index's (query, unit, event) order; each annotator's
+    # latest label per unit is the last one seen (agreement <=> one distinct gain). Only
+    # units with an undo or an adjudication are replayed. (Reading the rows and reducing
+    # them here is several times faster than SQLite's GROUP BY over the annotator expression.)
     special = set(db.execute(
         "SELECT DISTINCT query_id, unit_id FROM label_events WHERE study_id = ? AND kind != 'label'",
         [study_id],
     ).fetchall())
-    current: dict[str, Any] | None = None
-    current_query = None
-    for query_id, unit_id, low, high, distinct in db.execute(
-        "SELECT query_id, unit_id, min(gain), max(gain), group_concat(DISTINCT gain) FROM "
-        "(SELECT query_id, unit_id, gain, max(event_id) FROM label_events WHERE study_id = ? "
-        f"AND kind = 'label' GROUP BY query_id, unit_id, {ANNOTATOR_SQL}) GROUP BY query_id, unit_id",
+    rows = db.execute(
+        "SELECT query_id, unit_id, annotator, gain FROM label_events WHERE study_id = ? AND "
+        "kind = 'label' ORDER BY query_id, unit_id, event_id",
         [study_id],
-    ):
-        if (low != high and not conflicts) or (special and (query_id, unit_id) in special):
+    )
+    # A unit's gain is written at its first row; a second row (another label of the unit)
+    # starts its annotators' map, settled after the scan.
+    several: dict[tuple[str, str], dict[str, int]] = {}
+    who_of: dict[str, str] = {}
+    units: dict[str, Any] = {}
+    last_query = last_unit = None
+    first_who = ""
+    for query_id, unit_id, annotator, gain in rows:
+        if unit_id == last_unit and query_id == last_query:
+            latest = several.get((query_id, unit_id))
+            if latest is None:
+                latest = several[query_id, unit_id] = {_who(who_of, first_who): units[unit_id]}
+            latest[_who(who_of, annotator)] = gain
             continue
-        if query_id != current_query:
-            current = out.get(query_id)
-            if current is None:
-                current = out[query_id] = {}
-            current_query = query_id
-        current[unit_id] = (  # type: ignore[index]
-            low if low == high else tuple(sorted(int(g) for g in str(distinct).split(",")))
-        )
-    if special:
-        for query_id, unit_id in special:
-            resolved = resolve_unit_in_store(db, study_id, query_id, unit_id)
-            if resolved is None:
-                continue
-            if resolved.gain is not None:
-                out.setdefault(query_id, {})[unit_id] = resolved.gain
-            elif conflicts:
-                out.setdefault(query_id, {})[unit_id] = resolved.conflict_gains
+        if query_id != last_query:
+            units = out[query_id] = {}
+            last_query = query_id
+        units[unit_id] = gain
+        last_unit, first_who = unit_id, annotator
+    for (query_id, unit_id), latest in several.items():
+        gains = set(latest.values())
+        if len(gains) == 1:
+            out[query_id][unit_id] = gains.pop()
+        elif conflicts:
+            out[query_id][unit_id] = tuple(sorted(gains))
+        else:
+            del out[query_id][unit_id]
+    for query_id, unit_id in special:
+        out.get(query_id, {}).pop(unit_id, None)
+    for query_id, unit_id in special:
+        resolved = resolve_unit_in_store(db, study_id, query_id, unit_id)
+        if resolved is None:
+            continue
+        if resolved.gain is not None:
+            out.setdefault(query_id, {})[unit_id] = resolved.gain
+        elif conflicts:
+            out.setdefault(query_id, {})[unit_id] = resolved.conflict_gains
+    for query_id in {q for q, _ in special} | {q for q, _ in several}:
+        if not out.get(query_id):
+            out.pop(query_id, None)
+        else:  # replayed units were added last: back to unit id order
+            out[query_id] = dict(sorted(out[query_id].items()))
     return out
 
 
