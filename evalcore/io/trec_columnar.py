@@ -1,0 +1,518 @@
+"""TREC qrels and run files read column by column, straight into a packed batch (issue 16).
+
+:func:`columnar_trec_input` reads both files with pyarrow's CSV reader (C++,
+no Python object per input line) and returns what the careful reader
+(:mod:`evalcore.io.trec`) followed by the join and
+:meth:`~evalcore.compute.batch.ObservationBatch.from_columns` gives -- the same
+batch and the same diagnostics -- or ``None`` when the input holds anything
+only the careful reader may judge. The caller then runs the careful reader,
+which gives the same result or names every bad line (``file:line``).
+``tests/test_trec_columnar.py`` checks both paths against each other on random
+valid and invalid files.
+
+Checked in bulk; anything else declines (returns ``None``):
+
+* the bytes: a regular file; no NUL, ``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1f``
+  (which ``str.strip`` takes for blanks); fields separated by single spaces, or
+  by single tabs, one kind per file (an empty field -- two separators, one at a
+  line's start or end -- declines); only LF or CRLF line ends; text that is not
+  ASCII must be UTF-8 without Unicode blanks;
+* every line has exactly 4 (qrels) or 6 (run) fields (text after a run line's
+  tag, accepted by the trec_eval switch, declines), and none starts with ``#``
+  (comment lines decline);
+* gains: every distinct token through :func:`evalcore.io.trec.gain_table`, the
+  one rule (and the gain map); scores: pyarrow's number parser takes a subset of
+  what ``float()`` takes (no ``_``, no non-ASCII digits) plus ``inf``/``nan``,
+  which a finiteness check refuses;
+* no repeated ``(query, doc)`` in the qrels (the careful reader writes the
+  notes naming both lines).
+
+Ranking: every query's lines are ordered as trec_eval orders them, score
+descending then doc ID descending (byte order, ``strcmp``'s); tied pairs are
+counted over whole rankings, and ties are ordered where they reach the packed
+positions 1..max(k, min_depth).
+
+Memory: the run is read in blocks (:data:`BLOCK_BYTES`); each block is reduced
+to its queries' packed positions and tied pairs, and the lines of its last query
+wait for the next block, so a run file whose queries are each on consecutive
+lines (as every TREC tool writes them) is read in memory bounded by the block
+and the packed positions. When a query comes back after another one, the run
+is read again as a whole (memory then grows with the file).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from evalcore.compute.batch import UNLABELED, ObservationBatch
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.query_order import natural_key
+from evalcore.contract.results import Diagnostics
+from evalcore.io.ties import pairs_in_runs, tied_runs
+from evalcore.io.trec import (
+    QRELS_FIELDS,
+    RUN_FIELDS,
+    gain_map_note,
+    gain_table,
+    has_other_whitespace,
+    run_notes,
+)
+from evalcore.io.trec_eval_scope import scope_of_ids
+
+#: The run is parsed and reduced in blocks of about this many bytes.
+BLOCK_BYTES = 1 << 22
+#: pyarrow parses blocks on its own thread pool (the wall time of two cores).
+THREADS = True
+#: Bytes checked per read when the raw text is scanned.
+_SCAN_BYTES = 1 << 24
+#: Bytes ``str.strip`` takes for blanks that are no TREC separator (and NUL).
+_BAD_BYTES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+
+
+class _Decline(Exception):
+    """The input needs the careful reader (see the module docstring)."""
+
+
+def columnar_trec_input(
+    qrels: str | PathLike[str],
+    run: str | PathLike[str],
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    min_depth: int = 0,
+) -> tuple[ObservationBatch, Diagnostics] | None:
+    """The packed batch and diagnostics of TREC files, or None for the careful reader.
+
+    Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`.
+    """
+    try:
+        import pyarrow  # noqa: F401  (the columnar path needs it; without it, the careful one)
+    except ImportError:
+        return None
+    try:
+        labels = _read_qrels(qrels, gain_map or {})
+        ranked = _read_run(run, max(k, min_depth))
+    except _Decline:
+        return None
+    return _assemble(labels, ranked, k, complete=complete, protocol=protocol,
+                     all_queries=all_queries, min_depth=min_depth)
+
+
+# --- raw bytes -------------------------------------------------------------------------------
+
+
+def _separator(path: str | PathLike[str]) -> str:
+    """The field separator of a plain file (space or tab), after the byte checks; or decline."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise _Decline("not a regular file")
+        handle = open(path, "rb")  # noqa: SIM115  (closed below)
+    except OSError:
+        raise _Decline("unreadable") from None
+    spaces = tabs = cr_pending = False
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with handle:
+        while chunk := handle.read(_SCAN_BYTES):
+            if any(b in chunk for b in _BAD_BYTES):
+                raise _Decline("blank-like control byte")
+            spaces = spaces or b" " in chunk
+            tabs = tabs or b"\t" in chunk
+            if cr_pending and not chunk.startswith(b"\n"):
+                raise _Decline("lone CR")
+            cr_pending = chunk.endswith(b"\r")
+            if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n") + cr_pending:
+                raise _Decline("lone CR")
+            if not chunk.isascii() or decoder.getstate()[0]:
+                _check_text(decoder, chunk)
+        if cr_pending:
+            raise _Decline("lone CR at the end")
+        _check_text(decoder, b"", final=True)
+    if spaces and tabs:
+        raise _Decline("spaces and tabs")
+    return "\t" if tabs else " "
+
+
+def _check_text(decoder: codecs.IncrementalDecoder, chunk: bytes, final: bool = False) -> None:
+    """Decline text that is not UTF-8 or that holds a blank ``str.strip`` would take."""
+    try:
+        text = decoder.decode(chunk, final)
+    except UnicodeDecodeError:
+        raise _Decline("not UTF-8") from None
+    if has_other_whitespace(text):
+        raise _Decline("Unicode blank")
+
+
+def _csv_options(names: tuple[str, ...], types: dict[str, Any], sep: str,
+                 block: int | None = None) -> dict[str, Any]:
+    import pyarrow.csv as pv
+
+    read = {"column_names": list(names), "use_threads": THREADS}
+    if block is not None:
+        read["block_size"] = block
+    return {
+        "read_options": pv.ReadOptions(**read),
+        "parse_options": pv.ParseOptions(delimiter=sep, quote_char=False, escape_char=False,
+                                         newlines_in_values=False, ignore_empty_lines=True),
+        "convert_options": pv.ConvertOptions(column_types=types, null_values=[],
+                                             strings_can_be_null=False, check_utf8=False),
+    }
+
+
+def _no_empty_fields(table: Any) -> None:
+    """Two separators in a row, or one at a line's end, leave an empty field: decline."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for column in table.columns:
+        if not pa.types.is_floating(column.type) and len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
+            raise _Decline("empty field")
+
+
+def _codes(column: Any) -> tuple[np.ndarray, list[str]]:
+    """Dictionary codes (int64, first-appearance order) and the distinct values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(column)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
+    values = encoded.dictionary.to_pylist()
+    if any(v.startswith("#") for v in values):
+        raise _Decline("comment line")
+    return _numpy(encoded.indices).astype(np.int64), values
+
+
+# --- qrels -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Labels:
+    name: str
+    query_ids: list[str]  # distinct, first-appearance order
+    query: np.ndarray  # int64 per row: index into query_ids
+    docs: Any  # pyarrow string array per row
+    gains: np.ndarray  # int8 per row
+    notes: list[str] = field(default_factory=list)
+
+
+def _read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int]) -> _Labels:
+    import pyarrow as pa
+    import pyarrow.csv as pv
+
+    sep = _separator(path)
+    q, it, d, g = QRELS_FIELDS
+    types = {q: pa.string(), it: pa.binary(), d: pa.string(), g: pa.string()}
+    try:
+        table = pv.read_csv(path, **_csv_options(QRELS_FIELDS, types, sep))
+    except (pa.ArrowException, OSError):
+        raise _Decline("not 4 plain fields per line") from None
+    if table.num_rows == 0:
+        raise _Decline("no judgments")
+    _no_empty_fields(table)
+    query, query_ids = _codes(table.column(q))
+    gain_code, tokens = _codes(table.column(g))
+    rules = gain_table(set(tokens), gain_map)
+    if any(isinstance(rules[t], str) for t in tokens):
+        raise _Decline("gain")
+    lookup = np.asarray([rules[t] for t in tokens], dtype=np.int8)
+    name = str(path)
+    notes = []
+    if gain_map:
+        counts = np.bincount(gain_code, minlength=len(tokens)).tolist()
+        mapped: dict[int, int] = {}
+        for token, n in zip(tokens, counts, strict=True):
+            if (raw := int(token)) in gain_map:
+                mapped[raw] = mapped.get(raw, 0) + n
+        if mapped:
+            notes.append(gain_map_note(name, gain_map, mapped))
+    docs = table.column(d).combine_chunks()
+    return _Labels(name, query_ids, query, docs, lookup[gain_code], notes)
+
+
+# --- run -------------------------------------------------------------------------------------
+
+
+class _Interleaved(Exception):
+    """A query's lines continue after another query began (in another block)."""
+
+
+@dataclass
+class _Ranked:
+    """The run reduced to its packed positions: per query (first-appearance order) the
+    units at positions 1..depth, in trec_eval order."""
+
+    name: str
+    query_ids: list[str] = field(default_factory=list)
+    code_of: dict[str, int] = field(default_factory=dict)
+    window_query: list[np.ndarray] = field(default_factory=list)  # codes, one per window
+    window_size: list[np.ndarray] = field(default_factory=list)
+    window_docs: list[Any] = field(default_factory=list)  # pyarrow string arrays
+    tied_pairs: int = 0
+    tags: dict[str, None] = field(default_factory=dict)
+    done: set[int] = field(default_factory=set)
+
+
+def _read_run(path: str | PathLike[str], depth: int) -> _Ranked:
+    import pyarrow as pa
+
+    sep = _separator(path)
+    try:
+        try:
+            return _reduce_run(path, sep, depth, BLOCK_BYTES)
+        except _Interleaved:
+            return _reduce_run(path, sep, depth, None)
+    except (pa.ArrowException, OSError):
+        raise _Decline("not 6 plain fields per line") from None
+
+
+def _reduce_run(path: str | PathLike[str], sep: str, depth: int, block: int | None) -> _Ranked:
+    """Read the run in blocks (``block`` bytes; None: the whole file at once)."""
+    import pyarrow as pa
+    import pyarrow.csv as pv
+
+    q, q0, d, rank, s, tag = RUN_FIELDS
+    types = {q: pa.string(), q0: pa.binary(), d: pa.string(), rank: pa.binary(),
+             s: pa.float64(), tag: pa.string()}
+    options = _csv_options(RUN_FIELDS, types, sep, block)
+    out = _Ranked(str(path))
+    if block is None:
+        batches = pv.read_csv(path, **options).combine_chunks().to_batches()
+    else:
+        batches = pv.open_csv(path, **options)
+    carry: tuple[np.ndarray, np.ndarray, Any] | None = None
+    rows = 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        rows += batch.num_rows
+        _no_empty_fields(batch)
+        local, values = _codes(batch.column(q))
+        code_of = out.code_of
+        to_global = np.fromiter((code_of.setdefault(v, len(code_of)) for v in values),
+                                dtype=np.int64, count=len(values))
+        codes = to_global[local]
+        scores = _numpy(batch.column(s))
+        if not np.isfinite(scores).all():
+            raise _Decline("score not finite")
+        docs = batch.column(d)
+        _add_tags(out.tags, batch.column(tag))
+        if carry is not None:
+            codes = np.concatenate((carry[0], codes))
+            scores = np.concatenate((carry[1], scores))
+            docs = pa.concat_arrays([carry[2], docs])
+        # The last query may go on in the next block: keep its lines for then.
+        last = codes == codes[-1]
+        if last.all():
+            carry = (codes, scores, docs)
+            continue
+        rest = ~last
+        carry = (codes[last], scores[last], docs.take(_arrow(np.flatnonzero(last))))
+        _reduce_block(out, codes[rest], scores[rest], docs.take(_arrow(np.flatnonzero(rest))),
+                      depth)
+    if rows == 0:
+        raise _Decline("no results")
+    if carry is not None:
+        _reduce_block(out, *carry, depth)
+    out.query_ids = list(out.code_of)
+    return out
+
+
+def _add_tags(tags: dict[str, None], column: Any) -> None:
+    import pyarrow.compute as pc
+
+    for t in pc.unique(column).to_pylist():  # in order of first appearance
+        tags.setdefault(t, None)
+
+
+def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: Any,
+                  depth: int) -> None:
+    """Order a block's lines per query as trec_eval does; keep positions 1..depth."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(codes)
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    firsts = codes[starts].tolist()
+    if not out.done.isdisjoint(firsts):
+        raise _Interleaved
+    order: np.ndarray | None = None
+    regroup = len(set(firsts)) != len(firsts)
+    if regroup or np.any((scores[1:] > scores[:-1]) & (codes[1:] == codes[:-1])):
+        order = np.lexsort((-scores, codes))  # stable: equal scores keep their line order
+        codes, scores = codes[order], scores[order]
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    same_block = codes[1:] == codes[:-1]
+    run_start, run_end = tied_runs(scores, same_block)
+    out.tied_pairs += pairs_in_runs(run_start, run_end)
+    lengths = np.diff(np.append(starts, n))
+    size = np.minimum(lengths, depth)
+    if run_start.size:  # ties reaching the packed positions: doc ID descending (strcmp)
+        group = np.searchsorted(starts, run_start, side="right") - 1
+        reach = run_start < starts[group] + size[group]
+        if reach.any():
+            a, b = run_start[reach], run_end[reach]
+            rows = _ranges(a, b - a)
+            if order is None:
+                order = np.arange(n, dtype=np.int64)
+            lines = order[rows]
+            ties = pa.table([_arrow(np.repeat(np.arange(a.size), b - a)),
+                             docs.take(_arrow(lines))], names=["run", "doc"])
+            within = pc.sort_indices(ties, [("run", "ascending"), ("doc", "descending")])
+            order[rows] = lines[_numpy(within)]
+    picked = _ranges(starts, size)
+    lines = picked if order is None else order[picked]
+    out.window_query.append(codes[starts])
+    out.window_size.append(size)
+    out.window_docs.append(docs.take(_arrow(lines)))
+    out.done.update(firsts)
+
+
+def _numpy(array: Any) -> np.ndarray:
+    """A pyarrow array of numbers without nulls, as a read-only numpy view.
+
+    (pyarrow's own ``to_numpy`` and ``pa.array(ndarray)`` import pandas, which
+    costs more than reading the files.)
+    """
+    if hasattr(array, "combine_chunks"):
+        array = array.combine_chunks()
+    dtype = np.dtype(array.type.to_pandas_dtype())
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array),
+                         offset=array.offset * dtype.itemsize)
+
+
+def _arrow(values: np.ndarray) -> Any:
+    """An int64 numpy array as a pyarrow array, sharing its memory."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i] .. starts[i] + lengths[i] - 1`` of every i, concatenated."""
+    total = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
+
+
+# --- the join --------------------------------------------------------------------------------
+
+
+def _assemble(
+    labels: _Labels,
+    ranked: _Ranked,
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool,
+    min_depth: int,
+) -> tuple[ObservationBatch, Diagnostics] | None:
+    import pyarrow as pa
+
+    window_query = np.concatenate(ranked.window_query)
+    window_size = np.concatenate(ranked.window_size)
+    window_docs = pa.concat_arrays(ranked.window_docs)
+    window_start = np.cumsum(window_size) - window_size
+    pos_gain = _window_gains(labels, ranked, window_query, window_size, window_docs)
+    if pos_gain is None:
+        return None
+
+    judged, run_ids = labels.query_ids, ranked.query_ids
+    notes: list[str] = []
+    if protocol.trec_eval:
+        scope = scope_of_ids(set(judged), set(run_ids), all_queries=all_queries)
+        query_ids, notes = scope.query_ids, list(scope.notes)
+    else:
+        query_ids = list(dict.fromkeys(judged + run_ids))
+    query_ids.sort(key=natural_key)
+    index = {qid: i for i, qid in enumerate(query_ids)}
+    n = len(query_ids)
+
+    # Packed positions, per output query.
+    run_out = np.fromiter((index.get(r, -1) for r in run_ids), dtype=np.int64, count=len(run_ids))
+    where = run_out[window_query]
+    n_pos = np.zeros(n, dtype=np.int64)
+    kept = where >= 0
+    n_pos[where[kept]] = window_size[kept]
+    pos_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(n_pos, out=pos_offsets[1:])
+    by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
+    flat = _ranges(window_start[by_out], window_size[by_out])
+    units = window_docs.take(_arrow(flat)).to_pylist()
+    bounds = pos_offsets.tolist()
+    top_units = [units[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+    # Reference labels, per output query, in file order.
+    qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int64, count=len(judged))
+    row_out = qrels_out[labels.query]
+    keep = np.flatnonzero(row_out >= 0)
+    keep = keep[np.argsort(row_out[keep], kind="stable")]
+    label_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_out[keep], minlength=n), out=label_offsets[1:])
+    judged_set = set(judged)
+    population = np.fromiter(((complete or protocol.trec_eval) and qid in judged_set
+                              for qid in query_ids), dtype=bool, count=n)
+
+    batch = ObservationBatch.from_codes(
+        query_ids, k, pos_offsets, pos_gain[flat], top_units, label_offsets,
+        labels.gains[keep], population, protocol=protocol, min_depth=min_depth,
+    )
+    diagnostics = Diagnostics(
+        tied_score_pairs=ranked.tied_pairs,
+        notes=[*notes, *labels.notes, *run_notes(ranked.name, list(ranked.tags))],
+    )
+    return batch, diagnostics
+
+
+def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
+                  window_size: np.ndarray, window_docs: Any) -> np.ndarray | None:
+    """The label code of every packed position; None when the qrels repeat a (query, doc).
+
+    One stable sort of the qrels rows and the packed positions together by
+    (query, doc): equal neighbours are a repeated judgment (qrels with qrels)
+    or a label (qrels then packed position).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    judged_code = {qid: i for i, qid in enumerate(labels.query_ids)}
+    extra = len(judged_code)
+    run_code = np.fromiter(
+        (judged_code.get(r, extra + i) for i, r in enumerate(ranked.query_ids)),
+        dtype=np.int64, count=len(ranked.query_ids),
+    )
+    n_labels = len(labels.query)
+    query = np.concatenate((labels.query, np.repeat(run_code[window_query], window_size)))
+    docs = pa.concat_arrays([labels.docs, window_docs])
+    order = _numpy(pc.sort_indices(pa.table([_arrow(query), docs], names=["q", "d"]),
+                                   [("q", "ascending"), ("d", "ascending")])).astype(np.int64)
+    q_sorted = query[order]
+    d_sorted = docs.take(_arrow(order))
+    total = len(order)
+    same = np.zeros(total, dtype=bool)
+    same[1:] = q_sorted[1:] == q_sorted[:-1]
+    if total > 1:
+        same[1:] &= _numpy(pc.cast(pc.equal(d_sorted.slice(1), d_sorted.slice(0, total - 1)),
+                                    pa.int8())).astype(bool)
+    is_label = order < n_labels
+    if np.any(same[1:] & is_label[1:] & is_label[:-1]):
+        return None  # a repeated judgment: the careful reader names its lines
+    first = np.maximum.accumulate(np.where(same, 0, np.arange(total)))
+    head = order[first]
+    gain = np.where(head < n_labels, labels.gains[np.minimum(head, n_labels - 1)], UNLABELED)
+    pos_gain = np.empty(total - n_labels, dtype=np.int8)
+    window = ~is_label
+    pos_gain[order[window] - n_labels] = gain[window]
+    return pos_gain
