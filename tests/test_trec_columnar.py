@@ -16,6 +16,14 @@ from evalcore.io import trec_columnar
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec_columnar import columnar_trec_input
 
+
+@pytest.fixture(autouse=True)
+def columnar_for_small_files():
+    """The columnar path leaves small inputs to the careful reader; here it reads them all."""
+    with patch.object(trec_columnar, "MIN_BYTES", 0):
+        yield
+
+
 ARRAYS = ("k", "pos_offsets", "pos_gain", "pos_dup", "dup_first", "label_offsets", "label_gain",
           "population_complete", "scan_complete", "permission_violation", "duplicate_reference")
 
@@ -134,7 +142,8 @@ def run_both(qrels_bytes: bytes, run_bytes: bytes, opts: dict):
         options = dict(complete=opts["complete"], protocol=protocol,
                        all_queries=opts["all_queries"] and opts["trec_eval"],
                        gain_map=opts["gain_map"], min_depth=opts["min_depth"])
-        with patch.object(trec_columnar, "BLOCK_BYTES", opts["block"]):
+        with patch.object(trec_columnar, "BLOCK_BYTES", opts["block"]), \
+                patch.object(trec_columnar, "MIN_BYTES", 0):
             taken = columnar_trec_input(qrels, run, opts["k"], **options)
             fast = outcome(qrels, run, opts["k"], **options)
         slow = careful(qrels, run, opts["k"], **options)
@@ -232,3 +241,11 @@ def test_a_query_cut_by_a_block_and_a_query_that_comes_back(tmp_path):
         with patch.object(trec_columnar, "BLOCK_BYTES", block):
             same(outcome(q, r, 5, complete=False, protocol=protocol),
                  careful(q, r, 5, complete=False, protocol=protocol))
+
+
+def test_small_inputs_are_left_to_the_careful_reader(tmp_path):
+    q, r = write(tmp_path, "qrels.txt", GOOD_QRELS), write(tmp_path, "run.txt", GOOD_RUN)
+    protocol = EvalProtocol()
+    assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is not None
+    with patch.object(trec_columnar, "MIN_BYTES", len(GOOD_QRELS) + len(GOOD_RUN) + 1):
+        assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None
