@@ -521,21 +521,25 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
     docs = pa.concat_arrays([*labels.docs, window_docs])
     order = _numpy(pc.sort_indices(pa.table([_arrow(query), docs], names=["q", "d"]),
                                    [("q", "ascending"), ("d", "ascending")])).astype(np.int64)
-    q_sorted = query[order]
-    d_sorted = docs.take(_arrow(order))
     total = len(order)
     same = np.zeros(total, dtype=bool)
+    q_sorted = query[order]
     same[1:] = q_sorted[1:] == q_sorted[:-1]
+    del query, q_sorted
     if total > 1:
+        d_sorted = docs.take(_arrow(order))
+        del docs
         same[1:] &= _numpy(pc.cast(pc.equal(d_sorted.slice(1), d_sorted.slice(0, total - 1)),
-                                    pa.int8())).astype(bool)
+                                    pa.int8())).view(bool)
+        del d_sorted
     is_label = order < n_labels
     if np.any(same[1:] & is_label[1:] & is_label[:-1]):
         return None  # a repeated judgment: the careful reader names its lines
-    first = np.maximum.accumulate(np.where(same, 0, np.arange(total)))
-    head = order[first]
-    gain = np.where(head < n_labels, labels.gains[np.minimum(head, n_labels - 1)], UNLABELED)
-    pos_gain = np.empty(total - n_labels, dtype=np.int8)
+    # The first row of every run of equal (query, doc): a label when it is a qrels row.
+    head = order[np.maximum.accumulate(np.where(same, 0, np.arange(total)))]
     window = ~is_label
-    pos_gain[order[window] - n_labels] = gain[window]
+    head = head[window]
+    pos_gain = np.full(total - n_labels, UNLABELED, dtype=np.int8)
+    labeled = head < n_labels
+    pos_gain[order[window][labeled] - n_labels] = labels.gains[head[labeled]]
     return pos_gain
