@@ -34,8 +34,10 @@ positions 1..max(k, min_depth).
 
 Inputs under :data:`MIN_BYTES` go to the careful reader (faster there).
 
-Memory: the run is read in blocks (:data:`BLOCK_BYTES`); each block is reduced
-to its queries' packed positions and tied pairs, and the lines of its last query
+Memory: both files are read :data:`BLOCK_BYTES` of whole lines at a time, each
+block checked and parsed on its own. The qrels keep query codes, gains and doc
+IDs (the join needs them); each run block is reduced to its queries' packed
+positions and tied pairs, and the lines of its last query
 wait for the next block, so a run file whose queries are each on consecutive
 lines (as every TREC tool writes them) is read in memory bounded by the block
 and the packed positions. When a query comes back after another one, the run
