@@ -37,6 +37,9 @@ import trec_eval_anchor
 from trec_eval_anchor import ROOT, ChildCost, measure, trec_eval_binary
 
 GAIN_PATTERNS = 64
+#: What the evaluate command imports before it reads a byte (the floor of its wall time).
+STARTUP = [sys.executable, "-c", "import evalcore.cli.evaluate, evalcore.api.inputs, "
+           "evalcore.io.trec_columnar, pyarrow.csv, pyarrow.compute"]
 
 
 def write_workload(folder: Path, *, queries: int, depth: int, judged_returned: int,
@@ -117,6 +120,8 @@ def main() -> None:
             if binary is not None:
                 theirs.append(measure(trec_eval_argv(binary, qrels, run)))
         mine = median_cost(ours)
+        floor = median_cost([measure(STARTUP, env=env) for _ in range(args.repeat)])
+        print(f"  start-up alone (python, the evaluate command's imports and pyarrow's): {floor}")
         print(f"  evalcore evaluate --complete --unjudged-as-nonrelevant: {mine} "
               f"(median of {args.repeat})")
         if theirs:

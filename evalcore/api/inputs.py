@@ -112,10 +112,23 @@ def trec_input(
     """Qrels + run read (:func:`read_pair`), joined per query (contract section 8) and
     packed to ``max(k, min_depth)``, without building observations.
 
+    Two TREC file paths are read column by column
+    (:func:`evalcore.io.trec_columnar.columnar_trec_input`); when that path
+    declines (anything unusual or wrong), the careful reader gives the same
+    result or the ``file:line`` errors.
+
     Under ``protocol.trec_eval`` run lines may have text after the tag, only
     trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
     population is complete; the queries left out are counted in the diagnostics' notes.
     """
+    if isinstance(qrels, str | PathLike) and isinstance(run, str | PathLike):
+        from evalcore.io.trec_columnar import columnar_trec_input
+
+        fast = columnar_trec_input(qrels, run, k, complete=complete, protocol=protocol,
+                                   all_queries=all_queries, gain_map=gain_map,
+                                   min_depth=min_depth)
+        if fast is not None:
+            return EvalInput(*fast)
     q, r = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
     scope = trec_eval_scope(q, r, all_queries=all_queries) if protocol.trec_eval else None
     cols = trec_columns(

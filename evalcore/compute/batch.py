@@ -30,7 +30,7 @@ max(k, min_depth)``: a caller that evaluates measures with their own cutoff
 (``P@5``, ``R@100``) packs up to the deepest one once. Section-3 checks
 (permissions) and section-4 duplicates cover every packed position.
 
-Two constructors:
+Three constructors:
 
 * :meth:`ObservationBatch.from_observations` for validated
   :class:`~evalcore.contract.observation.Observation` objects;
@@ -44,6 +44,10 @@ Two constructors:
   (one ``unit -> gain`` map per query, a unit in conflict mapped to the tuple of
   its possible gains): the observations of
   :func:`~evalcore.store.observations.observations_for_run` without building them.
+* :meth:`ObservationBatch.from_codes` for readers that already joined
+  rankings and labels into arrays (the columnar TREC reader): the label code
+  of every packed position, every query's label gains, and the unit IDs of
+  the packed positions only (no Python object per input line).
 
 The batch is protocol-free except for the protocol it carries as a default for
 :func:`evalcore.compute.evaluate.evaluate_batch`; threshold, gain mode and the
@@ -230,6 +234,67 @@ class ObservationBatch:
             gains = dict(zip(ids, gs, strict=True))
             packer.add(qid, k_i, ret, gains, len(gains) != len(ids), pop, scan, perm, unit)
         return packer.finish(protocol or EvalProtocol())
+
+    @classmethod
+    def from_codes(
+        cls,
+        query_ids: list[str],
+        k: int,
+        pos_offsets: np.ndarray,
+        pos_gain: np.ndarray,
+        top_units: list[Sequence[str]],
+        label_offsets: np.ndarray,
+        label_gain: np.ndarray,
+        population_complete: np.ndarray,
+        *,
+        protocol: EvalProtocol | None = None,
+        min_depth: int = 0,
+    ) -> ObservationBatch:
+        """A batch from arrays already joined (trusted, as :meth:`from_columns`' inputs).
+
+        Query ``i`` holds the packed positions ``pos_offsets[i]:pos_offsets[i + 1]``
+        (its ranking's positions 1..min(max(k, min_depth), length)), whose label
+        codes are ``pos_gain`` (gain 0..MAX_GAIN or :data:`UNLABELED`) and whose
+        unit IDs are ``top_units[i]``; its reference labels are
+        ``label_gain[label_offsets[i]:label_offsets[i + 1]]``, one per distinct
+        unit (no conflicts, no duplicate references). Every scan is complete
+        and nothing is restricted by permissions. Returned duplicates are found
+        here, by the rule every constructor uses.
+        """
+        n = len(query_ids)
+        if not (len(top_units) == len(population_complete) == n
+                and len(pos_offsets) == len(label_offsets) == n + 1):
+            raise ValueError(
+                f"from_codes: {n} query IDs but {len(top_units)} top_units, "
+                f"{len(population_complete)} population flags, {len(pos_offsets)} position "
+                f"offsets and {len(label_offsets)} label offsets; give one per query (offsets n + 1)"
+            )
+        total = int(pos_offsets[-1])
+        pos_dup = np.zeros(total, dtype=bool)
+        dup_first = np.zeros(total, dtype=np.int64)
+        for i, top in enumerate(top_units):
+            if len(set(top)) != len(top):
+                base = int(pos_offsets[i]) - 1
+                for position, first in duplicate_positions(top):
+                    pos_dup[base + position] = True
+                    dup_first[base + position] = first
+        return ObservationBatch(
+            query_ids=query_ids,
+            k=np.full(n, k, dtype=np.int64),
+            pos_offsets=np.asarray(pos_offsets, dtype=np.int64),
+            pos_gain=np.asarray(pos_gain, dtype=np.int8),
+            pos_dup=pos_dup,
+            dup_first=dup_first,
+            label_offsets=np.asarray(label_offsets, dtype=np.int64),
+            label_gain=np.asarray(label_gain, dtype=np.int8),
+            population_complete=np.asarray(population_complete, dtype=bool),
+            scan_complete=np.ones(n, dtype=bool),
+            permission_violation=np.zeros(n, dtype=bool),
+            duplicate_reference=np.zeros(n, dtype=bool),
+            top_units=top_units,
+            protocol=protocol or EvalProtocol(),
+            depth=min_depth,
+        )
 
 
     @classmethod

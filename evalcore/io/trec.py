@@ -139,16 +139,21 @@ class TrecRun:
     @property
     def notes(self) -> list[str]:
         """Facts worth a reader's attention (several run tags, ignored trailing columns)."""
-        out = []
-        if len(self.tags) > 1:
-            shown = ", ".join(self.tags[:5]) + (", ..." if len(self.tags) > 5 else "")
-            out.append(f"{self.name}: {len(self.tags)} different run tags: {shown}")
-        if self.extra_column_lines:
-            out.append(
-                f"{self.name}: {self.extra_column_lines} line(s) have text after the tag; "
-                "it was ignored, as trec_eval ignores it"
-            )
-        return out
+        return run_notes(self.name, self.tags, self.extra_column_lines)
+
+
+def run_notes(name: str, tags: Sequence[str], extra_column_lines: int = 0) -> list[str]:
+    """The notes of a run named ``name`` with these distinct tags (in order of appearance)."""
+    out = []
+    if len(tags) > 1:
+        shown = ", ".join(tags[:5]) + (", ..." if len(tags) > 5 else "")
+        out.append(f"{name}: {len(tags)} different run tags: {shown}")
+    if extra_column_lines:
+        out.append(
+            f"{name}: {extra_column_lines} line(s) have text after the tag; "
+            "it was ignored, as trec_eval ignores it"
+        )
+    return out
 
 
 # --- tokenizing ------------------------------------------------------------------------------
@@ -172,12 +177,12 @@ def _line_chunks(text: str) -> Iterator[tuple[int, list[str], bool]]:
         lines = chunk.split("\n")
         if lines[-1] == "":
             lines.pop()
-        yield line_no, lines, not _has_other_whitespace(chunk)
+        yield line_no, lines, not has_other_whitespace(chunk)
         line_no += len(lines)
         pos = end
 
 
-def _has_other_whitespace(text: str) -> bool:
+def has_other_whitespace(text: str) -> bool:
     if text.isascii():
         return any(c in text for c in "\x0b\x0c\x1c\x1d\x1e\x1f")
     return _OTHER_WHITESPACE.search(text) is not None
@@ -365,7 +370,7 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
     log.extend(source.errors)
     tokens: list[str] = []
     rows = _read_rows(source, QRELS_FIELDS, log, lambda values, _, __: tokens.extend(values))
-    table = _gain_table(set(tokens), gain_map or {})
+    table = gain_table(set(tokens), gain_map or {})
     if any(isinstance(v, str) for v in table.values()):
         for i, tok in enumerate(tokens):
             problem = table[tok]
@@ -380,12 +385,17 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
     if gain_map:
         mapped = Counter(raw for tok in tokens if (raw := int(tok)) in gain_map)
         if mapped:
-            applied = ", ".join(f"{raw}->{gain_map[raw]} ({n} rows)" for raw, n in mapped.items())
-            qrels.notes.append(f"{source.name}: gain map applied: {applied}")
+            qrels.notes.append(gain_map_note(source.name, gain_map, mapped))
     return qrels
 
 
-def _gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int | str]:
+def gain_map_note(name: str, gain_map: Mapping[int, int], mapped: Mapping[int, int]) -> str:
+    """The note on a gain map applied: ``mapped`` counts rows per raw gain, in order of appearance."""
+    applied = ", ".join(f"{raw}->{gain_map[raw]} ({n} rows)" for raw, n in mapped.items())
+    return f"{name}: gain map applied: {applied}"
+
+
+def gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int | str]:
     """Each distinct gain token -> its gain, or -> an error message."""
     out: dict[str, int | str] = {}
     for tok in tokens:

@@ -35,8 +35,11 @@ class TrecEvalScope:
 
 def trec_eval_scope(qrels: Qrels, run: TrecRun, *, all_queries: bool) -> TrecEvalScope:
     """The queries trec_eval evaluates for ``qrels`` and ``run`` (see the module docstring)."""
-    judged = set(qrels.doc_ids)
-    ranked = set(run.doc_ids)
+    return scope_of_ids(set(qrels.doc_ids), set(run.doc_ids), all_queries=all_queries)
+
+
+def scope_of_ids(judged: set[str], ranked: set[str], *, all_queries: bool) -> TrecEvalScope:
+    """:func:`trec_eval_scope` from the query IDs of the qrels (``judged``) and of the run."""
     keep = judged if all_queries else judged & ranked
     notes = []
     unjudged = sorted(ranked - judged)

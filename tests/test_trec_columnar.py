@@ -1,0 +1,251 @@
+"""The columnar TREC reader against the careful one: same batch and diagnostics, or the
+careful reader's errors (it declines and the careful reader speaks)."""
+
+import tempfile
+from pathlib import Path
+from unittest.mock import patch
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.api.inputs import trec_input
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.io import trec_columnar
+from evalcore.io.errors import InputErrors
+from evalcore.io.trec_columnar import columnar_trec_input
+
+
+@pytest.fixture(autouse=True)
+def columnar_for_small_files():
+    """The columnar path leaves small inputs to the careful reader; here it reads them all."""
+    with patch.object(trec_columnar, "MIN_BYTES", 0):
+        yield
+
+
+ARRAYS = ("k", "pos_offsets", "pos_gain", "pos_dup", "dup_first", "label_offsets", "label_gain",
+          "population_complete", "scan_complete", "permission_violation", "duplicate_reference")
+
+
+def careful(qrels, run, k, **options):
+    """``trec_input`` with the columnar path switched off: the careful reader alone."""
+    with patch.object(trec_columnar, "columnar_trec_input", lambda *a, **kw: None):
+        return outcome(qrels, run, k, **options)
+
+
+def outcome(qrels, run, k, **options):
+    try:
+        return trec_input(qrels, run, k, **options)
+    except InputErrors as exc:
+        return str(exc)
+
+
+def same(fast, slow) -> None:
+    if isinstance(slow, str):
+        assert fast == slow
+        return
+    assert not isinstance(fast, str), fast
+    a, b = fast.batch, slow.batch
+    assert a.query_ids == b.query_ids
+    for name in ARRAYS:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert [list(u) for u in a.top_units] == [list(u) for u in b.top_units]
+    assert a.depth == b.depth and a.conflict_labels == b.conflict_labels
+    assert fast.diagnostics == slow.diagnostics
+
+
+def write(folder: Path, name: str, text: str | bytes) -> Path:
+    path = folder / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+# --- random files ----------------------------------------------------------------------------
+
+QUERIES = st.sampled_from(["q1", "q2", "q10", "Q1", "7", "07", "qé", "#c"])
+DOCS = st.sampled_from(["a", "b", "B", "d1", "d10", "é", "doc#1", "x_y", "zz"])
+SCORES = st.one_of(
+    st.sampled_from(["1", "1.0", "2", "0.5", ".5", "-1", "+3", "1e2", "1E-2", "-0", "0",
+                     "1.", "3.25"]),
+    st.sampled_from(["inf", "nan", "-inf", "1_0", "١", "1e999", "x", "", "0x1"]),
+    st.integers(-3, 3).map(str),
+)
+GAINS = st.sampled_from(["0", "1", "2", "3", "4", "-1", "5", "+2", "02", "x", "1.0", ""])
+
+
+@st.composite
+def trec_files(draw, plain: bool = False):
+    """A qrels and a run file as bytes, with the separators, line ends and oddities TREC
+    files have (``plain``: only what the columnar path reads itself)."""
+    sep = draw(st.sampled_from([" ", "\t"])) if plain else draw(
+        st.sampled_from([" ", " ", "\t", "  ", " \t", "\t\t"]))
+    end = draw(st.sampled_from(["\n", "\r\n"])) if plain else draw(
+        st.sampled_from(["\n", "\n", "\r\n", "\r"]))
+    queries = draw(st.lists(QUERIES if not plain else QUERIES.filter(lambda q: q != "#c"),
+                            min_size=1, max_size=4, unique=True))
+
+    def line(fields: list[str]) -> str:
+        text = sep.join(fields)
+        if not plain:
+            extra = draw(st.sampled_from(["", "", "", "lead", "trail", "blank", "comment"]))
+            if extra == "lead":
+                text = sep + text
+            elif extra == "trail":
+                text = text + sep
+            elif extra == "blank":
+                text = end + text
+            elif extra == "comment":
+                text = "# a comment" + end + text
+        return text + end
+
+    qrels_lines, run_lines = [], []
+    for q in queries:
+        docs = draw(st.lists(DOCS, min_size=int(plain and q == queries[0]), max_size=5,
+                             unique=not draw(st.booleans()) or plain))
+        for d in docs:
+            g = draw(GAINS if not plain else st.sampled_from(["0", "1", "2", "3", "4", "02"]))
+            qrels_lines.append(line([q, "0", d, g]))
+        first = len(queries) == 1 or (plain and q == queries[0])
+        returned = draw(st.lists(DOCS, min_size=int(first), max_size=8))
+        for r, d in enumerate(returned, start=1):
+            s = draw(SCORES if not plain else st.sampled_from(["1", "2", "0.5", "2.0", "-1"]))
+            fields = [q, "Q0", d, str(r), s, draw(st.sampled_from(["t", "t", "u"]))]
+            if not plain and draw(st.integers(0, 9)) == 0:
+                fields.append("extra")
+            run_lines.append(line(fields))
+    if draw(st.booleans()):  # queries need not be on consecutive lines
+        run_lines = draw(st.permutations(run_lines))
+    if draw(st.booleans()):
+        qrels_lines = draw(st.permutations(qrels_lines))
+    bom = "\ufeff" if draw(st.booleans()) else ""
+    return (bom + "".join(qrels_lines)).encode(), (bom + "".join(run_lines)).encode()
+
+
+OPTIONS = st.fixed_dictionaries({
+    "k": st.integers(1, 6),
+    "complete": st.booleans(),
+    "trec_eval": st.booleans(),
+    "all_queries": st.booleans(),
+    "gain_map": st.sampled_from([None, {-1: 0}, {5: 4, -1: 0}]),
+    "min_depth": st.sampled_from([0, 3, 10]),
+    "block": st.sampled_from([64, 100, 200, 1 << 20]),
+})
+
+
+def run_both(qrels_bytes: bytes, run_bytes: bytes, opts: dict):
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        qrels, run = write(folder, "qrels.txt", qrels_bytes), write(folder, "run.txt", run_bytes)
+        protocol = EvalProtocol(trec_eval=opts["trec_eval"],
+                                unjudged_as_nonrelevant=opts["trec_eval"])
+        options = dict(complete=opts["complete"], protocol=protocol,
+                       all_queries=opts["all_queries"] and opts["trec_eval"],
+                       gain_map=opts["gain_map"], min_depth=opts["min_depth"])
+        with patch.object(trec_columnar, "BLOCK_BYTES", opts["block"]), \
+                patch.object(trec_columnar, "MIN_BYTES", 0):
+            taken = columnar_trec_input(qrels, run, opts["k"], **options)
+            fast = outcome(qrels, run, opts["k"], **options)
+        slow = careful(qrels, run, opts["k"], **options)
+    return taken, fast, slow
+
+
+@settings(max_examples=120, deadline=None)
+@given(trec_files(), OPTIONS)
+def test_columnar_reader_gives_what_the_careful_reader_gives(files, opts):
+    taken, fast, slow = run_both(*files, opts)
+    same(fast, slow)
+    if isinstance(slow, str):  # a bad input is never read by the columnar path
+        assert taken is None
+
+
+@settings(max_examples=80, deadline=None)
+@given(trec_files(plain=True), OPTIONS)
+def test_plain_files_are_read_by_the_columnar_path(files, opts):
+    taken, fast, slow = run_both(*files, opts)
+    same(fast, slow)
+    assert taken is not None
+    same(type(fast)(*taken), slow)
+
+
+# --- declines, one by one --------------------------------------------------------------------
+
+GOOD_QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n"
+GOOD_RUN = "q1 Q0 a 1 2.5 t\nq1 Q0 c 2 2.5 t\nq2 Q0 c 1 1 t\n"
+
+
+@pytest.mark.parametrize(("qrels", "run", "why"), [
+    (GOOD_QRELS, GOOD_RUN.replace("2.5 t\nq1", "2.5 t\n# note\nq1"), "comment line"),
+    (GOOD_QRELS, GOOD_RUN.replace(" 1 t", " 1_0 t"), "1_000"),
+    (GOOD_QRELS, GOOD_RUN.replace(" 1 t", " \u0661 t"), "non-ASCII digit"),
+    (GOOD_QRELS, GOOD_RUN.replace(" 1 t", " inf t"), "inf"),
+    (GOOD_QRELS, GOOD_RUN.replace(" 1 t", " nan t"), "nan"),
+    (GOOD_QRELS, GOOD_RUN.replace(" 1 t", " 1e999 t"), "overflow"),
+    (GOOD_QRELS, GOOD_RUN.replace("q2 Q0", "q2  Q0"), "two separators"),
+    (GOOD_QRELS, GOOD_RUN.replace("q2 Q0 c 1 1 t", "q2 Q0 c 1 1"), "five fields"),
+    (GOOD_QRELS, GOOD_RUN.replace("q2 Q0 c 1 1 t", "q2 Q0 c 1 1 t x"), "text after the tag"),
+    (GOOD_QRELS, GOOD_RUN.replace("q2 Q0", "q2\tQ0"), "spaces and tabs"),
+    (GOOD_QRELS, GOOD_RUN.replace("\n", "\r"), "lone CR"),
+    (GOOD_QRELS, GOOD_RUN.replace("c 1 1", "c\xa0 1 1"), "Unicode blank"),
+    (GOOD_QRELS, GOOD_RUN.replace("c 1 1", "c\x0b 1 1"), "vertical tab"),
+    (GOOD_QRELS + "q1 0 a 1\n", GOOD_RUN, "repeated judgment"),
+    (GOOD_QRELS + "q1 0 a 2\n", GOOD_RUN, "conflicting judgment"),
+    (GOOD_QRELS.replace(" 2\n", " 7\n"), GOOD_RUN, "gain outside 0..4"),
+    (GOOD_QRELS.replace(" 2\n", " 2.0\n"), GOOD_RUN, "gain not an integer"),
+    ("", GOOD_RUN, "empty qrels"),
+    (GOOD_QRELS, "\n\n", "empty run"),
+])
+def test_the_columnar_path_declines_what_only_the_careful_reader_may_judge(
+        tmp_path, qrels, run, why):
+    q, r = write(tmp_path, "qrels.txt", qrels), write(tmp_path, "run.txt", run)
+    protocol = EvalProtocol()
+    assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None, why
+    same(outcome(q, r, 2, complete=True, protocol=protocol),
+         careful(q, r, 2, complete=True, protocol=protocol))
+
+
+def test_invalid_utf8_and_nul_bytes_decline_and_keep_their_line_numbers(tmp_path):
+    protocol = EvalProtocol()
+    q = write(tmp_path, "qrels.txt", GOOD_QRELS)
+    for bad in (b"q2 Q0 \xff 1 1 t\n", b"q2 Q0 c\x00 1 1 t\n"):
+        r = write(tmp_path, "run.txt", GOOD_RUN.encode() + bad)
+        assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None
+        message = outcome(q, r, 2, complete=True, protocol=protocol)
+        assert f"{r}:4:" in message
+
+
+def test_a_missing_file_or_a_directory_is_reported_by_the_careful_reader(tmp_path):
+    protocol = EvalProtocol()
+    q = write(tmp_path, "qrels.txt", GOOD_QRELS)
+    for r in (tmp_path / "absent.txt", tmp_path):
+        assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None
+        assert str(r) in outcome(q, r, 2, complete=True, protocol=protocol)
+
+
+def test_ties_are_ordered_by_doc_id_descending_in_the_packed_positions(tmp_path):
+    q = write(tmp_path, "qrels.txt", "q1 0 b 1\nq1 0 B 2\n")
+    r = write(tmp_path, "run.txt", "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq1 Q0 B 3 1 t\n"
+                                   "q1 Q0 c 4 0.5 t\nq1 Q0 z 5 2 t\n")
+    batch, diagnostics = columnar_trec_input(q, r, 3, complete=True, protocol=EvalProtocol())
+    assert list(batch.top_units[0]) == ["z", "b", "a"]  # 'B' < 'a' < 'b' in byte order
+    assert batch.pos_gain.tolist() == [-1, 1, -1]
+    assert diagnostics.tied_score_pairs == 3
+
+
+def test_a_query_cut_by_a_block_and_a_query_that_comes_back(tmp_path):
+    q = write(tmp_path, "qrels.txt", GOOD_QRELS)
+    lines = [f"q{1 + i % 2} Q0 d{i} {i} {i % 5} t\n" for i in range(40)]
+    r = write(tmp_path, "run.txt", "".join(sorted(lines)) + "".join(lines))
+    protocol = EvalProtocol()
+    for block in (64, 100, 1 << 20):
+        with patch.object(trec_columnar, "BLOCK_BYTES", block):
+            same(outcome(q, r, 5, complete=False, protocol=protocol),
+                 careful(q, r, 5, complete=False, protocol=protocol))
+
+
+def test_small_inputs_are_left_to_the_careful_reader(tmp_path):
+    q, r = write(tmp_path, "qrels.txt", GOOD_QRELS), write(tmp_path, "run.txt", GOOD_RUN)
+    protocol = EvalProtocol()
+    assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is not None
+    with patch.object(trec_columnar, "MIN_BYTES", len(GOOD_QRELS) + len(GOOD_RUN) + 1):
+        assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None
