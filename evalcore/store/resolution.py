@@ -277,30 +277,43 @@ def resolved_gains(
             if conflicts or isinstance(gain, int):
                 out.setdefault(query_id, {})[unit_id] = gain
         return out
-    # The whole study: SQLite reduces each unit to the min and max of its annotators'
-    # latest labels (agreement <=> min == max); only replayed units come back to Python.
+    # The whole study: one scan in the order of the label_events_by_query index (no
+    # temporary B-tree); each annotator's latest label is the last one seen. Units with
+    # other events than labels (adjudications, retractions) are replayed below.
     special = set(db.execute(
         "SELECT DISTINCT query_id, unit_id FROM label_events WHERE study_id = ? AND kind != 'label'",
         [study_id],
     ).fetchall())
-    current: dict[str, Any] | None = None
-    current_query = None
-    for query_id, unit_id, low, high, distinct in db.execute(
-        "SELECT query_id, unit_id, min(gain), max(gain), group_concat(DISTINCT gain) FROM "
-        "(SELECT query_id, unit_id, gain, max(event_id) FROM label_events WHERE study_id = ? "
-        f"AND kind = 'label' GROUP BY query_id, unit_id, {ANNOTATOR_SQL}) GROUP BY query_id, unit_id",
+    current: dict[str, Any] = {}
+    key: tuple[str, str] | None = None
+    latest: dict[str, int] = {}
+
+    def settle() -> None:
+        if key is None or (special and key in special):
+            return
+        gains = set(latest.values())
+        if len(gains) == 1:
+            current[key[1]] = gains.pop()
+        elif conflicts:
+            current[key[1]] = tuple(sorted(gains))
+
+    for query_id, unit_id, annotator, gain in db.execute(
+        f"SELECT query_id, unit_id, {ANNOTATOR_SQL}, gain FROM label_events "
+        "WHERE study_id = ? AND kind = 'label' ORDER BY query_id, unit_id, event_id",
         [study_id],
     ):
-        if (low != high and not conflicts) or (special and (query_id, unit_id) in special):
-            continue
-        if query_id != current_query:
-            current = out.get(query_id)
-            if current is None:
-                current = out[query_id] = {}
-            current_query = query_id
-        current[unit_id] = (  # type: ignore[index]
-            low if low == high else tuple(sorted(int(g) for g in str(distinct).split(",")))
-        )
+        if key is None or unit_id != key[1] or query_id != key[0]:
+            settle()
+            if key is None or query_id != key[0]:
+                if current:
+                    out[key[0]] = current  # type: ignore[index]
+                current = out.get(query_id, {})
+            key = (query_id, unit_id)
+            latest = {}
+        latest[annotator] = gain
+    settle()
+    if current and key is not None:
+        out[key[0]] = current
     if special:
         for query_id, unit_id in special:
             resolved = resolve_unit_in_store(db, study_id, query_id, unit_id)
