@@ -108,7 +108,7 @@ def query_blocking_keys(query_id: str, per_run: Mapping[str, RankedQuery]) -> li
     runs: dict[str, list[str]] = {}
     for run_name, (_, top_units) in per_run.items():
         # unit -> its first rank in this run (built in C: reversed, so the first one wins)
-        first = dict(zip(reversed(top_units), range(len(top_units), 0, -1)))
+        first = dict(zip(reversed(top_units), range(len(top_units), 0, -1), strict=True))
         for unit in blocks:
             rank = first.get(unit)
             if rank is None:

@@ -180,18 +180,32 @@ class RefreshOutcome(BaseModel):
     seconds: float
 
 
+def _label_columns(reference: ReferenceColumns) -> dict[str, tuple[list[str], list[int]]]:
+    """query_id -> (labeled unit ids, their gains; a unit in conflict has its conflict code)."""
+    out = {}
+    for query_id, gains in reference.gains.items():
+        values = list(gains.values())
+        if not all(type(g) is int for g in values):
+            values = [g if isinstance(g, int) else conflict_code(g) for g in values]
+        out[query_id] = (list(gains), values)
+    return out
+
+
 def _evaluate(
-    columns: RunColumns, reference: ReferenceColumns, protocol: EvalProtocol
+    columns: RunColumns,
+    reference: ReferenceColumns,
+    labels: dict[str, tuple[list[str], list[int]]],
+    protocol: EvalProtocol,
 ) -> tuple[list[QueryResult], list[list[str]]]:
     """The run's per-query results and top-k units, packed straight from the store's columns
     (the same batch :func:`observations_for_run` observations would pack to)."""
+    none: tuple[list[str], list[int]] = ([], [])
     label_ids: list[list[str]] = []
     label_gains: list[list[int]] = []
-    no_gains: dict[str, int | tuple[int, ...]] = {}
     for query_id in columns.query_ids:
-        gains = reference.gains.get(query_id, no_gains)
-        label_ids.append(list(gains))
-        label_gains.append([g if isinstance(g, int) else conflict_code(g) for g in gains.values()])
+        ids, gains = labels.get(query_id, none)
+        label_ids.append(ids)
+        label_gains.append(gains)
     n = len(columns.query_ids)
     batch = ObservationBatch.from_columns(
         columns.query_ids, columns.run.k, columns.returned_ids, label_ids, label_gains,
@@ -234,9 +248,10 @@ class LiveDashboard:
         marks = store_marks(db, self.study_id)
         self.runs = {}
         reference = reference_columns(db, self.study_id)
+        labels = _label_columns(reference)
         for run in list_runs(db, self.study_id):
             columns = run_columns(db, self.study_id, run.name, reference)
-            results, tops = _evaluate(columns, reference, self.protocol)
+            results, tops = _evaluate(columns, reference, labels, self.protocol)
             self.runs[run.name] = RunState.from_results(run, results, tops)
         # Each run's query set is its own (its answered queries plus the study's registered,
         # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
@@ -327,12 +342,13 @@ class LiveDashboard:
         if not wanted:
             return
         reference = reference_columns(db, self.study_id, None, wanted)
+        labels = _label_columns(reference)
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
                 continue
             columns = run_columns(db, self.study_id, name, reference, mine)
-            results, tops = _evaluate(columns, reference, self.protocol)
+            results, tops = _evaluate(columns, reference, labels, self.protocol)
             for j, query_id in enumerate(mine):
                 rs.replace(rs.index[query_id], results[j], tops[j])
         for query_id in wanted:
