@@ -1,4 +1,4 @@
-"""Relevance Ledger app entry script: builds the navigation (and starts the warm-up imports).
+"""Relevance Ledger app entry script: builds the navigation, nothing else.
 
 Run with ``streamlit run app/streamlit_app.py``. The store is
 ``$RELEVANCE_LEDGER_DB`` (default: a per-user demo file created on first start).
@@ -20,7 +20,6 @@ import streamlit as st  # noqa: E402
 from app.components.auth import identity_gate  # noqa: E402
 from app.components.navigation import navigation_pages  # noqa: E402
 from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
-from app.components.warm_up import warm_up  # noqa: E402
 from evalcore.access.channel import audit_channel  # noqa: E402
 
 # An emoji icon: Streamlit draws it as an inline SVG. A ":material/...:" page icon would be
@@ -36,4 +35,3 @@ if identity is None:
 
 with audit_channel("app"):  # audit rows of this run record the app channel
     st.navigation(navigation_pages()).run()
-warm_up()  # the first page is on screen: import the other pages' modules in the background
