@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import sqlite_utils
 import streamlit as st
 
-from evalcore.store.marks import store_marks
+from evalcore.store.marks import StoreMarks, store_marks
 
 T = TypeVar("T")
 
@@ -56,9 +56,19 @@ def shared_result(
             results.entries.move_to_end(full_key)
             return results.entries[full_key]
     value = compute()  # outside the lock: another session may compute the same meanwhile
+    _keep(results, full_key, value)
+    return value
+
+
+def share_result(path: str, study_id: str, key: Hashable, marks: StoreMarks, value: Any) -> None:
+    """Offer ``value`` as :func:`shared_result`'s value for ``key`` while the store's marks are
+    ``marks`` (a result a session brought up to date itself, e.g. after its own label)."""
+    _keep(_results(path), (study_id, key, marks), value)
+
+
+def _keep(results: _Results, full_key: Hashable, value: Any) -> None:
     with results.lock:
         results.entries[full_key] = value
         results.entries.move_to_end(full_key)
         while len(results.entries) > MAX_ENTRIES:
             results.entries.popitem(last=False)
-    return value

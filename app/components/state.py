@@ -1,5 +1,8 @@
 """Per-session caches of what is expensive to recompute, invalidated by store marks.
 
+The study progress is also shared by every session (:mod:`app.components.shared_results`):
+a new tab or another annotator's session reuses it while the marks are unchanged.
+
 The store's marks (:mod:`evalcore.store.marks`) are the highest label and
 completeness event ids and the study's run ids. A cached study progress is
 reused while the marks are unchanged; after
@@ -12,6 +15,7 @@ recompute on the next read.
 import sqlite_utils
 import streamlit as st
 
+from app.components.shared_results import share_result, shared_result
 from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import StudyProgress, query_progress, study_progress
 from evalcore.store.connection import open_store
@@ -32,9 +36,19 @@ def cached_study_progress(
     entry = _cache().get(key)
     if entry is not None and entry[0] == version:
         return entry[1]
-    progress = study_progress(db, study_id, annotator, sizes=shared_pool_sizes(db, study_id))
+    # Shared by every session (a new tab does not recompute the study) while the marks hold.
+    progress = shared_result(
+        db, _store_path(), study_id, key,
+        lambda: study_progress(db, study_id, annotator, sizes=shared_pool_sizes(db, study_id)),
+    )
     _cache()[key] = (version, progress)
     return progress
+
+
+def _store_path() -> str:
+    from app.components.session import db_path
+
+    return str(db_path())
 
 
 def shared_pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
@@ -42,9 +56,7 @@ def shared_pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int
 
     Stored runs never change, so the sizes are keyed by the study's run ids.
     """
-    from app.components.session import db_path
-
-    return _pool_sizes(str(db_path()), study_id, store_marks(db, study_id).run_ids)
+    return _pool_sizes(_store_path(), study_id, store_marks(db, study_id).run_ids)
 
 
 @st.cache_data(max_entries=16, show_spinner="Measuring the study's pools…")
@@ -83,6 +95,7 @@ def note_own_write(
         return
     updated = entry[1].replace(query_progress(db, study_id, query_id, annotator))
     _cache()[key] = (after, updated)
+    share_result(_store_path(), study_id, key, after, updated)
 
 
 def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:

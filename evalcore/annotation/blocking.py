@@ -107,15 +107,18 @@ def query_blocking_keys(query_id: str, per_run: Mapping[str, RankedQuery]) -> li
     best: dict[str, int] = {}
     runs: dict[str, list[str]] = {}
     for run_name, (_, top_units) in per_run.items():
-        for rank, unit in enumerate(top_units, start=1):
-            if unit in blocks:
-                if unit not in best:
-                    best[unit] = rank
-                    runs[unit] = [run_name]
-                else:
-                    best[unit] = min(best[unit], rank)
-                    if runs[unit][-1] != run_name:
-                        runs[unit].append(run_name)
+        # unit -> its first rank in this run (built in C: reversed, so the first one wins)
+        first = dict(zip(reversed(top_units), range(len(top_units), 0, -1), strict=True))
+        for unit in blocks:
+            rank = first.get(unit)
+            if rank is None:
+                continue
+            if unit not in best:
+                best[unit] = rank
+                runs[unit] = [run_name]
+            else:
+                best[unit] = min(best[unit], rank)
+                runs[unit].append(run_name)
     keys = [
         (-unlocks.get(unit, 0), -n, best.get(unit, 0), query_id, unit, tuple(runs.get(unit, ())))
         for unit, n in blocks.items()

@@ -39,10 +39,9 @@ from evalcore.annotation.blocking import (
     query_blocking_keys,
 )
 from evalcore.compute.aggregate import aggregate_arrays
-from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.batch import ObservationBatch, conflict_code
 from evalcore.compute.evaluate import compute
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.contract.observation import Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import Reason
 from evalcore.contract.results import (
@@ -53,7 +52,12 @@ from evalcore.contract.results import (
     QueryResult,
 )
 from evalcore.store.marks import StoreMarks, store_marks, touched_queries
-from evalcore.store.observations import observations_for_run
+from evalcore.store.observations import (
+    ReferenceColumns,
+    RunColumns,
+    reference_columns,
+    run_columns,
+)
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.studies import get_study, query_registered
 
@@ -176,17 +180,42 @@ class RefreshOutcome(BaseModel):
     seconds: float
 
 
+def _label_columns(reference: ReferenceColumns) -> dict[str, tuple[list[str], list[int]]]:
+    """query_id -> (labeled unit ids, their gains; a unit in conflict has its conflict code)."""
+    out = {}
+    for query_id, gains in reference.gains.items():
+        values = list(gains.values())
+        if not all(type(g) is int for g in values):
+            values = [g if isinstance(g, int) else conflict_code(g) for g in values]
+        out[query_id] = (list(gains), values)
+    return out
+
+
 def _evaluate(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run: RunInfo,
+    columns: RunColumns,
+    reference: ReferenceColumns,
+    labels: dict[str, tuple[list[str], list[int]]],
     protocol: EvalProtocol,
-    query_ids: Sequence[str] | None,
-) -> tuple[list[QueryResult], list[list[str]], list[Observation]]:
-    observations = observations_for_run(db, study_id, run.name, None, query_ids)
-    batch = ObservationBatch.from_observations(observations, protocol)
+) -> tuple[list[QueryResult], list[list[str]]]:
+    """The run's per-query results and top-k units, packed straight from the store's columns
+    (the same batch :func:`observations_for_run` observations would pack to)."""
+    none: tuple[list[str], list[int]] = ([], [])
+    label_ids: list[list[str]] = []
+    label_gains: list[list[int]] = []
+    for query_id in columns.query_ids:
+        ids, gains = labels.get(query_id, none)
+        label_ids.append(ids)
+        label_gains.append(gains)
+    n = len(columns.query_ids)
+    batch = ObservationBatch.from_columns(
+        columns.query_ids, columns.run.k, columns.returned_ids, label_ids, label_gains,
+        [reference.complete.get(q, False) for q in columns.query_ids],
+        scan_complete=columns.run.scan_complete,
+        permitted_ids=None if columns.permitted_ids is None else [columns.permitted_ids] * n,
+        protocol=protocol,
+    )
     results = compute(batch, protocol)
-    return results.query_results(), [list(units) for units in batch.top_units], observations
+    return results.query_results(), [list(units) for units in batch.top_units]
 
 
 class LiveDashboard:
@@ -218,11 +247,12 @@ class LiveDashboard:
         started = time.perf_counter()
         marks = store_marks(db, self.study_id)
         self.runs = {}
-        observations: dict[str, list[Observation]] = {}
+        reference = reference_columns(db, self.study_id)
+        labels = _label_columns(reference)
         for run in list_runs(db, self.study_id):
-            results, tops, obs = _evaluate(db, self.study_id, run, self.protocol, None)
+            columns = run_columns(db, self.study_id, run.name, reference)
+            results, tops = _evaluate(columns, reference, labels, self.protocol)
             self.runs[run.name] = RunState.from_results(run, results, tops)
-            observations[run.name] = obs
         # Each run's query set is its own (its answered queries plus the study's registered,
         # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
         self.query_ids = sorted({q for rs in self.runs.values() for q in rs.index}, key=natural_key)
@@ -231,17 +261,14 @@ class LiveDashboard:
         self._coverage = {}
         self._complete = {}
         for query_id in self.query_ids:
-            self._update_query(query_id, {
-                name: observations[name][rs.index[query_id]]
-                for name, rs in self.runs.items() if query_id in rs.index
-            })
+            self._update_query(query_id, reference)
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
         self.marks = marks
         self.last_refresh = RefreshOutcome(
             changed=True, full=True, queries=[], seconds=time.perf_counter() - started
         )
 
-    def _update_query(self, query_id: str, observations: dict[str, Observation]) -> None:
+    def _update_query(self, query_id: str, reference: ReferenceColumns) -> None:
         runs = {name: rs for name, rs in self.runs.items() if query_id in rs.index}
         per_run = {
             name: (rs.results[rs.index[query_id]], rs.top_units[rs.index[query_id]])
@@ -255,14 +282,13 @@ class LiveDashboard:
         pooled: set[str] = set()
         for _, top in per_run.values():
             pooled.update(top)
-        some = next(iter(observations.values()), None)
         # A unit in conflict is in the labels (section 9) but has no resolved gain.
-        labels = some.labels if some is not None else []
-        labeled = {label.id for label in labels if label.gain is not None}
-        conflicting = {label.id for label in labels if label.conflict is not None}
+        gains = reference.gains.get(query_id, {}) if per_run else {}
+        labeled = {unit for unit, gain in gains.items() if isinstance(gain, int)}
+        conflicting = gains.keys() - labeled
         self._coverage[query_id] = QueryCoverage(pooled=len(pooled), labeled=len(pooled & labeled),
                                                  in_conflict=len(pooled & conflicting))
-        self._complete[query_id] = bool(some.population_complete) if some is not None else False
+        self._complete[query_id] = reference.complete.get(query_id, False) if per_run else False
 
     def _changes_query_sets(self, db: sqlite_utils.Database, touched: Sequence[str]) -> bool:
         """Whether an event on ``touched`` may add or remove a query of some run's set.
@@ -315,17 +341,18 @@ class LiveDashboard:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return
-        observations: dict[str, dict[str, Observation]] = {q: {} for q in wanted}
+        reference = reference_columns(db, self.study_id, None, wanted)
+        labels = _label_columns(reference)
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
                 continue
-            results, tops, obs = _evaluate(db, self.study_id, rs.run, self.protocol, mine)
+            columns = run_columns(db, self.study_id, name, reference, mine)
+            results, tops = _evaluate(columns, reference, labels, self.protocol)
             for j, query_id in enumerate(mine):
                 rs.replace(rs.index[query_id], results[j], tops[j])
-                observations[query_id][name] = obs[j]
         for query_id in wanted:
-            self._update_query(query_id, observations[query_id])
+            self._update_query(query_id, reference)
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
 
     # --- what the dashboard shows -------------------------------------------------

@@ -9,11 +9,16 @@ file is never read; writing a pin's index removes that pin's older files.
 An in-memory store has no file, so nothing is cached.
 
 Files are written to a temporary name and renamed, so a reader sees a whole
-file or none; a file that cannot be read is ignored and rebuilt.
+file or none; a file that cannot be read is ignored and rebuilt. The last
+:data:`KEPT_IN_MEMORY` indexes read or written stay in memory, keyed by their
+file (its name holds the fingerprint) and the file's size and modification
+time, so a process that executes a pin again (the app) skips the file read.
 """
 
 import hashlib
 import sqlite3
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import sqlite_utils
@@ -25,6 +30,29 @@ from evalcore.store.lexical_index import store_file
 
 #: Bumped whenever the saved arrays change meaning.
 FORMAT = "impact-index-1"
+#: How many indexes stay in memory between executions (process-wide).
+KEPT_IN_MEMORY = 2
+
+_recent: OrderedDict[tuple[Path, int, int], ImpactIndex] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def _file_key(path: Path) -> tuple[Path, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (path, stat.st_size, stat.st_mtime_ns)
+
+
+def _remember(key: tuple[Path, int, int] | None, index: ImpactIndex) -> None:
+    if key is None:
+        return
+    with _recent_lock:
+        _recent[key] = index
+        _recent.move_to_end(key)
+        while len(_recent) > KEPT_IN_MEMORY:
+            _recent.popitem(last=False)
 
 
 def _digest(*parts: str) -> str:
@@ -47,10 +75,17 @@ def load_cached(path: Path | None) -> ImpactIndex | None:
     """The index saved at ``path``, or None when there is none or it cannot be read."""
     if path is None or not path.is_file():
         return None
+    key = _file_key(path)
+    with _recent_lock:
+        if key in _recent:
+            _recent.move_to_end(key)  # type: ignore[arg-type]
+            return _recent[key]  # type: ignore[index]
     try:
-        return ImpactIndex.load(path)
+        index = ImpactIndex.load(path)
     except (OSError, ValueError, KeyError, UnicodeDecodeError):
         return None
+    _remember(key, index)
+    return index
 
 
 def save_cached(path: Path | None, index: ImpactIndex) -> None:
@@ -69,5 +104,6 @@ def save_cached(path: Path | None, index: ImpactIndex) -> None:
         for old in path.parent.glob(f"{pin}-*.npz"):
             if old != path:
                 old.unlink(missing_ok=True)
+        _remember(_file_key(path), index)
     except OSError:
         return

@@ -113,6 +113,7 @@ def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChang
         if len(collected[kind]) < NAMED_PER_KIND:
             collected[kind].append(doc_id)
 
+    current = corpus_fingerprint(db, visibility)
     pinned_side = pin_discrepancies(db, pinned.study_id, pinned.name, visibility)
     for doc_id, gone, changed, owner_before, owner_now, visible in pinned_side:
         if gone:
@@ -127,8 +128,11 @@ def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChang
         if changed:
             note("content_changed", doc_id)
 
-    for doc_id in unpinned_visible_ids(db, pinned.study_id, pinned.name, visibility):
-        note("added", doc_id)
+    # The same fingerprint is the same visible (doc_id, content) set: nothing was added
+    # (only an owner change, which the hash leaves out, can remain; checked above).
+    if current != pinned.corpus_fingerprint:
+        for doc_id in unpinned_visible_ids(db, pinned.study_id, pinned.name, visibility):
+            note("added", doc_id)
 
     kinds = {
         name: ChangeKind(
@@ -141,6 +145,6 @@ def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChang
     return CorpusChanges(
         protocol=pinned.name,
         pinned_fingerprint=pinned.corpus_fingerprint,
-        current_fingerprint=corpus_fingerprint(db, visibility),
+        current_fingerprint=current,
         kinds=kinds,
     )

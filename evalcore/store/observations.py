@@ -44,7 +44,7 @@ from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import RunInfo, get_run
-from evalcore.store.studies import get_study
+from evalcore.store.studies import StudyIn, get_study
 
 
 def _run_rankings(
@@ -98,9 +98,10 @@ def _run_unit_ids(db: sqlite_utils.Database, run_id: int) -> dict[str, list[str]
 
 
 def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
+    # Gains come from the store, which holds validated data (see the module docstring).
     if isinstance(gain, tuple):  # in conflict: one of these gains
-        return Label(id=unit_id, conflict=list(gain))
-    return Label(id=unit_id, gain=gain)
+        return Label.model_construct(id=unit_id, conflict=tuple(sorted(set(gain))))
+    return Label.model_construct(id=unit_id, gain=gain)
 
 
 def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
@@ -130,40 +131,106 @@ def observations_for_run(
     query_ids: Iterable[str] | None = None,
 ) -> list[Observation]:
     """The contract's observations of one stored run (see the module docstring)."""
-    return _observations_for_run(db, study_id, run_name, reference, query_ids)
+    scope = None if query_ids is None else list(dict.fromkeys(query_ids))
+    ref = reference_columns(db, study_id, reference, scope)
+    labels = {
+        query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
+    }
+    return _run_observations(db, get_study(db, study_id), get_run(db, study_id, run_name),
+                             reference, scope, labels, ref.complete)
 
 
-def _observations_for_run(
+@dataclass(frozen=True)
+class ReferenceColumns:
+    """A reference as plain columns: what observations' labels and completeness are made of."""
+
+    #: query_id -> unit_id -> gain, or the sorted distinct gains of a unit in conflict,
+    #: units in unit_id order
+    gains: dict[str, dict[str, int | tuple[int, ...]]]
+    #: query_id -> population-complete claim
+    complete: dict[str, bool]
+
+
+@dataclass(frozen=True)
+class RunColumns:
+    """One run's side of its observations, without building them (the live views' bulk read)."""
+
+    run: RunInfo
+    #: the query set (as :func:`observations_for_run` has it), in its order
+    query_ids: list[str]
+    #: each query's returned unit ids, best first ([] for a query the run did not answer)
+    returned_ids: list[list[str]]
+    permitted_ids: list[str] | None
+
+
+def reference_columns(
+    db: sqlite_utils.Database,
+    study_id: str,
+    reference: str | None = None,
+    query_ids: list[str] | None = None,
+) -> ReferenceColumns:
+    """The working reference (``reference`` None; of ``query_ids`` only when given) or a
+    frozen version, as :class:`ReferenceColumns`."""
+    if reference is None:
+        # Given queries only: resolve just their labels (the live views ask per query).
+        gains = resolved_gains(db, study_id, query_ids, conflicts=True)
+        complete = (
+            completeness_states(db, study_id) if query_ids is None
+            else {q: is_complete(db, study_id, q) for q in query_ids}
+        )
+    else:
+        gains = reference_labels(db, study_id, reference)
+        complete = reference_completeness(db, study_id, reference)
+    return ReferenceColumns(
+        gains={q: dict(sorted(units.items())) for q, units in gains.items()}, complete=complete
+    )
+
+
+def run_columns(
     db: sqlite_utils.Database,
     study_id: str,
     run_name: str,
-    reference: str | None,
-    query_ids: Iterable[str] | None,
-) -> list[Observation]:
-    study = get_study(db, study_id)
+    reference: ReferenceColumns,
+    query_ids: list[str] | None = None,
+) -> RunColumns:
+    """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`."""
     run = get_run(db, study_id, run_name)
-    scope = None if query_ids is None else list(dict.fromkeys(query_ids))
-    if reference is None:
-        # Given queries only: resolve just their labels (the live views ask per query).
-        labels = resolved_gains(db, study_id, scope, conflicts=True)
-        complete = (
-            completeness_states(db, study_id) if scope is None
-            else {q: is_complete(db, study_id, q) for q in scope}
-        )
-    else:
-        labels = reference_labels(db, study_id, reference)
-        complete = reference_completeness(db, study_id, reference)
+    rankings = _run_rankings(db, run.run_id, query_ids)
+    wanted = _query_set(rankings, reference.gains, reference.complete, query_ids)
+    no_ranking: tuple[list[str], list[float | None]] = ([], [])
+    return RunColumns(
+        run=run,
+        query_ids=wanted,
+        returned_ids=[rankings.get(q, no_ranking)[0] for q in wanted],
+        permitted_ids=permitted_ids_for_run(db, run),
+    )
+
+
+def _query_set(
+    rankings: dict, gains: dict, complete: dict, scope: list[str] | None
+) -> list[str]:
+    if scope is not None:
+        return scope
+    return sorted(set(rankings) | set(gains) | set(complete), key=natural_key)
+
+
+def _run_observations(
+    db: sqlite_utils.Database,
+    study: StudyIn,
+    run: RunInfo,
+    reference: str | None,
+    scope: list[str] | None,
+    labels: dict[str, list[Label]],
+    complete: dict[str, bool],
+) -> list[Observation]:
     rankings = _run_rankings(db, run.run_id, scope)
-    if scope is None:
-        wanted = sorted(set(rankings) | set(labels) | set(complete), key=natural_key)
-    else:
-        wanted = scope
+    wanted = _query_set(rankings, labels, complete, scope)
     permitted = permitted_ids_for_run(db, run)
     no_ranking: tuple[list[str], list[float | None]] = ([], [])
+    no_labels: list[Label] = []
     observations: list[Observation] = []
     for query_id in wanted:
         units, scores = rankings.get(query_id, no_ranking)
-        gains = labels.get(query_id, {})
         observations.append(
             Observation(
                 query_id=query_id,
@@ -174,7 +241,7 @@ def _observations_for_run(
                 k=run.k,
                 returned_ids=units if units else [],
                 scores=None if None in scores else (scores if scores else []),
-                labels=[_label(u, g) for u, g in sorted(gains.items())],
+                labels=labels.get(query_id, no_labels),
                 population_complete=complete.get(query_id, False),
                 scan_complete=run.scan_complete,
                 permitted_ids=None if permitted is None else list(permitted),
@@ -192,7 +259,7 @@ def tied_score_pairs(observations: Iterable[Observation]) -> int:
 
 
 @dataclass(frozen=True, eq=False)
-class RunColumns:
+class RunEvidenceColumns:
     """One stored run over a query set, column by column: the fields of its observations
     that the metric computer reads (``gains``: unit -> gain, or the sorted tuple of the
     gains a unit in conflict may have; in unit id order)."""
@@ -212,7 +279,7 @@ def runs_as_columns(
     study_id: str,
     run_names: Sequence[str],
     reference: str | None = None,
-) -> list[RunColumns]:
+) -> list[RunEvidenceColumns]:
     """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
     of their query sets (in natural query order), reading the reference once."""
     get_study(db, study_id)
@@ -234,7 +301,7 @@ def runs_as_columns(
     out = []
     for run, ranking in zip(runs, rankings, strict=True):
         none: list[str] = []
-        out.append(RunColumns(
+        out.append(RunEvidenceColumns(
             run_name=run.name,
             query_ids=wanted,
             k=run.k,
