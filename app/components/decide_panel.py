@@ -78,3 +78,23 @@ def show_verdict_panel(state: DecideState) -> None:
         ]
         if lines:
             st.caption(escape_markdown("Other measures: " + " · ".join(lines)))
+
+
+#: Below 640 px Streamlit stacks the columns: the panel goes under the item, so a one-line
+#: verdict is shown above the item there (and hidden where the panel is beside the item).
+_NARROW_ONLY = """<style>
+@media (min-width: 641px) { .st-key-rl_verdict_line { display: none; } }
+</style>"""
+
+
+def show_verdict_line(state: DecideState) -> None:
+    """The verdict in one line, for narrow screens (keyed ``rl_verdict_line``)."""
+    decision = state.decision
+    parts = [f"{decision.measure}: {decision.verdict_text}"]
+    if decision.verdict == "undecided" and decision.lower is not None:
+        parts.append(f"[{decision.lower:+.4f}, {decision.upper:+.4f}]")
+        if state.labels_to_decide is not None:
+            parts.append(f"about {state.labels_to_decide} labels still needed")
+    st.html(_NARROW_ONLY)
+    with st.container(key="rl_verdict_line"):
+        st.caption(escape_markdown(" · ".join(parts) + " (the panel below says more)"))

@@ -35,6 +35,7 @@ from app.components.decide_panel import (
     DECIDE,
     DECIDE_PARAMS,
     QUEUES,
+    show_verdict_line,
     show_verdict_panel,
 )
 from app.components.information_need import show_information_need
@@ -104,6 +105,8 @@ _FLASH_KEY = "_rl_flash"
 _NOTICE_KEY = "_rl_notice"
 #: (study, annotator) -> the ItemToken of the item this session has on screen.
 _SCREEN_KEY = "_rl_screen"
+#: (study, annotator) -> the ItemToken last on screen (numbers its next showing).
+_LAST_SHOWN_KEY = "_rl_last_shown"
 #: A refused label waiting for the annotator's decision (the item changed since shown).
 _CONFIRM_KEY = "_rl_confirm"
 #: Label event ids this session wrote (a refusal caused only by them is a double press).
@@ -152,6 +155,23 @@ def _screens() -> dict:
 
 def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
     return _screens().get((study_id, annotator))
+
+
+def _put_on_screen(study_id: str, query_id: str | None, unit_id: str | None,
+                   annotator: str) -> None:
+    """Make the item's token the one on screen (None: no item on screen).
+
+    Showing numbers keep counting after a screen without an item (a finished query, a
+    decided measure): a number is never given to two showings, so a key press held for
+    an earlier showing can never pass for the next one.
+    """
+    shown: dict = st.session_state.setdefault(_LAST_SHOWN_KEY, {})
+    token = None
+    if query_id is not None and unit_id is not None:
+        token = show_item(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
+                          annotator=annotator, previous=shown.get((study_id, annotator)))
+        shown[(study_id, annotator)] = token
+    _screens()[(study_id, annotator)] = token
 
 
 def _own_events() -> set[int]:
@@ -570,14 +590,14 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
     state = _cached_state(sid, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(db, sid, state.items, annotator, passed)
-    token = None
-    if item is not None:
-        token = show_item(db, study_id=sid, query_id=item.query_id, unit_id=item.unit_id,
-                          annotator=annotator, previous=_on_screen(sid, annotator))
-    _screens()[(sid, annotator)] = token
-    show_flash(_FLASH_KEY)
-    show_flash(_NOTICE_KEY)
-    _show_refused()
+    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
+                   annotator)
+    token = _on_screen(sid, annotator)
+    with st.container():  # one slot, so the messages never shift the columns below
+        show_flash(_FLASH_KEY)
+        show_flash(_NOTICE_KEY)
+        _show_refused()
+    show_verdict_line(state)
     work, panel = st.columns([3, 2])
     with panel:
         show_verdict_panel(state)
@@ -591,6 +611,14 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
                 st.caption("No other offered measure is undecided.")
     with work, st.container(border=True):
         if token is None or item is None:
+            if state.settled:
+                st.markdown(escape_markdown(
+                    f"Nothing left to label for {target.measure}: the evidence has decided "
+                    "it. Take the next undecided measure, or choose another measure or runs "
+                    "above."))
+            elif state.decision.verdict == "undecidable":
+                st.markdown(escape_markdown(
+                    f"Nothing to label here for {target.measure} yet: see the panel for why."))
             if state.decision.verdict == "undecided":
                 st.info("Every item of the queue is labeled by you or waits for a reviewer "
                         "(in conflict): adjudicate on the Annotator agreement page.")
@@ -645,11 +673,8 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     walk = _walk(sid, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
-    token = None
-    if current is not None:
-        token = show_item(db, study_id=sid, query_id=query_id, unit_id=current,
-                          annotator=annotator, previous=_on_screen(sid, annotator))
-    _screens()[(sid, annotator)] = token
+    _put_on_screen(sid, query_id if current else None, current, annotator)
+    token = _on_screen(sid, annotator)
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(db, sid, query_id, expanded=True)
