@@ -636,13 +636,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
                          _mine(sid, item.query_id, annotator))
         _buttons(token, None)
         _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
-        st.text_input("Note (saved with your label for this item; Esc leaves the field)",
-                      key=_note_widget(token), max_chars=MAX_NOTE_CHARS, live="700ms",
-                      on_change=_on_note, args=(token,))
-        if doc is not None:
-            with st.container(height=240):
-                st.markdown(highlight_terms(doc[0], query_text))
-            st.caption(escape_markdown(doc[1]))
+        _note_and_text(token, doc, query_text)
 
 
 @st.fragment
@@ -703,13 +697,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
             doc = _item_head(study, query_id, query_text, token, position, ranks, mine)
             _buttons(token, order)
             _undo_and_browse(sid, query_id, annotator, current, order)
-            st.text_input("Note (saved with your label for this item; Esc leaves the field)",
-                          key=_note_widget(token), max_chars=MAX_NOTE_CHARS, live="700ms",
-                          on_change=_on_note, args=(token,))
-            if doc is not None:
-                with st.container(height=240):
-                    st.markdown(highlight_terms(doc[0], query_text))
-                st.caption(escape_markdown(doc[1]))
+            _note_and_text(token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
     results = query_results_by_run(db, sid, query_id)
@@ -721,6 +709,17 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
     _completeness(sid, query_id, annotator, qp)
     _search(study, query_id, query_text, annotator, set(order))
+
+
+def _note_and_text(token: ItemToken, doc: tuple[str, str] | None, query_text: str) -> None:
+    """The item's note field, then its text (terms highlighted) and provenance."""
+    st.text_input("Note (saved with your label for this item; Esc leaves the field)",
+                  key=_note_widget(token), max_chars=MAX_NOTE_CHARS, live="700ms",
+                  on_change=_on_note, args=(token,))
+    if doc is not None:
+        with st.container(height=240):
+            st.markdown(highlight_terms(doc[0], query_text))
+        st.caption(escape_markdown(doc[1]))
 
 
 def _note_widget(token: ItemToken) -> str:

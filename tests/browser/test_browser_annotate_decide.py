@@ -114,6 +114,16 @@ def _truth(item: str) -> int:
     return simulated_gain(query, DOCS[unit])
 
 
+def _timed_label(page) -> float:
+    """Seconds from the key press of one label to the verdict panel's new text."""
+    old = _verdict(page)
+    item = _item_on_screen(page)
+    started = time.perf_counter()
+    page.keyboard.press(str(_truth(item)))
+    page.wait_for_function("(old) => window.__rd.verdict() !== old", arg=old)
+    return time.perf_counter() - started
+
+
 def _label_impatiently(page, until: re.Pattern, timeout_s: float) -> None:
     """Press the demo judge's grade for the item on screen every ~60 ms until the verdict
     panel matches ``until`` (the presses that come before the next item is on screen are
@@ -195,14 +205,7 @@ def test_a_lead_labels_the_decide_queue_and_watches_the_verdict_change(
     page.screenshot(path=str(SHOTS / "decide-desktop-before.png"), full_page=True)
 
     # One label at a time first: how long the verdict takes to follow a label.
-    timings = []
-    for _ in range(1):
-        old = _verdict(page)
-        item = _item_on_screen(page)
-        started = time.perf_counter()
-        page.keyboard.press(str(_truth(item)))
-        page.wait_for_function("(old) => window.__rd.verdict() !== old", arg=old)
-        timings.append(time.perf_counter() - started)
+    timings = [_timed_label(page)]
     _label_impatiently(page, re.compile(r"RR@10: (tied|decided)"), 90)
     wait_quiet(page)
     panel = _verdict(page)
@@ -230,13 +233,7 @@ def test_a_lead_labels_the_decide_queue_and_watches_the_verdict_change(
     assert "queue=decide" in page.url and "measure=P%4010" in page.url, page.url
     start = _library(app_server.db_path, "P@10")
     assert _interval_of(start) in _verdict(page)
-    for _ in range(3):  # timed again, on P@10
-        old = _verdict(page)
-        item = _item_on_screen(page)
-        started = time.perf_counter()
-        page.keyboard.press(str(_truth(item)))
-        page.wait_for_function("(old) => window.__rd.verdict() !== old", arg=old)
-        timings.append(time.perf_counter() - started)
+    timings += [_timed_label(page) for _ in range(3)]  # timed again, on P@10
     _label_impatiently(page, re.compile(r"P@10: decided"), 240)
     wait_quiet(page)
     assert page.evaluate("() => window.__noReload") == "still here", "the page was reloaded"
