@@ -131,6 +131,8 @@ RUN_B_KEY = "rl_decide_run_b"
 MEASURE_KEY = "rl_decide_measure"
 #: The queue parameters this session last wrote into the address (others are a new request).
 _ADDRESS_DECIDE_KEY = "_rl_address_decide"
+#: The queue selector's and the runs and measure selectors' values, kept across pages.
+_DECIDE_KEEP_KEY = "_rl_decide_keep"
 #: (study, query, unit) skipped or can't-judge in the to-decide queue in this session.
 _DECIDE_PASSED_KEY = "_rl_decide_passed"
 #: The query of this session's last label from the to-decide queue (what Undo cancels).
@@ -480,8 +482,11 @@ def _address_decide() -> tuple[str, ...]:
 
 def _queue_mode(study: StudyIn) -> str:
     """The queue selector; a new ``?queue=`` in the address (not this session's own) sets it."""
+    # Streamlit drops a widget's state on a page that did not draw it: restore the choice
+    for key, value in st.session_state.get(_DECIDE_KEEP_KEY, {}).items():
+        st.session_state.setdefault(key, value)
     wanted = _address_decide()
-    if wanted != st.session_state.get(_ADDRESS_DECIDE_KEY):
+    if any(wanted) and wanted != st.session_state.get(_ADDRESS_DECIDE_KEY):
         queue = wanted[0] or BLOCKING
         if queue in QUEUES:
             st.session_state[MODE_KEY] = queue
@@ -497,6 +502,7 @@ def _queue_mode(study: StudyIn) -> str:
                     horizontal=True,
                     help="The blocking order walks one query's pool; the to-decide queue "
                          "walks the unknown items whose labels can decide run A against run B.")
+    _keep(MODE_KEY)
     if mode == BLOCKING:
         for name in DECIDE_PARAMS:
             if name in st.query_params:
@@ -519,6 +525,10 @@ def _address_target(study: StudyIn, run_a: str, run_b: str, measure: str) -> Non
     st.session_state[RUN_A_KEY] = target.run_a
     st.session_state[RUN_B_KEY] = target.run_b
     st.session_state[MEASURE_KEY] = target.measure
+
+
+def _keep(key: str) -> None:
+    st.session_state.setdefault(_DECIDE_KEEP_KEY, {})[key] = st.session_state.get(key)
 
 
 def _default_target(runs: list[str]) -> tuple[str, str]:
@@ -548,6 +558,8 @@ def _decide_target(study: StudyIn) -> DecideTarget | None:
         st.selectbox("Run A", runs, key=RUN_A_KEY)
         st.selectbox("Run B", runs, key=RUN_B_KEY)
         st.selectbox("Measure", measures, key=MEASURE_KEY)
+    for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY):
+        _keep(key)
     try:
         target = decide_target(db, study.study_id, st.session_state[RUN_A_KEY],
                                st.session_state[RUN_B_KEY], st.session_state[MEASURE_KEY])

@@ -211,3 +211,15 @@ def test_undo_in_the_queue_cancels_the_last_label_and_the_verdict_follows(
     assert resolve_unit_in_store(db, DEMO_STUDY_ID, query, unit) is None
     assert "[+0.0000, +0.0400]" in _text(at.markdown)
     assert _shown(at) == (query, unit)
+
+
+def test_the_decide_queue_survives_a_visit_to_another_page(demo_store: Path) -> None:
+    at = _decide("RR@10")
+    shown = _shown(at)
+    at.switch_page("views/home.py").run()
+    at.switch_page(ANNOTATE).run()
+    assert not at.exception, at.exception
+    assert at.radio(key="rl_queue_mode").value == "decide"
+    assert at.selectbox(key="rl_decide_measure").value == "RR@10"
+    assert _shown(at) == shown
+    assert _param(at, "queue") == "decide" and _param(at, "measure") == "RR@10"
