@@ -4,10 +4,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from store_fixtures import built_demo
 
 from evalcore.analysis.decision import decide, evaluate_stored_pair
 from evalcore.analysis.decision_queue import decide_queue
-from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS, build_demo
+from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS
 from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     TargetError,
@@ -23,11 +24,7 @@ A, B = RUN_PROTOCOLS
 
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "demo.sqlite"
-    db = open_store(path)
-    build_demo(db)
-    db.conn.close()
-    return path
+    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
 
 
 @pytest.fixture

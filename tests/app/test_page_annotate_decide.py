@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from app_harness import ENTRY, grade_button
+from store_fixtures import built_demo
 from streamlit.testing.v1 import AppTest
 
 from evalcore.demo.corpus import demo_documents
-from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS, build_demo, simulated_gain
+from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS, simulated_gain
 from evalcore.live.decide_state import decide_state, decide_target
 from evalcore.store.connection import open_store
 from evalcore.store.resolution import resolve_unit_in_store
@@ -25,11 +26,7 @@ DOCS = {d.doc_id: d for d in demo_documents()}
 
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "demo.sqlite"
-    db = open_store(path)
-    build_demo(db)
-    db.conn.close()
-    return path
+    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
 
 
 @pytest.fixture
