@@ -25,6 +25,8 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 from annotate_watch import open_annotate, presses, shown, shown_at, wait_quiet  # noqa: E402
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app_process  # noqa: E402
 
+from evalcore.demo.corpus import demo_documents  # noqa: E402
+from evalcore.demo.study import simulated_gain  # noqa: E402
 from evalcore.store.connection import open_store  # noqa: E402
 
 
@@ -55,11 +57,14 @@ def key_to_next_item(page, url: str, count: int) -> list[float]:
 
 
 def mark_complete(page, url: str, db_path: Path) -> float:
-    """Label every pooled item of q13 (no label in the demo; not timed), then time the completeness claim."""
+    """Label every pooled item of q13 with the demo judge's grade (the demo's first pass
+    labeled its top results with the same grades: no conflict; not timed), then time the
+    completeness claim."""
+    docs = {d.doc_id: d for d in demo_documents()}
     open_annotate(page, url, annotator="bench-complete", query="q13")
     while not page.get_by_text("You have labeled every pooled item").count():
         before = len(shown(page))
-        page.keyboard.press("1")
+        page.keyboard.press(str(simulated_gain("q13", docs[shown(page)[-1]])))
         deadline = time.monotonic() + 30
         while len(shown(page)) == before and time.monotonic() < deadline:
             if page.get_by_text("You have labeled every pooled item").count():

@@ -29,3 +29,13 @@ def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     return {
         n: sorted(db.execute(f"SELECT * FROM [{n}]").fetchall(), key=repr) for n in names
     }
+
+
+def built_demo(path: Path) -> Path:
+    """The demo study built into a new store file at ``path`` (closed, ready to copy)."""
+    from evalcore.demo.study import build_demo
+
+    db = open_store(path)
+    build_demo(db)
+    db.conn.close()
+    return path

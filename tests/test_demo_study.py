@@ -113,3 +113,37 @@ def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path) -> None:
     paired = re.match(r"computed on (\d+) of 25 queries", comparison.summary)
     assert paired is not None, comparison.summary
     assert int(paired.group(1)) > 0
+
+
+def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path) -> None:
+    """Every query has labels (a first pass at least), so P@10 and RR@10 are undecided,
+    not undecidable, and a few labels of the to-decide queue can settle them; nDCG and
+    recall stay unavailable where the relevant set is not complete."""
+    from evalcore.analysis.decision import decide_measure, evaluate_stored_pair
+    from evalcore.analysis.decision_queue import decide_queue
+    from evalcore.demo.study import CANT_JUDGE
+    from evalcore.store.cant_judge import cant_judge_units
+    from evalcore.store.resolution import resolve_query
+
+    db = open_store(tmp_path / "demo.sqlite")
+    build_demo(db)
+    progress = study_progress(db, DEMO_STUDY_ID)
+    assert all(p.labeled > 0 for p in progress.queries.values()), progress.queries
+    assert 0 < progress.labeled < progress.pooled - 50  # plenty left to label
+    a, b = RUN_PROTOCOLS
+    pair = evaluate_stored_pair(db, DEMO_STUDY_ID, a, b, ["P@10", "RR@10", "nDCG@10", "R@10"])
+    for name in ("P@10", "RR@10"):
+        decision = decide_measure(pair, name, a, b)
+        assert decision.verdict == "undecided", decision.summary
+        assert decision.lower is not None and decision.lower <= 0 <= decision.upper
+        queue = decide_queue(pair, name)
+        assert queue.items and queue.labels_to_decide is not None
+        assert 1 <= queue.labels_to_decide <= 20, queue
+    for name in ("nDCG@10", "R@10"):
+        decision = decide_measure(pair, name, a, b)
+        assert decision.verdict == "undecidable"
+        assert "population_incomplete" in decision.undecidable_reasons
+        assert "missing_reference" not in decision.undecidable_reasons
+    for query_id, unit_id, _ in CANT_JUDGE:  # left unlabeled, the mark kept
+        assert unit_id not in resolve_query(db, DEMO_STUDY_ID, query_id)
+        assert unit_id in cant_judge_units(db, DEMO_STUDY_ID, query_id, "alice")

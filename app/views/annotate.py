@@ -9,6 +9,12 @@ The address names the open query (``?query=q05``), so a reload or a link
 (the dashboard's "Label ..." links, a bookmark, a new tab) opens it;
 ``&unit=ID`` also puts that pooled item on screen.
 
+**Two queues.** The blocking order (query by query, the default) or "to decide
+A vs B" (``?queue=decide&run_a=A&run_b=B&measure=P%4010``, see
+``app/components/decide_panel.py``): the to-decide queue's items one after
+another across queries (:mod:`evalcore.live.decide_state`), beside a verdict
+panel that follows each label. Both use the same buttons, keys and item tokens.
+
 **A label lands on the item that was on screen.** Each render of an item makes
 an :class:`~evalcore.annotation.item_token.ItemToken`; the grade, skip and
 can't-judge buttons are keyed by its showing number, so a key press is tied to
@@ -24,6 +30,14 @@ import sqlite3
 import streamlit as st
 
 from app.components.chips import render_query_result
+from app.components.decide_panel import (
+    BLOCKING,
+    DECIDE,
+    DECIDE_PARAMS,
+    QUEUES,
+    show_verdict_line,
+    show_verdict_panel,
+)
 from app.components.information_need import show_information_need
 from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
@@ -50,6 +64,16 @@ from evalcore.annotation.progress import (
     StudyProgress,
     mark_pool_complete,
     query_progress,
+)
+from evalcore.live.decide_state import (
+    DECIDE_MEASURES,
+    DecideState,
+    DecideTarget,
+    TargetError,
+    decide_state,
+    decide_target,
+    next_queue_item,
+    study_run_names,
 )
 from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
@@ -81,6 +105,8 @@ _FLASH_KEY = "_rl_flash"
 _NOTICE_KEY = "_rl_notice"
 #: (study, annotator) -> the ItemToken of the item this session has on screen.
 _SCREEN_KEY = "_rl_screen"
+#: (study, annotator) -> the ItemToken last on screen (numbers its next showing).
+_LAST_SHOWN_KEY = "_rl_last_shown"
 #: A refused label waiting for the annotator's decision (the item changed since shown).
 _CONFIRM_KEY = "_rl_confirm"
 #: Label event ids this session wrote (a refusal caused only by them is a double press).
@@ -98,6 +124,19 @@ QUERY_PARAM = "query"
 UNIT_PARAM = "unit"
 #: The query this session last wrote into the address: a different one there is a new request.
 _ADDRESS_QUERY_KEY = "_rl_address_query"
+#: The queue selector ("blocking" or "decide") and the to-decide queue's runs and measure.
+MODE_KEY = "rl_queue_mode"
+RUN_A_KEY = "rl_decide_run_a"
+RUN_B_KEY = "rl_decide_run_b"
+MEASURE_KEY = "rl_decide_measure"
+#: The queue parameters this session last wrote into the address (others are a new request).
+_ADDRESS_DECIDE_KEY = "_rl_address_decide"
+#: The queue selector's and the runs and measure selectors' values, kept across pages.
+_DECIDE_KEEP_KEY = "_rl_decide_keep"
+#: (study, query, unit) skipped or can't-judge in the to-decide queue in this session.
+_DECIDE_PASSED_KEY = "_rl_decide_passed"
+#: The query of this session's last label from the to-decide queue (what Undo cancels).
+_DECIDE_LAST_KEY = "_rl_decide_last"
 
 
 def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
@@ -118,6 +157,23 @@ def _screens() -> dict:
 
 def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
     return _screens().get((study_id, annotator))
+
+
+def _put_on_screen(study_id: str, query_id: str | None, unit_id: str | None,
+                   annotator: str) -> None:
+    """Make the item's token the one on screen (None: no item on screen).
+
+    Showing numbers keep counting after a screen without an item (a finished query, a
+    decided measure): a number is never given to two showings, so a key press held for
+    an earlier showing can never pass for the next one.
+    """
+    shown: dict = st.session_state.setdefault(_LAST_SHOWN_KEY, {})
+    token = None
+    if query_id is not None and unit_id is not None:
+        token = show_item(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
+                          annotator=annotator, previous=shown.get((study_id, annotator)))
+        shown[(study_id, annotator)] = token
+    _screens()[(study_id, annotator)] = token
 
 
 def _own_events() -> set[int]:
@@ -158,15 +214,20 @@ def _show_refused() -> None:
             text + (f" (×{n})" if n > 1 else "") for text, n in counted.items())))
 
 
-def _on_grade(token: ItemToken, gain: int, order: list[str]) -> None:
+def _on_grade(token: ItemToken, gain: int, order: list[str] | None) -> None:
     _write_label(token, gain, order, check_screen=True)
 
 
-def _write_label(token: ItemToken, gain: int, order: list[str], *, check_screen: bool) -> None:
-    """Write ``gain`` for the token's item if it is still what was shown; then move on."""
+def _write_label(token: ItemToken, gain: int, order: list[str] | None, *,
+                 check_screen: bool) -> None:
+    """Write ``gain`` for the token's item if it is still what was shown; then move on
+    (``order`` None: the to-decide queue, whose next item is the queue's head)."""
     if _try_label(token, gain, note=_note_of(token), check_screen=check_screen) is None:
         return
     st.session_state.pop(_CONFIRM_KEY, None)
+    if order is None:
+        st.session_state[_DECIDE_LAST_KEY] = token.query_id
+        return
     walk = _walk(token.study_id, token.annotator, token.query_id)
     if token.unit_id in walk.skipped:
         walk.skipped.remove(token.unit_id)
@@ -228,7 +289,8 @@ def _item_changed(token: ItemToken, gain: int, note: str, error: ItemChangedErro
     st.session_state[_CONFIRM_KEY] = (token, gain, note, error.newer)
 
 
-def _on_confirm(token: ItemToken, gain: int, note: str, newest: int, order: list[str]) -> None:
+def _on_confirm(token: ItemToken, gain: int, note: str, newest: int,
+                order: list[str] | None) -> None:
     """The annotator saw the newer label and still wants theirs: write over it (checked again)."""
     st.session_state.pop(_CONFIRM_KEY, None)
     confirmed = token.model_copy(update={"seen_event": newest})
@@ -241,7 +303,7 @@ def _on_keep() -> None:
     st.session_state.pop(_CONFIRM_KEY, None)
 
 
-def _on_pass(token: ItemToken, order: list[str], cant_judge: bool) -> None:
+def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> None:
     sid, query_id, unit_id, annotator = (token.study_id, token.query_id, token.unit_id,
                                          token.annotator)
     try:
@@ -263,14 +325,17 @@ def _on_pass(token: ItemToken, order: list[str], cant_judge: bool) -> None:
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
         return
+    if order is None:  # the to-decide queue: passed items come back when nothing else is left
+        st.session_state.setdefault(_DECIDE_PASSED_KEY, set()).add((sid, query_id, unit_id))
     if cant_judge:
         if unit_id not in walk.cant_judge:
             walk.cant_judge.append(unit_id)
         flash(_FLASH_KEY, "toast", f"Can't judge {unit_id}: left unlabeled")
     elif unit_id not in walk.skipped:
         walk.skipped.append(unit_id)
-    walk.cursor = next_unlabeled(order, _mine(sid, query_id, annotator), walk.passed,
-                                 after=unit_id)
+    if order is not None:
+        walk.cursor = next_unlabeled(order, _mine(sid, query_id, annotator), walk.passed,
+                                     after=unit_id)
 
 
 def _on_note(token: ItemToken) -> None:
@@ -408,12 +473,195 @@ def _open_address_unit(study_id: str, query_id: str, annotator: str) -> None:
                                    f"pool of query {query_id}."))
 
 
+# --- the "to decide A vs B" queue -----------------------------------------------------
+
+
+def _address_decide() -> tuple[str, ...]:
+    return tuple(str(st.query_params.get(name, "")) for name in DECIDE_PARAMS)
+
+
+def _queue_mode(study: StudyIn) -> str:
+    """The queue selector; a new ``?queue=`` in the address (not this session's own) sets it."""
+    # Streamlit drops a widget's state on a page that did not draw it: restore the choice
+    for key, value in st.session_state.get(_DECIDE_KEEP_KEY, {}).items():
+        st.session_state.setdefault(key, value)
+    wanted = _address_decide()
+    if any(wanted) and wanted != st.session_state.get(_ADDRESS_DECIDE_KEY):
+        queue = wanted[0] or BLOCKING
+        if queue in QUEUES:
+            st.session_state[MODE_KEY] = queue
+        else:
+            st.error(escape_markdown(
+                f"The address's queue={queue!r} is not a queue of this page; valid values: "
+                f"{', '.join(QUEUES)}. Showing the {st.session_state.get(MODE_KEY, BLOCKING)} "
+                "queue."))
+        if queue == DECIDE:
+            _address_target(study, *wanted[1:])
+    st.session_state.setdefault(MODE_KEY, BLOCKING)
+    mode = st.radio("Work through", list(QUEUES), format_func=QUEUES.__getitem__, key=MODE_KEY,
+                    horizontal=True,
+                    help="The blocking order walks one query's pool; the to-decide queue "
+                         "walks the unknown items whose labels can decide run A against run B.")
+    _keep(MODE_KEY)
+    if mode == BLOCKING:
+        for name in DECIDE_PARAMS:
+            if name in st.query_params:
+                del st.query_params[name]
+        st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
+    return mode
+
+
+def _address_target(study: StudyIn, run_a: str, run_b: str, measure: str) -> None:
+    """Put the address's runs and measure in the selectors, or say which one is wrong."""
+    runs = study_run_names(get_db(), study.study_id)
+    defaults = _default_target(runs)
+    try:
+        target = decide_target(get_db(), study.study_id, run_a or defaults[0],
+                               run_b or defaults[1], measure or DECIDE_MEASURES[0])
+    except TargetError as error:
+        st.error(escape_markdown(f"The address asks for {error}. Choose the runs and the "
+                                 "measure below."))
+        return
+    st.session_state[RUN_A_KEY] = target.run_a
+    st.session_state[RUN_B_KEY] = target.run_b
+    st.session_state[MEASURE_KEY] = target.measure
+
+
+def _keep(key: str) -> None:
+    st.session_state.setdefault(_DECIDE_KEEP_KEY, {})[key] = st.session_state.get(key)
+
+
+def _default_target(runs: list[str]) -> tuple[str, str]:
+    return (runs[0] if runs else "", runs[1] if len(runs) > 1 else "")
+
+
+def _decide_target(study: StudyIn) -> DecideTarget | None:
+    """The runs and measure selectors; the target they name (written to the address)."""
+    db = get_db()
+    runs = study_run_names(db, study.study_id)
+    if len(runs) < 2:
+        st.info(f"The to-decide queue compares two runs; this study has {len(runs)}. "
+                "Create or import runs on the Data page.")
+        return None
+    default_a, default_b = _default_target(runs)
+    for key, default in ((RUN_A_KEY, default_a), (RUN_B_KEY, default_b)):
+        if st.session_state.get(key) not in runs:
+            st.session_state[key] = default
+    measures = list(DECIDE_MEASURES)
+    if st.session_state.get(MEASURE_KEY) not in measures:
+        chosen = st.session_state.get(MEASURE_KEY)
+        if chosen:  # a measure of the catalogue the address asked for
+            measures.append(chosen)
+        else:
+            st.session_state[MEASURE_KEY] = measures[0]
+    with st.container(horizontal=True):
+        st.selectbox("Run A", runs, key=RUN_A_KEY)
+        st.selectbox("Run B", runs, key=RUN_B_KEY)
+        st.selectbox("Measure", measures, key=MEASURE_KEY)
+    for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY):
+        _keep(key)
+    try:
+        target = decide_target(db, study.study_id, st.session_state[RUN_A_KEY],
+                               st.session_state[RUN_B_KEY], st.session_state[MEASURE_KEY])
+    except TargetError as error:
+        st.error(escape_markdown(f"{error}."))
+        return None
+    for name in (QUERY_PARAM, UNIT_PARAM):
+        if name in st.query_params:
+            del st.query_params[name]
+    wanted = dict(zip(DECIDE_PARAMS, (DECIDE, target.run_a, target.run_b, target.measure),
+                      strict=True))
+    for name, value in wanted.items():
+        if st.query_params.get(name) != value:
+            st.query_params[name] = value
+    st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
+    return target
+
+
+def _cached_state(study_id: str, target: DecideTarget) -> DecideState:
+    """The queue's state, built again only when the store changed (a label, a run)."""
+    db = get_db()
+    key = ("decide", study_id, target)
+    marks = store_marks(db, study_id)
+    cache = st.session_state.setdefault("_rl_cache", {})
+    entry = cache.get(key)
+    if entry is None or entry[0] != marks:
+        entry = (marks, decide_state(db, study_id, target))
+        cache[key] = entry
+    return entry[1]
+
+
+def _on_measure(measure: str) -> None:
+    st.session_state[MEASURE_KEY] = measure
+
+
+def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> None:
+    """The queue's next item beside the verdict panel; both follow every label."""
+    db = get_db()
+    sid = study.study_id
+    state = _cached_state(sid, target)
+    passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
+    item = next_queue_item(db, sid, state.items, annotator, passed)
+    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
+                   annotator)
+    token = _on_screen(sid, annotator)
+    with st.container():  # one slot, so the messages never shift the columns below
+        show_flash(_FLASH_KEY)
+        show_flash(_NOTICE_KEY)
+        _show_refused()
+    show_verdict_line(state)
+    work, panel = st.columns([3, 2])
+    with panel:
+        show_verdict_panel(state)
+        following = state.next_undecided()
+        if state.decision.verdict != "undecided":
+            if following is not None:
+                st.button(f"Next undecided measure: {following}", key="next_measure",
+                          type="primary", shortcut="Enter", on_click=_on_measure,
+                          args=(following,))
+            else:
+                st.caption("No other offered measure is undecided.")
+    with work, st.container(border=True):
+        if token is None or item is None:
+            if state.settled:
+                st.markdown(escape_markdown(
+                    f"Nothing left to label for {target.measure}: the evidence has decided "
+                    "it. Take the next undecided measure, or choose another measure or runs "
+                    "above."))
+            elif state.decision.verdict == "undecidable":
+                st.markdown(escape_markdown(
+                    f"Nothing to label here for {target.measure} yet: see the panel for why."))
+            if state.decision.verdict == "undecided":
+                st.info("Every item of the queue is labeled by you or waits for a reviewer "
+                        "(in conflict): adjudicate on the Annotator agreement page.")
+            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+            return
+        position = (f"queue item {state.items.index(item) + 1} of {len(state.items)}"
+                    + (" · in conflict between annotators" if item.kind == "conflict" else ""))
+        query_text = query_text_of(db, sid, item.query_id)
+        st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
+        show_information_need(db, sid, item.query_id, expanded=False)
+        _confirm(token, None)
+        pool = cached_pool(db, sid, item.query_id)
+        ranks = {p.unit_id: p.ranks for p in pool}
+        doc = _item_head(study, item.query_id, query_text, token, position, ranks,
+                         _mine(sid, item.query_id, annotator))
+        _buttons(token, None)
+        _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+        _note_and_text(token, doc, query_text)
+
+
 @st.fragment
 def _annotate(study: StudyIn, annotator: str) -> None:
     """The query selector and the work area: a label re-renders only this fragment.
 
     The selector is inside, so its per-query counts ("you 3/10") follow each label.
     """
+    if _queue_mode(study) == DECIDE:
+        target = _decide_target(study)
+        if target is not None:
+            _decide_workspace(study, target, annotator)
+        return
     chosen = _queue(study, annotator)
     if chosen is not None:
         _open_address_unit(study.study_id, chosen, annotator)
@@ -431,11 +679,8 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     walk = _walk(sid, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
-    token = None
-    if current is not None:
-        token = show_item(db, study_id=sid, query_id=query_id, unit_id=current,
-                          annotator=annotator, previous=_on_screen(sid, annotator))
-    _screens()[(sid, annotator)] = token
+    _put_on_screen(sid, query_id if current else None, current, annotator)
+    token = _on_screen(sid, annotator)
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(db, sid, query_id, expanded=True)
@@ -460,16 +705,11 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
             _undo_and_browse(sid, query_id, annotator, None, order)
         else:
             _confirm(token, order)
-            doc = _item_head(study, query_id, query_text, token, order, ranks, mine)
+            position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
+            doc = _item_head(study, query_id, query_text, token, position, ranks, mine)
             _buttons(token, order)
             _undo_and_browse(sid, query_id, annotator, current, order)
-            st.text_input("Note (saved with your label for this item; Esc leaves the field)",
-                          key=_note_widget(token), max_chars=MAX_NOTE_CHARS, live="700ms",
-                          on_change=_on_note, args=(token,))
-            if doc is not None:
-                with st.container(height=240):
-                    st.markdown(highlight_terms(doc[0], query_text))
-                st.caption(escape_markdown(doc[1]))
+            _note_and_text(token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
     results = query_results_by_run(db, sid, query_id)
@@ -483,6 +723,17 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     _search(study, query_id, query_text, annotator, set(order))
 
 
+def _note_and_text(token: ItemToken, doc: tuple[str, str] | None, query_text: str) -> None:
+    """The item's note field, then its text (terms highlighted) and provenance."""
+    st.text_input("Note (saved with your label for this item; Esc leaves the field)",
+                  key=_note_widget(token), max_chars=MAX_NOTE_CHARS, live="700ms",
+                  on_change=_on_note, args=(token,))
+    if doc is not None:
+        with st.container(height=240):
+            st.markdown(highlight_terms(doc[0], query_text))
+        st.caption(escape_markdown(doc[1]))
+
+
 def _note_widget(token: ItemToken) -> str:
     """The note field's key for this showing, seeded once from the item's stored draft."""
     key = note_key(token)
@@ -493,7 +744,7 @@ def _note_widget(token: ItemToken) -> str:
     return key
 
 
-def _confirm(token: ItemToken, order: list[str]) -> None:
+def _confirm(token: ItemToken, order: list[str] | None) -> None:
     """Show the label that arrived since the item was shown, and ask before writing over it."""
     pending = st.session_state.get(_CONFIRM_KEY)
     if pending is None:
@@ -540,17 +791,16 @@ def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
 
 
 def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
-               order: list[str], ranks: dict[str, dict[str, int]],
+               position: str, ranks: dict[str, dict[str, int]],
                mine: dict[str, int]) -> tuple[str, str] | None:
     """The item's facts and title; returns its text and provenance (shown under the
     buttons, so a phone shows the buttons without scrolling) or None."""
     db = get_db()
     unit_id = token.unit_id
     doc = get_document(db, study.corpus_id, unit_id)
-    position = order.index(unit_id) + 1
-    facts = [f"item {position} of {len(order)}", unit_id]
+    facts = [position, unit_id]
     if st.session_state.get(UNBLIND_KEY):
-        facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks[unit_id].items())))
+        facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
         note = _own_note(study.study_id, query_id, unit_id, token.annotator)
@@ -584,7 +834,7 @@ def grade_label(gain: int) -> str:
     return f"{gain} · {GRADE_MEANINGS[gain]}"
 
 
-def _buttons(token: ItemToken, order: list[str]) -> None:
+def _buttons(token: ItemToken, order: list[str] | None) -> None:
     """Grade, skip and can't-judge buttons of this showing (keyed by it: see the module doc)."""
     showing = token.showing
     with st.container(horizontal=True, gap="small"):
@@ -599,12 +849,16 @@ def _buttons(token: ItemToken, order: list[str]) -> None:
                   on_click=_on_pass, args=(token, order, True))
 
 
-def _undo_and_browse(sid: str, query_id: str, annotator: str, current: str | None,
-                     order: list[str]) -> None:
+def _undo_and_browse(sid: str, query_id: str | None, annotator: str, current: str | None,
+                     order: list[str] | None) -> None:
+    """Undo (on ``query_id``) and, in the blocking order, Previous and Next."""
     with st.container(horizontal=True, gap="small"):
-        st.button("Undo", key="undo", shortcut="U",
-                  help="Cancels your last label on this query.",
-                  on_click=_on_undo, args=(sid, query_id, annotator))
+        if query_id is not None:
+            st.button("Undo", key="undo", shortcut="U",
+                      help=f"Cancels your last label on query {query_id}.",
+                      on_click=_on_undo, args=(sid, query_id, annotator))
+        if order is None:  # the to-decide queue is walked by labels, not browsed
+            return
         st.button("Previous", key="previous", shortcut="P",
                   on_click=_on_browse, args=(sid, query_id, annotator, order, current, -1))
         st.button("Next", key="next", shortcut="N",

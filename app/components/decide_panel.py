@@ -1,0 +1,100 @@
+"""The annotate page's verdict panel for the "to decide A vs B" queue, and its address.
+
+The address contract (the Compare page links here):
+``?queue=decide&run_a=<A>&run_b=<B>&measure=<canonical measure name>``, each
+value URL-encoded (``measure=P%4010``). ``queue=blocking`` (or no ``queue``) is
+the blocking order, query by query.
+"""
+
+import streamlit as st
+
+from app.components.safe_text import escape_markdown
+from evalcore.analysis.decision import Decision
+from evalcore.live.decide_state import DecideState
+
+QUEUE_PARAM = "queue"
+RUN_A_PARAM = "run_a"
+RUN_B_PARAM = "run_b"
+MEASURE_PARAM = "measure"
+DECIDE_PARAMS = (QUEUE_PARAM, RUN_A_PARAM, RUN_B_PARAM, MEASURE_PARAM)
+BLOCKING = "blocking"
+DECIDE = "decide"
+#: queue parameter value -> what the selector says.
+QUEUES = {
+    BLOCKING: "Blocking order (query by query)",
+    DECIDE: "To decide A vs B",
+}
+
+
+def interval_text(decision: Decision) -> str:
+    """``mean A − B in [lo, hi]`` (empty when the decision has no interval)."""
+    if decision.lower is None or decision.upper is None:
+        return ""
+    return (f"mean {decision.run_a} − {decision.run_b} in "
+            f"[{decision.lower:+.4f}, {decision.upper:+.4f}]")
+
+
+def settled_text(decision: Decision) -> str:
+    """What a settled verdict means, in plain words."""
+    if decision.verdict == "tied":
+        return (f"{decision.measure} is decided: tied. Every query's difference is known to "
+                "be 0, whatever the missing labels are.")
+    better = decision.run_a if decision.verdict == "a_better" else decision.run_b
+    return (f"{decision.measure} is decided: {better} is better, whatever the missing labels "
+            f"are ({interval_text(decision)}).")
+
+
+def _needed(state: DecideState) -> str:
+    n = state.labels_to_decide
+    if n is None:
+        return ("the labels at the head of the queue cannot decide it on their own: "
+                "many labels are still needed")
+    return f"about {n} label{'s' if n != 1 else ''} still needed (at least: an optimistic estimate)"
+
+
+def show_verdict_panel(state: DecideState) -> None:
+    """The target measure's verdict, its interval and the labels still needed; then the
+    other offered measures in one line each. Keyed ``rl_verdict`` (tests read it)."""
+    decision = state.decision
+    with st.container(border=True, key="rl_verdict"):
+        st.markdown("**" + escape_markdown(f"{decision.measure}: {decision.verdict_text}") + "**")
+        if decision.verdict == "undecided":
+            st.markdown(escape_markdown(interval_text(decision)))
+            st.markdown(escape_markdown(_needed(state)))
+            st.caption(escape_markdown(
+                f"{decision.n_unknown_units} unknown units can still move it; "
+                f"{decision.n_known} of {decision.n_queries} queries' differences are known."))
+        elif state.settled:
+            st.success(escape_markdown(settled_text(decision)))
+        else:
+            st.warning(escape_markdown(
+                decision.summary + ". Labels from this queue cannot decide it; the blocking "
+                "order lists what lifts those reasons."))
+        lines = [
+            f"{d.measure}: {d.verdict_text}"
+            + (f" [{d.lower:+.4f}, {d.upper:+.4f}]" if d.lower is not None and d.upper is not None
+               and d.verdict == "undecided" else "")
+            for d in state.decisions if d.measure != decision.measure
+        ]
+        if lines:
+            st.caption(escape_markdown("Other measures: " + " · ".join(lines)))
+
+
+#: Below 640 px Streamlit stacks the columns: the panel goes under the item, so a one-line
+#: verdict is shown above the item there (and hidden where the panel is beside the item).
+_NARROW_ONLY = """<style>
+@media (min-width: 641px) { .st-key-rl_verdict_line { display: none; } }
+</style>"""
+
+
+def show_verdict_line(state: DecideState) -> None:
+    """The verdict in one line, for narrow screens (keyed ``rl_verdict_line``)."""
+    decision = state.decision
+    parts = [f"{decision.measure}: {decision.verdict_text}"]
+    if decision.verdict == "undecided" and decision.lower is not None:
+        parts.append(f"[{decision.lower:+.4f}, {decision.upper:+.4f}]")
+        if state.labels_to_decide is not None:
+            parts.append(f"about {state.labels_to_decide} labels still needed")
+    st.html(_NARROW_ONLY)
+    with st.container(key="rl_verdict_line"):
+        st.caption(escape_markdown(" · ".join(parts) + " (the panel below says more)"))

@@ -1,0 +1,152 @@
+"""The annotate page's "to decide A vs B" queue: its target, its state, its next item.
+
+A lead picks two runs and a measure (:class:`DecideTarget`, validated by
+:func:`decide_target` so a bad address names the parameter and lists the valid
+values). :func:`decide_state` then reads the store once: the verdict of every
+offered measure (:mod:`evalcore.analysis.decision`, so the page can offer the
+next undecided one) and the to-decide queue of the target measure
+(:mod:`evalcore.analysis.decision_queue`, in its order). The page shows the
+queue's items one after another with :func:`next_queue_item`; after each label
+it builds the state again, so the verdict, its interval and the labels still
+needed follow the evidence.
+"""
+
+from collections.abc import Collection, Sequence
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.analysis.decision import Decision, decide_measure, evaluate_stored_pair
+from evalcore.analysis.decision_queue import DecideItem, decide_queue
+from evalcore.contract.measures import UnknownMeasure, parse_measure
+from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.runs import list_runs
+
+#: The measures the annotate page offers (any measure of the catalogue is accepted too).
+DECIDE_MEASURES: tuple[str, ...] = ("P@10", "RR@10", "Success@10", "P@5", "nDCG@10", "R@10")
+#: Verdicts that settle a comparison: no label can change them.
+SETTLED = frozenset({"a_better", "b_better", "tied"})
+
+
+class DecideTarget(BaseModel):
+    """What the queue decides: ``run_a - run_b`` on ``measure`` (its canonical name)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_a: str
+    run_b: str
+    measure: str
+
+
+class TargetError(ValueError):
+    """A parameter of the queue is not valid: names it, says why, lists the valid values."""
+
+    def __init__(self, parameter: str, value: str, problem: str, valid: Sequence[str]) -> None:
+        self.parameter = parameter
+        self.value = value
+        self.valid = list(valid)
+        listed = ", ".join(valid) if valid else "(none)"
+        super().__init__(f"{parameter}={value!r} {problem}; valid values: {listed}")
+
+
+def study_run_names(db: sqlite_utils.Database, study_id: str) -> list[str]:
+    return [run.name for run in list_runs(db, study_id)]
+
+
+def decide_target(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    measure: str,
+    measures: Sequence[str] = DECIDE_MEASURES,
+) -> DecideTarget:
+    """The target named by the three values, or :class:`TargetError` for the first bad one."""
+    runs = study_run_names(db, study_id)
+    for parameter, value in (("run_a", run_a), ("run_b", run_b)):
+        if value not in runs:
+            raise TargetError(parameter, value, f"is not a run of study {study_id!r}", runs)
+    if run_a == run_b:
+        raise TargetError("run_b", run_b, "is the same run as run_a (compare two different runs)",
+                          [r for r in runs if r != run_a])
+    try:
+        canonical = parse_measure(measure).canonical
+    except UnknownMeasure as error:
+        raise TargetError("measure", measure, f"is not a measure ({error})",
+                          list(measures)) from None
+    return DecideTarget(run_a=run_a, run_b=run_b, measure=canonical)
+
+
+class DecideState(BaseModel):
+    """The verdicts and the target measure's queue, read from the store at one moment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    target: DecideTarget
+    #: The target measure's decision.
+    decision: Decision
+    #: Every offered measure's decision (the target's included), in the offered order.
+    decisions: list[Decision]
+    #: The target measure's to-decide queue, in its order (empty when settled or undecidable).
+    items: list[DecideItem]
+    n_candidates: int
+    #: Estimated labels still needed (optimistic; None: the queue's head cannot reach it).
+    labels_to_decide: int | None
+
+    @property
+    def settled(self) -> bool:
+        return self.decision.verdict in SETTLED
+
+    def next_undecided(self) -> str | None:
+        """The first measure after the target (cyclically) whose verdict is undecided."""
+        names = [d.measure for d in self.decisions]
+        start = names.index(self.target.measure) if self.target.measure in names else -1
+        for step in range(1, len(names) + 1):
+            decision = self.decisions[(start + step) % len(names)]
+            if decision.verdict == "undecided" and decision.measure != self.target.measure:
+                return decision.measure
+        return None
+
+
+def decide_state(
+    db: sqlite_utils.Database,
+    study_id: str,
+    target: DecideTarget,
+    measures: Sequence[str] = DECIDE_MEASURES,
+) -> DecideState:
+    """Both runs evaluated once on every offered measure: the verdicts and the target's queue."""
+    names = list(dict.fromkeys([parse_measure(m).canonical for m in measures] + [target.measure]))
+    pair = evaluate_stored_pair(db, study_id, target.run_a, target.run_b, names)
+    decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
+    decision = decisions[names.index(target.measure)]
+    if decision.verdict == "undecided":
+        queue = decide_queue(pair, target.measure, limit=None)
+        items, n, needed = queue.items, queue.n_candidates, queue.labels_to_decide
+    else:
+        items, n, needed = [], 0, None
+    return DecideState(target=target, decision=decision, decisions=decisions, items=items,
+                       n_candidates=n, labels_to_decide=needed)
+
+
+def next_queue_item(
+    db: sqlite_utils.Database,
+    study_id: str,
+    items: Sequence[DecideItem],
+    annotator: str,
+    passed: Collection[tuple[str, str]] = (),
+) -> DecideItem | None:
+    """The first item of the queue the annotator can label now: not passed (skipped or
+    can't-judge in this session) and not already labeled by them (a unit in conflict the
+    annotator has a label on waits for a reviewer, not for another label of theirs).
+    Passed items come back once nothing else is left."""
+    later = None
+    for item in items:
+        if item.kind == "conflict":
+            resolved = resolve_unit_in_store(db, study_id, item.query_id, item.unit_id)
+            if resolved is not None and annotator in resolved.annotators:
+                continue
+        if (item.query_id, item.unit_id) in passed:
+            later = later or item
+            continue
+        return item
+    return later

@@ -1,0 +1,100 @@
+"""The annotate page's to-decide queue in the library (evalcore.live.decide_state)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from store_fixtures import built_demo
+
+from evalcore.analysis.decision import decide, evaluate_stored_pair
+from evalcore.analysis.decision_queue import decide_queue
+from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS
+from evalcore.live.decide_state import (
+    DECIDE_MEASURES,
+    TargetError,
+    decide_state,
+    decide_target,
+    next_queue_item,
+)
+from evalcore.store.connection import open_store
+from evalcore.store.labels import record_label
+
+A, B = RUN_PROTOCOLS
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
+
+
+@pytest.fixture
+def db(demo_file: Path, tmp_path: Path):
+    shutil.copy(demo_file, tmp_path / "d.sqlite")
+    store = open_store(tmp_path / "d.sqlite")
+    yield store
+    store.conn.close()
+
+
+@pytest.mark.parametrize(("run_a", "run_b", "measure", "parameter", "valid"), [
+    ("nope", B, "P@10", "run_a", [A, B]),
+    (A, "", "P@10", "run_b", [A, B]),
+    (A, A, "P@10", "run_b", [B]),
+    (A, B, "Q@10", "measure", list(DECIDE_MEASURES)),
+    (A, B, "P@-1", "measure", list(DECIDE_MEASURES)),
+])
+def test_a_bad_target_names_its_parameter_and_the_valid_values(db, run_a, run_b, measure,
+                                                               parameter, valid) -> None:
+    with pytest.raises(TargetError) as caught:
+        decide_target(db, DEMO_STUDY_ID, run_a, run_b, measure)
+    assert caught.value.parameter == parameter and caught.value.valid == valid
+    assert str(caught.value).startswith(f"{parameter}=") and ", ".join(valid) in str(caught.value)
+
+
+def test_a_target_names_the_measure_canonically(db) -> None:
+    assert decide_target(db, DEMO_STUDY_ID, A, B, "ndcg@10").measure == "nDCG@10"
+    assert decide_target(db, DEMO_STUDY_ID, B, A, "mrr@10").measure == "RR@10"
+
+
+def test_the_state_is_the_library_verdict_and_queue(db) -> None:
+    state = decide_state(db, DEMO_STUDY_ID, decide_target(db, DEMO_STUDY_ID, A, B, "P@10"))
+    expected = decide(db, DEMO_STUDY_ID, A, B, list(DECIDE_MEASURES))
+    assert [d.model_dump() for d in state.decisions] == [d.model_dump() for d in expected]
+    assert state.decision.measure == "P@10" and state.decision.verdict == "undecided"
+    queue = decide_queue(evaluate_stored_pair(db, DEMO_STUDY_ID, A, B, ["P@10"]), "P@10",
+                         limit=None)
+    assert [(i.query_id, i.unit_id) for i in state.items] == [
+        (i.query_id, i.unit_id) for i in queue.items]
+    assert state.labels_to_decide == queue.labels_to_decide and not state.settled
+    # the next undecided measure after P@10 in the offered order (Success@10 is tied)
+    assert state.next_undecided() == "RR@10"
+
+
+def test_a_settled_measure_has_no_queue_and_offers_the_next(db) -> None:
+    state = decide_state(db, DEMO_STUDY_ID, decide_target(db, DEMO_STUDY_ID, A, B, "Success@10"))
+    assert state.settled and state.decision.verdict == "tied"
+    assert state.items == [] and state.n_candidates == 0
+    assert state.next_undecided() == "P@5"  # after Success@10, cyclically
+    undecidable = decide_state(db, DEMO_STUDY_ID, decide_target(db, DEMO_STUDY_ID, A, B,
+                                                                "nDCG@10"))
+    assert undecidable.decision.verdict == "undecidable" and undecidable.items == []
+    assert not undecidable.settled
+
+
+def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_voted_on(
+        db) -> None:
+    target = decide_target(db, DEMO_STUDY_ID, A, B, "P@10")
+    head = decide_state(db, DEMO_STUDY_ID, target).items[0]
+    for who, gain in (("x", 0), ("y", 2)):  # disagree across the threshold: a conflict
+        record_label(db, study_id=DEMO_STUDY_ID, query_id=head.query_id, unit_id=head.unit_id,
+                     gain=gain, annotator=who)
+    items = decide_state(db, DEMO_STUDY_ID, target).items
+    conflict = next(i for i in items if (i.query_id, i.unit_id) == (head.query_id, head.unit_id))
+    assert conflict.kind == "conflict"
+    assert next_queue_item(db, DEMO_STUDY_ID, [conflict, *items[:2]], "z") == conflict
+    other = next_queue_item(db, DEMO_STUDY_ID, [conflict, *items[:2]], "x")
+    assert other is not None and other != conflict
+    first, second = [i for i in items if i.kind == "unlabeled"][:2]
+    passed = {(first.query_id, first.unit_id)}
+    assert next_queue_item(db, DEMO_STUDY_ID, [first, second], "z", passed) == second
+    assert next_queue_item(db, DEMO_STUDY_ID, [first], "z", passed) == first  # comes back
+    assert next_queue_item(db, DEMO_STUDY_ID, [], "z") is None
