@@ -336,7 +336,7 @@ import_group.command(
 # --- export ---------------------------------------------------------------------------------
 
 
-@main.group("export")
+@main.group("export", cls=SharedGroup)
 def export_group() -> None:
     """Export evidence in formats the imports read back exactly."""
 
