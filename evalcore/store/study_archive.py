@@ -481,6 +481,13 @@ def _write_results(db: sqlite_utils.Database, run_id: int,
         write_run_results(db, run_id, batch)
 
 
+#: The members step 3 appends in its one transaction.
+_HISTORY = ("queries.jsonl", "label_events.jsonl", "completeness_events.jsonl", "references.jsonl",
+            "reference_labels.jsonl", "reference_completeness.jsonl", "protocols.jsonl",
+            "protocol_documents.jsonl", "retrieval_refusals.jsonl", "reports.jsonl",
+            "audit.jsonl")
+
+
 def _insert(db: sqlite_utils.Database, sql: str, rows: Iterator[tuple]) -> None:
     db.conn.executemany(sql, rows)
 
@@ -489,9 +496,11 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
                     importer: str, undo: _Undo) -> None:
     """Step 3: the study's history, appended in one transaction that also publishes the runs."""
     s = study.study_id
+    # Read and parse every row before the transaction: it holds the write lock only to insert.
+    parsed = {m: [tuple(r.values()) for r in archive.rows(m)] for m in _HISTORY}
 
-    def rows(member: str) -> Iterator[tuple]:
-        return (tuple(r.values()) for r in archive.rows(member))
+    def rows(member: str) -> list[tuple]:
+        return parsed[member]
 
     with write_transaction(db):
         authorize(db, study_id=s, actor=importer, permission=Permission.IMPORT)
