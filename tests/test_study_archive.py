@@ -330,3 +330,21 @@ def test_an_archive_is_deterministic(source: Path, exported: Path, tmp_path: Pat
     first, second = _members(exported), _members(again)
     assert {n for n in first if first[n] != second[n]} == {"manifest.json"}
     assert io.BytesIO(first["study.jsonl"]).read().count(b"\n") == 1
+
+
+@pytest.mark.parametrize("corpus_owner", ["acme", "evil"])
+def test_attack_an_archive_claiming_a_team_organisations_documents(
+        exported: Path, source: Path, tmp_path: Path, corpus_owner: str) -> None:
+    """Mallory re-labels the archive as her organisation's study over a new corpus, keeping
+    documents owned by acme (or the corpus owned by acme): acme's rules still hold."""
+    settings = json.loads(_members(exported)["study.jsonl"])
+    settings.update(org_id="evil", org_name="evil", corpus_id="c2", corpus_owner=corpus_owner)
+    line = (json.dumps(settings, separators=(",", ":")) + "\n").encode()
+    bad = _rezip(exported, tmp_path / "evil.zip", {"study.jsonl": line}, fix_manifest=True)
+    target = tmp_path / "victim.sqlite"
+    target.write_bytes(source.read_bytes())
+    before = _counts(target)
+    code, text = _cli("import", "study", "--db", target, "--in", bad, "--as", "mine",
+                      "--actor", "mallory@evil.example")
+    assert code == 1 and "refused" in text and "acme" in text and "Traceback" not in text, text
+    assert _counts(target) == before

@@ -142,33 +142,44 @@ class Manifest(BaseModel):
     members: dict[str, MemberEntry]
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def row_line(columns: tuple[Column, ...], row: tuple) -> str:
     """One row as its archive line (compact JSON, keys in column order, newline)."""
-    record = {c.name: value for c, value in zip(columns, row, strict=True)}
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return _ENCODER.encode({c.name: value for c, value in zip(columns, row, strict=True)}) + "\n"
 
 
 class MemberWriter:
-    """Writes one member file, counting rows and hashing its bytes as they are written."""
+    """Writes one member file, counting rows and hashing its bytes (in blocks of rows)."""
+
+    BLOCK = 10_000
 
     def __init__(self, folder: Path, name: str) -> None:
         self.name = name
         self.columns = MEMBERS[name]
         self.path = folder / name
-        self._stream = self.path.open("w", encoding="utf-8", newline="\n")
+        self._stream = self.path.open("wb")
         self._digest = hashlib.sha256()
+        self._pending: list[str] = []
         self.rows = 0
         self.bytes = 0
 
     def write(self, row: tuple) -> None:
-        data = row_line(self.columns, row)
-        encoded = data.encode("utf-8")
-        self._digest.update(encoded)
-        self.bytes += len(encoded)
+        self._pending.append(row_line(self.columns, row))
         self.rows += 1
+        if len(self._pending) >= self.BLOCK:
+            self._flush()
+
+    def _flush(self) -> None:
+        data = "".join(self._pending).encode("utf-8")
+        self._pending.clear()
+        self._digest.update(data)
+        self.bytes += len(data)
         self._stream.write(data)
 
     def close(self) -> MemberEntry:
+        self._flush()
         self._stream.close()
         return MemberEntry(rows=self.rows, bytes=self.bytes, sha256=self._digest.hexdigest())
 
