@@ -19,9 +19,12 @@ from evalcore.access.decisions import PermissionDenied
 from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols
 from evalcore.store.connection import open_store
 from evalcore.store.exports import export_labels, export_qrels, export_run
+from evalcore.store.members import list_members
 from evalcore.store.observations import observations_for_run
 from evalcore.store.read_access import require_read
 from evalcore.store.references import list_references
+from evalcore.store.refusals import list_refusals
+from evalcore.store.reports import list_reports
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import StudyNotFoundError
 from evalcore.store.study_archive import export_study
@@ -43,6 +46,9 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "export_tool_labels": lambda db, s, v: export_tool_labels(db, s, tmp / "t.json",
                                                                   "rank-eval", viewer=v),
         "export_study": lambda db, s, v: export_study(db, s, tmp / "s.zip", actor=v),
+        "list_reports": lambda db, s, v: list_reports(db, s, viewer=v),
+        "list_members": lambda db, s, v: list_members(db, s, viewer=v),
+        "list_refusals": lambda db, s, v: list_refusals(db, s, viewer=v),
         "require_read": lambda db, s, v: require_read(db, v, s),
     }
 
@@ -72,4 +78,7 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
     assert [r.name for r in reads["list_references"](db, STUDY, LEAD)] == ["REFSECRET"]
     assert reads["get_pinned_protocol"](db, STUDY, LEAD).name == "PROTSECRET"
     assert [o.query_id for o in reads["observations_for_run"](db, STUDY, LEAD)] == ["QSECRET1"]
+    assert [r.name for r in reads["list_reports"](db, STUDY, LEAD)] == ["REPORTSECRET"]
+    assert [m.user_id for m in reads["list_members"](db, STUDY, LEAD)] == [LEAD]
+    assert reads["list_refusals"](db, STUDY, LEAD) == []
     db.conn.close()

@@ -157,7 +157,7 @@ else:
               on_click=_on_generate, args=(study.study_id,))
 
 st.subheader("Stored reports")
-stored = list_reports(db, study.study_id)
+stored = list_reports(db, study.study_id, viewer=current_annotator())
 if not stored:
     st.caption("No report is stored yet.")
 else:
