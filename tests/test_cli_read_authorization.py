@@ -27,6 +27,7 @@ from evalcore.store.members import add_member
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_archive import export_study
 from evalcore.store.study_setup import add_queries, create_study
 
 LEAD = "lena@acme.org"
@@ -64,6 +65,7 @@ def store(tmp_path_factory) -> Path:
     add_member(db, study_id=STUDY, user=LEAD, role="lead", actor=LEAD)
     create_study(db, StudyIn(study_id=OTHER, corpus_id="c", org_id="acme"), actor=LEAD)
     add_member(db, study_id=OTHER, user=LEAD, role="lead", actor=LEAD)
+    export_study(db, STUDY, path.parent / "archive.zip", actor=LEAD)
     db.conn.close()
     return path
 
@@ -120,6 +122,10 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
         "export qrels": ["export", "qrels", *s, *a],
         "export labels": ["export", "labels", *s, *a],
         "export run": ["export", "run", *s, "--run", "RUNSECRET", *a],
+        "export study": ["export", "study", *s, "--out", str(out / "stolen.zip"), *a],
+        # the lead's archive of the victim study, imported by mallory under the swept id
+        "import study": ["import", "study", "--db", db, "--in",
+                         str(Path(db).parent / "archive.zip"), "--as", study, *a],
         "complete": ["complete", *s, "QSECRET1", *a],
         "reference freeze": ["reference", "freeze", *s, "--name", "v9", *a],
         "reference list": ["reference", "list", *s, *a],
@@ -183,8 +189,12 @@ def test_a_non_member_learns_nothing_from_any_command(store: Path, tmp_path: Pat
             assert secret not in text, (name, secret, text)
         if study != STUDY:
             assert STUDY not in text, (name, text)
-    for report in tmp_path.glob("*.html"):
-        pytest.fail(f"a report was written for a non-member: {report}")
+    for report in [*tmp_path.glob("*.html"), *tmp_path.glob("*.zip")]:
+        pytest.fail(f"a report or archive was written for a non-member: {report}")
+    db = open_store(store)
+    assert [r[0] for r in db.execute("SELECT study_id FROM studies ORDER BY 1")] == sorted(
+        [STUDY, OTHER]), "an import by a non-member wrote a study"
+    db.conn.close()
 
 
 def test_a_member_sees_the_data_the_sweep_looks_for(store: Path, tmp_path: Path) -> None:

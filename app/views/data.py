@@ -154,7 +154,7 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
                "visible documents and their fingerprint are recorded, and the run is refused "
                "if the corpus changes afterwards.")
     orgs = organisation_ids(db)
-    references = [r.name for r in list_references(db, study_id)]
+    references = [r.name for r in list_references(db, study_id, viewer=_actor())]
     with st.form("lexical_form"):
         a, b = st.columns(2)
         name = a.text_input("Protocol and run name", placeholder="bm25-title-2x")
@@ -200,7 +200,7 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
         bar.empty()
         st.success(escape_markdown(f"Run {run.name} stored: k = {run.k}, corpus fingerprint "
                                    f"{run.corpus_fingerprint}."))
-    pinned = list_pinned_protocols(db, study_id)
+    pinned = list_pinned_protocols(db, study_id, viewer=_actor())
     if pinned:
         with st.expander(f"Pinned protocols ({len(pinned)})"):
             st.dataframe(
@@ -220,7 +220,7 @@ def _export_text(produce) -> tuple[str, list[str]]:
 def _exports_section(study_id: str) -> None:
     db = get_db()
     st.subheader("Export")
-    references = [r.name for r in list_references(db, study_id)]
+    references = [r.name for r in list_references(db, study_id, viewer=_actor())]
     a, b, c = st.columns(3)
     reference = a.selectbox("Qrels of", ["working reference"] + references)
     ref = None if reference == "working reference" else reference
@@ -249,7 +249,7 @@ def _exports_section(study_id: str) -> None:
         b.download_button("Download ratings" if tool else "Download label events", labels,
                           file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool
                           else f"{study_id}-labels.{fmt}", mime="text/plain", key="dl_labels")
-    runs = [r.name for r in list_runs(db, study_id)]
+    runs = [r.name for r in list_runs(db, study_id, viewer=_actor())]
     if runs:
         run = c.selectbox("Run", runs)
         try:

@@ -104,7 +104,7 @@ viewer = current_annotator()
 if not can_view_study(db, viewer, study.study_id):
     st.info("You are not a member of this study: a lead of the study can add you.")
     st.stop()
-members = list_members(db, study.study_id)
+members = list_members(db, study.study_id, viewer=viewer)
 st.dataframe(pd.DataFrame([
     {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
      "granted at": m.granted_at}

@@ -120,7 +120,7 @@ if not lead:
     st.info("Enter your name in the sidebar: freezing and generating are recorded under it.")
 
 st.subheader("Reference versions")
-versions = list_references(db, study.study_id)
+versions = list_references(db, study.study_id, viewer=current_annotator())
 if versions:
     st.dataframe(pd.DataFrame([
         {"version": v.name, "frozen": v.created_at, "by": v.created_by, "queries": v.n_queries,
@@ -137,7 +137,7 @@ right.button("Freeze working labels", key="rl_freeze", disabled=not lead,
                   "a name is never reused.")
 
 st.subheader("Generate a report")
-runs = [r.name for r in list_runs(db, study.study_id)]
+runs = [r.name for r in list_runs(db, study.study_id, viewer=current_annotator())]
 if not runs:
     st.info("This study has no run yet.")
 else:
@@ -157,7 +157,7 @@ else:
               on_click=_on_generate, args=(study.study_id,))
 
 st.subheader("Stored reports")
-stored = list_reports(db, study.study_id)
+stored = list_reports(db, study.study_id, viewer=current_annotator())
 if not stored:
     st.caption("No report is stored yet.")
 else:

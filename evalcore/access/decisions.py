@@ -245,8 +245,9 @@ def organisation_entry_denied(
     """Someone outside an organisation with team-mode studies tried to ``what`` inside it."""
     who = f"{user} may not {what}" if user else f"nobody is named to {what}"
     return PermissionDenied(
-        f"{who} in organisation {org_id!r}: it has team-mode studies "
-        f"({', '.join(team_studies)}) and only its members may; "
+        # the studies are counted, not named: the refused person may not see them
+        f"{who} in organisation {org_id!r}: it has {len(team_studies)} team-mode "
+        f"stud{'y' if len(team_studies) == 1 else 'ies'} and only its members may; "
         + ("sign in, or pass the acting user (--actor); " if not user else "")
         + f"a lead of one of them ({', '.join(leads)}) can add them: evalcore members add-org "
         f"--db STORE --user {user or 'USER'} --org {org_id}",

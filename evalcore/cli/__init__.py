@@ -25,6 +25,7 @@ from evalcore.contract.version import __version__
 #: Keep one entry per module, in alphabetical order.
 COMMAND_MODULES: tuple[str, ...] = (
     "access_cmds",
+    "archive_cmds",
     "backup",
     "collection_cmds",
     "compare_cmds",

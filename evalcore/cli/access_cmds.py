@@ -93,7 +93,7 @@ def members_list(db_path: Path, study_id: str, actor: str) -> None:
             require_study_view(db, actor, study_id)
         except PermissionDenied as exc:
             _refused(exc, "members list")
-        members = list_members(db, study_id)
+        members = list_members(db, study_id, viewer=actor)
     if not members:
         click.echo(f"study {study_id} has no member: local single-user mode (no sign-in)")
         return

@@ -150,7 +150,8 @@ def pin_command(
 def show_command(db_path: Path, study_id: str, name: str, actor: str | None) -> None:
     """Print a pinned protocol as JSON (with its fingerprint and document counts)."""
     with _guarded():
-        pinned = get_pinned_protocol(_seen(db_path, study_id, actor), study_id, name)
+        pinned = get_pinned_protocol(_seen(db_path, study_id, actor), study_id, name,
+                                     viewer=_actor(actor))
         click.echo(json.dumps(pinned.model_dump(mode="json"), indent=2, sort_keys=True))
 
 
@@ -161,7 +162,8 @@ def show_command(db_path: Path, study_id: str, name: str, actor: str | None) -> 
 def list_command(db_path: Path, study_id: str, actor: str | None) -> None:
     """List the study's pinned protocols: name, documents, fingerprint, pinned at/by."""
     with _guarded():
-        for pinned in list_pinned_protocols(_seen(db_path, study_id, actor), study_id):
+        for pinned in list_pinned_protocols(_seen(db_path, study_id, actor), study_id,
+                                            viewer=_actor(actor)):
             click.echo(
                 f"{pinned.name}\t{pinned.document_count}\t{pinned.corpus_fingerprint}\t"
                 f"{pinned.pinned_at}\t{pinned.pinned_by}"

@@ -336,7 +336,7 @@ import_group.command(
 # --- export ---------------------------------------------------------------------------------
 
 
-@main.group("export")
+@main.group("export", cls=SharedGroup)
 def export_group() -> None:
     """Export evidence in formats the imports read back exactly."""
 
@@ -464,7 +464,7 @@ def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> Non
 def reference_list(db_path: Path, study_id: str, actor: str) -> None:
     """List the study's frozen versions (JSON lines, oldest first); --actor must see the study."""
     with store(db_path, "reference list", study_id=study_id, actor=actor, read=True) as db:
-        for version in list_references(db, study_id):
+        for version in list_references(db, study_id, viewer=actor):
             click.echo(version.model_dump_json())
 
 

@@ -80,8 +80,9 @@ def store_source(
 
     db = open_store(db_path)
     try:
-        require_study_view(db, actor or default_actor(), study)
-        observations = observations_for_run(db, study, run_name, reference)
+        viewer = actor or default_actor()
+        require_study_view(db, viewer, study)
+        observations = observations_for_run(db, study, run_name, reference, viewer=viewer)
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo("evalcore evaluate: nothing was computed or shown", err=True)

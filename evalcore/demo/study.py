@@ -40,7 +40,7 @@ from evalcore.store.completeness import mark_complete
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import has_labels_from, record_label
 from evalcore.store.pins import pin_exists
-from evalcore.store.runs import list_runs, run_exists
+from evalcore.store.runs import list_runs_unchecked, run_exists
 from evalcore.store.studies import StudyIn, create_organisation, study_exists, study_ids
 from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.transaction import write_transaction
@@ -133,7 +133,7 @@ def demo_needs_building(db: sqlite_utils.Database) -> bool:
     """True for a store without any study, or with an unfinished demo (read-only check)."""
     if not has_demo(db):
         return not study_ids(db)
-    runs = {run.name for run in list_runs(db, DEMO_STUDY_ID)}
+    runs = {run.name for run in list_runs_unchecked(db, DEMO_STUDY_ID)}
     labeled = has_labels_from(db, DEMO_STUDY_ID, DEMO_SOURCE)
     return not (set(RUN_PROTOCOLS) <= runs and labeled)
 

@@ -121,15 +121,16 @@ def _too_compressed(size: int, compressed: int) -> bool:
     return size > RATIO_FREE_BYTES and size > MAX_RATIO * max(compressed, 1)
 
 
-def extract_zip(data: bytes, name: str, workdir: Path, *,
-                max_unzipped: int = MAX_UNZIPPED_BYTES) -> None:
-    """Extract the zip ``data`` (named ``name`` in messages) into ``workdir``; see the module."""
+def extract_zip(data: bytes | Path, name: str, workdir: Path, *,
+                max_unzipped: int = MAX_UNZIPPED_BYTES,
+                hint: str = "upload the BEIR dataset folder as a .zip") -> None:
+    """Extract the zip ``data`` (its bytes, or a zip file's path; named ``name`` in messages)
+    into ``workdir``; see the module. ``hint``: what to do when it is not a zip at all."""
     job = _Extraction(name, max_unzipped)
     try:
-        archive = zipfile.ZipFile(BytesIO(data))
+        archive = zipfile.ZipFile(data if isinstance(data, Path) else BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError):
-        raise job.fail("not a zip file (or a damaged one)",
-                       "upload the BEIR dataset folder as a .zip") from None
+        raise job.fail("not a zip file (or a damaged one)", hint) from None
     with archive:
         members = archive.infolist()
         job.check_declared(members)

@@ -30,6 +30,7 @@ from evalcore.store.pins import (
     pin_row,
     visible_documents,
 )
+from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
 from evalcore.store.references import ReferenceNotFoundError, get_reference
 from evalcore.store.scoping import require_organisations
 from evalcore.store.studies import get_study
@@ -166,8 +167,18 @@ def _check_reference_version(
         ) from None
 
 
-def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str) -> PinnedProtocol:
-    """The pin named ``name``; :class:`ProtocolNotFoundError` lists the pins that exist."""
+def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str, *,
+                        viewer: Viewer = NOT_PASSED) -> PinnedProtocol:
+    """The pin named ``name`` if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`; None is nobody);
+    :class:`ProtocolNotFoundError` lists the pins that exist."""
+    require_read(db, viewer, study_id)
+    return get_pinned_protocol_unchecked(db, study_id, name)
+
+
+def get_pinned_protocol_unchecked(db: sqlite_utils.Database, study_id: str, name: str
+                                  ) -> PinnedProtocol:
+    """The pin named ``name``, for the workflow's own use (no read check)."""
     row = pin_row(db, study_id, name)
     if row is None:
         raise not_found(ProtocolNotFoundError,
@@ -188,12 +199,14 @@ def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str) -> 
     )
 
 
-def list_pinned_protocols(db: sqlite_utils.Database, study_id: str) -> list[PinnedProtocol]:
-    """Every pin of the study, oldest first."""
-    return [get_pinned_protocol(db, study_id, n) for n in pin_names(db, study_id)]
+def list_pinned_protocols(db: sqlite_utils.Database, study_id: str, *,
+                          viewer: Viewer = NOT_PASSED) -> list[PinnedProtocol]:
+    """Every pin of the study, oldest first, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return [get_pinned_protocol_unchecked(db, study_id, n) for n in pin_names(db, study_id)]
 
 
 def pinned_document_ids(db: sqlite_utils.Database, study_id: str, protocol_name: str) -> set[str]:
     """The pinned (organisation-owned, before-cutoff) document ids: a run's ``permitted_ids``."""
-    get_pinned_protocol(db, study_id, protocol_name)
+    get_pinned_protocol_unchecked(db, study_id, protocol_name)
     return pin_document_ids(db, study_id, protocol_name)

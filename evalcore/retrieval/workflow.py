@@ -37,7 +37,7 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.retrieval.errors import RetrievalRefused
-from evalcore.retrieval.pin import PinnedProtocol, get_pinned_protocol
+from evalcore.retrieval.pin import PinnedProtocol, get_pinned_protocol_unchecked
 from evalcore.retrieval.revalidation import revalidate
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.audit import record_audit
@@ -79,7 +79,7 @@ def execute_protocol(
     get_study(db, study_id)
     # Checked again inside the write (add_run): refuse before any ranking work.
     authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
-    pinned = get_pinned_protocol(db, study_id, protocol_name)
+    pinned = get_pinned_protocol_unchecked(db, study_id, protocol_name)  # authorised above
     if run_exists(db, study_id, run_name):
         raise ValueError(
             f"run {run_name!r} already exists in study {study_id!r}; choose another run name"

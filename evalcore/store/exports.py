@@ -45,7 +45,6 @@ from evalcore.store.references import reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import get_run
 from evalcore.store.scoping import require_study_view
-from evalcore.store.studies import get_study
 
 LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")
 ScoreMode = Literal["auto", "original", "rank"]
@@ -95,8 +94,7 @@ def export_qrels(
 
     ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
-    get_study(db, study_id)
-    require_study_view(db, viewer, study_id)
+    require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
     labels = (
         resolved_gains(db, study_id) if reference is None
         else reference_labels(db, study_id, reference)
@@ -125,8 +123,7 @@ def export_labels(
 
     ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
-    get_study(db, study_id)
-    require_study_view(db, viewer, study_id)
+    require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
     rows = db.execute(
         "SELECT event_id, query_id, unit_id, gain, annotator, kind, created_at, note, source "
         "FROM label_events WHERE study_id = ? ORDER BY event_id",
@@ -177,8 +174,7 @@ def export_run(
 
     ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
-    get_study(db, study_id)
-    require_study_view(db, viewer, study_id)
+    require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
     run = get_run(db, study_id, run_name)
     tag = tag or re.sub(r"\s+", "_", run_name)
     ranking: dict[str, tuple[list[str], list[float | None]]] = {}

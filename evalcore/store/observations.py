@@ -41,6 +41,7 @@ from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states, is_complete
+from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import RunInfo, get_run
@@ -129,8 +130,22 @@ def observations_for_run(
     run_name: str,
     reference: str | None = None,
     query_ids: Iterable[str] | None = None,
+    *,
+    viewer: Viewer = NOT_PASSED,
 ) -> list[Observation]:
-    """The contract's observations of one stored run (see the module docstring)."""
+    """The contract's observations of one stored run (see the module docstring), if
+    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return observations_for_run_unchecked(db, study_id, run_name, reference, query_ids)
+
+
+def observations_for_run_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    reference: str | None,
+    query_ids: Iterable[str] | None,
+) -> list[Observation]:
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
     ref = reference_columns(db, study_id, reference, scope)
     labels = {

@@ -22,6 +22,7 @@ from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.completeness import completeness_states
 from evalcore.store.lookup import not_found
+from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
@@ -156,8 +157,16 @@ def _version(db: sqlite_utils.Database, row: tuple) -> ReferenceVersion:
     )
 
 
-def list_references(db: sqlite_utils.Database, study_id: str) -> list[ReferenceVersion]:
-    """The study's frozen versions, oldest first."""
+def list_references(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer = NOT_PASSED
+                    ) -> list[ReferenceVersion]:
+    """The study's frozen versions, oldest first, if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
+    require_read(db, viewer, study_id)
+    return list_references_unchecked(db, study_id)
+
+
+def list_references_unchecked(db: sqlite_utils.Database, study_id: str) -> list[ReferenceVersion]:
+    """The study's frozen versions, for the store's own use (no read check)."""
     rows = db.execute(
         "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
         "WHERE study_id = ? ORDER BY created_at, name",

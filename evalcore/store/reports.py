@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.roles import Permission
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
+from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
 from evalcore.store.studies import study_exists
 from evalcore.store.transaction import write_transaction
 
@@ -107,8 +108,16 @@ def get_stored_report(db: sqlite_utils.Database, report_id: int) -> StoredReport
     return _row(row)
 
 
-def list_reports(db: sqlite_utils.Database, study_id: str) -> list[StoredReport]:
-    """The study's stored reports, oldest first."""
+def list_reports(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer = NOT_PASSED
+                 ) -> list[StoredReport]:
+    """The study's stored reports, oldest first, if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
+    require_read(db, viewer, study_id)
+    return list_reports_unchecked(db, study_id)
+
+
+def list_reports_unchecked(db: sqlite_utils.Database, study_id: str) -> list[StoredReport]:
+    """The study's stored reports, for the store's own use (no read check)."""
     rows = db.execute(
         f"SELECT {_COLUMNS} FROM reports WHERE study_id = ? ORDER BY report_id",  # noqa: S608
         [study_id],
@@ -123,7 +132,7 @@ def find_report(db: sqlite_utils.Database, study_id: str, name: str) -> StoredRe
         [study_id, name],
     ).fetchone()
     if row is None:
-        known = [r.name for r in list_reports(db, study_id)]
+        known = [r.name for r in list_reports_unchecked(db, study_id)]
         raise not_found(ReportNotFoundError, f"no report {name!r} in study {study_id!r}", known,
                         listing="stored reports", none_yet="none is stored yet")
     return _row(row)

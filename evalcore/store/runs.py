@@ -12,6 +12,7 @@ from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
+from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
 from evalcore.store.staging import staging_owner
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
@@ -192,7 +193,16 @@ def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
     )
 
 
-def list_runs(db: sqlite_utils.Database, study_id: str) -> list[RunInfo]:
+def list_runs(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer = NOT_PASSED
+              ) -> list[RunInfo]:
+    """The study's runs, oldest first, if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
+    require_read(db, viewer, study_id)
+    return list_runs_unchecked(db, study_id)
+
+
+def list_runs_unchecked(db: sqlite_utils.Database, study_id: str) -> list[RunInfo]:
+    """The study's runs, for the store's own use (no read check: the caller authorised)."""
     names = [r[0] for r in db.execute(
         "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
         [study_id]

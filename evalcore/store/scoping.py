@@ -30,7 +30,6 @@ from evalcore.access.decisions import (
 )
 from evalcore.access.identity import normalise_user_id
 from evalcore.store.corpus import Document, get_document
-from evalcore.store.lookup import not_found
 from evalcore.store.membership import (
     corpus_in_team_mode,
     in_organisation,
@@ -40,13 +39,12 @@ from evalcore.store.membership import (
     user_organisations,
 )
 from evalcore.store.observations import permitted_ids_for_run
+from evalcore.store.read_access import require_known_study
 from evalcore.store.runs import get_run
 from evalcore.store.studies import (
     StudyIn,
-    StudyNotFoundError,
     get_study,
     list_studies,
-    study_exists,
 )
 
 
@@ -117,14 +115,6 @@ def visible_studies(
 def local_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     """The studies in local single-user mode (no member), by study id."""
     return [s for s in list_studies(db) if study_mode(db, s.study_id) == "local"]
-
-
-def require_known_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
-    """Raise StudyNotFoundError, listing only the studies ``viewer`` may see, for an unknown id."""
-    if not study_exists(db, study_id):
-        raise not_found(StudyNotFoundError, f"no study {study_id!r} in this store",
-                        [s.study_id for s in visible_studies(db, viewer)],
-                        listing="known studies", none_yet="you may see no study in this store")
 
 
 def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:

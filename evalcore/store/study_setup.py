@@ -21,8 +21,11 @@ from evalcore.store.studies import QueryIn, StudyIn, get_study
 from evalcore.store.transaction import write_transaction
 
 
-def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None = None) -> None:
+def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None = None,
+                 created_at: str | None = None) -> None:
     """Create a study. An existing study of the same id is an error, never overwritten.
+
+    ``created_at``: when it was created (default now; a restored study keeps its own).
 
     Inside an organisation that has a team-mode study, ``actor`` must be a member
     of that organisation (PermissionDenied otherwise, and nothing is written);
@@ -60,7 +63,7 @@ def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None
                 study.relevance_threshold,
                 study.gain,
                 study.org_id,
-                utc_now_iso(),
+                created_at or utc_now_iso(),
             ],
         )
         register_corpus(db, study.corpus_id, owner_org=study.org_id, actor=actor,

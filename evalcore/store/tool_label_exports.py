@@ -34,8 +34,8 @@ def export_tool_labels(
     viewer: str | None = None,
 ) -> ExportSummary:
     """Write the reference's ratings in ``fmt`` (``index`` default: the study's corpus id)."""
+    require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
     study = get_study(db, study_id)
-    require_study_view(db, viewer, study_id)
     labels = (resolved_gains(db, study_id) if reference is None
               else reference_labels(db, study_id, reference))
     ratings = {q: dict(units) for q, units in labels.items() if units}

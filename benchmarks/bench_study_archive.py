@@ -1,0 +1,108 @@
+"""Round trip of a whole study: ``export study`` -> ``import study`` -> ``export study``.
+
+Builds a team study of N queries (default 10,000) with 100 results per query in
+one run, 10 label events per query, every query complete and one frozen
+reference, over a corpus of N * 10 documents; then prints the archive size, the
+export and import times, the longest write transaction of the import (each
+timed inside this process) and whether the second export's members equal the
+first's (all but manifest.json and audit.jsonl).
+
+    python benchmarks/bench_study_archive.py [--queries 10000]
+"""
+
+import argparse
+import contextlib
+import os
+import tempfile
+import time
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+LEAD = "lena@acme.org"
+
+
+def _build(path: Path, queries: int) -> None:
+    from evalcore.store.connection import open_store
+    from evalcore.store.corpus import DocumentIn, add_documents
+    from evalcore.store.imports.common import mark_queries_complete
+    from evalcore.store.members import add_member
+    from evalcore.store.references import freeze_reference
+    from evalcore.store.runs import add_run
+    from evalcore.store.studies import QueryIn, StudyIn
+    from evalcore.store.study_setup import add_queries, create_study
+    from evalcore.store.transaction import write_transaction
+
+    db = open_store(path)
+    create_study(db, StudyIn(study_id="big", corpus_id="c", org_id="acme"))
+    add_member(db, study_id="big", user=LEAD, role="lead", actor=LEAD)
+    when = datetime(2025, 1, 1, tzinfo=UTC)
+    add_documents(db, "c", (DocumentIn(doc_id=f"d{i}", title=f"title {i}", text=f"text of {i}",
+                                       owner_org="acme", created_at=when)
+                            for i in range(queries * 10)), actor=LEAD)
+    add_queries(db, "big", [QueryIn(query_id=f"q{q}", text=f"query {q}") for q in range(queries)],
+                actor=LEAD)
+    add_run(db, study_id="big", name="r1", source="imported", k=100, actor=LEAD,
+            results=((f"q{q}", r + 1, f"d{(q * 7 + r) % (queries * 10)}", 100.0 - r)
+                     for q in range(queries) for r in range(100)))
+    with write_transaction(db):
+        db.conn.executemany(
+            "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
+            "created_at, note, source) VALUES ('big', ?, ?, 'label', ?, ?, "
+            "'2025-02-01T00:00:00Z', '', 'app')",
+            ((f"q{q}", f"d{(q * 7 + r) % (queries * 10)}", r % 3, LEAD)
+             for q in range(queries) for r in range(10)))
+        mark_queries_complete(db, study_id="big", query_ids=[f"q{q}" for q in range(queries)],
+                              actor=LEAD, reason="bench")
+    freeze_reference(db, study_id="big", name="v1", actor=LEAD)
+    db.conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=10_000)
+    args = parser.parse_args()
+    import evalcore.store.study_archive as archive_module
+    from evalcore.store.connection import open_store
+
+    holds: list[float] = []
+    real = archive_module.write_transaction
+
+    @contextlib.contextmanager
+    def timed(db):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        with real(db) as inner:
+            yield inner
+        holds.append(time.perf_counter() - started)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        t0 = time.perf_counter()
+        _build(folder / "source.sqlite", args.queries)
+        print(f"built {args.queries:,} queries in {time.perf_counter() - t0:.1f} s "
+              f"(load {os.getloadavg()[0]:.1f})")
+        db = open_store(folder / "source.sqlite")
+        first = archive_module.export_study(db, "big", folder / "a.zip", actor=LEAD)
+        db.conn.close()
+        print(f"export: {first.bytes / 2**20:.1f} MiB archive in {first.seconds:.1f} s "
+              f"({first.rows['results.jsonl']:,} results, {first.rows['label_events.jsonl']:,} "
+              f"label events, {first.rows['documents.jsonl']:,} documents)")
+        target = open_store(folder / "target.sqlite")
+        archive_module.write_transaction = timed
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory() as work:
+            opened = archive_module.read_archive(folder / "a.zip", Path(work))
+            checked = time.perf_counter() - started
+            archive_module.import_study(target, opened, actor=LEAD)
+        archive_module.write_transaction = real
+        print(f"import: {time.perf_counter() - started:.1f} s (unpack and check {checked:.1f} s), "
+              f"{len(holds):,} write transactions, longest {max(holds) * 1000:.0f} ms, "
+              f"final (history) {holds[-1] * 1000:.0f} ms")
+        second = archive_module.export_study(target, "big", folder / "b.zip", actor=LEAD)
+        with zipfile.ZipFile(folder / "a.zip") as a, zipfile.ZipFile(folder / "b.zip") as b:
+            differ = sorted(n for n in a.namelist() if a.read(n) != b.read(n))
+        print(f"second export {second.seconds:.1f} s; members that differ: {differ}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,358 @@
+"""The study archive format: one zip holding a whole study, member by member.
+
+A study archive (``evalcore export study``) is a zip of JSON-lines members, one
+per kind of row (:data:`MEMBERS`: the columns of each, in order), and a
+``manifest.json`` naming the format and its version, the store's schema version,
+the study id, and per member its row count, byte size and sha256. Every row is
+one compact JSON object per line, keys in column order, so the same study
+always gives the same bytes. Store-local numbers (event ids, run ids, report
+ids) are not written: a row's position in its member is its order, and runs
+and reports are named.
+
+Reading an archive (:func:`open_archive`) trusts nothing: the zip is unpacked
+with the bounded extractor of :mod:`evalcore.io.zip_extract` (declared and
+actual sizes, compression ratio, entry count, safe paths); the manifest must
+name this format and a version this reader knows; every member must be there,
+nothing else may be, and each must match its recorded sha256 and row count;
+every row must have exactly its member's columns with values of the right type
+and range. Every problem is an :class:`~evalcore.io.errors.InputErrors` naming
+the archive, the member and the line. No SQL here: the store reads and writes
+the rows (:mod:`evalcore.store.study_archive`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evalcore.io.errors import ErrorLog, InputError, InputErrors
+from evalcore.io.zip_extract import MAX_UNZIPPED_BYTES, extract_zip
+
+FORMAT = "relevance-ledger.study-archive"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+
+#: What the archive holds of the corpus (written into the manifest).
+DOCUMENTS_POLICY = (
+    "the documents the study uses: every unit its runs returned, its label events and "
+    "frozen references name, and its pinned protocols' document sets, that the exporting "
+    "lead may read (not the whole corpus: a corpus is shared by studies and organisations)"
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: str  # "str", "int", "num" (int or float), "json" (a JSON text)
+    optional: bool = False
+    choices: tuple[Any, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+def _s(name: str, *, optional: bool = False, choices: tuple[str, ...] = ()) -> Column:
+    return Column(name, "str", optional, choices)
+
+
+def _i(name: str, *, optional: bool = False, minimum: int | None = None,
+       maximum: int | None = None) -> Column:
+    return Column(name, "int", optional, minimum=minimum, maximum=maximum)
+
+
+def _j(name: str) -> Column:
+    return Column(name, "json")
+
+
+_GAIN = {"minimum": 0, "maximum": 4}
+
+#: Member file -> its columns, in the order written. ``study.jsonl`` has one row.
+MEMBERS: dict[str, tuple[Column, ...]] = {
+    "study.jsonl": (
+        _s("name"), _s("corpus_id"), _s("retrieval_unit"),
+        _i("relevance_threshold", minimum=1, maximum=4),
+        _s("gain", choices=("linear", "exponential")), _s("org_id", optional=True),
+        _s("created_at"), _s("org_name", optional=True), _s("corpus_owner", optional=True),
+    ),
+    "queries.jsonl": (_s("query_id"), _s("text"), _s("description"), _s("narrative")),
+    "documents.jsonl": (_s("doc_id"), _s("title"), _s("text"), _s("owner_org", optional=True),
+                        _s("created_at"), _s("content_hash")),
+    "runs.jsonl": (_s("name"), _s("source", choices=("lexical", "imported")),
+                   _j("protocol_json"), _s("corpus_fingerprint", optional=True),
+                   _i("k", minimum=1), _i("scan_complete", minimum=0, maximum=1),
+                   _s("created_at")),
+    "results.jsonl": (_s("run"), _s("query_id"), _i("rank", minimum=1), _s("unit_id"),
+                      Column("score", "num", optional=True)),
+    "label_events.jsonl": (_s("query_id"), _s("unit_id"),
+                           _s("kind", choices=("label", "undo", "adjudicate")),
+                           _i("gain", optional=True, **_GAIN), _s("annotator"),
+                           _s("created_at"), _s("note"), _s("source")),
+    "completeness_events.jsonl": (_s("query_id"), _s("state", choices=("complete", "reopened")),
+                                  _s("actor"), _s("created_at"), _s("reason")),
+    "references.jsonl": (_s("name"), _s("created_at"), _s("created_by"), _s("content_hash"),
+                         _s("sealed_at", optional=True)),
+    "reference_labels.jsonl": (_s("version"), _s("query_id"), _s("unit_id"), _i("gain", **_GAIN)),
+    "reference_completeness.jsonl": (_s("version"), _s("query_id"),
+                                     _i("population_complete", minimum=0, maximum=1)),
+    "protocols.jsonl": (_s("name"), _j("protocol_json"), _s("corpus_fingerprint"),
+                        _s("pinned_at"), _s("pinned_by")),
+    "protocol_documents.jsonl": (_s("protocol"), _s("doc_id"), _s("content_hash"),
+                                 _s("owner_org", optional=True)),
+    "retrieval_refusals.jsonl": (_s("protocol"), _s("run_name"), _s("created_at"), _s("actor"),
+                                 _s("message"), _j("detail_json")),
+    "reports.jsonl": (_s("name"), _s("reference_version", optional=True), _s("created_at"),
+                      _s("created_by"), _s("evalcore_version"), _j("body_json"),
+                      _s("content_hash")),
+    "users.jsonl": (_s("user_id"), _s("display_name"), _s("created_at")),
+    "members.jsonl": (_s("user_id"), _s("role", choices=("annotator", "reviewer", "lead")),
+                      _s("granted_by"), _s("granted_at")),
+    "organisation_members.jsonl": (_s("user_id"), _s("granted_by"), _s("granted_at")),
+    "audit.jsonl": (_s("created_at"), _s("actor"), _s("action"), _j("detail_json"),
+                    _s("channel"), _s("os_user")),
+}
+
+
+class MemberEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rows: int
+    bytes: int
+    sha256: str
+
+
+class Manifest(BaseModel):
+    """``manifest.json``: what the archive is and how to check every member."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: str
+    format_version: int
+    schema_version: int
+    evalcore_version: str
+    study_id: str
+    exported_at: str
+    exported_by: str
+    documents: str
+    members: dict[str, MemberEntry]
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def row_line(columns: tuple[Column, ...], row: tuple) -> str:
+    """One row as its archive line (compact JSON, keys in column order, newline)."""
+    return _ENCODER.encode({c.name: value for c, value in zip(columns, row, strict=True)}) + "\n"
+
+
+class MemberWriter:
+    """Writes one member file, counting rows and hashing its bytes (in blocks of rows)."""
+
+    BLOCK = 10_000
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.name = name
+        self.columns = MEMBERS[name]
+        self.path = folder / name
+        self._stream = self.path.open("wb")
+        self._digest = hashlib.sha256()
+        self._pending: list[str] = []
+        self.rows = 0
+        self.bytes = 0
+
+    def write(self, row: tuple) -> None:
+        self._pending.append(row_line(self.columns, row))
+        self.rows += 1
+        if len(self._pending) >= self.BLOCK:
+            self._flush()
+
+    def _flush(self) -> None:
+        data = "".join(self._pending).encode("utf-8")
+        self._pending.clear()
+        self._digest.update(data)
+        self.bytes += len(data)
+        self._stream.write(data)
+
+    def close(self) -> MemberEntry:
+        self._flush()
+        self._stream.close()
+        return MemberEntry(rows=self.rows, bytes=self.bytes, sha256=self._digest.hexdigest())
+
+
+#: Zip entries get this fixed time, so the same members always make the same zip.
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def write_zip(folder: Path, manifest: Manifest, out: Path) -> None:
+    """Zip ``manifest`` and the member files in ``folder`` into ``out``."""
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+        info = zipfile.ZipInfo(MANIFEST, _ZIP_TIME)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        archive.writestr(info, manifest.model_dump_json(indent=2) + "\n")
+        for name in MEMBERS:
+            info = zipfile.ZipInfo(name, _ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with (folder / name).open("rb") as src, archive.open(info, "w") as dst:
+                while chunk := src.read(1024 * 1024):
+                    dst.write(chunk)
+
+
+class OpenedArchive:
+    """An unpacked, checked archive: its manifest and its members' rows."""
+
+    def __init__(self, name: str, folder: Path, manifest: Manifest) -> None:
+        self.name = name
+        self.folder = folder
+        self.manifest = manifest
+
+    def rows(self, member: str) -> Iterator[dict[str, Any]]:
+        """The member's rows as dicts (already checked by :func:`open_archive`)."""
+        with (self.folder / member).open(encoding="utf-8") as stream:
+            for line in stream:
+                yield json.loads(line)
+
+    def count(self, member: str) -> int:
+        return self.manifest.members[member].rows
+
+
+def _fail(name: str, message: str, hint: str | None = None, member: str | None = None,
+          line: int | None = None) -> InputErrors:
+    where = name if member is None else f"{name}:{member}"
+    return InputErrors([InputError(file=where, line=line, message=message, hint=hint)])
+
+
+_REEXPORT = "export the study again with `evalcore export study` and import that archive"
+
+
+def open_archive(path: Path, workdir: Path, *, known_schema: int,
+                 max_unzipped: int = MAX_UNZIPPED_BYTES) -> OpenedArchive:
+    """Unpack the archive at ``path`` into ``workdir`` and check it (see the module docstring)."""
+    name = path.name
+    extract_zip(path, name, workdir, max_unzipped=max_unzipped,
+                hint="give a study archive written by `evalcore export study`")
+    manifest_path = workdir / MANIFEST
+    if not manifest_path.is_file():
+        raise _fail(name, f"no {MANIFEST} in the archive: not a study archive",
+                    "give a file written by `evalcore export study`")
+    manifest = _manifest(name, manifest_path, known_schema)
+    expected = set(MEMBERS)
+    listed = set(manifest.members)
+    present = {p.relative_to(workdir).as_posix() for p in workdir.rglob("*") if p.is_file()}
+    present.discard(MANIFEST)
+    problems = [f"member {m!r} is missing from the manifest" for m in sorted(expected - listed)]
+    problems += [f"member {m!r} is listed in the manifest but not in the zip"
+                 for m in sorted(listed - present)]
+    problems += [f"unexpected member {m!r} (not part of format version {FORMAT_VERSION})"
+                 for m in sorted((present | listed) - expected)]
+    if problems:
+        raise InputErrors([InputError(file=name, message=p, hint=_REEXPORT) for p in problems])
+    for member in MEMBERS:
+        _check_member(name, workdir / member, member, manifest.members[member])
+    return OpenedArchive(name, workdir, manifest)
+
+
+def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _fail(name, f"{MANIFEST} is not valid JSON: {exc}", _REEXPORT) from None
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        raise _fail(name, f"{MANIFEST} does not name the format {FORMAT!r}: not a study archive",
+                    "give a file written by `evalcore export study`")
+    version = raw.get("format_version")
+    if version != FORMAT_VERSION:
+        raise _fail(name, f"archive format version {version!r} is not one this evalcore reads "
+                          f"(it reads version {FORMAT_VERSION})",
+                    "import it with the evalcore version that wrote it, or upgrade")
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as exc:
+        raise _fail(name, f"{MANIFEST} is malformed: {exc.errors()[0]['msg']} at "
+                          f"{'.'.join(str(p) for p in exc.errors()[0]['loc'])}", _REEXPORT) from None
+    if manifest.schema_version > known_schema:
+        raise _fail(name, f"the archive was written by a store at schema version "
+                          f"{manifest.schema_version}, newer than this evalcore's {known_schema}",
+                    "upgrade relevance-ledger to import it")
+    return manifest
+
+
+def _check_member(name: str, path: Path, member: str, entry: MemberEntry) -> None:
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as stream:
+        while chunk := stream.read(1024 * 1024):
+            digest.update(chunk)
+            size += len(chunk)
+    if digest.hexdigest() != entry.sha256 or size != entry.bytes:
+        raise _fail(name, f"sha256 {digest.hexdigest()[:16]}... ({size:,} bytes) does not match "
+                          f"the manifest's {entry.sha256[:16]}... ({entry.bytes:,} bytes): the "
+                          "member was altered or damaged after export", _REEXPORT, member=member)
+    columns = MEMBERS[member]
+    log = ErrorLog(f"{name}:{member}")
+    rows = 0
+    with path.open(encoding="utf-8", errors="strict") as stream:
+        try:
+            for number, line in enumerate(stream, start=1):
+                rows += 1
+                _check_row(log, f"{name}:{member}", number, line, columns)
+        except UnicodeDecodeError as exc:
+            log.append(InputError(file=f"{name}:{member}", message=f"not UTF-8: {exc}"))
+    if rows != entry.rows:
+        log.append(InputError(file=f"{name}:{member}", message=(
+            f"{rows:,} row(s), the manifest says {entry.rows:,}"), hint=_REEXPORT))
+    if member == "study.jsonl" and rows != 1:
+        log.append(InputError(file=f"{name}:{member}", message="must hold exactly one row"))
+    log.raise_if_any()
+
+
+def _check_row(log: ErrorLog, where: str, number: int, line: str,
+               columns: tuple[Column, ...]) -> None:
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        log.append(InputError(file=where, line=number, message=f"not a JSON line: {exc}"))
+        return
+    if not isinstance(record, dict) or list(record) != [c.name for c in columns]:
+        keys = list(record) if isinstance(record, dict) else type(record).__name__
+        log.append(InputError(file=where, line=number, message=(
+            f"expected the columns {[c.name for c in columns]}, got {keys}")))
+        return
+    for column in columns:
+        problem = _value_problem(column, record[column.name])
+        if problem:
+            log.append(InputError(file=where, line=number, field=column.name, message=problem))
+
+
+def _value_problem(column: Column, value: object) -> str | None:
+    if value is None:
+        return None if column.optional else "must not be null"
+    if column.kind in ("str", "json"):
+        if not isinstance(value, str):
+            return f"must be a string, got {type(value).__name__}"
+        if column.kind == "json":
+            try:
+                json.loads(value)
+            except (json.JSONDecodeError, RecursionError, ValueError):
+                return "must be a JSON text"
+    elif column.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"must be an integer, got {value!r}"[:200]
+    elif isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and value != value) or value in (float("inf"), float("-inf")):
+        return f"must be a finite number, got {value!r}"[:200]
+    if column.choices and value not in column.choices:
+        return f"must be one of {list(column.choices)}, got {value!r}"[:200]
+    if column.minimum is not None and value < column.minimum:  # type: ignore[operator]
+        return f"must be at least {column.minimum}, got {value!r}"
+    if column.maximum is not None and value > column.maximum:  # type: ignore[operator]
+        return f"must be at most {column.maximum}, got {value!r}"
+    return None
+
+
+__all__ = ["DOCUMENTS_POLICY", "FORMAT", "FORMAT_VERSION", "MEMBERS", "Manifest", "MemberEntry",
+           "MemberWriter", "OpenedArchive", "open_archive", "row_line", "write_zip"]

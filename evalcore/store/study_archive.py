@@ -1,0 +1,570 @@
+"""A whole study out of one store and into another: ``evalcore export study`` / ``import study``.
+
+The archive format is :mod:`evalcore.io.study_archive`; this module reads the
+study's rows for it and writes them back.
+
+**Export** (:func:`export_study`) needs the lead role (any one in a local-mode
+study) and reads everything in one read snapshot, so the archive is the study
+as of one instant while annotators keep labeling. Documents: those the study
+uses that the exporting lead may read (see ``DOCUMENTS_POLICY``); the count of
+used documents they may not read is in the summary.
+
+**Import** (:func:`import_study`) restores an archive as history, never as
+updates: label, completeness and audit rows are appended as they were (same
+annotators, times, notes and sources; the importer vouches for them, as with
+``--keep-annotators``), frozen references keep their rows and hashes, stored
+reports their bodies and hashes. The importer becomes (or stays) the study's
+lead; creating it follows the store's rules (organisation entry, corpus
+ownership, corpus writes). Like a run import it never blocks annotators:
+
+1. one short transaction creates the study with the importer as its only member
+   (team mode: nobody else sees it) after every check;
+2. new documents, then each run's results (a staged, invisible run), are written
+   in chunks, each its own short transaction;
+3. one final transaction appends the history (queries, events, references,
+   protocols, reports, members, audit) and publishes the runs: the study's data
+   becomes visible at once.
+
+A failure at any step removes what steps 1-2 wrote (nothing of step 3 was
+committed): all or nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from pydantic import BaseModel
+
+from evalcore.access.decisions import named_user
+from evalcore.access.roles import Permission
+from evalcore.contract.version import __version__
+from evalcore.io.atomic import atomic_path
+from evalcore.io.clock import utc_now_iso
+from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.study_archive import (
+    DOCUMENTS_POLICY,
+    FORMAT,
+    FORMAT_VERSION,
+    MEMBERS,
+    Manifest,
+    MemberWriter,
+    OpenedArchive,
+    open_archive,
+    write_zip,
+)
+from evalcore.store.audit import record_audit
+from evalcore.store.authorize import (
+    authorize,
+    authorize_corpus_write,
+    authorize_organisation_entry,
+)
+from evalcore.store.corpora import corpus_registered
+from evalcore.store.corpus import upsert_document_rows
+from evalcore.store.hashing import content_hash
+from evalcore.store.references import reference_hash
+from evalcore.store.reports import body_hash
+from evalcore.store.runs import write_run_results
+from evalcore.store.schema import SCHEMA_VERSION
+from evalcore.store.scoping import readable_filter, require_known_study
+from evalcore.store.staging import discard_staged_run, staging_owner
+from evalcore.store.studies import StudyIn, study_exists
+from evalcore.store.study_setup import create_study
+from evalcore.store.transaction import read_snapshot, write_transaction
+
+#: Rows written per short transaction in step 2 (documents; results of whole queries).
+CHUNK_ROWS = 2_000
+
+_LIVE_RUNS = "SELECT run_id FROM runs WHERE study_id = :study AND staged_by IS NULL"
+
+#: Member -> the SELECT of its columns (named parameter ``:study``), in archive order.
+_SELECTS: dict[str, str] = {
+    "queries.jsonl": "SELECT query_id, text, description, narrative FROM queries "
+                     "WHERE study_id = :study ORDER BY query_id",
+    "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
+                  "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
+                  "ORDER BY run_id",
+    "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, x.score FROM results x "
+                     "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
+                     "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
+    "label_events.jsonl": "SELECT query_id, unit_id, kind, gain, annotator, created_at, note, "
+                          "source FROM label_events WHERE study_id = :study ORDER BY event_id",
+    "completeness_events.jsonl": "SELECT query_id, state, actor, created_at, reason FROM "
+                                 "completeness_events WHERE study_id = :study ORDER BY event_id",
+    "references.jsonl": "SELECT v.name, v.created_at, v.created_by, v.content_hash, s.sealed_at "
+                        "FROM reference_versions v LEFT JOIN reference_seals s ON "
+                        "s.study_id = v.study_id AND s.name = v.name WHERE v.study_id = :study "
+                        "ORDER BY v.created_at, v.name",
+    "reference_labels.jsonl": "SELECT version, query_id, unit_id, gain FROM reference_labels "
+                              "WHERE study_id = :study ORDER BY version, query_id, unit_id",
+    "reference_completeness.jsonl": "SELECT version, query_id, population_complete FROM "
+                                    "reference_completeness WHERE study_id = :study "
+                                    "ORDER BY version, query_id",
+    "protocols.jsonl": "SELECT name, protocol_json, corpus_fingerprint, pinned_at, pinned_by "
+                       "FROM protocols WHERE study_id = :study ORDER BY pinned_at, name",
+    "protocol_documents.jsonl": "SELECT protocol, doc_id, content_hash, owner_org FROM "
+                                "protocol_documents WHERE study_id = :study "
+                                "ORDER BY protocol, doc_id",
+    "retrieval_refusals.jsonl": "SELECT protocol, run_name, created_at, actor, message, "
+                                "detail_json FROM retrieval_refusals WHERE study_id = :study "
+                                "ORDER BY refusal_id",
+    "reports.jsonl": "SELECT name, reference_version, created_at, created_by, evalcore_version, "
+                     "body_json, content_hash FROM reports WHERE study_id = :study "
+                     "ORDER BY report_id",
+    "users.jsonl": "SELECT u.user_id, u.display_name, u.created_at FROM users u WHERE u.user_id "
+                   "IN (SELECT user_id FROM study_members WHERE study_id = :study) "
+                   "ORDER BY u.user_id",
+    "members.jsonl": "SELECT user_id, role, granted_by, granted_at FROM study_members "
+                     "WHERE study_id = :study ORDER BY user_id",
+    "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at FROM "
+                                  "user_organisations o JOIN studies s ON s.org_id = o.org_id "
+                                  "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
+                                  "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
+    "audit.jsonl": "SELECT created_at, actor, action, detail_json, channel, os_user FROM "
+                   "audit_log WHERE study_id = :study ORDER BY entry_id",
+}
+
+_USED_DOCUMENTS = (
+    "d.corpus_id = :corpus AND d.doc_id IN ("
+    f"SELECT unit_id FROM results WHERE run_id IN ({_LIVE_RUNS}) "
+    "UNION SELECT unit_id FROM label_events WHERE study_id = :study "
+    "UNION SELECT unit_id FROM reference_labels WHERE study_id = :study "
+    "UNION SELECT doc_id FROM protocol_documents WHERE study_id = :study)"
+)
+
+
+class ArchiveSummary(BaseModel):
+    """What an export wrote or an import restored."""
+
+    study_id: str
+    path: str
+    bytes: int = 0
+    rows: dict[str, int]
+    documents_withheld: int = 0
+    seconds: float = 0.0
+
+
+# --- export -----------------------------------------------------------------------------------
+
+
+def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
+                 actor: str | None) -> ArchiveSummary:
+    """Write the whole study to the new archive ``out`` (see the module docstring).
+
+    ``actor`` must be a lead of a team-mode study (PermissionDenied otherwise,
+    nothing is written); an existing ``out`` is never overwritten.
+    """
+    started = time.monotonic()
+    out = Path(out)
+    require_known_study(db, actor, study_id)
+    authorize(db, study_id=study_id, actor=actor, permission=Permission.EXPORT_STUDY)
+    if out.exists() or out.is_symlink():
+        raise FileExistsError(17, "already exists; choose a new file name (an export never "
+                                  "overwrites a file)", str(out))
+    with tempfile.TemporaryDirectory(prefix="study-export-") as tmp, read_snapshot(db):
+        folder = Path(tmp)
+        entries, withheld = _write_members(db, study_id, folder, actor)
+        manifest = Manifest(
+            format=FORMAT, format_version=FORMAT_VERSION, schema_version=SCHEMA_VERSION,
+            evalcore_version=__version__, study_id=study_id, exported_at=utc_now_iso(),
+            exported_by=named_user(actor), documents=DOCUMENTS_POLICY, members=entries)
+        with atomic_path(out) as target:
+            write_zip(folder, manifest, target)
+    return ArchiveSummary(study_id=study_id, path=str(out), bytes=out.stat().st_size,
+                          rows={m: e.rows for m, e in entries.items()},
+                          documents_withheld=withheld,
+                          seconds=round(time.monotonic() - started, 2))
+
+
+def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
+                   actor: str | None) -> tuple[dict[str, Any], int]:
+    study = db.execute(
+        "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, s.org_id, "
+        "s.created_at, o.name, c.owner_org FROM studies s "
+        "LEFT JOIN organisations o ON o.org_id = s.org_id "
+        "LEFT JOIN corpora c ON c.corpus_id = s.corpus_id WHERE s.study_id = ?", [study_id],
+    ).fetchone()
+    entries: dict[str, Any] = {}
+    params: dict[str, Any] = {"study": study_id, "corpus": study[1]}
+    readable = readable_filter(db, actor, study[1])
+    for member in MEMBERS:
+        writer = MemberWriter(folder, member)
+        try:
+            if member == "study.jsonl":
+                writer.write(tuple(study))
+            elif member == "documents.jsonl":
+                for row in db.execute(
+                        "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
+                        f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
+                        f"AND {readable.where} ORDER BY d.doc_id", {**params, **readable.params}):
+                    writer.write(row)
+            else:
+                for row in db.execute(_SELECTS[member], params):
+                    writer.write(row)
+        finally:
+            entries[member] = writer.close()
+    used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
+                      params).fetchone()[0]
+    return entries, used - entries["documents.jsonl"].rows
+
+
+# --- import -----------------------------------------------------------------------------------
+
+
+def read_archive(path: str | Path, workdir: Path) -> OpenedArchive:
+    """Unpack and check the archive (every hostile case is an InputErrors, nothing written)."""
+    archive = open_archive(Path(path), workdir, known_schema=SCHEMA_VERSION)
+    _check_consistency(archive)
+    return archive
+
+
+def _refuse(archive: OpenedArchive, message: str, hint: str | None = None,
+            member: str | None = None) -> InputErrors:
+    where = archive.name if member is None else f"{archive.name}:{member}"
+    return InputErrors([InputError(file=where, message=message, hint=hint)])
+
+
+def _check_consistency(archive: OpenedArchive) -> None:
+    """What the members must agree on: hashes recomputed, names that refer to each other."""
+    problems: list[InputError] = []
+
+    def problem(member: str, line: int, message: str) -> None:
+        if len(problems) < 200:
+            problems.append(InputError(file=f"{archive.name}:{member}", line=line,
+                                       message=message))
+
+    docs: set[str] = set()
+    for n, row in enumerate(archive.rows("documents.jsonl"), 1):
+        if row["doc_id"] in docs:
+            problem("documents.jsonl", n, f"document {row['doc_id']!r} appears twice")
+        docs.add(row["doc_id"])
+        if content_hash(row["title"], row["text"]) != row["content_hash"]:
+            problem("documents.jsonl", n, f"document {row['doc_id']!r}: its title and text do not "
+                                          "hash to its content_hash (altered after export)")
+    runs = _unique_names(archive, "runs.jsonl", "name", problem)
+    for n, row in enumerate(archive.rows("results.jsonl"), 1):
+        if row["run"] not in runs:
+            problem("results.jsonl", n, f"result of run {row['run']!r}, which runs.jsonl lacks")
+            break
+    versions = {r["name"]: r["content_hash"] for r in archive.rows("references.jsonl")}
+    labels: dict[str, dict[str, dict[str, int]]] = {v: {} for v in versions}
+    complete: dict[str, dict[str, bool]] = {v: {} for v in versions}
+    for member in ("reference_labels.jsonl", "reference_completeness.jsonl"):
+        for n, row in enumerate(archive.rows(member), 1):
+            if row["version"] not in versions:
+                problem(member, n, f"row of reference {row['version']!r}, which "
+                                   "references.jsonl lacks")
+            elif member == "reference_labels.jsonl":
+                labels[row["version"]].setdefault(row["query_id"], {})[row["unit_id"]] = row["gain"]
+            else:
+                complete[row["version"]][row["query_id"]] = bool(row["population_complete"])
+    for version, digest in versions.items():
+        if reference_hash(labels[version], complete[version]) != digest:
+            problem("references.jsonl", 0, f"reference {version!r}: its rows do not hash to its "
+                                           f"content hash {digest} (altered after export)")
+    pins = _unique_names(archive, "protocols.jsonl", "name", problem)
+    for n, row in enumerate(archive.rows("protocol_documents.jsonl"), 1):
+        if row["protocol"] not in pins:
+            problem("protocol_documents.jsonl", n,
+                    f"document of protocol {row['protocol']!r}, which protocols.jsonl lacks")
+            break
+    _unique_names(archive, "reports.jsonl", "name", problem)
+    for n, row in enumerate(archive.rows("reports.jsonl"), 1):
+        if body_hash(row["body_json"]) != row["content_hash"]:
+            problem("reports.jsonl", n, f"report {row['name']!r}: its body does not hash to its "
+                                        "content hash (altered after export)")
+    _unique_names(archive, "members.jsonl", "user_id", problem)
+    if problems:
+        raise InputErrors([p.model_copy(update={"line": p.line or None}) for p in problems])
+
+
+def _unique_names(archive: OpenedArchive, member: str, key: str,
+                  problem: Callable[[str, int, str], None]) -> set[str]:
+    seen: set[str] = set()
+    for n, row in enumerate(archive.rows(member), 1):
+        if row[key] in seen:
+            problem(member, n, f"{key} {row[key]!r} appears twice")
+        seen.add(row[key])
+    return seen
+
+
+class _Undo:
+    """What steps 1-2 wrote, so a failure removes it."""
+
+    def __init__(self) -> None:
+        self.study_id: str | None = None
+        self.corpus_id: str | None = None
+        self.new_corpus = False
+        self.new_orgs: list[str] = []
+        self.new_users: list[str] = []
+        self.org_rows: list[tuple[str, str]] = []
+        self.documents: list[str] = []
+        self.runs: list[int] = []
+
+    def run(self, db: sqlite_utils.Database) -> None:
+        for run_id in self.runs:
+            discard_staged_run(db, run_id)
+        for start in range(0, len(self.documents), CHUNK_ROWS):
+            with write_transaction(db):
+                db.conn.executemany(
+                    "DELETE FROM documents WHERE corpus_id = ? AND doc_id = ?",
+                    [(self.corpus_id, d) for d in self.documents[start:start + CHUNK_ROWS]])
+        if self.study_id is None:
+            return
+        with write_transaction(db):
+            db.execute("DELETE FROM study_members WHERE study_id = ?", [self.study_id])
+            db.conn.executemany("DELETE FROM user_organisations WHERE user_id = ? AND org_id = ?",
+                                self.org_rows)
+            db.execute("DELETE FROM studies WHERE study_id = ?", [self.study_id])
+            if self.new_corpus:
+                db.execute("DELETE FROM corpora WHERE corpus_id = ?", [self.corpus_id])
+            db.conn.executemany("DELETE FROM users WHERE user_id = ?",
+                                [(u,) for u in self.new_users])
+            db.conn.executemany("DELETE FROM organisations WHERE org_id = ?",
+                                [(o,) for o in self.new_orgs])
+
+
+def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: str | None,
+                 study_id: str | None = None) -> ArchiveSummary:
+    """Restore the checked ``archive`` (:func:`read_archive`) as study ``study_id`` (default:
+    the archive's id); see the module docstring. ``actor`` becomes its lead."""
+    started = time.monotonic()
+    importer = named_user(actor)
+    if not importer:
+        raise ValueError("name who imports the study (--actor): they become its lead")
+    target = study_id or archive.manifest.study_id
+    settings = next(archive.rows("study.jsonl"))
+    study = StudyIn(study_id=target, name=settings["name"], corpus_id=settings["corpus_id"],
+                    retrieval_unit=settings["retrieval_unit"],
+                    relevance_threshold=settings["relevance_threshold"], gain=settings["gain"],
+                    org_id=settings["org_id"])
+    if study_exists(db, target):
+        raise _refuse(archive, f"study {target!r} already exists in this store; nothing was "
+                               "written", "import it under another id with --as NEW_ID")
+    undo = _Undo()
+    try:
+        _create(db, archive, study, settings, importer, undo)
+        _write_documents(db, archive, study, importer, undo)
+        _stage_runs(db, archive, study, importer, undo)
+        _append_history(db, archive, study, importer, undo)
+    except BaseException as exc:
+        undo.run(db)
+        if isinstance(exc, sqlite3.IntegrityError):
+            raise _refuse(archive, f"the archive's rows break a rule of the store ({exc}); "
+                                   "nothing was written", "export the study again") from None
+        raise
+    rows = {m: archive.count(m) for m in MEMBERS}
+    return ArchiveSummary(study_id=target, path=archive.name, rows=rows,
+                          seconds=round(time.monotonic() - started, 2))
+
+
+def _archive_row(archive: OpenedArchive, member: str, key: str, value: str) -> dict | None:
+    return next((r for r in archive.rows(member) if r[key] == value), None)
+
+
+def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
+            settings: dict[str, Any], importer: str, undo: _Undo) -> None:
+    """Step 1: the study, with the importer as its only member (a lead), after every check."""
+    owners = {r["owner_org"] for r in archive.rows("documents.jsonl")}
+    with write_transaction(db):
+        undo.new_corpus = not corpus_registered(db, study.corpus_id)
+        undo.corpus_id = study.corpus_id
+        if settings["corpus_owner"] not in (None, study.org_id) and undo.new_corpus:
+            authorize_organisation_entry(
+                db, org_id=settings["corpus_owner"], study_id=study.study_id, actor=importer,
+                what=f"register corpus {study.corpus_id!r} for organisation "
+                     f"{settings['corpus_owner']!r}")
+        # An organisation new to this store is created by the importer, its first member and
+        # lead (as `create_organisation` does); an existing one is joined only by its rules.
+        names = {study.org_id: settings["org_name"]}
+        for org in dict.fromkeys(o for o in (study.org_id, settings["corpus_owner"],
+                                             *sorted(owners - {None})) if o is not None):
+            if db.execute("INSERT OR IGNORE INTO organisations (org_id, name, created_by) "
+                          "VALUES (?, ?, ?)", [org, names.get(org) or org, importer]).rowcount:
+                undo.new_orgs.append(org)
+        create_study(db, study, actor=importer, created_at=settings["created_at"])
+        undo.study_id = study.study_id
+        if undo.new_corpus:
+            db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
+                       [settings["corpus_owner"], settings["created_at"], study.corpus_id])
+        user = _archive_row(archive, "users.jsonl", "user_id", importer) or {
+            "user_id": importer, "display_name": "", "created_at": utc_now_iso()}
+        if db.execute("INSERT OR IGNORE INTO users (user_id, display_name, created_at) "
+                      "VALUES (?, ?, ?)", list(user.values())).rowcount:
+            undo.new_users.append(importer)
+        db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
+                   "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
+                                                   utc_now_iso()])
+        grant = _archive_row(archive, "organisation_members.jsonl", "user_id", importer) or {
+            "user_id": importer, "granted_by": importer, "granted_at": utc_now_iso()}
+        for org in dict.fromkeys([study.org_id, *undo.new_orgs]):
+            if org is not None and db.execute(
+                    "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, "
+                    "granted_at) VALUES (?, ?, ?, ?)",
+                    [importer, org, grant["granted_by"] if org == study.org_id else importer,
+                     grant["granted_at"] if org == study.org_id else utc_now_iso()]).rowcount:
+                undo.org_rows.append((importer, org))
+        authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
+        authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
+
+
+def _chunks(rows: Iterator[tuple], size: int = CHUNK_ROWS) -> Iterator[list[tuple]]:
+    while chunk := list(islice(rows, size)):
+        yield chunk
+
+
+def _write_documents(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
+                     importer: str, undo: _Undo) -> None:
+    """Step 2a: documents new to the corpus; one already there must be the same document."""
+    corpus = study.corpus_id
+    rows = ((corpus, r["doc_id"], r["title"], r["text"], r["owner_org"], r["created_at"],
+             r["content_hash"]) for r in archive.rows("documents.jsonl"))
+    for chunk in _chunks(rows):
+        with write_transaction(db):
+            existing = dict(db.execute(
+                "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
+                "(SELECT value FROM json_each(?))",
+                [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
+            changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
+            if changed:
+                raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
+                                       f"from this store's (first: {changed[:5]}); an import never "
+                                       "changes a document other studies use; nothing was written",
+                              "import into a store without that corpus, or reconcile the "
+                              "documents first", member="documents.jsonl")
+            new = [r for r in chunk if r[1] not in existing]
+            if not new:
+                continue
+            authorize_corpus_write(db, corpus_id=corpus, actor=importer,
+                                   owner_orgs={r[4] for r in new})
+            upsert_document_rows(db, new, keep_owner=True)
+            undo.documents.extend(r[1] for r in new)
+
+
+def _stage_runs(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
+                importer: str, undo: _Undo) -> None:
+    """Step 2b: each run as a staged (invisible) run, its results in short transactions."""
+    run_ids: dict[str, int] = {}
+    for run in archive.rows("runs.jsonl"):
+        with write_transaction(db):
+            authorize(db, study_id=study.study_id, actor=importer,
+                      permission=Permission.CREATE_RUN)
+            run_ids[run["name"]] = int(db.execute(
+                "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
+                "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [study.study_id, *run.values(), staging_owner()]).lastrowid)
+        undo.runs.append(run_ids[run["name"]])
+    batch: list[tuple[str, int, str, float | None]] = []
+    current: tuple[str, str] | None = None
+    run_name = ""
+    for row in archive.rows("results.jsonl"):
+        key = (row["run"], row["query_id"])
+        if key != current and (len(batch) >= CHUNK_ROWS or (current and key[0] != current[0])):
+            _write_results(db, run_ids[run_name], batch)
+            batch = []
+        current, run_name = key, row["run"]
+        batch.append((row["query_id"], row["rank"], row["unit_id"], row["score"]))
+    if batch:
+        _write_results(db, run_ids[run_name], batch)
+
+
+def _write_results(db: sqlite_utils.Database, run_id: int,
+                   batch: list[tuple[str, int, str, float | None]]) -> None:
+    with write_transaction(db):
+        write_run_results(db, run_id, batch)
+
+
+#: The members step 3 appends in its one transaction.
+_HISTORY = ("queries.jsonl", "label_events.jsonl", "completeness_events.jsonl", "references.jsonl",
+            "reference_labels.jsonl", "reference_completeness.jsonl", "protocols.jsonl",
+            "protocol_documents.jsonl", "retrieval_refusals.jsonl", "reports.jsonl",
+            "audit.jsonl")
+
+
+def _insert(db: sqlite_utils.Database, sql: str, rows: Iterator[tuple]) -> None:
+    db.conn.executemany(sql, rows)
+
+
+def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
+                    importer: str, undo: _Undo) -> None:
+    """Step 3: the study's history, appended in one transaction that also publishes the runs."""
+    s = study.study_id
+    # Read and parse every row before the transaction: it holds the write lock only to insert.
+    parsed = {m: [tuple(r.values()) for r in archive.rows(m)] for m in _HISTORY}
+
+    def rows(member: str) -> list[tuple]:
+        return parsed[member]
+
+    with write_transaction(db):
+        authorize(db, study_id=s, actor=importer, permission=Permission.IMPORT)
+        _insert(db, "INSERT INTO queries (study_id, query_id, text, description, narrative) "
+                    "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("queries.jsonl")))
+        _insert(db, "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, "
+                    "annotator, created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                ((s, *r) for r in rows("label_events.jsonl")))
+        _insert(db, "INSERT INTO completeness_events (study_id, query_id, state, actor, "
+                    "created_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
+                ((s, *r) for r in rows("completeness_events.jsonl")))
+        versions = list(rows("references.jsonl"))
+        _insert(db, "INSERT INTO reference_versions (study_id, name, created_at, created_by, "
+                    "content_hash) VALUES (?, ?, ?, ?, ?)", ((s, *v[:4]) for v in versions))
+        _insert(db, "INSERT INTO reference_labels (study_id, version, query_id, unit_id, gain) "
+                    "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("reference_labels.jsonl")))
+        _insert(db, "INSERT INTO reference_completeness (study_id, version, query_id, "
+                    "population_complete) VALUES (?, ?, ?, ?)",
+                ((s, *r) for r in rows("reference_completeness.jsonl")))
+        _insert(db, "INSERT INTO reference_seals (study_id, name, sealed_at) VALUES (?, ?, ?)",
+                ((s, v[0], v[4] or v[1]) for v in versions))  # sealed: nothing can be added
+        _insert(db, "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
+                    "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
+                ((s, *r) for r in rows("protocols.jsonl")))
+        _insert(db, "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, "
+                    "owner_org) VALUES (?, ?, ?, ?, ?)",
+                ((s, *r) for r in rows("protocol_documents.jsonl")))
+        _insert(db, "INSERT INTO retrieval_refusals (study_id, protocol, run_name, created_at, "
+                    "actor, message, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                ((s, *r) for r in rows("retrieval_refusals.jsonl")))
+        _insert(db, "INSERT INTO reports (study_id, name, reference_version, created_at, "
+                    "created_by, evalcore_version, body_json, content_hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("reports.jsonl")))
+        _restore_members(db, archive, study, importer)
+        _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
+                    "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                ((s, *r) for r in rows("audit.jsonl")))
+        db.conn.executemany("UPDATE runs SET staged_by = NULL WHERE run_id = ?",
+                            [(r,) for r in undo.runs])
+        manifest = archive.manifest
+        record_audit(db, actor=importer, action="study.import", study_id=s, detail={
+            "archive": archive.name, "source_study": manifest.study_id,
+            "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
+            "rows": {m: e.rows for m, e in manifest.members.items()}})
+
+
+def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
+                     importer: str) -> None:
+    """The archive's members as they were; the importer stays a lead (their archive row is
+    restored only if it made them a lead)."""
+    s = study.study_id
+    db.conn.executemany("INSERT OR IGNORE INTO users (user_id, display_name, created_at) "
+                        "VALUES (?, ?, ?)", (tuple(r.values()) for r in archive.rows("users.jsonl")))
+    for m in archive.rows("members.jsonl"):
+        if m["user_id"] == importer and m["role"] != "lead":
+            continue
+        db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
+                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (study_id, user_id) DO UPDATE SET "
+                   "role = excluded.role, granted_by = excluded.granted_by, "
+                   "granted_at = excluded.granted_at", [s, *m.values()])
+    if study.org_id is not None:
+        db.conn.executemany(
+            "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at) "
+            "VALUES (?, ?, ?, ?)",
+            ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"])
+             for r in archive.rows("organisation_members.jsonl")))
+
