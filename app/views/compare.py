@@ -142,8 +142,9 @@ def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
     d, queue = item.decision, item.queue
     st.markdown(f"**{escape_markdown(d.measure)}**")
     if not queue.items:
-        why = ("decided already" if d.verdict in ("a_better", "b_better", "tied")
-               else "no unknown unit on a query whose difference is open")
+        why = {"undecidable": "it is undecidable; lift the causes above first",
+               "undecided": "no unknown unit on a query whose difference is open"
+               }.get(d.verdict, "decided already")
         st.caption(escape_markdown(f"Nothing to label for this measure: {why}."))
         return
     needed = ("" if queue.labels_to_decide is None else
@@ -154,13 +155,17 @@ def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
     st.dataframe(pd.DataFrame([
         {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
          "kind": it.kind,
-         f"{d.run_a} rank": it.rank_a or None, f"{d.run_b} rank": it.rank_b or None,
+         f"{d.run_a} rank": _rank(it.rank_a), f"{d.run_b} rank": _rank(it.rank_b),
          "narrows the interval by (at least)": round(it.removes, 4)}
         for it in queue.items
     ]), hide_index=True, width="stretch")
     st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
                  icon=":material/rate_review:",
                  query_params=decide_queue_params(d.run_a, d.run_b, d.measure))
+
+
+def _rank(rank: int) -> str:
+    return str(rank) if rank else "not returned"
 
 
 def _show_paired(paired: MetricComparison) -> None:
@@ -174,6 +179,12 @@ def _show_paired(paired: MetricComparison) -> None:
         st.caption(escape_markdown(result.describe()))
 
 
+def _number(value: float | None, *, signed: bool = False) -> str:
+    if value is None:
+        return "not computable"
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
 def _show_compat(pc: PairComparison) -> None:
     """The trec_eval-compatible means, in their own table, labeled as such."""
     with st.expander(pc.compat_label.capitalize()):
@@ -182,11 +193,11 @@ def _show_compat(pc: PairComparison) -> None:
             "any label are left out, as trec_eval does. Use these only to reproduce a "
             "trec_eval number; the verdicts above are what the labels support."))
         st.dataframe(pd.DataFrame([
-            {"measure (trec_eval compatibility)": row.measure,
-             f"{pc.run_a} (unjudged = non-relevant)": row.value_a,
-             f"{pc.run_b} (unjudged = non-relevant)": row.value_b,
-             "difference (unjudged = non-relevant)": row.difference,
-             "queries": f"{row.n_queries_a} / {row.n_queries_b}"}
+            {"measure": row.measure,
+             f"{pc.run_a} (compat.)": _number(row.value_a),
+             f"{pc.run_b} (compat.)": _number(row.value_b),
+             "A \N{MINUS SIGN} B (compat.)": _number(row.difference, signed=True),
+             "queries (A / B)": f"{row.n_queries_a} / {row.n_queries_b}"}
             for row in pc.compat
         ]), hide_index=True, width="stretch")
         for note in pc.compat_notes:

@@ -88,7 +88,7 @@ def test_undecided_shows_the_unknown_count_the_queue_and_its_link(small_store, n
     assert sorted(queue["unit"]) == ["d3", "d4", "d6"]
     assert set(queue["query text"]) == {"reset password", "password guide"}
     row = queue[queue["unit"] == "d6"].iloc[0]
-    assert row["r2 rank"] == 1 and (row["r1 rank"] != row["r1 rank"] or row["r1 rank"] is None)
+    assert (row["r1 rank"], row["r2 rank"]) == ("not returned", "1")
     assert row["narrows the interval by (at least)"] == 0.05  # 1/10 of one of 2 queries
     (link,) = [p for p in at.get("page_link") if p.proto.label.startswith("Label these")]
     assert link.proto.label == "Label these on the Annotate page (P@10)"
@@ -121,18 +121,17 @@ def test_compat_numbers_are_labeled_and_apart(small_store, new_app) -> None:
     (expander,) = [e for e in at.expander if "trec_eval" in e.label]
     assert expander.label == COMPAT_LABEL.capitalize()
     (compat,) = [d.value for d in expander.dataframe]
-    assert list(compat.columns) == ["measure (trec_eval compatibility)",
-                                    "r1 (unjudged = non-relevant)",
-                                    "r2 (unjudged = non-relevant)",
-                                    "difference (unjudged = non-relevant)", "queries"]
-    # unjudged d3, d4, d6 count as non-relevant: r1 has d1, d5 relevant in its top 10
-    p10 = compat[compat["measure (trec_eval compatibility)"] == "P@10"].iloc[0]
-    assert round(p10["r1 (unjudged = non-relevant)"], 4) == 0.1  # (1 + 1) / 10 / 2
-    assert round(p10["r2 (unjudged = non-relevant)"], 4) == 0.05
+    assert list(compat.columns) == ["measure", "r1 (compat.)", "r2 (compat.)",
+                                    "A − B (compat.)", "queries (A / B)"]
+    # unjudged d3, d4, d6 count as non-relevant: r1 has d1 and d5 relevant in its top 10
+    p10 = compat[compat["measure"] == "P@10"].iloc[0]
+    assert p10["r1 (compat.)"] == "0.1000"  # (1/10 + 1/10) / 2
+    assert p10["r2 (compat.)"] == "0.0500"
+    assert p10["A − B (compat.)"] == "+0.0500"
     # never in the evidence's tables or sentences
-    others = [d.value for d in at.dataframe if "measure (trec_eval compatibility)"
-              not in d.value.columns]
-    assert not any("unjudged" in str(c) for d in others for c in d.columns)
+    others = [d.value for d in at.dataframe if "r1 (compat.)" not in d.value.columns]
+    assert others and not any("compat" in str(c) for d in others for c in d.columns)
+    assert not any("0.1000" in str(v) for d in others for v in d.to_numpy().ravel())
     verdicts = [t for t in _texts(at) if t.startswith("P@10: ")]
     assert verdicts and not any("0.100" in t for t in verdicts)
 
