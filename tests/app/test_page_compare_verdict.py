@@ -150,3 +150,27 @@ def test_hostile_names_are_not_rendered_as_markup(small_store, new_app) -> None:
     raw = [m.value for m in at.markdown]
     line = next(m for m in raw if m.startswith("mean difference r1"))
     assert "\\*\\*bold\\*\\*\\<b\\>x\\<\\/b\\>" in line
+
+
+def test_the_verdicts_are_computed_once_per_store_state(small_store, new_app,
+                                                        monkeypatch) -> None:
+    import evalcore.analysis.pair_comparison as module
+
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d5": 1})
+    calls = []
+    real = module.compare_pair
+
+    def counted(*args, **kwargs):
+        calls.append(args[1:5])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "compare_pair", counted)
+    first = new_app(page=PAGE)
+    first.run()  # a rerun of the same session (a click)
+    new_app(page=PAGE)  # another session
+    assert len(calls) == 1, calls
+    record_label(db, study_id="s1", query_id="q1", unit_id="d3", gain=1, annotator="a")
+    at = new_app(page=PAGE)  # the store moved: computed again, with the new label
+    assert len(calls) == 2
+    assert "3 unknown units could still move it" not in _texts(at)
