@@ -149,9 +149,11 @@ def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
         return
     needed = ("" if queue.labels_to_decide is None else
               f"; about {queue.labels_to_decide} or more labels still needed to decide")
+    blocked = ("Undecidable until the causes above are lifted; meanwhile these narrow the "
+               "interval on the other queries. " if d.verdict == "undecidable" else "")
     st.caption(escape_markdown(
-        f"{len(queue.items)} of {queue.n_candidates} unknown units, the ones whose label can "
-        f"narrow the interval most first{needed}."))
+        f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, the ones whose "
+        f"label can narrow the interval most first{needed}."))
     st.dataframe(pd.DataFrame([
         {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
          "kind": it.kind,
