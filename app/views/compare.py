@@ -1,6 +1,20 @@
-"""Run comparison: per-query deltas, paired tests and a paper-style results table.
+"""Run comparison: what the evidence decides first, then the labels that would decide
+the rest, then the paired tests; apart, the trec_eval-compatible numbers; then the
+paper-style results table and per-query deltas of every chosen run.
 
-All numbers come from :mod:`evalcore.analysis.compare` on each
+**Verdict first** (issue 14, contract section 11): for runs A and B and each chosen
+measure, :func:`evalcore.analysis.pair_comparison.compare_pair` gives the verdict
+(``decided: A better``, ``decided: B better``, ``tied``, ``undecided``,
+``undecidable``) with the mean-difference interval, the unknown units that can
+still move it or the causes in plain words with what to do; the head of the "to
+decide" queue with a link that opens the Annotate page working through it
+(:mod:`app.components.decide_link`); the paired tests with the queries left out and
+the selection caution. The numbers with unjudged units counted as non-relevant
+(trec_eval compatibility) are in their own expander and table, never beside the
+evidence's. Computed once per store state and choice, shared by every session
+(:mod:`app.components.shared_results`).
+
+The results table's numbers come from :mod:`evalcore.analysis.compare` on each
 run's evaluation (the comparison shared by sessions until the store changes,
 :mod:`app.components.shared_results`): on the working labels from the shared live state (equal to
 :func:`evalcore.analysis.run_evaluation.evaluate_run`, kept current label by label),
@@ -15,22 +29,42 @@ the reason and left out.
 import pandas as pd
 import streamlit as st
 
+from app.components.decide_link import decide_queue_params
 from app.components.live_state import with_live_state
+from app.components.navigation import ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import db_path, get_db
 from app.components.shared_results import shared_result
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
-from evalcore.analysis.compare import compare_runs
+from evalcore.analysis.compare import MetricComparison, compare_runs
+from evalcore.analysis.pair_comparison import MeasureVerdict, PairComparison, compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
+from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import AGGREGATE_LABELS, METRICS, EvaluationReport
 from evalcore.report.charts import delta_figure
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
+from evalcore.store.studies import StudyIn, query_texts
 
 WORKING = "(working labels)"
+#: Items of each measure's to-decide queue shown on the page.
+QUEUE_SHOWN = 10
+#: Cutoffs the measure picker offers (any measure of the catalogue at these depths).
+CUTOFFS = (5, 10, 20, 100)
+
+
+def _default_measures(study: StudyIn) -> list[str]:
+    """The measures the verdict section starts with (the one place they are chosen)."""
+    return ["P@10", "R@10", "nDCG@10", "RR@10"]
+
+
+def _measure_options(defaults: list[str]) -> list[str]:
+    """The catalogue's measures at :data:`CUTOFFS` (the defaults first)."""
+    catalogue = [Measure(family, k).canonical for k in CUTOFFS for family in FAMILIES]
+    return list(dict.fromkeys(defaults + catalogue))
 
 
 def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
@@ -72,29 +106,156 @@ def _results_table(comparison) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
+                     reference: str | None) -> PairComparison:
+    """The pair's verdicts, queues, paired tests and compatibility numbers, computed once
+    per store state and choice and shared by every session."""
+    db = get_db()
+    return shared_result(
+        db, str(db_path()), study_id,
+        ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN),
+        lambda: compare_pair(db, study_id, run_a, run_b, measures, reference,
+                             queue_limit=QUEUE_SHOWN),
+    )
+
+
+def _show_verdict(item: MeasureVerdict) -> None:
+    """The verdict in words, the interval, and what can still move it (or what blocks it)."""
+    d = item.decision
+    with st.container(border=True):
+        st.markdown(f"**{escape_markdown(d.measure)}: {escape_markdown(d.verdict_text)}**")
+        interval = item.interval_text()
+        if interval is not None:
+            st.markdown(escape_markdown(
+                f"mean difference {d.run_a} \N{MINUS SIGN} {d.run_b}: {interval}"))
+        if d.verdict == "undecidable":
+            st.markdown(escape_markdown(
+                f"{d.n_undecidable} of {d.n_queries} queries lack bounds in a run:"))
+            for cause in item.causes:
+                st.markdown(escape_markdown(f"\N{BULLET} {cause.text}"))
+        else:
+            st.caption(escape_markdown(item.detail()))
+
+
+def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
+    """The head of the to-decide queue, and the link that opens the Annotate page on it."""
+    d, queue = item.decision, item.queue
+    st.markdown(f"**{escape_markdown(d.measure)}**")
+    if not queue.items:
+        why = {"undecidable": "it is undecidable; lift the causes above first",
+               "undecided": "no unknown unit on a query whose difference is open"
+               }.get(d.verdict, "decided already")
+        st.caption(escape_markdown(f"Nothing to label for this measure: {why}."))
+        return
+    needed = ("" if queue.labels_to_decide is None else
+              f"; about {queue.labels_to_decide} or more labels still needed to decide")
+    blocked = ("Undecidable until the causes above are lifted; meanwhile these narrow the "
+               "interval on the other queries. " if d.verdict == "undecidable" else "")
+    st.caption(escape_markdown(
+        f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, the ones whose "
+        f"label can narrow the interval most first{needed}."))
+    st.dataframe(pd.DataFrame([
+        {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
+         "kind": it.kind,
+         f"{d.run_a} rank": _rank(it.rank_a), f"{d.run_b} rank": _rank(it.rank_b),
+         "narrows the interval by (at least)": round(it.removes, 4)}
+        for it in queue.items
+    ]), hide_index=True, width="stretch")
+    st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
+                 icon=":material/rate_review:",
+                 query_params=decide_queue_params(d.run_a, d.run_b, d.measure))
+
+
+def _rank(rank: int) -> str:
+    return str(rank) if rank else "not returned"
+
+
+def _show_paired(paired: MetricComparison) -> None:
+    """The paired tests, with the queries left out and the selection caution."""
+    st.markdown(f"**{escape_markdown(paired.label)}**: "
+                + escape_markdown(f"paired tests {paired.summary}."))
+    if paired.selection_note:
+        st.warning(escape_markdown(f"Caution: {paired.selection_note}."),
+                   icon=":material/warning:")
+    for result in paired.tests.values():
+        st.caption(escape_markdown(result.describe()))
+
+
+def _number(value: float | None, *, signed: bool = False) -> str:
+    if value is None:
+        return "not computable"
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
+def _show_compat(pc: PairComparison) -> None:
+    """The trec_eval-compatible means, in their own table, labeled as such."""
+    with st.expander(pc.compat_label.capitalize()):
+        st.caption(escape_markdown(
+            "Not evidence: unjudged results are counted as non-relevant and queries without "
+            "any label are left out, as trec_eval does. Use these only to reproduce a "
+            "trec_eval number; the verdicts above are what the labels support."))
+        st.dataframe(pd.DataFrame([
+            {"measure": row.measure,
+             f"{pc.run_a} (compat.)": _number(row.value_a),
+             f"{pc.run_b} (compat.)": _number(row.value_b),
+             "A \N{MINUS SIGN} B (compat.)": _number(row.difference, signed=True),
+             "queries (A / B)": f"{row.n_queries_a} / {row.n_queries_b}"}
+            for row in pc.compat
+        ]), hide_index=True, width="stretch")
+        for note in pc.compat_notes:
+            st.caption(escape_markdown(note))
+
+
+def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> None:
+    """Runs A and B, the measures, then per measure: verdict, queue, paired tests."""
+    st.subheader("What the evidence decides")
+    pick = st.columns([2, 2, 4])
+    run_a = pick[0].selectbox("Run A", same, index=0, key="rl_compare_run_a")
+    run_b = pick[1].selectbox("Run B", same, index=1, key="rl_compare_run_b")
+    defaults = _default_measures(study)
+    measures = pick[2].multiselect("Measures", _measure_options(defaults), default=defaults,
+                                   key="rl_compare_measures")
+    if run_a == run_b:
+        st.info("Choose two different runs as A and B.")
+        return
+    if not measures:
+        st.info("Choose at least one measure.")
+        return
+    try:
+        pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference)
+    except (LookupError, ValueError) as error:
+        st.error(escape_markdown(f"No verdict: {error}"))
+        return
+    st.caption(escape_markdown(
+        f"Is {run_a} (A) better than {run_b} (B) whatever the missing labels are? Each "
+        f"interval holds the mean difference A \N{MINUS SIGN} B over every query for every "
+        "way the unknown labels could turn out."))
+    for item in pc.measures:
+        _show_verdict(item)
+    st.markdown("##### Labels that would decide it")
+    texts = query_texts(get_db(), study.study_id)
+    for item in pc.measures:
+        _show_queue(item, texts)
+    st.markdown("##### Paired significance tests")
+    st.caption("Over the sample of queries, a separate question from the verdict above; "
+               "computed only on the queries where both runs have the measure.")
+    for item in pc.measures:
+        _show_paired(item.paired)
+    _show_compat(pc)
+
+
 db, study = study_page("Compare runs")
 infos = {r.name: r for r in list_runs(db, study.study_id)}
 if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")
     st.stop()
 
-top = st.columns([4, 2, 2])
+top = st.columns([4, 2])
 chosen_names = top[0].multiselect("Runs (the first is the baseline)", list(infos),
                                   default=list(infos)[:2], key="rl_compare_runs")
-metric = top[1].selectbox("Metric", METRICS, key="rl_compare_metric",
-                          format_func=lambda m: AGGREGATE_LABELS[m].format(k="k"))
 versions = [WORKING] + [v.name for v in list_references(db, study.study_id)]
-version = top[2].selectbox("Reference", versions, key="rl_compare_reference")
+version = top[1].selectbox("Reference", versions, key="rl_compare_reference")
 reference = None if version == WORKING else version
-options = st.columns([2, 2, 2, 2])
-test = options[0].selectbox("Test for the table's marks", list(TEST_LABELS),
-                            format_func=TEST_LABELS.get, key="rl_compare_test")
-alpha = options[1].selectbox("Significance level", [0.05, 0.01, 0.1], key="rl_compare_alpha")
-correction = options[2].selectbox("Correction", list(CORRECTION_LABELS),
-                                  format_func=CORRECTION_LABELS.get, key="rl_compare_correction")
-mode = options[3].selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_mode",
-                            format_func={"baseline": "each run vs the baseline",
-                                         "pairwise": "every pair"}.get)
 
 if len(chosen_names) < 2:
     st.info("Choose at least two runs.")
@@ -125,6 +286,20 @@ if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")
     st.stop()
 
+_decided_section(study, same, reference)
+
+st.subheader("Every chosen run")
+options = st.columns([2, 2, 2, 2, 2])
+metric = options[0].selectbox("Metric", METRICS, key="rl_compare_metric",
+                              format_func=lambda m: AGGREGATE_LABELS[m].format(k="k"))
+test = options[1].selectbox("Test for the table's marks", list(TEST_LABELS),
+                            format_func=TEST_LABELS.get, key="rl_compare_test")
+alpha = options[2].selectbox("Significance level", [0.05, 0.01, 0.1], key="rl_compare_alpha")
+correction = options[3].selectbox("Correction", list(CORRECTION_LABELS),
+                                  format_func=CORRECTION_LABELS.get, key="rl_compare_correction")
+mode = options[4].selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_mode",
+                            format_func={"baseline": "each run vs the baseline",
+                                         "pairwise": "every pair"}.get)
 # The tests (permutations, bootstraps) are the slow part: computed once per store state
 # and choice of runs and test, shared by every session; switching the metric reuses it.
 comparison = shared_result(
@@ -134,11 +309,11 @@ comparison = shared_result(
                          alpha=alpha, correction=correction),
 )
 
-st.subheader("Results table")
+st.markdown("##### Results table")
 st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
 st.caption(escape_markdown(comparison.table.legend))
 
-st.subheader("Per-query differences")
+st.markdown("##### Per-query differences")
 for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, strict=True):
     if item.metric != metric:
         continue
@@ -146,6 +321,8 @@ for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, 
         st.markdown(f"**{escape_markdown(item.run_a)} − {escape_markdown(item.run_b)}** on "
                     f"{escape_markdown(item.label)}")
         st.markdown(escape_markdown(f"Paired tests {item.summary}."))
+        if item.selection_note:
+            st.caption(escape_markdown(f"Caution: {item.selection_note}."))
         if item.mean_delta is not None:
             st.caption(escape_markdown(
                 f"mean Δ on the {item.n_paired} paired queries: {item.mean_delta:+.4f} "

@@ -85,6 +85,15 @@ def _show_report(report: Report, report_id: int) -> None:
          "corpus fingerprint": r.corpus_fingerprint}
         for r in report.runs
     ]), hide_index=True, width="stretch")
+    for pc in report.decisions:  # what the evidence decides comes before the results table
+        st.markdown(escape_markdown(f"What the evidence decides: {pc.run_a} (A) vs {pc.run_b} (B)"))
+        st.dataframe(pd.DataFrame([
+            {"measure": m.measure, "verdict": m.decision.verdict_text,
+             "mean difference A − B": m.interval_text() or "—", "what moves or blocks it":
+             m.detail(), "paired tests": m.paired.summary
+             + (f" (caution: {m.paired.selection_note})" if m.paired.selection_note else "")}
+            for m in pc.measures
+        ]), hide_index=True, width="stretch")
     if report.comparison is not None:
         table = report.comparison.table
         st.dataframe(pd.DataFrame([

@@ -54,8 +54,10 @@ from evalcore.compute.measures.base import (
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
+from evalcore.contract.observation import Observation
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import OBSERVATION_REASONS
-from evalcore.store.observations import runs_as_columns
+from evalcore.store.observations import observations_for_run, runs_as_columns
 from evalcore.store.studies import get_study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
@@ -91,6 +93,8 @@ class Decision(BaseModel):
     #: Queries where a run has the measure unavailable without bounds, and why.
     n_undecidable: int
     undecidable_reasons: dict[str, int]
+    #: Per reason, the queries where either run has it (a query counted once per reason).
+    undecidable_queries: dict[str, int] = {}
     method: str
     summary: str
 
@@ -203,22 +207,26 @@ def evaluate_pair(
     return PairEvaluation(result_a, result_b, units, protocol, named)
 
 
-def _undecidable_reasons(pair: PairEvaluation, name: str, blocked: np.ndarray) -> dict[str, int]:
+def _undecidable_reasons(pair: PairEvaluation, name: str, blocked: np.ndarray
+                         ) -> tuple[dict[str, int], dict[str, int]]:
+    """Per reason: (count per run and query, count of queries in either run)."""
     counts: dict[str, int] = {}
+    queries: dict[str, np.ndarray] = {}
     for result in (pair.result_a, pair.result_b):
         obits = result.observation_bits
         mbits = result.metrics[name].reason_bits
         lower, _ = result.bounds(name)
         mine = blocked & ~result.available(name) & np.isnan(lower)
-        for reason in OBSERVATION_REASONS:
-            c = int(np.count_nonzero(mine & ((obits & OBSERVATION_BITS[reason]) != 0)))
+        masks = [(r, mine & ((obits & OBSERVATION_BITS[r]) != 0)) for r in OBSERVATION_REASONS]
+        masks += [(r, mine & (obits == 0) & ((mbits & METRIC_BITS[r]) != 0))
+                  for r in METRIC_REASONS]
+        for reason, mask in masks:
+            c = int(np.count_nonzero(mask))
             if c:
                 counts[reason.value] = counts.get(reason.value, 0) + c
-        for reason in METRIC_REASONS:
-            c = int(np.count_nonzero(mine & (obits == 0) & ((mbits & METRIC_BITS[reason]) != 0)))
-            if c:
-                counts[reason.value] = counts.get(reason.value, 0) + c
-    return counts
+                seen = queries.get(reason.value)
+                queries[reason.value] = mask if seen is None else seen | mask
+    return counts, {r: int(np.count_nonzero(m)) for r, m in queries.items()}
 
 
 def open_rows(pair: PairEvaluation, name: str, open_query: np.ndarray) -> np.ndarray:
@@ -269,7 +277,8 @@ def decide_measure(pair: PairEvaluation, name: str, run_a: str = "A", run_b: str
         "n_unknown_units": n_units, "n_undecidable": n_blocked, "method": METHODS[measure.family],
     }
     if n == 0 or n_blocked:
-        reasons = _undecidable_reasons(pair, name, blocked) if n_blocked else {"no queries": 1}
+        reasons, per_query = (_undecidable_reasons(pair, name, blocked) if n_blocked
+                              else ({"no queries": 1}, {}))
         text = ", ".join(f"{c} {r}" for r, c in sorted(reasons.items(), key=lambda i: -i[1]))
         summary = (
             f"{name}: undecidable — on {n_blocked} of {n} queries a run has the measure "
@@ -280,6 +289,7 @@ def decide_measure(pair: PairEvaluation, name: str, run_a: str = "A", run_b: str
         return Decision(
             verdict="undecidable", verdict_text="undecidable", lower=None, upper=None,
             naive_lower=None, naive_upper=None, undecidable_reasons=reasons if n else {},
+            undecidable_queries=per_query,
             summary=summary, **common,
         )
     lo, hi = float(lower.mean()), float(upper.mean())
@@ -314,6 +324,39 @@ def decide_batches(
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]
 
 
+def stored_pair_observations(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    reference: str | None = None,
+) -> tuple[list[Observation], list[Observation]]:
+    """Both stored runs' observations over the same query ids (the union when a query
+    was answered by one run only), against the working reference or version ``reference``."""
+    observations = [observations_for_run(db, study_id, run, reference) for run in (run_a, run_b)]
+    ids = [[o.query_id for o in obs] for obs in observations]
+    if ids[0] != ids[1]:  # a query only one run answered: compare over the union
+        union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
+        observations = [
+            observations_for_run(db, study_id, run, reference, union) for run in (run_a, run_b)
+        ]
+    return observations[0], observations[1]
+
+
+def evaluate_observed_pair(
+    observations: tuple[Sequence[Observation], Sequence[Observation]],
+    measures: Sequence[Measure | str],
+    protocol: EvalProtocol,
+) -> PairEvaluation:
+    """Pack both runs' observations (same query ids) for ``measures`` and evaluate them."""
+    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    depth = packing_depth(parsed)
+    batches = [
+        ObservationBatch.from_observations(obs, protocol, min_depth=depth) for obs in observations
+    ]
+    return evaluate_pair(batches[0], batches[1], parsed, protocol)
+
+
 def evaluate_stored_pair(
     db: sqlite_utils.Database,
     study_id: str,
@@ -323,8 +366,8 @@ def evaluate_stored_pair(
     reference: str | None = None,
 ) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``)."""
-    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     protocol = get_study(db, study_id).protocol()
+    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     depth = packing_depth(parsed)
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).

@@ -42,10 +42,10 @@ FORMATS = ("table", "json")
 def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, ...],
                     reference: str | None, queue_size: int, fmt: str, actor: str) -> None:
     """Decide run A against run B on each measure, then the paired tests."""
-    from evalcore.analysis.compare import compare_metric
-    from evalcore.analysis.decision import decide_measure, evaluate_stored_pair
-    from evalcore.analysis.decision_queue import decide_queue
+    from evalcore.analysis.decision import evaluate_stored_pair
+    from evalcore.analysis.pair_comparison import measure_verdicts
     from evalcore.contract.measures import UnknownMeasure, parse_measure
+    from evalcore.report.decision_text import measure_text
 
     names = [r.strip() for r in runs.split(",") if r.strip()]
     if len(names) != 2 or names[0] == names[1]:
@@ -64,63 +64,20 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
             _fail(str(err.args[0]) if err.args else str(err))
         except ValueError as err:
             _fail(str(err))
-    report_a = pair.result_a.to_report()
-    report_b = pair.result_b.to_report()
-    out = []
-    for name in pair.measures:
-        decision = decide_measure(pair, name, names[0], names[1])
-        queue = decide_queue(pair, name, limit=queue_size)
-        paired = compare_metric(name, names[0], report_a, names[1], report_b)
-        out.append({"decision": decision, "queue": queue, "paired": paired})
+    verdicts = measure_verdicts(pair, names[0], names[1], queue_limit=queue_size)
     if fmt == "json":
         click.echo(json.dumps([
             {
-                "decision": item["decision"].model_dump(mode="json"),
-                "to_decide": item["queue"].model_dump(mode="json"),
+                "decision": item.decision.model_dump(mode="json"),
+                "to_decide": item.queue.model_dump(mode="json"),
                 "paired_tests": {
-                    key: item["paired"].model_dump(mode="json")[key]
+                    key: item.paired.model_dump(mode="json")[key]
                     for key in ("n_queries", "n_paired", "n_excluded", "exclusions", "mean_delta",
                                 "tests", "summary", "selection_note")
                 },
             }
-            for item in out
+            for item in verdicts
         ], indent=2))
         return
-    for item in out:
-        click.echo(_table(item["decision"], item["queue"], item["paired"]))
-
-
-def _table(decision, queue, paired) -> str:  # type: ignore[no-untyped-def]
-    from evalcore.analysis.stats.significance import TEST_LABELS
-
-    lines = [decision.summary, f"  bounds: {decision.method}"]
-    if decision.naive_lower is not None and decision.lower is not None:
-        lines.append(
-            f"  naive interval (each run's own bounds): [{decision.naive_lower:+.4f}, "
-            f"{decision.naive_upper:+.4f}]"
-        )
-    if queue.items:
-        needed = (
-            f"; about {queue.labels_to_decide} or more labels to decide"
-            if queue.labels_to_decide else ""
-        )
-        lines.append(f"  to decide ({len(queue.items)} of {queue.n_candidates} units{needed}):")
-        for it in queue.items:
-            where = ", ".join(
-                f"{run}@{rank}" for run, rank in ((decision.run_a, it.rank_a),
-                                                  (decision.run_b, it.rank_b)) if rank
-            )
-            lines.append(
-                f"    {it.query_id!r} {it.unit_id!r} ({it.kind}, {where}): "
-                f"removes up to {it.removes:.4f}"
-            )
-    lines.append(f"  paired tests: {paired.summary}")
-    if paired.selection_note:
-        lines.append(f"    caution: {paired.selection_note}")
-    for test in paired.tests.values():
-        if test.status == "computed":
-            lines.append(f"    {TEST_LABELS[test.test]} ({test.method}): mean delta "
-                         f"{test.mean_delta:+.4f}, p = {test.p_value:.4g}")
-        else:
-            lines.append(f"    {TEST_LABELS[test.test]}: not computable ({test.reason})")
-    return "\n".join(lines)
+    for item in verdicts:
+        click.echo(measure_text(item))

@@ -7,6 +7,10 @@ protocol. The run's corpus fingerprint comes from the ``runs`` table. Internal
 data (run row ids, who froze the reference, annotators per query and their
 notes) is collected into :class:`~evalcore.report.model.ReportInternal`, which
 exports leave out unless asked for.
+
+For each pair the comparison compares, :func:`decisions_of` adds what the evidence
+decides (:func:`evalcore.analysis.pair_comparison.compare_pair`) on P, R, nDCG and
+RR at the runs' cutoff (:data:`DECISION_FAMILIES`), against the same reference.
 """
 
 from collections.abc import Sequence
@@ -15,7 +19,9 @@ from datetime import datetime
 import sqlite_utils
 
 from evalcore.analysis.compare import ComparisonSettings
+from evalcore.analysis.pair_comparison import PairComparison, compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run
+from evalcore.contract.measures import DEFAULT_MEASURES
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.labels import noted_label_events, query_annotators
@@ -111,7 +117,7 @@ def _report_from_store(
         created_at=created_at,
         accept_unverified=accept_unverified,
     )
-    updates: dict[str, object] = {}
+    updates: dict[str, object] = {"decisions": decisions_of(db, report)}
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     if reference is None:
@@ -121,7 +127,26 @@ def _report_from_store(
             "can defend.",
             *report.warnings,
         ]
-    return report.model_copy(update=updates) if updates else report
+    return report.model_copy(update=updates)
+
+
+#: Items of each measure's to-decide queue a report keeps.
+REPORT_QUEUE = 5
+
+
+def decisions_of(db: sqlite_utils.Database, report: Report) -> list[PairComparison]:
+    """What the evidence decides for each pair the report compares (``A - B`` as its
+    comparison orders them), on the section-7 measures at the compared runs' cutoff."""
+    if report.comparison is None:
+        return []
+    pairs = list(dict.fromkeys((c.run_a, c.run_b) for c in report.comparison.comparisons))
+    k = report.run(pairs[0][0]).k if pairs else None
+    measures = [m.canonical if k is None else f"{m.canonical}@{k}" for m in DEFAULT_MEASURES]
+    return [
+        compare_pair(db, report.study_id, a, b, measures, report.reference_version,
+                     queue_limit=REPORT_QUEUE)
+        for a, b in pairs
+    ]
 
 
 def _internal(db: sqlite_utils.Database, study_id: str, run_ids: dict[str, int]) -> ReportInternal:

@@ -11,6 +11,7 @@ unlabeled_returned, 4 population_incomplete)"), never as zeros.
 from html import escape
 
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
+from evalcore.analysis.pair_comparison import COMPAT_LABEL, MeasureVerdict, PairComparison
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
 from evalcore.contract.query_order import natural_key
@@ -95,12 +96,14 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
             "".join(f'<p class="warning">{_e(w)}</p>' for w in report.warnings)
         )
     parts.append(_runs_table(report))
+    parts.append(_decisions_section(report))
     parts.append(_results(report))
     parts.append(_aggregate_details(report))
     figures = [aggregate_figure(report, list(METRICS))]
     figures.append(per_query_metrics_figure(report, list(METRICS)))
     if report.comparison is not None:
         parts.append(_significance_section(report.comparison))
+        parts.append(_compat_section(report))
         figures += [delta_figure(c) for c in report.comparison.comparisons]
     parts.append("<h2>Charts</h2>")
     for i, fig in enumerate(figures):
@@ -241,7 +244,97 @@ def _significance_row(item: MetricComparison, adjusted: float | None) -> str:
         f"<td>{item.n_paired} of {item.n_queries}</td><td>{delta}</td>"
         f"<td>{_significance(item.tests['randomization'])}</td>"
         f"<td>{_significance(item.tests['paired_t'])}</td><td>{adj}</td>"
-        f"<td>{_e(item.summary)}</td></tr>"
+        f"<td>{_e(item.summary)}"
+        + (f'<br><span class="unavailable">Caution: {_e(item.selection_note)}.</span>'
+           if item.selection_note else "")
+        + "</td></tr>"
+    )
+
+
+def _decisions_section(report: Report) -> str:
+    """Per compared pair and measure: the verdict, its interval and what moves or blocks it,
+    then the labels that would decide it, then the paired tests with their caution."""
+    if not report.decisions:
+        return ""
+    out = [
+        "<h2>Decided comparisons</h2>",
+        "<p>What the evidence decides over every query, whatever the missing labels are: the "
+        "interval holds the mean difference A − B for every way the unknown labels could "
+        "turn out. Statistical significance over the sample of queries is a separate "
+        "question, shown after the verdict.</p>",
+    ]
+    for pc in report.decisions:
+        out.append(f"<h3>{_e(pc.run_a)} (A) vs {_e(pc.run_b)} (B)</h3>")
+        rows = "".join(_verdict_row(item) for item in pc.measures)
+        out.append(
+            '<table class="verdicts"><tr><th>measure</th><th>verdict</th>'
+            "<th>mean difference A − B</th><th>what moves or blocks it</th>"
+            f"<th>labels to decide</th></tr>{rows}</table>"
+        )
+        tests = "".join(
+            f"<tr><td>{_e(item.paired.label)}</td><td>{_e(item.paired.summary)}"
+            + (f'<br><span class="unavailable">Caution: {_e(item.paired.selection_note)}.'
+               "</span>" if item.paired.selection_note else "")
+            + f"</td><td>{_significance(item.paired.tests['randomization'])}</td>"
+            f"<td>{_significance(item.paired.tests['paired_t'])}</td></tr>"
+            for item in pc.measures
+        )
+        out.append(
+            "<p>Paired tests, on the queries where both runs have the measure:</p>"
+            "<table><tr><th>measure</th><th>computed on</th><th>randomization p</th>"
+            f"<th>t-test p</th></tr>{tests}</table>"
+        )
+    return "".join(out)
+
+
+def _verdict_row(item: MeasureVerdict) -> str:
+    d, queue = item.decision, item.queue
+    interval = item.interval_text() or "—"
+    if queue.items:
+        head = ", ".join(f"{it.query_id} {it.unit_id}" for it in queue.items)
+        needed = ("" if queue.labels_to_decide is None
+                  else f"about {queue.labels_to_decide} or more; ")
+        labels = f"{needed}first: {head} ({queue.n_candidates} unknown units in all)"
+    else:
+        labels = "—"
+    return (
+        f"<tr><td>{_e(d.measure)}</td><td><strong>{_e(d.verdict_text)}</strong></td>"
+        f"<td>{_e(interval)}</td><td>{_e(item.detail())}</td><td>{_e(labels)}</td></tr>"
+    )
+
+
+def _compat_section(report: Report) -> str:
+    """The trec_eval-compatible means: their own section and table, never the evidence's."""
+    if not report.decisions:
+        return ""
+    out = [
+        f"<h2>{_e(COMPAT_LABEL.capitalize())}</h2>",
+        '<p class="warning">Not evidence: here unjudged results count as non-relevant and '
+        "queries without any label are left out, as trec_eval does. Use these numbers only "
+        "to reproduce a trec_eval result; the decided comparisons above are what the labels "
+        "support.</p>",
+    ]
+    for pc in report.decisions:
+        out.append(f"<h3>{_e(pc.run_a)} (A) vs {_e(pc.run_b)} (B)</h3>")
+        out.append(_compat_table(pc))
+    return "".join(out)
+
+
+def _compat_table(pc: PairComparison) -> str:
+    def number(value: float | None, fmt: str) -> str:
+        return "not computable" if value is None else format(value, fmt)
+
+    rows = "".join(
+        f"<tr><td>{_e(row.measure)}</td><td>{number(row.value_a, '.4f')}</td>"
+        f"<td>{number(row.value_b, '.4f')}</td><td>{number(row.difference, '+.4f')}</td>"
+        f"<td>{row.n_queries_a} / {row.n_queries_b}</td></tr>"
+        for row in pc.compat
+    )
+    notes = "".join(f'<p class="small">{_e(n)}</p>' for n in pc.compat_notes)
+    return (
+        f'<table class="compat"><tr><th>measure (trec_eval compatibility)</th>'
+        f"<th>{_e(pc.run_a)} (compat.)</th><th>{_e(pc.run_b)} (compat.)</th>"
+        f"<th>A − B (compat.)</th><th>queries</th></tr>{rows}</table>{notes}"
     )
 
 

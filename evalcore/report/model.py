@@ -17,6 +17,15 @@ fingerprint, or the report's, is not recorded is *comparability not verified*
 unless the lead accepted it when generating the report
 (:attr:`ReportRun.accepted_unverified`, recorded in every export).
 
+**Decided comparisons.** :attr:`Report.decisions` holds, for each compared pair
+of runs, what the evidence decides per measure (verdict, mean-difference
+interval, unknown units or the causes that make it undecidable), the head of
+the to-decide queue and the paired tests with the queries left out and the
+selection caution (:class:`~evalcore.analysis.pair_comparison.PairComparison`);
+every export shows the verdict before the significance. Each pair also carries,
+apart, its numbers with unjudged units counted as non-relevant (trec_eval
+compatibility), which exports show in their own labeled section only.
+
 **Internal data.** Annotator names, annotator notes and database row ids live
 only in :attr:`Report.internal`. Exports leave it out unless asked
 (``include_internal=True``); :meth:`Report.for_export` gives that view.
@@ -26,6 +35,7 @@ only in :attr:`Report.internal`. Exports leave it out unless asked
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.analysis.compare import RunComparison
+from evalcore.analysis.pair_comparison import PairComparison
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import EvaluationReport
 
@@ -120,6 +130,8 @@ class Report(BaseModel):
     comparison: RunComparison | None
     #: Why there is no comparison (e.g. fewer than two comparable runs), else None.
     comparison_note: str | None = None
+    #: What the evidence decides for each compared pair (empty: none computed).
+    decisions: list[PairComparison] = Field(default_factory=list)
     query_texts: dict[str, str] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     internal: ReportInternal | None = None

@@ -16,6 +16,11 @@ def _label_all(db) -> None:
         record_label(db, study_id="s1", query_id=query, unit_id=unit, gain=gain, annotator="a")
 
 
+def _results_tables(at) -> list:
+    """The results tables (rows = runs) among the page's tables."""
+    return [d.value for d in at.dataframe if "run" in d.value.columns]
+
+
 def _all_text(at) -> str:
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption]).replace(
         "\\", "")
@@ -26,7 +31,7 @@ def test_table_and_paired_tests_come_from_compare(small_store, new_app) -> None:
     _label_all(db)
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
-    (table,) = [d.value for d in at.dataframe]
+    (table,) = _results_tables(at)
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
     assert list(table.columns) == ["run", "P@3", "R@3", "nDCG@3", "MRR@3"]
     expected = compare_metric("precision", "r2", evaluate_run(db, "s1", "r2"), "r1",
@@ -47,7 +52,7 @@ def test_exclusions_are_stated_in_words(small_store, new_app) -> None:
     text = _all_text(at)
     assert "computed on 1 of 2 queries where both runs have P@3; 1 excluded: " in text
     assert "missing_reference in both runs" in text
-    (table,) = [d.value for d in at.dataframe]
+    (table,) = _results_tables(at)
     assert table["P@3"][0] == "unavailable (1 of 2 missing)"
 
 
@@ -62,7 +67,7 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     warnings = [w.value.replace("\\", "") for w in at.warning]
     assert any("elsewhere's comparability is not verified" in w for w in warnings), warnings
     assert not any("different corpus" in w for w in warnings)
-    (table,) = [d.value for d in at.dataframe]
+    (table,) = _results_tables(at)
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
     report = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
                                created_by="lead")
@@ -70,7 +75,7 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     # Accepting it explicitly compares it, as a report's --accept-unverified does.
     at.checkbox(key="rl_compare_accept_unverified").check().run()
     assert not at.exception, at.exception
-    (table,) = [d.value for d in at.dataframe]
+    (table,) = _results_tables(at)
     assert list(table["run"]) == ["(a) r1", "(b) r2", "(c) elsewhere"]
     assert any("you accepted them): elsewhere" in c.value.replace("\\", "") for c in at.caption)
     accepted = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
@@ -94,7 +99,7 @@ def test_a_run_cut_at_another_depth_is_refused_as_a_report_refuses_it(small_stor
     warnings = [w.value.replace("\\", "") for w in at.warning]
     assert f"Run deep is not comparable: {reason}; it is left out of the comparison." in warnings
     assert any("Fewer than two comparable runs" in i.value for i in at.info)
-    assert not at.dataframe
+    assert not _results_tables(at)
 
 
 def test_frozen_reference_is_compared_as_frozen(small_store, new_app) -> None:

@@ -132,3 +132,25 @@ def test_exports_hold_no_notes_unless_asked(small_store, new_app, downloads) -> 
     at.checkbox(key=f"rl_report_internal_{stored.report_id}").check().run()
     assert "secret note on d1" in downloads["r.json"]
     assert "secret note on d1" in downloads["r.html"]
+
+
+def test_stored_report_shows_the_verdict_before_the_results(small_store, new_app) -> None:
+    from evalcore.report.from_store import report_from_store
+    from evalcore.report.stored import save_report
+    from evalcore.store.labels import record_label
+
+    _, db = small_store
+    for unit, gain in {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0}.items():
+        record_label(db, study_id="s1", query_id="q1" if unit < "d5" else "q2", unit_id=unit,
+                     gain=gain, annotator="a")
+    save_report(db, report_from_store(db, study_id="s1", runs=["r1", "r2"], created_by="lead"))
+    at = new_app(annotator="lead", page="views/reports.py")
+    assert not at.exception, at.exception
+    frames = [d.value for d in at.dataframe]
+    verdicts = next(i for i, d in enumerate(frames) if "verdict" in d.columns)
+    results = next(i for i, d in enumerate(frames) if "P@3" in d.columns)
+    assert verdicts < results
+    table = frames[verdicts]
+    assert list(table["measure"]) == ["P@3", "R@3", "nDCG@3", "RR@3"]
+    assert table["verdict"][0] == "decided: r1 better"  # r2 - r1 on P@3: -1/6
+    assert table["mean difference A − B"][0] == "−0.167 to −0.167"

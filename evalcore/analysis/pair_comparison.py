@@ -1,0 +1,253 @@
+"""Two runs compared per measure, in the order a lead reads it (issue 14, contract section 11).
+
+For each measure a :class:`MeasureVerdict` holds, in this order:
+
+1. the verdict of the evidence (:mod:`evalcore.analysis.decision`) with the
+   mean-difference interval, or, when undecidable, each cause in plain words
+   with what to do (:class:`UndecidableCause`);
+2. the head of the "to decide" queue (:mod:`evalcore.analysis.decision_queue`);
+3. the paired significance tests (:func:`evalcore.analysis.compare.compare_metric`),
+   with the queries left out and the selection caution.
+
+Beside them, apart, :class:`PairComparison.compat` holds the numbers with
+unjudged units counted as non-relevant (trec_eval compatibility): the stored
+ranking and labels handed to :func:`evalcore.api.evaluate.evaluate` with
+``trec_eval=True``, the path ``evalcore evaluate --trec-eval`` takes on the
+exported qrels and run (trec_eval's query scope and protocol; a unit whose
+labels conflict is left out of the qrels, so it counts as non-relevant). Those
+numbers are never evidence and are never put beside the verdict's.
+
+The Compare page, the reports and ``evalcore compare`` all read this model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.analysis.compare import MetricComparison, compare_metric
+from evalcore.analysis.decision import (
+    Decision,
+    PairEvaluation,
+    decide_measure,
+    evaluate_observed_pair,
+    stored_pair_observations,
+)
+from evalcore.analysis.decision_queue import DecideQueue, decide_queue
+from evalcore.api.evaluate import evaluate as evaluate_trec
+from evalcore.contract.measures import Measure
+from evalcore.contract.observation import Observation
+from evalcore.contract.reasons import Reason
+from evalcore.io.errors import InputErrors
+from evalcore.store.studies import get_study
+
+#: The name of the compatibility numbers, wherever they are shown.
+COMPAT_LABEL = "unjudged counted as non-relevant (trec_eval compatibility)"
+
+#: Why a measure lacks bounds on a query, and what lifts it: ``{n}`` queries, ``{s}``
+#: "query has" / "queries have".
+_CAUSES: dict[str, str] = {
+    Reason.MISSING_REFERENCE: "{n} {s} no label at all: label any result of them",
+    Reason.POPULATION_INCOMPLETE: (
+        "{n} {s} a relevant set not declared complete, so the measure has no bounds there: "
+        "label their results and mark each query complete on the Annotate page"
+    ),
+    Reason.UNLABELED_RETURNED: (
+        "{n} {s} unlabeled results that cannot be bounded: label the returned results"
+    ),
+    Reason.LABEL_CONFLICT: (
+        "{n} {s} a label in conflict that cannot be bounded: a reviewer decides it on the "
+        "Annotator agreement page"
+    ),
+    Reason.NO_RELEVANT_UNITS: (
+        "{n} {s} no relevant unit known, so the measure is undefined there: label more of "
+        "their results"
+    ),
+    Reason.PARTIAL_SCAN: (
+        "{n} {s} results from a retrieval that did not scan the whole corpus: rerun the "
+        "retrieval over the whole corpus"
+    ),
+    Reason.PERMISSION_VIOLATION: (
+        "{n} {s} a returned unit outside the permitted set: fix or re-import the run"
+    ),
+    Reason.DUPLICATE_REFERENCE: (
+        "{n} {s} a unit labeled twice in the reference set: fix the reference"
+    ),
+}
+
+
+class UndecidableCause(BaseModel):
+    """One reason a comparison is undecidable: on how many queries, and what to do."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str
+    n_queries: int
+    text: str
+
+
+class MeasureVerdict(BaseModel):
+    """One measure of the pair: the verdict, the queue, the paired tests, in that order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decision: Decision
+    causes: list[UndecidableCause]
+    queue: DecideQueue
+    paired: MetricComparison
+
+    @property
+    def measure(self) -> str:
+        return self.decision.measure
+
+    def interval_text(self) -> str | None:
+        """The mean-difference interval in words ("−0.040 to +0.120"); None when undecidable."""
+        d = self.decision
+        return None if d.lower is None or d.upper is None else interval_text(d.lower, d.upper)
+
+    def detail(self) -> str:
+        """What moves the verdict: unknown units (undecided), causes (undecidable), or ''."""
+        d = self.decision
+        if d.verdict == "undecided":
+            return (f"{d.n_unknown_units} unknown unit{'s' if d.n_unknown_units != 1 else ''} "
+                    "could still move it")
+        if d.verdict == "undecidable":
+            return "; ".join(c.text for c in self.causes) or d.summary
+        if d.verdict == "tied":
+            return "every query's difference is known to be 0"
+        return "whatever the missing labels are"
+
+
+class TrecEvalCompat(BaseModel):
+    """One measure's means with unjudged units counted as non-relevant (never evidence)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    measure: str
+    value_a: float | None
+    value_b: float | None
+    #: ``value_a - value_b`` (None when a side is missing).
+    difference: float | None
+    n_queries_a: int
+    n_queries_b: int
+
+
+class PairComparison(BaseModel):
+    """Run ``run_a`` against ``run_b`` (differences are ``A - B``) on each measure."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_a: str
+    run_b: str
+    reference: str | None
+    measures: list[MeasureVerdict]
+    #: Apart from the evidence: :data:`COMPAT_LABEL`.
+    compat_label: str = COMPAT_LABEL
+    compat: list[TrecEvalCompat]
+    #: What trec_eval's scope left out, or why no compatibility number could be computed.
+    compat_notes: list[str]
+
+
+def interval_text(lower: float, upper: float) -> str:
+    """``"−0.040 to +0.120"`` (a true minus sign)."""
+    return f"{_signed(lower)} to {_signed(upper)}"
+
+
+def _signed(value: float) -> str:
+    text = f"{value:+.3f}"
+    return "\N{MINUS SIGN}" + text[1:] if text.startswith("-") else text
+
+
+def undecidable_causes(decision: Decision) -> list[UndecidableCause]:
+    """The decision's undecidable reasons, most queries first, in plain words."""
+    out = []
+    for reason, n in sorted(decision.undecidable_queries.items(), key=lambda i: (-i[1], i[0])):
+        template = _CAUSES.get(reason, "{n} {s} the measure unavailable (" + reason + ")")
+        text = template.format(n=n, s="query has" if n == 1 else "queries have")
+        out.append(UndecidableCause(reason=reason, n_queries=n, text=text))
+    return out
+
+
+def measure_verdicts(pair: PairEvaluation, run_a: str, run_b: str, *, queue_limit: int | None
+                     ) -> list[MeasureVerdict]:
+    """The verdict, queue and paired tests of every measure of an evaluated pair."""
+    report_a, report_b = pair.result_a.to_report(), pair.result_b.to_report()
+    out = []
+    for name in pair.measures:
+        decision = decide_measure(pair, name, run_a, run_b)
+        out.append(MeasureVerdict(
+            decision=decision,
+            causes=undecidable_causes(decision),
+            queue=decide_queue(pair, name, limit=queue_limit),
+            paired=compare_metric(name, run_a, report_a, run_b, report_b),
+        ))
+    return out
+
+
+def trec_eval_compat(
+    observations: tuple[Sequence[Observation], Sequence[Observation]],
+    measures: Sequence[Measure],
+    relevance_threshold: int,
+    gain: str,
+) -> tuple[list[TrecEvalCompat], list[str]]:
+    """Both runs' means as ``evalcore evaluate --trec-eval`` computes them on the runs and
+    labels exported as TREC files (see the module docstring), and its notes."""
+    names = [m.canonical for m in measures]
+    means: list[dict[str, tuple[float | None, int]]] = []
+    notes: list[str] = []
+    for obs in observations:
+        qrels = {o.query_id: {lab.id: lab.gain for lab in o.labels if lab.gain is not None}
+                 for o in obs}
+        qrels = {q: units for q, units in qrels.items() if units}
+        run = {o.query_id: {u: float(len(o.returned_ids) - i) for i, u in enumerate(o.returned_ids)}
+               for o in obs if o.returned_ids}
+        if not qrels or not run:
+            means.append({})
+            notes.append("no labeled query with results: trec_eval has nothing to evaluate")
+            continue
+        try:
+            result = evaluate_trec(qrels, run, measures=names, trec_eval=True,
+                                   relevance_threshold=relevance_threshold, gain=gain)
+        except (InputErrors, ValueError) as exc:  # e.g. an id trec_eval's format cannot hold
+            means.append({})
+            notes.append(f"not computable as trec_eval input: {exc}")
+            continue
+        report = result.report
+        means.append({n: (report.aggregates[n].value, report.aggregates[n].n_queries)
+                      for n in names})
+        notes.extend(report.diagnostics.notes)
+    rows = []
+    for name in names:
+        (va, na), (vb, nb) = (m.get(name, (None, 0)) for m in means)
+        rows.append(TrecEvalCompat(
+            measure=name, value_a=va, value_b=vb, n_queries_a=na, n_queries_b=nb,
+            difference=None if va is None or vb is None else va - vb,
+        ))
+    return rows, list(dict.fromkeys(notes))
+
+
+def compare_pair(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+    *,
+    queue_limit: int | None = 10,
+) -> PairComparison:
+    """Stored runs ``run_a`` and ``run_b`` against the working labels (or the frozen
+    version ``reference``): the verdicts, queues and paired tests, and apart the
+    trec_eval-compatible means. Unknown study, run or version raise the store's
+    ``LookupError`` subclasses."""
+    observations = stored_pair_observations(db, study_id, run_a, run_b, reference)
+    pair = evaluate_observed_pair(observations, measures, get_study(db, study_id).protocol())
+    compat, notes = trec_eval_compat(observations, list(pair.measures.values()),
+                                     pair.protocol.relevance_threshold, pair.protocol.gain)
+    return PairComparison(
+        run_a=run_a, run_b=run_b, reference=reference,
+        measures=measure_verdicts(pair, run_a, run_b, queue_limit=queue_limit),
+        compat=compat, compat_notes=notes,
+    )

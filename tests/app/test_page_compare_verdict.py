@@ -1,0 +1,176 @@
+"""The Compare page's verdict section (issue 14): verdict first, queue and its link, paired
+tests with their caution, the trec_eval compatibility numbers apart."""
+
+from urllib.parse import parse_qs
+
+from evalcore.analysis.pair_comparison import COMPAT_LABEL, compare_pair
+from evalcore.store.labels import record_label
+
+PAGE = "views/compare.py"
+
+
+def _label(db, gains: dict[str, int]) -> None:
+    for unit, gain in gains.items():
+        query = "q1" if unit in {"d1", "d2", "d3", "d4"} else "q2"
+        record_label(db, study_id="s1", query_id=query, unit_id=unit, gain=gain, annotator="a")
+
+
+def _texts(at) -> list[str]:
+    """Markdown, captions and warnings in page order (escapes removed)."""
+    out = []
+    for node in at.main:
+        out.extend(_walk(node))
+    return [t.replace("\\", "").replace("**", "") for t in out]
+
+
+def _walk(node) -> list[str]:
+    kind = getattr(node, "type", "")
+    if kind in ("markdown", "caption", "warning", "info", "error") and hasattr(node, "value"):
+        return [str(node.value)]
+    children = getattr(node, "children", None) or {}
+    out = []
+    for child in children.values():
+        out.extend(_walk(child))
+    return out
+
+
+def _first(texts: list[str], needle: str) -> int:
+    return next(i for i, t in enumerate(texts) if needle in t)
+
+
+def test_verdict_words_and_interval_come_first(small_store, new_app) -> None:
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
+    at = new_app(page=PAGE)
+    assert not at.exception, at.exception
+    assert at.selectbox(key="rl_compare_run_a").value == "r1"
+    assert at.selectbox(key="rl_compare_run_b").value == "r2"
+    assert at.multiselect(key="rl_compare_measures").value == ["P@10", "R@10", "nDCG@10",
+                                                                  "RR@10"]
+    texts = _texts(at)
+    expected = {d.measure: d for d in
+                (m.decision for m in compare_pair(db, "s1", "r1", "r2",
+                                                  ["P@10", "R@10", "nDCG@10", "RR@10"]).measures)}
+    assert expected["P@10"].verdict == "a_better"
+    assert "P@10: decided: r1 better" in texts
+    assert "mean difference r1 − r2: +0.050 to +0.050" in texts
+    assert "RR@10: decided: r1 better" in texts
+    verdict_at = _first(texts, "P@10: decided: r1 better")
+    assert verdict_at < _first(texts, "Labels that would decide it")
+    assert verdict_at < _first(texts, "paired tests computed on")
+    assert _first(texts, "Labels that would decide it") < _first(texts, "paired tests computed on")
+    # decided: nothing to label
+    assert any(t.startswith("Nothing to label for this measure: decided already") for t in texts)
+
+
+def test_undecidable_says_why_in_plain_words_and_what_to_do(small_store, new_app) -> None:
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3})  # q2 has no label at all
+    at = new_app(page=PAGE)
+    texts = _texts(at)
+    assert "P@10: undecidable" in texts
+    assert "1 of 2 queries lack bounds in a run:" in texts
+    assert "• 1 query has no label at all: label any result of them" in texts
+    assert not any(t.startswith("mean difference") and "P@10" in t for t in texts)
+
+
+def test_undecided_shows_the_unknown_count_the_queue_and_its_link(small_store, new_app) -> None:
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d5": 1})  # d3, d4 (q1) and d6 (q2) unlabeled
+    at = new_app(annotator="ann", page=PAGE)
+    at.multiselect(key="rl_compare_measures").set_value(["P@10"]).run()
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    assert "P@10: undecided" in texts
+    assert "mean difference r1 − r2: −0.050 to +0.100" in texts
+    assert "3 unknown units could still move it" in texts
+    queue = next(d.value for d in at.dataframe if "unit" in d.value.columns)
+    assert sorted(queue["unit"]) == ["d3", "d4", "d6"]
+    assert set(queue["query text"]) == {"reset password", "password guide"}
+    row = queue[queue["unit"] == "d6"].iloc[0]
+    assert (row["r1 rank"], row["r2 rank"]) == ("not returned", "1")
+    assert row["narrows the interval by (at least)"] == 0.05  # 1/10 of one of 2 queries
+    (link,) = [p for p in at.get("page_link") if p.proto.label.startswith("Label these")]
+    assert link.proto.label == "Label these on the Annotate page (P@10)"
+    assert link.proto.page == "annotate"
+    assert "queue=decide&run_a=r1&run_b=r2&measure=P%4010" in link.proto.query_string
+    params = {k: v[0] for k, v in parse_qs(link.proto.query_string).items()}
+    assert params == {"study": "s1", "annotator": "ann", "queue": "decide", "run_a": "r1",
+                      "run_b": "r2", "measure": "P@10"}
+
+
+def test_paired_tests_say_what_was_left_out_and_the_caution(small_store, new_app) -> None:
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1})  # d6 unlabeled
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_measures").set_value(["P@10"]).run()
+    texts = _texts(at)
+    paired = next(t for t in texts if t.startswith("P@10: paired tests"))
+    assert "computed on 1 of 2 queries where both runs have P@10; 1 excluded: " in paired
+    assert "unlabeled_returned in run r2" in paired
+    caution = next(t for t in texts if t.startswith("Caution: 1 of 2 queries left out"))
+    assert "selected by judging completeness that can be biased" in caution
+    assert _first(texts, "P@10: undecided") < texts.index(paired) < texts.index(caution)
+
+
+def test_compat_numbers_are_labeled_and_apart(small_store, new_app) -> None:
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d5": 1})
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_measures").set_value(["P@10", "RR@10"]).run()
+    (expander,) = [e for e in at.expander if "trec_eval" in e.label]
+    assert expander.label == COMPAT_LABEL.capitalize()
+    (compat,) = [d.value for d in expander.dataframe]
+    assert list(compat.columns) == ["measure", "r1 (compat.)", "r2 (compat.)",
+                                    "A − B (compat.)", "queries (A / B)"]
+    # unjudged d3, d4, d6 count as non-relevant: r1 has d1 and d5 relevant in its top 10
+    p10 = compat[compat["measure"] == "P@10"].iloc[0]
+    assert p10["r1 (compat.)"] == "0.1000"  # (1/10 + 1/10) / 2
+    assert p10["r2 (compat.)"] == "0.0500"
+    assert p10["A − B (compat.)"] == "+0.0500"
+    # never in the evidence's tables or sentences
+    others = [d.value for d in at.dataframe if "r1 (compat.)" not in d.value.columns]
+    assert others and not any("compat" in str(c) for d in others for c in d.columns)
+    assert not any("0.1000" in str(v) for d in others for v in d.to_numpy().ravel())
+    verdicts = [t for t in _texts(at) if t.startswith("P@10: ")]
+    assert verdicts and not any("0.100" in t for t in verdicts)
+
+
+def test_hostile_names_are_not_rendered_as_markup(small_store, new_app) -> None:
+    from evalcore.store.runs import add_run
+
+    _, db = small_store
+    add_run(db, study_id="s1", name="**bold**<b>x</b>", source="imported", k=3,
+            results=[("q1", 1, "d1", 1.0), ("q2", 1, "d5", 1.0)])
+    _label(db, {"d1": 2, "d2": 0, "d5": 1})
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_runs").set_value(["r1", "**bold**<b>x</b>"]).run()
+    at.checkbox(key="rl_compare_accept_unverified").check().run()
+    assert not at.exception, at.exception
+    raw = [m.value for m in at.markdown]
+    line = next(m for m in raw if m.startswith("mean difference r1"))
+    assert "\\*\\*bold\\*\\*\\<b\\>x\\<\\/b\\>" in line
+
+
+def test_the_verdicts_are_computed_once_per_store_state(small_store, new_app,
+                                                        monkeypatch) -> None:
+    import evalcore.analysis.pair_comparison as module
+
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d5": 1})
+    calls = []
+    real = module.compare_pair
+
+    def counted(*args, **kwargs):
+        calls.append(args[1:5])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "compare_pair", counted)
+    first = new_app(page=PAGE)
+    first.run()  # a rerun of the same session (a click)
+    new_app(page=PAGE)  # another session
+    assert len(calls) == 1, calls
+    record_label(db, study_id="s1", query_id="q1", unit_id="d3", gain=1, annotator="a")
+    at = new_app(page=PAGE)  # the store moved: computed again, with the new label
+    assert len(calls) == 2
+    assert "3 unknown units could still move it" not in _texts(at)

@@ -1,0 +1,101 @@
+"""The Compare page in a real browser on the demo study (issue 14): the verdict first, the
+queue's link to the Annotate page, the trec_eval compatibility view apart; at desktop and
+phone width (390 px). Screenshots go to the test's tmp dir and, for a person to look at,
+to ``$RELEVANCE_LEDGER_SHOTS`` when set."""
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from browser_helpers import chromium_page, settle, wait_for_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+VERDICT = "P@10: undecidable"
+
+
+def _keep(shot: Path) -> None:
+    target = os.environ.get("RELEVANCE_LEDGER_SHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(target) / shot.name)
+
+
+def _open(page, url: str) -> tuple[float, float]:
+    """Open the page: (seconds until the first verdict shows, until the run has finished)."""
+    started = time.perf_counter()
+    page.goto(url)
+    page.get_by_text(VERDICT).first.wait_for(timeout=120_000)
+    shown = time.perf_counter() - started
+    wait_for_app(page, "Paired significance tests", timeout_ms=120_000)
+    page.locator("[data-testid=stMultiSelect]").filter(has_text="P@10").first.wait_for()
+    return shown, time.perf_counter() - started
+
+
+def test_compare_page_verdict_first_with_the_queue_link(app_server, browser_page,
+                                                        tmp_path: Path) -> None:
+    page = browser_page
+    url = app_server.url + "/compare?study=demo&annotator=lead"
+    first = _open(page, url)
+    again = _open(page, url)  # a new session: every result comes from the shared caches
+    started = time.perf_counter()
+    page.get_by_text("Compare runs whose comparability is not verified").first.click()
+    settle(page)  # a rerun of the whole page in the same session
+    rerun = time.perf_counter() - started
+    print(f"compare page in the browser (verdict shown, run finished): first load "
+          f"{first[0]:.2f} / {first[1]:.2f} s, next load {again[0]:.2f} / {again[1]:.2f} s, "
+          f"rerun after a click {rerun:.2f} s")
+    shot = tmp_path / "compare-desktop.png"
+    page.screenshot(path=str(shot), full_page=True)
+    _keep(shot)
+    text = page.locator("[data-testid=stMain]").inner_text()
+    assert text.index(VERDICT) < text.index("Labels that would decide it") < text.index(
+        "Paired significance tests") < text.index("Results table")
+    assert "14 queries have no label at all: label any result of them" in text
+    assert re.search(r"left out: the paired queries are those that happen to be fully judged",
+                     text)
+    link = page.get_by_role("link", name="Label these on the Annotate page (P@10)")
+    href = link.get_attribute("href")
+    assert href is not None
+    params = parse_qs(urlsplit(href).query)
+    assert {k: v[0] for k, v in params.items() if k in {"queue", "run_a", "run_b", "measure"}} == {
+        "queue": "decide", "run_a": "bm25-plain", "run_b": "bm25-title-boost", "measure": "P@10"}
+    assert "measure=P%4010" in href
+    link.scroll_into_view_if_needed()
+    settle(page)
+    shot = tmp_path / "compare-queue.png"
+    page.screenshot(path=str(shot))
+    _keep(shot)
+    compat = page.get_by_text("Unjudged counted as non-relevant (trec_eval compatibility)")
+    compat.first.click()
+    settle(page)
+    note = page.get_by_text("14 run queries without qrels ignored").first
+    note.wait_for()
+    note.scroll_into_view_if_needed()
+    settle(page)
+    shot = tmp_path / "compare-compat.png"
+    page.screenshot(path=str(shot))
+    _keep(shot)
+
+
+def test_compare_page_at_phone_width(app_server, chromium_path: str, tmp_path: Path) -> None:
+    with chromium_page(tmp_path / "profile", chromium_path, viewport={"width": 390,
+                       "height": 844}, is_mobile=True, has_touch=True) as page:
+        _open(page, app_server.url + "/compare?study=demo&annotator=phone")
+        verdict = page.get_by_text(VERDICT).first
+        verdict.scroll_into_view_if_needed()
+        settle(page)
+        shot = tmp_path / "compare-phone.png"
+        page.screenshot(path=str(shot))
+        _keep(shot)
+        box = verdict.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 390, width  # nothing pushes the page sideways
+        cause = page.get_by_text("14 queries have no label at all").first
+        cbox = cause.bounding_box()
+        assert cbox is not None and cbox["x"] + cbox["width"] <= 390, cbox

@@ -1,0 +1,69 @@
+"""``compare_pair``: verdicts with plain-word causes, and the trec_eval-compatible means
+equal to ``evaluate --trec-eval`` on the store's exported qrels and run."""
+
+import pytest
+from click.testing import CliRunner
+
+import evalcore
+from evalcore.analysis.decision import Decision
+from evalcore.analysis.pair_comparison import compare_pair, interval_text, undecidable_causes
+from evalcore.cli import main
+from evalcore.store.connection import open_store
+from evalcore.store.exports import export_qrels, export_run
+
+MEASURES = ["P@10", "R@10", "nDCG@10", "RR@10", "AP@10"]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    result = CliRunner().invoke(main, ["demo", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    return open_store(path), path.parent
+
+
+def test_interval_text_uses_a_true_minus_sign() -> None:
+    assert interval_text(-0.04, 0.12) == "\N{MINUS SIGN}0.040 to +0.120"
+    assert interval_text(0.0, 0.0) == "+0.000 to +0.000"
+
+
+def _decision(queries: dict[str, int]) -> Decision:
+    return Decision(measure="P@10", run_a="A", run_b="B", verdict="undecidable",
+                    verdict_text="undecidable", lower=None, upper=None, naive_lower=None,
+                    naive_upper=None, n_queries=20, n_known=0, n_unknown_units=0,
+                    n_undecidable=sum(queries.values()), undecidable_reasons=queries,
+                    undecidable_queries=queries, method="m", summary="s")
+
+
+def test_causes_are_counted_in_queries_most_first_with_what_to_do() -> None:
+    causes = undecidable_causes(_decision({"label_conflict": 1, "missing_reference": 14}))
+    assert [c.text for c in causes] == [
+        "14 queries have no label at all: label any result of them",
+        "1 query has a label in conflict that cannot be bounded: a reviewer decides it on "
+        "the Annotator agreement page",
+    ]
+
+
+def test_queries_per_reason_count_each_query_once(demo) -> None:
+    db, _ = demo
+    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", ["P@10"])
+    d = pc.measures[0].decision
+    assert d.undecidable_reasons == {"missing_reference": 28}  # per run and query
+    assert d.undecidable_queries == {"missing_reference": 14} and d.n_undecidable == 14
+
+
+def test_compat_equals_trec_eval_on_the_exported_files(demo) -> None:
+    db, folder = demo
+    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", MEASURES)
+    qrels = folder / "demo.qrels"
+    export_qrels(db, "demo", qrels)
+    for run, column in (("bm25-plain", "value_a"), ("bm25-title-boost", "value_b")):
+        path = folder / f"{run}.run"
+        export_run(db, "demo", run, path)
+        expected = evalcore.evaluate(qrels, path, measures=MEASURES, trec_eval=True)
+        for row in pc.compat:
+            agg = expected.report.aggregates[row.measure]
+            assert agg.available
+            assert getattr(row, column) == pytest.approx(agg.value, abs=1e-12), row
+    assert all(row.n_queries_a == row.n_queries_b == 11 for row in pc.compat)
+    assert pc.compat_notes and "without qrels ignored" in pc.compat_notes[0]

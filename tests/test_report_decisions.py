@@ -1,0 +1,106 @@
+"""Reports comparing runs: the verdict per measure first, then the significance with its
+caution; the trec_eval-compatible numbers in their own labeled section (issue 14)."""
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from evalcore.analysis.pair_comparison import COMPAT_LABEL, compare_pair
+from evalcore.cli import main
+from evalcore.report.decision_text import render_pair
+from evalcore.report.from_store import report_from_store
+from evalcore.report.html import render_html
+from evalcore.report.json_export import render_json
+from evalcore.report.model import Report
+from evalcore.report.stored import load_report, save_report
+from evalcore.store.connection import open_store
+
+RUNS = ["bm25-plain", "bm25-title-boost"]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    result = CliRunner().invoke(main, ["demo", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    db = open_store(path)
+    report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead")
+    return db, report
+
+
+def _section(html: str, heading: str) -> str:
+    start = html.index(f"<h2>{heading}")
+    end = html.find("<h2>", start + 4)
+    return html[start:end]
+
+
+def test_report_holds_the_decisions_of_each_compared_pair(demo) -> None:
+    db, report = demo
+    assert report.comparison is not None
+    (pc,) = report.decisions
+    # the comparison's own order: each run against the baseline (the first run)
+    assert (pc.run_a, pc.run_b) == ("bm25-title-boost", "bm25-plain")
+    assert [m.measure for m in pc.measures] == ["P@10", "R@10", "nDCG@10", "RR@10"]
+    direct = compare_pair(db, "demo", pc.run_a, pc.run_b, ["P@10"], queue_limit=5)
+    assert pc.measures[0].decision == direct.measures[0].decision
+    assert pc.measures[0].causes[0].text == "14 queries have no label at all: label any result of them"
+    assert pc.compat[0] == direct.compat[0]
+
+
+def test_html_shows_the_verdict_before_the_results_and_the_tests(demo) -> None:
+    _, report = demo
+    html = render_html(report)
+    decided = html.index("<h2>Decided comparisons</h2>")
+    assert decided < html.index("<h2>Results</h2>") < html.index("<h2>Paired comparisons</h2>")
+    section = _section(html, "Decided comparisons")
+    assert section.index("<strong>undecidable</strong>") < section.index("Paired tests, on the")
+    assert "14 queries have no label at all: label any result of them" in section
+    assert "Caution: 20 of 25 queries left out" in section
+    assert "can be biased" in _section(html, "Paired comparisons")
+
+
+def test_html_compat_numbers_only_in_their_own_section(demo) -> None:
+    _, report = demo
+    html = render_html(report)
+    compat = _section(html, COMPAT_LABEL.capitalize())
+    assert "Not evidence" in compat and 'class="compat"' in compat
+    values = {f"{v:.4f}" for row in report.decisions[0].compat
+              for v in (row.value_a, row.value_b) if v is not None}
+    assert values and all(v in compat for v in values)
+    evidence = _section(html, "Decided comparisons") + _section(html, "Results")
+    for value in values:
+        assert not re.search(rf"<td[^>]*>{re.escape(value)}", evidence), value
+    assert html.count('class="compat"') == 1
+
+
+def test_json_has_the_decisions_with_compat_apart_and_round_trips(demo) -> None:
+    db, report = demo
+    data = json.loads(render_json(report))
+    (pc,) = data["decisions"]
+    first = pc["measures"][0]
+    assert list(first) == ["decision", "causes", "queue", "paired"]
+    assert first["decision"]["verdict"] == "undecidable"
+    assert first["decision"]["undecidable_queries"] == {"missing_reference": 14}
+    assert "biased" in first["paired"]["selection_note"]
+    assert pc["compat_label"] == COMPAT_LABEL
+    assert {"measure", "value_a", "value_b", "difference"} <= set(pc["compat"][0])
+    assert not any("value_a" in m["decision"] for m in pc["measures"])
+    assert Report.model_validate_json(render_json(report)) == report.for_export()
+    stored = save_report(db, report)
+    assert load_report(db, stored.report_id).decisions == report.decisions
+
+
+def test_text_puts_the_verdict_first_and_compat_last(demo) -> None:
+    _, report = demo
+    text = render_pair(report.decisions[0])
+    assert text.startswith("bm25-title-boost (A) vs bm25-plain (B)")
+    for name in ("P@10", "R@10", "nDCG@10", "RR@10"):
+        block = text[text.index(f"{name}: undecidable"):]
+        assert block.index("to lift it: 14 queries have no label at all") < block.index(
+            "paired tests:")
+    assert text.index("RR@10: undecidable") < text.index(COMPAT_LABEL)
+    assert "caution: " in text and "can be biased" in text
+
+
