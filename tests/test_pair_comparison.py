@@ -46,10 +46,12 @@ def test_causes_are_counted_in_queries_most_first_with_what_to_do() -> None:
 
 def test_queries_per_reason_count_each_query_once(demo) -> None:
     db, _ = demo
-    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", ["P@10"])
+    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", ["R@10"])
     d = pc.measures[0].decision
-    assert d.undecidable_reasons == {"missing_reference": 28}  # per run and query
-    assert d.undecidable_queries == {"missing_reference": 14} and d.n_undecidable == 14
+    # per run and query
+    assert d.undecidable_reasons == {"population_incomplete": 46, "unlabeled_returned": 40}
+    assert d.undecidable_queries == {"population_incomplete": 23, "unlabeled_returned": 20}
+    assert d.n_undecidable == 23
 
 
 def test_compat_equals_trec_eval_on_the_exported_files(demo) -> None:
@@ -65,5 +67,6 @@ def test_compat_equals_trec_eval_on_the_exported_files(demo) -> None:
             agg = expected.report.aggregates[row.measure]
             assert agg.available
             assert getattr(row, column) == pytest.approx(agg.value, abs=1e-12), row
-    assert all(row.n_queries_a == row.n_queries_b == 11 for row in pc.compat)
-    assert pc.compat_notes and "without qrels ignored" in pc.compat_notes[0]
+    # every demo query has labels: trec_eval evaluates all 25, ignoring none
+    assert all(row.n_queries_a == row.n_queries_b == 25 for row in pc.compat)
+    assert not any("without qrels ignored" in note for note in pc.compat_notes)

@@ -45,7 +45,9 @@ def test_report_holds_the_decisions_of_each_compared_pair(demo) -> None:
     assert [m.measure for m in pc.measures] == ["P@10", "R@10", "nDCG@10", "RR@10"]
     direct = compare_pair(db, "demo", pc.run_a, pc.run_b, ["P@10"], queue_limit=5)
     assert pc.measures[0].decision == direct.measures[0].decision
-    assert pc.measures[0].causes[0].text == "14 queries have no label at all: label any result of them"
+    assert pc.measures[0].decision.verdict == "undecided" and not pc.measures[0].causes
+    assert pc.measures[1].causes[0].text.startswith("23 queries have a relevant set not declared "
+                                                    "complete")
     assert pc.compat[0] == direct.compat[0]
 
 
@@ -56,7 +58,7 @@ def test_html_shows_the_verdict_before_the_results_and_the_tests(demo) -> None:
     assert decided < html.index("<h2>Results</h2>") < html.index("<h2>Paired comparisons</h2>")
     section = _section(html, "Decided comparisons")
     assert section.index("<strong>undecidable</strong>") < section.index("Paired tests, on the")
-    assert "14 queries have no label at all: label any result of them" in section
+    assert "23 queries have a relevant set not declared complete" in section
     assert "Caution: 20 of 25 queries left out" in section
     assert "can be biased" in _section(html, "Paired comparisons")
 
@@ -70,7 +72,10 @@ def test_html_compat_numbers_only_in_their_own_section(demo) -> None:
               for v in (row.value_a, row.value_b) if v is not None}
     assert values and all(v in compat for v in values)
     evidence = _section(html, "Decided comparisons") + _section(html, "Results")
-    for value in values:
+    # 0 and 1 are also bounds of evidence-backed intervals; the other compat values are not
+    distinctive = values - {"0.0000", "1.0000"}
+    assert distinctive
+    for value in distinctive:
         assert not re.search(rf"<td[^>]*>{re.escape(value)}", evidence), value
     assert html.count('class="compat"') == 1
 
@@ -79,10 +84,12 @@ def test_json_has_the_decisions_with_compat_apart_and_round_trips(demo) -> None:
     db, report = demo
     data = json.loads(render_json(report))
     (pc,) = data["decisions"]
-    first = pc["measures"][0]
+    first, recall = pc["measures"][0], pc["measures"][1]
     assert list(first) == ["decision", "causes", "queue", "paired"]
-    assert first["decision"]["verdict"] == "undecidable"
-    assert first["decision"]["undecidable_queries"] == {"missing_reference": 14}
+    assert first["decision"]["verdict"] == "undecided"
+    assert recall["decision"]["verdict"] == "undecidable"
+    assert recall["decision"]["undecidable_queries"] == {
+        "population_incomplete": 23, "unlabeled_returned": 20}
     assert "biased" in first["paired"]["selection_note"]
     assert pc["compat_label"] == COMPAT_LABEL
     assert {"measure", "value_a", "value_b", "difference"} <= set(pc["compat"][0])
@@ -96,11 +103,13 @@ def test_text_puts_the_verdict_first_and_compat_last(demo) -> None:
     _, report = demo
     text = render_pair(report.decisions[0])
     assert text.startswith("bm25-title-boost (A) vs bm25-plain (B)")
-    for name in ("P@10", "R@10", "nDCG@10", "RR@10"):
+    for name in ("R@10", "nDCG@10"):
         block = text[text.index(f"{name}: undecidable"):]
-        assert block.index("to lift it: 14 queries have no label at all") < block.index(
-            "paired tests:")
-    assert text.index("RR@10: undecidable") < text.index(COMPAT_LABEL)
+        assert block.index("to lift it: 23 queries have a relevant set not declared complete") < (
+            block.index("paired tests:"))
+    for name in ("P@10", "RR@10"):
+        assert f"{name}: undecided" in text
+    assert text.index("RR@10: undecided") < text.index(COMPAT_LABEL)
     assert "caution: " in text and "can be biased" in text
 
 
