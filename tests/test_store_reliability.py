@@ -281,6 +281,7 @@ def test_a_busy_write_is_retried_with_backoff_then_refused(tmp_path):
 def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     """Chunks commit separately, but no reader sees the run before the final commit."""
     import evalcore.store.imports.run as run_import
+    import evalcore.store.staging as staging
     from evalcore.store.runs import list_runs, run_exists
     from evalcore.store.transaction import write_transaction as real_write_transaction
 
@@ -288,7 +289,7 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     run_file = tmp_path / "r.run"
     run_file.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} t\n"
                                 for q in range(50) for r in range(100)))
-    monkeypatch.setattr(run_import, "CHUNK_ROWS", 1000)
+    monkeypatch.setattr(staging, "MAX_CHUNK_ROWS", 1000)
     seen = []
     reader = open_store(tmp_path / "store.db")
 
@@ -306,13 +307,14 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
 
 def test_a_failed_chunked_import_leaves_nothing(tmp_path, monkeypatch):
     import evalcore.store.imports.run as run_import
+    import evalcore.store.staging as staging
 
     db = new_store(tmp_path)
     run_file = tmp_path / "r.run"
     run_file.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} t\n"
                                 for q in range(50) for r in range(100)))
     before = table_snapshot(db)
-    monkeypatch.setattr(run_import, "CHUNK_ROWS", 1000)
+    monkeypatch.setattr(staging, "MAX_CHUNK_ROWS", 1000)
     original = run_import.write_run_results
     calls = []
 
