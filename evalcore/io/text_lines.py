@@ -53,12 +53,16 @@ def read_source(path: str | PathLike[str]) -> SourceText:
     """
     name = str(path)
     with _reading(name):
-        if is_device(path):
-            raise InputErrors([InputError(
-                file=name, message="is a device, not a file (it may never end)",
-                hint="give the path of a file")])
+        _refuse_device(path)
         data = Path(path).read_bytes()
     return decode_source(data, name)
+
+
+def _refuse_device(path: str | PathLike[str]) -> None:
+    if is_device(path):
+        raise InputErrors([InputError(
+            file=str(path), message="is a device, not a file (it may never end)",
+            hint="give the path of a file")])
 
 
 def is_device(path: str | PathLike[str]) -> bool:
@@ -140,10 +144,7 @@ def stream_lines(
     """
     name = str(path)
     with _reading(name):
-        if is_device(path):
-            raise InputErrors([InputError(
-                file=name, message="is a device, not a file (it may never end)",
-                hint="give the path of a file")])
+        _refuse_device(path)
         file = open(path, "rb")  # noqa: SIM115 - closed below; the generator owns it
     with file:
         number = 0
