@@ -281,6 +281,7 @@ def test_a_busy_write_is_retried_with_backoff_then_refused(tmp_path):
 def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     """Chunks commit separately, but no reader sees the run before the final commit."""
     import evalcore.store.imports.run as run_import
+    import evalcore.store.staging as staging
     from evalcore.store.runs import list_runs, run_exists
     from evalcore.store.transaction import write_transaction as real_write_transaction
 
@@ -288,7 +289,7 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     run_file = tmp_path / "r.run"
     run_file.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} t\n"
                                 for q in range(50) for r in range(100)))
-    monkeypatch.setattr(run_import, "CHUNK_ROWS", 1000)
+    monkeypatch.setattr(staging, "MAX_CHUNK_ROWS", 1000)
     seen = []
     reader = open_store(tmp_path / "store.db")
 
@@ -306,13 +307,14 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
 
 def test_a_failed_chunked_import_leaves_nothing(tmp_path, monkeypatch):
     import evalcore.store.imports.run as run_import
+    import evalcore.store.staging as staging
 
     db = new_store(tmp_path)
     run_file = tmp_path / "r.run"
     run_file.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} t\n"
                                 for q in range(50) for r in range(100)))
     before = table_snapshot(db)
-    monkeypatch.setattr(run_import, "CHUNK_ROWS", 1000)
+    monkeypatch.setattr(staging, "MAX_CHUNK_ROWS", 1000)
     original = run_import.write_run_results
     calls = []
 
@@ -326,3 +328,34 @@ def test_a_failed_chunked_import_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         import_run(db, run_file, study_id="s", k=10)
     assert table_snapshot(db) == before
+
+
+def test_a_label_is_saved_once_a_lock_held_past_the_busy_timeout_is_released(tmp_path):
+    """The app's retry (``retry_busy``) against a real lock held by another connection: a
+    single attempt fails after the busy timeout; retried, the label is saved, once."""
+    import sqlite3
+    import threading
+
+    from evalcore.store.labels import label_history
+    from evalcore.store.transaction import retry_busy
+
+    db = new_store(tmp_path)
+    holder = open_store(tmp_path / "store.db")
+    db.conn.execute("PRAGMA busy_timeout = 100")  # the app's is 10 s: the same, shorter
+
+    def label():
+        return record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=2,
+                            annotator="ann")
+
+    holder.conn.execute("BEGIN IMMEDIATE")  # e.g. a long import's transaction
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        label()  # one attempt: refused once the busy timeout is over
+    release = threading.Timer(0.3, lambda: holder.conn.execute("COMMIT"))
+    release.start()
+    started = time.perf_counter()
+    try:
+        retry_busy(label, attempts=3, backoff_s=0.2)
+    finally:
+        release.join()
+    assert time.perf_counter() - started >= 0.3  # it waited the lock out
+    assert [(e.unit_id, e.gain) for e in label_history(db, "s", "q1")] == [("d1", 2)]

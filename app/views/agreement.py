@@ -13,6 +13,8 @@ time; no gain is preselected. Each conflict has its own address
 became of it.
 """
 
+import sqlite3
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -30,6 +32,7 @@ from evalcore.analysis.agreement import open_conflicts, study_agreement
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.contract.query_order import natural_key
 from evalcore.store.labels import adjudicate
+from evalcore.store.transaction import retry_busy
 
 CONFLICTS_SHOWN = 30
 
@@ -50,9 +53,9 @@ def _on_adjudicate(study_id: str, query_id: str, unit_id: str, key: str) -> None
         flash(_FLASH, "error", f"Not adjudicated: choose a gain for {unit_id} on {query_id} first")
         return
     try:
-        adjudicate(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
-                   gain=gain, reviewer=reviewer, note=note)
-    except (ValueError, PermissionError) as error:
+        retry_busy(lambda: adjudicate(get_db(), study_id=study_id, query_id=query_id,
+                                      unit_id=unit_id, gain=gain, reviewer=reviewer, note=note))
+    except (ValueError, PermissionError, sqlite3.Error) as error:
         flash(_FLASH, "error", f"Not adjudicated: {error}")
         return
     flash(_FLASH, "success", f"{unit_id} on {query_id} adjudicated: gain {gain} by {reviewer}")

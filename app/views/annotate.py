@@ -352,7 +352,8 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
     before = store_marks(db, study_id)
     try:
-        event = undo_last_label(db, study_id=study_id, query_id=query_id, annotator=annotator)
+        event = retry_busy(lambda: undo_last_label(db, study_id=study_id, query_id=query_id,
+                                                   annotator=annotator))
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", f"Not undone: {error}")
         return
@@ -374,9 +375,9 @@ def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
     before = store_marks(db, study_id)
     try:
-        mark_pool_complete(db, study_id=study_id, query_id=query_id, actor=annotator,
-                           reason="every pooled item labeled")
-    except (PoolNotFullyLabeledError, ValueError, PermissionError) as error:
+        retry_busy(lambda: mark_pool_complete(db, study_id=study_id, query_id=query_id,
+                                              actor=annotator, reason="every pooled item labeled"))
+    except (PoolNotFullyLabeledError, *_WRITE_ERRORS) as error:
         flash(_FLASH_KEY, "error", str(error))
         return
     note_own_write(db, study_id, query_id, annotator, before)
@@ -388,8 +389,9 @@ def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) ->
     before = store_marks(db, study_id)
     reason = str(st.session_state.get(reason_key, "")).strip()
     try:
-        reopen(db, study_id=study_id, query_id=query_id, actor=annotator, reason=reason)
-    except (ValueError, PermissionError) as error:
+        retry_busy(lambda: reopen(db, study_id=study_id, query_id=query_id, actor=annotator,
+                                  reason=reason))
+    except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", str(error))
         return
     note_own_write(db, study_id, query_id, annotator, before)

@@ -8,7 +8,10 @@
   after the optional gain map.
 
 Every file is read fully and every error is collected with file, line and
-field before anything is returned. A repeated ``_id`` is an error naming both
+field before anything is returned. ``corpus.jsonl`` is streamed a line at a time
+into a :class:`DocumentSink` (by default a dict in memory; the store's importer
+passes one backed by a scratch file, so a corpus of any size is read in bounded
+memory; a line longer than :data:`MAX_DOCUMENT_LINE_BYTES` is an error). A repeated ``_id`` is an error naming both
 lines; a repeated judgment with the same score is a warning, with a different
 score an error. A judgment naming a query or document that is in neither the
 folder nor the store is checked by the importer (:mod:`evalcore.store.imports`).
@@ -17,17 +20,41 @@ Encoding: see :mod:`evalcore.io.text_lines` (BOM, CRLF, invalid UTF-8).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
-from evalcore.io.json_objects import json_objects
+from evalcore.io.json_objects import json_object_lines, json_objects
 from evalcore.io.label_rows import parse_gain
-from evalcore.io.text_lines import SourceText, numbered_lines, read_source
+from evalcore.io.text_lines import SourceText, numbered_lines, read_source, stream_lines
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
+#: The longest line of ``corpus.jsonl`` (one document) that is read; longer is an error.
+MAX_DOCUMENT_LINE_BYTES = 16 * 1024 * 1024
+
+
+class DocumentSink(Protocol):
+    """Where the documents of ``corpus.jsonl`` go as they are read."""
+
+    def add(self, line: int, doc_id: str, title: str, text: str) -> int:
+        """Keep the document unless its id was kept before; return the line it was first on."""
+        ...
+
+
+class DocumentsInMemory:
+    """A :class:`DocumentSink` holding ``documents``: ``_id`` -> (title, text), in file order."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, tuple[str, str]] = {}
+        self._first: dict[str, int] = {}
+
+    def add(self, line: int, doc_id: str, title: str, text: str) -> int:
+        first = self._first.setdefault(doc_id, line)
+        if first == line:
+            self.documents[doc_id] = (title, text)
+        return first
 
 
 @dataclass
@@ -43,11 +70,12 @@ class BeirFolder:
     """A parsed BEIR folder."""
 
     root: str
-    documents: dict[str, tuple[str, str]]  # _id -> (title, text), file order
+    documents: dict[str, tuple[str, str]]  # _id -> (title, text), file order (in-memory sink)
     queries: dict[str, str]  # _id -> text
     qrels: dict[str, list[BeirJudgment]]  # split name -> judgments (deduplicated)
     qrels_files: dict[str, str] = field(default_factory=dict)  # split -> file name
     warnings: list[str] = field(default_factory=list)
+    document_count: int = 0  # documents read from corpus.jsonl (into whichever sink)
 
 
 def read_beir_folder(
@@ -55,8 +83,13 @@ def read_beir_folder(
     *,
     gain_map: Mapping[int, int] | None = None,
     splits: list[str] | None = None,
+    documents: DocumentSink | None = None,
 ) -> BeirFolder:
-    """Read and validate a BEIR folder; raise InputErrors with every error of every file."""
+    """Read and validate a BEIR folder; raise InputErrors with every error of every file.
+
+    The documents go to ``documents`` as they are read (default: into
+    ``BeirFolder.documents``); on an error the sink may hold some of them.
+    """
     root = Path(folder)
     if not root.is_dir():
         raise InputErrors(
@@ -71,7 +104,9 @@ def read_beir_folder(
     errors: list[InputError] = []
     counted = 0  # errors counted by the files' readers (each keeps only its first ones)
     warnings: list[str] = []
-    documents: dict[str, tuple[str, str]] = {}
+    in_memory = DocumentsInMemory()
+    sink = documents if documents is not None else in_memory
+    document_count = 0
     queries: dict[str, str] = {}
     qrels: dict[str, list[BeirJudgment]] = {}
     files: dict[str, str] = {}
@@ -87,9 +122,9 @@ def read_beir_folder(
 
     corpus_path = root / "corpus.jsonl"
     queries_path = root / "queries.jsonl"
-    got = collect(_read_objects, corpus_path, ("_id", "title", "text"), ("_id",))
+    got = collect(stream_corpus, corpus_path, sink)
     if got is not None:
-        documents = {k: (v.get("title", ""), v.get("text", "")) for k, v in got.items()}
+        document_count = got
     got = collect(_read_objects, queries_path, ("_id", "text"), ("_id", "text"))
     if got is not None:
         queries = {k: v["text"] for k, v in got.items()}
@@ -124,7 +159,23 @@ def read_beir_folder(
         listed = [e for e in errors if not e.stop]
         notices = [e for e in errors if e.stop]
         raise InputErrors([*listed[:200], *notices], counted + len(listed))
-    return BeirFolder(str(root), documents, queries, qrels, files, warnings)
+    return BeirFolder(str(root), in_memory.documents, queries, qrels, files, warnings,
+                      document_count)
+
+
+def stream_corpus(path: Path, sink: DocumentSink) -> int:
+    """Read ``corpus.jsonl`` a line at a time into ``sink``; return how many documents it kept."""
+    log = ErrorLog(str(path))
+    lines = stream_lines(path, log, max_line_bytes=MAX_DOCUMENT_LINE_BYTES)
+    kept = _checked_objects(
+        json_object_lines(lines, log), log, ("_id", "title", "text"), ("_id",),
+        lambda number, key, fields: sink.add(number, key, fields.get("title", ""),
+                                             fields.get("text", "")),
+    )
+    if not kept and not log:
+        log.add(None, None, "empty file: no object", "one JSON object per line")
+    log.raise_if_any()
+    return kept
 
 
 def _read_objects(
@@ -142,7 +193,31 @@ def parse_objects(
     log.extend(source.errors)
     out: dict[str, dict[str, str]] = {}
     first_line: dict[str, int] = {}
-    for number, obj in json_objects(source, log):
+
+    def keep(number: int, key: str, fields: dict[str, str]) -> int:
+        first = first_line.setdefault(key, number)
+        if first == number:
+            out[key] = fields
+        return first
+
+    _checked_objects(json_objects(source, log), log, string_fields, required, keep)
+    if not out and not log:
+        log.add(None, None, "empty file: no object", "one JSON object per line")
+    log.raise_if_any()
+    return out
+
+
+def _checked_objects(
+    objects: Iterable[tuple[int, dict[str, Any]]],
+    log: ErrorLog,
+    string_fields: tuple[str, ...],
+    required: tuple[str, ...],
+    keep: Callable[[int, str, dict[str, str]], int],
+) -> int:
+    """Check each object's fields and pass the good ones to ``keep`` (which returns the line its
+    ``_id`` was first kept on: another line is a duplicate, logged); return how many were kept."""
+    kept = 0
+    for number, obj in objects:
         ok = True
         for name in string_fields:
             value = obj.get(name)
@@ -158,7 +233,7 @@ def parse_objects(
         if not ok:
             continue
         key = obj["_id"]
-        first = first_line.setdefault(key, number)
+        first = keep(number, key, {n: obj[n] for n in string_fields if isinstance(obj.get(n), str)})
         if first != number:
             log.add(
                 number,
@@ -167,11 +242,8 @@ def parse_objects(
                 "each _id appears once per file",
             )
             continue
-        out[key] = {n: obj[n] for n in string_fields if isinstance(obj.get(n), str)}
-    if not out and not log:
-        log.add(None, None, "empty file: no object", "one JSON object per line")
-    log.raise_if_any()
-    return out
+        kept += 1
+    return kept
 
 
 def _read_qrels_tsv(

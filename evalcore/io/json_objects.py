@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from evalcore.io.errors import ErrorLog
@@ -119,7 +119,14 @@ def _decode(text: str, number: int | None, log: ErrorLog, hint: str) -> Any:
 
 def json_objects(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every line holding a JSON object."""
-    for number, text in numbered_lines(source.text, comments=False):
+    return json_object_lines(numbered_lines(source.text, comments=False), log)
+
+
+def json_object_lines(
+    lines: Iterable[tuple[int, str]], log: ErrorLog
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`json_objects` over ``(line_number, line)`` pairs (e.g. streamed from a file)."""
+    for number, text in lines:
         obj = _decode(text, number, log, "each line must hold one complete JSON object")
         if obj is _FAILED:
             continue

@@ -16,7 +16,8 @@ Rules, the same for every format:
   is data.
 
 Use :func:`read_source` for a path or :func:`decode_source` for bytes already in
-memory (an upload), then :func:`numbered_lines` to iterate.
+memory (an upload), then :func:`numbered_lines` to iterate; :func:`stream_lines`
+reads a file of any size a line at a time.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
-from evalcore.io.errors import STOP_AFTER, InputError, InputErrors
+from evalcore.io.errors import STOP_AFTER, ErrorLog, InputError, InputErrors
 
 
 @dataclass(frozen=True)
@@ -50,25 +52,17 @@ def read_source(path: str | PathLike[str]) -> SourceText:
     ``SourceText.errors`` for the reader to report with its own errors.
     """
     name = str(path)
-    try:
-        if is_device(path):
-            raise InputErrors([InputError(
-                file=name, message="is a device, not a file (it may never end)",
-                hint="give the path of a file")])
+    with _reading(name):
+        _refuse_device(path)
         data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputErrors(
-            [InputError(file=name, message="file not found", hint="check the path")]
-        ) from None
-    except IsADirectoryError:
-        raise InputErrors(
-            [InputError(file=name, message="is a directory, expected a file")]
-        ) from None
-    except OSError as exc:
-        raise InputErrors(
-            [InputError(file=name, message=f"cannot read file: {exc.strerror or exc}")]
-        ) from None
     return decode_source(data, name)
+
+
+def _refuse_device(path: str | PathLike[str]) -> None:
+    if is_device(path):
+        raise InputErrors([InputError(
+            file=str(path), message="is a device, not a file (it may never end)",
+            hint="give the path of a file")])
 
 
 def is_device(path: str | PathLike[str]) -> bool:
@@ -109,33 +103,91 @@ def _decode_by_line(data: bytes, name: str) -> SourceText:
     for number, chunk in enumerate(raw, start=1):
         if len(errors) >= STOP_AFTER:
             break
-        nul = chunk.find(b"\x00")
-        if nul >= 0:
-            lines.append("")
-            errors.append(
-                InputError(
-                    file=name,
-                    line=number,
-                    message=f"holds a NUL byte (0x00 at column {nul + 1})",
-                    hint="save the file as UTF-8 text (a NUL byte means UTF-16 or binary data)",
-                )
-            )
-            continue
-        try:
-            lines.append(chunk.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            lines.append("")
-            errors.append(
-                InputError(
-                    file=name,
-                    line=number,
-                    message=(
-                        f"not valid UTF-8 (byte 0x{chunk[exc.start]:02x} at column {exc.start + 1})"
-                    ),
-                    hint="save the file as UTF-8",
-                )
-            )
+        line, error = decode_line(chunk, number, name)
+        lines.append(line)
+        if error is not None:
+            errors.append(error)
     return SourceText(name, "\n".join(lines), errors)
+
+
+def decode_line(chunk: bytes, number: int, name: str) -> tuple[str, InputError | None]:
+    """One line's text, or ``""`` and the error (a NUL byte, invalid UTF-8) naming its line."""
+    nul = chunk.find(b"\x00")
+    if nul >= 0:
+        return "", InputError(
+            file=name,
+            line=number,
+            message=f"holds a NUL byte (0x00 at column {nul + 1})",
+            hint="save the file as UTF-8 text (a NUL byte means UTF-16 or binary data)",
+        )
+    try:
+        return chunk.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return "", InputError(
+            file=name,
+            line=number,
+            message=f"not valid UTF-8 (byte 0x{chunk[exc.start]:02x} at column {exc.start + 1})",
+            hint="save the file as UTF-8",
+        )
+
+
+def stream_lines(
+    path: str | PathLike[str], log: ErrorLog, *, max_line_bytes: int
+) -> Iterator[tuple[int, str]]:
+    """``read_source`` then ``numbered_lines(comments=False)``, a line at a time from the file.
+
+    The same rules and line numbers (BOM, LF/CRLF/CR, blank lines skipped), but
+    the file is never held in memory: decoding errors go to ``log`` as they are
+    met, and a line longer than ``max_line_bytes`` is an error, skipped without
+    being read into memory. Raises :class:`InputErrors` like :func:`read_source`
+    when the file cannot be read at all.
+    """
+    name = str(path)
+    with _reading(name):
+        _refuse_device(path)
+        file = open(path, "rb")  # noqa: SIM115 - closed below; the generator owns it
+    with file:
+        number = 0
+        first = True
+        while raw := file.readline(max_line_bytes + 1):
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                number += 1
+                log.add(number, None, f"line longer than {max_line_bytes:,} bytes",
+                        "one line holds one record; is this the right file?")
+                while raw and not raw.endswith(b"\n"):  # skip the rest of that line
+                    raw = file.readline(max_line_bytes + 1)
+                continue
+            if first and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            first = False
+            raw = raw[:-1] if raw.endswith(b"\n") else raw
+            raw = raw[:-1] if raw.endswith(b"\r") else raw  # CRLF
+            for chunk in raw.split(b"\r"):  # a lone CR ends a line too
+                number += 1
+                text, error = decode_line(chunk, number, name)
+                if error is not None:
+                    log.append(error)
+                elif text.strip():
+                    yield number, text
+
+
+@contextmanager
+def _reading(name: str) -> Iterator[None]:
+    """A file that cannot be opened or read, as the :class:`InputErrors` naming it."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputErrors(
+            [InputError(file=name, message="file not found", hint="check the path")]
+        ) from None
+    except IsADirectoryError:
+        raise InputErrors(
+            [InputError(file=name, message="is a directory, expected a file")]
+        ) from None
+    except OSError as exc:
+        raise InputErrors(
+            [InputError(file=name, message=f"cannot read file: {exc.strerror or exc}")]
+        ) from None
 
 
 def numbered_lines(text: str, *, comments: bool, first_line: int = 1) -> Iterator[tuple[int, str]]:

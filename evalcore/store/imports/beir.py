@@ -8,6 +8,13 @@ events by the annotator ``beir:<split>`` (source ``import``). A judgment
 naming a query or a document that is neither in the folder nor in the store is
 an error, unless ``allow_unknown_ids``. ``complete=True`` declares every judged
 query complete. All or nothing, in one transaction.
+
+Memory stays bounded whatever the corpus size: ``corpus.jsonl`` is streamed
+into a scratch file (:class:`evalcore.store.staged_documents.StagedDocuments`)
+while every file is validated, then written from there in batches inside the
+one write transaction. (That transaction holds the write lock for as long as
+the documents take to write and index: documents have no staged state that
+would let them be published by one small commit, as runs are.)
 """
 
 from __future__ import annotations
@@ -34,8 +41,9 @@ from evalcore.store.imports.common import (
     mark_queries_complete,
     write_label_events,
 )
-from evalcore.store.studies import get_study
-from evalcore.store.transaction import write_transaction
+from evalcore.store.staged_documents import StagedDocuments
+from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.transaction import in_transaction, write_transaction
 
 
 def import_beir(
@@ -56,7 +64,33 @@ def import_beir(
     existing document keeps its owner.
     """
     study = get_study(db, study_id)
-    beir = read_beir_folder(folder, gain_map=gain_map, splits=splits)
+    if in_transaction(db):  # a scratch file cannot be attached inside a transaction
+        return _import(db, folder, study, None, splits=splits, gain_map=gain_map,
+                       allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
+                       owner_org=owner_org)
+    with StagedDocuments(db) as staged:
+        return _import(db, folder, study, staged, splits=splits, gain_map=gain_map,
+                       allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
+                       owner_org=owner_org)
+
+
+def _import(
+    db: sqlite_utils.Database,
+    folder: str | Path,
+    study: StudyIn,
+    staged: StagedDocuments | None,
+    *,
+    splits: list[str] | None,
+    gain_map: Mapping[int, int] | None,
+    allow_unknown_ids: bool,
+    complete: bool,
+    actor: str,
+    owner_org: str | None,
+) -> ImportSummary:
+    study_id = study.study_id
+    beir = read_beir_folder(folder, gain_map=gain_map, splits=splits, documents=staged)
+    if staged is not None:
+        staged.finish_reading()
     events = [
         NewEvent(j.query_id, j.doc_id, "label", j.gain, f"beir:{split}")
         for split, judgments in beir.qrels.items()
@@ -68,13 +102,22 @@ def import_beir(
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         if not allow_unknown_ids:
             _check_queries(db, study_id, beir.queries, beir.qrels, beir.qrels_files)
-        check_known_ids(db, study.corpus_id, (e.unit_id for e in events),
+        judged = {e.unit_id for e in events}
+        check_known_ids(db, study.corpus_id, judged,
                         file=str(Path(folder) / "qrels"), what="corpus-id",
-                        allow_unknown=allow_unknown_ids, also_known=set(beir.documents))
+                        allow_unknown=allow_unknown_ids,
+                        also_known=staged.present(judged) if staged else set(beir.documents),
+                        arriving_documents=beir.document_count)
         owner = owner_org if owner_org is not None else corpus_owner(db, study.corpus_id)
-        authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor, owner_orgs={owner},
-                               doc_ids=beir.documents)
-        summary.documents, changed = _write_documents(db, study.corpus_id, beir.documents, owner)
+        if staged is None:
+            authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
+                                   owner_orgs={owner}, doc_ids=beir.documents)
+            summary.documents, changed = _write_documents(db, study.corpus_id, beir.documents,
+                                                          owner)
+        else:
+            authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
+                                   owner_orgs={owner} | staged.stored_owner_orgs(study.corpus_id))
+            summary.documents, changed = staged.write(study.corpus_id, owner, utc_now_iso())
         if changed:
             summary.warnings.append(
                 f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "

@@ -96,17 +96,18 @@ def check_known_ids(
     allow_unknown: bool,
     also_known: set[str] | None = None,
     source: SourceText | None = None,
+    arriving_documents: int = 0,
 ) -> None:
     """Raise InputErrors listing the first unknown ids, when the corpus has documents.
 
-    An empty corpus (no document stored and none in ``also_known``) accepts any
-    external id. ``allow_unknown`` turns the check off. With the ``source`` the
+    An empty corpus (no document stored, none in ``also_known`` and no
+    ``arriving_documents`` written by the same import) accepts any external id. ``allow_unknown`` turns the check off. With the ``source`` the
     ids were read from, the error names the line of the first unknown id.
     """
     if allow_unknown:
         return
     known_extra = also_known or set()
-    has_docs = bool(known_extra) or db.execute(
+    has_docs = bool(known_extra) or arriving_documents > 0 or db.execute(
         "SELECT 1 FROM documents WHERE corpus_id = ? LIMIT 1", [corpus_id]
     ).fetchone() is not None
     if not has_docs:

@@ -10,9 +10,10 @@ is refused. Doc ids unknown to a non-empty corpus are refused unless
 ``allow_unknown_ids``.
 
 All or nothing, without blocking annotators: the run is staged (invisible),
-written in chunks of :data:`CHUNK_ROWS` rows, each in its own short write
-transaction, and made visible by one small final commit
-(:mod:`evalcore.store.staging`). A failure discards the staged rows; a killed
+written in chunks in key order (sized by :class:`evalcore.store.staging.Pacer` to hold the
+write lock about 40 ms), each in its own short write transaction (``synchronous = NORMAL`` and a WAL checkpoint between chunks:
+:func:`evalcore.store.staging.bulk_writes`), and made visible by one small final
+commit (``synchronous = FULL``; :mod:`evalcore.store.staging`). A failure discards the staged rows; a killed
 process's are discarded by the next ``open_store``.
 """
 
@@ -37,20 +38,17 @@ from evalcore.store.imports.common import (
     source_stem,
 )
 from evalcore.store.runs import publish_run, stage_run, write_run_results
-from evalcore.store.staging import discard_staged_run
+from evalcore.store.staging import Pacer, bulk_writes, discard_staged_run
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
-#: Result rows written per transaction: 2,000 rows hold the write lock for tens of
-#: milliseconds (benchmarks/bench_import_while_labeling.py prints the longest hold).
-CHUNK_ROWS = 2_000
-#: After each chunk the import waits as long as the chunk held the lock (at most
-#: this): writers queued behind it (SQLite polls a busy lock) get their turn.
-MAX_PAUSE_S = 0.05
-
 
 def _rows(run: TrecRun) -> Iterator[tuple[str, int, str, float]]:
-    for q, docs in run.doc_ids.items():
+    """Rows in the results table's key order (query ids as SQLite's BINARY collation sorts them,
+    which is code point order): each chunk appends at the B-tree's right edge instead of
+    splitting pages all over a table of millions of rows."""
+    for q in sorted(run.doc_ids):
+        docs = run.doc_ids[q]
         scores = run.scores_for(q)
         for rank, (d, s) in enumerate(zip(docs, scores, strict=True), start=1):
             yield q, rank, d, float(s)
@@ -97,11 +95,13 @@ def import_run(
                            k=k, protocol={"imported_from": Path(text.name).name},
                            corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)
     try:
-        for chunk in _whole_query_chunks(_rows(run), CHUNK_ROWS):
-            started = time.perf_counter()
-            with write_transaction(db):  # one short transaction per chunk: annotators queue briefly
-                write_run_results(db, run_id, chunk)
-            time.sleep(min(time.perf_counter() - started, MAX_PAUSE_S))
+        pacer = Pacer()
+        with bulk_writes(db):
+            for chunk in _whole_query_chunks(_rows(run), pacer):
+                with write_transaction(db):  # one short transaction per chunk: others queue briefly
+                    started = time.perf_counter()  # BEGIN IMMEDIATE returned: the lock is held
+                    write_run_results(db, run_id, chunk)
+                pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
         summary.results = run.n_rows
         summary.queries = len(run.doc_ids)
         with write_transaction(db):  # the one small commit that makes the whole run visible
@@ -116,12 +116,13 @@ def import_run(
 
 
 def _whole_query_chunks(
-    rows: Iterator[tuple[str, int, str, float]], size: int
+    rows: Iterator[tuple[str, int, str, float]], pacer: Pacer
 ) -> Iterator[list[tuple[str, int, str, float]]]:
-    """Rows in chunks of about ``size``, never splitting a query (its ranking is packed whole)."""
+    """Rows in chunks of about ``pacer.rows``, never splitting a query (its ranking is packed
+    whole)."""
     chunk: list[tuple[str, int, str, float]] = []
     for row in rows:
-        if len(chunk) >= size and row[0] != chunk[-1][0]:
+        if len(chunk) >= pacer.rows and row[0] != chunk[-1][0]:
             yield chunk
             chunk = []
         chunk.append(row)

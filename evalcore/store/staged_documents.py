@@ -1,0 +1,133 @@
+"""Documents of an import held in a scratch SQLite file until the import writes them.
+
+A BEIR corpus may unpack to gigabytes: :class:`StagedDocuments` is the
+:class:`evalcore.io.beir.DocumentSink` the importer streams ``corpus.jsonl``
+into, so memory stays bounded whatever the corpus size. The scratch file is
+attached to the import's connection (``ATTACH``, a private temporary folder,
+no journal, no fsync: it is thrown away whatever happens) and detached and
+deleted on exit. Nothing reaches the store's tables until :meth:`write`, which
+the importer calls inside its one write transaction (all or nothing).
+
+The duplicate ``_id`` check is the scratch table's primary key; documents are
+read back in file order, :data:`BATCH` at a time.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+
+import sqlite_utils
+
+from evalcore.store.corpus import upsert_document_rows
+from evalcore.store.hashing import content_hash
+
+#: Documents per scratch transaction and per batch read back when writing.
+BATCH = 2_000
+_SCHEMA = "staged_import"
+
+
+class StagedDocuments:
+    """A scratch table of documents (``with StagedDocuments(db) as staged: ...``)."""
+
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self._db = db
+        self._folder: Path | None = None
+        self._pending = 0
+
+    def __enter__(self) -> StagedDocuments:
+        self._folder = Path(tempfile.mkdtemp(prefix="relevance-ledger-staged-"))
+        conn = self._db.conn
+        conn.execute(f"ATTACH DATABASE ? AS {_SCHEMA}", [str(self._folder / "documents.sqlite")])
+        conn.execute(f"PRAGMA {_SCHEMA}.journal_mode = OFF")
+        conn.execute(f"PRAGMA {_SCHEMA}.synchronous = OFF")
+        conn.execute(
+            f"CREATE TABLE {_SCHEMA}.documents (doc_id TEXT PRIMARY KEY, line INTEGER NOT NULL, "
+            "title TEXT NOT NULL, text TEXT NOT NULL, content_hash TEXT NOT NULL)"
+        )
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        conn = self._db.conn
+        try:
+            if self._pending and conn.in_transaction:
+                conn.execute("COMMIT")
+            conn.execute(f"DETACH DATABASE {_SCHEMA}")
+        finally:
+            if self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
+
+    def add(self, line: int, doc_id: str, title: str, text: str) -> int:
+        """Keep the document unless its id is already kept; return the line it was first on."""
+        conn = self._db.conn
+        if not self._pending:
+            conn.execute("BEGIN")  # touches only the scratch file: no lock on the store
+        cursor = conn.execute(
+            f"INSERT INTO {_SCHEMA}.documents VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [doc_id, line, title, text, content_hash(title, text)],
+        )
+        self._pending += 1
+        first = line
+        if cursor.rowcount == 0:
+            first = conn.execute(f"SELECT line FROM {_SCHEMA}.documents WHERE doc_id = ?",
+                                 [doc_id]).fetchone()[0]
+        if self._pending >= BATCH:
+            self.finish_reading()
+        return first
+
+    def finish_reading(self) -> None:
+        """Commit what was added (call before the import's write transaction)."""
+        if self._pending:
+            self._db.conn.execute("COMMIT")
+            self._pending = 0
+
+    def count(self) -> int:
+        return int(self._db.execute(f"SELECT count(*) FROM {_SCHEMA}.documents").fetchone()[0])
+
+    def present(self, doc_ids: Iterable[str]) -> set[str]:
+        """The ids among ``doc_ids`` that are staged."""
+        wanted = list(dict.fromkeys(doc_ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 900):
+            chunk = wanted[start : start + 900]
+            marks = ", ".join("?" * len(chunk))
+            found.update(r[0] for r in self._db.execute(
+                f"SELECT doc_id FROM {_SCHEMA}.documents WHERE doc_id IN ({marks})", chunk))
+        return found
+
+    def stored_owner_orgs(self, corpus_id: str) -> set[str | None]:
+        """The owners of the stored documents of the corpus that these documents would update."""
+        return {r[0] for r in self._db.execute(
+            f"SELECT DISTINCT d.owner_org FROM {_SCHEMA}.documents s JOIN main.documents d "
+            "ON d.corpus_id = ? AND d.doc_id = s.doc_id", [corpus_id])}
+
+    def write(self, corpus_id: str, owner_org: str | None, created_at: str) -> tuple[int, int]:
+        """Upsert the staged documents into the corpus (inside the caller's write transaction),
+        skipping those stored with the same content; return (written, existing ones changed).
+
+        A new document belongs to ``owner_org``; an existing one keeps its owner.
+        """
+        written = changed = 0
+        after = 0
+        while True:
+            rows = self._db.execute(
+                f"SELECT s.rowid, s.doc_id, s.title, s.text, s.content_hash, d.content_hash "
+                f"FROM {_SCHEMA}.documents s LEFT JOIN main.documents d "
+                "ON d.corpus_id = ? AND d.doc_id = s.doc_id "
+                "WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
+                [corpus_id, after, BATCH],
+            ).fetchall()
+            if not rows:
+                return written, changed
+            after = rows[-1][0]
+            fresh = [(corpus_id, doc_id, title, text, owner_org, created_at, digest)
+                     for _, doc_id, title, text, digest, stored in rows if stored != digest]
+            changed += sum(1 for *_, digest, stored in rows if stored is not None
+                           and stored != digest)
+            upsert_document_rows(self._db, fresh, keep_owner=True)
+            written += len(fresh)
