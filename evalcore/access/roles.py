@@ -6,7 +6,8 @@ everything a reviewer may.
 * annotator: read the study, label, undo their own labels, mark a query complete;
 * reviewer: + adjudicate conflicts, reopen a completeness claim;
 * lead: + freeze reference versions, import, create runs and reports, pin
-  retrieval protocols, manage the study's members, edit queries' information needs.
+  retrieval protocols, manage the study's members, edit queries' information needs,
+  choose the measures the study reports.
 """
 
 from enum import StrEnum
@@ -33,6 +34,7 @@ class Permission(StrEnum):
     CREATE_REPORT = "create a report"
     MANAGE_MEMBERS = "manage members"
     EDIT_QUERIES = "edit a query's information need"
+    CHOOSE_MEASURES = "choose the study's measures"
 
 
 #: The least role that holds each permission.
@@ -49,6 +51,7 @@ REQUIRED_ROLE: dict[Permission, RoleName] = {
     Permission.CREATE_REPORT: "lead",
     Permission.MANAGE_MEMBERS: "lead",
     Permission.EDIT_QUERIES: "lead",
+    Permission.CHOOSE_MEASURES: "lead",
 }
 
 
