@@ -41,6 +41,7 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.interval_text import unknown_counts
 from evalcore.annotation.blocking import (
     BlockingItem,
     BlockingKey,
@@ -241,6 +242,7 @@ class LiveDashboard:
         self.runs: dict[str, RunState] = {}
         self._aggregates: dict[str, dict[str, AggregateValue]] = {}
         self._extra_aggregates: dict[str, dict[str, AggregateValue]] = {}
+        self._unknowns: dict[tuple[str, str], tuple[int, int]] = {}
         self._blocking: dict[str, list[BlockingKey]] = {}
         self._coverage: dict[str, QueryCoverage] = {}
         self._complete: dict[str, bool] = {}
@@ -390,6 +392,7 @@ class LiveDashboard:
     def _set_aggregates(self) -> None:
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
         self._extra_aggregates = {name: rs.aggregates() for name, rs in self.extra.items()}
+        self._unknowns: dict[tuple[str, str], tuple[int, int]] = {}
 
     def _extra_measures(self, k: int) -> list[Measure]:
         """The shown measures a run stored to depth ``k`` needs beyond the section-7 metrics."""
@@ -445,6 +448,16 @@ class LiveDashboard:
         if key is None:
             return None
         return (self._aggregates if key in METRICS else self._extra_aggregates)[run_name][key]
+
+    def measure_unknowns(self, run_name: str, measure: Measure) -> tuple[int, int]:
+        """(unlabeled, in conflict): the unknown units behind the run's missing values of
+        ``measure`` (see :func:`evalcore.analysis.interval_text.unknown_counts`)."""
+        key = (run_name, str(self.measure_key(run_name, measure)))
+        found = self._unknowns.get(key)
+        if found is None:
+            found = self._unknowns[key] = unknown_counts(
+                v for _, v in self.measure_values(run_name, measure))
+        return found
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
         """The query's result in the run, or None when the query is not in the run's set."""
