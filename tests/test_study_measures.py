@@ -129,3 +129,20 @@ def test_cli_refuses_a_non_member_and_a_non_lead(tmp_path):
     ok = _cli("study", "measures", "--db", path, "--study", "s", "--set", "P@1",
               "--actor", LEAD)
     assert ok.exit_code == 0 and "P@1" in ok.output
+
+
+def test_the_inspector_shows_the_studys_measures_at_the_runs_k(tmp_path):
+    from evalcore.analysis.inspector import inspect_query
+    from evalcore.store.labels import record_label
+    from evalcore.store.runs import add_run
+
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="r", source="imported", k=2,
+            results=[("q1", 1, "a", 2.0), ("q1", 2, "b", 1.0)])
+    record_label(db, study_id="s", query_id="q1", unit_id="a", gain=1, annotator="ann")
+    assert list(inspect_query(db, "s", "r", "q1").measure_values) == [
+        "P@2", "R@2", "nDCG@2", "RR@2", "Judged@2"]
+    set_study_measures(db, study_id="s", measures=["P@1", "AP@5"], actor=None)
+    values = inspect_query(db, "s", "r", "q1").measure_values
+    assert list(values) == ["P@1", "Judged@1"]  # AP@5 is deeper than the run was stored
+    assert values["P@1"].value == 1.0 and values["Judged@1"].value == 1.0
