@@ -85,7 +85,7 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str) ->
                 scatter(x=x_iv, y=y_iv, mode="lines", name=f"{name}: interval of "
                         f"{len(x_iv) // 3} unavailable", legendgroup=name, text=t_iv,
                         line={"width": 3, "color": color},
-                        opacity=0.55, connectgaps=False,
+                        opacity=0.55, connectgaps=False, offsetgroup=None if webgl else name,
                         hovertemplate="%{text}<extra>" + name + "</extra>"),
                 row=1, col=1,
             )
