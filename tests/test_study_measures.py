@@ -1,12 +1,9 @@
 """A study's chosen measures: schema v11, the store functions and ``evalcore study measures``."""
 
-from pathlib import Path
-
 import pytest
-import sqlite_utils
 from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, REVIEWER, team_store
 from click.testing import CliRunner
-from store_fixtures import new_store
+from store_fixtures import new_store, store_at_version
 
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
@@ -24,28 +21,16 @@ from evalcore.store.study_measures import (
 )
 
 
-def _v10_store(path: Path) -> None:
-    raw = sqlite_utils.Database(path)
-    for script in schema.MIGRATIONS[:10]:
-        for statement in schema._split_statements(script):
-            raw.execute(statement)
-    raw.execute("PRAGMA user_version = 10")
-    raw.execute("INSERT INTO studies (study_id, name, corpus_id, created_at) "
-                "VALUES ('old', 'old', 'c', '2026-01-01T00:00:00Z')")
-    raw.conn.commit()
-    raw.conn.close()
-
-
 def test_a_v10_store_migrates_to_v11_and_its_studies_report_the_default_measures(tmp_path):
     path = tmp_path / "old.db"
-    _v10_store(path)
+    store_at_version(path, 10)
     db = open_store(path)
     assert schema.schema_version(db) == 11 == schema.SCHEMA_VERSION
-    assert study_measures(db, "old") == list(DEFAULT_STUDY_MEASURES)
-    assert [measure_label(m, 10, aggregate=True) for m in study_measures(db, "old")] == [
+    assert study_measures(db, "s") == list(DEFAULT_STUDY_MEASURES)
+    assert [measure_label(m, 10, aggregate=True) for m in study_measures(db, "s")] == [
         "P@10", "R@10", "nDCG@10", "MRR@10"]
-    set_study_measures(db, study_id="old", measures=["P@5"], actor=None)
-    assert study_measures(db, "old") == [parse_measure("P@5")]
+    set_study_measures(db, study_id="s", measures=["P@5"], actor=None)
+    assert study_measures(db, "s") == [parse_measure("P@5")]
 
 
 def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
