@@ -17,6 +17,24 @@ def new_store(tmp_path: Path, study_id: str = "s", corpus_id: str = "c", **study
     return db
 
 
+def store_at_version(path: Path, version: int, *rows: str) -> None:
+    """A store file left at schema ``version`` (as an older evalcore wrote it), with a study
+    ``s`` on corpus ``c`` and the SQL ``rows`` run after it; closed, not migrated."""
+    from evalcore.store import schema
+
+    raw = sqlite_utils.Database(path)
+    for script in schema.MIGRATIONS[:version]:
+        for statement in schema._split_statements(script):
+            raw.execute(statement)
+    raw.execute(f"PRAGMA user_version = {int(version)}")
+    raw.execute("INSERT INTO studies (study_id, name, corpus_id, created_at) "
+                "VALUES ('s', 's', 'c', '2026-01-01T00:00:00Z')")
+    for row in rows:
+        raw.execute(row)
+    raw.conn.commit()
+    raw.conn.close()
+
+
 def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     """Every row of every ordinary table, sorted: a logical image of the store."""
     names = [

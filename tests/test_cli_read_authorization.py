@@ -106,6 +106,7 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
         "compare": ["compare", *s, "--runs", "RUNSECRET,RUNSECRET2", "-m", "P@1", *a],
         "study create": ["study", "create", "--db", db, "--study", "m", "--corpus", "c", *a],
         "study list": ["study", "list", "--db", db, *a],
+        "study measures": ["study", "measures", *s, "--set", "P@1", *a],
         "import qrels": ["import", "qrels", *s, str(f["qrels"]), *a],
         "import run": ["import", "run", *s, str(f["run"]), "--k", "1", *a],
         "import beir": ["import", "beir", *s, str(f["beir"]), *a],

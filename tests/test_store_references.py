@@ -100,23 +100,14 @@ def test_unknown_version_names_the_known_ones(db):
 
 
 def test_migration_seals_versions_frozen_before_it(tmp_path):
-    import sqlite_utils
+    from store_fixtures import store_at_version
 
     from evalcore.store import schema
     from evalcore.store.connection import open_store
 
     path = tmp_path / "old.db"
-    raw = sqlite_utils.Database(path)
-    for script in schema.MIGRATIONS[:5]:
-        for statement in schema._split_statements(script):
-            raw.execute(statement)
-    raw.execute("PRAGMA user_version = 5")
-    raw.execute("INSERT INTO studies (study_id, name, corpus_id, created_at) "
-                "VALUES ('s', 's', 'c', '2026-01-01T00:00:00Z')")
-    raw.execute("INSERT INTO reference_versions VALUES ('s', 'v0', '2026-01-01T00:00:00Z', "
-                "'lead', 'sha256:x')")
-    raw.conn.commit()
-    raw.conn.close()
+    store_at_version(path, 5, "INSERT INTO reference_versions VALUES ('s', 'v0', "
+                     "'2026-01-01T00:00:00Z', 'lead', 'sha256:x')")
     db = open_store(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     with pytest.raises(sqlite3.IntegrityError, match="immutable"):

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
+from evalcore.analysis.interval_text import metric_value_text
 from evalcore.contract.reasons import REASON_TEXT, Reason
 from evalcore.contract.results import METRIC_LABELS, METRICS, MetricValue, QueryResult
 
@@ -72,6 +73,27 @@ _WRAPPING_CHIPS = (
 def allow_chips_to_wrap() -> None:
     """Let every badge of the page wrap onto several lines instead of being cut."""
     st.html(_WRAPPING_CHIPS)
+
+
+def measure_chips(values: Mapping[str, MetricValue]) -> str:
+    """A chip per named value, e.g. ``P@10 0.700`` or
+    ``P@10 unavailable · 0.40 to 0.70, 3 unlabeled`` (the one interval text rule)."""
+    return " ".join(
+        f":{'green' if value.available else 'orange'}-badge"
+        f"[{escape_markdown(f'{name} {metric_value_text(value, digits=3)}')}]"
+        for name, value in values.items()
+    )
+
+
+def render_measure_values(values: Mapping[str, MetricValue], query_reasons: list[str]) -> None:
+    """The study's measures of one query as chips, with the reasons explained underneath."""
+    allow_chips_to_wrap()
+    st.markdown(measure_chips(values))
+    explained = list(dict.fromkeys([*query_reasons, *_reasons_of(values)]))
+    if explained:
+        st.caption(
+            escape_markdown("; ".join(f"{code}: {reason_text(code)}" for code in explained))
+        )
 
 
 def render_query_result(result: QueryResult) -> None:

@@ -48,6 +48,7 @@ from evalcore.report.charts import delta_figure
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.studies import StudyIn, query_texts
+from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
 #: Items of each measure's to-decide queue shown on the page.
@@ -56,9 +57,13 @@ QUEUE_SHOWN = 10
 CUTOFFS = (5, 10, 20, 100)
 
 
-def _default_measures(study: StudyIn) -> list[str]:
-    """The measures the verdict section starts with (the one place they are chosen)."""
-    return ["P@10", "R@10", "nDCG@10", "RR@10"]
+def _default_measures(study: StudyIn, depth: int) -> list[str]:
+    """The measures the verdict section starts with: the study's chosen measures (a lead sets
+    them on the Data page), a measure without a cutoff taken at ``depth`` (the shallower of
+    the two runs' depths), those deeper than ``depth`` left out."""
+    chosen = study_measures(get_db(), study.study_id)
+    named = [m if m.k is not None else Measure(m.family, k=depth, rel=m.rel, p=m.p) for m in chosen]
+    return list(dict.fromkeys(m.canonical for m in named if m.k is not None and m.k <= depth))
 
 
 def _measure_options(defaults: list[str]) -> list[str]:
@@ -212,7 +217,8 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
     pick = st.columns([2, 2, 4])
     run_a = pick[0].selectbox("Run A", same, index=0, key="rl_compare_run_a")
     run_b = pick[1].selectbox("Run B", same, index=1, key="rl_compare_run_b")
-    defaults = _default_measures(study)
+    depth = min(run.k for run in list_runs(get_db(), study.study_id) if run.name in (run_a, run_b))
+    defaults = _default_measures(study, depth)
     measures = pick[2].multiselect("Measures", _measure_options(defaults), default=defaults,
                                    key="rl_compare_measures")
     if run_a == run_b:

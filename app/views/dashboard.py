@@ -8,31 +8,39 @@ are unchanged the state reads nothing more; after a label it re-evaluates only
 the touched queries. The per-query chart (the heavy element) is drawn on full
 runs only: the cards' fragment asks for one when the store has moved on since
 the chart was drawn, so an unchanged store sends no chart at all.
+
+Cards and chart show the study's chosen measures (a lead sets them on the Data
+page or with ``evalcore study measures``) with Judged@k beside them; an
+unavailable value shows the interval the truth lies in beside the word
+unavailable, or why it has none.
 """
 
 import pandas as pd
 import streamlit as st
 
-from app.components.chips import metric_label, reason_text
+from app.components.chips import reason_text
 from app.components.links import item_params
 from app.components.live_state import with_live_state
 from app.components.navigation import AGREEMENT, ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db
-from evalcore.contract.results import AGGREGATE_LABELS, METRIC_LABELS, METRICS
+from evalcore.contract.measures import Measure, parse_measure
 from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.study_measures import measure_label
 
 REFRESH_SECONDS = 2.0
+#: Cards per row (more measures wrap onto further rows).
+CARDS_PER_ROW = 5
 BLOCKING_SHOWN = 15
 LIVE_KEY = "rl_dash_live"
 METRIC_KEY = "rl_dash_metric"
 
 
-def _figure(state: LiveDashboard, metric: str, label: str):
+def _figure(state: LiveDashboard, metric: Measure, label: str):
     """The per-query figure, rebuilt only when the state or the metric changed."""
     key = (id(state), state.marks, metric, label)
     cached = st.session_state.get("_rl_dash_figure")
@@ -42,26 +50,32 @@ def _figure(state: LiveDashboard, metric: str, label: str):
     return cached[1]
 
 
-def _card(column, label: str, value) -> None:
-    card = aggregate_card(value)
+def _card(column, state: LiveDashboard, run: str, measure: Measure) -> None:
+    k = state.k(run)
+    value = state.measure_aggregate(run, measure)
     with column.container(border=True):
-        st.markdown(f"**{escape_markdown(label)}**")
+        st.markdown(f"**{escape_markdown(measure_label(measure, k, aggregate=True))}**")
+        if value is None:
+            st.markdown(":gray-badge[not computed]")
+            st.caption(escape_markdown(f"the run was stored to depth {k}; "
+                                       f"{measure} needs {measure.k}"))
+            return
+        card = aggregate_card(value, unknowns=state.measure_unknowns(run, measure))
         if card.available:
             st.markdown(f"### {card.headline}")
-        else:
-            st.markdown(":orange-badge[unavailable]")
+        else:  # the interval (or why there is none) beside the word
+            st.markdown(f":orange-badge[unavailable] · {escape_markdown(card.interval or '')}")
         st.caption(escape_markdown(card.detail))
-        if card.bounds:
-            st.caption(escape_markdown(card.bounds))
 
 
 def _cards(state: LiveDashboard) -> None:
     for run in state.run_names:
-        k = state.k(run)
-        st.markdown(f"##### {escape_markdown(run)}  ·  k = {k}")
-        aggregates = state.aggregates(run)
-        for column, metric in zip(st.columns(len(METRICS)), METRICS, strict=True):
-            _card(column, AGGREGATE_LABELS[metric].format(k=k), aggregates[metric])
+        st.markdown(f"##### {escape_markdown(run)}  ·  k = {state.k(run)}")
+        measures = state.measures
+        for start in range(0, len(measures), CARDS_PER_ROW):
+            row = measures[start:start + CARDS_PER_ROW]
+            for column, measure in zip(st.columns(CARDS_PER_ROW), row, strict=False):
+                _card(column, state, run, measure)
 
 
 def _coverage(state: LiveDashboard) -> None:
@@ -140,27 +154,31 @@ def _live_cards(study_id: str) -> None:
 def _render_cards(state: LiveDashboard, seconds: float, changed: bool):
     _coverage(state)
     _cards(state)
-    codes = sorted({code for run in state.run_names
-                    for value in state.aggregates(run).values() for code in value.reasons})
+    codes = sorted({code for run in state.run_names for m in state.measures
+                    for code in getattr(state.measure_aggregate(run, m), "reasons", {})})
     if codes:  # the cards name reasons by code: say what each one means right under them
         st.caption(escape_markdown("; ".join(f"{c}: {reason_text(c)}" for c in codes)))
     st.caption(
         "A card shows the mean only when every query has the metric; otherwise it says how "
-        "many queries are missing and why (no mean of the rest is ever shown)."
+        "many queries are missing and why (no mean of the rest is ever shown), and the "
+        "interval the mean lies in with the unknown items behind it (rounded outwards)."
         + ("" if changed else " Nothing changed since the last refresh.")
         + f" State refreshed in {1000 * seconds:.0f} ms."
     )
     return state.marks
 
 
-def _chart(study_id: str, metric: str) -> None:
+def _common_k(state: LiveDashboard) -> int | None:
+    ks = {state.k(r) for r in state.run_names}
+    return ks.pop() if len(ks) == 1 else None
+
+
+def _chart(study_id: str, name: str) -> None:
     """The per-query chart: drawn on full runs only, so an unchanged store sends nothing."""
 
     def build(state: LiveDashboard, *_):
-        ks = {state.k(r) for r in state.run_names}
-        label = (metric_label(metric, ks.pop()) if len(ks) == 1
-                 else METRIC_LABELS[metric].format(k="k"))
-        return state.marks, _figure(state, metric, label)
+        metric = parse_measure(name)
+        return state.marks, _figure(state, metric, measure_label(metric, _common_k(state)))
 
     # the reason codes (on hover) are explained under the cards
     marks, figure = with_live_state(study_id, build)
@@ -177,12 +195,16 @@ db, study = study_page("Live dashboard")
 st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
                            f"{REFRESH_SECONDS:g} s while live updates are on"))
 left, right = st.columns([3, 1])
+run_names, shown, common_k = with_live_state(study.study_id, lambda state, *_: (
+    state.run_names, [str(m) for m in state.measures], _common_k(state)))
+if st.session_state.get(METRIC_KEY) not in shown:  # a lead chose other measures meanwhile
+    st.session_state.pop(METRIC_KEY, None)
 chosen_metric = left.selectbox(
-    "Metric of the per-query chart", METRICS, key=METRIC_KEY,
-    format_func=lambda m: AGGREGATE_LABELS[m].format(k="k"),
+    "Measure of the per-query chart", shown, key=METRIC_KEY,
+    format_func=lambda name: measure_label(parse_measure(name), common_k),
 )
 right.toggle("Live updates", value=True, key=LIVE_KEY)
-if not with_live_state(study.study_id, lambda state, *_: state.run_names):
+if not run_names:
     st.info("This study has no run yet: create or import one on the Data page.")
     st.stop()
 cards_slot, chart_slot, blocking_slot = st.container(), st.container(), st.container()

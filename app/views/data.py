@@ -1,4 +1,5 @@
-"""Data: import documents, queries, judgments and runs; edit information needs; lexical runs; export.
+"""Data: import documents, queries, judgments and runs; edit information needs; lexical runs; export;
+the measures the study reports (a lead's choice).
 
 Formats: documents as JSONL, TSV, CSV or TREC ``<DOC>`` files; queries as
 JSONL, TSV, CSV or TREC topics; judgments as TREC qrels, labels CSV/JSONL,
@@ -41,6 +42,12 @@ from evalcore.store.membership import organisation_ids
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import StudyIn, query_texts
+from evalcore.store.study_measures import (
+    measure_label,
+    parse_measure_list,
+    set_study_measures,
+    study_measures,
+)
 from evalcore.store.study_setup import create_study
 from evalcore.store.tool_label_exports import export_tool_labels
 
@@ -292,6 +299,31 @@ def _information_need_section(study_id: str) -> None:
     st.success(escape_markdown(f"Information need of query {query_id} saved."))
 
 
+def _measures_section(study_id: str) -> None:
+    """A lead chooses the measures the study reports (dashboard, Inspector); audited."""
+    db = get_db()
+    st.subheader("Measures")
+    chosen = study_measures(db, study_id)
+    shown = ", ".join(measure_label(m, aggregate=True) for m in chosen)
+    st.caption(escape_markdown(
+        f"This study reports {shown} (k without a number: each run's cutoff), with Judged@k "
+        "beside them. Only a lead may change them; every change is recorded in the audit log."))
+    with st.form("measures_form"):
+        text = st.text_input("Measures (comma-separated)", value=", ".join(map(str, chosen)),
+                             help="e.g. P@10, nDCG@10, MRR@10, R@100, AP@100, Success@10, "
+                                  "P(rel=2)@5, RBP(p=0.8)@10")
+        if not st.form_submit_button("Save measures"):
+            return
+    try:
+        set_study_measures(db, study_id=study_id, measures=parse_measure_list(text),
+                           actor=_actor())
+    except (ValueError, LookupError, PermissionError) as error:
+        _show_errors("The measures were not saved.", error)
+        return
+    st.success(escape_markdown(f"Measures of study {study_id} saved: the dashboard shows them "
+                               "at its next refresh."))
+
+
 def _new_study_section(expanded: bool) -> None:
     with st.expander("Create a study", expanded=expanded), st.form("study_form"):
         a, b = st.columns(2)
@@ -329,6 +361,8 @@ _new_study_section(expanded=study is None)
 if study is None:
     st.stop()
 st.caption(escape_markdown(f"study {study.study_id} · corpus {study.corpus_id}"))
+_measures_section(study.study_id)
+st.divider()
 _import_section(study.study_id)
 st.divider()
 _lexical_section(study.study_id, study.org_id)

@@ -3,15 +3,16 @@
 Per query and run, the ranked list row by row (:func:`evalcore.analysis.inspector.inspect_query`)
 with the resolved label, who gave which gain and their notes, flags (unlabeled,
 returned duplicate, permission violation, conflict) and links to the item on the
-Annotate page and, in conflict, to its adjudication; the query's metrics with reason
-chips and bounds; optionally a second run side by side with each unit's rank
+Annotate page and, in conflict, to its adjudication; the study's chosen measures
+(Judged@k beside them) with reason chips and, when unavailable, the interval
+they lie in;  optionally a second run side by side with each unit's rank
 change. Text from the data is shown in dataframes (plain text) or escaped.
 """
 
 import pandas as pd
 import streamlit as st
 
-from app.components.chips import render_query_result
+from app.components.chips import render_measure_values
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
 from app.components.page import study_page
@@ -75,7 +76,7 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
 
 def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
     st.markdown(f"**{escape_markdown(ins.run)}** · k = {ins.k}")
-    render_query_result(ins.result)
+    render_measure_values(ins.measure_values, ins.result.reasons)
     counts = ins.flag_counts()
     st.caption(escape_markdown(
         f"in the top {ins.k}: {counts['unlabeled']} unlabeled, {counts['duplicate']} returned "

@@ -7,7 +7,7 @@ everything a reviewer may.
 * reviewer: + adjudicate conflicts, reopen a completeness claim;
 * lead: + freeze reference versions, import, create runs and reports, pin
   retrieval protocols, manage the study's members, edit queries' information needs,
-  export the whole study.
+  export the whole study, choose the measures the study reports.
 """
 
 from enum import StrEnum
@@ -35,6 +35,7 @@ class Permission(StrEnum):
     MANAGE_MEMBERS = "manage members"
     EDIT_QUERIES = "edit a query's information need"
     EXPORT_STUDY = "export the whole study (evalcore export study)"
+    CHOOSE_MEASURES = "choose the study's measures"
 
 
 #: The least role that holds each permission.
@@ -52,6 +53,7 @@ REQUIRED_ROLE: dict[Permission, RoleName] = {
     Permission.MANAGE_MEMBERS: "lead",
     Permission.EDIT_QUERIES: "lead",
     Permission.EXPORT_STUDY: "lead",
+    Permission.CHOOSE_MEASURES: "lead",
 }
 
 

@@ -32,10 +32,10 @@ from __future__ import annotations
 from typing import Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.compute.evaluate import evaluate
-from evalcore.contract.results import QueryResult
+from evalcore.contract.results import MetricValue, QueryResult
 from evalcore.store.completeness import is_complete
 from evalcore.store.corpus import get_documents
 from evalcore.store.labels import current_judgements
@@ -45,6 +45,7 @@ from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import get_run, run_results
 from evalcore.store.scoping import document_refusal
 from evalcore.store.studies import get_study, query_texts
+from evalcore.store.study_measures import measure_label, shown_measures, study_measures
 
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
 
@@ -94,6 +95,9 @@ class QueryInspection(BaseModel):
     population_complete: bool
     rows: list[InspectedRow]
     result: QueryResult
+    #: the study's chosen measures and Judged beside them, by their name at the run's k
+    #: (``P@10``, ``Judged@10``); a measure deeper than the run was stored to is left out
+    measure_values: dict[str, MetricValue] = Field(default_factory=dict)
 
     def flag_counts(self) -> dict[str, int]:
         """How many positions within k carry each flag."""
@@ -195,6 +199,10 @@ def inspect_query(
     protocol = study.protocol()
     observations = observations_for_run(db, study_id, run_name, reference, [query_id])
     result = evaluate(observations, protocol).queries[0]
+    measures = [m for m in shown_measures(study_measures(db, study_id))
+                if m.k is None or m.k <= run.k]
+    chosen = evaluate(observations, protocol, measures=measures).queries[0].metrics
+    measure_values = {measure_label(m, run.k): chosen[m.canonical] for m in measures}
     return QueryInspection(
         study_id=study_id,
         run=run_name,
@@ -205,6 +213,7 @@ def inspect_query(
         population_complete=complete,
         rows=rows,
         result=result,
+        measure_values=measure_values,
     )
 
 

@@ -188,6 +188,39 @@ def _create_study(db_path: Path, actor: str, **settings: object) -> None:
     click.echo(f"created study {study.study_id} on corpus {study.corpus_id}")
 
 
+@study_group.command("measures")
+@db_option
+@study_option
+@click.option("--set", "chosen", default=None, metavar="NAMES",
+              help="Comma-separated measures, e.g. 'P@10,nDCG@10,MRR@10' (lead only). "
+                   "Without it, list the study's measures.")
+@actor_option
+def study_measures_command(db_path: Path, study_id: str, chosen: str | None, actor: str) -> None:
+    """List the measures the study reports, or set them (--set; recorded in the audit log).
+
+    Judged@k is shown beside them wherever they are shown.
+    """
+    from evalcore.store.study_measures import (
+        measure_label,
+        parse_measure_list,
+        set_study_measures,
+        shown_measures,
+        study_measures,
+    )
+
+    with store(db_path, "study measures", study_id=study_id, actor=actor, read=True) as db:
+        if chosen is not None:
+            set_study_measures(db, study_id=study_id, measures=parse_measure_list(chosen),
+                               actor=actor)
+        measures = study_measures(db, study_id)
+    if chosen is not None:
+        click.echo(f"measures of study {study_id} set")
+    for m in shown_measures(measures):
+        note = "" if m.k is not None else " (k: each run's cutoff)"
+        shown = "" if m in measures else " (shown beside the others)"
+        click.echo(f"{measure_label(m, aggregate=True)}{note}{shown}")
+
+
 @study_group.command("list")
 @db_option
 @actor_option

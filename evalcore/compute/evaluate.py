@@ -351,23 +351,51 @@ def compute(
     """
     protocol = protocol or batch.protocol
     named = _named(measures)
+    _check_depth(batch, named)
+    ranking = RankingArrays.build(batch, protocol)
+    return BatchResult(
+        batch=batch,
+        protocol=protocol,
+        observation_bits=observation_bits(batch),
+        metrics=_measure_arrays(ranking, protocol, named),
+        ranking=ranking,
+    )
+
+
+def _check_depth(batch: ObservationBatch, named: dict[str, Measure]) -> None:
     deepest = packing_depth(list(named.values()))
     if deepest > batch.depth and bool((batch.k < deepest).any()):
         raise ValueError(
             f"the batch was packed to depth {batch.depth} (and each observation's k) but a "
             f"measure needs cutoff {deepest}; pack it with min_depth={deepest}"
         )
-    ranking = RankingArrays.build(batch, protocol)
+
+
+def _measure_arrays(
+    ranking: RankingArrays, protocol: EvalProtocol, named: dict[str, Measure]
+) -> dict[str, MeasureArrays]:
     metrics = {}
     for name, m in named.items():
         threshold = protocol.relevance_threshold if m.rel is None else m.rel
         metrics[name] = MEASURE_MODULES[m.family](ranking.cut(m.k, threshold), m)
+    return metrics
+
+
+def compute_more(result: BatchResult, measures: Sequence[Measure]) -> BatchResult:
+    """Other ``measures`` of the batch ``result`` was computed on, keyed by canonical name,
+    reusing its packed batch and ranking arrays (nothing is packed or ranked again).
+
+    Every cutoff must be at most each observation's k or the batch's depth.
+    """
+    named = _named(measures)
+    batch = result.batch
+    _check_depth(batch, named)
     return BatchResult(
         batch=batch,
-        protocol=protocol,
-        observation_bits=observation_bits(batch),
-        metrics=metrics,
-        ranking=ranking,
+        protocol=result.protocol,
+        observation_bits=result.observation_bits,
+        metrics=_measure_arrays(result.ranking, result.protocol, named),
+        ranking=result.ranking,
     )
 
 

@@ -2,7 +2,10 @@
 
 The per-query figure has two rows sharing the query axis: the available values
 of each run, and below them an "unavailable" strip with one marker per run and
-query whose metric is unavailable (its reasons on hover). The query axis is
+query whose metric is unavailable (its reasons on hover). An unavailable value
+that has bounds is also drawn in the top row as a vertical segment from its
+lower to its upper bound (a range, never a point; the interval text of
+:mod:`evalcore.analysis.interval_text` on hover). The query axis is
 labelled with query ids and each run has its own marker, set beside the other
 runs' (:mod:`evalcore.live.chart_style`). Text from the data (run names, query
 ids, reasons) is HTML-escaped: plotly renders a subset of HTML in labels and
@@ -12,8 +15,12 @@ hover text. Large studies use WebGL markers.
 from html import escape
 
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from evalcore.analysis.interval_text import metric_value_text
+from evalcore.contract.measures import Measure
+from evalcore.contract.results import MetricValue
 from evalcore.live.chart_style import (
     GROUPED_MARKERS,
     LEGEND_BELOW,
@@ -24,11 +31,19 @@ from evalcore.live.chart_style import (
 from evalcore.live.dashboard import LiveDashboard
 
 _WEBGL_FROM = 2000
+_PALETTE = qualitative.Plotly
 _UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
 
 
-def per_query_figure(state: LiveDashboard, metric: str, label: str) -> go.Figure:
-    """Each run's per-query values of ``metric`` (named ``label``, e.g. ``P@10``)."""
+def _values(state: LiveDashboard, run: str, metric: str | Measure) -> list[tuple[str, MetricValue]]:
+    if isinstance(metric, Measure):
+        return state.measure_values(run, metric)
+    return [(r.query_id, r.metrics[metric]) for r in state.runs[run].results]
+
+
+def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str) -> go.Figure:
+    """Each run's per-query values of ``metric`` (a section-7 key or a study measure),
+    named ``label`` (e.g. ``P@10``)."""
     n = len(state.query_ids)
     scatter = go.Scattergl if n * max(1, len(state.runs)) >= _WEBGL_FROM else go.Scatter
     fig = make_subplots(
@@ -39,27 +54,45 @@ def per_query_figure(state: LiveDashboard, metric: str, label: str) -> go.Figure
     webgl = scatter is go.Scattergl
     for index, run in enumerate(state.run_names):
         name = escape(run)
+        color = _PALETTE[index % len(_PALETTE)]  # the run's points, ranges and strip alike
         x_ok, y_ok, t_ok, x_na, t_na = [], [], [], [], []
-        for query_id, value, reasons in state.per_query(run, metric):
+        x_iv: list[int | None] = []
+        y_iv: list[float | None] = []
+        t_iv: list[str | None] = []
+        for query_id, mv in _values(state, run, metric):
             i = state.index[query_id]  # position among every run's queries
-            if value is not None:
+            if mv.available and mv.value is not None:
                 x_ok.append(i)
-                y_ok.append(value)
+                y_ok.append(mv.value)
                 t_ok.append(escape(query_id))
-            else:
-                x_na.append(i)
-                t_na.append(f"{escape(query_id)}: {escape(', '.join(reasons))}")
+                continue
+            x_na.append(i)
+            t_na.append(f"{escape(query_id)}: {escape(', '.join(mv.reasons))}")
+            if mv.lower is not None and mv.upper is not None:
+                text = f"{escape(query_id)}: {escape(metric_value_text(mv))}"
+                x_iv += [i, i, None]
+                y_iv += [mv.lower, mv.upper, None]
+                t_iv += [text, text, None]
         fig.add_trace(
             scatter(x=x_ok, y=y_ok, mode="markers", name=f"{name} ({len(x_ok)} available)",
-                    legendgroup=name, text=t_ok, marker=run_marker(index),
+                    legendgroup=name, text=t_ok, marker={**run_marker(index), "color": color},
                     offsetgroup=None if webgl else name,
                     hovertemplate="%{text}: %{y:.4f}<extra>" + name + "</extra>"),
             row=1, col=1,
         )
+        if x_iv:
+            fig.add_trace(
+                scatter(x=x_iv, y=y_iv, mode="lines", name=f"{name}: interval of "
+                        f"{len(x_iv) // 3} unavailable", legendgroup=name, text=t_iv,
+                        line={"width": 3, "color": color},
+                        opacity=0.55, connectgaps=False, offsetgroup=None if webgl else name,
+                        hovertemplate="%{text}<extra>" + name + "</extra>"),
+                row=1, col=1,
+            )
         fig.add_trace(
             scatter(x=x_na, y=[name] * len(x_na), mode="markers",
                     name=f"{name}: unavailable ({len(x_na)})", legendgroup=name, text=t_na,
-                    marker=_UNAVAILABLE_MARKER,
+                    marker={**_UNAVAILABLE_MARKER, "color": color},
                     hovertemplate="%{text}<extra>" + name + " unavailable</extra>"),
             row=2, col=1,
         )

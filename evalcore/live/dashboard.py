@@ -15,6 +15,15 @@ the per-metric arrays the aggregates are made of.
 * a run was added or removed, a touched query is new to the study, or very many
   queries changed -> a full rebuild.
 
+The dashboard shows the study's chosen measures
+(:mod:`evalcore.store.study_measures`, Judged@k beside them). ``P``, ``R``,
+``nDCG`` and ``RR`` at a run's own k are the section-7 metrics every run state
+holds anyway (and the blocking list counts); any other chosen measure is
+computed in the same pass over the same packed batch
+(:func:`evalcore.compute.evaluate.compute_more`) and kept beside them. A
+measure whose cutoff is deeper than a run was stored to is not computed for
+that run. A lead's new choice is seen at the next refresh (a full rebuild).
+
 Aggregates are never a mean of the available subset: they come from
 :mod:`evalcore.compute.aggregate`, which gives the mean only when every query has the
 metric. Label coverage counts the pool (every unit a run returned in its top
@@ -32,6 +41,7 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.interval_text import unknown_counts
 from evalcore.annotation.blocking import (
     BlockingItem,
     BlockingKey,
@@ -40,8 +50,10 @@ from evalcore.annotation.blocking import (
 )
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import ObservationBatch, conflict_code
-from evalcore.compute.evaluate import compute
+from evalcore.compute.evaluate import compute, compute_more
+from evalcore.compute.measures import LEGACY_NAMES
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.measures import Measure
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import Reason
 from evalcore.contract.results import (
@@ -49,6 +61,7 @@ from evalcore.contract.results import (
     AggregateValue,
     Diagnostics,
     EvaluationReport,
+    MetricValue,
     QueryResult,
 )
 from evalcore.store.marks import StoreMarks, store_marks, touched_queries
@@ -60,11 +73,14 @@ from evalcore.store.observations import (
 )
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.studies import get_study, query_registered
+from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
 
 #: Above this many touched queries a refresh rebuilds everything instead.
 FULL_REBUILD_THRESHOLD = 2000
 _REASON_CODES = [r.value for r in Reason]
 _REASON_COLUMN = {code: i for i, code in enumerate(_REASON_CODES)}
+#: Measure family -> its section-7 key (the same measure when at the run's own k, no rel=).
+_LEGACY_KEY = {m.family: key for key, m in LEGACY_NAMES.items()}
 
 
 class QueryCoverage(BaseModel):
@@ -113,15 +129,21 @@ class RunState:
     upper: dict[str, np.ndarray] = field(default_factory=dict)
     #: metric -> bool[n, len(Reason)]: the reasons of each query's value
     reasons: dict[str, np.ndarray] = field(default_factory=dict)
+    #: the metric keys of ``results`` this state holds arrays of
+    metrics: tuple[str, ...] = METRICS
 
     @classmethod
     def from_results(
-        cls, run: RunInfo, results: list[QueryResult], top_units: list[list[str]]
+        cls,
+        run: RunInfo,
+        results: list[QueryResult],
+        top_units: list[list[str]],
+        metrics: Sequence[str] = METRICS,
     ) -> RunState:
         n = len(results)
         state = cls(run=run, results=results, top_units=top_units,
-                    index={r.query_id: i for i, r in enumerate(results)})
-        for metric in METRICS:
+                    index={r.query_id: i for i, r in enumerate(results)}, metrics=tuple(metrics))
+        for metric in state.metrics:
             state.available[metric] = np.zeros(n, dtype=bool)
             state.value[metric] = np.zeros(n, dtype=np.float64)
             state.lower[metric] = np.full(n, np.nan)
@@ -132,7 +154,7 @@ class RunState:
         return state
 
     def _set_arrays(self, i: int, result: QueryResult) -> None:
-        for metric in METRICS:
+        for metric in self.metrics:
             mv = result.metrics[metric]
             ok = mv.available and mv.value is not None
             self.available[metric][i] = ok
@@ -155,7 +177,7 @@ class RunState:
     def aggregates(self) -> dict[str, AggregateValue]:
         """Section-6 aggregates of every metric (same rule and numbers as ``evaluate``)."""
         out = {}
-        for metric in METRICS:
+        for metric in self.metrics:
             available = self.available[metric]
             missing = self.reasons[metric][~available]
             counts = missing.sum(axis=0).tolist() if missing.size else [0] * len(_REASON_CODES)
@@ -196,9 +218,11 @@ def _evaluate(
     reference: ReferenceColumns,
     labels: dict[str, tuple[list[str], list[int]]],
     protocol: EvalProtocol,
-) -> tuple[list[QueryResult], list[list[str]]]:
-    """The run's per-query results and top-k units, packed straight from the store's columns
-    (the same batch :func:`observations_for_run` observations would pack to)."""
+    extra: Sequence[Measure] = (),
+) -> tuple[list[QueryResult], list[QueryResult], list[list[str]]]:
+    """The run's per-query results, the results of the ``extra`` measures and the top-k units,
+    packed straight from the store's columns (the same batch :func:`observations_for_run`
+    observations would pack to)."""
     none: tuple[list[str], list[int]] = ([], [])
     label_ids: list[list[str]] = []
     label_gains: list[list[int]] = []
@@ -215,20 +239,38 @@ def _evaluate(
         protocol=protocol,
     )
     results = compute(batch, protocol)
-    return results.query_results(), [list(units) for units in batch.top_units]
+    more = compute_more(results, extra).query_results() if extra else []
+    return results.query_results(), more, [list(units) for units in batch.top_units]
+
+
+def _legacy_key(measure: Measure, k: int) -> str | None:
+    """The section-7 key that is ``measure`` at a run stored to depth ``k``, if any."""
+    if measure.rel is None and measure.k in (None, k):
+        return _LEGACY_KEY.get(measure.family)
+    return None
 
 
 class LiveDashboard:
     """The dashboard state of one study on the working reference (see the module docstring)."""
 
-    def __init__(self, study_id: str, protocol: EvalProtocol) -> None:
+    def __init__(
+        self, study_id: str, protocol: EvalProtocol, measures: Sequence[Measure] | None = None
+    ) -> None:
         self.study_id = study_id
         self.protocol = protocol
+        #: the study's chosen measures (what the lead set, or the default set)
+        self.chosen: list[Measure] = list(measures or DEFAULT_STUDY_MEASURES)
+        #: what the dashboard shows: the chosen measures and Judged beside them
+        self.measures: list[Measure] = shown_measures(self.chosen)
+        #: per run, the shown measures that are not section-7 metrics at its k
+        self.extra: dict[str, RunState] = {}
         self.marks = StoreMarks(0, 0, ())
         self.query_ids: list[str] = []
         self.index: dict[str, int] = {}
         self.runs: dict[str, RunState] = {}
         self._aggregates: dict[str, dict[str, AggregateValue]] = {}
+        self._extra_aggregates: dict[str, dict[str, AggregateValue]] = {}
+        self._unknowns: dict[tuple[str, str], tuple[int, int]] = {}
         self._blocking: dict[str, list[BlockingKey]] = {}
         self._coverage: dict[str, QueryCoverage] = {}
         self._complete: dict[str, bool] = {}
@@ -239,7 +281,7 @@ class LiveDashboard:
     @classmethod
     def build(cls, db: sqlite_utils.Database, study_id: str) -> LiveDashboard:
         """Evaluate every run of the study in full."""
-        state = cls(study_id, get_study(db, study_id).protocol())
+        state = cls(study_id, get_study(db, study_id).protocol(), study_measures(db, study_id))
         state._full(db)
         return state
 
@@ -249,10 +291,14 @@ class LiveDashboard:
         self.runs = {}
         reference = reference_columns(db, self.study_id)
         labels = _label_columns(reference)
+        self.extra = {}
         for run in list_runs(db, self.study_id):
+            extra = self._extra_measures(run.k)
             columns = run_columns(db, self.study_id, run.name, reference)
-            results, tops = _evaluate(columns, reference, labels, self.protocol)
+            results, more, tops = _evaluate(columns, reference, labels, self.protocol, extra)
             self.runs[run.name] = RunState.from_results(run, results, tops)
+            self.extra[run.name] = RunState.from_results(run, more, tops,
+                                                         [m.canonical for m in extra])
         # Each run's query set is its own (its answered queries plus the study's registered,
         # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
         self.query_ids = sorted({q for rs in self.runs.values() for q in rs.index}, key=natural_key)
@@ -262,7 +308,7 @@ class LiveDashboard:
         self._complete = {}
         for query_id in self.query_ids:
             self._update_query(query_id, reference)
-        self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
+        self._set_aggregates()
         self.marks = marks
         self.last_refresh = RefreshOutcome(
             changed=True, full=True, queries=[], seconds=time.perf_counter() - started
@@ -309,6 +355,15 @@ class LiveDashboard:
         """Bring the state up to date with the store (see the module docstring)."""
         started = time.perf_counter()
         marks = store_marks(db, self.study_id)
+        chosen = study_measures(db, self.study_id)
+        if chosen != self.chosen:  # a lead chose other measures: show them
+            self.chosen, self.measures = chosen, shown_measures(chosen)
+            self._full(db)
+            outcome = RefreshOutcome(
+                changed=True, full=True, queries=[], seconds=time.perf_counter() - started
+            )
+            self.last_refresh = outcome
+            return outcome
         if marks == self.marks:
             outcome = RefreshOutcome(
                 changed=False, full=False, queries=[], seconds=time.perf_counter() - started
@@ -348,12 +403,26 @@ class LiveDashboard:
             if not mine:
                 continue
             columns = run_columns(db, self.study_id, name, reference, mine)
-            results, tops = _evaluate(columns, reference, labels, self.protocol)
+            extra = self.extra[name]
+            results, more, tops = _evaluate(columns, reference, labels, self.protocol,
+                                            self._extra_measures(rs.run.k))
             for j, query_id in enumerate(mine):
                 rs.replace(rs.index[query_id], results[j], tops[j])
+                if more:
+                    extra.replace(rs.index[query_id], more[j], tops[j])
         for query_id in wanted:
             self._update_query(query_id, reference)
+        self._set_aggregates()
+
+    def _set_aggregates(self) -> None:
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
+        self._extra_aggregates = {name: rs.aggregates() for name, rs in self.extra.items()}
+        self._unknowns: dict[tuple[str, str], tuple[int, int]] = {}
+
+    def _extra_measures(self, k: int) -> list[Measure]:
+        """The shown measures a run stored to depth ``k`` needs beyond the section-7 metrics."""
+        return [m for m in self.measures
+                if _legacy_key(m, k) is None and (m.k is None or m.k <= k)]
 
     # --- what the dashboard shows -------------------------------------------------
 
@@ -379,6 +448,41 @@ class LiveDashboard:
             aggregates=dict(self._aggregates[run_name]),
             diagnostics=Diagnostics(),
         )
+
+    def measure_key(self, run_name: str, measure: Measure) -> str | None:
+        """The key of ``measure`` in the run's aggregates (a section-7 key when it is one at the
+        run's k), or None when the run was stored too shallow for its cutoff."""
+        k = self.k(run_name)
+        legacy = _legacy_key(measure, k)
+        if legacy is not None:
+            return legacy
+        return measure.canonical if measure.canonical in self.extra[run_name].metrics else None
+
+    def measure_values(self, run_name: str, measure: Measure) -> list[tuple[str, MetricValue]]:
+        """(query_id, value) of ``measure`` for every query of the run, in query order
+        (empty when the run was stored too shallow for its cutoff)."""
+        key = self.measure_key(run_name, measure)
+        if key is None:
+            return []
+        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        return [(r.query_id, r.metrics[key]) for r in rs.results]
+
+    def measure_aggregate(self, run_name: str, measure: Measure) -> AggregateValue | None:
+        """The run's section-6 aggregate of ``measure`` (None: not computed for the run)."""
+        key = self.measure_key(run_name, measure)
+        if key is None:
+            return None
+        return (self._aggregates if key in METRICS else self._extra_aggregates)[run_name][key]
+
+    def measure_unknowns(self, run_name: str, measure: Measure) -> tuple[int, int]:
+        """(unlabeled, in conflict): the unknown units behind the run's missing values of
+        ``measure`` (see :func:`evalcore.analysis.interval_text.unknown_counts`)."""
+        key = (run_name, str(self.measure_key(run_name, measure)))
+        found = self._unknowns.get(key)
+        if found is None:
+            found = self._unknowns[key] = unknown_counts(
+                v for _, v in self.measure_values(run_name, measure))
+        return found
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
         """The query's result in the run, or None when the query is not in the run's set."""

@@ -1,6 +1,9 @@
 """An aggregate as the words of a dashboard card: the mean, or why there is none.
 
 Only formats what :mod:`evalcore.compute.aggregate` decided; never computes a value.
+Beside the word unavailable a card puts its ``interval``, written by
+:mod:`evalcore.analysis.interval_text` (``0.41 to 0.58, 23 unlabeled``, or why
+there are no bounds: ``population incomplete on 9 queries``).
 An unavailable aggregate reads e.g. ``unavailable — 13 of 50 queries missing
 (9 unlabeled_returned, 4 population_incomplete)``: reason counts are per
 reason, so a query with two reasons counts in both. Bounds are shown only when
@@ -9,6 +12,7 @@ the aggregate defines them (every missing query has bounds).
 
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.interval_text import SEPARATOR, UNAVAILABLE, unavailable_detail
 from evalcore.contract.results import AggregateValue
 
 
@@ -24,6 +28,15 @@ class AggregateCard(BaseModel):
     detail: str
     #: "bounds 0.4100–0.6300" when defined, else None
     bounds: str | None = None
+    #: beside "unavailable": "0.41 to 0.58, 23 unlabeled" or "population incomplete on 9
+    #: queries" (None when available)
+    interval: str | None = None
+
+    @property
+    def status_line(self) -> str:
+        """``0.5320``, or ``unavailable · 0.41 to 0.58, 23 unlabeled``."""
+        return self.headline if self.interval is None else (
+            f"{UNAVAILABLE}{SEPARATOR}{self.interval}")
 
     @property
     def sentence(self) -> str:
@@ -32,8 +45,15 @@ class AggregateCard(BaseModel):
         return f"{text}; {self.bounds}" if self.bounds else text
 
 
-def aggregate_card(value: AggregateValue, digits: int = 4) -> AggregateCard:
-    """The card texts of an aggregate (section 6 of the contract)."""
+def aggregate_card(
+    value: AggregateValue, digits: int = 4, unknowns: tuple[int, int] | None = None
+) -> AggregateCard:
+    """The card texts of an aggregate (section 6 of the contract).
+
+    ``unknowns`` is (unlabeled, in conflict) over the missing queries
+    (:func:`evalcore.analysis.interval_text.unknown_counts`); without it the interval
+    carries no counts.
+    """
     if value.available and value.value is not None:
         return AggregateCard(
             available=True,
@@ -41,7 +61,8 @@ def aggregate_card(value: AggregateValue, digits: int = 4) -> AggregateCard:
             detail=f"mean over {value.n_queries} {_queries(value.n_queries)}",
         )
     if value.n_queries == 0:
-        return AggregateCard(available=False, headline="unavailable", detail="no queries")
+        return AggregateCard(available=False, headline="unavailable", detail="no queries",
+                             interval="no queries")
     reasons = ", ".join(f"{n} {code}" for code, n in sorted(value.reasons.items(),
                                                              key=lambda kv: (-kv[1], kv[0])))
     detail = f"{value.n_missing} of {value.n_queries} {_queries(value.n_queries)} missing"
@@ -50,7 +71,10 @@ def aggregate_card(value: AggregateValue, digits: int = 4) -> AggregateCard:
     bounds = None
     if value.lower is not None and value.upper is not None:
         bounds = f"bounds {value.lower:.{digits}f}–{value.upper:.{digits}f}"
-    return AggregateCard(available=False, headline="unavailable", detail=detail, bounds=bounds)
+    unlabeled, conflicts = unknowns if unknowns is not None else (None, 0)
+    interval = unavailable_detail(value.lower, value.upper, unlabeled, conflicts, value.reasons)
+    return AggregateCard(available=False, headline="unavailable", detail=detail, bounds=bounds,
+                         interval=interval)
 
 
 def _queries(n: int) -> str:

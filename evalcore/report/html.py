@@ -11,12 +11,14 @@ unlabeled_returned, 4 population_incomplete)"), never as zeros.
 from html import escape
 
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
+from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, MeasureVerdict, PairComparison
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import REASON_TEXT, Reason
 from evalcore.contract.results import METRICS, AggregateValue, MetricValue
+from evalcore.report.aggregate_card import aggregate_card
 from evalcore.report.charts import (
     aggregate_figure,
     delta_figure,
@@ -194,6 +196,7 @@ def _results(report: Report) -> str:
 
 
 def _aggregate_details(report: Report) -> str:
+    """Each run's aggregate cards: the mean, or unavailable with the interval it lies in."""
     rows = []
     for run in report.runs:
         for metric in METRICS:
@@ -202,8 +205,11 @@ def _aggregate_details(report: Report) -> str:
                 continue
             label = cutoff_label(metric, [run.evaluation], aggregate=True)
             css = "" if agg.available else ' class="unavailable"'
+            unknowns = unknown_counts(q.metrics.get(metric) for q in run.evaluation.queries)
+            card = aggregate_card(agg, unknowns=unknowns)
             rows.append(
                 f"<tr><td>{_e(run.name)}</td><td>{_e(label)}</td>"
+                f"<td{css}>{_e(card.status_line)}</td>"
                 f"<td{css}>{_e(aggregate_detail(agg))}</td></tr>"
             )
     legend = "".join(
@@ -212,7 +218,8 @@ def _aggregate_details(report: Report) -> str:
         if reason is not Reason.NO_QUERIES
     )
     return (
-        "<h2>Aggregates per run</h2><table><tr><th>run</th><th>metric</th><th>aggregate</th></tr>"
+        "<h2>Aggregates per run</h2><table><tr><th>run</th><th>metric</th><th>aggregate</th>"
+        "<th>detail</th></tr>"
         f"{''.join(rows)}</table><details><summary>Reason codes</summary><ul>{legend}</ul>"
         "</details>"
     )

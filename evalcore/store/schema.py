@@ -383,8 +383,15 @@ ALTER TABLE queries ADD COLUMN description TEXT NOT NULL DEFAULT '';
 ALTER TABLE queries ADD COLUMN narrative TEXT NOT NULL DEFAULT '';
 """
 
+# v11: the measures a study reports (evalcore.store.study_measures): their canonical
+# names, comma-separated, chosen by a lead (an audited event). Empty: the default set
+# (P, R, nDCG, RR at each run's cutoff); existing studies start with it.
+_V11 = """
+ALTER TABLE studies ADD COLUMN measures TEXT NOT NULL DEFAULT '';
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

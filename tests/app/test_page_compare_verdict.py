@@ -5,6 +5,7 @@ from urllib.parse import parse_qs
 
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, compare_pair
 from evalcore.store.labels import record_label
+from evalcore.store.study_measures import set_study_measures
 
 PAGE = "views/compare.py"
 
@@ -45,8 +46,10 @@ def test_verdict_words_and_interval_come_first(small_store, new_app) -> None:
     assert not at.exception, at.exception
     assert at.selectbox(key="rl_compare_run_a").value == "r1"
     assert at.selectbox(key="rl_compare_run_b").value == "r2"
-    assert at.multiselect(key="rl_compare_measures").value == ["P@10", "R@10", "nDCG@10",
-                                                                  "RR@10"]
+    # the study's default measures at the runs' depth (3)
+    assert at.multiselect(key="rl_compare_measures").value == ["P@3", "R@3", "nDCG@3", "RR@3"]
+    at.multiselect(key="rl_compare_measures").set_value(["P@10", "R@10", "nDCG@10",
+                                                         "RR@10"]).run()
     texts = _texts(at)
     expected = {d.measure: d for d in
                 (m.decision for m in compare_pair(db, "s1", "r1", "r2",
@@ -67,6 +70,7 @@ def test_undecidable_says_why_in_plain_words_and_what_to_do(small_store, new_app
     _, db = small_store
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3})  # q2 has no label at all
     at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_measures").set_value(["P@10"]).run()
     texts = _texts(at)
     assert "P@10: undecidable" in texts
     assert "1 of 2 queries lack bounds in a run:" in texts
@@ -174,3 +178,12 @@ def test_the_verdicts_are_computed_once_per_store_state(small_store, new_app,
     at = new_app(page=PAGE)  # the store moved: computed again, with the new label
     assert len(calls) == 2
     assert "3 unknown units could still move it" not in _texts(at)
+
+
+def test_the_default_measures_are_the_studys_chosen_ones(small_store, new_app) -> None:
+    _, db = small_store
+    set_study_measures(db, study_id="s1", measures=["Success@2", "nDCG", "P@50"], actor=None)
+    at = new_app(page=PAGE)
+    assert not at.exception, at.exception
+    # a measure without a cutoff is taken at the runs' depth; one deeper than it is left out
+    assert at.multiselect(key="rl_compare_measures").value == ["Success@2", "nDCG@3"]

@@ -25,7 +25,12 @@ def test_ranked_list_with_labels_and_flags(small_store, new_app) -> None:
     assert list(frame["unlabeled"]) == [False, True, True]
     assert frame["annotators"][1] == "alice: 0, bob: 3"
     chips = " ".join(m.value for m in at.markdown if "badge" in m.value)
-    assert "unlabeled\\_returned" in chips and "bounds" in chips
+    # the reasons are explained under the chips; the bounds are the interval beside the word
+    captions = " ".join(c.value for c in at.caption)
+    assert "unlabeled\\_returned" in captions
+    assert "P\\@3 unavailable · 0\\.33 to 1\\.00\\, 1 unlabeled\\, 1 in conflict" in chips
+    assert "nDCG\\@3 unavailable · population incomplete" in chips
+    assert ":green-badge[Judged\\@3 0\\.333]" in chips
 
 
 def test_side_by_side_marks_rank_changes(small_store, new_app) -> None:

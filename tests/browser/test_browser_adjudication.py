@@ -100,7 +100,8 @@ def test_phone_width_inspector_chips_wrap(app_server, browser_page, tmp_path: Pa
     badges = page.locator(".stMarkdownBadge")
     badges.first.wait_for()
     assert badges.count() >= 4
-    assert any("bounds" in t for t in badges.all_inner_texts())  # the longest chips
+    # the longest chips: an interval beside the word unavailable
+    assert any(" to " in t and "unlabeled" in t for t in badges.all_inner_texts())
     # the page's style sheet may land after the chips: wait for it rather than assume speed
     page.wait_for_function("() => [...document.querySelectorAll('.stMarkdownBadge')]"
                            ".every(b => getComputedStyle(b).whiteSpace === 'normal')")

@@ -28,7 +28,9 @@ def _missing_total(page) -> int:
 
 
 def _missing_in_state(state: LiveDashboard) -> int:
-    return sum(a.n_missing for r in state.run_names for a in state.aggregates(r).values())
+    """Missing queries over every card the page shows (the study's measures and Judged@k)."""
+    return sum(a.n_missing for r in state.run_names for m in state.measures
+               if (a := state.measure_aggregate(r, m)) is not None)
 
 
 def _blockers_of_one_value(db, state: LiveDashboard) -> list[tuple[str, str]]:

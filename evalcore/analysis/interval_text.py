@@ -1,0 +1,123 @@
+"""The one way an unavailable measure is written: the interval the truth lies in, or why none.
+
+Every screen (dashboard cards and chart, Inspector) and every report card
+writes an unavailable value with these functions, so they read alike::
+
+    unavailable · 0.41 to 0.58, 23 unlabeled
+    unavailable · 0.41 to 0.58, 23 unlabeled, 2 in conflict
+    unavailable · population incomplete on 9 queries
+
+Bounds are printed rounded outwards (the lower one down, the upper one up),
+so the printed interval still holds the truth. The counts are the unknown
+units behind the missing values: unlabeled returned units, and units whose
+annotators disagree (in conflict), counted apart. Where a value has no bounds
+the text says why: the reasons other than unknown labels (those alone always
+give bounds), with how many queries carry each one for an aggregate.
+Formats only; never computes a measure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from evalcore.contract.reasons import Reason
+from evalcore.contract.results import AggregateValue, MetricValue
+
+#: The word every unavailable value starts with, and the separator before its interval.
+UNAVAILABLE = "unavailable"
+SEPARATOR = " · "
+#: Reasons that only unknown labels cause: they leave the value bounded.
+_UNKNOWN_REASONS = frozenset({Reason.UNLABELED_RETURNED.value, Reason.LABEL_CONFLICT.value})
+
+
+def _down(x: float, digits: int) -> float:
+    scale = 10**digits
+    return math.floor(round(x * scale, 6)) / scale
+
+
+def _up(x: float, digits: int) -> float:
+    scale = 10**digits
+    return math.ceil(round(x * scale, 6)) / scale
+
+
+def unknown_counts(values: Iterable[MetricValue | None]) -> tuple[int, int]:
+    """(unlabeled, in conflict): the unknown units behind the unavailable ``values``
+    (one per query and unit; a unit counts once per query it is unknown in)."""
+    unlabeled = conflicts = 0
+    for mv in values:
+        if mv is not None and not mv.available:
+            unlabeled += len(mv.blocking_ids)
+            conflicts += len(mv.conflict_ids)
+    return unlabeled, conflicts
+
+
+def interval_text(
+    lower: float, upper: float, unlabeled: int | None, conflicts: int = 0, digits: int = 2
+) -> str:
+    """``0.41 to 0.58, 23 unlabeled`` (``, 2 in conflict`` when there are some; no counts
+    when ``unlabeled`` is None: not known to the caller)."""
+    text = f"{_down(lower, digits):.{digits}f} to {_up(upper, digits):.{digits}f}"
+    if unlabeled is None:
+        return text
+    if unlabeled or not conflicts:
+        text += f", {unlabeled} unlabeled"
+    if conflicts:
+        text += f", {conflicts} in conflict"
+    return text
+
+
+def why_unbounded(reasons: Mapping[str, int] | Sequence[str]) -> str:
+    """Why a value has no bounds: ``population incomplete on 9 queries`` for an aggregate's
+    reason counts, ``population incomplete`` for one query's reasons."""
+    if isinstance(reasons, Mapping):
+        items = [(code, n) for code, n in reasons.items() if code not in _UNKNOWN_REASONS] or list(
+            reasons.items())
+        items.sort(key=lambda kv: (-kv[1], kv[0]))
+        return ", ".join(f"{_words(code)} on {n} {'query' if n == 1 else 'queries'}"
+                         for code, n in items) or "no bounds"
+    codes = [code for code in reasons if code not in _UNKNOWN_REASONS] or list(reasons)
+    return ", ".join(_words(code) for code in codes) or "no bounds"
+
+
+def _words(code: str) -> str:
+    return code.replace("_", " ")
+
+
+def unavailable_detail(
+    lower: float | None,
+    upper: float | None,
+    unlabeled: int | None,
+    conflicts: int,
+    reasons: Mapping[str, int] | Sequence[str],
+    digits: int = 2,
+) -> str:
+    """What follows ``unavailable · ``: the interval when bounded, else why not."""
+    if lower is not None and upper is not None:
+        return interval_text(lower, upper, unlabeled, conflicts, digits)
+    return why_unbounded(reasons)
+
+
+def metric_value_text(value: MetricValue | None, digits: int = 4, bound_digits: int = 2) -> str:
+    """One query's value: ``0.5000``, or ``unavailable · 0.20 to 0.60, 4 unlabeled``."""
+    if value is None:
+        return "not computed"
+    if value.available and value.value is not None:
+        return f"{value.value:.{digits}f}"
+    unlabeled, conflicts = unknown_counts([value])
+    return UNAVAILABLE + SEPARATOR + unavailable_detail(
+        value.lower, value.upper, unlabeled, conflicts, value.reasons, bound_digits)
+
+
+def aggregate_value_text(
+    value: AggregateValue, unlabeled: int | None, conflicts: int = 0, digits: int = 4,
+    bound_digits: int = 2,
+) -> str:
+    """An aggregate: ``0.5320``, or ``unavailable · 0.41 to 0.58, 23 unlabeled`` (``unlabeled``
+    and ``conflicts`` counted over the missing queries, see :func:`unknown_counts`)."""
+    if value.available and value.value is not None:
+        return f"{value.value:.{digits}f}"
+    if value.n_queries == 0:
+        return UNAVAILABLE + SEPARATOR + "no queries"
+    return UNAVAILABLE + SEPARATOR + unavailable_detail(
+        value.lower, value.upper, unlabeled, conflicts, value.reasons, bound_digits)
