@@ -79,6 +79,7 @@ MEMBERS: dict[str, tuple[Column, ...]] = {
         _i("relevance_threshold", minimum=1, maximum=4),
         _s("gain", choices=("linear", "exponential")), _s("org_id", optional=True),
         _s("created_at"), _s("org_name", optional=True), _s("corpus_owner", optional=True),
+        _s("measures", optional=True),
     ),
     "queries.jsonl": (_s("query_id"), _s("text"), _s("description"), _s("narrative")),
     "documents.jsonl": (_s("doc_id"), _s("title"), _s("text"), _s("owner_org", optional=True),

@@ -45,6 +45,7 @@ from pydantic import BaseModel
 
 from evalcore.access.decisions import named_user
 from evalcore.access.roles import Permission
+from evalcore.contract.measures import UnknownMeasure
 from evalcore.contract.version import __version__
 from evalcore.io.atomic import atomic_path
 from evalcore.io.clock import utc_now_iso
@@ -76,6 +77,7 @@ from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.scoping import readable_filter, require_known_study
 from evalcore.store.staging import discard_staged_run, staging_owner
 from evalcore.store.studies import StudyIn, study_exists
+from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import read_snapshot, write_transaction
 
@@ -187,7 +189,7 @@ def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
                    actor: str | None) -> tuple[dict[str, Any], int]:
     study = db.execute(
         "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, s.org_id, "
-        "s.created_at, o.name, c.owner_org FROM studies s "
+        "s.created_at, o.name, c.owner_org, s.measures FROM studies s "
         "LEFT JOIN organisations o ON o.org_id = s.org_id "
         "LEFT JOIN corpora c ON c.corpus_id = s.corpus_id WHERE s.study_id = ?", [study_id],
     ).fetchone()
@@ -345,6 +347,12 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
                     retrieval_unit=settings["retrieval_unit"],
                     relevance_threshold=settings["relevance_threshold"], gain=settings["gain"],
                     org_id=settings["org_id"])
+    try:  # the study's chosen measures ('' or absent: the default set)
+        if settings.get("measures"):
+            parse_measure_list(settings["measures"])
+    except (UnknownMeasure, ValueError) as error:
+        raise _refuse(archive, f"the study's measures do not parse: {error}",
+                      "export the study again with this version", member="study.jsonl") from None
     if study_exists(db, target):
         raise _refuse(archive, f"study {target!r} already exists in this store; nothing was "
                                "written", "import it under another id with --as NEW_ID")
@@ -391,6 +399,10 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
                 undo.new_orgs.append(org)
         create_study(db, study, actor=importer, created_at=settings["created_at"])
         undo.study_id = study.study_id
+        if settings.get("measures"):  # parsed before anything was written
+            chosen = parse_measure_list(settings["measures"])
+            db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
+                       [",".join(m.canonical for m in chosen), study.study_id])
         if undo.new_corpus:
             db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
                        [settings["corpus_owner"], settings["created_at"], study.corpus_id])
