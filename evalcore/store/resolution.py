@@ -340,7 +340,8 @@ def resolved_gains(
         if not out.get(query_id):
             out.pop(query_id, None)
         else:  # replayed units were added last: back to unit id order
-            out[query_id] = dict(sorted(out[query_id].items()))
+            units = out[query_id]
+            out[query_id] = dict(sorted(units.items()))
     return out
 
 
