@@ -25,7 +25,9 @@ from evalcore.report.charts import (
     figure_html,
     per_query_metrics_figure,
 )
+from evalcore.report.measure_table import measures_line, report_measures, run_cells
 from evalcore.report.model import Report
+from evalcore.store.study_measures import measure_label
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;
@@ -98,6 +100,7 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
             "".join(f'<p class="warning">{_e(w)}</p>' for w in report.warnings)
         )
     parts.append(_runs_table(report))
+    parts.append(_measures_section(report))
     parts.append(_decisions_section(report))
     parts.append(_results(report))
     parts.append(_aggregate_details(report))
@@ -137,6 +140,7 @@ def _meta(report: Report) -> str:
             + (", populations declared complete (assumed, not labeled)"
                if protocol.populations_declared_complete else ""),
         ),
+        *([("Measures", measures_line(report))] if report.measures else []),
         ("Baseline", report.baseline),
         ("Generated", f"{report.created_at} by {report.created_by}"),
         ("evalcore version", report.evalcore_version),
@@ -161,6 +165,30 @@ def _runs_table(report: Report) -> str:
     return (
         "<h2>Runs</h2><table><tr><th>run</th><th>corpus fingerprint</th><th>k</th>"
         f"<th>queries</th><th>comparability</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def _measures_section(report: Report) -> str:
+    """Each run's chosen measures with Judged@k: the mean, or unavailable with its interval."""
+    if not report.measures:
+        return ""
+    rows = []
+    for run in report.runs:
+        cells = {c.measure: c for c in run_cells(report, run)}
+        tds = "".join(
+            ('<td class="unavailable">' if not c.available else "<td>")
+            + f"<strong>{_e(c.label)}</strong> {_e(c.text)}</td>" if c is not None else
+            "<td>deeper than the run</td>"
+            for c in (cells.get(m.canonical) for m in report_measures(report))
+        )
+        rows.append(f"<tr><td>{_e(run.name)}</td>{tds}</tr>")
+    head = "".join(f"<th>{_e(measure_label(m, aggregate=True))}</th>"
+                   for m in report_measures(report))
+    return (
+        "<h2>Measures</h2>"
+        f"<p>{_e(measures_line(report))}. An unavailable mean shows the interval the truth "
+        "lies in and how many returned units are unknown.</p>"
+        f'<table class="measures"><tr><th>run</th>{head}</tr>{"".join(rows)}</table>'
     )
 
 
