@@ -195,3 +195,19 @@ def test_a_report_stored_before_measures_still_loads_and_renders(store) -> None:
     assert "@" not in "".join(next(csv.reader(io.StringIO(render_csv(loaded)))))
     assert render_measures_text(loaded) == ""
     assert isinstance(Report.model_validate_json(old), Report)
+
+
+def test_html_per_query_measures_write_intervals_not_points(store) -> None:
+    from evalcore.analysis.interval_text import metric_value_text
+
+    _, _, _, report = store
+    section = _section(render_html(report), "Per query: measures")
+    run = report.runs[0]
+    for name in SHOWN:
+        assert f"{run.name}<br>{name}</th>" in section
+    unavailable = [q.metrics["RBP(p=0.8)@3"] for q in run.measure_values.queries
+                   if not q.metrics["RBP(p=0.8)@3"].available]
+    assert unavailable
+    for value in unavailable:
+        text = metric_value_text(value)
+        assert text.startswith("unavailable · ") and f">{text}</td>" in section

@@ -11,7 +11,7 @@ unlabeled_returned, 4 population_incomplete)"), never as zeros.
 from html import escape
 
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
-from evalcore.analysis.interval_text import unknown_counts
+from evalcore.analysis.interval_text import metric_value_text, unknown_counts
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, MeasureVerdict, PairComparison
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
@@ -114,6 +114,7 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
     for i, fig in enumerate(figures):
         parts.append(figure_html(fig, include_plotlyjs=(i == 0)))
     parts.append(_per_query_table(report))
+    parts.append(_per_query_measures(report))
     if report.internal is not None:
         parts.append(_internal(report))
     parts.append(
@@ -397,6 +398,36 @@ def _per_query_table(report: Report) -> str:
     return (
         f"<h2>Per query</h2><details><summary>{len(query_ids)} queries</summary><table>"
         f"<tr><th>query</th><th>text</th>{head}</tr>{''.join(rows)}</table></details>"
+    )
+
+
+def _per_query_measures(report: Report) -> str:
+    """Each query's value of the chosen measures (and Judged@k) per run, an unavailable one
+    with its interval (:func:`~evalcore.analysis.interval_text.metric_value_text`)."""
+    if not report.measures:
+        return ""
+    measures = report_measures(report)
+    runs = [r for r in report.runs if r.measure_values is not None]
+    by_run = [{q.query_id: q.metrics for q in r.measure_values.queries}  # type: ignore[union-attr]
+              for r in runs]
+    query_ids = sorted({q for values in by_run for q in values}, key=natural_key)
+    head = "".join(f"<th>{_e(run.name)}<br>{_e(measure_label(m, run.k))}</th>"
+                   for run in runs for m in measures)
+    rows = []
+    for query_id in query_ids:
+        cells = []
+        for values in by_run:
+            metrics = values.get(query_id)
+            for m in measures:
+                value = metrics.get(m.canonical) if metrics is not None else None
+                text = metric_value_text(value) if metrics is not None else "not in run"
+                css = "" if value is not None and value.available else ' class="unavailable"'
+                cells.append(f"<td{css}>{_e(text)}</td>")
+        rows.append(f"<tr><td>{_e(query_id)}</td>{''.join(cells)}</tr>")
+    return (
+        f'<h2>Per query: measures</h2><details><summary>{len(query_ids)} queries</summary>'
+        f'<table class="measures-per-query"><tr><th>query</th>{head}</tr>{"".join(rows)}'
+        "</table></details>"
     )
 
 
