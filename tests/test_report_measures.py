@@ -211,3 +211,11 @@ def test_html_per_query_measures_write_intervals_not_points(store) -> None:
     for value in unavailable:
         text = metric_value_text(value)
         assert text.startswith("unavailable · ") and f">{text}</td>" in section
+
+
+def test_cli_m_with_stored_is_refused(store, tmp_path) -> None:
+    path, _, _, _ = store
+    result = CliRunner().invoke(main, [
+        "report", "--db", str(path), "--study", "demo", "--stored", "anything", "-m", "P@5",
+        "--out", str(tmp_path / "x.html"), "--by", "lead"])
+    assert result.exit_code == 2 and "not both" in result.output
