@@ -8,6 +8,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from report_builders import DEMO_RUNS, demo_store
 
 from evalcore.analysis.interval_text import aggregate_value_text, unknown_counts
 from evalcore.analysis.pair_comparison import COMPAT_LABEL
@@ -19,21 +20,17 @@ from evalcore.report.json_export import render_json
 from evalcore.report.measure_table import render_measures_text
 from evalcore.report.model import Report
 from evalcore.report.stored import canonical_json, load_report
-from evalcore.store.connection import open_store
 from evalcore.store.reports import ReportRecord, find_report, save_report_body
 from evalcore.store.study_measures import set_study_measures
 
-RUNS = ["bm25-plain", "bm25-title-boost"]
+RUNS = DEMO_RUNS
 CHOSEN = ["Success@2", "nDCG@3", "RBP(p=0.8)@3"]
 SHOWN = [*CHOSEN, "Judged@2", "Judged@3"]
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    result = CliRunner().invoke(main, ["demo", "--db", str(path)])
-    assert result.exit_code == 0, result.output
-    db = open_store(path)
+    path, db = demo_store(tmp_path_factory)
     default = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead")
     set_study_measures(db, study_id="demo", measures=CHOSEN, actor=None)
     chosen = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead")
