@@ -63,6 +63,7 @@ def test_default_set_is_the_four_at_each_runs_k_with_judged(store) -> None:
     assert heads == ["P@k", "R@k", "nDCG@k", "MRR@k", "Judged@k"]
     for label in ("P@10", "R@10", "nDCG@10", "MRR@10", "Judged@10"):
         assert f"<strong>{label}</strong>" in section
+    assert render_measures_text(report).startswith("measures: P@k, R@k, nDCG@k, MRR@k (")
 
 
 def test_chosen_measures_are_exactly_what_every_export_shows(store) -> None:

@@ -45,7 +45,7 @@ def measures_line(report: Report) -> str:
     if not report.measures:
         return ""
     chosen = [parse_measure(name) for name in report.measures]
-    names = ", ".join(measure_label(m) for m in chosen)
+    names = ", ".join(measure_label(m, aggregate=True) for m in chosen)
     return f"{names} (Judged@k beside each; a measure without a cutoff is taken at each run's k)"
 
 
