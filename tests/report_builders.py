@@ -55,3 +55,20 @@ def aggregates_of(queries: list[QueryResult]) -> dict[str, AggregateValue]:
             Counter(r for c in cells if not c.available for r in c.reasons),
         )
     return out
+
+
+#: The demo study's two runs (``evalcore demo``).
+DEMO_RUNS = ["bm25-plain", "bm25-title-boost"]
+
+
+def demo_store(tmp_path_factory):
+    """A fresh demo store (``evalcore demo``): its path and open database."""
+    from click.testing import CliRunner
+
+    from evalcore.cli import main
+    from evalcore.store.connection import open_store
+
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    result = CliRunner().invoke(main, ["demo", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    return path, open_store(path)

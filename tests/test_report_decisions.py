@@ -5,27 +5,22 @@ import json
 import re
 
 import pytest
-from click.testing import CliRunner
+from report_builders import DEMO_RUNS, demo_store
 
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, compare_pair
-from evalcore.cli import main
 from evalcore.report.decision_text import render_pair
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
 from evalcore.report.json_export import render_json
 from evalcore.report.model import Report
 from evalcore.report.stored import load_report, save_report
-from evalcore.store.connection import open_store
 
-RUNS = ["bm25-plain", "bm25-title-boost"]
+RUNS = DEMO_RUNS
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    result = CliRunner().invoke(main, ["demo", "--db", str(path)])
-    assert result.exit_code == 0, result.output
-    db = open_store(path)
+    _, db = demo_store(tmp_path_factory)
     report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead")
     return db, report
 

@@ -18,6 +18,7 @@ from evalcore.report.csv_export import render_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
 from evalcore.report.json_export import render_json
+from evalcore.report.measure_table import measures_line, run_cells
 from evalcore.report.model import Report
 from evalcore.report.stored import load_report, save_report
 from evalcore.store.references import freeze_reference, list_references
@@ -106,6 +107,12 @@ def _show_report(report: Report, report_id: int) -> None:
         st.caption(escape_markdown(table.legend))
     elif report.comparison_note:
         st.info(escape_markdown(report.comparison_note))
+    if report.measures:  # the chosen measures (+ Judged@k): the mean, or unavailable · interval
+        st.caption(escape_markdown(f"Measures: {measures_line(report)}"))
+        st.dataframe(pd.DataFrame([
+            {"run": r.name, **{c.label: c.text for c in run_cells(report, r)}}
+            for r in report.runs
+        ]), hide_index=True, width="stretch")
     internal = st.checkbox("Include annotator notes and internal identifiers", value=False,
                            key=f"rl_report_internal_{report_id}",
                            help="Off: exports hold no annotator names, notes or row ids.")

@@ -7,10 +7,13 @@ Reports (:mod:`evalcore.report.from_store`), the Compare page and the CLI's
 store source use it; the live dashboard keeps the same numbers incrementally.
 """
 
+from collections.abc import Sequence
+
 import sqlite_utils
 
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics, EvaluationReport
 from evalcore.store.observations import observations_for_run, tied_score_pairs
 from evalcore.store.studies import get_study
@@ -27,8 +30,23 @@ def evaluate_run(
 
     ``protocol`` defaults to the study's threshold and gain mode.
     """
+    return evaluate_run_measures(db, study_id, run_name, reference, protocol)[0]
+
+
+def evaluate_run_measures(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    reference: str | None = None,
+    protocol: EvalProtocol | None = None,
+    measures: Sequence[Measure] = (),
+) -> tuple[EvaluationReport, EvaluationReport | None]:
+    """The run on the section-7 set (as :func:`evaluate_run`) and, from the same
+    observations, on ``measures`` (None when none are given)."""
     if protocol is None:
         protocol = get_study(db, study_id).protocol()
     observations = observations_for_run(db, study_id, run_name, reference)
     diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
-    return evaluate(observations, protocol, diagnostics=diagnostics)
+    chosen = (evaluate(observations, protocol, measures=list(measures), diagnostics=diagnostics)
+              if measures else None)
+    return evaluate(observations, protocol, diagnostics=diagnostics), chosen

@@ -6,6 +6,9 @@ The runs are evaluated against the frozen reference version, the report is
 stored (immutable) in the store's ``reports`` table, and exported as HTML,
 JSON or CSV (``--format``, default from the ``--out`` suffix, else HTML).
 ``--stored NAME`` exports a report stored earlier instead of generating one.
+The report shows the study's chosen measures (``evalcore study measures``) with
+Judged@k beside each, unless ``-m`` names others (repeatable; an unknown name
+exits 2 listing the known ones); the measures used are printed and recorded.
 Exports hold no annotator names, notes or row ids unless
 ``--include-internal``. Exit status: 0 success, 2 invalid input (unknown
 study, run, reference or report; bad options).
@@ -78,6 +81,9 @@ def _fail(message: str) -> None:
 @click.option("--accept-unverified", "accept_unverified", multiple=True, metavar="RUN",
               help="Compare RUN although its comparability is not verified (no corpus "
               "fingerprint recorded); the acceptance is recorded in the report. Repeatable.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="A measure to report instead of the study's chosen ones, e.g. nDCG@10, "
+              "Success@2, RBP(p=0.8)@3 (repeat for several; Judged@k is added beside each).")
 def report_command(
     db_path: Path,
     study: str,
@@ -97,18 +103,25 @@ def report_command(
     created_by: str | None,
     stored: str | None,
     accept_unverified: tuple[str, ...],
+    measures: tuple[str, ...],
 ) -> None:
     """Generate a pinned report of stored runs, store it, and export it."""
     from evalcore.analysis.compare import ComparisonSettings
+    from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.report.csv_export import render_csv
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
     from evalcore.report.json_export import render_json
+    from evalcore.report.measure_table import render_measures_text
     from evalcore.report.stored import load_report, save_report
     from evalcore.store.connection import open_store
     from evalcore.store.reports import find_report
     from evalcore.store.scoping import require_study_view
 
+    try:
+        chosen = [parse_measure(m) for m in measures] or None
+    except UnknownMeasure as err:
+        _fail(str(err))
     if not db_path.exists():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
     db = open_store(db_path)
@@ -116,9 +129,9 @@ def report_command(
         # the author must see the study (an unknown id lists only the studies they may see)
         require_study_view(db, created_by or _default_author(), study)
         if stored is not None:
-            if runs is not None or accept_unverified:
+            if runs is not None or accept_unverified or measures:
                 _fail("give either --stored (export a stored report) or --runs "
-                      "(with --accept-unverified), not both")
+                      "(with --accept-unverified, -m), not both")
             row = find_report(db, study, stored)
             report = load_report(db, row.report_id)
             digest = row.content_hash
@@ -143,6 +156,7 @@ def report_command(
                     seed=seed,
                 ),
                 accept_unverified=list(accept_unverified),
+                measures=chosen,
             )
             digest = save_report(db, report).content_hash
     except LookupError as err:  # KeyError quotes str(err): show the message itself
@@ -167,6 +181,7 @@ def report_command(
         f"report {report.name!r} ({digest}): {len(report.runs)} run(s), {compared} comparable; "
         f"{kind.upper()} written to {out}"
     )
+    click.echo(render_measures_text(report), nl=False)
     for run in report.runs:
         label, reason = run.status()
         if label == "comparability not verified":

@@ -2,7 +2,12 @@
 
 Columns: ``run, comparable, query_id, k, valid, query_reasons``, then for each
 metric ``<metric>_status, <metric>_value, <metric>_reasons,
-<metric>_blocking_ids, <metric>_lower, <metric>_upper``. An unavailable
+<metric>_blocking_ids, <metric>_lower, <metric>_upper``, then for each of the
+report's measures with Judged@k beside each (:mod:`evalcore.report.measure_table`)
+``<measure>_status, <measure>_value, <measure>_lower, <measure>_upper`` (a measure
+without a cutoff named at the runs' k, ``P@k`` when they differ). Every value
+column holds evidence-backed values only: the trec_eval-compatible numbers are
+never in this CSV (they are per pair, in the report's own section). An unavailable
 value's cell is empty (never 0); lists are joined with ``;``. The CSV never
 holds internal data (annotators, notes, row ids). Text cells a spreadsheet would run
 as a formula (a run named ``=HYPERLINK(...)``) start with a quote
@@ -11,16 +16,33 @@ as a formula (a run named ``=HYPERLINK(...)``) start with a quote
 
 import io
 
-from evalcore.contract.results import METRICS
+from evalcore.contract.measures import Measure
+from evalcore.contract.results import METRICS, MetricValue
 from evalcore.io.spreadsheet_cells import csv_writer
+from evalcore.report.measure_table import report_measures
 from evalcore.report.model import Report
+from evalcore.store.study_measures import measure_label
 
 _FIELDS = ("status", "value", "reasons", "blocking_ids", "lower", "upper")
+_MEASURE_FIELDS = ("status", "value", "lower", "upper")
 
 
-def csv_header() -> list[str]:
+def csv_header(report: Report | None = None) -> list[str]:
     head = ["run", "comparable", "query_id", "k", "valid", "query_reasons"]
-    return head + [f"{metric}_{field}" for metric in METRICS for field in _FIELDS]
+    head += [f"{metric}_{field}" for metric in METRICS for field in _FIELDS]
+    if report is None:
+        return head
+    ks = {run.k for run in report.runs}
+    k = next(iter(ks)) if len(ks) == 1 else None
+    return head + [f"{measure_label(m, k)}_{field}" for m in report_measures(report)
+                   for field in _MEASURE_FIELDS]
+
+
+def _measure_cells(value: MetricValue | None) -> list[str]:
+    if value is None:
+        return ["not_computed", "", "", ""]
+    return [value.status, _number(value.value) if value.available else "",
+            _number(value.lower), _number(value.upper)]
 
 
 def _number(value: float | None) -> str:
@@ -31,8 +53,11 @@ def render_csv(report: Report) -> str:
     """The per-query CSV text (RFC 4180, ``\\r\\n`` line ends)."""
     out = io.StringIO()
     writer = csv_writer(out)
-    writer.writerow(csv_header())
+    writer.writerow(csv_header(report))
+    measures: list[Measure] = report_measures(report)
     for run in report.runs:
+        chosen = ({q.query_id: q.metrics for q in run.measure_values.queries}
+                  if run.measure_values is not None else {})
         for q in run.evaluation.queries:
             row = [run.name, str(run.comparable).lower(), q.query_id, q.k,
                    str(q.valid).lower(), ";".join(q.reasons)]
@@ -49,5 +74,7 @@ def render_csv(report: Report) -> str:
                     _number(value.lower),
                     _number(value.upper),
                 ]
+            for m in measures:
+                row += _measure_cells(chosen.get(q.query_id, {}).get(m.canonical))
             writer.writerow(row)
     return out.getvalue()

@@ -8,9 +8,15 @@ data (run row ids, who froze the reference, annotators per query and their
 notes) is collected into :class:`~evalcore.report.model.ReportInternal`, which
 exports leave out unless asked for.
 
+The report shows the study's chosen measures
+(:func:`evalcore.store.study_measures.study_measures`, the default set P, R, nDCG, RR
+at each run's k until a lead chooses) unless ``measures`` names others; each run is
+evaluated on them with Judged@k beside each (:attr:`ReportRun.measure_values`), a
+measure deeper than a run's k left out for that run (with a warning).
+
 For each pair the comparison compares, :func:`decisions_of` adds what the evidence
-decides (:func:`evalcore.analysis.pair_comparison.compare_pair`) on P, R, nDCG and
-RR at the runs' cutoff (:data:`DECISION_FAMILIES`), against the same reference.
+decides (:func:`evalcore.analysis.pair_comparison.compare_pair`) on the same measures
+(one without a cutoff at the runs' k), against the same reference.
 """
 
 from collections.abc import Sequence
@@ -20,8 +26,8 @@ import sqlite_utils
 
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair
-from evalcore.analysis.run_evaluation import evaluate_run
-from evalcore.contract.measures import DEFAULT_MEASURES
+from evalcore.analysis.run_evaluation import evaluate_run_measures
+from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.labels import noted_label_events, query_annotators
@@ -29,6 +35,7 @@ from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
 from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import get_study, query_texts
+from evalcore.store.study_measures import shown_measures, study_measures
 
 
 def report_from_store(
@@ -45,6 +52,7 @@ def report_from_store(
     created_at: datetime | None = None,
     viewer: str | None = None,
     accept_unverified: Sequence[str] = (),
+    measures: Sequence[Measure | str] | None = None,
 ) -> Report:
     """Evaluate the named runs of a study and build their report (nothing is stored).
 
@@ -60,12 +68,20 @@ def report_from_store(
     text. Storing it (:func:`evalcore.report.stored.save_report`) needs the lead role.
     ``accept_unverified``: runs whose comparability is not verified that
     ``created_by`` accepts for comparison (see :func:`~evalcore.report.build.build_report`).
+    ``measures`` (default: the study's chosen measures) are the measures the report
+    shows and decides on; a name that does not parse raises
+    :class:`~evalcore.contract.measures.UnknownMeasure` (listing the known ones).
     """
     require_study_view(db, created_by if viewer is None else viewer, study_id)
+    chosen = (study_measures(db, study_id) if measures is None
+              else [m if isinstance(m, Measure) else parse_measure(m) for m in measures])
+    if not chosen:
+        raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10'")
     return _report_from_store(
         db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,
         name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
         settings=settings, created_at=created_at, accept_unverified=accept_unverified,
+        measures=list(dict.fromkeys(chosen)),
     )
 
 
@@ -82,6 +98,7 @@ def _report_from_store(
     settings: ComparisonSettings | None,
     created_at: datetime | None,
     accept_unverified: Sequence[str],
+    measures: list[Measure],
 ) -> Report:
     names = list(dict.fromkeys(runs))
     if not names:
@@ -90,13 +107,18 @@ def _report_from_store(
     protocol = study.protocol()
     version = get_reference(db, study_id, reference) if reference is not None else None
     run_infos = [get_run(db, study_id, run_name) for run_name in names]
-    inputs = {
-        info.name: RunInput(
-            evaluation=evaluate_run(db, study_id, info.name, reference, protocol),
-            corpus_fingerprint=info.corpus_fingerprint,
-        )
-        for info in run_infos
-    }
+    shown = shown_measures(measures)
+    inputs: dict[str, RunInput] = {}
+    chosen_values = {}
+    too_deep: list[str] = []
+    for info in run_infos:
+        fits = [m for m in shown if m.k is None or m.k <= info.k]
+        too_deep += [f"{m.canonical} is deeper than run {info.name!r}'s depth {info.k}: not "
+                     "shown for it" for m in measures if m not in fits]
+        evaluation, chosen_values[info.name] = evaluate_run_measures(
+            db, study_id, info.name, reference, protocol, fits)
+        inputs[info.name] = RunInput(evaluation=evaluation,
+                                     corpus_fingerprint=info.corpus_fingerprint)
     internal = _internal(db, study_id, {i.name: i.run_id for i in run_infos})
     if version is not None:
         internal = internal.model_copy(update={"reference_created_by": version.created_by})
@@ -117,16 +139,20 @@ def _report_from_store(
         created_at=created_at,
         accept_unverified=accept_unverified,
     )
+    report = report.model_copy(update={
+        "measures": [m.canonical for m in measures],
+        "runs": [r.model_copy(update={"measure_values": chosen_values[r.name]})
+                 for r in report.runs],
+    })
     updates: dict[str, object] = {"decisions": decisions_of(db, report)}
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
-    if reference is None:
-        updates["warnings"] = [
-            "Not pinned to a frozen reference version: computed on the working labels, which "
-            "can change as labeling continues. Freeze a reference version for a report you "
-            "can defend.",
-            *report.warnings,
-        ]
+    unpinned = [] if reference is not None else [
+        "Not pinned to a frozen reference version: computed on the working labels, which "
+        "can change as labeling continues. Freeze a reference version for a report you "
+        "can defend."]
+    if unpinned or too_deep:
+        updates["warnings"] = [*unpinned, *report.warnings, *too_deep]
     return report.model_copy(update=updates)
 
 
@@ -136,12 +162,19 @@ REPORT_QUEUE = 5
 
 def decisions_of(db: sqlite_utils.Database, report: Report) -> list[PairComparison]:
     """What the evidence decides for each pair the report compares (``A - B`` as its
-    comparison orders them), on the section-7 measures at the compared runs' cutoff."""
+    comparison orders them), on the report's measures (the section-7 ones when it names
+    none) at the compared runs' cutoff; a measure deeper than that cutoff is left out."""
     if report.comparison is None:
         return []
     pairs = list(dict.fromkeys((c.run_a, c.run_b) for c in report.comparison.comparisons))
     k = report.run(pairs[0][0]).k if pairs else None
-    measures = [m.canonical if k is None else f"{m.canonical}@{k}" for m in DEFAULT_MEASURES]
+    chosen = [parse_measure(name) for name in report.measures] or list(DEFAULT_MEASURES)
+    measures = [
+        m.canonical if m.k is not None or k is None else f"{m.canonical}@{k}"
+        for m in chosen if m.family != "Judged" and (m.k is None or k is None or m.k <= k)
+    ]
+    if not measures:
+        return []
     return [
         compare_pair(db, report.study_id, a, b, measures, report.reference_version,
                      queue_limit=REPORT_QUEUE)

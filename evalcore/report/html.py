@@ -11,7 +11,7 @@ unlabeled_returned, 4 population_incomplete)"), never as zeros.
 from html import escape
 
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
-from evalcore.analysis.interval_text import unknown_counts
+from evalcore.analysis.interval_text import metric_value_text, unknown_counts
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, MeasureVerdict, PairComparison
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
@@ -25,7 +25,9 @@ from evalcore.report.charts import (
     figure_html,
     per_query_metrics_figure,
 )
+from evalcore.report.measure_table import measures_line, report_measures, run_cells
 from evalcore.report.model import Report
+from evalcore.store.study_measures import measure_label
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;
@@ -98,6 +100,7 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
             "".join(f'<p class="warning">{_e(w)}</p>' for w in report.warnings)
         )
     parts.append(_runs_table(report))
+    parts.append(_measures_section(report))
     parts.append(_decisions_section(report))
     parts.append(_results(report))
     parts.append(_aggregate_details(report))
@@ -111,6 +114,7 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
     for i, fig in enumerate(figures):
         parts.append(figure_html(fig, include_plotlyjs=(i == 0)))
     parts.append(_per_query_table(report))
+    parts.append(_per_query_measures(report))
     if report.internal is not None:
         parts.append(_internal(report))
     parts.append(
@@ -137,6 +141,7 @@ def _meta(report: Report) -> str:
             + (", populations declared complete (assumed, not labeled)"
                if protocol.populations_declared_complete else ""),
         ),
+        *([("Measures", measures_line(report))] if report.measures else []),
         ("Baseline", report.baseline),
         ("Generated", f"{report.created_at} by {report.created_by}"),
         ("evalcore version", report.evalcore_version),
@@ -161,6 +166,30 @@ def _runs_table(report: Report) -> str:
     return (
         "<h2>Runs</h2><table><tr><th>run</th><th>corpus fingerprint</th><th>k</th>"
         f"<th>queries</th><th>comparability</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def _measures_section(report: Report) -> str:
+    """Each run's chosen measures with Judged@k: the mean, or unavailable with its interval."""
+    if not report.measures:
+        return ""
+    rows = []
+    for run in report.runs:
+        cells = {c.measure: c for c in run_cells(report, run)}
+        tds = "".join(
+            ('<td class="unavailable">' if not c.available else "<td>")
+            + f"<strong>{_e(c.label)}</strong> {_e(c.text)}</td>" if c is not None else
+            "<td>deeper than the run</td>"
+            for c in (cells.get(m.canonical) for m in report_measures(report))
+        )
+        rows.append(f"<tr><td>{_e(run.name)}</td>{tds}</tr>")
+    head = "".join(f"<th>{_e(measure_label(m, aggregate=True))}</th>"
+                   for m in report_measures(report))
+    return (
+        "<h2>Measures</h2>"
+        f"<p>{_e(measures_line(report))}. An unavailable mean shows the interval the truth "
+        "lies in and how many returned units are unknown.</p>"
+        f'<table class="measures"><tr><th>run</th>{head}</tr>{"".join(rows)}</table>'
     )
 
 
@@ -369,6 +398,36 @@ def _per_query_table(report: Report) -> str:
     return (
         f"<h2>Per query</h2><details><summary>{len(query_ids)} queries</summary><table>"
         f"<tr><th>query</th><th>text</th>{head}</tr>{''.join(rows)}</table></details>"
+    )
+
+
+def _per_query_measures(report: Report) -> str:
+    """Each query's value of the chosen measures (and Judged@k) per run, an unavailable one
+    with its interval (:func:`~evalcore.analysis.interval_text.metric_value_text`)."""
+    if not report.measures:
+        return ""
+    measures = report_measures(report)
+    runs = [r for r in report.runs if r.measure_values is not None]
+    by_run = [{q.query_id: q.metrics for q in r.measure_values.queries}  # type: ignore[union-attr]
+              for r in runs]
+    query_ids = sorted({q for values in by_run for q in values}, key=natural_key)
+    head = "".join(f"<th>{_e(run.name)}<br>{_e(measure_label(m, run.k))}</th>"
+                   for run in runs for m in measures)
+    rows = []
+    for query_id in query_ids:
+        cells = []
+        for values in by_run:
+            metrics = values.get(query_id)
+            for m in measures:
+                value = metrics.get(m.canonical) if metrics is not None else None
+                text = metric_value_text(value) if metrics is not None else "not in run"
+                css = "" if value is not None and value.available else ' class="unavailable"'
+                cells.append(f"<td{css}>{_e(text)}</td>")
+        rows.append(f"<tr><td>{_e(query_id)}</td>{''.join(cells)}</tr>")
+    return (
+        f'<h2>Per query: measures</h2><details><summary>{len(query_ids)} queries</summary>'
+        f'<table class="measures-per-query"><tr><th>query</th>{head}</tr>{"".join(rows)}'
+        "</table></details>"
     )
 
 

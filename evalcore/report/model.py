@@ -26,6 +26,12 @@ every export shows the verdict before the significance. Each pair also carries,
 apart, its numbers with unjudged units counted as non-relevant (trec_eval
 compatibility), which exports show in their own labeled section only.
 
+**Measures.** :attr:`Report.measures` names the measures the report shows (the
+study's chosen ones unless others were asked for); each run's
+:attr:`ReportRun.measure_values` holds them with Judged@k beside each, and the
+decided comparisons use the same measures. The fixed section-7 table
+(:attr:`ReportRun.evaluation`) stays for the comparison and significance marks.
+
 **Internal data.** Annotator names, annotator notes and database row ids live
 only in :attr:`Report.internal`. Exports leave it out unless asked
 (``include_internal=True``); :meth:`Report.for_export` gives that view.
@@ -60,6 +66,10 @@ class ReportRun(BaseModel):
     #: The report's author accepted the run for comparison although it is not verified.
     accepted_unverified: bool = False
     evaluation: EvaluationReport
+    #: The run on the report's measures (:attr:`Report.measures`) and Judged@k beside each,
+    #: keyed by canonical name (a measure without a cutoff at the run's k); None in reports
+    #: stored before reports had chosen measures.
+    measure_values: EvaluationReport | None = None
 
     def status(self) -> tuple[str, str | None]:
         """(what the report says about the run's comparability, the reason or None).
@@ -130,6 +140,10 @@ class Report(BaseModel):
     comparison: RunComparison | None
     #: Why there is no comparison (e.g. fewer than two comparable runs), else None.
     comparison_note: str | None = None
+    #: The measures the report shows, by canonical name (the study's chosen measures, or
+    #: those asked for when it was generated; a name without a cutoff is taken at each run's
+    #: k). Empty in reports stored before reports had chosen measures.
+    measures: list[str] = Field(default_factory=list)
     #: What the evidence decides for each compared pair (empty: none computed).
     decisions: list[PairComparison] = Field(default_factory=list)
     query_texts: dict[str, str] = Field(default_factory=dict)

@@ -154,3 +154,21 @@ def test_stored_report_shows_the_verdict_before_the_results(small_store, new_app
     assert list(table["measure"]) == ["P@3", "R@3", "nDCG@3", "RR@3"]
     assert table["verdict"][0] == "decided: r1 better"  # r2 - r1 on P@3: -1/6
     assert table["mean difference A − B"][0] == "−0.167 to −0.167"
+
+
+def test_stored_report_shows_the_chosen_measures_with_judged(small_store, new_app) -> None:
+    from evalcore.report.from_store import report_from_store
+    from evalcore.report.stored import save_report
+    from evalcore.store.study_measures import set_study_measures
+
+    _, db = small_store
+    _label(db)
+    set_study_measures(db, study_id="s1", measures=["Success@2", "RBP(p=0.8)@3"], actor=None)
+    save_report(db, report_from_store(db, study_id="s1", runs=["r1", "r2"], created_by="lead"))
+    at = new_app(annotator="lead", page=PAGE)
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "Success@2" in d.value.columns)
+    assert list(table.columns) == ["run", "Success@2", "RBP(p=0.8)@3", "Judged@2", "Judged@3"]
+    assert list(table["run"]) == ["r1", "r2"]
+    assert any("Measures: Success@2, RBP(p=0.8)@3" in c.value.replace("\\", "")
+               for c in at.caption)
