@@ -11,6 +11,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+from evalcore.store.document_imports import discard_abandoned_imports
 from evalcore.store.schema import migrate as run_migrations
 from evalcore.store.staging import discard_abandoned_runs
 
@@ -41,4 +42,5 @@ def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Databa
     if migrate:
         run_migrations(db)
         discard_abandoned_runs(db)  # a run import killed mid-way leaves nothing visible
+        discard_abandoned_imports(db)  # so does a document import
     return db

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from evalcore.io.clock import to_iso
 from evalcore.store.authorize import authorize_corpus_write
 from evalcore.store.corpora import corpus_owner, register_corpus
+from evalcore.store.document_imports import published
 from evalcore.store.hashing import content_hash
 from evalcore.store.transaction import write_transaction
 
@@ -95,14 +96,15 @@ def upsert_document_rows(
         f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
         f"text = excluded.text, {owner}"
-        "created_at = excluded.created_at, content_hash = excluded.content_hash",
+        "created_at = excluded.created_at, content_hash = excluded.content_hash, "
+        "import_id = NULL",
         rows,
     )
 
 
 def get_document(db: sqlite_utils.Database, corpus_id: str, doc_id: str) -> Document | None:
     row = db.execute(
-        f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id = ?",
+        f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id = ? AND {published()}",
         [corpus_id, doc_id],
     ).fetchone()
     if row is None:
@@ -120,7 +122,8 @@ def get_documents(
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
         for row in db.execute(
-            f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id IN ({marks})",
+            f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id IN ({marks}) "
+            f"AND {published()}",
             [corpus_id, *chunk],
         ):
             doc = Document(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
@@ -130,5 +133,6 @@ def get_documents(
 
 def count_documents(db: sqlite_utils.Database, corpus_id: str) -> int:
     return int(
-        db.execute("SELECT count(*) FROM documents WHERE corpus_id = ?", [corpus_id]).fetchone()[0]
+        db.execute(f"SELECT count(*) FROM documents WHERE corpus_id = ? AND {published()}",
+                   [corpus_id]).fetchone()[0]
     )

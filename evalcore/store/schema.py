@@ -390,8 +390,23 @@ _V11 = """
 ALTER TABLE studies ADD COLUMN measures TEXT NOT NULL DEFAULT '';
 """
 
+# v12: documents written by a staged import (evalcore.store.document_imports) carry its
+# import_id; while the import is in pending_imports they are invisible to every read.
+# Publishing deletes the pending row (one small statement); existing documents have no
+# import and stay visible.
+_V12 = """
+CREATE TABLE pending_imports (
+    import_id TEXT PRIMARY KEY,
+    corpus_id TEXT NOT NULL,
+    staged_by TEXT NOT NULL,
+    started_at TEXT NOT NULL
+);
+ALTER TABLE documents ADD COLUMN import_id TEXT;
+CREATE INDEX documents_import ON documents (import_id) WHERE import_id IS NOT NULL;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

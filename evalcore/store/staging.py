@@ -108,7 +108,7 @@ def staging_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _alive(owner: str) -> bool:
+def alive(owner: str) -> bool:
     host, _, pid = owner.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return True  # another machine's import: not ours to judge
@@ -144,7 +144,7 @@ def discard_abandoned_runs(db: sqlite_utils.Database) -> int:
         run_id for run_id, owner in db.execute(
             "SELECT run_id, staged_by FROM runs WHERE staged_by IS NOT NULL"
         ).fetchall()
-        if not _alive(owner)
+        if not alive(owner)
     ]
     for run_id in abandoned:
         discard_staged_run(db, run_id)

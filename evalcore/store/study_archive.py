@@ -69,6 +69,7 @@ from evalcore.store.authorize import (
 )
 from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
+from evalcore.store.document_imports import published
 from evalcore.store.hashing import content_hash
 from evalcore.store.references import reference_hash
 from evalcore.store.reports import body_hash
@@ -134,7 +135,7 @@ _SELECTS: dict[str, str] = {
 }
 
 _USED_DOCUMENTS = (
-    "d.corpus_id = :corpus AND d.doc_id IN ("
+    f"{published('d')} AND d.corpus_id = :corpus AND d.doc_id IN ("
     f"SELECT unit_id FROM results WHERE run_id IN ({_LIVE_RUNS}) "
     "UNION SELECT unit_id FROM label_events WHERE study_id = :study "
     "UNION SELECT unit_id FROM reference_labels WHERE study_id = :study "
