@@ -85,20 +85,23 @@ def add_documents(
 
 
 def upsert_document_rows(
-    db: sqlite_utils.Database, rows: Iterable[tuple], *, keep_owner: bool
+    db: sqlite_utils.Database, rows: Iterable[tuple], *, keep_owner: bool,
+    import_id: str | None = None,
 ) -> None:
     """Insert or update document rows ``(corpus_id, doc_id, title, text, owner_org,
     created_at, content_hash)`` inside the caller's write transaction (the one place
     documents are written). With ``keep_owner`` an existing document keeps its owner
-    (an import never re-owns a document)."""
+    (an import never re-owns a document). A new document gets ``import_id`` (a pending
+    import's: invisible until it is published, :mod:`evalcore.store.document_imports`); an
+    updated one becomes visible (its ``import_id`` is cleared)."""
     owner = "" if keep_owner else "owner_org = excluded.owner_org, "
     db.conn.executemany(
-        f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        f"INSERT INTO documents ({_COLUMNS}, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
         f"text = excluded.text, {owner}"
         "created_at = excluded.created_at, content_hash = excluded.content_hash, "
         "import_id = NULL",
-        rows,
+        ((*row, import_id) for row in rows),
     )
 
 
