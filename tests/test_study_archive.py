@@ -313,14 +313,16 @@ def test_import_into_a_team_organisation_needs_its_membership(exported: Path, so
     assert _counts(target) == before
 
 
-def test_a_failure_after_the_chunks_leaves_nothing(exported: Path, empty: Path,
+@pytest.mark.parametrize("step", ["_append_history", "_restore_members"])
+def test_a_failure_after_the_chunks_leaves_nothing(exported: Path, empty: Path, step: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before step 3, and inside its last transaction (history chunks already committed)."""
     import evalcore.store.study_archive as archive_module
 
     def explode(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(archive_module, "_append_history", explode)
+    monkeypatch.setattr(archive_module, step, explode)
     before = _counts(empty)
     code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
     assert code == 1 and "space" in text, text
@@ -389,20 +391,6 @@ def test_a_staged_study_is_invisible_until_its_last_commit(exported: Path, empty
     assert code == 0, text
     assert seen == [(True, True, [])]  # written, yet no reader finds the study
     assert _study_ids(empty) == [STUDY]
-
-
-def test_a_failure_in_the_last_step_discards_the_staged_history(
-        exported: Path, empty: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalcore.store.study_archive as archive_module
-
-    def explode(*args: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(archive_module, "_restore_members", explode)
-    before = _counts(empty)
-    code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
-    assert code == 1 and "space" in text, text
-    assert _counts(empty) == before
 
 
 def test_a_killed_study_import_stays_invisible_and_the_next_open_removes_it(

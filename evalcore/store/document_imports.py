@@ -36,7 +36,7 @@ import uuid
 import sqlite_utils
 
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.staging import DISCARD_CHUNK, alive, staging_owner
+from evalcore.store.staging import delete_in_chunks, discard_abandoned, staging_owner
 from evalcore.store.transaction import write_transaction
 
 
@@ -65,27 +65,12 @@ def publish_import(db: sqlite_utils.Database, import_id: str) -> None:
 
 def discard_import(db: sqlite_utils.Database, import_id: str) -> None:
     """Delete a pending import's documents, a chunk per short transaction, then its pending row."""
-    while True:
-        with write_transaction(db):
-            deleted = db.execute(
-                "DELETE FROM documents WHERE rowid IN (SELECT rowid FROM documents "
-                f"WHERE import_id = ? LIMIT {DISCARD_CHUNK})",
-                [import_id],
-            ).rowcount
-        if deleted < DISCARD_CHUNK:
-            break
+    delete_in_chunks(db, "documents", "rowid", "import_id", import_id)
     with write_transaction(db):
         db.execute("DELETE FROM pending_imports WHERE import_id = ?", [import_id])
 
 
 def discard_abandoned_imports(db: sqlite_utils.Database) -> int:
     """Discard pending imports whose importing process is gone; return how many."""
-    abandoned = [
-        import_id for import_id, owner in db.execute(
-            "SELECT import_id, staged_by FROM pending_imports"
-        ).fetchall()
-        if not alive(owner)
-    ]
-    for import_id in abandoned:
-        discard_import(db, import_id)
-    return len(abandoned)
+    return discard_abandoned(db, "SELECT import_id, staged_by FROM pending_imports",
+                             discard_import)

@@ -20,7 +20,7 @@ rows, harmless); a failure inside the process removes them too.
 
 import sqlite_utils
 
-from evalcore.store.staging import DISCARD_CHUNK, alive, discard_staged_run
+from evalcore.store.staging import delete_in_chunks, discard_abandoned, discard_staged_run
 from evalcore.store.transaction import write_transaction
 
 #: Tables referring to others go first (foreign keys).
@@ -56,25 +56,13 @@ def discard_staged_study(db: sqlite_utils.Database, study_id: str) -> None:
                                 [study_id]).fetchall():
         discard_staged_run(db, run_id)
     for table in _study_tables(db):
-        key = _key(db, table)
-        while True:
-            with write_transaction(db):
-                deleted = db.execute(
-                    f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} "
-                    f"WHERE study_id = ? LIMIT {DISCARD_CHUNK})", [study_id]).rowcount
-            if deleted < DISCARD_CHUNK:
-                break
+        delete_in_chunks(db, table, _key(db, table), "study_id", study_id)
     with write_transaction(db):
         db.execute("DELETE FROM studies WHERE study_id = ? AND staged_by IS NOT NULL", [study_id])
 
 
 def discard_abandoned_studies(db: sqlite_utils.Database) -> int:
     """Discard staged studies whose importing process is gone; return how many."""
-    abandoned = [
-        study_id for study_id, owner in db.execute(
-            "SELECT study_id, staged_by FROM studies WHERE staged_by IS NOT NULL").fetchall()
-        if not alive(owner)
-    ]
-    for study_id in abandoned:
-        discard_staged_study(db, study_id)
-    return len(abandoned)
+    return discard_abandoned(
+        db, "SELECT study_id, staged_by FROM studies WHERE staged_by IS NOT NULL",
+        discard_staged_study)
