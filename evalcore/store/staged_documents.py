@@ -17,6 +17,7 @@ read back in file order, :data:`BATCH` at a time.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
@@ -137,34 +138,32 @@ class StagedDocuments:
         after = 0
         with bulk_writes(self._db):
             while True:
-                bound = conn.execute(
-                    f"SELECT max(rowid), count(*) FROM (SELECT rowid FROM {_SCHEMA}.documents "
-                    "WHERE rowid > ? ORDER BY rowid LIMIT ?)", [after, pacer.rows]).fetchone()
-                if not bound[1]:
+                # Read the chunk before taking the write lock: the lock covers only the store.
+                chunk = conn.execute(
+                    f"SELECT rowid, doc_id, title, text, content_hash FROM {_SCHEMA}.documents "
+                    "WHERE rowid > ? ORDER BY rowid LIMIT ?", [after, pacer.rows]).fetchall()
+                if not chunk:
                     return written
-                upto = bound[0]
+                ids = json.dumps([r[1] for r in chunk])
                 started = time.perf_counter()
                 with write_transaction(self._db):
-                    written += conn.execute(
+                    stored = {r[0] for r in conn.execute(
+                        "SELECT doc_id FROM main.documents WHERE corpus_id = ? AND doc_id IN "
+                        "(SELECT value FROM json_each(?))", [corpus_id, ids])}
+                    fresh = [r for r in chunk if r[1] not in stored]
+                    conn.executemany(
                         "INSERT INTO main.documents (corpus_id, doc_id, title, text, owner_org, "
-                        "created_at, content_hash, import_id) "
-                        f"SELECT ?, s.doc_id, s.title, s.text, ?, ?, s.content_hash, ? "
-                        f"FROM {_SCHEMA}.documents s WHERE s.rowid > ? AND s.rowid <= ? "
-                        "AND NOT EXISTS (SELECT 1 FROM main.documents d "
-                        "WHERE d.corpus_id = ? AND d.doc_id = s.doc_id) ORDER BY s.rowid",
-                        [corpus_id, owner_org, created_at, import_id, after, upto, corpus_id],
-                    ).rowcount
-                    conn.execute(
-                        f"INSERT INTO {_SCHEMA}.existing (rowid) SELECT s.rowid "
-                        f"FROM {_SCHEMA}.documents s JOIN main.documents d "
-                        "ON d.corpus_id = ? AND d.doc_id = s.doc_id "
-                        "WHERE s.rowid > ? AND s.rowid <= ? AND d.import_id IS NOT ?",
-                        [corpus_id, after, upto, import_id])
+                        "created_at, content_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
+                         for _, d, title, text, digest in fresh])
                 held = time.perf_counter() - started
+                written += len(fresh)
+                conn.executemany(f"INSERT INTO {_SCHEMA}.existing (rowid) VALUES (?)",
+                                 [(r[0],) for r in chunk if r[1] in stored])
                 if on_chunk is not None:
-                    on_chunk(bound[1], held)
-                after = upto
-                pacer.after_chunk(self._db, bound[1], held)
+                    on_chunk(len(chunk), held)
+                after = chunk[-1][0]
+                pacer.after_chunk(self._db, len(chunk), held)
 
     def write_replacements(
         self, corpus_id: str, owner_org: str | None, created_at: str,
