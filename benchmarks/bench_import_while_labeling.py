@@ -13,6 +13,11 @@ the load average is printed (this 2-core machine is shared).
 
     python benchmarks/bench_import_while_labeling.py            # 500,000 lines (quick)
     python benchmarks/bench_import_while_labeling.py --lines 5000000
+    python benchmarks/bench_import_while_labeling.py --beir 200000   # a BEIR corpus instead
+
+With ``--beir N`` the import is a BEIR folder of N documents (about 60 words
+each; ``evalcore.store.imports.beir``: documents staged in paced chunks,
+published by one small statement in the final transaction).
 """
 
 import argparse
@@ -37,6 +42,19 @@ def _write_run(path: Path, lines: int) -> None:
             out.write(f"q{q} Q0 d{q}-{r} {r + 1} {per_query - r} big\n")
 
 
+def _write_beir(root: Path, documents: int) -> None:
+    import json
+
+    (root / "qrels").mkdir(parents=True)
+    words = "retrieval evaluation relevance judged pooled corpus annotator label".split()
+    with (root / "corpus.jsonl").open("w") as out:
+        for i in range(documents):
+            text = " ".join(words[(i + j) % len(words)] for j in range(60))
+            out.write(json.dumps({"_id": f"d{i}", "title": f"Document {i}", "text": text}) + "\n")
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "relevance"}\n')
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+
+
 def _where() -> str:
     """The evalcore statement that opened the transaction being timed (function, file:line)."""
     frame = sys._getframe(2)
@@ -50,8 +68,11 @@ def _where() -> str:
 
 
 def _import(db_path: str, run_file: str, started, done, holds) -> None:
+    import evalcore.store.document_imports as document_imports
+    import evalcore.store.imports.beir as beir_import
     import evalcore.store.imports.run as run_import
     import evalcore.store.runs as runs
+    import evalcore.store.staged_documents as staged_documents
     import evalcore.store.staging as staging
     from evalcore.store.connection import open_store
 
@@ -81,15 +102,17 @@ def _import(db_path: str, run_file: str, started, done, holds) -> None:
         real_checkpoint(db)
         checkpoints.append(time.perf_counter() - t0)
 
-    run_import.write_transaction = timed
-    runs.write_transaction = timed
-    staging.write_transaction = timed
+    for module in (run_import, runs, staging, beir_import, staged_documents, document_imports):
+        module.write_transaction = timed
     if real_checkpoint is not None:
         staging.checkpoint = timed_checkpoint
     db = open_store(db_path)
     started.set()
     t0 = time.perf_counter()
-    run_import.import_run(db, run_file, study_id="s", k=100)
+    if Path(run_file).is_dir():
+        beir_import.import_beir(db, run_file, study_id="s")
+    else:
+        run_import.import_run(db, run_file, study_id="s", k=100)
     ranked = sorted(timed_holds, reverse=True)
     holds.put((time.perf_counter() - t0, ranked[:3], len(ranked),
                ranked[len(ranked) // 100][0], sum(1 for h in ranked if h[0] > 0.25),
@@ -150,6 +173,8 @@ def _collect(labelers: list, out) -> list[tuple[list[float], int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=500_000)
+    parser.add_argument("--beir", type=int, default=0, metavar="N",
+                        help="import a BEIR corpus of N documents instead of a run")
     parser.add_argument("--control-s", type=float, default=15.0,
                         help="first, label this long with no import (the machine's own figure)")
     args = parser.parse_args()
@@ -164,8 +189,12 @@ def main() -> None:
         db = open_store(db_path)
         create_study(db, StudyIn(study_id="s", corpus_id="c"))
         db.conn.close()
-        run_file = root / "big.run"
-        _write_run(run_file, args.lines)
+        if args.beir:
+            run_file = root / "beir"
+            _write_beir(run_file, args.beir)
+        else:
+            run_file = root / "big.run"
+            _write_run(run_file, args.lines)
         ctx = multiprocessing.get_context("spawn")
         control = None
         if args.control_s > 0:
@@ -196,7 +225,9 @@ def main() -> None:
         c_count, c_failed, c_p50, c_p99, c_worst = control
         print(f"labels with no import ({args.control_s:g} s): {c_count:,}, failed {c_failed}, "
               f"p50 {c_p50 * 1000:.1f} ms, p99 {c_p99 * 1000:.1f} ms, max {c_worst * 1000:.1f} ms")
-    print(f"run import: {args.lines:,} lines in {seconds:.1f} s, {transactions} write "
+    what = f"BEIR import: {args.beir:,} documents" if args.beir else (
+        f"run import: {args.lines:,} lines")
+    print(f"{what} in {seconds:.1f} s, {transactions} write "
           f"transactions; holds p99 {hold_p99 * 1000:.0f} ms, {over_target} over 250 ms")
     print(f"longest write-lock hold {hold * 1000:.0f} ms (target <= 250 ms): statements "
           f"{body * 1000:.0f} ms + COMMIT {commit * 1000:.0f} ms, in {where}")

@@ -106,7 +106,7 @@ def test_verify_finds_a_damaged_file(store, tmp_path) -> None:
     damaged = tmp_path / "damaged.db"
     data = bytearray(store.read_bytes())
     page = 4096
-    for at in range(2 * page + 100, len(data) - page, page):  # scribble over every page's body
+    for at in range(2 * page, len(data) - page, page):  # scribble over every page from its header
         data[at:at + 200] = b"\xff" * 200
     damaged.write_bytes(bytes(data))
     result = cli("verify", "--db", damaged)

@@ -313,14 +313,16 @@ def test_import_into_a_team_organisation_needs_its_membership(exported: Path, so
     assert _counts(target) == before
 
 
-def test_a_failure_after_the_chunks_leaves_nothing(exported: Path, empty: Path,
+@pytest.mark.parametrize("step", ["_append_history", "_restore_members"])
+def test_a_failure_after_the_chunks_leaves_nothing(exported: Path, empty: Path, step: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before step 3, and inside its last transaction (history chunks already committed)."""
     import evalcore.store.study_archive as archive_module
 
     def explode(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(archive_module, "_append_history", explode)
+    monkeypatch.setattr(archive_module, step, explode)
     before = _counts(empty)
     code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
     assert code == 1 and "space" in text, text
@@ -353,3 +355,81 @@ def test_attack_an_archive_claiming_a_team_organisations_documents(
                       "--actor", "mallory@evil.example")
     assert code == 1 and "refused" in text and "acme" in text and "Traceback" not in text, text
     assert _counts(target) == before
+
+
+def _study_ids(path: Path) -> list[str]:
+    from evalcore.store.studies import study_ids
+
+    reader = open_store(path)
+    try:
+        return study_ids(reader)
+    finally:
+        reader.conn.close()
+
+
+def test_a_staged_study_is_invisible_until_its_last_commit(exported: Path, empty: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalcore.store.study_archive as archive_module
+    from evalcore.store.studies import StudyNotFoundError, get_study
+
+    seen: list[tuple] = []
+    original = archive_module._restore_members
+
+    def watched(db, *args):  # inside the final transaction: the chunks are committed
+        reader = open_store(empty)
+        events = reader.execute("SELECT count(*) FROM label_events WHERE study_id = ?",
+                                [STUDY]).fetchone()[0]
+        with pytest.raises(StudyNotFoundError):
+            get_study(reader, STUDY)
+        seen.append((reader.execute("SELECT count(*) FROM studies").fetchone()[0] == 1,
+                     events > 0, _study_ids(empty)))
+        reader.conn.close()
+        return original(db, *args)
+
+    monkeypatch.setattr(archive_module, "_restore_members", watched)
+    code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
+    assert code == 0, text
+    assert seen == [(True, True, [])]  # written, yet no reader finds the study
+    assert _study_ids(empty) == [STUDY]
+
+
+def test_a_killed_study_import_stays_invisible_and_the_next_open_removes_it(
+        exported: Path, empty: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    before = _counts(empty)
+    script = (
+        "import os, sys\n"
+        "import evalcore.store.study_archive as a\n"
+        "a._restore_members = lambda *args: os._exit(9)\n"
+        "from evalcore.cli import main\n"
+        f"main(['import', 'study', '--db', {str(empty)!r}, '--in', {str(exported)!r}, "
+        f"'--actor', {LEAD!r}])\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=300)
+    assert done.returncode == 9
+    raw = open_store(empty, migrate=False)
+    assert raw.execute("SELECT count(*) FROM label_events").fetchone()[0] > 0  # left behind
+    assert raw.execute("SELECT staged_by FROM studies").fetchone()[0]
+    raw.conn.close()
+    assert _study_ids(empty) == []  # opening discards it
+    after = _counts(empty)
+    # What stays (documented in evalcore.store.staged_studies): the organisation, user,
+    # membership of it and corpus row the importer had created, each one row.
+    kept = {"organisations", "user_organisations", "users", "corpora"}
+    assert {t: n for t, n in after.items() if t not in kept} == {
+        t: n for t, n in before.items() if t not in kept}
+    assert all(after[t] - before[t] == 1 for t in kept)
+
+
+def test_a_published_studys_history_still_cannot_be_deleted(exported: Path, empty: Path) -> None:
+    import sqlite3
+
+    code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
+    assert code == 0, text
+    db = open_store(empty)
+    for table in ("label_events", "completeness_events", "audit_log", "reference_labels"):
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute(f"DELETE FROM {table} WHERE study_id = ?", [STUDY])

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from evalcore.io.clock import to_iso
 from evalcore.store.authorize import authorize_corpus_write
 from evalcore.store.corpora import corpus_owner, register_corpus
+from evalcore.store.document_imports import published
 from evalcore.store.hashing import content_hash
 from evalcore.store.transaction import write_transaction
 
@@ -84,25 +85,29 @@ def add_documents(
 
 
 def upsert_document_rows(
-    db: sqlite_utils.Database, rows: Iterable[tuple], *, keep_owner: bool
+    db: sqlite_utils.Database, rows: Iterable[tuple], *, keep_owner: bool,
+    import_id: str | None = None,
 ) -> None:
     """Insert or update document rows ``(corpus_id, doc_id, title, text, owner_org,
     created_at, content_hash)`` inside the caller's write transaction (the one place
     documents are written). With ``keep_owner`` an existing document keeps its owner
-    (an import never re-owns a document)."""
+    (an import never re-owns a document). A new document gets ``import_id`` (a pending
+    import's: invisible until it is published, :mod:`evalcore.store.document_imports`); an
+    updated one becomes visible (its ``import_id`` is cleared)."""
     owner = "" if keep_owner else "owner_org = excluded.owner_org, "
     db.conn.executemany(
-        f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        f"INSERT INTO documents ({_COLUMNS}, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
         f"text = excluded.text, {owner}"
-        "created_at = excluded.created_at, content_hash = excluded.content_hash",
-        rows,
+        "created_at = excluded.created_at, content_hash = excluded.content_hash, "
+        "import_id = NULL",
+        ((*row, import_id) for row in rows),
     )
 
 
 def get_document(db: sqlite_utils.Database, corpus_id: str, doc_id: str) -> Document | None:
     row = db.execute(
-        f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id = ?",
+        f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id = ? AND {published()}",
         [corpus_id, doc_id],
     ).fetchone()
     if row is None:
@@ -120,7 +125,8 @@ def get_documents(
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
         for row in db.execute(
-            f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id IN ({marks})",
+            f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id IN ({marks}) "
+            f"AND {published()}",
             [corpus_id, *chunk],
         ):
             doc = Document(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
@@ -130,5 +136,6 @@ def get_documents(
 
 def count_documents(db: sqlite_utils.Database, corpus_id: str) -> int:
     return int(
-        db.execute("SELECT count(*) FROM documents WHERE corpus_id = ?", [corpus_id]).fetchone()[0]
+        db.execute(f"SELECT count(*) FROM documents WHERE corpus_id = ? AND {published()}",
+                   [corpus_id]).fetchone()[0]
     )

@@ -28,12 +28,15 @@ from types import TracebackType
 
 import sqlite_utils
 
+from evalcore.store.document_imports import published
+
 _names = itertools.count(1)
 #: The pinned documents that still hold their pinned content, in ``doc_id`` order.
 _PINNED_FROM = (
     " FROM protocol_documents pd "
     "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = pd.doc_id "
     "AND d.content_hash = pd.content_hash "
+    f"AND {published('d')} "
     "WHERE pd.study_id = :study AND pd.protocol = :protocol ORDER BY pd.doc_id"
 )
 
@@ -85,7 +88,8 @@ class LexicalIndex:
             conn.execute(
                 f"INSERT INTO temp.{self._fts} (rowid, title, text) "
                 f"SELECT i.rowid, d.title, d.text FROM temp.{self._ids} i "
-                "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = i.doc_id",
+                "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = i.doc_id "
+                f"AND {published('d')}",
                 {"corpus": self._key["corpus"]},
             )
             self.document_count = int(

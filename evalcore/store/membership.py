@@ -13,6 +13,7 @@ import sqlite_utils
 from evalcore.access.decisions import StudyMode
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import RoleName
+from evalcore.store.document_imports import published
 
 
 def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
@@ -118,7 +119,7 @@ def document_owner_orgs(
         r[0]
         for r in db.execute(
             "SELECT DISTINCT owner_org FROM documents WHERE corpus_id = ? "
-            "AND doc_id IN (SELECT value FROM json_each(?))",
+            f"AND doc_id IN (SELECT value FROM json_each(?)) AND {published()}",
             [corpus_id, json.dumps(list(doc_ids))],
         )
     }

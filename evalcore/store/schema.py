@@ -390,8 +390,71 @@ _V11 = """
 ALTER TABLE studies ADD COLUMN measures TEXT NOT NULL DEFAULT '';
 """
 
+# v12: documents written by a staged import (evalcore.store.document_imports) carry its
+# import_id; while the import is in pending_imports they are invisible to every read.
+# Publishing deletes the pending row (one small statement); existing documents have no
+# import and stay visible. A study being imported from an archive is staged the same way
+# (studies.staged_by = "host:pid", evalcore.store.staged_studies): invisible until one
+# small commit clears it; its append-only history may be deleted only while it is
+# staged (the discard of a failed or killed import), never once published.
+_V12 = """
+ALTER TABLE studies ADD COLUMN staged_by TEXT;
+CREATE TABLE pending_imports (
+    import_id TEXT PRIMARY KEY,
+    corpus_id TEXT NOT NULL,
+    staged_by TEXT NOT NULL,
+    started_at TEXT NOT NULL
+);
+ALTER TABLE documents ADD COLUMN import_id TEXT;
+CREATE INDEX documents_import ON documents (import_id) WHERE import_id IS NOT NULL;
+DROP TRIGGER label_events_append_only_d;
+CREATE TRIGGER label_events_append_only_d BEFORE DELETE ON label_events WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
+DROP TRIGGER completeness_append_only_d;
+CREATE TRIGGER completeness_append_only_d BEFORE DELETE ON completeness_events WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
+DROP TRIGGER audit_append_only_d;
+CREATE TRIGGER audit_append_only_d BEFORE DELETE ON audit_log WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+DROP TRIGGER reference_versions_immutable_d;
+CREATE TRIGGER reference_versions_immutable_d BEFORE DELETE ON reference_versions WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+DROP TRIGGER reference_labels_immutable_d;
+CREATE TRIGGER reference_labels_immutable_d BEFORE DELETE ON reference_labels WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+DROP TRIGGER reference_completeness_immutable_d;
+CREATE TRIGGER reference_completeness_immutable_d BEFORE DELETE ON reference_completeness WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+DROP TRIGGER reference_seals_immutable_d;
+CREATE TRIGGER reference_seals_immutable_d BEFORE DELETE ON reference_seals WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
+DROP TRIGGER protocols_immutable_d;
+CREATE TRIGGER protocols_immutable_d BEFORE DELETE ON protocols WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
+DROP TRIGGER protocol_documents_immutable_d;
+CREATE TRIGGER protocol_documents_immutable_d BEFORE DELETE ON protocol_documents WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
+DROP TRIGGER retrieval_refusals_append_only_d;
+CREATE TRIGGER retrieval_refusals_append_only_d BEFORE DELETE ON retrieval_refusals WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
+DROP TRIGGER reports_immutable_d;
+CREATE TRIGGER reports_immutable_d BEFORE DELETE ON reports WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

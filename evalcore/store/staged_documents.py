@@ -5,8 +5,11 @@ A BEIR corpus may unpack to gigabytes: :class:`StagedDocuments` is the
 into, so memory stays bounded whatever the corpus size. The scratch file is
 attached to the import's connection (``ATTACH``, a private temporary folder,
 no journal, no fsync: it is thrown away whatever happens) and detached and
-deleted on exit. Nothing reaches the store's tables until :meth:`write`, which
-the importer calls inside its one write transaction (all or nothing).
+deleted on exit. Nothing reaches the store's tables until :meth:`write_staged`
+writes the new documents, invisible, in paced short transactions
+(:mod:`evalcore.store.document_imports`), and :meth:`write_replacements`
+writes those that replace stored ones inside the import's final transaction,
+the one that publishes (all or nothing).
 
 The duplicate ``_id`` check is the scratch table's primary key; documents are
 read back in file order, :data:`BATCH` at a time.
@@ -14,16 +17,21 @@ read back in file order, :data:`BATCH` at a time.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
 import sqlite_utils
 
 from evalcore.store.corpus import upsert_document_rows
+from evalcore.store.document_imports import published
 from evalcore.store.hashing import content_hash
+from evalcore.store.staging import Pacer, bulk_writes
+from evalcore.store.transaction import write_transaction
 
 #: Documents per scratch transaction and per batch read back when writing.
 BATCH = 2_000
@@ -104,22 +112,75 @@ class StagedDocuments:
         """The owners of the stored documents of the corpus that these documents would update."""
         return {r[0] for r in self._db.execute(
             f"SELECT DISTINCT d.owner_org FROM {_SCHEMA}.documents s JOIN main.documents d "
+            f"ON d.corpus_id = ? AND d.doc_id = s.doc_id AND {published('d')}", [corpus_id])}
+
+    def replaced_owner_orgs(self, corpus_id: str) -> set[str | None]:
+        """The owners of the stored documents that :meth:`write_replacements` would update."""
+        return {r[0] for r in self._db.execute(
+            f"SELECT DISTINCT d.owner_org FROM {_SCHEMA}.existing e "
+            f"JOIN {_SCHEMA}.documents s ON s.rowid = e.rowid JOIN main.documents d "
             "ON d.corpus_id = ? AND d.doc_id = s.doc_id", [corpus_id])}
 
-    def write(self, corpus_id: str, owner_org: str | None, created_at: str) -> tuple[int, int]:
-        """Upsert the staged documents into the corpus (inside the caller's write transaction),
-        skipping those stored with the same content; return (written, existing ones changed).
+    def write_staged(
+        self, import_id: str, corpus_id: str, owner_org: str | None, created_at: str,
+        on_chunk: Callable[[int, float], None] | None = None,
+    ) -> int:
+        """Insert the documents new to the corpus, invisible (``import_id`` pending), in paced
+        short write transactions (:class:`evalcore.store.staging.Pacer`); return how many.
 
-        A new document belongs to ``owner_org``; an existing one keeps its owner.
+        Documents already stored are remembered for :meth:`write_replacements` (the final
+        transaction). ``on_chunk(rows, held_s)`` is told of each chunk (benchmarks).
+        """
+        conn = self._db.conn
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {_SCHEMA}.existing (rowid INTEGER PRIMARY KEY)")
+        pacer = Pacer()
+        written = 0
+        after = 0
+        with bulk_writes(self._db):
+            while True:
+                # Read the chunk before taking the write lock: the lock covers only the store.
+                chunk = conn.execute(
+                    f"SELECT rowid, doc_id, title, text, content_hash FROM {_SCHEMA}.documents "
+                    "WHERE rowid > ? ORDER BY rowid LIMIT ?", [after, pacer.rows]).fetchall()
+                if not chunk:
+                    return written
+                ids = json.dumps([r[1] for r in chunk])
+                started = time.perf_counter()
+                with write_transaction(self._db):
+                    stored = {r[0] for r in conn.execute(
+                        "SELECT doc_id FROM main.documents WHERE corpus_id = ? AND doc_id IN "
+                        "(SELECT value FROM json_each(?))", [corpus_id, ids])}
+                    fresh = [r for r in chunk if r[1] not in stored]
+                    conn.executemany(
+                        "INSERT INTO main.documents (corpus_id, doc_id, title, text, owner_org, "
+                        "created_at, content_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
+                         for _, d, title, text, digest in fresh])
+                held = time.perf_counter() - started
+                written += len(fresh)
+                conn.executemany(f"INSERT INTO {_SCHEMA}.existing (rowid) VALUES (?)",
+                                 [(r[0],) for r in chunk if r[1] in stored])
+                if on_chunk is not None:
+                    on_chunk(len(chunk), held)
+                after = chunk[-1][0]
+                pacer.after_chunk(self._db, len(chunk), held)
+
+    def write_replacements(
+        self, corpus_id: str, owner_org: str | None, created_at: str,
+    ) -> tuple[int, int]:
+        """Upsert the documents that were already stored when staged (inside the caller's final
+        write transaction), skipping those with the same content; return (written, changed).
+
+        An existing document keeps its owner.
         """
         written = changed = 0
         after = 0
         while True:
             rows = self._db.execute(
-                f"SELECT s.rowid, s.doc_id, s.title, s.text, s.content_hash, d.content_hash "
-                f"FROM {_SCHEMA}.documents s LEFT JOIN main.documents d "
-                "ON d.corpus_id = ? AND d.doc_id = s.doc_id "
-                "WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
+                f"SELECT e.rowid, s.doc_id, s.title, s.text, s.content_hash, d.content_hash "
+                f"FROM {_SCHEMA}.existing e JOIN {_SCHEMA}.documents s ON s.rowid = e.rowid "
+                "LEFT JOIN main.documents d ON d.corpus_id = ? AND d.doc_id = s.doc_id "
+                "WHERE e.rowid > ? ORDER BY e.rowid LIMIT ?",
                 [corpus_id, after, BATCH],
             ).fetchall()
             if not rows:

@@ -35,8 +35,9 @@ polls again within that pause instead of finding the next chunk's lock.
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import sqlite_utils
 
@@ -108,7 +109,7 @@ def staging_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _alive(owner: str) -> bool:
+def alive(owner: str) -> bool:
     host, _, pid = owner.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return True  # another machine's import: not ours to judge
@@ -121,31 +122,40 @@ def _alive(owner: str) -> bool:
     return True
 
 
+def delete_in_chunks(db: sqlite_utils.Database, table: str, key: str, column: str,
+                     value: object) -> None:
+    """Delete the rows of ``table`` whose ``column`` is ``value``, :data:`DISCARD_CHUNK` per
+    short write transaction (``key``: ``rowid`` or the primary key's columns)."""
+    while True:
+        with write_transaction(db):
+            deleted = db.execute(
+                f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} "
+                f"WHERE {column} = ? LIMIT {DISCARD_CHUNK})",
+                [value],
+            ).rowcount
+        if deleted < DISCARD_CHUNK:
+            return
+
+
 def discard_staged_run(db: sqlite_utils.Database, run_id: int) -> None:
     """Delete a staged run's rows, a chunk per short transaction, then the run row."""
-    for table in ("results", "run_rankings"):
-        key = "run_id, query_id, rank" if table == "results" else "run_id, query_id"
-        while True:
-            with write_transaction(db):
-                deleted = db.execute(
-                    f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} "
-                    f"WHERE run_id = ? LIMIT {DISCARD_CHUNK})",
-                    [run_id],
-                ).rowcount
-            if deleted < DISCARD_CHUNK:
-                break
+    delete_in_chunks(db, "results", "run_id, query_id, rank", "run_id", run_id)
+    delete_in_chunks(db, "run_rankings", "run_id, query_id", "run_id", run_id)
     with write_transaction(db):
         db.execute("DELETE FROM runs WHERE run_id = ? AND staged_by IS NOT NULL", [run_id])
 
 
+def discard_abandoned(db: sqlite_utils.Database, select: str,
+                      discard: Callable[[sqlite_utils.Database, Any], None]) -> int:
+    """``discard`` each id among ``select``'s ``(id, staged_by)`` rows whose importing process
+    is gone; return how many."""
+    gone = [key for key, owner in db.execute(select).fetchall() if not alive(owner)]
+    for key in gone:
+        discard(db, key)
+    return len(gone)
+
+
 def discard_abandoned_runs(db: sqlite_utils.Database) -> int:
     """Discard staged runs whose importing process is gone; return how many."""
-    abandoned = [
-        run_id for run_id, owner in db.execute(
-            "SELECT run_id, staged_by FROM runs WHERE staged_by IS NOT NULL"
-        ).fetchall()
-        if not _alive(owner)
-    ]
-    for run_id in abandoned:
-        discard_staged_run(db, run_id)
-    return len(abandoned)
+    return discard_abandoned(db, "SELECT run_id, staged_by FROM runs WHERE staged_by IS NOT NULL",
+                             discard_staged_run)

@@ -76,7 +76,7 @@ def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
     """The study's settings; :class:`StudyNotFoundError` names the studies that exist."""
     row = db.execute(
         "SELECT study_id, name, corpus_id, retrieval_unit, relevance_threshold, gain, org_id "
-        "FROM studies WHERE study_id = ?",
+        "FROM studies WHERE study_id = ? AND staged_by IS NULL",
         [study_id],
     ).fetchone()
     if row is None:
@@ -88,7 +88,8 @@ def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
 
 def study_ids(db: sqlite_utils.Database) -> list[str]:
     """Every study id of the store, sorted."""
-    return [r[0] for r in db.execute("SELECT study_id FROM studies ORDER BY study_id")]
+    return [r[0] for r in db.execute("SELECT study_id FROM studies WHERE staged_by IS NULL "
+                                     "ORDER BY study_id")]
 
 
 def study_exists(db: sqlite_utils.Database, study_id: str) -> bool:

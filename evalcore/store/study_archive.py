@@ -17,16 +17,20 @@ reports their bodies and hashes. The importer becomes (or stays) the study's
 lead; creating it follows the store's rules (organisation entry, corpus
 ownership, corpus writes). Like a run import it never blocks annotators:
 
-1. one short transaction creates the study with the importer as its only member
-   (team mode: nobody else sees it) after every check;
-2. new documents, then each run's results (a staged, invisible run), are written
-   in chunks, each its own short transaction;
-3. one final transaction appends the history (queries, events, references,
-   protocols, reports, members, audit) and publishes the runs: the study's data
-   becomes visible at once.
+1. one short transaction creates the study with the importer as its only member,
+   after every check, and stages it (``studies.staged_by``: invisible to every
+   read, :mod:`evalcore.store.staged_studies`);
+2. new documents (a pending import, :mod:`evalcore.store.document_imports`),
+   then each run's results (a staged, invisible run), are written in chunks,
+   each its own short transaction;
+3. the history (queries, events, references, protocols, refusals, reports,
+   audit) is appended to the staged study in paced short transactions
+   (``staging.Pacer``); one small final transaction restores the members and
+   publishes the study, its runs and its documents: visible at once.
 
-A failure at any step removes what steps 1-2 wrote (nothing of step 3 was
-committed): all or nothing.
+A failure at any step removes what was written (the staged study's append-only
+rows may be deleted while it is staged, and only then); an import whose process
+died is removed by the next ``open_store``: all or nothing.
 """
 
 from __future__ import annotations
@@ -69,13 +73,20 @@ from evalcore.store.authorize import (
 )
 from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
+from evalcore.store.document_imports import (
+    begin_import,
+    discard_import,
+    publish_import,
+    published,
+)
 from evalcore.store.hashing import content_hash
 from evalcore.store.references import reference_hash
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.scoping import readable_filter, require_known_study
-from evalcore.store.staging import discard_staged_run, staging_owner
+from evalcore.store.staged_studies import discard_staged_study
+from evalcore.store.staging import Pacer, discard_staged_run, staging_owner
 from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
@@ -134,7 +145,7 @@ _SELECTS: dict[str, str] = {
 }
 
 _USED_DOCUMENTS = (
-    "d.corpus_id = :corpus AND d.doc_id IN ("
+    f"{published('d')} AND d.corpus_id = :corpus AND d.doc_id IN ("
     f"SELECT unit_id FROM results WHERE run_id IN ({_LIVE_RUNS}) "
     "UNION SELECT unit_id FROM label_events WHERE study_id = :study "
     "UNION SELECT unit_id FROM reference_labels WHERE study_id = :study "
@@ -307,19 +318,17 @@ class _Undo:
         self.new_orgs: list[str] = []
         self.new_users: list[str] = []
         self.org_rows: list[tuple[str, str]] = []
-        self.documents: list[str] = []
+        self.import_id: str | None = None
         self.runs: list[int] = []
 
     def run(self, db: sqlite_utils.Database) -> None:
         for run_id in self.runs:
             discard_staged_run(db, run_id)
-        for start in range(0, len(self.documents), CHUNK_ROWS):
-            with write_transaction(db):
-                db.conn.executemany(
-                    "DELETE FROM documents WHERE corpus_id = ? AND doc_id = ?",
-                    [(self.corpus_id, d) for d in self.documents[start:start + CHUNK_ROWS]])
+        if self.import_id is not None:
+            discard_import(db, self.import_id)
         if self.study_id is None:
             return
+        discard_staged_study(db, self.study_id)
         with write_transaction(db):
             db.execute("DELETE FROM study_members WHERE study_id = ?", [self.study_id])
             db.conn.executemany("DELETE FROM user_organisations WHERE user_id = ? AND org_id = ?",
@@ -424,7 +433,11 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
                      grant["granted_at"] if org == study.org_id else utc_now_iso()]).rowcount:
                 undo.org_rows.append((importer, org))
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
+        authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
         authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
+        # Invisible from here on (checked above, while it could still be read), until step 3.
+        db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?",
+                   [staging_owner(), study.study_id])
 
 
 def _chunks(rows: Iterator[tuple], size: int = CHUNK_ROWS) -> Iterator[list[tuple]]:
@@ -438,6 +451,7 @@ def _write_documents(db: sqlite_utils.Database, archive: OpenedArchive, study: S
     corpus = study.corpus_id
     rows = ((corpus, r["doc_id"], r["title"], r["text"], r["owner_org"], r["created_at"],
              r["content_hash"]) for r in archive.rows("documents.jsonl"))
+    undo.import_id = begin_import(db, corpus)
     for chunk in _chunks(rows):
         with write_transaction(db):
             existing = dict(db.execute(
@@ -456,8 +470,7 @@ def _write_documents(db: sqlite_utils.Database, archive: OpenedArchive, study: S
                 continue
             authorize_corpus_write(db, corpus_id=corpus, actor=importer,
                                    owner_orgs={r[4] for r in new})
-            upsert_document_rows(db, new, keep_owner=True)
-            undo.documents.extend(r[1] for r in new)
+            upsert_document_rows(db, new, keep_owner=True, import_id=undo.import_id)
 
 
 def _stage_runs(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
@@ -465,9 +478,7 @@ def _stage_runs(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyI
     """Step 2b: each run as a staged (invisible) run, its results in short transactions."""
     run_ids: dict[str, int] = {}
     for run in archive.rows("runs.jsonl"):
-        with write_transaction(db):
-            authorize(db, study_id=study.study_id, actor=importer,
-                      permission=Permission.CREATE_RUN)
+        with write_transaction(db):  # the importer may create runs: checked in step 1
             run_ids[run["name"]] = int(db.execute(
                 "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
                 "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -493,65 +504,68 @@ def _write_results(db: sqlite_utils.Database, run_id: int,
         write_run_results(db, run_id, batch)
 
 
-#: The members step 3 appends in its one transaction.
-_HISTORY = ("queries.jsonl", "label_events.jsonl", "completeness_events.jsonl", "references.jsonl",
-            "reference_labels.jsonl", "reference_completeness.jsonl", "protocols.jsonl",
-            "protocol_documents.jsonl", "retrieval_refusals.jsonl", "reports.jsonl",
-            "audit.jsonl")
-
-
 def _insert(db: sqlite_utils.Database, sql: str, rows: Iterator[tuple]) -> None:
-    db.conn.executemany(sql, rows)
+    """Insert ``rows`` into the staged study in paced short transactions (``staging.Pacer``)."""
+    pacer = Pacer(CHUNK_ROWS)
+    rows = iter(rows)
+    while chunk := list(islice(rows, pacer.rows)):
+        started = time.perf_counter()
+        with write_transaction(db):
+            db.conn.executemany(sql, chunk)
+        pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
 
 
 def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
                     importer: str, undo: _Undo) -> None:
-    """Step 3: the study's history, appended in one transaction that also publishes the runs."""
+    """Step 3: the study's history appended to the staged study in short transactions, then
+    one small transaction restores the members and publishes the study, its runs and its
+    documents."""
     s = study.study_id
-    # Read and parse every row before the transaction: it holds the write lock only to insert.
-    parsed = {m: [tuple(r.values()) for r in archive.rows(m)] for m in _HISTORY}
 
-    def rows(member: str) -> list[tuple]:
-        return parsed[member]
+    def rows(member: str) -> Iterator[tuple]:
+        return (tuple(r.values()) for r in archive.rows(member))
 
+    _insert(db, "INSERT INTO queries (study_id, query_id, text, description, narrative) "
+                "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("queries.jsonl")))
+    _insert(db, "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, "
+                "annotator, created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("label_events.jsonl")))
+    _insert(db, "INSERT INTO completeness_events (study_id, query_id, state, actor, "
+                "created_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("completeness_events.jsonl")))
+    versions = list(rows("references.jsonl"))
+    _insert(db, "INSERT INTO reference_versions (study_id, name, created_at, created_by, "
+                "content_hash) VALUES (?, ?, ?, ?, ?)", ((s, *v[:4]) for v in versions))
+    _insert(db, "INSERT INTO reference_labels (study_id, version, query_id, unit_id, gain) "
+                "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("reference_labels.jsonl")))
+    _insert(db, "INSERT INTO reference_completeness (study_id, version, query_id, "
+                "population_complete) VALUES (?, ?, ?, ?)",
+            ((s, *r) for r in rows("reference_completeness.jsonl")))
+    _insert(db, "INSERT INTO reference_seals (study_id, name, sealed_at) VALUES (?, ?, ?)",
+            ((s, v[0], v[4] or v[1]) for v in versions))  # sealed: nothing can be added
+    _insert(db, "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
+                "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("protocols.jsonl")))
+    _insert(db, "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, "
+                "owner_org) VALUES (?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("protocol_documents.jsonl")))
+    _insert(db, "INSERT INTO retrieval_refusals (study_id, protocol, run_name, created_at, "
+                "actor, message, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("retrieval_refusals.jsonl")))
+    _insert(db, "INSERT INTO reports (study_id, name, reference_version, created_at, "
+                "created_by, evalcore_version, body_json, content_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("reports.jsonl")))
+    _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
+                "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("audit.jsonl")))
     with write_transaction(db):
+        db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])
         authorize(db, study_id=s, actor=importer, permission=Permission.IMPORT)
-        _insert(db, "INSERT INTO queries (study_id, query_id, text, description, narrative) "
-                    "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("queries.jsonl")))
-        _insert(db, "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, "
-                    "annotator, created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                ((s, *r) for r in rows("label_events.jsonl")))
-        _insert(db, "INSERT INTO completeness_events (study_id, query_id, state, actor, "
-                    "created_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
-                ((s, *r) for r in rows("completeness_events.jsonl")))
-        versions = list(rows("references.jsonl"))
-        _insert(db, "INSERT INTO reference_versions (study_id, name, created_at, created_by, "
-                    "content_hash) VALUES (?, ?, ?, ?, ?)", ((s, *v[:4]) for v in versions))
-        _insert(db, "INSERT INTO reference_labels (study_id, version, query_id, unit_id, gain) "
-                    "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("reference_labels.jsonl")))
-        _insert(db, "INSERT INTO reference_completeness (study_id, version, query_id, "
-                    "population_complete) VALUES (?, ?, ?, ?)",
-                ((s, *r) for r in rows("reference_completeness.jsonl")))
-        _insert(db, "INSERT INTO reference_seals (study_id, name, sealed_at) VALUES (?, ?, ?)",
-                ((s, v[0], v[4] or v[1]) for v in versions))  # sealed: nothing can be added
-        _insert(db, "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
-                    "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
-                ((s, *r) for r in rows("protocols.jsonl")))
-        _insert(db, "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, "
-                    "owner_org) VALUES (?, ?, ?, ?, ?)",
-                ((s, *r) for r in rows("protocol_documents.jsonl")))
-        _insert(db, "INSERT INTO retrieval_refusals (study_id, protocol, run_name, created_at, "
-                    "actor, message, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                ((s, *r) for r in rows("retrieval_refusals.jsonl")))
-        _insert(db, "INSERT INTO reports (study_id, name, reference_version, created_at, "
-                    "created_by, evalcore_version, body_json, content_hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("reports.jsonl")))
         _restore_members(db, archive, study, importer)
-        _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
-                    "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                ((s, *r) for r in rows("audit.jsonl")))
         db.conn.executemany("UPDATE runs SET staged_by = NULL WHERE run_id = ?",
                             [(r,) for r in undo.runs])
+        if undo.import_id is not None:
+            publish_import(db, undo.import_id)
         manifest = archive.manifest
         record_audit(db, actor=importer, action="study.import", study_id=s, detail={
             "archive": archive.name, "source_study": manifest.study_id,

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from evalcore.store.document_imports import published
+
 #: ``created_at`` of the ``documents`` row aliased ``d``, normalised to microseconds.
 _CREATED_AT_US = (
     "(CASE WHEN length(d.created_at) = 20 "
@@ -56,7 +58,7 @@ class Visibility:
 
     @property
     def where(self) -> str:
-        parts = ["d.corpus_id = :vis_corpus"]
+        parts = ["d.corpus_id = :vis_corpus", published("d")]
         if self.organisations is not None:
             parts.append("d.owner_org IN (SELECT value FROM json_each(:vis_orgs))")
         if self.cutoff is not None:

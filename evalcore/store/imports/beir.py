@@ -7,14 +7,20 @@ added to the study with their text. Each ``qrels/<split>.tsv`` becomes label
 events by the annotator ``beir:<split>`` (source ``import``). A judgment
 naming a query or a document that is neither in the folder nor in the store is
 an error, unless ``allow_unknown_ids``. ``complete=True`` declares every judged
-query complete. All or nothing, in one transaction.
+query complete. All or nothing.
 
 Memory stays bounded whatever the corpus size: ``corpus.jsonl`` is streamed
 into a scratch file (:class:`evalcore.store.staged_documents.StagedDocuments`)
-while every file is validated, then written from there in batches inside the
-one write transaction. (That transaction holds the write lock for as long as
-the documents take to write and index: documents have no staged state that
-would let them be published by one small commit, as runs are.)
+while every file is validated. Every check then runs once before anything is
+written (so bad input writes nothing) and again inside the final transaction.
+The documents new to the corpus are written from the scratch file in paced
+short transactions, invisible until published
+(:mod:`evalcore.store.document_imports`); the final transaction writes the
+documents that replace stored ones, the queries, label and completeness events
+and the audit row, and publishes the documents with one small statement. A
+failure discards the staged documents; a killed import's are discarded by the
+next ``open_store``. (Called inside a transaction, the import cannot attach its
+scratch file and stays one transaction.)
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
 from evalcore.store.corpus import upsert_document_rows
+from evalcore.store.document_imports import begin_import, discard_import, publish_import
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,
@@ -98,7 +105,9 @@ def _import(
     ]
     summary = ImportSummary(kind="beir", study_id=study_id, source=str(folder),
                             rows=len(events), warnings=list(beir.warnings))
-    with write_transaction(db):
+    owner = owner_org if owner_org is not None else corpus_owner(db, study.corpus_id)
+
+    def check(existing_owners: set[str | None] | None) -> None:
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         if not allow_unknown_ids:
             _check_queries(db, study_id, beir.queries, beir.qrels, beir.qrels_files)
@@ -108,16 +117,16 @@ def _import(
                         allow_unknown=allow_unknown_ids,
                         also_known=staged.present(judged) if staged else set(beir.documents),
                         arriving_documents=beir.document_count)
-        owner = owner_org if owner_org is not None else corpus_owner(db, study.corpus_id)
         if staged is None:
             authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
                                    owner_orgs={owner}, doc_ids=beir.documents)
-            summary.documents, changed = _write_documents(db, study.corpus_id, beir.documents,
-                                                          owner)
         else:
             authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
-                                   owner_orgs={owner} | staged.stored_owner_orgs(study.corpus_id))
-            summary.documents, changed = staged.write(study.corpus_id, owner, utc_now_iso())
+                                   owner_orgs={owner} | (existing_owners or set()))
+
+    def append(documents: int, changed: int) -> None:
+        """Everything but the documents, inside the final write transaction."""
+        summary.documents = documents
         if changed:
             summary.warnings.append(
                 f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
@@ -141,6 +150,25 @@ def _import(
             )
         record_audit(db, actor=actor, action="import.beir", study_id=study_id,
                      detail=summary.model_dump(exclude={"warnings"}))
+
+    if staged is None:  # inside the caller's transaction: one transaction, as it always was
+        with write_transaction(db):
+            check(None)
+            append(*_write_documents(db, study.corpus_id, beir.documents, owner))
+        return summary
+    check(staged.stored_owner_orgs(study.corpus_id))  # refuse before writing anything
+    now = utc_now_iso()
+    import_id = begin_import(db, study.corpus_id)
+    try:
+        new = staged.write_staged(import_id, study.corpus_id, owner, now)
+        with write_transaction(db):
+            check(staged.replaced_owner_orgs(study.corpus_id))
+            replaced, changed = staged.write_replacements(study.corpus_id, owner, now)
+            append(new + replaced, changed)
+            publish_import(db, import_id)
+    except BaseException:
+        discard_import(db, import_id)
+        raise
     return summary
 
 

@@ -23,6 +23,7 @@ from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
 from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, completeness_states
+from evalcore.store.document_imports import published
 from evalcore.store.resolution import resolved_gains
 
 #: How many unknown ids an error message lists.
@@ -108,7 +109,7 @@ def check_known_ids(
         return
     known_extra = also_known or set()
     has_docs = bool(known_extra) or arriving_documents > 0 or db.execute(
-        "SELECT 1 FROM documents WHERE corpus_id = ? LIMIT 1", [corpus_id]
+        f"SELECT 1 FROM documents WHERE corpus_id = ? AND {published()} LIMIT 1", [corpus_id]
     ).fetchone() is not None
     if not has_docs:
         return
@@ -120,7 +121,8 @@ def check_known_ids(
         found = {
             r[0]
             for r in db.execute(
-                f"SELECT doc_id FROM documents WHERE corpus_id = ? AND doc_id IN ({marks})",
+                f"SELECT doc_id FROM documents WHERE corpus_id = ? AND doc_id IN ({marks}) "
+                f"AND {published()}",
                 [corpus_id, *chunk],
             )
         }
