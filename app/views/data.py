@@ -19,7 +19,8 @@ from pydantic import ValidationError
 from app.components.auth import signed_in_user
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, get_db, select_study_next_run
+from app.components.session import current_study, db_path, get_db, select_study_next_run
+from app.components.shared_results import shared_result
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.documents import DocumentFields
 from evalcore.io.errors import InputErrors
@@ -38,6 +39,7 @@ from evalcore.store.information_needs import (
     information_need,
     set_information_need,
 )
+from evalcore.store.marks import store_marks
 from evalcore.store.members import create_team_study
 from evalcore.store.membership import organisation_ids
 from evalcore.store.references import list_references
@@ -225,6 +227,15 @@ def _export_text(produce) -> str:
     return buffer.getvalue()
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _run_refusal(_db, path: str, study_id: str, run: str, viewer: str,
+                 run_ids: tuple[int, ...]) -> str | None:
+    """:func:`run_refusal`, once per stored run (a run never changes once stored; a run
+    stored again under its name gets a new id: the study's run ids are in the key)."""
+    del path, run_ids  # the cache key only
+    return run_refusal(_db, study_id, run, viewer=viewer)
+
+
 def _exports_section(study_id: str) -> None:
     """Download buttons whose files are built only when clicked (a whole-study export is
     seconds at 10,000 queries); a refusal is found by a cheap check and said up front."""
@@ -235,7 +246,9 @@ def _exports_section(study_id: str) -> None:
     reference = a.selectbox("Qrels of", ["working reference"] + references)
     ref = None if reference == "working reference" else reference
     viewer = _actor()
-    refusal = qrels_refusal(db, study_id, ref, viewer=viewer)
+    # Checked once per state of the store, for every session (a scan of every label).
+    refusal = shared_result(db, str(db_path()), study_id, ("qrels_refusal", ref, viewer),
+                            lambda: qrels_refusal(db, study_id, ref, viewer=viewer))
     if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
         a.warning(escape_markdown(refusal))
     else:
@@ -264,7 +277,8 @@ def _exports_section(study_id: str) -> None:
     runs = [r.name for r in list_runs(db, study_id, viewer=_actor())]
     if runs:
         run = c.selectbox("Run", runs)
-        refusal = run_refusal(db, study_id, run, viewer=viewer)
+        refusal = _run_refusal(db, str(db_path()), study_id, run, viewer,
+                               store_marks(db, study_id).run_ids)
         if refusal is not None:
             c.warning(escape_markdown(refusal))
         else:

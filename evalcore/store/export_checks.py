@@ -20,11 +20,17 @@ from evalcore.store.tool_label_exports import export_tool_labels
 
 #: Every character Python's ``\s`` matches (the exports' rule), as a GLOB class.
 _SPACES = "".join(c for c in map(chr, range(0x3001)) if re.match(r"\s", c))
-_SUSPECT_ID = f"(%s = '' OR %s GLOB '*[{_SPACES}]*')"
 
 
-def _suspect(column: str) -> str:
-    return _SUSPECT_ID.replace("%s", column)
+def _suspects(table: str, where: str) -> str:
+    """SQL for a row of ``table`` (``where``) whose ids a TREC export may refuse: a cheap
+    first test (a character outside printable ASCII; '' or '#...'), the whitespace class
+    only on the rows it lets through."""
+    return (
+        f"SELECT 1 FROM {table} WHERE {where} AND (query_id = '' OR unit_id = '' "
+        "OR query_id GLOB '#*' OR (query_id || unit_id GLOB '*[^!-~]*' "
+        f"AND query_id || unit_id GLOB '*[{_SPACES}]*')) LIMIT 1"
+    )
 
 
 def _refusal(export) -> str | None:
@@ -40,12 +46,10 @@ def qrels_refusal(
 ) -> str | None:
     """Why :func:`export_qrels` would refuse these qrels, or None (it would not)."""
     require_study_view(db, viewer, study_id)
-    table, extra, params = (
-        ("label_events", "", [study_id]) if reference is None
-        else ("reference_labels", " AND version = ?", [study_id, reference]))
     suspect = db.execute(
-        f"SELECT 1 FROM {table} WHERE study_id = ?{extra} AND ({_suspect('query_id')} OR "
-        f"{_suspect('unit_id')} OR query_id GLOB '#*') LIMIT 1", params).fetchone()
+        _suspects("label_events", "study_id = ?") if reference is None
+        else _suspects("reference_labels", "study_id = ? AND version = ?"),
+        [study_id] if reference is None else [study_id, reference]).fetchone()
     if suspect is None:
         return None
     return _refusal(lambda out: export_qrels(db, study_id, out, reference=reference,
@@ -76,9 +80,7 @@ def run_refusal(
     """Why :func:`export_run` would refuse this run, or None (it would not)."""
     require_study_view(db, viewer, study_id)
     run = get_run(db, study_id, run_name)
-    suspect = db.execute(
-        f"SELECT 1 FROM results WHERE run_id = ? AND ({_suspect('query_id')} OR "
-        f"{_suspect('unit_id')} OR query_id GLOB '#*') LIMIT 1", [run.run_id]).fetchone()
+    suspect = db.execute(_suspects("results", "run_id = ?"), [run.run_id]).fetchone()
     if suspect is None:
         return None
     return _refusal(lambda out: export_run(db, study_id, run_name, out, viewer=viewer))
