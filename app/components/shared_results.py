@@ -53,10 +53,9 @@ def shared_result(
     """
     results = _results(path)
     full_key = (study_id, key, store_marks(db, study_id))
-    with results.lock:
-        if full_key in results.entries:
-            results.entries.move_to_end(full_key)
-            return results.entries[full_key]
+    found, value = _lookup(results, full_key)
+    if found:
+        return value
     value = compute()  # outside the lock: another session may compute the same meanwhile
     _keep(results, full_key, value)
     return value
@@ -65,13 +64,16 @@ def shared_result(
 def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable) -> Any:
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
     else None (nothing is computed)."""
-    results = _results(path)
-    full_key = (study_id, key, store_marks(db, study_id))
+    return _lookup(_results(path), (study_id, key, store_marks(db, study_id)))[1]
+
+
+def _lookup(results: _Results, full_key: Hashable) -> tuple[bool, Any]:
+    """(found, value): a value may itself be None."""
     with results.lock:
         if full_key in results.entries:
             results.entries.move_to_end(full_key)
-            return results.entries[full_key]
-    return None
+            return True, results.entries[full_key]
+    return False, None
 
 
 def compute_in_background(
