@@ -4,8 +4,11 @@ from app.components.safe_text import truncate
 from evalcore.annotation.progress import QueryProgress
 
 
-def query_option(qid: str, progress: QueryProgress, text: str) -> str:
-    """One selector entry: id and counts first (a narrow screen cuts the end), then the text."""
+def query_option(qid: str, progress: QueryProgress | None, text: str) -> str:
+    """One selector entry: id and counts first (a narrow screen cuts the end), then the text
+    (no counts while the study's progress is being counted)."""
+    if progress is None:
+        return f"{qid} · {truncate(text, 60)}"
     done = " ✓" if progress.complete else ""
     conflicts = f" · {progress.conflicts} in conflict" if progress.conflicts else ""
     return f"{qid} · you {progress.mine}/{progress.pooled}{done}{conflicts} · {truncate(text, 60)}"

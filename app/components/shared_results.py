@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import sqlite_utils
 import streamlit as st
 
+from evalcore.store.connection import open_store
 from evalcore.store.marks import StoreMarks, store_marks
 
 T = TypeVar("T")
@@ -30,6 +31,7 @@ MAX_ENTRIES = 64
 class _Results:
     lock: threading.Lock = field(default_factory=threading.Lock)
     entries: OrderedDict[Hashable, Any] = field(default_factory=OrderedDict)
+    running: set[Hashable] = field(default_factory=set)
 
 
 @st.cache_resource(show_spinner=False)
@@ -51,13 +53,58 @@ def shared_result(
     """
     results = _results(path)
     full_key = (study_id, key, store_marks(db, study_id))
-    with results.lock:
-        if full_key in results.entries:
-            results.entries.move_to_end(full_key)
-            return results.entries[full_key]
+    found, value = _lookup(results, full_key)
+    if found:
+        return value
     value = compute()  # outside the lock: another session may compute the same meanwhile
     _keep(results, full_key, value)
     return value
+
+
+def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable) -> Any:
+    """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
+    else None (nothing is computed)."""
+    return _lookup(_results(path), (study_id, key, store_marks(db, study_id)))[1]
+
+
+def _lookup(results: _Results, full_key: Hashable) -> tuple[bool, Any]:
+    """(found, value): a value may itself be None."""
+    with results.lock:
+        if full_key in results.entries:
+            results.entries.move_to_end(full_key)
+            return True, results.entries[full_key]
+    return False, None
+
+
+def compute_in_background(
+    db: sqlite_utils.Database,
+    path: str,
+    study_id: str,
+    key: Hashable,
+    compute: Callable[[sqlite_utils.Database], Any],
+) -> None:
+    """Start ``compute(connection)`` on a thread of its own (its own connection to the store
+    at ``path``), offered as :func:`shared_result`'s value for the store's marks now; a page
+    asks :func:`ready_result` on its next run. Once per marks: a second call while it runs,
+    or after it is done, starts nothing."""
+    results = _results(path)
+    marks = store_marks(db, study_id)
+    full_key = (study_id, key, marks)
+    with results.lock:
+        if full_key in results.entries or full_key in results.running:
+            return
+        results.running.add(full_key)
+
+    def work() -> None:
+        conn = open_store(path, migrate=False)
+        try:
+            _keep(results, full_key, compute(conn))
+        finally:
+            conn.conn.close()
+            with results.lock:
+                results.running.discard(full_key)
+
+    threading.Thread(target=work, name="rl-shared-result", daemon=True).start()
 
 
 def share_result(path: str, study_id: str, key: Hashable, marks: StoreMarks, value: Any) -> None:

@@ -15,7 +15,12 @@ recompute on the next read.
 import sqlite_utils
 import streamlit as st
 
-from app.components.shared_results import share_result, shared_result
+from app.components.shared_results import (
+    compute_in_background,
+    ready_result,
+    share_result,
+    shared_result,
+)
 from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import StudyProgress, query_progress, study_progress
 from evalcore.store.connection import open_store
@@ -41,6 +46,33 @@ def cached_study_progress(
         db, _store_path(), study_id, key,
         lambda: study_progress(db, study_id, annotator, sizes=shared_pool_sizes(db, study_id)),
     )
+    _cache()[key] = (version, progress)
+    return progress
+
+
+#: A study with more queries than this has its progress counted in the background on a
+#: first visit (seconds at 10,000 queries: every run's results and every label are read).
+LARGE_STUDY_QUERIES = 1000
+
+
+def study_progress_if_ready(
+    db: sqlite_utils.Database, study_id: str, annotator: str, query_count: int
+) -> StudyProgress | None:
+    """:func:`cached_study_progress`, or None while a large study's progress is counted in the
+    background (started here; the page shows it on its next run)."""
+    key = ("progress", study_id, annotator)
+    version = store_marks(db, study_id)
+    entry = _cache().get(key)
+    if entry is not None and entry[0] == version:
+        return entry[1]
+    if query_count <= LARGE_STUDY_QUERIES:
+        return cached_study_progress(db, study_id, annotator)
+    path = _store_path()
+    progress = ready_result(db, path, study_id, key)
+    if progress is None:
+        compute_in_background(db, path, study_id, key,
+                              lambda conn: study_progress(conn, study_id, annotator))
+        return None
     _cache()[key] = (version, progress)
     return progress
 

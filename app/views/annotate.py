@@ -26,6 +26,7 @@ annotator's own action (the selector, the address, "Next query").
 """
 
 import sqlite3
+from collections.abc import Collection
 
 import streamlit as st
 
@@ -47,7 +48,7 @@ from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db, reader
 from app.components.snippet import snippet
-from app.components.state import cached_pool, cached_study_progress, note_own_write
+from app.components.state import cached_pool, note_own_write, study_progress_if_ready
 from evalcore.access.roles import Permission
 from evalcore.annotation.item_token import (
     ItemToken,
@@ -65,6 +66,7 @@ from evalcore.annotation.progress import (
     mark_pool_complete,
     query_progress,
 )
+from evalcore.contract.query_order import natural_key
 from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     DecideState,
@@ -408,19 +410,27 @@ def _on_search_grade(token: ItemToken, gain: int) -> None:
 
 def _queue(study: StudyIn, annotator: str) -> str | None:
     db = get_db()
-    progress = cached_study_progress(db, study.study_id, annotator)
-    ids = [q for q, p in progress.queries.items() if p.pooled or p.labeled]
-    if not ids:
-        st.info("No query has pooled results yet: create or import a run on the Data page.")
-        return None
+    texts = query_texts(db, study.study_id)
+    progress = study_progress_if_ready(db, study.study_id, annotator, len(texts))
     kept = st.session_state.get(_OPEN_QUERY_KEY)
-    if len(ids) > _MAX_QUEUE:
-        unfinished = [q for q in ids if progress.queries[q].mine < progress.queries[q].pooled]
-        ids = unfinished[:_MAX_QUEUE] or ids[:_MAX_QUEUE]
-        if kept in progress.queries and kept not in ids:
-            ids.insert(0, kept)
-    texts = query_texts(db, study.study_id, ids)
-    pending = st.session_state.pop(_PENDING_QUERY_KEY, None) or _address_query(progress, ids)
+    if progress is None:  # a large study's first visit: its progress is being counted
+        known: Collection[str] = texts
+        ids = sorted(texts, key=natural_key)[:_MAX_QUEUE]
+        st.caption(f"{len(texts):,} queries: their progress is being counted in the background; "
+                   "the selector shows it after your next action.")
+    else:
+        known = progress.queries
+        ids = [q for q, p in progress.queries.items() if p.pooled or p.labeled]
+        if not ids:
+            st.info("No query has pooled results yet: create or import a run on the Data page.")
+            return None
+        if len(ids) > _MAX_QUEUE:
+            unfinished = [q for q in ids if progress.queries[q].mine < progress.queries[q].pooled]
+            ids = unfinished[:_MAX_QUEUE] or ids[:_MAX_QUEUE]
+    if kept in known and kept not in ids:
+        ids.insert(0, kept)
+    pending = st.session_state.pop(_PENDING_QUERY_KEY, None) or _address_query(
+        known, ids, counted=progress is not None)
     choice = pending if pending in ids else kept
     chosen = choice if choice in ids else ids[0]
     st.session_state[_OPEN_QUERY_KEY] = chosen
@@ -431,7 +441,7 @@ def _queue(study: StudyIn, annotator: str) -> str | None:
         st.session_state[UNBLIND_KEY] = bool(st.session_state.get(_UNBLIND_KEEP, False))
 
     st.selectbox("Query", ids, format_func=lambda qid: query_option(
-                     qid, progress.queries[qid], texts.get(qid, "")),
+                     qid, progress.queries.get(qid) if progress else None, texts.get(qid, "")),
                  key=QUERY_KEY, on_change=_on_pick, args=(ids,))
     st.session_state[_UNBLIND_KEEP] = st.toggle(
         "Show ranks and runs", key=UNBLIND_KEY,
@@ -449,13 +459,18 @@ def _on_pick(ids: list[str]) -> None:
         st.session_state[_OPEN_QUERY_KEY] = picked
 
 
-def _address_query(progress: StudyProgress, ids: list[str]) -> str | None:
-    """The query the address asks for, when it is a new request (not this session's own)."""
+def _address_query(known: Collection[str], ids: list[str], *, counted: bool) -> str | None:
+    """The query the address asks for, when it is a new request (not this session's own).
+
+    ``known``: the study's queries (``ids``: those the selector offers); ``counted``: whether
+    their progress is known (if not, any query of the study opens)."""
     wanted = st.query_params.get(QUERY_PARAM)
     if not wanted or wanted == st.session_state.get(_ADDRESS_QUERY_KEY):
         return None
+    if wanted not in ids and wanted in known and not counted:
+        ids.insert(0, wanted)
     if wanted not in ids:
-        why = ("has no pooled result to label" if wanted in progress.queries
+        why = ("has no pooled result to label" if wanted in known
                else "is not a query of this study")
         st.warning(escape_markdown(f"The address asks for query {wanted!r}, which {why}."))
         return None
@@ -687,15 +702,19 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(db, sid, query_id, expanded=True)
     qp = query_progress(db, sid, query_id, annotator)
-    study_progress = cached_study_progress(db, sid, annotator)
+    study_progress = _study_progress(sid, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
         st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
                     text=f"This query: you labeled {qp.mine} of {qp.pooled} pooled items"
                          + (f" ({qp.conflicts} in conflict between annotators)"
                             if qp.conflicts else ""))
-        st.progress(study_progress.mine / study_progress.pooled if study_progress.pooled else 1.0,
-                    text=f"Study: you labeled {study_progress.mine:,} of "
-                         f"{study_progress.pooled:,} pooled items")
+        if study_progress is None:
+            st.caption("Study: your progress is being counted…")
+        else:
+            st.progress(study_progress.mine / study_progress.pooled
+                        if study_progress.pooled else 1.0,
+                        text=f"Study: you labeled {study_progress.mine:,} of "
+                             f"{study_progress.pooled:,} pooled items")
     show_flash(_FLASH_KEY)
     show_flash(_NOTICE_KEY)
     _show_refused()
@@ -776,14 +795,25 @@ def _said(event: LabelEvent) -> str:
     return f"{who} {verb} {event.gain} ({GRADE_MEANINGS[event.gain]}) at {when} UTC"
 
 
+def _study_progress(sid: str, annotator: str) -> StudyProgress | None:
+    """The study's progress, or None while a large study's is counted in the background."""
+    db = get_db()
+    return study_progress_if_ready(db, sid, annotator, len(query_texts(db, sid)))
+
+
 def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
     """Go to the next query (after this one in the queue) with pooled items left for you."""
-    progress = cached_study_progress(get_db(), sid, annotator)
-    ids = list(progress.queries)
-    start = ids.index(query_id) if query_id in ids else -1
-    rotated = ids[start + 1 :] + ids[: start + 1]
-    following = next((q for q in rotated if progress.queries[q].mine < progress.queries[q].pooled),
-                     None)
+    progress = _study_progress(sid, annotator)
+    if progress is None:  # still being counted: the next query in the study's order
+        ids = sorted(query_texts(get_db(), sid), key=natural_key)
+        start = ids.index(query_id) if query_id in ids else -1
+        following = ids[start + 1] if start + 1 < len(ids) else None
+    else:
+        ids = list(progress.queries)
+        start = ids.index(query_id) if query_id in ids else -1
+        rotated = ids[start + 1 :] + ids[: start + 1]
+        following = next((q for q in rotated
+                          if progress.queries[q].mine < progress.queries[q].pooled), None)
     if following is None:
         st.caption("Every query's pool is labeled by you.")
         return

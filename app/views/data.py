@@ -19,7 +19,8 @@ from pydantic import ValidationError
 from app.components.auth import signed_in_user
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, get_db, select_study_next_run
+from app.components.session import current_study, db_path, get_db, select_study_next_run
+from app.components.shared_results import shared_result
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.documents import DocumentFields
 from evalcore.io.errors import InputErrors
@@ -29,7 +30,8 @@ from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, parse_protocol
 from evalcore.retrieval.pin import list_pinned_protocols, pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
-from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
+from evalcore.store.export_checks import qrels_refusal, run_refusal, tool_labels_refusal
+from evalcore.store.exports import export_labels, export_qrels, export_run
 from evalcore.store.imports.uploads import UPLOAD_KINDS, UploadKind, import_upload
 from evalcore.store.information_needs import (
     MAX_NEED_CHARS,
@@ -37,6 +39,7 @@ from evalcore.store.information_needs import (
     information_need,
     set_information_need,
 )
+from evalcore.store.marks import store_marks
 from evalcore.store.members import create_team_study
 from evalcore.store.membership import organisation_ids
 from evalcore.store.references import list_references
@@ -218,13 +221,24 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
             )
 
 
-def _export_text(produce) -> tuple[str, list[str]]:
+def _export_text(produce) -> str:
     buffer = io.StringIO()
-    summary = produce(buffer)
-    return buffer.getvalue(), list(summary.warnings)
+    produce(buffer)
+    return buffer.getvalue()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _run_refusal(_db, path: str, study_id: str, run: str, viewer: str,
+                 run_ids: tuple[int, ...]) -> str | None:
+    """:func:`run_refusal`, once per stored run (a run never changes once stored; a run
+    stored again under its name gets a new id: the study's run ids are in the key)."""
+    del path, run_ids  # the cache key only
+    return run_refusal(_db, study_id, run, viewer=viewer)
 
 
 def _exports_section(study_id: str) -> None:
+    """Download buttons whose files are built only when clicked (a whole-study export is
+    seconds at 10,000 queries); a refusal is found by a cheap check and said up front."""
     db = get_db()
     st.subheader("Export")
     references = [r.name for r in list_references(db, study_id, viewer=_actor())]
@@ -232,44 +246,51 @@ def _exports_section(study_id: str) -> None:
     reference = a.selectbox("Qrels of", ["working reference"] + references)
     ref = None if reference == "working reference" else reference
     viewer = _actor()
-    try:
-        qrels, _ = _export_text(
-            lambda out: export_qrels(db, study_id, out, reference=ref, viewer=viewer))
-    except ExportRefusedError as error:  # e.g. an id with a space: TREC files cannot hold it
-        a.warning(escape_markdown(str(error)))
+    # Checked once per state of the store, for every session (a scan of every label).
+    refusal = shared_result(db, str(db_path()), study_id, ("qrels_refusal", ref, viewer),
+                            lambda: qrels_refusal(db, study_id, ref, viewer=viewer))
+    if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
+        a.warning(escape_markdown(refusal))
     else:
-        a.download_button("Download qrels", qrels, file_name=f"{study_id}.qrels",
-                          mime="text/plain", key="dl_qrels")
+        a.download_button(
+            "Download qrels",
+            lambda: _export_text(
+                lambda out: export_qrels(db, study_id, out, reference=ref, viewer=viewer)),
+            file_name=f"{study_id}.qrels", mime="text/plain", key="dl_qrels")
     fmt = b.selectbox("Label events as", ["csv", "jsonl", *TOOL_FORMATS],
                       help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's "
                            "ratings in that tool's format.")
-    try:
-        labels, _ = _export_text(
-            lambda out: export_tool_labels(db, study_id, out, fmt, reference=ref, viewer=viewer)
-            if fmt in TOOL_FORMATS else export_labels(db, study_id, out, format=fmt,
-                                                      viewer=viewer))
-    except ExportRefusedError as error:
-        b.warning(escape_markdown(str(error)))
+    tool = fmt in TOOL_FORMATS
+    refusal = tool_labels_refusal(db, study_id, fmt, ref, viewer=viewer) if tool else None
+    if refusal is not None:
+        b.warning(escape_markdown(refusal))
     else:
         suffix = {"quepid": "csv", "rre": "json", "rank-eval": "json"}.get(fmt, fmt)
-        tool = fmt in TOOL_FORMATS
-        b.download_button("Download ratings" if tool else "Download label events", labels,
-                          file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool
-                          else f"{study_id}-labels.{fmt}", mime="text/plain", key="dl_labels")
+        b.download_button(
+            "Download ratings" if tool else "Download label events",
+            lambda: _export_text(
+                lambda out: export_tool_labels(db, study_id, out, fmt, reference=ref,
+                                               viewer=viewer)
+                if tool else export_labels(db, study_id, out, format=fmt, viewer=viewer)),
+            file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool else f"{study_id}-labels.{fmt}",
+            mime="text/plain", key="dl_labels")
     runs = [r.name for r in list_runs(db, study_id, viewer=_actor())]
     if runs:
         run = c.selectbox("Run", runs)
-        try:
-            text, warnings = _export_text(
-                lambda out: export_run(db, study_id, run, out, viewer=viewer))
-        except ExportRefusedError as error:
-            c.warning(escape_markdown(str(error)))
+        refusal = _run_refusal(db, str(db_path()), study_id, run, viewer,
+                               store_marks(db, study_id).run_ids)
+        if refusal is not None:
+            c.warning(escape_markdown(refusal))
         else:
             safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
-            c.download_button("Download run (TREC)", text, file_name=f"{safe}.run",
-                              mime="text/plain", key="dl_run")
-            for warning in warnings:
-                c.caption(escape_markdown(warning))
+            c.download_button(
+                "Download run (TREC)",
+                lambda: _export_text(lambda out: export_run(db, study_id, run, out,
+                                                            viewer=viewer)),
+                file_name=f"{safe}.run", mime="text/plain", key="dl_run")
+            c.caption("Queries whose stored order TREC tools would change (score ties, "
+                      "missing scores) make the file carry rank-derived scores "
+                      "(n - rank + 1) for the whole run.")
 
 
 def _information_need_section(study_id: str) -> None:

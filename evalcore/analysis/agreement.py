@@ -19,7 +19,8 @@ from evalcore.analysis.stats.annotators import (
     summarize_agreement,
 )
 from evalcore.contract.query_order import natural_key
-from evalcore.store.resolution import ResolvedLabel, conflicts, resolve_study
+from evalcore.store.overlap import annotator_overlap
+from evalcore.store.resolution import ResolvedLabel, resolve_study
 
 
 def study_agreement(
@@ -29,15 +30,22 @@ def study_agreement(
     low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD,
 ) -> AgreementSummary:
     """Agreement between the study's annotators on the units two or more of them labeled."""
+    # Only queries where annotators overlap hold units that count; every annotator with a
+    # current label still has a row (and pairs) in the summary.
+    overlap = annotator_overlap(db, study_id)
+    resolved = resolve_study(db, study_id, overlap.queries)
     return summarize_agreement(
-        annotator_labels(resolve_study(db, study_id)),
+        annotator_labels(resolved),
         low_agreement_threshold=low_agreement_threshold,
+        annotators=overlap.annotators,
     )
 
 
 def open_conflicts(db: sqlite_utils.Database, study_id: str) -> list[tuple[str, ResolvedLabel]]:
     """(query_id, unit) of every unit awaiting adjudication, largest disagreement first."""
-    found = [(q, r) for q, units in conflicts(db, study_id).items() for r in units]
+    resolved = resolve_study(db, study_id, annotator_overlap(db, study_id).queries)
+    found = [(q, r) for q, units in resolved.items() for r in units.values()
+             if r.state == "conflict"]
     found.sort(key=lambda qr: (-(max(qr[1].annotators.values()) - min(qr[1].annotators.values())),
                                qr[0], qr[1].unit_id))
     return found

@@ -116,3 +116,37 @@ def test_create_a_study_and_switch_to_it(small_store, new_app) -> None:
     assert db.execute("SELECT corpus_id FROM studies WHERE study_id = 'fresh'").fetchone() == (
         "c-fresh",)
     assert at.session_state["rl_study_id"] == "fresh"
+
+
+def test_each_download_is_built_on_click_and_holds_the_export(small_store, new_app,
+                                                             monkeypatch) -> None:
+    """The files are produced only when asked for (deferred), with the exports' content."""
+    import io
+
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    from evalcore.store.exports import export_labels, export_qrels, export_run
+    from evalcore.store.labels import record_label
+
+    deferred = {}
+    add = MediaFileManager.add_deferred
+
+    def spy(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        deferred[file_name] = data_callable
+        return add(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q1", unit_id="d1", gain=3, annotator="ann")
+    at = new_app("ann", PAGE)
+    assert all(b.proto.HasField("deferred_file_id") for b in at.get("download_button"))
+    run = next(s for s in at.selectbox if s.label == "Run").value
+    expected = {}
+    for name, export in [("s1.qrels", lambda out: export_qrels(db, "s1", out)),
+                         ("s1-labels.csv", lambda out: export_labels(db, "s1", out)),
+                         (f"{run}.run", lambda out: export_run(db, "s1", run, out))]:
+        out = io.StringIO()
+        export(out)
+        expected[name] = out.getvalue()
+    assert {name: deferred[name]() for name in expected} == expected
+    assert "q1 0 d1 3" in expected["s1.qrels"]

@@ -101,8 +101,12 @@ def summarize_agreement(
     labels: Iterable[AnnotatorLabel],
     *,
     low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD,
+    annotators: Iterable[str] = (),
 ) -> AgreementSummary:
     """Kappa per annotator pair, alpha overall and per query, flags and conflicts.
+
+    ``annotators``: annotators to include beside those of ``labels`` (their labels on
+    units nobody else labeled need not be passed: such units never count).
 
     Raises ``ValueError`` if an annotator has two labels for the same unit
     (the caller must pass resolved, current labels).
@@ -116,7 +120,7 @@ def summarize_agreement(
                 f"query {label.query_id!r}; pass each annotator's current label only"
             )
         cell[label.annotator] = label.gain
-    annotators = sorted({a for cell in by_unit.values() for a in cell})
+    annotators = sorted({a for cell in by_unit.values() for a in cell} | set(annotators))
     column = {a: i for i, a in enumerate(annotators)}
     multi = sorted(key for key, cell in by_unit.items() if len(cell) >= 2)
 

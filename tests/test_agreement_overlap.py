@@ -1,0 +1,40 @@
+"""Agreement and conflicts from the overlapping queries only equal those from the whole study."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from store_fixtures import new_store
+
+from evalcore.analysis.agreement import annotator_labels, open_conflicts, study_agreement
+from evalcore.analysis.stats.annotators import summarize_agreement
+from evalcore.store.labels import adjudicate, record_label, undo_last_label
+from evalcore.store.resolution import conflicts, resolve_study
+
+actions = st.lists(
+    st.tuples(st.sampled_from(["label", "label", "label", "undo", "adjudicate"]),
+              st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["A", "B"]),
+              st.sampled_from(["ann", "bob", "Cy@x.org", "cy@X.org "]), st.integers(0, 3)),
+    max_size=25,
+)
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=actions)
+def test_overlap_only_reads_give_the_whole_study_answer(tmp_path_factory, steps) -> None:
+    db = new_store(tmp_path_factory.mktemp("overlap"))
+    for kind, q, u, who, gain in steps:
+        try:
+            if kind == "label":
+                record_label(db, study_id="s", query_id=q, unit_id=u, gain=gain, annotator=who)
+            elif kind == "undo":
+                undo_last_label(db, study_id="s", query_id=q, annotator=who)
+            else:
+                adjudicate(db, study_id="s", query_id=q, unit_id=u, gain=gain, reviewer="rev")
+        except (ValueError, LookupError):
+            continue  # nothing to undo, nothing in conflict: refused, as in the app
+    whole = summarize_agreement(annotator_labels(resolve_study(db, "s")))
+    assert study_agreement(db, "s") == whole
+    expected = sorted(((q, r) for q, units in conflicts(db, "s").items() for r in units),
+                      key=lambda qr: (-(max(qr[1].annotators.values())
+                                        - min(qr[1].annotators.values())), qr[0], qr[1].unit_id))
+    assert open_conflicts(db, "s") == expected
