@@ -299,12 +299,8 @@ def runs_as_columns(
     of their query sets (in natural query order), reading the reference once."""
     get_study(db, study_id)
     runs = [get_run(db, study_id, name) for name in run_names]
-    if reference is None:
-        labels = resolved_gains(db, study_id, None, conflicts=True)
-        complete = completeness_states(db, study_id)
-    else:
-        labels = reference_labels(db, study_id, reference)  # type: ignore[assignment]
-        complete = reference_completeness(db, study_id, reference)
+    ref = reference_columns(db, study_id, reference)
+    labels, complete = ref.gains, ref.complete
     rankings = [_run_unit_ids(db, run.run_id) for run in runs]
     wanted_set = set(labels) | set(complete)
     for ranking in rankings:
