@@ -18,16 +18,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.contract.observation import Observation
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run, trec_columns, trec_diagnostics
 from evalcore.io.trec_eval_scope import trec_eval_scope
-from evalcore.io.trec_mappings import qrels_from_mapping, run_from_mapping
+
+if TYPE_CHECKING:
+    from evalcore.contract.observation import Observation
 
 #: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, or
 #: already-read :class:`Qrels` / :class:`TrecRun`.
@@ -62,6 +63,8 @@ def as_qrels(value: TrecSource, gain_map: Mapping[int, int] | None = None) -> Qr
         return value
     if isinstance(value, str | PathLike):
         return read_qrels(value, gain_map)
+    from evalcore.io.trec_mappings import qrels_from_mapping  # not needed for files
+
     return qrels_from_mapping(value, gain_map)
 
 
@@ -71,6 +74,8 @@ def as_run(value: TrecSource, *, extra_columns: bool = False) -> TrecRun:
         return value
     if isinstance(value, str | PathLike):
         return read_run(value, extra_columns=extra_columns)
+    from evalcore.io.trec_mappings import run_from_mapping  # not needed for files
+
     return run_from_mapping(value)
 
 

@@ -17,7 +17,6 @@ import importlib
 import click
 
 from evalcore.access.channel import audit_channel
-from evalcore.cli.failures import debugging, report_failure
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.version import __version__
 
@@ -61,6 +60,10 @@ class _LazyGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:
+            # Imported on failure only: the messages need the store's and pydantic's errors,
+            # which a command that succeeds may never import (start-up of ``evaluate``).
+            from evalcore.cli.failures import debugging, report_failure
+
             if debugging():
                 raise
             ctx.exit(report_failure(command, exc))

@@ -51,16 +51,13 @@ import click
 from evalcore.api.inputs import EvalInput, packed, trec_input
 from evalcore.api.result import report_json
 from evalcore.cli import main
-from evalcore.cli.store_source import choose_store_source, with_study_settings
 from evalcore.compute.evaluate import evaluate_batch, packing_depth
+from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
-from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors
-from evalcore.io.observations_jsonl import read_observations
 from evalcore.io.trec import parse_gain_map
-from evalcore.report.text_table import render_table
 
 __all__ = ["EvalInput", "packed", "report_json"]
 
@@ -70,7 +67,10 @@ Loader = Callable[[EvalProtocol, Measures], EvalInput]
 
 def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) -> EvalInput:
     """Observation JSONL (contract section 2)."""
+    from evalcore.io.observations_jsonl import read_observations  # only this source reads JSONL
+
     return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
+
 
 
 def _choose_source(
@@ -107,6 +107,8 @@ def _choose_source(
             "--trec-eval-all-queries is trec_eval's -c within --trec-eval: give --trec-eval too"
         )
     if db is not None or study is not None or reference is not None:
+        from evalcore.cli.store_source import choose_store_source  # the store: only for --db
+
         file_options = [n for n, v in (("--observations", observations), ("--qrels", qrels))
                         if v is not None]
         return choose_store_source(
@@ -298,6 +300,8 @@ def evaluate_command(
         populations_declared_complete=complete,
     )
     if db is not None:
+        from evalcore.cli.store_source import with_study_settings
+
         protocol = with_study_settings(db, study, protocol)
     try:
         source = load(protocol, measures)
@@ -312,5 +316,10 @@ def evaluate_command(
     report = evaluate_batch(
         source.batch, protocol, measures=measures, diagnostics=source.diagnostics
     )
-    text = report_json(report) + "\n" if fmt == "json" else render_table(report)
+    if fmt == "json":
+        text = report_json(report) + "\n"
+    else:
+        from evalcore.report.text_table import render_table  # not needed for JSON
+
+        text = render_table(report)
     click.echo(text, nl=False)

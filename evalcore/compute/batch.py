@@ -59,13 +59,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evalcore.compute.validity import duplicate_positions, permission_violated
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.gains import MAX_GAIN
-from evalcore.contract.observation import Observation
+
+if TYPE_CHECKING:
+    from evalcore.contract.observation import Observation
 
 #: Sentinel in ``pos_gain`` for a unit with no label for the query.
 UNLABELED: int = -1

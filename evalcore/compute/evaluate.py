@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,7 +44,6 @@ from evalcore.compute.validity import (
 )
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
-from evalcore.contract.observation import Observation
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.contract.results import (
     AggregateValue,
@@ -53,6 +53,9 @@ from evalcore.contract.results import (
     QueryResult,
 )
 from evalcore.contract.trusted_models import construct
+
+if TYPE_CHECKING:
+    from evalcore.contract.observation import Observation
 
 
 @dataclass(frozen=True, eq=False)

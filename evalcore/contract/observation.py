@@ -25,6 +25,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
+from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.gains import MAX_GAIN
 
 #: A graded relevance label: 0 = explicitly non-relevant, 1..MAX_GAIN = graded relevance.
@@ -99,10 +100,6 @@ class Label(BaseModel):
         if self.conflict is not None:
             return {"id": self.id, "conflict": list(self.conflict)}
         return {"id": self.id, "gain": self.gain}
-
-
-#: The largest cutoff depth: an SQLite INTEGER (2^63 - 1); larger values are refused as input.
-MAX_K = 2**63 - 1
 
 
 class Observation(BaseModel):

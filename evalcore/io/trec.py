@@ -54,16 +54,19 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 from os import PathLike
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evalcore.contract.gains import MAX_GAIN
-from evalcore.contract.observation import Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, data_lines, read_source
 from evalcore.io.ties import pairs_in_runs, tied_runs
+
+if TYPE_CHECKING:
+    from evalcore.contract.observation import Observation
 
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "gain")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "tag")
@@ -707,6 +710,10 @@ def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> 
     (:func:`evalcore.contract.trusted_models.construct`). ``returned_ids`` holds the whole ranking with its
     scores; only positions 1..k are measured.
     """
+    # Imported here: the evaluate command's TREC path packs columns and never builds
+    # an Observation, so its start-up does not pay for the model.
+    from evalcore.contract.observation import Observation
+
     if not (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     cols = trec_columns(qrels, run, complete=complete)
