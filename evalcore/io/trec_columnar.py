@@ -122,7 +122,10 @@ def columnar_trec_input(
 def _blocks(path: str | PathLike[str], names: tuple[str, ...], types: dict[str, Any],
             block: int | None) -> Iterator[Any]:
     """The record batches of a plain file, read ``block`` bytes of whole lines at a time
-    (None: the whole file), each checked (:func:`_check_bytes`, empty fields); or decline."""
+    (None: the whole file), each checked (:func:`_check_bytes`); or decline.
+
+    Only the columns named in ``types`` are converted (the ignored ones -- iteration,
+    Q0, rank -- are split and counted, never stored)."""
     import pyarrow as pa
     import pyarrow.csv as pv
 
@@ -155,7 +158,6 @@ def _blocks(path: str | PathLike[str], names: tuple[str, ...], types: dict[str, 
             del chunk
             for batch in table.to_batches():
                 if batch.num_rows:
-                    _no_empty_fields(batch)
                     yield batch
 
 
@@ -182,6 +184,10 @@ def _check_bytes(chunk: bytes, sep: str | None) -> str:
         raise _Decline("spaces and tabs")
     if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"):
         raise _Decline("lone CR")
+    s = (found or sep or " ").encode()
+    if (chunk.startswith(s) or chunk.endswith(s) or s + s in chunk or b"\n" + s in chunk
+            or s + b"\n" in chunk or s + b"\r" in chunk):
+        raise _Decline("empty field")  # two separators in a row, or one at a line's end
     if not chunk.isascii():
         try:
             text = chunk.decode("utf-8")
@@ -199,19 +205,10 @@ def _csv_options(names: tuple[str, ...], types: dict[str, Any], sep: str) -> dic
         "read_options": pv.ReadOptions(column_names=list(names), use_threads=THREADS),
         "parse_options": pv.ParseOptions(delimiter=sep, quote_char=False, escape_char=False,
                                          newlines_in_values=False, ignore_empty_lines=True),
-        "convert_options": pv.ConvertOptions(column_types=types, null_values=[],
-                                             strings_can_be_null=False, check_utf8=False),
+        "convert_options": pv.ConvertOptions(column_types=types, include_columns=list(types),
+                                             null_values=[], strings_can_be_null=False,
+                                             check_utf8=False),
     }
-
-
-def _no_empty_fields(table: Any) -> None:
-    """Two separators in a row, or one at a line's end, leave an empty field: decline."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    for column in table.columns:
-        if not pa.types.is_floating(column.type) and len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
-            raise _Decline("empty field")
 
 
 def _codes(column: Any) -> tuple[np.ndarray, list[str]]:
@@ -244,8 +241,8 @@ class _Labels:
 def _read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int]) -> _Labels:
     import pyarrow as pa
 
-    q, it, d, g = QRELS_FIELDS
-    types = {q: pa.string(), it: pa.binary(), d: pa.string(), g: pa.string()}
+    q, _, d, g = QRELS_FIELDS
+    types = {q: pa.string(), d: pa.string(), g: pa.string()}
     code_of: dict[str, int] = {}
     rules: dict[str, int | str] = {}
     mapped: dict[int, int] = {}  # raw gain -> rows, in order of appearance
@@ -321,9 +318,8 @@ def _reduce_run(path: str | PathLike[str], depth: int, block: int | None) -> _Ra
     """Read the run in blocks (``block`` bytes; None: the whole file at once)."""
     import pyarrow as pa
 
-    q, q0, d, rank, s, tag = RUN_FIELDS
-    types = {q: pa.string(), q0: pa.binary(), d: pa.string(), rank: pa.binary(),
-             s: pa.float64(), tag: pa.string()}
+    q, _, d, _, s, tag = RUN_FIELDS
+    types = {q: pa.string(), d: pa.string(), s: pa.float64(), tag: pa.string()}
     out = _Ranked(str(path))
     carry: tuple[np.ndarray, np.ndarray, Any] | None = None
     for batch in _blocks(path, RUN_FIELDS, types, block):
