@@ -184,10 +184,8 @@ def _check_bytes(chunk: bytes, sep: str | None) -> str:
         raise _Decline("spaces and tabs")
     if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"):
         raise _Decline("lone CR")
-    s = (found or sep or " ").encode()
-    if (chunk.startswith(s) or chunk.endswith(s) or s + s in chunk or b"\n" + s in chunk
-            or s + b"\n" in chunk or s + b"\r" in chunk):
-        raise _Decline("empty field")  # two separators in a row, or one at a line's end
+    if _empty_field(chunk, found or " "):
+        raise _Decline("empty field")
     if not chunk.isascii():
         try:
             text = chunk.decode("utf-8")
@@ -196,6 +194,19 @@ def _check_bytes(chunk: bytes, sep: str | None) -> str:
         if has_other_whitespace(text):
             raise _Decline("Unicode blank")
     return found or " "
+
+
+def _empty_field(chunk: bytes, sep: str) -> bool:
+    """Whether two separators follow each other, or one starts or ends a line (an empty
+    field). On numpy masks: ``bytes`` finds a two-byte pattern slowly when its first
+    byte is as frequent as a separator (~6x slower on the main workload)."""
+    a = np.frombuffer(chunk, dtype=np.uint8)
+    is_sep = a == ord(sep)
+    if is_sep[0] or is_sep[-1]:
+        return True
+    line_end = (a == 0x0A) | (a == 0x0D)
+    after = is_sep[1:]
+    return bool((after & (is_sep[:-1] | line_end[:-1])).any() or (is_sep[:-1] & line_end[1:]).any())
 
 
 def _csv_options(names: tuple[str, ...], types: dict[str, Any], sep: str) -> dict[str, Any]:
