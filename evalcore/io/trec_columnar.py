@@ -202,6 +202,8 @@ def _empty_field(chunk: bytes, sep: str) -> bool:
     byte is as frequent as a separator (~6x slower on the main workload)."""
     a = np.frombuffer(chunk, dtype=np.uint8)
     is_sep = a == ord(sep)
+    if not a.size:
+        return False
     if is_sep[0] or is_sep[-1]:
         return True
     line_end = (a == 0x0A) | (a == 0x0D)
@@ -243,7 +245,7 @@ def _codes(column: Any) -> tuple[np.ndarray, list[str]]:
 class _Labels:
     name: str
     query_ids: list[str]  # distinct, first-appearance order
-    query: np.ndarray  # int64 per row: index into query_ids
+    query: np.ndarray  # int32 per row: index into query_ids
     docs: list[Any]  # pyarrow string arrays, one per block, the rows in file order
     gains: np.ndarray  # int8 per row
     notes: list[str] = field(default_factory=list)
@@ -260,7 +262,7 @@ def _read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int]) -> _Labe
     queries, docs, gains = [], [], []
     try:
         for batch in _blocks(path, QRELS_FIELDS, types, BLOCK_BYTES):
-            queries.append(_global_codes(batch.column(q), code_of))
+            queries.append(_global_codes(batch.column(q), code_of).astype(np.int32))
             local, tokens = _codes(batch.column(g))
             rules.update(gain_table(set(tokens).difference(rules), gain_map))
             if any(isinstance(rules[t], str) for t in tokens):
@@ -487,12 +489,16 @@ def _assemble(
     top_units = [units[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
     # Reference labels, per output query, in file order.
-    qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int64, count=len(judged))
+    qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
     row_out = qrels_out[labels.query]
-    keep = np.flatnonzero(row_out >= 0)
-    keep = keep[np.argsort(row_out[keep], kind="stable")]
+    keep: slice | np.ndarray = slice(None)
+    if not (row_out.size and row_out[0] >= 0 and (row_out[1:] >= row_out[:-1]).all()):
+        # Not every row kept in output order already (the usual file): select and order.
+        keep = np.flatnonzero(row_out >= 0)
+        keep = keep[np.argsort(row_out[keep], kind="stable")]
     label_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(row_out[keep], minlength=n), out=label_offsets[1:])
+    del row_out
     judged_set = set(judged)
     population = np.fromiter(((complete or protocol.trec_eval) and qid in judged_set
                               for qid in query_ids), dtype=bool, count=n)
@@ -528,8 +534,9 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
     n_labels = len(labels.query)
     query = np.concatenate((labels.query, np.repeat(run_code[window_query], window_size)))
     docs = pa.concat_arrays([*labels.docs, window_docs])
+    labels.docs.clear()  # one copy of the doc IDs is enough
     order = _numpy(pc.sort_indices(pa.table([_arrow(query), docs], names=["q", "d"]),
-                                   [("q", "ascending"), ("d", "ascending")])).astype(np.int64)
+                                   [("q", "ascending"), ("d", "ascending")])).view(np.int64)
     total = len(order)
     same = np.zeros(total, dtype=bool)
     q_sorted = query[order]
@@ -545,9 +552,12 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
     if np.any(same[1:] & is_label[1:] & is_label[:-1]):
         return None  # a repeated judgment: the careful reader names its lines
     # The first row of every run of equal (query, doc): a label when it is a qrels row.
-    head = order[np.maximum.accumulate(np.where(same, 0, np.arange(total)))]
+    first = np.arange(total, dtype=np.int64)
+    first[same] = 0
+    np.maximum.accumulate(first, out=first)
     window = ~is_label
-    head = head[window]
+    head = order[first[window]]
+    del first
     pos_gain = np.full(total - n_labels, UNLABELED, dtype=np.int8)
     labeled = head < n_labels
     pos_gain[order[window][labeled] - n_labels] = labels.gains[head[labeled]]
