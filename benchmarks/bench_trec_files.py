@@ -40,6 +40,14 @@ GAIN_PATTERNS = 64
 #: What the evaluate command imports before it reads a byte (the floor of its wall time).
 STARTUP = [sys.executable, "-c", "import evalcore.cli.evaluate, evalcore.api.inputs, "
            "evalcore.io.trec_columnar, pyarrow.csv, pyarrow.compute"]
+#: The floor's parts: what each library on the path costs on its own to import.
+STARTUP_PARTS = {
+    "python": "pass",
+    "numpy": "import numpy",
+    "pyarrow (csv, compute)": "import pyarrow.csv, pyarrow.compute",
+    "pydantic": "import pydantic",
+    "click": "import click",
+}
 
 
 def write_workload(folder: Path, *, queries: int, depth: int, judged_returned: int,
@@ -122,6 +130,10 @@ def main() -> None:
         mine = median_cost(ours)
         floor = median_cost([measure(STARTUP, env=env) for _ in range(args.repeat)])
         print(f"  start-up alone (python, the evaluate command's imports and pyarrow's): {floor}")
+        for part, code in STARTUP_PARTS.items():
+            cost = median_cost([measure([sys.executable, "-c", code], env=env)
+                                for _ in range(args.repeat)])
+            print(f"    {part}, imported alone: {cost}")
         print(f"  evalcore evaluate --complete --unjudged-as-nonrelevant: {mine} "
               f"(median of {args.repeat})")
         if theirs:
