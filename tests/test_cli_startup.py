@@ -11,7 +11,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("scipy", "pandas", "plotly", "streamlit", "sqlite_utils", "evalcore.report.model",
-         "evalcore.analysis", "evalcore.store")
+         "evalcore.analysis", "evalcore.store",
+         # lighter, but other branches' (--db, JSONL input, a failing command, mappings):
+         "sqlite3", "evalcore.cli.store_source", "evalcore.cli.failures",
+         "evalcore.io.observations_jsonl", "evalcore.io.trec_mappings",
+         "evalcore.contract.observation")
 
 
 def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
