@@ -32,15 +32,14 @@ from evalcore.analysis.decision import (
     Decision,
     PairEvaluation,
     decide_measure,
-    evaluate_observed_pair,
-    stored_pair_observations,
+    evaluate_column_pair,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.contract.measures import Measure
-from evalcore.contract.observation import Observation
 from evalcore.contract.reasons import Reason
 from evalcore.io.errors import InputErrors
+from evalcore.store.observations import RunEvidenceColumns, runs_as_columns
 from evalcore.store.studies import get_study
 
 #: The name of the compatibility numbers, wherever they are shown.
@@ -187,7 +186,7 @@ def measure_verdicts(pair: PairEvaluation, run_a: str, run_b: str, *, queue_limi
 
 
 def trec_eval_compat(
-    observations: tuple[Sequence[Observation], Sequence[Observation]],
+    columns: Sequence[RunEvidenceColumns],
     measures: Sequence[Measure],
     relevance_threshold: int,
     gain: str,
@@ -197,12 +196,13 @@ def trec_eval_compat(
     names = [m.canonical for m in measures]
     means: list[dict[str, tuple[float | None, int]]] = []
     notes: list[str] = []
-    for obs in observations:
-        qrels = {o.query_id: {lab.id: lab.gain for lab in o.labels if lab.gain is not None}
-                 for o in obs}
+    for side in columns:
+        # A unit in conflict (a tuple of gains) is left out of the qrels.
+        qrels = {q: {u: g for u, g in units.items() if type(g) is int}
+                 for q, units in zip(side.query_ids, side.gains, strict=True)}
         qrels = {q: units for q, units in qrels.items() if units}
-        run = {o.query_id: {u: float(len(o.returned_ids) - i) for i, u in enumerate(o.returned_ids)}
-               for o in obs if o.returned_ids}
+        run = {q: {u: float(len(ranked) - i) for i, u in enumerate(ranked)}
+               for q, ranked in zip(side.query_ids, side.returned_ids, strict=True) if ranked}
         if not qrels or not run:
             means.append({})
             notes.append("no labeled query with results: trec_eval has nothing to evaluate")
@@ -242,9 +242,9 @@ def compare_pair(
     version ``reference``): the verdicts, queues and paired tests, and apart the
     trec_eval-compatible means. Unknown study, run or version raise the store's
     ``LookupError`` subclasses."""
-    observations = stored_pair_observations(db, study_id, run_a, run_b, reference)
-    pair = evaluate_observed_pair(observations, measures, get_study(db, study_id).protocol())
-    compat, notes = trec_eval_compat(observations, list(pair.measures.values()),
+    columns = runs_as_columns(db, study_id, [run_a, run_b], reference)
+    pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+    compat, notes = trec_eval_compat(columns, list(pair.measures.values()),
                                      pair.protocol.relevance_threshold, pair.protocol.gain)
     return PairComparison(
         run_a=run_a, run_b=run_b, reference=reference,

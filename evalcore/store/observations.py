@@ -193,9 +193,9 @@ def reference_columns(
             completeness_states(db, study_id) if query_ids is None
             else {q: is_complete(db, study_id, q) for q in query_ids}
         )
-    else:
-        gains = reference_labels(db, study_id, reference)
-        complete = reference_completeness(db, study_id, reference)
+        return ReferenceColumns(gains=gains, complete=complete)  # units in unit id order
+    gains = reference_labels(db, study_id, reference)
+    complete = reference_completeness(db, study_id, reference)
     return ReferenceColumns(
         gains={q: dict(sorted(units.items())) for q, units in gains.items()}, complete=complete
     )
