@@ -302,7 +302,7 @@ def resolved_gains(
             continue
         gains = list(gain_text.encode("ascii").translate(_DIGIT_VALUES))
         pairs = zip(units, gains, strict=True)
-        out[query_id] = dict(pairs if _ascending(units) else sorted(pairs))
+        out[query_id] = dict(pairs if sorted(units) == units else sorted(pairs))
     if replay:
         out.update(_scanned_gains(db, study_id, replay, conflicts))
     return dict(sorted(out.items()))
@@ -313,10 +313,6 @@ def resolved_gains(
 _UNIT_SEPARATOR = "\x1f"
 #: ASCII digits '0'..'9' -> their values (``bytes.translate`` table).
 _DIGIT_VALUES = bytes(range(256)).replace(b"0123456789", bytes(range(10)))
-
-
-def _ascending(units: list[str]) -> bool:
-    return all(a < b for a, b in zip(units, units[1:], strict=False))
 
 
 def _scanned_gains(
