@@ -20,9 +20,13 @@ The rule, per (query, unit), replaying the events in ``event_id`` order:
 4. A unit with no current label and no adjudication is not in the reference
    (it is unlabeled).
 
-Resolving a whole study is one grouped, ordered SQL scan of ``label_events``
+Resolving given queries is one grouped, ordered SQL scan of ``label_events``
 (each annotator's latest label per unit) and one pass in Python; only units
-with an undo or an adjudication are replayed event by event.
+with an undo or an adjudication are replayed event by event. The working
+reference of a whole study (:func:`resolved_gains`) reads one row per query
+(its units and gains concatenated by SQLite): a query where every unit has a
+single label event needs no rule at all, and only the others go through that
+scan.
 """
 
 from collections.abc import Iterable, Iterator
@@ -318,12 +322,13 @@ _DIGIT_VALUES = bytes(range(256)).replace(b"0123456789", bytes(range(10)))
 def _scanned_gains(
     db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str], conflicts: bool
 ) -> dict[str, dict[str, Any]]:
-    """:func:`resolved_gains` of the given queries, from :func:`_resolve_scan`."""
+    """:func:`resolved_gains` of the given queries, from :func:`_resolve_scan` (which yields
+    replayed units last: put back in unit id order)."""
     out: dict[str, dict[str, Any]] = {}
     for query_id, (unit_id, gain) in _resolve_scan(db, study_id, query_ids, gains_only=True):
         if conflicts or isinstance(gain, int):
             out.setdefault(query_id, {})[unit_id] = gain
-    return out
+    return {q: dict(sorted(units.items())) for q, units in out.items()}
 
 
 def conflicts(db: sqlite_utils.Database, study_id: str) -> dict[str, list[ResolvedLabel]]:
