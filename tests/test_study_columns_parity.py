@@ -10,8 +10,8 @@ only one run answered, and a unit id holding the whole-study read's separator:
 * the live dashboard's array-built state equals ``evaluate_run`` query by query,
   aggregate by aggregate, and its blocking list equals the one made from
   ``evaluate_run``'s results;
-* ``compare_pair`` (packed from the store's columns) equals the decisions and
-  trec_eval-compatible means of the observation path.
+* ``compare_pair`` (packed from the store's columns, paired tests from arrays) equals
+  the decisions, paired tests and trec_eval-compatible means of the observation path.
 """
 
 import random
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from store_fixtures import new_store
 
+from evalcore.analysis.compare import compare_metric
 from evalcore.analysis.decision import (
     decide_measure,
     evaluate_observed_pair,
@@ -127,6 +128,11 @@ def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, s
     assert [m.decision for m in new.measures] == [
         decide_measure(old, name, "A", "B") for name in old.measures
     ]
+    reports = old.result_a.to_report(), old.result_b.to_report()
+    assert [m.paired for m in new.measures] == [
+        compare_metric(name, "A", reports[0], "B", reports[1]) for name in old.measures
+    ]
+    assert any(m.paired.n_excluded for m in new.measures)
     for side, obs in zip((0, 1), observations, strict=True):
         qrels = {o.query_id: {lab.id: lab.gain for lab in o.labels if lab.gain is not None}
                  for o in obs}
