@@ -2,8 +2,11 @@
 
 :meth:`LiveDashboard.build` evaluates every run of a study against the
 working reference (exactly what :func:`evalcore.analysis.run_evaluation.evaluate_run`
-computes) and keeps, per run, the per-query :class:`QueryResult` objects and
-the per-metric arrays the aggregates are made of.
+computes) and keeps, per run, the per-metric arrays the aggregates are made
+of, filled straight from the metric computer's arrays. The per-query
+:class:`QueryResult` objects are made the first time a page asks for them
+(:attr:`RunState.results`), and the blocking list the first time it is asked
+for: a full build makes no per-query result object.
 
 :meth:`LiveDashboard.refresh` brings the state up to date with the store:
 
@@ -364,7 +367,11 @@ class LiveDashboard:
                                                        [m.canonical for m in extra])
         # Each run's query set is its own (its answered queries plus the study's registered,
         # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
-        self.query_ids = sorted({q for rs in self.runs.values() for q in rs.index}, key=natural_key)
+        sets = [rs.index for rs in self.runs.values()]
+        if sets and all(index.keys() == sets[0].keys() for index in sets):
+            self.query_ids = list(sets[0])  # each is in query order already
+        else:
+            self.query_ids = sorted({q for index in sets for q in index}, key=natural_key)
         self.index = {q: i for i, q in enumerate(self.query_ids)}
         self._blocking = None  # made when first asked (see _blocking_keys)
         self._coverage = {}
