@@ -58,6 +58,7 @@ QUEUE_SHOWN = 10
 CUTOFFS = (5, 10, 20, 100)
 #: How often the page looks whether a large study's queues are computed.
 PENDING_POLL_SECONDS = 2.0
+_PENDING_SHOWN = "_rl_compare_pending_shown"
 
 
 def _default_measures(study: StudyIn, depth: int) -> list[str]:
@@ -121,27 +122,38 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
     the whole comparison is computed (started in the background), the verdicts and paired
     tests alone (queues None, no compatibility numbers)."""
     db, path = get_db(), str(db_path())
-    key = ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN)
+    key = _whole_key(run_a, run_b, measures, reference)
     if not large:
         return shared_result(db, path, study_id, key, lambda: compare_pair(
             db, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN))
     whole = ready_result(db, path, study_id, key)
     if whole is not None:
         return whole
-    compute_in_background(db, path, study_id, key, lambda conn: compare_pair(
-        conn, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN))
     return shared_result(db, path, study_id, key + ("verdicts only",), lambda: compare_pair(
         db, study_id, run_a, run_b, measures, reference, verdicts_only=True))
+
+
+def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:
+    """The shared-result key of the whole comparison (queues and compat included)."""
+    return ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN)
 
 
 @st.fragment(run_every=PENDING_POLL_SECONDS)
 def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
                    reference: str | None) -> None:
     """Where the queues and compatibility numbers will be: a note while they are computed in
-    the background, the whole page again once they are ready."""
-    key = ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN)
-    if ready_result(get_db(), str(db_path()), study_id, key) is not None:
+    the background, the whole page again once they are ready. The background work starts
+    on the fragment's next run, once the page's own run has been sent (on two cores it
+    would otherwise slow that first render down)."""
+    db, path = get_db(), str(db_path())
+    key = _whole_key(run_a, run_b, measures, reference)
+    if ready_result(db, path, study_id, key) is not None:
         st.rerun()
+    shown = st.session_state.setdefault(_PENDING_SHOWN, set())
+    if key in shown:
+        compute_in_background(db, path, study_id, key, lambda conn: compare_pair(
+            conn, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN))
+    shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")
 
