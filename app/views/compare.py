@@ -35,7 +35,8 @@ from app.components.navigation import ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import db_path, get_db
-from app.components.shared_results import shared_result
+from app.components.shared_results import compute_in_background, ready_result, shared_result
+from app.components.state import LARGE_STUDY_QUERIES
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import MetricComparison, compare_runs
 from evalcore.analysis.pair_comparison import MeasureVerdict, PairComparison, compare_pair
@@ -55,6 +56,9 @@ WORKING = "(working labels)"
 QUEUE_SHOWN = 10
 #: Cutoffs the measure picker offers (any measure of the catalogue at these depths).
 CUTOFFS = (5, 10, 20, 100)
+#: How often the page looks whether a large study's queues are computed.
+PENDING_POLL_SECONDS = 2.0
+_PENDING_SHOWN = "_rl_compare_pending_shown"
 
 
 def _default_measures(study: StudyIn, depth: int) -> list[str]:
@@ -112,16 +116,46 @@ def _results_table(comparison) -> pd.DataFrame:
 
 
 def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
-                     reference: str | None) -> PairComparison:
+                     reference: str | None, *, large: bool) -> PairComparison:
     """The pair's verdicts, queues, paired tests and compatibility numbers, computed once
-    per store state and choice and shared by every session."""
-    db = get_db()
-    return shared_result(
-        db, str(db_path()), study_id,
-        ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN),
-        lambda: compare_pair(db, study_id, run_a, run_b, measures, reference,
-                             queue_limit=QUEUE_SHOWN),
-    )
+    per store state and choice and shared by every session. On a ``large`` study, until
+    the whole comparison is computed (started in the background), the verdicts and paired
+    tests alone (queues None, no compatibility numbers)."""
+    db, path = get_db(), str(db_path())
+    key = _whole_key(run_a, run_b, measures, reference)
+    if not large:
+        return shared_result(db, path, study_id, key, lambda: compare_pair(
+            db, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN))
+    whole = ready_result(db, path, study_id, key)
+    if whole is not None:
+        return whole
+    return shared_result(db, path, study_id, key + ("verdicts only",), lambda: compare_pair(
+        db, study_id, run_a, run_b, measures, reference, verdicts_only=True))
+
+
+def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:
+    """The shared-result key of the whole comparison (queues and compat included)."""
+    return ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN)
+
+
+@st.fragment(run_every=PENDING_POLL_SECONDS)
+def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
+                   reference: str | None) -> None:
+    """Where the queues and compatibility numbers will be: a note while they are computed in
+    the background, the whole page again once they are ready. The background work starts
+    on the fragment's next run, once the page's own run has been sent (on two cores it
+    would otherwise slow that first render down)."""
+    db, path = get_db(), str(db_path())
+    key = _whole_key(run_a, run_b, measures, reference)
+    if ready_result(db, path, study_id, key) is not None:
+        st.rerun()
+    shown = st.session_state.setdefault(_PENDING_SHOWN, set())
+    if key in shown:
+        compute_in_background(db, path, study_id, key, lambda conn: compare_pair(
+            conn, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN))
+    shown.add(key)
+    st.caption("Working out which labels would decide each comparison and the trec_eval-"
+               "compatible numbers (a large study: they appear here when ready).")
 
 
 def _show_verdict(item: MeasureVerdict) -> None:
@@ -145,6 +179,7 @@ def _show_verdict(item: MeasureVerdict) -> None:
 def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
     """The head of the to-decide queue, and the link that opens the Annotate page on it."""
     d, queue = item.decision, item.queue
+    assert queue is not None  # the page shows queues only once computed
     st.markdown(f"**{escape_markdown(d.measure)}**")
     if not queue.items:
         why = {"undecidable": "it is undecidable; lift the causes above first",
@@ -227,8 +262,10 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
     if not measures:
         st.info("Choose at least one measure.")
         return
+    texts = query_texts(get_db(), study.study_id)
     try:
-        pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference)
+        pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference,
+                              large=len(texts) > LARGE_STUDY_QUERIES)
     except (LookupError, ValueError) as error:
         st.error(escape_markdown(f"No verdict: {error}"))
         return
@@ -239,15 +276,18 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
     for item in pc.measures:
         _show_verdict(item)
     st.markdown("##### Labels that would decide it")
-    texts = query_texts(get_db(), study.study_id)
-    for item in pc.measures:
-        _show_queue(item, texts)
+    if any(item.queue is None for item in pc.measures):
+        _pending_parts(study.study_id, run_a, run_b, measures, reference)
+    else:
+        for item in pc.measures:
+            _show_queue(item, texts)
     st.markdown("##### Paired significance tests")
     st.caption("Over the sample of queries, a separate question from the verdict above; "
                "computed only on the queries where both runs have the measure.")
     for item in pc.measures:
         _show_paired(item.paired)
-    _show_compat(pc)
+    if pc.compat:
+        _show_compat(pc)
 
 
 db, study = study_page("Compare runs")

@@ -51,6 +51,7 @@ from evalcore.contract.results import (
     MetricName,
     MetricValue,
 )
+from evalcore.contract.trusted_models import construct
 
 #: Exclusion reasons that are not metric reason codes.
 NOT_IN_RUN = "not_in_run"
@@ -177,7 +178,12 @@ class RunComparison(BaseModel):
 
 def cutoff_label(metric: MetricName, reports: Sequence[EvaluationReport], *, aggregate: bool) -> str:
     """The readable metric name, e.g. ``nDCG@10``; ``@k`` when the cutoffs differ."""
-    ks = {q.k for report in reports for q in report.queries}
+    return metric_label(metric, {q.k for report in reports for q in report.queries},
+                        aggregate=aggregate)
+
+
+def metric_label(metric: MetricName, ks: set[int], *, aggregate: bool) -> str:
+    """:func:`cutoff_label` given the cutoffs ``ks`` of the runs' queries."""
     k = str(next(iter(ks))) if len(ks) == 1 else "k"
     if metric not in METRIC_LABELS:  # a catalogue measure: its canonical name is its label
         return metric
@@ -205,27 +211,51 @@ def compare_metric(
     by_a = {q.query_id: q for q in report_a.queries}
     by_b = {q.query_id: q for q in report_b.queries}
     query_ids = sorted(by_a.keys() | by_b.keys(), key=natural_key)
+    sides = [[None if q is None else _side(q.k, q.metrics.get(metric))
+              for q in map(by.get, query_ids)] for by in (by_a, by_b)]
+    return paired_comparison(metric, label, run_a, run_b, query_ids, sides[0], sides[1],
+                             permutations=permutations, seed=seed)
+
+
+#: One query in one run for :func:`paired_comparison`: (k, why the metric is left out —
+#: empty when available —, its value), or None when the run does not have the query.
+QuerySide = tuple[int, list[str], float | None] | None
+
+
+def _side(k: int, value: MetricValue | None) -> QuerySide:
+    return k, _reasons(value), None if value is None else value.value
+
+
+def paired_comparison(
+    metric: MetricName,
+    label: str,
+    run_a: str,
+    run_b: str,
+    query_ids: Sequence[str],
+    sides_a: Sequence[QuerySide],
+    sides_b: Sequence[QuerySide],
+    *,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
+) -> MetricComparison:
+    """:func:`compare_metric` given each query's side in both runs (in ``query_ids`` order)."""
     paired: list[str] = []
     values_a: list[float] = []
     values_b: list[float] = []
     excluded: list[ExcludedQuery] = []
-    for query_id in query_ids:
-        qa, qb = by_a.get(query_id), by_b.get(query_id)
-        reasons_a = _reasons(qa.metrics.get(metric) if qa else None)
-        reasons_b = _reasons(qb.metrics.get(metric) if qb else None)
-        if qa is not None and qb is not None and qa.k != qb.k:
+    for query_id, qa, qb in zip(query_ids, sides_a, sides_b, strict=True):
+        reasons_a = [NOT_IN_RUN] if qa is None else qa[1]
+        reasons_b = [NOT_IN_RUN] if qb is None else qb[1]
+        if qa is not None and qb is not None and qa[0] != qb[0]:
             reasons_a, reasons_b = reasons_a + [DIFFERENT_K], reasons_b + [DIFFERENT_K]
         if reasons_a or reasons_b:
-            excluded.append(
-                ExcludedQuery.model_construct(
-                    query_id=query_id, reasons_a=reasons_a, reasons_b=reasons_b
-                )
-            )
+            excluded.append(construct(ExcludedQuery, {
+                "query_id": query_id, "reasons_a": reasons_a, "reasons_b": reasons_b}))
             continue
         assert qa is not None and qb is not None
         paired.append(query_id)
-        values_a.append(float(qa.metrics[metric].value))  # type: ignore[arg-type]
-        values_b.append(float(qb.metrics[metric].value))  # type: ignore[arg-type]
+        values_a.append(float(qa[2]))  # type: ignore[arg-type]
+        values_b.append(float(qb[2]))  # type: ignore[arg-type]
     a = np.asarray(values_a)
     b = np.asarray(values_b)
     deltas = (a - b).tolist()

@@ -57,7 +57,11 @@ from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.observation import Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import OBSERVATION_REASONS
-from evalcore.store.observations import observations_for_run, runs_as_columns
+from evalcore.store.observations import (
+    RunEvidenceColumns,
+    observations_for_run,
+    runs_as_columns,
+)
 from evalcore.store.studies import get_study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
@@ -366,18 +370,28 @@ def evaluate_stored_pair(
     reference: str | None = None,
 ) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``)."""
-    protocol = get_study(db, study_id).protocol()
-    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
-    depth = packing_depth(parsed)
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
+    columns = runs_as_columns(db, study_id, [run_a, run_b], reference)
+    return evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+
+
+def evaluate_column_pair(
+    columns: Sequence[RunEvidenceColumns],
+    measures: Sequence[Measure | str],
+    protocol: EvalProtocol,
+) -> PairEvaluation:
+    """Pack two runs' columns (:func:`~evalcore.store.observations.runs_as_columns`) for
+    ``measures`` and evaluate them."""
+    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    depth = packing_depth(parsed)
     batches = [
         ObservationBatch.from_gain_maps(
             c.query_ids, c.k, c.returned_ids, c.gains, c.population_complete,
             scan_complete=c.scan_complete, permitted_ids=c.permitted_ids, protocol=protocol,
             min_depth=depth,
         )
-        for c in runs_as_columns(db, study_id, [run_a, run_b], reference)
+        for c in columns
     ]
     return evaluate_pair(batches[0], batches[1], parsed, protocol)
 

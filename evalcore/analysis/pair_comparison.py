@@ -27,20 +27,27 @@ from collections.abc import Sequence
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.compare import MetricComparison, compare_metric
+from evalcore.analysis.compare import (
+    MetricComparison,
+    QuerySide,
+    metric_label,
+    paired_comparison,
+)
 from evalcore.analysis.decision import (
     Decision,
     PairEvaluation,
     decide_measure,
-    evaluate_observed_pair,
-    stored_pair_observations,
+    evaluate_column_pair,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.api.evaluate import evaluate as evaluate_trec
+from evalcore.compute.evaluate import BatchResult
+from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
+from evalcore.compute.validity import observation_reasons
 from evalcore.contract.measures import Measure
-from evalcore.contract.observation import Observation
 from evalcore.contract.reasons import Reason
 from evalcore.io.errors import InputErrors
+from evalcore.store.observations import RunEvidenceColumns, runs_as_columns
 from evalcore.store.studies import get_study
 
 #: The name of the compatibility numbers, wherever they are shown.
@@ -95,7 +102,8 @@ class MeasureVerdict(BaseModel):
 
     decision: Decision
     causes: list[UndecidableCause]
-    queue: DecideQueue
+    #: None when not computed (``compare_pair(..., verdicts_only=True)``)
+    queue: DecideQueue | None
     paired: MetricComparison
 
     @property
@@ -170,24 +178,49 @@ def undecidable_causes(decision: Decision) -> list[UndecidableCause]:
     return out
 
 
-def measure_verdicts(pair: PairEvaluation, run_a: str, run_b: str, *, queue_limit: int | None
-                     ) -> list[MeasureVerdict]:
-    """The verdict, queue and paired tests of every measure of an evaluated pair."""
-    report_a, report_b = pair.result_a.to_report(), pair.result_b.to_report()
+def measure_verdicts(pair: PairEvaluation, run_a: str, run_b: str, *, queue_limit: int | None,
+                     queues: bool = True) -> list[MeasureVerdict]:
+    """The verdict, queue (None without ``queues``) and paired tests of every measure of an
+    evaluated pair."""
+    ks = set(pair.result_a.batch.k.tolist()) | set(pair.result_b.batch.k.tolist())
     out = []
     for name in pair.measures:
         decision = decide_measure(pair, name, run_a, run_b)
         out.append(MeasureVerdict(
             decision=decision,
             causes=undecidable_causes(decision),
-            queue=decide_queue(pair, name, limit=queue_limit),
-            paired=compare_metric(name, run_a, report_a, run_b, report_b),
+            queue=decide_queue(pair, name, limit=queue_limit) if queues else None,
+            paired=paired_comparison(
+                name, metric_label(name, ks, aggregate=False), run_a, run_b, pair.query_ids,
+                _sides(pair.result_a, name), _sides(pair.result_b, name)),
         ))
     return out
 
 
+def _sides(result: BatchResult, name: str) -> list[QuerySide]:
+    """Each query of ``result`` as :func:`paired_comparison` reads it: the reasons its
+    :class:`~evalcore.contract.results.QueryResult` would give, without making it."""
+    m = result.metrics[name]
+    lists: dict[tuple[int, int], list[str]] = {}
+    out: list[QuerySide] = []
+    for k, ok, value, bits, obits in zip(
+        result.batch.k.tolist(), result.available(name).tolist(), m.value.tolist(),
+        m.reason_bits.tolist(), result.observation_bits.tolist(), strict=True,
+    ):
+        if ok:
+            out.append((k, [], value))
+            continue
+        reasons = lists.get((obits, bits))
+        if reasons is None:
+            reasons = lists[obits, bits] = (
+                observation_reasons(obits) if obits else
+                [r.value for r in METRIC_REASONS if bits & METRIC_BITS[r]]) or ["unavailable"]
+        out.append((k, list(reasons), value))
+    return out
+
+
 def trec_eval_compat(
-    observations: tuple[Sequence[Observation], Sequence[Observation]],
+    columns: Sequence[RunEvidenceColumns],
     measures: Sequence[Measure],
     relevance_threshold: int,
     gain: str,
@@ -197,12 +230,13 @@ def trec_eval_compat(
     names = [m.canonical for m in measures]
     means: list[dict[str, tuple[float | None, int]]] = []
     notes: list[str] = []
-    for obs in observations:
-        qrels = {o.query_id: {lab.id: lab.gain for lab in o.labels if lab.gain is not None}
-                 for o in obs}
+    for side in columns:
+        # A unit in conflict (a tuple of gains) is left out of the qrels.
+        qrels = {q: {u: g for u, g in units.items() if type(g) is int}
+                 for q, units in zip(side.query_ids, side.gains, strict=True)}
         qrels = {q: units for q, units in qrels.items() if units}
-        run = {o.query_id: {u: float(len(o.returned_ids) - i) for i, u in enumerate(o.returned_ids)}
-               for o in obs if o.returned_ids}
+        run = {q: {u: float(len(ranked) - i) for i, u in enumerate(ranked)}
+               for q, ranked in zip(side.query_ids, side.returned_ids, strict=True) if ranked}
         if not qrels or not run:
             means.append({})
             notes.append("no labeled query with results: trec_eval has nothing to evaluate")
@@ -237,17 +271,23 @@ def compare_pair(
     reference: str | None = None,
     *,
     queue_limit: int | None = 10,
+    verdicts_only: bool = False,
 ) -> PairComparison:
     """Stored runs ``run_a`` and ``run_b`` against the working labels (or the frozen
     version ``reference``): the verdicts, queues and paired tests, and apart the
     trec_eval-compatible means. Unknown study, run or version raise the store's
-    ``LookupError`` subclasses."""
-    observations = stored_pair_observations(db, study_id, run_a, run_b, reference)
-    pair = evaluate_observed_pair(observations, measures, get_study(db, study_id).protocol())
-    compat, notes = trec_eval_compat(observations, list(pair.measures.values()),
-                                     pair.protocol.relevance_threshold, pair.protocol.gain)
+    ``LookupError`` subclasses.
+
+    With ``verdicts_only`` the slow parts are left out (a large study's page shows the
+    verdicts first and asks for them apart): every queue is None and ``compat`` empty."""
+    columns = runs_as_columns(db, study_id, [run_a, run_b], reference)
+    pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+    compat, notes = ([], []) if verdicts_only else trec_eval_compat(
+        columns, list(pair.measures.values()), pair.protocol.relevance_threshold,
+        pair.protocol.gain)
     return PairComparison(
         run_a=run_a, run_b=run_b, reference=reference,
-        measures=measure_verdicts(pair, run_a, run_b, queue_limit=queue_limit),
+        measures=measure_verdicts(pair, run_a, run_b, queue_limit=queue_limit,
+                                  queues=not verdicts_only),
         compat=compat, compat_notes=notes,
     )

@@ -2,8 +2,11 @@
 
 :meth:`LiveDashboard.build` evaluates every run of a study against the
 working reference (exactly what :func:`evalcore.analysis.run_evaluation.evaluate_run`
-computes) and keeps, per run, the per-query :class:`QueryResult` objects and
-the per-metric arrays the aggregates are made of.
+computes) and keeps, per run, the per-metric arrays the aggregates are made
+of, filled straight from the metric computer's arrays. The per-query
+:class:`QueryResult` objects are made the first time a page asks for them
+(:attr:`RunState.results`), and the blocking list the first time it is asked
+for: a full build makes no per-query result object.
 
 :meth:`LiveDashboard.refresh` brings the state up to date with the store:
 
@@ -50,12 +53,14 @@ from evalcore.annotation.blocking import (
 )
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import ObservationBatch, conflict_code
-from evalcore.compute.evaluate import compute, compute_more
+from evalcore.compute.evaluate import BatchResult, compute, compute_more
 from evalcore.compute.measures import LEGACY_NAMES
+from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
+from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.query_order import natural_key
-from evalcore.contract.reasons import Reason
+from evalcore.contract.reasons import OBSERVATION_REASONS, Reason
 from evalcore.contract.results import (
     METRICS,
     AggregateValue,
@@ -116,10 +121,14 @@ class Coverage(BaseModel):
 
 @dataclass
 class RunState:
-    """One run's per-query results and the arrays its aggregates are made of."""
+    """One run's per-query results and the arrays its aggregates are made of.
+
+    A full build fills the arrays straight from the computer's :class:`BatchResult`;
+    the per-query :class:`QueryResult` objects are made from it the first time a page
+    asks for them (:attr:`results`), with the queries re-evaluated since put in place.
+    """
 
     run: RunInfo
-    results: list[QueryResult]
     top_units: list[list[str]]
     #: query_id -> position in ``results`` (the run's own query set, sorted by id)
     index: dict[str, int] = field(default_factory=dict)
@@ -131,6 +140,60 @@ class RunState:
     reasons: dict[str, np.ndarray] = field(default_factory=dict)
     #: the metric keys of ``results`` this state holds arrays of
     metrics: tuple[str, ...] = METRICS
+    #: the per-query results once made (see :attr:`results`)
+    _results: list[QueryResult] | None = None
+    #: what they are made from until then, and the queries re-evaluated since
+    _source: BatchResult | None = None
+    _replaced: dict[int, QueryResult] = field(default_factory=dict)
+
+    @property
+    def results(self) -> list[QueryResult]:
+        """Per-query results, in the run's query order."""
+        if self._results is None:
+            made = [] if self._source is None else self._source.query_results()
+            for i, result in self._replaced.items():
+                made[i] = result
+            self._results, self._source, self._replaced = made, None, {}
+        return self._results
+
+    @classmethod
+    def from_batch(
+        cls,
+        run: RunInfo,
+        query_ids: list[str],
+        result: BatchResult | None,
+        top_units: list[list[str]],
+        metrics: Sequence[str] = METRICS,
+    ) -> RunState:
+        """The state of ``result``'s measures ``metrics`` (None with no metrics: an empty
+        state), arrays filled column by column as :meth:`_set_arrays` fills them per query."""
+        if result is None:
+            return cls(run=run, top_units=top_units, metrics=(), _results=[])
+        state = cls(run=run, top_units=top_units,
+                    index={q: i for i, q in enumerate(query_ids)}, metrics=tuple(metrics),
+                    _source=result)
+        n = len(query_ids)
+        invalid = ~result.valid
+        obits = result.observation_bits
+        for metric in state.metrics:
+            m = result.metrics[metric]
+            ok = result.available(metric)
+            lower, upper = result.bounds(metric)
+            both = ~(np.isnan(lower) | np.isnan(upper))
+            state.available[metric] = ok
+            state.value[metric] = np.where(ok, m.value, 0.0)
+            state.lower[metric] = np.where(both, lower, np.nan)
+            state.upper[metric] = np.where(both, upper, np.nan)
+            reasons = np.zeros((n, len(_REASON_CODES)), dtype=bool)
+            open_valid = ~ok & ~invalid
+            for reason in OBSERVATION_REASONS:
+                reasons[:, _REASON_COLUMN[reason.value]] = invalid & (
+                    (obits & OBSERVATION_BITS[reason]) != 0)
+            for reason in METRIC_REASONS:
+                reasons[:, _REASON_COLUMN[reason.value]] |= open_valid & (
+                    (m.reason_bits & METRIC_BITS[reason]) != 0)
+            state.reasons[metric] = reasons
+        return state
 
     @classmethod
     def from_results(
@@ -141,7 +204,7 @@ class RunState:
         metrics: Sequence[str] = METRICS,
     ) -> RunState:
         n = len(results)
-        state = cls(run=run, results=results, top_units=top_units,
+        state = cls(run=run, top_units=top_units, _results=results,
                     index={r.query_id: i for i, r in enumerate(results)}, metrics=tuple(metrics))
         for metric in state.metrics:
             state.available[metric] = np.zeros(n, dtype=bool)
@@ -170,7 +233,10 @@ class RunState:
 
     def replace(self, i: int, result: QueryResult, top_units: list[str]) -> None:
         """Put a re-evaluated query at index ``i``."""
-        self.results[i] = result
+        if self._results is None:
+            self._replaced[i] = result
+        else:
+            self._results[i] = result
         self.top_units[i] = top_units
         self._set_arrays(i, result)
 
@@ -207,7 +273,7 @@ def _label_columns(reference: ReferenceColumns) -> dict[str, tuple[list[str], li
     out = {}
     for query_id, gains in reference.gains.items():
         values = list(gains.values())
-        if not all(type(g) is int for g in values):
+        if tuple in map(type, values):
             values = [g if isinstance(g, int) else conflict_code(g) for g in values]
         out[query_id] = (list(gains), values)
     return out
@@ -219,8 +285,8 @@ def _evaluate(
     labels: dict[str, tuple[list[str], list[int]]],
     protocol: EvalProtocol,
     extra: Sequence[Measure] = (),
-) -> tuple[list[QueryResult], list[QueryResult], list[list[str]]]:
-    """The run's per-query results, the results of the ``extra`` measures and the top-k units,
+) -> tuple[BatchResult, BatchResult | None, list[list[str]]]:
+    """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
     packed straight from the store's columns (the same batch :func:`observations_for_run`
     observations would pack to)."""
     none: tuple[list[str], list[int]] = ([], [])
@@ -239,8 +305,8 @@ def _evaluate(
         protocol=protocol,
     )
     results = compute(batch, protocol)
-    more = compute_more(results, extra).query_results() if extra else []
-    return results.query_results(), more, [list(units) for units in batch.top_units]
+    more = compute_more(results, extra) if extra else None
+    return results, more, [list(units) for units in batch.top_units]
 
 
 def _legacy_key(measure: Measure, k: int) -> str | None:
@@ -271,7 +337,7 @@ class LiveDashboard:
         self._aggregates: dict[str, dict[str, AggregateValue]] = {}
         self._extra_aggregates: dict[str, dict[str, AggregateValue]] = {}
         self._unknowns: dict[tuple[str, str], tuple[int, int]] = {}
-        self._blocking: dict[str, list[BlockingKey]] = {}
+        self._blocking: dict[str, list[BlockingKey]] | None = None
         self._coverage: dict[str, QueryCoverage] = {}
         self._complete: dict[str, bool] = {}
         self.last_refresh: RefreshOutcome | None = None
@@ -296,14 +362,18 @@ class LiveDashboard:
             extra = self._extra_measures(run.k)
             columns = run_columns(db, self.study_id, run.name, reference)
             results, more, tops = _evaluate(columns, reference, labels, self.protocol, extra)
-            self.runs[run.name] = RunState.from_results(run, results, tops)
-            self.extra[run.name] = RunState.from_results(run, more, tops,
-                                                         [m.canonical for m in extra])
+            self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
+            self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
+                                                       [m.canonical for m in extra])
         # Each run's query set is its own (its answered queries plus the study's registered,
         # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
-        self.query_ids = sorted({q for rs in self.runs.values() for q in rs.index}, key=natural_key)
+        sets = [rs.index for rs in self.runs.values()]
+        if sets and all(index.keys() == sets[0].keys() for index in sets):
+            self.query_ids = list(sets[0])  # each is in query order already
+        else:
+            self.query_ids = sorted({q for index in sets for q in index}, key=natural_key)
         self.index = {q: i for i, q in enumerate(self.query_ids)}
-        self._blocking = {}
+        self._blocking = None  # made when first asked (see _blocking_keys)
         self._coverage = {}
         self._complete = {}
         for query_id in self.query_ids:
@@ -315,26 +385,42 @@ class LiveDashboard:
         )
 
     def _update_query(self, query_id: str, reference: ReferenceColumns) -> None:
-        runs = {name: rs for name, rs in self.runs.items() if query_id in rs.index}
+        tops = [rs.top_units[rs.index[query_id]] for rs in self.runs.values()
+                if query_id in rs.index]
+        if self._blocking is not None:
+            self._update_blocking(query_id)
+        pooled: set[str] = set()
+        for top in tops:
+            pooled.update(top)
+        # A unit in conflict is in the labels (section 9) but has no resolved gain.
+        gains = reference.gains.get(query_id, {}) if tops else {}
+        conflicting = ({unit for unit, gain in gains.items() if type(gain) is not int}
+                       if tuple in map(type, gains.values()) else set())
+        in_conflict = len(pooled & conflicting)
+        self._coverage[query_id] = QueryCoverage(
+            pooled=len(pooled), labeled=len(pooled & gains.keys()) - in_conflict,
+            in_conflict=in_conflict)
+        self._complete[query_id] = reference.complete.get(query_id, False) if tops else False
+
+    def _update_blocking(self, query_id: str) -> None:
+        assert self._blocking is not None
         per_run = {
             name: (rs.results[rs.index[query_id]], rs.top_units[rs.index[query_id]])
-            for name, rs in runs.items()
+            for name, rs in self.runs.items() if query_id in rs.index
         }
         items = query_blocking_keys(query_id, per_run)
         if items:
             self._blocking[query_id] = items
         else:
             self._blocking.pop(query_id, None)
-        pooled: set[str] = set()
-        for _, top in per_run.values():
-            pooled.update(top)
-        # A unit in conflict is in the labels (section 9) but has no resolved gain.
-        gains = reference.gains.get(query_id, {}) if per_run else {}
-        labeled = {unit for unit, gain in gains.items() if isinstance(gain, int)}
-        conflicting = gains.keys() - labeled
-        self._coverage[query_id] = QueryCoverage(pooled=len(pooled), labeled=len(pooled & labeled),
-                                                 in_conflict=len(pooled & conflicting))
-        self._complete[query_id] = reference.complete.get(query_id, False) if per_run else False
+
+    def _blocking_keys(self) -> dict[str, list[BlockingKey]]:
+        """query_id -> its blocking keys, made from every run's results when first asked."""
+        if self._blocking is None:
+            self._blocking = {}
+            for query_id in self.query_ids:
+                self._update_blocking(query_id)
+        return self._blocking
 
     def _changes_query_sets(self, db: sqlite_utils.Database, touched: Sequence[str]) -> bool:
         """Whether an event on ``touched`` may add or remove a query of some run's set.
@@ -404,8 +490,10 @@ class LiveDashboard:
                 continue
             columns = run_columns(db, self.study_id, name, reference, mine)
             extra = self.extra[name]
-            results, more, tops = _evaluate(columns, reference, labels, self.protocol,
-                                            self._extra_measures(rs.run.k))
+            found, extra_found, tops = _evaluate(columns, reference, labels, self.protocol,
+                                                 self._extra_measures(rs.run.k))
+            results = found.query_results()
+            more = [] if extra_found is None else extra_found.query_results()
             for j, query_id in enumerate(mine):
                 rs.replace(rs.index[query_id], results[j], tops[j])
                 if more:
@@ -514,11 +602,11 @@ class LiveDashboard:
 
     def blocking_list(self, limit: int | None = 50) -> list[BlockingItem]:
         """The unlabeled items to label first (see :mod:`evalcore.annotation.blocking`)."""
-        return merge_blocking(self._blocking.values(), limit)
+        return merge_blocking(self._blocking_keys().values(), limit)
 
     def query_blocking_list(self, query_id: str) -> list[BlockingItem]:
         """One query's blocking items, in blocking-list order."""
-        return merge_blocking([self._blocking.get(query_id, [])])
+        return merge_blocking([self._blocking_keys().get(query_id, [])])
 
     def n_blocking_items(self) -> int:
-        return sum(len(items) for items in self._blocking.values())
+        return sum(len(items) for items in self._blocking_keys().values())

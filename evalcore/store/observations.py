@@ -193,9 +193,9 @@ def reference_columns(
             completeness_states(db, study_id) if query_ids is None
             else {q: is_complete(db, study_id, q) for q in query_ids}
         )
-    else:
-        gains = reference_labels(db, study_id, reference)
-        complete = reference_completeness(db, study_id, reference)
+        return ReferenceColumns(gains=gains, complete=complete)  # units in unit id order
+    gains = reference_labels(db, study_id, reference)
+    complete = reference_completeness(db, study_id, reference)
     return ReferenceColumns(
         gains={q: dict(sorted(units.items())) for q, units in gains.items()}, complete=complete
     )
@@ -210,13 +210,16 @@ def run_columns(
 ) -> RunColumns:
     """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`."""
     run = get_run(db, study_id, run_name)
-    rankings = _run_rankings(db, run.run_id, query_ids)
+    rankings = (
+        _run_unit_ids(db, run.run_id) if query_ids is None
+        else {q: units for q, (units, _) in _run_rankings(db, run.run_id, query_ids).items()}
+    )
     wanted = _query_set(rankings, reference.gains, reference.complete, query_ids)
-    no_ranking: tuple[list[str], list[float | None]] = ([], [])
+    none: list[str] = []
     return RunColumns(
         run=run,
         query_ids=wanted,
-        returned_ids=[rankings.get(q, no_ranking)[0] for q in wanted],
+        returned_ids=[rankings.get(q, none) for q in wanted],
         permitted_ids=permitted_ids_for_run(db, run),
     )
 

@@ -20,9 +20,13 @@ The rule, per (query, unit), replaying the events in ``event_id`` order:
 4. A unit with no current label and no adjudication is not in the reference
    (it is unlabeled).
 
-Resolving a whole study is one grouped, ordered SQL scan of ``label_events``
+Resolving given queries is one grouped, ordered SQL scan of ``label_events``
 (each annotator's latest label per unit) and one pass in Python; only units
-with an undo or an adjudication are replayed event by event.
+with an undo or an adjudication are replayed event by event. The working
+reference of a whole study (:func:`resolved_gains`) reads one row per query
+(its units and gains concatenated by SQLite): a query where every unit has a
+single label event needs no rule at all, and only the others go through that
+scan.
 """
 
 from collections.abc import Iterable, Iterator
@@ -280,69 +284,51 @@ def resolved_gains(
     Units in conflict are omitted, or, with ``conflicts``, given as the sorted tuple
     of the gains they may have (contract section 9: unknown, never dropped).
     """
-    out: dict[str, dict[str, Any]] = {}
     if query_ids is not None:
-        for query_id, (unit_id, gain) in _resolve_scan(db, study_id, query_ids, gains_only=True):
-            if conflicts or isinstance(gain, int):
-                out.setdefault(query_id, {})[unit_id] = gain
-        return out
-    # The whole study: one scan in the index's (query, unit, event) order; each annotator's
-    # latest label per unit is the last one seen (agreement <=> one distinct gain). Only
-    # units with an undo or an adjudication are replayed. (Reading the rows and reducing
-    # them here is several times faster than SQLite's GROUP BY over the annotator expression.)
-    special = set(db.execute(
-        "SELECT DISTINCT query_id, unit_id FROM label_events WHERE study_id = ? AND kind != 'label'",
+        return _scanned_gains(db, study_id, query_ids, conflicts)
+    # The whole study: per query, its label events' unit ids and gains concatenated by
+    # SQLite (one row per query). A query where every unit has exactly one event, a label,
+    # resolves to those gains as they are (one annotator, nothing to agree on or undo); the
+    # other queries (a unit labeled twice, undone or adjudicated) are resolved by the
+    # per-query scan, which applies every rule of the module docstring.
+    out: dict[str, dict[str, Any]] = {}
+    replay: list[str] = []
+    for query_id, unit_text, gain_text, n_special in db.execute(
+        "SELECT query_id, group_concat(unit_id, char(31)), "
+        "group_concat(CASE WHEN kind = 'label' THEN gain END, ''), "
+        "count(*) FILTER (WHERE kind != 'label' OR gain IS NULL) "
+        "FROM label_events WHERE study_id = ? GROUP BY query_id",
         [study_id],
-    ).fetchall())
-    rows = db.execute(
-        "SELECT query_id, unit_id, annotator, gain FROM label_events WHERE study_id = ? AND "
-        "kind = 'label' ORDER BY query_id, unit_id, event_id",
-        [study_id],
-    )
-    # A unit's gain is written at its first row; a second row (another label of the unit)
-    # starts its annotators' map, settled after the scan.
-    several: dict[tuple[str, str], dict[str, int]] = {}
-    who_of: dict[str, str] = {}
-    units: dict[str, Any] = {}
-    last_query = last_unit = None
-    first_who = ""
-    for query_id, unit_id, annotator, gain in rows:
-        if unit_id == last_unit and query_id == last_query:
-            latest = several.get((query_id, unit_id))
-            if latest is None:
-                latest = several[query_id, unit_id] = {_who(who_of, first_who): units[unit_id]}
-            latest[_who(who_of, annotator)] = gain
+    ):
+        units = unit_text.split(_UNIT_SEPARATOR)
+        if n_special or len(gain_text) != len(units) or len(set(units)) != len(units):
+            replay.append(query_id)
             continue
-        if query_id != last_query:
-            units = out[query_id] = {}
-            last_query = query_id
-        units[unit_id] = gain
-        last_unit, first_who = unit_id, annotator
-    for (query_id, unit_id), latest in several.items():
-        gains = set(latest.values())
-        if len(gains) == 1:
-            out[query_id][unit_id] = gains.pop()
-        elif conflicts:
-            out[query_id][unit_id] = tuple(sorted(gains))
-        else:
-            del out[query_id][unit_id]
-    for query_id, unit_id in special:
-        out.get(query_id, {}).pop(unit_id, None)
-    for query_id, unit_id in special:
-        resolved = resolve_unit_in_store(db, study_id, query_id, unit_id)
-        if resolved is None:
-            continue
-        if resolved.gain is not None:
-            out.setdefault(query_id, {})[unit_id] = resolved.gain
-        elif conflicts:
-            out.setdefault(query_id, {})[unit_id] = resolved.conflict_gains
-    for query_id in {q for q, _ in special} | {q for q, _ in several}:
-        if not out.get(query_id):
-            out.pop(query_id, None)
-        else:  # replayed units were added last: back to unit id order
-            units = out[query_id]
-            out[query_id] = dict(sorted(units.items()))
-    return out
+        gains = list(gain_text.encode("ascii").translate(_DIGIT_VALUES))
+        pairs = zip(units, gains, strict=True)
+        out[query_id] = dict(pairs if sorted(units) == units else sorted(pairs))
+    if replay:
+        out.update(_scanned_gains(db, study_id, replay, conflicts))
+    return dict(sorted(out.items()))
+
+
+#: The separator the whole-study read puts between unit ids (a unit id holding it splits
+#: into more parts than the query has gains, so its query is replayed).
+_UNIT_SEPARATOR = "\x1f"
+#: ASCII digits '0'..'9' -> their values (``bytes.translate`` table).
+_DIGIT_VALUES = bytes(range(256)).replace(b"0123456789", bytes(range(10)))
+
+
+def _scanned_gains(
+    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str], conflicts: bool
+) -> dict[str, dict[str, Any]]:
+    """:func:`resolved_gains` of the given queries, from :func:`_resolve_scan` (which yields
+    replayed units last: put back in unit id order)."""
+    out: dict[str, dict[str, Any]] = {}
+    for query_id, (unit_id, gain) in _resolve_scan(db, study_id, query_ids, gains_only=True):
+        if conflicts or isinstance(gain, int):
+            out.setdefault(query_id, {})[unit_id] = gain
+    return {q: dict(sorted(units.items())) for q, units in out.items()}
 
 
 def conflicts(db: sqlite_utils.Database, study_id: str) -> dict[str, list[ResolvedLabel]]:

@@ -187,3 +187,34 @@ def test_the_default_measures_are_the_studys_chosen_ones(small_store, new_app) -
     assert not at.exception, at.exception
     # a measure without a cutoff is taken at the runs' depth; one deeper than it is left out
     assert at.multiselect(key="rl_compare_measures").value == ["Success@2", "nDCG@3"]
+
+
+def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
+    small_store, new_app, monkeypatch
+) -> None:
+    """Above LARGE_STUDY_QUERIES the verdicts and paired tests come at once; the queues and
+    compat numbers are computed in the background (started on the next run) and shown then."""
+    import time
+
+    import app.components.state as state
+
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
+    monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)
+    at = new_app(page=PAGE)
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    assert any(t.startswith("P@3: ") for t in texts)
+    assert any("Working out which labels would decide" in t for t in texts)
+    assert not any("Label these on the Annotate page" in str(getattr(n, "label", ""))
+                   for n in at.main)
+    assert not any(COMPAT_LABEL.capitalize() in str(getattr(n, "label", "")) for n in at.expander)
+    deadline = time.monotonic() + 60
+    while any("Working out which labels would decide" in t for t in _texts(at)):
+        assert time.monotonic() < deadline, "the queues never came"
+        time.sleep(0.2)
+        at.run()
+        assert not at.exception, at.exception
+    assert any(COMPAT_LABEL.capitalize() in str(n.label) for n in at.expander)
+    verdicts = [t for t in _texts(at) if t.startswith("P@3: ")]
+    assert verdicts == [t for t in texts if t.startswith("P@3: ")]

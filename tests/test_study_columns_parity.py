@@ -1,0 +1,151 @@
+"""The study-wide fast paths give exactly what the per-query paths give (issue 16).
+
+A seeded random study with agreeing and disagreeing annotators (names typed in
+different cases), undone labels, adjudications (some re-opened by a newer
+label), unlabeled returned units, complete and incomplete queries, queries
+only one run answered, and a unit id holding the whole-study read's separator:
+
+* the whole-study ``resolved_gains`` equals the per-query resolution
+  (``resolve_study``, rule by rule) with and without conflicts;
+* the live dashboard's array-built state equals ``evaluate_run`` query by query,
+  aggregate by aggregate, and its blocking list equals the one made from
+  ``evaluate_run``'s results;
+* ``compare_pair`` (packed from the store's columns, paired tests from arrays) equals
+  the decisions, paired tests and trec_eval-compatible means of the observation path.
+"""
+
+import random
+from pathlib import Path
+
+import pytest
+from store_fixtures import new_store
+
+from evalcore.analysis.compare import compare_metric
+from evalcore.analysis.decision import (
+    decide_measure,
+    evaluate_observed_pair,
+    stored_pair_observations,
+)
+from evalcore.analysis.pair_comparison import compare_pair
+from evalcore.analysis.run_evaluation import evaluate_run
+from evalcore.annotation.blocking import merge_blocking, query_blocking_keys
+from evalcore.api.evaluate import evaluate as evaluate_trec
+from evalcore.live.dashboard import LiveDashboard
+from evalcore.store.completeness import mark_complete
+from evalcore.store.resolution import resolve_study, resolved_gains
+from evalcore.store.runs import add_run
+from evalcore.store.transaction import write_transaction
+
+MEASURES = ["P@5", "R@5", "nDCG@5", "RR@5", "AP@5", "Judged@5"]
+ANNOTATORS = ["ann@acme.org", "Ann@Acme.org ", "bob", "cy"]
+
+
+def random_study(tmp_path: Path, seed: int):
+    rng = random.Random(seed)
+    db = new_store(tmp_path)
+    queries = [f"q{i}" for i in range(40)]
+    pools = {q: [f"{q}-d{j}" for j in range(12)] + ([f"{q}-x\x1fy"] if q == "q7" else [])
+             for q in queries}
+    for name, skip in (("A", "q39"), ("B", "q38")):
+        rows = []
+        for q in queries:
+            if q == skip:
+                continue
+            for rank, unit in enumerate(rng.sample(pools[q], 6), 1):
+                rows.append((q, rank, unit, float(10 - rank)))
+        add_run(db, study_id="s", name=name, source="imported", k=6, results=rows)
+    events = []
+    for q in queries[:-4]:  # the last queries stay without any label
+        for unit in rng.sample(pools[q], rng.randrange(3, len(pools[q]))):
+            for _ in range(rng.choice((1, 1, 1, 2, 3))):
+                events.append((q, unit, "label", rng.randrange(5), rng.choice(ANNOTATORS)))
+                roll = rng.random()
+                if roll < 0.1:
+                    events.append((q, unit, "undo", None, events[-1][4]))
+                elif roll < 0.2:
+                    events.append((q, unit, "adjudicate", rng.randrange(5), "rev"))
+    rng.shuffle(events)  # event order across units does not matter; within a unit it does
+    with write_transaction(db):
+        db.conn.executemany(
+            "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
+            "created_at, source) VALUES ('s', ?, ?, ?, ?, ?, '2026-01-01T00:00:00Z', 'test')",
+            events,
+        )
+    for q in rng.sample(queries[:-4], 12):
+        mark_complete(db, study_id="s", query_id=q, actor="lead")
+    return db
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed: int) -> None:
+    db = random_study(tmp_path, seed)
+    resolved = resolve_study(db, "s")
+    with_conflicts = {
+        q: {u: (r.conflict_gains if r.gain is None else r.gain) for u, r in units.items()}
+        for q, units in resolved.items()
+    }
+    assert any(isinstance(g, tuple) for units in with_conflicts.values() for g in units.values())
+    assert any(r.state == "adjudicated" for units in resolved.values() for r in units.values())
+    fast = resolved_gains(db, "s", conflicts=True)
+    assert fast == with_conflicts
+    assert [list(units) for units in fast.values()] == [sorted(u) for u in fast.values()]
+    counting = {q: {u: g for u, g in units.items() if isinstance(g, int)}
+                for q, units in with_conflicts.items()}
+    assert resolved_gains(db, "s") == {q: units for q, units in counting.items() if units}
+    assert resolved_gains(db, "s", list(with_conflicts), conflicts=True) == fast
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int) -> None:
+    db = random_study(tmp_path, seed)
+    state = LiveDashboard.build(db, "s")
+    reports = {run: evaluate_run(db, "s", run) for run in ("A", "B")}
+    for run, report in reports.items():
+        assert state.aggregates(run) == report.aggregates
+        rs = state.runs[run]
+        for metric in rs.metrics:  # the arrays as a per-query fill makes them
+            for i, result in enumerate(report.queries):
+                mv = result.metrics[metric]
+                assert bool(rs.available[metric][i]) == mv.available
+        assert state.evaluation(run).queries == report.queries
+    per_query = []
+    for q in state.query_ids:
+        per_run = {}
+        for run, report in reports.items():
+            rs = state.runs[run]
+            if q in rs.index:
+                per_run[run] = (report.queries[rs.index[q]], rs.top_units[rs.index[q]])
+        per_query.append(query_blocking_keys(q, per_run))
+    assert state.blocking_list(None) == merge_blocking(per_query)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, seed: int) -> None:
+    db = random_study(tmp_path, seed)
+    observations = stored_pair_observations(db, "s", "A", "B")
+    old = evaluate_observed_pair(observations, MEASURES, db_protocol(db))
+    new = compare_pair(db, "s", "A", "B", MEASURES)
+    assert [m.decision for m in new.measures] == [
+        decide_measure(old, name, "A", "B") for name in old.measures
+    ]
+    reports = old.result_a.to_report(), old.result_b.to_report()
+    assert [m.paired for m in new.measures] == [
+        compare_metric(name, "A", reports[0], "B", reports[1]) for name in old.measures
+    ]
+    assert any(m.paired.n_excluded for m in new.measures)
+    for side, obs in zip((0, 1), observations, strict=True):
+        qrels = {o.query_id: {lab.id: lab.gain for lab in o.labels if lab.gain is not None}
+                 for o in obs}
+        run = {o.query_id: {u: float(len(o.returned_ids) - i)
+                            for i, u in enumerate(o.returned_ids)} for o in obs if o.returned_ids}
+        report = evaluate_trec({q: u for q, u in qrels.items() if u}, run, measures=MEASURES,
+                               trec_eval=True).report
+        for row in new.compat:
+            value = (row.value_a, row.value_b)[side]
+            assert value == report.aggregates[row.measure].value
+
+
+def db_protocol(db):
+    from evalcore.store.studies import get_study
+
+    return get_study(db, "s").protocol()
