@@ -96,11 +96,13 @@ else:
     st.write("No runs yet: create a lexical run or import one on the Data page.")
 
 st.subheader("Queries")
+# the study and annotator part of every row's address, read once (10,000 rows on a large study)
+here = address_params()
 rows = [
     {
         "query": qid,
         # a real address: opens this query on the Annotate page (in a new tab)
-        "annotate": "annotate?" + urlencode(address_params(query=qid)),
+        "annotate": "annotate?" + urlencode({**here, "query": qid}),
         "text": queries.get(qid, ""),
         "pooled": p.pooled,
         "labeled": p.labeled,
