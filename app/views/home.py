@@ -1,6 +1,11 @@
-"""Study home: the study, its corpus fingerprint(s), runs, label coverage and completeness."""
+"""Study home: the study, its corpus fingerprint(s), runs, label coverage and completeness.
 
-from urllib.parse import urlencode
+On a large study's first visit in a server process the label coverage is counted in the
+background (:func:`app.components.state.study_progress_if_ready`): the page is drawn at once
+without the counts and draws itself again when they are ready.
+"""
+
+from urllib.parse import quote_plus, urlencode
 
 import pandas as pd
 import streamlit as st
@@ -8,7 +13,7 @@ import streamlit as st
 from app.components.navigation import ANNOTATE, DATA
 from app.components.safe_text import escape_markdown
 from app.components.session import address_params, annotator, current_study, get_db
-from app.components.state import cached_study_progress
+from app.components.state import study_progress_if_ready
 from evalcore.report.protocol_line import protocol_summary
 from evalcore.store.corpus import count_documents
 from evalcore.store.runs import list_runs
@@ -30,9 +35,18 @@ st.caption(
     )
 )
 
-progress = cached_study_progress(db, study.study_id)
 queries = query_texts(db, study.study_id)
+progress = study_progress_if_ready(db, study.study_id, "", len(queries))
 runs = list_runs(db, study.study_id, viewer=annotator())
+COUNTING = "counting…"
+
+
+@st.fragment(run_every=1.0)
+def _redraw_when_counted() -> None:
+    """Poll (once a second) for the background count; draw the whole page again once it is in."""
+    if study_progress_if_ready(get_db(), study.study_id, "", len(queries)) is not None:
+        st.rerun()
+
 
 cols = st.columns(5)
 cols[0].metric("Documents", f"{count_documents(db, study.corpus_id):,}")
@@ -40,13 +54,19 @@ cols[1].metric("Queries", f"{len(queries):,}")
 cols[2].metric("Runs", len(runs))
 cols[3].metric(
     "Queries marked complete",
-    f"{progress.complete} of {len(progress.queries)}",
+    f"{progress.complete} of {len(progress.queries)}" if progress else COUNTING,
 )
-cols[4].metric("Conflicts", progress.conflicts, help="Units on which annotators disagree; "
+cols[4].metric("Conflicts", progress.conflicts if progress else COUNTING,
+               help="Units on which annotators disagree; "
                "they count as unlabeled until a reviewer adjudicates.")
 
 st.subheader("Label coverage")
-if progress.pooled:
+if progress is None:
+    st.info(f"Counting the labels of {len(queries):,} queries in the background (once per "
+            "server start); this page shows them as soon as they are counted.",
+            icon=":material/hourglass_top:")
+    _redraw_when_counted()
+elif progress.pooled:
     share = progress.labeled / progress.pooled
     st.progress(
         share,
@@ -96,21 +116,26 @@ else:
     st.write("No runs yet: create a lexical run or import one on the Data page.")
 
 st.subheader("Queries")
-# the study and annotator part of every row's address, read once (10,000 rows on a large study)
-here = address_params()
-rows = [
-    {
-        "query": qid,
-        # a real address: opens this query on the Annotate page (in a new tab)
-        "annotate": "annotate?" + urlencode({**here, "query": qid}),
-        "text": queries.get(qid, ""),
-        "pooled": p.pooled,
-        "labeled": p.labeled,
-        "conflicts": p.conflicts,
-        "complete": p.complete,
-    }
-    for qid, p in progress.queries.items()
-]
+# the study and annotator part of every row's address, encoded once (10,000 rows on a
+# large study): the same address as urlencode(address_params(query=qid))
+here = "annotate?" + "".join(f"{part}&" for part in [urlencode(address_params())] if part) + "query="
+if progress is None:
+    rows = [{"query": qid, "annotate": here + quote_plus(qid), "text": text}
+            for qid, text in queries.items()]
+else:
+    rows = [
+        {
+            "query": qid,
+            # a real address: opens this query on the Annotate page (in a new tab)
+            "annotate": here + quote_plus(qid),
+            "text": queries.get(qid, ""),
+            "pooled": p.pooled,
+            "labeled": p.labeled,
+            "conflicts": p.conflicts,
+            "complete": p.complete,
+        }
+        for qid, p in progress.queries.items()
+    ]
 st.dataframe(
     pd.DataFrame(rows), hide_index=True, width="stretch", height=300,
     column_config={"annotate": st.column_config.LinkColumn(
