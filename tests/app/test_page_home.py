@@ -45,10 +45,9 @@ def test_large_study_home_draws_at_once_and_its_counts_when_ready(small_store, n
                                                                   monkeypatch) -> None:
     """A large study's first visit: the page is drawn without waiting for the label counts
     (counted in the background), then with them; row addresses are those of address_params."""
-    import time
+    from app_harness import wait_for_background_progress
 
     import app.components.state as state
-    from app.components.shared_results import ready_result
 
     path, db = small_store
     monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)  # the small study counts as large
@@ -59,10 +58,7 @@ def test_large_study_home_draws_at_once_and_its_counts_when_ready(small_store, n
     assert table["annotate"].tolist()[0] == "annotate?study=s1&annotator=ann&query=q1"
     if "pooled" not in table.columns:  # not counted yet: said so, no counts shown
         assert any("in the background" in i.value for i in at.info)
-    deadline = time.monotonic() + 30
-    while ready_result(db, str(path), "s1", ("progress", "s1", "")) is None:
-        assert time.monotonic() < deadline, "the background count never finished"
-        time.sleep(0.05)
+    wait_for_background_progress(db, path, "s1", "")
     at.run()
     assert not at.exception, at.exception
     table = at.dataframe[-1].value
