@@ -2,7 +2,8 @@
 
 On a large study's first visit in a server process the label coverage is counted in the
 background (:func:`app.components.state.study_progress_if_ready`): the page is drawn at once
-without the counts and draws itself again when they are ready.
+without the counts and shows them on its next run once they are ready (as the Annotate page's
+selector does; polling for them kept the page's script running on a loaded machine).
 """
 
 from urllib.parse import quote_plus, urlencode
@@ -40,14 +41,6 @@ progress = study_progress_if_ready(db, study.study_id, "", len(queries))
 runs = list_runs(db, study.study_id, viewer=annotator())
 COUNTING = "counting…"
 
-
-@st.fragment(run_every=1.0)
-def _redraw_when_counted() -> None:
-    """Poll (once a second) for the background count; draw the whole page again once it is in."""
-    if study_progress_if_ready(get_db(), study.study_id, "", len(queries)) is not None:
-        st.rerun()
-
-
 cols = st.columns(5)
 cols[0].metric("Documents", f"{count_documents(db, study.corpus_id):,}")
 cols[1].metric("Queries", f"{len(queries):,}")
@@ -63,9 +56,8 @@ cols[4].metric("Conflicts", progress.conflicts if progress else COUNTING,
 st.subheader("Label coverage")
 if progress is None:
     st.info(f"Counting the labels of {len(queries):,} queries in the background (once per "
-            "server start); this page shows them as soon as they are counted.",
-            icon=":material/hourglass_top:")
-    _redraw_when_counted()
+            "server start); this page shows them on its next run once they are counted "
+            "(reload it, or come back to it).", icon=":material/hourglass_top:")
 elif progress.pooled:
     share = progress.labeled / progress.pooled
     st.progress(
