@@ -20,6 +20,7 @@ import streamlit as st  # noqa: E402
 from app.components.auth import identity_gate  # noqa: E402
 from app.components.navigation import navigation_pages  # noqa: E402
 from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
+from app.components.warmup import warm_imports  # noqa: E402
 from evalcore.access.channel import audit_channel  # noqa: E402
 
 # An emoji icon: Streamlit draws it as an inline SVG. A ":material/...:" page icon would be
@@ -34,4 +35,7 @@ if identity is None:
     annotator_picker()
 
 with audit_channel("app"):  # audit rows of this run record the app channel
-    st.navigation(navigation_pages()).run()
+    try:
+        st.navigation(navigation_pages()).run()
+    finally:  # the page is drawn (or stopped): import the other pages' modules meanwhile
+        warm_imports()

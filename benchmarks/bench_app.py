@@ -19,15 +19,26 @@ started and timed:
 * **mark complete** (demo; target < 300 ms): a fully labeled query, click ->
   "Marked complete" on screen (``bench_annotate_keys.mark_complete``).
 
-"Rendered" means, in the page: Streamlit's script run that the action started
-has ended (the app root's ``data-test-script-state`` went to ``running`` and is
-back to ``notRunning``: the server has sent every element of the run), no
-status widget ("Running...") is shown, and the page's own heading is on screen.
+"Rendered" means, in the page: the page's own heading is on screen (only the
+run the action started can draw it: every page has its own heading, and the
+sidebar order never repeats one), Streamlit's script run has ended (the app
+root's ``data-test-script-state`` is ``notRunning``: the server has sent every
+element of the run) and no status widget ("Running...") is shown. (Counting
+the root's transitions to ``running`` instead missed runs now and then on a
+loaded machine and left a step waiting forever.)
 Times are wall clock in this process, from just before the click (or the
-navigation) to the poll that saw all three (polled every 10 ms).
+navigation) to the poll that saw all three (polled every 10 ms). Beside each
+figure: the CPU seconds the server process spent on it (user + system, from
+``/proc``; far less noisy than wall time on a shared machine) and the load
+average, since wall times on a loaded machine say more about the load than
+about the app. The CPU is the whole process's: work a page left to a background
+thread (a large study's label counts, the import of the other pages' modules)
+is charged to the steps during which it runs. Before each click the page is left quiet (no script run for
+200 ms, not timed); a page that does not render within ``--step-timeout``
+seconds is reported as such (with what was on screen) and the run goes on.
 
 Usage: python benchmarks/bench_app.py [--queries 10000] [--results 100] [--workdir DIR]
-       [--skip-big]
+       [--skip-big] [--step-timeout 120]
 """
 
 import argparse
@@ -63,6 +74,8 @@ PAGES = [
     ("Members", "members", "Members"),
 ]
 TIMEOUT_MS = 600_000
+#: A sidebar click or page address that has not rendered after this long is reported, not awaited.
+STEP_TIMEOUT_S = 120
 
 #: Counts the script runs the page has started (transitions of the app root's
 #: data-test-script-state to "running"), whatever the observer batching.
@@ -90,7 +103,7 @@ _WATCH = r"""
 _RENDERED = r"""
 ([runsBefore, heading]) => {
   const app = document.querySelector('[data-testid="stApp"]');
-  if (!app || window.__rlRuns === undefined || window.__rlRuns <= runsBefore) { return false; }
+  if (!app) { return false; }
   if (app.getAttribute('data-test-script-state') !== 'notRunning') { return false; }
   if (document.querySelector('[data-testid="stStatusWidget"]')) { return false; }
   for (const h of document.querySelectorAll('h1, h2, h3')) {
@@ -101,14 +114,59 @@ _RENDERED = r"""
 """
 
 
+_STATE = r"""
+() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return {script: app && app.getAttribute('data-test-script-state'), runs: window.__rlRuns,
+          status: !!document.querySelector('[data-testid="stStatusWidget"]'),
+          headings: Array.from(document.querySelectorAll('h1, h2, h3')).map((h) => h.innerText.trim().slice(0, 40)),
+          address: location.pathname + location.search};
+}
+"""
+
+
+class NotRendered(RuntimeError):
+    """The page did not render within the step timeout."""
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load() -> str:
+    """The 1-minute load average, for the line of a figure."""
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
 def _runs(page) -> int:
     page.evaluate(_WATCH)
     return int(page.evaluate("() => window.__rlRuns"))
 
 
 def _wait_rendered(page, runs_before: int, heading: str) -> None:
-    page.wait_for_function(_RENDERED, arg=[runs_before, heading], polling=10,
-                           timeout=TIMEOUT_MS)
+    try:
+        page.wait_for_function(_RENDERED, arg=[runs_before, heading], polling=10,
+                               timeout=STEP_TIMEOUT_S * 1000)
+    except Exception as error:  # playwright's TimeoutError: say what the page showed instead
+        if "Timeout" not in type(error).__name__:
+            raise
+        raise NotRendered(f"not rendered after {STEP_TIMEOUT_S} s; the page showed "
+                          f"{page.evaluate(_STATE)}") from None
+
+
+def _quiet(page, quiet_ms: int = 200) -> None:
+    """Wait (untimed) until no script run has started or is running for ``quiet_ms``."""
+    deadline = time.monotonic() + 30
+    runs, since = _runs(page), time.monotonic()
+    while time.monotonic() < deadline:
+        state = page.evaluate(_STATE)
+        if state["script"] == "running" or state["status"] or state["runs"] != runs:
+            runs, since = state["runs"], time.monotonic()
+        elif time.monotonic() - since >= quiet_ms / 1000:
+            return
+        page.wait_for_timeout(20)
 
 
 def open_page(page, url: str, heading: str) -> float:
@@ -124,6 +182,7 @@ def click_page(page, title: str, heading: str) -> float:
     """Seconds from a click on the sidebar entry ``title`` to the page rendered."""
     link = page.locator("[data-testid=stSidebarNav] a", has_text=title).first
     link.wait_for()
+    _quiet(page)
     before = _runs(page)
     started = time.perf_counter()
     link.click()
@@ -135,54 +194,82 @@ def _verdict(seconds: float, target: float) -> str:
     return f"{seconds:7.2f} s  target < {target:g} s  {'met' if seconds < target else 'NOT MET'}"
 
 
+class Timed:
+    """One measured step: wall seconds (``step`` returns them), the server's CPU seconds
+    during it and the load average after it, printed beside its target."""
+
+    def __init__(self, pid: int, figures: dict[str, float]) -> None:
+        self.pid, self.figures = pid, figures
+
+    def step(self, name: str, label: str, target: float, action) -> float | None:
+        cpu = server_cpu(self.pid)
+        try:
+            seconds = action()
+        except NotRendered as error:
+            print(f"  {label:26s} NOT RENDERED  target < {target:g} s  NOT MET ({error}; {load()})")
+            self.figures[name] = float("nan")
+            return None
+        used = server_cpu(self.pid) - cpu
+        self.figures[name], self.figures[f"{name} cpu"] = seconds, used
+        print(f"  {label:26s} {_verdict(seconds, target)}  (server CPU {used:5.2f} s; {load()})")
+        return seconds
+
+
 def measure_study(browser, db_path: Path, study: str, label: str, *, page_target: float,
                   compare_target: float, workdir: Path, cold_start: bool,
                   dashboard_build: bool) -> dict[str, float]:
     """Start a server on ``db_path`` and print every figure of ``study``."""
     figures: dict[str, float] = {}
-    print(f"\n== {label} ==")
+    print(f"\n== {label} ({load()}) ==")
     started = time.perf_counter()
     server = start_app(db_path, workdir / f"streamlit-{study}.log")
     params = f"?study={study}&annotator=bench-app"
+    timed = Timed(server.process.pid, figures)
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
+        cpu = server_cpu(server.process.pid)
         home = open_page(page, server.url + "/" + params, "Label coverage")
         if cold_start:
             figures["cold"] = time.perf_counter() - started
             print(f"cold start, `streamlit run` -> home rendered: {_verdict(figures['cold'], 3)} "
-                  f"(server healthy after {server.startup_seconds:.2f} s, home {home:.2f} s)")
+                  f"(server healthy after {server.startup_seconds:.2f} s, home {home:.2f} s, "
+                  f"server CPU {server_cpu(server.process.pid):.2f} s of which the first "
+                  f"render {server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
+        else:
+            print(f"home, the server's first request: {_verdict(home, page_target)} (server CPU "
+                  f"{server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
         print(f"first sidebar click on each page (the server's first render of it; target < "
               f"{page_target:g} s, Compare < {compare_target:g} s):")
         for title, _, heading in [*PAGES[1:], PAGES[0]]:
-            seconds = click_page(page, title, heading)
-            figures[f"click {title}"] = seconds
+            def click(title=title, heading=heading) -> float:
+                return click_page(page, title, heading)
+
             if title == "Dashboard" and dashboard_build:
-                print(f"  {'Dashboard (first build)':26s} {_verdict(seconds, 2)}")
-                again = click_page(page, "Home", "Label coverage")
-                seconds = click_page(page, title, heading)
-                figures["click Dashboard again"] = seconds
-                print(f"  {'Dashboard (state built)':26s} {_verdict(seconds, page_target)}  "
-                      f"(Home before it {again:.2f} s)")
-            elif title == "Compare runs":
-                print(f"  {title:26s} {_verdict(seconds, compare_target)}")
+                timed.step(f"click {title}", "Dashboard (first build)", 2, click)
+                timed.step("click Home before Dashboard again", "Home", page_target,
+                           lambda: click_page(page, "Home", "Label coverage"))
+                timed.step("click Dashboard again", "Dashboard (state built)", page_target, click)
             else:
-                print(f"  {title:26s} {_verdict(seconds, page_target)}")
+                timed.step(f"click {title}", title,
+                           compare_target if title == "Compare runs" else page_target, click)
         print("a page opened in a new tab (shared state built; target < 2 s):")
         for title, path, heading in PAGES:
             tab = context.new_page()
             tab.set_default_timeout(TIMEOUT_MS)
-            seconds = open_page(tab, f"{server.url}/{path}{params}", heading)
-            figures[f"tab {title}"] = seconds
-            print(f"  {title:26s} {_verdict(seconds, 2)}")
+            timed.step(f"tab {title}", title, 2,
+                       lambda tab=tab, path=path, heading=heading: open_page(
+                           tab, f"{server.url}/{path}{params}", heading))
             tab.close()
         if study == "demo":
+            cpu = server_cpu(server.process.pid)
             elapsed = mark_complete(page, server.url, db_path) / 1000
             figures["mark complete"] = elapsed
             print(f"mark complete, click -> 'Marked complete' on screen: "
                   f"{elapsed * 1000:7.0f} ms  target < 300 ms  "
-                  f"{'met' if elapsed < 0.3 else 'NOT MET'}")
+                  f"{'met' if elapsed < 0.3 else 'NOT MET'} (server CPU while labeling the "
+                  f"query and marking it {server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
         context.close()
     finally:
         stop_app_process(server.process)
@@ -195,7 +282,10 @@ def main() -> None:
     parser.add_argument("--results", type=int, default=100)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--skip-big", action="store_true", help="the demo study only")
+    parser.add_argument("--step-timeout", type=float, default=STEP_TIMEOUT_S,
+                        help="seconds after which a page that has not rendered is reported")
     args = parser.parse_args()
+    globals()["STEP_TIMEOUT_S"] = args.step_timeout
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-app-"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "

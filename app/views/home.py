@@ -1,6 +1,12 @@
-"""Study home: the study, its corpus fingerprint(s), runs, label coverage and completeness."""
+"""Study home: the study, its corpus fingerprint(s), runs, label coverage and completeness.
 
-from urllib.parse import urlencode
+On a large study's first visit in a server process the label coverage is counted in the
+background (:func:`app.components.state.study_progress_if_ready`): the page is drawn at once
+without the counts and shows them on its next run once they are ready (as the Annotate page's
+selector does; polling for them kept the page's script running on a loaded machine).
+"""
+
+from urllib.parse import quote_plus, urlencode
 
 import pandas as pd
 import streamlit as st
@@ -8,7 +14,7 @@ import streamlit as st
 from app.components.navigation import ANNOTATE, DATA
 from app.components.safe_text import escape_markdown
 from app.components.session import address_params, annotator, current_study, get_db
-from app.components.state import cached_study_progress
+from app.components.state import study_progress_if_ready
 from evalcore.report.protocol_line import protocol_summary
 from evalcore.store.corpus import count_documents
 from evalcore.store.runs import list_runs
@@ -30,9 +36,10 @@ st.caption(
     )
 )
 
-progress = cached_study_progress(db, study.study_id)
 queries = query_texts(db, study.study_id)
+progress = study_progress_if_ready(db, study.study_id, "", len(queries))
 runs = list_runs(db, study.study_id, viewer=annotator())
+COUNTING = "counting…"
 
 cols = st.columns(5)
 cols[0].metric("Documents", f"{count_documents(db, study.corpus_id):,}")
@@ -40,13 +47,18 @@ cols[1].metric("Queries", f"{len(queries):,}")
 cols[2].metric("Runs", len(runs))
 cols[3].metric(
     "Queries marked complete",
-    f"{progress.complete} of {len(progress.queries)}",
+    f"{progress.complete} of {len(progress.queries)}" if progress else COUNTING,
 )
-cols[4].metric("Conflicts", progress.conflicts, help="Units on which annotators disagree; "
+cols[4].metric("Conflicts", progress.conflicts if progress else COUNTING,
+               help="Units on which annotators disagree; "
                "they count as unlabeled until a reviewer adjudicates.")
 
 st.subheader("Label coverage")
-if progress.pooled:
+if progress is None:
+    st.info(f"Counting the labels of {len(queries):,} queries in the background (once per "
+            "server start); this page shows them on its next run once they are counted "
+            "(reload it, or come back to it).", icon=":material/hourglass_top:")
+elif progress.pooled:
     share = progress.labeled / progress.pooled
     st.progress(
         share,
@@ -96,19 +108,26 @@ else:
     st.write("No runs yet: create a lexical run or import one on the Data page.")
 
 st.subheader("Queries")
-rows = [
-    {
-        "query": qid,
-        # a real address: opens this query on the Annotate page (in a new tab)
-        "annotate": "annotate?" + urlencode(address_params(query=qid)),
-        "text": queries.get(qid, ""),
-        "pooled": p.pooled,
-        "labeled": p.labeled,
-        "conflicts": p.conflicts,
-        "complete": p.complete,
-    }
-    for qid, p in progress.queries.items()
-]
+# the study and annotator part of every row's address, encoded once (10,000 rows on a
+# large study): the same address as urlencode(address_params(query=qid))
+here = "annotate?" + "".join(f"{part}&" for part in [urlencode(address_params())] if part) + "query="
+if progress is None:
+    rows = [{"query": qid, "annotate": here + quote_plus(qid), "text": text}
+            for qid, text in queries.items()]
+else:
+    rows = [
+        {
+            "query": qid,
+            # a real address: opens this query on the Annotate page (in a new tab)
+            "annotate": here + quote_plus(qid),
+            "text": queries.get(qid, ""),
+            "pooled": p.pooled,
+            "labeled": p.labeled,
+            "conflicts": p.conflicts,
+            "complete": p.complete,
+        }
+        for qid, p in progress.queries.items()
+    ]
 st.dataframe(
     pd.DataFrame(rows), hide_index=True, width="stretch", height=300,
     column_config={"annotate": st.column_config.LinkColumn(

@@ -53,3 +53,17 @@ def keyed(widgets, prefix: str):
 def grade_button(at, gain: int):
     """The grade button ``gain`` of the item on screen."""
     return keyed(at.button, f"grade_{gain}_")
+
+
+def wait_for_background_progress(db: sqlite_utils.Database, path: Path, study_id: str,
+                                 annotator: str, timeout_s: float = 30) -> None:
+    """Wait until the study's progress counted in the background (a large study's first
+    visit) is ready for the store's marks now; fails after ``timeout_s``."""
+    import time
+
+    from app.components.shared_results import ready_result
+
+    deadline = time.monotonic() + timeout_s
+    while ready_result(db, str(path), study_id, ("progress", study_id, annotator)) is None:
+        assert time.monotonic() < deadline, "the background count never finished"
+        time.sleep(0.05)

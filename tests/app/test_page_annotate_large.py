@@ -1,10 +1,9 @@
 """A large study's first visit: the pool of the open query at once, the study's progress
 counted in the background and shown on the next run (the selector gains its counts)."""
 
-import time
+from app_harness import wait_for_background_progress
 
 import app.components.state as state
-from app.components.shared_results import ready_result
 
 PAGE = "views/annotate.py"
 
@@ -25,10 +24,7 @@ def test_first_visit_counts_the_study_in_the_background(small_store, new_app,
         assert any("being counted" in c.value for c in at.caption)
         assert all(" · you " not in at.selectbox(key="rl_query").format_func(o)
                    for o in at.selectbox(key="rl_query").options)
-    deadline = time.monotonic() + 30
-    while ready_result(db, str(path), "s1", ("progress", "s1", "ann")) is None:
-        assert time.monotonic() < deadline, "the background count never finished"
-        time.sleep(0.05)
+    wait_for_background_progress(db, path, "s1", "ann")
     at.run()
     assert not at.exception, at.exception
     assert any(t.startswith("Study: you labeled 0 of") for t in _progress_texts(at))

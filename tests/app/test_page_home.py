@@ -39,3 +39,28 @@ def test_home_escapes_study_name(tmp_path, monkeypatch, new_app) -> None:
     monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(path))
     at = new_app()
     assert at.title[0].value == r"\*\*bold\*\* \<script\>x\<\/script\>"
+
+
+def test_large_study_home_draws_at_once_and_its_counts_when_ready(small_store, new_app,
+                                                                  monkeypatch) -> None:
+    """A large study's first visit: the page is drawn without waiting for the label counts
+    (counted in the background), then with them; row addresses are those of address_params."""
+    from app_harness import wait_for_background_progress
+
+    import app.components.state as state
+
+    path, db = small_store
+    monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)  # the small study counts as large
+    at = new_app("ann")
+    assert not at.exception, at.exception
+    assert [s.value for s in at.subheader][:1] == ["Label coverage"]
+    table = at.dataframe[-1].value
+    assert table["annotate"].tolist()[0] == "annotate?study=s1&annotator=ann&query=q1"
+    if "pooled" not in table.columns:  # not counted yet: said so, no counts shown
+        assert any("in the background" in i.value for i in at.info)
+    wait_for_background_progress(db, path, "s1", "")
+    at.run()
+    assert not at.exception, at.exception
+    table = at.dataframe[-1].value
+    assert "pooled" in table.columns and table["annotate"].tolist()[0].endswith("&query=q1")
+    assert not any("in the background" in i.value for i in at.info)

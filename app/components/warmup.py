@@ -1,0 +1,64 @@
+"""Import every page's modules once per server process, in the background, after the first page.
+
+A page's first render in a server process pays for importing what it needs
+(the store's import readers on Data, the decision code on Annotate, plotly and
+the comparison code on Compare, Dashboard and Agreement): a third to two
+thirds of a second of CPU each, most of the first sidebar click. The first
+page a session draws starts one background thread (:func:`warm_imports`) that
+imports the modules every view script imports -- read from the view files
+themselves, so the list never goes stale -- while the user reads that page.
+Python's import lock makes a page that needs a module the thread is importing
+wait for it rather than import it twice.
+"""
+
+import ast
+import importlib
+import threading
+from functools import cache
+from pathlib import Path
+
+import streamlit as st
+
+from app.components.navigation import SECTIONS, view_file
+
+
+def view_imports(path: Path) -> list[str]:
+    """The modules the script at ``path`` imports at its top level (``import X``, ``from X import``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    return names
+
+
+@cache
+def _modules() -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for views in SECTIONS.values():
+        for view in views:
+            seen.update(dict.fromkeys(view_imports(view_file(view))))
+    return tuple(seen)
+
+
+def _import_all(names: tuple[str, ...]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the page itself reports a broken import when it runs
+            continue
+
+
+@st.cache_resource(show_spinner=False)
+def _started() -> threading.Thread:
+    thread = threading.Thread(target=_import_all, args=(_modules(),), name="rl-warm-imports",
+                              daemon=True)
+    thread.start()
+    return thread
+
+
+def warm_imports() -> None:
+    """Start importing every view's modules in the background (once per server process)."""
+    _started()
