@@ -46,7 +46,7 @@ def test_a_conflict_in_context(tmp_path: Path) -> None:
     record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=3, annotator="bob")
     record_label(db, study_id="s", query_id="q1", unit_id="zz", gain=1, annotator="kim")
     record_label(db, study_id="s", query_id="q1", unit_id="zz", gain=2, annotator="bob")
-    ctx, missing = conflict_contexts(db, "s", [("q1", "d1"), ("q1", "zz")])
+    ctx, missing = conflict_contexts(db, "s", [("q1", "d1"), ("q1", "zz")], viewer=None)
     assert ctx.in_conflict and ctx.state == "conflict"
     assert (ctx.query_text, ctx.title, ctx.text) == ("sso login loop", "SSO loop",
                                                     "Clear the <b>cookie</b>.")
@@ -57,10 +57,10 @@ def test_a_conflict_in_context(tmp_path: Path) -> None:
     assert missing.text is None and "no document 'zz'" in missing.document_note
     adjudicate(db, study_id="s", query_id="q1", unit_id="d1", gain=1, reviewer="rev",
                note="half of it")
-    (settled,) = conflict_contexts(db, "s", [("q1", "d1")])
+    (settled,) = conflict_contexts(db, "s", [("q1", "d1")], viewer=None)
     assert (settled.state, settled.reviewer, settled.adjudicated_gain, settled.reviewer_note) == (
         "adjudicated", "rev", 1, "half of it")
-    (nothing,) = conflict_contexts(db, "s", [("q1", "d7")])
+    (nothing,) = conflict_contexts(db, "s", [("q1", "d7")], viewer=None)
     assert nothing.state is None and nothing.judgements == []
 
 

@@ -34,7 +34,7 @@ from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
-from app.components.session import db_path, get_db
+from app.components.session import db_path, get_db, reader
 from app.components.shared_results import shared_result
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import MetricComparison, compare_runs
@@ -82,7 +82,9 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
     db = get_db()
     return {
         run: shared_result(db, str(db_path()), study_id, ("evaluate_run", run, reference),
-                           lambda run=run: evaluate_run(db, study_id, run, reference))
+                           lambda run=run: evaluate_run(db, study_id, run, reference,
+                                                        viewer=reader()),
+                           viewer=reader())
         for run in runs
     }
 
@@ -120,7 +122,8 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
         db, str(db_path()), study_id,
         ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN),
         lambda: compare_pair(db, study_id, run_a, run_b, measures, reference,
-                             queue_limit=QUEUE_SHOWN),
+                             queue_limit=QUEUE_SHOWN, viewer=reader()),
+        viewer=reader(),
     )
 
 
@@ -217,7 +220,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
     pick = st.columns([2, 2, 4])
     run_a = pick[0].selectbox("Run A", same, index=0, key="rl_compare_run_a")
     run_b = pick[1].selectbox("Run B", same, index=1, key="rl_compare_run_b")
-    depth = min(run.k for run in list_runs(get_db(), study.study_id) if run.name in (run_a, run_b))
+    depth = min(run.k for run in list_runs(get_db(), study.study_id, viewer=reader()) if run.name in (run_a, run_b))
     defaults = _default_measures(study, depth)
     measures = pick[2].multiselect("Measures", _measure_options(defaults), default=defaults,
                                    key="rl_compare_measures")
@@ -251,7 +254,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
 
 
 db, study = study_page("Compare runs")
-infos = {r.name: r for r in list_runs(db, study.study_id)}
+infos = {r.name: r for r in list_runs(db, study.study_id, viewer=reader())}
 if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")
     st.stop()
@@ -259,7 +262,7 @@ if len(infos) < 2:
 top = st.columns([4, 2])
 chosen_names = top[0].multiselect("Runs (the first is the baseline)", list(infos),
                                   default=list(infos)[:2], key="rl_compare_runs")
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id)]
+versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
 version = top[1].selectbox("Reference", versions, key="rl_compare_reference")
 reference = None if version == WORKING else version
 
@@ -313,6 +316,7 @@ comparison = shared_result(
     ("compare_runs", tuple(same), reference, mode, test, alpha, correction),
     lambda: compare_runs({name: reports[name] for name in same}, mode=mode, test=test,
                          alpha=alpha, correction=correction),
+    viewer=reader(),
 )
 
 st.markdown("##### Results table")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.components.navigation import ANNOTATE, DATA
 from app.components.safe_text import escape_markdown
-from app.components.session import address_params, annotator, current_study, get_db
+from app.components.session import address_params, current_study, get_db, reader
 from app.components.state import cached_study_progress
 from evalcore.report.protocol_line import protocol_summary
 from evalcore.store.corpus import count_documents
@@ -32,7 +32,7 @@ st.caption(
 
 progress = cached_study_progress(db, study.study_id)
 queries = query_texts(db, study.study_id)
-runs = list_runs(db, study.study_id, viewer=annotator())
+runs = list_runs(db, study.study_id, viewer=reader())
 
 cols = st.columns(5)
 cols[0].metric("Documents", f"{count_documents(db, study.corpus_id):,}")

@@ -33,7 +33,7 @@ from evalcore.analysis.decision import (
     PairEvaluation,
     decide_measure,
     evaluate_observed_pair,
-    stored_pair_observations,
+    stored_pair_observations_unchecked,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.api.evaluate import evaluate as evaluate_trec
@@ -41,6 +41,7 @@ from evalcore.contract.measures import Measure
 from evalcore.contract.observation import Observation
 from evalcore.contract.reasons import Reason
 from evalcore.io.errors import InputErrors
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
 
 #: The name of the compatibility numbers, wherever they are shown.
@@ -237,12 +238,29 @@ def compare_pair(
     reference: str | None = None,
     *,
     queue_limit: int | None = 10,
+    viewer: Viewer,
 ) -> PairComparison:
     """Stored runs ``run_a`` and ``run_b`` against the working labels (or the frozen
     version ``reference``): the verdicts, queues and paired tests, and apart the
     trec_eval-compatible means. Unknown study, run or version raise the store's
-    ``LookupError`` subclasses."""
-    observations = stored_pair_observations(db, study_id, run_a, run_b, reference)
+    ``LookupError`` subclasses; a ``viewer`` who may not read the study PermissionDenied."""
+    require_read(db, viewer, study_id)
+    return compare_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
+                                  queue_limit=queue_limit)
+
+
+def compare_pair_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+    *,
+    queue_limit: int | None = 10,
+) -> PairComparison:
+    """:func:`compare_pair` for a caller that authorised the read already."""
+    observations = stored_pair_observations_unchecked(db, study_id, run_a, run_b, reference)
     pair = evaluate_observed_pair(observations, measures, get_study(db, study_id).protocol())
     compat, notes = trec_eval_compat(observations, list(pair.measures.values()),
                                      pair.protocol.relevance_threshold, pair.protocol.gain)
