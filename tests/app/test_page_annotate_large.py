@@ -26,7 +26,7 @@ def test_first_visit_counts_the_study_in_the_background(small_store, new_app,
         assert all(" · you " not in at.selectbox(key="rl_query").format_func(o)
                    for o in at.selectbox(key="rl_query").options)
     deadline = time.monotonic() + 30
-    while ready_result(db, str(path), "s1", ("progress", "s1", "ann")) is None:
+    while ready_result(db, str(path), "s1", ("progress", "s1", "ann"), viewer=None) is None:
         assert time.monotonic() < deadline, "the background count never finished"
         time.sleep(0.05)
     at.run()
