@@ -157,7 +157,7 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
     assert manifest["format_version"] == 1 and manifest["study_id"] == STUDY
     assert verify_store(target).ok, verify_store(target).problems
     db = open_store(target)
-    assert verify_reference(db, STUDY, "v1", viewer=None)
+    assert verify_reference(db, STUDY, "v1", viewer=LEAD)
     assert [m.canonical for m in study_measures(db, STUDY)] == [
         "nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"]
     for table in ("label_events", "completeness_events", "audit_log"):  # still append-only
