@@ -23,6 +23,7 @@ from evalcore.store.study_setup import create_study
 
 
 def text_of(fn, *args, **kwargs) -> str:
+    kwargs.setdefault("viewer", None)  # these studies are in local mode: open to anyone
     stream = io.StringIO()
     fn(*args, stream, **kwargs)
     return stream.getvalue()
