@@ -105,7 +105,7 @@ def main() -> None:
 
     started = time.perf_counter()
     with gc_paused():
-        state = LiveDashboard.build(db, STUDY)
+        state = LiveDashboard.build(db, STUDY, viewer=None)
     print(f"first full build:               {time.perf_counter() - started:8.3f} s")
     gc.collect()
     gc.freeze()
@@ -114,7 +114,7 @@ def main() -> None:
     for _ in range(args.repeat):
         started = time.perf_counter()
         with gc_paused():
-            assert not state.refresh(db).changed
+            assert not state.refresh(db, viewer=None).changed
         times.append(time.perf_counter() - started)
     print(f"refresh, nothing changed:       {1000 * statistics.median(times):8.2f} ms (median)")
 
@@ -127,7 +127,7 @@ def main() -> None:
         record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=i % 4,
                      annotator="bench-live")
         with gc_paused():
-            outcome = state.refresh(db)
+            outcome = state.refresh(db, viewer=None)
         assert not outcome.full and outcome.queries == [q], outcome
         label_times.append(outcome.seconds)
     print(f"refresh after one label:        {1000 * statistics.median(label_times):8.2f} ms "
@@ -136,7 +136,7 @@ def main() -> None:
     q = next(q for q in state.query_ids if not is_complete(db, STUDY, q))
     mark_complete(db, study_id=STUDY, query_id=q, actor="bench-live")
     with gc_paused():
-        outcome = state.refresh(db)
+        outcome = state.refresh(db, viewer=None)
     assert outcome.queries == [q], outcome
     print(f"refresh after completeness:     {1000 * outcome.seconds:8.2f} ms")
 
@@ -147,7 +147,7 @@ def main() -> None:
     assert top
 
     started = time.perf_counter()
-    full = {name: evaluate_run(db, STUDY, name) for name in state.run_names}
+    full = {name: evaluate_run(db, STUDY, name, viewer=None) for name in state.run_names}
     print(f"evaluate_run x {len(full)} (reference):   {time.perf_counter() - started:8.3f} s")
     for name, report in full.items():
         assert report.aggregates == state.aggregates(name), f"aggregates differ for {name}"

@@ -258,7 +258,7 @@ def timing(n: int) -> None:
         for _ in range(3):
             db = open_store(path)
             t0 = time.perf_counter()
-            stored = decide(db, "bench", "A", "B", TIMING_MEASURES)
+            stored = decide(db, "bench", "A", "B", TIMING_MEASURES, viewer=None)
             best_store = min(best_store, time.perf_counter() - t0)
             db.conn.close()
     same = [_rounded(d) for d in stored] == [_rounded(d) for d in decisions]

@@ -117,7 +117,7 @@ def main() -> None:
         db = open_store(path)
         generate, report = best_of(args.repeat, lambda: report_from_store(
             db, study_id="bench", runs=["bm25", "dense", "hybrid"], created_by="lead",
-            reference="v1",
+            reference="v1", viewer="lead"
         ))
         html_s, html = best_of(args.repeat, lambda: render_html(report))
         json_s, _ = best_of(args.repeat, lambda: render_json(report))

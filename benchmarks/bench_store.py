@@ -94,7 +94,7 @@ def child_observations(db_path: str, queue: multiprocessing.Queue) -> None:
     db = open_store(db_path)
     with gc_paused():
         start, cpu = time.perf_counter(), time.process_time()
-        observations = observations_for_run(db, "bench", "bm25")
+        observations = observations_for_run(db, "bench", "bm25", viewer=None)
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     n_results = sum(len(o.returned_ids) for o in observations)
     with gc_paused():

@@ -42,7 +42,7 @@ def team_store(tmp_path: Path) -> tuple[sqlite_utils.Database, Report]:
     mark_complete(db, study_id="s", query_id="q1", actor="setup")
     add_run(db, study_id="s", name="r1", source="imported", k=3,
             results=[("q1", 1, "a1", 3.0), ("q1", 2, "b1", 2.0), ("q1", 3, "a2", 1.0)])
-    report = report_from_store(db, study_id="s", runs=["r1"], created_by="setup")
+    report = report_from_store(db, study_id="s", runs=["r1"], created_by="setup", viewer="setup")
     add_member(db, study_id="s", user=LEAD, role="lead", actor=LEAD)
     add_member(db, study_id="s", user=REVIEWER, role="reviewer", actor=LEAD)
     add_member(db, study_id="s", user=ANNOTATOR, role="annotator", actor=LEAD)

@@ -71,12 +71,12 @@ def test_report_generation_needs_sight_of_the_study(tmp_path: Path) -> None:
     db, _ = team_store(tmp_path)
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="otto@globex.org is not a member of study 's'"):
-        report_from_store(db, study_id="s", runs=["r1"], created_by=OUTSIDER)
+        report_from_store(db, study_id="s", runs=["r1"], created_by=OUTSIDER, viewer=OUTSIDER)
     with pytest.raises(PermissionDenied, match="sign in"):
         report_from_store(db, study_id="s", runs=["r1"], created_by="", viewer="")
     assert table_snapshot(db) == before
     # a member may build it (storing it needs the lead role: save_report)
-    report = report_from_store(db, study_id="s", runs=["r1"], created_by=ANNOTATOR)
+    report = report_from_store(db, study_id="s", runs=["r1"], created_by=ANNOTATOR, viewer=ANNOTATOR)
     assert report.study_id == "s"
 
 

@@ -2,12 +2,13 @@
 
 from pathlib import Path
 
-from access_fixtures import ANNOTATOR, OUTSIDER, team_store
+from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, team_store
 from store_fixtures import new_store
 
 from evalcore.analysis.adjudication import conflict_contexts
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import adjudicate, current_judgements, record_label, undo_last_label
+from evalcore.store.members import add_member
 from evalcore.store.studies import QueryIn
 from evalcore.store.study_setup import add_queries
 
@@ -46,7 +47,7 @@ def test_a_conflict_in_context(tmp_path: Path) -> None:
     record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=3, annotator="bob")
     record_label(db, study_id="s", query_id="q1", unit_id="zz", gain=1, annotator="kim")
     record_label(db, study_id="s", query_id="q1", unit_id="zz", gain=2, annotator="bob")
-    ctx, missing = conflict_contexts(db, "s", [("q1", "d1"), ("q1", "zz")])
+    ctx, missing = conflict_contexts(db, "s", [("q1", "d1"), ("q1", "zz")], viewer=None)
     assert ctx.in_conflict and ctx.state == "conflict"
     assert (ctx.query_text, ctx.title, ctx.text) == ("sso login loop", "SSO loop",
                                                     "Clear the <b>cookie</b>.")
@@ -57,10 +58,10 @@ def test_a_conflict_in_context(tmp_path: Path) -> None:
     assert missing.text is None and "no document 'zz'" in missing.document_note
     adjudicate(db, study_id="s", query_id="q1", unit_id="d1", gain=1, reviewer="rev",
                note="half of it")
-    (settled,) = conflict_contexts(db, "s", [("q1", "d1")])
+    (settled,) = conflict_contexts(db, "s", [("q1", "d1")], viewer=None)
     assert (settled.state, settled.reviewer, settled.adjudicated_gain, settled.reviewer_note) == (
         "adjudicated", "rev", 1, "half of it")
-    (nothing,) = conflict_contexts(db, "s", [("q1", "d7")])
+    (nothing,) = conflict_contexts(db, "s", [("q1", "d7")], viewer=None)
     assert nothing.state is None and nothing.judgements == []
 
 
@@ -71,5 +72,7 @@ def test_another_organisations_text_is_withheld(tmp_path: Path) -> None:
     assert ctx.in_conflict  # "setup" said 1, the annotator 3
     assert ctx.title is None and ctx.text is None
     assert ctx.document_note.startswith("text withheld") and "globex" in ctx.document_note
+    # globex's otto may read the study's data only as a member of it (issue 12, item 2)
+    add_member(db, study_id="s", user=OUTSIDER, role="annotator", actor=LEAD)
     (theirs,) = conflict_contexts(db, "s", [("q1", "b1")], viewer=OUTSIDER)
     assert theirs.text is not None

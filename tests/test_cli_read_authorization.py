@@ -61,7 +61,7 @@ def store(tmp_path_factory) -> Path:
                  protocol=protocol(corpus_id="c", organisations=["acme"]), actor=LEAD)
     freeze_reference(db, study_id=STUDY, name="REFSECRET", actor=LEAD)
     save_report(db, report_from_store(db, study_id=STUDY, runs=["RUNSECRET"], created_by=LEAD,
-                                      name="REPORTSECRET"))
+                                      name="REPORTSECRET", viewer=LEAD))
     add_member(db, study_id=STUDY, user=LEAD, role="lead", actor=LEAD)
     create_study(db, StudyIn(study_id=OTHER, corpus_id="c", org_id="acme"), actor=LEAD)
     add_member(db, study_id=OTHER, user=LEAD, role="lead", actor=LEAD)

@@ -139,7 +139,7 @@ for _name, _text in PAYLOADS.items():
             db,
             lambda: record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=1,
                                  annotator="ann", note=text),
-            lambda: label_history(db, "s", "q1")[-1].note, text, "note")
+            lambda: label_history(db, "s", "q1", viewer=None)[-1].note, text, "note")
 
     @case("annotator name", _name)
     def _annotator(db, tmp, text=_text) -> None:
@@ -147,7 +147,7 @@ for _name, _text in PAYLOADS.items():
             db,
             lambda: record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=1,
                                  annotator=text),
-            lambda: label_history(db, "s", "q1")[-1].annotator, text, "annotator")
+            lambda: label_history(db, "s", "q1", viewer=None)[-1].annotator, text, "annotator")
 
     @case("corpus search box", _name)
     def _search(db, tmp, text=_text) -> None:
@@ -168,7 +168,7 @@ for _name, _text in PAYLOADS.items():
         stored_or_refused(
             db, lambda: import_upload(db, "labels-csv", data, "labels.csv", study_id="s",
                                       actor="ann"),
-            lambda: label_history(db, "s", "q1")[-1].note, text, "labels.csv")
+            lambda: label_history(db, "s", "q1", viewer=None)[-1].note, text, "labels.csv")
 
     @case("upload: label JSONL note", _name)
     def _jsonl_note(db, tmp, text=_text) -> None:
@@ -177,7 +177,7 @@ for _name, _text in PAYLOADS.items():
         stored_or_refused(
             db, lambda: import_upload(db, "labels-jsonl", line.encode(), "labels.jsonl",
                                       study_id="s", actor="ann"),
-            lambda: label_history(db, "s", "q1")[-1].note, text, "labels.jsonl")
+            lambda: label_history(db, "s", "q1", viewer=None)[-1].note, text, "labels.jsonl")
 
     @case("upload: qrels document id", _name)
     def _qrels_id(db, tmp, text=_text) -> None:
@@ -185,7 +185,7 @@ for _name, _text in PAYLOADS.items():
         stored_or_refused(
             db, lambda: import_upload(db, "qrels", data, "judged.qrels", study_id="s",
                                       actor="ann"),
-            lambda: label_history(db, "s", "q1")[-1].unit_id, text, "judged.qrels")
+            lambda: label_history(db, "s", "q1", viewer=None)[-1].unit_id, text, "judged.qrels")
 
     @case("upload: run query id", _name)
     def _run_id(db, tmp, text=_text) -> None:

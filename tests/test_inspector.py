@@ -46,7 +46,7 @@ def db(tmp_path: Path):
 
 
 def test_rows_carry_labels_annotators_and_flags(db) -> None:
-    ins = inspect_query(db, "s", "a", "q")
+    ins = inspect_query(db, "s", "a", "q", viewer=None)
     assert [r.unit_id for r in ins.rows] == ["A", "B", "A", "C", "D"]
     a, b, dup, c, d = ins.rows
     assert (a.gain, a.state, a.annotators) == (2, "labeled", {"alice": 2, "bob": 2})
@@ -66,7 +66,7 @@ def test_rows_carry_labels_annotators_and_flags(db) -> None:
 
 
 def test_permission_violation_is_flagged_and_its_text_never_returned(db) -> None:
-    ins = inspect_query(db, "s", "b", "q")
+    ins = inspect_query(db, "s", "b", "q", viewer=None)
     secret = ins.rows[1]
     assert secret.unit_id == "SECRET" and secret.permission_violation and secret.title is None
     assert ins.rows[0].title == "title of C"
@@ -76,7 +76,7 @@ def test_permission_violation_is_flagged_and_its_text_never_returned(db) -> None
 
 def test_adjudication_settles_a_conflict(db) -> None:
     adjudicate(db, study_id="s", query_id="q", unit_id="B", gain=1, reviewer="rev")
-    b = inspect_query(db, "s", "a", "q").rows[1]
+    b = inspect_query(db, "s", "a", "q", viewer=None).rows[1]
     assert (b.state, b.gain, b.reviewer, b.conflict, b.unlabeled) == ("adjudicated", 1, "rev",
                                                                       False, False)
 
@@ -93,7 +93,7 @@ def test_rows_carry_each_annotators_current_note_and_the_reviewers(db) -> None:
     record_label(db, study_id="s", query_id="q", unit_id="C", gain=2, annotator="bob")
     adjudicate(db, study_id="s", query_id="q", unit_id="B", gain=1, reviewer="rev",
                note="half of it")
-    a, b, _, c, d = inspect_query(db, "s", "a", "q").rows
+    a, b, _, c, d = inspect_query(db, "s", "a", "q", viewer=None).rows
     assert c.notes == {"alice": "covers it"}  # the undone label's note is gone; bob wrote none
     assert (b.reviewer, b.reviewer_note) == ("rev", "half of it")
     assert a.notes == {} and d.notes == {} and a.reviewer_note == ""
@@ -103,17 +103,17 @@ def test_frozen_reference_rows_have_gains_but_no_annotators(db) -> None:
     mark_complete(db, study_id="s", query_id="q", actor="lead")
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     record_label(db, study_id="s", query_id="q", unit_id="C", gain=4, annotator="alice")
-    ins = inspect_query(db, "s", "a", "q", reference="v1")
+    ins = inspect_query(db, "s", "a", "q", reference="v1", viewer=None)
     a, b, _, c, _ = ins.rows
     assert (a.gain, a.annotators, b.gain, c.gain) == (2, {}, None, None)
     assert ins.population_complete and ins.result.metrics["precision"].reasons == [
         "unlabeled_returned"]
-    assert inspect_query(db, "s", "a", "q").rows[3].gain == 4  # working labels moved on
+    assert inspect_query(db, "s", "a", "q", viewer=None).rows[3].gain == 4  # working labels moved on
 
 
 def test_rank_changes_mark_moves_new_and_dropped(db) -> None:
-    a = inspect_query(db, "s", "a", "q")
-    b = inspect_query(db, "s", "b", "q")
+    a = inspect_query(db, "s", "a", "q", viewer=None)
+    b = inspect_query(db, "s", "b", "q", viewer=None)
     changes = {c.unit_id: (c.rank_a, c.rank_b, c.change) for c in rank_changes(a, b)}
     assert changes == {
         "C": (4, 1, "↑3"),

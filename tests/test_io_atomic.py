@@ -64,9 +64,9 @@ def test_store_exports_are_created_with_the_usual_mode(tmp_path, umask) -> None:
     add_run(db, study_id="s", name="r", source="imported", k=1, results=[("q1", 1, "A", 1.0)])
     written = []
     for name, export in (("labels.csv", export_labels), ("qrels.txt", export_qrels)):
-        export(db, "s", tmp_path / name)
+        export(db, "s", tmp_path / name, viewer=None)
         written.append(tmp_path / name)
-    export_run(db, "s", "r", tmp_path / "run.txt")
+    export_run(db, "s", "r", tmp_path / "run.txt", viewer=None)
     written.append(tmp_path / "run.txt")
     assert {p.name: _mode(p) for p in written} == {p.name: 0o666 & ~umask for p in written}
 

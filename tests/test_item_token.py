@@ -79,7 +79,7 @@ def test_an_own_label_in_another_tab_also_counts_as_a_change(db):
     label_as_shown(db, tab_a, 2, on_screen=tab_a)
     with pytest.raises(ItemChangedError):
         label_as_shown(db, tab_b, 4, on_screen=tab_b)
-    assert [e.gain for e in label_history(db, "s", "q1", "A")] == [2]
+    assert [e.gain for e in label_history(db, "s", "q1", "A", viewer=None)] == [2]
 
 
 def test_the_seen_check_is_inside_the_write_transaction(tmp_path):
@@ -106,7 +106,7 @@ def test_the_seen_check_is_inside_the_write_transaction(tmp_path):
     for t in threads:
         t.join()
     assert sorted(results) == ["refused"] * 3 + ["written"]
-    assert len(label_history(open_store(path), "s", "q1", "A")) == 1
+    assert len(label_history(open_store(path), "s", "q1", "A", viewer=None)) == 1
 
 
 def test_a_relevant_label_on_a_complete_query_says_it_reopened_it(db):

@@ -25,12 +25,12 @@ def test_pin_records_the_visible_set_and_its_fingerprint(tmp_path):
     assert pin.corpus_fingerprint == corpus_fingerprint(db, pin.visibility)
     assert pin.protocol.corpus_id == "c"
     assert pin.protocol.corpus_fingerprint == pin.corpus_fingerprint
-    again = get_pinned_protocol(db, "s", "p1")
+    again = get_pinned_protocol(db, "s", "p1", viewer=None)
     assert again.model_dump(exclude={"pinned_at"}) == pin.model_dump(exclude={"pinned_at"})
     two = pinned(db, "p2", organisations=["acme", "globex"])
     assert two.documents_by_organisation == {"acme": 4, "globex": 2}
-    assert [p.name for p in list_pinned_protocols(db, "s")] == ["p1", "p2"]
-    assert audit_entries(db, "s")[0].action == "lexical.pin"
+    assert [p.name for p in list_pinned_protocols(db, "s", viewer=None)] == ["p1", "p2"]
+    assert audit_entries(db, "s", viewer=None)[0].action == "lexical.pin"
 
 
 def test_pin_name_is_unique_and_pins_are_immutable(tmp_path):
@@ -78,7 +78,7 @@ def test_unknown_protocol_names_the_pins_that_exist(tmp_path):
     db = lexical_store(tmp_path)
     pinned(db)
     with pytest.raises(ProtocolNotFoundError, match="pinned protocols: p1"):
-        get_pinned_protocol(db, "s", "nope")
+        get_pinned_protocol(db, "s", "nope", viewer=None)
     with pytest.raises(ProtocolNotFoundError):
         pinned_document_ids(db, "s", "nope")
     with pytest.raises(LookupError, match="no study"):

@@ -83,7 +83,7 @@ def test_hostile_text_never_raises_in_search_or_snapshot(store, text):
 
     store.conn.execute("BEGIN")
     try:
-        with SnapshotIndex(store, get_pinned_protocol(store, "s", "p1")) as index:
+        with SnapshotIndex(store, get_pinned_protocol(store, "s", "p1", viewer=None)) as index:
             ranked = index.search(text, 5)
     finally:
         store.conn.execute("COMMIT")

@@ -31,7 +31,7 @@ def run(db, name, protocol="p1", **kwargs):
 
 
 def ranked(db, name):
-    return run_results(db, get_run(db, "s", name).run_id)
+    return run_results(db, get_run(db, "s", name, viewer=None).run_id, viewer=None)
 
 
 def test_same_protocol_same_corpus_gives_an_identical_run(tmp_path):
@@ -103,10 +103,10 @@ def assert_refused_and_nothing_stored(db, name, *fragments):
         assert fragment in message, message
     after = table_snapshot(db)
     assert after["runs"] == before["runs"] and after["results"] == before["results"]
-    refusals = list_refusals(db, "s")
+    refusals = list_refusals(db, "s", viewer=None)
     assert refusals[-1].run_name == name and refusals[-1].message == message
     assert len(after["retrieval_refusals"]) == len(before["retrieval_refusals"]) + 1
-    assert audit_entries(db, "s")[0].action == "lexical.refused"
+    assert audit_entries(db, "s", viewer=None)[0].action == "lexical.refused"
     return refusals[-1]
 
 
@@ -191,7 +191,7 @@ def test_time_budget_stores_a_partial_scan(tmp_path, monkeypatch):
     assert info.protocol["execution"]["unexecuted_query_ids"] == ["q3", "q4"]
     assert info.protocol["execution"]["queries_executed"] == 2
     assert set(ranked(db, "r-partial")) == {"q1", "q2"}
-    observations = observations_for_run(db, "s", "r-partial")
+    observations = observations_for_run(db, "s", "r-partial", viewer=None)
     assert observations and all(o.scan_complete is False for o in observations)
 
 
@@ -199,7 +199,7 @@ def test_permitted_ids_of_every_observation_are_the_pinned_set(tmp_path):
     db = lexical_store(tmp_path)
     pinned(db)
     run(db, "r1")
-    observations = observations_for_run(db, "s", "r1")
+    observations = observations_for_run(db, "s", "r1", viewer=None)
     assert observations
     for obs in observations:
         assert sorted(obs.permitted_ids) == ["a1", "a2", "a3", "a4"]
@@ -238,7 +238,7 @@ def test_the_read_snapshot_does_not_block_writers(tmp_path):
     writer = open_store(tmp_path / "store.db")
     db.conn.execute("BEGIN")
     try:
-        with SnapshotIndex(db, get_pinned_protocol(db, "s", pin.name)) as index:
+        with SnapshotIndex(db, get_pinned_protocol(db, "s", pin.name, viewer=None)) as index:
             add_documents(writer, "c", [DocumentIn(doc_id="w1", title="solar", text="solar",
                                                    owner_org="acme", created_at=BEFORE)])
             # The snapshot still sees the pinned content only.

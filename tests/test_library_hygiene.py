@@ -100,17 +100,17 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     (tmp_path / "r.txt").write_text("q1 Q0 A 1 2.0 t\n")
     with pytest.MonkeyPatch.context() as mp:
         _untouchable(mp)
-        observations = observations_for_run(db, "s", "r1")
+        observations = observations_for_run(db, "s", "r1", viewer=None)
         assert isinstance(observations[0], Observation)
         evaluate(observations, EvalProtocol())
         ObservationBatch.from_observations(observations)
         resolve_study(db, "s")
-        evaluations = {name: evaluate_run(db, "s", name) for name in ("r1", "r2")}
+        evaluations = {name: evaluate_run(db, "s", name, viewer=None) for name in ("r1", "r2")}
         compare_runs(evaluations, permutations=10)
-        state = LiveDashboard.build(db, "s")
+        state = LiveDashboard.build(db, "s", viewer=None)
         record_label(db, study_id="s", query_id="q1", unit_id="C", gain=1, annotator="a")
-        state.refresh(db)
-        report = report_from_store(db, study_id="s", runs=["r1", "r2"], created_by="lead")
+        state.refresh(db, viewer=None)
+        report = report_from_store(db, study_id="s", runs=["r1", "r2"], created_by="lead", viewer="lead")
         render_json(report)
         save_report(db, report)
         trec_observations(read_qrels(tmp_path / "q.txt"), read_run(tmp_path / "r.txt"), 1,

@@ -5,7 +5,9 @@ Mallory, a member of neither team study, calls each public read with
 ``viewer=MALLORY`` (and with ``viewer=None``, nobody) on the victim study and
 on an unknown study id. Each refuses (PermissionDenied, or StudyNotFoundError
 for the unknown id) and no message names a query, document, run, reference,
-protocol, report or another study. The lead gets the data (the control).
+protocol, report or another study. The lead gets the data (the control), and
+the same reads of a local-mode study are open to anyone (``viewer=None``).
+Which functions must be here is enforced by tests/test_read_gate_structure.py.
 """
 
 from collections.abc import Callable
@@ -16,18 +18,51 @@ from test_cli_read_authorization import LEAD, MALLORY, OTHER, SECRETS, STUDY
 from test_cli_read_authorization import store as store  # noqa: F401  (the fixture)
 
 from evalcore.access.decisions import PermissionDenied
+from evalcore.analysis.adjudication import conflict_contexts
+from evalcore.analysis.agreement import open_conflicts, study_agreement
+from evalcore.analysis.decision import decide, evaluate_stored_pair, stored_pair_observations
+from evalcore.analysis.inspector import inspect_query
+from evalcore.analysis.pair_comparison import compare_pair
+from evalcore.analysis.run_evaluation import evaluate_run, evaluate_run_measures
+from evalcore.annotation.pool import query_pool
+from evalcore.annotation.progress import query_progress, study_progress
+from evalcore.live.dashboard import LiveDashboard
+from evalcore.live.decide_state import (
+    DecideTarget,
+    decide_state,
+    decide_target,
+    next_queue_item,
+    study_run_names,
+)
+from evalcore.live.query_results import query_results_by_run
+from evalcore.report.from_store import report_from_store
+from evalcore.report.stored import save_report
 from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols
+from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store
+from evalcore.store.export_checks import qrels_refusal, run_refusal, tool_labels_refusal
 from evalcore.store.exports import export_labels, export_qrels, export_run
+from evalcore.store.information_needs import information_need, information_needs
+from evalcore.store.labels import label_history, record_label
 from evalcore.store.members import list_members
 from evalcore.store.observations import observations_for_run
+from evalcore.store.pools import pool_sizes, pooled_ranks, pooled_units
 from evalcore.store.read_access import require_read
-from evalcore.store.references import list_references
+from evalcore.store.references import (
+    freeze_reference,
+    get_reference,
+    list_references,
+    reference_completeness,
+    reference_labels,
+    verify_reference,
+)
 from evalcore.store.refusals import list_refusals
-from evalcore.store.reports import list_reports
-from evalcore.store.runs import list_runs
-from evalcore.store.studies import StudyNotFoundError
+from evalcore.store.reports import find_report, list_reports
+from evalcore.store.resolution import conflicts, resolved_gains
+from evalcore.store.runs import add_run, get_run, list_runs, run_results
+from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError
 from evalcore.store.study_archive import export_study
+from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.tool_label_exports import export_tool_labels
 
 
@@ -50,7 +85,64 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "list_members": lambda db, s, v: list_members(db, s, viewer=v),
         "list_refusals": lambda db, s, v: list_refusals(db, s, viewer=v),
         "require_read": lambda db, s, v: require_read(db, v, s),
+        "get_run": lambda db, s, v: get_run(db, s, "RUNSECRET", viewer=v),
+        "get_reference": lambda db, s, v: get_reference(db, s, "REFSECRET", viewer=v),
+        "reference_labels": lambda db, s, v: reference_labels(db, s, "REFSECRET", viewer=v),
+        "reference_completeness": lambda db, s, v: reference_completeness(db, s, "REFSECRET",
+                                                                          viewer=v),
+        "verify_reference": lambda db, s, v: verify_reference(db, s, "REFSECRET", viewer=v),
+        "find_report": lambda db, s, v: find_report(db, s, "REPORTSECRET", viewer=v),
+        "label_history": lambda db, s, v: label_history(db, s, "QSECRET1", viewer=v),
+        "resolved_gains": lambda db, s, v: resolved_gains(db, s, viewer=v),
+        "conflicts": lambda db, s, v: conflicts(db, s, viewer=v),
+        "audit_entries": lambda db, s, v: audit_entries(db, s, viewer=v),
+        "information_need": lambda db, s, v: information_need(db, s, "QSECRET1", viewer=v),
+        "information_needs": lambda db, s, v: information_needs(db, s, viewer=v),
+        "pooled_ranks": lambda db, s, v: pooled_ranks(db, s, "QSECRET1", viewer=v),
+        "pool_sizes": lambda db, s, v: pool_sizes(db, s, viewer=v),
+        "pooled_units": lambda db, s, v: pooled_units(db, s, ["QSECRET1"], viewer=v),
+        "query_pool": lambda db, s, v: query_pool(db, s, "QSECRET1", viewer=v),
+        "query_progress": lambda db, s, v: query_progress(db, s, "QSECRET1", viewer=v),
+        "study_progress": lambda db, s, v: study_progress(db, s, viewer=v),
+        "evaluate_run": lambda db, s, v: evaluate_run(db, s, "RUNSECRET", viewer=v),
+        "evaluate_run_measures": lambda db, s, v: evaluate_run_measures(db, s, "RUNSECRET",
+                                                                        viewer=v),
+        "inspect_query": lambda db, s, v: inspect_query(db, s, "RUNSECRET", "QSECRET1", viewer=v),
+        "conflict_contexts": lambda db, s, v: conflict_contexts(db, s, [("QSECRET1", "DSECRET1")],
+                                                                viewer=v),
+        "study_agreement": lambda db, s, v: study_agreement(db, s, viewer=v),
+        "open_conflicts": lambda db, s, v: open_conflicts(db, s, viewer=v),
+        "compare_pair": lambda db, s, v: compare_pair(db, s, "RUNSECRET", "RUNSECRET", ["P@1"],
+                                                      viewer=v),
+        "decide": lambda db, s, v: decide(db, s, "RUNSECRET", "RUNSECRET", ["P@1"], viewer=v),
+        "evaluate_stored_pair": lambda db, s, v: evaluate_stored_pair(
+            db, s, "RUNSECRET", "RUNSECRET", ["P@1"], viewer=v),
+        "stored_pair_observations": lambda db, s, v: stored_pair_observations(
+            db, s, "RUNSECRET", "RUNSECRET", viewer=v),
+        "study_run_names": lambda db, s, v: study_run_names(db, s, viewer=v),
+        "decide_target": lambda db, s, v: decide_target(db, s, "RUNSECRET", "X", "P@1",
+                                                        viewer=v),
+        "decide_state": lambda db, s, v: decide_state(db, s, _TARGET, viewer=v),
+        "next_queue_item": lambda db, s, v: next_queue_item(db, s, [], "x", viewer=v),
+        "query_results_by_run": lambda db, s, v: query_results_by_run(db, s, "QSECRET1",
+                                                                      viewer=v),
+        "LiveDashboard.build": lambda db, s, v: LiveDashboard.build(db, s, viewer=v),
+        "report_from_store": lambda db, s, v: report_from_store(
+            db, study_id=s, runs=["RUNSECRET"], created_by=LEAD, viewer=v),
+        "qrels_refusal": lambda db, s, v: qrels_refusal(db, s, None, viewer=v),
+        "run_refusal": lambda db, s, v: run_refusal(db, s, "RUNSECRET", viewer=v),
+        "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(db, s, "rank-eval", None,
+                                                                    viewer=v),
     }
+
+
+_TARGET = DecideTarget(run_a="RUNSECRET", run_b="RUNSECRET2", measure="P@1")
+
+
+def _run_results(db, s, v):
+    """run_results names a run by its row id; the gate is its study's."""
+    run_id = get_run(db, s, "RUNSECRET", viewer=LEAD).run_id
+    return run_results(db, run_id, viewer=v)
 
 
 @pytest.mark.parametrize("viewer", [MALLORY, None])
@@ -71,6 +163,32 @@ def test_a_non_member_is_refused_by_every_public_read(store: Path, tmp_path: Pat
     db.conn.close()
 
 
+@pytest.mark.parametrize("viewer", [MALLORY, None])
+def test_a_non_member_is_refused_the_ranked_results_and_a_shared_live_state(
+        store: Path, viewer: str | None) -> None:  # noqa: F811
+    db = open_store(store)
+    with pytest.raises(PermissionDenied):
+        _run_results(db, STUDY, viewer)
+    state = LiveDashboard.build(db, STUDY, viewer=LEAD)  # built for the lead, then shared
+    for call in (lambda: state.refresh(db, viewer=viewer),
+                 lambda: state.update_queries(db, ["QSECRET1"], viewer=viewer)):
+        with pytest.raises(PermissionDenied):
+            call()
+    db.conn.close()
+
+
+def test_an_unknown_study_lists_only_the_studies_the_viewer_may_see(
+        store: Path) -> None:  # noqa: F811
+    db = open_store(store)
+    with pytest.raises(StudyNotFoundError) as lead_sees:
+        get_run(db, "nope-study", "RUNSECRET", viewer=LEAD)
+    assert STUDY in str(lead_sees.value) and OTHER in str(lead_sees.value)
+    with pytest.raises(StudyNotFoundError) as mallory_sees:
+        get_run(db, "nope-study", "RUNSECRET", viewer=MALLORY)
+    assert STUDY not in str(mallory_sees.value) and OTHER not in str(mallory_sees.value)
+    db.conn.close()
+
+
 def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # noqa: F811
     db = open_store(store)
     reads = _reads(tmp_path)
@@ -81,4 +199,53 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
     assert [r.name for r in reads["list_reports"](db, STUDY, LEAD)] == ["REPORTSECRET"]
     assert [m.user_id for m in reads["list_members"](db, STUDY, LEAD)] == [LEAD]
     assert reads["list_refusals"](db, STUDY, LEAD) == []
+    assert reads["get_run"](db, STUDY, LEAD).name == "RUNSECRET"
+    assert reads["reference_labels"](db, STUDY, LEAD) == {"QSECRET1": {"DSECRET1": 2,
+                                                                       "DSECRET3": 1}}
+    assert reads["verify_reference"](db, STUDY, LEAD) is True
+    assert reads["find_report"](db, STUDY, LEAD).name == "REPORTSECRET"
+    assert [e.unit_id for e in reads["label_history"](db, STUDY, LEAD)] == ["DSECRET1",
+                                                                            "DSECRET3"]
+    assert reads["resolved_gains"](db, STUDY, LEAD) == {"QSECRET1": {"DSECRET1": 2,
+                                                                     "DSECRET3": 1}}
+    assert reads["pool_sizes"](db, STUDY, LEAD) == {"QSECRET1": 4}
+    assert [i.unit_id for i in reads["query_pool"](db, STUDY, LEAD)][:2] == ["DSECRET1",
+                                                                             "DSECRET2"]
+    assert reads["evaluate_run"](db, STUDY, LEAD).queries[0].query_id == "QSECRET1"
+    assert [r.unit_id for r in reads["inspect_query"](db, STUDY, LEAD).rows][0] == "DSECRET1"
+    assert list(reads["query_results_by_run"](db, STUDY, LEAD)) == ["RUNSECRET"]
+    assert reads["LiveDashboard.build"](db, STUDY, LEAD).run_names == ["RUNSECRET"]
+    assert reads["study_run_names"](db, STUDY, LEAD) == ["RUNSECRET"]
+    assert list(_run_results(db, STUDY, LEAD)) == ["QSECRET1"]
+    assert reads["audit_entries"](db, STUDY, LEAD)
+    db.conn.close()
+
+
+# Reads of what the local study lacks (a pin; a second run named as these calls name it):
+# past the gate, they answer with their own LookupError.
+_LEAD_LOOKUP_ERRORS = {"get_pinned_protocol", "compare_pair", "decide", "evaluate_stored_pair",
+                       "stored_pair_observations", "decide_target", "decide_state"}
+
+
+def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:
+    """The same reads of a study with no member (local mode) answer ``viewer=None``."""
+    db = open_store(tmp_path / "local.sqlite")
+    create_study(db, StudyIn(study_id="loc", corpus_id="lc"))
+    add_queries(db, "loc", [QueryIn(query_id="QSECRET1", text="solar")])
+    record_label(db, study_id="loc", query_id="QSECRET1", unit_id="DSECRET1", gain=2,
+                 annotator="ann")
+    for name in ("RUNSECRET", "RUNSECRET2"):
+        add_run(db, study_id="loc", name=name, source="imported", k=2,
+                results=[("QSECRET1", 1, "DSECRET1", 2.0), ("QSECRET1", 2, "DSECRET2", 1.0)])
+    freeze_reference(db, study_id="loc", name="REFSECRET", actor="ann")
+    save_report(db, report_from_store(db, study_id="loc", runs=["RUNSECRET"], created_by="ann",
+                                      name="REPORTSECRET", viewer=None))
+    for name, call in _reads(tmp_path).items():
+        try:
+            call(db, "loc", None)
+        except PermissionDenied as refused:  # pragma: no cover - the failure message
+            raise AssertionError(f"{name} refused a local-mode study: {refused}") from None
+        except (LookupError, ValueError):  # TargetError: a ValueError naming the bad run
+            assert name in _LEAD_LOOKUP_ERRORS, name
+    assert list(_run_results(db, "loc", None)) == ["QSECRET1"]
     db.conn.close()

@@ -21,7 +21,7 @@ def test_unavailable_queries_are_markers_in_the_strip_not_zeros(tmp_path: Path) 
             results=[("a", 1, "x", 1.0), ("b", 1, "y", 1.0), ("c", 1, "z", 1.0)])
     record_label(db, study_id="s", query_id="a", unit_id="x", gain=0, annotator="ann")
     record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
-    state = LiveDashboard.build(db, "s")
+    state = LiveDashboard.build(db, "s", viewer=None)
     fig = per_query_figure(state, "precision", "P@1")
     values, strip = fig.data
     assert list(values.x) == [0, 1] and list(values.y) == [0.0, 1.0]

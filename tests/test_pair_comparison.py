@@ -46,7 +46,7 @@ def test_causes_are_counted_in_queries_most_first_with_what_to_do() -> None:
 
 def test_queries_per_reason_count_each_query_once(demo) -> None:
     db, _ = demo
-    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", ["R@10"])
+    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", ["R@10"], viewer=None)
     d = pc.measures[0].decision
     # per run and query
     assert d.undecidable_reasons == {"population_incomplete": 46, "unlabeled_returned": 40}
@@ -56,12 +56,12 @@ def test_queries_per_reason_count_each_query_once(demo) -> None:
 
 def test_compat_equals_trec_eval_on_the_exported_files(demo) -> None:
     db, folder = demo
-    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", MEASURES)
+    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", MEASURES, viewer=None)
     qrels = folder / "demo.qrels"
-    export_qrels(db, "demo", qrels)
+    export_qrels(db, "demo", qrels, viewer=None)
     for run, column in (("bm25-plain", "value_a"), ("bm25-title-boost", "value_b")):
         path = folder / f"{run}.run"
-        export_run(db, "demo", run, path)
+        export_run(db, "demo", run, path, viewer=None)
         expected = evalcore.evaluate(qrels, path, measures=MEASURES, trec_eval=True)
         for row in pc.compat:
             agg = expected.report.aggregates[row.measure]

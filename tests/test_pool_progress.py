@@ -34,11 +34,11 @@ def db(tmp_path: Path):
 
 
 def test_pool_is_the_union_of_each_runs_top_k(db) -> None:
-    pool = query_pool(db, "s", "q1")
+    pool = query_pool(db, "s", "q1", viewer=None)
     assert [p.unit_id for p in pool] == ["x", "y", "w"]  # z and v are below k
     assert pool[0].ranks == {"A": 1, "B": 3} and pool[1].ranks == {"A": 2, "B": 1}
-    assert pool_sizes(db, "s") == {"q1": 3, "q2": 1}
-    assert pooled_units(db, "s", ["q1", "q9"]) == {"q1": {"x", "y", "w"}, "q9": set()}
+    assert pool_sizes(db, "s", viewer=None) == {"q1": 3, "q2": 1}
+    assert pooled_units(db, "s", ["q1", "q9"], viewer=None) == {"q1": {"x", "y", "w"}, "q9": set()}
 
 
 def test_blind_order_is_stable_per_annotator_and_query() -> None:
@@ -61,10 +61,10 @@ def test_progress_counts_conflicts_as_unlabeled(db) -> None:
     record_label(db, study_id="s", query_id="q1", unit_id="y", gain=1, annotator="ann")
     record_label(db, study_id="s", query_id="q1", unit_id="y", gain=3, annotator="bob")
     record_label(db, study_id="s", query_id="q1", unit_id="far", gain=4, annotator="bob")
-    p = query_progress(db, "s", "q1", "ann")
+    p = query_progress(db, "s", "q1", "ann", viewer=None)
     assert (p.pooled, p.labeled, p.conflicts, p.mine, p.outside_pool) == (3, 1, 1, 2, 1)
     assert p.remaining == 2
-    study = study_progress(db, "s", "bob")
+    study = study_progress(db, "s", "bob", viewer=None)
     assert study.queries["q1"].mine == 1 and study.queries["q2"].pooled == 1
     assert (study.pooled, study.labeled, study.conflicts) == (4, 1, 1)
     assert study.replace(p).queries["q1"].mine == 2

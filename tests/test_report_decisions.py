@@ -21,7 +21,7 @@ RUNS = DEMO_RUNS
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     _, db = demo_store(tmp_path_factory)
-    report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead")
+    report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead", viewer="lead")
     return db, report
 
 
@@ -38,7 +38,7 @@ def test_report_holds_the_decisions_of_each_compared_pair(demo) -> None:
     # the comparison's own order: each run against the baseline (the first run)
     assert (pc.run_a, pc.run_b) == ("bm25-title-boost", "bm25-plain")
     assert [m.measure for m in pc.measures] == ["P@10", "R@10", "nDCG@10", "RR@10"]
-    direct = compare_pair(db, "demo", pc.run_a, pc.run_b, ["P@10"], queue_limit=5)
+    direct = compare_pair(db, "demo", pc.run_a, pc.run_b, ["P@10"], queue_limit=5, viewer=None)
     assert pc.measures[0].decision == direct.measures[0].decision
     assert pc.measures[0].decision.verdict == "undecided" and not pc.measures[0].causes
     assert pc.measures[1].causes[0].text.startswith("23 queries have a relevant set not declared "

@@ -31,9 +31,9 @@ SHOWN = [*CHOSEN, "Judged@2", "Judged@3"]
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     path, db = demo_store(tmp_path_factory)
-    default = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead")
+    default = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead", viewer="lead")
     set_study_measures(db, study_id="demo", measures=CHOSEN, actor=None)
-    chosen = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead")
+    chosen = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead", viewer="lead")
     return path, db, default, chosen
 
 
@@ -129,7 +129,7 @@ def test_compat_numbers_stay_in_their_own_section(store) -> None:
 def test_explicit_measures_override_the_studys(store) -> None:
     _, db, _, _ = store
     report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead",
-                               measures=["P@5", "MRR@10"])
+                               measures=["P@5", "MRR@10"], viewer="lead")
     assert report.measures == ["P@5", "RR@10"]
     assert set(report.runs[0].measure_values.aggregates) == {"P@5", "RR@10", "Judged@5",
                                                              "Judged@10"}
@@ -138,7 +138,7 @@ def test_explicit_measures_override_the_studys(store) -> None:
 def test_a_measure_deeper_than_the_runs_is_left_out_with_a_warning(store) -> None:
     _, db, _, _ = store
     report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead",
-                               measures=["P@5", "P@50"])
+                               measures=["P@5", "P@50"], viewer="lead")
     assert "P@50" not in report.runs[0].measure_values.aggregates
     assert any("P@50 is deeper than run 'bm25-plain'" in w for w in report.warnings)
     assert [m.measure for m in report.decisions[0].measures] == ["P@5"]
@@ -155,7 +155,7 @@ def test_cli_m_overrides_and_prints_the_measures(store, tmp_path) -> None:
     assert json.loads(out.read_text())["measures"] == ["P@5", "Success@2"]
     assert "measures: P@5, Success@2" in result.output
     assert "Judged@5" in result.output and "Success@2" in result.output
-    stored = load_report(db, find_report(db, "demo", "cli-m").report_id)
+    stored = load_report(db, find_report(db, "demo", "cli-m", viewer=None).report_id)
     assert stored.measures == ["P@5", "Success@2"]
 
 
@@ -171,7 +171,7 @@ def test_cli_bad_measure_exits_2_listing_the_known_ones(store, tmp_path) -> None
     assert "known measures" in result.output and "Traceback" not in result.output
     assert not out.exists()
     with pytest.raises(LookupError):
-        find_report(db, "demo", "bad-m")
+        find_report(db, "demo", "bad-m", viewer=None)
 
 
 def test_a_report_stored_before_measures_still_loads_and_renders(store) -> None:

@@ -61,7 +61,7 @@ def store(tmp_path: Path):
 
 def test_report_from_store_pins_reference_and_marks_not_comparable(store) -> None:
     report = report_from_store(store, study_id="s", runs=["A", "B", "C", "U"],
-                               created_by="lead-lena", reference="v1", settings=ComparisonSettings(permutations=200))
+                               created_by="lead-lena", reference="v1", settings=ComparisonSettings(permutations=200), viewer="lead-lena")
     assert report.reference_version == "v1" and report.reference_hash.startswith("sha256:")
     assert report.corpus_fingerprint == FP and report.study_name == "Demo study"
     assert [r.comparable for r in report.runs] == [True, True, False, True]
@@ -82,48 +82,48 @@ def test_report_from_store_pins_reference_and_marks_not_comparable(store) -> Non
 
 def test_working_labels_report_warns_it_is_not_pinned(store) -> None:
     report = report_from_store(store, study_id="s", runs=["A", "B"], created_by="x",
-                               settings=ComparisonSettings(permutations=100))
+                               settings=ComparisonSettings(permutations=100), viewer="x")
     assert report.reference_version is None
     assert report.warnings[0].startswith("Not pinned to a frozen reference version")
 
 
 def test_unknown_names_raise_lookup_errors_listing_what_exists(store) -> None:
     with pytest.raises(LookupError, match="runs in this study: A, B, C, U"):
-        report_from_store(store, study_id="s", runs=["A", "nope"], created_by="x")
+        report_from_store(store, study_id="s", runs=["A", "nope"], created_by="x", viewer="x")
     with pytest.raises(LookupError, match="frozen versions: v1"):
-        report_from_store(store, study_id="s", runs=["A"], created_by="x", reference="v9")
+        report_from_store(store, study_id="s", runs=["A"], created_by="x", reference="v9", viewer="x")
 
 
 def test_saved_report_round_trips_and_is_immutable(store) -> None:
     report = report_from_store(store, study_id="s", runs=["A", "B"], created_by="lead",
-                               reference="v1", name="r1", settings=ComparisonSettings(permutations=100))
+                               reference="v1", name="r1", settings=ComparisonSettings(permutations=100), viewer="lead")
     row = save_report(store, report)
     assert row.content_hash == report_hash(report)
     assert load_report(store, row.report_id) == report
     assert report_hash(load_report(store, row.report_id)) == row.content_hash
-    assert find_report(store, "s", "r1").report_id == row.report_id
-    assert [r.name for r in list_reports(store, "s")] == ["r1"]
+    assert find_report(store, "s", "r1", viewer=None).report_id == row.report_id
+    assert [r.name for r in list_reports(store, "s", viewer=None)] == ["r1"]
     with pytest.raises(sqlite3.DatabaseError, match="immutable"):
         store.execute("UPDATE reports SET body_json = '{}' WHERE report_id = ?", [row.report_id])
     with pytest.raises(sqlite3.DatabaseError, match="immutable"):
         store.execute("DELETE FROM reports WHERE report_id = ?", [row.report_id])
     with pytest.raises(ValueError, match="already exists"):
         save_report(store, report)
-    assert len(list_reports(store, "s")) == 1
+    assert len(list_reports(store, "s", viewer=None)) == 1
     with pytest.raises(ReportNotFoundError, match="stored reports: r1"):
-        find_report(store, "s", "r2")
+        find_report(store, "s", "r2", viewer=None)
 
 
 def test_tampered_body_is_refused_on_load(store) -> None:
     report = report_from_store(store, study_id="s", runs=["A"], created_by="lead",
-                               reference="v1", name="r1", settings=ComparisonSettings(permutations=100))
+                               reference="v1", name="r1", settings=ComparisonSettings(permutations=100), viewer="lead")
     body = canonical_json(report).replace('"lead"', '"mallory"')
     store.execute(
         "INSERT INTO reports (study_id, name, reference_version, created_at, created_by, "
         "evalcore_version, body_json, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         ["s", "forged", "v1", report.created_at, "mallory", "0", body, report_hash(report)],
     )
-    forged = find_report(store, "s", "forged")
+    forged = find_report(store, "s", "forged", viewer=None)
     with pytest.raises(ReportIntegrityError, match="does not match its content hash"):
         load_report(store, forged.report_id)
 
@@ -144,7 +144,7 @@ def test_cli_generates_stores_and_exports_html(store, tmp_path: Path) -> None:
     assert "Plotly.newPlot(" in html and XSS not in html
     assert "annotator-alice" not in html and "private-note" not in html
     assert "not comparable" in html
-    stored = find_report(store, "s", "weekly")
+    stored = find_report(store, "s", "weekly", viewer=None)
     assert stored.created_by == "lead-lena" and stored.reference_version == "v1"
     # Re-export the stored report as JSON with internal data.
     again = tmp_path / "again.json"
@@ -180,7 +180,7 @@ def test_cli_accepts_a_run_whose_comparability_is_not_verified(store, tmp_path: 
     assert "accepted without verification: N" in result.output
     body = json.loads(out.read_text())
     assert body["runs"][1]["accepted_unverified"] is True and body["comparison"] is not None
-    stored = load_report(store, find_report(store, "s", "accepted").report_id)
+    stored = load_report(store, find_report(store, "s", "accepted", viewer=None).report_id)
     assert stored.run("N").accepted_unverified  # recorded in the stored report
     bad = _cli("report", "--db", db_path, "--study", "s", "--runs", "A,N", "--out", str(out),
                "--accept-unverified", "Q", "--by", "lead")
@@ -218,7 +218,7 @@ def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(
     assert result.exit_code == 2
     assert message in result.output
     assert not out.exists()
-    assert list_reports(store, "s") == []
+    assert list_reports(store, "s", viewer=None) == []
 
 
 def test_cli_refuses_a_missing_store(tmp_path: Path) -> None:

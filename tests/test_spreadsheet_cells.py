@@ -59,7 +59,7 @@ def test_label_csv_export_is_neutralised_and_reads_back_exactly(tmp_path) -> Non
     record_label(db, study_id="s", query_id="-q1", unit_id=FORMULAS[0], gain=2,
                  annotator="@ann", note="+1 call me")
     out = io.StringIO()
-    export_labels(db, "s", out, format="csv")
+    export_labels(db, "s", out, format="csv", viewer=None)
     rows = _cells(out.getvalue())
     assert rows[1][:4] == ["'-q1", "'" + FORMULAS[0], "2", "'@ann"]
     assert "'+1 call me" in rows[1]

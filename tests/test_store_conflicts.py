@@ -44,7 +44,7 @@ def label(db, unit, gain, who="alice", query="q"):
 
 
 def metrics(db, measures=None, protocol=None):
-    obs = observations_for_run(db, "s", "run")
+    obs = observations_for_run(db, "s", "run", viewer=None)
     return evaluate(obs, protocol, measures=measures).queries[0].metrics
 
 
@@ -115,7 +115,7 @@ def test_adjudication_resolves_and_a_newer_disagreeing_label_reopens_with_all_ga
     adjudicate(db, study_id="s", query_id="q", unit_id="A", gain=2, reviewer="rita")
     assert metrics(db)["precision"].blocking_ids == ["B", "C"]  # A is 2 now, B, C unlabeled
     label(db, "A", 1, who="bob")  # newer than the adjudication and disagrees with it
-    (a_label,) = [lab for lab in observations_for_run(db, "s", "run")[0].labels if lab.id == "A"]
+    (a_label,) = [lab for lab in observations_for_run(db, "s", "run", viewer=None)[0].labels if lab.id == "A"]
     assert a_label.conflict == (0, 1, 2)
     assert resolve_query(db, "s", "q")["A"].conflict_gains == (0, 1, 2)
 
@@ -128,14 +128,14 @@ def test_store_and_observation_jsonl_give_the_same_answers(tmp_path):
     label(db, "E", 2)
     label(db, "E", 4, who="bob")
     mark_complete(db, study_id="s", query_id="q", actor="alice")
-    obs = observations_for_run(db, "s", "run")
+    obs = observations_for_run(db, "s", "run", viewer=None)
     path = tmp_path / "obs.jsonl"
     write_observations(path, obs)
     assert '"conflict":[0,3]' in path.read_text()
     again = read_observations(path)
     for measures in (None, MEASURES):
         assert evaluate(again, measures=measures) == evaluate(obs, measures=measures)
-    assert evaluate_run(db, "s", "run").queries == evaluate(again).queries
+    assert evaluate_run(db, "s", "run", viewer=None).queries == evaluate(again).queries
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def demo_db(tmp_path_factory):
 
 def test_demo_complete_query_conflict_makes_recall_unavailable_not_smaller(demo_db):
     db = demo_db
-    run = observations_for_run(db, DEMO_STUDY_ID, "bm25-plain")
+    run = observations_for_run(db, DEMO_STUDY_ID, "bm25-plain", viewer=None)
     q02 = next(o for o in run if o.query_id == "q02")
     assert q02.population_complete
     protocol = EvalProtocol()
@@ -156,7 +156,7 @@ def test_demo_complete_query_conflict_makes_recall_unavailable_not_smaller(demo_
     unit = next(u for u in relevant if u not in q02.returned_ids[:10])
     record_label(db, study_id=DEMO_STUDY_ID, query_id="q02", unit_id=unit, gain=0,
                  annotator="bob")
-    q02_after = next(o for o in observations_for_run(db, DEMO_STUDY_ID, "bm25-plain")
+    q02_after = next(o for o in observations_for_run(db, DEMO_STUDY_ID, "bm25-plain", viewer=None)
                      if o.query_id == "q02")
     after = evaluate([q02_after], protocol, measures=[parse_measure("R@10")]).queries[0]
     r_before, r_after = before.metrics["R@10"], after.metrics["R@10"]

@@ -33,9 +33,9 @@ def test_checks_agree_with_the_exports(tmp_path_factory, query_id: str, unit_id:
     record_label(db, study_id="s", query_id=query_id, unit_id=unit_id, gain=1, annotator="a")
     add_run(db, study_id="s", name="r", source="imported", k=1, results=[(query_id, 1, unit_id, 1.0)])
     assert qrels_refusal(db, "s", None, viewer=None) == _export_says(
-        lambda out: export_qrels(db, "s", out))
+        lambda out: export_qrels(db, "s", out, viewer=None))
     assert run_refusal(db, "s", "r", viewer=None) == _export_says(
-        lambda out: export_run(db, "s", "r", out))
+        lambda out: export_run(db, "s", "r", out, viewer=None))
 
 
 def test_a_clean_study_is_not_suspected_and_quepid_duplicates_are(tmp_path) -> None:
@@ -47,5 +47,5 @@ def test_a_clean_study_is_not_suspected_and_quepid_duplicates_are(tmp_path) -> N
     record_label(db, study_id="s", query_id="q9", unit_id="A", gain=1, annotator="a")
     said = tool_labels_refusal(db, "s", "quepid", None, viewer=None)
     assert said is not None and "same text" in said
-    assert said == _export_says(lambda out: export_tool_labels(db, "s", out, "quepid"))
+    assert said == _export_says(lambda out: export_tool_labels(db, "s", out, "quepid", viewer=None))
     assert tool_labels_refusal(db, "s", "rre", None, viewer=None) is None

@@ -23,6 +23,7 @@ from evalcore.store.study_setup import create_study
 
 
 def text_of(fn, *args, **kwargs) -> str:
+    kwargs.setdefault("viewer", None)  # these studies are in local mode: open to anyone
     stream = io.StringIO()
     fn(*args, stream, **kwargs)
     return stream.getvalue()
@@ -64,7 +65,7 @@ def test_qrels_export_sorted_and_round_trips_a_frozen_version(db, tmp_path):
     mark_complete(db, study_id="s", query_id="q2", actor="lead")
     v1 = freeze_reference(db, study_id="s", name="v1", actor="lead")
     out = tmp_path / "v1.qrels"
-    assert export_qrels(db, "s", out, reference="v1").rows == 3
+    assert export_qrels(db, "s", out, reference="v1", viewer=None).rows == 3
     assert out.read_text() == "q1 0 A 1\nq1 0 D 0\nq2 0 B 1\n"
     other = fresh(tmp_path, "other")
     import_qrels(other, out, study_id="s", complete=True)
@@ -75,7 +76,7 @@ def test_qrels_export_sorted_and_round_trips_a_frozen_version(db, tmp_path):
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_label_events_round_trip(db, tmp_path, fmt):
     out = tmp_path / f"labels.{fmt}"
-    assert export_labels(db, "s", out, format=fmt).rows == 7
+    assert export_labels(db, "s", out, format=fmt, viewer=None).rows == 7
     other = fresh(tmp_path, "other")
     # an undo is its annotator's own act: an event log holding one is refused, naming the line
     with pytest.raises(InputErrors, match="undo events cannot be imported"):
@@ -84,7 +85,7 @@ def test_label_events_round_trip(db, tmp_path, fmt):
     # a log without undo events round-trips exactly
     plain = _events(fresh(tmp_path, "plain"), undo=False)
     log = tmp_path / f"plain.{fmt}"
-    export_labels(plain, "s", log, format=fmt)
+    export_labels(plain, "s", log, format=fmt, viewer=None)
     import_labels(other, log, study_id="s", format=fmt, keep_annotators=True)
     assert event_rows(other) == event_rows(plain)
     assert resolve_study(other, "s") == resolve_study(plain, "s")
@@ -108,12 +109,12 @@ def test_run_export_with_order_trec_would_change(tmp_path):
     with pytest.raises(ExportRefusedError, match="--scores rank"):
         text_of(export_run, db, "s", "lex", scores="original")
     out = tmp_path / "lex.run"
-    summary = export_run(db, "s", "lex", out)
+    summary = export_run(db, "s", "lex", out, viewer=None)
     assert summary.warnings and "rank-derived" in summary.warnings[0]
     assert out.read_text() == "q1 Q0 A 1 2.0 lex\nq1 Q0 B 2 1.0 lex\nq2 Q0 C 1 1.0 lex\n"
     other = fresh(tmp_path, "other")
     import_run(other, out, study_id="s", k=10)
-    units = {q: [u for u, _ in r] for q, r in run_results(other, get_run(other, "s", "lex").run_id).items()}
+    units = {q: [u for u, _ in r] for q, r in run_results(other, get_run(other, "s", "lex", viewer=None).run_id, viewer=None).items()}
     assert units == {"q1": ["A", "B"], "q2": ["C"]}
 
 
@@ -167,7 +168,7 @@ def test_property_run_round_trip_keeps_order(tmp_path_factory, ranking, mode):
     first = text_of(export_run, db, "s", "run", scores=mode)
     other = fresh(tmp, "b")
     import_run(other, decode_source(first.encode(), "run.txt"), study_id="s", k=5)
-    got = run_results(other, get_run(other, "s", "run").run_id)
+    got = run_results(other, get_run(other, "s", "run", viewer=None).run_id, viewer=None)
     assert {q: [u for u, _ in r] for q, r in got.items()} == {
         q: [u for u, _ in items] for q, items in ranking.items()
     }

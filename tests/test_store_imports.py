@@ -52,10 +52,10 @@ def test_qrels_bom_crlf_comments_blank_lines(db, tmp_path):
     path = write(tmp_path, "q.txt", b"\xef\xbb\xbf# judged 2026\r\nq1 0 A 2\r\n\r\nq1 0 B 0\r\nq2 0 A 1\r\n")
     summary = import_qrels(db, path, study_id="s")
     assert (summary.label_events, summary.queries, summary.rows) == (3, 2, 3)
-    assert resolved_gains(db, "s") == {"q1": {"A": 2, "B": 0}, "q2": {"A": 1}}
-    event = label_history(db, "s", "q1", "A")[0]
+    assert resolved_gains(db, "s", viewer=None) == {"q1": {"A": 2, "B": 0}, "q2": {"A": 1}}
+    event = label_history(db, "s", "q1", "A", viewer=None)[0]
     assert (event.annotator, event.source) == ("qrels:q.txt", "import")
-    assert audit_entries(db, "s")[0].action == "import.qrels"
+    assert audit_entries(db, "s", viewer=None)[0].action == "import.qrels"
 
 
 def test_qrels_identical_duplicate_is_one_event_with_warning(db, tmp_path):
@@ -86,13 +86,13 @@ def test_qrels_every_error_reported(db, tmp_path):
     assert text[0].startswith(f"{path}:1: gain: gain 7 is outside 0..4")
     assert text[1].startswith(f"{path}:2: expected 4 fields")
     assert text[2].startswith(f"{path}:3: gain: must be an integer")
-    assert label_history(db, "s", "q1") == []
+    assert label_history(db, "s", "q1", viewer=None) == []
 
 
 def test_qrels_gain_map(db, tmp_path):
     path = write(tmp_path, "q.txt", "q1 0 A -1\nq1 0 B 5\n")
     import_qrels(db, path, study_id="s", gain_map={-1: 0, 5: 4})
-    assert resolved_gains(db, "s") == {"q1": {"A": 0, "B": 4}}
+    assert resolved_gains(db, "s", viewer=None) == {"q1": {"A": 0, "B": 4}}
 
 
 def test_qrels_empty_file(db, tmp_path):
@@ -109,7 +109,7 @@ def test_unknown_ids_refused_when_corpus_has_documents(db, tmp_path):
     (message,) = errors_of(excinfo)
     assert "12 document id(s) not in corpus 'c': Z0, Z1" in message
     assert "and 2 more" in message and "--allow-unknown-ids" in message
-    assert label_history(db, "s", "q1") == []
+    assert label_history(db, "s", "q1", viewer=None) == []
     assert import_qrels(db, path, study_id="s", allow_unknown_ids=True).label_events == 13
 
 
@@ -134,9 +134,9 @@ def test_run_import_orders_as_trec_eval(db, tmp_path):
     summary = import_run(db, path, study_id="s", k=10)
     assert summary.run == "bm25" and summary.results == 4
     assert any("tied" in w for w in summary.warnings)
-    run = get_run(db, "s", "bm25")
+    run = get_run(db, "s", "bm25", viewer=None)
     assert (run.k, run.source) == (10, "imported")
-    assert run_results(db, run.run_id) == {
+    assert run_results(db, run.run_id, viewer=None) == {
         "q1": [("C", 2.0), ("B", 1.5), ("A", 1.5)],
         "q2": [("X", 0.1)],
     }
@@ -230,9 +230,9 @@ def test_observations_import(db, tmp_path):
     summary = import_observations(db, write(tmp_path, "obs.jsonl", data), study_id="s")
     assert (summary.run, summary.results, summary.label_events) == ("obs", 6, 4)
     assert completeness_states(db, "s") == {"q1": True, "q2": False}
-    run = get_run(db, "s", "obs")
+    run = get_run(db, "s", "obs", viewer=None)
     assert run.k == 3
-    assert run_results(db, run.run_id)["q2"] == [("A", None), ("X", None), ("B", None)]
+    assert run_results(db, run.run_id, viewer=None)["q2"] == [("A", None), ("X", None), ("B", None)]
 
 
 def test_observations_store_specific_errors(db, tmp_path):
@@ -245,7 +245,7 @@ def test_observations_store_specific_errors(db, tmp_path):
         import_observations(db, write(tmp_path, "obs.jsonl", data), study_id="s")
     assert [(e.line, e.field) for e in excinfo.value.errors] == [
         (2, "k"), (2, "labels[1].gain"), (3, "corpus_id"), (3, "unit_of")]
-    assert label_history(db, "s", "q1") == []
+    assert label_history(db, "s", "q1", viewer=None) == []
 
 
 # --- BEIR -----------------------------------------------------------------------------------
@@ -309,4 +309,4 @@ def test_observations_with_a_conflict_label_are_refused_with_the_field(db, tmp_p
     (error,) = excinfo.value.errors
     assert (error.line, error.field) == (1, "labels[1].conflict")
     assert "conflict" in error.message and "labels file" in error.hint
-    assert label_history(db, "s", "q1") == []
+    assert label_history(db, "s", "q1", viewer=None) == []

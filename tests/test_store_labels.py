@@ -44,14 +44,14 @@ def test_single_annotator_latest_label_stands(db):
     lab(db, "A", 3, "ann")
     r = resolve_query(db, "s", "q1")["A"]
     assert (r.gain, r.state, r.annotators) == (3, "labeled", {"ann": 3})
-    assert [e.gain for e in label_history(db, "s", "q1", "A")] == [1, 3]
+    assert [e.gain for e in label_history(db, "s", "q1", "A", viewer=None)] == [1, 3]
 
 
 @pytest.mark.parametrize("gain", [-1, 5, 2.5, "3", True, None])
 def test_invalid_gain_refused_and_nothing_written(db, gain):
     with pytest.raises(ValueError, match="0..4"):
         lab(db, "A", gain, "ann")
-    assert label_history(db, "s", "q1") == []
+    assert label_history(db, "s", "q1", viewer=None) == []
 
 
 def test_empty_annotator_refused(db):
@@ -77,8 +77,8 @@ def test_disagreement_is_conflict_and_unlabeled(db):
     lab(db, "B", 1, "a")
     r = resolve_query(db, "s", "q1")["A"]
     assert (r.gain, r.state, r.annotators) == (None, "conflict", {"a": 0, "b": 2})
-    assert resolved_gains(db, "s") == {"q1": {"B": 1}}
-    assert [c.unit_id for c in conflicts(db, "s")["q1"]] == ["A"]
+    assert resolved_gains(db, "s", viewer=None) == {"q1": {"B": 1}}
+    assert [c.unit_id for c in conflicts(db, "s", viewer=None)["q1"]] == ["A"]
 
 
 def test_adjudication_settles_then_newer_disagreeing_label_reopens_conflict(db):
@@ -106,7 +106,7 @@ def test_adjudication_settles_then_newer_disagreeing_label_reopens_conflict(db):
 
 def test_adjudication_without_any_label(db):
     adjudicate(db, study_id="s", query_id="q1", unit_id="A", gain=0, reviewer="rev")
-    assert resolved_gains(db, "s") == {"q1": {"A": 0}}
+    assert resolved_gains(db, "s", viewer=None) == {"q1": {"A": 0}}
 
 
 def test_undo_pops_in_reverse_order_across_units(db):
@@ -123,7 +123,7 @@ def test_undo_pops_in_reverse_order_across_units(db):
     assert resolve_query(db, "s", "q1")["A"].annotators == {"b": 0}
     assert undo_last_label(db, study_id="s", query_id="q1", annotator="a") is None
     # Undo is itself an event: the history keeps everything.
-    assert len(label_history(db, "s", "q1")) == 7
+    assert len(label_history(db, "s", "q1", viewer=None)) == 7
 
 
 def test_label_events_are_append_only(db):
@@ -238,9 +238,9 @@ def test_property_fast_resolution_equals_replay(tmp_path_factory, steps):
     gains = {q: {u: r.gain for u, r in units.items() if r.gain is not None}
              for q, units in replayed.items()}
     gains = {q: units for q, units in gains.items() if units}
-    assert resolved_gains(db, "s") == gains
-    assert resolved_gains(db, "s", ["q1", "q2"]) == gains
+    assert resolved_gains(db, "s", viewer=None) == gains
+    assert resolved_gains(db, "s", ["q1", "q2"], viewer=None) == gains
     with_conflicts = {q: {u: r.conflict_gains if r.gain is None else r.gain
                           for u, r in units.items()} for q, units in replayed.items()}
-    assert resolved_gains(db, "s", conflicts=True) == with_conflicts
-    assert resolved_gains(db, "s", ["q1", "q2"], conflicts=True) == with_conflicts
+    assert resolved_gains(db, "s", conflicts=True, viewer=None) == with_conflicts
+    assert resolved_gains(db, "s", ["q1", "q2"], conflicts=True, viewer=None) == with_conflicts

@@ -297,7 +297,7 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     def spying(database):
         with real_write_transaction(database) as inner:
             yield inner
-        seen.append((run_exists(reader, "s", "t"), len(list_runs(reader, "s"))))
+        seen.append((run_exists(reader, "s", "t"), len(list_runs(reader, "s", viewer=None))))
 
     monkeypatch.setattr(run_import, "write_transaction", spying)
     import_run(db, run_file, study_id="s", k=10)
@@ -358,4 +358,4 @@ def test_a_label_is_saved_once_a_lock_held_past_the_busy_timeout_is_released(tmp
     finally:
         release.join()
     assert time.perf_counter() - started >= 0.3  # it waited the lock out
-    assert [(e.unit_id, e.gain) for e in label_history(db, "s", "q1")] == [("d1", 2)]
+    assert [(e.unit_id, e.gain) for e in label_history(db, "s", "q1", viewer=None)] == [("d1", 2)]

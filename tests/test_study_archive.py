@@ -80,7 +80,7 @@ def _build(path: Path) -> None:
     set_study_measures(db, study_id=STUDY, measures=["nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"],
                        actor=LEAD)
     save_report(db, report_from_store(db, study_id=STUDY, runs=["r1"], created_by=LEAD,
-                                      name="rep1", reference="v1"))
+                                      name="rep1", reference="v1", viewer=LEAD))
     db.conn.close()
 
 
@@ -157,7 +157,7 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
     assert manifest["format_version"] == 1 and manifest["study_id"] == STUDY
     assert verify_store(target).ok, verify_store(target).problems
     db = open_store(target)
-    assert verify_reference(db, STUDY, "v1")
+    assert verify_reference(db, STUDY, "v1", viewer=LEAD)
     assert [m.canonical for m in study_measures(db, STUDY)] == [
         "nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"]
     for table in ("label_events", "completeness_events", "audit_log"):  # still append-only

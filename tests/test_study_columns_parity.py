@@ -86,20 +86,20 @@ def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed:
     }
     assert any(isinstance(g, tuple) for units in with_conflicts.values() for g in units.values())
     assert any(r.state == "adjudicated" for units in resolved.values() for r in units.values())
-    fast = resolved_gains(db, "s", conflicts=True)
+    fast = resolved_gains(db, "s", conflicts=True, viewer=None)
     assert fast == with_conflicts
     assert [list(units) for units in fast.values()] == [sorted(u) for u in fast.values()]
     counting = {q: {u: g for u, g in units.items() if isinstance(g, int)}
                 for q, units in with_conflicts.items()}
-    assert resolved_gains(db, "s") == {q: units for q, units in counting.items() if units}
-    assert resolved_gains(db, "s", list(with_conflicts), conflicts=True) == fast
+    assert resolved_gains(db, "s", viewer=None) == {q: units for q, units in counting.items() if units}
+    assert resolved_gains(db, "s", list(with_conflicts), conflicts=True, viewer=None) == fast
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int) -> None:
     db = random_study(tmp_path, seed)
-    state = LiveDashboard.build(db, "s")
-    reports = {run: evaluate_run(db, "s", run) for run in ("A", "B")}
+    state = LiveDashboard.build(db, "s", viewer=None)
+    reports = {run: evaluate_run(db, "s", run, viewer=None) for run in ("A", "B")}
     for run, report in reports.items():
         assert state.aggregates(run) == report.aggregates
         rs = state.runs[run]
@@ -122,9 +122,9 @@ def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int) ->
 @pytest.mark.parametrize("seed", [1, 2])
 def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, seed: int) -> None:
     db = random_study(tmp_path, seed)
-    observations = stored_pair_observations(db, "s", "A", "B")
+    observations = stored_pair_observations(db, "s", "A", "B", viewer=None)
     old = evaluate_observed_pair(observations, MEASURES, db_protocol(db))
-    new = compare_pair(db, "s", "A", "B", MEASURES)
+    new = compare_pair(db, "s", "A", "B", MEASURES, viewer=None)
     assert [m.decision for m in new.measures] == [
         decide_measure(old, name, "A", "B") for name in old.measures
     ]

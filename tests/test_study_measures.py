@@ -9,7 +9,7 @@ from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
 from evalcore.store import schema
-from evalcore.store.audit import audit_entries
+from evalcore.store.audit import audit_entries_unchecked
 from evalcore.store.connection import open_store
 from evalcore.store.study_measures import (
     DEFAULT_STUDY_MEASURES,
@@ -39,7 +39,7 @@ def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
         "nDCG@10, p@5 ,MRR@10, RR@10"), actor="kim")
     assert old == list(DEFAULT_STUDY_MEASURES)
     assert [str(m) for m in study_measures(db, "s")] == ["nDCG@10", "P@5", "RR@10"]
-    entry = [e for e in audit_entries(db) if e.action == "study.measures.set"][-1]
+    entry = [e for e in audit_entries_unchecked(db) if e.action == "study.measures.set"][-1]
     assert entry.study_id == "s" and entry.actor == "kim"
     assert entry.detail["old"] == ["P", "R", "nDCG", "RR"]
     assert entry.detail["new"] == ["nDCG@10", "P@5", "RR@10"]
@@ -54,7 +54,7 @@ def test_bad_lists_are_refused_before_anything_is_written(tmp_path, text):
     if isinstance(caught.value, UnknownMeasure):
         assert "known measures: P@k" in str(caught.value)
     assert study_measures(db, "s") == list(DEFAULT_STUDY_MEASURES)
-    assert not [e for e in audit_entries(db) if e.action == "study.measures.set"]
+    assert not [e for e in audit_entries_unchecked(db) if e.action == "study.measures.set"]
 
 
 @pytest.mark.parametrize("user", [ANNOTATOR, REVIEWER, OUTSIDER, None])
@@ -125,9 +125,9 @@ def test_the_inspector_shows_the_studys_measures_at_the_runs_k(tmp_path):
     add_run(db, study_id="s", name="r", source="imported", k=2,
             results=[("q1", 1, "a", 2.0), ("q1", 2, "b", 1.0)])
     record_label(db, study_id="s", query_id="q1", unit_id="a", gain=1, annotator="ann")
-    assert list(inspect_query(db, "s", "r", "q1").measure_values) == [
+    assert list(inspect_query(db, "s", "r", "q1", viewer=None).measure_values) == [
         "P@2", "R@2", "nDCG@2", "RR@2", "Judged@2"]
     set_study_measures(db, study_id="s", measures=["P@1", "AP@5"], actor=None)
-    values = inspect_query(db, "s", "r", "q1").measure_values
+    values = inspect_query(db, "s", "r", "q1", viewer=None).measure_values
     assert list(values) == ["P@1", "Judged@1"]  # AP@5 is deeper than the run was stored
     assert values["P@1"].value == 1.0 and values["Judged@1"].value == 1.0

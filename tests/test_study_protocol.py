@@ -42,17 +42,17 @@ def db(tmp_path: Path):
 
 
 def test_every_surface_evaluates_under_the_study_protocol(db, tmp_path: Path) -> None:
-    expected = evaluate(observations_for_run(db, "s", "r"), DECLARED).queries[0]
+    expected = evaluate(observations_for_run(db, "s", "r", viewer=None), DECLARED).queries[0]
     # The settings matter here: under the default protocol the numbers differ.
-    default = evaluate(observations_for_run(db, "s", "r"), EvalProtocol()).queries[0]
+    default = evaluate(observations_for_run(db, "s", "r", viewer=None), EvalProtocol()).queries[0]
     assert expected.metrics != default.metrics
 
-    assert evaluate_run(db, "s", "r").protocol == DECLARED
-    assert evaluate_run(db, "s", "r").queries[0] == expected
-    assert LiveDashboard.build(db, "s").evaluation("r").protocol == DECLARED
-    assert query_results_by_run(db, "s", "q1")["r"] == expected
-    assert inspect_query(db, "s", "r", "q1").result == expected
-    report = report_from_store(db, study_id="s", runs=["r"], created_by="lead")
+    assert evaluate_run(db, "s", "r", viewer=None).protocol == DECLARED
+    assert evaluate_run(db, "s", "r", viewer=None).queries[0] == expected
+    assert LiveDashboard.build(db, "s", viewer=None).evaluation("r").protocol == DECLARED
+    assert query_results_by_run(db, "s", "q1", viewer=None)["r"] == expected
+    assert inspect_query(db, "s", "r", "q1", viewer=None).result == expected
+    report = report_from_store(db, study_id="s", runs=["r"], created_by="lead", viewer="lead")
     assert report.protocol == DECLARED
 
     result = CliRunner().invoke(main, ["evaluate", "--db", str(tmp_path / "store.db"),

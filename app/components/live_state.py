@@ -5,7 +5,10 @@ kept with ``st.cache_resource`` and guarded by a lock: the first reader builds
 it (every run evaluated once), later readers bring it up to date with
 ``refresh`` (nothing read when the store is unchanged; only the touched
 queries re-evaluated after a label). Used by the dashboard and the run
-comparison on the working labels.
+comparison on the working labels. The state is shared; every read of it is
+authorised for the session's reader (:func:`app.components.session.reader`)
+first, so a session that may not read the study gets PermissionDenied, never
+another session's state.
 
 The app owns its process, so it tunes the garbage collector here (evalcore never
 does): see :func:`_evaluating`.
@@ -20,9 +23,10 @@ from typing import TypeVar
 import sqlite_utils
 import streamlit as st
 
-from app.components.session import db_path, get_db
+from app.components.session import db_path, get_db, reader
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.live.dashboard import LiveDashboard, RefreshOutcome
+from evalcore.store.read_access import require_read
 
 T = TypeVar("T")
 
@@ -38,7 +42,8 @@ def _shared(path: str, study_id: str) -> _Shared:
     return _Shared(lock=threading.Lock())
 
 
-def _evaluating(shared: _Shared, db: sqlite_utils.Database, study_id: str) -> RefreshOutcome:
+def _evaluating(shared: _Shared, db: sqlite_utils.Database, study_id: str,
+                viewer: str | None) -> RefreshOutcome:
     """Build or refresh the state with the collector paused, then freeze what a full
     evaluation left behind.
 
@@ -51,10 +56,10 @@ def _evaluating(shared: _Shared, db: sqlite_utils.Database, study_id: str) -> Re
     """
     with gc_paused():
         if shared.state is None:
-            shared.state = LiveDashboard.build(db, study_id)
+            shared.state = LiveDashboard.build(db, study_id, viewer=viewer)
             outcome = shared.state.last_refresh
         else:
-            outcome = shared.state.refresh(db)
+            outcome = shared.state.refresh(db, viewer=viewer)
     if outcome.full:
         gc.collect()
         gc.freeze()
@@ -68,11 +73,13 @@ def with_live_state(study_id: str, read: Callable[[LiveDashboard, float, bool], 
     store had changed since the last refresh.
     """
     db = get_db()
+    viewer = reader()
+    require_read(db, viewer, study_id)  # before the shared state is touched
     shared = _shared(str(db_path()), study_id)
     with shared.lock:
         if shared.state is None:
             with st.spinner("Evaluating every run of the study (first load only)…"):
-                outcome = _evaluating(shared, db, study_id)
+                outcome = _evaluating(shared, db, study_id, viewer)
         else:
-            outcome = _evaluating(shared, db, study_id)
+            outcome = _evaluating(shared, db, study_id, viewer)
         return read(shared.state, outcome.seconds, outcome.changed)

@@ -6,7 +6,10 @@ the first session computes it, every later click and every other session
 reuses it until the store's marks (:mod:`evalcore.store.marks`: the highest
 label and completeness event ids and the study's run ids) move, which a label,
 an adjudication, a completeness declaration or a new run does. The results are
-read-only to the pages. At most :data:`MAX_ENTRIES` are kept per store file,
+read-only to the pages. The computation is shared; the authorization is not: every
+call names the session's ``viewer`` and is refused (PermissionDenied) unless that
+viewer may read the study (:func:`evalcore.store.read_access.require_read`), before
+anything is looked up or computed. At most :data:`MAX_ENTRIES` are kept per store file,
 least recently used dropped first.
 """
 
@@ -21,6 +24,7 @@ import streamlit as st
 
 from evalcore.store.connection import open_store
 from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.read_access import Viewer, require_read
 
 T = TypeVar("T")
 
@@ -45,12 +49,16 @@ def shared_result(
     study_id: str,
     key: Hashable,
     compute: Callable[[], T],
+    *,
+    viewer: Viewer,
 ) -> T:
-    """``compute()``'s value for ``key`` in ``study_id``, computed once per state of the store.
+    """``compute()``'s value for ``key`` in ``study_id``, computed once per state of the store,
+    if ``viewer`` (the session's reader) may read the study.
 
     ``key`` names the result and every input other than the store (a tuple of
     the page's choices); ``path`` is the store file.
     """
+    require_read(db, viewer, study_id)
     results = _results(path)
     full_key = (study_id, key, store_marks(db, study_id))
     found, value = _lookup(results, full_key)
@@ -61,9 +69,11 @@ def shared_result(
     return value
 
 
-def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable) -> Any:
+def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable, *,
+                 viewer: Viewer) -> Any:
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
-    else None (nothing is computed)."""
+    else None (nothing is computed); only if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
     return _lookup(_results(path), (study_id, key, store_marks(db, study_id)))[1]
 
 
@@ -82,11 +92,14 @@ def compute_in_background(
     study_id: str,
     key: Hashable,
     compute: Callable[[sqlite_utils.Database], Any],
+    *,
+    viewer: Viewer,
 ) -> None:
     """Start ``compute(connection)`` on a thread of its own (its own connection to the store
     at ``path``), offered as :func:`shared_result`'s value for the store's marks now; a page
     asks :func:`ready_result` on its next run. Once per marks: a second call while it runs,
-    or after it is done, starts nothing."""
+    or after it is done, starts nothing. Nothing starts unless ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
     results = _results(path)
     marks = store_marks(db, study_id)
     full_key = (study_id, key, marks)

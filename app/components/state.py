@@ -10,6 +10,10 @@ this session's own label it is updated for that one query only (the rest of
 the study cannot have changed if the version moved by exactly that write);
 anything else -- another annotator's label, a new run -- triggers a full
 recompute on the next read.
+
+Every public function here reads as the session's reader
+(:func:`app.components.session.reader`) and is refused unless it may read the study,
+even when the value comes from a cache another session filled.
 """
 
 import sqlite_utils
@@ -21,21 +25,34 @@ from app.components.shared_results import (
     share_result,
     shared_result,
 )
-from evalcore.annotation.pool import PoolItem, query_pool
-from evalcore.annotation.progress import StudyProgress, query_progress, study_progress
+from evalcore.annotation.pool import PoolItem, query_pool_unchecked
+from evalcore.annotation.progress import (
+    StudyProgress,
+    query_progress_unchecked,
+    study_progress_unchecked,
+)
 from evalcore.store.connection import open_store
 from evalcore.store.marks import StoreMarks, store_marks
-from evalcore.store.pools import pool_sizes
+from evalcore.store.pools import pool_sizes_unchecked
+from evalcore.store.read_access import Viewer, require_read
 
 
 def _cache() -> dict:
     return st.session_state.setdefault("_rl_cache", {})
 
 
+def _viewer() -> Viewer:
+    from app.components.session import reader
+
+    return reader()
+
+
 def cached_study_progress(
     db: sqlite_utils.Database, study_id: str, annotator: str = ""
 ) -> StudyProgress:
     """The study's progress, recomputed only when the store changed."""
+    viewer = _viewer()
+    require_read(db, viewer, study_id)
     key = ("progress", study_id, annotator)
     version = store_marks(db, study_id)
     entry = _cache().get(key)
@@ -44,7 +61,9 @@ def cached_study_progress(
     # Shared by every session (a new tab does not recompute the study) while the marks hold.
     progress = shared_result(
         db, _store_path(), study_id, key,
-        lambda: study_progress(db, study_id, annotator, sizes=shared_pool_sizes(db, study_id)),
+        lambda: study_progress_unchecked(db, study_id, annotator,
+                                         sizes=shared_pool_sizes(db, study_id)),
+        viewer=viewer,
     )
     _cache()[key] = (version, progress)
     return progress
@@ -60,6 +79,8 @@ def study_progress_if_ready(
 ) -> StudyProgress | None:
     """:func:`cached_study_progress`, or None while a large study's progress is counted in the
     background (started here; the page shows it on its next run)."""
+    viewer = _viewer()
+    require_read(db, viewer, study_id)
     key = ("progress", study_id, annotator)
     version = store_marks(db, study_id)
     entry = _cache().get(key)
@@ -68,10 +89,11 @@ def study_progress_if_ready(
     if query_count <= LARGE_STUDY_QUERIES:
         return cached_study_progress(db, study_id, annotator)
     path = _store_path()
-    progress = ready_result(db, path, study_id, key)
+    progress = ready_result(db, path, study_id, key, viewer=viewer)
     if progress is None:
         compute_in_background(db, path, study_id, key,
-                              lambda conn: study_progress(conn, study_id, annotator))
+                              lambda conn: study_progress_unchecked(conn, study_id, annotator),
+                              viewer=viewer)
         return None
     _cache()[key] = (version, progress)
     return progress
@@ -88,6 +110,7 @@ def shared_pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int
 
     Stored runs never change, so the sizes are keyed by the study's run ids.
     """
+    require_read(db, _viewer(), study_id)
     return _pool_sizes(_store_path(), study_id, store_marks(db, study_id).run_ids)
 
 
@@ -95,7 +118,7 @@ def shared_pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int
 def _pool_sizes(path: str, study_id: str, runs: tuple[int, ...]) -> dict[str, int]:
     db = open_store(path, migrate=False)
     try:
-        return pool_sizes(db, study_id)
+        return pool_sizes_unchecked(db, study_id)
     finally:
         db.conn.close()
 
@@ -125,18 +148,19 @@ def note_own_write(
     )
     if not own_only:
         return
-    updated = entry[1].replace(query_progress(db, study_id, query_id, annotator))
+    updated = entry[1].replace(query_progress_unchecked(db, study_id, query_id, annotator))
     _cache()[key] = (after, updated)
     share_result(_store_path(), study_id, key, after, updated)
 
 
 def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
     """The query's pool, recomputed only when a run was added."""
+    require_read(db, _viewer(), study_id)
     key = ("pool", study_id, query_id)
     version = store_marks(db, study_id).run_ids
     entry = _cache().get(key)
     if entry is not None and entry[0] == version:
         return entry[1]
-    pool = query_pool(db, study_id, query_id)
+    pool = query_pool_unchecked(db, study_id, query_id)
     _cache()[key] = (version, pool)
     return pool

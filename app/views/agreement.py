@@ -170,7 +170,8 @@ if focus is not None:  # the address names a conflict: it comes first, before th
 
 # Shared by every session until a label, adjudication or run changes the store's marks.
 summary = shared_result(db, str(db_path()), study.study_id, ("study_agreement",),
-                        lambda: study_agreement(db, study.study_id))
+                        lambda: study_agreement(db, study.study_id, viewer=reader()),
+                        viewer=reader())
 cols = st.columns(3)
 cols[0].metric("Annotators", len(summary.annotators))
 cols[1].metric("Units labeled by two or more", summary.n_units_multiply_labeled)
@@ -215,7 +216,8 @@ if summary.per_query:
 
 st.subheader("Conflicts to adjudicate")
 pending = shared_result(db, str(db_path()), study.study_id, ("open_conflicts",),
-                        lambda: open_conflicts(db, study.study_id))
+                        lambda: open_conflicts(db, study.study_id, viewer=reader()),
+                        viewer=reader())
 reviewer = current_annotator()
 listed = [(q, label.unit_id) for q, label in pending if (q, label.unit_id) != focus]
 if not pending:

@@ -530,11 +530,12 @@ def _queue_mode(study: StudyIn) -> str:
 
 def _address_target(study: StudyIn, run_a: str, run_b: str, measure: str) -> None:
     """Put the address's runs and measure in the selectors, or say which one is wrong."""
-    runs = study_run_names(get_db(), study.study_id)
+    runs = study_run_names(get_db(), study.study_id, viewer=reader())
     defaults = _default_target(runs)
     try:
         target = decide_target(get_db(), study.study_id, run_a or defaults[0],
-                               run_b or defaults[1], measure or DECIDE_MEASURES[0])
+                               run_b or defaults[1], measure or DECIDE_MEASURES[0],
+                               viewer=reader())
     except TargetError as error:
         st.error(escape_markdown(f"The address asks for {error}. Choose the runs and the "
                                  "measure below."))
@@ -555,7 +556,7 @@ def _default_target(runs: list[str]) -> tuple[str, str]:
 def _decide_target(study: StudyIn) -> DecideTarget | None:
     """The runs and measure selectors; the target they name (written to the address)."""
     db = get_db()
-    runs = study_run_names(db, study.study_id)
+    runs = study_run_names(db, study.study_id, viewer=reader())
     if len(runs) < 2:
         st.info(f"The to-decide queue compares two runs; this study has {len(runs)}. "
                 "Create or import runs on the Data page.")
@@ -579,7 +580,8 @@ def _decide_target(study: StudyIn) -> DecideTarget | None:
         _keep(key)
     try:
         target = decide_target(db, study.study_id, st.session_state[RUN_A_KEY],
-                               st.session_state[RUN_B_KEY], st.session_state[MEASURE_KEY])
+                               st.session_state[RUN_B_KEY], st.session_state[MEASURE_KEY],
+                               viewer=reader())
     except TargetError as error:
         st.error(escape_markdown(f"{error}."))
         return None
@@ -603,7 +605,7 @@ def _cached_state(study_id: str, target: DecideTarget) -> DecideState:
     cache = st.session_state.setdefault("_rl_cache", {})
     entry = cache.get(key)
     if entry is None or entry[0] != marks:
-        entry = (marks, decide_state(db, study_id, target))
+        entry = (marks, decide_state(db, study_id, target, viewer=reader()))
         cache[key] = entry
     return entry[1]
 
@@ -618,7 +620,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
     sid = study.study_id
     state = _cached_state(sid, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
-    item = next_queue_item(db, sid, state.items, annotator, passed)
+    item = next_queue_item(db, sid, state.items, annotator, passed, viewer=reader())
     _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
                    annotator)
     token = _on_screen(sid, annotator)
@@ -701,7 +703,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(db, sid, query_id, expanded=True)
-    qp = query_progress(db, sid, query_id, annotator)
+    qp = query_progress(db, sid, query_id, annotator, viewer=reader())
     study_progress = _study_progress(sid, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
         st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
@@ -733,7 +735,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
             _note_and_text(token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
-    results = query_results_by_run(db, sid, query_id)
+    results = query_results_by_run(db, sid, query_id, viewer=reader())
     if not results:
         st.caption("No run yet.")
     for run_name, result in results.items():
@@ -856,7 +858,8 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
 
 def _own_note(study_id: str, query_id: str, unit_id: str, annotator: str) -> str:
     """The note of the annotator's latest label on the unit ('' when none)."""
-    notes = [e.note for e in label_history(get_db(), study_id, query_id, unit_id)
+    notes = [e.note for e in label_history(get_db(), study_id, query_id, unit_id,
+                                           viewer=reader())
              if e.annotator == annotator and e.kind == "label"]
     return notes[-1] if notes else ""
 

@@ -34,7 +34,7 @@ from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
-from app.components.session import db_path, get_db
+from app.components.session import db_path, get_db, reader
 from app.components.shared_results import compute_in_background, ready_result, shared_result
 from app.components.state import LARGE_STUDY_QUERIES
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
@@ -86,7 +86,9 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
     db = get_db()
     return {
         run: shared_result(db, str(db_path()), study_id, ("evaluate_run", run, reference),
-                           lambda run=run: evaluate_run(db, study_id, run, reference))
+                           lambda run=run: evaluate_run(db, study_id, run, reference,
+                                                        viewer=reader()),
+                           viewer=reader())
         for run in runs
     }
 
@@ -121,16 +123,18 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
     per store state and choice and shared by every session. On a ``large`` study, until
     the whole comparison is computed (started in the background), the verdicts and paired
     tests alone (queues None, no compatibility numbers)."""
-    db, path = get_db(), str(db_path())
+    db, path, viewer = get_db(), str(db_path()), reader()
     key = _whole_key(run_a, run_b, measures, reference)
     if not large:
         return shared_result(db, path, study_id, key, lambda: compare_pair(
-            db, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN))
-    whole = ready_result(db, path, study_id, key)
+            db, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
+            viewer=viewer), viewer=viewer)
+    whole = ready_result(db, path, study_id, key, viewer=viewer)
     if whole is not None:
         return whole
     return shared_result(db, path, study_id, key + ("verdicts only",), lambda: compare_pair(
-        db, study_id, run_a, run_b, measures, reference, verdicts_only=True))
+        db, study_id, run_a, run_b, measures, reference, verdicts_only=True,
+        viewer=viewer), viewer=viewer)
 
 
 def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:
@@ -145,14 +149,15 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     the background, the whole page again once they are ready. The background work starts
     on the fragment's next run, once the page's own run has been sent (on two cores it
     would otherwise slow that first render down)."""
-    db, path = get_db(), str(db_path())
+    db, path, viewer = get_db(), str(db_path()), reader()
     key = _whole_key(run_a, run_b, measures, reference)
-    if ready_result(db, path, study_id, key) is not None:
+    if ready_result(db, path, study_id, key, viewer=viewer) is not None:
         st.rerun()
     shown = st.session_state.setdefault(_PENDING_SHOWN, set())
     if key in shown:
         compute_in_background(db, path, study_id, key, lambda conn: compare_pair(
-            conn, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN))
+            conn, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
+            viewer=viewer), viewer=viewer)
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")
@@ -252,7 +257,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
     pick = st.columns([2, 2, 4])
     run_a = pick[0].selectbox("Run A", same, index=0, key="rl_compare_run_a")
     run_b = pick[1].selectbox("Run B", same, index=1, key="rl_compare_run_b")
-    depth = min(run.k for run in list_runs(get_db(), study.study_id) if run.name in (run_a, run_b))
+    depth = min(run.k for run in list_runs(get_db(), study.study_id, viewer=reader()) if run.name in (run_a, run_b))
     defaults = _default_measures(study, depth)
     measures = pick[2].multiselect("Measures", _measure_options(defaults), default=defaults,
                                    key="rl_compare_measures")
@@ -291,7 +296,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
 
 
 db, study = study_page("Compare runs")
-infos = {r.name: r for r in list_runs(db, study.study_id)}
+infos = {r.name: r for r in list_runs(db, study.study_id, viewer=reader())}
 if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")
     st.stop()
@@ -299,7 +304,7 @@ if len(infos) < 2:
 top = st.columns([4, 2])
 chosen_names = top[0].multiselect("Runs (the first is the baseline)", list(infos),
                                   default=list(infos)[:2], key="rl_compare_runs")
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id)]
+versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
 version = top[1].selectbox("Reference", versions, key="rl_compare_reference")
 reference = None if version == WORKING else version
 
@@ -353,6 +358,7 @@ comparison = shared_result(
     ("compare_runs", tuple(same), reference, mode, test, alpha, correction),
     lambda: compare_runs({name: reports[name] for name in same}, mode=mode, test=test,
                          alpha=alpha, correction=correction),
+    viewer=reader(),
 )
 
 st.markdown("##### Results table")

@@ -248,7 +248,7 @@ def _exports_section(study_id: str) -> None:
     viewer = _actor()
     # Checked once per state of the store, for every session (a scan of every label).
     refusal = shared_result(db, str(db_path()), study_id, ("qrels_refusal", ref, viewer),
-                            lambda: qrels_refusal(db, study_id, ref, viewer=viewer))
+                            lambda: qrels_refusal(db, study_id, ref, viewer=viewer), viewer=viewer)
     if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
         a.warning(escape_markdown(refusal))
     else:
@@ -304,7 +304,7 @@ def _information_need_section(study_id: str) -> None:
                "it. Only a lead may change it; every change is recorded in the audit log.")
     query_id = st.selectbox("Query", sorted(texts), key="rl_need_query",
                             format_func=lambda q: f"{q} · {texts.get(q, '')[:60]}")
-    need = information_need(db, study_id, query_id)
+    need = information_need(db, study_id, query_id, viewer=_actor())
     with st.form("need_form"):
         description = st.text_area("Description", value=need.description, max_chars=MAX_NEED_CHARS)
         narrative = st.text_area("Narrative (guideline for assessors)", value=need.narrative,

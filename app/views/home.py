@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.components.navigation import ANNOTATE, DATA
 from app.components.safe_text import escape_markdown
-from app.components.session import address_params, annotator, current_study, get_db
+from app.components.session import address_params, current_study, get_db, reader
 from app.components.state import study_progress_if_ready
 from evalcore.report.protocol_line import protocol_summary
 from evalcore.store.corpus import count_documents
@@ -38,7 +38,7 @@ st.caption(
 
 queries = query_texts(db, study.study_id)
 progress = study_progress_if_ready(db, study.study_id, "", len(queries))
-runs = list_runs(db, study.study_id, viewer=annotator())
+runs = list_runs(db, study.study_id, viewer=reader())
 COUNTING = "counting…"
 
 cols = st.columns(5)

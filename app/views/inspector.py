@@ -116,7 +116,7 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
 
 
 db, study = study_page("Ranking inspector")
-runs = [r.name for r in list_runs(db, study.study_id)]
+runs = [r.name for r in list_runs(db, study.study_id, viewer=reader())]
 if not runs:
     st.info("This study has no run yet: create or import one on the Data page.")
     st.stop()
@@ -132,7 +132,7 @@ query_id = a.selectbox("Query", query_ids, key="rl_inspect_query",
 run_a = b.selectbox("Run", runs, key="rl_inspect_run")
 others = [NONE] + [r for r in runs if r != run_a]
 run_b = c.selectbox("Side by side with", others, key="rl_inspect_run_b")
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id)]
+versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
 version = d.selectbox("Reference", versions, key="rl_inspect_reference")
 reference = None if version == WORKING else version
 

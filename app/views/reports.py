@@ -57,7 +57,7 @@ def _on_generate(study_id: str) -> None:
     try:
         report = report_from_store(db, study_id=study_id, runs=runs, reference=reference,
                                    name=name, created_by=current_annotator(),
-                                   accept_unverified=accepted)
+                                   viewer=current_annotator(), accept_unverified=accepted)
         stored = save_report(db, report)
     except (ValueError, LookupError, PermissionError) as error:
         flash(_FLASH, "error", f"No report generated: {error}")

@@ -20,6 +20,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.store.labels import current_judgements
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import ResolvedState, resolve_unit_in_store
 from evalcore.store.scoping import readable_document
 from evalcore.store.studies import get_study, query_texts
@@ -68,9 +69,12 @@ def conflict_contexts(
     db: sqlite_utils.Database,
     study_id: str,
     items: Iterable[tuple[str, str]],
-    viewer: str | None = None,
+    *,
+    viewer: Viewer,
 ) -> list[ConflictContext]:
-    """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order."""
+    """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order,
+    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
     wanted = list(dict.fromkeys(items))
     corpus_id = get_study(db, study_id).corpus_id
     texts = query_texts(db, study_id, [q for q, _ in wanted])

@@ -20,6 +20,7 @@ from evalcore.analysis.stats.annotators import (
 )
 from evalcore.contract.query_order import natural_key
 from evalcore.store.overlap import annotator_overlap
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import ResolvedLabel, resolve_study
 
 
@@ -28,8 +29,11 @@ def study_agreement(
     study_id: str,
     *,
     low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD,
+    viewer: Viewer,
 ) -> AgreementSummary:
-    """Agreement between the study's annotators on the units two or more of them labeled."""
+    """Agreement between the study's annotators on the units two or more of them labeled,
+    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
     # Only queries where annotators overlap hold units that count; every annotator with a
     # current label still has a row (and pairs) in the summary.
     overlap = annotator_overlap(db, study_id)
@@ -41,8 +45,11 @@ def study_agreement(
     )
 
 
-def open_conflicts(db: sqlite_utils.Database, study_id: str) -> list[tuple[str, ResolvedLabel]]:
-    """(query_id, unit) of every unit awaiting adjudication, largest disagreement first."""
+def open_conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
+                   ) -> list[tuple[str, ResolvedLabel]]:
+    """(query_id, unit) of every unit awaiting adjudication, largest disagreement first, if
+    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
     resolved = resolve_study(db, study_id, annotator_overlap(db, study_id).queries)
     found = [(q, r) for q, units in resolved.items() for r in units.values()
              if r.state == "conflict"]

@@ -59,9 +59,10 @@ from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
     RunEvidenceColumns,
-    observations_for_run,
+    observations_for_run_unchecked,
     runs_as_columns,
 )
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
@@ -334,15 +335,32 @@ def stored_pair_observations(
     run_a: str,
     run_b: str,
     reference: str | None = None,
+    *,
+    viewer: Viewer,
 ) -> tuple[list[Observation], list[Observation]]:
     """Both stored runs' observations over the same query ids (the union when a query
-    was answered by one run only), against the working reference or version ``reference``."""
-    observations = [observations_for_run(db, study_id, run, reference) for run in (run_a, run_b)]
+    was answered by one run only), against the working reference or version ``reference``,
+    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return stored_pair_observations_unchecked(db, study_id, run_a, run_b, reference)
+
+
+def stored_pair_observations_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    reference: str | None = None,
+) -> tuple[list[Observation], list[Observation]]:
+    """:func:`stored_pair_observations` for a caller that authorised the read already."""
+    observations = [observations_for_run_unchecked(db, study_id, run, reference, None)
+                    for run in (run_a, run_b)]
     ids = [[o.query_id for o in obs] for obs in observations]
     if ids[0] != ids[1]:  # a query only one run answered: compare over the union
         union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
         observations = [
-            observations_for_run(db, study_id, run, reference, union) for run in (run_a, run_b)
+            observations_for_run_unchecked(db, study_id, run, reference, union)
+            for run in (run_a, run_b)
         ]
     return observations[0], observations[1]
 
@@ -368,8 +386,12 @@ def evaluate_stored_pair(
     run_b: str,
     measures: Sequence[Measure | str],
     reference: str | None = None,
+    *,
+    viewer: Viewer,
 ) -> PairEvaluation:
-    """Both stored runs against the working reference (or frozen version ``reference``)."""
+    """Both stored runs against the working reference (or frozen version ``reference``),
+    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
     columns = runs_as_columns(db, study_id, [run_a, run_b], reference)
@@ -403,9 +425,11 @@ def decide(
     run_b: str,
     measures: Sequence[Measure | str],
     reference: str | None = None,
+    *,
+    viewer: Viewer,
 ) -> list[Decision]:
     """Decisions of stored run ``run_a`` against ``run_b`` on each of ``measures``
     (names like ``"nDCG@10"`` or :class:`Measure` s), against the working reference or
-    the frozen version ``reference``."""
-    pair = evaluate_stored_pair(db, study_id, run_a, run_b, measures, reference)
+    the frozen version ``reference``, if ``viewer`` may read the study."""
+    pair = evaluate_stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer)
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]

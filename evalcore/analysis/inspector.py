@@ -39,10 +39,14 @@ from evalcore.contract.results import MetricValue, QueryResult
 from evalcore.store.completeness import is_complete
 from evalcore.store.corpus import get_documents
 from evalcore.store.labels import current_judgements
-from evalcore.store.observations import observations_for_run, permitted_ids_for_run
-from evalcore.store.references import reference_completeness, reference_labels
+from evalcore.store.observations import observations_for_run_unchecked, permitted_ids_for_run
+from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.references import (
+    reference_completeness_unchecked,
+    reference_labels_unchecked,
+)
 from evalcore.store.resolution import resolve_query
-from evalcore.store.runs import get_run, run_results
+from evalcore.store.runs import get_run_unchecked, run_results_unchecked
 from evalcore.store.scoping import document_refusal
 from evalcore.store.studies import get_study, query_texts
 from evalcore.store.study_measures import measure_label, shown_measures, study_measures
@@ -116,17 +120,20 @@ def inspect_query(
     run_name: str,
     query_id: str,
     reference: str | None = None,
-    viewer: str | None = None,
+    *,
+    viewer: Viewer,
 ) -> QueryInspection:
-    """The run's ranked list for ``query_id`` against the working reference or a frozen one.
+    """The run's ranked list for ``query_id`` against the working reference or a frozen one,
+    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`).
 
     Titles of documents ``viewer`` may not read (another organisation's, in a
     team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
     outside the permitted set.
     """
+    require_read(db, viewer, study_id)
     study = get_study(db, study_id)
-    run = get_run(db, study_id, run_name)
-    ranked = run_results(db, run.run_id, [query_id]).get(query_id, [])
+    run = get_run_unchecked(db, study_id, run_name)
+    ranked = run_results_unchecked(db, run.run_id, [query_id]).get(query_id, [])
     permitted = permitted_ids_for_run(db, run)
     allowed = None if permitted is None else set(permitted)
     if reference is None:
@@ -134,10 +141,10 @@ def inspect_query(
         judged = current_judgements(db, study_id, query_id)
         complete = is_complete(db, study_id, query_id)
     else:
-        gains = reference_labels(db, study_id, reference).get(query_id, {})
+        gains = reference_labels_unchecked(db, study_id, reference).get(query_id, {})
         resolved = None
         judged = {}
-        complete = reference_completeness(db, study_id, reference).get(query_id, False)
+        complete = reference_completeness_unchecked(db, study_id, reference).get(query_id, False)
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
     titles: dict[str, str] = {}
     withheld: dict[str, str] = {}
@@ -197,7 +204,7 @@ def inspect_query(
             )
         )
     protocol = study.protocol()
-    observations = observations_for_run(db, study_id, run_name, reference, [query_id])
+    observations = observations_for_run_unchecked(db, study_id, run_name, reference, [query_id])
     result = evaluate(observations, protocol).queries[0]
     measures = [m for m in shown_measures(study_measures(db, study_id))
                 if m.k is None or m.k <= run.k]

@@ -48,6 +48,7 @@ from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import Reason
 from evalcore.io.errors import InputErrors
 from evalcore.store.observations import RunEvidenceColumns, runs_as_columns
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
 
 #: The name of the compatibility numbers, wherever they are shown.
@@ -272,14 +273,32 @@ def compare_pair(
     *,
     queue_limit: int | None = 10,
     verdicts_only: bool = False,
+    viewer: Viewer,
 ) -> PairComparison:
     """Stored runs ``run_a`` and ``run_b`` against the working labels (or the frozen
     version ``reference``): the verdicts, queues and paired tests, and apart the
     trec_eval-compatible means. Unknown study, run or version raise the store's
-    ``LookupError`` subclasses.
+    ``LookupError`` subclasses; a ``viewer`` who may not read the study PermissionDenied.
 
     With ``verdicts_only`` the slow parts are left out (a large study's page shows the
     verdicts first and asks for them apart): every queue is None and ``compat`` empty."""
+    require_read(db, viewer, study_id)
+    return compare_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
+                                  queue_limit=queue_limit, verdicts_only=verdicts_only)
+
+
+def compare_pair_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+    *,
+    queue_limit: int | None = 10,
+    verdicts_only: bool = False,
+) -> PairComparison:
+    """:func:`compare_pair` for a caller that authorised the read already."""
     columns = runs_as_columns(db, study_id, [run_a, run_b], reference)
     pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
     compat, notes = ([], []) if verdicts_only else trec_eval_compat(

@@ -15,7 +15,8 @@ from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics, EvaluationReport
-from evalcore.store.observations import observations_for_run, tied_score_pairs
+from evalcore.store.observations import observations_for_run_unchecked, tied_score_pairs
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
 
 
@@ -25,12 +26,15 @@ def evaluate_run(
     run_name: str,
     reference: str | None = None,
     protocol: EvalProtocol | None = None,
+    *,
+    viewer: Viewer,
 ) -> EvaluationReport:
-    """Evaluate a stored run against the working reference or a frozen version.
+    """Evaluate a stored run against the working reference or a frozen version, if
+    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`).
 
     ``protocol`` defaults to the study's threshold and gain mode.
     """
-    return evaluate_run_measures(db, study_id, run_name, reference, protocol)[0]
+    return evaluate_run_measures(db, study_id, run_name, reference, protocol, viewer=viewer)[0]
 
 
 def evaluate_run_measures(
@@ -40,12 +44,28 @@ def evaluate_run_measures(
     reference: str | None = None,
     protocol: EvalProtocol | None = None,
     measures: Sequence[Measure] = (),
+    *,
+    viewer: Viewer,
 ) -> tuple[EvaluationReport, EvaluationReport | None]:
     """The run on the section-7 set (as :func:`evaluate_run`) and, from the same
-    observations, on ``measures`` (None when none are given)."""
+    observations, on ``measures`` (None when none are given), if ``viewer`` may read the
+    study."""
+    require_read(db, viewer, study_id)
+    return evaluate_run_measures_unchecked(db, study_id, run_name, reference, protocol, measures)
+
+
+def evaluate_run_measures_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    reference: str | None = None,
+    protocol: EvalProtocol | None = None,
+    measures: Sequence[Measure] = (),
+) -> tuple[EvaluationReport, EvaluationReport | None]:
+    """:func:`evaluate_run_measures` for a caller that authorised the read already."""
     if protocol is None:
         protocol = get_study(db, study_id).protocol()
-    observations = observations_for_run(db, study_id, run_name, reference)
+    observations = observations_for_run_unchecked(db, study_id, run_name, reference, None)
     diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
     chosen = (evaluate(observations, protocol, measures=list(measures), diagnostics=diagnostics)
               if measures else None)

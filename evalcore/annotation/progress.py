@@ -19,7 +19,8 @@ from evalcore.store.completeness import (
     is_complete,
     mark_complete,
 )
-from evalcore.store.pools import pool_sizes, pooled_units
+from evalcore.store.pools import pool_sizes_unchecked, pooled_units_unchecked
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import ResolvedLabel, resolve_query, resolve_study
 from evalcore.store.transaction import write_transaction
 
@@ -110,10 +111,20 @@ def _count(
 
 
 def query_progress(
+    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str = "", *,
+    viewer: Viewer,
+) -> QueryProgress:
+    """:func:`query_progress_unchecked` if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return query_progress_unchecked(db, study_id, query_id, annotator)
+
+
+def query_progress_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str = ""
 ) -> QueryProgress:
     """Progress of one query (cheap: one pool query, one resolution)."""
-    pooled = pooled_units(db, study_id, [query_id])[query_id]
+    pooled = pooled_units_unchecked(db, study_id, [query_id])[query_id]
     return _count(
         query_id,
         pooled,
@@ -128,6 +139,20 @@ def study_progress(
     study_id: str,
     annotator: str = "",
     sizes: Mapping[str, int] | None = None,
+    *,
+    viewer: Viewer,
+) -> StudyProgress:
+    """:func:`study_progress_unchecked` if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return study_progress_unchecked(db, study_id, annotator, sizes)
+
+
+def study_progress_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    annotator: str = "",
+    sizes: Mapping[str, int] | None = None,
 ) -> StudyProgress:
     """Progress of every query of the study (queries with pools or with queries rows).
 
@@ -135,11 +160,11 @@ def study_progress(
     depends only on the runs, which never change once stored, and it is the
     expensive part on large studies.
     """
-    sizes = pool_sizes(db, study_id) if sizes is None else sizes
+    sizes = pool_sizes_unchecked(db, study_id) if sizes is None else sizes
     states = completeness_states(db, study_id)
     resolved = resolve_study(db, study_id)
     labeled_queries = [q for q in resolved if q in sizes]
-    pools = pooled_units(db, study_id, labeled_queries)
+    pools = pooled_units_unchecked(db, study_id, labeled_queries)
     out: dict[str, QueryProgress] = {}
     for query_id in sorted(set(sizes) | set(states) | set(resolved), key=natural_key):
         units = resolved.get(query_id, {})
@@ -168,7 +193,7 @@ def mark_pool_complete(
     between the check and the claim. Returns None if the query was already complete.
     """
     with write_transaction(db):
-        progress = query_progress(db, study_id, query_id)
+        progress = query_progress_unchecked(db, study_id, query_id)
         if progress.remaining:
             raise PoolNotFullyLabeledError(
                 f"query {query_id!r} cannot be marked complete: {progress.remaining} of "

@@ -146,7 +146,7 @@ _query_option = click.option("--query", "query_id", required=True, help="The que
 def need_show(db_path: Path, study_id: str, query_id: str, actor: str) -> None:
     """Print the query's information need as JSON."""
     with store(db_path, "query need show", study_id=study_id, actor=actor, read=True) as db:
-        click.echo(information_need(db, study_id, query_id).model_dump_json())
+        click.echo(information_need(db, study_id, query_id, viewer=actor).model_dump_json())
 
 
 @need_group.command("set")
@@ -160,7 +160,7 @@ def need_set(db_path: Path, study_id: str, query_id: str, description: str | Non
              narrative: str | None, actor: str) -> None:
     """Set a query's information need (lead only; recorded in the audit log)."""
     with store(db_path, "query need set", study_id=study_id, actor=actor, read=True) as db:
-        old = information_need(db, study_id, query_id)
+        old = information_need(db, study_id, query_id, viewer=actor)
         try:
             need = InformationNeed(
                 description=old.description if description is None else description,

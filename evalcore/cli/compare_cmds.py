@@ -59,7 +59,8 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
-            pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference)
+            pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference,
+                                        viewer=actor)
         except LookupError as err:
             _fail(str(err.args[0]) if err.args else str(err))
         except ValueError as err:

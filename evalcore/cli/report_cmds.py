@@ -132,7 +132,7 @@ def report_command(
             if runs is not None or accept_unverified or measures:
                 _fail("give either --stored (export a stored report) or --runs "
                       "(with --accept-unverified, -m), not both")
-            row = find_report(db, study, stored)
+            row = find_report(db, study, stored, viewer=created_by or _default_author())
             report = load_report(db, row.report_id)
             digest = row.content_hash
         else:
@@ -144,6 +144,7 @@ def report_command(
                 study_id=study,
                 runs=[r.strip() for r in runs.split(",") if r.strip()],
                 created_by=created_by or _default_author(),
+                viewer=created_by or _default_author(),
                 reference=reference,
                 name=name,
                 baseline=baseline,

@@ -511,8 +511,8 @@ def reference_verify(db_path: Path, study_id: str, name: str, actor: str) -> Non
     from evalcore.store.references import get_reference, verify_reference
 
     with store(db_path, "reference verify", study_id=study_id, actor=actor, read=True) as db:
-        version = get_reference(db, study_id, name)
-        intact = verify_reference(db, study_id, name)
+        version = get_reference(db, study_id, name, viewer=actor)
+        intact = verify_reference(db, study_id, name, viewer=actor)
     if not intact:
         click.echo(f"reference {name} of study {study_id}: rows do NOT match the recorded hash "
                    f"{version.content_hash}; the store was altered outside evalcore", err=True)

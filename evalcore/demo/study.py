@@ -21,7 +21,7 @@ import hashlib
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.annotation.pool import PoolItem, query_pool
+from evalcore.annotation.pool import PoolItem, query_pool_unchecked
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.demo.corpus import (
     HOSTILE_DOC_ID,
@@ -240,7 +240,7 @@ def _labels(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
     first_pass = tuple(q for q, _, _ in QUERIES if q not in fully)
     cant_judge = {(q, u): note for q, u, note in CANT_JUDGE}
     for query_id in (*fully, *first_pass):
-        items = query_pool(db, DEMO_STUDY_ID, query_id)
+        items = query_pool_unchecked(db, DEMO_STUDY_ID, query_id)
         pool = [item.unit_id for item in items]
         if query_id in PARTIAL_QUERIES:
             pool = pool[: len(pool) // 2]

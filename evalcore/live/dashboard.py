@@ -76,7 +76,8 @@ from evalcore.store.observations import (
     reference_columns,
     run_columns,
 )
-from evalcore.store.runs import RunInfo, list_runs
+from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.runs import RunInfo, list_runs_unchecked
 from evalcore.store.studies import get_study, query_registered
 from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
 
@@ -345,8 +346,10 @@ class LiveDashboard:
     # --- building and refreshing ------------------------------------------------
 
     @classmethod
-    def build(cls, db: sqlite_utils.Database, study_id: str) -> LiveDashboard:
-        """Evaluate every run of the study in full."""
+    def build(cls, db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> LiveDashboard:
+        """Evaluate every run of the study in full, if ``viewer`` may read the study
+        (:func:`evalcore.store.read_access.require_read`)."""
+        require_read(db, viewer, study_id)
         state = cls(study_id, get_study(db, study_id).protocol(), study_measures(db, study_id))
         state._full(db)
         return state
@@ -358,7 +361,7 @@ class LiveDashboard:
         reference = reference_columns(db, self.study_id)
         labels = _label_columns(reference)
         self.extra = {}
-        for run in list_runs(db, self.study_id):
+        for run in list_runs_unchecked(db, self.study_id):
             extra = self._extra_measures(run.k)
             columns = run_columns(db, self.study_id, run.name, reference)
             results, more, tops = _evaluate(columns, reference, labels, self.protocol, extra)
@@ -437,8 +440,10 @@ class LiveDashboard:
                 return True
         return False
 
-    def refresh(self, db: sqlite_utils.Database) -> RefreshOutcome:
-        """Bring the state up to date with the store (see the module docstring)."""
+    def refresh(self, db: sqlite_utils.Database, *, viewer: Viewer) -> RefreshOutcome:
+        """Bring the state up to date with the store (see the module docstring), if ``viewer``
+        may read the study (the state itself may be shared; the check is per call)."""
+        require_read(db, viewer, self.study_id)
         started = time.perf_counter()
         marks = store_marks(db, self.study_id)
         chosen = study_measures(db, self.study_id)
@@ -469,7 +474,7 @@ class LiveDashboard:
             self.last_refresh = outcome
             return outcome
         if touched:
-            self.update_queries(db, touched)
+            self._update_queries(db, touched)
         self.marks = marks
         outcome = RefreshOutcome(
             changed=True, full=False, queries=touched, seconds=time.perf_counter() - started
@@ -477,8 +482,14 @@ class LiveDashboard:
         self.last_refresh = outcome
         return outcome
 
-    def update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str]) -> None:
-        """Re-read and re-evaluate the given queries in every run whose query set has them."""
+    def update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str], *,
+                       viewer: Viewer) -> None:
+        """Re-read and re-evaluate the given queries in every run whose query set has them,
+        if ``viewer`` may read the study."""
+        require_read(db, viewer, self.study_id)
+        self._update_queries(db, query_ids)
+
+    def _update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str]) -> None:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.analysis.decision import Decision, decide_measure, evaluate_stored_pair
 from evalcore.analysis.decision_queue import DecideItem, decide_queue
 from evalcore.contract.measures import UnknownMeasure, parse_measure
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.runs import list_runs
 
@@ -49,8 +50,8 @@ class TargetError(ValueError):
         super().__init__(f"{parameter}={value!r} {problem}; valid values: {listed}")
 
 
-def study_run_names(db: sqlite_utils.Database, study_id: str) -> list[str]:
-    return [run.name for run in list_runs(db, study_id)]
+def study_run_names(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[str]:
+    return [run.name for run in list_runs(db, study_id, viewer=viewer)]
 
 
 def decide_target(
@@ -60,9 +61,12 @@ def decide_target(
     run_b: str,
     measure: str,
     measures: Sequence[str] = DECIDE_MEASURES,
+    *,
+    viewer: Viewer,
 ) -> DecideTarget:
-    """The target named by the three values, or :class:`TargetError` for the first bad one."""
-    runs = study_run_names(db, study_id)
+    """The target named by the three values, or :class:`TargetError` for the first bad one
+    (PermissionDenied first if ``viewer`` may not read the study)."""
+    runs = study_run_names(db, study_id, viewer=viewer)
     for parameter, value in (("run_a", run_a), ("run_b", run_b)):
         if value not in runs:
             raise TargetError(parameter, value, f"is not a run of study {study_id!r}", runs)
@@ -113,10 +117,13 @@ def decide_state(
     study_id: str,
     target: DecideTarget,
     measures: Sequence[str] = DECIDE_MEASURES,
+    *,
+    viewer: Viewer,
 ) -> DecideState:
-    """Both runs evaluated once on every offered measure: the verdicts and the target's queue."""
+    """Both runs evaluated once on every offered measure: the verdicts and the target's queue
+    (if ``viewer`` may read the study)."""
     names = list(dict.fromkeys([parse_measure(m).canonical for m in measures] + [target.measure]))
-    pair = evaluate_stored_pair(db, study_id, target.run_a, target.run_b, names)
+    pair = evaluate_stored_pair(db, study_id, target.run_a, target.run_b, names, viewer=viewer)
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]
     if decision.verdict == "undecided":
@@ -134,11 +141,15 @@ def next_queue_item(
     items: Sequence[DecideItem],
     annotator: str,
     passed: Collection[tuple[str, str]] = (),
+    *,
+    viewer: Viewer,
 ) -> DecideItem | None:
     """The first item of the queue the annotator can label now: not passed (skipped or
     can't-judge in this session) and not already labeled by them (a unit in conflict the
     annotator has a label on waits for a reviewer, not for another label of theirs).
-    Passed items come back once nothing else is left."""
+    Passed items come back once nothing else is left. ``viewer`` must be able to read the
+    study."""
+    require_read(db, viewer, study_id)
     later = None
     for item in items:
         if item.kind == "conflict":

@@ -14,7 +14,7 @@ at each run's k until a lead chooses) unless ``measures`` names others; each run
 evaluated on them with Judged@k beside each (:attr:`ReportRun.measure_values`), a
 measure deeper than a run's k left out for that run (with a warning).
 
-For each pair the comparison compares, :func:`decisions_of` adds what the evidence
+For each pair the comparison compares, :func:`decisions_of_unchecked` adds what the evidence
 decides (:func:`evalcore.analysis.pair_comparison.compare_pair`) on the same measures
 (one without a cutoff at the runs' k), against the same reference.
 """
@@ -25,14 +25,15 @@ from datetime import datetime
 import sqlite_utils
 
 from evalcore.analysis.compare import ComparisonSettings
-from evalcore.analysis.pair_comparison import PairComparison, compare_pair
-from evalcore.analysis.run_evaluation import evaluate_run_measures
+from evalcore.analysis.pair_comparison import PairComparison, compare_pair_unchecked
+from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.labels import noted_label_events, query_annotators
-from evalcore.store.references import get_reference
-from evalcore.store.runs import get_run
+from evalcore.store.read_access import Viewer
+from evalcore.store.references import get_reference_unchecked
+from evalcore.store.runs import get_run_unchecked
 from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import get_study, query_texts
 from evalcore.store.study_measures import shown_measures, study_measures
@@ -50,7 +51,7 @@ def report_from_store(
     corpus_fingerprint: str | None = None,
     settings: ComparisonSettings | None = None,
     created_at: datetime | None = None,
-    viewer: str | None = None,
+    viewer: Viewer,
     accept_unverified: Sequence[str] = (),
     measures: Sequence[Measure | str] | None = None,
 ) -> Report:
@@ -60,7 +61,7 @@ def report_from_store(
     subclasses, whose messages list what exists. ``name`` defaults to
     ``"<runs> @ <reference> <created_at>"``.
 
-    ``viewer`` (default: ``created_by``) must be allowed to see the study — its
+    ``viewer`` (required: who reads; usually ``created_by``) must be allowed to see the study — its
     queries, labels, notes and runs, which the report holds — or
     :class:`~evalcore.access.PermissionDenied` is raised before anything is
     evaluated (:func:`~evalcore.store.scoping.require_study_view`: in team mode a
@@ -72,7 +73,7 @@ def report_from_store(
     shows and decides on; a name that does not parse raises
     :class:`~evalcore.contract.measures.UnknownMeasure` (listing the known ones).
     """
-    require_study_view(db, created_by if viewer is None else viewer, study_id)
+    require_study_view(db, viewer, study_id)
     chosen = (study_measures(db, study_id) if measures is None
               else [m if isinstance(m, Measure) else parse_measure(m) for m in measures])
     if not chosen:
@@ -105,8 +106,8 @@ def _report_from_store(
         raise ValueError("no runs named: give at least one run of the study")
     study = get_study(db, study_id)
     protocol = study.protocol()
-    version = get_reference(db, study_id, reference) if reference is not None else None
-    run_infos = [get_run(db, study_id, run_name) for run_name in names]
+    version = get_reference_unchecked(db, study_id, reference) if reference is not None else None
+    run_infos = [get_run_unchecked(db, study_id, run_name) for run_name in names]
     shown = shown_measures(measures)
     inputs: dict[str, RunInput] = {}
     chosen_values = {}
@@ -115,7 +116,7 @@ def _report_from_store(
         fits = [m for m in shown if m.k is None or m.k <= info.k]
         too_deep += [f"{m.canonical} is deeper than run {info.name!r}'s depth {info.k}: not "
                      "shown for it" for m in measures if m not in fits]
-        evaluation, chosen_values[info.name] = evaluate_run_measures(
+        evaluation, chosen_values[info.name] = evaluate_run_measures_unchecked(
             db, study_id, info.name, reference, protocol, fits)
         inputs[info.name] = RunInput(evaluation=evaluation,
                                      corpus_fingerprint=info.corpus_fingerprint)
@@ -144,7 +145,7 @@ def _report_from_store(
         "runs": [r.model_copy(update={"measure_values": chosen_values[r.name]})
                  for r in report.runs],
     })
-    updates: dict[str, object] = {"decisions": decisions_of(db, report)}
+    updates: dict[str, object] = {"decisions": decisions_of_unchecked(db, report)}
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     unpinned = [] if reference is not None else [
@@ -160,10 +161,11 @@ def _report_from_store(
 REPORT_QUEUE = 5
 
 
-def decisions_of(db: sqlite_utils.Database, report: Report) -> list[PairComparison]:
+def decisions_of_unchecked(db: sqlite_utils.Database, report: Report) -> list[PairComparison]:
     """What the evidence decides for each pair the report compares (``A - B`` as its
     comparison orders them), on the report's measures (the section-7 ones when it names
-    none) at the compared runs' cutoff; a measure deeper than that cutoff is left out."""
+    none) at the compared runs' cutoff; a measure deeper than that cutoff is left out.
+    For :func:`report_from_store`, which authorised the read of the report's study."""
     if report.comparison is None:
         return []
     pairs = list(dict.fromkeys((c.run_a, c.run_b) for c in report.comparison.comparisons))
@@ -176,7 +178,7 @@ def decisions_of(db: sqlite_utils.Database, report: Report) -> list[PairComparis
     if not measures:
         return []
     return [
-        compare_pair(db, report.study_id, a, b, measures, report.reference_version,
+        compare_pair_unchecked(db, report.study_id, a, b, measures, report.reference_version,
                      queue_limit=REPORT_QUEUE)
         for a, b in pairs
     ]

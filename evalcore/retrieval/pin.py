@@ -30,8 +30,8 @@ from evalcore.store.pins import (
     pin_row,
     visible_documents,
 )
-from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
-from evalcore.store.references import ReferenceNotFoundError, get_reference
+from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.references import ReferenceNotFoundError, get_reference_unchecked
 from evalcore.store.scoping import require_organisations
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
@@ -160,7 +160,7 @@ def _check_reference_version(
     if version is None:
         return
     try:
-        get_reference(db, study_id, version)
+        get_reference_unchecked(db, study_id, version)
     except ReferenceNotFoundError as exc:
         raise ValueError(
             f"reference_version: {exc}; freeze it first or remove reference_version"
@@ -168,7 +168,7 @@ def _check_reference_version(
 
 
 def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str, *,
-                        viewer: Viewer = NOT_PASSED) -> PinnedProtocol:
+                        viewer: Viewer) -> PinnedProtocol:
     """The pin named ``name`` if ``viewer`` may read the study
     (:func:`evalcore.store.read_access.require_read`; None is nobody);
     :class:`ProtocolNotFoundError` lists the pins that exist."""
@@ -200,7 +200,7 @@ def get_pinned_protocol_unchecked(db: sqlite_utils.Database, study_id: str, name
 
 
 def list_pinned_protocols(db: sqlite_utils.Database, study_id: str, *,
-                          viewer: Viewer = NOT_PASSED) -> list[PinnedProtocol]:
+                          viewer: Viewer) -> list[PinnedProtocol]:
     """Every pin of the study, oldest first, if ``viewer`` may read the study."""
     require_read(db, viewer, study_id)
     return [get_pinned_protocol_unchecked(db, study_id, n) for n in pin_names(db, study_id)]

@@ -43,7 +43,7 @@ from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.refusals import record_refusal
-from evalcore.store.runs import RunInfo, add_run, get_run, run_exists
+from evalcore.store.runs import RunInfo, add_run, get_run_unchecked, run_exists
 from evalcore.store.studies import get_study, query_texts
 from evalcore.store.transaction import in_transaction, read_snapshot, write_transaction
 
@@ -153,7 +153,7 @@ def execute_protocol(
                 "elapsed_s": round(monotonic() - started, 3),
             },
         )
-    return get_run(db, study_id, run_name)
+    return get_run_unchecked(db, study_id, run_name)
 
 
 def run_protocol(

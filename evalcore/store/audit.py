@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.channel import current_channel
 from evalcore.access.decisions import named_user
 from evalcore.io.clock import utc_now_iso
+from evalcore.store.read_access import Viewer, require_read
 
 
 def _os_user() -> str:
@@ -66,6 +67,17 @@ def record_audit(
 
 
 def audit_entries(
+    db: sqlite_utils.Database, study_id: str, limit: int | None = None, *, viewer: Viewer
+) -> list[AuditEntry]:
+    """The study's audit entries, newest first, if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`). The whole store's audit (every
+    study's entries) is :func:`audit_entries_unchecked` with ``study_id=None``, for the
+    store's own use."""
+    require_read(db, viewer, study_id)
+    return audit_entries_unchecked(db, study_id, limit)
+
+
+def audit_entries_unchecked(
     db: sqlite_utils.Database, study_id: str | None = None, limit: int | None = None
 ) -> list[AuditEntry]:
     """Audit entries, newest first (all studies when ``study_id`` is None)."""

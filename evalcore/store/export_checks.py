@@ -14,7 +14,7 @@ import re
 import sqlite_utils
 
 from evalcore.store.exports import ExportRefusedError, export_qrels, export_run
-from evalcore.store.runs import get_run
+from evalcore.store.runs import get_run_unchecked
 from evalcore.store.scoping import require_study_view
 from evalcore.store.tool_label_exports import export_tool_labels
 
@@ -79,7 +79,7 @@ def run_refusal(
 ) -> str | None:
     """Why :func:`export_run` would refuse this run, or None (it would not)."""
     require_study_view(db, viewer, study_id)
-    run = get_run(db, study_id, run_name)
+    run = get_run_unchecked(db, study_id, run_name)
     suspect = db.execute(_suspects("results", "run_id = ?"), [run.run_id]).fetchone()
     if suspect is None:
         return None

@@ -41,9 +41,9 @@ from pydantic import BaseModel, Field
 
 from evalcore.io.atomic import atomic_writer
 from evalcore.io.spreadsheet_cells import csv_writer
-from evalcore.store.references import reference_labels
-from evalcore.store.resolution import resolved_gains
-from evalcore.store.runs import get_run
+from evalcore.store.references import reference_labels_unchecked
+from evalcore.store.resolution import resolved_gains_unchecked
+from evalcore.store.runs import get_run_unchecked
 from evalcore.store.scoping import require_study_view
 
 LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")
@@ -88,7 +88,7 @@ def export_qrels(
     out: str | Path | TextIO,
     reference: str | None = None,
     *,
-    viewer: str | None = None,
+    viewer: str | None,
 ) -> ExportSummary:
     """Write the reference as TREC qrels (see the module docstring).
 
@@ -96,8 +96,8 @@ def export_qrels(
     """
     require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
     labels = (
-        resolved_gains(db, study_id) if reference is None
-        else reference_labels(db, study_id, reference)
+        resolved_gains_unchecked(db, study_id) if reference is None
+        else reference_labels_unchecked(db, study_id, reference)
     )
     rows = sorted((q, u, g) for q, units in labels.items() for u, g in units.items())
     for q, u, _ in rows:
@@ -117,7 +117,7 @@ def export_labels(
     out: str | Path | TextIO,
     format: Literal["csv", "jsonl"] = "csv",
     *,
-    viewer: str | None = None,
+    viewer: str | None,
 ) -> ExportSummary:
     """Write every label event of the study as CSV or JSONL (see the module docstring).
 
@@ -168,14 +168,14 @@ def export_run(
     scores: ScoreMode = "auto",
     tag: str | None = None,
     *,
-    viewer: str | None = None,
+    viewer: str | None,
 ) -> ExportSummary:
     """Write a stored run as a TREC run file (see the module docstring).
 
     ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
     require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
-    run = get_run(db, study_id, run_name)
+    run = get_run_unchecked(db, study_id, run_name)
     tag = tag or re.sub(r"\s+", "_", run_name)
     ranking: dict[str, tuple[list[str], list[float | None]]] = {}
     for q, u, s in db.execute(

@@ -18,6 +18,7 @@ from evalcore.access.roles import Permission
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
@@ -42,7 +43,15 @@ class QueryNotFoundError(LookupError):
     """The named query is not registered in the study."""
 
 
-def information_need(db: sqlite_utils.Database, study_id: str, query_id: str) -> InformationNeed:
+def information_need(db: sqlite_utils.Database, study_id: str, query_id: str, *,
+                     viewer: Viewer) -> InformationNeed:
+    """The query's information need (empty when it has none or is not registered), if
+    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return information_need_unchecked(db, study_id, query_id)
+
+
+def information_need_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> InformationNeed:
     """The query's information need (empty when it has none or is not registered)."""
     row = db.execute(
         "SELECT description, narrative FROM queries WHERE study_id = ? AND query_id = ?",
@@ -53,6 +62,16 @@ def information_need(db: sqlite_utils.Database, study_id: str, query_id: str) ->
 
 
 def information_needs(
+    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None, *,
+    viewer: Viewer,
+) -> dict[str, InformationNeed]:
+    """query_id -> its non-empty information need, if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return information_needs_unchecked(db, study_id, query_ids)
+
+
+def information_needs_unchecked(
     db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
 ) -> dict[str, InformationNeed]:
     """query_id -> its non-empty information need, for the study (or only ``query_ids``)."""

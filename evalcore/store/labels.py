@@ -22,6 +22,7 @@ from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, is_complete
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
@@ -329,6 +330,16 @@ def adjudicate(
 
 
 def label_history(
+    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None, *,
+    viewer: Viewer,
+) -> list[LabelEvent]:
+    """Every label event of the query (or of one unit), oldest first, if ``viewer`` may read
+    the study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return label_history_unchecked(db, study_id, query_id, unit_id)
+
+
+def label_history_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None
 ) -> list[LabelEvent]:
     """Every label event of the query (or of one unit), oldest first."""
@@ -371,7 +382,7 @@ def current_judgements(
     Units whose labels are all undone and that were never adjudicated are left out.
     """
     by_unit: dict[str, list[LabelEvent]] = {}
-    for event in label_history(db, study_id, query_id, unit_id):
+    for event in label_history_unchecked(db, study_id, query_id, unit_id):
         by_unit.setdefault(event.unit_id, []).append(event)
     out: dict[str, UnitJudgements] = {}
     for unit, events in sorted(by_unit.items()):

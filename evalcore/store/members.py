@@ -28,7 +28,7 @@ from evalcore.store.membership import (
     study_leads,
     study_mode,
 )
-from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import write_transaction
@@ -172,7 +172,7 @@ def get_member(db: sqlite_utils.Database, study_id: str, user: str) -> Member | 
     return None if row is None else _member(row)
 
 
-def list_members(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer = NOT_PASSED
+def list_members(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
                  ) -> list[Member]:
     """The study's members, leads first, then by user id, if ``viewer`` may read the study
     (:func:`evalcore.store.read_access.require_read`; None is nobody)."""

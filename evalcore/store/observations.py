@@ -41,10 +41,10 @@ from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states, is_complete
-from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
-from evalcore.store.references import reference_completeness, reference_labels
-from evalcore.store.resolution import resolved_gains
-from evalcore.store.runs import RunInfo, get_run
+from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
+from evalcore.store.resolution import resolved_gains_unchecked
+from evalcore.store.runs import RunInfo, get_run_unchecked
 from evalcore.store.studies import StudyIn, get_study
 
 
@@ -131,7 +131,7 @@ def observations_for_run(
     reference: str | None = None,
     query_ids: Iterable[str] | None = None,
     *,
-    viewer: Viewer = NOT_PASSED,
+    viewer: Viewer,
 ) -> list[Observation]:
     """The contract's observations of one stored run (see the module docstring), if
     ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
@@ -151,7 +151,7 @@ def observations_for_run_unchecked(
     labels = {
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
-    return _run_observations(db, get_study(db, study_id), get_run(db, study_id, run_name),
+    return _run_observations(db, get_study(db, study_id), get_run_unchecked(db, study_id, run_name),
                              reference, scope, labels, ref.complete)
 
 
@@ -188,14 +188,14 @@ def reference_columns(
     frozen version, as :class:`ReferenceColumns`."""
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
-        gains = resolved_gains(db, study_id, query_ids, conflicts=True)
+        gains = resolved_gains_unchecked(db, study_id, query_ids, conflicts=True)
         complete = (
             completeness_states(db, study_id) if query_ids is None
             else {q: is_complete(db, study_id, q) for q in query_ids}
         )
         return ReferenceColumns(gains=gains, complete=complete)  # units in unit id order
-    gains = reference_labels(db, study_id, reference)
-    complete = reference_completeness(db, study_id, reference)
+    gains = reference_labels_unchecked(db, study_id, reference)
+    complete = reference_completeness_unchecked(db, study_id, reference)
     return ReferenceColumns(
         gains={q: dict(sorted(units.items())) for q, units in gains.items()}, complete=complete
     )
@@ -209,7 +209,7 @@ def run_columns(
     query_ids: list[str] | None = None,
 ) -> RunColumns:
     """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`."""
-    run = get_run(db, study_id, run_name)
+    run = get_run_unchecked(db, study_id, run_name)
     rankings = (
         _run_unit_ids(db, run.run_id) if query_ids is None
         else {q: units for q, (units, _) in _run_rankings(db, run.run_id, query_ids).items()}
@@ -301,7 +301,7 @@ def runs_as_columns(
     """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
     of their query sets (in natural query order), reading the reference once."""
     get_study(db, study_id)
-    runs = [get_run(db, study_id, name) for name in run_names]
+    runs = [get_run_unchecked(db, study_id, name) for name in run_names]
     ref = reference_columns(db, study_id, reference)
     labels, complete = ref.gains, ref.complete
     rankings = [_run_unit_ids(db, run.run_id) for run in runs]

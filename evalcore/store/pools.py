@@ -8,8 +8,19 @@ from collections.abc import Iterable, Iterator
 
 import sqlite_utils
 
+from evalcore.store.read_access import Viewer, require_read
+
 
 def pooled_ranks(
+    db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
+) -> Iterator[tuple[str, str, int]]:
+    """:func:`pooled_ranks_unchecked` if ``viewer`` may read the study (checked now, not
+    when the iterator is first read)."""
+    require_read(db, viewer, study_id)
+    return pooled_ranks_unchecked(db, study_id, query_id)
+
+
+def pooled_ranks_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str
 ) -> Iterator[tuple[str, str, int]]:
     """``(unit_id, run name, rank)`` of every run's top ``k`` for the query, by run then rank."""
@@ -21,7 +32,13 @@ def pooled_ranks(
     )
 
 
-def pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
+def pool_sizes(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> dict[str, int]:
+    """Pool size per query that any run answered, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return pool_sizes_unchecked(db, study_id)
+
+
+def pool_sizes_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
     """Pool size per query that any run answered (one aggregate query)."""
     rows = db.execute(
         "SELECT r.query_id, count(DISTINCT r.unit_id) FROM results r "
@@ -34,6 +51,14 @@ def pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
 
 
 def pooled_units(
+    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str], *, viewer: Viewer
+) -> dict[str, set[str]]:
+    """The pooled unit ids of each of ``query_ids``, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return pooled_units_unchecked(db, study_id, query_ids)
+
+
+def pooled_units_unchecked(
     db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str]
 ) -> dict[str, set[str]]:
     """The pooled unit ids of each of ``query_ids`` (empty set for an unanswered query)."""

@@ -7,16 +7,10 @@ team-mode study only a member who belongs to the study's organisation may read
 nobody); an unknown study is a ``StudyNotFoundError`` listing only the studies
 the viewer may see. Local-mode studies are open to everyone. The store's own
 code reads through the unchecked internal variants (named ``*_unchecked``)
-after it has authorised the action it serves.
-
-Transition: :data:`NOT_PASSED` is the default of ``viewer`` for callers that
-do not pass one yet (pages owned by other work in progress: the app's Compare,
-Inspector, Annotate and Dashboard pages, :mod:`evalcore.analysis.decision`); it
-reads without a check, as before. Every other caller passes the viewer; once
-those pass it too, the default goes and ``viewer`` becomes required.
+after it has authorised the action it serves, once per public call (never in
+a loop). ``viewer`` is a required keyword of every public read: no caller reads
+a study's data without saying who reads.
 """
-
-from typing import Final
 
 import sqlite_utils
 
@@ -26,17 +20,8 @@ from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
 from evalcore.store.studies import StudyNotFoundError, study_exists, study_ids
 
-
-class _NotPassed:
-    def __repr__(self) -> str:
-        return "NOT_PASSED"
-
-
-#: ``viewer`` was not passed: a caller not yet updated (see the module docstring).
-NOT_PASSED: Final = _NotPassed()
-
-#: What a public read's ``viewer`` may be.
-Viewer = str | None | _NotPassed
+#: What a public read's ``viewer`` may be: a user id, or None (nobody).
+Viewer = str | None
 
 
 def may_read(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bool:
@@ -58,7 +43,5 @@ def require_known_study(db: sqlite_utils.Database, viewer: str | None, study_id:
 
 def require_read(db: sqlite_utils.Database, viewer: Viewer, study_id: str) -> None:
     """Let ``viewer`` read the study's data, or raise (see the module docstring)."""
-    if isinstance(viewer, _NotPassed):
-        return
     require_known_study(db, viewer, study_id)
     authorize(db, study_id=study_id, actor=viewer, permission=Permission.READ)

@@ -22,8 +22,8 @@ from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.completeness import completeness_states
 from evalcore.store.lookup import not_found
-from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
-from evalcore.store.resolution import resolved_gains
+from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
@@ -77,7 +77,7 @@ def freeze_reference(
                 f"reference version {name!r} already exists in study {study_id!r}; "
                 "names are never reused: choose a new name"
             )
-        labels = resolved_gains(db, study_id)
+        labels = resolved_gains_unchecked(db, study_id)
         complete = completeness_states(db, study_id)
         for query_id in labels:
             complete.setdefault(query_id, False)
@@ -157,7 +157,7 @@ def _version(db: sqlite_utils.Database, row: tuple) -> ReferenceVersion:
     )
 
 
-def list_references(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer = NOT_PASSED
+def list_references(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
                     ) -> list[ReferenceVersion]:
     """The study's frozen versions, oldest first, if ``viewer`` may read the study
     (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
@@ -175,7 +175,17 @@ def list_references_unchecked(db: sqlite_utils.Database, study_id: str) -> list[
     return [_version(db, r) for r in rows]
 
 
-def get_reference(db: sqlite_utils.Database, study_id: str, name: str) -> ReferenceVersion:
+def get_reference(db: sqlite_utils.Database, study_id: str, name: str, *,
+                  viewer: Viewer) -> ReferenceVersion:
+    """The frozen version ``name`` if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return get_reference_unchecked(db, study_id, name)
+
+
+def get_reference_unchecked(db: sqlite_utils.Database, study_id: str, name: str
+                            ) -> ReferenceVersion:
+    """The frozen version ``name``, for the store's own use (no read check)."""
     row = db.execute(
         "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
         "WHERE study_id = ? AND name = ?",
@@ -196,10 +206,18 @@ def get_reference(db: sqlite_utils.Database, study_id: str, name: str) -> Refere
 
 
 def reference_labels(
+    db: sqlite_utils.Database, study_id: str, name: str, *, viewer: Viewer
+) -> dict[str, dict[str, int]]:
+    """query_id -> unit_id -> gain of the frozen version, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return reference_labels_unchecked(db, study_id, name)
+
+
+def reference_labels_unchecked(
     db: sqlite_utils.Database, study_id: str, name: str
 ) -> dict[str, dict[str, int]]:
-    """query_id -> unit_id -> gain of the frozen version."""
-    get_reference(db, study_id, name)
+    """query_id -> unit_id -> gain of the frozen version (no read check)."""
+    get_reference_unchecked(db, study_id, name)
     out: dict[str, dict[str, int]] = {}
     for q, u, g in db.execute(
         "SELECT query_id, unit_id, gain FROM reference_labels WHERE study_id = ? AND version = ? "
@@ -210,9 +228,17 @@ def reference_labels(
     return out
 
 
-def reference_completeness(db: sqlite_utils.Database, study_id: str, name: str) -> dict[str, bool]:
-    """query_id -> population complete, as frozen."""
-    get_reference(db, study_id, name)
+def reference_completeness(db: sqlite_utils.Database, study_id: str, name: str, *,
+                           viewer: Viewer) -> dict[str, bool]:
+    """query_id -> population complete, as frozen, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return reference_completeness_unchecked(db, study_id, name)
+
+
+def reference_completeness_unchecked(db: sqlite_utils.Database, study_id: str, name: str
+                                     ) -> dict[str, bool]:
+    """query_id -> population complete, as frozen (no read check)."""
+    get_reference_unchecked(db, study_id, name)
     return {
         q: bool(c)
         for q, c in db.execute(
@@ -223,10 +249,19 @@ def reference_completeness(db: sqlite_utils.Database, study_id: str, name: str) 
     }
 
 
-def verify_reference(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
-    """Whether the stored rows still hash to the version's recorded content hash."""
-    version = get_reference(db, study_id, name)
+def verify_reference(db: sqlite_utils.Database, study_id: str, name: str, *,
+                     viewer: Viewer) -> bool:
+    """Whether the stored rows still hash to the version's recorded content hash, if
+    ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return verify_reference_unchecked(db, study_id, name)
+
+
+def verify_reference_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
+    """Whether the stored rows still hash to the recorded content hash (no read check)."""
+    version = get_reference_unchecked(db, study_id, name)
     digest = reference_hash(
-        reference_labels(db, study_id, name), reference_completeness(db, study_id, name)
+        reference_labels_unchecked(db, study_id, name),
+        reference_completeness_unchecked(db, study_id, name),
     )
     return digest == version.content_hash

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.transaction import write_transaction
 
 
@@ -61,7 +61,7 @@ def record_refusal(
     return refusal_id
 
 
-def list_refusals(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer = NOT_PASSED
+def list_refusals(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
                   ) -> list[Refusal]:
     """The study's refusals, oldest first, if ``viewer`` may read the study
     (:func:`evalcore.store.read_access.require_read`; None is nobody)."""

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.roles import Permission
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
-from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import study_exists
 from evalcore.store.transaction import write_transaction
 
@@ -108,7 +108,7 @@ def get_stored_report(db: sqlite_utils.Database, report_id: int) -> StoredReport
     return _row(row)
 
 
-def list_reports(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer = NOT_PASSED
+def list_reports(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
                  ) -> list[StoredReport]:
     """The study's stored reports, oldest first, if ``viewer`` may read the study
     (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
@@ -125,7 +125,15 @@ def list_reports_unchecked(db: sqlite_utils.Database, study_id: str) -> list[Sto
     return [_row(r) for r in rows]
 
 
-def find_report(db: sqlite_utils.Database, study_id: str, name: str) -> StoredReport:
+def find_report(db: sqlite_utils.Database, study_id: str, name: str, *, viewer: Viewer
+                ) -> StoredReport:
+    """The stored report named ``name`` in the study, if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return find_report_unchecked(db, study_id, name)
+
+
+def find_report_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> StoredReport:
     """The stored report named ``name`` in the study."""
     row = db.execute(
         f"SELECT {_COLUMNS} FROM reports WHERE study_id = ? AND name = ?",  # noqa: S608

@@ -38,6 +38,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.contract.trusted_models import construct
+from evalcore.store.read_access import Viewer, require_read
 
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]
 
@@ -277,6 +278,20 @@ def resolved_gains(
     query_ids: Iterable[str] | None = None,
     *,
     conflicts: bool = False,
+    viewer: Viewer,
+) -> dict[str, dict[str, Any]]:
+    """:func:`resolved_gains_unchecked` if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return resolved_gains_unchecked(db, study_id, query_ids, conflicts=conflicts)
+
+
+def resolved_gains_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    query_ids: Iterable[str] | None = None,
+    *,
+    conflicts: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """query_id -> unit_id -> gain of the working reference (for the whole study, units
     in unit id order within a query; queries with no unit that counts are absent).
@@ -331,7 +346,15 @@ def _scanned_gains(
     return {q: dict(sorted(units.items())) for q, units in out.items()}
 
 
-def conflicts(db: sqlite_utils.Database, study_id: str) -> dict[str, list[ResolvedLabel]]:
+def conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
+              ) -> dict[str, list[ResolvedLabel]]:
+    """query_id -> the units in conflict (awaiting adjudication), if ``viewer`` may read the
+    study (:func:`evalcore.store.read_access.require_read`)."""
+    require_read(db, viewer, study_id)
+    return conflicts_unchecked(db, study_id)
+
+
+def conflicts_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, list[ResolvedLabel]]:
     """query_id -> the units in conflict (awaiting adjudication)."""
     out: dict[str, list[ResolvedLabel]] = {}
     for query_id, units in resolve_study(db, study_id).items():

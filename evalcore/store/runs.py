@@ -12,7 +12,7 @@ from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
-from evalcore.store.read_access import NOT_PASSED, Viewer, require_read
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.staging import staging_owner
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
@@ -167,7 +167,15 @@ def run_exists(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
     ).fetchone() is not None
 
 
-def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
+def get_run(db: sqlite_utils.Database, study_id: str, name: str, *, viewer: Viewer) -> RunInfo:
+    """The study's run ``name`` if ``viewer`` may read the study
+    (:func:`evalcore.store.read_access.require_read`); RunNotFoundError lists the runs."""
+    require_read(db, viewer, study_id)
+    return get_run_unchecked(db, study_id, name)
+
+
+def get_run_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
+    """The study's run ``name``, for the store's own use (no read check: the caller authorised)."""
     row = db.execute(
         "SELECT run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "
         "scan_complete, created_at FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
@@ -193,7 +201,7 @@ def get_run(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
     )
 
 
-def list_runs(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer = NOT_PASSED
+def list_runs(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
               ) -> list[RunInfo]:
     """The study's runs, oldest first, if ``viewer`` may read the study
     (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
@@ -207,13 +215,28 @@ def list_runs_unchecked(db: sqlite_utils.Database, study_id: str) -> list[RunInf
         "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
         [study_id]
     )]
-    return [get_run(db, study_id, n) for n in names]
+    return [get_run_unchecked(db, study_id, n) for n in names]
 
 
 def run_results(
+    db: sqlite_utils.Database, run_id: int, query_ids: Iterable[str] | None = None, *,
+    viewer: Viewer,
+) -> dict[str, list[tuple[str, float | None]]]:
+    """Ranked (unit_id, score) lists per query, best first, if ``viewer`` may read the run's
+    study (:func:`evalcore.store.read_access.require_read`)."""
+    row = db.execute("SELECT study_id FROM runs WHERE run_id = ? AND staged_by IS NULL",
+                     [run_id]).fetchone()
+    if row is None:
+        raise RunNotFoundError(f"no run with id {run_id} in this store")
+    require_read(db, viewer, row[0])
+    return run_results_unchecked(db, run_id, query_ids)
+
+
+def run_results_unchecked(
     db: sqlite_utils.Database, run_id: int, query_ids: Iterable[str] | None = None
 ) -> dict[str, list[tuple[str, float | None]]]:
-    """Ranked (unit_id, score) lists per query, best first."""
+    """Ranked (unit_id, score) lists per query, best first (no read check: the caller
+    authorised)."""
     out: dict[str, list[tuple[str, float | None]]] = {}
     if query_ids is None:
         rows = db.execute(

@@ -40,7 +40,7 @@ from evalcore.store.membership import (
 )
 from evalcore.store.observations import permitted_ids_for_run
 from evalcore.store.read_access import require_known_study
-from evalcore.store.runs import get_run
+from evalcore.store.runs import get_run_unchecked
 from evalcore.store.studies import (
     StudyIn,
     get_study,
@@ -212,7 +212,7 @@ def readable_document(
 
 def run_permitted_ids(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str] | None:
     """The run's pinned document set (None: the run has no pinned protocol)."""
-    ids = permitted_ids_for_run(db, get_run(db, study_id, run_name))
+    ids = permitted_ids_for_run(db, get_run_unchecked(db, study_id, run_name))
     return None if ids is None else set(ids)
 
 

@@ -17,8 +17,8 @@ import sqlite_utils
 from evalcore.io.atomic import atomic_writer
 from evalcore.io.tool_labels import ToolFormat, write_tool_labels
 from evalcore.store.exports import ExportRefusedError, ExportSummary
-from evalcore.store.references import reference_labels
-from evalcore.store.resolution import resolved_gains
+from evalcore.store.references import reference_labels_unchecked
+from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import get_study, query_texts
 
@@ -31,13 +31,13 @@ def export_tool_labels(
     *,
     reference: str | None = None,
     index: str | None = None,
-    viewer: str | None = None,
+    viewer: str | None,
 ) -> ExportSummary:
     """Write the reference's ratings in ``fmt`` (``index`` default: the study's corpus id)."""
     require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
     study = get_study(db, study_id)
-    labels = (resolved_gains(db, study_id) if reference is None
-              else reference_labels(db, study_id, reference))
+    labels = (resolved_gains_unchecked(db, study_id) if reference is None
+              else reference_labels_unchecked(db, study_id, reference))
     ratings = {q: dict(units) for q, units in labels.items() if units}
     texts = query_texts(db, study_id, ratings)
     if fmt == "quepid":

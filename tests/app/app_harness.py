@@ -64,6 +64,7 @@ def wait_for_background_progress(db: sqlite_utils.Database, path: Path, study_id
     from app.components.shared_results import ready_result
 
     deadline = time.monotonic() + timeout_s
-    while ready_result(db, str(path), study_id, ("progress", study_id, annotator)) is None:
+    while ready_result(db, str(path), study_id, ("progress", study_id, annotator),
+                       viewer=None) is None:
         assert time.monotonic() < deadline, "the background count never finished"
         time.sleep(0.05)

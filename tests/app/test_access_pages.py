@@ -98,7 +98,7 @@ def test_signed_in_identity_is_fixed_and_labels_carry_it(team_app) -> None:
     assert [o for o in at.sidebar.selectbox(key="rl_study_select").options] == ["s"]
     grade_button(at, 0).click().run()
     assert not at.exception
-    events = [e for e in label_history(db, "s", "q1") if e.annotator != "setup"]
+    events = [e for e in label_history(db, "s", "q1", viewer=ANNOTATOR) if e.annotator != "setup"]
     assert len(events) == 1 and events[0].annotator == ANNOTATOR
 
 
@@ -159,7 +159,7 @@ def test_a_study_created_while_signed_in_is_led_by_its_creator(team_app) -> None
     assert not at.exception, at.exception
     from evalcore.store.members import list_members
 
-    assert [(m.user_id, m.role) for m in list_members(db, "fresh")] == [(OUTSIDER, "lead")]
+    assert [(m.user_id, m.role) for m in list_members(db, "fresh", viewer=OUTSIDER)] == [(OUTSIDER, "lead")]
     assert "fresh" in at.sidebar.selectbox(key="rl_study_select").options
 
 

@@ -22,7 +22,7 @@ def test_coefficients_equal_the_library(small_store, new_app) -> None:
     _two_annotators(db)
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
-    summary = study_agreement(db, "s1")
+    summary = study_agreement(db, "s1", viewer=None)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Krippendorff's alpha (ordinal)"] == f"{summary.overall_alpha.value:.3f}"
     assert metrics["Units labeled by two or more"] == "4"
@@ -46,7 +46,7 @@ def test_adjudication_settles_a_conflict(small_store, new_app) -> None:
     assert not at.exception, at.exception
     resolved = resolve_query(db, "s1", "q1")["d2"]
     assert (resolved.state, resolved.gain, resolved.reviewer) == ("adjudicated", 1, "rev")
-    event = label_history(db, "s1", "q1", "d2")[-1]
+    event = label_history(db, "s1", "q1", "d2", viewer=None)[-1]
     assert (event.kind, event.note) == ("adjudicate", "marginal: half outdated")
     assert any("adjudicated: gain 1 by rev" in s.value.replace("\\", "") for s in at.success)
     assert not any(b.key == "rl_adj_q1_d2" for b in at.button)
@@ -74,7 +74,7 @@ def test_an_alpha_that_cannot_be_computed_says_why_in_full(small_store, new_app)
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Krippendorff's alpha (ordinal)"] == "not computable"
-    reason = str(study_agreement(db, "s1").overall_alpha.reason)
+    reason = str(study_agreement(db, "s1", viewer=None).overall_alpha.reason)
     assert any(c.value.replace("\\", "") == reason for c in at.caption)
 
 
@@ -106,7 +106,7 @@ def test_a_conflict_shows_query_document_and_every_annotators_say(small_store, n
     assert "note: only mentions *passwords* in passing <b>x</b>" in text  # escaped, shown as typed
     assert "undone note" not in text  # an undone label is not what bob says now
     assert "no note" in text
-    history = label_history(db, "s1", "q1", "d2")
+    history = label_history(db, "s1", "q1", "d2", viewer=None)
     stamp = history[0].created_at[:16].replace("T", " ") + " UTC"
     assert stamp in text  # when each annotator said it
     assert not any("<b>" in m.value for m in at.markdown)
@@ -117,10 +117,10 @@ def test_no_gain_is_preselected_and_none_is_written_without_a_choice(small_store
     _conflict_with_notes(db)
     at = new_app(annotator="rev", page=PAGE)
     assert at.selectbox(key="rl_adj_q1_d2_gain").value is None
-    before = len(label_history(db, "s1", "q1", "d2"))
+    before = len(label_history(db, "s1", "q1", "d2", viewer=None))
     at.button(key="rl_adj_q1_d2").click().run()
     assert not at.exception, at.exception
-    assert len(label_history(db, "s1", "q1", "d2")) == before  # nothing written
+    assert len(label_history(db, "s1", "q1", "d2", viewer=None)) == before  # nothing written
     assert any("choose a gain" in e.value for e in at.error)
     assert resolve_query(db, "s1", "q1")["d2"].state == "conflict"
 

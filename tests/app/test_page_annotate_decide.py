@@ -72,7 +72,7 @@ def _state(path: Path, measure: str):
     db = open_store(path)
     try:
         return decide_state(db, DEMO_STUDY_ID, decide_target(db, DEMO_STUDY_ID, RUN_A, RUN_B,
-                                                             measure))
+                                                             measure, viewer=None), viewer=None)
     finally:
         db.conn.close()
 

@@ -34,8 +34,8 @@ def test_table_and_paired_tests_come_from_compare(small_store, new_app) -> None:
     (table,) = _results_tables(at)
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
     assert list(table.columns) == ["run", "P@3", "R@3", "nDCG@3", "MRR@3"]
-    expected = compare_metric("precision", "r2", evaluate_run(db, "s1", "r2"), "r1",
-                              evaluate_run(db, "s1", "r1"))
+    expected = compare_metric("precision", "r2", evaluate_run(db, "s1", "r2", viewer=None), "r1",
+                              evaluate_run(db, "s1", "r1", viewer=None))
     text = _all_text(at)
     assert f"Paired tests {expected.summary}." in text
     assert "computed on 2 of 2 queries where both runs have P@3" in text
@@ -70,7 +70,7 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     (table,) = _results_tables(at)
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
     report = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
-                               created_by="lead")
+                               created_by="lead", viewer="lead")
     assert [r.name for r in report.runs if r.comparable] == ["r1", "r2"]
     # Accepting it explicitly compares it, as a report's --accept-unverified does.
     at.checkbox(key="rl_compare_accept_unverified").check().run()
@@ -79,7 +79,7 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     assert list(table["run"]) == ["(a) r1", "(b) r2", "(c) elsewhere"]
     assert any("you accepted them): elsewhere" in c.value.replace("\\", "") for c in at.caption)
     accepted = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
-                                 created_by="lead", accept_unverified=["elsewhere"])
+                                 created_by="lead", accept_unverified=["elsewhere"], viewer="lead")
     assert [r.name for r in accepted.runs if r.comparable] == ["r1", "r2", "elsewhere"]
 
 
@@ -93,7 +93,7 @@ def test_a_run_cut_at_another_depth_is_refused_as_a_report_refuses_it(small_stor
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_runs").set_value(["r1", "deep"]).run()
     assert not at.exception, at.exception
-    report = report_from_store(db, study_id="s1", runs=["r1", "deep"], created_by="lead")
+    report = report_from_store(db, study_id="s1", runs=["r1", "deep"], created_by="lead", viewer="lead")
     reason = report.run("deep").not_comparable_reason
     assert reason is not None and "cutoff k=5 differs from the baseline 'r1'" in reason
     warnings = [w.value.replace("\\", "") for w in at.warning]

@@ -53,7 +53,7 @@ def test_verdict_words_and_interval_come_first(small_store, new_app) -> None:
     texts = _texts(at)
     expected = {d.measure: d for d in
                 (m.decision for m in compare_pair(db, "s1", "r1", "r2",
-                                                  ["P@10", "R@10", "nDCG@10", "RR@10"]).measures)}
+                                                  ["P@10", "R@10", "nDCG@10", "RR@10"], viewer=None).measures)}
     assert expected["P@10"].verdict == "a_better"
     assert "P@10: decided: r1 better" in texts
     assert "mean difference r1 − r2: +0.050 to +0.050" in texts

@@ -23,7 +23,7 @@ def test_cards_match_evaluate_run(small_store, new_app) -> None:
     assert not at.exception
     text = _unescape(_texts(at))
     for run in ("r1", "r2"):
-        report = evaluate_run(db, "s1", run)
+        report = evaluate_run(db, "s1", run, viewer=None)
         for value in report.aggregates.values():
             card = aggregate_card(value)
             assert card.detail in text

@@ -44,7 +44,7 @@ def signed_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def _roles(path: Path) -> dict[str, str]:
-    return {m.user_id: m.role for m in list_members(open_store(path), "s")}
+    return {m.user_id: m.role for m in list_members(open_store(path), "s", viewer=LEAD)}
 
 
 def test_a_lead_adds_changes_and_removes_members(signed_in) -> None:

@@ -16,15 +16,15 @@ def test_a_result_is_reused_until_the_store_marks_move(tmp_path):
         calls.append(1)
         return {"value": len(calls)}
 
-    first = shared_result(db, path, "s", ("agreement",), compute)
-    again = shared_result(db, path, "s", ("agreement",), compute)
+    first = shared_result(db, path, "s", ("agreement",), compute, viewer=None)
+    again = shared_result(db, path, "s", ("agreement",), compute, viewer=None)
     assert again is first and len(calls) == 1
     # Another key (other page choices) is its own entry.
-    other = shared_result(db, path, "s", ("compare", "bm25", "dense"), compute)
+    other = shared_result(db, path, "s", ("compare", "bm25", "dense"), compute, viewer=None)
     assert other is not first and len(calls) == 2
     # A label moves the marks: the next read recomputes.
     record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=2, annotator="ann")
-    fresh = shared_result(db, path, "s", ("agreement",), compute)
+    fresh = shared_result(db, path, "s", ("agreement",), compute, viewer=None)
     assert fresh is not first and fresh["value"] == 3
 
 
@@ -32,5 +32,28 @@ def test_the_shared_cache_is_bounded(tmp_path):
     db = new_store(tmp_path)
     path = str(tmp_path / "bounded.db")
     for i in range(shared_results.MAX_ENTRIES + 10):
-        shared_result(db, path, "s", ("k", i), lambda i=i: i)
+        shared_result(db, path, "s", ("k", i), lambda i=i: i, viewer=None)
     assert len(shared_results._results(path).entries) == shared_results.MAX_ENTRIES
+
+
+def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_path):
+    """The computation is shared across sessions; the authorization is per call: a result a
+    member's session computed is refused to a stranger's session (and to nobody)."""
+    import pytest
+    from access_fixtures import ANNOTATOR, OUTSIDER, team_store
+
+    from evalcore.access.decisions import PermissionDenied
+
+    db, _ = team_store(tmp_path)
+    path = str(tmp_path / "store.db")
+    secret = shared_result(db, path, "s", ("agreement",), lambda: {"kappa": 0.42},
+                           viewer=ANNOTATOR)
+    for stranger in (OUTSIDER, None):
+        with pytest.raises(PermissionDenied):
+            shared_result(db, path, "s", ("agreement",), lambda: {"kappa": -1}, viewer=stranger)
+        with pytest.raises(PermissionDenied):
+            shared_results.ready_result(db, path, "s", ("agreement",), viewer=stranger)
+        with pytest.raises(PermissionDenied):
+            shared_results.compute_in_background(db, path, "s", ("other",), lambda conn: 1,
+                                                 viewer=stranger)
+    assert shared_results.ready_result(db, path, "s", ("agreement",), viewer=ANNOTATOR) is secret

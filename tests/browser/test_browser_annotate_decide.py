@@ -89,8 +89,8 @@ def _verdict(page) -> str:
 def _library(db_path: Path, measure: str):
     db = open_store(db_path)
     try:
-        target = decide_target(db, DEMO_STUDY_ID, RUN_A, RUN_B, measure)
-        return decide_state(db, DEMO_STUDY_ID, target)
+        target = decide_target(db, DEMO_STUDY_ID, RUN_A, RUN_B, measure, viewer=None)
+        return decide_state(db, DEMO_STUDY_ID, target, viewer=None)
     finally:
         db.conn.close()
 

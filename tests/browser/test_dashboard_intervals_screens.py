@@ -26,7 +26,7 @@ def every_query_labeled(app_server, chromium_path, tmp_path_factory):
         page.goto(app_server.url + "/dashboard")  # the first visit creates the demo study
         wait_for_app(page, "What to label next")
     db = open_store(app_server.db_path)
-    state = LiveDashboard.build(db, "demo")
+    state = LiveDashboard.build(db, "demo", viewer=None)
     for run in state.run_names:
         for query_id in state.query_ids:
             result = state.query_result(run, query_id)
@@ -35,7 +35,7 @@ def every_query_labeled(app_server, chromium_path, tmp_path_factory):
                 if top:
                     record_label(db, study_id="demo", query_id=query_id, unit_id=top[0],
                                  gain=1, annotator="screens")
-                    state.refresh(db)
+                    state.refresh(db, viewer=None)
     db.conn.close()
     return app_server
 

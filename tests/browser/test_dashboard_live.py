@@ -60,14 +60,14 @@ def test_label_on_a_blocking_item_lowers_unavailable_count_without_reload(
     page.evaluate("() => { window.__noReload = 'still here'; }")
 
     db = open_store(app_server.db_path)
-    state = LiveDashboard.build(db, "demo")
+    state = LiveDashboard.build(db, "demo", viewer=None)
     missing_before = _missing_in_state(state)
     assert missing_before == before
     blockers = _blockers_of_one_value(db, state)
     for query_id, unit_id in blockers:
         record_label(db, study_id="demo", query_id=query_id, unit_id=unit_id, gain=2,
                      annotator="browser-tester")
-    state.refresh(db)
+    state.refresh(db, viewer=None)
     expected_drop = missing_before - _missing_in_state(state)
     assert expected_drop >= 1
 

@@ -24,7 +24,7 @@ from evalcore.io.text_lines import SourceText, first_line_of, read_source
 from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, completeness_states
 from evalcore.store.document_imports import published
-from evalcore.store.resolution import resolved_gains
+from evalcore.store.resolution import resolved_gains_unchecked
 
 #: How many unknown ids an error message lists.
 SHOWN_UNKNOWN = 10
@@ -173,7 +173,7 @@ def write_label_events(
         if e.kind != "undo" and e.gain is not None and e.gain >= threshold:
             relevant.setdefault(e.query_id, []).append(e)
     complete_now = [q for q, c in completeness_states(db, study_id).items() if c and q in relevant]
-    before = resolved_gains(db, study_id, complete_now) if complete_now else {}
+    before = resolved_gains_unchecked(db, study_id, complete_now) if complete_now else {}
     reopen: list[tuple[str, NewEvent]] = []
     for q in complete_now:
         gains = before.get(q, {})

@@ -1,0 +1,166 @@
+"""No public read of a study's data without a viewer (issue 12, item 2), checked structurally.
+
+Every public function of ``evalcore.store``, ``evalcore.annotation``,
+``evalcore.analysis``, ``evalcore.live`` and ``evalcore.report`` that takes a
+store (``db``) and a study id must take ``viewer`` (a required keyword: the
+gate, :func:`evalcore.store.read_access.require_read`), or ``actor`` (an
+authorised action), or be an internal variant named ``*_unchecked``, or be in
+one of the commented lists below. A new function that reads a study's data
+fails here until it is gated or its place in a list is argued.
+tests/test_library_read_authorization.py calls the gated ones as a stranger.
+"""
+
+import functools
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Iterator
+
+import pytest
+
+PACKAGES = ("store", "annotation", "analysis", "live", "report")
+
+#: Not reads: writes, each authorised inside its own transaction by the actor, annotator
+#: or reviewer it takes (or run only inside an authorised write).
+NOT_READS = {
+    "evalcore.store.cant_judge.record_cant_judge": "the annotator's own write",
+    "evalcore.store.drafts.save_draft": "the annotator's own unsaved note",
+    "evalcore.store.drafts.clear_draft": "the annotator's own unsaved note",
+    "evalcore.store.labels.record_label": "authorised for the annotator (LABEL)",
+    "evalcore.store.labels.undo_last_label": "authorised for the annotator (LABEL)",
+    "evalcore.store.labels.adjudicate": "authorised for the reviewer (ADJUDICATE)",
+    "evalcore.store.members.create_team_study": "the lead creates the study",
+    "evalcore.store.imports.common.register_queries": "inside an authorised import",
+    "evalcore.store.imports.common.write_label_events": "inside an authorised import",
+    "evalcore.store.pins.insert_pin": "inside pin_protocol, authorised for the lead",
+    "evalcore.store.staged_studies.discard_staged_study": "cleanup of a failed import",
+    "evalcore.annotation.item_token.show_item": "the annotator's screen token (no data)",
+}
+
+#: The facts the gate itself reads to decide (a study's mode, members and leads, whether it
+#: exists): they cannot be behind the gate.
+GATE_FACTS = {
+    "evalcore.store.studies.get_study": "read by authorize for the study's organisation",
+    "evalcore.store.studies.study_exists": "the gate's unknown-id check",
+    "evalcore.store.membership.study_mode": "read by authorize",
+    "evalcore.store.membership.member_role": "read by authorize",
+    "evalcore.store.membership.study_leads": "read by authorize (who can grant access)",
+    "evalcore.store.members.get_member": "one membership row, read by the members page's gate",
+}
+
+#: Building blocks the gated reads compose after authorising once (so no check runs per
+#: run or per query in their loops). They are not yet renamed ``*_unchecked``; the app and
+#: the CLI still call some of them directly (a known gap: rename them and gate the
+#: callers). Shrink this list; do not grow it.
+BUILDING_BLOCKS = {
+    "evalcore.store.completeness.completeness_history",
+    "evalcore.store.completeness.completeness_states",
+    "evalcore.store.completeness.is_complete",
+    "evalcore.store.cant_judge.cant_judge_units",
+    "evalcore.store.drafts.drafts",
+    "evalcore.store.labels.count_label_events",
+    "evalcore.store.labels.current_judgements",
+    "evalcore.store.labels.has_labels_from",
+    "evalcore.store.labels.latest_event_id",
+    "evalcore.store.labels.noted_label_events",
+    "evalcore.store.labels.query_annotators",
+    "evalcore.store.lexical_index.pinned_document_texts",
+    "evalcore.store.marks.store_marks",
+    "evalcore.store.marks.touched_queries",
+    "evalcore.store.observations.reference_columns",
+    "evalcore.store.observations.run_columns",
+    "evalcore.store.observations.runs_as_columns",
+    "evalcore.store.overlap.annotator_overlap",
+    "evalcore.store.pins.pin_discrepancies",
+    "evalcore.store.pins.pin_document_ids",
+    "evalcore.store.pins.pin_exists",
+    "evalcore.store.pins.pin_names",
+    "evalcore.store.pins.pin_owner_counts",
+    "evalcore.store.pins.pin_row",
+    "evalcore.store.pins.unpinned_visible_ids",
+    "evalcore.store.resolution.resolve_query",
+    "evalcore.store.resolution.resolve_study",
+    "evalcore.store.resolution.resolve_unit_in_store",
+    "evalcore.store.runs.run_exists",
+    "evalcore.store.scoping.run_permitted_ids",
+    "evalcore.store.studies.query_registered",
+    "evalcore.store.studies.query_text",
+    "evalcore.store.studies.query_texts",
+    "evalcore.store.study_measures.study_measures",
+}
+
+ALLOWED = set(NOT_READS) | set(GATE_FACTS) | BUILDING_BLOCKS
+
+
+def _modules() -> Iterator[object]:
+    for package_name in PACKAGES:
+        package = importlib.import_module(f"evalcore.{package_name}")
+        yield package
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            yield importlib.import_module(info.name)
+
+
+@functools.cache
+def _study_reads() -> dict[str, inspect.Signature]:
+    """Qualified name -> signature of every public function (and public class's method)
+    defined in those packages that takes a store and a study id."""
+    found: dict[str, inspect.Signature] = {}
+    for module in _modules():
+        for name, value in vars(module).items():
+            if name.startswith("_") or getattr(value, "__module__", None) != module.__name__:
+                continue
+            candidates = [(name, value)]
+            if inspect.isclass(value):
+                candidates = [(f"{name}.{attr}", getattr(member, "__func__", member))
+                              for attr, member in vars(value).items() if not attr.startswith("_")]
+            for qualified, function in candidates:
+                if not inspect.isfunction(function):
+                    continue
+                signature = inspect.signature(function)
+                if "db" in signature.parameters and ({"study_id", "study"}
+                                                     & signature.parameters.keys()):
+                    found[f"{module.__name__}.{qualified}"] = signature
+    return found
+
+
+def test_every_public_read_of_a_study_takes_the_viewer() -> None:
+    missing = [
+        name for name, signature in _study_reads().items()
+        if not ({"viewer", "actor"} & signature.parameters.keys())
+        and not name.endswith("_unchecked") and name not in ALLOWED
+    ]
+    assert not missing, f"public reads of a study without a viewer: {missing}"
+
+
+#: The gate itself: ``viewer`` is its first argument (required, positional).
+GATES = {
+    "evalcore.store.read_access.may_read",
+    "evalcore.store.read_access.require_known_study",
+    "evalcore.store.read_access.require_read",
+    "evalcore.store.scoping.can_view_study",
+    "evalcore.store.scoping.require_study_view",
+    "evalcore.store.scoping.displayable_text",
+}
+
+
+def test_the_viewer_is_a_required_keyword() -> None:
+    """No default: a caller that forgets the viewer fails at once, it does not read unchecked."""
+    loose = [
+        name for name, signature in _study_reads().items()
+        if "viewer" in signature.parameters and name not in GATES
+        and (signature.parameters["viewer"].default is not inspect.Parameter.empty
+             or signature.parameters["viewer"].kind is not inspect.Parameter.KEYWORD_ONLY)
+    ]
+    assert not loose, f"viewer must be a required keyword: {loose}"
+
+
+@pytest.mark.parametrize("listed", sorted(ALLOWED))
+def test_every_listed_exception_still_exists(listed: str) -> None:
+    """A stale entry would hide a new function of the same name."""
+    assert listed in _study_reads(), f"{listed} is listed but is no longer a study read"
+
+
+def test_the_transition_default_is_gone() -> None:
+    import evalcore.store.read_access as read_access
+
+    assert not hasattr(read_access, "NOT_PASSED")
