@@ -11,7 +11,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.transaction import write_transaction
+from evalcore.store.transaction import in_transaction, write_transaction
 
 MAX_NOTE_CHARS = 2000
 
@@ -84,7 +84,11 @@ def save_draft(
 def clear_draft(
     db: sqlite_utils.Database, *, study_id: str, query_id: str, unit_id: str, annotator: str
 ) -> None:
-    """Forget the item's draft (its note was saved with a label)."""
+    """Forget the item's draft (its note was saved with a label); inside a caller's write
+    transaction, one statement of it."""
+    if in_transaction(db):
+        _delete(db, [study_id, annotator, query_id, unit_id])
+        return
     with write_transaction(db):
         _delete(db, [study_id, annotator, query_id, unit_id])
 
