@@ -16,6 +16,7 @@ the load average is printed (this 2-core machine is shared).
     python benchmarks/bench_import_while_labeling.py            # 500,000 lines (quick)
     python benchmarks/bench_import_while_labeling.py --lines 5000000
     python benchmarks/bench_import_while_labeling.py --beir 200000   # a BEIR corpus instead
+    python benchmarks/bench_import_while_labeling.py --beir 200000 --replace  # re-imported
 
 With ``--beir N`` the import is a BEIR folder of N documents (about 60 words
 each; ``evalcore.store.imports.beir``: documents staged in paced chunks,
@@ -44,11 +45,11 @@ def _write_run(path: Path, lines: int) -> None:
             out.write(f"q{q} Q0 d{q}-{r} {r + 1} {per_query - r} big\n")
 
 
-def _write_beir(root: Path, documents: int) -> None:
+def _write_beir(root: Path, documents: int, words: str = "") -> None:
     import json
 
     (root / "qrels").mkdir(parents=True)
-    words = "retrieval evaluation relevance judged pooled corpus annotator label".split()
+    words = (words or "retrieval evaluation relevance judged pooled corpus annotator label").split()
     with (root / "corpus.jsonl").open("w") as out:
         for i in range(documents):
             text = " ".join(words[(i + j) % len(words)] for j in range(60))
@@ -104,7 +105,10 @@ def _import(db_path: str, run_file: str, started, done, holds) -> None:
         real_checkpoint(db)
         checkpoints.append(time.perf_counter() - t0)
 
-    for module in (run_import, runs, staging, beir_import, staged_documents, document_imports):
+    import evalcore.store.document_replacements as document_replacements
+
+    for module in (run_import, runs, staging, beir_import, staged_documents, document_imports,
+                   document_replacements):
         module.write_transaction = timed
     if real_checkpoint is not None:
         staging.checkpoint = timed_checkpoint
@@ -211,6 +215,9 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=500_000)
     parser.add_argument("--beir", type=int, default=0, metavar="N",
                         help="import a BEIR corpus of N documents instead of a run")
+    parser.add_argument("--replace", action="store_true",
+                        help="with --beir: import the corpus once first (no one labeling), then "
+                             "time importing it again with other text (every document replaced)")
     parser.add_argument("--control-s", type=float, default=15.0,
                         help="first, label this long with no import (the machine's own figure)")
     args = parser.parse_args()
@@ -227,7 +234,14 @@ def main() -> None:
         db.conn.close()
         if args.beir:
             run_file = root / "beir"
-            _write_beir(run_file, args.beir)
+            if args.replace:
+                _write_beir(root / "first", args.beir)
+                from evalcore.store.imports.beir import import_beir
+
+                db = open_store(db_path)
+                import_beir(db, root / "first", study_id="s")
+                db.conn.close()
+            _write_beir(run_file, args.beir, "other words replacing every stored document text")
         else:
             run_file = root / "big.run"
             _write_run(run_file, args.lines)
@@ -263,7 +277,8 @@ def main() -> None:
               f"p50 {c_p50 * 1000:.1f} ms, p95 {c_p95 * 1000:.1f} ms, p99 {c_p99 * 1000:.1f} ms, "
               f"max {c_worst * 1000:.1f} ms")
         print(f"  parts: {c_parts}")
-    what = f"BEIR import: {args.beir:,} documents" if args.beir else (
+    what = (f"BEIR import: {args.beir:,} documents"
+            + (" (every one replacing a stored one)" if args.replace else "")) if args.beir else (
         f"run import: {args.lines:,} lines")
     print(f"{what} in {seconds:.1f} s, {transactions} write "
           f"transactions; holds p99 {hold_p99 * 1000:.0f} ms, {over_target} over 250 ms")
