@@ -50,12 +50,17 @@ def what_a_reader_sees(path: Path) -> dict:
         reader.conn.close()
 
 
-def test_a_reader_never_sees_a_staged_document_and_all_appear_at_publish(tmp_path, monkeypatch):
-    db = new_store(tmp_path)
-    monkeypatch.setattr(staged_documents, "BATCH", 50)
+def small_chunks(monkeypatch) -> None:
+    """Chunks of 10-20 rows and no pause: many short transactions from a small corpus."""
     monkeypatch.setattr("evalcore.store.staging.MIN_CHUNK_ROWS", 10)
     monkeypatch.setattr("evalcore.store.staging.MAX_CHUNK_ROWS", 20)
     monkeypatch.setattr("evalcore.store.staging.MAX_PAUSE_S", 0)
+
+
+def test_a_reader_never_sees_a_staged_document_and_all_appear_at_publish(tmp_path, monkeypatch):
+    db = new_store(tmp_path)
+    monkeypatch.setattr(staged_documents, "BATCH", 50)
+    small_chunks(monkeypatch)
     seen: list[dict] = []
     chunks: list[int] = []
     original = StagedDocuments.write_staged
@@ -176,9 +181,7 @@ def test_a_replaced_documents_new_text_is_staged_and_written_after_the_small_pub
 
     db = new_store(tmp_path)
     import_beir(db, beir_folder(tmp_path, 300, text="zebra"), study_id="s")
-    monkeypatch.setattr("evalcore.store.staging.MIN_CHUNK_ROWS", 10)
-    monkeypatch.setattr("evalcore.store.staging.MAX_CHUNK_ROWS", 20)
-    monkeypatch.setattr("evalcore.store.staging.MAX_PAUSE_S", 0)
+    small_chunks(monkeypatch)
     at_publish: list[dict] = []
     chunks: list[int] = []
     original = replacements.apply_replacements
