@@ -37,7 +37,8 @@ def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Databa
         conn.execute("PRAGMA journal_mode = WAL")
         # FULL: a commit is on disk (WAL fsynced) before it returns, so an acknowledged label
         # survives an OS crash or power loss (NORMAL may lose the last commits). Costs one
-        # fsync per write transaction; see benchmarks/bench_store.py for the click latency.
+        # fsync per write transaction: a label click (label_as_shown, one process) took p50
+        # 4.4 ms / p99 70 ms with FULL vs 0.1 / 24 ms with NORMAL (load ~17, 2026-12).
         conn.execute("PRAGMA synchronous = FULL")
     db = sqlite_utils.Database(conn)
     if migrate:
