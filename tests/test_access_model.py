@@ -196,6 +196,29 @@ def test_annotator_names_are_normalised_at_every_entry_point(tmp_path: Path) -> 
     assert resolve_query(db, "s", "q")["e"].annotators == {"bob@acme.org": 3}
 
 
+def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path: Path) -> None:
+    """Item 8 beyond labels: a completeness claim, a can't-judge mark and a draft given as
+    ``Ann@Acme.org`` are ``ann@acme.org``'s, whichever spelling reads them back."""
+    from evalcore.annotation.item_token import label_as_shown, show_item
+    from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
+    from evalcore.store.completeness import completeness_history, mark_complete, reopen
+    from evalcore.store.drafts import drafts, save_draft
+
+    db = open_store(tmp_path / "store.db")
+    create_study(db, StudyIn(study_id="s", corpus_id="c"))
+    mark_complete(db, study_id="s", query_id="q", actor="Ann@Acme.org")
+    reopen(db, study_id="s", query_id="q", actor=" ANN@acme.org", reason="more to find")
+    assert {e.actor for e in completeness_history(db, "s", "q")} == {"ann@acme.org"}
+    record_cant_judge(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org")
+    assert cant_judge_units(db, "s", "q", "ann@ACME.org") == ["d"]
+    save_draft(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org",
+               note="half a thought")
+    assert list(drafts(db, "s", "q", "ann@acme.org")) == ["d"]
+    token = show_item(db, study_id="s", query_id="q", unit_id="d", annotator="ANN@acme.org")
+    label_as_shown(db, token, 1, on_screen=token)  # saving the label clears the draft
+    assert drafts(db, "s", "q", "Ann@Acme.org") == {}
+
+
 def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Path) -> None:
     from evalcore.store.labels import record_label
     from evalcore.store.resolution import resolve_query, resolve_study

@@ -50,12 +50,17 @@ def what_a_reader_sees(path: Path) -> dict:
         reader.conn.close()
 
 
-def test_a_reader_never_sees_a_staged_document_and_all_appear_at_publish(tmp_path, monkeypatch):
-    db = new_store(tmp_path)
-    monkeypatch.setattr(staged_documents, "BATCH", 50)
+def small_chunks(monkeypatch) -> None:
+    """Chunks of 10-20 rows and no pause: many short transactions from a small corpus."""
     monkeypatch.setattr("evalcore.store.staging.MIN_CHUNK_ROWS", 10)
     monkeypatch.setattr("evalcore.store.staging.MAX_CHUNK_ROWS", 20)
     monkeypatch.setattr("evalcore.store.staging.MAX_PAUSE_S", 0)
+
+
+def test_a_reader_never_sees_a_staged_document_and_all_appear_at_publish(tmp_path, monkeypatch):
+    db = new_store(tmp_path)
+    monkeypatch.setattr(staged_documents, "BATCH", 50)
+    small_chunks(monkeypatch)
     seen: list[dict] = []
     chunks: list[int] = []
     original = StagedDocuments.write_staged
@@ -129,10 +134,10 @@ def test_a_killed_import_stays_invisible_and_the_next_open_removes_it(tmp_path):
         import os
         from evalcore.store.connection import open_store
         from evalcore.store.imports import import_beir
-        from evalcore.store.staged_documents import StagedDocuments
+        import evalcore.store.imports.beir as beir_import
         def die(*args, **kwargs):
             os._exit(9)  # the process dies after its chunks, before publishing
-        StagedDocuments.write_replacements = die
+        beir_import.publish_import = die
         import_beir(open_store({str(tmp_path / "store.db")!r}), {str(folder)!r}, study_id="s")
     """)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -148,6 +153,92 @@ def test_a_killed_import_stays_invisible_and_the_next_open_removes_it(tmp_path):
     assert reopened.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
     assert reopened.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH "
                             "'zebra'").fetchone()[0] == 0
+
+
+def _run_and_die(tmp_path: Path, folder: Path, patch: str) -> None:
+    script = textwrap.dedent("""
+        import os
+        import evalcore.store.imports.beir as beir_import
+        import evalcore.store.staging as staging
+        from evalcore.store.connection import open_store
+        from evalcore.store.imports import import_beir
+        def die(*args, **kwargs):
+            os._exit(9)
+        staging.MIN_CHUNK_ROWS, staging.MAX_CHUNK_ROWS, staging.MAX_PAUSE_S = 10, 20, 0
+    """) + textwrap.dedent(patch) + (
+        f"import_beir(open_store({str(tmp_path / 'store.db')!r}), {str(folder)!r}, "
+        "study_id='s')\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120)
+    assert done.returncode == 9
+
+
+def test_a_replaced_documents_new_text_is_staged_and_written_after_the_small_publish(
+        tmp_path, monkeypatch):
+    """The publishing transaction writes no replaced document (its hold does not grow with
+    them): their new text waits, hidden, and is written over the old in paced chunks."""
+    import evalcore.store.document_replacements as replacements
+
+    db = new_store(tmp_path)
+    import_beir(db, beir_folder(tmp_path, 300, text="zebra"), study_id="s")
+    small_chunks(monkeypatch)
+    at_publish: list[dict] = []
+    chunks: list[int] = []
+    original = replacements.apply_replacements
+
+    def watched(db, import_id, corpus_id, on_chunk=None):
+        at_publish.append(what_a_reader_sees(tmp_path / "store.db"))
+        return original(db, import_id, corpus_id, on_chunk=lambda rows, held: chunks.append(rows))
+
+    monkeypatch.setattr(beir_import, "apply_replacements", watched)
+    summary = import_beir(db, beir_folder(tmp_path, 310, text="yak"), study_id="s")
+    # published: the 10 new documents are visible, the 300 replaced ones not yet changed
+    assert at_publish[0]["count"] == 310 and at_publish[0]["d1"].text == "zebra"
+    assert len(chunks) >= 15 and sum(chunks) == 300
+    after = what_a_reader_sees(tmp_path / "store.db")
+    assert after["count"] == 310 and after["d1"].text == "yak"
+    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 310  # none hidden left
+    assert db.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
+    assert summary.documents == 310
+    assert any("300 document(s) already in corpus 'c' had other content" in w
+               for w in summary.warnings)
+    assert db.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH "
+                      "'zebra'").fetchone()[0] == 0
+
+
+def test_a_re_import_killed_before_publishing_leaves_the_old_texts(tmp_path):
+    db = new_store(tmp_path)
+    import_beir(db, beir_folder(tmp_path, 100, text="zebra"), study_id="s")
+    db.conn.close()
+    _run_and_die(tmp_path, beir_folder(tmp_path, 100, text="yak"),
+                 "beir_import.publish_import = die\n")
+    reopened = open_store(tmp_path / "store.db")
+    assert get_document(reopened, "c", "d1").text == "zebra"
+    assert reopened.execute("SELECT count(*) FROM documents").fetchone()[0] == 100
+    assert reopened.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
+
+
+def test_a_re_import_killed_while_applying_is_finished_by_the_next_open(tmp_path):
+    db = new_store(tmp_path)
+    import_beir(db, beir_folder(tmp_path, 100, text="zebra"), study_id="s")
+    db.conn.close()
+    _run_and_die(tmp_path, beir_folder(tmp_path, 100, text="yak"), """
+        import evalcore.store.document_replacements as replacements
+        real = replacements.apply_replacements
+        def apply_then_die(db, import_id, corpus_id):
+            def on_chunk(rows, held):
+                os._exit(9)  # dies after the first applied chunk
+            real(db, import_id, corpus_id, on_chunk=on_chunk)
+        beir_import.apply_replacements = apply_then_die
+    """)
+    raw = open_store(tmp_path / "store.db", migrate=False)
+    texts = [t for (t,) in raw.execute("SELECT text FROM documents WHERE corpus_id = 'c'")]
+    assert 0 < texts.count("yak") < 100  # published, part applied
+    raw.conn.close()
+    reopened = open_store(tmp_path / "store.db")
+    assert {t for (t,) in reopened.execute("SELECT text FROM documents")} == {"yak"}
+    assert reopened.execute("SELECT count(*) FROM documents").fetchone()[0] == 100
+    assert reopened.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
 
 
 def test_a_v11_store_migrates_to_v12_and_its_documents_stay_visible(tmp_path):

@@ -315,15 +315,16 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
         return
     walk = _walk(sid, annotator, query_id)
     db = get_db()
-    try:
+    try:  # a store busy with a long write is retried (bounded), as a label is
         if cant_judge:
-            record_cant_judge(db, study_id=sid, query_id=query_id, unit_id=unit_id,
-                              annotator=annotator, note=_note_of(token))
-            save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
-                       annotator=annotator, note="")
+            retry_busy(lambda: record_cant_judge(db, study_id=sid, query_id=query_id,
+                                                 unit_id=unit_id, annotator=annotator,
+                                                 note=_note_of(token)))
+            retry_busy(lambda: save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
+                                          annotator=annotator, note=""))
         else:
-            save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
-                       annotator=annotator, skipped=True)
+            retry_busy(lambda: save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
+                                          annotator=annotator, skipped=True))
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
         return
@@ -343,9 +344,9 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
 def _on_note(token: ItemToken) -> None:
     """Keep the note typed so far as the item's draft (it survives a reload)."""
     try:
-        save_draft(get_db(), study_id=token.study_id, query_id=token.query_id,
-                   unit_id=token.unit_id, annotator=token.annotator,
-                   note=str(st.session_state.get(note_key(token), "")))
+        retry_busy(lambda: save_draft(get_db(), study_id=token.study_id, query_id=token.query_id,
+                                      unit_id=token.unit_id, annotator=token.annotator,
+                                      note=str(st.session_state.get(note_key(token), ""))))
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", f"Note draft not kept: {error}")
 

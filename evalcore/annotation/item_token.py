@@ -27,7 +27,6 @@ from evalcore.store.completeness import is_complete
 from evalcore.store.drafts import clear_draft
 from evalcore.store.labels import LabelEvent, latest_event_id
 from evalcore.store.resolution import resolve_unit_in_store
-from evalcore.store.transaction import write_transaction
 
 
 class ItemToken(BaseModel):
@@ -123,14 +122,13 @@ def label_as_shown(
     if check_screen:
         require_on_screen(token, on_screen)
     was_complete = is_complete(db, token.study_id, token.query_id)
-    with write_transaction(db):
-        event = labels.record_label(
-            db, study_id=token.study_id, query_id=token.query_id, unit_id=token.unit_id,
-            gain=gain, annotator=token.annotator, note=note, source=source,
-            seen_event=token.seen_event,
-        )
-        clear_draft(db, study_id=token.study_id, query_id=token.query_id,
-                    unit_id=token.unit_id, annotator=token.annotator)
+    event = labels.record_label(
+        db, study_id=token.study_id, query_id=token.query_id, unit_id=token.unit_id,
+        gain=gain, annotator=token.annotator, note=note, source=source,
+        seen_event=token.seen_event,
+        also=lambda: clear_draft(db, study_id=token.study_id, query_id=token.query_id,
+                                 unit_id=token.unit_id, annotator=token.annotator),
+    )
     resolved = resolve_unit_in_store(db, token.study_id, token.query_id, token.unit_id)
     in_conflict = resolved is not None and resolved.state == "conflict"
     conflict = (

@@ -34,7 +34,7 @@ from evalcore.store.membership import (
     study_leads,
     study_mode,
 )
-from evalcore.store.studies import get_study
+from evalcore.store.studies import StudyIn, get_study
 
 
 def authorize(
@@ -43,14 +43,16 @@ def authorize(
     study_id: str,
     actor: str | None,
     permission: Permission,
+    study: StudyIn | None = None,
 ) -> RoleName | None:
     """Allow ``actor`` to do ``permission`` in the study, or raise :class:`PermissionDenied`.
 
     Returns the actor's role, or None in local single-user mode (every action
     allowed). Raises ``StudyNotFoundError`` for an unknown study. Reads only:
-    call it inside the write transaction of the action it guards.
+    call it inside the write transaction of the action it guards. ``study``: its
+    settings when the caller read them already (before the lock: they never change).
     """
-    study = get_study(db, study_id)
+    study = study if study is not None else get_study(db, study_id)
     if study_mode(db, study_id) == "local":
         return None
     user = require_actor(actor, study_id=study_id, permission=permission)

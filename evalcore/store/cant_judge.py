@@ -8,6 +8,8 @@ later sessions and a reviewer can see which units were hard to judge.
 
 import sqlite_utils
 
+from evalcore.access.decisions import viewer_id
+from evalcore.access.identity import normalise_user_id
 from evalcore.store.audit import record_audit
 from evalcore.store.transaction import write_transaction
 
@@ -26,6 +28,7 @@ def record_cant_judge(
     """Append a can't-judge mark; returns its audit entry id."""
     if not annotator.strip():
         raise ValueError("annotator is required: say who could not judge the unit")
+    annotator = normalise_user_id(annotator)
     with write_transaction(db):
         return record_audit(db, actor=annotator, action=ACTION, study_id=study_id,
                             detail={"query_id": query_id, "unit_id": unit_id, "note": note})
@@ -39,6 +42,6 @@ def cant_judge_units(
         "SELECT json_extract(detail_json, '$.unit_id') FROM audit_log "
         "WHERE study_id = ? AND actor = ? AND action = ? "
         "AND json_extract(detail_json, '$.query_id') = ? ORDER BY entry_id",
-        [study_id, annotator, ACTION, query_id],
+        [study_id, viewer_id(annotator) or annotator, ACTION, query_id],
     )
     return list(dict.fromkeys(r[0] for r in rows if r[0] is not None))

@@ -12,6 +12,7 @@ from typing import Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize
@@ -68,16 +69,18 @@ def append_completeness_event(
     )
 
 
-def _require_actor(actor: str) -> None:
+def _require_actor(actor: str) -> str:
+    """The actor as one person (:func:`normalise_user_id`: the sign-in rule)."""
     if not isinstance(actor, str) or not actor.strip():
         raise ValueError("actor is required: say who makes this completeness claim")
+    return normalise_user_id(actor)
 
 
 def mark_complete(
     db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str, reason: str = ""
 ) -> CompletenessEvent | None:
     """Declare the query's relevant population complete (None if it already is)."""
-    _require_actor(actor)
+    actor = _require_actor(actor)
     get_study(db, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
@@ -96,7 +99,7 @@ def reopen(
     db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str, reason: str
 ) -> CompletenessEvent | None:
     """Withdraw the completeness claim, saying why (None if the query is not complete)."""
-    _require_actor(actor)
+    actor = _require_actor(actor)
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError("a reason is required to reopen a query: say why the claim no longer holds")
     get_study(db, study_id)

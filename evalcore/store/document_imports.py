@@ -16,15 +16,22 @@ Why a pending table rather than a flag on each row: clearing a flag on 1.7M rows
 is itself a long write; deleting one row of ``pending_imports`` is not.
 
 A document the import *replaces* (same id, other content) cannot be staged
-beside the visible one (``documents`` is keyed by corpus and id), so its new
-text is kept in the import's scratch file and written by the final transaction,
-with the publishing statement: that transaction's hold grows with the number of
-replaced documents (none when a corpus is imported for the first time).
+beside the visible one (``documents`` is keyed by corpus and id). Its new text
+is staged, in the same paced chunks, as a row of a hidden corpus
+(:func:`replacement_corpus`) under a second pending id (:func:`replacements_id`),
+and written over the visible row *after* publishing, again in paced chunks
+(:mod:`evalcore.store.document_replacements`): the publishing transaction stays
+one small statement whatever the number replaced. Until the last chunk is
+applied a reader may find some replaced documents with their new text and others
+with their old one (each document is either, never half); a truly atomic switch
+needs a key that admits two versions of a document (a schema change).
 
-A failed import discards its rows (chunked deletes, then the pending row); a
+A failed import discards its rows (chunked deletes, then the pending rows); a
 process that died mid-import leaves them, invisible, and the next
-:func:`evalcore.store.connection.open_store` (:func:`discard_abandoned_imports`)
-removes those of dead processes on this host. A plain document write
+:func:`evalcore.store.connection.open_store`
+(:func:`evalcore.store.document_replacements.settle_abandoned_imports`) removes
+those of dead processes on this host, or, when the import had published,
+finishes applying its replacements. A plain document write
 (:func:`evalcore.store.corpus.upsert_document_rows`) of a staged id clears its
 ``import_id``: the row is then that writer's, visible, and no discard removes it.
 """
@@ -36,7 +43,7 @@ import uuid
 import sqlite_utils
 
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.staging import delete_in_chunks, discard_abandoned, staging_owner
+from evalcore.store.staging import delete_in_chunks, staging_owner
 from evalcore.store.transaction import write_transaction
 
 
@@ -46,31 +53,53 @@ def published(alias: str = "") -> str:
     return f"({column} IS NULL OR {column} NOT IN (SELECT import_id FROM pending_imports))"
 
 
+#: The end of the pending id of an import's staged replacements.
+REPLACEMENTS = ":replacements"
+
+
+def replacements_id(import_id: str) -> str:
+    """The pending id of the import's staged replacement texts (pending until applied)."""
+    return import_id + REPLACEMENTS
+
+
+def replacement_corpus(corpus_id: str, import_id: str) -> str:
+    """The hidden corpus id the import's replacement texts are staged under."""
+    return f"{corpus_id}\x00{import_id}"
+
+
 def begin_import(db: sqlite_utils.Database, corpus_id: str) -> str:
     """Register a pending import of documents into ``corpus_id``; return its id."""
     import_id = uuid.uuid4().hex
-    with write_transaction(db):
-        db.execute(
-            "INSERT INTO pending_imports (import_id, corpus_id, staged_by, started_at) "
-            "VALUES (?, ?, ?, ?)",
-            [import_id, corpus_id, staging_owner(), utc_now_iso()],
-        )
+    _register(db, import_id, corpus_id)
     return import_id
 
 
+def begin_replacements(db: sqlite_utils.Database, import_id: str, corpus_id: str) -> None:
+    """Register the import's replacements as pending (once; inside its first chunk that stages
+    one)."""
+    _register(db, replacements_id(import_id), corpus_id)
+
+
+def _register(db: sqlite_utils.Database, pending_id: str, corpus_id: str) -> None:
+    with write_transaction(db):
+        db.execute(
+            "INSERT OR IGNORE INTO pending_imports (import_id, corpus_id, staged_by, started_at) "
+            "VALUES (?, ?, ?, ?)",
+            [pending_id, corpus_id, staging_owner(), utc_now_iso()],
+        )
+
+
 def publish_import(db: sqlite_utils.Database, import_id: str) -> None:
-    """Make the import's documents visible (inside the caller's final write transaction)."""
+    """Make the import's documents visible (inside the caller's final write transaction); its
+    replacements, if it staged any, stay pending until applied."""
     db.execute("DELETE FROM pending_imports WHERE import_id = ?", [import_id])
 
 
 def discard_import(db: sqlite_utils.Database, import_id: str) -> None:
-    """Delete a pending import's documents, a chunk per short transaction, then its pending row."""
-    delete_in_chunks(db, "documents", "rowid", "import_id", import_id)
+    """Delete a pending import's documents and staged replacements, a chunk per short
+    transaction, then its pending rows."""
+    for pending in (import_id, replacements_id(import_id)):
+        delete_in_chunks(db, "documents", "rowid", "import_id", pending)
     with write_transaction(db):
-        db.execute("DELETE FROM pending_imports WHERE import_id = ?", [import_id])
-
-
-def discard_abandoned_imports(db: sqlite_utils.Database) -> int:
-    """Discard pending imports whose importing process is gone; return how many."""
-    return discard_abandoned(db, "SELECT import_id, staged_by FROM pending_imports",
-                             discard_import)
+        db.conn.executemany("DELETE FROM pending_imports WHERE import_id = ?",
+                            [(import_id,), (replacements_id(import_id),)])

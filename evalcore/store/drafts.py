@@ -10,8 +10,10 @@ label it was typed for is saved.
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.decisions import viewer_id
+from evalcore.access.identity import normalise_user_id
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.transaction import write_transaction
+from evalcore.store.transaction import in_transaction, write_transaction
 
 MAX_NOTE_CHARS = 2000
 
@@ -33,7 +35,7 @@ def drafts(
     rows = db.execute(
         "SELECT unit_id, note, skipped FROM annotation_drafts "
         "WHERE study_id = ? AND annotator = ? AND query_id = ? ORDER BY unit_id",
-        [study_id, annotator, query_id],
+        [study_id, viewer_id(annotator) or annotator, query_id],
     )
     return {u: Draft(unit_id=u, note=n, skipped=bool(s)) for u, n, s in rows}
 
@@ -55,6 +57,7 @@ def save_draft(
     """
     if not annotator.strip():
         raise ValueError("annotator is required to keep a draft")
+    annotator = normalise_user_id(annotator)
     if note is not None and len(note) > MAX_NOTE_CHARS:
         raise ValueError(f"a note holds at most {MAX_NOTE_CHARS} characters, got {len(note)}")
     key = [study_id, annotator, query_id, unit_id]
@@ -84,7 +87,12 @@ def save_draft(
 def clear_draft(
     db: sqlite_utils.Database, *, study_id: str, query_id: str, unit_id: str, annotator: str
 ) -> None:
-    """Forget the item's draft (its note was saved with a label)."""
+    """Forget the item's draft (its note was saved with a label); inside a caller's write
+    transaction, one statement of it."""
+    annotator = viewer_id(annotator) or annotator
+    if in_transaction(db):
+        _delete(db, [study_id, annotator, query_id, unit_id])
+        return
     with write_transaction(db):
         _delete(db, [study_id, annotator, query_id, unit_id])
 

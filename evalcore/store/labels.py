@@ -11,6 +11,7 @@ to a completeness claim: if the query is marked complete, the same transaction
 appends a ``reopened`` completeness event saying which label caused it.
 """
 
+from collections.abc import Callable
 from typing import Literal
 
 import sqlite_utils
@@ -24,7 +25,7 @@ from evalcore.store.authorize import authorize
 from evalcore.store.completeness import append_completeness_event, is_complete
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
-from evalcore.store.studies import get_study
+from evalcore.store.studies import get_study, query_registered
 from evalcore.store.transaction import write_transaction
 
 LabelKind = Literal["label", "undo", "adjudicate"]
@@ -168,19 +169,28 @@ def _append_gain_event(
     note: str,
     source: str,
     seen_event: int | None = None,
+    also: Callable[[], None] | None = None,
 ) -> LabelEvent:
     """Validate, append a label/adjudicate event and reopen a query it contradicts.
 
     With ``seen_event``, the write happens only if no event was recorded on the
     unit after it (checked inside the transaction; else :class:`ItemChangedError`).
+    ``also``: another write made in the same transaction, after the event.
+
+    The write lock is held briefly (a click waits for every writer before it): what
+    cannot change is read before it (the study's settings; whether the query is
+    registered, as a registered query stays registered); inside it, only what another
+    writer may have changed (membership, the unit's newer events, completeness).
     """
     check_gain(gain)
     _check_text("query_id", query_id)
     _check_text("unit_id", unit_id)
     who = _identity("annotator" if kind == "label" else "reviewer", who)
-    threshold = get_study(db, study_id).relevance_threshold
+    study = get_study(db, study_id)
+    threshold = study.relevance_threshold
+    registered = query_registered(db, study_id, query_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=who,
+        authorize(db, study_id=study_id, actor=who, study=study,
                   permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE)
         if seen_event is not None:
             _refuse_if_changed(db, study_id, query_id, unit_id, seen_event)
@@ -188,10 +198,11 @@ def _append_gain_event(
         if gain >= threshold and is_complete(db, study_id, query_id):
             before = resolve_unit_in_store(db, study_id, query_id, unit_id)
             reopens = before is None or before.gain is None or before.gain < threshold
-        db.execute(
-            "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
-            [study_id, query_id],
-        )
+        if not registered:
+            db.execute(
+                "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
+                [study_id, query_id],
+            )
         event = _insert(
             db,
             study_id=study_id,
@@ -213,6 +224,8 @@ def _append_gain_event(
                 actor=who,
                 reason=f"new relevant {what} on {unit_id} by {who}",
             )
+        if also is not None:
+            also()
     return event
 
 
@@ -227,6 +240,7 @@ def record_label(
     note: str = "",
     source: str = "app",
     seen_event: int | None = None,
+    also: Callable[[], None] | None = None,
 ) -> LabelEvent:
     """Append a ``label`` event (gain 0..4), reopening a complete query it contradicts.
 
@@ -234,7 +248,8 @@ def record_label(
     for a gain outside 0..4 or an empty query, unit or annotator; nothing is
     written then. ``seen_event`` (see :func:`latest_event_id`) makes the write
     conditional: if the unit has a newer event, :class:`ItemChangedError` is
-    raised and nothing is written.
+    raised and nothing is written. ``also`` is another write made in the same
+    transaction (the annotate page clears the item's draft).
     """
     return _append_gain_event(
         db,
@@ -247,6 +262,7 @@ def record_label(
         note=note,
         source=source,
         seen_event=seen_event,
+        also=also,
     )
 
 
@@ -279,9 +295,10 @@ def undo_last_label(
     never reopens or closes a completeness claim by itself.
     """
     annotator = _identity("annotator", annotator)
-    get_study(db, study_id)
+    study = get_study(db, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=annotator, permission=Permission.LABEL)
+        authorize(db, study_id=study_id, actor=annotator, permission=Permission.LABEL,
+                  study=study)
         target = _latest_open_label(db, study_id, query_id, annotator)
         if target is None:
             return None

@@ -7,9 +7,9 @@ attached to the import's connection (``ATTACH``, a private temporary folder,
 no journal, no fsync: it is thrown away whatever happens) and detached and
 deleted on exit. Nothing reaches the store's tables until :meth:`write_staged`
 writes the new documents, invisible, in paced short transactions
-(:mod:`evalcore.store.document_imports`), and :meth:`write_replacements`
-writes those that replace stored ones inside the import's final transaction,
-the one that publishes (all or nothing).
+(:mod:`evalcore.store.document_imports`), with the new text of those that
+replace stored ones staged beside them (a hidden corpus, applied after the
+import publishes: :mod:`evalcore.store.document_replacements`).
 
 The duplicate ``_id`` check is the scratch table's primary key; documents are
 read back in file order, :data:`BATCH` at a time.
@@ -27,8 +27,12 @@ from types import TracebackType
 
 import sqlite_utils
 
-from evalcore.store.corpus import upsert_document_rows
-from evalcore.store.document_imports import published
+from evalcore.store.document_imports import (
+    begin_replacements,
+    published,
+    replacement_corpus,
+    replacements_id,
+)
 from evalcore.store.hashing import content_hash
 from evalcore.store.staging import Pacer, bulk_writes
 from evalcore.store.transaction import write_transaction
@@ -45,6 +49,8 @@ class StagedDocuments:
         self._db = db
         self._folder: Path | None = None
         self._pending = 0
+        #: The owners of the stored documents :meth:`write_staged` staged a replacement for.
+        self.replaced_owners: set[str | None] = set()
 
     def __enter__(self) -> StagedDocuments:
         self._folder = Path(tempfile.mkdtemp(prefix="relevance-ledger-staged-"))
@@ -114,27 +120,25 @@ class StagedDocuments:
             f"SELECT DISTINCT d.owner_org FROM {_SCHEMA}.documents s JOIN main.documents d "
             f"ON d.corpus_id = ? AND d.doc_id = s.doc_id AND {published('d')}", [corpus_id])}
 
-    def replaced_owner_orgs(self, corpus_id: str) -> set[str | None]:
-        """The owners of the stored documents that :meth:`write_replacements` would update."""
-        return {r[0] for r in self._db.execute(
-            f"SELECT DISTINCT d.owner_org FROM {_SCHEMA}.existing e "
-            f"JOIN {_SCHEMA}.documents s ON s.rowid = e.rowid JOIN main.documents d "
-            "ON d.corpus_id = ? AND d.doc_id = s.doc_id", [corpus_id])}
-
     def write_staged(
         self, import_id: str, corpus_id: str, owner_org: str | None, created_at: str,
         on_chunk: Callable[[int, float], None] | None = None,
-    ) -> int:
-        """Insert the documents new to the corpus, invisible (``import_id`` pending), in paced
-        short write transactions (:class:`evalcore.store.staging.Pacer`); return how many.
+    ) -> tuple[int, int]:
+        """Insert the documents new to the corpus, invisible (``import_id`` pending), and stage
+        the new text of those stored with other content (:func:`replacement_corpus`, applied
+        after publishing), in paced short write transactions
+        (:class:`evalcore.store.staging.Pacer`); return (new, replacing).
 
-        Documents already stored are remembered for :meth:`write_replacements` (the final
-        transaction). ``on_chunk(rows, held_s)`` is told of each chunk (benchmarks).
+        Documents stored with the same content are left alone. The owners of the documents
+        to be replaced are kept in :attr:`replaced_owners` (the publishing transaction
+        checks the importer may write them). ``on_chunk(rows, held_s)`` is told of each chunk
+        (benchmarks).
         """
         conn = self._db.conn
-        conn.execute(f"CREATE TABLE IF NOT EXISTS {_SCHEMA}.existing (rowid INTEGER PRIMARY KEY)")
+        hidden = replacement_corpus(corpus_id, import_id)
+        replacing = replacements_id(import_id)
         pacer = Pacer()
-        written = 0
+        written = replaced = 0
         after = 0
         with bulk_writes(self._db):
             while True:
@@ -143,52 +147,30 @@ class StagedDocuments:
                     f"SELECT rowid, doc_id, title, text, content_hash FROM {_SCHEMA}.documents "
                     "WHERE rowid > ? ORDER BY rowid LIMIT ?", [after, pacer.rows]).fetchall()
                 if not chunk:
-                    return written
+                    return written, replaced
                 ids = json.dumps([r[1] for r in chunk])
                 started = time.perf_counter()
                 with write_transaction(self._db):
-                    stored = {r[0] for r in conn.execute(
-                        "SELECT doc_id FROM main.documents WHERE corpus_id = ? AND doc_id IN "
-                        "(SELECT value FROM json_each(?))", [corpus_id, ids])}
-                    fresh = [r for r in chunk if r[1] not in stored]
+                    stored = {r[0]: (r[1], r[2]) for r in conn.execute(
+                        "SELECT doc_id, content_hash, owner_org FROM main.documents "
+                        "WHERE corpus_id = ? AND doc_id IN (SELECT value FROM json_each(?))",
+                        [corpus_id, ids])}
+                    fresh = [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
+                             for _, d, title, text, digest in chunk if d not in stored]
+                    changed = [(hidden, d, title, text, owner_org, created_at, digest, replacing)
+                               for _, d, title, text, digest in chunk
+                               if d in stored and stored[d][0] != digest]
+                    if changed and not replaced:
+                        begin_replacements(self._db, import_id, corpus_id)
                     conn.executemany(
                         "INSERT INTO main.documents (corpus_id, doc_id, title, text, owner_org, "
                         "created_at, content_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
-                         for _, d, title, text, digest in fresh])
+                        fresh + changed)
                 held = time.perf_counter() - started
                 written += len(fresh)
-                conn.executemany(f"INSERT INTO {_SCHEMA}.existing (rowid) VALUES (?)",
-                                 [(r[0],) for r in chunk if r[1] in stored])
+                replaced += len(changed)
+                self.replaced_owners.update(stored[r[1]][1] for r in changed)
                 if on_chunk is not None:
                     on_chunk(len(chunk), held)
                 after = chunk[-1][0]
                 pacer.after_chunk(self._db, len(chunk), held)
-
-    def write_replacements(
-        self, corpus_id: str, owner_org: str | None, created_at: str,
-    ) -> tuple[int, int]:
-        """Upsert the documents that were already stored when staged (inside the caller's final
-        write transaction), skipping those with the same content; return (written, changed).
-
-        An existing document keeps its owner.
-        """
-        written = changed = 0
-        after = 0
-        while True:
-            rows = self._db.execute(
-                f"SELECT e.rowid, s.doc_id, s.title, s.text, s.content_hash, d.content_hash "
-                f"FROM {_SCHEMA}.existing e JOIN {_SCHEMA}.documents s ON s.rowid = e.rowid "
-                "LEFT JOIN main.documents d ON d.corpus_id = ? AND d.doc_id = s.doc_id "
-                "WHERE e.rowid > ? ORDER BY e.rowid LIMIT ?",
-                [corpus_id, after, BATCH],
-            ).fetchall()
-            if not rows:
-                return written, changed
-            after = rows[-1][0]
-            fresh = [(corpus_id, doc_id, title, text, owner_org, created_at, digest)
-                     for _, doc_id, title, text, digest, stored in rows if stored != digest]
-            changed += sum(1 for *_, digest, stored in rows if stored is not None
-                           and stored != digest)
-            upsert_document_rows(self._db, fresh, keep_owner=True)
-            written += len(fresh)

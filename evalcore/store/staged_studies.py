@@ -14,14 +14,27 @@ pins and reports are append-only, and their DELETE triggers (schema v12) let a
 row go only while its study is staged, the one state in which nobody but the
 import has seen it. A failed import discards the study here; one whose process
 died is discarded by the next ``open_store`` (:func:`discard_abandoned_studies`).
-The organisations, users and corpus row a killed import created stay (small
-rows, harmless); a failure inside the process removes them too.
+
+The rows outside the study that the import creates before it publishes (organisations
+new to the store, the importer's user row and organisation memberships, the corpus row)
+are written down in the staged study itself, in the same transaction that creates
+them: one audit row (:data:`CREATED_ACTION`, :func:`record_created`). Discarding the
+study (a failure, or the next open after a kill) reads it and removes those rows
+unless something published refers to them by then; publishing deletes it.
 """
+
+import json
+from typing import Any
 
 import sqlite_utils
 
+from evalcore.store.audit import record_audit
+from evalcore.store.document_imports import published
 from evalcore.store.staging import delete_in_chunks, discard_abandoned, discard_staged_run
 from evalcore.store.transaction import write_transaction
+
+#: The audit action of a staged study's record of what its import created outside it.
+CREATED_ACTION = "study.import.created"
 
 #: Tables referring to others go first (foreign keys).
 _FIRST = ("reference_seals", "reference_labels", "reference_completeness", "protocol_documents",
@@ -47,11 +60,62 @@ def _key(db: sqlite_utils.Database, table: str) -> str:
         "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [table]))
 
 
+def record_created(db: sqlite_utils.Database, *, study_id: str, actor: str,
+                   organisations: list[str], users: list[str],
+                   memberships: list[tuple[str, str]], corpus: str | None) -> None:
+    """Write down (inside the transaction that created them) the rows outside the staged
+    study its import created: organisation ids, user ids, (user, organisation) memberships,
+    and the corpus id when its row is new."""
+    record_audit(db, actor=actor, action=CREATED_ACTION, study_id=study_id, detail={
+        "organisations": organisations, "users": users,
+        "memberships": [list(m) for m in memberships], "corpus": corpus})
+
+
+def forget_created(db: sqlite_utils.Database, study_id: str) -> None:
+    """Publishing: the rows written down by :func:`record_created` are the study's for good
+    (inside the publishing transaction, while the study is still staged)."""
+    db.execute("DELETE FROM audit_log WHERE study_id = ? AND action = ?",
+               [study_id, CREATED_ACTION])
+
+
+def _created(db: sqlite_utils.Database, study_id: str) -> dict[str, Any] | None:
+    row = db.execute("SELECT detail_json FROM audit_log WHERE study_id = ? AND action = ?",
+                     [study_id, CREATED_ACTION]).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def _remove_created(db: sqlite_utils.Database, created: dict[str, Any]) -> None:
+    """Inside a write transaction, after the study's rows are gone: remove what the import
+    created outside it, each row only while nothing published refers to it."""
+    db.conn.executemany(
+        "DELETE FROM user_organisations WHERE user_id = ? AND org_id = ?",
+        [tuple(m) for m in created["memberships"]])
+    db.conn.executemany(
+        "DELETE FROM users WHERE user_id = ? "
+        "AND NOT EXISTS (SELECT 1 FROM study_members WHERE user_id = users.user_id) "
+        "AND NOT EXISTS (SELECT 1 FROM user_organisations WHERE user_id = users.user_id)",
+        [(u,) for u in created["users"]])
+    if created["corpus"] is not None:
+        db.execute(
+            "DELETE FROM corpora WHERE corpus_id = ? "
+            "AND NOT EXISTS (SELECT 1 FROM studies WHERE corpus_id = corpora.corpus_id) "
+            f"AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.corpus_id = corpora.corpus_id "
+            f"AND {published('d')})", [created["corpus"]])
+    db.conn.executemany(
+        "DELETE FROM organisations WHERE org_id = ? "
+        "AND NOT EXISTS (SELECT 1 FROM studies WHERE org_id = organisations.org_id) "
+        "AND NOT EXISTS (SELECT 1 FROM user_organisations WHERE org_id = organisations.org_id) "
+        "AND NOT EXISTS (SELECT 1 FROM corpora WHERE owner_org = organisations.org_id)",
+        [(o,) for o in created["organisations"]])
+
+
 def discard_staged_study(db: sqlite_utils.Database, study_id: str) -> None:
-    """Delete a staged study's rows, a chunk per short transaction, then the study row."""
+    """Delete a staged study's rows, a chunk per short transaction, then the study row and
+    what its import created outside it (:func:`record_created`)."""
     if db.execute("SELECT 1 FROM studies WHERE study_id = ? AND staged_by IS NOT NULL",
                   [study_id]).fetchone() is None:
         return
+    created = _created(db, study_id)
     for (run_id,) in db.execute("SELECT run_id FROM runs WHERE study_id = ?",
                                 [study_id]).fetchall():
         discard_staged_run(db, run_id)
@@ -59,6 +123,8 @@ def discard_staged_study(db: sqlite_utils.Database, study_id: str) -> None:
         delete_in_chunks(db, table, _key(db, table), "study_id", study_id)
     with write_transaction(db):
         db.execute("DELETE FROM studies WHERE study_id = ? AND staged_by IS NOT NULL", [study_id])
+        if created is not None:
+            _remove_created(db, created)
 
 
 def discard_abandoned_studies(db: sqlite_utils.Database) -> int:

@@ -85,7 +85,7 @@ from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.scoping import readable_filter, require_known_study
-from evalcore.store.staged_studies import discard_staged_study
+from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
 from evalcore.store.staging import Pacer, discard_staged_run, staging_owner
 from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
@@ -309,15 +309,11 @@ def _unique_names(archive: OpenedArchive, member: str, key: str,
 
 
 class _Undo:
-    """What steps 1-2 wrote, so a failure removes it."""
+    """What steps 1-2 wrote, so a failure removes it (the staged study takes with it the
+    rows its import created outside it: :func:`evalcore.store.staged_studies.record_created`)."""
 
     def __init__(self) -> None:
         self.study_id: str | None = None
-        self.corpus_id: str | None = None
-        self.new_corpus = False
-        self.new_orgs: list[str] = []
-        self.new_users: list[str] = []
-        self.org_rows: list[tuple[str, str]] = []
         self.import_id: str | None = None
         self.runs: list[int] = []
 
@@ -326,20 +322,8 @@ class _Undo:
             discard_staged_run(db, run_id)
         if self.import_id is not None:
             discard_import(db, self.import_id)
-        if self.study_id is None:
-            return
-        discard_staged_study(db, self.study_id)
-        with write_transaction(db):
-            db.execute("DELETE FROM study_members WHERE study_id = ?", [self.study_id])
-            db.conn.executemany("DELETE FROM user_organisations WHERE user_id = ? AND org_id = ?",
-                                self.org_rows)
-            db.execute("DELETE FROM studies WHERE study_id = ?", [self.study_id])
-            if self.new_corpus:
-                db.execute("DELETE FROM corpora WHERE corpus_id = ?", [self.corpus_id])
-            db.conn.executemany("DELETE FROM users WHERE user_id = ?",
-                                [(u,) for u in self.new_users])
-            db.conn.executemany("DELETE FROM organisations WHERE org_id = ?",
-                                [(o,) for o in self.new_orgs])
+        if self.study_id is not None:
+            discard_staged_study(db, self.study_id)
 
 
 def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: str | None,
@@ -390,10 +374,11 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
             settings: dict[str, Any], importer: str, undo: _Undo) -> None:
     """Step 1: the study, with the importer as its only member (a lead), after every check."""
     owners = {r["owner_org"] for r in archive.rows("documents.jsonl")}
+    new_orgs: list[str] = []
+    org_rows: list[tuple[str, str]] = []
     with write_transaction(db):
-        undo.new_corpus = not corpus_registered(db, study.corpus_id)
-        undo.corpus_id = study.corpus_id
-        if settings["corpus_owner"] not in (None, study.org_id) and undo.new_corpus:
+        new_corpus = not corpus_registered(db, study.corpus_id)
+        if settings["corpus_owner"] not in (None, study.org_id) and new_corpus:
             authorize_organisation_entry(
                 db, org_id=settings["corpus_owner"], study_id=study.study_id, actor=importer,
                 what=f"register corpus {study.corpus_id!r} for organisation "
@@ -405,36 +390,38 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
                                              *sorted(owners - {None})) if o is not None):
             if db.execute("INSERT OR IGNORE INTO organisations (org_id, name, created_by) "
                           "VALUES (?, ?, ?)", [org, names.get(org) or org, importer]).rowcount:
-                undo.new_orgs.append(org)
+                new_orgs.append(org)
         create_study(db, study, actor=importer, created_at=settings["created_at"])
         undo.study_id = study.study_id
         if settings.get("measures"):  # parsed before anything was written
             chosen = parse_measure_list(settings["measures"])
             db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
                        [",".join(m.canonical for m in chosen), study.study_id])
-        if undo.new_corpus:
+        if new_corpus:
             db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
                        [settings["corpus_owner"], settings["created_at"], study.corpus_id])
         user = _archive_row(archive, "users.jsonl", "user_id", importer) or {
             "user_id": importer, "display_name": "", "created_at": utc_now_iso()}
-        if db.execute("INSERT OR IGNORE INTO users (user_id, display_name, created_at) "
-                      "VALUES (?, ?, ?)", list(user.values())).rowcount:
-            undo.new_users.append(importer)
+        new_user = db.execute("INSERT OR IGNORE INTO users (user_id, display_name, created_at) "
+                              "VALUES (?, ?, ?)", list(user.values())).rowcount > 0
         db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
                    "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
                                                    utc_now_iso()])
         grant = _archive_row(archive, "organisation_members.jsonl", "user_id", importer) or {
             "user_id": importer, "granted_by": importer, "granted_at": utc_now_iso()}
-        for org in dict.fromkeys([study.org_id, *undo.new_orgs]):
+        for org in dict.fromkeys([study.org_id, *new_orgs]):
             if org is not None and db.execute(
                     "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, "
                     "granted_at) VALUES (?, ?, ?, ?)",
                     [importer, org, grant["granted_by"] if org == study.org_id else importer,
                      grant["granted_at"] if org == study.org_id else utc_now_iso()]).rowcount:
-                undo.org_rows.append((importer, org))
+                org_rows.append((importer, org))
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
         authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
+        record_created(db, study_id=study.study_id, actor=importer, organisations=new_orgs,
+                       users=[importer] if new_user else [], memberships=org_rows,
+                       corpus=study.corpus_id if new_corpus else None)
         # Invisible from here on (checked above, while it could still be read), until step 3.
         db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?",
                    [staging_owner(), study.study_id])
@@ -559,6 +546,7 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
                 "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
             ((s, *r) for r in rows("audit.jsonl")))
     with write_transaction(db):
+        forget_created(db, s)  # while the study is staged: its rows may still be deleted
         db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])
         authorize(db, study_id=s, actor=importer, permission=Permission.IMPORT)
         _restore_members(db, archive, study, importer)

@@ -1,9 +1,21 @@
 """Writing to the store safely: every write runs inside ``BEGIN IMMEDIATE``.
 
-Two writers queue instead of failing half-way. ``db.atomic()`` nests a
-savepoint inside it: sqlite-utils write methods that fail roll back with it.
+Two writers queue instead of failing half-way. A nested
+:func:`write_transaction` is a savepoint (``db.atomic()``): a failure inside it
+that the caller catches rolls back only the nested part.
+
+Waiting for the write lock (:func:`begin_immediate`): SQLite's own busy handler
+sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 ms and then 100 ms between tries,
+so a writer that arrives while another holds the lock for 40 ms typically gets it
+tens of milliseconds after it was released (measured: label p99 238 ms while a
+run imported in 40 ms chunks). :func:`begin_immediate` turns the busy handler off
+for ``BEGIN IMMEDIATE`` alone and tries again every :data:`POLL_S` or so (with
+jitter, so waiters do not retry in step) until the connection's own busy timeout
+has passed: a waiter gets the lock within a few milliseconds of its release.
+Every other statement keeps the connection's busy timeout.
 """
 
+import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -23,16 +35,42 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
         with db.atomic():
             yield db
         return
-    db.conn.execute("BEGIN IMMEDIATE")
+    begin_immediate(db.conn)
     try:
-        with db.atomic():
-            yield db
+        yield db  # no savepoint: a failure rolls the whole transaction back below
     except BaseException:
         if db.conn.in_transaction:
             db.conn.execute("ROLLBACK")
         raise
     else:
         db.conn.execute("COMMIT")
+
+
+#: The pause between two tries for the write lock (jittered by half either way).
+POLL_S = 0.002
+
+
+def begin_immediate(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``, trying every ~:data:`POLL_S` while another writer holds the lock,
+    for as long as the connection's busy timeout (see the module docstring); the last
+    busy error is raised."""
+    timeout_ms = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    if not timeout_ms:
+        conn.execute("BEGIN IMMEDIATE")
+        return
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if not is_busy(error) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(POLL_S * random.uniform(0.5, 1.5))
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
 
 
 def in_transaction(db: sqlite_utils.Database) -> bool:

@@ -13,13 +13,15 @@ Memory stays bounded whatever the corpus size: ``corpus.jsonl`` is streamed
 into a scratch file (:class:`evalcore.store.staged_documents.StagedDocuments`)
 while every file is validated. Every check then runs once before anything is
 written (so bad input writes nothing) and again inside the final transaction.
-The documents new to the corpus are written from the scratch file in paced
-short transactions, invisible until published
-(:mod:`evalcore.store.document_imports`); the final transaction writes the
-documents that replace stored ones, the queries, label and completeness events
-and the audit row, and publishes the documents with one small statement. A
-failure discards the staged documents; a killed import's are discarded by the
-next ``open_store``. (Called inside a transaction, the import cannot attach its
+The documents new to the corpus, and the new text of those that replace stored
+ones, are written from the scratch file in paced short transactions, invisible
+until published (:mod:`evalcore.store.document_imports`); the final transaction
+writes the queries, label and completeness events and the audit row, and
+publishes the documents with one small statement; then the replacement texts are
+written over the stored ones in paced chunks
+(:mod:`evalcore.store.document_replacements`). A failure before publishing
+discards the staged documents; a killed import's are discarded by the next
+``open_store``, or, if it had published, its replacements finished. (Called inside a transaction, the import cannot attach its
 scratch file and stays one transaction.)
 """
 
@@ -39,6 +41,7 @@ from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
 from evalcore.store.corpus import upsert_document_rows
 from evalcore.store.document_imports import begin_import, discard_import, publish_import
+from evalcore.store.document_replacements import apply_replacements
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,
@@ -157,18 +160,18 @@ def _import(
             append(*_write_documents(db, study.corpus_id, beir.documents, owner))
         return summary
     check(staged.stored_owner_orgs(study.corpus_id))  # refuse before writing anything
-    now = utc_now_iso()
     import_id = begin_import(db, study.corpus_id)
     try:
-        new = staged.write_staged(import_id, study.corpus_id, owner, now)
+        new, replaced = staged.write_staged(import_id, study.corpus_id, owner, utc_now_iso())
         with write_transaction(db):
-            check(staged.replaced_owner_orgs(study.corpus_id))
-            replaced, changed = staged.write_replacements(study.corpus_id, owner, now)
-            append(new + replaced, changed)
+            check(staged.replaced_owners)
+            append(new + replaced, replaced)
             publish_import(db, import_id)
     except BaseException:
         discard_import(db, import_id)
         raise
+    if replaced:  # published: the new texts go over the old ones in paced chunks
+        apply_replacements(db, import_id, study.corpus_id)
     return summary
 
 
