@@ -34,6 +34,7 @@ NOT_READS = {
     "evalcore.store.imports.common.write_label_events": "inside an authorised import",
     "evalcore.store.pins.insert_pin": "inside pin_protocol, authorised for the lead",
     "evalcore.store.staged_studies.discard_staged_study": "cleanup of a failed import",
+    "evalcore.store.staged_studies.forget_created": "publishing step of an import (a write)",
     "evalcore.annotation.item_token.show_item": "the annotator's screen token (no data)",
 }
 
