@@ -21,6 +21,7 @@ from evalcore.retrieval.pin import get_pinned_protocol
 from evalcore.retrieval.revalidation import recompute_changes, revalidate
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store import schema
+from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.corpus_generations import current_generation
@@ -61,6 +62,8 @@ def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, mo
     run = execute_protocol(db, study_id="s", protocol_name="narrow", run_name="r",
                            actor="tester")
     assert run.corpus_fingerprint == narrow.corpus_fingerprint
+    (entry,) = [e for e in audit_entries(db, "s") if e.action == "lexical.run"]
+    assert 0 <= entry.detail["ranking_s"] <= entry.detail["elapsed_s"]  # the query time apart
 
 
 def test_every_kind_of_document_write_moves_the_generation_and_the_verdicts_agree(tmp_path):
