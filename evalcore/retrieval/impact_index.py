@@ -36,6 +36,8 @@ touch them.
 
 import json
 import math
+import mmap
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,20 +270,20 @@ class ImpactIndex:
     def load(cls, path: Path) -> "ImpactIndex":
         """Map an index :meth:`save` wrote (the postings are read from the file only when a
         query needs them); ``ValueError`` when the file is not one."""
-        size = path.stat().st_size
         with path.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
             if stream.read(len(_MAGIC)) != _MAGIC:
                 raise ValueError(f"{path} is not an impact index file")
             length = int.from_bytes(stream.read(8), "little")
             header = json.loads(stream.read(min(length, 1 << 16)).decode("ascii"))
+            mapped = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
         data: dict[str, np.ndarray] = {}
         for name in _ARRAYS:
             dtype_str, count, offset = header[name]
             dtype = np.dtype(dtype_str)
             if dtype.kind not in "iu" or count < 0 or offset + count * dtype.itemsize > size:
                 raise ValueError(f"{path} is not a whole impact index file ({name})")
-            data[name] = (np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(count,))
-                          if count else np.empty(0, dtype=dtype))
+            data[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
         doc_ids = _unpack(data["doc_ids"], data["doc_id_ends"])
         tokens = _unpack(data["tokens"], data["token_ends"])
         index = cls(

@@ -460,7 +460,9 @@ BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 # never seen twice. A pin records the generation it was taken at: while the corpus is still
 # at it, no document row changed and revalidation needs no scan (evalcore.retrieval.
 # revalidation). Pins taken before v13 (and pins imported from an archive) record none and
-# are revalidated document by document, as before.
+# are revalidated document by document, as before. That full revalidation (and pinning)
+# reads every visible document's id, content hash, owner and creation time: a covering
+# index holds them, so it no longer reads each document's text to reach its hash.
 _V13 = """
 CREATE TABLE corpus_generations (
     corpus_id TEXT PRIMARY KEY,
@@ -497,6 +499,8 @@ CREATE TRIGGER pending_imports_generation_ad AFTER DELETE ON pending_imports BEG
     INSERT INTO corpus_generations (corpus_id, generation) VALUES (old.corpus_id, 1)
     ON CONFLICT (corpus_id) DO UPDATE SET generation = generation + 1;
 END;
+CREATE INDEX documents_pin_columns
+    ON documents (corpus_id, doc_id, content_hash, owner_org, created_at, import_id);
 CREATE TRIGGER corpus_generations_forward BEFORE UPDATE ON corpus_generations
 WHEN new.generation <= old.generation OR new.corpus_id IS NOT old.corpus_id
 BEGIN SELECT RAISE(ABORT, 'a corpus generation only moves forward'); END;
