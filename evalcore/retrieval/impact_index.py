@@ -215,9 +215,21 @@ class ImpactIndex:
         avgdl = float(self.lengths.sum()) / float(n)
         tf_title = self.tf_title[lo:hi].astype(np.int64)
         tf_text = self.tf_text[lo:hi].astype(np.int64)
-        # f: the column weight added once per occurrence, title first (as FTS5 adds it).
+        # f: the column weight added once per occurrence, title first (as FTS5 adds it),
+        # computed once per distinct (title, text) count pair and looked up per posting.
         width = int(tf_text.max()) + 1
-        uniq, inverse = np.unique(tf_title * width + tf_text, return_inverse=True)
+        keys = tf_title * width + tf_text
+        cells = (int(tf_title.max()) + 1) * width
+        if cells <= 4 * len(keys) + 4096:  # every possible pair fits a small table: no sort
+            present = np.zeros(cells, dtype=bool)
+            present[keys] = True
+            uniq = np.flatnonzero(present)
+            slot = np.zeros(cells, dtype=np.intp)
+            slot[uniq] = np.arange(len(uniq))
+            inverse = slot[keys]
+        else:
+            uniq, inverse = np.unique(keys, return_inverse=True)
+            inverse = inverse.reshape(-1)
         f_values = np.empty(len(uniq), dtype=np.float64)
         for i, k in enumerate(uniq.tolist()):
             f = 0.0
@@ -226,7 +238,7 @@ class ImpactIndex:
             for _ in range(k % width):
                 f += weights[1]
             f_values[i] = f
-        f = f_values[inverse.reshape(-1)]
+        f = f_values[inverse]
         d = self.lengths[self.docs[lo:hi]].astype(np.float64)
         impact = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
         self._impacts[key] = impact
