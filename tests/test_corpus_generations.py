@@ -64,6 +64,7 @@ def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, mo
     assert run.corpus_fingerprint == narrow.corpus_fingerprint
     (entry,) = [e for e in audit_entries(db, "s") if e.action == "lexical.run"]
     assert 0 <= entry.detail["ranking_s"] <= entry.detail["elapsed_s"]  # the query time apart
+    assert entry.detail["ranking_cpu_s"] >= 0
 
 
 def test_every_kind_of_document_write_moves_the_generation_and_the_verdicts_agree(tmp_path):
