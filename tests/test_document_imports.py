@@ -247,7 +247,7 @@ def test_a_v11_store_migrates_to_v12_and_its_documents_stay_visible(tmp_path):
                      "created_at, content_hash) VALUES ('c', 'd1', 'T', 'zebra', "
                      "'2026-01-01T00:00:00Z', 'h')")
     db = open_store(path)
-    assert schema.schema_version(db) == 12 == schema.SCHEMA_VERSION
+    assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 12
     assert get_document(db, "c", "d1").text == "zebra"
     assert db.execute("SELECT import_id FROM documents").fetchall() == [(None,)]
     assert db.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0

@@ -28,7 +28,8 @@ def db(tmp_path: Path):
     ])
     add_queries(db, "s", [QueryIn(query_id="q", text="the query")])
     with write_transaction(db):
-        db.execute("INSERT INTO protocols VALUES ('s', 'p', '{}', 'sha256:x', '2025', 'lead')")
+        db.execute("INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
+                   "pinned_at, pinned_by) VALUES ('s', 'p', '{}', 'sha256:x', '2025', 'lead')")
         for d in ("A", "B", "C", "D"):
             db.execute("INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash) "
                        "VALUES ('s', 'p', ?, 'h')", [d])

@@ -113,8 +113,47 @@ def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path):
         want = first.search("solar the wind", 5)
     path = index_cache.cache_path(db, pin)
     assert path is not None
-    path.write_bytes(b"not an npz file")
-    with read_snapshot(db), SnapshotIndex(db, pin) as again:
-        assert not again.loaded_from_cache
-        assert again.search("solar the wind", 5) == want
-    assert path.read_bytes() != b"not an npz file"
+    whole = path.read_bytes()
+    old_format = path.with_name(path.name.split("-", 1)[0] + "-0123.npz")
+    old_format.write_bytes(b"an index of the previous format")
+    # Foreign bytes, a truncated file, a cut header, a header that is not the index's.
+    for damaged in (b"not an npz file", whole[: len(whole) // 2], whole[:40],
+                    b"{}" + whole[2:]):
+        path.write_bytes(damaged)
+        with read_snapshot(db), SnapshotIndex(db, pin) as again:
+            assert not again.loaded_from_cache
+            assert again.search("solar the wind", 5) == want
+        assert path.read_bytes() != b"not an npz file"
+        assert path.read_bytes() == whole  # rebuilt the same, byte for byte
+    assert not old_format.exists()  # a file of the older format is removed
+
+
+
+@pytest.mark.parametrize("weights", [(2.0, 1.0), (0.3, 1.7)])
+def test_words_repeated_many_times_in_few_documents_rank_as_fts5(tmp_path, weights):
+    """Occurrence counts so large for so few postings that the index sorts the distinct
+    (title, text) count pairs instead of tabling them all; the scores stay FTS5's."""
+    rng = random.Random(3)
+    db = new_store(tmp_path)
+    created = datetime(2026, 1, 1, tzinfo=UTC)
+    add_documents(db, "c", [
+        DocumentIn(doc_id=f"d{i:03d}", owner_org="acme", created_at=created,
+                   title=" ".join(["echo"] * rng.randrange(0, 90) + ["wind"] * (i % 3)),
+                   text=" ".join(["echo"] * rng.randrange(1, 120) + ["solar"] * (i % 5 + 1)))
+        for i in range(4)
+    ] + [DocumentIn(doc_id=f"e{i:03d}", title="solar", text=sentence(rng, 20),
+                    owner_org="acme", created_at=created) for i in range(40)])
+    protocol = LexicalProtocol.model_validate({
+        "method": "lexical", "top_k": 10, "cutoff": "2026-06-30T00:00:00Z",
+        "organisations": ["acme"], "weights": {"title": weights[0], "text": weights[1]},
+    })
+    pin = pin_protocol(db, study_id="s", name="p", protocol=protocol, actor="tester")
+    with read_snapshot(db), SnapshotIndex(db, pin) as fast, LexicalIndex(
+        db, study_id="s", protocol_name="p", corpus_id="c", weights=weights, tokenizer=TOKENIZER,
+    ) as fts:
+        for q in ("echo", "echo solar", "wind echo", "solar"):
+            want = fts.search_expression(match_expression(q), 50)
+            got = fast.search(q, 50)
+            assert [d for d, _ in got] == [d for d, _ in want] and want, q
+            for (_, a), (_, b) in zip(got, want, strict=True):
+                assert a == pytest.approx(b, abs=1e-9, rel=0)

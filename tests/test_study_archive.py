@@ -124,7 +124,9 @@ def _rezip(archive: Path, out: Path, change: dict[str, bytes | None], *,
 
 
 def _counts(path: Path) -> dict[str, int]:
-    return verify_store(path).tables
+    """Rows per table, but for the write counter ``corpus_generations`` (its row appears when
+    documents are written, even if a failed import then removes them)."""
+    return {t: n for t, n in verify_store(path).tables.items() if t != "corpus_generations"}
 
 
 @pytest.fixture(scope="module")

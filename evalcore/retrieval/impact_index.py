@@ -27,12 +27,17 @@ none) is not ranked here: :meth:`ImpactIndex.rank` returns None and the caller
 asks FTS5 (:class:`evalcore.store.lexical_index.LexicalIndex`). Ties follow the pinned
 protocol's ``tie_rule`` (``ties_descending``), as the FTS5 path does.
 
-The arrays are saved to an ``.npz`` file beside the store
+The arrays are saved to a file beside the store
 (:mod:`evalcore.retrieval.index_cache`), so executing a pin again on an
-unchanged corpus loads them instead of building them.
+unchanged corpus maps them instead of building them: loading costs the
+document ids and tokens, the postings are paged in from the file as queries
+touch them.
 """
 
+import json
 import math
+import mmap
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,9 +215,21 @@ class ImpactIndex:
         avgdl = float(self.lengths.sum()) / float(n)
         tf_title = self.tf_title[lo:hi].astype(np.int64)
         tf_text = self.tf_text[lo:hi].astype(np.int64)
-        # f: the column weight added once per occurrence, title first (as FTS5 adds it).
+        # f: the column weight added once per occurrence, title first (as FTS5 adds it),
+        # computed once per distinct (title, text) count pair and looked up per posting.
         width = int(tf_text.max()) + 1
-        uniq, inverse = np.unique(tf_title * width + tf_text, return_inverse=True)
+        keys = tf_title * width + tf_text
+        cells = (int(tf_title.max()) + 1) * width
+        if cells <= 4 * len(keys) + 4096:  # every possible pair fits a small table: no sort
+            present = np.zeros(cells, dtype=bool)
+            present[keys] = True
+            uniq = np.flatnonzero(present)
+            slot = np.zeros(cells, dtype=np.intp)
+            slot[uniq] = np.arange(len(uniq))
+            inverse = slot[keys]
+        else:
+            uniq, inverse = np.unique(keys, return_inverse=True)
+            inverse = inverse.reshape(-1)
         f_values = np.empty(len(uniq), dtype=np.float64)
         for i, k in enumerate(uniq.tolist()):
             f = 0.0
@@ -221,7 +238,7 @@ class ImpactIndex:
             for _ in range(k % width):
                 f += weights[1]
             f_values[i] = f
-        f = f_values[inverse.reshape(-1)]
+        f = f_values[inverse]
         d = self.lengths[self.docs[lo:hi]].astype(np.float64)
         impact = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
         self._impacts[key] = impact
@@ -230,35 +247,66 @@ class ImpactIndex:
     # -- persistence ----------------------------------------------------------------------
 
     def save(self, stream: BinaryIO) -> None:
-        """Write the arrays to ``stream`` as an ``.npz`` file (see :mod:`index_cache`)."""
-        np.savez(
-            stream,
-            doc_ids=_pack(self.doc_ids),
-            doc_id_ends=_ends(self.doc_ids),
-            tokens=_pack(list(self.tokens)),
-            token_ends=_ends(list(self.tokens)),
-            offsets=self.offsets,
-            docs=self.docs,
-            tf_title=self.tf_title,
-            tf_text=self.tf_text,
-            lengths=self.lengths,
-        )
+        """Write the arrays to ``stream`` in the file format :meth:`load` maps (``_MAGIC``, the
+        header's length as 8 bytes little-endian, a JSON header naming each array's dtype,
+        length and offset, then the arrays, each at an offset that is a multiple of 64)."""
+        arrays = {
+            "doc_ids": _pack(self.doc_ids),
+            "doc_id_ends": _ends(self.doc_ids),
+            "tokens": _pack(list(self.tokens)),
+            "token_ends": _ends(list(self.tokens)),
+            "offsets": self.offsets,
+            "docs": self.docs,
+            "tf_title": self.tf_title,
+            "tf_text": self.tf_text,
+            "lengths": self.lengths,
+        }
+        arrays = {name: np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+                  for name, a in arrays.items()}
+        header: dict[str, list] = {}
+        position = _ALIGN * (1 + (len(_MAGIC) + 8 + 64 * (len(arrays) + 1)) // _ALIGN)
+        for name, a in arrays.items():
+            header[name] = [a.dtype.str, len(a), position]
+            position += _ALIGN * (1 + a.nbytes // _ALIGN)
+        raw = json.dumps(header).encode("ascii")
+        if len(_MAGIC) + 8 + len(raw) > header["doc_ids"][2]:
+            raise ValueError("impact index header too long")  # cannot happen: names are short
+        stream.write(_MAGIC + len(raw).to_bytes(8, "little") + raw)
+        written = len(_MAGIC) + 8 + len(raw)
+        for name, a in arrays.items():
+            stream.write(b"\0" * (header[name][2] - written))
+            stream.write(memoryview(a).cast("B"))
+            written = header[name][2] + a.nbytes
 
     @classmethod
     def load(cls, path: Path) -> "ImpactIndex":
-        """Read an index :meth:`save` wrote; ``ValueError`` when the file is not one."""
-        with np.load(path, allow_pickle=False) as data:
-            doc_ids = _unpack(data["doc_ids"], data["doc_id_ends"])
-            tokens = _unpack(data["tokens"], data["token_ends"])
-            index = cls(
-                doc_ids=doc_ids,
-                tokens={t: i for i, t in enumerate(tokens)},
-                offsets=data["offsets"],
-                docs=data["docs"],
-                tf_title=data["tf_title"],
-                tf_text=data["tf_text"],
-                lengths=data["lengths"],
-            )
+        """Map an index :meth:`save` wrote (the postings are read from the file only when a
+        query needs them); ``ValueError`` when the file is not one."""
+        with path.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if stream.read(len(_MAGIC)) != _MAGIC:
+                raise ValueError(f"{path} is not an impact index file")
+            length = int.from_bytes(stream.read(8), "little")
+            header = json.loads(stream.read(min(length, 1 << 16)).decode("ascii"))
+            mapped = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+        data: dict[str, np.ndarray] = {}
+        for name in _ARRAYS:
+            dtype_str, count, offset = header[name]
+            dtype = np.dtype(dtype_str)
+            if dtype.kind not in "iu" or count < 0 or offset + count * dtype.itemsize > size:
+                raise ValueError(f"{path} is not a whole impact index file ({name})")
+            data[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
+        doc_ids = _unpack(data["doc_ids"], data["doc_id_ends"])
+        tokens = _unpack(data["tokens"], data["token_ends"])
+        index = cls(
+            doc_ids=doc_ids,
+            tokens={t: i for i, t in enumerate(tokens)},
+            offsets=np.asarray(data["offsets"]),
+            docs=data["docs"],
+            tf_title=data["tf_title"],
+            tf_text=data["tf_text"],
+            lengths=np.asarray(data["lengths"]),
+        )
         m = len(index.docs)
         if (
             len(index.offsets) != len(tokens) + 1
@@ -270,6 +318,14 @@ class ImpactIndex:
         ):
             raise ValueError(f"{path} is not a consistent impact index")
         return index
+
+
+#: The first bytes of an impact index file (the version is in the name).
+_MAGIC = b"evalcore-impact-index-2\n"
+#: Arrays start at multiples of this many bytes.
+_ALIGN = 64
+_ARRAYS = ("doc_ids", "doc_id_ends", "tokens", "token_ends", "offsets", "docs", "tf_title",
+           "tf_text", "lengths")
 
 
 def _pack(strings: list[str]) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Where a pin's impact index is kept between executions: a file beside the store.
 
-``<store file>.lexical-index/<pin>-<content>.npz`` where ``<pin>`` hashes the
+``<store file>.lexical-index/<pin>-<content>.index`` where ``<pin>`` hashes the
 study and protocol name and ``<content>`` hashes everything the index is a
 function of: the corpus fingerprint of the pin (revalidated before any use),
 the tokenizer, the SQLite version (whose tokenizer made the tokens) and the
@@ -9,7 +9,9 @@ file is never read; writing a pin's index removes that pin's older files.
 An in-memory store has no file, so nothing is cached.
 
 Files are written to a temporary name and renamed, so a reader sees a whole
-file or none; a file that cannot be read is ignored and rebuilt. The last
+file or none, and never change once renamed (a new index is a new file), so
+an index may map its file (:meth:`ImpactIndex.load`); a file that cannot be
+read is ignored and rebuilt. The last
 :data:`KEPT_IN_MEMORY` indexes read or written stay in memory, keyed by their
 file (its name holds the fingerprint) and the file's size and modification
 time, so a process that executes a pin again (the app) skips the file read.
@@ -29,7 +31,7 @@ from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.store.lexical_index import store_file
 
 #: Bumped whenever the saved arrays change meaning.
-FORMAT = "impact-index-1"
+FORMAT = "impact-index-2"
 #: How many indexes stay in memory between executions (process-wide).
 KEPT_IN_MEMORY = 2
 
@@ -68,7 +70,7 @@ def cache_path(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Path | None
     content = _digest(
         pinned.corpus_fingerprint, pinned.protocol.tokenizer, sqlite3.sqlite_version, FORMAT
     )
-    return store.parent / f"{store.name}.lexical-index" / f"{pin}-{content}.npz"
+    return store.parent / f"{store.name}.lexical-index" / f"{pin}-{content}.index"
 
 
 def load_cached(path: Path | None) -> ImpactIndex | None:
@@ -82,7 +84,7 @@ def load_cached(path: Path | None) -> ImpactIndex | None:
             return _recent[key]  # type: ignore[index]
     try:
         index = ImpactIndex.load(path)
-    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
     _remember(key, index)
     return index
@@ -101,7 +103,7 @@ def save_cached(path: Path | None, index: ImpactIndex) -> None:
         with atomic_binary_writer(path) as stream:
             index.save(stream)
         pin = path.name.split("-", 1)[0]
-        for old in path.parent.glob(f"{pin}-*.npz"):
+        for old in path.parent.glob(f"{pin}-*"):  # older contents and formats
             if old != path:
                 old.unlink(missing_ok=True)
         _remember(_file_key(path), index)

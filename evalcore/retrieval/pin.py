@@ -20,6 +20,7 @@ from evalcore.retrieval.fingerprint import fingerprint_pairs
 from evalcore.retrieval.lexical_protocol import LexicalProtocol
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
+from evalcore.store.corpus_generations import current_generation
 from evalcore.store.lookup import not_found
 from evalcore.store.pins import (
     insert_pin,
@@ -129,7 +130,8 @@ def pin_protocol(
         by_org = dict(sorted(Counter(r[2] for r in rows).items()))
         now = utc_now_iso()
         insert_pin(db, study_id=study_id, name=name, protocol_json=pinned.model_dump_json(),
-                   fingerprint=fingerprint, pinned_at=now, pinned_by=actor, documents=rows)
+                   fingerprint=fingerprint, pinned_at=now, pinned_by=actor, documents=rows,
+                   corpus_generation=current_generation(db, study.corpus_id))
         record_audit(
             db,
             actor=actor,

@@ -14,6 +14,14 @@ Each kind of change is counted and its first document ids are named:
 The corpus fingerprint of the visible set is recomputed as well; any difference
 from the pinned one is a change even if no document could be named (which would
 mean the pinned record itself is inconsistent).
+
+Before any of that, the corpus's generation is compared with the one the pin was
+taken at (:mod:`evalcore.store.corpus_generations`): when it is the same, no
+document row of the corpus was written and no staged import began, was
+published or discarded since the pin, so the comparison above would find
+exactly nothing, and it is not made (O(1) instead of a scan of every pinned and
+visible document). Any write, even one that changes nothing visible, moves the
+generation and the full comparison runs. :func:`recompute_changes` always runs it.
 """
 
 from typing import Any
@@ -23,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.retrieval.fingerprint import corpus_fingerprint
 from evalcore.retrieval.pin import PinnedProtocol
-from evalcore.store.pins import pin_discrepancies, unpinned_visible_ids
+from evalcore.store.corpus_generations import current_generation
+from evalcore.store.pins import pin_discrepancies, pin_generation, unpinned_visible_ids
 
 #: How many document ids of each kind a refusal message names.
 NAMED_PER_KIND = 10
@@ -103,6 +112,21 @@ class CorpusChanges(BaseModel):
 
 def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChanges:
     """Compare the pin with the corpus now (read-only; see the module docstring)."""
+    generation = pin_generation(db, pinned.study_id, pinned.name)
+    if generation is not None and generation == current_generation(
+        db, pinned.protocol.corpus_id or ""
+    ):
+        return CorpusChanges(
+            protocol=pinned.name,
+            pinned_fingerprint=pinned.corpus_fingerprint,
+            current_fingerprint=pinned.corpus_fingerprint,
+            kinds={name: ChangeKind() for name in CHANGE_KINDS},
+        )
+    return recompute_changes(db, pinned)
+
+
+def recompute_changes(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChanges:
+    """Compare the pin with the corpus document by document, whatever the generation."""
     visibility = pinned.visibility
     collected: dict[str, list[str]] = {name: [] for name in CHANGE_KINDS}
     counts: dict[str, int] = dict.fromkeys(CHANGE_KINDS, 0)

@@ -60,12 +60,14 @@ def insert_pin(
     pinned_at: str,
     pinned_by: str,
     documents: Iterable[tuple[str, str, str | None]],
+    corpus_generation: int,
 ) -> None:
-    """Write a pin and its document set (call inside the pin's write transaction)."""
+    """Write a pin and its document set (call inside the pin's write transaction, which
+    read ``documents`` and the corpus's ``corpus_generation``)."""
     db.execute(
         "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
-        "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
-        [study_id, name, protocol_json, fingerprint, pinned_at, pinned_by],
+        "pinned_at, pinned_by, corpus_generation) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [study_id, name, protocol_json, fingerprint, pinned_at, pinned_by, corpus_generation],
     )
     db.conn.executemany(
         "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, owner_org) "
@@ -83,6 +85,16 @@ def pin_row(
         "WHERE study_id = ? AND name = ?",
         [study_id, name],
     ).fetchone()
+
+
+def pin_generation(db: sqlite_utils.Database, study_id: str, name: str) -> int | None:
+    """The corpus generation the pin was taken at (:mod:`evalcore.store.corpus_generations`);
+    None for a pin taken before schema v13 or imported from an archive."""
+    row = db.execute(
+        "SELECT corpus_generation FROM protocols WHERE study_id = ? AND name = ?",
+        [study_id, name],
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
 
 
 def pin_names(db: sqlite_utils.Database, study_id: str) -> list[str]:

@@ -453,8 +453,57 @@ CREATE TRIGGER reports_immutable_d BEFORE DELETE ON reports WHEN NOT EXISTS (
 BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 """
 
+# v13: a corpus's generation (evalcore.store.corpus_generations): bumped by triggers on every
+# write of one of its document rows (insert, update, delete; staged or not) and on every
+# start, publication or discard of a staged document import into it, so no write path can
+# miss it. Its row is never deleted and the number never goes back, so a generation is
+# never seen twice. A pin records the generation it was taken at: while the corpus is still
+# at it, no document row changed and revalidation needs no scan (evalcore.retrieval.
+# revalidation). Pins taken before v13 (and pins imported from an archive) record none and
+# are revalidated document by document, as before. That full revalidation (and pinning)
+# reads every visible document's id, content hash, owner and creation time: a covering
+# index holds them, so it no longer reads each document's text to reach its hash.
+
+
+def _generation_triggers(table: str) -> str:
+    """Triggers moving the generation of the corpus of each ``table`` row written (both
+    corpora when an update moves a row from one to another)."""
+    bump = ("INSERT INTO corpus_generations (corpus_id, generation) {rows}\n"
+            "    ON CONFLICT (corpus_id) DO UPDATE SET generation = generation + 1;")
+    new, old = bump.format(rows="VALUES (new.corpus_id, 1)"), bump.format(
+        rows="VALUES (old.corpus_id, 1)")
+    moved = bump.format(rows="SELECT old.corpus_id, 1 WHERE old.corpus_id IS NOT new.corpus_id")
+    return (f"CREATE TRIGGER {table}_generation_ai AFTER INSERT ON {table} BEGIN\n"
+            f"    {new}\nEND;\n"
+            f"CREATE TRIGGER {table}_generation_au AFTER UPDATE ON {table} BEGIN\n"
+            f"    {new}\n    {moved}\nEND;\n"
+            f"CREATE TRIGGER {table}_generation_ad AFTER DELETE ON {table} BEGIN\n"
+            f"    {old}\nEND;\n")
+
+
+_V13 = (
+    """
+CREATE TABLE corpus_generations (
+    corpus_id TEXT PRIMARY KEY,
+    generation INTEGER NOT NULL CHECK (generation >= 0)
+);
+ALTER TABLE protocols ADD COLUMN corpus_generation INTEGER;
+"""
+    + _generation_triggers("documents")
+    + _generation_triggers("pending_imports")
+    + """
+CREATE INDEX documents_pin_columns
+    ON documents (corpus_id, doc_id, content_hash, owner_org, created_at, import_id);
+CREATE TRIGGER corpus_generations_forward BEFORE UPDATE ON corpus_generations
+WHEN new.generation <= old.generation OR new.corpus_id IS NOT old.corpus_id
+BEGIN SELECT RAISE(ABORT, 'a corpus generation only moves forward'); END;
+CREATE TRIGGER corpus_generations_kept BEFORE DELETE ON corpus_generations
+BEGIN SELECT RAISE(ABORT, 'a corpus generation is never deleted'); END;
+"""
+)
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
