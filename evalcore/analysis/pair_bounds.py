@@ -38,6 +38,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from evalcore.analysis.ndcg_difference import exact_difference
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ndcg import gain_values, ideal_dcg
 from evalcore.compute.measures.ranking import (
@@ -190,6 +191,10 @@ def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol
     g_lo, g_hi = table[units.low], table[units.high]
     upper = np.minimum(upper, np.maximum(0.0, 1.0 - _min_ratio(units, da, db, g_lo, g_hi)))
     lower = np.maximum(lower, -np.maximum(0.0, 1.0 - _min_ratio(units, db, da, g_lo, g_hi)))
+    # The joint search over the shared unknowns (exact where it runs; NaN where too large).
+    exact_lo, exact_hi = exact_difference(units, in_a, in_b, k, table, disc)
+    lower = np.where(np.isnan(exact_lo), lower, np.maximum(lower, exact_lo))
+    upper = np.where(np.isnan(exact_hi), upper, np.minimum(upper, exact_hi))
     covered = (ka == kb) & (d_hi > 0)
     return (np.where(covered, np.maximum(lower, -1.0), np.nan),
             np.where(covered, np.minimum(upper, 1.0), np.nan))

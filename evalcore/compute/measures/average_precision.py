@@ -44,16 +44,49 @@ def _best_mean(
     zero_ok: bool,
 ) -> np.ndarray:
     """Per query, the largest (``upper``) or smallest ``(base + sum of t pool values) / (den + t)``
-    over t = 0..len(pool) (t = 0 only where ``den > 0``), taking the t best pool values."""
+    over t = 0..len(pool) (t = 0 only where ``den > 0``), taking the t best pool values.
+
+    ``query`` is grouped (sorted). Each query's pool is one row of a padded matrix,
+    sorted within rows (many short sorts, not one long argsort); a query whose pool is
+    much longer than the others' would make the matrix large, so then one global sort
+    by (query, value) is used instead.
+    """
     start = np.where(den > 0, base / np.where(den > 0, den, 1), -np.inf if upper else np.inf)
     if zero_ok:  # trec_eval: a completion with |R| = 0 is valued 0
         start = np.where(den > 0, start, 0.0)
     if pool.size == 0:
         return start
-    # Pool values lie in [0, 1]: one float key sorts by query, then by value.
-    order = np.argsort(query * 4.0 + ((1.0 - pool) if upper else pool))
-    q, vals = query[order], pool[order]
+    n = base.size
+    size = np.bincount(query, minlength=n)
+    width = int(size.max())
+    key = -pool if upper else pool  # ascending key: the best pool values first
+    if n * width > 4 * pool.size + 4096:
+        return _best_mean_flat(query, key, base, den, upper, start)
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(size, out=first[1:])
+    rows = np.full((n, width), np.inf)
+    rows[query, np.arange(query.size) - first[query]] = key
+    rows.sort(axis=1)
+    taken = np.cumsum(rows, axis=1)
+    if upper:
+        taken = -taken
+    t = np.arange(1, width + 1)
+    with np.errstate(invalid="ignore"):
+        candidate = (base[:, None] + taken) / (den[:, None] + t)
+    fill = -np.inf if upper else np.inf
+    candidate = np.where(t <= size[:, None], candidate, fill)
+    best = candidate.max(axis=1) if upper else candidate.min(axis=1)
+    return np.maximum(start, best) if upper else np.minimum(start, best)
+
+
+def _best_mean_flat(query: np.ndarray, key: np.ndarray, base: np.ndarray, den: np.ndarray,
+                    upper: bool, start: np.ndarray) -> np.ndarray:
+    """:func:`_best_mean` by one sort of every pool value by (query, ``key``)."""
+    order = np.lexsort((key, query))
+    q, vals = query[order], key[order]
     taken = segment_cumsum(q, vals)
+    if upper:
+        taken = -taken
     t = segment_cumsum(q, np.ones(q.size, dtype=np.int64))
     candidate = (base[q] + taken) / (den[q] + t)
     return segment_reduce(np.maximum if upper else np.minimum, q, candidate, start)

@@ -1,0 +1,186 @@
+r"""Exact bounds on one query's ``nDCG_A@k - nDCG_B@k`` over the unknown gains both runs share.
+
+The difference is ``f(g) = (DCG_A - DCG_B) / IDCG`` (0 in a completion where IDCG
+is 0, as :mod:`evalcore.analysis.decision` counts it), where a completion ``g``
+gives ONE gain to every unknown unit, and that gain enters both runs' DCG and
+the IDCG they share. The IDCG population of a completion (the population rule
+of the evidence contract, sections 10-11, on a complete population) is:
+
+* the reference labels of known gain;
+* the reference labels in conflict, each at one gain of its annotators' range
+  (the *inside* ones are returned in a run's cut, the *outside* ones are not:
+  they move the IDCG only);
+* every unlabeled unit either run returns in its cut, at its completed gain
+  (0..MAX_GAIN). No other unit is relevant: the population is complete.
+
+Write ``c_u = disc_A(u) - disc_B(u)`` (a unit's discount in A's cut minus in
+B's), so ``DCG_A - DCG_B = N0 + sum over unknown inside units of c_u * gain_u``.
+The minimum of ``f`` (the maximum is the minimum with A and B swapped) is found
+exactly from two facts:
+
+1. **Sign phases.** IDCG never decreases when a gain rises. If the minimum is
+   below 0 (``N < 0``), lowering a unit with ``c_u >= 0`` or an outside conflict
+   lowers ``N`` (or keeps it) and lowers IDCG, so ``f`` does not rise: some
+   minimiser has them all at their lowest gain. If the minimum is at least 0,
+   raising a unit with ``c_u <= 0`` or an outside conflict to its highest gain
+   does not raise ``f`` (``N`` stays >= 0, else the minimum would be < 0). So
+   the minimum is the least of two searches, each over the units of ONE sign of
+   ``c_u`` only (the *active* units), the others fixed, and 0 when a completion
+   has IDCG 0.
+2. **Rearrangement.** IDCG depends on the multiset of gains only. For one
+   multiset of gains over the active units, ``N`` is least when the highest
+   gains go to the most negative ``c_u``; so only the monotone assignments
+   (active units sorted by ``c_u``, gains non-increasing) are tried:
+   ``C(m + MAX_GAIN, MAX_GAIN)`` of them for ``m`` active units (m = 4: 70; 8:
+   495) instead of ``(MAX_GAIN + 1)^m``.
+
+Every candidate is evaluated with its IDCG@k read from gain-level counts (the
+labels of one gain fill a block of ideal ranks, as in
+:func:`evalcore.compute.measures.ndcg.idcg_from_counts`). Both ends are therefore
+**exact** (attained by a completion) when every active unit is unlabeled. An
+active unit in conflict is searched over 0..MAX_GAIN rather than its
+annotators' range (a superset of completions: still sound, not always tight).
+A phase with more than :data:`MAX_ACTIVE` active units is not searched (NaN:
+the caller keeps its cheaper bound there). All arithmetic is numpy, grouped by
+the number of active units.
+"""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+from itertools import combinations_with_replacement
+
+import numpy as np
+
+from evalcore.analysis.pair_units import PairUnits
+from evalcore.compute.measures.ranking import level_counts, segment_sum
+from evalcore.contract.gains import MAX_GAIN
+
+#: The most active units one phase of one query searches (C(12, 4) = 495 candidates).
+MAX_ACTIVE = 8
+#: Candidates evaluated per numpy block (bounds the memory of one block).
+_BLOCK = 200_000
+LEVELS = MAX_GAIN + 1
+
+
+@cache
+def _assignments(m: int) -> np.ndarray:
+    """int64[C, LEVELS + 1]: every monotone assignment of gains MAX_GAIN..0 to ``m`` sorted
+    units, as cumulative counts (column j + 1: how many units get gain >= MAX_GAIN - j)."""
+    counts = np.array(
+        [np.bincount(np.asarray(c, dtype=np.int64), minlength=LEVELS)
+         for c in combinations_with_replacement(range(LEVELS), m)],
+        dtype=np.int64,
+    ).reshape(-1, LEVELS)
+    bounds = np.zeros((counts.shape[0], LEVELS + 1), dtype=np.int64)
+    np.cumsum(counts, axis=1, out=bounds[:, 1:])
+    return bounds
+
+
+@lru_cache(maxsize=64)
+def _gain_weights(m: int, gains: tuple[float, ...]) -> np.ndarray:
+    """float[m + 1, C]: ``prefix @ W`` is each assignment's ``sum c_u * gain_u`` from the
+    prefix sums of the sorted ``c`` (block j, gain MAX_GAIN - j, is prefix[b_j+1] - prefix[b_j])."""
+    bounds = _assignments(m)
+    table = np.asarray(gains)
+    weights = np.zeros((m + 1, bounds.shape[0]))
+    cols = np.arange(bounds.shape[0])
+    for j in range(LEVELS):
+        gain = table[MAX_GAIN - j]
+        np.add.at(weights, (bounds[:, j + 1], cols), gain)
+        np.add.at(weights, (bounds[:, j], cols), -gain)
+    return weights
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np.ndarray,
+            k: np.ndarray, table: np.ndarray, cum: np.ndarray) -> np.ndarray:
+    """Per query, the least ``(n0 + sum c_u * table[g_u]) / IDCG`` over the monotone
+    assignments of gains to its active units (``base``: the level counts of the rest of
+    the population); NaN where a query has more than :data:`MAX_ACTIVE` of them.
+
+    IDCG telescopes over the gain levels: with ``end_j`` the population's count of gains
+    >= MAX_GAIN - j, IDCG@k = sum_j (T_j - T_j+1) * cum[min(end_j, k)] (T_j: the gain of
+    level MAX_GAIN - j; level 0 adds nothing)."""
+    n = n0.size
+    out = np.full(n, np.nan)
+    order = np.lexsort((active_c, active_q))
+    aq, ac = active_q[order], active_c[order]
+    m_of = np.bincount(aq, minlength=n)
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(m_of, out=first[1:])
+    gains_desc = table[::-1]
+    step = gains_desc[:-1] - gains_desc[1:]  # T_j - T_j+1 for j = 0..MAX_GAIN - 1
+    base_cum = np.cumsum(base[:, ::-1], axis=1)[:, :-1]  # (n, MAX_GAIN): gains >= MAX - j
+    for m in np.unique(m_of).tolist():
+        if m > MAX_ACTIVE:
+            continue
+        queries = np.flatnonzero(m_of == m)
+        bounds = _assignments(m)
+        weights = _gain_weights(m, tuple(table.tolist()))
+        per_block = max(1, _BLOCK // bounds.shape[0])
+        for s in range(0, queries.size, per_block):
+            qs = queries[s:s + per_block]
+            prefix = np.zeros((qs.size, m + 1))
+            if m:
+                np.cumsum(ac[first[qs][:, None] + np.arange(m)], axis=1, out=prefix[:, 1:])
+            num = n0[qs][:, None] + prefix @ weights
+            ends = base_cum[qs][:, None, :] + bounds[None, :, 1:LEVELS]
+            den = cum[np.minimum(ends, k[qs][:, None, None])] @ step
+            out[qs] = _ratio(num, den).min(axis=1)
+    return out
+
+
+def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
+           fixed: np.ndarray, outside: tuple[np.ndarray, np.ndarray], zero_possible: np.ndarray,
+           k: np.ndarray, table: np.ndarray, cum: np.ndarray) -> np.ndarray:
+    """The least of ``f`` per query (module docstring); ``c``: the net discounts of the
+    objective (A - B, or B - A for the maximum)."""
+    n, q = units.n, units.query
+    best = np.where(zero_possible, 0.0, np.inf)
+    for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
+        # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
+        active = var & (c * sign > 0)
+        rest = var & ~active
+        base = fixed + out_counts + level_counts(q[rest], at[rest], n)
+        start = n0 + segment_sum(q[rest], c[rest] * table[at[rest]], n)
+        found = _search(q[active], c[active], start, base, k, table, cum)
+        best = np.minimum(best, found)  # NaN (not searched) wins: the caller falls back
+    return best
+
+
+def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np.ndarray,
+                     table: np.ndarray, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the (lower, upper) of ``nDCG_A@k - nDCG_B@k`` over the joint completions
+    (module docstring); NaN where a search would be too large. ``k``: int64[n], the cutoff
+    both runs share on each query; ``disc``: discounts covering every rank in the cuts."""
+    n, q = units.n, units.query
+    depth = disc.size - 1
+    c = (np.where(in_a, disc[np.minimum(units.rank_a, depth)], 0.0)
+         - np.where(in_b, disc[np.minimum(units.rank_b, depth)], 0.0))
+    inside = in_a | in_b
+    var = inside & (units.low != units.high)
+    known = inside & (units.low == units.high)
+    n0 = segment_sum(q[known], c[known] * table[units.low[known]], n)
+    # The population: known reference labels, unlabeled units in a cut with a known
+    # (what-if) gain, and the reference conflicts outside every cut at one end each.
+    sure_ref = units.ref_low == units.ref_high
+    fixed = (level_counts(units.ref_query[sure_ref], units.ref_low[sure_ref], n)
+             + level_counts(q[known & units.unlabeled], units.low[known & units.unlabeled], n))
+    in_conflict = var & ~units.unlabeled  # a reference label: leave it out of the outside ones
+    outside = tuple(
+        level_counts(units.ref_query[~sure_ref], ref_at[~sure_ref], n)
+        - level_counts(q[in_conflict], at[in_conflict], n)
+        for ref_at, at in ((units.ref_low, units.low), (units.ref_high, units.high))
+    )
+    cum = np.cumsum(disc)
+    # IDCG is 0 in some completion exactly when every gain can be 0 at once.
+    lowest = fixed + outside[0] + level_counts(q[var], units.low[var], n)
+    zero_possible = (lowest[:, 1:] * (table[1:] > 0)).sum(axis=1) == 0
+    lower = _least(units, c, var, n0, fixed, outside, zero_possible, k, table, cum)
+    upper = -_least(units, -c, var, -n0, fixed, outside, zero_possible, k, table, cum)
+    return lower, upper
