@@ -95,24 +95,29 @@ def _best_mean_flat(query: np.ndarray, key: np.ndarray, base: np.ndarray, den: n
 def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     n = cut.n
     q, rank = cut.query, cut.rank
-    sure_before = segment_cumsum(q, cut.sure.astype(np.int64))
-    known_or_not = segment_cumsum(q, (cut.sure | cut.maybe).astype(np.int64))
-    sure = cut.sure
-    exact = segment_sum(q[sure], sure_before[sure] / rank[sure], n)
+    sure, maybe = cut.sure, cut.maybe
+    # One running count per query holds both: the certainly relevant units up to each
+    # rank (low 32 bits) and those of unknown relevance (the bits above).
+    both = segment_cumsum(q, sure.astype(np.int64) | (maybe.astype(np.int64) << 32))
+    sure_before = both & 0xFFFFFFFF
+    at = np.flatnonzero(sure)
+    sq, srank = q[at], rank[at]
+    exact = segment_sum(sq, sure_before[at] / srank, n)
     rc, maybe_ref = cut.n_sure_ref, cut.n_maybe_ref
     value = ratio(exact, rc, 0.0)
     reasons = population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0)
     if not (cut.any_unlabeled.any() or cut.any_maybe_conflict.any() or maybe_ref.any()):
         lower = upper = value
     else:
-        high = segment_sum(q[sure], known_or_not[sure] / rank[sure], n)
-        maybe = cut.maybe
-        mq, mrank = q[maybe], rank[maybe]
+        known_or_not = sure_before + (both >> 32)
+        high = segment_sum(sq, known_or_not[at] / srank, n)
+        am = np.flatnonzero(maybe)
+        mq, mrank = q[am], rank[am]
         v = maybe_ref - cut.n_maybe_conflict
         trec = cut.protocol.trec_eval
-        upper = _best_mean(mq, known_or_not[maybe] / mrank, high, rc.astype(np.float64), True, trec)
+        upper = _best_mean(mq, known_or_not[am] / mrank, high, rc.astype(np.float64), True, trec)
         lower = _best_mean(
-            mq, (sure_before[maybe] + 1) / mrank, exact, (rc + v).astype(np.float64), False, trec
+            mq, (sure_before[am] + 1) / mrank, exact, (rc + v).astype(np.float64), False, trec
         )
         # No pool and nothing certain: every completion with |R| > 0 has its relevant
         # units outside 1..k (AP = 0), or none exists (no_relevant_units, no bounds).

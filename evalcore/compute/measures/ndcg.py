@@ -186,9 +186,9 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     x_high = segment_sum(gq, high * d, n)
     known_dcg = dcg_low - x_low
     dcg_high = known_dcg + x_high
-    added = cut.unlabeled & cut.counted
+    added = cut.unlabeled[g]  # the unlabeled counted positions (all of unknown gain)
     idcg_high = idcg_from_counts(
-        r.label_levels_high + level_counts(cut.query[added], cut.high[added], n),
+        r.label_levels_high + level_counts(gq[added], cut.high[g[added]], n),
         cut.k, table, disc)
     idcg_ref_high = idcg_from_counts(r.label_levels_high, cut.k, table, disc)
     conflict = np.bincount(r.label_query[r.label_conflict], minlength=n) > 0
