@@ -142,7 +142,7 @@ def test_both_ends_are_exact_where_the_box_bound_was_a_third_wider() -> None:
 
 
 def test_a_query_with_too_many_unknowns_keeps_the_cheaper_bound(monkeypatch) -> None:
-    monkeypatch.setattr(ndcg_difference, "MAX_ACTIVE", 0)
+    monkeypatch.setattr(ndcg_difference, "MAX_STEPS", 0)
     k = 3
     case = (k, ["x", "y", "z"], ["z", "y", "x"], {"r": 1}, EvalProtocol(),
             parse_measure("nDCG@3"))

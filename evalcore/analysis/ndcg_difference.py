@@ -47,49 +47,16 @@ the number of active units.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
-from itertools import combinations_with_replacement
-
 import numpy as np
 
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ranking import level_counts, segment_sum
 from evalcore.contract.gains import MAX_GAIN
 
-#: The most active units one phase of one query searches (C(12, 4) = 495 candidates).
-MAX_ACTIVE = 8
-#: Candidates evaluated per numpy block (bounds the memory of one block).
-_BLOCK = 200_000
-LEVELS = MAX_GAIN + 1
-
-
-@cache
-def _assignments(m: int) -> np.ndarray:
-    """int64[C, LEVELS + 1]: every monotone assignment of gains MAX_GAIN..0 to ``m`` sorted
-    units, as cumulative counts (column j + 1: how many units get gain >= MAX_GAIN - j)."""
-    counts = np.array(
-        [np.bincount(np.asarray(c, dtype=np.int64), minlength=LEVELS)
-         for c in combinations_with_replacement(range(LEVELS), m)],
-        dtype=np.int64,
-    ).reshape(-1, LEVELS)
-    bounds = np.zeros((counts.shape[0], LEVELS + 1), dtype=np.int64)
-    np.cumsum(counts, axis=1, out=bounds[:, 1:])
-    return bounds
-
-
-@lru_cache(maxsize=64)
-def _gain_weights(m: int, gains: tuple[float, ...]) -> np.ndarray:
-    """float[m + 1, C]: ``prefix @ W`` is each assignment's ``sum c_u * gain_u`` from the
-    prefix sums of the sorted ``c`` (block j, gain MAX_GAIN - j, is prefix[b_j+1] - prefix[b_j])."""
-    bounds = _assignments(m)
-    table = np.asarray(gains)
-    weights = np.zeros((m + 1, bounds.shape[0]))
-    cols = np.arange(bounds.shape[0])
-    for j in range(LEVELS):
-        gain = table[MAX_GAIN - j]
-        np.add.at(weights, (bounds[:, j + 1], cols), gain)
-        np.add.at(weights, (bounds[:, j], cols), -gain)
-    return weights
+#: Dinkelbach steps before a query is given up (NaN: the caller keeps its cheaper bound).
+MAX_STEPS = 60
+#: ``min (N - lambda * IDCG)`` at or above ``-TOLERANCE`` means ``lambda`` is the minimum.
+TOLERANCE = 1e-11
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -98,40 +65,65 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np.ndarray,
-            k: np.ndarray, table: np.ndarray, cum: np.ndarray) -> np.ndarray:
-    """Per query, the least ``(n0 + sum c_u * table[g_u]) / IDCG`` over the monotone
-    assignments of gains to its active units (``base``: the level counts of the rest of
-    the population); NaN where a query has more than :data:`MAX_ACTIVE` of them.
+            k: np.ndarray, table: np.ndarray, cum: np.ndarray, todo: np.ndarray) -> np.ndarray:
+    """Per query, the least ``N / IDCG`` over the monotone assignments of gains to its
+    active units (``N = n0 + sum c_u * table[g_u]``; ``base``: the level counts of the rest
+    of the population), for the queries ``todo`` (+inf elsewhere); NaN where
+    :data:`MAX_STEPS` did not settle it.
 
-    IDCG telescopes over the gain levels: with ``end_j`` the population's count of gains
-    >= MAX_GAIN - j, IDCG@k = sum_j (T_j - T_j+1) * cum[min(end_j, k)] (T_j: the gain of
-    level MAX_GAIN - j; level 0 adds nothing)."""
+    An assignment is the chain ``B_0 <= ... <= B_{MAX_GAIN-1} <= m`` (``B_j``: how many of
+    the sorted units get a gain >= MAX_GAIN - j). Both parts are sums of one term per
+    ``B_j``: ``N = n0 + sum_j s_j * P[B_j]`` (P: prefix sums of the sorted ``c``) and
+    ``IDCG = sum_j s_j * cum[min(E_j + B_j, k)]`` (E_j: the rest of the population at gain
+    >= MAX_GAIN - j), with ``s_j = T_j - T_j+1`` the step between consecutive gains. So
+    ``min N - lambda * IDCG`` is a chain dynamic programme (prefix minima), and
+    Dinkelbach's iteration (lambda <- N / IDCG of that minimiser) reaches the least ratio
+    in a few steps: it stops when the minimum is >= 0, and lambda is then attained."""
     n = n0.size
-    out = np.full(n, np.nan)
     order = np.lexsort((active_c, active_q))
     aq, ac = active_q[order], active_c[order]
     m_of = np.bincount(aq, minlength=n)
+    width = int(m_of.max(initial=0))
     first = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(m_of, out=first[1:])
+    prefix = np.zeros((n, width + 1))
+    prefix[aq, np.arange(aq.size) - first[aq] + 1] = ac
+    np.cumsum(prefix, axis=1, out=prefix)
+    b = np.arange(width + 1)
+    usable = b[None, :] <= m_of[:, None]
     gains_desc = table[::-1]
-    step = gains_desc[:-1] - gains_desc[1:]  # T_j - T_j+1 for j = 0..MAX_GAIN - 1
-    base_cum = np.cumsum(base[:, ::-1], axis=1)[:, :-1]  # (n, MAX_GAIN): gains >= MAX - j
-    for m in np.unique(m_of).tolist():
-        if m > MAX_ACTIVE:
-            continue
-        queries = np.flatnonzero(m_of == m)
-        bounds = _assignments(m)
-        weights = _gain_weights(m, tuple(table.tolist()))
-        per_block = max(1, _BLOCK // bounds.shape[0])
-        for s in range(0, queries.size, per_block):
-            qs = queries[s:s + per_block]
-            prefix = np.zeros((qs.size, m + 1))
-            if m:
-                np.cumsum(ac[first[qs][:, None] + np.arange(m)], axis=1, out=prefix[:, 1:])
-            num = n0[qs][:, None] + prefix @ weights
-            ends = base_cum[qs][:, None, :] + bounds[None, :, 1:LEVELS]
-            den = cum[np.minimum(ends, k[qs][:, None, None])] @ step
-            out[qs] = _ratio(num, den).min(axis=1)
+    step = (gains_desc[:-1] - gains_desc[1:])[None, :, None]  # s_j, j = 0..MAX_GAIN - 1
+    rest = np.cumsum(base[:, ::-1], axis=1)[:, :-1]  # E_j
+    num_terms = step * prefix[:, None, :]  # (n, MAX_GAIN, width + 1)
+    den_terms = step * cum[np.minimum(rest[:, :, None] + b, k[:, None, None])]
+    rows = np.arange(n)
+    # Start from every active unit at the highest gain (IDCG > 0 there when m > 0).
+    lam = _ratio(n0 + num_terms[rows, :, m_of].sum(axis=1), den_terms[rows, :, m_of].sum(axis=1))
+    out = np.full(n, np.inf)
+    out[todo] = np.nan
+    for _ in range(MAX_STEPS):
+        if todo.size == 0:
+            break
+        h = num_terms[todo] - lam[todo][:, None, None] * den_terms[todo]
+        h = np.where(usable[todo][:, None, :], h, np.inf)
+        values = [h[:, 0]]
+        for j in range(1, MAX_GAIN):
+            values.append(h[:, j] + np.minimum.accumulate(values[-1], axis=1))
+        at = np.argmin(values[-1], axis=1)
+        least = n0[todo] + values[-1][np.arange(todo.size), at]
+        done = least >= -TOLERANCE
+        out[todo[done]] = lam[todo[done]]
+        # The minimiser's chain, from the last gain level back (prefix argmin up to B_j+1).
+        chain = [at]
+        for j in range(MAX_GAIN - 2, -1, -1):
+            masked = np.where(b[None, :] <= chain[-1][:, None], values[j], np.inf)
+            chain.append(np.argmin(masked, axis=1))
+        chain = chain[::-1]
+        sel = np.arange(todo.size)
+        num = n0[todo] + sum(num_terms[todo, j][sel, chain[j]] for j in range(MAX_GAIN))
+        den = sum(den_terms[todo, j][sel, chain[j]] for j in range(MAX_GAIN))
+        lam[todo] = _ratio(num, den)
+        todo = todo[~done]
     return out
 
 
@@ -142,14 +134,17 @@ def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
     objective (A - B, or B - A for the maximum)."""
     n, q = units.n, units.query
     best = np.where(zero_possible, 0.0, np.inf)
+    todo = np.arange(n)
     for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
         # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
         active = var & (c * sign > 0)
         rest = var & ~active
         base = fixed + out_counts + level_counts(q[rest], at[rest], n)
         start = n0 + segment_sum(q[rest], c[rest] * table[at[rest]], n)
-        found = _search(q[active], c[active], start, base, k, table, cum)
-        best = np.minimum(best, found)  # NaN (not searched) wins: the caller falls back
+        found = _search(q[active], c[active], start, base, k, table, cum, todo)
+        best = np.minimum(best, found)  # NaN (not settled) wins: the caller falls back
+        # A minimum below 0 is the first phase's: the second only runs where it is not.
+        todo = np.flatnonzero(best >= 0)
     return best
 
 
