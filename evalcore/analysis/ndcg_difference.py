@@ -16,7 +16,7 @@ of the evidence contract, sections 10-11, on a complete population) is:
 Write ``c_u = disc_A(u) - disc_B(u)`` (a unit's discount in A's cut minus in
 B's), so ``DCG_A - DCG_B = N0 + sum over unknown inside units of c_u * gain_u``.
 The minimum of ``f`` (the maximum is the minimum with A and B swapped) is found
-exactly from two facts:
+exactly from three facts:
 
 1. **Sign phases.** IDCG never decreases when a gain rises. If the minimum is
    below 0 (``N < 0``), lowering a unit with ``c_u >= 0`` or an outside conflict
@@ -26,23 +26,27 @@ exactly from two facts:
    does not raise ``f`` (``N`` stays >= 0, else the minimum would be < 0). So
    the minimum is the least of two searches, each over the units of ONE sign of
    ``c_u`` only (the *active* units), the others fixed, and 0 when a completion
-   has IDCG 0.
+   has IDCG 0 (the second search runs only where the first found no negative
+   minimum).
 2. **Rearrangement.** IDCG depends on the multiset of gains only. For one
    multiset of gains over the active units, ``N`` is least when the highest
    gains go to the most negative ``c_u``; so only the monotone assignments
-   (active units sorted by ``c_u``, gains non-increasing) are tried:
-   ``C(m + MAX_GAIN, MAX_GAIN)`` of them for ``m`` active units (m = 4: 70; 8:
-   495) instead of ``(MAX_GAIN + 1)^m``.
+   (active units sorted by ``c_u``, gains non-increasing) matter. One is a
+   chain ``B_0 <= ... <= B_3 <= m`` (``B_j``: how many get a gain >= 4 - j).
+3. **A chain programme inside Dinkelbach's iteration.** Over such chains both
+   ``N`` and IDCG@k are sums of one term per ``B_j`` (the labels of one gain
+   fill a block of ideal ranks, so IDCG telescopes over the gain levels), so
+   ``min N - lambda * IDCG`` is a dynamic programme of prefix minima, and
+   Dinkelbach's iteration (``lambda`` <- the ratio of that minimiser) reaches
+   the least ratio in a few steps; it stops when the minimum is >= 0, where
+   ``lambda`` is attained by a completion.
 
-Every candidate is evaluated with its IDCG@k read from gain-level counts (the
-labels of one gain fill a block of ideal ranks, as in
-:func:`evalcore.compute.measures.ndcg.idcg_from_counts`). Both ends are therefore
-**exact** (attained by a completion) when every active unit is unlabeled. An
-active unit in conflict is searched over 0..MAX_GAIN rather than its
-annotators' range (a superset of completions: still sound, not always tight).
-A phase with more than :data:`MAX_ACTIVE` active units is not searched (NaN:
-the caller keeps its cheaper bound there). All arithmetic is numpy, grouped by
-the number of active units.
+Both ends are therefore **exact** (attained by a completion) when every
+active unit is unlabeled, whatever their number. An active unit in conflict is
+searched over 0..MAX_GAIN rather than its annotators' range (a superset of
+completions: still sound, not always tight). A query the iteration has not
+settled after :data:`MAX_STEPS` steps is NaN (the caller keeps its cheaper
+bound there). All arithmetic is numpy over (query, gain level, count) arrays.
 """
 
 from __future__ import annotations

@@ -16,7 +16,14 @@ completion, and the difference is bounded over those joint completions
   its unknown units before its first certainly relevant one (or none), that unit
   relevant, everything else unknown non-relevant; every candidate is tried, so
   the bounds are **exact** (the maximum is the same with A and B swapped).
-* **nDCG@k** (the two runs share one IDCG) and **R@k** (they share \\|R\\|):
+* **nDCG@k** (the two runs share one IDCG): **exact** when every unknown unit in
+  the cuts is unlabeled: :mod:`evalcore.analysis.ndcg_difference` finds the least and
+  greatest ``(DCG_A - DCG_B) / IDCG`` over the joint completions (sign phases, monotone
+  gain assignments, a chain programme inside Dinkelbach's iteration); a unit in
+  conflict there is searched over every gain (sound, not always tight). It is
+  intersected with the box bound below (so never wider than it), which is also the
+  fallback where the search does not settle.
+* **R@k** (the runs share \\|R\\|), and nDCG's box bound:
   ``A - B = N / D`` with ``N = DCG_A - DCG_B`` (or the relevant-count
   difference), bounded exactly per unit as above, and ``D`` (IDCG or \\|R\\|)
   between its values with every unknown at its lowest and at its highest gain
@@ -56,7 +63,7 @@ METHODS: dict[str, str] = {
     "RBP": "exact: each shared unknown unit at the gain that moves A - B its way",
     "RR": "exact: every choice of the other run's first relevant unit is tried",
     "Success": "exact: every choice of the other run's first relevant unit is tried",
-    "nDCG": "exact in sign: DCG_A - DCG_B per unit over the shared IDCG range",
+    "nDCG": "exact: joint search of (DCG_A - DCG_B) / IDCG over the shared unknown gains",
     "R": "exact in sign: relevant-count difference per unit over the shared |R| range",
     "AP": "naive: lower_A - upper_B (no pair method)",
     "Judged": "exact: known (no unknowns)",
