@@ -24,6 +24,7 @@ from evalcore.compute.measures.ranking import discounts
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.observation import Label, Observation
+from tests.observation_strategies import draw_labels
 
 UNITS = [f"u{i}" for i in range(7)]
 
@@ -38,16 +39,7 @@ def cases(draw):
             st.lists(st.sampled_from(UNITS), max_size=2))
     else:
         ranking_b = draw(st.lists(st.sampled_from(UNITS), max_size=6))
-    labels = {}
-    for unit in UNITS:
-        kind = draw(st.sampled_from(["gain", "gain", "none", "none", "conflict"]))
-        if kind == "gain":
-            labels[unit] = draw(st.integers(0, 4))
-        elif kind == "conflict":
-            labels[unit] = tuple(sorted(draw(st.lists(st.integers(0, 4), min_size=2,
-                                                      max_size=3, unique=True))))
-    if not labels:
-        labels[UNITS[0]] = draw(st.integers(1, 4))
+    labels = draw_labels(draw, UNITS, ("gain", "gain", "none", "none", "conflict"))
     gain = draw(st.sampled_from(["linear", "exponential"]))
     return k, ranking_a, ranking_b, labels, EvalProtocol(gain=gain)
 
