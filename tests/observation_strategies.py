@@ -71,3 +71,19 @@ def observations(
 def query_sets(draw, max_size: int = 6, conflicts: bool = False) -> list[Observation]:
     n = draw(st.integers(0, max_size))
     return [draw(observations(query_id=f"q{i}", conflicts=conflicts)) for i in range(n)]
+
+
+def draw_labels(draw, units, kinds=("gain", "none", "none", "conflict")):
+    """Labels of ``units`` (unit -> gain, or a tuple of the gains of a conflict), each
+    unit's kind drawn from ``kinds``; at least one unit is labeled."""
+    labels = {}
+    for unit in units:
+        kind = draw(st.sampled_from(list(kinds)))
+        if kind == "gain":
+            labels[unit] = draw(st.integers(0, 4))
+        elif kind == "conflict":
+            labels[unit] = tuple(sorted(draw(st.lists(st.integers(0, 4), min_size=2,
+                                                      max_size=3, unique=True))))
+    if not labels:
+        labels[units[0]] = draw(st.integers(1, 4))
+    return labels

@@ -12,6 +12,7 @@ from evalcore.compute.evaluate import compute, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.observation import Label, Observation
+from tests.observation_strategies import draw_labels
 
 UNITS = [f"u{i}" for i in range(9)]
 MEASURES = [parse_measure(m) for m in (
@@ -34,16 +35,7 @@ def pairs(draw):
                 st.lists(st.sampled_from(UNITS), max_size=2))
         else:
             ranking_b = draw(st.lists(st.sampled_from(UNITS), max_size=7))
-        labels = {}
-        for unit in UNITS:
-            kind = draw(st.sampled_from(["gain", "none", "none", "conflict"]))
-            if kind == "gain":
-                labels[unit] = draw(st.integers(0, 4))
-            elif kind == "conflict":
-                labels[unit] = tuple(sorted(draw(st.lists(st.integers(0, 4), min_size=2,
-                                                          max_size=3, unique=True))))
-        if not labels:
-            labels[UNITS[0]] = draw(st.integers(1, 4))
+        labels = draw_labels(draw, UNITS)
         queries.append((f"q{q}", ranking_a, ranking_b, labels))
     protocol = EvalProtocol(relevance_threshold=draw(st.integers(1, 3)),
                             gain=draw(st.sampled_from(["linear", "exponential"])))

@@ -91,8 +91,8 @@ def test_ndcg_queue_completes_the_query_expected_to_lift_the_lower_end_most_firs
     The labeled units say A's units are relevant (gain 3) and B's are not: q1's own
     lower end is already above 0, q2's is far below it with A's units likely relevant."""
     labels = {"a1": 3, "a2": 3, "b1": 0, "b2": 0, "n": 0}
-    a = [_obs("q1", ["a1", "x1", "a2", "x2"], labels), _obs("q2", ["u1", "n", "u2", "a1"], labels)]
-    b = [_obs("q1", ["b1", "y1", "b2", "y2"], labels), _obs("q2", ["n", "v1", "a1", "v2"], labels)]
+    a = [_obs("q1", ["a1", "a2", "x1", "x2"], labels), _obs("q2", ["u1", "n", "u2", "a1"], labels)]
+    b = [_obs("q1", ["b1", "b2", "y1", "y2"], labels), _obs("q2", ["n", "v1", "a1", "v2"], labels)]
     pair = _pair(a, b, ["nDCG@4"])
     lower, _, _, _ = pair.intervals("nDCG@4")
     assert lower[0] > 0 > lower[1]

@@ -31,14 +31,11 @@ bound like one that can lift the lower bound. The queue is recomputed after
 every label (the simulation of ``benchmarks/bench_decision.py`` re-plans at each
 step, as the live page does). Figures (200 queries x 2 runs x top 20, 50%
 unlabeled; labels until decided, queue / blocking order): P@10 619 / 1242
-(0.50), RR@10 73 / 159 (0.46), nDCG@10 (see docs/decided-comparisons.md)
-above half. **Why nDCG@10 does not reach half:** its pair interval bounds
-``DCG_A - DCG_B`` and the shared IDCG apart, so a query's lower end stays far
-below 0 (about -0.67 on the workload, against a true mean difference of +0.17)
-until nearly every unknown unit of *both* runs' top 10 on that query is
-labeled; the mean crosses 0 only once most queries are complete, whatever the
-order. Reaching half needs a tighter sound per-query bound (the joint minimum
-of ``(DCG_A - DCG_B) / IDCG`` over the shared unknowns), not a better order.
+(0.50), RR@10 73 / 159 (0.46), nDCG@10 722 / 1159 (0.62; docs/decided-comparisons.md).
+nDCG's pair interval is exact over the shared unknowns
+(:mod:`evalcore.analysis.ndcg_difference`), yet a query's lower end rises above 0 only
+once most of its unknowns are labeled, so queries are still taken whole (scoring one
+label at a time needed 767).
 Ties: most ``removes``; then units both runs return; then the best rank; then
 query and unit id. Units whose label removes nothing from the pair interval stay
 in the queue (last): for nDCG and R the verdict also reads each run's own

@@ -16,7 +16,14 @@ completion, and the difference is bounded over those joint completions
   its unknown units before its first certainly relevant one (or none), that unit
   relevant, everything else unknown non-relevant; every candidate is tried, so
   the bounds are **exact** (the maximum is the same with A and B swapped).
-* **nDCG@k** (the two runs share one IDCG) and **R@k** (they share \\|R\\|):
+* **nDCG@k** (the two runs share one IDCG): **exact** when every unknown unit in
+  the cuts is unlabeled: :mod:`evalcore.analysis.ndcg_difference` finds the least and
+  greatest ``(DCG_A - DCG_B) / IDCG`` over the joint completions (sign phases, monotone
+  gain assignments, a chain programme inside Dinkelbach's iteration); a unit in
+  conflict there is searched over every gain (sound, not always tight). It is
+  intersected with the box bound below (so never wider than it), which is also the
+  fallback where the search does not settle.
+* **R@k** (the runs share \\|R\\|), and nDCG's box bound:
   ``A - B = N / D`` with ``N = DCG_A - DCG_B`` (or the relevant-count
   difference), bounded exactly per unit as above, and ``D`` (IDCG or \\|R\\|)
   between its values with every unknown at its lowest and at its highest gain
@@ -38,6 +45,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from evalcore.analysis.ndcg_difference import exact_difference
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ndcg import gain_values, ideal_dcg
 from evalcore.compute.measures.ranking import (
@@ -55,7 +63,7 @@ METHODS: dict[str, str] = {
     "RBP": "exact: each shared unknown unit at the gain that moves A - B its way",
     "RR": "exact: every choice of the other run's first relevant unit is tried",
     "Success": "exact: every choice of the other run's first relevant unit is tried",
-    "nDCG": "exact in sign: DCG_A - DCG_B per unit over the shared IDCG range",
+    "nDCG": "exact: joint search of (DCG_A - DCG_B) / IDCG over the shared unknown gains",
     "R": "exact in sign: relevant-count difference per unit over the shared |R| range",
     "AP": "naive: lower_A - upper_B (no pair method)",
     "Judged": "exact: known (no unknowns)",
@@ -190,6 +198,10 @@ def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol
     g_lo, g_hi = table[units.low], table[units.high]
     upper = np.minimum(upper, np.maximum(0.0, 1.0 - _min_ratio(units, da, db, g_lo, g_hi)))
     lower = np.maximum(lower, -np.maximum(0.0, 1.0 - _min_ratio(units, db, da, g_lo, g_hi)))
+    # The joint search over the shared unknowns (exact where it runs; NaN where too large).
+    exact_lo, exact_hi = exact_difference(units, in_a, in_b, k, table, disc)
+    lower = np.where(np.isnan(exact_lo), lower, np.maximum(lower, exact_lo))
+    upper = np.where(np.isnan(exact_hi), upper, np.minimum(upper, exact_hi))
     covered = (ka == kb) & (d_hi > 0)
     return (np.where(covered, np.maximum(lower, -1.0), np.nan),
             np.where(covered, np.minimum(upper, 1.0), np.nan))

@@ -44,16 +44,49 @@ def _best_mean(
     zero_ok: bool,
 ) -> np.ndarray:
     """Per query, the largest (``upper``) or smallest ``(base + sum of t pool values) / (den + t)``
-    over t = 0..len(pool) (t = 0 only where ``den > 0``), taking the t best pool values."""
+    over t = 0..len(pool) (t = 0 only where ``den > 0``), taking the t best pool values.
+
+    ``query`` is grouped (sorted). Each query's pool is one row of a padded matrix,
+    sorted within rows (many short sorts, not one long argsort); a query whose pool is
+    much longer than the others' would make the matrix large, so then one global sort
+    by (query, value) is used instead.
+    """
     start = np.where(den > 0, base / np.where(den > 0, den, 1), -np.inf if upper else np.inf)
     if zero_ok:  # trec_eval: a completion with |R| = 0 is valued 0
         start = np.where(den > 0, start, 0.0)
     if pool.size == 0:
         return start
-    # Pool values lie in [0, 1]: one float key sorts by query, then by value.
-    order = np.argsort(query * 4.0 + ((1.0 - pool) if upper else pool))
-    q, vals = query[order], pool[order]
+    n = base.size
+    size = np.bincount(query, minlength=n)
+    width = int(size.max())
+    key = -pool if upper else pool  # ascending key: the best pool values first
+    if n * width > 4 * pool.size + 4096:
+        return _best_mean_flat(query, key, base, den, upper, start)
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(size, out=first[1:])
+    rows = np.full((n, width), np.inf)
+    rows[query, np.arange(query.size) - first[query]] = key
+    rows.sort(axis=1)
+    taken = np.cumsum(rows, axis=1)
+    if upper:
+        taken = -taken
+    t = np.arange(1, width + 1)
+    with np.errstate(invalid="ignore"):
+        candidate = (base[:, None] + taken) / (den[:, None] + t)
+    fill = -np.inf if upper else np.inf
+    candidate = np.where(t <= size[:, None], candidate, fill)
+    best = candidate.max(axis=1) if upper else candidate.min(axis=1)
+    return np.maximum(start, best) if upper else np.minimum(start, best)
+
+
+def _best_mean_flat(query: np.ndarray, key: np.ndarray, base: np.ndarray, den: np.ndarray,
+                    upper: bool, start: np.ndarray) -> np.ndarray:
+    """:func:`_best_mean` by one sort of every pool value by (query, ``key``)."""
+    order = np.lexsort((key, query))
+    q, vals = query[order], key[order]
     taken = segment_cumsum(q, vals)
+    if upper:
+        taken = -taken
     t = segment_cumsum(q, np.ones(q.size, dtype=np.int64))
     candidate = (base[q] + taken) / (den[q] + t)
     return segment_reduce(np.maximum if upper else np.minimum, q, candidate, start)
@@ -62,24 +95,29 @@ def _best_mean(
 def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     n = cut.n
     q, rank = cut.query, cut.rank
-    sure_before = segment_cumsum(q, cut.sure.astype(np.int64))
-    known_or_not = segment_cumsum(q, (cut.sure | cut.maybe).astype(np.int64))
-    sure = cut.sure
-    exact = segment_sum(q[sure], sure_before[sure] / rank[sure], n)
+    sure, maybe = cut.sure, cut.maybe
+    # One running count per query holds both: the certainly relevant units up to each
+    # rank (low 32 bits) and those of unknown relevance (the bits above).
+    both = segment_cumsum(q, sure.astype(np.int64) | (maybe.astype(np.int64) << 32))
+    sure_before = both & 0xFFFFFFFF
+    at = np.flatnonzero(sure)
+    sq, srank = q[at], rank[at]
+    exact = segment_sum(sq, sure_before[at] / srank, n)
     rc, maybe_ref = cut.n_sure_ref, cut.n_maybe_ref
     value = ratio(exact, rc, 0.0)
     reasons = population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0)
     if not (cut.any_unlabeled.any() or cut.any_maybe_conflict.any() or maybe_ref.any()):
         lower = upper = value
     else:
-        high = segment_sum(q[sure], known_or_not[sure] / rank[sure], n)
-        maybe = cut.maybe
-        mq, mrank = q[maybe], rank[maybe]
+        known_or_not = sure_before + (both >> 32)
+        high = segment_sum(sq, known_or_not[at] / srank, n)
+        am = np.flatnonzero(maybe)
+        mq, mrank = q[am], rank[am]
         v = maybe_ref - cut.n_maybe_conflict
         trec = cut.protocol.trec_eval
-        upper = _best_mean(mq, known_or_not[maybe] / mrank, high, rc.astype(np.float64), True, trec)
+        upper = _best_mean(mq, known_or_not[am] / mrank, high, rc.astype(np.float64), True, trec)
         lower = _best_mean(
-            mq, (sure_before[maybe] + 1) / mrank, exact, (rc + v).astype(np.float64), False, trec
+            mq, (sure_before[am] + 1) / mrank, exact, (rc + v).astype(np.float64), False, trec
         )
         # No pool and nothing certain: every completion with |R| > 0 has its relevant
         # units outside 1..k (AP = 0), or none exists (no_relevant_units, no bounds).

@@ -46,6 +46,7 @@ from evalcore.compute.measures.base import MeasureArrays, population_reasons, ra
 from evalcore.compute.measures.ranking import (
     Cut,
     discounts,
+    level_counts,
     segment_cumsum,
     segment_reduce,
     segment_sum,
@@ -63,23 +64,17 @@ def gain_values(mode: GainMode) -> np.ndarray:
     return labels if mode == "linear" else np.exp2(labels) - 1.0
 
 
-def ideal_dcg(
-    query: np.ndarray, gain: np.ndarray, k: np.ndarray, table: np.ndarray, disc: np.ndarray
-) -> np.ndarray:
-    """Per-query IDCG@k of the gains ``gain`` held by query ``query``, without a sort.
+def idcg_from_counts(counts: np.ndarray, k: np.ndarray, table: np.ndarray, disc: np.ndarray
+                     ) -> np.ndarray:
+    """Per query, IDCG@k of the gains counted per level in ``counts`` (:func:`level_counts`).
 
     Sorted descending, the labels of one gain g fill a contiguous block of ideal
     ranks, so IDCG is a sum over the MAX_GAIN + 1 gain levels of ``table[g]`` times
     the discounts of that block (cut at k), read from cumulative discounts.
     """
-    n = k.size
-    levels = MAX_GAIN + 1
-    counts = np.bincount(
-        query * levels + gain.astype(np.int64), minlength=n * levels
-    ).reshape(n, levels)
     cum = np.cumsum(disc)  # cum[r] = sum of discounts of ranks 1..r (disc[0] is 0)
-    out = np.zeros(n, dtype=np.float64)
-    start = np.zeros(n, dtype=np.int64)
+    out = np.zeros(k.size, dtype=np.float64)
+    start = np.zeros(k.size, dtype=np.int64)
     for g in range(MAX_GAIN, 0, -1):
         end = start + counts[:, g]
         if table[g]:
@@ -88,58 +83,72 @@ def ideal_dcg(
     return out
 
 
+def ideal_dcg(
+    query: np.ndarray, gain: np.ndarray, k: np.ndarray, table: np.ndarray, disc: np.ndarray
+) -> np.ndarray:
+    """Per-query IDCG@k of the gains ``gain`` held by query ``query``, without a sort."""
+    return idcg_from_counts(level_counts(query, gain, k.size), k, table, disc)
+
+
 def _fill_value(cut: Cut, g: np.ndarray, table: np.ndarray, disc: np.ndarray) -> np.ndarray:
     """Per query: the known reference labels (no conflicts), best first, on the ranks
-    1..k not held by the flat positions ``g`` (sorted by query, then rank)."""
+    1..k not held by the flat positions ``g`` (sorted by query, then rank).
+
+    Labels of one gain fill a block of free ranks; the discount sum of the first t
+    free ranks is ``cum[p] - (discounts of the held ranks before p)`` with p = t + c,
+    c the held ranks whose count of free ranks before them is below t (a search over
+    the held ranks, not an array of every rank).
+    """
     r = cut.ranking
     n = cut.n
-    levels = MAX_GAIN + 1
-    known = ~r.label_conflict
-    counts = np.bincount(
-        r.label_query[known] * levels + r.label_low[known].astype(np.int64), minlength=n * levels
-    ).reshape(n, levels)
-    gq = cut.query[g]
-    # Free ranks 1..k' (k' = min(k, known labels + |G|): enough free ranks for every label).
-    k = np.minimum(cut.k, counts.sum(axis=1) + np.bincount(gq, minlength=n))
-    starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(k, out=starts[1:])
-    free = np.ones(int(starts[-1]), dtype=bool)
-    held = cut.rank[g] <= k[gq]
-    free[starts[gq[held]] + cut.rank[g][held] - 1] = False
-    slot_query = np.repeat(np.arange(n, dtype=np.int64), k)
-    slot_rank = np.arange(starts[-1], dtype=np.int64) - starts[slot_query] + 1
-    free_disc = disc[slot_rank[free]]
-    n_free = np.bincount(slot_query[free], minlength=n)
+    if r.has_conflict:
+        known = ~r.label_conflict
+        counts = level_counts(r.label_query[known], r.label_low[known], n)
+    else:
+        counts = r.label_levels
+    gq, held = cut.query[g], cut.rank[g]
+    n_held = np.bincount(gq, minlength=n)
     first = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(n_free, out=first[1:])
-    cum = np.concatenate(([0.0], np.cumsum(free_disc)))
+    np.cumsum(n_held, out=first[1:])
+    # Free ranks before each held rank (non-decreasing within a query), as one sorted key.
+    stride = int(cut.k.max(initial=0)) + 2
+    key = gq * stride + (held - (np.arange(gq.size) - first[gq]) - 1)
+    held_cum = np.concatenate(([0.0], np.cumsum(disc[held])))
+    cum = np.cumsum(disc)
+    n_free = cut.k - n_held
+    queries = np.arange(n, dtype=np.int64)
+
+    def filled(t: np.ndarray) -> np.ndarray:  # discount sum of the first t free ranks
+        c = np.searchsorted(key, queries * stride + t, side="left") - first[:-1]
+        return cum[t + c] - (held_cum[first[:-1] + c] - held_cum[first[:-1]])
+
     out = np.zeros(n, dtype=np.float64)
-    at = np.zeros(n, dtype=np.int64)
+    end = np.zeros(n, dtype=np.int64)
+    before = np.zeros(n, dtype=np.float64)
     for level in range(MAX_GAIN, 0, -1):  # labels of one gain fill a block of free ranks
-        end = at + counts[:, level]
-        if table[level]:
-            hi, lo = np.minimum(end, n_free), np.minimum(at, n_free)
-            out += table[level] * (cum[first[:-1] + hi] - cum[first[:-1] + lo])
-        at = end
+        end = end + counts[:, level]
+        after = filled(np.minimum(end, n_free))
+        out += table[level] * (after - before)
+        before = after
     return out
 
 
 def _split_lower(cut: Cut, g: np.ndarray, known_dcg: np.ndarray, ref_high: np.ndarray,
-                 table: np.ndarray, disc: np.ndarray) -> np.ndarray:
+                 low: np.ndarray, high: np.ndarray, d: np.ndarray, x_low: np.ndarray
+                 ) -> np.ndarray:
     """min over m of (N0 + x_m) / (IDCG(L_high) + s_m): the m deepest units of G at their
-    highest gain, the others at their lowest (x: discounted, s: plain gain sums)."""
+    highest gain, the others at their lowest (x: discounted, s: plain gain sums; ``low``,
+    ``high``: G's gains, ``d``: their discounts, ``x_low``: sum of low * d per query)."""
     n = cut.n
     q = cut.query[g]
-    low, high = table[cut.low[g]], table[cut.high[g]]
-    d = disc[cut.rank[g]]
-    base_x = known_dcg + segment_sum(q, low * d, n)
+    base_x = known_dcg + x_low
     base_s = ref_high + segment_sum(q, low, n)
     # IDCG 0 in a completion: undefined (skipped), or 0 under trec_eval.
     undefined = 0.0 if cut.protocol.trec_eval else np.inf
     best = ratio(base_x, base_s, undefined)
-    order = np.arange(q.size - 1, -1, -1)  # positions come by (query, rank): deepest first
-    q, step_x, step_s = q[order], ((high - low) * d)[order], (high - low)[order]
-    x = base_x[q] + segment_cumsum(q, step_x)
+    step_s = (high - low)[::-1]  # positions come by (query, rank): deepest first
+    q = q[::-1]
+    x = base_x[q] + segment_cumsum(q, step_s * d[::-1])
     s = base_s[q] + segment_cumsum(q, step_s)
     with np.errstate(divide="ignore", invalid="ignore"):
         candidate = np.where(s > 0, x / np.where(s > 0, s, 1), undefined)
@@ -156,7 +165,7 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     disc = discounts(depth)
     weight = np.where(cut.counted, disc[cut.rank], 0.0)
     dcg_low = segment_sum(cut.query, table[cut.low] * weight, n)
-    idcg_low = ideal_dcg(r.label_query, r.label_low, cut.k, table, disc)
+    idcg_low = idcg_from_counts(r.label_levels, cut.k, table, disc)
     value = ratio(dcg_low, idcg_low, 0.0)
     if not (cut.any_unlabeled.any() or r.has_conflict):
         return MeasureArrays(
@@ -169,26 +178,25 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
             conflict_rule="gain",
             reference_conflicts=True,
         )
-    dcg_high = segment_sum(cut.query, table[cut.high] * weight, n)
-    added = cut.unlabeled & cut.counted
-    idcg_high = ideal_dcg(
-        np.concatenate((r.label_query, cut.query[added])),
-        np.concatenate((r.label_high, cut.high[added])),
-        cut.k,
-        table,
-        disc,
-    )
-    idcg_ref_high = ideal_dcg(r.label_query, r.label_high, cut.k, table, disc)
-    conflict = np.bincount(r.label_query[r.label_conflict], minlength=n) > 0
+    # G: the counted positions of unknown gain; only they differ between the extremes.
     g = np.flatnonzero(cut.counted & (cut.low != cut.high))
-    known_dcg = dcg_low - segment_sum(cut.query[g], table[cut.low[g]] * weight[g], n)
+    gq, d = cut.query[g], weight[g]
+    low, high = table[cut.low[g]], table[cut.high[g]]
+    x_low = segment_sum(gq, low * d, n)
+    x_high = segment_sum(gq, high * d, n)
+    known_dcg = dcg_low - x_low
+    dcg_high = known_dcg + x_high
+    added = cut.unlabeled[g]  # the unlabeled counted positions (all of unknown gain)
+    idcg_high = idcg_from_counts(
+        r.label_levels_high + level_counts(gq[added], cut.high[g[added]], n),
+        cut.k, table, disc)
+    idcg_ref_high = idcg_from_counts(r.label_levels_high, cut.k, table, disc)
+    conflict = np.bincount(r.label_query[r.label_conflict], minlength=n) > 0
     lower = np.maximum(
         ratio(dcg_low, idcg_high, 0.0),
-        _split_lower(cut, g, known_dcg, idcg_ref_high, table, disc),
+        _split_lower(cut, g, known_dcg, idcg_ref_high, low, high, d, x_low),
     )
     fill = _fill_value(cut, g, table, disc)
-    x_low = dcg_low - known_dcg
-    x_high = dcg_high - known_dcg
     split_upper = np.maximum(
         ratio(known_dcg + x_low, fill + x_low, 1.0), ratio(known_dcg + x_high, fill + x_high, 1.0)
     )

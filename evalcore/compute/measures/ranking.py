@@ -76,6 +76,13 @@ def first_rank(query: np.ndarray, rank: np.ndarray, mask: np.ndarray, n: int) ->
     return out
 
 
+def level_counts(query: np.ndarray, gain: np.ndarray, n: int) -> np.ndarray:
+    """int64[n, MAX_GAIN + 1]: how many of the gains ``gain`` query ``query`` holds per level."""
+    levels = MAX_GAIN + 1
+    return np.bincount(query * levels + gain.astype(np.int64),
+                       minlength=n * levels).reshape(n, levels)
+
+
 def discounts(depth: int) -> np.ndarray:
     """``1 / log2(rank + 1)`` for ranks ``0..depth`` (index 0 unused, kept for rank indexing)."""
     ranks = np.arange(depth + 1, dtype=np.float64)
@@ -169,6 +176,18 @@ class RankingArrays:
         if not self.has_conflict:
             return np.zeros(self.label_low.shape, dtype=bool)
         return self.label_low != self.label_high
+
+    @cached_property
+    def label_levels(self) -> np.ndarray:
+        """int64[n, MAX_GAIN + 1]: reference labels per lowest gain (:func:`level_counts`)."""
+        return level_counts(self.label_query, self.label_low, self.n)
+
+    @cached_property
+    def label_levels_high(self) -> np.ndarray:
+        """int64[n, MAX_GAIN + 1]: reference labels per highest gain."""
+        if not self.has_conflict:
+            return self.label_levels
+        return level_counts(self.label_query, self.label_high, self.n)
 
     @cached_property
     def max_rank(self) -> int:

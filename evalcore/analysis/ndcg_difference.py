@@ -1,0 +1,185 @@
+r"""Exact bounds on one query's ``nDCG_A@k - nDCG_B@k`` over the unknown gains both runs share.
+
+The difference is ``f(g) = (DCG_A - DCG_B) / IDCG`` (0 in a completion where IDCG
+is 0, as :mod:`evalcore.analysis.decision` counts it), where a completion ``g``
+gives ONE gain to every unknown unit, and that gain enters both runs' DCG and
+the IDCG they share. The IDCG population of a completion (the population rule
+of the evidence contract, sections 10-11, on a complete population) is:
+
+* the reference labels of known gain;
+* the reference labels in conflict, each at one gain of its annotators' range
+  (the *inside* ones are returned in a run's cut, the *outside* ones are not:
+  they move the IDCG only);
+* every unlabeled unit either run returns in its cut, at its completed gain
+  (0..MAX_GAIN). No other unit is relevant: the population is complete.
+
+Write ``c_u = disc_A(u) - disc_B(u)`` (a unit's discount in A's cut minus in
+B's), so ``DCG_A - DCG_B = N0 + sum over unknown inside units of c_u * gain_u``.
+The minimum of ``f`` (the maximum is the minimum with A and B swapped) is found
+exactly from three facts:
+
+1. **Sign phases.** IDCG never decreases when a gain rises. If the minimum is
+   below 0 (``N < 0``), lowering a unit with ``c_u >= 0`` or an outside conflict
+   lowers ``N`` (or keeps it) and lowers IDCG, so ``f`` does not rise: some
+   minimiser has them all at their lowest gain. If the minimum is at least 0,
+   raising a unit with ``c_u <= 0`` or an outside conflict to its highest gain
+   does not raise ``f`` (``N`` stays >= 0, else the minimum would be < 0). So
+   the minimum is the least of two searches, each over the units of ONE sign of
+   ``c_u`` only (the *active* units), the others fixed, and 0 when a completion
+   has IDCG 0 (the second search runs only where the first found no negative
+   minimum).
+2. **Rearrangement.** IDCG depends on the multiset of gains only. For one
+   multiset of gains over the active units, ``N`` is least when the highest
+   gains go to the most negative ``c_u``; so only the monotone assignments
+   (active units sorted by ``c_u``, gains non-increasing) matter. One is a
+   chain ``B_0 <= ... <= B_3 <= m`` (``B_j``: how many get a gain >= 4 - j).
+3. **A chain programme inside Dinkelbach's iteration.** Over such chains both
+   ``N`` and IDCG@k are sums of one term per ``B_j`` (the labels of one gain
+   fill a block of ideal ranks, so IDCG telescopes over the gain levels), so
+   ``min N - lambda * IDCG`` is a dynamic programme of prefix minima, and
+   Dinkelbach's iteration (``lambda`` <- the ratio of that minimiser) reaches
+   the least ratio in a few steps; it stops when the minimum is >= 0, where
+   ``lambda`` is attained by a completion.
+
+Both ends are therefore **exact** (attained by a completion) when every
+active unit is unlabeled, whatever their number. An active unit in conflict is
+searched over 0..MAX_GAIN rather than its annotators' range (a superset of
+completions: still sound, not always tight). A query the iteration has not
+settled after :data:`MAX_STEPS` steps is NaN (the caller keeps its cheaper
+bound there). All arithmetic is numpy over (query, gain level, count) arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalcore.analysis.pair_units import PairUnits
+from evalcore.compute.measures.ranking import level_counts, segment_sum
+from evalcore.contract.gains import MAX_GAIN
+
+#: Dinkelbach steps before a query is given up (NaN: the caller keeps its cheaper bound).
+MAX_STEPS = 60
+#: ``min (N - lambda * IDCG)`` at or above ``-TOLERANCE`` means ``lambda`` is the minimum.
+TOLERANCE = 1e-11
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np.ndarray,
+            k: np.ndarray, table: np.ndarray, cum: np.ndarray, todo: np.ndarray) -> np.ndarray:
+    """Per query, the least ``N / IDCG`` over the monotone assignments of gains to its
+    active units (``N = n0 + sum c_u * table[g_u]``; ``base``: the level counts of the rest
+    of the population), for the queries ``todo`` (+inf elsewhere); NaN where
+    :data:`MAX_STEPS` did not settle it.
+
+    An assignment is the chain ``B_0 <= ... <= B_{MAX_GAIN-1} <= m`` (``B_j``: how many of
+    the sorted units get a gain >= MAX_GAIN - j). Both parts are sums of one term per
+    ``B_j``: ``N = n0 + sum_j s_j * P[B_j]`` (P: prefix sums of the sorted ``c``) and
+    ``IDCG = sum_j s_j * cum[min(E_j + B_j, k)]`` (E_j: the rest of the population at gain
+    >= MAX_GAIN - j), with ``s_j = T_j - T_j+1`` the step between consecutive gains. So
+    ``min N - lambda * IDCG`` is a chain dynamic programme (prefix minima), and
+    Dinkelbach's iteration (lambda <- N / IDCG of that minimiser) reaches the least ratio
+    in a few steps: it stops when the minimum is >= 0, and lambda is then attained."""
+    n = n0.size
+    order = np.lexsort((active_c, active_q))
+    aq, ac = active_q[order], active_c[order]
+    m_of = np.bincount(aq, minlength=n)
+    width = int(m_of.max(initial=0))
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(m_of, out=first[1:])
+    prefix = np.zeros((n, width + 1))
+    prefix[aq, np.arange(aq.size) - first[aq] + 1] = ac
+    np.cumsum(prefix, axis=1, out=prefix)
+    b = np.arange(width + 1)
+    usable = b[None, :] <= m_of[:, None]
+    gains_desc = table[::-1]
+    step = (gains_desc[:-1] - gains_desc[1:])[None, :, None]  # s_j, j = 0..MAX_GAIN - 1
+    rest = np.cumsum(base[:, ::-1], axis=1)[:, :-1]  # E_j
+    num_terms = step * prefix[:, None, :]  # (n, MAX_GAIN, width + 1)
+    den_terms = step * cum[np.minimum(rest[:, :, None] + b, k[:, None, None])]
+    rows = np.arange(n)
+    # Start from every active unit at the highest gain (IDCG > 0 there when m > 0).
+    lam = _ratio(n0 + num_terms[rows, :, m_of].sum(axis=1), den_terms[rows, :, m_of].sum(axis=1))
+    out = np.full(n, np.inf)
+    out[todo] = np.nan
+    for _ in range(MAX_STEPS):
+        if todo.size == 0:
+            break
+        h = num_terms[todo] - lam[todo][:, None, None] * den_terms[todo]
+        h = np.where(usable[todo][:, None, :], h, np.inf)
+        values = [h[:, 0]]
+        for j in range(1, MAX_GAIN):
+            values.append(h[:, j] + np.minimum.accumulate(values[-1], axis=1))
+        at = np.argmin(values[-1], axis=1)
+        least = n0[todo] + values[-1][np.arange(todo.size), at]
+        done = least >= -TOLERANCE
+        out[todo[done]] = lam[todo[done]]
+        # The minimiser's chain, from the last gain level back (prefix argmin up to B_j+1).
+        chain = [at]
+        for j in range(MAX_GAIN - 2, -1, -1):
+            masked = np.where(b[None, :] <= chain[-1][:, None], values[j], np.inf)
+            chain.append(np.argmin(masked, axis=1))
+        chain = chain[::-1]
+        sel = np.arange(todo.size)
+        num = n0[todo] + sum(num_terms[todo, j][sel, chain[j]] for j in range(MAX_GAIN))
+        den = sum(den_terms[todo, j][sel, chain[j]] for j in range(MAX_GAIN))
+        lam[todo] = _ratio(num, den)
+        todo = todo[~done]
+    return out
+
+
+def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
+           fixed: np.ndarray, outside: tuple[np.ndarray, np.ndarray], zero_possible: np.ndarray,
+           k: np.ndarray, table: np.ndarray, cum: np.ndarray) -> np.ndarray:
+    """The least of ``f`` per query (module docstring); ``c``: the net discounts of the
+    objective (A - B, or B - A for the maximum)."""
+    n, q = units.n, units.query
+    best = np.where(zero_possible, 0.0, np.inf)
+    todo = np.arange(n)
+    for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
+        # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
+        active = var & (c * sign > 0)
+        rest = var & ~active
+        base = fixed + out_counts + level_counts(q[rest], at[rest], n)
+        start = n0 + segment_sum(q[rest], c[rest] * table[at[rest]], n)
+        found = _search(q[active], c[active], start, base, k, table, cum, todo)
+        best = np.minimum(best, found)  # NaN (not settled) wins: the caller falls back
+        # A minimum below 0 is the first phase's: the second only runs where it is not.
+        todo = np.flatnonzero(best >= 0)
+    return best
+
+
+def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np.ndarray,
+                     table: np.ndarray, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the (lower, upper) of ``nDCG_A@k - nDCG_B@k`` over the joint completions
+    (module docstring); NaN where a search would be too large. ``k``: int64[n], the cutoff
+    both runs share on each query; ``disc``: discounts covering every rank in the cuts."""
+    n, q = units.n, units.query
+    depth = disc.size - 1
+    c = (np.where(in_a, disc[np.minimum(units.rank_a, depth)], 0.0)
+         - np.where(in_b, disc[np.minimum(units.rank_b, depth)], 0.0))
+    inside = in_a | in_b
+    var = inside & (units.low != units.high)
+    known = inside & (units.low == units.high)
+    n0 = segment_sum(q[known], c[known] * table[units.low[known]], n)
+    # The population: known reference labels, unlabeled units in a cut with a known
+    # (what-if) gain, and the reference conflicts outside every cut at one end each.
+    sure_ref = units.ref_low == units.ref_high
+    fixed = (level_counts(units.ref_query[sure_ref], units.ref_low[sure_ref], n)
+             + level_counts(q[known & units.unlabeled], units.low[known & units.unlabeled], n))
+    in_conflict = var & ~units.unlabeled  # a reference label: leave it out of the outside ones
+    outside = tuple(
+        level_counts(units.ref_query[~sure_ref], ref_at[~sure_ref], n)
+        - level_counts(q[in_conflict], at[in_conflict], n)
+        for ref_at, at in ((units.ref_low, units.low), (units.ref_high, units.high))
+    )
+    cum = np.cumsum(disc)
+    # IDCG is 0 in some completion exactly when every gain can be 0 at once.
+    lowest = fixed + outside[0] + level_counts(q[var], units.low[var], n)
+    zero_possible = (lowest[:, 1:] * (table[1:] > 0)).sum(axis=1) == 0
+    lower = _least(units, c, var, n0, fixed, outside, zero_possible, k, table, cum)
+    upper = -_least(units, -c, var, -n0, fixed, outside, zero_possible, k, table, cum)
+    return lower, upper
