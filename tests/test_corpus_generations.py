@@ -39,7 +39,7 @@ def pins(db):
 
 def assert_fast_verdict_is_the_full_one(db, names=("narrow", "wide")):
     for name in names:
-        pin = get_pinned_protocol(db, "s", name)
+        pin = get_pinned_protocol(db, "s", name, viewer="tester")
         assert revalidate(db, pin) == recompute_changes(db, pin)
 
 
@@ -62,7 +62,7 @@ def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, mo
     run = execute_protocol(db, study_id="s", protocol_name="narrow", run_name="r",
                            actor="tester")
     assert run.corpus_fingerprint == narrow.corpus_fingerprint
-    (entry,) = [e for e in audit_entries(db, "s") if e.action == "lexical.run"]
+    (entry,) = [e for e in audit_entries(db, "s", viewer="tester") if e.action == "lexical.run"]
     assert 0 <= entry.detail["ranking_s"] <= entry.detail["elapsed_s"]  # the query time apart
     assert entry.detail["ranking_cpu_s"] >= 0
 
@@ -137,7 +137,7 @@ def test_a_failed_staged_import_moves_the_generation_and_the_verdicts_agree(tmp_
         import_beir(db, beir_folder(tmp_path, 50), study_id="s", owner_org="acme")
     assert current_generation(db, "c") > before
     assert_fast_verdict_is_the_full_one(db)
-    assert revalidate(db, get_pinned_protocol(db, "s", "wide")).unchanged
+    assert revalidate(db, get_pinned_protocol(db, "s", "wide", viewer="tester")).unchanged
 
 
 def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path):
@@ -150,9 +150,11 @@ def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path
         from evalcore.store.connection import open_store
         from evalcore.store.imports import import_beir
         from evalcore.store.staged_documents import StagedDocuments
+        written = StagedDocuments.write_staged
         def die(*args, **kwargs):
+            written(*args, **kwargs)
             os._exit(9)  # the process dies after its chunks, before publishing
-        StagedDocuments.write_replacements = die
+        StagedDocuments.write_staged = die
         import_beir(open_store({str(tmp_path / "store.db")!r}), {str(folder)!r}, study_id="s",
                     owner_org="acme")
     """)
@@ -168,7 +170,7 @@ def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path
     assert reopened.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
     assert current_generation(reopened, "c") > moved
     assert_fast_verdict_is_the_full_one(reopened)
-    assert revalidate(reopened, get_pinned_protocol(reopened, "s", "wide")).unchanged
+    assert revalidate(reopened, get_pinned_protocol(reopened, "s", "wide", viewer="tester")).unchanged
 
 
 def test_a_generation_never_goes_back_and_is_never_deleted(tmp_path):
@@ -198,7 +200,7 @@ def test_a_v12_store_migrates_to_v13_and_its_pins_are_revalidated_in_full(tmp_pa
     assert schema.schema_version(db) == 13 == schema.SCHEMA_VERSION
     assert pin_generation(db, "s", "old") is None
     assert current_generation(db, "c") == 0  # nothing written since the migration
-    old = get_pinned_protocol(db, "s", "old")
+    old = get_pinned_protocol(db, "s", "old", viewer="tester")
     changes = revalidate(db, old)  # no generation: the full comparison, which sees the hash
     assert changes == recompute_changes(db, old) and not changes.unchanged
     fresh = pinned(db, "new", organisations=["acme"])

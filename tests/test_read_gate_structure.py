@@ -75,6 +75,7 @@ BUILDING_BLOCKS = {
     "evalcore.store.pins.pin_discrepancies",
     "evalcore.store.pins.pin_document_ids",
     "evalcore.store.pins.pin_exists",
+    "evalcore.store.pins.pin_generation",
     "evalcore.store.pins.pin_names",
     "evalcore.store.pins.pin_owner_counts",
     "evalcore.store.pins.pin_row",
