@@ -47,17 +47,26 @@ def _viewer() -> Viewer:
     return reader()
 
 
-def cached_study_progress(
-    db: sqlite_utils.Database, study_id: str, annotator: str = ""
-) -> StudyProgress:
-    """The study's progress, recomputed only when the store changed."""
+def _session_progress(
+    db: sqlite_utils.Database, study_id: str, annotator: str
+) -> tuple[Viewer, tuple[str, str, str], StoreMarks, StudyProgress | None]:
+    """Check the session's reader may read the study; the progress key, the store's marks
+    now, and the progress this session cached for those marks (None if it has none)."""
     viewer = _viewer()
     require_read(db, viewer, study_id)
     key = ("progress", study_id, annotator)
     version = store_marks(db, study_id)
     entry = _cache().get(key)
-    if entry is not None and entry[0] == version:
-        return entry[1]
+    return viewer, key, version, entry[1] if entry is not None and entry[0] == version else None
+
+
+def cached_study_progress(
+    db: sqlite_utils.Database, study_id: str, annotator: str = ""
+) -> StudyProgress:
+    """The study's progress, recomputed only when the store changed."""
+    viewer, key, version, known = _session_progress(db, study_id, annotator)
+    if known is not None:
+        return known
     # Shared by every session (a new tab does not recompute the study) while the marks hold.
     progress = shared_result(
         db, _store_path(), study_id, key,
@@ -79,13 +88,9 @@ def study_progress_if_ready(
 ) -> StudyProgress | None:
     """:func:`cached_study_progress`, or None while a large study's progress is counted in the
     background (started here; the page shows it on its next run)."""
-    viewer = _viewer()
-    require_read(db, viewer, study_id)
-    key = ("progress", study_id, annotator)
-    version = store_marks(db, study_id)
-    entry = _cache().get(key)
-    if entry is not None and entry[0] == version:
-        return entry[1]
+    viewer, key, version, known = _session_progress(db, study_id, annotator)
+    if known is not None:
+        return known
     if query_count <= LARGE_STUDY_QUERIES:
         return cached_study_progress(db, study_id, annotator)
     path = _store_path()
