@@ -20,7 +20,7 @@ from test_cli_read_authorization import store as store  # noqa: F401  (the fixtu
 from evalcore.access.decisions import PermissionDenied
 from evalcore.analysis.adjudication import conflict_contexts
 from evalcore.analysis.agreement import open_conflicts, study_agreement
-from evalcore.analysis.decision import decide, evaluate_stored_pair, stored_pair_observations
+from evalcore.analysis.decision import decide, evaluate_stored_pair
 from evalcore.analysis.inspector import inspect_query
 from evalcore.analysis.pair_comparison import compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run, evaluate_run_measures
@@ -117,8 +117,6 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "decide": lambda db, s, v: decide(db, s, "RUNSECRET", "RUNSECRET", ["P@1"], viewer=v),
         "evaluate_stored_pair": lambda db, s, v: evaluate_stored_pair(
             db, s, "RUNSECRET", "RUNSECRET", ["P@1"], viewer=v),
-        "stored_pair_observations": lambda db, s, v: stored_pair_observations(
-            db, s, "RUNSECRET", "RUNSECRET", viewer=v),
         "study_run_names": lambda db, s, v: study_run_names(db, s, viewer=v),
         "decide_target": lambda db, s, v: decide_target(db, s, "RUNSECRET", "X", "P@1",
                                                         viewer=v),
@@ -224,7 +222,7 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
 # Reads of what the local study lacks (a pin; a second run named as these calls name it):
 # past the gate, they answer with their own LookupError.
 _LEAD_LOOKUP_ERRORS = {"get_pinned_protocol", "compare_pair", "decide", "evaluate_stored_pair",
-                       "stored_pair_observations", "decide_target", "decide_state"}
+                       "decide_target", "decide_state"}
 
 
 def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:

@@ -21,17 +21,18 @@ import pytest
 from store_fixtures import new_store
 
 from evalcore.analysis.compare import compare_metric
-from evalcore.analysis.decision import (
-    decide_measure,
-    evaluate_observed_pair,
-    stored_pair_observations,
-)
+from evalcore.analysis.decision import decide_measure, evaluate_pair
 from evalcore.analysis.pair_comparison import compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.annotation.blocking import merge_blocking, query_blocking_keys
 from evalcore.api.evaluate import evaluate as evaluate_trec
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import packing_depth
+from evalcore.contract.measures import parse_measure
+from evalcore.contract.query_order import natural_key
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.completeness import mark_complete
+from evalcore.store.observations import observations_for_run
 from evalcore.store.resolution import resolve_study, resolved_gains
 from evalcore.store.runs import add_run
 from evalcore.store.transaction import write_transaction
@@ -122,8 +123,8 @@ def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int) ->
 @pytest.mark.parametrize("seed", [1, 2])
 def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, seed: int) -> None:
     db = random_study(tmp_path, seed)
-    observations = stored_pair_observations(db, "s", "A", "B", viewer=None)
-    old = evaluate_observed_pair(observations, MEASURES, db_protocol(db))
+    observations = observation_path_pair(db)
+    old = observation_path_evaluation(observations, db_protocol(db))
     new = compare_pair(db, "s", "A", "B", MEASURES, viewer=None)
     assert [m.decision for m in new.measures] == [
         decide_measure(old, name, "A", "B") for name in old.measures
@@ -143,6 +144,27 @@ def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, s
         for row in new.compat:
             value = (row.value_a, row.value_b)[side]
             assert value == report.aggregates[row.measure].value
+
+
+def observation_path_pair(db):
+    """The old path's input: both runs' per-query observations over the union of their
+    query ids (when a query was answered by one run only)."""
+    observations = [observations_for_run(db, "s", run, viewer=None) for run in ("A", "B")]
+    ids = [[o.query_id for o in obs] for obs in observations]
+    if ids[0] != ids[1]:
+        union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
+        observations = [observations_for_run(db, "s", run, None, union, viewer=None)
+                        for run in ("A", "B")]
+    return observations
+
+
+def observation_path_evaluation(observations, protocol):
+    """The old path: pack both runs' observations and evaluate the pair."""
+    parsed = [parse_measure(m) for m in MEASURES]
+    depth = packing_depth(parsed)
+    batches = [ObservationBatch.from_observations(o, protocol, min_depth=depth)
+               for o in observations]
+    return evaluate_pair(batches[0], batches[1], parsed, protocol)
 
 
 def db_protocol(db):

@@ -54,12 +54,9 @@ from evalcore.compute.measures.base import (
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
-from evalcore.contract.observation import Observation
-from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
     RunEvidenceColumns,
-    observations_for_run_unchecked,
     runs_as_columns,
 )
 from evalcore.store.read_access import Viewer, require_read
@@ -327,56 +324,6 @@ def decide_batches(
     (packed with ``min_depth=packing_depth(measures)``) and the same reference labels."""
     pair = evaluate_pair(batch_a, batch_b, measures, protocol)
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]
-
-
-def stored_pair_observations(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_a: str,
-    run_b: str,
-    reference: str | None = None,
-    *,
-    viewer: Viewer,
-) -> tuple[list[Observation], list[Observation]]:
-    """Both stored runs' observations over the same query ids (the union when a query
-    was answered by one run only), against the working reference or version ``reference``,
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return stored_pair_observations_unchecked(db, study_id, run_a, run_b, reference)
-
-
-def stored_pair_observations_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_a: str,
-    run_b: str,
-    reference: str | None = None,
-) -> tuple[list[Observation], list[Observation]]:
-    """:func:`stored_pair_observations` for a caller that authorised the read already."""
-    observations = [observations_for_run_unchecked(db, study_id, run, reference, None)
-                    for run in (run_a, run_b)]
-    ids = [[o.query_id for o in obs] for obs in observations]
-    if ids[0] != ids[1]:  # a query only one run answered: compare over the union
-        union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
-        observations = [
-            observations_for_run_unchecked(db, study_id, run, reference, union)
-            for run in (run_a, run_b)
-        ]
-    return observations[0], observations[1]
-
-
-def evaluate_observed_pair(
-    observations: tuple[Sequence[Observation], Sequence[Observation]],
-    measures: Sequence[Measure | str],
-    protocol: EvalProtocol,
-) -> PairEvaluation:
-    """Pack both runs' observations (same query ids) for ``measures`` and evaluate them."""
-    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
-    depth = packing_depth(parsed)
-    batches = [
-        ObservationBatch.from_observations(obs, protocol, min_depth=depth) for obs in observations
-    ]
-    return evaluate_pair(batches[0], batches[1], parsed, protocol)
 
 
 def evaluate_stored_pair(
