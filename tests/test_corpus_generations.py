@@ -197,7 +197,7 @@ def test_a_v12_store_migrates_to_v13_and_its_pins_are_revalidated_in_full(tmp_pa
         "VALUES ('s', 'old', 'd1', 'h', 'acme')",
     )
     db = open_store(path)
-    assert schema.schema_version(db) == 13 == schema.SCHEMA_VERSION
+    assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 13
     assert pin_generation(db, "s", "old") is None
     assert current_generation(db, "c") == 0  # nothing written since the migration
     old = get_pinned_protocol(db, "s", "old", viewer="tester")

@@ -173,10 +173,11 @@ def _run_and_die(tmp_path: Path, folder: Path, patch: str) -> None:
     assert done.returncode == 9
 
 
-def test_a_replaced_documents_new_text_is_staged_and_written_after_the_small_publish(
+def test_every_replaced_text_switches_at_the_small_publish_and_the_old_ones_go_after(
         tmp_path, monkeypatch):
     """The publishing transaction writes no replaced document (its hold does not grow with
-    them): their new text waits, hidden, and is written over the old in paced chunks."""
+    them), yet every new text is visible from it on; the old texts, invisible, are then
+    deleted in paced chunks."""
     import evalcore.store.document_replacements as replacements
 
     db = new_store(tmp_path)
@@ -184,20 +185,20 @@ def test_a_replaced_documents_new_text_is_staged_and_written_after_the_small_pub
     small_chunks(monkeypatch)
     at_publish: list[dict] = []
     chunks: list[int] = []
-    original = replacements.apply_replacements
+    original = replacements.remove_superseded
 
-    def watched(db, import_id, corpus_id, on_chunk=None):
+    def watched(db, import_id, on_chunk=None):
         at_publish.append(what_a_reader_sees(tmp_path / "store.db"))
-        return original(db, import_id, corpus_id, on_chunk=lambda rows, held: chunks.append(rows))
+        return original(db, import_id, on_chunk=lambda rows, held: chunks.append(rows))
 
-    monkeypatch.setattr(beir_import, "apply_replacements", watched)
+    monkeypatch.setattr(beir_import, "remove_superseded", watched)
     summary = import_beir(db, beir_folder(tmp_path, 310, text="yak"), study_id="s")
-    # published: the 10 new documents are visible, the 300 replaced ones not yet changed
-    assert at_publish[0]["count"] == 310 and at_publish[0]["d1"].text == "zebra"
+    # published: the 10 new documents and the 300 new texts are visible, none of the old
+    assert at_publish[0]["count"] == 310 and at_publish[0]["d1"].text == "yak"
+    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 310  # none left over
     assert len(chunks) >= 15 and sum(chunks) == 300
     after = what_a_reader_sees(tmp_path / "store.db")
     assert after["count"] == 310 and after["d1"].text == "yak"
-    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 310  # none hidden left
     assert db.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
     assert summary.documents == 310
     assert any("300 document(s) already in corpus 'c' had other content" in w
@@ -218,22 +219,25 @@ def test_a_re_import_killed_before_publishing_leaves_the_old_texts(tmp_path):
     assert reopened.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
 
 
-def test_a_re_import_killed_while_applying_is_finished_by_the_next_open(tmp_path):
+def test_a_re_import_killed_while_removing_the_old_texts_is_finished_by_the_next_open(
+        tmp_path):
     db = new_store(tmp_path)
     import_beir(db, beir_folder(tmp_path, 100, text="zebra"), study_id="s")
     db.conn.close()
     _run_and_die(tmp_path, beir_folder(tmp_path, 100, text="yak"), """
         import evalcore.store.document_replacements as replacements
-        real = replacements.apply_replacements
-        def apply_then_die(db, import_id, corpus_id):
+        real = replacements.remove_superseded
+        def remove_then_die(db, import_id):
             def on_chunk(rows, held):
-                os._exit(9)  # dies after the first applied chunk
-            real(db, import_id, corpus_id, on_chunk=on_chunk)
-        beir_import.apply_replacements = apply_then_die
+                os._exit(9)  # dies after the first chunk of old texts removed
+            real(db, import_id, on_chunk=on_chunk)
+        beir_import.remove_superseded = remove_then_die
     """)
     raw = open_store(tmp_path / "store.db", migrate=False)
     texts = [t for (t,) in raw.execute("SELECT text FROM documents WHERE corpus_id = 'c'")]
-    assert 0 < texts.count("yak") < 100  # published, part applied
+    assert texts.count("yak") == 100 and 0 < texts.count("zebra") < 100  # published, part gone
+    assert {d.text for d in get_documents(raw, "c", [f"d{i}" for i in range(100)]).values()} \
+        == {"yak"}  # what is left of the old texts is invisible
     raw.conn.close()
     reopened = open_store(tmp_path / "store.db")
     assert {t for (t,) in reopened.execute("SELECT text FROM documents")} == {"yak"}

@@ -93,16 +93,23 @@ def upsert_document_rows(
     documents are written). With ``keep_owner`` an existing document keeps its owner
     (an import never re-owns a document). A new document gets ``import_id`` (a pending
     import's: invisible until it is published, :mod:`evalcore.store.document_imports`); an
-    updated one becomes visible (its ``import_id`` is cleared)."""
+    updated one becomes visible (its ``import_id`` is cleared), and the old row a pending
+    import's text of it superseded is deleted: the write wins, one row stays."""
     owner = "" if keep_owner else "owner_org = excluded.owner_org, "
+    rows = list(rows)
     db.conn.executemany(
         f"INSERT INTO documents ({_COLUMNS}, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (corpus_id, doc_id) DO UPDATE SET title = excluded.title, "
+        "ON CONFLICT (corpus_id, doc_id, superseded_by) DO UPDATE SET title = excluded.title, "
         f"text = excluded.text, {owner}"
         "created_at = excluded.created_at, content_hash = excluded.content_hash, "
         "import_id = NULL",
         ((*row, import_id) for row in rows),
     )
+    if db.execute("SELECT 1 FROM documents WHERE superseded_by <> '' LIMIT 1").fetchone():
+        db.conn.executemany(
+            "DELETE FROM documents WHERE corpus_id = ? AND doc_id = ? AND superseded_by <> ''",
+            ((row[0], row[1]) for row in rows),
+        )
 
 
 def get_document(db: sqlite_utils.Database, corpus_id: str, doc_id: str) -> Document | None:

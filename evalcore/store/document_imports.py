@@ -15,25 +15,28 @@ not pending means nothing, and ids are random, never reused.
 Why a pending table rather than a flag on each row: clearing a flag on 1.7M rows
 is itself a long write; deleting one row of ``pending_imports`` is not.
 
-A document the import *replaces* (same id, other content) cannot be staged
-beside the visible one (``documents`` is keyed by corpus and id). Its new text
-is staged, in the same paced chunks, as a row of a hidden corpus
-(:func:`replacement_corpus`) under a second pending id (:func:`replacements_id`),
-and written over the visible row *after* publishing, again in paced chunks
-(:mod:`evalcore.store.document_replacements`): the publishing transaction stays
-one small statement whatever the number replaced. Until the last chunk is
-applied a reader may find some replaced documents with their new text and others
-with their old one (each document is either, never half); a truly atomic switch
-needs a key that admits two versions of a document (a schema change).
+A document the import *replaces* (same id, other content) gets a second row: the new
+text is staged as a row of the corpus with the import's ``import_id`` (invisible while
+pending), and the old row is marked ``superseded_by`` the import (visible while the import
+is pending, invisible once it is not). Deleting the pending row therefore switches every
+replaced document at once, in the same small statement that shows the new ones: a reader
+sees all the old texts or all the new ones, never a mix (:func:`published` is the one rule
+every read uses). The key is ``(corpus_id, doc_id, superseded_by)``, ``''`` for a current
+row (schema v14). After publishing, the superseded rows, invisible, are deleted in paced
+chunks under the import's ``:replacements`` marker (:func:`replacements_id`, pending until
+they are gone; :mod:`evalcore.store.document_replacements`); neither moves the corpus
+generation. Two imports may not replace the same document at once (the second is refused).
 
-A failed import discards its rows (chunked deletes, then the pending rows); a
+A failed import discards its rows (chunked deletes of its rows, then its superseded rows
+made current again, then the pending rows); a
 process that died mid-import leaves them, invisible, and the next
 :func:`evalcore.store.connection.open_store`
 (:func:`evalcore.store.document_replacements.settle_abandoned_imports`) removes
 those of dead processes on this host, or, when the import had published,
-finishes applying its replacements. A plain document write
+finishes deleting its superseded rows. A plain document write
 (:func:`evalcore.store.corpus.upsert_document_rows`) of a staged id clears its
-``import_id``: the row is then that writer's, visible, and no discard removes it.
+``import_id`` and deletes the superseded row: the row is then that writer's, visible, and no
+discard removes it.
 """
 
 from __future__ import annotations
@@ -43,14 +46,24 @@ import uuid
 import sqlite_utils
 
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.staging import delete_in_chunks, staging_owner
+from evalcore.store.staging import DISCARD_CHUNK, delete_in_chunks, staging_owner
 from evalcore.store.transaction import write_transaction
 
 
 def published(alias: str = "") -> str:
-    """SQL condition: the ``documents`` row (aliased ``alias``) is not part of a pending import."""
-    column = f"{alias}.import_id" if alias else "import_id"
-    return f"({column} IS NULL OR {column} NOT IN (SELECT import_id FROM pending_imports))"
+    """SQL condition: the ``documents`` row (aliased ``alias``) is what readers see: not part
+    of a pending import, and not superseded by a published one. The one place that says
+    which text of a document is current."""
+    at = f"{alias}." if alias else ""
+    return (f"(({at}import_id IS NULL OR {at}import_id NOT IN (SELECT import_id FROM "
+            f"pending_imports)) AND ({at}superseded_by = '' OR {at}superseded_by IN "
+            "(SELECT import_id FROM pending_imports)))")
+
+
+def current(alias: str = "") -> str:
+    """SQL condition: the row is a document's current row (the one a plain write updates;
+    visible or pending), not a superseded one."""
+    return f"{alias}.superseded_by = ''" if alias else "superseded_by = ''"
 
 
 #: The end of the pending id of an import's staged replacements.
@@ -62,11 +75,6 @@ def replacements_id(import_id: str) -> str:
     return import_id + REPLACEMENTS
 
 
-def replacement_corpus(corpus_id: str, import_id: str) -> str:
-    """The hidden corpus id the import's replacement texts are staged under."""
-    return f"{corpus_id}\x00{import_id}"
-
-
 def begin_import(db: sqlite_utils.Database, corpus_id: str) -> str:
     """Register a pending import of documents into ``corpus_id``; return its id."""
     import_id = uuid.uuid4().hex
@@ -75,8 +83,8 @@ def begin_import(db: sqlite_utils.Database, corpus_id: str) -> str:
 
 
 def begin_replacements(db: sqlite_utils.Database, import_id: str, corpus_id: str) -> None:
-    """Register the import's replacements as pending (once; inside its first chunk that stages
-    one)."""
+    """Register the import's ``:replacements`` marker (once; inside its first chunk that
+    supersedes a document): who must delete the superseded rows once it publishes."""
     _register(db, replacements_id(import_id), corpus_id)
 
 
@@ -90,16 +98,23 @@ def _register(db: sqlite_utils.Database, pending_id: str, corpus_id: str) -> Non
 
 
 def publish_import(db: sqlite_utils.Database, import_id: str) -> None:
-    """Make the import's documents visible (inside the caller's final write transaction); its
-    replacements, if it staged any, stay pending until applied."""
+    """Make the import's documents visible and the ones they replace invisible, all at once
+    (inside the caller's final write transaction); the superseded rows stay until deleted."""
     db.execute("DELETE FROM pending_imports WHERE import_id = ?", [import_id])
 
 
 def discard_import(db: sqlite_utils.Database, import_id: str) -> None:
-    """Delete a pending import's documents and staged replacements, a chunk per short
-    transaction, then its pending rows."""
-    for pending in (import_id, replacements_id(import_id)):
-        delete_in_chunks(db, "documents", "rowid", "import_id", pending)
+    """Delete a pending import's documents, make the rows it superseded current again, a
+    chunk per short transaction, then drop its pending rows."""
+    delete_in_chunks(db, "documents", "rowid", "import_id", import_id)
+    while True:  # its new rows are gone: the old ones take their key back
+        with write_transaction(db):
+            restored = db.execute(
+                "UPDATE documents SET superseded_by = '' WHERE rowid IN (SELECT rowid FROM "
+                f"documents WHERE superseded_by = ? LIMIT {DISCARD_CHUNK})", [import_id],
+            ).rowcount
+        if restored < DISCARD_CHUNK:
+            break
     with write_transaction(db):
         db.conn.executemany("DELETE FROM pending_imports WHERE import_id = ?",
                             [(import_id,), (replacements_id(import_id),)])

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 
 import sqlite_utils
 
+from evalcore.store.document_imports import published
 from evalcore.store.visibility import Visibility
 
 #: Rows fetched per round trip when streaming the visible set.
@@ -141,6 +142,7 @@ def pin_discrepancies(
         f"CASE WHEN d.doc_id IS NULL THEN 0 ELSE ({visibility.where}) END "
         "FROM protocol_documents pd "
         "LEFT JOIN documents d ON d.corpus_id = :vis_corpus AND d.doc_id = pd.doc_id "
+        f"AND {published('d')} "
         "WHERE pd.study_id = :study AND pd.protocol = :protocol AND ("
         "  d.doc_id IS NULL OR d.content_hash IS NOT pd.content_hash "
         f"  OR d.owner_org IS NOT pd.owner_org OR NOT ({visibility.where})) "

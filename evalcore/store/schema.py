@@ -465,19 +465,23 @@ BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 # index holds them, so it no longer reads each document's text to reach its hash.
 
 
-def _generation_triggers(table: str) -> str:
+def _generation_triggers(table: str, *, deleted_when: str = "", written_when: str = "") -> str:
     """Triggers moving the generation of the corpus of each ``table`` row written (both
-    corpora when an update moves a row from one to another)."""
+    corpora when an update moves a row from one to another); ``deleted_when`` and
+    ``written_when`` (SQL over ``old`` / ``new``) narrow them to the writes that may change
+    what a reader sees (v14)."""
     bump = ("INSERT INTO corpus_generations (corpus_id, generation) {rows}\n"
             "    ON CONFLICT (corpus_id) DO UPDATE SET generation = generation + 1;")
     new, old = bump.format(rows="VALUES (new.corpus_id, 1)"), bump.format(
         rows="VALUES (old.corpus_id, 1)")
     moved = bump.format(rows="SELECT old.corpus_id, 1 WHERE old.corpus_id IS NOT new.corpus_id")
-    return (f"CREATE TRIGGER {table}_generation_ai AFTER INSERT ON {table} BEGIN\n"
+    written = f" WHEN {written_when}" if written_when else ""
+    deleted = f" WHEN {deleted_when}" if deleted_when else ""
+    return (f"CREATE TRIGGER {table}_generation_ai AFTER INSERT ON {table}{written} BEGIN\n"
             f"    {new}\nEND;\n"
-            f"CREATE TRIGGER {table}_generation_au AFTER UPDATE ON {table} BEGIN\n"
+            f"CREATE TRIGGER {table}_generation_au AFTER UPDATE ON {table}{written} BEGIN\n"
             f"    {new}\n    {moved}\nEND;\n"
-            f"CREATE TRIGGER {table}_generation_ad AFTER DELETE ON {table} BEGIN\n"
+            f"CREATE TRIGGER {table}_generation_ad AFTER DELETE ON {table}{deleted} BEGIN\n"
             f"    {old}\nEND;\n")
 
 
@@ -502,8 +506,81 @@ BEGIN SELECT RAISE(ABORT, 'a corpus generation is never deleted'); END;
 """
 )
 
+# v14: a document replaced by a staged import has two rows until the import is settled: the
+# old one (``superseded_by`` = the import's id) and the new one (``import_id`` = the import's
+# id), so the key becomes (corpus_id, doc_id, superseded_by) with '' for a current row. The
+# old row is visible while its superseding import is pending, the new one once it is not:
+# deleting the import's pending row switches every replaced text at once
+# (evalcore.store.document_imports.published). The superseded rows are then deleted in paced
+# chunks (evalcore.store.document_replacements); those deletes, and the deletion of an
+# import's ':replacements' marker, change nothing a reader sees and do not move the
+# generation, so it moves exactly once after staging: at publication. The FTS index is
+# rewritten only when a title or text is. v13's staged replacements (a hidden corpus
+# "corpus\0import" under "<import>:replacements") are finished here if their import had
+# published, dropped if not (that import is discarded by the next open). The table is
+# rebuilt (SQLite cannot change a primary key): its rowids are kept, so documents_fts stays.
+_REPLACED = "import_id LIKE '%:replacements'"
+_REPLACING = "substr(h.import_id, 1, length(h.import_id) - 13)"
+_V14 = (
+    f"""
+UPDATE documents SET title = h.title, text = h.text, created_at = h.created_at,
+    content_hash = h.content_hash, import_id = NULL
+FROM documents h
+WHERE h.{_REPLACED} AND {_REPLACING} NOT IN (SELECT import_id FROM pending_imports)
+    AND h.corpus_id = documents.corpus_id || char(0) || {_REPLACING}
+    AND h.doc_id = documents.doc_id;
+DELETE FROM documents WHERE {_REPLACED};
+DELETE FROM pending_imports WHERE {_REPLACED};
+CREATE TABLE documents_v14 (
+    corpus_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL DEFAULT '',
+    owner_org TEXT,
+    created_at TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    import_id TEXT,
+    superseded_by TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO documents_v14 (rowid, corpus_id, doc_id, title, text, owner_org, created_at,
+    content_hash, import_id)
+SELECT rowid, corpus_id, doc_id, title, text, owner_org, created_at, content_hash, import_id
+FROM documents;
+DROP TABLE documents;
+ALTER TABLE documents_v14 RENAME TO documents;
+CREATE UNIQUE INDEX documents_key ON documents (corpus_id, doc_id, superseded_by);
+CREATE INDEX documents_import ON documents (import_id) WHERE import_id IS NOT NULL;
+CREATE INDEX documents_superseded ON documents (superseded_by) WHERE superseded_by <> '';
+CREATE INDEX documents_pin_columns ON documents
+    (corpus_id, doc_id, content_hash, owner_org, created_at, import_id, superseded_by);
+CREATE TRIGGER documents_fts_ai AFTER INSERT ON documents BEGIN
+    INSERT INTO documents_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
+END;
+CREATE TRIGGER documents_fts_ad AFTER DELETE ON documents BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, text)
+    VALUES ('delete', old.rowid, old.title, old.text);
+END;
+CREATE TRIGGER documents_fts_au AFTER UPDATE OF title, text ON documents BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, text)
+    VALUES ('delete', old.rowid, old.title, old.text);
+    INSERT INTO documents_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
+END;
+DROP TRIGGER pending_imports_generation_ai;
+DROP TRIGGER pending_imports_generation_au;
+DROP TRIGGER pending_imports_generation_ad;
+"""
+    + _generation_triggers(
+        "documents", deleted_when="old.superseded_by = '' OR old.superseded_by IN "
+        "(SELECT import_id FROM pending_imports)")
+    + _generation_triggers("pending_imports", written_when="new.import_id NOT LIKE "
+                           "'%:replacements'", deleted_when="old.import_id NOT LIKE "
+                           "'%:replacements'")
+)
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13]
+MIGRATIONS: list[str] = [
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

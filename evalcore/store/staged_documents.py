@@ -8,8 +8,8 @@ no journal, no fsync: it is thrown away whatever happens) and detached and
 deleted on exit. Nothing reaches the store's tables until :meth:`write_staged`
 writes the new documents, invisible, in paced short transactions
 (:mod:`evalcore.store.document_imports`), with the new text of those that
-replace stored ones staged beside them (a hidden corpus, applied after the
-import publishes: :mod:`evalcore.store.document_replacements`).
+replace stored ones staged beside them (a second row each, switched with the
+new documents when the import publishes: :mod:`evalcore.store.document_replacements`).
 
 The duplicate ``_id`` check is the scratch table's primary key; documents are
 read back in file order, :data:`BATCH` at a time.
@@ -27,12 +27,8 @@ from types import TracebackType
 
 import sqlite_utils
 
-from evalcore.store.document_imports import (
-    begin_replacements,
-    published,
-    replacement_corpus,
-    replacements_id,
-)
+from evalcore.io.errors import InputError, InputErrors
+from evalcore.store.document_imports import begin_replacements, current, published
 from evalcore.store.hashing import content_hash
 from evalcore.store.staging import Pacer, bulk_writes
 from evalcore.store.transaction import write_transaction
@@ -124,19 +120,20 @@ class StagedDocuments:
         self, import_id: str, corpus_id: str, owner_org: str | None, created_at: str,
         on_chunk: Callable[[int, float], None] | None = None,
     ) -> tuple[int, int]:
-        """Insert the documents new to the corpus, invisible (``import_id`` pending), and stage
-        the new text of those stored with other content (:func:`replacement_corpus`, applied
-        after publishing), in paced short write transactions
-        (:class:`evalcore.store.staging.Pacer`); return (new, replacing).
+        """Insert the documents new to the corpus, invisible (``import_id`` pending), and
+        stage the new text of those stored with other content as a second row (also pending;
+        it keeps the stored owner), marking the stored row ``superseded_by`` the import, in
+        paced short write transactions (:class:`evalcore.store.staging.Pacer`); return
+        (new, replacing). Publishing switches them all at once
+        (:mod:`evalcore.store.document_imports`).
 
-        Documents stored with the same content are left alone. The owners of the documents
-        to be replaced are kept in :attr:`replaced_owners` (the publishing transaction
-        checks the importer may write them). ``on_chunk(rows, held_s)`` is told of each chunk
-        (benchmarks).
+        Documents stored with the same content are left alone. A document another pending
+        import is writing is refused (InputErrors: nothing of this import becomes visible).
+        The owners of the documents to be replaced are kept in :attr:`replaced_owners` (the
+        publishing transaction checks the importer may write them). ``on_chunk(rows,
+        held_s)`` is told of each chunk (tests, benchmarks).
         """
         conn = self._db.conn
-        hidden = replacement_corpus(corpus_id, import_id)
-        replacing = replacements_id(import_id)
         pacer = Pacer()
         written = replaced = 0
         after = 0
@@ -151,17 +148,23 @@ class StagedDocuments:
                 ids = json.dumps([r[1] for r in chunk])
                 started = time.perf_counter()
                 with write_transaction(self._db):
-                    stored = {r[0]: (r[1], r[2]) for r in conn.execute(
-                        "SELECT doc_id, content_hash, owner_org FROM main.documents "
-                        "WHERE corpus_id = ? AND doc_id IN (SELECT value FROM json_each(?))",
-                        [corpus_id, ids])}
+                    stored = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
+                        "SELECT doc_id, content_hash, owner_org, import_id IS NOT NULL AND "
+                        "import_id IN (SELECT import_id FROM main.pending_imports) "
+                        f"FROM main.documents WHERE corpus_id = ? AND {current()} "
+                        "AND doc_id IN (SELECT value FROM json_each(?))", [corpus_id, ids])}
                     fresh = [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
                              for _, d, title, text, digest in chunk if d not in stored]
-                    changed = [(hidden, d, title, text, owner_org, created_at, digest, replacing)
-                               for _, d, title, text, digest in chunk
+                    changed = [(corpus_id, d, title, text, stored[d][1], created_at, digest,
+                                import_id) for _, d, title, text, digest in chunk
                                if d in stored and stored[d][0] != digest]
+                    _refuse_pending_elsewhere(corpus_id, [r[1] for r in changed if stored[r[1]][2]])
                     if changed and not replaced:
                         begin_replacements(self._db, import_id, corpus_id)
+                    conn.executemany(
+                        "UPDATE main.documents SET superseded_by = ? WHERE corpus_id = ? "
+                        f"AND doc_id = ? AND {current()}",
+                        [(import_id, corpus_id, r[1]) for r in changed])
                     conn.executemany(
                         "INSERT INTO main.documents (corpus_id, doc_id, title, text, owner_org, "
                         "created_at, content_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -169,8 +172,18 @@ class StagedDocuments:
                 held = time.perf_counter() - started
                 written += len(fresh)
                 replaced += len(changed)
-                self.replaced_owners.update(stored[r[1]][1] for r in changed)
+                self.replaced_owners.update(r[4] for r in changed)
                 if on_chunk is not None:
                     on_chunk(len(chunk), held)
                 after = chunk[-1][0]
                 pacer.after_chunk(self._db, len(chunk), held)
+
+
+def _refuse_pending_elsewhere(corpus_id: str, doc_ids: list[str]) -> None:
+    """Two imports may not replace the same document at once (each would hide the other's)."""
+    if doc_ids:
+        raise InputErrors([InputError(
+            file="corpus.jsonl", field="_id",
+            message=f"{len(doc_ids)} document(s) of corpus {corpus_id!r} are being written by "
+                    f"another import still in progress (first: {doc_ids[:5]})",
+            hint="import again once the other import has finished")])

@@ -75,6 +75,7 @@ from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
 from evalcore.store.document_imports import (
     begin_import,
+    current,
     discard_import,
     publish_import,
     published,
@@ -443,7 +444,7 @@ def _write_documents(db: sqlite_utils.Database, archive: OpenedArchive, study: S
         with write_transaction(db):
             existing = dict(db.execute(
                 "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
-                "(SELECT value FROM json_each(?))",
+                f"(SELECT value FROM json_each(?)) AND {current()}",
                 [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
             changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
             if changed:

@@ -17,11 +17,11 @@ The documents new to the corpus, and the new text of those that replace stored
 ones, are written from the scratch file in paced short transactions, invisible
 until published (:mod:`evalcore.store.document_imports`); the final transaction
 writes the queries, label and completeness events and the audit row, and
-publishes the documents with one small statement; then the replacement texts are
-written over the stored ones in paced chunks
-(:mod:`evalcore.store.document_replacements`). A failure before publishing
-discards the staged documents; a killed import's are discarded by the next
-``open_store``, or, if it had published, its replacements finished. (Called inside a transaction, the import cannot attach its
+publishes the documents with one small statement, which also shows every replaced
+document's new text instead of its old one, all at once; then the old texts are
+deleted in paced chunks (:mod:`evalcore.store.document_replacements`). A failure
+before publishing discards the staged documents; a killed import's are discarded by
+the next ``open_store``, or, if it had published, its old texts deleted. (Called inside a transaction, the import cannot attach its
 scratch file and stays one transaction.)
 """
 
@@ -40,8 +40,13 @@ from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
 from evalcore.store.corpus import upsert_document_rows
-from evalcore.store.document_imports import begin_import, discard_import, publish_import
-from evalcore.store.document_replacements import apply_replacements
+from evalcore.store.document_imports import (
+    begin_import,
+    current,
+    discard_import,
+    publish_import,
+)
+from evalcore.store.document_replacements import remove_superseded
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,
@@ -170,8 +175,8 @@ def _import(
     except BaseException:
         discard_import(db, import_id)
         raise
-    if replaced:  # published: the new texts go over the old ones in paced chunks
-        apply_replacements(db, import_id, study.corpus_id)
+    if replaced:  # published: the old texts, now invisible, are deleted in paced chunks
+        remove_superseded(db, import_id)
     return summary
 
 
@@ -209,7 +214,8 @@ def _write_documents(
     rows = [(corpus_id, d, t, x, owner_org, now, content_hash(t, x))
             for d, (t, x) in documents.items()]
     existing = dict(db.execute(
-        "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ?", [corpus_id]
+        f"SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND {current()}",
+        [corpus_id]
     ).fetchall()) if rows else {}
     changed = sum(1 for r in rows if r[1] in existing and existing[r[1]] != r[6])
     unchanged = {r[1] for r in rows if existing.get(r[1]) == r[6]}

@@ -24,6 +24,7 @@ from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner, register_corpus
 from evalcore.store.corpus import upsert_document_rows
+from evalcore.store.document_imports import current
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import ImportSummary
 from evalcore.store.studies import get_study
@@ -79,7 +80,8 @@ def write_documents(
     """
     now = utc_now_iso()
     existing = dict(db.execute(
-        "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ?", [corpus_id]
+        f"SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND {current()}",
+        [corpus_id]
     ).fetchall())
     rows = []
     changed = 0
