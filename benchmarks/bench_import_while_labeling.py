@@ -20,7 +20,12 @@ the load average is printed (this 2-core machine is shared).
 
 With ``--beir N`` the import is a BEIR folder of N documents (about 60 words
 each; ``evalcore.store.imports.beir``: documents staged in paced chunks,
-published by one small statement in the final transaction).
+published by one small statement in the final transaction). With ``--replace``
+every document replaces a stored one: the new texts are staged beside the old
+ones, all switched by that statement, and the old rows are then deleted in paced
+chunks (``remove_superseded``); the longest hold of each phase is printed
+(``write_staged``: staging, ``import_beir``: the publishing commit,
+``remove_superseded``: the removal).
 """
 
 import argparse
@@ -120,9 +125,13 @@ def _import(db_path: str, run_file: str, started, done, holds) -> None:
     else:
         run_import.import_run(db, run_file, study_id="s", k=100)
     ranked = sorted(timed_holds, reverse=True)
+    phases: dict[str, tuple[float, int]] = {}  # the function that opened them: longest, count
+    for hold, _, _, where in ranked:
+        longest, count = phases.get(where.split(" ")[0], (hold, 0))
+        phases[where.split(" ")[0]] = (longest, count + 1)
     holds.put((time.perf_counter() - t0, ranked[:3], len(ranked),
                ranked[len(ranked) // 100][0], sum(1 for h in ranked if h[0] > 0.25),
-               max(checkpoints, default=0.0), len(checkpoints)))
+               max(checkpoints, default=0.0), len(checkpoints), phases))
     done.set()
 
 
@@ -265,7 +274,7 @@ def main() -> None:
             done.set()
             sys.exit(f"the import failed (exit code {importer.exitcode})")
         (seconds, longest, transactions, hold_p99, over_target, checkpoint_max,
-         checkpoints) = holds.get()
+         checkpoints, phases) = holds.get()
         results = _collect(labelers, out)
     count, failed, p50, p95, p99, worst, parts = _percentiles(results)
     hold, body, commit, where = longest[0]
@@ -287,6 +296,9 @@ def main() -> None:
     for hold, body, commit, where in longest[1:]:
         print(f"  next: {hold * 1000:.0f} ms (statements {body * 1000:.0f} + COMMIT "
               f"{commit * 1000:.0f}) in {where}")
+    print("longest hold by phase: " + ", ".join(
+        f"{name} {hold * 1000:.0f} ms ({count} transactions)"
+        for name, (hold, count) in phases.items()))
     print(f"WAL checkpoints between chunks (no write lock held): {checkpoints}, longest "
           f"{checkpoint_max * 1000:.0f} ms")
     print(f"labels during the import: {count:,} by {LABELERS} processes, "
