@@ -25,6 +25,7 @@ from collections.abc import Callable
 import sqlite_utils
 
 from evalcore.store.document_imports import REPLACEMENTS, discard_import, replacements_id
+from evalcore.store.staged_documents import FIRST_CHUNK
 from evalcore.store.staging import Pacer, alive, bulk_writes
 from evalcore.store.transaction import write_transaction
 
@@ -36,7 +37,7 @@ def remove_superseded(
     """Delete the rows the published import superseded (already invisible), a paced chunk
     per short transaction, then its ``:replacements`` marker; return how many.
     ``on_chunk(rows, held_s)`` is told of each chunk (tests, benchmarks)."""
-    pacer = Pacer()
+    pacer = Pacer(FIRST_CHUNK)
     removed = 0
     with bulk_writes(db):  # safe: a lost chunk's rows are still there to delete again
         while True:
