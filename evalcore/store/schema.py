@@ -16,6 +16,28 @@ import sqlite_utils
 
 from evalcore.store.transaction import write_transaction
 
+
+def _split_statements(script: str) -> list[str]:
+    """Split a migration script into statements (triggers keep their BEGIN ... END)."""
+    statements: list[str] = []
+    buffer: list[str] = []
+    for line in script.splitlines():
+        if line.strip().startswith("--"):
+            continue
+        buffer.append(line)
+        joined = "\n".join(buffer).strip()
+        if joined.endswith(";") and _complete(joined):
+            statements.append(joined)
+            buffer = []
+    if "\n".join(buffer).strip():
+        statements.append("\n".join(buffer).strip())
+    return statements
+
+
+def _complete(statement: str) -> bool:
+    return sqlite3.complete_statement(statement)
+
+
 _V1 = """
 CREATE TABLE organisations (
     org_id TEXT PRIMARY KEY,
@@ -553,22 +575,14 @@ CREATE INDEX documents_import ON documents (import_id) WHERE import_id IS NOT NU
 CREATE INDEX documents_superseded ON documents (superseded_by) WHERE superseded_by <> '';
 CREATE INDEX documents_pin_columns ON documents
     (corpus_id, doc_id, content_hash, owner_org, created_at, import_id, superseded_by);
-CREATE TRIGGER documents_fts_ai AFTER INSERT ON documents BEGIN
-    INSERT INTO documents_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
-END;
-CREATE TRIGGER documents_fts_ad AFTER DELETE ON documents BEGIN
-    INSERT INTO documents_fts (documents_fts, rowid, title, text)
-    VALUES ('delete', old.rowid, old.title, old.text);
-END;
-CREATE TRIGGER documents_fts_au AFTER UPDATE OF title, text ON documents BEGIN
-    INSERT INTO documents_fts (documents_fts, rowid, title, text)
-    VALUES ('delete', old.rowid, old.title, old.text);
-    INSERT INTO documents_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
-END;
 DROP TRIGGER pending_imports_generation_ai;
 DROP TRIGGER pending_imports_generation_au;
 DROP TRIGGER pending_imports_generation_ad;
 """
+    # v1's FTS triggers again (they went with the old table), the update one narrowed
+    + "\n".join(statement for statement in _split_statements(_V1)
+                if statement.startswith("CREATE TRIGGER documents_fts_")).replace(
+        "AFTER UPDATE ON documents", "AFTER UPDATE OF title, text ON documents") + "\n"
     + _generation_triggers(
         "documents", deleted_when="old.superseded_by = '' OR old.superseded_by IN "
         "(SELECT import_id FROM pending_imports)")
@@ -611,24 +625,3 @@ def migrate(db: sqlite_utils.Database) -> int:
             db.execute(f"PRAGMA user_version = {current + 1}")
         current = schema_version(db)
     return current
-
-
-def _split_statements(script: str) -> list[str]:
-    """Split a migration script into statements (triggers keep their BEGIN ... END)."""
-    statements: list[str] = []
-    buffer: list[str] = []
-    for line in script.splitlines():
-        if line.strip().startswith("--"):
-            continue
-        buffer.append(line)
-        joined = "\n".join(buffer).strip()
-        if joined.endswith(";") and _complete(joined):
-            statements.append(joined)
-            buffer = []
-    if "\n".join(buffer).strip():
-        statements.append("\n".join(buffer).strip())
-    return statements
-
-
-def _complete(statement: str) -> bool:
-    return sqlite3.complete_statement(statement)
