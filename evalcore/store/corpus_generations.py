@@ -3,7 +3,10 @@
 Triggers (schema v13) bump ``corpus_generations.generation`` of a corpus on every
 insert, update or delete of one of its ``documents`` rows, staged or not, and on
 every start, publication or discard of a staged document import into it
-(:mod:`evalcore.store.document_imports`), whatever code or tool writes them. A
+(:mod:`evalcore.store.document_imports`), whatever code or tool writes them (since v14
+not on deleting a row a published import superseded, nor on an import's ``:replacements``
+marker: no reader sees either, so a re-import moves it once after staging, at
+publication). A
 row is never deleted and its number never goes back, so a generation is never
 seen twice: two reads of the same generation saw the same document rows and the
 same pending imports, hence the same visible set under any
