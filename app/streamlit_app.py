@@ -17,6 +17,14 @@ if _REPO_DIR not in sys.path:
 
 import streamlit as st  # noqa: E402
 
+from evalcore.cli.driver_import import driver_without_pandas  # noqa: E402
+
+# The app owns its process: the store's driver is imported without pandas (~0.3-0.5 s CPU of
+# the cold start; a page that draws a DataFrame imports pandas itself). First run only: later
+# runs find sqlite_utils imported and change nothing.
+with driver_without_pandas():
+    import sqlite_utils  # noqa: E402, F401
+
 from app.components.auth import identity_gate  # noqa: E402
 from app.components.navigation import navigation_pages  # noqa: E402
 from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
