@@ -25,8 +25,10 @@ HEAVY = ("scipy", "pandas", "plotly", "streamlit", "sqlite_utils", "evalcore.rep
 
 
 def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    return out
 
 
 def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
@@ -72,7 +74,6 @@ def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):
         "print('HEAVY', heavy, 'driver', 'sqlite_utils' in sys.modules, file=sys.stderr)\n"
     )
     out = _python(code, tmp_path)
-    assert out.returncode == 0, out.stderr
     assert "run: r2" in out.stdout and "queries: 4 of 4" in out.stdout  # it did run and store
     assert "HEAVY [] driver True" in out.stderr
 
@@ -99,7 +100,6 @@ def test_only_the_store_driver_asks_for_pandas_while_the_commands_load(tmp_path)
         "print('LOADED', len(evalcore.cli.main.commands), file=sys.stderr)\n"
     )
     out = _python(code, tmp_path)
-    assert out.returncode == 0, out.stderr
     assert "LOADED" in out.stderr
     asked = [line for line in out.stderr.splitlines() if line.startswith("ASKED")]
     assert len(asked) == 1 and asked[0].startswith("ASKED pandas "), asked
@@ -116,9 +116,7 @@ def test_pandas_is_hidden_only_inside_the_block(tmp_path):
         "import pandas\n"
         "print('PANDAS', pandas.DataFrame({'a': [1]}).shape, file=sys.stderr)\n"
     )
-    out = _python(code, tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert "PANDAS (1, 1)" in out.stderr
+    assert "PANDAS (1, 1)" in _python(code, tmp_path).stderr
 
 
 def test_driver_without_pandas_leaves_an_imported_pandas_alone(tmp_path):
@@ -132,5 +130,4 @@ def test_driver_without_pandas_leaves_an_imported_pandas_alone(tmp_path):
         "assert sqlite_utils.db.pd is pandas\n"
         "print('OK', file=sys.stderr)\n"
     )
-    out = _python(code, tmp_path)
-    assert out.returncode == 0 and "OK" in out.stderr, out.stderr
+    assert "OK" in _python(code, tmp_path).stderr
