@@ -6,6 +6,7 @@ Every page address runs this script first; the view scripts live in
 ``app/views/`` (see :mod:`app.components.navigation` for why not ``pages/``).
 """
 
+import base64
 import sys
 from pathlib import Path
 
@@ -17,25 +18,43 @@ if _REPO_DIR not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components.auth import identity_gate  # noqa: E402
-from app.components.navigation import navigation_pages  # noqa: E402
-from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
-from app.components.warmup import warm_imports  # noqa: E402
-from evalcore.access.channel import audit_channel  # noqa: E402
+from app.components.cold_start import first_run  # noqa: E402
+from evalcore.cli.driver_import import driver_without_pandas  # noqa: E402
 
-# An emoji icon: Streamlit draws it as an inline SVG. A ":material/...:" page icon would be
+# The page icon: the inline SVG Streamlit would draw for the emoji "📋", given as a data
+# address. Given the emoji itself, Streamlit imports its emoji catalogue to recognise it
+# (0.04-0.18 s of CPU in the cold start's first render); a ":material/...:" icon would be
 # fetched from fonts.gstatic.com, and nothing may leave the machine
 # (tests/browser/test_browser_offline.py).
-st.set_page_config(page_title="Relevance Ledger", page_icon="📋", layout="wide")
+PAGE_ICON = "data:image/svg+xml;base64," + base64.b64encode(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">'
+    '<text y=".9em" font-size="90">📋</text></svg>'.encode()
+).decode("ascii")
 
-db = get_db()
-identity = identity_gate(db)  # team mode: sign-in required; the identity is not editable
-study_picker(db)
-if identity is None:
-    annotator_picker()
+# The app owns its process (docs/architecture.md, "Process-wide state"): its first script run
+# imports and draws with the cyclic collector paused (app.components.cold_start), and the
+# store's driver is imported without pandas (a page that draws a table imports pandas itself;
+# one that draws none never does). Later runs find both done and change nothing.
+with first_run():
+    with driver_without_pandas():
+        import sqlite_utils  # noqa: F401
 
-with audit_channel("app"):  # audit rows of this run record the app channel
-    try:
-        st.navigation(navigation_pages()).run()
-    finally:  # the page is drawn (or stopped): import the other pages' modules meanwhile
-        warm_imports()
+    from app.components.auth import identity_gate
+    from app.components.navigation import navigation_pages
+    from app.components.session import annotator_picker, get_db, study_picker
+    from app.components.warmup import warm_imports
+    from evalcore.access.channel import audit_channel
+
+    st.set_page_config(page_title="Relevance Ledger", page_icon=PAGE_ICON, layout="wide")
+
+    db = get_db()
+    identity = identity_gate(db)  # team mode: sign-in required; the identity is not editable
+    study_picker(db)
+    if identity is None:
+        annotator_picker()
+
+    with audit_channel("app"):  # audit rows of this run record the app channel
+        try:
+            st.navigation(navigation_pages()).run()
+        finally:  # the page is drawn (or stopped): import the other pages' modules meanwhile
+            warm_imports()

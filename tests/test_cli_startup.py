@@ -1,13 +1,19 @@
-"""``evalcore evaluate`` on TREC files imports only what it needs.
+"""The command line imports only what a command needs.
 
-The statistics (scipy), the app's and the store's dependencies (pandas,
-plotly, streamlit, sqlite_utils) cost most of a second of start-up and
-tens of MB; evaluating files needs none of them.
+``evalcore evaluate`` on TREC files: the statistics (scipy), the app's and the
+store's dependencies (pandas, plotly, streamlit, sqlite_utils) cost most of a
+second of start-up and tens of MB; evaluating files needs none of them.
+A store command (``evalcore retrieve`` re-executing a pinned protocol): the
+store's driver without pandas and pyarrow (``evalcore.cli.driver_import``).
 """
 
 import subprocess
 import sys
 from pathlib import Path
+
+from lexical_builders import lexical_store, pinned
+
+from evalcore.retrieval.workflow import execute_protocol
 
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("scipy", "pandas", "plotly", "streamlit", "sqlite_utils", "evalcore.report.model",
@@ -16,6 +22,13 @@ HEAVY = ("scipy", "pandas", "plotly", "streamlit", "sqlite_utils", "evalcore.rep
          "sqlite3", "evalcore.cli.store_source", "evalcore.cli.failures",
          "evalcore.io.observations_jsonl", "evalcore.io.trec_mappings",
          "evalcore.contract.observation")
+
+
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    return out
 
 
 def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
@@ -37,3 +50,84 @@ def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
     assert out.returncode == 0, out.stderr
     assert '"q1"' in out.stdout  # it did evaluate
     assert "HEAVY []" in out.stderr
+
+
+#: What a store command's start-up must not import: the store's driver (sqlite_utils) asks for
+#: pandas, which imports pyarrow (~0.3-0.5 s CPU together); the app's dependencies.
+NOT_FOR_THE_STORE = ("pandas", "pyarrow", "streamlit", "plotly", "scipy")
+
+
+def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):
+    """The lexical re-execution path (``evalcore retrieve`` on an unchanged corpus, the index
+    file kept from the first execution) in a fresh process: it ranks and stores the run
+    without pandas, pyarrow or the app's modules."""
+    db = lexical_store(tmp_path)
+    pinned(db)
+    execute_protocol(db, study_id="s", protocol_name="p1", run_name="r1", actor="tester")
+    db.conn.close()
+    code = (
+        "import sys\n"
+        "from evalcore.cli import main\n"
+        f"main(['retrieve', '--db', {str(tmp_path / 'store.db')!r}, '--study', 's',\n"
+        "      '--protocol', 'p1', '--name', 'r2', '--actor', 'tester'], standalone_mode=False)\n"
+        f"heavy = [m for m in {NOT_FOR_THE_STORE!r} if m in sys.modules]\n"
+        "print('HEAVY', heavy, 'driver', 'sqlite_utils' in sys.modules, file=sys.stderr)\n"
+    )
+    out = _python(code, tmp_path)
+    assert "run: r2" in out.stdout and "queries: 4 of 4" in out.stdout  # it did run and store
+    assert "HEAVY [] driver True" in out.stderr
+
+
+def test_only_the_store_driver_asks_for_pandas_while_the_commands_load(tmp_path):
+    """While the command line hides pandas (``driver_without_pandas``), only
+    ``sqlite_utils.db`` may ask for it: any other module would silently lose a feature
+    (an optional import) or fail (a required one). Every command module is loaded with a
+    finder that records (and refuses) each request for pandas or pyarrow."""
+    code = (
+        "import contextlib, sys, traceback\n"
+        "import evalcore.cli\n"
+        "evalcore.cli.driver_without_pandas = contextlib.nullcontext  # the finder refuses\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('pandas', 'pyarrow'):\n"
+        "            frames = [f for f in traceback.extract_stack()\n"
+        "                      if 'importlib' not in f.filename and '<frozen' not in f.filename]\n"
+        "            print('ASKED', name, frames[-2].filename, file=sys.stderr)\n"
+        "            raise ImportError(name)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Watch())\n"
+        "evalcore.cli.load_commands()\n"
+        "print('LOADED', len(evalcore.cli.main.commands), file=sys.stderr)\n"
+    )
+    out = _python(code, tmp_path)
+    assert "LOADED" in out.stderr
+    asked = [line for line in out.stderr.splitlines() if line.startswith("ASKED")]
+    assert len(asked) == 1 and asked[0].startswith("ASKED pandas "), asked
+    assert asked[0].endswith("sqlite_utils/db.py"), asked
+
+
+def test_pandas_is_hidden_only_inside_the_block(tmp_path):
+    code = (
+        "import sys\n"
+        "from evalcore.cli.driver_import import driver_without_pandas\n"
+        "with driver_without_pandas():\n"
+        "    import sqlite_utils.db\n"
+        "assert sqlite_utils.db.pd is None and 'pandas' not in sys.modules\n"
+        "import pandas\n"
+        "print('PANDAS', pandas.DataFrame({'a': [1]}).shape, file=sys.stderr)\n"
+    )
+    assert "PANDAS (1, 1)" in _python(code, tmp_path).stderr
+
+
+def test_driver_without_pandas_leaves_an_imported_pandas_alone(tmp_path):
+    code = (
+        "import sys\n"
+        "import pandas\n"
+        "from evalcore.cli.driver_import import driver_without_pandas\n"
+        "with driver_without_pandas():\n"
+        "    assert sys.modules['pandas'] is pandas\n"
+        "    import sqlite_utils.db\n"
+        "assert sqlite_utils.db.pd is pandas\n"
+        "print('OK', file=sys.stderr)\n"
+    )
+    assert "OK" in _python(code, tmp_path).stderr
