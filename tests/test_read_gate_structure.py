@@ -1,20 +1,24 @@
 """No public read of a study's data without a viewer (issue 12, item 2), checked structurally.
 
 Every public function of ``evalcore.store``, ``evalcore.annotation``,
-``evalcore.analysis``, ``evalcore.live`` and ``evalcore.report`` that takes a
-store (``db``) and a study id must take ``viewer`` (a required keyword: the
-gate, :func:`evalcore.store.read_access.require_read`), or ``actor`` (an
-authorised action), or be an internal variant named ``*_unchecked``, or be in
-one of the commented lists below. A new function that reads a study's data
-fails here until it is gated or its place in a list is argued.
+``evalcore.retrieval``, ``evalcore.analysis``, ``evalcore.live`` and
+``evalcore.report`` that takes a store (``db``) and a study id must take
+``viewer`` (a required keyword: the gate,
+:func:`evalcore.store.read_access.require_read`), or ``actor`` (an authorised
+action), or be an internal variant named ``*_unchecked`` (a building block,
+called after one check), or be in one of the commented lists below. A new
+function that reads a study's data fails here until it is gated or its place
+in a list is argued.
 tests/test_library_read_authorization.py calls the gated ones as a stranger.
 """
 
+import ast
 import functools
 import importlib
 import inspect
 import pkgutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +128,26 @@ def test_the_transition_default_is_gone() -> None:
     import evalcore.store.read_access as read_access
 
     assert not hasattr(read_access, "NOT_PASSED")
+
+
+#: Modules above the library that may call a ``*_unchecked`` block, and why each is checked
+#: first. A page (app/views) never does: it passes the session's reader to the gated face.
+UNCHECKED_CALLERS = {
+    "app/components/shared_results.py": "store_marks_unchecked after require_read (cache key)",
+    "app/components/state.py": "pool and marks after require_read of the asking session",
+    "evalcore/cli/retrieve.py": "run_exists_unchecked after _seen authorised --actor",
+}
+
+
+def _unchecked_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            for alias in node.names if alias.name.endswith("_unchecked")}
+
+
+def test_pages_and_commands_read_through_the_gate() -> None:
+    root = Path(__file__).resolve().parent.parent
+    callers = {str(p.relative_to(root)) for folder in ("app", "evalcore/cli")
+               for p in (root / folder).rglob("*.py") if _unchecked_imports(p)}
+    assert callers <= set(UNCHECKED_CALLERS), sorted(callers - set(UNCHECKED_CALLERS))
+    assert set(UNCHECKED_CALLERS) <= callers, "stale entry in UNCHECKED_CALLERS"

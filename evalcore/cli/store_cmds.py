@@ -205,14 +205,14 @@ def study_measures_command(db_path: Path, study_id: str, chosen: str | None, act
         parse_measure_list,
         set_study_measures,
         shown_measures,
-        study_measures_unchecked,
+        study_measures,
     )
 
     with store(db_path, "study measures", study_id=study_id, actor=actor, read=True) as db:
         if chosen is not None:
             set_study_measures(db, study_id=study_id, measures=parse_measure_list(chosen),
                                actor=actor)
-        measures = study_measures_unchecked(db, study_id)
+        measures = study_measures(db, study_id, viewer=actor)
     if chosen is not None:
         click.echo(f"measures of study {study_id} set")
     for m in shown_measures(measures):

@@ -5,6 +5,10 @@ The store reads the facts (:mod:`evalcore.store.membership`) and the rules of
 the same ``write_transaction`` as the write it guards: ``BEGIN IMMEDIATE``
 holds the write lock, so membership cannot change between the check and the
 write, and a refusal rolls back to nothing.
+
+An unknown study id is reported here for every action, read or write
+(:func:`require_known_study`): the message lists only the studies the actor may
+read (:func:`may_read`), never every study of the store.
 """
 
 from collections.abc import Iterable
