@@ -77,7 +77,7 @@ from evalcore.store.resolution import (
     resolve_unit_in_store,
     resolved_gains,
 )
-from evalcore.store.runs import add_run, get_run, list_runs, run_exists, run_results
+from evalcore.store.runs import add_run, get_run, list_runs, run_results
 from evalcore.store.scoping import can_view_study, displayable_text
 from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError, get_study
 from evalcore.store.study_archive import export_study
@@ -164,7 +164,6 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "query_text": lambda db, s, v: query_text(db, s, "QSECRET1", viewer=v),
         "query_texts": lambda db, s, v: query_texts(db, s, viewer=v),
         "study_measures": lambda db, s, v: study_measures(db, s, viewer=v),
-        "run_exists": lambda db, s, v: run_exists(db, s, "RUNSECRET", viewer=v),
         "pinned_document_ids": lambda db, s, v: pinned_document_ids(db, s, "PROTSECRET",
                                                                     viewer=v),
     }
@@ -257,7 +256,6 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
     assert reads["query_texts"](db, STUDY, LEAD) == {"QSECRET1": "query-text-secret solar"}
     assert set(reads["resolve_query"](db, STUDY, LEAD)) == {"DSECRET1", "DSECRET3"}
     assert reads["resolve_unit_in_store"](db, STUDY, LEAD).gain == 2
-    assert reads["run_exists"](db, STUDY, LEAD) is True
     assert reads["store_marks"](db, STUDY, LEAD).run_ids
     assert reads["study_measures"](db, STUDY, LEAD)
     assert "DSECRET1" in reads["pinned_document_ids"](db, STUDY, LEAD)

@@ -160,12 +160,6 @@ def _packed_row(
     )
 
 
-def run_exists(db: sqlite_utils.Database, study_id: str, name: str, *, viewer: Viewer) -> bool:
-    """Has the study a run ``name``? Only if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return run_exists_unchecked(db, study_id, name)
-
-
 def run_exists_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
     return db.execute(
         "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL", [study_id, name]
