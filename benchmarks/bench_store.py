@@ -89,7 +89,7 @@ def child_observations(db_path: str, queue: multiprocessing.Queue) -> None:
     from evalcore.compute.gc_pause import gc_paused
     from evalcore.store.connection import open_store
     from evalcore.store.observations import observations_for_run
-    from evalcore.store.resolution import resolve_study
+    from evalcore.store.resolution import resolve_study_unchecked
 
     db = open_store(db_path)
     with gc_paused():
@@ -99,7 +99,7 @@ def child_observations(db_path: str, queue: multiprocessing.Queue) -> None:
     n_results = sum(len(o.returned_ids) for o in observations)
     with gc_paused():
         start_r = time.perf_counter()
-        units = sum(len(u) for u in resolve_study(db, "bench").values())
+        units = sum(len(u) for u in resolve_study_unchecked(db, "bench").values())
         resolve_s = time.perf_counter() - start_r
     queue.put((elapsed, cpu, len(observations), n_results, units, resolve_s))
 

@@ -179,49 +179,49 @@ def test_v7_store_migrates_corpus_owners(tmp_path: Path) -> None:
 def test_annotator_names_are_normalised_at_every_entry_point(tmp_path: Path) -> None:
     from evalcore.store.imports.labels import import_labels
     from evalcore.store.labels import label_history, record_label, undo_last_label
-    from evalcore.store.resolution import resolve_query
+    from evalcore.store.resolution import resolve_query_unchecked
 
     db = open_store(tmp_path / "store.db")
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=2, annotator="Ann@Acme.org")
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator=" ann@acme.org ")
-    resolved = resolve_query(db, "s", "q")["d"]
+    resolved = resolve_query_unchecked(db, "s", "q")["d"]
     assert resolved.annotators == {"ann@acme.org": 1} and resolved.state == "labeled"
     assert {e.annotator for e in label_history(db, "s", "q", viewer=None)} == {"ann@acme.org"}
     assert undo_last_label(db, study_id="s", query_id="q", annotator="ANN@acme.ORG")
-    assert resolve_query(db, "s", "q")["d"].gain == 2
+    assert resolve_query_unchecked(db, "s", "q")["d"].gain == 2
     csv = tmp_path / "l.csv"
     csv.write_text("query_id,unit_id,gain,annotator\nq,e,3,Bob@Acme.org\n")
     import_labels(db, csv, study_id="s", allow_unknown_ids=True, keep_annotators=True)
-    assert resolve_query(db, "s", "q")["e"].annotators == {"bob@acme.org": 3}
+    assert resolve_query_unchecked(db, "s", "q")["e"].annotators == {"bob@acme.org": 3}
 
 
 def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path: Path) -> None:
     """Item 8 beyond labels: a completeness claim, a can't-judge mark and a draft given as
     ``Ann@Acme.org`` are ``ann@acme.org``'s, whichever spelling reads them back."""
     from evalcore.annotation.item_token import label_as_shown, show_item
-    from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
-    from evalcore.store.completeness import completeness_history, mark_complete, reopen
-    from evalcore.store.drafts import drafts, save_draft
+    from evalcore.store.cant_judge import cant_judge_units_unchecked, record_cant_judge
+    from evalcore.store.completeness import completeness_history_unchecked, mark_complete, reopen
+    from evalcore.store.drafts import drafts_unchecked, save_draft
 
     db = open_store(tmp_path / "store.db")
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     mark_complete(db, study_id="s", query_id="q", actor="Ann@Acme.org")
     reopen(db, study_id="s", query_id="q", actor=" ANN@acme.org", reason="more to find")
-    assert {e.actor for e in completeness_history(db, "s", "q")} == {"ann@acme.org"}
+    assert {e.actor for e in completeness_history_unchecked(db, "s", "q")} == {"ann@acme.org"}
     record_cant_judge(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org")
-    assert cant_judge_units(db, "s", "q", "ann@ACME.org") == ["d"]
+    assert cant_judge_units_unchecked(db, "s", "q", "ann@ACME.org") == ["d"]
     save_draft(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org",
                note="half a thought")
-    assert list(drafts(db, "s", "q", "ann@acme.org")) == ["d"]
+    assert list(drafts_unchecked(db, "s", "q", "ann@acme.org")) == ["d"]
     token = show_item(db, study_id="s", query_id="q", unit_id="d", annotator="ANN@acme.org")
     label_as_shown(db, token, 1, on_screen=token)  # saving the label clears the draft
-    assert drafts(db, "s", "q", "Ann@Acme.org") == {}
+    assert drafts_unchecked(db, "s", "q", "Ann@Acme.org") == {}
 
 
 def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Path) -> None:
     from evalcore.store.labels import record_label
-    from evalcore.store.resolution import resolve_query, resolve_study
+    from evalcore.store.resolution import resolve_query_unchecked, resolve_study_unchecked
 
     db = open_store(tmp_path / "store.db")
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
@@ -229,8 +229,8 @@ def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Pat
                "created_at) VALUES ('s', 'q', 'd', 'label', 3, 'Ann@Acme.org', 'x')")
     db.conn.commit()
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator="ann@acme.org")
-    assert resolve_query(db, "s", "q")["d"].annotators == {"ann@acme.org": 1}
-    assert resolve_study(db, "s")["q"]["d"].gain == 1  # one annotator: no conflict
+    assert resolve_query_unchecked(db, "s", "q")["d"].annotators == {"ann@acme.org": 1}
+    assert resolve_study_unchecked(db, "s")["q"]["d"].gain == 1  # one annotator: no conflict
 
 
 # --- item 3: an honest trust model ----------------------------------------------------------

@@ -7,7 +7,12 @@ from store_fixtures import new_store
 
 from evalcore.analysis.adjudication import conflict_contexts
 from evalcore.store.corpus import DocumentIn, add_documents
-from evalcore.store.labels import adjudicate, current_judgements, record_label, undo_last_label
+from evalcore.store.labels import (
+    adjudicate,
+    current_judgements_unchecked,
+    record_label,
+    undo_last_label,
+)
 from evalcore.store.members import add_member
 from evalcore.store.studies import QueryIn
 from evalcore.store.study_setup import add_queries
@@ -31,13 +36,13 @@ def test_current_judgements_follow_undo_and_keep_notes(tmp_path: Path) -> None:
     later = record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=2, annotator="bob")
     record_label(db, study_id="s", query_id="q1", unit_id="d9", gain=1, annotator="kim")
     undo_last_label(db, study_id="s", query_id="q1", annotator="kim")  # d9: nothing current
-    judged = current_judgements(db, "s", "q1")
+    judged = current_judgements_unchecked(db, "s", "q1")
     assert list(judged) == ["d1"]
     assert judged["d1"].labels == {"bob": later, "kim": first}
     assert judged["d1"].adjudication is None
     verdict = adjudicate(db, study_id="s", query_id="q1", unit_id="d1", gain=1, reviewer="rev",
                          note="half of it")
-    assert current_judgements(db, "s", "q1", "d1")["d1"].adjudication == verdict
+    assert current_judgements_unchecked(db, "s", "q1", "d1")["d1"].adjudication == verdict
 
 
 def test_a_conflict_in_context(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.corpus_generations import current_generation
 from evalcore.store.imports import import_beir
-from evalcore.store.pins import pin_generation
+from evalcore.store.pins import pin_generation_unchecked
 
 REPO = Path(__file__).resolve().parents[1]
 #: One pin of the two acme documents before the cutoff, one of everything ever owned.
@@ -53,7 +53,7 @@ def no_scan(monkeypatch):
 def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, monkeypatch):
     db = lexical_store(tmp_path)
     narrow, wide = pins(db)
-    assert pin_generation(db, "s", "narrow") == current_generation(db, "c") > 0
+    assert pin_generation_unchecked(db, "s", "narrow") == current_generation(db, "c") > 0
     full = [recompute_changes(db, p) for p in (narrow, wide)]
     assert all(c.unchanged for c in full)
     add_documents(db, "other-corpus", docs())  # another corpus's writes do not count
@@ -163,7 +163,7 @@ def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path
     left = open_store(tmp_path / "store.db", migrate=False)  # the dead import's rows are there
     assert left.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 1
     moved = current_generation(left, "c")
-    assert moved > pin_generation(left, "s", "wide")
+    assert moved > pin_generation_unchecked(left, "s", "wide")
     assert_fast_verdict_is_the_full_one(left)
     left.conn.close()
     reopened = open_store(tmp_path / "store.db")  # discards them
@@ -198,12 +198,12 @@ def test_a_v12_store_migrates_to_v13_and_its_pins_are_revalidated_in_full(tmp_pa
     )
     db = open_store(path)
     assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 13
-    assert pin_generation(db, "s", "old") is None
+    assert pin_generation_unchecked(db, "s", "old") is None
     assert current_generation(db, "c") == 0  # nothing written since the migration
     old = get_pinned_protocol(db, "s", "old", viewer="tester")
     changes = revalidate(db, old)  # no generation: the full comparison, which sees the hash
     assert changes == recompute_changes(db, old) and not changes.unchanged
     fresh = pinned(db, "new", organisations=["acme"])
-    assert pin_generation(db, "s", "new") == 0
+    assert pin_generation_unchecked(db, "s", "new") == 0
     no_scan(monkeypatch)
     assert revalidate(db, fresh).unchanged

@@ -122,8 +122,8 @@ def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path) -> None
     from evalcore.analysis.decision import decide_measure, evaluate_stored_pair
     from evalcore.analysis.decision_queue import decide_queue
     from evalcore.demo.study import CANT_JUDGE
-    from evalcore.store.cant_judge import cant_judge_units
-    from evalcore.store.resolution import resolve_query
+    from evalcore.store.cant_judge import cant_judge_units_unchecked
+    from evalcore.store.resolution import resolve_query_unchecked
 
     db = open_store(tmp_path / "demo.sqlite")
     build_demo(db)
@@ -145,5 +145,5 @@ def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path) -> None
         assert "population_incomplete" in decision.undecidable_reasons
         assert "missing_reference" not in decision.undecidable_reasons
     for query_id, unit_id, _ in CANT_JUDGE:  # left unlabeled, the mark kept
-        assert unit_id not in resolve_query(db, DEMO_STUDY_ID, query_id)
-        assert unit_id in cant_judge_units(db, DEMO_STUDY_ID, query_id, "alice")
+        assert unit_id not in resolve_query_unchecked(db, DEMO_STUDY_ID, query_id)
+        assert unit_id in cant_judge_units_unchecked(db, DEMO_STUDY_ID, query_id, "alice")

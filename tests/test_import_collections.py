@@ -18,7 +18,7 @@ from evalcore.store.corpus import get_document
 from evalcore.store.imports.documents import import_documents
 from evalcore.store.imports.queries import import_queries
 from evalcore.store.information_needs import information_need
-from evalcore.store.studies import query_texts
+from evalcore.store.studies import query_texts_unchecked
 from tests.store_fixtures import new_store, table_snapshot
 
 TREC_DOCS = """<DOC>
@@ -219,7 +219,7 @@ def test_import_queries_with_query_map_and_fields(tmp_path: Path) -> None:
     mapping.write_text("# file id -> qrels id\n1 101\n2,102\n")
     fields = QueryFields(id="qid", text="q", narrative="guide")
     import_queries(db, path, study_id="s", fields=fields, query_map=mapping)
-    assert query_texts(db, "s") == {"101": "what is x", "102": "what is y"}
+    assert query_texts_unchecked(db, "s") == {"101": "what is x", "102": "what is y"}
     assert information_need(db, "s", "101", viewer=None).narrative == "x only"
     # a query the map does not cover: refused, naming the line
     mapping.write_text("1 101\n")
@@ -238,7 +238,7 @@ def test_reimport_without_need_keeps_the_stored_need(tmp_path: Path) -> None:
     plain = tmp_path / "q.tsv"
     plain.write_text("id\ttext\n301\tcats and kittens\n")
     import_queries(db, plain, study_id="s")
-    assert query_texts(db, "s")["301"] == "cats and kittens"
+    assert query_texts_unchecked(db, "s")["301"] == "cats and kittens"
     assert information_need(db, "s", "301", viewer=None).description == "Documents about cats."
 
 

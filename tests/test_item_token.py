@@ -16,9 +16,9 @@ from evalcore.annotation.item_token import (
     label_as_shown,
     show_item,
 )
-from evalcore.store.completeness import is_complete, mark_complete
+from evalcore.store.completeness import is_complete_unchecked, mark_complete
 from evalcore.store.connection import open_store
-from evalcore.store.drafts import drafts, save_draft
+from evalcore.store.drafts import drafts_unchecked, save_draft
 from evalcore.store.labels import ItemChangedError, label_history, record_label
 
 
@@ -114,7 +114,7 @@ def test_a_relevant_label_on_a_complete_query_says_it_reopened_it(db):
     mark_complete(db, study_id="s", query_id="q1", actor="kim", reason="done")
     token = _show(db, "Z")
     outcome = label_as_shown(db, token, 3, on_screen=None, check_screen=False)
-    assert outcome.reopened and not is_complete(db, "s", "q1")
+    assert outcome.reopened and not is_complete_unchecked(db, "s", "q1")
 
 
 def test_a_label_clears_its_items_draft_but_a_refused_one_keeps_it(db):
@@ -124,7 +124,7 @@ def test_a_label_clears_its_items_draft_but_a_refused_one_keeps_it(db):
     record_label(db, study_id="s", query_id="q1", unit_id="A", gain=1, annotator="bob")
     with pytest.raises(ItemChangedError):
         label_as_shown(db, token, 2, on_screen=token, note="half outdated")
-    assert drafts(db, "s", "q1", "kim")["A"].note == "half outdated"
+    assert drafts_unchecked(db, "s", "q1", "kim")["A"].note == "half outdated"
     fresh = _show(db, "A", previous=token)
     label_as_shown(db, fresh, 2, on_screen=fresh, note="half outdated")
-    assert drafts(db, "s", "q1", "kim") == {}
+    assert drafts_unchecked(db, "s", "q1", "kim") == {}

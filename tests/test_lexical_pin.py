@@ -21,7 +21,7 @@ def test_pin_records_the_visible_set_and_its_fingerprint(tmp_path):
     pin = pinned(db)
     assert pin.document_count == 4
     assert pin.documents_by_organisation == {"acme": 4}
-    assert pinned_document_ids(db, "s", "p1") == {"a1", "a2", "a3", "a4"}  # not "late", not b*
+    assert pinned_document_ids(db, "s", "p1", viewer=None) == {"a1", "a2", "a3", "a4"}  # not "late", not b*
     assert pin.corpus_fingerprint == corpus_fingerprint(db, pin.visibility)
     assert pin.protocol.corpus_id == "c"
     assert pin.protocol.corpus_fingerprint == pin.corpus_fingerprint
@@ -80,7 +80,7 @@ def test_unknown_protocol_names_the_pins_that_exist(tmp_path):
     with pytest.raises(ProtocolNotFoundError, match="pinned protocols: p1"):
         get_pinned_protocol(db, "s", "nope", viewer=None)
     with pytest.raises(ProtocolNotFoundError):
-        pinned_document_ids(db, "s", "nope")
+        pinned_document_ids(db, "s", "nope", viewer=None)
     with pytest.raises(LookupError, match="no study"):
         pin_protocol(db, study_id="x", name="p", protocol=protocol(), actor="t")
 

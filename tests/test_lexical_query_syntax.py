@@ -77,7 +77,7 @@ def store(tmp_path_factory):
 
 @pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
 def test_hostile_text_never_raises_in_search_or_snapshot(store, text):
-    hits = search_corpus(store, "c", text, limit=5)
+    hits = search_corpus(store, "c", text, limit=5, viewer=None)
     assert len(hits) <= 5
     from evalcore.retrieval.pin import get_pinned_protocol
 
@@ -92,18 +92,18 @@ def test_hostile_text_never_raises_in_search_or_snapshot(store, text):
 
 def test_operators_are_words_not_syntax(store):
     # "solar AND(" would be a syntax error in raw FTS5; here it is the words solar and AND.
-    plain = [h.doc_id for h in search_corpus(store, "c", "solar")]
-    assert [h.doc_id for h in search_corpus(store, "c", "solar AND(")] == plain
-    assert [h.doc_id for h in search_corpus(store, "c", "title:solar")] != []
+    plain = [h.doc_id for h in search_corpus(store, "c", "solar", viewer=None)]
+    assert [h.doc_id for h in search_corpus(store, "c", "solar AND(", viewer=None)] == plain
+    assert [h.doc_id for h in search_corpus(store, "c", "title:solar", viewer=None)] != []
     # NOT does not exclude: it is a term like any other.
-    assert {h.doc_id for h in search_corpus(store, "c", "NOT solar")} >= set(plain)
+    assert {h.doc_id for h in search_corpus(store, "c", "NOT solar", viewer=None)} >= set(plain)
     with pytest.raises(sqlite3.OperationalError):
         store.execute("SELECT * FROM documents_fts WHERE documents_fts MATCH 'solar AND('")
 
 
 def test_no_term_means_no_result(store):
-    assert search_corpus(store, "c", "+++ 😀 ---") == []
-    assert search_corpus(store, "c", "") == []
+    assert search_corpus(store, "c", "+++ 😀 ---", viewer=None) == []
+    assert search_corpus(store, "c", "", viewer=None) == []
 
 
 @settings(max_examples=150, deadline=None,
@@ -115,7 +115,7 @@ def test_any_text_never_raises(store, text):
         store.execute(
             "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?", [expression]
         ).fetchone()
-    search_corpus(store, "c", text, limit=3)
+    search_corpus(store, "c", text, limit=3, viewer=None)
 
 
 @settings(max_examples=100, deadline=None)

@@ -86,7 +86,7 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore.report.stored import save_report
     from evalcore.store.labels import record_label
     from evalcore.store.observations import observations_for_run
-    from evalcore.store.resolution import resolve_study
+    from evalcore.store.resolution import resolve_study_unchecked
     from evalcore.store.runs import add_run
 
     enabled, frozen = gc.isenabled(), gc.get_freeze_count()
@@ -104,7 +104,7 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
         assert isinstance(observations[0], Observation)
         evaluate(observations, EvalProtocol())
         ObservationBatch.from_observations(observations)
-        resolve_study(db, "s")
+        resolve_study_unchecked(db, "s")
         evaluations = {name: evaluate_run(db, "s", name, viewer=None) for name in ("r1", "r2")}
         compare_runs(evaluations, permutations=10)
         state = LiveDashboard.build(db, "s", viewer=None)

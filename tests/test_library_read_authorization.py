@@ -18,6 +18,7 @@ from test_cli_read_authorization import LEAD, MALLORY, OTHER, SECRETS, STUDY
 from test_cli_read_authorization import store as store  # noqa: F401  (the fixture)
 
 from evalcore.access.decisions import PermissionDenied
+from evalcore.access.roles import Permission
 from evalcore.analysis.adjudication import conflict_contexts
 from evalcore.analysis.agreement import open_conflicts, study_agreement
 from evalcore.analysis.decision import decide, evaluate_stored_pair
@@ -37,16 +38,28 @@ from evalcore.live.decide_state import (
 from evalcore.live.query_results import query_results_by_run
 from evalcore.report.from_store import report_from_store
 from evalcore.report.stored import save_report
-from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols
+from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols, pinned_document_ids
+from evalcore.retrieval.search import search_corpus
 from evalcore.store.audit import audit_entries
+from evalcore.store.authorize import authorize
+from evalcore.store.cant_judge import cant_judge_units
+from evalcore.store.completeness import completeness_history, mark_complete, reopen
 from evalcore.store.connection import open_store
+from evalcore.store.drafts import drafts
 from evalcore.store.export_checks import qrels_refusal, run_refusal, tool_labels_refusal
 from evalcore.store.exports import export_labels, export_qrels, export_run
-from evalcore.store.information_needs import information_need, information_needs
-from evalcore.store.labels import label_history, record_label
-from evalcore.store.members import list_members
+from evalcore.store.information_needs import (
+    InformationNeed,
+    information_need,
+    information_needs,
+    set_information_need,
+)
+from evalcore.store.labels import label_history, record_label, undo_last_label
+from evalcore.store.marks import store_marks
+from evalcore.store.members import add_member, list_members, remove_member
 from evalcore.store.observations import observations_for_run
 from evalcore.store.pools import pool_sizes, pooled_ranks, pooled_units
+from evalcore.store.query_reads import query_text, query_texts
 from evalcore.store.read_access import require_read
 from evalcore.store.references import (
     freeze_reference,
@@ -58,10 +71,17 @@ from evalcore.store.references import (
 )
 from evalcore.store.refusals import list_refusals
 from evalcore.store.reports import find_report, list_reports
-from evalcore.store.resolution import conflicts, resolved_gains
+from evalcore.store.resolution import (
+    conflicts,
+    resolve_query,
+    resolve_unit_in_store,
+    resolved_gains,
+)
 from evalcore.store.runs import add_run, get_run, list_runs, run_results
-from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError
+from evalcore.store.scoping import can_view_study, displayable_text
+from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError, get_study
 from evalcore.store.study_archive import export_study
+from evalcore.store.study_measures import study_measures
 from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.tool_label_exports import export_tool_labels
 
@@ -130,6 +150,21 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "qrels_refusal": lambda db, s, v: qrels_refusal(db, s, None, viewer=v),
         "run_refusal": lambda db, s, v: run_refusal(db, s, "RUNSECRET", viewer=v),
         "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(db, s, "rank-eval", None,
+                                                                    viewer=v),
+        # the building blocks' gated faces (they were ungated public reads until issue 12's
+        # last step renamed the blocks *_unchecked)
+        "completeness_history": lambda db, s, v: completeness_history(db, s, "QSECRET1",
+                                                                      viewer=v),
+        "cant_judge_units": lambda db, s, v: cant_judge_units(db, s, "QSECRET1", LEAD, viewer=v),
+        "drafts": lambda db, s, v: drafts(db, s, "QSECRET1", LEAD, viewer=v),
+        "store_marks": lambda db, s, v: store_marks(db, s, viewer=v),
+        "resolve_query": lambda db, s, v: resolve_query(db, s, "QSECRET1", viewer=v),
+        "resolve_unit_in_store": lambda db, s, v: resolve_unit_in_store(db, s, "QSECRET1",
+                                                                        "DSECRET1", viewer=v),
+        "query_text": lambda db, s, v: query_text(db, s, "QSECRET1", viewer=v),
+        "query_texts": lambda db, s, v: query_texts(db, s, viewer=v),
+        "study_measures": lambda db, s, v: study_measures(db, s, viewer=v),
+        "pinned_document_ids": lambda db, s, v: pinned_document_ids(db, s, "PROTSECRET",
                                                                     viewer=v),
     }
 
@@ -216,13 +251,21 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
     assert reads["study_run_names"](db, STUDY, LEAD) == ["RUNSECRET"]
     assert list(_run_results(db, STUDY, LEAD)) == ["QSECRET1"]
     assert reads["audit_entries"](db, STUDY, LEAD)
+    assert [e.state for e in reads["completeness_history"](db, STUDY, LEAD)] == ["complete"]
+    assert reads["query_text"](db, STUDY, LEAD) == "query-text-secret solar"
+    assert reads["query_texts"](db, STUDY, LEAD) == {"QSECRET1": "query-text-secret solar"}
+    assert set(reads["resolve_query"](db, STUDY, LEAD)) == {"DSECRET1", "DSECRET3"}
+    assert reads["resolve_unit_in_store"](db, STUDY, LEAD).gain == 2
+    assert reads["store_marks"](db, STUDY, LEAD).run_ids
+    assert reads["study_measures"](db, STUDY, LEAD)
+    assert "DSECRET1" in reads["pinned_document_ids"](db, STUDY, LEAD)
     db.conn.close()
 
 
 # Reads of what the local study lacks (a pin; a second run named as these calls name it):
 # past the gate, they answer with their own LookupError.
 _LEAD_LOOKUP_ERRORS = {"get_pinned_protocol", "compare_pair", "decide", "evaluate_stored_pair",
-                       "decide_target", "decide_state"}
+                       "decide_target", "decide_state", "pinned_document_ids"}
 
 
 def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:
@@ -246,4 +289,73 @@ def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:
         except (LookupError, ValueError):  # TargetError: a ValueError naming the bad run
             assert name in _LEAD_LOOKUP_ERRORS, name
     assert list(_run_results(db, "loc", None)) == ["QSECRET1"]
+    db.conn.close()
+
+
+def _writes_naming_a_study(db, study: str, actor: str | None) -> dict[str, Callable]:
+    """Actions (and checks) that take a study id and say who acts: an unknown id reaches the
+    unknown-study message before anything else. Those that need a name (an annotator, a
+    lead) only when ``actor`` is one (None is refused as missing first)."""
+    anyone = {
+        "add_run": lambda: add_run(db, study_id=study, name="r", source="imported", k=1,
+                                   results=[("q", 1, "d", 1.0)], actor=actor),
+        "set_information_need": lambda: set_information_need(
+            db, study_id=study, query_id="q", need=InformationNeed(description="d"),
+            actor=actor),
+        "authorize": lambda: authorize(db, study_id=study, actor=actor,
+                                       permission=Permission.LABEL),
+        "can_view_study": lambda: can_view_study(db, actor, study),
+        "displayable_text": lambda: displayable_text(db, actor, study_id=study, unit_id="d"),
+    }
+    if actor is None:
+        return anyone
+    return anyone | {
+        "record_label": lambda: record_label(db, study_id=study, query_id="q", unit_id="d",
+                                             gain=1, annotator=actor),
+        "undo_last_label": lambda: undo_last_label(db, study_id=study, query_id="q",
+                                                   annotator=actor),
+        "mark_complete": lambda: mark_complete(db, study_id=study, query_id="q", actor=actor),
+        "reopen": lambda: reopen(db, study_id=study, query_id="q", actor=actor, reason="r"),
+        "freeze_reference": lambda: freeze_reference(db, study_id=study, name="v", actor=actor),
+        "add_member": lambda: add_member(db, study_id=study, user=MALLORY, role="lead",
+                                         actor=actor),
+        "remove_member": lambda: remove_member(db, study_id=study, user=LEAD, actor=actor),
+    }
+
+
+@pytest.mark.parametrize("actor", [MALLORY, None])
+def test_a_stranger_giving_an_unknown_study_id_sees_no_other_study(
+        store: Path, actor: str | None) -> None:  # noqa: F811
+    """Issue 12: the unknown-id message lists only the studies the asker may read."""
+    db = open_store(store)
+    for name, call in _writes_naming_a_study(db, "nope-study", actor).items():
+        with pytest.raises(StudyNotFoundError) as caught:
+            call()
+        text = str(caught.value)
+        assert "nope-study" in text and STUDY not in text and OTHER not in text, (name, text)
+    with pytest.raises(StudyNotFoundError) as caught:  # it cannot know who asks: lists none
+        get_study(db, "nope-study")
+    assert STUDY not in str(caught.value) and OTHER not in str(caught.value)
+    db.conn.close()
+
+
+def test_the_lead_giving_an_unknown_study_id_is_told_their_studies(
+        store: Path) -> None:  # noqa: F811
+    """The control: the same message lists the studies the lead may read."""
+    db = open_store(store)
+    for name, call in _writes_naming_a_study(db, "nope-study", LEAD).items():
+        with pytest.raises(StudyNotFoundError) as caught:
+            call()
+        assert STUDY in str(caught.value) and OTHER in str(caught.value), name
+    db.conn.close()
+
+
+def test_search_takes_who_asks_and_finds_only_what_they_may_read(
+        store: Path) -> None:  # noqa: F811
+    db = open_store(store)
+    with pytest.raises(TypeError):
+        search_corpus(db, "c", "solar")  # type: ignore[call-arg]  # no viewer: no search
+    assert {h.doc_id for h in search_corpus(db, "c", "solar", viewer=LEAD)} >= {"DSECRET1"}
+    for viewer in (MALLORY, None, ""):
+        assert search_corpus(db, "c", "solar", viewer=viewer) == [], viewer
     db.conn.close()

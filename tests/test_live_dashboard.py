@@ -10,7 +10,7 @@ from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.completeness import mark_complete, reopen
 from evalcore.store.connection import open_store
 from evalcore.store.labels import adjudicate, record_label, undo_last_label
-from evalcore.store.marks import store_marks
+from evalcore.store.marks import store_marks_unchecked
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
 from evalcore.store.study_setup import add_queries, create_study
@@ -69,7 +69,7 @@ def test_nothing_changed_reads_nothing_new(tmp_path: Path) -> None:
     state = LiveDashboard.build(db, STUDY, viewer=None)
     outcome = state.refresh(db, viewer=None)
     assert not outcome.changed and outcome.queries == []
-    assert state.marks == store_marks(db, STUDY)
+    assert state.marks == store_marks_unchecked(db, STUDY)
 
 
 def test_incremental_refresh_equals_full_rebuild_after_every_kind_of_event(tmp_path: Path) -> None:

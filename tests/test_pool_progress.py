@@ -14,7 +14,7 @@ from evalcore.annotation.progress import (
     query_progress,
     study_progress,
 )
-from evalcore.store.completeness import is_complete
+from evalcore.store.completeness import is_complete_unchecked
 from evalcore.store.labels import record_label
 from evalcore.store.pools import pool_sizes, pooled_units
 from evalcore.store.runs import add_run
@@ -79,8 +79,8 @@ def test_mark_pool_complete_refuses_until_every_pooled_unit_is_labeled(db) -> No
     record_label(db, study_id="s", query_id="q1", unit_id="w", gain=2, annotator="bob")
     with pytest.raises(PoolNotFullyLabeledError, match="1 of 3"):
         mark_pool_complete(db, study_id="s", query_id="q1", actor="ann")
-    assert not is_complete(db, "s", "q1")
+    assert not is_complete_unchecked(db, "s", "q1")
     record_label(db, study_id="s", query_id="q1", unit_id="w", gain=0, annotator="bob")
     event = mark_pool_complete(db, study_id="s", query_id="q1", actor="ann")
     assert event is not None and event.actor == "ann"
-    assert is_complete(db, "s", "q1")
+    assert is_complete_unchecked(db, "s", "q1")

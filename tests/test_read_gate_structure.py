@@ -1,24 +1,28 @@
 """No public read of a study's data without a viewer (issue 12, item 2), checked structurally.
 
 Every public function of ``evalcore.store``, ``evalcore.annotation``,
-``evalcore.analysis``, ``evalcore.live`` and ``evalcore.report`` that takes a
-store (``db``) and a study id must take ``viewer`` (a required keyword: the
-gate, :func:`evalcore.store.read_access.require_read`), or ``actor`` (an
-authorised action), or be an internal variant named ``*_unchecked``, or be in
-one of the commented lists below. A new function that reads a study's data
-fails here until it is gated or its place in a list is argued.
+``evalcore.retrieval``, ``evalcore.analysis``, ``evalcore.live`` and
+``evalcore.report`` that takes a store (``db``) and a study id must take
+``viewer`` (a required keyword: the gate,
+:func:`evalcore.store.read_access.require_read`), or ``actor`` (an authorised
+action), or be an internal variant named ``*_unchecked`` (a building block,
+called after one check), or be in one of the commented lists below. A new
+function that reads a study's data fails here until it is gated or its place
+in a list is argued.
 tests/test_library_read_authorization.py calls the gated ones as a stranger.
 """
 
+import ast
 import functools
 import importlib
 import inspect
 import pkgutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-PACKAGES = ("store", "annotation", "analysis", "live", "report")
+PACKAGES = ("store", "annotation", "retrieval", "analysis", "live", "report")
 
 #: Not reads: writes, each authorised inside its own transaction by the actor, annotator
 #: or reviewer it takes (or run only inside an authorised write).
@@ -49,49 +53,7 @@ GATE_FACTS = {
     "evalcore.store.members.get_member": "one membership row, read by the members page's gate",
 }
 
-#: Building blocks the gated reads compose after authorising once (so no check runs per
-#: run or per query in their loops). They are not yet renamed ``*_unchecked``; the app and
-#: the CLI still call some of them directly (a known gap: rename them and gate the
-#: callers). Shrink this list; do not grow it.
-BUILDING_BLOCKS = {
-    "evalcore.store.completeness.completeness_history",
-    "evalcore.store.completeness.completeness_states",
-    "evalcore.store.completeness.is_complete",
-    "evalcore.store.cant_judge.cant_judge_units",
-    "evalcore.store.drafts.drafts",
-    "evalcore.store.labels.count_label_events",
-    "evalcore.store.labels.current_judgements",
-    "evalcore.store.labels.has_labels_from",
-    "evalcore.store.labels.latest_event_id",
-    "evalcore.store.labels.noted_label_events",
-    "evalcore.store.labels.query_annotators",
-    "evalcore.store.lexical_index.pinned_document_texts",
-    "evalcore.store.marks.store_marks",
-    "evalcore.store.marks.touched_queries",
-    "evalcore.store.observations.reference_columns",
-    "evalcore.store.observations.run_columns",
-    "evalcore.store.observations.runs_as_columns",
-    "evalcore.store.overlap.annotator_overlap",
-    "evalcore.store.pins.pin_discrepancies",
-    "evalcore.store.pins.pin_document_ids",
-    "evalcore.store.pins.pin_exists",
-    "evalcore.store.pins.pin_generation",
-    "evalcore.store.pins.pin_names",
-    "evalcore.store.pins.pin_owner_counts",
-    "evalcore.store.pins.pin_row",
-    "evalcore.store.pins.unpinned_visible_ids",
-    "evalcore.store.resolution.resolve_query",
-    "evalcore.store.resolution.resolve_study",
-    "evalcore.store.resolution.resolve_unit_in_store",
-    "evalcore.store.runs.run_exists",
-    "evalcore.store.scoping.run_permitted_ids",
-    "evalcore.store.studies.query_registered",
-    "evalcore.store.studies.query_text",
-    "evalcore.store.studies.query_texts",
-    "evalcore.store.study_measures.study_measures",
-}
-
-ALLOWED = set(NOT_READS) | set(GATE_FACTS) | BUILDING_BLOCKS
+ALLOWED = set(NOT_READS) | set(GATE_FACTS)
 
 
 def _modules() -> Iterator[object]:
@@ -136,8 +98,8 @@ def test_every_public_read_of_a_study_takes_the_viewer() -> None:
 
 #: The gate itself: ``viewer`` is its first argument (required, positional).
 GATES = {
-    "evalcore.store.read_access.may_read",
-    "evalcore.store.read_access.require_known_study",
+    "evalcore.store.authorize.may_read",
+    "evalcore.store.authorize.require_known_study",
     "evalcore.store.read_access.require_read",
     "evalcore.store.scoping.can_view_study",
     "evalcore.store.scoping.require_study_view",
@@ -166,3 +128,26 @@ def test_the_transition_default_is_gone() -> None:
     import evalcore.store.read_access as read_access
 
     assert not hasattr(read_access, "NOT_PASSED")
+
+
+#: Modules above the library that may call a ``*_unchecked`` block, and why each is checked
+#: first. A page (app/views) never does: it passes the session's reader to the gated face.
+UNCHECKED_CALLERS = {
+    "app/components/shared_results.py": "store_marks_unchecked after require_read (cache key)",
+    "app/components/state.py": "pool and marks after require_read of the asking session",
+    "evalcore/cli/retrieve.py": "run_exists_unchecked after _seen authorised --actor",
+}
+
+
+def _unchecked_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            for alias in node.names if alias.name.endswith("_unchecked")}
+
+
+def test_pages_and_commands_read_through_the_gate() -> None:
+    root = Path(__file__).resolve().parent.parent
+    callers = {str(p.relative_to(root)) for folder in ("app", "evalcore/cli")
+               for p in (root / folder).rglob("*.py") if _unchecked_imports(p)}
+    assert callers <= set(UNCHECKED_CALLERS), sorted(callers - set(UNCHECKED_CALLERS))
+    assert set(UNCHECKED_CALLERS) <= callers, "stale entry in UNCHECKED_CALLERS"

@@ -20,11 +20,11 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.demo.study import DEMO_STUDY_ID, build_demo
 from evalcore.io.observations_jsonl import read_observations, write_observations
-from evalcore.store.completeness import is_complete, mark_complete
+from evalcore.store.completeness import is_complete_unchecked, mark_complete
 from evalcore.store.connection import open_store
 from evalcore.store.labels import adjudicate, record_label
 from evalcore.store.observations import observations_for_run
-from evalcore.store.resolution import resolve_query
+from evalcore.store.resolution import resolve_query_unchecked
 from evalcore.store.runs import add_run
 
 TIGHT = {"P@", "R@", "RR", "Su", "RB"}
@@ -56,7 +56,7 @@ def test_a_relevant_vs_nonrelevant_conflict_on_a_complete_query_blocks_recall(tm
     before = metrics(db)["recall"]
     assert before.available and before.value == pytest.approx(2 / 3)
     label(db, "D", 0, who="bob")  # D is not returned: |R| is now unknown (2 or 3)
-    assert is_complete(db, "s", "q")
+    assert is_complete_unchecked(db, "s", "q")
     m = metrics(db)
     recall = m["recall"]
     assert not recall.available and recall.reasons == ["label_conflict"]
@@ -117,7 +117,7 @@ def test_adjudication_resolves_and_a_newer_disagreeing_label_reopens_with_all_ga
     label(db, "A", 1, who="bob")  # newer than the adjudication and disagrees with it
     (a_label,) = [lab for lab in observations_for_run(db, "s", "run", viewer=None)[0].labels if lab.id == "A"]
     assert a_label.conflict == (0, 1, 2)
-    assert resolve_query(db, "s", "q")["A"].conflict_gains == (0, 1, 2)
+    assert resolve_query_unchecked(db, "s", "q")["A"].conflict_gains == (0, 1, 2)
 
 
 def test_store_and_observation_jsonl_give_the_same_answers(tmp_path):
@@ -191,7 +191,7 @@ def test_every_resolution_of_a_conflict_lies_inside_the_bounds(case):
             mark_complete(db, study_id="s", query_id="q", actor="alice")
         protocol = EvalProtocol(relevance_threshold=threshold)
         before = metrics(db, MEASURES, protocol)
-        resolved = resolve_query(db, "s", "q")
+        resolved = resolve_query_unchecked(db, "s", "q")
         in_conflict = {u: r.conflict_gains for u, r in resolved.items() if r.state == "conflict"}
         for unit, gains in in_conflict.items():
             for gain in gains:  # the reviewer decides for one of its annotators' gains

@@ -10,7 +10,11 @@ from store_fixtures import new_store, table_snapshot
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
 from evalcore.store.audit import audit_entries
-from evalcore.store.completeness import completeness_history, completeness_states, mark_complete
+from evalcore.store.completeness import (
+    completeness_history_unchecked,
+    completeness_states_unchecked,
+    mark_complete,
+)
 from evalcore.store.corpus import DocumentIn, add_documents, count_documents, get_document
 from evalcore.store.imports import (
     import_beir,
@@ -20,9 +24,9 @@ from evalcore.store.imports import (
     import_run,
 )
 from evalcore.store.labels import label_history, record_label
-from evalcore.store.resolution import resolve_query, resolved_gains
+from evalcore.store.resolution import resolve_query_unchecked, resolved_gains
 from evalcore.store.runs import get_run, run_results
-from evalcore.store.studies import query_texts
+from evalcore.store.studies import query_texts_unchecked
 
 
 @pytest.fixture
@@ -115,11 +119,11 @@ def test_unknown_ids_refused_when_corpus_has_documents(db, tmp_path):
 
 def test_qrels_complete_and_auto_reopen(db, tmp_path):
     import_qrels(db, write(tmp_path, "a.txt", "q1 0 A 1\nq2 0 B 0\n"), study_id="s", complete=True)
-    assert completeness_states(db, "s") == {"q1": True, "q2": True}
+    assert completeness_states_unchecked(db, "s") == {"q1": True, "q2": True}
     summary = import_qrels(db, write(tmp_path, "b.txt", "q1 0 A 2\nq2 0 C 3\n"), study_id="s")
     assert summary.reopened == ["q2"]
-    assert completeness_states(db, "s") == {"q1": True, "q2": False}
-    reason = completeness_history(db, "s", "q2")[-1].reason
+    assert completeness_states_unchecked(db, "s") == {"q1": True, "q2": False}
+    reason = completeness_history_unchecked(db, "s", "q2")[-1].reason
     assert reason.startswith("new relevant label on C by qrels:b.txt")
 
 
@@ -169,7 +173,7 @@ def test_labels_csv_with_bom_crlf_and_annotators(db, tmp_path):
     summary = import_labels(db, write(tmp_path, "l.csv", data), study_id="s",
                             keep_annotators=True)
     assert summary.label_events == 3
-    units = resolve_query(db, "s", "q1")
+    units = resolve_query_unchecked(db, "s", "q1")
     assert units["A"].state == "conflict" and units["A"].annotators == {"ann": 2, "bob": 0}
     assert units["B,1"].annotators == {"csv:l.csv": 1}
 
@@ -229,7 +233,7 @@ def test_observations_import(db, tmp_path):
     data = obs_line() + "\n" + obs_line(query_id="q2", population_complete=False, scores=None) + "\n"
     summary = import_observations(db, write(tmp_path, "obs.jsonl", data), study_id="s")
     assert (summary.run, summary.results, summary.label_events) == ("obs", 6, 4)
-    assert completeness_states(db, "s") == {"q1": True, "q2": False}
+    assert completeness_states_unchecked(db, "s") == {"q1": True, "q2": False}
     run = get_run(db, "s", "obs", viewer=None)
     assert run.k == 3
     assert run_results(db, run.run_id, viewer=None)["q2"] == [("A", None), ("X", None), ("B", None)]
@@ -266,9 +270,9 @@ def test_beir_import(db, tmp_path):
     assert (summary.documents, summary.queries, summary.label_events) == (2, 1, 2)
     assert count_documents(db, "c") == 2
     assert get_document(db, "c", "d1").title == "T1"
-    assert query_texts(db, "s") == {"q1": "what is one"}
-    assert resolve_query(db, "s", "q1")["d1"].annotators == {"beir:test": 1}
-    assert completeness_states(db, "s") == {"q1": True}
+    assert query_texts_unchecked(db, "s") == {"q1": "what is one"}
+    assert resolve_query_unchecked(db, "s", "q1")["d1"].annotators == {"beir:test": 1}
+    assert completeness_states_unchecked(db, "s") == {"q1": True}
     # Re-import: nothing changes in the corpus, events are appended again.
     again = import_beir(db, beir_folder(tmp_path / "x"), study_id="s")
     assert again.documents == 0

@@ -282,7 +282,7 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     """Chunks commit separately, but no reader sees the run before the final commit."""
     import evalcore.store.imports.run as run_import
     import evalcore.store.staging as staging
-    from evalcore.store.runs import list_runs, run_exists
+    from evalcore.store.runs import list_runs, run_exists_unchecked
     from evalcore.store.transaction import write_transaction as real_write_transaction
 
     db = new_store(tmp_path)
@@ -297,7 +297,7 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     def spying(database):
         with real_write_transaction(database) as inner:
             yield inner
-        seen.append((run_exists(reader, "s", "t"), len(list_runs(reader, "s", viewer=None))))
+        seen.append((run_exists_unchecked(reader, "s", "t"), len(list_runs(reader, "s", viewer=None))))
 
     monkeypatch.setattr(run_import, "write_transaction", spying)
     import_run(db, run_file, study_id="s", k=10)

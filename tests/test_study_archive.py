@@ -36,7 +36,7 @@ from evalcore.store.members import add_member
 from evalcore.store.references import freeze_reference, verify_reference
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
-from evalcore.store.study_measures import set_study_measures, study_measures
+from evalcore.store.study_measures import set_study_measures, study_measures_unchecked
 from evalcore.store.study_setup import add_queries, create_study
 
 LEAD = "lena@acme.org"
@@ -160,7 +160,7 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
     assert verify_store(target).ok, verify_store(target).problems
     db = open_store(target)
     assert verify_reference(db, STUDY, "v1", viewer=LEAD)
-    assert [m.canonical for m in study_measures(db, STUDY)] == [
+    assert [m.canonical for m in study_measures_unchecked(db, STUDY)] == [
         "nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"]
     for table in ("label_events", "completeness_events", "audit_log"):  # still append-only
         with pytest.raises(Exception, match="append-only"):

@@ -33,7 +33,7 @@ from evalcore.contract.query_order import natural_key
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.completeness import mark_complete
 from evalcore.store.observations import observations_for_run
-from evalcore.store.resolution import resolve_study, resolved_gains
+from evalcore.store.resolution import resolve_study_unchecked, resolved_gains
 from evalcore.store.runs import add_run
 from evalcore.store.transaction import write_transaction
 
@@ -80,7 +80,7 @@ def random_study(tmp_path: Path, seed: int):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed: int) -> None:
     db = random_study(tmp_path, seed)
-    resolved = resolve_study(db, "s")
+    resolved = resolve_study_unchecked(db, "s")
     with_conflicts = {
         q: {u: (r.conflict_gains if r.gain is None else r.gain) for u, r in units.items()}
         for q, units in resolved.items()

@@ -17,7 +17,7 @@ from evalcore.store.study_measures import (
     parse_measure_list,
     set_study_measures,
     shown_measures,
-    study_measures,
+    study_measures_unchecked,
 )
 
 
@@ -26,11 +26,11 @@ def test_a_v10_store_migrates_to_v11_and_its_studies_report_the_default_measures
     store_at_version(path, 10)
     db = open_store(path)
     assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 11
-    assert study_measures(db, "s") == list(DEFAULT_STUDY_MEASURES)
-    assert [measure_label(m, 10, aggregate=True) for m in study_measures(db, "s")] == [
+    assert study_measures_unchecked(db, "s") == list(DEFAULT_STUDY_MEASURES)
+    assert [measure_label(m, 10, aggregate=True) for m in study_measures_unchecked(db, "s")] == [
         "P@10", "R@10", "nDCG@10", "MRR@10"]
     set_study_measures(db, study_id="s", measures=["P@5"], actor=None)
-    assert study_measures(db, "s") == [parse_measure("P@5")]
+    assert study_measures_unchecked(db, "s") == [parse_measure("P@5")]
 
 
 def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
@@ -38,7 +38,7 @@ def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
     old = set_study_measures(db, study_id="s", measures=parse_measure_list(
         "nDCG@10, p@5 ,MRR@10, RR@10"), actor="kim")
     assert old == list(DEFAULT_STUDY_MEASURES)
-    assert [str(m) for m in study_measures(db, "s")] == ["nDCG@10", "P@5", "RR@10"]
+    assert [str(m) for m in study_measures_unchecked(db, "s")] == ["nDCG@10", "P@5", "RR@10"]
     entry = [e for e in audit_entries_unchecked(db) if e.action == "study.measures.set"][-1]
     assert entry.study_id == "s" and entry.actor == "kim"
     assert entry.detail["old"] == ["P", "R", "nDCG", "RR"]
@@ -53,7 +53,7 @@ def test_bad_lists_are_refused_before_anything_is_written(tmp_path, text):
         set_study_measures(db, study_id="s", measures=parse_measure_list(text), actor=None)
     if isinstance(caught.value, UnknownMeasure):
         assert "known measures: P@k" in str(caught.value)
-    assert study_measures(db, "s") == list(DEFAULT_STUDY_MEASURES)
+    assert study_measures_unchecked(db, "s") == list(DEFAULT_STUDY_MEASURES)
     assert not [e for e in audit_entries_unchecked(db) if e.action == "study.measures.set"]
 
 
@@ -62,9 +62,9 @@ def test_only_a_lead_sets_the_measures_in_team_mode(tmp_path, user):
     db, _ = team_store(tmp_path)
     with pytest.raises(PermissionDenied):
         set_study_measures(db, study_id="s", measures=["P@3"], actor=user)
-    assert study_measures(db, "s") == list(DEFAULT_STUDY_MEASURES)
+    assert study_measures_unchecked(db, "s") == list(DEFAULT_STUDY_MEASURES)
     set_study_measures(db, study_id="s", measures=["P@3"], actor=LEAD)
-    assert study_measures(db, "s") == [parse_measure("P@3")]
+    assert study_measures_unchecked(db, "s") == [parse_measure("P@3")]
 
 
 def test_judged_is_shown_beside_every_cutoff():

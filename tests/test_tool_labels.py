@@ -14,7 +14,7 @@ from evalcore.io.tool_labels import parse_tool_labels
 from evalcore.store.exports import ExportRefusedError
 from evalcore.store.imports.tool_labels import import_tool_labels
 from evalcore.store.resolution import resolved_gains
-from evalcore.store.studies import QueryIn, query_texts
+from evalcore.store.studies import QueryIn, query_texts_unchecked
 from evalcore.store.study_setup import add_queries
 from evalcore.store.tool_label_exports import export_tool_labels
 from tests.store_fixtures import new_store, table_snapshot
@@ -79,7 +79,7 @@ def test_round_trip_through_a_store(tmp_path: Path, fmt: str) -> None:
     second = new_store(tmp_path / "b")
     import_tool_labels(second, _src(out.getvalue(), "out"), study_id="s", fmt=fmt)  # type: ignore[arg-type]
     assert resolved_gains(second, "s", viewer=None) == resolved_gains(first, "s", viewer=None)
-    assert query_texts(second, "s") == query_texts(first, "s")
+    assert query_texts_unchecked(second, "s") == query_texts_unchecked(first, "s")
     again = io.StringIO()
     export_tool_labels(second, "s", again, fmt, index="movies", viewer=None)  # type: ignore[arg-type]
     assert again.getvalue() == out.getvalue()  # byte-identical the second time round

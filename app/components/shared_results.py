@@ -23,7 +23,7 @@ import sqlite_utils
 import streamlit as st
 
 from evalcore.store.connection import open_store
-from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.marks import StoreMarks, store_marks_unchecked
 from evalcore.store.read_access import Viewer, require_read
 
 T = TypeVar("T")
@@ -60,7 +60,7 @@ def shared_result(
     """
     require_read(db, viewer, study_id)
     results = _results(path)
-    full_key = (study_id, key, store_marks(db, study_id))
+    full_key = (study_id, key, store_marks_unchecked(db, study_id))
     found, value = _lookup(results, full_key)
     if found:
         return value
@@ -74,7 +74,7 @@ def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hasha
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
     else None (nothing is computed); only if ``viewer`` may read the study."""
     require_read(db, viewer, study_id)
-    return _lookup(_results(path), (study_id, key, store_marks(db, study_id)))[1]
+    return _lookup(_results(path), (study_id, key, store_marks_unchecked(db, study_id)))[1]
 
 
 def _lookup(results: _Results, full_key: Hashable) -> tuple[bool, Any]:
@@ -101,7 +101,7 @@ def compute_in_background(
     or after it is done, starts nothing. Nothing starts unless ``viewer`` may read the study."""
     require_read(db, viewer, study_id)
     results = _results(path)
-    marks = store_marks(db, study_id)
+    marks = store_marks_unchecked(db, study_id)
     full_key = (study_id, key, marks)
     with results.lock:
         if full_key in results.entries or full_key in results.running:

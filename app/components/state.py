@@ -32,7 +32,7 @@ from evalcore.annotation.progress import (
     study_progress_unchecked,
 )
 from evalcore.store.connection import open_store
-from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.marks import StoreMarks, store_marks_unchecked
 from evalcore.store.pools import pool_sizes_unchecked
 from evalcore.store.read_access import Viewer, require_read
 
@@ -55,7 +55,7 @@ def _session_progress(
     viewer = _viewer()
     require_read(db, viewer, study_id)
     key = ("progress", study_id, annotator)
-    version = store_marks(db, study_id)
+    version = store_marks_unchecked(db, study_id)
     entry = _cache().get(key)
     return viewer, key, version, entry[1] if entry is not None and entry[0] == version else None
 
@@ -116,7 +116,7 @@ def shared_pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int
     Stored runs never change, so the sizes are keyed by the study's run ids.
     """
     require_read(db, _viewer(), study_id)
-    return _pool_sizes(_store_path(), study_id, store_marks(db, study_id).run_ids)
+    return _pool_sizes(_store_path(), study_id, store_marks_unchecked(db, study_id).run_ids)
 
 
 @st.cache_data(max_entries=16, show_spinner="Measuring the study's pools…")
@@ -145,7 +145,7 @@ def note_own_write(
     entry = _cache().get(key)
     if entry is None or entry[0] != before:
         return
-    after = store_marks(db, study_id)
+    after = store_marks_unchecked(db, study_id)
     own_only = (
         after.run_ids == before.run_ids
         and after.label_event - before.label_event <= 1
@@ -162,7 +162,7 @@ def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list
     """The query's pool, recomputed only when a run was added."""
     require_read(db, _viewer(), study_id)
     key = ("pool", study_id, query_id)
-    version = store_marks(db, study_id).run_ids
+    version = store_marks_unchecked(db, study_id).run_ids
     entry = _cache().get(key)
     if entry is not None and entry[0] == version:
         return entry[1]

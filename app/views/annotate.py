@@ -91,10 +91,11 @@ from evalcore.store.labels import (
     undo_last_label,
 )
 from evalcore.store.marks import store_marks
+from evalcore.store.query_reads import query_text as query_text_of
+from evalcore.store.query_reads import query_texts
 from evalcore.store.resolution import resolve_query
 from evalcore.store.scoping import displayable_text
-from evalcore.store.studies import StudyIn, query_texts
-from evalcore.store.studies import query_text as query_text_of
+from evalcore.store.studies import StudyIn
 from evalcore.store.transaction import retry_busy
 
 QUERY_KEY = "rl_query"
@@ -148,8 +149,8 @@ def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
     if key not in walks:
         db = get_db()
         walks[key] = WalkState(
-            skipped=[u for u, d in drafts(db, study_id, query_id, annotator).items() if d.skipped],
-            cant_judge=cant_judge_units(db, study_id, query_id, annotator))
+            skipped=[u for u, d in drafts(db, study_id, query_id, annotator, viewer=reader()).items() if d.skipped],
+            cant_judge=cant_judge_units(db, study_id, query_id, annotator, viewer=reader()))
     return walks[key]
 
 
@@ -195,7 +196,7 @@ def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
     db = get_db()
     return {
         unit: label.annotators[annotator]
-        for unit, label in resolve_query(db, study_id, query_id).items()
+        for unit, label in resolve_query(db, study_id, query_id, viewer=reader()).items()
         if annotator in label.annotators
     }
 
@@ -241,7 +242,7 @@ def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
                from_search: bool = False) -> LabelOutcome | None:
     """The checked write and what the page says about it; None when nothing was written."""
     db = get_db()
-    before = store_marks(db, token.study_id)
+    before = store_marks(db, token.study_id, viewer=reader())
     try:
         # a store busy with a long write is retried (bounded) before the label is refused
         outcome = retry_busy(lambda: label_as_shown(db, token, gain, on_screen=_on_screen(
@@ -353,7 +354,7 @@ def _on_note(token: ItemToken) -> None:
 
 def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
-    before = store_marks(db, study_id)
+    before = store_marks(db, study_id, viewer=reader())
     try:
         event = retry_busy(lambda: undo_last_label(db, study_id=study_id, query_id=query_id,
                                                    annotator=annotator))
@@ -376,7 +377,7 @@ def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
 
 def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
-    before = store_marks(db, study_id)
+    before = store_marks(db, study_id, viewer=reader())
     try:
         retry_busy(lambda: mark_pool_complete(db, study_id=study_id, query_id=query_id,
                                               actor=annotator, reason="every pooled item labeled"))
@@ -389,7 +390,7 @@ def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
 
 def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) -> None:
     db = get_db()
-    before = store_marks(db, study_id)
+    before = store_marks(db, study_id, viewer=reader())
     reason = str(st.session_state.get(reason_key, "")).strip()
     try:
         retry_busy(lambda: reopen(db, study_id=study_id, query_id=query_id, actor=annotator,
@@ -411,7 +412,7 @@ def _on_search_grade(token: ItemToken, gain: int) -> None:
 
 def _queue(study: StudyIn, annotator: str) -> str | None:
     db = get_db()
-    texts = query_texts(db, study.study_id)
+    texts = query_texts(db, study.study_id, viewer=reader())
     progress = study_progress_if_ready(db, study.study_id, annotator, len(texts))
     kept = st.session_state.get(_OPEN_QUERY_KEY)
     if progress is None:  # a large study's first visit: its progress is being counted
@@ -602,7 +603,7 @@ def _cached_state(study_id: str, target: DecideTarget) -> DecideState:
     """The queue's state, built again only when the store changed (a label, a run)."""
     db = get_db()
     key = ("decide", study_id, target)
-    marks = store_marks(db, study_id)
+    marks = store_marks(db, study_id, viewer=reader())
     cache = st.session_state.setdefault("_rl_cache", {})
     entry = cache.get(key)
     if entry is None or entry[0] != marks:
@@ -658,7 +659,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
             return
         position = (f"queue item {state.items.index(item) + 1} of {len(state.items)}"
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
-        query_text = query_text_of(db, sid, item.query_id)
+        query_text = query_text_of(db, sid, item.query_id, viewer=reader())
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)
@@ -691,7 +692,7 @@ def _annotate(study: StudyIn, annotator: str) -> None:
 def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     db = get_db()
     sid = study.study_id
-    query_text = query_text_of(db, sid, query_id)
+    query_text = query_text_of(db, sid, query_id, viewer=reader())
     pool = cached_pool(db, sid, query_id)
     order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
     ranks = {item.unit_id: item.ranks for item in pool}
@@ -762,7 +763,7 @@ def _note_widget(token: ItemToken) -> str:
     """The note field's key for this showing, seeded once from the item's stored draft."""
     key = note_key(token)
     if key not in st.session_state:
-        draft = drafts(get_db(), token.study_id, token.query_id, token.annotator).get(
+        draft = drafts(get_db(), token.study_id, token.query_id, token.annotator, viewer=reader()).get(
             token.unit_id)
         st.session_state[key] = draft.note if draft is not None else ""
     return key
@@ -801,14 +802,14 @@ def _said(event: LabelEvent) -> str:
 def _study_progress(sid: str, annotator: str) -> StudyProgress | None:
     """The study's progress, or None while a large study's is counted in the background."""
     db = get_db()
-    return study_progress_if_ready(db, sid, annotator, len(query_texts(db, sid)))
+    return study_progress_if_ready(db, sid, annotator, len(query_texts(db, sid, viewer=reader())))
 
 
 def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
     """Go to the next query (after this one in the queue) with pooled items left for you."""
     progress = _study_progress(sid, annotator)
     if progress is None:  # still being counted: the next query in the study's order
-        ids = sorted(query_texts(get_db(), sid), key=natural_key)
+        ids = sorted(query_texts(get_db(), sid, viewer=reader()), key=natural_key)
         start = ids.index(query_id) if query_id in ids else -1
         following = ids[start + 1] if start + 1 < len(ids) else None
     else:
@@ -931,7 +932,7 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
             label = "Mark relevant set complete"
         st.button(label, key="mark_complete", disabled=qp.remaining > 0,
                   on_click=_on_mark_complete, args=(sid, query_id, annotator))
-    history = completeness_history(get_db(), sid, query_id)
+    history = completeness_history(get_db(), sid, query_id, viewer=reader())
     if history:
         with st.expander(f"Completeness history ({len(history)})"):
             for event in history:
@@ -947,7 +948,7 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
             return
         db = get_db()
         # scoped in SQL before the limit: other organisations' documents never crowd these out
-        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=reader() or "")
+        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=reader())
         if not hits:
             st.caption("No document matches.")
         mine = _mine(study.study_id, query_id, annotator)

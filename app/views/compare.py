@@ -46,9 +46,10 @@ from evalcore.analysis.stats.significance import TEST_LABELS
 from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import AGGREGATE_LABELS, METRICS, EvaluationReport
 from evalcore.report.charts import delta_figure
+from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
-from evalcore.store.studies import StudyIn, query_texts
+from evalcore.store.studies import StudyIn
 from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
@@ -65,7 +66,7 @@ def _default_measures(study: StudyIn, depth: int) -> list[str]:
     """The measures the verdict section starts with: the study's chosen measures (a lead sets
     them on the Data page), a measure without a cutoff taken at ``depth`` (the shallower of
     the two runs' depths), those deeper than ``depth`` left out."""
-    chosen = study_measures(get_db(), study.study_id)
+    chosen = study_measures(get_db(), study.study_id, viewer=reader())
     named = [m if m.k is not None else Measure(m.family, k=depth, rel=m.rel, p=m.p) for m in chosen]
     return list(dict.fromkeys(m.canonical for m in named if m.k is not None and m.k <= depth))
 
@@ -267,7 +268,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
     if not measures:
         st.info("Choose at least one measure.")
         return
-    texts = query_texts(get_db(), study.study_id)
+    texts = query_texts(get_db(), study.study_id, viewer=reader())
     try:
         pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference,
                               large=len(texts) > LARGE_STUDY_QUERIES)

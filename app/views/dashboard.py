@@ -24,7 +24,7 @@ from app.components.live_state import with_live_state
 from app.components.navigation import AGREEMENT, ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
-from app.components.session import get_db
+from app.components.session import get_db, reader
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
@@ -108,7 +108,7 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
     )
     db = get_db()
     conflict = {
-        (i.query_id, i.unit_id): resolve_unit_in_store(db, study_id, i.query_id, i.unit_id)
+        (i.query_id, i.unit_id): resolve_unit_in_store(db, study_id, i.query_id, i.unit_id, viewer=reader())
         is not None
         for i in items
     }

@@ -42,9 +42,10 @@ from evalcore.store.information_needs import (
 from evalcore.store.marks import store_marks
 from evalcore.store.members import create_team_study
 from evalcore.store.membership import organisation_ids
+from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import StudyIn, query_texts
+from evalcore.store.studies import StudyIn
 from evalcore.store.study_measures import (
     measure_label,
     parse_measure_list,
@@ -278,7 +279,7 @@ def _exports_section(study_id: str) -> None:
     if runs:
         run = c.selectbox("Run", runs)
         refusal = _run_refusal(db, str(db_path()), study_id, run, viewer,
-                               store_marks(db, study_id).run_ids)
+                               store_marks(db, study_id, viewer=_actor()).run_ids)
         if refusal is not None:
             c.warning(escape_markdown(refusal))
         else:
@@ -296,7 +297,7 @@ def _exports_section(study_id: str) -> None:
 def _information_need_section(study_id: str) -> None:
     """A lead edits a query's information need (description, narrative); audited."""
     db = get_db()
-    texts = query_texts(db, study_id)
+    texts = query_texts(db, study_id, viewer=_actor())
     if not texts:
         return
     st.subheader("Information needs")
@@ -324,7 +325,7 @@ def _measures_section(study_id: str) -> None:
     """A lead chooses the measures the study reports (dashboard, Inspector); audited."""
     db = get_db()
     st.subheader("Measures")
-    chosen = study_measures(db, study_id)
+    chosen = study_measures(db, study_id, viewer=_actor())
     shown = ", ".join(measure_label(m, aggregate=True) for m in chosen)
     st.caption(escape_markdown(
         f"This study reports {shown} (k without a number: each run's cutoff), with Judged@k "

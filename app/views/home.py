@@ -17,8 +17,8 @@ from app.components.session import address_params, current_study, get_db, reader
 from app.components.state import study_progress_if_ready
 from evalcore.report.protocol_line import protocol_summary
 from evalcore.store.corpus import count_documents
+from evalcore.store.query_reads import query_texts
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import query_texts
 
 db = get_db()
 study = current_study(db)
@@ -36,7 +36,7 @@ st.caption(
     )
 )
 
-queries = query_texts(db, study.study_id)
+queries = query_texts(db, study.study_id, viewer=reader())
 progress = study_progress_if_ready(db, study.study_id, "", len(queries))
 runs = list_runs(db, study.study_id, viewer=reader())
 COUNTING = "counting…"

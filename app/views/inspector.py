@@ -25,9 +25,9 @@ from evalcore.analysis.inspector import (
     rank_changes,
 )
 from evalcore.contract.query_order import natural_key
+from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import query_texts
 
 NONE = "(none)"
 WORKING = "(working labels)"
@@ -120,7 +120,7 @@ runs = [r.name for r in list_runs(db, study.study_id, viewer=reader())]
 if not runs:
     st.info("This study has no run yet: create or import one on the Data page.")
     st.stop()
-texts = query_texts(db, study.study_id)
+texts = query_texts(db, study.study_id, viewer=reader())
 query_ids = sorted(texts, key=natural_key)
 if not query_ids:
     st.info("This study has no query yet.")

@@ -19,11 +19,11 @@ from collections.abc import Iterable
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.store.labels import current_judgements
+from evalcore.store.labels import current_judgements_unchecked
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import ResolvedState, resolve_unit_in_store
+from evalcore.store.resolution import ResolvedState, resolve_unit_in_store_unchecked
 from evalcore.store.scoping import readable_document
-from evalcore.store.studies import get_study, query_texts
+from evalcore.store.studies import get_study, query_texts_unchecked
 
 
 class Judgement(BaseModel):
@@ -77,13 +77,13 @@ def conflict_contexts(
     require_read(db, viewer, study_id)
     wanted = list(dict.fromkeys(items))
     corpus_id = get_study(db, study_id).corpus_id
-    texts = query_texts(db, study_id, [q for q, _ in wanted])
+    texts = query_texts_unchecked(db, study_id, [q for q, _ in wanted])
     out: list[ConflictContext] = []
     for query_id, unit_id in wanted:
         access = readable_document(db, viewer, corpus_id, unit_id)
         doc = access.document
-        judged = current_judgements(db, study_id, query_id, unit_id).get(unit_id)
-        resolved = resolve_unit_in_store(db, study_id, query_id, unit_id)
+        judged = current_judgements_unchecked(db, study_id, query_id, unit_id).get(unit_id)
+        resolved = resolve_unit_in_store_unchecked(db, study_id, query_id, unit_id)
         adjudication = judged.adjudication if judged is not None else None
         out.append(ConflictContext(
             study_id=study_id,

@@ -19,9 +19,9 @@ from evalcore.analysis.stats.annotators import (
     summarize_agreement,
 )
 from evalcore.contract.query_order import natural_key
-from evalcore.store.overlap import annotator_overlap
+from evalcore.store.overlap import annotator_overlap_unchecked
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import ResolvedLabel, resolve_study
+from evalcore.store.resolution import ResolvedLabel, resolve_study_unchecked
 
 
 def study_agreement(
@@ -36,8 +36,8 @@ def study_agreement(
     require_read(db, viewer, study_id)
     # Only queries where annotators overlap hold units that count; every annotator with a
     # current label still has a row (and pairs) in the summary.
-    overlap = annotator_overlap(db, study_id)
-    resolved = resolve_study(db, study_id, overlap.queries)
+    overlap = annotator_overlap_unchecked(db, study_id)
+    resolved = resolve_study_unchecked(db, study_id, overlap.queries)
     return summarize_agreement(
         annotator_labels(resolved),
         low_agreement_threshold=low_agreement_threshold,
@@ -50,7 +50,7 @@ def open_conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
     """(query_id, unit) of every unit awaiting adjudication, largest disagreement first, if
     ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
     require_read(db, viewer, study_id)
-    resolved = resolve_study(db, study_id, annotator_overlap(db, study_id).queries)
+    resolved = resolve_study_unchecked(db, study_id, annotator_overlap_unchecked(db, study_id).queries)
     found = [(q, r) for q, units in resolved.items() for r in units.values()
              if r.state == "conflict"]
     found.sort(key=lambda qr: (-(max(qr[1].annotators.values()) - min(qr[1].annotators.values())),

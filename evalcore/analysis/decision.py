@@ -57,7 +57,7 @@ from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
     RunEvidenceColumns,
-    runs_as_columns,
+    runs_as_columns_unchecked,
 )
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
@@ -341,7 +341,7 @@ def evaluate_stored_pair(
     require_read(db, viewer, study_id)
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
-    columns = runs_as_columns(db, study_id, [run_a, run_b], reference)
+    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference)
     return evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
 
 

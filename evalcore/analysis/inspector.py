@@ -36,20 +36,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import MetricValue, QueryResult
-from evalcore.store.completeness import is_complete
+from evalcore.store.completeness import is_complete_unchecked
 from evalcore.store.corpus import get_documents
-from evalcore.store.labels import current_judgements
+from evalcore.store.labels import current_judgements_unchecked
 from evalcore.store.observations import observations_for_run_unchecked, permitted_ids_for_run
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.references import (
     reference_completeness_unchecked,
     reference_labels_unchecked,
 )
-from evalcore.store.resolution import resolve_query
+from evalcore.store.resolution import resolve_query_unchecked
 from evalcore.store.runs import get_run_unchecked, run_results_unchecked
 from evalcore.store.scoping import document_refusal
-from evalcore.store.studies import get_study, query_texts
-from evalcore.store.study_measures import measure_label, shown_measures, study_measures
+from evalcore.store.studies import get_study, query_texts_unchecked
+from evalcore.store.study_measures import measure_label, shown_measures, study_measures_unchecked
 
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
 
@@ -137,9 +137,9 @@ def inspect_query(
     permitted = permitted_ids_for_run(db, run)
     allowed = None if permitted is None else set(permitted)
     if reference is None:
-        resolved = resolve_query(db, study_id, query_id)
-        judged = current_judgements(db, study_id, query_id)
-        complete = is_complete(db, study_id, query_id)
+        resolved = resolve_query_unchecked(db, study_id, query_id)
+        judged = current_judgements_unchecked(db, study_id, query_id)
+        complete = is_complete_unchecked(db, study_id, query_id)
     else:
         gains = reference_labels_unchecked(db, study_id, reference).get(query_id, {})
         resolved = None
@@ -206,7 +206,7 @@ def inspect_query(
     protocol = study.protocol()
     observations = observations_for_run_unchecked(db, study_id, run_name, reference, [query_id])
     result = evaluate(observations, protocol).queries[0]
-    measures = [m for m in shown_measures(study_measures(db, study_id))
+    measures = [m for m in shown_measures(study_measures_unchecked(db, study_id))
                 if m.k is None or m.k <= run.k]
     chosen = evaluate(observations, protocol, measures=measures).queries[0].metrics
     measure_values = {measure_label(m, run.k): chosen[m.canonical] for m in measures}
@@ -214,7 +214,7 @@ def inspect_query(
         study_id=study_id,
         run=run_name,
         query_id=query_id,
-        query_text=query_texts(db, study_id).get(query_id, ""),
+        query_text=query_texts_unchecked(db, study_id).get(query_id, ""),
         k=run.k,
         reference=reference,
         population_complete=complete,

@@ -47,7 +47,7 @@ from evalcore.compute.validity import observation_reasons
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import Reason
 from evalcore.io.errors import InputErrors
-from evalcore.store.observations import RunEvidenceColumns, runs_as_columns
+from evalcore.store.observations import RunEvidenceColumns, runs_as_columns_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
 
@@ -299,7 +299,7 @@ def compare_pair_unchecked(
     verdicts_only: bool = False,
 ) -> PairComparison:
     """:func:`compare_pair` for a caller that authorised the read already."""
-    columns = runs_as_columns(db, study_id, [run_a, run_b], reference)
+    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference)
     pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
     compat, notes = ([], []) if verdicts_only else trec_eval_compat(
         columns, list(pair.measures.values()), pair.protocol.relevance_threshold,

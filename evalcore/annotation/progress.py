@@ -15,13 +15,17 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.contract.query_order import natural_key
 from evalcore.store.completeness import (
     CompletenessEvent,
-    completeness_states,
-    is_complete,
+    completeness_states_unchecked,
+    is_complete_unchecked,
     mark_complete,
 )
 from evalcore.store.pools import pool_sizes_unchecked, pooled_units_unchecked
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import ResolvedLabel, resolve_query, resolve_study
+from evalcore.store.resolution import (
+    ResolvedLabel,
+    resolve_query_unchecked,
+    resolve_study_unchecked,
+)
 from evalcore.store.transaction import write_transaction
 
 
@@ -128,9 +132,9 @@ def query_progress_unchecked(
     return _count(
         query_id,
         pooled,
-        resolve_query(db, study_id, query_id),
+        resolve_query_unchecked(db, study_id, query_id),
         annotator,
-        is_complete(db, study_id, query_id),
+        is_complete_unchecked(db, study_id, query_id),
     )
 
 
@@ -161,8 +165,8 @@ def study_progress_unchecked(
     expensive part on large studies.
     """
     sizes = pool_sizes_unchecked(db, study_id) if sizes is None else sizes
-    states = completeness_states(db, study_id)
-    resolved = resolve_study(db, study_id)
+    states = completeness_states_unchecked(db, study_id)
+    resolved = resolve_study_unchecked(db, study_id)
     labeled_queries = [q for q in resolved if q in sizes]
     pools = pooled_units_unchecked(db, study_id, labeled_queries)
     out: dict[str, QueryProgress] = {}

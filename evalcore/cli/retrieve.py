@@ -30,7 +30,7 @@ from evalcore.retrieval.pin import (
 )
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.connection import open_store
-from evalcore.store.runs import run_exists
+from evalcore.store.runs import run_exists_unchecked
 from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyNotFoundError
 
@@ -98,7 +98,7 @@ def _describe_pin(pinned: PinnedProtocol) -> None:
 def _check_run_name_free(db: sqlite_utils.Database, study_id: str, run_name: str) -> None:
     """Fail before pinning, so a taken run name leaves no new pin behind (the caller
     authorised the read: :func:`_seen`)."""
-    if not run_exists(db, study_id, run_name):
+    if not run_exists_unchecked(db, study_id, run_name):
         return
     raise ValueError(f"run {run_name!r} already exists in study {study_id!r}; choose another name")
 

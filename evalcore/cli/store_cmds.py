@@ -212,7 +212,7 @@ def study_measures_command(db_path: Path, study_id: str, chosen: str | None, act
         if chosen is not None:
             set_study_measures(db, study_id=study_id, measures=parse_measure_list(chosen),
                                actor=actor)
-        measures = study_measures(db, study_id)
+        measures = study_measures(db, study_id, viewer=actor)
     if chosen is not None:
         click.echo(f"measures of study {study_id} set")
     for m in shown_measures(measures):

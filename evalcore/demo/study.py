@@ -38,9 +38,9 @@ from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.cant_judge import record_cant_judge
 from evalcore.store.completeness import mark_complete
 from evalcore.store.corpus import DocumentIn, add_documents
-from evalcore.store.labels import has_labels_from, record_label
-from evalcore.store.pins import pin_exists
-from evalcore.store.runs import list_runs_unchecked, run_exists
+from evalcore.store.labels import has_labels_from_unchecked, record_label
+from evalcore.store.pins import pin_exists_unchecked
+from evalcore.store.runs import list_runs_unchecked, run_exists_unchecked
 from evalcore.store.studies import StudyIn, create_organisation, study_exists, study_ids
 from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.transaction import write_transaction
@@ -134,7 +134,7 @@ def demo_needs_building(db: sqlite_utils.Database) -> bool:
     if not has_demo(db):
         return not study_ids(db)
     runs = {run.name for run in list_runs_unchecked(db, DEMO_STUDY_ID)}
-    labeled = has_labels_from(db, DEMO_STUDY_ID, DEMO_SOURCE)
+    labeled = has_labels_from_unchecked(db, DEMO_STUDY_ID, DEMO_SOURCE)
     return not (set(RUN_PROTOCOLS) <= runs and labeled)
 
 
@@ -194,28 +194,28 @@ def _runs(db: sqlite_utils.Database, actor: str) -> int:
     made = 0
     for name, protocol in RUN_PROTOCOLS.items():
         # A ValueError with the step done anyway means another session did it just now.
-        if not pin_exists(db, DEMO_STUDY_ID, name):
+        if not pin_exists_unchecked(db, DEMO_STUDY_ID, name):
             try:
                 pin_protocol(db, study_id=DEMO_STUDY_ID, name=name,
                              protocol=parse_protocol(protocol, source=f"demo protocol {name}"),
                              actor=actor)
             except ValueError:
-                if not pin_exists(db, DEMO_STUDY_ID, name):
+                if not pin_exists_unchecked(db, DEMO_STUDY_ID, name):
                     raise
-        if not run_exists(db, DEMO_STUDY_ID, name):
+        if not run_exists_unchecked(db, DEMO_STUDY_ID, name):
             try:
                 execute_protocol(db, study_id=DEMO_STUDY_ID, protocol_name=name, run_name=name,
                                  actor=actor)
                 made += 1
             except ValueError:
-                if not run_exists(db, DEMO_STUDY_ID, name):
+                if not run_exists_unchecked(db, DEMO_STUDY_ID, name):
                     raise
     return made
 
 
 def _labels_and_completeness(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
     with write_transaction(db):
-        if has_labels_from(db, DEMO_STUDY_ID, DEMO_SOURCE):
+        if has_labels_from_unchecked(db, DEMO_STUDY_ID, DEMO_SOURCE):
             return 0
         labels = _labels(db, docs)
         for query_id in COMPLETE_QUERIES:

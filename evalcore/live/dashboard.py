@@ -69,17 +69,21 @@ from evalcore.contract.results import (
     MetricValue,
     QueryResult,
 )
-from evalcore.store.marks import StoreMarks, store_marks, touched_queries
+from evalcore.store.marks import StoreMarks, store_marks_unchecked, touched_queries_unchecked
 from evalcore.store.observations import (
     ReferenceColumns,
     RunColumns,
-    reference_columns,
-    run_columns,
+    reference_columns_unchecked,
+    run_columns_unchecked,
 )
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.runs import RunInfo, list_runs_unchecked
-from evalcore.store.studies import get_study, query_registered
-from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
+from evalcore.store.studies import get_study, query_registered_unchecked
+from evalcore.store.study_measures import (
+    DEFAULT_STUDY_MEASURES,
+    shown_measures,
+    study_measures_unchecked,
+)
 
 #: Above this many touched queries a refresh rebuilds everything instead.
 FULL_REBUILD_THRESHOLD = 2000
@@ -350,20 +354,20 @@ class LiveDashboard:
         """Evaluate every run of the study in full, if ``viewer`` may read the study
         (:func:`evalcore.store.read_access.require_read`)."""
         require_read(db, viewer, study_id)
-        state = cls(study_id, get_study(db, study_id).protocol(), study_measures(db, study_id))
+        state = cls(study_id, get_study(db, study_id).protocol(), study_measures_unchecked(db, study_id))
         state._full(db)
         return state
 
     def _full(self, db: sqlite_utils.Database) -> None:
         started = time.perf_counter()
-        marks = store_marks(db, self.study_id)
+        marks = store_marks_unchecked(db, self.study_id)
         self.runs = {}
-        reference = reference_columns(db, self.study_id)
+        reference = reference_columns_unchecked(db, self.study_id)
         labels = _label_columns(reference)
         self.extra = {}
         for run in list_runs_unchecked(db, self.study_id):
             extra = self._extra_measures(run.k)
-            columns = run_columns(db, self.study_id, run.name, reference)
+            columns = run_columns_unchecked(db, self.study_id, run.name, reference)
             results, more, tops = _evaluate(columns, reference, labels, self.protocol, extra)
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
             self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
@@ -435,7 +439,7 @@ class LiveDashboard:
             if any(query_id not in rs.index for rs in self.runs.values()):
                 return True
             if any(not rs.top_units[rs.index[query_id]] for rs in self.runs.values()) and not (
-                query_registered(db, self.study_id, query_id)
+                query_registered_unchecked(db, self.study_id, query_id)
             ):
                 return True
         return False
@@ -445,8 +449,8 @@ class LiveDashboard:
         may read the study (the state itself may be shared; the check is per call)."""
         require_read(db, viewer, self.study_id)
         started = time.perf_counter()
-        marks = store_marks(db, self.study_id)
-        chosen = study_measures(db, self.study_id)
+        marks = store_marks_unchecked(db, self.study_id)
+        chosen = study_measures_unchecked(db, self.study_id)
         if chosen != self.chosen:  # a lead chose other measures: show them
             self.chosen, self.measures = chosen, shown_measures(chosen)
             self._full(db)
@@ -461,7 +465,7 @@ class LiveDashboard:
             )
             self.last_refresh = outcome
             return outcome
-        touched = sorted(touched_queries(db, self.study_id, self.marks))
+        touched = sorted(touched_queries_unchecked(db, self.study_id, self.marks))
         if (
             marks.run_ids != self.marks.run_ids
             or len(touched) > FULL_REBUILD_THRESHOLD
@@ -493,13 +497,13 @@ class LiveDashboard:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return
-        reference = reference_columns(db, self.study_id, None, wanted)
+        reference = reference_columns_unchecked(db, self.study_id, None, wanted)
         labels = _label_columns(reference)
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
                 continue
-            columns = run_columns(db, self.study_id, name, reference, mine)
+            columns = run_columns_unchecked(db, self.study_id, name, reference, mine)
             extra = self.extra[name]
             found, extra_found, tops = _evaluate(columns, reference, labels, self.protocol,
                                                  self._extra_measures(rs.run.k))

@@ -20,7 +20,7 @@ from evalcore.analysis.decision import Decision, decide_measure, evaluate_stored
 from evalcore.analysis.decision_queue import DecideItem, decide_queue
 from evalcore.contract.measures import UnknownMeasure, parse_measure
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.resolution import resolve_unit_in_store_unchecked
 from evalcore.store.runs import list_runs
 
 #: The measures the annotate page offers (any measure of the catalogue is accepted too).
@@ -153,7 +153,7 @@ def next_queue_item(
     later = None
     for item in items:
         if item.kind == "conflict":
-            resolved = resolve_unit_in_store(db, study_id, item.query_id, item.unit_id)
+            resolved = resolve_unit_in_store_unchecked(db, study_id, item.query_id, item.unit_id)
             if resolved is not None and annotator in resolved.annotators:
                 continue
         if (item.query_id, item.unit_id) in passed:

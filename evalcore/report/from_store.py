@@ -30,13 +30,13 @@ from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
-from evalcore.store.labels import noted_label_events, query_annotators
+from evalcore.store.labels import noted_label_events_unchecked, query_annotators_unchecked
 from evalcore.store.read_access import Viewer
 from evalcore.store.references import get_reference_unchecked
 from evalcore.store.runs import get_run_unchecked
 from evalcore.store.scoping import require_study_view
-from evalcore.store.studies import get_study, query_texts
-from evalcore.store.study_measures import shown_measures, study_measures
+from evalcore.store.studies import get_study, query_texts_unchecked
+from evalcore.store.study_measures import shown_measures, study_measures_unchecked
 
 
 def report_from_store(
@@ -74,7 +74,7 @@ def report_from_store(
     :class:`~evalcore.contract.measures.UnknownMeasure` (listing the known ones).
     """
     require_study_view(db, viewer, study_id)
-    chosen = (study_measures(db, study_id) if measures is None
+    chosen = (study_measures_unchecked(db, study_id) if measures is None
               else [m if isinstance(m, Measure) else parse_measure(m) for m in measures])
     if not chosen:
         raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10'")
@@ -134,7 +134,7 @@ def _report_from_store(
         reference_hash=version.content_hash if version is not None else None,
         corpus_fingerprint=corpus_fingerprint,
         baseline=baseline,
-        query_texts=query_texts(db, study_id),
+        query_texts=query_texts_unchecked(db, study_id),
         internal=internal,
         settings=settings,
         created_at=created_at,
@@ -186,12 +186,12 @@ def decisions_of_unchecked(db: sqlite_utils.Database, report: Report) -> list[Pa
 
 def _internal(db: sqlite_utils.Database, study_id: str, run_ids: dict[str, int]) -> ReportInternal:
     """Run row ids, annotators per query and annotator notes (two indexed scans)."""
-    annotators = query_annotators(db, study_id)
+    annotators = query_annotators_unchecked(db, study_id)
     notes = [
         AnnotatorNote(
             query_id=e.query_id, unit_id=e.unit_id, annotator=e.annotator, note=e.note,
             created_at=e.created_at, event_id=e.event_id,
         )
-        for e in noted_label_events(db, study_id)
+        for e in noted_label_events_unchecked(db, study_id)
     ]
     return ReportInternal(run_ids=run_ids, annotators=dict(annotators), notes=notes)

@@ -24,11 +24,11 @@ from evalcore.store.corpus_generations import current_generation
 from evalcore.store.lookup import not_found
 from evalcore.store.pins import (
     insert_pin,
-    pin_document_ids,
-    pin_exists,
-    pin_names,
-    pin_owner_counts,
-    pin_row,
+    pin_document_ids_unchecked,
+    pin_exists_unchecked,
+    pin_names_unchecked,
+    pin_owner_counts_unchecked,
+    pin_row_unchecked,
     visible_documents,
 )
 from evalcore.store.read_access import Viewer, require_read
@@ -103,7 +103,7 @@ def pin_protocol(
                      permission=Permission.PIN_PROTOCOL) is not None:
             require_organisations(db, actor=actor, study_id=study_id,
                                   organisations=protocol.organisations)
-        if pin_exists(db, study_id, name):
+        if pin_exists_unchecked(db, study_id, name):
             raise ValueError(
                 f"a protocol named {name!r} is already pinned in study {study_id!r}; pins are "
                 "immutable, choose another name"
@@ -181,14 +181,14 @@ def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str, *,
 def get_pinned_protocol_unchecked(db: sqlite_utils.Database, study_id: str, name: str
                                   ) -> PinnedProtocol:
     """The pin named ``name``, for the workflow's own use (no read check)."""
-    row = pin_row(db, study_id, name)
+    row = pin_row_unchecked(db, study_id, name)
     if row is None:
         raise not_found(ProtocolNotFoundError,
                         f"no protocol {name!r} is pinned in study {study_id!r}",
-                        pin_names(db, study_id), listing="pinned protocols",
+                        pin_names_unchecked(db, study_id), listing="pinned protocols",
                         none_yet="none is pinned yet",
                         advice="; pin one with `evalcore protocol pin`")
-    by_org = pin_owner_counts(db, study_id, name)
+    by_org = pin_owner_counts_unchecked(db, study_id, name)
     return PinnedProtocol(
         study_id=study_id,
         name=name,
@@ -205,10 +205,12 @@ def list_pinned_protocols(db: sqlite_utils.Database, study_id: str, *,
                           viewer: Viewer) -> list[PinnedProtocol]:
     """Every pin of the study, oldest first, if ``viewer`` may read the study."""
     require_read(db, viewer, study_id)
-    return [get_pinned_protocol_unchecked(db, study_id, n) for n in pin_names(db, study_id)]
+    return [get_pinned_protocol_unchecked(db, study_id, n) for n in pin_names_unchecked(db, study_id)]
 
 
-def pinned_document_ids(db: sqlite_utils.Database, study_id: str, protocol_name: str) -> set[str]:
-    """The pinned (organisation-owned, before-cutoff) document ids: a run's ``permitted_ids``."""
-    get_pinned_protocol_unchecked(db, study_id, protocol_name)
-    return pin_document_ids(db, study_id, protocol_name)
+def pinned_document_ids(db: sqlite_utils.Database, study_id: str, protocol_name: str, *,
+                        viewer: Viewer) -> set[str]:
+    """The pinned (organisation-owned, before-cutoff) document ids: a run's ``permitted_ids``,
+    if ``viewer`` may read the study."""
+    get_pinned_protocol(db, study_id, protocol_name, viewer=viewer)
+    return pin_document_ids_unchecked(db, study_id, protocol_name)

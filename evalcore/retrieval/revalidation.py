@@ -32,7 +32,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalcore.retrieval.fingerprint import corpus_fingerprint
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.store.corpus_generations import current_generation
-from evalcore.store.pins import pin_discrepancies, pin_generation, unpinned_visible_ids
+from evalcore.store.pins import (
+    pin_discrepancies_unchecked,
+    pin_generation_unchecked,
+    unpinned_visible_ids_unchecked,
+)
 
 #: How many document ids of each kind a refusal message names.
 NAMED_PER_KIND = 10
@@ -112,7 +116,7 @@ class CorpusChanges(BaseModel):
 
 def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChanges:
     """Compare the pin with the corpus now (read-only; see the module docstring)."""
-    generation = pin_generation(db, pinned.study_id, pinned.name)
+    generation = pin_generation_unchecked(db, pinned.study_id, pinned.name)
     if generation is not None and generation == current_generation(
         db, pinned.protocol.corpus_id or ""
     ):
@@ -138,7 +142,7 @@ def recompute_changes(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Corp
             collected[kind].append(doc_id)
 
     current = corpus_fingerprint(db, visibility)
-    pinned_side = pin_discrepancies(db, pinned.study_id, pinned.name, visibility)
+    pinned_side = pin_discrepancies_unchecked(db, pinned.study_id, pinned.name, visibility)
     for doc_id, gone, changed, owner_before, owner_now, visible in pinned_side:
         if gone:
             note("removed", doc_id)
@@ -155,7 +159,7 @@ def recompute_changes(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Corp
     # The same fingerprint is the same visible (doc_id, content) set: nothing was added
     # (only an owner change, which the hash leaves out, can remain; checked above).
     if current != pinned.corpus_fingerprint:
-        for doc_id in unpinned_visible_ids(db, pinned.study_id, pinned.name, visibility):
+        for doc_id in unpinned_visible_ids_unchecked(db, pinned.study_id, pinned.name, visibility):
             note("added", doc_id)
 
     kinds = {

@@ -1,6 +1,6 @@
 """Interactive BM25 search over a corpus (the app's "find relevant units" box).
 
-:func:`search_corpus` ranks the corpus's documents for a free-text query with
+:func:`search_corpus` ranks the corpus's documents a viewer may read for a free-text query with
 the store's full-text index (``documents_fts``, FTS5 ``bm25()``, porter
 tokenizer). The text is made safe by :mod:`evalcore.retrieval.query_syntax`:
 no input raises, a text without terms returns ``[]``.
@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K
 from evalcore.retrieval.query_syntax import match_expression
 from evalcore.store.corpus_search import search_documents
-from evalcore.store.scoping import readable_filter
+from evalcore.store.read_access import Viewer
+from evalcore.store.scoping import ReadableFilter, readable_filter
 from evalcore.store.visibility import Visibility
 
 
@@ -42,30 +43,52 @@ def search_corpus(
     corpus_id: str,
     text: str,
     *,
+    viewer: Viewer,
     organisations: list[str] | set[str] | tuple[str, ...] | None = None,
     cutoff: datetime | None = None,
     limit: int = 50,
     title_weight: float = 1.0,
     text_weight: float = 1.0,
-    viewer: str | None = None,
 ) -> list[SearchHit]:
-    """The best ``limit`` (1..1000) documents of ``corpus_id`` for ``text``.
+    """The best ``limit`` (1..1000) documents of ``corpus_id`` for ``text`` that ``viewer``
+    may read.
 
-    ``organisations`` restricts to documents owned by one of them (None: any
-    owner, including none); ``cutoff`` to documents created at or before it
-    (None: no cutoff; a naive datetime is UTC). ``viewer`` restricts to the
-    documents that person may read (:func:`evalcore.store.scoping.readable_filter`;
-    ``""`` is nobody signed in) — in SQL, before the ``LIMIT``, so documents the
-    viewer may not read never crowd out ones they may. None: no access filter
-    (library and benchmark use; every page passes its viewer).
+    ``viewer`` is who asks (None or ``""``: nobody signed in): the documents they may
+    read (:func:`evalcore.store.scoping.readable_filter`, the same rule as showing one
+    document) are filtered in SQL, before the ``LIMIT``, so documents they may not read
+    never crowd out ones they may. Everything in a local-mode corpus; nothing of a
+    team-mode corpus for nobody. ``organisations`` restricts further to documents owned
+    by one of them (None: any owner, including none); ``cutoff`` to documents created at
+    or before it (None: no cutoff; a naive datetime is UTC).
     """
+    return search_corpus_unchecked(
+        db, corpus_id, text, organisations=organisations, cutoff=cutoff, limit=limit,
+        title_weight=title_weight, text_weight=text_weight,
+        readable=readable_filter(db, viewer, corpus_id),
+    )
+
+
+def search_corpus_unchecked(
+    db: sqlite_utils.Database,
+    corpus_id: str,
+    text: str,
+    *,
+    organisations: list[str] | set[str] | tuple[str, ...] | None = None,
+    cutoff: datetime | None = None,
+    limit: int = 50,
+    title_weight: float = 1.0,
+    text_weight: float = 1.0,
+    readable: ReadableFilter | None = None,
+) -> list[SearchHit]:
+    """:func:`search_corpus` with no reader's filter unless ``readable`` is given: for
+    callers that decided what may be searched themselves (a benchmark timing the ranking,
+    a test of the ranking rules). Never for text shown to a person."""
     if not 1 <= limit <= MAX_TOP_K:
         raise ValueError(f"limit must be between 1 and {MAX_TOP_K}, got {limit}")
     expression = match_expression(text)
     if expression is None:
         return []
     visibility = Visibility.of(corpus_id, organisations, cutoff)
-    readable = None if viewer is None else readable_filter(db, viewer, corpus_id)
     rows = search_documents(
         db,
         expression=expression,

@@ -19,7 +19,11 @@ from evalcore.retrieval.index_cache import cache_path, load_cached, save_cached
 from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.retrieval.query_syntax import match_expression, query_terms
-from evalcore.store.lexical_index import Fts5Tokenizer, LexicalIndex, pinned_document_texts
+from evalcore.store.lexical_index import (
+    Fts5Tokenizer,
+    LexicalIndex,
+    pinned_document_texts_unchecked,
+)
 
 
 class SnapshotIndex:
@@ -51,7 +55,7 @@ class SnapshotIndex:
             self.loaded_from_cache = index is not None
             if index is None:
                 index = ImpactIndex.build(
-                    pinned_document_texts(
+                    pinned_document_texts_unchecked(
                         self.db,
                         study_id=self.pinned.study_id,
                         protocol_name=self.pinned.name,

@@ -43,8 +43,8 @@ from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.refusals import record_refusal
-from evalcore.store.runs import RunInfo, add_run, get_run_unchecked, run_exists
-from evalcore.store.studies import get_study, query_texts
+from evalcore.store.runs import RunInfo, add_run, get_run_unchecked, run_exists_unchecked
+from evalcore.store.studies import get_study, query_texts_unchecked
 from evalcore.store.transaction import in_transaction, read_snapshot, write_transaction
 
 #: The clock of time budgets (replaceable in tests).
@@ -80,11 +80,11 @@ def execute_protocol(
     # Checked again inside the write (add_run): refuse before any ranking work.
     authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
     pinned = get_pinned_protocol_unchecked(db, study_id, protocol_name)  # authorised above
-    if run_exists(db, study_id, run_name):
+    if run_exists_unchecked(db, study_id, run_name):
         raise ValueError(
             f"run {run_name!r} already exists in study {study_id!r}; choose another run name"
         )
-    queries = query_texts(db, study_id)
+    queries = query_texts_unchecked(db, study_id)
     if not queries:
         raise ValueError(f"study {study_id!r} has no query; add queries before retrieving")
 

@@ -5,6 +5,10 @@ The store reads the facts (:mod:`evalcore.store.membership`) and the rules of
 the same ``write_transaction`` as the write it guards: ``BEGIN IMMEDIATE``
 holds the write lock, so membership cannot change between the check and the
 write, and a refusal rolls back to nothing.
+
+An unknown study id is reported here for every action, read or write
+(:func:`require_known_study`): the message lists only the studies the actor may
+read (:func:`may_read`), never every study of the store.
 """
 
 from collections.abc import Iterable
@@ -23,6 +27,7 @@ from evalcore.access.decisions import (
 )
 from evalcore.access.roles import Permission, RoleName
 from evalcore.store.corpora import corpus_owner
+from evalcore.store.lookup import not_found
 from evalcore.store.membership import (
     corpus_team_studies,
     document_owner_orgs,
@@ -34,7 +39,13 @@ from evalcore.store.membership import (
     study_leads,
     study_mode,
 )
-from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.studies import (
+    StudyIn,
+    StudyNotFoundError,
+    get_study,
+    study_exists,
+    study_ids,
+)
 
 
 def authorize(
@@ -48,11 +59,14 @@ def authorize(
     """Allow ``actor`` to do ``permission`` in the study, or raise :class:`PermissionDenied`.
 
     Returns the actor's role, or None in local single-user mode (every action
-    allowed). Raises ``StudyNotFoundError`` for an unknown study. Reads only:
+    allowed). Raises ``StudyNotFoundError`` for an unknown study, listing only the studies
+    ``actor`` may read. Reads only:
     call it inside the write transaction of the action it guards. ``study``: its
     settings when the caller read them already (before the lock: they never change).
     """
-    study = study if study is not None else get_study(db, study_id)
+    if study is None:
+        require_known_study(db, actor, study_id)
+        study = get_study(db, study_id)
     if study_mode(db, study_id) == "local":
         return None
     user = require_actor(actor, study_id=study_id, permission=permission)
@@ -65,6 +79,23 @@ def authorize(
         in_study_org=study.org_id is None or in_organisation(db, user, study.org_id),
         permission=permission,
     )
+
+
+def may_read(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bool:
+    """May ``viewer`` read the (existing) study?"""
+    try:
+        authorize(db, study_id=study_id, actor=viewer, permission=Permission.READ)
+    except PermissionDenied:
+        return False
+    return True
+
+
+def require_known_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
+    """Raise StudyNotFoundError, listing only the studies ``viewer`` may see, for an unknown id."""
+    if not study_exists(db, study_id):
+        raise not_found(StudyNotFoundError, f"no study {study_id!r} in this store",
+                        [s for s in study_ids(db) if may_read(db, viewer, s)],
+                        listing="known studies", none_yet="you may see no study in this store")
 
 
 def allowed(

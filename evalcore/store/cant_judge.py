@@ -11,6 +11,7 @@ import sqlite_utils
 from evalcore.access.decisions import viewer_id
 from evalcore.access.identity import normalise_user_id
 from evalcore.store.audit import record_audit
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.transaction import write_transaction
 
 ACTION = "cant_judge"
@@ -35,6 +36,14 @@ def record_cant_judge(
 
 
 def cant_judge_units(
+    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str, *, viewer: Viewer
+) -> list[str]:
+    """The annotator's can't-judge units on the query, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return cant_judge_units_unchecked(db, study_id, query_id, annotator)
+
+
+def cant_judge_units_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
 ) -> list[str]:
     """The units the annotator marked can't-judge on the query, oldest first, each once."""

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.authorize import authorize
-from evalcore.store.studies import get_study
+from evalcore.store.authorize import authorize, require_known_study
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.transaction import write_transaction
 
 CompletenessState = Literal["complete", "reopened"]
@@ -81,10 +81,10 @@ def mark_complete(
 ) -> CompletenessEvent | None:
     """Declare the query's relevant population complete (None if it already is)."""
     actor = _require_actor(actor)
-    get_study(db, study_id)
+    require_known_study(db, actor, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
-        if is_complete(db, study_id, query_id):
+        if is_complete_unchecked(db, study_id, query_id):
             return None
         db.execute(
             "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
@@ -102,17 +102,17 @@ def reopen(
     actor = _require_actor(actor)
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError("a reason is required to reopen a query: say why the claim no longer holds")
-    get_study(db, study_id)
+    require_known_study(db, actor, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.REOPEN)
-        if not is_complete(db, study_id, query_id):
+        if not is_complete_unchecked(db, study_id, query_id):
             return None
         return append_completeness_event(
             db, study_id=study_id, query_id=query_id, state="reopened", actor=actor, reason=reason
         )
 
 
-def is_complete(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
+def is_complete_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
     row = db.execute(
         "SELECT state FROM completeness_events WHERE study_id = ? AND query_id = ? "
         "ORDER BY event_id DESC LIMIT 1",
@@ -121,7 +121,7 @@ def is_complete(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool
     return row is not None and row[0] == "complete"
 
 
-def completeness_states(db: sqlite_utils.Database, study_id: str) -> dict[str, bool]:
+def completeness_states_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, bool]:
     """query_id -> complete?, for every query of the study and every query with an event."""
     states = {
         q: False
@@ -140,6 +140,14 @@ def completeness_states(db: sqlite_utils.Database, study_id: str) -> dict[str, b
 
 
 def completeness_history(
+    db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
+) -> list[CompletenessEvent]:
+    """Every completeness event of the query, oldest first, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return completeness_history_unchecked(db, study_id, query_id)
+
+
+def completeness_history_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str
 ) -> list[CompletenessEvent]:
     """Every completeness event of the query, oldest first."""

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.decisions import viewer_id
 from evalcore.access.identity import normalise_user_id
 from evalcore.io.clock import utc_now_iso
+from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.transaction import in_transaction, write_transaction
 
 MAX_NOTE_CHARS = 2000
@@ -29,6 +30,14 @@ class Draft(BaseModel):
 
 
 def drafts(
+    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str, *, viewer: Viewer
+) -> dict[str, Draft]:
+    """unit -> the annotator's draft on the query, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return drafts_unchecked(db, study_id, query_id, annotator)
+
+
+def drafts_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
 ) -> dict[str, Draft]:
     """unit -> the annotator's draft on the query."""

@@ -16,10 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from evalcore.access.roles import Permission
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
+from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.lookup import not_found
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
 #: The longest description or narrative kept (characters).
@@ -99,7 +98,7 @@ def set_information_need(
     Raises :class:`QueryNotFoundError` (naming some known queries) for a query
     the study does not have; the change and its audit entry are one transaction.
     """
-    get_study(db, study_id)
+    require_known_study(db, actor, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.EDIT_QUERIES)
         row = db.execute(

@@ -21,11 +21,11 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.authorize import authorize
-from evalcore.store.completeness import append_completeness_event, is_complete
+from evalcore.store.authorize import authorize, require_known_study
+from evalcore.store.completeness import append_completeness_event, is_complete_unchecked
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
-from evalcore.store.studies import get_study, query_registered
+from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store_unchecked
+from evalcore.store.studies import get_study, query_registered_unchecked
 from evalcore.store.transaction import write_transaction
 
 LabelKind = Literal["label", "undo", "adjudicate"]
@@ -85,7 +85,7 @@ class ItemChangedError(Exception):
                          "nothing was written")
 
 
-def latest_event_id(db: sqlite_utils.Database, study_id: str, query_id: str,
+def latest_event_id_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str,
                     unit_id: str) -> int:
     """The newest label event on the unit (0 when it has none): what a screen reflects."""
     row = db.execute(
@@ -186,17 +186,18 @@ def _append_gain_event(
     _check_text("query_id", query_id)
     _check_text("unit_id", unit_id)
     who = _identity("annotator" if kind == "label" else "reviewer", who)
+    require_known_study(db, who, study_id)
     study = get_study(db, study_id)
     threshold = study.relevance_threshold
-    registered = query_registered(db, study_id, query_id)
+    registered = query_registered_unchecked(db, study_id, query_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=who, study=study,
                   permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE)
         if seen_event is not None:
             _refuse_if_changed(db, study_id, query_id, unit_id, seen_event)
         reopens = False
-        if gain >= threshold and is_complete(db, study_id, query_id):
-            before = resolve_unit_in_store(db, study_id, query_id, unit_id)
+        if gain >= threshold and is_complete_unchecked(db, study_id, query_id):
+            before = resolve_unit_in_store_unchecked(db, study_id, query_id, unit_id)
             reopens = before is None or before.gain is None or before.gain < threshold
         if not registered:
             db.execute(
@@ -295,6 +296,7 @@ def undo_last_label(
     never reopens or closes a completeness claim by itself.
     """
     annotator = _identity("annotator", annotator)
+    require_known_study(db, annotator, study_id)
     study = get_study(db, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=annotator, permission=Permission.LABEL,
@@ -368,7 +370,7 @@ def label_history_unchecked(
     return [_event(r) for r in db.execute(sql + " ORDER BY event_id", params)]
 
 
-def has_labels_from(db: sqlite_utils.Database, study_id: str, source: str) -> bool:
+def has_labels_from_unchecked(db: sqlite_utils.Database, study_id: str, source: str) -> bool:
     """Does the study hold a label event written by ``source`` (e.g. the demo builder)?"""
     return db.execute(
         "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
@@ -391,7 +393,7 @@ class UnitJudgements(BaseModel):
     adjudication: LabelEvent | None = None
 
 
-def current_judgements(
+def current_judgements_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None
 ) -> dict[str, UnitJudgements]:
     """unit_id -> :class:`UnitJudgements` of the query (or of one unit), units in id order.
@@ -417,13 +419,13 @@ def current_judgements(
     return out
 
 
-def count_label_events(db: sqlite_utils.Database, study_id: str) -> int:
+def count_label_events_unchecked(db: sqlite_utils.Database, study_id: str) -> int:
     return int(
         db.execute("SELECT count(*) FROM label_events WHERE study_id = ?", [study_id]).fetchone()[0]
     )
 
 
-def query_annotators(db: sqlite_utils.Database, study_id: str) -> dict[str, list[str]]:
+def query_annotators_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, list[str]]:
     """query_id -> the annotators who wrote a label event on it, sorted."""
     out: dict[str, list[str]] = {}
     for query_id, annotator in db.execute(
@@ -435,7 +437,7 @@ def query_annotators(db: sqlite_utils.Database, study_id: str) -> dict[str, list
     return out
 
 
-def noted_label_events(db: sqlite_utils.Database, study_id: str) -> list[LabelEvent]:
+def noted_label_events_unchecked(db: sqlite_utils.Database, study_id: str) -> list[LabelEvent]:
     """The study's label events that carry a note, in event order."""
     return [
         _event(r)

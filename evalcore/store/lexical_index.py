@@ -124,7 +124,7 @@ class LexicalIndex:
         _drop_temp(self.db, self._fts, self._ids)
 
 
-def pinned_document_texts(
+def pinned_document_texts_unchecked(
     db: sqlite_utils.Database, *, study_id: str, protocol_name: str, corpus_id: str
 ) -> Iterator[tuple[str, str, str]]:
     """``(doc_id, title, text)`` of the pinned documents that still hold their pinned

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from evalcore.store.read_access import Viewer, require_read
+
 
 @dataclass(frozen=True)
 class StoreMarks:
@@ -19,7 +21,13 @@ class StoreMarks:
     run_ids: tuple[int, ...]
 
 
-def store_marks(db: sqlite_utils.Database, study_id: str) -> StoreMarks:
+def store_marks(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> StoreMarks:
+    """The store's marks now, for ``study_id``'s runs, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return store_marks_unchecked(db, study_id)
+
+
+def store_marks_unchecked(db: sqlite_utils.Database, study_id: str) -> StoreMarks:
     """The store's marks now, for ``study_id``'s runs."""
     row = db.execute(
         "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
@@ -33,7 +41,7 @@ def store_marks(db: sqlite_utils.Database, study_id: str) -> StoreMarks:
     return StoreMarks(int(row[0]), int(row[1]), runs)
 
 
-def touched_queries(db: sqlite_utils.Database, study_id: str, since: StoreMarks) -> set[str]:
+def touched_queries_unchecked(db: sqlite_utils.Database, study_id: str, since: StoreMarks) -> set[str]:
     """Queries of the study with a label or completeness event newer than ``since``."""
     # "+study_id" keeps SQLite on the event_id (rowid) range: with the study index it
     # would scan every event of the study.

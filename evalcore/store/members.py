@@ -19,7 +19,7 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission, RoleName, check_role
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize, authorize_organisation_entry
+from evalcore.store.authorize import authorize, authorize_organisation_entry, require_known_study
 from evalcore.store.membership import (
     member_role,
     organisation_exists,
@@ -65,6 +65,7 @@ def add_member(
     """
     role = check_role(role)
     who = normalise_user_id(user)
+    require_known_study(db, actor, study_id)
     study = get_study(db, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.MANAGE_MEMBERS)
@@ -115,7 +116,7 @@ def create_team_study(
 def remove_member(db: sqlite_utils.Database, *, study_id: str, user: str, actor: str) -> bool:
     """Remove ``user`` from the study; False if they were not a member. The last lead stays."""
     who = normalise_user_id(user)
-    get_study(db, study_id)
+    require_known_study(db, actor, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.MANAGE_MEMBERS)
         current = member_role(db, study_id, who)

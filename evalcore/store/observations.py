@@ -40,7 +40,7 @@ import sqlite_utils
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
-from evalcore.store.completeness import completeness_states, is_complete
+from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
 from evalcore.store.resolution import resolved_gains_unchecked
@@ -147,7 +147,7 @@ def observations_for_run_unchecked(
     query_ids: Iterable[str] | None,
 ) -> list[Observation]:
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
-    ref = reference_columns(db, study_id, reference, scope)
+    ref = reference_columns_unchecked(db, study_id, reference, scope)
     labels = {
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
@@ -178,7 +178,7 @@ class RunColumns:
     permitted_ids: list[str] | None
 
 
-def reference_columns(
+def reference_columns_unchecked(
     db: sqlite_utils.Database,
     study_id: str,
     reference: str | None = None,
@@ -190,8 +190,8 @@ def reference_columns(
         # Given queries only: resolve just their labels (the live views ask per query).
         gains = resolved_gains_unchecked(db, study_id, query_ids, conflicts=True)
         complete = (
-            completeness_states(db, study_id) if query_ids is None
-            else {q: is_complete(db, study_id, q) for q in query_ids}
+            completeness_states_unchecked(db, study_id) if query_ids is None
+            else {q: is_complete_unchecked(db, study_id, q) for q in query_ids}
         )
         return ReferenceColumns(gains=gains, complete=complete)  # units in unit id order
     gains = reference_labels_unchecked(db, study_id, reference)
@@ -201,7 +201,7 @@ def reference_columns(
     )
 
 
-def run_columns(
+def run_columns_unchecked(
     db: sqlite_utils.Database,
     study_id: str,
     run_name: str,
@@ -292,7 +292,7 @@ class RunEvidenceColumns:
     permitted_ids: list[str] | None
 
 
-def runs_as_columns(
+def runs_as_columns_unchecked(
     db: sqlite_utils.Database,
     study_id: str,
     run_names: Sequence[str],
@@ -302,7 +302,7 @@ def runs_as_columns(
     of their query sets (in natural query order), reading the reference once."""
     get_study(db, study_id)
     runs = [get_run_unchecked(db, study_id, name) for name in run_names]
-    ref = reference_columns(db, study_id, reference)
+    ref = reference_columns_unchecked(db, study_id, reference)
     labels, complete = ref.gains, ref.complete
     rankings = [_run_unit_ids(db, run.run_id) for run in runs]
     wanted_set = set(labels) | set(complete)

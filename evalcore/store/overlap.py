@@ -22,7 +22,7 @@ class Overlap:
     annotators: frozenset[str]
 
 
-def annotator_overlap(db: sqlite_utils.Database, study_id: str) -> Overlap:
+def annotator_overlap_unchecked(db: sqlite_utils.Database, study_id: str) -> Overlap:
     """Queries with two or more annotator names, or with an undo or an adjudication (a
     superset of the queries holding a unit two voices are on: names that differ only in
     case are told apart here and merged by the resolution); the other queries have only

@@ -18,7 +18,7 @@ from evalcore.store.visibility import Visibility
 _BATCH = 5000
 
 
-def pin_exists(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
+def pin_exists_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
     return db.execute(
         "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study_id, name]
     ).fetchone() is not None
@@ -77,7 +77,7 @@ def insert_pin(
     )
 
 
-def pin_row(
+def pin_row_unchecked(
     db: sqlite_utils.Database, study_id: str, name: str
 ) -> tuple[str, str, str, str] | None:
     """``(protocol_json, corpus_fingerprint, pinned_at, pinned_by)`` of the pin, or None."""
@@ -88,7 +88,7 @@ def pin_row(
     ).fetchone()
 
 
-def pin_generation(db: sqlite_utils.Database, study_id: str, name: str) -> int | None:
+def pin_generation_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> int | None:
     """The corpus generation the pin was taken at (:mod:`evalcore.store.corpus_generations`);
     None for a pin taken before schema v13 or imported from an archive."""
     row = db.execute(
@@ -98,14 +98,14 @@ def pin_generation(db: sqlite_utils.Database, study_id: str, name: str) -> int |
     return None if row is None or row[0] is None else int(row[0])
 
 
-def pin_names(db: sqlite_utils.Database, study_id: str) -> list[str]:
+def pin_names_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
     """The study's pins, oldest first."""
     return [r[0] for r in db.execute(
         "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name", [study_id]
     )]
 
 
-def pin_owner_counts(db: sqlite_utils.Database, study_id: str, name: str) -> dict[str, int]:
+def pin_owner_counts_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> dict[str, int]:
     """How many pinned documents each owner organisation holds ('' for no owner)."""
     return {
         (org if org is not None else ""): count
@@ -117,7 +117,7 @@ def pin_owner_counts(db: sqlite_utils.Database, study_id: str, name: str) -> dic
     }
 
 
-def pin_document_ids(db: sqlite_utils.Database, study_id: str, name: str) -> set[str]:
+def pin_document_ids_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> set[str]:
     """The pinned document ids."""
     return {
         r[0]
@@ -128,7 +128,7 @@ def pin_document_ids(db: sqlite_utils.Database, study_id: str, name: str) -> set
     }
 
 
-def pin_discrepancies(
+def pin_discrepancies_unchecked(
     db: sqlite_utils.Database, study_id: str, name: str, visibility: Visibility
 ) -> Iterator[tuple[str, bool, bool, str | None, str | None, bool]]:
     """Pinned documents that are not as pinned now, in ``doc_id`` order.
@@ -151,7 +151,7 @@ def pin_discrepancies(
     )
 
 
-def unpinned_visible_ids(
+def unpinned_visible_ids_unchecked(
     db: sqlite_utils.Database, study_id: str, name: str, visibility: Visibility
 ) -> Iterator[str]:
     """Visible documents that are not in the pin, in ``doc_id`` order."""

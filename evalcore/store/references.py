@@ -19,12 +19,11 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
-from evalcore.store.completeness import completeness_states
+from evalcore.store.authorize import authorize, require_known_study
+from evalcore.store.completeness import completeness_states_unchecked
 from evalcore.store.lookup import not_found
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import resolved_gains_unchecked
-from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
 
@@ -67,7 +66,7 @@ def freeze_reference(
         raise ValueError("a reference version needs a non-empty name (e.g. 'v1')")
     if not isinstance(actor, str) or not actor.strip():
         raise ValueError("actor is required: say who freezes this reference")
-    get_study(db, study_id)
+    require_known_study(db, actor, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.FREEZE_REFERENCE)
         if db.execute(
@@ -78,7 +77,7 @@ def freeze_reference(
                 "names are never reused: choose a new name"
             )
         labels = resolved_gains_unchecked(db, study_id)
-        complete = completeness_states(db, study_id)
+        complete = completeness_states_unchecked(db, study_id)
         for query_id in labels:
             complete.setdefault(query_id, False)
         digest = reference_hash(labels, complete)

@@ -149,13 +149,29 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
 
 
 def resolve_query(
+    db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
+) -> dict[str, ResolvedLabel]:
+    """unit_id -> resolved label for one query, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return resolve_query_unchecked(db, study_id, query_id)
+
+
+def resolve_query_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str
 ) -> dict[str, ResolvedLabel]:
     """unit_id -> resolved label for one query (conflicts included, gain None)."""
-    return resolve_study(db, study_id, [query_id]).get(query_id, {})
+    return resolve_study_unchecked(db, study_id, [query_id]).get(query_id, {})
 
 
 def resolve_unit_in_store(
+    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str, *, viewer: Viewer
+) -> ResolvedLabel | None:
+    """The resolved label of one unit (None: unlabeled), if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return resolve_unit_in_store_unchecked(db, study_id, query_id, unit_id)
+
+
+def resolve_unit_in_store_unchecked(
     db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str
 ) -> ResolvedLabel | None:
     """The resolved label of one unit, or None when it is unlabeled."""
@@ -257,7 +273,7 @@ def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
     )
 
 
-def resolve_study(
+def resolve_study_unchecked(
     db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
 ) -> dict[str, dict[str, ResolvedLabel]]:
     """query_id -> unit_id -> resolved label, for the whole study or the given queries.
@@ -357,7 +373,7 @@ def conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
 def conflicts_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, list[ResolvedLabel]]:
     """query_id -> the units in conflict (awaiting adjudication)."""
     out: dict[str, list[ResolvedLabel]] = {}
-    for query_id, units in resolve_study(db, study_id).items():
+    for query_id, units in resolve_study_unchecked(db, study_id).items():
         found = [r for r in units.values() if r.state == "conflict"]
         if found:
             out[query_id] = found

@@ -10,11 +10,10 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.authorize import authorize
+from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.lookup import not_found
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.staging import staging_owner
-from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
 
@@ -55,7 +54,7 @@ def add_run(
     Returns the new run_id. In a team-mode study ``actor`` needs the lead role
     (:mod:`evalcore.access`); PermissionDenied writes nothing.
     """
-    get_study(db, study_id)
+    require_known_study(db, actor, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
         _check_name_free(db, study_id, name)
@@ -161,7 +160,7 @@ def _packed_row(
     )
 
 
-def run_exists(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
+def run_exists_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
     return db.execute(
         "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL", [study_id, name]
     ).fetchone() is not None

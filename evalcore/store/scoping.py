@@ -77,6 +77,7 @@ class DisplayableText(BaseModel):
 
 def can_view_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bool:
     """May ``viewer`` see the study, its queries and its labels?"""
+    require_known_study(db, viewer, study_id)
     return _study_refusal(db, viewer, get_study(db, study_id)) is None
 
 
@@ -210,7 +211,7 @@ def readable_document(
     return DocumentAccess(document=doc)
 
 
-def run_permitted_ids(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str] | None:
+def run_permitted_ids_unchecked(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str] | None:
     """The run's pinned document set (None: the run has no pinned protocol)."""
     ids = permitted_ids_for_run(db, get_run_unchecked(db, study_id, run_name))
     return None if ids is None else set(ids)
@@ -233,16 +234,17 @@ def displayable_text(
     protocol (``run_name``, or any of ``runs``) or the given ``permitted`` set — a
     ``permission_violation``, whose text no one is shown.
     """
+    require_known_study(db, viewer, study_id)
     study = get_study(db, study_id)
     refusal = _study_refusal(db, viewer, study)
     if refusal is not None:
         return DisplayableText(unit_id=unit_id, shown=False, reason=f"text withheld: {refusal}")
     allowed = set(permitted) if permitted is not None else None
     if allowed is None and run_name is not None:
-        allowed = run_permitted_ids(db, study_id, run_name)
+        allowed = run_permitted_ids_unchecked(db, study_id, run_name)
     outside = allowed is not None and unit_id not in allowed
     for name in runs:  # every run that returned the unit (e.g. a pool)
-        pinned = run_permitted_ids(db, study_id, name)
+        pinned = run_permitted_ids_unchecked(db, study_id, name)
         outside = outside or (pinned is not None and unit_id not in pinned)
     if outside:
         return DisplayableText(

@@ -10,7 +10,6 @@ from evalcore.access.decisions import named_user
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.query_order import natural_key
-from evalcore.store.lookup import not_found
 from evalcore.store.transaction import write_transaction
 from evalcore.store.users import ensure_user, join_organisation
 
@@ -73,15 +72,20 @@ def create_organisation(
 
 
 def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
-    """The study's settings; :class:`StudyNotFoundError` names the studies that exist."""
+    """The study's settings; an unknown id is a :class:`StudyNotFoundError` naming no other study.
+
+    It cannot know who asks, so it lists nothing: callers acting for someone check
+    :func:`evalcore.store.authorize.require_known_study` first, which lists only the
+    studies that person may read.
+    """
     row = db.execute(
         "SELECT study_id, name, corpus_id, retrieval_unit, relevance_threshold, gain, org_id "
         "FROM studies WHERE study_id = ? AND staged_by IS NULL",
         [study_id],
     ).fetchone()
     if row is None:
-        raise not_found(StudyNotFoundError, f"no study {study_id!r} in this store", study_ids(db),
-                        listing="known studies", none_yet="the store has no study yet")
+        raise StudyNotFoundError(f"no study {study_id!r} in this store (`evalcore study list "
+                                 "--db STORE --actor YOU` lists the studies you may see)")
     keys = ("study_id", "name", "corpus_id", "retrieval_unit", "relevance_threshold", "gain", "org_id")
     return StudyIn(**dict(zip(keys, row, strict=True)))
 
@@ -102,7 +106,7 @@ def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     return [get_study(db, study_id) for study_id in study_ids(db)]
 
 
-def query_texts(
+def query_texts_unchecked(
     db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
 ) -> dict[str, str]:
     """query_id -> text, for every query of the study or only ``query_ids`` (when given)."""
@@ -123,7 +127,7 @@ def query_texts(
     return out
 
 
-def query_text(db: sqlite_utils.Database, study_id: str, query_id: str) -> str:
+def query_text_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> str:
     """One query's text ('' when the query has no text or is not registered)."""
     row = db.execute(
         "SELECT text FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
@@ -131,7 +135,7 @@ def query_text(db: sqlite_utils.Database, study_id: str, query_id: str) -> str:
     return row[0] if row else ""
 
 
-def query_registered(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
+def query_registered_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
     """Is ``query_id`` a registered query of the study?"""
     return db.execute(
         "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]

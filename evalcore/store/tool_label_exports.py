@@ -20,7 +20,7 @@ from evalcore.store.exports import ExportRefusedError, ExportSummary
 from evalcore.store.references import reference_labels_unchecked
 from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.scoping import require_study_view
-from evalcore.store.studies import get_study, query_texts
+from evalcore.store.studies import get_study, query_texts_unchecked
 
 
 def export_tool_labels(
@@ -39,7 +39,7 @@ def export_tool_labels(
     labels = (resolved_gains_unchecked(db, study_id) if reference is None
               else reference_labels_unchecked(db, study_id, reference))
     ratings = {q: dict(units) for q, units in labels.items() if units}
-    texts = query_texts(db, study_id, ratings)
+    texts = query_texts_unchecked(db, study_id, ratings)
     if fmt == "quepid":
         by_text: dict[str, str] = {}
         for q in ratings:

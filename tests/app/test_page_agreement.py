@@ -2,7 +2,7 @@
 
 from evalcore.analysis.agreement import study_agreement
 from evalcore.store.labels import label_history, record_label
-from evalcore.store.resolution import resolve_query
+from evalcore.store.resolution import resolve_query_unchecked
 
 PAGE = "views/agreement.py"
 
@@ -44,7 +44,7 @@ def test_adjudication_settles_a_conflict(small_store, new_app) -> None:
     at.text_input(key="rl_adj_q1_d2_note").set_value("marginal: half outdated")
     at.button(key="rl_adj_q1_d2").click().run()
     assert not at.exception, at.exception
-    resolved = resolve_query(db, "s1", "q1")["d2"]
+    resolved = resolve_query_unchecked(db, "s1", "q1")["d2"]
     assert (resolved.state, resolved.gain, resolved.reviewer) == ("adjudicated", 1, "rev")
     event = label_history(db, "s1", "q1", "d2", viewer=None)[-1]
     assert (event.kind, event.note) == ("adjudicate", "marginal: half outdated")
@@ -122,7 +122,7 @@ def test_no_gain_is_preselected_and_none_is_written_without_a_choice(small_store
     assert not at.exception, at.exception
     assert len(label_history(db, "s1", "q1", "d2", viewer=None)) == before  # nothing written
     assert any("choose a gain" in e.value for e in at.error)
-    assert resolve_query(db, "s1", "q1")["d2"].state == "conflict"
+    assert resolve_query_unchecked(db, "s1", "q1")["d2"].state == "conflict"
 
 
 def _open_address(params: dict[str, str]):
@@ -154,7 +154,7 @@ def test_every_conflict_has_its_own_address(small_store, new_app) -> None:
     tab.selectbox(key="rl_adj_q1_d4_gain").set_value(4)
     tab.button(key="rl_adj_q1_d4").click().run()
     assert not tab.exception, tab.exception
-    assert resolve_query(db, "s1", "q1")["d4"].state == "adjudicated"
+    assert resolve_query_unchecked(db, "s1", "q1")["d4"].state == "adjudicated"
     # the address still names it: it now says what became of it
     assert any("d4 on query q1 is not in conflict: adjudicated by rev: gain 4"
                in i.value.replace("\\", "") for i in tab.info)

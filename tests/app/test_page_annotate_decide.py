@@ -17,7 +17,7 @@ from evalcore.demo.corpus import demo_documents
 from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS, simulated_gain
 from evalcore.live.decide_state import decide_state, decide_target
 from evalcore.store.connection import open_store
-from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.resolution import resolve_unit_in_store_unchecked
 
 ANNOTATE = "views/annotate.py"
 RUN_A, RUN_B = RUN_PROTOCOLS
@@ -94,7 +94,7 @@ def test_the_queue_follows_the_library_order_and_each_label_lands_on_the_item_sh
         gain = simulated_gain(head.query_id, DOCS[head.unit_id])
         grade_button(at, gain).click().run()
         assert not at.exception, at.exception
-        label = resolve_unit_in_store(db, DEMO_STUDY_ID, head.query_id, head.unit_id)
+        label = resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, head.query_id, head.unit_id)
         assert label is not None and label.annotators.get("lead") == gain
     assert _param(at, "queue") == "decide" and _param(at, "measure") == "P@10"
     assert _param(at, "query") is None
@@ -180,7 +180,7 @@ def test_the_queue_is_selectable_in_the_page_and_switching_back_restores_blockin
     unit = next(c.value for c in at.caption if c.value.startswith("item ")).split(" · ")[1]
     grade_button(at, 2).click().run()
     db = open_store(demo_store)
-    label = resolve_unit_in_store(db, DEMO_STUDY_ID, "q05", unit.replace("\\", ""))
+    label = resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, "q05", unit.replace("\\", ""))
     assert label is not None and label.annotators["lead"] == 2
 
 
@@ -192,7 +192,7 @@ def test_skip_moves_to_the_next_queue_item_and_it_comes_back_last(demo_store: Pa
     second = _shown(at)
     assert second != first
     db = open_store(demo_store)
-    assert resolve_unit_in_store(db, DEMO_STUDY_ID, *first) is None  # skipped: no label
+    assert resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, *first) is None  # skipped: no label
     assert "RR@10: undecided" in _text(at.markdown)
 
 
@@ -205,7 +205,7 @@ def test_undo_in_the_queue_cancels_the_last_label_and_the_verdict_follows(
     at.button(key="undo").click().run()
     assert not at.exception, at.exception
     db = open_store(demo_store)
-    assert resolve_unit_in_store(db, DEMO_STUDY_ID, query, unit) is None
+    assert resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, query, unit) is None
     assert "[+0.0000, +0.0400]" in _text(at.markdown)
     assert _shown(at) == (query, unit)
 

@@ -22,7 +22,7 @@ from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
 from evalcore.store.authorize import authorize
-from evalcore.store.completeness import append_completeness_event, completeness_states
+from evalcore.store.completeness import append_completeness_event, completeness_states_unchecked
 from evalcore.store.document_imports import published
 from evalcore.store.resolution import resolved_gains_unchecked
 
@@ -172,7 +172,7 @@ def write_label_events(
     for e in events:
         if e.kind != "undo" and e.gain is not None and e.gain >= threshold:
             relevant.setdefault(e.query_id, []).append(e)
-    complete_now = [q for q, c in completeness_states(db, study_id).items() if c and q in relevant]
+    complete_now = [q for q, c in completeness_states_unchecked(db, study_id).items() if c and q in relevant]
     before = resolved_gains_unchecked(db, study_id, complete_now) if complete_now else {}
     reopen: list[tuple[str, NewEvent]] = []
     for q in complete_now:
@@ -211,7 +211,7 @@ def mark_queries_complete(
 ) -> int:
     """Append a ``complete`` event for each query not already complete; return how many."""
     authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
-    states = completeness_states(db, study_id)
+    states = completeness_states_unchecked(db, study_id)
     written = 0
     for q in dict.fromkeys(query_ids):
         if not states.get(q, False):

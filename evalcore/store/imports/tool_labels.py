@@ -30,7 +30,7 @@ from evalcore.store.imports.common import (
     load_source,
     write_label_events,
 )
-from evalcore.store.studies import get_study, query_texts
+from evalcore.store.studies import get_study, query_texts_unchecked
 from evalcore.store.transaction import write_transaction
 
 
@@ -58,7 +58,7 @@ def import_tool_labels(
         events = [NewEvent(ids[r.query], r.doc_id, "label", r.gain, who) for r in parsed.ratings]
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         what="document", allow_unknown=allow_unknown_ids, source=text)
-        known = query_texts(db, study_id, ids.values())
+        known = query_texts_unchecked(db, study_id, ids.values())
         new_texts = {ids[r.query]: r.query_text for r in parsed.ratings
                      if r.query_text and not known.get(ids[r.query])}
         db.conn.executemany(
@@ -84,7 +84,7 @@ def _query_ids(db: sqlite_utils.Database, study_id: str, ratings: list[ToolRatin
     if fmt != "quepid":
         return {q: q for q in named}
     by_text: dict[str, list[str]] = {}
-    for qid, text in query_texts(db, study_id).items():
+    for qid, text in query_texts_unchecked(db, study_id).items():
         if text in named:
             by_text.setdefault(text, []).append(qid)
     ambiguous = {t: ids for t, ids in by_text.items() if len(ids) > 1}
