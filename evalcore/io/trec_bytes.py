@@ -13,6 +13,7 @@ the files to the careful reader, which names every bad line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -229,3 +230,58 @@ def parse_scores(block: Block, j: int) -> np.ndarray:
         if not np.isfinite(scores[slow]).all():
             raise Decline("score not finite")
     return scores
+
+
+class RowIndex:
+    """A hash table of rows, built and probed in bulk (open addressing, linear probing:
+    every round moves all rows still looking one slot on). Rows are known by number;
+    ``same(new, old)`` says exactly which pairs of rows with equal hashes are equal."""
+
+    def __init__(self, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+        bits = max(4, (2 * len(hashes)).bit_length())
+        self._shift = np.uint64(64 - bits)
+        self._mask = (1 << bits) - 1
+        rows = np.int32 if len(hashes) < 2**31 and bits < 31 else np.int64
+        self._table = np.full(1 << bits, -1, dtype=rows)
+        self._hashes = hashes
+        #: For every row, the first row equal to it (itself when none came before).
+        self.first = np.arange(len(hashes), dtype=rows)
+        pending = self.first.copy()
+        slot = (hashes >> self._shift).astype(rows)
+        while pending.size:
+            at = slot[pending]
+            held = self._table[at]
+            free = held < 0
+            claim, claim_at = pending[free], at[free]
+            self._table[claim_at] = claim
+            lost = claim[self._table[claim_at] != claim]  # another row took the slot: look again
+            taken, held = pending[~free], held[~free]
+            found = self._equal(taken, held, hashes, same)
+            self.first[taken[found]] = held[found]
+            moving = taken[~found]
+            slot[moving] = (slot[moving] + 1) & self._mask
+            pending = np.concatenate((lost, moving))
+
+    def find(self, hashes: np.ndarray,
+             same: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        """For every new row (its hash in ``hashes``), the indexed row equal to it, or -1."""
+        out = np.full(len(hashes), -1, dtype=np.int64)
+        pending = np.arange(len(hashes), dtype=np.int64)
+        slot = (hashes >> self._shift).astype(self._table.dtype)
+        while pending.size:
+            held = self._table[slot[pending]]
+            hit = held >= 0
+            pending, held = pending[hit], held[hit]
+            found = self._equal(pending, held, hashes, same)
+            out[pending[found]] = held[found]
+            pending = pending[~found]
+            slot[pending] = (slot[pending] + 1) & self._mask
+        return out
+
+    def _equal(self, new: np.ndarray, old: np.ndarray, hashes: np.ndarray,
+               same: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        equal = hashes[new] == self._hashes[old]
+        if equal.any():
+            candidates = np.flatnonzero(equal)
+            equal[candidates] = same(new[candidates], old[candidates])
+        return equal

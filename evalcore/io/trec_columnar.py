@@ -73,6 +73,7 @@ from evalcore.io.trec import (
 from evalcore.io.trec_bytes import (
     Block,
     Decline,
+    RowIndex,
     as_strings,
     concat_words,
     distinct,
@@ -419,10 +420,8 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
                   window_size: np.ndarray, window_docs: np.ndarray) -> np.ndarray | None:
     """The label code of every packed position; None when the qrels repeat a (query, doc).
 
-    One sort of the qrels rows and the packed positions together by a hash of
-    (query, doc), equal hashes checked exactly: a stretch of equal (query, doc)
-    holding two qrels rows is a repeated judgment, its one qrels row the label
-    of its packed positions.
+    The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
+    equal one is a repeated judgment); each packed position looks its label up.
     """
     judged_code = {qid: i for i, qid in enumerate(labels.query_ids)}
     extra = len(judged_code)
@@ -430,35 +429,27 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
         (judged_code.get(r, extra + i) for i, r in enumerate(ranked.query_ids)),
         dtype=np.int64, count=len(ranked.query_ids),
     )
-    n_labels = len(labels.query)
-    query = np.concatenate((labels.query, np.repeat(run_code[window_query], window_size)))
     n_words = max(window_docs.shape[1], *(d.shape[1] for d in labels.docs))
-    docs = np.concatenate([*(pad_words(d, n_words) for d in labels.docs),
-                           pad_words(window_docs, n_words)])
+    docs = concat_words(labels.docs) if len(labels.docs) > 1 else labels.docs[0]
+    docs = pad_words(docs, n_words)
     labels.docs.clear()  # one copy of the doc IDs is enough
-    hashes = hash_rows(docs, seed=query)
-    order = np.argsort(hashes)
-    hashes = hashes[order]
-    total = len(order)
-    same = np.zeros(total, dtype=bool)
-    if total > 1:
-        a, b = order[1:], order[:-1]
-        same[1:] = query[a] == query[b]
-        for i in range(n_words):
-            same[1:] &= docs[a, i] == docs[b, i]
-        # Equal (query, doc) hash equal: sorted by hash, they are neighbours unless an
-        # unequal pair with the same hash sits between them (checked: it declines).
-        if np.any((hashes[1:] == hashes[:-1]) & ~same[1:]):
-            raise _Decline("hash collision")
-    del query, docs, hashes
-    stretch = np.cumsum(~same) - 1
-    is_label = order < n_labels
-    label_stretch = stretch[is_label]
-    if np.any(np.bincount(label_stretch) > 1):
+    query = labels.query
+
+    def same_label(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (query[a] == query[b]) & (docs[a] == docs[b]).all(axis=1)
+
+    index = RowIndex(hash_rows(docs, seed=query), same_label)
+    if np.any(index.first != np.arange(len(docs))):
         return None  # a repeated judgment: the careful reader names its lines
-    gain_of = np.full(int(stretch[-1]) + 1 if total else 0, UNLABELED, dtype=np.int8)
-    gain_of[label_stretch] = labels.gains[order[is_label]]
-    window = ~is_label
-    pos_gain = np.full(total - n_labels, UNLABELED, dtype=np.int8)
-    pos_gain[order[window] - n_labels] = gain_of[stretch[window]]
+    del index.first
+    position_query = np.repeat(run_code[window_query], window_size)
+    position_docs = pad_words(window_docs, n_words)
+
+    def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (position_query[a] == query[b]) & (position_docs[a] == docs[b]).all(axis=1)
+
+    label = index.find(hash_rows(position_docs, seed=position_query), same_position)
+    pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
+    found = label >= 0
+    pos_gain[found] = labels.gains[label[found]]
     return pos_gain
