@@ -145,7 +145,7 @@ def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterato
             chunk = rest + data if rest else data
             if not chunk:
                 return
-            cut = chunk.rfind(b"\n") + 1 if data else len(chunk)
+            cut = chunk.rfind(b"\n") + 1 if data and block else len(chunk)
             if cut == 0:  # a line longer than a block: read on
                 rest = chunk
                 continue
@@ -158,11 +158,13 @@ def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterato
             sep = _check_bytes(chunk, sep)
             if b"\r" in chunk:
                 chunk = chunk.replace(b"\r\n", b"\n")
-            yield split_block(chunk, sep[0], width)
+            if chunk.lstrip(b"\n"):  # (a block of empty lines only is skipped)
+                yield split_block(chunk, (sep or b" ")[0], width)
 
 
-def _check_bytes(chunk: bytes, sep: bytes | None) -> bytes:
-    """The separator of a block of whole lines (``sep``: the file's so far), or decline.
+def _check_bytes(chunk: bytes, sep: bytes | None) -> bytes | None:
+    """The separator of a block of whole lines (``sep``: the file's so far; None: none seen
+    yet), or decline.
     (Empty fields are found when the block is split, :func:`~evalcore.io.trec_bytes.split_block`.)"""
     if any(b in chunk for b in _BAD_BYTES):
         raise _Decline("blank-like control byte")
@@ -181,7 +183,7 @@ def _check_bytes(chunk: bytes, sep: bytes | None) -> bytes:
             raise _Decline("not UTF-8") from None
         if has_other_whitespace(text):
             raise _Decline("Unicode blank")
-    return found or b" "
+    return found
 
 
 def _query_codes(words: np.ndarray, code_of: dict[str, int]) -> np.ndarray:
