@@ -115,7 +115,8 @@ def field_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     at = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
     out = np.empty((len(starts), n_words), dtype=np.uint64)
     last = len(at) - 1
-    for i in range(n_words):
+    out[:, 0] = at[starts] & MASKS[np.minimum(length, 8)]  # (a field is never empty)
+    for i in range(1, n_words):
         kept = np.clip(length - 8 * i, 0, 8)
         out[:, i] = at[np.minimum(starts + 8 * i, last)] & MASKS[kept]
     return out

@@ -283,10 +283,15 @@ def _reduce_run(path: str | PathLike[str], depth: int, block_bytes: int | None) 
             scores = np.concatenate((carry[1], scores))
             docs = concat_words([carry[2], docs])
         # The last query may go on in the next block: keep its lines for then.
-        last = codes == codes[-1]
-        if last.all():
+        tail = len(codes) - int(np.argmax(codes[::-1] != codes[-1]))  # its last stretch
+        if tail == len(codes) and codes[0] == codes[-1]:
             carry = (codes, scores, docs)
             continue
+        if (codes[:tail] != codes[-1]).all():  # the usual file: views, no copies
+            carry = (codes[tail:], scores[tail:], docs[tail:])
+            _reduce_block(out, codes[:tail], scores[:tail], docs[:tail], depth)
+            continue
+        last = codes == codes[-1]
         rest = ~last
         carry = (codes[last], scores[last], docs[last])
         _reduce_block(out, codes[rest], scores[rest], docs[rest], depth)
