@@ -172,8 +172,15 @@ def distinct(words: np.ndarray) -> tuple[np.ndarray, list[str]]:
     n = len(words)
     if n == 0:
         return np.zeros(0, dtype=np.int64), []
-    change = np.any(words[1:] != words[:-1], axis=1)
+    if words.shape[1] == 1:
+        change = words[1:, 0] != words[:-1, 0]
+    else:
+        change = np.any(words[1:] != words[:-1], axis=1)
     starts = np.flatnonzero(np.concatenate(([True], change)))
+    if words.shape[1] == 1 and len(starts) > FEW:
+        found = _few_values(words[:, 0])
+        if found is not None:
+            return found
     heads = words[starts]
     uniq, first, inverse = np.unique(hash_rows(heads), return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -184,6 +191,26 @@ def distinct(words: np.ndarray) -> tuple[np.ndarray, list[str]]:
     code[rank] = np.arange(len(uniq), dtype=np.int64)
     values = as_strings(heads[first[rank]])
     return np.repeat(code[inverse], np.diff(np.append(starts, n))), values
+
+
+#: Up to this many distinct one-word values (gains, tags) are found by one comparison each.
+FEW = 16
+
+
+def _few_values(column: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+    """Codes and values of a one-word field with at most :data:`FEW` distinct values
+    (first-appearance order), or None when it has more."""
+    codes = np.full(len(column), -1, dtype=np.int64)
+    values = []
+    first = 0
+    while first < len(column):
+        if len(values) == FEW:
+            return None
+        codes[column == column[first]] = len(values)
+        values.append(column[first : first + 1])
+        left = codes[first:] < 0
+        first += int(np.argmax(left)) if left.any() else len(left)
+    return codes, as_strings(np.stack(values))
 
 
 def parse_scores(block: Block, j: int) -> np.ndarray:
