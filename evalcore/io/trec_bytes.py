@@ -113,7 +113,7 @@ def field_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     n_words = max((int(length.max(initial=0)) + 7) // 8, 1)
     # Every byte offset of ``data`` read as a (possibly unaligned) little-endian word.
     at = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    out = np.empty((len(starts), n_words), dtype=np.uint64)
+    out = np.empty((len(starts), n_words), dtype="<u8")  # in memory: the bytes in order
     last = len(at) - 1
     out[:, 0] = at[starts] & MASKS[np.minimum(length, 8)]  # (a field is never empty)
     for i in range(1, n_words):
@@ -125,7 +125,7 @@ def field_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
 def pad_words(words: np.ndarray, n_words: int) -> np.ndarray:
     if words.shape[1] == n_words:
         return words
-    out = np.zeros((len(words), n_words), dtype=np.uint64)
+    out = np.zeros((len(words), n_words), dtype=words.dtype)
     out[:, : words.shape[1]] = words
     return out
 
@@ -134,7 +134,7 @@ def concat_words(parts: list[np.ndarray]) -> np.ndarray:
     """Word rows of several blocks (each padded to the widest)."""
     n_words = max((p.shape[1] for p in parts), default=1)
     return np.concatenate([pad_words(p, n_words) for p in parts]) if parts else np.zeros(
-        (0, 1), dtype=np.uint64)
+        (0, 1), dtype="<u8")
 
 
 def hash_rows(words: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
