@@ -16,7 +16,8 @@ from lexical_builders import lexical_store, pinned
 from evalcore.retrieval.workflow import execute_protocol
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("scipy", "pandas", "plotly", "streamlit", "sqlite_utils", "evalcore.report.model",
+HEAVY = ("scipy", "pandas", "pyarrow", "plotly", "streamlit", "sqlite_utils",
+         "evalcore.report.model",
          "evalcore.analysis", "evalcore.store",
          # lighter, but other branches' (--db, JSONL input, a failing command, mappings):
          "sqlite3", "evalcore.cli.store_source", "evalcore.cli.failures",
@@ -38,6 +39,8 @@ def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
     code = (
         "import sys\n"
         "from evalcore.cli import main\n"
+        "from evalcore.io import trec_columnar\n"
+        "trec_columnar.MIN_BYTES = 0  # the columnar path, as on large files\n"
         "for fmt in ('json', 'table'):\n"
         f"    main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '10',\n"
         "          '--complete', '--unjudged-as-nonrelevant', '--format', fmt],\n"

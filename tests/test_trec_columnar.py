@@ -153,19 +153,25 @@ def run_both(qrels_bytes: bytes, run_bytes: bytes, opts: dict):
 @settings(max_examples=120, deadline=None)
 @given(trec_files(), OPTIONS)
 def test_columnar_reader_gives_what_the_careful_reader_gives(files, opts):
-    taken, fast, slow = run_both(*files, opts)
-    same(fast, slow)
-    if isinstance(slow, str):  # a bad input is never read by the columnar path
-        assert taken is None
+    agrees(files, opts, read_by_columnar=False)
 
 
 @settings(max_examples=80, deadline=None)
 @given(trec_files(plain=True), OPTIONS)
 def test_plain_files_are_read_by_the_columnar_path(files, opts):
+    agrees(files, opts, read_by_columnar=True)
+
+
+def agrees(files: tuple[bytes, bytes], opts: dict, *, read_by_columnar: bool) -> None:
+    """Both paths give one outcome; a bad input is never read by the columnar path, and
+    (``read_by_columnar``) a good one is read by it."""
     taken, fast, slow = run_both(*files, opts)
     same(fast, slow)
-    assert taken is not None
-    same(type(fast)(*taken), slow)
+    if isinstance(slow, str):
+        assert taken is None
+    elif read_by_columnar:
+        assert taken is not None
+        same(type(fast)(*taken), slow)
 
 
 # --- declines, one by one --------------------------------------------------------------------
@@ -256,3 +262,96 @@ def test_small_inputs_are_left_to_the_careful_reader(tmp_path):
     assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is not None
     with patch.object(trec_columnar, "MIN_BYTES", len(GOOD_QRELS) + len(GOOD_RUN) + 1):
         assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None
+
+
+# --- byte-level files: the numpy reader against the careful one --------------------------------
+
+#: IDs with the bytes that trip a byte-level reader: multi-byte UTF-8, invalid UTF-8, blanks
+#: str.split takes, '#', and lengths around the reader's 8-byte words (shared prefixes).
+ODD_IDS = st.sampled_from([
+    "a", "b", "ab", "abc", "abcdefgh", "abcdefghi", "abcdefgh1", "abcdefghabcdefgh",
+    "abcdefghabcdefgh1", "é", "docé", "d\u00a0x", "x\x0by", "#x", "x#", "日本語の文書", "Z", "0",
+    "d\xff", "q\x00",
+])
+RAW_SCORES = st.sampled_from(["1", "2.5", "-0", "+0.5", "1e3", "1E-3", "12345678901234567",
+                              "0.30000000000000004", "007.50", "1.", ".5", "nan", "1e", "--1",
+                              "3", "3.0", "30e-1"])
+
+
+@st.composite
+def raw_trec_files(draw, valid: bool):
+    """Qrels and run as bytes: ``valid`` files only hold what both readers accept (the
+    numpy path must then read them itself unless a rule above sends them away)."""
+    sep = draw(st.sampled_from([" ", "\t"]))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    ids = ODD_IDS.filter(lambda s: s.isascii() and s.isprintable() and "#" not in s
+                         and " " not in s) if valid else ODD_IDS
+    queries = draw(st.lists(ids, min_size=1, max_size=3, unique=True))
+    qrels_lines, run_lines = [], []
+    for q in queries:
+        for d in draw(st.lists(ids, max_size=6, unique=valid)):
+            gain = draw(st.sampled_from(["0", "1", "2", "4"] if valid else ["0", "1", "9", "x"]))
+            qrels_lines.append(sep.join([q, "0", d, gain]))
+        for r, d in enumerate(draw(st.lists(ids, min_size=1, max_size=8)), start=1):
+            score = draw(RAW_SCORES.filter(lambda s: s not in ("nan", "1e", "--1"))
+                         if valid else RAW_SCORES)
+            run_lines.append(sep.join([q, "Q0", d, str(r), score, "tag"]))
+    if draw(st.booleans()):  # duplicate lines
+        pick = draw(st.sampled_from(run_lines))
+        run_lines.insert(draw(st.integers(0, len(run_lines))), pick)
+    if not valid and qrels_lines and draw(st.booleans()):
+        qrels_lines.append(draw(st.sampled_from(qrels_lines)))
+    if not valid and draw(st.booleans()):  # tabs and spaces in one file
+        run_lines[0] = run_lines[0].replace(sep, " \t"[sep == " "], 1)
+    if draw(st.booleans()):
+        qrels_lines.insert(0, "")  # an empty line
+    if draw(st.booleans()):
+        run_lines = draw(st.permutations(run_lines))
+
+    def text(lines: list[str]) -> bytes:
+        body = end.join(lines) + (end if draw(st.booleans()) else "")  # final line end or not
+        return body.encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff")
+
+    return text(qrels_lines or ["q 0 d 1"]), text(run_lines)
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw_trec_files(valid=False), OPTIONS)
+def test_the_numpy_reader_equals_the_careful_reader_on_odd_bytes(files, opts):
+    agrees(files, opts, read_by_columnar=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw_trec_files(valid=True), OPTIONS)
+def test_valid_files_with_long_ids_and_odd_scores_are_read_by_the_numpy_path(files, opts):
+    agrees(files, opts, read_by_columnar=True)  # nothing in them needs the careful reader
+
+
+def test_hash_collisions_are_resolved_exactly(tmp_path):
+    """Every row hashing alike: the join probes on and compares words; distinct values
+    decline. The outcome is the careful reader's either way."""
+    qrels = write(tmp_path, "qrels.txt", "q1 0 abcdefghX 1\nq1 0 abcdefghY 2\nq2 0 a 1\n")
+    run = write(tmp_path, "run.txt", "q1 Q0 abcdefghY 1 3 t\nq1 Q0 abcdefghX 2 2 t\n"
+                                     "q1 Q0 zz 3 1 t\nq2 Q0 a 1 1 t\n")
+    protocol = EvalProtocol()
+    slow = careful(qrels, run, 3, complete=True, protocol=protocol)
+
+    def constant(words, seed=None):
+        return np.zeros(len(words), dtype=np.uint64)
+
+    with patch.object(trec_columnar, "hash_rows", constant):
+        taken = columnar_trec_input(qrels, run, 3, complete=True, protocol=protocol)
+        assert taken is not None
+        same(type(slow)(*taken), slow)
+    with patch("evalcore.io.trec_bytes.hash_rows", constant):
+        assert columnar_trec_input(qrels, run, 3, complete=True, protocol=protocol) is None
+
+
+def test_scores_are_what_float_gives(tmp_path):
+    from evalcore.io.trec_bytes import parse_scores, split_block
+
+    tokens = ["1", "-1.5", "+.5", "1.", "1e5", "0.30000000000000004", "123456789012345",
+              "1234567890123456", "9007199254740993", "-0", "00012.500", "3.14159265358979",
+              "2.2250738585072014e-308", "0.1", "179769313486231570000000"]
+    block = split_block("".join(f"q Q0 d 1 {t} x\n" for t in tokens).encode(), ord(" "), 6)
+    assert parse_scores(block, 4).tolist() == [float(t) for t in tokens]

@@ -1,12 +1,12 @@
 """TREC qrels and run files read column by column, straight into a packed batch (issue 16).
 
-:func:`columnar_trec_input` reads both files with pyarrow's CSV reader (C++,
-no Python object per input line) and returns what the careful reader
-(:mod:`evalcore.io.trec`) followed by the join and
-:meth:`~evalcore.compute.batch.ObservationBatch.from_columns` gives -- the same
-batch and the same diagnostics -- or ``None`` when the input holds anything
-only the careful reader may judge. The caller then runs the careful reader,
-which gives the same result or names every bad line (``file:line``).
+:func:`columnar_trec_input` reads both files as bytes with numpy
+(:mod:`evalcore.io.trec_bytes`: no Python object per input line, no pyarrow)
+and returns what the careful reader (:mod:`evalcore.io.trec`) followed by the
+join and :meth:`~evalcore.compute.batch.ObservationBatch.from_columns` gives --
+the same batch and the same diagnostics -- or ``None`` when the input holds
+anything only the careful reader may judge. The caller then runs the careful
+reader, which gives the same result or names every bad line (``file:line``).
 ``tests/test_trec_columnar.py`` checks both paths against each other on random
 valid and invalid files.
 
@@ -21,11 +21,13 @@ Checked in bulk; anything else declines (returns ``None``):
   tag, accepted by the trec_eval switch, declines), and none starts with ``#``
   (comment lines decline);
 * gains: every distinct token through :func:`evalcore.io.trec.gain_table`, the
-  one rule (and the gain map); scores: pyarrow's number parser takes a subset of
-  what ``float()`` takes (no ``_``, no non-ASCII digits) plus ``inf``/``nan``,
-  which a finiteness check refuses;
+  one rule (and the gain map); scores: plain ASCII numbers (digits, sign, point,
+  exponent), parsed to what ``float()`` gives, finite;
 * no repeated ``(query, doc)`` in the qrels (the careful reader writes the
   notes naming both lines).
+
+Doc IDs are compared as zero-padded 64-bit words (exactly), joined through a
+64-bit hash whose equal values are checked word by word (a collision declines).
 
 Ranking: every query's lines are ordered as trec_eval orders them, score
 descending then doc ID descending (byte order, ``strcmp``'s); tied pairs are
@@ -36,12 +38,12 @@ Inputs under :data:`MIN_BYTES` go to the careful reader (faster there).
 
 Memory: both files are read :data:`BLOCK_BYTES` of whole lines at a time, each
 block checked and parsed on its own. The qrels keep query codes, gains and doc
-IDs (the join needs them); each run block is reduced to its queries' packed
-positions and tied pairs, and the lines of its last query
-wait for the next block, so a run file whose queries are each on consecutive
-lines (as every TREC tool writes them) is read in memory bounded by the block
-and the packed positions. When a query comes back after another one, the run
-is read again as a whole (memory then grows with the file).
+ID words (the join needs them); each run block is reduced to its queries'
+packed positions and tied pairs, and the lines of its last query wait for the
+next block, so a run file whose queries are each on consecutive lines (as every
+TREC tool writes them) is read in memory bounded by the block and the packed
+positions. When a query comes back after another one, the run is read again as
+a whole (memory then grows with the file).
 """
 
 from __future__ import annotations
@@ -52,7 +54,6 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import Any
 
 import numpy as np
 
@@ -69,21 +70,28 @@ from evalcore.io.trec import (
     has_other_whitespace,
     run_notes,
 )
+from evalcore.io.trec_bytes import (
+    Block,
+    Decline,
+    RowIndex,
+    as_strings,
+    concat_words,
+    distinct,
+    hash_rows,
+    pad_words,
+    parse_scores,
+    split_block,
+)
 from evalcore.io.trec_eval_scope import scope_of_ids
 
-#: Smaller inputs (both files together) are read by the careful reader: it reads them
-#: faster than pyarrow is imported (~0.2 s and ~45 MB).
-MIN_BYTES = 1 << 20
-#: The run is parsed and reduced in blocks of about this many bytes.
+#: Smaller inputs (both files together) are read by the careful reader (faster there).
+MIN_BYTES = 1 << 16
+#: Files are parsed and reduced in blocks of about this many bytes.
 BLOCK_BYTES = 1 << 22
-#: pyarrow parses blocks on its own thread pool (the wall time of two cores).
-THREADS = True
 #: Bytes ``str.strip`` takes for blanks that are no TREC separator (and NUL).
 _BAD_BYTES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
-
-class _Decline(Exception):
-    """The input needs the careful reader (see the module docstring)."""
+_Decline = Decline
 
 
 def columnar_trec_input(
@@ -104,88 +112,70 @@ def columnar_trec_input(
     try:
         if os.stat(qrels).st_size + os.stat(run).st_size < MIN_BYTES:
             return None
-        import pyarrow  # noqa: F401  (the columnar path needs it; without it, the careful one)
-    except (OSError, ImportError):
+    except OSError:
         return None
     try:
         labels = _read_qrels(qrels, gain_map or {})
         ranked = _read_run(run, max(k, min_depth))
+        return _assemble(labels, ranked, k, complete=complete, protocol=protocol,
+                         all_queries=all_queries, min_depth=min_depth)
     except _Decline:
         return None
-    return _assemble(labels, ranked, k, complete=complete, protocol=protocol,
-                     all_queries=all_queries, min_depth=min_depth)
 
 
 # --- raw bytes -------------------------------------------------------------------------------
 
 
-def _blocks(path: str | PathLike[str], names: tuple[str, ...], types: dict[str, Any],
-            block: int | None) -> Iterator[Any]:
-    """The record batches of a plain file, read ``block`` bytes of whole lines at a time
-    (None: the whole file), each checked (:func:`_check_bytes`); or decline.
-
-    Only the columns named in ``types`` are converted (the ignored ones -- iteration,
-    Q0, rank -- are split and counted, never stored)."""
-    import pyarrow as pa
-    import pyarrow.csv as pv
-
+def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterator[Block]:
+    """The blocks of a plain file, read ``block`` bytes of whole lines at a time (None: the
+    whole file), each checked (:func:`_check_bytes`) and split into ``width`` fields; or
+    decline."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise _Decline("not a regular file")
         handle = open(path, "rb")  # noqa: SIM115  (closed below)
     except OSError:
         raise _Decline("unreadable") from None
-    sep: str | None = None
+    sep: bytes | None = None
     rest = b""
+    first = True
     with handle:
         while True:
             data = handle.read(block or -1)
             chunk = rest + data if rest else data
             if not chunk:
                 return
-            cut = chunk.rfind(b"\n") + 1 if data else len(chunk)
+            cut = chunk.rfind(b"\n") + 1 if data and block else len(chunk)
             if cut == 0:  # a line longer than a block: read on
                 rest = chunk
                 continue
             chunk, rest = chunk[:cut], chunk[cut:]
-            if chunk.startswith(codecs.BOM_UTF8):  # pyarrow drops it from any block it reads
-                if sep is not None:
+            if chunk.startswith(codecs.BOM_UTF8):  # the careful reader drops it at the start
+                if not first:
                     raise _Decline("byte-order mark at a line's start inside the file")
                 chunk = chunk[len(codecs.BOM_UTF8):]
+            first = False
             sep = _check_bytes(chunk, sep)
-            table = pv.read_csv(pa.py_buffer(chunk), **_csv_options(names, types, sep),
-                                memory_pool=_pool())
-            del chunk
-            for batch in table.to_batches():
-                if batch.num_rows:
-                    yield batch
+            if b"\r" in chunk:
+                chunk = chunk.replace(b"\r\n", b"\n")
+            if chunk.lstrip(b"\n"):  # (a block of empty lines only is skipped)
+                yield split_block(chunk, (sep or b" ")[0], width)
 
 
-def _pool() -> Any:
-    """jemalloc where pyarrow has it: it gives the parser's blocks back sooner than the
-    default pool (main workload: 210 MB peak instead of 278)."""
-    import pyarrow as pa
-
-    try:
-        return pa.jemalloc_memory_pool()
-    except NotImplementedError:
-        return pa.default_memory_pool()
-
-
-def _check_bytes(chunk: bytes, sep: str | None) -> str:
-    """The separator of a block of whole lines (``sep``: the file's so far), or decline."""
+def _check_bytes(chunk: bytes, sep: bytes | None) -> bytes | None:
+    """The separator of a block of whole lines (``sep``: the file's so far; None: none seen
+    yet), or decline.
+    (Empty fields are found when the block is split, :func:`~evalcore.io.trec_bytes.split_block`.)"""
     if any(b in chunk for b in _BAD_BYTES):
         raise _Decline("blank-like control byte")
     spaces, tabs = b" " in chunk, b"\t" in chunk
     if spaces and tabs:
         raise _Decline("spaces and tabs")
-    found = "\t" if tabs else " " if spaces else sep
+    found = b"\t" if tabs else b" " if spaces else sep
     if sep is not None and found != sep:
         raise _Decline("spaces and tabs")
     if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"):
         raise _Decline("lone CR")
-    if _empty_field(chunk, found or " "):
-        raise _Decline("empty field")
     if not chunk.isascii():
         try:
             text = chunk.decode("utf-8")
@@ -193,49 +183,17 @@ def _check_bytes(chunk: bytes, sep: str | None) -> str:
             raise _Decline("not UTF-8") from None
         if has_other_whitespace(text):
             raise _Decline("Unicode blank")
-    return found or " "
+    return found
 
 
-def _empty_field(chunk: bytes, sep: str) -> bool:
-    """Whether two separators follow each other, or one starts or ends a line (an empty
-    field). On numpy masks: ``bytes`` finds a two-byte pattern slowly when its first
-    byte is as frequent as a separator (~6x slower on the main workload)."""
-    a = np.frombuffer(chunk, dtype=np.uint8)
-    is_sep = a == ord(sep)
-    if not a.size:
-        return False
-    if is_sep[0] or is_sep[-1]:
-        return True
-    line_end = (a == 0x0A) | (a == 0x0D)
-    after = is_sep[1:]
-    return bool((after & (is_sep[:-1] | line_end[:-1])).any() or (is_sep[:-1] & line_end[1:]).any())
-
-
-def _csv_options(names: tuple[str, ...], types: dict[str, Any], sep: str) -> dict[str, Any]:
-    import pyarrow.csv as pv
-
-    return {
-        "read_options": pv.ReadOptions(column_names=list(names), use_threads=THREADS),
-        "parse_options": pv.ParseOptions(delimiter=sep, quote_char=False, escape_char=False,
-                                         newlines_in_values=False, ignore_empty_lines=True),
-        "convert_options": pv.ConvertOptions(column_types=types, include_columns=list(types),
-                                             null_values=[], strings_can_be_null=False,
-                                             check_utf8=False),
-    }
-
-
-def _codes(column: Any) -> tuple[np.ndarray, list[str]]:
-    """Dictionary codes (int64, first-appearance order) and the distinct values."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    encoded = pc.dictionary_encode(column)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks() if encoded.num_chunks != 1 else encoded.chunk(0)
-    values = encoded.dictionary.to_pylist()
+def _query_codes(words: np.ndarray, code_of: dict[str, int]) -> np.ndarray:
+    """Codes of a block's query IDs in ``code_of`` (new IDs get the next codes)."""
+    local, values = distinct(words)
     if any(v.startswith("#") for v in values):
         raise _Decline("comment line")
-    return _numpy(encoded.indices).astype(np.int64), values
+    to_global = np.fromiter((code_of.setdefault(v, len(code_of)) for v in values),
+                            dtype=np.int64, count=len(values))
+    return to_global[local]
 
 
 # --- qrels -----------------------------------------------------------------------------------
@@ -246,50 +204,36 @@ class _Labels:
     name: str
     query_ids: list[str]  # distinct, first-appearance order
     query: np.ndarray  # int32 per row: index into query_ids
-    docs: list[Any]  # pyarrow string arrays, one per block, the rows in file order
+    docs: list[np.ndarray]  # doc ID words, one array per block, the rows in file order
     gains: np.ndarray  # int8 per row
     notes: list[str] = field(default_factory=list)
 
 
 def _read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int]) -> _Labels:
-    import pyarrow as pa
-
-    q, _, d, g = QRELS_FIELDS
-    types = {q: pa.string(), d: pa.string(), g: pa.string()}
+    q, _, d, g = range(len(QRELS_FIELDS))
     code_of: dict[str, int] = {}
     rules: dict[str, int | str] = {}
     mapped: dict[int, int] = {}  # raw gain -> rows, in order of appearance
     queries, docs, gains = [], [], []
-    try:
-        for batch in _blocks(path, QRELS_FIELDS, types, BLOCK_BYTES):
-            queries.append(_global_codes(batch.column(q), code_of).astype(np.int32))
-            local, tokens = _codes(batch.column(g))
-            rules.update(gain_table(set(tokens).difference(rules), gain_map))
-            if any(isinstance(rules[t], str) for t in tokens):
-                raise _Decline("gain")
-            gains.append(np.asarray([rules[t] for t in tokens], dtype=np.int8)[local])
-            docs.append(batch.column(d))
-            if gain_map:
-                counts = np.bincount(local, minlength=len(tokens)).tolist()
-                for token, n in zip(tokens, counts, strict=True):
-                    if (raw := int(token)) in gain_map:
-                        mapped[raw] = mapped.get(raw, 0) + n
-    except (pa.ArrowException, OSError):
-        raise _Decline("not 4 plain fields per line") from None
+    for block in _blocks(path, len(QRELS_FIELDS), BLOCK_BYTES):
+        queries.append(_query_codes(block.words(q), code_of).astype(np.int32))
+        local, tokens = distinct(block.words(g))
+        rules.update(gain_table(set(tokens).difference(rules), gain_map))
+        if any(isinstance(rules[t], str) for t in tokens):
+            raise _Decline("gain")
+        gains.append(np.asarray([rules[t] for t in tokens], dtype=np.int8)[local])
+        docs.append(block.words(d))
+        if gain_map:
+            counts = np.bincount(local, minlength=len(tokens)).tolist()
+            for token, n in zip(tokens, counts, strict=True):
+                if (raw := int(token)) in gain_map:
+                    mapped[raw] = mapped.get(raw, 0) + n
     if not queries:
         raise _Decline("no judgments")
     name = str(path)
     notes = [gain_map_note(name, gain_map, mapped)] if mapped else []
     return _Labels(name, list(code_of), np.concatenate(queries), docs, np.concatenate(gains),
                    notes)
-
-
-def _global_codes(column: Any, code_of: dict[str, int]) -> np.ndarray:
-    """Codes of ``column``'s values in ``code_of`` (new values get the next codes)."""
-    local, values = _codes(column)
-    to_global = np.fromiter((code_of.setdefault(v, len(code_of)) for v in values),
-                            dtype=np.int64, count=len(values))
-    return to_global[local]
 
 
 # --- run -------------------------------------------------------------------------------------
@@ -309,52 +253,48 @@ class _Ranked:
     code_of: dict[str, int] = field(default_factory=dict)
     window_query: list[np.ndarray] = field(default_factory=list)  # codes, one per window
     window_size: list[np.ndarray] = field(default_factory=list)
-    window_docs: list[Any] = field(default_factory=list)  # pyarrow string arrays
+    window_docs: list[np.ndarray] = field(default_factory=list)  # doc ID words
     tied_pairs: int = 0
     tags: dict[str, None] = field(default_factory=dict)
     done: set[int] = field(default_factory=set)
 
 
 def _read_run(path: str | PathLike[str], depth: int) -> _Ranked:
-    import pyarrow as pa
-
     try:
-        try:
-            return _reduce_run(path, depth, BLOCK_BYTES)
-        except _Interleaved:
-            return _reduce_run(path, depth, None)
-    except (pa.ArrowException, OSError):
-        raise _Decline("not 6 plain fields per line") from None
+        return _reduce_run(path, depth, BLOCK_BYTES)
+    except _Interleaved:
+        return _reduce_run(path, depth, None)
 
 
-def _reduce_run(path: str | PathLike[str], depth: int, block: int | None) -> _Ranked:
-    """Read the run in blocks (``block`` bytes; None: the whole file at once)."""
-    import pyarrow as pa
-
-    q, _, d, _, s, tag = RUN_FIELDS
-    types = {q: pa.string(), d: pa.string(), s: pa.float64(), tag: pa.string()}
+def _reduce_run(path: str | PathLike[str], depth: int, block_bytes: int | None) -> _Ranked:
+    """Read the run in blocks (``block_bytes``; None: the whole file at once)."""
+    q, _, d, _, s, tag = range(len(RUN_FIELDS))
     out = _Ranked(str(path))
-    carry: tuple[np.ndarray, np.ndarray, Any] | None = None
-    for batch in _blocks(path, RUN_FIELDS, types, block):
-        codes = _global_codes(batch.column(q), out.code_of)
-        scores = _numpy(batch.column(s))
-        if not np.isfinite(scores).all():
-            raise _Decline("score not finite")
-        docs = batch.column(d)
-        _add_tags(out.tags, batch.column(tag))
+    carry: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    for block in _blocks(path, len(RUN_FIELDS), block_bytes):
+        codes = _query_codes(block.words(q), out.code_of)
+        scores = parse_scores(block, s)
+        docs = block.words(d)
+        for t in distinct(block.words(tag))[1]:  # in order of first appearance
+            out.tags.setdefault(t, None)
+        del block
         if carry is not None:
             codes = np.concatenate((carry[0], codes))
             scores = np.concatenate((carry[1], scores))
-            docs = pa.concat_arrays([carry[2], docs])
+            docs = concat_words([carry[2], docs])
         # The last query may go on in the next block: keep its lines for then.
-        last = codes == codes[-1]
-        if last.all():
+        tail = len(codes) - int(np.argmax(codes[::-1] != codes[-1]))  # its last stretch
+        if tail == len(codes) and codes[0] == codes[-1]:
             carry = (codes, scores, docs)
             continue
+        if (codes[:tail] != codes[-1]).all():  # the usual file: views, no copies
+            carry = (codes[tail:], scores[tail:], docs[tail:])
+            _reduce_block(out, codes[:tail], scores[:tail], docs[:tail], depth)
+            continue
+        last = codes == codes[-1]
         rest = ~last
-        carry = (codes[last], scores[last], docs.take(_arrow(np.flatnonzero(last))))
-        _reduce_block(out, codes[rest], scores[rest], docs.take(_arrow(np.flatnonzero(rest))),
-                      depth)
+        carry = (codes[last], scores[last], docs[last])
+        _reduce_block(out, codes[rest], scores[rest], docs[rest], depth)
     if carry is None:
         raise _Decline("no results")
     _reduce_block(out, *carry, depth)
@@ -362,19 +302,9 @@ def _reduce_run(path: str | PathLike[str], depth: int, block: int | None) -> _Ra
     return out
 
 
-def _add_tags(tags: dict[str, None], column: Any) -> None:
-    import pyarrow.compute as pc
-
-    for t in pc.unique(column).to_pylist():  # in order of first appearance
-        tags.setdefault(t, None)
-
-
-def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: Any,
+def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.ndarray,
                   depth: int) -> None:
     """Order a block's lines per query as trec_eval does; keep positions 1..depth."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     n = len(codes)
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
     firsts = codes[starts].tolist()
@@ -400,37 +330,17 @@ def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: Any
             if order is None:
                 order = np.arange(n, dtype=np.int64)
             lines = order[rows]
-            ties = pa.table([_arrow(np.repeat(np.arange(a.size), b - a)),
-                             docs.take(_arrow(lines))], names=["run", "doc"])
-            within = pc.sort_indices(ties, [("run", "ascending"), ("doc", "descending")])
-            order[rows] = lines[_numpy(within)]
+            # Big-endian words compare as the bytes do; inverted, they sort descending.
+            tied = ~docs[lines].byteswap()
+            keys = [tied[:, i] for i in range(tied.shape[1] - 1, -1, -1)]
+            within = np.lexsort((*keys, np.repeat(np.arange(a.size), b - a)))
+            order[rows] = lines[within]
     picked = _ranges(starts, size)
     lines = picked if order is None else order[picked]
     out.window_query.append(codes[starts])
     out.window_size.append(size)
-    out.window_docs.append(docs.take(_arrow(lines)))
+    out.window_docs.append(docs[lines])
     out.done.update(firsts)
-
-
-def _numpy(array: Any) -> np.ndarray:
-    """A pyarrow array of numbers without nulls, as a read-only numpy view.
-
-    (pyarrow's own ``to_numpy`` and ``pa.array(ndarray)`` import pandas, which
-    costs more than reading the files.)
-    """
-    if hasattr(array, "combine_chunks"):
-        array = array.combine_chunks()
-    dtype = np.dtype(array.type.to_pandas_dtype())
-    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array),
-                         offset=array.offset * dtype.itemsize)
-
-
-def _arrow(values: np.ndarray) -> Any:
-    """An int64 numpy array as a pyarrow array, sharing its memory."""
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -453,11 +363,10 @@ def _assemble(
     all_queries: bool,
     min_depth: int,
 ) -> tuple[ObservationBatch, Diagnostics] | None:
-    import pyarrow as pa
-
     window_query = np.concatenate(ranked.window_query)
     window_size = np.concatenate(ranked.window_size)
-    window_docs = pa.concat_arrays(ranked.window_docs)
+    window_docs = concat_words(ranked.window_docs)
+    ranked.window_docs.clear()
     window_start = np.cumsum(window_size) - window_size
     pos_gain = _window_gains(labels, ranked, window_query, window_size, window_docs)
     if pos_gain is None:
@@ -484,7 +393,7 @@ def _assemble(
     np.cumsum(n_pos, out=pos_offsets[1:])
     by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
     flat = _ranges(window_start[by_out], window_size[by_out])
-    units = window_docs.take(_arrow(flat)).to_pylist()
+    units = as_strings(window_docs[flat])
     bounds = pos_offsets.tolist()
     top_units = [units[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
@@ -515,50 +424,39 @@ def _assemble(
 
 
 def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
-                  window_size: np.ndarray, window_docs: Any) -> np.ndarray | None:
+                  window_size: np.ndarray, window_docs: np.ndarray) -> np.ndarray | None:
     """The label code of every packed position; None when the qrels repeat a (query, doc).
 
-    One stable sort of the qrels rows and the packed positions together by
-    (query, doc): equal neighbours are a repeated judgment (qrels with qrels)
-    or a label (qrels then packed position).
+    The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
+    equal one is a repeated judgment); each packed position looks its label up.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     judged_code = {qid: i for i, qid in enumerate(labels.query_ids)}
     extra = len(judged_code)
     run_code = np.fromiter(
         (judged_code.get(r, extra + i) for i, r in enumerate(ranked.query_ids)),
         dtype=np.int64, count=len(ranked.query_ids),
     )
-    n_labels = len(labels.query)
-    query = np.concatenate((labels.query, np.repeat(run_code[window_query], window_size)))
-    docs = pa.concat_arrays([*labels.docs, window_docs])
+    n_words = max(window_docs.shape[1], *(d.shape[1] for d in labels.docs))
+    docs = concat_words(labels.docs) if len(labels.docs) > 1 else labels.docs[0]
+    docs = pad_words(docs, n_words)
     labels.docs.clear()  # one copy of the doc IDs is enough
-    order = _numpy(pc.sort_indices(pa.table([_arrow(query), docs], names=["q", "d"]),
-                                   [("q", "ascending"), ("d", "ascending")])).view(np.int64)
-    total = len(order)
-    same = np.zeros(total, dtype=bool)
-    q_sorted = query[order]
-    same[1:] = q_sorted[1:] == q_sorted[:-1]
-    del query, q_sorted
-    if total > 1:
-        d_sorted = docs.take(_arrow(order))
-        del docs
-        same[1:] &= _numpy(pc.cast(pc.equal(d_sorted.slice(1), d_sorted.slice(0, total - 1)),
-                                    pa.int8())).view(bool)
-        del d_sorted
-    is_label = order < n_labels
-    if np.any(same[1:] & is_label[1:] & is_label[:-1]):
+    query = labels.query
+
+    def same_label(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (query[a] == query[b]) & (docs[a] == docs[b]).all(axis=1)
+
+    index = RowIndex(hash_rows(docs, seed=query), same_label)
+    if np.any(index.first != np.arange(len(docs))):
         return None  # a repeated judgment: the careful reader names its lines
-    # The first row of every run of equal (query, doc): a label when it is a qrels row.
-    first = np.arange(total, dtype=np.int64)
-    first[same] = 0
-    np.maximum.accumulate(first, out=first)
-    window = ~is_label
-    head = order[first[window]]
-    del first
-    pos_gain = np.full(total - n_labels, UNLABELED, dtype=np.int8)
-    labeled = head < n_labels
-    pos_gain[order[window][labeled] - n_labels] = labels.gains[head[labeled]]
+    del index.first
+    position_query = np.repeat(run_code[window_query], window_size)
+    position_docs = pad_words(window_docs, n_words)
+
+    def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (position_query[a] == query[b]) & (position_docs[a] == docs[b]).all(axis=1)
+
+    label = index.find(hash_rows(position_docs, seed=position_query), same_position)
+    pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
+    found = label >= 0
+    pos_gain[found] = labels.gains[label[found]]
     return pos_gain

@@ -1,0 +1,315 @@
+"""Fields of TREC lines found and decoded in a block of bytes with numpy (issue 16).
+
+No Python object is made per line: a block of whole lines becomes the byte
+positions of its fields, each field's bytes packed into little-endian 64-bit
+words (zero-padded; a field never holds a NUL, the reader declines those), the
+distinct values of a field with few distinct values (queries, gains, tags) as
+``str``, and scores as float64 equal to Python's ``float()``.
+
+Anything these functions cannot read exactly as the careful reader
+(:mod:`evalcore.io.trec`) would raises :class:`Decline`; the caller then leaves
+the files to the careful reader, which names every bad line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+NEWLINE = 0x0A
+#: ``MASKS[n]`` keeps the first ``n`` bytes of a little-endian word.
+MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+#: Scores of at most this many digits, without exponent, are parsed in bulk: the integer
+#: of their digits is exact in a float64 and so is the power of ten it is divided by, so
+#: the quotient is the correctly rounded value ``float()`` gives (Clinger's fast path).
+FAST_DIGITS = 15
+_POW10_INT = 10 ** np.arange(FAST_DIGITS + 1, dtype=np.int64)
+_POW10 = _POW10_INT.astype(np.float64)
+#: Bytes a score the careful reader accepts may hold (``float()`` also takes ``_``, letters
+#: of inf/nan and non-ASCII digits, which the careful reader refuses or declines here).
+_SCORE_BYTES = frozenset(b"0123456789+-.eE")
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_K = np.uint64(0x9E3779B97F4A7C15)
+
+
+class Decline(Exception):
+    """The input needs the careful reader."""
+
+
+@dataclass
+class Block:
+    """A block of whole lines, each with exactly ``width`` fields.
+
+    ``starts[j]``/``ends[j]``: the byte range of field ``j`` on every line.
+    """
+
+    data: np.ndarray  # uint8, the block followed by 8 zero bytes
+    starts: list[np.ndarray]
+    ends: list[np.ndarray]
+
+    @property
+    def lines(self) -> int:
+        return len(self.ends[0])
+
+    def words(self, j: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """Field ``j``'s bytes as ``(lines, n)`` little-endian uint64 words, zero-padded."""
+        starts, ends = self.starts[j], self.ends[j]
+        if rows is not None:
+            starts, ends = starts[rows], ends[rows]
+        return field_words(self.data, starts, ends)
+
+
+def split_block(chunk: bytes, sep: int, width: int) -> Block:
+    """The fields of a block of whole lines, LF-ended (CRLF already made LF), separated by
+    single ``sep`` bytes; or decline when a line does not hold exactly ``width`` fields
+    or a field is empty (two separators, one at a line's start or end). Empty lines are
+    skipped."""
+    if not chunk.endswith(b"\n"):
+        chunk += b"\n"
+    data = np.empty(len(chunk) + 8, dtype=np.uint8)
+    data[-8:] = 0
+    a = data[: len(chunk)]
+    a[:] = np.frombuffer(chunk, dtype=np.uint8)
+    is_end = a == NEWLINE
+    bounds = np.flatnonzero(is_end | (a == sep))
+    # Bounds side by side: an empty field unless both are line ends (an empty line).
+    touching = np.flatnonzero(bounds[1:] == bounds[:-1] + 1)
+    if a[0] == sep or (touching.size and not (
+            is_end[bounds[touching]] & is_end[bounds[touching + 1]]).all()):
+        raise Decline("empty field")
+    if touching.size or a[0] == NEWLINE:  # empty lines: drop their line ends
+        empty = np.zeros(len(bounds), dtype=bool)
+        empty[touching + 1] = True
+        empty[0] = a[0] == NEWLINE
+        bounds = bounds[~empty]
+    lines = len(bounds) // width
+    line_ends = bounds[width - 1 :: width]
+    if not lines or len(bounds) != lines * width or not is_end[line_ends].all():
+        raise Decline(f"not {width} fields per line")
+    del is_end
+    # A line starts after the previous line's end and any empty lines after it.
+    starts = [np.concatenate(([0], line_ends[:-1] + 1))]
+    if a[0] == NEWLINE or touching.size:
+        starts[0] = bounds[0::width] - _first_field_lengths(a, bounds[0::width], sep)
+    starts += [bounds[j - 1 :: width] + 1 for j in range(1, width)]
+    ends = [bounds[j::width] for j in range(width)]
+    return Block(data, starts, ends)
+
+
+def _first_field_lengths(a: np.ndarray, ends: np.ndarray, sep: int) -> np.ndarray:
+    """How far back from each end the first field starts (after a line end), for blocks
+    with empty lines (rare: one pass over the line ends)."""
+    is_end = np.flatnonzero(a == NEWLINE)
+    before = np.searchsorted(is_end, ends) - 1
+    start = np.where(before >= 0, is_end[np.maximum(before, 0)] + 1, 0)
+    return ends - start
+
+
+def field_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The bytes ``data[starts[i]:ends[i]]`` of every i as rows of uint64 words."""
+    length = ends - starts
+    n_words = max((int(length.max(initial=0)) + 7) // 8, 1)
+    # Every byte offset of ``data`` read as a (possibly unaligned) little-endian word.
+    at = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    out = np.empty((len(starts), n_words), dtype="<u8")  # in memory: the bytes in order
+    last = len(at) - 1
+    out[:, 0] = at[starts] & MASKS[np.minimum(length, 8)]  # (a field is never empty)
+    for i in range(1, n_words):
+        kept = np.clip(length - 8 * i, 0, 8)
+        out[:, i] = at[np.minimum(starts + 8 * i, last)] & MASKS[kept]
+    return out
+
+
+def pad_words(words: np.ndarray, n_words: int) -> np.ndarray:
+    if words.shape[1] == n_words:
+        return words
+    out = np.zeros((len(words), n_words), dtype=words.dtype)
+    out[:, : words.shape[1]] = words
+    return out
+
+
+def concat_words(parts: list[np.ndarray]) -> np.ndarray:
+    """Word rows of several blocks (each padded to the widest)."""
+    n_words = max((p.shape[1] for p in parts), default=1)
+    return np.concatenate([pad_words(p, n_words) for p in parts]) if parts else np.zeros(
+        (0, 1), dtype="<u8")
+
+
+def hash_rows(words: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit hash of every row (and of ``seed``, e.g. a query code): equal rows hash
+    equal; unequal rows rarely do (callers check equal hashes exactly)."""
+    h = np.zeros(len(words), dtype=np.uint64) if seed is None else seed.astype(np.uint64) * _K
+    for i in range(words.shape[1]):
+        h ^= words[:, i]
+        h = _mix(h)
+    return h
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (wrapping uint64 arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def as_strings(words: np.ndarray) -> list[str]:
+    """Word rows back to their text (UTF-8, validated before)."""
+    if not len(words):
+        return []
+    raw = np.ascontiguousarray(words).view(f"S{8 * words.shape[1]}").ravel().tolist()
+    return [b.decode("utf-8") for b in raw]
+
+
+def distinct(words: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Codes of a field's rows (int64, numbered in order of first appearance) and its
+    distinct values. Made for fields whose equal values mostly sit on consecutive lines
+    (queries, gains, tags): only the first row of each stretch is hashed."""
+    n = len(words)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), []
+    if words.shape[1] == 1:
+        change = words[1:, 0] != words[:-1, 0]
+    else:
+        change = np.any(words[1:] != words[:-1], axis=1)
+    starts = np.flatnonzero(np.concatenate(([True], change)))
+    if words.shape[1] == 1 and len(starts) > FEW:
+        found = _few_values(words[:, 0])
+        if found is not None:
+            return found
+    heads = words[starts]
+    uniq, first, inverse = np.unique(hash_rows(heads), return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if not (heads == heads[first[inverse]]).all():
+        raise Decline("hash collision")
+    rank = np.argsort(first, kind="stable")
+    code = np.empty(len(uniq), dtype=np.int64)
+    code[rank] = np.arange(len(uniq), dtype=np.int64)
+    values = as_strings(heads[first[rank]])
+    return np.repeat(code[inverse], np.diff(np.append(starts, n))), values
+
+
+#: Up to this many distinct one-word values (gains, tags) are found by one comparison each.
+FEW = 16
+
+
+def _few_values(column: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+    """Codes and values of a one-word field with at most :data:`FEW` distinct values
+    (first-appearance order), or None when it has more."""
+    codes = np.full(len(column), -1, dtype=np.int64)
+    values = []
+    first = 0
+    while first < len(column):
+        if len(values) == FEW:
+            return None
+        codes[column == column[first]] = len(values)
+        values.append(column[first : first + 1])
+        left = codes[first:] < 0
+        first += int(np.argmax(left)) if left.any() else len(left)
+    return codes, as_strings(np.stack(values))
+
+
+def parse_scores(block: Block, j: int) -> np.ndarray:
+    """Field ``j`` as float64, equal to ``float()`` of each; decline anything the careful
+    reader refuses (not finite, not a plain ASCII number).
+
+    Byte column by byte column (a field's i-th bytes), Horner's rule on the digits."""
+    starts, ends = block.starts[j], block.ends[j]
+    n = len(starts)
+    width = int((ends - starts).max(initial=0))
+    words = field_words(block.data, starts, ends)
+    columns = np.ascontiguousarray(words.view(np.uint8).reshape(n, -1)[:, :width].T)
+    mantissa = np.zeros(n, dtype=np.int64)
+    n_digits = np.zeros(n, dtype=np.int64)
+    fraction = np.zeros(n, dtype=np.int64)
+    dots = np.zeros(n, dtype=np.int64)
+    first = columns[0]
+    bad = np.zeros(n, dtype=bool)
+    for i, c in enumerate(columns):
+        digit = c - np.uint8(48)
+        is_digit = digit < 10
+        is_dot = c == 0x2E
+        plain = is_digit | is_dot | (c == 0)  # zero: the padding after the field
+        if i == 0:
+            plain |= (c == 0x2D) | (c == 0x2B)  # a sign may open the field
+        bad |= ~plain
+        np.add(mantissa * 10, digit, out=mantissa, where=is_digit)
+        n_digits += is_digit
+        fraction += is_digit & (dots > 0)
+        dots += is_dot
+    fast = ~bad & (dots <= 1) & (n_digits >= 1) & (n_digits <= FAST_DIGITS)
+    scores = mantissa / _POW10[np.minimum(fraction, FAST_DIGITS)]
+    np.negative(scores, out=scores, where=first == 0x2D)
+    slow = np.flatnonzero(~fast)
+    if slow.size:
+        raw = block.data.tobytes()
+        for i in slow.tolist():
+            token = raw[starts[i] : ends[i]]
+            if not _SCORE_BYTES.issuperset(token):
+                raise Decline("score")
+            try:
+                scores[i] = float(token)
+            except ValueError:
+                raise Decline("score") from None
+        if not np.isfinite(scores[slow]).all():
+            raise Decline("score not finite")
+    return scores
+
+
+class RowIndex:
+    """A hash table of rows, built and probed in bulk (open addressing, linear probing:
+    every round moves all rows still looking one slot on). Rows are known by number;
+    ``same(new, old)`` says exactly which pairs of rows with equal hashes are equal."""
+
+    def __init__(self, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+        bits = max(4, (2 * len(hashes)).bit_length())
+        self._shift = np.uint64(64 - bits)
+        self._mask = (1 << bits) - 1
+        rows = np.int32 if len(hashes) < 2**31 and bits < 31 else np.int64
+        self._table = np.full(1 << bits, -1, dtype=rows)
+        self._hashes = hashes
+        #: For every row, the first row equal to it (itself when none came before).
+        self.first = np.arange(len(hashes), dtype=rows)
+        pending = self.first.copy()
+        slot = (hashes >> self._shift).astype(rows)
+        while pending.size:
+            at = slot[pending]
+            held = self._table[at]
+            free = held < 0
+            claim, claim_at = pending[free], at[free]
+            self._table[claim_at] = claim
+            lost = claim[self._table[claim_at] != claim]  # another row took the slot: look again
+            taken, held = pending[~free], held[~free]
+            found = self._equal(taken, held, hashes, same)
+            self.first[taken[found]] = held[found]
+            moving = taken[~found]
+            slot[moving] = (slot[moving] + 1) & self._mask
+            pending = np.concatenate((lost, moving))
+
+    def find(self, hashes: np.ndarray,
+             same: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        """For every new row (its hash in ``hashes``), the indexed row equal to it, or -1."""
+        out = np.full(len(hashes), -1, dtype=np.int64)
+        pending = np.arange(len(hashes), dtype=np.int64)
+        slot = (hashes >> self._shift).astype(self._table.dtype)
+        while pending.size:
+            held = self._table[slot[pending]]
+            hit = held >= 0
+            pending, held = pending[hit], held[hit]
+            found = self._equal(pending, held, hashes, same)
+            out[pending[found]] = held[found]
+            pending = pending[~found]
+            slot[pending] = (slot[pending] + 1) & self._mask
+        return out
+
+    def _equal(self, new: np.ndarray, old: np.ndarray, hashes: np.ndarray,
+               same: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        equal = hashes[new] == self._hashes[old]
+        if equal.any():
+            candidates = np.flatnonzero(equal)
+            equal[candidates] = same(new[candidates], old[candidates])
+        return equal
