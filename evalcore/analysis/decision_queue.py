@@ -60,6 +60,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.analysis.decision import ZERO, PairEvaluation, _threshold, cut_rows, open_rows
 from evalcore.analysis.pair_bounds import PAIR_FAMILIES, net_weight, pair_interval
 from evalcore.analysis.pair_units import PairUnits
+from evalcore.compute.measures.ranking import segment_reduce
 
 
 class DecideItem(BaseModel):
@@ -121,14 +122,26 @@ def _scenarios(pair: PairEvaluation, name: str, rows: np.ndarray
 
 
 def _relevant_rows(pair: PairEvaluation, name: str) -> np.ndarray | None:
-    """bool[U]: for RR and Success, the rows their pair interval reads (possibly relevant
-    at the threshold, in a run's cut); the others change nothing whatever their gain.
-    None (every row) for the other families."""
+    """bool[U]: for RR and Success, the rows their pair interval can read in any scenario
+    (possibly relevant at the threshold, in a run's cut, not after that run's first
+    certainly relevant unit); the others change nothing whatever their gain. None (every
+    row) for the other families."""
     measure = pair.measures[name]
     if measure.family not in ("RR", "Success"):
         return None
-    in_a, in_b = cut_rows(pair.units, measure)
-    return (pair.units.high >= _threshold(measure, pair.protocol)) & (in_a | in_b)
+    u = pair.units
+    in_a, in_b = cut_rows(u, measure)
+    t = _threshold(measure, pair.protocol)
+    # A row ranked after a run's first certainly relevant unit is never that run's first
+    # relevant one (a label only moves the first one up): only rows up to it are read.
+    big = np.iinfo(np.int64).max
+    sure = u.low >= t
+    first_a = segment_reduce(np.minimum, u.query, np.where(sure & in_a, u.rank_a, big),
+                             np.full(u.n, big, dtype=np.int64))
+    first_b = segment_reduce(np.minimum, u.query, np.where(sure & in_b, u.rank_b, big),
+                             np.full(u.n, big, dtype=np.int64))
+    return (u.high >= t) & ((in_a & (u.rank_a <= first_a[u.query]))
+                            | (in_b & (u.rank_b <= first_b[u.query])))
 
 
 def _additive_scenarios(pair: PairEvaluation, name: str, rows: np.ndarray, lower: np.ndarray,
