@@ -113,6 +113,10 @@ _RENDERED = r"""
 }
 """
 
+_EXCEPTION = r"""
+() => { const e = document.querySelector('[data-testid="stException"]');
+        return e ? e.innerText.trim() : ''; }
+"""
 
 _STATE = r"""
 () => {
@@ -126,7 +130,7 @@ _STATE = r"""
 
 
 class NotRendered(RuntimeError):
-    """The page did not render within the step timeout."""
+    """The page did not render within the step timeout (or rendered an exception)."""
 
 
 def server_cpu(pid: int) -> float:
@@ -154,6 +158,9 @@ def _wait_rendered(page, runs_before: int, heading: str) -> None:
             raise
         raise NotRendered(f"not rendered after {STEP_TIMEOUT_S} s; the page showed "
                           f"{page.evaluate(_STATE)}") from None
+    failure = page.evaluate(_EXCEPTION)
+    if failure:  # the heading is drawn before a page fails: a failed page is no figure
+        raise NotRendered(f"the page failed: {failure[:200]!r}")
 
 
 def _quiet(page, quiet_ms: int = 200) -> None:

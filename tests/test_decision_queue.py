@@ -101,3 +101,58 @@ def test_ndcg_queue_completes_the_query_expected_to_lift_the_lower_end_most_firs
     queries = [i.query_id for i in queue.items]
     assert queries == ["q2"] * 4 + ["q1"] * 4
     assert queue.items[0].progress > queue.items[4].progress > 0
+
+
+def _scenarios_by_whole_query_copies(pair, name, rows):
+    """The scenarios the way they were first computed: every row's whole query copied with
+    the unit's gain fixed, the pair interval recomputed on the copies."""
+    import numpy as np
+
+    from evalcore.analysis.pair_bounds import pair_interval
+
+    u, measure = pair.units, pair.measures[name]
+    lower, upper = pair_interval(u, measure, pair.protocol)
+    out = [lower[u.query[rows]], upper[u.query[rows]]]
+    for gains in (u.low[rows], u.high[rows]):
+        out += list(pair_interval(u.what_if(rows, gains), measure, pair.protocol))
+    return [np.nan_to_num(a, nan=0.0) for a in out]
+
+
+def _random_pair(seed: int, names: list[str]):
+    import random
+
+    rng = random.Random(seed)
+    pool = [f"d{i}" for i in range(12)]
+    a, b = [], []
+    for q in range(8):
+        labels = {}
+        for unit in rng.sample(pool, rng.randint(0, 8)):
+            roll = rng.random()
+            labels[unit] = (rng.randint(0, 1), rng.randint(2, 3)) if roll < 0.2 else rng.randint(0, 3)
+        k = rng.choice([3, 5, 6])
+        a.append(_obs(f"q{q}", rng.sample(pool, k), labels, k=k))
+        b.append(_obs(f"q{q}", rng.sample(pool, rng.randint(1, k)), labels, k=k))
+    return _pair(a, b, names)
+
+
+def test_every_rows_scenarios_equal_those_of_whole_query_copies() -> None:
+    """The fast scenarios (P and RBP in closed form, RR and Success on copies of only the
+    rows they read) equal recomputing the pair interval on whole-query copies, row by row,
+    on seeded studies with conflicts and unlabeled units at every threshold."""
+    import numpy as np
+
+    from evalcore.analysis.decision_queue import _scenarios
+
+    names = ["P@3", "P(rel=2)@5", "RBP(p=0.5)@5", "RR@5", "RR(rel=3)@3", "Success@3",
+             "nDCG@5", "R@5"]
+    for seed in range(40):
+        pair = _random_pair(seed, names)
+        rows = np.arange(pair.units.query.size)
+        for name in names:
+            fast = _scenarios(pair, name, rows)
+            slow = _scenarios_by_whole_query_copies(pair, name, rows)
+            for got, want in zip(fast, slow, strict=True):
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-12,
+                                           err_msg=f"seed {seed} {name}")
+            queue = decide_queue(pair, name, limit=None)
+            assert queue.n_candidates == len(queue.items)

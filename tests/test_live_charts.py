@@ -43,3 +43,28 @@ def test_aggregate_card_never_shows_a_subset_mean() -> None:
     empty = AggregateValue(status="unavailable", n_queries=0, n_available=0, n_missing=0,
                            reasons={"no_queries": 1})
     assert aggregate_card(empty).sentence == "unavailable — no queries"
+
+
+def test_a_large_study_draws_its_points_with_webgl(tmp_path: Path, monkeypatch) -> None:
+    """From _WEBGL_FROM points the chart uses Scattergl, which has no offset groups: the
+    figure must still build (plotly refused the property and the dashboard page failed on
+    every study of 1,000 queries and 2 runs or more)."""
+    from evalcore.live import charts
+
+    db = open_store(tmp_path / "c.sqlite")
+    create_study(db, StudyIn(study_id="s", name="s", corpus_id="c"))
+    add_queries(db, "s", [QueryIn(query_id=q, text=q) for q in ("a", "b")])
+    for run in ("r1", "r2"):
+        add_run(db, study_id="s", name=run, source="imported", k=2,
+                results=[("a", 1, "x", 1.0), ("a", 2, "w", 0.5), ("b", 1, "y", 1.0)])
+    record_label(db, study_id="s", query_id="a", unit_id="x", gain=1, annotator="ann")
+    record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
+    state = LiveDashboard.build(db, "s", viewer=None)
+    small = per_query_figure(state, "precision", "P@2")
+    monkeypatch.setattr(charts, "_WEBGL_FROM", 1)
+    large = per_query_figure(state, "precision", "P@2")
+    assert {t.type for t in small.data} == {"scatter"}
+    assert {t.type for t in large.data} == {"scattergl"}
+    # The same points and intervals either way.
+    assert [(list(t.x), list(t.y)) for t in large.data] == [
+        (list(t.x), list(t.y)) for t in small.data]

@@ -34,7 +34,7 @@ stored runs against the working reference or a frozen version).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -110,6 +110,8 @@ class PairEvaluation:
     units: PairUnits
     protocol: EvalProtocol
     measures: dict[str, Measure]
+    #: :meth:`intervals` per measure name, computed once (the pair is never changed).
+    _intervals: dict[str, tuple[np.ndarray, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def query_ids(self) -> list[str]:
@@ -123,7 +125,15 @@ class PairEvaluation:
         return np.where(available, value, lower), np.where(available, value, upper)  # copies
 
     def intervals(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per query (lower, upper, naive lower, naive upper) of ``A - B``; NaN: undecidable."""
+        """Per query (lower, upper, naive lower, naive upper) of ``A - B``; NaN: undecidable.
+        Computed once per measure (the decision and its queue read them several times);
+        each call returns fresh copies."""
+        if name not in self._intervals:
+            self._intervals[name] = self._compute_intervals(name)
+        lower, upper, naive_lo, naive_hi = self._intervals[name]
+        return lower.copy(), upper.copy(), naive_lo.copy(), naive_hi.copy()
+
+    def _compute_intervals(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         lo_a, hi_a = self.run_interval(self.result_a, name)
         lo_b, hi_b = self.run_interval(self.result_b, name)
         measure = self.measures[name]

@@ -57,9 +57,10 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.decision import ZERO, PairEvaluation, open_rows
-from evalcore.analysis.pair_bounds import PAIR_FAMILIES, pair_interval
+from evalcore.analysis.decision import ZERO, PairEvaluation, _threshold, cut_rows, open_rows
+from evalcore.analysis.pair_bounds import PAIR_FAMILIES, net_weight, pair_interval
 from evalcore.analysis.pair_units import PairUnits
+from evalcore.compute.measures.ranking import segment_reduce
 
 
 class DecideItem(BaseModel):
@@ -94,24 +95,79 @@ class DecideQueue(BaseModel):
 def _scenarios(pair: PairEvaluation, name: str, rows: np.ndarray
                ) -> tuple[np.ndarray, ...]:
     """Per row: the query's pair interval now (lo, hi), with the unit at its lowest gain
-    (lo, hi) and at its highest gain (lo, hi)."""
+    (lo, hi) and at its highest gain (lo, hi).
+
+    P and RBP in closed form (:func:`_additive_scenarios`); RR and Success on what-if
+    copies of only the rows their interval reads (:func:`_relevant_rows`); nDCG and R on
+    what-if copies of whole queries."""
     u = pair.units
     measure = pair.measures[name]
     lower, upper = pair_interval(u, measure, pair.protocol)
     q = u.query[rows]
-    out = [lower[q], upper[q]]
-    for gains in (u.low[rows], u.high[rows]):
-        lo, hi = pair_interval(u.what_if(rows, gains), measure, pair.protocol)
-        out += [lo, hi]
+    if measure.family in ("P", "RBP"):
+        out = _additive_scenarios(pair, name, rows, lower, upper)
+    else:
+        keep = _relevant_rows(pair, name)
+        out = [lower[q], upper[q]]
+        sub = u if keep is None else u.subset(keep)
+        sub_rows = rows if keep is None else np.cumsum(keep)[rows] - 1
+        moves = np.ones(rows.size, dtype=bool) if keep is None else keep[rows]
+        for gains in (u.low[rows], u.high[rows]):
+            lo, hi = lower[q].copy(), upper[q].copy()  # a row no copy reads: nothing moves
+            if moves.any():
+                lo[moves], hi[moves] = pair_interval(
+                    sub.what_if(sub_rows[moves], gains[moves]), measure, pair.protocol)
+            out += [lo, hi]
     return tuple(np.nan_to_num(a, nan=0.0) for a in out)
 
 
-def row_scores(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
+def _relevant_rows(pair: PairEvaluation, name: str) -> np.ndarray | None:
+    """bool[U]: for RR and Success, the rows their pair interval can read in any scenario
+    (possibly relevant at the threshold, in a run's cut, not after that run's first
+    certainly relevant unit); the others change nothing whatever their gain. None (every
+    row) for the other families."""
+    measure = pair.measures[name]
+    if measure.family not in ("RR", "Success"):
+        return None
+    u = pair.units
+    in_a, in_b = cut_rows(u, measure)
+    t = _threshold(measure, pair.protocol)
+    # A row ranked after a run's first certainly relevant unit is never that run's first
+    # relevant one (a label only moves the first one up): only rows up to it are read.
+    big = np.iinfo(np.int64).max
+    sure = u.low >= t
+    first_a = segment_reduce(np.minimum, u.query, np.where(sure & in_a, u.rank_a, big),
+                             np.full(u.n, big, dtype=np.int64))
+    first_b = segment_reduce(np.minimum, u.query, np.where(sure & in_b, u.rank_b, big),
+                             np.full(u.n, big, dtype=np.int64))
+    return (u.high >= t) & ((in_a & (u.rank_a <= first_a[u.query]))
+                            | (in_b & (u.rank_b <= first_b[u.query])))
+
+
+def _additive_scenarios(pair: PairEvaluation, name: str, rows: np.ndarray, lower: np.ndarray,
+                        upper: np.ndarray) -> list[np.ndarray]:
+    """:func:`_scenarios` for P and RBP: the interval is ``known + sum min(c, 0)`` to
+    ``known + sum max(c, 0)`` over the units of unknown relevance (net weight ``c``), so a
+    label takes the unit's term out of both sums and, at the highest gain, adds ``c``."""
+    u = pair.units
+    measure = pair.measures[name]
+    t = _threshold(measure, pair.protocol)
+    q = u.query[rows]
+    c = net_weight(u, measure, pair.protocol)[rows]
+    maybe = (u.high[rows] >= t) & (u.low[rows] < t)
+    neg, pos = np.where(maybe, np.minimum(c, 0.0), 0.0), np.where(maybe, np.maximum(c, 0.0), 0.0)
+    lo, hi = lower[q], upper[q]
+    return [lo, hi, lo - neg, hi - pos, lo + pos, hi + neg]
+
+
+def row_scores(pair: PairEvaluation, name: str, rows: np.ndarray,
+               scenarios: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
     """Worst-case width (of the query's pair interval, not yet divided by the number of
-    queries) removed by labeling each of ``rows``."""
+    queries) removed by labeling each of ``rows`` (``scenarios``: :func:`_scenarios` of
+    ``rows`` if the caller has them)."""
     if rows.size == 0 or pair.measures[name].family not in PAIR_FAMILIES:
         return np.zeros(rows.size)
-    lo, hi, lo_low, hi_low, lo_high, hi_high = _scenarios(pair, name, rows)
+    lo, hi, lo_low, hi_low, lo_high, hi_high = scenarios or _scenarios(pair, name, rows)
     return ((hi - lo) - np.maximum(hi_low - lo_low, hi_high - lo_high)).clip(min=0.0)
 
 
@@ -151,7 +207,8 @@ def relevance_prior(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.nda
     return by_class[cls[rows]]
 
 
-def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
+def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray,
+                      scenarios: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
     """Per row: how far its label is expected to move the end of the query's interval that
     must cross 0 for a decision (the lower end when the mean interval's midpoint is above
     0, else the upper end), weighting its two outcomes by :func:`relevance_prior`."""
@@ -161,7 +218,7 @@ def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.n
     towards_a = float(np.nanmean(lower) + np.nanmean(upper)) >= 0
     if pair.measures[name].family in RATIO_FAMILIES:
         return _completion_progress(pair, name, rows, lower, upper, towards_a)
-    lo, hi, lo_low, hi_low, lo_high, hi_high = _scenarios(pair, name, rows)
+    lo, hi, lo_low, hi_low, lo_high, hi_high = scenarios or _scenarios(pair, name, rows)
     p = relevance_prior(pair, name, rows)
     if towards_a:
         return p * (lo_high - lo) + (1 - p) * (lo_low - lo)
@@ -237,9 +294,10 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> Dec
     u = pair.units
     n = u.n
     rows = candidate_rows(pair, name)
-    scores = row_scores(pair, name, rows)
     heuristic = pair.measures[name].family not in PAIR_FAMILIES
-    progress = expected_progress(pair, name, rows)
+    scenarios = None if heuristic or rows.size == 0 else _scenarios(pair, name, rows)
+    scores = row_scores(pair, name, rows, scenarios)
+    progress = expected_progress(pair, name, rows, scenarios)
     order = order_rows(pair, name, rows, scores, progress)
     rows, scores, progress = rows[order], scores[order], progress[order]
     needed = labels_to_decide(pair, name, scores / max(n, 1)) if not heuristic else None

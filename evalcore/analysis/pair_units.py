@@ -24,6 +24,7 @@ and the reference labels of each query (``ref_query``, ``ref_low``,
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from itertools import chain
 from operator import eq, itemgetter
@@ -67,6 +68,15 @@ class PairUnits:
     def unknown(self) -> np.ndarray:
         """bool[U]: rows whose gain is not known (unlabeled or in conflict)."""
         return self.low != self.high
+
+    def subset(self, keep: np.ndarray) -> PairUnits:
+        """The unit rows ``keep`` (bool[U]) of every query; the reference labels, cutoffs and
+        query count unchanged."""
+        return dataclasses.replace(
+            self, query=self.query[keep], rank_a=self.rank_a[keep], rank_b=self.rank_b[keep],
+            low=self.low[keep], high=self.high[keep], unlabeled=self.unlabeled[keep],
+            conflict=self.conflict[keep],
+            unit_code=None if self.unit_code is None else self.unit_code[keep])
 
     def what_if(self, rows: np.ndarray, gains: np.ndarray) -> PairUnits:
         """One scenario per (row, gain): the row's query with that unit's gain fixed.

@@ -55,6 +55,8 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str) ->
     for index, run in enumerate(state.run_names):
         name = escape(run)
         color = _PALETTE[index % len(_PALETTE)]  # the run's points, ranges and strip alike
+        # Scattergl has no offset groups: plotly refuses the property, even given as None.
+        group = {} if webgl else {"offsetgroup": name}
         x_ok, y_ok, t_ok, x_na, t_na = [], [], [], [], []
         x_iv: list[int | None] = []
         y_iv: list[float | None] = []
@@ -76,8 +78,7 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str) ->
         fig.add_trace(
             scatter(x=x_ok, y=y_ok, mode="markers", name=f"{name} ({len(x_ok)} available)",
                     legendgroup=name, text=t_ok, marker={**run_marker(index), "color": color},
-                    offsetgroup=None if webgl else name,
-                    hovertemplate="%{text}: %{y:.4f}<extra>" + name + "</extra>"),
+                    **group, hovertemplate="%{text}: %{y:.4f}<extra>" + name + "</extra>"),
             row=1, col=1,
         )
         if x_iv:
@@ -85,7 +86,7 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str) ->
                 scatter(x=x_iv, y=y_iv, mode="lines", name=f"{name}: interval of "
                         f"{len(x_iv) // 3} unavailable", legendgroup=name, text=t_iv,
                         line={"width": 3, "color": color},
-                        opacity=0.55, connectgaps=False, offsetgroup=None if webgl else name,
+                        opacity=0.55, connectgaps=False, **group,
                         hovertemplate="%{text}<extra>" + name + "</extra>"),
                 row=1, col=1,
             )
