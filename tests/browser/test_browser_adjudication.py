@@ -40,11 +40,13 @@ def test_a_conflicts_address_opens_it_with_its_context(app_server, browser_page,
     page.goto(app_server.url + "/agreement?study=demo&annotator=rev")
     wait_for_app(page, "Conflicts to adjudicate")
     # the list links each conflict to its own address; following one opens it first
-    link = page.locator("[data-testid=stPageLink] a").filter(has_text="Address of this conflict")
-    link.first.wait_for()
-    hrefs = link.evaluate_all("els => els.map(e => e.getAttribute('href'))")
-    (ours,) = [i for i, h in enumerate(hrefs) if "query=q02" in h and "unit=kb-0019" in h]
-    link.nth(ours).click()
+    # (the list draws link by link: wait for this conflict's own link, not the first one)
+    ours = page.locator("[data-testid=stPageLink] a[href*='query=q02'][href*='unit=kb-0019']"
+                        ).filter(has_text="Address of this conflict")
+    ours.first.wait_for()
+    settle(page)
+    assert ours.count() == 1
+    ours.click()
     wait_for_app(page, "The conflict this address names")
     page.wait_for_function("() => /query=q02.*unit=kb-0019/.test(location.search)")
     card = _card(page)
