@@ -262,6 +262,23 @@ class RunState:
         return out
 
 
+@dataclass(frozen=True)
+class MeasureColumns:
+    """One run's per-query values of one measure as arrays (row i: the run's i-th query)."""
+
+    #: each row's position in :attr:`LiveDashboard.query_ids`
+    positions: np.ndarray
+    available: np.ndarray
+    #: the value where available (0.0 elsewhere: a filler, never to be shown)
+    value: np.ndarray
+    #: reason code -> how many unavailable rows have it (a row may have several)
+    reasons: dict[str, int]
+
+    @property
+    def n_unavailable(self) -> int:
+        return int(self.available.size - np.count_nonzero(self.available))
+
+
 class RefreshOutcome(BaseModel):
     """What a refresh did."""
 
@@ -569,6 +586,24 @@ class LiveDashboard:
             return []
         rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
         return [(r.query_id, r.metrics[key]) for r in rs.results]
+
+    def measure_columns(self, run_name: str, measure: Measure) -> MeasureColumns | None:
+        """The run's per-query arrays of ``measure`` (None: not computed for the run), read
+        from the state's arrays without making a per-query result object."""
+        key = self.measure_key(run_name, measure)
+        if key is None:
+            return None
+        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        reasons = rs.reasons[key]
+        return MeasureColumns(
+            positions=np.fromiter((self.index[q] for q in rs.index), dtype=np.int64,
+                                  count=len(rs.index)),
+            available=rs.available[key],
+            value=rs.value[key],
+            reasons={code: int(n) for code, n in zip(
+                _REASON_CODES, reasons[~rs.available[key]].sum(axis=0).tolist(), strict=True)
+                if n},
+        )
 
     def measure_aggregate(self, run_name: str, measure: Measure) -> AggregateValue | None:
         """The run's section-6 aggregate of ``measure`` (None: not computed for the run)."""
