@@ -40,8 +40,8 @@ def state(tmp_path: Path) -> LiveDashboard:
 def test_unavailable_values_are_counted_apart_never_binned_as_zero(state) -> None:
     fig = summary_figure(state, P1, "P@1")
     bars = {t.name: t for t in fig.data if t.orientation != "h"}
-    a = bars["&lt;b&gt;A&lt;/b&gt; (4 available)"]
-    b = bars["B (3 available)"]
+    a = bars["&lt;b&gt;A&lt;/b&gt; (4 available, 1 unavailable)"]
+    b = bars["B (3 available, 2 unavailable)"]
     assert sum(a.y) == 4 and a.y[0] == 2 and a.y[-1] == 2  # a and e at 0; b and c at 1
     assert sum(b.y) == 3 and b.y[0] == 1 and b.y[-1] == 2  # d and e are not in any bin
     counts = [(t.y[0], t.x[0], t.base) for t in fig.data if t.orientation == "h"]

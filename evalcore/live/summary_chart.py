@@ -12,7 +12,8 @@ Two rows:
   legend names how many values each run's bars hold;
 * one bar per run split into its available and unavailable queries (the latter
   drawn from where the former ends), with the
-  unavailable count written on the bar and its reasons on hover. An unavailable
+  unavailable count written on the bar where it fits (and in the legend, always)
+  and its reasons on hover. An unavailable
   value is counted there, never binned as 0 (evidence contract: unavailable is
   never 0).
 
@@ -53,7 +54,8 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> go.Fig
     count of unavailable queries."""
     fig = make_subplots(
         rows=2, cols=1, row_heights=[0.7, 0.3], vertical_spacing=0.16,
-        subplot_titles=(f"{escape(label)}: queries per value (available values only)",
+        subplot_titles=(f"{escape(label)}: queries per value (available values only, "
+                        f"bins of {BIN_WIDTH:g})",
                         "queries with the value available / unavailable (not 0)"),
     )
     centers = ((_EDGES[:-1] + _EDGES[1:]) / 2).tolist()
@@ -77,7 +79,8 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> go.Fig
         n_ok, n_na = int(values.size), cols.n_unavailable
         fig.add_trace(
             go.Bar(x=centers, y=counts, width=BIN_WIDTH * 0.8 / max(1, len(state.run_names)),
-                   name=f"{name} ({n_ok:,} available)", legendgroup=name, customdata=bins,
+                   name=f"{name} ({n_ok:,} available, {n_na:,} unavailable)",
+                   legendgroup=name, customdata=bins,
                    marker={"color": color},
                    hovertemplate="%{customdata}: %{y:,} queries<extra>" + name + "</extra>"),
             row=1, col=1,
@@ -102,12 +105,12 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> go.Fig
             row=2, col=1,
         )
     n = len(state.query_ids)
-    fig.update_xaxes(title_text=f"{escape(label)} (bins of {BIN_WIDTH:g})", range=[0, 1],
-                     row=1, col=1)
+    fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_yaxes(title_text="queries", rangemode="tozero", row=1, col=1)
     fig.update_xaxes(title_text=f"queries (of {n:,})", range=[0, n], row=2, col=1)
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=names[::-1],
                      automargin=True, row=2, col=1)
     fig.update_layout(barmode="group", height=480 + LEGEND_ROOM,
-                      margin={"t": 50, "b": LEGEND_ROOM}, legend=LEGEND_BELOW)
+                      margin={"t": 50, "b": LEGEND_ROOM}, legend=LEGEND_BELOW,
+                      uniformtext={"minsize": 10, "mode": "hide"})  # no unreadable bar text
     return fig
