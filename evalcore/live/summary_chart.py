@@ -54,9 +54,8 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> go.Fig
     count of unavailable queries."""
     fig = make_subplots(
         rows=2, cols=1, row_heights=[0.7, 0.3], vertical_spacing=0.16,
-        subplot_titles=(f"{escape(label)}: queries per value (available values only, "
-                        f"bins of {BIN_WIDTH:g})",
-                        "queries with the value available / unavailable (not 0)"),
+        subplot_titles=(f"{escape(label)}: available values (bins of {BIN_WIDTH:g})",
+                        "queries available / unavailable (not 0)"),
     )
     centers = ((_EDGES[:-1] + _EDGES[1:]) / 2).tolist()
     bins = [f"{lo:.2f}-{hi:.2f}" for lo, hi in zip(_EDGES[:-1], _EDGES[1:], strict=True)]

@@ -152,7 +152,7 @@ def test_a_large_study_shows_distributions_and_a_chosen_subset(small_store, new_
     charts = at.get("plotly_chart")
     assert len(charts) == 2
     summary, detail = (json.loads(c.proto.spec) for c in charts)
-    assert "queries per value" in json.dumps(summary["layout"])
+    assert "available values (bins of 0.05)" in json.dumps(summary["layout"])
     assert "unavailable" in json.dumps(summary["data"])
     assert "lowest of r1" in detail["layout"]["xaxis2"]["title"]["text"]
     for rule in ("different", "unavailable", "page"):
