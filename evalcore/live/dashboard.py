@@ -134,7 +134,7 @@ class RunState:
     """
 
     run: RunInfo
-    top_units: list[list[str]]
+    top_units: list[Sequence[str]]
     #: query_id -> position in ``results`` (the run's own query set, sorted by id)
     index: dict[str, int] = field(default_factory=dict)
     available: dict[str, np.ndarray] = field(default_factory=dict)
@@ -167,7 +167,7 @@ class RunState:
         run: RunInfo,
         query_ids: list[str],
         result: BatchResult | None,
-        top_units: list[list[str]],
+        top_units: list[Sequence[str]],
         metrics: Sequence[str] = METRICS,
     ) -> RunState:
         """The state of ``result``'s measures ``metrics`` (None with no metrics: an empty
@@ -205,7 +205,7 @@ class RunState:
         cls,
         run: RunInfo,
         results: list[QueryResult],
-        top_units: list[list[str]],
+        top_units: list[Sequence[str]],
         metrics: Sequence[str] = METRICS,
     ) -> RunState:
         n = len(results)
@@ -236,7 +236,7 @@ class RunState:
                 for code in mv.reasons:
                     row[_REASON_COLUMN[code]] = True
 
-    def replace(self, i: int, result: QueryResult, top_units: list[str]) -> None:
+    def replace(self, i: int, result: QueryResult, top_units: Sequence[str]) -> None:
         """Put a re-evaluated query at index ``i``."""
         if self._results is None:
             self._replaced[i] = result
@@ -307,7 +307,7 @@ def _evaluate(
     labels: dict[str, tuple[list[str], list[int]]],
     protocol: EvalProtocol,
     extra: Sequence[Measure] = (),
-) -> tuple[BatchResult, BatchResult | None, list[list[str]]]:
+) -> tuple[BatchResult, BatchResult | None, list[Sequence[str]]]:
     """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
     packed straight from the store's columns (the same batch :func:`observations_for_run`
     observations would pack to)."""
@@ -328,7 +328,7 @@ def _evaluate(
     )
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
-    return results, more, [list(units) for units in batch.top_units]
+    return results, more, list(batch.top_units)  # the units are only read: shared, not copied
 
 
 def _legacy_key(measure: Measure, k: int) -> str | None:
