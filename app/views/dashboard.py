@@ -26,8 +26,10 @@ from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db, reader
 from evalcore.contract.measures import Measure, parse_measure
+from evalcore.live import query_subsets
 from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
+from evalcore.live.summary_chart import shows_summary, summary_figure
 from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.study_measures import measure_label
@@ -38,15 +40,26 @@ CARDS_PER_ROW = 5
 BLOCKING_SHOWN = 15
 LIVE_KEY = "rl_dash_live"
 METRIC_KEY = "rl_dash_metric"
+SUBSET_KEY = "rl_dash_subset"
+SUBSET_RUN_KEY = "rl_dash_subset_run"
+PAGE_KEY = "rl_dash_page"
+#: The rules a large study's per-query chart offers (see evalcore.live.query_subsets).
+SUBSETS = {
+    "lowest": "the lowest values of a run",
+    "different": "the most different between runs",
+    "unavailable": "unavailable in a run",
+    "page": "a page of queries, by id",
+}
 
 
-def _figure(state: LiveDashboard, metric: Measure, label: str):
-    """The per-query figure, rebuilt only when the state or the metric changed."""
-    key = (id(state), state.marks, metric, label)
-    cached = st.session_state.get("_rl_dash_figure")
+def _figure(state: LiveDashboard, metric: Measure, label: str, slot: str = "all",
+            make=per_query_figure, *args):
+    """A figure of the state, rebuilt only when the state, the metric or ``args`` changed."""
+    key = (id(state), state.marks, metric, label, args)
+    cached = st.session_state.get(f"_rl_dash_figure_{slot}")
     if cached is None or cached[0] != key:
-        cached = (key, per_query_figure(state, metric, label))
-        st.session_state["_rl_dash_figure"] = cached
+        cached = (key, make(state, metric, label, *args))
+        st.session_state[f"_rl_dash_figure_{slot}"] = cached
     return cached[1]
 
 
@@ -178,12 +191,62 @@ def _chart(study_id: str, name: str) -> None:
 
     def build(state: LiveDashboard, *_):
         metric = parse_measure(name)
-        return state.marks, _figure(state, metric, measure_label(metric, _common_k(state)))
+        label = measure_label(metric, _common_k(state))
+        if not shows_summary(state):
+            return state.marks, _figure(state, metric, label), None
+        return (state.marks, _figure(state, metric, label, "summary", summary_figure),
+                (len(state.query_ids), query_subsets.n_pages(state)))
 
     # the reason codes (on hover) are explained under the cards
-    marks, figure = with_live_state(study_id, build)
+    marks, figure, large = with_live_state(study_id, build)
     st.session_state[_CHART_MARKS] = marks
     st.plotly_chart(figure, key="rl_dash_chart")
+    if large is not None:
+        _subset_chart(study_id, name, *large)
+
+
+def _subset_chart(study_id: str, name: str, n_queries: int, pages: int) -> None:
+    """A large study's per-query chart, of a subset of queries the user chooses."""
+    st.caption(f"{n_queries:,} queries: above, each run's distribution of the available "
+               "values and its count of unavailable ones; below, the per-query chart of "
+               f"{query_subsets.SUBSET_SIZE} queries chosen by a rule.")
+    run_names = with_live_state(study_id, lambda state, *_: state.run_names)
+    left, middle, right = st.columns(3)
+    rule = left.selectbox("Queries of the per-query chart", list(SUBSETS), key=SUBSET_KEY,
+                          format_func=SUBSETS.__getitem__)
+    run = number = None
+    if rule in ("lowest", "unavailable"):
+        run = middle.selectbox("Run", run_names, key=SUBSET_RUN_KEY)
+    elif rule == "page":
+        number = middle.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages,
+                                     value=1, step=1, key=PAGE_KEY)
+
+    def subset(state: LiveDashboard, metric: Measure) -> tuple[list[str], str]:
+        size = query_subsets.SUBSET_SIZE
+        if rule == "lowest":
+            return query_subsets.lowest(state, metric, run), f"the {size} lowest of {run}"
+        if rule == "unavailable":
+            return (query_subsets.unavailable(state, metric, run),
+                    f"the first {size} unavailable in {run}")
+        if rule == "different":
+            return (query_subsets.most_different(state, metric),
+                    f"the {size} most different between runs")
+        return query_subsets.page(state, int(number or 1)), f"page {number} of {pages:,}"
+
+    def detail(state: LiveDashboard, metric: Measure, label: str, *_):
+        queries, said = subset(state, metric)
+        return per_query_figure(state, metric, label, queries, said), len(queries)
+
+    def build(state: LiveDashboard, *_):
+        metric = parse_measure(name)
+        return _figure(state, metric, measure_label(metric, _common_k(state)), "subset",
+                       detail, rule, run, number)
+
+    figure, shown = with_live_state(study_id, build)
+    if not shown:
+        right.caption("No query matches this rule.")
+        return
+    st.plotly_chart(figure, key="rl_dash_subset_chart")
 
 
 @st.fragment(run_every=_EVERY)

@@ -12,6 +12,7 @@ ids, reasons) is HTML-escaped: plotly renders a subset of HTML in labels and
 hover text. Large studies use WebGL markers.
 """
 
+from collections.abc import Sequence
 from html import escape
 
 import plotly.graph_objects as go
@@ -41,10 +42,14 @@ def _values(state: LiveDashboard, run: str, metric: str | Measure) -> list[tuple
     return [(r.query_id, r.metrics[metric]) for r in state.runs[run].results]
 
 
-def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str) -> go.Figure:
+def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
+                     queries: Sequence[str] | None = None, subset: str = "") -> go.Figure:
     """Each run's per-query values of ``metric`` (a section-7 key or a study measure),
-    named ``label`` (e.g. ``P@10``)."""
-    n = len(state.query_ids)
+    named ``label`` (e.g. ``P@10``): of every query, or of ``queries`` only (in that order;
+    ``subset`` says which they are, e.g. ``the 50 lowest of run A``)."""
+    query_ids = state.query_ids if queries is None else list(queries)
+    position = state.index if queries is None else {q: i for i, q in enumerate(query_ids)}
+    n = len(query_ids)
     scatter = go.Scattergl if n * max(1, len(state.runs)) >= _WEBGL_FROM else go.Scatter
     fig = make_subplots(
         rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.05,
@@ -62,7 +67,9 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str) ->
         y_iv: list[float | None] = []
         t_iv: list[str | None] = []
         for query_id, mv in _values(state, run, metric):
-            i = state.index[query_id]  # position among every run's queries
+            i = position.get(query_id)  # position among the queries shown
+            if i is None:
+                continue
             if mv.available and mv.value is not None:
                 x_ok.append(i)
                 y_ok.append(mv.value)
@@ -99,8 +106,9 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str) ->
         )
     fig.update_yaxes(title_text=escape(label), range=[-0.03, 1.03], row=1, col=1)
     fig.update_yaxes(type="category", row=2, col=1)
-    fig.update_xaxes(**query_axis(state.query_ids))
-    fig.update_xaxes(title_text=f"query (sorted by id, {n} queries)", row=2, col=1)
+    fig.update_xaxes(**query_axis(query_ids))
+    shown = f"{n} queries" if queries is None else f"{escape(subset) or 'chosen'}: {n} queries"
+    fig.update_xaxes(title_text=f"query (sorted by id, {shown})", row=2, col=1)
     fig.update_yaxes(automargin=True)
     fig.update_layout(height=480 + LEGEND_ROOM, margin={"t": 50, "b": LEGEND_ROOM},
                       legend=LEGEND_BELOW)

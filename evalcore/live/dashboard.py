@@ -134,7 +134,7 @@ class RunState:
     """
 
     run: RunInfo
-    top_units: list[list[str]]
+    top_units: list[Sequence[str]]
     #: query_id -> position in ``results`` (the run's own query set, sorted by id)
     index: dict[str, int] = field(default_factory=dict)
     available: dict[str, np.ndarray] = field(default_factory=dict)
@@ -167,7 +167,7 @@ class RunState:
         run: RunInfo,
         query_ids: list[str],
         result: BatchResult | None,
-        top_units: list[list[str]],
+        top_units: list[Sequence[str]],
         metrics: Sequence[str] = METRICS,
     ) -> RunState:
         """The state of ``result``'s measures ``metrics`` (None with no metrics: an empty
@@ -205,7 +205,7 @@ class RunState:
         cls,
         run: RunInfo,
         results: list[QueryResult],
-        top_units: list[list[str]],
+        top_units: list[Sequence[str]],
         metrics: Sequence[str] = METRICS,
     ) -> RunState:
         n = len(results)
@@ -236,7 +236,7 @@ class RunState:
                 for code in mv.reasons:
                     row[_REASON_COLUMN[code]] = True
 
-    def replace(self, i: int, result: QueryResult, top_units: list[str]) -> None:
+    def replace(self, i: int, result: QueryResult, top_units: Sequence[str]) -> None:
         """Put a re-evaluated query at index ``i``."""
         if self._results is None:
             self._replaced[i] = result
@@ -260,6 +260,23 @@ class RunState:
                 {code: int(c) for code, c in zip(_REASON_CODES, counts, strict=True) if c},
             )
         return out
+
+
+@dataclass(frozen=True)
+class MeasureColumns:
+    """One run's per-query values of one measure as arrays (row i: the run's i-th query)."""
+
+    #: each row's position in :attr:`LiveDashboard.query_ids`
+    positions: np.ndarray
+    available: np.ndarray
+    #: the value where available (0.0 elsewhere: a filler, never to be shown)
+    value: np.ndarray
+    #: reason code -> how many unavailable rows have it (a row may have several)
+    reasons: dict[str, int]
+
+    @property
+    def n_unavailable(self) -> int:
+        return int(self.available.size - np.count_nonzero(self.available))
 
 
 class RefreshOutcome(BaseModel):
@@ -290,7 +307,7 @@ def _evaluate(
     labels: dict[str, tuple[list[str], list[int]]],
     protocol: EvalProtocol,
     extra: Sequence[Measure] = (),
-) -> tuple[BatchResult, BatchResult | None, list[list[str]]]:
+) -> tuple[BatchResult, BatchResult | None, list[Sequence[str]]]:
     """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
     packed straight from the store's columns (the same batch :func:`observations_for_run`
     observations would pack to)."""
@@ -311,7 +328,7 @@ def _evaluate(
     )
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
-    return results, more, [list(units) for units in batch.top_units]
+    return results, more, list(batch.top_units)  # the units are only read: shared, not copied
 
 
 def _legacy_key(measure: Measure, k: int) -> str | None:
@@ -569,6 +586,24 @@ class LiveDashboard:
             return []
         rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
         return [(r.query_id, r.metrics[key]) for r in rs.results]
+
+    def measure_columns(self, run_name: str, measure: Measure) -> MeasureColumns | None:
+        """The run's per-query arrays of ``measure`` (None: not computed for the run), read
+        from the state's arrays without making a per-query result object."""
+        key = self.measure_key(run_name, measure)
+        if key is None:
+            return None
+        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        reasons = rs.reasons[key]
+        return MeasureColumns(
+            positions=np.fromiter((self.index[q] for q in rs.index), dtype=np.int64,
+                                  count=len(rs.index)),
+            available=rs.available[key],
+            value=rs.value[key],
+            reasons={code: int(n) for code, n in zip(
+                _REASON_CODES, reasons[~rs.available[key]].sum(axis=0).tolist(), strict=True)
+                if n},
+        )
 
     def measure_aggregate(self, run_name: str, measure: Measure) -> AggregateValue | None:
         """The run's section-6 aggregate of ``measure`` (None: not computed for the run)."""

@@ -133,3 +133,32 @@ def test_the_reason_codes_on_the_cards_are_explained_beside_them(small_store, ne
                   if c.startswith("missing_reference: ")
                   and REASON_TEXT[Reason.MISSING_REFERENCE] in c)
     assert legend > cards
+
+
+def test_a_large_study_shows_distributions_and_a_chosen_subset(small_store, new_app,
+                                                               monkeypatch) -> None:
+    """From SUMMARY_FROM queries: the distribution figure, then the per-query chart of the
+    subset the user picks (each rule, the page number), never an error."""
+    import json
+
+    monkeypatch.setattr("evalcore.live.summary_chart.SUMMARY_FROM", 1)
+    at = new_app(page=PAGE)
+    assert len(at.get("plotly_chart")) == 1  # nothing available yet: no lowest value
+    assert "No query matches this rule." in [c.value for c in at.caption]
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q2", unit_id="d5", gain=2, annotator="ann")
+    record_label(db, study_id="s1", query_id="q2", unit_id="d6", gain=0, annotator="ann")
+    at.run()
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    summary, detail = (json.loads(c.proto.spec) for c in charts)
+    assert "available values (bins of 0.05)" in json.dumps(summary["layout"])
+    assert "unavailable" in json.dumps(summary["data"])
+    assert "lowest of r1" in detail["layout"]["xaxis2"]["title"]["text"]
+    for rule in ("different", "unavailable", "page"):
+        at.selectbox(key="rl_dash_subset").set_value(rule).run()
+        assert not at.exception, at.exception
+    at.number_input(key="rl_dash_page").set_value(1).run()
+    assert not at.exception
+    detail = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert "page 1 of 1: 2 queries" in detail["layout"]["xaxis2"]["title"]["text"]
