@@ -22,7 +22,7 @@ The Compare page, the reports and ``evalcore compare`` all read this model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
@@ -41,12 +41,16 @@ from evalcore.analysis.decision import (
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.api.evaluate import evaluate as evaluate_trec
-from evalcore.compute.evaluate import BatchResult
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import BatchResult, compute, packing_depth
 from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
 from evalcore.compute.validity import observation_reasons
+from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import Reason
 from evalcore.io.errors import InputErrors
+from evalcore.io.trec_eval_scope import scope_of_ids
 from evalcore.store.observations import RunEvidenceColumns, runs_as_columns_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
@@ -227,32 +231,22 @@ def trec_eval_compat(
     gain: str,
 ) -> tuple[list[TrecEvalCompat], list[str]]:
     """Both runs' means as ``evalcore evaluate --trec-eval`` computes them on the runs and
-    labels exported as TREC files (see the module docstring), and its notes."""
+    labels exported as TREC files (see the module docstring), and its notes: packed from
+    the stored columns directly (:func:`_compat_side`), through the dict input of
+    :func:`evalcore.api.evaluate.evaluate` only for a run that path must judge (a ranking
+    holding a unit twice, an empty id)."""
     names = [m.canonical for m in measures]
     means: list[dict[str, tuple[float | None, int]]] = []
     notes: list[str] = []
+    protocol = EvalProtocol(trec_eval=True, relevance_threshold=relevance_threshold,
+                            gain=gain)  # type: ignore[arg-type]
     for side in columns:
-        # A unit in conflict (a tuple of gains) is left out of the qrels.
-        qrels = {q: {u: g for u, g in units.items() if type(g) is int}
-                 for q, units in zip(side.query_ids, side.gains, strict=True)}
-        qrels = {q: units for q, units in qrels.items() if units}
-        run = {q: {u: float(len(ranked) - i) for i, u in enumerate(ranked)}
-               for q, ranked in zip(side.query_ids, side.returned_ids, strict=True) if ranked}
-        if not qrels or not run:
-            means.append({})
-            notes.append("no labeled query with results: trec_eval has nothing to evaluate")
-            continue
-        try:
-            result = evaluate_trec(qrels, run, measures=names, trec_eval=True,
-                                   relevance_threshold=relevance_threshold, gain=gain)
-        except (InputErrors, ValueError) as exc:  # e.g. an id trec_eval's format cannot hold
-            means.append({})
-            notes.append(f"not computable as trec_eval input: {exc}")
-            continue
-        report = result.report
-        means.append({n: (report.aggregates[n].value, report.aggregates[n].n_queries)
-                      for n in names})
-        notes.extend(report.diagnostics.notes)
+        found = _compat_side(side, measures, protocol)
+        if found is None:
+            found = _compat_side_from_dicts(side, names, relevance_threshold, gain)
+        side_means, side_notes = found
+        means.append(side_means)
+        notes.extend(side_notes)
     rows = []
     for name in names:
         (va, na), (vb, nb) = (m.get(name, (None, 0)) for m in means)
@@ -261,6 +255,58 @@ def trec_eval_compat(
             difference=None if va is None or vb is None else va - vb,
         ))
     return rows, list(dict.fromkeys(notes))
+
+
+_Means = tuple[dict[str, tuple[float | None, int]], list[str]]
+
+
+def _compat_side(side: RunEvidenceColumns, measures: Sequence[Measure],
+                 protocol: EvalProtocol) -> _Means | None:
+    """One run's compatibility means packed from its columns: the qrels are the labels
+    without the units in conflict, the run its non-empty rankings, in trec_eval's query
+    scope (:func:`evalcore.io.trec_eval_scope.scope_of_ids`); each population complete.
+    None when the dict path must judge the input (a repeated unit, an empty id)."""
+    judged: dict[str, Mapping[str, int | tuple[int, ...]]] = {}
+    for q, units in zip(side.query_ids, side.gains, strict=True):
+        if tuple in set(map(type, units.values())):  # a unit in conflict: not in the qrels
+            units = {u: g for u, g in units.items() if type(g) is int}
+        if units:
+            judged[q] = units
+    ranked = {q: r for q, r in zip(side.query_ids, side.returned_ids, strict=True) if r}
+    if not judged or not ranked:
+        return {}, ["no labeled query with results: trec_eval has nothing to evaluate"]
+    if "" in judged or "" in ranked or any(
+            len(set(r)) != len(r) or "" in r for r in ranked.values()) or any(
+            "" in units for units in judged.values()):
+        return None
+    scope = scope_of_ids(set(judged), set(ranked), all_queries=False)
+    query_ids = sorted(scope.query_ids, key=natural_key)
+    depth = packing_depth(measures)
+    batch = ObservationBatch.from_gain_maps(
+        query_ids, depth, [ranked[q] for q in query_ids], [judged[q] for q in query_ids],
+        [True] * len(query_ids), protocol=protocol, min_depth=depth)
+    aggregates = compute(batch, protocol, list(measures)).aggregates()
+    return ({m.canonical: (aggregates[m.canonical].value, aggregates[m.canonical].n_queries)
+             for m in measures}, scope.notes)
+
+
+def _compat_side_from_dicts(side: RunEvidenceColumns, names: list[str],
+                            relevance_threshold: int, gain: str) -> _Means:
+    """:func:`_compat_side` through the nested dicts of ``evalcore.evaluate``, which judges
+    what the columns cannot hold as trec_eval input."""
+    qrels = {q: {u: g for u, g in units.items() if type(g) is int}
+             for q, units in zip(side.query_ids, side.gains, strict=True)}
+    qrels = {q: units for q, units in qrels.items() if units}
+    run = {q: {u: float(len(ranked) - i) for i, u in enumerate(ranked)}
+           for q, ranked in zip(side.query_ids, side.returned_ids, strict=True) if ranked}
+    try:
+        result = evaluate_trec(qrels, run, measures=names, trec_eval=True,
+                               relevance_threshold=relevance_threshold, gain=gain)
+    except (InputErrors, ValueError) as exc:  # e.g. an id trec_eval's format cannot hold
+        return {}, [f"not computable as trec_eval input: {exc}"]
+    report = result.report
+    return ({n: (report.aggregates[n].value, report.aggregates[n].n_queries) for n in names},
+            list(report.diagnostics.notes))
 
 
 def compare_pair(
