@@ -23,6 +23,7 @@ The Compare page, the reports and ``evalcore compare`` all read this model.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
@@ -345,10 +346,66 @@ def compare_pair_unchecked(
     verdicts_only: bool = False,
 ) -> PairComparison:
     """:func:`compare_pair` for a caller that authorised the read already."""
+    return compare_evaluated_pair(
+        evaluate_stored_columns_unchecked(db, study_id, run_a, run_b, measures, reference),
+        reference, queue_limit=queue_limit, verdicts_only=verdicts_only)
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluatedPair:
+    """Two stored runs read as columns and evaluated as a pair: everything
+    :func:`compare_evaluated_pair` reads. Never changed once made, so one read and one
+    evaluation serve the verdicts first and the queues and compatibility numbers later."""
+
+    run_a: str
+    run_b: str
+    columns: list[RunEvidenceColumns]
+    pair: PairEvaluation
+
+
+def evaluate_stored_columns(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+    *,
+    viewer: Viewer,
+) -> EvaluatedPair:
+    """Stored runs ``run_a`` and ``run_b`` against the working labels (or the frozen version
+    ``reference``) read and evaluated for ``measures``, if ``viewer`` may read the study
+    (errors as :func:`compare_pair`)."""
+    require_read(db, viewer, study_id)
+    return evaluate_stored_columns_unchecked(db, study_id, run_a, run_b, measures, reference)
+
+
+def evaluate_stored_columns_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+) -> EvaluatedPair:
+    """:func:`evaluate_stored_columns` for a caller that authorised the read already."""
     columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference)
     pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+    return EvaluatedPair(run_a, run_b, columns, pair)
+
+
+def compare_evaluated_pair(
+    evaluated: EvaluatedPair,
+    reference: str | None = None,
+    *,
+    queue_limit: int | None = 10,
+    verdicts_only: bool = False,
+) -> PairComparison:
+    """:func:`compare_pair` of a pair already read and evaluated (``reference`` names the
+    version it was evaluated on)."""
+    pair, run_a, run_b = evaluated.pair, evaluated.run_a, evaluated.run_b
     compat, notes = ([], []) if verdicts_only else trec_eval_compat(
-        columns, list(pair.measures.values()), pair.protocol.relevance_threshold,
+        evaluated.columns, list(pair.measures.values()), pair.protocol.relevance_threshold,
         pair.protocol.gain)
     return PairComparison(
         run_a=run_a, run_b=run_b, reference=reference,
