@@ -14,6 +14,7 @@ only one run answered, and a unit id holding the whole-study read's separator:
   the decisions, paired tests and trec_eval-compatible means of the observation path.
 """
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -21,11 +22,12 @@ import pytest
 from store_fixtures import new_store
 
 from evalcore.analysis.compare import compare_metric
-from evalcore.analysis.decision import decide_measure, evaluate_pair
+from evalcore.analysis.decision import decide_measure, evaluate_column_pair, evaluate_pair
 from evalcore.analysis.pair_comparison import (
     _compat_side,
     _compat_side_from_dicts,
     compare_pair,
+    measure_verdicts,
     trec_eval_compat,
 )
 from evalcore.analysis.run_evaluation import evaluate_run
@@ -213,3 +215,22 @@ def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
     rows, _ = trec_eval_compat([side, side], measures, 1, "linear")
     assert [(r.value_a, r.n_queries_a) for r in rows] == [
         _compat_side_from_dicts(side, MEASURES, 1, "linear")[0][m] for m in MEASURES]
+
+
+@pytest.mark.parametrize("k_b", [6, 5])
+def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, k_b: int) -> None:
+    """The paired tests read from the evaluated pair's arrays equal ``compare_metric`` on
+    both runs' reports, queries excluded for their reasons or a different ``k`` included."""
+    db = random_study(tmp_path, 3)
+    columns = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    columns[1] = dataclasses.replace(columns[1], k=k_b)
+    pair = evaluate_column_pair(columns, MEASURES, db_protocol(db))
+    reports = pair.result_a.to_report(), pair.result_b.to_report()
+    verdicts = measure_verdicts(pair, "A", "B", queue_limit=None, queues=False)
+    for name, verdict in zip(pair.measures, verdicts, strict=True):
+        expected = compare_metric(name, "A", reports[0], "B", reports[1])
+        assert verdict.paired.model_dump() == expected.model_dump() | {
+            "label": verdict.paired.label}
+        assert verdict.paired.n_excluded
+    if k_b != 6:
+        assert all(m.paired.n_paired == 0 for m in verdicts)

@@ -25,14 +25,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.compare import (
+    DIFFERENT_K,
+    ExcludedQuery,
     MetricComparison,
-    QuerySide,
+    metric_comparison,
     metric_label,
-    paired_comparison,
 )
 from evalcore.analysis.decision import (
     Decision,
@@ -43,13 +45,14 @@ from evalcore.analysis.decision import (
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import ObservationBatch
-from evalcore.compute.evaluate import BatchResult, compute, packing_depth
+from evalcore.compute.evaluate import compute, packing_depth
 from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
 from evalcore.compute.validity import observation_reasons
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import Reason
+from evalcore.contract.trusted_models import construct
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec_eval_scope import scope_of_ids
 from evalcore.store.observations import RunEvidenceColumns, runs_as_columns_unchecked
@@ -196,33 +199,47 @@ def measure_verdicts(pair: PairEvaluation, run_a: str, run_b: str, *, queue_limi
             decision=decision,
             causes=undecidable_causes(decision),
             queue=decide_queue(pair, name, limit=queue_limit) if queues else None,
-            paired=paired_comparison(
-                name, metric_label(name, ks, aggregate=False), run_a, run_b, pair.query_ids,
-                _sides(pair.result_a, name), _sides(pair.result_b, name)),
+            paired=_paired(pair, name, metric_label(name, ks, aggregate=False), run_a, run_b),
         ))
     return out
 
 
-def _sides(result: BatchResult, name: str) -> list[QuerySide]:
-    """Each query of ``result`` as :func:`paired_comparison` reads it: the reasons its
-    :class:`~evalcore.contract.results.QueryResult` would give, without making it."""
-    m = result.metrics[name]
+def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
+            run_b: str) -> MetricComparison:
+    """:func:`~evalcore.analysis.compare.paired_comparison` of ``name`` over the pair's
+    queries, read from its arrays: a query is paired where both runs have the measure at
+    the same ``k``; only the excluded ones are visited one by one, for their reasons (those
+    the query's :class:`~evalcore.contract.results.QueryResult` would give)."""
+    ra, rb = pair.result_a, pair.result_b
+    k_a, k_b = ra.batch.k, rb.batch.k
+    same_k = k_a == k_b
+    ok = ra.available(name) & rb.available(name) & same_k
+    query_ids = pair.query_ids
+    excluded = []
     lists: dict[tuple[int, int], list[str]] = {}
-    out: list[QuerySide] = []
-    for k, ok, value, bits, obits in zip(
-        result.batch.k.tolist(), result.available(name).tolist(), m.value.tolist(),
-        m.reason_bits.tolist(), result.observation_bits.tolist(), strict=True,
-    ):
-        if ok:
-            out.append((k, [], value))
-            continue
-        reasons = lists.get((obits, bits))
-        if reasons is None:
-            reasons = lists[obits, bits] = (
-                observation_reasons(obits) if obits else
-                [r.value for r in METRIC_REASONS if bits & METRIC_BITS[r]]) or ["unavailable"]
-        out.append((k, list(reasons), value))
-    return out
+    sides = [(r.available(name), r.metrics[name].reason_bits, r.observation_bits) for r in (ra, rb)]
+    for i in np.flatnonzero(~ok).tolist():
+        reasons = [[] if avail[i] else _reasons(lists, int(obits[i]), int(bits[i]))
+                   for avail, bits, obits in sides]
+        if not same_k[i]:
+            reasons = [r + [DIFFERENT_K] for r in reasons]
+        excluded.append(construct(ExcludedQuery, {
+            "query_id": query_ids[i], "reasons_a": reasons[0], "reasons_b": reasons[1]}))
+    rows = np.flatnonzero(ok)
+    return metric_comparison(
+        name, label, run_a, run_b, len(query_ids), [query_ids[i] for i in rows.tolist()],
+        ra.metrics[name].value[rows].astype(np.float64),
+        rb.metrics[name].value[rows].astype(np.float64), excluded)
+
+
+def _reasons(lists: dict[tuple[int, int], list[str]], obits: int, bits: int) -> list[str]:
+    """A fresh list of why a query lacks a measure (observation bits first), from ``lists``."""
+    reasons = lists.get((obits, bits))
+    if reasons is None:
+        reasons = lists[obits, bits] = (
+            observation_reasons(obits) if obits else
+            [r.value for r in METRIC_REASONS if bits & METRIC_BITS[r]]) or ["unavailable"]
+    return list(reasons)
 
 
 def trec_eval_compat(
