@@ -215,16 +215,21 @@ def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
     same_k = k_a == k_b
     ok = ra.available(name) & rb.available(name) & same_k
     query_ids = pair.query_ids
-    excluded = []
+    out = np.flatnonzero(~ok)
     lists: dict[tuple[int, int], list[str]] = {}
-    sides = [(r.available(name), r.metrics[name].reason_bits, r.observation_bits) for r in (ra, rb)]
-    for i in np.flatnonzero(~ok).tolist():
-        reasons = [[] if avail[i] else _reasons(lists, int(obits[i]), int(bits[i]))
-                   for avail, bits, obits in sides]
-        if not same_k[i]:
-            reasons = [r + [DIFFERENT_K] for r in reasons]
+    reasons = []
+    for r in (ra, rb):  # each run's reasons on the excluded queries
+        avail, bits, obits = (a[out].tolist() for a in (
+            r.available(name), r.metrics[name].reason_bits, r.observation_bits))
+        reasons.append([[] if av else _reasons(lists, ob, b)
+                        for av, b, ob in zip(avail, bits, obits, strict=True)])
+    excluded = []
+    for i, why_a, why_b, same in zip(out.tolist(), reasons[0], reasons[1],
+                                     same_k[out].tolist(), strict=True):
+        if not same:
+            why_a, why_b = why_a + [DIFFERENT_K], why_b + [DIFFERENT_K]
         excluded.append(construct(ExcludedQuery, {
-            "query_id": query_ids[i], "reasons_a": reasons[0], "reasons_b": reasons[1]}))
+            "query_id": query_ids[i], "reasons_a": why_a, "reasons_b": why_b}))
     rows = np.flatnonzero(ok)
     return metric_comparison(
         name, label, run_a, run_b, len(query_ids), [query_ids[i] for i in rows.tolist()],
