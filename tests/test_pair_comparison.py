@@ -5,11 +5,10 @@ import pytest
 from click.testing import CliRunner
 
 import evalcore
-from evalcore.analysis.decision import Decision
+from evalcore.analysis.decision import Decision, stored_pair
 from evalcore.analysis.pair_comparison import (
     compare_evaluated_pair,
     compare_pair,
-    evaluate_stored_columns,
     interval_text,
     undecidable_causes,
 )
@@ -83,7 +82,7 @@ def test_one_evaluated_pair_gives_the_verdicts_then_the_whole_comparison(demo) -
     only and whole, in either order (its cached intervals change nothing)."""
     db, _ = demo
     runs = "bm25-plain", "bm25-title-boost"
-    evaluated = evaluate_stored_columns(db, "demo", *runs, MEASURES, viewer=None)
+    evaluated = stored_pair(db, "demo", *runs, MEASURES, viewer=None)
     first = compare_evaluated_pair(evaluated, verdicts_only=True)
     whole = compare_evaluated_pair(evaluated)
     assert first == compare_pair(db, "demo", *runs, MEASURES, verdicts_only=True, viewer=None)

@@ -39,13 +39,12 @@ from app.components.shared_results import compute_in_background, ready_result, s
 from app.components.state import LARGE_STUDY_QUERIES
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import MetricComparison, compare_runs
+from evalcore.analysis.decision import EvaluatedPair, stored_pair
 from evalcore.analysis.pair_comparison import (
-    EvaluatedPair,
     MeasureVerdict,
     PairComparison,
     compare_evaluated_pair,
     compare_pair,
-    evaluate_stored_columns,
 )
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
@@ -152,8 +151,8 @@ def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
     db, viewer = get_db(), reader()
     return shared_result(
         db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference),
-        lambda: evaluate_stored_columns(db, study_id, run_a, run_b, measures, reference,
-                                        viewer=viewer), viewer=viewer)
+        lambda: stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer),
+        viewer=viewer)
 
 
 def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:

@@ -10,12 +10,17 @@ For each measure a :class:`MeasureVerdict` holds, in this order:
    with the queries left out and the selection caution.
 
 Beside them, apart, :class:`PairComparison.compat` holds the numbers with
-unjudged units counted as non-relevant (trec_eval compatibility): the stored
-ranking and labels handed to :func:`evalcore.api.evaluate.evaluate` with
-``trec_eval=True``, the path ``evalcore evaluate --trec-eval`` takes on the
-exported qrels and run (trec_eval's query scope and protocol; a unit whose
-labels conflict is left out of the qrels, so it counts as non-relevant). Those
+unjudged units counted as non-relevant (trec_eval compatibility): exactly what
+:func:`evalcore.api.evaluate.evaluate` with ``trec_eval=True`` gives on the
+stored ranking and labels, the path ``evalcore evaluate --trec-eval`` takes on
+the exported qrels and run (trec_eval's query scope and protocol; a unit whose
+labels conflict is left out of the qrels, so it counts as non-relevant), packed
+from the stored columns directly (parity tested against that path). Those
 numbers are never evidence and are never put beside the verdict's.
+
+A large study's page reads the pair once (:class:`~evalcore.analysis.decision.EvaluatedPair`)
+for its verdicts and later its queues and compatibility numbers
+(:func:`compare_evaluated_pair`).
 
 The Compare page, the reports and ``evalcore compare`` all read this model.
 """
@@ -23,7 +28,6 @@ The Compare page, the reports and ``evalcore compare`` all read this model.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import sqlite_utils
@@ -38,9 +42,10 @@ from evalcore.analysis.compare import (
 )
 from evalcore.analysis.decision import (
     Decision,
+    EvaluatedPair,
     PairEvaluation,
     decide_measure,
-    evaluate_column_pair,
+    stored_pair_unchecked,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.api.evaluate import evaluate as evaluate_trec
@@ -55,9 +60,8 @@ from evalcore.contract.reasons import Reason
 from evalcore.contract.trusted_models import construct
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec_eval_scope import scope_of_ids
-from evalcore.store.observations import RunEvidenceColumns, runs_as_columns_unchecked
+from evalcore.store.observations import RunEvidenceColumns
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.studies import get_study
 
 #: The name of the compatibility numbers, wherever they are shown.
 COMPAT_LABEL = "unjudged counted as non-relevant (trec_eval compatibility)"
@@ -369,51 +373,8 @@ def compare_pair_unchecked(
 ) -> PairComparison:
     """:func:`compare_pair` for a caller that authorised the read already."""
     return compare_evaluated_pair(
-        evaluate_stored_columns_unchecked(db, study_id, run_a, run_b, measures, reference),
+        stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference),
         reference, queue_limit=queue_limit, verdicts_only=verdicts_only)
-
-
-@dataclass(frozen=True, eq=False)
-class EvaluatedPair:
-    """Two stored runs read as columns and evaluated as a pair: everything
-    :func:`compare_evaluated_pair` reads. Never changed once made, so one read and one
-    evaluation serve the verdicts first and the queues and compatibility numbers later."""
-
-    run_a: str
-    run_b: str
-    columns: list[RunEvidenceColumns]
-    pair: PairEvaluation
-
-
-def evaluate_stored_columns(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_a: str,
-    run_b: str,
-    measures: Sequence[Measure | str],
-    reference: str | None = None,
-    *,
-    viewer: Viewer,
-) -> EvaluatedPair:
-    """Stored runs ``run_a`` and ``run_b`` against the working labels (or the frozen version
-    ``reference``) read and evaluated for ``measures``, if ``viewer`` may read the study
-    (errors as :func:`compare_pair`)."""
-    require_read(db, viewer, study_id)
-    return evaluate_stored_columns_unchecked(db, study_id, run_a, run_b, measures, reference)
-
-
-def evaluate_stored_columns_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_a: str,
-    run_b: str,
-    measures: Sequence[Measure | str],
-    reference: str | None = None,
-) -> EvaluatedPair:
-    """:func:`evaluate_stored_columns` for a caller that authorised the read already."""
-    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference)
-    pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
-    return EvaluatedPair(run_a, run_b, columns, pair)
 
 
 def compare_evaluated_pair(

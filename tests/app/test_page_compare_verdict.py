@@ -198,14 +198,14 @@ def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
     import time
 
     import app.components.state as state
-    import evalcore.analysis.pair_comparison as pair_comparison
+    import evalcore.analysis.decision as decision
 
     _, db = small_store
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
     monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)
     reads = []
-    read = pair_comparison.runs_as_columns_unchecked
-    monkeypatch.setattr(pair_comparison, "runs_as_columns_unchecked",
+    read = decision.runs_as_columns_unchecked
+    monkeypatch.setattr(decision, "runs_as_columns_unchecked",
                         lambda *a, **kw: reads.append(a[2]) or read(*a, **kw))
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
