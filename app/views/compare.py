@@ -147,12 +147,13 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
 def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
                     reference: str | None) -> EvaluatedPair:
     """Both runs read and evaluated once per store state and choice (shared by sessions):
-    a large study's verdicts and, later, its queues and compatibility numbers read it."""
+    a large study's verdicts and, later, its queues and compatibility numbers read it. One
+    per study is kept (it holds both runs' columns), the last chosen."""
     db, viewer = get_db(), reader()
     return shared_result(
         db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference),
         lambda: stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer),
-        viewer=viewer)
+        viewer=viewer, alone=True)
 
 
 def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:
