@@ -5,8 +5,13 @@ import pytest
 from click.testing import CliRunner
 
 import evalcore
-from evalcore.analysis.decision import Decision
-from evalcore.analysis.pair_comparison import compare_pair, interval_text, undecidable_causes
+from evalcore.analysis.decision import Decision, stored_pair
+from evalcore.analysis.pair_comparison import (
+    compare_evaluated_pair,
+    compare_pair,
+    interval_text,
+    undecidable_causes,
+)
 from evalcore.cli import main
 from evalcore.store.connection import open_store
 from evalcore.store.exports import export_qrels, export_run
@@ -70,3 +75,18 @@ def test_compat_equals_trec_eval_on_the_exported_files(demo) -> None:
     # every demo query has labels: trec_eval evaluates all 25, ignoring none
     assert all(row.n_queries_a == row.n_queries_b == 25 for row in pc.compat)
     assert not any("without qrels ignored" in note for note in pc.compat_notes)
+
+
+def test_one_evaluated_pair_gives_the_verdicts_then_the_whole_comparison(demo) -> None:
+    """A pair read and evaluated once gives exactly what ``compare_pair`` gives, verdicts
+    only and whole, in either order (its cached intervals change nothing)."""
+    db, _ = demo
+    runs = "bm25-plain", "bm25-title-boost"
+    evaluated = stored_pair(db, "demo", *runs, MEASURES, viewer=None)
+    first = compare_evaluated_pair(evaluated, verdicts_only=True)
+    whole = compare_evaluated_pair(evaluated)
+    assert first == compare_pair(db, "demo", *runs, MEASURES, verdicts_only=True, viewer=None)
+    assert whole == compare_pair(db, "demo", *runs, MEASURES, viewer=None)
+    assert all(m.queue is None for m in first.measures) and not first.compat
+    assert all(m.queue is not None for m in whole.measures) and whole.compat
+    assert [m.decision for m in first.measures] == [m.decision for m in whole.measures]

@@ -14,6 +14,7 @@ only one run answered, and a unit id holding the whole-study read's separator:
   the decisions, paired tests and trec_eval-compatible means of the observation path.
 """
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -21,18 +22,25 @@ import pytest
 from store_fixtures import new_store
 
 from evalcore.analysis.compare import compare_metric
-from evalcore.analysis.decision import decide_measure, evaluate_pair
-from evalcore.analysis.pair_comparison import compare_pair
+from evalcore.analysis.decision import decide_measure, evaluate_column_pair, evaluate_pair
+from evalcore.analysis.pair_comparison import (
+    _compat_side,
+    _compat_side_from_dicts,
+    compare_pair,
+    measure_verdicts,
+    trec_eval_compat,
+)
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.annotation.blocking import merge_blocking, query_blocking_keys
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import packing_depth
+from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.query_order import natural_key
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.completeness import mark_complete
-from evalcore.store.observations import observations_for_run
+from evalcore.store.observations import observations_for_run, runs_as_columns_unchecked
 from evalcore.store.resolution import resolve_study_unchecked, resolved_gains
 from evalcore.store.runs import add_run
 from evalcore.store.transaction import write_transaction
@@ -171,3 +179,58 @@ def db_protocol(db):
     from evalcore.store.studies import get_study
 
     return get_study(db, "s").protocol()
+
+
+@pytest.mark.parametrize(("seed", "threshold", "gain"), [(1, 1, "linear"), (2, 2, "exponential"),
+                                                         (3, 3, "linear")])
+def test_compat_from_columns_equals_the_dict_path(tmp_path: Path, seed: int, threshold: int,
+                                                  gain: str) -> None:
+    """The trec_eval-compatible means packed from the store's columns are exactly those of
+    ``evaluate(qrels_dict, run_dict, trec_eval=True)`` on the same runs and labels (units in
+    conflict left out of the qrels), notes included."""
+    db = random_study(tmp_path, seed)
+    columns = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    assert any(isinstance(g, tuple) for units in columns[0].gains for g in units.values())
+    measures = [parse_measure(m) for m in MEASURES]
+    fast = trec_eval_compat(columns, measures, threshold, gain)
+    sides = [_compat_side_from_dicts(side, MEASURES, threshold, gain) for side in columns]
+    assert [(row.value_a, row.n_queries_a) for row in fast[0]] == [
+        sides[0][0][m] for m in MEASURES]
+    assert [(row.value_b, row.n_queries_b) for row in fast[0]] == [
+        sides[1][0][m] for m in MEASURES]
+    assert fast[1] == list(dict.fromkeys(sides[0][1] + sides[1][1]))
+    assert any("without qrels ignored" in note for note in fast[1])
+
+
+def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
+    """A ranking holding a unit twice is left to the dict path, which ranks it as the
+    exported run file would be ranked."""
+    db = random_study(tmp_path, 1)
+    side = runs_as_columns_unchecked(db, "s", ["A", "B"])[0]
+    i = next(i for i, r in enumerate(side.returned_ids) if len(r) > 2)
+    side.returned_ids[i] = [*side.returned_ids[i], side.returned_ids[i][0]]
+    measures = [parse_measure(m) for m in MEASURES]
+    protocol = EvalProtocol(trec_eval=True)
+    assert _compat_side(side, measures, protocol) is None
+    rows, _ = trec_eval_compat([side, side], measures, 1, "linear")
+    assert [(r.value_a, r.n_queries_a) for r in rows] == [
+        _compat_side_from_dicts(side, MEASURES, 1, "linear")[0][m] for m in MEASURES]
+
+
+@pytest.mark.parametrize("k_b", [6, 5])
+def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, k_b: int) -> None:
+    """The paired tests read from the evaluated pair's arrays equal ``compare_metric`` on
+    both runs' reports, queries excluded for their reasons or a different ``k`` included."""
+    db = random_study(tmp_path, 3)
+    columns = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    columns[1] = dataclasses.replace(columns[1], k=k_b)
+    pair = evaluate_column_pair(columns, MEASURES, db_protocol(db))
+    reports = pair.result_a.to_report(), pair.result_b.to_report()
+    verdicts = measure_verdicts(pair, "A", "B", queue_limit=None, queues=False)
+    for name, verdict in zip(pair.measures, verdicts, strict=True):
+        expected = compare_metric(name, "A", reports[0], "B", reports[1])
+        assert verdict.paired.model_dump() == expected.model_dump() | {
+            "label": verdict.paired.label}
+        assert verdict.paired.n_excluded
+    if k_b != 6:
+        assert all(m.paired.n_paired == 0 for m in verdicts)

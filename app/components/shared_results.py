@@ -51,12 +51,16 @@ def shared_result(
     compute: Callable[[], T],
     *,
     viewer: Viewer,
+    alone: bool = False,
 ) -> T:
     """``compute()``'s value for ``key`` in ``study_id``, computed once per state of the store,
     if ``viewer`` (the session's reader) may read the study.
 
     ``key`` names the result and every input other than the store (a tuple of
-    the page's choices); ``path`` is the store file.
+    the page's choices, its first item the kind of result); ``path`` is the store file.
+    ``alone``: a large result (hundreds of MB on a large study) kept once per study and
+    kind: computing it forgets the study's other results of its kind (other choices,
+    older marks), so they do not pile up in the :data:`MAX_ENTRIES`.
     """
     require_read(db, viewer, study_id)
     results = _results(path)
@@ -64,6 +68,10 @@ def shared_result(
     found, value = _lookup(results, full_key)
     if found:
         return value
+    if alone:
+        with results.lock:
+            for other in [k for k in results.entries if k[0] == study_id and k[1][0] == key[0]]:
+                del results.entries[other]
     value = compute()  # outside the lock: another session may compute the same meanwhile
     _keep(results, full_key, value)
     return value

@@ -39,7 +39,13 @@ from app.components.shared_results import compute_in_background, ready_result, s
 from app.components.state import LARGE_STUDY_QUERIES
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import MetricComparison, compare_runs
-from evalcore.analysis.pair_comparison import MeasureVerdict, PairComparison, compare_pair
+from evalcore.analysis.decision import EvaluatedPair, stored_pair
+from evalcore.analysis.pair_comparison import (
+    MeasureVerdict,
+    PairComparison,
+    compare_evaluated_pair,
+    compare_pair,
+)
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
@@ -133,9 +139,25 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
     whole = ready_result(db, path, study_id, key, viewer=viewer)
     if whole is not None:
         return whole
-    return shared_result(db, path, study_id, key + ("verdicts only",), lambda: compare_pair(
-        db, study_id, run_a, run_b, measures, reference, verdicts_only=True,
-        viewer=viewer), viewer=viewer)
+    evaluated = _evaluated_pair(study_id, run_a, run_b, measures, reference)
+    return shared_result(db, path, study_id, key + ("verdicts only",), lambda: (
+        compare_evaluated_pair(evaluated, reference, verdicts_only=True)), viewer=viewer)
+
+
+def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
+                    reference: str | None) -> EvaluatedPair:
+    """Both runs read and evaluated once per store state and choice (shared by sessions):
+    a large study's verdicts and, later, its queues and compatibility numbers read it. One
+    per study is kept (it holds both runs' columns), the last chosen."""
+    db, viewer = get_db(), reader()
+    return shared_result(
+        db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference),
+        lambda: stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer),
+        viewer=viewer, alone=True)
+
+
+def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:
+    return ("evaluated_pair", run_a, run_b, tuple(measures), reference)
 
 
 def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:
@@ -149,16 +171,21 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     """Where the queues and compatibility numbers will be: a note while they are computed in
     the background, the whole page again once they are ready. The background work starts
     on the fragment's next run, once the page's own run has been sent (on two cores it
-    would otherwise slow that first render down)."""
+    would otherwise slow that first render down), from the pair the verdicts were
+    computed from (no second read or evaluation)."""
     db, path, viewer = get_db(), str(db_path()), reader()
     key = _whole_key(run_a, run_b, measures, reference)
     if ready_result(db, path, study_id, key, viewer=viewer) is not None:
         st.rerun()
     shown = st.session_state.setdefault(_PENDING_SHOWN, set())
     if key in shown:
-        compute_in_background(db, path, study_id, key, lambda conn: compare_pair(
-            conn, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
-            viewer=viewer), viewer=viewer)
+        evaluated = ready_result(db, path, study_id,
+                                 _evaluated_key(run_a, run_b, measures, reference), viewer=viewer)
+        compute_in_background(db, path, study_id, key, lambda conn: (
+            compare_pair(conn, study_id, run_a, run_b, measures, reference,
+                         queue_limit=QUEUE_SHOWN, viewer=viewer) if evaluated is None else
+            compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN)),
+            viewer=viewer)
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")

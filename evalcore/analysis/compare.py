@@ -256,8 +256,28 @@ def paired_comparison(
         paired.append(query_id)
         values_a.append(float(qa[2]))  # type: ignore[arg-type]
         values_b.append(float(qb[2]))  # type: ignore[arg-type]
-    a = np.asarray(values_a)
-    b = np.asarray(values_b)
+    return metric_comparison(metric, label, run_a, run_b, len(query_ids), paired,
+                             np.asarray(values_a), np.asarray(values_b), excluded,
+                             permutations=permutations, seed=seed)
+
+
+def metric_comparison(
+    metric: MetricName,
+    label: str,
+    run_a: str,
+    run_b: str,
+    n_queries: int,
+    paired: list[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    excluded: list[ExcludedQuery],
+    *,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
+) -> MetricComparison:
+    """:func:`paired_comparison`'s result once the queries are sorted: the ``paired`` ones
+    with both runs' values (``a``, ``b``: float64, in ``paired`` order) and the
+    ``excluded`` ones with their reasons, of ``n_queries`` in all."""
     deltas = (a - b).tolist()
     exclusions = _count_exclusions(excluded, run_a, run_b)
     return MetricComparison(
@@ -265,7 +285,7 @@ def paired_comparison(
         label=label,
         run_a=run_a,
         run_b=run_b,
-        n_queries=len(query_ids),
+        n_queries=n_queries,
         n_paired=len(paired),
         n_excluded=len(excluded),
         exclusions=exclusions,
@@ -274,8 +294,8 @@ def paired_comparison(
         deltas=deltas,
         mean_delta=float(np.mean(a - b)) if paired else None,
         tests=paired_tests(a, b, permutations=permutations, seed=seed),
-        summary=_summary(label, len(query_ids), len(paired), len(excluded), exclusions),
-        selection_note=selection_note(len(query_ids), len(excluded)),
+        summary=_summary(label, n_queries, len(paired), len(excluded), exclusions),
+        selection_note=selection_note(n_queries, len(excluded)),
     )
 
 

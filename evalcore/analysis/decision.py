@@ -336,6 +336,18 @@ def decide_batches(
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]
 
 
+@dataclass(frozen=True, eq=False)
+class EvaluatedPair:
+    """Two stored runs read as columns and evaluated as a pair. Never changed once made, so
+    one read and one evaluation serve a large study's verdicts first and its queues and
+    trec_eval-compatible numbers later (:func:`evalcore.analysis.pair_comparison.compare_evaluated_pair`)."""
+
+    run_a: str
+    run_b: str
+    columns: list[RunEvidenceColumns]
+    pair: PairEvaluation
+
+
 def evaluate_stored_pair(
     db: sqlite_utils.Database,
     study_id: str,
@@ -348,11 +360,26 @@ def evaluate_stored_pair(
 ) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``),
     if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    return stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer).pair
+
+
+def stored_pair(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
+                measures: Sequence[Measure | str], reference: str | None = None, *,
+                viewer: Viewer) -> EvaluatedPair:
+    """:func:`evaluate_stored_pair` with the columns it was packed from."""
     require_read(db, viewer, study_id)
+    return stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference)
+
+
+def stored_pair_unchecked(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
+                          measures: Sequence[Measure | str],
+                          reference: str | None = None) -> EvaluatedPair:
+    """:func:`stored_pair` for a caller that authorised the read already."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
     columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference)
-    return evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+    pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+    return EvaluatedPair(run_a, run_b, columns, pair)
 
 
 def evaluate_column_pair(

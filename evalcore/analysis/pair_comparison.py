@@ -10,46 +10,58 @@ For each measure a :class:`MeasureVerdict` holds, in this order:
    with the queries left out and the selection caution.
 
 Beside them, apart, :class:`PairComparison.compat` holds the numbers with
-unjudged units counted as non-relevant (trec_eval compatibility): the stored
-ranking and labels handed to :func:`evalcore.api.evaluate.evaluate` with
-``trec_eval=True``, the path ``evalcore evaluate --trec-eval`` takes on the
-exported qrels and run (trec_eval's query scope and protocol; a unit whose
-labels conflict is left out of the qrels, so it counts as non-relevant). Those
+unjudged units counted as non-relevant (trec_eval compatibility): exactly what
+:func:`evalcore.api.evaluate.evaluate` with ``trec_eval=True`` gives on the
+stored ranking and labels, the path ``evalcore evaluate --trec-eval`` takes on
+the exported qrels and run (trec_eval's query scope and protocol; a unit whose
+labels conflict is left out of the qrels, so it counts as non-relevant), packed
+from the stored columns directly (parity tested against that path). Those
 numbers are never evidence and are never put beside the verdict's.
+
+A large study's page reads the pair once (:class:`~evalcore.analysis.decision.EvaluatedPair`)
+for its verdicts and later its queues and compatibility numbers
+(:func:`compare_evaluated_pair`).
 
 The Compare page, the reports and ``evalcore compare`` all read this model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.compare import (
+    DIFFERENT_K,
+    ExcludedQuery,
     MetricComparison,
-    QuerySide,
+    metric_comparison,
     metric_label,
-    paired_comparison,
 )
 from evalcore.analysis.decision import (
     Decision,
+    EvaluatedPair,
     PairEvaluation,
     decide_measure,
-    evaluate_column_pair,
+    stored_pair_unchecked,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.api.evaluate import evaluate as evaluate_trec
-from evalcore.compute.evaluate import BatchResult
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import compute, packing_depth
 from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
 from evalcore.compute.validity import observation_reasons
+from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
+from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import Reason
+from evalcore.contract.trusted_models import construct
 from evalcore.io.errors import InputErrors
-from evalcore.store.observations import RunEvidenceColumns, runs_as_columns_unchecked
+from evalcore.io.trec_eval_scope import scope_of_ids
+from evalcore.store.observations import RunEvidenceColumns
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.studies import get_study
 
 #: The name of the compatibility numbers, wherever they are shown.
 COMPAT_LABEL = "unjudged counted as non-relevant (trec_eval compatibility)"
@@ -191,33 +203,52 @@ def measure_verdicts(pair: PairEvaluation, run_a: str, run_b: str, *, queue_limi
             decision=decision,
             causes=undecidable_causes(decision),
             queue=decide_queue(pair, name, limit=queue_limit) if queues else None,
-            paired=paired_comparison(
-                name, metric_label(name, ks, aggregate=False), run_a, run_b, pair.query_ids,
-                _sides(pair.result_a, name), _sides(pair.result_b, name)),
+            paired=_paired(pair, name, metric_label(name, ks, aggregate=False), run_a, run_b),
         ))
     return out
 
 
-def _sides(result: BatchResult, name: str) -> list[QuerySide]:
-    """Each query of ``result`` as :func:`paired_comparison` reads it: the reasons its
-    :class:`~evalcore.contract.results.QueryResult` would give, without making it."""
-    m = result.metrics[name]
+def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
+            run_b: str) -> MetricComparison:
+    """:func:`~evalcore.analysis.compare.paired_comparison` of ``name`` over the pair's
+    queries, read from its arrays: a query is paired where both runs have the measure at
+    the same ``k``; only the excluded ones are visited one by one, for their reasons (those
+    the query's :class:`~evalcore.contract.results.QueryResult` would give)."""
+    ra, rb = pair.result_a, pair.result_b
+    k_a, k_b = ra.batch.k, rb.batch.k
+    same_k = k_a == k_b
+    ok = ra.available(name) & rb.available(name) & same_k
+    query_ids = pair.query_ids
+    out = np.flatnonzero(~ok)
     lists: dict[tuple[int, int], list[str]] = {}
-    out: list[QuerySide] = []
-    for k, ok, value, bits, obits in zip(
-        result.batch.k.tolist(), result.available(name).tolist(), m.value.tolist(),
-        m.reason_bits.tolist(), result.observation_bits.tolist(), strict=True,
-    ):
-        if ok:
-            out.append((k, [], value))
-            continue
-        reasons = lists.get((obits, bits))
-        if reasons is None:
-            reasons = lists[obits, bits] = (
-                observation_reasons(obits) if obits else
-                [r.value for r in METRIC_REASONS if bits & METRIC_BITS[r]]) or ["unavailable"]
-        out.append((k, list(reasons), value))
-    return out
+    reasons = []
+    for r in (ra, rb):  # each run's reasons on the excluded queries
+        avail, bits, obits = (a[out].tolist() for a in (
+            r.available(name), r.metrics[name].reason_bits, r.observation_bits))
+        reasons.append([[] if av else _reasons(lists, ob, b)
+                        for av, b, ob in zip(avail, bits, obits, strict=True)])
+    excluded = []
+    for i, why_a, why_b, same in zip(out.tolist(), reasons[0], reasons[1],
+                                     same_k[out].tolist(), strict=True):
+        if not same:
+            why_a, why_b = why_a + [DIFFERENT_K], why_b + [DIFFERENT_K]
+        excluded.append(construct(ExcludedQuery, {
+            "query_id": query_ids[i], "reasons_a": why_a, "reasons_b": why_b}))
+    rows = np.flatnonzero(ok)
+    return metric_comparison(
+        name, label, run_a, run_b, len(query_ids), [query_ids[i] for i in rows.tolist()],
+        ra.metrics[name].value[rows].astype(np.float64),
+        rb.metrics[name].value[rows].astype(np.float64), excluded)
+
+
+def _reasons(lists: dict[tuple[int, int], list[str]], obits: int, bits: int) -> list[str]:
+    """A fresh list of why a query lacks a measure (observation bits first), from ``lists``."""
+    reasons = lists.get((obits, bits))
+    if reasons is None:
+        reasons = lists[obits, bits] = (
+            observation_reasons(obits) if obits else
+            [r.value for r in METRIC_REASONS if bits & METRIC_BITS[r]]) or ["unavailable"]
+    return list(reasons)
 
 
 def trec_eval_compat(
@@ -227,32 +258,22 @@ def trec_eval_compat(
     gain: str,
 ) -> tuple[list[TrecEvalCompat], list[str]]:
     """Both runs' means as ``evalcore evaluate --trec-eval`` computes them on the runs and
-    labels exported as TREC files (see the module docstring), and its notes."""
+    labels exported as TREC files (see the module docstring), and its notes: packed from
+    the stored columns directly (:func:`_compat_side`), through the dict input of
+    :func:`evalcore.api.evaluate.evaluate` only for a run that path must judge (a ranking
+    holding a unit twice, an empty id)."""
     names = [m.canonical for m in measures]
     means: list[dict[str, tuple[float | None, int]]] = []
     notes: list[str] = []
+    protocol = EvalProtocol(trec_eval=True, relevance_threshold=relevance_threshold,
+                            gain=gain)  # type: ignore[arg-type]
     for side in columns:
-        # A unit in conflict (a tuple of gains) is left out of the qrels.
-        qrels = {q: {u: g for u, g in units.items() if type(g) is int}
-                 for q, units in zip(side.query_ids, side.gains, strict=True)}
-        qrels = {q: units for q, units in qrels.items() if units}
-        run = {q: {u: float(len(ranked) - i) for i, u in enumerate(ranked)}
-               for q, ranked in zip(side.query_ids, side.returned_ids, strict=True) if ranked}
-        if not qrels or not run:
-            means.append({})
-            notes.append("no labeled query with results: trec_eval has nothing to evaluate")
-            continue
-        try:
-            result = evaluate_trec(qrels, run, measures=names, trec_eval=True,
-                                   relevance_threshold=relevance_threshold, gain=gain)
-        except (InputErrors, ValueError) as exc:  # e.g. an id trec_eval's format cannot hold
-            means.append({})
-            notes.append(f"not computable as trec_eval input: {exc}")
-            continue
-        report = result.report
-        means.append({n: (report.aggregates[n].value, report.aggregates[n].n_queries)
-                      for n in names})
-        notes.extend(report.diagnostics.notes)
+        found = _compat_side(side, measures, protocol)
+        if found is None:
+            found = _compat_side_from_dicts(side, names, relevance_threshold, gain)
+        side_means, side_notes = found
+        means.append(side_means)
+        notes.extend(side_notes)
     rows = []
     for name in names:
         (va, na), (vb, nb) = (m.get(name, (None, 0)) for m in means)
@@ -261,6 +282,58 @@ def trec_eval_compat(
             difference=None if va is None or vb is None else va - vb,
         ))
     return rows, list(dict.fromkeys(notes))
+
+
+_Means = tuple[dict[str, tuple[float | None, int]], list[str]]
+
+
+def _compat_side(side: RunEvidenceColumns, measures: Sequence[Measure],
+                 protocol: EvalProtocol) -> _Means | None:
+    """One run's compatibility means packed from its columns: the qrels are the labels
+    without the units in conflict, the run its non-empty rankings, in trec_eval's query
+    scope (:func:`evalcore.io.trec_eval_scope.scope_of_ids`); each population complete.
+    None when the dict path must judge the input (a repeated unit, an empty id)."""
+    judged: dict[str, Mapping[str, int | tuple[int, ...]]] = {}
+    for q, units in zip(side.query_ids, side.gains, strict=True):
+        if tuple in set(map(type, units.values())):  # a unit in conflict: not in the qrels
+            units = {u: g for u, g in units.items() if type(g) is int}
+        if units:
+            judged[q] = units
+    ranked = {q: r for q, r in zip(side.query_ids, side.returned_ids, strict=True) if r}
+    if not judged or not ranked:
+        return {}, ["no labeled query with results: trec_eval has nothing to evaluate"]
+    if "" in judged or "" in ranked or any(
+            len(set(r)) != len(r) or "" in r for r in ranked.values()) or any(
+            "" in units for units in judged.values()):
+        return None
+    scope = scope_of_ids(set(judged), set(ranked), all_queries=False)
+    query_ids = sorted(scope.query_ids, key=natural_key)
+    depth = packing_depth(measures)
+    batch = ObservationBatch.from_gain_maps(
+        query_ids, depth, [ranked[q] for q in query_ids], [judged[q] for q in query_ids],
+        [True] * len(query_ids), protocol=protocol, min_depth=depth)
+    aggregates = compute(batch, protocol, list(measures)).aggregates()
+    return ({m.canonical: (aggregates[m.canonical].value, aggregates[m.canonical].n_queries)
+             for m in measures}, scope.notes)
+
+
+def _compat_side_from_dicts(side: RunEvidenceColumns, names: list[str],
+                            relevance_threshold: int, gain: str) -> _Means:
+    """:func:`_compat_side` through the nested dicts of ``evalcore.evaluate``, which judges
+    what the columns cannot hold as trec_eval input."""
+    qrels = {q: {u: g for u, g in units.items() if type(g) is int}
+             for q, units in zip(side.query_ids, side.gains, strict=True)}
+    qrels = {q: units for q, units in qrels.items() if units}
+    run = {q: {u: float(len(ranked) - i) for i, u in enumerate(ranked)}
+           for q, ranked in zip(side.query_ids, side.returned_ids, strict=True) if ranked}
+    try:
+        result = evaluate_trec(qrels, run, measures=names, trec_eval=True,
+                               relevance_threshold=relevance_threshold, gain=gain)
+    except (InputErrors, ValueError) as exc:  # e.g. an id trec_eval's format cannot hold
+        return {}, [f"not computable as trec_eval input: {exc}"]
+    report = result.report
+    return ({n: (report.aggregates[n].value, report.aggregates[n].n_queries) for n in names},
+            list(report.diagnostics.notes))
 
 
 def compare_pair(
@@ -299,10 +372,23 @@ def compare_pair_unchecked(
     verdicts_only: bool = False,
 ) -> PairComparison:
     """:func:`compare_pair` for a caller that authorised the read already."""
-    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference)
-    pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+    return compare_evaluated_pair(
+        stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference),
+        reference, queue_limit=queue_limit, verdicts_only=verdicts_only)
+
+
+def compare_evaluated_pair(
+    evaluated: EvaluatedPair,
+    reference: str | None = None,
+    *,
+    queue_limit: int | None = 10,
+    verdicts_only: bool = False,
+) -> PairComparison:
+    """:func:`compare_pair` of a pair already read and evaluated (``reference`` names the
+    version it was evaluated on)."""
+    pair, run_a, run_b = evaluated.pair, evaluated.run_a, evaluated.run_b
     compat, notes = ([], []) if verdicts_only else trec_eval_compat(
-        columns, list(pair.measures.values()), pair.protocol.relevance_threshold,
+        evaluated.columns, list(pair.measures.values()), pair.protocol.relevance_threshold,
         pair.protocol.gain)
     return PairComparison(
         run_a=run_a, run_b=run_b, reference=reference,

@@ -191,9 +191,11 @@ def _group_units(flat: list[str], query: np.ndarray) -> tuple[np.ndarray, np.nda
     hold the same id as its group's representative; on a hash collision the ids are
     interned exactly instead.
     """
-    hashed = np.fromiter(map(hash, flat), np.int64, len(flat))
+    # The hash's low bits only (see _by_query_then_code): ids equal there are one group
+    # until the check below tells them apart.
+    hashed = np.fromiter(map(hash, flat), np.int64, len(flat)) & ((1 << _CODE_BITS) - 1)
     for attempt in range(2):
-        order = np.lexsort((hashed, query))
+        order = _by_query_then_code(query, hashed)
         hs, qs = hashed[order], query[order]
         new = np.ones(order.size, dtype=bool)
         new[1:] = (hs[1:] != hs[:-1]) | (qs[1:] != qs[:-1])
@@ -209,6 +211,19 @@ def _group_units(flat: list[str], query: np.ndarray) -> tuple[np.ndarray, np.nda
             continue
         return group, rep, qs[new]
     raise AssertionError("unreachable")
+
+
+#: Bits of a unit's code kept below the query in :func:`_by_query_then_code`'s one key.
+_CODE_BITS = 40
+
+
+def _by_query_then_code(query: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """The positions ordered by query, then by ``code`` (non-negative, below
+    ``2**_CODE_BITS``) within a query. One 64-bit key, the query above the code, sorts in a
+    fraction of ``lexsort``'s time."""
+    if query.size == 0 or int(query.max()) >= 1 << (63 - _CODE_BITS) or int(query.min()) < 0:
+        return np.lexsort((code, query))
+    return np.argsort((query.astype(np.int64) << _CODE_BITS) | code)
 
 
 def _first_rank(size: int, code: np.ndarray, r: RankingArrays) -> np.ndarray:

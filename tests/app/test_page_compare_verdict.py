@@ -193,14 +193,20 @@ def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
     small_store, new_app, monkeypatch
 ) -> None:
     """Above LARGE_STUDY_QUERIES the verdicts and paired tests come at once; the queues and
-    compat numbers are computed in the background (started on the next run) and shown then."""
+    compat numbers are computed in the background (started on the next run) and shown then,
+    from the same read and evaluation of the two runs as the verdicts."""
     import time
 
     import app.components.state as state
+    import evalcore.analysis.decision as decision
 
     _, db = small_store
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
     monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)
+    reads = []
+    read = decision.runs_as_columns_unchecked
+    monkeypatch.setattr(decision, "runs_as_columns_unchecked",
+                        lambda *a, **kw: reads.append(a[2]) or read(*a, **kw))
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
     texts = _texts(at)
@@ -218,3 +224,4 @@ def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
     assert any(COMPAT_LABEL.capitalize() in str(n.label) for n in at.expander)
     verdicts = [t for t in _texts(at) if t.startswith("P@3: ")]
     assert verdicts == [t for t in texts if t.startswith("P@3: ")]
+    assert reads == [["r1", "r2"]]  # one read for the verdicts, the queues and compat

@@ -57,3 +57,22 @@ def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_p
             shared_results.compute_in_background(db, path, "s", ("other",), lambda conn: 1,
                                                  viewer=stranger)
     assert shared_results.ready_result(db, path, "s", ("agreement",), viewer=ANNOTATOR) is secret
+
+
+def test_a_result_kept_alone_replaces_the_studys_others_of_its_kind(tmp_path):
+    """A large result (``alone``) is kept once per study and kind: another choice or new
+    marks replace it; other kinds keep theirs."""
+    db = new_store(tmp_path)
+    path = str(tmp_path / "alone.db")
+    shared_result(db, path, "s", ("agreement",), lambda: "kept", viewer=None)
+    first = shared_result(db, path, "s", ("pair", "a", "b"), lambda: ["ab"], viewer=None,
+                          alone=True)
+    assert shared_result(db, path, "s", ("pair", "a", "b"), lambda: ["again"], viewer=None,
+                         alone=True) is first
+    shared_result(db, path, "s", ("pair", "a", "c"), lambda: ["ac"], viewer=None, alone=True)
+    record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=2, annotator="ann")
+    shared_result(db, path, "s", ("pair", "a", "c"), lambda: ["ac, new marks"], viewer=None,
+                  alone=True)
+    kept = sorted((k[0], k[1], v if isinstance(v, str) else v[0])
+                  for k, v in shared_results._results(path).entries.items())
+    assert kept == [("s", ("agreement",), "kept"), ("s", ("pair", "a", "c"), "ac, new marks")]
