@@ -87,8 +87,11 @@ class LexicalIndex:
             )
             conn.execute(
                 f"INSERT INTO temp.{self._fts} (rowid, title, text) "
+                # CROSS JOIN keeps the ids outside: the temp table has no doc_id index, and
+                # the planner otherwise loops over the corpus with a scan of the ids inside
+                # (100,000 documents: 639 s instead of seconds)
                 f"SELECT i.rowid, d.title, d.text FROM temp.{self._ids} i "
-                "JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = i.doc_id "
+                "CROSS JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = i.doc_id "
                 f"AND {published('d')}",
                 {"corpus": self._key["corpus"]},
             )
