@@ -287,12 +287,12 @@ def trec_eval_compat(
 _Means = tuple[dict[str, tuple[float | None, int]], list[str]]
 
 
-def _compat_side(side: RunEvidenceColumns, measures: Sequence[Measure],
-                 protocol: EvalProtocol) -> _Means | None:
-    """One run's compatibility means packed from its columns: the qrels are the labels
-    without the units in conflict, the run its non-empty rankings, in trec_eval's query
-    scope (:func:`evalcore.io.trec_eval_scope.scope_of_ids`); each population complete.
-    None when the dict path must judge the input (a repeated unit, an empty id)."""
+def _trec_input(
+    side: RunEvidenceColumns,
+) -> tuple[dict[str, Mapping[str, int | tuple[int, ...]]], dict[str, Sequence[str]]]:
+    """One run's trec_eval input, as the exported TREC files hold it: the qrels (each
+    query's labels without the units in conflict, queries left with none dropped) and the
+    non-empty rankings."""
     judged: dict[str, Mapping[str, int | tuple[int, ...]]] = {}
     for q, units in zip(side.query_ids, side.gains, strict=True):
         if tuple in set(map(type, units.values())):  # a unit in conflict: not in the qrels
@@ -300,6 +300,16 @@ def _compat_side(side: RunEvidenceColumns, measures: Sequence[Measure],
         if units:
             judged[q] = units
     ranked = {q: r for q, r in zip(side.query_ids, side.returned_ids, strict=True) if r}
+    return judged, ranked
+
+
+def _compat_side(side: RunEvidenceColumns, measures: Sequence[Measure],
+                 protocol: EvalProtocol) -> _Means | None:
+    """One run's compatibility means packed from its columns: the qrels are the labels
+    without the units in conflict, the run its non-empty rankings, in trec_eval's query
+    scope (:func:`evalcore.io.trec_eval_scope.scope_of_ids`); each population complete.
+    None when the dict path must judge the input (a repeated unit, an empty id)."""
+    judged, ranked = _trec_input(side)
     if not judged or not ranked:
         return {}, ["no labeled query with results: trec_eval has nothing to evaluate"]
     if "" in judged or "" in ranked or any(
@@ -321,11 +331,8 @@ def _compat_side_from_dicts(side: RunEvidenceColumns, names: list[str],
                             relevance_threshold: int, gain: str) -> _Means:
     """:func:`_compat_side` through the nested dicts of ``evalcore.evaluate``, which judges
     what the columns cannot hold as trec_eval input."""
-    qrels = {q: {u: g for u, g in units.items() if type(g) is int}
-             for q, units in zip(side.query_ids, side.gains, strict=True)}
-    qrels = {q: units for q, units in qrels.items() if units}
-    run = {q: {u: float(len(ranked) - i) for i, u in enumerate(ranked)}
-           for q, ranked in zip(side.query_ids, side.returned_ids, strict=True) if ranked}
+    qrels, ranked = _trec_input(side)
+    run = {q: {u: float(len(r) - i) for i, u in enumerate(r)} for q, r in ranked.items()}
     try:
         result = evaluate_trec(qrels, run, measures=names, trec_eval=True,
                                relevance_threshold=relevance_threshold, gain=gain)
