@@ -197,6 +197,9 @@ GOOD_RUN = "q1 Q0 a 1 2.5 t\nq1 Q0 c 2 2.5 t\nq2 Q0 c 1 1 t\n"
     (GOOD_QRELS.replace("q1 0 b", "q1  b"), GOOD_RUN, "empty iteration field"),
     (GOOD_QRELS, GOOD_RUN.replace("q2 Q0 c 1 1 t", "q2 Q0 c 1 1"), "five fields"),
     (GOOD_QRELS, GOOD_RUN.replace("q2 Q0 c 1 1 t", "q2 Q0 c 1 1 t x"), "text after the tag"),
+    (GOOD_QRELS.replace("q1 0 b 0", "q1 0\nb 0"), GOOD_RUN, "a line cut in two halves"),
+    (GOOD_QRELS, GOOD_RUN.replace("q2 Q0 c 1 1 t", "q2 Q0 c\n1 1 t"), "a run line cut in two"),
+    (GOOD_QRELS.replace("q1 0 b 0", "q1 0 b\n0"), GOOD_RUN, "lines of 3 and 1 fields"),
     (GOOD_QRELS, GOOD_RUN.replace("q2 Q0", "q2\tQ0"), "spaces and tabs"),
     (GOOD_QRELS, GOOD_RUN.replace("\n", "\r"), "lone CR"),
     (GOOD_QRELS, GOOD_RUN.replace("c 1 1", "c\xa0 1 1"), "Unicode blank"),
@@ -303,6 +306,12 @@ def raw_trec_files(draw, valid: bool):
         qrels_lines.append(draw(st.sampled_from(qrels_lines)))
     if not valid and draw(st.booleans()):  # tabs and spaces in one file
         run_lines[0] = run_lines[0].replace(sep, " \t"[sep == " "], 1)
+    for lines in (qrels_lines, run_lines):  # a line cut in two: its fields add up to one line
+        if not valid and lines and draw(st.booleans()):
+            i = draw(st.integers(0, len(lines) - 1))
+            fields = lines[i].split(sep)
+            cut = draw(st.integers(1, len(fields) - 1))
+            lines[i] = sep.join(fields[:cut]) + end + sep.join(fields[cut:])
     if draw(st.booleans()):
         qrels_lines.insert(0, "")  # an empty line
     if draw(st.booleans()):

@@ -72,21 +72,23 @@ def split_block(chunk: bytes, sep: int, width: int) -> Block:
     data[-8:] = 0
     a = data[: len(chunk)]
     a[:] = np.frombuffer(chunk, dtype=np.uint8)
-    is_end = a == NEWLINE
-    bounds = np.flatnonzero(is_end | (a == sep))
+    bounds, is_end = _bounds(a, sep)  # is_end: per bound, whether it ends a line
     # Bounds side by side: an empty field unless both are line ends (an empty line).
-    touching = np.flatnonzero(bounds[1:] == bounds[:-1] + 1)
+    touching = np.flatnonzero(np.diff(bounds) == 1)
     if a[0] == sep or (touching.size and not (
-            is_end[bounds[touching]] & is_end[bounds[touching + 1]]).all()):
+            is_end[touching] & is_end[touching + 1]).all()):
         raise Decline("empty field")
     if touching.size or a[0] == NEWLINE:  # empty lines: drop their line ends
-        empty = np.zeros(len(bounds), dtype=bool)
-        empty[touching + 1] = True
-        empty[0] = a[0] == NEWLINE
-        bounds = bounds[~empty]
+        kept = np.ones(len(bounds), dtype=bool)
+        kept[touching + 1] = False
+        kept[0] = a[0] != NEWLINE
+        bounds, is_end = bounds[kept], is_end[kept]
+    # Every width-th bound ends a line and no other one does (else a line of too few
+    # fields and one of too many would pass as two lines of ``width``).
     lines = len(bounds) // width
     line_ends = bounds[width - 1 :: width]
-    if not lines or len(bounds) != lines * width or not is_end[line_ends].all():
+    if (not lines or len(bounds) != lines * width or not is_end[width - 1 :: width].all()
+            or np.count_nonzero(is_end) != lines):
         raise Decline(f"not {width} fields per line")
     del is_end
     # A line starts after the previous line's end and any empty lines after it.
@@ -96,6 +98,21 @@ def split_block(chunk: bytes, sep: int, width: int) -> Block:
     starts += [bounds[j - 1 :: width] + 1 for j in range(1, width)]
     ends = [bounds[j::width] for j in range(width)]
     return Block(data, starts, ends)
+
+
+def _bounds(a: np.ndarray, sep: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of every separator and line end in ``a``, and which are line ends.
+
+    Both are control or space bytes (at most 0x20): one pass finds every such byte and
+    only those few are told apart; a block holding other bytes up to 0x20 (control bytes
+    inside fields) is searched for the two exactly."""
+    bounds = np.flatnonzero(a <= 0x20)
+    found = a[bounds]
+    is_end = found == NEWLINE
+    if not (is_end | (found == sep)).all():
+        bounds = np.flatnonzero((a == NEWLINE) | (a == sep))
+        is_end = a[bounds] == NEWLINE
+    return bounds, is_end
 
 
 def _first_field_lengths(a: np.ndarray, ends: np.ndarray, sep: int) -> np.ndarray:
