@@ -291,8 +291,11 @@ class RowIndex:
         self._hashes = hashes
         #: For every row, the first row equal to it (itself when none came before).
         self.first = np.arange(len(hashes), dtype=rows)
-        pending = self.first.copy()
         slot = (hashes >> self._shift).astype(rows)
+        # Into the empty table every row claims its slot at once; of rows sharing one, the
+        # one written keeps it and the others look on like rows meeting a taken slot.
+        self._table[slot] = self.first
+        pending = np.flatnonzero(self._table[slot] != self.first).astype(rows)
         while pending.size:
             at = slot[pending]
             held = self._table[at]
