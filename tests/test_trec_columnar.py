@@ -12,18 +12,9 @@ from hypothesis import strategies as st
 
 from evalcore.api.inputs import trec_input
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.io import trec_bytes, trec_columnar
+from evalcore.io import trec_columnar
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec_columnar import columnar_trec_input
-
-
-@pytest.fixture(autouse=True, scope="module", params=["compiled", "numpy"])
-def byte_loops(request):
-    """Every test on both versions of the byte loops (the compiled one when it was built)."""
-    if request.param == "compiled" and trec_bytes.scan is None:
-        pytest.skip("evalcore.io._trec_scan was not built (no C compiler at install)")
-    with patch.object(trec_bytes, "scan", trec_bytes.scan if request.param == "compiled" else None):
-        yield request.param
 
 
 @pytest.fixture(autouse=True)
@@ -373,25 +364,3 @@ def test_scores_are_what_float_gives(tmp_path):
               "2.2250738585072014e-308", "0.1", "179769313486231570000000"]
     block = split_block("".join(f"q Q0 d 1 {t} x\n" for t in tokens).encode(), ord(" "), 6)
     assert parse_scores(block, 4).tolist() == [float(t) for t in tokens]
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([b"a", b"bc", b"abcdefghi", b" ", b"\t", b"\n", b"\n\n", b"\x01"]),
-                max_size=40),
-       st.sampled_from([b" ", b"\t"]), st.integers(1, 6))
-def test_the_compiled_loops_give_the_numpy_loops_arrays(byte_loops, pieces, sep, width):
-    """split_block and field_words: the same fields, or both decline."""
-    if byte_loops == "numpy":
-        pytest.skip("compares the compiled loops with the numpy ones")
-    chunk = b"".join(pieces) + b"\n"
-    found = []
-    for scan in (trec_bytes.scan, None):
-        with patch.object(trec_bytes, "scan", scan):
-            try:
-                block = trec_bytes.split_block(chunk, sep[0], width)
-            except trec_bytes.Decline:
-                found.append(None)
-                continue
-            found.append(([s.tolist() for s in block.starts], [e.tolist() for e in block.ends],
-                          [block.words(j).tolist() for j in range(width)]))
-    assert found[0] == found[1]

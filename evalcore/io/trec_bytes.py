@@ -9,11 +9,6 @@ distinct values of a field with few distinct values (queries, gains, tags) as
 Anything these functions cannot read exactly as the careful reader
 (:mod:`evalcore.io.trec`) would raises :class:`Decline`; the caller then leaves
 the files to the careful reader, which names every bad line.
-
-Splitting lines into fields and copying fields into words are plain byte loops: when
-the optional compiled module ``evalcore.io._trec_scan`` was built (``setup.py``, a C
-compiler at install) they run there, else with numpy here. Both give the same arrays
-(``tests/test_trec_columnar.py`` runs every reader test on each).
 """
 
 from __future__ import annotations
@@ -22,11 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-
-try:  # the optional compiled loops (see the module docstring)
-    from evalcore.io import _trec_scan as scan
-except ImportError:  # no C compiler at install: the numpy loops
-    scan = None
 
 NEWLINE = 0x0A
 #: ``MASKS[n]`` keeps the first ``n`` bytes of a little-endian word.
@@ -82,8 +72,6 @@ def split_block(chunk: bytes, sep: int, width: int) -> Block:
     data[-8:] = 0
     a = data[: len(chunk)]
     a[:] = np.frombuffer(chunk, dtype=np.uint8)
-    if scan is not None:
-        return _split_compiled(chunk, data, sep, width)
     bounds, is_end = _bounds(a, sep)  # is_end: per bound, whether it ends a line
     # Bounds side by side: an empty field unless both are line ends (an empty line).
     touching = np.flatnonzero(np.diff(bounds) == 1)
@@ -110,17 +98,6 @@ def split_block(chunk: bytes, sep: int, width: int) -> Block:
     starts += [bounds[j - 1 :: width] + 1 for j in range(1, width)]
     ends = [bounds[j::width] for j in range(width)]
     return Block(data, starts, ends)
-
-
-def _split_compiled(chunk: bytes, data: np.ndarray, sep: int, width: int) -> Block:
-    """:func:`split_block` in one compiled pass."""
-    capacity = chunk.count(b"\n")
-    out = np.empty((2 * width, capacity), dtype=np.int64)
-    lines = scan.split(chunk, sep, width, out)
-    if lines <= 0:
-        raise Decline(f"not {width} non-empty fields per line")
-    return Block(data, [out[2 * j, :lines] for j in range(width)],
-                 [out[2 * j + 1, :lines] for j in range(width)])
 
 
 def _bounds(a: np.ndarray, sep: int) -> tuple[np.ndarray, np.ndarray]:
@@ -151,11 +128,6 @@ def field_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     """The bytes ``data[starts[i]:ends[i]]`` of every i as rows of uint64 words."""
     length = ends - starts
     n_words = max((int(length.max(initial=0)) + 7) // 8, 1)
-    if scan is not None:
-        out = np.empty((len(starts), n_words), dtype="<u8")
-        scan.words(data, np.ascontiguousarray(starts, dtype=np.int64),
-                   np.ascontiguousarray(ends, dtype=np.int64), out)
-        return out
     # Every byte offset of ``data`` read as a (possibly unaligned) little-endian word.
     at = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
     out = np.empty((len(starts), n_words), dtype="<u8")  # in memory: the bytes in order
