@@ -253,7 +253,7 @@ def test_a_query_cut_by_a_block_and_a_query_that_comes_back(tmp_path):
     lines = [f"q{1 + i % 2} Q0 d{i} {i} {i % 5} t\n" for i in range(40)]
     r = write(tmp_path, "run.txt", "".join(sorted(lines)) + "".join(lines))
     protocol = EvalProtocol()
-    for block in (64, 100, 1 << 20):
+    for block in (8, 64, 100, 1 << 20):  # 8: every line longer than a block
         with patch.object(trec_columnar, "BLOCK_BYTES", block):
             same(outcome(q, r, 5, complete=False, protocol=protocol),
                  careful(q, r, 5, complete=False, protocol=protocol))

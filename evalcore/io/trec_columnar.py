@@ -142,14 +142,16 @@ def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterato
     with handle:
         while True:
             data = handle.read(block or -1)
-            chunk = rest + data if rest else data
-            if not chunk:
+            if not data and not rest:
                 return
-            cut = chunk.rfind(b"\n") + 1 if data and block else len(chunk)
-            if cut == 0:  # a line longer than a block: read on
-                rest = chunk
+            cut = data.rfind(b"\n") + 1 if data and block else len(data)
+            if cut == 0 and data:  # a line longer than a block: read on
+                rest += data
                 continue
-            chunk, rest = chunk[:cut], chunk[cut:]
+            # Whole lines: the rest of the last read and this one's up to its last line end
+            # (one copy of the block; ``rest`` never holds a line end).
+            chunk = rest + memoryview(data)[:cut] if rest else data[:cut]
+            rest = data[cut:]
             if chunk.startswith(codecs.BOM_UTF8):  # the careful reader drops it at the start
                 if not first:
                     raise _Decline("byte-order mark at a line's start inside the file")
@@ -158,7 +160,7 @@ def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterato
             sep = _check_bytes(chunk, sep)
             if b"\r" in chunk:
                 chunk = chunk.replace(b"\r\n", b"\n")
-            if chunk.lstrip(b"\n"):  # (a block of empty lines only is skipped)
+            if chunk[:1] != b"\n" or chunk.lstrip(b"\n"):  # (only empty lines: skipped)
                 yield split_block(chunk, (sep or b" ")[0], width)
 
 
