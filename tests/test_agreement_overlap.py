@@ -4,7 +4,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_fixtures import new_store
 
-from evalcore.analysis.agreement import annotator_labels, open_conflicts, study_agreement
+from evalcore.analysis.agreement import (
+    agreement_and_conflicts,
+    annotator_labels,
+    open_conflicts,
+    study_agreement,
+)
 from evalcore.analysis.stats.annotators import summarize_agreement
 from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.resolution import conflicts, resolve_study_unchecked
@@ -38,3 +43,5 @@ def test_overlap_only_reads_give_the_whole_study_answer(tmp_path_factory, steps)
                       key=lambda qr: (-(max(qr[1].annotators.values())
                                         - min(qr[1].annotators.values())), qr[0], qr[1].unit_id))
     assert open_conflicts(db, "s", viewer=None) == expected
+    # the agreement page's one read gives both answers
+    assert agreement_and_conflicts(db, "s", viewer=None) == (whole, expected)
