@@ -2,7 +2,7 @@
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_fixtures import new_store
+from store_fixtures import apply_label_steps, new_store
 
 from evalcore.analysis.agreement import (
     agreement_and_conflicts,
@@ -11,7 +11,6 @@ from evalcore.analysis.agreement import (
     study_agreement,
 )
 from evalcore.analysis.stats.annotators import summarize_agreement
-from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.resolution import conflicts, resolve_study_unchecked
 
 actions = st.lists(
@@ -27,16 +26,7 @@ actions = st.lists(
 @given(steps=actions)
 def test_overlap_only_reads_give_the_whole_study_answer(tmp_path_factory, steps) -> None:
     db = new_store(tmp_path_factory.mktemp("overlap"))
-    for kind, q, u, who, gain in steps:
-        try:
-            if kind == "label":
-                record_label(db, study_id="s", query_id=q, unit_id=u, gain=gain, annotator=who)
-            elif kind == "undo":
-                undo_last_label(db, study_id="s", query_id=q, annotator=who)
-            else:
-                adjudicate(db, study_id="s", query_id=q, unit_id=u, gain=gain, reviewer="rev")
-        except (ValueError, LookupError):
-            continue  # nothing to undo, nothing in conflict: refused, as in the app
+    apply_label_steps(db, steps)
     whole = summarize_agreement(annotator_labels(resolve_study_unchecked(db, "s")))
     assert study_agreement(db, "s", viewer=None) == whole
     expected = sorted(((q, r) for q, units in conflicts(db, "s", viewer=None).items() for r in units),

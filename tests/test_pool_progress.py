@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_fixtures import new_store
+from store_fixtures import apply_label_steps, new_store
 
 from evalcore.annotation.pool import PoolItem, blind_order, query_pool
 from evalcore.annotation.progress import (
@@ -127,21 +127,11 @@ def test_study_progress_is_the_count_of_the_resolved_labels(tmp_path_factory, st
     """Counted from the resolved gains and the annotator's own current units, every query's
     progress (study-wide and one query at a time) is what the resolved labels give."""
     from evalcore.annotation.progress import query_progress_unchecked, study_progress_unchecked
-    from evalcore.store.labels import adjudicate, undo_last_label
 
     db = new_store(tmp_path_factory.mktemp("progress"))
     add_run(db, study_id="s", name="A", source="imported", k=2,
             results=[("q1", 1, "x", 3.0), ("q1", 2, "y", 2.0), ("q2", 1, "x", 1.0)])
-    for kind, q, u, who, gain in steps:
-        try:
-            if kind == "label":
-                record_label(db, study_id="s", query_id=q, unit_id=u, gain=gain, annotator=who)
-            elif kind == "undo":
-                undo_last_label(db, study_id="s", query_id=q, annotator=who)
-            else:
-                adjudicate(db, study_id="s", query_id=q, unit_id=u, gain=gain, reviewer="rev")
-        except (ValueError, LookupError):
-            continue
+    apply_label_steps(db, steps)
     expected = _progress_from_resolved_labels(db, annotator)
     progress = study_progress_unchecked(db, "s", annotator)
     counted = {q: (p.pooled, p.labeled, p.conflicts, p.mine, p.outside_pool, p.complete)
