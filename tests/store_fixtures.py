@@ -59,3 +59,23 @@ def built_demo(path: Path) -> Path:
     build_demo(db)
     db.conn.close()
     return path
+
+
+def apply_label_steps(db: sqlite_utils.Database, steps, study_id: str = "s") -> None:
+    """Record ``(kind, query, unit, who, gain)`` steps: a label, an undo of ``who``'s latest
+    label on the query, or a reviewer's adjudication; a refused step (nothing to undo,
+    nothing in conflict) is skipped, as in the app."""
+    from evalcore.store.labels import adjudicate, record_label, undo_last_label
+
+    for kind, q, u, who, gain in steps:
+        try:
+            if kind == "label":
+                record_label(db, study_id=study_id, query_id=q, unit_id=u, gain=gain,
+                             annotator=who)
+            elif kind == "undo":
+                undo_last_label(db, study_id=study_id, query_id=q, annotator=who)
+            else:
+                adjudicate(db, study_id=study_id, query_id=q, unit_id=u, gain=gain,
+                           reviewer="rev")
+        except (ValueError, LookupError):
+            continue

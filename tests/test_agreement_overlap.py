@@ -2,11 +2,15 @@
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_fixtures import new_store
+from store_fixtures import apply_label_steps, new_store
 
-from evalcore.analysis.agreement import annotator_labels, open_conflicts, study_agreement
+from evalcore.analysis.agreement import (
+    agreement_and_conflicts,
+    annotator_labels,
+    open_conflicts,
+    study_agreement,
+)
 from evalcore.analysis.stats.annotators import summarize_agreement
-from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.resolution import conflicts, resolve_study_unchecked
 
 actions = st.lists(
@@ -22,19 +26,12 @@ actions = st.lists(
 @given(steps=actions)
 def test_overlap_only_reads_give_the_whole_study_answer(tmp_path_factory, steps) -> None:
     db = new_store(tmp_path_factory.mktemp("overlap"))
-    for kind, q, u, who, gain in steps:
-        try:
-            if kind == "label":
-                record_label(db, study_id="s", query_id=q, unit_id=u, gain=gain, annotator=who)
-            elif kind == "undo":
-                undo_last_label(db, study_id="s", query_id=q, annotator=who)
-            else:
-                adjudicate(db, study_id="s", query_id=q, unit_id=u, gain=gain, reviewer="rev")
-        except (ValueError, LookupError):
-            continue  # nothing to undo, nothing in conflict: refused, as in the app
+    apply_label_steps(db, steps)
     whole = summarize_agreement(annotator_labels(resolve_study_unchecked(db, "s")))
     assert study_agreement(db, "s", viewer=None) == whole
     expected = sorted(((q, r) for q, units in conflicts(db, "s", viewer=None).items() for r in units),
                       key=lambda qr: (-(max(qr[1].annotators.values())
                                         - min(qr[1].annotators.values())), qr[0], qr[1].unit_id))
     assert open_conflicts(db, "s", viewer=None) == expected
+    # the agreement page's one read gives both answers
+    assert agreement_and_conflicts(db, "s", viewer=None) == (whole, expected)

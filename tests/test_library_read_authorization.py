@@ -20,7 +20,7 @@ from test_cli_read_authorization import store as store  # noqa: F401  (the fixtu
 from evalcore.access.decisions import PermissionDenied
 from evalcore.access.roles import Permission
 from evalcore.analysis.adjudication import conflict_contexts
-from evalcore.analysis.agreement import open_conflicts, study_agreement
+from evalcore.analysis.agreement import agreement_and_conflicts, open_conflicts, study_agreement
 from evalcore.analysis.decision import decide, evaluate_stored_pair
 from evalcore.analysis.inspector import inspect_query
 from evalcore.analysis.pair_comparison import compare_pair
@@ -132,6 +132,7 @@ def _reads(tmp: Path) -> dict[str, Callable]:
                                                                 viewer=v),
         "study_agreement": lambda db, s, v: study_agreement(db, s, viewer=v),
         "open_conflicts": lambda db, s, v: open_conflicts(db, s, viewer=v),
+        "agreement_and_conflicts": lambda db, s, v: agreement_and_conflicts(db, s, viewer=v),
         "compare_pair": lambda db, s, v: compare_pair(db, s, "RUNSECRET", "RUNSECRET", ["P@1"],
                                                       viewer=v),
         "decide": lambda db, s, v: decide(db, s, "RUNSECRET", "RUNSECRET", ["P@1"], viewer=v),

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_fixtures import new_store
+from store_fixtures import apply_label_steps, new_store
 
 from evalcore.annotation.pool import PoolItem, blind_order, query_pool
 from evalcore.annotation.progress import (
@@ -84,3 +84,77 @@ def test_mark_pool_complete_refuses_until_every_pooled_unit_is_labeled(db) -> No
     event = mark_pool_complete(db, study_id="s", query_id="q1", actor="ann")
     assert event is not None and event.actor == "ann"
     assert is_complete_unchecked(db, "s", "q1")
+
+
+#: (kind, query, unit, who, gain): labels by annotators whose names differ only in case,
+#: undos (refused when there is nothing to undo, as in the app) and adjudications.
+_steps = st.lists(
+    st.tuples(st.sampled_from(["label", "label", "label", "undo", "adjudicate"]),
+              st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["x", "y", "w", "o"]),
+              st.sampled_from(["ann", "bob", "cy@x.org", "Cy@X.org"]), st.integers(0, 3)),
+    max_size=25,
+)
+
+
+def _progress_from_resolved_labels(db, annotator: str) -> dict:
+    """The counting the study progress did before (from every resolved label model): the
+    answer the faster reading must keep."""
+    from evalcore.store.completeness import completeness_states_unchecked
+    from evalcore.store.pools import pool_sizes_unchecked, pooled_units_unchecked
+    from evalcore.store.resolution import resolve_study_unchecked
+
+    sizes, states = pool_sizes_unchecked(db, "s"), completeness_states_unchecked(db, "s")
+    resolved = resolve_study_unchecked(db, "s")
+    pools = pooled_units_unchecked(db, "s", list(resolved))
+    out = {}
+    for q in set(sizes) | set(states) | set(resolved):
+        units, pooled = resolved.get(q, {}), pools.get(q, set())
+        inside = [label for u, label in units.items() if u in pooled]
+        out[q] = (len(pooled) if units else sizes.get(q, 0),
+                  sum(label.gain is not None for label in inside),
+                  sum(label.state == "conflict" for label in inside),
+                  sum(annotator in label.annotators for label in inside),
+                  sum(label.gain is not None for u, label in units.items() if u not in pooled),
+                  states.get(q, False))
+    return out
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=_steps, annotator=st.sampled_from(["", "ann", "cy@x.org", "nobody"]))
+def test_study_progress_is_the_count_of_the_resolved_labels(tmp_path_factory, steps,
+                                                            annotator: str) -> None:
+    """Counted from the resolved gains and the annotator's own current units, every query's
+    progress (study-wide and one query at a time) is what the resolved labels give."""
+    from evalcore.annotation.progress import query_progress_unchecked, study_progress_unchecked
+
+    db = new_store(tmp_path_factory.mktemp("progress"))
+    add_run(db, study_id="s", name="A", source="imported", k=2,
+            results=[("q1", 1, "x", 3.0), ("q1", 2, "y", 2.0), ("q2", 1, "x", 1.0)])
+    apply_label_steps(db, steps)
+    expected = _progress_from_resolved_labels(db, annotator)
+    progress = study_progress_unchecked(db, "s", annotator)
+    counted = {q: (p.pooled, p.labeled, p.conflicts, p.mine, p.outside_pool, p.complete)
+               for q, p in progress.queries.items()}
+    assert counted == expected
+    for q in expected:
+        assert query_progress_unchecked(db, "s", q, annotator) == progress.queries[q]
+
+
+def test_an_undone_label_is_not_the_annotators_and_a_relabel_after_undo_is(db) -> None:
+    """Rule 1 for "mine": undo cancels the latest label only; labeling again after an undo
+    holds a label again (units with an undo are replayed event by event)."""
+    from evalcore.annotation.progress import query_progress_unchecked, study_progress_unchecked
+    from evalcore.store.labels import undo_last_label
+
+    record_label(db, study_id="s", query_id="q1", unit_id="x", gain=1, annotator="ann")
+    record_label(db, study_id="s", query_id="q1", unit_id="x", gain=2, annotator="ann")
+    undo_last_label(db, study_id="s", query_id="q1", annotator="ann")  # x keeps gain 1
+    record_label(db, study_id="s", query_id="q1", unit_id="y", gain=1, annotator="ann")
+    undo_last_label(db, study_id="s", query_id="q1", annotator="ann")  # y: none of ann's
+    record_label(db, study_id="s", query_id="q1", unit_id="w", gain=3, annotator="ann")
+    undo_last_label(db, study_id="s", query_id="q1", annotator="ann")  # w: none
+    record_label(db, study_id="s", query_id="q1", unit_id="w", gain=0, annotator="ann")
+    for progress in (study_progress_unchecked(db, "s", "ann").queries["q1"],
+                     query_progress_unchecked(db, "s", "q1", "ann")):
+        assert (progress.mine, progress.labeled, progress.pooled) == (2, 2, 3)

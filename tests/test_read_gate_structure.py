@@ -134,6 +134,7 @@ def test_the_transition_default_is_gone() -> None:
 #: first. A page (app/views) never does: it passes the session's reader to the gated face.
 UNCHECKED_CALLERS = {
     "app/components/shared_results.py": "store_marks_unchecked after require_read (cache key)",
+    "app/components/export_refusals.py": "suspect checks after require_read of the asking session",
     "app/components/state.py": "pool and marks after require_read of the asking session",
     "evalcore/cli/retrieve.py": "run_exists_unchecked after _seen authorised --actor",
 }

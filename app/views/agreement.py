@@ -1,6 +1,6 @@
 """Annotator agreement: kappa per pair, alpha overall and per query, conflicts to adjudicate.
 
-Coefficients come from :func:`evalcore.analysis.agreement.study_agreement`
+Coefficients come from :func:`evalcore.analysis.agreement.agreement_and_conflicts`
 (the agreement statistics on the store's current per-annotator labels); an
 adjudication is written with the store's ``adjudicate`` by the reviewer named
 in the sidebar.
@@ -28,7 +28,7 @@ from app.components.session import annotator as current_annotator
 from app.components.session import db_path, get_db, reader
 from app.components.shared_results import shared_result
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
-from evalcore.analysis.agreement import open_conflicts, study_agreement
+from evalcore.analysis.agreement import agreement_and_conflicts
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.contract.query_order import natural_key
 from evalcore.store.labels import adjudicate
@@ -168,10 +168,11 @@ if focus is not None:  # the address names a conflict: it comes first, before th
     (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=reader())
     _focused(focused, current_annotator())
 
-# Shared by every session until a label, adjudication or run changes the store's marks.
-summary = shared_result(db, str(db_path()), study.study_id, ("study_agreement",),
-                        lambda: study_agreement(db, study.study_id, viewer=reader()),
-                        viewer=reader())
+# Shared by every session until a label, adjudication or run changes the store's marks; the
+# statistics and the conflicts from one read of where annotators overlap.
+summary, pending = shared_result(
+    db, str(db_path()), study.study_id, ("agreement_and_conflicts",),
+    lambda: agreement_and_conflicts(db, study.study_id, viewer=reader()), viewer=reader())
 cols = st.columns(3)
 cols[0].metric("Annotators", len(summary.annotators))
 cols[1].metric("Units labeled by two or more", summary.n_units_multiply_labeled)
@@ -215,9 +216,6 @@ if summary.per_query:
         column_config={"low agreement": st.column_config.CheckboxColumn()})
 
 st.subheader("Conflicts to adjudicate")
-pending = shared_result(db, str(db_path()), study.study_id, ("open_conflicts",),
-                        lambda: open_conflicts(db, study.study_id, viewer=reader()),
-                        viewer=reader())
 reviewer = current_annotator()
 listed = [(q, label.unit_id) for q, label in pending if (q, label.unit_id) != focus]
 if not pending:

@@ -17,10 +17,10 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app.components.auth import signed_in_user
+from app.components.export_refusals import qrels_refusal_now, run_refusal_now
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, db_path, get_db, select_study_next_run
-from app.components.shared_results import shared_result
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.documents import DocumentFields
 from evalcore.io.errors import InputErrors
@@ -30,7 +30,7 @@ from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, parse_protocol
 from evalcore.retrieval.pin import list_pinned_protocols, pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
-from evalcore.store.export_checks import qrels_refusal, run_refusal, tool_labels_refusal
+from evalcore.store.export_checks import tool_labels_refusal
 from evalcore.store.exports import export_labels, export_qrels, export_run
 from evalcore.store.imports.uploads import UPLOAD_KINDS, UploadKind, import_upload
 from evalcore.store.information_needs import (
@@ -39,7 +39,6 @@ from evalcore.store.information_needs import (
     information_need,
     set_information_need,
 )
-from evalcore.store.marks import store_marks
 from evalcore.store.members import create_team_study
 from evalcore.store.membership import organisation_ids
 from evalcore.store.query_reads import query_texts
@@ -228,28 +227,19 @@ def _export_text(produce) -> str:
     return buffer.getvalue()
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _run_refusal(_db, path: str, study_id: str, run: str, viewer: str,
-                 run_ids: tuple[int, ...]) -> str | None:
-    """:func:`run_refusal`, once per stored run (a run never changes once stored; a run
-    stored again under its name gets a new id: the study's run ids are in the key)."""
-    del path, run_ids  # the cache key only
-    return run_refusal(_db, study_id, run, viewer=viewer)
-
-
 def _exports_section(study_id: str) -> None:
     """Download buttons whose files are built only when clicked (a whole-study export is
     seconds at 10,000 queries); a refusal is found by a cheap check and said up front."""
     db = get_db()
     st.subheader("Export")
-    references = [r.name for r in list_references(db, study_id, viewer=_actor())]
+    versions = {r.name: r for r in list_references(db, study_id, viewer=_actor())}
     a, b, c = st.columns(3)
-    reference = a.selectbox("Qrels of", ["working reference"] + references)
+    reference = a.selectbox("Qrels of", ["working reference", *versions])
     ref = None if reference == "working reference" else reference
     viewer = _actor()
-    # Checked once per state of the store, for every session (a scan of every label).
-    refusal = shared_result(db, str(db_path()), study_id, ("qrels_refusal", ref, viewer),
-                            lambda: qrels_refusal(db, study_id, ref, viewer=viewer), viewer=viewer)
+    # Facts shared by every session, brought up to date from the labels written since.
+    refusal = qrels_refusal_now(db, str(db_path()), study_id, versions.get(reference),
+                                viewer=viewer)
     if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
         a.warning(escape_markdown(refusal))
     else:
@@ -275,11 +265,10 @@ def _exports_section(study_id: str) -> None:
                 if tool else export_labels(db, study_id, out, format=fmt, viewer=viewer)),
             file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool else f"{study_id}-labels.{fmt}",
             mime="text/plain", key="dl_labels")
-    runs = [r.name for r in list_runs(db, study_id, viewer=_actor())]
+    runs = {r.name: r for r in list_runs(db, study_id, viewer=_actor())}
     if runs:
-        run = c.selectbox("Run", runs)
-        refusal = _run_refusal(db, str(db_path()), study_id, run, viewer,
-                               store_marks(db, study_id, viewer=_actor()).run_ids)
+        run = c.selectbox("Run", list(runs))
+        refusal = run_refusal_now(db, str(db_path()), study_id, runs[run], viewer=viewer)
         if refusal is not None:
             c.warning(escape_markdown(refusal))
         else:

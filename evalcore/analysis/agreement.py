@@ -19,7 +19,7 @@ from evalcore.analysis.stats.annotators import (
     summarize_agreement,
 )
 from evalcore.contract.query_order import natural_key
-from evalcore.store.overlap import annotator_overlap_unchecked
+from evalcore.store.overlap import Overlap, annotator_overlap_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import ResolvedLabel, resolve_study_unchecked
 
@@ -33,16 +33,8 @@ def study_agreement(
 ) -> AgreementSummary:
     """Agreement between the study's annotators on the units two or more of them labeled,
     if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    # Only queries where annotators overlap hold units that count; every annotator with a
-    # current label still has a row (and pairs) in the summary.
-    overlap = annotator_overlap_unchecked(db, study_id)
-    resolved = resolve_study_unchecked(db, study_id, overlap.queries)
-    return summarize_agreement(
-        annotator_labels(resolved),
-        low_agreement_threshold=low_agreement_threshold,
-        annotators=overlap.annotators,
-    )
+    return agreement_and_conflicts(db, study_id, low_agreement_threshold=low_agreement_threshold,
+                                   viewer=viewer)[0]
 
 
 def open_conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
@@ -50,7 +42,40 @@ def open_conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
     """(query_id, unit) of every unit awaiting adjudication, largest disagreement first, if
     ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
     require_read(db, viewer, study_id)
-    resolved = resolve_study_unchecked(db, study_id, annotator_overlap_unchecked(db, study_id).queries)
+    return _conflicts(_overlap_resolved(db, study_id)[1])
+
+
+def agreement_and_conflicts(
+    db: sqlite_utils.Database,
+    study_id: str,
+    *,
+    low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD,
+    viewer: Viewer,
+) -> tuple[AgreementSummary, list[tuple[str, ResolvedLabel]]]:
+    """:func:`study_agreement` and :func:`open_conflicts` from one read of the overlap and
+    one resolution (the agreement page shows both), if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    overlap, resolved = _overlap_resolved(db, study_id)
+    # Only queries where annotators overlap hold units that count; every annotator with a
+    # current label still has a row (and pairs) in the summary.
+    summary = summarize_agreement(
+        annotator_labels(resolved),
+        low_agreement_threshold=low_agreement_threshold,
+        annotators=overlap.annotators,
+    )
+    return summary, _conflicts(resolved)
+
+
+def _overlap_resolved(db: sqlite_utils.Database, study_id: str) -> tuple[
+    Overlap, dict[str, dict[str, ResolvedLabel]]
+]:
+    """Where annotators overlap, and those queries resolved."""
+    overlap = annotator_overlap_unchecked(db, study_id)
+    return overlap, resolve_study_unchecked(db, study_id, overlap.queries)
+
+
+def _conflicts(resolved: Mapping[str, Mapping[str, ResolvedLabel]]
+               ) -> list[tuple[str, ResolvedLabel]]:
     found = [(q, r) for q, units in resolved.items() for r in units.values()
              if r.state == "conflict"]
     found.sort(key=lambda qr: (-(max(qr[1].annotators.values()) - min(qr[1].annotators.values())),

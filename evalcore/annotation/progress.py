@@ -21,11 +21,7 @@ from evalcore.store.completeness import (
 )
 from evalcore.store.pools import pool_sizes_unchecked, pooled_units_unchecked
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import (
-    ResolvedLabel,
-    resolve_query_unchecked,
-    resolve_study_unchecked,
-)
+from evalcore.store.resolution import annotator_units_unchecked, resolved_gains_unchecked
 from evalcore.store.transaction import write_transaction
 
 
@@ -91,27 +87,35 @@ class PoolNotFullyLabeledError(ValueError):
 def _count(
     query_id: str,
     pooled: set[str],
-    resolved: Mapping[str, ResolvedLabel],
-    annotator: str,
+    gains: Mapping[str, object],
+    mine: set[str],
     complete: bool,
 ) -> QueryProgress:
-    labeled = conflicts = mine = outside = 0
-    for unit_id, label in resolved.items():
+    """``gains``: the query's resolved units (:func:`resolved_gains_unchecked` with
+    ``conflicts``: an int gain, a tuple for a unit in conflict); ``mine``: the units the
+    annotator asked about holds a current label on."""
+    labeled = conflicts = outside = 0
+    for unit_id, gain in gains.items():
         if unit_id in pooled:
-            labeled += label.gain is not None
-            conflicts += label.state == "conflict"
-            mine += annotator in label.annotators
-        elif label.gain is not None:
+            labeled += isinstance(gain, int)
+            conflicts += isinstance(gain, tuple)
+        elif isinstance(gain, int):
             outside += 1
     return QueryProgress(
         query_id=query_id,
         pooled=len(pooled),
         labeled=labeled,
         conflicts=conflicts,
-        mine=mine,
+        mine=len(mine & pooled),
         outside_pool=outside,
         complete=complete,
     )
+
+
+def _mine(db: sqlite_utils.Database, study_id: str, annotator: str,
+          query_ids: list[str] | None = None) -> dict[str, set[str]]:
+    """The units ``annotator`` holds a current label on, per query (none without a name)."""
+    return annotator_units_unchecked(db, study_id, annotator, query_ids) if annotator else {}
 
 
 def query_progress(
@@ -132,8 +136,8 @@ def query_progress_unchecked(
     return _count(
         query_id,
         pooled,
-        resolve_query_unchecked(db, study_id, query_id),
-        annotator,
+        resolved_gains_unchecked(db, study_id, [query_id], conflicts=True).get(query_id, {}),
+        _mine(db, study_id, annotator, [query_id]).get(query_id, set()),
         is_complete_unchecked(db, study_id, query_id),
     )
 
@@ -166,7 +170,10 @@ def study_progress_unchecked(
     """
     sizes = pool_sizes_unchecked(db, study_id) if sizes is None else sizes
     states = completeness_states_unchecked(db, study_id)
-    resolved = resolve_study_unchecked(db, study_id)
+    # the resolved gains, not the resolved label models: a tenth of the time at 10,000
+    # queries (630,000 labels), and the annotator's own units read apart
+    resolved = resolved_gains_unchecked(db, study_id, conflicts=True)
+    mine = _mine(db, study_id, annotator)
     labeled_queries = [q for q in resolved if q in sizes]
     pools = pooled_units_unchecked(db, study_id, labeled_queries)
     out: dict[str, QueryProgress] = {}
@@ -174,7 +181,8 @@ def study_progress_unchecked(
         units = resolved.get(query_id, {})
         complete = states.get(query_id, False)
         if units:
-            out[query_id] = _count(query_id, pools.get(query_id, set()), units, annotator, complete)
+            out[query_id] = _count(query_id, pools.get(query_id, set()), units,
+                                   mine.get(query_id, set()), complete)
         else:
             out[query_id] = QueryProgress(
                 query_id=query_id,

@@ -56,6 +56,10 @@ class ExportSummary(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
+#: A character a TREC file cannot hold inside an id (its fields are split on whitespace).
+TREC_SPACE = re.compile(r"\s")
+
+
 class ExportRefusedError(ValueError):
     """The export would not read back as stored (e.g. a run order TREC tools would change)."""
 
@@ -70,7 +74,7 @@ def _write(out: str | Path | TextIO, produce: Callable[[TextIO], int]) -> int:
 
 def _check_token(kind: str, value: str) -> None:
     """Refuse a value a TREC reader would read back differently."""
-    if not value or re.search(r"\s", value):
+    if not value or TREC_SPACE.search(value):
         raise ExportRefusedError(
             f"{kind} {value!r} contains whitespace, which TREC files cannot hold; "
             "export labels as CSV or JSONL instead"

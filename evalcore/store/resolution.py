@@ -362,6 +362,39 @@ def _scanned_gains(
     return {q: dict(sorted(units.items())) for q, units in out.items()}
 
 
+def annotator_units_unchecked(
+    db: sqlite_utils.Database, study_id: str, annotator: str,
+    query_ids: Iterable[str] | None = None,
+) -> dict[str, set[str]]:
+    """query_id -> the units on which ``annotator`` holds a current label (rule 1: a label
+    not undone), for the whole study or the given queries; the same units as those whose
+    resolved label lists the annotator, without resolving the others' labels. A unit with
+    none of the annotator's undo events holds one if it has a label of theirs; a unit with
+    one is replayed event by event."""
+    who = annotator_key(annotator)
+    out: dict[str, set[str]] = {}
+    for condition, params in _query_filters(query_ids):
+        replay = []
+        for query_id, unit_id, undone in db.execute(
+            "SELECT query_id, unit_id, max(kind = 'undo') FROM label_events "
+            f"WHERE study_id = ? AND kind != 'adjudicate' AND {ANNOTATOR_SQL} = ?" + condition
+            + " GROUP BY query_id, unit_id",
+            [study_id, who, *params],
+        ):
+            if undone:
+                replay.append((query_id, unit_id))
+            else:
+                out.setdefault(query_id, set()).add(unit_id)
+        for query_id, unit_id in replay:
+            current, _ = replay_unit(db.execute(
+                f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
+                "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
+                [study_id, query_id, unit_id]))
+            if who in current:
+                out.setdefault(query_id, set()).add(unit_id)
+    return out
+
+
 def conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
               ) -> dict[str, list[ResolvedLabel]]:
     """query_id -> the units in conflict (awaiting adjudication), if ``viewer`` may read the

@@ -61,3 +61,28 @@ def test_a_full_disk_during_an_upload_is_a_message(small_store, new_app, monkeyp
     assert not at.exception, at.exception
     assert any("No space left on device" in e.value and "free disk space" in e.value
                for e in at.error)
+
+
+def test_a_label_with_a_space_written_after_the_page_is_drawn_is_refused_at_once(
+        small_store, new_app) -> None:
+    """The "would the qrels export be refused" fact is kept across renders and sessions and
+    brought up to date by the labels written since: a new label with a space is seen on the
+    next render of this session and by a new one, a clean one changes nothing."""
+    from evalcore.store.labels import record_label
+
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q1", unit_id="d1", gain=3, annotator="ann")
+    at = new_app("ann", PAGE)
+
+    def offered(app) -> list[str]:
+        assert not app.exception, app.exception
+        return [b.proto.label for b in app.get("download_button")]
+
+    assert "Download qrels" in offered(at)
+    record_label(db, study_id="s1", query_id="q1", unit_id="d2", gain=1, annotator="bob")
+    assert "Download qrels" in offered(at.run())
+    record_label(db, study_id="s1", query_id="q1", unit_id="d 9", gain=1, annotator="bob")
+    for app in (at.run(), new_app("ann", PAGE)):
+        assert "Download qrels" not in offered(app)
+        warnings = [w.value.replace("\\", "") for w in app.warning]
+        assert any("unit id 'd 9' contains whitespace" in w for w in warnings), warnings
