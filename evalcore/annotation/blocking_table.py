@@ -33,6 +33,7 @@ from evalcore.annotation.blocking import (
     BlockingKey,
     item_from_key,
 )
+from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
 from evalcore.compute.evaluate import BatchResult
 from evalcore.compute.measures.base import UNKNOWN_BITS
 from evalcore.compute.validity import OBSERVATION_BITS
@@ -57,7 +58,7 @@ class _Positions:
     """Every run's packed positions (and unreturned units in conflict) with their counts."""
 
     query: list[np.ndarray] = field(default_factory=list)
-    units: list[Sequence[str]] = field(default_factory=list)
+    units: list[np.ndarray] = field(default_factory=list)  # object[...]
     rank: list[np.ndarray] = field(default_factory=list)
     run: list[np.ndarray] = field(default_factory=list)
     blocks: list[np.ndarray] = field(default_factory=list)
@@ -102,23 +103,38 @@ def _run_positions(out: _Positions, index: int, run: RunBlocking) -> None:
                 counts = extra.setdefault((q, unit), [0, 0])
                 counts[0] += 1
                 counts[1] += int(alone[q])
-    units = list(chain.from_iterable(result.batch.top_units))
-    out.add(run.positions[query], units, r.rank, np.full(query.size, index), blocks, unlocks)
+    # Only units of unknown gain can block, in every run alike (the runs share one
+    # reference): the others' positions are left out before the grouping.
+    code = result.batch.pos_gain
+    at = np.flatnonzero(((code == UNLABELED) | (code >= CONFLICT_BASE)) & r.counted
+                        | (blocks > 0))
+    units = np.empty(query.size, dtype=object)
+    units[:] = list(chain.from_iterable(result.batch.top_units))
+    out.add(run.positions[query[at]], units[at], r.rank[at], np.full(at.size, index),
+            blocks[at], unlocks[at])
     if extra:  # reference units in conflict: grouped with the returned ones, if any
         keys = list(extra)
-        out.add(run.positions[[q for q, _ in keys]], [u for _, u in keys],
+        beyond_units = np.empty(len(keys), dtype=object)
+        beyond_units[:] = [u for _, u in keys]
+        out.add(run.positions[[q for q, _ in keys]], beyond_units,
                 np.full(len(keys), _NOT_RETURNED), np.full(len(keys), -1),
                 [c[0] for c in extra.values()], [c[1] for c in extra.values()])
 
 
-def _hash_codes(units: Sequence[str]) -> np.ndarray:
-    return np.fromiter(map(hash, units), dtype=np.int64, count=len(units))
+def _hash_codes(units: Sequence[str], bits: int) -> np.ndarray:
+    """Each unit's string hash, cut to its top ``bits`` bits."""
+    hashes = np.fromiter(map(hash, units), dtype=np.int64, count=len(units))
+    return hashes.view(np.uint64) >> np.uint64(64 - bits)
 
 
-def _exact_codes(units: Sequence[str]) -> np.ndarray:
+def _exact_codes(units: Sequence[str], bits: int) -> np.ndarray:
+    """Each unit's number among the distinct unit strings (exact, slower)."""
     codes: dict[str, int] = {}
-    return np.fromiter((codes.setdefault(u, len(codes)) for u in units), dtype=np.int64,
-                       count=len(units))
+    out = np.fromiter((codes.setdefault(u, len(codes)) for u in units), dtype=np.uint64,
+                      count=len(units))
+    if len(codes) >= 1 << bits:
+        raise ValueError(f"{len(codes):,} distinct units do not fit the {bits}-bit key")
+    return out
 
 
 def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
@@ -133,8 +149,7 @@ def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
             _run_positions(out, index, runs[name])
     if not out.query or not sum(q.size for q in out.query):
         return BlockingTable.empty(names, query_ids)
-    units = np.empty(sum(len(u) for u in out.units), dtype=object)
-    units[:] = list(chain.from_iterable(out.units))
+    units = np.concatenate(out.units)
     query = np.concatenate(out.query)
     grouped = _group(query, units, _hash_codes)
     if grouped is None:  # two different units of a query shared a hash
@@ -158,19 +173,26 @@ def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
 
 
 def _group(query: np.ndarray, units: np.ndarray,
-           codes: Callable[[Sequence[str]], np.ndarray]) -> tuple[np.ndarray, ...] | None:
+           codes: Callable[[Sequence[str], int], np.ndarray]) -> tuple[np.ndarray, ...] | None:
     """(order, group starts in it, each sorted position's group) of the (query, unit)
-    groups, or None when two units of one query got the same code."""
-    code = codes(units)
-    order = np.lexsort((code, query))
-    q, c = query[order], code[order]
+    groups, or None when two units of one query got the same code.
+
+    One 63-bit key per position: the query's position in its top bits, the unit's code
+    below; positions come query by query in each run, so the stable sort is cheap."""
+    shift = max(1, int(query.max()).bit_length())
+    bits = 63 - shift
+    key = (query.astype(np.uint64) << np.uint64(bits)) | codes(units, bits)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
     start = np.ones(order.size, dtype=bool)
-    start[1:] = (q[1:] != q[:-1]) | (c[1:] != c[:-1])
+    start[1:] = key[1:] != key[:-1]
     group = np.cumsum(start) - 1
     starts = np.flatnonzero(start)
-    sorted_units = units[order]
-    if not (sorted_units == sorted_units[starts][group]).all():
-        return None
+    members = np.flatnonzero(~start)
+    if members.size:
+        sorted_units = units[order]
+        if not (sorted_units[members] == sorted_units[starts[group[members]]]).all():
+            return None
     return order, starts, group
 
 
@@ -211,8 +233,17 @@ class BlockingTable:
             ids = self.query_ids
             by_id = np.empty(len(ids), dtype=np.int64)
             by_id[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
-            self._order = np.lexsort((by_id[self.query], self.best_rank, -self.blocks,
-                                      -self.unlocks))
+            columns = [self.unlocks.max(initial=0) - self.unlocks,
+                       self.blocks.max(initial=0) - self.blocks, self.best_rank,
+                       by_id[self.query]]
+            widths = [max(1, int(c.max(initial=0)).bit_length()) for c in columns]
+            if sum(widths) <= 63:  # one integer key: a plain sort, not a lexsort of four
+                key = np.zeros(self.query.size, dtype=np.int64)
+                for column, width in zip(columns, widths, strict=True):
+                    key = (key << width) | column
+                self._order = np.argsort(key)
+            else:
+                self._order = np.lexsort(columns[::-1])
         return self._order
 
     def _same(self, a: int, b: int) -> bool:
