@@ -21,7 +21,7 @@ queries' rows (:meth:`BlockingTable.replace_queries`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -274,7 +274,7 @@ class BlockingTable:
         rows = np.flatnonzero(self.query == position).tolist()
         return [item_from_key(key) for key in sorted(self._key(row) for row in rows)]
 
-    def replace_queries(self, positions: Sequence[int], new: BlockingTable) -> BlockingTable:
+    def replace_queries(self, positions: Iterable[int], new: BlockingTable) -> BlockingTable:
         """This table with the queries at ``positions`` holding ``new``'s items instead."""
         drop = np.isin(self.query, np.asarray(list(positions), dtype=np.int64))
         keep = ~drop

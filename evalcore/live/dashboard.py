@@ -405,7 +405,8 @@ class LiveDashboard:
         #: of: every run's evaluation and the tables of the queries re-evaluated since
         self._blocking: BlockingTable | None = None
         self._blocking_source: dict[str, RunBlocking] = {}
-        self._blocking_updates: list[tuple[list[int], BlockingTable]] = []
+        #: the queries re-evaluated since (their positions) and their items now
+        self._blocking_updates: tuple[set[int], BlockingTable] | None = None
         self._coverage: dict[str, QueryCoverage] = {}
         self._complete: dict[str, bool] = {}
         self.last_refresh: RefreshOutcome | None = None
@@ -448,7 +449,7 @@ class LiveDashboard:
         self._blocking = None  # made when first asked (see _blocking_table)
         self._blocking_source = {name: RunBlocking(result, self._positions(self.runs[name]))
                                  for name, result in evaluated.items()}
-        self._blocking_updates = []
+        self._blocking_updates = None
         self._coverage = {}
         self._complete = {}
         for query_id in self.query_ids:
@@ -485,9 +486,9 @@ class LiveDashboard:
         """The blocking list's table, made from every run's evaluation when first asked."""
         if self._blocking is None:
             table = blocking_table(self.run_names, self._blocking_source, self.query_ids)
-            for positions, update in self._blocking_updates:
-                table = table.replace_queries(positions, update)
-            self._blocking, self._blocking_source, self._blocking_updates = table, {}, []
+            if self._blocking_updates is not None:
+                table = table.replace_queries(*self._blocking_updates)
+            self._blocking, self._blocking_source, self._blocking_updates = table, {}, None
         return self._blocking
 
     def _changes_query_sets(self, db: sqlite_utils.Database, touched: Sequence[str]) -> bool:
@@ -580,8 +581,10 @@ class LiveDashboard:
             self._update_query(query_id, reference)
         positions = [self.index[q] for q in wanted]
         update = blocking_table(self.run_names, blocking, self.query_ids)
-        if self._blocking is None:
-            self._blocking_updates.append((positions, update))
+        if self._blocking is None:  # kept as one table of every query touched since
+            touched, before = self._blocking_updates or (set(), update)
+            self._blocking_updates = (touched | set(positions),
+                                      before.replace_queries(positions, update))
         else:
             self._blocking = self._blocking.replace_queries(positions, update)
         self._set_aggregates()
