@@ -223,3 +223,37 @@ def test_runs_with_different_query_sets(tmp_path: Path) -> None:
     state.refresh(db, viewer=None)
     _assert_parity(state, db)
     _assert_same(state, LiveDashboard.build(db, STUDY, viewer=None))
+
+
+def test_lists_and_counts_first_asked_after_many_refreshes_equal_a_full_rebuild(
+        tmp_path: Path) -> None:
+    """The blocking list and the cards' unknown counts are made when first asked: a state
+    refreshed label after label before anyone asked equals a fresh build, and so does one
+    asked at every step."""
+    db, qids = _store(tmp_path)
+    late = LiveDashboard.build(db, STUDY, viewer=None)
+    eager = LiveDashboard.build(db, STUDY, viewer=None)
+    rng = random.Random(8)
+    for step in range(30):
+        q = qids[rng.randrange(len(qids) - 1)]
+        if step % 7 == 3:
+            adjudicate(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u1", gain=2, reviewer="r")
+        else:
+            record_label(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u{rng.randrange(8)}",
+                         gain=rng.randrange(5), annotator=rng.choice(["a", "b"]))
+        for state in (late, eager):
+            assert not state.refresh(db, viewer=None).full
+        assert eager.blocking_list(None) == LiveDashboard.build(
+            db, STUDY, viewer=None).blocking_list(None)
+        assert [eager.measure_unknowns(r, m) for r in eager.run_names for m in eager.measures]
+    fresh = LiveDashboard.build(db, STUDY, viewer=None)
+    for state in (late, eager):
+        assert state.blocking_list(None) == fresh.blocking_list(None)
+        assert state.n_blocking_items() == fresh.n_blocking_items()
+        for q in qids:
+            assert state.query_blocking_list(q) == fresh.query_blocking_list(q)
+        for run in state.run_names:
+            for measure in state.measures:
+                assert state.measure_unknowns(run, measure) == fresh.measure_unknowns(run, measure)
+    assert any(fresh.measure_unknowns(r, m) != (0, 0) for r in fresh.run_names
+               for m in fresh.measures)

@@ -43,6 +43,7 @@ METRIC_KEY = "rl_dash_metric"
 SUBSET_KEY = "rl_dash_subset"
 SUBSET_RUN_KEY = "rl_dash_subset_run"
 PAGE_KEY = "rl_dash_page"
+BLOCKING_PAGE_KEY = "rl_dash_blocking_page"
 #: The rules a large study's per-query chart offers (see evalcore.live.query_subsets).
 SUBSETS = {
     "lowest": "the lowest values of a run",
@@ -107,14 +108,23 @@ def _coverage(state: LiveDashboard) -> None:
 
 
 def _blocking(state: LiveDashboard, study_id: str) -> None:
-    items = state.blocking_list(BLOCKING_SHOWN)
     total = state.n_blocking_items()
     st.markdown("#### What to label next")
-    if not items:
+    if not total:
         st.success("No unlabeled returned item blocks a metric.")
         return
+    pages = -(-total // BLOCKING_SHOWN)
+    number = 1
+    if st.session_state.get(BLOCKING_PAGE_KEY, 1) > pages:  # the list got shorter
+        st.session_state[BLOCKING_PAGE_KEY] = pages
+    if pages > 1:  # a large study's list is read a page at a time: only that page is made
+        number = int(st.number_input(f"Page of the list (of {pages:,})", min_value=1,
+                                     max_value=pages, value=1, step=1, key=BLOCKING_PAGE_KEY))
+    offset = (number - 1) * BLOCKING_SHOWN
+    items = state.blocking_list(BLOCKING_SHOWN, offset)
     st.caption(
-        f"The {len(items)} of {total:,} unlabeled returned items whose labels matter most: "
+        f"Items {offset + 1:,} to {offset + len(items):,} of {total:,} unlabeled returned "
+        "items, those whose labels matter most first: "
         "'unlocks' counts the run metric values that item alone keeps unavailable (its label "
         "makes them available, whatever the gain); 'blocks' counts every value it is one of "
         "the blockers of. Ties: best rank, then query and unit id."

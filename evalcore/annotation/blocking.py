@@ -43,7 +43,7 @@ from evalcore.contract.results import QueryResult
 _LABEL_LIFTS = frozenset({Reason.UNLABELED_RETURNED.value, Reason.LABEL_CONFLICT.value})
 _MISSING_REFERENCE = [Reason.MISSING_REFERENCE.value]
 #: Metrics an unlabeled-only query can make available once every top-k unit is labeled.
-_NO_POPULATION_NEEDED = frozenset({"precision", "reciprocal_rank"})
+NO_POPULATION_NEEDED = frozenset({"precision", "reciprocal_rank"})
 
 
 class BlockingItem(BaseModel):
@@ -87,7 +87,7 @@ def _blockers(result: QueryResult, top_units: Sequence[str], metric: str) -> tup
         if result.reasons != _MISSING_REFERENCE:
             return [], False
         units = list(dict.fromkeys(top_units))
-        return units, metric in _NO_POPULATION_NEEDED
+        return units, metric in NO_POPULATION_NEEDED
     return [*value.blocking_ids, *value.conflict_ids], set(value.reasons) <= _LABEL_LIFTS
 
 

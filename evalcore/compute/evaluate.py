@@ -120,23 +120,25 @@ class BatchResult:
     def n_returned_duplicates(self) -> int:
         return int(np.count_nonzero(self.batch.pos_dup))
 
-    def query_results(self) -> list[QueryResult]:
-        """One :class:`QueryResult` per query, in input order."""
+    def query_results(self, rows: Sequence[int] | None = None) -> list[QueryResult]:
+        """One :class:`QueryResult` per query, in input order (of the queries at ``rows``
+        only, in that order, when given: a chart of a few queries of a large batch)."""
         batch = self.batch
         n = len(batch)
+        picked = range(n) if rows is None else list(rows)
         names = list(self.metrics)
         # Frozen MetricValues with equal content are shared: across queries (equal
         # values) and across metrics of one query (e.g. recall and nDCG blocked alike).
         available: dict[tuple[float, float | None], MetricValue] = {}
         unbounded: dict[tuple[int, int, bytes], MetricValue] = {}
-        columns = [self._metric_column(m, available, unbounded) for m in names]
+        columns = [self._metric_column(m, available, unbounded, rows) for m in names]
         obits = self.observation_bits.tolist()
         has_dup = (np.bincount(self.ranking.query[batch.pos_dup], minlength=n) > 0).tolist()
         ks = batch.k.tolist()
         qids = batch.query_ids
         out: list[QueryResult] = []
         append = out.append
-        for q in range(n):
+        for j, q in enumerate(picked):
             ob = obits[q]
             if ob:
                 obs_reasons = observation_reasons(ob)
@@ -144,7 +146,7 @@ class BatchResult:
                 metrics = dict.fromkeys(names, invalid)
             else:
                 obs_reasons = []
-                metrics = {name: column[q] for name, column in zip(names, columns, strict=True)}
+                metrics = {name: column[j] for name, column in zip(names, columns, strict=True)}
             append(
                 construct(
                     QueryResult,
@@ -165,8 +167,10 @@ class BatchResult:
         name: str,
         shared: dict[tuple[float, float | None], MetricValue],
         unbounded: dict[tuple[int, int, bytes], MetricValue],
+        rows: Sequence[int] | None = None,
     ) -> list[MetricValue | None]:
-        """Per-query :class:`MetricValue` of one measure for valid queries (None for invalid).
+        """Per-query :class:`MetricValue` of one measure for valid queries (None for invalid),
+        of the queries at ``rows`` only when given.
 
         ``shared`` holds available values by (value, residual); ``unbounded`` holds
         unavailable values without bounds or conflicts, by (query, reason bits, limit).
@@ -178,11 +182,17 @@ class BatchResult:
         lower, upper = (b.tolist() for b in self.bounds(name))
         residual = [None] * len(values) if m.residual is None else m.residual.tolist()
         limit_key = m.blocking_limit.tobytes()
-        blocking = self._blocking_ids(m.blocking_limit, limit_key)
+        if rows is None:
+            blocking = self._blocking_ids(m.blocking_limit, limit_key)
+        else:  # the rows' units only (not cached: the cache holds every query's)
+            only = np.zeros(len(values), dtype=bool)
+            only[list(rows)] = True
+            blocking = self._units_at(
+                self._unlabeled_mask(m.blocking_limit) & only[self.ranking.query])
         conflicts = self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
         valid = self.valid.tolist()
         column: list[MetricValue | None] = []
-        for q in range(len(values)):
+        for q in range(len(values)) if rows is None else rows:
             if not valid[q]:
                 column.append(None)
             elif available[q]:
@@ -221,10 +231,37 @@ class BatchResult:
         """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by key)."""
         found = self._blocking_cache.get(key)
         if found is None:
-            r = self.ranking
-            mask = r.unlabeled & r.counted & (r.rank < limit[r.query])
-            found = self._blocking_cache[key] = self._units_at(mask)
+            found = self._blocking_cache[key] = self._units_at(self._unlabeled_mask(limit))
         return found
+
+    def _unlabeled_mask(self, limit: np.ndarray) -> np.ndarray:
+        """The positions of distinct unlabeled units at ranks below ``limit`` (per query)."""
+        r = self.ranking
+        return r.unlabeled & r.counted & (r.rank < limit[r.query])
+
+    def blocker_masks(
+        self, metric: str
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
+        """Where the ``blocking_ids`` and ``conflict_ids`` of ``metric`` that
+        :meth:`query_results` gives each query (an available value or an invalid query has
+        none) are, without making them: (bool[P]: the unlabeled units' positions, bool[P]:
+        the positions of the units in conflict among the packed ones, {query: the
+        reference's other units in conflict, listed after those}). The dashboard counts
+        and ranks unknown units from these arrays."""
+        m = self.metrics[metric]
+        r = self.ranking
+        open_values = self.valid & ~self.available(metric)
+        at_open = open_values[r.query]
+        unlabeled = self._unlabeled_mask(m.blocking_limit) & at_open
+        if not (m.reason_bits & CONFLICT_BIT).any():
+            return unlabeled, np.zeros_like(unlabeled), {}
+        conflict = self._conflict_mask(m) & at_open
+        if not m.reference_conflicts:
+            return unlabeled, conflict, {}
+        listed = self._units_at(conflict)
+        extra = {q: units for q, units in self._reference_conflicts(m, listed).items()
+                 if open_values[q]}
+        return unlabeled, conflict, extra
 
     @cached_property
     def _blocking_cache(self) -> dict[bytes, dict[int, list[str]]]:
@@ -251,21 +288,35 @@ class BatchResult:
         """Per query, the units in conflict that block ``m``: those in 1..k before its
         blocking limit (rank order), then, for a measure of the whole reference set, the
         other reference units in conflict (input order)."""
+        out = self._units_at(self._conflict_mask(m))
+        if m.reference_conflicts:
+            for q, units in self._reference_conflicts(m, out).items():
+                out.setdefault(q, []).extend(units)
+        return out
+
+    def _conflict_mask(self, m: MeasureArrays) -> np.ndarray:
+        """The positions of distinct units in conflict that block ``m`` in 1..k."""
         r = self.ranking
         thr = m.threshold
         blocks = r.conflict & r.counted & (r.rank < m.blocking_limit[r.query])
         if m.conflict_rule == "relevance":
             blocks &= (r.low < thr) & (r.high >= thr)
-        out = self._units_at(blocks)
-        if m.reference_conflicts:
-            for q, unit, code in self.batch.conflict_labels:
-                if m.conflict_rule == "relevance" and not (
-                    CODE_LOW[code + 1] < thr <= CODE_HIGH[code + 1]
-                ):
-                    continue
-                listed = out.setdefault(q, [])
-                if unit not in listed:
-                    listed.append(unit)
+        return blocks
+
+    def _reference_conflicts(
+        self, m: MeasureArrays, listed: dict[int, list[str]]
+    ) -> dict[int, list[str]]:
+        """Per query, the reference units in conflict blocking ``m`` that ``listed`` does not
+        hold yet (input order, each once)."""
+        thr = m.threshold
+        out: dict[int, list[str]] = {}
+        for q, unit, code in self.batch.conflict_labels:
+            if m.conflict_rule == "relevance" and not (
+                CODE_LOW[code + 1] < thr <= CODE_HIGH[code + 1]
+            ):
+                continue
+            if unit not in listed.get(q, ()) and unit not in out.get(q, ()):
+                out.setdefault(q, []).append(unit)
         return out
 
     def to_report(self, diagnostics: Diagnostics | None = None) -> EvaluationReport:

@@ -36,9 +36,12 @@ _PALETTE = qualitative.Plotly
 _UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
 
 
-def _values(state: LiveDashboard, run: str, metric: str | Measure) -> list[tuple[str, MetricValue]]:
+def _values(state: LiveDashboard, run: str, metric: str | Measure,
+            queries: Sequence[str] | None) -> list[tuple[str, MetricValue]]:
+    """The run's values of ``metric``: of ``queries`` only when given (their results alone
+    are made on a large study)."""
     if isinstance(metric, Measure):
-        return state.measure_values(run, metric)
+        return state.measure_values(run, metric, queries)
     return [(r.query_id, r.metrics[metric]) for r in state.runs[run].results]
 
 
@@ -66,7 +69,7 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
         x_iv: list[int | None] = []
         y_iv: list[float | None] = []
         t_iv: list[str | None] = []
-        for query_id, mv in _values(state, run, metric):
+        for query_id, mv in _values(state, run, metric, queries):
             i = position.get(query_id)  # position among the queries shown
             if i is None:
                 continue

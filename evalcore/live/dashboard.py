@@ -44,13 +44,8 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.interval_text import unknown_counts
-from evalcore.annotation.blocking import (
-    BlockingItem,
-    BlockingKey,
-    merge_blocking,
-    query_blocking_keys,
-)
+from evalcore.annotation.blocking import BlockingItem
+from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import ObservationBatch, conflict_code
 from evalcore.compute.evaluate import BatchResult, compute, compute_more
@@ -150,6 +145,8 @@ class RunState:
     #: what they are made from until then, and the queries re-evaluated since
     _source: BatchResult | None = None
     _replaced: dict[int, QueryResult] = field(default_factory=dict)
+    #: metric -> per query (unlabeled, in conflict) units behind an unavailable value
+    _unknowns: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @property
     def results(self) -> list[QueryResult]:
@@ -160,6 +157,43 @@ class RunState:
                 made[i] = result
             self._results, self._source, self._replaced = made, None, {}
         return self._results
+
+    def results_at(self, rows: Sequence[int]) -> list[QueryResult]:
+        """The results of the queries at ``rows`` (in that order), made for them alone
+        while the whole list is not made (a chart of 50 queries of 10,000)."""
+        if self._results is not None or self._source is None:
+            return [self.results[i] for i in rows]
+        fresh = [i for i in rows if i not in self._replaced]
+        made = dict(zip(fresh, self._source.query_results(fresh), strict=True))
+        return [self._replaced[i] if i in self._replaced else made[i] for i in rows]
+
+    def unknown_counts(self, metric: str) -> tuple[int, int]:
+        """(unlabeled, in conflict): the unknown units behind the metric's unavailable values,
+        as :func:`evalcore.analysis.interval_text.unknown_counts` counts them over
+        :attr:`results`, from the computer's arrays while the results are not made."""
+        found = self._unknowns.get(metric)
+        if found is None:
+            found = self._unknowns[metric] = self._unknown_columns(metric)
+        return int(found[0].sum()), int(found[1].sum())
+
+    def _unknown_columns(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self.index)
+        unlabeled = np.zeros(n, dtype=np.int64)
+        conflicts = np.zeros(n, dtype=np.int64)
+        if self._results is not None:
+            for i, result in enumerate(self._results):
+                _set_unknowns(unlabeled, conflicts, i, result.metrics[metric])
+            return unlabeled, conflicts
+        if self._source is not None:
+            blocking, conflict, beyond = self._source.blocker_masks(metric)
+            query = self._source.ranking.query
+            unlabeled = np.bincount(query[blocking], minlength=n).astype(np.int64)
+            conflicts = np.bincount(query[conflict], minlength=n).astype(np.int64)
+            for i, units in beyond.items():
+                conflicts[i] += len(units)
+        for i, result in self._replaced.items():
+            _set_unknowns(unlabeled, conflicts, i, result.metrics[metric])
+        return unlabeled, conflicts
 
     @classmethod
     def from_batch(
@@ -235,6 +269,8 @@ class RunState:
             if not ok:
                 for code in mv.reasons:
                     row[_REASON_COLUMN[code]] = True
+            if metric in self._unknowns:
+                _set_unknowns(*self._unknowns[metric], i, mv)
 
     def replace(self, i: int, result: QueryResult, top_units: Sequence[str]) -> None:
         """Put a re-evaluated query at index ``i``."""
@@ -260,6 +296,12 @@ class RunState:
                 {code: int(c) for code, c in zip(_REASON_CODES, counts, strict=True) if c},
             )
         return out
+
+
+def _set_unknowns(unlabeled: np.ndarray, conflicts: np.ndarray, i: int, mv: MetricValue) -> None:
+    unknown = not mv.available
+    unlabeled[i] = len(mv.blocking_ids) if unknown else 0
+    conflicts[i] = len(mv.conflict_ids) if unknown else 0
 
 
 @dataclass(frozen=True)
@@ -359,7 +401,12 @@ class LiveDashboard:
         self._aggregates: dict[str, dict[str, AggregateValue]] = {}
         self._extra_aggregates: dict[str, dict[str, AggregateValue]] = {}
         self._unknowns: dict[tuple[str, str], tuple[int, int]] = {}
-        self._blocking: dict[str, list[BlockingKey]] | None = None
+        #: the blocking list once made (see _blocking_table); until then what it is made
+        #: of: every run's evaluation and the tables of the queries re-evaluated since
+        self._blocking: BlockingTable | None = None
+        self._blocking_source: dict[str, RunBlocking] = {}
+        #: the queries re-evaluated since (their positions) and their items now
+        self._blocking_updates: tuple[set[int], BlockingTable] | None = None
         self._coverage: dict[str, QueryCoverage] = {}
         self._complete: dict[str, bool] = {}
         self.last_refresh: RefreshOutcome | None = None
@@ -382,10 +429,12 @@ class LiveDashboard:
         reference = reference_columns_unchecked(db, self.study_id)
         labels = _label_columns(reference)
         self.extra = {}
+        evaluated: dict[str, BatchResult] = {}
         for run in list_runs_unchecked(db, self.study_id):
             extra = self._extra_measures(run.k)
             columns = run_columns_unchecked(db, self.study_id, run.name, reference)
             results, more, tops = _evaluate(columns, reference, labels, self.protocol, extra)
+            evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
             self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
                                                        [m.canonical for m in extra])
@@ -397,7 +446,10 @@ class LiveDashboard:
         else:
             self.query_ids = sorted({q for index in sets for q in index}, key=natural_key)
         self.index = {q: i for i, q in enumerate(self.query_ids)}
-        self._blocking = None  # made when first asked (see _blocking_keys)
+        self._blocking = None  # made when first asked (see _blocking_table)
+        self._blocking_source = {name: RunBlocking(result, self._positions(self.runs[name]))
+                                 for name, result in evaluated.items()}
+        self._blocking_updates = None
         self._coverage = {}
         self._complete = {}
         for query_id in self.query_ids:
@@ -411,8 +463,6 @@ class LiveDashboard:
     def _update_query(self, query_id: str, reference: ReferenceColumns) -> None:
         tops = [rs.top_units[rs.index[query_id]] for rs in self.runs.values()
                 if query_id in rs.index]
-        if self._blocking is not None:
-            self._update_blocking(query_id)
         pooled: set[str] = set()
         for top in tops:
             pooled.update(top)
@@ -426,24 +476,19 @@ class LiveDashboard:
             in_conflict=in_conflict)
         self._complete[query_id] = reference.complete.get(query_id, False) if tops else False
 
-    def _update_blocking(self, query_id: str) -> None:
-        assert self._blocking is not None
-        per_run = {
-            name: (rs.results[rs.index[query_id]], rs.top_units[rs.index[query_id]])
-            for name, rs in self.runs.items() if query_id in rs.index
-        }
-        items = query_blocking_keys(query_id, per_run)
-        if items:
-            self._blocking[query_id] = items
-        else:
-            self._blocking.pop(query_id, None)
+    def _positions(self, rs: RunState, query_ids: Iterable[str] | None = None) -> np.ndarray:
+        """The positions in :attr:`query_ids` of the run's queries (or of ``query_ids``)."""
+        queries = rs.index if query_ids is None else list(query_ids)
+        return np.fromiter((self.index[q] for q in queries), dtype=np.int64,
+                           count=len(queries))
 
-    def _blocking_keys(self) -> dict[str, list[BlockingKey]]:
-        """query_id -> its blocking keys, made from every run's results when first asked."""
+    def _blocking_table(self) -> BlockingTable:
+        """The blocking list's table, made from every run's evaluation when first asked."""
         if self._blocking is None:
-            self._blocking = {}
-            for query_id in self.query_ids:
-                self._update_blocking(query_id)
+            table = blocking_table(self.run_names, self._blocking_source, self.query_ids)
+            if self._blocking_updates is not None:
+                table = table.replace_queries(*self._blocking_updates)
+            self._blocking, self._blocking_source, self._blocking_updates = table, {}, None
         return self._blocking
 
     def _changes_query_sets(self, db: sqlite_utils.Database, touched: Sequence[str]) -> bool:
@@ -516,6 +561,7 @@ class LiveDashboard:
             return
         reference = reference_columns_unchecked(db, self.study_id, None, wanted)
         labels = _label_columns(reference)
+        blocking: dict[str, RunBlocking] = {}
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
@@ -524,6 +570,7 @@ class LiveDashboard:
             extra = self.extra[name]
             found, extra_found, tops = _evaluate(columns, reference, labels, self.protocol,
                                                  self._extra_measures(rs.run.k))
+            blocking[name] = RunBlocking(found, self._positions(rs, mine))
             results = found.query_results()
             more = [] if extra_found is None else extra_found.query_results()
             for j, query_id in enumerate(mine):
@@ -532,6 +579,14 @@ class LiveDashboard:
                     extra.replace(rs.index[query_id], more[j], tops[j])
         for query_id in wanted:
             self._update_query(query_id, reference)
+        positions = [self.index[q] for q in wanted]
+        update = blocking_table(self.run_names, blocking, self.query_ids)
+        if self._blocking is None:  # kept as one table of every query touched since
+            touched, before = self._blocking_updates or (set(), update)
+            self._blocking_updates = (touched | set(positions),
+                                      before.replace_queries(positions, update))
+        else:
+            self._blocking = self._blocking.replace_queries(positions, update)
         self._set_aggregates()
 
     def _set_aggregates(self) -> None:
@@ -578,14 +633,18 @@ class LiveDashboard:
             return legacy
         return measure.canonical if measure.canonical in self.extra[run_name].metrics else None
 
-    def measure_values(self, run_name: str, measure: Measure) -> list[tuple[str, MetricValue]]:
-        """(query_id, value) of ``measure`` for every query of the run, in query order
-        (empty when the run was stored too shallow for its cutoff)."""
+    def measure_values(self, run_name: str, measure: Measure,
+                       query_ids: Sequence[str] | None = None) -> list[tuple[str, MetricValue]]:
+        """(query_id, value) of ``measure`` for every query of the run, in query order, or for
+        those of ``query_ids`` in the run's set, in that order (empty when the run was
+        stored too shallow for its cutoff)."""
         key = self.measure_key(run_name, measure)
         if key is None:
             return []
         rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
-        return [(r.query_id, r.metrics[key]) for r in rs.results]
+        results = (rs.results if query_ids is None
+                   else rs.results_at([rs.index[q] for q in query_ids if q in rs.index]))
+        return [(r.query_id, r.metrics[key]) for r in results]
 
     def measure_columns(self, run_name: str, measure: Measure) -> MeasureColumns | None:
         """The run's per-query arrays of ``measure`` (None: not computed for the run), read
@@ -615,11 +674,14 @@ class LiveDashboard:
     def measure_unknowns(self, run_name: str, measure: Measure) -> tuple[int, int]:
         """(unlabeled, in conflict): the unknown units behind the run's missing values of
         ``measure`` (see :func:`evalcore.analysis.interval_text.unknown_counts`)."""
-        key = (run_name, str(self.measure_key(run_name, measure)))
+        metric = self.measure_key(run_name, measure)
+        if metric is None:
+            return 0, 0
+        key = (run_name, metric)
         found = self._unknowns.get(key)
         if found is None:
-            found = self._unknowns[key] = unknown_counts(
-                v for _, v in self.measure_values(run_name, measure))
+            rs = self.runs[run_name] if metric in METRICS else self.extra[run_name]
+            found = self._unknowns[key] = rs.unknown_counts(metric)
         return found
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
@@ -650,13 +712,15 @@ class LiveDashboard:
     def query_coverage(self, query_id: str) -> QueryCoverage:
         return self._coverage[query_id]
 
-    def blocking_list(self, limit: int | None = 50) -> list[BlockingItem]:
-        """The unlabeled items to label first (see :mod:`evalcore.annotation.blocking`)."""
-        return merge_blocking(self._blocking_keys().values(), limit)
+    def blocking_list(self, limit: int | None = 50, offset: int = 0) -> list[BlockingItem]:
+        """The unlabeled items to label first (see :mod:`evalcore.annotation.blocking`):
+        ``limit`` of them (every one: None) from the ``offset``-th."""
+        return self._blocking_table().page(offset, limit)
 
     def query_blocking_list(self, query_id: str) -> list[BlockingItem]:
         """One query's blocking items, in blocking-list order."""
-        return merge_blocking([self._blocking_keys().get(query_id, [])])
+        position = self.index.get(query_id)
+        return [] if position is None else self._blocking_table().of_query(position)
 
     def n_blocking_items(self) -> int:
-        return sum(len(items) for items in self._blocking_keys().values())
+        return len(self._blocking_table())

@@ -162,3 +162,31 @@ def test_a_large_study_shows_distributions_and_a_chosen_subset(small_store, new_
     assert not at.exception
     detail = json.loads(at.get("plotly_chart")[1].proto.spec)
     assert "page 1 of 1: 2 queries" in detail["layout"]["xaxis2"]["title"]["text"]
+
+
+def test_a_long_blocking_list_is_read_page_by_page(small_store, new_app) -> None:
+    """Only one page of the list is on screen; the count is exact; page 2 is the list's
+    items 16 to 30 in list order."""
+    from evalcore.live.dashboard import LiveDashboard
+    from evalcore.store.runs import add_run
+
+    _, db = small_store
+    add_run(db, study_id="s1", name="wide", source="imported", k=15,
+            results=[(q, r, f"w{q}-{r}", 20.0 - r) for q in ("q1", "q2") for r in range(1, 16)])
+    state = LiveDashboard.build(db, "s1", viewer=None)
+    total = state.n_blocking_items()
+    assert total > 30
+    at = new_app(page=PAGE)
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "unlocks" in d.value.columns)
+    first = state.blocking_list(15)
+    assert list(zip(table["query"], table["unit"], strict=True)) == [
+        (i.query_id, i.unit_id) for i in first]
+    assert f"Items 1 to 15 of {total:,}" in _unescape(_texts(at))
+    at.number_input(key="rl_dash_blocking_page").set_value(2).run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "unlocks" in d.value.columns)
+    assert list(zip(table["query"], table["unit"], table["unlocks"], table["blocks"],
+                    strict=True)) == [
+        (i.query_id, i.unit_id, i.unlocks, i.blocks) for i in state.blocking_list(15, 15)]
+    assert f"Items 16 to 30 of {total:,}" in _unescape(_texts(at))

@@ -1,0 +1,186 @@
+"""The columnar blocking list and unknown counts equal the per-object path (issue 16).
+
+Random studies of a few runs sharing one reference: units returned twice, units in
+conflict (returned or only in the reference), queries with no label at all, complete
+and incomplete populations, queries a run does not answer, unit ids repeated across
+queries. The fast paths (:func:`evalcore.annotation.blocking_table.blocking_table`,
+``RunState.unknown_counts``, ``RunState.results_at``) must give exactly what the
+per-query :class:`QueryResult` objects give (``query_blocking_keys``,
+``interval_text.unknown_counts``), also when the unit hashes collide.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.analysis.interval_text import unknown_counts
+from evalcore.annotation import blocking_table as table_module
+from evalcore.annotation.blocking import item_from_key, merge_blocking, query_blocking_keys
+from evalcore.annotation.blocking_table import RunBlocking, blocking_table
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import compute, compute_more
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.measures import parse_measure
+from evalcore.live.dashboard import RunState
+from evalcore.store.runs import RunInfo
+
+UNITS = [f"u{i}" for i in range(7)]
+RUNS = ["A", "B", "C"]
+gain = st.one_of(st.integers(0, 4),
+                 st.lists(st.integers(0, 4), min_size=2, max_size=3, unique=True).map(tuple))
+
+
+@st.composite
+def studies(draw):
+    n = draw(st.integers(1, 6))
+    queries = [f"q{i}" for i in range(n)]
+    reference = [draw(st.dictionaries(st.sampled_from(UNITS), gain, max_size=6)) for _ in queries]
+    complete = [draw(st.booleans()) for _ in queries]
+    runs = {}
+    for name in RUNS[: draw(st.integers(1, 3))]:
+        answered = [i for i in range(n) if draw(st.booleans()) or i == 0]
+        rankings = [draw(st.lists(st.sampled_from(UNITS), max_size=6)) for _ in answered]
+        runs[name] = (draw(st.integers(1, 5)), answered, rankings)
+    protocol = draw(st.sampled_from([
+        EvalProtocol(), EvalProtocol(relevance_threshold=2),
+        EvalProtocol(unjudged_as_nonrelevant=True)]))
+    return queries, reference, complete, runs, protocol
+
+
+def _evaluate(study):
+    queries, reference, complete, runs, protocol = study
+    out = {}
+    for name, (k, answered, rankings) in runs.items():
+        batch = ObservationBatch.from_gain_maps(
+            [queries[i] for i in answered], k, rankings, [reference[i] for i in answered],
+            [complete[i] for i in answered], protocol=protocol)
+        out[name] = (compute(batch, protocol), np.asarray(answered, dtype=np.int64))
+    return out
+
+
+def _old_keys(queries, evaluated):
+    """The per-object path: every run's QueryResults, query by query."""
+    results = {name: (r.query_results(), list(pos)) for name, (r, pos) in evaluated.items()}
+    per_query = []
+    for i, q in enumerate(queries):
+        per_run = {}
+        for name, (result, _) in evaluated.items():
+            made, positions = results[name]
+            if i in positions:
+                j = positions.index(i)
+                per_run[name] = (made[j], result.batch.top_units[j])
+        per_query.append(query_blocking_keys(q, per_run))
+    return per_query
+
+
+def _table(queries, evaluated):
+    return blocking_table(list(evaluated), {
+        name: RunBlocking(result, positions) for name, (result, positions) in evaluated.items()
+    }, queries)
+
+
+@settings(max_examples=150, deadline=None)
+@given(studies())
+def test_table_equals_the_per_object_blocking_list(study) -> None:
+    queries = study[0]
+    evaluated = _evaluate(study)
+    old = _old_keys(queries, evaluated)
+    table = _table(queries, evaluated)
+    expected = merge_blocking(old)
+    assert table.page() == expected
+    assert len(table) == len(expected)
+    assert table.page(0, 3) == expected[:3]
+    assert table.page(2, 4) == expected[2:6]
+    for i, keys in enumerate(old):
+        assert table.of_query(i) == [item_from_key(key) for key in keys]
+
+
+@settings(max_examples=60, deadline=None)
+@given(studies())
+def test_colliding_hashes_fall_back_to_exact_codes(study) -> None:
+    queries = study[0]
+    evaluated = _evaluate(study)
+    expected = merge_blocking(_old_keys(queries, evaluated))
+    real = table_module._hash_codes
+    table_module._hash_codes = lambda units, bits: np.zeros(len(units), dtype=np.uint64)
+    try:
+        assert _table(queries, evaluated).page() == expected
+    finally:
+        table_module._hash_codes = real
+
+
+@settings(max_examples=60, deadline=None)
+@given(studies(), st.data())
+def test_replacing_queries_equals_a_table_of_the_new_state(study, data) -> None:
+    queries, reference, complete, runs, protocol = study
+    before = _table(queries, _evaluate(study))
+    touched = sorted(data.draw(st.sets(st.integers(0, len(queries) - 1), min_size=1)))
+    relabeled = [data.draw(st.dictionaries(st.sampled_from(UNITS), gain, max_size=6))
+                 if i in touched else units for i, units in enumerate(reference)]
+    after = _evaluate((queries, relabeled, complete, runs, protocol))
+    part = {}
+    for name, (k, answered, rankings) in runs.items():
+        rows = [j for j, i in enumerate(answered) if i in touched]
+        if rows:
+            batch = ObservationBatch.from_gain_maps(
+                [queries[answered[j]] for j in rows], k, [rankings[j] for j in rows],
+                [relabeled[answered[j]] for j in rows], [complete[answered[j]] for j in rows],
+                protocol=protocol)
+            part[name] = RunBlocking(compute(batch, protocol),
+                                     np.asarray([answered[j] for j in rows], dtype=np.int64))
+    update = blocking_table(list(runs), part, queries)
+    assert before.replace_queries(touched, update).page() == _table(queries, after).page()
+
+
+MEASURES = [parse_measure(m) for m in ("P@2", "nDCG@3", "AP@3", "Judged@2", "RBP@3", "R@2")]
+
+
+@settings(max_examples=100, deadline=None)
+@given(studies(), st.data())
+def test_unknown_counts_and_rows_equal_the_result_objects(study, data) -> None:
+    queries = study[0]
+    for name, (result, positions) in _evaluate(study).items():
+        k = int(result.batch.k[0]) if len(result.batch) else 1
+        more = compute_more(result, [m for m in MEASURES if m.k <= k])
+        info = RunInfo.model_construct(name=name, k=k)
+        ids = [queries[i] for i in positions]
+        for source in (result, more):
+            state = RunState.from_batch(info, ids, source, list(result.batch.top_units),
+                                        list(source.metrics))
+            made = source.query_results()
+            for metric in source.metrics:
+                assert state.unknown_counts(metric) == unknown_counts(
+                    r.metrics[metric] for r in made)
+            rows = data.draw(st.lists(st.integers(0, len(ids) - 1), max_size=4)) if ids else []
+            assert state.results_at(rows) == [made[i] for i in rows]
+
+
+def test_a_label_after_the_counts_updates_them(tmp_path) -> None:
+    """A replaced query's counts follow its new result (the dashboard's refresh path)."""
+    protocol = EvalProtocol()
+    batch = ObservationBatch.from_gain_maps(["q1", "q2"], 3, [["a", "b", "c"], ["a", "d"]],
+                                            [{"a": 1}, {"a": 0, "d": (1, 3)}], [False, True],
+                                            protocol=protocol)
+    result = compute(batch, protocol)
+    info = RunInfo.model_construct(name="A", k=3)
+    state = RunState.from_batch(info, ["q1", "q2"], result, list(batch.top_units))
+    assert state.unknown_counts("precision") == (2, 0)
+    assert state.unknown_counts("ndcg") == (2, 1)
+    relabeled = ObservationBatch.from_gain_maps(["q1"], 3, [["a", "b", "c"]],
+                                                [{"a": 1, "b": 0, "c": 2}], [False],
+                                                protocol=protocol)
+    state.replace(0, compute(relabeled, protocol).query_results()[0], ["a", "b", "c"])
+    assert state.unknown_counts("precision") == (0, 0)
+    assert state.unknown_counts("ndcg") == (0, 1)
+    assert state.unknown_counts("recall") == unknown_counts(
+        r.metrics["recall"] for r in state.results)
+
+
+@pytest.mark.parametrize("n_runs", [1, 3])
+def test_empty_runs_give_an_empty_table(n_runs) -> None:
+    protocol = EvalProtocol()
+    batch = ObservationBatch.from_gain_maps(["q"], 2, [[]], [{"a": 1}], [True], protocol=protocol)
+    evaluated = {name: (compute(batch, protocol), np.asarray([0])) for name in RUNS[:n_runs]}
+    table = _table(["q"], evaluated)
+    assert len(table) == 0 and table.page() == [] and table.of_query(0) == []
