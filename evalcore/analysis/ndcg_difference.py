@@ -84,13 +84,24 @@ def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np
     Dinkelbach's iteration (lambda <- N / IDCG of that minimiser) reaches the least ratio
     in a few steps: it stops when the minimum is >= 0, and lambda is then attained."""
     n = n0.size
+    out = np.full(n, np.inf)
+    out[todo] = np.nan
+    if todo.size == 0:
+        return out
+    # Only the queries ``todo`` are searched: each query's arithmetic is its own (a row of
+    # every array below), so the others are left out of the tables altogether.
+    row_of = np.full(n, -1, dtype=np.int64)
+    row_of[todo] = np.arange(todo.size)
+    keep = row_of[active_q] >= 0
+    active_q, active_c = row_of[active_q[keep]], active_c[keep]
+    n0, base, k, t = n0[todo], base[todo], k[todo], todo.size
     order = np.lexsort((active_c, active_q))
     aq, ac = active_q[order], active_c[order]
-    m_of = np.bincount(aq, minlength=n)
+    m_of = np.bincount(aq, minlength=t)
     width = int(m_of.max(initial=0))
-    first = np.zeros(n + 1, dtype=np.int64)
+    first = np.zeros(t + 1, dtype=np.int64)
     np.cumsum(m_of, out=first[1:])
-    prefix = np.zeros((n, width + 1))
+    prefix = np.zeros((t, width + 1))
     prefix[aq, np.arange(aq.size) - first[aq] + 1] = ac
     np.cumsum(prefix, axis=1, out=prefix)
     b = np.arange(width + 1)
@@ -98,36 +109,39 @@ def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np
     gains_desc = table[::-1]
     step = (gains_desc[:-1] - gains_desc[1:])[None, :, None]  # s_j, j = 0..MAX_GAIN - 1
     rest = np.cumsum(base[:, ::-1], axis=1)[:, :-1]  # E_j
-    num_terms = step * prefix[:, None, :]  # (n, MAX_GAIN, width + 1)
+    num_terms = step * prefix[:, None, :]  # (t, MAX_GAIN, width + 1)
     den_terms = step * cum[np.minimum(rest[:, :, None] + b, k[:, None, None])]
-    rows = np.arange(n)
+    rows = np.arange(t)
     # Start from every active unit at the highest gain (IDCG > 0 there when m > 0).
     lam = _ratio(n0 + num_terms[rows, :, m_of].sum(axis=1), den_terms[rows, :, m_of].sum(axis=1))
-    out = np.full(n, np.inf)
-    out[todo] = np.nan
+    found = np.full(t, np.nan)
+    left = rows  # the rows not settled yet
     for _ in range(MAX_STEPS):
-        if todo.size == 0:
+        if left.size == 0:
             break
-        h = num_terms[todo] - lam[todo][:, None, None] * den_terms[todo]
-        h = np.where(usable[todo][:, None, :], h, np.inf)
+        all_left = left.size == t
+        h = (den_terms if all_left else den_terms[left]) * lam[left][:, None, None]
+        np.subtract(num_terms if all_left else num_terms[left], h, out=h)
+        np.copyto(h, np.inf, where=~(usable if all_left else usable[left])[:, None, :])
         values = [h[:, 0]]
         for j in range(1, MAX_GAIN):
             values.append(h[:, j] + np.minimum.accumulate(values[-1], axis=1))
         at = np.argmin(values[-1], axis=1)
-        least = n0[todo] + values[-1][np.arange(todo.size), at]
+        sel = np.arange(left.size)
+        least = n0[left] + values[-1][sel, at]
         done = least >= -TOLERANCE
-        out[todo[done]] = lam[todo[done]]
+        found[left[done]] = lam[left[done]]
         # The minimiser's chain, from the last gain level back (prefix argmin up to B_j+1).
         chain = [at]
         for j in range(MAX_GAIN - 2, -1, -1):
             masked = np.where(b[None, :] <= chain[-1][:, None], values[j], np.inf)
             chain.append(np.argmin(masked, axis=1))
         chain = chain[::-1]
-        sel = np.arange(todo.size)
-        num = n0[todo] + sum(num_terms[todo, j][sel, chain[j]] for j in range(MAX_GAIN))
-        den = sum(den_terms[todo, j][sel, chain[j]] for j in range(MAX_GAIN))
-        lam[todo] = _ratio(num, den)
-        todo = todo[~done]
+        num = n0[left] + sum(num_terms[left, j, chain[j]] for j in range(MAX_GAIN))
+        den = sum(den_terms[left, j, chain[j]] for j in range(MAX_GAIN))
+        lam[left] = _ratio(num, den)
+        left = left[~done]
+    out[todo] = found
     return out
 
 
