@@ -61,6 +61,8 @@ from evalcore.contract.gains import MAX_GAIN
 MAX_STEPS = 60
 #: ``min (N - lambda * IDCG)`` at or above ``-TOLERANCE`` means ``lambda`` is the minimum.
 TOLERANCE = 1e-11
+#: Queries searched together (tables of about this many rows x 4 x their width).
+SEARCH_BLOCK = 1024
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -86,10 +88,22 @@ def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np
     n = n0.size
     out = np.full(n, np.inf)
     out[todo] = np.nan
+    # Each query's arithmetic is its own (a row of every table): the queries asked are
+    # searched in blocks of similar numbers of active units, so a block's tables are as
+    # wide as its widest query, not the study's, and small enough to stay in cache.
     if todo.size == 0:
         return out
-    # Only the queries ``todo`` are searched: each query's arithmetic is its own (a row of
-    # every array below), so the others are left out of the tables altogether.
+    by_width = todo[np.argsort(np.bincount(active_q, minlength=n)[todo], kind="stable")]
+    for block in np.array_split(by_width, -(-by_width.size // SEARCH_BLOCK)):
+        out[block] = _search_block(active_q, active_c, n0, base, k, table, cum, block)
+    return out
+
+
+def _search_block(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray,
+                  base: np.ndarray, k: np.ndarray, table: np.ndarray, cum: np.ndarray,
+                  todo: np.ndarray) -> np.ndarray:
+    """:func:`_search` of the queries ``todo`` (one block), in their order."""
+    n = n0.size
     row_of = np.full(n, -1, dtype=np.int64)
     row_of[todo] = np.arange(todo.size)
     keep = row_of[active_q] >= 0
@@ -141,8 +155,7 @@ def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np
         den = sum(den_terms[left, j, chain[j]] for j in range(MAX_GAIN))
         lam[left] = _ratio(num, den)
         left = left[~done]
-    out[todo] = found
-    return out
+    return found
 
 
 def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
