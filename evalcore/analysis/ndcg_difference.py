@@ -160,12 +160,17 @@ def _search_block(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray,
 
 def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
            fixed: np.ndarray, outside: tuple[np.ndarray, np.ndarray], zero_possible: np.ndarray,
-           k: np.ndarray, table: np.ndarray, cum: np.ndarray) -> np.ndarray:
+           k: np.ndarray, table: np.ndarray, cum: np.ndarray,
+           needed: np.ndarray | None) -> np.ndarray:
     """The least of ``f`` per query (module docstring); ``c``: the net discounts of the
-    objective (A - B, or B - A for the maximum)."""
+    objective (A - B, or B - A for the maximum); NaN on the queries not ``needed``."""
     n, q = units.n, units.query
     best = np.where(zero_possible, 0.0, np.inf)
-    todo = np.arange(n)
+    if needed is None:
+        todo = np.arange(n)
+    else:
+        best[~needed] = np.nan
+        todo = np.flatnonzero(needed)
     for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
         # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
         active = var & (c * sign > 0)
@@ -180,10 +185,13 @@ def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
 
 
 def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np.ndarray,
-                     table: np.ndarray, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     table: np.ndarray, disc: np.ndarray, needed: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per query, the (lower, upper) of ``nDCG_A@k - nDCG_B@k`` over the joint completions
     (module docstring); NaN where a search would be too large. ``k``: int64[n], the cutoff
-    both runs share on each query; ``disc``: discounts covering every rank in the cuts."""
+    both runs share on each query; ``disc``: discounts covering every rank in the cuts;
+    ``needed`` (bool[n], None: all): the queries searched (NaN on the others; each searched
+    query's bounds are bit for bit those of searching all)."""
     n, q = units.n, units.query
     depth = disc.size - 1
     c = (np.where(in_a, disc[np.minimum(units.rank_a, depth)], 0.0)
@@ -207,6 +215,6 @@ def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np
     # IDCG is 0 in some completion exactly when every gain can be 0 at once.
     lowest = fixed + outside[0] + level_counts(q[var], units.low[var], n)
     zero_possible = (lowest[:, 1:] * (table[1:] > 0)).sum(axis=1) == 0
-    lower = _least(units, c, var, n0, fixed, outside, zero_possible, k, table, cum)
-    upper = -_least(units, -c, var, -n0, fixed, outside, zero_possible, k, table, cum)
+    lower = _least(units, c, var, n0, fixed, outside, zero_possible, k, table, cum, needed)
+    upper = -_least(units, -c, var, -n0, fixed, outside, zero_possible, k, table, cum, needed)
     return lower, upper
