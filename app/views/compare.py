@@ -14,6 +14,11 @@ the selection caution. The numbers with unjudged units counted as non-relevant
 evidence's. Computed once per store state and choice, shared by every session
 (:mod:`app.components.shared_results`).
 
+On a study over ``LARGE_STUDY_QUERIES`` queries, the verdicts and paired tests are drawn
+first (the queues and trec_eval numbers follow from the background), and every chosen
+run's results table and per-query differences wait for a switch, with a note saying so
+(shown at once when another session computed them for the store's marks).
+
 The results table's numbers come from :mod:`evalcore.analysis.compare` on each
 run's evaluation (the comparison shared by sessions until the store changes,
 :mod:`app.components.shared_results`): on the working labels from the shared live state (equal to
