@@ -192,6 +192,9 @@ def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np
     both runs share on each query; ``disc``: discounts covering every rank in the cuts;
     ``needed`` (bool[n], None: all): the queries searched (NaN on the others; each searched
     query's bounds are bit for bit those of searching all)."""
+    if needed is not None:  # only the needed queries' rows (per-query sums keep their order)
+        keep = needed[units.query]
+        units, in_a, in_b = units.subset(keep), in_a[keep], in_b[keep]
     n, q = units.n, units.query
     depth = disc.size - 1
     c = (np.where(in_a, disc[np.minimum(units.rank_a, depth)], 0.0)
