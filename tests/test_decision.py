@@ -274,3 +274,34 @@ def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path) -> Non
             assert [list(t) for t in got.top_units] == [list(t) for t in expected.top_units]
             assert got.conflict_labels == expected.conflict_labels
             assert bool(got.conflict_labels) == (reference is None)  # c and x are in conflict
+
+
+def test_the_ndcg_search_skipped_where_a_query_stays_undecidable_changes_no_bit(
+        monkeypatch) -> None:
+    """nDCG's joint search runs only on queries some naive end bounds (elsewhere NaN wins):
+    every interval, naive or paired, is bit for bit the one of searching every query."""
+    import random
+
+    from evalcore.analysis import decision, pair_bounds
+
+    rng = random.Random(4)
+    qids = [f"q{i}" for i in range(60)]
+    pool = [[f"{q}-d{j}" for j in range(12)] for q in qids]
+    runs = [[rng.sample(p, 8) for p in pool] for _ in range(2)]
+    labeled = [rng.sample(p, rng.randrange(0, 10)) for p in pool]
+    gains = [[rng.randrange(5) for _ in ids] for ids in labeled]
+    complete = [rng.random() < 0.5 for _ in qids]  # an incomplete query: nDCG has no bounds
+    protocol = EvalProtocol()
+    measures = [parse_measure(m) for m in ("nDCG@5", "nDCG@8", "P@5", "R@8")]
+    batches = [ObservationBatch.from_columns(qids, 8, run, labeled, gains, complete,
+                                             protocol=protocol) for run in runs]
+    fast = evaluate_pair(*batches, measures, protocol)
+    asked = []
+    every = pair_bounds.pair_interval
+    monkeypatch.setattr(decision, "pair_interval", lambda units, measure, protocol, needed=None: (
+        asked.append(needed) or every(units, measure, protocol)))
+    slow = evaluate_pair(*batches, measures, protocol)
+    for name in fast.measures:
+        for x, y in zip(fast.intervals(name), slow.intervals(name), strict=True):
+            assert np.array_equal(x, y, equal_nan=True), name
+    assert any(needed is not None and not needed.all() for needed in asked)  # some skipped

@@ -148,3 +148,64 @@ def test_a_query_with_too_many_unknowns_keeps_the_cheaper_bound(monkeypatch) -> 
     diffs, _ = _completed_differences(*case[:4], case[4], case[5])
     lower, upper = pair_bounds.pair_interval(u, case[5], case[4])
     assert lower[0] <= diffs.min() + 1e-9 and diffs.max() <= upper[0] + 1e-9
+
+
+def _random_search_inputs(seed: int, n: int):
+    """Inputs of ``_search`` for ``n`` queries: active units with net discounts of both signs,
+    the rest of each population as level counts, a cutoff per query."""
+    rng = np.random.default_rng(seed)
+    m = rng.integers(0, 9, n)
+    active_q = np.repeat(np.arange(n), m)
+    active_c = rng.normal(0, 0.3, active_q.size)
+    k = rng.integers(1, 12, n)
+    base = rng.integers(0, 3, (n, 5))
+    n0 = rng.normal(0, 0.5, n)
+    depth = int(k.max() + 12)
+    return active_q, active_c, n0, base, k, gain_values("exponential"), np.cumsum(discounts(depth))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_query_is_searched_alike_whatever_else_is_searched(seed, monkeypatch) -> None:
+    """The search works on the queries asked only (the second phase asks a few), in blocks
+    of similar widths: each query's least ratio is bit for bit the one it gets when every
+    query is searched in one block."""
+    n = 300
+    inputs = _random_search_inputs(seed, n)
+    every = ndcg_difference._search(*inputs, np.arange(n))
+    monkeypatch.setattr(ndcg_difference, "SEARCH_BLOCK", 1 + seed * 7)
+    assert np.array_equal(ndcg_difference._search(*inputs, np.arange(n)), every, equal_nan=True)
+    assert np.isfinite(every).any()
+    subset = np.flatnonzero(np.random.default_rng(seed + 100).random(n) < 0.2)
+    some = ndcg_difference._search(*inputs, subset)
+    assert np.array_equal(some[subset], every[subset], equal_nan=True)
+    assert np.isinf(np.delete(some, subset)).all()
+    assert np.isinf(ndcg_difference._search(*inputs, subset[:0])).all()
+
+
+def test_many_queries_bound_each_as_alone() -> None:
+    """A batch of queries gets, bit for bit, each query's bounds when computed alone (the
+    arrays are per query; no query's width or work leaks into another's)."""
+    rng = np.random.default_rng(5)
+    units = [f"u{i}" for i in range(12)]
+    cases = []
+    for _ in range(40):
+        ranking_a = list(rng.permutation(units)[:rng.integers(0, 9)])
+        ranking_b = list(rng.permutation(units)[:rng.integers(0, 9)])
+        labels = {u: int(rng.integers(0, 5)) for u in units if rng.random() < 0.3}
+        cases.append((ranking_a, ranking_b, labels))
+    k = 6
+    protocol = EvalProtocol(gain="exponential")
+    measure = parse_measure("nDCG@6")
+
+    def bounds(chosen):
+        obs = [[_observation(f"q{i}", k, ranking, labels) for i, (*rankings, labels)
+                in enumerate(chosen) for ranking in [rankings[side]]] for side in (0, 1)]
+        batches = [ObservationBatch.from_observations(o, protocol) for o in obs]
+        pair = evaluate_pair(*batches, [measure], protocol)
+        return pair_bounds.pair_interval(pair.units, measure, protocol)
+
+    lower, upper = bounds(cases)
+    for i, case in enumerate(cases):
+        lo, hi = bounds([case])
+        assert np.array_equal(lo, lower[i:i + 1], equal_nan=True), i
+        assert np.array_equal(hi, upper[i:i + 1], equal_nan=True), i

@@ -29,6 +29,9 @@ from evalcore.store.read_access import Viewer, require_read
 T = TypeVar("T")
 
 MAX_ENTRIES = 64
+#: Results of one kind kept ``alone`` per study: for the store's marks now, the most
+#: recently used (two sessions comparing different choices do not replace each other's).
+ALONE_KEPT = 2
 
 
 @dataclass
@@ -58,9 +61,10 @@ def shared_result(
 
     ``key`` names the result and every input other than the store (a tuple of
     the page's choices, its first item the kind of result); ``path`` is the store file.
-    ``alone``: a large result (hundreds of MB on a large study) kept once per study and
-    kind: computing it forgets the study's other results of its kind (other choices,
-    older marks), so they do not pile up in the :data:`MAX_ENTRIES`.
+    ``alone``: a large result (hundreds of MB on a large study) kept at most
+    :data:`ALONE_KEPT` times per study and kind: computing it forgets the study's results of
+    its kind for older marks and, beyond that number, the least recently used other choices,
+    so they do not pile up in the :data:`MAX_ENTRIES`.
     """
     require_read(db, viewer, study_id)
     results = _results(path)
@@ -70,7 +74,10 @@ def shared_result(
         return value
     if alone:
         with results.lock:
-            for other in [k for k in results.entries if k[0] == study_id and k[1][0] == key[0]]:
+            kind = [k for k in results.entries if k[0] == study_id and k[1][0] == key[0]]
+            current = [k for k in kind if k[2] == full_key[2]]  # least recently used first
+            for other in [k for k in kind if k[2] != full_key[2]] + current[
+                    :max(0, len(current) - ALONE_KEPT + 1)]:
                 del results.entries[other]
     value = compute()  # outside the lock: another session may compute the same meanwhile
     _keep(results, full_key, value)

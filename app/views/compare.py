@@ -14,6 +14,11 @@ the selection caution. The numbers with unjudged units counted as non-relevant
 evidence's. Computed once per store state and choice, shared by every session
 (:mod:`app.components.shared_results`).
 
+On a study over ``LARGE_STUDY_QUERIES`` queries, the verdicts and paired tests are drawn
+first (the queues and trec_eval numbers follow from the background), and every chosen
+run's results table and per-query differences wait for a switch, with a note saying so
+(shown at once when another session computed them for the store's marks).
+
 The results table's numbers come from :mod:`evalcore.analysis.compare` on each
 run's evaluation (the comparison shared by sessions until the store changes,
 :mod:`app.components.shared_results`): on the working labels from the shared live state (equal to
@@ -51,6 +56,7 @@ from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
 from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import AGGREGATE_LABELS, METRICS, EvaluationReport
+from evalcore.live.run_terms import live_run_terms
 from evalcore.report.charts import delta_figure
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
@@ -100,12 +106,21 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
     }
 
 
+def _run_terms(study_id: str, chosen: list[RunInfo], reference: str | None) -> list[RunTerms]:
+    """Each chosen run's comparability terms: on the working labels from the shared live
+    state without making its per-query results (:mod:`evalcore.live.run_terms`), on a
+    frozen version from each run's evaluation (shared by sessions)."""
+    if reference is not None:
+        reports = _evaluations(study_id, [r.name for r in chosen], reference)
+        return [RunTerms.of(r.name, reports[r.name], r.corpus_fingerprint) for r in chosen]
+    return with_live_state(study_id, lambda state, *_: [live_run_terms(state, r) for r in chosen])
+
+
 def _comparable(
-    chosen: list[RunInfo], reports: dict[str, EvaluationReport], accept_unverified: bool
+    terms: list[RunTerms], accept_unverified: bool
 ) -> tuple[list[str], dict[str, Verdict], dict[str, Verdict]]:
     """The runs compared with the first (the baseline), the refused ones with their
     verdicts, and every run's verdict."""
-    terms = [RunTerms.of(r.name, reports[r.name], r.corpus_fingerprint) for r in chosen]
     verdicts = {t.name: comparability(t, terms[0]) for t in terms}
     refused = {n: v for n, v in verdicts.items() if not v.admitted(accept_unverified)}
     return [t.name for t in terms if t.name not in refused], refused, verdicts
@@ -279,7 +294,8 @@ def _show_compat(pc: PairComparison) -> None:
             st.caption(escape_markdown(note))
 
 
-def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> None:
+def _decided_section(study: StudyIn, same: list[str], reference: str | None,
+                     texts: dict[str, str], *, large: bool) -> None:
     """Runs A and B, the measures, then per measure: verdict, queue, paired tests."""
     st.subheader("What the evidence decides")
     pick = st.columns([2, 2, 4])
@@ -295,10 +311,8 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None) -> 
     if not measures:
         st.info("Choose at least one measure.")
         return
-    texts = query_texts(get_db(), study.study_id, viewer=reader())
     try:
-        pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference,
-                              large=len(texts) > LARGE_STUDY_QUERIES)
+        pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference, large=large)
     except (LookupError, ValueError) as error:
         st.error(escape_markdown(f"No verdict: {error}"))
         return
@@ -343,12 +357,12 @@ if reference is None:
     st.caption("Working labels: these numbers change as labeling goes on. Freeze a reference "
                "version on the Reports page for numbers you can defend.")
 with st.spinner("Evaluating the runs…"):
-    reports = _evaluations(study.study_id, chosen_names, reference)
+    terms = _run_terms(study.study_id, [infos[n] for n in chosen_names], reference)
 accept = st.checkbox("Compare runs whose comparability is not verified", value=False,
                      key="rl_compare_accept_unverified",
                      help="A run without a recorded corpus fingerprint (or a baseline without "
                           "one) cannot be shown to have searched the same corpus.")
-same, refused, verdicts = _comparable([infos[n] for n in chosen_names], reports, accept)
+same, refused, verdicts = _comparable(terms, accept)
 for name, verdict in refused.items():
     what = ("'s comparability is not verified" if isinstance(verdict, NotVerified)
             else " is not comparable")
@@ -365,7 +379,9 @@ if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")
     st.stop()
 
-_decided_section(study, same, reference)
+texts = query_texts(db, study.study_id, viewer=reader())
+large = len(texts) > LARGE_STUDY_QUERIES
+_decided_section(study, same, reference, texts, large=large)
 
 st.subheader("Every chosen run")
 options = st.columns([2, 2, 2, 2, 2])
@@ -381,10 +397,18 @@ mode = options[4].selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_m
                                          "pairwise": "every pair"}.get)
 # The tests (permutations, bootstraps) are the slow part: computed once per store state
 # and choice of runs and test, shared by every session; switching the metric reuses it.
+every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction)
+if large and ready_result(db, str(db_path()), study.study_id, every_key,
+                          viewer=reader()) is None and not st.toggle(
+        "Compute the results table and per-query differences", key="rl_compare_every_run"):
+    st.caption(escape_markdown(
+        f"A large study ({len(texts):,} queries): every chosen run's results table and "
+        "per-query differences take seconds to compute, so the verdicts above come first. "
+        "Switch this on to compute them (shared with every session until the labels change)."))
+    st.stop()
 comparison = shared_result(
-    db, str(db_path()), study.study_id,
-    ("compare_runs", tuple(same), reference, mode, test, alpha, correction),
-    lambda: compare_runs({name: reports[name] for name in same}, mode=mode, test=test,
+    db, str(db_path()), study.study_id, every_key,
+    lambda: compare_runs(_evaluations(study.study_id, same, reference), mode=mode, test=test,
                          alpha=alpha, correction=correction),
     viewer=reader(),
 )

@@ -156,7 +156,11 @@ class PairEvaluation:
         naive_lo, naive_hi = lo_a - hi_b, hi_a - lo_b
         if measure.family not in PAIR_FAMILIES:
             return naive_lo, naive_hi, naive_lo, naive_hi
-        pair_lo, pair_hi = pair_interval(self.units, measure, self.protocol)
+        # Where both naive ends are NaN the query stays undecidable whatever the pair
+        # method gives (NaN wins below): its costly search is skipped there.
+        needed = ~(np.isnan(naive_lo) & np.isnan(naive_hi))
+        pair_lo, pair_hi = pair_interval(self.units, measure, self.protocol,
+                                         None if needed.all() else needed)
         lower = np.where(np.isnan(pair_lo), naive_lo, np.maximum(naive_lo, pair_lo))
         upper = np.where(np.isnan(pair_hi), naive_hi, np.minimum(naive_hi, pair_hi))
         # Both are sound; where rounding makes them cross, the difference is known.

@@ -61,6 +61,8 @@ from evalcore.contract.gains import MAX_GAIN
 MAX_STEPS = 60
 #: ``min (N - lambda * IDCG)`` at or above ``-TOLERANCE`` means ``lambda`` is the minimum.
 TOLERANCE = 1e-11
+#: Queries searched together (tables of about this many rows x 4 x their width).
+SEARCH_BLOCK = 1024
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -84,13 +86,36 @@ def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np
     Dinkelbach's iteration (lambda <- N / IDCG of that minimiser) reaches the least ratio
     in a few steps: it stops when the minimum is >= 0, and lambda is then attained."""
     n = n0.size
+    out = np.full(n, np.inf)
+    out[todo] = np.nan
+    # Each query's arithmetic is its own (a row of every table): the queries asked are
+    # searched in blocks of similar numbers of active units, so a block's tables are as
+    # wide as its widest query, not the study's, and small enough to stay in cache.
+    if todo.size == 0:
+        return out
+    by_width = todo[np.argsort(np.bincount(active_q, minlength=n)[todo], kind="stable")]
+    for block in np.array_split(by_width, -(-by_width.size // SEARCH_BLOCK)):
+        out[block] = _search_block(active_q, active_c, n0, base, k, table, cum, block)
+    return out
+
+
+def _search_block(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray,
+                  base: np.ndarray, k: np.ndarray, table: np.ndarray, cum: np.ndarray,
+                  todo: np.ndarray) -> np.ndarray:
+    """:func:`_search` of the queries ``todo`` (one block), in their order."""
+    n = n0.size
+    row_of = np.full(n, -1, dtype=np.int64)
+    row_of[todo] = np.arange(todo.size)
+    keep = row_of[active_q] >= 0
+    active_q, active_c = row_of[active_q[keep]], active_c[keep]
+    n0, base, k, t = n0[todo], base[todo], k[todo], todo.size
     order = np.lexsort((active_c, active_q))
     aq, ac = active_q[order], active_c[order]
-    m_of = np.bincount(aq, minlength=n)
+    m_of = np.bincount(aq, minlength=t)
     width = int(m_of.max(initial=0))
-    first = np.zeros(n + 1, dtype=np.int64)
+    first = np.zeros(t + 1, dtype=np.int64)
     np.cumsum(m_of, out=first[1:])
-    prefix = np.zeros((n, width + 1))
+    prefix = np.zeros((t, width + 1))
     prefix[aq, np.arange(aq.size) - first[aq] + 1] = ac
     np.cumsum(prefix, axis=1, out=prefix)
     b = np.arange(width + 1)
@@ -98,47 +123,54 @@ def _search(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray, base: np
     gains_desc = table[::-1]
     step = (gains_desc[:-1] - gains_desc[1:])[None, :, None]  # s_j, j = 0..MAX_GAIN - 1
     rest = np.cumsum(base[:, ::-1], axis=1)[:, :-1]  # E_j
-    num_terms = step * prefix[:, None, :]  # (n, MAX_GAIN, width + 1)
+    num_terms = step * prefix[:, None, :]  # (t, MAX_GAIN, width + 1)
     den_terms = step * cum[np.minimum(rest[:, :, None] + b, k[:, None, None])]
-    rows = np.arange(n)
+    rows = np.arange(t)
     # Start from every active unit at the highest gain (IDCG > 0 there when m > 0).
     lam = _ratio(n0 + num_terms[rows, :, m_of].sum(axis=1), den_terms[rows, :, m_of].sum(axis=1))
-    out = np.full(n, np.inf)
-    out[todo] = np.nan
+    found = np.full(t, np.nan)
+    left = rows  # the rows not settled yet
     for _ in range(MAX_STEPS):
-        if todo.size == 0:
+        if left.size == 0:
             break
-        h = num_terms[todo] - lam[todo][:, None, None] * den_terms[todo]
-        h = np.where(usable[todo][:, None, :], h, np.inf)
+        all_left = left.size == t
+        h = (den_terms if all_left else den_terms[left]) * lam[left][:, None, None]
+        np.subtract(num_terms if all_left else num_terms[left], h, out=h)
+        np.copyto(h, np.inf, where=~(usable if all_left else usable[left])[:, None, :])
         values = [h[:, 0]]
         for j in range(1, MAX_GAIN):
             values.append(h[:, j] + np.minimum.accumulate(values[-1], axis=1))
         at = np.argmin(values[-1], axis=1)
-        least = n0[todo] + values[-1][np.arange(todo.size), at]
+        sel = np.arange(left.size)
+        least = n0[left] + values[-1][sel, at]
         done = least >= -TOLERANCE
-        out[todo[done]] = lam[todo[done]]
+        found[left[done]] = lam[left[done]]
         # The minimiser's chain, from the last gain level back (prefix argmin up to B_j+1).
         chain = [at]
         for j in range(MAX_GAIN - 2, -1, -1):
             masked = np.where(b[None, :] <= chain[-1][:, None], values[j], np.inf)
             chain.append(np.argmin(masked, axis=1))
         chain = chain[::-1]
-        sel = np.arange(todo.size)
-        num = n0[todo] + sum(num_terms[todo, j][sel, chain[j]] for j in range(MAX_GAIN))
-        den = sum(den_terms[todo, j][sel, chain[j]] for j in range(MAX_GAIN))
-        lam[todo] = _ratio(num, den)
-        todo = todo[~done]
-    return out
+        num = n0[left] + sum(num_terms[left, j, chain[j]] for j in range(MAX_GAIN))
+        den = sum(den_terms[left, j, chain[j]] for j in range(MAX_GAIN))
+        lam[left] = _ratio(num, den)
+        left = left[~done]
+    return found
 
 
 def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
            fixed: np.ndarray, outside: tuple[np.ndarray, np.ndarray], zero_possible: np.ndarray,
-           k: np.ndarray, table: np.ndarray, cum: np.ndarray) -> np.ndarray:
+           k: np.ndarray, table: np.ndarray, cum: np.ndarray,
+           needed: np.ndarray | None) -> np.ndarray:
     """The least of ``f`` per query (module docstring); ``c``: the net discounts of the
-    objective (A - B, or B - A for the maximum)."""
+    objective (A - B, or B - A for the maximum); NaN on the queries not ``needed``."""
     n, q = units.n, units.query
     best = np.where(zero_possible, 0.0, np.inf)
-    todo = np.arange(n)
+    if needed is None:
+        todo = np.arange(n)
+    else:
+        best[~needed] = np.nan
+        todo = np.flatnonzero(needed)
     for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
         # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
         active = var & (c * sign > 0)
@@ -153,10 +185,16 @@ def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
 
 
 def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np.ndarray,
-                     table: np.ndarray, disc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     table: np.ndarray, disc: np.ndarray, needed: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per query, the (lower, upper) of ``nDCG_A@k - nDCG_B@k`` over the joint completions
     (module docstring); NaN where a search would be too large. ``k``: int64[n], the cutoff
-    both runs share on each query; ``disc``: discounts covering every rank in the cuts."""
+    both runs share on each query; ``disc``: discounts covering every rank in the cuts;
+    ``needed`` (bool[n], None: all): the queries searched (NaN on the others; each searched
+    query's bounds are bit for bit those of searching all)."""
+    if needed is not None:  # only the needed queries' rows (per-query sums keep their order)
+        keep = needed[units.query]
+        units, in_a, in_b = units.subset(keep), in_a[keep], in_b[keep]
     n, q = units.n, units.query
     depth = disc.size - 1
     c = (np.where(in_a, disc[np.minimum(units.rank_a, depth)], 0.0)
@@ -180,6 +218,6 @@ def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np
     # IDCG is 0 in some completion exactly when every gain can be 0 at once.
     lowest = fixed + outside[0] + level_counts(q[var], units.low[var], n)
     zero_possible = (lowest[:, 1:] * (table[1:] > 0)).sum(axis=1) == 0
-    lower = _least(units, c, var, n0, fixed, outside, zero_possible, k, table, cum)
-    upper = -_least(units, -c, var, -n0, fixed, outside, zero_possible, k, table, cum)
+    lower = _least(units, c, var, n0, fixed, outside, zero_possible, k, table, cum, needed)
+    upper = -_least(units, -c, var, -n0, fixed, outside, zero_possible, k, table, cum, needed)
     return lower, upper

@@ -171,8 +171,8 @@ def _ratio_box(n_lo: np.ndarray, n_hi: np.ndarray, d_lo: np.ndarray, d_hi: np.nd
     return lower, upper
 
 
-def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol
-          ) -> tuple[np.ndarray, np.ndarray]:
+def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol,
+          needed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     n, q = units.n, units.query
     in_a, in_b, ka, kb = _cut(units, measure)
     table = gain_values(protocol.gain)
@@ -199,7 +199,7 @@ def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol
     upper = np.minimum(upper, np.maximum(0.0, 1.0 - _min_ratio(units, da, db, g_lo, g_hi)))
     lower = np.maximum(lower, -np.maximum(0.0, 1.0 - _min_ratio(units, db, da, g_lo, g_hi)))
     # The joint search over the shared unknowns (exact where it runs; NaN where too large).
-    exact_lo, exact_hi = exact_difference(units, in_a, in_b, k, table, disc)
+    exact_lo, exact_hi = exact_difference(units, in_a, in_b, k, table, disc, needed)
     lower = np.where(np.isnan(exact_lo), lower, np.maximum(lower, exact_lo))
     upper = np.where(np.isnan(exact_hi), upper, np.minimum(upper, exact_hi))
     covered = (ka == kb) & (d_hi > 0)
@@ -272,11 +272,17 @@ _FAMILY: dict[str, Callable[[PairUnits, Measure, EvalProtocol], tuple[np.ndarray
 }
 
 
-def pair_interval(units: PairUnits, measure: Measure, protocol: EvalProtocol
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, (lower, upper) of ``A - B`` by the pair method; NaN where not covered."""
+def pair_interval(units: PairUnits, measure: Measure, protocol: EvalProtocol,
+                  needed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, (lower, upper) of ``A - B`` by the pair method; NaN where not covered.
+
+    ``needed`` (bool[n], None: all): the queries whose interval the caller reads. The
+    others' values stay sound but may be wider: nDCG's joint search (the costly part) is
+    skipped there; every needed query's interval is bit for bit the same either way."""
     method = _FAMILY.get(measure.family)
     if method is None:
         nan = np.full(units.n, np.nan)
         return nan, nan.copy()
+    if method is _ndcg:
+        return _ndcg(units, measure, protocol, needed)
     return method(units, measure, protocol)

@@ -225,3 +225,34 @@ def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
     verdicts = [t for t in _texts(at) if t.startswith("P@3: ")]
     assert verdicts == [t for t in texts if t.startswith("P@3: ")]
     assert reads == [["r1", "r2"]]  # one read for the verdicts, the queues and compat
+
+
+def test_a_large_study_computes_every_runs_table_when_asked(small_store, new_app,
+                                                            monkeypatch) -> None:
+    """Above LARGE_STUDY_QUERIES the results table and per-query differences of every chosen
+    run wait for a switch (the verdicts come first), with a note saying so; switched on,
+    they are the same numbers as on a small study, and another session then sees them at
+    once (shared until the labels change)."""
+    import app.components.shared_results as shared_results
+    import app.components.state as state
+
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
+    small = new_app(page=PAGE)
+    table = small.dataframe[-1].value
+    shared_results._results.clear()  # computed afresh below
+    monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)
+    at = new_app(page=PAGE)
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    assert any(t.startswith("P@3: ") for t in texts)  # the verdicts are drawn
+    assert any("A large study (2 queries): every chosen run's results table" in t for t in texts)
+    assert not any("Results table" in t for t in texts)
+    assert not any(t.startswith("Paired tests ") for t in texts)
+    at.toggle(key="rl_compare_every_run").set_value(True).run()
+    assert not at.exception, at.exception
+    assert any("Results table" in t for t in _texts(at))
+    assert at.dataframe[-1].value.equals(table)
+    other = new_app(page=PAGE)  # the table is computed for these marks: shown at once
+    assert any("Results table" in t for t in _texts(other))
+    assert other.dataframe[-1].value.equals(table)

@@ -76,3 +76,30 @@ def test_a_result_kept_alone_replaces_the_studys_others_of_its_kind(tmp_path):
     kept = sorted((k[0], k[1], v if isinstance(v, str) else v[0])
                   for k, v in shared_results._results(path).entries.items())
     assert kept == [("s", ("agreement",), "kept"), ("s", ("pair", "a", "c"), "ac, new marks")]
+
+
+def test_results_kept_alone_serve_two_choices_at_once(tmp_path, monkeypatch):
+    """Two sessions comparing different choices keep both results (no recomputing each
+    other's away); a third choice forgets the least recently used one; new marks forget all."""
+    monkeypatch.setattr(shared_results, "ALONE_KEPT", 2)
+    db = new_store(tmp_path)
+    path = str(tmp_path / "alone2.db")
+    computed = []
+
+    def pair(*choice):
+        return shared_result(db, path, "s", ("pair", *choice),
+                             lambda: computed.append(choice) or list(choice), viewer=None,
+                             alone=True)
+
+    pair("a", "b"), pair("a", "c"), pair("a", "b"), pair("a", "c")
+    assert computed == [("a", "b"), ("a", "c")]
+    pair("a", "b")  # now the most recently used
+    pair("b", "c")  # forgets ("a", "c")
+    pair("a", "b")
+    assert computed == [("a", "b"), ("a", "c"), ("b", "c")]
+    pair("a", "c")
+    assert computed[-1] == ("a", "c")
+    record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=2, annotator="ann")
+    pair("a", "b")
+    kept = [k[1] for k in shared_results._results(path).entries]
+    assert kept == [("pair", "a", "b")]
