@@ -245,10 +245,12 @@ def measure_study(browser, db_path: Path, study: str, label: str, *, page_target
         home = open_page(page, server.url + "/" + params, "Label coverage")
         if cold_start:
             figures["cold"] = time.perf_counter() - started
-            print(f"cold start, `streamlit run` -> home rendered: {_verdict(figures['cold'], 3)} "
+            print(f"cold start, `streamlit run app/launcher.py` -> home rendered: "
+                  f"{_verdict(figures['cold'], 3)} "
                   f"(server healthy after {server.startup_seconds:.2f} s, home {home:.2f} s, "
-                  f"server CPU {server_cpu(server.process.pid):.2f} s of which the first "
-                  f"render {server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
+                  f"server CPU {server_cpu(server.process.pid):.2f} s of which after healthy "
+                  f"(the launcher's preload and the first render) "
+                  f"{server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
         else:
             print(f"home, the server's first request: {_verdict(home, page_target)} (server CPU "
                   f"{server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
