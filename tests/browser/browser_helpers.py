@@ -49,7 +49,7 @@ def start_app(db_path: Path, log_path: Path, *, as_user: bool = False,
     By default through ``python -m streamlit`` with this process's ``PYTHONPATH``
     (both put the repository on the import path). ``as_user=True`` starts it the
     way the README says, with the ``streamlit`` command and no ``PYTHONPATH``:
-    then only the entry script makes the ``app`` package importable. ``script``: the
+    then only the started script makes the ``app`` package importable. ``script``: the
     entry script itself (``app/streamlit_app.py``) runs the app without the launcher.
     """
     port = free_port()
