@@ -106,3 +106,16 @@ def test_without_the_launcher_the_first_run_preloads_nothing(fresh_preload) -> N
     with cold_start.first_run():
         pass
     assert fresh_preload == [] and cold_start._preload is None
+
+
+def test_the_preload_maps_the_modules_to_their_files_for_inspect(fresh_preload,
+                                                                 monkeypatch) -> None:
+    """Streamlit's first element calls inspect.stack(), which maps every module to its file
+    once; the preload does that mapping instead of the first page."""
+    import inspect
+
+    monkeypatch.setattr(inspect, "modulesbyfile", {})
+    monkeypatch.setattr(inspect, "_filesbymodname", {})
+    cold_start.start_preload()
+    cold_start._preload.join(timeout=60)
+    assert inspect.modulesbyfile.get(cold_start.__file__) == cold_start.__name__
