@@ -10,8 +10,8 @@ pyarrow for the home page's tables, the store, the pydantic models): about half 
 second of the cold start measured by ``benchmarks/bench_app.py``.
 
 The launcher owns the process (docs/architecture.md, "Process-wide state"): the
-preload thread pauses the cyclic collector while importing and freezes what it
-imported. ``streamlit run app/streamlit_app.py`` still works, without the preload.
+preload thread pauses the cyclic collector and shortens the thread switch interval
+while importing (both restored after), and freezes what it imported. ``streamlit run app/streamlit_app.py`` still works, without the preload.
 """
 
 import sys

@@ -2,6 +2,7 @@
 (app/components/cold_start.py); every later run leaves the collector alone."""
 
 import gc
+import sys
 import threading
 
 import pytest
@@ -68,6 +69,16 @@ def test_the_preload_imports_with_the_collector_paused_then_freezes(fresh_preloa
     assert [name for name, _ in fresh_preload] == cold_start.first_run_modules()
     assert not any(enabled for _, enabled in fresh_preload)
     assert fresh_preload and gc.isenabled()
+
+
+def test_the_preload_shortens_the_switch_interval_only_while_it_imports(fresh_preload,
+                                                                        monkeypatch) -> None:
+    seen: list[float] = []
+    monkeypatch.setattr(cold_start, "import_all", lambda names: seen.append(sys.getswitchinterval()))
+    before = sys.getswitchinterval()
+    cold_start.start_preload()
+    cold_start._preload.join(timeout=60)
+    assert seen == [cold_start.PRELOAD_SWITCH_INTERVAL] and sys.getswitchinterval() == before
 
 
 def test_the_first_run_waits_for_the_preload(fresh_preload, monkeypatch) -> None:
