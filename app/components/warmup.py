@@ -24,11 +24,12 @@ import streamlit as st
 from app.components.navigation import SECTIONS, view_file
 
 
-def view_imports(path: Path) -> list[str]:
-    """The modules the script at ``path`` imports at its top level (``import X``, ``from X import``)."""
+def view_imports(path: Path, *, nested: bool = False) -> list[str]:
+    """The modules the script at ``path`` imports at its top level (``import X``, ``from X import``);
+    with ``nested``, inside its blocks and functions too."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: list[str] = []
-    for node in tree.body:
+    for node in ast.walk(tree) if nested else tree.body:
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -45,7 +46,7 @@ def _modules() -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _import_all(names: tuple[str, ...]) -> None:
+def import_all(names: tuple[str, ...]) -> None:
     for name in names:
         try:
             importlib.import_module(name)
@@ -54,7 +55,7 @@ def _import_all(names: tuple[str, ...]) -> None:
 
 
 def _warm() -> None:
-    _import_all(_modules())  # the view files are parsed here, not in the first page's run
+    import_all(_modules())  # the view files are parsed here, not in the first page's run
     # The app owns its process: every module is imported now and lives as long as the server,
     # so the collector's full scans need not walk their objects again (gc.freeze moves what
     # exists now to the permanent generation).

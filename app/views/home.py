@@ -78,7 +78,9 @@ fingerprints = sorted({r.corpus_fingerprint for r in runs if r.corpus_fingerprin
 if fingerprints:
     for fingerprint in fingerprints:
         used_by = ", ".join(r.name for r in runs if r.corpus_fingerprint == fingerprint)
-        st.code(f"{fingerprint}  (runs: {used_by})", language=None)
+        # plain text (no markdown): st.code would make the browser load its syntax
+        # highlighter (1.5 MB of JavaScript) for the first page of every cold start
+        st.text(f"{fingerprint}  (runs: {used_by})")
     if len(fingerprints) > 1:
         st.warning(
             "The runs were made on different corpus fingerprints (a changed corpus, or "

@@ -30,13 +30,13 @@ def test_every_view_import_is_warmed() -> None:
 
 def test_a_module_that_fails_to_import_does_not_stop_the_rest(monkeypatch) -> None:
     monkeypatch.delitem(sys.modules, "colorsys", raising=False)
-    warmup._import_all(("relevance_ledger_no_such_module", "colorsys"))
+    warmup.import_all(("relevance_ledger_no_such_module", "colorsys"))
     assert "colorsys" in sys.modules
 
 
 def test_the_thread_imports_every_view_module_then_freezes(monkeypatch) -> None:
     imported, frozen = [], []
-    monkeypatch.setattr(warmup, "_import_all", lambda names: imported.extend(names))
+    monkeypatch.setattr(warmup, "import_all", lambda names: imported.extend(names))
     monkeypatch.setattr(warmup.gc, "freeze", lambda: frozen.append(list(imported)))
     warmup._warm()
     assert tuple(imported) == warmup._modules()

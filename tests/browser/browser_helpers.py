@@ -41,13 +41,16 @@ class AppServer:
     startup_seconds: float
 
 
-def start_app(db_path: Path, log_path: Path, *, as_user: bool = False) -> AppServer:
-    """Start ``streamlit run app/streamlit_app.py`` on a free loopback port; wait for health.
+def start_app(db_path: Path, log_path: Path, *, as_user: bool = False,
+              script: str = "app/launcher.py") -> AppServer:
+    """Start ``streamlit run app/launcher.py`` (the README's command) on a free loopback port;
+    wait for health.
 
     By default through ``python -m streamlit`` with this process's ``PYTHONPATH``
     (both put the repository on the import path). ``as_user=True`` starts it the
     way the README says, with the ``streamlit`` command and no ``PYTHONPATH``:
-    then only the entry script makes the ``app`` package importable.
+    then only the started script makes the ``app`` package importable. ``script``: the
+    entry script itself (``app/streamlit_app.py``) runs the app without the launcher.
     """
     port = free_port()
     env = {**os.environ, "RELEVANCE_LEDGER_DB": str(db_path), "PYTHONUNBUFFERED": "1"}
@@ -59,7 +62,7 @@ def start_app(db_path: Path, log_path: Path, *, as_user: bool = False) -> AppSer
     started = time.perf_counter()
     process = subprocess.Popen(
         [
-            *launcher, "run", "app/streamlit_app.py",
+            *launcher, "run", script,
             "--server.headless", "true",
             "--server.port", str(port),
             "--server.address", "127.0.0.1",
@@ -81,7 +84,7 @@ def start_app(db_path: Path, log_path: Path, *, as_user: bool = False) -> AppSer
                     return AppServer(url, db_path, process, log_path,
                                      time.perf_counter() - started)
         except OSError:
-            time.sleep(0.2)
+            time.sleep(0.05)  # a browser opened by `streamlit run` loads the page at once
     stop_app_process(process)
     raise RuntimeError(f"streamlit did not become healthy in {STARTUP_TIMEOUT_S} s")
 

@@ -88,7 +88,7 @@ def signed_app(tmp_path: Path, chromium_path: str):
     )
     try:
         app = _start(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "streamlit_app.py"),
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "launcher.py"),
              "--server.headless", "true", "--server.port", str(app_port),
              "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
             app_dir, env, tmp_path / "streamlit.log", app_url + "/_stcore/health",
