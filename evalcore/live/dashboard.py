@@ -44,6 +44,7 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.interval_text import unknown_counts
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
@@ -299,9 +300,7 @@ class RunState:
 
 
 def _set_unknowns(unlabeled: np.ndarray, conflicts: np.ndarray, i: int, mv: MetricValue) -> None:
-    unknown = not mv.available
-    unlabeled[i] = len(mv.blocking_ids) if unknown else 0
-    conflicts[i] = len(mv.conflict_ids) if unknown else 0
+    unlabeled[i], conflicts[i] = unknown_counts([mv])
 
 
 @dataclass(frozen=True)
