@@ -38,12 +38,14 @@ def store_at_version(path: Path, version: int, *rows: str) -> None:
 def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     """Every row of every ordinary table, sorted: a logical image of the store. Counters of
     writes are left out, like SQLite's own ``sqlite_sequence``: ``corpus_generations`` moves
-    forward when staged rows are written and discarded, though nothing visible changed."""
+    forward when staged rows are written and discarded, though nothing visible changed, and
+    the unit dictionary ``study_units`` (schema v15) keeps the codes it gave the units of a
+    discarded staged import (append-only: no visible row refers to them)."""
     names = [
         r[0]
         for r in db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE 'documents_fts%' AND name != 'corpus_generations' ORDER BY name"
+            "AND name NOT LIKE 'documents_fts%' AND name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
         )
     ]
     return {

@@ -57,6 +57,7 @@ from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
     RunEvidenceColumns,
+    pack_coded,
     runs_as_columns_unchecked,
 )
 from evalcore.store.read_access import Viewer, require_read
@@ -400,6 +401,9 @@ def evaluate_column_pair(
             c.query_ids, c.k, c.returned_ids, c.gains, c.population_complete,
             scan_complete=c.scan_complete, permitted_ids=c.permitted_ids, protocol=protocol,
             min_depth=depth,
+        ) if c.coded is None or c.coded_labels is None else pack_coded(
+            c.query_ids, c.k, c.coded, c.coded_labels, c.population_complete,
+            scan_complete=c.scan_complete, protocol=protocol, min_depth=depth,
         )
         for c in columns
     ]

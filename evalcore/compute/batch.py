@@ -56,7 +56,7 @@ unjudged policy are applied when metrics are computed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING
@@ -114,6 +114,10 @@ class ObservationBatch:
     conflict_labels: list[tuple[int, str, int]] = field(default_factory=list)
     #: The ``min_depth`` packed: positions 1..max(k, depth) of every query are held.
     depth: int = 0
+    #: int64[P]: the unit code of every packed position when packed from codes
+    #: (:meth:`from_unit_codes`; the same code is the same unit id within one study read),
+    #: else None.
+    pos_unit: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -301,6 +305,112 @@ class ObservationBatch:
 
 
     @classmethod
+    def from_unit_codes(
+        cls,
+        query_ids: list[str],
+        k: int,
+        rank_offsets: np.ndarray,
+        rank_units: np.ndarray,
+        label_offsets: np.ndarray,
+        label_units: np.ndarray,
+        label_gain: np.ndarray,
+        label_ids: Sequence[str],
+        population_complete: np.ndarray,
+        names: Callable[[np.ndarray], Sequence[str]],
+        *,
+        scan_complete: bool = True,
+        permitted_units: np.ndarray | None = None,
+        protocol: EvalProtocol | None = None,
+        min_depth: int = 0,
+    ) -> ObservationBatch:
+        """Pack rankings and labels held as unit codes (integers, one per distinct unit id;
+        trusted): the batch :meth:`from_gain_maps` packs from the same evidence, every
+        array alike, with numpy only.
+
+        Query ``i`` ranked ``rank_units[rank_offsets[i]:rank_offsets[i + 1]]`` (best
+        first, may be longer than the packed depth); its labels are
+        ``label_offsets[i]:label_offsets[i + 1]`` of ``label_units`` (a code, or -1 for a
+        unit with none: no position can match it), ``label_gain`` (a gain or a conflict
+        code) and ``label_ids`` (their unit ids, named only for the labels in conflict);
+        one unit at most once per query. ``permitted_units``: the codes of the permitted
+        ids (None: no restriction). ``names`` turns codes into unit ids: ``top_units``
+        names a query's positions only when read (:class:`CodedUnits`).
+        """
+        n = len(query_ids)
+        if not (len(rank_offsets) == len(label_offsets) == n + 1 == len(population_complete) + 1
+                and len(label_units) == len(label_gain) == len(label_ids)):
+            raise ValueError(
+                f"from_unit_codes: {n} query IDs, {len(rank_offsets)} ranking offsets, "
+                f"{len(label_offsets)} label offsets and {len(population_complete)} population "
+                f"flags; {len(label_units)} label codes, {len(label_gain)} gains and "
+                f"{len(label_ids)} ids; give one per query (offsets n + 1) and per label"
+            )
+        rank_offsets = np.asarray(rank_offsets, dtype=np.int64)
+        n_pos = np.minimum(np.diff(rank_offsets), max(k, min_depth))
+        pos_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(n_pos, out=pos_offsets[1:])
+        total = int(pos_offsets[-1])
+        starts = np.repeat(pos_offsets[:-1], n_pos)
+        rank0 = np.arange(total, dtype=np.int64) - starts
+        pos_unit = np.asarray(rank_units)[np.repeat(rank_offsets[:-1], n_pos) + rank0].astype(
+            np.int64)
+        pos_query = np.repeat(np.arange(n, dtype=np.int64), n_pos)
+        label_offsets = np.asarray(label_offsets, dtype=np.int64)
+        label_gain = np.asarray(label_gain, dtype=np.int8)
+        label_units = np.asarray(label_units, dtype=np.int64)
+        width = int(max(pos_unit.max(initial=-1), label_units.max(initial=-1))) + 1
+        # Join positions with labels by (query, unit code): one sorted key per coded label.
+        coded = np.flatnonzero(label_units >= 0)
+        label_query = np.repeat(np.arange(n, dtype=np.int64), np.diff(label_offsets))
+        label_key = label_query[coded] * width + label_units[coded]
+        order = np.argsort(label_key, kind="stable")
+        label_key = label_key[order]
+        pos_key = pos_query * width + pos_unit
+        at = np.minimum(np.searchsorted(label_key, pos_key), max(label_key.size - 1, 0))
+        pos_gain = np.full(total, UNLABELED, dtype=np.int8)
+        if label_key.size:
+            hit = label_key[at] == pos_key
+            pos_gain[hit] = label_gain[coded[order[at[hit]]]]
+        # Returned duplicates: a code seen at an earlier position of the same query.
+        by_key = np.argsort(pos_key, kind="stable")
+        sorted_key = pos_key[by_key]
+        repeat_at = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
+        pos_dup = np.zeros(total, dtype=bool)
+        dup_first = np.zeros(total, dtype=np.int64)
+        if repeat_at.size:
+            group_start = np.maximum.accumulate(np.where(
+                np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])),
+                np.arange(total), 0))
+            dups = by_key[repeat_at]
+            pos_dup[dups] = True
+            dup_first[dups] = rank0[by_key[group_start[repeat_at]]] + 1
+        permission_violation = np.zeros(n, dtype=bool)
+        if permitted_units is not None:
+            outside = ~np.isin(pos_unit, np.asarray(permitted_units, dtype=np.int64))
+            permission_violation = np.bincount(pos_query[outside], minlength=n) > 0
+        conflicts = np.flatnonzero(label_gain >= CONFLICT_BASE)
+        return ObservationBatch(
+            query_ids=query_ids,
+            k=np.full(n, k, dtype=np.int64),
+            pos_offsets=pos_offsets,
+            pos_gain=pos_gain,
+            pos_dup=pos_dup,
+            dup_first=dup_first,
+            label_offsets=label_offsets,
+            label_gain=label_gain,
+            population_complete=np.asarray(population_complete, dtype=bool),
+            scan_complete=np.full(n, bool(scan_complete)),
+            permission_violation=permission_violation,
+            duplicate_reference=np.zeros(n, dtype=bool),
+            top_units=CodedUnits(pos_offsets, pos_unit, names),
+            protocol=protocol or EvalProtocol(),
+            conflict_labels=[(int(label_query[j]), label_ids[j], int(label_gain[j]))
+                             for j in conflicts.tolist()],
+            depth=min_depth,
+            pos_unit=pos_unit,
+        )
+
+    @classmethod
     def from_gain_maps(
         cls,
         query_ids: Sequence[str],
@@ -434,3 +544,57 @@ class _Packer:
             conflict_labels=self.conflict_labels,
             depth=self.min_depth,
         )
+
+
+class CodedUnits(Sequence[Sequence[str]]):
+    """Per query, the unit IDs of its packed positions, named from their codes only when
+    read (``names``: codes -> unit ids). The first reads name one query each; once many
+    queries were read, every position is named at once. A query's units may be replaced
+    (a re-evaluated query)."""
+
+    #: per-query reads before every position is named at once
+    BULK_AFTER = 64
+
+    def __init__(self, offsets: np.ndarray, codes: np.ndarray,
+                 names: Callable[[np.ndarray], Sequence[str]]) -> None:
+        self._bounds = offsets.tolist()
+        self._codes = codes
+        self._names = names
+        self._replaced: dict[int, Sequence[str]] = {}
+        self._named: np.ndarray | None = None
+        self._reads = 0
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i in self._replaced:
+            return self._replaced[i]
+        lo, hi = self._bounds[i], self._bounds[i + 1]
+        if self._named is None:
+            self._reads += 1
+            if self._reads <= self.BULK_AFTER:
+                return list(self._names(self._codes[lo:hi]))
+            self._name_all()
+        return self._named[lo:hi].tolist()  # type: ignore[index]
+
+    def __iter__(self):
+        if self._named is None and len(self._codes):
+            self._name_all()
+        for i in range(len(self)):
+            yield self[i]
+
+    def __setitem__(self, i: int, units: Sequence[str]) -> None:
+        self._replaced[i] = units
+
+    def _name_all(self) -> None:
+        distinct = np.unique(self._codes)
+        named = np.empty(distinct.size, dtype=object)
+        named[:] = list(self._names(distinct))
+        self._named = named[np.searchsorted(distinct, self._codes)]

@@ -37,7 +37,7 @@ unlabeled).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,7 +48,7 @@ from evalcore.analysis.interval_text import unknown_counts
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
-from evalcore.compute.batch import ObservationBatch, conflict_code
+from evalcore.compute.batch import CONFLICT_BASE, ObservationBatch, conflict_code
 from evalcore.compute.evaluate import BatchResult, compute, compute_more
 from evalcore.compute.measures import LEGACY_NAMES
 from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
@@ -67,8 +67,11 @@ from evalcore.contract.results import (
 )
 from evalcore.store.marks import StoreMarks, store_marks_unchecked, touched_queries_unchecked
 from evalcore.store.observations import (
+    CodedLabels,
     ReferenceColumns,
     RunColumns,
+    coded_labels_unchecked,
+    pack_coded,
     reference_columns_unchecked,
     run_columns_unchecked,
 )
@@ -80,6 +83,7 @@ from evalcore.store.study_measures import (
     shown_measures,
     study_measures_unchecked,
 )
+from evalcore.store.unit_codes import UnitNamer
 
 #: Above this many touched queries a refresh rebuilds everything instead.
 FULL_REBUILD_THRESHOLD = 2000
@@ -348,10 +352,20 @@ def _evaluate(
     labels: dict[str, tuple[list[str], list[int]]],
     protocol: EvalProtocol,
     extra: Sequence[Measure] = (),
-) -> tuple[BatchResult, BatchResult | None, list[Sequence[str]]]:
+    coded: Callable[[list[str]], CodedLabels] | None = None,
+) -> tuple[BatchResult, BatchResult | None, Sequence[Sequence[str]]]:
     """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
     packed straight from the store's columns (the same batch :func:`observations_for_run`
-    observations would pack to)."""
+    observations would pack to): from unit codes when the columns hold them (``coded``:
+    the reference's labels over the run's query set as codes, made once per query set)."""
+    if columns.coded is not None and coded is not None:
+        batch = pack_coded(
+            columns.query_ids, columns.run.k, columns.coded, coded(columns.query_ids),
+            [reference.complete.get(q, False) for q in columns.query_ids],
+            scan_complete=columns.run.scan_complete, protocol=protocol)
+        results = compute(batch, protocol)
+        more = compute_more(results, extra) if extra else None
+        return results, more, batch.top_units  # named when read
     none: tuple[list[str], list[int]] = ([], [])
     label_ids: list[list[str]] = []
     label_gains: list[list[int]] = []
@@ -370,6 +384,52 @@ def _evaluate(
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
     return results, more, list(batch.top_units)  # the units are only read: shared, not copied
+
+
+def _pool_coverage(
+    query_ids: list[str], runs: list[tuple[ObservationBatch, np.ndarray]],
+    reference: ReferenceColumns,
+) -> tuple[dict[str, QueryCoverage], dict[str, bool]]:
+    """What :meth:`LiveDashboard._update_query` finds for every query, from the runs'
+    batches packed from unit codes (each with the positions in ``query_ids`` of its
+    queries): a pooled unit's label state is its label code at any of its positions (the
+    runs share one reference)."""
+    n = len(query_ids)
+    width = 1 + max((int(b.pos_unit.max(initial=-1)) for b, _ in runs  # type: ignore[union-attr]
+                     ), default=0)
+    keys = np.concatenate([np.repeat(at, np.diff(b.pos_offsets)) * width + b.pos_unit
+                           for b, at in runs])
+    codes = np.concatenate([b.pos_gain for b, _ in runs])
+    distinct, first = np.unique(keys, return_index=True)
+    query = distinct // width
+    state = codes[first]
+    pooled = np.bincount(query, minlength=n)
+    in_conflict = np.bincount(query[state >= CONFLICT_BASE], minlength=n)
+    labeled = np.bincount(query[(state >= 0) & (state < CONFLICT_BASE)], minlength=n)
+    in_runs = np.zeros(n, dtype=bool)
+    for _, at in runs:
+        in_runs[at] = True
+    coverage = {q: QueryCoverage(pooled=p, labeled=lab, in_conflict=c) for q, p, lab, c in zip(
+        query_ids, pooled.tolist(), labeled.tolist(), in_conflict.tolist(), strict=True)}
+    complete = reference.complete
+    return coverage, {q: bool(there) and complete.get(q, False)
+                      for q, there in zip(query_ids, in_runs.tolist(), strict=True)}
+
+
+class _CodedLabelSets:
+    """The reference's labels as codes over a query set, made once per query set (the runs
+    of a study mostly share one)."""
+
+    def __init__(self, db: sqlite_utils.Database, study_id: str, reference: ReferenceColumns
+                 ) -> None:
+        self._db, self._study_id, self._reference = db, study_id, reference
+        self._last: tuple[list[str], CodedLabels] | None = None
+
+    def __call__(self, query_ids: list[str]) -> CodedLabels:
+        if self._last is None or self._last[0] != query_ids:
+            self._last = (query_ids, coded_labels_unchecked(self._db, self._study_id,
+                                                            self._reference, query_ids))
+        return self._last[1]
 
 
 def _legacy_key(measure: Measure, k: int) -> str | None:
@@ -427,12 +487,15 @@ class LiveDashboard:
         self.runs = {}
         reference = reference_columns_unchecked(db, self.study_id)
         labels = _label_columns(reference)
+        coded = _CodedLabelSets(db, self.study_id, reference)
+        names = UnitNamer(db, self.study_id)
         self.extra = {}
         evaluated: dict[str, BatchResult] = {}
         for run in list_runs_unchecked(db, self.study_id):
             extra = self._extra_measures(run.k)
-            columns = run_columns_unchecked(db, self.study_id, run.name, reference)
-            results, more, tops = _evaluate(columns, reference, labels, self.protocol, extra)
+            columns = run_columns_unchecked(db, self.study_id, run.name, reference, names=names)
+            results, more, tops = _evaluate(columns, reference, labels, self.protocol, extra,
+                                            coded)
             evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
             self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
@@ -451,8 +514,13 @@ class LiveDashboard:
         self._blocking_updates = None
         self._coverage = {}
         self._complete = {}
-        for query_id in self.query_ids:
-            self._update_query(query_id, reference)
+        if evaluated and all(r.batch.pos_unit is not None for r in evaluated.values()):
+            self._coverage, self._complete = _pool_coverage(
+                self.query_ids, [(r.batch, self._positions(self.runs[name]))
+                                 for name, r in evaluated.items()], reference)
+        else:
+            for query_id in self.query_ids:
+                self._update_query(query_id, reference)
         self._set_aggregates()
         self.marks = marks
         self.last_refresh = RefreshOutcome(
@@ -560,15 +628,17 @@ class LiveDashboard:
             return
         reference = reference_columns_unchecked(db, self.study_id, None, wanted)
         labels = _label_columns(reference)
+        coded = _CodedLabelSets(db, self.study_id, reference)
+        names = UnitNamer(db, self.study_id)
         blocking: dict[str, RunBlocking] = {}
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
                 continue
-            columns = run_columns_unchecked(db, self.study_id, name, reference, mine)
+            columns = run_columns_unchecked(db, self.study_id, name, reference, mine, names)
             extra = self.extra[name]
             found, extra_found, tops = _evaluate(columns, reference, labels, self.protocol,
-                                                 self._extra_measures(rs.run.k))
+                                                 self._extra_measures(rs.run.k), coded)
             blocking[name] = RunBlocking(found, self._positions(rs, mine))
             results = found.query_results()
             more = [] if extra_found is None else extra_found.query_results()

@@ -30,22 +30,32 @@ decided comparison packs (:meth:`ObservationBatch.from_gain_maps
 """
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import groupby
+from itertools import chain, groupby, repeat
 from operator import itemgetter
 
+import numpy as np
 import sqlite_utils
 
+from evalcore.compute.batch import CodedUnits, ObservationBatch, conflict_code
+from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
-from evalcore.store.resolution import resolved_gains_unchecked
+from evalcore.store.resolution import resolved_gain_codes_unchecked, resolved_gains_unchecked
 from evalcore.store.runs import RunInfo, get_run_unchecked
 from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.unit_codes import (
+    RankingCodes,
+    UnitNamer,
+    permitted_unit_codes_unchecked,
+    run_ranking_codes_unchecked,
+    unit_codes_of_unchecked,
+)
 
 
 def _run_rankings(
@@ -105,14 +115,22 @@ def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
     return Label.model_construct(id=unit_id, gain=gain)
 
 
-def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
-    """The pinned document ids of the run's retrieval protocol, or None if none is pinned."""
+def _pinned_protocol(db: sqlite_utils.Database, run: RunInfo) -> str | None:
+    """The name of the run's pinned retrieval protocol, or None if none is pinned."""
     name = run.protocol.get("pinned_protocol") or run.protocol.get("name")
     if not isinstance(name, str):
         return None
     if not db.execute(
         "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [run.study_id, name]
     ).fetchone():
+        return None
+    return name
+
+
+def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
+    """The pinned document ids of the run's retrieval protocol, or None if none is pinned."""
+    name = _pinned_protocol(db, run)
+    if name is None:
         return None
     return [
         r[0]
@@ -164,6 +182,142 @@ class ReferenceColumns:
     gains: dict[str, dict[str, int | tuple[int, ...]]]
     #: query_id -> population-complete claim
     complete: dict[str, bool]
+    #: query_id -> the unit codes of ``gains[query_id]``'s units, in its order (queries read
+    #: without codes are absent: look them up)
+    unit_codes: dict[str, list[int]] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CodedRanking:
+    """A run's rankings over a query set as unit codes (:mod:`evalcore.store.unit_codes`):
+    query i ranked ``codes[offsets[i]:offsets[i + 1]]``, best first (none: not answered)."""
+
+    offsets: np.ndarray  # int64[n + 1]
+    codes: np.ndarray  # int32[total]
+    #: codes -> unit ids (read when a page names units)
+    names: UnitNamer
+    #: the codes of the pinned protocol's documents (None: no pinned protocol)
+    permitted_units: np.ndarray | None
+
+    def returned_ids(self) -> CodedUnits:
+        """Each query's returned unit ids, named only when read."""
+        return CodedUnits(self.offsets, self.codes, self.names)
+
+
+@dataclass(frozen=True, eq=False)
+class CodedLabels:
+    """A reference's labels over a query set, flat: query i's labels are
+    ``offsets[i]:offsets[i + 1]``, in the gain maps' order (unit id order)."""
+
+    offsets: np.ndarray  # int64[n + 1]
+    #: each label's unit code (-1: its unit has none, no run of the study returned it)
+    units: np.ndarray  # int64[L]
+    #: each label's gain, or its conflict code (a unit in conflict)
+    gain: np.ndarray  # int8[L]
+    ids: list[str]
+
+
+def coded_labels_unchecked(db: sqlite_utils.Database, study_id: str,
+                           reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
+    """The reference's labels over ``query_ids`` as :class:`CodedLabels` (the codes the
+    reference was read with; the other units' codes looked up)."""
+    empty: dict[str, int | tuple[int, ...]] = {}
+    gains = [reference.gains.get(q, empty) for q in query_ids]
+    known = reference.unit_codes or {}
+    missing = [u for q, units in zip(query_ids, gains, strict=True) if units and q not in known
+               for u in units]
+    found = unit_codes_of_unchecked(db, study_id, missing) if missing else {}
+    none: list[int] = []
+    codes = [known.get(q) or ([found.get(u, -1) for u in units] if units else none)
+             for q, units in zip(query_ids, gains, strict=True)]
+    counts = np.fromiter(map(len, gains), dtype=np.int64, count=len(gains))
+    offsets = np.zeros(len(gains) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    values = list(chain.from_iterable(g.values() for g in gains))
+    if tuple in set(map(type, values)):  # units in conflict: their codes
+        values = [g if type(g) is int else conflict_code(g) for g in values]  # type: ignore[arg-type]
+    return CodedLabels(
+        offsets=offsets,
+        units=np.fromiter(chain.from_iterable(codes), dtype=np.int64, count=len(values)),
+        gain=np.fromiter(values, dtype=np.int8, count=len(values)),
+        ids=_LabelIds(gains),
+    )
+
+
+class _LabelIds(Sequence[str]):
+    """The labels' unit ids, flat, made when first read (only a conflict's is, as a rule)."""
+
+    def __init__(self, gains: list[Mapping[str, object]]) -> None:
+        self._gains = gains
+        self._ids: list[str] | None = None
+        self._n = sum(map(len, gains))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if self._ids is None:
+            self._ids = list(chain.from_iterable(self._gains))
+        return self._ids[i]
+
+
+def pack_coded(
+    query_ids: list[str],
+    k: int,
+    ranking: CodedRanking,
+    labels: CodedLabels,
+    population_complete: Sequence[bool],
+    *,
+    scan_complete: bool,
+    protocol: EvalProtocol,
+    min_depth: int = 0,
+) -> ObservationBatch:
+    """The batch of a run's coded rankings and a reference's coded labels over one query set
+    (what :meth:`ObservationBatch.from_gain_maps` packs from the same evidence)."""
+    return ObservationBatch.from_unit_codes(
+        query_ids, k, ranking.offsets, ranking.codes, labels.offsets, labels.units,
+        labels.gain, labels.ids, np.asarray(population_complete, dtype=bool), ranking.names,
+        scan_complete=scan_complete, permitted_units=ranking.permitted_units,
+        protocol=protocol, min_depth=min_depth,
+    )
+
+
+def _coded_ranking(
+    db: sqlite_utils.Database, run: RunInfo, wanted: list[str], codes: RankingCodes,
+    names: UnitNamer,
+) -> CodedRanking:
+    """``codes`` (in the store's key order) put in the order of the query set ``wanted``."""
+    row = dict(zip(codes.query_ids, range(len(codes.query_ids)), strict=True))
+    at = np.fromiter(map(row.get, wanted, repeat(-1)), dtype=np.int64, count=len(wanted))
+    answered = at >= 0
+    row_of = np.where(answered, at, 0)
+    lengths = np.append(np.diff(codes.offsets), 0)  # a last entry for an empty read
+    starts_at = np.append(codes.offsets[:-1], 0)
+    taken = np.where(answered, lengths[row_of], 0)
+    offsets = np.zeros(len(wanted) + 1, dtype=np.int64)
+    np.cumsum(taken, out=offsets[1:])
+    if at.size and (offsets[-1] != codes.codes.size or not np.array_equal(
+            at[answered], np.arange(int(answered.sum())))):
+        starts = np.repeat(starts_at[row_of] - offsets[:-1], taken)
+        flat = codes.codes[np.arange(int(offsets[-1]), dtype=np.int64) + starts]
+    else:  # already in this order
+        flat = codes.codes
+    protocol = _pinned_protocol(db, run)
+    return CodedRanking(
+        offsets=offsets, codes=flat, names=names,
+        permitted_units=None if protocol is None
+        else permitted_unit_codes_unchecked(db, run.study_id, protocol),
+    )
+
+
+def coded_ranking_unchecked(
+    db: sqlite_utils.Database, run: RunInfo, wanted: list[str], names: UnitNamer,
+    query_ids: list[str] | None = None,
+) -> CodedRanking | None:
+    """The run's rankings over the query set ``wanted`` as codes (of ``query_ids`` only
+    when given), or None when the run's rankings are not held as codes."""
+    codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
+    return None if codes is None else _coded_ranking(db, run, wanted, codes, names)
 
 
 @dataclass(frozen=True)
@@ -173,9 +327,12 @@ class RunColumns:
     run: RunInfo
     #: the query set (as :func:`observations_for_run` has it), in its order
     query_ids: list[str]
-    #: each query's returned unit ids, best first ([] for a query the run did not answer)
-    returned_ids: list[list[str]]
+    #: each query's returned unit ids, best first ([] for a query the run did not answer;
+    #: named when read if the rankings were read as codes)
+    returned_ids: Sequence[Sequence[str]]
     permitted_ids: list[str] | None
+    #: the same rankings as unit codes (None: the run's are not held as codes)
+    coded: CodedRanking | None = None
 
 
 def reference_columns_unchecked(
@@ -188,12 +345,17 @@ def reference_columns_unchecked(
     frozen version, as :class:`ReferenceColumns`."""
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
-        gains = resolved_gains_unchecked(db, study_id, query_ids, conflicts=True)
+        codes = None
+        if query_ids is None:
+            gains, codes = resolved_gain_codes_unchecked(db, study_id, conflicts=True)
+        else:
+            gains = resolved_gains_unchecked(db, study_id, query_ids, conflicts=True)
         complete = (
             completeness_states_unchecked(db, study_id) if query_ids is None
             else {q: is_complete_unchecked(db, study_id, q) for q in query_ids}
         )
-        return ReferenceColumns(gains=gains, complete=complete)  # units in unit id order
+        return ReferenceColumns(gains=gains, complete=complete,  # units in unit id order
+                                unit_codes=codes)
     gains = reference_labels_unchecked(db, study_id, reference)
     complete = reference_completeness_unchecked(db, study_id, reference)
     return ReferenceColumns(
@@ -207,9 +369,18 @@ def run_columns_unchecked(
     run_name: str,
     reference: ReferenceColumns,
     query_ids: list[str] | None = None,
+    names: UnitNamer | None = None,
 ) -> RunColumns:
-    """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`."""
+    """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`
+    (read as unit codes when the store holds them: ``names`` names them, one per study read)."""
     run = get_run_unchecked(db, study_id, run_name)
+    codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
+    if codes is not None:
+        wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
+                            query_ids)
+        coded = _coded_ranking(db, run, wanted, codes, names or UnitNamer(db, study_id))
+        return RunColumns(run=run, query_ids=wanted, returned_ids=coded.returned_ids(),
+                          permitted_ids=permitted_ids_for_run(db, run), coded=coded)
     rankings = (
         _run_unit_ids(db, run.run_id) if query_ids is None
         else {q: units for q, (units, _) in _run_rankings(db, run.run_id, query_ids).items()}
@@ -285,11 +456,15 @@ class RunEvidenceColumns:
     run_name: str
     query_ids: list[str]
     k: int
-    returned_ids: list[list[str]]
+    #: named when read if the rankings were read as codes (``coded``)
+    returned_ids: Sequence[Sequence[str]]
     gains: list[dict[str, int | tuple[int, ...]]]
     population_complete: list[bool]
     scan_complete: bool
     permitted_ids: list[str] | None
+    #: the rankings and labels as unit codes (None: the run's rankings are not held as codes)
+    coded: CodedRanking | None = None
+    coded_labels: CodedLabels | None = None
 
 
 def runs_as_columns_unchecked(
@@ -304,7 +479,12 @@ def runs_as_columns_unchecked(
     runs = [get_run_unchecked(db, study_id, name) for name in run_names]
     ref = reference_columns_unchecked(db, study_id, reference)
     labels, complete = ref.gains, ref.complete
-    rankings = [_run_unit_ids(db, run.run_id) for run in runs]
+    codes = [run_ranking_codes_unchecked(db, run.run_id) for run in runs]
+    if None not in codes:  # every run's rankings held as codes (schema v15)
+        sets = [c.query_ids for c in codes]  # type: ignore[union-attr]
+        rankings: list[dict] = [dict.fromkeys(ids) for ids in sets]
+    else:
+        rankings = [_run_unit_ids(db, run.run_id) for run in runs]
     wanted_set = set(labels) | set(complete)
     for ranking in rankings:
         wanted_set.update(ranking)
@@ -312,17 +492,25 @@ def runs_as_columns_unchecked(
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
     populated = [complete.get(q, False) for q in wanted]
+    names = UnitNamer(db, study_id)
+    shared_labels = (None if None in codes
+                     else coded_labels_unchecked(db, study_id, ref, wanted))
     out = []
-    for run, ranking in zip(runs, rankings, strict=True):
+    for run, ranking, run_codes in zip(runs, rankings, codes, strict=True):
         none: list[str] = []
+        coded = None if shared_labels is None else _coded_ranking(
+            db, run, wanted, run_codes, names)  # type: ignore[arg-type]
         out.append(RunEvidenceColumns(
             run_name=run.name,
             query_ids=wanted,
             k=run.k,
-            returned_ids=[ranking.get(q, none) for q in wanted],
+            returned_ids=([ranking.get(q, none) for q in wanted] if coded is None
+                          else coded.returned_ids()),
             gains=gains,
             population_complete=populated,
             scan_complete=run.scan_complete,
             permitted_ids=permitted_ids_for_run(db, run),
+            coded=coded,
+            coded_labels=shared_labels,
         ))
     return out

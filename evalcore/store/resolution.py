@@ -317,17 +317,28 @@ def resolved_gains_unchecked(
     """
     if query_ids is not None:
         return _scanned_gains(db, study_id, query_ids, conflicts)
-    # The whole study: per query, its label events' unit ids and gains concatenated by
-    # SQLite (one row per query). A query where every unit has exactly one event, a label,
+    return resolved_gain_codes_unchecked(db, study_id, conflicts=conflicts)[0]
+
+
+def resolved_gain_codes_unchecked(
+    db: sqlite_utils.Database, study_id: str, *, conflicts: bool = False
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[int]]]:
+    """:func:`resolved_gains_unchecked` of the whole study, and per query the unit codes
+    (:mod:`evalcore.store.unit_codes`) of its units in the same order, for the queries
+    whose events all carry one (the others are absent: look their units' codes up)."""
+    # The whole study: per query, its label events' unit ids, codes and gains concatenated
+    # by SQLite (one row per query). A query where every unit has exactly one event, a label,
     # resolves to those gains as they are (one annotator, nothing to agree on or undo); the
     # other queries (a unit labeled twice, undone or adjudicated) are resolved by the
     # per-query scan, which applies every rule of the module docstring.
     out: dict[str, dict[str, Any]] = {}
+    codes: dict[str, list[int]] = {}
     replay: list[str] = []
-    for query_id, unit_text, gain_text, n_special in db.execute(
+    for query_id, unit_text, gain_text, n_special, code_text, n_codes in db.execute(
         "SELECT query_id, group_concat(unit_id, char(31)), "
         "group_concat(CASE WHEN kind = 'label' THEN gain END, ''), "
-        "count(*) FILTER (WHERE kind != 'label' OR gain IS NULL) "
+        "count(*) FILTER (WHERE kind != 'label' OR gain IS NULL), "
+        "group_concat(unit_code), count(unit_code) "
         "FROM label_events WHERE study_id = ? GROUP BY query_id",
         [study_id],
     ):
@@ -336,11 +347,20 @@ def resolved_gains_unchecked(
             replay.append(query_id)
             continue
         gains = list(gain_text.encode("ascii").translate(_DIGIT_VALUES))
-        pairs = zip(units, gains, strict=True)
-        out[query_id] = dict(pairs if sorted(units) == units else sorted(pairs))
+        coded = n_codes == len(units)
+        if sorted(units) == units:
+            out[query_id] = dict(zip(units, gains, strict=True))
+            if coded:
+                codes[query_id] = list(map(int, code_text.split(",")))
+        else:
+            order = sorted(range(len(units)), key=units.__getitem__)
+            out[query_id] = {units[i]: gains[i] for i in order}
+            if coded:
+                parsed = code_text.split(",")
+                codes[query_id] = [int(parsed[i]) for i in order]
     if replay:
         out.update(_scanned_gains(db, study_id, replay, conflicts))
-    return dict(sorted(out.items()))
+    return dict(sorted(out.items())), codes
 
 
 #: The separator the whole-study read puts between unit ids (a unit id holding it splits

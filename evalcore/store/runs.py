@@ -15,6 +15,7 @@ from evalcore.store.lookup import not_found
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.staging import staging_owner
 from evalcore.store.transaction import write_transaction
+from evalcore.store.unit_codes import assign_unit_codes, pack_codes
 
 
 class RunInfo(BaseModel):
@@ -95,9 +96,14 @@ def write_run_results(
         "INSERT INTO results (run_id, query_id, rank, unit_id, score) VALUES (?, ?, ?, ?, ?)",
         rows(),
     )
+    study_id = db.conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
+    for entries in packed.values():
+        entries.sort(key=itemgetter(0))
+    codes = assign_unit_codes(db, study_id, (u for entries in packed.values() for _, u, _ in entries))
     db.conn.executemany(
-        "INSERT INTO run_rankings (run_id, query_id, unit_ids, scores) VALUES (?, ?, ?, ?)",
-        (_packed_row(run_id, q, entries) for q, entries in packed.items()),
+        "INSERT INTO run_rankings (run_id, query_id, unit_ids, scores, unit_codes) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (_packed_row(run_id, q, entries, codes) for q, entries in packed.items()),
     )
 
 
@@ -148,15 +154,18 @@ def _check_name_free(db: sqlite_utils.Database, study_id: str, name: str) -> Non
 
 
 def _packed_row(
-    run_id: int, query_id: str, entries: list[tuple[int, str, float | None]]
-) -> tuple[int, str, str, str]:
-    """One query's ranking as JSON arrays, best first (``repr`` floats read back exactly)."""
-    entries.sort(key=itemgetter(0))
+    run_id: int, query_id: str, entries: list[tuple[int, str, float | None]],
+    codes: dict[str, int],
+) -> tuple[int, str, str, str, bytes]:
+    """One query's ranking (sorted by rank) as JSON arrays, best first (``repr`` floats read
+    back exactly), and its units' codes (:mod:`evalcore.store.unit_codes`)."""
+    units = [u for _, u, _ in entries]
     return (
         run_id,
         query_id,
-        json.dumps([u for _, u, _ in entries], ensure_ascii=False),
+        json.dumps(units, ensure_ascii=False),
         json.dumps([s for _, _, s in entries]),
+        pack_codes([codes[u] for u in units]),
     )
 
 

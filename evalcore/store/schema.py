@@ -11,6 +11,7 @@ UPDATE and DELETE on them.
 """
 
 import sqlite3
+from collections.abc import Callable
 
 import sqlite_utils
 
@@ -591,11 +592,68 @@ DROP TRIGGER pending_imports_generation_ad;
                            "'%:replacements'")
 )
 
+# v15: a per-study unit dictionary (evalcore.store.unit_codes): every distinct unit id a
+# stored run of the study returned or a label event names has a dense integer code (0, 1,
+# ...), assigned when the run or the event is written and never changed or reused
+# (append-only; deleted only with a staged study's discard). Each packed ranking holds its
+# units' codes as a little-endian int32 BLOB beside the JSON ``unit_ids`` (NULL: read from
+# ``unit_ids``), and each label event its unit's code (``unit_code``, set by a trigger
+# right after the insert, whoever the writer: the one update the append-only rule lets
+# through, from NULL to the code). Readers pack rankings and labels with numpy from the
+# codes. The backfill of existing rows (:data:`BACKFILLS`) runs in the migration's
+# transaction.
+_V15 = """
+CREATE TABLE study_units (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    unit_code INTEGER NOT NULL CHECK (unit_code >= 0),
+    unit_id TEXT NOT NULL,
+    PRIMARY KEY (study_id, unit_code)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX study_units_by_id ON study_units (study_id, unit_id);
+CREATE TRIGGER study_units_append_only_u BEFORE UPDATE ON study_units
+BEGIN SELECT RAISE(ABORT, 'a unit code is never changed'); END;
+CREATE TRIGGER study_units_append_only_d BEFORE DELETE ON study_units WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a unit code is never deleted'); END;
+ALTER TABLE run_rankings ADD COLUMN unit_codes BLOB;
+ALTER TABLE label_events ADD COLUMN unit_code INTEGER;
+DROP TRIGGER label_events_append_only_u;
+CREATE TRIGGER label_events_append_only_u BEFORE UPDATE ON label_events WHEN NOT (
+    old.unit_code IS NULL AND new.unit_code IS NOT NULL AND new.event_id = old.event_id
+    AND new.study_id IS old.study_id AND new.query_id IS old.query_id
+    AND new.unit_id IS old.unit_id AND new.kind IS old.kind AND new.gain IS old.gain
+    AND new.annotator IS old.annotator AND new.created_at IS old.created_at
+    AND new.note IS old.note AND new.source IS old.source)
+BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
+CREATE TRIGGER label_events_unit_code AFTER INSERT ON label_events WHEN new.unit_code IS NULL
+BEGIN
+    INSERT INTO study_units (study_id, unit_code, unit_id)
+    SELECT new.study_id, (SELECT coalesce(max(unit_code) + 1, 0) FROM study_units
+                          WHERE study_id = new.study_id), new.unit_id
+    WHERE NOT EXISTS (SELECT 1 FROM study_units
+                      WHERE study_id = new.study_id AND unit_id = new.unit_id);
+    UPDATE label_events SET unit_code = (SELECT unit_code FROM study_units
+        WHERE study_id = new.study_id AND unit_id = new.unit_id)
+    WHERE event_id = new.event_id;
+END;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14,
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _backfill_unit_codes(db: sqlite_utils.Database) -> None:
+    from evalcore.store.unit_codes import backfill_unit_codes
+
+    backfill_unit_codes(db)
+
+
+#: Version reached -> what runs after its SQL, in the same transaction (data that SQL
+#: alone cannot write).
+BACKFILLS: dict[int, Callable[[sqlite_utils.Database], None]] = {15: _backfill_unit_codes}
 
 
 class SchemaTooNewError(RuntimeError):
@@ -622,6 +680,8 @@ def migrate(db: sqlite_utils.Database) -> int:
                 break
             for statement in _split_statements(MIGRATIONS[current]):
                 db.execute(statement)
+            if current + 1 in BACKFILLS:
+                BACKFILLS[current + 1](db)
             db.execute(f"PRAGMA user_version = {current + 1}")
         current = schema_version(db)
     return current

@@ -1,0 +1,209 @@
+"""The per-study unit dictionary (schema v15): every unit id a stored run of a study returned
+has a dense integer code, and each packed ranking holds its units' codes.
+
+* ``study_units`` maps (study, code) <-> unit id. Codes are 0, 1, 2, ... in the order the
+  units were first written; a code is assigned when a run is written
+  (:func:`assign_unit_codes`, inside the writer's transaction) and never changed, reused
+  or deleted (append-only; only a staged study's discard deletes its dictionary). So the
+  same code is the same unit id of the study for as long as the store lives.
+* ``run_rankings.unit_codes`` holds each ranking's codes, best first, as a little-endian
+  int32 BLOB beside the JSON ``unit_ids`` (which other readers keep using).
+
+Readers pack rankings with numpy (:func:`run_ranking_codes_unchecked`, then
+:meth:`ObservationBatch.from_unit_codes <evalcore.compute.batch.ObservationBatch.from_unit_codes>`)
+and name only the few units a page shows (:class:`UnitNamer`). A label on a unit no run
+returned has no code: it can never match a returned position.
+"""
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import numpy as np
+import sqlite_utils
+
+#: The packed codes' on-disk type: little-endian int32.
+CODE_DTYPE = np.dtype("<i4")
+#: Placeholders per ``IN (...)`` list.
+_CHUNK = 500
+
+
+def pack_codes(codes: Sequence[int]) -> bytes:
+    """A ranking's codes as the ``run_rankings.unit_codes`` BLOB."""
+    return np.asarray(codes, dtype=CODE_DTYPE).tobytes()
+
+
+def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
+    return (items[i : i + size] for i in range(0, len(items), size))
+
+
+def unit_codes_of_unchecked(
+    db: sqlite_utils.Database, study_id: str, unit_ids: Iterable[str]
+) -> dict[str, int]:
+    """unit id -> code of those of ``unit_ids`` that have one (the others were never
+    returned by a stored run of the study)."""
+    wanted = list(dict.fromkeys(unit_ids))
+    out: dict[str, int] = {}
+    for chunk in _chunks(wanted):
+        out.update(db.conn.execute(
+            "SELECT unit_id, unit_code FROM study_units WHERE study_id = ? AND unit_id IN "
+            f"({', '.join('?' * len(chunk))})", [study_id, *chunk]).fetchall())
+    return out
+
+
+def assign_unit_codes(
+    db: sqlite_utils.Database, study_id: str, unit_ids: Iterable[str]
+) -> dict[str, int]:
+    """unit id -> code of every one of ``unit_ids``, giving the new ones the next codes in
+    first-seen order (inside the caller's write transaction)."""
+    wanted = list(dict.fromkeys(unit_ids))
+    known = unit_codes_of_unchecked(db, study_id, wanted)
+    new = [u for u in wanted if u not in known]
+    if new:
+        start = db.conn.execute(
+            "SELECT coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?",
+            [study_id]).fetchone()[0]
+        fresh = dict(zip(new, range(start, start + len(new)), strict=True))
+        db.conn.executemany(
+            "INSERT INTO study_units (study_id, unit_code, unit_id) VALUES (?, ?, ?)",
+            ((study_id, code, unit) for unit, code in fresh.items()))
+        known.update(fresh)
+    return known
+
+
+def permitted_unit_codes_unchecked(
+    db: sqlite_utils.Database, study_id: str, protocol: str
+) -> np.ndarray:
+    """The sorted codes of a pinned protocol's documents that have one (a document no run
+    returned has none and cannot be at a returned position)."""
+    rows = db.conn.execute(
+        "SELECT u.unit_code FROM protocol_documents p JOIN study_units u "
+        "ON u.study_id = p.study_id AND u.unit_id = p.doc_id "
+        "WHERE p.study_id = ? AND p.protocol = ?", [study_id, protocol]).fetchall()
+    return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+
+
+@dataclass(frozen=True, eq=False)
+class RankingCodes:
+    """A run's rankings as codes: query ``query_ids[i]`` ranked
+    ``codes[offsets[i]:offsets[i + 1]]``, best first (queries in the store's key order)."""
+
+    query_ids: list[str]
+    offsets: np.ndarray  # int64[n + 1]
+    codes: np.ndarray  # int32[total]
+
+
+def run_ranking_codes_unchecked(
+    db: sqlite_utils.Database, run_id: int, query_ids: Sequence[str] | None = None
+) -> RankingCodes | None:
+    """The run's rankings (of every query, or of those of ``query_ids`` it answered) as
+    :class:`RankingCodes`; None when the run's rankings are not held as codes (a run
+    stored before schema v7 has no packed rankings: read its unit ids instead)."""
+    if query_ids is None:
+        rows = db.conn.execute(
+            "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ?", [run_id]).fetchall()
+        if not rows:
+            return None
+    else:
+        if db.conn.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1",
+                           [run_id]).fetchone() is None:
+            return None
+        rows = []
+        for chunk in _chunks(list(dict.fromkeys(query_ids))):
+            rows.extend(db.conn.execute(
+                "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? AND query_id IN "
+                f"({', '.join('?' * len(chunk))})", [run_id, *chunk]).fetchall())
+    blobs = [r[1] for r in rows]
+    if None in blobs:
+        return None
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+              // CODE_DTYPE.itemsize, out=offsets[1:])
+    codes = np.frombuffer(b"".join(blobs), dtype=CODE_DTYPE)
+    return RankingCodes([r[0] for r in rows], offsets, codes)
+
+
+def unit_names_unchecked(
+    db: sqlite_utils.Database | sqlite3.Connection, study_id: str, codes: Iterable[int]
+) -> dict[int, str]:
+    """code -> unit id of ``codes`` (the whole dictionary in one scan when asked for many)."""
+    conn = db.conn if isinstance(db, sqlite_utils.Database) else db
+    wanted = sorted(set(map(int, codes)))
+    if len(wanted) > 20 * _CHUNK:
+        rows = conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
+                            [study_id]).fetchall()
+        return dict(rows)
+    out: dict[int, str] = {}
+    for chunk in _chunks(wanted):
+        out.update(conn.execute(
+            "SELECT unit_code, unit_id FROM study_units WHERE study_id = ? AND unit_code IN "
+            f"({', '.join('?' * len(chunk))})", [study_id, *chunk]).fetchall())
+    return out
+
+
+class UnitNamer:
+    """Names codes of one study's dictionary when asked (codes -> unit ids, in order).
+
+    It keeps no connection of a store file open: each read opens the file read-only and
+    closes it (a state that outlives the connection it was built with, e.g. one built on a
+    background thread's connection, still names its units). An in-memory store is read
+    through the connection it was made with. Names read are kept (a code never changes).
+    """
+
+    def __init__(self, db: sqlite_utils.Database, study_id: str) -> None:
+        self.study_id = study_id
+        files = [row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"]
+        self._path = files[0] if files and files[0] else None
+        self._conn = None if self._path else db.conn
+        self._names: dict[int, str] = {}
+
+    def __call__(self, codes: np.ndarray) -> list[str]:
+        names = self._names
+        missing = [c for c in dict.fromkeys(np.asarray(codes).tolist()) if c not in names]
+        if missing:
+            names.update(self._read(missing))
+        return [names[c] for c in np.asarray(codes).tolist()]
+
+    def _read(self, codes: list[int]) -> dict[int, str]:
+        if self._conn is not None:
+            return unit_names_unchecked(self._conn, self.study_id, codes)
+        conn = sqlite3.connect(f"file:{quote(str(self._path))}?mode=ro", uri=True,
+                               check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")
+            return unit_names_unchecked(conn, self.study_id, codes)
+        finally:
+            conn.close()
+
+
+def backfill_unit_codes(db: sqlite_utils.Database) -> None:
+    """Schema v15's backfill (inside the migration's transaction): give every unit of every
+    packed ranking a code (per study: runs in id order, queries in key order, ranks in
+    order), then every other labeled unit, and write each ranking's and label event's codes."""
+    for (study_id,) in db.conn.execute("SELECT study_id FROM studies ORDER BY rowid").fetchall():
+        codes: dict[str, int] = {}
+        for (run_id,) in db.conn.execute(
+                "SELECT run_id FROM runs WHERE study_id = ? ORDER BY run_id", [study_id]).fetchall():
+            rows = db.conn.execute("SELECT query_id, unit_ids FROM run_rankings WHERE run_id = ?",
+                                   [run_id]).fetchall()
+            if not rows:
+                continue
+            parsed = json.loads("[" + ",".join([r[1] for r in rows]) + "]")
+            setdefault = codes.setdefault
+            packed = []
+            for (query_id, _), units in zip(rows, parsed, strict=True):
+                packed.append((pack_codes([setdefault(u, len(codes)) for u in units]),
+                               run_id, query_id))
+            db.conn.executemany(
+                "UPDATE run_rankings SET unit_codes = ? WHERE run_id = ? AND query_id = ?", packed)
+        for (unit,) in db.conn.execute(
+                "SELECT DISTINCT unit_id FROM label_events WHERE study_id = ?", [study_id]):
+            codes.setdefault(unit, len(codes))
+        db.conn.executemany(
+            "INSERT INTO study_units (study_id, unit_code, unit_id) VALUES (?, ?, ?)",
+            ((study_id, code, unit) for unit, code in codes.items()))
+    db.conn.execute(
+        "UPDATE label_events SET unit_code = (SELECT u.unit_code FROM study_units u "
+        "WHERE u.study_id = label_events.study_id AND u.unit_id = label_events.unit_id)")
