@@ -1,0 +1,259 @@
+"""The per-study unit dictionary (schema v15) and packing from unit codes (issue 16).
+
+* ``ObservationBatch.from_unit_codes`` gives the batch ``from_gain_maps`` gives on the
+  same evidence, array by array (conflicts, returned duplicates, unlabeled units, labels
+  on units no run returned, permitted ids, queries with no ranking), and ``pos_unit`` /
+  ``top_units`` name the same units;
+* the store hands out rankings and labels as codes that name back to the stored ids, after
+  a write, after the v15 migration of a v14 store and after an archive round trip;
+* the live dashboard and the stored pair give the same results from codes as from strings.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from store_fixtures import new_store, store_at_version
+from test_study_columns_parity import MEASURES, random_study
+
+from evalcore.analysis.decision import evaluate_column_pair
+from evalcore.compute.batch import ObservationBatch, conflict_code
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.live.dashboard import LiveDashboard
+from evalcore.store import observations as observations_module
+from evalcore.store.connection import open_store
+from evalcore.store.labels import record_label
+from evalcore.store.observations import runs_as_columns_unchecked
+from evalcore.store.runs import add_run
+from evalcore.store.schema import SCHEMA_VERSION, schema_version
+from evalcore.store.study_archive import export_study, import_study, read_archive
+from evalcore.store.unit_codes import (
+    UnitNamer,
+    pack_codes,
+    run_ranking_codes_unchecked,
+    unit_names_unchecked,
+)
+
+ARRAYS = ("k", "pos_offsets", "pos_gain", "pos_dup", "dup_first", "label_offsets", "label_gain",
+          "population_complete", "scan_complete", "permission_violation", "duplicate_reference")
+UNITS = [f"u{i}" for i in range(12)]
+
+
+def assert_same_batch(coded: ObservationBatch, strings: ObservationBatch) -> None:
+    assert coded.query_ids == strings.query_ids
+    for name in ARRAYS:
+        a, b = getattr(coded, name), getattr(strings, name)
+        assert a.dtype == b.dtype, name
+        assert np.array_equal(a, b), name
+    assert coded.conflict_labels == strings.conflict_labels
+    assert coded.depth == strings.depth
+    assert [list(t) for t in coded.top_units] == [list(t) for t in strings.top_units]
+
+
+gain = st.one_of(st.integers(0, 4), st.lists(st.integers(0, 4), min_size=2, max_size=3,
+                                             unique=True).map(tuple))
+query = st.tuples(
+    st.lists(st.sampled_from(UNITS), max_size=8),  # a ranking, duplicates allowed
+    st.dictionaries(st.sampled_from(UNITS + ["never-returned"]), gain, max_size=6),
+    st.booleans(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(queries=st.lists(query, max_size=6), k=st.integers(1, 5), min_depth=st.integers(0, 7),
+       permitted=st.one_of(st.none(), st.lists(st.sampled_from(UNITS), max_size=12)),
+       scan=st.booleans())
+def test_packing_from_codes_equals_packing_from_strings(queries, k, min_depth, permitted,
+                                                        scan) -> None:
+    query_ids = [f"q{i}" for i in range(len(queries))]
+    rankings = [r for r, _, _ in queries]
+    gains = [{u: g[u] for u in sorted(g)} for _, g, _ in queries]
+    complete = [c for _, _, c in queries]
+    strings = ObservationBatch.from_gain_maps(
+        query_ids, k, rankings, gains, complete, scan_complete=scan, permitted_ids=permitted,
+        protocol=EvalProtocol(), min_depth=min_depth)
+    # A dictionary in an order of its own; "never-returned" has no code.
+    code = {u: i for i, u in enumerate(reversed(UNITS))}
+    name = {i: u for u, i in code.items()}
+    offsets = np.cumsum([0, *map(len, rankings)])
+    label_offsets = np.cumsum([0, *map(len, gains)])
+    ids = [u for g in gains for u in g]
+    coded = ObservationBatch.from_unit_codes(
+        query_ids, k, offsets, np.array([code[u] for r in rankings for u in r], dtype="<i4"),
+        label_offsets, np.array([code.get(u, -1) for u in ids], dtype=np.int64),
+        np.array([v if isinstance(v, int) else conflict_code(v) for g in gains
+                  for v in g.values()], dtype=np.int8),
+        ids, np.array(complete, dtype=bool), lambda codes: [name[int(c)] for c in codes],
+        scan_complete=scan,
+        permitted_units=None if permitted is None else np.array([code[u] for u in permitted]),
+        protocol=EvalProtocol(), min_depth=min_depth)
+    assert_same_batch(coded, strings)
+    assert coded.pos_unit is not None and strings.pos_unit is None
+    assert [name[c] for c in coded.pos_unit.tolist()] == [u for t in strings.top_units for u in t]
+
+
+def test_a_store_write_gives_codes_that_name_the_stored_units(tmp_path: Path) -> None:
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="A", source="imported", k=3,
+            results=[("q1", 2, "b", None), ("q1", 1, "a", None), ("q2", 1, "b", None),
+                     ("q2", 2, "b", None)])
+    add_run(db, study_id="s", name="B", source="imported", k=3,
+            results=[("q2", 1, "c", None), ("q1", 1, "a", None)])
+    record_label(db, study_id="s", query_id="q1", unit_id="z", gain=2, annotator="ann")
+    units = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
+    assert sorted(units.values()) == list(range(len(units)))  # dense
+    assert units.keys() == {"a", "b", "c", "z"}
+    assert units["a"] < units["c"] < units["z"]  # in first-written order
+    for (run_id,) in db.execute("SELECT run_id FROM runs").fetchall():
+        codes = run_ranking_codes_unchecked(db, run_id)
+        rows = dict(db.execute("SELECT query_id, unit_ids FROM run_rankings WHERE run_id = ?",
+                               [run_id]).fetchall())
+        names = UnitNamer(db, "s")
+        for i, q in enumerate(codes.query_ids):
+            assert names(codes.codes[codes.offsets[i]:codes.offsets[i + 1]]) == json.loads(rows[q])
+    assert db.execute("SELECT unit_code FROM label_events").fetchall() == [(units["z"],)]
+    # A failed write gives no code; codes are never changed.
+    with pytest.raises(ValueError):
+        add_run(db, study_id="s", name="A", source="imported", k=1, results=[("q9", 1, "new", None)])
+    assert "new" not in dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
+    with pytest.raises(Exception, match="never changed"):
+        db.execute("UPDATE study_units SET unit_id = 'x' WHERE unit_code = 0")
+    with pytest.raises(Exception, match="append-only"):
+        db.execute("UPDATE label_events SET gain = 0")
+    with pytest.raises(Exception, match="append-only"):
+        db.execute("UPDATE label_events SET unit_code = 7")  # set once, by the trigger
+
+
+def test_a_v14_store_migrates_and_reads_back_identical_rankings(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    rankings = {("1", "q1"): ["d3", "d1", "d3"], ("1", "q2"): ["d2"], ("2", "q1"): ["d9", "d1"]}
+    rows = ["INSERT INTO runs (run_id, study_id, name, source, k, created_at) VALUES "
+            f"({r}, 's', 'run{r}', 'imported', 2, '2026-01-01T00:00:00Z')" for r in ("1", "2")]
+    rows += [f"INSERT INTO run_rankings (run_id, query_id, unit_ids, scores) VALUES ({r}, '{q}', "
+             f"'{json.dumps(units)}', '{json.dumps([None] * len(units))}')"
+             for (r, q), units in rankings.items()]
+    rows += ["INSERT INTO label_events (study_id, query_id, unit_id, gain, annotator, created_at)"
+             f" VALUES ('s', 'q1', '{u}', 1, 'ann', '2026-01-01T00:00:00Z')" for u in ("d1", "x")]
+    store_at_version(path, 14, *rows)
+    db = open_store(path)
+    assert schema_version(db) == SCHEMA_VERSION == 15
+    names = UnitNamer(db, "s")
+    for (run_id, query_id), units in rankings.items():
+        codes = run_ranking_codes_unchecked(db, int(run_id), [query_id])
+        assert codes.query_ids == [query_id]
+        assert names(codes.codes) == units
+    dictionary = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
+    assert dictionary == {"d3": 0, "d1": 1, "d2": 2, "d9": 3, "x": 4}
+    assert db.execute("SELECT unit_id, unit_code FROM label_events ORDER BY event_id").fetchall() \
+        == [("d1", 1), ("x", 4)]
+
+
+def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path) -> None:
+    db = random_study(tmp_path, 4)
+    out = tmp_path / "s.zip"
+    export_study(db, "s", out, actor="lead")
+    target = open_store(tmp_path / "other.db")
+    work = tmp_path / "work"
+    work.mkdir()
+    import_study(target, read_archive(out, work), actor="lead")
+    for store in (db, target):
+        names = unit_names_unchecked(store, "s", range(10_000))
+        for units, blob in store.execute("SELECT unit_ids, unit_codes FROM run_rankings"):
+            assert [names[c] for c in np.frombuffer(blob, "<i4").tolist()] == json.loads(units)
+        for unit, code in store.execute("SELECT unit_id, unit_code FROM label_events"):
+            assert names[code] == unit
+    evaluate = [evaluate_column_pair(runs_as_columns_unchecked(s, "s", ["A", "B"]), MEASURES,
+                                     EvalProtocol()) for s in (db, target)]
+    for a, b in ((evaluate[0].result_a, evaluate[1].result_a),
+                 (evaluate[0].result_b, evaluate[1].result_b)):
+        assert_same_batch(a.batch, b.batch)
+
+
+def _strings_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read every run as if its rankings were not held as codes (the string path)."""
+    monkeypatch.setattr(observations_module, "run_ranking_codes_unchecked",
+                        lambda *args, **kwargs: None)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_the_stored_pair_is_the_same_from_codes_and_from_strings(
+        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = random_study(tmp_path, seed)
+    coded = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    assert all(c.coded is not None for c in coded)
+    with monkeypatch.context() as patch:
+        _strings_only(patch)
+        strings = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    assert all(c.coded is None for c in strings)
+    assert [list(map(list, c.returned_ids)) for c in coded] == [
+        list(map(list, c.returned_ids)) for c in strings]
+    protocol = EvalProtocol()
+    pairs = [evaluate_column_pair(c, MEASURES, protocol) for c in (coded, strings)]
+    for a, b in ((pairs[0].result_a, pairs[1].result_a), (pairs[0].result_b, pairs[1].result_b)):
+        assert_same_batch(a.batch, b.batch)
+        assert a.aggregates() == b.aggregates()
+        assert a.query_results() == b.query_results()
+    # The string path of a column wins nothing: dropping the codes changes no number.
+    plain = [dataclasses.replace(c, coded=None) for c in coded]
+    again = evaluate_column_pair(plain, MEASURES, protocol)
+    assert again.result_a.aggregates() == pairs[0].result_a.aggregates()
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_the_live_dashboard_is_the_same_from_codes_and_from_strings(
+        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = random_study(tmp_path, seed)
+    coded = LiveDashboard.build(db, "s", viewer=None)
+    assert all(r.result.batch.pos_unit is not None for r in coded._blocking_source.values())
+    with monkeypatch.context() as patch:
+        _strings_only(patch)
+        strings = LiveDashboard.build(db, "s", viewer=None)
+        assert all(r.result.batch.pos_unit is None for r in strings._blocking_source.values())
+    _same_dashboard(coded, strings)
+    # A label and a re-evaluation of the touched query, both ways.
+    record_label(db, study_id="s", query_id="q3", unit_id="q3-d0", gain=3, annotator="zed")
+    coded.refresh(db, viewer=None)
+    with monkeypatch.context() as patch:
+        _strings_only(patch)
+        strings.refresh(db, viewer=None)
+    assert coded.last_refresh.queries == ["q3"] and not coded.last_refresh.full
+    _same_dashboard(coded, strings)
+
+
+def _same_dashboard(a: LiveDashboard, b: LiveDashboard) -> None:
+    assert a.query_ids == b.query_ids
+    assert a.coverage() == b.coverage()
+    assert {q: a.query_coverage(q) for q in a.query_ids} == {
+        q: b.query_coverage(q) for q in b.query_ids}
+    assert a._complete == b._complete
+    for name in a.run_names:
+        assert a.aggregates(name) == b.aggregates(name)
+        assert a.runs[name].results == b.runs[name].results
+        assert [list(t) for t in a.runs[name].top_units] == [list(t) for t in b.runs[name].top_units]
+    assert a.blocking_list(None) == b.blocking_list(None)
+
+
+def test_codes_only_name_what_is_read(tmp_path: Path) -> None:
+    """A build names no unit; reading one query's units names that query's only."""
+    db = random_study(tmp_path, 2)
+    asked: list[int] = []
+    real = UnitNamer.__call__
+
+    def counting(self, codes):
+        asked.append(len(codes))
+        return real(self, codes)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(UnitNamer, "__call__", counting)
+        state = LiveDashboard.build(db, "s", viewer=None)
+        assert asked == []
+        top = state.runs["A"].top_units[0]
+        assert asked == [len(top)]
+
+
+def test_pack_codes_is_little_endian_int32() -> None:
+    assert pack_codes([1, 256]) == b"\x01\x00\x00\x00\x00\x01\x00\x00"
