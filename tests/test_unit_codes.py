@@ -21,6 +21,7 @@ from store_fixtures import new_store, store_at_version
 from test_study_columns_parity import MEASURES, random_study
 
 from evalcore.analysis.decision import evaluate_column_pair
+from evalcore.analysis.pair_comparison import measure_verdicts
 from evalcore.compute.batch import ObservationBatch, conflict_code
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.live.dashboard import LiveDashboard
@@ -197,6 +198,19 @@ def test_the_stored_pair_is_the_same_from_codes_and_from_strings(
         assert_same_batch(a.batch, b.batch)
         assert a.aggregates() == b.aggregates()
         assert a.query_results() == b.query_results()
+    # Units aligned by code name the same units in the queues, with the same verdicts. (The
+    # string path groups units by their str hash, which Python salts per process: the order
+    # of tied queue items and the last bits of a sum over a query's units were never fixed.)
+    verdicts = [measure_verdicts(p, "A", "B", queue_limit=None) for p in pairs]
+    for a, b in zip(*verdicts, strict=True):
+        assert a.decision == b.decision and a.paired == b.paired and a.causes == b.causes
+        assert a.queue.n_candidates == b.queue.n_candidates
+        assert a.queue.labels_to_decide == b.queue.labels_to_decide
+        items = [sorted((i.query_id, i.unit_id, i.rank_a, i.rank_b, i.kind,
+                         round(i.removes, 9), round(i.progress, 9)) for i in q.queue.items)
+                 for q in (a, b)]
+        assert items[0] == items[1]
+    assert any(v.queue.items for v in verdicts[0])
     # The string path of a column wins nothing: dropping the codes changes no number.
     plain = [dataclasses.replace(c, coded=None) for c in coded]
     again = evaluate_column_pair(plain, MEASURES, protocol)

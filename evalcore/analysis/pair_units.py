@@ -25,13 +25,14 @@ and the reference labels of each query (``ref_query``, ``ref_low``,
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import eq, itemgetter
 
 import numpy as np
 
-from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.batch import CodedUnits, ObservationBatch
 from evalcore.compute.measures.ranking import RankingArrays
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.query_order import natural_key
@@ -55,7 +56,7 @@ class PairUnits:
     ref_low: np.ndarray  # int8[L]
     ref_high: np.ndarray  # int8[L]
     #: The packed unit ids of both runs, and each row's position in them (None in copies).
-    unit_names: list[str] | None = None
+    unit_names: Sequence[str] | None = None
     unit_code: np.ndarray | None = None
 
     def unit_id(self, row: int) -> str:
@@ -143,10 +144,21 @@ def align(
             f"only in A e.g. {only_a}, only in B e.g. {only_b}; evaluate both runs on one query set"
         )
     n = len(batch_a)
-    flat = list(chain(chain.from_iterable(batch_a.top_units),
-                      chain.from_iterable(batch_b.top_units)))
     split = ranking_a.query.size
-    group, rep, query = _group_units(flat, np.concatenate((ranking_a.query, ranking_b.query)))
+    queries = np.concatenate((ranking_a.query, ranking_b.query))
+    flat: Sequence[str]
+    if (batch_a.pos_unit is not None and batch_b.pos_unit is not None
+            and isinstance(batch_a.top_units, CodedUnits)
+            and isinstance(batch_b.top_units, CodedUnits)
+            and batch_a.top_units.names is batch_b.top_units.names):
+        # Packed from one study read's unit codes: grouped by code, named when asked.
+        codes = np.concatenate((batch_a.pos_unit, batch_b.pos_unit))
+        group, rep, query = _grouped(queries, codes)
+        flat = _NamedCodes(codes, batch_a.top_units.names)
+    else:
+        flat = list(chain(chain.from_iterable(batch_a.top_units),
+                          chain.from_iterable(batch_b.top_units)))
+        group, rep, query = _group_units(flat, queries)
     code_a, code_b = group[:split], group[split:]
     if code_a.size != ranking_a.query.size or code_b.size != ranking_b.query.size:
         raise ValueError("internal: unit ids and packed positions differ in length")
@@ -194,23 +206,37 @@ def _group_units(flat: list[str], query: np.ndarray) -> tuple[np.ndarray, np.nda
     # The hash's low bits only (see _by_query_then_code): ids equal there are one group
     # until the check below tells them apart.
     hashed = np.fromiter(map(hash, flat), np.int64, len(flat)) & ((1 << _CODE_BITS) - 1)
-    for attempt in range(2):
-        order = _by_query_then_code(query, hashed)
-        hs, qs = hashed[order], query[order]
-        new = np.ones(order.size, dtype=bool)
-        new[1:] = (hs[1:] != hs[:-1]) | (qs[1:] != qs[:-1])
-        group = np.empty(order.size, dtype=np.int64)
-        group[order] = np.cumsum(new) - 1
-        rep = order[new]
-        if rep.size == 0:
-            return group, rep, qs[new]
-        same = map(eq, flat, itemgetter(*rep[group].tolist())(flat)) if order.size > 1 else [True]
-        if attempt == 0 and not all(same):  # a collision: intern the ids exactly
-            ids = {name: i for i, name in enumerate(dict.fromkeys(flat))}.__getitem__
-            hashed = np.fromiter(map(ids, flat), np.int64, len(flat))
-            continue
-        return group, rep, qs[new]
-    raise AssertionError("unreachable")
+    group, rep, query_of = _grouped(query, hashed)
+    if rep.size and len(flat) > 1 and not all(
+            map(eq, flat, itemgetter(*rep[group].tolist())(flat))):
+        # a collision: intern the ids exactly
+        ids = {name: i for i, name in enumerate(dict.fromkeys(flat))}.__getitem__
+        return _grouped(query, np.fromiter(map(ids, flat), np.int64, len(flat)))
+    return group, rep, query_of
+
+
+def _grouped(query: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_group_units` of positions whose units are told apart exactly by ``codes``."""
+    order = _by_query_then_code(query, codes)
+    cs, qs = codes[order], query[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (cs[1:] != cs[:-1]) | (qs[1:] != qs[:-1])
+    group = np.empty(order.size, dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    return group, order[new], qs[new]
+
+
+class _NamedCodes(Sequence[str]):
+    """Positions' unit ids named from their codes one at a time, when read."""
+
+    def __init__(self, codes: np.ndarray, names: Callable[[np.ndarray], Sequence[str]]) -> None:
+        self._codes, self._names = codes, names
+
+    def __len__(self) -> int:
+        return self._codes.size
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._names(self._codes[i : i + 1])[0]
 
 
 #: Bits of a unit's code kept below the query in :func:`_by_query_then_code`'s one key.

@@ -559,7 +559,8 @@ class CodedUnits(Sequence[Sequence[str]]):
                  names: Callable[[np.ndarray], Sequence[str]]) -> None:
         self._bounds = offsets.tolist()
         self._codes = codes
-        self._names = names
+        #: codes -> unit ids (one study read's: the same callable names the same codes alike)
+        self.names = names
         self._replaced: dict[int, Sequence[str]] = {}
         self._named: np.ndarray | None = None
         self._reads = 0
@@ -580,7 +581,7 @@ class CodedUnits(Sequence[Sequence[str]]):
         if self._named is None:
             self._reads += 1
             if self._reads <= self.BULK_AFTER:
-                return list(self._names(self._codes[lo:hi]))
+                return list(self.names(self._codes[lo:hi]))
             self._name_all()
         return self._named[lo:hi].tolist()  # type: ignore[index]
 
@@ -596,5 +597,5 @@ class CodedUnits(Sequence[Sequence[str]]):
     def _name_all(self) -> None:
         distinct = np.unique(self._codes)
         named = np.empty(distinct.size, dtype=object)
-        named[:] = list(self._names(distinct))
+        named[:] = list(self.names(distinct))
         self._named = named[np.searchsorted(distinct, self._codes)]
