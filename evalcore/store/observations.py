@@ -182,9 +182,9 @@ class ReferenceColumns:
     gains: dict[str, dict[str, int | tuple[int, ...]]]
     #: query_id -> population-complete claim
     complete: dict[str, bool]
-    #: query_id -> the unit codes of ``gains[query_id]``'s units, in its order (queries read
-    #: without codes are absent: look them up)
-    unit_codes: dict[str, list[int]] | None = None
+    #: query_id -> the unit codes of ``gains[query_id]``'s units, in its order (comma-separated
+    #: text or a list; queries read without codes are absent: look them up)
+    unit_codes: dict[str, str | list[int]] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,18 +227,26 @@ def coded_labels_unchecked(db: sqlite_utils.Database, study_id: str,
     missing = [u for q, units in zip(query_ids, gains, strict=True) if units and q not in known
                for u in units]
     found = unit_codes_of_unchecked(db, study_id, missing) if missing else {}
-    none: list[int] = []
-    codes = [known.get(q) or ([found.get(u, -1) for u in units] if units else none)
-             for q, units in zip(query_ids, gains, strict=True)]
+    texts = []  # every query's codes as comma-separated text, parsed in one call below
+    for q, units in zip(query_ids, gains, strict=True):
+        if units:
+            text = known.get(q)
+            if text is None:
+                text = [found.get(u, -1) for u in units]
+            texts.append(text if type(text) is str else ",".join(map(str, text)))
     counts = np.fromiter(map(len, gains), dtype=np.int64, count=len(gains))
     offsets = np.zeros(len(gains) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     values = list(chain.from_iterable(g.values() for g in gains))
     if tuple in set(map(type, values)):  # units in conflict: their codes
         values = [g if type(g) is int else conflict_code(g) for g in values]  # type: ignore[arg-type]
+    units = (np.fromstring(",".join(texts), dtype=np.int64, sep=",") if texts
+             else np.zeros(0, dtype=np.int64))
+    if units.size != len(values):
+        raise AssertionError(f"internal: {units.size} label codes for {len(values)} labels")
     return CodedLabels(
         offsets=offsets,
-        units=np.fromiter(chain.from_iterable(codes), dtype=np.int64, count=len(values)),
+        units=units,
         gain=np.fromiter(values, dtype=np.int8, count=len(values)),
         ids=_LabelIds(gains),
     )

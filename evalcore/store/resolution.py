@@ -322,17 +322,18 @@ def resolved_gains_unchecked(
 
 def resolved_gain_codes_unchecked(
     db: sqlite_utils.Database, study_id: str, *, conflicts: bool = False
-) -> tuple[dict[str, dict[str, Any]], dict[str, list[int]]]:
+) -> tuple[dict[str, dict[str, Any]], dict[str, str | list[int]]]:
     """:func:`resolved_gains_unchecked` of the whole study, and per query the unit codes
-    (:mod:`evalcore.store.unit_codes`) of its units in the same order, for the queries
-    whose events all carry one (the others are absent: look their units' codes up)."""
+    (:mod:`evalcore.store.unit_codes`) of its units in the same order (comma-separated
+    text, or a list), for the queries whose events all carry one (the others are absent:
+    look their units' codes up)."""
     # The whole study: per query, its label events' unit ids, codes and gains concatenated
     # by SQLite (one row per query). A query where every unit has exactly one event, a label,
     # resolves to those gains as they are (one annotator, nothing to agree on or undo); the
     # other queries (a unit labeled twice, undone or adjudicated) are resolved by the
     # per-query scan, which applies every rule of the module docstring.
     out: dict[str, dict[str, Any]] = {}
-    codes: dict[str, list[int]] = {}
+    codes: dict[str, str | list[int]] = {}
     replay: list[str] = []
     for query_id, unit_text, gain_text, n_special, code_text, n_codes in db.execute(
         "SELECT query_id, group_concat(unit_id, char(31)), "
@@ -351,7 +352,7 @@ def resolved_gain_codes_unchecked(
         if sorted(units) == units:
             out[query_id] = dict(zip(units, gains, strict=True))
             if coded:
-                codes[query_id] = list(map(int, code_text.split(",")))
+                codes[query_id] = code_text  # parsed by the reader, all at once
         else:
             order = sorted(range(len(units)), key=units.__getitem__)
             out[query_id] = {units[i]: gains[i] for i in order}
