@@ -372,12 +372,13 @@ class ObservationBatch:
             hit = label_key[at] == pos_key
             pos_gain[hit] = label_gain[coded[order[at[hit]]]]
         # Returned duplicates: a code seen at an earlier position of the same query.
-        by_key = np.argsort(pos_key, kind="stable")
-        sorted_key = pos_key[by_key]
-        repeat_at = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
         pos_dup = np.zeros(total, dtype=bool)
         dup_first = np.zeros(total, dtype=np.int64)
-        if repeat_at.size:
+        ordered = np.sort(pos_key)
+        if np.any(ordered[1:] == ordered[:-1]):  # some: where, and their first positions
+            by_key = np.argsort(pos_key, kind="stable")
+            sorted_key = pos_key[by_key]
+            repeat_at = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
             group_start = np.maximum.accumulate(np.where(
                 np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])),
                 np.arange(total), 0))

@@ -397,15 +397,18 @@ def _pool_coverage(
     n = len(query_ids)
     width = 1 + max((int(b.pos_unit.max(initial=-1)) for b, _ in runs  # type: ignore[union-attr]
                      ), default=0)
-    keys = np.concatenate([np.repeat(at, np.diff(b.pos_offsets)) * width + b.pos_unit
-                           for b, at in runs])
-    codes = np.concatenate([b.pos_gain for b, _ in runs])
-    distinct, first = np.unique(keys, return_index=True)
-    query = distinct // width
-    state = codes[first]
+    # One key per position: (query, unit) and its label state (0 unlabeled, 1 labeled, 2 in
+    # conflict; the same at every position of a (query, unit)); distinct keys, distinct units.
+    keys = np.concatenate([
+        (np.repeat(at, np.diff(b.pos_offsets)) * width + b.pos_unit) * 4
+        + (b.pos_gain >= 0) + (b.pos_gain >= CONFLICT_BASE) for b, at in runs])
+    keys.sort()
+    distinct = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
+    query = distinct // 4 // width
+    state = distinct % 4
     pooled = np.bincount(query, minlength=n)
-    in_conflict = np.bincount(query[state >= CONFLICT_BASE], minlength=n)
-    labeled = np.bincount(query[(state >= 0) & (state < CONFLICT_BASE)], minlength=n)
+    in_conflict = np.bincount(query[state == 2], minlength=n)
+    labeled = np.bincount(query[state == 1], minlength=n)
     in_runs = np.zeros(n, dtype=bool)
     for _, at in runs:
         in_runs[at] = True
@@ -486,16 +489,21 @@ class LiveDashboard:
         marks = store_marks_unchecked(db, self.study_id)
         self.runs = {}
         reference = reference_columns_unchecked(db, self.study_id)
-        labels = _label_columns(reference)
+        labels: dict[str, tuple[list[str], list[int]]] | None = None  # the string path's
         coded = _CodedLabelSets(db, self.study_id, reference)
         names = UnitNamer(db, self.study_id)
         self.extra = {}
         evaluated: dict[str, BatchResult] = {}
+        order: list[str] | None = None
         for run in list_runs_unchecked(db, self.study_id):
             extra = self._extra_measures(run.k)
-            columns = run_columns_unchecked(db, self.study_id, run.name, reference, names=names)
-            results, more, tops = _evaluate(columns, reference, labels, self.protocol, extra,
-                                            coded)
+            columns = run_columns_unchecked(db, self.study_id, run.name, reference, names=names,
+                                            order=order)
+            order = columns.query_ids
+            if columns.coded is None and labels is None:
+                labels = _label_columns(reference)
+            results, more, tops = _evaluate(columns, reference, labels or {}, self.protocol,
+                                            extra, coded)
             evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
             self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,

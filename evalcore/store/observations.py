@@ -378,14 +378,16 @@ def run_columns_unchecked(
     reference: ReferenceColumns,
     query_ids: list[str] | None = None,
     names: UnitNamer | None = None,
+    order: list[str] | None = None,
 ) -> RunColumns:
     """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`
-    (read as unit codes when the store holds them: ``names`` names them, one per study read)."""
+    (read as unit codes when the store holds them: ``names`` names them, one per study read).
+    ``order``: another run's query set, taken as it is when it is this run's too (no sort)."""
     run = get_run_unchecked(db, study_id, run_name)
     codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
     if codes is not None:
         wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                            query_ids)
+                            query_ids, order)
         coded = _coded_ranking(db, run, wanted, codes, names or UnitNamer(db, study_id))
         return RunColumns(run=run, query_ids=wanted, returned_ids=coded.returned_ids(),
                           permitted_ids=permitted_ids_for_run(db, run), coded=coded)
@@ -393,7 +395,7 @@ def run_columns_unchecked(
         _run_unit_ids(db, run.run_id) if query_ids is None
         else {q: units for q, (units, _) in _run_rankings(db, run.run_id, query_ids).items()}
     )
-    wanted = _query_set(rankings, reference.gains, reference.complete, query_ids)
+    wanted = _query_set(rankings, reference.gains, reference.complete, query_ids, order)
     none: list[str] = []
     return RunColumns(
         run=run,
@@ -404,11 +406,15 @@ def run_columns_unchecked(
 
 
 def _query_set(
-    rankings: dict, gains: dict, complete: dict, scope: list[str] | None
+    rankings: dict, gains: dict, complete: dict, scope: list[str] | None,
+    order: list[str] | None = None,
 ) -> list[str]:
     if scope is not None:
         return scope
-    return sorted(set(rankings) | set(gains) | set(complete), key=natural_key)
+    wanted = set(rankings) | set(gains) | set(complete)
+    if order is not None and len(order) == len(wanted) and wanted.issuperset(order):
+        return order  # the same set: already in natural order
+    return sorted(wanted, key=natural_key)
 
 
 def _run_observations(
