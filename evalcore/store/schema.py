@@ -16,6 +16,7 @@ from collections.abc import Callable
 import sqlite_utils
 
 from evalcore.store.transaction import write_transaction
+from evalcore.store.unit_codes import backfill_unit_codes
 
 
 def _split_statements(script: str) -> list[str]:
@@ -645,15 +646,9 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _backfill_unit_codes(db: sqlite_utils.Database) -> None:
-    from evalcore.store.unit_codes import backfill_unit_codes
-
-    backfill_unit_codes(db)
-
-
 #: Version reached -> what runs after its SQL, in the same transaction (data that SQL
 #: alone cannot write).
-BACKFILLS: dict[int, Callable[[sqlite_utils.Database], None]] = {15: _backfill_unit_codes}
+BACKFILLS: dict[int, Callable[[sqlite_utils.Database], None]] = {15: backfill_unit_codes}
 
 
 class SchemaTooNewError(RuntimeError):
