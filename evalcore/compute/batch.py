@@ -550,10 +550,11 @@ class _Packer:
 class CodedUnits(Sequence[Sequence[str]]):
     """Per query, the unit IDs of its packed positions, named from their codes only when
     read (``names``: codes -> unit ids). The first reads name one query each; once many
-    queries were read, every position is named at once. A query's units may be replaced
-    (a re-evaluated query)."""
+    queries were read (:data:`BULK_AFTER` and a sixteenth of them), or when iterated,
+    every position is named at once. A query's units may be replaced (a re-evaluated
+    query)."""
 
-    #: per-query reads before every position is named at once
+    #: per-query reads (at least) before every position is named at once
     BULK_AFTER = 64
 
     def __init__(self, offsets: np.ndarray, codes: np.ndarray,
@@ -581,7 +582,7 @@ class CodedUnits(Sequence[Sequence[str]]):
         lo, hi = self._bounds[i], self._bounds[i + 1]
         if self._named is None:
             self._reads += 1
-            if self._reads <= self.BULK_AFTER:
+            if self._reads <= max(self.BULK_AFTER, len(self) // 16):
                 return list(self.names(self._codes[lo:hi]))
             self._name_all()
         return self._named[lo:hi].tolist()  # type: ignore[index]
