@@ -36,6 +36,8 @@ NOT_READS = {
     "evalcore.store.members.create_team_study": "the lead creates the study",
     "evalcore.store.imports.common.register_queries": "inside an authorised import",
     "evalcore.store.imports.common.write_label_events": "inside an authorised import",
+    "evalcore.store.unit_codes.assign_unit_codes": "inside an authorised run write "
+                                                   "(runs.write_run_results)",
     "evalcore.store.pins.insert_pin": "inside pin_protocol, authorised for the lead",
     "evalcore.store.staged_studies.discard_staged_study": "cleanup of a failed import",
     "evalcore.store.staged_studies.forget_created": "publishing step of an import (a write)",
