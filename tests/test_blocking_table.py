@@ -6,7 +6,8 @@ and incomplete populations, queries a run does not answer, unit ids repeated acr
 queries. The fast paths (:func:`evalcore.annotation.blocking_table.blocking_table`,
 ``RunState.unknown_counts``, ``RunState.results_at``) must give exactly what the
 per-query :class:`QueryResult` objects give (``query_blocking_keys``,
-``interval_text.unknown_counts``), also when the unit hashes collide.
+``interval_text.unknown_counts``), with the unit codes made from the strings or
+given (as the store hands them out: shared by queries and runs, sparse, negative).
 """
 
 import numpy as np
@@ -15,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.analysis.interval_text import unknown_counts
-from evalcore.annotation import blocking_table as table_module
 from evalcore.annotation.blocking import item_from_key, merge_blocking, query_blocking_keys
 from evalcore.annotation.blocking_table import RunBlocking, blocking_table
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute, compute_more
+from evalcore.compute.unit_pairs import pair_codes, pair_groups
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.live.dashboard import RunState
@@ -96,18 +97,58 @@ def test_table_equals_the_per_object_blocking_list(study) -> None:
         assert table.of_query(i) == [item_from_key(key) for key in keys]
 
 
-@settings(max_examples=60, deadline=None)
-@given(studies())
-def test_colliding_hashes_fall_back_to_exact_codes(study) -> None:
+def _store_codes(evaluated, units, scale, offset):
+    """Codes as a store hands them out: one per unit id, equal across queries and runs."""
+    number = {u: i * scale + offset for i, u in enumerate(units)}
+    return {name: np.fromiter((number[u] for top in result.batch.top_units for u in top),
+                              dtype=np.int64, count=int(result.batch.pos_offsets[-1]))
+            for name, (result, _) in evaluated.items()}
+
+
+@settings(max_examples=100, deadline=None)
+@given(studies(), st.permutations(UNITS), st.sampled_from([1, 3, 2**40 + 7]),
+       st.integers(-(2**20), 2**20))
+def test_given_unit_codes_give_the_same_list(study, units, scale, offset) -> None:
+    """Codes from the store (shared by queries and runs, dense or sparse, negative) give
+    what the interned strings and the per-object path give."""
     queries = study[0]
     evaluated = _evaluate(study)
-    expected = merge_blocking(_old_keys(queries, evaluated))
-    real = table_module._hash_codes
-    table_module._hash_codes = lambda units, bits: np.zeros(len(units), dtype=np.uint64)
-    try:
-        assert _table(queries, evaluated).page() == expected
-    finally:
-        table_module._hash_codes = real
+    old = _old_keys(queries, evaluated)
+    codes = _store_codes(evaluated, units, scale, offset)
+    table = blocking_table(list(evaluated), {
+        name: RunBlocking(result, positions, codes[name])
+        for name, (result, positions) in evaluated.items()}, queries)
+    expected = merge_blocking(old)
+    assert table.page() == expected == _table(queries, evaluated).page()
+    assert len(table) == len(expected)
+    assert table.page(1, 2) == expected[1:3]
+    for i, keys in enumerate(old):
+        assert table.of_query(i) == [item_from_key(key) for key in keys]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from([0, 1, 2, 5, 2**50, -(2**50)])),
+                max_size=40))
+def test_pair_groups_number_the_distinct_pairs(pairs) -> None:
+    query = np.asarray([q for q, _ in pairs], dtype=np.int64)
+    code = np.asarray([c for _, c in pairs], dtype=np.int64)
+    group, n_groups = pair_groups(query, code)
+    distinct = {}
+    for pair in pairs:
+        distinct.setdefault(pair, len(distinct))
+    assert n_groups == len(distinct)
+    assert sorted(set(group.tolist())) == list(range(n_groups))
+    same = {(a, b): group[a] == group[b] for a in range(len(pairs)) for b in range(len(pairs))}
+    assert all(same[a, b] == (pairs[a] == pairs[b]) for a, b in same)
+
+
+def test_pair_codes_are_equal_exactly_for_the_same_query_and_unit() -> None:
+    tops = [[["a", "b", "a"], ["a"]], [["b", "c"]]]
+    positions = [np.asarray([0, 1]), np.asarray([0])]
+    first, second = pair_codes(list(zip(positions, tops, strict=True)), 2)
+    assert first[0] == first[2] != first[1]
+    assert first[3] != first[0]  # the same unit in another query
+    assert second[0] == first[1] and second[1] not in set(first.tolist())
 
 
 @settings(max_examples=60, deadline=None)
