@@ -20,7 +20,7 @@ from evalcore.annotation.blocking import item_from_key, merge_blocking, query_bl
 from evalcore.annotation.blocking_table import RunBlocking, blocking_table
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute, compute_more
-from evalcore.compute.unit_pairs import pair_codes, pair_groups
+from evalcore.compute.unit_pairs import group_heads, pair_codes, pair_groups
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.live.dashboard import RunState
@@ -132,12 +132,10 @@ def test_given_unit_codes_give_the_same_list(study, units, scale, offset) -> Non
 def test_pair_groups_number_the_distinct_pairs(pairs) -> None:
     query = np.asarray([q for q, _ in pairs], dtype=np.int64)
     code = np.asarray([c for _, c in pairs], dtype=np.int64)
-    group, n_groups = pair_groups(query, code)
-    distinct = {}
-    for pair in pairs:
-        distinct.setdefault(pair, len(distinct))
-    assert n_groups == len(distinct)
-    assert sorted(set(group.tolist())) == list(range(n_groups))
+    group = pair_groups(query, code)
+    distinct = {pair for pair in pairs}
+    assert group_heads(group).size == len(distinct)
+    assert (group[group] == group).all()  # a group is named by one of its own entries
     same = {(a, b): group[a] == group[b] for a in range(len(pairs)) for b in range(len(pairs))}
     assert all(same[a, b] == (pairs[a] == pairs[b]) for a, b in same)
 

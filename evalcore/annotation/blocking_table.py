@@ -35,7 +35,7 @@ from evalcore.annotation.blocking import (
 from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
 from evalcore.compute.evaluate import BatchResult
 from evalcore.compute.measures.base import UNKNOWN_BITS
-from evalcore.compute.unit_pairs import group_values, pair_codes, pair_groups
+from evalcore.compute.unit_pairs import pair_codes, pair_groups
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.reasons import Reason
 
@@ -183,23 +183,24 @@ def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
     if not out.query or not sum(q.size for q in out.query):
         return BlockingTable.empty(names, query_ids)
     query = out.column("query")
-    group, n_groups = pair_groups(query, out.column("code"))
-    blocks = np.bincount(group, weights=out.column("blocks"), minlength=n_groups)
-    keep = blocks > 0
-    unlocks = np.bincount(group, weights=out.column("unlocks"), minlength=n_groups)
-    best = np.full(n_groups, _NOT_RETURNED, dtype=np.int64)
+    group = pair_groups(query, out.column("code"))
+    n = group.size
+    blocks = np.bincount(group, weights=out.column("blocks"), minlength=n)
+    rows = np.flatnonzero(blocks)  # the entries naming a group with a blocked value
+    unlocks = np.bincount(group, weights=out.column("unlocks"), minlength=n)
+    best = np.full(n, _NOT_RETURNED, dtype=np.int64)
     np.minimum.at(best, group, out.column("rank"))
+    best = best[rows]
     best[best == _NOT_RETURNED] = 0
     run = out.column("run")
     returned = run >= 0
-    present = np.zeros((n_groups, len(names)), dtype=bool)
+    present = np.zeros((n, len(names)), dtype=bool)
     present[group[returned], run[returned]] = True
-    where = group_values(group, n_groups, np.arange(group.size))[keep]
     return BlockingTable(
-        run_names=names, query_ids=query_ids, query=group_values(group, n_groups, query)[keep],
-        unit_source=out.column("source")[where], unit_at=out.column("at")[where],
-        sources=out.sources, unlocks=unlocks[keep].astype(np.int64),
-        blocks=blocks[keep].astype(np.int64), best_rank=best[keep], present=present[keep],
+        run_names=names, query_ids=query_ids, query=query[rows],
+        unit_source=out.column("source")[rows], unit_at=out.column("at")[rows],
+        sources=out.sources, unlocks=unlocks[rows].astype(np.int64),
+        blocks=blocks[rows].astype(np.int64), best_rank=best, present=present[rows],
     )
 
 

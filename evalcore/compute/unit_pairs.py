@@ -6,10 +6,12 @@ instead of the unit id strings: equal codes within a query mean the same unit
 (codes the store hands out, equal across the runs of a build, qualify; so do the
 pair codes :func:`pair_codes` makes from the strings).
 
-:func:`pair_groups` numbers the distinct (query, code) pairs without sorting every
+:func:`pair_groups` groups the positions by (query, code) without sorting every
 position: each code is claimed by one query in one pass (a code used by a single
 query, the common case, is then its own group); only the positions of codes that
-several queries share are sorted.
+several queries share are sorted. A group is named by one of its positions, so
+per-group sums are one ``np.bincount`` and per-group values are read at the naming
+positions (:func:`group_heads`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from itertools import chain, count
 
 import numpy as np
 
-#: Above this many codes per position a code range is compressed before grouping.
+#: Above this many codes per position the code range is compressed before grouping.
 _SPARSE = 2
 
 
@@ -28,54 +30,59 @@ def pair_codes(runs: Sequence[tuple[np.ndarray, Sequence[Sequence[str]]]],
     """One code per packed position of each run (``(positions, top_units)``: each row's
     position among ``n_queries`` study queries and its unit ids), equal exactly when
     the query and the unit id are: one small dictionary per query, across the runs."""
-    rows = []
-    for positions, _ in runs:
+    lengths = np.zeros((len(runs), n_queries), dtype=np.int64)
+    rows: list[list[int]] = []
+    for r, (positions, tops) in enumerate(runs):
         row = np.full(n_queries, -1, dtype=np.int64)
         row[positions] = np.arange(len(positions))
         rows.append(row.tolist())
-    chunks: list[list[list[int]]] = [[[] for _ in tops] for _, tops in runs]
-    base = 0
-    for p in range(n_queries):
+        lengths[r, positions] = np.fromiter(map(len, tops), dtype=np.int64, count=len(tops))
+    flat: list[int] = []  # query by query, run by run
+    for at in zip(*rows, strict=True):
         seen: dict[str, int] = {}
-        for row, (_, tops), out in zip(rows, runs, chunks, strict=True):
-            i = row[p]
-            if i >= 0:
-                top = tops[i]
-                out[i] = list(map(seen.setdefault, top, count(base)))
-                base += len(top)
-    return [np.fromiter(chain.from_iterable(c), dtype=np.int64, count=sum(map(len, c)))
-            for c in chunks]
+        flat.extend(map(seen.setdefault,
+                        chain.from_iterable(tops[i] for (_, tops), i in zip(runs, at, strict=True)
+                                            if i >= 0),
+                        count(len(flat))))
+    codes = np.fromiter(flat, dtype=np.int64, count=len(flat))
+    # where each (run, query) block starts in ``flat``
+    start = (np.cumsum(lengths.T.ravel()) - lengths.T.ravel()).reshape(n_queries, len(runs)).T
+    out = []
+    for r, (positions, _) in enumerate(runs):
+        n = lengths[r, positions]
+        offsets = np.cumsum(n) - n
+        out.append(codes[np.repeat(start[r, positions] - offsets, n)
+                         + np.arange(int(n.sum()), dtype=np.int64)])
+    return out
 
 
-def pair_groups(query: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, int]:
-    """(each entry's group, number of groups): entries share a group exactly when their
-    ``query`` and ``code`` are equal; groups are numbered 0.. with none empty."""
+def pair_groups(query: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """Each entry's group, named by one of its entries (``group[i] == i`` for exactly one
+    entry of each group): entries share a group exactly when their ``query`` and
+    ``code`` are equal."""
     n = code.size
     if n == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    code = code - code.min()
+        return np.zeros(0, dtype=np.int64)
+    low = int(code.min())
+    if low:
+        code = code - low
     top = int(code.max()) + 1
     if top > _SPARSE * n + 1024:
         _, code = np.unique(code, return_inverse=True)
         top = int(code.max()) + 1
-    owner = np.empty(top, dtype=np.int64)
-    owner[code] = query  # one of the code's queries (whichever write lands last)
-    claimed = owner[code] == query
-    group = code.copy()
-    n_groups = top
-    if not claimed.all():  # codes several queries share: their other pairs sorted
-        rest = np.flatnonzero(~claimed)
-        _, inverse = np.unique(query[rest] * top + code[rest], return_inverse=True)
-        group[rest] = top + inverse
-        n_groups = top + int(inverse.max()) + 1
-    used = np.zeros(n_groups, dtype=bool)
-    used[group] = True
-    number = np.cumsum(used) - 1
-    return number[group], int(number[-1]) + 1
+    entries = np.arange(n, dtype=np.int64)
+    first = np.empty(top, dtype=np.int64)
+    first[code] = entries  # one entry of each code (whichever write lands last)
+    group = first[code]
+    shared = query[group] != query
+    if shared.any():  # codes several queries share: their other pairs sorted
+        rest = np.flatnonzero(shared)
+        _, at, inverse = np.unique(query[rest] * top + code[rest], return_index=True,
+                                   return_inverse=True)
+        group[rest] = rest[at][inverse]
+    return group
 
 
-def group_values(group: np.ndarray, n_groups: int, values: np.ndarray) -> np.ndarray:
-    """Each group's value of ``values`` (one per entry, equal within a group)."""
-    out = np.empty(n_groups, dtype=values.dtype)
-    out[group] = values
-    return out
+def group_heads(group: np.ndarray) -> np.ndarray:
+    """The entry that names each group (see :func:`pair_groups`), in entry order."""
+    return np.flatnonzero(group == np.arange(group.size))
