@@ -25,39 +25,7 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.live.dashboard import RunState
 from evalcore.store.runs import RunInfo
-
-UNITS = [f"u{i}" for i in range(7)]
-RUNS = ["A", "B", "C"]
-gain = st.one_of(st.integers(0, 4),
-                 st.lists(st.integers(0, 4), min_size=2, max_size=3, unique=True).map(tuple))
-
-
-@st.composite
-def studies(draw):
-    n = draw(st.integers(1, 6))
-    queries = [f"q{i}" for i in range(n)]
-    reference = [draw(st.dictionaries(st.sampled_from(UNITS), gain, max_size=6)) for _ in queries]
-    complete = [draw(st.booleans()) for _ in queries]
-    runs = {}
-    for name in RUNS[: draw(st.integers(1, 3))]:
-        answered = [i for i in range(n) if draw(st.booleans()) or i == 0]
-        rankings = [draw(st.lists(st.sampled_from(UNITS), max_size=6)) for _ in answered]
-        runs[name] = (draw(st.integers(1, 5)), answered, rankings)
-    protocol = draw(st.sampled_from([
-        EvalProtocol(), EvalProtocol(relevance_threshold=2),
-        EvalProtocol(unjudged_as_nonrelevant=True)]))
-    return queries, reference, complete, runs, protocol
-
-
-def _evaluate(study):
-    queries, reference, complete, runs, protocol = study
-    out = {}
-    for name, (k, answered, rankings) in runs.items():
-        batch = ObservationBatch.from_gain_maps(
-            [queries[i] for i in answered], k, rankings, [reference[i] for i in answered],
-            [complete[i] for i in answered], protocol=protocol)
-        out[name] = (compute(batch, protocol), np.asarray(answered, dtype=np.int64))
-    return out
+from tests.blocking_studies import RUNS, UNITS, evaluate_study, gain, store_codes, studies
 
 
 def _old_keys(queries, evaluated):
@@ -85,7 +53,7 @@ def _table(queries, evaluated):
 @given(studies())
 def test_table_equals_the_per_object_blocking_list(study) -> None:
     queries = study[0]
-    evaluated = _evaluate(study)
+    evaluated = evaluate_study(study)
     old = _old_keys(queries, evaluated)
     table = _table(queries, evaluated)
     expected = merge_blocking(old)
@@ -97,14 +65,6 @@ def test_table_equals_the_per_object_blocking_list(study) -> None:
         assert table.of_query(i) == [item_from_key(key) for key in keys]
 
 
-def _store_codes(evaluated, units, scale, offset):
-    """Codes as a store hands them out: one per unit id, equal across queries and runs."""
-    number = {u: i * scale + offset for i, u in enumerate(units)}
-    return {name: np.fromiter((number[u] for top in result.batch.top_units for u in top),
-                              dtype=np.int64, count=int(result.batch.pos_offsets[-1]))
-            for name, (result, _) in evaluated.items()}
-
-
 @settings(max_examples=100, deadline=None)
 @given(studies(), st.permutations(UNITS), st.sampled_from([1, 3, 2**40 + 7]),
        st.integers(-(2**20), 2**20))
@@ -112,9 +72,9 @@ def test_given_unit_codes_give_the_same_list(study, units, scale, offset) -> Non
     """Codes from the store (shared by queries and runs, dense or sparse, negative) give
     what the interned strings and the per-object path give."""
     queries = study[0]
-    evaluated = _evaluate(study)
+    evaluated = evaluate_study(study)
     old = _old_keys(queries, evaluated)
-    codes = _store_codes(evaluated, units, scale, offset)
+    codes = store_codes(evaluated, units, scale, offset)
     table = blocking_table(list(evaluated), {
         name: RunBlocking(result, positions, codes[name])
         for name, (result, positions) in evaluated.items()}, queries)
@@ -153,11 +113,11 @@ def test_pair_codes_are_equal_exactly_for_the_same_query_and_unit() -> None:
 @given(studies(), st.data())
 def test_replacing_queries_equals_a_table_of_the_new_state(study, data) -> None:
     queries, reference, complete, runs, protocol = study
-    before = _table(queries, _evaluate(study))
+    before = _table(queries, evaluate_study(study))
     touched = sorted(data.draw(st.sets(st.integers(0, len(queries) - 1), min_size=1)))
     relabeled = [data.draw(st.dictionaries(st.sampled_from(UNITS), gain, max_size=6))
                  if i in touched else units for i, units in enumerate(reference)]
-    after = _evaluate((queries, relabeled, complete, runs, protocol))
+    after = evaluate_study((queries, relabeled, complete, runs, protocol))
     part = {}
     for name, (k, answered, rankings) in runs.items():
         rows = [j for j, i in enumerate(answered) if i in touched]
@@ -179,7 +139,7 @@ MEASURES = [parse_measure(m) for m in ("P@2", "nDCG@3", "AP@3", "Judged@2", "RBP
 @given(studies(), st.data())
 def test_unknown_counts_and_rows_equal_the_result_objects(study, data) -> None:
     queries = study[0]
-    for name, (result, positions) in _evaluate(study).items():
+    for name, (result, positions) in evaluate_study(study).items():
         k = int(result.batch.k[0]) if len(result.batch) else 1
         more = compute_more(result, [m for m in MEASURES if m.k <= k])
         info = RunInfo.model_construct(name=name, k=k)
