@@ -8,8 +8,9 @@ pair codes :func:`pair_codes` makes from the strings).
 
 :func:`pair_groups` groups the positions by (query, code) without sorting every
 position: each code is claimed by one query in one pass (a code used by a single
-query, the common case, is then its own group); only the positions of codes that
-several queries share are sorted. A group is named by one of its positions, so
+query is then its own group), the positions of codes several queries share by
+another query in each of a few more passes over them, and only what is left then
+(codes very many queries share) is sorted. A group is named by one of its positions, so
 per-group sums are one ``np.bincount`` and per-group values are read at the naming
 positions (:func:`group_heads`).
 """
@@ -23,6 +24,9 @@ import numpy as np
 
 #: Above this many codes per position the code range is compressed before grouping.
 _SPARSE = 2
+#: Claiming passes over the positions of codes that several queries share, before the
+#: rest is sorted.
+_CLAIMS = 3
 
 
 def pair_codes(runs: Sequence[tuple[np.ndarray, Sequence[Sequence[str]]]],
@@ -70,16 +74,23 @@ def pair_groups(query: np.ndarray, code: np.ndarray) -> np.ndarray:
     if top > _SPARSE * n + 1024:
         _, code = np.unique(code, return_inverse=True)
         top = int(code.max()) + 1
-    entries = np.arange(n, dtype=np.int64)
     first = np.empty(top, dtype=np.int64)
-    first[code] = entries  # one entry of each code (whichever write lands last)
+    first[code] = np.arange(n, dtype=np.int64)  # one entry per code (whichever lands last)
     group = first[code]
-    shared = query[group] != query
-    if shared.any():  # codes several queries share: their other pairs sorted
-        rest = np.flatnonzero(shared)
-        _, at, inverse = np.unique(query[rest] * top + code[rest], return_index=True,
+    pending = np.flatnonzero(query[group] != query)
+    for _ in range(_CLAIMS):  # a code several queries share: claimed again by another
+        if not pending.size:
+            return group
+        claim = code[pending]
+        first[claim] = pending
+        claimer = first[claim]
+        joined = query[claimer] == query[pending]
+        group[pending[joined]] = claimer[joined]
+        pending = pending[~joined]
+    if pending.size:  # codes very many queries share: the rest sorted
+        _, at, inverse = np.unique(query[pending] * top + code[pending], return_index=True,
                                    return_inverse=True)
-        group[rest] = rest[at][inverse]
+        group[pending] = pending[at][inverse]
     return group
 
 
