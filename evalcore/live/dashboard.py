@@ -31,7 +31,8 @@ Aggregates are never a mean of the available subset: they come from
 :mod:`evalcore.compute.aggregate`, which gives the mean only when every query has the
 metric. Label coverage counts the pool (every unit a run returned in its top
 k) and how much of it has a resolved gain (units in conflict count as
-unlabeled).
+unlabeled), from the packed positions' unit codes and label codes
+(:mod:`evalcore.compute.unit_pairs`); the blocking list is grouped by the same codes.
 """
 
 from __future__ import annotations
