@@ -58,7 +58,7 @@ def _state(study, codes=None):
     blocking = state._run_blocking({name: r for name, (r, _) in evaluated.items()}, given)
     state._pool = np.zeros((3, len(queries)), dtype=np.int64)
     state._complete = {}
-    state._set_coverage(queries, blocking, columns)
+    state._set_coverage(queries, blocking.values(), columns)
     return state, columns
 
 
@@ -97,6 +97,6 @@ def test_a_relabeled_query_recounts_only_itself(study, data) -> None:
                 [relabeled[answered[j]] for j in rows], [complete[answered[j]] for j in rows],
                 protocol=protocol), protocol)
     wanted = [queries[i] for i in touched]
-    state._set_coverage(wanted, state._run_blocking(part, {name: None for name in part}),
+    state._set_coverage(wanted, state._run_blocking(part, {name: None for name in part}).values(),
                         columns)
     _check(state, study, columns)

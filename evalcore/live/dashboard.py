@@ -449,13 +449,12 @@ class LiveDashboard:
             self.query_ids = sorted({q for index in sets for q in index}, key=natural_key)
         self.index = {q: i for i, q in enumerate(self.query_ids)}
         self._blocking = None  # made when first asked (see _blocking_table)
-        blocking = self._run_blocking(evaluated, {name: None for name in evaluated})
-        self._blocking_source = dict(zip(evaluated, blocking, strict=True))
+        self._blocking_source = self._run_blocking(evaluated,
+                                                   {name: None for name in evaluated})
         self._blocking_updates = None
-        n = len(self.query_ids)
-        self._pool = np.zeros((3, n), dtype=np.int64)
+        self._pool = np.zeros((3, len(self.query_ids)), dtype=np.int64)
         self._complete = {}
-        self._set_coverage(self.query_ids, blocking, reference)
+        self._set_coverage(self.query_ids, self._blocking_source.values(), reference)
         self._set_aggregates()
         self.marks = marks
         self.last_refresh = RefreshOutcome(
@@ -463,7 +462,7 @@ class LiveDashboard:
         )
 
     def _run_blocking(self, evaluated: dict[str, BatchResult],
-                      codes: dict[str, np.ndarray | None]) -> list[RunBlocking]:
+                      codes: dict[str, np.ndarray | None]) -> dict[str, RunBlocking]:
         """Each evaluated run (the runs' batches of the queries they have, as the runs are
         now) with its queries' positions and unit codes (the ``codes`` given, made from
         the unit ids when any is None: one code space for all of them)."""
@@ -473,16 +472,17 @@ class LiveDashboard:
             made = pair_codes([(positions[name], result.batch.top_units)
                                for name, result in evaluated.items()], len(self.query_ids))
             codes = dict(zip(evaluated, made, strict=True))
-        return [RunBlocking(result, positions[name], codes[name])
-                for name, result in evaluated.items()]
+        return {name: RunBlocking(result, positions[name], codes[name])
+                for name, result in evaluated.items()}
 
-    def _set_coverage(self, query_ids: Sequence[str], runs: Sequence[RunBlocking],
+    def _set_coverage(self, query_ids: Sequence[str], runs: Iterable[RunBlocking],
                       reference: ReferenceColumns) -> None:
         """The pool coverage of ``query_ids`` from ``runs``, every run's evaluation of them.
 
         The pool is the distinct units of every run's top k (the packed positions); a unit
         is labeled when its gain is resolved: not unlabeled, and not in conflict (a unit
         in conflict is in the labels, section 9, but has no resolved gain)."""
+        runs = list(runs)
         query = [run.positions[run.result.batch.pos_query] for run in runs]
         codes = [run.unit_codes for run in runs]
         gains = [run.result.batch.pos_gain for run in runs]
@@ -602,10 +602,9 @@ class LiveDashboard:
                 if more:
                     extra.replace(rs.index[query_id], more[j], tops[j])
         blocking = self._run_blocking(evaluated, {name: None for name in evaluated})
-        self._set_coverage(wanted, blocking, reference)
+        self._set_coverage(wanted, blocking.values(), reference)
         positions = [self.index[q] for q in wanted]
-        update = blocking_table(self.run_names, dict(zip(evaluated, blocking, strict=True)),
-                                self.query_ids)
+        update = blocking_table(self.run_names, blocking, self.query_ids)
         if self._blocking is None:  # kept as one table of every query touched since
             touched, before = self._blocking_updates or (set(), update)
             self._blocking_updates = (touched | set(positions),
