@@ -183,3 +183,11 @@ def test_empty_runs_give_an_empty_table(n_runs) -> None:
     evaluated = {name: (compute(batch, protocol), np.asarray([0])) for name in RUNS[:n_runs]}
     table = _table(["q"], evaluated)
     assert len(table) == 0 and table.page() == [] and table.of_query(0) == []
+
+
+def test_unit_codes_of_another_length_are_refused() -> None:
+    protocol = EvalProtocol()
+    batch = ObservationBatch.from_gain_maps(["q"], 2, [["a", "b"]], [{}], [False],
+                                            protocol=protocol)
+    with pytest.raises(ValueError, match="2 packed positions"):
+        RunBlocking(compute(batch, protocol), np.asarray([0]), np.zeros(3, dtype=np.int64))

@@ -56,6 +56,12 @@ class RunBlocking:
     #: unit id strings)
     unit_codes: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        packed = int(self.result.batch.pos_offsets[-1])
+        if self.unit_codes is not None and len(self.unit_codes) != packed:
+            raise ValueError(f"RunBlocking: {len(self.unit_codes):,} unit codes for {packed:,} "
+                             "packed positions; give one code per packed position")
+
 
 class _FlatUnits:
     """A batch's unit ids by packed position (read one at a time, for a page)."""
