@@ -103,7 +103,7 @@ def test_pair_groups_number_the_distinct_pairs(pairs) -> None:
 def test_pair_codes_are_equal_exactly_for_the_same_query_and_unit() -> None:
     tops = [[["a", "b", "a"], ["a"]], [["b", "c"]]]
     positions = [np.asarray([0, 1]), np.asarray([0])]
-    first, second = pair_codes(list(zip(positions, tops, strict=True)), 2)
+    first, second = pair_codes(list(zip(positions, tops, strict=True)))
     assert first[0] == first[2] != first[1]
     assert first[3] != first[0]  # the same unit in another query
     assert second[0] == first[1] and second[1] not in set(first.tolist())

@@ -174,8 +174,7 @@ def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
     if all(run.unit_codes is not None for _, run in given):
         codes = [run.unit_codes for _, run in given]
     else:
-        codes = pair_codes([(run.positions, run.result.batch.top_units) for _, run in given],
-                           len(query_ids))
+        codes = pair_codes([(run.positions, run.result.batch.top_units) for _, run in given])
     beyond: dict[tuple[int, str], list[int]] = {}
     for (index, run), run_codes in zip(given, codes, strict=True):
         _run_positions(out, index, run, run_codes, beyond)

@@ -29,18 +29,21 @@ _SPARSE = 2
 _CLAIMS = 3
 
 
-def pair_codes(runs: Sequence[tuple[np.ndarray, Sequence[Sequence[str]]]],
-               n_queries: int) -> list[np.ndarray]:
+def pair_codes(runs: Sequence[tuple[np.ndarray, Sequence[Sequence[str]]]]) -> list[np.ndarray]:
     """One code per packed position of each run (``(positions, top_units)``: each row's
-    position among ``n_queries`` study queries and its unit ids), equal exactly when
-    the query and the unit id are: one small dictionary per query, across the runs."""
-    lengths = np.zeros((len(runs), n_queries), dtype=np.int64)
+    query, as a number shared by the runs, and its unit ids), equal exactly when the
+    query and the unit id are: one small dictionary per query, across the runs."""
+    if not runs:
+        return []
+    queries = np.unique(np.concatenate([positions for positions, _ in runs]))
+    lengths = np.zeros((len(runs), queries.size), dtype=np.int64)
     rows: list[list[int]] = []
     for r, (positions, tops) in enumerate(runs):
-        row = np.full(n_queries, -1, dtype=np.int64)
-        row[positions] = np.arange(len(positions))
+        at = np.searchsorted(queries, positions)
+        row = np.full(queries.size, -1, dtype=np.int64)
+        row[at] = np.arange(len(positions))
         rows.append(row.tolist())
-        lengths[r, positions] = np.fromiter(map(len, tops), dtype=np.int64, count=len(tops))
+        lengths[r, at] = np.fromiter(map(len, tops), dtype=np.int64, count=len(tops))
     flat: list[int] = []  # query by query, run by run
     for at in zip(*rows, strict=True):
         seen: dict[str, int] = {}
@@ -50,12 +53,14 @@ def pair_codes(runs: Sequence[tuple[np.ndarray, Sequence[Sequence[str]]]],
                         count(len(flat))))
     codes = np.fromiter(flat, dtype=np.int64, count=len(flat))
     # where each (run, query) block starts in ``flat``
-    start = (np.cumsum(lengths.T.ravel()) - lengths.T.ravel()).reshape(n_queries, len(runs)).T
+    sizes = lengths.T.ravel()
+    start = (np.cumsum(sizes) - sizes).reshape(queries.size, len(runs)).T
     out = []
     for r, (positions, _) in enumerate(runs):
-        n = lengths[r, positions]
+        at = np.searchsorted(queries, positions)
+        n = lengths[r, at]
         offsets = np.cumsum(n) - n
-        out.append(codes[np.repeat(start[r, positions] - offsets, n)
+        out.append(codes[np.repeat(start[r, at] - offsets, n)
                          + np.arange(int(n.sum()), dtype=np.int64)])
     return out
 

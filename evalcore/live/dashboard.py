@@ -470,7 +470,7 @@ class LiveDashboard:
                      for name, result in evaluated.items()}
         if any(c is None for c in codes.values()):
             made = pair_codes([(positions[name], result.batch.top_units)
-                               for name, result in evaluated.items()], len(self.query_ids))
+                               for name, result in evaluated.items()])
             codes = dict(zip(evaluated, made, strict=True))
         return {name: RunBlocking(result, positions[name], codes[name])
                 for name, result in evaluated.items()}
