@@ -159,8 +159,11 @@ def _beyond_codes(keys: Sequence[tuple[int, str]], runs: Sequence[RunBlocking],
                                  strict=True))
     fresh: dict[str, int] = {}
     first = 1 + max((int(c.max()) for c in codes if c.size), default=0)
-    return np.fromiter((by_query[q].get(u, fresh.setdefault(u, first + len(fresh)))
-                        for q, u in keys), dtype=np.int64, count=len(keys))
+    out = np.empty(len(keys), dtype=np.int64)
+    for i, (q, u) in enumerate(keys):
+        found = by_query[q].get(u)
+        out[i] = fresh.setdefault(u, first + len(fresh)) if found is None else found
+    return out
 
 
 def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
