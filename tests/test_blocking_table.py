@@ -43,9 +43,10 @@ def _old_keys(queries, evaluated):
     return per_query
 
 
-def _table(queries, evaluated):
+def _table(queries, evaluated, codes=None):
     return blocking_table(list(evaluated), {
-        name: RunBlocking(result, positions) for name, (result, positions) in evaluated.items()
+        name: RunBlocking(result, positions, None if codes is None else codes[name])
+        for name, (result, positions) in evaluated.items()
     }, queries)
 
 
@@ -110,10 +111,13 @@ def test_pair_codes_are_equal_exactly_for_the_same_query_and_unit() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(studies(), st.data())
-def test_replacing_queries_equals_a_table_of_the_new_state(study, data) -> None:
+@given(studies(), st.data(), st.booleans())
+def test_replacing_queries_equals_a_table_of_the_new_state(study, data, given) -> None:
+    """Also with the store's codes given: the update's codes are read on their own."""
     queries, reference, complete, runs, protocol = study
-    before = _table(queries, evaluate_study(study))
+    evaluated = evaluate_study(study)
+    before = _table(queries, evaluated,
+                    store_codes(evaluated, UNITS, 3, -5) if given else None)
     touched = sorted(data.draw(st.sets(st.integers(0, len(queries) - 1), min_size=1)))
     relabeled = [data.draw(st.dictionaries(st.sampled_from(UNITS), gain, max_size=6))
                  if i in touched else units for i, units in enumerate(reference)]
@@ -126,8 +130,10 @@ def test_replacing_queries_equals_a_table_of_the_new_state(study, data) -> None:
                 [queries[answered[j]] for j in rows], k, [rankings[j] for j in rows],
                 [relabeled[answered[j]] for j in rows], [complete[answered[j]] for j in rows],
                 protocol=protocol)
-            part[name] = RunBlocking(compute(batch, protocol),
-                                     np.asarray([answered[j] for j in rows], dtype=np.int64))
+            result = compute(batch, protocol)
+            codes = store_codes({name: (result, None)}, UNITS[::-1], 1, 0)[name] if given else None
+            part[name] = RunBlocking(result, np.asarray([answered[j] for j in rows],
+                                                        dtype=np.int64), codes)
     update = blocking_table(list(runs), part, queries)
     assert before.replace_queries(touched, update).page() == _table(queries, after).page()
 
