@@ -483,7 +483,7 @@ class LiveDashboard:
         is labeled when its gain is resolved: not unlabeled, and not in conflict (a unit
         in conflict is in the labels, section 9, but has no resolved gain)."""
         runs = list(runs)
-        query = [run.positions[run.result.batch.pos_query] for run in runs]
+        query = [np.repeat(run.positions, run.result.batch.n_positions) for run in runs]
         codes = [run.unit_codes for run in runs]
         gains = [run.result.batch.pos_gain for run in runs]
         if query:
