@@ -6,7 +6,8 @@ and incomplete populations, queries a run does not answer, unit ids repeated acr
 queries. The fast paths (:func:`evalcore.annotation.blocking_table.blocking_table`,
 ``RunState.unknown_counts``, ``RunState.results_at``) must give exactly what the
 per-query :class:`QueryResult` objects give (``query_blocking_keys``,
-``interval_text.unknown_counts``), also when the unit hashes collide.
+``interval_text.unknown_counts``), with the unit codes made from the strings or
+given (as the store hands them out: shared by queries and runs, sparse, negative).
 """
 
 import numpy as np
@@ -15,48 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.analysis.interval_text import unknown_counts
-from evalcore.annotation import blocking_table as table_module
 from evalcore.annotation.blocking import item_from_key, merge_blocking, query_blocking_keys
 from evalcore.annotation.blocking_table import RunBlocking, blocking_table
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute, compute_more
+from evalcore.compute.unit_pairs import group_heads, pair_codes, pair_groups
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.live.dashboard import RunState
 from evalcore.store.runs import RunInfo
-
-UNITS = [f"u{i}" for i in range(7)]
-RUNS = ["A", "B", "C"]
-gain = st.one_of(st.integers(0, 4),
-                 st.lists(st.integers(0, 4), min_size=2, max_size=3, unique=True).map(tuple))
-
-
-@st.composite
-def studies(draw):
-    n = draw(st.integers(1, 6))
-    queries = [f"q{i}" for i in range(n)]
-    reference = [draw(st.dictionaries(st.sampled_from(UNITS), gain, max_size=6)) for _ in queries]
-    complete = [draw(st.booleans()) for _ in queries]
-    runs = {}
-    for name in RUNS[: draw(st.integers(1, 3))]:
-        answered = [i for i in range(n) if draw(st.booleans()) or i == 0]
-        rankings = [draw(st.lists(st.sampled_from(UNITS), max_size=6)) for _ in answered]
-        runs[name] = (draw(st.integers(1, 5)), answered, rankings)
-    protocol = draw(st.sampled_from([
-        EvalProtocol(), EvalProtocol(relevance_threshold=2),
-        EvalProtocol(unjudged_as_nonrelevant=True)]))
-    return queries, reference, complete, runs, protocol
-
-
-def _evaluate(study):
-    queries, reference, complete, runs, protocol = study
-    out = {}
-    for name, (k, answered, rankings) in runs.items():
-        batch = ObservationBatch.from_gain_maps(
-            [queries[i] for i in answered], k, rankings, [reference[i] for i in answered],
-            [complete[i] for i in answered], protocol=protocol)
-        out[name] = (compute(batch, protocol), np.asarray(answered, dtype=np.int64))
-    return out
+from tests.blocking_studies import RUNS, UNITS, evaluate_study, gain, store_codes, studies
 
 
 def _old_keys(queries, evaluated):
@@ -74,9 +43,10 @@ def _old_keys(queries, evaluated):
     return per_query
 
 
-def _table(queries, evaluated):
+def _table(queries, evaluated, codes=None):
     return blocking_table(list(evaluated), {
-        name: RunBlocking(result, positions) for name, (result, positions) in evaluated.items()
+        name: RunBlocking(result, positions, None if codes is None else codes[name])
+        for name, (result, positions) in evaluated.items()
     }, queries)
 
 
@@ -84,7 +54,7 @@ def _table(queries, evaluated):
 @given(studies())
 def test_table_equals_the_per_object_blocking_list(study) -> None:
     queries = study[0]
-    evaluated = _evaluate(study)
+    evaluated = evaluate_study(study)
     old = _old_keys(queries, evaluated)
     table = _table(queries, evaluated)
     expected = merge_blocking(old)
@@ -96,29 +66,62 @@ def test_table_equals_the_per_object_blocking_list(study) -> None:
         assert table.of_query(i) == [item_from_key(key) for key in keys]
 
 
-@settings(max_examples=60, deadline=None)
-@given(studies())
-def test_colliding_hashes_fall_back_to_exact_codes(study) -> None:
+@settings(max_examples=100, deadline=None)
+@given(studies(), st.permutations(UNITS), st.sampled_from([1, 3, 2**40 + 7]),
+       st.integers(-(2**20), 2**20))
+def test_given_unit_codes_give_the_same_list(study, units, scale, offset) -> None:
+    """Codes from the store (shared by queries and runs, dense or sparse, negative) give
+    what the interned strings and the per-object path give."""
     queries = study[0]
-    evaluated = _evaluate(study)
-    expected = merge_blocking(_old_keys(queries, evaluated))
-    real = table_module._hash_codes
-    table_module._hash_codes = lambda units, bits: np.zeros(len(units), dtype=np.uint64)
-    try:
-        assert _table(queries, evaluated).page() == expected
-    finally:
-        table_module._hash_codes = real
+    evaluated = evaluate_study(study)
+    old = _old_keys(queries, evaluated)
+    codes = store_codes(evaluated, units, scale, offset)
+    table = blocking_table(list(evaluated), {
+        name: RunBlocking(result, positions, codes[name])
+        for name, (result, positions) in evaluated.items()}, queries)
+    expected = merge_blocking(old)
+    assert table.page() == expected == _table(queries, evaluated).page()
+    assert len(table) == len(expected)
+    assert table.page(1, 2) == expected[1:3]
+    for i, keys in enumerate(old):
+        assert table.of_query(i) == [item_from_key(key) for key in keys]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from([0, 1, 2, 5, 2**50, -(2**50)])),
+                max_size=40))
+def test_pair_groups_number_the_distinct_pairs(pairs) -> None:
+    query = np.asarray([q for q, _ in pairs], dtype=np.int64)
+    code = np.asarray([c for _, c in pairs], dtype=np.int64)
+    group = pair_groups(query, code)
+    distinct = {pair for pair in pairs}
+    assert group_heads(group).size == len(distinct)
+    assert (group[group] == group).all()  # a group is named by one of its own entries
+    same = {(a, b): group[a] == group[b] for a in range(len(pairs)) for b in range(len(pairs))}
+    assert all(same[a, b] == (pairs[a] == pairs[b]) for a, b in same)
+
+
+def test_pair_codes_are_equal_exactly_for_the_same_query_and_unit() -> None:
+    tops = [[["a", "b", "a"], ["a"]], [["b", "c"]]]
+    positions = [np.asarray([0, 1]), np.asarray([0])]
+    first, second = pair_codes(list(zip(positions, tops, strict=True)))
+    assert first[0] == first[2] != first[1]
+    assert first[3] != first[0]  # the same unit in another query
+    assert second[0] == first[1] and second[1] not in set(first.tolist())
 
 
 @settings(max_examples=60, deadline=None)
-@given(studies(), st.data())
-def test_replacing_queries_equals_a_table_of_the_new_state(study, data) -> None:
+@given(studies(), st.data(), st.booleans())
+def test_replacing_queries_equals_a_table_of_the_new_state(study, data, given) -> None:
+    """Also with the store's codes given: the update's codes are read on their own."""
     queries, reference, complete, runs, protocol = study
-    before = _table(queries, _evaluate(study))
+    evaluated = evaluate_study(study)
+    before = _table(queries, evaluated,
+                    store_codes(evaluated, UNITS, 3, -5) if given else None)
     touched = sorted(data.draw(st.sets(st.integers(0, len(queries) - 1), min_size=1)))
     relabeled = [data.draw(st.dictionaries(st.sampled_from(UNITS), gain, max_size=6))
                  if i in touched else units for i, units in enumerate(reference)]
-    after = _evaluate((queries, relabeled, complete, runs, protocol))
+    after = evaluate_study((queries, relabeled, complete, runs, protocol))
     part = {}
     for name, (k, answered, rankings) in runs.items():
         rows = [j for j, i in enumerate(answered) if i in touched]
@@ -127,8 +130,10 @@ def test_replacing_queries_equals_a_table_of_the_new_state(study, data) -> None:
                 [queries[answered[j]] for j in rows], k, [rankings[j] for j in rows],
                 [relabeled[answered[j]] for j in rows], [complete[answered[j]] for j in rows],
                 protocol=protocol)
-            part[name] = RunBlocking(compute(batch, protocol),
-                                     np.asarray([answered[j] for j in rows], dtype=np.int64))
+            result = compute(batch, protocol)
+            codes = store_codes({name: (result, None)}, UNITS[::-1], 1, 0)[name] if given else None
+            part[name] = RunBlocking(result, np.asarray([answered[j] for j in rows],
+                                                        dtype=np.int64), codes)
     update = blocking_table(list(runs), part, queries)
     assert before.replace_queries(touched, update).page() == _table(queries, after).page()
 
@@ -140,7 +145,7 @@ MEASURES = [parse_measure(m) for m in ("P@2", "nDCG@3", "AP@3", "Judged@2", "RBP
 @given(studies(), st.data())
 def test_unknown_counts_and_rows_equal_the_result_objects(study, data) -> None:
     queries = study[0]
-    for name, (result, positions) in _evaluate(study).items():
+    for name, (result, positions) in evaluate_study(study).items():
         k = int(result.batch.k[0]) if len(result.batch) else 1
         more = compute_more(result, [m for m in MEASURES if m.k <= k])
         info = RunInfo.model_construct(name=name, k=k)
@@ -184,3 +189,11 @@ def test_empty_runs_give_an_empty_table(n_runs) -> None:
     evaluated = {name: (compute(batch, protocol), np.asarray([0])) for name in RUNS[:n_runs]}
     table = _table(["q"], evaluated)
     assert len(table) == 0 and table.page() == [] and table.of_query(0) == []
+
+
+def test_unit_codes_of_another_length_are_refused() -> None:
+    protocol = EvalProtocol()
+    batch = ObservationBatch.from_gain_maps(["q"], 2, [["a", "b"]], [{}], [False],
+                                            protocol=protocol)
+    with pytest.raises(ValueError, match="2 packed positions"):
+        RunBlocking(compute(batch, protocol), np.asarray([0]), np.zeros(3, dtype=np.int64))

@@ -6,24 +6,23 @@ per-query results (the rules are written there, in its module docstring), withou
 making a result object or a Python loop per query, run and unit: per run and
 metric the blocking units are positions of the packed batch
 (:meth:`evalcore.compute.evaluate.BatchResult.blocker_masks`), counted with numpy;
-the runs' positions are grouped by (query, unit) with one sort.
-
-Units are grouped by their string's hash; every group's strings are then compared, and
-if two different units of a query ever shared a hash the grouping is redone with exact
-codes (a dictionary of every unit string: slower, same result).
+the runs' positions are grouped by (query, unit code)
+(:func:`evalcore.compute.unit_pairs.pair_groups`). The codes come with the runs
+(:attr:`RunBlocking.unit_codes`) or are made once from the unit id strings
+(:func:`evalcore.compute.unit_pairs.pair_codes`).
 
 A large study has hundreds of thousands of items: the table keeps them as arrays,
 counts them exactly (:meth:`BlockingTable.__len__`) and makes
 :class:`~evalcore.annotation.blocking.BlockingItem` s only for the page asked for
-(:meth:`BlockingTable.page`). After a label the live dashboard replaces the touched
-queries' rows (:meth:`BlockingTable.replace_queries`).
+(:meth:`BlockingTable.page`); a row's unit id string is looked up in its run's batch
+only then. After a label the live dashboard replaces the touched queries' rows
+(:meth:`BlockingTable.replace_queries`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 
 import numpy as np
 
@@ -36,6 +35,7 @@ from evalcore.annotation.blocking import (
 from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
 from evalcore.compute.evaluate import BatchResult
 from evalcore.compute.measures.base import UNKNOWN_BITS
+from evalcore.compute.unit_pairs import pair_codes, pair_groups
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.reasons import Reason
 
@@ -51,6 +51,28 @@ class RunBlocking:
     result: BatchResult
     #: each of the batch's queries' position in the study's query list
     positions: np.ndarray
+    #: int64 per packed position of the batch: equal within a query exactly when the unit
+    #: ids are, across every run given to one :func:`blocking_table` (None: made from the
+    #: unit id strings)
+    unit_codes: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        packed = int(self.result.batch.pos_offsets[-1])
+        if self.unit_codes is not None and len(self.unit_codes) != packed:
+            raise ValueError(f"RunBlocking: {len(self.unit_codes):,} unit codes for {packed:,} "
+                             "packed positions; give one code per packed position")
+
+
+class _FlatUnits:
+    """A batch's unit ids by packed position (read one at a time, for a page)."""
+
+    def __init__(self, top_units: Sequence[Sequence[str]], offsets: np.ndarray) -> None:
+        self.top_units = top_units
+        self.offsets = offsets
+
+    def __getitem__(self, position: int) -> str:
+        q = int(np.searchsorted(self.offsets, position, side="right")) - 1
+        return self.top_units[q][position - int(self.offsets[q])]
 
 
 @dataclass
@@ -58,23 +80,31 @@ class _Positions:
     """Every run's packed positions (and unreturned units in conflict) with their counts."""
 
     query: list[np.ndarray] = field(default_factory=list)
-    units: list[np.ndarray] = field(default_factory=list)  # object[...]
+    code: list[np.ndarray] = field(default_factory=list)
     rank: list[np.ndarray] = field(default_factory=list)
     run: list[np.ndarray] = field(default_factory=list)
     blocks: list[np.ndarray] = field(default_factory=list)
     unlocks: list[np.ndarray] = field(default_factory=list)
+    #: where each entry's unit id is: an index in ``sources`` and a position in it
+    source: list[np.ndarray] = field(default_factory=list)
+    at: list[np.ndarray] = field(default_factory=list)
+    sources: list[Sequence[str] | _FlatUnits] = field(default_factory=list)
 
-    def add(self, query, units, rank, run, blocks, unlocks) -> None:
-        self.query.append(np.asarray(query, dtype=np.int64))
-        self.units.append(units)
-        self.rank.append(np.asarray(rank, dtype=np.int64))
-        self.run.append(np.asarray(run, dtype=np.int64))
-        self.blocks.append(np.asarray(blocks, dtype=np.int64))
-        self.unlocks.append(np.asarray(unlocks, dtype=np.int64))
+    def add(self, query, code, rank, run, blocks, unlocks, source, at) -> None:
+        for column, values in ((self.query, query), (self.code, code), (self.rank, rank),
+                               (self.run, run), (self.blocks, blocks),
+                               (self.unlocks, unlocks), (self.at, at)):
+            column.append(np.asarray(values, dtype=np.int64))
+        self.source.append(np.full(len(self.at[-1]), source, dtype=np.int64))
+
+    def column(self, name: str) -> np.ndarray:
+        return np.concatenate(getattr(self, name))
 
 
-def _run_positions(out: _Positions, index: int, run: RunBlocking) -> None:
-    """Add the run's positions with, per position, the values its unit blocks and unlocks."""
+def _run_positions(out: _Positions, index: int, run: RunBlocking, codes: np.ndarray,
+                   beyond_units: dict[tuple[int, str], list[int]]) -> None:
+    """Add the run's positions with, per position, the values its unit blocks and unlocks;
+    count the reference's units in conflict it did not return in ``beyond_units``."""
     result = run.result
     r = result.ranking
     query = r.query
@@ -83,7 +113,6 @@ def _run_positions(out: _Positions, index: int, run: RunBlocking) -> None:
     every_unit = r.counted & missing_reference[query] if missing_reference.any() else None
     blocks = np.zeros(query.size, dtype=np.int64)
     unlocks = np.zeros(query.size, dtype=np.int64)
-    extra: dict[tuple[int, str], list[int]] = {}
     for metric, m in result.metrics.items():
         unlabeled, conflict, beyond = result.blocker_masks(metric)
         mask = unlabeled | conflict
@@ -100,7 +129,7 @@ def _run_positions(out: _Positions, index: int, run: RunBlocking) -> None:
         unlocks += mask & alone[query]
         for q, units in beyond.items():
             for unit in units:
-                counts = extra.setdefault((q, unit), [0, 0])
+                counts = beyond_units.setdefault((int(run.positions[q]), unit), [0, 0])
                 counts[0] += 1
                 counts[1] += int(alone[q])
     # Only units of unknown gain can block, in every run alike (the runs share one
@@ -108,32 +137,32 @@ def _run_positions(out: _Positions, index: int, run: RunBlocking) -> None:
     code = result.batch.pos_gain
     at = np.flatnonzero(((code == UNLABELED) | (code >= CONFLICT_BASE)) & r.counted
                         | (blocks > 0))
-    units = np.empty(query.size, dtype=object)
-    units[:] = list(chain.from_iterable(result.batch.top_units))
-    out.add(run.positions[query[at]], units[at], r.rank[at], np.full(at.size, index),
-            blocks[at], unlocks[at])
-    if extra:  # reference units in conflict: grouped with the returned ones, if any
-        keys = list(extra)
-        beyond_units = np.empty(len(keys), dtype=object)
-        beyond_units[:] = [u for _, u in keys]
-        out.add(run.positions[[q for q, _ in keys]], beyond_units,
-                np.full(len(keys), _NOT_RETURNED), np.full(len(keys), -1),
-                [c[0] for c in extra.values()], [c[1] for c in extra.values()])
+    out.add(run.positions[query[at]], codes[at], r.rank[at], np.full(at.size, index),
+            blocks[at], unlocks[at], len(out.sources), at)
+    out.sources.append(_FlatUnits(result.batch.top_units, result.batch.pos_offsets))
 
 
-def _hash_codes(units: Sequence[str], bits: int) -> np.ndarray:
-    """Each unit's string hash, cut to its top ``bits`` bits."""
-    hashes = np.fromiter(map(hash, units), dtype=np.int64, count=len(units))
-    return hashes.view(np.uint64) >> np.uint64(64 - bits)
-
-
-def _exact_codes(units: Sequence[str], bits: int) -> np.ndarray:
-    """Each unit's number among the distinct unit strings (exact, slower)."""
-    codes: dict[str, int] = {}
-    out = np.fromiter((codes.setdefault(u, len(codes)) for u in units), dtype=np.uint64,
-                      count=len(units))
-    if len(codes) >= 1 << bits:
-        raise ValueError(f"{len(codes):,} distinct units do not fit the {bits}-bit key")
+def _beyond_codes(keys: Sequence[tuple[int, str]], runs: Sequence[RunBlocking],
+                  codes: Sequence[np.ndarray]) -> np.ndarray:
+    """The codes of reference units in conflict no run returned for its query in its top
+    k: a returned unit's code where another run returned it, else a new code per id."""
+    by_query: dict[int, dict[str, int]] = {}
+    for position in {q for q, _ in keys}:
+        found = by_query[position] = {}
+        for run, run_codes in zip(runs, codes, strict=True):
+            rows = np.flatnonzero(run.positions == position)
+            if rows.size:
+                batch = run.result.batch
+                start = int(batch.pos_offsets[rows[0]])
+                found.update(zip(batch.top_units[rows[0]],
+                                 run_codes[start:start + len(batch.top_units[rows[0]])].tolist(),
+                                 strict=True))
+    fresh: dict[str, int] = {}
+    first = 1 + max((int(c.max()) for c in codes if c.size), default=0)
+    out = np.empty(len(keys), dtype=np.int64)
+    for i, (q, u) in enumerate(keys):
+        found = by_query[q].get(u)
+        out[i] = fresh.setdefault(u, first + len(fresh)) if found is None else found
     return out
 
 
@@ -144,56 +173,43 @@ def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
     order (a run of ``run_names`` missing from ``runs`` answers none of these queries)."""
     out = _Positions()
     names = tuple(run_names)
-    for index, name in enumerate(names):
-        if name in runs:
-            _run_positions(out, index, runs[name])
+    given = [(index, runs[name]) for index, name in enumerate(names) if name in runs]
+    if all(run.unit_codes is not None for _, run in given):
+        codes = [run.unit_codes for _, run in given]
+    else:
+        codes = pair_codes([(run.positions, run.result.batch.top_units) for _, run in given])
+    beyond: dict[tuple[int, str], list[int]] = {}
+    for (index, run), run_codes in zip(given, codes, strict=True):
+        _run_positions(out, index, run, run_codes, beyond)
+    if beyond:  # reference units in conflict: grouped with the returned ones, if any
+        keys = list(beyond)
+        out.add([q for q, _ in keys], _beyond_codes(keys, [run for _, run in given], codes),
+                np.full(len(keys), _NOT_RETURNED), np.full(len(keys), -1),
+                [c[0] for c in beyond.values()], [c[1] for c in beyond.values()],
+                len(out.sources), np.arange(len(keys)))
+        out.sources.append([u for _, u in keys])
     if not out.query or not sum(q.size for q in out.query):
         return BlockingTable.empty(names, query_ids)
-    units = np.concatenate(out.units)
-    query = np.concatenate(out.query)
-    grouped = _group(query, units, _hash_codes)
-    if grouped is None:  # two different units of a query shared a hash
-        grouped = _group(query, units, _exact_codes)
-        assert grouped is not None
-    order, starts, group = grouped
-    blocks = np.add.reduceat(np.concatenate(out.blocks)[order], starts)
-    keep = blocks > 0
-    unlocks = np.add.reduceat(np.concatenate(out.unlocks)[order], starts)
-    best = np.minimum.reduceat(np.concatenate(out.rank)[order], starts)
+    query = out.column("query")
+    group = pair_groups(query, out.column("code"))
+    n = group.size
+    blocks = np.bincount(group, weights=out.column("blocks"), minlength=n)
+    rows = np.flatnonzero(blocks)  # the entries naming a group with a blocked value
+    unlocks = np.bincount(group, weights=out.column("unlocks"), minlength=n)
+    best = np.full(n, _NOT_RETURNED, dtype=np.int64)
+    np.minimum.at(best, group, out.column("rank"))
+    best = best[rows]
     best[best == _NOT_RETURNED] = 0
-    run = np.concatenate(out.run)[order]
+    run = out.column("run")
     returned = run >= 0
-    present = np.zeros((starts.size, len(names)), dtype=bool)
+    present = np.zeros((n, len(names)), dtype=bool)
     present[group[returned], run[returned]] = True
     return BlockingTable(
-        run_names=names, query_ids=query_ids, query=query[order][starts][keep],
-        unit=units[order][starts][keep], unlocks=unlocks[keep], blocks=blocks[keep],
-        best_rank=best[keep], present=present[keep],
+        run_names=names, query_ids=query_ids, query=query[rows],
+        unit_source=out.column("source")[rows], unit_at=out.column("at")[rows],
+        sources=out.sources, unlocks=unlocks[rows].astype(np.int64),
+        blocks=blocks[rows].astype(np.int64), best_rank=best, present=present[rows],
     )
-
-
-def _group(query: np.ndarray, units: np.ndarray,
-           codes: Callable[[Sequence[str], int], np.ndarray]) -> tuple[np.ndarray, ...] | None:
-    """(order, group starts in it, each sorted position's group) of the (query, unit)
-    groups, or None when two units of one query got the same code.
-
-    One 63-bit key per position: the query's position in its top bits, the unit's code
-    below; positions come query by query in each run, so the stable sort is cheap."""
-    shift = max(1, int(query.max()).bit_length())
-    bits = 63 - shift
-    key = (query.astype(np.uint64) << np.uint64(bits)) | codes(units, bits)
-    order = np.argsort(key, kind="stable")
-    key = key[order]
-    start = np.ones(order.size, dtype=bool)
-    start[1:] = key[1:] != key[:-1]
-    group = np.cumsum(start) - 1
-    starts = np.flatnonzero(start)
-    members = np.flatnonzero(~start)
-    if members.size:
-        sorted_units = units[order]
-        if not (sorted_units[members] == sorted_units[starts[group[members]]]).all():
-            return None
-    return order, starts, group
 
 
 @dataclass
@@ -204,7 +220,10 @@ class BlockingTable:
     #: the study's query ids; ``query`` holds positions in it
     query_ids: Sequence[str]
     query: np.ndarray
-    unit: np.ndarray  # object[N]: unit ids
+    #: each row's unit id: ``sources[unit_source[row]][unit_at[row]]``
+    unit_source: np.ndarray
+    unit_at: np.ndarray
+    sources: list[Sequence[str] | _FlatUnits]
     unlocks: np.ndarray
     blocks: np.ndarray
     best_rank: np.ndarray
@@ -215,15 +234,18 @@ class BlockingTable:
     @classmethod
     def empty(cls, run_names: tuple[str, ...], query_ids: Sequence[str]) -> BlockingTable:
         none = np.zeros(0, dtype=np.int64)
-        return cls(run_names, query_ids, none, np.zeros(0, dtype=object), none, none, none,
+        return cls(run_names, query_ids, none, none, none, [], none, none, none,
                    np.zeros((0, len(run_names)), dtype=bool))
 
     def __len__(self) -> int:
         return int(self.query.size)
 
+    def unit_id(self, row: int) -> str:
+        return self.sources[int(self.unit_source[row])][int(self.unit_at[row])]
+
     def _key(self, row: int) -> BlockingKey:
         return (-int(self.unlocks[row]), -int(self.blocks[row]), int(self.best_rank[row]),
-                self.query_ids[int(self.query[row])], self.unit[row],
+                self.query_ids[int(self.query[row])], self.unit_id(row),
                 tuple(name for name, on in zip(self.run_names, self.present[row].tolist(),
                                                strict=True) if on))
 
@@ -278,10 +300,18 @@ class BlockingTable:
         """This table with the queries at ``positions`` holding ``new``'s items instead."""
         drop = np.isin(self.query, np.asarray(list(positions), dtype=np.int64))
         keep = ~drop
+        source = np.concatenate((self.unit_source[keep], new.unit_source + len(self.sources)))
+        sources = [*self.sources, *new.sources]
+        used = np.zeros(len(sources), dtype=bool)
+        used[source] = True
+        if not used.all():  # sources no row reads any more are let go
+            source = (np.cumsum(used) - 1)[source]
+            sources = [s for s, on in zip(sources, used.tolist(), strict=True) if on]
         return BlockingTable(
             run_names=self.run_names, query_ids=self.query_ids,
             query=np.concatenate((self.query[keep], new.query)),
-            unit=np.concatenate((self.unit[keep], new.unit)),
+            unit_source=source, unit_at=np.concatenate((self.unit_at[keep], new.unit_at)),
+            sources=sources,
             unlocks=np.concatenate((self.unlocks[keep], new.unlocks)),
             blocks=np.concatenate((self.blocks[keep], new.blocks)),
             best_rank=np.concatenate((self.best_rank[keep], new.best_rank)),

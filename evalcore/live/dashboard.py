@@ -31,7 +31,8 @@ Aggregates are never a mean of the available subset: they come from
 :mod:`evalcore.compute.aggregate`, which gives the mean only when every query has the
 metric. Label coverage counts the pool (every unit a run returned in its top
 k) and how much of it has a resolved gain (units in conflict count as
-unlabeled).
+unlabeled), from the packed positions' unit codes and label codes
+(:mod:`evalcore.compute.unit_pairs`); the blocking list is grouped by the same codes.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ from evalcore.analysis.interval_text import unknown_counts
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
-from evalcore.compute.batch import CONFLICT_BASE, ObservationBatch, conflict_code
+from evalcore.compute.batch import CONFLICT_BASE, UNLABELED, ObservationBatch, conflict_code
 from evalcore.compute.evaluate import BatchResult, compute, compute_more
 from evalcore.compute.measures import LEGACY_NAMES
 from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
+from evalcore.compute.unit_pairs import group_heads, pair_codes, pair_groups
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
@@ -386,39 +388,6 @@ def _evaluate(
     return results, more, list(batch.top_units)  # the units are only read: shared, not copied
 
 
-def _pool_coverage(
-    query_ids: list[str], runs: list[tuple[ObservationBatch, np.ndarray]],
-    reference: ReferenceColumns,
-) -> tuple[dict[str, QueryCoverage], dict[str, bool]]:
-    """What :meth:`LiveDashboard._update_query` finds for every query, from the runs'
-    batches packed from unit codes (each with the positions in ``query_ids`` of its
-    queries): a pooled unit's label state is its label code at any of its positions (the
-    runs share one reference)."""
-    n = len(query_ids)
-    width = 1 + max((int(b.pos_unit.max(initial=-1)) for b, _ in runs  # type: ignore[union-attr]
-                     ), default=0)
-    # One key per position: (query, unit) and its label state (0 unlabeled, 1 labeled, 2 in
-    # conflict; the same at every position of a (query, unit)); distinct keys, distinct units.
-    keys = np.concatenate([
-        (np.repeat(at, np.diff(b.pos_offsets)) * width + b.pos_unit) * 4
-        + (b.pos_gain >= 0) + (b.pos_gain >= CONFLICT_BASE) for b, at in runs])
-    keys.sort()
-    distinct = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
-    query = distinct // 4 // width
-    state = distinct % 4
-    pooled = np.bincount(query, minlength=n)
-    in_conflict = np.bincount(query[state == 2], minlength=n)
-    labeled = np.bincount(query[state == 1], minlength=n)
-    in_runs = np.zeros(n, dtype=bool)
-    for _, at in runs:
-        in_runs[at] = True
-    coverage = {q: QueryCoverage(pooled=p, labeled=lab, in_conflict=c) for q, p, lab, c in zip(
-        query_ids, pooled.tolist(), labeled.tolist(), in_conflict.tolist(), strict=True)}
-    complete = reference.complete
-    return coverage, {q: bool(there) and complete.get(q, False)
-                      for q, there in zip(query_ids, in_runs.tolist(), strict=True)}
-
-
 class _CodedLabelSets:
     """The reference's labels as codes over a query set, made once per query set (the runs
     of a study mostly share one)."""
@@ -469,7 +438,8 @@ class LiveDashboard:
         self._blocking_source: dict[str, RunBlocking] = {}
         #: the queries re-evaluated since (their positions) and their items now
         self._blocking_updates: tuple[set[int], BlockingTable] | None = None
-        self._coverage: dict[str, QueryCoverage] = {}
+        #: per query (its position in query_ids): pooled, labeled, in conflict
+        self._pool = np.zeros((3, 0), dtype=np.int64)
         self._complete: dict[str, bool] = {}
         self.last_refresh: RefreshOutcome | None = None
 
@@ -517,39 +487,56 @@ class LiveDashboard:
             self.query_ids = sorted({q for index in sets for q in index}, key=natural_key)
         self.index = {q: i for i, q in enumerate(self.query_ids)}
         self._blocking = None  # made when first asked (see _blocking_table)
-        self._blocking_source = {name: RunBlocking(result, self._positions(self.runs[name]))
-                                 for name, result in evaluated.items()}
+        self._blocking_source = self._run_blocking(
+            evaluated, {name: r.batch.pos_unit for name, r in evaluated.items()})
         self._blocking_updates = None
-        self._coverage = {}
+        self._pool = np.zeros((3, len(self.query_ids)), dtype=np.int64)
         self._complete = {}
-        if evaluated and all(r.batch.pos_unit is not None for r in evaluated.values()):
-            self._coverage, self._complete = _pool_coverage(
-                self.query_ids, [(r.batch, self._positions(self.runs[name]))
-                                 for name, r in evaluated.items()], reference)
-        else:
-            for query_id in self.query_ids:
-                self._update_query(query_id, reference)
+        self._set_coverage(self.query_ids, self._blocking_source.values(), reference)
         self._set_aggregates()
         self.marks = marks
         self.last_refresh = RefreshOutcome(
             changed=True, full=True, queries=[], seconds=time.perf_counter() - started
         )
 
-    def _update_query(self, query_id: str, reference: ReferenceColumns) -> None:
-        tops = [rs.top_units[rs.index[query_id]] for rs in self.runs.values()
-                if query_id in rs.index]
-        pooled: set[str] = set()
-        for top in tops:
-            pooled.update(top)
-        # A unit in conflict is in the labels (section 9) but has no resolved gain.
-        gains = reference.gains.get(query_id, {}) if tops else {}
-        conflicting = ({unit for unit, gain in gains.items() if type(gain) is not int}
-                       if tuple in map(type, gains.values()) else set())
-        in_conflict = len(pooled & conflicting)
-        self._coverage[query_id] = QueryCoverage(
-            pooled=len(pooled), labeled=len(pooled & gains.keys()) - in_conflict,
-            in_conflict=in_conflict)
-        self._complete[query_id] = reference.complete.get(query_id, False) if tops else False
+    def _run_blocking(self, evaluated: dict[str, BatchResult],
+                      codes: dict[str, np.ndarray | None]) -> dict[str, RunBlocking]:
+        """Each evaluated run (the runs' batches of the queries they have, as the runs are
+        now) with its queries' positions and unit codes (the ``codes`` given, made from
+        the unit ids when any is None: one code space for all of them)."""
+        positions = {name: self._positions(self.runs[name], result.batch.query_ids)
+                     for name, result in evaluated.items()}
+        if any(c is None for c in codes.values()):
+            made = pair_codes([(positions[name], result.batch.top_units)
+                               for name, result in evaluated.items()])
+            codes = dict(zip(evaluated, made, strict=True))
+        return {name: RunBlocking(result, positions[name], codes[name])
+                for name, result in evaluated.items()}
+
+    def _set_coverage(self, query_ids: Sequence[str], runs: Iterable[RunBlocking],
+                      reference: ReferenceColumns) -> None:
+        """The pool coverage of ``query_ids`` from ``runs``, every run's evaluation of them.
+
+        The pool is the distinct units of every run's top k (the packed positions); a unit
+        is labeled when its gain is resolved: not unlabeled, and not in conflict (a unit
+        in conflict is in the labels, section 9, but has no resolved gain)."""
+        runs = list(runs)
+        query = [np.repeat(run.positions, run.result.batch.n_positions) for run in runs]
+        codes = [run.unit_codes for run in runs]
+        gains = [run.result.batch.pos_gain for run in runs]
+        if query:
+            at = np.concatenate(query)
+            heads = group_heads(pair_groups(at, np.concatenate(codes)))
+            at, gain = at[heads], np.concatenate(gains)[heads]
+            n = len(self.query_ids)
+            pooled = np.bincount(at, minlength=n)
+            labeled = np.bincount(at[(gain != UNLABELED) & (gain < CONFLICT_BASE)], minlength=n)
+            in_conflict = np.bincount(at[gain >= CONFLICT_BASE], minlength=n)
+            touched = np.asarray([self.index[q] for q in query_ids], dtype=np.int64)
+            for row, counts in enumerate((pooled, labeled, in_conflict)):
+                self._pool[row, touched] = counts[touched]
+        for query_id in query_ids:
+            self._complete[query_id] = reference.complete.get(query_id, False)
 
     def _positions(self, rs: RunState, query_ids: Iterable[str] | None = None) -> np.ndarray:
         """The positions in :attr:`query_ids` of the run's queries (or of ``query_ids``)."""
@@ -638,7 +625,7 @@ class LiveDashboard:
         labels = _label_columns(reference)
         coded = _CodedLabelSets(db, self.study_id, reference)
         names = UnitNamer(db, self.study_id)
-        blocking: dict[str, RunBlocking] = {}
+        evaluated: dict[str, BatchResult] = {}
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
@@ -647,15 +634,16 @@ class LiveDashboard:
             extra = self.extra[name]
             found, extra_found, tops = _evaluate(columns, reference, labels, self.protocol,
                                                  self._extra_measures(rs.run.k), coded)
-            blocking[name] = RunBlocking(found, self._positions(rs, mine))
+            evaluated[name] = found
             results = found.query_results()
             more = [] if extra_found is None else extra_found.query_results()
             for j, query_id in enumerate(mine):
                 rs.replace(rs.index[query_id], results[j], tops[j])
                 if more:
                     extra.replace(rs.index[query_id], more[j], tops[j])
-        for query_id in wanted:
-            self._update_query(query_id, reference)
+        blocking = self._run_blocking(
+            evaluated, {name: r.batch.pos_unit for name, r in evaluated.items()})
+        self._set_coverage(wanted, blocking.values(), reference)
         positions = [self.index[q] for q in wanted]
         update = blocking_table(self.run_names, blocking, self.query_ids)
         if self._blocking is None:  # kept as one table of every query touched since
@@ -776,18 +764,19 @@ class LiveDashboard:
         return out
 
     def coverage(self) -> Coverage:
-        values = self._coverage.values()
+        pooled, labeled, in_conflict = self._pool
         return Coverage(
             queries=len(self.query_ids),
-            pooled=sum(c.pooled for c in values),
-            labeled=sum(c.labeled for c in values),
-            in_conflict=sum(c.in_conflict for c in values),
-            queries_fully_labeled=sum(1 for c in values if c.pooled and c.labeled == c.pooled),
+            pooled=int(pooled.sum()),
+            labeled=int(labeled.sum()),
+            in_conflict=int(in_conflict.sum()),
+            queries_fully_labeled=int(((pooled > 0) & (labeled == pooled)).sum()),
             queries_complete=sum(1 for v in self._complete.values() if v),
         )
 
     def query_coverage(self, query_id: str) -> QueryCoverage:
-        return self._coverage[query_id]
+        pooled, labeled, in_conflict = self._pool[:, self.index[query_id]].tolist()
+        return QueryCoverage(pooled=pooled, labeled=labeled, in_conflict=in_conflict)
 
     def blocking_list(self, limit: int | None = 50, offset: int = 0) -> list[BlockingItem]:
         """The unlabeled items to label first (see :mod:`evalcore.annotation.blocking`):
