@@ -77,3 +77,37 @@ def pooled_units_unchecked(
         for q, unit in rows:
             out[q].add(unit)
     return out
+
+
+def study_pools_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, set[str]]:
+    """The pooled unit ids of every query any run of the study answered: one grouped read
+    per run (a query's top-k unit ids concatenated by SQLite, in primary key order, no sort),
+    a tenth of :func:`pooled_units_unchecked`'s rows. A unit id holding the separator splits
+    into more parts than the query has rows: that query is read again by
+    :func:`pooled_units_unchecked`."""
+    out: dict[str, set[str]] = {}
+    again: list[str] = []
+    runs = db.execute(
+        "SELECT run_id, k FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
+        [study_id]).fetchall()
+    for run_id, k in runs:
+        for query_id, unit_text, n in db.execute(
+            "SELECT query_id, group_concat(unit_id, char(31)), count(*) FROM results "
+            "WHERE run_id = ? AND rank <= ? GROUP BY query_id",
+            [run_id, k],
+        ):
+            units = unit_text.split(_UNIT_SEPARATOR)
+            if len(units) != n:
+                again.append(query_id)
+            pool = out.get(query_id)
+            if pool is None:
+                out[query_id] = set(units)
+            else:
+                pool.update(units)
+    if again:
+        out.update(pooled_units_unchecked(db, study_id, again))
+    return out
+
+
+#: The separator :func:`study_pools_unchecked` reads unit ids with.
+_UNIT_SEPARATOR = "\x1f"
