@@ -14,6 +14,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.contract.query_order import natural_key
+from evalcore.contract.trusted_models import construct
 from evalcore.store.completeness import (
     CompletenessEvent,
     completeness_states_unchecked,
@@ -94,29 +95,27 @@ class PoolNotFullyLabeledError(ValueError):
 def _count(
     query_id: str,
     pooled: set[str],
-    gains: Mapping[str, object],
+    gains: Mapping[str, int | tuple[int, ...]],
     mine: set[str],
     complete: bool,
 ) -> QueryProgress:
     """``gains``: the query's resolved units (:func:`resolved_gains_unchecked` with
     ``conflicts``: an int gain, a tuple for a unit in conflict); ``mine``: the units the
-    annotator asked about holds a current label on."""
-    labeled = conflicts = outside = 0
-    for unit_id, gain in gains.items():
-        if unit_id in pooled:
-            labeled += isinstance(gain, int)
-            conflicts += isinstance(gain, tuple)
-        elif isinstance(gain, int):
-            outside += 1
-    return QueryProgress(
-        query_id=query_id,
-        pooled=len(pooled),
-        labeled=labeled,
-        conflicts=conflicts,
-        mine=len(mine & pooled),
-        outside_pool=outside,
-        complete=complete,
-    )
+    annotator asked about holds a current label on. Counted by set operations; the units are
+    looked at one by one only on a query with a unit in conflict."""
+    inside = len(gains.keys() & pooled)
+    conflicts = conflicts_outside = 0
+    if tuple in set(map(type, gains.values())):
+        for unit_id, gain in gains.items():
+            if isinstance(gain, tuple):
+                if unit_id in pooled:
+                    conflicts += 1
+                else:
+                    conflicts_outside += 1
+    return construct(QueryProgress, {
+        "query_id": query_id, "pooled": len(pooled), "labeled": inside - conflicts,
+        "conflicts": conflicts, "mine": len(mine & pooled),
+        "outside_pool": len(gains) - inside - conflicts_outside, "complete": complete})
 
 
 def _mine(db: sqlite_utils.Database, study_id: str, annotator: str,
@@ -251,16 +250,14 @@ def _count_study(db: sqlite_utils.Database, study_id: str, marks: StoreMarks,
     resolved = resolved_gains_unchecked(db, study_id, conflicts=True)
     queries: dict[str, QueryProgress] = {}
     unpooled: dict[str, frozenset[str]] = {}
-    no_units: dict[str, object] = {}
+    no_units: dict[str, int | tuple[int, ...]] = {}
     no_pool: set[str] = set()
     for query_id in sorted(set(pools) | set(states) | set(resolved), key=natural_key):
         units = resolved.get(query_id, no_units)
         pool = pools.get(query_id, no_pool)
         queries[query_id] = _count(query_id, pool, units, set(), states.get(query_id, False))
-        if units:
-            outside = frozenset(u for u in units if u not in pool)
-            if outside:
-                unpooled[query_id] = outside
+        if len(units) > queries[query_id].labeled + queries[query_id].conflicts:
+            unpooled[query_id] = frozenset(units.keys() - pool)
     return ProgressCounts(marks, events, _study(queries), unpooled)
 
 
@@ -278,7 +275,7 @@ def _recount(db: sqlite_utils.Database, study_id: str, counts: ProgressCounts,
     for query_id in wanted:
         units, pool = resolved.get(query_id, {}), pools[query_id]
         queries[query_id] = _count(query_id, pool, units, set(), states.get(query_id, False))
-        outside = frozenset(u for u in units if u not in pool)
+        outside = frozenset(units.keys() - pool)
         if outside:
             unpooled[query_id] = outside
         else:
@@ -301,8 +298,8 @@ def _share(db: sqlite_utils.Database, study_id: str, annotator: str, counts: Pro
         if n:
             counted[query_id] = n
     queries = counts.progress.queries
-    progress = _study({q: p.model_copy(update={"mine": counted[q]}) if q in counted else p
-                       for q, p in queries.items()})
+    progress = _study({q: construct(QueryProgress, {**p.__dict__, "mine": counted[q]})
+                       if q in counted else p for q, p in queries.items()})
     return AnnotatorShare(annotator, counts.marks, counts.events, counted, progress)
 
 
