@@ -151,14 +151,23 @@ def test_another_annotators_share_is_counted_from_the_same_counts(tmp_path_facto
     assert counts.progress.queries["q1"].outside_pool == 1  # o: bob's, outside the pool
 
 
-@pytest.mark.parametrize("unit", ["a\x1fb", "a b"])
-def test_a_unit_id_holding_the_separator_is_read_apart(tmp_path_factory, unit: str) -> None:
+@pytest.mark.parametrize("unit", ["a\x1fb", "a b", 'a"b', "a\\b", 'a", "b', "é", ""])
+def test_every_pool_is_read_as_one_query_at_a_time(tmp_path_factory, unit: str) -> None:
+    """Unit ids with the separators or escapes of either read, ranks with gaps (the top k by
+    rank, not the first k listed), k below and above the ranking's length."""
     db = new_store(tmp_path_factory.mktemp("sep"))
     add_run(db, study_id="s", name="A", source="imported", k=3,
             results=[("q1", 1, unit, 2.0), ("q1", 2, "c", 1.0), ("q2", 1, "d", 1.0)])
-    assert study_pools_unchecked(db, "s") == {"q1": {unit, "c"}, "q2": {"d"}}
-    assert study_pools_unchecked(db, "s") == pooled_units_unchecked(db, "s", ["q1", "q2"])
-
+    expected = {"q1": {unit, "c"}, "q2": {"d"}}
+    assert study_pools_unchecked(db, "s") == expected
+    add_run(db, study_id="s", name="gaps", source="imported", k=3,
+            results=[("q1", 1, "g1", 3.0), ("q1", 3, "g3", 2.0), ("q1", 5, "g5", 1.0),
+                     ("q3", 2, unit, 1.0)])
+    add_run(db, study_id="s", name="short", source="imported", k=1,
+            results=[("q2", 1, "s1", 3.0), ("q2", 2, "s2", 2.0)])
+    expected = {"q1": {unit, "c", "g1", "g3"}, "q2": {"d", "s1"}, "q3": {unit}}
+    assert study_pools_unchecked(db, "s") == expected
+    assert pooled_units_unchecked(db, "s", ["q1", "q2", "q3"]) == expected
 
 
 def test_an_annotators_last_label_undone_on_a_query_leaves_none_of_theirs(tmp_path_factory
