@@ -215,8 +215,8 @@ def progress_now_unchecked(
     """
     with read_snapshot(db):
         marks = store_marks_unchecked(db, study_id)
-        events = study_events_unchecked(db, study_id)
-        if counts is None or counts.marks != marks or counts.events != events:
+        if counts is None or counts.marks != marks:  # equal marks: nothing changed
+            events = study_events_unchecked(db, study_id)
             touched = None if counts is None else _touched(
                 db, study_id, counts.marks, counts.events, marks, events)
             if touched is None and not full:
@@ -227,9 +227,9 @@ def progress_now_unchecked(
             return counts, None
         if share is None or share.annotator != annotator:
             return counts, _share(db, study_id, annotator, counts, {}, None)
-        if share.marks == marks and share.events == events:
+        if share.marks == marks:
             return counts, share
-        touched = _touched(db, study_id, share.marks, share.events, marks, events)
+        touched = _touched(db, study_id, share.marks, share.events, marks, counts.events)
         return counts, _share(db, study_id, annotator, counts, share.mine, touched)
 
 
