@@ -127,15 +127,18 @@ def _only_some(resolve):
     return resolved
 
 
-def test_a_full_count_is_refused_when_not_allowed_and_nothing_known(tmp_path_factory) -> None:
+def test_a_full_count_is_refused_when_not_allowed(tmp_path_factory) -> None:
     db = _store(tmp_path_factory)
-    assert progress_now_unchecked(db, "s", "ann", full=False) is None
-    counts, _ = progress_now_unchecked(db, "s")
+    assert progress_now_unchecked(db, "s", "ann", full=False) is None  # nothing known
+    counts, share = progress_now_unchecked(db, "s", "ann")
+    # bob's share was never counted: all of his units would be read
+    assert progress_now_unchecked(db, "s", "bob", counts, share, full=False) is None
     record_label(db, study_id="s", query_id="q1", unit_id="x", gain=2, annotator="ann")
-    now = progress_now_unchecked(db, "s", "ann", counts, full=False)  # incremental: allowed
+    now = progress_now_unchecked(db, "s", "ann", counts, share, full=False)  # incremental
     assert now is not None and now[1].progress.queries["q1"].mine == 1
     add_run(db, study_id="s", name="B", source="imported", k=1, results=[("q1", 1, "o", 1.0)])
     assert progress_now_unchecked(db, "s", "ann", *now, full=False) is None  # new pools
+    assert progress_now_unchecked(db, "s", "", now[0], full=False) is None
 
 
 def test_another_annotators_share_is_counted_from_the_same_counts(tmp_path_factory) -> None:

@@ -5,9 +5,9 @@ and kept up to date from the store's marks (:mod:`evalcore.store.marks`): after 
 an undo, an adjudication or a completeness claim, by anyone, only the queries it touched are
 counted again (:func:`evalcore.annotation.progress.progress_now_unchecked`, milliseconds).
 Only a new run (or a first visit) needs every pool and every label counted: seconds on a
-large study, done on a thread of its own (:func:`app.components.shared_results.compute_in_background`)
+large study, done on a thread of its own (:func:`app.components.shared_results.run_on_own_thread`)
 while the page is drawn without the counts. An annotator's share of it (their own labels
-per query) is kept per session the same way.
+per query) is kept the same way, shared by their sessions.
 
 Every public function here reads as the session's reader
 (:func:`app.components.session.reader`) and is refused unless it may read the study,
@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 import sqlite_utils
 import streamlit as st
 
-from app.components.shared_results import compute_in_background
+from app.components.shared_results import run_on_own_thread
 from evalcore.annotation.pool import PoolItem, query_pool_unchecked
 from evalcore.annotation.progress import (
+    AnnotatorShare,
     ProgressCounts,
     StudyProgress,
     progress_now_unchecked,
@@ -43,12 +44,14 @@ def _viewer() -> Viewer:
 
 @dataclass
 class _Counted:
-    """Per store file: each study's latest counts (any session's), and the studies being
-    counted in full in the background."""
+    """Per store file: each study's latest counts and each annotator's latest share in it
+    (any session's), and per study the annotators whose share is wanted from the count on
+    its thread in the background (a study being counted is a key)."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     counts: dict[str, ProgressCounts] = field(default_factory=dict)
-    counting: set[str] = field(default_factory=set)
+    shares: dict[tuple[str, str], AnnotatorShare] = field(default_factory=dict)
+    counting: dict[str, set[str]] = field(default_factory=dict)
 
 
 @st.cache_resource(show_spinner=False)
@@ -56,13 +59,20 @@ def _counted(path: str) -> _Counted:
     return _Counted()
 
 
-def _keep(counted: _Counted, study_id: str, counts: ProgressCounts) -> None:
-    """Keep ``counts`` unless newer ones are kept already (a slow count finishing late)."""
+def _newer(kept: ProgressCounts | AnnotatorShare | None,
+           new: ProgressCounts | AnnotatorShare) -> bool:
+    """Whether ``new`` should replace ``kept`` (not when a slow count finishes late)."""
+    return kept is None or (new.marks.label_event, new.marks.completeness_event) >= (
+        kept.marks.label_event, kept.marks.completeness_event)
+
+
+def _keep(counted: _Counted, study_id: str, counts: ProgressCounts,
+          share: AnnotatorShare | None) -> None:
     with counted.lock:
-        kept = counted.counts.get(study_id)
-        if kept is None or (counts.marks.label_event, counts.marks.completeness_event) >= (
-                kept.marks.label_event, kept.marks.completeness_event):
+        if _newer(counted.counts.get(study_id), counts):
             counted.counts[study_id] = counts
+        if share is not None and _newer(counted.shares.get((study_id, share.annotator)), share):
+            counted.shares[(study_id, share.annotator)] = share
 
 
 #: A study with more queries than this has its progress counted in the background on a
@@ -74,47 +84,52 @@ def study_progress_if_ready(
     db: sqlite_utils.Database, study_id: str, annotator: str, query_count: int
 ) -> StudyProgress | None:
     """The study's progress (``annotator``'s share in it, if named) now, or None while a
-    large study is counted in full in the background (started here; the page shows it on its
-    next run). Kept up to date from the queries touched since it was counted."""
+    large study (or the annotator's share in it) is counted in full in the background
+    (started here; the page shows it on its next run). Kept up to date from the queries
+    touched since it was counted."""
     require_read(db, _viewer(), study_id)
     path = _store_path()
     counted = _counted(path)
     with counted.lock:
         counts = counted.counts.get(study_id)
-    key = ("progress", study_id, annotator)
-    share = _cache().get(key)
+        share = counted.shares.get((study_id, annotator))
     large = query_count > LARGE_STUDY_QUERIES
     now = progress_now_unchecked(db, study_id, annotator, counts, share, full=not large)
     if now is None:
-        _count_in_background(db, path, study_id, counted)
+        _count_in_background(path, study_id, annotator, counted)
         return None
     counts, share = now
-    _keep(counted, study_id, counts)
-    if share is None:
-        return counts.progress
-    _cache()[key] = share
-    return share.progress
+    _keep(counted, study_id, counts, share)
+    return counts.progress if share is None else share.progress
 
 
-def _count_in_background(db: sqlite_utils.Database, path: str, study_id: str,
-                         counted: _Counted) -> None:
-    """Count the study in full on a thread of its own, once at a time per study."""
+def _count_in_background(path: str, study_id: str, annotator: str, counted: _Counted) -> None:
+    """Count the study in full on a thread of its own, then the share of every annotator
+    asked for meanwhile: one thread at a time per study."""
     with counted.lock:
-        if study_id in counted.counting:
+        wanted = counted.counting.get(study_id)
+        if wanted is not None:
+            wanted.add(annotator)
             return
-        counted.counting.add(study_id)
+        counted.counting[study_id] = {annotator}
 
     def count(conn: sqlite_utils.Database) -> None:
         try:
-            now = progress_now_unchecked(conn, study_id)
-            if now is not None:
-                _keep(counted, study_id, now[0])
+            while True:
+                with counted.lock:
+                    if not counted.counting[study_id]:
+                        return
+                    who = counted.counting[study_id].pop()
+                    counts = counted.counts.get(study_id)
+                    share = counted.shares.get((study_id, who))
+                now = progress_now_unchecked(conn, study_id, who, counts, share)
+                if now is not None:
+                    _keep(counted, study_id, *now)
         finally:
             with counted.lock:
-                counted.counting.discard(study_id)
+                counted.counting.pop(study_id, None)
 
-    compute_in_background(db, path, study_id, ("progress_counts", study_id), count,
-                          viewer=_viewer())
+    run_on_own_thread(path, count)
 
 
 def _store_path() -> str:

@@ -207,11 +207,12 @@ def progress_now_unchecked(
     ``counts`` and ``share``: earlier answers (of any store state). Only the queries with a
     label or completeness event since their marks are counted again (one pool read and one
     resolution of those queries: milliseconds after a label). Without them, or when the runs
-    changed or events were removed since, everything is counted: every pool (one grouped
-    read per run) and every label (:func:`resolved_gains_unchecked`), seconds at 10,000
-    queries; with ``full`` False that returns None instead. An annotator's share reads their
-    current units (:func:`annotator_units_unchecked`) of the queries touched since ``share``
-    (all of them without one).
+    changed or events were removed since, everything is counted: every pool (one read per
+    run) and every label (:func:`resolved_gains_unchecked`), seconds at 10,000 queries. An
+    annotator's share reads their current units (:func:`annotator_units_unchecked`) of the
+    queries touched since ``share``, all of them without one (a second at 10,000 queries
+    for an annotator who labeled them all). With ``full`` False, None instead of counting
+    either in full.
     """
     with read_snapshot(db):
         marks = store_marks_unchecked(db, study_id)
@@ -226,10 +227,12 @@ def progress_now_unchecked(
         if not annotator:
             return counts, None
         if share is None or share.annotator != annotator:
-            return counts, _share(db, study_id, annotator, counts, {}, None)
+            return (counts, _share(db, study_id, annotator, counts, {}, None)) if full else None
         if share.marks == marks:
             return counts, share
         touched = _touched(db, study_id, share.marks, share.events, marks, counts.events)
+        if touched is None and not full:
+            return None
         return counts, _share(db, study_id, annotator, counts, share.mine, touched)
 
 
