@@ -116,18 +116,21 @@ def _count_in_background(path: str, study_id: str, annotator: str, counted: _Cou
     def count(conn: sqlite_utils.Database) -> None:
         try:
             while True:
-                with counted.lock:
-                    if not counted.counting[study_id]:
+                with counted.lock:  # an annotator asked for until the thread ends is counted
+                    wanted = counted.counting[study_id]
+                    if not wanted:
+                        del counted.counting[study_id]
                         return
-                    who = counted.counting[study_id].pop()
+                    who = wanted.pop()
                     counts = counted.counts.get(study_id)
                     share = counted.shares.get((study_id, who))
                 now = progress_now_unchecked(conn, study_id, who, counts, share)
                 if now is not None:
                     _keep(counted, study_id, *now)
-        finally:
-            with counted.lock:
+        except BaseException:
+            with counted.lock:  # the next page run starts another thread
                 counted.counting.pop(study_id, None)
+            raise
 
     run_on_own_thread(path, count)
 
