@@ -123,16 +123,27 @@ def compute_in_background(
             return
         results.running.add(full_key)
 
-    def work() -> None:
-        conn = open_store(path, migrate=False)
+    def work(conn: sqlite_utils.Database) -> None:
         try:
             _keep(results, full_key, compute(conn))
         finally:
-            conn.conn.close()
             with results.lock:
                 results.running.discard(full_key)
 
-    threading.Thread(target=work, name="rl-shared-result", daemon=True).start()
+    run_on_own_thread(path, work)
+
+
+def run_on_own_thread(path: str, work: Callable[[sqlite_utils.Database], Any]) -> None:
+    """Start ``work(connection)`` on a thread of its own, with its own connection to the store
+    at ``path`` (closed after). The caller has checked that its viewer may read what it reads."""
+    def run() -> None:
+        conn = open_store(path, migrate=False)
+        try:
+            work(conn)
+        finally:
+            conn.conn.close()
+
+    threading.Thread(target=run, name="rl-shared-result", daemon=True).start()
 
 
 def share_result(path: str, study_id: str, key: Hashable, marks: StoreMarks, value: Any) -> None:

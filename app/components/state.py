@@ -1,39 +1,34 @@
-"""Per-session caches of what is expensive to recompute, invalidated by store marks.
+"""The study's labeling progress, shared by every session, and per-session caches.
 
-The study progress is also shared by every session (:mod:`app.components.shared_results`):
-a new tab or another annotator's session reuses it while the marks are unchanged.
-
-The store's marks (:mod:`evalcore.store.marks`) are the highest label and
-completeness event ids and the study's run ids. A cached study progress is
-reused while the marks are unchanged; after
-this session's own label it is updated for that one query only (the rest of
-the study cannot have changed if the version moved by exactly that write);
-anything else -- another annotator's label, a new run -- triggers a full
-recompute on the next read.
+The study's progress (:func:`study_progress_if_ready`) is counted once per server process
+and kept up to date from the store's marks (:mod:`evalcore.store.marks`): after a label,
+an undo, an adjudication or a completeness claim, by anyone, only the queries it touched are
+counted again (:func:`evalcore.annotation.progress.progress_now_unchecked`, milliseconds).
+Only a new run (or a first visit) needs every pool and every label counted: seconds on a
+large study, done on a thread of its own (:func:`app.components.shared_results.run_on_own_thread`)
+while the page is drawn without the counts. An annotator's share of it (their own labels
+per query) is kept the same way, shared by their sessions.
 
 Every public function here reads as the session's reader
 (:func:`app.components.session.reader`) and is refused unless it may read the study,
-even when the value comes from a cache another session filled.
+even when the value comes from a state another session counted.
 """
+
+import threading
+from dataclasses import dataclass, field
 
 import sqlite_utils
 import streamlit as st
 
-from app.components.shared_results import (
-    compute_in_background,
-    ready_result,
-    share_result,
-    shared_result,
-)
+from app.components.shared_results import run_on_own_thread
 from evalcore.annotation.pool import PoolItem, query_pool_unchecked
 from evalcore.annotation.progress import (
+    AnnotatorShare,
+    ProgressCounts,
     StudyProgress,
-    query_progress_unchecked,
-    study_progress_unchecked,
+    progress_now_unchecked,
 )
-from evalcore.store.connection import open_store
-from evalcore.store.marks import StoreMarks, store_marks_unchecked
-from evalcore.store.pools import pool_sizes_unchecked
+from evalcore.store.marks import store_marks_unchecked
 from evalcore.store.read_access import Viewer, require_read
 
 
@@ -47,115 +42,103 @@ def _viewer() -> Viewer:
     return reader()
 
 
-def _session_progress(
-    db: sqlite_utils.Database, study_id: str, annotator: str
-) -> tuple[Viewer, tuple[str, str, str], StoreMarks, StudyProgress | None]:
-    """Check the session's reader may read the study; the progress key, the store's marks
-    now, and the progress this session cached for those marks (None if it has none)."""
-    viewer = _viewer()
-    require_read(db, viewer, study_id)
-    key = ("progress", study_id, annotator)
-    version = store_marks_unchecked(db, study_id)
-    entry = _cache().get(key)
-    return viewer, key, version, entry[1] if entry is not None and entry[0] == version else None
+@dataclass
+class _Counted:
+    """Per store file: each study's latest counts and each annotator's latest share in it
+    (any session's), and per study the annotators whose share is wanted from the count on
+    its thread in the background (a study being counted is a key)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    counts: dict[str, ProgressCounts] = field(default_factory=dict)
+    shares: dict[tuple[str, str], AnnotatorShare] = field(default_factory=dict)
+    counting: dict[str, set[str]] = field(default_factory=dict)
 
 
-def cached_study_progress(
-    db: sqlite_utils.Database, study_id: str, annotator: str = ""
-) -> StudyProgress:
-    """The study's progress, recomputed only when the store changed."""
-    viewer, key, version, known = _session_progress(db, study_id, annotator)
-    if known is not None:
-        return known
-    # Shared by every session (a new tab does not recompute the study) while the marks hold.
-    progress = shared_result(
-        db, _store_path(), study_id, key,
-        lambda: study_progress_unchecked(db, study_id, annotator,
-                                         sizes=shared_pool_sizes(db, study_id)),
-        viewer=viewer,
-    )
-    _cache()[key] = (version, progress)
-    return progress
+@st.cache_resource(show_spinner=False)
+def _counted(path: str) -> _Counted:
+    return _Counted()
+
+
+def _newer(kept: ProgressCounts | AnnotatorShare | None,
+           new: ProgressCounts | AnnotatorShare) -> bool:
+    """Whether ``new`` should replace ``kept`` (not when a slow count finishes late)."""
+    return kept is None or (new.marks.label_event, new.marks.completeness_event) >= (
+        kept.marks.label_event, kept.marks.completeness_event)
+
+
+def _keep(counted: _Counted, study_id: str, counts: ProgressCounts,
+          share: AnnotatorShare | None) -> None:
+    with counted.lock:
+        if _newer(counted.counts.get(study_id), counts):
+            counted.counts[study_id] = counts
+        if share is not None and _newer(counted.shares.get((study_id, share.annotator)), share):
+            counted.shares[(study_id, share.annotator)] = share
 
 
 #: A study with more queries than this has its progress counted in the background on a
-#: first visit (seconds at 10,000 queries: every run's results and every label are read).
+#: first visit (seconds at 10,000 queries: every run's pool and every label are read).
 LARGE_STUDY_QUERIES = 1000
 
 
 def study_progress_if_ready(
     db: sqlite_utils.Database, study_id: str, annotator: str, query_count: int
 ) -> StudyProgress | None:
-    """:func:`cached_study_progress`, or None while a large study's progress is counted in the
-    background (started here; the page shows it on its next run)."""
-    viewer, key, version, known = _session_progress(db, study_id, annotator)
-    if known is not None:
-        return known
-    if query_count <= LARGE_STUDY_QUERIES:
-        return cached_study_progress(db, study_id, annotator)
+    """The study's progress (``annotator``'s share in it, if named) now, or None while a
+    large study (or the annotator's share in it) is counted in full in the background
+    (started here; the page shows it on its next run). Kept up to date from the queries
+    touched since it was counted."""
+    require_read(db, _viewer(), study_id)
     path = _store_path()
-    progress = ready_result(db, path, study_id, key, viewer=viewer)
-    if progress is None:
-        compute_in_background(db, path, study_id, key,
-                              lambda conn: study_progress_unchecked(conn, study_id, annotator),
-                              viewer=viewer)
+    counted = _counted(path)
+    with counted.lock:
+        counts = counted.counts.get(study_id)
+        share = counted.shares.get((study_id, annotator))
+    large = query_count > LARGE_STUDY_QUERIES
+    now = progress_now_unchecked(db, study_id, annotator, counts, share, full=not large)
+    if now is None:
+        _count_in_background(path, study_id, annotator, counted)
         return None
-    _cache()[key] = (version, progress)
-    return progress
+    counts, share = now
+    _keep(counted, study_id, counts, share)
+    return counts.progress if share is None else share.progress
+
+
+def _count_in_background(path: str, study_id: str, annotator: str, counted: _Counted) -> None:
+    """Count the study in full on a thread of its own, then the share of every annotator
+    asked for meanwhile: one thread at a time per study."""
+    with counted.lock:
+        wanted = counted.counting.get(study_id)
+        if wanted is not None:
+            wanted.add(annotator)
+            return
+        counted.counting[study_id] = {annotator}
+
+    def count(conn: sqlite_utils.Database) -> None:
+        try:
+            while True:
+                with counted.lock:  # an annotator asked for until the thread ends is counted
+                    wanted = counted.counting[study_id]
+                    if not wanted:
+                        del counted.counting[study_id]
+                        return
+                    who = wanted.pop()
+                    counts = counted.counts.get(study_id)
+                    share = counted.shares.get((study_id, who))
+                now = progress_now_unchecked(conn, study_id, who, counts, share)
+                if now is not None:
+                    _keep(counted, study_id, *now)
+        except BaseException:
+            with counted.lock:  # the next page run starts another thread
+                counted.counting.pop(study_id, None)
+            raise
+
+    run_on_own_thread(path, count)
 
 
 def _store_path() -> str:
     from app.components.session import db_path
 
     return str(db_path())
-
-
-def shared_pool_sizes(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
-    """Pool size per query, shared by every session of the process.
-
-    Stored runs never change, so the sizes are keyed by the study's run ids.
-    """
-    require_read(db, _viewer(), study_id)
-    return _pool_sizes(_store_path(), study_id, store_marks_unchecked(db, study_id).run_ids)
-
-
-@st.cache_data(max_entries=16, show_spinner="Measuring the study's pools…")
-def _pool_sizes(path: str, study_id: str, runs: tuple[int, ...]) -> dict[str, int]:
-    db = open_store(path, migrate=False)
-    try:
-        return pool_sizes_unchecked(db, study_id)
-    finally:
-        db.conn.close()
-
-
-def note_own_write(
-    db: sqlite_utils.Database,
-    study_id: str,
-    query_id: str,
-    annotator: str,
-    before: StoreMarks,
-) -> None:
-    """After this session wrote one event on ``query_id``: refresh that query only.
-
-    ``before`` is the marks read just before the write. If anything else
-    changed meanwhile, the cached progress is left stale and recomputed in full
-    on the next read.
-    """
-    key = ("progress", study_id, annotator)
-    entry = _cache().get(key)
-    if entry is None or entry[0] != before:
-        return
-    after = store_marks_unchecked(db, study_id)
-    own_only = (
-        after.run_ids == before.run_ids
-        and after.label_event - before.label_event <= 1
-        and after.completeness_event - before.completeness_event <= 1
-    )
-    if not own_only:
-        return
-    updated = entry[1].replace(query_progress_unchecked(db, study_id, query_id, annotator))
-    _cache()[key] = (after, updated)
-    share_result(_store_path(), study_id, key, after, updated)
 
 
 def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:

@@ -48,7 +48,7 @@ from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db, reader
 from app.components.snippet import snippet
-from app.components.state import cached_pool, note_own_write, study_progress_if_ready
+from app.components.state import cached_pool, study_progress_if_ready
 from evalcore.access.roles import Permission
 from evalcore.annotation.item_token import (
     ItemToken,
@@ -242,7 +242,6 @@ def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
                from_search: bool = False) -> LabelOutcome | None:
     """The checked write and what the page says about it; None when nothing was written."""
     db = get_db()
-    before = store_marks(db, token.study_id, viewer=reader())
     try:
         # a store busy with a long write is retried (bounded) before the label is refused
         outcome = retry_busy(lambda: label_as_shown(db, token, gain, on_screen=_on_screen(
@@ -261,7 +260,6 @@ def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
         flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
         return None
     _own_events().add(outcome.event.event_id)
-    note_own_write(db, token.study_id, token.query_id, token.annotator, before)
     flash(_FLASH_KEY, "toast", f"Saved: {token.unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
     _say_what_it_did(token, gain, outcome)
     return outcome
@@ -354,7 +352,6 @@ def _on_note(token: ItemToken) -> None:
 
 def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
-    before = store_marks(db, study_id, viewer=reader())
     try:
         event = retry_busy(lambda: undo_last_label(db, study_id=study_id, query_id=query_id,
                                                    annotator=annotator))
@@ -365,7 +362,6 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
         flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
     _own_events().add(event.event_id)
-    note_own_write(db, study_id, query_id, annotator, before)
     _walk(study_id, annotator, query_id).cursor = event.unit_id
     flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
 
@@ -377,20 +373,17 @@ def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
 
 def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
     db = get_db()
-    before = store_marks(db, study_id, viewer=reader())
     try:
         retry_busy(lambda: mark_pool_complete(db, study_id=study_id, query_id=query_id,
                                               actor=annotator, reason="every pooled item labeled"))
     except (PoolNotFullyLabeledError, *_WRITE_ERRORS) as error:
         flash(_FLASH_KEY, "error", str(error))
         return
-    note_own_write(db, study_id, query_id, annotator, before)
     flash(_FLASH_KEY, "success", f"Query {query_id}: relevant set marked complete.")
 
 
 def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) -> None:
     db = get_db()
-    before = store_marks(db, study_id, viewer=reader())
     reason = str(st.session_state.get(reason_key, "")).strip()
     try:
         retry_busy(lambda: reopen(db, study_id=study_id, query_id=query_id, actor=annotator,
@@ -398,7 +391,6 @@ def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) ->
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", str(error))
         return
-    note_own_write(db, study_id, query_id, annotator, before)
     st.session_state[reason_key] = ""
     flash(_FLASH_KEY, "info", f"Query {query_id} reopened.")
 

@@ -52,3 +52,22 @@ def touched_queries_unchecked(db: sqlite_utils.Database, study_id: str, since: S
         [since.label_event, study_id, since.completeness_event, study_id],
     )
     return {r[0] for r in rows}
+
+
+def study_events_unchecked(db: sqlite_utils.Database, study_id: str,
+                           since: StoreMarks | None = None) -> int:
+    """How many label and completeness events the study holds (only those newer than
+    ``since``, if given). A state kept up to date from the queries touched since its marks
+    checks with it that nothing else moved: an event id below the marks is never new, unless
+    a discarded staged study's ids were reused."""
+    if since is None:
+        row = db.execute(
+            "SELECT (SELECT count(*) FROM label_events WHERE study_id = ?), "
+            "(SELECT count(*) FROM completeness_events WHERE study_id = ?)",
+            [study_id, study_id]).fetchone()
+    else:
+        row = db.execute(
+            "SELECT (SELECT count(*) FROM label_events WHERE event_id > ? AND +study_id = ?), "
+            "(SELECT count(*) FROM completeness_events WHERE event_id > ? AND +study_id = ?)",
+            [since.label_event, study_id, since.completeness_event, study_id]).fetchone()
+    return int(row[0]) + int(row[1])

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 import sqlite_utils
 
 from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.runs import packed_unit_ids
 
 
 def pooled_ranks(
@@ -77,3 +78,59 @@ def pooled_units_unchecked(
         for q, unit in rows:
             out[q].add(unit)
     return out
+
+
+def study_pools_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, set[str]]:
+    """The pooled unit ids of every query any run of the study answered (what
+    :func:`pooled_units_unchecked` gives for every query, a quarter of its time at 10,000
+    queries x 3 runs).
+
+    A run's top k are read from its packed rankings (one row per query, ranked best first)
+    once a count of its results with ``rank <= k`` shows that they are the first k of each
+    ranking (ranks without gaps); else (ranks with gaps, or a run stored before the packed
+    rankings) from its results, one grouped row per query.
+    """
+    out: dict[str, set[str]] = {}
+    runs = db.execute(
+        "SELECT run_id, k FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
+        [study_id]).fetchall()
+    for run_id, k in runs:
+        for query_id, units in _run_top_k(db, run_id, k):
+            pool = out.get(query_id)
+            if pool is None:
+                out[query_id] = set(units)
+            else:
+                pool.update(units)
+    return out
+
+
+def _run_top_k(db: sqlite_utils.Database, run_id: int, k: int) -> list[tuple[str, list[str]]]:
+    """(query id, the run's units with ``rank <= k``) of every query the run answered."""
+    packed = [(q, packed_unit_ids(text)[:k]) for q, text in db.execute(
+        "SELECT query_id, unit_ids FROM run_rankings WHERE run_id = ?", [run_id])]
+    within = db.execute("SELECT count(*) FROM results WHERE run_id = ? AND rank <= ?",
+                        [run_id, k]).fetchone()[0]
+    if packed and sum(len(units) for _, units in packed) == within:
+        return packed
+    # A unit id holding the separator splits into more parts than the query has results:
+    # that query is read row by row.
+    out, again = [], []
+    for query_id, unit_text, n in db.execute(
+        "SELECT query_id, group_concat(unit_id, char(31)), count(*) FROM results "
+        "WHERE run_id = ? AND rank <= ? GROUP BY query_id",
+        [run_id, k],
+    ):
+        units = unit_text.split(_UNIT_SEPARATOR)
+        if len(units) == n:
+            out.append((query_id, units))
+        else:
+            again.append(query_id)
+    for query_id in again:
+        out.append((query_id, [u for (u,) in db.execute(
+            "SELECT unit_id FROM results WHERE run_id = ? AND query_id = ? AND rank <= ?",
+            [run_id, query_id, k])]))
+    return out
+
+
+#: The separator :func:`_run_top_k` reads a query's unit ids with from the results.
+_UNIT_SEPARATOR = "\x1f"

@@ -169,6 +169,15 @@ def _packed_row(
     )
 
 
+def packed_unit_ids(text: str) -> list[str]:
+    """A packed ranking's unit ids (``run_rankings.unit_ids``, as :func:`_packed_row` writes
+    them): split at the separators ``json.dumps`` writes when no id needed an escape (no
+    backslash: no id holds a quote or a control character), else parsed as JSON."""
+    if "\\" in text:
+        return json.loads(text)
+    return text[2:-2].split('", "') if len(text) > 2 else []
+
+
 def run_exists_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
     return db.execute(
         "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL", [study_id, name]

@@ -58,13 +58,21 @@ def grade_button(at, gain: int):
 def wait_for_background_progress(db: sqlite_utils.Database, path: Path, study_id: str,
                                  annotator: str, timeout_s: float = 30) -> None:
     """Wait until the study's progress counted in the background (a large study's first
-    visit) is ready for the store's marks now; fails after ``timeout_s``."""
+    visit), and ``annotator``'s share in it if named, are ready for the store's marks now;
+    fails after ``timeout_s``."""
     import time
 
-    from app.components.shared_results import ready_result
+    from app.components.state import _counted
+    from evalcore.store.marks import store_marks_unchecked
 
     deadline = time.monotonic() + timeout_s
-    while ready_result(db, str(path), study_id, ("progress", study_id, annotator),
-                       viewer=None) is None:
+    while True:
+        counted = _counted(str(path))
+        marks = store_marks_unchecked(db, study_id)
+        kept = [counted.counts.get(study_id)]
+        if annotator:
+            kept.append(counted.shares.get((study_id, annotator)))
+        if all(k is not None and k.marks == marks for k in kept):
+            return
         assert time.monotonic() < deadline, "the background count never finished"
         time.sleep(0.05)

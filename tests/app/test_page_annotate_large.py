@@ -39,3 +39,36 @@ def test_an_address_beyond_the_listed_queries_opens_while_counting(small_store, 
     at.run()
     assert not at.exception, at.exception
     assert at.selectbox(key="rl_query").value == "q2"
+
+
+def test_home_then_annotate_count_the_study_once(small_store, new_app, monkeypatch) -> None:
+    """First visits of Home (no annotator) and Annotate (an annotator) on a large study: one
+    full count of the study, on one thread, then the annotator's share from it; a label after
+    it is counted for its query alone."""
+    import time
+
+    import evalcore.annotation.progress as progress
+    from evalcore.store.labels import record_label
+
+    path, db = small_store
+    monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)
+    counted: list[str] = []
+    whole = progress._count_study
+
+    def slow_count(*args):
+        counted.append(args[1])
+        time.sleep(0.5)  # still counting when Annotate asks
+        return whole(*args)
+
+    monkeypatch.setattr(progress, "_count_study", slow_count)
+    at = new_app("ann")  # Home
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    wait_for_background_progress(db, path, "s1", "ann")
+    at.run()
+    assert any(t.startswith("Study: you labeled 0 of") for t in _progress_texts(at))
+    record_label(db, study_id="s1", query_id="q1", unit_id="d1", gain=2, annotator="ann")
+    at.run()
+    assert not at.exception, at.exception
+    assert any(t.startswith("Study: you labeled 1 of") for t in _progress_texts(at))
+    assert counted == ["s1"]
