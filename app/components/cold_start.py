@@ -35,7 +35,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from app.components.navigation import APP_DIR, HOME, view_file
-from app.components.warmup import import_all, view_imports
+from app.components.warmup import (
+    IMPORT_SWITCH_INTERVAL,
+    import_all,
+    short_switch_interval,
+    view_imports,
+)
 from evalcore.cli.driver_import import driver_without_pandas
 from evalcore.compute.gc_pause import gc_paused
 
@@ -81,21 +86,14 @@ def first_run_modules() -> list[str]:
             *view_imports(view_file(HOME))]
 
 
-#: The interpreter's thread switch interval while the preload imports (default 5 ms): the
-#: browser is fetching Streamlit's ~50 JavaScript files meanwhile, and each response waits for
-#: the server's event loop to get the interpreter lock from the importing thread. Measured
-#: (49 files, 6 connections, load ~2): 0.12-0.18 s with no preload, 0.36-0.50 s beside it at
-#: 5 ms, 0.27-0.37 s at 0.5 ms.
-PRELOAD_SWITCH_INTERVAL = 0.0005
+#: The interpreter's thread switch interval while the preload imports (the browser is
+#: fetching Streamlit's ~50 JavaScript files meanwhile): :data:`app.components.warmup.IMPORT_SWITCH_INTERVAL`.
+PRELOAD_SWITCH_INTERVAL = IMPORT_SWITCH_INTERVAL
 
 
 def _import_first_run_modules() -> None:
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(PRELOAD_SWITCH_INTERVAL)  # the app owns its process; restored below
-    try:
+    with short_switch_interval():  # the app owns its process; restored after
         _import_paused()
-    finally:
-        sys.setswitchinterval(interval)
 
 
 def _import_paused() -> None:

@@ -35,6 +35,7 @@ import pandas as pd
 import streamlit as st
 
 from app.components.decide_link import decide_queue_params
+from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import study_page
@@ -439,4 +440,4 @@ for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, 
         figure = delta_figure(item)
         figure["layout"].pop("title", None)  # the same sentence is written just above
         figure["layout"]["margin"] = {"t": 40, "b": 30}
-        st.plotly_chart(figure, key=f"rl_delta_{item.run_a}_{item.run_b}")
+        st.plotly_chart(unchecked_figure(figure), key=f"rl_delta_{item.run_a}_{item.run_b}")

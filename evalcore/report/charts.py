@@ -7,13 +7,15 @@ from the data (run names, query ids, reasons) is HTML-escaped before it goes
 into a figure, since plotly renders a subset of HTML in labels.
 
 Figures are plain plotly figure dicts (``{"data": [...], "layout": {...}}``):
-the layout comes from :func:`plotly.subplots.make_subplots`, the traces are
+the layout comes from :func:`plotly.subplots.make_subplots` (once per shape), the traces are
 written directly with numpy arrays, and :func:`figure_html` renders them
 without plotly's per-element validation (tens of thousands of points per
 trace at 10,000 queries).
 """
 
+import copy
 import textwrap
+from functools import cache
 from html import escape
 from typing import Any
 
@@ -60,9 +62,19 @@ def _strings(values: list[str]) -> np.ndarray:
 
 def _two_row_layout(titles: tuple[str, str], heights: list[float], shared_x: bool,
                     spacing: float = 0.1) -> dict:
+    layout = copy.deepcopy(_two_row_skeleton(tuple(heights), shared_x, spacing))
+    for annotation, title in zip(layout["annotations"], titles, strict=True):
+        annotation["text"] = title
+    return layout
+
+
+@cache
+def _two_row_skeleton(heights: tuple[float, ...], shared_x: bool, spacing: float) -> dict:
+    """:func:`plotly.subplots.make_subplots`' layout of two rows, made (and validated) once
+    per shape: only the subplot titles differ between figures of one shape."""
     fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=shared_x, row_heights=heights, vertical_spacing=spacing,
-        subplot_titles=titles,
+        rows=2, cols=1, shared_xaxes=shared_x, row_heights=list(heights),
+        vertical_spacing=spacing, subplot_titles=("top", "bottom"),
     )
     return fig.layout.to_plotly_json()
 

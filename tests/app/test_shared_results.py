@@ -103,3 +103,25 @@ def test_results_kept_alone_serve_two_choices_at_once(tmp_path, monkeypatch):
     pair("a", "b")
     kept = [k[1] for k in shared_results._results(path).entries]
     assert kept == [("pair", "a", "b")]
+
+
+def test_a_result_is_computed_with_the_collector_paused_then_resumed(tmp_path):
+    import gc
+    import time
+
+    db = new_store(tmp_path)
+    path = str(tmp_path / "paused.db")
+    assert gc.isenabled()
+    seen = shared_result(db, path, "s", ("paused",), gc.isenabled, viewer=None)
+    assert seen is False and gc.isenabled()
+    background: list[bool] = []
+    shared_results.compute_in_background(db, path, "s", ("paused", "bg"),
+                                         lambda conn: background.append(gc.isenabled()),
+                                         viewer=None)
+    deadline = time.monotonic() + 30
+    while not background and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert background == [False]
+    while shared_results._results(path).running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert gc.isenabled()

@@ -41,3 +41,13 @@ def test_the_thread_imports_every_view_module_then_freezes(monkeypatch) -> None:
     warmup._warm()
     assert tuple(imported) == warmup._modules()
     assert frozen == [imported]  # after the imports, once
+
+
+def test_the_thread_shortens_the_switch_interval_only_while_it_imports(monkeypatch) -> None:
+    seen: list[float] = []
+    monkeypatch.setattr(warmup, "import_all", lambda names: seen.append(sys.getswitchinterval()))
+    monkeypatch.setattr(warmup.gc, "freeze", lambda: seen.append(sys.getswitchinterval()))
+    before = sys.getswitchinterval()
+    warmup._warm()
+    assert seen == [warmup.IMPORT_SWITCH_INTERVAL, before]  # the freeze runs after the restore
+    assert sys.getswitchinterval() == before

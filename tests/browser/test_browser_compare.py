@@ -102,3 +102,28 @@ def test_compare_page_at_phone_width(app_server, chromium_path: str, tmp_path: P
         cause = page.get_by_text(CAUSE).first
         cbox = cause.bounding_box()
         assert cbox is not None and cbox["x"] + cbox["width"] <= 390, cbox
+
+
+def test_the_per_query_delta_chart_is_drawn(app_server, chromium_path: str,
+                                            tmp_path: Path) -> None:
+    """The chart's figure reaches Streamlit unvalidated (app/components/figures.py): plotly.js
+    must still draw one bar per paired query, each named by its query on hover and axis."""
+    with chromium_page(tmp_path / "profile", chromium_path,
+                       viewport={"width": 1280, "height": 900}) as page:
+        _open(page, app_server.url + "/compare?study=demo&annotator=chart")
+        wait_for_app(page, "Per-query differences", timeout_ms=120_000)
+        chart = page.locator("[data-testid=stPlotlyChart] .js-plotly-plot").first
+        chart.wait_for(timeout=120_000)  # plotly's bundle is loaded on the first chart
+        chart.scroll_into_view_if_needed()
+        bars = chart.locator(".barlayer .point")
+        bars.first.wait_for(timeout=60_000)
+        settle(page)
+        shot = tmp_path / "compare-delta-chart.png"
+        page.screenshot(path=str(shot))
+        _keep(shot)
+        text = page.locator("[data-testid=stMain]").inner_text()
+        paired = int(re.search(r"mean Δ on the (\d+) paired queries", text).group(1))
+        assert bars.count() == paired > 0
+        ticks = chart.locator(".xtick text").all_text_contents()  # SVG: no innerText
+        assert len(ticks) == paired and all(t.startswith("q") for t in ticks), ticks
+        assert page.locator("[data-testid=stException]").count() == 0

@@ -1,0 +1,19 @@
+"""Figure dicts of :mod:`evalcore.report.charts` handed to ``st.plotly_chart`` as they are.
+
+Given a dict, ``st.plotly_chart`` checks it against plotly's schema by building a
+``plotly.graph_objects.Figure``, which imports and runs plotly's validator of every
+property the figure uses: 0.3 s of CPU on a server process's first chart (most of the
+Compare page's first render on the demo study, measured), 0.03 s after. The report's
+figures are built from values already valid, and their tests build each kind with
+validation (tests/test_report_delta_chart.py): here they are wrapped in a ``Figure``
+without that second check (plotly's ``_validate=False``, the same figure JSON).
+"""
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+
+def unchecked_figure(figure: dict[str, Any]) -> go.Figure:
+    """``figure`` as a plotly ``Figure``, not validated again (it was when its kind was tested)."""
+    return go.Figure(figure, _validate=False)
