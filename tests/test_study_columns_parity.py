@@ -23,11 +23,11 @@ from store_fixtures import new_store
 
 from evalcore.analysis.compare import compare_metric
 from evalcore.analysis.decision import decide_measure, evaluate_column_pair, evaluate_pair
-from evalcore.analysis.pair_comparison import (
+from evalcore.analysis.pair_comparison import compare_pair, measure_verdicts
+from evalcore.analysis.trec_eval_numbers import (
     _compat_side,
+    _compat_side_coded,
     _compat_side_from_dicts,
-    compare_pair,
-    measure_verdicts,
     trec_eval_compat,
 )
 from evalcore.analysis.run_evaluation import evaluate_run
@@ -211,6 +211,7 @@ def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
     side.returned_ids[i] = [*side.returned_ids[i], side.returned_ids[i][0]]
     measures = [parse_measure(m) for m in MEASURES]
     protocol = EvalProtocol(trec_eval=True)
+    assert _compat_side_coded(side, measures, protocol) is None
     assert _compat_side(side, measures, protocol) is None
     rows, _ = trec_eval_compat([side, side], measures, 1, "linear")
     assert [(r.value_a, r.n_queries_a) for r in rows] == [

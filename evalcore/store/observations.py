@@ -468,6 +468,7 @@ class RunEvidenceColumns:
     gains a unit in conflict may have; in unit id order)."""
 
     run_name: str
+    #: in natural query order (:func:`~evalcore.contract.query_order.natural_key`)
     query_ids: list[str]
     k: int
     #: named when read if the rankings were read as codes (``coded``)
