@@ -24,13 +24,13 @@ from store_fixtures import new_store
 from evalcore.analysis.compare import compare_metric
 from evalcore.analysis.decision import decide_measure, evaluate_column_pair, evaluate_pair
 from evalcore.analysis.pair_comparison import compare_pair, measure_verdicts
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.trec_eval_numbers import (
     _compat_side,
     _compat_side_coded,
     _compat_side_from_dicts,
     trec_eval_compat,
 )
-from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.annotation.blocking import merge_blocking, query_blocking_keys
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import ObservationBatch

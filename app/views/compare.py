@@ -39,7 +39,7 @@ from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import study_page
-from app.components.safe_text import escape_markdown
+from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import db_path, get_db, reader
 from app.components.shared_results import compute_in_background, ready_result, shared_result
 from app.components.state import LARGE_STUDY_QUERIES
@@ -208,20 +208,21 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
 
 
 def _show_verdict(item: MeasureVerdict) -> None:
-    """The verdict in words, the interval, and what can still move it (or what blocks it)."""
+    """The verdict in words, the interval, and what can still move it (or what blocks it):
+    one text element, and a caption unless undecidable."""
     d = item.decision
+    lines = [f"**{escape_markdown(d.measure)}: {escape_markdown(d.verdict_text)}**"]
+    interval = item.interval_text()
+    if interval is not None:
+        lines.append(escape_markdown(
+            f"mean difference {d.run_a} \N{MINUS SIGN} {d.run_b}: {interval}"))
+    if d.verdict == "undecidable":
+        lines.append(escape_markdown(
+            f"{d.n_undecidable} of {d.n_queries} queries lack bounds in a run:"))
+        lines.extend(escape_markdown(f"\N{BULLET} {cause.text}") for cause in item.causes)
     with st.container(border=True):
-        st.markdown(f"**{escape_markdown(d.measure)}: {escape_markdown(d.verdict_text)}**")
-        interval = item.interval_text()
-        if interval is not None:
-            st.markdown(escape_markdown(
-                f"mean difference {d.run_a} \N{MINUS SIGN} {d.run_b}: {interval}"))
-        if d.verdict == "undecidable":
-            st.markdown(escape_markdown(
-                f"{d.n_undecidable} of {d.n_queries} queries lack bounds in a run:"))
-            for cause in item.causes:
-                st.markdown(escape_markdown(f"\N{BULLET} {cause.text}"))
-        else:
+        st.markdown(markdown_lines(*lines))
+        if d.verdict != "undecidable":
             st.caption(escape_markdown(item.detail()))
 
 
@@ -229,20 +230,21 @@ def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
     """The head of the to-decide queue, and the link that opens the Annotate page on it."""
     d, queue = item.decision, item.queue
     assert queue is not None  # the page shows queues only once computed
-    st.markdown(f"**{escape_markdown(d.measure)}**")
+    title = f"**{escape_markdown(d.measure)}**"
     if not queue.items:
         why = {"undecidable": "it is undecidable; lift the causes above first",
                "undecided": "no unknown unit on a query whose difference is open"
                }.get(d.verdict, "decided already")
-        st.caption(escape_markdown(f"Nothing to label for this measure: {why}."))
+        st.caption(markdown_lines(title, escape_markdown(
+            f"Nothing to label for this measure: {why}.")))
         return
     needed = ("" if queue.labels_to_decide is None else
               f"; about {queue.labels_to_decide} or more labels still needed to decide")
     blocked = ("Undecidable until the causes above are lifted; meanwhile these narrow the "
                "interval on the other queries. " if d.verdict == "undecidable" else "")
-    st.caption(escape_markdown(
+    st.caption(markdown_lines(title, escape_markdown(
         f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, the ones whose "
-        f"label can narrow the interval most first{needed}."))
+        f"label can narrow the interval most first{needed}.")))
     st.dataframe(pd.DataFrame([
         {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
          "kind": it.kind,
@@ -266,8 +268,9 @@ def _show_paired(paired: MetricComparison) -> None:
     if paired.selection_note:
         st.warning(escape_markdown(f"Caution: {paired.selection_note}."),
                    icon=":material/warning:")
-    for result in paired.tests.values():
-        st.caption(escape_markdown(result.describe()))
+    if paired.tests:
+        st.caption(markdown_lines(*(escape_markdown(r.describe())
+                                    for r in paired.tests.values())))
 
 
 def _number(value: float | None, *, signed: bool = False) -> str:
@@ -422,21 +425,19 @@ st.markdown("##### Per-query differences")
 for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, strict=True):
     if item.metric != metric:
         continue
+    notes = ([f"Caution: {item.selection_note}."] if item.selection_note else []) + (
+        [] if item.mean_delta is None else
+        [f"mean Δ on the {item.n_paired} paired queries: {item.mean_delta:+.4f} "
+         "(a difference on the paired subset, not a run's score)"]) + [
+        result.describe() for result in item.tests.values()] + (
+        [] if adjusted is None else
+        [f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"])
     with st.container(border=True):
-        st.markdown(f"**{escape_markdown(item.run_a)} − {escape_markdown(item.run_b)}** on "
-                    f"{escape_markdown(item.label)}")
-        st.markdown(escape_markdown(f"Paired tests {item.summary}."))
-        if item.selection_note:
-            st.caption(escape_markdown(f"Caution: {item.selection_note}."))
-        if item.mean_delta is not None:
-            st.caption(escape_markdown(
-                f"mean Δ on the {item.n_paired} paired queries: {item.mean_delta:+.4f} "
-                "(a difference on the paired subset, not a run's score)"))
-        for result in item.tests.values():
-            st.caption(escape_markdown(result.describe()))
-        if adjusted is not None:
-            st.caption(escape_markdown(
-                f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"))
+        st.markdown(markdown_lines(
+            f"**{escape_markdown(item.run_a)} − {escape_markdown(item.run_b)}** on "
+            f"{escape_markdown(item.label)}", escape_markdown(f"Paired tests {item.summary}.")))
+        if notes:
+            st.caption(markdown_lines(*map(escape_markdown, notes)))
         figure = delta_figure(item)
         figure["layout"].pop("title", None)  # the same sentence is written just above
         figure["layout"]["margin"] = {"t": 40, "b": 30}
