@@ -188,7 +188,8 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     the background, the whole page again once they are ready. The background work starts
     on the fragment's next run, once the page's own run has been sent (on two cores it
     would otherwise slow that first render down), from the pair the verdicts were
-    computed from (no second read or evaluation)."""
+    computed from (no second read or evaluation) and with the verdicts and paired tests
+    already drawn (not computed again)."""
     db, path, viewer = get_db(), str(db_path()), reader()
     key = _whole_key(run_a, run_b, measures, reference)
     if ready_result(db, path, study_id, key, viewer=viewer) is not None:
@@ -197,11 +198,12 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     if key in shown:
         evaluated = ready_result(db, path, study_id,
                                  _evaluated_key(run_a, run_b, measures, reference), viewer=viewer)
+        verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
         compute_in_background(db, path, study_id, key, lambda conn: (
             compare_pair(conn, study_id, run_a, run_b, measures, reference,
                          queue_limit=QUEUE_SHOWN, viewer=viewer) if evaluated is None else
-            compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN)),
-            viewer=viewer)
+            compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
+                                   verdicts=verdicts)), viewer=viewer)
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")

@@ -270,16 +270,27 @@ def compare_evaluated_pair(
     *,
     queue_limit: int | None = 10,
     verdicts_only: bool = False,
+    verdicts: PairComparison | None = None,
 ) -> PairComparison:
     """:func:`compare_pair` of a pair already read and evaluated (``reference`` names the
-    version it was evaluated on)."""
+    version it was evaluated on). ``verdicts``: the ``verdicts_only`` comparison of this
+    same pair, computed already: its decisions and paired tests are kept as they are (the
+    same pair gives the same ones), the queues and compatibility numbers added."""
     pair, run_a, run_b = evaluated.pair, evaluated.run_a, evaluated.run_b
     compat, notes = ([], []) if verdicts_only else trec_eval_compat(
         evaluated.columns, list(pair.measures.values()), pair.protocol.relevance_threshold,
         pair.protocol.gain)
+    if verdicts is None or verdicts_only:
+        measures = measure_verdicts(pair, run_a, run_b, queue_limit=queue_limit,
+                                    queues=not verdicts_only)
+    elif ((verdicts.run_a, verdicts.run_b, verdicts.reference) != (run_a, run_b, reference)
+          or [m.measure for m in verdicts.measures] != list(pair.measures)):
+        raise ValueError("internal: the verdicts given are not those of this pair")
+    else:
+        measures = [m.model_copy(update={"queue": decide_queue(pair, m.measure,
+                                                               limit=queue_limit)})
+                    for m in verdicts.measures]
     return PairComparison(
-        run_a=run_a, run_b=run_b, reference=reference,
-        measures=measure_verdicts(pair, run_a, run_b, queue_limit=queue_limit,
-                                  queues=not verdicts_only),
+        run_a=run_a, run_b=run_b, reference=reference, measures=measures,
         compat=compat, compat_notes=notes,
     )
