@@ -235,3 +235,33 @@ def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, 
         assert verdict.paired.n_excluded
     if k_b != 6:
         assert all(m.paired.n_paired == 0 for m in verdicts)
+
+
+def test_a_pair_read_with_the_live_states_reference_equals_a_pair_read_afresh(
+        tmp_path: Path) -> None:
+    """The working reference the live state's full build read, taken once while the store's
+    marks are unchanged, gives the same columns and the same whole comparison as a read; once
+    taken, or once a label moved the marks, it is not handed out."""
+    from evalcore.analysis.decision import stored_pair_unchecked
+    from evalcore.analysis.pair_comparison import compare_evaluated_pair
+    from evalcore.store.labels import record_label
+    from evalcore.store.observations import reference_columns_unchecked
+
+    db = random_study(tmp_path, 2)
+    state = LiveDashboard.build(db, "s", viewer=None)
+    working = state.take_working_reference(db, viewer=None)
+    assert working is not None and state.take_working_reference(db, viewer=None) is None
+    fresh = reference_columns_unchecked(db, "s")
+    assert (working.gains, working.complete, working.unit_codes) == (
+        fresh.gains, fresh.complete, fresh.unit_codes)
+    taken = stored_pair_unchecked(db, "s", "A", "B", MEASURES, working=working)
+    read = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+    for a, b in zip(taken.columns, read.columns, strict=True):
+        assert (a.query_ids, list(a.returned_ids), a.gains, a.population_complete) == (
+            b.query_ids, list(b.returned_ids), b.gains, b.population_complete)
+    assert compare_evaluated_pair(taken) == compare_evaluated_pair(read)
+    state = LiveDashboard.build(db, "s", viewer=None)
+    record_label(db, study_id="s", query_id="q1", unit_id="q1-d0", gain=3, annotator="zed")
+    assert state.take_working_reference(db, viewer=None) is None
+    state.refresh(db, viewer=None)
+    assert state.take_working_reference(db, viewer=None) is None  # an update, not a build
