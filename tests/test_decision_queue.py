@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from evalcore.analysis import decision_queue
 from evalcore.analysis.decision import decide_measure, evaluate_pair
 from evalcore.analysis.decision_queue import decide_queue
-from evalcore.analysis.pair_bounds import PAIR_FAMILIES
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.measures import parse_measure
@@ -200,18 +199,10 @@ def tied_pairs(draw):
 
 def every_row_named_order(pair, name, rows, scores, progress, head=None):
     """The queue order as it was made before heads were named alone: every row named."""
-    u = pair.units
-    ra, rb = u.rank_a[rows], u.rank_b[rows]
-    both = (ra > 0) & (rb > 0)
-    best = np.where(ra > 0, ra, np.iinfo(np.int64).max)
-    best = np.minimum(best, np.where(rb > 0, rb, np.iinfo(np.int64).max))
-    if pair.measures[name].family not in PAIR_FAMILIES:
-        scores = np.where(ra > 0, 1.0 / np.maximum(ra, 1), 0.0) + np.where(
-            rb > 0, 1.0 / np.maximum(rb, 1), 0.0)
-    names = np.array([u.unit_id(r) for r in rows.tolist()], dtype=object)
+    names = np.array([pair.units.unit_id(r) for r in rows.tolist()], dtype=object)
     by_name = np.empty(rows.size, dtype=np.int64)
     by_name[np.argsort(names, kind="stable")] = np.arange(rows.size)
-    return np.lexsort((by_name, u.query[rows], best, ~both, -scores, -np.round(progress, 15)))
+    return np.lexsort((by_name, *decision_queue.queue_keys(pair, name, rows, scores, progress)))
 
 
 @settings(deadline=None, max_examples=150)

@@ -271,6 +271,21 @@ def candidate_rows(pair: PairEvaluation, name: str) -> np.ndarray:
     return np.flatnonzero(open_rows(pair, name, open_query))
 
 
+def queue_keys(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
+               progress: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The keys of :func:`order_rows` but the unit id, last first (``np.lexsort``'s order):
+    query, best rank, returned by one run only, score, progress (AP: the heuristic score)."""
+    u = pair.units
+    ra, rb = u.rank_a[rows], u.rank_b[rows]
+    both = (ra > 0) & (rb > 0)
+    best = np.where(ra > 0, ra, np.iinfo(np.int64).max)
+    best = np.minimum(best, np.where(rb > 0, rb, np.iinfo(np.int64).max))
+    if pair.measures[name].family not in PAIR_FAMILIES:
+        scores = np.where(ra > 0, 1.0 / np.maximum(ra, 1), 0.0) + np.where(
+            rb > 0, 1.0 / np.maximum(rb, 1), 0.0)
+    return u.query[rows], best, ~both, -scores, -np.round(progress, 15)
+
+
 def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
                progress: np.ndarray, head: int | None = None) -> np.ndarray:
     """``rows`` (and parallel ``scores``) sorted into queue order; returns the permutation.
@@ -280,14 +295,7 @@ def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
     in queue order up to the unit ids of rows tied on every other key, which share their
     score, progress, query and ranks); without it, every row."""
     u = pair.units
-    ra, rb = u.rank_a[rows], u.rank_b[rows]
-    both = (ra > 0) & (rb > 0)
-    best = np.where(ra > 0, ra, np.iinfo(np.int64).max)
-    best = np.minimum(best, np.where(rb > 0, rb, np.iinfo(np.int64).max))
-    if pair.measures[name].family not in PAIR_FAMILIES:
-        scores = np.where(ra > 0, 1.0 / np.maximum(ra, 1), 0.0) + np.where(
-            rb > 0, 1.0 / np.maximum(rb, 1), 0.0)
-    keys = (u.query[rows], best, ~both, -scores, -np.round(progress, 15))  # last key first
+    keys = queue_keys(pair, name, rows, scores, progress)
     order = np.lexsort(keys)  # stable: rows tied on every key stay in ``rows`` order
     if order.size < 2 or (head is not None and head <= 0):
         return order
