@@ -468,6 +468,7 @@ class RunEvidenceColumns:
     gains a unit in conflict may have; in unit id order)."""
 
     run_name: str
+    #: in natural query order (:func:`~evalcore.contract.query_order.natural_key`)
     query_ids: list[str]
     k: int
     #: named when read if the rankings were read as codes (``coded``)
@@ -486,12 +487,17 @@ def runs_as_columns_unchecked(
     study_id: str,
     run_names: Sequence[str],
     reference: str | None = None,
+    *,
+    working: ReferenceColumns | None = None,
 ) -> list[RunEvidenceColumns]:
     """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
-    of their query sets (in natural query order), reading the reference once."""
+    of their query sets (in natural query order), reading the reference once. ``working``:
+    the working reference of the whole study (``reference`` None) already read at the
+    store's marks now (:func:`reference_columns_unchecked`), taken instead of a read."""
     get_study(db, study_id)
     runs = [get_run_unchecked(db, study_id, name) for name in run_names]
-    ref = reference_columns_unchecked(db, study_id, reference)
+    ref = (working if working is not None and reference is None
+           else reference_columns_unchecked(db, study_id, reference))
     labels, complete = ref.gains, ref.complete
     codes = [run_ranking_codes_unchecked(db, run.run_id) for run in runs]
     if None not in codes:  # every run's rankings held as codes (schema v15)

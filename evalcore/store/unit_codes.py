@@ -17,8 +17,9 @@ returned has no code: it can never match a returned position.
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import quote
 
 import numpy as np
@@ -28,6 +29,7 @@ import sqlite_utils
 CODE_DTYPE = np.dtype("<i4")
 #: Placeholders per ``IN (...)`` list.
 _CHUNK = 500
+T = TypeVar("T")
 
 
 def pack_codes(codes: Sequence[int]) -> bytes:
@@ -166,14 +168,23 @@ class UnitNamer:
             names.update(self._read(missing))
         return [names[c] for c in np.asarray(codes).tolist()]
 
+    def code_of(self, unit_id: str) -> int | None:
+        """The code of ``unit_id`` (None: no stored run of the study returned it)."""
+        return self._with_conn(lambda conn: conn.execute(
+            "SELECT unit_code FROM study_units WHERE study_id = ? AND unit_id = ?",
+            [self.study_id, unit_id]).fetchone() or (None,))[0]
+
     def _read(self, codes: list[int]) -> dict[int, str]:
+        return self._with_conn(lambda conn: unit_names_unchecked(conn, self.study_id, codes))
+
+    def _with_conn(self, read: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is not None:
-            return unit_names_unchecked(self._conn, self.study_id, codes)
+            return read(self._conn)
         conn = sqlite3.connect(f"file:{quote(str(self._path))}?mode=ro", uri=True,
                                check_same_thread=False)
         try:
             conn.execute("PRAGMA busy_timeout = 10000")
-            return unit_names_unchecked(conn, self.study_id, codes)
+            return read(conn)
         finally:
             conn.close()
 
