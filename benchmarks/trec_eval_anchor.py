@@ -3,7 +3,8 @@
     from trec_eval_anchor import trec_eval_binary, measure
 
 :func:`trec_eval_binary` unpacks ``../shared/tools/trec_eval-src.tar.gz`` (beside
-the repository; ``TREC_EVAL_TARBALL`` overrides the path) into a temporary
+the repository, or beside its main checkout from a git worktree; ``TREC_EVAL_TARBALL``
+overrides the path) into a temporary
 directory, runs ``make`` there and returns the binary, or None with the reason
 in :data:`unavailable` when it cannot (no tarball, no compiler, a failed build):
 a benchmark then says so and runs the rest. The build is done at most once per
@@ -28,7 +29,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARBALL = Path(os.environ.get("TREC_EVAL_TARBALL", ROOT.parent / "shared/tools/trec_eval-src.tar.gz"))
+_BESIDE = "shared/tools/trec_eval-src.tar.gz"
+
+
+def _default_tarball() -> Path:
+    """``../shared/...`` beside the repository, or beside its main checkout when ROOT is a
+    git worktree elsewhere (its ``.git`` file points at the main checkout's ``.git``)."""
+    beside = ROOT.parent / _BESIDE
+    dot_git = ROOT / ".git"
+    if beside.is_file() or not dot_git.is_file():
+        return beside
+    line = dot_git.read_text(errors="replace").strip()  # "gitdir: <main>/.git/worktrees/<name>"
+    if not line.startswith("gitdir:"):
+        return beside
+    main_git = Path(line.removeprefix("gitdir:").strip()).parents[1]
+    candidate = main_git.parent.parent / _BESIDE
+    return candidate if candidate.is_file() else beside
+
+
+TARBALL = Path(os.environ.get("TREC_EVAL_TARBALL") or _default_tarball())
 
 #: Why the binary could not be built (set when :func:`trec_eval_binary` returns None).
 unavailable: str | None = None

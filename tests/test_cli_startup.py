@@ -5,12 +5,16 @@ store's dependencies (pandas, plotly, streamlit, sqlite_utils) cost most of a
 second of start-up and tens of MB; evaluating files needs none of them.
 A store command (``evalcore retrieve`` re-executing a pinned protocol): the
 store's driver without pandas and pyarrow (``evalcore.cli.driver_import``).
+Every command: numpy's BLAS starts no worker thread (``evalcore.cli.blas_threads``),
+unless the user asked for threads; the library leaves the environment alone.
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from lexical_builders import lexical_store, pinned
 
 from evalcore.retrieval.workflow import execute_protocol
@@ -134,3 +138,44 @@ def test_driver_without_pandas_leaves_an_imported_pandas_alone(tmp_path):
         "print('OK', file=sys.stderr)\n"
     )
     assert "OK" in _python(code, tmp_path).stderr
+
+
+#: After ``import numpy``: the variable as the process sees it and the process's thread count
+#: (OpenBLAS starts its workers when numpy loads it).
+_BLAS = ("import os, sys\n"
+         "{before}\n"
+         "import numpy\n"
+         "print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')),"
+         " file=sys.stderr)\n")
+
+
+def _blas(before: str, tmp_path: Path, **env: str) -> str:
+    out = subprocess.run([sys.executable, "-c", _BLAS.format(before=before)], capture_output=True,
+                         text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", **env})
+    assert out.returncode == 0, out.stderr
+    return next(line for line in out.stderr.splitlines() if line.startswith("BLAS"))
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc/self/task").is_dir(),
+                    reason="OpenBLAS starts no worker thread on one core; needs /proc")
+def test_the_command_line_gives_blas_one_thread_before_numpy_loads(tmp_path):
+    """``evalcore`` (the script imports evalcore.cli; ``python -m evalcore`` too, through
+    evalcore.__main__): numpy's OpenBLAS starts no worker thread (the process has one)."""
+    assert _blas("import evalcore.cli", tmp_path) == "BLAS 1 1"
+    assert _blas("import evalcore.__main__", tmp_path) == "BLAS 1 1"
+    # The check can fail: without the command line, OpenBLAS starts its workers.
+    assert _blas("pass", tmp_path) != "BLAS None 1"
+
+
+def test_the_users_own_blas_threads_are_kept(tmp_path):
+    assert _blas("import evalcore.cli", tmp_path, OPENBLAS_NUM_THREADS="2").startswith("BLAS 2 ")
+
+
+def test_the_library_leaves_the_environment_alone(tmp_path):
+    """``import evalcore`` and an evaluation through the library set no variable; nor does
+    the command line once numpy is loaded (too late to matter)."""
+    library = ("import evalcore, evalcore.compute.batch, evalcore.api.inputs\n"
+               "evalcore.evaluate\n")
+    assert _blas(library, tmp_path).startswith("BLAS None ")
+    assert _blas("import numpy\nimport evalcore.cli", tmp_path).startswith("BLAS None ")

@@ -10,7 +10,15 @@ Command modules are imported only when the command line needs them: running
 ``evalcore evaluate`` imports ``evalcore.cli.evaluate`` (the module named like
 the command) and not the store's or the app's dependencies. A command whose
 module is named differently is found by importing every module.
+
+Before anything else, the command line gives numpy's BLAS one thread
+(:mod:`evalcore.cli.blas_threads`): its per-core threads, started at ``import numpy``,
+were start-up cost of every command, which none of them needs.
 """
+
+# isort: off
+import evalcore.cli.blas_threads  # noqa: F401  # first: before anything imports numpy
+# isort: on
 
 import importlib
 
