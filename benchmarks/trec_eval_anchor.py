@@ -21,6 +21,7 @@ import atexit
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import threading
@@ -34,17 +35,15 @@ _BESIDE = "shared/tools/trec_eval-src.tar.gz"
 
 def _default_tarball() -> Path:
     """``../shared/...`` beside the repository, or beside its main checkout when ROOT is a
-    git worktree elsewhere (its ``.git`` file points at the main checkout's ``.git``)."""
-    beside = ROOT.parent / _BESIDE
-    dot_git = ROOT / ".git"
-    if beside.is_file() or not dot_git.is_file():
-        return beside
-    line = dot_git.read_text(errors="replace").strip()  # "gitdir: <main>/.git/worktrees/<name>"
-    if not line.startswith("gitdir:"):
-        return beside
-    main_git = Path(line.removeprefix("gitdir:").strip()).parents[1]
-    candidate = main_git.parent.parent / _BESIDE
-    return candidate if candidate.is_file() else beside
+    git worktree (found like tests/shared_data.py finds ``../shared``)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from shared_data import SHARED
+    except ImportError:  # (no pytest)
+        return ROOT.parent / _BESIDE
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    return SHARED.parent / _BESIDE
 
 
 TARBALL = Path(os.environ.get("TREC_EVAL_TARBALL") or _default_tarball())
