@@ -62,12 +62,16 @@ def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
 #: What a store command's start-up must not import: the store's driver (sqlite_utils) asks for
 #: pandas, which imports pyarrow (~0.3-0.5 s CPU together); the app's dependencies.
 NOT_FOR_THE_STORE = ("pandas", "pyarrow", "streamlit", "plotly", "scipy")
+#: What the lexical re-execution does not need either: the metric computer and the report and
+#: observation models (the store's access checks imported them: ~0.1 s CPU).
+NOT_FOR_RETRIEVAL = ("evalcore.store.observations", "evalcore.compute.batch",
+                     "evalcore.contract.results", "evalcore.contract.observation")
 
 
 def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):
     """The lexical re-execution path (``evalcore retrieve`` on an unchanged corpus, the index
     file kept from the first execution) in a fresh process: it ranks and stores the run
-    without pandas, pyarrow or the app's modules."""
+    without pandas, pyarrow, the app's modules or the metric computer."""
     db = lexical_store(tmp_path)
     pinned(db)
     execute_protocol(db, study_id="s", protocol_name="p1", run_name="r1", actor="tester")
@@ -77,7 +81,7 @@ def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):
         "from evalcore.cli import main\n"
         f"main(['retrieve', '--db', {str(tmp_path / 'store.db')!r}, '--study', 's',\n"
         "      '--protocol', 'p1', '--name', 'r2', '--actor', 'tester'], standalone_mode=False)\n"
-        f"heavy = [m for m in {NOT_FOR_THE_STORE!r} if m in sys.modules]\n"
+        f"heavy = [m for m in {NOT_FOR_THE_STORE + NOT_FOR_RETRIEVAL!r} if m in sys.modules]\n"
         "print('HEAVY', heavy, 'driver', 'sqlite_utils' in sys.modules, file=sys.stderr)\n"
     )
     out = _python(code, tmp_path)
