@@ -183,3 +183,44 @@ def test_the_library_leaves_the_environment_alone(tmp_path):
                "evalcore.evaluate\n")
     assert _blas(library, tmp_path).startswith("BLAS None ")
     assert _blas("import numpy\nimport evalcore.cli", tmp_path).startswith("BLAS None ")
+
+
+
+#: Whether a 40 MB array, allocated after ``setup``, came from the heap (it grows) rather than
+#: from a mapping of its own (glibc's default for the first array of that size).
+_FROM_HEAP = ("import sys\n"
+              "import numpy as np\n"
+              "{setup}\n"
+              "def heap():  # (the kernel may list it in several pieces)\n"
+              "    spans = [line.split()[0].split('-') for line in open('/proc/self/maps')\n"
+              "             if line.rstrip().endswith('[heap]')]\n"
+              "    return sum(int(end, 16) - int(start, 16) for start, end in spans)\n"
+              "before = heap()\n"
+              "array = np.ones(5 << 20)\n"
+              "print('FROM_HEAP', heap() - before > array.nbytes // 2, file=sys.stderr)\n")
+
+
+def _from_heap(setup: str, tmp_path: Path, **env: str) -> str:
+    out = subprocess.run([sys.executable, "-c", _FROM_HEAP.format(setup=setup)],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", **env})
+    assert out.returncode == 0, out.stderr
+    return out.stderr.split("FROM_HEAP ")[1].strip()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux")
+                    or not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"),
+                    reason="glibc's allocator only")
+def test_a_command_keeps_the_heap_for_its_arrays(tmp_path):
+    """While a command runs (the command line's ``invoke``), arrays up to 64 MB come from the
+    heap, which keeps what they free for the next ones (evalcore.cli.heap); the user's own
+    allocator tuning is left alone; importing the command line or the library sets nothing."""
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 2.0 t\n")
+    command = ("from evalcore.cli import main\n"
+               f"main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '1'],\n"
+               "     standalone_mode=False)\n")
+    assert _from_heap(command, tmp_path) == "True"
+    assert _from_heap("import evalcore.cli, evalcore.api.inputs", tmp_path) == "False"
+    assert _from_heap(command, tmp_path, MALLOC_ARENA_MAX="2") == "False"

@@ -3,7 +3,8 @@
 The garbage collector, signal handlers, logging configuration and warning
 filters belong to whoever owns the process: the command line (evalcore/cli),
 the app, a benchmark, a notebook user. So do environment variables (the command line
-sets one: ``evalcore.cli.blas_threads``). Three checks: no library module calls
+sets one: ``evalcore.cli.blas_threads``) and the allocator's settings (``evalcore.cli.heap``).
+Four checks: no library module calls
 such an API (AST), and the main library paths run with those APIs made to fail.
 """
 
@@ -88,6 +89,17 @@ def test_no_library_module_changes_the_environment() -> None:
                          and node.func.value.id == "os")):
                 found.append(f"{name}:{node.lineno} {ast.unparse(node.func)}()")
     assert not found, "library code changes the environment:\n" + "\n".join(found)
+
+
+def test_no_library_module_tunes_the_allocator() -> None:
+    """glibc's ``mallopt`` is the command line's (evalcore/cli/heap.py) when a command runs."""
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        for path in _library_modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr == "mallopt"
+    ]
+    assert not found, "library code tunes the allocator:\n" + "\n".join(found)
 
 
 def _refuse(*_args, **_kwargs):

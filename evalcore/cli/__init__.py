@@ -26,6 +26,7 @@ import click
 
 from evalcore.access.channel import audit_channel
 from evalcore.cli.driver_import import driver_without_pandas
+from evalcore.cli.heap import keep_heap_for_reuse
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.version import __version__
 
@@ -59,6 +60,8 @@ class _LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         command = _command_name(ctx)  # before invoking: click consumes the arguments
+        # glibc's heap kept for the blocks of arrays a command makes and drops (cli.heap).
+        keep_heap_for_reuse()
         try:
             # The command line owns its process, so it (never the library) pauses the cyclic
             # collector while a command builds its many small, acyclic objects (packing,

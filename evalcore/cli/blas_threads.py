@@ -18,7 +18,9 @@ pools (pyarrow's CPU pool reads it), and MKL starts no thread at import.
 The environment belongs to the whole process (and to its children), so only a
 process owner imports this module: the command line's entry module
 (:mod:`evalcore.cli`, which ``python -m evalcore`` and the ``evalcore`` script both
-run) imports it before anything else. ``import evalcore`` as a library never does (docs/architecture.md, "Process-wide
+run) imports it before anything else; so do the app's processes, which import
+``evalcore.cli.driver_import`` before numpy (process owners as well, and no page multiplies
+large matrices). ``import evalcore`` as a library never does (docs/architecture.md, "Process-wide
 state"; ``tests/test_cli_startup.py``).
 """
 
