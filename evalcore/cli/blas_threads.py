@@ -19,8 +19,8 @@ The environment belongs to the whole process (and to its children), so only a
 process owner imports this module: the command line's entry module
 (:mod:`evalcore.cli`, which ``python -m evalcore`` and the ``evalcore`` script both
 run) imports it before anything else; so do the app's processes, which import
-``evalcore.cli.driver_import`` before numpy (process owners as well, and no page multiplies
-large matrices). ``import evalcore`` as a library never does (docs/architecture.md, "Process-wide
+``evalcore.cli.driver_import`` before numpy (process owners as well; their matrix
+products, agreement and significance, are small). ``import evalcore`` as a library never does (docs/architecture.md, "Process-wide
 state"; ``tests/test_cli_startup.py``).
 """
 
