@@ -186,6 +186,16 @@ def test_the_library_leaves_the_environment_alone(tmp_path):
 
 
 
+def _tiny_evaluation(folder: Path) -> str:
+    """Code that runs ``evalcore evaluate`` on a one-line qrels and run written in ``folder``."""
+    qrels, run = folder / "qrels.txt", folder / "run.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 2.0 t\n")
+    return ("from evalcore.cli import main\n"
+            f"main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '1'],\n"
+            "     standalone_mode=False)\n")
+
+
 #: Whether a 40 MB array, allocated after ``setup``, came from the heap (it grows) rather than
 #: from a mapping of its own (glibc's default for the first array of that size).
 _FROM_HEAP = ("import sys\n"
@@ -215,12 +225,7 @@ def test_a_command_keeps_the_heap_for_its_arrays(tmp_path):
     """While a command runs (the command line's ``invoke``), arrays up to 64 MB come from the
     heap, which keeps what they free for the next ones (evalcore.cli.heap); the user's own
     allocator tuning is left alone; importing the command line or the library sets nothing."""
-    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
-    qrels.write_text("q1 0 d1 1\n")
-    run.write_text("q1 Q0 d1 1 2.0 t\n")
-    command = ("from evalcore.cli import main\n"
-               f"main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '1'],\n"
-               "     standalone_mode=False)\n")
+    command = _tiny_evaluation(tmp_path)
     assert _from_heap(command, tmp_path) == "True"
     assert _from_heap("import evalcore.cli, evalcore.api.inputs", tmp_path) == "False"
     assert _from_heap(command, tmp_path, MALLOC_ARENA_MAX="2") == "False"
@@ -241,12 +246,7 @@ def test_evaluate_from_files_skips_the_exits_last_collection(tmp_path):
     """After ``evaluate`` from files the interpreter's last collection (a walk over every
     object, ~0.04 s) is skipped (evalcore.cli.quick_exit): garbage in cycles is left to
     the operating system. Without a command it is finalised as usual."""
-    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
-    qrels.write_text("q1 0 d1 1\n")
-    run.write_text("q1 Q0 d1 1 2.0 t\n")
-    command = ("from evalcore.cli import main\n"
-               f"main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '1'],\n"
-               "     standalone_mode=False)\n")
+    command = _tiny_evaluation(tmp_path)
     assert "FINALISED" not in _python(_CYCLE.format(setup=command), tmp_path).stderr
     assert "FINALISED" in _python(_CYCLE.format(setup="import evalcore.cli.evaluate"),
                                   tmp_path).stderr
