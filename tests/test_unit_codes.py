@@ -271,3 +271,26 @@ def test_codes_only_name_what_is_read(tmp_path: Path) -> None:
 
 def test_pack_codes_is_little_endian_int32() -> None:
     assert pack_codes([1, 256]) == b"\x01\x00\x00\x00\x00\x01\x00\x00"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=12),
+       st.lists(st.sampled_from("abcdefghxy"), max_size=12), st.sampled_from([0, 1, 4, 1000]))
+def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored, asked,
+                                                        whole) -> None:
+    """:func:`unit_codes_of_unchecked` reads the study's dictionary whole when asked for a
+    large part of it, else in ``IN`` lists: the same codes either way (a write uses it)."""
+    from evalcore.store import unit_codes
+
+    db = new_store(tmp_path_factory.mktemp("codes"))
+    add_run(db, study_id="s", name="A", source="imported", k=len(stored),
+            results=[("q1", r, u, None) for r, u in enumerate(stored, start=1)])
+    table = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(unit_codes, "_WHOLE", whole)
+        got = unit_codes.unit_codes_of_unchecked(db, "s", asked)
+        written = unit_codes.assign_unit_codes(db, "s", asked)
+    assert got == {u: table[u] for u in asked if u in table}
+    new = [u for u in dict.fromkeys(asked) if u not in table]
+    assert written == {**got, **dict(zip(new, range(len(table), len(table) + len(new)),
+                                         strict=True))}

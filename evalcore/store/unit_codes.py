@@ -30,6 +30,8 @@ CODE_DTYPE = np.dtype("<i4")
 #: Placeholders per ``IN (...)`` list.
 _CHUNK = 500
 T = TypeVar("T")
+#: Units asked for at least 1/_WHOLE of a study's dictionary: it is read whole.
+_WHOLE = 4
 
 
 def pack_codes(codes: Sequence[int]) -> bytes:
@@ -45,8 +47,21 @@ def unit_codes_of_unchecked(
     db: sqlite_utils.Database, study_id: str, unit_ids: Iterable[str]
 ) -> dict[str, int]:
     """unit id -> code of those of ``unit_ids`` that have one (the others were never
-    returned by a stored run of the study)."""
+    returned by a stored run of the study).
+
+    Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
+    again: 59,482 of 59,482 units, 0.14 -> 0.07 s), it is read whole in one pass instead of
+    ``IN`` lists of :data:`_CHUNK`."""
     wanted = list(dict.fromkeys(unit_ids))
+    if not wanted:
+        return {}
+    size = db.conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
+                           "WHERE study_id = ?", [study_id]).fetchone()[0]  # codes are dense
+    if size <= _WHOLE * len(wanted):
+        asked = set(wanted)
+        return {unit: code for unit, code in db.conn.execute(
+            "SELECT unit_id, unit_code FROM study_units WHERE study_id = ?", [study_id])
+            if unit in asked}
     out: dict[str, int] = {}
     for chunk in _chunks(wanted):
         out.update(db.conn.execute(
