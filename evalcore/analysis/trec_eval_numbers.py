@@ -155,8 +155,9 @@ def _repeats_a_unit(offsets: np.ndarray, codes: np.ndarray) -> bool:
     """Whether some ranking (``codes[offsets[i]:offsets[i + 1]]``) holds a code twice."""
     if codes.size < 2:
         return False
-    query = np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
-    key = np.sort(query * (int(codes.max()) + 1) + codes.astype(np.int64))
+    # (ranking position, code) pairs as one integer: positions, not query ids, are sorted
+    ranking = np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
+    key = np.sort(ranking * (int(codes.max()) + 1) + codes.astype(np.int64))
     return bool(np.any(key[1:] == key[:-1]))
 
 
