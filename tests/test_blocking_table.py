@@ -66,6 +66,24 @@ def test_table_equals_the_per_object_blocking_list(study) -> None:
         assert table.of_query(i) == [item_from_key(key) for key in keys]
 
 
+@settings(max_examples=150, deadline=None)
+@given(studies(), st.integers(1, 4))
+def test_pages_picked_by_a_partition_equal_the_whole_sorted_list(study, limit) -> None:
+    """Every page of a table whose whole order is not made (a partition of the key picks
+    its rows: ties at either edge of the page included) is that page of the full list."""
+    from evalcore.annotation import blocking_table as module
+
+    queries = study[0]
+    evaluated = evaluate_study(study)
+    expected = merge_blocking(_old_keys(queries, evaluated))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "_PARTIAL_FROM", 0)  # every page by a partition
+        for offset in range(len(expected) + 1):
+            table = _table(queries, evaluated)
+            assert table.page(offset, limit) == expected[offset:offset + limit]
+            assert table._order is None  # the whole list was not sorted
+
+
 @settings(max_examples=100, deadline=None)
 @given(studies(), st.permutations(UNITS), st.sampled_from([1, 3, 2**40 + 7]),
        st.integers(-(2**20), 2**20))
