@@ -112,7 +112,8 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
     axis = query_axis(query_ids)
     shown = f"{n} queries" if queries is None else f"{escape(subset) or 'chosen'}: {n} queries"
     layout["xaxis"].update(axis)
-    layout["xaxis2"].update(axis, title={"text": f"query (sorted by id, {shown})"})
+    # Two lines: a subset's description would run past a phone's width on one.
+    layout["xaxis2"].update(axis, title={"text": f"query (sorted by id)<br>{shown}"})
     layout["yaxis"].update(title={"text": escape(label)}, range=[-0.03, 1.03], automargin=True)
     layout["yaxis2"].update(type="category", automargin=True)
     layout.update(height=480 + LEGEND_ROOM, margin={"t": 50, "b": LEGEND_ROOM},
