@@ -24,6 +24,7 @@ from evalcore.analysis.decision import evaluate_column_pair
 from evalcore.analysis.pair_comparison import measure_verdicts
 from evalcore.compute.batch import ObservationBatch, conflict_code
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.live import dashboard as dashboard_module
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store import observations as observations_module
 from evalcore.store.connection import open_store
@@ -299,3 +300,42 @@ def test_codes_only_name_what_is_read(tmp_path: Path) -> None:
 
 def test_pack_codes_is_little_endian_int32() -> None:
     assert pack_codes([1, 256]) == b"\x01\x00\x00\x00\x00\x01\x00\x00"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_columnar_reference_equals_the_resolved_one(tmp_path: Path, seed: int) -> None:
+    """The whole study's working reference read as columns of unit codes (no unit id read;
+    units labeled twice, undone or adjudicated resolved by the rules) gives the gain maps,
+    completeness and coded labels of the reference read with its unit ids."""
+    db = random_study(tmp_path, seed)
+    read = observations_module.reference_columns_unchecked(db, "s")
+    columns = observations_module.reference_columns_unchecked(db, "s", columnar=True)
+    assert columns.labels is not None and read.labels is None
+    assert list(columns.gains) == list(read.gains) and len(columns.gains) == len(read.gains)
+    assert all(q in columns.gains for q in read.gains) and "nope" not in columns.gains
+    for query_id, gains in read.gains.items():
+        assert list(columns.gains[query_id].items()) == list(gains.items()), query_id
+    assert columns.complete == read.complete
+    wanted = [*sorted(read.gains), "nope", "q39"]  # a query with no label at all, too
+    old = observations_module.coded_labels_unchecked(db, "s", read, wanted)
+    new = observations_module.coded_labels_unchecked(db, "s", columns, wanted)
+    for name in ("offsets", "units", "gain"):
+        a, b = getattr(old, name), getattr(new, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert [new.ids[i] for i in range(len(new.ids))] == list(old.ids)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_the_live_dashboard_is_the_same_from_the_columnar_reference(
+        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = random_study(tmp_path, seed)
+    columnar = LiveDashboard.build(db, "s", viewer=None)
+    real = observations_module.reference_columns_unchecked
+    with monkeypatch.context() as patch:
+        patch.setattr(dashboard_module, "reference_columns_unchecked",
+                      lambda *args, columnar=False, **kwargs: real(*args, **kwargs))
+        read = LiveDashboard.build(db, "s", viewer=None)
+    for name in columnar.run_names:  # the packed batches, label by label
+        a, b = (s._blocking_source[name].result.batch for s in (columnar, read))
+        assert_same_batch(a, b)
+    _same_dashboard(columnar, read)

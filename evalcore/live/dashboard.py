@@ -460,7 +460,8 @@ class LiveDashboard:
         started = time.perf_counter()
         marks = store_marks_unchecked(db, self.study_id)
         self.runs = {}
-        reference = reference_columns_unchecked(db, self.study_id)
+        # As columns of unit codes: a query's unit ids are read only if the string path needs them.
+        reference = reference_columns_unchecked(db, self.study_id, columnar=True)
         labels: dict[str, tuple[list[str], list[int]]] | None = None  # the string path's
         coded = _CodedLabelSets(db, self.study_id, reference)
         names = UnitNamer(db, self.study_id)
