@@ -20,7 +20,7 @@ from evalcore.annotation.blocking import item_from_key, merge_blocking, query_bl
 from evalcore.annotation.blocking_table import RunBlocking, blocking_table
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute, compute_more
-from evalcore.compute.unit_pairs import group_heads, pair_codes, pair_groups
+from evalcore.compute.unit_pairs import group_heads, pair_codes, pair_groups, repeated_pairs
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.live.dashboard import RunState
@@ -117,6 +117,23 @@ def test_pair_groups_number_the_distinct_pairs(pairs) -> None:
     assert (group[group] == group).all()  # a group is named by one of its own entries
     same = {(a, b): group[a] == group[b] for a in range(len(pairs)) for b in range(len(pairs))}
     assert all(same[a, b] == (pairs[a] == pairs[b]) for a, b in same)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.one_of(
+    st.integers(0, 30), st.sampled_from([-3, 2**50, -(2**50)]))), max_size=40))
+def test_repeated_pairs_are_the_entries_after_the_first_of_their_pair(pairs) -> None:
+    """Dense codes (a table of claims), sparse or negative ones (every entry sorted)."""
+    query = np.asarray([q for q, _ in pairs], dtype=np.int64)
+    code = np.asarray([c for _, c in pairs], dtype=np.int64)
+    repeats, firsts = repeated_pairs(query, code)
+    first: dict[tuple[int, int], int] = {}
+    expected = {}
+    for i, pair in enumerate(pairs):
+        if first.setdefault(pair, i) != i:
+            expected[i] = first[pair]
+    assert dict(zip(repeats.tolist(), firsts.tolist(), strict=True)) == expected
+    assert len(repeats) == len(expected)
 
 
 def test_pair_codes_are_equal_exactly_for_the_same_query_and_unit() -> None:

@@ -88,15 +88,17 @@ def _own_units(queries: list, private: list[bool]) -> list:
 
 @settings(max_examples=300, deadline=None)
 @given(queries=st.lists(query, max_size=6), private=st.lists(st.booleans(), min_size=1),
-       k=st.integers(1, 5), min_depth=st.integers(0, 7), scan=st.booleans())
+       k=st.integers(1, 5), min_depth=st.integers(0, 7), scan=st.booleans(),
+       scale=st.sampled_from([1, 1, 2**20]))
 def test_packing_from_codes_with_units_of_one_query_equals_packing_from_strings(
-        queries, private, k, min_depth, scan) -> None:
+        queries, private, k, min_depth, scan, scale) -> None:
     """Units no other query has (every query's own, or some queries' only): the packer finds
-    gains and duplicates by code claims, and looks up by sorted keys only the shared ones."""
-    assert_codes_pack_as_strings(_own_units(queries, private), k, min_depth, None, scan)
+    gains and duplicates by code claims, and looks up by sorted keys only the shared ones
+    (every one when the codes are too sparse for a table: ``scale``)."""
+    assert_codes_pack_as_strings(_own_units(queries, private), k, min_depth, None, scan, scale)
 
 
-def assert_codes_pack_as_strings(queries, k, min_depth, permitted, scan) -> None:
+def assert_codes_pack_as_strings(queries, k, min_depth, permitted, scan, scale=1) -> None:
     query_ids = [f"q{i}" for i in range(len(queries))]
     rankings = [r for r, _, _ in queries]
     gains = [{u: g[u] for u in sorted(g)} for _, g, _ in queries]
@@ -107,7 +109,7 @@ def assert_codes_pack_as_strings(queries, k, min_depth, permitted, scan) -> None
     # A dictionary in an order of its own; "never-returned" has no code.
     units = sorted({u for r, g, _ in queries for u in [*r, *g]}.union(UNITS, permitted or ())
                    - {"never-returned"})
-    code = {u: i for i, u in enumerate(reversed(units))}
+    code = {u: i * scale for i, u in enumerate(reversed(units))}
     name = {i: u for u, i in code.items()}
     offsets = np.cumsum([0, *map(len, rankings)])
     label_offsets = np.cumsum([0, *map(len, gains)])

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evalcore.compute.unit_pairs import code_table_fits, repeated_pairs
 from evalcore.compute.validity import duplicate_positions, permission_violated
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.gains import MAX_GAIN
@@ -362,7 +363,7 @@ class ObservationBatch:
         label_query = np.repeat(np.arange(n, dtype=np.int64), np.diff(label_offsets))
         pos_gain = _coded_gains(pos_query, pos_unit, label_query, label_units, label_gain,
                                 width)
-        pos_dup, dup_first = _coded_duplicates(pos_query, pos_unit, rank0, width)
+        pos_dup, dup_first = _coded_duplicates(pos_query, pos_unit, rank0)
         permission_violation = np.zeros(n, dtype=bool)
         if permitted_units is not None:
             outside = ~np.isin(pos_unit, np.asarray(permitted_units, dtype=np.int64))
@@ -581,35 +582,31 @@ class CodedUnits(Sequence[Sequence[str]]):
         self._named = named[np.searchsorted(distinct, self._codes)]
 
 
-def _claims(code: np.ndarray, width: int) -> np.ndarray:
-    """For each entry, the entry that claimed its code: one entry per code (the last one),
-    read back in one gather (codes are ``0 .. width - 1``)."""
-    first = np.empty(width, dtype=np.int64)
-    first[code] = np.arange(code.size, dtype=np.int64)
-    return first[code]
-
-
 def _coded_gains(pos_query: np.ndarray, pos_unit: np.ndarray, label_query: np.ndarray,
                  label_units: np.ndarray, label_gain: np.ndarray, width: int) -> np.ndarray:
     """Each packed position's gain: its query's label of the same unit code, if any
     (UNLABELED otherwise; a query labels a unit at most once).
 
-    Each code is claimed by one label: a position whose code is claimed by a label of its
-    own query has found its label, one whose code no label claimed has none. Only the
-    positions whose code another query's label claimed (a unit labeled for several
-    queries) are looked up by a sorted (query, code) key."""
+    Each code is claimed by one label (a table indexed by code): a position whose code is
+    claimed by a label of its own query has found its label, one whose code no label claimed
+    has none. Only the positions whose code another query's label claimed (a unit labeled
+    for several queries) are looked up by a sorted (query, code) key -- every position, when
+    the codes are too sparse for a table (:func:`evalcore.compute.unit_pairs.code_table_fits`)."""
     pos_gain = np.full(pos_unit.size, UNLABELED, dtype=np.int8)
     coded = np.flatnonzero(label_units >= 0)
     if not coded.size or not pos_unit.size:
         return pos_gain
-    slot = np.full(width, -1, dtype=np.int64)
-    slot[label_units[coded]] = coded
-    label = slot[pos_unit]
-    claimed = np.flatnonzero(label >= 0)
-    label = label[claimed]
-    own = label_query[label] == pos_query[claimed]
-    pos_gain[claimed[own]] = label_gain[label[own]]
-    pending = claimed[~own]
+    if code_table_fits(width, pos_unit.size + coded.size):
+        slot = np.full(width, -1, dtype=np.int64)
+        slot[label_units[coded]] = coded
+        label = slot[pos_unit]
+        claimed = np.flatnonzero(label >= 0)
+        label = label[claimed]
+        own = label_query[label] == pos_query[claimed]
+        pos_gain[claimed[own]] = label_gain[label[own]]
+        pending = claimed[~own]
+    else:  # codes too sparse for a table: every position looked up by key
+        pending = np.arange(pos_unit.size, dtype=np.int64)
     if pending.size:
         label_key = label_query[coded] * width + label_units[coded]
         order = np.argsort(label_key, kind="stable")
@@ -621,35 +618,13 @@ def _coded_gains(pos_query: np.ndarray, pos_unit: np.ndarray, label_query: np.nd
     return pos_gain
 
 
-def _coded_duplicates(pos_query: np.ndarray, pos_unit: np.ndarray, rank0: np.ndarray,
-                      width: int) -> tuple[np.ndarray, np.ndarray]:
+def _coded_duplicates(pos_query: np.ndarray, pos_unit: np.ndarray, rank0: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """Returned duplicates (a code seen at an earlier position of the same query) and, for
-    each, the 1-based rank of its first position.
-
-    A position whose code is claimed by itself alone is at no other position (of any
-    query): only the positions of codes at several positions are sorted by (query, code)."""
-    total = pos_unit.size
-    pos_dup = np.zeros(total, dtype=bool)
-    dup_first = np.zeros(total, dtype=np.int64)
-    if not total:
-        return pos_dup, dup_first
-    claimer = _claims(pos_unit, width)
-    shared = np.flatnonzero(claimer != np.arange(total))
-    if not shared.size:
-        return pos_dup, dup_first
-    used = np.zeros(total, dtype=bool)
-    used[shared] = True
-    used[claimer[shared]] = True
-    among = np.flatnonzero(used)  # in position order: a stable sort keeps it within a key
-    key = pos_query[among] * width + pos_unit[among]
-    by_key = np.argsort(key, kind="stable")
-    sorted_key = key[by_key]
-    repeat_at = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
-    if repeat_at.size:
-        group_start = np.maximum.accumulate(np.where(
-            np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])),
-            np.arange(among.size), 0))
-        dups = among[by_key[repeat_at]]
-        pos_dup[dups] = True
-        dup_first[dups] = rank0[among[by_key[group_start[repeat_at]]]] + 1
+    each, the 1-based rank of its first position (:func:`evalcore.compute.unit_pairs.repeated_pairs`)."""
+    pos_dup = np.zeros(pos_unit.size, dtype=bool)
+    dup_first = np.zeros(pos_unit.size, dtype=np.int64)
+    dups, firsts = repeated_pairs(pos_query, pos_unit)
+    pos_dup[dups] = True
+    dup_first[dups] = rank0[firsts] + 1
     return pos_dup, dup_first

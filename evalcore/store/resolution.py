@@ -39,7 +39,7 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.compute.unit_pairs import pair_groups
+from evalcore.compute.unit_pairs import repeated_pairs
 from evalcore.contract.trusted_models import construct
 from evalcore.store.read_access import Viewer, require_read
 
@@ -415,8 +415,7 @@ def plain_label_codes_unchecked(db: sqlite_utils.Database, study_id: str) -> Pla
                              f"for {int(offsets[-1])} labels")
     # A unit with several events (all labels) is resolved by the rules: its query is another.
     query = np.repeat(np.arange(len(plain), dtype=np.int64), counts)
-    group = pair_groups(query, units)
-    twice = np.unique(query[group != np.arange(group.size)])
+    twice = np.unique(query[repeated_pairs(query, units)[0]])
     if twice.size:
         keep = np.ones(len(plain), dtype=bool)
         keep[twice] = False
