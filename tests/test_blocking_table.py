@@ -232,3 +232,16 @@ def test_unit_codes_of_another_length_are_refused() -> None:
                                             protocol=protocol)
     with pytest.raises(ValueError, match="2 packed positions"):
         RunBlocking(compute(batch, protocol), np.asarray([0]), np.zeros(3, dtype=np.int64))
+
+
+@settings(max_examples=150, deadline=None)
+@given(studies(), st.permutations(["precision", "recall", "ndcg", "reciprocal_rank"]))
+def test_blocker_masks_are_the_same_in_any_order_of_the_metrics(study, order) -> None:
+    """The unlabeled mask is made once per distinct blocking limit and shared by the measures
+    with that limit: each measure's masks, read after the others', are its own."""
+    for name, (result, _) in evaluate_study(study).items():
+        fresh = {metric: evaluate_study(study)[name][0].blocker_masks(metric) for metric in order}
+        for metric in order:
+            unlabeled, conflict, beyond = result.blocker_masks(metric)
+            assert np.array_equal(unlabeled, fresh[metric][0]), metric
+            assert np.array_equal(conflict, fresh[metric][1]) and beyond == fresh[metric][2]
