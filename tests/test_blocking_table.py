@@ -82,6 +82,10 @@ def test_pages_picked_by_a_partition_equal_the_whole_sorted_list(study, limit) -
             table = _table(queries, evaluated)
             assert table.page(offset, limit) == expected[offset:offset + limit]
             assert table._order is None  # the whole list was not sorted
+            for again in range(offset + 1):  # earlier pages, from the rows already picked
+                assert table.page(again, limit) == expected[again:again + limit]
+            later = offset + limit  # the next page: picked again
+            assert table.page(later, limit) == expected[later:later + limit]
 
 
 @settings(max_examples=100, deadline=None)

@@ -236,6 +236,8 @@ class BlockingTable:
     _order: np.ndarray | None = None
     #: the packed sort key once made (see _packed_key)
     _packed: tuple[np.ndarray | None] | None = None
+    #: the rows of the first pages picked by a partition (see _first_rows): up to which end
+    _first: tuple[int, np.ndarray] | None = None
 
     @classmethod
     def empty(cls, run_names: tuple[str, ...], query_ids: Sequence[str]) -> BlockingTable:
@@ -290,13 +292,17 @@ class BlockingTable:
         """Rows in list order by every key but the unit id, as :meth:`_sorted` has them, up to
         the ``end``-th and every row tying with it: while the whole order is not made and
         ``end`` is a small part of the list (the first pages), the rows are picked by one
-        partition of the key and only they are sorted."""
+        partition of the key and only they are sorted (kept for the next page as far)."""
+        if self._first is not None and end <= self._first[0]:
+            return self._first[1]  # the live page asks for the same page every few seconds
         key = self._packed_key() if self._order is None else None
         if key is None or end * _PARTIAL_FROM > key.size:
             return self._sorted()
         last = np.partition(key, end - 1)[end - 1]
         rows = np.flatnonzero(key <= last)
-        return rows[np.argsort(key[rows])]
+        rows = rows[np.argsort(key[rows])]
+        self._first = (end, rows)
+        return rows
 
     def _same(self, a: int, b: int) -> bool:
         """Whether rows ``a`` and ``b`` tie on every key but the unit id."""
