@@ -317,6 +317,7 @@ def test_the_columnar_reference_equals_the_resolved_one(tmp_path: Path, seed: in
     assert all(q in columns.gains for q in read.gains) and "nope" not in columns.gains
     for query_id, gains in read.gains.items():
         assert list(columns.gains[query_id].items()) == list(gains.items()), query_id
+    assert list(columns.gains.items()) == list(read.gains.items())  # every unit named at once
     assert columns.complete == read.complete
     wanted = [*sorted(read.gains), "nope", "q39"]  # a query with no label at all, too
     old = observations_module.coded_labels_unchecked(db, "s", read, wanted)

@@ -473,8 +473,9 @@ class LiveDashboard:
             columns = run_columns_unchecked(db, self.study_id, run.name, reference, names=names,
                                             order=order)
             order = columns.query_ids
-            if columns.coded is None and labels is None:
-                labels = _label_columns(reference)
+            if columns.coded is None and labels is None:  # a run not held as codes (none
+                # returned): its labels by unit id, read as such (naming every code costs more)
+                labels = _label_columns(reference_columns_unchecked(db, self.study_id))
             results, more, tops = _evaluate(columns, reference, labels or {}, self.protocol,
                                             extra, coded)
             evaluated[run.name] = results

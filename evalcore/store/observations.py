@@ -238,6 +238,13 @@ class _NamedGains(Mapping[str, dict[str, int | tuple[int, ...]]]):
     def __contains__(self, query_id: object) -> bool:
         return query_id in self._labels.row
 
+    def items(self) -> Iterator[tuple[str, dict[str, int | tuple[int, ...]]]]:  # type: ignore[override]
+        """Every query's gain map, every unit named in one read (not a read per query)."""
+        labels = self._labels
+        labels.names(labels.units[labels.units >= 0])  # the namer keeps what it read
+        for query_id in labels.query_ids:
+            yield query_id, self[query_id]
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._labels.query_ids)
 
