@@ -40,13 +40,17 @@ GAIN_PATTERNS = 64
 #: What the evaluate command imports before it reads a byte (the floor of its wall time).
 STARTUP = [sys.executable, "-c", "import evalcore.cli.evaluate, evalcore.api.inputs, "
            "evalcore.io.trec_columnar"]
-#: The floor's parts: what each library on the path costs on its own to import.
+#: The floor's parts: what each library on the path costs on its own to import, and the
+#: environment it is imported with (the command line starts numpy's BLAS with one thread:
+#: evalcore.cli.blas_threads; numpy's default, one OpenBLAS thread per core, for comparison).
 STARTUP_PARTS = {
-    "python": "pass",
-    "numpy": "import numpy",
-    "contract models (pydantic)": "import evalcore.contract.results",
-    "pydantic": "import pydantic",
-    "click": "import click",
+    "python": ("pass", {}),
+    "numpy, one BLAS thread (as evalcore starts it)": ("import numpy",
+                                                        {"OPENBLAS_NUM_THREADS": "1"}),
+    "numpy, OpenBLAS's default threads": ("import numpy", {}),
+    "contract models (pydantic)": ("import evalcore.contract.results", {}),
+    "pydantic": ("import pydantic", {}),
+    "click": ("import click", {}),
 }
 
 
@@ -130,8 +134,9 @@ def main() -> None:
         mine = median_cost(ours)
         floor = median_cost([measure(STARTUP, env=env) for _ in range(args.repeat)])
         print(f"  start-up alone (python and the evaluate command's imports): {floor}")
-        for part, code in STARTUP_PARTS.items():
-            cost = median_cost([measure([sys.executable, "-c", code], env=env)
+        plain = {k: v for k, v in env.items() if k != "OPENBLAS_NUM_THREADS"}
+        for part, (code, extra) in STARTUP_PARTS.items():
+            cost = median_cost([measure([sys.executable, "-c", code], env={**plain, **extra})
                                 for _ in range(args.repeat)])
             print(f"    {part}, imported alone: {cost}")
         print(f"  evalcore evaluate --complete --unjudged-as-nonrelevant: {mine} "

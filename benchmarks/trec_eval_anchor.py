@@ -3,7 +3,8 @@
     from trec_eval_anchor import trec_eval_binary, measure
 
 :func:`trec_eval_binary` unpacks ``../shared/tools/trec_eval-src.tar.gz`` (beside
-the repository; ``TREC_EVAL_TARBALL`` overrides the path) into a temporary
+the repository, or beside its main checkout from a git worktree; ``TREC_EVAL_TARBALL``
+overrides the path) into a temporary
 directory, runs ``make`` there and returns the binary, or None with the reason
 in :data:`unavailable` when it cannot (no tarball, no compiler, a failed build):
 a benchmark then says so and runs the rest. The build is done at most once per
@@ -20,6 +21,7 @@ import atexit
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import threading
@@ -28,7 +30,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARBALL = Path(os.environ.get("TREC_EVAL_TARBALL", ROOT.parent / "shared/tools/trec_eval-src.tar.gz"))
+_BESIDE = "shared/tools/trec_eval-src.tar.gz"
+
+
+def _default_tarball() -> Path:
+    """``../shared/...`` beside the repository, or beside its main checkout when ROOT is a
+    git worktree (found like tests/shared_data.py finds ``../shared``)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from shared_data import SHARED
+    except ImportError:  # (no pytest)
+        return ROOT.parent / _BESIDE
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    return SHARED.parent / _BESIDE
+
+
+TARBALL = Path(os.environ.get("TREC_EVAL_TARBALL") or _default_tarball())
 
 #: Why the binary could not be built (set when :func:`trec_eval_binary` returns None).
 unavailable: str | None = None

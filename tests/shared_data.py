@@ -12,7 +12,21 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+
+
+def _main_checkout(repo: Path) -> Path:
+    """The repository's main checkout: ``repo`` itself, or for a git worktree the folder
+    whose ``.git`` its ``.git`` file points into (``gitdir: <main>/.git/worktrees/<name>``)."""
+    dot_git = repo / ".git"
+    if dot_git.is_file() and (line := dot_git.read_text().strip()).startswith("gitdir:"):
+        return Path(line.removeprefix("gitdir:").strip()).parents[2]
+    return repo
+
+
+#: ``../shared`` beside the repository (beside its main checkout, from a git worktree).
+SHARED = next((folder for folder in (REPO.parent / "shared",
+                                     _main_checkout(REPO).parent / "shared")
+               if folder.is_dir()), REPO.parent / "shared")
 TREC_EVAL_DATA = SHARED / "data" / "trec_eval"
 #: trec_eval's source, built by the parity tests (tests/test_trec_eval_parity.py).
 TREC_EVAL_SOURCE = SHARED / "tools" / "trec_eval-src.tar.gz"

@@ -20,7 +20,13 @@ from evalcore.annotation.blocking import item_from_key, merge_blocking, query_bl
 from evalcore.annotation.blocking_table import RunBlocking, blocking_table
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute, compute_more
-from evalcore.compute.unit_pairs import group_heads, pair_codes, pair_groups, repeated_pairs
+from evalcore.compute.unit_pairs import (
+    distinct_ints,
+    group_heads,
+    pair_codes,
+    pair_groups,
+    repeated_pairs,
+)
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.live.dashboard import RunState
@@ -249,3 +255,13 @@ def test_blocker_masks_are_the_same_in_any_order_of_the_metrics(study, order) ->
             unlabeled, conflict, beyond = result.blocker_masks(metric)
             assert np.array_equal(unlabeled, fresh[metric][0]), metric
             assert np.array_equal(conflict, fresh[metric][1]) and beyond == fresh[metric][2]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(-3, 5000), max_size=40), st.sampled_from(["int64", "int32", "uint32"]))
+def test_distinct_ints_is_np_unique(values, dtype) -> None:
+    """Counted (small non-negative values) or sorted: the values and dtype np.unique gives."""
+    array = np.asarray([v for v in values if v >= 0 or dtype[0] == "i"], dtype=dtype)
+    got, want = distinct_ints(array), np.unique(array)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

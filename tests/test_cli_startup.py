@@ -5,12 +5,16 @@ store's dependencies (pandas, plotly, streamlit, sqlite_utils) cost most of a
 second of start-up and tens of MB; evaluating files needs none of them.
 A store command (``evalcore retrieve`` re-executing a pinned protocol): the
 store's driver without pandas and pyarrow (``evalcore.cli.driver_import``).
+Every command: numpy's BLAS starts no worker thread (``evalcore.cli.blas_threads``),
+unless the user asked for threads; the library leaves the environment alone.
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from lexical_builders import lexical_store, pinned
 
 from evalcore.retrieval.workflow import execute_protocol
@@ -58,12 +62,16 @@ def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
 #: What a store command's start-up must not import: the store's driver (sqlite_utils) asks for
 #: pandas, which imports pyarrow (~0.3-0.5 s CPU together); the app's dependencies.
 NOT_FOR_THE_STORE = ("pandas", "pyarrow", "streamlit", "plotly", "scipy")
+#: What the lexical re-execution does not need either: the metric computer and the report and
+#: observation models (the store's access checks imported them: ~0.1 s CPU).
+NOT_FOR_RETRIEVAL = ("evalcore.store.observations", "evalcore.compute.batch",
+                     "evalcore.contract.results", "evalcore.contract.observation")
 
 
 def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):
     """The lexical re-execution path (``evalcore retrieve`` on an unchanged corpus, the index
     file kept from the first execution) in a fresh process: it ranks and stores the run
-    without pandas, pyarrow or the app's modules."""
+    without pandas, pyarrow, the app's modules or the metric computer."""
     db = lexical_store(tmp_path)
     pinned(db)
     execute_protocol(db, study_id="s", protocol_name="p1", run_name="r1", actor="tester")
@@ -73,7 +81,7 @@ def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):
         "from evalcore.cli import main\n"
         f"main(['retrieve', '--db', {str(tmp_path / 'store.db')!r}, '--study', 's',\n"
         "      '--protocol', 'p1', '--name', 'r2', '--actor', 'tester'], standalone_mode=False)\n"
-        f"heavy = [m for m in {NOT_FOR_THE_STORE!r} if m in sys.modules]\n"
+        f"heavy = [m for m in {NOT_FOR_THE_STORE + NOT_FOR_RETRIEVAL!r} if m in sys.modules]\n"
         "print('HEAVY', heavy, 'driver', 'sqlite_utils' in sys.modules, file=sys.stderr)\n"
     )
     out = _python(code, tmp_path)
@@ -134,3 +142,111 @@ def test_driver_without_pandas_leaves_an_imported_pandas_alone(tmp_path):
         "print('OK', file=sys.stderr)\n"
     )
     assert "OK" in _python(code, tmp_path).stderr
+
+
+#: After ``import numpy``: the variable as the process sees it and the process's thread count
+#: (OpenBLAS starts its workers when numpy loads it).
+_BLAS = ("import os, sys\n"
+         "{before}\n"
+         "import numpy\n"
+         "print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')),"
+         " file=sys.stderr)\n")
+
+
+def _blas(before: str, tmp_path: Path, **env: str) -> str:
+    out = subprocess.run([sys.executable, "-c", _BLAS.format(before=before)], capture_output=True,
+                         text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", **env})
+    assert out.returncode == 0, out.stderr
+    return next(line for line in out.stderr.splitlines() if line.startswith("BLAS"))
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc/self/task").is_dir(),
+                    reason="OpenBLAS starts no worker thread on one core; needs /proc")
+def test_the_command_line_gives_blas_one_thread_before_numpy_loads(tmp_path):
+    """``evalcore`` (the script imports evalcore.cli; ``python -m evalcore`` too, through
+    evalcore.__main__): numpy's OpenBLAS starts no worker thread (the process has one)."""
+    assert _blas("import evalcore.cli", tmp_path) == "BLAS 1 1"
+    assert _blas("import evalcore.__main__", tmp_path) == "BLAS 1 1"
+    # The check can fail: without the command line, OpenBLAS starts its workers.
+    assert _blas("pass", tmp_path) != "BLAS None 1"
+
+
+def test_the_users_own_blas_threads_are_kept(tmp_path):
+    assert _blas("import evalcore.cli", tmp_path, OPENBLAS_NUM_THREADS="2").startswith("BLAS 2 ")
+
+
+def test_the_library_leaves_the_environment_alone(tmp_path):
+    """``import evalcore`` and an evaluation through the library set no variable; nor does
+    the command line once numpy is loaded (too late to matter)."""
+    library = ("import evalcore, evalcore.compute.batch, evalcore.api.inputs\n"
+               "evalcore.evaluate\n")
+    assert _blas(library, tmp_path).startswith("BLAS None ")
+    assert _blas("import numpy\nimport evalcore.cli", tmp_path).startswith("BLAS None ")
+
+
+
+def _tiny_evaluation(folder: Path) -> str:
+    """Code that runs ``evalcore evaluate`` on a one-line qrels and run written in ``folder``."""
+    qrels, run = folder / "qrels.txt", folder / "run.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 2.0 t\n")
+    return ("from evalcore.cli import main\n"
+            f"main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '1'],\n"
+            "     standalone_mode=False)\n")
+
+
+#: Whether a 40 MB array, allocated after ``setup``, came from the heap (it grows) rather than
+#: from a mapping of its own (glibc's default for the first array of that size).
+_FROM_HEAP = ("import sys\n"
+              "import numpy as np\n"
+              "{setup}\n"
+              "def heap():  # (the kernel may list it in several pieces)\n"
+              "    spans = [line.split()[0].split('-') for line in open('/proc/self/maps')\n"
+              "             if line.rstrip().endswith('[heap]')]\n"
+              "    return sum(int(end, 16) - int(start, 16) for start, end in spans)\n"
+              "before = heap()\n"
+              "array = np.ones(5 << 20)\n"
+              "print('FROM_HEAP', heap() - before > array.nbytes // 2, file=sys.stderr)\n")
+
+
+def _from_heap(setup: str, tmp_path: Path, **env: str) -> str:
+    out = subprocess.run([sys.executable, "-c", _FROM_HEAP.format(setup=setup)],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", **env})
+    assert out.returncode == 0, out.stderr
+    return out.stderr.split("FROM_HEAP ")[1].strip()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux")
+                    or not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"),
+                    reason="glibc's allocator only")
+def test_a_command_keeps_the_heap_for_its_arrays(tmp_path):
+    """While a command runs (the command line's ``invoke``), arrays up to 64 MB come from the
+    heap, which keeps what they free for the next ones (evalcore.cli.heap); the user's own
+    allocator tuning is left alone; importing the command line or the library sets nothing."""
+    command = _tiny_evaluation(tmp_path)
+    assert _from_heap(command, tmp_path) == "True"
+    assert _from_heap("import evalcore.cli, evalcore.api.inputs", tmp_path) == "False"
+    assert _from_heap(command, tmp_path, MALLOC_ARENA_MAX="2") == "False"
+
+
+#: A reference cycle with a finaliser, left as garbage when the process exits.
+_CYCLE = ("import gc, sys\n"
+          "gc.disable()\n"
+          "{setup}\n"
+          "class Cycle:\n"
+          "    def __del__(self):\n"
+          "        sys.stderr.write('FINALISED\\n')\n"
+          "a = Cycle(); a.me = a\n"
+          "del a\n")
+
+
+def test_evaluate_from_files_skips_the_exits_last_collection(tmp_path):
+    """After ``evaluate`` from files the interpreter's last collection (a walk over every
+    object, ~0.04 s) is skipped (evalcore.cli.quick_exit): garbage in cycles is left to
+    the operating system. Without a command it is finalised as usual."""
+    command = _tiny_evaluation(tmp_path)
+    assert "FINALISED" not in _python(_CYCLE.format(setup=command), tmp_path).stderr
+    assert "FINALISED" in _python(_CYCLE.format(setup="import evalcore.cli.evaluate"),
+                                  tmp_path).stderr

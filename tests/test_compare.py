@@ -168,3 +168,31 @@ def test_pairing_accounts_for_every_query(cells) -> None:
     assert f"computed on {len(both)} of {len(cells)} queries" in result.summary
     for test in result.tests.values():
         assert test.n_pairs == len(both)
+
+
+_REASONS = ["unlabeled_returned", "population_incomplete", "missing_reference", "not_in_run",
+            "different_k"]
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(_REASONS), max_size=3),
+                          st.lists(st.sampled_from(_REASONS), max_size=3)), max_size=40))
+def test_exclusions_are_counted_per_query_and_reason(reasons) -> None:
+    """Each excluded query counts once per reason, on the side(s) giving it (the counts of
+    each combination of reasons taken once are those of every query visited)."""
+    from collections import Counter
+
+    from evalcore.analysis.compare import ExcludedQuery, _count_exclusions
+
+    excluded = [ExcludedQuery(query_id=f"q{i}", reasons_a=a, reasons_b=b)
+                for i, (a, b) in enumerate(reasons)]
+    expected: Counter = Counter()
+    for query in excluded:
+        for reason in set(query.reasons_a) | set(query.reasons_b):
+            where = (reason in query.reasons_a, reason in query.reasons_b)
+            expected[reason, {(True, True): "both runs", (True, False): "run A",
+                              (False, True): "run B"}[where]] += 1
+    counted = _count_exclusions(excluded, "A", "B")
+    assert [(c.reason, c.side, c.n) for c in counted] == [
+        (reason, side, n) for (reason, side), n in
+        sorted(expected.items(), key=lambda item: (-item[1], item[0]))]

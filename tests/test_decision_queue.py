@@ -1,5 +1,14 @@
 """The to-decide queue: units ordered by the width their label removes, and the estimate."""
 
+import dataclasses
+from collections.abc import Sequence
+from unittest.mock import patch
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.analysis import decision_queue
 from evalcore.analysis.decision import decide_measure, evaluate_pair
 from evalcore.analysis.decision_queue import decide_queue
 from evalcore.compute.batch import ObservationBatch
@@ -156,3 +165,73 @@ def test_every_rows_scenarios_equal_those_of_whole_query_copies() -> None:
                                            err_msg=f"seed {seed} {name}")
             queue = decide_queue(pair, name, limit=None)
             assert queue.n_candidates == len(queue.items)
+
+
+class _CountingNames(Sequence[str]):
+    """Unit names that count how many were read."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names, self.reads = names, 0
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        self.reads += 1
+        return self.names[i]
+
+
+@st.composite
+def tied_pairs(draw):
+    """Two runs over a few queries, few labels: many units tie on every key but the id
+    (same rank in one run only, same class, same score); unit ids in no sorted order."""
+    units = ["u9", "u1", "b", "a", "z3", "z10", "m", "c"]
+    queries_a, queries_b = [], []
+    for q in range(draw(st.integers(1, 4))):
+        a = draw(st.lists(st.sampled_from(units), unique=True, max_size=6))
+        b = draw(st.lists(st.sampled_from(units), unique=True, max_size=6))
+        labels = {u: draw(st.sampled_from([0, 1, 2, (0, 3)]))
+                  for u in draw(st.lists(st.sampled_from(units), unique=True, max_size=2))}
+        queries_a.append(_obs(f"q{q}", a, labels, k=5))
+        queries_b.append(_obs(f"q{q}", b, labels, k=5))
+    return queries_a, queries_b
+
+
+def every_row_named_order(pair, name, rows, scores, progress, head=None):
+    """The queue order as it was made before heads were named alone: every row named."""
+    names = np.array([pair.units.unit_id(r) for r in rows.tolist()], dtype=object)
+    by_name = np.empty(rows.size, dtype=np.int64)
+    by_name[np.argsort(names, kind="stable")] = np.arange(rows.size)
+    return np.lexsort((by_name, *decision_queue.queue_keys(pair, name, rows, scores, progress)))
+
+
+@settings(deadline=None, max_examples=150)
+@given(tied_pairs(), st.integers(0, 12))
+def test_a_queue_head_names_only_its_ties_and_equals_the_whole_queue(case, limit) -> None:
+    """The first ``limit`` items (only the rows tied with them named), and the whole queue,
+    are those of the queue ordered with every candidate named; the estimate is the same."""
+    a, b = case
+    measures = ["P@5", "RR@5", "RBP(p=0.8)@3", "nDCG@5", "R@5", "AP@5", "Success@2"]
+    pair = _pair(a, b, measures)
+    for name in measures:
+        with patch.object(decision_queue, "order_rows", every_row_named_order):
+            before = decide_queue(pair, name, limit=None)
+        for head in (decide_queue(pair, name, limit=limit), decide_queue(pair, name, None)):
+            assert head.items == before.items[: len(head.items)]
+            assert (head.n_candidates, head.labels_to_decide) == (
+                before.n_candidates, before.labels_to_decide)
+
+
+def test_a_queue_head_names_few_units() -> None:
+    """30 queries whose units all tie but for their ids: the head of 3 names its query's
+    tied units and itself, not every candidate."""
+    a = [_obs(f"q{q:02d}", [f"x{j}" for j in range(4)], {}, k=4) for q in range(30)]
+    b = [_obs(f"q{q:02d}", [f"y{j}" for j in range(4)], {}, k=4) for q in range(30)]
+    pair = _pair(a, b, ["P@4"])
+    counting = _CountingNames(pair.units.unit_names)
+    named = dataclasses.replace(pair, units=dataclasses.replace(pair.units,
+                                                                unit_names=counting))
+    queue = decide_queue(named, "P@4", limit=3)
+    assert queue.n_candidates == 240 and len(queue.items) == 3
+    assert counting.reads <= 2 * 4 + 3  # one query's tied x and y at rank 1 at most, then 3
+    assert queue.items == decide_queue(pair, "P@4", limit=None).items[:3]

@@ -2,7 +2,9 @@
 
 The garbage collector, signal handlers, logging configuration and warning
 filters belong to whoever owns the process: the command line (evalcore/cli),
-the app, a benchmark, a notebook user. Two checks: no library module calls
+the app, a benchmark, a notebook user. So do environment variables (the command line
+sets one: ``evalcore.cli.blas_threads``) and the allocator's settings (``evalcore.cli.heap``).
+Four checks: no library module calls
 such an API (AST), and the main library paths run with those APIs made to fail.
 """
 
@@ -60,6 +62,44 @@ def test_no_library_module_calls_a_process_wide_setting() -> None:
             if isinstance(node, ast.ImportFrom) and node.module == "evalcore.compute.gc_pause":
                 found.append(f"{name}:{node.lineno} imports gc_paused (process owners only)")
     assert not found, "library code changes process-wide state:\n" + "\n".join(found)
+
+
+#: Calls that change the process's environment (read by native libraries and every child).
+ENVIRONMENT_SETTERS = {"putenv", "unsetenv", "setdefault", "update", "pop", "popitem", "clear"}
+
+
+def _environ(node: ast.AST) -> bool:
+    """``os.environ`` (or a bare ``environ`` imported from os)."""
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
+        isinstance(node, ast.Name) and node.id == "environ")
+
+
+def test_no_library_module_changes_the_environment() -> None:
+    found = []
+    for path in _library_modules():
+        name = str(path.relative_to(PACKAGE.parent))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = (node.targets if isinstance(node, ast.Assign | ast.Delete)
+                       else [node.target] if isinstance(node, ast.AugAssign) else [])
+            if any(isinstance(t, ast.Subscript) and _environ(t.value) for t in targets):
+                found.append(f"{name}:{node.lineno} writes os.environ[...]")
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ENVIRONMENT_SETTERS
+                    and (_environ(node.func.value) or isinstance(node.func.value, ast.Name)
+                         and node.func.value.id == "os")):
+                found.append(f"{name}:{node.lineno} {ast.unparse(node.func)}()")
+    assert not found, "library code changes the environment:\n" + "\n".join(found)
+
+
+def test_no_library_module_tunes_the_allocator() -> None:
+    """glibc's ``mallopt`` is the command line's (evalcore/cli/heap.py) when a command runs."""
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        for path in _library_modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr == "mallopt"
+    ]
+    assert not found, "library code tunes the allocator:\n" + "\n".join(found)
 
 
 def _refuse(*_args, **_kwargs):

@@ -90,3 +90,18 @@ def test_one_evaluated_pair_gives_the_verdicts_then_the_whole_comparison(demo) -
     assert all(m.queue is None for m in first.measures) and not first.compat
     assert all(m.queue is not None for m in whole.measures) and whole.compat
     assert [m.decision for m in first.measures] == [m.decision for m in whole.measures]
+
+
+def test_the_whole_comparison_from_the_verdicts_drawn_equals_it_computed_afresh(demo) -> None:
+    """The queues and compat numbers added to the verdicts-only comparison of the pair give
+    exactly the whole comparison; verdicts of another pair are refused."""
+    db, _ = demo
+    runs = "bm25-plain", "bm25-title-boost"
+    evaluated = stored_pair(db, "demo", *runs, MEASURES, viewer=None)
+    verdicts = compare_evaluated_pair(evaluated, verdicts_only=True)
+    whole = compare_evaluated_pair(evaluated, verdicts=verdicts)
+    assert whole == compare_pair(db, "demo", *runs, MEASURES, viewer=None)
+    assert whole.model_dump() == compare_evaluated_pair(evaluated).model_dump()
+    other = stored_pair(db, "demo", *runs, MEASURES[:2], viewer=None)
+    with pytest.raises(ValueError, match="not those of this pair"):
+        compare_evaluated_pair(other, verdicts=verdicts)

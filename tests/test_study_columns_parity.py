@@ -23,14 +23,14 @@ from store_fixtures import new_store
 
 from evalcore.analysis.compare import compare_metric
 from evalcore.analysis.decision import decide_measure, evaluate_column_pair, evaluate_pair
-from evalcore.analysis.pair_comparison import (
+from evalcore.analysis.pair_comparison import compare_pair, measure_verdicts
+from evalcore.analysis.run_evaluation import evaluate_run
+from evalcore.analysis.trec_eval_numbers import (
     _compat_side,
+    _compat_side_coded,
     _compat_side_from_dicts,
-    compare_pair,
-    measure_verdicts,
     trec_eval_compat,
 )
-from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.annotation.blocking import merge_blocking, query_blocking_keys
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import ObservationBatch
@@ -211,6 +211,7 @@ def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
     side.returned_ids[i] = [*side.returned_ids[i], side.returned_ids[i][0]]
     measures = [parse_measure(m) for m in MEASURES]
     protocol = EvalProtocol(trec_eval=True)
+    assert _compat_side_coded(side, measures, protocol) is None
     assert _compat_side(side, measures, protocol) is None
     rows, _ = trec_eval_compat([side, side], measures, 1, "linear")
     assert [(r.value_a, r.n_queries_a) for r in rows] == [
@@ -234,3 +235,33 @@ def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, 
         assert verdict.paired.n_excluded
     if k_b != 6:
         assert all(m.paired.n_paired == 0 for m in verdicts)
+
+
+def test_a_pair_read_with_the_live_states_reference_equals_a_pair_read_afresh(
+        tmp_path: Path) -> None:
+    """The working reference the live state's full build read, taken once while the store's
+    marks are unchanged, gives the same columns and the same whole comparison as a read; once
+    taken, or once a label moved the marks, it is not handed out."""
+    from evalcore.analysis.decision import stored_pair_unchecked
+    from evalcore.analysis.pair_comparison import compare_evaluated_pair
+    from evalcore.store.labels import record_label
+    from evalcore.store.observations import reference_columns_unchecked
+
+    db = random_study(tmp_path, 2)
+    state = LiveDashboard.build(db, "s", viewer=None)
+    working = state.take_working_reference(db, viewer=None)
+    assert working is not None and state.take_working_reference(db, viewer=None) is None
+    fresh = reference_columns_unchecked(db, "s")
+    assert (working.gains, working.complete, working.unit_codes) == (
+        fresh.gains, fresh.complete, fresh.unit_codes)
+    taken = stored_pair_unchecked(db, "s", "A", "B", MEASURES, working=working)
+    read = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+    for a, b in zip(taken.columns, read.columns, strict=True):
+        assert (a.query_ids, list(a.returned_ids), a.gains, a.population_complete) == (
+            b.query_ids, list(b.returned_ids), b.gains, b.population_complete)
+    assert compare_evaluated_pair(taken) == compare_evaluated_pair(read)
+    state = LiveDashboard.build(db, "s", viewer=None)
+    record_label(db, study_id="s", query_id="q1", unit_id="q1-d0", gain=3, annotator="zed")
+    assert state.take_working_reference(db, viewer=None) is None
+    state.refresh(db, viewer=None)
+    assert state.take_working_reference(db, viewer=None) is None  # an update, not a build

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from evalcore.api.inputs import trec_input
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.io import trec_columnar
+from evalcore.io import trec_bytes, trec_columnar
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec_columnar import columnar_trec_input
 
@@ -130,6 +130,8 @@ OPTIONS = st.fixed_dictionaries({
     "gain_map": st.sampled_from([None, {-1: 0}, {5: 4, -1: 0}]),
     "min_depth": st.sampled_from([0, 3, 10]),
     "block": st.sampled_from([64, 100, 200, 1 << 20]),
+    # distinct values: sorted hashes, or the hash table (a shuffled run's many queries)
+    "sorted_heads": st.sampled_from([0, 1 << 16]),
 })
 
 
@@ -143,7 +145,8 @@ def run_both(qrels_bytes: bytes, run_bytes: bytes, opts: dict):
                        all_queries=opts["all_queries"] and opts["trec_eval"],
                        gain_map=opts["gain_map"], min_depth=opts["min_depth"])
         with patch.object(trec_columnar, "BLOCK_BYTES", opts["block"]), \
-                patch.object(trec_columnar, "MIN_BYTES", 0):
+                patch.object(trec_columnar, "MIN_BYTES", 0), \
+                patch.object(trec_bytes, "SORTED_HEADS", opts["sorted_heads"]):
             taken = columnar_trec_input(qrels, run, opts["k"], **options)
             fast = outcome(qrels, run, opts["k"], **options)
         slow = careful(qrels, run, opts["k"], **options)
@@ -337,8 +340,8 @@ def test_valid_files_with_long_ids_and_odd_scores_are_read_by_the_numpy_path(fil
 
 
 def test_hash_collisions_are_resolved_exactly(tmp_path):
-    """Every row hashing alike: the join probes on and compares words; distinct values
-    decline. The outcome is the careful reader's either way."""
+    """Every row hashing alike: the join probes on and compares words; distinct values are
+    compared exactly or decline. The outcome is the careful reader's either way."""
     qrels = write(tmp_path, "qrels.txt", "q1 0 abcdefghX 1\nq1 0 abcdefghY 2\nq2 0 a 1\n")
     run = write(tmp_path, "run.txt", "q1 Q0 abcdefghY 1 3 t\nq1 Q0 abcdefghX 2 2 t\n"
                                      "q1 Q0 zz 3 1 t\nq2 Q0 a 1 1 t\n")
@@ -353,7 +356,14 @@ def test_hash_collisions_are_resolved_exactly(tmp_path):
         assert taken is not None
         same(type(slow)(*taken), slow)
     with patch("evalcore.io.trec_bytes.hash_rows", constant):
-        assert columnar_trec_input(qrels, run, 3, complete=True, protocol=protocol) is None
+        # Query IDs compared one by one, or in the hash table: exact.
+        for sorted_heads in (1 << 16, 0):
+            with patch.object(trec_bytes, "SORTED_HEADS", sorted_heads):
+                same(type(slow)(*columnar_trec_input(qrels, run, 3, complete=True,
+                                                     protocol=protocol)), slow)
+        # Their hashes sorted: alike hashes of unequal IDs decline.
+        with patch.object(trec_bytes, "FEW", 0):
+            assert columnar_trec_input(qrels, run, 3, complete=True, protocol=protocol) is None
 
 
 def test_scores_are_what_float_gives(tmp_path):
@@ -364,3 +374,24 @@ def test_scores_are_what_float_gives(tmp_path):
               "2.2250738585072014e-308", "0.1", "179769313486231570000000"]
     block = split_block("".join(f"q Q0 d 1 {t} x\n" for t in tokens).encode(), ord(" "), 6)
     assert parse_scores(block, 4).tolist() == [float(t) for t in tokens]
+
+
+WORDS = st.lists(st.sampled_from(["q1", "q2", "q10", "abcdefgh", "abcdefghi", "é", "7", "t"]),
+                 min_size=1, max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(WORDS, st.sampled_from([0, 1, 1 << 16]), st.sampled_from([0, 16]))
+def test_distinct_values_are_numbered_in_order_of_first_appearance(tokens, sorted_heads, few):
+    """Every way :func:`distinct` finds values (compared one by one, sorted hashes, the hash
+    table; on stretch heads or on every row) gives the codes a dict numbering gives."""
+    from evalcore.io.trec_bytes import distinct, split_block
+
+    block = split_block("".join(f"{t}\n" for t in tokens).encode(), ord(" "), 1)
+    with patch.object(trec_bytes, "SORTED_HEADS", sorted_heads), \
+            patch.object(trec_bytes, "FEW", few):
+        codes, values = distinct(block.words(0))
+    numbering = dict.fromkeys(tokens)
+    assert values == list(numbering)
+    assert codes.dtype == np.int64
+    assert codes.tolist() == [list(numbering).index(t) for t in tokens]

@@ -24,7 +24,6 @@ from evalcore.analysis.decision import evaluate_column_pair
 from evalcore.analysis.pair_comparison import measure_verdicts
 from evalcore.compute.batch import ObservationBatch, conflict_code
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.live import dashboard as dashboard_module
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store import observations as observations_module
 from evalcore.store.connection import open_store
@@ -304,41 +303,24 @@ def test_pack_codes_is_little_endian_int32() -> None:
     assert pack_codes([1, 256]) == b"\x01\x00\x00\x00\x00\x01\x00\x00"
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_the_columnar_reference_equals_the_resolved_one(tmp_path: Path, seed: int) -> None:
-    """The whole study's working reference read as columns of unit codes (no unit id read;
-    units labeled twice, undone or adjudicated resolved by the rules) gives the gain maps,
-    completeness and coded labels of the reference read with its unit ids."""
-    db = random_study(tmp_path, seed)
-    read = observations_module.reference_columns_unchecked(db, "s")
-    columns = observations_module.reference_columns_unchecked(db, "s", columnar=True)
-    assert columns.labels is not None and read.labels is None
-    assert list(columns.gains) == list(read.gains) and len(columns.gains) == len(read.gains)
-    assert all(q in columns.gains for q in read.gains) and "nope" not in columns.gains
-    for query_id, gains in read.gains.items():
-        assert list(columns.gains[query_id].items()) == list(gains.items()), query_id
-    assert list(columns.gains.items()) == list(read.gains.items())  # every unit named at once
-    assert columns.complete == read.complete
-    wanted = [*sorted(read.gains), "nope", "q39"]  # a query with no label at all, too
-    old = observations_module.coded_labels_unchecked(db, "s", read, wanted)
-    new = observations_module.coded_labels_unchecked(db, "s", columns, wanted)
-    for name in ("offsets", "units", "gain"):
-        a, b = getattr(old, name), getattr(new, name)
-        assert a.dtype == b.dtype and np.array_equal(a, b), name
-    assert [new.ids[i] for i in range(len(new.ids))] == list(old.ids)
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=12),
+       st.lists(st.sampled_from("abcdefghxy"), max_size=12), st.sampled_from([0, 1, 4, 1000]))
+def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored, asked,
+                                                        whole) -> None:
+    """:func:`unit_codes_of_unchecked` reads the study's dictionary whole when asked for a
+    large part of it, else in ``IN`` lists: the same codes either way (a write uses it)."""
+    from evalcore.store import unit_codes
 
-
-@pytest.mark.parametrize("seed", [1, 2, 5])
-def test_the_live_dashboard_is_the_same_from_the_columnar_reference(
-        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = random_study(tmp_path, seed)
-    columnar = LiveDashboard.build(db, "s", viewer=None)
-    real = observations_module.reference_columns_unchecked
-    with monkeypatch.context() as patch:
-        patch.setattr(dashboard_module, "reference_columns_unchecked",
-                      lambda *args, columnar=False, **kwargs: real(*args, **kwargs))
-        read = LiveDashboard.build(db, "s", viewer=None)
-    for name in columnar.run_names:  # the packed batches, label by label
-        a, b = (s._blocking_source[name].result.batch for s in (columnar, read))
-        assert_same_batch(a, b)
-    _same_dashboard(columnar, read)
+    db = new_store(tmp_path_factory.mktemp("codes"))
+    add_run(db, study_id="s", name="A", source="imported", k=len(stored),
+            results=[("q1", r, u, None) for r, u in enumerate(stored, start=1)])
+    table = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(unit_codes, "_WHOLE", whole)
+        got = unit_codes.unit_codes_of_unchecked(db, "s", asked)
+        written = unit_codes.assign_unit_codes(db, "s", asked)
+    assert got == {u: table[u] for u in asked if u in table}
+    new = [u for u in dict.fromkeys(asked) if u not in table]
+    assert written == {**got, **dict(zip(new, range(len(table), len(table) + len(new)),
+                                         strict=True))}

@@ -116,3 +116,9 @@ def truncate(text: str, limit: int) -> str:
         return text
     cut = text[:limit].rsplit(" ", 1)[0] or text[:limit]
     return cut + " …"
+
+
+def markdown_lines(*lines: str) -> str:
+    """Lines of markdown (each already escaped or built from escaped text) in one element,
+    one per line (hard breaks): fewer elements for the browser to draw than one each."""
+    return "  \n".join(lines)

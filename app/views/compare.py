@@ -39,7 +39,7 @@ from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import study_page
-from app.components.safe_text import escape_markdown
+from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import db_path, get_db, reader
 from app.components.shared_results import compute_in_background, ready_result, shared_result
 from app.components.state import LARGE_STUDY_QUERIES
@@ -164,11 +164,15 @@ def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
                     reference: str | None) -> EvaluatedPair:
     """Both runs read and evaluated once per store state and choice (shared by sessions):
     a large study's verdicts and, later, its queues and compatibility numbers read it. One
-    per study is kept (it holds both runs' columns), the last chosen."""
+    per study is kept (it holds both runs' columns), the last chosen. On the working labels
+    the reference the shared live state read (still current) is taken, not read again."""
     db, viewer = get_db(), reader()
     return shared_result(
         db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference),
-        lambda: stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer),
+        lambda: stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer,
+                            working=None if reference is not None else with_live_state(
+                                study_id, lambda state, *_: state.take_working_reference(
+                                    db, viewer=viewer))),
         viewer=viewer, alone=True)
 
 
@@ -188,7 +192,8 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     the background, the whole page again once they are ready. The background work starts
     on the fragment's next run, once the page's own run has been sent (on two cores it
     would otherwise slow that first render down), from the pair the verdicts were
-    computed from (no second read or evaluation)."""
+    computed from (no second read or evaluation) and with the verdicts and paired tests
+    already drawn (not computed again)."""
     db, path, viewer = get_db(), str(db_path()), reader()
     key = _whole_key(run_a, run_b, measures, reference)
     if ready_result(db, path, study_id, key, viewer=viewer) is not None:
@@ -197,31 +202,33 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     if key in shown:
         evaluated = ready_result(db, path, study_id,
                                  _evaluated_key(run_a, run_b, measures, reference), viewer=viewer)
+        verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
         compute_in_background(db, path, study_id, key, lambda conn: (
             compare_pair(conn, study_id, run_a, run_b, measures, reference,
                          queue_limit=QUEUE_SHOWN, viewer=viewer) if evaluated is None else
-            compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN)),
-            viewer=viewer)
+            compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
+                                   verdicts=verdicts)), viewer=viewer)
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")
 
 
 def _show_verdict(item: MeasureVerdict) -> None:
-    """The verdict in words, the interval, and what can still move it (or what blocks it)."""
+    """The verdict in words, the interval, and what can still move it (or what blocks it):
+    one text element, and a caption unless undecidable."""
     d = item.decision
+    lines = [f"**{escape_markdown(d.measure)}: {escape_markdown(d.verdict_text)}**"]
+    interval = item.interval_text()
+    if interval is not None:
+        lines.append(escape_markdown(
+            f"mean difference {d.run_a} \N{MINUS SIGN} {d.run_b}: {interval}"))
+    if d.verdict == "undecidable":
+        lines.append(escape_markdown(
+            f"{d.n_undecidable} of {d.n_queries} queries lack bounds in a run:"))
+        lines.extend(escape_markdown(f"\N{BULLET} {cause.text}") for cause in item.causes)
     with st.container(border=True):
-        st.markdown(f"**{escape_markdown(d.measure)}: {escape_markdown(d.verdict_text)}**")
-        interval = item.interval_text()
-        if interval is not None:
-            st.markdown(escape_markdown(
-                f"mean difference {d.run_a} \N{MINUS SIGN} {d.run_b}: {interval}"))
-        if d.verdict == "undecidable":
-            st.markdown(escape_markdown(
-                f"{d.n_undecidable} of {d.n_queries} queries lack bounds in a run:"))
-            for cause in item.causes:
-                st.markdown(escape_markdown(f"\N{BULLET} {cause.text}"))
-        else:
+        st.markdown(markdown_lines(*lines))
+        if d.verdict != "undecidable":
             st.caption(escape_markdown(item.detail()))
 
 
@@ -229,20 +236,21 @@ def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
     """The head of the to-decide queue, and the link that opens the Annotate page on it."""
     d, queue = item.decision, item.queue
     assert queue is not None  # the page shows queues only once computed
-    st.markdown(f"**{escape_markdown(d.measure)}**")
+    title = f"**{escape_markdown(d.measure)}**"
     if not queue.items:
         why = {"undecidable": "it is undecidable; lift the causes above first",
                "undecided": "no unknown unit on a query whose difference is open"
                }.get(d.verdict, "decided already")
-        st.caption(escape_markdown(f"Nothing to label for this measure: {why}."))
+        st.caption(markdown_lines(title, escape_markdown(
+            f"Nothing to label for this measure: {why}.")))
         return
     needed = ("" if queue.labels_to_decide is None else
               f"; about {queue.labels_to_decide} or more labels still needed to decide")
     blocked = ("Undecidable until the causes above are lifted; meanwhile these narrow the "
                "interval on the other queries. " if d.verdict == "undecidable" else "")
-    st.caption(escape_markdown(
+    st.caption(markdown_lines(title, escape_markdown(
         f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, the ones whose "
-        f"label can narrow the interval most first{needed}."))
+        f"label can narrow the interval most first{needed}.")))
     st.dataframe(pd.DataFrame([
         {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
          "kind": it.kind,
@@ -266,8 +274,9 @@ def _show_paired(paired: MetricComparison) -> None:
     if paired.selection_note:
         st.warning(escape_markdown(f"Caution: {paired.selection_note}."),
                    icon=":material/warning:")
-    for result in paired.tests.values():
-        st.caption(escape_markdown(result.describe()))
+    if paired.tests:
+        st.caption(markdown_lines(*(escape_markdown(r.describe())
+                                    for r in paired.tests.values())))
 
 
 def _number(value: float | None, *, signed: bool = False) -> str:
@@ -422,21 +431,19 @@ st.markdown("##### Per-query differences")
 for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, strict=True):
     if item.metric != metric:
         continue
+    notes = ([f"Caution: {item.selection_note}."] if item.selection_note else []) + (
+        [] if item.mean_delta is None else
+        [f"mean Δ on the {item.n_paired} paired queries: {item.mean_delta:+.4f} "
+         "(a difference on the paired subset, not a run's score)"]) + [
+        result.describe() for result in item.tests.values()] + (
+        [] if adjusted is None else
+        [f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"])
     with st.container(border=True):
-        st.markdown(f"**{escape_markdown(item.run_a)} − {escape_markdown(item.run_b)}** on "
-                    f"{escape_markdown(item.label)}")
-        st.markdown(escape_markdown(f"Paired tests {item.summary}."))
-        if item.selection_note:
-            st.caption(escape_markdown(f"Caution: {item.selection_note}."))
-        if item.mean_delta is not None:
-            st.caption(escape_markdown(
-                f"mean Δ on the {item.n_paired} paired queries: {item.mean_delta:+.4f} "
-                "(a difference on the paired subset, not a run's score)"))
-        for result in item.tests.values():
-            st.caption(escape_markdown(result.describe()))
-        if adjusted is not None:
-            st.caption(escape_markdown(
-                f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"))
+        st.markdown(markdown_lines(
+            f"**{escape_markdown(item.run_a)} − {escape_markdown(item.run_b)}** on "
+            f"{escape_markdown(item.label)}", escape_markdown(f"Paired tests {item.summary}.")))
+        if notes:
+            st.caption(markdown_lines(*map(escape_markdown, notes)))
         figure = delta_figure(item)
         figure["layout"].pop("title", None)  # the same sentence is written just above
         figure["layout"]["margin"] = {"t": 40, "b": 30}

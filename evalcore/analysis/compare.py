@@ -322,13 +322,15 @@ def _count_exclusions(
     excluded: Sequence[ExcludedQuery], run_a: str, run_b: str
 ) -> list[ExclusionCount]:
     counts: Counter[tuple[str, str]] = Counter()
-    for query in excluded:
-        in_a, in_b = set(query.reasons_a), set(query.reasons_b)
+    # Queries share a few combinations of reasons: each combination is counted once.
+    combinations = Counter((tuple(q.reasons_a), tuple(q.reasons_b)) for q in excluded)
+    for (reasons_a, reasons_b), n in combinations.items():
+        in_a, in_b = set(reasons_a), set(reasons_b)
         for reason in in_a | in_b:
             side = "both runs" if reason in in_a and reason in in_b else (
                 f"run {run_a}" if reason in in_a else f"run {run_b}"
             )
-            counts[(reason, side)] += 1
+            counts[(reason, side)] += n
     return [
         ExclusionCount(reason=reason, side=side, n=n)
         for (reason, side), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))

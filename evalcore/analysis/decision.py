@@ -56,6 +56,7 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
+    ReferenceColumns,
     RunEvidenceColumns,
     pack_coded,
     runs_as_columns_unchecked,
@@ -370,19 +371,24 @@ def evaluate_stored_pair(
 
 def stored_pair(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
                 measures: Sequence[Measure | str], reference: str | None = None, *,
-                viewer: Viewer) -> EvaluatedPair:
-    """:func:`evaluate_stored_pair` with the columns it was packed from."""
+                viewer: Viewer, working: ReferenceColumns | None = None) -> EvaluatedPair:
+    """:func:`evaluate_stored_pair` with the columns it was packed from (``working``: the
+    study's working reference already read at the store's marks now, e.g. by the live
+    state, taken instead of a read when ``reference`` is None)."""
     require_read(db, viewer, study_id)
-    return stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference)
+    return stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
+                                 working=working)
 
 
 def stored_pair_unchecked(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
                           measures: Sequence[Measure | str],
-                          reference: str | None = None) -> EvaluatedPair:
+                          reference: str | None = None, *,
+                          working: ReferenceColumns | None = None) -> EvaluatedPair:
     """:func:`stored_pair` for a caller that authorised the read already."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
-    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference)
+    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference,
+                                        working=working)
     pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 

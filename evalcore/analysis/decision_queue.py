@@ -271,9 +271,10 @@ def candidate_rows(pair: PairEvaluation, name: str) -> np.ndarray:
     return np.flatnonzero(open_rows(pair, name, open_query))
 
 
-def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
-               progress: np.ndarray) -> np.ndarray:
-    """``rows`` (and parallel ``scores``) sorted into queue order; returns the permutation."""
+def queue_keys(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
+               progress: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The keys of :func:`order_rows` but the unit id, last first (``np.lexsort``'s order):
+    query, best rank, returned by one run only, score, progress (AP: the heuristic score)."""
     u = pair.units
     ra, rb = u.rank_a[rows], u.rank_b[rows]
     both = (ra > 0) & (rb > 0)
@@ -282,11 +283,41 @@ def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
     if pair.measures[name].family not in PAIR_FAMILIES:
         scores = np.where(ra > 0, 1.0 / np.maximum(ra, 1), 0.0) + np.where(
             rb > 0, 1.0 / np.maximum(rb, 1), 0.0)
-    # lexsort: last key first
-    names = np.array([u.unit_id(r) for r in rows.tolist()], dtype=object)
-    by_name = np.empty(rows.size, dtype=np.int64)
-    by_name[np.argsort(names, kind="stable")] = np.arange(rows.size)
-    return np.lexsort((by_name, u.query[rows], best, ~both, -scores, -np.round(progress, 15)))
+    return u.query[rows], best, ~both, -scores, -np.round(progress, 15)
+
+
+def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
+               progress: np.ndarray, head: int | None = None) -> np.ndarray:
+    """``rows`` (and parallel ``scores``) sorted into queue order; returns the permutation.
+
+    The last tie-break is the unit id; only the rows that need it are named: with ``head``,
+    those tied with one of the first ``head`` positions (the positions from there on are
+    in queue order up to the unit ids of rows tied on every other key, which share their
+    score, progress, query and ranks); without it, every row."""
+    u = pair.units
+    keys = queue_keys(pair, name, rows, scores, progress)
+    order = np.lexsort(keys)  # stable: rows tied on every key stay in ``rows`` order
+    if order.size < 2 or (head is not None and head <= 0):
+        return order
+    # Rows tied on every key form runs of ``order``; the unit id orders each run.
+    tied = np.ones(order.size - 1, dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        same = ordered[1:] == ordered[:-1]
+        if ordered.dtype.kind == "f":  # lexsort holds NaNs equal (last)
+            same |= np.isnan(ordered[1:]) & np.isnan(ordered[:-1])
+        tied &= same
+    run = np.concatenate(([0], np.cumsum(~tied)))
+    end = order.size if head is None or head >= order.size else int(
+        np.searchsorted(run, run[max(head, 1) - 1], side="right"))
+    named = order[:end]
+    if not tied[: max(end - 1, 0)].any():
+        return order
+    names = np.array(u.unit_ids(rows[named]), dtype=object)
+    by_name = np.empty(end, dtype=np.int64)
+    by_name[np.argsort(names, kind="stable")] = np.arange(end)
+    order[:end] = named[np.lexsort((by_name, run[:end]))]
+    return order
 
 
 def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> DecideQueue:
@@ -298,7 +329,7 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> Dec
     scenarios = None if heuristic or rows.size == 0 else _scenarios(pair, name, rows)
     scores = row_scores(pair, name, rows, scenarios)
     progress = expected_progress(pair, name, rows, scenarios)
-    order = order_rows(pair, name, rows, scores, progress)
+    order = order_rows(pair, name, rows, scores, progress, head=limit)
     rows, scores, progress = rows[order], scores[order], progress[order]
     needed = labels_to_decide(pair, name, scores / max(n, 1)) if not heuristic else None
     qids = pair.query_ids
@@ -306,15 +337,15 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> Dec
     items = [
         DecideItem(
             query_id=qids[int(u.query[r])],
-            unit_id=u.unit_id(r),
+            unit_id=unit,
             removes=float(s) / max(n, 1),
             progress=float(g) / max(n, 1),
             rank_a=int(u.rank_a[r]),
             rank_b=int(u.rank_b[r]),
             kind="conflict" if bool(u.conflict[r]) else "unlabeled",
         )
-        for r, s, g in zip(head.tolist(), scores[: head.size].tolist(),
-                           progress[: head.size].tolist(), strict=True)
+        for r, unit, s, g in zip(head.tolist(), u.unit_ids(head), scores[: head.size].tolist(),
+                                 progress[: head.size].tolist(), strict=True)
     ]
     return DecideQueue(measure=name, items=items, n_candidates=int(rows.size),
                        labels_to_decide=needed)

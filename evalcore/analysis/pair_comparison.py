@@ -10,13 +10,9 @@ For each measure a :class:`MeasureVerdict` holds, in this order:
    with the queries left out and the selection caution.
 
 Beside them, apart, :class:`PairComparison.compat` holds the numbers with
-unjudged units counted as non-relevant (trec_eval compatibility): exactly what
-:func:`evalcore.api.evaluate.evaluate` with ``trec_eval=True`` gives on the
-stored ranking and labels, the path ``evalcore evaluate --trec-eval`` takes on
-the exported qrels and run (trec_eval's query scope and protocol; a unit whose
-labels conflict is left out of the qrels, so it counts as non-relevant), packed
-from the stored columns directly (parity tested against that path). Those
-numbers are never evidence and are never put beside the verdict's.
+unjudged units counted as non-relevant (trec_eval compatibility,
+:mod:`evalcore.analysis.trec_eval_numbers`). Those numbers are never evidence and
+are never put beside the verdict's.
 
 A large study's page reads the pair once (:class:`~evalcore.analysis.decision.EvaluatedPair`)
 for its verdicts and later its queues and compatibility numbers
@@ -27,7 +23,7 @@ The Compare page, the reports and ``evalcore compare`` all read this model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import sqlite_utils
@@ -48,23 +44,13 @@ from evalcore.analysis.decision import (
     stored_pair_unchecked,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
-from evalcore.api.evaluate import evaluate as evaluate_trec
-from evalcore.compute.batch import ObservationBatch
-from evalcore.compute.evaluate import compute, packing_depth
+from evalcore.analysis.trec_eval_numbers import COMPAT_LABEL, TrecEvalCompat, trec_eval_compat
 from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
 from evalcore.compute.validity import observation_reasons
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
-from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import Reason
 from evalcore.contract.trusted_models import construct
-from evalcore.io.errors import InputErrors
-from evalcore.io.trec_eval_scope import scope_of_ids
-from evalcore.store.observations import RunEvidenceColumns
 from evalcore.store.read_access import Viewer, require_read
-
-#: The name of the compatibility numbers, wherever they are shown.
-COMPAT_LABEL = "unjudged counted as non-relevant (trec_eval compatibility)"
 
 #: Why a measure lacks bounds on a query, and what lifts it: ``{n}`` queries, ``{s}``
 #: "query has" / "queries have".
@@ -139,20 +125,6 @@ class MeasureVerdict(BaseModel):
         if d.verdict == "tied":
             return "every query's difference is known to be 0"
         return "whatever the missing labels are"
-
-
-class TrecEvalCompat(BaseModel):
-    """One measure's means with unjudged units counted as non-relevant (never evidence)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    measure: str
-    value_a: float | None
-    value_b: float | None
-    #: ``value_a - value_b`` (None when a side is missing).
-    difference: float | None
-    n_queries_a: int
-    n_queries_b: int
 
 
 class PairComparison(BaseModel):
@@ -251,98 +223,6 @@ def _reasons(lists: dict[tuple[int, int], list[str]], obits: int, bits: int) -> 
     return list(reasons)
 
 
-def trec_eval_compat(
-    columns: Sequence[RunEvidenceColumns],
-    measures: Sequence[Measure],
-    relevance_threshold: int,
-    gain: str,
-) -> tuple[list[TrecEvalCompat], list[str]]:
-    """Both runs' means as ``evalcore evaluate --trec-eval`` computes them on the runs and
-    labels exported as TREC files (see the module docstring), and its notes: packed from
-    the stored columns directly (:func:`_compat_side`), through the dict input of
-    :func:`evalcore.api.evaluate.evaluate` only for a run that path must judge (a ranking
-    holding a unit twice, an empty id)."""
-    names = [m.canonical for m in measures]
-    means: list[dict[str, tuple[float | None, int]]] = []
-    notes: list[str] = []
-    protocol = EvalProtocol(trec_eval=True, relevance_threshold=relevance_threshold,
-                            gain=gain)  # type: ignore[arg-type]
-    for side in columns:
-        found = _compat_side(side, measures, protocol)
-        if found is None:
-            found = _compat_side_from_dicts(side, names, relevance_threshold, gain)
-        side_means, side_notes = found
-        means.append(side_means)
-        notes.extend(side_notes)
-    rows = []
-    for name in names:
-        (va, na), (vb, nb) = (m.get(name, (None, 0)) for m in means)
-        rows.append(TrecEvalCompat(
-            measure=name, value_a=va, value_b=vb, n_queries_a=na, n_queries_b=nb,
-            difference=None if va is None or vb is None else va - vb,
-        ))
-    return rows, list(dict.fromkeys(notes))
-
-
-_Means = tuple[dict[str, tuple[float | None, int]], list[str]]
-
-
-def _trec_input(
-    side: RunEvidenceColumns,
-) -> tuple[dict[str, Mapping[str, int | tuple[int, ...]]], dict[str, Sequence[str]]]:
-    """One run's trec_eval input, as the exported TREC files hold it: the qrels (each
-    query's labels without the units in conflict, queries left with none dropped) and the
-    non-empty rankings."""
-    judged: dict[str, Mapping[str, int | tuple[int, ...]]] = {}
-    for q, units in zip(side.query_ids, side.gains, strict=True):
-        if tuple in set(map(type, units.values())):  # a unit in conflict: not in the qrels
-            units = {u: g for u, g in units.items() if type(g) is int}
-        if units:
-            judged[q] = units
-    ranked = {q: r for q, r in zip(side.query_ids, side.returned_ids, strict=True) if r}
-    return judged, ranked
-
-
-def _compat_side(side: RunEvidenceColumns, measures: Sequence[Measure],
-                 protocol: EvalProtocol) -> _Means | None:
-    """One run's compatibility means packed from its columns: the qrels are the labels
-    without the units in conflict, the run its non-empty rankings, in trec_eval's query
-    scope (:func:`evalcore.io.trec_eval_scope.scope_of_ids`); each population complete.
-    None when the dict path must judge the input (a repeated unit, an empty id)."""
-    judged, ranked = _trec_input(side)
-    if not judged or not ranked:
-        return {}, ["no labeled query with results: trec_eval has nothing to evaluate"]
-    if "" in judged or "" in ranked or any(
-            len(set(r)) != len(r) or "" in r for r in ranked.values()) or any(
-            "" in units for units in judged.values()):
-        return None
-    scope = scope_of_ids(set(judged), set(ranked), all_queries=False)
-    query_ids = sorted(scope.query_ids, key=natural_key)
-    depth = packing_depth(measures)
-    batch = ObservationBatch.from_gain_maps(
-        query_ids, depth, [ranked[q] for q in query_ids], [judged[q] for q in query_ids],
-        [True] * len(query_ids), protocol=protocol, min_depth=depth)
-    aggregates = compute(batch, protocol, list(measures)).aggregates()
-    return ({m.canonical: (aggregates[m.canonical].value, aggregates[m.canonical].n_queries)
-             for m in measures}, scope.notes)
-
-
-def _compat_side_from_dicts(side: RunEvidenceColumns, names: list[str],
-                            relevance_threshold: int, gain: str) -> _Means:
-    """:func:`_compat_side` through the nested dicts of ``evalcore.evaluate``, which judges
-    what the columns cannot hold as trec_eval input."""
-    qrels, ranked = _trec_input(side)
-    run = {q: {u: float(len(r) - i) for i, u in enumerate(r)} for q, r in ranked.items()}
-    try:
-        result = evaluate_trec(qrels, run, measures=names, trec_eval=True,
-                               relevance_threshold=relevance_threshold, gain=gain)
-    except (InputErrors, ValueError) as exc:  # e.g. an id trec_eval's format cannot hold
-        return {}, [f"not computable as trec_eval input: {exc}"]
-    report = result.report
-    return ({n: (report.aggregates[n].value, report.aggregates[n].n_queries) for n in names},
-            list(report.diagnostics.notes))
-
-
 def compare_pair(
     db: sqlite_utils.Database,
     study_id: str,
@@ -390,16 +270,27 @@ def compare_evaluated_pair(
     *,
     queue_limit: int | None = 10,
     verdicts_only: bool = False,
+    verdicts: PairComparison | None = None,
 ) -> PairComparison:
     """:func:`compare_pair` of a pair already read and evaluated (``reference`` names the
-    version it was evaluated on)."""
+    version it was evaluated on). ``verdicts``: the ``verdicts_only`` comparison of this
+    same pair, computed already: its decisions and paired tests are kept as they are (the
+    same pair gives the same ones), the queues and compatibility numbers added."""
     pair, run_a, run_b = evaluated.pair, evaluated.run_a, evaluated.run_b
     compat, notes = ([], []) if verdicts_only else trec_eval_compat(
         evaluated.columns, list(pair.measures.values()), pair.protocol.relevance_threshold,
         pair.protocol.gain)
+    if verdicts is None or verdicts_only:
+        measures = measure_verdicts(pair, run_a, run_b, queue_limit=queue_limit,
+                                    queues=not verdicts_only)
+    elif ((verdicts.run_a, verdicts.run_b, verdicts.reference) != (run_a, run_b, reference)
+          or [m.measure for m in verdicts.measures] != list(pair.measures)):
+        raise ValueError("internal: the verdicts given are not those of this pair")
+    else:
+        measures = [m.model_copy(update={"queue": decide_queue(pair, m.measure,
+                                                               limit=queue_limit)})
+                    for m in verdicts.measures]
     return PairComparison(
-        run_a=run_a, run_b=run_b, reference=reference,
-        measures=measure_verdicts(pair, run_a, run_b, queue_limit=queue_limit,
-                                  queues=not verdicts_only),
+        run_a=run_a, run_b=run_b, reference=reference, measures=measures,
         compat=compat, compat_notes=notes,
     )

@@ -65,6 +65,17 @@ class PairUnits:
             return str(row)
         return self.unit_names[int(self.unit_code[row])]
 
+    def unit_ids(self, rows: np.ndarray) -> list[str]:
+        """The unit ids of ``rows`` (row indices), in their order: named in one read when
+        the names come from codes (:meth:`unit_id` one row at a time reads once per row)."""
+        if self.unit_names is None or self.unit_code is None:
+            return [str(r) for r in np.asarray(rows).tolist()]
+        at = self.unit_code[np.asarray(rows, dtype=np.int64)]
+        if isinstance(self.unit_names, _NamedCodes):
+            return self.unit_names.take(at)
+        names = self.unit_names
+        return [names[i] for i in at.tolist()]
+
     @property
     def unknown(self) -> np.ndarray:
         """bool[U]: rows whose gain is not known (unlabeled or in conflict)."""
@@ -237,6 +248,10 @@ class _NamedCodes(Sequence[str]):
 
     def __getitem__(self, i):  # type: ignore[override]
         return self._names(self._codes[i : i + 1])[0]
+
+    def take(self, positions: np.ndarray) -> list[str]:
+        """The unit ids at ``positions``, named in one call."""
+        return list(self._names(self._codes[positions]))
 
 
 #: Bits of a unit's code kept below the query in :func:`_by_query_then_code`'s one key.

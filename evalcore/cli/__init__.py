@@ -10,7 +10,15 @@ Command modules are imported only when the command line needs them: running
 ``evalcore evaluate`` imports ``evalcore.cli.evaluate`` (the module named like
 the command) and not the store's or the app's dependencies. A command whose
 module is named differently is found by importing every module.
+
+Before anything else, the command line gives numpy's BLAS one thread
+(:mod:`evalcore.cli.blas_threads`): its per-core threads, started at ``import numpy``,
+were start-up cost of every command, which none of them needs.
 """
+
+# isort: off
+import evalcore.cli.blas_threads  # noqa: F401  # first: before anything imports numpy
+# isort: on
 
 import importlib
 
@@ -18,6 +26,7 @@ import click
 
 from evalcore.access.channel import audit_channel
 from evalcore.cli.driver_import import driver_without_pandas
+from evalcore.cli.heap import keep_heap_for_reuse
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.version import __version__
 
@@ -51,6 +60,8 @@ class _LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         command = _command_name(ctx)  # before invoking: click consumes the arguments
+        # glibc's heap kept for the blocks of arrays a command makes and drops (cli.heap).
+        keep_heap_for_reuse()
         try:
             # The command line owns its process, so it (never the library) pauses the cyclic
             # collector while a command builds its many small, acyclic objects (packing,

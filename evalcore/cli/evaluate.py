@@ -51,6 +51,7 @@ import click
 from evalcore.api.inputs import EvalInput, packed, trec_input
 from evalcore.api.result import report_json
 from evalcore.cli import main
+from evalcore.cli.quick_exit import skip_final_collection
 from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -303,6 +304,8 @@ def evaluate_command(
         from evalcore.cli.store_source import with_study_settings
 
         protocol = with_study_settings(db, study, protocol)
+    else:  # files in, text out: nothing for the exit's last collection to finalise
+        skip_final_collection()
     try:
         source = load(protocol, measures)
     except InputErrors as exc:

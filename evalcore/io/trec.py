@@ -616,7 +616,8 @@ def _order_blocks(
         order_arr = np.arange(n, dtype=np.int64)
         neg = -scores
         bounds = np.asarray(edges, dtype=np.int64)
-        unsorted = np.unique(np.searchsorted(inner, rising, side="right"))
+        blocks = np.searchsorted(inner, rising, side="right")  # ascending: rising is
+        unsorted = blocks[np.concatenate(([True], blocks[1:] != blocks[:-1]))]  # np.unique
         starts, lengths = bounds[unsorted], bounds[unsorted + 1] - bounds[unsorted]
         # Blocks of equal length are sorted together, one 2-D argsort per length.
         for length in np.unique(lengths).tolist():

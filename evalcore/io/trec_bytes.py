@@ -175,17 +175,20 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 
 def as_strings(words: np.ndarray) -> list[str]:
-    """Word rows back to their text (UTF-8, validated before)."""
+    """Word rows back to their text (UTF-8, validated before; a field holds no NUL, so the
+    rows are decoded as one text joined and split at NULs: 100,000 IDs 13 -> 8 ms)."""
     if not len(words):
         return []
     raw = np.ascontiguousarray(words).view(f"S{8 * words.shape[1]}").ravel().tolist()
-    return [b.decode("utf-8") for b in raw]
+    return b"\0".join(raw).decode("utf-8").split("\0")
 
 
 def distinct(words: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Codes of a field's rows (int64, numbered in order of first appearance) and its
     distinct values. Made for fields whose equal values mostly sit on consecutive lines
-    (queries, gains, tags): only the first row of each stretch is hashed."""
+    (queries, gains, tags): only the first row of each stretch is looked at -- compared
+    with each of :data:`FEW` values, else hashed (sorted when they are at most
+    :data:`SORTED_HEADS`, else into a hash table: the run of a shuffled file)."""
     n = len(words)
     if n == 0:
         return np.zeros(0, dtype=np.int64), []
@@ -194,24 +197,43 @@ def distinct(words: np.ndarray) -> tuple[np.ndarray, list[str]]:
     else:
         change = np.any(words[1:] != words[:-1], axis=1)
     starts = np.flatnonzero(np.concatenate(([True], change)))
-    if words.shape[1] == 1 and len(starts) > FEW:
-        found = _few_values(words[:, 0])
-        if found is not None:
-            return found
-    heads = words[starts]
-    uniq, first, inverse = np.unique(hash_rows(heads), return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    if not (heads == heads[first[inverse]]).all():
-        raise Decline("hash collision")
-    rank = np.argsort(first, kind="stable")
-    code = np.empty(len(uniq), dtype=np.int64)
-    code[rank] = np.arange(len(uniq), dtype=np.int64)
-    values = as_strings(heads[first[rank]])
-    return np.repeat(code[inverse], np.diff(np.append(starts, n))), values
+    stretches = 2 * len(starts) < n  # else every row is looked at (no gather and repeat)
+    heads = words[starts] if stretches else words
+    found = _few_values(heads[:, 0]) if words.shape[1] == 1 else None
+    code, values = found if found is not None else _many_values(heads)
+    if not stretches:
+        return code, values
+    return np.repeat(code, np.diff(np.append(starts, n))), values
 
 
 #: Up to this many distinct one-word values (gains, tags) are found by one comparison each.
 FEW = 16
+#: Up to this many rows, :func:`_many_values` sorts their hashes; past it a hash table is
+#: cheaper (measured: 1,000,000 rows 0.18 s sorted, 0.05 s in the table; equal at ~50,000).
+SORTED_HEADS = 1 << 16
+
+
+def _many_values(rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Codes (first-appearance order) and distinct values of word rows, or decline (two
+    unequal rows hashing alike, found when sorting)."""
+    if len(rows) <= SORTED_HEADS:
+        uniq, first, inverse = np.unique(hash_rows(rows), return_index=True,
+                                         return_inverse=True)
+        inverse = inverse.reshape(-1)
+        if not (rows == rows[first[inverse]]).all():
+            raise Decline("hash collision")
+        rank = np.argsort(first, kind="stable")
+        code = np.empty(len(uniq), dtype=np.int64)
+        code[rank] = np.arange(len(uniq), dtype=np.int64)
+        return code[inverse], as_strings(rows[first[rank]])
+    n = len(rows)
+    held = RowIndex(hash_rows(rows), lambda a, b: (rows[a] == rows[b]).all(axis=1)).first
+    first = np.full(n, n, dtype=np.int64)  # per held row: the first row equal to it
+    np.minimum.at(first, held, np.arange(n, dtype=np.int64))
+    first = first[held]
+    is_first = first == np.arange(n)
+    numbered = np.cumsum(is_first) - 1  # the n-th distinct value, in order of first appearance
+    return numbered[first].astype(np.int64), as_strings(rows[is_first])
 
 
 def _few_values(column: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
@@ -289,7 +311,9 @@ class RowIndex:
         rows = np.int32 if len(hashes) < 2**31 and bits < 31 else np.int64
         self._table = np.full(1 << bits, -1, dtype=rows)
         self._hashes = hashes
-        #: For every row, the first row equal to it (itself when none came before).
+        #: For every row, the row equal to it that the table holds (itself for that row, and
+        #: for every row no other equals); not always the first of them: of equal rows
+        #: claiming one slot at once, the one written is held.
         self.first = np.arange(len(hashes), dtype=rows)
         slot = (hashes >> self._shift).astype(rows)
         # Into the empty table every row claims its slot at once; of rows sharing one, the

@@ -27,6 +27,10 @@ computed in the same pass over the same packed batch
 measure whose cutoff is deeper than a run was stored to is not computed for
 that run. A lead's new choice is seen at the next refresh (a full rebuild).
 
+The working reference a full build read is kept, while the store's marks stay those it
+was read at, until a stored pair's read takes it (:meth:`LiveDashboard.take_working_reference`:
+the Compare page's pair is read without reading the reference again).
+
 Aggregates are never a mean of the available subset: they come from
 :mod:`evalcore.compute.aggregate`, which gives the mean only when every query has the
 metric. Label coverage counts the pool (every unit a run returned in its top
@@ -444,6 +448,9 @@ class LiveDashboard:
         #: run name -> the positions of its queries in query_ids (see _query_rows)
         self._rows: dict[str, np.ndarray] = {}
         self.last_refresh: RefreshOutcome | None = None
+        #: the working reference the last full build read, and the marks it was read at,
+        #: until taken (:meth:`take_working_reference`) or the store moves on
+        self._working: tuple[StoreMarks, ReferenceColumns] | None = None
 
     # --- building and refreshing ------------------------------------------------
 
@@ -460,8 +467,9 @@ class LiveDashboard:
         started = time.perf_counter()
         marks = store_marks_unchecked(db, self.study_id)
         self.runs = {}
-        # As columns of unit codes: a query's unit ids are read only if the string path needs them.
-        reference = reference_columns_unchecked(db, self.study_id, columnar=True)
+        reference = reference_columns_unchecked(db, self.study_id)
+        self._working = ((marks, reference)
+                         if store_marks_unchecked(db, self.study_id) == marks else None)
         labels: dict[str, tuple[list[str], list[int]]] | None = None  # the string path's
         coded = _CodedLabelSets(db, self.study_id, reference)
         names = UnitNamer(db, self.study_id)
@@ -473,9 +481,8 @@ class LiveDashboard:
             columns = run_columns_unchecked(db, self.study_id, run.name, reference, names=names,
                                             order=order)
             order = columns.query_ids
-            if columns.coded is None and labels is None:  # a run not held as codes (none
-                # returned): its labels by unit id, read as such (naming every code costs more)
-                labels = _label_columns(reference_columns_unchecked(db, self.study_id))
+            if columns.coded is None and labels is None:
+                labels = _label_columns(reference)
             results, more, tops = _evaluate(columns, reference, labels or {}, self.protocol,
                                             extra, coded)
             evaluated[run.name] = results
@@ -603,6 +610,7 @@ class LiveDashboard:
             )
             self.last_refresh = outcome
             return outcome
+        self._working = None  # read at other marks
         touched = sorted(touched_queries_unchecked(db, self.study_id, self.marks))
         if (
             marks.run_ids != self.marks.run_ids
@@ -623,6 +631,18 @@ class LiveDashboard:
         )
         self.last_refresh = outcome
         return outcome
+
+    def take_working_reference(self, db: sqlite_utils.Database, *,
+                               viewer: Viewer) -> ReferenceColumns | None:
+        """The study's working reference as the last full build read it, if the store's
+        marks are still those it was read at (else None), if ``viewer`` may read the study:
+        handed over once (a stored pair's read takes it instead of reading it again), then
+        no longer kept here."""
+        require_read(db, viewer, self.study_id)
+        working, self._working = self._working, None
+        if working is None or working[0] != store_marks_unchecked(db, self.study_id):
+            return None
+        return working[1]
 
     def update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str], *,
                        viewer: Viewer) -> None:

@@ -29,11 +29,9 @@ decided comparison packs (:meth:`ObservationBatch.from_gain_maps
 <evalcore.compute.batch.ObservationBatch.from_gain_maps>`).
 """
 
-from __future__ import annotations
-
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import chain, groupby, repeat
 from operator import itemgetter
 
@@ -48,11 +46,7 @@ from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
-from evalcore.store.resolution import (
-    plain_label_codes_unchecked,
-    resolved_gain_codes_unchecked,
-    resolved_gains_unchecked,
-)
+from evalcore.store.resolution import resolved_gain_codes_unchecked, resolved_gains_unchecked
 from evalcore.store.runs import RunInfo, get_run_unchecked
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.unit_codes import (
@@ -191,129 +185,6 @@ class ReferenceColumns:
     #: query_id -> the unit codes of ``gains[query_id]``'s units, in its order (comma-separated
     #: text or a list; queries read without codes are absent: look them up)
     unit_codes: dict[str, str | list[int]] | None = None
-    #: the same labels as columns of unit codes, when read so (``gains`` then names a
-    #: query's units only when it is read: see :func:`reference_columns_unchecked`)
-    labels: LabelColumns | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class LabelColumns:
-    """A whole study's working reference as columns of unit codes: query ``query_ids[i]``
-    holds the labels ``start[i]:stop[i]`` of ``units`` (a code; -1: its unit has none) and
-    ``gain`` (a gain, or the conflict code of a unit in conflict), in unit id order."""
-
-    query_ids: list[str]  # sorted
-    start: np.ndarray  # int64[n]
-    stop: np.ndarray  # int64[n]
-    units: np.ndarray  # int64[L]
-    gain: np.ndarray  # int8[L]
-    #: the queries resolved by the rules (a unit labeled twice, undone, adjudicated), as the
-    #: gain maps they were read as, and their labels' unit ids by label index
-    resolved: dict[str, dict[str, int | tuple[int, ...]]]
-    ids: dict[int, str]
-    names: UnitNamer
-    row: dict[str, int] = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "row", {q: i for i, q in enumerate(self.query_ids)})
-
-
-class _NamedGains(Mapping[str, dict[str, int | tuple[int, ...]]]):
-    """:attr:`ReferenceColumns.gains` of a reference read as :class:`LabelColumns`: a query's
-    gain map (unit id -> gain, unit id order) is made when read, its units named then."""
-
-    def __init__(self, labels: LabelColumns) -> None:
-        self._labels = labels
-
-    def __getitem__(self, query_id: str) -> dict[str, int | tuple[int, ...]]:
-        labels = self._labels
-        found = labels.resolved.get(query_id)
-        if found is not None:
-            return found
-        i = labels.row[query_id]
-        a, b = int(labels.start[i]), int(labels.stop[i])
-        return dict(sorted(zip(labels.names(labels.units[a:b]), labels.gain[a:b].tolist(),
-                               strict=True)))
-
-    def __contains__(self, query_id: object) -> bool:
-        return query_id in self._labels.row
-
-    def items(self) -> Iterator[tuple[str, dict[str, int | tuple[int, ...]]]]:  # type: ignore[override]
-        """Every query's gain map, every unit named in one read (not a read per query)."""
-        labels = self._labels
-        labels.names(labels.units[labels.units >= 0])  # the namer keeps what it read
-        for query_id in labels.query_ids:
-            yield query_id, self[query_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._labels.query_ids)
-
-    def __len__(self) -> int:
-        return len(self._labels.query_ids)
-
-
-def _study_label_columns(db: sqlite_utils.Database, study_id: str) -> LabelColumns:
-    """The working reference of the whole study as :class:`LabelColumns`: the queries whose
-    labels resolve as they are read as codes and gains alone
-    (:func:`evalcore.store.resolution.plain_label_codes_unchecked`), the others resolved by
-    the rules and their units' codes looked up."""
-    plain = plain_label_codes_unchecked(db, study_id)
-    resolved = (resolved_gains_unchecked(db, study_id, plain.others, conflicts=True)
-                if plain.others else {})
-    units = [u for gains in resolved.values() for u in gains]
-    found = unit_codes_of_unchecked(db, study_id, units) if units else {}
-    values = [g if type(g) is int else conflict_code(g)  # type: ignore[arg-type]
-              for gains in resolved.values() for g in gains.values()]
-    first = int(plain.offsets[-1])
-    counts = np.fromiter(map(len, resolved.values()), dtype=np.int64, count=len(resolved))
-    ends = first + np.cumsum(counts)
-    start = np.concatenate((plain.offsets[:-1], ends - counts))
-    stop = np.concatenate((plain.offsets[1:], ends))
-    names = [*plain.query_ids, *resolved]
-    order = sorted(range(len(names)), key=names.__getitem__)
-    at = np.asarray(order, dtype=np.int64)
-    return LabelColumns(
-        query_ids=[names[i] for i in order], start=start[at], stop=stop[at],
-        units=np.concatenate((plain.units, np.fromiter(
-            (found.get(u, -1) for u in units), dtype=np.int64, count=len(units)))),
-        gain=np.concatenate((plain.gains, np.asarray(values, dtype=np.int8))),
-        resolved=resolved, ids=dict(enumerate(units, first)), names=UnitNamer(db, study_id),
-    )
-
-
-def _gathered_labels(labels: LabelColumns, query_ids: list[str]) -> CodedLabels:
-    """:class:`CodedLabels` of ``query_ids`` gathered from ``labels`` (no unit named)."""
-    at = np.fromiter(map(labels.row.get, query_ids, repeat(-1)), dtype=np.int64,
-                     count=len(query_ids))
-    has = at >= 0
-    row = np.where(has, at, 0)
-    taken = np.where(has, labels.stop[row] - labels.start[row], 0) if labels.query_ids else (
-        np.zeros(len(query_ids), dtype=np.int64))
-    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-    np.cumsum(taken, out=offsets[1:])
-    starts = labels.start[row] if labels.query_ids else np.zeros(len(query_ids), np.int64)
-    source = (np.repeat(starts - offsets[:-1], taken)
-              + np.arange(int(offsets[-1]), dtype=np.int64))
-    return CodedLabels(offsets=offsets, units=labels.units[source], gain=labels.gain[source],
-                       ids=_GatheredIds(labels, source))
-
-
-class _GatheredIds(Sequence[str]):
-    """The unit ids of gathered labels (``source``: each one's index in ``labels``), named
-    when read (only a conflict's is, as a rule)."""
-
-    def __init__(self, labels: LabelColumns, source: np.ndarray) -> None:
-        self._labels, self._source = labels, source
-
-    def __len__(self) -> int:
-        return int(self._source.size)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        at = int(self._source[i])
-        found = self._labels.ids.get(at)
-        return found if found is not None else self._labels.names(self._labels.units[at:at + 1])[0]
 
 
 @dataclass(frozen=True, eq=False)
@@ -350,8 +221,6 @@ def coded_labels_unchecked(db: sqlite_utils.Database, study_id: str,
                            reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
     """The reference's labels over ``query_ids`` as :class:`CodedLabels` (the codes the
     reference was read with; the other units' codes looked up)."""
-    if reference.labels is not None:
-        return _gathered_labels(reference.labels, query_ids)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [reference.gains.get(q, empty) for q in query_ids]
     known = reference.unit_codes or {}
@@ -479,18 +348,9 @@ def reference_columns_unchecked(
     study_id: str,
     reference: str | None = None,
     query_ids: list[str] | None = None,
-    *,
-    columnar: bool = False,
 ) -> ReferenceColumns:
     """The working reference (``reference`` None; of ``query_ids`` only when given) or a
-    frozen version, as :class:`ReferenceColumns`. ``columnar``: the whole study's working
-    reference read as :class:`LabelColumns` (no unit id read; ``gains`` names a query's
-    units when it is read) -- for a reader of codes (:func:`coded_labels_unchecked`)."""
-    if reference is None and query_ids is None and columnar:
-        labels = _study_label_columns(db, study_id)
-        return ReferenceColumns(gains=_NamedGains(labels),  # type: ignore[arg-type]
-                                complete=completeness_states_unchecked(db, study_id),
-                                labels=labels)
+    frozen version, as :class:`ReferenceColumns`."""
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
         codes = None
@@ -608,6 +468,7 @@ class RunEvidenceColumns:
     gains a unit in conflict may have; in unit id order)."""
 
     run_name: str
+    #: in natural query order (:func:`~evalcore.contract.query_order.natural_key`)
     query_ids: list[str]
     k: int
     #: named when read if the rankings were read as codes (``coded``)
@@ -626,12 +487,17 @@ def runs_as_columns_unchecked(
     study_id: str,
     run_names: Sequence[str],
     reference: str | None = None,
+    *,
+    working: ReferenceColumns | None = None,
 ) -> list[RunEvidenceColumns]:
     """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
-    of their query sets (in natural query order), reading the reference once."""
+    of their query sets (in natural query order), reading the reference once. ``working``:
+    the working reference of the whole study (``reference`` None) already read at the
+    store's marks now (:func:`reference_columns_unchecked`), taken instead of a read."""
     get_study(db, study_id)
     runs = [get_run_unchecked(db, study_id, name) for name in run_names]
-    ref = reference_columns_unchecked(db, study_id, reference)
+    ref = (working if working is not None and reference is None
+           else reference_columns_unchecked(db, study_id, reference))
     labels, complete = ref.gains, ref.complete
     codes = [run_ranking_codes_unchecked(db, run.run_id) for run in runs]
     if None not in codes:  # every run's rankings held as codes (schema v15)

@@ -30,16 +30,13 @@ scan.
 """
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, Literal
 
-import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.compute.unit_pairs import repeated_pairs
 from evalcore.contract.trusted_models import construct
 from evalcore.store.read_access import Viewer, require_read
 
@@ -365,67 +362,6 @@ def resolved_gain_codes_unchecked(
     if replay:
         out.update(_scanned_gains(db, study_id, replay, conflicts))
     return dict(sorted(out.items())), codes
-
-
-@dataclass(frozen=True, eq=False)
-class PlainLabelCodes:
-    """The whole study's label events of the queries where every unit has exactly one event,
-    a label, and a unit code (one annotator, nothing to agree on or undo: each label is the
-    unit's resolved gain), as columns, no unit id read: query ``query_ids[i]`` holds
-    ``units[offsets[i]:offsets[i + 1]]`` with ``gains`` alike, in the order the store's
-    index of the events by unit id has them (as :func:`resolved_gain_codes_unchecked` reads
-    them; a plain gain's place among its query's labels changes no result). ``others``:
-    every other labeled query (resolve it by the rules, e.g. :func:`resolved_gains_unchecked`)."""
-
-    query_ids: list[str]
-    offsets: np.ndarray  # int64[n + 1]
-    units: np.ndarray  # int64[L]: unit codes
-    gains: np.ndarray  # int8[L]
-    others: list[str]
-
-
-def plain_label_codes_unchecked(db: sqlite_utils.Database, study_id: str) -> PlainLabelCodes:
-    """The study's queries whose labels resolve as they are, as :class:`PlainLabelCodes`:
-    the same per-query read as :func:`resolved_gain_codes_unchecked` without the unit ids
-    (every check made on the codes, one per distinct unit id of the study)."""
-    rows = db.execute(
-        "SELECT query_id, group_concat(CASE WHEN kind = 'label' THEN gain END, ''), "
-        "count(*) FILTER (WHERE kind != 'label' OR gain IS NULL), "
-        "group_concat(unit_code), count(unit_code), count(*) "
-        # the index of unit ids: each query's events in unit id order, as the other read
-        "FROM label_events INDEXED BY label_events_by_query WHERE study_id = ? "
-        "GROUP BY query_id",
-        [study_id],
-    ).fetchall()
-    plain, others = [], []
-    for row in rows:  # (query, gains, events not a label, codes, events with a code, events)
-        if not row[2] and row[4] == row[5] and len(row[1] or "") == row[5]:
-            plain.append(row)
-        else:
-            others.append(row[0])
-    counts = np.fromiter((row[5] for row in plain), dtype=np.int64, count=len(plain))
-    offsets = np.zeros(len(plain) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    units = (np.fromstring(",".join(row[3] for row in plain), dtype=np.int64, sep=",")
-             if plain else np.zeros(0, dtype=np.int64))
-    gains = np.frombuffer("".join(row[1] for row in plain).encode("ascii").translate(
-        _DIGIT_VALUES), dtype=np.int8).copy()
-    if units.size != gains.size or units.size != int(offsets[-1]):
-        raise AssertionError(f"internal: {units.size} label codes and {gains.size} gains "
-                             f"for {int(offsets[-1])} labels")
-    # A unit with several events (all labels) is resolved by the rules: its query is another.
-    query = np.repeat(np.arange(len(plain), dtype=np.int64), counts)
-    twice = np.unique(query[repeated_pairs(query, units)[0]])
-    if twice.size:
-        keep = np.ones(len(plain), dtype=bool)
-        keep[twice] = False
-        others += [plain[i][0] for i in twice.tolist()]
-        kept = np.repeat(keep, counts)
-        plain = [row for row, on in zip(plain, keep.tolist(), strict=True) if on]
-        counts, units, gains = counts[keep], units[kept], gains[kept]
-        offsets = np.zeros(len(plain) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-    return PlainLabelCodes([row[0] for row in plain], offsets, units, gains, sorted(others))
 
 
 #: The separator the whole-study read puts between unit ids (a unit id holding it splits

@@ -38,7 +38,6 @@ from evalcore.store.membership import (
     study_mode,
     user_organisations,
 )
-from evalcore.store.observations import permitted_ids_for_run
 from evalcore.store.read_access import require_known_study
 from evalcore.store.runs import get_run_unchecked
 from evalcore.store.studies import (
@@ -213,6 +212,11 @@ def readable_document(
 
 def run_permitted_ids_unchecked(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str] | None:
     """The run's pinned document set (None: the run has no pinned protocol)."""
+    # Imported here: the observations' module brings the metric computer and the report
+    # models, which the modules importing this one for access checks (the lexical
+    # re-execution, ``evalcore retrieve``) never need.
+    from evalcore.store.observations import permitted_ids_for_run
+
     ids = permitted_ids_for_run(db, get_run_unchecked(db, study_id, run_name))
     return None if ids is None else set(ids)
 

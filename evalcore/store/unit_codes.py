@@ -17,8 +17,9 @@ returned has no code: it can never match a returned position.
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import quote
 
 import numpy as np
@@ -28,6 +29,9 @@ import sqlite_utils
 CODE_DTYPE = np.dtype("<i4")
 #: Placeholders per ``IN (...)`` list.
 _CHUNK = 500
+T = TypeVar("T")
+#: Units asked for at least 1/_WHOLE of a study's dictionary: it is read whole.
+_WHOLE = 4
 
 
 def pack_codes(codes: Sequence[int]) -> bytes:
@@ -43,8 +47,21 @@ def unit_codes_of_unchecked(
     db: sqlite_utils.Database, study_id: str, unit_ids: Iterable[str]
 ) -> dict[str, int]:
     """unit id -> code of those of ``unit_ids`` that have one (the others were never
-    returned by a stored run of the study)."""
+    returned by a stored run of the study).
+
+    Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
+    again: 59,482 of 59,482 units, 0.14 -> 0.07 s), it is read whole in one pass instead of
+    ``IN`` lists of :data:`_CHUNK`."""
     wanted = list(dict.fromkeys(unit_ids))
+    if not wanted:
+        return {}
+    size = db.conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
+                           "WHERE study_id = ?", [study_id]).fetchone()[0]  # codes are dense
+    if size <= _WHOLE * len(wanted):
+        asked = set(wanted)
+        return {unit: code for unit, code in db.conn.execute(
+            "SELECT unit_id, unit_code FROM study_units WHERE study_id = ?", [study_id])
+            if unit in asked}
     out: dict[str, int] = {}
     for chunk in _chunks(wanted):
         out.update(db.conn.execute(
@@ -166,14 +183,23 @@ class UnitNamer:
             names.update(self._read(missing))
         return [names[c] for c in np.asarray(codes).tolist()]
 
+    def code_of(self, unit_id: str) -> int | None:
+        """The code of ``unit_id`` (None: no stored run of the study returned it)."""
+        return self._with_conn(lambda conn: conn.execute(
+            "SELECT unit_code FROM study_units WHERE study_id = ? AND unit_id = ?",
+            [self.study_id, unit_id]).fetchone() or (None,))[0]
+
     def _read(self, codes: list[int]) -> dict[int, str]:
+        return self._with_conn(lambda conn: unit_names_unchecked(conn, self.study_id, codes))
+
+    def _with_conn(self, read: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is not None:
-            return unit_names_unchecked(self._conn, self.study_id, codes)
+            return read(self._conn)
         conn = sqlite3.connect(f"file:{quote(str(self._path))}?mode=ro", uri=True,
                                check_same_thread=False)
         try:
             conn.execute("PRAGMA busy_timeout = 10000")
-            return unit_names_unchecked(conn, self.study_id, codes)
+            return read(conn)
         finally:
             conn.close()
 

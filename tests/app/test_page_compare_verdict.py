@@ -17,11 +17,13 @@ def _label(db, gains: dict[str, int]) -> None:
 
 
 def _texts(at) -> list[str]:
-    """Markdown, captions and warnings in page order (escapes removed)."""
+    """The lines of markdown, captions and warnings in page order (escapes removed; the
+    page draws several lines in one element)."""
     out = []
     for node in at.main:
         out.extend(_walk(node))
-    return [t.replace("\\", "").replace("**", "") for t in out]
+    return [line.rstrip(" ").replace("\\", "").replace("**", "")
+            for t in out for line in t.split("\n")]
 
 
 def _walk(node) -> list[str]:
@@ -151,7 +153,7 @@ def test_hostile_names_are_not_rendered_as_markup(small_store, new_app) -> None:
     at.multiselect(key="rl_compare_runs").set_value(["r1", "**bold**<b>x</b>"]).run()
     at.checkbox(key="rl_compare_accept_unverified").check().run()
     assert not at.exception, at.exception
-    raw = [m.value for m in at.markdown]
+    raw = [line for m in at.markdown for line in m.value.split("  \n")]
     line = next(m for m in raw if m.startswith("mean difference r1"))
     assert "\\*\\*bold\\*\\*\\<b\\>x\\<\\/b\\>" in line
 
