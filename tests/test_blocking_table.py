@@ -20,7 +20,13 @@ from evalcore.annotation.blocking import item_from_key, merge_blocking, query_bl
 from evalcore.annotation.blocking_table import RunBlocking, blocking_table
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute, compute_more
-from evalcore.compute.unit_pairs import distinct_ints, group_heads, pair_codes, pair_groups
+from evalcore.compute.unit_pairs import (
+    distinct_ints,
+    group_heads,
+    pair_codes,
+    pair_groups,
+    repeated_pairs,
+)
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.live.dashboard import RunState
@@ -66,6 +72,28 @@ def test_table_equals_the_per_object_blocking_list(study) -> None:
         assert table.of_query(i) == [item_from_key(key) for key in keys]
 
 
+@settings(max_examples=150, deadline=None)
+@given(studies(), st.integers(1, 4))
+def test_pages_picked_by_a_partition_equal_the_whole_sorted_list(study, limit) -> None:
+    """Every page of a table whose whole order is not made (a partition of the key picks
+    its rows: ties at either edge of the page included) is that page of the full list."""
+    from evalcore.annotation import blocking_table as module
+
+    queries = study[0]
+    evaluated = evaluate_study(study)
+    expected = merge_blocking(_old_keys(queries, evaluated))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "_PARTIAL_FROM", 0)  # every page by a partition
+        for offset in range(len(expected) + 1):
+            table = _table(queries, evaluated)
+            assert table.page(offset, limit) == expected[offset:offset + limit]
+            assert table._order is None  # the whole list was not sorted
+            for again in range(offset + 1):  # earlier pages, from the rows already picked
+                assert table.page(again, limit) == expected[again:again + limit]
+            later = offset + limit  # the next page: picked again
+            assert table.page(later, limit) == expected[later:later + limit]
+
+
 @settings(max_examples=100, deadline=None)
 @given(studies(), st.permutations(UNITS), st.sampled_from([1, 3, 2**40 + 7]),
        st.integers(-(2**20), 2**20))
@@ -99,6 +127,23 @@ def test_pair_groups_number_the_distinct_pairs(pairs) -> None:
     assert (group[group] == group).all()  # a group is named by one of its own entries
     same = {(a, b): group[a] == group[b] for a in range(len(pairs)) for b in range(len(pairs))}
     assert all(same[a, b] == (pairs[a] == pairs[b]) for a, b in same)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.one_of(
+    st.integers(0, 30), st.sampled_from([-3, 2**50, -(2**50)]))), max_size=40))
+def test_repeated_pairs_are_the_entries_after_the_first_of_their_pair(pairs) -> None:
+    """Dense codes (a table of claims), sparse or negative ones (every entry sorted)."""
+    query = np.asarray([q for q, _ in pairs], dtype=np.int64)
+    code = np.asarray([c for _, c in pairs], dtype=np.int64)
+    repeats, firsts = repeated_pairs(query, code)
+    first: dict[tuple[int, int], int] = {}
+    expected = {}
+    for i, pair in enumerate(pairs):
+        if first.setdefault(pair, i) != i:
+            expected[i] = first[pair]
+    assert dict(zip(repeats.tolist(), firsts.tolist(), strict=True)) == expected
+    assert len(repeats) == len(expected)
 
 
 def test_pair_codes_are_equal_exactly_for_the_same_query_and_unit() -> None:
@@ -197,6 +242,19 @@ def test_unit_codes_of_another_length_are_refused() -> None:
                                             protocol=protocol)
     with pytest.raises(ValueError, match="2 packed positions"):
         RunBlocking(compute(batch, protocol), np.asarray([0]), np.zeros(3, dtype=np.int64))
+
+
+@settings(max_examples=150, deadline=None)
+@given(studies(), st.permutations(["precision", "recall", "ndcg", "reciprocal_rank"]))
+def test_blocker_masks_are_the_same_in_any_order_of_the_metrics(study, order) -> None:
+    """The unlabeled mask is made once per distinct blocking limit and shared by the measures
+    with that limit: each measure's masks, read after the others', are its own."""
+    for name, (result, _) in evaluate_study(study).items():
+        fresh = {metric: evaluate_study(study)[name][0].blocker_masks(metric) for metric in order}
+        for metric in order:
+            unlabeled, conflict, beyond = result.blocker_masks(metric)
+            assert np.array_equal(unlabeled, fresh[metric][0]), metric
+            assert np.array_equal(conflict, fresh[metric][1]) and beyond == fresh[metric][2]
 
 
 @settings(max_examples=150, deadline=None)

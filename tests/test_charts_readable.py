@@ -3,6 +3,7 @@ visible, labels that fit, and an aggregate chart that is never empty."""
 
 from pathlib import Path
 
+import plotly.graph_objects as go
 from report_builders import aggregates_of, report_from
 
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -73,7 +74,8 @@ def test_live_per_query_axis_shows_query_ids_and_both_runs(tmp_path: Path) -> No
         add_run(db, study_id="s", name=name, source="imported", k=1, results=results)
     record_label(db, study_id="s", query_id="qa", unit_id="x", gain=2, annotator="ann")
     record_label(db, study_id="s", query_id="qb", unit_id="y", gain=0, annotator="ann")
-    fig = live_figure(LiveDashboard.build(db, "s", viewer=None), "precision", "P@1").to_plotly_json()
+    fig = go.Figure(live_figure(LiveDashboard.build(db, "s", viewer=None), "precision",
+                                "P@1")).to_plotly_json()
     layout = fig["layout"]
     assert list(layout["xaxis"]["ticktext"]) == ["qa", "qb", "qc"]
     assert list(layout["xaxis2"]["ticktext"]) == ["qa", "qb", "qc"]

@@ -1,8 +1,17 @@
-"""The dashboard's per-query figure: unavailable queries in their own strip, never as 0."""
+"""The dashboard's per-query figure: unavailable queries in their own strip, never as 0.
+
+The figures are dicts the app hands to Streamlit unchecked (app/components/figures.py):
+here each kind is built with plotly's validation (``go.Figure`` raises on any invalid
+property).
+"""
 
 from pathlib import Path
 
+import plotly.graph_objects as go
+import pytest
+
 from evalcore.contract.results import AggregateValue
+from evalcore.live.chart_style import two_row_layout
 from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.report.aggregate_card import aggregate_card
@@ -22,7 +31,7 @@ def test_unavailable_queries_are_markers_in_the_strip_not_zeros(tmp_path: Path) 
     record_label(db, study_id="s", query_id="a", unit_id="x", gain=0, annotator="ann")
     record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
     state = LiveDashboard.build(db, "s", viewer=None)
-    fig = per_query_figure(state, "precision", "P@1")
+    fig = go.Figure(per_query_figure(state, "precision", "P@1"))
     values, strip = fig.data
     assert list(values.x) == [0, 1] and list(values.y) == [0.0, 1.0]
     assert list(strip.x) == [2] and list(strip.text) == ["c: missing_reference"]
@@ -60,11 +69,26 @@ def test_a_large_study_draws_its_points_with_webgl(tmp_path: Path, monkeypatch) 
     record_label(db, study_id="s", query_id="a", unit_id="x", gain=1, annotator="ann")
     record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
     state = LiveDashboard.build(db, "s", viewer=None)
-    small = per_query_figure(state, "precision", "P@2")
+    small = go.Figure(per_query_figure(state, "precision", "P@2"))
     monkeypatch.setattr(charts, "_WEBGL_FROM", 1)
-    large = per_query_figure(state, "precision", "P@2")
+    large = go.Figure(per_query_figure(state, "precision", "P@2"))
     assert {t.type for t in small.data} == {"scatter"}
     assert {t.type for t in large.data} == {"scattergl"}
     # The same points and intervals either way.
     assert [(list(t.x), list(t.y)) for t in large.data] == [
         (list(t.x), list(t.y)) for t in small.data]
+
+
+@pytest.mark.parametrize(("heights", "spacing", "shared_x"),
+                         [((0.72, 0.28), 0.05, True), ((0.7, 0.3), 0.16, False),
+                          ((0.75, 0.25), 0.1, True), ((0.5, 0.5), 0.0, False)])
+def test_the_two_row_layout_is_make_subplots_layout(heights, spacing, shared_x) -> None:
+    """The dashboard's figures lay out their rows without plotly's make_subplots (whose
+    validators cost ~0.2 s of CPU on a process's first figure): the same axes and titles."""
+    from plotly.subplots import make_subplots
+
+    made = make_subplots(rows=2, cols=1, row_heights=list(heights), vertical_spacing=spacing,
+                         shared_xaxes=shared_x, subplot_titles=("top &lt;", "bottom"))
+    expected = made.layout.to_plotly_json()
+    expected.pop("template")
+    assert two_row_layout(("top &lt;", "bottom"), heights, spacing, shared_x) == expected

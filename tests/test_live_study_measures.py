@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import plotly.graph_objects as go
 from test_live_dashboard import STUDY, _store
 
 from evalcore.compute.evaluate import evaluate
@@ -87,7 +88,7 @@ def test_the_chart_draws_bounded_unavailable_values_as_ranges_never_points(tmp_p
     record_label(db, study_id="s", query_id="a", unit_id="x2", gain=0, annotator="ann")
     record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
     state = LiveDashboard.build(db, "s", viewer=None)
-    fig = per_query_figure(state, Measure("P"), "P@2")
+    fig = go.Figure(per_query_figure(state, Measure("P"), "P@2"))
     points, ranges, strip = fig.data
     # a is available (0.5); b has y2 unlabeled: P@2 lies in [0.5, 1.0]; c has no label at all
     assert list(points.x) == [0] and list(points.y) == [0.5]
@@ -96,6 +97,6 @@ def test_the_chart_draws_bounded_unavailable_values_as_ranges_never_points(tmp_p
     assert ranges.text[0] == "b: unavailable · 0.50 to 1.00, 1 unlabeled"
     assert 1 not in list(points.x)
     assert sorted(strip.x) == [1, 2]
-    judged = per_query_figure(state, Measure("Judged"), "Judged@2")
+    judged = go.Figure(per_query_figure(state, Measure("Judged"), "Judged@2"))
     assert len(judged.data) == 2  # Judged@2 is available wherever the observation is valid
     assert list(judged.data[0].y) == [1.0, 0.5]

@@ -3,6 +3,7 @@ apart (never binned as 0), and the per-query chart of a chosen subset of queries
 
 from pathlib import Path
 
+import plotly.graph_objects as go
 import pytest
 
 from evalcore.contract.measures import Measure
@@ -38,7 +39,7 @@ def state(tmp_path: Path) -> LiveDashboard:
 
 
 def test_unavailable_values_are_counted_apart_never_binned_as_zero(state) -> None:
-    fig = summary_figure(state, P1, "P@1")
+    fig = go.Figure(summary_figure(state, P1, "P@1"))  # validated: the app does not
     bars = {t.name: t for t in fig.data if t.orientation != "h"}
     a = bars["&lt;b&gt;A&lt;/b&gt; (4 available, 1 unavailable)"]
     b = bars["B (3 available, 2 unavailable)"]
@@ -76,10 +77,16 @@ def test_subsets_compare_available_values_only(state) -> None:
 
 
 def test_per_query_chart_of_a_subset_places_only_those_queries(state) -> None:
-    fig = per_query_figure(state, P1, "P@1", ["c", "d"], "page 2")
+    fig = go.Figure(per_query_figure(state, P1, "P@1", ["c", "d"], "page 2"))
     values = fig.data[0]
     assert list(values.x) == [0] and list(values.y) == [1.0] and list(values.text) == ["c"]
     strips = [t for t in fig.data if t.yaxis == "y2"]
     assert [list(t.x) for t in strips] == [[1], [1]]  # d, unavailable in both runs
     assert list(fig.layout.xaxis2.ticktext) == ["c", "d"]
     assert "page 2: 2 queries" in fig.layout.xaxis2.title.text
+
+
+def test_a_run_too_shallow_for_the_cutoff_is_a_valid_not_computed_bar(state) -> None:
+    fig = go.Figure(summary_figure(state, Measure("P", k=5), "P@5"))  # validated
+    assert [t.name for t in fig.data] == ["&lt;b&gt;A&lt;/b&gt;: not computed", "B: not computed"]
+    assert all(t.orientation == "h" and t.yaxis == "y2" for t in fig.data)

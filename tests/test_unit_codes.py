@@ -70,6 +70,34 @@ query = st.tuples(
        scan=st.booleans())
 def test_packing_from_codes_equals_packing_from_strings(queries, k, min_depth, permitted,
                                                         scan) -> None:
+    assert_codes_pack_as_strings(queries, k, min_depth, permitted, scan)
+
+
+def _own_units(queries: list, private: list[bool]) -> list:
+    """The queries with the units of query i renamed to its own (``private[i]``): no other
+    query returns or labels them (each code then has one query, the packer's quick path)."""
+    out = []
+    for i, (ranking, gains, complete) in enumerate(queries):
+        if private[i % len(private)]:
+            name = {u: u if u == "never-returned" else f"{u}.{i}" for u in UNITS + ["never-returned"]}
+            ranking, gains = [name[u] for u in ranking], {name[u]: g for u, g in gains.items()}
+        out.append((ranking, gains, complete))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(queries=st.lists(query, max_size=6), private=st.lists(st.booleans(), min_size=1),
+       k=st.integers(1, 5), min_depth=st.integers(0, 7), scan=st.booleans(),
+       scale=st.sampled_from([1, 1, 2**20]))
+def test_packing_from_codes_with_units_of_one_query_equals_packing_from_strings(
+        queries, private, k, min_depth, scan, scale) -> None:
+    """Units no other query has (every query's own, or some queries' only): the packer finds
+    gains and duplicates by code claims, and looks up by sorted keys only the shared ones
+    (every one when the codes are too sparse for a table: ``scale``)."""
+    assert_codes_pack_as_strings(_own_units(queries, private), k, min_depth, None, scan, scale)
+
+
+def assert_codes_pack_as_strings(queries, k, min_depth, permitted, scan, scale=1) -> None:
     query_ids = [f"q{i}" for i in range(len(queries))]
     rankings = [r for r, _, _ in queries]
     gains = [{u: g[u] for u in sorted(g)} for _, g, _ in queries]
@@ -78,7 +106,9 @@ def test_packing_from_codes_equals_packing_from_strings(queries, k, min_depth, p
         query_ids, k, rankings, gains, complete, scan_complete=scan, permitted_ids=permitted,
         protocol=EvalProtocol(), min_depth=min_depth)
     # A dictionary in an order of its own; "never-returned" has no code.
-    code = {u: i for i, u in enumerate(reversed(UNITS))}
+    units = sorted({u for r, g, _ in queries for u in [*r, *g]}.union(UNITS, permitted or ())
+                   - {"never-returned"})
+    code = {u: i * scale for i, u in enumerate(reversed(units))}
     name = {i: u for u, i in code.items()}
     offsets = np.cumsum([0, *map(len, rankings)])
     label_offsets = np.cumsum([0, *map(len, gains)])

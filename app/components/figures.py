@@ -1,19 +1,25 @@
-"""Figure dicts of :mod:`evalcore.report.charts` handed to ``st.plotly_chart`` as they are.
+"""Figure dicts of :mod:`evalcore.report.charts` and of the live dashboard
+(:mod:`evalcore.live.charts`, :mod:`evalcore.live.summary_chart`) handed to
+``st.plotly_chart`` as they are.
 
 Given a dict, ``st.plotly_chart`` checks it against plotly's schema by building a
 ``plotly.graph_objects.Figure``, which imports and runs plotly's validator of every
 property the figure uses: 0.3 s of CPU on a server process's first chart (most of the
 Compare page's first render on the demo study, measured), 0.03 s after. The report's
 figures are built from values already valid, and their tests build each kind with
-validation (tests/test_report_delta_chart.py): here they are wrapped in a ``Figure``
+validation (tests/test_report_delta_chart.py, tests/test_live_charts.py,
+tests/test_live_summary_chart.py): here they are wrapped in a ``Figure``
 without that second check (plotly's ``_validate=False``, the same figure JSON).
 """
 
 from typing import Any
 
-import plotly.graph_objects as go
+# The class itself, not the lazy ``plotly.graph_objects`` module: importing this module (the
+# pages' warm-up thread does, app.components.warmup) loads plotly's figure machinery, ~0.1 s
+# of CPU a page's first chart would otherwise pay.
+from plotly.graph_objs import Figure
 
 
-def unchecked_figure(figure: dict[str, Any]) -> go.Figure:
+def unchecked_figure(figure: dict[str, Any]) -> Figure:
     """``figure`` as a plotly ``Figure``, not validated again (it was when its kind was tested)."""
-    return go.Figure(figure, _validate=False)
+    return Figure(figure, _validate=False)

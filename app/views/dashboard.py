@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from app.components.chips import reason_text
+from app.components.figures import unchecked_figure
 from app.components.links import item_params
 from app.components.live_state import with_live_state
 from app.components.navigation import AGREEMENT, ANNOTATE
@@ -210,7 +211,7 @@ def _chart(study_id: str, name: str) -> None:
     # the reason codes (on hover) are explained under the cards
     marks, figure, large = with_live_state(study_id, build)
     st.session_state[_CHART_MARKS] = marks
-    st.plotly_chart(figure, key="rl_dash_chart")
+    st.plotly_chart(unchecked_figure(figure), key="rl_dash_chart")
     if large is not None:
         _subset_chart(study_id, name, *large)
 
@@ -256,7 +257,7 @@ def _subset_chart(study_id: str, name: str, n_queries: int, pages: int) -> None:
     if not shown:
         right.caption("No query matches this rule.")
         return
-    st.plotly_chart(figure, key="rl_dash_subset_chart")
+    st.plotly_chart(unchecked_figure(figure), key="rl_dash_subset_chart")
 
 
 @st.fragment(run_every=_EVERY)

@@ -42,6 +42,9 @@ from evalcore.contract.reasons import Reason
 _MISSING_REFERENCE_BIT = OBSERVATION_BITS[Reason.MISSING_REFERENCE]
 #: The rank of a reference unit in conflict that no run returned in its top k.
 _NOT_RETURNED = np.iinfo(np.int64).max
+#: A page ending within the first 1/_PARTIAL_FROM of the list is picked by a partition,
+#: not read from the whole list's sort.
+_PARTIAL_FROM = 4
 
 
 @dataclass(frozen=True)
@@ -202,8 +205,9 @@ def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
     best[best == _NOT_RETURNED] = 0
     run = out.column("run")
     returned = run >= 0
-    present = np.zeros((n, len(names)), dtype=bool)
-    present[group[returned], run[returned]] = True
+    present = np.zeros(n * len(names), dtype=bool)  # flat: one scatter, not a 2-d one
+    present[group[returned] * len(names) + run[returned]] = True
+    present = present.reshape(n, len(names))
     return BlockingTable(
         run_names=names, query_ids=query_ids, query=query[rows],
         unit_source=out.column("source")[rows], unit_at=out.column("at")[rows],
@@ -230,6 +234,10 @@ class BlockingTable:
     #: bool[N, runs]: which runs returned the unit in their top k
     present: np.ndarray
     _order: np.ndarray | None = None
+    #: the packed sort key once made (see _packed_key)
+    _packed: tuple[np.ndarray | None] | None = None
+    #: the rows of the first pages picked by a partition (see _first_rows): up to which end
+    _first: tuple[int, np.ndarray] | None = None
 
     @classmethod
     def empty(cls, run_names: tuple[str, ...], query_ids: Sequence[str]) -> BlockingTable:
@@ -249,24 +257,52 @@ class BlockingTable:
                 tuple(name for name, on in zip(self.run_names, self.present[row].tolist(),
                                                strict=True) if on))
 
-    def _sorted(self) -> np.ndarray:
-        """Rows in list order by every key but the unit id (equal rows: any order)."""
-        if self._order is None:
-            ids = self.query_ids
-            by_id = np.empty(len(ids), dtype=np.int64)
-            by_id[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
-            columns = [self.unlocks.max(initial=0) - self.unlocks,
-                       self.blocks.max(initial=0) - self.blocks, self.best_rank,
-                       by_id[self.query]]
+    def _key_columns(self) -> list[np.ndarray]:
+        """Every key but the unit id, as columns each ordered as the list is."""
+        ids = self.query_ids
+        by_id = np.empty(len(ids), dtype=np.int64)
+        by_id[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+        return [self.unlocks.max(initial=0) - self.unlocks,
+                self.blocks.max(initial=0) - self.blocks, self.best_rank, by_id[self.query]]
+
+    def _packed_key(self) -> np.ndarray | None:
+        """The key columns as one int64 per row (None: they do not fit in 63 bits)."""
+        if self._packed is None:
+            columns = self._key_columns()
             widths = [max(1, int(c.max(initial=0)).bit_length()) for c in columns]
-            if sum(widths) <= 63:  # one integer key: a plain sort, not a lexsort of four
+            key = None
+            if sum(widths) <= 63:
                 key = np.zeros(self.query.size, dtype=np.int64)
                 for column, width in zip(columns, widths, strict=True):
                     key = (key << width) | column
+            self._packed = (key,)
+        return self._packed[0]
+
+    def _sorted(self) -> np.ndarray:
+        """Rows in list order by every key but the unit id (equal rows: any order)."""
+        if self._order is None:
+            key = self._packed_key()
+            if key is not None:  # one integer key: a plain sort, not a lexsort of four
                 self._order = np.argsort(key)
             else:
-                self._order = np.lexsort(columns[::-1])
+                self._order = np.lexsort(self._key_columns()[::-1])
         return self._order
+
+    def _first_rows(self, end: int) -> np.ndarray:
+        """Rows in list order by every key but the unit id, as :meth:`_sorted` has them, up to
+        the ``end``-th and every row tying with it: while the whole order is not made and
+        ``end`` is a small part of the list (the first pages), the rows are picked by one
+        partition of the key and only they are sorted (kept for the next page as far)."""
+        if self._first is not None and end <= self._first[0]:
+            return self._first[1]  # the live page asks for the same page every few seconds
+        key = self._packed_key() if self._order is None else None
+        if key is None or end * _PARTIAL_FROM > key.size:
+            return self._sorted()
+        last = np.partition(key, end - 1)[end - 1]
+        rows = np.flatnonzero(key <= last)
+        rows = rows[np.argsort(key[rows])]
+        self._first = (end, rows)
+        return rows
 
     def _same(self, a: int, b: int) -> bool:
         """Whether rows ``a`` and ``b`` tie on every key but the unit id."""
@@ -275,10 +311,11 @@ class BlockingTable:
 
     def page_keys(self, offset: int = 0, limit: int | None = None) -> list[BlockingKey]:
         """The list's items ``offset`` .. ``offset + limit`` as keys, in list order."""
-        order = self._sorted()
-        end = order.size if limit is None else min(order.size, offset + limit)
+        size = len(self)
+        end = size if limit is None else min(size, offset + limit)
         if offset >= end:
             return []
+        order = self._first_rows(end)
         start, stop = offset, end  # widened to whole ties: the unit id orders within them
         while start > 0 and self._same(order[start - 1], order[offset]):
             start -= 1

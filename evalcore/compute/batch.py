@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evalcore.compute.unit_pairs import code_table_fits, repeated_pairs
 from evalcore.compute.validity import duplicate_positions, permission_violated
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.gains import MAX_GAIN
@@ -359,32 +360,10 @@ class ObservationBatch:
         label_gain = np.asarray(label_gain, dtype=np.int8)
         label_units = np.asarray(label_units, dtype=np.int64)
         width = int(max(pos_unit.max(initial=-1), label_units.max(initial=-1))) + 1
-        # Join positions with labels by (query, unit code): one sorted key per coded label.
-        coded = np.flatnonzero(label_units >= 0)
         label_query = np.repeat(np.arange(n, dtype=np.int64), np.diff(label_offsets))
-        label_key = label_query[coded] * width + label_units[coded]
-        order = np.argsort(label_key, kind="stable")
-        label_key = label_key[order]
-        pos_key = pos_query * width + pos_unit
-        at = np.minimum(np.searchsorted(label_key, pos_key), max(label_key.size - 1, 0))
-        pos_gain = np.full(total, UNLABELED, dtype=np.int8)
-        if label_key.size:
-            hit = label_key[at] == pos_key
-            pos_gain[hit] = label_gain[coded[order[at[hit]]]]
-        # Returned duplicates: a code seen at an earlier position of the same query.
-        pos_dup = np.zeros(total, dtype=bool)
-        dup_first = np.zeros(total, dtype=np.int64)
-        ordered = np.sort(pos_key)
-        if np.any(ordered[1:] == ordered[:-1]):  # some: where, and their first positions
-            by_key = np.argsort(pos_key, kind="stable")
-            sorted_key = pos_key[by_key]
-            repeat_at = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
-            group_start = np.maximum.accumulate(np.where(
-                np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])),
-                np.arange(total), 0))
-            dups = by_key[repeat_at]
-            pos_dup[dups] = True
-            dup_first[dups] = rank0[by_key[group_start[repeat_at]]] + 1
+        pos_gain = _coded_gains(pos_query, pos_unit, label_query, label_units, label_gain,
+                                width)
+        pos_dup, dup_first = _coded_duplicates(pos_query, pos_unit, rank0)
         permission_violation = np.zeros(n, dtype=bool)
         if permitted_units is not None:
             outside = ~np.isin(pos_unit, np.asarray(permitted_units, dtype=np.int64))
@@ -606,3 +585,51 @@ class CodedUnits(Sequence[Sequence[str]]):
         named = np.empty(distinct.size, dtype=object)
         named[:] = list(self.names(distinct))
         self._named = named[np.searchsorted(distinct, self._codes)]
+
+
+def _coded_gains(pos_query: np.ndarray, pos_unit: np.ndarray, label_query: np.ndarray,
+                 label_units: np.ndarray, label_gain: np.ndarray, width: int) -> np.ndarray:
+    """Each packed position's gain: its query's label of the same unit code, if any
+    (UNLABELED otherwise; a query labels a unit at most once).
+
+    Each code is claimed by one label (a table indexed by code): a position whose code is
+    claimed by a label of its own query has found its label, one whose code no label claimed
+    has none. Only the positions whose code another query's label claimed (a unit labeled
+    for several queries) are looked up by a sorted (query, code) key -- every position, when
+    the codes are too sparse for a table (:func:`evalcore.compute.unit_pairs.code_table_fits`)."""
+    pos_gain = np.full(pos_unit.size, UNLABELED, dtype=np.int8)
+    coded = np.flatnonzero(label_units >= 0)
+    if not coded.size or not pos_unit.size:
+        return pos_gain
+    if code_table_fits(width, pos_unit.size + coded.size):
+        slot = np.full(width, -1, dtype=np.int64)
+        slot[label_units[coded]] = coded
+        label = slot[pos_unit]
+        claimed = np.flatnonzero(label >= 0)
+        label = label[claimed]
+        own = label_query[label] == pos_query[claimed]
+        pos_gain[claimed[own]] = label_gain[label[own]]
+        pending = claimed[~own]
+    else:  # codes too sparse for a table: every position looked up by key
+        pending = np.arange(pos_unit.size, dtype=np.int64)
+    if pending.size:
+        label_key = label_query[coded] * width + label_units[coded]
+        order = np.argsort(label_key, kind="stable")
+        label_key = label_key[order]
+        pos_key = pos_query[pending] * width + pos_unit[pending]
+        at = np.minimum(np.searchsorted(label_key, pos_key), label_key.size - 1)
+        hit = label_key[at] == pos_key
+        pos_gain[pending[hit]] = label_gain[coded[order[at[hit]]]]
+    return pos_gain
+
+
+def _coded_duplicates(pos_query: np.ndarray, pos_unit: np.ndarray, rank0: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Returned duplicates (a code seen at an earlier position of the same query) and, for
+    each, the 1-based rank of its first position (:func:`evalcore.compute.unit_pairs.repeated_pairs`)."""
+    pos_dup = np.zeros(pos_unit.size, dtype=bool)
+    dup_first = np.zeros(pos_unit.size, dtype=np.int64)
+    dups, firsts = repeated_pairs(pos_query, pos_unit)
+    pos_dup[dups] = True
+    dup_first[dups] = rank0[firsts] + 1
+    return pos_dup, dup_first

@@ -235,9 +235,20 @@ class BatchResult:
         return found
 
     def _unlabeled_mask(self, limit: np.ndarray) -> np.ndarray:
-        """The positions of distinct unlabeled units at ranks below ``limit`` (per query)."""
-        r = self.ranking
-        return r.unlabeled & r.counted & (r.rank < limit[r.query])
+        """The positions of distinct unlabeled units at ranks below ``limit`` (per query);
+        made once per distinct limit (measures mostly share one) and read-only."""
+        key = limit.tobytes()
+        found = self._unlabeled_masks.get(key)
+        if found is None:
+            r = self.ranking
+            found = self._unlabeled_masks[key] = r.unlabeled & r.counted & (
+                r.rank < limit[r.query])
+            found.flags.writeable = False
+        return found
+
+    @cached_property
+    def _unlabeled_masks(self) -> dict[bytes, np.ndarray]:
+        return {}
 
     def blocker_masks(
         self, metric: str

@@ -13,6 +13,11 @@ another query in each of a few more passes over them, and only what is left then
 (codes very many queries share) is sorted. A group is named by one of its positions, so
 per-group sums are one ``np.bincount`` and per-group values are read at the naming
 positions (:func:`group_heads`).
+
+:func:`repeated_pairs` finds the entries repeating an earlier entry's pair (a unit returned
+twice for a query) the same way: each code is claimed by one entry
+through a table indexed by code (:func:`code_claims`), and only the entries of codes
+claimed by another entry are sorted.
 """
 
 from __future__ import annotations
@@ -27,6 +32,56 @@ _SPARSE = 2
 #: Claiming passes over the positions of codes that several queries share, before the
 #: rest is sorted.
 _CLAIMS = 3
+#: A table indexed by code is made while the codes span at most this many slots per entry.
+_TABLE_SPAN = 4
+
+
+def code_table_fits(span: int, entries: int) -> bool:
+    """Whether codes spanning ``span`` values are looked up through a table indexed by code
+    (dense codes, as the store hands them out) for ``entries`` entries, rather than sorted."""
+    return span <= _TABLE_SPAN * entries + 1024
+
+
+def code_claims(code: np.ndarray) -> np.ndarray | None:
+    """For each entry, the entry that claimed its code (one per code: the last one), by one
+    table indexed by code; None when the codes are too sparse for a table."""
+    if not code.size:
+        return np.zeros(0, dtype=np.int64)
+    low = int(code.min())
+    at = code - low if low else code
+    span = int(at.max()) + 1
+    if not code_table_fits(span, code.size):
+        return None
+    first = np.empty(span, dtype=np.int64)
+    first[at] = np.arange(code.size, dtype=np.int64)
+    return first[at]
+
+
+def repeated_pairs(query: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries whose (query, code) pair an earlier entry has, and for each the first entry
+    with that pair (both in no particular order). Only the entries of codes held by several
+    entries (:func:`code_claims`) are sorted."""
+    n = code.size
+    none = np.zeros(0, dtype=np.int64)
+    claimer = code_claims(code)
+    if claimer is None:
+        among = np.arange(n, dtype=np.int64)
+    else:
+        shared = np.flatnonzero(claimer != np.arange(n))
+        if not shared.size:
+            return none, none
+        used = np.zeros(n, dtype=bool)
+        used[shared] = True
+        used[claimer[shared]] = True
+        among = np.flatnonzero(used)
+    by = among[np.lexsort((code[among], query[among]))]  # stable: entry order within a pair
+    same = (query[by][1:] == query[by][:-1]) & (code[by][1:] == code[by][:-1])
+    repeat_at = np.flatnonzero(same) + 1
+    if not repeat_at.size:
+        return none, none
+    start = np.maximum.accumulate(np.where(np.concatenate(([True], ~same)),
+                                           np.arange(by.size), 0))
+    return by[repeat_at], by[start[repeat_at]]
 
 
 def pair_codes(runs: Sequence[tuple[np.ndarray, Sequence[Sequence[str]]]]) -> list[np.ndarray]:

@@ -14,10 +14,9 @@ hover text. Large studies use WebGL markers.
 
 from collections.abc import Sequence
 from html import escape
+from typing import Any
 
-import plotly.graph_objects as go
 from plotly.colors import qualitative
-from plotly.subplots import make_subplots
 
 from evalcore.analysis.interval_text import metric_value_text
 from evalcore.contract.measures import Measure
@@ -28,9 +27,11 @@ from evalcore.live.chart_style import (
     LEGEND_ROOM,
     query_axis,
     run_marker,
+    two_row_layout,
 )
 from evalcore.live.dashboard import LiveDashboard
 
+Figure = dict[str, Any]
 _WEBGL_FROM = 2000
 _PALETTE = qualitative.Plotly
 _UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
@@ -46,20 +47,20 @@ def _values(state: LiveDashboard, run: str, metric: str | Measure,
 
 
 def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
-                     queries: Sequence[str] | None = None, subset: str = "") -> go.Figure:
+                     queries: Sequence[str] | None = None, subset: str = "") -> Figure:
     """Each run's per-query values of ``metric`` (a section-7 key or a study measure),
     named ``label`` (e.g. ``P@10``): of every query, or of ``queries`` only (in that order;
-    ``subset`` says which they are, e.g. ``the 50 lowest of run A``)."""
+    ``subset`` says which they are, e.g. ``the 50 lowest of run A``). A plotly figure dict
+    (``{"data": [...], "layout": {...}}``), written without plotly's validators."""
     query_ids = state.query_ids if queries is None else list(queries)
     position = state.index if queries is None else {q: i for i, q in enumerate(query_ids)}
     n = len(query_ids)
-    scatter = go.Scattergl if n * max(1, len(state.runs)) >= _WEBGL_FROM else go.Scatter
-    fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.05,
-        subplot_titles=(f"{escape(label)}: available values",
-                        "unavailable (not 0; reasons on hover)"),
-    )
-    webgl = scatter is go.Scattergl
+    webgl = n * max(1, len(state.runs)) >= _WEBGL_FROM
+    scatter = "scattergl" if webgl else "scatter"
+    layout = two_row_layout((f"{escape(label)}: available values",
+                             "unavailable (not 0; reasons on hover)"),
+                            (0.72, 0.28), 0.05, shared_x=True)
+    data: list[dict[str, Any]] = []
     for index, run in enumerate(state.run_names):
         name = escape(run)
         color = _PALETTE[index % len(_PALETTE)]  # the run's points, ranges and strip alike
@@ -85,36 +86,38 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
                 x_iv += [i, i, None]
                 y_iv += [mv.lower, mv.upper, None]
                 t_iv += [text, text, None]
-        fig.add_trace(
-            scatter(x=x_ok, y=y_ok, mode="markers", name=f"{name} ({len(x_ok)} available)",
-                    legendgroup=name, text=t_ok, marker={**run_marker(index), "color": color},
-                    **group, hovertemplate="%{text}: %{y:.4f}<extra>" + name + "</extra>"),
-            row=1, col=1,
-        )
+        data.append({
+            "type": scatter, "x": x_ok, "y": y_ok, "mode": "markers",
+            "name": f"{name} ({len(x_ok)} available)", "legendgroup": name, "text": t_ok,
+            "marker": {**run_marker(index), "color": color}, **group,
+            "hovertemplate": "%{text}: %{y:.4f}<extra>" + name + "</extra>",
+            "xaxis": "x", "yaxis": "y",
+        })
         if x_iv:
-            fig.add_trace(
-                scatter(x=x_iv, y=y_iv, mode="lines", name=f"{name}: interval of "
-                        f"{len(x_iv) // 3} unavailable", legendgroup=name, text=t_iv,
-                        line={"width": 3, "color": color},
-                        opacity=0.55, connectgaps=False, **group,
-                        hovertemplate="%{text}<extra>" + name + "</extra>"),
-                row=1, col=1,
-            )
-        fig.add_trace(
-            scatter(x=x_na, y=[name] * len(x_na), mode="markers",
-                    name=f"{name}: unavailable ({len(x_na)})", legendgroup=name, text=t_na,
-                    marker={**_UNAVAILABLE_MARKER, "color": color},
-                    hovertemplate="%{text}<extra>" + name + " unavailable</extra>"),
-            row=2, col=1,
-        )
-    fig.update_yaxes(title_text=escape(label), range=[-0.03, 1.03], row=1, col=1)
-    fig.update_yaxes(type="category", row=2, col=1)
-    fig.update_xaxes(**query_axis(query_ids))
+            data.append({
+                "type": scatter, "x": x_iv, "y": y_iv, "mode": "lines",
+                "name": f"{name}: interval of {len(x_iv) // 3} unavailable",
+                "legendgroup": name, "text": t_iv, "line": {"width": 3, "color": color},
+                "opacity": 0.55, "connectgaps": False, **group,
+                "hovertemplate": "%{text}<extra>" + name + "</extra>",
+                "xaxis": "x", "yaxis": "y",
+            })
+        data.append({
+            "type": scatter, "x": x_na, "y": [name] * len(x_na), "mode": "markers",
+            "name": f"{name}: unavailable ({len(x_na)})", "legendgroup": name, "text": t_na,
+            "marker": {**_UNAVAILABLE_MARKER, "color": color},
+            "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
+            "xaxis": "x2", "yaxis": "y2",
+        })
+    axis = query_axis(query_ids)
     shown = f"{n} queries" if queries is None else f"{escape(subset) or 'chosen'}: {n} queries"
-    fig.update_xaxes(title_text=f"query (sorted by id, {shown})", row=2, col=1)
-    fig.update_yaxes(automargin=True)
-    fig.update_layout(height=480 + LEGEND_ROOM, margin={"t": 50, "b": LEGEND_ROOM},
-                      legend=LEGEND_BELOW)
+    layout["xaxis"].update(axis)
+    # Two lines: a subset's description would run past a phone's width on one.
+    layout["xaxis2"].update(axis, title={"text": f"query (sorted by id)<br>{shown}"})
+    layout["yaxis"].update(title={"text": escape(label)}, range=[-0.03, 1.03], automargin=True)
+    layout["yaxis2"].update(type="category", automargin=True)
+    layout.update(height=480 + LEGEND_ROOM, margin={"t": 50, "b": LEGEND_ROOM},
+                  legend=LEGEND_BELOW)
     if not webgl:
-        fig.update_layout(**GROUPED_MARKERS)
-    return fig
+        layout.update(GROUPED_MARKERS)
+    return {"data": data, "layout": layout}

@@ -445,6 +445,8 @@ class LiveDashboard:
         #: per query (its position in query_ids): pooled, labeled, in conflict
         self._pool = np.zeros((3, 0), dtype=np.int64)
         self._complete: dict[str, bool] = {}
+        #: run name -> the positions of its queries in query_ids (see _query_rows)
+        self._rows: dict[str, np.ndarray] = {}
         self.last_refresh: RefreshOutcome | None = None
         #: the working reference the last full build read, and the marks it was read at,
         #: until taken (:meth:`take_working_reference`) or the store moves on
@@ -495,6 +497,7 @@ class LiveDashboard:
         else:
             self.query_ids = sorted({q for index in sets for q in index}, key=natural_key)
         self.index = {q: i for i, q in enumerate(self.query_ids)}
+        self._rows = {}
         self._blocking = None  # made when first asked (see _blocking_table)
         self._blocking_source = self._run_blocking(
             evaluated, {name: r.batch.pos_unit for name, r in evaluated.items()})
@@ -546,6 +549,15 @@ class LiveDashboard:
                 self._pool[row, touched] = counts[touched]
         for query_id in query_ids:
             self._complete[query_id] = reference.complete.get(query_id, False)
+
+    def _query_rows(self, run_name: str) -> np.ndarray:
+        """The positions in :attr:`query_ids` of the run's queries, made once per full build
+        (read-only: shared by every :class:`MeasureColumns` of the run)."""
+        found = self._rows.get(run_name)
+        if found is None:
+            found = self._rows[run_name] = self._positions(self.runs[run_name])
+            found.flags.writeable = False
+        return found
 
     def _positions(self, rs: RunState, query_ids: Iterable[str] | None = None) -> np.ndarray:
         """The positions in :attr:`query_ids` of the run's queries (or of ``query_ids``)."""
@@ -742,8 +754,7 @@ class LiveDashboard:
         rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
         reasons = rs.reasons[key]
         return MeasureColumns(
-            positions=np.fromiter((self.index[q] for q in rs.index), dtype=np.int64,
-                                  count=len(rs.index)),
+            positions=self._query_rows(run_name),
             available=rs.available[key],
             value=rs.value[key],
             reasons={code: int(n) for code, n in zip(

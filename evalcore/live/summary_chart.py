@@ -18,18 +18,19 @@ Two rows:
   never 0).
 
 The figure is built from the state's arrays (no per-query object) and holds a few
-dozen numbers per run, whatever the study's size. Run names are HTML-escaped.
+dozen numbers per run, whatever the study's size. Run names are HTML-escaped. It is a
+plotly figure dict, written without plotly's validators (like
+:func:`evalcore.live.charts.per_query_figure`).
 """
 
 from html import escape
+from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 from plotly.colors import qualitative
-from plotly.subplots import make_subplots
 
 from evalcore.contract.measures import Measure
-from evalcore.live.chart_style import LEGEND_BELOW, LEGEND_ROOM
+from evalcore.live.chart_style import LEGEND_BELOW, LEGEND_ROOM, two_row_layout
 from evalcore.live.dashboard import LiveDashboard
 
 #: From this many queries the dashboard draws the summary, not a point per query.
@@ -38,6 +39,9 @@ BIN_WIDTH = 0.05
 _EDGES = np.linspace(0.0, 1.0, round(1 / BIN_WIDTH) + 1)
 _PALETTE = qualitative.Plotly
 _UNAVAILABLE_COLOR = "#9e9e9e"
+#: The count bars' row: one offset group, horizontal, on the second row's axes.
+_COUNTS: dict[str, Any] = {"type": "bar", "orientation": "h", "offsetgroup": "counts",
+                           "xaxis": "x2", "yaxis": "y2"}
 
 
 def shows_summary(state: LiveDashboard) -> bool:
@@ -49,67 +53,60 @@ def _reasons_text(reasons: dict[str, int]) -> str:
     return "<br>".join(f"{escape(code)}: {n:,}" for code, n in sorted(reasons.items()))
 
 
-def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> go.Figure:
+def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> dict[str, Any]:
     """Each run's histogram of available values of ``measure`` (named ``label``) and its
     count of unavailable queries."""
-    fig = make_subplots(
-        rows=2, cols=1, row_heights=[0.7, 0.3], vertical_spacing=0.16,
-        subplot_titles=(f"{escape(label)}: available values (bins of {BIN_WIDTH:g})",
-                        "queries available / unavailable (not 0)"),
-    )
+    layout = two_row_layout((f"{escape(label)}: available values (bins of {BIN_WIDTH:g})",
+                             "queries available / unavailable (not 0)"), (0.7, 0.3), 0.16)
     centers = ((_EDGES[:-1] + _EDGES[1:]) / 2).tolist()
     bins = [f"{lo:.2f}-{hi:.2f}" for lo, hi in zip(_EDGES[:-1], _EDGES[1:], strict=True)]
     names = []
+    data: list[dict[str, Any]] = []
     for index, run in enumerate(state.run_names):
         name = escape(run)
         names.append(name)
         color = _PALETTE[index % len(_PALETTE)]
         cols = state.measure_columns(run, measure)
         if cols is None:  # stored too shallow for the cutoff: nothing to count
-            fig.add_trace(go.Bar(x=[0], y=[name], orientation="h", name=f"{name}: not computed",
-                                 offsetgroup="counts",
-                                 marker={"color": _UNAVAILABLE_COLOR}, showlegend=True,
-                                 hovertemplate=f"{name}: not computed (run too shallow)"
-                                               "<extra></extra>"),
-                          row=2, col=1)
+            data.append({**_COUNTS, "x": [0], "y": [name], "name": f"{name}: not computed",
+                         "marker": {"color": _UNAVAILABLE_COLOR}, "showlegend": True,
+                         "hovertemplate": f"{name}: not computed (run too shallow)"
+                                          "<extra></extra>"})
             continue
         values = np.clip(cols.value[cols.available], 0.0, 1.0)
         counts = np.histogram(values, bins=_EDGES)[0].tolist()
         n_ok, n_na = int(values.size), cols.n_unavailable
-        fig.add_trace(
-            go.Bar(x=centers, y=counts, width=BIN_WIDTH * 0.8 / max(1, len(state.run_names)),
-                   name=f"{name} ({n_ok:,} available, {n_na:,} unavailable)",
-                   legendgroup=name, customdata=bins,
-                   marker={"color": color},
-                   hovertemplate="%{customdata}: %{y:,} queries<extra>" + name + "</extra>"),
-            row=1, col=1,
-        )
-        fig.add_trace(
-            go.Bar(x=[n_ok], y=[name], orientation="h", legendgroup=name, showlegend=False,
-                   offsetgroup="counts",
-                   marker={"color": color}, text=[f"{n_ok:,} available"],
-                   textposition="inside", insidetextanchor="middle",
-                   hovertemplate=f"{name}: {n_ok:,} available<extra></extra>"),
-            row=2, col=1,
-        )
-        fig.add_trace(
-            go.Bar(x=[n_na], base=[n_ok], y=[name], orientation="h", legendgroup=name,
-                   showlegend=False, offsetgroup="counts",
-                   marker={"color": _UNAVAILABLE_COLOR, "pattern": {"shape": "/"}},
-                   text=[f"{n_na:,} unavailable"], textposition="inside",
-                   insidetextanchor="middle",
-                   hovertemplate=(f"{name}: {n_na:,} unavailable (not 0); reasons (a query "
-                                  "may have several):<br>" + _reasons_text(cols.reasons)
-                                  + "<extra></extra>")),
-            row=2, col=1,
-        )
+        data.append({
+            "type": "bar", "x": centers, "y": counts,
+            "width": BIN_WIDTH * 0.8 / max(1, len(state.run_names)),
+            "name": f"{name} ({n_ok:,} available, {n_na:,} unavailable)",
+            "legendgroup": name, "customdata": bins, "marker": {"color": color},
+            "hovertemplate": "%{customdata}: %{y:,} queries<extra>" + name + "</extra>",
+            "xaxis": "x", "yaxis": "y",
+        })
+        data.append({
+            **_COUNTS, "x": [n_ok], "y": [name], "legendgroup": name, "showlegend": False,
+            "marker": {"color": color}, "text": [f"{n_ok:,} available"],
+            "textposition": "inside", "insidetextanchor": "middle",
+            "hovertemplate": f"{name}: {n_ok:,} available<extra></extra>",
+        })
+        data.append({
+            **_COUNTS, "x": [n_na], "base": [n_ok], "y": [name], "legendgroup": name,
+            "showlegend": False,
+            "marker": {"color": _UNAVAILABLE_COLOR, "pattern": {"shape": "/"}},
+            "text": [f"{n_na:,} unavailable"], "textposition": "inside",
+            "insidetextanchor": "middle",
+            "hovertemplate": (f"{name}: {n_na:,} unavailable (not 0); reasons (a query "
+                              "may have several):<br>" + _reasons_text(cols.reasons)
+                              + "<extra></extra>"),
+        })
     n = len(state.query_ids)
-    fig.update_xaxes(range=[0, 1], row=1, col=1)
-    fig.update_yaxes(title_text="queries", rangemode="tozero", row=1, col=1)
-    fig.update_xaxes(title_text=f"queries (of {n:,})", range=[0, n], row=2, col=1)
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=names[::-1],
-                     automargin=True, row=2, col=1)
-    fig.update_layout(barmode="group", height=480 + LEGEND_ROOM,
-                      margin={"t": 50, "b": LEGEND_ROOM}, legend=LEGEND_BELOW,
-                      uniformtext={"minsize": 10, "mode": "hide"})  # no unreadable bar text
-    return fig
+    layout["xaxis"].update(range=[0, 1])
+    layout["yaxis"].update(title={"text": "queries"}, rangemode="tozero")
+    layout["xaxis2"].update(title={"text": f"queries (of {n:,})"}, range=[0, n])
+    layout["yaxis2"].update(type="category", categoryorder="array",
+                            categoryarray=names[::-1], automargin=True)
+    layout.update(barmode="group", height=480 + LEGEND_ROOM,
+                  margin={"t": 50, "b": LEGEND_ROOM}, legend=LEGEND_BELOW,
+                  uniformtext={"minsize": 10, "mode": "hide"})  # no unreadable bar text
+    return {"data": data, "layout": layout}
