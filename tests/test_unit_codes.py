@@ -6,7 +6,9 @@
   ``top_units`` name the same units;
 * the store hands out rankings and labels as codes that name back to the stored ids, after
   a write, after the v15 migration of a v14 store and after an archive round trip;
-* the live dashboard and the stored pair give the same results from codes as from strings.
+* the live dashboard and the stored pair give the same results from codes as from strings,
+  also with a run that returned nothing (held as no codes: it does not send the study's
+  other runs and labels through the strings) or a run not held as codes.
 """
 
 import dataclasses
@@ -24,7 +26,9 @@ from evalcore.analysis.decision import evaluate_column_pair
 from evalcore.analysis.pair_comparison import measure_verdicts
 from evalcore.compute.batch import ObservationBatch, conflict_code
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
+from evalcore.live.summary_chart import summary_figure
 from evalcore.store import observations as observations_module
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
@@ -259,13 +263,22 @@ def test_the_live_dashboard_is_the_same_from_codes_and_from_strings(
         assert all(r.result.batch.pos_unit is None for r in strings._blocking_source.values())
     _same_dashboard(coded, strings)
     # A label and a re-evaluation of the touched query, both ways.
-    record_label(db, study_id="s", query_id="q3", unit_id="q3-d0", gain=3, annotator="zed")
+    _label_and_refresh(db, coded, strings, monkeypatch, "q3", "q3-d0", 3)
+    _same_dashboard(coded, strings)
+
+
+def _label_and_refresh(db, coded: LiveDashboard, strings: LiveDashboard,
+                       monkeypatch: pytest.MonkeyPatch, query_id: str, unit_id: str,
+                       gain: int) -> None:
+    """Record a label, then refresh ``coded`` and ``strings`` (the latter on the strings):
+    the touched query alone is re-evaluated."""
+    record_label(db, study_id="s", query_id=query_id, unit_id=unit_id, gain=gain,
+                 annotator="zed")
     coded.refresh(db, viewer=None)
     with monkeypatch.context() as patch:
         _strings_only(patch)
         strings.refresh(db, viewer=None)
-    assert coded.last_refresh.queries == ["q3"] and not coded.last_refresh.full
-    _same_dashboard(coded, strings)
+    assert coded.last_refresh.queries == [query_id] and not coded.last_refresh.full
 
 
 def _same_dashboard(a: LiveDashboard, b: LiveDashboard) -> None:
@@ -279,6 +292,61 @@ def _same_dashboard(a: LiveDashboard, b: LiveDashboard) -> None:
         assert a.runs[name].results == b.runs[name].results
         assert [list(t) for t in a.runs[name].top_units] == [list(t) for t in b.runs[name].top_units]
     assert a.blocking_list(None) == b.blocking_list(None)
+
+
+def _same_cards_and_figures(a: LiveDashboard, b: LiveDashboard) -> None:
+    """The cards (each shown measure's aggregate and unknown counts), the figures and the
+    blocking list's count of two states."""
+    assert a.run_names == b.run_names and a.measures == b.measures
+    for measure in a.measures:
+        for name in a.run_names:
+            assert a.measure_aggregate(name, measure) == b.measure_aggregate(name, measure)
+            assert a.measure_unknowns(name, measure) == b.measure_unknowns(name, measure)
+            assert a.measure_values(name, measure) == b.measure_values(name, measure)
+        assert summary_figure(a, measure, "m") == summary_figure(b, measure, "m")
+        assert per_query_figure(a, measure, "m") == per_query_figure(b, measure, "m")
+    assert a.n_blocking_items() == b.n_blocking_items()
+
+
+def _unpack_run(db, name: str, how: str) -> None:
+    """Store the run's rankings without codes: packed without them (``null``) or not
+    packed at all, read from its results (``results``, as a run stored before schema v7)."""
+    run = "(SELECT run_id FROM runs WHERE study_id = 's' AND name = ?)"
+    if how == "null":
+        db.conn.execute(f"UPDATE run_rankings SET unit_codes = NULL WHERE run_id = {run}", [name])
+    else:
+        db.conn.execute(f"DELETE FROM run_rankings WHERE run_id = {run}", [name])
+    db.conn.commit()
+
+
+@pytest.mark.parametrize(("seed", "uncoded"),
+                         [(1, ""), (3, ""), (4, ""), (2, "null"), (5, "results")])
+def test_a_run_that_returned_nothing_is_held_as_codes_and_changes_no_number(
+        tmp_path: Path, seed: int, uncoded: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run with no result has no ranking to pack: read as codes (none), it leaves the
+    other runs and the labels on the codes, and the state (numbers, cards, figures, the
+    blocking list) is the one the string path makes; a run not held as codes (``uncoded``:
+    see _unpack_run) sends the study through the strings, with the same state."""
+    db = random_study(tmp_path, seed)
+    add_run(db, study_id="s", name="C-empty", source="imported", k=6, results=[])
+    if uncoded:
+        _unpack_run(db, "B", uncoded)
+    assert (run_ranking_codes_unchecked(db, 3) is not None
+            and run_ranking_codes_unchecked(db, 3, ["q1"]).query_ids == [])
+    fast = LiveDashboard.build(db, "s", viewer=None)
+    coded = {name: r.result.batch.pos_unit is not None
+             for name, r in fast._blocking_source.items()}
+    assert coded == {"A": True, "B": not uncoded, "C-empty": True}
+    with monkeypatch.context() as patch:
+        _strings_only(patch)
+        strings = LiveDashboard.build(db, "s", viewer=None)
+    assert fast.runs["C-empty"].results and not any(map(list, fast.runs["C-empty"].top_units))
+    _same_dashboard(fast, strings)
+    _same_cards_and_figures(fast, strings)
+    # A label on a query of every run, re-evaluated both ways (the empty run's query too).
+    _label_and_refresh(db, fast, strings, monkeypatch, "q5", "q5-d1", 2)
+    _same_dashboard(fast, strings)
+    _same_cards_and_figures(fast, strings)
 
 
 def test_codes_only_name_what_is_read(tmp_path: Path) -> None:

@@ -117,16 +117,17 @@ def run_ranking_codes_unchecked(
 ) -> RankingCodes | None:
     """The run's rankings (of every query, or of those of ``query_ids`` it answered) as
     :class:`RankingCodes`; None when the run's rankings are not held as codes (a run
-    stored before schema v7 has no packed rankings: read its unit ids instead)."""
+    stored before schema v7 has no packed rankings: read its unit ids instead). A run
+    that returned nothing has no rankings to hold: none, as codes (no query answered)."""
     if query_ids is None:
         rows = db.conn.execute(
             "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ?", [run_id]).fetchall()
         if not rows:
-            return None
+            return _nothing_returned(db, run_id)
     else:
         if db.conn.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1",
                            [run_id]).fetchone() is None:
-            return None
+            return _nothing_returned(db, run_id)
         rows = []
         for chunk in _chunks(list(dict.fromkeys(query_ids))):
             rows.extend(db.conn.execute(
@@ -140,6 +141,15 @@ def run_ranking_codes_unchecked(
               // CODE_DTYPE.itemsize, out=offsets[1:])
     codes = np.frombuffer(b"".join(blobs), dtype=CODE_DTYPE)
     return RankingCodes([r[0] for r in rows], offsets, codes)
+
+
+def _nothing_returned(db: sqlite_utils.Database, run_id: int) -> RankingCodes | None:
+    """A run without packed rankings: no ranking at all when it has no result either (it
+    returned nothing), else None (stored before schema v7: its results are not coded)."""
+    if db.conn.execute("SELECT 1 FROM results WHERE run_id = ? LIMIT 1",
+                       [run_id]).fetchone() is not None:
+        return None
+    return RankingCodes([], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=CODE_DTYPE))
 
 
 def unit_names_unchecked(
