@@ -52,8 +52,8 @@ def qrels_refusal(
 ) -> str | None:
     """Why :func:`export_qrels` would refuse these qrels, or None (it would not).
 
-    ``suspect``: whether the labels hold a suspect, if the caller knows it already (e.g.
-    :attr:`LabelIdsSeen.suspect` for the working reference, up to date); read here if None.
+    ``suspect``: whether the labels hold a suspect, if the caller knows it already (e.g. a
+    frozen version's, kept per content hash); read here if None.
     """
     require_study_view(db, viewer, study_id)
     if suspect is None:
