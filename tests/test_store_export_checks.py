@@ -3,6 +3,7 @@
 import io
 from pathlib import Path
 
+import pytest
 import sqlite_utils
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -171,6 +172,40 @@ def test_a_v15_store_migrates_with_its_facts(tmp_path) -> None:
     # the trigger is there after the migration
     record_label(db, study_id="s", query_id="q1", unit_id="C D", gain=1, annotator="a")
     assert qrels_suspect_unchecked(db, "s", None)
+
+
+def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch) -> None:
+    """A study imported from its archive (staged, written in chunks by other writers than
+    the app's) has the same facts, and a staged study's discard takes its facts along."""
+    from evalcore.store.study_archive import export_study, import_study, read_archive
+
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="clean", source="imported", k=1, results=[("q1", 1, "A", 1.0)])
+    add_run(db, study_id="s", name="spaced", source="imported", k=1,
+            results=[("q1", 1, "A", 1.0), ("q2", 1, "x\u00a0y", 1.0)])
+    record_label(db, study_id="s", query_id="q 1", unit_id="A", gain=1, annotator="a")
+    out = tmp_path / "s.zip"
+    export_study(db, "s", out, actor="lead")
+    target = open_store(tmp_path / "other.db")
+    (tmp_path / "work").mkdir()
+    import_study(target, read_archive(out, tmp_path / "work"), actor="lead")
+    for store in (db, target):
+        facts = dict(store.execute("SELECT name, trec_suspect FROM runs").fetchall())
+        assert facts == {"clean": 0, "spaced": 1}
+        assert qrels_suspect_unchecked(store, "s", None)
+    # an import failing in its last step: the staged study is discarded, its fact with it
+    import evalcore.store.study_archive as archive_module
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(archive_module, "_restore_members", explode)
+    third = open_store(tmp_path / "third.db")
+    (tmp_path / "work3").mkdir()
+    with pytest.raises(OSError):
+        import_study(third, read_archive(out, tmp_path / "work3"), actor="lead")
+    assert third.execute("SELECT count(*) FROM label_id_suspects").fetchone()[0] == 0
+    assert third.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
 
 
 def test_results_are_written_only_where_the_fact_is_recorded() -> None:
