@@ -113,16 +113,18 @@ def test_the_recorded_facts_are_the_whole_reading(tmp_path_factory, batches) -> 
 
 
 def test_the_label_trigger_knows_every_space_trec_refuses() -> None:
-    """The label trigger's SQL whitespace is Python's ``\\s`` (the exports' rule), code point
-    by code point."""
-    from evalcore.store.schema import _TREC_SPACE_GLOB
+    """The label trigger's condition finds Python's ``\\s`` (the exports' rule), code point
+    by code point, in a query id and in a unit id."""
+    from evalcore.store.schema import _trec_suspect_sql
 
-    python = [n for n in range(0x110000) if TREC_SPACE.match(chr(n))]
+    python = [n for n in range(1, 0x110000) if TREC_SPACE.match(chr(n))]
     db = sqlite_utils.Database(memory=True)
-    sql = [r[0] for r in db.execute(
-        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1114111) "
-        f"SELECT n FROM c WHERE (n < 55296 OR n > 57343) AND char(n) GLOB {_TREC_SPACE_GLOB}")]
-    assert sql == python
+    for query_id, unit_id in (("'q' || char(n) || 'x'", "'A'"), ("'q'", "'d' || char(n) || 'é'")):
+        sql = [r[0] for r in db.execute(
+            "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1114111) "
+            f"SELECT n FROM c WHERE (n < 55296 OR n > 57343) AND "
+            f"{_trec_suspect_sql(query_id, unit_id)}")]
+        assert sql == python
 
 
 def test_a_label_of_another_study_or_written_by_sql_is_recorded(tmp_path) -> None:

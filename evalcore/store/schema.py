@@ -660,9 +660,12 @@ _TREC_SPACE_GLOB = f"'*[' || char({', '.join(map(str, _TREC_SPACE_CODES))}) || '
 
 def _trec_suspect_sql(query_id: str, unit_id: str) -> str:
     """SQL: whether the ids ``query_id`` and ``unit_id`` (column expressions) hold one a TREC
-    file cannot hold (``trec_ids.ids_suspect`` of one row)."""
+    file cannot hold (``trec_ids.ids_suspect`` of one row). Ids of printable ASCII only (no
+    space among them) skip the whitespace pattern: one range test per character (a label
+    insert's trigger, 2-3 times cheaper per row)."""
+    space = f"({query_id} GLOB {_TREC_SPACE_GLOB} OR {unit_id} GLOB {_TREC_SPACE_GLOB})"
     return (f"({query_id} = '' OR {unit_id} = '' OR substr({query_id}, 1, 1) = '#' "
-            f"OR {query_id} GLOB {_TREC_SPACE_GLOB} OR {unit_id} GLOB {_TREC_SPACE_GLOB})")
+            f"OR (({query_id} || {unit_id}) GLOB '*[^!-~]*' AND {space}))")
 
 
 _V16 = f"""
