@@ -108,7 +108,7 @@ def write_run_results(
         "VALUES (?, ?, ?, ?, ?)",
         (_packed_row(run_id, q, entries, codes) for q, entries in packed.items()),
     )
-    record_run_suspects(db, run_id, {q: [u for _, u, _ in entries] for q, entries in packed.items()})
+    record_run_suspects(db, run_id, ((q, [u for _, u, _ in entries]) for q, entries in packed.items()))
 
 
 def stage_run(

@@ -20,7 +20,7 @@ migration's SQL (labels).
 """
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import sqlite_utils
@@ -45,14 +45,14 @@ def ids_suspect(rows: Iterable[tuple[Any, Any, Any]]) -> bool:
     return False
 
 
-def rankings_suspect(rankings: Mapping[str, Sequence[str]]) -> bool:
-    """Whether any query id -> unit ids ranking holds an id a TREC run export may refuse."""
+def rankings_suspect(rankings: Iterable[tuple[str, Sequence[str]]]) -> bool:
+    """Whether any (query id, unit ids) ranking holds an id a TREC run export may refuse."""
     return ids_suspect((q, "".join(units), min(map(len, units), default=None))
-                       for q, units in rankings.items())
+                       for q, units in rankings)
 
 
 def record_run_suspects(db: sqlite_utils.Database, run_id: int,
-                        rankings: Mapping[str, Sequence[str]]) -> None:
+                        rankings: Iterable[tuple[str, Sequence[str]]]) -> None:
     """Mark the run suspect if these of its rankings (just written, inside the writer's
     transaction) hold an id a TREC run export may refuse; a mark is never taken back."""
     if rankings_suspect(rankings):
