@@ -160,3 +160,14 @@ def test_protocol_choices_are_the_models_fields_and_print_alike():
         assert protocol.unjudged_are_nonrelevant == choices.unjudged_are_nonrelevant
         exclude = None if protocol.unjudged_as_nonrelevant else {"unjudged_as_nonrelevant"}
         assert protocol.model_dump(exclude=exclude) == choices.reported()
+
+
+def test_query_ids_are_escaped_as_pydantic_escapes_them(tmp_path):
+    ids = ['q"1', "q\\2", "qé3", "q\x014", "q\x7f5", "q/6", "q\u00e97"]
+    qrels = write(tmp_path, "qrels.txt", "".join(f"{q} 0 d{i} 1\n" for i, q in enumerate(ids)))
+    run = write(tmp_path, "run.txt", "".join(f"{q} Q0 d{i} 1 1.5 t\n{q} Q0 x 2 1 t\n"
+                                             for i, q in enumerate(ids)))
+    choices = ProtocolChoices(unjudged_as_nonrelevant=True)
+    fast, slow, plain = both(qrels, run, 2, choices, complete=True)
+    assert (plain.written, plain.declined) == (1, 0)
+    assert fast == slow

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from json.encoder import encode_basestring as _string
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -76,44 +77,52 @@ def trec_files_json(
 def plain_report_json(result: BatchResult, tied_score_pairs: int, notes: list[str]
                       ) -> str | None:
     """The report JSON of ``result`` in the plain case (module docstring), else None.
-    ``result.protocol`` is a :class:`ProtocolChoices`."""
-    if not result.valid.all() or result.n_returned_duplicates:
+    ``result.protocol`` is a :class:`ProtocolChoices`.
+
+    Each distinct value is encoded once (``"name":{"status":"available","value":v}``);
+    a query's line is its id, k and those texts joined."""
+    if not result.valid.all() or result.n_returned_duplicates or not result.metrics:
         return None
-    columns: list[list[dict[str, Any]]] = []
+    columns: list[list[str]] = []
     for name, m in result.metrics.items():
         if not result.available(name).all() or not _alike(m.value):
             return None
         if m.residual is not None and not _alike(m.residual):
             return None
         residual = [None] * len(m.value) if m.residual is None else m.residual.tolist()
-        shared: dict[tuple[float, float | None], dict[str, Any]] = {}
+        key = _dumps(name) + ":"
+        texts: dict[tuple[float, float | None], str] = {}
         column = []
         for v, res in zip(m.value.tolist(), residual, strict=True):
-            shape = shared.get((v, res))
-            if shape is None:
-                shape = shared[v, res] = metric_shape("available", v, (), (), (), None, None, res)
-            column.append(shape)
+            text = texts.get((v, res))
+            if text is None:
+                text = texts[v, res] = key + _dumps(
+                    metric_shape("available", v, (), (), (), None, None, res))
+            column.append(text)
         columns.append(column)
     aggregates = result.aggregate_fields()
     if not all(f["status"] == "available" and _alike(np.array([f["value"]]))
                for f in aggregates.values()):
         return None
-    names = list(result.metrics)
     batch = result.batch
-    queries = [
-        {"query_id": qid, "k": k, "valid": True, "reasons": [], "duplicates": [],
-         "metrics": dict(zip(names, shapes, strict=True))}
-        for qid, k, *shapes in zip(batch.query_ids, batch.k.tolist(), *columns, strict=True)
-    ]
-    report = {
-        "protocol": result.protocol.reported(),
-        "queries": queries,
-        "aggregates": {name: aggregate_shape(f) for name, f in aggregates.items()},
-        "diagnostics": {"tied_score_pairs": tied_score_pairs,
-                        "returned_duplicates": result.n_returned_duplicates,
-                        "notes": list(notes)},
-    }
-    return json.dumps(report, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # A query's fields in QueryResult's order; valid, no reasons, no duplicates (above).
+    queries = ",".join(
+        f'{{"query_id":{_string(qid)},"k":{k},"valid":true,"reasons":[],"duplicates":[],'
+        f'"metrics":{{{metrics}}}}}'
+        for qid, k, metrics in zip(batch.query_ids, batch.k.tolist(),
+                                   map(",".join, zip(*columns, strict=True)), strict=True)
+    )
+    aggregates_text = _dumps({name: aggregate_shape(f) for name, f in aggregates.items()})
+    diagnostics = _dumps({"tied_score_pairs": tied_score_pairs,
+                          "returned_duplicates": result.n_returned_duplicates,
+                          "notes": list(notes)})
+    return (f'{{"protocol":{_dumps(result.protocol.reported())},"queries":[{queries}],'
+            f'"aggregates":{aggregates_text},"diagnostics":{diagnostics}}}')
+
+
+def _dumps(value: Any) -> str:
+    """JSON as pydantic writes it: compact, non-ASCII text as it is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _alike(values: np.ndarray) -> bool:
