@@ -12,10 +12,7 @@ machine), peak RSS +9..17 MB (the freed blocks kept for the next ones).
 
 :func:`keep_heap_for_reuse` sets both thresholds (``mallopt``): arrays under
 :data:`MMAP_THRESHOLD` come from the heap, and up to :data:`TRIM_THRESHOLD` of free
-memory at its top is kept. It also keeps one heap for every thread (``M_ARENA_MAX``
-1): the TREC reader reads the qrels on a second thread
-(:mod:`evalcore.io.trec_columnar`), whose own arena would keep its freed blocks
-apart from the main one's (peak RSS +15-20 MB on the workload above). Only on glibc, and not when the user tuned the
+memory at its top is kept. Only on glibc, and not when the user tuned the
 allocator (``MALLOC_*_`` or ``GLIBC_TUNABLES`` in the environment).
 
 The allocator belongs to the whole process, so only the command line calls this,
@@ -30,7 +27,7 @@ import sys
 MMAP_THRESHOLD = 64 << 20
 #: Free memory at the heap's top kept for reuse, up to this many bytes (M_TRIM_THRESHOLD).
 TRIM_THRESHOLD = 128 << 20
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: Environment variables through which a user tunes glibc's allocator themselves.
 USER_TUNING = ("GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
                "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_", "MALLOC_ARENA_MAX")
@@ -56,4 +53,4 @@ def keep_heap_for_reuse() -> bool:
     # The mmap threshold first: setting the trim threshold alone would freeze the mmap
     # threshold at its 128 KiB start (every array then mapped afresh).
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
-        mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)) and bool(mallopt(_M_ARENA_MAX, 1))
+        mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))

@@ -51,11 +51,10 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -95,8 +94,6 @@ BLOCK_BYTES = 1 << 22
 _BAD_BYTES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
 _Decline = Decline
-_A = TypeVar("_A")
-_B = TypeVar("_B")
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,37 +129,14 @@ def columnar_trec_input(
     except OSError:
         return None
     try:
-        labels, ranked = _both(lambda: _read_qrels(qrels, gain_map or {}),
-                               lambda: _read_run(run, max(k, min_depth)))
+        # (Read one after the other: on a second thread, the qrels took as long -- most of
+        # the reading holds the interpreter lock -- and peak RSS rose 15-35 MB.)
+        labels = _read_qrels(qrels, gain_map or {})
+        ranked = _read_run(run, max(k, min_depth))
         return _assemble(labels, ranked, k, complete=complete, protocol=protocol,
                          all_queries=all_queries, min_depth=min_depth)
     except _Decline:
         return None
-
-
-def _both(first: Callable[[], _A], second: Callable[[], _B]) -> tuple[_A, _B]:
-    """``first()`` and ``second()``, the first on another thread while this one runs the
-    second: the two files are independent and most of their reading is numpy's, which
-    lets go of the interpreter lock (about half of the two reads' wall time on two
-    cores). An exception of either is raised here."""
-    done: list[_A] = []
-    failed: list[BaseException] = []
-
-    def run_first() -> None:
-        try:
-            done.append(first())
-        except BaseException as exc:  # noqa: BLE001  (raised again below, on this thread)
-            failed.append(exc)
-
-    worker = threading.Thread(target=run_first, name="evalcore-qrels", daemon=True)
-    worker.start()
-    try:
-        out = second()
-    finally:
-        worker.join()
-    if failed:
-        raise failed[0]
-    return done[0], out
 
 
 # --- raw bytes -------------------------------------------------------------------------------
