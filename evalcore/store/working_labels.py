@@ -4,13 +4,15 @@
 ids, gains and unit codes concatenated by SQLite, as :mod:`evalcore.store.resolution`
 describes). A query where every unit has exactly one event, a label, with a unit code
 (one annotator, nothing to agree on or undo: each label is the unit's resolved gain) is
-kept as it was read (in unit id order): its codes and gains as numpy columns, its unit ids
-as the text SQLite joined -- a query's gain map (``unit_id -> gain``, unit id order) is made only
-when it is read (:attr:`WorkingLabels.gains`). The other queries are resolved by the
+kept as it was read (in unit id order; a query read in another order is resolved by the
+rules): its codes and gains as numpy columns, its unit ids as the text SQLite joined -- a
+query's gain map (``unit_id -> gain``) is made only when it is read
+(:attr:`WorkingLabels.gains`). The other queries are resolved by the
 rules (:func:`evalcore.store.resolution.working_labels_unchecked` reads both).
 
-:func:`gathered_labels_unchecked` gathers the labels of a query set from the columns with numpy
-(what the live dashboard's build and a stored pair pack from), without making a gain map.
+:func:`gathered_labels_unchecked` gathers the labels of a query set from the columns with
+numpy (what the live dashboard's build and a stored pair pack from), without making a gain
+map.
 """
 
 from __future__ import annotations
@@ -159,8 +161,8 @@ class GatheredLabels:
     ids: Sequence[str]
 
 
-def gathered_labels_unchecked(db: sqlite_utils.Database, study_id: str, labels: WorkingLabels,
-                    query_ids: Sequence[str]) -> GatheredLabels:
+def gathered_labels_unchecked(db: sqlite_utils.Database, study_id: str,
+                              labels: WorkingLabels, query_ids: Sequence[str]) -> GatheredLabels:
     """The labels of ``query_ids`` (in that order): a plain query's straight from the
     columns, another's from its gain map, its units' codes looked up."""
     empty: dict[str, Any] = {}
