@@ -38,8 +38,8 @@ from trec_eval_anchor import ROOT, ChildCost, measure, trec_eval_binary
 
 GAIN_PATTERNS = 64
 #: What the evaluate command imports before it reads a byte (the floor of its wall time).
-STARTUP = [sys.executable, "-c", "import evalcore.cli.evaluate, evalcore.api.inputs, "
-           "evalcore.io.trec_columnar"]
+#: (JSON from TREC files: written from the arrays, evalcore.api.report_text; no pydantic.)
+STARTUP = [sys.executable, "-c", "import evalcore.cli.evaluate, evalcore.api.report_text"]
 #: The floor's parts: what each library on the path costs on its own to import, and the
 #: environment it is imported with (the command line starts numpy's BLAS with one thread:
 #: evalcore.cli.blas_threads; numpy's default, one OpenBLAS thread per core, for comparison).

@@ -18,6 +18,7 @@ import dataclasses
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from store_fixtures import new_store
 
@@ -252,8 +253,12 @@ def test_a_pair_read_with_the_live_states_reference_equals_a_pair_read_afresh(
     working = state.take_working_reference(db, viewer=None)
     assert working is not None and state.take_working_reference(db, viewer=None) is None
     fresh = reference_columns_unchecked(db, "s")
-    assert (working.gains, working.complete, working.unit_codes) == (
-        fresh.gains, fresh.complete, fresh.unit_codes)
+    assert (dict(working.gains), working.complete) == (dict(fresh.gains), fresh.complete)
+    assert working.labels is not None and fresh.labels is not None
+    for name in ("plain", "unit_text", "others"):
+        assert getattr(working.labels, name) == getattr(fresh.labels, name)
+    for name in ("offsets", "units", "gain"):
+        assert np.array_equal(getattr(working.labels, name), getattr(fresh.labels, name))
     taken = stored_pair_unchecked(db, "s", "A", "B", MEASURES, working=working)
     read = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
     for a, b in zip(taken.columns, read.columns, strict=True):
@@ -265,3 +270,62 @@ def test_a_pair_read_with_the_live_states_reference_equals_a_pair_read_afresh(
     assert state.take_working_reference(db, viewer=None) is None
     state.refresh(db, viewer=None)
     assert state.take_working_reference(db, viewer=None) is None  # an update, not a build
+
+
+def plain_study(tmp_path: Path, seed: int):
+    """A study where most queries' units have one label each (read as columns), inserted in
+    a shuffled order (SQLite's read order is not unit id order), beside queries that need
+    the rules (a unit labeled twice, an undo) and a unit id holding the read's separator."""
+    rng = random.Random(seed)
+    db = new_store(tmp_path)
+    queries = [f"q{i}" for i in range(30)]
+    pools = {q: [f"{q}-d{j}" for j in range(10)] + ([f"{q}-x\x1fy"] if q == "q3" else [])
+             for q in queries}
+    rows = [(q, rank, unit, float(10 - rank)) for q in queries
+            for rank, unit in enumerate(rng.sample(pools[q], 6), 1)]
+    add_run(db, study_id="s", name="A", source="imported", k=6, results=rows)
+    events = []
+    for q in queries[:-3]:
+        annotator = rng.choice(ANNOTATORS)
+        for unit in rng.sample(pools[q], rng.randrange(1, len(pools[q]))):
+            events.append((q, unit, "label", rng.randrange(5), annotator))
+    for q in ("q1", "q2"):  # a unit labeled twice (disagreeing), an undone label
+        events.append((q, f"{q}-d0", "label", 4, "zed"))
+        events.append((q, f"{q}-d1", "undo", None, "zed"))
+    events.append(("q3", "q3-x\x1fy", "label", 2, "bob"))
+    rng.shuffle(events)
+    with write_transaction(db):
+        db.conn.executemany(
+            "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
+            "created_at, source) VALUES ('s', ?, ?, ?, ?, ?, '2026-01-01T00:00:00Z', 'test')",
+            events,
+        )
+    return db, queries
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_columnar_working_reference_equals_the_per_query_read(tmp_path: Path,
+                                                                  seed: int) -> None:
+    """The whole study's working reference read as columns names the same gain maps as the
+    per-query rules, and gathers the same coded labels (codes, gains, ids, in the gain
+    maps' order) as the codes looked up for a per-query read."""
+    from evalcore.store.observations import coded_labels_unchecked, reference_columns_unchecked
+
+    db, queries = plain_study(tmp_path, seed)
+    whole = reference_columns_unchecked(db, "s")
+    assert whole.labels is not None and len(whole.labels.plain) > 20  # the columns are read
+    assert {"q1", "q2", "q3"} <= set(whole.labels.others)
+    scoped = reference_columns_unchecked(db, "s", None, queries)
+    assert dict(whole.gains) == {q: g for q, g in scoped.gains.items() if g}
+    assert [list(g) for g in whole.gains.values()] == [sorted(g) for g in whole.gains.values()]
+    wanted = [*reversed(queries), "q-none"]
+    fast = coded_labels_unchecked(db, "s", whole, wanted)
+    slow = coded_labels_unchecked(db, "s", scoped, wanted)
+    for name in ("offsets", "units", "gain"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+        assert getattr(fast, name).dtype == getattr(slow, name).dtype, name
+    assert list(fast.ids) == list(slow.ids)
+    state = LiveDashboard.build(db, "s", viewer=None)
+    report = evaluate_run(db, "s", "A", viewer=None)
+    assert state.aggregates("A") == report.aggregates
+    assert state.evaluation("A").queries == report.queries

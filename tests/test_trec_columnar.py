@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.api.inputs import trec_input
+from evalcore.api.inputs import EvalInput, trec_input
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io import trec_bytes, trec_columnar
 from evalcore.io.errors import InputErrors
@@ -174,7 +174,7 @@ def agrees(files: tuple[bytes, bytes], opts: dict, *, read_by_columnar: bool) ->
         assert taken is None
     elif read_by_columnar:
         assert taken is not None
-        same(type(fast)(*taken), slow)
+        same(EvalInput.from_columnar(taken), slow)
 
 
 # --- declines, one by one --------------------------------------------------------------------
@@ -245,10 +245,10 @@ def test_ties_are_ordered_by_doc_id_descending_in_the_packed_positions(tmp_path)
     q = write(tmp_path, "qrels.txt", "q1 0 b 1\nq1 0 B 2\n")
     r = write(tmp_path, "run.txt", "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq1 Q0 B 3 1 t\n"
                                    "q1 Q0 c 4 0.5 t\nq1 Q0 z 5 2 t\n")
-    batch, diagnostics = columnar_trec_input(q, r, 3, complete=True, protocol=EvalProtocol())
-    assert list(batch.top_units[0]) == ["z", "b", "a"]  # 'B' < 'a' < 'b' in byte order
-    assert batch.pos_gain.tolist() == [-1, 1, -1]
-    assert diagnostics.tied_score_pairs == 3
+    taken = columnar_trec_input(q, r, 3, complete=True, protocol=EvalProtocol())
+    assert list(taken.batch.top_units[0]) == ["z", "b", "a"]  # 'B' < 'a' < 'b' in byte order
+    assert taken.batch.pos_gain.tolist() == [-1, 1, -1]
+    assert taken.tied_score_pairs == 3
 
 
 def test_a_query_cut_by_a_block_and_a_query_that_comes_back(tmp_path):
@@ -354,13 +354,13 @@ def test_hash_collisions_are_resolved_exactly(tmp_path):
     with patch.object(trec_columnar, "hash_rows", constant):
         taken = columnar_trec_input(qrels, run, 3, complete=True, protocol=protocol)
         assert taken is not None
-        same(type(slow)(*taken), slow)
+        same(EvalInput.from_columnar(taken), slow)
     with patch("evalcore.io.trec_bytes.hash_rows", constant):
         # Query IDs compared one by one, or in the hash table: exact.
         for sorted_heads in (1 << 16, 0):
             with patch.object(trec_bytes, "SORTED_HEADS", sorted_heads):
-                same(type(slow)(*columnar_trec_input(qrels, run, 3, complete=True,
-                                                     protocol=protocol)), slow)
+                same(EvalInput.from_columnar(columnar_trec_input(
+                    qrels, run, 3, complete=True, protocol=protocol)), slow)
         # Their hashes sorted: alike hashes of unequal IDs decline.
         with patch.object(trec_bytes, "FEW", 0):
             assert columnar_trec_input(qrels, run, 3, complete=True, protocol=protocol) is None

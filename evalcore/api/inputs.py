@@ -29,6 +29,7 @@ from evalcore.io.trec_eval_scope import trec_eval_scope
 
 if TYPE_CHECKING:
     from evalcore.contract.observation import Observation
+    from evalcore.io.trec_columnar import ColumnarInput
 
 #: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, or
 #: already-read :class:`Qrels` / :class:`TrecRun`.
@@ -41,6 +42,12 @@ class EvalInput:
 
     batch: ObservationBatch
     diagnostics: Diagnostics
+
+    @classmethod
+    def from_columnar(cls, parts: ColumnarInput) -> EvalInput:
+        """The input the columnar TREC reader gave (its diagnostics as the model)."""
+        return cls(parts.batch,
+                   Diagnostics(tied_score_pairs=parts.tied_score_pairs, notes=parts.notes))
 
 
 def packed(
@@ -133,7 +140,7 @@ def trec_input(
                                    all_queries=all_queries, gain_map=gain_map,
                                    min_depth=min_depth)
         if fast is not None:
-            return EvalInput(*fast)
+            return EvalInput.from_columnar(fast)
     q, r = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
     scope = trec_eval_scope(q, r, all_queries=all_queries) if protocol.trec_eval else None
     cols = trec_columns(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from evalcore.contract.protocol_choices import REPORTED_WHEN_ON
 from evalcore.contract.results import AggregateValue, EvaluationReport
 
 if TYPE_CHECKING:
@@ -58,8 +59,8 @@ class Unavailable:
 def report_json(report: EvaluationReport) -> str:
     """The section-7 JSON; ``unjudged_as_nonrelevant`` appears in ``protocol`` only when on."""
     exclude = None
-    if not report.protocol.unjudged_as_nonrelevant:
-        exclude = {"protocol": {"unjudged_as_nonrelevant"}}
+    if not getattr(report.protocol, REPORTED_WHEN_ON):
+        exclude = {"protocol": {REPORTED_WHEN_ON}}
     return report.model_dump_json(exclude=exclude)
 
 

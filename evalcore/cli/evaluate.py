@@ -37,37 +37,57 @@ Input sources are small functions returning an
 :class:`~evalcore.api.inputs.EvalInput` (a packed batch plus reader
 diagnostics) for a protocol and the named measures; a new source (e.g. a
 store) adds its options, a branch in :func:`_choose_source` and one such
-function. The TREC source is the Python API's (:mod:`evalcore.api.inputs`).
+function. The TREC source is the Python API's (:mod:`evalcore.api.inputs`); for JSON
+out it is first asked for the report's text written from the arrays
+(:mod:`evalcore.api.report_text`), so that evaluating TREC files never imports pydantic
+(the report and error models); the rest of the command imports them when it needs them.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalcore.api.inputs import EvalInput, packed, trec_input
-from evalcore.api.result import report_json
 from evalcore.cli import main
 from evalcore.cli.quick_exit import skip_final_collection
-from evalcore.compute.evaluate import evaluate_batch, packing_depth
+from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.cutoffs import MAX_K
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
-from evalcore.io.errors import InputErrors
-from evalcore.io.trec import parse_gain_map
+from evalcore.contract.protocol_choices import ProtocolChoices
+from evalcore.io.trec_format import parse_gain_map
 
-__all__ = ["EvalInput", "packed", "report_json"]
+# The pydantic side (the report and error models, the careful reader) is imported by the
+# paths that need it: TREC files to JSON (evalcore.api.report_text) need none of it.
+if TYPE_CHECKING:
+    from evalcore.api.inputs import EvalInput
+    from evalcore.contract.evaluation_protocol import EvalProtocol
 
 Measures = tuple[Measure, ...] | None
-Loader = Callable[[EvalProtocol, Measures], EvalInput]
+Loader = Callable[["EvalProtocol", Measures], "EvalInput"]
+
+
+def __getattr__(name: str) -> Any:
+    """``EvalInput``, ``packed`` and ``report_json``, re-exported when first asked for."""
+    if name in ("EvalInput", "packed"):
+        from evalcore.api import inputs
+
+        return getattr(inputs, name)
+    if name == "report_json":
+        from evalcore.api.result import report_json
+
+        return report_json
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) -> EvalInput:
     """Observation JSONL (contract section 2)."""
+    from evalcore.api.inputs import packed
     from evalcore.io.observations_jsonl import read_observations  # only this source reads JSONL
 
     return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
@@ -144,17 +164,37 @@ def _choose_source(
         mapping = parse_gain_map(gain_map) if gain_map is not None else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--gain-map") from None
-    cutoff = k  # a name the closure keeps (k is narrowed to int above)
-    return lambda protocol, measures: trec_input(
-        qrels,
-        run,
-        cutoff,
-        complete=complete,
-        protocol=protocol,
-        all_queries=all_queries,
-        gain_map=mapping,
-        min_depth=packing_depth(measures),
-    )
+    return TrecFiles(qrels, run, k, complete=complete, all_queries=all_queries,
+                     gain_map=mapping)
+
+
+@dataclass(frozen=True)
+class TrecFiles:
+    """The TREC source: a loader (the Python API's :func:`~evalcore.api.inputs.trec_input`)
+    and, for JSON out, the report text written without the models
+    (:func:`~evalcore.api.report_text.trec_files_json`)."""
+
+    qrels: Path
+    run: Path
+    k: int
+    complete: bool
+    all_queries: bool
+    gain_map: Mapping[int, int] | None
+
+    def __call__(self, protocol: EvalProtocol, measures: Measures) -> EvalInput:
+        from evalcore.api.inputs import trec_input
+
+        return trec_input(self.qrels, self.run, self.k, complete=self.complete,
+                          protocol=protocol, all_queries=self.all_queries,
+                          gain_map=self.gain_map, min_depth=packing_depth(measures))
+
+    def report_json(self, choices: ProtocolChoices, measures: Measures) -> str | None:
+        """The report's JSON, or None when the files need the careful reader."""
+        from evalcore.api.report_text import trec_files_json
+
+        return trec_files_json(self.qrels, self.run, self.k, complete=self.complete,
+                               protocol=choices, all_queries=self.all_queries,
+                               gain_map=self.gain_map, measures=measures)
 
 
 def _parse_measures(
@@ -293,19 +333,30 @@ def evaluate_command(
         all_queries=all_queries,
         actor=actor,
     )
-    protocol = EvalProtocol(
+    choices = ProtocolChoices(
         relevance_threshold=relevance_threshold,
         gain=gain,  # type: ignore[arg-type]  # click.Choice guarantees the literal
         unjudged_as_nonrelevant=unjudged_as_nonrelevant,
         trec_eval=trec_eval,
         populations_declared_complete=complete,
     )
+    if db is None:  # files in, text out: nothing for the exit's last collection to finalise
+        skip_final_collection()
+    if fmt == "json" and isinstance(load, TrecFiles):
+        fast = load.report_json(choices, measures)
+        if fast is not None:
+            click.echo(fast + "\n", nl=False)
+            return
+    from evalcore.api.result import report_json
+    from evalcore.compute.evaluate import evaluate_batch
+    from evalcore.contract.evaluation_protocol import EvalProtocol
+    from evalcore.io.errors import InputErrors
+
+    protocol = EvalProtocol.of(choices)
     if db is not None:
         from evalcore.cli.store_source import with_study_settings
 
         protocol = with_study_settings(db, study, protocol)
-    else:  # files in, text out: nothing for the exit's last collection to finalise
-        skip_final_collection()
     try:
         source = load(protocol, measures)
     except InputErrors as exc:

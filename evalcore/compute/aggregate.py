@@ -12,30 +12,42 @@ are the mean over all queries of ``lower`` / ``upper``, an available query
 contributing its value to both. An empty query set is unavailable with
 reason ``no_queries`` (counted once).
 
-:func:`aggregate_arrays` is the one implementation of the rule, over per-query
-arrays (:mod:`evalcore.compute.evaluate` calls it for every measure).
+:func:`aggregate_fields` is the one implementation of the rule, over per-query
+arrays (:mod:`evalcore.compute.evaluate` calls it for every measure);
+:func:`aggregate_arrays` makes its model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalcore.contract.reasons import Reason
-from evalcore.contract.results import AggregateValue
+
+if TYPE_CHECKING:
+    from evalcore.contract.results import AggregateValue
+
+
+#: The fields of the aggregate of an empty query set.
+NO_QUERIES: dict[str, Any] = {
+    "status": "unavailable",
+    "value": None,
+    "n_queries": 0,
+    "n_available": 0,
+    "n_missing": 0,
+    "reasons": {Reason.NO_QUERIES.value: 1},
+    "lower": None,
+    "upper": None,
+}
 
 
 def no_queries() -> AggregateValue:
     """The aggregate of an empty query set."""
-    return AggregateValue(
-        status="unavailable",
-        value=None,
-        n_queries=0,
-        n_available=0,
-        n_missing=0,
-        reasons={Reason.NO_QUERIES.value: 1},
-    )
+    from evalcore.contract.results import AggregateValue  # (see aggregate_arrays)
+
+    return AggregateValue(**NO_QUERIES)
 
 
 def aggregate_arrays(
@@ -45,7 +57,23 @@ def aggregate_arrays(
     upper: np.ndarray,
     reason_counts: Mapping[str, int],
 ) -> AggregateValue:
-    """One metric's aggregate from per-query arrays.
+    """One metric's aggregate from per-query arrays (see :func:`aggregate_fields`)."""
+    # The model is imported here, not at start-up: the command line's JSON from TREC files
+    # is written from the fields (evalcore.api.report_text) without pydantic.
+    from evalcore.contract.results import AggregateValue
+
+    return AggregateValue.model_construct(
+        **aggregate_fields(available, value, lower, upper, reason_counts))
+
+
+def aggregate_fields(
+    available: np.ndarray,
+    value: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    reason_counts: Mapping[str, int],
+) -> dict[str, Any]:
+    """The fields of one metric's :class:`AggregateValue` from per-query arrays.
 
     ``lower`` / ``upper`` are NaN where a missing query has no bounds (their
     entries for available queries are ignored). ``reason_counts`` counts the
@@ -53,31 +81,31 @@ def aggregate_arrays(
     """
     n = int(available.size)
     if n == 0:
-        return no_queries()
+        return dict(NO_QUERIES, reasons=dict(NO_QUERIES["reasons"]))
     n_available = int(np.count_nonzero(available))
     if n_available == n:
-        return AggregateValue.model_construct(
-            status="available",
-            value=float(np.mean(value)),
-            n_queries=n,
-            n_available=n,
-            n_missing=0,
-            reasons={},
-            lower=None,
-            upper=None,
-        )
+        return {
+            "status": "available",
+            "value": float(np.mean(value)),
+            "n_queries": n,
+            "n_available": n,
+            "n_missing": 0,
+            "reasons": {},
+            "lower": None,
+            "upper": None,
+        }
     missing = ~available
     lo = hi = None
     if not (np.isnan(lower[missing]).any() or np.isnan(upper[missing]).any()):
         lo = float(np.mean(np.where(available, value, lower)))
         hi = float(np.mean(np.where(available, value, upper)))
-    return AggregateValue.model_construct(
-        status="unavailable",
-        value=None,
-        n_queries=n,
-        n_available=n_available,
-        n_missing=n - n_available,
-        reasons={r: c for r, c in reason_counts.items() if c},
-        lower=lo,
-        upper=hi,
-    )
+    return {
+        "status": "unavailable",
+        "value": None,
+        "n_queries": n,
+        "n_available": n_available,
+        "n_missing": n - n_available,
+        "reasons": {r: c for r, c in reason_counts.items() if c},
+        "lower": lo,
+        "upper": hi,
+    }

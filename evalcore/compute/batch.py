@@ -65,10 +65,10 @@ import numpy as np
 
 from evalcore.compute.unit_pairs import code_table_fits, repeated_pairs
 from evalcore.compute.validity import duplicate_positions, permission_violated
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.gains import MAX_GAIN
 
 if TYPE_CHECKING:
+    from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.contract.observation import Observation
 
 #: Sentinel in ``pos_gain`` for a unit with no label for the query.
@@ -86,6 +86,14 @@ for _low in range(MAX_GAIN + 1):
     for _high in range(MAX_GAIN + 1):
         CODE_LOW[CONFLICT_BASE + _low * (MAX_GAIN + 1) + _high + 1] = _low
         CODE_HIGH[CONFLICT_BASE + _low * (MAX_GAIN + 1) + _high + 1] = _high
+
+
+def default_protocol() -> EvalProtocol:
+    """The contract's default protocol (the model is imported when first needed: a batch
+    packed with a protocol given, as the command line's, never imports pydantic)."""
+    from evalcore.contract.evaluation_protocol import EvalProtocol
+
+    return EvalProtocol()
 
 
 def conflict_code(gains: Sequence[int]) -> int:
@@ -110,7 +118,7 @@ class ObservationBatch:
     permission_violation: np.ndarray  # bool[n]
     duplicate_reference: np.ndarray  # bool[n]
     top_units: list[Sequence[str]]  # per query: unit IDs at positions 1..min(depth, len)
-    protocol: EvalProtocol = field(default_factory=EvalProtocol)
+    protocol: EvalProtocol = field(default_factory=default_protocol)
     #: (query index, unit ID, code) of every reference label in conflict, in input order.
     conflict_labels: list[tuple[int, str, int]] = field(default_factory=list)
     #: The ``min_depth`` packed: positions 1..max(k, depth) of every query are held.
@@ -179,7 +187,7 @@ class ObservationBatch:
                 o.permitted_ids,
                 o.unit_of,
             )
-        return packer.finish(protocol or EvalProtocol())
+        return packer.finish(protocol or default_protocol())
 
     @classmethod
     def from_columns(
@@ -241,7 +249,7 @@ class ObservationBatch:
         ):
             gains = dict(zip(ids, gs, strict=True))
             packer.add(qid, k_i, ret, gains, len(gains) != len(ids), pop, scan, perm, unit)
-        return packer.finish(protocol or EvalProtocol())
+        return packer.finish(protocol or default_protocol())
 
     @classmethod
     def from_codes(
@@ -300,7 +308,7 @@ class ObservationBatch:
             permission_violation=np.zeros(n, dtype=bool),
             duplicate_reference=np.zeros(n, dtype=bool),
             top_units=top_units,
-            protocol=protocol or EvalProtocol(),
+            protocol=protocol or default_protocol(),
             depth=min_depth,
         )
 
@@ -383,7 +391,7 @@ class ObservationBatch:
             permission_violation=permission_violation,
             duplicate_reference=np.zeros(n, dtype=bool),
             top_units=CodedUnits(pos_offsets, pos_unit, names),
-            protocol=protocol or EvalProtocol(),
+            protocol=protocol or default_protocol(),
             conflict_labels=[(int(label_query[j]), label_ids[j], int(label_gain[j]))
                              for j in conflicts.tolist()],
             depth=min_depth,
@@ -417,7 +425,7 @@ class ObservationBatch:
                 units = {u: g if type(g) is int else conflict_code(g)  # type: ignore[arg-type]
                          for u, g in units.items()}
             add(qid, k, ret, units, False, pop, scan_complete, permitted, None)  # type: ignore[arg-type]
-        return packer.finish(protocol or EvalProtocol())
+        return packer.finish(protocol or default_protocol())
 
 
 class _Packer:

@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalcore.compute.aggregate import aggregate_arrays
+from evalcore.compute.aggregate import aggregate_fields
 from evalcore.compute.batch import CODE_HIGH, CODE_LOW, ObservationBatch
 from evalcore.compute.measures import LEGACY_NAMES, MEASURE_MODULES, MeasureArrays, RankingArrays
 from evalcore.compute.measures.base import (
@@ -42,20 +42,21 @@ from evalcore.compute.validity import (
     observation_reasons,
     returned_duplicates,
 )
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import OBSERVATION_REASONS
-from evalcore.contract.results import (
-    AggregateValue,
-    Diagnostics,
-    EvaluationReport,
-    MetricValue,
-    QueryResult,
-)
-from evalcore.contract.trusted_models import construct
 
+# The report models are imported where they are made: computing the arrays (and the command
+# line's JSON from them, evalcore.api.report_text) needs no pydantic.
 if TYPE_CHECKING:
+    from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.contract.observation import Observation
+    from evalcore.contract.results import (
+        AggregateValue,
+        Diagnostics,
+        EvaluationReport,
+        MetricValue,
+        QueryResult,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,10 +105,17 @@ class BatchResult:
 
     def aggregates(self) -> dict[str, AggregateValue]:
         """Section-6 aggregates of every measure."""
+        from evalcore.contract.results import AggregateValue
+
+        return {name: AggregateValue.model_construct(**fields)
+                for name, fields in self.aggregate_fields().items()}
+
+    def aggregate_fields(self) -> dict[str, dict[str, Any]]:
+        """The fields of every measure's :class:`AggregateValue`, as plain values."""
         out = {}
         for name in self.metrics:
             lower, upper = self.bounds(name)
-            out[name] = aggregate_arrays(
+            out[name] = aggregate_fields(
                 self.available(name),
                 self.metrics[name].value,
                 lower,
@@ -123,6 +131,9 @@ class BatchResult:
     def query_results(self, rows: Sequence[int] | None = None) -> list[QueryResult]:
         """One :class:`QueryResult` per query, in input order (of the queries at ``rows``
         only, in that order, when given: a chart of a few queries of a large batch)."""
+        from evalcore.contract.results import QueryResult
+        from evalcore.contract.trusted_models import construct
+
         batch = self.batch
         n = len(batch)
         picked = range(n) if rows is None else list(rows)
@@ -175,6 +186,9 @@ class BatchResult:
         ``shared`` holds available values by (value, residual); ``unbounded`` holds
         unavailable values without bounds or conflicts, by (query, reason bits, limit).
         """
+        from evalcore.contract.results import MetricValue
+        from evalcore.contract.trusted_models import construct
+
         m = self.metrics[name]
         available = self.available(name).tolist()
         values = m.value.tolist()
@@ -333,6 +347,8 @@ class BatchResult:
     def to_report(self, diagnostics: Diagnostics | None = None) -> EvaluationReport:
         """The full report; ``diagnostics`` (e.g. tied pairs from a reader) is kept and
         ``returned_duplicates`` is set from the batch."""
+        from evalcore.contract.results import Diagnostics, EvaluationReport
+
         diag = (diagnostics or Diagnostics()).model_copy(
             update={"returned_duplicates": self.n_returned_duplicates}
         )
@@ -369,6 +385,9 @@ def _unavailable(
     conflict_ids: list[str] | None = None,
     residual: float | None = None,
 ) -> MetricValue:
+    from evalcore.contract.results import MetricValue
+    from evalcore.contract.trusted_models import construct
+
     return construct(
         MetricValue,
         {
@@ -488,7 +507,10 @@ def evaluate(
     observation's k); ``diagnostics`` carries reader facts such as tied score
     pairs into the report.
     """
-    protocol = protocol or EvalProtocol()
+    if protocol is None:
+        from evalcore.contract.evaluation_protocol import EvalProtocol
+
+        protocol = EvalProtocol()
     depth = packing_depth(list(_named(measures).values()))  # also checks the measures
     batch = ObservationBatch.from_observations(observations, protocol, min_depth=depth)
     return evaluate_batch(batch, protocol, measures=measures, diagnostics=diagnostics)

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evalcore.contract.reasons import OBSERVATION_REASONS, Reason
-from evalcore.contract.results import ReturnedDuplicate
 
 if TYPE_CHECKING:  # typing only: evalcore.compute.batch imports this module
     from evalcore.compute.batch import ObservationBatch
+    from evalcore.contract.results import ReturnedDuplicate
 
 #: Bit of each observation-level reason in :func:`observation_bits`.
 OBSERVATION_BITS: dict[Reason, int] = {r: 1 << i for i, r in enumerate(OBSERVATION_REASONS)}
@@ -78,6 +78,8 @@ def returned_duplicates(batch: ObservationBatch, query: int) -> list[ReturnedDup
     at = np.flatnonzero(batch.pos_dup[lo:hi])
     if at.size == 0:
         return []
+    from evalcore.contract.results import ReturnedDuplicate  # the model: only when one is made
+
     units = batch.top_units[query]
     return [
         ReturnedDuplicate.model_construct(

@@ -4,13 +4,20 @@ Every output records the protocol it was computed under, so two numbers are
 only compared when they were measured the same way.
 """
 
-from typing import Any, Literal
+from dataclasses import asdict
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.protocol_choices import (
+    PRINTED_WHEN_ON,
+    GainMode,
+    ProtocolChoices,
+    unjudged_are_nonrelevant,
+)
 
-GainMode = Literal["linear", "exponential"]
+__all__ = ["EvalProtocol", "GainMode"]
 
 
 class EvalProtocol(BaseModel):
@@ -42,15 +49,20 @@ class EvalProtocol(BaseModel):
     trec_eval: bool = False
     populations_declared_complete: bool = False
 
+    @classmethod
+    def of(cls, choices: ProtocolChoices) -> "EvalProtocol":
+        """The model of the plain protocol ``choices`` (validated)."""
+        return cls(**asdict(choices))
+
     @property
     def unjudged_are_nonrelevant(self) -> bool:
         """Whether unlabeled returned units count as gain 0 (either compatibility switch)."""
-        return self.unjudged_as_nonrelevant or self.trec_eval
+        return unjudged_are_nonrelevant(self.unjudged_as_nonrelevant, self.trec_eval)
 
     @model_serializer(mode="wrap")
     def _switches_only_when_on(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         out = handler(self)
-        for switch in ("trec_eval", "populations_declared_complete"):
+        for switch in PRINTED_WHEN_ON:
             if not getattr(self, switch):
                 out.pop(switch, None)
         return out

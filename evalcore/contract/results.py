@@ -5,7 +5,8 @@ carries only ``status`` and ``value``; an unavailable one carries
 ``value: null``, its reasons, the blocking unit IDs, and bounds where defined.
 Section 9 adds ``conflict_ids`` (units in conflict that block; written only
 when there are some) and section 10 RBP's ``residual`` (written on every
-query that has one, available or not).
+query that has one, available or not). The shapes are written in
+:mod:`evalcore.contract.report_shapes`.
 """
 
 from typing import Any, Literal
@@ -13,24 +14,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from evalcore.contract.evaluation_protocol import EvalProtocol
-
-MetricName = Literal["precision", "recall", "ndcg", "reciprocal_rank"]
-METRICS: tuple[MetricName, ...] = ("precision", "recall", "ndcg", "reciprocal_rank")
-
-#: Readable names, ir_measures style, used in tables and reports (``{k}`` is the cutoff).
-METRIC_LABELS: dict[MetricName, str] = {
-    "precision": "P@{k}",
-    "recall": "R@{k}",
-    "ndcg": "nDCG@{k}",
-    "reciprocal_rank": "RR@{k}",
-}
-#: The aggregate of reciprocal_rank is MRR; the others keep their name.
-AGGREGATE_LABELS: dict[MetricName, str] = {
-    "precision": "P@{k}",
-    "recall": "R@{k}",
-    "ndcg": "nDCG@{k}",
-    "reciprocal_rank": "MRR@{k}",
-}
+from evalcore.contract.metric_names import (  # noqa: F401  (re-exported)
+    AGGREGATE_LABELS,
+    METRIC_LABELS,
+    METRICS,
+    MetricName,
+)
+from evalcore.contract.report_shapes import aggregate_shape, metric_shape
 
 Status = Literal["available", "unavailable"]
 
@@ -55,23 +45,8 @@ class MetricValue(BaseModel):
 
     @model_serializer(mode="plain")
     def _contract_shape(self) -> dict[str, Any]:
-        if self.status == "available":
-            out: dict[str, Any] = {"status": "available", "value": self.value}
-        else:
-            out = {
-                "status": "unavailable",
-                "value": None,
-                "reasons": list(self.reasons),
-                "blocking_ids": list(self.blocking_ids),
-            }
-            if self.conflict_ids:
-                out["conflict_ids"] = list(self.conflict_ids)
-            if self.lower is not None and self.upper is not None:
-                out["lower"] = self.lower
-                out["upper"] = self.upper
-        if self.residual is not None:
-            out["residual"] = self.residual
-        return out
+        return metric_shape(self.status, self.value, self.reasons, self.blocking_ids,
+                            self.conflict_ids, self.lower, self.upper, self.residual)
 
 
 class ReturnedDuplicate(BaseModel):
@@ -117,18 +92,7 @@ class AggregateValue(BaseModel):
 
     @model_serializer(mode="plain")
     def _contract_shape(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "status": self.status,
-            "value": self.value,
-            "n_queries": self.n_queries,
-            "n_available": self.n_available,
-            "n_missing": self.n_missing,
-            "reasons": dict(self.reasons),
-        }
-        if self.lower is not None and self.upper is not None:
-            out["lower"] = self.lower
-            out["upper"] = self.upper
-        return out
+        return aggregate_shape(self.__dict__)
 
 
 class Diagnostics(BaseModel):

@@ -58,27 +58,28 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, data_lines, read_source
 from evalcore.io.ties import pairs_in_runs, tied_runs
+from evalcore.io.trec_format import (  # noqa: F401  (QRELS_FIELDS, RUN_FIELDS, ...: re-exported)
+    INTEGER,
+    QRELS_FIELDS,
+    RUN_FIELDS,
+    gain_hint,
+    gain_map_note,
+    gain_table,
+    has_other_whitespace,
+    parse_gain_map,
+    run_notes,
+)
 
 if TYPE_CHECKING:
     from evalcore.contract.observation import Observation
 
-QRELS_FIELDS = ("query_id", "iteration", "doc_id", "gain")
-RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "tag")
-
 #: TREC fields are separated by spaces and tabs only (as in trec_eval).
 _FIELD_SEP = re.compile(r"[ \t]+")
-#: Characters ``str.split()`` treats as whitespace that are *not* TREC separators.
-_OTHER_WHITESPACE = re.compile(
-    "[\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-)
-#: An integer as trec_eval's ``atol`` reads one (ASCII digits); 18 digits at most.
-_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 #: Repeated-row notes kept per file (all are counted).
 _MAX_NOTES = 20
 
@@ -145,20 +146,6 @@ class TrecRun:
         return run_notes(self.name, self.tags, self.extra_column_lines)
 
 
-def run_notes(name: str, tags: Sequence[str], extra_column_lines: int = 0) -> list[str]:
-    """The notes of a run named ``name`` with these distinct tags (in order of appearance)."""
-    out = []
-    if len(tags) > 1:
-        shown = ", ".join(tags[:5]) + (", ..." if len(tags) > 5 else "")
-        out.append(f"{name}: {len(tags)} different run tags: {shown}")
-    if extra_column_lines:
-        out.append(
-            f"{name}: {extra_column_lines} line(s) have text after the tag; "
-            "it was ignored, as trec_eval ignores it"
-        )
-    return out
-
-
 # --- tokenizing ------------------------------------------------------------------------------
 
 #: Files are read in chunks of whole lines of about this many characters.
@@ -183,12 +170,6 @@ def _line_chunks(text: str) -> Iterator[tuple[int, list[str], bool]]:
         yield line_no, lines, not has_other_whitespace(chunk)
         line_no += len(lines)
         pos = end
-
-
-def has_other_whitespace(text: str) -> bool:
-    if text.isascii():
-        return any(c in text for c in "\x0b\x0c\x1c\x1d\x1e\x1f")
-    return _OTHER_WHITESPACE.search(text) is not None
 
 
 def _checked_fields(
@@ -378,7 +359,7 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
         for i, tok in enumerate(tokens):
             problem = table[tok]
             if isinstance(problem, str):
-                log.add(rows.lines.line(i), "gain", problem, _gain_hint(tok))
+                log.add(rows.lines.line(i), "gain", problem, gain_hint(tok))
     log.raise_if_any()
     if not rows.docs:
         log.add(None, None, "no judgments", "a qrels line is: query_id iteration doc_id gain")
@@ -390,38 +371,6 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
         if mapped:
             qrels.notes.append(gain_map_note(source.name, gain_map, mapped))
     return qrels
-
-
-def gain_map_note(name: str, gain_map: Mapping[int, int], mapped: Mapping[int, int]) -> str:
-    """The note on a gain map applied: ``mapped`` counts rows per raw gain, in order of appearance."""
-    applied = ", ".join(f"{raw}->{gain_map[raw]} ({n} rows)" for raw, n in mapped.items())
-    return f"{name}: gain map applied: {applied}"
-
-
-def gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int | str]:
-    """Each distinct gain token -> its gain, or -> an error message."""
-    out: dict[str, int | str] = {}
-    for tok in tokens:
-        if not _INTEGER.fullmatch(tok):
-            long = _INTEGER.fullmatch(tok[:18]) and tok.lstrip("+-").isdigit() and tok.isascii()
-            out[tok] = (f"gain {tok[:20]}... ({len(tok)} digits) is outside 0..4" if long
-                        else f"must be an integer, got '{tok[:40]}'")
-            continue
-        raw = int(tok)
-        gain = gain_map.get(raw, raw)
-        if 0 <= gain <= MAX_GAIN:
-            out[tok] = gain
-        elif raw in gain_map:
-            out[tok] = f"gain {raw} is mapped to {gain}, outside 0..4"
-        else:
-            out[tok] = f"gain {raw} is outside 0..4"
-    return out
-
-
-def _gain_hint(token: str) -> str:
-    if _INTEGER.fullmatch(token):
-        return f"map it with --gain-map '{int(token)}:N', N in 0..4"
-    return "gains are integers 0..4"
 
 
 def _group_qrels(name: str, rows: _Rows, gains: list[int]) -> Qrels:
@@ -641,27 +590,6 @@ def _order_blocks(
 
 
 # --- gain map --------------------------------------------------------------------------------
-
-
-def parse_gain_map(spec: str) -> dict[int, int]:
-    """Parse ``"-1:0,5:4"`` into ``{-1: 0, 5: 4}``; raise ValueError with what is wrong."""
-    out: dict[int, int] = {}
-    for part in spec.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        raw, sep, mapped = part.partition(":")
-        if not sep or not _INTEGER.fullmatch(raw.strip()) or not _INTEGER.fullmatch(mapped.strip()):
-            raise ValueError(f"'{part}' is not FROM:TO with integers, e.g. '-1:0,5:4'")
-        src, dst = int(raw), int(mapped)
-        if not 0 <= dst <= MAX_GAIN:
-            raise ValueError(f"'{part}' maps to {dst}; gains must be mapped into 0..4")
-        if src in out and out[src] != dst:
-            raise ValueError(f"gain {src} is mapped twice ({out[src]} and {dst})")
-        out[src] = dst
-    if not out:
-        raise ValueError("empty gain map; give FROM:TO pairs, e.g. '-1:0,5:4'")
-    return out
 
 
 # --- observations ----------------------------------------------------------------------------

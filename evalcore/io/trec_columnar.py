@@ -54,22 +54,13 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.query_order import natural_key
-from evalcore.contract.results import Diagnostics
 from evalcore.io.ties import pairs_in_runs, tied_runs
-from evalcore.io.trec import (
-    QRELS_FIELDS,
-    RUN_FIELDS,
-    gain_map_note,
-    gain_table,
-    has_other_whitespace,
-    run_notes,
-)
 from evalcore.io.trec_bytes import (
     Block,
     Decline,
@@ -83,6 +74,17 @@ from evalcore.io.trec_bytes import (
     split_block,
 )
 from evalcore.io.trec_eval_scope import scope_of_ids
+from evalcore.io.trec_format import (
+    QRELS_FIELDS,
+    RUN_FIELDS,
+    gain_map_note,
+    gain_table,
+    has_other_whitespace,
+    run_notes,
+)
+
+if TYPE_CHECKING:  # (or the plain ProtocolChoices: evalcore.contract.protocol_choices)
+    from evalcore.contract.evaluation_protocol import EvalProtocol
 
 #: Smaller inputs (both files together) are read by the careful reader (faster there).
 MIN_BYTES = 1 << 16
@@ -92,6 +94,17 @@ BLOCK_BYTES = 1 << 22
 _BAD_BYTES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
 _Decline = Decline
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnarInput:
+    """The packed batch of TREC files and the facts of its diagnostics, as plain values
+    (no pydantic: :mod:`evalcore.api.report_text` writes the command line's JSON from
+    them; :meth:`evalcore.api.inputs.EvalInput.from_columnar` makes the diagnostics' model)."""
+
+    batch: ObservationBatch
+    tied_score_pairs: int
+    notes: list[str]
 
 
 def columnar_trec_input(
@@ -104,8 +117,9 @@ def columnar_trec_input(
     all_queries: bool = False,
     gain_map: Mapping[int, int] | None = None,
     min_depth: int = 0,
-) -> tuple[ObservationBatch, Diagnostics] | None:
-    """The packed batch and diagnostics of TREC files, or None for the careful reader.
+) -> ColumnarInput | None:
+    """The packed batch and the facts of the diagnostics of TREC files, or None for the
+    careful reader.
 
     Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`.
     """
@@ -115,6 +129,8 @@ def columnar_trec_input(
     except OSError:
         return None
     try:
+        # (Read one after the other: on a second thread, the qrels took as long -- most of
+        # the reading holds the interpreter lock -- and peak RSS rose 15-35 MB.)
         labels = _read_qrels(qrels, gain_map or {})
         ranked = _read_run(run, max(k, min_depth))
         return _assemble(labels, ranked, k, complete=complete, protocol=protocol,
@@ -364,7 +380,7 @@ def _assemble(
     protocol: EvalProtocol,
     all_queries: bool,
     min_depth: int,
-) -> tuple[ObservationBatch, Diagnostics] | None:
+) -> ColumnarInput | None:
     window_query = np.concatenate(ranked.window_query)
     window_size = np.concatenate(ranked.window_size)
     window_docs = concat_words(ranked.window_docs)
@@ -418,11 +434,8 @@ def _assemble(
         query_ids, k, pos_offsets, pos_gain[flat], top_units, label_offsets,
         labels.gains[keep], population, protocol=protocol, min_depth=min_depth,
     )
-    diagnostics = Diagnostics(
-        tied_score_pairs=ranked.tied_pairs,
-        notes=[*notes, *labels.notes, *run_notes(ranked.name, list(ranked.tags))],
-    )
-    return batch, diagnostics
+    return ColumnarInput(batch, ranked.tied_pairs,
+                         [*notes, *labels.notes, *run_notes(ranked.name, list(ranked.tags))])
 
 
 def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,

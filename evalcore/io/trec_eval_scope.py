@@ -18,8 +18,10 @@ the query, which is what is done here.)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from evalcore.io.trec import Qrels, TrecRun
+if TYPE_CHECKING:
+    from evalcore.io.trec import Qrels, TrecRun
 
 #: Query IDs named per note before "...".
 _SHOWN = 5

@@ -46,7 +46,7 @@ from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
-from evalcore.store.resolution import resolved_gain_codes_unchecked, resolved_gains_unchecked
+from evalcore.store.resolution import resolved_gains_unchecked, working_labels_unchecked
 from evalcore.store.runs import RunInfo, get_run_unchecked
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.unit_codes import (
@@ -56,6 +56,7 @@ from evalcore.store.unit_codes import (
     run_ranking_codes_unchecked,
     unit_codes_of_unchecked,
 )
+from evalcore.store.working_labels import WorkingLabels, gathered_labels_unchecked
 
 
 def _run_rankings(
@@ -178,13 +179,13 @@ class ReferenceColumns:
     """A reference as plain columns: what observations' labels and completeness are made of."""
 
     #: query_id -> unit_id -> gain, or the sorted distinct gains of a unit in conflict,
-    #: units in unit_id order
-    gains: dict[str, dict[str, int | tuple[int, ...]]]
+    #: units in unit_id order (a whole study's working reference: each made when read)
+    gains: Mapping[str, dict[str, int | tuple[int, ...]]]
     #: query_id -> population-complete claim
     complete: dict[str, bool]
-    #: query_id -> the unit codes of ``gains[query_id]``'s units, in its order (comma-separated
-    #: text or a list; queries read without codes are absent: look them up)
-    unit_codes: dict[str, str | list[int]] | None = None
+    #: the whole study's working reference as read, columns of unit codes (None: another
+    #: read; :func:`coded_labels_unchecked` looks the units' codes up)
+    labels: WorkingLabels | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,34 +220,26 @@ class CodedLabels:
 
 def coded_labels_unchecked(db: sqlite_utils.Database, study_id: str,
                            reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
-    """The reference's labels over ``query_ids`` as :class:`CodedLabels` (the codes the
-    reference was read with; the other units' codes looked up)."""
+    """The reference's labels over ``query_ids`` as :class:`CodedLabels` (gathered from the
+    columns the working reference was read as; else the units' codes looked up)."""
+    if reference.labels is not None:
+        found = gathered_labels_unchecked(db, study_id, reference.labels, query_ids)
+        return CodedLabels(offsets=found.offsets, units=found.units, gain=found.gain,
+                           ids=found.ids)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [reference.gains.get(q, empty) for q in query_ids]
-    known = reference.unit_codes or {}
-    missing = [u for q, units in zip(query_ids, gains, strict=True) if units and q not in known
-               for u in units]
-    found = unit_codes_of_unchecked(db, study_id, missing) if missing else {}
-    texts = []  # every query's codes as comma-separated text, parsed in one call below
-    for q, units in zip(query_ids, gains, strict=True):
-        if units:
-            text = known.get(q)
-            if text is None:
-                text = [found.get(u, -1) for u in units]
-            texts.append(text if type(text) is str else ",".join(map(str, text)))
+    missing = [u for units in gains for u in units]
+    found_codes = unit_codes_of_unchecked(db, study_id, missing) if missing else {}
     counts = np.fromiter(map(len, gains), dtype=np.int64, count=len(gains))
     offsets = np.zeros(len(gains) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     values = list(chain.from_iterable(g.values() for g in gains))
     if tuple in set(map(type, values)):  # units in conflict: their codes
         values = [g if type(g) is int else conflict_code(g) for g in values]  # type: ignore[arg-type]
-    units = (np.fromstring(",".join(texts), dtype=np.int64, sep=",") if texts
-             else np.zeros(0, dtype=np.int64))
-    if units.size != len(values):
-        raise AssertionError(f"internal: {units.size} label codes for {len(values)} labels")
     return CodedLabels(
         offsets=offsets,
-        units=units,
+        units=np.fromiter((found_codes.get(u, -1) for u in missing), dtype=np.int64,
+                          count=len(missing)),
         gain=np.fromiter(values, dtype=np.int8, count=len(values)),
         ids=_LabelIds(gains),
     )
@@ -353,17 +346,14 @@ def reference_columns_unchecked(
     frozen version, as :class:`ReferenceColumns`."""
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
-        codes = None
         if query_ids is None:
-            gains, codes = resolved_gain_codes_unchecked(db, study_id, conflicts=True)
-        else:
-            gains = resolved_gains_unchecked(db, study_id, query_ids, conflicts=True)
-        complete = (
-            completeness_states_unchecked(db, study_id) if query_ids is None
-            else {q: is_complete_unchecked(db, study_id, q) for q in query_ids}
-        )
-        return ReferenceColumns(gains=gains, complete=complete,  # units in unit id order
-                                unit_codes=codes)
+            labels = working_labels_unchecked(db, study_id, conflicts=True)
+            return ReferenceColumns(gains=labels.gains,  # units in unit id order
+                                    complete=completeness_states_unchecked(db, study_id),
+                                    labels=labels)
+        return ReferenceColumns(
+            gains=resolved_gains_unchecked(db, study_id, query_ids, conflicts=True),
+            complete={q: is_complete_unchecked(db, study_id, q) for q in query_ids})
     gains = reference_labels_unchecked(db, study_id, reference)
     complete = reference_completeness_unchecked(db, study_id, reference)
     return ReferenceColumns(

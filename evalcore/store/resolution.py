@@ -24,9 +24,9 @@ Resolving given queries is one grouped, ordered SQL scan of ``label_events``
 (each annotator's latest label per unit) and one pass in Python; only units
 with an undo or an adjudication are replayed event by event. The working
 reference of a whole study (:func:`resolved_gains`) reads one row per query
-(its units and gains concatenated by SQLite): a query where every unit has a
-single label event needs no rule at all, and only the others go through that
-scan.
+(its units and gains concatenated by SQLite, :mod:`evalcore.store.working_labels`): a
+query where every unit has a single label event needs no rule at all, and only the
+others go through that scan.
 """
 
 from collections.abc import Iterable, Iterator
@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.contract.trusted_models import construct
 from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.working_labels import WorkingLabels, label_columns_unchecked
 
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]
 
@@ -317,58 +318,18 @@ def resolved_gains_unchecked(
     """
     if query_ids is not None:
         return _scanned_gains(db, study_id, query_ids, conflicts)
-    return resolved_gain_codes_unchecked(db, study_id, conflicts=conflicts)[0]
+    return dict(working_labels_unchecked(db, study_id, conflicts=conflicts).gains)
 
 
-def resolved_gain_codes_unchecked(
-    db: sqlite_utils.Database, study_id: str, *, conflicts: bool = False
-) -> tuple[dict[str, dict[str, Any]], dict[str, str | list[int]]]:
-    """:func:`resolved_gains_unchecked` of the whole study, and per query the unit codes
-    (:mod:`evalcore.store.unit_codes`) of its units in the same order (comma-separated
-    text, or a list), for the queries whose events all carry one (the others are absent:
-    look their units' codes up)."""
-    # The whole study: per query, its label events' unit ids, codes and gains concatenated
-    # by SQLite (one row per query). A query where every unit has exactly one event, a label,
-    # resolves to those gains as they are (one annotator, nothing to agree on or undo); the
-    # other queries (a unit labeled twice, undone or adjudicated) are resolved by the
-    # per-query scan, which applies every rule of the module docstring.
-    out: dict[str, dict[str, Any]] = {}
-    codes: dict[str, str | list[int]] = {}
-    replay: list[str] = []
-    for query_id, unit_text, gain_text, n_special, code_text, n_codes in db.execute(
-        "SELECT query_id, group_concat(unit_id, char(31)), "
-        "group_concat(CASE WHEN kind = 'label' THEN gain END, ''), "
-        "count(*) FILTER (WHERE kind != 'label' OR gain IS NULL), "
-        "group_concat(unit_code), count(unit_code) "
-        "FROM label_events WHERE study_id = ? GROUP BY query_id",
-        [study_id],
-    ):
-        units = unit_text.split(_UNIT_SEPARATOR)
-        if n_special or len(gain_text) != len(units) or len(set(units)) != len(units):
-            replay.append(query_id)
-            continue
-        gains = list(gain_text.encode("ascii").translate(_DIGIT_VALUES))
-        coded = n_codes == len(units)
-        if sorted(units) == units:
-            out[query_id] = dict(zip(units, gains, strict=True))
-            if coded:
-                codes[query_id] = code_text  # parsed by the reader, all at once
-        else:
-            order = sorted(range(len(units)), key=units.__getitem__)
-            out[query_id] = {units[i]: gains[i] for i in order}
-            if coded:
-                parsed = code_text.split(",")
-                codes[query_id] = [int(parsed[i]) for i in order]
+def working_labels_unchecked(db: sqlite_utils.Database, study_id: str, *,
+                             conflicts: bool = False) -> WorkingLabels:
+    """The whole study's working reference as columns (:mod:`evalcore.store.working_labels`),
+    the queries that need the rules resolved by them (units in conflict omitted, or, with
+    ``conflicts``, given as the sorted tuple of their gains)."""
+    labels, replay = label_columns_unchecked(db, study_id)
     if replay:
-        out.update(_scanned_gains(db, study_id, replay, conflicts))
-    return dict(sorted(out.items())), codes
-
-
-#: The separator the whole-study read puts between unit ids (a unit id holding it splits
-#: into more parts than the query has gains, so its query is replayed).
-_UNIT_SEPARATOR = "\x1f"
-#: ASCII digits '0'..'9' -> their values (``bytes.translate`` table).
-_DIGIT_VALUES = bytes(range(256)).replace(b"0123456789", bytes(range(10)))
+        labels.others = _scanned_gains(db, study_id, replay, conflicts)
+    return labels
 
 
 def _scanned_gains(

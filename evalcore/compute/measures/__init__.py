@@ -23,7 +23,7 @@ from evalcore.compute.measures import (
 from evalcore.compute.measures.base import MeasureArrays
 from evalcore.compute.measures.ranking import Cut, RankingArrays
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure
-from evalcore.contract.results import METRICS
+from evalcore.contract.metric_names import METRICS
 
 MEASURE_MODULES: dict[str, Callable[[Cut, Measure], MeasureArrays]] = {
     m.FAMILY: m.compute

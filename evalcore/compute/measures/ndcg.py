@@ -51,9 +51,9 @@ from evalcore.compute.measures.ranking import (
     segment_reduce,
     segment_sum,
 )
-from evalcore.contract.evaluation_protocol import GainMode
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.measures import Measure
+from evalcore.contract.protocol_choices import GainMode
 
 FAMILY = "nDCG"
 

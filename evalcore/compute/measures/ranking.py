@@ -22,12 +22,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evalcore.compute.batch import CODE_HIGH, CODE_LOW, CONFLICT_BASE, UNLABELED, ObservationBatch
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.gains import MAX_GAIN
+
+if TYPE_CHECKING:  # (or the plain ProtocolChoices: evalcore.contract.protocol_choices)
+    from evalcore.contract.evaluation_protocol import EvalProtocol
 
 
 def segment_count(query: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:

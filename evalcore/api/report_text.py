@@ -1,0 +1,132 @@
+"""The section-7 JSON of TREC files, written from the computed arrays without the report models.
+
+``evalcore evaluate --qrels F --run F`` (JSON out) prints what
+:func:`trec_files_json` returns: the files read column by column
+(:func:`~evalcore.io.trec_columnar.columnar_trec_input`), the arrays computed
+(:func:`~evalcore.compute.evaluate.compute`) and, in the plain case, the JSON written
+straight from them (:func:`plain_report_json`), so the command never imports
+pydantic (a third of its start-up) nor builds the ~50,000 models of 10,000 queries
+that it would only serialise. The bytes are those of
+:func:`evalcore.api.result.report_json` of :meth:`BatchResult.to_report`
+(``tests/test_report_text.py`` checks both paths against each other).
+
+The plain case: every query valid, every value of every measure available, no
+returned duplicate, and every number written as pydantic writes it (Python's
+``repr``; pydantic writes floats under 1e-4 without an exponent, so any such value
+leaves the case). Otherwise the same arrays are turned into the report models and
+written by pydantic. When the columnar reader declines, :func:`trec_files_json`
+returns None and the caller takes the general path (the careful reader, which
+names every bad line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from json.encoder import encode_basestring as _string
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evalcore.compute.evaluate import BatchResult, compute, packing_depth
+from evalcore.contract.protocol_choices import ProtocolChoices
+from evalcore.contract.report_shapes import aggregate_shape, metric_shape
+from evalcore.io.trec_columnar import columnar_trec_input
+
+if TYPE_CHECKING:
+    from evalcore.contract.measures import Measure
+
+#: Floats pydantic and ``repr`` write alike: 0 and magnitudes from this up (``1e-05`` is
+#: pydantic's ``0.00001``).
+_SMALLEST_ALIKE = 1e-4
+
+
+def trec_files_json(
+    qrels: str | PathLike[str],
+    run: str | PathLike[str],
+    k: int,
+    *,
+    complete: bool,
+    protocol: ProtocolChoices,
+    all_queries: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    measures: Sequence[Measure] | None = None,
+) -> str | None:
+    """The report JSON of TREC files (as ``evalcore evaluate`` prints it, without the final
+    line end), or None when the columnar reader declines the files."""
+    parts = columnar_trec_input(qrels, run, k, complete=complete, protocol=protocol,
+                                all_queries=all_queries, gain_map=gain_map,
+                                min_depth=packing_depth(measures))
+    if parts is None:
+        return None
+    result = compute(parts.batch, protocol, measures)
+    text = plain_report_json(result, parts.tied_score_pairs, parts.notes)
+    if text is not None:
+        return text
+    from evalcore.api.result import report_json
+    from evalcore.contract.evaluation_protocol import EvalProtocol
+    from evalcore.contract.results import Diagnostics
+
+    model = replace(result, protocol=EvalProtocol.of(protocol))
+    return report_json(model.to_report(
+        Diagnostics(tied_score_pairs=parts.tied_score_pairs, notes=parts.notes)))
+
+
+def plain_report_json(result: BatchResult, tied_score_pairs: int, notes: list[str]
+                      ) -> str | None:
+    """The report JSON of ``result`` in the plain case (module docstring), else None.
+    ``result.protocol`` is a :class:`ProtocolChoices`.
+
+    Each distinct value is encoded once (``"name":{"status":"available","value":v}``);
+    a query's line is its id, k and those texts joined."""
+    if not result.valid.all() or result.n_returned_duplicates or not result.metrics:
+        return None
+    columns: list[list[str]] = []
+    for name, m in result.metrics.items():
+        if not result.available(name).all() or not _alike(m.value):
+            return None
+        if m.residual is not None and not _alike(m.residual):
+            return None
+        residual = [None] * len(m.value) if m.residual is None else m.residual.tolist()
+        key = _dumps(name) + ":"
+        texts: dict[tuple[float, float | None], str] = {}
+        column = []
+        for v, res in zip(m.value.tolist(), residual, strict=True):
+            text = texts.get((v, res))
+            if text is None:
+                text = texts[v, res] = key + _dumps(
+                    metric_shape("available", v, (), (), (), None, None, res))
+            column.append(text)
+        columns.append(column)
+    aggregates = result.aggregate_fields()
+    if not all(f["status"] == "available" and _alike(np.array([f["value"]]))
+               for f in aggregates.values()):
+        return None
+    batch = result.batch
+    # A query's fields in QueryResult's order; valid, no reasons, no duplicates (above).
+    queries = ",".join(
+        f'{{"query_id":{_string(qid)},"k":{k},"valid":true,"reasons":[],"duplicates":[],'
+        f'"metrics":{{{metrics}}}}}'
+        for qid, k, metrics in zip(batch.query_ids, batch.k.tolist(),
+                                   map(",".join, zip(*columns, strict=True)), strict=True)
+    )
+    aggregates_text = _dumps({name: aggregate_shape(f) for name, f in aggregates.items()})
+    diagnostics = _dumps({"tied_score_pairs": tied_score_pairs,
+                          "returned_duplicates": result.n_returned_duplicates,
+                          "notes": list(notes)})
+    return (f'{{"protocol":{_dumps(result.protocol.reported())},"queries":[{queries}],'
+            f'"aggregates":{aggregates_text},"diagnostics":{diagnostics}}}')
+
+
+def _dumps(value: Any) -> str:
+    """JSON as pydantic writes it: compact, non-ASCII text as it is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _alike(values: np.ndarray) -> bool:
+    """Whether every value is finite and written alike by pydantic and ``repr``."""
+    magnitude = np.abs(values)
+    return bool(np.isfinite(values).all()
+                and not ((magnitude < _SMALLEST_ALIKE) & (magnitude > 0)).any())

@@ -1,0 +1,97 @@
+"""The TREC formats' rules that both TREC readers apply: the fields of a line, the gain
+table (and the gain map), the notes on a run's tags, the blanks that are no separator.
+
+The careful reader (:mod:`evalcore.io.trec`) and the columnar one
+(:mod:`evalcore.io.trec_columnar`) read them from here; this module imports neither
+the error log nor the report models (pydantic), so the columnar path starts fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from evalcore.contract.gains import MAX_GAIN
+
+QRELS_FIELDS = ("query_id", "iteration", "doc_id", "gain")
+RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "tag")
+
+#: Characters ``str.split()`` treats as whitespace that are *not* TREC separators.
+_OTHER_WHITESPACE = re.compile(
+    "[\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+#: An integer as trec_eval's ``atol`` reads one (ASCII digits); 18 digits at most.
+INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def run_notes(name: str, tags: Sequence[str], extra_column_lines: int = 0) -> list[str]:
+    """The notes of a run named ``name`` with these distinct tags (in order of appearance)."""
+    out = []
+    if len(tags) > 1:
+        shown = ", ".join(tags[:5]) + (", ..." if len(tags) > 5 else "")
+        out.append(f"{name}: {len(tags)} different run tags: {shown}")
+    if extra_column_lines:
+        out.append(
+            f"{name}: {extra_column_lines} line(s) have text after the tag; "
+            "it was ignored, as trec_eval ignores it"
+        )
+    return out
+
+
+def has_other_whitespace(text: str) -> bool:
+    if text.isascii():
+        return any(c in text for c in "\x0b\x0c\x1c\x1d\x1e\x1f")
+    return _OTHER_WHITESPACE.search(text) is not None
+
+
+def gain_map_note(name: str, gain_map: Mapping[int, int], mapped: Mapping[int, int]) -> str:
+    """The note on a gain map applied: ``mapped`` counts rows per raw gain, in order of appearance."""
+    applied = ", ".join(f"{raw}->{gain_map[raw]} ({n} rows)" for raw, n in mapped.items())
+    return f"{name}: gain map applied: {applied}"
+
+
+def gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int | str]:
+    """Each distinct gain token -> its gain, or -> an error message."""
+    out: dict[str, int | str] = {}
+    for tok in tokens:
+        if not INTEGER.fullmatch(tok):
+            long = INTEGER.fullmatch(tok[:18]) and tok.lstrip("+-").isdigit() and tok.isascii()
+            out[tok] = (f"gain {tok[:20]}... ({len(tok)} digits) is outside 0..4" if long
+                        else f"must be an integer, got '{tok[:40]}'")
+            continue
+        raw = int(tok)
+        gain = gain_map.get(raw, raw)
+        if 0 <= gain <= MAX_GAIN:
+            out[tok] = gain
+        elif raw in gain_map:
+            out[tok] = f"gain {raw} is mapped to {gain}, outside 0..4"
+        else:
+            out[tok] = f"gain {raw} is outside 0..4"
+    return out
+
+
+def gain_hint(token: str) -> str:
+    if INTEGER.fullmatch(token):
+        return f"map it with --gain-map '{int(token)}:N', N in 0..4"
+    return "gains are integers 0..4"
+
+
+def parse_gain_map(spec: str) -> dict[int, int]:
+    """Parse ``"-1:0,5:4"`` into ``{-1: 0, 5: 4}``; raise ValueError with what is wrong."""
+    out: dict[int, int] = {}
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        raw, sep, mapped = part.partition(":")
+        if not sep or not INTEGER.fullmatch(raw.strip()) or not INTEGER.fullmatch(mapped.strip()):
+            raise ValueError(f"'{part}' is not FROM:TO with integers, e.g. '-1:0,5:4'")
+        src, dst = int(raw), int(mapped)
+        if not 0 <= dst <= MAX_GAIN:
+            raise ValueError(f"'{part}' maps to {dst}; gains must be mapped into 0..4")
+        if src in out and out[src] != dst:
+            raise ValueError(f"gain {src} is mapped twice ({out[src]} and {dst})")
+        out[src] = dst
+    if not out:
+        raise ValueError("empty gain map; give FROM:TO pairs, e.g. '-1:0,5:4'")
+    return out
