@@ -1,18 +1,36 @@
 """The cheap up-front export checks say exactly what the exports themselves would refuse."""
 
 import io
+from pathlib import Path
 
+import pytest
+import sqlite_utils
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_fixtures import new_store
+from store_fixtures import new_store, store_at_version
 
-from evalcore.store.export_checks import qrels_refusal, run_refusal, tool_labels_refusal
+from evalcore.store.connection import open_store
+from evalcore.store.export_checks import (
+    qrels_refusal,
+    qrels_suspect_unchecked,
+    run_refusal,
+    run_suspect_unchecked,
+    tool_labels_refusal,
+)
 from evalcore.store.exports import ExportRefusedError, export_qrels, export_run
 from evalcore.store.labels import record_label
-from evalcore.store.runs import add_run
+from evalcore.store.runs import add_run, write_run_results
+from evalcore.store.schema import SCHEMA_VERSION, schema_version
 from evalcore.store.studies import QueryIn
 from evalcore.store.study_setup import add_queries
 from evalcore.store.tool_label_exports import export_tool_labels
+from evalcore.store.transaction import write_transaction
+from evalcore.store.trec_ids import (
+    PER_QUERY,
+    TREC_SPACE,
+    ids_suspect,
+    scan_run_suspect_unchecked,
+)
 
 #: Ids with the characters that matter: spaces of several kinds (no-break, ideographic), '#'.
 ids = st.text(alphabet="ab#1 \t\u00a0\u3000", min_size=1, max_size=4).filter(str.strip)
@@ -51,62 +69,159 @@ def test_a_clean_study_is_not_suspected_and_quepid_duplicates_are(tmp_path) -> N
     assert tool_labels_refusal(db, "s", "rre", None, viewer=None) is None
 
 
-#: Unit ids a label may carry: clean ones, and ones a TREC export refuses.
-label_ids = st.sampled_from(["A", "b-2", "d\u00e9j\u00e0", "x y", "tab\there", "nb\u00a0sp", "a\u3000b"])
+#: Ids a label or result may carry: clean ones, and ones a TREC export refuses.
+label_ids = st.sampled_from(["A", "b-2", "d\u00e9j\u00e0", "x y", "tab\there", "nb\u00a0sp",
+                             "a\u3000b", "", "l\u2028s", "#h"])
+query_ids = st.sampled_from(["q1", "q 2", "#q3", "q4", "", "q\x1c"])
+
+
+def _labels_scanned(db, study_id: str) -> bool:
+    """The whole reading of the study's label events (what the recorded fact stands for)."""
+    return ids_suspect(db.execute(PER_QUERY.format(source="label_events WHERE study_id = ?"),
+                                  [study_id]))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(batches=st.lists(st.lists(st.tuples(st.sampled_from(["q1", "q 2", "#q3", "q4"]), label_ids),
-                                 max_size=3), min_size=1, max_size=4))
-def test_label_ids_seen_label_by_label_is_the_whole_reading(tmp_path_factory, batches) -> None:
-    """Brought up to date after each batch of labels, the answer is the one a whole reading
-    gives, and the qrels check it feeds says what the export says."""
-    from evalcore.store.export_checks import label_ids_seen_unchecked
-
-    db = new_store(tmp_path_factory.mktemp("seen"))
-    seen = label_ids_seen_unchecked(db, "s")
-    assert not seen.suspect and seen.events == 0
-    for batch in batches:
+@given(batches=st.lists(st.lists(st.tuples(query_ids, label_ids), min_size=1, max_size=3),
+                        min_size=1, max_size=4))
+def test_the_recorded_facts_are_the_whole_reading(tmp_path_factory, batches) -> None:
+    """After each batch of labels (one event each) and each run (its results written in
+    chunks, as a staged import writes them), the facts the store recorded are what a whole
+    reading of the events and results says, and the checks they feed say what the exports
+    say."""
+    db = new_store(tmp_path_factory.mktemp("facts"))
+    for n, batch in enumerate(batches):
         for query_id, unit_id in batch:
-            record_label(db, study_id="s", query_id=query_id, unit_id=unit_id, gain=1,
-                         annotator="a")
-        seen = label_ids_seen_unchecked(db, "s", seen)
-        whole = label_ids_seen_unchecked(db, "s")
-        assert seen == whole
-        assert qrels_refusal(db, "s", None, viewer=None, suspect=seen.suspect) == _export_says(
+            if query_id and unit_id:
+                record_label(db, study_id="s", query_id=query_id, unit_id=unit_id, gain=1,
+                             annotator="a")
+            else:  # an empty id, which only another writer (an older import) could store
+                db.execute("INSERT INTO label_events (study_id, query_id, unit_id, gain, "
+                           "annotator, created_at) VALUES ('s', ?, ?, 1, 'a', 'now')",
+                           [query_id, unit_id])
+        assert qrels_suspect_unchecked(db, "s", None) == _labels_scanned(db, "s")
+        assert qrels_refusal(db, "s", None, viewer=None) == _export_says(
             lambda out: export_qrels(db, "s", out, viewer=None))
+        run_id = add_run(db, study_id="s", name=f"r{n}", source="imported", k=1,
+                         results=[("q0", 1, "A", 1.0)])
+        for i, (query_id, unit_id) in enumerate(batch):  # one chunk per query
+            with write_transaction(db):
+                write_run_results(db, run_id, [(f"{query_id}{i}", 1, unit_id, 1.0)])
+        assert run_suspect_unchecked(db, run_id) == scan_run_suspect_unchecked(db, run_id)
+        assert run_refusal(db, "s", f"r{n}", viewer=None) == _export_says(
+            lambda out, n=n: export_run(db, "s", f"r{n}", out, viewer=None))
 
 
-def test_a_reused_event_id_is_not_skipped(tmp_path) -> None:
-    """Event ids are reused after the last events are deleted (a discarded staged study):
-    a label of the study under an id already read past is still read."""
-    from evalcore.store.export_checks import label_ids_seen_unchecked
+def test_the_label_trigger_knows_every_space_trec_refuses() -> None:
+    """The label trigger's condition finds Python's ``\\s`` (the exports' rule), code point
+    by code point, in a query id and in a unit id."""
+    from evalcore.store.schema import _trec_suspect_sql
+
+    python = [n for n in range(1, 0x110000) if TREC_SPACE.match(chr(n))]
+    db = sqlite_utils.Database(memory=True)
+    for query_id, unit_id in (("'q' || char(n) || 'x'", "'A'"), ("'q'", "'d' || char(n) || 'é'")):
+        sql = [r[0] for r in db.execute(
+            "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1114111) "
+            f"SELECT n FROM c WHERE (n < 55296 OR n > 57343) AND "
+            f"{_trec_suspect_sql(query_id, unit_id)}")]
+        assert sql == python
+
+
+def test_a_label_of_another_study_or_written_by_sql_is_recorded(tmp_path) -> None:
+    """The fact is per study, and recorded whoever writes the event (a trigger)."""
     from evalcore.store.studies import StudyIn
     from evalcore.store.study_setup import create_study
 
     db = new_store(tmp_path)
     create_study(db, StudyIn(study_id="other", corpus_id="c"))
-    record_label(db, study_id="s", query_id="q1", unit_id="A", gain=1, annotator="a")
-    for unit in ("B", "C"):
-        record_label(db, study_id="other", query_id="q1", unit_id=unit, gain=1, annotator="a")
-    seen = label_ids_seen_unchecked(db, "s")
-    assert seen.through_event == 3 and not seen.suspect
-    # what discarding a staged study does to its events (the trigger lets only that delete)
-    db.execute("DROP TRIGGER label_events_append_only_d")
-    db.execute("DELETE FROM label_events WHERE study_id = 'other'")
-    for unit in ("has space", "D", "E"):  # ids 2 and 3 reused, 4 new
-        record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=1, annotator="a")
-    assert db.execute("SELECT event_id FROM label_events WHERE unit_id = 'has space'"
-                      ).fetchone()[0] == 2
-    assert label_ids_seen_unchecked(db, "s", seen) == label_ids_seen_unchecked(db, "s")
-    assert label_ids_seen_unchecked(db, "s", seen).suspect
+    record_label(db, study_id="other", query_id="q1", unit_id="has space", gain=1,
+                 annotator="a")
+    assert qrels_suspect_unchecked(db, "other", None)
+    assert not qrels_suspect_unchecked(db, "s", None)
+    db.execute("INSERT INTO label_events (study_id, query_id, unit_id, gain, annotator, "
+               "created_at) VALUES ('s', '#q', 'A', 1, 'a', '2026-01-01T00:00:00Z')")
+    assert qrels_suspect_unchecked(db, "s", None)
+
+
+def test_a_v15_store_migrates_with_its_facts(tmp_path) -> None:
+    """The v16 migration records the facts of the runs and labels stored before it: the
+    same answers as reading every result and event."""
+    path = tmp_path / "store.db"
+    runs = {1: [("q1", "A"), ("q1", "B")], 2: [("q1", "A"), ("q2", "x\u00a0y")],
+            3: [("#q", "A")], 4: [("q1", "")], 5: []}
+    rows = [f"INSERT INTO runs (run_id, study_id, name, source, k, created_at) VALUES "
+            f"({r}, 's', 'run{r}', 'imported', 2, '2026-01-01T00:00:00Z')" for r in runs]
+    rows += [f"INSERT INTO results (run_id, query_id, rank, unit_id, score) VALUES "
+             f"({r}, '{q}', {rank}, '{u}', 1.0)"
+             for r, results in runs.items() for rank, (q, u) in enumerate(results, 1)]
+    rows += ["INSERT INTO studies (study_id, name, corpus_id, created_at) "
+             "VALUES ('t', 't', 'c', '2026-01-01T00:00:00Z')",
+             "INSERT INTO studies (study_id, name, corpus_id, created_at) "
+             "VALUES ('u', 'u', 'c', '2026-01-01T00:00:00Z')"]
+    rows += ["INSERT INTO label_events (study_id, query_id, unit_id, gain, annotator, created_at)"
+             f" VALUES ('{s}', 'q1', '{u}', 1, 'ann', '2026-01-01T00:00:00Z')"
+             for s, u in (("s", "A"), ("s", "B"), ("t", "A"), ("t", "tab\there"))]
+    store_at_version(path, 15, *rows)
+    db = open_store(path)
+    assert schema_version(db) == SCHEMA_VERSION >= 16
+    assert {r: run_suspect_unchecked(db, r) for r in runs} == {
+        1: False, 2: True, 3: True, 4: True, 5: False}
+    for r in runs:
+        assert run_suspect_unchecked(db, r) == scan_run_suspect_unchecked(db, r)
+    assert [qrels_suspect_unchecked(db, s, None) for s in ("s", "t", "u")] == [False, True, False]
+    for s in ("s", "t", "u"):
+        assert qrels_suspect_unchecked(db, s, None) == _labels_scanned(db, s)
+    # the trigger is there after the migration
+    record_label(db, study_id="s", query_id="q1", unit_id="C D", gain=1, annotator="a")
+    assert qrels_suspect_unchecked(db, "s", None)
+
+
+def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch) -> None:
+    """A study imported from its archive (staged, written in chunks by other writers than
+    the app's) has the same facts, and a staged study's discard takes its facts along."""
+    from evalcore.store.study_archive import export_study, import_study, read_archive
+
+    db = new_store(tmp_path)
+    add_run(db, study_id="s", name="clean", source="imported", k=1, results=[("q1", 1, "A", 1.0)])
+    add_run(db, study_id="s", name="spaced", source="imported", k=1,
+            results=[("q1", 1, "A", 1.0), ("q2", 1, "x\u00a0y", 1.0)])
+    record_label(db, study_id="s", query_id="q 1", unit_id="A", gain=1, annotator="a")
+    out = tmp_path / "s.zip"
+    export_study(db, "s", out, actor="lead")
+    target = open_store(tmp_path / "other.db")
+    (tmp_path / "work").mkdir()
+    import_study(target, read_archive(out, tmp_path / "work"), actor="lead")
+    for store in (db, target):
+        facts = dict(store.execute("SELECT name, trec_suspect FROM runs").fetchall())
+        assert facts == {"clean": 0, "spaced": 1}
+        assert qrels_suspect_unchecked(store, "s", None)
+    # an import failing in its last step: the staged study is discarded, its fact with it
+    import evalcore.store.study_archive as archive_module
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(archive_module, "_restore_members", explode)
+    third = open_store(tmp_path / "third.db")
+    (tmp_path / "work3").mkdir()
+    with pytest.raises(OSError):
+        import_study(third, read_archive(out, tmp_path / "work3"), actor="lead")
+    assert third.execute("SELECT count(*) FROM label_id_suspects").fetchone()[0] == 0
+    assert third.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+def test_results_are_written_only_where_the_fact_is_recorded() -> None:
+    """Every result row goes through ``write_run_results``, which records the run's fact."""
+    root = Path(__file__).resolve().parent.parent / "evalcore"
+    writers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                     if "INTO results" in p.read_text(encoding="utf-8"))
+    assert writers == ["store/runs.py"]
 
 
 def test_the_suspect_checks_find_exactly_what_the_exports_refuse(tmp_path) -> None:
     """A run's suspect check is exact (empty ids, whitespace, a leading '#'); the qrels one
     reads every event (an undone label with a space is still a suspect: the export, run
     then, says there is nothing to refuse)."""
-    from evalcore.store.export_checks import qrels_suspect_unchecked, run_suspect_unchecked
     from evalcore.store.labels import undo_last_label
 
     db = new_store(tmp_path)

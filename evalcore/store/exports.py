@@ -45,6 +45,7 @@ from evalcore.store.references import reference_labels_unchecked
 from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.runs import get_run_unchecked
 from evalcore.store.scoping import require_study_view
+from evalcore.store.trec_ids import TREC_SPACE
 
 LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")
 ScoreMode = Literal["auto", "original", "rank"]
@@ -54,10 +55,6 @@ class ExportSummary(BaseModel):
     kind: str
     rows: int
     warnings: list[str] = Field(default_factory=list)
-
-
-#: A character a TREC file cannot hold inside an id (its fields are split on whitespace).
-TREC_SPACE = re.compile(r"\s")
 
 
 class ExportRefusedError(ValueError):

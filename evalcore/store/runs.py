@@ -15,6 +15,7 @@ from evalcore.store.lookup import not_found
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.staging import staging_owner
 from evalcore.store.transaction import write_transaction
+from evalcore.store.trec_ids import record_run_suspects
 from evalcore.store.unit_codes import assign_unit_codes, pack_codes
 
 
@@ -81,7 +82,9 @@ def add_run(
 def write_run_results(
     db: sqlite_utils.Database, run_id: int, results: Iterable[tuple[str, int, str, float | None]]
 ) -> None:
-    """Insert results (whole queries) and their packed rankings (inside the caller's transaction)."""
+    """Insert results (whole queries) and their packed rankings (inside the caller's
+    transaction), and record whether they hold an id a TREC file cannot hold
+    (:mod:`evalcore.store.trec_ids`)."""
     packed: dict[str, list[tuple[int, str, float | None]]] = {}
 
     def rows() -> Iterator[tuple[int, str, int, str, float | None]]:
@@ -105,6 +108,7 @@ def write_run_results(
         "VALUES (?, ?, ?, ?, ?)",
         (_packed_row(run_id, q, entries, codes) for q, entries in packed.items()),
     )
+    record_run_suspects(db, run_id, ((q, [u for _, u, _ in entries]) for q, entries in packed.items()))
 
 
 def stage_run(

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import sqlite_utils
 
 from evalcore.store.transaction import write_transaction
+from evalcore.store.trec_ids import backfill_trec_suspects
 from evalcore.store.unit_codes import backfill_unit_codes
 
 
@@ -639,16 +640,60 @@ BEGIN
 END;
 """
 
+# v16: whether a stored run or a study's label events hold an id a TREC file cannot hold (a
+# suspect: empty, whitespace, a query id starting with '#'; evalcore.store.trec_ids), kept
+# as facts so the Data page's export checks read no result or label. ``runs.trec_suspect``
+# is set by the writer of a run's results (and, for the runs stored before, by the backfill
+# :data:`BACKFILLS`); ``label_id_suspects`` holds a row per study one of whose label events
+# holds such an id, added by a trigger on every insert whoever the writer, and for the
+# events written before by this migration. Never taken back: a label undone keeps its event
+# (the check then runs the export, which says whether it refuses).
+
+#: The code points Python's ``\s`` matches (``trec_ids.TREC_SPACE``), written out: a
+#: migration never changes (the tests check them against ``TREC_SPACE``).
+_TREC_SPACE_CODES = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194,
+                     8195, 8196, 8197, 8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287,
+                     12288)
+#: A GLOB pattern matching a text holding any of them.
+_TREC_SPACE_GLOB = f"'*[' || char({', '.join(map(str, _TREC_SPACE_CODES))}) || ']*'"
+
+
+def _trec_suspect_sql(query_id: str, unit_id: str) -> str:
+    """SQL: whether the ids ``query_id`` and ``unit_id`` (column expressions) hold one a TREC
+    file cannot hold (``trec_ids.ids_suspect`` of one row). Ids of printable ASCII only (no
+    space among them) skip the whitespace pattern: one range test per character (a label
+    insert's trigger, 2-3 times cheaper per row)."""
+    space = f"({query_id} GLOB {_TREC_SPACE_GLOB} OR {unit_id} GLOB {_TREC_SPACE_GLOB})"
+    return (f"({query_id} = '' OR {unit_id} = '' OR substr({query_id}, 1, 1) = '#' "
+            f"OR (({query_id} || {unit_id}) GLOB '*[^!-~]*' AND {space}))")
+
+
+_V16 = f"""
+ALTER TABLE runs ADD COLUMN trec_suspect INTEGER NOT NULL DEFAULT 0 CHECK (trec_suspect IN (0, 1));
+CREATE TABLE label_id_suspects (
+    study_id TEXT PRIMARY KEY REFERENCES studies(study_id)
+) WITHOUT ROWID;
+INSERT INTO label_id_suspects (study_id)
+SELECT DISTINCT study_id FROM label_events WHERE {_trec_suspect_sql("query_id", "unit_id")};
+CREATE TRIGGER label_events_trec_suspect AFTER INSERT ON label_events
+WHEN {_trec_suspect_sql("new.query_id", "new.unit_id")}
+BEGIN
+    INSERT INTO label_id_suspects (study_id) SELECT new.study_id
+    WHERE NOT EXISTS (SELECT 1 FROM label_id_suspects WHERE study_id = new.study_id);
+END;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15,
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 #: Version reached -> what runs after its SQL, in the same transaction (data that SQL
 #: alone cannot write).
-BACKFILLS: dict[int, Callable[[sqlite_utils.Database], None]] = {15: backfill_unit_codes}
+BACKFILLS: dict[int, Callable[[sqlite_utils.Database], None]] = {
+    15: backfill_unit_codes, 16: backfill_trec_suspects}
 
 
 class SchemaTooNewError(RuntimeError):
