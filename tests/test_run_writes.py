@@ -20,8 +20,9 @@ from store_fixtures import new_store
 
 from evalcore.store.runs import add_run
 
-#: Unit ids a JSON encoder must escape (quote, backslash, control), non-ASCII, plain.
-UNITS = ["a", "b", "doc-7", 'q"uote', "back\\slash", "tab\tid", "é", "日本", "\u2028", "z" * 30]
+#: Unit ids a JSON encoder must escape (quote, backslash, control, NUL), non-ASCII, plain.
+UNITS = ["a", "b", "doc-7", 'q"uote', "back\\slash", "tab\tid", "nul\x00", "é", "日本", "\u2028",
+         "😀", "z" * 30]
 score = st.one_of(st.none(), st.floats(allow_nan=False, width=64), st.integers(-5, 5).map(float))
 ranking = st.lists(st.tuples(st.sampled_from(UNITS), score), max_size=6)
 queries = st.dictionaries(st.sampled_from(["q1", "q10", "q2", "Q", "q é"]), ranking, max_size=5)

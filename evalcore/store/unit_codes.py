@@ -51,16 +51,19 @@ def unit_codes_of_unchecked(
 
     Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
     again: 59,482 of 59,482 units, 0.14 -> 0.07 s), it is read whole in one pass instead of
-    ``IN`` lists of :data:`_CHUNK` (into a dict by the driver, then looked up: 0.12 -> 0.07 s
-    CPU for those 59,482 units, against a filter of every row read)."""
+    ``IN`` lists of :data:`_CHUNK`: as two JSON arrays built in the same pass (ids and
+    codes, paired by position), parsed by ``json.loads`` and looked up (those 59,482 units:
+    0.12 s CPU filtered row by row, 0.05 s read into a dict row by row, 0.03 s so)."""
     wanted = list(dict.fromkeys(unit_ids))
     if not wanted:
         return {}
     size = db.conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
                            "WHERE study_id = ?", [study_id]).fetchone()[0]  # codes are dense
     if size <= _WHOLE * len(wanted):
-        whole = dict(db.conn.execute(
-            "SELECT unit_id, unit_code FROM study_units WHERE study_id = ?", [study_id]))
+        ids, codes = db.conn.execute(
+            "SELECT json_group_array(unit_id), json_group_array(unit_code) FROM study_units "
+            "WHERE study_id = ?", [study_id]).fetchone()
+        whole = dict(zip(json.loads(ids), json.loads(codes), strict=True))
         return {unit: whole[unit] for unit in wanted if unit in whole}
     out: dict[str, int] = {}
     for chunk in _chunks(wanted):
