@@ -125,8 +125,7 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
                                     for q, ranks, units, scores in queries))
     study_id = conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
     every_unit = list(chain.from_iterable(units for _, _, units, _ in queries))
-    codes = assign_unit_codes(db, study_id, every_unit)
-    packed = pack_codes([codes[u] for u in every_unit])  # every query's codes, sliced below
+    packed = pack_codes(assign_unit_codes(db, study_id, every_unit))  # sliced per query below
     size = CODE_DTYPE.itemsize
     rows = []
     start = 0
