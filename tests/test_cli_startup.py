@@ -74,7 +74,9 @@ NOT_FOR_THE_STORE = ("pandas", "pyarrow", "streamlit", "plotly", "scipy")
 #: What the lexical re-execution does not need either: the metric computer and the report and
 #: observation models (the store's access checks imported them: ~0.1 s CPU).
 NOT_FOR_RETRIEVAL = ("evalcore.store.observations", "evalcore.compute.batch",
-                     "evalcore.contract.results", "evalcore.contract.observation")
+                     "evalcore.contract.results", "evalcore.contract.observation",
+                     # the reference store: only a pin naming a reference version reads it
+                     "evalcore.store.references", "evalcore.store.resolution")
 
 
 def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):

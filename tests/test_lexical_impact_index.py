@@ -182,3 +182,20 @@ def test_every_statement_building_the_pinned_fts5_index_looks_documents_up_by_ke
             assert any(step.startswith("SEARCH d") and "(corpus_id=? AND doc_id=?" in step
                        for step in plan), plan
             assert not any(step.startswith("SCAN d") for step in plan), plan
+
+
+@pytest.mark.parametrize("ids", [["d1", "d10", "d2", "x" * 300, ""],
+                                 ["d1", "café", "東京-7", "d\u0301", ""]])
+def test_a_saved_index_loads_back_the_same_ids_and_tokens(tmp_path, ids):
+    """Doc ids and tokens come back from the file as they were, ASCII (read by slicing the
+    decoded text) or not (decoded piece by piece)."""
+    from evalcore.retrieval.impact_index import ImpactIndex
+
+    docs = [(doc_id, f"t{i}", f"{doc_id} w{i} shared") for i, doc_id in enumerate(ids)]
+    index = ImpactIndex.build(docs, lambda texts: [text.split() for text in texts])
+    path = tmp_path / "i.index"
+    with path.open("wb") as stream:
+        index.save(stream)
+    loaded = ImpactIndex.load(path)
+    assert loaded.doc_ids == index.doc_ids == ids
+    assert loaded.tokens == index.tokens

@@ -218,6 +218,21 @@ def test_results_are_written_only_where_the_fact_is_recorded() -> None:
     assert writers == ["store/runs.py"]
 
 
+def test_a_run_stored_as_rankings_records_its_fact(tmp_path) -> None:
+    """The lexical workflow hands the store rankings (``add_run(rankings=...)``), not rows:
+    the same writer records the fact, equal to a scan of what was stored."""
+    db = new_store(tmp_path)
+    clean = add_run(db, study_id="s", name="clean", source="lexical", k=2,
+                    rankings={"q1": (("A", 2.0), ("B", 1.0)), "q2": ()})
+    spaced = add_run(db, study_id="s", name="spaced", source="lexical", k=2,
+                     rankings={"q1": (("A", 2.0),), "q2": (("a\u00a0b", 1.0),)})
+    hashed = add_run(db, study_id="s", name="hashed", source="lexical", k=2,
+                     rankings={"#q": (("A", 2.0),)})
+    for run_id, suspect in [(clean, False), (spaced, True), (hashed, True)]:
+        assert run_suspect_unchecked(db, run_id) is suspect
+        assert scan_run_suspect_unchecked(db, run_id) is suspect
+
+
 def test_the_suspect_checks_find_exactly_what_the_exports_refuse(tmp_path) -> None:
     """A run's suspect check is exact (empty ids, whitespace, a leading '#'); the qrels one
     reads every event (an undone label with a space is still a suspect: the export, run

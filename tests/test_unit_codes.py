@@ -390,5 +390,5 @@ def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored
         written = unit_codes.assign_unit_codes(db, "s", asked)
     assert got == {u: table[u] for u in asked if u in table}
     new = [u for u in dict.fromkeys(asked) if u not in table]
-    assert written == {**got, **dict(zip(new, range(len(table), len(table) + len(new)),
-                                         strict=True))}
+    codes = {**got, **dict(zip(new, range(len(table), len(table) + len(new)), strict=True))}
+    assert written == [codes[u] for u in asked]

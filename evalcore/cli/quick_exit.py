@@ -12,7 +12,8 @@ What is skipped is the finalisers of objects in reference cycles at exit, so
 only a command that leaves nothing to them calls this: one that writes its
 output through ``click.echo`` (the standard streams are flushed at exit
 anyway) and holds no store connection (SQLite checkpoints its write-ahead log
-when a connection is closed). Today: ``evaluate`` from files.
+when a connection is closed). Today: ``evaluate`` from files, and ``retrieve`` once it
+has stored the run and closed the store.
 A process-wide setting: the command line's only (docs/architecture.md,
 "Process-wide state").
 """

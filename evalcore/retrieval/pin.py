@@ -32,7 +32,6 @@ from evalcore.store.pins import (
     visible_documents,
 )
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.references import ReferenceNotFoundError, get_reference_unchecked
 from evalcore.store.scoping import require_organisations
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
@@ -161,6 +160,10 @@ def _check_reference_version(
 ) -> None:
     if version is None:
         return
+    # Imported here: only a pin that names a reference needs the reference store (and its
+    # resolution and completeness modules), which re-executing a pin never does.
+    from evalcore.store.references import ReferenceNotFoundError, get_reference_unchecked
+
     try:
         get_reference_unchecked(db, study_id, version)
     except ReferenceNotFoundError as exc:

@@ -89,8 +89,7 @@ def execute_protocol(
         raise ValueError(f"study {study_id!r} has no query; add queries before retrieving")
 
     refusal: RetrievalRefused | None = None
-    results: list[tuple[str, int, str, float]] = []
-    executed: list[str] = []
+    rankings: dict[str, list[tuple[str, float]]] = {}  # query id -> ranking, in query order
     ranking_s = ranking_cpu_s = 0.0  # the query time (wall, CPU): ranking, nothing else
     with read_snapshot(db):  # one consistent read view for revalidation and ranking
         changes = revalidate(db, pinned)
@@ -105,11 +104,7 @@ def execute_protocol(
                     for query_id, text in queries.items():
                         if time_budget_s is not None and monotonic() - started >= time_budget_s:
                             break
-                        for rank, (doc_id, score) in enumerate(
-                            index.search(text, pinned.protocol.top_k), start=1
-                        ):
-                            results.append((query_id, rank, doc_id, score))
-                        executed.append(query_id)
+                        rankings[query_id] = index.search(text, pinned.protocol.top_k)
                     ranking_s = time.perf_counter() - ranking_started[0]
                     ranking_cpu_s = time.thread_time() - ranking_started[1]
 
@@ -125,8 +120,7 @@ def execute_protocol(
         )
         raise refusal
 
-    done = set(executed)
-    unexecuted = [q for q in queries if q not in done]
+    unexecuted = [q for q in queries if q not in rankings]
     protocol = run_protocol(pinned, queries_total=len(queries), unexecuted=unexecuted,
                             time_budget_s=time_budget_s)
     with write_transaction(db):
@@ -136,7 +130,7 @@ def execute_protocol(
             name=run_name,
             source="lexical",
             k=pinned.protocol.top_k,
-            results=results,
+            rankings=rankings,
             protocol=protocol,
             corpus_fingerprint=pinned.corpus_fingerprint,
             scan_complete=not unexecuted,
@@ -151,9 +145,9 @@ def execute_protocol(
                 "run": run_name,
                 "protocol": protocol_name,
                 "corpus_fingerprint": pinned.corpus_fingerprint,
-                "queries_executed": len(executed),
+                "queries_executed": len(rankings),
                 "queries_total": len(queries),
-                "results": len(results),
+                "results": sum(map(len, rankings.values())),
                 "elapsed_s": round(monotonic() - started, 3),
                 "ranking_s": round(ranking_s, 3),
                 "ranking_cpu_s": round(ranking_cpu_s, 3),

@@ -1,7 +1,8 @@
 """Runs and their ranked results."""
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Literal
 
@@ -12,11 +13,12 @@ from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.lookup import not_found
+from evalcore.store.multirow import insert_rows
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.staging import staging_owner
 from evalcore.store.transaction import write_transaction
 from evalcore.store.trec_ids import record_run_suspects
-from evalcore.store.unit_codes import assign_unit_codes, pack_codes
+from evalcore.store.unit_codes import CODE_DTYPE, assign_unit_codes, pack_codes
 
 
 class RunInfo(BaseModel):
@@ -37,6 +39,10 @@ class RunNotFoundError(LookupError):
     """The named run is not in this study."""
 
 
+#: One query's ranking as a ranker returns it: ``(unit_id, score)``, best first (ranks 1, 2, ...).
+Ranking = Sequence[tuple[str, float | None]]
+
+
 def add_run(
     db: sqlite_utils.Database,
     *,
@@ -44,18 +50,23 @@ def add_run(
     name: str,
     source: Literal["lexical", "imported"],
     k: int,
-    results: Iterable[tuple[str, int, str, float | None]],
+    results: Iterable[tuple[str, int, str, float | None]] | None = None,
+    rankings: Mapping[str, Ranking] | None = None,
     protocol: dict | None = None,
     corpus_fingerprint: str | None = None,
     scan_complete: bool = True,
     actor: str | None = None,
 ) -> int:
-    """Store a run and its results (query_id, rank, unit_id, score) atomically.
+    """Store a run and its results atomically: ``results`` (rows ``(query_id, rank, unit_id,
+    score)``) or ``rankings`` (query id -> :data:`Ranking`; an empty ranking stores nothing),
+    the same stored run either way.
 
     A run name is unique within a study: an existing run is never overwritten.
     Returns the new run_id. In a team-mode study ``actor`` needs the lead role
     (:mod:`evalcore.access`); PermissionDenied writes nothing.
     """
+    if (results is None) == (rankings is None):
+        raise TypeError("add_run takes results or rankings (one of them)")
     require_known_study(db, actor, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
@@ -75,7 +86,12 @@ def add_run(
             ],
         )
         run_id = int(cursor.lastrowid)
-        write_run_results(db, run_id, results)
+        if rankings is None:
+            write_run_results(db, run_id, results or ())
+        else:
+            _write_queries(db, run_id, [
+                (q, range(1, len(ranking) + 1), *zip(*ranking, strict=True))
+                for q, ranking in rankings.items() if ranking])
     return run_id
 
 
@@ -83,32 +99,50 @@ def write_run_results(
     db: sqlite_utils.Database, run_id: int, results: Iterable[tuple[str, int, str, float | None]]
 ) -> None:
     """Insert results (whole queries) and their packed rankings (inside the caller's
-    transaction), and record whether they hold an id a TREC file cannot hold
-    (:mod:`evalcore.store.trec_ids`)."""
-    packed: dict[str, list[tuple[int, str, float | None]]] = {}
-
-    def rows() -> Iterator[tuple[int, str, int, str, float | None]]:
-        for q, r, u, s in results:
-            entry = packed.get(q)
-            if entry is None:
-                entry = packed[q] = []
-            entry.append((r, u, s))
-            yield run_id, q, r, u, s
-
-    db.conn.executemany(
-        "INSERT INTO results (run_id, query_id, rank, unit_id, score) VALUES (?, ?, ?, ?, ?)",
-        rows(),
-    )
-    study_id = db.conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
-    for entries in packed.values():
+    transaction)."""
+    grouped: dict[str, list[tuple[int, str, float | None]]] = {}
+    for q, r, u, s in results:
+        entries = grouped.get(q)
+        if entries is None:
+            entries = grouped[q] = []
+        entries.append((r, u, s))
+    for entries in grouped.values():
         entries.sort(key=itemgetter(0))
-    codes = assign_unit_codes(db, study_id, (u for entries in packed.values() for _, u, _ in entries))
-    db.conn.executemany(
+    _write_queries(db, run_id, [(q, *zip(*entries, strict=True)) for q, entries in grouped.items()])
+
+
+#: One query's results as columns: (query_id, ranks, unit_ids, scores), ranks ascending.
+_Columns = tuple[str, Sequence[int], Sequence[str], Sequence[float | None]]
+
+
+def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Columns]) -> None:
+    """Insert the queries' results (one row per result, :mod:`evalcore.store.multirow`) and
+    their packed rankings (one row per query: JSON arrays, best first, ``repr`` floats that
+    read back exactly, and the units' codes, :mod:`evalcore.store.unit_codes`), in one pass
+    each, inside the caller's transaction, and record whether they hold an id a TREC file
+    cannot hold (:mod:`evalcore.store.trec_ids`). New unit codes are given in the queries'
+    order, ranks in order."""
+    conn = db.conn
+    insert_rows(conn, "INSERT INTO results (run_id, query_id, rank, unit_id, score)", 5,
+                chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
+                                    for q, ranks, units, scores in queries))
+    study_id = conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
+    every_unit = list(chain.from_iterable(units for _, _, units, _ in queries))
+    packed = pack_codes(assign_unit_codes(db, study_id, every_unit))  # sliced per query below
+    size = CODE_DTYPE.itemsize
+    rows = []
+    start = 0
+    for q, _, units, scores in queries:
+        end = start + size * len(units)
+        rows.append((run_id, q, json.dumps(units, ensure_ascii=False), json.dumps(scores),
+                     packed[start:end]))
+        start = end
+    conn.executemany(
         "INSERT INTO run_rankings (run_id, query_id, unit_ids, scores, unit_codes) "
         "VALUES (?, ?, ?, ?, ?)",
-        (_packed_row(run_id, q, entries, codes) for q, entries in packed.items()),
+        rows,
     )
-    record_run_suspects(db, run_id, ((q, [u for _, u, _ in entries]) for q, entries in packed.items()))
+    record_run_suspects(db, run_id, ((q, units) for q, _, units, _ in queries))
 
 
 def stage_run(
@@ -157,24 +191,8 @@ def _check_name_free(db: sqlite_utils.Database, study_id: str, name: str) -> Non
         )
 
 
-def _packed_row(
-    run_id: int, query_id: str, entries: list[tuple[int, str, float | None]],
-    codes: dict[str, int],
-) -> tuple[int, str, str, str, bytes]:
-    """One query's ranking (sorted by rank) as JSON arrays, best first (``repr`` floats read
-    back exactly), and its units' codes (:mod:`evalcore.store.unit_codes`)."""
-    units = [u for _, u, _ in entries]
-    return (
-        run_id,
-        query_id,
-        json.dumps(units, ensure_ascii=False),
-        json.dumps([s for _, _, s in entries]),
-        pack_codes([codes[u] for u in units]),
-    )
-
-
 def packed_unit_ids(text: str) -> list[str]:
-    """A packed ranking's unit ids (``run_rankings.unit_ids``, as :func:`_packed_row` writes
+    """A packed ranking's unit ids (``run_rankings.unit_ids``, as :func:`_write_queries` writes
     them): split at the separators ``json.dumps`` writes when no id needed an escape (no
     backslash: no id holds a quote or a control character), else parsed as JSON."""
     if "\\" in text:

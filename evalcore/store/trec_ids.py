@@ -8,8 +8,9 @@ an export refuses, which the export itself then judges) is recorded when they ar
 written, so the Data page reads a fact instead of every result or label:
 
 * ``runs.trec_suspect``: set by :func:`record_run_suspects` as each chunk of a run's
-  results is written (:func:`evalcore.store.runs.write_run_results`, the one writer of
-  results; a stored run never changes);
+  results is written (``evalcore.store.runs._write_queries``, the one writer of results,
+  whether they come as rows or as the lexical workflow's rankings; a stored run never
+  changes);
 * ``label_id_suspects``: a row per study one of whose label events (undone or not) holds
   such an id, added by a trigger on every label event insert, whoever the writer. Its
   SQL condition mirrors :data:`TREC_SPACE` by code point (``schema._TREC_SPACE_CODES``,

@@ -47,23 +47,33 @@ def unit_codes_of_unchecked(
     db: sqlite_utils.Database, study_id: str, unit_ids: Iterable[str]
 ) -> dict[str, int]:
     """unit id -> code of those of ``unit_ids`` that have one (the others were never
-    returned by a stored run of the study).
-
-    Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
-    again: 59,482 of 59,482 units, 0.14 -> 0.07 s), it is read whole in one pass instead of
-    ``IN`` lists of :data:`_CHUNK`."""
+    returned by a stored run of the study)."""
     wanted = list(dict.fromkeys(unit_ids))
     if not wanted:
         return {}
+    table = _code_table(db, study_id, wanted)
+    return {unit: table[unit] for unit in wanted if unit in table}
+
+
+def _code_table(
+    db: sqlite_utils.Database, study_id: str, unit_ids: Sequence[str]
+) -> dict[str, int]:
+    """unit id -> code of (at least) those of ``unit_ids`` that have one.
+
+    Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
+    again: 59,482 of 59,482 units, 0.14 -> 0.07 s), it is read whole in one pass instead of
+    ``IN`` lists of :data:`_CHUNK`: as two JSON arrays built in the same pass (ids and
+    codes, paired by position) parsed by ``json.loads`` (those 59,482 units: 0.05 s CPU
+    read into a dict row by row, 0.02 s so)."""
     size = db.conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
                            "WHERE study_id = ?", [study_id]).fetchone()[0]  # codes are dense
-    if size <= _WHOLE * len(wanted):
-        asked = set(wanted)
-        return {unit: code for unit, code in db.conn.execute(
-            "SELECT unit_id, unit_code FROM study_units WHERE study_id = ?", [study_id])
-            if unit in asked}
+    if size <= _WHOLE * len(unit_ids):
+        ids, codes = db.conn.execute(
+            "SELECT json_group_array(unit_id), json_group_array(unit_code) FROM study_units "
+            "WHERE study_id = ?", [study_id]).fetchone()
+        return dict(zip(json.loads(ids), json.loads(codes), strict=True))
     out: dict[str, int] = {}
-    for chunk in _chunks(wanted):
+    for chunk in _chunks(list(dict.fromkeys(unit_ids))):
         out.update(db.conn.execute(
             "SELECT unit_id, unit_code FROM study_units WHERE study_id = ? AND unit_id IN "
             f"({', '.join('?' * len(chunk))})", [study_id, *chunk]).fetchall())
@@ -71,14 +81,18 @@ def unit_codes_of_unchecked(
 
 
 def assign_unit_codes(
-    db: sqlite_utils.Database, study_id: str, unit_ids: Iterable[str]
-) -> dict[str, int]:
-    """unit id -> code of every one of ``unit_ids``, giving the new ones the next codes in
-    first-seen order (inside the caller's write transaction)."""
-    wanted = list(dict.fromkeys(unit_ids))
-    known = unit_codes_of_unchecked(db, study_id, wanted)
-    new = [u for u in wanted if u not in known]
-    if new:
+    db: sqlite_utils.Database, study_id: str, unit_ids: Sequence[str]
+) -> list[int]:
+    """The code of each of ``unit_ids``, in order, giving the units without one the next
+    codes in first-seen order (inside the caller's write transaction). Looked up in one
+    pass of the driver's ``map`` (a re-executed 100,000-result run: 0.11 -> 0.05 s CPU
+    against a dict of the distinct units filtered, then looked up)."""
+    if not unit_ids:
+        return []
+    table = _code_table(db, study_id, unit_ids)
+    codes: list[int | None] = list(map(table.get, unit_ids))
+    if None in codes:
+        new = list(dict.fromkeys(u for u, c in zip(unit_ids, codes, strict=True) if c is None))
         start = db.conn.execute(
             "SELECT coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?",
             [study_id]).fetchone()[0]
@@ -86,8 +100,8 @@ def assign_unit_codes(
         db.conn.executemany(
             "INSERT INTO study_units (study_id, unit_code, unit_id) VALUES (?, ?, ?)",
             ((study_id, code, unit) for unit, code in fresh.items()))
-        known.update(fresh)
-    return known
+        codes = [fresh[u] if c is None else c for u, c in zip(unit_ids, codes, strict=True)]
+    return codes  # type: ignore[return-value]  # no None left
 
 
 def permitted_unit_codes_unchecked(
