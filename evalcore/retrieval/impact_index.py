@@ -342,8 +342,8 @@ def _unpack(blob: np.ndarray, ends: np.ndarray) -> list[str]:
     100,000 doc ids and 50,000 tokens), else decoded piece by piece."""
     raw = blob.tobytes()
     bounds = ends.tolist()
-    text = raw.decode("utf-8")
-    if len(text) == len(raw):
+    if raw.isascii():
+        text = raw.decode("ascii")
         return [text[a:b] for a, b in zip([0, *bounds], bounds, strict=False)]  # one longer
     out: list[str] = []
     start = 0
