@@ -114,6 +114,9 @@ class RankingArrays:
     label_high: np.ndarray  # int8[L]
     label_offsets: np.ndarray  # int64[n + 1]
     protocol: EvalProtocol
+    #: float64[n]: corpus units with no label for the query (np.inf: unknown; 0 where the
+    #: population is complete: no unit outside the reference set is relevant)
+    unlabeled_pool: np.ndarray
     has_conflict: bool = False  # some label is in conflict
     within_own_k: bool = True  # no packed position lies beyond its observation's k
     _cuts: dict[tuple[int | None, int], Cut] = field(default_factory=dict, repr=False)
@@ -144,6 +147,8 @@ class RankingArrays:
         complete = batch.population_complete
         if protocol.trec_eval:
             complete = np.ones(n, dtype=bool)
+        pool = np.full(n, np.inf) if batch.corpus_size is None else np.maximum(
+            batch.corpus_size - batch.n_labels, 0.0)
         return cls(
             n=n,
             k=batch.k,
@@ -161,6 +166,7 @@ class RankingArrays:
             label_high=label_high,
             label_offsets=batch.label_offsets,
             protocol=protocol,
+            unlabeled_pool=np.where(complete, 0.0, pool),
             has_conflict=has_conflict,
             within_own_k=batch.depth == 0 or bool((batch.k >= batch.depth).all()),
         )
@@ -225,6 +231,9 @@ class Cut:
     any_unlabeled: np.ndarray  # bool[n]: an unlabeled unit in 1..k
     any_maybe_conflict: np.ndarray  # bool[n]: a conflict straddling the threshold in 1..k
     n_maybe_conflict: np.ndarray  # int64[n]: distinct such conflicts in 1..k
+    #: float64[n]: U_out (contract section 12): the units with no label outside 1..k that
+    #: may be relevant (np.inf: unbounded; 0 on a complete population)
+    u_out: np.ndarray
 
     @property
     def n(self) -> int:
@@ -252,6 +261,9 @@ class Cut:
         maybe = counted & (high >= threshold) & ~(low >= threshold)
         maybe_conflict = maybe & arrays["conflict"]
         n_maybe_conflict = segment_count(query, maybe_conflict, n)
+        # Units without a label in 1..k (whatever the policy reads them as) are not outside.
+        unlabeled_here = counted & ~arrays["judged"] & ~arrays["conflict"]
+        u_out = np.maximum(r.unlabeled_pool - segment_count(query, unlabeled_here, n), 0.0)
         return cls(
             ranking=r,
             threshold=threshold,
@@ -264,6 +276,7 @@ class Cut:
             any_unlabeled=segment_count(query, arrays["unlabeled"], n) > 0,
             any_maybe_conflict=n_maybe_conflict > 0,
             n_maybe_conflict=n_maybe_conflict,
+            u_out=u_out,
             **arrays,
         )
 
