@@ -414,3 +414,36 @@ def oracle_aggregate(queries: list[OracleQuery], name: str) -> dict:
         out["lower"] = sum(m.value if m.available else m.lower for m in ms) / len(ms)
         out["upper"] = sum(m.value if m.available else m.upper for m in ms) / len(ms)
     return out
+
+
+def pair_u_out(a: Observation, b: Observation, p: EvalProtocol, k: int) -> int | None:
+    """U_out of two runs' observations of one query (one reference, population and corpus):
+    the corpus units with no label in neither run's 1..k."""
+    if a.population_complete or p.trec_eval:
+        return 0
+    if a.corpus_size is None:
+        return None
+    labeled = {lab.id for lab in a.labels}
+    inside = {u for o in (a, b) for _, u in _first_occurrences(_top(o, k)) if u not in labeled}
+    return max(0, a.corpus_size - len(labeled) - len(inside))
+
+
+def pair_unknowns(a: Observation, b: Observation, p: EvalProtocol, k: int
+                  ) -> dict[str, tuple[int, ...]]:
+    """The unknown units two runs share a completion of, with their possible gains: every
+    unlabeled unit either run has in 1..k (0..MAX_GAIN) and every conflict."""
+    unl_a, conflicts = _unknowns(a, p, k)
+    unl_b, _ = _unknowns(b, p, k)
+    out = {u: tuple(range(MAX_GAIN + 1)) for u in dict.fromkeys(unl_a + unl_b)}
+    out.update({u: tuple(g) for u, g in conflicts.items()})
+    return out
+
+
+def pair_difference(a: Observation, b: Observation, m: Measure, p: EvalProtocol,
+                    completion: Completion) -> float:
+    """``A - B`` in one completion both runs share; 0 where the measure is undefined (no
+    relevant unit: undefined for both runs alike)."""
+    va = completed_value(a, m, p, completion)
+    vb = completed_value(b, m, p, completion)
+    assert (va is None) == (vb is None), "one population, one definedness"
+    return 0.0 if va is None else va - vb

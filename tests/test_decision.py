@@ -168,8 +168,9 @@ def test_tied_when_both_runs_return_the_same_ranking() -> None:
         assert d[name].verdict == "tied", name
         assert d[name].lower == d[name].upper == 0.0
     assert d["nDCG@4"].verdict == "tied" and d["R@4"].verdict == "tied"
-    assert d["AP@4"].verdict == "undecided"  # naive only: AP has no pair method
-    assert "naive" in d["AP@4"].method
+    # AP's pair method: the runs rank the shared unknowns alike, so their shares cancel
+    assert d["AP@4"].verdict == "tied" and d["AP@4"].lower == d["AP@4"].upper == 0.0
+    assert "shared |R|" in d["AP@4"].method
 
 
 def test_b_better_and_undecidable_with_reasons() -> None:
@@ -177,13 +178,19 @@ def test_b_better_and_undecidable_with_reasons() -> None:
     b = [_obs("q1", ["r", "x"], {"r": 1, "n": 0})]
     d = _decide(a, b, ["P@1"])["P@1"]
     assert d.verdict == "b_better" and d.upper == -1.0
+    # Section 12: an open population bounds R. B holds r, A does not, x is shared; with any
+    # number of relevant units outside both cuts the difference -1 / (1 + ...) tends to 0.
     a2 = [_obs("q1", ["n", "x"], {"r": 1, "n": 0}, complete=False)]
     b2 = [_obs("q1", ["r", "x"], {"r": 1, "n": 0}, complete=False)]
     r = _decide(a2, b2, ["R@2"])["R@2"]
+    assert r.verdict == "undecided" and (r.lower, r.upper) == (-1.0, 0.0)
+    # Undecidable: a run returned units nobody labeled (missing_reference) in both runs
+    a3 = [_obs("q1", ["n", "x"], {"r": 1, "n": 0}), _obs("q2", ["y"], {}, complete=False)]
+    b3 = [_obs("q1", ["r", "x"], {"r": 1, "n": 0}), _obs("q2", ["z"], {}, complete=False)]
+    r = _decide(a3, b3, ["R@2"])["R@2"]
     assert r.verdict == "undecidable" and r.lower is None
-    assert r.n_undecidable == 1 and r.undecidable_reasons == {
-        "population_incomplete": 2, "unlabeled_returned": 2}
-    assert "population_incomplete" in r.summary
+    assert r.n_undecidable == 1 and r.undecidable_reasons == {"missing_reference": 2}
+    assert "missing_reference" in r.summary
 
 
 def test_different_query_sets_are_refused_with_a_clear_message() -> None:
@@ -217,12 +224,13 @@ def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(t
     record_label(db, study_id="s", query_id="q2", unit_id="y", gain=0, annotator="ann")
     (d,) = decide(db, "s", "A", "B", ["P@2"], viewer=None)
     assert (d.lower, d.upper) == (0.25, 0.25) and d.n_unknown_units == 0
-    # A query only one run answered, with no label anywhere: over the union, undecidable.
+    # A query only one run answered, with no label anywhere: over the union, undecidable
+    # (C's units need labels; B returned nothing there, so nothing of B's is missing).
     add_run(db, study_id="s", name="C", source="imported", k=2,
             results=[("q1", 1, "r", 2.0), ("q3", 1, "w", 1.0)])
     (d,) = decide(db, "s", "C", "B", ["P@2"], viewer=None)
     assert d.n_queries == 3 and d.verdict == "undecidable"
-    assert d.undecidable_reasons == {"missing_reference": 2}
+    assert d.undecidable_reasons == {"missing_reference": 1}
 
 
 def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path) -> None:

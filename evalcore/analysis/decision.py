@@ -49,6 +49,7 @@ from evalcore.compute.measures.base import (
     METRIC_BITS,
     METRIC_REASONS,
     NO_RELEVANT_BIT,
+    POPULATION_BIT,
     UNKNOWN_BITS,
 )
 from evalcore.compute.validity import OBSERVATION_BITS
@@ -139,23 +140,34 @@ class PairEvaluation:
         lo_a, hi_a = self.run_interval(self.result_a, name)
         lo_b, hi_b = self.run_interval(self.result_b, name)
         measure = self.measures[name]
+        undefined = None
         if measure.family in REFERENCE_FAMILIES:
-            # No relevant unit known, but an unknown one may be: the value is in [0, 1]
-            # where defined, and a completion with no relevant unit counts as 0 for both.
+            # No completion defines the measure for this run alone, but one of the pair
+            # does (a unit only the other run returns may be relevant): the value is in
+            # [0, 1] where defined, and a completion with no relevant unit counts as 0.
             maybe_some = self.maybe_relevant(name)
+            own_bits = np.uint8(UNKNOWN_BITS | NO_RELEVANT_BIT | POPULATION_BIT)
             for result, lo, hi in ((self.result_a, lo_a, hi_a), (self.result_b, lo_b, hi_b)):
                 bits = result.metrics[name].reason_bits
-                only = result.valid & ((bits & ~np.uint8(UNKNOWN_BITS | NO_RELEVANT_BIT)) == 0)
-                fixable = only & ((bits & NO_RELEVANT_BIT) != 0) & maybe_some
+                only = result.valid & (bits != 0) & ((bits & ~own_bits) == 0)
+                fixable = only & np.isnan(lo) & maybe_some
                 lo[fixable] = 0.0
                 hi[fixable] = 1.0
             # An unlabeled unit only the other run returns joins |R| / IDCG in a completion
             # where it is relevant, which can only lower this run's value: its lower bound
-            # there is 0 (its upper bound stands).
+            # there is 0 (its upper bound stands). On an open population such a unit is
+            # among the run's outside units already (section 12), unless the corpus size
+            # is too small to hold it.
             foreign_a, foreign_b = self.foreign_unknowns(name)
-            lo_a = np.where(foreign_a & ~np.isnan(lo_a), 0.0, lo_a)
-            lo_b = np.where(foreign_b & ~np.isnan(lo_b), 0.0, lo_b)
+            in_a, in_b = cut_rows(self.units, measure)
+            overfull = self.units.overfull(in_a, in_b)
+            lo_a = np.where(foreign_a & overfull & ~np.isnan(lo_a), 0.0, lo_a)
+            lo_b = np.where(foreign_b & overfull & ~np.isnan(lo_b), 0.0, lo_b)
+            undefined = self.undefined_possible(name)
         naive_lo, naive_hi = lo_a - hi_b, hi_a - lo_b
+        if undefined is not None:  # a completion where the measure is undefined counts as 0
+            naive_lo = np.where(undefined, np.minimum(naive_lo, 0.0), naive_lo)
+            naive_hi = np.where(undefined, np.maximum(naive_hi, 0.0), naive_hi)
         if measure.family not in PAIR_FAMILIES:
             return naive_lo, naive_hi, naive_lo, naive_hi
         # Where both naive ends are NaN the query stays undecidable whatever the pair
@@ -165,6 +177,9 @@ class PairEvaluation:
                                          None if needed.all() else needed)
         lower = np.where(np.isnan(pair_lo), naive_lo, np.maximum(naive_lo, pair_lo))
         upper = np.where(np.isnan(pair_hi), naive_hi, np.minimum(naive_hi, pair_hi))
+        if undefined is not None:
+            lower = np.where(undefined, np.minimum(lower, 0.0), lower)
+            upper = np.where(undefined, np.maximum(upper, 0.0), upper)
         # Both are sound; where rounding makes them cross, the difference is known.
         crossed = lower > upper
         mid = np.where(crossed, (lower + upper) / 2, 0.0)
@@ -184,15 +199,24 @@ class PairEvaluation:
 
 
     def maybe_relevant(self, name: str) -> np.ndarray:
-        """Per query: an unknown unit (unlabeled in a run's cut, or a reference label in
-        conflict) may be relevant."""
+        """Per query: an unknown unit (unlabeled in a run's cut, a reference label in
+        conflict, or, on an open population, an outside unit) may be relevant."""
         u = self.units
         in_a, in_b = cut_rows(u, self.measures[name])
         t = _threshold(self.measures[name], self.protocol)
         rows = u.unlabeled & (in_a | in_b) & (u.high >= t)
         refs = (u.ref_high >= t) & (u.ref_low < t)
-        return (np.bincount(u.query[rows], minlength=u.n)
-                + np.bincount(u.ref_query[refs], minlength=u.n)) > 0
+        return ((np.bincount(u.query[rows], minlength=u.n)
+                 + np.bincount(u.ref_query[refs], minlength=u.n)) > 0) | (
+                     u.outside(in_a, in_b) > 0)
+
+    def undefined_possible(self, name: str) -> np.ndarray:
+        """Per query: some completion has no relevant unit (\\|R\\| = 0, IDCG = 0), where
+        the measure is undefined for both runs and the difference counts as 0: no
+        reference label is certainly relevant (for nDCG: certainly of positive gain)."""
+        u = self.units
+        t = _threshold(self.measures[name], self.protocol)
+        return np.bincount(u.ref_query[u.ref_low >= t], minlength=u.n) == 0
 
 
 def _threshold(measure: Measure, protocol: EvalProtocol) -> int:

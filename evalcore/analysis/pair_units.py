@@ -18,6 +18,14 @@ and the reference labels of each query (``ref_query``, ``ref_low``,
 ``ref_high``: the \\|R\\| and IDCG population). Unit rows are grouped by query
 (sorted), so per-query folds are segment sums and ``reduceat``.
 
+On a population not declared complete (contract section 12) the population also
+holds the *outside* units: corpus units with no label that neither run has in
+its cut, any number of which (up to :meth:`PairUnits.outside`, ``U_out`` of the
+pair) may be relevant with any gain. ``unlabeled_pool`` holds, per query, the
+corpus units with no label (``np.inf``: the corpus size is unknown; 0 where the
+population is complete). It is the only per-query input the store must give
+besides the labels: ``ObservationBatch.with_corpus_size`` on both runs' batches.
+
 :meth:`PairUnits.what_if` replicates queries with one unit's gain fixed: the
 "what would this label change" scenarios the decide-queue scores.
 """
@@ -58,6 +66,27 @@ class PairUnits:
     #: The packed unit ids of both runs, and each row's position in them (None in copies).
     unit_names: Sequence[str] | None = None
     unit_code: np.ndarray | None = None
+    #: float64[n]: corpus units with no label per query (np.inf: unknown; 0 where the
+    #: population is complete); None: every population complete.
+    unlabeled_pool: np.ndarray | None = None
+
+    def outside(self, in_a: np.ndarray, in_b: np.ndarray) -> np.ndarray:
+        """float64[n]: ``U_out`` of the pair at these cuts (bool[U] per run): the corpus units
+        with no label in neither cut, any number of which may be relevant (np.inf:
+        unbounded; 0 on a complete population)."""
+        if self.unlabeled_pool is None:
+            return np.zeros(self.n)
+        inside = np.bincount(self.query[self.unlabeled & (in_a | in_b)], minlength=self.n)
+        return np.maximum(self.unlabeled_pool - inside, 0.0)
+
+    def overfull(self, in_a: np.ndarray, in_b: np.ndarray) -> np.ndarray:
+        """bool[n]: the population is complete, or the corpus is too small to hold every
+        unlabeled unit of both cuts (an inconsistent corpus size): a unit only one run
+        returns is then not among the other run's outside units."""
+        if self.unlabeled_pool is None:
+            return np.ones(self.n, dtype=bool)
+        inside = np.bincount(self.query[self.unlabeled & (in_a | in_b)], minlength=self.n)
+        return self.unlabeled_pool < np.maximum(inside, 1)
 
     def unit_id(self, row: int) -> str:
         """The unit id of ``row`` (the row index in a what-if copy)."""
@@ -120,6 +149,7 @@ class PairUnits:
             ref_query=ref_scen,
             ref_low=self.ref_low[ref_take],
             ref_high=self.ref_high[ref_take],
+            unlabeled_pool=None if self.unlabeled_pool is None else self.unlabeled_pool[source],
         )
 
 
@@ -203,6 +233,7 @@ def align(
         ref_high=ranking_a.label_high,
         unit_names=flat,
         unit_code=rep,
+        unlabeled_pool=ranking_a.unlabeled_pool,
     )
 
 

@@ -39,7 +39,7 @@ from evalcore.contract.measures import Measure
 FAMILY = "AP"
 
 
-def _best_mean(
+def best_mean(
     query: np.ndarray,
     pool: np.ndarray,
     base: np.ndarray,
@@ -85,7 +85,7 @@ def _best_mean(
 
 def _best_mean_flat(query: np.ndarray, key: np.ndarray, base: np.ndarray, den: np.ndarray,
                     upper: bool, start: np.ndarray) -> np.ndarray:
-    """:func:`_best_mean` by one sort of every pool value by (query, ``key``)."""
+    """:func:`best_mean` by one sort of every pool value by (query, ``key``)."""
     order = np.lexsort((key, query))
     q, vals = query[order], key[order]
     taken = segment_cumsum(q, vals)
@@ -122,8 +122,8 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
         am = np.flatnonzero(maybe)
         mq, mrank = q[am], rank[am]
         v = maybe_ref - cut.n_maybe_conflict
-        upper = _best_mean(mq, known_or_not[am] / mrank, high, rc.astype(np.float64), True, trec)
-        lower = _best_mean(mq, (sure_before[am] + 1) / mrank, exact, rc + v + w, False, trec)
+        upper = best_mean(mq, known_or_not[am] / mrank, high, rc.astype(np.float64), True, trec)
+        lower = best_mean(mq, (sure_before[am] + 1) / mrank, exact, rc + v + w, False, trec)
         # No pool and nothing certain: every completion with |R| > 0 has its relevant
         # units outside 1..k (AP = 0), or none exists (no_relevant_units, no bounds).
         upper = np.where(np.isfinite(upper), np.minimum(upper, 1.0), 0.0)
