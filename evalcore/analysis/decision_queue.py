@@ -52,7 +52,6 @@ end), so read it as "at least about".
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -61,6 +60,7 @@ from evalcore.analysis.decision import ZERO, PairEvaluation, _threshold, cut_row
 from evalcore.analysis.pair_bounds import PAIR_FAMILIES, net_weight, pair_interval
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ranking import segment_reduce
+from evalcore.contract.gains import MAX_GAIN
 
 
 class DecideItem(BaseModel):
@@ -227,7 +227,7 @@ def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray,
 
 #: Families whose pair interval is a ratio over a shared IDCG or \|R\|: one label narrows
 #: it little, labeling a whole query collapses it, so their queue completes queries.
-RATIO_FAMILIES = frozenset({"nDCG", "R"})
+RATIO_FAMILIES = frozenset({"nDCG", "R", "AP"})
 
 
 def expected_gains(pair: PairEvaluation, name: str) -> np.ndarray:
@@ -256,7 +256,9 @@ def _completion_progress(pair: PairEvaluation, name: str, rows: np.ndarray, lowe
     u = pair.units
     guess = np.rint(expected_gains(pair, name)).astype(np.int8)
     completed = dataclasses.replace(u, low=guess, high=guess)
-    est, _ = pair_interval(completed, pair.measures[name], pair.protocol)
+    est_lo, est_hi = pair_interval(completed, pair.measures[name], pair.protocol)
+    # On an open population the outside units stay unknown: the end that must cross 0.
+    est = est_lo if towards_a else est_hi
     est = np.clip(np.nan_to_num(est, nan=0.0), lower, upper)
     q = u.query[rows]
     n_open = np.bincount(q, minlength=u.n)[q]
@@ -331,7 +333,7 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> Dec
     progress = expected_progress(pair, name, rows, scenarios)
     order = order_rows(pair, name, rows, scores, progress, head=limit)
     rows, scores, progress = rows[order], scores[order], progress[order]
-    needed = labels_to_decide(pair, name, scores / max(n, 1)) if not heuristic else None
+    needed = labels_to_decide(pair, name, rows, progress, scores)
     qids = pair.query_ids
     head = rows if limit is None else rows[:limit]
     items = [
@@ -351,17 +353,153 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> Dec
                        labels_to_decide=needed)
 
 
-def labels_to_decide(pair: PairEvaluation, name: str, removes: Sequence[float] | np.ndarray
-                     ) -> int | None:
-    """Fewest labels from the head of the queue whose worst-case removals reach the
-    distance from 0 to the nearer end of the mean interval (None if already decided or
-    never reached)."""
+#: Completions drawn by :func:`labels_to_decide` (the median of their counts is reported).
+ESTIMATE_DRAWS = 3
+#: Labels :func:`labels_to_decide` simulates at once (bounds the what-if copies held).
+ESTIMATE_CHUNK = 2048
+
+
+def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
+    """float[len(rows), MAX_GAIN + 1]: each row's chance of every gain, from the labeled
+    units either run returned: the share of each gain among the labeled units of the
+    row's class (:func:`unit_class`), smoothed towards the share among all of them (as if
+    two more units of the class were labeled so), restricted to the row's possible gains
+    (a unit in conflict: its annotators' range)."""
+    u = pair.units
+    cls = unit_class(u)
+    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
+    levels = MAX_GAIN + 1
+    size = int(cls.max(initial=0)) + 1
+    counts = np.bincount(cls[known] * levels + u.low[known].astype(np.int64),
+                         minlength=size * levels).reshape(size, levels).astype(np.float64)
+    overall = (counts.sum(axis=0) + 1.0) / (counts.sum() + levels)
+    by_class = counts + 2.0 * overall
+    probs = by_class[cls[rows]]
+    gains = np.arange(levels)
+    possible = (gains >= u.low[rows, None]) & (gains <= u.high[rows, None])
+    probs = np.where(possible, probs, 0.0)
+    return probs / probs.sum(axis=1, keepdims=True)
+
+
+def _settled(lower: float, upper: float) -> bool:
+    return lower > ZERO or upper < -ZERO or (abs(lower) <= ZERO and abs(upper) <= ZERO)
+
+
+def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
+                     progress: np.ndarray | None = None, scores: np.ndarray | None = None,
+                     draws: int = ESTIMATE_DRAWS) -> int | None:
+    """About how many labels, taken from the queue in its order, the comparison still
+    needs: 0 when settled (decided or tied), None when it is undecidable or labeling every
+    unit in the queue is not expected to decide it (on an open population the units
+    outside both cuts can keep it undecided).
+
+    ``rows`` are the queue's candidates with their ``scores`` and ``progress``; they are
+    taken in queue order, ties broken by the ranks in each run (not the unit ids: the
+    estimate is the same whichever rows the queue named). Each of ``draws`` completions
+    gives every queued unit a gain drawn from :func:`gain_distribution` (by a hash of its
+    query and ranks, so the same unit draws the same gain however the pair was read); the
+    labels are revealed in order, each query's interval recomputed after each of its
+    labels (:meth:`PairUnits.what_if_prefix`, intersected with what was known before), and
+    the count is the first at which the mean interval settles. The median count is
+    reported (None when most draws never settle). The queue is taken as it is now, while
+    the Annotate page re-plans it after every label; ``benchmarks/bench_open_populations.py``
+    measures how often this under- and over-estimates."""
     lower, upper, _, _ = pair.intervals(name)
-    if np.isnan(lower).any() or lower.size == 0:
+    if lower.size == 0 or np.isnan(lower).any() or np.isnan(upper).any():
         return None
-    lo, hi = float(lower.mean()), float(upper.mean())
-    if lo > ZERO or hi < -ZERO or (abs(lo) <= ZERO and abs(hi) <= ZERO):
+    if _settled(float(lower.mean()), float(upper.mean())):
         return 0
-    gap = min(-lo, hi)
-    reached = np.flatnonzero(np.cumsum(np.asarray(removes, dtype=np.float64)) >= gap - ZERO)
-    return int(reached[0]) + 1 if reached.size else None
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size == 0:
+        return None
+    u = pair.units
+    scores = np.zeros(rows.size) if scores is None else scores
+    progress = np.zeros(rows.size) if progress is None else progress
+    keys = queue_keys(pair, name, rows, scores, progress)
+    rows = rows[np.lexsort((u.rank_b[rows], u.rank_a[rows], *keys))]
+    cum = np.cumsum(gain_distribution(pair, rows), axis=1)
+    pick = np.stack([_uniform(u.query[rows], u.rank_a[rows], u.rank_b[rows], d)
+                     for d in range(draws)])
+    gains = np.minimum((pick[:, :, None] >= cum[None]).sum(axis=2), MAX_GAIN).astype(np.int8)
+    found = _labels_until_settled(pair, name, rows, gains, lower, upper)
+    counts = sorted(np.inf if c is None else c for c in found)
+    middle = counts[(len(counts) - 1) // 2]
+    return None if middle == np.inf else int(middle)
+
+
+def _uniform(query: np.ndarray, rank_a: np.ndarray, rank_b: np.ndarray, draw: int
+             ) -> np.ndarray:
+    """float[...] in [0, 1): a fixed pseudo-random number per (query, ranks, draw)
+    (splitmix64's mixing of the four)."""
+    with np.errstate(over="ignore"):
+        x = (query.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             ^ rank_a.astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
+             ^ rank_b.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
+             ^ np.uint64(draw + 1) * np.uint64(0xD6E8FEB86659FD93))
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+def _labels_until_settled(pair: PairEvaluation, name: str, rows: np.ndarray,
+                          gains: np.ndarray, lower: np.ndarray, upper: np.ndarray
+                          ) -> list[int | None]:
+    """Per draw (a row of ``gains``, parallel to ``rows``): the number of labels of
+    ``rows`` (in order) after which the mean interval settles; None if it never does.
+    Every draw's copies are valued by one :func:`pair_interval` call per chunk."""
+    u = pair.units
+    measure = pair.measures[name]
+    n, n_draws = lower.size, gains.shape[0]
+    cur_lo = np.tile(lower, (n_draws, 1))
+    cur_hi = np.tile(upper, (n_draws, 1))
+    found: list[int | None] = [None] * n_draws
+    chunk = max(1, ESTIMATE_CHUNK // n_draws)
+    for start in range(0, rows.size, chunk):
+        left = [d for d in range(n_draws) if found[d] is None]
+        if not left:
+            break
+        steps = np.arange(start, min(start + chunk, rows.size))
+        draw = np.repeat(np.asarray(left, dtype=np.int64), steps.size)
+        step = np.tile(steps, len(left))
+        lo, hi = pair_interval(u.what_if_prefix(rows, gains, step, draw), measure,
+                               pair.protocol)
+        q = u.query[rows[steps]]
+        for i, d in enumerate(left):
+            part = slice(i * steps.size, (i + 1) * steps.size)
+            done = _settle_steps(q, steps, lo[part], hi[part], cur_lo[d], cur_hi[d], n)
+            if done is not None:
+                found[d] = start + done + 1
+    return found
+
+
+def _settle_steps(q: np.ndarray, steps: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  cur_lo: np.ndarray, cur_hi: np.ndarray, n: int) -> int | None:
+    """Apply the intervals ``lo`` / ``hi`` of the queries ``q`` after each of ``steps``
+    labels to the per-query state ``cur_lo`` / ``cur_hi`` (updated in place); the index
+    among the steps at which the mean interval settles, or None."""
+    before_lo, before_hi = float(cur_lo.sum()), float(cur_hi.sum())
+    # What was known before still holds: intersect with it (NaN: the copy says nothing).
+    lo = np.maximum(np.where(np.isnan(lo), -np.inf, lo), cur_lo[q])
+    hi = np.minimum(np.where(np.isnan(hi), np.inf, hi), cur_hi[q])
+    # ... and with the query's earlier steps: a running max / min per query (offsets by
+    # query keep the runs apart: every value lies in [-1, 1]).
+    order = np.lexsort((steps, q))
+    oq = q[order]
+    run_lo = np.maximum.accumulate(lo[order] + 4.0 * oq) - 4.0 * oq
+    run_hi = np.minimum.accumulate(hi[order] - 4.0 * oq) + 4.0 * oq
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = oq[1:] != oq[:-1]
+    d_lo = np.empty(order.size)
+    d_hi = np.empty(order.size)
+    d_lo[order] = run_lo - np.where(first, cur_lo[oq], np.roll(run_lo, 1))
+    d_hi[order] = run_hi - np.where(first, cur_hi[oq], np.roll(run_hi, 1))
+    mean_lo = (before_lo + np.cumsum(d_lo)) / n
+    mean_hi = (before_hi + np.cumsum(d_hi)) / n
+    done = np.flatnonzero((mean_lo > ZERO) | (mean_hi < -ZERO)
+                          | ((np.abs(mean_lo) <= ZERO) & (np.abs(mean_hi) <= ZERO)))
+    last = np.ones(order.size, dtype=bool)
+    last[:-1] = oq[1:] != oq[:-1]
+    cur_lo[oq[last]] = run_lo[last]
+    cur_hi[oq[last]] = run_hi[last]
+    return int(done[0]) if done.size else None

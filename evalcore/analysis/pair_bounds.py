@@ -391,7 +391,13 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
     d0, y, maybe = _reference_counts(units, measure, protocol, in_a, in_b)
     base_a, alone_a, crowd_a = _ap_terms(units, in_a, units.rank_a, sure, maybe)
     base_b, alone_b, crowd_b = _ap_terms(units, in_b, units.rank_b, sure, maybe)
+    # The rows in an order of their own (best rank, then ranks), not of their unit ids:
+    # the pairs' attribution, hence the bound, is the same however the pair was read.
     rows = np.flatnonzero(maybe)
+    ra, rb = units.rank_a[rows], units.rank_b[rows]
+    best = np.minimum(np.where(in_a[rows], ra, np.iinfo(np.int64).max),
+                      np.where(in_b[rows], rb, np.iinfo(np.int64).max))
+    rows = rows[np.lexsort((rb, ra, best, q[rows]))]
     own = (alone_a - alone_b)[rows]
     neg, pos, covered = _pair_terms(units, rows, in_a, in_b)
     # A query with too many unknown units: every pair at its extreme in each run apart.
