@@ -203,3 +203,36 @@ def test_recall_interval_on_an_open_population_by_hand(corpus) -> None:
     w = math.inf if corpus is None else corpus - 4
     assert upper == pytest.approx(1 / 2)
     assert lower == pytest.approx(0.0 if w == math.inf else 1 / (2 + w))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(open_pairs(), st.data())
+def test_a_what_if_copy_is_the_pair_with_that_label_given(case, data) -> None:
+    """The queue's scenarios (:meth:`PairUnits.what_if`) equal the pair evaluated afresh with
+    the unit labeled: an unlabeled unit joins the reference labels, a unit in conflict is
+    resolved (its reference label with it)."""
+    k, ranking_a, ranking_b, labels, complete, corpus, protocol = case
+    unknown = [u for u in dict.fromkeys(ranking_a[:k] + ranking_b[:k])
+               if u not in labels or isinstance(labels[u], tuple)]
+    if not unknown:
+        return
+    unit = data.draw(st.sampled_from(unknown))
+    gain = data.draw(st.sampled_from(labels[unit] if unit in labels else range(5)))
+    measures = [parse_measure(f"{f}@{k}") for f in FAMILIES]
+    pairs = []
+    for given_labels in (labels, {**labels, unit: gain}):
+        batches = [ObservationBatch.from_observations(
+            [_observation(k, ranking, given_labels, complete, corpus)], protocol, min_depth=k)
+            for ranking in (ranking_a, ranking_b)]
+        pairs.append(evaluate_pair(*batches, measures, protocol))
+    before, after = pairs
+    u = before.units
+    row = next(r for r in range(u.query.size) if u.unit_id(r) == unit)
+    copy = u.what_if(np.array([row]), np.array([gain], dtype=np.int8))
+    from evalcore.analysis.pair_bounds import pair_interval
+
+    for measure in measures:
+        want = pair_interval(after.units, measure, protocol)
+        got = pair_interval(copy, measure, protocol)
+        for w, g in zip(want, got, strict=True):
+            assert g[0] == pytest.approx(w[0], abs=1e-9, nan_ok=True), measure.canonical

@@ -260,7 +260,10 @@ def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol
     t = _threshold(measure, protocol)
     sure, maybe = _relevance(units, measure, protocol)
     maybe = maybe & (in_a | in_b)
-    d0 = np.bincount(units.ref_query[units.ref_low >= t], minlength=n).astype(np.float64)
+    # Certainly relevant: reference labels, and unlabeled units a what-if copy fixed.
+    d0 = (np.bincount(units.ref_query[units.ref_low >= t], minlength=n)
+          + np.bincount(q[units.unlabeled & sure & (in_a | in_b)], minlength=n)
+          ).astype(np.float64)
     straddling = (units.ref_high >= t) & (units.ref_low < t)
     v_out = (np.bincount(units.ref_query[straddling], minlength=n)
              - np.bincount(q[maybe & ~units.unlabeled], minlength=n))
