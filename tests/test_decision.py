@@ -179,11 +179,19 @@ def test_b_better_and_undecidable_with_reasons() -> None:
     d = _decide(a, b, ["P@1"])["P@1"]
     assert d.verdict == "b_better" and d.upper == -1.0
     # Section 12: an open population bounds R. B holds r, A does not, x is shared; with any
-    # number of relevant units outside both cuts the difference -1 / (1 + ...) tends to 0.
+    # number of relevant units outside both cuts the difference -1 / (1 + ...) tends to 0
+    # but never reaches it: B is better whatever the missing labels are (an open end).
     a2 = [_obs("q1", ["n", "x"], {"r": 1, "n": 0}, complete=False)]
     b2 = [_obs("q1", ["r", "x"], {"r": 1, "n": 0}, complete=False)]
     r = _decide(a2, b2, ["R@2"])["R@2"]
-    assert r.verdict == "undecided" and (r.lower, r.upper) == (-1.0, 0.0)
+    assert r.verdict == "b_better" and (r.lower, r.upper) == (-1.0, 0.0)
+    assert r.upper_open and not r.lower_open and "[-1.0000, +0.0000)" in r.summary
+    # with a corpus size the outside units are few: an ordinary closed interval
+    sized = [ObservationBatch.from_observations(o, min_depth=2).with_corpus_size(7)
+             for o in (a2, b2)]
+    (r,) = decide_batches(*sized, [parse_measure("R@2")])
+    # 7 units: r and n labeled, x unlabeled in both cuts, so U_out = 4: |R| <= 1 + 1 + 4
+    assert r.verdict == "b_better" and r.upper == -1 / (1 + 1 + 4) and not r.upper_open
     # Undecidable: a run returned units nobody labeled (missing_reference) in both runs
     a3 = [_obs("q1", ["n", "x"], {"r": 1, "n": 0}), _obs("q2", ["y"], {}, complete=False)]
     b3 = [_obs("q1", ["r", "x"], {"r": 1, "n": 0}), _obs("q2", ["z"], {}, complete=False)]
@@ -298,16 +306,17 @@ def test_the_ndcg_search_skipped_where_a_query_stays_undecidable_changes_no_bit(
     runs = [[rng.sample(p, 8) for p in pool] for _ in range(2)]
     labeled = [rng.sample(p, rng.randrange(0, 10)) for p in pool]
     gains = [[rng.randrange(5) for _ in ids] for ids in labeled]
-    complete = [rng.random() < 0.5 for _ in qids]  # an incomplete query: nDCG has no bounds
+    # an incomplete query without labels: missing_reference, no bounds
+    complete = [rng.random() < 0.5 for _ in qids]
     protocol = EvalProtocol()
     measures = [parse_measure(m) for m in ("nDCG@5", "nDCG@8", "P@5", "R@8")]
     batches = [ObservationBatch.from_columns(qids, 8, run, labeled, gains, complete,
                                              protocol=protocol) for run in runs]
     fast = evaluate_pair(*batches, measures, protocol)
     asked = []
-    every = pair_bounds.pair_interval
-    monkeypatch.setattr(decision, "pair_interval", lambda units, measure, protocol, needed=None: (
-        asked.append(needed) or every(units, measure, protocol)))
+    every = pair_bounds.pair_interval_ends
+    monkeypatch.setattr(decision, "pair_interval_ends", lambda units, measure, protocol,
+                        needed=None: (asked.append(needed) or every(units, measure, protocol)))
     slow = evaluate_pair(*batches, measures, protocol)
     for name in fast.measures:
         for x, y in zip(fast.intervals(name), slow.intervals(name), strict=True):

@@ -56,9 +56,9 @@ def test_precision_queue_scores_each_unit_by_its_net_weight_and_skips_shared_one
                      and pair.units.query[r] == 0])
     rows = rows[np.argsort([("x", "z", "y").index(pair.units.unit_id(r)) for r in rows])]
     lower, upper, _, _ = pair.intervals("P@4")
+    now = (lower, upper, *pair.open_ends("P@4"))
     gains = np.array([[4, 0, 0], [0, 0, 0], [0, 4, 0]], dtype=np.int8)  # x | z | neither
-    assert decision_queue._labels_until_settled(pair, "P@4", rows, gains, lower, upper) == [
-        1, 2, 2]
+    assert decision_queue._labels_until_settled(pair, "P@4", rows, gains, now) == [1, 2, 2]
     # Labeling z non-relevant decides it: A better.
     b2 = [_obs("q1", ["y", "z", "n", "m"], {**labels, "z": 0}), b[1]]
     a2 = [_obs("q1", ["x", "y", "r", "n"], {**labels, "z": 0}), a[1]]

@@ -41,7 +41,7 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval
+from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits, align
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import BatchResult, compute, packing_depth
@@ -102,6 +102,11 @@ class Decision(BaseModel):
     undecidable_queries: dict[str, int] = {}
     method: str
     summary: str
+    #: The interval's end is open: no completion attains it (every completion's mean
+    #: difference lies strictly inside), as on a population with unboundedly many units
+    #: outside both cuts, where R and AP differences only approach 0.
+    lower_open: bool = False
+    upper_open: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,12 +136,22 @@ class PairEvaluation:
         """Per query (lower, upper, naive lower, naive upper) of ``A - B``; NaN: undecidable.
         Computed once per measure (the decision and its queue read them several times);
         each call returns fresh copies."""
-        if name not in self._intervals:
-            self._intervals[name] = self._compute_intervals(name)
-        lower, upper, naive_lo, naive_hi = self._intervals[name]
+        lower, upper, naive_lo, naive_hi, _, _ = self._computed(name)
         return lower.copy(), upper.copy(), naive_lo.copy(), naive_hi.copy()
 
-    def _compute_intervals(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def open_ends(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, whether the lower / upper end of :meth:`intervals` is open: no
+        completion attains it, the differences only approach it (R and AP on a population
+        with unboundedly many outside units, :func:`~evalcore.analysis.pair_bounds._ends`)."""
+        *_, lower_open, upper_open = self._computed(name)
+        return lower_open.copy(), upper_open.copy()
+
+    def _computed(self, name: str) -> tuple[np.ndarray, ...]:
+        if name not in self._intervals:
+            self._intervals[name] = self._compute_intervals(name)
+        return self._intervals[name]
+
+    def _compute_intervals(self, name: str) -> tuple[np.ndarray, ...]:
         lo_a, hi_a = self.run_interval(self.result_a, name)
         lo_b, hi_b = self.run_interval(self.result_b, name)
         measure = self.measures[name]
@@ -168,22 +183,30 @@ class PairEvaluation:
         if undefined is not None:  # a completion where the measure is undefined counts as 0
             naive_lo = np.where(undefined, np.minimum(naive_lo, 0.0), naive_lo)
             naive_hi = np.where(undefined, np.maximum(naive_hi, 0.0), naive_hi)
+        closed = np.zeros(naive_lo.size, dtype=bool)
         if measure.family not in PAIR_FAMILIES:
-            return naive_lo, naive_hi, naive_lo, naive_hi
+            return naive_lo, naive_hi, naive_lo, naive_hi, closed, closed
         # Where both naive ends are NaN the query stays undecidable whatever the pair
         # method gives (NaN wins below): its costly search is skipped there.
         needed = ~(np.isnan(naive_lo) & np.isnan(naive_hi))
-        pair_lo, pair_hi = pair_interval(self.units, measure, self.protocol,
-                                         None if needed.all() else needed)
+        pair_lo, pair_hi, pair_lo_open, pair_hi_open = pair_interval_ends(
+            self.units, measure, self.protocol, None if needed.all() else needed)
         lower = np.where(np.isnan(pair_lo), naive_lo, np.maximum(naive_lo, pair_lo))
         upper = np.where(np.isnan(pair_hi), naive_hi, np.minimum(naive_hi, pair_hi))
+        # An open end of the pair interval stays open where it is the tighter one (no
+        # completion attains it, so none attains the intersection's).
+        lower_open = pair_lo_open & (pair_lo >= naive_lo)
+        upper_open = pair_hi_open & (pair_hi <= naive_hi)
         if undefined is not None:
             lower = np.where(undefined, np.minimum(lower, 0.0), lower)
             upper = np.where(undefined, np.maximum(upper, 0.0), upper)
+            lower_open &= ~undefined
+            upper_open &= ~undefined
         # Both are sound; where rounding makes them cross, the difference is known.
         crossed = lower > upper
         mid = np.where(crossed, (lower + upper) / 2, 0.0)
-        return np.where(crossed, mid, lower), np.where(crossed, mid, upper), naive_lo, naive_hi
+        return (np.where(crossed, mid, lower), np.where(crossed, mid, upper), naive_lo, naive_hi,
+                lower_open & ~crossed, upper_open & ~crossed)
 
 
     def foreign_unknowns(self, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -283,10 +306,13 @@ def open_rows(pair: PairEvaluation, name: str, open_query: np.ndarray) -> np.nda
     return unknown & (in_a | in_b) & open_query[u.query]
 
 
-def verdict_of(lower: float, upper: float) -> Verdict:
-    if lower > ZERO:
+def verdict_of(lower: float, upper: float, lower_open: bool = False,
+               upper_open: bool = False) -> Verdict:
+    """The verdict of a mean-difference interval; an open end (never attained: every
+    completion's difference lies strictly beyond it) at 0 decides too."""
+    if lower > ZERO or (lower_open and lower >= -ZERO):
         return "a_better"
-    if upper < -ZERO:
+    if upper < -ZERO or (upper_open and upper <= ZERO):
         return "b_better"
     if abs(lower) <= ZERO and abs(upper) <= ZERO:
         return "tied"
@@ -335,9 +361,11 @@ def decide_measure(pair: PairEvaluation, name: str, run_a: str = "A", run_b: str
             summary=summary, **common,
         )
     lo, hi = float(lower.mean()), float(upper.mean())
-    verdict = verdict_of(lo, hi)
+    lower_open, upper_open = (bool(x.any()) for x in pair.open_ends(name))
+    verdict = verdict_of(lo, hi, lower_open, upper_open)
     text = verdict_text(verdict, run_a, run_b)
-    interval = f"mean {run_a} - {run_b} in [{lo:+.4f}, {hi:+.4f}]"
+    interval = (f"mean {run_a} - {run_b} in {'(' if lower_open else '['}{lo:+.4f}, "
+                f"{hi:+.4f}{')' if upper_open else ']'}")
     if verdict == "undecided":
         summary = f"{name}: undecided — {interval}; {n_units} unknown units can still move it"
     elif verdict == "tied":
@@ -347,7 +375,8 @@ def decide_measure(pair: PairEvaluation, name: str, run_a: str = "A", run_b: str
     return Decision(
         verdict=verdict, verdict_text=text, lower=lo, upper=hi,
         naive_lower=float(naive_lo.mean()), naive_upper=float(naive_hi.mean()),
-        undecidable_reasons={}, summary=summary, **common,
+        undecidable_reasons={}, summary=summary, lower_open=lower_open, upper_open=upper_open,
+        **common,
     )
 
 

@@ -56,8 +56,21 @@ import dataclasses
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.decision import ZERO, PairEvaluation, _threshold, cut_rows, open_rows
-from evalcore.analysis.pair_bounds import PAIR_FAMILIES, net_weight, pair_interval
+from evalcore.analysis.decision import (
+    ZERO,
+    PairEvaluation,
+    _threshold,
+    cut_rows,
+    open_rows,
+    verdict_of,
+)
+from evalcore.analysis.pair_bounds import (
+    OPEN_MARGIN,
+    PAIR_FAMILIES,
+    net_weight,
+    pair_interval,
+    pair_interval_ends,
+)
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ranking import segment_reduce
 from evalcore.contract.gains import MAX_GAIN
@@ -381,8 +394,10 @@ def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     return probs / probs.sum(axis=1, keepdims=True)
 
 
-def _settled(lower: float, upper: float) -> bool:
-    return lower > ZERO or upper < -ZERO or (abs(lower) <= ZERO and abs(upper) <= ZERO)
+def _settled(lower: float, upper: float, lower_open: bool = False, upper_open: bool = False
+             ) -> bool:
+    """Decided or tied (:func:`~evalcore.analysis.decision.verdict_of`)."""
+    return verdict_of(lower, upper, lower_open, upper_open) != "undecided"
 
 
 def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
@@ -407,7 +422,9 @@ def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
     lower, upper, _, _ = pair.intervals(name)
     if lower.size == 0 or np.isnan(lower).any() or np.isnan(upper).any():
         return None
-    if _settled(float(lower.mean()), float(upper.mean())):
+    lower_open, upper_open = pair.open_ends(name)
+    if _settled(float(lower.mean()), float(upper.mean()), bool(lower_open.any()),
+                bool(upper_open.any())):
         return 0
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0:
@@ -421,7 +438,8 @@ def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
     pick = np.stack([_uniform(u.query[rows], u.rank_a[rows], u.rank_b[rows], d)
                      for d in range(draws)])
     gains = np.minimum((pick[:, :, None] >= cum[None]).sum(axis=2), MAX_GAIN).astype(np.int8)
-    found = _labels_until_settled(pair, name, rows, gains, lower, upper)
+    found = _labels_until_settled(pair, name, rows, gains, (lower, upper, lower_open,
+                                                            upper_open))
     counts = sorted(np.inf if c is None else c for c in found)
     middle = counts[(len(counts) - 1) // 2]
     return None if middle == np.inf else int(middle)
@@ -443,16 +461,15 @@ def _uniform(query: np.ndarray, rank_a: np.ndarray, rank_b: np.ndarray, draw: in
 
 
 def _labels_until_settled(pair: PairEvaluation, name: str, rows: np.ndarray,
-                          gains: np.ndarray, lower: np.ndarray, upper: np.ndarray
-                          ) -> list[int | None]:
+                          gains: np.ndarray, now: tuple[np.ndarray, ...]) -> list[int | None]:
     """Per draw (a row of ``gains``, parallel to ``rows``): the number of labels of
     ``rows`` (in order) after which the mean interval settles; None if it never does.
-    Every draw's copies are valued by one :func:`pair_interval` call per chunk."""
+    ``now``: the per-query (lower, upper, lower open, upper open) before any of them.
+    Every draw's copies are valued by one :func:`pair_interval_ends` call per chunk."""
     u = pair.units
     measure = pair.measures[name]
-    n, n_draws = lower.size, gains.shape[0]
-    cur_lo = np.tile(lower, (n_draws, 1))
-    cur_hi = np.tile(upper, (n_draws, 1))
+    n_draws = gains.shape[0]
+    states = [[a.copy() for a in now] for _ in range(n_draws)]
     found: list[int | None] = [None] * n_draws
     chunk = max(1, ESTIMATE_CHUNK // n_draws)
     for start in range(0, rows.size, chunk):
@@ -462,44 +479,68 @@ def _labels_until_settled(pair: PairEvaluation, name: str, rows: np.ndarray,
         steps = np.arange(start, min(start + chunk, rows.size))
         draw = np.repeat(np.asarray(left, dtype=np.int64), steps.size)
         step = np.tile(steps, len(left))
-        lo, hi = pair_interval(u.what_if_prefix(rows, gains, step, draw), measure,
-                               pair.protocol)
+        ends = pair_interval_ends(u.what_if_prefix(rows, gains, step, draw), measure,
+                                  pair.protocol)
         q = u.query[rows[steps]]
         for i, d in enumerate(left):
             part = slice(i * steps.size, (i + 1) * steps.size)
-            done = _settle_steps(q, steps, lo[part], hi[part], cur_lo[d], cur_hi[d], n)
+            done = _settle_steps(q, steps, [e[part] for e in ends], states[d])
             if done is not None:
                 found[d] = start + done + 1
     return found
 
 
-def _settle_steps(q: np.ndarray, steps: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  cur_lo: np.ndarray, cur_hi: np.ndarray, n: int) -> int | None:
-    """Apply the intervals ``lo`` / ``hi`` of the queries ``q`` after each of ``steps``
-    labels to the per-query state ``cur_lo`` / ``cur_hi`` (updated in place); the index
-    among the steps at which the mean interval settles, or None."""
-    before_lo, before_hi = float(cur_lo.sum()), float(cur_hi.sum())
-    # What was known before still holds: intersect with it (NaN: the copy says nothing).
-    lo = np.maximum(np.where(np.isnan(lo), -np.inf, lo), cur_lo[q])
-    hi = np.minimum(np.where(np.isnan(hi), np.inf, hi), cur_hi[q])
-    # ... and with the query's earlier steps: a running max / min per query (offsets by
-    # query keep the runs apart: every value lies in [-1, 1]).
-    order = np.lexsort((steps, q))
+def _running(q: np.ndarray, order: np.ndarray, values: np.ndarray, current: np.ndarray,
+             opened: np.ndarray, current_open: np.ndarray, upper: bool
+             ) -> tuple[np.ndarray, ...]:
+    """One end of the queries ``q`` after each step (``values`` and their openness
+    ``opened``, in step order) intersected with what was known before (``current``, per
+    query) and with the query's earlier steps: (the end per step in ``order``, its change,
+    its openness, the change of the count of open ends). Offsets by query keep each
+    query's running max / min apart (every value lies in [-1, 1])."""
+    sign = -1.0 if upper else 1.0  # the upper end is a running min: the max of negations
     oq = q[order]
-    run_lo = np.maximum.accumulate(lo[order] + 4.0 * oq) - 4.0 * oq
-    run_hi = np.minimum.accumulate(hi[order] - 4.0 * oq) + 4.0 * oq
+    mine = sign * np.where(np.isnan(values), -sign * np.inf, values)[order]
+    mine = np.maximum(mine, sign * current[oq])
+    run = sign * (np.maximum.accumulate(mine + 4.0 * oq) - 4.0 * oq)
     first = np.ones(order.size, dtype=bool)
     first[1:] = oq[1:] != oq[:-1]
-    d_lo = np.empty(order.size)
-    d_hi = np.empty(order.size)
-    d_lo[order] = run_lo - np.where(first, cur_lo[oq], np.roll(run_lo, 1))
-    d_hi[order] = run_hi - np.where(first, cur_hi[oq], np.roll(run_hi, 1))
-    mean_lo = (before_lo + np.cumsum(d_lo)) / n
-    mean_hi = (before_hi + np.cumsum(d_hi)) / n
-    done = np.flatnonzero((mean_lo > ZERO) | (mean_hi < -ZERO)
-                          | ((np.abs(mean_lo) <= ZERO) & (np.abs(mean_hi) <= ZERO)))
+    before = np.where(first, current[oq], np.roll(run, 1))
+    # The step's own end is the running one where it is at least as tight: its openness.
+    own = sign * np.where(np.isnan(values), -sign * np.inf, values)[order]
+    is_open = np.where(own >= sign * run - OPEN_MARGIN, opened[order], False)
+    was_open = np.where(first, current_open[oq], np.roll(is_open, 1))
+    return run, run - before, is_open, is_open.astype(np.int64) - was_open
+
+
+def _settle_steps(q: np.ndarray, steps: np.ndarray, ends: list[np.ndarray],
+                  state: list[np.ndarray]) -> int | None:
+    """Apply the ends (lower, upper, lower open, upper open) of the queries ``q`` after
+    each of ``steps`` labels to the per-query ``state`` (the same four, updated in
+    place); the index among the steps at which the mean interval settles, or None."""
+    n = state[0].size
+    order = np.lexsort((steps, q))
+    run_lo, d_lo, open_lo, d_open_lo = _running(q, order, ends[0], state[0], ends[2],
+                                                state[2], upper=False)
+    run_hi, d_hi, open_hi, d_open_hi = _running(q, order, ends[1], state[1], ends[3],
+                                                state[3], upper=True)
+    back = np.empty(order.size, dtype=np.int64)
+    back[order] = np.arange(order.size)  # step order from the sorted one
+
+    def total(start: float, change: np.ndarray) -> np.ndarray:
+        return start + np.cumsum(change[back])
+
+    mean_lo = total(float(state[0].sum()), d_lo) / n
+    mean_hi = total(float(state[1].sum()), d_hi) / n
+    any_lo = total(float(state[2].sum()), d_open_lo) > 0
+    any_hi = total(float(state[3].sum()), d_open_hi) > 0
+    done = np.flatnonzero(
+        (mean_lo > ZERO) | (any_lo & (mean_lo >= -ZERO))
+        | (mean_hi < -ZERO) | (any_hi & (mean_hi <= ZERO))
+        | ((np.abs(mean_lo) <= ZERO) & (np.abs(mean_hi) <= ZERO) & ~any_lo & ~any_hi))
     last = np.ones(order.size, dtype=bool)
-    last[:-1] = oq[1:] != oq[:-1]
-    cur_lo[oq[last]] = run_lo[last]
-    cur_hi[oq[last]] = run_hi[last]
+    last[:-1] = q[order][1:] != q[order][:-1]
+    at = q[order][last]
+    state[0][at], state[1][at] = run_lo[last], run_hi[last]
+    state[2][at], state[3][at] = open_lo[last], open_hi[last]
     return int(done[0]) if done.size else None

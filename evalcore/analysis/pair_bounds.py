@@ -271,7 +271,7 @@ def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol
 
 
 def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol
-            ) -> tuple[np.ndarray, np.ndarray]:
+            ) -> tuple[np.ndarray, ...]:
     """R@k's difference, exact: ``(N0 + p - m) / (D0 + p + m + z)`` over the relevant counts
     ``p`` of the unknown units only A has in its cut (0..P), ``m`` only B (0..M) and ``z``
     of the unknown units both or neither have (0..Z: the shared ones, the reference
@@ -289,9 +289,25 @@ def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol
     p = np.bincount(q[maybe & in_a & ~in_b], minlength=n)
     m = np.bincount(q[maybe & in_b & ~in_a], minlength=n)
     z = np.bincount(q[maybe & in_a & in_b], minlength=n) + y
-    lower = np.minimum(_fraction(n0 - m, d0 + m), _fraction(n0 - m, d0 + m + z))
-    upper = np.maximum(_fraction(n0 + p, d0 + p), _fraction(n0 + p, d0 + p + z))
-    return np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0)
+    return _ends(_fraction(n0 - m, d0 + m), _fraction(n0 - m, d0 + m + z),
+                 _fraction(n0 + p, d0 + p), _fraction(n0 + p, d0 + p + z), np.isinf(y))
+
+
+#: A bound at least this far from 0 (the other side) is open (:func:`_ends`).
+OPEN_MARGIN = 1e-12
+
+
+def _ends(lo_none: np.ndarray, lo_all: np.ndarray, hi_none: np.ndarray, hi_all: np.ndarray,
+          unbounded: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(lower, upper, lower open, upper open) of a difference over the shared \\|R\\| from
+    its extremes with no unit outside both cuts relevant (``*_none``) and with all of them
+    (``*_all``; their limit 0 where ``unbounded``). Where unboundedly many outside units
+    may be relevant and the difference is positive with none of them, every completion's
+    difference is positive, only approaching 0: the lower end 0 is *open* (never
+    attained), and so is the upper end 0 of a negative one."""
+    lower = np.clip(np.minimum(lo_none, lo_all), -1.0, 1.0)
+    upper = np.clip(np.maximum(hi_none, hi_all), -1.0, 1.0)
+    return lower, upper, unbounded & (lo_none > OPEN_MARGIN), unbounded & (hi_none < -OPEN_MARGIN)
 
 
 def _ap_terms(units: PairUnits, in_x: np.ndarray, rank_x: np.ndarray, sure: np.ndarray,
@@ -378,7 +394,7 @@ def _pair_terms(units: PairUnits, rows: np.ndarray, in_a: np.ndarray, in_b: np.n
 
 
 def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtocol
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       ) -> tuple[np.ndarray, ...]:
     """AP@k's difference ``(S_A - S_B) / |R|`` over the shared \\|R\\|. With a set X of the
     unknown units in the cuts relevant and ``y`` (0..Y) of those outside both cuts,
     \\|R\\| is ``D0 + |X| + y`` and ``S_A - S_B`` is ``N0`` plus each unit's own share
@@ -407,11 +423,10 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
     low = own + np.where(covered, neg, -crowd_b[rows])
     high = own + np.where(covered, pos, crowd_a[rows])
     rq, n0 = q[rows], base_a - base_b
-    lower = np.minimum(best_mean(rq, low, n0, d0, False, True),
-                       best_mean(rq, low, n0, d0 + y, False, True))
-    upper = np.maximum(best_mean(rq, high, n0, d0, True, True),
-                       best_mean(rq, high, n0, d0 + y, True, True))
-    return np.clip(lower, -1.0, 1.0), np.clip(upper, -1.0, 1.0)
+    return _ends(best_mean(rq, low, n0, d0, False, True),
+                 best_mean(rq, low, n0, d0 + y, False, True),
+                 best_mean(rq, high, n0, d0, True, True),
+                 best_mean(rq, high, n0, d0 + y, True, True), np.isinf(y))
 
 
 def _top(units: PairUnits, measure: Measure, protocol: EvalProtocol
@@ -421,7 +436,7 @@ def _top(units: PairUnits, measure: Measure, protocol: EvalProtocol
     return _additive(units, _weights(units, measure, in_a, in_b, ka, kb), maybe, sure)
 
 
-_FAMILY: dict[str, Callable[[PairUnits, Measure, EvalProtocol], tuple[np.ndarray, np.ndarray]]] = {
+_FAMILY: dict[str, Callable[[PairUnits, Measure, EvalProtocol], tuple[np.ndarray, ...]]] = {
     "P": _top,
     "RBP": _top,
     "RR": _first_relevant,
@@ -439,10 +454,23 @@ def pair_interval(units: PairUnits, measure: Measure, protocol: EvalProtocol,
     ``needed`` (bool[n], None: all): the queries whose interval the caller reads. The
     others' values stay sound but may be wider: nDCG's joint search (the costly part) is
     skipped there; every needed query's interval is bit for bit the same either way."""
+    lower, upper, _, _ = pair_interval_ends(units, measure, protocol, needed)
+    return lower, upper
+
+
+def pair_interval_ends(units: PairUnits, measure: Measure, protocol: EvalProtocol,
+                       needed: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """:func:`pair_interval` and, per query, whether its lower / upper end is open (never
+    attained by a completion, only approached: R and AP when unboundedly many outside
+    units may be relevant, :func:`_ends`)."""
     method = _FAMILY.get(measure.family)
     if method is None:
         nan = np.full(units.n, np.nan)
-        return nan, nan.copy()
-    if method is _ndcg:
-        return _ndcg(units, measure, protocol, needed)
-    return method(units, measure, protocol)
+        closed = np.zeros(units.n, dtype=bool)
+        return nan, nan.copy(), closed, closed.copy()
+    ends = _ndcg(units, measure, protocol, needed) if method is _ndcg else method(
+        units, measure, protocol)
+    if len(ends) == 4:
+        return ends
+    closed = np.zeros(units.n, dtype=bool)
+    return ends[0], ends[1], closed, closed.copy()
