@@ -95,11 +95,14 @@ def _completions(a, b, protocol, k, rng):
         yield Completion({u: rng.choice(unknowns[u]) for u in keys}, rng.choice(outside))
 
 
-def _interval(a, b, protocol, measure):
+def _pair(a, b, protocol, measure):
     batches = [ObservationBatch.from_observations([o], protocol, min_depth=measure.k)
                for o in (a, b)]
-    pair = evaluate_pair(*batches, [measure], protocol)
-    lower, upper, _, _ = pair.intervals(measure.canonical)
+    return evaluate_pair(*batches, [measure], protocol)
+
+
+def _interval(a, b, protocol, measure):
+    lower, upper, _, _ = _pair(a, b, protocol, measure).intervals(measure.canonical)
     return float(lower[0]), float(upper[0])
 
 
@@ -122,8 +125,14 @@ def test_every_completion_difference_lies_inside_the_pair_interval(case, rnd) ->
     any_unknown, conflict_in_cut = _cut_unknowns(a, b, protocol, k)
     for family in FAMILIES:
         measure = parse_measure(f"{family}@{k}")
-        lower, upper = _interval(a, b, protocol, measure)
+        pair = _pair(a, b, protocol, measure)
+        lower, upper, _, _ = (float(x[0]) for x in pair.intervals(measure.canonical))
+        lower_open, upper_open = (bool(x[0]) for x in pair.open_ends(measure.canonical))
         diffs = [pair_difference(a, b, measure, protocol, c) for c in done]
+        # an open end is never attained: every completion lies strictly inside
+        assert not lower_open or min(diffs) > lower, (family, lower, min(diffs))
+        assert not upper_open or max(diffs) < upper, (family, upper, max(diffs))
+        assert not (lower_open or upper_open) or (u is None and family in ("R", "AP"))
         if math.isnan(lower):
             # undecidable only where a run has the measure without bounds: no completion
             # defines it for the pair (outside the convention)
