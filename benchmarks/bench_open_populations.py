@@ -259,7 +259,7 @@ def calibration(seeds: int, n: int, every: int, measures: list[str]) -> None:
             step, took = 0, None
             cap = sum(len(coll.tops(q)) for q in range(coll.n))
             while step <= cap:
-                pair = evaluate_pair(*coll.batches(lambda q: sorted(labeled[q]), [m],
+                pair = evaluate_pair(*coll.batches(lambda q, seen=labeled: sorted(seen[q]), [m],
                                                    complete=True), [m], PROTOCOL)
                 if decide_measure(pair, name).verdict in SETTLED:
                     took = step
