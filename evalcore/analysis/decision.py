@@ -9,19 +9,24 @@ the unknown units the two runs share, intersected with the naive
 mean of those intervals (queries have distinct unknowns, so both ends are
 attained when every per-query interval is exact). The verdict:
 
-* ``a_better`` / ``b_better`` ("decided"): the whole interval is above / below 0;
+* ``a_better`` / ``b_better`` ("decided"): the whole interval is above / below 0
+  (an *open* end at 0, never attained by a completion, decides too:
+  ``Decision.lower_open``);
 * ``tied``: the interval is exactly [0, 0] (every query's difference is known to be 0);
 * ``undecided``: the interval contains 0 and is not [0, 0]; with the number of
   unknown units that can still move it;
 * ``undecidable``: some query has the measure unavailable **without** bounds in a
-  run (e.g. ``population_incomplete``, an invalid observation), with the count
-  of such queries and their reasons.
+  run (an invalid observation such as ``missing_reference``, or no completion that
+  defines the measure), with the count of such queries and their reasons.
 
 A completion gives every unknown unit one gain: each unlabeled unit either run
 returns in the measure's cut (it then joins the reference set, so it can lower
-the other run's nDCG, R or AP too) and each unit in conflict. For nDCG, R and
-AP, a completion in which no unit of the query is relevant (the measure is
-undefined for both runs) counts as a difference of 0.
+the other run's nDCG, R or AP too), each unit in conflict and, on a population not
+declared complete (contract section 12), any number up to ``U_out`` of the units
+outside both cuts (:meth:`~evalcore.analysis.pair_units.PairUnits.outside`, from each
+query's corpus size: ``ObservationBatch.with_corpus_size``; unbounded without one).
+For nDCG, R and AP, a completion in which no unit of the query is relevant (the
+measure is undefined for both runs) counts as a difference of 0.
 
 Differences within :data:`ZERO` of 0 count as 0 (float noise from sums).
 Statistical significance over the sample of queries is a separate question

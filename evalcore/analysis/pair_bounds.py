@@ -23,17 +23,29 @@ completion, and the difference is bounded over those joint completions
   conflict there is searched over every gain (sound, not always tight). It is
   intersected with the box bound below (so never wider than it), which is also the
   fallback where the search does not settle.
-* **R@k** (the runs share \\|R\\|), and nDCG's box bound:
-  ``A - B = N / D`` with ``N = DCG_A - DCG_B`` (or the relevant-count
-  difference), bounded exactly per unit as above, and ``D`` (IDCG or \\|R\\|)
-  between its values with every unknown at its lowest and at its highest gain
-  (at least 1 in a completion where it is positive). The box ``N / D`` is
-  **sound and exact in sign** (the interval excludes 0 exactly when every
-  completion has the same sign of difference) but not the tightest in size. The
-  result is intersected with the naive interval. nDCG needs both runs at the
-  same cutoff on the query (IDCG@k), else the naive interval is used.
-* **AP@k**: no pair method; the naive interval (sound, not tight).
+* **nDCG's box bound** (intersected with the search): ``A - B = N / D`` with ``N =
+  DCG_A - DCG_B`` bounded exactly per unit as above, and ``D`` (IDCG) between its
+  values with every unknown at its lowest and at its highest gain (at least 1 in a
+  completion where it is positive): **sound and exact in sign**, not the tightest in
+  size. nDCG needs both runs at the same cutoff on the query (IDCG@k), else the naive
+  interval is used.
+* **R@k** (the runs share \\|R\\|): **exact** in closed form (:func:`_recall`): the
+  least difference has every unknown unit only A has non-relevant, every one only B
+  has relevant, and the units both or neither have all relevant or none.
+* **AP@k** (the runs share \\|R\\|): each run's precision sum split into per-unit shares
+  and pair terms (:func:`_average_precision`); **exact** when the cuts hold no unknown
+  unit (and tied when both runs rank the unknown ones alike), sound otherwise.
 * **Judged@k**: has no unknowns (its difference is known).
+
+**Open populations** (contract section 12): besides the unknown units in the cuts, up
+to ``U_out`` outside units (:meth:`PairUnits.outside`: unlabeled, in neither cut) may be
+relevant with any gain, in both runs' population alike. They enter nDCG's IDCG (at most
+min(k, ``U_out``) of them, at the highest gain, in the search and the box) and R's and
+AP's \\|R\\| (any number 0..``U_out``). With ``U_out`` unbounded an R or AP difference
+that is positive with no outside unit relevant stays positive in every completion and
+only approaches 0 as they grow: that end is *open* (:func:`pair_interval_ends`), and a
+verdict may rest on it (``Decision.lower_open``). A completion in which no unit is
+relevant counts as a difference of 0.
 
 All arithmetic is numpy over the unit rows; NaN marks a query the pair method
 does not cover (the caller uses the naive interval there).
