@@ -217,31 +217,37 @@ def test_recall_interval_on_an_open_population_by_hand(corpus) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(open_pairs(), st.data())
 def test_a_what_if_copy_is_the_pair_with_that_label_given(case, data) -> None:
-    """The queue's scenarios (:meth:`PairUnits.what_if`) equal the pair evaluated afresh with
-    the unit labeled: an unlabeled unit joins the reference labels, a unit in conflict is
-    resolved (its reference label with it)."""
+    """The queue's scenarios (:meth:`PairUnits.what_if`, and :meth:`PairUnits.what_if_prefix`
+    after several labels) equal the pair evaluated afresh with the units labeled: an
+    unlabeled unit joins the reference labels, a unit in conflict is resolved (its
+    reference label with it)."""
     k, ranking_a, ranking_b, labels, complete, corpus, protocol = case
     unknown = [u for u in dict.fromkeys(ranking_a[:k] + ranking_b[:k])
                if u not in labels or isinstance(labels[u], tuple)]
     if not unknown:
         return
-    unit = data.draw(st.sampled_from(unknown))
-    gain = data.draw(st.sampled_from(labels[unit] if unit in labels else range(5)))
+    units = data.draw(st.lists(st.sampled_from(unknown), min_size=1, max_size=3, unique=True))
+    gains = [data.draw(st.sampled_from(labels[u] if u in labels else range(5))) for u in units]
+    unit, gain = units[0], gains[0]
     measures = [parse_measure(f"{f}@{k}") for f in FAMILIES]
     pairs = []
-    for given_labels in (labels, {**labels, unit: gain}):
+    for given_labels in (labels, {**labels, unit: gain},
+                         {**labels, **dict(zip(units, gains, strict=True))}):
         batches = [ObservationBatch.from_observations(
             [_observation(k, ranking, given_labels, complete, corpus)], protocol, min_depth=k)
             for ranking in (ranking_a, ranking_b)]
         pairs.append(evaluate_pair(*batches, measures, protocol))
-    before, after = pairs
+    before, after, after_all = pairs
     u = before.units
-    row = next(r for r in range(u.query.size) if u.unit_id(r) == unit)
-    copy = u.what_if(np.array([row]), np.array([gain], dtype=np.int8))
-    from evalcore.analysis.pair_bounds import pair_interval
+    rows = np.array([next(r for r in range(u.query.size) if u.unit_id(r) == x) for x in units])
+    copy = u.what_if(rows[:1], np.array([gain], dtype=np.int8))
+    # the labels one after another: the copy after all of them
+    prefix = u.what_if_prefix(rows, np.array(gains, dtype=np.int8), [len(units) - 1])
+    from evalcore.analysis.pair_bounds import pair_interval_ends
 
     for measure in measures:
-        want = pair_interval(after.units, measure, protocol)
-        got = pair_interval(copy, measure, protocol)
-        for w, g in zip(want, got, strict=True):
-            assert g[0] == pytest.approx(w[0], abs=1e-9, nan_ok=True), measure.canonical
+        for fresh, made in ((after, copy), (after_all, prefix)):
+            want = pair_interval_ends(fresh.units, measure, protocol)
+            got = pair_interval_ends(made, measure, protocol)
+            for w, g in zip(want, got, strict=True):
+                assert g[0] == pytest.approx(w[0], abs=1e-9, nan_ok=True), measure.canonical
