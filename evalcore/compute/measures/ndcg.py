@@ -113,14 +113,15 @@ def _fill_value(cut: Cut, g: np.ndarray, table: np.ndarray, disc: np.ndarray) ->
     # Free ranks before each held rank (non-decreasing within a query), as one sorted key.
     stride = int(cut.k.max(initial=0)) + 2
     key = gq * stride + (held - (np.arange(gq.size) - first[gq]) - 1)
-    held_cum = np.concatenate(([0.0], np.cumsum(disc[held])))
+    # Each query's running sum of its held ranks' discounts, started afresh per query.
+    held_cum = np.concatenate(([0.0], segment_cumsum(gq, disc[held])))
     cum = np.cumsum(disc)
     n_free = cut.k - n_held
     queries = np.arange(n, dtype=np.int64)
 
     def filled(t: np.ndarray) -> np.ndarray:  # discount sum of the first t free ranks
         c = np.searchsorted(key, queries * stride + t, side="left") - first[:-1]
-        return cum[t + c] - (held_cum[first[:-1] + c] - held_cum[first[:-1]])
+        return cum[t + c] - np.where(c > 0, held_cum[first[:-1] + c], 0.0)
 
     out = np.zeros(n, dtype=np.float64)
     end = np.zeros(n, dtype=np.int64)

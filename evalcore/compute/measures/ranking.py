@@ -44,13 +44,29 @@ def segment_sum(query: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
 
 
 def segment_cumsum(query: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Running sum of ``values`` within each query (flat positions grouped by query, in order)."""
+    """Running sum of ``values`` within each query (flat positions grouped by query, in order).
+
+    Float sums start afresh at each query (one row per query of a padded matrix, or one
+    ``cumsum`` per query when the rows would be too uneven), so a query's sums are bit for
+    bit those of the query alone, whatever precedes it in the batch; integer sums are
+    exact either way."""
     total = np.cumsum(values)
     if total.size == 0:
         return total
     starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
-    before = np.concatenate(([0], total[starts[1:] - 1])) if starts.size > 1 else np.zeros(1)
     lengths = np.diff(np.append(starts, total.size))
+    if total.dtype.kind == "f" and starts.size > 1:
+        width = int(lengths.max())
+        if starts.size * width <= 4 * total.size + 4096:
+            row = np.repeat(np.arange(starts.size), lengths)
+            col = np.arange(total.size) - np.repeat(starts, lengths)
+            table = np.zeros((starts.size, width), dtype=total.dtype)
+            table[row, col] = values
+            np.cumsum(table, axis=1, out=table)
+            return table[row, col]
+        return np.concatenate([np.cumsum(values[a:a + m]) for a, m in
+                               zip(starts.tolist(), lengths.tolist(), strict=True)])
+    before = np.concatenate(([0], total[starts[1:] - 1])) if starts.size > 1 else np.zeros(1)
     return total - np.repeat(before.astype(total.dtype, copy=False), lengths)
 
 
