@@ -93,3 +93,13 @@ def draw_labels(draw, units, kinds=("gain", "none", "none", "conflict")):
     if not labels:
         labels[units[0]] = draw(st.integers(1, 4))
     return labels
+
+
+def draw_rankings(draw, units, max_size: int) -> tuple[list[str], list[str]]:
+    """Two runs' rankings over ``units``: unrelated, or the second a shuffle of the first
+    with a few more units (overlap)."""
+    ranking_a = draw(st.lists(st.sampled_from(units), max_size=max_size))
+    if draw(st.booleans()):
+        return ranking_a, draw(st.permutations(ranking_a)) + draw(
+            st.lists(st.sampled_from(units), max_size=2))
+    return ranking_a, draw(st.lists(st.sampled_from(units), max_size=max_size))

@@ -12,7 +12,7 @@ from evalcore.compute.evaluate import compute, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.observation import Label, Observation
-from tests.observation_strategies import draw_labels
+from tests.observation_strategies import draw_labels, draw_rankings
 
 UNITS = [f"u{i}" for i in range(9)]
 MEASURES = [parse_measure(m) for m in (
@@ -29,12 +29,7 @@ def pairs(draw):
     k = draw(st.sampled_from([3, 5, 6]))
     queries = []
     for q in range(n):
-        ranking_a = draw(st.lists(st.sampled_from(UNITS), max_size=7))
-        if draw(st.booleans()):  # B: a shuffle of A's units with changes (overlap)
-            ranking_b = draw(st.permutations(ranking_a)) + draw(
-                st.lists(st.sampled_from(UNITS), max_size=2))
-        else:
-            ranking_b = draw(st.lists(st.sampled_from(UNITS), max_size=7))
+        ranking_a, ranking_b = draw_rankings(draw, UNITS, 7)
         labels = draw_labels(draw, UNITS)
         queries.append((f"q{q}", ranking_a, ranking_b, labels))
     protocol = EvalProtocol(relevance_threshold=draw(st.integers(1, 3)),

@@ -25,6 +25,7 @@ from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.observation import Label, Observation
+from tests.observation_strategies import draw_labels, draw_rankings
 from tests.oracle import (
     MANY,
     Completion,
@@ -46,20 +47,8 @@ def open_pairs(draw):
     mostly not declared complete, and a corpus size (none: unbounded) leaving few outside
     units."""
     k = draw(st.integers(1, 4))
-    ranking_a = draw(st.lists(st.sampled_from(UNITS), max_size=5))
-    if draw(st.booleans()):
-        ranking_b = draw(st.permutations(ranking_a)) + draw(
-            st.lists(st.sampled_from(UNITS), max_size=2))
-    else:
-        ranking_b = draw(st.lists(st.sampled_from(UNITS), max_size=5))
-    labels = {}
-    for unit in UNITS:
-        kind = draw(st.sampled_from(["gain", "gain", "none", "none", "conflict"]))
-        if kind == "gain":
-            labels[unit] = draw(st.integers(0, 4))
-        elif kind == "conflict":
-            labels[unit] = tuple(sorted(draw(st.lists(st.integers(0, 4), min_size=2,
-                                                      max_size=3, unique=True))))
+    ranking_a, ranking_b = draw_rankings(draw, UNITS, 5)
+    labels = draw_labels(draw, UNITS, ("gain", "gain", "none", "none", "conflict"))
     complete = draw(st.integers(0, 4)) == 0
     corpus = draw(st.none() | st.integers(0, 12))
     protocol = EvalProtocol(relevance_threshold=draw(st.integers(1, 3)),
