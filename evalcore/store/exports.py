@@ -21,7 +21,10 @@
   exactly. Lexical runs are ranked in that order (the product's one tie rule),
   so they export with their original scores.
 
-Files are written atomically (a temporary file renamed into place). CSV text
+Files are written atomically (a temporary file renamed into place) with the
+store file's permission bits or 0600, whichever is stricter
+(:func:`evalcore.io.atomic.private_mode`): an export is never readable by more
+people than the store it copies. CSV text
 cells a spreadsheet would run as a formula (``=HYPERLINK(...)``) start with a
 quote; the labels CSV import removes it again
 (:mod:`evalcore.io.spreadsheet_cells`).
@@ -39,8 +42,9 @@ from typing import Literal, TextIO
 import sqlite_utils
 from pydantic import BaseModel, Field
 
-from evalcore.io.atomic import atomic_writer
+from evalcore.io.atomic import atomic_writer, private_mode
 from evalcore.io.spreadsheet_cells import csv_writer
+from evalcore.store.lexical_index import store_file
 from evalcore.store.references import reference_labels_unchecked
 from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.runs import get_run_unchecked
@@ -61,11 +65,19 @@ class ExportRefusedError(ValueError):
     """The export would not read back as stored (e.g. a run order TREC tools would change)."""
 
 
-def _write(out: str | Path | TextIO, produce: Callable[[TextIO], int]) -> int:
-    """Run ``produce`` on a stream: ``out`` itself, or the path written atomically."""
+def export_file_mode(db: sqlite_utils.Database) -> int:
+    """The mode of a file holding a copy of the store's data: the store file's permission
+    bits or 0600, whichever is stricter (0600 for an in-memory store)."""
+    return private_mode(store_file(db))
+
+
+def write_export(db: sqlite_utils.Database, out: str | Path | TextIO,
+                 produce: Callable[[TextIO], int]) -> int:
+    """Run ``produce`` on a stream: ``out`` itself, or the path written atomically with
+    :func:`export_file_mode`."""
     if not isinstance(out, str | Path):
         return produce(out)
-    with atomic_writer(out, newline="") as stream:
+    with atomic_writer(out, newline="", mode=export_file_mode(db)) as stream:
         return produce(stream)
 
 
@@ -109,7 +121,7 @@ def export_qrels(
         stream.writelines(f"{q} 0 {u} {g}\n" for q, u, g in rows)
         return len(rows)
 
-    return ExportSummary(kind="qrels", rows=_write(out, produce))
+    return ExportSummary(kind="qrels", rows=write_export(db, out, produce))
 
 
 def export_labels(
@@ -146,7 +158,7 @@ def export_labels(
 
     if format not in ("csv", "jsonl"):
         raise ValueError(f"format must be 'csv' or 'jsonl', got {format!r}")
-    count = _write(out, produce_csv if format == "csv" else produce_jsonl)
+    count = write_export(db, out, produce_csv if format == "csv" else produce_jsonl)
     return ExportSummary(kind=f"labels-{format}", rows=count)
 
 
@@ -222,4 +234,4 @@ def export_run(
         stream.write(buffer.getvalue())
         return count
 
-    return ExportSummary(kind="run", rows=_write(out, produce), warnings=warnings)
+    return ExportSummary(kind="run", rows=write_export(db, out, produce), warnings=warnings)

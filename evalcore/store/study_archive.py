@@ -80,6 +80,7 @@ from evalcore.store.document_imports import (
     publish_import,
     published,
 )
+from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
 from evalcore.store.references import reference_hash
 from evalcore.store.reports import body_hash
@@ -189,7 +190,7 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
             format=FORMAT, format_version=FORMAT_VERSION, schema_version=SCHEMA_VERSION,
             evalcore_version=__version__, study_id=study_id, exported_at=utc_now_iso(),
             exported_by=named_user(actor), documents=DOCUMENTS_POLICY, members=entries)
-        with atomic_path(out) as target:
+        with atomic_path(out, mode=export_file_mode(db)) as target:
             write_zip(folder, manifest, target)
     return ArchiveSummary(study_id=study_id, path=str(out), bytes=out.stat().st_size,
                           rows={m: e.rows for m, e in entries.items()},
