@@ -175,17 +175,34 @@ def document_refusal_rule(
     return f"{user} is not a member of any study over corpus {corpus_id!r}"
 
 
-def missing_organisations_denied(
-    *, user: str, study_id: str, missing: Sequence[str]
+def protocol_organisations_denied(
+    *, user: str, study_id: str, missing: Sequence[str], permission: Permission,
+    protocol: str | None = None,
 ) -> PermissionDenied:
-    """A pinner who is not in every organisation their protocol would see."""
+    """``user`` may not ``permission`` a protocol that sees documents of organisations they
+    are not in (``missing``).
+
+    A protocol's rankings (its scores, which documents match which terms) are a search
+    oracle on the documents it sees: it may be pinned, executed or have its document set
+    shown only by someone who may read every one of them, checked for whoever acts, every
+    time (never inherited from who pinned it).
+    """
+    name = f"pinned protocol {protocol!r}" if protocol else "a protocol"
+    what = {
+        Permission.PIN_PROTOCOL: f"pin {name} that sees",
+        Permission.CREATE_RUN: f"run {name}, which sees",
+    }.get(permission, f"see the document set of {name}, which covers")
+    who = user or "nobody named"
     return PermissionDenied(
-        f"{user} may not pin a protocol that sees organisation(s) {', '.join(missing)} in "
-        f"study {study_id!r}: they are not a member of them, and a protocol may only see "
-        "documents its pinner may read; a lead of a study of that organisation can add "
-        f"them: evalcore members add-org --db STORE --user {user} --org {missing[0]}",
-        actor=user, study_id=study_id, permission=Permission.PIN_PROTOCOL,
-        required_role=REQUIRED_ROLE[Permission.PIN_PROTOCOL], role=None,
+        f"{who} may not {what} organisation(s) {', '.join(missing)} in study {study_id!r}: "
+        "they are not a member of them, and a protocol's rankings would reveal which of "
+        "those organisations' documents contain which terms; "
+        + ("sign in, or pass the acting user (--actor); " if not user else "")
+        + "someone in every organisation the protocol sees may run it, or an admin of "
+        f"{missing[0]!r} can add them: evalcore members add-org --db STORE --user "
+        f"{user or 'USER'} --org {missing[0]}",
+        actor=user, study_id=study_id, permission=permission,
+        required_role=REQUIRED_ROLE[permission], role=None,
     )
 
 
