@@ -27,7 +27,7 @@ from evalcore.retrieval.pin import (
 from evalcore.retrieval.search import search_corpus
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.corpus import DocumentIn, add_documents
-from evalcore.store.members import add_member, add_to_organisation
+from evalcore.store.members import add_member, add_to_organisation, remove_from_organisation
 from evalcore.store.refusals import list_refusals
 
 LEO = "leo@acme.org"
@@ -73,9 +73,7 @@ def test_execution_is_checked_against_memberships_now_not_at_pin_time(tmp_path: 
     """The check runs for the executor at each execution: the pinner too is refused once
     they have left an organisation the pin sees."""
     db = _store(tmp_path)
-    db.execute("DELETE FROM user_organisations WHERE user_id = ? AND org_id = 'globex'",
-               [LEAD])  # lena left globex since she pinned p2
-    db.conn.commit()
+    remove_from_organisation(db, user=LEAD, org_id="globex", actor=LEAD)  # left since
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="lena@acme.org may not run pinned protocol 'p2'"):
         execute_protocol(db, study_id="s", protocol_name="p2", run_name="late", actor=LEAD)

@@ -48,6 +48,7 @@ import sqlite_utils
 from pydantic import BaseModel
 
 from evalcore.access.decisions import named_user
+from evalcore.access.organisations import OrgPermission, require_org_role
 from evalcore.access.roles import Permission
 from evalcore.contract.measures import UnknownMeasure
 from evalcore.contract.version import __version__
@@ -82,6 +83,12 @@ from evalcore.store.document_imports import (
 )
 from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
+from evalcore.store.membership import (
+    in_organisation,
+    organisation_admins,
+    organisation_claimed,
+    organisation_role,
+)
 from evalcore.store.references import reference_hash
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
@@ -93,6 +100,7 @@ from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import read_snapshot, write_transaction
+from evalcore.store.users import join_organisation
 
 #: Rows written per short transaction in step 2 (documents; results of whole queries).
 CHUNK_ROWS = 2_000
@@ -386,7 +394,7 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
                 what=f"register corpus {study.corpus_id!r} for organisation "
                      f"{settings['corpus_owner']!r}")
         # An organisation new to this store is created by the importer, its first member and
-        # lead (as `create_organisation` does); an existing one is joined only by its rules.
+        # owner (as `create_organisation` does); an existing one is joined only by its rules.
         names = {study.org_id: settings["org_name"]}
         for org in dict.fromkeys(o for o in (study.org_id, settings["corpus_owner"],
                                              *sorted(owners - {None})) if o is not None):
@@ -409,15 +417,18 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
         db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
                    "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
                                                    utc_now_iso()])
-        grant = _archive_row(archive, "organisation_members.jsonl", "user_id", importer) or {
-            "user_id": importer, "granted_by": importer, "granted_at": utc_now_iso()}
         for org in dict.fromkeys([study.org_id, *new_orgs]):
-            if org is not None and db.execute(
-                    "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, "
-                    "granted_at) VALUES (?, ?, ?, ?)",
-                    [importer, org, grant["granted_by"] if org == study.org_id else importer,
-                     grant["granted_at"] if org == study.org_id else utc_now_iso()]).rowcount:
-                org_rows.append((importer, org))
+            if org is None or in_organisation(db, importer, org):
+                continue
+            if organisation_claimed(db, org):  # joined only through its admins
+                require_org_role(org_id=org, user=importer, role=None,
+                                 permission=OrgPermission.READ,
+                                 granters=organisation_admins(db, org), what="import a study",
+                                 study_id=study.study_id)
+            join_organisation(db, importer, org, importer)  # its first member: its owner
+            org_rows.append((importer, org))
+        if study.org_id is not None:
+            _check_arrivals(db, archive, study, importer)
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
         authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
@@ -427,6 +438,25 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
         # Invisible from here on (checked above, while it could still be read), until step 3.
         db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?",
                    [staging_owner(), study.study_id])
+
+
+def _check_arrivals(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
+                    importer: str) -> None:
+    """The archive's members of the study's organisation are restored into it (step 3):
+    people it does not hold yet are admitted only by one of its admins, never by an
+    archive a member wrote."""
+    org = study.org_id
+    assert org is not None
+    listed = {r["user_id"] for r in archive.rows("organisation_members.jsonl")}
+    arrivals = sorted(u for u in listed - {importer} if not in_organisation(db, u, org))
+    if arrivals:
+        shown = ", ".join(arrivals[:5]) + (f" and {len(arrivals) - 5} more"
+                                           if len(arrivals) > 5 else "")
+        require_org_role(org_id=org, user=importer, role=organisation_role(db, importer, org),
+                         permission=OrgPermission.ADD_MEMBERS,
+                         granters=organisation_admins(db, org),
+                         what=f"import a study whose archive adds {len(arrivals)} people to it "
+                              f"({shown})", study_id=study.study_id)
 
 
 def _chunks(rows: Iterator[tuple], size: int = CHUNK_ROWS) -> Iterator[list[tuple]]:
