@@ -63,6 +63,14 @@ def record_refusal(
     return refusal_id
 
 
+def withheld_refusal(protocol: str, withheld: list[str]) -> tuple[str, dict[str, Any]]:
+    """The message and detail of a refusal of ``protocol`` for a reader who may not read
+    the documents of the ``withheld`` organisations, which the refusal names."""
+    return (f"refused: the corpus no longer matched pinned protocol {protocol!r}; the details "
+            f"are withheld: they concern documents of organisation(s) {', '.join(withheld)}, "
+            "which you may not read", {"withheld_organisations": withheld})
+
+
 def list_refusals(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
                   ) -> list[Refusal]:
     """The study's refusals, oldest first, if ``viewer`` may read the study
@@ -85,12 +93,8 @@ def list_refusals(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
         [study_id],
     ):
         withheld = unreadable_organisations(db, viewer, corpus, organisations.get(r[2], []))
-        message, detail = r[6], json.loads(r[7])
-        if withheld:
-            message = (f"refused: the corpus no longer matched pinned protocol {r[2]!r}; the "
-                       f"details are withheld: they concern documents of organisation(s) "
-                       f"{', '.join(withheld)}, which you may not read")
-            detail = {"withheld_organisations": withheld}
+        message, detail = withheld_refusal(r[2], withheld) if withheld else (
+            r[6], json.loads(r[7]))
         out.append(Refusal(refusal_id=r[0], study_id=r[1], protocol=r[2], run_name=r[3],
                            created_at=r[4], actor=r[5], message=message, detail=detail))
     return out

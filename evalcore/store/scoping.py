@@ -197,6 +197,10 @@ class ReadableFilter(BaseModel):
     where: str
     params: dict[str, str | int]
 
+    def on(self, owner_column: str) -> str:
+        """The same condition over another owner column (``pd.owner_org``: a pin's row)."""
+        return self.where.replace("d.owner_org", owner_column)
+
 
 def readable_filter(
     db: sqlite_utils.Database, viewer: str | None, corpus_id: str

@@ -81,6 +81,7 @@ from evalcore.store.document_imports import (
     publish_import,
     published,
 )
+from evalcore.store.export_redaction import ExportRedaction
 from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
 from evalcore.store.membership import (
@@ -93,7 +94,7 @@ from evalcore.store.references import reference_hash
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
-from evalcore.store.scoping import readable_filter, require_known_study
+from evalcore.store.scoping import require_known_study
 from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
 from evalcore.store.staging import Pacer, discard_staged_run, staging_owner
 from evalcore.store.studies import StudyIn, study_exists
@@ -114,7 +115,7 @@ _SELECTS: dict[str, str] = {
     "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
                   "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
                   "ORDER BY run_id",
-    "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, x.score FROM results x "
+    "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x "
                      "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
                      "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
     "label_events.jsonl": "SELECT query_id, unit_id, kind, gain, annotator, created_at, note, "
@@ -132,9 +133,6 @@ _SELECTS: dict[str, str] = {
                                     "ORDER BY version, query_id",
     "protocols.jsonl": "SELECT name, protocol_json, corpus_fingerprint, pinned_at, pinned_by "
                        "FROM protocols WHERE study_id = :study ORDER BY pinned_at, name",
-    "protocol_documents.jsonl": "SELECT protocol, doc_id, content_hash, owner_org FROM "
-                                "protocol_documents WHERE study_id = :study "
-                                "ORDER BY protocol, doc_id",
     "retrieval_refusals.jsonl": "SELECT protocol, run_name, created_at, actor, message, "
                                 "detail_json FROM retrieval_refusals WHERE study_id = :study "
                                 "ORDER BY refusal_id",
@@ -146,7 +144,7 @@ _SELECTS: dict[str, str] = {
                    "ORDER BY u.user_id",
     "members.jsonl": "SELECT user_id, role, granted_by, granted_at FROM study_members "
                      "WHERE study_id = :study ORDER BY user_id",
-    "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at FROM "
+    "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at, o.role FROM "
                                   "user_organisations o JOIN studies s ON s.org_id = o.org_id "
                                   "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
                                   "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
@@ -171,6 +169,11 @@ class ArchiveSummary(BaseModel):
     bytes: int = 0
     rows: dict[str, int]
     documents_withheld: int = 0
+    #: Members from which the export left out what the exporter may not read.
+    withheld: list[str] = []
+    #: Export: signed with a key. Import: what is known of the archive's origin.
+    signed: bool = False
+    origin: str = ""
     seconds: float = 0.0
 
 
@@ -178,11 +181,15 @@ class ArchiveSummary(BaseModel):
 
 
 def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
-                 actor: str | None) -> ArchiveSummary:
-    """Write the whole study to the new archive ``out`` (see the module docstring).
+                 actor: str | None, signing_key: bytes | None = None) -> ArchiveSummary:
+    """Write the whole study to the new archive ``out`` (see the module docstring), signed
+    with ``signing_key`` when given (:func:`evalcore.io.study_archive.load_signing_key`).
 
     ``actor`` must be a lead of a team-mode study (PermissionDenied otherwise,
-    nothing is written); an existing ``out`` is never overwritten.
+    nothing is written); an existing ``out`` is never overwritten. Nothing derived
+    from a document ``actor`` may not read is written
+    (:mod:`evalcore.store.export_redaction`); the manifest names the members that
+    left something out (``withheld``).
     """
     started = time.monotonic()
     out = Path(out)
@@ -193,21 +200,23 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
                                   "overwrites a file)", str(out))
     with tempfile.TemporaryDirectory(prefix="study-export-") as tmp, read_snapshot(db):
         folder = Path(tmp)
-        entries, withheld = _write_members(db, study_id, folder, actor)
+        entries, withheld, redacted = _write_members(db, study_id, folder, actor)
         manifest = Manifest(
             format=FORMAT, format_version=FORMAT_VERSION, schema_version=SCHEMA_VERSION,
             evalcore_version=__version__, study_id=study_id, exported_at=utc_now_iso(),
-            exported_by=named_user(actor), documents=DOCUMENTS_POLICY, members=entries)
+            exported_by=named_user(actor), documents=DOCUMENTS_POLICY, members=entries,
+            withheld=redacted)
         with atomic_path(out, mode=export_file_mode(db)) as target:
-            write_zip(folder, manifest, target)
+            write_zip(folder, manifest, target, signing_key=signing_key)
     return ArchiveSummary(study_id=study_id, path=str(out), bytes=out.stat().st_size,
                           rows={m: e.rows for m, e in entries.items()},
-                          documents_withheld=withheld,
+                          documents_withheld=withheld, withheld=redacted,
+                          signed=signing_key is not None,
                           seconds=round(time.monotonic() - started, 2))
 
 
 def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
-                   actor: str | None) -> tuple[dict[str, Any], int]:
+                   actor: str | None) -> tuple[dict[str, Any], int, list[str]]:
     study = db.execute(
         "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, s.org_id, "
         "s.created_at, o.name, c.owner_org, s.measures FROM studies s "
@@ -216,7 +225,8 @@ def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
     ).fetchone()
     entries: dict[str, Any] = {}
     params: dict[str, Any] = {"study": study_id, "corpus": study[1]}
-    readable = readable_filter(db, actor, study[1])
+    redaction = ExportRedaction(db, actor, study_id, study[1])
+    readable = redaction.readable
     for member in MEMBERS:
         writer = MemberWriter(folder, member)
         try:
@@ -228,22 +238,34 @@ def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
                         f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
                         f"AND {readable.where} ORDER BY d.doc_id", {**params, **readable.params}):
                     writer.write(row)
-            else:
-                for row in db.execute(_SELECTS[member], params):
+            elif member == "protocol_documents.jsonl":
+                for row in db.execute(redaction.protocol_documents_sql, redaction.params):
                     writer.write(row)
+            else:
+                sql = _SELECTS[member].replace("{score}", redaction.score_sql)
+                for row in db.execute(sql, redaction.params if member == "results.jsonl"
+                                      else params):
+                    writer.write(redaction.row(member, row))
         finally:
             entries[member] = writer.close()
     used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
                       params).fetchone()[0]
-    return entries, used - entries["documents.jsonl"].rows
+    withheld = used - entries["documents.jsonl"].rows
+    if withheld:
+        redaction.withheld.add("documents.jsonl")
+    return entries, withheld, sorted(redaction.withheld)
 
 
 # --- import -----------------------------------------------------------------------------------
 
 
-def read_archive(path: str | Path, workdir: Path) -> OpenedArchive:
-    """Unpack and check the archive (every hostile case is an InputErrors, nothing written)."""
-    archive = open_archive(Path(path), workdir, known_schema=SCHEMA_VERSION)
+def read_archive(path: str | Path, workdir: Path, *, signing_key: bytes | None = None,
+                 accept_unsigned: bool = False) -> OpenedArchive:
+    """Unpack and check the archive (every hostile case is an InputErrors, nothing written):
+    its signature with ``signing_key`` when given, which refuses an unsigned archive unless
+    ``accept_unsigned`` (:func:`evalcore.io.study_archive.open_archive`)."""
+    archive = open_archive(Path(path), workdir, known_schema=SCHEMA_VERSION,
+                           signing_key=signing_key, accept_unsigned=accept_unsigned)
     _check_consistency(archive)
     return archive
 
@@ -326,6 +348,8 @@ class _Undo:
         self.study_id: str | None = None
         self.import_id: str | None = None
         self.runs: list[int] = []
+        #: Organisations this import created (their members keep the archive's roles).
+        self.new_orgs: list[str] = []
 
     def run(self, db: sqlite_utils.Database) -> None:
         for run_id in self.runs:
@@ -373,6 +397,8 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         raise
     rows = {m: archive.count(m) for m in MEMBERS}
     return ArchiveSummary(study_id=target, path=archive.name, rows=rows,
+                          withheld=archive.manifest.withheld, signed=archive.origin.signed,
+                          origin=archive.origin.note,
                           seconds=round(time.monotonic() - started, 2))
 
 
@@ -425,13 +451,19 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
                                  permission=OrgPermission.READ,
                                  granters=organisation_admins(db, org), what="import a study",
                                  study_id=study.study_id)
-            join_organisation(db, importer, org, importer)  # its first member: its owner
+            grant = (_archive_row(archive, "organisation_members.jsonl", "user_id", importer)
+                     if org == study.org_id else None) or {"granted_by": importer,
+                                                           "granted_at": None}
+            # an unclaimed organisation: its first member, the importer, is its owner
+            join_organisation(db, importer, org, grant["granted_by"],
+                              granted_at=grant["granted_at"])
             org_rows.append((importer, org))
         if study.org_id is not None:
             _check_arrivals(db, archive, study, importer)
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
         authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
+        undo.new_orgs = new_orgs
         record_created(db, study_id=study.study_id, actor=importer, organisations=new_orgs,
                        users=[importer] if new_user else [], memberships=org_rows,
                        corpus=study.corpus_id if new_corpus else None)
@@ -581,7 +613,7 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
         forget_created(db, s)  # while the study is staged: its rows may still be deleted
         db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])
         authorize(db, study_id=s, actor=importer, permission=Permission.IMPORT)
-        _restore_members(db, archive, study, importer)
+        _restore_members(db, archive, study, importer, undo.new_orgs)
         db.conn.executemany("UPDATE runs SET staged_by = NULL WHERE run_id = ?",
                             [(r,) for r in undo.runs])
         if undo.import_id is not None:
@@ -590,13 +622,16 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
         record_audit(db, actor=importer, action="study.import", study_id=s, detail={
             "archive": archive.name, "source_study": manifest.study_id,
             "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
-            "rows": {m: e.rows for m, e in manifest.members.items()}})
+            "rows": {m: e.rows for m, e in manifest.members.items()},
+            "origin": archive.origin.audit(), "withheld": manifest.withheld})
 
 
 def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                     importer: str) -> None:
+                     importer: str, new_orgs: list[str]) -> None:
     """The archive's members as they were; the importer stays a lead (their archive row is
-    restored only if it made them a lead)."""
+    restored only if it made them a lead). Its organisation's members are restored too:
+    with their roles into an organisation this import created, as members into an
+    existing one (admitted by its admin: :func:`_check_arrivals`)."""
     s = study.study_id
     db.conn.executemany("INSERT OR IGNORE INTO users (user_id, display_name, created_at) "
                         "VALUES (?, ?, ?)", (tuple(r.values()) for r in archive.rows("users.jsonl")))
@@ -608,9 +643,10 @@ def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: S
                    "role = excluded.role, granted_by = excluded.granted_by, "
                    "granted_at = excluded.granted_at", [s, *m.values()])
     if study.org_id is not None:
+        created = study.org_id in new_orgs
         db.conn.executemany(
-            "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at) "
-            "VALUES (?, ?, ?, ?)",
-            ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"])
+            "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at, "
+            "role) VALUES (?, ?, ?, ?, ?)",
+            ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"],
+              r["role"] if created else "member")
              for r in archive.rows("organisation_members.jsonl")))
-

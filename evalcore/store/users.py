@@ -24,7 +24,7 @@ def ensure_user(db: sqlite_utils.Database, user_id: str, display_name: str = "")
 
 
 def join_organisation(db: sqlite_utils.Database, user: str, org_id: str, granted_by: str,
-                      role: OrgRole = "member") -> bool:
+                      role: OrgRole = "member", *, granted_at: str | None = None) -> bool:
     """Add the membership row with ``role`` (True if new); the caller has authorised it.
 
     The first member of an organisation becomes its owner, whatever ``role`` says: an
@@ -33,7 +33,7 @@ def join_organisation(db: sqlite_utils.Database, user: str, org_id: str, granted
         "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at, role) "
         "SELECT ?, ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM user_organisations WHERE org_id = ?) "
         "THEN ? ELSE 'owner' END",
-        [user, org_id, granted_by, utc_now_iso(), org_id, role],
+        [user, org_id, granted_by, granted_at or utc_now_iso(), org_id, role],
     )
     return cursor.rowcount > 0
 
