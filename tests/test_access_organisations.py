@@ -261,3 +261,27 @@ def test_v16_store_migrates_creators_and_first_members_to_owners(tmp_path: Path)
     assert organisation_role(db, "new@empty.example", "empty") == "owner"
     with pytest.raises(sqlite3.IntegrityError):
         db.execute("UPDATE user_organisations SET role = 'lead' WHERE org_id = 'made'")
+
+
+def test_rule_an_archive_admits_nobody_to_an_organisation_without_its_admin(
+        tmp_path: Path) -> None:
+    """A study archive lists its organisation's members: importing it into a store where
+    that organisation exists admits the ones it lacks only through one of its admins."""
+    from evalcore.store.study_archive import export_study, import_study, read_archive
+
+    db = _store(tmp_path)
+    export_study(db, "s", tmp_path / "s.zip", actor=LEAD)
+    (tmp_path / "other").mkdir()
+    target = open_store(tmp_path / "other" / "store.db")
+    create_organisation(target, "acme", actor=IDA)  # here ida owns acme; ann is a member
+    add_to_organisation(target, user=ANNOTATOR, org_id="acme", actor=IDA)
+    before = table_snapshot(target)
+    archive = read_archive(tmp_path / "s.zip", tmp_path / "unpacked")
+    with pytest.raises(OrganisationPermissionDenied, match=(
+            "ann@acme.org may not import a study whose archive adds 2 people to it "
+            r"\(lena@acme.org, rita@acme.org\) in organisation 'acme'")):
+        import_study(target, archive, actor=ANNOTATOR)
+    assert table_snapshot(target) == before
+    import_study(target, read_archive(tmp_path / "s.zip", tmp_path / "again"), actor=IDA)
+    assert {m.user_id: m.role for m in list_organisation_members(target, "acme", viewer=IDA)
+            } == {IDA: "owner", ANNOTATOR: "member", LEAD: "member", REVIEWER: "member"}
