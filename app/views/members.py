@@ -11,6 +11,8 @@ single-user mode has no member: the page says how to turn team mode on.
 Identities and names are shown as plain data, never as markdown.
 """
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -60,15 +62,21 @@ def _on_change(study_id: str, actor: str) -> None:
     _set_role(study_id, user, role, actor, "Role not changed")
 
 
+def _removal(remove: Callable[[], bool], *, failed: str, done: str, absent: str) -> None:
+    """Run ``remove`` and flash its outcome: ``done`` or ``absent`` (nobody to remove)."""
+    try:
+        removed = remove()
+    except (ValueError, LookupError, PermissionError) as error:
+        flash(_FLASH, "error", f"{failed}: {error}")
+        return
+    flash(_FLASH, "success" if removed else "info", done if removed else absent)
+
+
 def _on_remove(study_id: str, actor: str) -> None:
     user = str(st.session_state.get("rl_members_remove_who", ""))
-    try:
-        removed = remove_member(get_db(), study_id=study_id, user=user, actor=actor)
-    except (ValueError, LookupError, PermissionError) as error:
-        flash(_FLASH, "error", f"Not removed: {error}")
-        return
-    flash(_FLASH, "success" if removed else "info",
-           f"{user} removed from {study_id}." if removed else f"{user} was not a member.")
+    _removal(lambda: remove_member(get_db(), study_id=study_id, user=user, actor=actor),
+             failed="Not removed", done=f"{user} removed from {study_id}.",
+             absent=f"{user} was not a member.")
 
 
 def _on_add_org(org_id: str, actor: str) -> None:
@@ -87,14 +95,9 @@ def _on_add_org(org_id: str, actor: str) -> None:
 
 def _on_remove_org(org_id: str, actor: str) -> None:
     user = str(st.session_state.get("rl_org_remove_who", ""))
-    try:
-        removed = remove_from_organisation(get_db(), user=user, org_id=org_id, actor=actor)
-    except (ValueError, LookupError, PermissionError) as error:
-        flash(_FLASH, "error", f"Not removed from {org_id}: {error}")
-        return
-    flash(_FLASH, "success" if removed else "info",
-          f"{user} removed from organisation {org_id}." if removed
-          else f"{user} was not in organisation {org_id}.")
+    _removal(lambda: remove_from_organisation(get_db(), user=user, org_id=org_id, actor=actor),
+             failed=f"Not removed from {org_id}", done=f"{user} removed from organisation "
+             f"{org_id}.", absent=f"{user} was not in organisation {org_id}.")
 
 
 def _organisation(org_id: str, viewer: str) -> None:
