@@ -7,7 +7,10 @@ study's rows for it and writes them back.
 study) and reads everything in one read snapshot, so the archive is the study
 as of one instant while annotators keep labeling. Documents: those the study
 uses that the exporting lead may read (see ``DOCUMENTS_POLICY``); the count of
-used documents they may not read is in the summary.
+used documents they may not read is in the summary, and nothing derived from
+them (content hashes, scores, counts) is written
+(:mod:`evalcore.store.export_redaction`). With the organisation's signing key
+the archive is signed (:mod:`evalcore.io.study_archive`).
 
 **Import** (:func:`import_study`) restores an archive as history, never as
 updates: label, completeness and audit rows are appended as they were (same
@@ -15,7 +18,9 @@ annotators, times, notes and sources; the importer vouches for them, as with
 ``--keep-annotators``), frozen references keep their rows and hashes, stored
 reports their bodies and hashes. The importer becomes (or stays) the study's
 lead; creating it follows the store's rules (organisation entry, corpus
-ownership, corpus writes). Like a run import it never blocks annotators:
+ownership, corpus writes; people the archive adds to an existing organisation
+need its admin). Its ``study.import`` audit row records the archive's origin:
+verified with the signing key, or unverified. Like a run import it never blocks annotators:
 
 1. one short transaction creates the study with the importer as its only member,
    after every check, and stages it (``studies.staged_by``: invisible to every
