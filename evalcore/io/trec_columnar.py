@@ -237,8 +237,8 @@ def _read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int]) -> _Labe
         queries.append(_query_codes(block.words(q), code_of).astype(np.int32))
         local, tokens = distinct(block.words(g))
         rules.update(gain_table(set(tokens).difference(rules), gain_map))
-        if any(isinstance(rules[t], str) for t in tokens):
-            raise _Decline("gain")
+        if any(isinstance(rules[t], str) or "." in t for t in tokens):
+            raise _Decline("gain")  # (decimal gains: the careful reader notes them)
         gains.append(np.asarray([rules[t] for t in tokens], dtype=np.int8)[local])
         docs.append(block.words(d))
         if gain_map:

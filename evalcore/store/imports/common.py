@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
@@ -47,10 +48,13 @@ class ImportSummary(BaseModel):
     run: str | None = None
     results: int = 0
     warnings: list[str] = Field(default_factory=list)
+    #: How the input was read (decompressed, without a header, decimal gains read as integers).
+    notes: list[str] = Field(default_factory=list)
 
     def lines(self) -> list[str]:
         """A human summary, one fact per line."""
         out = [f"imported {self.kind} from {self.source} into study {self.study_id}"]
+        out.extend(f"  note: {n}" for n in self.notes)
         for name in ("rows", "queries", "documents", "label_events", "completeness_events",
                      "results"):
             value = getattr(self, name)
@@ -64,9 +68,9 @@ class ImportSummary(BaseModel):
         return out
 
 
-def load_source(source: Source) -> SourceText:
-    """A path is read; decoded text (e.g. an upload) is used as is."""
-    return source if isinstance(source, SourceText) else read_source(source)
+def load_source(source: Source, limits: ReadLimits = DEFAULT_LIMITS) -> SourceText:
+    """A path is read (within ``limits``); decoded text (e.g. an upload) is used as is."""
+    return source if isinstance(source, SourceText) else read_source(source, limits=limits)
 
 
 def source_stem(name: str) -> str:

@@ -113,7 +113,8 @@ def import_observations(
     log.raise_if_any()
     warnings.extend(f"'{f}' is not stored in a study and was ignored" for f in sorted(ignored))
     summary = ImportSummary(kind="observations", study_id=study_id, source=text.name,
-                            rows=len(observations), warnings=warnings, run=name or None)
+                            rows=len(observations), warnings=warnings, run=name or None,
+                            notes=text.notes())
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         if name and db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",

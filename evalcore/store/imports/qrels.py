@@ -85,7 +85,7 @@ def import_qrels(
         for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)
     ]
     summary = ImportSummary(kind="qrels", study_id=study_id, source=text.name, rows=qrels.n_rows,
-                            warnings=list(qrels.notes))
+                            warnings=list(qrels.notes), notes=text.notes())
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,

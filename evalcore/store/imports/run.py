@@ -74,7 +74,7 @@ def import_run(
     run = parse_run(text)
     run_name = name or (run.tags[0] if len(run.tags) == 1 else source_stem(Path(text.name).name))
     summary = ImportSummary(kind="run", study_id=study_id, source=text.name, rows=run.n_rows,
-                            run=run_name, warnings=list(run.notes))
+                            run=run_name, warnings=list(run.notes), notes=text.notes())
     if run.tied_score_pairs:
         summary.warnings.append(
             f"{run.tied_score_pairs} tied score pair(s): ordered by doc id descending, as "

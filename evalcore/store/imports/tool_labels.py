@@ -51,7 +51,8 @@ def import_tool_labels(
     parsed = parse_tool_labels(text, fmt, gain_map)
     who = annotator or f"{fmt}:{Path(text.name).name}"
     summary = ImportSummary(kind=f"labels-{fmt}", study_id=study_id, source=text.name,
-                            rows=len(parsed.ratings), warnings=list(parsed.warnings))
+                            rows=len(parsed.ratings), warnings=list(parsed.warnings),
+                            notes=list(parsed.notes))
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         ids = _query_ids(db, study_id, parsed.ratings, fmt, text.name)
