@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from evalcore.contract.limits import (
     DEFAULT_LIMITS,
@@ -48,8 +48,10 @@ from evalcore.contract.limits import (
     ReadLimits,
     size_text,
 )
-from evalcore.io.errors import InputError, InputErrors
-from evalcore.io.progress import current
+from evalcore.io.progress import reporter
+
+if TYPE_CHECKING:
+    from evalcore.io.errors import InputErrors
 
 #: Leading bytes of each compression this module reads.
 MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -63,6 +65,14 @@ SUFFIXES = (".gz", ".bz2", ".xz")
 BLOCK = 1024 * 1024
 #: What a damaged compressed stream raises while it is read.
 _DAMAGED = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
+
+
+def input_errors(file: str, message: str, hint: str | None = None) -> InputErrors:
+    """One :class:`~evalcore.io.errors.InputErrors` (imported here only when raised: the
+    columnar TREC reader asks :func:`is_compressed` and must start without pydantic)."""
+    from evalcore.io.errors import InputError, InputErrors
+
+    return InputErrors([InputError(file=file, message=message, hint=hint)])
 
 
 def compression_of(head: bytes) -> str | None:
@@ -118,7 +128,7 @@ class UnpackBudget:
                 self.advice)
 
     def refusal(self, message: str, hint: str) -> InputErrors:
-        return InputErrors([InputError(file=self.name, message=message, hint=hint)])
+        return input_errors(self.name, message, hint)
 
 
 class _Unpacking(io.RawIOBase):
@@ -133,7 +143,7 @@ class _Unpacking(io.RawIOBase):
         self._kind = kind
         self._budget = budget
         self._reported = 0
-        self._progress = current()
+        self._progress = reporter()
 
     def readable(self) -> bool:
         return True
@@ -160,9 +170,8 @@ class _Unpacking(io.RawIOBase):
             message = f"the {self._kind} data ends early: the file is truncated"
         else:
             message = f"not readable {self._kind} data ({str(exc)[:200]})"
-        return InputErrors([InputError(
-            file=self._budget.name, message=message,
-            hint=f"check the file (e.g. `{self._kind} -t`), or give it decompressed")])
+        return input_errors(self._budget.name, message,
+                            f"check the file (e.g. `{self._kind} -t`), or give it decompressed")
 
     def close(self) -> None:
         try:
@@ -221,7 +230,7 @@ def open_input(
         raise _unreadable(label, exc) from None
     kind = compression_of(head)
     if stage:
-        current().stage(f"reading {Path(label).name}", size, "B")
+        reporter().stage(f"reading {Path(label).name}", size, "B")
     unpacking = _Unpacking(raw, _unpacker(raw, kind) if kind else None, kind,
                            UnpackBudget(label, limits))
     stream = io.BufferedReader(unpacking, buffer_size=BLOCK)
@@ -235,26 +244,22 @@ def _open_file(path: str | PathLike[str], label: str) -> tuple[BinaryIO, int | N
     try:
         mode = os.stat(path).st_mode
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-            raise InputErrors([InputError(
-                file=label, message="is a device, not a file (it may never end)",
-                hint="give the path of a file")])
+            raise input_errors(label, "is a device, not a file (it may never end)",
+                               "give the path of a file")
         if stat.S_ISDIR(mode):
-            raise InputErrors([InputError(file=label, message="is a directory, expected a file")])
+            raise input_errors(label, "is a directory, expected a file")
         handle = open(path, "rb")  # noqa: SIM115 - closed by open_input
     except FileNotFoundError:
-        raise InputErrors([InputError(file=label, message="file not found",
-                                      hint="check the path")]) from None
+        raise input_errors(label, "file not found", "check the path") from None
     except IsADirectoryError:
-        raise InputErrors([InputError(file=label,
-                                      message="is a directory, expected a file")]) from None
+        raise input_errors(label, "is a directory, expected a file") from None
     except OSError as exc:
         raise _unreadable(label, exc) from None
     return handle, (os.fstat(handle.fileno()).st_size if stat.S_ISREG(mode) else None)
 
 
 def _unreadable(label: str, exc: OSError) -> InputErrors:
-    return InputErrors([InputError(file=label,
-                                   message=f"cannot read file: {exc.strerror or exc}")])
+    return input_errors(label, f"cannot read file: {exc.strerror or exc}")
 
 
 def is_compressed(path: str | PathLike[str]) -> bool:

@@ -77,7 +77,8 @@ class GainNotes:
         self.decimals: Counter[str] = Counter()
 
     def lines(self) -> list[str]:
-        return [decimal_gain_note(self.name, self.decimals)] if self.decimals else []
+        note = decimal_gain_note(self.name, self.decimals)
+        return [note] if note else []
 
 
 def parse_gain(

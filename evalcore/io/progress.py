@@ -1,6 +1,6 @@
 """Progress of long work: the one hook readers, imports, exports and archives report to.
 
-Library code reports what it does through :func:`current` -- ``stage("reading
+Library code reports what it does through :func:`reporter` -- ``stage("reading
 run.txt", total=bytes, unit="B")`` then ``advance(n)`` as it goes -- and never
 draws anything. Whoever owns the screen decides how it is shown, for the code
 it runs inside ``with reporting(progress):``:
@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Protocol, TextIO
+from typing import Protocol, TextIO, TypeVar
+
+T = TypeVar("T")
 
 
 class Progress(Protocol):
@@ -56,9 +58,24 @@ SILENT: Progress = _Silent()
 _CURRENT: ContextVar[Progress] = ContextVar("evalcore_progress", default=SILENT)
 
 
-def current() -> Progress:
+def reporter() -> Progress:
     """The reporter of the running work (:data:`SILENT` unless someone shows progress)."""
     return _CURRENT.get()
+
+
+def counted(items: Iterable[T], every: int = 1000) -> Iterator[T]:
+    """``items`` as they are consumed, advancing the current stage by one per item (reported
+    ``every`` items, so a loop of millions costs little)."""
+    progress = reporter()
+    n = 0
+    for item in items:
+        yield item
+        n += 1
+        if n == every:
+            progress.advance(n)
+            n = 0
+    if n:
+        progress.advance(n)
 
 
 @contextmanager
@@ -78,7 +95,7 @@ def _count(n: float, unit: str) -> str:
             if n >= size:
                 return f"{n / size:.1f} {name}"
         return f"{n:.0f} B"
-    return f"{n:,.0f}"
+    return f"{n:,.0f} {unit}".rstrip()
 
 
 def _duration(seconds: float) -> str:
@@ -92,9 +109,11 @@ class TerminalProgress:
     """A one-line progress bar on a terminal: ``label [#####-----] 45% 1.2 MiB/2.6 MiB
     3.1 MiB/s 0:04 left``; without a total: the count and the rate.
 
-    Draws nothing unless ``stream`` is a terminal and not ``quiet``; redraws at
-    most every ``interval`` seconds and only after ``delay`` seconds of a stage,
-    so quick work shows nothing at all.
+    Draws nothing unless ``stream`` is a terminal and not ``quiet``. A stage's
+    label is drawn when it starts (work that cannot count, such as a backup's
+    copy, shows what it is doing); the bar is redrawn at most every
+    ``interval`` seconds, and only after ``delay`` seconds of the stage, so quick
+    work does not flicker; the line is cleared when the work ends.
     """
 
     WIDTH = 24
@@ -127,17 +146,17 @@ class TerminalProgress:
             return False
 
     def stage(self, label: str, total: int | None = None, unit: str = "") -> None:
-        self._clear()
         self._label, self._total, self._unit, self._done = label, total, unit, 0
         self._started = self._clock()  # type: ignore[operator]
         self._drawn = self._started
+        self._draw(self._label + " ...")
 
     def advance(self, n: int = 1) -> None:
         self._done += n
         now = self._clock()  # type: ignore[operator]
         if now - self._drawn >= self.interval and now - self._started >= self.delay:
             self._drawn = now
-            self._draw(now)
+            self._draw(self.line(now))
 
     def line(self, now: float) -> str:
         """The bar as drawn at time ``now``."""
@@ -151,14 +170,16 @@ class TerminalProgress:
             bar = "#" * filled + "-" * (self.WIDTH - filled)
             left = (self._total - self._done) / rate if rate > 0 else None
             eta = f" {_duration(left)} left" if left is not None else ""
-            return (f"{self._label} [{bar}] {share:4.0%} {count}/{_count(self._total, self._unit)} "
-                    f"{speed}{eta}")
+            total = _count(self._total, self._unit)
+            if self._unit != "B":
+                count = f"{self._done:,}"
+            return f"{self._label} [{bar}] {share:4.0%} {count}/{total} {speed}{eta}"
         return f"{self._label} {count} {speed} {_duration(elapsed)}"
 
-    def _draw(self, now: float) -> None:
+    def _draw(self, text: str) -> None:
         if not self.visible:
             return
-        self.stream.write("\r\x1b[K" + self.line(now)[:200])
+        self.stream.write("\r\x1b[K" + text[:200])
         self.stream.flush()
         self._shown = True
 
@@ -172,4 +193,4 @@ class TerminalProgress:
         self._clear()
 
 
-__all__ = ["SILENT", "Progress", "TerminalProgress", "current", "reporting"]
+__all__ = ["SILENT", "Progress", "TerminalProgress", "counted", "reporter", "reporting"]

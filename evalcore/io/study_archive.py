@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.json_objects import not_text
+from evalcore.io.progress import reporter
 from evalcore.io.zip_extract import extract_zip
 
 FORMAT = "relevance-ledger.study-archive"
@@ -176,6 +177,7 @@ class MemberWriter:
             self._flush()
 
     def _flush(self) -> None:
+        reporter().advance(len(self._pending))
         data = "".join(self._pending).encode("utf-8")
         self._pending.clear()
         self._digest.update(data)
@@ -259,6 +261,7 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
                  for m in sorted((present | listed) - expected)]
     if problems:
         raise InputErrors([InputError(file=name, message=p, hint=_REEXPORT) for p in problems])
+    reporter().stage(f"checking {name}", sum(e.rows for e in manifest.members.values()), "rows")
     for member in MEMBERS:
         _check_member(name, workdir / member, member, manifest.members[member],
                        max_row_bytes(limits))
@@ -309,6 +312,7 @@ def _check_member(name: str, path: Path, member: str, entry: MemberEntry, max_ro
                           "member was altered or damaged after export", _REEXPORT, member=member)
     columns = MEMBERS[member]
     log = ErrorLog(f"{name}:{member}")
+    progress = reporter()
     rows = 0
     with path.open("rb") as stream:
         number = 0
@@ -320,6 +324,8 @@ def _check_member(name: str, path: Path, member: str, entry: MemberEntry, max_ro
                             f"raise the bound with {DOCUMENT_OPTION} if the archive is genuine",
                             member=member, line=number)
             rows += 1
+            if not rows % 10_000:
+                progress.advance(10_000)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -327,6 +333,7 @@ def _check_member(name: str, path: Path, member: str, entry: MemberEntry, max_ro
                                       message=f"not UTF-8: {str(exc)[:200]}"))
                 continue
             _check_row(log, f"{name}:{member}", number, line, columns)
+    progress.advance(rows % 10_000)
     if rows != entry.rows:
         log.append(InputError(file=f"{name}:{member}", message=(
             f"{rows:,} row(s), the manifest says {entry.rows:,}"), hint=_REEXPORT))

@@ -372,8 +372,8 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
         mapped = Counter(raw for tok in tokens if (raw := gain_number(tok)) in gain_map)
         if mapped:
             qrels.notes.append(gain_map_note(source.name, gain_map, mapped))
-    if any("." in tok for tok in table):  # exact decimals (1.0) were read as integers
-        qrels.notes.append(decimal_gain_note(source.name, Counter(t for t in tokens if "." in t)))
+    if any("." in tok for tok in table) and (note := decimal_gain_note(source.name, tokens)):
+        qrels.notes.append(note)  # exact decimals (1.0) were read as integers
     return qrels
 
 

@@ -60,6 +60,7 @@ import numpy as np
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch
 from evalcore.contract.query_order import natural_key
+from evalcore.io.decompress import is_compressed
 from evalcore.io.ties import pairs_in_runs, tied_runs
 from evalcore.io.trec_bytes import (
     Block,
@@ -147,8 +148,8 @@ def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterato
     whole file), each checked (:func:`_check_bytes`) and split into ``width`` fields; or
     decline."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise _Decline("not a regular file")
+        if not stat.S_ISREG(os.stat(path).st_mode) or is_compressed(path):
+            raise _Decline("not a plain regular file")  # (the careful reader decompresses)
         handle = open(path, "rb")  # noqa: SIM115  (closed below)
     except OSError:
         raise _Decline("unreadable") from None

@@ -42,7 +42,7 @@ from evalcore.contract.limits import (
 )
 from evalcore.io.decompress import BLOCK, Opened, open_input
 from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
-from evalcore.io.progress import current
+from evalcore.io.progress import reporter
 from evalcore.io.text_lines import SourceText, decode_line
 
 _DOC_OPEN = re.compile(r"<DOC\s*>", re.IGNORECASE)
@@ -78,7 +78,7 @@ def read_trec_documents(
     if root.is_dir() and not files:
         raise InputErrors([InputError(file=str(root), message="the folder holds no file",
                                       hint="give a folder of TREC <DOC> files")])
-    current().stage(f"reading {root.name}", sum(_size(f) for f in files), "B")
+    reporter().stage(f"reading {root.name}", sum(_size(f) for f in files), "B")
     compressed = 0
     for file in files:
         try:

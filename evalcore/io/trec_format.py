@@ -9,7 +9,8 @@ the error log nor the report models (pydantic), so the columnar path starts fast
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from evalcore.contract.gains import MAX_GAIN
 
@@ -96,9 +97,14 @@ def gain_hint(token: str) -> str:
     return "gains are integers 0..4"
 
 
-def decimal_gain_note(name: str, counts: Mapping[str, int]) -> str:
-    """The note on gains written as exact decimals: ``counts`` rows per token (``"1.0"``)."""
-    read = ", ".join(f"{tok} -> {gain_number(tok)} ({n} rows)" for tok, n in counts.items())
+def decimal_gain_note(name: str, tokens: Mapping[str, int] | Iterable[str]) -> str | None:
+    """The note on the gains written as exact decimals (``1.0``) among ``tokens`` (or rows per
+    token), or None when there is none."""
+    counts = tokens if isinstance(tokens, Mapping) else Counter(t for t in tokens if "." in t)
+    exact = {t: n for t, n in counts.items() if "." in t and isinstance(gain_number(t), int)}
+    if not exact:
+        return None
+    read = ", ".join(f"{tok} -> {gain_number(tok)} ({n} rows)" for tok, n in exact.items())
     return f"{name}: gains written as decimals read as their integers: {read}"
 
 

@@ -36,6 +36,7 @@ from evalcore.contract.limits import (
 )
 from evalcore.io.decompress import BLOCK, UnpackBudget
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.progress import reporter
 
 #: Largest total uncompressed size accepted (bytes), declared or actual.
 MAX_UNZIPPED_BYTES = MAX_UNPACKED_BYTES
@@ -59,6 +60,7 @@ class _Extraction:
     def __init__(self, name: str, max_unzipped: int) -> None:
         self.name = name
         self.max_unzipped = max_unzipped
+        self.progress = reporter()
         self.budget = UnpackBudget(name, ReadLimits(max_unpacked_bytes=max_unzipped),
                                    bomb="a zip bomb",
                                    advice="if it is genuine, unzip it and import the folder "
@@ -103,6 +105,7 @@ class _Extraction:
                     self.budget.check_ratio(written, member.compress_size,
                                             what=f"zip entry {entry!r}")
                     dst.write(chunk)
+                    self.progress.advance(len(chunk))
         except InputErrors:
             raise
         except NotImplementedError:
@@ -131,6 +134,7 @@ def extract_zip(data: bytes | Path, name: str, workdir: Path, *,
     with archive:
         members = archive.infolist()
         job.check_declared(members)
+        reporter().stage(f"unpacking {name}", sum(m.file_size for m in members), "B")
         for member in members:
             parts = _safe_parts(member)
             if parts is None:

@@ -37,6 +37,7 @@ from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.beir import read_beir_folder
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.progress import reporter
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
@@ -171,7 +172,10 @@ def _import(
     check(staged.stored_owner_orgs(study.corpus_id))  # refuse before writing anything
     import_id = begin_import(db, study.corpus_id)
     try:
-        new, replaced = staged.write_staged(import_id, study.corpus_id, owner, utc_now_iso())
+        progress = reporter()
+        progress.stage("writing documents", beir.document_count, "documents")
+        new, replaced = staged.write_staged(import_id, study.corpus_id, owner, utc_now_iso(),
+                                            on_chunk=lambda rows, _: progress.advance(rows))
         with write_transaction(db):
             check(staged.replaced_owners)
             append(new + replaced, replaced)

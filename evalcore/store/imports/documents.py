@@ -19,6 +19,7 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.documents import DocumentFields, parse_documents, read_documents
+from evalcore.io.progress import reporter
 from evalcore.io.records import AUTO, Layout
 from evalcore.io.text_lines import SourceText
 from evalcore.io.trec_docs import DocumentSet
@@ -67,6 +68,7 @@ def import_documents(
             owner_org = corpus_owner(db, study.corpus_id)
         authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
                                owner_orgs={owner_org}, doc_ids=parsed.documents)
+        reporter().stage(f"writing {len(parsed.documents):,} documents")
         summary.documents, changed = write_documents(db, study.corpus_id, parsed, owner_org)
         if changed:
             summary.warnings.append(

@@ -27,6 +27,7 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.progress import reporter
 from evalcore.io.trec import TrecRun, parse_run
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
@@ -96,12 +97,15 @@ def import_run(
                            corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)
     try:
         pacer = Pacer()
+        progress = reporter()
+        progress.stage(f"writing run {run_name}", run.n_rows, "rows")
         with bulk_writes(db):
             for chunk in _whole_query_chunks(_rows(run), pacer):
                 with write_transaction(db):  # one short transaction per chunk: others queue briefly
                     started = time.perf_counter()  # BEGIN IMMEDIATE returned: the lock is held
                     write_run_results(db, run_id, chunk)
                 pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
+                progress.advance(len(chunk))
         summary.results = run.n_rows
         summary.queries = len(run.doc_ids)
         with write_transaction(db):  # the one small commit that makes the whole run visible
