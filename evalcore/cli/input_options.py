@@ -52,11 +52,11 @@ def limit_options(fn: Callable) -> Callable:
     wrapper = click.option(
         UNPACKED_OPTION, "max_unpacked_gib", type=_POSITIVE, default=None, metavar="GiB",
         help=f"Refuse a compressed file or zip unpacking to more (default "
-             f"{size_text(MAX_UNPACKED_BYTES)}).")(wrapper)
+             f"{size_text(MAX_UNPACKED_BYTES, exact=False)}).")(wrapper)
     return click.option(
         DOCUMENT_OPTION, "max_document_mib", type=_POSITIVE, default=None, metavar="MiB",
         help=f"Refuse a document (a record, a line) larger than this (default "
-             f"{size_text(MAX_DOCUMENT_BYTES)}).")(wrapper)
+             f"{size_text(MAX_DOCUMENT_BYTES, exact=False)}).")(wrapper)
 
 
 def layout_options(fn: Callable) -> Callable:

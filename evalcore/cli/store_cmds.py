@@ -23,15 +23,16 @@ from pathlib import Path
 
 import click
 import sqlite_utils
+from pydantic import ValidationError
 
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import SharedGroup, main
 from evalcore.cli.actor import default_actor
 from evalcore.cli.input_options import limit_options, quiet_option
 from evalcore.contract.gains import MAX_GAIN
-from evalcore.contract.limits import ReadLimits
+from evalcore.contract.limits import ReadLimits, clipped
 from evalcore.contract.observation import MAX_K
-from evalcore.io.errors import InputErrors
+from evalcore.io.errors import InputErrors, validation_messages
 from evalcore.io.progress import reporter
 from evalcore.io.text_lines import read_source
 from evalcore.io.tool_labels import TOOL_FORMATS
@@ -107,9 +108,12 @@ def store(
         fail(str(exc).splitlines(),
              f"evalcore {command}: {'at least ' if exc.stopped else ''}{exc.total} input "
              "error(s); nothing was written")
+    except ValidationError as exc:  # values typed on the command line
+        fail([f"error: {m}" for m in validation_messages(exc)],
+             f"evalcore {command}: nothing was written")
     except (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError,
             ValueError) as exc:
-        fail([f"error: {exc}"], f"evalcore {command}: nothing was written")
+        fail([f"error: {clipped(str(exc))}"], f"evalcore {command}: nothing was written")
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo(f"evalcore {command}: nothing was written or shown", err=True)

@@ -29,6 +29,7 @@ length and the limit, instead of being stored or echoed whole.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 MiB = 1024 * 1024
@@ -85,12 +86,14 @@ DOCUMENT_OPTION = "--max-document-mib"
 UNPACKED_OPTION = "--max-unpacked-gib"
 
 
-def size_text(n: int) -> str:
-    """``10 MiB``, ``2 GiB``, ``1,234 bytes``: a byte count as a person reads it."""
+def size_text(n: int, *, exact: bool = True) -> str:
+    """``10 MiB (10,485,760 bytes)``, ``1,234 bytes``: a byte count as a person reads it (with
+    ``exact``, a round size is followed by its bytes, as messages quote limits)."""
     for unit, size in (("GiB", GiB), ("MiB", MiB)):
         if n >= size and n % (size // 1024) == 0:
             value = n / size
-            return f"{value:g} {unit}" if value == int(value) else f"{value:.2f} {unit}"
+            shown = f"{value:g} {unit}" if value == int(value) else f"{value:.2f} {unit}"
+            return f"{shown} ({n:,} bytes)" if exact else shown
     return f"{n:,} bytes"
 
 
@@ -102,9 +105,28 @@ def quoted(value: object, limit: int = MAX_QUOTED_CHARS) -> str:
     return f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
+_LONG_WORD = re.compile(rf"\S{{{MAX_QUOTED_CHARS + 1},}}")
+
+
+def clipped(message: str) -> str:
+    """``message`` with every run of more than :data:`MAX_QUOTED_CHARS` non-blank characters (a
+    value a person gave, quoted whole by whoever wrote the message) cut to that many."""
+    if len(message) <= MAX_QUOTED_CHARS:
+        return message
+    return _LONG_WORD.sub(
+        lambda m: f"{m.group()[:MAX_QUOTED_CHARS]}... ({len(m.group()):,} characters)", message)
+
+
 def too_long(value: str, limit: int, what: str) -> str | None:
     """The message for ``value`` longer than ``limit`` characters (``what``: "a run name"), or
     None when it fits."""
     if len(value) <= limit:
         return None
     return f"{what} of {len(value):,} characters, starting {quoted(value, 40)}: at most {limit:,}"
+
+
+def require_fits(value: str, limit: int, what: str, hint: str = "") -> None:
+    """ValueError (the :func:`too_long` message, then ``hint``) when ``value`` is too long."""
+    problem = too_long(value, limit, what)
+    if problem is not None:
+        raise ValueError(f"{problem}{'; ' + hint if hint else ''}")

@@ -116,7 +116,7 @@ class UnpackBudget:
         cap = self.limits.max_unpacked_bytes
         if self.produced > cap:
             raise self.refusal(
-                f"{what} unpacks to more than {size_text(cap)} ({cap:,} bytes): refused",
+                f"{what} unpacks to more than {size_text(cap)}: refused",
                 f"raise the bound with {UNPACKED_OPTION} if the file is genuine, or split it")
 
     def check_ratio(self, produced: int, consumed: int, *, what: str = "the file") -> None:

@@ -264,7 +264,7 @@ class _Scanner:
         what = "a <DOC> larger than" if self.in_doc else "a line longer than"
         return InputErrors([InputError(
             file=self.name, line=line, field="DOC" if self.in_doc else None,
-            message=f"{what} {size_text(self.limit)} ({self.limit:,} bytes) with no </DOC>: "
+            message=f"{what} {size_text(self.limit)} with no </DOC>: "
                     "one document may not be larger; reading stopped here",
             hint=f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is")])
 
@@ -300,7 +300,7 @@ class _Scanner:
                     "the document before it lacks its </DOC>")
             return
         if len(body) > self.limit // 4 and len(body.encode("utf-8")) > self.limit:
-            log.add(line, "DOC", f"a document larger than {size_text(self.limit)}",
+            log.add(line, "DOC", f"a <DOC> larger than {size_text(self.limit)}",
                     f"raise the bound with {DOCUMENT_OPTION} if it is genuine")
             return
         numbers = list(_DOCNO.finditer(body))

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
-from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
+from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits, clipped
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
@@ -132,7 +132,7 @@ def check_known_ids(
         }
         unknown.extend(i for i in chunk if i not in found)
     if unknown:
-        shown = ", ".join(unknown[:SHOWN_UNKNOWN])
+        shown = clipped(", ".join(unknown[:SHOWN_UNKNOWN]))
         more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
         raise InputErrors([
             InputError(
