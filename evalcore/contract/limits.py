@@ -105,12 +105,15 @@ def quoted(value: object, limit: int = MAX_QUOTED_CHARS) -> str:
     return f"{text[:limit]!r}... ({len(text):,} characters)"
 
 
-_LONG_WORD = re.compile(rf"\S{{{MAX_QUOTED_CHARS + 1},}}")
+#: A run of non-blank characters longer than a quote may be (the slack keeps a quote made by
+#: :func:`quoted` or :func:`clipped`, ``'...'...``, from being cut again).
+_LONG_WORD = re.compile(rf"\S{{{MAX_QUOTED_CHARS + 16},}}")
 
 
 def clipped(message: str) -> str:
-    """``message`` with every run of more than :data:`MAX_QUOTED_CHARS` non-blank characters (a
-    value a person gave, quoted whole by whoever wrote the message) cut to that many."""
+    """``message`` with every run of more than about :data:`MAX_QUOTED_CHARS` non-blank
+    characters (a value a person gave, quoted whole by whoever wrote the message) cut to
+    that many, followed by its length."""
     if len(message) <= MAX_QUOTED_CHARS:
         return message
     return _LONG_WORD.sub(

@@ -306,6 +306,9 @@ def parse_qrels_tsv(
             if not value:
                 log.add(number, name, "must not be empty")
                 bad = True
+            elif problem := too_long(value, MAX_ID_CHARS, "an id"):
+                log.add(number, name, problem)
+                bad = True
         gain, problem, hint = parse_gain(score, gain_map, notes=gains)
         if problem is not None:
             log.add(number, "score", problem, hint)

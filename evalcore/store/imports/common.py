@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
-from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits, clipped
+from evalcore.contract.limits import DEFAULT_LIMITS, MAX_ID_CHARS, ReadLimits, clipped, too_long
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
@@ -142,6 +142,19 @@ def check_known_ids(
                 hint="import the documents first, fix the ids, or pass --allow-unknown-ids",
             )
         ])
+
+
+def refuse_long_ids(
+    ids: Iterable[str], *, file: str, what: str = "", source: SourceText | None = None
+) -> None:
+    """InputErrors naming the first id longer than :data:`MAX_ID_CHARS` (and its line, with the
+    ``source`` it was read from): no such id is stored or echoed whole."""
+    for value in ids:
+        if len(value) > MAX_ID_CHARS:
+            raise InputErrors([InputError(
+                file=file, line=first_line_of(source, value) if source is not None else None,
+                message=too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id") or "",
+                hint="is this the right file? ids are names, not text")])
 
 
 def register_queries(

@@ -42,6 +42,7 @@ from evalcore.store.imports.common import (
     check_known_ids,
     load_source,
     mark_queries_complete,
+    refuse_long_ids,
     register_queries,
     source_stem,
     write_label_events,
@@ -65,6 +66,9 @@ def import_observations(
     study = get_study(db, study_id)
     text = load_source(source)
     observations = parse_observations(text)
+    refuse_long_ids((i for o in observations for i in (o.query_id, *o.returned_ids,
+                                                        *(label.id for label in o.labels))),
+                    file=text.name, source=text)
     line_numbers = [n for n, _ in numbered_lines(text.text, comments=False)]
     who = annotator or f"observations:{Path(text.name).name}"
     name = source_stem(Path(text.name).name) if run_name is None else run_name

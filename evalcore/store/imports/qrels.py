@@ -35,6 +35,7 @@ from evalcore.store.imports.common import (
     check_known_ids,
     load_source,
     mark_queries_complete,
+    refuse_long_ids,
     write_label_events,
 )
 from evalcore.store.studies import get_study
@@ -78,6 +79,8 @@ def import_qrels(
     qrels = parse_qrels(text, gain_map)
     if qrels.conflicting_duplicates:
         _conflict_errors(text)
+    refuse_long_ids((i for q, docs in qrels.doc_ids.items() for i in (q, *docs)),
+                    file=text.name, source=text)
     who = annotator or f"qrels:{Path(text.name).name}"
     events = [
         NewEvent(q, d, "label", g, who)

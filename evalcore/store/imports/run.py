@@ -36,6 +36,7 @@ from evalcore.store.imports.common import (
     Source,
     check_known_ids,
     load_source,
+    refuse_long_ids,
     source_stem,
 )
 from evalcore.store.runs import publish_run, stage_run, write_run_results
@@ -73,6 +74,8 @@ def import_run(
     study = get_study(db, study_id)
     text = load_source(source)
     run = parse_run(text)
+    refuse_long_ids((i for q, docs in run.doc_ids.items() for i in (q, *docs)),
+                    file=text.name, source=text)
     run_name = name or (run.tags[0] if len(run.tags) == 1 else source_stem(Path(text.name).name))
     summary = ImportSummary(kind="run", study_id=study_id, source=text.name, rows=run.n_rows,
                             run=run_name, warnings=list(run.notes), notes=text.notes())
