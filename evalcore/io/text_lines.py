@@ -91,13 +91,12 @@ def is_device(path: str | PathLike[str]) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
-def read_bounded(opened: Opened, max_line_bytes: int) -> bytes | bytearray:
+def read_bounded(opened: Opened, max_line_bytes: int) -> bytes:
     """Every byte of an opened input; :class:`InputErrors` at the first line longer than
     ``max_line_bytes`` (read a block at a time, so a huge line is never held whole)."""
     block = min(BLOCK, max_line_bytes)
-    data = bytearray()
+    chunks: list[bytes] = []
     since = 0  # bytes since the last line end
-    lines = 0
     while chunk := opened.stream.read(block):
         first = chunk.find(b"\n")
         if first < 0:
@@ -107,10 +106,10 @@ def read_bounded(opened: Opened, max_line_bytes: int) -> bytes | bytearray:
         else:
             since += first
         if since > max_line_bytes:
-            raise _line_too_long(opened.name, lines + 1, max_line_bytes)
-        lines += chunk.count(b"\n")
-        data += chunk
-    return data
+            line = sum(c.count(b"\n") for c in chunks) + chunk.count(b"\n", 0, max(first, 0)) + 1
+            raise _line_too_long(opened.name, line, max_line_bytes)
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _check_lines(data: bytes, name: str, max_line_bytes: int) -> None:
