@@ -12,10 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_store import cli_store, run_cli
 from store_fixtures import new_store, table_snapshot
 
-from evalcore.cli import main
 from evalcore.contract.limits import (
     MAX_ID_CHARS,
     MAX_NAME_CHARS,
@@ -32,16 +31,9 @@ from evalcore.store.references import freeze_reference
 LONG = 10 * 1024 * 1024  # the attack's 10 MB id
 
 
-def _cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    db = tmp_path / "s.db"
-    assert _cli("init", "--db", str(db), "--study", "s", "--corpus", "c")[0] == 0
-    return db
+    return cli_store(tmp_path)
 
 
 def _snapshot(db: Path) -> dict:
@@ -64,13 +56,13 @@ def test_quoting_cuts_a_value_to_its_start_and_length() -> None:
 def test_a_10_mb_unknown_document_id_is_not_echoed(store: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs.jsonl"
     docs.write_text('{"id": "d1", "text": "x"}\n')
-    assert _cli("import", "documents", "--db", str(store), "--study", "s", str(docs))[0] == 0
+    assert run_cli("import", "documents", "--db", str(store), "--study", "s", str(docs))[0] == 0
     qrels = tmp_path / "qrels.txt"
     before = _snapshot(store)
     for size, expected in ((1_000_000, "an id of 1,000,000 characters, starting 'zzz"),
                            (LONG, "a line longer than 10 MiB")):
         qrels.write_text(f"q1 0 d1 1\nq1 0 {'z' * size} 1\n")
-        code, out = _cli("import", "qrels", "--db", str(store), "--study", "s", str(qrels))
+        code, out = run_cli("import", "qrels", "--db", str(store), "--study", "s", str(qrels))
         assert code == 2
         assert f"{qrels}:2: {expected}" in out
         assert len(out) < 2000
@@ -78,7 +70,7 @@ def test_a_10_mb_unknown_document_id_is_not_echoed(store: Path, tmp_path: Path) 
 
 
 def test_an_unknown_run_name_is_quoted_short(store: Path) -> None:
-    code, out = _cli("export", "run", "--db", str(store), "--study", "s", "--run", "r" * 100_000)
+    code, out = run_cli("export", "run", "--db", str(store), "--study", "s", "--run", "r" * 100_000)
     assert code == 2
     assert "(100,002 characters)" in out and len(out) < 1000
 
@@ -87,7 +79,7 @@ def test_run_names_are_bounded(store: Path, tmp_path: Path) -> None:
     run = tmp_path / "run.txt"
     run.write_text("q1 Q0 d1 1 1.0 tag\n")
     before = _snapshot(store)
-    code, out = _cli("import", "run", "--db", str(store), "--study", "s", str(run), "--k", "1",
+    code, out = run_cli("import", "run", "--db", str(store), "--study", "s", str(run), "--k", "1",
                      "--name", "n" * 50_000)
     assert code == 2
     assert "a run name of 50,000 characters, starting 'nnn" in out
@@ -96,11 +88,11 @@ def test_run_names_are_bounded(store: Path, tmp_path: Path) -> None:
 
 
 def test_study_ids_and_names_are_bounded_with_field_messages(store: Path) -> None:
-    code, out = _cli("study", "create", "--db", str(store), "--study", "s" * 600, "--corpus", "c")
+    code, out = run_cli("study", "create", "--db", str(store), "--study", "s" * 600, "--corpus", "c")
     assert code == 2
     assert out.splitlines()[0] == "error: study_id: at most 512 characters, got 600 characters"
     assert "pydantic" not in out and "[type=" not in out
-    code, out = _cli("study", "create", "--db", str(store), "--study", "t", "--corpus", "c",
+    code, out = run_cli("study", "create", "--db", str(store), "--study", "t", "--corpus", "c",
                      "--name", "N" * 300)
     assert code == 2 and "name: at most 200 characters, got 300 characters" in out
 
@@ -119,7 +111,7 @@ def test_label_files_bound_ids_annotators_and_notes(store: Path, tmp_path: Path)
     path.write_text("query_id,unit_id,gain,note\n"
                     f"q1,{'u' * (MAX_ID_CHARS + 1)},1,\n"
                     f"q1,A,1,{'n' * (MAX_NOTE_CHARS + 1)}\n")
-    code, out = _cli("import", "labels-csv", "--db", str(store), "--study", "s", str(path))
+    code, out = run_cli("import", "labels-csv", "--db", str(store), "--study", "s", str(path))
     assert code == 2
     assert f"{path}:2: unit_id: an id of 1,025 characters" in out
     assert f"{path}:3: note: a note of 10,001 characters" in out
@@ -129,7 +121,7 @@ def test_lone_surrogates_are_file_line_field_errors(store: Path, tmp_path: Path)
     path = tmp_path / "labels.jsonl"
     path.write_text('{"query_id": "q\\ud800", "unit_id": "A", "gain": 1}\n'
                     '{"query_id": "q\\ud83d\\ude00", "unit_id": "A", "gain": 1}\n')
-    code, out = _cli("import", "labels-jsonl", "--db", str(store), "--study", "s", str(path))
+    code, out = run_cli("import", "labels-jsonl", "--db", str(store), "--study", "s", str(path))
     assert code == 2
     assert out.splitlines()[0].startswith(
         f"{path}:1: query_id: holds a lone UTF-16 surrogate (\\ud800 at character 2)")
@@ -140,7 +132,7 @@ def test_nul_in_document_text_is_refused(store: Path, tmp_path: Path) -> None:
     path = tmp_path / "docs.jsonl"
     path.write_text(json.dumps({"id": "d1", "text": "a\u0000b"}) + "\n")
     before = _snapshot(store)
-    code, out = _cli("import", "documents", "--db", str(store), "--study", "s", str(path))
+    code, out = run_cli("import", "documents", "--db", str(store), "--study", "s", str(path))
     assert code == 2
     assert f"{path}:1: text: holds a NUL character (\\u0000)" in out
     assert _snapshot(store) == before
@@ -150,7 +142,7 @@ def test_nul_in_document_text_is_refused(store: Path, tmp_path: Path) -> None:
 def test_huge_gain_maps_get_a_message(store: Path, tmp_path: Path, spec: str) -> None:
     path = tmp_path / "q.txt"
     path.write_text("q1 0 d1 1\n")
-    code, out = _cli("import", "qrels", "--db", str(store), "--study", "s", str(path),
+    code, out = run_cli("import", "qrels", "--db", str(store), "--study", "s", str(path),
                      "--gain-map", spec)
     assert code == 2
     assert "Invalid value for --gain-map" in out and "C long" not in out

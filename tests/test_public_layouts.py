@@ -15,10 +15,9 @@ import lzma
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_store import cli_store, run_cli
 from store_fixtures import table_snapshot
 
-from evalcore.cli import main
 from evalcore.store.connection import open_store
 
 MSMARCO_QUERIES = (
@@ -54,17 +53,9 @@ SMART_QRELS = ("301 0 FBIS3-10082 1.000000\n301 0 FBIS3-10169 0.000000\n"
                "302 0 FBIS3-10243 1.0\n302 0 FBIS3-10319 0\n")
 
 
-def _cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    db = tmp_path / "s.db"
-    code, out = _cli("init", "--db", str(db), "--study", "s", "--corpus", "c")
-    assert code == 0, out
-    return db
+    return cli_store(tmp_path)
 
 
 def _queries(db: Path) -> dict[str, str]:
@@ -87,7 +78,7 @@ def _labels(db: Path) -> dict[tuple[str, str], int]:
 def test_msmarco_queries_without_a_header(store: Path, tmp_path: Path) -> None:
     path = tmp_path / "queries.dev.small.tsv"
     path.write_text(MSMARCO_QUERIES)
-    code, out = _cli("import", "queries", "--db", str(store), "--study", "s", str(path))
+    code, out = run_cli("import", "queries", "--db", str(store), "--study", "s", str(path))
     assert code == 0, out
     assert f"note: {path}: read as id<TAB>text without a header" in out
     assert _queries(store) == {"1048578": "cost of endless pools/swim spa",
@@ -98,12 +89,12 @@ def test_msmarco_queries_without_a_header(store: Path, tmp_path: Path) -> None:
 def test_msmarco_collection_and_qrels(store: Path, tmp_path: Path) -> None:
     collection = tmp_path / "collection.tsv"
     collection.write_text(MSMARCO_COLLECTION)
-    code, out = _cli("import", "documents", "--db", str(store), "--study", "s", str(collection))
+    code, out = run_cli("import", "documents", "--db", str(store), "--study", "s", str(collection))
     assert code == 0, out
     assert "read as id<TAB>text without a header" in out and "documents: 3" in out
     qrels = tmp_path / "qrels.dev.small.tsv"
     qrels.write_text(MSMARCO_QRELS)
-    code, out = _cli("import", "qrels", "--db", str(store), "--study", "s", str(qrels))
+    code, out = run_cli("import", "qrels", "--db", str(store), "--study", "s", str(qrels))
     assert code == 0, out
     assert _labels(store) == {("1048578", "7187158"): 1, ("1048579", "7187157"): 1,
                               ("1048580", "7187156"): 1}
@@ -112,7 +103,7 @@ def test_msmarco_collection_and_qrels(store: Path, tmp_path: Path) -> None:
 def test_trec_topics_compressed(store: Path, tmp_path: Path) -> None:
     path = tmp_path / "topics.301-450"  # gzip content under a name without .gz
     path.write_bytes(gzip.compress(TREC_TOPICS.encode()))
-    code, out = _cli("import", "queries", "--db", str(store), "--study", "s", str(path),
+    code, out = run_cli("import", "queries", "--db", str(store), "--study", "s", str(path),
                      "--format", "trec")
     assert code == 0, out
     assert f"note: {path}: gzip-compressed; decompressed while read" in out
@@ -123,7 +114,7 @@ def test_trec_topics_compressed(store: Path, tmp_path: Path) -> None:
 def test_smart_converted_qrels(store: Path, tmp_path: Path) -> None:
     path = tmp_path / "qrels.301-350"
     path.write_text(SMART_QRELS)
-    code, out = _cli("import", "qrels", "--db", str(store), "--study", "s", str(path))
+    code, out = run_cli("import", "qrels", "--db", str(store), "--study", "s", str(path))
     assert code == 0, out
     assert ("gains written as decimals read as their integers: 1.000000 -> 1 (1 rows), "
             "0.000000 -> 0 (1 rows), 1.0 -> 1 (1 rows)") in out
@@ -135,11 +126,11 @@ def test_fractional_gains_are_refused_naming_the_gain_map(store: Path, tmp_path:
     path = tmp_path / "graded.qrels"
     path.write_text("301 0 A 0.5\n301 0 B 1\n")
     before = table_snapshot(open_store(store))
-    code, out = _cli("import", "qrels", "--db", str(store), "--study", "s", str(path))
+    code, out = run_cli("import", "qrels", "--db", str(store), "--study", "s", str(path))
     assert code == 2
     assert f"{path}:1: gain: gain 0.5 is not an integer (map it with --gain-map '0.5:N'" in out
     assert table_snapshot(open_store(store)) == before
-    code, out = _cli("import", "qrels", "--db", str(store), "--study", "s", str(path),
+    code, out = run_cli("import", "qrels", "--db", str(store), "--study", "s", str(path),
                      "--gain-map", "0.5:1")
     assert code == 0, out
     assert _labels(store) == {("301", "A"): 1, ("301", "B"): 1}
@@ -155,7 +146,7 @@ def test_beir_folder_with_decimal_scores_and_a_compressed_corpus(store: Path,
     (root / "queries.jsonl").write_text(json.dumps({"_id": "1", "text": "0-dimensional"}) + "\n")
     (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\t4983\t1.0\n"
                                              "1\t5836\t0\n")
-    code, out = _cli("import", "beir", "--db", str(store), "--study", "s", str(root))
+    code, out = run_cli("import", "beir", "--db", str(store), "--study", "s", str(root))
     assert code == 0, out
     assert "gains written as decimals read as their integers: 1.0 -> 1 (1 rows)" in out
     assert _labels(store) == {("1", "4983"): 1, ("1", "5836"): 0}
@@ -177,7 +168,7 @@ def test_every_file_import_reads_compressed_files_by_content(store: Path, tmp_pa
         ("labels-csv", str(labels)),
     ]
     for kind, *rest in steps:
-        code, out = _cli("import", kind, "--db", str(store), "--study", "s", *rest)
+        code, out = run_cli("import", kind, "--db", str(store), "--study", "s", *rest)
         assert code == 0, (kind, out)
         assert "compressed; decompressed while read" in out
     assert _labels(store) == {("q1", "d2"): 2}
@@ -186,7 +177,7 @@ def test_every_file_import_reads_compressed_files_by_content(store: Path, tmp_pa
 def test_a_plain_file_named_gz_is_read_as_plain(store: Path, tmp_path: Path) -> None:
     path = tmp_path / "qrels.gz"
     path.write_text("q1 0 d1 1\n")
-    code, out = _cli("import", "qrels", "--db", str(store), "--study", "s", str(path))
+    code, out = run_cli("import", "qrels", "--db", str(store), "--study", "s", str(path))
     assert code == 0, out
     assert "compressed" not in out
 
@@ -195,6 +186,6 @@ def test_evaluate_reads_compressed_trec_files(tmp_path: Path) -> None:
     qrels, run = tmp_path / "qrels.gz", tmp_path / "run.bz2"
     qrels.write_bytes(gzip.compress(b"q1 0 d1 1\nq1 0 d2 0\n"))
     run.write_bytes(bz2.compress(b"q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n"))
-    code, out = _cli("evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "P@2")
+    code, out = run_cli("evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "P@2")
     assert code == 0, out
     assert json.loads(out)["aggregates"]["P@2"]["value"] == 0.5
