@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.contract.limits import ReadLimits
 from evalcore.io.documents import DocumentFields, read_documents
 from evalcore.io.errors import InputErrors
 from evalcore.io.queries import QueryFields, read_queries
-from evalcore.contract.limits import ReadLimits
 from evalcore.store.audit import audit_entries
 from evalcore.store.corpus import get_document
 from evalcore.store.imports.documents import import_documents
