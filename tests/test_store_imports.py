@@ -184,6 +184,18 @@ def test_labels_csv_header_required(db, tmp_path):
     assert "the first line looks like data" in str(excinfo.value)
 
 
+@pytest.mark.parametrize("keep", [False, True])
+def test_labels_csv_annotator_with_control_character_is_an_input_error(db, tmp_path, keep):
+    """Found by the fuzzer: a control character in the annotator column is a file:line error,
+    with or without --keep-annotators, never a raw ValueError."""
+    data = "query_id,unit_id,gain,annotator\nq1,A,2,ann\nq1,B,1,x0\x01\n"
+    with pytest.raises(InputErrors) as excinfo:
+        import_labels(db, write(tmp_path, "l.csv", data), study_id="s", keep_annotators=keep)
+    errors = [(e.line, e.field) for e in excinfo.value.errors]
+    assert (3, "annotator") in errors
+    assert "control characters" in str(excinfo.value)
+
+
 def test_labels_csv_errors_and_duplicates(db, tmp_path):
     data = "query_id,unit_id,gain\nq1,A,2\nq1,A,2\nq1,B,9\nq1,C,1,extra\nq1,A,3\n,D,1\n"
     with pytest.raises(InputErrors) as excinfo:

@@ -97,12 +97,16 @@ def _refuse_claims(rows: Sequence[LabelRow], *, file: str, default: str, keep: b
                    hint="remove the undo rows (and the labels they cancel) from the file")
         for r in rows if r.kind == "undo"
     ]
+    named: list[LabelRow] = []  # rows naming a valid annotator other than the default
     for r in rows:
         try:
-            normalise_user_id(r.annotator)
+            annotator = normalise_user_id(r.annotator)
         except ValueError as error:
             errors.append(InputError(file=file, line=r.line, field="annotator",
                                      message=str(error)))
+            continue
+        if annotator != normalise_user_id(default):
+            named.append(r)
     if not keep:
         errors += [
             InputError(file=file, line=r.line, field="annotator",
@@ -110,7 +114,7 @@ def _refuse_claims(rows: Sequence[LabelRow], *, file: str, default: str, keep: b
                                "annotators' names only when the importing lead asks for it",
                        hint="pass --keep-annotators to vouch for the names in the file, or "
                             "remove the annotator column to record the labels as the import")
-            for r in rows if normalise_user_id(r.annotator) != normalise_user_id(default)
+            for r in named
         ]
     if errors:
         raise InputErrors(sorted(errors, key=lambda e: e.line or 0))
