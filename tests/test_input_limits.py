@@ -99,7 +99,7 @@ def test_study_ids_and_names_are_bounded_with_field_messages(store: Path) -> Non
 
 def test_notes_and_reference_names_are_bounded(tmp_path: Path) -> None:
     db = new_store(tmp_path)
-    with pytest.raises(ValueError, match=f"a note of 10,001 characters.*at most {MAX_NOTE_CHARS:,}"):
+    with pytest.raises(ValueError, match=f"a note of 2,001 characters.*at most {MAX_NOTE_CHARS:,}"):
         record_label(db, study_id="s", query_id="q", unit_id="A", gain=1, annotator="ann",
                      note="n" * (MAX_NOTE_CHARS + 1))
     with pytest.raises(ValueError, match="a reference version name of 201 characters"):
@@ -114,7 +114,7 @@ def test_label_files_bound_ids_annotators_and_notes(store: Path, tmp_path: Path)
     code, out = run_cli("import", "labels-csv", "--db", str(store), "--study", "s", str(path))
     assert code == 2
     assert f"{path}:2: unit_id: an id of 1,025 characters" in out
-    assert f"{path}:3: note: a note of 10,001 characters" in out
+    assert f"{path}:3: note: a note of 2,001 characters" in out
 
 
 def test_lone_surrogates_are_file_line_field_errors(store: Path, tmp_path: Path) -> None:

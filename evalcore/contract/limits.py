@@ -41,8 +41,8 @@ MAX_ID_CHARS = 1024
 MAX_KEY_CHARS = 512
 #: Names of runs, studies, reference versions, pinned protocols and reports.
 MAX_NAME_CHARS = 200
-#: A label's note; the reason given for a completeness claim.
-MAX_NOTE_CHARS = 10_000
+#: A label's note (the app's note box too); the reason given for a completeness claim.
+MAX_NOTE_CHARS = 2_000
 #: An information need's description or narrative.
 MAX_NEED_CHARS = 20_000
 #: Characters of a person's input quoted in an error message.
