@@ -2,10 +2,15 @@
 
 Builds a team study of N queries (default 10,000) with 100 results per query in
 one run, 10 label events per query, every query complete and one frozen
-reference, over a corpus of N * 10 documents; then prints the archive size, the
-export and import times, the longest write transaction of the import (each
+reference, over a corpus of N * 10 documents (every tenth owned by a second
+organisation, which the lead belongs to as well); then prints the archive size,
+the export and import times, the longest write transaction of the import (each
 timed inside this process) and whether the second export's members equal the
-first's (all but manifest.json and audit.jsonl).
+first's (all but manifest.json and audit.jsonl). Last, side by side on the same
+store: the export by a lead of the first organisation only (every result's score
+checked against what they may read, the other organisation's documents and
+scores left out) against the lead's, and a signed export and verified read
+against unsigned ones.
 
     python benchmarks/bench_study_archive.py [--queries 10000]
 """
@@ -20,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 LEAD = "lena@acme.org"
+LEO = "leo@acme.org"  # a lead of the study in acme only
 
 
 def _build(path: Path, queries: int) -> None:
@@ -29,16 +35,19 @@ def _build(path: Path, queries: int) -> None:
     from evalcore.store.members import add_member
     from evalcore.store.references import freeze_reference
     from evalcore.store.runs import add_run
-    from evalcore.store.studies import QueryIn, StudyIn
+    from evalcore.store.studies import QueryIn, StudyIn, create_organisation
     from evalcore.store.study_setup import add_queries, create_study
     from evalcore.store.transaction import write_transaction
 
     db = open_store(path)
     create_study(db, StudyIn(study_id="big", corpus_id="c", org_id="acme"))
     add_member(db, study_id="big", user=LEAD, role="lead", actor=LEAD)
+    add_member(db, study_id="big", user=LEO, role="lead", actor=LEAD)
+    create_organisation(db, "globex", actor=LEAD)
     when = datetime(2025, 1, 1, tzinfo=UTC)
     add_documents(db, "c", (DocumentIn(doc_id=f"d{i}", title=f"title {i}", text=f"text of {i}",
-                                       owner_org="acme", created_at=when)
+                                       owner_org="globex" if i % 10 == 9 else "acme",
+                                       created_at=when)
                             for i in range(queries * 10)), actor=LEAD)
     add_queries(db, "big", [QueryIn(query_id=f"q{q}", text=f"query {q}") for q in range(queries)],
                 actor=LEAD)
@@ -102,6 +111,35 @@ def main() -> None:
         with zipfile.ZipFile(folder / "a.zip") as a, zipfile.ZipFile(folder / "b.zip") as b:
             differ = sorted(n for n in a.namelist() if a.read(n) != b.read(n))
         print(f"second export {second.seconds:.1f} s; members that differ: {differ}")
+        _redaction_and_signing(folder, archive_module, open_store)
+
+
+def _redaction_and_signing(folder: Path, archive_module, open_store) -> None:  # type: ignore[no-untyped-def]
+    """The lead's export against an acme-only lead's, and signed against unsigned, on the
+    same store in the same run (ratios; machines are noisy)."""
+    db = open_store(folder / "source.sqlite")
+    key = b"k" * 32
+    times: dict[str, float] = {}
+    for name, actor, signing_key in (("lead", LEAD, None), ("acme-only lead", LEO, None),
+                                     ("lead, signed", LEAD, key)):
+        started = time.perf_counter()
+        summary = archive_module.export_study(db, "big", folder / f"{name}.zip", actor=actor,
+                                              signing_key=signing_key)
+        times[name] = time.perf_counter() - started
+        print(f"export by {name}: {times[name]:.1f} s, {summary.rows['documents.jsonl']:,} "
+              f"documents, withheld: {summary.withheld or 'nothing'}")
+    db.conn.close()
+    print(f"ratio acme-only / lead: {times['acme-only lead'] / times['lead']:.2f}; "
+          f"signed / unsigned: {times['lead, signed'] / times['lead']:.2f}")
+    for name, signing_key in (("lead", None), ("lead, signed", key)):
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory() as work:
+            opened = archive_module.read_archive(folder / f"{name}.zip", Path(work),
+                                                 signing_key=signing_key)
+        times[f"read {name}"] = time.perf_counter() - started
+        print(f"read and check {name}: {times[f'read {name}']:.1f} s ({opened.origin.note[:40]})")
+    print(f"ratio verified / unverified read: "
+          f"{times['read lead, signed'] / times['read lead']:.2f}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 * Every test runs with ``HOME``, ``XDG_DATA_HOME`` and ``RELEVANCE_LEDGER_DB``
   pointing into its own temporary directory, so nothing can open or create
-  ``~/.local/share/relevance-ledger/demo.sqlite``.
+  ``~/.local/share/relevance-ledger/demo.sqlite``, and without
+  ``RELEVANCE_LEDGER_ARCHIVE_KEY_FILE`` (the user's archive signing key).
 * Streamlit's AppTest installs the app script as ``sys.modules["__main__"]``
   and never puts the old one back; a process started with the ``spawn`` method
   afterwards would re-run that script as ``__mp_main__`` (opening the app's
@@ -70,9 +71,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(autouse=True)
 def _private_home(tmp_path_factory: pytest.TempPathFactory,
                   monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Point HOME, XDG_DATA_HOME and the app's store at a fresh temporary home."""
+    """Point HOME, XDG_DATA_HOME and the app's store at a fresh temporary home; never use
+    the user's archive signing key."""
     home = tmp_path_factory.mktemp("home")
     _point_home_at(home, monkeypatch.setenv)
+    monkeypatch.delenv("RELEVANCE_LEDGER_ARCHIVE_KEY_FILE", raising=False)
     yield home
 
 

@@ -154,12 +154,16 @@ def test_cli_study_create_in_a_team_organisation(tmp_path: Path) -> None:
 def test_joining_an_organisation_is_open_only_in_local_mode(tmp_path: Path) -> None:
     db = new_store(tmp_path, org_id="acme")
     create_organisation(db, "acme")
-    assert add_to_organisation(db, user="x@acme.org", org_id="acme", actor="anyone")  # local
-    add_member(db, study_id="s", user=LEAD, role="lead", actor=LEAD)
+    # unclaimed: the first person added becomes its owner, whoever grants it
+    assert add_to_organisation(db, user="x@acme.org", org_id="acme", actor="anyone")
     before = table_snapshot(db)
-    with pytest.raises(PermissionDenied, match="lead role in one of its studies"):
-        add_to_organisation(db, user=OUTSIDER, org_id="acme", actor="x@acme.org")
-    with pytest.raises(PermissionDenied, match="lead role in one of its studies"):
+    with pytest.raises(PermissionDenied, match="lena@acme.org may not add lena@acme.org to "
+                                               "study 's'"):
+        add_member(db, study_id="s", user=LEAD, role="lead", actor=LEAD)  # not in acme
+    with pytest.raises(PermissionDenied, match="granted by its admins"):
         add_to_organisation(db, user=OUTSIDER, org_id="acme", actor="")  # self-service
     assert table_snapshot(db) == before
-    assert add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)
+    add_member(db, study_id="s", user=LEAD, role="lead", actor="x@acme.org")  # acme's owner
+    with pytest.raises(PermissionDenied, match="granted by its admins"):
+        add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)  # a study lead
+    assert add_to_organisation(db, user=OUTSIDER, org_id="acme", actor="x@acme.org")

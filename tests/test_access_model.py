@@ -103,8 +103,8 @@ def test_attack_self_join_existing_organisation_refused(tmp_path: Path) -> None:
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="never by self-service"):
         add_to_organisation(db, user=MALLORY, org_id="acme", actor=MALLORY)
-    with pytest.raises(PermissionDenied, match="granted only by one of its leads"):
-        add_to_organisation(db, user=MALLORY, org_id="acme", actor=ANNOTATOR)  # not a lead
+    with pytest.raises(PermissionDenied, match="granted by its admins"):
+        add_to_organisation(db, user=MALLORY, org_id="acme", actor=ANNOTATOR)  # not an admin
     with pytest.raises(PermissionDenied):
         add_to_organisation(db, user=MALLORY, org_id="acme", actor="")
     # an organisation with no team-mode study, but created by someone, is theirs

@@ -168,13 +168,16 @@ def test_identities_compare_emails_without_case(tmp_path: Path) -> None:
                      permission=Permission.REOPEN) == "reviewer"
 
 
-def test_organisation_membership_is_granted_by_a_lead_of_that_organisation(tmp_path: Path) -> None:
+def test_organisation_membership_is_granted_by_an_admin_of_that_organisation(
+    tmp_path: Path,
+) -> None:
     db, _ = team_store(tmp_path)
     before = table_snapshot(db)
-    with pytest.raises(PermissionDenied, match="lead role in one of its studies"):
+    with pytest.raises(PermissionDenied, match="membership of an organisation is granted by "
+                                               "its admins"):
         add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=ANNOTATOR)
     assert table_snapshot(db) == before
-    assert add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)
+    assert add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)  # acme's owner
     assert not add_to_organisation(db, user=OUTSIDER, org_id="acme", actor=LEAD)
 
 
@@ -192,7 +195,7 @@ def test_a_lead_may_not_pin_a_protocol_over_another_organisations_documents(
     pin_protocol(db, study_id="s", name="own", protocol=protocol(organisations=["acme"]), actor=LEAD)
 
 
-def test_documents_of_a_team_corpus_are_written_by_its_leads_for_their_organisations(
+def test_documents_of_a_team_corpus_are_written_by_the_admins_of_their_organisations(
     tmp_path: Path,
 ) -> None:
     from datetime import UTC, datetime
@@ -206,16 +209,16 @@ def test_documents_of_a_team_corpus_are_written_by_its_leads_for_their_organisat
                            created_at=datetime(2026, 1, 1, tzinfo=UTC))]
 
     before = table_snapshot(db)
-    with pytest.raises(PermissionDenied, match="needs the lead role") as info:
+    with pytest.raises(PermissionDenied, match="that needs the admin role") as info:
         add_documents(db, "c", doc("acme"), actor=ANNOTATOR)
-    assert "--study s " in str(info.value) and LEAD in str(info.value)
-    with pytest.raises(PermissionDenied, match="owned by organisation\\(s\\) globex"):
+    assert "--org acme --role admin" in str(info.value) and LEAD in str(info.value)
+    with pytest.raises(PermissionDenied, match="in organisation 'globex': they are not a member"):
         add_documents(db, "c", doc("globex"), actor=LEAD)
-    with pytest.raises(PermissionDenied, match="nobody is named to import data"):
+    with pytest.raises(PermissionDenied, match="sign in, or pass the acting user"):
         add_documents(db, "c", doc("acme"))
     assert table_snapshot(db) == before
     assert add_documents(db, "c", doc("acme"), actor=LEAD) == 1
-    assert add_documents(db, "c", doc("globex"), actor=OUTSIDER) == 1  # lead of g, in globex
+    assert add_documents(db, "c", doc("globex"), actor=OUTSIDER) == 1  # globex's owner
 
 
 def test_a_study_created_in_team_mode_starts_with_its_lead(tmp_path: Path) -> None:
@@ -241,6 +244,7 @@ def test_an_upsert_cannot_take_over_another_organisations_document(tmp_path: Pat
     before = table_snapshot(db)
     takeover = [DocumentIn(doc_id="b1", text="mine now", owner_org="acme",
                            created_at=datetime(2026, 1, 1, tzinfo=UTC))]
-    with pytest.raises(PermissionDenied, match="change documents owned by organisation"):
+    with pytest.raises(PermissionDenied, match="may not write documents of corpus 'c' in "
+                                               "organisation 'globex'"):
         add_documents(db, "c", takeover, actor=LEAD)
     assert table_snapshot(db) == before and get_document(db, "c", "b1").owner_org == "globex"

@@ -156,7 +156,8 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
     assert new[:len(old)] == old and len(new) == len(old) + 1
     assert json.loads(new[-1])["action"] == "study.import"
     manifest = json.loads(second["manifest.json"])
-    assert manifest["format_version"] == 1 and manifest["study_id"] == STUDY
+    assert manifest["format_version"] == 2 and manifest["study_id"] == STUDY
+    assert manifest["withheld"] == []  # the lead reads every document the study uses
     assert verify_store(target).ok, verify_store(target).problems
     db = open_store(target)
     assert verify_reference(db, STUDY, "v1", viewer=LEAD)
@@ -237,7 +238,7 @@ def test_attack_wrong_format_version(exported: Path, empty: Path, tmp_path: Path
     manifest = json.loads(_members(exported)["manifest.json"])
     manifest["format_version"] = 99
     bad = _rezip(exported, tmp_path / "v99.zip", {"manifest.json": json.dumps(manifest).encode()})
-    _refused(empty, bad, "format version 99", "version 1")
+    _refused(empty, bad, "format version 99", "version 1, 2")
 
 
 def test_attack_tampered_member(exported: Path, empty: Path, tmp_path: Path) -> None:

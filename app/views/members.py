@@ -1,11 +1,17 @@
-"""Members: who belongs to the study, with which role.
+"""Members: who belongs to the study, with which role, and to its organisation.
 
 Leads add people, change their roles and remove them (through
 :mod:`evalcore.store.members`, which authorises and audits every change and
 keeps at least one lead); everyone else who may see the study reads the list.
-A study in local single-user mode has no member: the page says how to turn
-team mode on. Identities and names are shown as plain data, never as markdown.
+A study lead adds only people who already belong to the study's organisation:
+below the study's members, the organisation's members and their roles are shown
+to its members, and its admins admit people and remove members there (owners
+grant the admin and owner roles; the last owner stays). A study in local
+single-user mode has no member: the page says how to turn team mode on.
+Identities and names are shown as plain data, never as markdown.
 """
+
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -14,10 +20,19 @@ from app.components.page import flash, show_flash, study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
-from evalcore.access import ROLES, Permission
+from evalcore.access import ORG_ROLES, ROLES, OrgPermission, Permission
+from evalcore.access.organisations import org_role_allows
 from evalcore.store.authorize import allowed
-from evalcore.store.members import add_member, list_members, remove_member
-from evalcore.store.membership import study_mode
+from evalcore.store.members import (
+    OrgMember,
+    add_member,
+    add_to_organisation,
+    list_members,
+    list_organisation_members,
+    remove_from_organisation,
+    remove_member,
+)
+from evalcore.store.membership import organisation_role, study_mode
 from evalcore.store.scoping import can_view_study
 
 _FLASH = "_rl_members_flash"
@@ -47,15 +62,74 @@ def _on_change(study_id: str, actor: str) -> None:
     _set_role(study_id, user, role, actor, "Role not changed")
 
 
+def _removal(remove: Callable[[], bool], *, failed: str, done: str, absent: str) -> None:
+    """Run ``remove`` and flash its outcome: ``done`` or ``absent`` (nobody to remove)."""
+    try:
+        removed = remove()
+    except (ValueError, LookupError, PermissionError) as error:
+        flash(_FLASH, "error", f"{failed}: {error}")
+        return
+    flash(_FLASH, "success" if removed else "info", done if removed else absent)
+
+
 def _on_remove(study_id: str, actor: str) -> None:
     user = str(st.session_state.get("rl_members_remove_who", ""))
+    _removal(lambda: remove_member(get_db(), study_id=study_id, user=user, actor=actor),
+             failed="Not removed", done=f"{user} removed from {study_id}.",
+             absent=f"{user} was not a member.")
+
+
+def _on_add_org(org_id: str, actor: str) -> None:
+    user = str(st.session_state.get("rl_org_user", "")).strip()
+    role = str(st.session_state.get("rl_org_role", "member"))
     try:
-        removed = remove_member(get_db(), study_id=study_id, user=user, actor=actor)
+        changed = add_to_organisation(get_db(), user=user, org_id=org_id, actor=actor, role=role)
     except (ValueError, LookupError, PermissionError) as error:
-        flash(_FLASH, "error", f"Not removed: {error}")
+        flash(_FLASH, "error", f"Not added to {org_id}: {error}")
         return
-    flash(_FLASH, "success" if removed else "info",
-           f"{user} removed from {study_id}." if removed else f"{user} was not a member.")
+    flash(_FLASH, "success" if changed else "info",
+          f"{user} is now {role} of organisation {org_id}." if changed
+          else f"{user} already was {role} of organisation {org_id}.")
+    st.session_state["rl_org_user"] = ""
+
+
+def _on_remove_org(org_id: str, actor: str) -> None:
+    user = str(st.session_state.get("rl_org_remove_who", ""))
+    _removal(lambda: remove_from_organisation(get_db(), user=user, org_id=org_id, actor=actor),
+             failed=f"Not removed from {org_id}", done=f"{user} removed from organisation "
+             f"{org_id}.", absent=f"{user} was not in organisation {org_id}.")
+
+
+def _organisation(org_id: str, viewer: str) -> None:
+    """The study's organisation: its members for its members; admins manage them."""
+    st.subheader(f"Organisation {org_id}")
+    role = organisation_role(get_db(), viewer, org_id)
+    if role is None:
+        st.caption(escape_markdown(f"You are not a member of organisation {org_id}."))
+        return
+    members: list[OrgMember] = list_organisation_members(get_db(), org_id, viewer=viewer)
+    st.dataframe(pd.DataFrame([
+        {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
+         "granted at": m.granted_at} for m in members
+    ]), hide_index=True, width="stretch")
+    st.caption("Members read the organisation's documents and create studies in it; admins "
+               "also admit people and write its documents; owners also grant the admin and "
+               "owner roles. A study lead adds to a study only people already in its "
+               "organisation.")
+    if not org_role_allows(role, OrgPermission.ADD_MEMBERS):
+        admins = ", ".join(m.user_id for m in members if m.role in ("admin", "owner"))
+        st.caption(escape_markdown(f"Only an admin of {org_id} admits people ({admins})."))
+        return
+    with st.form("rl_org_add_form", clear_on_submit=False):
+        a, b = st.columns([3, 1])
+        a.text_input("User to add to the organisation", key="rl_org_user")
+        roles = ORG_ROLES if org_role_allows(role, OrgPermission.MANAGE_ROLES) else ("member",)
+        b.selectbox("Organisation role", roles, key="rl_org_role")
+        st.form_submit_button("Add to organisation", on_click=_on_add_org, args=(org_id, viewer))
+    st.selectbox("Organisation member to remove", [m.user_id for m in members],
+                 key="rl_org_remove_who")
+    st.button("Remove from organisation", key="rl_org_remove", on_click=_on_remove_org,
+              args=(org_id, viewer))
 
 
 def _local_mode(study_id: str) -> None:
@@ -115,3 +189,5 @@ if allowed(db, study_id=study.study_id, actor=viewer, permission=Permission.MANA
 else:
     leads = ", ".join(m.user_id for m in members if m.role == "lead")
     st.caption(escape_markdown(f"Only a lead can change members ({leads})."))
+if study.org_id is not None and viewer:
+    _organisation(study.org_id, viewer)

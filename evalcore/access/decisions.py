@@ -13,7 +13,7 @@ then on every action needs a role (see :mod:`evalcore.access.roles`) and, when
 the study belongs to an organisation, membership of that organisation.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from evalcore.access.identity import normalise_user_id
@@ -109,8 +109,8 @@ def decide_study_action(
     if org_id is not None and not in_study_org:
         raise PermissionDenied(
             f"{user} may not {permission.value} in study {study_id!r}: the study belongs to "
-            f"organisation {org_id!r} and they are not in it; a lead of the study can add "
-            f"them: evalcore members add-org --db STORE --user {user} --org {org_id}",
+            f"organisation {org_id!r} and they are not in it; an admin of the organisation "
+            f"can add them: evalcore members add-org --db STORE --user {user} --org {org_id}",
             actor=user, study_id=study_id, permission=permission, required_role=required, role=role,
         )
     return role
@@ -175,159 +175,36 @@ def document_refusal_rule(
     return f"{user} is not a member of any study over corpus {corpus_id!r}"
 
 
-def missing_organisations_denied(
-    *, user: str, study_id: str, missing: Sequence[str]
+def protocol_organisations_denied(
+    *, user: str, study_id: str, missing: Sequence[str], permission: Permission,
+    protocol: str | None = None,
 ) -> PermissionDenied:
-    """A pinner who is not in every organisation their protocol would see."""
-    return PermissionDenied(
-        f"{user} may not pin a protocol that sees organisation(s) {', '.join(missing)} in "
-        f"study {study_id!r}: they are not a member of them, and a protocol may only see "
-        "documents its pinner may read; a lead of a study of that organisation can add "
-        f"them: evalcore members add-org --db STORE --user {user} --org {missing[0]}",
-        actor=user, study_id=study_id, permission=Permission.PIN_PROTOCOL,
-        required_role=REQUIRED_ROLE[Permission.PIN_PROTOCOL], role=None,
-    )
+    """``user`` may not ``permission`` a protocol that sees documents of organisations they
+    are not in (``missing``).
 
-
-def decide_corpus_write(
-    *,
-    corpus_id: str,
-    user: str,
-    team_studies: Sequence[str],
-    lead_of: Iterable[str],
-    member_of: Iterable[str],
-    leads_of_hint_study: Sequence[str] = (),
-    missing_orgs: Sequence[str] = (),
-) -> None:
-    """The corpus-write rule once some study over the corpus is in team mode.
-
-    ``lead_of``/``member_of``: the team studies where ``user`` is a lead / any
-    member; ``missing_orgs``: owner organisations of the written documents that
-    ``user`` is not in. ``leads_of_hint_study``: the leads of the study the
-    refusal names (the first study ``user`` belongs to, else the first).
+    A protocol's rankings (its scores, which documents match which terms) are a search
+    oracle on the documents it sees: it may be pinned, executed or have its document set
+    shown only by someone who may read every one of them, checked for whoever acts, every
+    time (never inherited from who pinned it).
     """
-    if not user:
-        raise PermissionDenied(
-            f"nobody is named to {Permission.IMPORT.value} into corpus {corpus_id!r}, which "
-            f"team-mode studies use ({', '.join(team_studies)}): sign in, or pass the acting user "
-            "(--actor); it needs the lead role in one of them",
-            actor="", study_id=team_studies[0], permission=Permission.IMPORT,
-            required_role="lead", role=None,
-        )
-    if not list(lead_of):
-        hint_study = corpus_hint_study(team_studies, member_of)
-        raise PermissionDenied(
-            f"{user} may not {Permission.IMPORT.value} into corpus {corpus_id!r}: "
-            f"it is used by team-mode studies ({', '.join(team_studies)}) and that needs the "
-            f"lead role in one of them; {grant_hint(hint_study, user, 'lead', leads_of_hint_study)}",
-            actor=user, study_id=hint_study, permission=Permission.IMPORT, required_role="lead",
-            role=None,
-        )
-    if missing_orgs:
-        raise PermissionDenied(
-            f"{user} may not add or change documents owned by organisation(s) "
-            f"{', '.join(missing_orgs)} in corpus {corpus_id!r}: they are not a member of them",
-            actor=user, study_id=team_studies[0], permission=Permission.IMPORT,
-            required_role="lead", role="lead",
-        )
-
-
-def corpus_hint_study(team_studies: Sequence[str], member_of: Iterable[str]) -> str:
-    """The study a corpus-write refusal names: the first one the user belongs to, else the first."""
-    own = [s for s in team_studies if s in set(member_of)]
-    return (own or list(team_studies))[0]
-
-
-def organisation_entry_denied(
-    *, org_id: str, study_id: str, user: str, what: str, team_studies: Sequence[str],
-    leads: Sequence[str],
-) -> PermissionDenied:
-    """Someone outside an organisation with team-mode studies tried to ``what`` inside it."""
-    who = f"{user} may not {what}" if user else f"nobody is named to {what}"
+    name = f"pinned protocol {protocol!r}" if protocol else "a protocol"
+    what = {
+        Permission.PIN_PROTOCOL: f"pin {name} that sees",
+        Permission.CREATE_RUN: f"run {name}, which sees",
+    }.get(permission, f"see the document set of {name}, which covers")
+    who = user or "nobody named"
     return PermissionDenied(
-        # the studies are counted, not named: the refused person may not see them
-        f"{who} in organisation {org_id!r}: it has {len(team_studies)} team-mode "
-        f"stud{'y' if len(team_studies) == 1 else 'ies'} and only its members may; "
+        f"{who} may not {what} organisation(s) {', '.join(missing)} in study {study_id!r}: "
+        "they are not a member of them, and a protocol's rankings would reveal which of "
+        "those organisations' documents contain which terms; "
         + ("sign in, or pass the acting user (--actor); " if not user else "")
-        + f"a lead of one of them ({', '.join(leads)}) can add them: evalcore members add-org "
-        f"--db STORE --user {user or 'USER'} --org {org_id}",
-        actor=user, study_id=study_id, permission=Permission.MANAGE_MEMBERS,
-        required_role="lead", role=None,
+        + "someone in every organisation the protocol sees may run it, or an admin of "
+        f"{missing[0]!r} can add them: evalcore members add-org --db STORE --user "
+        f"{user or 'USER'} --org {missing[0]}",
+        actor=user, study_id=study_id, permission=permission,
+        required_role=REQUIRED_ROLE[permission], role=None,
     )
 
 
 def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
-
-
-def study_over_corpus_denied(
-    *,
-    corpus_id: str,
-    study_id: str,
-    study_org: str | None,
-    corpus_owner: str | None,
-    owner_in_team_mode: bool,
-    user: str,
-    in_owner_org: bool,
-    owner_leads: Sequence[str],
-    corpus_team_studies: Sequence[str],
-    lead_of_corpus_study: bool,
-    what: str,
-) -> PermissionDenied | None:
-    """Why ``user`` may not ``what`` (create a study over / import into) the corpus; None: may.
-
-    A corpus owned by an organisation in team mode is open only to that
-    organisation's members, and never to a local-mode study (one with no
-    organisation): otherwise anyone could create their own study over a team's
-    corpus and read or overwrite its documents. A corpus with no owner that a
-    team-mode study uses is open only to a lead of one of those studies.
-    """
-    def denied(message: str) -> PermissionDenied:
-        return PermissionDenied(message, actor=user, study_id=study_id,
-                                permission=Permission.IMPORT, required_role="lead", role=None)
-
-    if corpus_owner is not None and owner_in_team_mode:
-        if study_org is None and what.startswith("create"):
-            return denied(
-                f"a local-mode study (no organisation) may not be created over corpus "
-                f"{corpus_id!r}: it belongs to organisation {corpus_owner!r}, which works in team "
-                f"mode; create the study in that organisation (--org {corpus_owner}) as one of "
-                "its members, or use another corpus id"
-            )
-        if not user:
-            return denied(
-                f"nobody is named to {what}: corpus {corpus_id!r} belongs to organisation "
-                f"{corpus_owner!r}; sign in, or pass the acting user (--actor)"
-            )
-        if not in_owner_org:
-            who = f" ({', '.join(owner_leads)})" if owner_leads else ""
-            return denied(
-                f"{user} may not {what}: corpus {corpus_id!r} belongs to organisation "
-                f"{corpus_owner!r} and they are not a member of it; one of its leads{who} can "
-                f"add them: evalcore members add-org --db STORE --user {user} --org {corpus_owner}"
-            )
-        return None
-    if corpus_owner is None and corpus_team_studies and not lead_of_corpus_study:
-        return denied(
-            f"{user or 'nobody named'} may not {what}: corpus {corpus_id!r} has no owner "
-            f"organisation and team-mode studies use it ({', '.join(corpus_team_studies)}); only "
-            "a lead of one of them may"
-        )
-    return None
-
-
-def organisation_join_denied(
-    *, granted_by: str, user: str, org_id: str, leads: Sequence[str]
-) -> PermissionDenied:
-    """Someone who is not a lead of an existing organisation tried to add ``user`` to it."""
-    who = granted_by or "nobody named"
-    return PermissionDenied(
-        f"{who} may not add {user} to organisation {org_id!r}: membership of an existing "
-        "organisation is granted only by one of its leads (the lead role in one of its studies, "
-        "or its creator)"
-        + (f" ({', '.join(leads)})" if leads else "")
-        + f", never by self-service; ask one of them to run: evalcore members add-org --db STORE "
-        f"--user {user} --org {org_id} --actor THEM",
-        actor=granted_by, study_id="", permission=Permission.MANAGE_MEMBERS,
-        required_role="lead", role=None,
-    )

@@ -21,6 +21,9 @@ import evalcore.cli.blas_threads  # noqa: F401  # first: before anything imports
 # isort: on
 
 import importlib
+import io
+import os
+import sys
 
 import click
 
@@ -73,6 +76,10 @@ class _LazyGroup(click.Group):
                 return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:
+            # The reader of our output left (`| head`): what was done is done (an import
+            # committed before it printed), so exit quietly as Unix tools do.
+            ctx.exit(_reader_gone())
         except Exception as exc:
             # Imported on failure only: the messages need the store's and pydantic's errors,
             # which a command that succeeds may never import (start-up of ``evaluate``).
@@ -81,6 +88,23 @@ class _LazyGroup(click.Group):
             if debugging():
                 raise
             ctx.exit(report_failure(command, exc))
+
+
+#: The exit status of a process whose output pipe closed: 128 + SIGPIPE, what a shell
+#: reports for a Unix tool the signal ended.
+BROKEN_PIPE_STATUS = 141
+
+
+def _reader_gone() -> int:
+    """Point stdout at /dev/null, so the interpreter's last flush has nowhere to fail, and
+    return :data:`BROKEN_PIPE_STATUS`."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file descriptor (a test's captured stream): nothing to flush
+    return BROKEN_PIPE_STATUS
 
 
 class SharedGroup(click.Group):

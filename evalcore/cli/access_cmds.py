@@ -3,13 +3,18 @@
     evalcore members add --db F --study S --user U --role annotator|reviewer|lead [--name N]
     evalcore members remove --db F --study S --user U
     evalcore members list --db F --study S
-    evalcore members add-org --db F --user U --org O
+    evalcore members add-org --db F --user U --org O [--role member|admin|owner]
+    evalcore members remove-org --db F --user U --org O
+    evalcore members list-org --db F [--org O]   (its members; without --org: yours)
     evalcore members studies --db F               (the studies --actor may see)
     evalcore document show --db F --study S DOC_ID (only if --actor may read it)
 
 Every command takes ``--actor`` (default: the current OS user): who does this,
 or who is looking. The first ``members add`` on a study (a lead) turns team
-mode on for it. Exit status: 0 success, 1 refused (not allowed), 2 invalid input.
+mode on for it. Study roles are managed by the study's leads, organisation
+roles by the organisation's admins (members) and owners (admins, owners):
+docs/access-model.md. Exit status: 0 success, 1 refused (not allowed), 2
+invalid input.
 """
 
 from __future__ import annotations
@@ -21,11 +26,20 @@ import click
 
 from evalcore.access.decisions import PermissionDenied
 from evalcore.access.identity import normalise_user_id
+from evalcore.access.organisations import ORG_ROLES
 from evalcore.access.roles import ROLES
 from evalcore.cli import main
 from evalcore.cli.store_cmds import actor_option, db_option, store, study_option
-from evalcore.store.members import add_member, add_to_organisation, list_members, remove_member
-from evalcore.store.membership import member_role, study_mode
+from evalcore.store.members import (
+    add_member,
+    add_to_organisation,
+    list_members,
+    list_organisation_members,
+    organisations_of,
+    remove_from_organisation,
+    remove_member,
+)
+from evalcore.store.membership import member_role, organisation_role, study_mode
 from evalcore.store.scoping import readable_document, require_study_view, visible_studies
 from evalcore.store.studies import get_study
 
@@ -106,15 +120,63 @@ def members_list(db_path: Path, study_id: str, actor: str) -> None:
 @db_option
 @click.option("--user", required=True)
 @click.option("--org", "org_id", required=True, help="The organisation id.")
+@click.option("--role", type=click.Choice(ORG_ROLES), default=None,
+              help="member: reads its documents, creates studies; admin: + admits people, "
+                   "writes its documents; owner: + grants admin and owner. Default: member "
+                   "for someone new, the role unchanged otherwise.")
 @actor_option
-def members_add_org(db_path: Path, user: str, org_id: str, actor: str) -> None:
-    """Make USER a member of an organisation (they then read its documents)."""
+def members_add_org(db_path: Path, user: str, org_id: str, role: str | None, actor: str) -> None:
+    """Add USER to an organisation, or change their role in it (admins add members, owners
+    grant admin and owner)."""
     with store(db_path, "members add-org") as db:
         try:
-            added = add_to_organisation(db, user=user, org_id=org_id, actor=actor)
+            changed = add_to_organisation(db, user=user, org_id=org_id, actor=actor, role=role)
         except PermissionDenied as exc:
             _refused(exc, "members add-org")
-    click.echo(f"{user} {'is now' if added else 'already was'} in organisation {org_id}")
+        now = organisation_role(db, normalise_user_id(user), org_id)
+    click.echo(f"{normalise_user_id(user)} {'is now' if changed else 'already was'} {now} of "
+               f"organisation {org_id}")
+
+
+@members_group.command("remove-org")
+@db_option
+@click.option("--user", required=True)
+@click.option("--org", "org_id", required=True, help="The organisation id.")
+@actor_option
+def members_remove_org(db_path: Path, user: str, org_id: str, actor: str) -> None:
+    """Remove USER from an organisation (the last owner cannot be removed)."""
+    with store(db_path, "members remove-org") as db:
+        try:
+            removed = remove_from_organisation(db, user=user, org_id=org_id, actor=actor)
+        except PermissionDenied as exc:
+            _refused(exc, "members remove-org")
+    click.echo(f"removed {user} from organisation {org_id}" if removed
+               else f"{user} was not in organisation {org_id}")
+
+
+@members_group.command("list-org")
+@db_option
+@click.option("--org", "org_id", default=None,
+              help="List this organisation's members (you must be one); without it, list "
+                   "your organisations and your role in each.")
+@actor_option
+def members_list_org(db_path: Path, org_id: str | None, actor: str) -> None:
+    """An organisation's members and roles (owners first), or your organisations."""
+    with store(db_path, "members list-org") as db:
+        if org_id is None:
+            mine = organisations_of(db, actor)
+            if not mine:
+                click.echo(f"{actor} belongs to no organisation in this store")
+            for m in mine:
+                click.echo(f"{m.org_id}\t{m.role}")
+            return
+        try:
+            members = list_organisation_members(db, org_id, viewer=actor)
+        except PermissionDenied as exc:
+            _refused(exc, "members list-org")
+    for m in members:
+        name = f" ({m.display_name})" if m.display_name else ""
+        click.echo(f"{m.role:6} {m.user_id}{name}  granted by {m.granted_by} at {m.granted_at}")
 
 
 @members_group.command("studies")

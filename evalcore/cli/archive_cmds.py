@@ -7,6 +7,13 @@ Export needs the lead role; import makes the importer the new study's lead and
 follows the store's rules for organisations and corpora. A damaged, tampered,
 incomplete or oversized archive, or a study id already in the store, is refused
 naming the archive member and line (exit 2), and nothing is written.
+
+With the organisation's signing key (``--signing-key FILE``, or the file named by
+``RELEVANCE_LEDGER_ARCHIVE_KEY_FILE``) an export is signed and an import verified:
+an archive altered after signing, signed with another key, or not signed at all
+is refused (exit 2; ``--accept-unsigned`` takes an unsigned one as unverified).
+Without a key an import says that the archive's origin is unverified and records
+it in the audit log.
 """
 
 from __future__ import annotations
@@ -27,7 +34,27 @@ from evalcore.cli.store_cmds import (
 )
 from evalcore.contract.limits import ReadLimits
 from evalcore.io.progress import reporter
+from evalcore.io.study_archive import load_signing_key
 from evalcore.store.study_archive import ArchiveSummary, export_study, import_study, read_archive
+
+#: The environment variable naming the signing key file (never the key itself).
+KEY_FILE_ENV = "RELEVANCE_LEDGER_ARCHIVE_KEY_FILE"
+
+_signing_key = click.option(
+    "--signing-key", "key_path", type=click.Path(dir_okay=False, path_type=Path),
+    envvar=KEY_FILE_ENV, default=None, show_envvar=True,
+    help="The organisation's archive signing key: a file of at least 32 secret bytes, "
+         "readable by its owner only, kept outside the store (see the README).")
+
+
+def _key(key_path: Path | None) -> bytes | None:
+    if key_path is None:
+        return None
+    try:
+        return load_signing_key(key_path)
+    except ValueError as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 def _counts(summary: ArchiveSummary) -> str:
@@ -41,18 +68,29 @@ def _counts(summary: ArchiveSummary) -> str:
 @study_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The new archive file (an existing file is never overwritten).")
+@_signing_key
 @quiet_option
 @actor_option
-def export_study_command(db_path: Path, study_id: str, out: Path, actor: str) -> None:
-    """Everything of a study in one versioned archive (needs the lead role)."""
+def export_study_command(db_path: Path, study_id: str, out: Path, key_path: Path | None,
+                         actor: str) -> None:
+    """Everything of a study in one versioned archive (needs the lead role); signed with the
+    organisation's key when one is given."""
+    key = _key(key_path)
     with store(db_path, "export study", study_id=study_id, actor=actor, read=True) as db:
-        summary = export_study(db, study_id, out, actor=actor)
+        summary = export_study(db, study_id, out, actor=actor, signing_key=key)
     reporter().done()
     click.echo(f"exported study {study_id} to {out} ({summary.bytes:,} bytes, "
                f"{summary.seconds} s): {_counts(summary)}")
+    click.echo("signed with the organisation's key" if summary.signed else
+               f"not signed (no --signing-key or {KEY_FILE_ENV}): an importer cannot verify "
+               "its origin")
     if summary.documents_withheld:
         click.echo(f"warning: {summary.documents_withheld:,} document(s) the study uses are not "
                    "in the archive: you may not read them", err=True)
+    if summary.withheld:
+        click.echo("warning: what you may not read was left out of "
+                   f"{', '.join(summary.withheld)} (hashes, scores and counts of other "
+                   "organisations' documents; docs/access-model.md, \"Exports\")", err=True)
 
 
 @import_group.command("study")
@@ -61,16 +99,31 @@ def export_study_command(db_path: Path, study_id: str, out: Path, actor: str) ->
               required=True, help="A study archive written by `evalcore export study`.")
 @click.option("--as", "as_id", default=None, help="Import under this study id (default: the "
                                                   "archive's).")
+@_signing_key
+@click.option("--accept-unsigned", is_flag=True,
+              help="With a signing key: import an archive that is not signed anyway, as "
+                   "unverified (recorded in the audit log).")
 @limit_options
 @quiet_option
 @actor_option
 def import_study_command(db_path: Path, archive_path: Path, as_id: str | None,
-                         limits: ReadLimits, actor: str) -> None:
+                         key_path: Path | None, accept_unsigned: bool, limits: ReadLimits,
+                         actor: str) -> None:
     """Restore a study archive into a store, all or nothing; --actor becomes its lead."""
+    key = _key(key_path)
     with tempfile.TemporaryDirectory(prefix="study-import-") as tmp, \
             store(db_path, "import study", actor=actor) as db:
-        archive = read_archive(archive_path, Path(tmp), limits=limits)
+        archive = read_archive(archive_path, Path(tmp), signing_key=key,
+                               accept_unsigned=accept_unsigned, limits=limits)
         summary = import_study(db, archive, actor=actor, study_id=as_id)
     reporter().done()
     click.echo(f"imported study {summary.study_id} from {archive_path} ({summary.seconds} s): "
                f"{_counts(summary)}")
+    if archive.origin.verified:
+        click.echo(archive.origin.note)
+    else:
+        click.echo(f"warning: {archive.origin.note}; recorded in the audit log", err=True)
+    if summary.withheld:
+        click.echo(f"note: its exporter could not read everything: {', '.join(summary.withheld)} "
+                   "left out what they may not read (its pins over other organisations' "
+                   "documents cannot be run again here)", err=True)

@@ -21,7 +21,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
-from evalcore.io.atomic import atomic_writer
+from evalcore.io.atomic import atomic_writer, private_mode
 
 FORMATS = ("html", "json", "csv")
 
@@ -37,10 +37,11 @@ def _default_author() -> str:
     return default_actor()
 
 
-def _write_atomically(out: Path, text: str) -> None:
-    """Write ``text`` to ``out`` via a temporary file, so a failure leaves no partial file."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_writer(out, newline="") as handle:
+def _write_atomically(out: Path, text: str, db_path: Path) -> None:
+    """Write ``text`` to ``out`` via a temporary file, so a failure leaves no partial file,
+    no more readable than the store (its permission bits or 0600, whichever is stricter).
+    A missing folder is an error, never created."""
+    with atomic_writer(out, newline="", mode=private_mode(db_path)) as handle:
         handle.write(text)
 
 
@@ -124,6 +125,9 @@ def report_command(
         _fail(str(err))
     if not db_path.exists():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
+    if not out.parent.is_dir():  # before the report is stored: nothing half done
+        _fail(f"--out {out}: the folder {out.parent} does not exist; create it first "
+              "(nothing creates folders for you)")
     db = open_store(db_path)
     try:
         # the author must see the study (an unknown id lists only the studies they may see)
@@ -176,7 +180,7 @@ def report_command(
         text = render_json(report, include_internal=include_internal)
     else:
         text = render_csv(report)
-    _write_atomically(out, text)
+    _write_atomically(out, text, db_path)
     compared = sum(1 for r in report.runs if r.comparable)
     click.echo(
         f"report {report.name!r} ({digest}): {len(report.runs)} run(s), {compared} comparable; "

@@ -84,8 +84,12 @@ def _describe_pin(pinned: PinnedProtocol) -> None:
     click.echo(f"protocol: {pinned.name}")
     click.echo(f"corpus: {pinned.protocol.corpus_id}")
     click.echo(f"corpus_fingerprint: {pinned.corpus_fingerprint}")
-    click.echo(f"documents: {pinned.document_count}")
+    withheld = " (of the organisations you may read)" if pinned.withheld_organisations else ""
+    click.echo(f"documents: {pinned.document_count}{withheld}")
     for org in pinned.protocol.organisations:
+        if org in pinned.withheld_organisations:
+            click.echo(f"  {org}: withheld (you may not read its documents)")
+            continue
         count = pinned.documents_by_organisation.get(org, 0)
         click.echo(f"  {org}: {count}")
         if count == 0:

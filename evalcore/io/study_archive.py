@@ -9,6 +9,18 @@ always gives the same bytes. Store-local numbers (event ids, run ids, report
 ids) are not written: a row's position in its member is its order, and runs
 and reports are named.
 
+**Signing.** A study archive carries its own integrity (the member hashes in the
+manifest) but not its origin: anyone can rewrite a member and recompute the
+manifest. When the organisation sets a signing key (a file of at least 32
+secret bytes, readable by its owner only, kept outside the store it protects:
+:func:`load_signing_key`), the archive holds ``signature.json``, an HMAC-SHA256
+of ``manifest.json``'s exact bytes under that key, with the key's id. Reading
+with the key (:func:`open_archive` ``signing_key=``) refuses an archive whose
+signature does not match (tampered after signing, or signed with another key),
+and one without a signature unless ``accept_unsigned``; reading without a key
+reports the origin as unverified (:class:`ArchiveOrigin`), which the import
+records in the audit log.
+
 Reading an archive (:func:`open_archive`) trusts nothing: the zip is unpacked
 with the bounded extractor of :mod:`evalcore.io.zip_extract` (declared and
 actual sizes, compression ratio, entry count, safe paths); the manifest must
@@ -24,7 +36,9 @@ the rows (:mod:`evalcore.store.study_archive`).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import stat
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,8 +54,14 @@ from evalcore.io.progress import reporter
 from evalcore.io.zip_extract import extract_zip
 
 FORMAT = "relevance-ledger.study-archive"
-FORMAT_VERSION = 1
+#: Written: 2 (organisation members carry their role; the manifest lists what the exporter
+#: withheld; an optional signature). Read: 1 and 2.
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 MANIFEST = "manifest.json"
+SIGNATURE = "signature.json"
+#: The shortest signing key accepted, in bytes.
+KEY_MIN_BYTES = 32
 
 #: What the archive holds of the corpus (written into the manifest).
 DOCUMENTS_POLICY = (
@@ -117,10 +137,22 @@ MEMBERS: dict[str, tuple[Column, ...]] = {
     "users.jsonl": (_s("user_id"), _s("display_name"), _s("created_at")),
     "members.jsonl": (_s("user_id"), _s("role", choices=("annotator", "reviewer", "lead")),
                       _s("granted_by"), _s("granted_at")),
-    "organisation_members.jsonl": (_s("user_id"), _s("granted_by"), _s("granted_at")),
+    "organisation_members.jsonl": (_s("user_id"), _s("granted_by"), _s("granted_at"),
+                                   _s("role", choices=("member", "admin", "owner"))),
     "audit.jsonl": (_s("created_at"), _s("actor"), _s("action"), _j("detail_json"),
                     _s("channel"), _s("os_user")),
 }
+
+
+#: Members whose columns differ in format version 1 (read only).
+_V1_MEMBERS: dict[str, tuple[Column, ...]] = {
+    "organisation_members.jsonl": MEMBERS["organisation_members.jsonl"][:3],
+}
+
+
+def member_columns(member: str, version: int = FORMAT_VERSION) -> tuple[Column, ...]:
+    """The columns of ``member`` in archives of format ``version``."""
+    return (_V1_MEMBERS.get(member) if version == 1 else None) or MEMBERS[member]
 
 
 class MemberEntry(BaseModel):
@@ -145,6 +177,73 @@ class Manifest(BaseModel):
     exported_by: str
     documents: str
     members: dict[str, MemberEntry]
+    #: Members from which the exporter left out what they may not read (rows, or values
+    #: such as scores): see docs/access-model.md, "Exports". Empty: nothing was withheld.
+    withheld: list[str] = []
+
+
+class ArchiveSignature(BaseModel):
+    """``signature.json``: an HMAC of ``manifest.json``'s bytes and the id of its key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    algorithm: str
+    key_id: str
+    manifest_hmac: str
+
+
+class ArchiveOrigin(BaseModel):
+    """What is known of who wrote an archive: verified with the reader's key, or not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verified: bool
+    signed: bool
+    key_id: str | None = None
+    note: str
+
+    def audit(self) -> dict[str, Any]:
+        return {"verified": self.verified, "signed": self.signed, "key_id": self.key_id}
+
+
+def load_signing_key(path: str | Path) -> bytes:
+    """The signing key in the file at ``path`` (surrounding whitespace dropped).
+
+    ValueError, naming the file and the fix, when it cannot be read, is shorter than
+    :data:`KEY_MIN_BYTES`, or is readable by anyone but its owner (a key others can read
+    signs nothing: they could forge with it)."""
+    key_path = Path(path)
+    try:
+        mode = key_path.stat().st_mode
+        data = key_path.read_bytes() if stat.S_ISREG(mode) else b""
+    except OSError as exc:
+        raise ValueError(f"cannot read the signing key file {key_path}: "
+                         f"{exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"the signing key {key_path} is not a regular file")
+    if mode & 0o077:
+        raise ValueError(f"the signing key file {key_path} may be read by others (mode "
+                         f"{stat.S_IMODE(mode):o}): anyone who reads it can forge archives; "
+                         f"make it the owner's only: chmod 600 {key_path}")
+    key = data.strip()
+    if len(key) < KEY_MIN_BYTES:
+        raise ValueError(
+            f"the signing key in {key_path} is {len(key)} bytes; give at least "
+            f"{KEY_MIN_BYTES}, e.g. (umask 077; python3 -c \"import secrets; "
+            f"print(secrets.token_hex(32))\" > {key_path})")
+    return key
+
+
+def key_id(key: bytes) -> str:
+    """A public name for ``key`` (16 hex digits of a hash): says which key signed, never
+    what it is."""
+    return hashlib.sha256(b"relevance-ledger archive signing key\0" + key).hexdigest()[:16]
+
+
+def sign_manifest(manifest: bytes, key: bytes) -> ArchiveSignature:
+    """The signature of the manifest's exact bytes under ``key``."""
+    return ArchiveSignature(algorithm="HMAC-SHA256", key_id=key_id(key),
+                            manifest_hmac=hmac.new(key, manifest, hashlib.sha256).hexdigest())
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -194,12 +293,20 @@ class MemberWriter:
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
-def write_zip(folder: Path, manifest: Manifest, out: Path) -> None:
-    """Zip ``manifest`` and the member files in ``folder`` into ``out``."""
+def write_zip(folder: Path, manifest: Manifest, out: Path, *,
+              signing_key: bytes | None = None) -> None:
+    """Zip ``manifest`` and the member files in ``folder`` into ``out``, with
+    ``signature.json`` when a ``signing_key`` is given."""
+    manifest_bytes = (manifest.model_dump_json(indent=2) + "\n").encode("utf-8")
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
         info = zipfile.ZipInfo(MANIFEST, _ZIP_TIME)
         info.compress_type = zipfile.ZIP_DEFLATED
-        archive.writestr(info, manifest.model_dump_json(indent=2) + "\n")
+        archive.writestr(info, manifest_bytes)
+        if signing_key is not None:
+            info = zipfile.ZipInfo(SIGNATURE, _ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, sign_manifest(manifest_bytes, signing_key
+                                                 ).model_dump_json(indent=2) + "\n")
         for name in MEMBERS:
             info = zipfile.ZipInfo(name, _ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -211,16 +318,22 @@ def write_zip(folder: Path, manifest: Manifest, out: Path) -> None:
 class OpenedArchive:
     """An unpacked, checked archive: its manifest and its members' rows."""
 
-    def __init__(self, name: str, folder: Path, manifest: Manifest) -> None:
+    def __init__(self, name: str, folder: Path, manifest: Manifest,
+                 origin: ArchiveOrigin) -> None:
         self.name = name
         self.folder = folder
         self.manifest = manifest
+        self.origin = origin
 
     def rows(self, member: str) -> Iterator[dict[str, Any]]:
-        """The member's rows as dicts (already checked by :func:`open_archive`)."""
+        """The member's rows as dicts (already checked by :func:`open_archive`), in the
+        columns of this format version (:data:`MEMBERS`): a column an older version lacks
+        has its default (an organisation member's role: ``member``)."""
+        added = {c.name: "member" for c in MEMBERS[member][
+            len(member_columns(member, self.manifest.format_version)):]}
         with (self.folder / member).open(encoding="utf-8") as stream:
             for line in stream:
-                yield json.loads(line)
+                yield {**json.loads(line), **added} if added else json.loads(line)
 
     def count(self, member: str) -> int:
         return self.manifest.members[member].rows
@@ -236,8 +349,10 @@ _REEXPORT = "export the study again with `evalcore export study` and import that
 
 
 def open_archive(path: Path, workdir: Path, *, known_schema: int,
+                 signing_key: bytes | None = None, accept_unsigned: bool = False,
                  limits: ReadLimits = DEFAULT_LIMITS) -> OpenedArchive:
-    """Unpack the archive at ``path`` into ``workdir`` and check it (see the module docstring).
+    """Unpack the archive at ``path`` into ``workdir`` and check it (see the module docstring):
+    its signature first when ``signing_key`` is given.
 
     ``limits`` bound what the zip unpacks to and each member's rows (a row holds
     at most one document: :func:`max_row_bytes`).
@@ -250,10 +365,14 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
         raise _fail(name, f"no {MANIFEST} in the archive: not a study archive",
                     "give a file written by `evalcore export study`")
     manifest = _manifest(name, manifest_path, known_schema)
+    origin = _origin(name, manifest_path.read_bytes(), workdir / SIGNATURE, signing_key,
+                     accept_unsigned)
     expected = set(MEMBERS)
     listed = set(manifest.members)
     present = {p.relative_to(workdir).as_posix() for p in workdir.rglob("*") if p.is_file()}
     present.discard(MANIFEST)
+    if manifest.format_version >= 2:
+        present.discard(SIGNATURE)
     problems = [f"member {m!r} is missing from the manifest" for m in sorted(expected - listed)]
     problems += [f"member {m!r} is listed in the manifest but not in the zip"
                  for m in sorted(listed - present)]
@@ -264,8 +383,55 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
     reporter().stage(f"checking {name}", sum(e.rows for e in manifest.members.values()), "rows")
     for member in MEMBERS:
         _check_member(name, workdir / member, member, manifest.members[member],
-                       max_row_bytes(limits))
-    return OpenedArchive(name, workdir, manifest)
+                       member_columns(member, manifest.format_version), max_row_bytes(limits))
+    return OpenedArchive(name, workdir, manifest, origin)
+
+
+_UNVERIFIED = ("its origin is unverified: anyone could have written or altered it (member "
+               "hashes prove only that it is whole)")
+
+
+def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
+            accept_unsigned: bool) -> ArchiveOrigin:
+    """Check ``signature.json`` against the manifest's bytes (see the module docstring)."""
+    signature: ArchiveSignature | None = None
+    if signature_path.is_file():
+        try:
+            signature = ArchiveSignature.model_validate_json(signature_path.read_bytes())
+        except (ValidationError, ValueError):
+            raise _fail(name, f"{SIGNATURE} is malformed", _REEXPORT) from None
+        if signature.algorithm != "HMAC-SHA256":
+            raise _fail(name, f"{SIGNATURE} names algorithm {signature.algorithm[:80]!r}; this "
+                              "evalcore verifies HMAC-SHA256 only", _REEXPORT)
+    if key is None:
+        signed = f"signed with key {signature.key_id}, but " if signature else "not signed, and "
+        return ArchiveOrigin(
+            verified=False, signed=signature is not None,
+            key_id=signature.key_id if signature else None,
+            note=f"the archive is {signed}no signing key is configured to verify it: "
+                 f"{_UNVERIFIED}; set the organisation's key (--signing-key FILE or "
+                 "RELEVANCE_LEDGER_ARCHIVE_KEY_FILE) to verify archives")
+    mine = key_id(key)
+    if signature is None:
+        if accept_unsigned:
+            return ArchiveOrigin(verified=False, signed=False, note=(
+                f"the archive is not signed (accepted unsigned, as asked): {_UNVERIFIED}"))
+        raise _fail(name, f"the archive is not signed, and a signing key (id {mine}) is "
+                          f"configured: {_UNVERIFIED}; nothing was written",
+                    "ask its exporter for an archive signed with your organisation's key, or "
+                    "import it with --accept-unsigned to take it as unverified (recorded in "
+                    "the audit log)")
+    if signature.key_id != mine:
+        raise _fail(name, f"the archive is signed with key {signature.key_id[:16]}, not with "
+                          f"the configured key {mine}: it cannot be verified; nothing was "
+                          "written", "give the key it was signed with (--signing-key FILE)")
+    expected = hmac.new(key, manifest, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, signature.manifest_hmac):
+        raise _fail(name, "the archive's signature does not match its manifest: it was altered "
+                          "after it was signed; nothing was written",
+                    "import the archive its exporter signed, or ask them to export it again")
+    return ArchiveOrigin(verified=True, signed=True, key_id=mine,
+                         note=f"the archive's origin is verified: signed with key {mine}")
 
 
 def max_row_bytes(limits: ReadLimits) -> int:
@@ -283,9 +449,10 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
         raise _fail(name, f"{MANIFEST} does not name the format {FORMAT!r}: not a study archive",
                     "give a file written by `evalcore export study`")
     version = raw.get("format_version")
-    if version != FORMAT_VERSION:
-        raise _fail(name, f"archive format version {version!r} is not one this evalcore reads "
-                          f"(it reads version {FORMAT_VERSION})",
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        raise _fail(name, f"archive format version {version!r}"[:120] + " is not one this "
+                          f"evalcore reads (it reads version "
+                          f"{', '.join(map(str, READABLE_VERSIONS))})",
                     "import it with the evalcore version that wrote it, or upgrade")
     try:
         manifest = Manifest.model_validate(raw)
@@ -299,7 +466,8 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
     return manifest
 
 
-def _check_member(name: str, path: Path, member: str, entry: MemberEntry, max_row: int) -> None:
+def _check_member(name: str, path: Path, member: str, entry: MemberEntry,
+                  columns: tuple[Column, ...], max_row: int) -> None:
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as stream:
@@ -310,7 +478,6 @@ def _check_member(name: str, path: Path, member: str, entry: MemberEntry, max_ro
         raise _fail(name, f"sha256 {digest.hexdigest()[:16]}... ({size:,} bytes) does not match "
                           f"the manifest's {entry.sha256[:16]}... ({entry.bytes:,} bytes): the "
                           "member was altered or damaged after export", _REEXPORT, member=member)
-    columns = MEMBERS[member]
     log = ErrorLog(f"{name}:{member}")
     progress = reporter()
     rows = 0
@@ -389,5 +556,7 @@ def _value_problem(column: Column, value: object) -> str | None:
     return None
 
 
-__all__ = ["DOCUMENTS_POLICY", "FORMAT", "FORMAT_VERSION", "MEMBERS", "Manifest", "MemberEntry",
-           "MemberWriter", "OpenedArchive", "open_archive", "row_line", "write_zip"]
+__all__ = ["DOCUMENTS_POLICY", "FORMAT", "FORMAT_VERSION", "KEY_MIN_BYTES", "MEMBERS",
+           "READABLE_VERSIONS", "SIGNATURE", "ArchiveOrigin", "ArchiveSignature", "Manifest",
+           "MemberEntry", "MemberWriter", "OpenedArchive", "key_id", "load_signing_key",
+           "member_columns", "open_archive", "row_line", "sign_manifest", "write_zip"]

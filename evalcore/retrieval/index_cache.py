@@ -8,6 +8,9 @@ file format. A changed corpus means a new pin and a new fingerprint, so a stale
 file is never read; writing a pin's index removes that pin's older files.
 An in-memory store has no file, so nothing is cached.
 
+The folder is the owner's only (0700) and each file gets the store file's
+permission bits or 0600, whichever is stricter: an index holds the pinned
+documents' terms, so it is never readable by more people than the store.
 Files are written to a temporary name and renamed, so a reader sees a whole
 file or none, and never change once renamed (a new index is a new file), so
 an index may map its file (:meth:`ImpactIndex.load`); a file that cannot be
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.io.atomic import atomic_binary_writer
+from evalcore.io.atomic import atomic_binary_writer, private_mode
 from evalcore.retrieval.impact_index import ImpactIndex
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.store.lexical_index import store_file
@@ -100,7 +103,8 @@ def save_cached(path: Path | None, index: ImpactIndex) -> None:
         return
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
-        with atomic_binary_writer(path) as stream:
+        store = path.parent.with_name(path.parent.name.removesuffix(".lexical-index"))
+        with atomic_binary_writer(path, mode=private_mode(store)) as stream:
             index.save(stream)
         pin = path.name.split("-", 1)[0]
         for old in path.parent.glob(f"{pin}-*"):  # older contents and formats

@@ -33,7 +33,7 @@ from evalcore.store.pins import (
     visible_documents,
 )
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.scoping import require_organisations
+from evalcore.store.scoping import require_organisations, unreadable_organisations
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 from evalcore.store.visibility import Visibility
@@ -55,6 +55,10 @@ class PinnedProtocol(BaseModel):
     documents_by_organisation: dict[str, int]
     pinned_at: str
     pinned_by: str
+    #: Organisations whose document counts are left out of ``document_count`` and
+    #: ``documents_by_organisation`` because the viewer may not read their documents
+    #: (:func:`get_pinned_protocol`); empty for the workflow's own reads.
+    withheld_organisations: list[str] = []
 
     @property
     def visibility(self) -> Visibility:
@@ -99,10 +103,9 @@ def pin_protocol(
         )
     visibility = Visibility.of(study.corpus_id, protocol.organisations, protocol.cutoff)
     with write_transaction(db):
-        if authorize(db, study_id=study_id, actor=actor,
-                     permission=Permission.PIN_PROTOCOL) is not None:
-            require_organisations(db, actor=actor, study_id=study_id,
-                                  organisations=protocol.organisations)
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.PIN_PROTOCOL)
+        require_organisations(db, actor=actor, study_id=study_id, corpus_id=study.corpus_id,
+                              organisations=protocol.organisations)
         if pin_exists_unchecked(db, study_id, name):
             raise ValueError(
                 f"a protocol named {name!r} is already pinned in study {study_id!r}; pins are "
@@ -177,9 +180,25 @@ def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str, *,
                         viewer: Viewer) -> PinnedProtocol:
     """The pin named ``name`` if ``viewer`` may read the study
     (:func:`evalcore.store.read_access.require_read`; None is nobody);
-    :class:`ProtocolNotFoundError` lists the pins that exist."""
+    :class:`ProtocolNotFoundError` lists the pins that exist.
+
+    Counts of documents of organisations ``viewer`` may not read are left out (named in
+    ``withheld_organisations``): a count is a fact about documents they may not read."""
     require_read(db, viewer, study_id)
-    return get_pinned_protocol_unchecked(db, study_id, name)
+    return _as_seen_by(db, viewer, get_pinned_protocol_unchecked(db, study_id, name))
+
+
+def _as_seen_by(db: sqlite_utils.Database, viewer: Viewer, pinned: PinnedProtocol
+                ) -> PinnedProtocol:
+    assert pinned.protocol.corpus_id is not None
+    withheld = unreadable_organisations(db, viewer, pinned.protocol.corpus_id,
+                                        pinned.protocol.organisations)
+    if not withheld:
+        return pinned
+    shown = {o: n for o, n in pinned.documents_by_organisation.items() if o not in withheld}
+    return pinned.model_copy(update={"documents_by_organisation": shown,
+                                     "document_count": sum(shown.values()),
+                                     "withheld_organisations": withheld})
 
 
 def get_pinned_protocol_unchecked(db: sqlite_utils.Database, study_id: str, name: str
@@ -209,12 +228,20 @@ def list_pinned_protocols(db: sqlite_utils.Database, study_id: str, *,
                           viewer: Viewer) -> list[PinnedProtocol]:
     """Every pin of the study, oldest first, if ``viewer`` may read the study."""
     require_read(db, viewer, study_id)
-    return [get_pinned_protocol_unchecked(db, study_id, n) for n in pin_names_unchecked(db, study_id)]
+    return [_as_seen_by(db, viewer, get_pinned_protocol_unchecked(db, study_id, n))
+            for n in pin_names_unchecked(db, study_id)]
 
 
 def pinned_document_ids(db: sqlite_utils.Database, study_id: str, protocol_name: str, *,
                         viewer: Viewer) -> set[str]:
     """The pinned (organisation-owned, before-cutoff) document ids: a run's ``permitted_ids``,
-    if ``viewer`` may read the study."""
-    get_pinned_protocol(db, study_id, protocol_name, viewer=viewer)
+    if ``viewer`` may read the study and every document the pin sees (PermissionDenied
+    otherwise: the ids of another organisation's documents are not theirs to list)."""
+    require_read(db, viewer, study_id)
+    pinned = get_pinned_protocol_unchecked(db, study_id, protocol_name)
+    assert pinned.protocol.corpus_id is not None
+    require_organisations(db, actor=viewer, study_id=study_id,
+                          corpus_id=pinned.protocol.corpus_id,
+                          organisations=pinned.protocol.organisations,
+                          permission=Permission.READ, protocol=protocol_name)
     return pin_document_ids_unchecked(db, study_id, protocol_name)

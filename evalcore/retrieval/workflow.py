@@ -1,5 +1,10 @@
 """Executing a pinned protocol: revalidate, rank every query, store the run.
 
+Whoever executes a pin must be a lead of the study and able to read every document
+it sees (a member of each of its organisations, once the corpus is in team mode),
+checked for the executor before any work and again inside the write: a pin taken
+by someone who reads more is never a search oracle for someone who reads less.
+
 :func:`execute_protocol` runs in three steps:
 
 1. **Read snapshot.** In one read transaction (a consistent view of the
@@ -45,6 +50,7 @@ from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.refusals import record_refusal
 from evalcore.store.runs import RunInfo, add_run, get_run_unchecked, run_exists_unchecked
+from evalcore.store.scoping import require_organisations
 from evalcore.store.studies import get_study, query_texts_unchecked
 from evalcore.store.transaction import in_transaction, read_snapshot, write_transaction
 
@@ -81,6 +87,7 @@ def execute_protocol(
     # Checked again inside the write (add_run): refuse before any ranking work.
     authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
     pinned = get_pinned_protocol_unchecked(db, study_id, protocol_name)  # authorised above
+    _require_sight(db, pinned, actor)
     if run_exists_unchecked(db, study_id, run_name):
         raise ValueError(
             f"run {run_name!r} already exists in study {study_id!r}; choose another run name"
@@ -126,6 +133,7 @@ def execute_protocol(
     protocol = run_protocol(pinned, queries_total=len(queries), unexecuted=unexecuted,
                             time_budget_s=time_budget_s)
     with write_transaction(db):
+        _require_sight(db, pinned, actor)  # again under the write lock: memberships may change
         add_run(
             db,
             study_id=study_id,
@@ -156,6 +164,16 @@ def execute_protocol(
             },
         )
     return get_run_unchecked(db, study_id, run_name)
+
+
+def _require_sight(db: sqlite_utils.Database, pinned: PinnedProtocol, actor: str) -> None:
+    """The executor — not whoever pinned it — must be able to read every document the pin
+    sees: its scores would otherwise tell which of them contain which terms."""
+    assert pinned.protocol.corpus_id is not None
+    require_organisations(db, actor=actor, study_id=pinned.study_id,
+                          corpus_id=pinned.protocol.corpus_id,
+                          organisations=pinned.protocol.organisations,
+                          permission=Permission.CREATE_RUN, protocol=pinned.name)
 
 
 def run_protocol(

@@ -17,24 +17,28 @@ import sqlite_utils
 
 from evalcore.access.decisions import (
     PermissionDenied,
-    corpus_hint_study,
-    decide_corpus_write,
     decide_study_action,
     named_user,
-    organisation_entry_denied,
     require_actor,
+)
+from evalcore.access.organisations import (
+    decide_corpus_write,
+    organisation_entry_denied,
     study_over_corpus_denied,
 )
 from evalcore.access.roles import Permission, RoleName
 from evalcore.store.corpora import corpus_owner
 from evalcore.store.lookup import not_found
 from evalcore.store.membership import (
+    corpus_sharing_organisations,
     corpus_team_studies,
     document_owner_orgs,
     in_organisation,
     member_role,
-    organisation_in_team_mode,
-    organisation_leads,
+    organisation_admins,
+    organisation_claimed,
+    organisation_owners,
+    organisation_role,
     organisation_team_studies,
     study_leads,
     study_mode,
@@ -120,38 +124,33 @@ def authorize_corpus_write(
 ) -> None:
     """Allow ``actor`` to add or change documents of the corpus, or raise PermissionDenied.
 
-    While no study over the corpus is in team mode, anyone may (local mode). Then
-    the actor must be a lead of a team-mode study over the corpus and belong to
-    every organisation that will own one of the documents, and to every
-    organisation that owns one of ``doc_ids`` now (an upsert would change them).
-    Unowned documents of a corpus owned by an organisation in team mode (and any
-    document of it while no study over it is in team mode) are written only by
-    members of that organisation.
+    See :func:`evalcore.access.organisations.decide_corpus_write`: the admins of the
+    documents' organisations write them (the organisations of ``owner_orgs``, and of the
+    documents among ``doc_ids`` an upsert would change; the corpus's owner for unowned
+    ones), never a study lead as such; another organisation's documents enter a claimed
+    organisation's corpus only once it shares the corpus. Anyone may while nothing
+    concerned is claimed and no study over the corpus is in team mode (local mode).
     """
     ids = list(doc_ids)
     owners = set(owner_orgs) | (document_owner_orgs(db, corpus_id, ids) if ids else set())
-    team = corpus_team_studies(db, corpus_id)
     owner = corpus_owner(db, corpus_id)
-    if (owner is not None and organisation_in_team_mode(db, owner)
-            and (None in owners or not team)):
-        # unowned documents belong to whoever owns the corpus: only its members write them
-        authorize_study_over_corpus(db, corpus_id=corpus_id, study_id="", study_org=owner,
-                                    actor=actor, what=f"write documents of corpus {corpus_id!r}")
-    if not team:
+    concerned = sorted({o for o in owners if o is not None} | ({owner} if owner else set()))
+    claimed = {o for o in concerned if organisation_claimed(db, o)}
+    team = corpus_team_studies(db, corpus_id)
+    if not claimed and not team:
         return
     user = named_user(actor)
-    roles = {s: member_role(db, s, user) for s in team} if user else {}
-    member_of = [s for s, role in roles.items() if role is not None]
     decide_corpus_write(
         corpus_id=corpus_id,
         user=user,
+        corpus_owner=owner,
+        claimed=claimed,
+        roles={o: organisation_role(db, user, o) for o in concerned},
+        owners=owners,
+        sharing=corpus_sharing_organisations(db, corpus_id),
         team_studies=team,
-        lead_of=[s for s, role in roles.items() if role == "lead"],
-        member_of=member_of,
-        leads_of_hint_study=study_leads(db, corpus_hint_study(team, member_of)),
-        missing_orgs=sorted(
-            {o for o in owners if o is not None and not in_organisation(db, user, o)}
-        ),
+        lead_of_team_study=bool(user) and any(member_role(db, s, user) == "lead" for s in team),
+        owners_of={o: organisation_owners(db, o) for o in claimed},
     )
 
 
@@ -163,8 +162,7 @@ def authorize_organisation_entry(
 
     While the organisation has no team-mode study (local mode), anyone may. Once it
     has one, only a member of the organisation may: otherwise anyone could create
-    or claim a study of the organisation and, as its lead, join the organisation
-    and read its documents.
+    or claim a study of the organisation and, as its lead, read its documents.
     """
     if org_id is None:
         return
@@ -174,9 +172,8 @@ def authorize_organisation_entry(
     user = named_user(actor)
     if user and in_organisation(db, user, org_id):
         return
-    leads = sorted({lead for s in team for lead in study_leads(db, s)})
     raise organisation_entry_denied(org_id=org_id, study_id=study_id, user=user, what=what,
-                                    team_studies=team, leads=leads)
+                                    team_studies=team, admins=organisation_admins(db, org_id))
 
 
 def authorize_study_over_corpus(
@@ -188,10 +185,8 @@ def authorize_study_over_corpus(
     actor: str | None,
     what: str,
 ) -> None:
-    """Allow ``actor`` to ``what`` (create ``study_id`` over, or import into) the corpus.
-
-    See :func:`evalcore.access.decisions.study_over_corpus_denied`; raises PermissionDenied.
-    """
+    """Allow ``actor`` to ``what`` (create ``study_id`` over the corpus), or raise
+    PermissionDenied: see :func:`evalcore.access.organisations.study_over_corpus_denied`."""
     owner = corpus_owner(db, corpus_id)
     user = named_user(actor)
     team = corpus_team_studies(db, corpus_id)
@@ -200,10 +195,10 @@ def authorize_study_over_corpus(
         study_id=study_id,
         study_org=study_org,
         corpus_owner=owner,
-        owner_in_team_mode=owner is not None and organisation_in_team_mode(db, owner),
+        owner_claimed=owner is not None and organisation_claimed(db, owner),
         user=user,
-        in_owner_org=bool(user) and owner is not None and in_organisation(db, user, owner),
-        owner_leads=organisation_leads(db, owner) if owner is not None else [],
+        owner_role=organisation_role(db, user, owner) if owner is not None else None,
+        owner_admins=organisation_admins(db, owner) if owner is not None else [],
         corpus_team_studies=team,
         lead_of_corpus_study=bool(user) and any(member_role(db, s, user) == "lead" for s in team),
         what=what,

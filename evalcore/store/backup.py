@@ -6,7 +6,11 @@
   still in the write-ahead log (a plain ``cp`` of a live store can miss it),
   and writers are not blocked (WAL). The copy is written to a temporary file
   beside ``out``, checked with ``PRAGMA integrity_check`` and renamed into
-  place; an existing ``out`` is never overwritten.
+  place; an existing ``out`` is never overwritten. The copy gets the store
+  file's permission bits or 0600, whichever is stricter (a backup is never
+  readable by more people than the store), and a backup killed before its
+  rename leaves a hidden temporary file that the next one removes
+  (:mod:`evalcore.io.atomic`).
 * :func:`verify_store` opens a store read-only (nothing is migrated or
   written) and reports ``integrity_check``, ``foreign_key_check``, the schema
   version and whether this evalcore can open it, the rows per table, and
@@ -24,7 +28,7 @@ from pathlib import Path
 import sqlite_utils
 from pydantic import BaseModel, Field
 
-from evalcore.io.atomic import atomic_path
+from evalcore.io.atomic import atomic_path, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.store.connection import BUSY_TIMEOUT_MS
 from evalcore.store.references import verify_reference_unchecked
@@ -123,7 +127,7 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
                                   "overwrites a file)", str(out))
     src = _read_only(source)
     try:
-        with atomic_path(out) as tmp:
+        with atomic_path(out, mode=private_mode(source)) as tmp:
             dst = sqlite3.connect(tmp)
             try:
                 reporter().stage(f"copying {source.name}")

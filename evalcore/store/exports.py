@@ -19,9 +19,14 @@
   refuses to write an order that would not survive; ``"rank"`` always writes
   rank-derived scores. Scores are written with ``repr`` so they read back
   exactly. Lexical runs are ranked in that order (the product's one tie rule),
-  so they export with their original scores.
+  so they export with their original scores. The score of a document ``viewer``
+  may not read is withheld (a lexical score tells which terms it contains), so such
+  a run is written with rank-derived scores (``auto``) or refused (``original``).
 
-Files are written atomically (a temporary file renamed into place). CSV text
+Files are written atomically (a temporary file renamed into place) with the
+store file's permission bits or 0600, whichever is stricter
+(:func:`evalcore.io.atomic.private_mode`): an export is never readable by more
+people than the store it copies. CSV text
 cells a spreadsheet would run as a formula (``=HYPERLINK(...)``) start with a
 quote; the labels CSV import removes it again
 (:mod:`evalcore.io.spreadsheet_cells`).
@@ -39,13 +44,16 @@ from typing import Literal, TextIO
 import sqlite_utils
 from pydantic import BaseModel, Field
 
-from evalcore.io.atomic import atomic_writer
+from evalcore.io.atomic import atomic_writer, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.io.spreadsheet_cells import csv_writer
+from evalcore.store.export_redaction import score_column
+from evalcore.store.lexical_index import store_file
 from evalcore.store.references import reference_labels_unchecked
 from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.runs import get_run_unchecked
-from evalcore.store.scoping import require_study_view
+from evalcore.store.scoping import readable_filter, require_study_view
+from evalcore.store.studies import get_study
 from evalcore.store.trec_ids import TREC_SPACE
 
 LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")
@@ -62,11 +70,19 @@ class ExportRefusedError(ValueError):
     """The export would not read back as stored (e.g. a run order TREC tools would change)."""
 
 
-def _write(out: str | Path | TextIO, produce: Callable[[TextIO], int]) -> int:
-    """Run ``produce`` on a stream: ``out`` itself, or the path written atomically."""
+def export_file_mode(db: sqlite_utils.Database) -> int:
+    """The mode of a file holding a copy of the store's data: the store file's permission
+    bits or 0600, whichever is stricter (0600 for an in-memory store)."""
+    return private_mode(store_file(db))
+
+
+def write_export(db: sqlite_utils.Database, out: str | Path | TextIO,
+                 produce: Callable[[TextIO], int]) -> int:
+    """Run ``produce`` on a stream: ``out`` itself, or the path written atomically with
+    :func:`export_file_mode`."""
     if not isinstance(out, str | Path):
         return produce(out)
-    with atomic_writer(out, newline="") as stream:
+    with atomic_writer(out, newline="", mode=export_file_mode(db)) as stream:
         return produce(stream)
 
 
@@ -111,7 +127,7 @@ def export_qrels(
         stream.writelines(f"{q} 0 {u} {g}\n" for q, u, g in counted(rows))
         return len(rows)
 
-    return ExportSummary(kind="qrels", rows=_write(out, produce))
+    return ExportSummary(kind="qrels", rows=write_export(db, out, produce))
 
 
 def export_labels(
@@ -150,7 +166,7 @@ def export_labels(
 
     if format not in ("csv", "jsonl"):
         raise ValueError(f"format must be 'csv' or 'jsonl', got {format!r}")
-    count = _write(out, produce_csv if format == "csv" else produce_jsonl)
+    count = write_export(db, out, produce_csv if format == "csv" else produce_jsonl)
     return ExportSummary(kind=f"labels-{format}", rows=count)
 
 
@@ -182,26 +198,36 @@ def export_run(
     require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
     run = get_run_unchecked(db, study_id, run_name)
     tag = tag or re.sub(r"\s+", "_", run_name)
+    readable = readable_filter(db, viewer, get_study(db, study_id).corpus_id)
     ranking: dict[str, tuple[list[str], list[float | None]]] = {}
-    for q, u, s in db.execute(
-        "SELECT query_id, unit_id, score FROM results WHERE run_id = ? ORDER BY query_id, rank",
-        [run.run_id],
+    withheld = 0
+    for q, u, s, hidden in db.execute(
+        f"SELECT x.query_id, x.unit_id, {score_column(readable)}, "
+        f"x.score IS NOT NULL AND {score_column(readable)} IS NULL FROM results x "
+        "WHERE x.run_id = :run ORDER BY x.query_id, x.rank",
+        {"run": run.run_id, "corpus": get_study(db, study_id).corpus_id, **readable.params},
     ):
         entry = ranking.setdefault(q, ([], []))
         entry[0].append(u)
         entry[1].append(s)
+        withheld += hidden
     for q, (units, _) in ranking.items():
         _check_token("query id", q)
         for u in units:
             _check_token("unit id", u)
     broken = [q for q, (units, sc) in ranking.items() if not _survives(units, sc)]
     warnings: list[str] = []
+    if withheld:
+        warnings.append(
+            f"{withheld} result(s) are documents you may not read: their scores are withheld "
+            "(a score tells which terms a document contains)")
     use_rank = scores == "rank"
     if broken and scores == "original":
         raise ExportRefusedError(
             f"the stored order of {len(broken)} query(ies) (e.g. {broken[0]}) would change on "
-            "re-import (TREC tools order by score, ties by doc id descending); "
-            "export with --scores rank to keep the order"
+            "re-import (TREC tools order by score, ties by doc id descending)"
+            + (", or has scores withheld from you" if withheld else "")
+            + "; export with --scores rank to keep the order"
         )
     if broken and scores == "auto":
         use_rank = True
@@ -227,4 +253,4 @@ def export_run(
         stream.write(buffer.getvalue())
         return count
 
-    return ExportSummary(kind="run", rows=_write(out, produce), warnings=warnings)
+    return ExportSummary(kind="run", rows=write_export(db, out, produce), warnings=warnings)

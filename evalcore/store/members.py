@@ -1,30 +1,44 @@
 """Users, their organisations and the members of each study (with their roles).
 
-Every change here is itself authorised (:data:`Permission.MANAGE_MEMBERS`) and
-audited. Rules that keep a study governable:
+Every change here is itself authorised and audited. Study members and their
+roles are managed by the study's leads (:data:`Permission.MANAGE_MEMBERS`);
+organisation members and their roles by the organisation's admins and owners
+(:mod:`evalcore.access.organisations`). Rules that keep both governable:
 
 * the first member of a study must be a lead (that is what turns team mode on);
-* a team-mode study always keeps at least one lead: the last lead can be
-  neither removed nor demoted;
-* adding a member to a study that belongs to an organisation also adds them to
-  that organisation (the granting lead vouches for them), since a member who
-  cannot see the study could do nothing in it.
+* a team-mode study always keeps at least one lead, an organisation with members
+  at least one owner: the last can be neither removed nor demoted;
+* a study lead adds to the study people who already belong to its organisation;
+  someone who does not is admitted to the organisation by one of its admins (an
+  admin who leads the study may do both at once). The first person added to an
+  unclaimed organisation (no member yet) becomes its owner.
 """
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.access.decisions import organisation_join_denied
+from evalcore.access.decisions import named_user, viewer_id
 from evalcore.access.identity import normalise_user_id
+from evalcore.access.organisations import (
+    OrganisationPermissionDenied,
+    OrgPermission,
+    OrgRole,
+    check_org_role,
+    decide_membership_change,
+    decide_study_member_joins,
+)
 from evalcore.access.roles import Permission, RoleName, check_role
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_organisation_entry, require_known_study
 from evalcore.store.membership import (
+    in_organisation,
     member_role,
+    organisation_admins,
+    organisation_claimed,
     organisation_exists,
-    organisation_in_team_mode,
-    organisation_leads,
+    organisation_owners,
+    organisation_role,
     study_leads,
     study_mode,
 )
@@ -32,7 +46,12 @@ from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import write_transaction
-from evalcore.store.users import ensure_user, join_organisation
+from evalcore.store.users import (
+    ensure_user,
+    join_organisation,
+    leave_organisation,
+    set_organisation_role,
+)
 
 
 class Member(BaseModel):
@@ -59,9 +78,11 @@ def add_member(
 ) -> Member:
     """Give ``user`` ``role`` in the study (or change their role); audited.
 
-    The first member must be a lead; the last lead cannot be demoted. Raises
-    PermissionDenied when ``actor`` may not manage members, ValueError for a
-    bad role or user id; nothing is written then.
+    The first member must be a lead; the last lead cannot be demoted. Someone outside
+    the study's organisation joins it only when ``actor`` is one of its admins (or it
+    is unclaimed: they become its owner). Raises PermissionDenied when ``actor`` may not
+    manage members or admit ``user``, ValueError for a bad role or user id; nothing is
+    written then.
     """
     role = check_role(role)
     who = normalise_user_id(user)
@@ -84,6 +105,13 @@ def add_member(
                 f"{who} is the last lead of study {study_id!r}; make someone else a lead first"
             )
         granted_by = normalise_user_id(actor) if actor and actor.strip() else who
+        org = study.org_id
+        joins = org is not None and not in_organisation(db, who, org)
+        if org is not None and joins and organisation_claimed(db, org):
+            decide_study_member_joins(
+                org_id=org, study_id=study_id, granter=granted_by,
+                granter_role=organisation_role(db, granted_by, org), user=who,
+                admins=organisation_admins(db, org))
         ensure_user(db, who, display_name)
         now = utc_now_iso()
         db.execute(
@@ -92,8 +120,11 @@ def add_member(
             "role = excluded.role, granted_by = excluded.granted_by, granted_at = excluded.granted_at",
             [study_id, who, role, granted_by, now],
         )
-        if study.org_id is not None:
-            join_organisation(db, who, study.org_id, granted_by)
+        if org is not None and joins:
+            join_organisation(db, who, org, granted_by)
+            record_audit(db, actor=granted_by, action="organisations.add_user",
+                         study_id=study_id, detail={
+                             "user": who, "org": org, "role": organisation_role(db, who, org)})
         record_audit(db, actor=granted_by, action="members.add", study_id=study_id,
                      detail={"user": who, "role": role, "previous_role": current})
     return get_member(db, study_id, who)  # type: ignore[return-value]
@@ -133,34 +164,122 @@ def remove_member(db: sqlite_utils.Database, *, study_id: str, user: str, actor:
     return True
 
 
-def add_to_organisation(
-    db: sqlite_utils.Database, *, user: str, org_id: str, actor: str, display_name: str = ""
-) -> bool:
-    """Make ``user`` a member of organisation ``org_id`` (True if newly added); audited.
+class OrgMember(BaseModel):
+    """One member of an organisation."""
 
-    Only a lead of the organisation may (its creator, or a lead of one of its
-    team-mode studies), never the user themselves. An organisation nobody has
-    claimed yet (made implicitly by a study, with no member, creator or
-    team-mode study) takes its first member from whoever grants it, as if they
-    created it.
+    model_config = ConfigDict(frozen=True)
+
+    org_id: str
+    user_id: str
+    display_name: str
+    role: OrgRole
+    granted_by: str
+    granted_at: str
+
+
+def add_to_organisation(
+    db: sqlite_utils.Database, *, user: str, org_id: str, actor: str, role: str | None = None,
+    display_name: str = "",
+) -> bool:
+    """Make ``user`` a member of organisation ``org_id`` with ``role`` (None: ``member`` for
+    someone new, their role unchanged otherwise), or change their role to it; True if
+    anything changed. Audited.
+
+    Members are admitted by the organisation's admins and owners, the admin and owner
+    roles granted by its owners (:func:`evalcore.access.organisations.decide_membership_change`),
+    never by the user themselves or a study lead. The first member of an unclaimed
+    organisation (no member yet) becomes its owner, whoever grants it.
     """
+    wanted = None if role is None else check_org_role(role)
     who = normalise_user_id(user)
     with write_transaction(db):
         if not organisation_exists(db, org_id):
-            raise ValueError(f"no organisation {org_id!r} in this store; create it first")
-        granted_by = normalise_user_id(actor) if actor and actor.strip() else ""
-        if organisation_in_team_mode(db, org_id):
-            leads = organisation_leads(db, org_id)
-            if granted_by not in leads:
-                raise organisation_join_denied(granted_by=granted_by, user=who, org_id=org_id,
-                                               leads=leads)
+            raise ValueError(f"no organisation {org_id!r} in this store; create it first "
+                             "(evalcore study create --org creates it, or the Data page)")
+        granted_by = named_user(actor)
+        current = organisation_role(db, who, org_id)
+        new: OrgRole = wanted or current or "member"
+        if current == new:
+            return False
+        if organisation_claimed(db, org_id):
+            decide_membership_change(
+                org_id=org_id, granter=granted_by,
+                granter_role=organisation_role(db, granted_by, org_id), user=who,
+                current=current, new=new, owners=organisation_owners(db, org_id),
+                admins=organisation_admins(db, org_id))
         granted_by = granted_by or who
         ensure_user(db, who, display_name)
-        added = join_organisation(db, who, org_id, granted_by)
-        if added:
-            record_audit(db, actor=granted_by, action="organisations.add_user",
-                         detail={"user": who, "org": org_id})
-    return added
+        if current is None:
+            join_organisation(db, who, org_id, granted_by, new)
+            action = "organisations.add_user"
+        else:
+            set_organisation_role(db, who, org_id, new, granted_by)
+            action = "organisations.set_role"
+        record_audit(db, actor=granted_by, action=action, detail={
+            "user": who, "org": org_id, "role": organisation_role(db, who, org_id),
+            "previous_role": current})
+    return True
+
+
+def remove_from_organisation(
+    db: sqlite_utils.Database, *, user: str, org_id: str, actor: str
+) -> bool:
+    """Remove ``user`` from the organisation (False if they were not in it); audited.
+
+    Admins remove members, owners remove admins and owners, anyone may leave; the last
+    owner stays. Their study memberships stay, but they no longer see the organisation's
+    studies or read its documents.
+    """
+    who = normalise_user_id(user)
+    with write_transaction(db):
+        current = organisation_role(db, who, org_id)
+        if current is None:
+            return False
+        granted_by = named_user(actor)
+        decide_membership_change(
+            org_id=org_id, granter=granted_by,
+            granter_role=organisation_role(db, granted_by, org_id), user=who, current=current,
+            new=None, owners=organisation_owners(db, org_id),
+            admins=organisation_admins(db, org_id))
+        leave_organisation(db, who, org_id)
+        record_audit(db, actor=granted_by, action="organisations.remove_user",
+                     detail={"user": who, "org": org_id, "role": current})
+    return True
+
+
+def list_organisation_members(db: sqlite_utils.Database, org_id: str, *, viewer: Viewer
+                              ) -> list[OrgMember]:
+    """The organisation's members, owners first, then admins, then by user id, if
+    ``viewer`` is one of them (PermissionDenied otherwise; an unknown organisation is
+    reported the same way, so its existence is not told to outsiders)."""
+    user = viewer_id(viewer)
+    if user is None or organisation_role(db, user, org_id) is None:
+        raise OrganisationPermissionDenied(
+            f"{user or 'nobody named'} may not list the members of organisation {org_id!r}: "
+            "only its members may (`evalcore members list-org --db STORE --actor YOU` lists "
+            "your organisations)",
+            actor=user or "", org_id=org_id, org_permission=OrgPermission.READ, org_role=None)
+    return [_org_member(r) for r in db.execute(
+        f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY CASE o.role WHEN 'owner' THEN 0 "
+        "WHEN 'admin' THEN 1 ELSE 2 END, o.user_id", [org_id])]
+
+
+def organisations_of(db: sqlite_utils.Database, user: str) -> list[OrgMember]:
+    """``user``'s memberships of organisations (their role in each), by organisation id."""
+    who = viewer_id(user)
+    if who is None:
+        return []
+    return [_org_member(r) for r in db.execute(
+        f"{_ORG_MEMBERS} WHERE o.user_id = ? ORDER BY o.org_id", [who])]
+
+
+_ORG_MEMBERS = ("SELECT o.org_id, o.user_id, u.display_name, o.role, o.granted_by, "
+                "o.granted_at FROM user_organisations o JOIN users u ON u.user_id = o.user_id")
+
+
+def _org_member(row: tuple) -> OrgMember:
+    keys = ("org_id", "user_id", "display_name", "role", "granted_by", "granted_at")
+    return OrgMember(**dict(zip(keys, row, strict=True)))
 
 
 def get_member(db: sqlite_utils.Database, study_id: str, user: str) -> Member | None:

@@ -12,6 +12,7 @@ import sqlite_utils
 
 from evalcore.access.decisions import StudyMode
 from evalcore.access.identity import normalise_user_id
+from evalcore.access.organisations import OrgRole
 from evalcore.access.roles import RoleName
 from evalcore.store.document_imports import published
 
@@ -126,7 +127,7 @@ def document_owner_orgs(
 
 
 def organisation_creator(db: sqlite_utils.Database, org_id: str) -> str | None:
-    """Who created the organisation (its first lead); None for one made implicitly."""
+    """Who created the organisation (its first owner); None for one made implicitly."""
     row = db.execute("SELECT created_by FROM organisations WHERE org_id = ?", [org_id]).fetchone()
     return row[0] if row and row[0] else None
 
@@ -137,19 +138,41 @@ def organisation_has_members(db: sqlite_utils.Database, org_id: str) -> bool:
     ).fetchone() is not None
 
 
-def organisation_in_team_mode(db: sqlite_utils.Database, org_id: str) -> bool:
-    """Has the organisation a member, a creator or a team-mode study? (Else it is unclaimed.)"""
-    return (
-        organisation_has_members(db, org_id)
-        or organisation_creator(db, org_id) is not None
-        or bool(organisation_team_studies(db, org_id))
-    )
+def organisation_claimed(db: sqlite_utils.Database, org_id: str) -> bool:
+    """Has the organisation a member? (Else it is unclaimed, in local mode: the first
+    person added becomes its owner.)"""
+    return organisation_has_members(db, org_id)
 
 
-def organisation_leads(db: sqlite_utils.Database, org_id: str) -> list[str]:
-    """Who may add people to the organisation: its creator and the leads of its team studies."""
-    leads = {lead for s in organisation_team_studies(db, org_id) for lead in study_leads(db, s)}
-    creator = organisation_creator(db, org_id)
-    if creator is not None:
-        leads.add(creator)
-    return sorted(leads)
+def organisation_role(db: sqlite_utils.Database, user: str, org_id: str) -> OrgRole | None:
+    """``user``'s role in the organisation (None: not a member, or nobody)."""
+    if not user:
+        return None
+    row = db.execute("SELECT role FROM user_organisations WHERE user_id = ? AND org_id = ?",
+                     [user, org_id]).fetchone()
+    return row[0] if row else None
+
+
+def organisation_roles(db: sqlite_utils.Database, org_id: str, roles: Iterable[OrgRole]
+                       ) -> list[str]:
+    """The members of the organisation holding one of ``roles``, by user id."""
+    return [r[0] for r in db.execute(
+        "SELECT user_id FROM user_organisations WHERE org_id = ? AND role IN "
+        "(SELECT value FROM json_each(?)) ORDER BY user_id", [org_id, json.dumps(list(roles))])]
+
+
+def organisation_owners(db: sqlite_utils.Database, org_id: str) -> list[str]:
+    """Who grants the admin and owner roles of the organisation."""
+    return organisation_roles(db, org_id, ("owner",))
+
+
+def organisation_admins(db: sqlite_utils.Database, org_id: str) -> list[str]:
+    """Who admits people to the organisation and writes its documents: admins and owners."""
+    return organisation_roles(db, org_id, ("admin", "owner"))
+
+
+def corpus_sharing_organisations(db: sqlite_utils.Database, corpus_id: str) -> set[str]:
+    """The organisations with a team-mode study over ``corpus_id``."""
+    return {r[0] for r in db.execute(
+        "SELECT DISTINCT s.org_id FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+        "WHERE s.corpus_id = ? AND s.org_id IS NOT NULL", [corpus_id])}

@@ -683,9 +683,28 @@ BEGIN
 END;
 """
 
+# v17: organisation roles (evalcore.access.organisations): owner > admin > member. Admins
+# admit people to the organisation and write its documents; owners grant the admin and
+# owner roles; study leads manage studies only. Existing memberships become members; each
+# organisation's owner is its creator when they are a member, else its first member (by
+# grant time, then user id). Organisations without a member stay unclaimed.
+_V17 = """
+ALTER TABLE user_organisations ADD COLUMN role TEXT NOT NULL DEFAULT 'member'
+    CHECK (role IN ('member', 'admin', 'owner'));
+UPDATE user_organisations SET role = 'owner'
+WHERE user_id = (SELECT o.created_by FROM organisations o WHERE o.org_id = user_organisations.org_id);
+UPDATE user_organisations SET role = 'owner'
+WHERE NOT EXISTS (SELECT 1 FROM user_organisations x WHERE x.org_id = user_organisations.org_id
+                  AND x.role = 'owner')
+AND user_id = (SELECT y.user_id FROM user_organisations y WHERE y.org_id = user_organisations.org_id
+               ORDER BY y.granted_at, y.user_id LIMIT 1);
+CREATE INDEX user_organisations_by_org ON user_organisations (org_id, role);
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
     _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
+    _V17,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

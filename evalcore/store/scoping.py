@@ -23,12 +23,12 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.decisions import (
     document_refusal_rule,
-    missing_organisations_denied,
+    protocol_organisations_denied,
     study_view_denied,
     study_view_refusal,
     viewer_id,
 )
-from evalcore.access.identity import normalise_user_id
+from evalcore.access.roles import Permission
 from evalcore.store.corpus import Document, get_document
 from evalcore.store.membership import (
     corpus_in_team_mode,
@@ -129,19 +129,46 @@ def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: 
         raise study_view_denied(refusal, study_id=study_id, user=viewer_id(viewer) or "")
 
 
-def require_organisations(
-    db: sqlite_utils.Database, *, actor: str, study_id: str, organisations: Iterable[str]
-) -> None:
-    """Raise PermissionDenied unless ``actor`` belongs to every one of ``organisations``.
+def unreadable_organisations(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, organisations: Iterable[str]
+) -> list[str]:
+    """Those of ``organisations`` whose documents of ``corpus_id`` ``viewer`` may not read,
+    sorted: none in a local-mode corpus; in a team-mode corpus the ones ``viewer`` is not
+    a member of (all of them for nobody). The same rule as :func:`document_refusal`, for an
+    owned document."""
+    orgs = sorted(set(organisations))
+    if not orgs or not corpus_in_team_mode(db, corpus_id):
+        return []
+    user = viewer_id(viewer)
+    if user is None:
+        return orgs
+    mine = user_organisations(db, user)
+    return [o for o in orgs if o not in mine]
 
-    A team-mode retrieval protocol may only see documents its pinner may read:
-    a ranking over another organisation's documents would be a search oracle on
-    text they may not see.
+
+def require_organisations(
+    db: sqlite_utils.Database,
+    *,
+    actor: str | None,
+    study_id: str,
+    corpus_id: str,
+    organisations: Iterable[str],
+    permission: Permission = Permission.PIN_PROTOCOL,
+    protocol: str | None = None,
+) -> None:
+    """Raise PermissionDenied unless ``actor`` may read every document a protocol that sees
+    ``organisations`` of ``corpus_id`` would see.
+
+    Checked for whoever acts, each time: pinning (``PIN_PROTOCOL``), executing a pin
+    (``CREATE_RUN``: the executor, never the pinner) and reading its document set
+    (``READ``). A ranking over documents the actor may not read would be a search oracle
+    on their text.
     """
-    user = normalise_user_id(actor)
-    missing = sorted(o for o in set(organisations) if not in_organisation(db, user, o))
+    missing = unreadable_organisations(db, actor, corpus_id, organisations)
     if missing:
-        raise missing_organisations_denied(user=user, study_id=study_id, missing=missing)
+        raise protocol_organisations_denied(
+            user=viewer_id(actor) or "", study_id=study_id, missing=missing,
+            permission=permission, protocol=protocol)
 
 
 def document_refusal(
@@ -169,6 +196,10 @@ class ReadableFilter(BaseModel):
 
     where: str
     params: dict[str, str | int]
+
+    def on(self, owner_column: str) -> str:
+        """The same condition over another owner column (``pd.owner_org``: a pin's row)."""
+        return self.where.replace("d.owner_org", owner_column)
 
 
 def readable_filter(

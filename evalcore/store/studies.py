@@ -56,7 +56,7 @@ def create_organisation(
 
     Open to anyone: a new organisation has no member, study or document, so it
     grants nothing. Its creator (``actor``, when named) becomes its first member
-    and lead; from then on only its leads add people
+    and owner; from then on only its admins add people
     (:func:`evalcore.store.members.add_to_organisation`). An existing
     organisation is never changed — not even renamed, nor joined — by this.
     """

@@ -7,7 +7,10 @@ study's rows for it and writes them back.
 study) and reads everything in one read snapshot, so the archive is the study
 as of one instant while annotators keep labeling. Documents: those the study
 uses that the exporting lead may read (see ``DOCUMENTS_POLICY``); the count of
-used documents they may not read is in the summary.
+used documents they may not read is in the summary, and nothing derived from
+them (content hashes, scores, counts) is written
+(:mod:`evalcore.store.export_redaction`). With the organisation's signing key
+the archive is signed (:mod:`evalcore.io.study_archive`).
 
 **Import** (:func:`import_study`) restores an archive as history, never as
 updates: label, completeness and audit rows are appended as they were (same
@@ -15,7 +18,9 @@ annotators, times, notes and sources; the importer vouches for them, as with
 ``--keep-annotators``), frozen references keep their rows and hashes, stored
 reports their bodies and hashes. The importer becomes (or stays) the study's
 lead; creating it follows the store's rules (organisation entry, corpus
-ownership, corpus writes). Like a run import it never blocks annotators:
+ownership, corpus writes; people the archive adds to an existing organisation
+need its admin). Its ``study.import`` audit row records the archive's origin:
+verified with the signing key, or unverified. Like a run import it never blocks annotators:
 
 1. one short transaction creates the study with the importer as its only member,
    after every check, and stages it (``studies.staged_by``: invisible to every
@@ -48,6 +53,7 @@ import sqlite_utils
 from pydantic import BaseModel
 
 from evalcore.access.decisions import named_user
+from evalcore.access.organisations import OrgPermission, require_org_role
 from evalcore.access.roles import Permission
 from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.contract.measures import UnknownMeasure
@@ -82,18 +88,27 @@ from evalcore.store.document_imports import (
     publish_import,
     published,
 )
+from evalcore.store.export_redaction import ExportRedaction
+from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
+from evalcore.store.membership import (
+    in_organisation,
+    organisation_admins,
+    organisation_claimed,
+    organisation_role,
+)
 from evalcore.store.references import reference_hash
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
-from evalcore.store.scoping import readable_filter, require_known_study
+from evalcore.store.scoping import require_known_study
 from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
 from evalcore.store.staging import Pacer, discard_staged_run, staging_owner
 from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import read_snapshot, write_transaction
+from evalcore.store.users import join_organisation
 
 #: Rows written per short transaction in step 2 (documents; results of whole queries).
 CHUNK_ROWS = 2_000
@@ -107,7 +122,7 @@ _SELECTS: dict[str, str] = {
     "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
                   "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
                   "ORDER BY run_id",
-    "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, x.score FROM results x "
+    "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x "
                      "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
                      "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
     "label_events.jsonl": "SELECT query_id, unit_id, kind, gain, annotator, created_at, note, "
@@ -125,9 +140,6 @@ _SELECTS: dict[str, str] = {
                                     "ORDER BY version, query_id",
     "protocols.jsonl": "SELECT name, protocol_json, corpus_fingerprint, pinned_at, pinned_by "
                        "FROM protocols WHERE study_id = :study ORDER BY pinned_at, name",
-    "protocol_documents.jsonl": "SELECT protocol, doc_id, content_hash, owner_org FROM "
-                                "protocol_documents WHERE study_id = :study "
-                                "ORDER BY protocol, doc_id",
     "retrieval_refusals.jsonl": "SELECT protocol, run_name, created_at, actor, message, "
                                 "detail_json FROM retrieval_refusals WHERE study_id = :study "
                                 "ORDER BY refusal_id",
@@ -139,7 +151,7 @@ _SELECTS: dict[str, str] = {
                    "ORDER BY u.user_id",
     "members.jsonl": "SELECT user_id, role, granted_by, granted_at FROM study_members "
                      "WHERE study_id = :study ORDER BY user_id",
-    "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at FROM "
+    "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at, o.role FROM "
                                   "user_organisations o JOIN studies s ON s.org_id = o.org_id "
                                   "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
                                   "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
@@ -164,6 +176,11 @@ class ArchiveSummary(BaseModel):
     bytes: int = 0
     rows: dict[str, int]
     documents_withheld: int = 0
+    #: Members from which the export left out what the exporter may not read.
+    withheld: list[str] = []
+    #: Export: signed with a key. Import: what is known of the archive's origin.
+    signed: bool = False
+    origin: str = ""
     seconds: float = 0.0
 
 
@@ -171,11 +188,15 @@ class ArchiveSummary(BaseModel):
 
 
 def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
-                 actor: str | None) -> ArchiveSummary:
-    """Write the whole study to the new archive ``out`` (see the module docstring).
+                 actor: str | None, signing_key: bytes | None = None) -> ArchiveSummary:
+    """Write the whole study to the new archive ``out`` (see the module docstring), signed
+    with ``signing_key`` when given (:func:`evalcore.io.study_archive.load_signing_key`).
 
     ``actor`` must be a lead of a team-mode study (PermissionDenied otherwise,
-    nothing is written); an existing ``out`` is never overwritten.
+    nothing is written); an existing ``out`` is never overwritten. Nothing derived
+    from a document ``actor`` may not read is written
+    (:mod:`evalcore.store.export_redaction`); the manifest names the members that
+    left something out (``withheld``).
     """
     started = time.monotonic()
     out = Path(out)
@@ -187,21 +208,23 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
     with tempfile.TemporaryDirectory(prefix="study-export-") as tmp, read_snapshot(db):
         reporter().stage(f"exporting study {study_id}", None, "rows")
         folder = Path(tmp)
-        entries, withheld = _write_members(db, study_id, folder, actor)
+        entries, withheld, redacted = _write_members(db, study_id, folder, actor)
         manifest = Manifest(
             format=FORMAT, format_version=FORMAT_VERSION, schema_version=SCHEMA_VERSION,
             evalcore_version=__version__, study_id=study_id, exported_at=utc_now_iso(),
-            exported_by=named_user(actor), documents=DOCUMENTS_POLICY, members=entries)
-        with atomic_path(out) as target:
-            write_zip(folder, manifest, target)
+            exported_by=named_user(actor), documents=DOCUMENTS_POLICY, members=entries,
+            withheld=redacted)
+        with atomic_path(out, mode=export_file_mode(db)) as target:
+            write_zip(folder, manifest, target, signing_key=signing_key)
     return ArchiveSummary(study_id=study_id, path=str(out), bytes=out.stat().st_size,
                           rows={m: e.rows for m, e in entries.items()},
-                          documents_withheld=withheld,
+                          documents_withheld=withheld, withheld=redacted,
+                          signed=signing_key is not None,
                           seconds=round(time.monotonic() - started, 2))
 
 
 def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
-                   actor: str | None) -> tuple[dict[str, Any], int]:
+                   actor: str | None) -> tuple[dict[str, Any], int, list[str]]:
     study = db.execute(
         "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, s.org_id, "
         "s.created_at, o.name, c.owner_org, s.measures FROM studies s "
@@ -210,7 +233,8 @@ def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
     ).fetchone()
     entries: dict[str, Any] = {}
     params: dict[str, Any] = {"study": study_id, "corpus": study[1]}
-    readable = readable_filter(db, actor, study[1])
+    redaction = ExportRedaction(db, actor, study_id, study[1])
+    readable = redaction.readable
     for member in MEMBERS:
         writer = MemberWriter(folder, member)
         try:
@@ -222,24 +246,37 @@ def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
                         f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
                         f"AND {readable.where} ORDER BY d.doc_id", {**params, **readable.params}):
                     writer.write(row)
-            else:
-                for row in db.execute(_SELECTS[member], params):
+            elif member == "protocol_documents.jsonl":
+                for row in db.execute(redaction.protocol_documents_sql, redaction.params):
                     writer.write(row)
+            else:
+                sql = _SELECTS[member].replace("{score}", redaction.score_sql)
+                for row in db.execute(sql, redaction.params if member == "results.jsonl"
+                                      else params):
+                    writer.write(redaction.row(member, row))
         finally:
             entries[member] = writer.close()
     used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
                       params).fetchone()[0]
-    return entries, used - entries["documents.jsonl"].rows
+    withheld = used - entries["documents.jsonl"].rows
+    if withheld:
+        redaction.withheld.add("documents.jsonl")
+    return entries, withheld, sorted(redaction.withheld)
 
 
 # --- import -----------------------------------------------------------------------------------
 
 
-def read_archive(path: str | Path, workdir: Path, *,
+def read_archive(path: str | Path, workdir: Path, *, signing_key: bytes | None = None,
+                 accept_unsigned: bool = False,
                  limits: ReadLimits = DEFAULT_LIMITS) -> OpenedArchive:
-    """Unpack and check the archive (every hostile case is an InputErrors, nothing written);
-    ``limits`` bound what it unpacks to and each row."""
-    archive = open_archive(Path(path), workdir, known_schema=SCHEMA_VERSION, limits=limits)
+    """Unpack and check the archive (every hostile case is an InputErrors, nothing written):
+    its signature with ``signing_key`` when given, which refuses an unsigned archive unless
+    ``accept_unsigned`` (:func:`evalcore.io.study_archive.open_archive`); ``limits`` bound
+    what it unpacks to and each row."""
+    archive = open_archive(Path(path), workdir, known_schema=SCHEMA_VERSION,
+                           signing_key=signing_key, accept_unsigned=accept_unsigned,
+                           limits=limits)
     _check_consistency(archive)
     return archive
 
@@ -322,6 +359,8 @@ class _Undo:
         self.study_id: str | None = None
         self.import_id: str | None = None
         self.runs: list[int] = []
+        #: Organisations this import created (their members keep the archive's roles).
+        self.new_orgs: list[str] = []
 
     def run(self, db: sqlite_utils.Database) -> None:
         for run_id in self.runs:
@@ -370,6 +409,8 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         raise
     rows = {m: archive.count(m) for m in MEMBERS}
     return ArchiveSummary(study_id=target, path=archive.name, rows=rows,
+                          withheld=archive.manifest.withheld, signed=archive.origin.signed,
+                          origin=archive.origin.note,
                           seconds=round(time.monotonic() - started, 2))
 
 
@@ -391,7 +432,7 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
                 what=f"register corpus {study.corpus_id!r} for organisation "
                      f"{settings['corpus_owner']!r}")
         # An organisation new to this store is created by the importer, its first member and
-        # lead (as `create_organisation` does); an existing one is joined only by its rules.
+        # owner (as `create_organisation` does); an existing one is joined only by its rules.
         names = {study.org_id: settings["org_name"]}
         for org in dict.fromkeys(o for o in (study.org_id, settings["corpus_owner"],
                                              *sorted(owners - {None})) if o is not None):
@@ -414,24 +455,52 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
         db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
                    "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
                                                    utc_now_iso()])
-        grant = _archive_row(archive, "organisation_members.jsonl", "user_id", importer) or {
-            "user_id": importer, "granted_by": importer, "granted_at": utc_now_iso()}
         for org in dict.fromkeys([study.org_id, *new_orgs]):
-            if org is not None and db.execute(
-                    "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, "
-                    "granted_at) VALUES (?, ?, ?, ?)",
-                    [importer, org, grant["granted_by"] if org == study.org_id else importer,
-                     grant["granted_at"] if org == study.org_id else utc_now_iso()]).rowcount:
-                org_rows.append((importer, org))
+            if org is None or in_organisation(db, importer, org):
+                continue
+            if organisation_claimed(db, org):  # joined only through its admins
+                require_org_role(org_id=org, user=importer, role=None,
+                                 permission=OrgPermission.READ,
+                                 granters=organisation_admins(db, org), what="import a study",
+                                 study_id=study.study_id)
+            grant = (_archive_row(archive, "organisation_members.jsonl", "user_id", importer)
+                     if org == study.org_id else None) or {"granted_by": importer,
+                                                           "granted_at": None}
+            # an unclaimed organisation: its first member, the importer, is its owner
+            join_organisation(db, importer, org, grant["granted_by"],
+                              granted_at=grant["granted_at"])
+            org_rows.append((importer, org))
+        if study.org_id is not None:
+            _check_arrivals(db, archive, study, importer)
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
         authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
         authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
+        undo.new_orgs = new_orgs
         record_created(db, study_id=study.study_id, actor=importer, organisations=new_orgs,
                        users=[importer] if new_user else [], memberships=org_rows,
                        corpus=study.corpus_id if new_corpus else None)
         # Invisible from here on (checked above, while it could still be read), until step 3.
         db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?",
                    [staging_owner(), study.study_id])
+
+
+def _check_arrivals(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
+                    importer: str) -> None:
+    """The archive's members of the study's organisation are restored into it (step 3):
+    people it does not hold yet are admitted only by one of its admins, never by an
+    archive a member wrote."""
+    org = study.org_id
+    assert org is not None
+    listed = {r["user_id"] for r in archive.rows("organisation_members.jsonl")}
+    arrivals = sorted(u for u in listed - {importer} if not in_organisation(db, u, org))
+    if arrivals:
+        shown = ", ".join(arrivals[:5]) + (f" and {len(arrivals) - 5} more"
+                                           if len(arrivals) > 5 else "")
+        require_org_role(org_id=org, user=importer, role=organisation_role(db, importer, org),
+                         permission=OrgPermission.ADD_MEMBERS,
+                         granters=organisation_admins(db, org),
+                         what=f"import a study whose archive adds {len(arrivals)} people to it "
+                              f"({shown})", study_id=study.study_id)
 
 
 def _chunks(rows: Iterator[tuple], size: int = CHUNK_ROWS) -> Iterator[list[tuple]]:
@@ -559,7 +628,7 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
         forget_created(db, s)  # while the study is staged: its rows may still be deleted
         db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])
         authorize(db, study_id=s, actor=importer, permission=Permission.IMPORT)
-        _restore_members(db, archive, study, importer)
+        _restore_members(db, archive, study, importer, undo.new_orgs)
         db.conn.executemany("UPDATE runs SET staged_by = NULL WHERE run_id = ?",
                             [(r,) for r in undo.runs])
         if undo.import_id is not None:
@@ -568,13 +637,16 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
         record_audit(db, actor=importer, action="study.import", study_id=s, detail={
             "archive": archive.name, "source_study": manifest.study_id,
             "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
-            "rows": {m: e.rows for m, e in manifest.members.items()}})
+            "rows": {m: e.rows for m, e in manifest.members.items()},
+            "origin": archive.origin.audit(), "withheld": manifest.withheld})
 
 
 def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                     importer: str) -> None:
+                     importer: str, new_orgs: list[str]) -> None:
     """The archive's members as they were; the importer stays a lead (their archive row is
-    restored only if it made them a lead)."""
+    restored only if it made them a lead). Its organisation's members are restored too:
+    with their roles into an organisation this import created, as members into an
+    existing one (admitted by its admin: :func:`_check_arrivals`)."""
     s = study.study_id
     db.conn.executemany("INSERT OR IGNORE INTO users (user_id, display_name, created_at) "
                         "VALUES (?, ?, ?)", (tuple(r.values()) for r in archive.rows("users.jsonl")))
@@ -586,9 +658,10 @@ def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: S
                    "role = excluded.role, granted_by = excluded.granted_by, "
                    "granted_at = excluded.granted_at", [s, *m.values()])
     if study.org_id is not None:
+        created = study.org_id in new_orgs
         db.conn.executemany(
-            "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at) "
-            "VALUES (?, ?, ?, ?)",
-            ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"])
+            "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at, "
+            "role) VALUES (?, ?, ?, ?, ?)",
+            ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"],
+              r["role"] if created else "member")
              for r in archive.rows("organisation_members.jsonl")))
-

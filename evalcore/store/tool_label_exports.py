@@ -4,7 +4,8 @@ One rating per (query, unit) of the working reference (or a frozen version):
 the resolved gain; units in conflict are left out (as for TREC qrels). Query
 text comes from the study (Quepid names queries by text; a query without text
 is named by its id). Importing the output into a study reproduces the same
-ratings (:mod:`evalcore.store.imports.tool_labels`). Written atomically.
+ratings (:mod:`evalcore.store.imports.tool_labels`). Written atomically, no more readable
+than the store (:func:`evalcore.store.exports.write_export`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from typing import TextIO
 
 import sqlite_utils
 
-from evalcore.io.atomic import atomic_writer
 from evalcore.io.tool_labels import ToolFormat, write_tool_labels
-from evalcore.store.exports import ExportRefusedError, ExportSummary
+from evalcore.store.exports import ExportRefusedError, ExportSummary, write_export
 from evalcore.store.references import reference_labels_unchecked
 from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.scoping import require_study_view
@@ -54,9 +54,4 @@ def export_tool_labels(
         return write_tool_labels(stream, fmt, ratings, texts, index=index or study.corpus_id,
                                  title=study.name or study_id)
 
-    if isinstance(out, str | Path):
-        with atomic_writer(out, newline="") as stream:
-            rows = produce(stream)
-    else:
-        rows = produce(out)
-    return ExportSummary(kind=f"labels-{fmt}", rows=rows)
+    return ExportSummary(kind=f"labels-{fmt}", rows=write_export(db, out, produce))

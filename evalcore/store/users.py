@@ -7,6 +7,7 @@ Who may write them is decided elsewhere (:mod:`evalcore.store.members`,
 import sqlite_utils
 
 from evalcore.access.identity import normalise_user_id
+from evalcore.access.organisations import OrgRole
 from evalcore.io.clock import utc_now_iso
 
 
@@ -22,11 +23,30 @@ def ensure_user(db: sqlite_utils.Database, user_id: str, display_name: str = "")
     return user
 
 
-def join_organisation(db: sqlite_utils.Database, user: str, org_id: str, granted_by: str) -> bool:
-    """Add the membership row (True if new); the caller has authorised it."""
+def join_organisation(db: sqlite_utils.Database, user: str, org_id: str, granted_by: str,
+                      role: OrgRole = "member", *, granted_at: str | None = None) -> bool:
+    """Add the membership row with ``role`` (True if new); the caller has authorised it.
+
+    The first member of an organisation becomes its owner, whatever ``role`` says: an
+    organisation always has an owner once it has a member."""
     cursor = db.execute(
-        "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at) "
-        "VALUES (?, ?, ?, ?)",
-        [user, org_id, granted_by, utc_now_iso()],
+        "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at, role) "
+        "SELECT ?, ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM user_organisations WHERE org_id = ?) "
+        "THEN ? ELSE 'owner' END",
+        [user, org_id, granted_by, granted_at or utc_now_iso(), org_id, role],
     )
     return cursor.rowcount > 0
+
+
+def set_organisation_role(db: sqlite_utils.Database, user: str, org_id: str, role: OrgRole,
+                          granted_by: str) -> None:
+    """Change a member's role (the caller has authorised it)."""
+    db.execute("UPDATE user_organisations SET role = ?, granted_by = ?, granted_at = ? "
+               "WHERE user_id = ? AND org_id = ?",
+               [role, granted_by, utc_now_iso(), user, org_id])
+
+
+def leave_organisation(db: sqlite_utils.Database, user: str, org_id: str) -> bool:
+    """Remove the membership row (True if there was one); the caller has authorised it."""
+    return db.execute("DELETE FROM user_organisations WHERE user_id = ? AND org_id = ?",
+                      [user, org_id]).rowcount > 0

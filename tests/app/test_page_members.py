@@ -104,3 +104,59 @@ def test_local_mode_explains_how_to_turn_team_mode_on(small_store, new_app) -> N
     assert any("local single-user mode" in i.value for i in at.info)
     assert any("--role lead" in c.value for c in at.code)
     assert not at.dataframe
+
+
+def _org_roles(path: Path) -> dict[str, str]:
+    from evalcore.store.members import list_organisation_members
+
+    return {m.user_id: m.role for m in list_organisation_members(open_store(path), "acme",
+                                                                 viewer=LEAD)}
+
+
+def test_the_owner_admits_people_and_grants_roles_in_the_organisation(signed_in) -> None:
+    path, make = signed_in
+    at = make(LEAD)  # acme's owner (its first member)
+    assert list(at.dataframe[1].value["user"]) == [LEAD, ANNOTATOR, REVIEWER]
+    assert list(at.dataframe[1].value["role"]) == ["owner", "member", "member"]
+    at.text_input(key="rl_org_user").set_value("Ida@Acme.org")
+    at.selectbox(key="rl_org_role").set_value("admin")
+    at.button(key="FormSubmitter:rl_org_add_form-Add to organisation").click().run()
+    assert not at.exception
+    assert _org_roles(path)["ida@acme.org"] == "admin"
+    at.selectbox(key="rl_org_remove_who").set_value("ida@acme.org")
+    at.button(key="rl_org_remove").click().run()
+    assert "ida@acme.org" not in _org_roles(path)
+    at.selectbox(key="rl_org_remove_who").set_value(LEAD)
+    at.button(key="rl_org_remove").click().run()
+    assert any("last owner" in e.value for e in at.error)
+    assert _org_roles(path)[LEAD] == "owner"
+
+
+def test_a_member_reads_the_organisation_without_controls(signed_in) -> None:
+    _, make = signed_in
+    at = make(ANNOTATOR)
+    assert list(at.dataframe[1].value["role"]) == ["owner", "member", "member"]
+    assert not [b for b in at.button if str(b.key or "").startswith("rl_org")]
+    assert any("Only an admin of acme admits people" in c.value for c in at.caption)
+
+
+def test_attack_a_lead_of_her_own_study_cannot_admit_an_outsider(signed_in) -> None:
+    """Issue 28: an annotator creates a study of her own (its lead) and adds eve to it,
+    which would add eve to acme: refused on the page, nothing written."""
+    from store_fixtures import table_snapshot
+
+    from evalcore.store.members import create_team_study
+    from evalcore.store.studies import StudyIn
+
+    path, make = signed_in
+    db = open_store(path)
+    create_team_study(db, StudyIn(study_id="mine", corpus_id="c", org_id="acme"), lead=ANNOTATOR)
+    before = table_snapshot(db)
+    at = make(ANNOTATOR)
+    at.sidebar.selectbox(key="rl_study_select").set_value("mine").run()
+    at.text_input(key="rl_members_user").set_value("eve@evil.com")
+    at.selectbox(key="rl_members_role").set_value("annotator")
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("is not a member of its organisation" in e.value for e in at.error)
+    assert table_snapshot(open_store(path)) == before
