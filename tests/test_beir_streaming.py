@@ -61,7 +61,7 @@ def test_a_line_too_long_is_an_error_and_the_rest_is_still_read(tmp_path):
     assert list(stream_lines(path, log, max_line_bytes=100)) == [(1, "short"), (3, "after")]
     assert [str(e) for e in log.errors] == [
         f"{path}:2: line longer than 100 bytes (one line holds one record; is this the right "
-        "file?)"]
+        "file? (--max-document-mib raises the bound))"]
 
 
 def test_streamed_import_writes_what_the_whole_file_held(tmp_path):

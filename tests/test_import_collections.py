@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.contract.limits import ReadLimits
 from evalcore.io.documents import DocumentFields, read_documents
 from evalcore.io.errors import InputErrors
 from evalcore.io.queries import QueryFields, read_queries
-from evalcore.io.trec_docs import MAX_DECOMPRESSED
 from evalcore.store.audit import audit_entries
 from evalcore.store.corpus import get_document
 from evalcore.store.imports.documents import import_documents
@@ -108,17 +108,15 @@ def test_duplicate_id_across_folder_files_names_both(tmp_path: Path) -> None:
         in message
 
 
-def test_gzip_bomb_and_broken_gzip_are_refused(tmp_path: Path, monkeypatch) -> None:
-    import evalcore.io.trec_docs as trec_docs
-
+def test_gzip_bomb_and_broken_gzip_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "big.gz"
     path.write_bytes(gzip.compress(b"<DOC><DOCNO>A</DOCNO>" + b" " * 5000 + b"</DOC>"))
-    monkeypatch.setattr(trec_docs, "MAX_DECOMPRESSED", 1000)
-    assert "decompresses to more than 1,000 bytes" in _errors(read_documents, path)
-    monkeypatch.setattr(trec_docs, "MAX_DECOMPRESSED", MAX_DECOMPRESSED)
+    small = ReadLimits(max_unpacked_bytes=1000)
+    assert "unpacks to more than 1,000 bytes" in _errors(
+        lambda p: read_documents(p, limits=small), path)
     broken = tmp_path / "broken.gz"
     broken.write_bytes(b"\x1f\x8b not gzip at all")
-    assert "not a readable gzip file" in _errors(read_documents, broken)
+    assert "not readable gzip data" in _errors(read_documents, broken)
 
 
 def test_jsonl_tsv_csv_documents_with_configured_fields(tmp_path: Path) -> None:

@@ -216,7 +216,8 @@ def test_qrels_errors_all_reported():
     text = "1 0 a 1\n1 0 b 5\n1 0 c 2.5\n1 0 d\n1 0 e -1\n1 0 f true\n"
     assert errors(qrels_of, text) == [
         "qrels.txt:2: gain: gain 5 is outside 0..4 (map it with --gain-map '5:N', N in 0..4)",
-        "qrels.txt:3: gain: must be an integer, got '2.5' (gains are integers 0..4)",
+        "qrels.txt:3: gain: gain 2.5 is not an integer (map it with --gain-map '2.5:N', N in "
+        "0..4)",
         "qrels.txt:4: expected 4 fields (query_id iteration doc_id gain), got 3 "
         "(fields are separated by spaces or tabs)",
         "qrels.txt:5: gain: gain -1 is outside 0..4 (map it with --gain-map '-1:N', N in 0..4)",

@@ -120,7 +120,8 @@ HOSTILE_JSON = [
     ("rank-eval", '{"requests": [{"id": "q", "ratings": [{"_id": "d", "rating": '
                   + "9" * 40 + "}]}]}", "outside 0..4"),
     ("rank-eval", '{"requests": [{"id": "q", "ratings": [{"_id": "d", "rating": 2.5}]}]}',
-     "requests[0].ratings[0].rating: must be an integer 0..4, got 2.5"),
+     "requests[0].ratings[0].rating: gain 2.5 is not an integer (map it with --gain-map "
+     "'2.5:N'"),
     ("rank-eval", '{"requests": [{"id": "q", "ratings": [{"_id": "d", "rating": true}]}]}',
      "must be an integer 0..4, got true"),
     ("rank-eval", '{"requests": [{"id": 7, "ratings": [{"_id": ["d"], "rating": "1"}]}]}',
@@ -156,7 +157,7 @@ def test_hostile_quepid_files() -> None:
     message = _errors("query,docid,rating\n,d,1\na,,1\na,d,x\na,d,1.5\n\"a,d,1\n", "quepid")
     for part in ["f:2: query: must not be empty", "f:3: docid: must not be empty",
                  'f:4: rating: must be an integer 0..4, got "x"', "f:5: rating",
-                 "f:6: not a valid CSV line"]:
+                 "f:6: not valid CSV: a quoted cell starting on this line is never closed"]:
         assert part in message
     parsed = parse_tool_labels(_src("query,docid,rating\na,d,1\na,d,1\n"), "quepid")
     assert len(parsed.ratings) == 1 and "recorded once" in parsed.warnings[0]

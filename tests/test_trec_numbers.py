@@ -34,7 +34,7 @@ def test_non_ascii_digits_get_a_hint() -> None:
         _run("1_000")
 
 
-@pytest.mark.parametrize("gain", ["1_0", "١", "2.0", "0x1", "9" * 5000])
+@pytest.mark.parametrize("gain", ["1_0", "١", "2.5", "0x1", "1e0", "9" * 5000])
 def test_qrels_gains_are_plain_integers(gain: str) -> None:
     with pytest.raises(InputErrors) as caught:
         parse_qrels(decode_source(f"q1 0 a 1\nq1 0 b {gain}\n".encode(), "qrels.txt"))

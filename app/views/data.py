@@ -18,12 +18,14 @@ from pydantic import ValidationError
 
 from app.components.auth import signed_in_user
 from app.components.export_refusals import qrels_refusal_now, run_refusal_now
+from app.components.progress import StreamlitProgress
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import current_study, db_path, get_db, select_study_next_run
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.documents import DocumentFields
 from evalcore.io.errors import InputErrors
+from evalcore.io.progress import reporting
 from evalcore.io.queries import QueryFields
 from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
@@ -133,16 +135,16 @@ def _import_section(study_id: str) -> None:
         return
     bar = st.progress(0.0, text="Reading the upload…")
     data = upload.getvalue()
-    bar.progress(0.3, text=f"Validating and importing {len(data):,} bytes…")
     try:
-        summary = import_upload(
-            get_db(), kind, data, upload.name, study_id=study_id, actor=_actor(),
-            k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
-            complete=complete, allow_unknown_ids=allow_unknown, fmt=fmt,
-            document_fields=DocumentFields(**fields) if kind == "documents" else None,
-            query_fields=QueryFields(**fields) if kind == "queries" else None,
-            owner_org=(owner_org or "").strip() or None, keep_annotators=keep_annotators,
-        )
+        with reporting(StreamlitProgress(bar)):
+            summary = import_upload(
+                get_db(), kind, data, upload.name, study_id=study_id, actor=_actor(),
+                k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
+                complete=complete, allow_unknown_ids=allow_unknown, fmt=fmt,
+                document_fields=DocumentFields(**fields) if kind == "documents" else None,
+                query_fields=QueryFields(**fields) if kind == "queries" else None,
+                owner_org=(owner_org or "").strip() or None, keep_annotators=keep_annotators,
+            )
     except (InputErrors, ValueError, PermissionError) as error:
         bar.empty()  # the message below says how it ended (no full bar for a refusal)
         _show_errors("The import was refused; the store is unchanged.", error)
@@ -197,8 +199,9 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
                          protocol=parse_protocol(protocol, source="protocol form"),
                          actor=_actor())
             bar.progress(0.4, text="Ranking every query…")
-            run = execute_protocol(db, study_id=study_id, protocol_name=name.strip(),
-                                   run_name=name.strip(), actor=_actor())
+            with reporting(StreamlitProgress(bar)):
+                run = execute_protocol(db, study_id=study_id, protocol_name=name.strip(),
+                                       run_name=name.strip(), actor=_actor())
         except RetrievalRefused as refusal:
             bar.empty()  # the message below says how it ended (no full bar for a refusal)
             _show_errors("The run was refused; nothing was stored.", refusal)

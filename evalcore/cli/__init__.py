@@ -32,6 +32,7 @@ from evalcore.cli.driver_import import driver_without_pandas
 from evalcore.cli.heap import keep_heap_for_reuse
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.version import __version__
+from evalcore.io.progress import TerminalProgress, reporting
 
 #: Modules that register commands on :func:`main` when imported (``@main.command``).
 #: Keep one entry per module, in alphabetical order.
@@ -69,8 +70,9 @@ class _LazyGroup(click.Group):
             # The command line owns its process, so it (never the library) pauses the cyclic
             # collector while a command builds its many small, acyclic objects (packing,
             # reports, observations from the store): measured 2-3x faster on 10,000 queries.
-            # Audit rows written by a command record the CLI channel and the OS user.
-            with gc_paused(), audit_channel("cli"):
+            # Audit rows written by a command record the CLI channel and the OS user; long
+            # work shows a progress bar on stderr when it is a terminal (--quiet: none).
+            with gc_paused(), audit_channel("cli"), reporting(TerminalProgress()):
                 return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise

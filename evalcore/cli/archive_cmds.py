@@ -23,6 +23,7 @@ from pathlib import Path
 
 import click
 
+from evalcore.cli.input_options import limit_options, quiet_option
 from evalcore.cli.store_cmds import (
     actor_option,
     db_option,
@@ -31,6 +32,8 @@ from evalcore.cli.store_cmds import (
     store,
     study_option,
 )
+from evalcore.contract.limits import ReadLimits
+from evalcore.io.progress import reporter
 from evalcore.io.study_archive import load_signing_key
 from evalcore.store.study_archive import ArchiveSummary, export_study, import_study, read_archive
 
@@ -66,6 +69,7 @@ def _counts(summary: ArchiveSummary) -> str:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The new archive file (an existing file is never overwritten).")
 @_signing_key
+@quiet_option
 @actor_option
 def export_study_command(db_path: Path, study_id: str, out: Path, key_path: Path | None,
                          actor: str) -> None:
@@ -74,6 +78,7 @@ def export_study_command(db_path: Path, study_id: str, out: Path, key_path: Path
     key = _key(key_path)
     with store(db_path, "export study", study_id=study_id, actor=actor, read=True) as db:
         summary = export_study(db, study_id, out, actor=actor, signing_key=key)
+    reporter().done()
     click.echo(f"exported study {study_id} to {out} ({summary.bytes:,} bytes, "
                f"{summary.seconds} s): {_counts(summary)}")
     click.echo("signed with the organisation's key" if summary.signed else
@@ -98,16 +103,20 @@ def export_study_command(db_path: Path, study_id: str, out: Path, key_path: Path
 @click.option("--accept-unsigned", is_flag=True,
               help="With a signing key: import an archive that is not signed anyway, as "
                    "unverified (recorded in the audit log).")
+@limit_options
+@quiet_option
 @actor_option
 def import_study_command(db_path: Path, archive_path: Path, as_id: str | None,
-                         key_path: Path | None, accept_unsigned: bool, actor: str) -> None:
+                         key_path: Path | None, accept_unsigned: bool, limits: ReadLimits,
+                         actor: str) -> None:
     """Restore a study archive into a store, all or nothing; --actor becomes its lead."""
     key = _key(key_path)
     with tempfile.TemporaryDirectory(prefix="study-import-") as tmp, \
             store(db_path, "import study", actor=actor) as db:
         archive = read_archive(archive_path, Path(tmp), signing_key=key,
-                               accept_unsigned=accept_unsigned)
+                               accept_unsigned=accept_unsigned, limits=limits)
         summary = import_study(db, archive, actor=actor, study_id=as_id)
+    reporter().done()
     click.echo(f"imported study {summary.study_id} from {archive_path} ({summary.seconds} s): "
                f"{_counts(summary)}")
     if archive.origin.verified:

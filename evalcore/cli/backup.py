@@ -16,12 +16,15 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
+from evalcore.cli.input_options import quiet_option
+from evalcore.io.progress import reporter
 from evalcore.store.backup import StoreCheck, backup_store, verify_store
 
 _STORE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _print_check(check: StoreCheck) -> None:
+    reporter().done()
     click.echo(f"schema version {check.schema_version}; integrity {', '.join(check.integrity[:3])}; "
                f"{check.references_checked} frozen reference(s) checked")
     for name, rows in check.tables.items():
@@ -32,6 +35,7 @@ def _print_check(check: StoreCheck) -> None:
 @click.option("--db", "db_path", type=_STORE, required=True, help="The store to back up.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The new backup file (an existing file is never overwritten).")
+@quiet_option
 def backup_command(db_path: Path, out: Path) -> None:
     """Copy a live store consistently (annotators may keep labeling) and check the copy."""
     summary = backup_store(db_path, out)
@@ -41,6 +45,7 @@ def backup_command(db_path: Path, out: Path) -> None:
 
 @main.command("verify")
 @click.option("--db", "db_path", type=_STORE, required=True, help="The store or backup to check.")
+@quiet_option
 def verify_command(db_path: Path) -> None:
     """Check a store without changing it; exit 1 if anything is wrong."""
     check = verify_store(db_path)

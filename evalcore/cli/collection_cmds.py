@@ -2,9 +2,13 @@
 
     evalcore import documents --db F --study S PATH [--format auto|jsonl|tsv|csv|trec]
         [--id-field id --text-field text --title-field title] [--owner-org ORG]
+        [--no-header | --columns id,title,text] [--max-document-mib N] [--quiet]
     evalcore import queries --db F --study S PATH [--format auto|jsonl|tsv|csv|trec]
         [--id-field id --text-field text --description-field ... --narrative-field ...]
-        [--query-map FILE]
+        [--query-map FILE] [--no-header | --columns id,text]
+
+Any file may be gzip, bzip2 or xz compressed (told by its content). How a file
+was read (without a header, decompressed) is printed with the summary.
     evalcore import labels --db F --study S PATH --format quepid|rre|rank-eval [--gain-map SPEC]
     evalcore query need show|set --db F --study S --query Q [--description ... --narrative ...]
 
@@ -19,6 +23,7 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
+from evalcore.cli.input_options import layout_options, limit_options, quiet_option
 from evalcore.cli.store_cmds import (
     _gain_map,
     _gain_map_option,
@@ -30,8 +35,11 @@ from evalcore.cli.store_cmds import (
     store,
     study_option,
 )
+from evalcore.contract.limits import ReadLimits
 from evalcore.io.documents import DOCUMENT_FORMATS, DocumentFields
 from evalcore.io.queries import QUERY_FORMATS, QueryFields
+from evalcore.io.records import Layout
+from evalcore.io.text_lines import read_source
 from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.store.imports.documents import import_documents
 from evalcore.store.imports.queries import import_queries
@@ -68,15 +76,19 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               help="The title field (optional in each record).")
 @click.option("--owner-org", default=None,
               help="The organisation that owns the new documents (what lexical runs may see).")
+@layout_options
+@limit_options
+@quiet_option
 @actor_option
 def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
                              text_field: str, title_field: str, owner_org: str | None,
-                             actor: str) -> None:
+                             layout: Layout, limits: ReadLimits, actor: str) -> None:
     """Documents (JSONL, TSV, CSV, TREC <DOC> files or a folder of them) -> the corpus."""
     fields = DocumentFields(id=id_field, text=text_field, title=title_field)
     with store(db_path, "import documents", study_id=study_id, actor=actor) as db:
         _report(import_documents(db, path, study_id=study_id, fmt=fmt, fields=fields,
-                                 owner_org=owner_org, actor=actor))
+                                 owner_org=owner_org, actor=actor, layout=layout,
+                                 limits=limits))
 
 
 @import_group.command("queries")
@@ -90,16 +102,20 @@ def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str,
               help="The narrative / guideline field (optional).")
 @click.option("--query-map", type=_FILE, default=None,
               help="Two columns: id in this file -> id the judgments use.")
+@layout_options
+@limit_options
+@quiet_option
 @actor_option
 def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
                            text_field: str, description_field: str, narrative_field: str,
-                           query_map: Path | None, actor: str) -> None:
+                           query_map: Path | None, layout: Layout, limits: ReadLimits,
+                           actor: str) -> None:
     """Queries or TREC topics (with their information need) -> the study's queries."""
     fields = QueryFields(id=id_field, text=text_field, description=description_field,
                          narrative=narrative_field)
     with store(db_path, "import queries", study_id=study_id, actor=actor) as db:
         _report(import_queries(db, path, study_id=study_id, fmt=fmt, fields=fields,
-                               query_map=query_map, actor=actor))
+                               query_map=query_map, actor=actor, layout=layout, limits=limits))
 
 
 @import_group.command("labels")
@@ -112,15 +128,19 @@ def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, i
 @click.option("--annotator", default=None, help="Annotator of the labels (default <format>:<file>).")
 @_gain_map_option
 @_unknown_ids
+@limit_options
+@quiet_option
 @actor_option
 def import_tool_labels_command(db_path: Path, study_id: str, path: Path, fmt: str,
                                annotator: str | None, gain_map: str | None,
-                               allow_unknown_ids: bool, actor: str) -> None:
+                               allow_unknown_ids: bool, limits: ReadLimits, actor: str) -> None:
     """Judgments from Quepid, RRE or _rank_eval -> label events."""
     mapping = _gain_map(gain_map)
     with store(db_path, f"import labels --format {fmt}", study_id=study_id,
                actor=actor) as db:
-        _report(import_tool_labels(db, path, study_id=study_id, fmt=fmt,  # type: ignore[arg-type]
+        source = read_source(path, limits=limits)
+        _report(import_tool_labels(db, source, study_id=study_id,
+                                   fmt=fmt,  # type: ignore[arg-type]
                                    annotator=annotator, gain_map=mapping,
                                    allow_unknown_ids=allow_unknown_ids, actor=actor))
 

@@ -16,8 +16,10 @@ import os
 import sqlite3
 
 import click
+from pydantic import ValidationError
 
-from evalcore.io.errors import InputErrors
+from evalcore.contract.limits import clipped
+from evalcore.io.errors import InputErrors, validation_messages
 
 #: Set to 1 to let unexpected exceptions show their traceback.
 DEBUG_ENV = "EVALCORE_DEBUG"
@@ -76,6 +78,8 @@ def report_failure(command: str, exc: Exception) -> int:
         message, status = _sqlite_error(exc)
     elif isinstance(exc, LookupError):  # unknown study, run, reference, protocol ...
         message, status = f"{exc.args[0] if exc.args else exc}", 2
+    elif isinstance(exc, ValidationError):  # values a person typed: field and message
+        message, status = "; ".join(validation_messages(exc)), 2
     elif isinstance(exc, (ValueError, OverflowError)):
         message, status = f"{exc}", 2
     elif isinstance(exc, MemoryError):
@@ -86,5 +90,5 @@ def report_failure(command: str, exc: Exception) -> int:
         click.echo(f"this is a bug; rerun with {DEBUG_ENV}=1 to see the traceback and report it",
                    err=True)
         return 1
-    click.echo(f"error: {message[:2000]}", err=True)
+    click.echo(f"error: {clipped(message)[:2000]}", err=True)
     return status

@@ -19,8 +19,10 @@ import sqlite_utils
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
+from evalcore.cli.input_options import quiet_option
 from evalcore.cli.quick_exit import skip_final_collection
 from evalcore.io.errors import InputErrors
+from evalcore.io.progress import reporter
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.lexical_protocol import load_protocol
 from evalcore.retrieval.pin import (
@@ -186,6 +188,7 @@ def list_command(db_path: Path, study_id: str, actor: str | None) -> None:
 @click.option("--time-budget", "time_budget_s", type=float, default=None,
               help="Seconds; queries not reached in time are not executed and the run is "
                    "stored with scan_complete=false (its metrics are partial_scan).")
+@quiet_option
 @_ACTOR
 def retrieve_command(
     db_path: Path,
@@ -232,6 +235,7 @@ def retrieve_command(
         # skips its last collection (cli.quick_exit; ~0.03 s CPU after a 100,000-result run).
         db.conn.close()
         skip_final_collection()
+        reporter().done()
         execution = run.protocol["execution"]
         click.echo(f"run: {run.name}")
         click.echo(f"protocol: {protocol_name}")

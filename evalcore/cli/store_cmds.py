@@ -23,13 +23,18 @@ from pathlib import Path
 
 import click
 import sqlite_utils
+from pydantic import ValidationError
 
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import SharedGroup, main
 from evalcore.cli.actor import default_actor
+from evalcore.cli.input_options import limit_options, quiet_option
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.limits import ReadLimits, clipped
 from evalcore.contract.observation import MAX_K
-from evalcore.io.errors import InputErrors
+from evalcore.io.errors import InputErrors, validation_messages
+from evalcore.io.progress import reporter
+from evalcore.io.text_lines import read_source
 from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.io.trec import parse_gain_map
 from evalcore.store.connection import open_store
@@ -69,6 +74,7 @@ def actor_option(fn: Callable) -> Callable:
 
 
 def fail(lines: list[str], summary: str) -> None:
+    reporter().done()  # the progress bar's line, before the messages
     for line in lines:
         click.echo(line, err=True)
     click.echo(summary, err=True)
@@ -102,9 +108,12 @@ def store(
         fail(str(exc).splitlines(),
              f"evalcore {command}: {'at least ' if exc.stopped else ''}{exc.total} input "
              "error(s); nothing was written")
+    except ValidationError as exc:  # values typed on the command line
+        fail([f"error: {m}" for m in validation_messages(exc)],
+             f"evalcore {command}: nothing was written")
     except (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError,
             ValueError) as exc:
-        fail([f"error: {exc}"], f"evalcore {command}: nothing was written")
+        fail([f"error: {clipped(str(exc))}"], f"evalcore {command}: nothing was written")
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo(f"evalcore {command}: nothing was written or shown", err=True)
@@ -123,6 +132,7 @@ def _gain_map(spec: str | None) -> dict[int, int] | None:
 
 
 def _report(summary: ImportSummary) -> None:
+    reporter().done()
     for line in summary.lines():
         click.echo(line)
 
@@ -256,14 +266,18 @@ _gain_map_option = click.option("--gain-map", metavar="SPEC",
 @click.option("--complete", is_flag=True, help="Declare every qrels query's population complete.")
 @_gain_map_option
 @_unknown_ids
+@limit_options
+@quiet_option
 @actor_option
 def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: str | None,
                          complete: bool, gain_map: str | None, allow_unknown_ids: bool,
-                         actor: str) -> None:
-    """TREC qrels (query_id iteration doc_id gain) -> label events."""
+                         limits: ReadLimits, actor: str) -> None:
+    """TREC qrels (query_id iteration doc_id gain) -> label events; plain or compressed."""
     mapping = _gain_map(gain_map)
     with store(db_path, "import qrels", study_id=study_id, actor=actor) as db:
-        _report(import_qrels(db, path, study_id=study_id, annotator=annotator, complete=complete,
+        source = read_source(path, limits=limits)
+        _report(import_qrels(db, source, study_id=study_id, annotator=annotator,
+                             complete=complete,
                              gain_map=mapping, allow_unknown_ids=allow_unknown_ids, actor=actor))
 
 
@@ -277,13 +291,16 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
 @click.option("--partial-scan", is_flag=True,
               help="The retrieval did not scan the whole corpus (every metric unavailable).")
 @_unknown_ids
+@limit_options
+@quiet_option
 @actor_option
 def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: str | None,
                        corpus_fingerprint: str | None, partial_scan: bool,
-                       allow_unknown_ids: bool, actor: str) -> None:
-    """TREC run (query_id Q0 doc_id rank score tag) -> a stored run."""
+                       allow_unknown_ids: bool, limits: ReadLimits, actor: str) -> None:
+    """TREC run (query_id Q0 doc_id rank score tag) -> a stored run; plain or compressed."""
     with store(db_path, "import run", study_id=study_id, actor=actor) as db:
-        _report(import_run(db, path, study_id=study_id, k=k, name=name,
+        source = read_source(path, limits=limits)
+        _report(import_run(db, source, study_id=study_id, k=k, name=name,
                            allow_unknown_ids=allow_unknown_ids,
                            corpus_fingerprint=corpus_fingerprint,
                            scan_complete=not partial_scan, actor=actor))
@@ -300,16 +317,19 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
 @_unknown_ids
 @click.option("--owner-org", default=None,
               help="Organisation that owns the new documents (default: the corpus's owner).")
+@limit_options
+@quiet_option
 @actor_option
 def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tuple[str, ...],
                         complete: bool, gain_map: str | None, allow_unknown_ids: bool,
-                        owner_org: str | None, actor: str) -> None:
+                        owner_org: str | None, limits: ReadLimits, actor: str) -> None:
     """BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) -> documents, queries, labels."""
     mapping = _gain_map(gain_map)
     with store(db_path, "import beir", study_id=study_id, actor=actor) as db:
         _report(import_beir(db, folder, study_id=study_id, splits=list(splits) or None,
                             gain_map=mapping, allow_unknown_ids=allow_unknown_ids,
-                            complete=complete, actor=actor, owner_org=owner_org))
+                            complete=complete, actor=actor, owner_org=owner_org,
+                            limits=limits))
 
 
 @import_group.command("observations")
@@ -320,13 +340,16 @@ def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tupl
               help="Name of the run to store (default: the file name; '' for labels only).")
 @click.option("--annotator", default=None, help="Annotator (default observations:<file>).")
 @_unknown_ids
+@limit_options
+@quiet_option
 @actor_option
 def import_observations_command(db_path: Path, study_id: str, path: Path, run_name: str | None,
                                 annotator: str | None, allow_unknown_ids: bool,
-                                actor: str) -> None:
+                                limits: ReadLimits, actor: str) -> None:
     """Observation JSONL -> queries, a run, label events and completeness claims."""
     with store(db_path, "import observations", study_id=study_id, actor=actor) as db:
-        _report(import_observations(db, path, study_id=study_id, run_name=run_name,
+        source = read_source(path, limits=limits)
+        _report(import_observations(db, source, study_id=study_id, run_name=run_name,
                                     annotator=annotator, allow_unknown_ids=allow_unknown_ids,
                                     actor=actor))
 
@@ -342,13 +365,17 @@ def _labels_command(fmt: str) -> Callable:
     @click.option("--keep-annotators", is_flag=True,
                   help="Record the annotators, times and sources the file names (you vouch "
                        "for them); without it a file naming annotators is refused.")
+    @limit_options
+    @quiet_option
     @actor_option
     def command(db_path: Path, study_id: str, path: Path, annotator: str | None,
                 gain_map: str | None, allow_unknown_ids: bool, keep_annotators: bool,
-                actor: str) -> None:
+                limits: ReadLimits, actor: str) -> None:
         mapping = _gain_map(gain_map)
         with store(db_path, f"import labels-{fmt}", study_id=study_id, actor=actor) as db:
-            _report(import_labels(db, path, study_id=study_id, format=fmt,  # type: ignore[arg-type]
+            source = read_source(path, limits=limits)
+            _report(import_labels(db, source, study_id=study_id,
+                                  format=fmt,  # type: ignore[arg-type]
                                   annotator=annotator, gain_map=mapping,
                                   allow_unknown_ids=allow_unknown_ids,
                                   keep_annotators=keep_annotators, actor=actor))
@@ -382,6 +409,7 @@ def _export(db_path: Path, command: str, output: Path | None, write: Callable, *
             study_id: str, actor: str) -> None:
     with store(db_path, command, study_id=study_id, actor=actor, read=True) as db:
         summary = write(db, output if output is not None else sys.stdout)
+    reporter().done()
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
     if output is not None:
@@ -394,6 +422,7 @@ def _export(db_path: Path, command: str, output: Path | None, write: Callable, *
 @click.option("--reference", default=None,
               help="A frozen reference version (default: the working reference).")
 @_output
+@quiet_option
 @actor_option
 def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
                          output: Path | None, actor: str) -> None:
@@ -414,6 +443,7 @@ def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
 @click.option("--index", default=None,
               help="rre/rank-eval: the index name written (default: the corpus id).")
 @_output
+@quiet_option
 @actor_option
 def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str | None,
                           index: str | None, output: Path | None, actor: str) -> None:
@@ -439,6 +469,7 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
               show_default=True,
               help="auto: stored scores when TREC tools keep the stored order, else rank-derived.")
 @_output
+@quiet_option
 @actor_option
 def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
                        output: Path | None, actor: str) -> None:

@@ -11,8 +11,10 @@ Every file is read fully and every error is collected with file, line and
 field before anything is returned. ``corpus.jsonl`` is streamed a line at a time
 into a :class:`DocumentSink` (by default a dict in memory; the store's importer
 passes one backed by a scratch file, so a corpus of any size is read in bounded
-memory; a line longer than :data:`MAX_DOCUMENT_LINE_BYTES` is an error). A repeated ``_id`` is an error naming both
-lines; a repeated judgment with the same score is a warning, with a different
+memory; a line longer than ``ReadLimits.max_document_bytes`` is an error). Every
+file may be gzip, bzip2 or xz compressed (:mod:`evalcore.io.decompress`). A
+repeated ``_id`` is an error naming both lines; a score written as an exact
+decimal (``1.0``) is its integer, with a note; a repeated judgment with the same score is a warning, with a different
 score an error. A judgment naming a query or document that is in neither the
 folder nor the store is checked by the importer (:mod:`evalcore.store.imports`).
 Encoding: see :mod:`evalcore.io.text_lines` (BOM, CRLF, invalid UTF-8).
@@ -25,14 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from evalcore.contract.limits import DEFAULT_LIMITS, MAX_ID_CHARS, ReadLimits, too_long
 from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
 from evalcore.io.json_objects import json_object_lines, json_objects
-from evalcore.io.label_rows import parse_gain
+from evalcore.io.label_rows import GainNotes, parse_gain
 from evalcore.io.text_lines import SourceText, numbered_lines, read_source, stream_lines
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
-#: The longest line of ``corpus.jsonl`` (one document) that is read; longer is an error.
-MAX_DOCUMENT_LINE_BYTES = 16 * 1024 * 1024
 
 
 class DocumentSink(Protocol):
@@ -76,6 +77,7 @@ class BeirFolder:
     qrels_files: dict[str, str] = field(default_factory=dict)  # split -> file name
     warnings: list[str] = field(default_factory=list)
     document_count: int = 0  # documents read from corpus.jsonl (into whichever sink)
+    notes: list[str] = field(default_factory=list)  # how the files were read
 
 
 def read_beir_folder(
@@ -84,6 +86,7 @@ def read_beir_folder(
     gain_map: Mapping[int, int] | None = None,
     splits: list[str] | None = None,
     documents: DocumentSink | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> BeirFolder:
     """Read and validate a BEIR folder; raise InputErrors with every error of every file.
 
@@ -122,10 +125,11 @@ def read_beir_folder(
 
     corpus_path = root / "corpus.jsonl"
     queries_path = root / "queries.jsonl"
-    got = collect(stream_corpus, corpus_path, sink)
+    notes: list[str] = []
+    got = collect(stream_corpus, corpus_path, sink, limits)
     if got is not None:
         document_count = got
-    got = collect(_read_objects, queries_path, ("_id", "text"), ("_id", "text"))
+    got = collect(_read_objects, queries_path, ("_id", "text"), ("_id", "text"), limits, notes)
     if got is not None:
         queries = {k: v["text"] for k, v in got.items()}
     qrels_dir = root / "qrels"
@@ -151,7 +155,7 @@ def read_beir_folder(
             )
         )
     for path in tsv_files:
-        got = collect(_read_qrels_tsv, path, gain_map, warnings)
+        got = collect(_read_qrels_tsv, path, gain_map, warnings, limits, notes)
         if got is not None:
             qrels[path.stem] = got
             files[path.stem] = str(path)
@@ -160,13 +164,13 @@ def read_beir_folder(
         notices = [e for e in errors if e.stop]
         raise InputErrors([*listed[:200], *notices], counted + len(listed))
     return BeirFolder(str(root), in_memory.documents, queries, qrels, files, warnings,
-                      document_count)
+                      document_count, notes)
 
 
-def stream_corpus(path: Path, sink: DocumentSink) -> int:
+def stream_corpus(path: Path, sink: DocumentSink, limits: ReadLimits = DEFAULT_LIMITS) -> int:
     """Read ``corpus.jsonl`` a line at a time into ``sink``; return how many documents it kept."""
     log = ErrorLog(str(path))
-    lines = stream_lines(path, log, max_line_bytes=MAX_DOCUMENT_LINE_BYTES)
+    lines = stream_lines(path, log, max_line_bytes=limits.max_document_bytes, limits=limits)
     kept = _checked_objects(
         json_object_lines(lines, log), log, ("_id", "title", "text"), ("_id",),
         lambda number, key, fields: sink.add(number, key, fields.get("title", ""),
@@ -179,9 +183,11 @@ def stream_corpus(path: Path, sink: DocumentSink) -> int:
 
 
 def _read_objects(
-    path: Path, string_fields: tuple[str, ...], required: tuple[str, ...]
+    path: Path, string_fields: tuple[str, ...], required: tuple[str, ...],
+    limits: ReadLimits, notes: list[str],
 ) -> dict[str, dict[str, str]]:
-    source = read_source(path)
+    source = read_source(path, limits=limits)
+    notes.extend(source.notes())
     return parse_objects(source, string_fields, required)
 
 
@@ -230,6 +236,13 @@ def _checked_objects(
                 else:
                     log.add(number, name, f"must be {what}, got {show_value(value)}")
                 ok = False
+            elif "\x00" in value:
+                log.add(number, name, "holds a NUL character (\\u0000)",
+                        "remove it: no text holds one")
+                ok = False
+            elif name == "_id" and (problem := too_long(value, MAX_ID_CHARS, "an id")):
+                log.add(number, name, problem)
+                ok = False
         if not ok:
             continue
         key = obj["_id"]
@@ -247,15 +260,19 @@ def _checked_objects(
 
 
 def _read_qrels_tsv(
-    path: Path, gain_map: Mapping[int, int] | None, warnings: list[str]
+    path: Path, gain_map: Mapping[float, int] | None, warnings: list[str], limits: ReadLimits,
+    notes: list[str],
 ) -> list[BeirJudgment]:
-    return parse_qrels_tsv(read_source(path), gain_map, warnings)
+    return parse_qrels_tsv(read_source(path, limits=limits), gain_map, warnings, notes)
 
 
 def parse_qrels_tsv(
-    source: SourceText, gain_map: Mapping[int, int] | None, warnings: list[str]
+    source: SourceText, gain_map: Mapping[float, int] | None, warnings: list[str],
+    notes: list[str] | None = None,
 ) -> list[BeirJudgment]:
-    """The judgments of a BEIR qrels TSV (header required), deduplicated."""
+    """The judgments of a BEIR qrels TSV (header required), deduplicated; how the file was
+    read (decompressed, decimal scores) is added to ``notes``."""
+    gains = GainNotes(source.name)
     log = ErrorLog(source.name)
     log.extend(source.errors)
     lines = numbered_lines(source.text, comments=False)
@@ -289,7 +306,10 @@ def parse_qrels_tsv(
             if not value:
                 log.add(number, name, "must not be empty")
                 bad = True
-        gain, problem, hint = parse_gain(score, gain_map)
+            elif problem := too_long(value, MAX_ID_CHARS, "an id"):
+                log.add(number, name, problem)
+                bad = True
+        gain, problem, hint = parse_gain(score, gain_map, notes=gains)
         if problem is not None:
             log.add(number, "score", problem, hint)
             bad = True
@@ -315,4 +335,6 @@ def parse_qrels_tsv(
     if not judgments and not log:
         log.add(None, None, "no judgments: the file holds only its header")
     log.raise_if_any()
+    if notes is not None:
+        notes.extend([*source.notes(), *gains.lines()])
     return judgments

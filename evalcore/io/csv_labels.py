@@ -10,21 +10,23 @@ with a ``kind`` or ``created_at`` column is an event log (see
 error (with a "did you mean").
 
 Encoding follows :mod:`evalcore.io.text_lines` (UTF-8, BOM dropped, CRLF/CR
-line ends); blank lines are skipped; CSV has no comment syntax. Quoted fields
-may hold commas and quotes (RFC 4180), but not line breaks. A cell that our
+line ends); blank lines are skipped; CSV has no comment syntax. Records are
+read by :mod:`evalcore.io.csv_records` (RFC 4180): quoted fields may hold
+commas, quotes and line breaks (a note written over several lines), and
+errors name the line a record starts on. A cell that our
 exports quoted against spreadsheet formulas (``'=x``) reads back as written
 before (``=x``; see :mod:`evalcore.io.spreadsheet_cells`).
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 
+from evalcore.io.csv_records import csv_records
 from evalcore.io.errors import ErrorLog, suggest
-from evalcore.io.label_rows import LabelRow, LabelRows, build_row, deduplicate
+from evalcore.io.label_rows import GainNotes, LabelRow, LabelRows, build_row, deduplicate
 from evalcore.io.spreadsheet_cells import restore
-from evalcore.io.text_lines import SourceText, numbered_lines
+from evalcore.io.text_lines import SourceText
 
 REQUIRED = ("query_id", "unit_id", "gain")
 OPTIONAL = ("annotator", "kind", "created_at", "note", "source")
@@ -39,7 +41,7 @@ def parse_labels_csv(
     """Validate a labels CSV; raise InputErrors listing every error."""
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    lines = numbered_lines(source.text, comments=False)
+    lines = csv_records(source.text, log)
     header_line = next(lines, None)
     columns = None if header_line is None else _header(header_line[1], header_line[0], log)
     if header_line is None:
@@ -53,11 +55,9 @@ def parse_labels_csv(
         log.raise_if_any()
         return LabelRows(source.name, [])  # not reached: a missing header is always logged
     rows: list[LabelRow] = []
-    for number, text in lines:
-        cells = _cells(text)
-        if cells is None:
-            log.add(number, None, "not a valid CSV line (unbalanced quotes)")
-            continue
+    notes = GainNotes(source.name)
+    for number, raw in lines:
+        cells = [restore(cell) for cell in raw]  # our exports quote formula-like cells
         if len(cells) != len(columns):
             log.add(
                 number,
@@ -68,7 +68,8 @@ def parse_labels_csv(
             continue
         record = dict(zip(columns, cells, strict=True))
         row = build_row(
-            record, line=number, log=log, default_annotator=default_annotator, gain_map=gain_map
+            record, line=number, log=log, default_annotator=default_annotator, gain_map=gain_map,
+            notes=notes,
         )
         if row is not None:
             rows.append(row)
@@ -84,23 +85,11 @@ def parse_labels_csv(
     warnings: list[str] = []
     kept = deduplicate(rows, is_log=is_log, log=log, warnings=warnings)
     log.raise_if_any()
-    return LabelRows(source.name, kept, warnings, is_log)
+    return LabelRows(source.name, kept, warnings, is_log, [*source.notes(), *notes.lines()])
 
 
-def _cells(text: str) -> list[str] | None:
-    try:
-        parsed = next(csv.reader([text], strict=True))
-    except (csv.Error, StopIteration):
-        return None
-    return [restore(cell) for cell in parsed]  # our exports quote formula-like cells
-
-
-def _header(text: str, number: int, log: ErrorLog) -> list[str] | None:
-    cells = _cells(text)
-    if cells is None:
-        log.add(number, None, "the header is not a valid CSV line")
-        return None
-    columns = [c.strip().lower() for c in cells]
+def _header(cells: list[str], number: int, log: ErrorLog) -> list[str] | None:
+    columns = [restore(c).strip().lower() for c in cells]
     known = REQUIRED + OPTIONAL
     ok = True
     for name in columns:

@@ -3,13 +3,19 @@
 * JSONL/TSV/CSV (:mod:`evalcore.io.records`): the id, text and title fields are
   named by the caller (defaults ``id``, ``text``, ``title``; a BEIR corpus is
   ``--id-field _id``). The title is optional, the text may be empty.
-* TREC: :mod:`evalcore.io.trec_docs` (plain or gzip, one file or a folder).
+  A TSV/CSV file may come without a header (``id<TAB>text`` as MS MARCO's
+  ``collection.tsv``): see :class:`~evalcore.io.records.Layout`.
+* TREC: :mod:`evalcore.io.trec_docs` (one file or a folder).
 
-``fmt="auto"`` picks the format from the name: a folder, ``.trec``, ``.sgml``,
-``.xml``, ``.txt`` or a ``.gz`` of those is TREC; ``.jsonl``, ``.tsv`` and
-``.csv`` are themselves. A repeated id is an error naming both lines. Every
-error of a file is reported in one pass (file, line, field); nothing is
-returned unless the whole input is valid.
+Any of them may be gzip, bzip2 or xz compressed (told by the content;
+:mod:`evalcore.io.decompress`). ``fmt="auto"`` picks the format from the name,
+a compression suffix dropped: a folder, ``.trec``, ``.sgml``, ``.xml``,
+``.txt`` or a bare ``.gz`` is TREC; ``.jsonl``, ``.tsv`` and ``.csv`` are
+themselves. A document larger than ``ReadLimits.max_document_bytes`` and a
+repeated id (naming both lines) are errors. Every error of a file is reported
+in one pass (file, line, field); nothing is returned unless the whole input is
+valid. How a file was read (without a header, decompressed) is in
+``DocumentSet.notes``.
 """
 
 from __future__ import annotations
@@ -19,10 +25,17 @@ from os import PathLike
 from pathlib import Path
 from typing import Literal
 
+from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits, size_text
+from evalcore.io.decompress import SUFFIXES, open_input, without_compression_suffix
 from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
-from evalcore.io.records import TableFormat, records, text_field
-from evalcore.io.text_lines import SourceText, read_source
-from evalcore.io.trec_docs import DocumentSet, parse_trec_documents, read_trec_documents
+from evalcore.io.records import AUTO, Layout, TableFormat, records, text_field
+from evalcore.io.text_lines import SourceText, read_source, source_from_bytes
+from evalcore.io.trec_docs import (
+    DocumentSet,
+    parse_trec_documents,
+    read_trec_documents,
+    read_trec_stream,
+)
 
 DocumentFormat = Literal["auto", "jsonl", "tsv", "csv", "trec"]
 DOCUMENT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "tsv", "csv", "trec")
@@ -41,11 +54,12 @@ def detect_format(name: str, *, folder: bool = False) -> str:
     """The format a file name suggests (see the module docstring); '' when it does not."""
     if folder:
         return "trec"
-    lower = name.lower().removesuffix(".gz")
+    lower = without_compression_suffix(name).lower()
     for ext in ("jsonl", "tsv", "csv"):
         if lower.endswith("." + ext):
             return ext
-    if lower.endswith((".trec", ".sgml", ".sgm", ".xml", ".txt")) or name.lower().endswith(".gz"):
+    if lower.endswith((".trec", ".sgml", ".sgm", ".xml", ".txt")) or name.lower().endswith(
+            SUFFIXES):
         return "trec"
     return ""
 
@@ -64,7 +78,8 @@ def resolve_format(fmt: str, name: str, *, folder: bool = False, kinds: str = "j
 
 
 def read_documents(
-    path: str | PathLike[str], fmt: DocumentFormat = "auto", fields: DocumentFields | None = None
+    path: str | PathLike[str], fmt: DocumentFormat = "auto", fields: DocumentFields | None = None,
+    *, layout: Layout = AUTO, limits: ReadLimits = DEFAULT_LIMITS,
 ) -> DocumentSet:
     """Read and validate a document file (or a TREC folder); raise InputErrors on any error."""
     root = Path(path)
@@ -73,31 +88,60 @@ def read_documents(
                                       hint="check the path")])
     chosen = resolve_format(fmt, root.name, folder=root.is_dir())
     if chosen == "trec":
-        return read_trec_documents(root)
+        return read_trec_documents(root, limits=limits)
     if root.is_dir():
         raise InputErrors([InputError(file=str(root), message=f"a folder, but --format {chosen} "
                                       "reads one file", hint="give the file")])
-    return parse_documents(read_source(root), chosen, fields)  # type: ignore[arg-type]
+    return parse_documents(read_source(root, limits=limits), chosen, fields, layout=layout,
+                           limits=limits)
+
+
+def documents_from_bytes(
+    data: bytes, name: str, fmt: str, fields: DocumentFields | None = None, *,
+    layout: Layout = AUTO, limits: ReadLimits = DEFAULT_LIMITS,
+) -> DocumentSet:
+    """Documents from uploaded bytes named ``name`` (compression told by content; TREC
+    files streamed a document at a time); raise InputErrors on any error."""
+    if fmt != "trec":
+        return parse_documents(source_from_bytes(data, name, limits=limits), fmt, fields,
+                               layout=layout, limits=limits)
+    out = DocumentSet(name)
+    with open_input(data, name, limits=limits) as opened:
+        read_trec_stream(opened, out, limits=limits)
+        if opened.compression:
+            out.notes.append(f"{name}: {opened.compression}-compressed; decompressed while read")
+    return out
 
 
 def parse_documents(
-    source: SourceText, fmt: str, fields: DocumentFields | None = None
+    source: SourceText, fmt: str, fields: DocumentFields | None = None, *,
+    layout: Layout = AUTO, limits: ReadLimits = DEFAULT_LIMITS,
 ) -> DocumentSet:
     """Documents from decoded text (an upload or a file); raise InputErrors on any error."""
     if fmt == "trec":
         out = DocumentSet(source.name)
-        parse_trec_documents(source, out)
+        parse_trec_documents(source, out, limits=limits)
+        out.notes.extend(source.notes())
         return out
     names = fields or DocumentFields()
     log = ErrorLog(source.name)
     out = DocumentSet(source.name)
+    out.notes.extend(source.notes())
     first: dict[str, int] = {}
     table: TableFormat = fmt  # type: ignore[assignment]
-    for number, record in records(source, table, log, needed=(names.id,)):
+    limit = limits.max_document_bytes
+    for number, record in records(source, table, log, needed=(names.id,),
+                                  headerless=(names.id, names.text), layout=layout,
+                                  notes=out.notes):
         doc_id = text_field(record, names.id, number, log, required=True, identifier=True)
         text = text_field(record, names.text, number, log, required=False)
         title = text_field(record, names.title, number, log, required=False)
         if doc_id is None or text is None or title is None:
+            continue
+        size = len(text) + len(title)
+        if size > limit // 4 and len(text.encode()) + len(title.encode()) > limit:
+            log.add(number, names.text, f"a document larger than {size_text(limit)}",
+                    f"raise the bound with {DOCUMENT_OPTION} if it is genuine")
             continue
         line = first.setdefault(doc_id, number)
         if line != number:

@@ -27,6 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evalcore.contract.limits import clipped
+
 #: At most this many errors are kept and printed; all of them are counted.
 MAX_REPORTED = 200
 
@@ -50,7 +52,9 @@ class InputError(BaseModel):
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         text = self.message if self.hint is None else f"{self.message} ({self.hint})"
-        return f"{where}: {self.field}: {text}" if self.field else f"{where}: {text}"
+        text = clipped(text)  # a value quoted whole (a 10 MB id) is cut to its start
+        field = clipped(self.field) if self.field else None
+        return f"{where}: {field}: {text}" if field else f"{where}: {text}"
 
 
 class InputErrors(ValueError):
@@ -257,8 +261,15 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     return match[0] if match else None
 
 
+def validation_messages(exc: ValidationError) -> list[str]:
+    """``field: message`` for every error of a ``ValidationError`` raised on values a person
+    typed (a command-line option, a form), never pydantic's own multi-line text."""
+    return [f"{e.field}: {e.message}" if e.field else e.message
+            for e in validation_errors(exc, file="", line=None, model=None)]
+
+
 def validation_errors(
-    exc: ValidationError, *, file: str, line: int | None, model: type[BaseModel]
+    exc: ValidationError, *, file: str, line: int | None, model: type[BaseModel] | None
 ) -> list[InputError]:
     """Friendly :class:`InputError` s for every error in a pydantic ``ValidationError``."""
     out: list[InputError] = []
@@ -271,8 +282,13 @@ def validation_errors(
         if kind == "missing":
             message = f"missing required field '{loc[-1]}'"
             hint = _EXPECTED.get(_pattern(loc), (None, None))[1]
+        elif kind in ("string_too_long", "too_long") and "max_length" in err.get("ctx", {}):
+            value = err.get("input")
+            size = f"{len(value):,} " if isinstance(value, (str, list)) else ""
+            unit = "items" if isinstance(value, list) else "characters"
+            message = f"at most {err['ctx']['max_length']:,} {unit}, got {size}{unit}"
         elif kind == "extra_forbidden":
-            holder = _model_at(model, loc[:-1])
+            holder = _model_at(model, loc[:-1]) if model is not None else None
             allowed = list(holder.model_fields) if holder else []
             message = f"unknown field '{loc[-1]}'"
             close = suggest(str(loc[-1]), allowed)

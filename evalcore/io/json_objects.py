@@ -3,8 +3,10 @@
 The one loop every JSONL reader shares. Blank lines are skipped (JSONL has no
 comments). JSON is read strictly: a key repeated in one object (plain JSON
 would silently keep the last value), ``NaN``/``Infinity``, a number too large
-for a float (``1e999`` would become infinity) and an integer of more than
-:data:`MAX_INT_DIGITS` digits (Python refuses to convert those) are errors. A line
+for a float (``1e999`` would become infinity), an integer of more than
+:data:`MAX_INT_DIGITS` digits (Python refuses to convert those), a lone UTF-16
+surrogate (``"\\ud800"``: not text, it cannot be stored) is an error naming the
+field (readers of document text refuse a NUL character too: :func:`not_text`). A line
 that is not JSON, is nested too deeply, or is not an object is logged with its
 line number and skipped, so every bad line of a file is reported in one pass.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -93,12 +96,46 @@ def json_kind(value: object) -> str:
 
 
 _FAILED = object()
+#: Escapes that may decode to a lone surrogate (a pair decodes to one character).
+_SUSPECT_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def not_text(value: Any, path: str = "", *, nul: bool = False) -> tuple[str, str, str] | None:
+    """(field path, what is wrong, hint) for the first string holding a lone surrogate (or,
+    with ``nul``, a NUL character), in ``value`` or the values nested in it."""
+    if isinstance(value, str):
+        if nul and "\x00" in value:
+            return path, "holds a NUL character (\\u0000)", "remove it: no text holds one"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return path, (f"holds a lone UTF-16 surrogate (\\u{ord(value[exc.start]):04x} at "
+                          f"character {exc.start + 1}), which is not text"), (
+                "write text as UTF-8 (a character beyond U+FFFF is written as itself or as a "
+                "surrogate pair)")
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = not_text(key, f"{path}.{key}" if path else "key", nul=nul) or not_text(
+                item, f"{path}.{key}" if path else str(key), nul=nul)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if found := not_text(item, f"{path}[{i}]", nul=nul):
+                return found
+    return None
 
 
 def _decode(text: str, number: int | None, log: ErrorLog, hint: str) -> Any:
     """The strict decoding of ``text``, or ``_FAILED`` (the error logged at ``number``)."""
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
+        if _SUSPECT_ESCAPE.search(text) and (bad := not_text(value)):
+            field, message, hint = bad
+            log.add(number, field or None, message, hint)
+            return _FAILED
+        return value
     except json.JSONDecodeError as exc:
         line = number if number is not None else exc.lineno
         log.add(line, None, f"not valid JSON: {exc.msg} (column {exc.colno})", hint)

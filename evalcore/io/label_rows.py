@@ -11,8 +11,12 @@ Rules, checked for every row (all errors are collected, with line and field):
 * ``query_id``, ``unit_id`` and ``annotator`` are non-empty strings (the
   annotator defaults to the importer's default, e.g. ``csv:<file name>``);
 * ``kind`` is ``label`` (default), ``undo`` or ``adjudicate``;
-* ``gain`` is an integer 0..4 after the optional gain map; empty for ``undo``;
-* ``created_at`` (optional) is an ISO-8601 time, kept as given (normalised to UTC ``Z``).
+* ``gain`` is an integer 0..4 after the optional gain map; empty for ``undo``.
+  A gain written as an exact decimal (``1.0``, ``0.000000``, as SMART-converted
+  judgments write them) is its integer, and a note counts them; another
+  decimal (``0.5``) is refused unless the gain map maps it (``--gain-map 0.5:1``);
+* ``created_at`` (optional) is an ISO-8601 time, kept as given (normalised to UTC ``Z``);
+* ids, annotators and notes are at most as long as :mod:`evalcore.contract.limits` allows.
 
 Duplicates in a snapshot file: the same (query, unit, annotator) twice with the
 same gain is one event and a warning naming both lines; with different gains
@@ -22,14 +26,18 @@ may relabel freely; only byte-identical repeated events are collapsed.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.limits import MAX_ID_CHARS, MAX_KEY_CHARS, MAX_NOTE_CHARS, too_long
 from evalcore.io.clock import to_iso
 from evalcore.io.errors import ErrorLog, show_value
+from evalcore.io.trec_format import decimal_gain_note, gain_number
 
 KINDS = ("label", "undo", "adjudicate")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -58,27 +66,55 @@ class LabelRows:
     rows: list[LabelRow]
     warnings: list[str] = field(default_factory=list)
     is_log: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class GainNotes:
+    """Counts the gains of one file written as exact decimals (``1.0``), for its note."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.decimals: Counter[str] = Counter()
+
+    def lines(self) -> list[str]:
+        note = decimal_gain_note(self.name, self.decimals)
+        return [note] if note else []
 
 
 def parse_gain(
-    value: object, gain_map: Mapping[int, int] | None, *, text: bool = True
+    value: object, gain_map: Mapping[float, int] | None, *, text: bool = True,
+    notes: GainNotes | None = None,
 ) -> tuple[int | None, str | None, str | None]:
-    """(gain, error message, hint) for a gain given as CSV text or (``text=False``) a JSON int."""
-    raw: int | None = None
+    """(gain, error message, hint) for a gain given as CSV text or (``text=False``) a JSON
+    number; an exact decimal written is counted in ``notes``."""
+    raw: int | float | None = None
+    written = ""
     if isinstance(value, bool):
         raw = None
     elif isinstance(value, int):
         raw = value
-    elif text and isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-        raw = int(value.strip())
+    elif isinstance(value, float) and math.isfinite(value):
+        raw, written = (int(value) if value.is_integer() else value), repr(value)
+    elif text and isinstance(value, str):
+        token = value.strip()
+        raw = int(token) if _INTEGER.fullmatch(token) else gain_number(token)
+        written = token if "." in token else ""
     if raw is None:
         return None, f"must be an integer 0..4, got {show_value(value)}", "gains are integers 0..4"
     gain = (gain_map or {}).get(raw, raw)
-    if 0 <= gain <= MAX_GAIN:
-        return gain, None, None
-    if gain_map and raw in gain_map:
-        return None, f"gain {raw} is mapped to {gain}, outside 0..4", None
-    return None, f"gain {raw} is outside 0..4", f"map it with --gain-map '{raw}:N' (N in 0..4)"
+    if isinstance(gain, float):
+        return None, f"gain {raw} is not an integer", f"map it with --gain-map '{raw}:N' (N in 0..4)"
+    if not 0 <= gain <= MAX_GAIN:
+        if gain_map and raw in gain_map:
+            return None, f"gain {raw} is mapped to {gain}, outside 0..4", None
+        digits = str(raw)
+        if len(digits.lstrip("+-")) > 18:  # no gain map can name it
+            return None, f"gain {digits[:20]}... ({len(digits)} digits) is outside 0..4", \
+                "gains are integers 0..4"
+        return None, f"gain {raw} is outside 0..4", f"map it with --gain-map '{raw}:N' (N in 0..4)"
+    if written and notes is not None and not isinstance(raw, float):
+        notes.decimals[written] += 1
+    return gain, None, None
 
 
 def normalise_time(value: str) -> str | None:
@@ -95,8 +131,9 @@ def build_row(
     line: int,
     log: ErrorLog,
     default_annotator: str,
-    gain_map: Mapping[int, int] | None,
+    gain_map: Mapping[float, int] | None,
     text: bool = True,
+    notes: GainNotes | None = None,
 ) -> LabelRow | None:
     """Validate one record (CSV cells, ``text=True``, or a JSON object); log errors, return None."""
     ok = True
@@ -106,6 +143,9 @@ def build_row(
         if not isinstance(value, str) or not value.strip():
             log.add(line, name, f"must be a non-empty string, got {show_value(value)}")
             ok = False
+        elif problem := too_long(value.strip(), MAX_ID_CHARS, "an id"):
+            log.add(line, name, problem)
+            ok = False
         else:
             values[name] = value.strip()
     annotator = record.get("annotator")
@@ -113,6 +153,9 @@ def build_row(
         annotator = default_annotator
     if not isinstance(annotator, str) or not annotator.strip():
         log.add(line, "annotator", f"must be a non-empty string, got {show_value(annotator)}")
+        ok = False
+    elif problem := too_long(annotator.strip(), MAX_KEY_CHARS, "an annotator"):
+        log.add(line, "annotator", problem)
         ok = False
     kind = record.get("kind") or "label"
     if kind not in KINDS:
@@ -125,7 +168,7 @@ def build_row(
             log.add(line, "gain", "must be empty for an undo event", "an undo cancels a label")
             ok = False
     else:
-        gain, problem, hint = parse_gain(gain_value, gain_map, text=text)
+        gain, problem, hint = parse_gain(gain_value, gain_map, text=text, notes=notes)
         if problem is not None:
             log.add(line, "gain", problem, hint)
             ok = False
@@ -145,6 +188,9 @@ def build_row(
     for name, value in (("note", note), ("source", source)):
         if value is not None and not isinstance(value, str):
             log.add(line, name, f"must be a string, got {show_value(value)}")
+            ok = False
+        elif value is not None and (problem := too_long(value, MAX_NOTE_CHARS, f"a {name}")):
+            log.add(line, name, problem)
             ok = False
     if not ok:
         return None

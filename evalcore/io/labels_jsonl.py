@@ -14,7 +14,7 @@ from os import PathLike
 
 from evalcore.io.errors import ErrorLog, suggest
 from evalcore.io.json_objects import json_objects
-from evalcore.io.label_rows import LabelRow, LabelRows, build_row, deduplicate
+from evalcore.io.label_rows import GainNotes, LabelRow, LabelRows, build_row, deduplicate
 from evalcore.io.text_lines import SourceText, read_source
 
 FIELDS = (
@@ -46,6 +46,7 @@ def parse_labels_jsonl(
     log.extend(source.errors)
     rows: list[LabelRow] = []
     is_log = False
+    notes = GainNotes(source.name)
     for number, obj in json_objects(source, log):
         for key in obj:
             if key not in FIELDS:
@@ -63,6 +64,7 @@ def parse_labels_jsonl(
             default_annotator=default_annotator,
             gain_map=gain_map,
             text=False,
+            notes=notes,
         )
         if row is not None:
             rows.append(row)
@@ -72,4 +74,4 @@ def parse_labels_jsonl(
     warnings: list[str] = []
     kept = deduplicate(rows, is_log=is_log, log=log, warnings=warnings)
     log.raise_if_any()
-    return LabelRows(source.name, kept, warnings, is_log)
+    return LabelRows(source.name, kept, warnings, is_log, [*source.notes(), *notes.lines()])

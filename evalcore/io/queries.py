@@ -2,9 +2,13 @@
 
 * JSONL/TSV/CSV (:mod:`evalcore.io.records`): fields named by the caller
   (defaults ``id``, ``text``, ``description``, ``narrative``; the last two are
-  optional and form the query's information need).
+  optional and form the query's information need). A TSV/CSV file without a
+  header (``qid<TAB>text``, as MS MARCO, ColBERT and Pyserini ship queries) is
+  read as ``id, text`` and a note says so (:class:`~evalcore.io.records.Layout`).
 * TREC topics: :mod:`evalcore.io.trec_topics` (title -> text, desc ->
   description, narr -> narrative).
+
+Any of them may be gzip, bzip2 or xz compressed (:mod:`evalcore.io.decompress`).
 
 A **query map** (``--query-map FILE``) renames ids: a classic collection may
 number its queries 1..225 in the topics file and differently in its judgments.
@@ -21,11 +25,11 @@ from os import PathLike
 from pathlib import Path
 from typing import Literal
 
+from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.documents import DOCUMENT_FORMATS, resolve_format
 from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
-from evalcore.io.records import TableFormat, records, text_field
+from evalcore.io.records import AUTO, Layout, TableFormat, records, text_field
 from evalcore.io.text_lines import SourceText, numbered_lines, read_source
-from evalcore.io.trec_docs import read_text_file
 from evalcore.io.trec_topics import parse_trec_topics
 
 QueryFormat = Literal["auto", "jsonl", "tsv", "csv", "trec"]
@@ -54,18 +58,28 @@ class QueryRecord:
 
 
 def read_queries(
-    path: str | PathLike[str], fmt: QueryFormat = "auto", fields: QueryFields | None = None
+    path: str | PathLike[str], fmt: QueryFormat = "auto", fields: QueryFields | None = None,
+    *, layout: Layout = AUTO, limits: ReadLimits = DEFAULT_LIMITS,
+    notes: list[str] | None = None,
 ) -> tuple[str, list[QueryRecord]]:
-    """(file name, queries) of a query file; raise InputErrors with every error."""
+    """(file name, queries) of a query file; raise InputErrors with every error.
+
+    How the file was read (without a header, decompressed) is added to ``notes``.
+    """
     name = str(path)
     chosen = resolve_format(fmt, Path(name).name)
-    return name, parse_queries(read_text_file(Path(name)), chosen, fields)
+    return name, parse_queries(read_source(Path(name), limits=limits), chosen, fields,
+                               layout=layout, notes=notes)
 
 
 def parse_queries(
-    source: SourceText, fmt: str, fields: QueryFields | None = None
+    source: SourceText, fmt: str, fields: QueryFields | None = None, *,
+    layout: Layout = AUTO, notes: list[str] | None = None,
 ) -> list[QueryRecord]:
-    """Queries from decoded text; raise InputErrors with every error."""
+    """Queries from decoded text; raise InputErrors with every error (notes as
+    :func:`read_queries`)."""
+    if notes is not None:
+        notes.extend(source.notes())
     log = ErrorLog(source.name)
     if fmt == "trec":
         topics = parse_trec_topics(source, log)
@@ -76,7 +90,8 @@ def parse_queries(
     out: list[QueryRecord] = []
     first: dict[str, int] = {}
     table: TableFormat = fmt  # type: ignore[assignment]
-    for number, record in records(source, table, log, needed=(names.id, names.text)):
+    for number, record in records(source, table, log, needed=(names.id, names.text),
+                                  layout=layout, notes=notes):
         qid = text_field(record, names.id, number, log, required=True, identifier=True)
         text = text_field(record, names.text, number, log, required=True)
         desc = text_field(record, names.description, number, log, required=False)

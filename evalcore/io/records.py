@@ -1,91 +1,186 @@
-"""Records with named fields: JSONL objects or the rows of a TSV/CSV file with a header.
+"""Records with named fields: JSONL objects or the rows of a TSV/CSV file, with or without a header.
 
 Shared by the document and query readers (:mod:`evalcore.io.documents`,
 :mod:`evalcore.io.queries`), whose field names are configurable
 (``--id-field``, ``--text-field``, ...):
 
 * **JSONL**: one object per line, read strictly (:mod:`evalcore.io.json_objects`:
-  repeated keys, NaN, huge numbers are errors);
-* **TSV**: a header line naming the columns, then one record per line, cells
-  separated by tabs (no quoting: a tab or a line break cannot be in a cell);
-* **CSV**: a header line, then one record per line (RFC 4180 quoting; a quoted
-  cell may hold commas and quotes but not line breaks).
+  repeated keys, NaN, huge numbers and lone surrogates are errors; a NUL
+  character in a field is an error too);
+* **TSV**: one record per line, cells separated by tabs (no quoting: a tab or
+  a line break cannot be in a cell; quotes are text);
+* **CSV**: RFC 4180 (:mod:`evalcore.io.csv_records`): a quoted cell may hold
+  commas, quotes and line breaks; a record's line is the line it starts on.
+
+**Header or not** (:class:`Layout`). By default the first row is a header
+naming the columns. Collections often ship without one (MS MARCO, ColBERT and
+Pyserini queries are ``qid<TAB>text``): when the first row names none of the
+needed columns, has exactly as many cells as the reader's headerless columns
+(``id, text``) and does not look like a header of other names (``qid``,
+``query``, ...), the file is read without a header, and a note says so
+("read as id<TAB>text without a header"). ``--no-header`` chooses that
+reading; ``--columns id,title,text`` names the columns of a headerless file
+(``-`` skips a column).
 
 Every error is logged with file, line and field; reading continues so a file is
 fixed in one pass. A value must be a string (JSON numbers are not ids: ``1``
-and ``1.0`` would be the same number but different ids).
+and ``1.0`` would be the same number but different ids); an id is at most
+:data:`~evalcore.contract.limits.MAX_ID_CHARS` characters.
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from evalcore.contract.limits import MAX_ID_CHARS, too_long
+from evalcore.io.csv_records import csv_records
 from evalcore.io.errors import ErrorLog, show_value
 from evalcore.io.json_objects import json_objects
 from evalcore.io.text_lines import SourceText, numbered_lines
 
 TableFormat = Literal["jsonl", "tsv", "csv"]
 
+#: First-row cells that name a column (any case): such a row is a header, never data.
+HEADER_WORDS = frozenset({
+    "id", "_id", "qid", "query_id", "queryid", "query-id", "query", "topic", "topic_id",
+    "question", "text", "title", "body", "contents", "content", "passage", "docid", "doc_id",
+    "doc-id", "pid", "did", "document", "url", "corpus-id", "corpus_id", "score", "narrative",
+    "description",
+})
+#: A ``--columns`` entry that skips its column.
+SKIP = "-"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a TSV/CSV file is laid out: ``header`` True (a header row), False (none) or None
+    (tell from the first row); ``columns``: the names of a headerless file's columns
+    (None: the reader's default, e.g. ``id, text``)."""
+
+    header: bool | None = None
+    columns: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_options(cls, no_header: bool, columns: str | None) -> Layout:
+        """The layout of ``--no-header`` / ``--columns a,b,c``."""
+        if columns is None:
+            return cls(header=False if no_header else None)
+        names = tuple(c.strip() for c in columns.split(","))
+        if not all(names) or len(set(n for n in names if n != SKIP)) != len(
+                [n for n in names if n != SKIP]):
+            raise ValueError(f"--columns {show_value(columns)}: give distinct column names "
+                             "separated by commas, e.g. id,text (- skips a column)")
+        return cls(header=False, columns=names)
+
+
+AUTO = Layout()
+
 
 def records(
-    source: SourceText, fmt: TableFormat, log: ErrorLog, *, needed: tuple[str, ...]
+    source: SourceText,
+    fmt: TableFormat,
+    log: ErrorLog,
+    *,
+    needed: tuple[str, ...],
+    headerless: tuple[str, ...] | None = None,
+    layout: Layout = AUTO,
+    notes: list[str] | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, record)`` for every well-formed record; log the rest.
 
     ``needed`` are the field names a table's header must hold (JSONL objects
-    are checked field by field by the caller).
+    are checked field by field by the caller); ``headerless`` the columns of a
+    file without a header (default ``needed``). How a table was read is added
+    to ``notes`` when it had no header.
     """
     log.extend(source.errors)
     if fmt == "jsonl":
         yield from json_objects(source, log)
         return
-    lines = numbered_lines(source.text, comments=False)
-    first = next(lines, None)
+    rows = _rows(source.text, fmt, log)
+    first = next(rows, None)
     if first is None:
         log.add(None, None, "empty file: no header and no records",
                 f"the first line names the columns, e.g. {_join(fmt, needed)}")
         return
-    number, text = first
-    header = _cells(text, fmt)
-    if header is None:
-        log.add(number, "header", "the header is not a valid CSV line")
+    number, cells = first
+    default = headerless or needed
+    chosen = _columns(cells, number, fmt, log, needed, default, layout, source.name, notes)
+    if chosen is None:
         return
-    header = [c.strip() for c in header]
-    missing = [n for n in needed if n not in header]
-    for name in missing:
-        log.add(number, "header", f"no column named '{name}' (columns: {show_value(header)})",
-                f"the first line names the columns, e.g. {_join(fmt, needed)}; or choose the "
-                "column with --id-field / --text-field")
-    repeated = sorted({c for c in header if header.count(c) > 1})
-    for name in repeated:
-        log.add(number, "header", f"column '{name}' appears twice")
-    if missing or repeated:
-        return
-    for number, text in lines:
-        cells = _cells(text, fmt)
-        if cells is None:
-            log.add(number, None, "not a valid CSV line (unbalanced quotes)")
-            continue
+    if chosen is _HEADER_READ:
+        header = [c.strip() for c in cells]
+    else:
+        rows = _chain(first, rows)
+        header = list(chosen)
+    hint = "quote cells that hold commas" if fmt == "csv" else "cells cannot hold tabs"
+    for number, cells in rows:
         if len(cells) != len(header):
-            hint = "quote cells that hold commas" if fmt == "csv" else "cells cannot hold tabs"
             log.add(number, None, f"expected {len(header)} cells, got {len(cells)}", hint)
             continue
-        yield number, dict(zip(header, cells, strict=True))
+        yield number, {name: cell for name, cell in zip(header, cells, strict=True)
+                       if name != SKIP}
+
+
+#: What :func:`_columns` returns when the first row is the header.
+_HEADER_READ = ("<header>",)
+
+
+def _columns(cells: list[str], number: int, fmt: TableFormat, log: ErrorLog,
+             needed: tuple[str, ...], default: tuple[str, ...], layout: Layout, name: str,
+             notes: list[str] | None) -> tuple[str, ...] | None:
+    """The columns of a headerless file, ``_HEADER_READ`` when ``cells`` is the header
+    (checked), or None (logged)."""
+    if layout.header is False:
+        columns = layout.columns or default
+        missing = [n for n in needed if n not in columns]
+        if missing:
+            log.add(None, "columns", f"--columns names no column '{missing[0]}' "
+                    f"(given: {', '.join(columns)})", f"name the columns, e.g. {', '.join(needed)}")
+            return None
+        _note(notes, name, fmt, columns, "as asked")
+        return columns
+    header = [c.strip() for c in cells]
+    named = [n for n in needed if n in header]
+    if layout.header is None and not named and len(cells) == len(default) \
+            and not any(c.lower() in HEADER_WORDS for c in header):
+        _note(notes, name, fmt, default, f"its first line names no column '{needed[0]}'")
+        return default
+    missing = [n for n in needed if n not in header]
+    for field in missing:
+        log.add(number, "header", f"no column named '{field}' (columns: {show_value(header)})",
+                f"the first line names the columns, e.g. {_join(fmt, needed)}; choose the column "
+                "with --id-field / --text-field, or read a file without a header with "
+                "--no-header or --columns")
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    for field in repeated:
+        log.add(number, "header", f"column '{field}' appears twice")
+    return None if missing or repeated else _HEADER_READ
+
+
+def _note(notes: list[str] | None, name: str, fmt: TableFormat, columns: tuple[str, ...],
+          why: str) -> None:
+    if notes is not None:
+        notes.append(f"{name}: read as {_join(fmt, columns)} without a header ({why}; give "
+                     "--columns, or add a header line, to read it otherwise)")
+
+
+def _chain(first: tuple[int, list[str]],
+           rest: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str]]]:
+    yield first
+    yield from rest
+
+
+def _rows(text: str, fmt: TableFormat, log: ErrorLog) -> Iterator[tuple[int, list[str]]]:
+    if fmt == "csv":
+        return csv_records(text, log)
+    return ((number, line.split("\t")) for number, line in numbered_lines(text, comments=False))
 
 
 def _join(fmt: TableFormat, names: tuple[str, ...]) -> str:
     return ("\t" if fmt == "tsv" else ",").join(names).replace("\t", "<TAB>")
-
-
-def _cells(text: str, fmt: TableFormat) -> list[str] | None:
-    if fmt == "tsv":
-        return text.split("\t")
-    try:
-        return next(csv.reader([text], strict=True))
-    except (csv.Error, StopIteration):
-        return None
 
 
 def text_field(
@@ -104,12 +199,16 @@ def text_field(
         log.add(number, name, f"must be a string, got {show_value(value)}",
                 "write ids and text as JSON strings")
         return None
+    if "\x00" in value:
+        log.add(number, name, "holds a NUL character (\\u0000)", "remove it: no text holds one")
+        return None
     if identifier:
         value = value.strip()
         if not value:
             log.add(number, name, "must not be empty")
             return None
-        if len(value) > 1024:
-            log.add(number, name, f"an id of {len(value):,} characters (at most 1,024)")
+        problem = too_long(value, MAX_ID_CHARS, "an id")
+        if problem:
+            log.add(number, name, problem)
             return None
     return value

@@ -27,7 +27,8 @@ actual sizes, compression ratio, entry count, safe paths); the manifest must
 name this format and a version this reader knows; every member must be there,
 nothing else may be, and each must match its recorded sha256 and row count;
 every row must have exactly its member's columns with values of the right type
-and range. Every problem is an :class:`~evalcore.io.errors.InputErrors` naming
+and range, and no longer than one document may be (:func:`max_row_bytes`; a
+longer row stops reading at once). Every problem is an :class:`~evalcore.io.errors.InputErrors` naming
 the archive, the member and the line. No SQL here: the store reads and writes
 the rows (:mod:`evalcore.store.study_archive`).
 """
@@ -46,8 +47,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
-from evalcore.io.zip_extract import MAX_UNZIPPED_BYTES, extract_zip
+from evalcore.io.json_objects import not_text
+from evalcore.io.progress import reporter
+from evalcore.io.zip_extract import extract_zip
 
 FORMAT = "relevance-ledger.study-archive"
 #: Written: 2 (organisation members carry their role; the manifest lists what the exporter
@@ -272,6 +276,7 @@ class MemberWriter:
             self._flush()
 
     def _flush(self) -> None:
+        reporter().advance(len(self._pending))
         data = "".join(self._pending).encode("utf-8")
         self._pending.clear()
         self._digest.update(data)
@@ -344,12 +349,16 @@ _REEXPORT = "export the study again with `evalcore export study` and import that
 
 
 def open_archive(path: Path, workdir: Path, *, known_schema: int,
-                 max_unzipped: int = MAX_UNZIPPED_BYTES, signing_key: bytes | None = None,
-                 accept_unsigned: bool = False) -> OpenedArchive:
+                 signing_key: bytes | None = None, accept_unsigned: bool = False,
+                 limits: ReadLimits = DEFAULT_LIMITS) -> OpenedArchive:
     """Unpack the archive at ``path`` into ``workdir`` and check it (see the module docstring):
-    its signature first when ``signing_key`` is given."""
+    its signature first when ``signing_key`` is given.
+
+    ``limits`` bound what the zip unpacks to and each member's rows (a row holds
+    at most one document: :func:`max_row_bytes`).
+    """
     name = path.name
-    extract_zip(path, name, workdir, max_unzipped=max_unzipped,
+    extract_zip(path, name, workdir, max_unzipped=limits.max_unpacked_bytes,
                 hint="give a study archive written by `evalcore export study`")
     manifest_path = workdir / MANIFEST
     if not manifest_path.is_file():
@@ -371,9 +380,10 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
                  for m in sorted((present | listed) - expected)]
     if problems:
         raise InputErrors([InputError(file=name, message=p, hint=_REEXPORT) for p in problems])
+    reporter().stage(f"checking {name}", sum(e.rows for e in manifest.members.values()), "rows")
     for member in MEMBERS:
         _check_member(name, workdir / member, member, manifest.members[member],
-                      member_columns(member, manifest.format_version))
+                       member_columns(member, manifest.format_version), max_row_bytes(limits))
     return OpenedArchive(name, workdir, manifest, origin)
 
 
@@ -424,6 +434,12 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
                          note=f"the archive's origin is verified: signed with key {mine}")
 
 
+def max_row_bytes(limits: ReadLimits) -> int:
+    """The longest member row read: one document, JSON-escaped (a control character takes six
+    bytes), with its other columns."""
+    return 6 * limits.max_document_bytes + 64 * 1024
+
+
 def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -451,7 +467,7 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
 
 
 def _check_member(name: str, path: Path, member: str, entry: MemberEntry,
-                  columns: tuple[Column, ...]) -> None:
+                  columns: tuple[Column, ...], max_row: int) -> None:
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as stream:
@@ -463,14 +479,28 @@ def _check_member(name: str, path: Path, member: str, entry: MemberEntry,
                           f"the manifest's {entry.sha256[:16]}... ({entry.bytes:,} bytes): the "
                           "member was altered or damaged after export", _REEXPORT, member=member)
     log = ErrorLog(f"{name}:{member}")
+    progress = reporter()
     rows = 0
-    with path.open(encoding="utf-8", errors="strict") as stream:
-        try:
-            for number, line in enumerate(stream, start=1):
-                rows += 1
-                _check_row(log, f"{name}:{member}", number, line, columns)
-        except UnicodeDecodeError as exc:
-            log.append(InputError(file=f"{name}:{member}", message=f"not UTF-8: {exc}"))
+    with path.open("rb") as stream:
+        number = 0
+        while raw := stream.readline(max_row + 1):
+            number += 1
+            if len(raw) > max_row:
+                raise _fail(name, f"a row longer than {max_row:,} bytes: larger than one "
+                                  "document may be; reading stopped here",
+                            f"raise the bound with {DOCUMENT_OPTION} if the archive is genuine",
+                            member=member, line=number)
+            rows += 1
+            if not rows % 10_000:
+                progress.advance(10_000)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                log.append(InputError(file=f"{name}:{member}", line=number,
+                                      message=f"not UTF-8: {str(exc)[:200]}"))
+                continue
+            _check_row(log, f"{name}:{member}", number, line, columns)
+    progress.advance(rows % 10_000)
     if rows != entry.rows:
         log.append(InputError(file=f"{name}:{member}", message=(
             f"{rows:,} row(s), the manifest says {entry.rows:,}"), hint=_REEXPORT))
@@ -485,6 +515,9 @@ def _check_row(log: ErrorLog, where: str, number: int, line: str,
         record = json.loads(line)
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         log.append(InputError(file=where, line=number, message=f"not a JSON line: {exc}"))
+        return
+    if "\\u" in line and (bad := not_text(record)):
+        log.append(InputError(file=where, line=number, field=bad[0] or None, message=bad[1]))
         return
     if not isinstance(record, dict) or list(record) != [c.name for c in columns]:
         keys = list(record) if isinstance(record, dict) else type(record).__name__

@@ -2,6 +2,11 @@
 
 Rules, the same for every format:
 
+* a file (or an upload) may be gzip, bzip2 or xz compressed, told by its first
+  bytes, and is decompressed as it is read, within the bounds of
+  :mod:`evalcore.io.decompress`;
+* no line may be longer than ``ReadLimits.max_document_bytes`` (one record,
+  one document): reading stops at the first that is, naming its line;
 * input is UTF-8; a leading byte-order mark is dropped;
 * line ends may be LF, CRLF or a lone CR; all become ``\\n``;
 * a line that is not valid UTF-8 is reported as an :class:`~evalcore.io.errors.InputError`
@@ -15,8 +20,8 @@ Rules, the same for every format:
   (e.g. an MS MARCO v2.1 segment ID ``msmarco_v2.1_doc_00_880019750#4_1633802806``)
   is data.
 
-Use :func:`read_source` for a path or :func:`decode_source` for bytes already in
-memory (an upload), then :func:`numbered_lines` to iterate; :func:`stream_lines`
+Use :func:`read_source` for a path or :func:`source_from_bytes` for bytes already in
+memory (an upload; :func:`decode_source` when they are known to be plain text), then :func:`numbered_lines` to iterate; :func:`stream_lines`
 reads a file of any size a line at a time.
 """
 
@@ -24,14 +29,13 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from os import PathLike
-from pathlib import Path
 
+from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits, size_text
+from evalcore.io.decompress import BLOCK, Opened, compression_of, open_input
 from evalcore.io.errors import STOP_AFTER, ErrorLog, InputError, InputErrors
 
 
@@ -42,33 +46,88 @@ class SourceText:
     name: str
     text: str
     errors: list[InputError] = field(default_factory=list)
+    #: "gzip", "bzip2" or "xz" when the input was decompressed while read.
+    compression: str | None = None
+
+    def notes(self) -> list[str]:
+        """How the input was read, for an import's summary (empty for plain text)."""
+        if self.compression is None:
+            return []
+        return [f"{self.name}: {self.compression}-compressed; decompressed while read"]
 
 
-def read_source(path: str | PathLike[str]) -> SourceText:
-    """Read and decode a file (see the module rules).
+def read_source(
+    path: str | PathLike[str], *, limits: ReadLimits = DEFAULT_LIMITS, stage: bool = True
+) -> SourceText:
+    """Read and decode a file (see the module rules); gzip, bzip2 and xz are read by content.
 
     Raises :class:`InputErrors` when the file cannot be read at all (missing,
-    a directory, no permission). Decoding errors do not raise: they are in
-    ``SourceText.errors`` for the reader to report with its own errors.
+    a directory, no permission, damaged compressed data), when it unpacks past
+    ``limits`` (:mod:`evalcore.io.decompress`), or at its first line longer
+    than ``limits.max_document_bytes`` (reading stops there: memory stays
+    bounded). Decoding errors do not raise: they are in ``SourceText.errors``
+    for the reader to report with its own errors.
     """
-    name = str(path)
-    with _reading(name):
-        _refuse_device(path)
-        data = Path(path).read_bytes()
-    return decode_source(data, name)
+    with open_input(path, limits=limits, stage=stage) as opened:
+        data = read_bounded(opened, limits.max_document_bytes)
+    return replace(decode_source(data, opened.name), compression=opened.compression)
 
 
-def _refuse_device(path: str | PathLike[str]) -> None:
-    if is_device(path):
-        raise InputErrors([InputError(
-            file=str(path), message="is a device, not a file (it may never end)",
-            hint="give the path of a file")])
+def source_from_bytes(
+    data: bytes, name: str, *, limits: ReadLimits = DEFAULT_LIMITS
+) -> SourceText:
+    """:func:`read_source` for bytes already in memory (an upload named ``name``)."""
+    if compression_of(data[:8]) is None:
+        _check_lines(data, name, limits.max_document_bytes)
+        return decode_source(data, name)
+    with open_input(data, name, limits=limits) as opened:
+        text = read_bounded(opened, limits.max_document_bytes)
+    return replace(decode_source(text, name), compression=opened.compression)
 
 
 def is_device(path: str | PathLike[str]) -> bool:
     """Is ``path`` a character or block device (``/dev/zero`` never ends)?"""
     mode = os.stat(path).st_mode
     return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
+def read_bounded(opened: Opened, max_line_bytes: int) -> bytes:
+    """Every byte of an opened input; :class:`InputErrors` at the first line longer than
+    ``max_line_bytes`` (read a block at a time, so a huge line is never held whole)."""
+    block = min(BLOCK, max_line_bytes)
+    chunks: list[bytes] = []
+    since = 0  # bytes since the last line end
+    while chunk := opened.stream.read(block):
+        first = chunk.find(b"\n")
+        if first < 0:
+            since += len(chunk)
+        elif since + first <= max_line_bytes:
+            since = len(chunk) - chunk.rfind(b"\n") - 1
+        else:
+            since += first
+        if since > max_line_bytes:
+            line = sum(c.count(b"\n") for c in chunks) + chunk.count(b"\n", 0, max(first, 0)) + 1
+            raise _line_too_long(opened.name, line, max_line_bytes)
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _check_lines(data: bytes, name: str, max_line_bytes: int) -> None:
+    """:class:`InputErrors` at the first line of ``data`` longer than ``max_line_bytes``."""
+    start = 0
+    while len(data) - start > max_line_bytes:
+        end = data.rfind(b"\n", start, start + max_line_bytes + 1)
+        if end < 0:
+            raise _line_too_long(name, data.count(b"\n", 0, start) + 1, max_line_bytes)
+        start = end + 1
+
+
+def _line_too_long(name: str, line: int, limit: int) -> InputErrors:
+    return InputErrors([InputError(
+        file=name, line=line,
+        message=f"a line longer than {size_text(limit)}: one record (one "
+                "document) may not be larger; reading stopped here",
+        hint=f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is")])
 
 
 def decode_source(data: bytes, name: str) -> SourceText:
@@ -132,62 +191,47 @@ def decode_line(chunk: bytes, number: int, name: str) -> tuple[str, InputError |
 
 
 def stream_lines(
-    path: str | PathLike[str], log: ErrorLog, *, max_line_bytes: int
+    path: str | PathLike[str], log: ErrorLog, *, max_line_bytes: int,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> Iterator[tuple[int, str]]:
     """``read_source`` then ``numbered_lines(comments=False)``, a line at a time from the file.
 
-    The same rules and line numbers (BOM, LF/CRLF/CR, blank lines skipped), but
-    the file is never held in memory: decoding errors go to ``log`` as they are
-    met, and a line longer than ``max_line_bytes`` is an error, skipped without
-    being read into memory. Raises :class:`InputErrors` like :func:`read_source`
-    when the file cannot be read at all.
+    The same rules and line numbers (BOM, LF/CRLF/CR, blank lines skipped,
+    compression by content), but the file is never held in memory: decoding
+    errors go to ``log`` as they are met, and a line longer than
+    ``max_line_bytes`` is an error, skipped without being read into memory.
+    Raises :class:`InputErrors` like :func:`read_source` when the file cannot be
+    read at all.
     """
-    name = str(path)
-    with _reading(name):
-        _refuse_device(path)
-        file = open(path, "rb")  # noqa: SIM115 - closed below; the generator owns it
-    with file:
-        number = 0
-        first = True
-        while raw := file.readline(max_line_bytes + 1):
-            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
-                number += 1
-                log.add(number, None, f"line longer than {max_line_bytes:,} bytes",
-                        "one line holds one record; is this the right file?")
-                while raw and not raw.endswith(b"\n"):  # skip the rest of that line
-                    raw = file.readline(max_line_bytes + 1)
-                continue
-            if first and raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8) :]
-            first = False
-            raw = raw[:-1] if raw.endswith(b"\n") else raw
-            raw = raw[:-1] if raw.endswith(b"\r") else raw  # CRLF
-            for chunk in raw.split(b"\r"):  # a lone CR ends a line too
-                number += 1
-                text, error = decode_line(chunk, number, name)
-                if error is not None:
-                    log.append(error)
-                elif text.strip():
-                    yield number, text
+    with open_input(path, limits=limits) as opened:
+        yield from _lines_of(opened, log, max_line_bytes)
 
 
-@contextmanager
-def _reading(name: str) -> Iterator[None]:
-    """A file that cannot be opened or read, as the :class:`InputErrors` naming it."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise InputErrors(
-            [InputError(file=name, message="file not found", hint="check the path")]
-        ) from None
-    except IsADirectoryError:
-        raise InputErrors(
-            [InputError(file=name, message="is a directory, expected a file")]
-        ) from None
-    except OSError as exc:
-        raise InputErrors(
-            [InputError(file=name, message=f"cannot read file: {exc.strerror or exc}")]
-        ) from None
+def _lines_of(opened: Opened, log: ErrorLog, max_line_bytes: int) -> Iterator[tuple[int, str]]:
+    file, name = opened.stream, opened.name
+    number = 0
+    first = True
+    while raw := file.readline(max_line_bytes + 1):
+        if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+            number += 1
+            log.add(number, None, f"line longer than {max_line_bytes:,} bytes",
+                    f"one line holds one record; is this the right file? ({DOCUMENT_OPTION} "
+                    "raises the bound)")
+            while raw and not raw.endswith(b"\n"):  # skip the rest of that line
+                raw = file.readline(max_line_bytes + 1)
+            continue
+        if first and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8) :]
+        first = False
+        raw = raw[:-1] if raw.endswith(b"\n") else raw
+        raw = raw[:-1] if raw.endswith(b"\r") else raw  # CRLF
+        for chunk in raw.split(b"\r"):  # a lone CR ends a line too
+            number += 1
+            text, error = decode_line(chunk, number, name)
+            if error is not None:
+                log.append(error)
+            elif text.strip():
+                yield number, text
 
 
 def numbered_lines(text: str, *, comments: bool, first_line: int = 1) -> Iterator[tuple[int, str]]:
@@ -218,8 +262,17 @@ def first_line_of(source: SourceText, value: str) -> int | None:
     quotes, so this finds an id in TREC, CSV and JSONL lines alike (an id that
     JSON escapes is not found: None).
     """
-    field = re.compile(r'(?:^|(?<=[\s,"]))' + re.escape(value) + r'(?=[\s,"]|$)')
-    for number, line in numbered_lines(source.text, comments=False):
-        if value in line and field.search(line):
-            return number
+    text = source.text
+    start = text.find(value)
+    while start >= 0:  # (str.find, not a regex: the value may be a 10 MB id)
+        end = start + len(value)
+        before = text[start - 1] if start else "\n"
+        after = text[end] if end < len(text) else "\n"
+        if before in _FIELD_EDGE and after in _FIELD_EDGE:
+            return text.count("\n", 0, start) + 1
+        start = text.find(value, start + 1)
     return None
+
+
+#: What may stand on either side of a field for :func:`first_line_of`.
+_FIELD_EDGE = frozenset(' \t\n\r\x0b\x0c,"')

@@ -34,9 +34,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
+from evalcore.io.csv_records import parse_record
 from evalcore.io.errors import ErrorLog, show_value
 from evalcore.io.json_objects import json_document, json_kind
-from evalcore.io.label_rows import parse_gain
+from evalcore.io.label_rows import GainNotes, parse_gain
 from evalcore.io.records import records
 from evalcore.io.spreadsheet_cells import csv_writer, restore
 from evalcore.io.text_lines import SourceText
@@ -66,6 +67,7 @@ class ToolRatings:
     ratings: list[ToolRating]
     index: str | None = None
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def parse_tool_labels(
@@ -74,12 +76,13 @@ def parse_tool_labels(
     """Validate a judgments file of another tool; raise InputErrors listing every error."""
     log = ErrorLog(source.name)
     out = ToolRatings(source.name, fmt, [])
+    gains = GainNotes(source.name)
     if fmt == "quepid":
-        _quepid(source, log, out, gain_map)
+        _quepid(source, log, out, gain_map, gains)
     else:
         doc = json_document(source, log)
         if doc is not None:
-            (_rre if fmt == "rre" else _rank_eval)(doc, log, out, gain_map)
+            (_rre if fmt == "rre" else _rank_eval)(doc, log, out, gain_map, gains)
     if not out.ratings and not log:
         log.add(None, None, "no rating in the file")
     log.raise_if_any()
@@ -98,6 +101,7 @@ def parse_tool_labels(
                     "keep one of the two")
     log.raise_if_any()
     out.ratings = kept
+    out.notes = [*source.notes(), *gains.lines()]
     return out
 
 
@@ -106,9 +110,12 @@ def _at(name: str, r: ToolRating) -> str:
 
 
 def _quepid(source: SourceText, log: ErrorLog, out: ToolRatings,
-            gain_map: Mapping[int, int] | None) -> None:
+            gain_map: Mapping[float, int] | None, gains: GainNotes) -> None:
     first_line = source.text.lstrip("\n").split("\n", 1)[0]
-    raw = [c.strip() for c in first_line.split(",")]
+    try:
+        raw = [c.strip() for c in parse_record(first_line)]
+    except ValueError:  # not a CSV line: the records' reader names the error
+        raw = [c.strip() for c in first_line.split(",")]
     normal = {c: c.lower().replace(" ", "").replace("_", "") for c in raw}
     chosen: dict[str, str] = {}
     for want, names in _QUEPID_COLUMNS.items():
@@ -127,7 +134,7 @@ def _quepid(source: SourceText, log: ErrorLog, out: ToolRatings,
             if not value:
                 log.add(number, name, "must not be empty")
                 bad = True
-        gain, problem, hint = parse_gain(record[chosen["rating"]], gain_map)
+        gain, problem, hint = parse_gain(record[chosen["rating"]], gain_map, notes=gains)
         if problem is not None:
             log.add(number, "rating", problem, hint)
         if bad or gain is None:
@@ -161,16 +168,16 @@ def _object(value: Any, where: str, log: ErrorLog) -> dict[str, Any] | None:
     return value
 
 
-def _gain(value: Any, where: str, log: ErrorLog, gain_map: Mapping[int, int] | None,
-          *, text: bool = False) -> int | None:
-    gain, problem, hint = parse_gain(value, gain_map, text=text)
+def _gain(value: Any, where: str, log: ErrorLog, gain_map: Mapping[float, int] | None,
+          gains: GainNotes, *, text: bool = False) -> int | None:
+    gain, problem, hint = parse_gain(value, gain_map, text=text, notes=gains)
     if problem is not None:
         log.add(None, where, problem, hint)
     return gain
 
 
 def _rre(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
-         gain_map: Mapping[int, int] | None) -> None:
+         gain_map: Mapping[float, int] | None, gains: GainNotes) -> None:
     index = doc.get("index")
     out.index = index if isinstance(index, str) else None
     groups: list[tuple[str, Any]] = []
@@ -201,7 +208,7 @@ def _rre(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
         for key, value in (docs or {}).items():
             at = f"{where}.relevant_documents[{json.dumps(key, ensure_ascii=False)}]"
             if isinstance(value, list):  # the older shape: gain -> [doc ids]
-                gain = _gain(key, at, log, gain_map, text=True)
+                gain = _gain(key, at, log, gain_map, gains, text=True)
                 for i, item in enumerate(value):
                     doc_id = _string(item, f"{at}[{i}]", log)
                     if gain is not None and doc_id is not None:
@@ -219,7 +226,7 @@ def _rre(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
                 log.add(None, at, "missing 'gain'", 'write {"gain": 2}')
                 continue
             name_of = "gain" if "gain" in rating else "rating"
-            gain = _gain(rating[name_of], f"{at}.{name_of}", log, gain_map)
+            gain = _gain(rating[name_of], f"{at}.{name_of}", log, gain_map, gains)
             if gain is not None:
                 out.ratings.append(ToolRating(at, None, qid, doc_id, gain, text or ""))
 
@@ -236,7 +243,7 @@ def _rre_text(group: dict[str, Any], where: str, log: ErrorLog) -> str | None:
 
 
 def _rank_eval(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
-               gain_map: Mapping[int, int] | None) -> None:
+               gain_map: Mapping[float, int] | None, gains: GainNotes) -> None:
     if "requests" not in doc:
         log.add(None, "requests", "missing", "a _rank_eval body holds requests[] with ratings")
         return
@@ -257,7 +264,7 @@ def _rank_eval(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
             if "rating" not in rating:
                 log.add(None, f"{at}.rating", "missing")
                 continue
-            gain = _gain(rating["rating"], f"{at}.rating", log, gain_map)
+            gain = _gain(rating["rating"], f"{at}.rating", log, gain_map, gains)
             if index is not None:
                 indices.add(index)
             if qid is not None and doc_id is not None and gain is not None:

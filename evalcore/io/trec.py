@@ -67,8 +67,10 @@ from evalcore.io.trec_format import (  # noqa: F401  (QRELS_FIELDS, RUN_FIELDS, 
     INTEGER,
     QRELS_FIELDS,
     RUN_FIELDS,
+    decimal_gain_note,
     gain_hint,
     gain_map_note,
+    gain_number,
     gain_table,
     has_other_whitespace,
     parse_gain_map,
@@ -367,9 +369,11 @@ def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -
     gains = list(map(table.__getitem__, tokens))
     qrels = _group_qrels(source.name, rows, gains)
     if gain_map:
-        mapped = Counter(raw for tok in tokens if (raw := int(tok)) in gain_map)
+        mapped = Counter(raw for tok in tokens if (raw := gain_number(tok)) in gain_map)
         if mapped:
             qrels.notes.append(gain_map_note(source.name, gain_map, mapped))
+    if any("." in tok for tok in table) and (note := decimal_gain_note(source.name, tokens)):
+        qrels.notes.append(note)  # exact decimals (1.0) were read as integers
     return qrels
 
 

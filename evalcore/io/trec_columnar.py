@@ -60,6 +60,7 @@ import numpy as np
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch
 from evalcore.contract.query_order import natural_key
+from evalcore.io.decompress import is_compressed
 from evalcore.io.ties import pairs_in_runs, tied_runs
 from evalcore.io.trec_bytes import (
     Block,
@@ -147,8 +148,8 @@ def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterato
     whole file), each checked (:func:`_check_bytes`) and split into ``width`` fields; or
     decline."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise _Decline("not a regular file")
+        if not stat.S_ISREG(os.stat(path).st_mode) or is_compressed(path):
+            raise _Decline("not a plain regular file")  # (the careful reader decompresses)
         handle = open(path, "rb")  # noqa: SIM115  (closed below)
     except OSError:
         raise _Decline("unreadable") from None
@@ -237,8 +238,8 @@ def _read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int]) -> _Labe
         queries.append(_query_codes(block.words(q), code_of).astype(np.int32))
         local, tokens = distinct(block.words(g))
         rules.update(gain_table(set(tokens).difference(rules), gain_map))
-        if any(isinstance(rules[t], str) for t in tokens):
-            raise _Decline("gain")
+        if any(isinstance(rules[t], str) or "." in t for t in tokens):
+            raise _Decline("gain")  # (decimal gains: the careful reader notes them)
         gains.append(np.asarray([rules[t] for t in tokens], dtype=np.int8)[local])
         docs.append(block.words(d))
         if gain_map:

@@ -1,4 +1,4 @@
-"""TREC document files: ``<DOC> <DOCNO>id</DOCNO> ... </DOC>``, plain or gzip, one file or a folder.
+"""TREC document files: ``<DOC> <DOCNO>id</DOCNO> ... </DOC>``, plain or compressed, a file or a folder.
 
 * Each ``<DOC>...</DOC>`` element is one document; its id is the text of its
   one ``<DOCNO>`` element (surrounding spaces removed).
@@ -11,8 +11,11 @@
   ``</DOC>``, a nested ``<DOC>``, a document with no or two ``<DOCNO>``, an
   empty id and an id repeated (in the same file or another one of the folder,
   naming both places) are errors.
-* A file whose name ends in ``.gz`` is decompressed (at most
-  :data:`MAX_DECOMPRESSED` bytes per file: a decompression bomb is refused).
+* A gzip, bzip2 or xz file (told by its content, whatever its name) is
+  decompressed as it is read, within the bounds of :mod:`evalcore.io.decompress`.
+* Files are read a block at a time and hold at most one document in memory:
+  a document larger than ``ReadLimits.max_document_bytes`` (default 10 MiB)
+  stops reading at once with an error naming its line and ``--max-document-mib``.
 * A folder is read recursively in name order; hidden files are skipped, and a
   file holding no ``<DOC>`` at all (a README of the collection) is skipped with
   a warning. A single file with no ``<DOC>`` is an error.
@@ -23,26 +26,32 @@ name the file and line).
 
 from __future__ import annotations
 
-import gzip
+import codecs
 import html
-import io
 import re
-import zlib
 from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 
+from evalcore.contract.limits import (
+    DEFAULT_LIMITS,
+    DOCUMENT_OPTION,
+    MAX_ID_CHARS,
+    ReadLimits,
+    size_text,
+)
+from evalcore.io.decompress import BLOCK, Opened, open_input
 from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
-from evalcore.io.text_lines import SourceText, decode_source, read_source
+from evalcore.io.progress import reporter
+from evalcore.io.text_lines import SourceText, decode_line
 
-#: Largest decompressed size of one ``.gz`` file (bytes).
-MAX_DECOMPRESSED = 2 * 1024**3
-
-_DOC = re.compile(r"<DOC\s*>(.*?)</DOC\s*>", re.IGNORECASE | re.DOTALL)
 _DOC_OPEN = re.compile(r"<DOC\s*>", re.IGNORECASE)
+_DOC_CLOSE = re.compile(r"</DOC\s*>", re.IGNORECASE)
 _DOCNO = re.compile(r"<DOCNO\s*>(.*?)</DOCNO\s*>", re.IGNORECASE | re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"<[^<>]*>")
+#: How much of a text's end may be the start of a ``<DOC>`` or ``</DOC>`` tag cut by a block.
+_TAG_TAIL = 32
 
 
 class DocumentSet:
@@ -53,10 +62,13 @@ class DocumentSet:
         self.documents: dict[str, tuple[str, str]] = {}
         self.where: dict[str, str] = {}
         self.warnings: list[str] = []
+        self.notes: list[str] = []
         self.files = 0
 
 
-def read_trec_documents(path: str | PathLike[str]) -> DocumentSet:
+def read_trec_documents(
+    path: str | PathLike[str], *, limits: ReadLimits = DEFAULT_LIMITS
+) -> DocumentSet:
     """Read a TREC document file or a folder of them; raise InputErrors with every error."""
     root = Path(path)
     out = DocumentSet(str(root))
@@ -66,10 +78,13 @@ def read_trec_documents(path: str | PathLike[str]) -> DocumentSet:
     if root.is_dir() and not files:
         raise InputErrors([InputError(file=str(root), message="the folder holds no file",
                                       hint="give a folder of TREC <DOC> files")])
+    reporter().stage(f"reading {root.name}", sum(_size(f) for f in files), "B")
+    compressed = 0
     for file in files:
         try:
-            source = read_text_file(file)
-            found = parse_trec_documents(source, out, in_folder=root.is_dir())
+            with open_input(file, limits=limits, stage=False) as opened:
+                found = read_trec_stream(opened, out, in_folder=root.is_dir(), limits=limits)
+                compressed += opened.compression is not None
         except InputErrors as exc:
             errors.extend(exc.errors)
             total += exc.total
@@ -85,7 +100,16 @@ def read_trec_documents(path: str | PathLike[str]) -> DocumentSet:
         raise InputErrors([InputError(file=str(root), message="no <DOC> found",
                                       hint="TREC documents look like <DOC><DOCNO>id</DOCNO> "
                                            "text</DOC>")])
+    if compressed:
+        out.notes.append(f"{root}: {compressed} compressed file(s) decompressed while read")
     return out
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
 
 
 def _files(root: Path) -> list[Path]:
@@ -94,92 +118,219 @@ def _files(root: Path) -> list[Path]:
                                              for part in p.relative_to(root).parts))
 
 
-def read_text_file(file: Path) -> SourceText:
-    """A text file decoded; a ``.gz`` file decompressed first (bounded)."""
-    if file.suffix.lower() != ".gz":
-        return read_source(file)
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise InputErrors([InputError(file=str(file), message=f"cannot read file: "
-                                      f"{exc.strerror or exc}")]) from None
-    return gunzip_source(data, str(file))
+def read_trec_stream(
+    opened: Opened, into: DocumentSet, *, in_folder: bool = False,
+    limits: ReadLimits = DEFAULT_LIMITS,
+) -> int:
+    """Add the documents of one opened file to ``into``, a block at a time; return how many.
+
+    Memory holds one block and at most one document: a document (or a line)
+    larger than ``limits.max_document_bytes`` stops reading at once, naming
+    its line and the option that raises the bound.
+    """
+    log = ErrorLog(opened.name)
+    scanner = _Scanner(opened.name, into, log, limits.max_document_bytes, in_folder)
+    stream = opened.stream
+    rest = b""
+    first = True
+    while True:
+        data = stream.read(BLOCK)
+        cut = data.rfind(b"\n") + 1 if data else len(data)
+        if data and cut == 0:  # no line end in this block: the line goes on
+            rest += data
+            if len(rest) > limits.max_document_bytes:
+                raise scanner.too_large(scanner.line_of_end())
+            continue
+        block = rest + data[:cut] if rest else data[:cut]
+        rest = data[cut:]
+        if first and block.startswith(codecs.BOM_UTF8):
+            block = block[len(codecs.BOM_UTF8):]
+        first = False
+        if block:
+            scanner.feed(_decoded(block, scanner.line, opened.name, log), final=not data)
+        if not data:
+            break
+    return scanner.finish()
 
 
-def gunzip_source(data: bytes, name: str) -> SourceText:
-    """Decompress gzip bytes (at most :data:`MAX_DECOMPRESSED`) and decode them."""
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as stream:
-            text = stream.read(MAX_DECOMPRESSED + 1)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputErrors([InputError(file=name, message=f"not a readable gzip file ({exc})",
-                                      hint="decompress it and check it, or give the plain file")]
-                          ) from None
-    if len(text) > MAX_DECOMPRESSED:
-        raise InputErrors([InputError(
-            file=name, message=f"decompresses to more than {MAX_DECOMPRESSED:,} bytes",
-            hint="split the collection into smaller files")])
-    return decode_source(text, name)
+def _decoded(block: bytes, first_line: int, name: str, log: ErrorLog) -> str:
+    """A block of whole lines as text with ``\\n`` line ends; a line that is not UTF-8 or holds
+    a NUL is logged (with its line number) and blanked."""
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x00" not in block:
+        try:
+            return block.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    lines = []
+    for number, chunk in enumerate(block.split(b"\n"), start=first_line):
+        text, error = decode_line(chunk, number, name)
+        if error is not None:
+            log.append(error)
+        lines.append(text)
+    return "\n".join(lines)
 
 
 def parse_trec_documents(
-    source: SourceText, into: DocumentSet | None = None, *, in_folder: bool = False
+    source: SourceText, into: DocumentSet | None = None, *, in_folder: bool = False,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> int:
-    """Add the documents of one decoded file to ``into``; return how many it held."""
+    """Add the documents of one decoded text to ``into``; return how many it held."""
     out = into if into is not None else DocumentSet(source.name)
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    text = source.text
-    counter = _LineCounter(text)
-    found = 0
-    end = 0
-    for match in _DOC.finditer(text):
-        _gap(text, end, match.start(), counter, log)
-        end = match.end()
-        found += 1
-        line = counter.line(match.start())
-        body = match.group(1)
+    scanner = _Scanner(source.name, out, log, limits.max_document_bytes, in_folder)
+    scanner.feed(source.text, final=True)
+    return scanner.finish()
+
+
+class _Scanner:
+    """Finds ``<DOC>...</DOC>`` elements in text fed a block at a time (see the module rules).
+
+    ``buf`` holds what is not consumed yet: the open document, or the end of
+    a gap that may be the start of a tag cut by the block's end. ``line`` is
+    the line number of ``buf[0]``.
+    """
+
+    def __init__(self, name: str, out: DocumentSet, log: ErrorLog, limit: int,
+                 in_folder: bool) -> None:
+        self.name, self.out, self.log, self.limit, self.in_folder = name, out, log, limit, in_folder
+        self.buf = ""
+        self.line = 1
+        self.in_doc = False
+        self.doc_line = 0
+        self.body_from = 0
+        self.search_from = 0
+        self.gap_logged = False
+        self.held: list[tuple[int, str]] = []  # text outside <DOC> before the first one
+        self.found = 0
+
+    def feed(self, text: str, *, final: bool = False) -> None:
+        buf = self.buf + text if self.buf else text
+        counter = _LineCounter(buf, self.line)
+        pos = 0
+        while True:
+            if not self.in_doc:
+                opened = _DOC_OPEN.search(buf, pos)
+                stop = opened.start() if opened else len(buf) if final else _tail(buf, pos)
+                self._gap(buf, pos, stop, counter)
+                pos = stop
+                if opened is None:
+                    break
+                self.in_doc, self.gap_logged = True, False
+                self.doc_line = counter.line(opened.start())
+                self.body_from = self.search_from = opened.end()
+                pos = opened.start()
+                self._flush_held()
+                continue
+            closed = _DOC_CLOSE.search(buf, self.search_from)
+            if closed is None:
+                if len(buf) - self.body_from > self.limit:
+                    raise self.too_large(self.doc_line)
+                self.search_from = max(self.body_from, len(buf) - _TAG_TAIL)
+                break
+            self._document(buf, self.body_from, closed.start(), counter)
+            self.in_doc = False
+            self.found += 1
+            pos = closed.end()
+        # Keep the unconsumed text only, re-based at ``pos``.
+        self.line = counter.line(pos)
+        self.body_from -= pos
+        self.search_from -= pos
+        self.buf = buf[pos:]
+
+    def finish(self) -> int:
+        if self.in_doc:
+            self.log.add(self.doc_line, "DOC", "a <DOC> without its </DOC>",
+                         "close every <DOC> with </DOC>")
+        if not self.found and not self.log:
+            if self.in_folder:
+                self.out.warnings.append(f"{self.name}: skipped, it holds no <DOC>")
+                return 0
+            self._flush_held()
+            if not self.log:
+                self.log.add(None, None, "no <DOC> found",
+                             "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>")
+        elif self.found:
+            self._flush_held()
+        self.log.raise_if_any()
+        return self.found
+
+    def line_of_end(self) -> int:
+        return self.doc_line if self.in_doc else self.line
+
+    def too_large(self, line: int) -> InputErrors:
+        what = "a <DOC> larger than" if self.in_doc else "a line longer than"
+        return InputErrors([InputError(
+            file=self.name, line=line, field="DOC" if self.in_doc else None,
+            message=f"{what} {size_text(self.limit)} with no </DOC>: "
+                    "one document may not be larger; reading stopped here",
+            hint=f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is")])
+
+    def _gap(self, buf: str, start: int, end: int, counter: _LineCounter) -> None:
+        """Only whitespace may stand between documents (one error per stretch of text)."""
+        if self.gap_logged or start >= end:
+            return
+        gap = buf[start:end]
+        stripped = gap.lstrip()
+        if not stripped:
+            return
+        line = counter.line(start + len(gap) - len(stripped))
+        message = f"text outside any <DOC>: {show_value(stripped.strip()[:40])}"
+        self.gap_logged = True
+        if self.found or not self.in_folder:
+            self.log.add(line, None, message, "the file holds only <DOC>...</DOC> elements")
+        elif len(self.held) < 1:  # a folder's README: an error only if <DOC>s follow
+            self.held.append((line, message))
+
+    def _flush_held(self) -> None:
+        for line, message in self.held:
+            self.log.add(line, None, message, "the file holds only <DOC>...</DOC> elements")
+        self.held.clear()
+
+    def _document(self, buf: str, start: int, end: int, counter: _LineCounter) -> None:
+        line = self.doc_line
+        body = buf[start:end]
+        log, out = self.log, self.out
         nested = _DOC_OPEN.search(body)
         if nested:
-            log.add(counter.line(match.start(1) + nested.start()), "DOC",
+            log.add(counter.line(start + nested.start()), "DOC",
                     f"a <DOC> inside the <DOC> of line {line}",
                     "the document before it lacks its </DOC>")
-            continue
+            return
+        if len(body) > self.limit // 4 and len(body.encode("utf-8")) > self.limit:
+            log.add(line, "DOC", f"a <DOC> larger than {size_text(self.limit)}",
+                    f"raise the bound with {DOCUMENT_OPTION} if it is genuine")
+            return
         numbers = list(_DOCNO.finditer(body))
         if len(numbers) != 1:
             message = "no <DOCNO>...</DOCNO>" if not numbers else (
                 f"{len(numbers)} <DOCNO> elements")
             log.add(line, "DOCNO", f"the document has {message}", "each <DOC> has one <DOCNO>")
-            continue
+            return
         doc_id = plain_text(numbers[0].group(1)).strip()
         if not doc_id:
             log.add(line, "DOCNO", "empty document id")
-            continue
-        if len(doc_id) > 1024:
-            log.add(line, "DOCNO", f"an id of {len(doc_id):,} characters (at most 1,024)")
-            continue
-        here = f"{source.name}:{line}"
+            return
+        if len(doc_id) > MAX_ID_CHARS:
+            log.add(line, "DOCNO", f"an id of {len(doc_id):,} characters (at most "
+                    f"{MAX_ID_CHARS:,})")
+            return
+        here = f"{self.name}:{line}"
         first = out.where.setdefault(doc_id, here)
         if first != here:
             log.add(line, "DOCNO", f"document id {show_value(doc_id)} repeats {first}",
                     "each document id appears once in a collection")
-            continue
+            return
         rest = body[: numbers[0].start()] + " " + body[numbers[0].end():]
         out.documents[doc_id] = ("", plain_text(rest))
-    if found or not in_folder:
-        _gap(text, end, len(text), counter, log)
-    if not found and not log:
-        if in_folder:
-            out.warnings.append(f"{source.name}: skipped, it holds no <DOC>")
-            return 0
-        log.add(None, None, "no <DOC> found",
-                "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>")
-    log.raise_if_any()
-    return found
 
 
-def _gap(text: str, start: int, end: int, counter: _LineCounter, log: ErrorLog) -> None:
-    between_elements(text, start, end, _DOC_OPEN, "DOC", counter.line, log)
+def _tail(buf: str, pos: int) -> int:
+    """Where the possible start of a tag cut by the block's end begins (``len(buf)`` if none)."""
+    cut = buf.rfind("<", max(pos, len(buf) - _TAG_TAIL))
+    return cut if cut >= 0 else len(buf)
 
 
 def between_elements(text: str, start: int, end: int, opener: re.Pattern[str], tag: str,
@@ -213,16 +364,18 @@ def plain_text(markup: str) -> str:
 
 
 class _LineCounter:
-    """1-based line of a text offset, for offsets asked in increasing order (mostly)."""
+    """The line of a text offset (``first`` is the text's first line), for offsets asked in
+    increasing order (mostly)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, first: int = 1) -> None:
         self.text = text
+        self.first = first
         self.pos = 0
-        self.number = 1
+        self.number = first
 
     def line(self, offset: int) -> int:
         if offset < self.pos:
-            return self.text.count("\n", 0, offset) + 1
+            return self.text.count("\n", 0, offset) + self.first
         self.number += self.text.count("\n", self.pos, offset)
         self.pos = offset
         return self.number

@@ -9,7 +9,8 @@ the error log nor the report models (pydantic), so the columnar path starts fast
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from evalcore.contract.gains import MAX_GAIN
 
@@ -22,6 +23,19 @@ _OTHER_WHITESPACE = re.compile(
 )
 #: An integer as trec_eval's ``atol`` reads one (ASCII digits); 18 digits at most.
 INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+#: A gain written as a decimal (``1.0``, ``0.000000``, ``.5``), as SMART-converted judgments are.
+DECIMAL = re.compile(r"[+-]?(?:[0-9]{1,18}\.[0-9]{0,18}|\.[0-9]{1,18})")
+
+
+def gain_number(token: str) -> int | float | None:
+    """The number a gain token writes: an int for ``2`` and for an exact decimal such as
+    ``2.0`` or ``0.000000``, a float for ``0.5``, None for anything else."""
+    if INTEGER.fullmatch(token):
+        return int(token)
+    if DECIMAL.fullmatch(token):
+        value = float(token)
+        return int(value) if value.is_integer() else value
+    return None
 
 
 def run_notes(name: str, tags: Sequence[str], extra_column_lines: int = 0) -> list[str]:
@@ -50,18 +64,24 @@ def gain_map_note(name: str, gain_map: Mapping[int, int], mapped: Mapping[int, i
     return f"{name}: gain map applied: {applied}"
 
 
-def gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int | str]:
-    """Each distinct gain token -> its gain, or -> an error message."""
+def gain_table(tokens: set[str], gain_map: Mapping[float, int]) -> dict[str, int | str]:
+    """Each distinct gain token -> its gain, or -> an error message.
+
+    An exact decimal (``1.0``, ``0.000000``) is its integer; another decimal
+    (``0.5``) is refused unless the gain map maps it (``--gain-map 0.5:1``).
+    """
     out: dict[str, int | str] = {}
     for tok in tokens:
-        if not INTEGER.fullmatch(tok):
+        raw = gain_number(tok)
+        if raw is None:
             long = INTEGER.fullmatch(tok[:18]) and tok.lstrip("+-").isdigit() and tok.isascii()
             out[tok] = (f"gain {tok[:20]}... ({len(tok)} digits) is outside 0..4" if long
                         else f"must be an integer, got '{tok[:40]}'")
             continue
-        raw = int(tok)
         gain = gain_map.get(raw, raw)
-        if 0 <= gain <= MAX_GAIN:
+        if isinstance(gain, float):
+            out[tok] = f"gain {tok} is not an integer"
+        elif 0 <= gain <= MAX_GAIN:
             out[tok] = gain
         elif raw in gain_map:
             out[tok] = f"gain {raw} is mapped to {gain}, outside 0..4"
@@ -71,22 +91,37 @@ def gain_table(tokens: set[str], gain_map: Mapping[int, int]) -> dict[str, int |
 
 
 def gain_hint(token: str) -> str:
-    if INTEGER.fullmatch(token):
-        return f"map it with --gain-map '{int(token)}:N', N in 0..4"
+    raw = gain_number(token)
+    if raw is not None:
+        return f"map it with --gain-map '{raw}:N', N in 0..4"
     return "gains are integers 0..4"
 
 
-def parse_gain_map(spec: str) -> dict[int, int]:
-    """Parse ``"-1:0,5:4"`` into ``{-1: 0, 5: 4}``; raise ValueError with what is wrong."""
-    out: dict[int, int] = {}
+def decimal_gain_note(name: str, tokens: Mapping[str, int] | Iterable[str]) -> str | None:
+    """The note on the gains written as exact decimals (``1.0``) among ``tokens`` (or rows per
+    token), or None when there is none."""
+    counts = tokens if isinstance(tokens, Mapping) else Counter(t for t in tokens if "." in t)
+    exact = {t: n for t, n in counts.items() if "." in t and isinstance(gain_number(t), int)}
+    if not exact:
+        return None
+    read = ", ".join(f"{tok} -> {gain_number(tok)} ({n} rows)" for tok, n in exact.items())
+    return f"{name}: gains written as decimals read as their integers: {read}"
+
+
+def parse_gain_map(spec: str) -> dict[float, int]:
+    """Parse ``"-1:0,5:4,0.5:1"`` into ``{-1: 0, 5: 4, 0.5: 1}``; raise ValueError with what is
+    wrong. A source may be a decimal gain (SMART-converted judgments write ``0.5``)."""
+    out: dict[float, int] = {}
     for part in spec.split(","):
         part = part.strip()
         if not part:
             continue
         raw, sep, mapped = part.partition(":")
-        if not sep or not INTEGER.fullmatch(raw.strip()) or not INTEGER.fullmatch(mapped.strip()):
-            raise ValueError(f"'{part}' is not FROM:TO with integers, e.g. '-1:0,5:4'")
-        src, dst = int(raw), int(mapped)
+        source = gain_number(raw.strip())
+        if not sep or source is None or not INTEGER.fullmatch(mapped.strip()):
+            raise ValueError(f"'{part[:60]}' is not FROM:TO with integers (FROM may be a "
+                             "decimal gain), e.g. '-1:0,5:4,0.5:1'")
+        src, dst = source, int(mapped)
         if not 0 <= dst <= MAX_GAIN:
             raise ValueError(f"'{part}' maps to {dst}; gains must be mapped into 0..4")
         if src in out and out[src] != dst:

@@ -9,9 +9,10 @@ limits below in disk, memory and time, never what it claims or hides:
   letter, NUL byte or link), must not be encrypted and must use a compression
   method Python can read (stored, deflate, bzip2, lzma);
 * while an entry is copied (1 MiB at a time) the bytes actually produced are
-  counted: more than it declared, more than ``max_unzipped`` in total, or more
-  than :data:`MAX_RATIO` times its compressed size (a zip bomb) stops the
-  extraction at once;
+  counted by the unpacking budget every decompressing reader shares
+  (:class:`evalcore.io.decompress.UnpackBudget`): more than it declared, more
+  than ``max_unzipped`` in total, or more than :data:`MAX_RATIO` times its
+  compressed size (a zip bomb) stops the extraction at once;
 * a corrupt entry (bad CRC, truncated data) is an error naming the entry.
 
 Every refusal is an :class:`~evalcore.io.errors.InputErrors` naming the upload
@@ -28,17 +29,22 @@ import zlib
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 
+from evalcore.contract.limits import (
+    MAX_UNPACK_RATIO,
+    MAX_UNPACKED_BYTES,
+    ReadLimits,
+)
+from evalcore.io.decompress import BLOCK, UnpackBudget
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.progress import reporter
 
 #: Largest total uncompressed size accepted (bytes), declared or actual.
-MAX_UNZIPPED_BYTES = 2 * 1024**3
+MAX_UNZIPPED_BYTES = MAX_UNPACKED_BYTES
 #: Largest number of entries in a zip.
 MAX_ZIP_MEMBERS = 10_000
 #: Largest uncompressed/compressed ratio of an entry (text compresses 3-10x; bombs 1000x).
-MAX_RATIO = 100
-#: Entries smaller than this may have any ratio (a small file of blanks compresses well).
-RATIO_FREE_BYTES = 1024 * 1024
-CHUNK = 1024 * 1024
+MAX_RATIO = MAX_UNPACK_RATIO
+CHUNK = BLOCK
 
 _SUPPORTED = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 _ENCRYPTED_FLAG = 0x1
@@ -54,7 +60,11 @@ class _Extraction:
     def __init__(self, name: str, max_unzipped: int) -> None:
         self.name = name
         self.max_unzipped = max_unzipped
-        self.total = 0
+        self.progress = reporter()
+        self.budget = UnpackBudget(name, ReadLimits(max_unpacked_bytes=max_unzipped),
+                                   bomb="a zip bomb",
+                                   advice="if it is genuine, unzip it and import the folder "
+                                          "from the command line")
 
     def fail(self, message: str, hint: str | None = None) -> InputErrors:
         return InputErrors([InputError(file=self.name, message=message, hint=hint)])
@@ -78,12 +88,8 @@ class _Extraction:
                 raise self.fail(f"zip entry {entry!r} uses compression method "
                                 f"{member.compress_type}, which cannot be read",
                                 "zip the dataset again with ordinary (deflate) compression")
-            if _too_compressed(member.file_size, member.compress_size):
-                raise self.fail(self._bomb(entry, member.file_size, member.compress_size))
-
-    def _bomb(self, entry: str, size: int, compressed: int) -> str:
-        return (f"zip entry {entry!r} unpacks to {size:,} bytes from {compressed:,}: more than "
-                f"{MAX_RATIO} times its compressed size, refused as a zip bomb")
+            self.budget.check_ratio(member.file_size, member.compress_size,
+                                    what=f"zip entry {entry!r}")
 
     def copy(self, archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> None:
         entry = _entry_name(member)
@@ -92,16 +98,14 @@ class _Extraction:
             with archive.open(member) as src, target.open("wb") as dst:
                 while chunk := src.read(CHUNK):
                     written += len(chunk)
-                    self.total += len(chunk)
                     if written > member.file_size:
                         raise self.fail(f"zip entry {entry!r} unpacks to more than the "
                                         f"{member.file_size:,} bytes it declares")
-                    if self.total > self.max_unzipped:
-                        raise self.fail(f"the zip unpacks to more than {self.max_unzipped:,} "
-                                        "bytes; refused")
-                    if _too_compressed(written, member.compress_size):
-                        raise self.fail(self._bomb(entry, written, member.compress_size))
+                    self.budget.add(len(chunk), what="the zip")
+                    self.budget.check_ratio(written, member.compress_size,
+                                            what=f"zip entry {entry!r}")
                     dst.write(chunk)
+                    self.progress.advance(len(chunk))
         except InputErrors:
             raise
         except NotImplementedError:
@@ -117,10 +121,6 @@ class _Extraction:
                             "download or zip the dataset again") from None
 
 
-def _too_compressed(size: int, compressed: int) -> bool:
-    return size > RATIO_FREE_BYTES and size > MAX_RATIO * max(compressed, 1)
-
-
 def extract_zip(data: bytes | Path, name: str, workdir: Path, *,
                 max_unzipped: int = MAX_UNZIPPED_BYTES,
                 hint: str = "upload the BEIR dataset folder as a .zip") -> None:
@@ -134,6 +134,7 @@ def extract_zip(data: bytes | Path, name: str, workdir: Path, *,
     with archive:
         members = archive.infolist()
         job.check_declared(members)
+        reporter().stage(f"unpacking {name}", sum(m.file_size for m in members), "B")
         for member in members:
             parts = _safe_parts(member)
             if parts is None:

@@ -50,6 +50,7 @@ from pydantic import (
     model_validator,
 )
 
+from evalcore.contract.limits import MAX_KEY_CHARS
 from evalcore.io.errors import ErrorLog, validation_errors
 from evalcore.io.text_lines import is_device
 
@@ -62,7 +63,7 @@ TieRule = Literal["doc_id_descending", "doc_id_ascending"]
 TOKENIZER = "porter unicode61"
 
 Fingerprint = Annotated[StrictStr, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
-OrgId = Annotated[StrictStr, Field(min_length=1, max_length=512)]
+OrgId = Annotated[StrictStr, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 Weight = Annotated[StrictFloat | StrictInt, Field(ge=0, le=1000)]
 
 

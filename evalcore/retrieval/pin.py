@@ -14,6 +14,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import MAX_NAME_CHARS
 from evalcore.io.clock import utc_now_iso
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.fingerprint import fingerprint_pairs
@@ -37,7 +38,7 @@ from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 from evalcore.store.visibility import Visibility
 
-ProtocolName = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+ProtocolName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 _NAME = TypeAdapter(ProtocolName)
 
 

@@ -41,6 +41,7 @@ from typing import Any
 import sqlite_utils
 
 from evalcore.access.roles import Permission
+from evalcore.io.progress import counted, reporter
 from evalcore.retrieval.errors import RetrievalRefused
 from evalcore.retrieval.pin import PinnedProtocol, get_pinned_protocol_unchecked
 from evalcore.retrieval.revalidation import revalidate
@@ -108,7 +109,8 @@ def execute_protocol(
                     refusal = _inconsistent_snapshot(pinned, index.document_count)
                 else:
                     ranking_started = time.perf_counter(), time.thread_time()
-                    for query_id, text in queries.items():
+                    reporter().stage("retrieving", len(queries), "queries")
+                    for query_id, text in counted(queries.items(), every=10):
                         if time_budget_s is not None and monotonic() - started >= time_budget_s:
                             break
                         rankings[query_id] = index.search(text, pinned.protocol.top_k)

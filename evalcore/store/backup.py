@@ -29,6 +29,7 @@ import sqlite_utils
 from pydantic import BaseModel, Field
 
 from evalcore.io.atomic import atomic_path, private_mode
+from evalcore.io.progress import counted, reporter
 from evalcore.store.connection import BUSY_TIMEOUT_MS
 from evalcore.store.references import verify_reference_unchecked
 from evalcore.store.schema import SCHEMA_VERSION
@@ -72,13 +73,17 @@ def verify_store(path: str | Path) -> StoreCheck:
     conn = _read_only(path)
     try:
         conn.execute("BEGIN")  # one snapshot for every check below
+        progress = reporter()
+        progress.stage(f"checking the integrity of {path.name}")
         integrity = [r[0] for r in conn.execute("PRAGMA integrity_check")]
         fk = len(conn.execute("PRAGMA foreign_key_check").fetchall())
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         names = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
             "AND name NOT LIKE 'documents_fts_%' ORDER BY name")]
-        tables = {n: conn.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
+        progress.stage("counting rows", len(names), "tables")
+        tables = {n: conn.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0]
+                  for n in counted(names, every=1)}
         check = StoreCheck(path=str(path), schema_version=version, integrity=integrity,
                            foreign_key_violations=fk, tables=tables)
         if integrity != ["ok"]:
@@ -125,6 +130,7 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
         with atomic_path(out, mode=private_mode(source)) as tmp:
             dst = sqlite3.connect(tmp)
             try:
+                reporter().stage(f"copying {source.name}")
                 src.backup(dst)  # all pages in one step: one consistent snapshot
                 dst.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
             finally:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.read_access import Viewer, require_read
@@ -52,6 +53,7 @@ def append_completeness_event(
     created_at: str | None = None,
 ) -> CompletenessEvent:
     """Append one event unconditionally (call inside the caller's write transaction)."""
+    require_fits(reason, MAX_NOTE_CHARS, "a reason", "shorten it")
     created = created_at or utc_now_iso()
     cursor = db.execute(
         "INSERT INTO completeness_events (study_id, query_id, state, actor, created_at, reason) "

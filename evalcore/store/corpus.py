@@ -7,6 +7,7 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
+from evalcore.contract.limits import MAX_ID_CHARS
 from evalcore.io.clock import to_iso
 from evalcore.store.authorize import authorize_corpus_write
 from evalcore.store.corpora import corpus_owner, register_corpus
@@ -20,7 +21,7 @@ class DocumentIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    doc_id: Annotated[StrictStr, Field(min_length=1, max_length=1024)]
+    doc_id: Annotated[StrictStr, Field(min_length=1, max_length=MAX_ID_CHARS)]
     title: StrictStr = ""
     text: StrictStr = ""
     owner_org: StrictStr | None = None

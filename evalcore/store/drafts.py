@@ -12,11 +12,10 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.decisions import viewer_id
 from evalcore.access.identity import normalise_user_id
+from evalcore.contract.limits import MAX_NOTE_CHARS
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.transaction import in_transaction, write_transaction
-
-MAX_NOTE_CHARS = 2000
 
 
 class Draft(BaseModel):

@@ -45,6 +45,7 @@ import sqlite_utils
 from pydantic import BaseModel, Field
 
 from evalcore.io.atomic import atomic_writer, private_mode
+from evalcore.io.progress import counted, reporter
 from evalcore.io.spreadsheet_cells import csv_writer
 from evalcore.store.export_redaction import score_column
 from evalcore.store.lexical_index import store_file
@@ -122,7 +123,8 @@ def export_qrels(
         _check_token("unit id", u)
 
     def produce(stream: TextIO) -> int:
-        stream.writelines(f"{q} 0 {u} {g}\n" for q, u, g in rows)
+        reporter().stage("writing qrels", len(rows), "rows")
+        stream.writelines(f"{q} 0 {u} {g}\n" for q, u, g in counted(rows))
         return len(rows)
 
     return ExportSummary(kind="qrels", rows=write_export(db, out, produce))
@@ -150,12 +152,14 @@ def export_labels(
     def produce_csv(stream: TextIO) -> int:
         writer = csv_writer(stream, lineterminator="\n")
         writer.writerow(LABEL_COLUMNS)
-        for r in rows:
+        reporter().stage("writing label events", len(rows), "rows")
+        for r in counted(rows):
             writer.writerow(["" if v is None else v for v in r[1:]])
         return len(rows)
 
     def produce_jsonl(stream: TextIO) -> int:
-        for r in rows:
+        reporter().stage("writing label events", len(rows), "rows")
+        for r in counted(rows):
             record = dict(zip(("event_id", *LABEL_COLUMNS), r, strict=True))
             stream.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
         return len(rows)
@@ -235,7 +239,8 @@ def export_run(
     def produce(stream: TextIO) -> int:
         count = 0
         buffer = io.StringIO()
-        for q in sorted(ranking):
+        reporter().stage("writing run", len(ranking), "queries")
+        for q in counted(sorted(ranking), every=100):
             units, sc = ranking[q]
             n = len(units)
             for i, u in enumerate(units):

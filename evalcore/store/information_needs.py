@@ -15,14 +15,12 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import MAX_NEED_CHARS
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.lookup import not_found
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.transaction import write_transaction
-
-#: The longest description or narrative kept (characters).
-MAX_NEED_CHARS = 20_000
 
 
 class InformationNeed(BaseModel):

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.completeness import append_completeness_event, is_complete_unchecked
@@ -137,6 +138,7 @@ def _insert(
     note: str,
     source: str,
 ) -> LabelEvent:
+    require_fits(note, MAX_NOTE_CHARS, "a note", "shorten it")
     created = utc_now_iso()
     cursor = db.execute(
         "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "

@@ -8,6 +8,8 @@ so the next command can be typed right.
 from collections.abc import Sequence
 from typing import TypeVar
 
+from evalcore.contract.limits import clipped
+
 E = TypeVar("E", bound=LookupError)
 
 
@@ -27,4 +29,4 @@ def not_found(
     ``advice`` (``"; pin one with ..."``) follows the list.
     """
     hint = f"{listing}: {', '.join(known)}" if known else none_yet
-    return error(f"{missing} ({hint}){advice}")
+    return error(clipped(f"{missing} ({hint}){advice}"))  # at most 200 characters of any name

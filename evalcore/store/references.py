@@ -17,6 +17,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, require_known_study
@@ -64,6 +65,7 @@ def freeze_reference(
     """Snapshot the working reference of the study under ``name``."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError("a reference version needs a non-empty name (e.g. 'v1')")
+    require_fits(name, MAX_NAME_CHARS, "a reference version name", "choose a shorter one")
     if not isinstance(actor, str) or not actor.strip():
         raise ValueError("actor is required: say who freezes this reference")
     require_known_study(db, actor, study_id)

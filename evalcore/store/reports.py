@@ -16,6 +16,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
 from evalcore.store.read_access import Viewer, require_read
@@ -68,6 +69,7 @@ def _row(row: tuple) -> StoredReport:
 
 def save_report_body(db: sqlite_utils.Database, report: ReportRecord, body: str) -> StoredReport:
     """Store a report's ``body`` once; refuse a second report of the same name in the study."""
+    require_fits(report.name, MAX_NAME_CHARS, "a report name", "choose a shorter one")
     digest = body_hash(body)
     with write_transaction(db):
         if not study_exists(db, report.study_id):

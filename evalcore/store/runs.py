@@ -10,6 +10,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.lookup import not_found
@@ -181,6 +182,7 @@ def publish_run(db: sqlite_utils.Database, run_id: int, *, study_id: str, actor:
 
 
 def _check_name_free(db: sqlite_utils.Database, study_id: str, name: str) -> None:
+    require_fits(name, MAX_NAME_CHARS, "a run name", "choose a shorter one")
     row = db.execute(
         "SELECT staged_by FROM runs WHERE study_id = ? AND name = ?", [study_id, name]
     ).fetchone()

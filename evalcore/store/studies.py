@@ -9,11 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from evalcore.access.decisions import named_user
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.limits import MAX_KEY_CHARS, MAX_NAME_CHARS
 from evalcore.contract.query_order import natural_key
 from evalcore.store.transaction import write_transaction
 from evalcore.store.users import ensure_user, join_organisation
 
-Identifier = Annotated[StrictStr, Field(min_length=1, max_length=512)]
+Identifier = Annotated[StrictStr, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 
 
 class StudyIn(BaseModel):
@@ -22,7 +23,7 @@ class StudyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     study_id: Identifier
-    name: StrictStr = ""
+    name: Annotated[StrictStr, Field(max_length=MAX_NAME_CHARS)] = ""
     corpus_id: Identifier
     retrieval_unit: StrictStr = "document"
     relevance_threshold: int = Field(default=1, ge=1, le=MAX_GAIN)

@@ -55,11 +55,13 @@ from pydantic import BaseModel
 from evalcore.access.decisions import named_user
 from evalcore.access.organisations import OrgPermission, require_org_role
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.contract.measures import UnknownMeasure
 from evalcore.contract.version import __version__
 from evalcore.io.atomic import atomic_path
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.progress import reporter
 from evalcore.io.study_archive import (
     DOCUMENTS_POLICY,
     FORMAT,
@@ -204,6 +206,7 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
         raise FileExistsError(17, "already exists; choose a new file name (an export never "
                                   "overwrites a file)", str(out))
     with tempfile.TemporaryDirectory(prefix="study-export-") as tmp, read_snapshot(db):
+        reporter().stage(f"exporting study {study_id}", None, "rows")
         folder = Path(tmp)
         entries, withheld, redacted = _write_members(db, study_id, folder, actor)
         manifest = Manifest(
@@ -265,12 +268,15 @@ def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
 
 
 def read_archive(path: str | Path, workdir: Path, *, signing_key: bytes | None = None,
-                 accept_unsigned: bool = False) -> OpenedArchive:
+                 accept_unsigned: bool = False,
+                 limits: ReadLimits = DEFAULT_LIMITS) -> OpenedArchive:
     """Unpack and check the archive (every hostile case is an InputErrors, nothing written):
     its signature with ``signing_key`` when given, which refuses an unsigned archive unless
-    ``accept_unsigned`` (:func:`evalcore.io.study_archive.open_archive`)."""
+    ``accept_unsigned`` (:func:`evalcore.io.study_archive.open_archive`); ``limits`` bound
+    what it unpacks to and each row."""
     archive = open_archive(Path(path), workdir, known_schema=SCHEMA_VERSION,
-                           signing_key=signing_key, accept_unsigned=accept_unsigned)
+                           signing_key=signing_key, accept_unsigned=accept_unsigned,
+                           limits=limits)
     _check_consistency(archive)
     return archive
 
@@ -389,6 +395,7 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         raise _refuse(archive, f"study {target!r} already exists in this store; nothing was "
                                "written", "import it under another id with --as NEW_ID")
     undo = _Undo()
+    reporter().stage(f"importing study {target}", sum(archive.count(m) for m in MEMBERS), "rows")
     try:
         _create(db, archive, study, settings, importer, undo)
         _write_documents(db, archive, study, importer, undo)
@@ -527,6 +534,7 @@ def _write_documents(db: sqlite_utils.Database, archive: OpenedArchive, study: S
             authorize_corpus_write(db, corpus_id=corpus, actor=importer,
                                    owner_orgs={r[4] for r in new})
             upsert_document_rows(db, new, keep_owner=True, import_id=undo.import_id)
+        reporter().advance(len(chunk))
 
 
 def _stage_runs(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
@@ -558,6 +566,7 @@ def _write_results(db: sqlite_utils.Database, run_id: int,
                    batch: list[tuple[str, int, str, float | None]]) -> None:
     with write_transaction(db):
         write_run_results(db, run_id, batch)
+    reporter().advance(len(batch))
 
 
 def _insert(db: sqlite_utils.Database, sql: str, rows: Iterator[tuple]) -> None:
@@ -569,6 +578,7 @@ def _insert(db: sqlite_utils.Database, sql: str, rows: Iterator[tuple]) -> None:
         with write_transaction(db):
             db.conn.executemany(sql, chunk)
         pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
+        reporter().advance(len(chunk))
 
 
 def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,

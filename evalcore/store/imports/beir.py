@@ -33,9 +33,11 @@ from pathlib import Path
 import sqlite_utils
 
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.beir import read_beir_folder
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.progress import reporter
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
@@ -72,6 +74,7 @@ def import_beir(
     complete: bool = False,
     actor: str = "import",
     owner_org: str | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> ImportSummary:
     """Import a BEIR folder into the study (all or nothing); see the module docstring.
 
@@ -82,11 +85,11 @@ def import_beir(
     if in_transaction(db):  # a scratch file cannot be attached inside a transaction
         return _import(db, folder, study, None, splits=splits, gain_map=gain_map,
                        allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
-                       owner_org=owner_org)
+                       owner_org=owner_org, limits=limits)
     with StagedDocuments(db) as staged:
         return _import(db, folder, study, staged, splits=splits, gain_map=gain_map,
                        allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
-                       owner_org=owner_org)
+                       owner_org=owner_org, limits=limits)
 
 
 def _import(
@@ -101,9 +104,11 @@ def _import(
     complete: bool,
     actor: str,
     owner_org: str | None,
+    limits: ReadLimits,
 ) -> ImportSummary:
     study_id = study.study_id
-    beir = read_beir_folder(folder, gain_map=gain_map, splits=splits, documents=staged)
+    beir = read_beir_folder(folder, gain_map=gain_map, splits=splits, documents=staged,
+                            limits=limits)
     if staged is not None:
         staged.finish_reading()
     events = [
@@ -112,7 +117,7 @@ def _import(
         for j in judgments
     ]
     summary = ImportSummary(kind="beir", study_id=study_id, source=str(folder),
-                            rows=len(events), warnings=list(beir.warnings))
+                            rows=len(events), warnings=list(beir.warnings), notes=beir.notes)
     owner = owner_org if owner_org is not None else corpus_owner(db, study.corpus_id)
 
     def check(existing_owners: set[str | None] | None) -> None:
@@ -167,7 +172,10 @@ def _import(
     check(staged.stored_owner_orgs(study.corpus_id))  # refuse before writing anything
     import_id = begin_import(db, study.corpus_id)
     try:
-        new, replaced = staged.write_staged(import_id, study.corpus_id, owner, utc_now_iso())
+        progress = reporter()
+        progress.stage("writing documents", beir.document_count, "documents")
+        new, replaced = staged.write_staged(import_id, study.corpus_id, owner, utc_now_iso(),
+                                            on_chunk=lambda rows, _: progress.advance(rows))
         with write_transaction(db):
             check(staged.replaced_owners)
             append(new + replaced, replaced)

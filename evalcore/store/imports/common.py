@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import DEFAULT_LIMITS, MAX_ID_CHARS, ReadLimits, clipped, too_long
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
@@ -47,10 +48,13 @@ class ImportSummary(BaseModel):
     run: str | None = None
     results: int = 0
     warnings: list[str] = Field(default_factory=list)
+    #: How the input was read (decompressed, without a header, decimal gains read as integers).
+    notes: list[str] = Field(default_factory=list)
 
     def lines(self) -> list[str]:
         """A human summary, one fact per line."""
         out = [f"imported {self.kind} from {self.source} into study {self.study_id}"]
+        out.extend(f"  note: {n}" for n in self.notes)
         for name in ("rows", "queries", "documents", "label_events", "completeness_events",
                      "results"):
             value = getattr(self, name)
@@ -64,9 +68,9 @@ class ImportSummary(BaseModel):
         return out
 
 
-def load_source(source: Source) -> SourceText:
-    """A path is read; decoded text (e.g. an upload) is used as is."""
-    return source if isinstance(source, SourceText) else read_source(source)
+def load_source(source: Source, limits: ReadLimits = DEFAULT_LIMITS) -> SourceText:
+    """A path is read (within ``limits``); decoded text (e.g. an upload) is used as is."""
+    return source if isinstance(source, SourceText) else read_source(source, limits=limits)
 
 
 def source_stem(name: str) -> str:
@@ -128,7 +132,7 @@ def check_known_ids(
         }
         unknown.extend(i for i in chunk if i not in found)
     if unknown:
-        shown = ", ".join(unknown[:SHOWN_UNKNOWN])
+        shown = clipped(", ".join(unknown[:SHOWN_UNKNOWN]))
         more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
         raise InputErrors([
             InputError(
@@ -138,6 +142,19 @@ def check_known_ids(
                 hint="import the documents first, fix the ids, or pass --allow-unknown-ids",
             )
         ])
+
+
+def refuse_long_ids(
+    ids: Iterable[str], *, file: str, what: str = "", source: SourceText | None = None
+) -> None:
+    """InputErrors naming the first id longer than :data:`MAX_ID_CHARS` (and its line, with the
+    ``source`` it was read from): no such id is stored or echoed whole."""
+    for value in ids:
+        if len(value) > MAX_ID_CHARS:
+            raise InputErrors([InputError(
+                file=file, line=first_line_of(source, value) if source is not None else None,
+                message=too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id") or "",
+                hint="is this the right file? ids are names, not text")])
 
 
 def register_queries(

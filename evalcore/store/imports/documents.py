@@ -16,8 +16,11 @@ from os import PathLike
 import sqlite_utils
 
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.documents import DocumentFields, parse_documents, read_documents
+from evalcore.io.progress import reporter
+from evalcore.io.records import AUTO, Layout
 from evalcore.io.text_lines import SourceText
 from evalcore.io.trec_docs import DocumentSet
 from evalcore.store.audit import record_audit
@@ -33,26 +36,31 @@ from evalcore.store.transaction import write_transaction
 
 def import_documents(
     db: sqlite_utils.Database,
-    source: str | PathLike[str] | SourceText,
+    source: str | PathLike[str] | SourceText | DocumentSet,
     *,
     study_id: str,
     fmt: str = "auto",
     fields: DocumentFields | None = None,
     owner_org: str | None = None,
     actor: str = "import",
+    layout: Layout = AUTO,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> ImportSummary:
     """Import a document file or folder into the study's corpus (all or nothing).
 
-    ``source`` is a path (a TREC folder too) or decoded text (an upload; then
-    ``fmt`` must be given, not ``auto``).
+    ``source`` is a path (a TREC folder too), decoded text (then ``fmt`` must
+    be given, not ``auto``) or documents already read (an upload,
+    :func:`evalcore.io.documents.documents_from_bytes`).
     """
     study = get_study(db, study_id)
-    if isinstance(source, SourceText):
-        parsed = parse_documents(source, fmt, fields)
+    if isinstance(source, DocumentSet):
+        parsed = source
+    elif isinstance(source, SourceText):
+        parsed = parse_documents(source, fmt, fields, layout=layout, limits=limits)
     else:
-        parsed = read_documents(source, fmt, fields)  # type: ignore[arg-type]
+        parsed = read_documents(source, fmt, fields, layout=layout, limits=limits)  # type: ignore[arg-type]
     summary = ImportSummary(kind="documents", study_id=study_id, source=parsed.name,
-                            warnings=list(parsed.warnings))
+                            warnings=list(parsed.warnings), notes=list(parsed.notes))
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         register_corpus(db, study.corpus_id, owner_org=None, actor=actor)
@@ -60,6 +68,7 @@ def import_documents(
             owner_org = corpus_owner(db, study.corpus_id)
         authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
                                owner_orgs={owner_org}, doc_ids=parsed.documents)
+        reporter().stage(f"writing {len(parsed.documents):,} documents")
         summary.documents, changed = write_documents(db, study.corpus_id, parsed, owner_org)
         if changed:
             summary.warnings.append(

@@ -71,7 +71,7 @@ def import_labels(
         for r in parsed.rows
     ]
     summary = ImportSummary(kind=f"labels-{format}", study_id=study_id, source=text.name,
-                            rows=len(parsed.rows), warnings=parsed.warnings)
+                            rows=len(parsed.rows), warnings=parsed.warnings, notes=parsed.notes)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,

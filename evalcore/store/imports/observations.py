@@ -42,6 +42,7 @@ from evalcore.store.imports.common import (
     check_known_ids,
     load_source,
     mark_queries_complete,
+    refuse_long_ids,
     register_queries,
     source_stem,
     write_label_events,
@@ -65,6 +66,9 @@ def import_observations(
     study = get_study(db, study_id)
     text = load_source(source)
     observations = parse_observations(text)
+    refuse_long_ids((i for o in observations for i in (o.query_id, *o.returned_ids,
+                                                        *(label.id for label in o.labels))),
+                    file=text.name, source=text)
     line_numbers = [n for n, _ in numbered_lines(text.text, comments=False)]
     who = annotator or f"observations:{Path(text.name).name}"
     name = source_stem(Path(text.name).name) if run_name is None else run_name
@@ -113,7 +117,8 @@ def import_observations(
     log.raise_if_any()
     warnings.extend(f"'{f}' is not stored in a study and was ignored" for f in sorted(ignored))
     summary = ImportSummary(kind="observations", study_id=study_id, source=text.name,
-                            rows=len(observations), warnings=warnings, run=name or None)
+                            rows=len(observations), warnings=warnings, run=name or None,
+                            notes=text.notes())
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         if name and db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",

@@ -35,6 +35,7 @@ from evalcore.store.imports.common import (
     check_known_ids,
     load_source,
     mark_queries_complete,
+    refuse_long_ids,
     write_label_events,
 )
 from evalcore.store.studies import get_study
@@ -78,6 +79,8 @@ def import_qrels(
     qrels = parse_qrels(text, gain_map)
     if qrels.conflicting_duplicates:
         _conflict_errors(text)
+    refuse_long_ids((i for q, docs in qrels.doc_ids.items() for i in (q, *docs)),
+                    file=text.name, source=text)
     who = annotator or f"qrels:{Path(text.name).name}"
     events = [
         NewEvent(q, d, "label", g, who)
@@ -85,7 +88,7 @@ def import_qrels(
         for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)
     ]
     summary = ImportSummary(kind="qrels", study_id=study_id, source=text.name, rows=qrels.n_rows,
-                            warnings=list(qrels.notes))
+                            warnings=list(qrels.notes), notes=text.notes())
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,

@@ -15,6 +15,7 @@ from pathlib import Path
 import sqlite_utils
 
 from evalcore.access.roles import Permission
+from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.queries import (
     QueryFields,
     apply_query_map,
@@ -22,6 +23,7 @@ from evalcore.io.queries import (
     read_queries,
     read_query_map,
 )
+from evalcore.io.records import AUTO, Layout
 from evalcore.io.text_lines import SourceText
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
@@ -39,18 +41,24 @@ def import_queries(
     fields: QueryFields | None = None,
     query_map: str | PathLike[str] | dict[str, str] | None = None,
     actor: str = "import",
+    layout: Layout = AUTO,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> ImportSummary:
     """Import a query file into the study (all or nothing); see the module docstring."""
     get_study(db, study_id)
+    notes: list[str] = []
     if isinstance(source, SourceText):
-        name, queries = source.name, parse_queries(source, fmt, fields)
+        name = source.name
+        queries = parse_queries(source, fmt, fields, layout=layout, notes=notes)
     else:
-        name, queries = read_queries(source, fmt, fields)  # type: ignore[arg-type]
+        name, queries = read_queries(source, fmt, fields, layout=layout,  # type: ignore[arg-type]
+                                     limits=limits, notes=notes)
     if query_map is not None:
         mapping = query_map if isinstance(query_map, dict) else read_query_map(query_map)
         map_name = "(given)" if isinstance(query_map, dict) else Path(query_map).name
         queries = apply_query_map(queries, mapping, file=name, map_file=map_name)
-    summary = ImportSummary(kind="queries", study_id=study_id, source=name, rows=len(queries))
+    summary = ImportSummary(kind="queries", study_id=study_id, source=name, rows=len(queries),
+                            notes=notes)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         db.conn.executemany(

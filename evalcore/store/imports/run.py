@@ -27,6 +27,7 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.progress import reporter
 from evalcore.io.trec import TrecRun, parse_run
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
@@ -35,6 +36,7 @@ from evalcore.store.imports.common import (
     Source,
     check_known_ids,
     load_source,
+    refuse_long_ids,
     source_stem,
 )
 from evalcore.store.runs import publish_run, stage_run, write_run_results
@@ -72,9 +74,11 @@ def import_run(
     study = get_study(db, study_id)
     text = load_source(source)
     run = parse_run(text)
+    refuse_long_ids((i for q, docs in run.doc_ids.items() for i in (q, *docs)),
+                    file=text.name, source=text)
     run_name = name or (run.tags[0] if len(run.tags) == 1 else source_stem(Path(text.name).name))
     summary = ImportSummary(kind="run", study_id=study_id, source=text.name, rows=run.n_rows,
-                            run=run_name, warnings=list(run.notes))
+                            run=run_name, warnings=list(run.notes), notes=text.notes())
     if run.tied_score_pairs:
         summary.warnings.append(
             f"{run.tied_score_pairs} tied score pair(s): ordered by doc id descending, as "
@@ -96,12 +100,15 @@ def import_run(
                            corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)
     try:
         pacer = Pacer()
+        progress = reporter()
+        progress.stage(f"writing run {run_name}", run.n_rows, "rows")
         with bulk_writes(db):
             for chunk in _whole_query_chunks(_rows(run), pacer):
                 with write_transaction(db):  # one short transaction per chunk: others queue briefly
                     started = time.perf_counter()  # BEGIN IMMEDIATE returned: the lock is held
                     write_run_results(db, run_id, chunk)
                 pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
+                progress.advance(len(chunk))
         summary.results = run.n_rows
         summary.queries = len(run.doc_ids)
         with write_transaction(db):  # the one small commit that makes the whole run visible

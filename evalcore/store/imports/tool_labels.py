@@ -28,6 +28,7 @@ from evalcore.store.imports.common import (
     NewEvent,
     check_known_ids,
     load_source,
+    refuse_long_ids,
     write_label_events,
 )
 from evalcore.store.studies import get_study, query_texts_unchecked
@@ -49,9 +50,12 @@ def import_tool_labels(
     study = get_study(db, study_id)
     text = load_source(source)
     parsed = parse_tool_labels(text, fmt, gain_map)
+    refuse_long_ids((r.doc_id for r in parsed.ratings), file=text.name, what="document",
+                    source=text)
     who = annotator or f"{fmt}:{Path(text.name).name}"
     summary = ImportSummary(kind=f"labels-{fmt}", study_id=study_id, source=text.name,
-                            rows=len(parsed.ratings), warnings=list(parsed.warnings))
+                            rows=len(parsed.ratings), warnings=list(parsed.warnings),
+                            notes=list(parsed.notes))
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         ids = _query_ids(db, study_id, parsed.ratings, fmt, text.name)

@@ -1,8 +1,10 @@
 """Imports from uploaded bytes (the app's Data page): safe names, safe zip extraction.
 
 An uploaded file's name is *never* used as a path: it only labels error
-messages (:func:`display_name`). Bytes are decoded in memory
-(:func:`evalcore.io.text_lines.decode_source`); a BEIR zip is extracted into a
+messages (:func:`display_name`). Bytes are read as files are: gzip, bzip2 and
+xz told by content and decompressed within the same bounds
+(:func:`evalcore.io.text_lines.source_from_bytes`; TREC documents a document at
+a time, :func:`evalcore.io.documents.documents_from_bytes`); a BEIR zip is extracted into a
 fresh temporary folder under names this module chooses, after checking every
 member and bounding sizes while streaming (:mod:`evalcore.io.zip_extract`), and
 the folder is removed afterwards; its errors name the upload
@@ -19,11 +21,12 @@ from typing import Literal
 
 import sqlite_utils
 
-from evalcore.io.documents import DocumentFields, resolve_format
+from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
+from evalcore.io.documents import DocumentFields, documents_from_bytes, resolve_format
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.queries import QueryFields
-from evalcore.io.text_lines import decode_source
-from evalcore.io.trec_docs import gunzip_source
+from evalcore.io.records import AUTO, Layout
+from evalcore.io.text_lines import source_from_bytes
 from evalcore.io.zip_extract import extract_zip
 from evalcore.store.imports import (
     ImportSummary,
@@ -77,6 +80,8 @@ def import_upload(
     fmt: str = "auto",
     document_fields: DocumentFields | None = None,
     query_fields: QueryFields | None = None,
+    layout: Layout = AUTO,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> ImportSummary:
     """Import one uploaded file of ``kind`` into the study (all or nothing).
 
@@ -96,17 +101,16 @@ def import_upload(
     if kind == "beir":
         return _import_beir_zip(db, data, name, study_id=study_id, actor=actor,
                                 complete=complete, allow_unknown_ids=allow_unknown_ids,
-                                gain_map=gain_map, owner_org=owner_org)
-    if kind in ("documents", "queries"):
+                                gain_map=gain_map, owner_org=owner_org, limits=limits)
+    if kind == "documents":
         chosen = resolve_format(fmt, name)
-        source = gunzip_source(data, name) if name.lower().endswith(".gz") else decode_source(
-            data, name)
-        if kind == "documents":
-            return import_documents(db, source, study_id=study_id, fmt=chosen,
-                                    fields=document_fields, owner_org=owner_org, actor=actor)
-        return import_queries(db, source, study_id=study_id, fmt=chosen, fields=query_fields,
-                              actor=actor)
-    source = decode_source(data, name)
+        parsed = documents_from_bytes(data, name, chosen, document_fields, layout=layout,
+                                      limits=limits)
+        return import_documents(db, parsed, study_id=study_id, owner_org=owner_org, actor=actor)
+    source = source_from_bytes(data, name, limits=limits)
+    if kind == "queries":
+        return import_queries(db, source, study_id=study_id, fmt=resolve_format(fmt, name),
+                              fields=query_fields, layout=layout, actor=actor)
     if kind in ("labels-quepid", "labels-rre", "labels-rank-eval"):
         return import_tool_labels(db, source, study_id=study_id,
                                   fmt=kind.removeprefix("labels-"),  # type: ignore[arg-type]
@@ -133,12 +137,13 @@ def import_upload(
     raise ValueError(f"unknown upload kind {kind!r}; choose one of {', '.join(UPLOAD_KINDS)}")
 
 
-def _import_beir_zip(db: sqlite_utils.Database, data: bytes, name: str, **options) -> ImportSummary:
+def _import_beir_zip(db: sqlite_utils.Database, data: bytes, name: str, *, limits: ReadLimits,
+                     **options) -> ImportSummary:
     workdir = Path(tempfile.mkdtemp(prefix="relevance-ledger-beir-"))
     try:
-        folder = extract_beir_zip(data, name, workdir)
+        folder = extract_beir_zip(data, name, workdir, limits=limits)
         try:
-            summary = import_beir(db, folder, **options)
+            summary = import_beir(db, folder, limits=limits, **options)
         except InputErrors as exc:
             raise _named_after_upload(exc, folder, name) from None
         return summary.model_copy(update={"source": name})
@@ -146,13 +151,14 @@ def _import_beir_zip(db: sqlite_utils.Database, data: bytes, name: str, **option
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def extract_beir_zip(data: bytes, name: str, workdir: Path) -> Path:
+def extract_beir_zip(data: bytes, name: str, workdir: Path, *,
+                     limits: ReadLimits = DEFAULT_LIMITS) -> Path:
     """Extract a BEIR zip safely into ``workdir``; return the folder holding ``corpus.jsonl``.
 
     The checks (paths, sizes, ratio, encryption, damage) are
     :func:`evalcore.io.zip_extract.extract_zip`'s. Raises :class:`InputErrors` naming the problem.
     """
-    extract_zip(data, name, workdir)
+    extract_zip(data, name, workdir, max_unzipped=limits.max_unpacked_bytes)
     corpora = sorted(workdir.rglob("corpus.jsonl"), key=lambda p: len(p.parts))
     if not corpora:
         raise InputErrors([InputError(

@@ -1,0 +1,81 @@
+"""Options every command that reads input files or runs long shares.
+
+* ``--quiet``: no progress bar (the command line draws one on stderr when it is
+  a terminal; :mod:`evalcore.io.progress`);
+* ``--max-document-mib`` / ``--max-unpacked-gib``: the bounds of
+  :class:`evalcore.contract.limits.ReadLimits` (one document; what a
+  compressed file or zip unpacks to), passed to the command as ``limits``;
+* ``--no-header`` / ``--columns``: how a TSV/CSV file without a header is read
+  (:class:`evalcore.io.records.Layout`), passed as ``layout``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from evalcore.contract.limits import (
+    DOCUMENT_OPTION,
+    MAX_DOCUMENT_BYTES,
+    MAX_UNPACKED_BYTES,
+    UNPACKED_OPTION,
+    ReadLimits,
+    size_text,
+)
+from evalcore.io.progress import TerminalProgress, reporter
+
+
+def _silence(ctx: click.Context, param: click.Parameter, quiet: bool) -> None:
+    if quiet and isinstance(progress := reporter(), TerminalProgress):
+        progress.quiet = True
+
+
+#: ``--quiet``: no progress bar (every command that can run long takes it).
+quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False,
+                            callback=_silence, help="Show no progress bar on stderr.")
+
+_POSITIVE = click.FloatRange(min=0, min_open=True)
+
+
+def limit_options(fn: Callable) -> Callable:
+    """``--max-document-mib`` and ``--max-unpacked-gib``, given to ``fn`` as ``limits``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, max_document_mib: float | None, max_unpacked_gib: float | None,
+                **kwargs: Any) -> Any:
+        return fn(*args, limits=ReadLimits.from_options(max_document_mib, max_unpacked_gib),
+                  **kwargs)
+
+    wrapper = click.option(
+        UNPACKED_OPTION, "max_unpacked_gib", type=_POSITIVE, default=None, metavar="GiB",
+        help=f"Refuse a compressed file or zip unpacking to more (default "
+             f"{size_text(MAX_UNPACKED_BYTES, exact=False)}).")(wrapper)
+    return click.option(
+        DOCUMENT_OPTION, "max_document_mib", type=_POSITIVE, default=None, metavar="MiB",
+        help=f"Refuse a document (a record, a line) larger than this (default "
+             f"{size_text(MAX_DOCUMENT_BYTES, exact=False)}).")(wrapper)
+
+
+def layout_options(fn: Callable) -> Callable:
+    """``--no-header`` and ``--columns``, given to ``fn`` as ``layout``."""
+    from evalcore.io.records import Layout
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, no_header: bool, columns: str | None, **kwargs: Any) -> Any:
+        try:
+            layout = Layout.from_options(no_header, columns)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--columns") from None
+        return fn(*args, layout=layout, **kwargs)
+
+    wrapper = click.option(
+        "--columns", default=None, metavar="A,B,...",
+        help="TSV/CSV without a header: the columns' names in order, e.g. id,title,text "
+             "(- skips a column).")(wrapper)
+    return click.option(
+        "--no-header", is_flag=True,
+        help="TSV/CSV: the first line is data, read as id, text (a file whose first line "
+             "names no column is read so anyway, and the output says so).")(wrapper)
