@@ -1,7 +1,9 @@
 """Hypothesis strategies for random observations and protocols.
 
 Small ID pools so that duplicates, overlaps between returned and labeled
-units, ``unit_of`` collisions and permission misses all happen often.
+units, ``unit_of`` collisions and permission misses all happen often; corpus
+sizes small enough that open populations (contract section 12) have few
+outside units.
 """
 
 from hypothesis import strategies as st
@@ -55,8 +57,12 @@ def observations(
     permitted = None
     if draw(st.integers(0, 4)) == 0:
         permitted = draw(st.lists(st.sampled_from(raw_ids), max_size=len(raw_ids), unique=True))
+    # Section 12: a corpus size bounds the unlabeled units outside 1..k (small ones leave
+    # U_out at 0..3, where every completion is enumerated); none leaves it unbounded.
+    corpus_size = draw(st.none() | st.integers(0, 16))
     return Observation(
         query_id=query_id,
+        corpus_size=corpus_size,
         k=draw(st.integers(1, 7)),
         returned_ids=returned,
         labels=labels,
@@ -87,3 +93,13 @@ def draw_labels(draw, units, kinds=("gain", "none", "none", "conflict")):
     if not labels:
         labels[units[0]] = draw(st.integers(1, 4))
     return labels
+
+
+def draw_rankings(draw, units, max_size: int) -> tuple[list[str], list[str]]:
+    """Two runs' rankings over ``units``: unrelated, or the second a shuffle of the first
+    with a few more units (overlap)."""
+    ranking_a = draw(st.lists(st.sampled_from(units), max_size=max_size))
+    if draw(st.booleans()):
+        return ranking_a, draw(st.permutations(ranking_a)) + draw(
+            st.lists(st.sampled_from(units), max_size=2))
+    return ranking_a, draw(st.lists(st.sampled_from(units), max_size=max_size))

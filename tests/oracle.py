@@ -1,18 +1,26 @@
 """A plain, per-query reading of the evidence contract, independent of the columnar code.
 
-Written straight from ``evidence-contract.md`` sections 3-6, 9 and 10 with loops
-and sets, for the property tests to compare against. Slow on purpose: clarity
-over speed.
+Written straight from ``evidence-contract.md`` sections 3-6, 9, 10 and 12 with
+loops and sets, for the property tests to compare against. Slow on purpose:
+clarity over speed.
 
 * :func:`completed_value` is the value of a measure on an observation whose
-  every needed gain is known (the definitions of sections 5 and 10).
+  every needed gain is known (the definitions of sections 5 and 10), or on one
+  :class:`Completion` of its unknowns: a gain for each unlabeled unit in 1..k and
+  each conflict, and the gains of the outside units (section 12: up to
+  ``U_out``, :func:`u_out`, unlabeled units outside 1..k) taken relevant.
+* :func:`completions` enumerates completions: all of them for small cases
+  (every outside multiset when ``U_out`` is at most 3), else the extremes and
+  random ones.
 * :func:`oracle_measures` decides availability, reasons, blocking and conflict
   IDs by the rules, values an available measure through
-  :func:`completed_value`, and, for the measures whose bounds the docs call
-  tight (P, R, RR, Success, RBP), computes the bounds as the exact minimum and
+  :func:`completed_value`, says whether an unavailable one has bounds (some
+  completion defines it) and, for the measures whose bounds the docs call
+  tight (P, R, RR, Success, RBP), computes them as the exact minimum and
   maximum over every completion of the unknown relevance (each unknown unit
-  relevant or not). nDCG and AP bounds are relaxations: the tests check that
-  they are sound (:func:`completions`), not equal to anything here.
+  relevant or not, every count of relevant outside units). nDCG and AP bounds
+  are relaxations: the tests check that they are sound (:func:`completions`),
+  not equal to anything here.
 """
 
 from __future__ import annotations
@@ -41,6 +49,9 @@ class OracleMetric:
     upper: float | None = None
     conflict_ids: list[str] = field(default_factory=list)
     residual: float | None = None
+    #: An unavailable measure has bounds (some completion defines it); the tight ones are
+    #: ``lower`` / ``upper``.
+    bounded: bool = False
 
 
 @dataclass
@@ -71,13 +82,41 @@ def _first_occurrences(units: list[str]) -> list[tuple[int, str]]:
     return out
 
 
-def completed_value(o: Observation, m: Measure, p: EvalProtocol) -> float | None:
-    """The measure on ``o`` reading every label's ``gain`` (an unlabeled unit in the cut is
-    0 under a compatibility policy and must not occur otherwise); None when undefined
-    (no relevant unit for R/AP, IDCG 0 for nDCG, outside trec_eval)."""
+#: Unit ids of the outside units a completion adds (never a real id: ids are non-empty text
+#: that readers take from files, and no strategy draws these).
+OUTSIDE = "\x00outside-{}"
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One completion of an observation's unknowns: a gain for every unknown unit (unlabeled
+    in 1..k, in conflict) and the gains (1..MAX_GAIN) of the outside units (unlabeled, not
+    in 1..k) taken relevant."""
+
+    gains: dict[str, int]
+    outside: tuple[int, ...] = ()
+
+    def labels(self, o: Observation) -> dict[str, int]:
+        """Every unit's gain in this completion: the labels (conflicts resolved), the
+        unknown units' and the outside units'."""
+        out = {lab.id: lab.gain for lab in o.labels if lab.conflict is None}
+        out.update(self.gains)
+        out.update({OUTSIDE.format(i): g for i, g in enumerate(self.outside)})
+        return out
+
+
+def completed_value(o: Observation, m: Measure, p: EvalProtocol,
+                    completion: Completion | None = None) -> float | None:
+    """The measure on ``o`` with every needed gain known: ``o``'s labels, or a
+    ``completion`` of its unknowns (an unlabeled unit in the cut is 0 under a compatibility
+    policy and must not occur otherwise); None when undefined (no relevant unit for R/AP,
+    IDCG 0 for nDCG, outside trec_eval)."""
+    if completion is None:
+        label = {lab.id: lab.gain for lab in o.labels}
+    else:
+        label = completion.labels(o)
     k = m.k or o.k
     thr = m.rel or p.relevance_threshold
-    label = {lab.id: lab.gain for lab in o.labels}
     top = _first_occurrences(_top(o, k))
     gains = {}
     for pos, unit in top:
@@ -129,34 +168,88 @@ def _unknowns(o: Observation, p: EvalProtocol, k: int) -> tuple[list[str], dict[
     return unlabeled, conflicts
 
 
-def complete(o: Observation, choice: dict[str, int]) -> Observation:
-    """``o`` with each unit of ``choice`` given that gain (added or replacing a conflict)."""
-    labels = [
-        Label(id=lab.id, gain=choice[lab.id]) if lab.conflict is not None else lab
-        for lab in o.labels
-    ]
-    have = {lab.id for lab in labels}
-    labels += [Label(id=u, gain=g) for u, g in choice.items() if u not in have]
-    return o.model_copy(update={"labels": labels})
+def u_out(o: Observation, p: EvalProtocol, k: int) -> int | None:
+    """Section 12's U_out at cutoff k: the corpus units with no label and not in 1..k (at
+    least 0), None when unbounded (no corpus size); 0 on a complete population."""
+    if o.population_complete or p.trec_eval:
+        return 0
+    if o.corpus_size is None:
+        return None
+    labeled = {lab.id for lab in o.labels}
+    inside = {u for _, u in _first_occurrences(_top(o, k)) if u not in labeled}
+    return max(0, o.corpus_size - len(labeled) - len(inside))
+
+
+#: Outside units standing for "unboundedly many" (R and AP fall towards 0 as they grow).
+MANY = 1000
+
+
+def outside_options(u: int | None, k: int, exhaustive: int = 3) -> list[tuple[int, ...]]:
+    """Gain multisets of the outside units relevant in a completion: every multiset of at
+    most ``exhaustive`` units over 1..MAX_GAIN (all of them when ``U_out`` is that small),
+    and the extremes: min(k, U_out) units at the highest gain (the largest IDCG@k) and
+    U_out of them (:data:`MANY` when unbounded: the largest \\|R\\|)."""
+    most = MANY if u is None else u
+    out = [ms for y in range(min(most, exhaustive) + 1)
+           for ms in itertools.combinations_with_replacement(range(1, MAX_GAIN + 1), y)]
+    out += [(MAX_GAIN,) * min(k, most), (MAX_GAIN,) * most, (1,) * most]
+    return list(dict.fromkeys(out))
 
 
 def completions(
     o: Observation, p: EvalProtocol, k: int, *, rng: random.Random | None = None, limit: int = 400
-) -> list[Observation]:
-    """Completions of the unknown gains (unlabeled units in 1..k over 0..MAX_GAIN, conflicts
-    over their gains): every one when there are at most ``limit``, else the extremes (all
-    lowest, all highest) and ``limit`` random ones."""
+) -> list[Completion]:
+    """Completions of the unknowns (unlabeled units in 1..k over 0..MAX_GAIN, conflicts over
+    their gains, outside units by :func:`outside_options`): every one when there are at
+    most ``limit``, else the extremes (all lowest with no outside unit, all highest with
+    each outside option) and ``limit`` random ones."""
     unlabeled, conflicts = _unknowns(o, p, k)
     units = unlabeled + list(conflicts)
     options = [range(MAX_GAIN + 1)] * len(unlabeled) + [conflicts[u] for u in conflicts]
-    total = math.prod(len(opt) for opt in options)
+    outside = outside_options(u_out(o, p, k), k)
+    total = math.prod(len(opt) for opt in options) * len(outside)
     if total <= limit:
-        combos = list(itertools.product(*options))
-    else:
-        rng = rng or random.Random(0)
-        combos = [tuple(min(opt) for opt in options), tuple(max(opt) for opt in options)]
-        combos += [tuple(rng.choice(list(opt)) for opt in options) for _ in range(limit)]
-    return [complete(o, dict(zip(units, combo, strict=True))) for combo in combos]
+        return [Completion(dict(zip(units, combo, strict=True)), out)
+                for combo in itertools.product(*options) for out in outside]
+    rng = rng or random.Random(0)
+    lowest = dict(zip(units, (min(opt) for opt in options), strict=True))
+    highest = dict(zip(units, (max(opt) for opt in options), strict=True))
+    done = [Completion(lowest, ())] + [Completion(highest, out) for out in outside]
+    done += [Completion(lowest, out) for out in outside]
+    done += [Completion({u: rng.choice(list(opt)) for u, opt in zip(units, options, strict=True)},
+                        rng.choice(outside)) for _ in range(limit)]
+    return done
+
+
+def complete(o: Observation, completion: Completion) -> Observation:
+    """``o`` completed: every unknown and outside unit labeled, the population complete."""
+    labels = [Label(id=u, gain=g) for u, g in completion.labels(o).items()]
+    return o.model_copy(update={"labels": labels, "population_complete": True,
+                                "corpus_size": None})
+
+
+def _extremes(o: Observation, m: Measure, p: EvalProtocol, k: int
+              ) -> tuple[float, float] | None:
+    """The exact least and greatest value over every completion where the measure is
+    defined (None when none defines it), for measures that read relevance only: each
+    unknown unit at its lowest or highest gain, every count 0..U_out of outside units
+    relevant (their gains do not matter; R falls as their count grows, so beyond 4 only
+    U_out itself, or the limit 0 of R and AP when it is unbounded, can be an extreme)."""
+    unlabeled, conflicts = _unknowns(o, p, k)
+    units = unlabeled + list(conflicts)
+    options = [(0, MAX_GAIN)] * len(unlabeled) + [(min(g), max(g)) for g in conflicts.values()]
+    u = u_out(o, p, k)
+    counts = sorted({y for y in range(5) if u is None or y <= u} | ({u} if u is not None else set()))
+    values = [
+        completed_value(o, m, p, Completion(dict(zip(units, c, strict=True)), (MAX_GAIN,) * y))
+        for c in itertools.product(*options) for y in counts
+    ]
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    if u is None and m.family in ("R", "AP"):
+        values.append(0.0)  # the limit as unboundedly many outside units are relevant
+    return min(values), max(values)
 
 
 def _validity(o: Observation, depth: int) -> list[str]:
@@ -177,7 +270,7 @@ def _validity(o: Observation, depth: int) -> list[str]:
             reasons.append("duplicate_reference")
             break
         seen_labels.add(lab.id)
-    if not o.labels and not o.population_complete:
+    if not o.labels and not o.population_complete and o.returned_ids:
         reasons.append("missing_reference")
     return reasons
 
@@ -248,18 +341,13 @@ def _measure(o: Observation, m: Measure, p: EvalProtocol) -> OracleMetric:
                        conflict_ids=conflict_ids if reasons else [])
     if not reasons:
         lows = {u: 0 for u in unlabeled} | {u: min(g) for u, g in conflicts.items()}
-        out.value = completed_value(complete(o, lows), m, p)
+        out.value = completed_value(o, m, p, Completion(lows))
         out.blocking_ids = []
-    elif set(reasons) <= {"unlabeled_returned", "label_conflict"} and fam in TIGHT:
-        # Exact extremes: every unknown unit relevant or not (its lowest / highest gain).
-        units = unlabeled + list(conflicts)
-        options = [(0, MAX_GAIN)] * len(unlabeled) + [(min(g), max(g)) for g in conflicts.values()]
-        values = [
-            completed_value(complete(o, dict(zip(units, c, strict=True))), m, p)
-            for c in itertools.product(*options)
-        ]
-        values = [v for v in values if v is not None]
-        out.lower, out.upper = min(values), max(values)
+    else:
+        extremes = _extremes(o, m, p, k)
+        out.bounded = extremes is not None
+        if extremes is not None and fam in TIGHT:
+            out.lower, out.upper = extremes
     if fam == "RBP":
         lo = out.value if out.available else out.lower
         hi = out.value if out.available else out.upper
@@ -321,7 +409,41 @@ def oracle_aggregate(queries: list[OracleQuery], name: str) -> dict:
         "lower": None,
         "upper": None,
     }
-    if all(m.available or m.lower is not None for m in ms):
+    out["bounded"] = all(m.available or m.bounded for m in ms)
+    if out["bounded"] and all(m.available or m.lower is not None for m in ms):
         out["lower"] = sum(m.value if m.available else m.lower for m in ms) / len(ms)
         out["upper"] = sum(m.value if m.available else m.upper for m in ms) / len(ms)
     return out
+
+
+def pair_u_out(a: Observation, b: Observation, p: EvalProtocol, k: int) -> int | None:
+    """U_out of two runs' observations of one query (one reference, population and corpus):
+    the corpus units with no label in neither run's 1..k."""
+    if a.population_complete or p.trec_eval:
+        return 0
+    if a.corpus_size is None:
+        return None
+    labeled = {lab.id for lab in a.labels}
+    inside = {u for o in (a, b) for _, u in _first_occurrences(_top(o, k)) if u not in labeled}
+    return max(0, a.corpus_size - len(labeled) - len(inside))
+
+
+def pair_unknowns(a: Observation, b: Observation, p: EvalProtocol, k: int
+                  ) -> dict[str, tuple[int, ...]]:
+    """The unknown units two runs share a completion of, with their possible gains: every
+    unlabeled unit either run has in 1..k (0..MAX_GAIN) and every conflict."""
+    unl_a, conflicts = _unknowns(a, p, k)
+    unl_b, _ = _unknowns(b, p, k)
+    out = {u: tuple(range(MAX_GAIN + 1)) for u in dict.fromkeys(unl_a + unl_b)}
+    out.update({u: tuple(g) for u, g in conflicts.items()})
+    return out
+
+
+def pair_difference(a: Observation, b: Observation, m: Measure, p: EvalProtocol,
+                    completion: Completion) -> float:
+    """``A - B`` in one completion both runs share; 0 where the measure is undefined (no
+    relevant unit: undefined for both runs alike)."""
+    va = completed_value(a, m, p, completion)
+    vb = completed_value(b, m, p, completion)
+    assert (va is None) == (vb is None), "one population, one definedness"
+    return 0.0 if va is None else va - vb

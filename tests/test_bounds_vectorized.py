@@ -127,7 +127,7 @@ def test_ap_best_mean_equals_the_argsort_version(seed, upper, zero_ok) -> None:
     pool = np.minimum(pool, 1.0)
     base = rng.random(n) * 3
     den = rng.integers(0, 5, n).astype(np.float64)
-    got = average_precision._best_mean(query, pool, base, den, upper, zero_ok)
+    got = average_precision.best_mean(query, pool, base, den, upper, zero_ok)
     want = _reference_best_mean(query, pool, base, den, upper, zero_ok)
     assert np.array_equal(np.isfinite(got), np.isfinite(want))
     finite = np.isfinite(want)

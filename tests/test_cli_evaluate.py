@@ -228,8 +228,10 @@ def test_table_shows_protocol_compatibility_and_never_a_number_for_unavailable(t
         # No number in a value's place: only counts, reasons, and marked bounds.
         assert cell.startswith("unavailable (1 of 2 missing: ")
         assert re.search(r"\d\.\d", cell.split(" bounds ")[0]) is None
+    # q2's population is open (section 12): R@3 in [1 / (1 + any number), 2 / 2] there.
     assert cells["R@3"] == (
-        "unavailable (1 of 2 missing: unlabeled_returned, population_incomplete)"
+        "unavailable (1 of 2 missing: unlabeled_returned, population_incomplete) "
+        "bounds 0.3333..0.8333"
     )
     assert cells["P@3"] == "unavailable (1 of 2 missing: unlabeled_returned) bounds 0.5000..0.6667"
 

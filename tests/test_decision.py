@@ -12,7 +12,7 @@ from evalcore.compute.evaluate import compute, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.observation import Label, Observation
-from tests.observation_strategies import draw_labels
+from tests.observation_strategies import draw_labels, draw_rankings
 
 UNITS = [f"u{i}" for i in range(9)]
 MEASURES = [parse_measure(m) for m in (
@@ -29,12 +29,7 @@ def pairs(draw):
     k = draw(st.sampled_from([3, 5, 6]))
     queries = []
     for q in range(n):
-        ranking_a = draw(st.lists(st.sampled_from(UNITS), max_size=7))
-        if draw(st.booleans()):  # B: a shuffle of A's units with changes (overlap)
-            ranking_b = draw(st.permutations(ranking_a)) + draw(
-                st.lists(st.sampled_from(UNITS), max_size=2))
-        else:
-            ranking_b = draw(st.lists(st.sampled_from(UNITS), max_size=7))
+        ranking_a, ranking_b = draw_rankings(draw, UNITS, 7)
         labels = draw_labels(draw, UNITS)
         queries.append((f"q{q}", ranking_a, ranking_b, labels))
     protocol = EvalProtocol(relevance_threshold=draw(st.integers(1, 3)),
@@ -168,8 +163,9 @@ def test_tied_when_both_runs_return_the_same_ranking() -> None:
         assert d[name].verdict == "tied", name
         assert d[name].lower == d[name].upper == 0.0
     assert d["nDCG@4"].verdict == "tied" and d["R@4"].verdict == "tied"
-    assert d["AP@4"].verdict == "undecided"  # naive only: AP has no pair method
-    assert "naive" in d["AP@4"].method
+    # AP's pair method: the runs rank the shared unknowns alike, so their shares cancel
+    assert d["AP@4"].verdict == "tied" and d["AP@4"].lower == d["AP@4"].upper == 0.0
+    assert "shared |R|" in d["AP@4"].method
 
 
 def test_b_better_and_undecidable_with_reasons() -> None:
@@ -177,13 +173,27 @@ def test_b_better_and_undecidable_with_reasons() -> None:
     b = [_obs("q1", ["r", "x"], {"r": 1, "n": 0})]
     d = _decide(a, b, ["P@1"])["P@1"]
     assert d.verdict == "b_better" and d.upper == -1.0
+    # Section 12: an open population bounds R. B holds r, A does not, x is shared; with any
+    # number of relevant units outside both cuts the difference -1 / (1 + ...) tends to 0
+    # but never reaches it: B is better whatever the missing labels are (an open end).
     a2 = [_obs("q1", ["n", "x"], {"r": 1, "n": 0}, complete=False)]
     b2 = [_obs("q1", ["r", "x"], {"r": 1, "n": 0}, complete=False)]
     r = _decide(a2, b2, ["R@2"])["R@2"]
+    assert r.verdict == "b_better" and (r.lower, r.upper) == (-1.0, 0.0)
+    assert r.upper_open and not r.lower_open and "[-1.0000, +0.0000)" in r.summary
+    # with a corpus size the outside units are few: an ordinary closed interval
+    sized = [ObservationBatch.from_observations(o, min_depth=2).with_corpus_size(7)
+             for o in (a2, b2)]
+    (r,) = decide_batches(*sized, [parse_measure("R@2")])
+    # 7 units: r and n labeled, x unlabeled in both cuts, so U_out = 4: |R| <= 1 + 1 + 4
+    assert r.verdict == "b_better" and r.upper == -1 / (1 + 1 + 4) and not r.upper_open
+    # Undecidable: a run returned units nobody labeled (missing_reference) in both runs
+    a3 = [_obs("q1", ["n", "x"], {"r": 1, "n": 0}), _obs("q2", ["y"], {}, complete=False)]
+    b3 = [_obs("q1", ["r", "x"], {"r": 1, "n": 0}), _obs("q2", ["z"], {}, complete=False)]
+    r = _decide(a3, b3, ["R@2"])["R@2"]
     assert r.verdict == "undecidable" and r.lower is None
-    assert r.n_undecidable == 1 and r.undecidable_reasons == {
-        "population_incomplete": 2, "unlabeled_returned": 2}
-    assert "population_incomplete" in r.summary
+    assert r.n_undecidable == 1 and r.undecidable_reasons == {"missing_reference": 2}
+    assert "missing_reference" in r.summary
 
 
 def test_different_query_sets_are_refused_with_a_clear_message() -> None:
@@ -217,12 +227,13 @@ def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(t
     record_label(db, study_id="s", query_id="q2", unit_id="y", gain=0, annotator="ann")
     (d,) = decide(db, "s", "A", "B", ["P@2"], viewer=None)
     assert (d.lower, d.upper) == (0.25, 0.25) and d.n_unknown_units == 0
-    # A query only one run answered, with no label anywhere: over the union, undecidable.
+    # A query only one run answered, with no label anywhere: over the union, undecidable
+    # (C's units need labels; B returned nothing there, so nothing of B's is missing).
     add_run(db, study_id="s", name="C", source="imported", k=2,
             results=[("q1", 1, "r", 2.0), ("q3", 1, "w", 1.0)])
     (d,) = decide(db, "s", "C", "B", ["P@2"], viewer=None)
     assert d.n_queries == 3 and d.verdict == "undecidable"
-    assert d.undecidable_reasons == {"missing_reference": 2}
+    assert d.undecidable_reasons == {"missing_reference": 1}
 
 
 def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path) -> None:
@@ -290,16 +301,17 @@ def test_the_ndcg_search_skipped_where_a_query_stays_undecidable_changes_no_bit(
     runs = [[rng.sample(p, 8) for p in pool] for _ in range(2)]
     labeled = [rng.sample(p, rng.randrange(0, 10)) for p in pool]
     gains = [[rng.randrange(5) for _ in ids] for ids in labeled]
-    complete = [rng.random() < 0.5 for _ in qids]  # an incomplete query: nDCG has no bounds
+    # an incomplete query without labels: missing_reference, no bounds
+    complete = [rng.random() < 0.5 for _ in qids]
     protocol = EvalProtocol()
     measures = [parse_measure(m) for m in ("nDCG@5", "nDCG@8", "P@5", "R@8")]
     batches = [ObservationBatch.from_columns(qids, 8, run, labeled, gains, complete,
                                              protocol=protocol) for run in runs]
     fast = evaluate_pair(*batches, measures, protocol)
     asked = []
-    every = pair_bounds.pair_interval
-    monkeypatch.setattr(decision, "pair_interval", lambda units, measure, protocol, needed=None: (
-        asked.append(needed) or every(units, measure, protocol)))
+    every = pair_bounds.pair_interval_ends
+    monkeypatch.setattr(decision, "pair_interval_ends", lambda units, measure, protocol,
+                        needed=None: (asked.append(needed) or every(units, measure, protocol)))
     slow = evaluate_pair(*batches, measures, protocol)
     for name in fast.measures:
         for x, y in zip(fast.intervals(name), slow.intervals(name), strict=True):

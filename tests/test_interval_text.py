@@ -69,8 +69,10 @@ def test_report_cards_show_the_interval_beside_unavailable() -> None:
     html = render_html(report)
     # P@3: q1 in [1/3, 2/3] (c unlabeled), q2 = 1/3 -> the mean in [1/3, 1/2]
     assert "unavailable · 0.33 to 0.50, 1 unlabeled" in html
-    # recall: q2's population is not complete, so no bounds: the card says why
-    assert "unavailable · population incomplete on 1 query" in html
+    # recall: q1 is 1 whatever c is; q2's population is open (section 12): 1 with no
+    # other unit relevant, towards 0 with many -> the mean in [1/2, 1]
+    assert "unavailable · 0.50 to 1.00, 1 unlabeled" in html
+    assert "population incomplete on 1 query" not in html
     card = aggregate_card(evaluation.aggregates["precision"], unknowns=unknown_counts(
         q.metrics["precision"] for q in evaluation.queries))
     assert card.status_line == "unavailable · 0.33 to 0.50, 1 unlabeled"

@@ -22,7 +22,14 @@ from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.measures import FAMILIES, Measure, parse_measure
 from evalcore.contract.observation import Observation
 from tests.observation_strategies import observations, protocols_with_trec_eval, query_sets
-from tests.oracle import TIGHT, completed_value, completions, oracle_aggregate, oracle_measures
+from tests.oracle import (
+    TIGHT,
+    complete,
+    completed_value,
+    completions,
+    oracle_aggregate,
+    oracle_measures,
+)
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EPS = 1e-9
@@ -77,6 +84,7 @@ def test_catalogue_equals_oracle(obs_list, protocol, measures):
             assert agg.value == pytest.approx(want["value"], abs=1e-12)
         elif want["n_queries"]:
             assert agg.reasons == want["reasons"]
+            assert (agg.lower is not None) == want["bounded"], name
             if m.family in TIGHT:
                 assert agg.lower == approx_or_none(want["lower"])
                 assert agg.upper == approx_or_none(want["upper"])
@@ -95,30 +103,52 @@ def test_every_completion_lies_inside_the_bounds(o, protocol, measures, rnd):
             assert mv.available
             continue
         k = m.k or o.k
+        defined = 0
         for done in completions(o, protocol, k, rng=random.Random(rnd.random()), limit=300):
-            value = completed_value(done, m, protocol)
+            value = completed_value(o, m, protocol, done)
             if value is None:  # no relevant unit in this completion: the measure is undefined
                 continue
+            defined += 1
             if mv.available:
                 assert value == pytest.approx(mv.value, abs=1e-12), name
-            elif mv.lower is not None:
-                assert mv.lower - EPS <= value <= mv.upper + EPS, (name, value, mv)
-                # the evaluated completion agrees with the oracle
-                done_mv = evaluate([done], protocol, measures=[m]).queries[0].metrics[name]
-                if done_mv.available:
-                    assert done_mv.value == pytest.approx(value, abs=1e-12)
+            else:
+                assert mv.lower is not None, (name, done, mv)  # a completion defines it
+                assert mv.lower - EPS <= value <= mv.upper + EPS, (name, value, done, mv)
+        if not mv.available and mv.lower is not None:
+            assert defined, (name, mv)  # bounds only where some completion defines it
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(observations(conflicts=True), protocols_with_trec_eval, measure_lists(), st.randoms())
+def test_a_completed_observation_evaluates_as_the_oracle_completes_it(o, protocol, measures,
+                                                                       rnd):
+    """The completions the oracle enumerates, written out as observations (every unknown
+    and outside unit labeled, the population complete), evaluate to the oracle's values."""
+    if not evaluate([o], protocol, measures=measures).queries[0].valid:
+        return
+    for name, m in named(measures).items():
+        if m.family == "Judged":
+            continue
+        done = rnd.choice(completions(o, protocol, m.k or o.k, limit=20))
+        value = completed_value(o, m, protocol, done)
+        got = evaluate([complete(o, done)], protocol, measures=[m]).queries[0].metrics[name]
+        assert got.available == (value is not None), name
+        if value is not None:
+            assert got.value == pytest.approx(value, abs=1e-12), name
 
 
 @SETTINGS
 @given(observations(conflicts=True), protocols_with_trec_eval, measure_lists())
-def test_bounds_exist_exactly_when_the_only_reasons_are_unknown_gains(o, protocol, measures):
+def test_bounds_exist_exactly_when_some_completion_defines_the_measure(o, protocol, measures):
+    """Sections 10 and 12: an unavailable measure of a valid observation has bounds, whatever
+    its own reasons (unknown gains, an open population, no relevant unit known), exactly
+    when some completion of the unknowns defines it."""
     q = evaluate([o], protocol, measures=measures).queries[0]
-    for mv in q.metrics.values():
-        only_unknown = bool(mv.reasons) and set(mv.reasons) <= {
-            "unlabeled_returned",
-            "label_conflict",
-        }
-        assert (mv.lower is not None) == (q.valid and not mv.available and only_unknown)
+    want = oracle_measures(o, protocol, named(measures), max((m.k or 0) for m in measures))
+    for name, mv in q.metrics.items():
+        assert (mv.lower is not None) == (q.valid and not mv.available
+                                          and want.metrics[name].bounded), name
+        assert (mv.lower is None) == (mv.upper is None)
         if mv.lower is not None:
             assert 0.0 <= mv.lower <= mv.upper <= 1.0 + 1e-12
         assert bool(mv.conflict_ids) == ("label_conflict" in mv.reasons)

@@ -119,8 +119,14 @@ def test_no_relevant_in_top_all_labeled_gives_zero_rr():
 
 def test_population_incomplete_and_unlabeled_both_reported():
     q = run(obs(["A", "Y", "B"], WORKED, complete=False))
-    assert_unavailable(q.metrics["recall"], ["population_incomplete", "unlabeled_returned"], ["Y"])
-    assert_unavailable(q.metrics["ndcg"], ["population_incomplete", "unlabeled_returned"], ["Y"])
+    # Section 12: an open population still has bounds. Recall: Y relevant and no other
+    # unit is 3/4; Y not and unboundedly many relevant units outside tends to 0.
+    assert_unavailable(q.metrics["recall"], ["population_incomplete", "unlabeled_returned"], ["Y"],
+                       (0.0, 0.75))
+    ndcg = q.metrics["ndcg"]
+    assert sorted(ndcg.reasons) == ["population_incomplete", "unlabeled_returned"]
+    complete_y0 = run(obs(["A", "Y", "B"], [*WORKED, ("Y", 0)])).metrics["ndcg"].value
+    assert ndcg.lower <= complete_y0 <= ndcg.upper
     # precision still bounded: its only reason is unlabeled_returned
     assert q.metrics["precision"].lower == pytest.approx(2 / 3)
 
@@ -129,8 +135,12 @@ def test_population_incomplete_only_affects_recall_and_ndcg():
     q = run(obs(["A", "X", "B"], WORKED, complete=False))
     assert q.metrics["precision"].available
     assert q.metrics["reciprocal_rank"].available
-    assert_unavailable(q.metrics["recall"], ["population_incomplete"])
-    assert_unavailable(q.metrics["ndcg"], ["population_incomplete"])
+    # Bounds on the open population: every outside unit non-relevant (the complete value),
+    # or as many as can be relevant (recall towards 0; nDCG with k units of gain 4 ideal).
+    assert_unavailable(q.metrics["recall"], ["population_incomplete"], (), (0.0, 2 / 3))
+    dcg_known = dcg([2, 0, 1])
+    assert_unavailable(q.metrics["ndcg"], ["population_incomplete"], (),
+                       (dcg_known / dcg([4, 4, 4]), dcg_known / dcg([3, 2, 1])))
 
 
 def test_no_relevant_units():
@@ -145,7 +155,9 @@ def test_empty_labels_complete_population_is_valid_with_no_relevant_units():
     q = run(obs(["A"], []))
     assert q.valid
     assert_unavailable(q.metrics["precision"], ["unlabeled_returned"], ["A"], (0.0, 1 / 3))
-    assert_unavailable(q.metrics["recall"], ["unlabeled_returned", "no_relevant_units"], ["A"])
+    # Where recall is defined (A relevant: the population is complete) it is 1.
+    assert_unavailable(q.metrics["recall"], ["unlabeled_returned", "no_relevant_units"], ["A"],
+                       (1.0, 1.0))
 
 
 def test_empty_run_is_a_real_zero():
@@ -280,7 +292,8 @@ def test_unjudged_as_nonrelevant_makes_metrics_available():
 def test_unjudged_policy_does_not_declare_population_complete():
     p = EvalProtocol(unjudged_as_nonrelevant=True)
     q = run(obs(["Y", "A"], WORKED, complete=False), p)
-    assert_unavailable(q.metrics["recall"], ["population_incomplete"])
+    # the policy reads Y as non-relevant, not the units nobody returned (section 12 bounds)
+    assert_unavailable(q.metrics["recall"], ["population_incomplete"], (), (0.0, 1 / 3))
 
 
 def test_query_order_is_input_order_and_protocol_recorded():

@@ -40,6 +40,7 @@ def test_columnar_equals_oracle(obs_list, protocol):
             assert sorted(g.reasons) == sorted(w.reasons), name
             assert g.blocking_ids == w.blocking_ids, name
             if name == "ndcg":  # a relaxation: tests/test_measure_bounds.py checks it is sound
+                assert (g.lower is not None) == w.bounded, name
                 continue
             assert g.lower == approx_or_none(w.lower), name
             assert g.upper == approx_or_none(w.upper), name
@@ -56,6 +57,7 @@ def test_columnar_equals_oracle(obs_list, protocol):
                 assert agg.n_available == want["n_available"]
                 assert agg.n_missing == want["n_missing"]
                 if name == "ndcg":
+                    assert (agg.lower is not None) == want["bounded"]
                     continue
                 assert agg.lower == approx_or_none(want["lower"])
                 assert agg.upper == approx_or_none(want["upper"])
@@ -141,7 +143,7 @@ def test_from_columns_equals_from_observations(obs_list, protocol):
         scan_complete=[o.scan_complete for o in obs_list],
         permitted_ids=[o.permitted_ids for o in obs_list],
         unit_of=[o.unit_of for o in obs_list],
-    )
+    ).with_corpus_size([o.corpus_size for o in obs_list])
     assert evaluate_batch(batch, protocol) == evaluate(obs_list, protocol)
 
 

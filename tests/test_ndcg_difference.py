@@ -24,7 +24,7 @@ from evalcore.compute.measures.ranking import discounts
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.observation import Label, Observation
-from tests.observation_strategies import draw_labels
+from tests.observation_strategies import draw_labels, draw_rankings
 
 UNITS = [f"u{i}" for i in range(7)]
 
@@ -33,12 +33,7 @@ UNITS = [f"u{i}" for i in range(7)]
 def cases(draw):
     """One query: two rankings sharing units, labels (some in conflict), the rest unlabeled."""
     k = draw(st.integers(1, 5))
-    ranking_a = draw(st.lists(st.sampled_from(UNITS), max_size=6))
-    if draw(st.booleans()):
-        ranking_b = draw(st.permutations(ranking_a)) + draw(
-            st.lists(st.sampled_from(UNITS), max_size=2))
-    else:
-        ranking_b = draw(st.lists(st.sampled_from(UNITS), max_size=6))
+    ranking_a, ranking_b = draw_rankings(draw, UNITS, 6)
     labels = draw_labels(draw, UNITS, ("gain", "gain", "none", "none", "conflict"))
     gain = draw(st.sampled_from(["linear", "exponential"]))
     return k, ranking_a, ranking_b, labels, EvalProtocol(gain=gain)

@@ -49,14 +49,43 @@ def test_causes_are_counted_in_queries_most_first_with_what_to_do() -> None:
     ]
 
 
-def test_queries_per_reason_count_each_query_once(demo) -> None:
-    db, _ = demo
-    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", ["R@10"], viewer=None)
-    d = pc.measures[0].decision
+def test_queries_per_reason_count_each_query_once(tmp_path) -> None:
+    from store_fixtures import new_store
+
+    from evalcore.store.completeness import mark_complete
+    from evalcore.store.labels import record_label
+    from evalcore.store.runs import add_run
+
+    db = new_store(tmp_path)
+    # q1: both runs returned units nobody labeled; q2: complete, nothing relevant, nothing
+    # unknown (no completion defines R); q3: decided.
+    add_run(db, study_id="s", name="A", source="imported", k=2,
+            results=[("q1", 1, "a", 2.0), ("q1", 2, "b", 1.0), ("q2", 1, "d", 1.0),
+                     ("q3", 1, "e", 1.0)])
+    add_run(db, study_id="s", name="B", source="imported", k=2,
+            results=[("q1", 1, "b", 2.0), ("q1", 2, "c", 1.0), ("q2", 1, "d", 1.0),
+                     ("q3", 1, "f", 1.0)])
+    for query, unit, gain in (("q2", "d", 0), ("q3", "e", 1), ("q3", "f", 0)):
+        record_label(db, study_id="s", query_id=query, unit_id=unit, gain=gain, annotator="ann")
+    for query in ("q2", "q3"):
+        mark_complete(db, study_id="s", query_id=query, actor="lead")
+    d = compare_pair(db, "s", "A", "B", ["R@2"], viewer=None).measures[0].decision
     # per run and query
-    assert d.undecidable_reasons == {"population_incomplete": 46, "unlabeled_returned": 40}
-    assert d.undecidable_queries == {"population_incomplete": 23, "unlabeled_returned": 20}
-    assert d.n_undecidable == 23
+    assert d.undecidable_reasons == {"missing_reference": 2, "no_relevant_units": 2}
+    assert d.undecidable_queries == {"missing_reference": 1, "no_relevant_units": 1}
+    assert d.n_undecidable == 2
+
+
+def test_the_demo_decides_on_open_populations(demo) -> None:
+    """No demo query's relevant set is claimed complete for every query, yet nDCG@10, R@10
+    and AP@10 have finite verdicts (contract section 12)."""
+    db, _ = demo
+    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", ["nDCG@10", "R@10", "AP@10"],
+                      viewer=None)
+    for m in pc.measures:
+        d = m.decision
+        assert d.verdict != "undecidable", d.summary
+        assert d.lower is not None and -1.0 <= d.lower <= d.upper <= 1.0
 
 
 def test_compat_equals_trec_eval_on_the_exported_files(demo) -> None:

@@ -47,9 +47,9 @@ def settled_text(decision: Decision) -> str:
 def _needed(state: DecideState) -> str:
     n = state.labels_to_decide
     if n is None:
-        return ("the labels at the head of the queue cannot decide it on their own: "
-                "many labels are still needed")
-    return f"about {n} label{'s' if n != 1 else ''} still needed (at least: an optimistic estimate)"
+        return ("labeling the units of this queue is not expected to decide it (units no run "
+                "returned may keep it open)")
+    return f"about {n} label{'s' if n != 1 else ''} still needed (an estimate)"
 
 
 def show_verdict_panel(state: DecideState) -> None:

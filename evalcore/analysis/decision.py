@@ -9,19 +9,24 @@ the unknown units the two runs share, intersected with the naive
 mean of those intervals (queries have distinct unknowns, so both ends are
 attained when every per-query interval is exact). The verdict:
 
-* ``a_better`` / ``b_better`` ("decided"): the whole interval is above / below 0;
+* ``a_better`` / ``b_better`` ("decided"): the whole interval is above / below 0
+  (an *open* end at 0, never attained by a completion, decides too:
+  ``Decision.lower_open``);
 * ``tied``: the interval is exactly [0, 0] (every query's difference is known to be 0);
 * ``undecided``: the interval contains 0 and is not [0, 0]; with the number of
   unknown units that can still move it;
 * ``undecidable``: some query has the measure unavailable **without** bounds in a
-  run (e.g. ``population_incomplete``, an invalid observation), with the count
-  of such queries and their reasons.
+  run (an invalid observation such as ``missing_reference``, or no completion that
+  defines the measure), with the count of such queries and their reasons.
 
 A completion gives every unknown unit one gain: each unlabeled unit either run
 returns in the measure's cut (it then joins the reference set, so it can lower
-the other run's nDCG, R or AP too) and each unit in conflict. For nDCG, R and
-AP, a completion in which no unit of the query is relevant (the measure is
-undefined for both runs) counts as a difference of 0.
+the other run's nDCG, R or AP too), each unit in conflict and, on a population not
+declared complete (contract section 12), any number up to ``U_out`` of the units
+outside both cuts (:meth:`~evalcore.analysis.pair_units.PairUnits.outside`, from each
+query's corpus size: ``ObservationBatch.with_corpus_size``; unbounded without one).
+For nDCG, R and AP, a completion in which no unit of the query is relevant (the
+measure is undefined for both runs) counts as a difference of 0.
 
 Differences within :data:`ZERO` of 0 count as 0 (float noise from sums).
 Statistical significance over the sample of queries is a separate question
@@ -41,7 +46,7 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval
+from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits, align
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import BatchResult, compute, packing_depth
@@ -49,6 +54,7 @@ from evalcore.compute.measures.base import (
     METRIC_BITS,
     METRIC_REASONS,
     NO_RELEVANT_BIT,
+    POPULATION_BIT,
     UNKNOWN_BITS,
 )
 from evalcore.compute.validity import OBSERVATION_BITS
@@ -101,6 +107,11 @@ class Decision(BaseModel):
     undecidable_queries: dict[str, int] = {}
     method: str
     summary: str
+    #: The interval's end is open: no completion attains it (every completion's mean
+    #: difference lies strictly inside), as on a population with unboundedly many units
+    #: outside both cuts, where R and AP differences only approach 0.
+    lower_open: bool = False
+    upper_open: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,45 +141,77 @@ class PairEvaluation:
         """Per query (lower, upper, naive lower, naive upper) of ``A - B``; NaN: undecidable.
         Computed once per measure (the decision and its queue read them several times);
         each call returns fresh copies."""
-        if name not in self._intervals:
-            self._intervals[name] = self._compute_intervals(name)
-        lower, upper, naive_lo, naive_hi = self._intervals[name]
+        lower, upper, naive_lo, naive_hi, _, _ = self._computed(name)
         return lower.copy(), upper.copy(), naive_lo.copy(), naive_hi.copy()
 
-    def _compute_intervals(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def open_ends(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, whether the lower / upper end of :meth:`intervals` is open: no
+        completion attains it, the differences only approach it (R and AP on a population
+        with unboundedly many outside units, :func:`~evalcore.analysis.pair_bounds._ends`)."""
+        *_, lower_open, upper_open = self._computed(name)
+        return lower_open.copy(), upper_open.copy()
+
+    def _computed(self, name: str) -> tuple[np.ndarray, ...]:
+        if name not in self._intervals:
+            self._intervals[name] = self._compute_intervals(name)
+        return self._intervals[name]
+
+    def _compute_intervals(self, name: str) -> tuple[np.ndarray, ...]:
         lo_a, hi_a = self.run_interval(self.result_a, name)
         lo_b, hi_b = self.run_interval(self.result_b, name)
         measure = self.measures[name]
+        undefined = None
         if measure.family in REFERENCE_FAMILIES:
-            # No relevant unit known, but an unknown one may be: the value is in [0, 1]
-            # where defined, and a completion with no relevant unit counts as 0 for both.
+            # No completion defines the measure for this run alone, but one of the pair
+            # does (a unit only the other run returns may be relevant): the value is in
+            # [0, 1] where defined, and a completion with no relevant unit counts as 0.
             maybe_some = self.maybe_relevant(name)
+            own_bits = np.uint8(UNKNOWN_BITS | NO_RELEVANT_BIT | POPULATION_BIT)
             for result, lo, hi in ((self.result_a, lo_a, hi_a), (self.result_b, lo_b, hi_b)):
                 bits = result.metrics[name].reason_bits
-                only = result.valid & ((bits & ~np.uint8(UNKNOWN_BITS | NO_RELEVANT_BIT)) == 0)
-                fixable = only & ((bits & NO_RELEVANT_BIT) != 0) & maybe_some
+                only = result.valid & (bits != 0) & ((bits & ~own_bits) == 0)
+                fixable = only & np.isnan(lo) & maybe_some
                 lo[fixable] = 0.0
                 hi[fixable] = 1.0
             # An unlabeled unit only the other run returns joins |R| / IDCG in a completion
             # where it is relevant, which can only lower this run's value: its lower bound
-            # there is 0 (its upper bound stands).
+            # there is 0 (its upper bound stands). On an open population such a unit is
+            # among the run's outside units already (section 12), unless the corpus size
+            # is too small to hold it.
             foreign_a, foreign_b = self.foreign_unknowns(name)
-            lo_a = np.where(foreign_a & ~np.isnan(lo_a), 0.0, lo_a)
-            lo_b = np.where(foreign_b & ~np.isnan(lo_b), 0.0, lo_b)
+            in_a, in_b = cut_rows(self.units, measure)
+            overfull = self.units.overfull(in_a, in_b)
+            lo_a = np.where(foreign_a & overfull & ~np.isnan(lo_a), 0.0, lo_a)
+            lo_b = np.where(foreign_b & overfull & ~np.isnan(lo_b), 0.0, lo_b)
+            undefined = self.undefined_possible(name)
         naive_lo, naive_hi = lo_a - hi_b, hi_a - lo_b
+        if undefined is not None:  # a completion where the measure is undefined counts as 0
+            naive_lo = np.where(undefined, np.minimum(naive_lo, 0.0), naive_lo)
+            naive_hi = np.where(undefined, np.maximum(naive_hi, 0.0), naive_hi)
+        closed = np.zeros(naive_lo.size, dtype=bool)
         if measure.family not in PAIR_FAMILIES:
-            return naive_lo, naive_hi, naive_lo, naive_hi
+            return naive_lo, naive_hi, naive_lo, naive_hi, closed, closed
         # Where both naive ends are NaN the query stays undecidable whatever the pair
         # method gives (NaN wins below): its costly search is skipped there.
         needed = ~(np.isnan(naive_lo) & np.isnan(naive_hi))
-        pair_lo, pair_hi = pair_interval(self.units, measure, self.protocol,
-                                         None if needed.all() else needed)
+        pair_lo, pair_hi, pair_lo_open, pair_hi_open = pair_interval_ends(
+            self.units, measure, self.protocol, None if needed.all() else needed)
         lower = np.where(np.isnan(pair_lo), naive_lo, np.maximum(naive_lo, pair_lo))
         upper = np.where(np.isnan(pair_hi), naive_hi, np.minimum(naive_hi, pair_hi))
+        # An open end of the pair interval stays open where it is the tighter one (no
+        # completion attains it, so none attains the intersection's).
+        lower_open = pair_lo_open & (pair_lo >= naive_lo)
+        upper_open = pair_hi_open & (pair_hi <= naive_hi)
+        if undefined is not None:
+            lower = np.where(undefined, np.minimum(lower, 0.0), lower)
+            upper = np.where(undefined, np.maximum(upper, 0.0), upper)
+            lower_open &= ~undefined
+            upper_open &= ~undefined
         # Both are sound; where rounding makes them cross, the difference is known.
         crossed = lower > upper
         mid = np.where(crossed, (lower + upper) / 2, 0.0)
-        return np.where(crossed, mid, lower), np.where(crossed, mid, upper), naive_lo, naive_hi
+        return (np.where(crossed, mid, lower), np.where(crossed, mid, upper), naive_lo, naive_hi,
+                lower_open & ~crossed, upper_open & ~crossed)
 
 
     def foreign_unknowns(self, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -184,15 +227,24 @@ class PairEvaluation:
 
 
     def maybe_relevant(self, name: str) -> np.ndarray:
-        """Per query: an unknown unit (unlabeled in a run's cut, or a reference label in
-        conflict) may be relevant."""
+        """Per query: an unknown unit (unlabeled in a run's cut, a reference label in
+        conflict, or, on an open population, an outside unit) may be relevant."""
         u = self.units
         in_a, in_b = cut_rows(u, self.measures[name])
         t = _threshold(self.measures[name], self.protocol)
         rows = u.unlabeled & (in_a | in_b) & (u.high >= t)
         refs = (u.ref_high >= t) & (u.ref_low < t)
-        return (np.bincount(u.query[rows], minlength=u.n)
-                + np.bincount(u.ref_query[refs], minlength=u.n)) > 0
+        return ((np.bincount(u.query[rows], minlength=u.n)
+                 + np.bincount(u.ref_query[refs], minlength=u.n)) > 0) | (
+                     u.outside(in_a, in_b) > 0)
+
+    def undefined_possible(self, name: str) -> np.ndarray:
+        """Per query: some completion has no relevant unit (\\|R\\| = 0, IDCG = 0), where
+        the measure is undefined for both runs and the difference counts as 0: no
+        reference label is certainly relevant (for nDCG: certainly of positive gain)."""
+        u = self.units
+        t = _threshold(self.measures[name], self.protocol)
+        return np.bincount(u.ref_query[u.ref_low >= t], minlength=u.n) == 0
 
 
 def _threshold(measure: Measure, protocol: EvalProtocol) -> int:
@@ -259,10 +311,13 @@ def open_rows(pair: PairEvaluation, name: str, open_query: np.ndarray) -> np.nda
     return unknown & (in_a | in_b) & open_query[u.query]
 
 
-def verdict_of(lower: float, upper: float) -> Verdict:
-    if lower > ZERO:
+def verdict_of(lower: float, upper: float, lower_open: bool = False,
+               upper_open: bool = False) -> Verdict:
+    """The verdict of a mean-difference interval; an open end (never attained: every
+    completion's difference lies strictly beyond it) at 0 decides too."""
+    if lower > ZERO or (lower_open and lower >= -ZERO):
         return "a_better"
-    if upper < -ZERO:
+    if upper < -ZERO or (upper_open and upper <= ZERO):
         return "b_better"
     if abs(lower) <= ZERO and abs(upper) <= ZERO:
         return "tied"
@@ -311,9 +366,11 @@ def decide_measure(pair: PairEvaluation, name: str, run_a: str = "A", run_b: str
             summary=summary, **common,
         )
     lo, hi = float(lower.mean()), float(upper.mean())
-    verdict = verdict_of(lo, hi)
+    lower_open, upper_open = (bool(x.any()) for x in pair.open_ends(name))
+    verdict = verdict_of(lo, hi, lower_open, upper_open)
     text = verdict_text(verdict, run_a, run_b)
-    interval = f"mean {run_a} - {run_b} in [{lo:+.4f}, {hi:+.4f}]"
+    interval = (f"mean {run_a} - {run_b} in {'(' if lower_open else '['}{lo:+.4f}, "
+                f"{hi:+.4f}{')' if upper_open else ']'}")
     if verdict == "undecided":
         summary = f"{name}: undecided — {interval}; {n_units} unknown units can still move it"
     elif verdict == "tied":
@@ -323,7 +380,8 @@ def decide_measure(pair: PairEvaluation, name: str, run_a: str = "A", run_b: str
     return Decision(
         verdict=verdict, verdict_text=text, lower=lo, upper=hi,
         naive_lower=float(naive_lo.mean()), naive_upper=float(naive_hi.mean()),
-        undecidable_reasons={}, summary=summary, **common,
+        undecidable_reasons={}, summary=summary, lower_open=lower_open, upper_open=upper_open,
+        **common,
     )
 
 

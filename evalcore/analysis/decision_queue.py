@@ -19,7 +19,7 @@ lower bound come first; else the upper end).
   highest gain) weighted by :func:`relevance_prior`, the share of relevant
   units among the labeled ones of its class (:func:`unit_class`: the band of
   its rank in each run).
-* nDCG, R (:data:`RATIO_FAMILIES`): a ratio over the IDCG or \|R\| the runs
+* nDCG, R, AP (:data:`RATIO_FAMILIES`): a ratio over the IDCG or \|R\| the runs
   share; one label narrows it little, the last label of a query collapses it.
   So queries are taken whole: a query's units score how far its interval's end
   is expected to move once every unknown is labeled (the query's difference
@@ -38,29 +38,47 @@ once most of its unknowns are labeled, so queries are still taken whole (scoring
 label at a time needed 767).
 Ties: most ``removes``; then units both runs return; then the best rank; then
 query and unit id. Units whose label removes nothing from the pair interval stay
-in the queue (last): for nDCG and R the verdict also reads each run's own
-bounds, which they can narrow. AP has no pair method: its queue is ordered by
-``1/rank_A + 1/rank_B`` (a heuristic; ``removes`` and ``progress`` are then 0).
+in the queue (last): for nDCG, R and AP the verdict also reads each run's own
+bounds, which they can narrow. Judged@k has no unknowns to order.
 
-``labels_to_decide`` estimates how many labels (from the head of the queue)
-are still needed: the fewest whose worst-case removals add up to the distance
-from 0 to the nearer end of the mean interval. It is optimistic (each label
-removes at least its worst case, but only part of it may move the nearer
-end), so read it as "at least about".
+On a population not declared complete (contract section 12) the units outside
+both cuts stay unknown whatever is labeled: the queue holds only units either run
+returned, and a comparison the outside units keep open has no queue that decides it.
+
+``labels_to_decide`` ("about N labels") simulates the queue on completions drawn
+from the labeled units' gains (:func:`labels_to_decide`): the median count over
+three draws, scaled for the ratio families by the share re-planning saves
+(:data:`REPLANNED_SHARE`). It replaced the fewest head labels whose worst-case
+removals reach the gap, which under-estimated P@10 at every point measured and
+over-estimated nDCG@10 and R@10 about twofold; ``benchmarks/bench_open_populations.py``
+prints how often each under- and over-estimates.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.decision import ZERO, PairEvaluation, _threshold, cut_rows, open_rows
-from evalcore.analysis.pair_bounds import PAIR_FAMILIES, net_weight, pair_interval
+from evalcore.analysis.decision import (
+    ZERO,
+    PairEvaluation,
+    _threshold,
+    cut_rows,
+    open_rows,
+    verdict_of,
+)
+from evalcore.analysis.pair_bounds import (
+    OPEN_MARGIN,
+    PAIR_FAMILIES,
+    net_weight,
+    pair_interval,
+    pair_interval_ends,
+)
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ranking import segment_reduce
+from evalcore.contract.gains import MAX_GAIN
 
 
 class DecideItem(BaseModel):
@@ -227,7 +245,7 @@ def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray,
 
 #: Families whose pair interval is a ratio over a shared IDCG or \|R\|: one label narrows
 #: it little, labeling a whole query collapses it, so their queue completes queries.
-RATIO_FAMILIES = frozenset({"nDCG", "R"})
+RATIO_FAMILIES = frozenset({"nDCG", "R", "AP"})
 
 
 def expected_gains(pair: PairEvaluation, name: str) -> np.ndarray:
@@ -256,7 +274,9 @@ def _completion_progress(pair: PairEvaluation, name: str, rows: np.ndarray, lowe
     u = pair.units
     guess = np.rint(expected_gains(pair, name)).astype(np.int8)
     completed = dataclasses.replace(u, low=guess, high=guess)
-    est, _ = pair_interval(completed, pair.measures[name], pair.protocol)
+    est_lo, est_hi = pair_interval(completed, pair.measures[name], pair.protocol)
+    # On an open population the outside units stay unknown: the end that must cross 0.
+    est = est_lo if towards_a else est_hi
     est = np.clip(np.nan_to_num(est, nan=0.0), lower, upper)
     q = u.query[rows]
     n_open = np.bincount(q, minlength=u.n)[q]
@@ -320,8 +340,10 @@ def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
     return order
 
 
-def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> DecideQueue:
-    """The queue of ``name`` (see the module docstring); the first ``limit`` items."""
+def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20, *,
+                 estimate: bool = True) -> DecideQueue:
+    """The queue of ``name`` (see the module docstring); the first ``limit`` items; without
+    ``estimate``, ``labels_to_decide`` is left None (not computed)."""
     u = pair.units
     n = u.n
     rows = candidate_rows(pair, name)
@@ -331,7 +353,7 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> Dec
     progress = expected_progress(pair, name, rows, scenarios)
     order = order_rows(pair, name, rows, scores, progress, head=limit)
     rows, scores, progress = rows[order], scores[order], progress[order]
-    needed = labels_to_decide(pair, name, scores / max(n, 1)) if not heuristic else None
+    needed = labels_to_decide(pair, name, rows, progress, scores) if estimate else None
     qids = pair.query_ids
     head = rows if limit is None else rows[:limit]
     items = [
@@ -351,17 +373,191 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20) -> Dec
                        labels_to_decide=needed)
 
 
-def labels_to_decide(pair: PairEvaluation, name: str, removes: Sequence[float] | np.ndarray
-                     ) -> int | None:
-    """Fewest labels from the head of the queue whose worst-case removals reach the
-    distance from 0 to the nearer end of the mean interval (None if already decided or
-    never reached)."""
+#: Completions drawn by :func:`labels_to_decide` (the median of their counts is reported).
+ESTIMATE_DRAWS = 3
+#: The share of the simulated count reported for :data:`RATIO_FAMILIES`: their queue is
+#: re-planned after every label on the Annotate page, which (labels revealing which queries
+#: can still turn) took about two thirds of the labels of following the queue in its
+#: first order (``benchmarks/bench_open_populations.py``, section 3); for the other
+#: families re-planning saved nothing.
+REPLANNED_SHARE = 2 / 3
+#: Labels :func:`labels_to_decide` simulates at once (bounds the what-if copies held).
+ESTIMATE_CHUNK = 2048
+
+
+def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
+    """float[len(rows), MAX_GAIN + 1]: each row's chance of every gain, from the labeled
+    units either run returned: the share of each gain among the labeled units of the
+    row's class (:func:`unit_class`), smoothed towards the share among all of them (as if
+    two more units of the class were labeled so), restricted to the row's possible gains
+    (a unit in conflict: its annotators' range)."""
+    u = pair.units
+    cls = unit_class(u)
+    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
+    levels = MAX_GAIN + 1
+    size = int(cls.max(initial=0)) + 1
+    counts = np.bincount(cls[known] * levels + u.low[known].astype(np.int64),
+                         minlength=size * levels).reshape(size, levels).astype(np.float64)
+    overall = (counts.sum(axis=0) + 1.0) / (counts.sum() + levels)
+    by_class = counts + 2.0 * overall
+    probs = by_class[cls[rows]]
+    gains = np.arange(levels)
+    possible = (gains >= u.low[rows, None]) & (gains <= u.high[rows, None])
+    probs = np.where(possible, probs, 0.0)
+    return probs / probs.sum(axis=1, keepdims=True)
+
+
+def _settled(lower: float, upper: float, lower_open: bool = False, upper_open: bool = False
+             ) -> bool:
+    """Decided or tied (:func:`~evalcore.analysis.decision.verdict_of`)."""
+    return verdict_of(lower, upper, lower_open, upper_open) != "undecided"
+
+
+def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
+                     progress: np.ndarray | None = None, scores: np.ndarray | None = None,
+                     draws: int = ESTIMATE_DRAWS) -> int | None:
+    """About how many labels, taken from the queue in its order, the comparison still
+    needs: 0 when settled (decided or tied), None when it is undecidable or labeling every
+    unit in the queue is not expected to decide it (on an open population the units
+    outside both cuts can keep it undecided).
+
+    ``rows`` are the queue's candidates with their ``scores`` and ``progress``; they are
+    taken in queue order, ties broken by the ranks in each run (not the unit ids: the
+    estimate is the same whichever rows the queue named). Each of ``draws`` completions
+    gives every queued unit a gain drawn from :func:`gain_distribution` (by a hash of its
+    query and ranks, so the same unit draws the same gain however the pair was read); the
+    labels are revealed in order, each query's interval recomputed after each of its
+    labels (:meth:`PairUnits.what_if_prefix`, intersected with what was known before), and
+    the count is the first at which the mean interval settles. The median count is
+    reported (None when most draws never settle). The queue is taken as it is now, while
+    the Annotate page re-plans it after every label; ``benchmarks/bench_open_populations.py``
+    measures how often this under- and over-estimates."""
     lower, upper, _, _ = pair.intervals(name)
-    if np.isnan(lower).any() or lower.size == 0:
+    if lower.size == 0 or np.isnan(lower).any() or np.isnan(upper).any():
         return None
-    lo, hi = float(lower.mean()), float(upper.mean())
-    if lo > ZERO or hi < -ZERO or (abs(lo) <= ZERO and abs(hi) <= ZERO):
+    lower_open, upper_open = pair.open_ends(name)
+    if _settled(float(lower.mean()), float(upper.mean()), bool(lower_open.any()),
+                bool(upper_open.any())):
         return 0
-    gap = min(-lo, hi)
-    reached = np.flatnonzero(np.cumsum(np.asarray(removes, dtype=np.float64)) >= gap - ZERO)
-    return int(reached[0]) + 1 if reached.size else None
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size == 0:
+        return None
+    u = pair.units
+    scores = np.zeros(rows.size) if scores is None else scores
+    progress = np.zeros(rows.size) if progress is None else progress
+    keys = queue_keys(pair, name, rows, scores, progress)
+    rows = rows[np.lexsort((u.rank_b[rows], u.rank_a[rows], *keys))]
+    cum = np.cumsum(gain_distribution(pair, rows), axis=1)
+    pick = np.stack([_uniform(u.query[rows], u.rank_a[rows], u.rank_b[rows], d)
+                     for d in range(draws)])
+    gains = np.minimum((pick[:, :, None] >= cum[None]).sum(axis=2), MAX_GAIN).astype(np.int8)
+    found = _labels_until_settled(pair, name, rows, gains, (lower, upper, lower_open,
+                                                            upper_open))
+    counts = sorted(np.inf if c is None else c for c in found)
+    middle = counts[(len(counts) - 1) // 2]
+    if middle == np.inf:
+        return None
+    if pair.measures[name].family in RATIO_FAMILIES:
+        middle = max(1, round(middle * REPLANNED_SHARE))
+    return int(middle)
+
+
+def _uniform(query: np.ndarray, rank_a: np.ndarray, rank_b: np.ndarray, draw: int
+             ) -> np.ndarray:
+    """float[...] in [0, 1): a fixed pseudo-random number per (query, ranks, draw)
+    (splitmix64's mixing of the four)."""
+    with np.errstate(over="ignore"):
+        x = (query.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             ^ rank_a.astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
+             ^ rank_b.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
+             ^ np.uint64(draw + 1) * np.uint64(0xD6E8FEB86659FD93))
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+def _labels_until_settled(pair: PairEvaluation, name: str, rows: np.ndarray,
+                          gains: np.ndarray, now: tuple[np.ndarray, ...]) -> list[int | None]:
+    """Per draw (a row of ``gains``, parallel to ``rows``): the number of labels of
+    ``rows`` (in order) after which the mean interval settles; None if it never does.
+    ``now``: the per-query (lower, upper, lower open, upper open) before any of them.
+    Every draw's copies are valued by one :func:`pair_interval_ends` call per chunk."""
+    u = pair.units
+    measure = pair.measures[name]
+    n_draws = gains.shape[0]
+    states = [[a.copy() for a in now] for _ in range(n_draws)]
+    found: list[int | None] = [None] * n_draws
+    chunk = max(1, ESTIMATE_CHUNK // n_draws)
+    for start in range(0, rows.size, chunk):
+        left = [d for d in range(n_draws) if found[d] is None]
+        if not left:
+            break
+        steps = np.arange(start, min(start + chunk, rows.size))
+        draw = np.repeat(np.asarray(left, dtype=np.int64), steps.size)
+        step = np.tile(steps, len(left))
+        ends = pair_interval_ends(u.what_if_prefix(rows, gains, step, draw), measure,
+                                  pair.protocol)
+        q = u.query[rows[steps]]
+        for i, d in enumerate(left):
+            part = slice(i * steps.size, (i + 1) * steps.size)
+            done = _settle_steps(q, steps, [e[part] for e in ends], states[d])
+            if done is not None:
+                found[d] = start + done + 1
+    return found
+
+
+def _running(q: np.ndarray, order: np.ndarray, values: np.ndarray, current: np.ndarray,
+             opened: np.ndarray, current_open: np.ndarray, upper: bool
+             ) -> tuple[np.ndarray, ...]:
+    """One end of the queries ``q`` after each step (``values`` and their openness
+    ``opened``, in step order) intersected with what was known before (``current``, per
+    query) and with the query's earlier steps: (the end per step in ``order``, its change,
+    its openness, the change of the count of open ends). Offsets by query keep each
+    query's running max / min apart (every value lies in [-1, 1])."""
+    sign = -1.0 if upper else 1.0  # the upper end is a running min: the max of negations
+    oq = q[order]
+    mine = sign * np.where(np.isnan(values), -sign * np.inf, values)[order]
+    mine = np.maximum(mine, sign * current[oq])
+    run = sign * (np.maximum.accumulate(mine + 4.0 * oq) - 4.0 * oq)
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = oq[1:] != oq[:-1]
+    before = np.where(first, current[oq], np.roll(run, 1))
+    # The step's own end is the running one where it is at least as tight: its openness.
+    own = sign * np.where(np.isnan(values), -sign * np.inf, values)[order]
+    is_open = np.where(own >= sign * run - OPEN_MARGIN, opened[order], False)
+    was_open = np.where(first, current_open[oq], np.roll(is_open, 1))
+    return run, run - before, is_open, is_open.astype(np.int64) - was_open
+
+
+def _settle_steps(q: np.ndarray, steps: np.ndarray, ends: list[np.ndarray],
+                  state: list[np.ndarray]) -> int | None:
+    """Apply the ends (lower, upper, lower open, upper open) of the queries ``q`` after
+    each of ``steps`` labels to the per-query ``state`` (the same four, updated in
+    place); the index among the steps at which the mean interval settles, or None."""
+    n = state[0].size
+    order = np.lexsort((steps, q))
+    run_lo, d_lo, open_lo, d_open_lo = _running(q, order, ends[0], state[0], ends[2],
+                                                state[2], upper=False)
+    run_hi, d_hi, open_hi, d_open_hi = _running(q, order, ends[1], state[1], ends[3],
+                                                state[3], upper=True)
+    back = np.empty(order.size, dtype=np.int64)
+    back[order] = np.arange(order.size)  # step order from the sorted one
+
+    def total(start: float, change: np.ndarray) -> np.ndarray:
+        return start + np.cumsum(change[back])
+
+    mean_lo = total(float(state[0].sum()), d_lo) / n
+    mean_hi = total(float(state[1].sum()), d_hi) / n
+    any_lo = total(float(state[2].sum()), d_open_lo) > 0
+    any_hi = total(float(state[3].sum()), d_open_hi) > 0
+    done = np.flatnonzero(
+        (mean_lo > ZERO) | (any_lo & (mean_lo >= -ZERO))
+        | (mean_hi < -ZERO) | (any_hi & (mean_hi <= ZERO))
+        | ((np.abs(mean_lo) <= ZERO) & (np.abs(mean_hi) <= ZERO) & ~any_lo & ~any_hi))
+    last = np.ones(order.size, dtype=bool)
+    last[:-1] = q[order][1:] != q[order][:-1]
+    at = q[order][last]
+    state[0][at], state[1][at] = run_lo[last], run_hi[last]
+    state[2][at], state[3][at] = open_lo[last], open_hi[last]
+    return int(done[0]) if done.size else None

@@ -4,14 +4,18 @@ The difference is ``f(g) = (DCG_A - DCG_B) / IDCG`` (0 in a completion where IDC
 is 0, as :mod:`evalcore.analysis.decision` counts it), where a completion ``g``
 gives ONE gain to every unknown unit, and that gain enters both runs' DCG and
 the IDCG they share. The IDCG population of a completion (the population rule
-of the evidence contract, sections 10-11, on a complete population) is:
+of the evidence contract, sections 10-12) is:
 
 * the reference labels of known gain;
 * the reference labels in conflict, each at one gain of its annotators' range
   (the *inside* ones are returned in a run's cut, the *outside* ones are not:
   they move the IDCG only);
 * every unlabeled unit either run returns in its cut, at its completed gain
-  (0..MAX_GAIN). No other unit is relevant: the population is complete.
+  (0..MAX_GAIN);
+* on a population not declared complete (section 12), the *outside units*:
+  corpus units with no label in neither cut, each at a gain 0..MAX_GAIN. Only
+  min(k, U_out) of them can enter IDCG@k, and they move the IDCG only, like the
+  outside conflicts. On a complete population there are none.
 
 Write ``c_u = disc_A(u) - disc_B(u)`` (a unit's discount in A's cut minus in
 B's), so ``DCG_A - DCG_B = N0 + sum over unknown inside units of c_u * gain_u``.
@@ -185,13 +189,15 @@ def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
 
 
 def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np.ndarray,
-                     table: np.ndarray, disc: np.ndarray, needed: np.ndarray | None = None
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     table: np.ndarray, disc: np.ndarray, needed: np.ndarray | None = None,
+                     outside_units: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per query, the (lower, upper) of ``nDCG_A@k - nDCG_B@k`` over the joint completions
     (module docstring); NaN where a search would be too large. ``k``: int64[n], the cutoff
     both runs share on each query; ``disc``: discounts covering every rank in the cuts;
     ``needed`` (bool[n], None: all): the queries searched (NaN on the others; each searched
-    query's bounds are bit for bit those of searching all)."""
+    query's bounds are bit for bit those of searching all); ``outside_units`` (int64[n],
+    None: none): min(k, U_out), the outside units of section 12 that can enter IDCG@k
+    (gain 0..MAX_GAIN, like reference conflicts outside both cuts)."""
     if needed is not None:  # only the needed queries' rows (per-query sums keep their order)
         keep = needed[units.query]
         units, in_a, in_b = units.subset(keep), in_a[keep], in_b[keep]
@@ -214,6 +220,8 @@ def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np
         - level_counts(q[in_conflict], at[in_conflict], n)
         for ref_at, at in ((units.ref_low, units.low), (units.ref_high, units.high))
     )
+    if outside_units is not None:  # at their lowest gain (0) they add nothing
+        outside[1][:, MAX_GAIN] += outside_units
     cum = np.cumsum(disc)
     # IDCG is 0 in some completion exactly when every gain can be 0 at once.
     lowest = fixed + outside[0] + level_counts(q[var], units.low[var], n)

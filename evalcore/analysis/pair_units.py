@@ -18,6 +18,14 @@ and the reference labels of each query (``ref_query``, ``ref_low``,
 ``ref_high``: the \\|R\\| and IDCG population). Unit rows are grouped by query
 (sorted), so per-query folds are segment sums and ``reduceat``.
 
+On a population not declared complete (contract section 12) the population also
+holds the *outside* units: corpus units with no label that neither run has in
+its cut, any number of which (up to :meth:`PairUnits.outside`, ``U_out`` of the
+pair) may be relevant with any gain. ``unlabeled_pool`` holds, per query, the
+corpus units with no label (``np.inf``: the corpus size is unknown; 0 where the
+population is complete). It is the only per-query input the store must give
+besides the labels: ``ObservationBatch.with_corpus_size`` on both runs' batches.
+
 :meth:`PairUnits.what_if` replicates queries with one unit's gain fixed: the
 "what would this label change" scenarios the decide-queue scores.
 """
@@ -32,7 +40,7 @@ from operator import eq, itemgetter
 
 import numpy as np
 
-from evalcore.compute.batch import CodedUnits, ObservationBatch
+from evalcore.compute.batch import CONFLICT_BASE, CodedUnits, ObservationBatch
 from evalcore.compute.measures.ranking import RankingArrays
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.query_order import natural_key
@@ -58,6 +66,30 @@ class PairUnits:
     #: The packed unit ids of both runs, and each row's position in them (None in copies).
     unit_names: Sequence[str] | None = None
     unit_code: np.ndarray | None = None
+    #: float64[n]: corpus units with no label per query (np.inf: unknown; 0 where the
+    #: population is complete); None: every population complete.
+    unlabeled_pool: np.ndarray | None = None
+    #: int64[U]: the reference label of each row in conflict (-1 for the others), so that a
+    #: what-if copy fixes both; None: no row is in conflict (or not known: copies).
+    row_ref: np.ndarray | None = None
+
+    def outside(self, in_a: np.ndarray, in_b: np.ndarray) -> np.ndarray:
+        """float64[n]: ``U_out`` of the pair at these cuts (bool[U] per run): the corpus units
+        with no label in neither cut, any number of which may be relevant (np.inf:
+        unbounded; 0 on a complete population)."""
+        if self.unlabeled_pool is None:
+            return np.zeros(self.n)
+        inside = np.bincount(self.query[self.unlabeled & (in_a | in_b)], minlength=self.n)
+        return np.maximum(self.unlabeled_pool - inside, 0.0)
+
+    def overfull(self, in_a: np.ndarray, in_b: np.ndarray) -> np.ndarray:
+        """bool[n]: the population is complete, or the corpus is too small to hold every
+        unlabeled unit of both cuts (an inconsistent corpus size): a unit only one run
+        returns is then not among the other run's outside units."""
+        if self.unlabeled_pool is None:
+            return np.ones(self.n, dtype=bool)
+        inside = np.bincount(self.query[self.unlabeled & (in_a | in_b)], minlength=self.n)
+        return self.unlabeled_pool < np.maximum(inside, 1)
 
     def unit_id(self, row: int) -> str:
         """The unit id of ``row`` (the row index in a what-if copy)."""
@@ -88,7 +120,8 @@ class PairUnits:
             self, query=self.query[keep], rank_a=self.rank_a[keep], rank_b=self.rank_b[keep],
             low=self.low[keep], high=self.high[keep], unlabeled=self.unlabeled[keep],
             conflict=self.conflict[keep],
-            unit_code=None if self.unit_code is None else self.unit_code[keep])
+            unit_code=None if self.unit_code is None else self.unit_code[keep],
+            row_ref=None if self.row_ref is None else self.row_ref[keep])
 
     def what_if(self, rows: np.ndarray, gains: np.ndarray) -> PairUnits:
         """One scenario per (row, gain): the row's query with that unit's gain fixed.
@@ -97,16 +130,56 @@ class PairUnits:
         reference labels) in which unit ``rows[s]`` has gain ``gains[s]``.
         """
         rows = np.asarray(rows, dtype=np.int64)
-        source = self.query[rows]
+        unit_take, unit_scen = _replicate(self.query, self.query[rows], self.n)
+        fixed = unit_take == rows[unit_scen]
+        return self._copies(self.query[rows], unit_take, unit_scen, fixed,
+                            np.asarray(gains)[unit_scen[fixed]])
+
+    def what_if_prefix(self, rows: np.ndarray, gains: np.ndarray, scenarios: np.ndarray,
+                       draws: np.ndarray | None = None) -> PairUnits:
+        """Labels given in the order of ``rows``: scenario ``s`` (one per entry of
+        ``scenarios``, indices into ``rows``) is a copy of the query of
+        ``rows[scenarios[s]]`` with every row among ``rows[: scenarios[s] + 1]`` of that
+        query fixed at its gain (the query after that many labels of the sequence). The
+        gains are ``gains`` (parallel to ``rows``), or row ``draws[s]`` of a 2-D
+        ``gains`` (one sequence of gains per draw)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        scenarios = np.asarray(scenarios, dtype=np.int64)
+        table = np.atleast_2d(np.asarray(gains))
+        draws = np.zeros(scenarios.size, dtype=np.int64) if draws is None else draws
+        source = self.query[rows[scenarios]]
         unit_take, unit_scen = _replicate(self.query, source, self.n)
+        position = np.full(self.query.size, np.iinfo(np.int64).max, dtype=np.int64)
+        position[rows] = np.arange(rows.size)
+        at = position[unit_take]
+        fixed = at <= scenarios[unit_scen]
+        fixed_gains = table[draws[unit_scen[fixed]], at[fixed]].astype(np.int8)
+        return self._copies(source, unit_take, unit_scen, fixed, fixed_gains)
+
+    def _copies(self, source: np.ndarray, unit_take: np.ndarray, unit_scen: np.ndarray,
+                fixed: np.ndarray, gains: np.ndarray) -> PairUnits:
+        """Copies of the queries ``source`` (one scenario each) whose rows
+        ``unit_take[fixed]`` have the gains ``gains`` (a unit in conflict: its reference
+        label too)."""
         ref_take, ref_scen = _replicate(self.ref_query, source, self.n)
         low = self.low[unit_take].copy()
         high = self.high[unit_take].copy()
-        fixed = unit_take == rows[unit_scen]
-        low[fixed] = gains[unit_scen[fixed]]
-        high[fixed] = gains[unit_scen[fixed]]
+        low[fixed] = high[fixed] = gains
+        ref_low = self.ref_low[ref_take].copy()
+        ref_high = self.ref_high[ref_take].copy()
+        if self.row_ref is not None:  # a fixed unit in conflict: its reference label too
+            refs = self.row_ref[unit_take[fixed]]
+            hit = refs >= 0
+            if hit.any():
+                counts = np.bincount(self.ref_query, minlength=self.n)
+                first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+                per = counts[source]
+                block = np.concatenate(([0], np.cumsum(per)[:-1]))
+                scen = unit_scen[fixed][hit]
+                at = block[scen] + refs[hit] - first[source[scen]]
+                ref_low[at] = ref_high[at] = gains[hit]
         return PairUnits(
-            n=rows.size,
+            n=source.size,
             k_a=self.k_a[source],
             k_b=self.k_b[source],
             query=unit_scen,
@@ -118,8 +191,9 @@ class PairUnits:
             unlabeled=self.unlabeled[unit_take],
             conflict=self.conflict[unit_take] & ~fixed,
             ref_query=ref_scen,
-            ref_low=self.ref_low[ref_take],
-            ref_high=self.ref_high[ref_take],
+            ref_low=ref_low,
+            ref_high=ref_high,
+            unlabeled_pool=None if self.unlabeled_pool is None else self.unlabeled_pool[source],
         )
 
 
@@ -187,6 +261,7 @@ def align(
         conflict[code[r.conflict]] = True
     rank_a = _first_rank(size, code_a, ranking_a)
     rank_b = _first_rank(size, code_b, ranking_b)
+    row_ref = _conflict_refs(batch_a, conflict, query, flat, rep)
     return PairUnits(
         n=n,
         k_a=ranking_a.k,
@@ -203,7 +278,28 @@ def align(
         ref_high=ranking_a.label_high,
         unit_names=flat,
         unit_code=rep,
+        unlabeled_pool=ranking_a.unlabeled_pool,
+        row_ref=row_ref,
     )
+
+
+def _conflict_refs(batch: ObservationBatch, conflict: np.ndarray, query: np.ndarray,
+                   flat: Sequence[str], rep: np.ndarray) -> np.ndarray | None:
+    """int64[U]: each row in conflict's index among the reference labels (-1 elsewhere);
+    None when no row is in conflict. The batch lists its labels in conflict
+    (``conflict_labels``) in the order of their codes among the labels."""
+    rows = np.flatnonzero(conflict)
+    if rows.size == 0:
+        return None
+    at = np.flatnonzero(batch.label_gain >= CONFLICT_BASE)
+    index = {(q, unit): int(j) for (q, unit, _), j in zip(batch.conflict_labels, at.tolist(),
+                                                          strict=True)}
+    out = np.full(conflict.size, -1, dtype=np.int64)
+    names = flat.take(rep[rows]) if isinstance(flat, _NamedCodes) else [
+        flat[i] for i in rep[rows].tolist()]
+    out[rows] = [index.get((q, name), -1) for q, name in zip(query[rows].tolist(), names,
+                                                            strict=True)]
+    return out
 
 
 def _group_units(flat: list[str], query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

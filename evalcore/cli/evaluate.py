@@ -4,6 +4,7 @@
     evalcore evaluate --qrels qrels.txt --run run.txt --k 10 [--complete]
                       [--unjudged-as-nonrelevant] [--gain-map "-1:0,5:4"]
     evalcore evaluate --qrels qrels.txt --run run.txt -m nDCG@10 -m P@5 -m R@100
+    evalcore evaluate --qrels qrels.txt --run run.txt -m nDCG@10 --corpus-size 1400
     evalcore evaluate --qrels qrels.txt --run run.txt --trec-eval [--trec-eval-all-queries] -m P@10
     evalcore evaluate --db store.db --study S --run R [--reference v1] [-m P@5 ...]
                       (see cli.store_source)
@@ -252,6 +253,15 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     help="Declare every qrels query's relevant population complete (enables recall, nDCG).",
 )
 @click.option(
+    "--corpus-size",
+    type=click.IntRange(0, MAX_K),
+    metavar="N",
+    help="Units in the corpus (files only): on a population not declared complete, at most "
+    "N minus the labeled and returned-unlabeled units outside the top k may be relevant, "
+    "which bounds R, nDCG and AP (contract section 12; without it that number is "
+    "unbounded). Replaces any corpus_size of the observations.",
+)
+@click.option(
     "--unjudged-as-nonrelevant",
     is_flag=True,
     help="Compatibility policy for reproducing trec_eval: count unlabeled returned units "
@@ -309,6 +319,7 @@ def evaluate_command(
     measures: Measures,
     k: int | None,
     complete: bool,
+    corpus_size: int | None,
     unjudged_as_nonrelevant: bool,
     trec_eval: bool,
     all_queries: bool,
@@ -342,7 +353,9 @@ def evaluate_command(
     )
     if db is None:  # files in, text out: nothing for the exit's last collection to finalise
         skip_final_collection()
-    if fmt == "json" and isinstance(load, TrecFiles):
+    elif corpus_size is not None:
+        raise click.UsageError("--corpus-size is for files: a store knows its own corpus")
+    if fmt == "json" and isinstance(load, TrecFiles) and corpus_size is None:
         fast = load.report_json(choices, measures)
         if fast is not None:
             click.echo(fast + "\n", nl=False)
@@ -367,9 +380,13 @@ def evaluate_command(
             err=True,
         )
         sys.exit(2)
-    report = evaluate_batch(
-        source.batch, protocol, measures=measures, diagnostics=source.diagnostics
-    )
+    batch, diagnostics = source.batch, source.diagnostics
+    if corpus_size is not None:  # an assumption about the data: recorded beside the numbers
+        batch = batch.with_corpus_size(corpus_size)
+        diagnostics = diagnostics.model_copy(update={"notes": [
+            *diagnostics.notes, f"corpus size {corpus_size} (--corpus-size): bounds R, nDCG "
+            "and AP on populations not declared complete"]})
+    report = evaluate_batch(batch, protocol, measures=measures, diagnostics=diagnostics)
     if fmt == "json":
         text = report_json(report) + "\n"
     else:

@@ -18,7 +18,11 @@ An :class:`ObservationBatch` holds a query set column by column, CSR style:
   ``duplicate_reference`` and makes the query invalid, so which gain is kept
   never reaches a number);
 * per-query flags: ``population_complete``, ``scan_complete``,
-  ``permission_violation``, ``duplicate_reference``.
+  ``permission_violation``, ``duplicate_reference``;
+* ``corpus_size`` (optional): how many units the corpus holds for each query, which
+  bounds how many unlabeled units outside positions 1..k may be relevant on a
+  population not declared complete (contract section 12); None (the default) or
+  ``np.inf``: not known, so that number is unbounded.
 
 Packing does one dictionary lookup per measured position (the only step that
 needs the strings); everything after packing is numpy. Unit IDs are kept per
@@ -57,7 +61,7 @@ unjudged policy are applied when metrics are computed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import TYPE_CHECKING
 
@@ -127,6 +131,9 @@ class ObservationBatch:
     #: (:meth:`from_unit_codes`; the same code is the same unit id within one study read),
     #: else None.
     pos_unit: np.ndarray | None = None
+    #: float64[n]: the corpus size of each query (``np.inf``: unknown), or None: unknown for
+    #: every query (:meth:`with_corpus_size`).
+    corpus_size: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -139,6 +146,22 @@ class ObservationBatch:
     @property
     def n_labels(self) -> np.ndarray:
         return np.diff(self.label_offsets)
+
+    def with_corpus_size(self, size: float | Sequence[float | None] | np.ndarray | None
+                         ) -> ObservationBatch:
+        """This batch with every query's corpus size (one number for every query, or one
+        per query; None or ``np.inf``: unknown)."""
+        if size is None:
+            return replace(self, corpus_size=None)
+        if isinstance(size, int | float | np.integer | np.floating):
+            sizes = np.full(len(self), float(size))
+        else:
+            sizes = np.array([np.inf if s is None else s for s in size], dtype=np.float64)
+            if sizes.shape != (len(self),):
+                raise ValueError(f"with_corpus_size: {sizes.size} sizes for {len(self)} queries")
+        if (sizes < 0).any() or np.isnan(sizes).any():
+            raise ValueError("with_corpus_size: a corpus size is a number of units (>= 0)")
+        return replace(self, corpus_size=sizes)
 
     @property
     def missing_reference(self) -> np.ndarray:
@@ -187,7 +210,9 @@ class ObservationBatch:
                 o.permitted_ids,
                 o.unit_of,
             )
-        return packer.finish(protocol or default_protocol())
+        batch = packer.finish(protocol or default_protocol())
+        sizes = [o.corpus_size for o in observations]
+        return batch if all(s is None for s in sizes) else batch.with_corpus_size(sizes)
 
     @classmethod
     def from_columns(

@@ -34,7 +34,6 @@ from evalcore.compute.measures.base import (
     CONFLICT_BIT,
     METRIC_BITS,
     METRIC_REASONS,
-    UNKNOWN_BITS,
 )
 from evalcore.compute.validity import (
     OBSERVATION_BITS,
@@ -82,14 +81,15 @@ class BatchResult:
         return np.where(self.available(metric), self.metrics[metric].value, np.nan)
 
     def bounds(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
-        """Per-query (lower, upper), NaN where undefined.
+        """Per-query (lower, upper) of an unavailable measure, NaN where it has none.
 
-        Defined only when the observation is valid and the measure's only
-        reasons are unknown gains (``unlabeled_returned``, ``label_conflict``).
+        Defined when the observation is valid and the measure's reasons are its own
+        (unknown gains, ``population_incomplete``, ``no_relevant_units``) and some
+        completion of the unknowns defines it (contract sections 10 and 12; the
+        measure module writes NaN where none does).
         """
         m = self.metrics[metric]
-        bits = m.reason_bits
-        ok = self.valid & (bits != 0) & ((bits & ~np.uint8(UNKNOWN_BITS)) == 0)
+        ok = self.valid & (m.reason_bits != 0)
         return np.where(ok, m.lower, np.nan), np.where(ok, m.upper, np.nan)
 
     def reason_counts(self, metric: str) -> dict[str, int]:

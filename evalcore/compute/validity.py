@@ -10,8 +10,12 @@ Section 3 reasons make **every** metric of the query unavailable:
   never checked: they are not measured.
 * ``duplicate_reference``: a unit ID appears twice in ``labels`` (even with
   equal gains);
-* ``missing_reference``: ``labels`` is empty and the population is not
-  declared complete.
+* ``missing_reference``: ``labels`` is empty, the population is not
+  declared complete and something was returned. A query on which nothing was
+  returned has nothing to label (contract section 12): it is valid, its P, RR,
+  Success, RBP and Judged are 0, and its R, nDCG and AP are unavailable
+  (``population_incomplete``, ``no_relevant_units``), with bounds where some
+  outside unit may be relevant.
 
 Section 4: positions 1..k are mapped through ``unit_of`` first; a unit seen at
 an earlier position is a *returned duplicate*. It keeps its position (ranks
@@ -59,7 +63,7 @@ def observation_bits(batch: ObservationBatch) -> np.ndarray:
         Reason.PARTIAL_SCAN: ~batch.scan_complete,
         Reason.PERMISSION_VIOLATION: batch.permission_violation,
         Reason.DUPLICATE_REFERENCE: batch.duplicate_reference,
-        Reason.MISSING_REFERENCE: batch.missing_reference,
+        Reason.MISSING_REFERENCE: batch.missing_reference & (batch.n_positions > 0),
     }
     bits = np.zeros(len(batch), dtype=np.uint8)
     for reason, mask in flags.items():

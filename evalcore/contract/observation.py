@@ -121,6 +121,10 @@ class Observation(BaseModel):
     permitted_ids: list[UnitId] | None = None
     unit_of: dict[str, UnitId] | None = None
     reference_version: StrictStr | None = None
+    #: How many units the corpus holds (optional): bounds the unlabeled units outside
+    #: positions 1..k that may be relevant on a population not declared complete
+    #: (contract section 12); without it their number is unbounded.
+    corpus_size: Annotated[StrictInt, Field(ge=0)] | None = None
 
     @field_validator("scores")
     @classmethod

@@ -94,7 +94,7 @@ class DecideState(BaseModel):
     #: The target measure's to-decide queue, in its order (empty when settled or undecidable).
     items: list[DecideItem]
     n_candidates: int
-    #: Estimated labels still needed (optimistic; None: the queue's head cannot reach it).
+    #: Estimated labels still needed (None: labeling the queue is not expected to decide it).
     labels_to_decide: int | None
 
     @property

@@ -106,7 +106,7 @@ def test_the_verdict_panel_follows_each_label_until_decided_then_offers_the_next
     panel = _text(at.markdown)
     assert "RR@10: undecided" in panel
     assert _interval(_state(demo_store, "RR@10")) == "[+0.0000, +0.0400]" and "[+0.0000, +0.0400]" in panel
-    assert "about 1 label still needed" in panel
+    assert "about 2 labels still needed (an estimate)" in panel  # it takes 2, below
     seen = []
     for _ in range(10):
         state = _state(demo_store, "RR@10")

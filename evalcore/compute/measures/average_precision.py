@@ -6,10 +6,13 @@ Unavailable, like recall, for ``unlabeled_returned`` in 1..k,
 ``population_incomplete`` and ``no_relevant_units``; under ``trec_eval`` a
 query with \\|R\\| = 0 is 0 (trec_eval's ``map_cut``).
 
-Bounds, when the only reasons are unknown gains (an unlabeled unit in 1..k
-ranges over 0..MAX_GAIN as if it were in the reference set with that gain, a
-conflict over its annotators' gains). A completion makes a set X of the
-unknown units in 1..k relevant and y of the v unknown units outside 1..k::
+Bounds range over every completion (contract sections 10 and 12: an unlabeled
+unit in 1..k over 0..MAX_GAIN as if it were in the reference set with that gain,
+a conflict over its annotators' gains, and on a population not declared
+complete up to ``U_out`` unlabeled units outside 1..k relevant). A completion
+with \\|R\\| = 0 is left out; when every one has it there are no bounds (NaN). A
+completion makes a set X of the unknown units in 1..k relevant and y of the
+``v + U_out`` unknown units outside 1..k (conflicts and unlabeled units)::
 
     AP = (sum_{i in C} P@i + sum_{j in X} P@j) / (Rc + |X| + y)
 
@@ -18,7 +21,8 @@ units. Each P@i lies between its value with no unknown relevant (plus 1/j
 for j itself) and its value with every unknown relevant, so AP lies between
 means of two fixed pools of numbers, and the extreme mean over the choice of
 X takes the t largest (upper) or smallest (lower) pool values for some t;
-every t is tried (``y = 0`` for the upper bound, ``y = v`` for the lower).
+every t is tried (``y = 0`` for the upper bound, ``y = v + U_out`` for the lower:
+0 when ``U_out`` is unbounded).
 Sound, and exact when there is no unknown in 1..k, but **not the tightest
 possible** otherwise: P@i is bounded for every rank at once, not per
 completion.
@@ -35,7 +39,7 @@ from evalcore.contract.measures import Measure
 FAMILY = "AP"
 
 
-def _best_mean(
+def best_mean(
     query: np.ndarray,
     pool: np.ndarray,
     base: np.ndarray,
@@ -81,7 +85,7 @@ def _best_mean(
 
 def _best_mean_flat(query: np.ndarray, key: np.ndarray, base: np.ndarray, den: np.ndarray,
                     upper: bool, start: np.ndarray) -> np.ndarray:
-    """:func:`_best_mean` by one sort of every pool value by (query, ``key``)."""
+    """:func:`best_mean` by one sort of every pool value by (query, ``key``)."""
     order = np.lexsort((key, query))
     q, vals = query[order], key[order]
     taken = segment_cumsum(q, vals)
@@ -104,30 +108,32 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     sq, srank = q[at], rank[at]
     exact = segment_sum(sq, sure_before[at] / srank, n)
     rc, maybe_ref = cut.n_sure_ref, cut.n_maybe_ref
+    w = cut.u_out
     value = ratio(exact, rc, 0.0)
     reasons = population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0)
-    if not (cut.any_unlabeled.any() or cut.any_maybe_conflict.any() or maybe_ref.any()):
+    trec = cut.protocol.trec_eval
+    if not (cut.any_unlabeled.any() or cut.any_maybe_conflict.any() or maybe_ref.any()
+            or w.any()):
         lower = upper = value
+        defined = trec | (rc > 0)
     else:
         known_or_not = sure_before + (both >> 32)
         high = segment_sum(sq, known_or_not[at] / srank, n)
         am = np.flatnonzero(maybe)
         mq, mrank = q[am], rank[am]
         v = maybe_ref - cut.n_maybe_conflict
-        trec = cut.protocol.trec_eval
-        upper = _best_mean(mq, known_or_not[am] / mrank, high, rc.astype(np.float64), True, trec)
-        lower = _best_mean(
-            mq, (sure_before[am] + 1) / mrank, exact, (rc + v).astype(np.float64), False, trec
-        )
+        upper = best_mean(mq, known_or_not[am] / mrank, high, rc.astype(np.float64), True, trec)
+        lower = best_mean(mq, (sure_before[am] + 1) / mrank, exact, rc + v + w, False, trec)
         # No pool and nothing certain: every completion with |R| > 0 has its relevant
         # units outside 1..k (AP = 0), or none exists (no_relevant_units, no bounds).
         upper = np.where(np.isfinite(upper), np.minimum(upper, 1.0), 0.0)
         lower = np.where(np.isfinite(lower), lower, 0.0)
+        defined = trec | (rc + maybe_ref + cut.n_maybe + w > 0)
     return MeasureArrays(
         value=value,
         reason_bits=reasons,
-        lower=lower,
-        upper=upper,
+        lower=np.where(defined, lower, np.nan),
+        upper=np.where(defined, upper, np.nan),
         blocking_limit=cut.limit,
         threshold=cut.threshold,
         reference_conflicts=True,

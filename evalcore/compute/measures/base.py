@@ -28,7 +28,7 @@ UNLABELED_BIT = METRIC_BITS[Reason.UNLABELED_RETURNED]
 CONFLICT_BIT = METRIC_BITS[Reason.LABEL_CONFLICT]
 POPULATION_BIT = METRIC_BITS[Reason.POPULATION_INCOMPLETE]
 NO_RELEVANT_BIT = METRIC_BITS[Reason.NO_RELEVANT_UNITS]
-#: The reasons whose only cause is an unknown gain: a measure blocked only by them has bounds.
+#: The reasons whose only cause is an unknown gain: labeling lifts them.
 UNKNOWN_BITS = UNLABELED_BIT | CONFLICT_BIT
 
 #: Which units in conflict block: those straddling the threshold, or any (a gain measure).
@@ -40,8 +40,9 @@ class MeasureArrays:
     """One measure over a batch.
 
     ``value`` is the measure where it is defined (only meaningful where
-    ``reason_bits == 0``). ``lower`` / ``upper`` are the sound bounds, used
-    where the only reasons are in :data:`UNKNOWN_BITS`. The blocking units of
+    ``reason_bits == 0``). ``lower`` / ``upper`` are the sound bounds over every
+    completion of the unknowns (contract sections 10 and 12), read where
+    ``reason_bits != 0``; NaN where no completion defines the measure. The blocking units of
     query ``q`` are the distinct unlabeled units, and the units in conflict
     (per ``conflict_rule`` at ``threshold``), at ranks below
     ``blocking_limit[q]``; with ``reference_conflicts`` the conflicts of the

@@ -113,14 +113,15 @@ def _fill_value(cut: Cut, g: np.ndarray, table: np.ndarray, disc: np.ndarray) ->
     # Free ranks before each held rank (non-decreasing within a query), as one sorted key.
     stride = int(cut.k.max(initial=0)) + 2
     key = gq * stride + (held - (np.arange(gq.size) - first[gq]) - 1)
-    held_cum = np.concatenate(([0.0], np.cumsum(disc[held])))
+    # Each query's running sum of its held ranks' discounts, started afresh per query.
+    held_cum = np.concatenate(([0.0], segment_cumsum(gq, disc[held])))
     cum = np.cumsum(disc)
     n_free = cut.k - n_held
     queries = np.arange(n, dtype=np.int64)
 
     def filled(t: np.ndarray) -> np.ndarray:  # discount sum of the first t free ranks
         c = np.searchsorted(key, queries * stride + t, side="left") - first[:-1]
-        return cum[t + c] - (held_cum[first[:-1] + c] - held_cum[first[:-1]])
+        return cum[t + c] - np.where(c > 0, held_cum[first[:-1] + c], 0.0)
 
     out = np.zeros(n, dtype=np.float64)
     end = np.zeros(n, dtype=np.int64)
@@ -155,24 +156,36 @@ def _split_lower(cut: Cut, g: np.ndarray, known_dcg: np.ndarray, ref_high: np.nd
     return segment_reduce(np.minimum, q, candidate, best)
 
 
+#: Outside units (section 12) beyond this many in an ideal ranking are not placed rank by
+#: rank: a query whose IDCG could hold more of them gets the lower bound 0 (sound).
+MAX_OUTSIDE_RANKS = 1 << 20
+
+
 def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     r = cut.ranking
     n = cut.n
     table = gain_values(cut.protocol.gain)
-    # Ranks never exceed the positions measured or the labels held (plus the
-    # unlabeled units added to them for the bounds), whatever k is.
-    depth = r.max_rank + int(np.diff(r.label_offsets).max(initial=0))
+    # Section 12: up to min(k, U_out) outside units of the highest gain can enter IDCG@k.
+    outside = np.minimum(cut.k.astype(np.float64), cut.u_out)
+    too_many = outside > MAX_OUTSIDE_RANKS
+    outside = np.where(too_many, 0, outside).astype(np.int64)
+    # Ranks never exceed the positions measured, the labels held (plus the unlabeled units
+    # added to them for the bounds) and the outside units, whatever k is.
+    depth = r.max_rank + int(np.diff(r.label_offsets).max(initial=0)) + int(
+        outside.max(initial=0))
     disc = discounts(depth)
     weight = np.where(cut.counted, disc[cut.rank], 0.0)
     dcg_low = segment_sum(cut.query, table[cut.low] * weight, n)
     idcg_low = idcg_from_counts(r.label_levels, cut.k, table, disc)
     value = ratio(dcg_low, idcg_low, 0.0)
-    if not (cut.any_unlabeled.any() or r.has_conflict):
+    trec = cut.protocol.trec_eval
+    if not (cut.any_unlabeled.any() or r.has_conflict or outside.any() or too_many.any()):
+        bounds = np.where(trec | (idcg_low > 0), value, np.nan)
         return MeasureArrays(
             value=value,
             reason_bits=population_reasons(cut, np.zeros(n, dtype=bool), idcg_low <= 0),
-            lower=value,
-            upper=value,
+            lower=bounds,
+            upper=bounds,
             blocking_limit=cut.limit,
             threshold=cut.threshold,
             conflict_rule="gain",
@@ -187,25 +200,32 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     known_dcg = dcg_low - x_low
     dcg_high = known_dcg + x_high
     added = cut.unlabeled[g]  # the unlabeled counted positions (all of unknown gain)
+    # The reference labels at their highest gain, with the outside units at the highest gain.
+    ref_high_levels = r.label_levels_high.copy()
+    ref_high_levels[:, MAX_GAIN] += outside
     idcg_high = idcg_from_counts(
-        r.label_levels_high + level_counts(gq[added], cut.high[g[added]], n),
-        cut.k, table, disc)
-    idcg_ref_high = idcg_from_counts(r.label_levels_high, cut.k, table, disc)
+        ref_high_levels + level_counts(gq[added], cut.high[g[added]], n), cut.k, table, disc)
+    idcg_ref_high = idcg_from_counts(ref_high_levels, cut.k, table, disc)
     conflict = np.bincount(r.label_query[r.label_conflict], minlength=n) > 0
     lower = np.maximum(
         ratio(dcg_low, idcg_high, 0.0),
         _split_lower(cut, g, known_dcg, idcg_ref_high, low, high, d, x_low),
     )
+    lower = np.where(too_many, 0.0, lower)
     fill = _fill_value(cut, g, table, disc)
     split_upper = np.maximum(
         ratio(known_dcg + x_low, fill + x_low, 1.0), ratio(known_dcg + x_high, fill + x_high, 1.0)
     )
     upper = np.minimum(np.minimum(1.0, ratio(dcg_high, idcg_low, 1.0)), split_upper)
+    upper = np.where(dcg_high > 0, upper, 0.0)  # no gain possible in 1..k: 0 where defined
+    # Some completion has IDCG > 0 (the measure defined) unless every gain is 0 at its highest.
+    defined = trec | too_many | (idcg_high > 0)
+    known_ideal = idcg_from_counts(r.label_levels_high, cut.k, table, disc)
     return MeasureArrays(
         value=value,
-        reason_bits=population_reasons(cut, conflict, idcg_ref_high <= 0),
-        lower=np.minimum(lower, upper),
-        upper=upper,
+        reason_bits=population_reasons(cut, conflict, known_ideal <= 0),
+        lower=np.where(defined, np.minimum(lower, upper), np.nan),
+        upper=np.where(defined, upper, np.nan),
         blocking_limit=cut.limit,
         threshold=cut.threshold,
         conflict_rule="gain",

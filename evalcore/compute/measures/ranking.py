@@ -44,13 +44,29 @@ def segment_sum(query: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
 
 
 def segment_cumsum(query: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Running sum of ``values`` within each query (flat positions grouped by query, in order)."""
+    """Running sum of ``values`` within each query (flat positions grouped by query, in order).
+
+    Float sums start afresh at each query (one row per query of a padded matrix, or one
+    ``cumsum`` per query when the rows would be too uneven), so a query's sums are bit for
+    bit those of the query alone, whatever precedes it in the batch; integer sums are
+    exact either way."""
     total = np.cumsum(values)
     if total.size == 0:
         return total
     starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
-    before = np.concatenate(([0], total[starts[1:] - 1])) if starts.size > 1 else np.zeros(1)
     lengths = np.diff(np.append(starts, total.size))
+    if total.dtype.kind == "f" and starts.size > 1:
+        width = int(lengths.max())
+        if starts.size * width <= 4 * total.size + 4096:
+            row = np.repeat(np.arange(starts.size), lengths)
+            col = np.arange(total.size) - np.repeat(starts, lengths)
+            table = np.zeros((starts.size, width), dtype=total.dtype)
+            table[row, col] = values
+            np.cumsum(table, axis=1, out=table)
+            return table[row, col]
+        return np.concatenate([np.cumsum(values[a:a + m]) for a, m in
+                               zip(starts.tolist(), lengths.tolist(), strict=True)])
+    before = np.concatenate(([0], total[starts[1:] - 1])) if starts.size > 1 else np.zeros(1)
     return total - np.repeat(before.astype(total.dtype, copy=False), lengths)
 
 
@@ -114,6 +130,9 @@ class RankingArrays:
     label_high: np.ndarray  # int8[L]
     label_offsets: np.ndarray  # int64[n + 1]
     protocol: EvalProtocol
+    #: float64[n]: corpus units with no label for the query (np.inf: unknown; 0 where the
+    #: population is complete: no unit outside the reference set is relevant)
+    unlabeled_pool: np.ndarray
     has_conflict: bool = False  # some label is in conflict
     within_own_k: bool = True  # no packed position lies beyond its observation's k
     _cuts: dict[tuple[int | None, int], Cut] = field(default_factory=dict, repr=False)
@@ -144,6 +163,8 @@ class RankingArrays:
         complete = batch.population_complete
         if protocol.trec_eval:
             complete = np.ones(n, dtype=bool)
+        pool = np.full(n, np.inf) if batch.corpus_size is None else np.maximum(
+            batch.corpus_size - batch.n_labels, 0.0)
         return cls(
             n=n,
             k=batch.k,
@@ -161,6 +182,7 @@ class RankingArrays:
             label_high=label_high,
             label_offsets=batch.label_offsets,
             protocol=protocol,
+            unlabeled_pool=np.where(complete, 0.0, pool),
             has_conflict=has_conflict,
             within_own_k=batch.depth == 0 or bool((batch.k >= batch.depth).all()),
         )
@@ -225,6 +247,9 @@ class Cut:
     any_unlabeled: np.ndarray  # bool[n]: an unlabeled unit in 1..k
     any_maybe_conflict: np.ndarray  # bool[n]: a conflict straddling the threshold in 1..k
     n_maybe_conflict: np.ndarray  # int64[n]: distinct such conflicts in 1..k
+    #: float64[n]: U_out (contract section 12): the units with no label outside 1..k that
+    #: may be relevant (np.inf: unbounded; 0 on a complete population)
+    u_out: np.ndarray
 
     @property
     def n(self) -> int:
@@ -252,6 +277,9 @@ class Cut:
         maybe = counted & (high >= threshold) & ~(low >= threshold)
         maybe_conflict = maybe & arrays["conflict"]
         n_maybe_conflict = segment_count(query, maybe_conflict, n)
+        # Units without a label in 1..k (whatever the policy reads them as) are not outside.
+        unlabeled_here = counted & ~arrays["judged"] & ~arrays["conflict"]
+        u_out = np.maximum(r.unlabeled_pool - segment_count(query, unlabeled_here, n), 0.0)
         return cls(
             ranking=r,
             threshold=threshold,
@@ -264,6 +292,7 @@ class Cut:
             any_unlabeled=segment_count(query, arrays["unlabeled"], n) > 0,
             any_maybe_conflict=n_maybe_conflict > 0,
             n_maybe_conflict=n_maybe_conflict,
+            u_out=u_out,
             **arrays,
         )
 

@@ -7,20 +7,29 @@ threshold (``label_conflict``: \\|R\\| is unknown) and \\|R\\| > 0
 (``no_relevant_units``, when no reference label can be relevant). Every reason
 that applies is reported. Under ``trec_eval`` a query with \\|R\\| = 0 is 0.
 
-Bounds, when the only reasons are unknown gains (an unlabeled unit in 1..k
-ranges over 0..MAX_GAIN as if it were in the reference set with that gain; a
-conflict over its annotators' gains). With ``a`` certainly relevant units in
-1..k, ``u`` units of unknown relevance in 1..k, ``Rc`` certainly relevant
-reference units and ``v`` conflicts of unknown relevance outside 1..k::
+Bounds range over every completion (contract sections 10 and 12): an
+unlabeled unit in 1..k over 0..MAX_GAIN as if it were in the reference set with
+that gain, a conflict over its annotators' gains, and, on a population not
+declared complete, any number 0..``U_out`` of the unlabeled units outside 1..k
+relevant. A completion with \\|R\\| = 0 is left out (the measure is undefined
+there); when every completion has \\|R\\| = 0 there are no bounds (NaN). With
+``a`` certainly relevant units in 1..k, ``u`` units of unknown relevance in
+1..k, ``Rc`` certainly relevant reference units, ``v`` conflicts of unknown
+relevance outside 1..k and ``w = U_out``::
 
-    lower = a / (Rc + v)      (every unknown non-relevant; when Rc + v = 0: 1, or 0
-                               under trec_eval, where |R| = 0 is valued 0)
-    upper = (a + u) / (Rc + u) (unknowns in 1..k relevant, those outside not)
+    lower = a / (Rc + v + w)   (unknowns in 1..k non-relevant, every other one relevant;
+                                when Rc + v + w = 0: 1, or 0 under trec_eval; 0 when w
+                                is unbounded)
+    upper = (a + u) / (Rc + u) (unknowns in 1..k relevant, those outside not; 0 when
+                                Rc + u = 0: relevant units only outside 1..k)
 
-Both are attained by a completion: the bounds are tight.
+Both are attained by a completion (the lower one approached when ``w`` is
+unbounded): the bounds are tight.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
 from evalcore.compute.measures.ranking import Cut
@@ -33,14 +42,19 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     a, u = cut.n_sure, cut.n_maybe
     rc, maybe_ref = cut.n_sure_ref, cut.n_maybe_ref
     v = maybe_ref - cut.n_maybe_conflict
+    w = cut.u_out
+    trec = cut.protocol.trec_eval
     value = ratio(a, rc, 0.0)
+    # Rc + v + w = 0: a completion has |R| > 0 only through relevant units in 1..k (value
+    # 1), or is 0 under trec_eval.
+    lower = ratio(a, rc + v + w, 0.0 if trec else 1.0)
+    upper = ratio(a + u, rc + u, 0.0)
+    defined = trec | (rc + maybe_ref + u + w > 0)
     return MeasureArrays(
         value=value,
         reason_bits=population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0),
-        # Rc + v = 0: a completion has |R| > 0 only through relevant units in 1..k (value
-        # 1), or is 0 under trec_eval.
-        lower=ratio(a, rc + v, 0.0 if cut.protocol.trec_eval else 1.0),
-        upper=ratio(a + u, rc + u, 0.0),
+        lower=np.where(defined, lower, np.nan),
+        upper=np.where(defined, upper, np.nan),
         blocking_limit=cut.limit,
         threshold=cut.threshold,
         reference_conflicts=True,
