@@ -36,6 +36,10 @@ st.caption(
     )
 )
 
+# the annotator's way in comes first (above the fold on a phone); the lead's figures follow
+st.page_link(ANNOTATE.path, label="Start labeling", icon=":material/rate_review:",
+             query_params=address_params())
+
 queries = query_texts(db, study.study_id, viewer=reader())
 progress = study_progress_if_ready(db, study.study_id, "", len(queries))
 runs = list_runs(db, study.study_id, viewer=reader())
@@ -136,4 +140,3 @@ st.dataframe(
         "annotate", display_text="label ›", width="small",
         help="Open this query on the Annotate page (new tab)")},
 )
-st.page_link(ANNOTATE.path, label="Start labeling", icon=":material/rate_review:")

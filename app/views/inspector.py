@@ -12,6 +12,7 @@ change. Text from the data is shown in dataframes (plain text) or escaped.
 import pandas as pd
 import streamlit as st
 
+from app.components.address import keep, restore_choice, write_address
 from app.components.chips import render_measure_values
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
@@ -30,6 +31,7 @@ from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 
 NONE = "(none)"
+PAGE = "inspector"
 WORKING = "(working labels)"
 
 
@@ -126,15 +128,29 @@ if not query_ids:
     st.info("This study has no query yet.")
     st.stop()
 
+versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
+# the address names the query, the runs and the reference (a bookmark or a shared link opens
+# the same view; a reload keeps it)
+restore_choice(PAGE, "query", "rl_inspect_query", query_ids, what="query")
+restore_choice(PAGE, "run", "rl_inspect_run", runs, what="run")
+restore_choice(PAGE, "vs", "rl_inspect_run_b", [NONE, *runs], what="run")
+restore_choice(PAGE, "reference", "rl_inspect_reference", versions, what="reference")
 a, b, c, d = st.columns([3, 2, 2, 2])
 query_id = a.selectbox("Query", query_ids, key="rl_inspect_query",
                        format_func=lambda q: f"{q} · {truncate(texts.get(q, ''), 60)}")
 run_a = b.selectbox("Run", runs, key="rl_inspect_run")
 others = [NONE] + [r for r in runs if r != run_a]
+if st.session_state.get("rl_inspect_run_b") not in others:
+    st.session_state["rl_inspect_run_b"] = NONE
 run_b = c.selectbox("Side by side with", others, key="rl_inspect_run_b")
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
 version = d.selectbox("Reference", versions, key="rl_inspect_reference")
 reference = None if version == WORKING else version
+for key, value in (("rl_inspect_query", query_id), ("rl_inspect_run", run_a),
+                   ("rl_inspect_run_b", run_b), ("rl_inspect_reference", version)):
+    keep(key, value)
+write_address(PAGE, {"query": query_id, "run": run_a,
+                     "vs": None if run_b == NONE else run_b,
+                     "reference": None if version == WORKING else version})
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
 show_information_need(db, study.study_id, query_id)
