@@ -76,7 +76,13 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
     return pd.DataFrame(rows)
 
 
-def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
+#: Rows tall enough for three lines: a table's text wraps only in rows taller than 4 rem, so
+#: side by side (half width) titles and notes wrap instead of being cut.
+WRAPPED_ROW_PX = 78
+
+
+def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
+          narrow: bool = False) -> None:
     st.markdown(f"**{escape_markdown(ins.run)}** · k = {ins.k}")
     render_measure_values(ins.measure_values, ins.result.reasons)
     counts = ins.flag_counts()
@@ -92,9 +98,10 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
         _frame(ins, changes),
         hide_index=True,
         width="stretch",
+        row_height=WRAPPED_ROW_PX if narrow else None,
         column_config={
             "rank": st.column_config.NumberColumn(width="small"),
-            "title": st.column_config.TextColumn(width="medium"),
+            "title": st.column_config.TextColumn(width="large"),
             "score": st.column_config.NumberColumn(format="%.4f", width="small"),
             "label": st.column_config.TextColumn(
                 width="small", help="resolved gain 0-4; — = unlabeled (unknown, not 0)"),
@@ -168,9 +175,10 @@ else:
     moves = rank_changes(first, second)
     left, right = st.columns(2)
     with left:
-        _show(first)
+        _show(first, narrow=True)
     with right:
-        _show(second, {m.unit_id: m.change for m in moves if m.rank_b is not None})
+        _show(second, {m.unit_id: m.change for m in moves if m.rank_b is not None},
+              narrow=True)
     dropped = [m for m in moves if m.change == "dropped"]
     if dropped:
         st.caption(escape_markdown(
