@@ -42,6 +42,8 @@ export default function(component) {
     line = doc.createElement("div");
     line.setAttribute("data-rl-item-line", "");
     line.setAttribute("data-testid", "rlItemLine");
+    // the look of a caption, in the theme's own text colour (light or dark)
+    line.style.cssText = "font-size:0.875rem;line-height:1.5;opacity:0.72;overflow-wrap:anywhere;";
     parentElement.appendChild(line);
   }
   line.textContent = data.caption || "";

@@ -38,8 +38,9 @@ st.caption(
 )
 
 # the annotator's way in comes first (above the fold on a phone); the lead's figures follow
-st.page_link(ANNOTATE.path, label="Start labeling", icon=":material/rate_review:",
-             query_params=address_params())
+if st.button("Start labeling", key="rl_start_labeling", type="primary",
+             icon=":material/rate_review:"):
+    st.switch_page(ANNOTATE.path, query_params=address_params())
 
 queries = query_texts(db, study.study_id, viewer=reader())
 progress = study_progress_if_ready(db, study.study_id, "", len(queries))

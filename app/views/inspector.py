@@ -79,6 +79,9 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
 #: Rows tall enough for three lines: a table's text wraps only in rows taller than 4 rem, so
 #: side by side (half width) titles and notes wrap instead of being cut.
 WRAPPED_ROW_PX = 78
+NARROW_ORDER = ("change", "rank", "label", "title", "score", "notes", "unit", "state",
+                "annotators", "annotate", "adjudicate", "unlabeled", "duplicate",
+                "permission violation", "conflict", "beyond k")
 
 
 def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
@@ -99,9 +102,11 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
         hide_index=True,
         width="stretch",
         row_height=WRAPPED_ROW_PX if narrow else None,
+        # at half width what a reader compares comes first: title, score and notes in view
+        column_order=NARROW_ORDER if narrow else None,
         column_config={
             "rank": st.column_config.NumberColumn(width="small"),
-            "title": st.column_config.TextColumn(width="large"),
+            "title": st.column_config.TextColumn(width="medium"),
             "score": st.column_config.NumberColumn(format="%.4f", width="small"),
             "label": st.column_config.TextColumn(
                 width="small", help="resolved gain 0-4; — = unlabeled (unknown, not 0)"),
