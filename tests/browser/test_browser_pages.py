@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from annotate_watch import events
 from browser_helpers import chromium_page, settle, wait_for_app
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from evalcore.annotation.pool import query_pool_unchecked
 from evalcore.store.connection import open_store
@@ -43,8 +44,21 @@ def _selected(page, label: str) -> str:
 
 
 def _choose(page, label: str, option: re.Pattern) -> None:
-    page.locator("[data-testid=stSelectbox]").filter(has_text=label).first.click()
-    page.get_by_role("option", name=option).first.click()
+    """Pick ``option`` in the selectbox ``label`` (again if a rerun closed the list)."""
+    settle(page)
+    for attempt in range(3):
+        page.locator("[data-testid=stSelectbox]").filter(has_text=label).first.click()
+        wanted = page.get_by_role("option", name=option).first
+        try:
+            wanted.wait_for(timeout=5_000)
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+            settle(page)
+            continue
+        wanted.click()
+        break
     settle(page)
 
 
@@ -105,6 +119,9 @@ def test_an_unknown_page_says_so(app_server, browser_page) -> None:
     error = page.locator("[data-testid=stAlertContentError]").filter(has_text="/nope")
     error.wait_for()
     assert "There is no page /nope" in error.inner_text()
+    if page.get_by_role("dialog").count():  # Streamlit's own "Page not found" notice
+        page.keyboard.press("Escape")
+        page.get_by_role("dialog").wait_for(state="detached")
     page.get_by_role("link", name="Inspector").click()
     wait_for_app(page, "Ranking inspector")
     assert not page.get_by_text("There is no page").count()
@@ -126,12 +143,17 @@ def _make_conflicts(db_path: Path, per_query: int = 2) -> int:
 
 def test_many_conflicts_are_paged_and_filtered_in_the_address(app_server,
                                                               browser_page) -> None:
-    assert _make_conflicts(app_server.db_path) >= 40
     page = browser_page
-    page.goto(app_server.url + "/agreement?annotator=pager")
+    page.goto(app_server.url + "/agreement?annotator=pager")  # the first visit seeds the demo
     wait_for_app(page, "Conflicts to adjudicate")
-    cards = page.get_by_role("button", name="Adjudicate")
-    assert cards.count() == 10
+    assert _make_conflicts(app_server.db_path) >= 40
+    page.reload()
+    wait_for_app(page, "Conflicts to adjudicate")
+    page.wait_for_function(  # the cards are drawn one after another
+        "() => [...document.querySelectorAll('button')]"
+        ".filter(b => b.innerText.trim() === 'Adjudicate').length >= 10", timeout=60_000)
+    settle(page)
+    assert page.get_by_role("button", name="Adjudicate").count() == 10
     pages = _selected(page, "Page")
     total = int(re.search(r"1 of (\d+)", pages).group(1))
     assert total >= 5, pages
@@ -139,7 +161,7 @@ def test_many_conflicts_are_paged_and_filtered_in_the_address(app_server,
     page.wait_for_url(re.compile(r"page=2"))
     page.reload()
     wait_for_app(page, "Conflicts to adjudicate")
-    assert _selected(page, "Page").strip().startswith("2 of"), _selected(page, "Page")
+    assert "Page 2 of" in _selected(page, "Page"), _selected(page, "Page")
     _choose(page, "Conflicts of", re.compile(r"^query q05 "))
     page.wait_for_url(re.compile(r"conflicts_of=q05"))
     assert 1 <= page.get_by_role("button", name="Adjudicate").count() <= 3
@@ -161,7 +183,8 @@ def test_home_filters_its_queries_in_the_address(app_server, browser_page) -> No
     assert 1 <= matched < 25
     page.reload()
     wait_for_app(page, "Label coverage")
-    assert page.get_by_role("textbox", name="Filter queries").input_value() == "invoice"
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('input')].some(i => i.value === 'invoice')")
     page.get_by_text(f"{matched} of 25 queries match the filter").wait_for()
 
 
@@ -229,7 +252,7 @@ def test_dashboard_chart_titles_fit_at_phone_width(app_server, phone_page) -> No
     chart = page.locator("[data-testid=stPlotlyChart]").first
     chart.wait_for()
     chart.scroll_into_view_if_needed()
-    page.locator("[data-testid=stPlotlyChart] .gtitle").first.wait_for()
+    page.locator("[data-testid=stPlotlyChart] .annotation-text").first.wait_for()
     geometry = chart.evaluate(_CHART_GEOMETRY)
     assert geometry["texts"], geometry
     for text in geometry["texts"]:
