@@ -92,7 +92,7 @@ def restore_choice(page: str, param: str, key: str, options: list[str], *, what:
         del st.session_state[key]
 
 
-def keep(key: str, value: str) -> None:
+def keep(key: str, value: object) -> None:
     """Remember a selector's value for the session's next visit to its page."""
     st.session_state.setdefault(_KEPT_KEY, {})[key] = value
 
@@ -110,3 +110,23 @@ def write_address(page: str, values: dict[str, str | None]) -> None:
         st.query_params.update(changed)
     for name, value in values.items():
         written[(page, name)] = value
+
+
+def restore_choices(page: str, param: str, key: str, options: list[str], default: list[str],
+                    *, what: str) -> None:
+    """Seed the multiselect ``key`` before it is drawn, as :func:`restore_choice` does; the
+    address holds the choices comma-separated (``?runs=a,b``), unknown ones are named."""
+    wanted = st.query_params.get(param)
+    if wanted is not None and wanted != _written().get((page, param)):
+        names = [name for name in wanted.split(",") if name]
+        unknown = [name for name in names if name not in options]
+        if unknown:
+            st.warning(escape_markdown(
+                f"The address asks for {what} {', '.join(map(repr, unknown))}, which this "
+                "study does not have; they are left out."))
+        st.session_state[key] = [name for name in names if name in options]
+    elif key not in st.session_state:
+        kept = st.session_state.get(_KEPT_KEY, {}).get(key)
+        st.session_state[key] = [n for n in kept if n in options] if kept else list(default)
+    else:
+        st.session_state[key] = [n for n in st.session_state[key] if n in options]

@@ -34,6 +34,7 @@ the reason and left out.
 import pandas as pd
 import streamlit as st
 
+from app.components.address import keep, restore_choice, restore_choices, write_address
 from app.components.decide_link import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
@@ -66,6 +67,7 @@ from evalcore.store.studies import StudyIn
 from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
+PAGE = "compare"
 #: Items of each measure's to-decide queue shown on the page.
 QUEUE_SHOWN = 10
 #: Cutoffs the measure picker offers (any measure of the catalogue at these depths).
@@ -313,8 +315,12 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None,
     run_b = pick[1].selectbox("Run B", same, index=1, key="rl_compare_run_b")
     depth = min(run.k for run in list_runs(get_db(), study.study_id, viewer=reader()) if run.name in (run_a, run_b))
     defaults = _default_measures(study, depth)
-    measures = pick[2].multiselect("Measures", _measure_options(defaults), default=defaults,
+    restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaults),
+                    defaults, what="measures")
+    measures = pick[2].multiselect("Measures", _measure_options(defaults),
                                    key="rl_compare_measures")
+    keep("rl_compare_measures", measures)
+    write_address(PAGE, {"measures": ",".join(measures)})
     if run_a == run_b:
         st.info("Choose two different runs as A and B.")
         return
@@ -354,11 +360,18 @@ if len(infos) < 2:
     st.stop()
 
 top = st.columns([4, 2])
-chosen_names = top[0].multiselect("Runs (the first is the baseline)", list(infos),
-                                  default=list(infos)[:2], key="rl_compare_runs")
 versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
+# the runs and the reference are in the address (a shared link shows the same comparison)
+restore_choices(PAGE, "runs", "rl_compare_runs", list(infos), list(infos)[:2], what="runs")
+restore_choice(PAGE, "reference", "rl_compare_reference", versions, what="reference")
+chosen_names = top[0].multiselect("Runs (the first is the baseline)", list(infos),
+                                  key="rl_compare_runs")
 version = top[1].selectbox("Reference", versions, key="rl_compare_reference")
 reference = None if version == WORKING else version
+keep("rl_compare_runs", chosen_names)
+keep("rl_compare_reference", version)
+write_address(PAGE, {"runs": ",".join(chosen_names),
+                     "reference": None if version == WORKING else version})
 
 if len(chosen_names) < 2:
     st.info("Choose at least two runs.")
