@@ -175,7 +175,8 @@ def annotator_prompt(why: str) -> None:
     """Ask for the annotator name on the page itself, not only in the sidebar (collapsed on a
     phone): the same name as the sidebar's field, which follows it."""
     st.info(why)
-    st.text_input("Your name as annotator", key=_ANNOTATOR_ON_PAGE, placeholder="your name",
+    st.text_input("Your name (every label is recorded under it)", key=_ANNOTATOR_ON_PAGE,
+                  placeholder="your name",
                   max_chars=200, on_change=_take_name_from_page,
                   help="Every label and completeness change is recorded under this name "
                   "(until sign-in is configured).")

@@ -44,7 +44,7 @@ _RECORDER = r"""
     (el) => !el.closest('[data-stale="true"]'));
   const onScreen = () => {
     let unit = null, query = null;
-    for (const el of live('[data-testid="stCaptionContainer"]')) {
+    for (const el of live('[data-rl-item-line]')) {
       const m = /^queue item \d+ of \d+ · (\S+)/.exec(el.innerText.trim());
       if (m) { unit = m[1]; }
     }

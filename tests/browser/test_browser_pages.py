@@ -197,7 +197,7 @@ def test_at_phone_width_the_name_prompt_and_start_labeling_are_on_screen(
     assert _in_view(page, start), start.bounding_box()
     start.click()
     wait_for_app(page, "Enter your name as annotator")
-    prompt = page.get_by_role("textbox", name="Your name as annotator")
+    prompt = page.get_by_role("textbox", name="Your name (every label")
     assert _in_view(page, prompt), prompt.bounding_box()
     prompt.fill("phone-name")
     prompt.press("Enter")
