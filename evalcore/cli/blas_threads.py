@@ -4,9 +4,8 @@ numpy's OpenBLAS starts one worker thread per core when it is loaded (at
 ``import numpy``), whether or not anything will ever multiply a matrix. No
 command of the ``evalcore`` line does work that those threads speed up (the
 measures are element-wise array operations and sorts, which numpy runs on one
-thread anyway), yet starting them cost every command's start-up: measured on a
-loaded 2-core machine, ``import numpy`` 0.23 -> 0.17 s CPU and ~0.5 -> ~0.2 s wall
-with one thread. OpenBLAS reads ``OPENBLAS_NUM_THREADS`` once, when the library
+thread anyway), yet starting them costs every command's start-up
+(benchmarks/bench_trec_files.py shows the start-up). OpenBLAS reads ``OPENBLAS_NUM_THREADS`` once, when the library
 is loaded, so the variable must be in the environment before the first
 ``import numpy``.
 

@@ -1,4 +1,4 @@
-"""TREC qrels and run files read column by column, straight into a packed batch (issue 16).
+"""TREC qrels and run files read column by column, straight into a packed batch.
 
 :func:`columnar_trec_input` reads both files as bytes with numpy
 (:mod:`evalcore.io.trec_bytes`: no Python object per input line, no pyarrow)
@@ -130,8 +130,8 @@ def columnar_trec_input(
     except OSError:
         return None
     try:
-        # (Read one after the other: on a second thread, the qrels took as long -- most of
-        # the reading holds the interpreter lock -- and peak RSS rose 15-35 MB.)
+        # (Read one after the other: most of the reading holds the interpreter lock, so a
+        # second thread would only add memory.)
         labels = _read_qrels(qrels, gain_map or {})
         ranked = _read_run(run, max(k, min_depth))
         return _assemble(labels, ranked, k, complete=complete, protocol=protocol,
