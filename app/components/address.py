@@ -5,9 +5,10 @@
   is a new request -- a reload, a bookmark, a shared link, Back -- else the session's last
   choice) and :func:`write_address` (after: one update of the parameters that changed).
 * **One history entry per page.** Streamlit pushes a browser history entry for every change
-  of the address, so a page switch followed by the page writing its parameters made 3-4
-  entries (Back needed as many presses). :func:`install_history_policy` makes a change that
-  keeps the page (same path, other parameters) replace the current entry instead.
+  of the address, so a page switch followed by the page writing its parameters would leave
+  several entries (and Back would need as many presses). :func:`install_history_policy`
+  makes a change that keeps the page (same path, other parameters) replace the current
+  entry instead.
 * **An unknown page says so.** Streamlit runs the default page for an address naming no page;
   :func:`unknown_page_notice` says which address was asked for and that Home is shown.
 
