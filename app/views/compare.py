@@ -459,5 +459,5 @@ for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, 
             st.caption(markdown_lines(*map(escape_markdown, notes)))
         figure = delta_figure(item)
         figure["layout"].pop("title", None)  # the same sentence is written just above
-        figure["layout"]["margin"] = {"t": 40, "b": 30}
+        figure["layout"]["margin"] = {"t": 64, "b": 30}  # the two-line subplot title
         st.plotly_chart(unchecked_figure(figure), key=f"rl_delta_{item.run_a}_{item.run_b}")

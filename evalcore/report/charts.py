@@ -171,8 +171,9 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     a, b = escape(comparison.run_a), escape(comparison.run_b)
     layout = _two_row_layout(
         (
-            f"{comparison.label}: {a} − {b} per paired query (sorted by Δ; hover for the query)",
-            f"excluded queries ({comparison.n_excluded}; not 0 — reasons on hover)",
+            # two short lines each: a title cut at a phone's width says nothing
+            f"{comparison.label}: {a} − {b}<br>per paired query, sorted by Δ",
+            f"excluded queries ({comparison.n_excluded})<br>not 0 — reasons on hover",
         ),
         [0.8, 0.2], shared_x=False, spacing=0.2,
     )
@@ -221,9 +222,9 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     layout["yaxis2"].update(type="category")
     layout["xaxis2"].update(showticklabels=False)
     title = _wrapped(comparison.summary)
-    layout.update(
-        height=460 + 16 * title.count("<br>"), showlegend=False,
-        margin={"t": 90 + 16 * title.count("<br>"), "b": 30},
+    layout.update(  # room for the title's lines and the subplot titles' second line
+        height=476 + 16 * title.count("<br>"), showlegend=False,
+        margin={"t": 106 + 16 * title.count("<br>"), "b": 30},
         title={"text": title, "font": {"size": 12}, "x": 0.01, "xanchor": "left"},
     )
     return {"data": data, "layout": layout}
