@@ -218,7 +218,7 @@ def _listed(spec: QuerySetSpec, facts: QueryFacts) -> list[str]:
             f"{len(removed)} listed quer{'y is' if len(removed) == 1 else 'ies are'} removed "
             f"from study {facts.study_id!r}: {shown}; restore "
             f"{'it' if len(removed) == 1 else 'them'} first (evalcore queries restore) or "
-            "leave them out")
+            f"leave {'it' if len(removed) == 1 else 'them'} out")
     # A study query neither run ranks and no reference labels stays in the set: both runs
     # returned nothing for it.
     return sorted((q for q in spec.ids if q in pool or q in facts.study_query_ids),
