@@ -10,7 +10,7 @@ A lead names the set with a short spec (:meth:`QuerySetSpec.parse`):
   lines starting with ``#`` skipped).
 
 :func:`resolve_query_set` resolves a spec against the store's facts
-(:func:`evalcore.store.removed_queries.query_facts_unchecked`) into a
+(:func:`evalcore.store.query_facts.query_facts_unchecked`) into a
 :class:`ResolvedQuerySet`: the ids, in natural order, that decisions, bounds,
 paired tests and the to-decide queue are computed on, and the record a report keeps
 (:meth:`ResolvedQuerySet.record`). An id the study does not have, a removed one,
@@ -28,7 +28,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.contract.query_order import natural_key
-from evalcore.store.removed_queries import QueryFacts, query_facts_unchecked
+from evalcore.store.query_facts import QueryFacts, query_facts_unchecked
 
 QuerySetKind = Literal["all", "judged", "answered", "list"]
 KINDS: tuple[str, ...] = ("all", "judged", "answered")

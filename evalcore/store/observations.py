@@ -45,8 +45,8 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
 from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.removed_queries import removed_query_ids_unchecked
 from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
+from evalcore.store.removed_queries import removed_query_ids_unchecked
 from evalcore.store.resolution import resolved_gains_unchecked, working_labels_unchecked
 from evalcore.store.runs import RunInfo, get_run_unchecked
 from evalcore.store.studies import StudyIn, get_study
