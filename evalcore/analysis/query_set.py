@@ -72,8 +72,10 @@ class QuerySetSpec(BaseModel):
         ids = [part.strip() for part in text.split(",")]
         named = list(dict.fromkeys(i for i in ids if i))
         if not named:
-            raise QuerySetError(f"the query set {text!r} names no query: give all, judged, "
-                                "answered, comma-separated query ids or @FILE")
+            raise QuerySetError(
+                f"the query set {text!r} names no query: give all, judged, "
+                "answered, comma-separated query ids or @FILE"
+            )
         if len(named) > MAX_LISTED:
             raise QuerySetError(f"the query set names {len(named)} queries; at most {MAX_LISTED}")
         return cls(kind="list", ids=tuple(named))
@@ -85,19 +87,23 @@ class QuerySetSpec(BaseModel):
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
-            raise QuerySetError(f"query set file {path} does not exist: give @FILE of an "
-                                "existing file, one query id a line") from None
+            raise QuerySetError(
+                f"query set file {path} does not exist: give @FILE of an "
+                "existing file, one query id a line"
+            ) from None
         except IsADirectoryError:
-            raise QuerySetError(f"query set file {path} is a folder: give a file, one query id "
-                                "a line") from None
+            raise QuerySetError(
+                f"query set file {path} is a folder: give a file, one query id a line"
+            ) from None
         except OSError as err:
             raise QuerySetError(f"query set file {path} cannot be read ({err.strerror})") from None
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as err:
             line = raw[: err.start].count(b"\n") + 1
-            raise QuerySetError(f"{path}:{line}: not UTF-8 text; a query set file holds one "
-                                "query id a line") from None
+            raise QuerySetError(
+                f"{path}:{line}: not UTF-8 text; a query set file holds one query id a line"
+            ) from None
         ids: dict[str, int] = {}
         for number, line in enumerate(text.splitlines(), start=1):
             item = line.strip()
@@ -106,8 +112,10 @@ class QuerySetSpec(BaseModel):
                 if len(ids) > MAX_LISTED:
                     raise QuerySetError(f"{path}:{number}: more than {MAX_LISTED} query ids")
         if not ids:
-            raise QuerySetError(f"query set file {path} names no query: one query id a line "
-                                "(lines starting with # are skipped)")
+            raise QuerySetError(
+                f"query set file {path} names no query: one query id a line "
+                "(lines starting with # are skipped)"
+            )
         return cls(kind="list", ids=tuple(ids), source=str(path), lines=tuple(ids.values()))
 
     def text(self) -> str:
@@ -169,14 +177,17 @@ class ResolvedQuerySet(BaseModel):
 
     def record(self) -> QuerySetRecord:
         return QuerySetRecord(
-            kind=self.spec.kind, spec=self.spec.text(), n_queries=len(self.query_ids),
+            kind=self.spec.kind,
+            spec=self.spec.text(),
+            n_queries=len(self.query_ids),
             n_study=self.n_study,
             query_ids=list(self.query_ids) if self.spec.kind == "list" else [],
         )
 
 
-def resolve_query_set(spec: QuerySetSpec, facts: QueryFacts,
-                      runs: Sequence[str] | None = None) -> ResolvedQuerySet:
+def resolve_query_set(
+    spec: QuerySetSpec, facts: QueryFacts, runs: Sequence[str] | None = None
+) -> ResolvedQuerySet:
     """The queries of ``facts`` that ``spec`` names (``answered``: answered by every one of
     ``runs``, default every run of ``facts``). Raises :class:`QuerySetError` for an id that
     is not a query of the study or is removed, and for an empty set."""
@@ -197,8 +208,10 @@ def resolve_query_set(spec: QuerySetSpec, facts: QueryFacts,
             "judged": "no query has a relevant label in the working reference yet",
             "answered": "no query was answered by every run compared",
         }.get(spec.kind, "")
-        raise QuerySetError(f"the query set {spec.text()!r} is empty in study "
-                            f"{facts.study_id!r}: {why}; choose another set (--queries all)")
+        raise QuerySetError(
+            f"the query set {spec.text()!r} is empty in study "
+            f"{facts.study_id!r}: {why}; choose another set (--queries all)"
+        )
     return ResolvedQuerySet(spec=spec, query_ids=tuple(chosen), n_study=len(pool))
 
 
@@ -211,23 +224,28 @@ def _listed(spec: QuerySetSpec, facts: QueryFacts) -> list[str]:
         more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
         raise QuerySetError(
             f"{len(unknown)} listed quer{'y is' if len(unknown) == 1 else 'ies are'} not in "
-            f"study {facts.study_id!r}: {shown}{more}; list only the study's query ids")
+            f"study {facts.study_id!r}: {shown}{more}; list only the study's query ids"
+        )
     if removed:
         shown = "; ".join(spec.where(q) for q in removed[:SHOWN_UNKNOWN])
         raise QuerySetError(
             f"{len(removed)} listed quer{'y is' if len(removed) == 1 else 'ies are'} removed "
             f"from study {facts.study_id!r}: {shown}; restore "
             f"{'it' if len(removed) == 1 else 'them'} first (evalcore queries restore) or "
-            f"leave {'it' if len(removed) == 1 else 'them'} out")
+            f"leave {'it' if len(removed) == 1 else 'them'} out"
+        )
     # A study query neither run ranks and no reference labels stays in the set: both runs
     # returned nothing for it.
-    return sorted((q for q in spec.ids if q in pool or q in facts.study_query_ids),
-                  key=natural_key)
+    return sorted((q for q in spec.ids if q in pool or q in facts.study_query_ids), key=natural_key)
 
 
-def resolve_stored_query_set(db: sqlite_utils.Database, study_id: str, runs: Sequence[str],
-                             spec: QuerySetSpec | str | None,
-                             reference: str | None = None) -> ResolvedQuerySet:
+def resolve_stored_query_set(
+    db: sqlite_utils.Database,
+    study_id: str,
+    runs: Sequence[str],
+    spec: QuerySetSpec | str | None,
+    reference: str | None = None,
+) -> ResolvedQuerySet:
     """:func:`resolve_query_set` of ``spec`` for stored ``runs`` compared against
     ``reference`` (None: the working labels), for a caller that authorised the read."""
     if not isinstance(spec, QuerySetSpec):

@@ -29,8 +29,12 @@ def queries_group() -> None:
 @queries_group.command("list")
 @db_option
 @study_option
-@click.option("--removed", "only_removed", is_flag=True,
-              help="List only the removed queries, with who removed them, when and why.")
+@click.option(
+    "--removed",
+    "only_removed",
+    is_flag=True,
+    help="List only the removed queries, with who removed them, when and why.",
+)
 @actor_option
 def list_command(db_path: Path, study_id: str, only_removed: bool, actor: str) -> None:
     """List the study's query ids (removed ones marked), or only the removed ones."""
@@ -72,8 +76,10 @@ def remove_command(db_path: Path, study_id: str, query_id: str, reason: str, act
             remove_query(db, study_id=study_id, query_id=query_id, actor=actor, reason=reason)
         except QueryNotInStudyError as err:
             raise ValueError(str(err.args[0])) from None
-    click.echo(f"removed query {query_id} from study {study_id} (its labels are kept; "
-               f"evalcore queries restore --study {study_id} --query {query_id} brings it back)")
+    click.echo(
+        f"removed query {query_id} from study {study_id} (its labels are kept; "
+        f"evalcore queries restore --study {study_id} --query {query_id} brings it back)"
+    )
 
 
 @queries_group.command("restore")

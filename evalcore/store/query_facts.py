@@ -16,18 +16,31 @@ from evalcore.store.runs import get_run_unchecked
 from evalcore.store.studies import get_study
 
 
-def answered_query_ids_unchecked(db: sqlite_utils.Database, study_id: str,
-                                 run_name: str) -> frozenset[str]:
+def answered_query_ids_unchecked(
+    db: sqlite_utils.Database, study_id: str, run_name: str
+) -> frozenset[str]:
     """The queries for which the run returned at least one result."""
     run = get_run_unchecked(db, study_id, run_name)
-    ids = frozenset(r[0] for r in db.execute(
-        "SELECT query_id FROM run_rankings WHERE run_id = ? AND unit_ids NOT IN ('', '[]')",
-        [run.run_id]))
-    if ids or db.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1",
-                         [run.run_id]).fetchone():
+    ids = frozenset(
+        r[0]
+        for r in db.execute(
+            "SELECT query_id FROM run_rankings WHERE run_id = ? AND unit_ids NOT IN ('', '[]')",
+            [run.run_id],
+        )
+    )
+    if (
+        ids
+        or db.execute(
+            "SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1", [run.run_id]
+        ).fetchone()
+    ):
         return ids
-    return frozenset(r[0] for r in db.execute(  # a run stored before packed rankings
-        "SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id]))
+    return frozenset(
+        r[0]
+        for r in db.execute(  # a run stored before packed rankings
+            "SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id]
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -47,17 +60,21 @@ class QueryFacts:
     removed: frozenset[str]
 
 
-def query_facts_unchecked(db: sqlite_utils.Database, study_id: str, run_names: Sequence[str],
-                          reference: str | None = None) -> QueryFacts:
+def query_facts_unchecked(
+    db: sqlite_utils.Database, study_id: str, run_names: Sequence[str], reference: str | None = None
+) -> QueryFacts:
     """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
     working labels), for a caller that authorised the read."""
     threshold = get_study(db, study_id).protocol().relevance_threshold
     working = reference_columns_unchecked(db, study_id, None)
     judged = frozenset(
-        q for q, units in working.gains.items()
-        if any((max(g) if isinstance(g, tuple) else g) >= threshold for g in units.values()))
-    evaluated = working if reference is None else reference_columns_unchecked(
-        db, study_id, reference)
+        q
+        for q, units in working.gains.items()
+        if any((max(g) if isinstance(g, tuple) else g) >= threshold for g in units.values())
+    )
+    evaluated = (
+        working if reference is None else reference_columns_unchecked(db, study_id, reference)
+    )
     answered = {name: answered_query_ids_unchecked(db, study_id, name) for name in run_names}
     removed = removed_query_ids_unchecked(db, study_id)
     ranked = set().union(*(_ranked_ids(db, study_id, name) for name in run_names))
@@ -75,9 +92,12 @@ def query_facts_unchecked(db: sqlite_utils.Database, study_id: str, run_names: S
 def _ranked_ids(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str]:
     """The queries the run holds a ranking for (answered or not)."""
     run = get_run_unchecked(db, study_id, run_name)
-    ids = {r[0] for r in db.execute("SELECT query_id FROM run_rankings WHERE run_id = ?",
-                                    [run.run_id])}
+    ids = {
+        r[0] for r in db.execute("SELECT query_id FROM run_rankings WHERE run_id = ?", [run.run_id])
+    }
     if ids:
         return ids
-    return {r[0] for r in db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?",
-                                     [run.run_id])}
+    return {
+        r[0]
+        for r in db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
+    }
