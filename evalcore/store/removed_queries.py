@@ -14,6 +14,10 @@ hold them; comparisons, dashboards, pools and reports leave the query out
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
@@ -204,3 +208,29 @@ def study_query_ids_unchecked(db: sqlite_utils.Database, study_id: str) -> list[
             )
         )
     return sorted(ids, key=natural_key)
+
+
+def removals_in_audit(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """The queries a study's audit history leaves removed, as ``(query_id, removed_at,
+    removed_by, reason)``: the last ``query.remove`` of each query not followed by a
+    ``query.restore`` (``rows``: audit rows in order, with ``created_at``, ``actor``,
+    ``action`` and ``detail_json``). A study archive carries its removals this way."""
+    state: dict[str, tuple[str, str, str, str]] = {}
+    for row in rows:
+        if row["action"] not in ("query.remove", "query.restore"):
+            continue
+        detail = json.loads(row["detail_json"] or "{}")
+        query_id = detail.get("query_id")
+        if not isinstance(query_id, str):
+            continue
+        if row["action"] == "query.remove":
+            reason = detail.get("reason")
+            state[query_id] = (
+                query_id,
+                row["created_at"],
+                row["actor"],
+                reason if isinstance(reason, str) else "",
+            )
+        else:
+            state.pop(query_id, None)
+    return sorted(state.values(), key=lambda r: natural_key(r[0]))
