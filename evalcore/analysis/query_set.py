@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.contract.query_order import natural_key
 from evalcore.store.query_facts import QueryFacts, query_facts_unchecked
+from evalcore.store.read_access import Viewer, require_read
 
 QuerySetKind = Literal["all", "judged", "answered", "list"]
 KINDS: tuple[str, ...] = ("all", "judged", "answered")
@@ -152,7 +153,8 @@ class QuerySetRecord(BaseModel):
         """``queries: judged (42 of 50 queries with at least one relevant label)``."""
         what = KIND_TEXT[self.kind]
         if self.kind == "all":
-            return f"queries: all ({self.n_queries} queries; {what})"
+            noun = "query" if self.n_queries == 1 else "queries"
+            return f"queries: all ({self.n_queries} {noun}; {what})"
         return f"queries: {self.spec} ({self.n_queries} of {self.n_study}; {what})"
 
 
@@ -251,3 +253,17 @@ def resolve_stored_query_set(
     if not isinstance(spec, QuerySetSpec):
         spec = QuerySetSpec.parse(spec)
     return resolve_query_set(spec, query_facts_unchecked(db, study_id, runs, reference), runs)
+
+
+def stored_query_set(
+    db: sqlite_utils.Database,
+    study_id: str,
+    runs: Sequence[str],
+    spec: QuerySetSpec | str | None,
+    reference: str | None = None,
+    *,
+    viewer: Viewer,
+) -> ResolvedQuerySet:
+    """:func:`resolve_stored_query_set` if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return resolve_stored_query_set(db, study_id, runs, spec, reference)
