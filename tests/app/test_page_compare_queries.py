@@ -78,3 +78,22 @@ def test_a_file_in_the_address_is_never_read(small_store, tmp_path) -> None:
     assert at.selectbox(key="rl_compare_queries").value == "all"
     assert "cannot use (a file" in _text(at)
     assert _param(at, "queries") is None
+
+
+def test_a_report_published_from_the_app_records_its_query_set(small_store, new_app) -> None:
+    from evalcore.report.stored import load_report
+    from evalcore.store.reports import list_reports
+
+    _, db = small_store
+    record_label(db, study_id="s1", query_id="q1", unit_id="d1", gain=2, annotator="a")
+    at = new_app(annotator="lead", page="views/reports.py")
+    at.selectbox(key="rl_report_queries").set_value("judged").run()
+    assert _param(at, "queries") == "judged"
+    at.button(key="rl_report_generate").click().run()
+    assert not at.exception, at.exception
+    (stored,) = list_reports(db, "s1", viewer=None)
+    report = load_report(db, stored.report_id)
+    assert report.query_set is not None
+    assert (report.query_set.kind, report.query_set.n_queries) == ("judged", 1)
+    assert [q.query_id for q in report.runs[0].evaluation.queries] == ["q1"]
+    assert "queries: judged (1 of 2" in _text(at)
