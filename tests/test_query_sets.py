@@ -368,3 +368,20 @@ def test_a_v17_store_migrates_and_keeps_its_labels(tmp_path: Path) -> None:
     remove_query(db, study_id="s", query_id="q1", actor=None)
     assert removed_query_ids_unchecked(db, "s") == {"q1"}
     assert db.execute("SELECT count(*) FROM label_events").fetchone()[0] == 1
+
+
+# --- an evaluation restricted to a set ---------------------------------------------------
+
+
+def test_a_restricted_evaluation_is_the_evaluation_over_the_set(store: Path) -> None:
+    from evalcore.analysis.query_set import restrict_evaluation
+    from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked
+
+    db = open_store(store)
+    whole, _ = evaluate_run_measures_unchecked(db, "s", "A")
+    assert restrict_evaluation(whole, [q.query_id for q in whole.queries]) == whole
+    for subset in (["q1", "q2"], ["q1"], ["q3", "q10"], []):
+        direct, _ = evaluate_run_measures_unchecked(db, "s", "A", query_ids=subset)
+        restricted = restrict_evaluation(whole, subset)
+        assert [q.query_id for q in restricted.queries] == subset
+        assert restricted.aggregates == direct.aggregates, subset

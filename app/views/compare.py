@@ -53,7 +53,7 @@ from evalcore.analysis.pair_comparison import (
     compare_evaluated_pair,
     compare_pair,
 )
-from evalcore.analysis.query_set import QuerySetError, stored_query_set
+from evalcore.analysis.query_set import QuerySetError, restrict_evaluation, stored_query_set
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
@@ -315,8 +315,9 @@ def _show_compat(pc: PairComparison) -> None:
 
 
 def _decided_section(study: StudyIn, same: list[str], reference: str | None,
-                     texts: dict[str, str], *, large: bool) -> None:
-    """Runs A and B, the measures, then per measure: verdict, queue, paired tests."""
+                     texts: dict[str, str], *, large: bool) -> tuple[str, ...] | None:
+    """Runs A and B, the measures, the query set, then per measure: verdict, queue, paired
+    tests. Returns the query set's ids (None: every query of the study)."""
     st.subheader("What the evidence decides")
     pick = st.columns([2, 2, 4])
     run_a = pick[0].selectbox("Run A", same, index=0, key="rl_compare_run_a")
@@ -350,7 +351,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None,
                               queries=queries)
     except (LookupError, ValueError) as error:
         st.error(escape_markdown(f"No verdict: {error}"))
-        return
+        return queries
     st.caption(escape_markdown(
         f"Is {run_a} (A) better than {run_b} (B) whatever the missing labels are? Each "
         f"interval holds the mean difference A \N{MINUS SIGN} B over every query for every "
@@ -370,6 +371,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None,
         _show_paired(item.paired)
     if pc.compat:
         _show_compat(pc)
+    return queries
 
 
 db, study = study_page("Compare runs")
@@ -416,7 +418,7 @@ if len(same) < 2:
 
 texts = query_texts(db, study.study_id, viewer=reader())
 large = len(texts) > LARGE_STUDY_QUERIES
-_decided_section(study, same, reference, texts, large=large)
+queries = _decided_section(study, same, reference, texts, large=large)
 
 st.subheader("Every chosen run")
 options = st.columns([2, 2, 2, 2, 2])
@@ -432,7 +434,7 @@ mode = options[4].selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_m
                                          "pairwise": "every pair"}.get)
 # The tests (permutations, bootstraps) are the slow part: computed once per store state
 # and choice of runs and test, shared by every session; switching the metric reuses it.
-every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction)
+every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction, queries)
 if large and ready_result(db, str(db_path()), study.study_id, every_key,
                           viewer=reader()) is None and not st.toggle(
         "Compute the results table and per-query differences", key="rl_compare_every_run"):
@@ -443,12 +445,15 @@ if large and ready_result(db, str(db_path()), study.study_id, every_key,
     st.stop()
 comparison = shared_result(
     db, str(db_path()), study.study_id, every_key,
-    lambda: compare_runs(_evaluations(study.study_id, same, reference), mode=mode, test=test,
-                         alpha=alpha, correction=correction),
+    lambda: compare_runs({run: report if queries is None else restrict_evaluation(report, queries)
+                          for run, report in _evaluations(study.study_id, same, reference).items()},
+                         mode=mode, test=test, alpha=alpha, correction=correction),
     viewer=reader(),
 )
 
 st.markdown("##### Results table")
+if queries is not None:
+    st.caption(escape_markdown(f"Over the {len(queries)} queries of the query set chosen above."))
 st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
 st.caption(escape_markdown(comparison.table.legend))
 

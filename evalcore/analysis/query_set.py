@@ -20,14 +20,18 @@ ids and, for a file, where each stands (``file:line``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.contract.query_order import natural_key
+from evalcore.contract.results import AggregateValue, EvaluationReport
 from evalcore.store.query_facts import QueryFacts, query_facts_unchecked
 from evalcore.store.read_access import Viewer, require_read
 
@@ -267,3 +271,20 @@ def stored_query_set(
     """:func:`resolve_stored_query_set` if ``viewer`` may read the study."""
     require_read(db, viewer, study_id)
     return resolve_stored_query_set(db, study_id, runs, spec, reference)
+
+
+def restrict_evaluation(report: EvaluationReport, query_ids: Collection[str]) -> EvaluationReport:
+    """``report`` over the queries of ``query_ids`` only: its per-query results kept as they
+    are, every aggregate computed again by the contract's rule (section 6) over them."""
+    wanted = set(query_ids)
+    queries = [q for q in report.queries if q.query_id in wanted]
+    aggregates: dict[str, AggregateValue] = {}
+    for name in report.aggregates:
+        values = [q.metrics[name] for q in queries if name in q.metrics]
+        available = np.fromiter((v.available for v in values), dtype=bool, count=len(values))
+        value = np.array([v.value if v.available else np.nan for v in values], dtype=float)
+        lower = np.array([np.nan if v.lower is None else v.lower for v in values], dtype=float)
+        upper = np.array([np.nan if v.upper is None else v.upper for v in values], dtype=float)
+        reasons = Counter(r for v in values if not v.available for r in dict.fromkeys(v.reasons))
+        aggregates[name] = aggregate_arrays(available, value, lower, upper, reasons)
+    return report.model_copy(update={"queries": queries, "aggregates": aggregates})

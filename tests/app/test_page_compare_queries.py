@@ -97,3 +97,13 @@ def test_a_report_published_from_the_app_records_its_query_set(small_store, new_
     assert (report.query_set.kind, report.query_set.n_queries) == ("judged", 1)
     assert [q.query_id for q in report.runs[0].evaluation.queries] == ["q1"]
     assert "queries: judged (1 of 2" in _text(at)
+
+
+def test_the_results_table_is_over_the_set(small_store, new_app) -> None:
+    _, db = small_store
+    for unit, gain in {"d1": 2, "d2": 0, "d3": 1, "d4": 3}.items():
+        record_label(db, study_id="s1", query_id="q1", unit_id=unit, gain=gain, annotator="a")
+    at = _session({"queries": "judged"})
+    assert "Over the 1 queries of the query set chosen above." in _text(at)
+    (table,) = [d.value for d in at.dataframe if "run" in d.value.columns]
+    assert table["P@3"][0] == "0.6667"  # q1 alone: r1 returns d1 d2 d3, two relevant
