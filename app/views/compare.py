@@ -453,7 +453,8 @@ comparison = shared_result(
 
 st.markdown("##### Results table")
 if queries is not None:
-    st.caption(escape_markdown(f"Over the {len(queries)} queries of the query set chosen above."))
+    st.caption(escape_markdown(f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
+                               "of the query set chosen above."))
 st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
 st.caption(escape_markdown(comparison.table.legend))
 

@@ -104,6 +104,6 @@ def test_the_results_table_is_over_the_set(small_store, new_app) -> None:
     for unit, gain in {"d1": 2, "d2": 0, "d3": 1, "d4": 3}.items():
         record_label(db, study_id="s1", query_id="q1", unit_id=unit, gain=gain, annotator="a")
     at = _session({"queries": "judged"})
-    assert "Over the 1 queries of the query set chosen above." in _text(at)
+    assert "Over the 1 query of the query set chosen above." in _text(at)
     (table,) = [d.value for d in at.dataframe if "run" in d.value.columns]
     assert table["P@3"][0] == "0.6667"  # q1 alone: r1 returns d1 d2 d3, two relevant
