@@ -4,14 +4,18 @@ A lead chooses the queries the verdicts (or a report) are over: all of the
 study's queries, those with a relevant label, those both runs answered, or listed
 ids (:mod:`evalcore.analysis.query_set`). The choice is written to the address as
 ``?queries=judged`` (``?queries=q1,q7`` for a list; nothing for all), so a
-reload, a bookmark or a link opens the same set. A file (``@FILE``) is never read
-from an address: the server's files are not the visitor's.
+reload, a bookmark or a link opens the same set; the Compare page's link to the
+Annotate page's "to decide" queue carries it (:func:`decide_query_set`). A file
+(``@FILE``) is never read from an address: the server's files are not the visitor's.
 """
 
+import sqlite_utils
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
-from evalcore.analysis.query_set import QuerySetError, QuerySetSpec
+from app.components.session import reader
+from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
+from evalcore.live.decide_state import DecideTarget
 
 QUERIES_PARAM = "queries"
 #: The longest list of ids the address may carry.
@@ -78,3 +82,23 @@ def _keep_in_address(value: str) -> None:
             del st.query_params[QUERIES_PARAM]
     elif st.query_params.get(QUERIES_PARAM) != value:
         st.query_params[QUERIES_PARAM] = value
+
+
+def decide_query_set(db: sqlite_utils.Database, study_id: str,
+                     target: DecideTarget) -> tuple[str, ...] | None:
+    """The query set of the address (``?queries=``, from the Compare page's link) that the
+    Annotate page's "to decide A vs B" queue works on: its ids, or None for every query
+    (none named, or one that does not resolve: said in a warning)."""
+    kind, ids = _from_address()
+    if kind == "all":
+        return None
+    try:
+        resolved = stored_query_set(db, study_id, [target.run_a, target.run_b],
+                                    ids if kind == "list" else kind, viewer=reader())
+    except QuerySetError as error:
+        st.warning(escape_markdown(f"The address's query set is not used: {error}. The queue "
+                                   "covers every query."))
+        return None
+    st.caption(escape_markdown(
+        "Queue " + resolved.record().describe().replace("queries: ", "over ", 1)))
+    return tuple(resolved.query_ids)

@@ -39,7 +39,7 @@ from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import study_page
-from app.components.query_set_choice import choose_query_set
+from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import db_path, get_db, reader
 from app.components.shared_results import compute_in_background, ready_result, shared_result
@@ -270,7 +270,8 @@ def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
     ]), hide_index=True, width="stretch")
     st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
                  icon=":material/rate_review:",
-                 query_params=decide_queue_params(d.run_a, d.run_b, d.measure))
+                 query_params=decide_queue_params(d.run_a, d.run_b, d.measure,
+                                                  st.query_params.get(QUERIES_PARAM)))
 
 
 def _rank(rank: int) -> str:

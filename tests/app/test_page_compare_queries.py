@@ -107,3 +107,20 @@ def test_the_results_table_is_over_the_set(small_store, new_app) -> None:
     assert "Over the 1 query of the query set chosen above." in _text(at)
     (table,) = [d.value for d in at.dataframe if "run" in d.value.columns]
     assert table["P@3"][0] == "0.6667"  # q1 alone: r1 returns d1 d2 d3, two relevant
+
+
+def test_the_queue_and_its_link_keep_to_the_set(small_store) -> None:
+    from urllib.parse import parse_qs
+
+    _, db = small_store
+    for query, unit, gain in (("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d5", 1)):
+        record_label(db, study_id="s1", query_id=query, unit_id=unit, gain=gain, annotator="a")
+    every = _session({})
+    assert "q1" in set(next(d.value for d in every.dataframe if "unit" in d.value.columns)["query"])
+    at = _session({"queries": "q2"})
+    queue = next(d.value for d in at.dataframe if "unit" in d.value.columns)
+    assert set(queue["query"]) == {"q2"}  # q1's unlabeled d3, d4 are not proposed
+    links = [p for p in at.get("page_link") if p.proto.label.startswith("Label these")]
+    assert links
+    for link in links:
+        assert parse_qs(link.proto.query_string)["queries"] == ["q2"]
