@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_decision import Workload  # noqa: E402
 
 from evalcore.analysis.pair_comparison import compare_pair_unchecked  # noqa: E402
-from evalcore.analysis.query_set import resolve_stored_query_set  # noqa: E402
+from evalcore.analysis.query_set import resolve_stored_query_set_unchecked  # noqa: E402
 from evalcore.store.connection import open_store  # noqa: E402
 
 MEASURES = ["P@10", "nDCG@10", "AP@20"]
@@ -52,7 +52,7 @@ def main() -> None:
         print(f"anchor: compare_pair over every query, no set named: {anchor:.3f} s (best of 3)")
         half = ",".join(work.qids[::2])
         for spec in ("all", "judged", "answered", half):
-            resolve, resolved = _best(lambda spec=spec: resolve_stored_query_set(
+            resolve, resolved = _best(lambda spec=spec: resolve_stored_query_set_unchecked(
                 db, "bench", ["A", "B"], spec))
             scope = resolved.scope  # type: ignore[union-attr]
             compare, result = _best(lambda scope=scope: compare_pair_unchecked(

@@ -426,7 +426,7 @@ def evaluate_stored_pair(
     """Both stored runs against the working reference (or frozen version ``reference``),
     if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`),
     over the study's queries or the query set ``query_ids``
-    (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
+    (:func:`evalcore.analysis.query_set.resolve_stored_query_set_unchecked`)."""
     return stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer,
                        query_ids=query_ids).pair
 

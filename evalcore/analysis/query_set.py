@@ -245,7 +245,7 @@ def _listed(spec: QuerySetSpec, facts: QueryFacts) -> list[str]:
     return sorted((q for q in spec.ids if q in pool or q in facts.study_query_ids), key=natural_key)
 
 
-def resolve_stored_query_set(
+def resolve_stored_query_set_unchecked(
     db: sqlite_utils.Database,
     study_id: str,
     runs: Sequence[str],
@@ -268,9 +268,9 @@ def stored_query_set(
     *,
     viewer: Viewer,
 ) -> ResolvedQuerySet:
-    """:func:`resolve_stored_query_set` if ``viewer`` may read the study."""
+    """:func:`resolve_stored_query_set_unchecked` if ``viewer`` may read the study."""
     require_read(db, viewer, study_id)
-    return resolve_stored_query_set(db, study_id, runs, spec, reference)
+    return resolve_stored_query_set_unchecked(db, study_id, runs, spec, reference)
 
 
 def restrict_evaluation(report: EvaluationReport, query_ids: Collection[str]) -> EvaluationReport:

@@ -51,7 +51,11 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
     """Decide run A against run B on each measure, then the paired tests."""
     from evalcore.analysis.decision import evaluate_stored_pair
     from evalcore.analysis.pair_comparison import measure_verdicts
-    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, resolve_stored_query_set
+    from evalcore.analysis.query_set import (
+        QuerySetError,
+        QuerySetSpec,
+        stored_query_set,
+    )
     from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.report.decision_text import measure_text
 
@@ -71,7 +75,7 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
-            query_set = resolve_stored_query_set(db, study, names, spec, reference)
+            query_set = stored_query_set(db, study, names, spec, reference, viewer=actor)
             pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference,
                                         viewer=actor, query_ids=query_set.scope)
         except QuerySetError as err:

@@ -38,11 +38,11 @@ def queries_group() -> None:
 @actor_option
 def list_command(db_path: Path, study_id: str, only_removed: bool, actor: str) -> None:
     """List the study's query ids (removed ones marked), or only the removed ones."""
-    from evalcore.store.removed_queries import removed_queries, study_query_ids_unchecked
+    from evalcore.store.removed_queries import removed_queries, study_query_ids
 
     with store(db_path, "queries list", study_id=study_id, actor=actor, read=True) as db:
         removed = {r.query_id: r for r in removed_queries(db, study_id, viewer=actor)}
-        ids = [] if only_removed else study_query_ids_unchecked(db, study_id)
+        ids = [] if only_removed else study_query_ids(db, study_id, viewer=actor)
     if only_removed:
         if not removed:
             click.echo(f"no query is removed from study {study_id}")

@@ -26,7 +26,11 @@ import sqlite_utils
 
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair_unchecked
-from evalcore.analysis.query_set import QuerySetSpec, ResolvedQuerySet, resolve_stored_query_set
+from evalcore.analysis.query_set import (
+    QuerySetSpec,
+    ResolvedQuerySet,
+    resolve_stored_query_set_unchecked,
+)
 from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.report.build import RunInput, build_report
@@ -88,8 +92,8 @@ def report_from_store(
         name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
         settings=settings, created_at=created_at, accept_unverified=accept_unverified,
         measures=list(dict.fromkeys(chosen)),
-        query_set=resolve_stored_query_set(db, study_id, list(dict.fromkeys(runs)), queries,
-                                           reference) if runs else None,
+        query_set=resolve_stored_query_set_unchecked(
+            db, study_id, list(dict.fromkeys(runs)), queries, reference) if runs else None,
     )
 
 

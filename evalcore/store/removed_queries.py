@@ -180,6 +180,12 @@ def restore_query(
     return RemovedQuery(query_id=row[0], removed_at=row[1], removed_by=row[2], reason=row[3])
 
 
+def study_query_ids(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[str]:
+    """:func:`study_query_ids_unchecked` if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return study_query_ids_unchecked(db, study_id)
+
+
 def study_query_ids_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
     """Every query id of the study (registered, labeled, claimed or ranked by a run),
     removed ones included, in natural order."""

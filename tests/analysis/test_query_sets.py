@@ -15,7 +15,7 @@ from evalcore.analysis.query_set import (
     QuerySetError,
     QuerySetSpec,
     resolve_query_set,
-    resolve_stored_query_set,
+    resolve_stored_query_set_unchecked,
 )
 from evalcore.annotation.progress import study_progress
 from evalcore.cli import main
@@ -161,7 +161,7 @@ def test_the_store_facts(store: Path) -> None:
     assert facts.judged == {"q1", "q4"}  # gain 0 is not relevant
     assert facts.answered == {"A": {"q1", "q2", "q3", "q10"}, "B": {"q1", "q2", "q10"}}
     remove_query(db, study_id="s", query_id="q4", actor=None)
-    again = resolve_stored_query_set(db, "s", ["A", "B"], "judged")
+    again = resolve_stored_query_set_unchecked(db, "s", ["A", "B"], "judged")
     assert list(again.query_ids) == ["q1"] and again.n_study == 4
 
 
