@@ -21,7 +21,7 @@ class StoreMarks:
     label_event: int
     completeness_event: int
     run_ids: tuple[int, ...]
-    removed: tuple[str, ...] = ()
+    removed: frozenset[str] = frozenset()
 
 
 def store_marks(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> StoreMarks:
@@ -41,8 +41,8 @@ def store_marks_unchecked(db: sqlite_utils.Database, study_id: str) -> StoreMark
             "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id", [study_id]
         )
     )
-    removed = tuple(sorted(r[0] for r in db.execute(
-        "SELECT query_id FROM removed_queries WHERE study_id = ?", [study_id])))
+    removed = frozenset(r[0] for r in db.execute(
+        "SELECT query_id FROM removed_queries WHERE study_id = ?", [study_id]))
     return StoreMarks(int(row[0]), int(row[1]), runs, removed)
 
 
