@@ -46,22 +46,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = work.write_store(Path(tmp))
         db = open_store(path)
-        anchor, _ = _best(lambda: compare_pair_unchecked(db, "bench", "A", "B", MEASURES,
-                                                         queue_limit=10))
+        anchor, _ = _best(
+            lambda: compare_pair_unchecked(db, "bench", "A", "B", MEASURES, queue_limit=10)
+        )
         print(f"{args.queries} queries x 2 runs x top 20, {', '.join(MEASURES)}")
         print(f"anchor: compare_pair over every query, no set named: {anchor:.3f} s (best of 3)")
         half = ",".join(work.qids[::2])
         for spec in ("all", "judged", "answered", half):
-            resolve, resolved = _best(lambda spec=spec: resolve_stored_query_set_unchecked(
-                db, "bench", ["A", "B"], spec))
+            resolve, resolved = _best(
+                lambda spec=spec: resolve_stored_query_set_unchecked(db, "bench", ["A", "B"], spec)
+            )
             scope = resolved.scope  # type: ignore[union-attr]
-            compare, result = _best(lambda scope=scope: compare_pair_unchecked(
-                db, "bench", "A", "B", MEASURES, queue_limit=10, query_ids=scope))
+            compare, result = _best(
+                lambda scope=scope: compare_pair_unchecked(
+                    db, "bench", "A", "B", MEASURES, queue_limit=10, query_ids=scope
+                )
+            )
             n = result.measures[0].decision.n_queries  # type: ignore[union-attr]
             name = spec if len(spec) < 20 else f"a list of {len(resolved.query_ids)} ids"  # type: ignore[union-attr]
-            print(f"  {name:<22} {n:>6} queries: resolve {resolve:.3f} s "
-                  f"({resolve / anchor:.2f}x anchor), compare over the set {compare:.3f} s "
-                  f"({compare / anchor:.2f}x), together {(resolve + compare) / anchor:.2f}x")
+            print(
+                f"  {name:<22} {n:>6} queries: resolve {resolve:.3f} s "
+                f"({resolve / anchor:.2f}x anchor), compare over the set {compare:.3f} s "
+                f"({compare / anchor:.2f}x), together {(resolve + compare) / anchor:.2f}x"
+            )
         db.conn.close()
 
 

@@ -36,10 +36,13 @@ def _from_address() -> tuple[str, str]:
     if raw.lower() in ("judged", "answered"):
         return raw.lower(), ""
     if raw.startswith("@") or len(raw) > MAX_ADDRESS_CHARS:
-        st.warning(escape_markdown(
-            "The address names a query set this page cannot use (a file, or a list over "
-            f"{MAX_ADDRESS_CHARS} characters): all queries are shown. List the query ids "
-            "below instead."))
+        st.warning(
+            escape_markdown(
+                "The address names a query set this page cannot use (a file, or a list over "
+                f"{MAX_ADDRESS_CHARS} characters): all queries are shown. List the query ids "
+                "below instead."
+            )
+        )
         return "all", ""
     return "list", raw
 
@@ -55,13 +58,21 @@ def choose_query_set(key: str) -> QuerySetSpec | None:
         st.session_state[ids_key] = ids
     cols = st.columns([2, 4])
     kind = cols[0].selectbox(
-        "Queries", list(LABELS), format_func=LABELS.get, key=key,
+        "Queries",
+        list(LABELS),
+        format_func=LABELS.get,
+        key=key,
         help="The queries the verdicts, intervals, paired tests and labels to decide are "
-        "computed on (removed queries are never among them).")
+        "computed on (removed queries are never among them).",
+    )
     text = kind
     if kind == "list":
-        text = cols[1].text_input("Query ids, comma-separated", key=ids_key,
-                                  max_chars=MAX_ADDRESS_CHARS, placeholder="e.g. q1, q7, q12")
+        text = cols[1].text_input(
+            "Query ids, comma-separated",
+            key=ids_key,
+            max_chars=MAX_ADDRESS_CHARS,
+            placeholder="e.g. q1, q7, q12",
+        )
         if not text.strip():
             _keep_in_address("")
             st.info("Type the ids of the queries to compare on, comma-separated.")
@@ -84,8 +95,9 @@ def _keep_in_address(value: str) -> None:
         st.query_params[QUERIES_PARAM] = value
 
 
-def decide_query_set(db: sqlite_utils.Database, study_id: str,
-                     target: DecideTarget) -> tuple[str, ...] | None:
+def decide_query_set(
+    db: sqlite_utils.Database, study_id: str, target: DecideTarget
+) -> tuple[str, ...] | None:
     """The query set of the address (``?queries=``, from the Compare page's link) that the
     Annotate page's "to decide A vs B" queue works on: its ids, or None for every query
     (none named, or one that does not resolve: said in a warning)."""
@@ -93,12 +105,21 @@ def decide_query_set(db: sqlite_utils.Database, study_id: str,
     if kind == "all":
         return None
     try:
-        resolved = stored_query_set(db, study_id, [target.run_a, target.run_b],
-                                    ids if kind == "list" else kind, viewer=reader())
+        resolved = stored_query_set(
+            db,
+            study_id,
+            [target.run_a, target.run_b],
+            ids if kind == "list" else kind,
+            viewer=reader(),
+        )
     except QuerySetError as error:
-        st.warning(escape_markdown(f"The address's query set is not used: {error}. The queue "
-                                   "covers every query."))
+        st.warning(
+            escape_markdown(
+                f"The address's query set is not used: {error}. The queue covers every query."
+            )
+        )
         return None
-    st.caption(escape_markdown(
-        "Queue " + resolved.record().describe().replace("queries: ", "over ", 1)))
+    st.caption(
+        escape_markdown("Queue " + resolved.record().describe().replace("queries: ", "over ", 1))
+    )
     return tuple(resolved.query_ids)

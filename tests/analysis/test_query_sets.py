@@ -44,11 +44,33 @@ def _build(path: Path) -> None:
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     for q, unit, gain in (("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d1", 0), ("q4", "d9", 3)):
         record_label(db, study_id="s", query_id=q, unit_id=unit, gain=gain, annotator="ann")
-    add_run(db, study_id="s", name="A", source="imported", k=3, results=[
-        ("q1", 1, "d1", 3.0), ("q1", 2, "d2", 2.0), ("q2", 1, "d1", 1.0), ("q3", 1, "d5", 1.0),
-        ("q10", 1, "d7", 1.0)])
-    add_run(db, study_id="s", name="B", source="imported", k=3, results=[
-        ("q1", 1, "d2", 3.0), ("q1", 2, "d1", 2.0), ("q2", 1, "d3", 1.0), ("q10", 1, "d8", 1.0)])
+    add_run(
+        db,
+        study_id="s",
+        name="A",
+        source="imported",
+        k=3,
+        results=[
+            ("q1", 1, "d1", 3.0),
+            ("q1", 2, "d2", 2.0),
+            ("q2", 1, "d1", 1.0),
+            ("q3", 1, "d5", 1.0),
+            ("q10", 1, "d7", 1.0),
+        ],
+    )
+    add_run(
+        db,
+        study_id="s",
+        name="B",
+        source="imported",
+        k=3,
+        results=[
+            ("q1", 1, "d2", 3.0),
+            ("q1", 2, "d1", 2.0),
+            ("q2", 1, "d3", 1.0),
+            ("q10", 1, "d8", 1.0),
+        ],
+    )
     db.conn.close()
 
 
@@ -65,26 +87,31 @@ def _cli(*args: object) -> tuple[int, str]:
 
 
 def _facts(**change) -> QueryFacts:
-    base = dict(study_id="s", query_ids=["q1", "q2", "q3", "q4", "q10"],
-                study_query_ids=frozenset({"q1", "q2", "q3", "q4", "q10", "q11"}),
-                judged=frozenset({"q1", "q4"}),
-                answered={"A": frozenset({"q1", "q2", "q3", "q10"}),
-                          "B": frozenset({"q1", "q2", "q10"})},
-                removed=frozenset())
+    base = dict(
+        study_id="s",
+        query_ids=["q1", "q2", "q3", "q4", "q10"],
+        study_query_ids=frozenset({"q1", "q2", "q3", "q4", "q10", "q11"}),
+        judged=frozenset({"q1", "q4"}),
+        answered={"A": frozenset({"q1", "q2", "q3", "q10"}), "B": frozenset({"q1", "q2", "q10"})},
+        removed=frozenset(),
+    )
     return QueryFacts(**{**base, **change})
 
 
 # --- the spec and the resolver ----------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("all", ["q1", "q2", "q3", "q4", "q10"]),
-    ("", ["q1", "q2", "q3", "q4", "q10"]),
-    ("JUDGED", ["q1", "q4"]),
-    ("answered", ["q1", "q2", "q10"]),
-    ("q10, q1,,q1", ["q1", "q10"]),
-    ("q11", ["q11"]),  # a study query no run ranks: both runs returned nothing for it
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("all", ["q1", "q2", "q3", "q4", "q10"]),
+        ("", ["q1", "q2", "q3", "q4", "q10"]),
+        ("JUDGED", ["q1", "q4"]),
+        ("answered", ["q1", "q2", "q10"]),
+        ("q10, q1,,q1", ["q1", "q10"]),
+        ("q11", ["q11"]),  # a study query no run ranks: both runs returned nothing for it
+    ],
+)
 def test_each_kind_resolves_in_natural_order(text, expected) -> None:
     resolved = resolve_query_set(QuerySetSpec.parse(text), _facts())
     assert list(resolved.query_ids) == expected
@@ -109,12 +136,18 @@ def test_a_removed_id_is_refused_with_how_to_restore() -> None:
         resolve_query_set(QuerySetSpec.parse("q1,q2"), _facts(removed=frozenset({"q2"})))
 
 
-@pytest.mark.parametrize(("text", "facts", "why"), [
-    ("judged", {"judged": frozenset()}, "no query has a relevant label"),
-    ("answered", {"answered": {"A": frozenset({"q3"}), "B": frozenset({"q1"})}},
-     "no query was answered by every run"),
-    ("all", {"query_ids": []}, "the runs rank no query"),
-])
+@pytest.mark.parametrize(
+    ("text", "facts", "why"),
+    [
+        ("judged", {"judged": frozenset()}, "no query has a relevant label"),
+        (
+            "answered",
+            {"answered": {"A": frozenset({"q3"}), "B": frozenset({"q1"})}},
+            "no query was answered by every run",
+        ),
+        ("all", {"query_ids": []}, "the runs rank no query"),
+    ],
+)
 def test_an_empty_set_is_refused(text, facts, why) -> None:
     with pytest.raises(QuerySetError, match=f"is empty in study 's': {why}"):
         resolve_query_set(QuerySetSpec.parse(text), _facts(**facts))
@@ -136,11 +169,14 @@ def test_a_file_names_unknown_ids_by_file_and_line(tmp_path: Path) -> None:
     assert f"{path}:4: 'zz'; {path}:7: 'yy'" in str(err.value)
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (None, "does not exist"),
-    (b"# nothing\n\n", "names no query"),
-    (b"q1\n\xff\xfe\n", ":2: not UTF-8"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "does not exist"),
+        (b"# nothing\n\n", "names no query"),
+        (b"q1\n\xff\xfe\n", ":2: not UTF-8"),
+    ],
+)
 def test_bad_files_are_refused_with_a_message(tmp_path: Path, content, message) -> None:
     path = tmp_path / "topics.txt"
     if content is not None:
@@ -168,15 +204,33 @@ def test_the_store_facts(store: Path) -> None:
 # --- compare --queries ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("spec", "ids"), [
-    ("all", ["q1", "q2", "q3", "q4", "q10"]),
-    ("judged", ["q1", "q4"]),
-    ("answered", ["q1", "q2", "q10"]),
-    ("q2,q3", ["q2", "q3"]),
-])
+@pytest.mark.parametrize(
+    ("spec", "ids"),
+    [
+        ("all", ["q1", "q2", "q3", "q4", "q10"]),
+        ("judged", ["q1", "q4"]),
+        ("answered", ["q1", "q2", "q10"]),
+        ("q2,q3", ["q2", "q3"]),
+    ],
+)
 def test_compare_computes_every_part_on_the_set(store: Path, spec, ids) -> None:
-    code, out = _cli("compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3",
-                     "-m", "nDCG@3", "--format", "json", "--queries", spec)
+    code, out = _cli(
+        "compare",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--runs",
+        RUNS,
+        "-m",
+        "P@3",
+        "-m",
+        "nDCG@3",
+        "--format",
+        "json",
+        "--queries",
+        spec,
+    )
     assert code == 0, out
     items = json.loads(out)
     for item in items:
@@ -186,42 +240,95 @@ def test_compare_computes_every_part_on_the_set(store: Path, spec, ids) -> None:
         assert item["paired_tests"]["n_queries"] == len(ids)
         for queued in item["to_decide"]["items"]:
             assert queued["query_id"] in ids
-    code, text = _cli("compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3",
-                      "--queries", spec)
+    code, text = _cli(
+        "compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3", "--queries", spec
+    )
     assert code == 0, text
     first = text.splitlines()[0]
     assert first.startswith(f"queries: {spec}") and f"{len(ids)}" in first
 
 
 def test_compare_refuses_unknown_ids_and_empty_sets(store: Path, tmp_path: Path) -> None:
-    code, out = _cli("compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3",
-                     "--queries", "q1,nope")
+    code, out = _cli(
+        "compare",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--runs",
+        RUNS,
+        "-m",
+        "P@3",
+        "--queries",
+        "q1,nope",
+    )
     assert code == 2 and "--queries: 1 listed query is not in study 's': 'nope'" in out
     assert "Traceback" not in out
     listed = tmp_path / "ids.txt"
     listed.write_text("q1\nmissing\n", encoding="utf-8")
-    code, out = _cli("compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3",
-                     "--queries", f"@{listed}")
+    code, out = _cli(
+        "compare",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--runs",
+        RUNS,
+        "-m",
+        "P@3",
+        "--queries",
+        f"@{listed}",
+    )
     assert code == 2 and f"{listed}:2: 'missing'" in out
-    code, out = _cli("compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3",
-                     "--queries", f"@{tmp_path / 'none.txt'}")
+    code, out = _cli(
+        "compare",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--runs",
+        RUNS,
+        "-m",
+        "P@3",
+        "--queries",
+        f"@{tmp_path / 'none.txt'}",
+    )
     assert code == 2 and "does not exist" in out
 
 
 # --- report --queries -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("spec", "ids"), [
-    ("all", ["q1", "q2", "q3", "q4", "q10"]),
-    ("judged", ["q1", "q4"]),
-    ("answered", ["q1", "q2", "q10"]),
-    ("q10,q1", ["q1", "q10"]),
-])
-def test_report_records_the_set_in_json_html_and_csv(store: Path, tmp_path: Path, spec,
-                                                      ids) -> None:
+@pytest.mark.parametrize(
+    ("spec", "ids"),
+    [
+        ("all", ["q1", "q2", "q3", "q4", "q10"]),
+        ("judged", ["q1", "q4"]),
+        ("answered", ["q1", "q2", "q10"]),
+        ("q10,q1", ["q1", "q10"]),
+    ],
+)
+def test_report_records_the_set_in_json_html_and_csv(
+    store: Path, tmp_path: Path, spec, ids
+) -> None:
     out = tmp_path / "r.json"
-    code, text = _cli("report", "--db", store, "--study", "s", "--runs", RUNS, "--out", out,
-                      "--queries", spec, "-m", "P@3", "--by", "lead")
+    code, text = _cli(
+        "report",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--runs",
+        RUNS,
+        "--out",
+        out,
+        "--queries",
+        spec,
+        "-m",
+        "P@3",
+        "--by",
+        "lead",
+    )
     assert code == 0, text
     assert f"queries: {spec}" in text
     body = json.loads(out.read_text(encoding="utf-8"))
@@ -235,13 +342,47 @@ def test_report_records_the_set_in_json_html_and_csv(store: Path, tmp_path: Path
         for measure in pair["measures"]:
             assert measure["decision"]["n_queries"] == len(ids)
     html = tmp_path / "r.html"
-    code, text = _cli("report", "--db", store, "--study", "s", "--runs", RUNS, "--out", html,
-                      "--queries", spec, "-m", "P@3", "--by", "lead", "--name", "h")
+    code, text = _cli(
+        "report",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--runs",
+        RUNS,
+        "--out",
+        html,
+        "--queries",
+        spec,
+        "-m",
+        "P@3",
+        "--by",
+        "lead",
+        "--name",
+        "h",
+    )
     assert code == 0, text
     assert "<td>Query set</td>" in html.read_text(encoding="utf-8")
     csv_out = tmp_path / "r.csv"
-    code, text = _cli("report", "--db", store, "--study", "s", "--runs", RUNS, "--out",
-                      csv_out, "--queries", spec, "-m", "P@3", "--by", "lead", "--name", "c")
+    code, text = _cli(
+        "report",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--runs",
+        RUNS,
+        "--out",
+        csv_out,
+        "--queries",
+        spec,
+        "-m",
+        "P@3",
+        "--by",
+        "lead",
+        "--name",
+        "c",
+    )
     assert code == 0, text
     lines = csv_out.read_text(encoding="utf-8").splitlines()
     assert lines[0].endswith(",query_set")
@@ -250,8 +391,21 @@ def test_report_records_the_set_in_json_html_and_csv(store: Path, tmp_path: Path
 
 def test_report_refuses_a_bad_set_and_stores_nothing(store: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    code, text = _cli("report", "--db", store, "--study", "s", "--runs", RUNS, "--out", out,
-                      "--queries", "q1,zz", "--by", "lead")
+    code, text = _cli(
+        "report",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--runs",
+        RUNS,
+        "--out",
+        out,
+        "--queries",
+        "q1,zz",
+        "--by",
+        "lead",
+    )
     assert code == 2 and "'zz'" in text and not out.exists()
     db = open_store(store)
     assert db.execute("SELECT count(*) FROM reports").fetchone()[0] == 0
@@ -264,31 +418,62 @@ def test_remove_and_restore_are_audited_keep_labels_and_leave_every_set(store: P
     db = open_store(store)
     labels_before = db.execute("SELECT * FROM label_events ORDER BY event_id").fetchall()
     assert "q1" in study_progress(db, "s", viewer=None).queries
-    code, out = _cli("queries", "remove", "--db", store, "--study", "s", "--query", "q1",
-                     "--reason", "duplicate topic", "--actor", "lena")
+    code, out = _cli(
+        "queries",
+        "remove",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--query",
+        "q1",
+        "--reason",
+        "duplicate topic",
+        "--actor",
+        "lena",
+    )
     assert code == 0, out
     assert db.execute("SELECT * FROM label_events ORDER BY event_id").fetchall() == labels_before
     assert removed_query_ids_unchecked(db, "s") == {"q1"}
-    code, out = _cli("compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3",
-                     "--format", "json")
+    code, out = _cli(
+        "compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3", "--format", "json"
+    )
     assert json.loads(out)[0]["decision"]["n_queries"] == 4
     assert "q1" not in study_progress(db, "s", viewer=None).queries
     code, out = _cli("queries", "list", "--db", store, "--study", "s", "--removed")
     assert code == 0 and out.startswith("q1\tremoved ") and "by lena: duplicate topic" in out
     code, out = _cli("queries", "remove", "--db", store, "--study", "s", "--query", "q1")
     assert code == 2 and "already removed" in out
-    code, out = _cli("queries", "restore", "--db", store, "--study", "s", "--query", "q1",
-                     "--reason", "not a duplicate", "--actor", "lena")
+    code, out = _cli(
+        "queries",
+        "restore",
+        "--db",
+        store,
+        "--study",
+        "s",
+        "--query",
+        "q1",
+        "--reason",
+        "not a duplicate",
+        "--actor",
+        "lena",
+    )
     assert code == 0, out
     assert removed_query_ids_unchecked(db, "s") == frozenset()
     code, out = _cli("queries", "restore", "--db", store, "--study", "s", "--query", "q1")
     assert code == 2 and "not removed" in out
-    actions = [(e.action, e.detail["query_id"], e.detail["reason"])
-               for e in audit_entries_unchecked(db, "s") if e.action.startswith("query.")]
-    assert actions == [("query.restore", "q1", "not a duplicate"),
-                       ("query.remove", "q1", "duplicate topic")]
-    code, out = _cli("compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3",
-                     "--format", "json")
+    actions = [
+        (e.action, e.detail["query_id"], e.detail["reason"])
+        for e in audit_entries_unchecked(db, "s")
+        if e.action.startswith("query.")
+    ]
+    assert actions == [
+        ("query.restore", "q1", "not a duplicate"),
+        ("query.remove", "q1", "duplicate topic"),
+    ]
+    code, out = _cli(
+        "compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3", "--format", "json"
+    )
     assert json.loads(out)[0]["decision"]["n_queries"] == 5
 
 
@@ -302,14 +487,16 @@ def test_only_leads_remove_or_restore(tmp_path: Path, actor: str) -> None:
     db, _ = team_store(tmp_path)
     path = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
     db.conn.close()
-    code, out = _cli("queries", "remove", "--db", path, "--study", "s", "--query", "q1",
-                     "--actor", actor)
+    code, out = _cli(
+        "queries", "remove", "--db", path, "--study", "s", "--query", "q1", "--actor", actor
+    )
     assert code == 1 and out.startswith("refused:")
     db = open_store(path)
     assert removed_query_ids_unchecked(db, "s") == frozenset()
     remove_query(db, study_id="s", query_id="q1", actor=LEAD, reason="r")
-    code, out = _cli("queries", "restore", "--db", path, "--study", "s", "--query", "q1",
-                     "--actor", actor)
+    code, out = _cli(
+        "queries", "restore", "--db", path, "--study", "s", "--query", "q1", "--actor", actor
+    )
     assert code == 1 and out.startswith("refused:")
     assert removed_query_ids_unchecked(db, "s") == {"q1"}
     restore_query(db, study_id="s", query_id="q1", actor=LEAD)
@@ -339,17 +526,20 @@ def test_the_archive_keeps_the_labels_and_the_removal(store: Path, tmp_path: Pat
     assert code == 0, out
     target = tmp_path / "t.db"
     open_store(target).conn.close()
-    code, out = _cli("import", "study", "--db", target, "--in", archive, "--as", "copy",
-                     "--actor", "lena")
+    code, out = _cli(
+        "import", "study", "--db", target, "--in", archive, "--as", "copy", "--actor", "lena"
+    )
     assert code == 0, out
     code, out = _cli("verify", "--db", target)
     assert code == 0, out
     copy = open_store(target)
-    assert copy.execute("SELECT unit_id, gain FROM label_events WHERE study_id = 'copy' "
-                        "AND query_id = 'q4'").fetchall() == [("d9", 3)]
+    assert copy.execute(
+        "SELECT unit_id, gain FROM label_events WHERE study_id = 'copy' AND query_id = 'q4'"
+    ).fetchall() == [("d9", 3)]
     assert removed_query_ids_unchecked(copy, "copy") == {"q4"}
-    reason = copy.execute("SELECT reason FROM removed_queries WHERE study_id = 'copy'"
-                          ).fetchone()[0]
+    reason = copy.execute("SELECT reason FROM removed_queries WHERE study_id = 'copy'").fetchone()[
+        0
+    ]
     assert reason == "off topic"
 
 
@@ -358,10 +548,13 @@ def test_the_archive_keeps_the_labels_and_the_removal(store: Path, tmp_path: Pat
 
 def test_a_v17_store_migrates_and_keeps_its_labels(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    store_at_version(path, 17,
-                     "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, "
-                     "annotator, created_at, note, source) VALUES ('s', 'q1', 'd1', 'label', 2, "
-                     "'ann', '2026-01-01T00:00:00Z', '', 'annotate')")
+    store_at_version(
+        path,
+        17,
+        "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, "
+        "annotator, created_at, note, source) VALUES ('s', 'q1', 'd1', 'label', 2, "
+        "'ann', '2026-01-01T00:00:00Z', '', 'annotate')",
+    )
     db = open_store(path)
     assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 18
     assert removed_query_ids_unchecked(db, "s") == frozenset()

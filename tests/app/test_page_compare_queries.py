@@ -28,8 +28,9 @@ def _param(at: AppTest, name: str) -> str | None:
 
 
 def _text(at: AppTest) -> str:
-    return " ".join([c.value for c in at.caption] + [e.value for e in at.error]
-                    + [w.value for w in at.warning]).replace("\\", "")
+    return " ".join(
+        [c.value for c in at.caption] + [e.value for e in at.error] + [w.value for w in at.warning]
+    ).replace("\\", "")
 
 
 def test_judged_in_the_address_is_restored_after_a_reload(small_store, new_app) -> None:

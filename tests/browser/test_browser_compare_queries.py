@@ -33,12 +33,14 @@ def _chooser(page):
 def _chosen(page) -> str:
     """The chooser's text and its input's value (the value shows in one or the other)."""
     box = _chooser(page)
-    return box.inner_text() + " " + " ".join(
-        box.locator("input").evaluate_all("els => els.map(e => e.value)"))
+    return (
+        box.inner_text()
+        + " "
+        + " ".join(box.locator("input").evaluate_all("els => els.map(e => e.value)"))
+    )
 
 
-def test_judged_in_the_address_survives_a_reload(app_server, browser_page,
-                                                 tmp_path: Path) -> None:
+def test_judged_in_the_address_survives_a_reload(app_server, browser_page, tmp_path: Path) -> None:
     page = browser_page
     page.goto(app_server.url + "/compare?study=demo&annotator=lead&queries=judged")
     wait_for_app(page, "Over judged (", timeout_ms=120_000)
@@ -65,8 +67,13 @@ def test_judged_in_the_address_survives_a_reload(app_server, browser_page,
 
 
 def test_listed_ids_on_a_phone(app_server, chromium_path: str, tmp_path: Path) -> None:
-    with chromium_page(tmp_path / "phone", chromium_path, viewport={"width": 390, "height": 844},
-                       is_mobile=True, has_touch=True) as page:
+    with chromium_page(
+        tmp_path / "phone",
+        chromium_path,
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+    ) as page:
         page.goto(app_server.url + "/compare?study=demo&annotator=lead&queries=q01,q02,zz")
         wait_for_app(page, "not in study 'demo'", timeout_ms=120_000)
         page.goto(app_server.url + "/compare?study=demo&annotator=lead&queries=q01,q02")
