@@ -20,6 +20,7 @@ ids and, for a file, where each stands (``file:line``).
 
 from __future__ import annotations
 
+import stat
 from collections import Counter
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -46,6 +47,8 @@ KIND_TEXT: dict[str, str] = {
 }
 #: The most ids an explicit list may name (a file of a million lines is a mistake).
 MAX_LISTED = 100_000
+#: The largest query set file read (far above 100,000 ids of ordinary length).
+MAX_FILE_BYTES = 16 * 2**20
 #: The most unknown ids a refusal names (then "and N more").
 SHOWN_UNKNOWN = 10
 
@@ -73,7 +76,7 @@ class QuerySetSpec(BaseModel):
         if not text or text.lower() in KINDS:
             return cls(kind=text.lower() or "all")  # type: ignore[arg-type]
         if text.startswith("@"):
-            return cls._from_file(Path(text[1:]))
+            return cls._from_file(text[1:])
         ids = [part.strip() for part in text.split(",")]
         named = list(dict.fromkeys(i for i in ids if i))
         if not named:
@@ -86,22 +89,38 @@ class QuerySetSpec(BaseModel):
         return cls(kind="list", ids=tuple(named))
 
     @classmethod
-    def _from_file(cls, path: Path) -> QuerySetSpec:
-        if not str(path):
+    def _from_file(cls, name: str) -> QuerySetSpec:
+        if not name.strip():
             raise QuerySetError("the query set '@' names no file: give @FILE, one query id a line")
+        path = Path(name)
         try:
-            raw = path.read_bytes()
+            info = path.stat()
         except FileNotFoundError:
             raise QuerySetError(
                 f"query set file {path} does not exist: give @FILE of an "
                 "existing file, one query id a line"
             ) from None
-        except IsADirectoryError:
-            raise QuerySetError(
-                f"query set file {path} is a folder: give a file, one query id a line"
-            ) from None
         except OSError as err:
             raise QuerySetError(f"query set file {path} cannot be read ({err.strerror})") from None
+        if stat.S_ISDIR(info.st_mode):
+            raise QuerySetError(
+                f"query set file {path} is a folder: give a file, one query id a line"
+            )
+        if not stat.S_ISREG(info.st_mode):
+            raise QuerySetError(
+                f"query set file {path} is not a regular file (a device or a pipe): give a "
+                "file, one query id a line"
+            )
+        try:
+            with path.open("rb") as handle:
+                raw = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as err:
+            raise QuerySetError(f"query set file {path} cannot be read ({err.strerror})") from None
+        if len(raw) > MAX_FILE_BYTES:
+            raise QuerySetError(
+                f"query set file {path} is over {MAX_FILE_BYTES // 2**20} MiB: a query set "
+                f"file holds one query id a line, at most {MAX_LISTED} of them"
+            )
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as err:

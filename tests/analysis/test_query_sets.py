@@ -185,6 +185,20 @@ def test_bad_files_are_refused_with_a_message(tmp_path: Path, content, message) 
         QuerySetSpec.parse(f"@{path}")
 
 
+def test_a_device_an_empty_name_and_a_huge_file_are_refused(tmp_path: Path) -> None:
+    from evalcore.analysis.query_set import MAX_FILE_BYTES
+
+    with pytest.raises(QuerySetError, match="not a regular file"):
+        QuerySetSpec.parse("@/dev/zero")  # never read: it would never end
+    with pytest.raises(QuerySetError, match="names no file"):
+        QuerySetSpec.parse("@ ")
+    huge = tmp_path / "huge.txt"
+    with huge.open("wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)
+    with pytest.raises(QuerySetError, match="is over 16 MiB"):
+        QuerySetSpec.parse(f"@{huge}")
+
+
 def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(QuerySetError, match="is a folder"):
         QuerySetSpec.parse(f"@{tmp_path}")
