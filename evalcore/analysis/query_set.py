@@ -42,7 +42,7 @@ KINDS: tuple[str, ...] = ("all", "judged", "answered")
 KIND_TEXT: dict[str, str] = {
     "all": "every query of the study",
     "judged": "queries with at least one relevant label",
-    "answered": "queries both runs returned a result for",
+    "answered": "queries every compared run returned a result for",
     "list": "the queries listed",
 }
 #: The most ids an explicit list may name (a file of a million lines is a mistake).
