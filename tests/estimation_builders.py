@@ -24,8 +24,14 @@ class Generated:
     truth: list[dict[str, int]]
     hidden: set[tuple[str, str]]
 
-    def pair(self, measures: list[str], *, reveal: dict[tuple[str, str], int] | None = None,
-             hide_all: bool = False, complete: bool = True) -> PairEvaluation:
+    def pair(
+        self,
+        measures: list[str],
+        *,
+        reveal: dict[tuple[str, str], int] | None = None,
+        hide_all: bool = False,
+        complete: bool = True,
+    ) -> PairEvaluation:
         """The pair with the hidden labels unknown (``reveal``: given back with these gains)."""
         reveal = reveal or {}
         ids, gains = [], []
@@ -43,18 +49,28 @@ class Generated:
             gains.append(row_gains)
         parsed = [parse_measure(m) for m in measures]
         depth = max(m.k or 0 for m in parsed)
-        batches = [ObservationBatch.from_columns(self.qids, depth, run, ids, gains, complete,
-                                                 protocol=PROTOCOL, min_depth=depth)
-                   for run in (self.run_a, self.run_b)]
+        batches = [
+            ObservationBatch.from_columns(
+                self.qids, depth, run, ids, gains, complete, protocol=PROTOCOL, min_depth=depth
+            )
+            for run in (self.run_a, self.run_b)
+        ]
         return evaluate_pair(batches[0], batches[1], parsed, PROTOCOL)
 
     def true_pair(self, measures: list[str]) -> PairEvaluation:
-        return self.pair(measures, reveal={(q, u): g for q, labels in zip(
-            self.qids, self.truth, strict=True) for u, g in labels.items()})
+        return self.pair(
+            measures,
+            reveal={
+                (q, u): g
+                for q, labels in zip(self.qids, self.truth, strict=True)
+                for u, g in labels.items()
+            },
+        )
 
 
-def generate(seed: int, n: int = 30, pool: int = 10, depth: int = 5,
-             hidden_share: float = 0.4) -> Generated:
+def generate(
+    seed: int, n: int = 30, pool: int = 10, depth: int = 5, hidden_share: float = 0.4
+) -> Generated:
     """``n`` queries over a pool of ``pool`` units; run A ranks by quality plus noise, run B
     with more noise; every unit of the pool labeled, ``hidden_share`` of the returned ones
     hidden."""
@@ -70,5 +86,10 @@ def generate(seed: int, n: int = 30, pool: int = 10, depth: int = 5,
         for u in sorted(set(a[i].tolist()) | set(b[i].tolist())):
             if rng.random() < hidden_share:
                 hidden.add((q, f"d{u}"))
-    return Generated(qids, [[f"d{u}" for u in row] for row in a.tolist()],
-                     [[f"d{u}" for u in row] for row in b.tolist()], truth, hidden)
+    return Generated(
+        qids,
+        [[f"d{u}" for u in row] for row in a.tolist()],
+        [[f"d{u}" for u in row] for row in b.tolist()],
+        truth,
+        hidden,
+    )

@@ -16,8 +16,11 @@ from tests.estimation_builders import MEASURES, Generated, generate
 
 
 def _truth(g: Generated) -> dict[tuple[str, str], int]:
-    return {(q, u): gain for q, labels in zip(g.qids, g.truth, strict=True)
-            for u, gain in labels.items()}
+    return {
+        (q, u): gain
+        for q, labels in zip(g.qids, g.truth, strict=True)
+        for u, gain in labels.items()
+    }
 
 
 def _true_means(g: Generated) -> dict[str, float]:
@@ -28,8 +31,7 @@ def _true_means(g: Generated) -> dict[str, float]:
 
 def _answers(g: Generated, design) -> dict[tuple[str, str], int | None]:
     truth = _truth(g)
-    return {(u.query_id, u.unit_id): truth[(u.query_id, u.unit_id)]
-            for u in design.sampled_units()}
+    return {(u.query_id, u.unit_id): truth[(u.query_id, u.unit_id)] for u in design.sampled_units()}
 
 
 def _estimates(results) -> dict[str, Estimate]:
@@ -54,7 +56,8 @@ def test_every_unknown_unit_sampled_collapses_to_the_true_difference() -> None:
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 12), hidden=st.floats(0.1, 0.9))
 def test_full_sample_is_exact_and_estimates_stay_inside_the_worst_case(
-        seed: int, n: int, hidden: float) -> None:
+    seed: int, n: int, hidden: float
+) -> None:
     g = generate(seed, n=n, hidden_share=hidden)
     pair = g.pair(MEASURES)
     design = draw_for_pair(pair, name="s", run_a="A", run_b="B", size=7, seed=seed)
@@ -90,7 +93,8 @@ def test_a_sample_grows_without_dropping_a_unit_and_never_shrinks() -> None:
     later = [(u.query_id, u.unit_id) for u in large.sampled_units()]
     assert later[: len(first)] == first and len(later) > len(first)
     assert {u.inclusion_probability for u in large.sampled_units()} <= {
-        s.n_sampled / s.n_queries for s in large.strata}
+        s.n_sampled / s.n_queries for s in large.strata
+    }
     assert abs(len(later) - 60) <= max(len(q.units) for q in large.queries) * len(large.strata)
     with pytest.raises(ValueError, match="only grows"):
         grow(large, 10)
@@ -149,12 +153,17 @@ def test_automatic_judgments_never_change_values_bounds_or_verdicts() -> None:
     before = [decide_measure(pair, m) for m in MEASURES]
     design = draw_for_pair(pair, name="s", run_a="A", run_b="B", size=30, seed=1)
     plain = _estimates(estimate_pair(pair, design, _answers(g, design)))
-    auto = _estimates(estimate_pair(pair, design, _answers(g, design), automatic=_adversarial(g),
-                                    automatic_name="judge"))
+    auto = _estimates(
+        estimate_pair(
+            pair, design, _answers(g, design), automatic=_adversarial(g), automatic_name="judge"
+        )
+    )
     assert [decide_measure(pair, m) for m in MEASURES] == before
     for m in MEASURES:
-        assert (auto[m].worst_lower, auto[m].worst_upper) == (plain[m].worst_lower,
-                                                              plain[m].worst_upper)
+        assert (auto[m].worst_lower, auto[m].worst_upper) == (
+            plain[m].worst_lower,
+            plain[m].worst_upper,
+        )
         assert auto[m].automatic == "judge" and plain[m].automatic is None
         assert before[MEASURES.index(m)].lower == pytest.approx(plain[m].worst_lower)
         assert before[MEASURES.index(m)].upper == pytest.approx(plain[m].worst_upper)
@@ -193,10 +202,17 @@ def test_estimate_text_never_says_decided() -> None:
 
 def test_estimator_one_sampled_query_in_a_stratum_uses_the_largest_variance() -> None:
     data = StratifiedInput(
-        fixed_lower=np.zeros(0), fixed_upper=np.zeros(0), stratum=np.zeros(4, dtype=int),
-        n_strata=1, sampled=np.array([True, False, False, False]),
-        prior_lower=np.full(4, -1.0), prior_upper=np.full(4, 1.0), prediction=np.zeros(4),
-        sampled_lower=np.zeros(4), sampled_upper=np.zeros(4))
+        fixed_lower=np.zeros(0),
+        fixed_upper=np.zeros(0),
+        stratum=np.zeros(4, dtype=int),
+        n_strata=1,
+        sampled=np.array([True, False, False, False]),
+        prior_lower=np.full(4, -1.0),
+        prior_upper=np.full(4, 1.0),
+        prediction=np.zeros(4),
+        sampled_lower=np.zeros(4),
+        sampled_upper=np.zeros(4),
+    )
     out = stratified_difference(data, 0.95)
     # s^2 = (1 - (-1))^2 / 4 = 1: wide, clipped to the worst case.
     assert (out.lower, out.upper) == (-1.0, 1.0)

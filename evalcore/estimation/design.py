@@ -114,9 +114,17 @@ class SampleDesign(BaseModel):
     def sampled_units(self) -> list[SampleUnit]:
         """The sample's units in the order annotators take them."""
         prob = {s.index: s.inclusion_probability for s in self.strata}
-        return [SampleUnit(query_id=q.query_id, unit_id=u, stratum=q.stratum, order=q.order,
-                           inclusion_probability=prob[q.stratum])
-                for q in self.sampled_queries() for u in q.units]
+        return [
+            SampleUnit(
+                query_id=q.query_id,
+                unit_id=u,
+                stratum=q.stratum,
+                order=q.order,
+                inclusion_probability=prob[q.stratum],
+            )
+            for q in self.sampled_queries()
+            for u in q.units
+        ]
 
 
 def strata_count(n_population: int, expected_draws: int) -> int:
@@ -179,7 +187,7 @@ def draw_design(
     place = {q: i for i, q in enumerate(query_ids)}
     ranked = sorted(population, key=lambda q: (widths.get(q, 0.0), place[q]))
     bounds = np.linspace(0, len(ranked), n_strata + 1).round().astype(int)
-    members = [ranked[bounds[h]:bounds[h + 1]] for h in range(n_strata)]
+    members = [ranked[bounds[h] : bounds[h + 1]] for h in range(n_strata)]
     rng = np.random.default_rng(seed)
     priority = {q: float(p) for q, p in zip(population, rng.random(len(population)), strict=True)}
     weights, mean_units = [], []
@@ -198,12 +206,26 @@ def draw_design(
         queries.append(DesignQuery(query_id=q, stratum=h, order=t, units=list(units[q])))
     draws = draws_for_size(sequence, mean_units, size)
     design = SampleDesign(
-        name=name, run_a=run_a, run_b=run_b, measures=list(measures),
-        query_ids=list(query_ids), seed=seed, size=size, draws=0,
-        strata=[SampleStratum(index=h, n_queries=len(g), n_sampled=0,
-                              n_units=sum(len(units[q]) for q in g), weight=weights[h])
-                for h, g in enumerate(members)],
-        queries=queries)
+        name=name,
+        run_a=run_a,
+        run_b=run_b,
+        measures=list(measures),
+        query_ids=list(query_ids),
+        seed=seed,
+        size=size,
+        draws=0,
+        strata=[
+            SampleStratum(
+                index=h,
+                n_queries=len(g),
+                n_sampled=0,
+                n_units=sum(len(units[q]) for q in g),
+                weight=weights[h],
+            )
+            for h, g in enumerate(members)
+        ],
+        queries=queries,
+    )
     return with_draws(design, draws, size)
 
 
@@ -214,16 +236,19 @@ def with_draws(design: SampleDesign, draws: int, size: int | None = None) -> Sam
     for q in design.queries[:draws]:
         taken[q.stratum] += 1
     strata = [s.model_copy(update={"n_sampled": taken[s.index]}) for s in design.strata]
-    return design.model_copy(update={"draws": draws, "strata": strata,
-                                     "size": design.size if size is None else size})
+    return design.model_copy(
+        update={"draws": draws, "strata": strata, "size": design.size if size is None else size}
+    )
 
 
 def grow(design: SampleDesign, size: int) -> SampleDesign:
     """The design drawn to ``size`` labels: more draws of the same order (never fewer:
     a sample does not shrink), so every sampled unit and its label stays in it."""
     if size < design.size:
-        raise ValueError(f"sample {design.name!r} has size {design.size}; a sample only "
-                         f"grows: ask for {design.size} or more")
+        raise ValueError(
+            f"sample {design.name!r} has size {design.size}; a sample only "
+            f"grows: ask for {design.size} or more"
+        )
     members: list[list[DesignQuery]] = [[] for _ in design.strata]
     for q in design.queries:
         members[q.stratum].append(q)

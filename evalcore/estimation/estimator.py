@@ -87,10 +87,11 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
     mid_sampled = (data.sampled_lower + data.sampled_upper) / 2
     ends = []
     df = 0
-    for fixed, prior, sampled in ((data.fixed_lower, data.prior_lower, data.sampled_lower),
-                                  ((data.fixed_lower + data.fixed_upper) / 2, mid_prior,
-                                   mid_sampled),
-                                  (data.fixed_upper, data.prior_upper, data.sampled_upper)):
+    for fixed, prior, sampled in (
+        (data.fixed_lower, data.prior_lower, data.sampled_lower),
+        ((data.fixed_lower + data.fixed_upper) / 2, mid_prior, mid_sampled),
+        (data.fixed_upper, data.prior_upper, data.sampled_upper),
+    ):
         total = float(fixed.sum()) + float(f.sum())
         variance = 0.0
         df = 0
@@ -110,8 +111,10 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
                 df += m_h - 1
                 continue
             if m_h == 1:  # no variance of its own: the largest its residuals allow
-                spread = float((data.prior_upper[members] - f[members]).max()
-                               - (data.prior_lower[members] - f[members]).min())
+                spread = float(
+                    (data.prior_upper[members] - f[members]).max()
+                    - (data.prior_lower[members] - f[members]).min()
+                )
                 s2 = spread * spread / 4
             else:
                 s2 = float(residual.var(ddof=1))
@@ -125,5 +128,10 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
     point = min(max(point, worst_lower), worst_upper)
     # Rounding of sums must not cross the ends.
     lower, upper = min(lower, point), max(upper, point)
-    return Interval(point=point, lower=lower, upper=upper, worst_lower=float(worst_lower),
-                    worst_upper=float(worst_upper))
+    return Interval(
+        point=point,
+        lower=lower,
+        upper=upper,
+        worst_lower=float(worst_lower),
+        worst_upper=float(worst_upper),
+    )

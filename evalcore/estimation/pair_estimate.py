@@ -20,8 +20,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.decision import REFERENCE_FAMILIES, PairEvaluation, cut_rows
-from evalcore.analysis.pair_units import PairUnits
 from evalcore.analysis.pair_bounds import pair_interval_ends
+from evalcore.analysis.pair_units import PairUnits
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
 from evalcore.estimation.estimator import StratifiedInput, stratified_difference
 
@@ -73,14 +73,19 @@ class Estimate(BaseModel):
     def text(self) -> str:
         """``estimated: A better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units
         sampled, 3 non-response; method)``: always "estimated", never "decided"."""
-        what = {"a_better": f"{self.run_a} better", "b_better": f"{self.run_b} better",
-                "unclear": "no clear difference"}[self.direction]
+        what = {
+            "a_better": f"{self.run_a} better",
+            "b_better": f"{self.run_b} better",
+            "unclear": "no clear difference",
+        }[self.direction]
         level = f"{self.level * 100:g}%"
         extra = f", {self.n_nonresponse:,} non-response" if self.n_nonresponse else ""
         pending = f", {self.n_pending:,} not yet labeled" if self.n_pending else ""
-        return (f"estimated: {what} ({level} CI {_signed(self.lower)} to {_signed(self.upper)}; "
-                f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled{extra}{pending}; "
-                f"{self.method})")
+        return (
+            f"estimated: {what} ({level} CI {_signed(self.lower)} to {_signed(self.upper)}; "
+            f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled{extra}{pending}; "
+            f"{self.method})"
+        )
 
 
 class NotEstimable(BaseModel):
@@ -106,8 +111,10 @@ def unknown_units(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, li
         in_a, in_b = cut_rows(u, pair.measures[name])
         inside |= in_a | in_b
     rows = np.flatnonzero(inside & u.unknown)
-    best = np.minimum(np.where(u.rank_a[rows] > 0, u.rank_a[rows], 10**9),
-                      np.where(u.rank_b[rows] > 0, u.rank_b[rows], 10**9))
+    best = np.minimum(
+        np.where(u.rank_a[rows] > 0, u.rank_a[rows], 10**9),
+        np.where(u.rank_b[rows] > 0, u.rank_b[rows], 10**9),
+    )
     rows = rows[np.lexsort((best, u.query[rows]))]
     qids = pair.query_ids
     out: dict[str, list[str]] = {}
@@ -126,16 +133,32 @@ def worst_widths(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, flo
     return dict(zip(pair.query_ids, total.tolist(), strict=True))
 
 
-def draw_for_pair(pair: PairEvaluation, *, name: str, run_a: str, run_b: str,
-                  measures: Sequence[str] | None = None, size: int, seed: int) -> SampleDesign:
+def draw_for_pair(
+    pair: PairEvaluation,
+    *,
+    name: str,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[str] | None = None,
+    size: int,
+    seed: int,
+) -> SampleDesign:
     """A design over the pair's unknown units (see :mod:`evalcore.estimation.design`)."""
     names = list(measures) if measures is not None else list(pair.measures)
     missing = [m for m in names if m not in pair.measures]
     if missing:
         raise ValueError(f"the pair was not evaluated on {missing}")
-    return draw_design(name=name, run_a=run_a, run_b=run_b, measures=names,
-                       query_ids=pair.query_ids, units=unknown_units(pair, names),
-                       widths=worst_widths(pair, names), size=size, seed=seed)
+    return draw_design(
+        name=name,
+        run_a=run_a,
+        run_b=run_b,
+        measures=names,
+        query_ids=pair.query_ids,
+        units=unknown_units(pair, names),
+        widths=worst_widths(pair, names),
+        size=size,
+        seed=seed,
+    )
 
 
 def _rows(pair: PairEvaluation) -> dict[UnitKey, int]:
@@ -143,18 +166,23 @@ def _rows(pair: PairEvaluation) -> dict[UnitKey, int]:
     u = pair.units
     rows = np.flatnonzero(u.unknown)
     qids = pair.query_ids
-    return {(qids[q], unit): int(r) for q, unit, r in zip(
-        u.query[rows].tolist(), u.unit_ids(rows), rows.tolist(), strict=True)}
+    return {
+        (qids[q], unit): int(r)
+        for q, unit, r in zip(u.query[rows].tolist(), u.unit_ids(rows), rows.tolist(), strict=True)
+    }
 
 
-def answered_draws(design: SampleDesign, responses: Mapping[UnitKey, int | None],
-                   still_unknown: set[UnitKey]) -> int:
+def answered_draws(
+    design: SampleDesign, responses: Mapping[UnitKey, int | None], still_unknown: set[UnitKey]
+) -> int:
     """The longest prefix of the design's draws whose every unit is answered (a gain or a
     non-response) or known by now."""
     done = 0
     for q in design.sampled_queries():
-        if all((q.query_id, unit) in responses or (q.query_id, unit) not in still_unknown
-               for unit in q.units):
+        if all(
+            (q.query_id, unit) in responses or (q.query_id, unit) not in still_unknown
+            for unit in q.units
+        ):
             done += 1
         else:
             break
@@ -165,16 +193,25 @@ def _nothing_relevant(units: PairUnits, pair: PairEvaluation, name: str) -> np.n
     """bool[n]: no unit of the query can be relevant (of positive gain for nDCG): no
     reference label, no unit in a cut and no outside unit."""
     measure = pair.measures[name]
-    t = 1 if measure.family == "nDCG" else (
-        pair.protocol.relevance_threshold if measure.rel is None else measure.rel)
+    t = (
+        1
+        if measure.family == "nDCG"
+        else (pair.protocol.relevance_threshold if measure.rel is None else measure.rel)
+    )
     in_a, in_b = cut_rows(units, measure)
     maybe = np.bincount(units.query[(in_a | in_b) & (units.high >= t)], minlength=units.n)
     maybe += np.bincount(units.ref_query[units.ref_high >= t], minlength=units.n)
     return (maybe == 0) & (units.outside(in_a, in_b) == 0)
 
 
-def _fixed_interval(pair: PairEvaluation, name: str, rows: np.ndarray, gains: np.ndarray,
-                    lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _fixed_interval(
+    pair: PairEvaluation,
+    name: str,
+    rows: np.ndarray,
+    gains: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Per query, the difference's interval once ``rows`` have ``gains``: the pair method
     on the fixed units, intersected with the sure interval ``[lower, upper]``."""
     if rows.size == 0:
@@ -213,8 +250,10 @@ def estimate_pair(
     answered sampled unit to its gain (None: skipped or "can't judge", non-response);
     ``automatic`` maps units to automatic gains, used only as predictions."""
     if pair.query_ids != design.query_ids:
-        raise ValueError(f"sample {design.name!r} was drawn over another query set; draw a "
-                         "new sample for this comparison")
+        raise ValueError(
+            f"sample {design.name!r} was drawn over another query set; draw a "
+            "new sample for this comparison"
+        )
     names = list(measures) if measures is not None else list(design.measures)
     rows = _rows(pair)
     still_unknown = set(rows)
@@ -228,8 +267,7 @@ def estimate_pair(
     answer_gains = np.array([responses[k] for k in labeled], dtype=np.int64)
     auto_keys = [k for k in (automatic or {}) if k in rows]
     auto_rows = np.array([rows[k] for k in auto_keys], dtype=np.int64)
-    auto_gains = np.array([automatic[k] for k in auto_keys] if automatic else [],
-                          dtype=np.int64)
+    auto_gains = np.array([automatic[k] for k in auto_keys] if automatic else [], dtype=np.int64)
     index = {q: i for i, q in enumerate(pair.query_ids)}
     population = np.array([index[q.query_id] for q in design.queries], dtype=np.int64)
     stratum = np.array([q.stratum for q in design.queries], dtype=np.int64)
@@ -244,26 +282,51 @@ def estimate_pair(
             continue
         lower, upper, _, _ = pair.intervals(name)
         if np.isnan(lower).any() or np.isnan(upper).any():
-            out.append(NotEstimable(measure=name, reason=(
-                "undecidable: some query has the measure unavailable without bounds")))
+            out.append(
+                NotEstimable(
+                    measure=name,
+                    reason=("undecidable: some query has the measure unavailable without bounds"),
+                )
+            )
             continue
         y_lo, y_hi = _fixed_interval(pair, name, answer_rows, answer_gains, lower, upper)
         f_lo, f_hi = _fixed_interval(pair, name, auto_rows, auto_gains, lower, upper)
         data = StratifiedInput(
-            fixed_lower=lower[outside], fixed_upper=upper[outside], stratum=stratum,
-            n_strata=len(design.strata), sampled=sampled, prior_lower=lower[population],
-            prior_upper=upper[population], prediction=((f_lo + f_hi) / 2)[population],
-            sampled_lower=y_lo[population], sampled_upper=y_hi[population])
+            fixed_lower=lower[outside],
+            fixed_upper=upper[outside],
+            stratum=stratum,
+            n_strata=len(design.strata),
+            sampled=sampled,
+            prior_lower=lower[population],
+            prior_upper=upper[population],
+            prediction=((f_lo + f_hi) / 2)[population],
+            sampled_lower=y_lo[population],
+            sampled_upper=y_hi[population],
+        )
         interval = stratified_difference(data, level)
         method = f"{METHOD}, {ESTIMATOR}"
         if automatic_name and auto_keys:
             method += f", automatic judgments '{automatic_name}' as predictor"
-        out.append(Estimate(
-            measure=name, run_a=design.run_a, run_b=design.run_b, point=interval.point,
-            lower=interval.lower, upper=interval.upper, level=level,
-            n_sampled=len(sampled_units), n_labeled=len(labeled), n_unknown=design.n_unknown,
-            n_nonresponse=n_nonresponse, n_pending=len(all_drawn) - len(sampled_units),
-            n_queries=pair.units.n, n_queries_sampled=draws,
-            worst_lower=interval.worst_lower, worst_upper=interval.worst_upper,
-            method=method, automatic=automatic_name if auto_keys else None))
+        out.append(
+            Estimate(
+                measure=name,
+                run_a=design.run_a,
+                run_b=design.run_b,
+                point=interval.point,
+                lower=interval.lower,
+                upper=interval.upper,
+                level=level,
+                n_sampled=len(sampled_units),
+                n_labeled=len(labeled),
+                n_unknown=design.n_unknown,
+                n_nonresponse=n_nonresponse,
+                n_pending=len(all_drawn) - len(sampled_units),
+                n_queries=pair.units.n,
+                n_queries_sampled=draws,
+                worst_lower=interval.worst_lower,
+                worst_upper=interval.worst_upper,
+                method=method,
+                automatic=automatic_name if auto_keys else None,
+            )
+        )
     return out
