@@ -14,6 +14,7 @@ come from ``pair`` alone.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -234,6 +235,62 @@ def _fixed_interval(
     return np.where(crossed, mid, lo), np.where(crossed, mid, hi)
 
 
+@dataclass(frozen=True)
+class QueryArrays:
+    """One measure's per-query inputs of the estimator (float[n], the pair's query order):
+    the sure interval before the sample's answers, the prediction, and the interval after
+    the answers (read on sampled queries only)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    prediction: np.ndarray
+    answered_lower: np.ndarray
+    answered_upper: np.ndarray
+
+
+def query_arrays(
+    pair: PairEvaluation,
+    name: str,
+    answer_rows: np.ndarray,
+    answer_gains: np.ndarray,
+    auto_rows: np.ndarray,
+    auto_gains: np.ndarray,
+) -> QueryArrays | None:
+    """:class:`QueryArrays` of ``name`` (None: some query has no bounds). A query's
+    arrays depend only on its own units, so answers given on unsampled queries change
+    nothing the estimator reads."""
+    lower, upper, _, _ = pair.intervals(name)
+    if np.isnan(lower).any() or np.isnan(upper).any():
+        return None
+    y_lo, y_hi = _fixed_interval(pair, name, answer_rows, answer_gains, lower, upper)
+    f_lo, f_hi = _fixed_interval(pair, name, auto_rows, auto_gains, lower, upper)
+    return QueryArrays(lower, upper, (f_lo + f_hi) / 2, y_lo, y_hi)
+
+
+def stratified_input(
+    design: SampleDesign, draws: int, arrays: QueryArrays, query_index: Mapping[str, int]
+) -> StratifiedInput:
+    """The estimator's input when the first ``draws`` queries of ``design`` are answered."""
+    population = np.array([query_index[q.query_id] for q in design.queries], dtype=np.int64)
+    stratum = np.array([q.stratum for q in design.queries], dtype=np.int64)
+    sampled = np.zeros(population.size, dtype=bool)
+    sampled[:draws] = True
+    outside = np.ones(arrays.lower.size, dtype=bool)
+    outside[population] = False
+    return StratifiedInput(
+        fixed_lower=arrays.lower[outside],
+        fixed_upper=arrays.upper[outside],
+        stratum=stratum,
+        n_strata=len(design.strata),
+        sampled=sampled,
+        prior_lower=arrays.lower[population],
+        prior_upper=arrays.upper[population],
+        prediction=arrays.prediction[population],
+        sampled_lower=arrays.answered_lower[population],
+        sampled_upper=arrays.answered_upper[population],
+    )
+
+
 def estimate_pair(
     pair: PairEvaluation,
     design: SampleDesign,
@@ -256,8 +313,7 @@ def estimate_pair(
         )
     names = list(measures) if measures is not None else list(design.measures)
     rows = _rows(pair)
-    still_unknown = set(rows)
-    draws = answered_draws(design, responses, still_unknown)
+    draws = answered_draws(design, responses, set(rows))
     used = with_draws(design, draws)
     sampled_units = [(q.query_id, unit) for q in used.sampled_queries() for unit in q.units]
     all_drawn = [(q.query_id, unit) for q in design.sampled_queries() for unit in q.units]
@@ -269,19 +325,13 @@ def estimate_pair(
     auto_rows = np.array([rows[k] for k in auto_keys], dtype=np.int64)
     auto_gains = np.array([automatic[k] for k in auto_keys] if automatic else [], dtype=np.int64)
     index = {q: i for i, q in enumerate(pair.query_ids)}
-    population = np.array([index[q.query_id] for q in design.queries], dtype=np.int64)
-    stratum = np.array([q.stratum for q in design.queries], dtype=np.int64)
-    sampled = np.zeros(population.size, dtype=bool)
-    sampled[:draws] = True
-    outside = np.ones(pair.units.n, dtype=bool)
-    outside[population] = False
     out: list[Estimate | NotEstimable] = []
     for name in names:
         if name not in pair.measures:
             out.append(NotEstimable(measure=name, reason="not evaluated for this comparison"))
             continue
-        lower, upper, _, _ = pair.intervals(name)
-        if np.isnan(lower).any() or np.isnan(upper).any():
+        arrays = query_arrays(pair, name, answer_rows, answer_gains, auto_rows, auto_gains)
+        if arrays is None:
             out.append(
                 NotEstimable(
                     measure=name,
@@ -289,21 +339,7 @@ def estimate_pair(
                 )
             )
             continue
-        y_lo, y_hi = _fixed_interval(pair, name, answer_rows, answer_gains, lower, upper)
-        f_lo, f_hi = _fixed_interval(pair, name, auto_rows, auto_gains, lower, upper)
-        data = StratifiedInput(
-            fixed_lower=lower[outside],
-            fixed_upper=upper[outside],
-            stratum=stratum,
-            n_strata=len(design.strata),
-            sampled=sampled,
-            prior_lower=lower[population],
-            prior_upper=upper[population],
-            prediction=((f_lo + f_hi) / 2)[population],
-            sampled_lower=y_lo[population],
-            sampled_upper=y_hi[population],
-        )
-        interval = stratified_difference(data, level)
+        interval = stratified_difference(stratified_input(design, draws, arrays, index), level)
         method = f"{METHOD}, {ESTIMATOR}"
         if automatic_name and auto_keys:
             method += f", automatic judgments '{automatic_name}' as predictor"
