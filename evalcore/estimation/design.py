@@ -129,10 +129,10 @@ class SampleDesign(BaseModel):
 
 def strata_count(n_population: int, expected_draws: int) -> int:
     """Strata for a population of ``n_population`` queries when about ``expected_draws``
-    are sampled first: at least :data:`MIN_STRATUM` queries each, and about three draws
-    per stratum so that most strata have a variance of their own early on."""
+    are sampled first: at least :data:`MIN_STRATUM` queries each, and as many draws
+    per stratum, so that every stratum has a variance of its own from the start."""
     by_size = n_population // MIN_STRATUM
-    by_draws = max(expected_draws, 1) // 3
+    by_draws = max(expected_draws, 1) // MIN_STRATUM
     return int(max(1, min(MAX_STRATA, by_size, by_draws)))
 
 

@@ -18,11 +18,17 @@ where ``s_h^2`` is the sample variance of the residuals ``D_q - f_q``. A good ``
 the residuals small and the interval narrow; a wrong one makes them large and the
 interval wide; the coverage rests on the sampling alone. Safeguards, each conservative:
 
+* residuals are often exactly 0 on most queries (a good prediction) and large on a few:
+  a small sample may see none of the large ones and a variance of 0. Each stratum's
+  ``s_h^2`` therefore pools its sample with :data:`PSEUDO` pseudo-observations of the
+  stratum's mean squared worst-case half-width, ``((U_q - L_q) / 2)^2`` (in the spirit of
+  the "rule of three": the unseen share of large residuals is at most about ``1/m``);
 * a stratum with one sampled query has no variance of its own: ``s_h^2`` is then the
   largest variance its residuals can have, ``(max - min)^2 / 4`` over the range the
   worst-case intervals allow (Popoviciu's inequality);
 * a stratum with no sampled query contributes its worst-case interval, not an estimate;
-* the interval uses Student's t with ``sum_h (m_h - 1)`` degrees of freedom (at least 1);
+* the interval uses Student's t with the Welch-Satterthwaite degrees of freedom of the
+  strata's variance terms;
 * it is intersected with the worst-case interval (which always holds the truth).
 
 **Bounds instead of values.** Where a sampled query's difference is only bounded after
@@ -37,10 +43,27 @@ sampled (and every difference known) the interval collapses to the true value.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+#: Pseudo-observations of the worst-case spread added to each stratum's residual variance.
+PSEUDO = 0.25
+
+
+def _satterthwaite(parts: list[tuple[float, float]]) -> float:
+    """Welch-Satterthwaite degrees of freedom of a sum of variance terms (inf: none
+    estimated)."""
+    estimated = [(v, d) for v, d in parts if math.isfinite(d)]
+    if not estimated:
+        return math.inf
+    denominator = sum(v * v / d for v, d in estimated)
+    total = sum(v for v, _ in parts)
+    if denominator <= 0:
+        return float(sum(d for _, d in estimated))
+    return total * total / denominator
 
 
 @dataclass(frozen=True)
@@ -85,16 +108,16 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
     f = data.prediction
     mid_prior = (data.prior_lower + data.prior_upper) / 2
     mid_sampled = (data.sampled_lower + data.sampled_upper) / 2
+    half2 = ((data.prior_upper - data.prior_lower) / 2) ** 2
     ends = []
-    df = 0
+    df = math.inf
     for fixed, prior, sampled in (
         (data.fixed_lower, data.prior_lower, data.sampled_lower),
         ((data.fixed_lower + data.fixed_upper) / 2, mid_prior, mid_sampled),
         (data.fixed_upper, data.prior_upper, data.sampled_upper),
     ):
         total = float(fixed.sum()) + float(f.sum())
-        variance = 0.0
-        df = 0
+        parts: list[tuple[float, float]] = []  # (variance term, its degrees of freedom)
         for h in range(data.n_strata):
             members = data.stratum == h
             n_h = int(members.sum())
@@ -108,20 +131,28 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
             residual = sampled[picked] - f[picked]
             total += n_h * float(residual.mean())
             if m_h == n_h:
-                df += m_h - 1
                 continue
             if m_h == 1:  # no variance of its own: the largest its residuals allow
                 spread = float(
                     (data.prior_upper[members] - f[members]).max()
                     - (data.prior_lower[members] - f[members]).min()
                 )
-                s2 = spread * spread / 4
+                s2, freedom = spread * spread / 4, math.inf
             else:
-                s2 = float(residual.var(ddof=1))
-                df += m_h - 1
-            variance += n_h * n_h * (1 - m_h / n_h) * s2 / m_h
+                # PSEUDO pseudo-observations of the stratum's mean squared half-width
+                # guard against a sample that saw none of its rare large residuals.
+                squares = float(((residual - residual.mean()) ** 2).sum())
+                freedom = m_h - 1 + PSEUDO
+                s2 = (squares + PSEUDO * float(half2[members].mean())) / freedom
+            parts.append((n_h * n_h * (1 - m_h / n_h) * s2 / m_h, freedom))
+        variance = sum(v for v, _ in parts)
         ends.append((total / q, variance / (q * q)))
-    t = float(stats.t.ppf(0.5 + level / 2, max(df, 1)))
+        df = min(df, _satterthwaite(parts))
+    t = (
+        float(stats.t.ppf(0.5 + level / 2, max(df, 1.0)))
+        if math.isfinite(df)
+        else float(stats.norm.ppf(0.5 + level / 2))
+    )
     (lo, var_lo), (point, _), (hi, var_hi) = ends
     lower = max(lo - t * var_lo**0.5, worst_lower)
     upper = min(hi + t * var_hi**0.5, worst_upper)

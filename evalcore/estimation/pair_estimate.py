@@ -21,7 +21,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.decision import REFERENCE_FAMILIES, PairEvaluation, cut_rows
-from evalcore.analysis.pair_bounds import pair_interval_ends
+from evalcore.analysis.decision_queue import gain_distribution
+from evalcore.analysis.pair_bounds import net_weight, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
 from evalcore.estimation.estimator import StratifiedInput, stratified_difference
@@ -103,15 +104,31 @@ def _signed(value: float) -> str:
     return "\N{MINUS SIGN}" + text[1:] if text.startswith("-") else text
 
 
-def unknown_units(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, list[str]]:
-    """Query id -> its unknown units (unlabeled or in conflict) in either run's cut of any
-    of ``measures``, in the order of their best rank."""
+#: Families whose difference is a sum over units: a unit whose net weight is 0 (both runs
+#: at the same rank, or P@k with both runs holding it) cannot move it.
+ADDITIVE_FAMILIES = frozenset({"P", "RBP"})
+
+
+def movers(pair: PairEvaluation, measures: Sequence[str]) -> np.ndarray:
+    """bool[U]: unknown rows that can move the difference of one of ``measures``: in a
+    run's cut, and for an additive measure with a net weight other than 0."""
     u = pair.units
-    inside = np.zeros(u.query.size, dtype=bool)
+    out = np.zeros(u.query.size, dtype=bool)
     for name in measures:
-        in_a, in_b = cut_rows(u, pair.measures[name])
-        inside |= in_a | in_b
-    rows = np.flatnonzero(inside & u.unknown)
+        measure = pair.measures[name]
+        in_a, in_b = cut_rows(u, measure)
+        moves = in_a | in_b
+        if measure.family in ADDITIVE_FAMILIES:
+            moves &= np.abs(net_weight(u, measure, pair.protocol)) > 1e-15
+        out |= moves
+    return out & u.unknown
+
+
+def unknown_units(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, list[str]]:
+    """Query id -> its unknown units (unlabeled or in conflict) that can move one of
+    ``measures`` (:func:`movers`), in the order of their best rank."""
+    u = pair.units
+    rows = np.flatnonzero(movers(pair, measures))
     best = np.minimum(
         np.where(u.rank_a[rows] > 0, u.rank_a[rows], 10**9),
         np.where(u.rank_b[rows] > 0, u.rank_b[rows], 10**9),
@@ -263,8 +280,50 @@ def query_arrays(
     if np.isnan(lower).any() or np.isnan(upper).any():
         return None
     y_lo, y_hi = _fixed_interval(pair, name, answer_rows, answer_gains, lower, upper)
-    f_lo, f_hi = _fixed_interval(pair, name, auto_rows, auto_gains, lower, upper)
-    return QueryArrays(lower, upper, (f_lo + f_hi) / 2, y_lo, y_hi)
+    return QueryArrays(
+        lower, upper, prediction(pair, name, auto_rows, auto_gains, lower, upper), y_lo, y_hi
+    )
+
+
+#: Completions drawn from the prior gain distribution to predict without automatic
+#: judgments (and their seed: the prediction is a fixed function of the prior evidence).
+PRIOR_DRAWS = 8
+PRIOR_SEED = 20240531
+
+
+def prediction(
+    pair: PairEvaluation,
+    name: str,
+    auto_rows: np.ndarray,
+    auto_gains: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+) -> np.ndarray:
+    """float[n]: each query's predicted difference, from the evidence before the sample
+    alone: the mean over :data:`PRIOR_DRAWS` completions in which every unknown unit has
+    its automatic gain where there is one, else a gain drawn from the share of gains among
+    the labeled units of its kind (:func:`~evalcore.analysis.decision_queue.gain_distribution`).
+    Any prediction keeps the estimator valid; a better one narrows it."""
+    u = pair.units
+    rows = np.flatnonzero(u.unknown)
+    if rows.size == 0:
+        return (lower + upper) / 2
+    auto = np.full(u.query.size, -1, dtype=np.int64)
+    auto[auto_rows] = auto_gains
+    guessed = rows[auto[rows] < 0]
+    if guessed.size == 0:
+        lo, hi = _fixed_interval(pair, name, rows, auto[rows], lower, upper)
+        return (lo + hi) / 2
+    cum = np.cumsum(gain_distribution(pair, guessed), axis=1)
+    rng = np.random.default_rng(PRIOR_SEED)
+    total = np.zeros(u.n)
+    for _ in range(PRIOR_DRAWS):
+        gains = auto.copy()
+        pick = rng.random(guessed.size)
+        gains[guessed] = np.minimum((pick[:, None] >= cum).sum(axis=1), cum.shape[1] - 1)
+        lo, hi = _fixed_interval(pair, name, rows, gains[rows], lower, upper)
+        total += (lo + hi) / 2
+    return total / PRIOR_DRAWS
 
 
 def stratified_input(
