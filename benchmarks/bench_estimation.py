@@ -11,10 +11,14 @@ For each setting the sample design is drawn ``--reps`` times (seeds 0..reps-1) a
 sampled units are answered with their true gains. Predictors ("automatic judgments"):
 
 * ``none``: the middle of each query's worst-case interval;
-* ``agree90`` / ``agree70``: each hidden unit's true gain with that chance, else another
-  gain at random (exact agreement of the gain);
-* ``adversarial``: every hidden unit judged wrongly on relevance (0 for a relevant unit,
-  4 for a non-relevant one).
+* ``agree90`` / ``agree70``: each unit's true gain with that chance, else another gain
+  at random (exact agreement of the gain);
+* ``adversarial``: every unit judged wrongly on relevance (0 for a relevant unit, 4 for
+  a non-relevant one).
+
+The automatic source judges every pool unit, labeled or not (as a judge run over a pool
+does); the estimator calibrates it on the labeled units
+(:func:`evalcore.estimation.pair_estimate.calibration`) and never reads it as evidence.
 
 Printed:
 
@@ -139,11 +143,12 @@ class Generator:
 
 
 def automatic(coll: Collection, kind: str, seed: int) -> dict[tuple[str, str], int]:
-    """Automatic gains of every hidden unit (see the module docstring)."""
+    """Automatic gains of every pool unit, labeled or not (a judge run over the whole pool;
+    see the module docstring)."""
     rng = np.random.default_rng(10_000 + seed)
     qids = coll.qids()
     out = {}
-    for q, u in zip(*np.nonzero(coll.hidden), strict=True):
+    for q, u in np.ndindex(*coll.gains.shape):
         g = int(coll.gains[q, u])
         if kind == "adversarial":
             a = 0 if g >= PROTOCOL.relevance_threshold else 4
@@ -157,13 +162,15 @@ def automatic(coll: Collection, kind: str, seed: int) -> dict[tuple[str, str], i
 def setting_arrays(coll: Collection, pair: PairEvaluation, measures: list[str]
                    ) -> dict[tuple[str, str], QueryArrays | None]:
     """Per (measure, predictor): the per-query arrays with every hidden unit answered."""
-    rows_of = {}
+    rows_of, every = {}, {}
     u = pair.units
-    unknown = np.flatnonzero(u.unknown)
+    unknown = u.unknown
     qids = pair.query_ids
-    for q, unit, r in zip(u.query[unknown].tolist(), u.unit_ids(unknown), unknown.tolist(),
-                          strict=True):
-        rows_of[(qids[q], unit)] = r
+    for q, unit, r in zip(u.query.tolist(), u.unit_ids(np.arange(u.query.size)),
+                          range(u.query.size), strict=True):
+        every[(qids[q], unit)] = r
+        if unknown[r]:
+            rows_of[(qids[q], unit)] = r
     truth = {key: int(coll.gains[int(key[0][1:]), int(key[1][1:])]) for key in rows_of}
     keys = list(rows_of)
     rows = np.array([rows_of[k] for k in keys], dtype=np.int64)
@@ -175,8 +182,8 @@ def setting_arrays(coll: Collection, pair: PairEvaluation, measures: list[str]
             a_rows, a_gains = empty, empty
         else:
             auto = automatic(coll, kind, 0)
-            a_keys = [k for k in auto if k in rows_of]
-            a_rows = np.array([rows_of[k] for k in a_keys], dtype=np.int64)
+            a_keys = [k for k in auto if k in every]
+            a_rows = np.array([every[k] for k in a_keys], dtype=np.int64)
             a_gains = np.array([auto[k] for k in a_keys], dtype=np.int64)
         for m in measures:
             out[(m, kind)] = query_arrays(pair, m, rows, gains, a_rows, a_gains)

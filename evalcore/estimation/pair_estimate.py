@@ -24,6 +24,7 @@ from evalcore.analysis.decision import REFERENCE_FAMILIES, PairEvaluation, cut_r
 from evalcore.analysis.decision_queue import gain_distribution
 from evalcore.analysis.pair_bounds import net_weight, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
 from evalcore.estimation.estimator import StratifiedInput, stratified_difference
 
@@ -179,10 +180,10 @@ def draw_for_pair(
     )
 
 
-def _rows(pair: PairEvaluation) -> dict[UnitKey, int]:
-    """(query id, unit id) -> the unit's row, for every unknown row."""
+def _rows(pair: PairEvaluation, *, every: bool = False) -> dict[UnitKey, int]:
+    """(query id, unit id) -> the unit's row, for every unknown row (``every``: every row)."""
     u = pair.units
-    rows = np.flatnonzero(u.unknown)
+    rows = np.arange(u.query.size) if every else np.flatnonzero(u.unknown)
     qids = pair.query_ids
     return {
         (qids[q], unit): int(r)
@@ -291,6 +292,30 @@ PRIOR_DRAWS = 8
 PRIOR_SEED = 20240531
 
 
+#: Labeled units with an automatic judgment needed to calibrate it against human labels.
+MIN_CALIBRATION = 20
+
+
+def calibration(pair: PairEvaluation, auto: np.ndarray) -> np.ndarray | None:
+    """float[5, 5]: the chance of each human gain given each automatic gain, counted on
+    the labeled units either run returned that also have an automatic judgment (``auto``:
+    int[U], -1 where none), smoothed towards the share of each human gain (as if two more
+    units per automatic gain were labeled so); None below :data:`MIN_CALIBRATION` units."""
+    u = pair.units
+    levels = MAX_GAIN + 1
+    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0)) & (auto >= 0)
+    if int(known.sum()) < MIN_CALIBRATION:
+        return None
+    counts = (
+        np.bincount(auto[known] * levels + u.low[known].astype(np.int64), minlength=levels * levels)
+        .reshape(levels, levels)
+        .astype(np.float64)
+    )
+    overall = (counts.sum(axis=0) + 1.0) / (counts.sum() + levels)
+    smoothed = counts + 2.0 * overall
+    return smoothed / smoothed.sum(axis=1, keepdims=True)
+
+
 def prediction(
     pair: PairEvaluation,
     name: str,
@@ -300,28 +325,50 @@ def prediction(
     upper: np.ndarray,
 ) -> np.ndarray:
     """float[n]: each query's predicted difference, from the evidence before the sample
-    alone: the mean over :data:`PRIOR_DRAWS` completions in which every unknown unit has
-    its automatic gain where there is one, else a gain drawn from the share of gains among
-    the labeled units of its kind (:func:`~evalcore.analysis.decision_queue.gain_distribution`).
+    alone: the mean over :data:`PRIOR_DRAWS` completions in which every unknown unit has a
+    gain drawn from
+
+    * the human gains' chances given its automatic judgment (:func:`calibration`, from the
+      labeled units that have one too; an automatic source that is often wrong in a
+      systematic way is read for what it says), or its automatic gain itself when too few
+      labeled units have one;
+    * without an automatic judgment, the share of gains among the labeled units of its
+      kind (:func:`~evalcore.analysis.decision_queue.gain_distribution`).
+
     Any prediction keeps the estimator valid; a better one narrows it."""
     u = pair.units
     rows = np.flatnonzero(u.unknown)
     if rows.size == 0:
         return (lower + upper) / 2
+    # Draws in the order of (query, unit id): the same evidence predicts the same, however
+    # the rows were packed.
+    ids = u.unit_ids(rows)
+    rows = rows[sorted(range(rows.size), key=lambda i: (int(u.query[rows[i]]), ids[i]))]
+    levels = MAX_GAIN + 1
     auto = np.full(u.query.size, -1, dtype=np.int64)
-    auto[auto_rows] = auto_gains
-    guessed = rows[auto[rows] < 0]
-    if guessed.size == 0:
-        lo, hi = _fixed_interval(pair, name, rows, auto[rows], lower, upper)
-        return (lo + hi) / 2
-    cum = np.cumsum(gain_distribution(pair, guessed), axis=1)
+    auto[auto_rows] = np.clip(auto_gains, 0, MAX_GAIN)
+    probs = np.zeros((rows.size, levels))
+    judged = auto[rows] >= 0
+    if (~judged).any():
+        probs[~judged] = gain_distribution(pair, rows[~judged])
+    if judged.any():
+        table = calibration(pair, auto)
+        if table is None:
+            probs[judged, auto[rows[judged]]] = 1.0
+        else:
+            probs[judged] = table[auto[rows[judged]]]
+    gains = np.arange(levels)
+    possible = (gains >= u.low[rows, None]) & (gains <= u.high[rows, None])
+    probs = np.where(possible, probs, 0.0)
+    empty = probs.sum(axis=1) <= 0
+    probs[empty] = possible[empty]
+    cum = np.cumsum(probs / probs.sum(axis=1, keepdims=True), axis=1)
     rng = np.random.default_rng(PRIOR_SEED)
     total = np.zeros(u.n)
     for _ in range(PRIOR_DRAWS):
-        gains = auto.copy()
-        pick = rng.random(guessed.size)
-        gains[guessed] = np.minimum((pick[:, None] >= cum).sum(axis=1), cum.shape[1] - 1)
-        lo, hi = _fixed_interval(pair, name, rows, gains[rows], lower, upper)
+        pick = rng.random(rows.size)
+        drawn = np.minimum((pick[:, None] >= cum).sum(axis=1), MAX_GAIN)
+        lo, hi = _fixed_interval(pair, name, rows, drawn, lower, upper)
         total += (lo + hi) / 2
     return total / PRIOR_DRAWS
 
@@ -380,8 +427,9 @@ def estimate_pair(
     n_nonresponse = sum(1 for k in sampled_units if k in responses and responses[k] is None)
     answer_rows = np.array([rows[k] for k in labeled], dtype=np.int64)
     answer_gains = np.array([responses[k] for k in labeled], dtype=np.int64)
-    auto_keys = [k for k in (automatic or {}) if k in rows]
-    auto_rows = np.array([rows[k] for k in auto_keys], dtype=np.int64)
+    every_row = _rows(pair, every=True) if automatic else {}
+    auto_keys = [k for k in (automatic or {}) if k in every_row]
+    auto_rows = np.array([every_row[k] for k in auto_keys], dtype=np.int64)
     auto_gains = np.array([automatic[k] for k in auto_keys] if automatic else [], dtype=np.int64)
     index = {q: i for i, q in enumerate(pair.query_ids)}
     out: list[Estimate | NotEstimable] = []
