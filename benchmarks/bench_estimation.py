@@ -13,8 +13,9 @@ sampled units are answered with their true gains. Predictors ("automatic judgmen
 * ``none``: the middle of each query's worst-case interval;
 * ``agree90`` / ``agree70``: each unit's true gain with that chance, else another gain
   at random (exact agreement of the gain);
-* ``adversarial``: every unit judged wrongly on relevance (0 for a relevant unit, 4 for
-  a non-relevant one).
+* ``adversarial``: right on every labeled unit (so that calibrating it against the human
+  labels trusts it) and wrong on relevance on every hidden one (0 for a relevant unit, 4
+  for a non-relevant one): the worst case for an estimator that leans on it.
 
 The automatic source judges every pool unit, labeled or not (as a judge run over a pool
 does); the estimator calibrates it on the labeled units
@@ -65,6 +66,7 @@ from evalcore.estimation.pair_estimate import (
     draw_for_pair,
     estimate_pair,
     query_arrays,
+    spread_scores,
     stratified_input,
 )
 
@@ -151,7 +153,11 @@ def automatic(coll: Collection, kind: str, seed: int) -> dict[tuple[str, str], i
     for q, u in np.ndindex(*coll.gains.shape):
         g = int(coll.gains[q, u])
         if kind == "adversarial":
-            a = 0 if g >= PROTOCOL.relevance_threshold else 4
+            # Right where humans can check it, wrong on relevance everywhere else.
+            if coll.hidden[q, u]:
+                a = 0 if g >= PROTOCOL.relevance_threshold else 4
+            else:
+                a = g
         else:
             share = 0.9 if kind == "agree90" else 0.7
             a = g if rng.random() < share else int(rng.choice([x for x in range(5) if x != g]))
@@ -202,12 +208,15 @@ def coverage(args: argparse.Namespace) -> None:
     truth = {m: coll.truth(m) for m in MEASURES}
     arrays = setting_arrays(coll, pair, MEASURES)
     index = {q: i for i, q in enumerate(pair.query_ids)}
-    base = draw_for_pair(pair, name="b", run_a="A", run_b="B", size=SIZES[0], seed=0)
+    scores = spread_scores(pair, MEASURES)
+    designs = {size: [draw_for_pair(pair, name="s", run_a="A", run_b="B", size=size, seed=rep,
+                                    scores=scores) for rep in range(args.reps)]
+               for size in SIZES}
     print(f"\n1. Coverage and width: {args.queries} queries, {int(coll.hidden.sum())} hidden "
-          f"units in the top {TOP}s ({base.n_unknown} unknown in the design's population), "
-          f"{args.reps} samples per setting, 95% intervals")
+          f"units in the top {TOP}s ({designs[SIZES[0]][0].n_unknown} unknown in the design's "
+          f"population), {args.reps} samples per setting, 95% intervals")
     print("   true differences A - B: " + ", ".join(f"{m} {truth[m]:+.3f}" for m in MEASURES))
-    _check_end_to_end(coll, pair, truth)
+    _check_end_to_end(coll, pair, scores)
     print(f"{'measure':<14} {'predictor':<12} {'size':>5} {'labels':>7} {'coverage':>15} "
           f"{'width':>7} {'/worst':>7} {'/none':>7}")
     worst_cov = 1.0
@@ -222,14 +231,12 @@ def coverage(args: argparse.Namespace) -> None:
                 continue
             for size in SIZES:
                 hits, widths, labels = 0, [], []
-                for rep in range(args.reps):
-                    design = draw_for_pair(pair, name="s", run_a="A", run_b="B", size=size,
-                                           seed=rep)
+                for design in designs[size]:
                     est = stratified_difference(stratified_input(design, design.draws, data,
                                                                  index), LEVEL)
                     hits += est.lower - 1e-9 <= truth[m] <= est.upper + 1e-9
                     widths.append(est.upper - est.lower)
-                    labels.append(len(design.sampled_units()))
+                    labels.append(sum(len(q.units) for q in design.sampled_queries()))
                 cov = hits / args.reps
                 worst_cov = min(worst_cov, cov)
                 w = statistics.fmean(widths)
@@ -242,7 +249,7 @@ def coverage(args: argparse.Namespace) -> None:
     print(f"   lowest coverage of any setting: {worst_cov:.3f} (target >= 0.93)")
 
 
-def _check_end_to_end(coll: Collection, pair: PairEvaluation, truth: dict[str, float]) -> None:
+def _check_end_to_end(coll: Collection, pair: PairEvaluation, scores: dict[str, float]) -> None:
     """A few repetitions through estimate_pair equal the per-query shortcut."""
     qids = coll.qids()
     answers = {(qids[q], f"d{u}"): int(coll.gains[q, u]) for q, u in zip(*np.nonzero(coll.hidden),
@@ -252,6 +259,8 @@ def _check_end_to_end(coll: Collection, pair: PairEvaluation, truth: dict[str, f
     index = {q: i for i, q in enumerate(pair.query_ids)}
     for rep in range(3):
         design = draw_for_pair(pair, name="s", run_a="A", run_b="B", size=60, seed=rep)
+        assert design == draw_for_pair(pair, name="s", run_a="A", run_b="B", size=60, seed=rep,
+                                       scores=scores)
         sampled = {(x.query_id, x.unit_id) for x in design.sampled_units()}
         given = {k: v for k, v in answers.items() if k in sampled}
         for e in estimate_pair(pair, design, given, automatic=auto, automatic_name="agree70"):
@@ -269,11 +278,12 @@ def labels_to_exclude_zero(pair: PairEvaluation, data: QueryArrays, measure: str
     """Median labels before the 95% interval first excludes 0 (None: it never does in
     most repetitions), and how many repetitions excluded it on the wrong side."""
     index = {q: i for i, q in enumerate(pair.query_ids)}
+    scores = spread_scores(pair, [measure])
     needed: list[float] = []
     wrong = 0
     for rep in range(reps):
-        design = grow(draw_for_pair(pair, name="s", run_a="A", run_b="B", size=0, seed=rep),
-                      10**9)
+        design = grow(draw_for_pair(pair, name="s", run_a="A", run_b="B", size=0, seed=rep,
+                                    scores=scores), 10**9)
         labels = 0
         found = math.inf
         for t, q in enumerate(design.queries, start=1):

@@ -223,6 +223,7 @@ def test_estimator_one_sampled_query_in_a_stratum_uses_the_largest_variance() ->
         prior_lower=np.full(4, -1.0),
         prior_upper=np.full(4, 1.0),
         prediction=np.zeros(4),
+        prediction_spread=np.zeros(4),
         sampled_lower=np.zeros(4),
         sampled_upper=np.zeros(4),
     )

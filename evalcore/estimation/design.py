@@ -7,14 +7,15 @@ measure, nDCG, AP and R included, whose per-query value is not a sum over units.
 
 * **Population**: the queries with at least one unknown unit in the cuts. Queries
   without are known already and are not sampled.
-* **Strata**: the population sorted by its worst-case width (the sum over the measures of
-  the decided interval's width, a quantity known before any label), cut into up to
+* **Strata**: the population sorted by a score known before any label of the sample (how
+  much its residual may vary: the spread of its difference under the prior prediction,
+  :func:`evalcore.estimation.pair_estimate.spread_scores`), cut into up to
   :data:`MAX_STRATA` strata of equal size.
 * **Order**: within a stratum the queries are taken in the order of a random priority
   drawn from the seed (a random permutation: the first ``m`` of them are a simple random
   sample without replacement of size ``m``). The strata are interleaved by a fixed rule
   that depends only on the strata (Neyman-style: each stratum's share is its size times
-  its mean width over the square root of its mean number of units), so the number
+  its mean score over the square root of its mean number of units), so the number
   ``m_h`` taken from each stratum after ``t`` draws does not depend on the random
   priorities or on any label.
 * **Size** (labels): ``t`` is the fewest draws whose *expected* number of units (each
@@ -62,7 +63,7 @@ class SampleStratum(BaseModel):
     n_queries: int
     n_sampled: int
     n_units: int
-    #: The allocation weight (size x mean width / sqrt(mean units)).
+    #: The allocation weight (size x mean score / sqrt(mean units)).
     weight: float
 
     @property
@@ -180,7 +181,8 @@ def draw_design(
     seed: int,
 ) -> SampleDesign:
     """A design over the queries of ``units`` (query id -> its unknown unit ids, queries
-    with none left out), stratified by ``widths`` (query id -> worst-case width)."""
+    with none left out), stratified by ``widths`` (query id -> a score of how much its
+    residual may vary)."""
     population = [q for q in query_ids if units.get(q)]
     mean_all = (sum(len(units[q]) for q in population) / len(population)) if population else 1.0
     n_strata = strata_count(len(population), math.ceil(size / max(mean_all, 1e-9)))

@@ -20,9 +20,12 @@ interval wide; the coverage rests on the sampling alone. Safeguards, each conser
 
 * residuals are often exactly 0 on most queries (a good prediction) and large on a few:
   a small sample may see none of the large ones and a variance of 0. Each stratum's
-  ``s_h^2`` therefore pools its sample with :data:`PSEUDO` pseudo-observations of the
-  stratum's mean squared worst-case half-width, ``((U_q - L_q) / 2)^2`` (in the spirit of
-  the "rule of three": the unseen share of large residuals is at most about ``1/m``);
+  ``s_h^2`` therefore pools its sample with pseudo-observations: :data:`PSEUDO_MODEL` of
+  the prediction's own expected squared residual (the variance of the difference over
+  the completions the prediction averages) and :data:`PSEUDO_RANGE` of the squared
+  reach of a residual towards the end being computed (``(U_q - f_q)^2`` for the upper
+  end, ``(f_q - L_q)^2`` for the lower: a floor that does not trust the prediction and
+  follows the skew the worst-case interval allows). Their weight fades as ``1/m``;
 * a stratum with one sampled query has no variance of its own: ``s_h^2`` is then the
   largest variance its residuals can have, ``(max - min)^2 / 4`` over the range the
   worst-case intervals allow (Popoviciu's inequality);
@@ -49,8 +52,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-#: Pseudo-observations of the worst-case spread added to each stratum's residual variance.
-PSEUDO = 0.25
+#: Pseudo-observations added to each stratum's residual variance: of the prediction's own
+#: expected squared residual, and of the squared worst-case half-width.
+PSEUDO_MODEL = 1.0
+PSEUDO_RANGE = 0.1
 
 
 def _satterthwaite(parts: list[tuple[float, float]]) -> float:
@@ -79,6 +84,7 @@ class StratifiedInput:
     prior_lower: np.ndarray  # float[P]: the worst-case interval before the sample's labels
     prior_upper: np.ndarray  # float[P]
     prediction: np.ndarray  # float[P]: f_q, inside [prior_lower, prior_upper]
+    prediction_spread: np.ndarray  # float[P]: the prediction's own expected squared residual
     sampled_lower: np.ndarray  # float[P]: D_q's bounds after the labels (read where sampled)
     sampled_upper: np.ndarray  # float[P]
 
@@ -111,10 +117,14 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
     half2 = ((data.prior_upper - data.prior_lower) / 2) ** 2
     ends = []
     df = math.inf
-    for fixed, prior, sampled in (
-        (data.fixed_lower, data.prior_lower, data.sampled_lower),
-        ((data.fixed_lower + data.fixed_upper) / 2, mid_prior, mid_sampled),
-        (data.fixed_upper, data.prior_upper, data.sampled_upper),
+    # How far a residual can reach on each end's side: a skewed stratum's unseen large
+    # residuals lie on the side its worst-case interval leaves room for.
+    below = (f - data.prior_lower) ** 2
+    above = (data.prior_upper - f) ** 2
+    for fixed, prior, sampled, reach in (
+        (data.fixed_lower, data.prior_lower, data.sampled_lower, below),
+        ((data.fixed_lower + data.fixed_upper) / 2, mid_prior, mid_sampled, half2),
+        (data.fixed_upper, data.prior_upper, data.sampled_upper, above),
     ):
         total = float(fixed.sum()) + float(f.sum())
         parts: list[tuple[float, float]] = []  # (variance term, its degrees of freedom)
@@ -139,11 +149,15 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
                 )
                 s2, freedom = spread * spread / 4, math.inf
             else:
-                # PSEUDO pseudo-observations of the stratum's mean squared half-width
-                # guard against a sample that saw none of its rare large residuals.
+                # Pseudo-observations guard against a sample that saw none of the
+                # stratum's rare large residuals (see the module docstring).
                 squares = float(((residual - residual.mean()) ** 2).sum())
-                freedom = m_h - 1 + PSEUDO
-                s2 = (squares + PSEUDO * float(half2[members].mean())) / freedom
+                freedom = m_h - 1 + PSEUDO_MODEL + PSEUDO_RANGE
+                s2 = (
+                    squares
+                    + PSEUDO_MODEL * float(data.prediction_spread[members].mean())
+                    + PSEUDO_RANGE * float(reach[members].mean())
+                ) / freedom
             parts.append((n_h * n_h * (1 - m_h / n_h) * s2 / m_h, freedom))
         variance = sum(v for v, _ in parts)
         ends.append((total / q, variance / (q * q)))

@@ -142,13 +142,21 @@ def unknown_units(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, li
     return out
 
 
-def worst_widths(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, float]:
-    """Query id -> the sum over ``measures`` of its decided interval's width (1 per
-    measure where it has none)."""
+def spread_scores(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, float]:
+    """Query id -> the sum over ``measures`` of the standard deviation of its difference
+    under the prior prediction (:func:`prediction` without automatic judgments), plus a
+    tenth of its decided interval's width: how much its residual may vary, known before
+    any label of the sample (1 per measure where the measure has no bounds)."""
     total = np.zeros(pair.units.n)
+    empty = np.zeros(0, dtype=np.int64)
     for name in measures:
         lower, upper, _, _ = pair.intervals(name)
-        total += np.where(np.isnan(lower) | np.isnan(upper), 1.0, upper - lower)
+        if np.isnan(lower).any() or np.isnan(upper).any():
+            bad = np.isnan(lower) | np.isnan(upper)
+            total += np.where(bad, 1.0, np.nan_to_num(upper - lower))
+            continue
+        _, spread = prediction(pair, name, empty, empty, lower, upper)
+        total += np.sqrt(spread) + 0.1 * (upper - lower)
     return dict(zip(pair.query_ids, total.tolist(), strict=True))
 
 
@@ -161,8 +169,10 @@ def draw_for_pair(
     measures: Sequence[str] | None = None,
     size: int,
     seed: int,
+    scores: Mapping[str, float] | None = None,
 ) -> SampleDesign:
-    """A design over the pair's unknown units (see :mod:`evalcore.estimation.design`)."""
+    """A design over the pair's unknown units (see :mod:`evalcore.estimation.design`),
+    stratified by :func:`spread_scores` (``scores``: those scores computed already)."""
     names = list(measures) if measures is not None else list(pair.measures)
     missing = [m for m in names if m not in pair.measures]
     if missing:
@@ -174,7 +184,7 @@ def draw_for_pair(
         measures=names,
         query_ids=pair.query_ids,
         units=unknown_units(pair, names),
-        widths=worst_widths(pair, names),
+        widths=dict(scores) if scores is not None else spread_scores(pair, names),
         size=size,
         seed=seed,
     )
@@ -262,6 +272,8 @@ class QueryArrays:
     lower: np.ndarray
     upper: np.ndarray
     prediction: np.ndarray
+    #: The spread of the prediction's own completions (its expected squared residual).
+    prediction_spread: np.ndarray
     answered_lower: np.ndarray
     answered_upper: np.ndarray
 
@@ -282,7 +294,7 @@ def query_arrays(
         return None
     y_lo, y_hi = _fixed_interval(pair, name, answer_rows, answer_gains, lower, upper)
     return QueryArrays(
-        lower, upper, prediction(pair, name, auto_rows, auto_gains, lower, upper), y_lo, y_hi
+        lower, upper, *prediction(pair, name, auto_rows, auto_gains, lower, upper), y_lo, y_hi
     )
 
 
@@ -323,8 +335,9 @@ def prediction(
     auto_gains: np.ndarray,
     lower: np.ndarray,
     upper: np.ndarray,
-) -> np.ndarray:
-    """float[n]: each query's predicted difference, from the evidence before the sample
+) -> tuple[np.ndarray, np.ndarray]:
+    """float[n] twice: each query's predicted difference and the variance of the
+    difference over the completions it is the mean of. From the evidence before the sample
     alone: the mean over :data:`PRIOR_DRAWS` completions in which every unknown unit has a
     gain drawn from
 
@@ -339,7 +352,7 @@ def prediction(
     u = pair.units
     rows = np.flatnonzero(u.unknown)
     if rows.size == 0:
-        return (lower + upper) / 2
+        return (lower + upper) / 2, np.zeros(u.n)
     # Draws in the order of (query, unit id): the same evidence predicts the same, however
     # the rows were packed.
     ids = u.unit_ids(rows)
@@ -364,13 +377,13 @@ def prediction(
     probs[empty] = possible[empty]
     cum = np.cumsum(probs / probs.sum(axis=1, keepdims=True), axis=1)
     rng = np.random.default_rng(PRIOR_SEED)
-    total = np.zeros(u.n)
-    for _ in range(PRIOR_DRAWS):
+    values = np.empty((PRIOR_DRAWS, u.n))
+    for d in range(PRIOR_DRAWS):
         pick = rng.random(rows.size)
         drawn = np.minimum((pick[:, None] >= cum).sum(axis=1), MAX_GAIN)
         lo, hi = _fixed_interval(pair, name, rows, drawn, lower, upper)
-        total += (lo + hi) / 2
-    return total / PRIOR_DRAWS
+        values[d] = (lo + hi) / 2
+    return values.mean(axis=0), values.var(axis=0, ddof=1)
 
 
 def stratified_input(
@@ -392,6 +405,7 @@ def stratified_input(
         prior_lower=arrays.lower[population],
         prior_upper=arrays.upper[population],
         prediction=arrays.prediction[population],
+        prediction_spread=arrays.prediction_spread[population],
         sampled_lower=arrays.answered_lower[population],
         sampled_upper=arrays.answered_upper[population],
     )
