@@ -13,6 +13,9 @@ sampled units are answered with their true gains. Predictors ("automatic judgmen
 * ``none``: the middle of each query's worst-case interval;
 * ``agree90`` / ``agree70``: each unit's true gain with that chance, else another gain
   at random (exact agreement of the gain);
+* ``skips``: no automatic judgments, and the annotator skips (non-response) three in ten
+  of the units of gain 2 or more and one in twenty of the others: not at random. Those
+  units stay unknown and are taken at their worst case.
 * ``adversarial``: right on every labeled unit (so that calibrating it against the human
   labels trusts it) and wrong on relevance on every hidden one (0 for a relevant unit, 4
   for a non-relevant one): the worst case for an estimator that leans on it.
@@ -74,7 +77,7 @@ POOL, DEPTH, TOP = 40, 20, 10
 PROTOCOL = EvalProtocol()
 MEASURES = ["P@10", "RR@10", "nDCG@10", "AP@10", "R@10", "RBP(p=0.8)@10"]
 SIZES = [30, 60, 120, 240]
-PREDICTORS = ["none", "agree90", "agree70", "adversarial"]
+PREDICTORS = ["none", "agree90", "agree70", "adversarial", "skips"]
 LEVEL = 0.95
 
 
@@ -184,7 +187,10 @@ def setting_arrays(coll: Collection, pair: PairEvaluation, measures: list[str]
     empty = np.zeros(0, dtype=np.int64)
     out = {}
     for kind in PREDICTORS:
-        if kind == "none":
+        answered = np.ones(rows.size, dtype=bool)
+        if kind == "skips":
+            answered = ~_skipped(gains)
+        if kind in ("none", "skips"):
             a_rows, a_gains = empty, empty
         else:
             auto = automatic(coll, kind, 0)
@@ -192,8 +198,16 @@ def setting_arrays(coll: Collection, pair: PairEvaluation, measures: list[str]
             a_rows = np.array([every[k] for k in a_keys], dtype=np.int64)
             a_gains = np.array([auto[k] for k in a_keys], dtype=np.int64)
         for m in measures:
-            out[(m, kind)] = query_arrays(pair, m, rows, gains, a_rows, a_gains)
+            out[(m, kind)] = query_arrays(pair, m, rows[answered], gains[answered], a_rows,
+                                          a_gains)
     return out
+
+
+def _skipped(gains: np.ndarray) -> np.ndarray:
+    """Which units an annotator would skip or mark "can't judge": not at random, the
+    relevant ones (gain 2 or more) three times in ten, the others one time in twenty."""
+    rng = np.random.default_rng(77)
+    return rng.random(gains.size) < np.where(gains >= 2, 0.3, 0.05)
 
 
 def _half(p: float, n: int) -> float:
