@@ -20,7 +20,7 @@ process owner imports this module: the command line's entry module
 run) imports it before anything else; so do the app's processes, which import
 ``evalcore.cli.driver_import`` before numpy (process owners as well; their matrix
 products, agreement and significance, are small). ``import evalcore`` as a library never does (docs/architecture.md, "Process-wide
-state"; ``tests/test_cli_startup.py``).
+state"; ``tests/cli/test_cli_startup.py``).
 """
 
 import os

@@ -19,7 +19,7 @@ command line around the import of a command's module, the app's entry script
 before its first import of the store (or the launcher's preload thread, which the
 entry script's first run waits for: app/components/cold_start.py). It lives with the command line, which no
 library module may import (the layer order); docs/architecture.md, "Process-wide
-state". ``tests/test_cli_startup.py`` checks that nothing else asks for pandas
+state". ``tests/cli/test_cli_startup.py`` checks that nothing else asks for pandas
 while it is hidden.
 """
 

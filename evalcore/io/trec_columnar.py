@@ -7,7 +7,7 @@ join and :meth:`~evalcore.compute.batch.ObservationBatch.from_columns` gives --
 the same batch and the same diagnostics -- or ``None`` when the input holds
 anything only the careful reader may judge. The caller then runs the careful
 reader, which gives the same result or names every bad line (``file:line``).
-``tests/test_trec_columnar.py`` checks both paths against each other on random
+``tests/io/test_trec_columnar.py`` checks both paths against each other on random
 valid and invalid files.
 
 Checked in bulk; anything else declines (returns ``None``):

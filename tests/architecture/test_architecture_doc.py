@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 HEADING = re.compile(r"^### `([\w/]+/)`\s*$")
 ENTRY = re.compile(r"^- `(\w+\.py)` — \S")
