@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_estimation.py"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_estimation.py"
 
 
 def test_quick_run_prints_coverage_and_labels_tables(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from estimation_builders import MEASURES, Generated, generate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +13,6 @@ from evalcore.analysis.decision import decide_measure
 from evalcore.estimation.design import grow
 from evalcore.estimation.estimator import StratifiedInput, stratified_difference
 from evalcore.estimation.pair_estimate import Estimate, NotEstimable, draw_for_pair, estimate_pair
-from tests.estimation_builders import MEASURES, Generated, generate
 
 
 def _truth(g: Generated) -> dict[tuple[str, str], int]:
