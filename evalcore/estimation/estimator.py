@@ -152,13 +152,12 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
                 # Pseudo-observations guard against a sample that saw none of the
                 # stratum's rare large residuals (see the module docstring).
                 squares = float(((residual - residual.mean()) ** 2).sum())
-                pooled = m_h - 1 + PSEUDO_MODEL + PSEUDO_RANGE
+                freedom = m_h - 1 + PSEUDO_MODEL + PSEUDO_RANGE
                 s2 = (
                     squares
                     + PSEUDO_MODEL * float(data.prediction_spread[members].mean())
                     + PSEUDO_RANGE * float(reach[members].mean())
-                ) / pooled
-                freedom = m_h - 1  # pseudo-observations add no degrees of freedom
+                ) / freedom
             parts.append((n_h * n_h * (1 - m_h / n_h) * s2 / m_h, freedom))
         variance = sum(v for v, _ in parts)
         ends.append((total / q, variance / (q * q)))
