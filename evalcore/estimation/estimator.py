@@ -31,7 +31,8 @@ interval wide; the coverage rests on the sampling alone. Safeguards, each conser
   worst-case intervals allow (Popoviciu's inequality);
 * a stratum with no sampled query contributes its worst-case interval, not an estimate;
 * the interval uses Student's t with the Welch-Satterthwaite degrees of freedom of the
-  strata's variance terms;
+  strata's variance terms (each stratum's ``m_h - 1`` plus its pseudo-observations, as a
+  prior worth that many observations adds);
 * it is intersected with the worst-case interval (which always holds the truth).
 
 **Bounds instead of values.** Where a sampled query's difference is only bounded after
