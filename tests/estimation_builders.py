@@ -31,9 +31,14 @@ class Generated:
         reveal: dict[tuple[str, str], int] | None = None,
         hide_all: bool = False,
         complete: bool = True,
+        conflicts: bool = False,
     ) -> PairEvaluation:
-        """The pair with the hidden labels unknown (``reveal``: given back with these gains)."""
+        """The pair with the hidden labels unknown (``reveal``: given back with these gains;
+        ``conflicts``: every other hidden unit in conflict between its true gain and
+        another, instead of unlabeled)."""
         reveal = reveal or {}
+        if conflicts:
+            return self._conflict_pair(measures, reveal)
         ids, gains = [], []
         for q, labels in zip(self.qids, self.truth, strict=True):
             row_ids, row_gains = [], []
@@ -52,6 +57,37 @@ class Generated:
         batches = [
             ObservationBatch.from_columns(
                 self.qids, depth, run, ids, gains, complete, protocol=PROTOCOL, min_depth=depth
+            )
+            for run in (self.run_a, self.run_b)
+        ]
+        return evaluate_pair(batches[0], batches[1], parsed, PROTOCOL)
+
+    def _conflict_pair(
+        self, measures: list[str], reveal: dict[tuple[str, str], int]
+    ) -> PairEvaluation:
+        maps = []
+        for q, labels in zip(self.qids, self.truth, strict=True):
+            row: dict[str, int | tuple[int, ...]] = {}
+            for i, (unit, g) in enumerate(labels.items()):
+                key = (q, unit)
+                if key in reveal:
+                    row[unit] = reveal[key]
+                elif key not in self.hidden:
+                    row[unit] = g
+                elif i % 2 == 0:
+                    row[unit] = (g, 4 - g) if g != 2 else (1, 2)
+            maps.append(row)
+        parsed = [parse_measure(m) for m in measures]
+        depth = max(m.k or 0 for m in parsed)
+        batches = [
+            ObservationBatch.from_gain_maps(
+                self.qids,
+                depth,
+                run,
+                maps,
+                [True] * len(self.qids),
+                protocol=PROTOCOL,
+                min_depth=depth,
             )
             for run in (self.run_a, self.run_b)
         ]

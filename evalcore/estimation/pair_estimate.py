@@ -431,6 +431,14 @@ def estimate_pair(
             f"sample {design.name!r} was drawn over another query set; draw a "
             "new sample for this comparison"
         )
+    for what, given in (("answer", responses), ("automatic judgment", automatic or {})):
+        wrong = [(k, g) for k, g in given.items() if g is not None and not 0 <= g <= MAX_GAIN]
+        if wrong:
+            (q, unit), g = wrong[0]
+            raise ValueError(
+                f"{what} {g!r} for unit {unit!r} of query {q!r} is not a gain from 0 to "
+                f"{MAX_GAIN}; {len(wrong)} such value(s) in all"
+            )
     names = list(measures) if measures is not None else list(design.measures)
     rows = _rows(pair)
     draws = answered_draws(design, responses, set(rows))

@@ -53,6 +53,32 @@ def test_every_unknown_unit_sampled_collapses_to_the_true_difference() -> None:
         assert e.n_sampled == e.n_unknown == e.n_labeled
 
 
+def test_units_in_conflict_are_sampled_and_answered_exactly() -> None:
+    g = generate(8, n=25)
+    pair = g.pair(MEASURES, conflicts=True)
+    assert pair.units.conflict.any() and (pair.units.unlabeled & pair.units.unknown).any()
+    design = grow(draw_for_pair(pair, name="s", run_a="A", run_b="B", size=5, seed=4), 10**6)
+    listed = {(q.query_id, u) for q in design.queries for u in q.units}
+    found = _estimates(estimate_pair(pair, design, _answers(g, design)))
+    for m, true in _true_means(g).items():
+        assert found[m].lower == pytest.approx(true, abs=1e-9), m
+        assert found[m].upper == pytest.approx(true, abs=1e-9), m
+    cut = {(q, u) for q, a, b in zip(g.qids, g.run_a, g.run_b, strict=True) for u in a[:5] + b[:5]}
+    assert listed <= g.hidden & cut and any(pair.units.conflict)
+
+
+def test_answers_outside_the_gain_scale_are_refused() -> None:
+    g = generate(1)
+    pair = g.pair(MEASURES)
+    design = draw_for_pair(pair, name="s", run_a="A", run_b="B", size=10, seed=3)
+    answers = _answers(g, design)
+    answers[next(iter(answers))] = 7
+    with pytest.raises(ValueError, match="0 to 4"):
+        estimate_pair(pair, design, answers)
+    with pytest.raises(ValueError, match="0 to 4"):
+        estimate_pair(pair, design, _answers(g, design), automatic={next(iter(answers)): -1})
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 12), hidden=st.floats(0.1, 0.9))
 def test_full_sample_is_exact_and_estimates_stay_inside_the_worst_case(
