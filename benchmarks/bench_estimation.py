@@ -102,8 +102,15 @@ class Collection:
         parsed = [parse_measure(m) for m in measures]
         batches = [
             ObservationBatch.from_columns(
-                self.qids(), DEPTH, [[f"d{u}" for u in row] for row in run.tolist()], ids,
-                gains, True, protocol=PROTOCOL, min_depth=TOP)
+                self.qids(),
+                DEPTH,
+                [[f"d{u}" for u in row] for row in run.tolist()],
+                ids,
+                gains,
+                True,
+                protocol=PROTOCOL,
+                min_depth=TOP,
+            )
             for run in (self.run_a, self.run_b)
         ]
         return evaluate_pair(batches[0], batches[1], parsed, PROTOCOL)
@@ -124,8 +131,7 @@ class Generator:
         self.draw_hidden = rng.random((n, POOL)) < hidden
 
     def collection(self, scale: float) -> Collection:
-        run_b = np.argsort(-(self.quality + self.noise_a + scale * self.noise_b),
-                           axis=1)[:, :DEPTH]
+        run_b = np.argsort(-(self.quality + self.noise_a + scale * self.noise_b), axis=1)[:, :DEPTH]
         n = self.gains.shape[0]
         tops = np.zeros((n, POOL), dtype=bool)
         rows = np.arange(n)[:, None]
@@ -168,15 +174,17 @@ def automatic(coll: Collection, kind: str, seed: int) -> dict[tuple[str, str], i
     return out
 
 
-def setting_arrays(coll: Collection, pair: PairEvaluation, measures: list[str]
-                   ) -> dict[tuple[str, str], QueryArrays | None]:
+def setting_arrays(
+    coll: Collection, pair: PairEvaluation, measures: list[str]
+) -> dict[tuple[str, str], QueryArrays | None]:
     """Per (measure, predictor): the per-query arrays with every hidden unit answered."""
     rows_of, every = {}, {}
     u = pair.units
     unknown = u.unknown
     qids = pair.query_ids
-    for q, unit, r in zip(u.query.tolist(), u.unit_ids(np.arange(u.query.size)),
-                          range(u.query.size), strict=True):
+    for q, unit, r in zip(
+        u.query.tolist(), u.unit_ids(np.arange(u.query.size)), range(u.query.size), strict=True
+    ):
         every[(qids[q], unit)] = r
         if unknown[r]:
             rows_of[(qids[q], unit)] = r
@@ -198,8 +206,7 @@ def setting_arrays(coll: Collection, pair: PairEvaluation, measures: list[str]
             a_rows = np.array([every[k] for k in a_keys], dtype=np.int64)
             a_gains = np.array([auto[k] for k in a_keys], dtype=np.int64)
         for m in measures:
-            out[(m, kind)] = query_arrays(pair, m, rows[answered], gains[answered], a_rows,
-                                          a_gains)
+            out[(m, kind)] = query_arrays(pair, m, rows[answered], gains[answered], a_rows, a_gains)
     return out
 
 
@@ -223,16 +230,24 @@ def coverage(args: argparse.Namespace) -> None:
     arrays = setting_arrays(coll, pair, MEASURES)
     index = {q: i for i, q in enumerate(pair.query_ids)}
     scores = spread_scores(pair, MEASURES)
-    designs = {size: [draw_for_pair(pair, name="s", run_a="A", run_b="B", size=size, seed=rep,
-                                    scores=scores) for rep in range(args.reps)]
-               for size in SIZES}
-    print(f"\n1. Coverage and width: {args.queries} queries, {int(coll.hidden.sum())} hidden "
-          f"units in the top {TOP}s ({designs[SIZES[0]][0].n_unknown} unknown in the design's "
-          f"population), {args.reps} samples per setting, 95% intervals")
+    designs = {
+        size: [
+            draw_for_pair(pair, name="s", run_a="A", run_b="B", size=size, seed=rep, scores=scores)
+            for rep in range(args.reps)
+        ]
+        for size in SIZES
+    }
+    print(
+        f"\n1. Coverage and width: {args.queries} queries, {int(coll.hidden.sum())} hidden "
+        f"units in the top {TOP}s ({designs[SIZES[0]][0].n_unknown} unknown in the design's "
+        f"population), {args.reps} samples per setting, 95% intervals"
+    )
     print("   true differences A - B: " + ", ".join(f"{m} {truth[m]:+.3f}" for m in MEASURES))
     _check_end_to_end(coll, pair, scores)
-    print(f"{'measure':<14} {'predictor':<12} {'size':>5} {'labels':>7} {'coverage':>15} "
-          f"{'width':>7} {'/worst':>7} {'/none':>7}")
+    print(
+        f"{'measure':<14} {'predictor':<12} {'size':>5} {'labels':>7} {'coverage':>15} "
+        f"{'width':>7} {'/worst':>7} {'/none':>7}"
+    )
     worst_cov = 1.0
     for m in MEASURES:
         lower, upper, _, _ = pair.intervals(m)
@@ -246,8 +261,9 @@ def coverage(args: argparse.Namespace) -> None:
             for size in SIZES:
                 hits, widths, labels = 0, [], []
                 for design in designs[size]:
-                    est = stratified_difference(stratified_input(design, design.draws, data,
-                                                                 index), LEVEL)
+                    est = stratified_difference(
+                        stratified_input(design, design.draws, data, index), LEVEL
+                    )
                     hits += est.lower - 1e-9 <= truth[m] <= est.upper + 1e-9
                     widths.append(est.upper - est.lower)
                     labels.append(sum(len(q.units) for q in design.sampled_queries()))
@@ -257,38 +273,46 @@ def coverage(args: argparse.Namespace) -> None:
                 if kind == "none":
                     width_none[size] = w
                 rel = w / width_none[size] if width_none.get(size) else float("nan")
-                print(f"{m:<14} {kind:<12} {size:>5} {statistics.fmean(labels):>7.1f} "
-                      f"{cov:>8.3f} ±{_half(cov, args.reps):.3f} {w:>7.3f} "
-                      f"{w / worst if worst else float('nan'):>7.2f} {rel:>7.2f}")
+                print(
+                    f"{m:<14} {kind:<12} {size:>5} {statistics.fmean(labels):>7.1f} "
+                    f"{cov:>8.3f} ±{_half(cov, args.reps):.3f} {w:>7.3f} "
+                    f"{w / worst if worst else float('nan'):>7.2f} {rel:>7.2f}"
+                )
     print(f"   lowest coverage of any setting: {worst_cov:.3f} (target >= 0.93)")
 
 
 def _check_end_to_end(coll: Collection, pair: PairEvaluation, scores: dict[str, float]) -> None:
     """A few repetitions through estimate_pair equal the per-query shortcut."""
     qids = coll.qids()
-    answers = {(qids[q], f"d{u}"): int(coll.gains[q, u]) for q, u in zip(*np.nonzero(coll.hidden),
-                                                                         strict=True)}
+    answers = {
+        (qids[q], f"d{u}"): int(coll.gains[q, u])
+        for q, u in zip(*np.nonzero(coll.hidden), strict=True)
+    }
     auto = automatic(coll, "agree70", 0)
     arrays = setting_arrays(coll, pair, MEASURES)
     index = {q: i for i, q in enumerate(pair.query_ids)}
     for rep in range(3):
         design = draw_for_pair(pair, name="s", run_a="A", run_b="B", size=60, seed=rep)
-        assert design == draw_for_pair(pair, name="s", run_a="A", run_b="B", size=60, seed=rep,
-                                       scores=scores)
+        assert design == draw_for_pair(
+            pair, name="s", run_a="A", run_b="B", size=60, seed=rep, scores=scores
+        )
         sampled = {(x.query_id, x.unit_id) for x in design.sampled_units()}
         given = {k: v for k, v in answers.items() if k in sampled}
         for e in estimate_pair(pair, design, given, automatic=auto, automatic_name="agree70"):
             assert isinstance(e, Estimate)
             data = arrays[(e.measure, "agree70")]
             assert data is not None
-            fast = stratified_difference(stratified_input(design, design.draws, data, index),
-                                         LEVEL)
+            fast = stratified_difference(stratified_input(design, design.draws, data, index), LEVEL)
             assert abs(fast.lower - e.lower) < 1e-9 and abs(fast.upper - e.upper) < 1e-9, (
-                e.measure, fast, e)
+                e.measure,
+                fast,
+                e,
+            )
 
 
-def labels_to_exclude_zero(pair: PairEvaluation, data: QueryArrays, measure: str, reps: int,
-                           truth: float) -> tuple[float | None, int]:
+def labels_to_exclude_zero(
+    pair: PairEvaluation, data: QueryArrays, measure: str, reps: int, truth: float
+) -> tuple[float | None, int]:
     """Median labels before the 95% interval first excludes 0 (None: it never does in
     most repetitions), and how many repetitions excluded it on the wrong side."""
     index = {q: i for i, q in enumerate(pair.query_ids)}
@@ -296,8 +320,10 @@ def labels_to_exclude_zero(pair: PairEvaluation, data: QueryArrays, measure: str
     needed: list[float] = []
     wrong = 0
     for rep in range(reps):
-        design = grow(draw_for_pair(pair, name="s", run_a="A", run_b="B", size=0, seed=rep,
-                                    scores=scores), 10**9)
+        design = grow(
+            draw_for_pair(pair, name="s", run_a="A", run_b="B", size=0, seed=rep, scores=scores),
+            10**9,
+        )
         labels = 0
         found = math.inf
         for t, q in enumerate(design.queries, start=1):
@@ -333,10 +359,14 @@ def queue_labels(coll: Collection, measure: str, step: int) -> int | None:
 
 
 def targets(args: argparse.Namespace) -> None:
-    print(f"\n2. Labels to exclude 0 (estimate, median of {args.reps // 2} samples, growing "
-          "query by query) against labels to decide (worst-case queue)")
-    print(f"{'measure':<10} {'target':>6} {'true':>7} {'unknown':>8} {'predictor':<10} "
-          f"{'estimate':>9} {'wrong':>6} {'queue':>6} {'ratio':>6}")
+    print(
+        f"\n2. Labels to exclude 0 (estimate, median of {args.reps // 2} samples, growing "
+        "query by query) against labels to decide (worst-case queue)"
+    )
+    print(
+        f"{'measure':<10} {'target':>6} {'true':>7} {'unknown':>8} {'predictor':<10} "
+        f"{'estimate':>9} {'wrong':>6} {'queue':>6} {'ratio':>6}"
+    )
     gen = Generator(args.seed + 1, args.queries, args.hidden)
     for m in args.target_measures:
         for target in (0.02, 0.05):
@@ -349,10 +379,12 @@ def targets(args: argparse.Namespace) -> None:
                 data = arrays[(m, kind)]
                 assert data is not None
                 found, wrong = labels_to_exclude_zero(pair, data, m, args.reps // 2, true)
-                ratio = (f"{found / queue:.2f}" if found is not None and queue else "—")
-                print(f"{m:<10} {target:>6.2f} {true:>+7.3f} {unknown:>8} {kind:<10} "
-                      f"{'never' if found is None else f'{found:.0f}':>9} {wrong:>6} "
-                      f"{'never' if queue is None else queue:>6} {ratio:>6}")
+                ratio = f"{found / queue:.2f}" if found is not None and queue else "—"
+                print(
+                    f"{m:<10} {target:>6.2f} {true:>+7.3f} {unknown:>8} {kind:<10} "
+                    f"{'never' if found is None else f'{found:.0f}':>9} {wrong:>6} "
+                    f"{'never' if queue is None else queue:>6} {ratio:>6}"
+                )
 
 
 def main() -> None:
