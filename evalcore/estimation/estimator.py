@@ -31,8 +31,11 @@ interval wide; the coverage rests on the sampling alone. Safeguards, each conser
   worst-case intervals allow (Popoviciu's inequality);
 * a stratum with no sampled query contributes its worst-case interval, not an estimate;
 * the interval uses Student's t with the Welch-Satterthwaite degrees of freedom of the
-  strata's variance terms (each stratum's ``m_h - 1`` plus its pseudo-observations, as a
-  prior worth that many observations adds);
+  strata's variance terms: each stratum's ``m_h - 1`` plus its pseudo-observations (as a
+  prior worth that many observations adds), lowered for heavy-tailed residuals to
+  ``2 / (2 / nu + excess / m_h)`` with their excess kurtosis (a variance estimated from
+  heavy-tailed residuals varies more than a normal sample's, so it is worth fewer
+  degrees of freedom);
 * it is intersected with the worst-case interval (which always holds the truth).
 
 **Bounds instead of values.** Where a sampled query's difference is only bounded after
@@ -70,6 +73,19 @@ def _satterthwaite(parts: list[tuple[float, float]]) -> float:
     if denominator <= 0:
         return float(sum(d for _, d in estimated))
     return total * total / denominator
+
+
+def _heavy_tailed_freedom(residual: np.ndarray, freedom: float) -> float:
+    """The degrees of freedom of a variance estimate from ``residual`` when they are
+    heavy-tailed: ``2 / (2 / nu + excess / m)`` with the sample's excess kurtosis (0 for
+    normal residuals, leaving ``nu``)."""
+    m = residual.size
+    centred = residual - residual.mean()
+    second = float((centred**2).mean())
+    if m < 4 or second <= 0:
+        return freedom
+    excess = max(float((centred**4).mean()) / (second * second) - 3.0, 0.0)
+    return 2.0 / (2.0 / freedom + excess / m)
 
 
 @dataclass(frozen=True)
@@ -159,6 +175,7 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
                     + PSEUDO_MODEL * float(data.prediction_spread[members].mean())
                     + PSEUDO_RANGE * float(reach[members].mean())
                 ) / freedom
+                freedom = _heavy_tailed_freedom(residual, freedom)
             parts.append((n_h * n_h * (1 - m_h / n_h) * s2 / m_h, freedom))
         variance = sum(v for v, _ in parts)
         ends.append((total / q, variance / (q * q)))
