@@ -258,3 +258,13 @@ def test_estimator_one_sampled_query_in_a_stratum_uses_the_largest_variance() ->
     assert (out.lower, out.upper) == (-1.0, 1.0)
     with pytest.raises(ValueError, match="between 0 and 1"):
         stratified_difference(data, 95)
+
+
+def test_heavy_tailed_residuals_are_worth_fewer_degrees_of_freedom() -> None:
+    from evalcore.estimation.estimator import _heavy_tailed_freedom
+
+    light = np.array([-1.0, 1.0] * 10)  # excess kurtosis below 0: unchanged
+    heavy = np.array([0.0] * 19 + [5.0])
+    assert _heavy_tailed_freedom(light, 19.0) == 19.0
+    assert _heavy_tailed_freedom(heavy, 19.0) < 3.0
+    assert _heavy_tailed_freedom(np.array([0.0, 1.0, 2.0]), 2.0) == 2.0  # too few to tell
