@@ -30,7 +30,7 @@ makes a measure ``decided``. For example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -324,26 +324,20 @@ def paired_words(paired: MetricComparison) -> str:
     return f"{text} ({paired.n_excluded} left out: {why})"
 
 
-def render_text(line: BottomLine) -> str:
+def render_text(line: BottomLine, escape: Callable[[str], str] = str) -> str:
     """The sentence, then the table as aligned plain text, then the notes (no final
-    newline)."""
-    rows = table_rows(line)
-    out = [line.sentence]
+    newline); ``escape`` is applied to every piece of text (data-borne names)."""
+    rows = [{escape(k): escape(v) for k, v in r.items()} for r in table_rows(line)]
+    out = [escape(line.sentence)]
     if rows:
         head = list(rows[0])
         widths = [max(len(h), *(len(r[h]) for r in rows)) for h in head[:-1]]
-        out.append(
-            "  "
-            + "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=False))
-            + "  "
-            + head[-1]
-        )
-        for r in rows:
+        for cells in [dict(zip(head, head, strict=True)), *rows]:
             out.append(
                 "  "
-                + "  ".join(r[h].ljust(w) for h, w in zip(head, widths, strict=False))
+                + "  ".join(cells[h].ljust(w) for h, w in zip(head, widths, strict=False))
                 + "  "
-                + r[head[-1]]
+                + cells[head[-1]]
             )
-    out += [f"  note: {n}" for n in line.notes]
+    out += [f"  note: {escape(n)}" for n in line.notes]
     return "\n".join(out)
