@@ -386,6 +386,9 @@ measures = top[1].multiselect("Measures", _measure_options(defaults), default=de
 if len(chosen_names) < 2:
     st.info("Choose at least two runs: the first is the baseline.")
     st.stop()
+if reference is None:
+    st.caption("Working labels: these numbers change as labeling goes on. Freeze a reference "
+               "version on the Reports page for numbers you can defend.")
 with st.spinner("Evaluating the runs…"):
     terms = _run_terms(study.study_id, [infos[n] for n in chosen_names], reference)
 same, refused, verdicts = _comparable(terms, st.session_state.get(
@@ -412,9 +415,6 @@ large = len(texts) > LARGE_STUDY_QUERIES
 _bottom_line_section(study, same[0], same[1:], measures, reference, texts, large=large)
 
 st.subheader("Every chosen run")
-if reference is None:
-    st.caption("Working labels: these numbers change as labeling goes on. Freeze a reference "
-               "version on the Reports page for numbers you can defend.")
 _accept_checkbox()
 options = st.columns([2, 3])
 metric = options[0].selectbox("Metric", METRICS, key="rl_compare_metric",
