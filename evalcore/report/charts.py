@@ -258,7 +258,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
     an unavailable aggregate is always drawn as how much is missing.
     """
     evaluations = [run.evaluation for run in report.runs]
-    labels = [cutoff_label(m, evaluations, aggregate=True) for m in metrics]
+    labels = [cutoff_label(m, evaluations, aggregate=False) for m in metrics]
     layout = _two_row_layout(
         ("mean when every query has it; otherwise the bounds it lies in (hatched)",
          "queries with the metric (available of all)"),
