@@ -66,7 +66,7 @@ def test_html_shows_the_bottom_line_first_then_the_details(demo) -> None:
     assert "cannot be decided yet" not in _section(html, "Bottom line")
     # the caution once, the averages in one table, plain words for reasons
     assert html.count("can be biased") == 1
-    assert "<h2>Results</h2>" not in html and "Aggregates per run" not in html
+    assert "<h2>Results</h2>" not in html and "<h2>Aggregates per run" not in html
     assert "<h2>Paired comparisons</h2>" not in html
     assert "20 with unlabeled results in the top k in both runs" in section
     visible = re.sub(r"<script.*?</script>", "", html, flags=re.S)
