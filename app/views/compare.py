@@ -237,7 +237,8 @@ def _show_queue(item: MeasureVerdict, line: MeasureLine, texts: dict[str, str]) 
         return
     with st.expander(f"{d.measure}: {line.verdict_cell} \N{EM DASH} {line.settle}"):
         blocked = ("Cannot be decided yet until the causes are lifted; meanwhile these narrow "
-                   "the interval on the other queries. " if line.status != "open" else "")
+                   "the interval on the other queries. "
+                   if line.status == "cannot be decided yet" else "")
         st.caption(escape_markdown(
             f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, those whose "
             "label can narrow the interval most first."))
@@ -334,6 +335,9 @@ def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
         if line.notes:
             st.caption(markdown_lines(*map(escape_markdown, line.notes)))
         pairs.append(pc)
+    if reference is None:
+        st.caption("Working labels: these verdicts and numbers change as labeling goes on. "
+                   "Freeze a reference version on the Reports page for numbers you can defend.")
     if not pairs:
         return
     st.markdown("##### Labels that would settle it", help=(
@@ -345,7 +349,7 @@ def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
             continue
         lines = bottom_line(pc).measures
         shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
-                 if item.queue is not None and item.queue.items]
+                 if line.status != "decided" and item.queue is not None and item.queue.items]
         if not shown:
             st.caption(escape_markdown(f"{pc.run_a}: nothing left to label for these measures."))
         for item, line in shown:
@@ -386,9 +390,6 @@ measures = top[1].multiselect("Measures", _measure_options(defaults), default=de
 if len(chosen_names) < 2:
     st.info("Choose at least two runs: the first is the baseline.")
     st.stop()
-if reference is None:
-    st.caption("Working labels: these numbers change as labeling goes on. Freeze a reference "
-               "version on the Reports page for numbers you can defend.")
 with st.spinner("Evaluating the runs…"):
     terms = _run_terms(study.study_id, [infos[n] for n in chosen_names], reference)
 same, refused, verdicts = _comparable(terms, st.session_state.get(
