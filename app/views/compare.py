@@ -261,14 +261,14 @@ def _rank(rank: int) -> str:
 def _show_paired(pc: PairComparison) -> bool:
     """The pair's paired tests in one table (where each was computed, in plain words);
     whether any left queries out (the caution is said once, by the caller)."""
-    st.dataframe(pd.DataFrame([
+    st.table(pd.DataFrame([
         {"measure": item.measure,
          "computed on": paired_words(item.paired),
          f"paired mean {DIFFERENCE}": _number(item.paired.mean_delta, signed=True),
          "randomization p": _p(item.paired.tests.get("randomization")),
          "t-test p": _p(item.paired.tests.get("paired_t"))}
         for item in pc.measures
-    ]), hide_index=True, width="stretch")
+    ]).set_index("measure"))
     return any(item.paired.selection_note for item in pc.measures)
 
 
@@ -301,6 +301,16 @@ def _show_compat(pc: PairComparison) -> None:
         ]), hide_index=True, width="stretch")
         for note in pc.compat_notes:
             st.caption(escape_markdown(note))
+
+
+def _short_titles(figure: dict) -> None:
+    """The delta chart's panel titles for a page: the first (the heading above says it) left
+    out, the second broken in two lines so that a phone-wide chart does not clip it."""
+    notes = figure["layout"].get("annotations") or []
+    if notes:
+        notes[0]["text"] = ""
+    for note in notes[1:]:
+        note["text"] = str(note.get("text", "")).replace("; not 0 — ", "<br>not 0 — ")
 
 
 def _accept_checkbox() -> None:
@@ -468,5 +478,6 @@ for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, 
         st.caption(markdown_lines(*map(escape_markdown, facts)))
         figure = delta_figure(item)
         figure["layout"].pop("title", None)  # the same sentence is written just above
+        _short_titles(figure)
         figure["layout"]["margin"] = {"t": 40, "b": 30}
         st.plotly_chart(unchecked_figure(figure), key=f"rl_delta_{item.run_a}_{item.run_b}")

@@ -24,8 +24,8 @@ def _results_tables(at) -> list:
 
 def _paired_table(at):
     """The paired-tests table (one row per measure)."""
-    (table,) = [d.value for d in at.dataframe if "computed on" in d.value.columns]
-    return table.set_index("measure")
+    (table,) = [d.value for d in at.table if "computed on" in d.value.columns]
+    return table
 
 
 def _all_text(at) -> str:
