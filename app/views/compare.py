@@ -259,23 +259,27 @@ def _rank(rank: int) -> str:
 
 
 def _show_paired(pc: PairComparison) -> bool:
-    """The pair's paired tests in one table (where each was computed, in plain words);
-    whether any left queries out (the caution is said once, by the caller)."""
+    """The pair's paired tests in one compact table, then which queries each left out, in
+    plain words; whether any left queries out (the caution is said once, by the caller)."""
     st.table(pd.DataFrame([
         {"measure": item.measure,
-         "computed on": paired_words(item.paired),
-         f"paired mean {DIFFERENCE}": _number(item.paired.mean_delta, signed=True),
-         "randomization p": _p(item.paired.tests.get("randomization")),
-         "t-test p": _p(item.paired.tests.get("paired_t"))}
+         "paired queries": f"{item.paired.n_paired} of {item.paired.n_queries}",
+         f"mean {DIFFERENCE}": _number(item.paired.mean_delta, signed=True),
+         "p: randomization / t-test": (f"{_p(item.paired.tests.get('randomization'))} / "
+                                       f"{_p(item.paired.tests.get('paired_t'))}")}
         for item in pc.measures
     ]).set_index("measure"))
+    left_out = [f"{item.measure}: {paired_words(item.paired)}" for item in pc.measures
+                if item.paired.n_excluded]
+    if left_out:
+        st.caption(markdown_lines(*map(escape_markdown, left_out)))
     return any(item.paired.selection_note for item in pc.measures)
 
 
 def _p(test) -> str:
     if test is None:
         return "not computed"
-    return f"{test.p_value:.4g}" if test.computed else f"not computable ({test.reason})"
+    return f"{test.p_value:.4g}" if test.computed else "not computable"
 
 
 def _number(value: float | None, *, signed: bool = False) -> str:

@@ -24,7 +24,7 @@ def _results_tables(at) -> list:
 
 def _paired_table(at):
     """The paired-tests table (one row per measure)."""
-    (table,) = [d.value for d in at.table if "computed on" in d.value.columns]
+    (table,) = [d.value for d in at.table if "paired queries" in d.value.columns]
     return table
 
 
@@ -46,9 +46,11 @@ def test_table_and_paired_tests_come_from_compare(small_store, new_app) -> None:
     expected = compare_metric("precision", "r2", evaluate_run(db, "s1", "r2", viewer=None), "r1",
                               evaluate_run(db, "s1", "r1", viewer=None))
     paired = _paired_table(at).loc["P@3"]
-    assert paired["computed on"] == paired_words(expected) == "2 of 2 queries"
-    assert paired["randomization p"] == f"{expected.tests['randomization'].p_value:.4g}"
-    assert paired["t-test p"] == f"{expected.tests['paired_t'].p_value:.4g}"
+    assert paired["paired queries"] == "2 of 2"
+    assert paired_words(expected) == "2 of 2 queries"  # none left out: no line says so
+    assert paired["p: randomization / t-test"] == (
+        f"{expected.tests['randomization'].p_value:.4g} / "
+        f"{expected.tests['paired_t'].p_value:.4g}")
     text = _all_text(at)
     assert "**r2 − r1 (baseline)** on P@3" in text
     assert f"paired on {paired_words(expected)}" in text
@@ -61,8 +63,9 @@ def test_exclusions_are_stated_in_words(small_store, new_app) -> None:
     record_label(db, study_id="s1", query_id="q2", unit_id="d6", gain=0, annotator="a")
     at = new_app(page=PAGE)
     where = "1 of 2 queries (1 left out: 1 with no label at all in both runs)"
-    assert _paired_table(at).loc["P@3", "computed on"] == where
+    assert _paired_table(at).loc["P@3", "paired queries"] == "1 of 2"
     text = _all_text(at)
+    assert f"P@3: {where}" in text
     assert f"paired on {where}" in text
     assert "missing_reference" not in text  # codes stay in JSON and CSV; plain words here
     (table,) = _results_tables(at)

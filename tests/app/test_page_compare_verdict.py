@@ -135,9 +135,10 @@ def test_paired_tests_say_what_was_left_out_and_the_caution_once(small_store, ne
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_measures").set_value(["P@10", "RR@10"]).run()
     texts = _texts(at)
-    (paired,) = [d.value for d in at.table if "computed on" in d.value.columns]
-    assert paired.loc["P@10", "computed on"] == (
-        "1 of 2 queries (1 left out: 1 with unlabeled results in the top k in run r2)")
+    (paired,) = [d.value for d in at.table if "paired queries" in d.value.columns]
+    assert paired.loc["P@10", "paired queries"] == "1 of 2"
+    assert ("P@10: 1 of 2 queries (1 left out: 1 with unlabeled results in the top k in "
+            "run r2)") in texts
     cautions = [t for t in texts if t.startswith("Caution: ")]
     assert len(cautions) == 1  # said once, for every measure
     assert "selected by judging completeness that can be biased" in cautions[0]
