@@ -469,7 +469,8 @@ st.markdown("##### Per-query differences")
 for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, strict=True):
     if item.metric != metric:
         continue
-    facts = [f"paired on {paired_words(item)}"] + (
+    facts = [f"paired on {item.n_paired} of {item.n_queries} queries (the chart's lower strip "
+             "shows why the others were left out)"] + (
         [] if item.mean_delta is None else
         [f"mean Δ on the {item.n_paired} paired queries: {signed_text(item.mean_delta, 4)} "
          "(a difference on the paired subset, not a run's score)"]) + (
