@@ -177,8 +177,8 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     a, b = escape(comparison.run_a), escape(comparison.run_b)
     layout = _two_row_layout(
         (
-            f"{comparison.label}: {a} − {b} (baseline) per paired query (sorted by Δ; hover "
-            "for the query)",
+            f"{comparison.label}: {a} − {b} (baseline) per paired query<br>(sorted by Δ; "
+            "hover for the query)",
             f"excluded queries ({comparison.n_excluded}; not 0 — reasons on hover)",
         ),
         [0.8, 0.2], shared_x=False, spacing=0.2,
