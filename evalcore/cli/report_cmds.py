@@ -71,7 +71,9 @@ def _fail(message: str) -> None:
               help="Include annotator names, notes and database row ids in the export.")
 @click.option("--name", default=None, help="Report name (unique in the study).")
 @click.option("--baseline", default=None, help="Baseline run (default: the first of --runs).")
-@click.option("--pairwise", is_flag=True, help="Mark significance between every pair of runs.")
+@click.option("--pairwise", is_flag=True,
+              help="Mark significance between every pair of runs (the earlier run of each "
+              "pair is its baseline).")
 @click.option("--test", type=click.Choice(["randomization", "paired_t"]), default="randomization",
               show_default=True, help="The test behind the table's significance marks.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,

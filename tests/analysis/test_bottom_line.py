@@ -25,20 +25,38 @@ def demo_pair(tmp_path_factory) -> PairComparison:
     return compare_pair(db, "demo", candidate, baseline, MEASURES, queue_limit=3, viewer=None)
 
 
-def _set(pc: PairComparison, measure: str, verdict: str, lower: float | None = None,
-         upper: float | None = None, *, labels: int | None = None, causes=(),
-         paired_mean: float | None = None) -> PairComparison:
+def _set(
+    pc: PairComparison,
+    measure: str,
+    verdict: str,
+    lower: float | None = None,
+    upper: float | None = None,
+    *,
+    labels: int | None = None,
+    causes=(),
+    paired_mean: float | None = None,
+) -> PairComparison:
     """``pc`` with one measure's verdict replaced (the rest of its evidence kept)."""
     items = []
     for item in pc.measures:
         if item.measure == measure:
-            decision = item.decision.model_copy(update={
-                "verdict": verdict, "lower": lower, "upper": upper})
+            decision = item.decision.model_copy(
+                update={"verdict": verdict, "lower": lower, "upper": upper}
+            )
             queue = item.queue.model_copy(update={"labels_to_decide": labels})
-            paired = item.paired if paired_mean is None else item.paired.model_copy(
-                update={"mean_delta": paired_mean})
-            item = item.model_copy(update={"decision": decision, "queue": queue,
-                                           "causes": list(causes), "paired": paired})
+            paired = (
+                item.paired
+                if paired_mean is None
+                else item.paired.model_copy(update={"mean_delta": paired_mean})
+            )
+            item = item.model_copy(
+                update={
+                    "decision": decision,
+                    "queue": queue,
+                    "causes": list(causes),
+                    "paired": paired,
+                }
+            )
         items.append(item)
     return pc.model_copy(update={"measures": items})
 
@@ -54,9 +72,13 @@ def test_mixed_reads_as_the_lead_repeats_it(demo_pair) -> None:
     line = bottom_line(_mixed(demo_pair))
     assert line.sentence == (
         "bm25-title-boost vs bm25-plain (baseline): better on P@10 and nDCG@10 whatever the "
-        "missing labels are; worse on RR@10; R@10 still open — about 40 labels would settle it")
+        "missing labels are; worse on RR@10; R@10 still open — about 40 labels would settle it"
+    )
     assert (line.candidate, line.baseline, line.difference) == (
-        "bm25-title-boost", "bm25-plain", DIFFERENCE)
+        "bm25-title-boost",
+        "bm25-plain",
+        DIFFERENCE,
+    )
     rows = {r["measure"]: r for r in table_rows(line)}
     assert rows["P@10"]["verdict"] == "decided: better"
     assert rows["RR@10"]["verdict"] == "decided: worse"
@@ -78,7 +100,8 @@ def test_all_decided(demo_pair) -> None:
     line = bottom_line(pc)
     assert line.sentence == (
         "bm25-title-boost vs bm25-plain (baseline): better on P@10, nDCG@10, RR@10 and R@10 "
-        "whatever the missing labels are")
+        "whatever the missing labels are"
+    )
     assert all(m.status == "decided" and m.labels_to_settle is None for m in line.measures)
     assert "about" not in render_text(line)
 
@@ -90,26 +113,35 @@ def test_open_with_a_labels_estimate_each(demo_pair) -> None:
     assert line.sentence == (
         "bm25-title-boost vs bm25-plain (baseline): P@10, nDCG@10, RR@10 and R@10 still open — "
         f"about {counts[0]}, {counts[1]}, {counts[2]} and {counts[3]} labels respectively "
-        "would settle them")
+        "would settle them"
+    )
     assert [m.status for m in line.measures] == ["open"] * 4
     # an open measure whose queue is not computed yet says so without a number
     one = bottom_line(_set(demo_pair, "RR@10", "undecided", -0.04, 0.0, labels=None))
     assert "RR@10" in one.sentence and "still open" in one.sentence
     assert "about" not in one.sentence
     assert next(m for m in one.measures if m.measure == "RR@10").settle.startswith(
-        "labels on some of the ")
+        "labels on some of the "
+    )
 
 
 def test_cannot_be_decided_yet_says_what_is_missing(demo_pair) -> None:
-    cause = UndecidableCause(reason="missing_reference", n_queries=3,
-                             text="3 queries have no label at all: label any result of them")
+    cause = UndecidableCause(
+        reason="missing_reference",
+        n_queries=3,
+        text="3 queries have no label at all: label any result of them",
+    )
     pc = _set(_mixed(demo_pair), "R@10", "undecidable", causes=[cause])
     line = bottom_line(pc)
     assert line.sentence.endswith(
-        "worse on RR@10; R@10 cannot be decided yet — 3 queries have no label at all")
+        "worse on RR@10; R@10 cannot be decided yet — 3 queries have no label at all"
+    )
     row = next(m for m in line.measures if m.measure == "R@10")
     assert (row.status, row.word, row.interval) == (
-        "cannot be decided yet", "cannot be decided yet", "unavailable")
+        "cannot be decided yet",
+        "cannot be decided yet",
+        "unavailable",
+    )
     assert row.settle == cause.text and row.verdict_cell == "cannot be decided yet"
     assert "missing_reference" not in render_text(line)
 
@@ -120,26 +152,35 @@ def test_an_estimate_is_never_decided(demo_pair) -> None:
     line = bottom_line(pc, {"R@10": estimate})
     row = next(m for m in line.measures if m.measure == "R@10")
     assert (row.status, row.word, row.verdict) == ("open", "open", "undecided")
-    assert row.estimate == ("estimated: better (95% CI +0.012 to +0.041; 120 of 2,512 unknown "
-                            "units sampled)")
+    assert row.estimate == (
+        "estimated: better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units sampled)"
+    )
     assert "better" not in line.sentence and "decided" not in line.sentence.replace(
-        "cannot be decided", "")
+        "cannot be decided", ""
+    )
     assert f"R@10: {row.estimate}" in line.notes
     assert "decided" not in row.estimate
 
 
-def test_a_decided_verdict_beside_a_paired_mean_of_the_other_sign_is_explained(
-        demo_pair) -> None:
+def test_a_decided_verdict_beside_a_paired_mean_of_the_other_sign_is_explained(demo_pair) -> None:
     pc = _set(demo_pair, "P@10", "a_better", 0.004, 0.056, paired_mean=-0.02)
     line = bottom_line(pc)
     (note,) = [n for n in line.notes if n.startswith("P@10")]
-    assert note == ("P@10: decided better over all 25 queries, while the paired mean is "
-                    "−0.020: that mean is over the 5 fully labeled queries only; both are true")
+    assert note == (
+        "P@10: decided better over all 25 queries, while the paired mean is "
+        "−0.020: that mean is over the 5 fully labeled queries only; both are true"
+    )
     same_sign = bottom_line(_set(demo_pair, "P@10", "a_better", 0.004, 0.056, paired_mean=0.02))
     assert not [n for n in same_sign.notes if n.startswith("P@10")]
 
 
 def test_glossary_defines_every_word_the_surfaces_use() -> None:
-    for word in ("decided", "open", "cannot be decided yet", "estimated", "unavailable",
-                 DIFFERENCE):
+    for word in (
+        "decided",
+        "open",
+        "cannot be decided yet",
+        "estimated",
+        "unavailable",
+        DIFFERENCE,
+    ):
         assert GLOSSARY[word]

@@ -34,8 +34,16 @@ def demo(tmp_path_factory) -> tuple[Path, dict]:
     path = root / "demo.db"
     _run("demo", "--db", path)
     measures = [a for m in MEASURES for a in ("-m", m)]
-    common = ["compare", "--db", path, "--study", "demo", "--runs",
-              f"{BASELINE},{CANDIDATE}", *measures]
+    common = [
+        "compare",
+        "--db",
+        path,
+        "--study",
+        "demo",
+        "--runs",
+        f"{BASELINE},{CANDIDATE}",
+        *measures,
+    ]
     body = json.loads(_run(*common, "--format", "json"))
     text = _run(*common)
     return path, {"json": body, "text": text}
@@ -70,12 +78,26 @@ def test_the_report_says_the_same_in_every_export(demo, tmp_path) -> None:
     expected = said["json"]["bottom_line"]
     measures = [a for m in MEASURES for a in ("-m", m)]
     outputs = {}
-    for i, (fmt, suffix) in enumerate((("json", "json"), ("verdicts-csv", "csv"),
-                                       ("html", "html"))):
+    for i, (fmt, suffix) in enumerate(
+        (("json", "json"), ("verdicts-csv", "csv"), ("html", "html"))
+    ):
         out = tmp_path / f"report.{suffix}"
-        printed = _run("report", "--db", path, "--study", "demo", "--runs",
-                       f"{BASELINE},{CANDIDATE}", "--out", out, "--format", fmt,
-                       "--name", f"signs {i}", *measures)
+        printed = _run(
+            "report",
+            "--db",
+            path,
+            "--study",
+            "demo",
+            "--runs",
+            f"{BASELINE},{CANDIDATE}",
+            "--out",
+            out,
+            "--format",
+            fmt,
+            "--name",
+            f"signs {i}",
+            *measures,
+        )
         assert printed.splitlines()[0] == expected["sentence"]  # printed first too
         outputs[fmt] = out.read_text(encoding="utf-8")
 
@@ -89,7 +111,8 @@ def test_the_report_says_the_same_in_every_export(demo, tmp_path) -> None:
     (pc,) = report["decisions"]
     assert (pc["run_a"], pc["run_b"]) == (CANDIDATE, BASELINE)
     assert {(c["run_a"], c["run_b"]) for c in report["comparison"]["comparisons"]} == {
-        (CANDIDATE, BASELINE)}
+        (CANDIDATE, BASELINE)
+    }
 
     rows = list(csv.DictReader(io.StringIO(outputs["verdicts-csv"])))
     assert [r["measure"] for r in rows] == MEASURES
@@ -100,12 +123,12 @@ def test_the_report_says_the_same_in_every_export(demo, tmp_path) -> None:
         assert row["sentence"] == expected["sentence"]
 
     html = outputs["html"]
-    body = html[html.index("<body>"):]
+    body = html[html.index("<body>") :]
     first = body.index("<h2>")
     assert body[first:].startswith("<h2>Bottom line</h2>")
     assert body.index(escape(expected["sentence"])) < body.index("<h2>", first + 1)
-    table = html[html.index('class="bottomline-table"'):]
-    table = table[:table.index("</table>")]
+    table = html[html.index('class="bottomline-table"') :]
+    table = table[: table.index("</table>")]
     for name, (_, _, shown) in _intervals(expected).items():
         assert f"<td>{escape(name)}</td><td>" in table and f"<td>{shown}</td>" in table
     assert f"{CANDIDATE} − {BASELINE} (baseline) per paired query" in html  # the charts
@@ -114,8 +137,7 @@ def test_the_report_says_the_same_in_every_export(demo, tmp_path) -> None:
     assert f"<h3>{BASELINE} vs {CANDIDATE}" not in visible
 
 
-def test_the_compare_page_says_it_first_with_the_same_signs(demo, new_app,
-                                                           monkeypatch) -> None:
+def test_the_compare_page_says_it_first_with_the_same_signs(demo, new_app, monkeypatch) -> None:
     path, said = demo
     expected = said["json"]["bottom_line"]
     monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(path))
@@ -131,9 +153,12 @@ def test_the_compare_page_says_it_first_with_the_same_signs(demo, new_app,
     headings = [m.value.replace("\\", "") for m in at.markdown if " on " in m.value]
     assert f"**{CANDIDATE} − {BASELINE} (baseline)** on P@10" in headings
     links = [p for p in at.get("page_link") if p.proto.label.startswith("Label these")]
-    assert links and all(f"run_a={CANDIDATE}&run_b={BASELINE}" in p.proto.query_string
-                         for p in links)
+    assert links and all(
+        f"run_a={CANDIDATE}&run_b={BASELINE}" in p.proto.query_string for p in links
+    )
     (compat,) = [d.value for e in at.expander if "trec_eval" in e.label for d in e.dataframe]
-    assert list(compat.columns)[1:4] == [f"{CANDIDATE} (compat.)",
-                                         f"{BASELINE} (baseline, compat.)",
-                                         "candidate − baseline (compat.)"]
+    assert list(compat.columns)[1:4] == [
+        f"{CANDIDATE} (compat.)",
+        f"{BASELINE} (baseline, compat.)",
+        "candidate − baseline (compat.)",
+    ]
