@@ -101,7 +101,13 @@ def _show_report(report: Report, report_id: int) -> None:
         st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
         if line.notes:
             st.caption(markdown_lines(*map(escape_markdown, line.notes)))
-    if report.comparison is not None:
+    if report.measures:  # one table of averages: the chosen measures (+ Judged@k)
+        st.caption(escape_markdown(f"Measures: {measures_line(report)}"))
+        st.dataframe(pd.DataFrame([
+            {"run": r.name, **{c.label: c.text for c in run_cells(report, r)}}
+            for r in report.runs
+        ]), hide_index=True, width="stretch")
+    elif report.comparison is not None:  # a report stored before chosen measures
         table = report.comparison.table
         st.dataframe(pd.DataFrame([
             {"run": f"({row.letter}) {row.run}", **{
@@ -111,14 +117,8 @@ def _show_report(report: Report, report_id: int) -> None:
             for row in table.rows
         ]), hide_index=True, width="stretch")
         st.caption(escape_markdown(table.legend))
-    elif report.comparison_note:
+    if report.comparison is None and report.comparison_note:
         st.info(escape_markdown(report.comparison_note))
-    if report.measures:  # the chosen measures (+ Judged@k): the mean, or unavailable · interval
-        st.caption(escape_markdown(f"Measures: {measures_line(report)}"))
-        st.dataframe(pd.DataFrame([
-            {"run": r.name, **{c.label: c.text for c in run_cells(report, r)}}
-            for r in report.runs
-        ]), hide_index=True, width="stretch")
     internal = st.checkbox("Include annotator notes and internal identifiers", value=False,
                            key=f"rl_report_internal_{report_id}",
                            help="Off: exports hold no annotator names, notes or row ids.")

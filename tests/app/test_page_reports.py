@@ -67,7 +67,9 @@ def test_run_on_another_corpus_is_marked_not_comparable(small_store, new_app) ->
     assert list(runs["comparable"]) == ["yes", "yes", "NOT VERIFIED"]
     assert "is not verified" in runs["why not"][2] and "different" not in runs["why not"][2]
     results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
-    assert list(results["run"]) == ["(a) r1", "(b) r2"]
+    assert list(results["run"]) == ["r1", "r2", "other"]  # each run's own numbers
+    assert [line.candidate for line in load_report(
+        db, at.session_state["rl_report_show"]).bottom_lines] == ["r2"]  # "other" not compared
 
 
 def test_the_lead_accepts_a_run_whose_comparability_is_not_verified(small_store,
@@ -84,7 +86,7 @@ def test_the_lead_accepts_a_run_whose_comparability_is_not_verified(small_store,
     runs = next(d.value for d in at.dataframe if "comparable" in d.value.columns)
     assert list(runs["comparable"]) == ["yes", "yes (accepted, not verified)"]
     results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
-    assert list(results["run"]) == ["(a) r1", "(b) other"]
+    assert list(results["run"]) == ["r1", "other"]
     stored = load_report(db, at.session_state["rl_report_show"])
     assert stored.run("other").accepted_unverified
     assert any("lead accepted run 'other'" in w.value.replace("\\", "") for w in at.warning)
@@ -154,8 +156,8 @@ def test_stored_report_shows_the_verdict_before_the_results(small_store, new_app
     assert list(table.index) == ["P@3", "R@3", "nDCG@3", "RR@3"]
     assert table.loc["P@3", "verdict"] == "decided: worse"  # r2 - r1 on P@3: -1/6
     assert table.loc["P@3", "candidate − baseline (mean)"] == "−0.167 to −0.167"
-    results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
-    assert list(results.columns) == ["run", "P@3", "R@3", "nDCG@3", "RR@3"]
+    (results,) = [d.value for d in at.dataframe if "P@3" in d.value.columns]  # one table
+    assert list(results.columns) == ["run", "P@3", "R@3", "nDCG@3", "RR@3", "Judged@3"]
 
 
 def test_stored_report_shows_the_chosen_measures_with_judged(small_store, new_app) -> None:
