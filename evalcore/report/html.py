@@ -20,13 +20,14 @@ from evalcore.analysis.bottom_line import (
     table_rows,
 )
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
-from evalcore.analysis.interval_text import metric_value_text
+from evalcore.analysis.interval_text import metric_value_text, unknown_counts
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, MeasureVerdict, PairComparison
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import REASON_TEXT, Reason, reason_words
 from evalcore.contract.results import METRICS, AggregateValue, MetricValue
+from evalcore.report.aggregate_card import aggregate_card
 from evalcore.report.charts import (
     aggregate_figure,
     delta_figure,
@@ -217,35 +218,42 @@ def _measures_section(report: Report) -> str:
 
 
 def _results(report: Report) -> str:
+    """A report without chosen measures: one table of every run's section-7 aggregates (an
+    unavailable one with its interval, the one interval writer), marks for the compared."""
     out = ["<h2>Results</h2>"]
     if report.comparison is None:
         out.append(f"<p>{_e(report.comparison_note or '')}</p>")
-        return "".join(out)
-    table = report.comparison.table
-    head = "".join(
-        f"<th>{_e(cutoff_label(m, [r.evaluation for r in report.runs], aggregate=False))}</th>"
-        for m in table.metrics
-    )
+    table = report.comparison.table if report.comparison is not None else None
+    marked = {row.run: row for row in table.rows} if table is not None else {}
+    evaluations = [r.evaluation for r in report.runs]
+    head = "".join(f"<th>{_e(cutoff_label(m, evaluations, aggregate=False))}</th>"
+                   for m in METRICS)
     rows = []
-    for row in table.rows:
+    for run in report.runs:
+        row = marked.get(run.name)
         cells = []
-        for metric in table.metrics:
-            cell = row.cells[metric]
-            css = "" if cell.aggregate.available else ' class="unavailable"'
-            marks = f"<sup>{_e(''.join(cell.marks))}</sup>" if cell.marks else ""
-            cells.append(
-                f'<td{css} title="{_e(aggregate_detail(cell.aggregate))}">'
-                f"{_e(cell.text)}{marks}</td>"
-            )
-        rows.append(f"<tr><td>({_e(row.letter)}) {_e(row.run)}</td>{''.join(cells)}</tr>")
+        for metric in METRICS:
+            agg = run.evaluation.aggregates.get(metric)
+            if agg is None:
+                cells.append("<td>not computed</td>")
+                continue
+            unknowns = unknown_counts(q.metrics.get(metric) for q in run.evaluation.queries)
+            text = aggregate_card(agg, unknowns=unknowns).status_line
+            marks = row.cells[metric].marks if row is not None and metric in row.cells else []
+            sup = f"<sup>{_e(''.join(marks))}</sup>" if marks else ""
+            css = "" if agg.available else ' class="unavailable"'
+            cells.append(f'<td{css} title="{_e(aggregate_detail(agg))}">{_e(text)}{sup}</td>')
+        name = f"({row.letter}) {run.name}" if row is not None else run.name
+        rows.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}</tr>")
     out.append(f"<table><tr><th>run</th>{head}</tr>{''.join(rows)}</table>")
-    out.append(f'<p class="small">{_e(table.legend)}</p>')
+    if table is not None:
+        out.append(f'<p class="small">{_e(table.legend)}</p>')
     not_compared = [r for r in report.runs if not r.comparable]
     if not_compared:
         names = ", ".join(r.name for r in not_compared)
         out.append(
             f'<p class="notcomparable">Not compared (see Runs): {_e(names)}. Their own '
-            "aggregates are listed below.</p>"
+            "aggregates are in the table, without marks.</p>"
         )
     return "".join(out)
 
