@@ -286,3 +286,24 @@ def test_a_large_study_computes_every_runs_table_when_asked(small_store, new_app
     other = new_app(page=PAGE)  # the table is computed for these marks: shown at once
     assert any("Results table" in t for t in _texts(other))
     assert other.dataframe[-1].value.equals(table)
+
+
+def test_each_candidate_gets_its_sentence_against_the_one_baseline(small_store,
+                                                                    new_app) -> None:
+    from evalcore.store.runs import add_run
+
+    _, db = small_store
+    add_run(db, study_id="s1", name="r3", source="imported", k=3,
+            results=[("q1", 1, "d4", 1.0), ("q2", 1, "d5", 1.0)])
+    _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_runs").set_value(["r2", "r1", "r3"]).run()
+    at.checkbox(key="rl_compare_accept_unverified").check().run()
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    measures = at.multiselect(key="rl_compare_measures").value
+    expected = [bottom_line(compare_pair(db, "s1", c, "r2", measures, queue_limit=10,
+                                         viewer=None)).sentence for c in ("r1", "r3")]
+    assert texts[:2] == expected  # r2, chosen first, is the baseline of both
+    assert all(t.startswith(f"{c} vs r2 (baseline): ") for t, c in zip(texts[:2], ("r1", "r3"), strict=True))
+    assert len(at.table) == 4  # per candidate: its bottom line table, its paired tests
