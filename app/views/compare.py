@@ -1,17 +1,21 @@
-"""Run comparison: what the evidence decides first, then the labels that would decide
-the rest, then the paired tests; apart, the trec_eval-compatible numbers; then the
-paper-style results table and per-query deltas of every chosen run.
+"""Run comparison: the bottom line first, then what would settle it, the paired tests and,
+apart, the trec_eval-compatible numbers; then every chosen run's results table and
+per-query differences.
 
-**Verdict first** (issue 14, contract section 11): for runs A and B and each chosen
-measure, :func:`evalcore.analysis.pair_comparison.compare_pair` gives the verdict
-(``decided: A better``, ``decided: B better``, ``tied``, ``undecided``,
-``undecidable``) with the mean-difference interval, the unknown units that can
-still move it or the causes in plain words with what to do; the head of the "to
-decide" queue with a link that opens the Annotate page working through it
-(:mod:`app.components.decide_link`); the paired tests with the queries left out and
-the selection caution. The numbers with unjudged units counted as non-relevant
-(trec_eval compatibility) are in their own expander and table, never beside the
-evidence's. Computed once per store state and choice, shared by every session
+**One picker, one sign.** The first run chosen is the baseline; every other chosen run is
+a candidate, and every interval, difference, table and chart on the page is candidate −
+baseline with the baseline named (:data:`evalcore.analysis.bottom_line.DIFFERENCE`), as
+``evalcore compare`` and the reports say it.
+
+**Bottom line** (:mod:`evalcore.analysis.bottom_line`): per candidate, one sentence a lead
+can repeat and one compact table (per measure the verdict word — decided, open, cannot
+be decided yet —, the interval and what would settle it); the heading's tooltip is the
+glossary. Under it, the head of each open measure's "to decide" queue in an expander with
+the link that opens the Annotate page working through it
+(:mod:`app.components.decide_link`); the paired tests in one table per pair, what they
+left out in plain words, the selection caution once; the trec_eval-compatible numbers in
+their own expander, never beside the evidence's. Computed once per store state and choice
+(:func:`evalcore.analysis.pair_comparison.compare_pair`), shared by every session
 (:mod:`app.components.shared_results`).
 
 On a study over ``LARGE_STUDY_QUERIES`` queries, the verdicts and paired tests are drawn
@@ -19,16 +23,12 @@ first (the queues and trec_eval numbers follow from the background), and every c
 run's results table and per-query differences wait for a switch, with a note saying so
 (shown at once when another session computed them for the store's marks).
 
-The results table's numbers come from :mod:`evalcore.analysis.compare` on each
-run's evaluation (the comparison shared by sessions until the store changes,
-:mod:`app.components.shared_results`): on the working labels from the shared live state (equal to
-:func:`evalcore.analysis.run_evaluation.evaluate_run`, kept current label by label),
-on a frozen version from ``evaluate_run``. A paired test uses only
-the queries where both runs have the metric; the page says on how many and
-why the rest were left out. A run is compared with the first chosen run only
-when :func:`evalcore.analysis.comparability.comparability` allows it (same
-corpus, protocol and cutoff: the rule reports apply); the others are named with
-the reason and left out.
+The results table's numbers come from :mod:`evalcore.analysis.compare` on each run's
+evaluation (on the working labels from the shared live state, on a frozen version from
+:func:`evalcore.analysis.run_evaluation.evaluate_run`), its columns named as the verdicts
+name the measures. A run is compared with the baseline only when
+:func:`evalcore.analysis.comparability.comparability` allows it (same corpus, protocol and
+cutoff: the rule reports apply); the others are named with the reason and left out.
 """
 
 import pandas as pd
