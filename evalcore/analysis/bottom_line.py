@@ -186,6 +186,10 @@ def measure_line(item: MeasureVerdict, estimate: Estimate | None = None) -> Meas
     if status == "open" and item.queue is not None and item.queue.labels_to_decide:
         labels = item.queue.labels_to_decide
     shown = "unavailable" if d.lower is None or d.upper is None else interval(d.lower, d.upper)
+    if d.lower is not None and d.upper is not None and (
+        (d.lower_open and abs(d.lower) <= ZERO) or (d.upper_open and abs(d.upper) <= ZERO)
+    ):
+        shown += " (0 itself excluded)"  # an open end: no completion reaches it
     return MeasureLine(
         measure=d.measure,
         verdict=d.verdict,

@@ -184,3 +184,15 @@ def test_glossary_defines_every_word_the_surfaces_use() -> None:
         DIFFERENCE,
     ):
         assert GLOSSARY[word]
+
+
+def test_an_open_end_at_zero_is_said(demo_pair) -> None:
+    pc = _set(demo_pair, "R@10", "a_better", 0.0, 0.05)
+    item = next(m for m in pc.measures if m.measure == "R@10")
+    item = item.model_copy(update={"decision": item.decision.model_copy(
+        update={"lower_open": True})})
+    pc = pc.model_copy(update={"measures": [item if m.measure == "R@10" else m
+                                            for m in pc.measures]})
+    row = next(m for m in bottom_line(pc).measures if m.measure == "R@10")
+    assert row.interval == "0.000 to +0.050 (0 itself excluded)"
+    assert row.verdict_cell == "decided: better"
