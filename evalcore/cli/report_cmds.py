@@ -4,13 +4,19 @@
 
 The runs are evaluated against the frozen reference version, the report is
 stored (immutable) in the store's ``reports`` table, and exported as HTML,
-JSON or CSV (``--format``, default from the ``--out`` suffix, else HTML).
+JSON, CSV (one row per run and query) or the verdicts' CSV (``verdicts-csv``: the bottom
+line, one row per compared pair and measure) (``--format``, default from the ``--out``
+suffix, else HTML). The bottom line of each compared pair is printed first (every
+difference candidate − baseline; the baseline is the first of ``--runs`` unless
+``--baseline``).
 ``--stored NAME`` exports a report stored earlier instead of generating one.
 The report shows the study's chosen measures (``evalcore study measures``) with
 Judged@k beside each, unless ``-m`` names others (repeatable; an unknown name
 exits 2 listing the known ones); the measures used are printed and recorded.
 Exports hold no annotator names, notes or row ids unless
-``--include-internal``. Exit status: 0 success, 2 invalid input (unknown
+``--include-internal``. ``--queries`` names the query set every number is over
+(``all``, the default; ``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the report
+records it and the command prints it. Exit status: 0 success, 2 invalid input (unknown
 study, run, reference or report; bad options).
 """
 
@@ -23,7 +29,7 @@ from evalcore.cli import main
 from evalcore.cli.actor import default_actor
 from evalcore.io.atomic import atomic_writer, private_mode
 
-FORMATS = ("html", "json", "csv")
+FORMATS = ("html", "json", "csv", "verdicts-csv")
 
 
 def _infer_format(out: Path, fmt: str | None) -> str:
@@ -67,7 +73,9 @@ def _fail(message: str) -> None:
               help="Include annotator names, notes and database row ids in the export.")
 @click.option("--name", default=None, help="Report name (unique in the study).")
 @click.option("--baseline", default=None, help="Baseline run (default: the first of --runs).")
-@click.option("--pairwise", is_flag=True, help="Mark significance between every pair of runs.")
+@click.option("--pairwise", is_flag=True,
+              help="Mark significance between every pair of runs (the earlier run of each "
+              "pair is its baseline).")
 @click.option("--test", type=click.Choice(["randomization", "paired_t"]), default="randomization",
               show_default=True, help="The test behind the table's significance marks.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
@@ -85,6 +93,9 @@ def _fail(message: str) -> None:
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help="A measure to report instead of the study's chosen ones, e.g. nDCG@10, "
               "Success@2, RBP(p=0.8)@3 (repeat for several; Judged@k is added beside each).")
+@click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
+              help="The query set: all, judged (a relevant label), answered (every run "
+              "returned a result), comma-separated query ids, or @FILE (one id a line).")
 def report_command(
     db_path: Path,
     study: str,
@@ -105,16 +116,20 @@ def report_command(
     stored: str | None,
     accept_unverified: tuple[str, ...],
     measures: tuple[str, ...],
+    queries: str,
 ) -> None:
     """Generate a pinned report of stored runs, store it, and export it."""
+    from evalcore.analysis.bottom_line import render_text
     from evalcore.analysis.compare import ComparisonSettings
+    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec
     from evalcore.contract.measures import UnknownMeasure, parse_measure
-    from evalcore.report.csv_export import render_csv
+    from evalcore.report.csv_export import render_csv, render_verdicts_csv
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
     from evalcore.report.json_export import render_json
     from evalcore.report.measure_table import render_measures_text
     from evalcore.report.stored import load_report, save_report
+    from evalcore.report.text_table import clean
     from evalcore.store.connection import open_store
     from evalcore.store.reports import find_report
     from evalcore.store.scoping import require_study_view
@@ -123,6 +138,10 @@ def report_command(
         chosen = [parse_measure(m) for m in measures] or None
     except UnknownMeasure as err:
         _fail(str(err))
+    try:
+        spec = QuerySetSpec.parse(queries)
+    except QuerySetError as err:
+        _fail(f"--queries: {err}")
     if not db_path.exists():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
     if not out.parent.is_dir():  # before the report is stored: nothing half done
@@ -133,9 +152,9 @@ def report_command(
         # the author must see the study (an unknown id lists only the studies they may see)
         require_study_view(db, created_by or _default_author(), study)
         if stored is not None:
-            if runs is not None or accept_unverified or measures:
+            if runs is not None or accept_unverified or measures or spec.kind != "all":
                 _fail("give either --stored (export a stored report) or --runs "
-                      "(with --accept-unverified, -m), not both")
+                      "(with --accept-unverified, -m, --queries), not both")
             row = find_report(db, study, stored, viewer=created_by or _default_author())
             report = load_report(db, row.report_id)
             digest = row.content_hash
@@ -162,10 +181,13 @@ def report_command(
                 ),
                 accept_unverified=list(accept_unverified),
                 measures=chosen,
+                queries=spec,
             )
             digest = save_report(db, report).content_hash
     except LookupError as err:  # KeyError quotes str(err): show the message itself
         _fail(str(err.args[0]) if err.args else str(err))
+    except QuerySetError as err:
+        _fail(f"--queries: {err}")
     except ValueError as err:
         _fail(str(err))
     except PermissionError as err:  # evalcore.access.PermissionDenied: not allowed
@@ -178,14 +200,20 @@ def report_command(
         text = render_html(report, include_internal=include_internal)
     elif kind == "json":
         text = render_json(report, include_internal=include_internal)
-    else:
+    elif kind == "csv":
         text = render_csv(report)
+    else:
+        text = render_verdicts_csv(report)
     _write_atomically(out, text, db_path)
     compared = sum(1 for r in report.runs if r.comparable)
+    for line in report.pair_bottom_lines():
+        click.echo(render_text(line, clean))
     click.echo(
         f"report {report.name!r} ({digest}): {len(report.runs)} run(s), {compared} comparable; "
         f"{kind.upper()} written to {out}"
     )
+    if report.query_set is not None:
+        click.echo(report.query_set.describe())
     click.echo(render_measures_text(report), nl=False)
     for run in report.runs:
         label, reason = run.status()
