@@ -356,7 +356,7 @@ def prediction(
     # Draws in the order of (query, unit id): the same evidence predicts the same, however
     # the rows were packed.
     ids = u.unit_ids(rows)
-    rows = rows[sorted(range(rows.size), key=lambda i: (int(u.query[rows[i]]), ids[i]))]
+    rows = rows[np.lexsort((np.array(ids, dtype=str), u.query[rows]))]
     levels = MAX_GAIN + 1
     auto = np.full(u.query.size, -1, dtype=np.int64)
     auto[auto_rows] = np.clip(auto_gains, 0, MAX_GAIN)
