@@ -457,7 +457,7 @@ def evaluate_column_pair(
     protocol: EvalProtocol,
 ) -> PairEvaluation:
     """Pack two runs' columns (:func:`~evalcore.store.observations.runs_as_columns`) for
-    ``measures`` and evaluate them."""
+    ``measures``, with the study's corpus size they carry, and evaluate them."""
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     depth = packing_depth(parsed)
     batches = [
@@ -465,9 +465,11 @@ def evaluate_column_pair(
             c.query_ids, c.k, c.returned_ids, c.gains, c.population_complete,
             scan_complete=c.scan_complete, permitted_ids=c.permitted_ids, protocol=protocol,
             min_depth=depth,
-        ) if c.coded is None or c.coded_labels is None else pack_coded(
+        ).with_corpus_size(c.corpus_size) if c.coded is None or c.coded_labels is None
+        else pack_coded(
             c.query_ids, c.k, c.coded, c.coded_labels, c.population_complete,
             scan_complete=c.scan_complete, protocol=protocol, min_depth=depth,
+            corpus_size=c.corpus_size,
         )
         for c in columns
     ]

@@ -14,11 +14,14 @@ from evalcore.store.read_access import Viewer, require_read
 
 @dataclass(frozen=True)
 class StoreMarks:
-    """The highest label and completeness event ids (store-wide) and the study's run ids."""
+    """The highest label and completeness event ids (store-wide), the study's run ids and
+    its corpus's generation (:mod:`evalcore.store.corpus_generations`: documents moved, so
+    the corpus size open populations are bounded by may have)."""
 
     label_event: int
     completeness_event: int
     run_ids: tuple[int, ...]
+    corpus_generation: int = 0
 
 
 def store_marks(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> StoreMarks:
@@ -31,14 +34,16 @@ def store_marks_unchecked(db: sqlite_utils.Database, study_id: str) -> StoreMark
     """The store's marks now, for ``study_id``'s runs."""
     row = db.execute(
         "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
-        "(SELECT coalesce(max(event_id), 0) FROM completeness_events)"
+        "(SELECT coalesce(max(event_id), 0) FROM completeness_events), "
+        "(SELECT coalesce(max(g.generation), 0) FROM corpus_generations g JOIN studies s "
+        "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?)", [study_id]
     ).fetchone()
     runs = tuple(
         r[0] for r in db.execute(
             "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id", [study_id]
         )
     )
-    return StoreMarks(int(row[0]), int(row[1]), runs)
+    return StoreMarks(int(row[0]), int(row[1]), runs, int(row[2]))
 
 
 def touched_queries_unchecked(db: sqlite_utils.Database, study_id: str, since: StoreMarks) -> set[str]:
