@@ -49,8 +49,14 @@ def _store(tmp_path: Path, *, n_docs: int = 40, seed: int = 7):
         add_run(db, study_id=STUDY, name=run, source="imported", k=5, results=rows)
         for q, rank, d, _ in rows:
             if rank <= 5:
-                record_label(db, study_id=STUDY, query_id=q, unit_id=d,
-                             gain=int(d[1:]) % 3, annotator="alice")
+                record_label(
+                    db,
+                    study_id=STUDY,
+                    query_id=q,
+                    unit_id=d,
+                    gain=int(d[1:]) % 3,
+                    annotator="alice",
+                )
     return db, qids, docs
 
 
@@ -71,8 +77,7 @@ def test_store_evaluations_bound_recall_by_the_corpus(tmp_path: Path) -> None:
     db, qids, _ = _store(tmp_path)
     report = evaluate_run(db, STUDY, "a", viewer=None)
     bounded = [_recall(report, q) for q in qids]
-    assert all(m.status == "unavailable" and "population_incomplete" in m.reasons
-               for m in bounded)
+    assert all(m.status == "unavailable" and "population_incomplete" in m.reasons for m in bounded)
     # 40 documents: at most 40 - labeled outside units may be relevant, so a query with a
     # relevant unit in its top 5 has R@5 above 0 at worst.
     assert any(m.lower is not None and m.lower > 0 for m in bounded)
@@ -82,8 +87,9 @@ def test_store_evaluations_bound_recall_by_the_corpus(tmp_path: Path) -> None:
 
 def test_a_unit_outside_the_corpus_leaves_outside_units_unbounded(tmp_path: Path) -> None:
     db, qids, _ = _store(tmp_path)
-    record_label(db, study_id=STUDY, query_id=qids[0], unit_id="not-a-doc", gain=0,
-                 annotator="alice")
+    record_label(
+        db, study_id=STUDY, query_id=qids[0], unit_id="not-a-doc", gain=0, annotator="alice"
+    )
     population = study_population_unchecked(db, STUDY)
     assert population.corpus_size is None and population.outside == 1
     assert "1 unit(s)" in population.note()
@@ -94,8 +100,14 @@ def test_a_unit_outside_the_corpus_leaves_outside_units_unbounded(tmp_path: Path
 def test_a_corpus_the_store_does_not_hold_has_no_size(tmp_path: Path) -> None:
     db = open_store(tmp_path / "none.sqlite")
     create_study(db, StudyIn(study_id=STUDY, name="x", corpus_id="elsewhere"))
-    add_run(db, study_id=STUDY, name="a", source="imported", k=2,
-            results=[("q", 1, "u1", 1.0), ("q", 2, "u2", 0.5)])
+    add_run(
+        db,
+        study_id=STUDY,
+        name="a",
+        source="imported",
+        k=2,
+        results=[("q", 1, "u1", 1.0), ("q", 2, "u2", 0.5)],
+    )
     population = study_population_unchecked(db, STUDY)
     assert population.corpus_size is None
     assert "holds no documents" in population.note()
@@ -116,13 +128,15 @@ def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path:
     state = LiveDashboard.build(db, STUDY, viewer=None)
     steps = [
         # a label inside the corpus: only its query again
-        lambda: record_label(db, study_id=STUDY, query_id=qids[1], unit_id=docs[0], gain=3,
-                             annotator="bob"),
+        lambda: record_label(
+            db, study_id=STUDY, query_id=qids[1], unit_id=docs[0], gain=3, annotator="bob"
+        ),
         # more documents: a larger corpus bounds every query less tightly
         lambda: add_documents(db, CORPUS, _docs(["extra-1", "extra-2"])),
         # a label on a unit that is not a document: the size is no longer known
-        lambda: record_label(db, study_id=STUDY, query_id=qids[2], unit_id="stray", gain=2,
-                             annotator="bob"),
+        lambda: record_label(
+            db, study_id=STUDY, query_id=qids[2], unit_id="stray", gain=2, annotator="bob"
+        ),
         # the stray unit becomes a document: known again
         lambda: add_documents(db, CORPUS, _docs(["stray"])),
     ]

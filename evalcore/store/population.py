@@ -47,30 +47,47 @@ class StudyPopulation:
         """One line for a report: the size used and what bounds it, or why there is none."""
         size = self.corpus_size
         if size is not None:
-            return (f"corpus size {size} (documents of corpus {self.corpus_id!r} in the store): "
-                    "bounds R, nDCG and AP where a relevant set is not declared complete")
+            return (
+                f"corpus size {size} (documents of corpus {self.corpus_id!r} in the store): "
+                "bounds R, nDCG and AP where a relevant set is not declared complete"
+            )
         if self.retrieval_unit != "document":
             why = f"the study's unit is {self.retrieval_unit!r}, not a document of the corpus"
         elif self.documents == 0:
             why = f"corpus {self.corpus_id!r} holds no documents in the store"
         else:
-            why = (f"{self.outside} unit(s) the study's runs returned or labeled are not "
-                   f"documents of corpus {self.corpus_id!r}")
-        return (f"corpus size unknown ({why}): where a relevant set is not declared "
-                "complete, any number of unlabeled units may be relevant")
+            why = (
+                f"{self.outside} unit(s) the study's runs returned or labeled are not "
+                f"documents of corpus {self.corpus_id!r}"
+            )
+        return (
+            f"corpus size unknown ({why}): where a relevant set is not declared "
+            "complete, any number of unlabeled units may be relevant"
+        )
 
 
 def study_population_unchecked(db: sqlite_utils.Database, study_id: str) -> StudyPopulation:
     """The study's :class:`StudyPopulation` now (the caller authorised the read)."""
     study = get_study(db, study_id)
-    documents = int(db.execute(
-        f"SELECT count(*) FROM documents WHERE corpus_id = ? AND {published()}",
-        [study.corpus_id]).fetchone()[0])
+    documents = int(
+        db.execute(
+            f"SELECT count(*) FROM documents WHERE corpus_id = ? AND {published()}",
+            [study.corpus_id],
+        ).fetchone()[0]
+    )
     outside = 0
     if documents and study.retrieval_unit == "document":
-        outside = int(db.execute(
-            "SELECT count(*) FROM study_units su WHERE su.study_id = ? AND NOT EXISTS ("
-            "SELECT 1 FROM documents d WHERE d.corpus_id = ? AND d.doc_id = su.unit_id AND "
-            f"{published('d')})", [study_id, study.corpus_id]).fetchone()[0])
-    return StudyPopulation(corpus_id=study.corpus_id, retrieval_unit=study.retrieval_unit,
-                           documents=documents, outside=outside)
+        outside = int(
+            db.execute(
+                "SELECT count(*) FROM study_units su WHERE su.study_id = ? AND NOT EXISTS ("
+                "SELECT 1 FROM documents d WHERE d.corpus_id = ? AND d.doc_id = su.unit_id AND "
+                f"{published('d')})",
+                [study_id, study.corpus_id],
+            ).fetchone()[0]
+        )
+    return StudyPopulation(
+        corpus_id=study.corpus_id,
+        retrieval_unit=study.retrieval_unit,
+        documents=documents,
+        outside=outside,
+    )
