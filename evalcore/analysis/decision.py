@@ -411,6 +411,12 @@ class EvaluatedPair:
     columns: list[RunEvidenceColumns]
     pair: PairEvaluation
 
+    def notes(self) -> list[str]:
+        """What the pair's numbers assume besides the labels: the corpus size that bounds
+        its open populations, when one is known (:mod:`evalcore.store.population`)."""
+        population = self.columns[0].population if self.columns else None
+        return [] if population is None else population.size_notes()
+
 
 def evaluate_stored_pair(
     db: sqlite_utils.Database,

@@ -8,7 +8,9 @@ Per measure, first the verdict of the evidence (contract section 11:
 can still move it; then the head of the "to decide" queue (the labels that
 narrow the interval most); then the paired significance tests, computed only on
 the queries where both runs have the measure, with how many were left out and
-why, and the warning that such a subset can be biased. ``--reference NAME``
+why, and the warning that such a subset can be biased; last, a note with the corpus
+size that bounds open populations when the store holds the study's corpus
+(:mod:`evalcore.store.population`). ``--reference NAME``
 compares against a frozen reference version instead of the working labels.
 Exit status: 0 success, 2 invalid input (unknown store, study, run, measure).
 """
@@ -42,7 +44,7 @@ FORMATS = ("table", "json")
 def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, ...],
                     reference: str | None, queue_size: int, fmt: str, actor: str) -> None:
     """Decide run A against run B on each measure, then the paired tests."""
-    from evalcore.analysis.decision import evaluate_stored_pair
+    from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import measure_verdicts
     from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.report.decision_text import measure_text
@@ -59,12 +61,13 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
-            pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference,
-                                        viewer=actor)
+            evaluated = stored_pair(db, study, names[0], names[1], parsed, reference,
+                                    viewer=actor)
         except LookupError as err:
             _fail(str(err.args[0]) if err.args else str(err))
         except ValueError as err:
             _fail(str(err))
+    pair, notes = evaluated.pair, evaluated.notes()
     verdicts = measure_verdicts(pair, names[0], names[1], queue_limit=queue_size)
     if fmt == "json":
         click.echo(json.dumps([
@@ -76,9 +79,12 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
                     for key in ("n_queries", "n_paired", "n_excluded", "exclusions", "mean_delta",
                                 "tests", "summary", "selection_note")
                 },
+                "notes": notes,
             }
             for item in verdicts
         ], indent=2))
         return
     for item in verdicts:
         click.echo(measure_text(item))
+    for note in notes:
+        click.echo(f"note: {note}")

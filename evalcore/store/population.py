@@ -43,6 +43,11 @@ class StudyPopulation:
             return None
         return self.documents
 
+    def size_notes(self) -> list[str]:
+        """The note recording the corpus size used, or none when no size is known (outside
+        units are then unbounded, as on observations without one)."""
+        return [] if self.corpus_size is None else [self.note()]
+
     def note(self) -> str:
         """One line for a report: the size used and what bounds it, or why there is none."""
         size = self.corpus_size
