@@ -330,6 +330,8 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None,
         f"Is {run_a} (A) better than {run_b} (B) whatever the missing labels are? Each "
         f"interval holds the mean difference A \N{MINUS SIGN} B over every query for every "
         "way the unknown labels could turn out."))
+    for note in pc.notes:  # the corpus size that bounds relevant sets not declared complete
+        st.caption(escape_markdown(f"Note: {note}."))
     for item in pc.measures:
         _show_verdict(item)
     st.markdown("##### Labels that would decide it")
