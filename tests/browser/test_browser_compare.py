@@ -21,6 +21,9 @@ VERDICT = "P@10: undecided"
 #: undecidable for want of completeness claims.
 OPEN_VERDICT = "nDCG@10: undecided"
 OLD_CAUSE = "relevant set not declared complete"
+#: The demo's corpus is held in the store: its size bounds R, nDCG and AP on open
+#: populations, and the page says so.
+CORPUS_NOTE = "corpus size 311 (documents of corpus 'northwind-kb' in the store)"
 
 
 def _keep(shot: Path) -> None:
@@ -62,6 +65,19 @@ def test_compare_page_verdict_first_with_the_queue_link(app_server, browser_page
         "Paired significance tests") < text.index("Results table")
     assert "mean difference bm25-plain \N{MINUS SIGN} bm25-title-boost: " in text
     assert OPEN_VERDICT in text and OLD_CAUSE not in text
+    # neither nDCG@10 nor R@10 (the demo's open-population measures) is undecidable
+    for measure in ("nDCG@10", "R@10"):
+        assert f"{measure}: " in text and f"{measure}: undecidable" not in text
+    ndcg = text[text.index(OPEN_VERDICT):]
+    assert re.match(r"nDCG@10: [^\n]*\nmean difference [^\n]*: [−+]\d\.\d{3}"
+                    r"( \(exclusive\))? to [−+]\d\.\d{3}", ndcg), ndcg[:200]
+    assert CORPUS_NOTE in text
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.get_by_text(OPEN_VERDICT).first.evaluate("e => e.scrollIntoView({block: 'center'})")
+    settle(page)
+    shot = tmp_path / "compare-1400x900.png"
+    page.screenshot(path=str(shot))
+    _keep(shot)
     assert re.search(r"left out: the paired queries are those that happen to be fully judged",
                      text)
     link = page.get_by_role("link", name="Label these on the Annotate page (P@10)")
