@@ -17,12 +17,14 @@ the store's observation reads (:mod:`evalcore.store.observations`) carry its siz
 every evaluation of the study.
 """
 
-from dataclasses import dataclass
+import os
+import threading
+from dataclasses import dataclass, replace
 
 import sqlite_utils
 
 from evalcore.store.document_imports import published
-from evalcore.store.studies import get_study
+from evalcore.store.studies import StudyIn, get_study
 
 
 @dataclass(frozen=True)
@@ -72,27 +74,98 @@ class StudyPopulation:
 
 
 def study_population_unchecked(db: sqlite_utils.Database, study_id: str) -> StudyPopulation:
-    """The study's :class:`StudyPopulation` now (the caller authorised the read)."""
+    """The study's :class:`StudyPopulation` now (the caller authorised the read).
+
+    Counting a large corpus takes a scan, so the answer is kept per store file and study
+    while the corpus's generation (:mod:`evalcore.store.corpus_generations`: every document
+    write and import moves it) stays the same; units new to the study since (its unit
+    dictionary only grows) are checked alone.
+    """
     study = get_study(db, study_id)
-    documents = int(
-        db.execute(
-            f"SELECT count(*) FROM documents WHERE corpus_id = ? AND {published()}",
-            [study.corpus_id],
-        ).fetchone()[0]
-    )
-    outside = 0
-    if documents and study.retrieval_unit == "document":
-        outside = int(
+    marks = _marks(db, study)
+    key = _store_key(db, study_id)
+    with _LOCK:
+        kept = _KEPT.get(key) if key is not None else None
+    if (
+        kept is not None
+        and kept.marks[0] == marks[0]
+        and kept.marks[1] <= marks[1]
+        and (kept.population.corpus_id, kept.population.retrieval_unit)
+        == (study.corpus_id, study.retrieval_unit)
+    ):
+        if kept.marks[1] == marks[1]:
+            return kept.population
+        population = replace(
+            kept.population,
+            outside=kept.population.outside
+            + (_outside(db, study, since=kept.marks[1]) if kept.population.documents else 0),
+        )
+    else:
+        documents = int(
             db.execute(
-                "SELECT count(*) FROM study_units su WHERE su.study_id = ? AND NOT EXISTS ("
-                "SELECT 1 FROM documents d WHERE d.corpus_id = ? AND d.doc_id = su.unit_id AND "
-                f"{published('d')})",
-                [study_id, study.corpus_id],
+                f"SELECT count(*) FROM documents WHERE corpus_id = ? AND {published()}",
+                [study.corpus_id],
             ).fetchone()[0]
         )
-    return StudyPopulation(
-        corpus_id=study.corpus_id,
-        retrieval_unit=study.retrieval_unit,
-        documents=documents,
-        outside=outside,
+        population = StudyPopulation(
+            corpus_id=study.corpus_id,
+            retrieval_unit=study.retrieval_unit,
+            documents=documents,
+            outside=_outside(db, study, since=0) if documents else 0,
+        )
+    if key is not None and _marks(db, study) == marks:  # nothing moved while it was read
+        with _LOCK:
+            _KEPT[key] = _Kept(marks, population)
+            while len(_KEPT) > _KEEP:
+                del _KEPT[next(iter(_KEPT))]
+    return population
+
+
+@dataclass(frozen=True)
+class _Kept:
+    #: (the corpus's generation, the study's unit codes assigned) when it was read
+    marks: tuple[int, int]
+    population: StudyPopulation
+
+
+#: (store file, its inode, study) -> the population last read; a few studies are kept
+_KEPT: dict[tuple[str, int, str], _Kept] = {}
+_KEEP = 64
+_LOCK = threading.Lock()
+
+
+def _marks(db: sqlite_utils.Database, study: StudyIn) -> tuple[int, int]:
+    row = db.execute(
+        "SELECT (SELECT coalesce(max(generation), 0) FROM corpus_generations WHERE "
+        "corpus_id = ?), (SELECT coalesce(max(unit_code) + 1, 0) FROM study_units WHERE "
+        "study_id = ?)",
+        [study.corpus_id, study.study_id],
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def _store_key(db: sqlite_utils.Database, study_id: str) -> tuple[str, int, str] | None:
+    """The store file (and its inode: a file made again at the same path is another
+    store) of ``db``, with the study; None for a store held in memory."""
+    path = next((r[2] for r in db.execute("PRAGMA database_list") if r[1] == "main"), "")
+    if not path:
+        return None
+    try:
+        return path, os.stat(path).st_ino, study_id
+    except OSError:
+        return None
+
+
+def _outside(db: sqlite_utils.Database, study: StudyIn, *, since: int) -> int:
+    """The study's units with a code from ``since`` on that are not published documents of
+    its corpus (none are counted for a study whose unit is not the document)."""
+    if study.retrieval_unit != "document":
+        return 0
+    return int(
+        db.execute(
+            "SELECT count(*) FROM study_units su WHERE su.study_id = ? AND su.unit_code >= ? "
+            "AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.corpus_id = ? AND "
+            f"d.doc_id = su.unit_id AND {published('d')})",
+            [study.study_id, since, study.corpus_id],
+        ).fetchone()[0]
     )
