@@ -7,6 +7,7 @@ or a corpus the store does not hold, leaves outside units unbounded. The live da
 kept up to date incrementally equals a rebuild whichever way the size moves.
 """
 
+import html
 import random
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,3 +150,34 @@ def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path:
     assert sizes == [40, 42, None, 43]
     report = evaluate_run(db, STUDY, "a", viewer=None)
     assert state.runs["a"].results == report.queries
+
+
+def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> None:
+    from evalcore.report.from_store import report_from_store
+    from evalcore.report.html import render_html
+    from evalcore.report.json_export import render_json
+
+    db, _, _ = _store(tmp_path)
+    report = report_from_store(
+        db,
+        study_id=STUDY,
+        runs=["a", "b"],
+        created_by="lead",
+        viewer="lead",
+        measures=["R@5", "nDCG@5"],
+    )
+    note = "corpus size 40 (documents of corpus 'c' in the store)"
+    assert len(report.notes) == 1 and report.notes[0].startswith(note)
+    assert html.escape(f"note: {note}") in render_html(report)
+    assert note in render_json(report)
+    for run in report.runs:
+        assert run.evaluation.diagnostics.notes == report.notes
+    for pc in report.decisions:
+        assert pc.notes == report.notes
+        assert all(m.decision.verdict != "undecidable" for m in pc.measures)
+    # a store without the corpus: nothing recorded, as before
+    record_label(db, study_id=STUDY, query_id="q0", unit_id="stray", gain=0, annotator="x")
+    unbounded = report_from_store(
+        db, study_id=STUDY, runs=["a", "b"], created_by="lead", viewer="lead"
+    )
+    assert unbounded.notes == []
