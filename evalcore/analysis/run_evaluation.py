@@ -21,7 +21,13 @@ from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
 
 
-def population_notes(db: sqlite_utils.Database, study_id: str) -> list[str]:
+def population_notes(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[str]:
+    """:func:`population_notes_unchecked`, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return population_notes_unchecked(db, study_id)
+
+
+def population_notes_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
     """The note that records the corpus size the study's evaluations are bounded by
     (:mod:`evalcore.store.population`; none when no size is known: outside units are then
     unbounded, as on observations without one)."""
@@ -75,7 +81,7 @@ def evaluate_run_measures_unchecked(
         protocol = get_study(db, study_id).protocol()
     observations = observations_for_run_unchecked(db, study_id, run_name, reference, None)
     diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations),
-                              notes=population_notes(db, study_id))
+                              notes=population_notes_unchecked(db, study_id))
     chosen = (evaluate(observations, protocol, measures=list(measures), diagnostics=diagnostics)
               if measures else None)
     return evaluate(observations, protocol, diagnostics=diagnostics), chosen

@@ -84,7 +84,7 @@ def store_source(
         viewer = actor or default_actor()
         require_study_view(db, viewer, study)
         observations = observations_for_run(db, study, run_name, reference, viewer=viewer)
-        notes = population_notes(db, study)
+        notes = population_notes(db, study, viewer=viewer)
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo("evalcore evaluate: nothing was computed or shown", err=True)

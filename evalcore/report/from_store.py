@@ -26,7 +26,10 @@ import sqlite_utils
 
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair_unchecked
-from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked, population_notes
+from evalcore.analysis.run_evaluation import (
+    evaluate_run_measures_unchecked,
+    population_notes_unchecked,
+)
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
@@ -146,7 +149,7 @@ def _report_from_store(
                  for r in report.runs],
     })
     updates: dict[str, object] = {"decisions": decisions_of_unchecked(db, report),
-                                  "notes": population_notes(db, study_id)}
+                                  "notes": population_notes_unchecked(db, study_id)}
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     unpinned = [] if reference is not None else [
