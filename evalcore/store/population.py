@@ -76,8 +76,9 @@ class StudyPopulation:
 def study_population_unchecked(db: sqlite_utils.Database, study_id: str) -> StudyPopulation:
     """The study's :class:`StudyPopulation` now (the caller authorised the read).
 
-    Counting a large corpus takes a scan, so the answer is kept per store file and study
-    while the corpus's generation (:mod:`evalcore.store.corpus_generations`: every document
+    Counting a large corpus takes a scan, so the answer for one of at least
+    :data:`_KEEP_FROM` documents is kept per store file and study while the corpus's
+    generation (:mod:`evalcore.store.corpus_generations`: every document
     write and import moves it) stays the same; units new to the study since (its unit
     dictionary only grows) are checked alone.
     """
@@ -113,7 +114,9 @@ def study_population_unchecked(db: sqlite_utils.Database, study_id: str) -> Stud
             documents=documents,
             outside=_outside(db, study, since=0) if documents else 0,
         )
-    if key is not None and _marks(db, study) == marks:  # nothing moved while it was read
+    if (
+        key is not None and population.documents >= _KEEP_FROM and _marks(db, study) == marks
+    ):  # nothing moved while it was read
         with _LOCK:
             _KEPT[key] = _Kept(marks, population)
             while len(_KEPT) > _KEEP:
@@ -131,6 +134,8 @@ class _Kept:
 #: (store file, its inode, study) -> the population last read; a few studies are kept
 _KEPT: dict[tuple[str, int, str], _Kept] = {}
 _KEEP = 64
+#: Smaller corpora are counted again on every read (a few milliseconds at most).
+_KEEP_FROM = 5_000
 _LOCK = threading.Lock()
 
 

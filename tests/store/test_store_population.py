@@ -12,6 +12,8 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from evalcore.analysis.decision import evaluate_stored_pair
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.live.dashboard import LiveDashboard
@@ -181,3 +183,48 @@ def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> 
         db, study_id=STUDY, runs=["a", "b"], created_by="lead", viewer="lead"
     )
     assert unbounded.notes == []
+
+
+def test_a_kept_population_follows_documents_and_new_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept per store file while the corpus generation holds (here for any corpus size):
+    every answer equals a count made from scratch."""
+    from evalcore.store import population as module
+
+    monkeypatch.setattr(module, "_KEEP_FROM", 0)
+    monkeypatch.setattr(module, "_KEPT", {})
+    db, qids, docs = _store(tmp_path)
+
+    def fresh():
+        kept = dict(module._KEPT)
+        module._KEPT.clear()
+        try:
+            return study_population_unchecked(db, STUDY)
+        finally:
+            module._KEPT.clear()
+            module._KEPT.update(kept)
+
+    steps = [
+        lambda: None,
+        lambda: record_label(
+            db, study_id=STUDY, query_id=qids[0], unit_id="stray-1", gain=1, annotator="bob"
+        ),
+        lambda: record_label(
+            db, study_id=STUDY, query_id=qids[1], unit_id="stray-2", gain=0, annotator="bob"
+        ),
+        lambda: add_documents(db, CORPUS, _docs(["stray-1"])),
+        lambda: add_documents(db, CORPUS, _docs(["stray-2", "more"])),
+        lambda: record_label(
+            db, study_id=STUDY, query_id=qids[2], unit_id=docs[3], gain=2, annotator="bob"
+        ),
+    ]
+    seen = []
+    for step in steps:
+        step()
+        kept = study_population_unchecked(db, STUDY)
+        assert kept == fresh()
+        assert study_population_unchecked(db, STUDY) == kept  # the kept answer
+        seen.append((kept.outside, kept.corpus_size))
+    assert module._KEPT
+    assert seen == [(0, 40), (1, None), (2, None), (1, None), (0, 43), (0, 43)]
