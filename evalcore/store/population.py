@@ -46,9 +46,11 @@ class StudyPopulation:
         return self.documents
 
     def size_notes(self) -> list[str]:
-        """The note recording the corpus size used, or none when no size is known (outside
-        units are then unbounded, as on observations without one)."""
-        return [] if self.corpus_size is None else [self.note()]
+        """The note recording the corpus size used; when the store holds the corpus but
+        its size cannot be used (units outside it), the note saying why; else none (no
+        corpus in the store: outside units unbounded, as on observations without a size)."""
+        held = self.documents > 0 and self.retrieval_unit == "document"
+        return [self.note()] if self.corpus_size is not None or held else []
 
     def note(self) -> str:
         """One line for a report: the size used and what bounds it, or why there is none."""

@@ -177,12 +177,13 @@ def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> 
     for pc in report.decisions:
         assert pc.notes == report.notes
         assert all(m.decision.verdict != "undecidable" for m in pc.measures)
-    # a store without the corpus: nothing recorded, as before
+    # a unit outside the corpus: the size cannot bound anything, and the report says why
     record_label(db, study_id=STUDY, query_id="q0", unit_id="stray", gain=0, annotator="x")
     unbounded = report_from_store(
         db, study_id=STUDY, runs=["a", "b"], created_by="lead", viewer="lead"
     )
-    assert unbounded.notes == []
+    assert len(unbounded.notes) == 1
+    assert unbounded.notes[0].startswith("corpus size unknown (1 unit(s) the study's runs")
 
 
 def test_a_kept_population_follows_documents_and_new_units(
