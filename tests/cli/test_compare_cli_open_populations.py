@@ -9,6 +9,7 @@ often) decided. The corpus size used is recorded beside the verdicts.
 import json
 import math
 import random
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -71,7 +72,8 @@ def open_store_path(tmp_path_factory) -> Path:
 
 
 def _compare(path: Path, *extra: str):
-    args = ["compare", "--db", str(path), "--study", "s", "--runs", "strong,weak", "--queue", "0"]
+    # the baseline first: differences are strong (the candidate) - weak
+    args = ["compare", "--db", str(path), "--study", "s", "--runs", "weak,strong", "--queue", "0"]
     for m in MEASURES:
         args += ["-m", m]
     return CliRunner().invoke(main, [*args, *extra])
@@ -81,8 +83,13 @@ def test_json_verdicts_are_decided_with_finite_intervals(open_store_path: Path) 
     result = _compare(open_store_path, "--format", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert [d["decision"]["measure"] for d in data] == list(MEASURES)
-    for item in data:
+    assert (data["candidate"], data["baseline"]) == ("strong", "weak")
+    assert [d["decision"]["measure"] for d in data["measures"]] == list(MEASURES)
+    assert data["notes"] == [
+        f"corpus size {N_DOCS} (documents of corpus 'corpus' in the store): bounds R, "
+        "nDCG and AP where a relevant set is not declared complete"
+    ]
+    for item in data["measures"]:
         decision = item["decision"]
         assert decision["verdict"] != "undecidable", decision["summary"]
         assert decision["verdict"] in {"a_better", "b_better", "tied", "undecided"}
@@ -90,10 +97,6 @@ def test_json_verdicts_are_decided_with_finite_intervals(open_store_path: Path) 
         assert decision["lower"] <= decision["upper"]
         # the strong run ranks relevant documents four times as often
         assert decision["verdict"] == "a_better", decision["summary"]
-        assert item["notes"] == [
-            f"corpus size {N_DOCS} (documents of corpus 'corpus' in the store): bounds R, "
-            "nDCG and AP where a relevant set is not declared complete"
-        ]
 
 
 def test_table_shows_each_interval_and_the_corpus_size(open_store_path: Path) -> None:
@@ -102,6 +105,10 @@ def test_table_shows_each_interval_and_the_corpus_size(open_store_path: Path) ->
     heads = [line for line in result.output.splitlines() if line and not line.startswith(" ")]
     for measure in MEASURES:
         head = next(line for line in heads if line.startswith(f"{measure}: "))
-        assert "undecidable" not in head
-        assert "mean strong - weak in " in head
+        assert "undecidable" not in head and "cannot be decided" not in head
+        assert re.search(
+            r"decided: better — mean candidate − baseline: [−+]\d\.\d{3} to "
+            r"[−+]\d\.\d{3}",
+            head,
+        ), head
     assert f"note: corpus size {N_DOCS} " in result.output
