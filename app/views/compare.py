@@ -363,6 +363,8 @@ def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
             st.caption(markdown_lines(*map(escape_markdown, line.notes)))
         pairs.append(pc)
     st.caption(escape_markdown(over))
+    for note in pairs[0].notes if pairs else []:  # the corpus size bounding open populations
+        st.caption(escape_markdown(f"Note: {note}."))
     if reference is None:
         st.caption("Working labels: these verdicts and numbers change as labeling goes on. "
                    "Freeze a reference version on the Reports page for numbers you can defend.")

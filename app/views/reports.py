@@ -96,6 +96,8 @@ def _show_report(report: Report, report_id: int) -> None:
     st.caption(escape_markdown(" · ".join(facts)))
     for warning in report.warnings:
         st.warning(escape_markdown(warning))
+    for note in report.notes:  # e.g. the corpus size that bounds open populations
+        st.caption(escape_markdown(f"Note: {note}."))
     st.dataframe(pd.DataFrame([
         {"run": r.name, "k": r.k, "queries": r.n_queries,
          "comparable": _COMPARABLE[r.status()[0]], "why not": r.status()[1] or "",

@@ -91,7 +91,7 @@ def compare_command(
 ) -> None:
     """The bottom line of a candidate run against the baseline, then the details."""
     from evalcore.analysis.bottom_line import DIFFERENCE, bottom_line
-    from evalcore.analysis.decision import evaluate_stored_pair
+    from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import PairComparison, measure_verdicts
     from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
     from evalcore.contract.measures import UnknownMeasure, parse_measure
@@ -120,14 +120,15 @@ def compare_command(
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
             query_set = stored_query_set(db, study, names, spec, reference, viewer=actor)
-            pair = evaluate_stored_pair(db, study, candidate, base, parsed, reference,
-                                        viewer=actor, query_ids=query_set.scope)
+            evaluated = stored_pair(db, study, candidate, base, parsed, reference,
+                                    viewer=actor, query_ids=query_set.scope)
         except QuerySetError as err:
             _fail(f"--queries: {err}")
         except LookupError as err:
             _fail(str(err.args[0]) if err.args else str(err))
         except ValueError as err:
             _fail(str(err))
+    pair, notes = evaluated.pair, evaluated.notes()
     verdicts = measure_verdicts(pair, candidate, base, queue_limit=queue_size)
     record = query_set.record()
     pc = PairComparison(
@@ -137,6 +138,7 @@ def compare_command(
         measures=verdicts,
         compat=[],
         compat_notes=[],
+        notes=notes,
     )
     if fmt == "json":
         click.echo(
@@ -167,6 +169,7 @@ def compare_command(
                         }
                         for item in verdicts
                     ],
+                    "notes": notes,
                 },
                 indent=2,
                 ensure_ascii=False,
@@ -176,3 +179,5 @@ def compare_command(
     # the bottom line first; the query set it is over just before the details
     head, details = render_pair(pc).split("\nDetails: ", 1)
     click.echo(f"{head}\n{record.describe()}\nDetails: {details}", nl=False)
+    for note in notes:  # the corpus size that bounds open populations
+        click.echo(f"note: {note}")

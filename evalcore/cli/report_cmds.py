@@ -221,5 +221,7 @@ def report_command(
             reason = f"{reason} (--accept-unverified {run.name} to compare it)"
         if reason is not None:
             click.echo(f"  {label}: {run.name}: {reason}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)

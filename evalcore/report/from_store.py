@@ -32,7 +32,10 @@ from evalcore.analysis.query_set import (
     ResolvedQuerySet,
     resolve_stored_query_set_unchecked,
 )
-from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked
+from evalcore.analysis.run_evaluation import (
+    evaluate_run_measures_unchecked,
+    population_notes_unchecked,
+)
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
@@ -163,7 +166,8 @@ def _report_from_store(
     updates: dict[str, object] = {
         "decisions": decisions,
         "bottom_lines": [bottom_line(pc) for pc in decisions],
-        "query_set": None if query_set is None else query_set.record()}
+        "query_set": None if query_set is None else query_set.record(),
+        "notes": population_notes_unchecked(db, study_id)}
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     unpinned = [] if reference is not None else [

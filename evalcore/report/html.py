@@ -115,6 +115,8 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
     ]
     if report.warnings:
         parts.append("".join(f'<p class="warning">{_e(w)}</p>' for w in report.warnings))
+    if report.notes:
+        parts.append("".join(f'<p class="note">note: {_e(n)}</p>' for n in report.notes))
     parts.append(_runs_table(report))
     if report.measures:
         parts.append(_measures_section(report))

@@ -162,6 +162,10 @@ class Report(BaseModel):
     query_set: QuerySetRecord | None = None
     query_texts: dict[str, str] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+    #: What the numbers assume besides the labels, one line each (e.g. the corpus size that
+    #: bounds R, nDCG and AP where a relevant set is not declared complete). Empty in
+    #: reports stored before reports recorded them.
+    notes: list[str] = Field(default_factory=list)
     internal: ReportInternal | None = None
 
     def run(self, name: str) -> ReportRun:

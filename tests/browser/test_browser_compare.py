@@ -22,6 +22,9 @@ VERDICT = "bm25-title-boost vs bm25-plain (baseline): "
 #: "cannot be decided yet" for want of completeness claims.
 OPEN_VERDICT = re.compile(r"nDCG@10\s+open\s+")
 OLD_CAUSE = "cannot be decided yet"
+#: The demo's corpus is held in the store: its size bounds R, nDCG and AP on open
+#: populations, and the page says so.
+CORPUS_NOTE = "corpus size 311 (documents of corpus 'northwind-kb' in the store)"
 #: The page's scrolling height before the bottom line (demo, 1400x900 / 390x844): 5,470 and
 #: 7,560 px; it must stay well under those.
 MAX_HEIGHT = {1400: 3200, 390: 4300}
@@ -75,6 +78,7 @@ def test_compare_page_bottom_line_first_with_the_queue_link(app_server, chromium
             "Results table")
         assert "candidate \N{MINUS SIGN} baseline (mean)" in text
         assert OPEN_VERDICT.search(text) and OLD_CAUSE not in text
+        assert CORPUS_NOTE in text
         assert text.count("can be biased") == 1  # the caution once
         assert "unlabeled_returned" not in text and "MRR@" not in text
         page.get_by_text("P@10: open \N{EM DASH} ").first.click()  # the queue's expander
