@@ -536,15 +536,6 @@ def qrels_from_rows(
     return _group_qrels(name, rows, list(gains))
 
 
-def run_from_rows(
-    name: str, query_ids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray
-) -> TrecRun:
-    """A run from parallel rows already validated (finite float64 scores), ranked as
-    :func:`read_run` ranks a file (score descending, doc ID descending; tied pairs counted)."""
-    rows = _rows_of(query_ids, doc_ids)
-    return _rank_run(name, rows, np.asarray(scores, dtype=np.float64))
-
-
 def _rows_of(query_ids: Sequence[str], doc_ids: Sequence[str]) -> _Rows:
     """Rows with runs of equal consecutive query IDs found by numpy (no per-row Python)."""
     q = np.asarray(query_ids, dtype=object)
