@@ -69,15 +69,14 @@ def packed(
 
 def as_judged(value: TrecSource, gain_map: Mapping[int, int] | None = None) -> Judged:
     """Qrels ready to join, from a path, a nested dict, a table, read or prepared qrels."""
-    from evalcore.api.qrels import Qrels as Prepared
-
-    if isinstance(value, Prepared):
+    prepared = getattr(value, "judged", None)  # evalcore.Qrels (which imports this module)
+    if isinstance(prepared, Judged):
         if gain_map:
             raise ValueError(
                 "gain_map applies when qrels are read: give it to "
                 "evalcore.Qrels(..., gain_map=...), not to evaluate"
             )
-        return value.judged
+        return prepared
     if isinstance(value, Judged):
         return value
     if isinstance(value, str | PathLike):
