@@ -293,6 +293,7 @@ class ObservationBatch:
         min_depth: int = 0,
         duplicate_reference: np.ndarray | None = None,
         may_repeat: bool = True,
+        pos_unit: np.ndarray | None = None,
     ) -> ObservationBatch:
         """A batch from arrays already joined (trusted, as :meth:`from_columns`' inputs).
 
@@ -304,8 +305,10 @@ class ObservationBatch:
         unit (no conflicts); ``duplicate_reference`` (bool per query, default none) flags
         the queries whose reference labels a unit twice. Every scan is complete and nothing
         is restricted by permissions. Returned duplicates are found here, by the rule every
-        constructor uses; ``may_repeat=False`` says no ranking repeats a unit (a dict's keys),
-        so none is looked for.
+        constructor uses: in bulk from ``pos_unit`` (a code per packed position, equal codes
+        for equal unit IDs) when given, else per query from ``top_units``;
+        ``may_repeat=False`` says no ranking repeats a unit (a dict's keys), so none is
+        looked for.
         """
         n = len(query_ids)
         if not (
@@ -320,6 +323,12 @@ class ObservationBatch:
         total = int(pos_offsets[-1])
         pos_dup = np.zeros(total, dtype=bool)
         dup_first = np.zeros(total, dtype=np.int64)
+        if may_repeat and pos_unit is not None:
+            n_pos = np.diff(pos_offsets)
+            pos_query = np.repeat(np.arange(n, dtype=np.int64), n_pos)
+            rank0 = np.arange(total, dtype=np.int64) - np.repeat(pos_offsets[:-1], n_pos)
+            pos_dup, dup_first = _coded_duplicates(pos_query, pos_unit, rank0)
+            may_repeat = False
         for i, top in enumerate(top_units if may_repeat else ()):
             if len(set(top)) != len(top):
                 base = int(pos_offsets[i]) - 1

@@ -26,9 +26,10 @@ positions; everything else is numpy over all queries at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -38,8 +39,6 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.trec import Qrels, TrecRun
 
@@ -92,14 +91,22 @@ class Judged:
 
 @dataclass(frozen=True, eq=False)
 class Ranked:
-    """A run ranked as trec_eval ranks it; query i's ranking is ``docs[offsets[i]:offsets[i+1]]``."""
+    """A run ranked as trec_eval ranks it (score descending, doc ID descending).
+
+    Rows are grouped by query: query i's rows are ``offsets[i]:offsets[i + 1]`` of
+    ``docs``; ``order`` lists the rows in ranked order (None: already ranked). A doc ID is
+    never copied: ``docs`` holds the input's own strings.
+    """
 
     name: str
     query_ids: list[str]  # in input order
     offsets: np.ndarray  # int64[n + 1]
-    docs: np.ndarray  # object[rows]: doc IDs, best first within each query
+    docs: Sequence[str]  # the doc ID of every row, grouped by query
+    order: np.ndarray | None  # int64[rows]: ranked position -> row; None: rows are ranked
     tied_score_pairs: int
     may_repeat: bool  # a ranking may hold a doc twice (files, tables; never a dict)
+    #: int64[rows]: equal codes for equal doc IDs (finds repeated docs in bulk), or None
+    doc_codes: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
 
     @cached_property
@@ -109,8 +116,32 @@ class Ranked:
     def rankings(self) -> dict[str, list[str]]:
         """query -> its ranking, best first (a view for reading, built when asked)."""
         bounds = self.offsets.tolist()
-        docs = self.docs.tolist()
+        rows = range(len(self.docs)) if self.order is None else self.order.tolist()
+        docs = list(map(self.docs.__getitem__, rows))
         return {q: docs[a:b] for q, a, b in zip(self.query_ids, bounds, bounds[1:], strict=False)}
+
+
+class PackedUnits(Sequence[list[str]]):
+    """Per packed query, the doc IDs of its packed positions: read from the run's own doc
+    IDs when asked (a report names blocking and repeated docs), never copied up front."""
+
+    def __init__(self, docs: Sequence[str], rows: np.ndarray, offsets: np.ndarray) -> None:
+        self._docs = docs
+        self._rows = rows
+        self._bounds = offsets.tolist()
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        rows = self._rows[self._bounds[i] : self._bounds[i + 1]].tolist()
+        return list(map(self._docs.__getitem__, rows))
 
 
 def judged_from_qrels(qrels: Qrels) -> Judged:
@@ -132,9 +163,9 @@ def ranked_from_run(run: TrecRun) -> Ranked:
         np.fromiter(map(len, run.doc_ids.values()), dtype=np.int64, count=len(query_ids)),
         out=offsets[1:],
     )
-    docs = np.empty(int(offsets[-1]), dtype=object)
-    docs[:] = list(chain.from_iterable(run.doc_ids.values()))
-    return Ranked(run.name, query_ids, offsets, docs, run.tied_score_pairs, True, run.notes)
+    docs = list(chain.from_iterable(run.doc_ids.values()))
+    return Ranked(run.name, query_ids, offsets, docs, None, run.tied_score_pairs, True,
+                  notes=run.notes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,16 +199,12 @@ def join(
     r_len[r_has] = np.minimum(ranked.offsets[1:][r_at[r_has]] - r_start, depth)
     pos_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(r_len, out=pos_offsets[1:])
-    top = ranked.docs[_ranges(r_start, r_len[r_has])].tolist()
-    bounds = pos_offsets.tolist()
-    top_units = [top[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
-    gains_of = judged.gains_of
-    codes: list[int] = []
-    extend = codes.extend
-    for q, units in zip(query_ids, top_units, strict=True):
-        if units:
-            extend(map(gains_of.get(q, _NO_LABELS).get, units, repeat(UNLABELED)))
-    pos_gain = np.fromiter(codes, dtype=np.int8, count=len(codes))
+    rows = _ranges(r_start, r_len[r_has])  # ranked positions, then rows, of packed positions
+    if ranked.order is not None:
+        rows = ranked.order[rows]
+    pos_gain = _gains(judged, ranked.docs, rows, query_ids, r_len)
+    top_units = PackedUnits(ranked.docs, rows, pos_offsets)
+    pos_unit = None if ranked.doc_codes is None else ranked.doc_codes[rows]
 
     j_at = _positions_in(judged.index, query_ids)
     j_has = j_at >= 0
@@ -226,6 +253,20 @@ def _query_order(
     if not outside:  # the usual run: every query judged, the qrels' order is the order
         return list(judged.natural_order), notes
     return sorted(chain(judged.query_ids, dict.fromkeys(outside)), key=natural_key), notes
+
+
+def _gains(judged: Judged, docs: Sequence[str], rows: np.ndarray, query_ids: list[str],
+           counts: np.ndarray) -> np.ndarray:
+    """The label code of every packed position: one ``dict.get`` per position, in C loops
+    (each query's positions looked up in its ``doc -> gain`` dict)."""
+    gains_of = judged.gains_of
+    docs_at = map(docs.__getitem__, rows.tolist())
+    lookups = (
+        map(gains_of.get(q, _NO_LABELS).get, islice(docs_at, c), repeat(UNLABELED))
+        for q, c in zip(query_ids, counts.tolist(), strict=True)
+        if c
+    )
+    return np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=rows.size)
 
 
 def _positions_in(index: dict[str, int], query_ids: Sequence[str]) -> np.ndarray:

@@ -97,17 +97,16 @@ def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
         rows = rows.regrouped()
     keys, edges, grouped = rows.blocks()
     order, _, tied_pairs = order_blocks(rows.in_blocks(scores), edges, grouped)
-    docs = np.empty(len(grouped), dtype=object)
-    docs[:] = grouped
-    if order is not None:
-        docs = docs[order]
+    table = rows.lengths is None
     return Ranked(
         rows.name,
         keys,
         np.asarray(edges, dtype=np.int64),
-        docs,
+        grouped,
+        order,
         tied_pairs,
-        may_repeat=rows.lengths is None or converted,
+        may_repeat=table,
+        doc_codes=_factorize(grouped)[0] if table else None,
     )
 
 
