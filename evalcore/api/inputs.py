@@ -67,8 +67,13 @@ def packed(
     )
 
 
-def as_judged(value: TrecSource, gain_map: Mapping[int, int] | None = None) -> Judged:
-    """Qrels ready to join, from a path, a nested dict, a table, read or prepared qrels."""
+def as_judged(
+    value: TrecSource, gain_map: Mapping[int, int] | None = None, *, keep: bool = False
+) -> Judged:
+    """Qrels ready to join, from a path, a nested dict, a table, read or prepared qrels.
+
+    ``keep``: the result outlives the call (prepared qrels), so a dict's inner dicts are
+    copied; one evaluation only reads them while it runs."""
     prepared = getattr(value, "judged", None)  # evalcore.Qrels (which imports this module)
     if isinstance(prepared, Judged):
         if gain_map:
@@ -85,7 +90,7 @@ def as_judged(value: TrecSource, gain_map: Mapping[int, int] | None = None) -> J
         return judged_from_qrels(value)
     from evalcore.io.trec_mappings import judged_from_mapping  # not needed for files
 
-    return judged_from_mapping(value, gain_map)
+    return judged_from_mapping(value, gain_map, copy=keep)
 
 
 def as_ranked(value: TrecSource, *, extra_columns: bool = False) -> Ranked:

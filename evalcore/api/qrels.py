@@ -33,7 +33,7 @@ class Qrels:
     """
 
     def __init__(self, qrels: TrecSource, *, gain_map: Mapping[int, int] | None = None) -> None:
-        self.judged: Judged = as_judged(qrels, gain_map)
+        self.judged: Judged = as_judged(qrels, gain_map, keep=True)
 
     @property
     def query_ids(self) -> list[str]:

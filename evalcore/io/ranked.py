@@ -39,6 +39,7 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.trec import Qrels, TrecRun
 
@@ -107,6 +108,8 @@ class Ranked:
     may_repeat: bool  # a ranking may hold a doc twice (files, tables; never a dict)
     #: int64[rows]: equal codes for equal doc IDs (finds repeated docs in bulk), or None
     doc_codes: np.ndarray | None = None
+    #: per query, its doc IDs in row order, when held apart (a dict's inner dicts)
+    blocks: Sequence[Iterable[str]] | None = None
     notes: list[str] = field(default_factory=list)
 
     @cached_property
@@ -202,7 +205,7 @@ def join(
     rows = _ranges(r_start, r_len[r_has])  # ranked positions, then rows, of packed positions
     if ranked.order is not None:
         rows = ranked.order[rows]
-    pos_gain = _gains(judged, ranked.docs, rows, query_ids, r_len)
+    pos_gain = _gains(judged, ranked, rows, query_ids, r_len)
     top_units = PackedUnits(ranked.docs, rows, pos_offsets)
     pos_unit = None if ranked.doc_codes is None else ranked.doc_codes[rows]
 
@@ -255,12 +258,21 @@ def _query_order(
     return sorted(chain(judged.query_ids, dict.fromkeys(outside)), key=natural_key), notes
 
 
-def _gains(judged: Judged, docs: Sequence[str], rows: np.ndarray, query_ids: list[str],
+def _gains(judged: Judged, ranked: Ranked, rows: np.ndarray, query_ids: list[str],
            counts: np.ndarray) -> np.ndarray:
-    """The label code of every packed position: one ``dict.get`` per position, in C loops
-    (each query's positions looked up in its ``doc -> gain`` dict)."""
+    """The label code of every packed position (``rows``: the run row of each, query by
+    query; ``counts``: positions per query): one ``dict.get`` per position in C loops, each
+    query's docs looked up in its ``doc -> gain`` dict. A run held as blocks (a dict's
+    inner dicts) packed almost whole is looked up block by block, row order."""
     gains_of = judged.gains_of
-    docs_at = map(docs.__getitem__, rows.tolist())
+    if ranked.blocks is not None and rows.size * 2 >= len(ranked.docs):
+        lookups = (
+            map(gains_of.get(q, _NO_LABELS).get, block, repeat(UNLABELED))
+            for q, block in zip(ranked.query_ids, ranked.blocks, strict=True)
+        )
+        by_row = np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=len(ranked.docs))
+        return by_row[rows]
+    docs_at = map(ranked.docs.__getitem__, rows.tolist())
     lookups = (
         map(gains_of.get(q, _NO_LABELS).get, islice(docs_at, c), repeat(UNLABELED))
         for q, c in zip(query_ids, counts.tolist(), strict=True)

@@ -566,7 +566,8 @@ def order_blocks(
         # Blocks of equal length are sorted together, one 2-D argsort per length.
         for length in np.unique(lengths).tolist():
             rows = starts[lengths == length][:, None] + np.arange(length)
-            within = np.argsort(neg[rows], axis=1, kind="stable")
+            # Not stable, and need not be: equal scores are ordered by doc ID below.
+            within = np.argsort(neg[rows], axis=1)
             order_arr[rows] = np.take_along_axis(rows, within, axis=1)
         scores = scores[order_arr]
     run_start, run_end = tied_runs(scores, same_block)

@@ -63,9 +63,15 @@ def is_arrow_table(value: object) -> bool:
 
 
 def judged_from_mapping(
-    value: Any, gain_map: Mapping[int, int] | None = None, *, name: str = "qrels"
+    value: Any, gain_map: Mapping[int, int] | None = None, *, name: str = "qrels",
+    copy: bool = True,
 ) -> Judged:
-    """Qrels from a nested dict or a table (see the module docstring)."""
+    """Qrels from a nested dict or a table (see the module docstring). A dict's inner dicts
+    are copied unless ``copy=False`` (the caller keeps them unchanged while it uses them)."""
+    if isinstance(value, dict) and not gain_map:
+        plain = _plain_qrels(value, f"{name} (dict)", copy)
+        if plain is not None:
+            return plain
     rows = _rows(value, name, _GAIN_COLUMNS)
     log = ErrorLog(rows.name)
     gains = _gains(rows, gain_map or {}, log)
@@ -74,6 +80,9 @@ def judged_from_mapping(
     if not rows.doc_ids:
         log.add(None, None, "no judgments", "give at least one query with one judged doc")
         log.raise_if_any()
+    if not converted and rows.lengths is not None and not gain_map:
+        # a dict's gains, checked and unmapped: its inner dicts copied as they are
+        return Judged.of_dicts(rows.name, {q: dict(b) for q, b in zip(rows.keys, rows.inner) if b})
     if not converted:
         gains_of = rows.grouped(gains)
         if sum(map(len, gains_of.values())) == len(rows.doc_ids):  # no (query, doc) repeated
@@ -81,6 +90,30 @@ def judged_from_mapping(
     return judged_from_qrels(
         qrels_from_rows(rows.name, rows.query_column(), rows.doc_ids, gains.tolist())
     )
+
+
+def _plain_qrels(value: dict, name: str, copy: bool) -> Judged | None:
+    """The usual qrels dict, checked in a few C-level passes: string keys, ``int`` gains in
+    0..MAX_GAIN; None when anything else is there (the general path then names it)."""
+    keys = list(value)
+    inner = list(value.values())
+    if not (set(map(type, inner)) <= {dict} and set(map(type, keys)) <= {str} and all(keys)):
+        return None
+    docs = chain.from_iterable
+    if not (set(map(type, docs(inner))) <= {str} and all(docs(inner))):
+        return None
+    count = sum(map(len, inner))
+    if not count or not set(map(type, docs(map(_values, inner)))) <= {int}:
+        return None
+    gains = np.fromiter(docs(map(_values, inner)), dtype=np.int64, count=count)
+    if gains.min() < 0 or gains.max() > MAX_GAIN:
+        return None
+    gains_of = {q: dict(b) if copy else b for q, b in zip(keys, inner, strict=True) if b}
+    offsets = np.zeros(len(gains_of) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, gains_of.values()), dtype=np.int64, count=len(gains_of)),
+              out=offsets[1:])
+    return Judged(name, list(gains_of), gains_of, offsets, gains.astype(np.int8),
+                  np.zeros(len(gains_of), dtype=bool))
 
 
 def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
@@ -107,6 +140,7 @@ def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
         tied_pairs,
         may_repeat=table,
         doc_codes=_factorize(grouped)[0] if table else None,
+        blocks=None if table else [b for b in rows.inner if b],
     )
 
 
@@ -136,6 +170,7 @@ class _Rows:
         self.columns = columns  # a table's (query, doc, value) column names; None: a dict
         self.query_ids = query_ids  # a table's query ID of every row
         self.order: np.ndarray | None = None  # grouped row -> input row (tables)
+        self.inner: list = []  # a dict's inner dicts (its rows, query by query)
         self.starts = None if lengths is None else [0, *accumulate(lengths)]
 
     def query_of(self, i: int) -> Any:
@@ -245,7 +280,9 @@ def _dict_rows(value: Mapping, name: str) -> _Rows:
     lengths = list(map(len, inner))
     doc_ids = list(chain.from_iterable(inner))
     values = list(chain.from_iterable(map(_values, inner)))
-    return _Rows(name, keys, lengths, doc_ids, values, None)
+    rows = _Rows(name, keys, lengths, doc_ids, values, None)
+    rows.inner = inner
+    return rows
 
 
 def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
