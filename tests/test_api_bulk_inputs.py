@@ -193,3 +193,33 @@ def test_numpy_gains_and_scores_in_dicts_are_numbers():
     run = {"q1": {"a": np.float32(0.5), "b": np.float64(1.5)}}
     result = evalcore.evaluate(qrels, run, measures=["RR@2"])
     assert result.aggregates["RR@2"] == 0.5
+
+
+def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general_path():
+    """Clean tables are read as columns (no Python object per row); a table the words
+    cannot hold exactly, or a wrong one, goes to the general path, which names the row."""
+    from evalcore.io.trec_columnar import table_trec_input
+
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"],
+                          "relevance": [2, 0, 1]})
+    run = pd.DataFrame({"query_id": ["q2", "q1", "q1", "q3"], "doc_id": ["c", "a", "x", "z"],
+                        "score": [1.0, 1.0, 2.0, 0.5]})
+    protocol = EvalProtocol()
+    taken = table_trec_input(qrels, run, 2, complete=False, protocol=protocol)
+    assert taken is not None and list(taken.batch.top_units) == [["x", "a"], ["c"], ["z"]]
+    prepared = evalcore.Qrels(qrels)
+    assert table_trec_input(prepared.judged.words, pa.Table.from_pandas(run), 2,
+                            complete=False, protocol=protocol) is not None
+    for odd_run in (
+        run.assign(doc_id=["c", "a", "", "z"]),  # empty ID: the general path names it
+        run.assign(doc_id=["c", "a", "x\0y", "z"]),  # NUL: words cannot hold it
+        run.assign(score=[1.0, float("nan"), 2.0, 0.5]),
+        run.assign(doc_id=["c", "a", None, "z"]),
+    ):
+        assert table_trec_input(qrels, odd_run, 2, complete=False, protocol=protocol) is None
+    repeated = pd.concat([qrels, qrels.iloc[:1]])  # the file rules' notes: general path
+    assert table_trec_input(repeated, run, 2, complete=False, protocol=protocol) is None
+    with pytest.raises(InputErrors, match=r"run \(DataFrame\): row 2 \(doc_id\): doc ID must"):
+        evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "", "z"]), measures=["P@1"])
+    nul = evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "x\0y", "z"]), measures=["P@2"])
+    assert nul.report.queries[0].metrics["P@2"].blocking_ids == ["x\0y"]

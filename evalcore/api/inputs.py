@@ -129,6 +129,21 @@ def read_pair(
     return q, r
 
 
+def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:
+    """With a run table: the qrels the table reader takes (a table, or prepared qrels' words),
+    else None."""
+    if isinstance(run, str | PathLike | Mapping | TrecRun):
+        return None
+    from evalcore.io.trec_mappings import is_arrow_table, is_dataframe
+
+    if not (is_dataframe(run) or is_arrow_table(run)):
+        return None
+    prepared = getattr(qrels, "judged", None)
+    if isinstance(prepared, Judged):
+        return prepared.words
+    return qrels if is_dataframe(qrels) or is_arrow_table(qrels) else None
+
+
 def trec_input(
     qrels: TrecSource,
     run: TrecSource,
@@ -144,9 +159,11 @@ def trec_input(
     packed to ``max(k, min_depth)`` by :func:`evalcore.io.ranked.join`.
 
     Two TREC file paths are read column by column
-    (:func:`evalcore.io.trec_columnar.columnar_trec_input`); when that path
-    declines (anything unusual or wrong), the careful reader gives the same
-    result or the ``file:line`` errors.
+    (:func:`evalcore.io.trec_columnar.columnar_trec_input`), and so is a run table
+    (a DataFrame or a pyarrow Table) with qrels given as a table or prepared
+    (:func:`evalcore.io.trec_columnar.table_trec_input`); when that path declines
+    (anything unusual or wrong), the careful reader gives the same result or the
+    ``file:line`` (row) errors.
 
     Under ``protocol.trec_eval`` run lines may have text after the tag, only
     trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
@@ -157,6 +174,22 @@ def trec_input(
 
         fast = columnar_trec_input(
             qrels,
+            run,
+            k,
+            complete=complete,
+            protocol=protocol,
+            all_queries=all_queries,
+            gain_map=gain_map,
+            min_depth=min_depth,
+        )
+        if fast is not None:
+            return EvalInput.from_columnar(fast)
+    table_qrels = _table_qrels(qrels, run)
+    if table_qrels is not None:
+        from evalcore.io.trec_columnar import table_trec_input
+
+        fast = table_trec_input(
+            table_qrels,
             run,
             k,
             complete=complete,

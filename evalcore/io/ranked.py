@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.trec import Qrels, TrecRun
+    from evalcore.io.trec_columnar import TableLabels
 
 _NO_LABELS: dict[str, int] = {}
 
@@ -83,6 +84,21 @@ class Judged:
     @cached_property
     def index(self) -> dict[str, int]:
         return {q: i for i, q in enumerate(self.query_ids)}
+
+    @cached_property
+    def words(self) -> TableLabels | None:
+        """These qrels as the table reader's columns (built once, when a table run first
+        comes); None when it cannot take them (a doc labeled twice, a NUL in an ID)."""
+        from evalcore.io.trec_columnar import Decline, words_labels
+
+        if self.duplicate_reference.any():
+            return None
+        docs = list(chain.from_iterable(self.gains_of.values()))
+        try:
+            return words_labels(self.name, self.query_ids, np.diff(self.label_offsets), docs,
+                                self.label_gain)
+        except Decline:
+            return None
 
     @cached_property
     def natural_order(self) -> list[str]:

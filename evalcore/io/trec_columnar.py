@@ -54,11 +54,12 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.query_order import natural_key
 from evalcore.io.decompress import is_compressed
 from evalcore.io.ties import pairs_in_runs, tied_runs
@@ -69,6 +70,7 @@ from evalcore.io.trec_bytes import (
     as_strings,
     concat_words,
     distinct,
+    field_words,
     hash_rows,
     pad_words,
     parse_scores,
@@ -476,3 +478,159 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
     found = label >= 0
     pos_gain[found] = labels.gains[label[found]]
     return pos_gain
+
+
+# --- tables ----------------------------------------------------------------------------------
+
+
+def table_trec_input(
+    qrels: Any,
+    run: Any,
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    min_depth: int = 0,
+) -> ColumnarInput | None:
+    """The packed batch of a run table (a pandas DataFrame or a pyarrow Table) against
+    qrels given as a table or as the words of prepared qrels (:class:`TableLabels`), read
+    column by column as the files are: no Python object per row; or None, for the general
+    path (:mod:`evalcore.io.trec_mappings`), which gives the same result or names every
+    wrong row. Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`."""
+    try:
+        labels = qrels if isinstance(qrels, TableLabels) else table_labels(qrels, gain_map)
+        ranked = _table_ranked(run, max(k, min_depth))
+        return _assemble(labels.copy(), ranked, k, complete=complete, protocol=protocol,
+                         all_queries=all_queries, min_depth=min_depth)
+    except _Decline:
+        return None
+
+
+@dataclass
+class TableLabels(_Labels):
+    """Qrels as columns ready for :func:`table_trec_input` (kept by prepared qrels)."""
+
+    def copy(self) -> TableLabels:
+        """A copy whose doc words list the join may empty (the arrays are shared)."""
+        return TableLabels(self.name, self.query_ids, self.query, list(self.docs), self.gains,
+                           list(self.notes))
+
+
+def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> TableLabels:
+    """Qrels from a table's columns (see :func:`table_trec_input`); raises :class:`Decline`."""
+    from evalcore.io.trec_mappings import GAIN_COLUMNS
+
+    name, (q, d, g) = _table_columns(value, "qrels", GAIN_COLUMNS)
+    import pyarrow as pa
+
+    if not pa.types.is_integer(g.type) or g.null_count:
+        raise _Decline("gain column")
+    gains = g.to_numpy()
+    if gain_map:
+        distinct_raw = np.unique(gains)
+        mapped = np.asarray([gain_map.get(int(v), int(v)) for v in distinct_raw.tolist()])
+        gains = mapped[np.searchsorted(distinct_raw, gains)]
+    if gains.size == 0 or gains.min() < 0 or gains.max() > MAX_GAIN:
+        raise _Decline("gain outside the scale")
+    code_of: dict[str, int] = {}
+    query = _query_codes(_words(q), code_of).astype(np.int32)
+    return TableLabels(name, list(code_of), query, [_words(d)], gains.astype(np.int8))
+
+
+def words_labels(name: str, query_ids: list[str], counts: np.ndarray, docs: list[str],
+                 gains: np.ndarray) -> TableLabels:
+    """:class:`TableLabels` from qrels held as strings (``counts[i]`` docs for query i);
+    raises :class:`Decline` for a doc ID the words cannot hold (a NUL)."""
+    text = "".join(docs)
+    if "\0" in text:
+        raise _Decline("NUL")
+    lengths = (np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) if text.isascii()
+               else np.fromiter(map(len, map(str.encode, docs)), dtype=np.int64,
+                                count=len(docs)))
+    data = np.frombuffer(text.encode() + bytes(8), dtype=np.uint8)
+    ends = np.cumsum(lengths)
+    query = np.repeat(np.arange(len(query_ids), dtype=np.int32), counts)
+    return TableLabels(name, list(query_ids), query,
+                       [field_words(data, ends - lengths, ends)], gains.astype(np.int8))
+
+
+def _table_ranked(value: Any, depth: int) -> _Ranked:
+    from evalcore.io.trec_mappings import SCORE_COLUMNS
+
+    name, (q, d, s) = _table_columns(value, "run", SCORE_COLUMNS)
+    import pyarrow as pa
+
+    if not (pa.types.is_floating(s.type) or pa.types.is_integer(s.type)) or s.null_count:
+        raise _Decline("score column")
+    scores = s.to_numpy().astype(np.float64)
+    if not np.isfinite(scores).all():
+        raise _Decline("score not finite")
+    out = _Ranked(name)
+    codes = _query_codes(_words(q), out.code_of)
+    docs = _words(d)
+    if codes.size > 1 and (codes[1:] < codes[:-1]).any():  # a query's rows not together
+        order = np.argsort(codes, kind="stable")
+        codes, scores, docs = codes[order], scores[order], docs[order]
+    if not codes.size:
+        raise _Decline("no results")
+    _reduce_block(out, codes, scores, docs, depth)
+    out.query_ids = list(out.code_of)
+    return out
+
+
+def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tuple[str, list]:
+    """(name, the query, doc and value columns as pyarrow arrays) of a DataFrame or a pyarrow
+    Table; IDs as text (an integer column as its decimal text). Raises :class:`Decline`."""
+    from evalcore.io.trec_mappings import DOC_COLUMNS, QUERY_COLUMNS, is_arrow_table, is_dataframe
+
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        raise _Decline("no pyarrow") from None
+    frame = is_dataframe(value)
+    if not (frame or is_arrow_table(value)):
+        raise _Decline("not a table")
+    names = [str(c) for c in (value.columns if frame else value.column_names)]
+    picked = []
+    for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns):
+        found = [c for c in options if c in names]
+        if len(found) != 1:
+            raise _Decline("columns")  # the general path says which
+        picked.append(found[0])
+    try:
+        table = (pa.Table.from_pandas(value[picked], preserve_index=False) if frame
+                 else value.select(picked))
+    except (pa.ArrowException, TypeError, ValueError):
+        raise _Decline("not columns of one type") from None
+    columns = []
+    for j, column in enumerate(table.columns):
+        array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        if j < 2:
+            if pa.types.is_integer(array.type):
+                array = pc.cast(array, pa.string())
+            if pa.types.is_large_string(array.type) or pa.types.is_string_view(array.type):
+                array = pc.cast(array, pa.string())
+            if not pa.types.is_string(array.type) or array.null_count:
+                raise _Decline("IDs not text")
+        columns.append(array)
+    return f"{kind} ({'DataFrame' if frame else 'Table'})", columns
+
+
+def _words(array: Any) -> np.ndarray:
+    """A pyarrow string array's values as rows of 64-bit words; raises :class:`Decline` for
+    an empty value or a NUL (the general path names the first, the words cannot hold the
+    second)."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array) + 1].astype(np.int64)
+    if len(array) and (offsets[1:] == offsets[:-1]).any():
+        raise _Decline("empty ID")
+    start, end = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[start:end] if end > start else (
+        np.zeros(0, dtype=np.uint8))
+    if (data == 0).any():
+        raise _Decline("NUL")
+    padded = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
+    return field_words(padded, offsets[:-1] - start, offsets[1:] - start)

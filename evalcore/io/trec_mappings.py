@@ -44,10 +44,10 @@ from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.ranked import Judged, Ranked, judged_from_qrels
 from evalcore.io.trec import order_blocks, qrels_from_rows
 
-_QUERY_COLUMNS = ("query_id", "qid", "q_id")
-_DOC_COLUMNS = ("doc_id", "docno", "docid")
-_GAIN_COLUMNS = ("relevance", "label")
-_SCORE_COLUMNS = ("score",)
+QUERY_COLUMNS = ("query_id", "qid", "q_id")
+DOC_COLUMNS = ("doc_id", "docno", "docid")
+GAIN_COLUMNS = ("relevance", "label")
+SCORE_COLUMNS = ("score",)
 _GAINS = f"0..{MAX_GAIN}"
 _values = methodcaller("values")
 
@@ -72,7 +72,7 @@ def judged_from_mapping(
         plain = _plain_qrels(value, f"{name} (dict)", copy)
         if plain is not None:
             return plain
-    rows = _rows(value, name, _GAIN_COLUMNS)
+    rows = _rows(value, name, GAIN_COLUMNS)
     log = ErrorLog(rows.name)
     gains = _gains(rows, gain_map or {}, log)
     converted = _check_ids(rows, log)
@@ -118,7 +118,7 @@ def _plain_qrels(value: dict, name: str, copy: bool) -> Judged | None:
 
 def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
     """A run from a nested dict or a table (see the module docstring)."""
-    rows = _rows(value, name, _SCORE_COLUMNS)
+    rows = _rows(value, name, SCORE_COLUMNS)
     log = ErrorLog(rows.name)
     scores = _scores(rows, log)
     converted = _check_ids(rows, log)
@@ -288,7 +288,7 @@ def _dict_rows(value: Mapping, name: str) -> _Rows:
 def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     names = [str(c) for c in frame.columns]
     picked = tuple(
-        _column(names, options, name) for options in (_QUERY_COLUMNS, _DOC_COLUMNS, value_columns)
+        _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
     )
     q, d, v = (frame[c].to_numpy() for c in picked)
     return _table_rows(name, q, d, v, picked)
@@ -297,7 +297,7 @@ def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
 def _arrow_rows(table: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     names = [str(c) for c in table.column_names]
     picked = tuple(
-        _column(names, options, name) for options in (_QUERY_COLUMNS, _DOC_COLUMNS, value_columns)
+        _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
     )
     q, d, v = (table.column(c).to_numpy(zero_copy_only=False) for c in picked)
     return _table_rows(name, q, d, v, picked)
