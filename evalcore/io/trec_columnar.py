@@ -93,6 +93,8 @@ if TYPE_CHECKING:  # (or the plain ProtocolChoices: evalcore.contract.protocol_c
 MIN_BYTES = 1 << 16
 #: Files are parsed and reduced in blocks of about this many bytes.
 BLOCK_BYTES = 1 << 22
+#: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
+_MAX_SORT_GROUPS = 64
 #: Bytes ``str.strip`` takes for blanks that are no TREC separator (and NUL).
 _BAD_BYTES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
@@ -332,11 +334,15 @@ def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.
     if not out.done.isdisjoint(firsts):
         raise _Interleaved
     order: np.ndarray | None = None
-    regroup = len(set(firsts)) != len(firsts)
-    if regroup or np.any((scores[1:] > scores[:-1]) & (codes[1:] == codes[:-1])):
-        order = np.lexsort((-scores, codes))  # stable: equal scores keep their line order
+    if len(set(firsts)) != len(firsts):  # a query's lines apart: group them (stable)
+        order = np.argsort(codes, kind="stable")
         codes, scores = codes[order], scores[order]
         starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    rising = np.flatnonzero((scores[1:] > scores[:-1]) & (codes[1:] == codes[:-1]))
+    if rising.size:
+        within = _score_order(scores, codes, starts, rising)
+        order = within if order is None else order[within]
+        scores = scores[within]
     same_block = codes[1:] == codes[:-1]
     run_start, run_end = tied_runs(scores, same_block)
     out.tied_pairs += pairs_in_runs(run_start, run_end)
@@ -362,6 +368,28 @@ def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.
     out.window_size.append(size)
     out.window_docs.append(docs[lines])
     out.done.update(firsts)
+
+
+def _score_order(scores: np.ndarray, codes: np.ndarray, starts: np.ndarray,
+                 rising: np.ndarray) -> np.ndarray:
+    """The rows with each query's (``codes``, grouped; ``starts``: each query's first row) in
+    score-descending order: only the queries with a rising pair (``rising``: its first row)
+    are sorted, those of one length together (one 2-D sort; one sort of every row when
+    the lengths are many). Not stable, and need not be: equal scores are put in doc ID
+    order after, where they reach the packed positions."""
+    n = len(scores)
+    ends = np.append(starts[1:], n)
+    unsorted = np.unique(np.searchsorted(starts, rising, side="right") - 1)
+    lengths = ends[unsorted] - starts[unsorted]
+    distinct_lengths = np.unique(lengths).tolist()
+    if len(distinct_lengths) > _MAX_SORT_GROUPS:
+        return np.lexsort((-scores, codes))
+    order = np.arange(n, dtype=np.int64)
+    for length in distinct_lengths:
+        first = starts[unsorted[lengths == length]]
+        rows = first[:, None] + np.arange(length)
+        order[rows] = np.take_along_axis(rows, np.argsort(-scores[rows], axis=1), axis=1)
+    return order
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
