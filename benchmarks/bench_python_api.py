@@ -104,24 +104,24 @@ def variants(qrels: dict, run: dict, notes: list[str]) -> dict[str, Callable[[],
         ).evaluate(run)
     except ImportError as exc:
         notes.append(f"pytrec_eval skipped: {exc}")
-    out["evalcore dicts, honest"] = lambda: evalcore.evaluate(
-        qrels, run, measures=MEASURES
-    ).aggregates
-    out["evalcore dicts, trec_eval=True"] = lambda: evalcore.evaluate(
-        qrels, run, measures=MEASURES, trec_eval=True
-    ).aggregates
+    out["evalcore dicts, honest"] = lambda: (
+        evalcore.evaluate(qrels, run, measures=MEASURES).aggregates
+    )
+    out["evalcore dicts, trec_eval=True"] = lambda: (
+        evalcore.evaluate(qrels, run, measures=MEASURES, trec_eval=True).aggregates
+    )
     try:
         qframe, rframe = frames(qrels, run)
-        out["evalcore DataFrames, honest"] = lambda: evalcore.evaluate(
-            qframe, rframe, measures=MEASURES
-        ).aggregates
+        out["evalcore DataFrames, honest"] = lambda: (
+            evalcore.evaluate(qframe, rframe, measures=MEASURES).aggregates
+        )
         try:
             import pyarrow as pa
 
             qtable, rtable = pa.Table.from_pandas(qframe), pa.Table.from_pandas(rframe)
-            out["evalcore pyarrow Tables, honest"] = lambda: evalcore.evaluate(
-                qtable, rtable, measures=MEASURES
-            ).aggregates
+            out["evalcore pyarrow Tables, honest"] = lambda: (
+                evalcore.evaluate(qtable, rtable, measures=MEASURES).aggregates
+            )
         except ImportError as exc:
             notes.append(f"pyarrow Tables skipped: {exc}")
     except ImportError as exc:
@@ -129,12 +129,12 @@ def variants(qrels: dict, run: dict, notes: list[str]) -> dict[str, Callable[[],
     t = time.perf_counter()
     prepared = evalcore.Qrels(qrels)
     notes.append(f"evalcore.Qrels(qrels) prepared once in {time.perf_counter() - t:.3f} s")
-    out["evalcore prepared Qrels, honest"] = lambda: prepared.evaluate(
-        run, measures=MEASURES
-    ).aggregates
-    out["evalcore prepared Qrels, trec_eval=True"] = lambda: prepared.evaluate(
-        run, measures=MEASURES, trec_eval=True
-    ).aggregates
+    out["evalcore prepared Qrels, honest"] = lambda: (
+        prepared.evaluate(run, measures=MEASURES).aggregates
+    )
+    out["evalcore prepared Qrels, trec_eval=True"] = lambda: (
+        prepared.evaluate(run, measures=MEASURES, trec_eval=True).aggregates
+    )
     try:
         import ir_measures
         from ir_measures import RR, P, R, nDCG
@@ -191,8 +191,10 @@ def main() -> None:
                 times[name].append(time.perf_counter() - t)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     anchor = medians.get("pytrec_eval (build + evaluate)")
-    print(f"{args.queries} queries x {args.depth} docs, graded qrels, ~30% of the returned "
-          f"unjudged; measures {', '.join(MEASURES)}; median of {args.repeat}; gc {args.gc}")
+    print(
+        f"{args.queries} queries x {args.depth} docs, graded qrels, ~30% of the returned "
+        f"unjudged; measures {', '.join(MEASURES)}; median of {args.repeat}; gc {args.gc}"
+    )
     print(f"{'':<44} {'seconds':>8} {'vs pytrec_eval':>15} {'target':>8} {'met':>4}")
     for name, seconds in medians.items():
         ratio = seconds / anchor if anchor else float("nan")
