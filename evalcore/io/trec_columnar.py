@@ -51,7 +51,7 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any
@@ -442,9 +442,10 @@ def _assemble(
     np.cumsum(n_pos, out=pos_offsets[1:])
     by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
     flat = _ranges(window_start[by_out], window_size[by_out])
-    units = as_strings(window_docs[flat])
-    bounds = pos_offsets.tolist()
-    top_units = [units[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    position_words = window_docs[flat]
+    del window_docs
+    top_units = WordUnits(position_words, pos_offsets)
+    pos_unit = _word_codes(position_words, np.repeat(np.arange(n, dtype=np.int64), n_pos))
 
     # Reference labels, per output query, in file order.
     qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
@@ -464,9 +465,47 @@ def _assemble(
     batch = ObservationBatch.from_codes(
         query_ids, k, pos_offsets, pos_gain[flat], top_units, label_offsets,
         labels.gains[keep], population, protocol=protocol, min_depth=min_depth,
+        pos_unit=pos_unit,
     )
     return ColumnarInput(batch, ranked.tied_pairs,
                          [*notes, *labels.notes, *run_notes(ranked.name, list(ranked.tags))])
+
+
+class WordUnits(Sequence[list[str]]):
+    """Per query, the doc IDs of its packed positions, kept as words and decoded when read
+    (a report names blocking and repeated docs; ``--trec-eval`` output names none)."""
+
+    def __init__(self, words: np.ndarray, offsets: np.ndarray) -> None:
+        self._words = words
+        self._bounds = offsets.tolist()
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return as_strings(self._words[self._bounds[i] : self._bounds[i + 1]])
+
+    def __iter__(self) -> Iterator[list[str]]:
+        names = as_strings(self._words)  # every query at once
+        bounds = self._bounds
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            yield names[a:b]
+
+
+def _word_codes(words: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """A code per row, equal for equal (query, words) rows only (exact: equal hashes are
+    compared word by word)."""
+
+    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (query[a] == query[b]) & (words[a] == words[b]).all(axis=1)
+
+    return RowIndex(hash_rows(words, seed=query), same).first.astype(np.int64)
 
 
 def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
