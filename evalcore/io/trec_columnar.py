@@ -138,8 +138,15 @@ def columnar_trec_input(
         # the reading holds the interpreter lock -- and peak RSS rose 15-35 MB.)
         labels = _read_qrels(qrels, gain_map or {})
         ranked = _read_run(run, max(k, min_depth))
-        return _assemble(labels, ranked, k, complete=complete, protocol=protocol,
-                         all_queries=all_queries, min_depth=min_depth)
+        return _assemble(
+            labels,
+            ranked,
+            k,
+            complete=complete,
+            protocol=protocol,
+            all_queries=all_queries,
+            min_depth=min_depth,
+        )
     except _Decline:
         return None
 
@@ -176,7 +183,7 @@ def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterato
             if chunk.startswith(codecs.BOM_UTF8):  # the careful reader drops it at the start
                 if not first:
                     raise _Decline("byte-order mark at a line's start inside the file")
-                chunk = chunk[len(codecs.BOM_UTF8):]
+                chunk = chunk[len(codecs.BOM_UTF8) :]
             first = False
             sep = _check_bytes(chunk, sep)
             if b"\r" in chunk:
@@ -214,8 +221,9 @@ def _query_codes(words: np.ndarray, code_of: dict[str, int]) -> np.ndarray:
     local, values = distinct(words)
     if any(v.startswith("#") for v in values):
         raise _Decline("comment line")
-    to_global = np.fromiter((code_of.setdefault(v, len(code_of)) for v in values),
-                            dtype=np.int64, count=len(values))
+    to_global = np.fromiter(
+        (code_of.setdefault(v, len(code_of)) for v in values), dtype=np.int64, count=len(values)
+    )
     return to_global[local]
 
 
@@ -255,8 +263,7 @@ def _read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int]) -> _Labe
         raise _Decline("no judgments")
     name = str(path)
     notes = [gain_map_note(name, gain_map, mapped)] if mapped else []
-    return _Labels(name, list(code_of), np.concatenate(queries), docs, np.concatenate(gains),
-                   notes)
+    return _Labels(name, list(code_of), np.concatenate(queries), docs, np.concatenate(gains), notes)
 
 
 # --- run -------------------------------------------------------------------------------------
@@ -325,8 +332,9 @@ def _reduce_run(path: str | PathLike[str], depth: int, block_bytes: int | None) 
     return out
 
 
-def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.ndarray,
-                  depth: int) -> None:
+def _reduce_block(
+    out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.ndarray, depth: int
+) -> None:
     """Order a block's lines per query as trec_eval does; keep positions 1..depth."""
     n = len(codes)
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
@@ -370,8 +378,9 @@ def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.
     out.done.update(firsts)
 
 
-def _score_order(scores: np.ndarray, codes: np.ndarray, starts: np.ndarray,
-                 rising: np.ndarray) -> np.ndarray:
+def _score_order(
+    scores: np.ndarray, codes: np.ndarray, starts: np.ndarray, rising: np.ndarray
+) -> np.ndarray:
     """The rows with each query's (``codes``, grouped; ``starts``: each query's first row) in
     score-descending order: only the queries with a rising pair (``rising``: its first row)
     are sorted, those of one length together (one 2-D sort; one sort of every row when
@@ -459,16 +468,30 @@ def _assemble(
     np.cumsum(np.bincount(row_out[keep], minlength=n), out=label_offsets[1:])
     del row_out
     judged_set = set(judged)
-    population = np.fromiter(((complete or protocol.trec_eval) and qid in judged_set
-                              for qid in query_ids), dtype=bool, count=n)
+    population = np.fromiter(
+        ((complete or protocol.trec_eval) and qid in judged_set for qid in query_ids),
+        dtype=bool,
+        count=n,
+    )
 
     batch = ObservationBatch.from_codes(
-        query_ids, k, pos_offsets, pos_gain[flat], top_units, label_offsets,
-        labels.gains[keep], population, protocol=protocol, min_depth=min_depth,
+        query_ids,
+        k,
+        pos_offsets,
+        pos_gain[flat],
+        top_units,
+        label_offsets,
+        labels.gains[keep],
+        population,
+        protocol=protocol,
+        min_depth=min_depth,
         pos_unit=pos_unit,
     )
-    return ColumnarInput(batch, ranked.tied_pairs,
-                         [*notes, *labels.notes, *run_notes(ranked.name, list(ranked.tags))])
+    return ColumnarInput(
+        batch,
+        ranked.tied_pairs,
+        [*notes, *labels.notes, *run_notes(ranked.name, list(ranked.tags))],
+    )
 
 
 class WordUnits(Sequence[list[str]]):
@@ -508,8 +531,13 @@ def _word_codes(words: np.ndarray, query: np.ndarray) -> np.ndarray:
     return RowIndex(hash_rows(words, seed=query), same).first.astype(np.int64)
 
 
-def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
-                  window_size: np.ndarray, window_docs: np.ndarray) -> np.ndarray | None:
+def _window_gains(
+    labels: _Labels,
+    ranked: _Ranked,
+    window_query: np.ndarray,
+    window_size: np.ndarray,
+    window_docs: np.ndarray,
+) -> np.ndarray | None:
     """The label code of every packed position; None when the qrels repeat a (query, doc).
 
     The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
@@ -519,7 +547,8 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
     extra = len(judged_code)
     run_code = np.fromiter(
         (judged_code.get(r, extra + i) for i, r in enumerate(ranked.query_ids)),
-        dtype=np.int64, count=len(ranked.query_ids),
+        dtype=np.int64,
+        count=len(ranked.query_ids),
     )
     n_words = max(window_docs.shape[1], *(d.shape[1] for d in labels.docs))
     docs = concat_words(labels.docs) if len(labels.docs) > 1 else labels.docs[0]
@@ -569,8 +598,15 @@ def table_trec_input(
     try:
         labels = qrels if isinstance(qrels, TableLabels) else table_labels(qrels, gain_map)
         ranked = _table_ranked(run, max(k, min_depth))
-        return _assemble(labels.copy(), ranked, k, complete=complete, protocol=protocol,
-                         all_queries=all_queries, min_depth=min_depth)
+        return _assemble(
+            labels.copy(),
+            ranked,
+            k,
+            complete=complete,
+            protocol=protocol,
+            all_queries=all_queries,
+            min_depth=min_depth,
+        )
     except _Decline:
         return None
 
@@ -581,8 +617,9 @@ class TableLabels(_Labels):
 
     def copy(self) -> TableLabels:
         """A copy whose doc words list the join may empty (the arrays are shared)."""
-        return TableLabels(self.name, self.query_ids, self.query, list(self.docs), self.gains,
-                           list(self.notes))
+        return TableLabels(
+            self.name, self.query_ids, self.query, list(self.docs), self.gains, list(self.notes)
+        )
 
 
 def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> TableLabels:
@@ -606,21 +643,29 @@ def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> TableLabels:
     return TableLabels(name, list(code_of), query, [_words(d)], gains.astype(np.int8))
 
 
-def words_labels(name: str, query_ids: list[str], counts: np.ndarray, docs: list[str],
-                 gains: np.ndarray) -> TableLabels:
+def words_labels(
+    name: str, query_ids: list[str], counts: np.ndarray, docs: list[str], gains: np.ndarray
+) -> TableLabels:
     """:class:`TableLabels` from qrels held as strings (``counts[i]`` docs for query i);
     raises :class:`Decline` for a doc ID the words cannot hold (a NUL)."""
     text = "".join(docs)
     if "\0" in text:
         raise _Decline("NUL")
-    lengths = (np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)) if text.isascii()
-               else np.fromiter(map(len, map(str.encode, docs)), dtype=np.int64,
-                                count=len(docs)))
+    lengths = (
+        np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        if text.isascii()
+        else np.fromiter(map(len, map(str.encode, docs)), dtype=np.int64, count=len(docs))
+    )
     data = np.frombuffer(text.encode() + bytes(8), dtype=np.uint8)
     ends = np.cumsum(lengths)
     query = np.repeat(np.arange(len(query_ids), dtype=np.int32), counts)
-    return TableLabels(name, list(query_ids), query,
-                       [field_words(data, ends - lengths, ends)], gains.astype(np.int8))
+    return TableLabels(
+        name,
+        list(query_ids),
+        query,
+        [field_words(data, ends - lengths, ends)],
+        gains.astype(np.int8),
+    )
 
 
 def _table_ranked(value: Any, depth: int) -> _Ranked:
@@ -668,8 +713,11 @@ def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tup
             raise _Decline("columns")  # the general path says which
         picked.append(found[0])
     try:
-        table = (pa.Table.from_pandas(value[picked], preserve_index=False) if frame
-                 else value.select(picked))
+        table = (
+            pa.Table.from_pandas(value[picked], preserve_index=False)
+            if frame
+            else value.select(picked)
+        )
     except (pa.ArrowException, TypeError, ValueError):
         raise _Decline("not columns of one type") from None
     columns = []
@@ -691,12 +739,16 @@ def _words(array: Any) -> np.ndarray:
     an empty value or a NUL (the general path names the first, the words cannot hold the
     second)."""
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[
-        array.offset : array.offset + len(array) + 1].astype(np.int64)
+        array.offset : array.offset + len(array) + 1
+    ].astype(np.int64)
     if len(array) and (offsets[1:] == offsets[:-1]).any():
         raise _Decline("empty ID")
     start, end = int(offsets[0]), int(offsets[-1])
-    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[start:end] if end > start else (
-        np.zeros(0, dtype=np.uint8))
+    data = (
+        np.frombuffer(array.buffers()[2], dtype=np.uint8)[start:end]
+        if end > start
+        else (np.zeros(0, dtype=np.uint8))
+    )
     if (data == 0).any():
         raise _Decline("NUL")
     padded = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
