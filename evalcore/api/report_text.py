@@ -173,13 +173,13 @@ def _metric_texts(result: BatchResult, name: str) -> list[str] | None:
         ids = blocking.get(q)
         text = (
             f'{key}{{"status":"unavailable","value":null,"reasons":{why},'
-            f'"blocking_ids":{_dumps(ids) if ids else "[]"}'
+            f'"blocking_ids":[{",".join(map(_string, ids)) if ids else ""}]'
         )
         lo, hi = lows[q], highs[q]
         if lo == lo and hi == hi:  # not NaN: bounded
-            text += f',"lower":{_dumps(lo)},"upper":{_dumps(hi)}'
+            text += f',"lower":{lo!r},"upper":{hi!r}'  # finite (checked): as JSON writes it
         if res is not None:
-            text += f',"residual":{_dumps(res)}'
+            text += f',"residual":{res!r}'
         column.append(text + "}")
     return column
 

@@ -498,9 +498,14 @@ class WordUnits(Sequence[list[str]]):
     """Per query, the doc IDs of its packed positions, kept as words and decoded when read
     (a report names blocking and repeated docs; ``--trec-eval`` output names none)."""
 
+    #: per-query reads before every query is decoded at once (a report naming many)
+    BULK_AFTER = 64
+
     def __init__(self, words: np.ndarray, offsets: np.ndarray) -> None:
         self._words = words
         self._bounds = offsets.tolist()
+        self._reads = 0
+        self._names: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self._bounds) - 1
@@ -512,10 +517,16 @@ class WordUnits(Sequence[list[str]]):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(i)
-        return as_strings(self._words[self._bounds[i] : self._bounds[i + 1]])
+        a, b = self._bounds[i], self._bounds[i + 1]
+        if self._names is None:
+            self._reads += 1
+            if self._reads <= self.BULK_AFTER:
+                return as_strings(self._words[a:b])
+            self._names = as_strings(self._words)
+        return self._names[a:b]
 
     def __iter__(self) -> Iterator[list[str]]:
-        names = as_strings(self._words)  # every query at once
+        names = self._names if self._names is not None else as_strings(self._words)
         bounds = self._bounds
         for a, b in zip(bounds, bounds[1:], strict=False):
             yield names[a:b]
