@@ -309,8 +309,15 @@ class BatchResult:
         query = r.query[at]
         starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
         edges = np.append(starts, at.size).tolist()
-        local = (r.rank[at] - 1).tolist()
         units = self.batch.top_units
+        names_at = getattr(units, "names_at", None)  # units read by flat position, in bulk
+        if names_at is not None:
+            names = names_at(at)
+            return {
+                q: names[lo:hi]
+                for q, lo, hi in zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True)
+            }
+        local = (r.rank[at] - 1).tolist()
         out: dict[int, list[str]] = {}
         for q, lo, hi in zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True):
             top = units[q]

@@ -40,6 +40,7 @@ from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.trec import Qrels, TrecRun
     from evalcore.io.trec_columnar import TableLabels
@@ -95,8 +96,9 @@ class Judged:
             return None
         docs = list(chain.from_iterable(self.gains_of.values()))
         try:
-            return words_labels(self.name, self.query_ids, np.diff(self.label_offsets), docs,
-                                self.label_gain)
+            return words_labels(
+                self.name, self.query_ids, np.diff(self.label_offsets), docs, self.label_gain
+            )
         except Decline:
             return None
 
@@ -162,6 +164,10 @@ class PackedUnits(Sequence[list[str]]):
         rows = self._rows[self._bounds[i] : self._bounds[i + 1]].tolist()
         return list(map(self._docs.__getitem__, rows))
 
+    def names_at(self, positions: np.ndarray) -> list[str]:
+        """The doc IDs at these packed positions (flat, every query's after the last's)."""
+        return list(map(self._docs.__getitem__, self._rows[positions].tolist()))
+
 
 def judged_from_qrels(qrels: Qrels) -> Judged:
     """:class:`Judged` from qrels read by the careful file reader (repeats as it kept them)."""
@@ -183,8 +189,9 @@ def ranked_from_run(run: TrecRun) -> Ranked:
         out=offsets[1:],
     )
     docs = list(chain.from_iterable(run.doc_ids.values()))
-    return Ranked(run.name, query_ids, offsets, docs, None, run.tied_score_pairs, True,
-                  notes=run.notes)
+    return Ranked(
+        run.name, query_ids, offsets, docs, None, run.tied_score_pairs, True, notes=run.notes
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,6 +257,7 @@ def join(
         min_depth=min_depth,
         duplicate_reference=duplicate_reference,
         may_repeat=ranked.may_repeat,
+        pos_unit=pos_unit,
     )
     return Joined(batch, ranked.tied_score_pairs, [*notes, *judged.notes, *ranked.notes])
 
@@ -274,8 +282,9 @@ def _query_order(
     return sorted(chain(judged.query_ids, dict.fromkeys(outside)), key=natural_key), notes
 
 
-def _gains(judged: Judged, ranked: Ranked, rows: np.ndarray, query_ids: list[str],
-           counts: np.ndarray) -> np.ndarray:
+def _gains(
+    judged: Judged, ranked: Ranked, rows: np.ndarray, query_ids: list[str], counts: np.ndarray
+) -> np.ndarray:
     """The label code of every packed position (``rows``: the run row of each, query by
     query; ``counts``: positions per query): one ``dict.get`` per position in C loops, each
     query's docs looked up in its ``doc -> gain`` dict. A run held as blocks (a dict's

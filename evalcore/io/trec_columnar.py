@@ -525,6 +525,12 @@ class WordUnits(Sequence[list[str]]):
             self._names = as_strings(self._words)
         return self._names[a:b]
 
+    def names_at(self, positions: np.ndarray) -> list[str]:
+        """The doc IDs at these packed positions (flat, every query's after the last's)."""
+        if self._names is not None:
+            return list(map(self._names.__getitem__, positions.tolist()))
+        return as_strings(self._words[positions])
+
     def __iter__(self) -> Iterator[list[str]]:
         names = self._names if self._names is not None else as_strings(self._words)
         bounds = self._bounds

@@ -63,7 +63,10 @@ def is_arrow_table(value: object) -> bool:
 
 
 def judged_from_mapping(
-    value: Any, gain_map: Mapping[int, int] | None = None, *, name: str = "qrels",
+    value: Any,
+    gain_map: Mapping[int, int] | None = None,
+    *,
+    name: str = "qrels",
     copy: bool = True,
 ) -> Judged:
     """Qrels from a nested dict or a table (see the module docstring). A dict's inner dicts
@@ -82,7 +85,8 @@ def judged_from_mapping(
         log.raise_if_any()
     if not converted and rows.lengths is not None and not gain_map:
         # a dict's gains, checked and unmapped: its inner dicts copied as they are
-        return Judged.of_dicts(rows.name, {q: dict(b) for q, b in zip(rows.keys, rows.inner) if b})
+        kept = {q: dict(b) for q, b in zip(rows.keys, rows.inner, strict=True) if b}
+        return Judged.of_dicts(rows.name, kept)
     if not converted:
         gains_of = rows.grouped(gains)
         if sum(map(len, gains_of.values())) == len(rows.doc_ids):  # no (query, doc) repeated
@@ -110,10 +114,18 @@ def _plain_qrels(value: dict, name: str, copy: bool) -> Judged | None:
         return None
     gains_of = {q: dict(b) if copy else b for q, b in zip(keys, inner, strict=True) if b}
     offsets = np.zeros(len(gains_of) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, gains_of.values()), dtype=np.int64, count=len(gains_of)),
-              out=offsets[1:])
-    return Judged(name, list(gains_of), gains_of, offsets, gains.astype(np.int8),
-                  np.zeros(len(gains_of), dtype=bool))
+    np.cumsum(
+        np.fromiter(map(len, gains_of.values()), dtype=np.int64, count=len(gains_of)),
+        out=offsets[1:],
+    )
+    return Judged(
+        name,
+        list(gains_of),
+        gains_of,
+        offsets,
+        gains.astype(np.int8),
+        np.zeros(len(gains_of), dtype=bool),
+    )
 
 
 def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
