@@ -36,6 +36,15 @@ positions 1..max(k, min_depth).
 
 Inputs under :data:`MIN_BYTES` go to the careful reader (faster there).
 
+Tables: :func:`table_trec_input` reads a run given as a pandas DataFrame or a pyarrow
+Table (and qrels as a table or prepared, :class:`TableLabels`) the same way, from the
+columns' own bytes (pyarrow's string buffers); anything it cannot take declines to the
+general path (:mod:`evalcore.io.trec_mappings`).
+
+Doc IDs stay words to the end: the batch's units (:class:`WordUnits`) are decoded to
+text only when a report names them (blocking or repeated docs); ``--trec-eval``
+output names none, so no string is made per packed position.
+
 Memory: both files are read :data:`BLOCK_BYTES` of whole lines at a time, each
 block checked and parsed on its own. The qrels keep query codes, gains and doc
 ID words (the join needs them); each run block is reduced to its queries'
