@@ -160,18 +160,17 @@ def hash_rows(words: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
     h = np.zeros(len(words), dtype=np.uint64) if seed is None else seed.astype(np.uint64) * _K
     for i in range(words.shape[1]):
         h ^= words[:, i]
-        h = _mix(h)
+        _mix(h)
     return h
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser (wrapping uint64 arithmetic)."""
-    x = x ^ (x >> np.uint64(30))
+def _mix(x: np.ndarray) -> None:
+    """splitmix64's finaliser (wrapping uint64 arithmetic), in place."""
+    x ^= x >> np.uint64(30)
     x *= _M1
     x ^= x >> np.uint64(27)
     x *= _M2
     x ^= x >> np.uint64(31)
-    return x
 
 
 def as_strings(words: np.ndarray) -> list[str]:

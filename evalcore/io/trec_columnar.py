@@ -589,7 +589,7 @@ def _window_gains(
     if np.any(index.first != np.arange(len(docs))):
         return None  # a repeated judgment: the careful reader names its lines
     del index.first
-    position_query = np.repeat(run_code[window_query], window_size)
+    position_query = np.repeat(run_code[window_query].astype(np.int32), window_size)
     position_docs = pad_words(window_docs, n_words)
 
     def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
