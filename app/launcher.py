@@ -6,8 +6,8 @@ the server can do one thing when it is up, before any browser asks for a page: s
 importing what the first page needs (:func:`app.components.cold_start.start_preload`).
 A browser spends 1-2 s loading Streamlit's JavaScript after the server is up, while
 the server is idle; the first script run then finds its imports done (pandas and
-pyarrow for the home page's tables, the store, the pydantic models): about half a
-second of the cold start measured by ``benchmarks/bench_app.py``.
+pyarrow for the home page's tables, the store, the pydantic models;
+``benchmarks/bench_app.py`` measures the cold start).
 
 The launcher owns the process (docs/architecture.md, "Process-wide state"): the
 preload thread pauses the cyclic collector and shortens the thread switch interval

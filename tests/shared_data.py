@@ -28,7 +28,7 @@ SHARED = next((folder for folder in (REPO.parent / "shared",
                                      _main_checkout(REPO).parent / "shared")
                if folder.is_dir()), REPO.parent / "shared")
 TREC_EVAL_DATA = SHARED / "data" / "trec_eval"
-#: trec_eval's source, built by the parity tests (tests/test_trec_eval_parity.py).
+#: trec_eval's source, built by the parity tests (tests/api/test_trec_eval_parity.py).
 TREC_EVAL_SOURCE = SHARED / "tools" / "trec_eval-src.tar.gz"
 REQUIRE_ENV = "RELEVANCE_LEDGER_REQUIRE_SHARED"
 

@@ -3,9 +3,9 @@
 The first run of a server process imports most of what the app needs (the store,
 pydantic models, pandas and pyarrow for the first page's tables): hundreds of
 thousands of long-lived objects, whose allocation bursts trigger the cyclic
-collector's scans -- one full collection and a dozen of the middle generation,
-0.17-0.30 s of the cold start's ~1 s script CPU (measured with ``gc.callbacks``
-on the demo study's home page). None of those objects is garbage.
+collector's scans (a full collection and many of the middle generation), a large
+share of the cold start's script time (benchmarks/bench_app.py). None of those
+objects is garbage.
 
 The app owns its process (docs/architecture.md, "Process-wide state"), so its
 entry script runs the first run inside :func:`first_run` (a no-op on every
@@ -73,8 +73,8 @@ def first_run() -> Iterator[None]:
             yield
         finally:
             # What the run made is nearly all long-lived (modules, caches): frozen before the
-            # collector resumes, its first collection does not scan it all once (~0.1-0.2 s
-            # measured). A first run's cyclic garbage stays, once per process.
+            # collector resumes, its first collection does not scan it all once. A first
+            # run's cyclic garbage stays, once per process.
             gc.freeze()
 
 

@@ -4,11 +4,11 @@
 
 Given a dict, ``st.plotly_chart`` checks it against plotly's schema by building a
 ``plotly.graph_objects.Figure``, which imports and runs plotly's validator of every
-property the figure uses: 0.3 s of CPU on a server process's first chart (most of the
-Compare page's first render on the demo study, measured), 0.03 s after. The report's
+property the figure uses: most of the Compare page's first render in a fresh server
+process (benchmarks/bench_app.py). The report's
 figures are built from values already valid, and their tests build each kind with
-validation (tests/test_report_delta_chart.py, tests/test_live_charts.py,
-tests/test_live_summary_chart.py): here they are wrapped in a ``Figure``
+validation (tests/report/test_report_delta_chart.py, tests/live/test_live_charts.py,
+tests/live/test_live_summary_chart.py): here they are wrapped in a ``Figure``
 without that second check (plotly's ``_validate=False``, the same figure JSON).
 """
 

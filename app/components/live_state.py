@@ -48,11 +48,11 @@ def _evaluating(shared: _Shared, db: sqlite_utils.Database, study_id: str,
     evaluation left behind.
 
     A full evaluation makes hundreds of thousands of small objects with no cycles; the
-    collector's full scans during that burst cost 2-3x. The state is long-lived and holds
+    collector's full scans during that burst slow it down several times. The state is long-lived and holds
     millions of objects on a large study: moving them to the collector's permanent
     generation keeps every later full collection (triggered by any allocation, e.g. during
-    a refresh) from walking them -- measured: refreshes otherwise spike to ~1 s now and
-    then at 10,000 x 100 x 3. Reference counting still frees them when the state is dropped.
+    a refresh) from walking them, which otherwise makes a large study's refreshes spike
+    now and then. Reference counting still frees them when the state is dropped.
     """
     with gc_paused():
         if shared.state is None:

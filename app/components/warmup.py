@@ -16,7 +16,7 @@ While it imports, the interpreter switches threads every 0.5 ms instead of 5 ms
 the first page's run ends, when the browser is still fetching the JavaScript of that
 page's widgets from the server, and each response waits for the server's event loop to
 get the interpreter lock back from the importing thread (the scipy, plotly and
-comparison modules of the other pages: a second or more of CPU).
+comparison modules of the other pages take long to import).
 """
 
 import ast

@@ -48,10 +48,10 @@ returned, and a comparison the outside units keep open has no queue that decides
 ``labels_to_decide`` ("about N labels") simulates the queue on completions drawn
 from the labeled units' gains (:func:`labels_to_decide`): the median count over
 three draws, scaled for the ratio families by the share re-planning saves
-(:data:`REPLANNED_SHARE`). It replaced the fewest head labels whose worst-case
-removals reach the gap, which under-estimated P@10 at every point measured and
-over-estimated nDCG@10 and R@10 about twofold; ``benchmarks/bench_open_populations.py``
-prints how often each under- and over-estimates.
+(:data:`REPLANNED_SHARE`). Counting only the fewest head labels whose worst-case
+removals reach the gap would under-estimate: the queue re-plans as labels arrive and
+most labels do not move the bound by their worst case. ``benchmarks/bench_open_populations.py``
+prints how often the estimate under- and over-estimates.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ non-relevant. Three ways to the same numbers, the first that applies:
 
 The codes are trusted only when every ranking is still the one they were read as (no
 query's ranking replaced). Parity between the three is tested
-(``tests/test_trec_eval_numbers.py``).
+(``tests/analysis/test_trec_eval_numbers.py``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ straight from them (:func:`plain_report_json`), so the command never imports
 pydantic (a third of its start-up) nor builds the ~50,000 models of 10,000 queries
 that it would only serialise. The bytes are those of
 :func:`evalcore.api.result.report_json` of :meth:`BatchResult.to_report`
-(``tests/test_report_text.py`` checks both paths against each other).
+(``tests/api/test_report_text.py`` checks both paths against each other).
 
 The plain case: every query valid, no returned duplicate, no unit in conflict, and
 every number written as pydantic writes it (Python's ``repr``; pydantic writes floats

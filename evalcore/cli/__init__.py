@@ -69,7 +69,7 @@ class _LazyGroup(click.Group):
         try:
             # The command line owns its process, so it (never the library) pauses the cyclic
             # collector while a command builds its many small, acyclic objects (packing,
-            # reports, observations from the store): measured 2-3x faster on 10,000 queries.
+            # reports, observations from the store), which its full scans would slow down.
             # Audit rows written by a command record the CLI channel and the OS user; long
             # work shows a progress bar on stderr when it is a terminal (--quiet: none).
             with gc_paused(), audit_channel("cli"), reporting(TerminalProgress()):
@@ -139,7 +139,7 @@ def load_commands(name: str | None = None) -> None:
     """Import the module of command ``name`` (named like it), or every command module."""
     module = name.replace("-", "_") if name else None
     # The command line owns its process: the store's driver is imported without pandas
-    # (~0.3-0.5 s CPU of every store command's start-up; evalcore.cli.driver_import).
+    # (evalcore.cli.driver_import).
     with driver_without_pandas():
         if module in COMMAND_MODULES:
             importlib.import_module(f"evalcore.cli.{module}")

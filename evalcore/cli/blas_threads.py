@@ -4,9 +4,8 @@ numpy's OpenBLAS starts one worker thread per core when it is loaded (at
 ``import numpy``), whether or not anything will ever multiply a matrix. No
 command of the ``evalcore`` line does work that those threads speed up (the
 measures are element-wise array operations and sorts, which numpy runs on one
-thread anyway), yet starting them cost every command's start-up: measured on a
-loaded 2-core machine, ``import numpy`` 0.23 -> 0.17 s CPU and ~0.5 -> ~0.2 s wall
-with one thread. OpenBLAS reads ``OPENBLAS_NUM_THREADS`` once, when the library
+thread anyway), yet starting them costs every command's start-up
+(benchmarks/bench_trec_files.py shows the start-up). OpenBLAS reads ``OPENBLAS_NUM_THREADS`` once, when the library
 is loaded, so the variable must be in the environment before the first
 ``import numpy``.
 
@@ -21,7 +20,7 @@ process owner imports this module: the command line's entry module
 run) imports it before anything else; so do the app's processes, which import
 ``evalcore.cli.driver_import`` before numpy (process owners as well; their matrix
 products, agreement and significance, are small). ``import evalcore`` as a library never does (docs/architecture.md, "Process-wide
-state"; ``tests/test_cli_startup.py``).
+state"; ``tests/cli/test_cli_startup.py``).
 """
 
 import os

@@ -4,8 +4,8 @@
 map ``pandas.Timestamp`` to a TEXT column when it infers a new table's column
 types. evalcore never lets sqlite_utils infer a type (every table comes from
 :mod:`evalcore.store.schema`, every write is plain SQL), yet that import was
-most of the store's start-up: ~0.3-0.5 s of CPU and ~60 MB in every fresh
-``evalcore`` process and at the app's cold start.
+most of the store's start-up in every fresh ``evalcore`` process and at the
+app's cold start.
 
 :func:`driver_without_pandas` hides pandas while the block runs (a ``None``
 entry in ``sys.modules`` makes ``import pandas`` fail, which sqlite_utils
@@ -19,7 +19,7 @@ command line around the import of a command's module, the app's entry script
 before its first import of the store (or the launcher's preload thread, which the
 entry script's first run waits for: app/components/cold_start.py). It lives with the command line, which no
 library module may import (the layer order); docs/architecture.md, "Process-wide
-state". ``tests/test_cli_startup.py`` checks that nothing else asks for pandas
+state". ``tests/cli/test_cli_startup.py`` checks that nothing else asks for pandas
 while it is hidden.
 """
 

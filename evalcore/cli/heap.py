@@ -5,10 +5,9 @@ block after block. glibc serves an allocation above its mmap threshold with a
 fresh mapping from the kernel and unmaps it when it is freed, and it trims the
 top of its heap past its trim threshold (128 KiB): either way the next block's
 arrays are new pages again, each one a page fault (the threshold rises after
-the first freed mapping, but only to that size, and the trim stays). Measured on
-``evalcore evaluate`` of 1,000,000 run lines + 1,080,000 qrels lines:
-46,000 -> 33,000 page faults, 0.93 -> 0.84 s CPU (median of 9, loaded 2-core
-machine), peak RSS +9..17 MB (the freed blocks kept for the next ones).
+the first freed mapping, but only to that size, and the trim stays). Kept for
+reuse, the freed blocks cost a little peak memory and save those faults
+(benchmarks/bench_trec_files.py).
 
 :func:`keep_heap_for_reuse` sets both thresholds (``mallopt``): arrays under
 :data:`MMAP_THRESHOLD` come from the heap, and up to :data:`TRIM_THRESHOLD` of free

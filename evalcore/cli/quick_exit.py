@@ -2,9 +2,8 @@
 
 When Python exits it collects every container object still alive once more,
 to finalise garbage in reference cycles: after ``evalcore evaluate`` on TREC
-files (numpy, pydantic's schemas, the report) that walk was ~0.04 s CPU of a
-~0.9 s process, measured 0.063 -> 0.025 s from the end of the command to the
-end of the process. :func:`skip_final_collection` registers ``gc.freeze`` to
+files (numpy, pydantic's schemas, the report) that walk is a visible part of
+a short process. :func:`skip_final_collection` registers ``gc.freeze`` to
 run at exit (atexit handlers run before that collection), which leaves every
 object to the operating system.
 

@@ -2,8 +2,7 @@
 
 Packing a batch or building a report creates hundreds of thousands of lists,
 dicts and models with no reference cycles; each allocation burst otherwise
-triggers full collections that walk the whole heap (measured: 2-3x slower on
-10,000 queries). :func:`gc_paused` disables the collector for the block and
+triggers full collections that walk the whole heap. :func:`gc_paused` disables the collector for the block and
 restores its previous state.
 
 The collector is process-wide state, so only a caller that owns the process

@@ -1,4 +1,4 @@
-"""TREC qrels and run files read column by column, straight into a packed batch (issue 16).
+"""TREC qrels and run files read column by column, straight into a packed batch.
 
 :func:`columnar_trec_input` reads both files as bytes with numpy
 (:mod:`evalcore.io.trec_bytes`: no Python object per input line, no pyarrow)
@@ -7,7 +7,7 @@ join and :meth:`~evalcore.compute.batch.ObservationBatch.from_columns` gives --
 the same batch and the same diagnostics -- or ``None`` when the input holds
 anything only the careful reader may judge. The caller then runs the careful
 reader, which gives the same result or names every bad line (``file:line``).
-``tests/test_trec_columnar.py`` checks both paths against each other on random
+``tests/io/test_trec_columnar.py`` checks both paths against each other on random
 valid and invalid files.
 
 Checked in bulk; anything else declines (returns ``None``):
@@ -143,8 +143,8 @@ def columnar_trec_input(
     except OSError:
         return None
     try:
-        # (Read one after the other: on a second thread, the qrels took as long -- most of
-        # the reading holds the interpreter lock -- and peak RSS rose 15-35 MB.)
+        # (Read one after the other: most of the reading holds the interpreter lock, so a
+        # second thread would only add memory.)
         labels = _read_qrels(qrels, gain_map or {})
         ranked = _read_run(run, max(k, min_depth))
         return _assemble(

@@ -1,6 +1,6 @@
 """A corpus's generation: a number that moves forward whenever its documents may have changed.
 
-Triggers (schema v13) bump ``corpus_generations.generation`` of a corpus on every
+Triggers bump ``corpus_generations.generation`` of a corpus on every
 insert, update or delete of one of its ``documents`` rows, staged or not, and on
 every start, publication or discard of a staged document import into it
 (:mod:`evalcore.store.document_imports`), whatever code or tool writes them (since v14

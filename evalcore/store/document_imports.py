@@ -22,7 +22,7 @@ is pending, invisible once it is not). Deleting the pending row therefore switch
 replaced document at once, in the same small statement that shows the new ones: a reader
 sees all the old texts or all the new ones, never a mix (:func:`published` is the one rule
 every read uses). The key is ``(corpus_id, doc_id, superseded_by)``, ``''`` for a current
-row (schema v14). After publishing, the superseded rows, invisible, are deleted in paced
+row. After publishing, the superseded rows, invisible, are deleted in paced
 chunks under the import's ``:replacements`` marker (:func:`replacements_id`, pending until
 they are gone; :mod:`evalcore.store.document_replacements`); neither moves the corpus
 generation. Two imports may not replace the same document at once (the second is refused).

@@ -9,10 +9,9 @@ the new ones, never a mix, whatever the number replaced. The superseded rows are
 invisible garbage: :func:`remove_superseded` deletes them in paced short transactions
 (:class:`evalcore.store.staging.Pacer`; each delete is also removed from the FTS index)
 and finally drops the import's ``:replacements`` marker. None of these writes changes what a
-reader sees, and none moves the corpus generation (schema v14's triggers), so a pin taken
+reader sees, and none moves the corpus generation (the corpus triggers), so a pin taken
 just after publishing stays valid without a scan. No write lock is held longer than a chunk,
-whatever the number of documents replaced (before v13: all of them inside the publishing
-transaction, 41.8 s for 200,000 at load 9).
+whatever the number of documents replaced.
 
 An import whose process died is settled by the next ``open_store``
 (:func:`settle_abandoned_imports`): discarded if it had not published (its superseded rows

@@ -8,7 +8,7 @@ there is one is the export itself run, so the message is the export's own and
 each rule stays in :mod:`evalcore.store.exports`.
 
 A stored run's and the working labels' suspects are facts the store records as they
-are written (:mod:`evalcore.store.trec_ids`, schema v16): one indexed row read. A
+are written (:mod:`evalcore.store.trec_ids`): one indexed row read. A
 frozen reference version's are read from its labels, one row per query (its id and
 its unit ids concatenated by SQLite, tested in Python with the exports' own
 :data:`~evalcore.store.trec_ids.TREC_SPACE`; a per-row GLOB in SQL was 3-4 times

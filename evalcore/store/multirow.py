@@ -3,8 +3,7 @@
 ``executemany`` of a one-row ``INSERT`` pays the driver's per-row work (bind, step,
 reset) once per row; a statement of :data:`ROWS_PER_STATEMENT` rows pays it once per
 statement and SQLite inserts the same rows, in the same order, with the same
-constraints checked. 100,000 results rows of a lexical run: 0.24 -> 0.12 s CPU
-(20 rows per statement: 0.14 s; 500: 0.12 s).
+constraints checked, for about half the CPU (benchmarks/bench_store.py).
 """
 
 import sqlite3

@@ -490,7 +490,7 @@ def runs_as_columns_unchecked(
            else reference_columns_unchecked(db, study_id, reference))
     labels, complete = ref.gains, ref.complete
     codes = [run_ranking_codes_unchecked(db, run.run_id) for run in runs]
-    if None not in codes:  # every run's rankings held as codes (schema v15)
+    if None not in codes:  # every run's rankings held as codes
         sets = [c.query_ids for c in codes]  # type: ignore[union-attr]
         rankings: list[dict] = [dict.fromkeys(ids) for ids in sets]
     else:

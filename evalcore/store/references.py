@@ -103,7 +103,7 @@ def freeze_reference(
             "VALUES (?, ?, ?, ?)",
             ((study_id, name, q, int(c)) for q, c in sorted(complete.items())),
         )
-        # Sealed: from here on no row can be added to this version (schema v6).
+        # Sealed: from here on no row can be added to this version.
         db.execute(
             "INSERT INTO reference_seals (study_id, name, sealed_at) VALUES (?, ?, ?)",
             [study_id, name, created],

@@ -10,7 +10,7 @@ clears ``staged_by`` (and publishes its staged runs and documents).
 Why a staged study and not staging tables: moving rows out of staging tables
 is itself a write as long as the history, and the publish must hold the lock
 briefly. Why deletion is allowed: label, completeness and audit rows, references,
-pins and reports are append-only, and their DELETE triggers (schema v12) let a
+pins and reports are append-only, and their DELETE triggers let a
 row go only while its study is staged, the one state in which nobody but the
 import has seen it. A failed import discards the study here; one whose process
 died is discarded by the next ``open_store`` (:func:`discard_abandoned_studies`).

@@ -1,7 +1,7 @@
 """The measures a study reports: chosen by a lead, shown by every table and dashboard.
 
 A study holds a list of catalogue measures (contract section 10) by canonical
-name (``studies.measures``, schema v11). Until a lead chooses, the study
+name (``studies.measures``). Until a lead chooses, the study
 reports :data:`DEFAULT_STUDY_MEASURES`: ``P``, ``R``, ``nDCG`` and ``RR`` at
 each run's own cutoff (a study has no cutoff of its own: every run is stored
 with its ``k``), read ``P@k``, ``R@k``, ``nDCG@k``, ``MRR@k``.

@@ -7,8 +7,8 @@ that the caller catches rolls back only the nested part.
 Waiting for the write lock (:func:`begin_immediate`): SQLite's own busy handler
 sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 ms and then 100 ms between tries,
 so a writer that arrives while another holds the lock for 40 ms typically gets it
-tens of milliseconds after it was released (measured: label p99 238 ms while a
-run imported in 40 ms chunks). :func:`begin_immediate` turns the busy handler off
+tens of milliseconds after it was released (benchmarks/bench_import_while_labeling.py
+measures the label latency this causes). :func:`begin_immediate` turns the busy handler off
 for ``BEGIN IMMEDIATE`` alone and tries again every :data:`POLL_S` or so (with
 jitter, so waiters do not retry in step) until the connection's own busy timeout
 has passed: a waiter gets the lock within a few milliseconds of its release.

@@ -1,4 +1,4 @@
-"""Which ids a TREC file cannot hold, and the facts the store keeps about them (schema v16).
+"""Which ids a TREC file cannot hold, and the facts the store keeps about them.
 
 A TREC file splits its fields on whitespace and reads a line starting with '#' as a
 comment, so its exports (:mod:`evalcore.store.exports`) refuse an empty id, an id

@@ -41,7 +41,7 @@ def test_the_suite_leaves_an_empty_home_empty(tmp_path: Path) -> None:
     tests = [
         "tests/app/test_suite_safety.py::test_a_worker_spawned_after_an_apptest_runs_no_app_script",
         "tests/app/test_page_home.py",
-        "tests/test_store_reliability.py::test_concurrent_writers_lose_no_label",
+        "tests/store/test_store_reliability.py::test_concurrent_writers_lose_no_label",
     ]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],

@@ -1,13 +1,13 @@
 """Every public library read of study data takes the viewer and refuses a non-member (issue 12, item 2).
 
-The same victim store as the CLI sweep (tests/test_cli_read_authorization.py):
+The same victim store as the CLI sweep (tests/access/test_cli_read_authorization.py):
 Mallory, a member of neither team study, calls each public read with
 ``viewer=MALLORY`` (and with ``viewer=None``, nobody) on the victim study and
 on an unknown study id. Each refuses (PermissionDenied, or StudyNotFoundError
 for the unknown id) and no message names a query, document, run, reference,
 protocol, report or another study. The lead gets the data (the control), and
 the same reads of a local-mode study are open to anyone (``viewer=None``).
-Which functions must be here is enforced by tests/test_read_gate_structure.py.
+Which functions must be here is enforced by tests/architecture/test_read_gate_structure.py.
 """
 
 from collections.abc import Callable

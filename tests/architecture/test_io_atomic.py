@@ -3,7 +3,7 @@
 A new file is created ``0o666 & ~umask`` (0644 under umask 022, like any other
 tool's output); a replaced file keeps its mode. Exports, reports and the CLI all
 write through :func:`evalcore.io.atomic.atomic_writer`, its one home; a copy of a
-store's data is no more readable than the store (tests/test_file_permissions.py).
+store's data is no more readable than the store (tests/architecture/test_file_permissions.py).
 """
 
 import ast
@@ -16,7 +16,7 @@ import pytest
 
 from evalcore.io.atomic import atomic_writer
 
-PACKAGE = Path(__file__).resolve().parents[1] / "evalcore"
+PACKAGE = Path(__file__).resolve().parents[2] / "evalcore"
 
 
 @pytest.fixture(params=[0o022, 0o077, 0o002])

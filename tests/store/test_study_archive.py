@@ -410,7 +410,7 @@ def test_a_killed_study_import_stays_invisible_and_the_next_open_removes_it(
         "from evalcore.cli import main\n"
         f"main(['import', 'study', '--db', {str(empty)!r}, '--in', {str(exported)!r}, "
         f"'--actor', {LEAD!r}])\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     done = subprocess.run([sys.executable, "-c", script], env=env, timeout=300)
     assert done.returncode == 9
     raw = open_store(empty, migrate=False)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "evalcore"
+PACKAGE = Path(__file__).resolve().parents[2] / "evalcore"
 
 # Low -> high. A module may import from its own layer or a lower one.
 # Packages on the same row are peers: neither may import the other.

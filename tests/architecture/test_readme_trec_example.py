@@ -20,7 +20,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.information_needs import information_need
 from evalcore.store.reports import list_reports, load_report_body
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 DOCS = {
     "FT911-1": "Cats chase mice in the <B>barn</B>.",

@@ -135,7 +135,7 @@ def _cli(*args: str):
 def test_cli_generates_stores_and_exports_html(store, tmp_path: Path) -> None:
     db_path = tmp_path / "store.db"
     out = tmp_path / "out" / "report.html"
-    out.parent.mkdir()  # --out never creates folders (tests/test_file_permissions.py)
+    out.parent.mkdir()  # --out never creates folders (tests/architecture/test_file_permissions.py)
     result = _cli("report", "--db", str(db_path), "--study", "s", "--runs", "A,B,C",
                   "--reference", "v1", "--out", str(out), "--name", "weekly",
                   "--permutations", "100", "--by", "lead-lena")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from store_fixtures import new_store
 
-PACKAGE = Path(__file__).resolve().parents[1] / "evalcore"
+PACKAGE = Path(__file__).resolve().parents[2] / "evalcore"
 
 #: module -> attributes whose call changes process-wide state.
 PROCESS_STATE = {

@@ -28,7 +28,7 @@ from evalcore.store.corpus_generations import current_generation
 from evalcore.store.imports import import_beir
 from evalcore.store.pins import pin_generation_unchecked
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: One pin of the two acme documents before the cutoff, one of everything ever owned.
 WIDE = {"organisations": ["acme", "globex"], "cutoff": "2099-01-01T00:00:00Z"}
 

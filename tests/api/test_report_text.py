@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_trec_columnar import trec_files, write
 
 from evalcore.api import report_text
 from evalcore.api.inputs import trec_input
@@ -24,6 +23,7 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.protocol_choices import ProtocolChoices
 from evalcore.io import trec_columnar
+from tests.io.test_trec_columnar import trec_files, write
 
 
 @pytest.fixture(autouse=True)

@@ -33,7 +33,7 @@ from evalcore.store.imports import import_beir
 from evalcore.store.runs import run_results_unchecked
 from evalcore.store.staged_documents import StagedDocuments
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 N = 400
 
 

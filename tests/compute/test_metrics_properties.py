@@ -39,7 +39,7 @@ def test_columnar_equals_oracle(obs_list, protocol):
             assert g.value == approx_or_none(w.value), name
             assert sorted(g.reasons) == sorted(w.reasons), name
             assert g.blocking_ids == w.blocking_ids, name
-            if name == "ndcg":  # a relaxation: tests/test_measure_bounds.py checks it is sound
+            if name == "ndcg":  # a relaxation: tests/compute/test_measure_bounds.py checks it is sound
                 assert (g.lower is not None) == w.bounded, name
                 continue
             assert g.lower == approx_or_none(w.lower), name

@@ -20,7 +20,7 @@ from lexical_builders import lexical_store, pinned
 
 from evalcore.retrieval.workflow import execute_protocol
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("scipy", "pandas", "pyarrow", "plotly", "streamlit", "sqlite_utils",
          "evalcore.report.model",
          "evalcore.analysis", "evalcore.store",

@@ -16,7 +16,7 @@ from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.observation import Label, Observation
-from tests.test_pytrec_parity import generate, trec_order
+from tests.compute.test_pytrec_parity import generate, trec_order
 
 TREC = EvalProtocol(trec_eval=True)
 

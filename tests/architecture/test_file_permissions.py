@@ -27,7 +27,7 @@ from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _mode(path: Path) -> int:

@@ -21,7 +21,7 @@ from evalcore.store.imports import import_beir
 from evalcore.store.staged_documents import StagedDocuments
 from evalcore.store.visibility import Visibility
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def beir_folder(tmp_path: Path, n: int, *, text: str = "zebra", extra: str = "") -> Path:

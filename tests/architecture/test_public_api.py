@@ -13,7 +13,7 @@ from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import EvaluationReport
 from evalcore.contract.version import __version__
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_evaluate_is_the_function_and_the_models_are_the_contract_models() -> None:

@@ -212,7 +212,7 @@ def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch) -> None:
 
 def test_results_are_written_only_where_the_fact_is_recorded() -> None:
     """Every result row goes through ``write_run_results``, which records the run's fact."""
-    root = Path(__file__).resolve().parent.parent / "evalcore"
+    root = Path(__file__).resolve().parents[2] / "evalcore"
     writers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
                      if "INTO results" in p.read_text(encoding="utf-8"))
     assert writers == ["store/runs.py"]

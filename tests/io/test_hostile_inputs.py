@@ -39,7 +39,7 @@ from evalcore.store.labels import label_history, record_label
 from evalcore.store.studies import QueryIn, query_texts_unchecked
 from evalcore.store.study_setup import add_queries
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
 
 #: name -> a hostile text

@@ -9,7 +9,7 @@ action), or be an internal variant named ``*_unchecked`` (a building block,
 called after one check), or be in one of the commented lists below. A new
 function that reads a study's data fails here until it is gated or its place
 in a list is argued.
-tests/test_library_read_authorization.py calls the gated ones as a stranger.
+tests/access/test_library_read_authorization.py calls the gated ones as a stranger.
 """
 
 import ast
@@ -149,7 +149,7 @@ def _unchecked_imports(path: Path) -> set[str]:
 
 
 def test_pages_and_commands_read_through_the_gate() -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     callers = {str(p.relative_to(root)) for folder in ("app", "evalcore/cli")
                for p in (root / folder).rglob("*.py") if _unchecked_imports(p)}
     assert callers <= set(UNCHECKED_CALLERS), sorted(callers - set(UNCHECKED_CALLERS))

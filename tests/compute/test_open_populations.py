@@ -1,7 +1,7 @@
 """Contract section 12 in the metric computer: bounds without a completeness claim.
 
 Worked examples with the numbers written out; the properties over every completion are in
-tests/test_measure_bounds.py (against tests/oracle.py).
+tests/compute/test_measure_bounds.py (against tests/oracle.py).
 """
 
 import json

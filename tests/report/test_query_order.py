@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.query_order import natural_key
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_numbers_inside_ids_compare_as_numbers() -> None:
