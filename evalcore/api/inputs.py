@@ -134,7 +134,7 @@ def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:
     else None."""
     if isinstance(run, str | PathLike | Mapping | TrecRun):
         return None
-    from evalcore.io.trec_mappings import is_arrow_table, is_dataframe
+    from evalcore.io.trec_format import is_arrow_table, is_dataframe
 
     if not (is_dataframe(run) or is_arrow_table(run)):
         return None

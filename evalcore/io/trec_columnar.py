@@ -87,11 +87,17 @@ from evalcore.io.trec_bytes import (
 )
 from evalcore.io.trec_eval_scope import scope_of_ids
 from evalcore.io.trec_format import (
+    DOC_COLUMNS,
+    GAIN_COLUMNS,
     QRELS_FIELDS,
+    QUERY_COLUMNS,
     RUN_FIELDS,
+    SCORE_COLUMNS,
     gain_map_note,
     gain_table,
     has_other_whitespace,
+    is_arrow_table,
+    is_dataframe,
     run_notes,
 )
 
@@ -650,8 +656,6 @@ class TableLabels(_Labels):
 
 def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> TableLabels:
     """Qrels from a table's columns (see :func:`table_trec_input`); raises :class:`Decline`."""
-    from evalcore.io.trec_mappings import GAIN_COLUMNS
-
     name, (q, d, g) = _table_columns(value, "qrels", GAIN_COLUMNS)
     import pyarrow as pa
 
@@ -695,8 +699,6 @@ def words_labels(
 
 
 def _table_ranked(value: Any, depth: int) -> _Ranked:
-    from evalcore.io.trec_mappings import SCORE_COLUMNS
-
     name, (q, d, s) = _table_columns(value, "run", SCORE_COLUMNS)
     import pyarrow as pa
 
@@ -721,8 +723,6 @@ def _table_ranked(value: Any, depth: int) -> _Ranked:
 def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tuple[str, list]:
     """(name, the query, doc and value columns as pyarrow arrays) of a DataFrame or a pyarrow
     Table; IDs as text (an integer column as its decimal text). Raises :class:`Decline`."""
-    from evalcore.io.trec_mappings import DOC_COLUMNS, QUERY_COLUMNS, is_arrow_table, is_dataframe
-
     try:
         import pyarrow as pa
         import pyarrow.compute as pc

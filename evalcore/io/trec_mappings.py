@@ -43,23 +43,17 @@ from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.ranked import Judged, Ranked, judged_from_qrels
 from evalcore.io.trec import order_blocks, qrels_from_rows
+from evalcore.io.trec_format import (
+    DOC_COLUMNS,
+    GAIN_COLUMNS,
+    QUERY_COLUMNS,
+    SCORE_COLUMNS,
+    is_arrow_table,
+    is_dataframe,
+)
 
-QUERY_COLUMNS = ("query_id", "qid", "q_id")
-DOC_COLUMNS = ("doc_id", "docno", "docid")
-GAIN_COLUMNS = ("relevance", "label")
-SCORE_COLUMNS = ("score",)
 _GAINS = f"0..{MAX_GAIN}"
 _values = methodcaller("values")
-
-
-def is_dataframe(value: object) -> bool:
-    """A pandas DataFrame (recognised without importing pandas)."""
-    return type(value).__module__.startswith("pandas") and hasattr(value, "columns")
-
-
-def is_arrow_table(value: object) -> bool:
-    """A pyarrow Table (recognised without importing pyarrow)."""
-    return type(value).__module__.startswith("pyarrow") and hasattr(value, "column_names")
 
 
 def judged_from_mapping(
