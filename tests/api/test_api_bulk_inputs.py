@@ -200,16 +200,26 @@ def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general
     cannot hold exactly, or a wrong one, goes to the general path, which names the row."""
     from evalcore.io.trec_columnar import table_trec_input
 
-    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"],
-                          "relevance": [2, 0, 1]})
-    run = pd.DataFrame({"query_id": ["q2", "q1", "q1", "q3"], "doc_id": ["c", "a", "x", "z"],
-                        "score": [1.0, 1.0, 2.0, 0.5]})
+    qrels = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [2, 0, 1]}
+    )
+    run = pd.DataFrame(
+        {
+            "query_id": ["q2", "q1", "q1", "q3"],
+            "doc_id": ["c", "a", "x", "z"],
+            "score": [1.0, 1.0, 2.0, 0.5],
+        }
+    )
     protocol = EvalProtocol()
     taken = table_trec_input(qrels, run, 2, complete=False, protocol=protocol)
     assert taken is not None and list(taken.batch.top_units) == [["x", "a"], ["c"], ["z"]]
     prepared = evalcore.Qrels(qrels)
-    assert table_trec_input(prepared.judged.words, pa.Table.from_pandas(run), 2,
-                            complete=False, protocol=protocol) is not None
+    assert (
+        table_trec_input(
+            prepared.judged.words, pa.Table.from_pandas(run), 2, complete=False, protocol=protocol
+        )
+        is not None
+    )
     for odd_run in (
         run.assign(doc_id=["c", "a", "", "z"]),  # empty ID: the general path names it
         run.assign(doc_id=["c", "a", "x\0y", "z"]),  # NUL: words cannot hold it
