@@ -342,8 +342,9 @@ class RowIndex:
         self, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]
     ) -> np.ndarray:
         """For every new row (its hash in ``hashes``), the indexed row equal to it, or -1."""
-        out = np.full(len(hashes), -1, dtype=np.int64)
-        pending = np.arange(len(hashes), dtype=np.int64)
+        rows = np.int32 if len(hashes) < 2**31 else np.int64
+        out = np.full(len(hashes), -1, dtype=self._table.dtype)
+        pending = np.arange(len(hashes), dtype=rows)
         slot = (hashes >> self._shift).astype(self._table.dtype)
         while pending.size:
             held = self._table[slot[pending]]
