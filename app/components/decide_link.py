@@ -4,9 +4,12 @@ The link contract between the Compare page and the Annotate page: the query
 parameters ``queue=decide&run_a=<A>&run_b=<B>&measure=<canonical measure name>``
 (URL-encoded, e.g. ``?queue=decide&run_a=bm25-plain&run_b=bm25-title-boost&measure=P%4010``),
 beside the session's study and annotator (:func:`app.components.session.address_params`),
-so the address opens the same queue in a new tab, after a reload or from a bookmark.
+so the address opens the same queue in a new tab, after a reload or from a bookmark; with
+``queries=<query set>`` (:mod:`app.components.query_set_choice`) when the comparison is
+over a query set, so the queue proposes nothing outside it.
 """
 
+from app.components.query_set_choice import QUERIES_PARAM
 from app.components.session import address_params
 
 QUEUE_PARAM = "queue"
@@ -16,8 +19,11 @@ RUN_B_PARAM = "run_b"
 MEASURE_PARAM = "measure"
 
 
-def decide_queue_params(run_a: str, run_b: str, measure: str) -> dict[str, str]:
+def decide_queue_params(run_a: str, run_b: str, measure: str,
+                        queries: str | None = None) -> dict[str, str]:
     """Query parameters (for ``st.page_link``) of the Annotate page on the queue deciding
-    ``run_a`` against ``run_b`` on ``measure`` (its canonical name)."""
+    ``run_a`` against ``run_b`` on ``measure`` (its canonical name), over the query set
+    ``queries`` (its spec; None: every query)."""
+    extra = {QUERIES_PARAM: queries} if queries else {}
     return address_params(**{QUEUE_PARAM: DECIDE_QUEUE, RUN_A_PARAM: run_a, RUN_B_PARAM: run_b,
-                             MEASURE_PARAM: measure})
+                             MEASURE_PARAM: measure, **extra})

@@ -43,6 +43,7 @@ from app.components.information_need import show_information_need
 from app.components.keyboard import install_keyboard
 from app.components.page import flash, show_flash, study_page
 from app.components.query_picker import picked_query, query_option
+from app.components.query_set_choice import decide_query_set
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
@@ -594,12 +595,13 @@ def _decide_target(study: StudyIn) -> DecideTarget | None:
 def _cached_state(study_id: str, target: DecideTarget) -> DecideState:
     """The queue's state, built again only when the store changed (a label, a run)."""
     db = get_db()
-    key = ("decide", study_id, target)
+    queries = decide_query_set(db, study_id, target)
+    key = ("decide", study_id, target, queries)
     marks = store_marks(db, study_id, viewer=reader())
     cache = st.session_state.setdefault("_rl_cache", {})
     entry = cache.get(key)
     if entry is None or entry[0] != marks:
-        entry = (marks, decide_state(db, study_id, target, viewer=reader()))
+        entry = (marks, decide_state(db, study_id, target, viewer=reader(), query_ids=queries))
         cache[key] = entry
     return entry[1]
 

@@ -39,6 +39,7 @@ from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import study_page
+from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import db_path, get_db, reader
 from app.components.shared_results import compute_in_background, ready_result, shared_result
@@ -52,6 +53,7 @@ from evalcore.analysis.pair_comparison import (
     compare_evaluated_pair,
     compare_pair,
 )
+from evalcore.analysis.query_set import QuerySetError, restrict_evaluation, stored_query_set
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
@@ -141,53 +143,59 @@ def _results_table(comparison) -> pd.DataFrame:
 
 
 def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
-                     reference: str | None, *, large: bool) -> PairComparison:
+                     reference: str | None, *, large: bool,
+                     queries: tuple[str, ...] | None = None) -> PairComparison:
     """The pair's verdicts, queues, paired tests and compatibility numbers, computed once
     per store state and choice and shared by every session. On a ``large`` study, until
     the whole comparison is computed (started in the background), the verdicts and paired
-    tests alone (queues None, no compatibility numbers)."""
+    tests alone (queues None, no compatibility numbers). ``queries``: the query set's ids
+    (None: every query of the study)."""
     db, path, viewer = get_db(), str(db_path()), reader()
-    key = _whole_key(run_a, run_b, measures, reference)
+    key = _whole_key(run_a, run_b, measures, reference, queries)
     if not large:
         return shared_result(db, path, study_id, key, lambda: compare_pair(
             db, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
-            viewer=viewer), viewer=viewer)
+            viewer=viewer, query_ids=queries), viewer=viewer)
     whole = ready_result(db, path, study_id, key, viewer=viewer)
     if whole is not None:
         return whole
-    evaluated = _evaluated_pair(study_id, run_a, run_b, measures, reference)
+    evaluated = _evaluated_pair(study_id, run_a, run_b, measures, reference, queries)
     return shared_result(db, path, study_id, key + ("verdicts only",), lambda: (
         compare_evaluated_pair(evaluated, reference, verdicts_only=True)), viewer=viewer)
 
 
 def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
-                    reference: str | None) -> EvaluatedPair:
+                    reference: str | None, queries: tuple[str, ...] | None = None
+                    ) -> EvaluatedPair:
     """Both runs read and evaluated once per store state and choice (shared by sessions):
     a large study's verdicts and, later, its queues and compatibility numbers read it. One
     per study is kept (it holds both runs' columns), the last chosen. On the working labels
     the reference the shared live state read (still current) is taken, not read again."""
     db, viewer = get_db(), reader()
     return shared_result(
-        db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference),
+        db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference, queries),
         lambda: stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer,
+                            query_ids=queries,
                             working=None if reference is not None else with_live_state(
                                 study_id, lambda state, *_: state.take_working_reference(
                                     db, viewer=viewer))),
         viewer=viewer, alone=True)
 
 
-def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:
-    return ("evaluated_pair", run_a, run_b, tuple(measures), reference)
+def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
+                   queries: tuple[str, ...] | None = None) -> tuple:
+    return ("evaluated_pair", run_a, run_b, tuple(measures), reference, queries)
 
 
-def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | None) -> tuple:
+def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
+               queries: tuple[str, ...] | None = None) -> tuple:
     """The shared-result key of the whole comparison (queues and compat included)."""
-    return ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN)
+    return ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN, queries)
 
 
 @st.fragment(run_every=PENDING_POLL_SECONDS)
 def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
-                   reference: str | None) -> None:
+                   reference: str | None, queries: tuple[str, ...] | None = None) -> None:
     """Where the queues and compatibility numbers will be: a note while they are computed in
     the background, the whole page again once they are ready. The background work starts
     on the fragment's next run, once the page's own run has been sent (on two cores it
@@ -195,17 +203,19 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     computed from (no second read or evaluation) and with the verdicts and paired tests
     already drawn (not computed again)."""
     db, path, viewer = get_db(), str(db_path()), reader()
-    key = _whole_key(run_a, run_b, measures, reference)
+    key = _whole_key(run_a, run_b, measures, reference, queries)
     if ready_result(db, path, study_id, key, viewer=viewer) is not None:
         st.rerun()
     shown = st.session_state.setdefault(_PENDING_SHOWN, set())
     if key in shown:
         evaluated = ready_result(db, path, study_id,
-                                 _evaluated_key(run_a, run_b, measures, reference), viewer=viewer)
+                                 _evaluated_key(run_a, run_b, measures, reference, queries),
+                                 viewer=viewer)
         verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
         compute_in_background(db, path, study_id, key, lambda conn: (
             compare_pair(conn, study_id, run_a, run_b, measures, reference,
-                         queue_limit=QUEUE_SHOWN, viewer=viewer) if evaluated is None else
+                         queue_limit=QUEUE_SHOWN, viewer=viewer,
+                         query_ids=queries) if evaluated is None else
             compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
                                    verdicts=verdicts)), viewer=viewer)
     shown.add(key)
@@ -260,7 +270,8 @@ def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
     ]), hide_index=True, width="stretch")
     st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
                  icon=":material/rate_review:",
-                 query_params=decide_queue_params(d.run_a, d.run_b, d.measure))
+                 query_params=decide_queue_params(d.run_a, d.run_b, d.measure,
+                                                  st.query_params.get(QUERIES_PARAM)))
 
 
 def _rank(rank: int) -> str:
@@ -305,8 +316,9 @@ def _show_compat(pc: PairComparison) -> None:
 
 
 def _decided_section(study: StudyIn, same: list[str], reference: str | None,
-                     texts: dict[str, str], *, large: bool) -> None:
-    """Runs A and B, the measures, then per measure: verdict, queue, paired tests."""
+                     texts: dict[str, str], *, large: bool) -> tuple[str, ...] | None:
+    """Runs A and B, the measures, the query set, then per measure: verdict, queue, paired
+    tests. Returns the query set's ids (None: every query of the study)."""
     st.subheader("What the evidence decides")
     pick = st.columns([2, 2, 4])
     run_a = pick[0].selectbox("Run A", same, index=0, key="rl_compare_run_a")
@@ -321,11 +333,26 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None,
     if not measures:
         st.info("Choose at least one measure.")
         return
+    spec = choose_query_set("rl_compare_queries")
+    if spec is None:
+        return
     try:
-        pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference, large=large)
+        query_set = shared_result(
+            get_db(), str(db_path()), study.study_id,
+            ("query_set", run_a, run_b, spec.model_dump_json(), reference),
+            lambda: stored_query_set(get_db(), study.study_id, [run_a, run_b], spec, reference,
+                                     viewer=reader()), viewer=reader())
+    except QuerySetError as error:
+        st.error(escape_markdown(f"No verdict on these queries: {error}"))
+        return
+    st.caption(escape_markdown(query_set.record().describe().replace("queries: ", "Over ", 1)))
+    queries = None if query_set.scope is None else tuple(query_set.scope)
+    try:
+        pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference, large=large,
+                              queries=queries)
     except (LookupError, ValueError) as error:
         st.error(escape_markdown(f"No verdict: {error}"))
-        return
+        return queries
     st.caption(escape_markdown(
         f"Is {run_a} (A) better than {run_b} (B) whatever the missing labels are? Each "
         f"interval holds the mean difference A \N{MINUS SIGN} B over every query for every "
@@ -334,7 +361,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None,
         _show_verdict(item)
     st.markdown("##### Labels that would decide it")
     if any(item.queue is None for item in pc.measures):
-        _pending_parts(study.study_id, run_a, run_b, measures, reference)
+        _pending_parts(study.study_id, run_a, run_b, measures, reference, queries)
     else:
         for item in pc.measures:
             _show_queue(item, texts)
@@ -345,6 +372,7 @@ def _decided_section(study: StudyIn, same: list[str], reference: str | None,
         _show_paired(item.paired)
     if pc.compat:
         _show_compat(pc)
+    return queries
 
 
 db, study = study_page("Compare runs")
@@ -391,7 +419,7 @@ if len(same) < 2:
 
 texts = query_texts(db, study.study_id, viewer=reader())
 large = len(texts) > LARGE_STUDY_QUERIES
-_decided_section(study, same, reference, texts, large=large)
+queries = _decided_section(study, same, reference, texts, large=large)
 
 st.subheader("Every chosen run")
 options = st.columns([2, 2, 2, 2, 2])
@@ -407,7 +435,7 @@ mode = options[4].selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_m
                                          "pairwise": "every pair"}.get)
 # The tests (permutations, bootstraps) are the slow part: computed once per store state
 # and choice of runs and test, shared by every session; switching the metric reuses it.
-every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction)
+every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction, queries)
 if large and ready_result(db, str(db_path()), study.study_id, every_key,
                           viewer=reader()) is None and not st.toggle(
         "Compute the results table and per-query differences", key="rl_compare_every_run"):
@@ -418,12 +446,16 @@ if large and ready_result(db, str(db_path()), study.study_id, every_key,
     st.stop()
 comparison = shared_result(
     db, str(db_path()), study.study_id, every_key,
-    lambda: compare_runs(_evaluations(study.study_id, same, reference), mode=mode, test=test,
-                         alpha=alpha, correction=correction),
+    lambda: compare_runs({run: report if queries is None else restrict_evaluation(report, queries)
+                          for run, report in _evaluations(study.study_id, same, reference).items()},
+                         mode=mode, test=test, alpha=alpha, correction=correction),
     viewer=reader(),
 )
 
 st.markdown("##### Results table")
+if queries is not None:
+    st.caption(escape_markdown(f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
+                               "of the query set chosen above."))
 st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
 st.caption(escape_markdown(comparison.table.legend))
 

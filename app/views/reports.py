@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.components.page import flash, show_flash, study_page
+from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
@@ -53,11 +54,15 @@ def _on_generate(study_id: str) -> None:
     reference = None if version in (None, WORKING) else version
     name = str(st.session_state.get("rl_report_name", "")).strip() or None
     accepted = runs if st.session_state.get("rl_report_accept_unverified") else []
+    kind = str(st.session_state.get("rl_report_queries", "all"))
+    queries = (str(st.session_state.get("rl_report_queries_ids", "")).lstrip("@")
+               if kind == "list" else kind)
     db = get_db()
     try:
         report = report_from_store(db, study_id=study_id, runs=runs, reference=reference,
                                    name=name, created_by=current_annotator(),
-                                   viewer=current_annotator(), accept_unverified=accepted)
+                                   viewer=current_annotator(), accept_unverified=accepted,
+                                   queries=queries)
         stored = save_report(db, report)
     except (ValueError, LookupError, PermissionError) as error:
         flash(_FLASH, "error", f"No report generated: {error}")
@@ -76,6 +81,7 @@ def _show_report(report: Report, report_id: int) -> None:
         f"{report.protocol.gain} gain",
         f"evalcore {report.evalcore_version}",
         f"generated {report.created_at} by {report.created_by}",
+        *([report.query_set.describe()] if report.query_set is not None else []),
     ]
     st.caption(escape_markdown(" · ".join(facts)))
     for warning in report.warnings:
@@ -163,13 +169,15 @@ else:
     b.selectbox("Reference version", [v.name for v in reversed(versions)] + [WORKING],
                 key="rl_report_reference")
     c.text_input("Report name (optional)", key="rl_report_name")
+    query_spec = choose_query_set("rl_report_queries")
     st.checkbox("Accept runs whose comparability is not verified", value=False,
                 key="rl_report_accept_unverified",
                 help="A run with no corpus fingerprint recorded (or a baseline without one) "
                      "cannot be shown to have searched the same corpus. Ticked: such runs are "
                      "compared anyway, and the report records that you accepted them.")
     st.button("Generate and store report", key="rl_report_generate", type="primary",
-              disabled=not lead or not st.session_state.get("rl_report_runs"),
+              disabled=not lead or not st.session_state.get("rl_report_runs")
+              or query_spec is None,
               on_click=_on_generate, args=(study.study_id,))
 
 st.subheader("Stored reports")

@@ -36,6 +36,7 @@ class Permission(StrEnum):
     EDIT_QUERIES = "edit a query's information need"
     EXPORT_STUDY = "export the whole study (evalcore export study)"
     CHOOSE_MEASURES = "choose the study's measures"
+    REMOVE_QUERIES = "remove or restore a query of the study"
 
 
 #: The least role that holds each permission.
@@ -54,6 +55,7 @@ REQUIRED_ROLE: dict[Permission, RoleName] = {
     Permission.EDIT_QUERIES: "lead",
     Permission.EXPORT_STUDY: "lead",
     Permission.CHOOSE_MEASURES: "lead",
+    Permission.REMOVE_QUERIES: "lead",
 }
 
 

@@ -421,32 +421,39 @@ def evaluate_stored_pair(
     reference: str | None = None,
     *,
     viewer: Viewer,
+    query_ids: Sequence[str] | None = None,
 ) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``),
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    return stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer).pair
+    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`),
+    over the study's queries or the query set ``query_ids``
+    (:func:`evalcore.analysis.query_set.resolve_stored_query_set_unchecked`)."""
+    return stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer,
+                       query_ids=query_ids).pair
 
 
 def stored_pair(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
                 measures: Sequence[Measure | str], reference: str | None = None, *,
-                viewer: Viewer, working: ReferenceColumns | None = None) -> EvaluatedPair:
+                viewer: Viewer, working: ReferenceColumns | None = None,
+                query_ids: Sequence[str] | None = None) -> EvaluatedPair:
     """:func:`evaluate_stored_pair` with the columns it was packed from (``working``: the
     study's working reference already read at the store's marks now, e.g. by the live
     state, taken instead of a read when ``reference`` is None)."""
     require_read(db, viewer, study_id)
     return stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
-                                 working=working)
+                                 working=working, query_ids=query_ids)
 
 
 def stored_pair_unchecked(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
                           measures: Sequence[Measure | str],
                           reference: str | None = None, *,
-                          working: ReferenceColumns | None = None) -> EvaluatedPair:
-    """:func:`stored_pair` for a caller that authorised the read already."""
+                          working: ReferenceColumns | None = None,
+                          query_ids: Sequence[str] | None = None) -> EvaluatedPair:
+    """:func:`stored_pair` for a caller that authorised the read already (``query_ids``:
+    a resolved query set, else the study's queries)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
     columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference,
-                                        working=working)
+                                        working=working, query_ids=query_ids)
     pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 

@@ -234,6 +234,7 @@ def compare_pair(
     queue_limit: int | None = 10,
     verdicts_only: bool = False,
     viewer: Viewer,
+    query_ids: Sequence[str] | None = None,
 ) -> PairComparison:
     """Stored runs ``run_a`` and ``run_b`` against the working labels (or the frozen
     version ``reference``): the verdicts, queues and paired tests, and apart the
@@ -244,7 +245,8 @@ def compare_pair(
     verdicts first and asks for them apart): every queue is None and ``compat`` empty."""
     require_read(db, viewer, study_id)
     return compare_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
-                                  queue_limit=queue_limit, verdicts_only=verdicts_only)
+                                  queue_limit=queue_limit, verdicts_only=verdicts_only,
+                                  query_ids=query_ids)
 
 
 def compare_pair_unchecked(
@@ -257,10 +259,13 @@ def compare_pair_unchecked(
     *,
     queue_limit: int | None = 10,
     verdicts_only: bool = False,
+    query_ids: Sequence[str] | None = None,
 ) -> PairComparison:
-    """:func:`compare_pair` for a caller that authorised the read already."""
+    """:func:`compare_pair` for a caller that authorised the read already (``query_ids``:
+    a resolved query set, else the study's queries)."""
     return compare_evaluated_pair(
-        stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference),
+        stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
+                              query_ids=query_ids),
         reference, queue_limit=queue_limit, verdicts_only=verdicts_only)
 
 

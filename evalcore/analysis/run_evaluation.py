@@ -61,11 +61,14 @@ def evaluate_run_measures_unchecked(
     reference: str | None = None,
     protocol: EvalProtocol | None = None,
     measures: Sequence[Measure] = (),
+    *,
+    query_ids: Sequence[str] | None = None,
 ) -> tuple[EvaluationReport, EvaluationReport | None]:
-    """:func:`evaluate_run_measures` for a caller that authorised the read already."""
+    """:func:`evaluate_run_measures` for a caller that authorised the read already
+    (``query_ids``: a resolved query set, else the run's queries)."""
     if protocol is None:
         protocol = get_study(db, study_id).protocol()
-    observations = observations_for_run_unchecked(db, study_id, run_name, reference, None)
+    observations = observations_for_run_unchecked(db, study_id, run_name, reference, query_ids)
     diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
     chosen = (evaluate(observations, protocol, measures=list(measures), diagnostics=diagnostics)
               if measures else None)

@@ -240,7 +240,7 @@ def _touched(db: sqlite_utils.Database, study_id: str, then: StoreMarks, events_
              marks: StoreMarks, events: int) -> set[str] | None:
     """The queries with an event since ``then``, or None when they do not tell every change
     since (the runs changed, or not every event of the study now is one of then or newer)."""
-    if then.run_ids != marks.run_ids or (
+    if then.run_ids != marks.run_ids or then.removed != marks.removed or (
             events_then + study_events_unchecked(db, study_id, then) != events):
         return None
     return touched_queries_unchecked(db, study_id, then)
@@ -255,7 +255,8 @@ def _count_study(db: sqlite_utils.Database, study_id: str, marks: StoreMarks,
     unpooled: dict[str, frozenset[str]] = {}
     no_units: dict[str, int | tuple[int, ...]] = {}
     no_pool: set[str] = set()
-    for query_id in sorted(set(pools) | set(states) | set(resolved), key=natural_key):
+    present = (set(pools) | set(states) | set(resolved)) - set(marks.removed)
+    for query_id in sorted(present, key=natural_key):
         units = resolved.get(query_id, no_units)
         pool = pools.get(query_id, no_pool)
         queries[query_id] = _count(query_id, pool, units, set(), states.get(query_id, False))
@@ -276,6 +277,10 @@ def _recount(db: sqlite_utils.Database, study_id: str, counts: ProgressCounts,
     queries = dict(counts.progress.queries)
     unpooled = dict(counts.unpooled)
     for query_id in wanted:
+        if query_id in marks.removed:  # out of the study: labels kept, never counted
+            queries.pop(query_id, None)
+            unpooled.pop(query_id, None)
+            continue
         units, pool = resolved.get(query_id, {}), pools[query_id]
         queries[query_id] = _count(query_id, pool, units, set(), states.get(query_id, False))
         outside = frozenset(units.keys() - pool)

@@ -10,6 +10,9 @@ narrow the interval most); then the paired significance tests, computed only on
 the queries where both runs have the measure, with how many were left out and
 why, and the warning that such a subset can be biased. ``--reference NAME``
 compares against a frozen reference version instead of the working labels.
+``--queries`` names the query set everything is computed on (``all``, the default;
+``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the text output says which set
+and how many queries, the JSON holds it as ``query_set`` in every item.
 Exit status: 0 success, 2 invalid input (unknown store, study, run, measure).
 """
 
@@ -38,12 +41,21 @@ FORMATS = ("table", "json")
 @click.option("--queue", "queue_size", default=5, show_default=True, type=click.IntRange(0, 1000),
               help="How many items of the to-decide queue to print per measure.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
+              help="The query set: all, judged (a relevant label), answered (both runs "
+              "returned a result), comma-separated query ids, or @FILE (one id a line).")
 @actor_option
 def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, ...],
-                    reference: str | None, queue_size: int, fmt: str, actor: str) -> None:
+                    reference: str | None, queue_size: int, fmt: str, queries: str,
+                    actor: str) -> None:
     """Decide run A against run B on each measure, then the paired tests."""
     from evalcore.analysis.decision import evaluate_stored_pair
     from evalcore.analysis.pair_comparison import measure_verdicts
+    from evalcore.analysis.query_set import (
+        QuerySetError,
+        QuerySetSpec,
+        stored_query_set,
+    )
     from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.report.decision_text import measure_text
 
@@ -54,21 +66,30 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
         parsed = [parse_measure(m) for m in measures]
     except UnknownMeasure as err:
         _fail(str(err))
+    try:
+        spec = QuerySetSpec.parse(queries)
+    except QuerySetError as err:
+        _fail(f"--queries: {err}")
     if not db_path.is_file():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
+            query_set = stored_query_set(db, study, names, spec, reference, viewer=actor)
             pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference,
-                                        viewer=actor)
+                                        viewer=actor, query_ids=query_set.scope)
+        except QuerySetError as err:
+            _fail(f"--queries: {err}")
         except LookupError as err:
             _fail(str(err.args[0]) if err.args else str(err))
         except ValueError as err:
             _fail(str(err))
     verdicts = measure_verdicts(pair, names[0], names[1], queue_limit=queue_size)
+    record = query_set.record()
     if fmt == "json":
         click.echo(json.dumps([
             {
+                "query_set": record.model_dump(mode="json"),
                 "decision": item.decision.model_dump(mode="json"),
                 "to_decide": item.queue.model_dump(mode="json"),
                 "paired_tests": {
@@ -80,5 +101,6 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
             for item in verdicts
         ], indent=2))
         return
+    click.echo(record.describe())
     for item in verdicts:
         click.echo(measure_text(item))

@@ -10,7 +10,9 @@ The report shows the study's chosen measures (``evalcore study measures``) with
 Judged@k beside each, unless ``-m`` names others (repeatable; an unknown name
 exits 2 listing the known ones); the measures used are printed and recorded.
 Exports hold no annotator names, notes or row ids unless
-``--include-internal``. Exit status: 0 success, 2 invalid input (unknown
+``--include-internal``. ``--queries`` names the query set every number is over
+(``all``, the default; ``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the report
+records it and the command prints it. Exit status: 0 success, 2 invalid input (unknown
 study, run, reference or report; bad options).
 """
 
@@ -85,6 +87,9 @@ def _fail(message: str) -> None:
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help="A measure to report instead of the study's chosen ones, e.g. nDCG@10, "
               "Success@2, RBP(p=0.8)@3 (repeat for several; Judged@k is added beside each).")
+@click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
+              help="The query set: all, judged (a relevant label), answered (every run "
+              "returned a result), comma-separated query ids, or @FILE (one id a line).")
 def report_command(
     db_path: Path,
     study: str,
@@ -105,9 +110,11 @@ def report_command(
     stored: str | None,
     accept_unverified: tuple[str, ...],
     measures: tuple[str, ...],
+    queries: str,
 ) -> None:
     """Generate a pinned report of stored runs, store it, and export it."""
     from evalcore.analysis.compare import ComparisonSettings
+    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec
     from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.report.csv_export import render_csv
     from evalcore.report.from_store import report_from_store
@@ -123,6 +130,10 @@ def report_command(
         chosen = [parse_measure(m) for m in measures] or None
     except UnknownMeasure as err:
         _fail(str(err))
+    try:
+        spec = QuerySetSpec.parse(queries)
+    except QuerySetError as err:
+        _fail(f"--queries: {err}")
     if not db_path.exists():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
     if not out.parent.is_dir():  # before the report is stored: nothing half done
@@ -133,9 +144,9 @@ def report_command(
         # the author must see the study (an unknown id lists only the studies they may see)
         require_study_view(db, created_by or _default_author(), study)
         if stored is not None:
-            if runs is not None or accept_unverified or measures:
+            if runs is not None or accept_unverified or measures or spec.kind != "all":
                 _fail("give either --stored (export a stored report) or --runs "
-                      "(with --accept-unverified, -m), not both")
+                      "(with --accept-unverified, -m, --queries), not both")
             row = find_report(db, study, stored, viewer=created_by or _default_author())
             report = load_report(db, row.report_id)
             digest = row.content_hash
@@ -162,10 +173,13 @@ def report_command(
                 ),
                 accept_unverified=list(accept_unverified),
                 measures=chosen,
+                queries=spec,
             )
             digest = save_report(db, report).content_hash
     except LookupError as err:  # KeyError quotes str(err): show the message itself
         _fail(str(err.args[0]) if err.args else str(err))
+    except QuerySetError as err:
+        _fail(f"--queries: {err}")
     except ValueError as err:
         _fail(str(err))
     except PermissionError as err:  # evalcore.access.PermissionDenied: not allowed
@@ -186,6 +200,8 @@ def report_command(
         f"report {report.name!r} ({digest}): {len(report.runs)} run(s), {compared} comparable; "
         f"{kind.upper()} written to {out}"
     )
+    if report.query_set is not None:
+        click.echo(report.query_set.describe())
     click.echo(render_measures_text(report), nl=False)
     for run in report.runs:
         label, reason = run.status()

@@ -611,9 +611,11 @@ class LiveDashboard:
             self.last_refresh = outcome
             return outcome
         self._working = None  # read at other marks
-        touched = sorted(touched_queries_unchecked(db, self.study_id, self.marks))
+        touched = sorted(touched_queries_unchecked(db, self.study_id, self.marks)
+                         - set(marks.removed))  # a removed query's labels count nowhere
         if (
             marks.run_ids != self.marks.run_ids
+            or marks.removed != self.marks.removed
             or len(touched) > FULL_REBUILD_THRESHOLD
             or self._changes_query_sets(db, touched)
         ):

@@ -119,11 +119,14 @@ def decide_state(
     measures: Sequence[str] = DECIDE_MEASURES,
     *,
     viewer: Viewer,
+    query_ids: Sequence[str] | None = None,
 ) -> DecideState:
     """Both runs evaluated once on every offered measure: the verdicts and the target's queue
-    (if ``viewer`` may read the study)."""
+    (if ``viewer`` may read the study), over the study's queries or the query set
+    ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
     names = list(dict.fromkeys([parse_measure(m).canonical for m in measures] + [target.measure]))
-    pair = evaluate_stored_pair(db, study_id, target.run_a, target.run_b, names, viewer=viewer)
+    pair = evaluate_stored_pair(db, study_id, target.run_a, target.run_b, names, viewer=viewer,
+                                query_ids=query_ids)
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]
     if decision.verdict == "undecided":

@@ -5,7 +5,8 @@ metric ``<metric>_status, <metric>_value, <metric>_reasons,
 <metric>_blocking_ids, <metric>_lower, <metric>_upper``, then for each of the
 report's measures with Judged@k beside each (:mod:`evalcore.report.measure_table`)
 ``<measure>_status, <measure>_value, <measure>_lower, <measure>_upper`` (a measure
-without a cutoff named at the runs' k, ``P@k`` when they differ). Every value
+without a cutoff named at the runs' k, ``P@k`` when they differ), then, when the report
+records its query set, ``query_set``: the set every row is in (``judged (42 of 50 ...)``). Every value
 column holds evidence-backed values only: the trec_eval-compatible numbers are
 never in this CSV (they are per pair, in the report's own section). An unavailable
 value's cell is empty (never 0); lists are joined with ``;``. The CSV never
@@ -35,7 +36,8 @@ def csv_header(report: Report | None = None) -> list[str]:
     ks = {run.k for run in report.runs}
     k = next(iter(ks)) if len(ks) == 1 else None
     return head + [f"{measure_label(m, k)}_{field}" for m in report_measures(report)
-                   for field in _MEASURE_FIELDS]
+                   for field in _MEASURE_FIELDS] + (
+                       ["query_set"] if report.query_set is not None else [])
 
 
 def _measure_cells(value: MetricValue | None) -> list[str]:
@@ -55,6 +57,8 @@ def render_csv(report: Report) -> str:
     writer = csv_writer(out)
     writer.writerow(csv_header(report))
     measures: list[Measure] = report_measures(report)
+    query_set = (None if report.query_set is None
+                 else report.query_set.describe().removeprefix("queries: "))
     for run in report.runs:
         chosen = ({q.query_id: q.metrics for q in run.measure_values.queries}
                   if run.measure_values is not None else {})
@@ -76,5 +80,7 @@ def render_csv(report: Report) -> str:
                 ]
             for m in measures:
                 row += _measure_cells(chosen.get(q.query_id, {}).get(m.canonical))
+            if query_set is not None:
+                row.append(query_set)
             writer.writerow(row)
     return out.getvalue()

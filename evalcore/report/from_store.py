@@ -26,6 +26,11 @@ import sqlite_utils
 
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair_unchecked
+from evalcore.analysis.query_set import (
+    QuerySetSpec,
+    ResolvedQuerySet,
+    resolve_stored_query_set_unchecked,
+)
 from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.report.build import RunInput, build_report
@@ -54,6 +59,7 @@ def report_from_store(
     viewer: Viewer,
     accept_unverified: Sequence[str] = (),
     measures: Sequence[Measure | str] | None = None,
+    queries: QuerySetSpec | str | None = None,
 ) -> Report:
     """Evaluate the named runs of a study and build their report (nothing is stored).
 
@@ -72,6 +78,9 @@ def report_from_store(
     ``measures`` (default: the study's chosen measures) are the measures the report
     shows and decides on; a name that does not parse raises
     :class:`~evalcore.contract.measures.UnknownMeasure` (listing the known ones).
+    ``queries`` (default ``all``) names the query set every run is evaluated and decided
+    on (:mod:`evalcore.analysis.query_set`); the report records it. A set that does not
+    resolve raises :class:`~evalcore.analysis.query_set.QuerySetError` (a ``ValueError``).
     """
     require_study_view(db, viewer, study_id)
     chosen = (study_measures_unchecked(db, study_id) if measures is None
@@ -83,6 +92,8 @@ def report_from_store(
         name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
         settings=settings, created_at=created_at, accept_unverified=accept_unverified,
         measures=list(dict.fromkeys(chosen)),
+        query_set=resolve_stored_query_set_unchecked(
+            db, study_id, list(dict.fromkeys(runs)), queries, reference) if runs else None,
     )
 
 
@@ -100,6 +111,7 @@ def _report_from_store(
     created_at: datetime | None,
     accept_unverified: Sequence[str],
     measures: list[Measure],
+    query_set: ResolvedQuerySet | None = None,
 ) -> Report:
     names = list(dict.fromkeys(runs))
     if not names:
@@ -108,6 +120,7 @@ def _report_from_store(
     protocol = study.protocol()
     version = get_reference_unchecked(db, study_id, reference) if reference is not None else None
     run_infos = [get_run_unchecked(db, study_id, run_name) for run_name in names]
+    scope = None if query_set is None else query_set.scope
     shown = shown_measures(measures)
     inputs: dict[str, RunInput] = {}
     chosen_values = {}
@@ -117,7 +130,7 @@ def _report_from_store(
         too_deep += [f"{m.canonical} is deeper than run {info.name!r}'s depth {info.k}: not "
                      "shown for it" for m in measures if m not in fits]
         evaluation, chosen_values[info.name] = evaluate_run_measures_unchecked(
-            db, study_id, info.name, reference, protocol, fits)
+            db, study_id, info.name, reference, protocol, fits, query_ids=scope)
         inputs[info.name] = RunInput(evaluation=evaluation,
                                      corpus_fingerprint=info.corpus_fingerprint)
     internal = _internal(db, study_id, {i.name: i.run_id for i in run_infos})
@@ -145,7 +158,9 @@ def _report_from_store(
         "runs": [r.model_copy(update={"measure_values": chosen_values[r.name]})
                  for r in report.runs],
     })
-    updates: dict[str, object] = {"decisions": decisions_of_unchecked(db, report)}
+    updates: dict[str, object] = {
+        "decisions": decisions_of_unchecked(db, report, query_ids=scope),
+        "query_set": None if query_set is None else query_set.record()}
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     unpinned = [] if reference is not None else [
@@ -161,10 +176,12 @@ def _report_from_store(
 REPORT_QUEUE = 5
 
 
-def decisions_of_unchecked(db: sqlite_utils.Database, report: Report) -> list[PairComparison]:
+def decisions_of_unchecked(db: sqlite_utils.Database, report: Report, *,
+                           query_ids: Sequence[str] | None = None) -> list[PairComparison]:
     """What the evidence decides for each pair the report compares (``A - B`` as its
     comparison orders them), on the report's measures (the section-7 ones when it names
     none) at the compared runs' cutoff; a measure deeper than that cutoff is left out.
+    ``query_ids``: the report's query set (None: the study's queries).
     For :func:`report_from_store`, which authorised the read of the report's study."""
     if report.comparison is None:
         return []
@@ -179,7 +196,7 @@ def decisions_of_unchecked(db: sqlite_utils.Database, report: Report) -> list[Pa
         return []
     return [
         compare_pair_unchecked(db, report.study_id, a, b, measures, report.reference_version,
-                     queue_limit=REPORT_QUEUE)
+                               queue_limit=REPORT_QUEUE, query_ids=query_ids)
         for a, b in pairs
     ]
 

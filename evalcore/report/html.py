@@ -142,6 +142,9 @@ def _meta(report: Report) -> str:
                if protocol.populations_declared_complete else ""),
         ),
         *([("Measures", measures_line(report))] if report.measures else []),
+        *([("Query set", report.query_set.describe().removeprefix("queries: ")
+            + (f": {', '.join(report.query_set.query_ids)}" if report.query_set.query_ids
+               else ""))] if report.query_set is not None else []),
         ("Baseline", report.baseline),
         ("Generated", f"{report.created_at} by {report.created_by}"),
         ("evalcore version", report.evalcore_version),

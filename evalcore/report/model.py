@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.analysis.compare import RunComparison
 from evalcore.analysis.pair_comparison import PairComparison
+from evalcore.analysis.query_set import QuerySetRecord
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import EvaluationReport
 
@@ -146,6 +147,9 @@ class Report(BaseModel):
     measures: list[str] = Field(default_factory=list)
     #: What the evidence decides for each compared pair (empty: none computed).
     decisions: list[PairComparison] = Field(default_factory=list)
+    #: The queries every number of the report is over (None: a report stored before
+    #: reports recorded their query set, over all of the study's queries).
+    query_set: QuerySetRecord | None = None
     query_texts: dict[str, str] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     internal: ReportInternal | None = None

@@ -14,11 +14,14 @@ from evalcore.store.read_access import Viewer, require_read
 
 @dataclass(frozen=True)
 class StoreMarks:
-    """The highest label and completeness event ids (store-wide) and the study's run ids."""
+    """The highest label and completeness event ids (store-wide), the study's run ids and
+    its removed queries (:mod:`evalcore.store.removed_queries`): a state read at other
+    run ids or removed queries is built again whole."""
 
     label_event: int
     completeness_event: int
     run_ids: tuple[int, ...]
+    removed: frozenset[str] = frozenset()
 
 
 def store_marks(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> StoreMarks:
@@ -38,7 +41,9 @@ def store_marks_unchecked(db: sqlite_utils.Database, study_id: str) -> StoreMark
             "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id", [study_id]
         )
     )
-    return StoreMarks(int(row[0]), int(row[1]), runs)
+    removed = frozenset(r[0] for r in db.execute(
+        "SELECT query_id FROM removed_queries WHERE study_id = ?", [study_id]))
+    return StoreMarks(int(row[0]), int(row[1]), runs, removed)
 
 
 def touched_queries_unchecked(db: sqlite_utils.Database, study_id: str, since: StoreMarks) -> set[str]:

@@ -46,6 +46,7 @@ from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
+from evalcore.store.removed_queries import removed_query_ids_unchecked
 from evalcore.store.resolution import resolved_gains_unchecked, working_labels_unchecked
 from evalcore.store.runs import RunInfo, get_run_unchecked
 from evalcore.store.studies import StudyIn, get_study
@@ -377,7 +378,7 @@ def run_columns_unchecked(
     codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
     if codes is not None:
         wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                            query_ids, order)
+                            query_ids, order, removed_query_ids_unchecked(db, study_id))
         coded = _coded_ranking(db, run, wanted, codes, names or UnitNamer(db, study_id))
         return RunColumns(run=run, query_ids=wanted, returned_ids=coded.returned_ids(),
                           permitted_ids=permitted_ids_for_run(db, run), coded=coded)
@@ -385,7 +386,8 @@ def run_columns_unchecked(
         _run_unit_ids(db, run.run_id) if query_ids is None
         else {q: units for q, (units, _) in _run_rankings(db, run.run_id, query_ids).items()}
     )
-    wanted = _query_set(rankings, reference.gains, reference.complete, query_ids, order)
+    wanted = _query_set(rankings, reference.gains, reference.complete, query_ids, order,
+                        removed_query_ids_unchecked(db, study_id))
     none: list[str] = []
     return RunColumns(
         run=run,
@@ -398,10 +400,13 @@ def run_columns_unchecked(
 def _query_set(
     rankings: dict, gains: dict, complete: dict, scope: list[str] | None,
     order: list[str] | None = None,
+    removed: frozenset[str] = frozenset(),
 ) -> list[str]:
+    """The queries read: ``scope`` when given, else every query ranked, labeled or claimed
+    but the ``removed`` ones (:mod:`evalcore.store.removed_queries`)."""
     if scope is not None:
         return scope
-    wanted = set(rankings) | set(gains) | set(complete)
+    wanted = (set(rankings) | set(gains) | set(complete)) - removed
     if order is not None and len(order) == len(wanted) and wanted.issuperset(order):
         return order  # the same set: already in natural order
     return sorted(wanted, key=natural_key)
@@ -417,7 +422,8 @@ def _run_observations(
     complete: dict[str, bool],
 ) -> list[Observation]:
     rankings = _run_rankings(db, run.run_id, scope)
-    wanted = _query_set(rankings, labels, complete, scope)
+    wanted = _query_set(rankings, labels, complete, scope,
+                        removed=removed_query_ids_unchecked(db, study.study_id))
     permitted = permitted_ids_for_run(db, run)
     no_ranking: tuple[list[str], list[float | None]] = ([], [])
     no_labels: list[Label] = []
@@ -479,9 +485,11 @@ def runs_as_columns_unchecked(
     reference: str | None = None,
     *,
     working: ReferenceColumns | None = None,
+    query_ids: Sequence[str] | None = None,
 ) -> list[RunEvidenceColumns]:
     """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
-    of their query sets (in natural query order), reading the reference once. ``working``:
+    of their query sets (in natural query order; removed queries left out) or over
+    ``query_ids`` (a query set, in its order), reading the reference once. ``working``:
     the working reference of the whole study (``reference`` None) already read at the
     store's marks now (:func:`reference_columns_unchecked`), taken instead of a read."""
     get_study(db, study_id)
@@ -495,10 +503,13 @@ def runs_as_columns_unchecked(
         rankings: list[dict] = [dict.fromkeys(ids) for ids in sets]
     else:
         rankings = [_run_unit_ids(db, run.run_id) for run in runs]
-    wanted_set = set(labels) | set(complete)
-    for ranking in rankings:
-        wanted_set.update(ranking)
-    wanted = sorted(wanted_set, key=natural_key)
+    if query_ids is not None:
+        wanted = list(dict.fromkeys(query_ids))
+    else:
+        wanted_set = set(labels) | set(complete)
+        for ranking in rankings:
+            wanted_set.update(ranking)
+        wanted = sorted(wanted_set - removed_query_ids_unchecked(db, study_id), key=natural_key)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
     populated = [complete.get(q, False) for q in wanted]

@@ -701,10 +701,26 @@ AND user_id = (SELECT y.user_id FROM user_organisations y WHERE y.org_id = user_
 CREATE INDEX user_organisations_by_org ON user_organisations (org_id, role);
 """
 
+# v18: a lead may take a query out of a study (evalcore.store.removed_queries): a row here
+# while it is out, with who took it out, when and why; restoring deletes the row. Its
+# labels, rankings and completeness events stay as they were (the audit log keeps the
+# history of removals and restores), so comparisons, dashboards, pools and reports leave
+# it out while exports and archives keep its evidence.
+_V18 = """
+CREATE TABLE removed_queries (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    query_id TEXT NOT NULL,
+    removed_at TEXT NOT NULL,
+    removed_by TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (study_id, query_id)
+) WITHOUT ROWID;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
     _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
-    _V17,
+    _V17, _V18,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -30,7 +30,8 @@ verified with the signing key, or unverified. Like a run import it never blocks 
    each its own short transaction;
 3. the history (queries, events, references, protocols, refusals, reports,
    audit) is appended to the staged study in paced short transactions
-   (``staging.Pacer``); one small final transaction restores the members and
+   (``staging.Pacer``), and the queries its audit history leaves removed are removed
+   again (:func:`~evalcore.store.removed_queries.removals_in_audit`); one small final transaction restores the members and
    publishes the study, its runs and its documents: visible at once.
 
 A failure at any step removes what was written (the staged study's append-only
@@ -98,6 +99,7 @@ from evalcore.store.membership import (
     organisation_role,
 )
 from evalcore.store.references import reference_hash
+from evalcore.store.removed_queries import removals_in_audit
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
@@ -624,6 +626,9 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
     _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
                 "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
             ((s, *r) for r in rows("audit.jsonl")))
+    _insert(db, "INSERT INTO removed_queries (study_id, query_id, removed_at, removed_by, "
+                "reason) VALUES (?, ?, ?, ?, ?)",
+            ((s, *r) for r in removals_in_audit(archive.rows("audit.jsonl"))))
     with write_transaction(db):
         forget_created(db, s)  # while the study is staged: its rows may still be deleted
         db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])

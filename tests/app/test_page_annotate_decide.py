@@ -220,3 +220,17 @@ def test_the_decide_queue_survives_a_visit_to_another_page(demo_store: Path) -> 
     assert at.selectbox(key="rl_decide_measure").value == "RR@10"
     assert _shown(at) == shown
     assert _param(at, "queue") == "decide" and _param(at, "measure") == "RR@10"
+
+
+def test_the_queue_over_a_query_set_proposes_nothing_outside_it(demo_store: Path) -> None:
+    at = _decide("P@10", queries="q03,q07")
+    captions = _text(at.caption)
+    assert "Queue over q03,q07 (2 of 25" in captions
+    db = open_store(demo_store)
+    target = decide_target(db, DEMO_STUDY_ID, RUN_A, RUN_B, "P@10", viewer=None)
+    state = decide_state(db, DEMO_STUDY_ID, target, viewer=None, query_ids=["q03", "q07"])
+    assert state.decision.n_queries == 2
+    assert state.items and {item.query_id for item in state.items} <= {"q03", "q07"}
+    assert _shown(at)[0] in {"q03", "q07"}
+    at = _decide("P@10", queries="q03,nope")
+    assert "not in study 'demo': 'nope'" in _text(at.warning)

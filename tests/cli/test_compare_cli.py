@@ -26,7 +26,8 @@ def test_table_shows_the_verdict_before_the_paired_tests(demo_db) -> None:
     result = _compare("--db", demo_db, "--study", "demo", "--runs", RUNS, "-m", "P@5",
                       "-m", "nDCG@10")
     assert result.exit_code == 0, result.output
-    out = result.output
+    first, out = result.output.split("\n", 1)
+    assert first == "queries: all (25 queries; every query of the study)"
     assert out.startswith("P@5: ")
     for name in ("P@5", "nDCG@10"):
         block = out[out.index(f"{name}: "):]

@@ -1,0 +1,125 @@
+"""The query-set chooser of the Compare and Reports pages, kept in the page address.
+
+A lead chooses the queries the verdicts (or a report) are over: all of the
+study's queries, those with a relevant label, those both runs answered, or listed
+ids (:mod:`evalcore.analysis.query_set`). The choice is written to the address as
+``?queries=judged`` (``?queries=q1,q7`` for a list; nothing for all), so a
+reload, a bookmark or a link opens the same set; the Compare page's link to the
+Annotate page's "to decide" queue carries it (:func:`decide_query_set`). A file
+(``@FILE``) is never read from an address: the server's files are not the visitor's.
+"""
+
+import sqlite_utils
+import streamlit as st
+
+from app.components.safe_text import escape_markdown
+from app.components.session import reader
+from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
+from evalcore.live.decide_state import DecideTarget
+
+QUERIES_PARAM = "queries"
+#: The longest list of ids the address may carry.
+MAX_ADDRESS_CHARS = 4000
+LABELS = {
+    "all": "All queries",
+    "judged": "Judged: a relevant label",
+    "answered": "Answered by every run",
+    "list": "Listed query ids",
+}
+
+
+def _from_address() -> tuple[str, str]:
+    """(kind, ids) of the address's ``?queries=``; all when absent or not usable."""
+    raw = str(st.query_params.get(QUERIES_PARAM, "")).strip()
+    if not raw or raw.lower() == "all":
+        return "all", ""
+    if raw.lower() in ("judged", "answered"):
+        return raw.lower(), ""
+    if raw.startswith("@") or len(raw) > MAX_ADDRESS_CHARS:
+        st.warning(
+            escape_markdown(
+                "The address names a query set this page cannot use (a file, or a list over "
+                f"{MAX_ADDRESS_CHARS} characters): all queries are shown. List the query ids "
+                "below instead."
+            )
+        )
+        return "all", ""
+    return "list", raw
+
+
+def choose_query_set(key: str) -> QuerySetSpec | None:
+    """The chooser (widget key ``key``, the ids' box ``key + '_ids'``), restored from the
+    address in a new session; the spec chosen, or None (with a message) when the listed
+    ids name nothing."""
+    ids_key = f"{key}_ids"
+    if key not in st.session_state:  # a new session: a reload, a bookmark, a link
+        kind, ids = _from_address()
+        st.session_state[key] = kind
+        st.session_state[ids_key] = ids
+    cols = st.columns([2, 4])
+    kind = cols[0].selectbox(
+        "Queries",
+        list(LABELS),
+        format_func=LABELS.get,
+        key=key,
+        help="The queries the verdicts, intervals, paired tests and labels to decide are "
+        "computed on (removed queries are never among them).",
+    )
+    text = kind
+    if kind == "list":
+        text = cols[1].text_input(
+            "Query ids, comma-separated",
+            key=ids_key,
+            max_chars=MAX_ADDRESS_CHARS,
+            placeholder="e.g. q1, q7, q12",
+        )
+        if not text.strip():
+            _keep_in_address("")
+            st.info("Type the ids of the queries to compare on, comma-separated.")
+            return None
+        text = text.lstrip("@")  # never a file: ids only
+    try:
+        spec = QuerySetSpec.parse(text)
+    except QuerySetError as error:
+        st.error(escape_markdown(f"No comparison on these queries: {error}"))
+        return None
+    _keep_in_address("" if spec.kind == "all" else spec.text())
+    return spec
+
+
+def _keep_in_address(value: str) -> None:
+    if not value:
+        if QUERIES_PARAM in st.query_params:
+            del st.query_params[QUERIES_PARAM]
+    elif st.query_params.get(QUERIES_PARAM) != value:
+        st.query_params[QUERIES_PARAM] = value
+
+
+def decide_query_set(
+    db: sqlite_utils.Database, study_id: str, target: DecideTarget
+) -> tuple[str, ...] | None:
+    """The query set of the address (``?queries=``, from the Compare page's link) that the
+    Annotate page's "to decide A vs B" queue works on: its ids, or None for every query
+    (none named, or one that does not resolve: said in a warning)."""
+    kind, ids = _from_address()
+    if kind == "all":
+        return None
+    try:
+        resolved = stored_query_set(
+            db,
+            study_id,
+            [target.run_a, target.run_b],
+            ids if kind == "list" else kind,
+            viewer=reader(),
+        )
+    except QuerySetError as error:
+        st.warning(
+            escape_markdown(
+                f"The address's query set is not used: {error}. The queue covers every query."
+            )
+        )
+        return None
+    st.caption(
+        escape_markdown("Queue " + resolved.record().describe().replace("queries: ", "over ", 1))
+    )
+    return tuple(resolved.query_ids)

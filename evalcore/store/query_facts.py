@@ -1,0 +1,103 @@
+"""The facts a query set is resolved from (:mod:`evalcore.analysis.query_set`): which
+queries some runs are compared over, which have a relevant label in the working
+reference, which each run answered, which are removed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from evalcore.contract.query_order import natural_key
+from evalcore.store.observations import reference_columns_unchecked
+from evalcore.store.removed_queries import removed_query_ids_unchecked, study_query_ids_unchecked
+from evalcore.store.runs import get_run_unchecked
+from evalcore.store.studies import get_study
+
+
+def answered_query_ids_unchecked(
+    db: sqlite_utils.Database, study_id: str, run_name: str
+) -> frozenset[str]:
+    """The queries for which the run returned at least one result."""
+    run = get_run_unchecked(db, study_id, run_name)
+    ids = frozenset(
+        r[0]
+        for r in db.execute(
+            "SELECT query_id FROM run_rankings WHERE run_id = ? AND unit_ids NOT IN ('', '[]')",
+            [run.run_id],
+        )
+    )
+    if (
+        ids
+        or db.execute(
+            "SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1", [run.run_id]
+        ).fetchone()
+    ):
+        return ids
+    return frozenset(
+        r[0]
+        for r in db.execute(  # a run stored before packed rankings
+            "SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id]
+        )
+    )
+
+
+@dataclass(frozen=True)
+class QueryFacts:
+    """What a query set of some runs is resolved from (read once, in the store)."""
+
+    study_id: str
+    #: the queries the runs are compared over (labeled or claimed in the reference, or
+    #: ranked by a run), removed ones left out, in natural order
+    query_ids: list[str]
+    #: every query id of the study (:func:`study_query_ids_unchecked`)
+    study_query_ids: frozenset[str]
+    #: queries with at least one relevant label in the working reference
+    judged: frozenset[str]
+    #: run name -> queries it returned at least one result for
+    answered: dict[str, frozenset[str]]
+    removed: frozenset[str]
+
+
+def query_facts_unchecked(
+    db: sqlite_utils.Database, study_id: str, run_names: Sequence[str], reference: str | None = None
+) -> QueryFacts:
+    """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
+    working labels), for a caller that authorised the read."""
+    threshold = get_study(db, study_id).protocol().relevance_threshold
+    working = reference_columns_unchecked(db, study_id, None)
+    judged = frozenset(
+        q
+        for q, units in working.gains.items()
+        if any((max(g) if isinstance(g, tuple) else g) >= threshold for g in units.values())
+    )
+    evaluated = (
+        working if reference is None else reference_columns_unchecked(db, study_id, reference)
+    )
+    answered = {name: answered_query_ids_unchecked(db, study_id, name) for name in run_names}
+    removed = removed_query_ids_unchecked(db, study_id)
+    ranked = set().union(*(_ranked_ids(db, study_id, name) for name in run_names))
+    pool = (set(evaluated.gains) | set(evaluated.complete) | ranked) - removed
+    return QueryFacts(
+        study_id=study_id,
+        query_ids=sorted(pool, key=natural_key),
+        study_query_ids=frozenset(study_query_ids_unchecked(db, study_id)),
+        judged=judged,
+        answered=answered,
+        removed=removed,
+    )
+
+
+def _ranked_ids(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str]:
+    """The queries the run holds a ranking for (answered or not)."""
+    run = get_run_unchecked(db, study_id, run_name)
+    ids = {
+        r[0] for r in db.execute("SELECT query_id FROM run_rankings WHERE run_id = ?", [run.run_id])
+    }
+    if ids:
+        return ids
+    return {
+        r[0]
+        for r in db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
+    }

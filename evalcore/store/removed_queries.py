@@ -1,0 +1,242 @@
+"""Queries a lead took out of a study, and the facts a query set is resolved from.
+
+A lead removes a query that should not count (a broken topic, a duplicate, a query
+no run can answer) with :func:`remove_query` and brings it back with
+:func:`restore_query`. Both are lead-only in team mode (permission
+``REMOVE_QUERIES``) and write their audit entry (``query.remove`` /
+``query.restore``, with the reason) in the same transaction. Removal keeps every
+label, completeness event and ranking of the query: exports and archives still
+hold them; comparisons, dashboards, pools and reports leave the query out
+(:func:`removed_query_ids_unchecked` is what they read).
+
+:mod:`evalcore.store.query_facts` reads what a query set is resolved from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.access.roles import Permission
+from evalcore.contract.query_order import natural_key
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.audit import record_audit
+from evalcore.store.authorize import authorize
+from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.studies import get_study
+from evalcore.store.transaction import write_transaction
+
+#: The longest reason a removal may give.
+MAX_REASON = 500
+
+
+class RemovedQuery(BaseModel):
+    """A query out of its study: who took it out, when and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query_id: str
+    removed_at: str
+    removed_by: str
+    reason: str
+
+
+class QueryNotInStudyError(LookupError):
+    """The query id is not one of the study's queries."""
+
+
+def _study_has_query(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
+    """Registered, labeled, claimed complete, or ranked by a run of the study."""
+    return (
+        db.execute(
+            "SELECT EXISTS (SELECT 1 FROM queries WHERE study_id = ?1 AND query_id = ?2) "
+            "OR EXISTS (SELECT 1 FROM label_events WHERE study_id = ?1 AND query_id = ?2) "
+            "OR EXISTS (SELECT 1 FROM completeness_events WHERE study_id = ?1 AND query_id = ?2) "
+            "OR EXISTS (SELECT 1 FROM run_rankings r JOIN runs u ON u.run_id = r.run_id "
+            "           WHERE u.study_id = ?1 AND r.query_id = ?2) "
+            "OR EXISTS (SELECT 1 FROM results r JOIN runs u ON u.run_id = r.run_id "
+            "           WHERE u.study_id = ?1 AND r.query_id = ?2)",
+            [study_id, query_id],
+        ).fetchone()[0]
+        == 1
+    )
+
+
+def removed_queries_unchecked(db: sqlite_utils.Database, study_id: str) -> list[RemovedQuery]:
+    """The study's removed queries, in natural query order."""
+    rows = db.execute(
+        "SELECT query_id, removed_at, removed_by, reason FROM removed_queries WHERE study_id = ?",
+        [study_id],
+    ).fetchall()
+    return sorted(
+        (RemovedQuery(query_id=r[0], removed_at=r[1], removed_by=r[2], reason=r[3]) for r in rows),
+        key=lambda q: natural_key(q.query_id),
+    )
+
+
+def removed_queries(
+    db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
+) -> list[RemovedQuery]:
+    """:func:`removed_queries_unchecked` if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return removed_queries_unchecked(db, study_id)
+
+
+def removed_query_ids_unchecked(db: sqlite_utils.Database, study_id: str) -> frozenset[str]:
+    """The ids of the study's removed queries (what every query set leaves out)."""
+    return frozenset(
+        r[0]
+        for r in db.execute("SELECT query_id FROM removed_queries WHERE study_id = ?", [study_id])
+    )
+
+
+def remove_query(
+    db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str | None, reason: str = ""
+) -> RemovedQuery:
+    """Take ``query_id`` out of the study (lead only in team mode), keeping its labels.
+
+    Raises ``StudyNotFoundError``, :class:`QueryNotInStudyError` (not a query of the
+    study), ``ValueError`` (already removed; reason too long) or ``PermissionDenied``;
+    nothing is written then."""
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise ValueError(f"the reason is {len(reason)} characters long; at most {MAX_REASON}")
+    get_study(db, study_id)
+    with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.REMOVE_QUERIES)
+        if not _study_has_query(db, study_id, query_id):
+            raise QueryNotInStudyError(
+                f"no query {query_id!r} in study {study_id!r}: no run, label or registered "
+                "query has this id (list them with: evalcore queries list --study "
+                f"{study_id})"
+            )
+        if db.execute(
+            "SELECT 1 FROM removed_queries WHERE study_id = ? AND query_id = ?",
+            [study_id, query_id],
+        ).fetchone():
+            raise ValueError(
+                f"query {query_id!r} is already removed from study {study_id!r}; "
+                "restore it with: evalcore queries restore"
+            )
+        removed = RemovedQuery(
+            query_id=query_id, removed_at=utc_now_iso(), removed_by=actor or "local", reason=reason
+        )
+        db.execute(
+            "INSERT INTO removed_queries (study_id, query_id, removed_at, removed_by, "
+            "reason) VALUES (?, ?, ?, ?, ?)",
+            [study_id, query_id, removed.removed_at, removed.removed_by, reason],
+        )
+        record_audit(
+            db,
+            actor=actor or "local",
+            action="query.remove",
+            study_id=study_id,
+            detail={"query_id": query_id, "reason": reason},
+        )
+    return removed
+
+
+def restore_query(
+    db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str | None, reason: str = ""
+) -> RemovedQuery:
+    """Bring a removed query back into the study (lead only in team mode); returns the
+    removal undone. ``ValueError`` when the query is not removed; nothing is written then."""
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise ValueError(f"the reason is {len(reason)} characters long; at most {MAX_REASON}")
+    get_study(db, study_id)
+    with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.REMOVE_QUERIES)
+        row = db.execute(
+            "SELECT query_id, removed_at, removed_by, reason FROM removed_queries "
+            "WHERE study_id = ? AND query_id = ?",
+            [study_id, query_id],
+        ).fetchone()
+        if row is None:
+            raise ValueError(
+                f"query {query_id!r} is not removed from study {study_id!r}: "
+                "nothing to restore (evalcore queries list --removed shows "
+                "the removed ones)"
+            )
+        db.execute(
+            "DELETE FROM removed_queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
+        )
+        record_audit(
+            db,
+            actor=actor or "local",
+            action="query.restore",
+            study_id=study_id,
+            detail={
+                "query_id": query_id,
+                "reason": reason,
+                "removed_by": row[2],
+                "removed_at": row[1],
+            },
+        )
+    return RemovedQuery(query_id=row[0], removed_at=row[1], removed_by=row[2], reason=row[3])
+
+
+def study_query_ids(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[str]:
+    """:func:`study_query_ids_unchecked` if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return study_query_ids_unchecked(db, study_id)
+
+
+def study_query_ids_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
+    """Every query id of the study (registered, labeled, claimed or ranked by a run),
+    removed ones included, in natural order."""
+    ids = {
+        r[0]
+        for r in db.execute(
+            "SELECT query_id FROM queries WHERE study_id = ?1 "
+            "UNION SELECT query_id FROM label_events WHERE study_id = ?1 "
+            "UNION SELECT query_id FROM completeness_events WHERE study_id = ?1 "
+            "UNION SELECT r.query_id FROM run_rankings r JOIN runs u ON u.run_id = r.run_id "
+            "WHERE u.study_id = ?1",
+            [study_id],
+        )
+    }
+    if db.execute(
+        "SELECT 1 FROM runs u WHERE u.study_id = ? AND NOT EXISTS "
+        "(SELECT 1 FROM run_rankings r WHERE r.run_id = u.run_id) LIMIT 1",
+        [study_id],
+    ).fetchone():  # runs stored before packed rankings
+        ids.update(
+            r[0]
+            for r in db.execute(
+                "SELECT DISTINCT r.query_id FROM results r JOIN runs u ON u.run_id = r.run_id "
+                "WHERE u.study_id = ?",
+                [study_id],
+            )
+        )
+    return sorted(ids, key=natural_key)
+
+
+def removals_in_audit(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """The queries a study's audit history leaves removed, as ``(query_id, removed_at,
+    removed_by, reason)``: the last ``query.remove`` of each query not followed by a
+    ``query.restore`` (``rows``: audit rows in order, with ``created_at``, ``actor``,
+    ``action`` and ``detail_json``). A study archive carries its removals this way."""
+    state: dict[str, tuple[str, str, str, str]] = {}
+    for row in rows:
+        if row["action"] not in ("query.remove", "query.restore"):
+            continue
+        detail = json.loads(row["detail_json"] or "{}")
+        query_id = detail.get("query_id")
+        if not isinstance(query_id, str):
+            continue
+        if row["action"] == "query.remove":
+            reason = detail.get("reason")
+            state[query_id] = (
+                query_id,
+                row["created_at"],
+                row["actor"],
+                reason if isinstance(reason, str) else "",
+            )
+        else:
+            state.pop(query_id, None)
+    return sorted(state.values(), key=lambda r: natural_key(r[0]))
