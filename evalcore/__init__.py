@@ -12,7 +12,8 @@ The public API, in one import::
     import evalcore
     result = evalcore.evaluate("qrels.txt", "run.txt", measures=["nDCG@10", "P@5"])
 
-``evaluate`` (:mod:`evalcore.api.evaluate`), ``parse_measure`` and ``Measure``
+``evaluate`` (:mod:`evalcore.api.evaluate`), ``Qrels`` (qrels prepared once for many
+runs, :mod:`evalcore.api.qrels`), ``parse_measure`` and ``Measure``
 (:mod:`evalcore.contract.measures`), ``EvaluationResult`` and ``Unavailable``
 (:mod:`evalcore.api.result`), ``Observation``, ``EvalProtocol`` and
 ``EvaluationReport`` (the contract models). They are imported on first use,
@@ -27,6 +28,7 @@ from evalcore.contract.version import __version__
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
     "evaluate": "evalcore.api.evaluate",
+    "Qrels": "evalcore.api.qrels",
     "EvaluationResult": "evalcore.api.result",
     "Unavailable": "evalcore.api.result",
     "parse_measure": "evalcore.contract.measures",
@@ -43,6 +45,7 @@ __all__ = [
     "EvaluationResult",
     "Measure",
     "Observation",
+    "Qrels",
     "Unavailable",
     "UnknownMeasure",
     "__version__",
@@ -52,6 +55,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from evalcore.api.evaluate import evaluate
+    from evalcore.api.qrels import Qrels
     from evalcore.api.result import EvaluationResult, Unavailable
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure

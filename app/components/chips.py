@@ -11,7 +11,7 @@ import streamlit as st
 
 from app.components.safe_text import escape_markdown
 from evalcore.analysis.interval_text import metric_value_text
-from evalcore.contract.reasons import REASON_TEXT, Reason
+from evalcore.contract.reasons import REASON_TEXT, Reason, reason_words
 from evalcore.contract.results import METRIC_LABELS, METRICS, MetricValue, QueryResult
 
 
@@ -30,15 +30,16 @@ def reason_text(code: str) -> str:
 
 def chip_text(name: str, value: MetricValue) -> str:
     """Plain text of one chip, e.g. ``P@10 0.700`` or
-    ``P@10 unavailable: unlabeled_returned (3) · bounds 0.400–0.700``."""
+    ``P@10 unavailable: unlabeled results in the top k (3) · bounds 0.400–0.700`` (reasons
+    in plain words; the codes stay in JSON and CSV exports)."""
     if value.available and value.value is not None:
         return f"{name} {value.value:.3f}"
     reasons = []
     for reason in value.reasons or ["unavailable"]:
         if reason == Reason.UNLABELED_RETURNED and value.blocking_ids:
-            reasons.append(f"{reason} ({len(value.blocking_ids)})")
+            reasons.append(f"{reason_words(reason)} ({len(value.blocking_ids)})")
         else:
-            reasons.append(reason)
+            reasons.append(reason_words(reason))
     text = f"{name} unavailable: {', '.join(reasons)}"
     if value.lower is not None and value.upper is not None:
         text += f" · bounds {value.lower:.3f}–{value.upper:.3f}"
@@ -92,7 +93,7 @@ def render_measure_values(values: Mapping[str, MetricValue], query_reasons: list
     explained = list(dict.fromkeys([*query_reasons, *_reasons_of(values)]))
     if explained:
         st.caption(
-            escape_markdown("; ".join(f"{code}: {reason_text(code)}" for code in explained))
+            escape_markdown("; ".join(reason_text(code) for code in explained))
         )
 
 
@@ -105,7 +106,7 @@ def render_query_result(result: QueryResult) -> None:
         explained = list(dict.fromkeys([*result.reasons, *explained]))
     if explained:
         st.caption(
-            escape_markdown("; ".join(f"{code}: {reason_text(code)}" for code in explained))
+            escape_markdown("; ".join(reason_text(code) for code in explained))
         )
 
 

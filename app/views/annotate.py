@@ -84,7 +84,7 @@ from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
-from evalcore.store.completeness import completeness_history, reopen
+from evalcore.store.completeness import claim_withdrawal, completeness_history, reopen
 from evalcore.store.corpus import get_document
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
 from evalcore.store.labels import (
@@ -981,6 +981,9 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
                   disabled=not may_reopen or not str(st.session_state.get(reason_key, "")).strip(),
                   help=None if may_reopen else "Reopening needs the reviewer role in this study.")
     else:
+        withdrawn = claim_withdrawal(get_db(), sid, query_id, viewer=reader())
+        if withdrawn is not None:  # why the claim is gone, as plain text
+            st.warning(escape_markdown(withdrawn.text()), icon=":material/history:")
         if qp.remaining:
             what = f"{qp.remaining} pooled item{'s' if qp.remaining != 1 else ''} remain"
             if qp.conflicts:

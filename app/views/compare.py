@@ -1,17 +1,21 @@
-"""Run comparison: what the evidence decides first, then the labels that would decide
-the rest, then the paired tests; apart, the trec_eval-compatible numbers; then the
-paper-style results table and per-query deltas of every chosen run.
+"""Run comparison: the bottom line first, then what would settle it, the paired tests and,
+apart, the trec_eval-compatible numbers; then every chosen run's results table and
+per-query differences.
 
-**Verdict first** (issue 14, contract section 11): for runs A and B and each chosen
-measure, :func:`evalcore.analysis.pair_comparison.compare_pair` gives the verdict
-(``decided: A better``, ``decided: B better``, ``tied``, ``undecided``,
-``undecidable``) with the mean-difference interval, the unknown units that can
-still move it or the causes in plain words with what to do; the head of the "to
-decide" queue with a link that opens the Annotate page working through it
-(:mod:`app.components.decide_link`); the paired tests with the queries left out and
-the selection caution. The numbers with unjudged units counted as non-relevant
-(trec_eval compatibility) are in their own expander and table, never beside the
-evidence's. Computed once per store state and choice, shared by every session
+**One picker, one sign.** The first run chosen is the baseline; every other chosen run is
+a candidate, and every interval, difference, table and chart on the page is candidate −
+baseline with the baseline named (:data:`evalcore.analysis.bottom_line.DIFFERENCE`), as
+``evalcore compare`` and the reports say it.
+
+**Bottom line** (:mod:`evalcore.analysis.bottom_line`): per candidate, one sentence a lead
+can repeat and one compact table (per measure the verdict word — decided, open, cannot
+be decided yet —, the interval and what would settle it); the heading's tooltip is the
+glossary. Under it, the head of each open measure's "to decide" queue in an expander with
+the link that opens the Annotate page working through it
+(:mod:`app.components.decide_link`); the paired tests in one table per pair, what they
+left out in plain words, the selection caution once; the trec_eval-compatible numbers in
+their own expander, never beside the evidence's. Computed once per store state and choice
+(:func:`evalcore.analysis.pair_comparison.compare_pair`), shared by every session
 (:mod:`app.components.shared_results`).
 
 On a study over ``LARGE_STUDY_QUERIES`` queries, the verdicts and paired tests are drawn
@@ -19,16 +23,12 @@ first (the queues and trec_eval numbers follow from the background), and every c
 run's results table and per-query differences wait for a switch, with a note saying so
 (shown at once when another session computed them for the store's marks).
 
-The results table's numbers come from :mod:`evalcore.analysis.compare` on each
-run's evaluation (the comparison shared by sessions until the store changes,
-:mod:`app.components.shared_results`): on the working labels from the shared live state (equal to
-:func:`evalcore.analysis.run_evaluation.evaluate_run`, kept current label by label),
-on a frozen version from ``evaluate_run``. A paired test uses only
-the queries where both runs have the metric; the page says on how many and
-why the rest were left out. A run is compared with the first chosen run only
-when :func:`evalcore.analysis.comparability.comparability` allows it (same
-corpus, protocol and cutoff: the rule reports apply); the others are named with
-the reason and left out.
+The results table's numbers come from :mod:`evalcore.analysis.compare` on each run's
+evaluation (on the working labels from the shared live state, on a frozen version from
+:func:`evalcore.analysis.run_evaluation.evaluate_run`), its columns named as the verdicts
+name the measures. A run is compared with the baseline only when
+:func:`evalcore.analysis.comparability.comparability` allows it (same corpus, protocol and
+cutoff: the rule reports apply); the others are named with the reason and left out.
 """
 
 import pandas as pd
@@ -45,8 +45,17 @@ from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import db_path, get_db, reader
 from app.components.shared_results import compute_in_background, ready_result, shared_result
 from app.components.state import LARGE_STUDY_QUERIES
+from evalcore.analysis.bottom_line import (
+    DIFFERENCE,
+    GLOSSARY,
+    MeasureLine,
+    bottom_line,
+    paired_words,
+    table_rows,
+)
+from evalcore.analysis.bottom_line import signed as signed_text
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
-from evalcore.analysis.compare import MetricComparison, compare_runs
+from evalcore.analysis.compare import compare_runs
 from evalcore.analysis.decision import EvaluatedPair, stored_pair
 from evalcore.analysis.pair_comparison import (
     MeasureVerdict,
@@ -59,9 +68,10 @@ from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
 from evalcore.contract.measures import FAMILIES, Measure
-from evalcore.contract.results import AGGREGATE_LABELS, METRICS, EvaluationReport
+from evalcore.contract.results import METRIC_LABELS, METRICS, EvaluationReport
 from evalcore.live.run_terms import live_run_terms
 from evalcore.report.charts import delta_figure
+from evalcore.report.decision_text import SELECTION_CAUTION
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
@@ -70,6 +80,8 @@ from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
 PAGE = "compare"
+#: The Bottom line's tooltip: what its words mean.
+GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.items())
 #: Items of each measure's to-decide queue shown on the page.
 QUEUE_SHOWN = 10
 #: Cutoffs the measure picker offers (any measure of the catalogue at these depths).
@@ -131,7 +143,8 @@ def _comparable(
     return [t.name for t in terms if t.name not in refused], refused, verdicts
 
 
-def _results_table(comparison) -> pd.DataFrame:
+def _results_table(comparison, k: int | None) -> pd.DataFrame:
+    """One row per run; each column named as the verdicts name it (``RR@10``, not MRR)."""
     table = comparison.table
     rows = []
     for row in table.rows:
@@ -139,7 +152,9 @@ def _results_table(comparison) -> pd.DataFrame:
         for metric in table.metrics:
             cell = row.cells[metric]
             marks = "".join(cell.marks)
-            out[table.column_labels[metric]] = cell.text + (f" ^{marks}" if marks else "")
+            label = (METRIC_LABELS[metric].format(k=k) if k is not None
+                     else table.column_labels[metric])
+            out[label] = cell.text + (f" ^{marks}" if marks else "")
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -225,77 +240,65 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
                "compatible numbers (a large study: they appear here when ready).")
 
 
-def _show_verdict(item: MeasureVerdict) -> None:
-    """The verdict in words, the interval, and what can still move it (or what blocks it):
-    one text element, and a caption unless undecidable."""
-    d = item.decision
-    lines = [f"**{escape_markdown(d.measure)}: {escape_markdown(d.verdict_text)}**"]
-    interval = item.interval_text()
-    if interval is not None:
-        lines.append(escape_markdown(
-            f"mean difference {d.run_a} \N{MINUS SIGN} {d.run_b}: {interval}"))
-    if d.verdict == "undecidable":
-        lines.append(escape_markdown(
-            f"{d.n_undecidable} of {d.n_queries} queries lack bounds in a run:"))
-        lines.extend(escape_markdown(f"\N{BULLET} {cause.text}") for cause in item.causes)
-    with st.container(border=True):
-        st.markdown(markdown_lines(*lines))
-        if d.verdict != "undecidable":
-            st.caption(escape_markdown(item.detail()))
-
-
-def _show_queue(item: MeasureVerdict, texts: dict[str, str]) -> None:
-    """The head of the to-decide queue, and the link that opens the Annotate page on it."""
+def _show_queue(item: MeasureVerdict, line: MeasureLine, texts: dict[str, str]) -> None:
+    """The head of the to-decide queue, and the link that opens the Annotate page on it,
+    in an expander titled by what would settle the measure."""
     d, queue = item.decision, item.queue
     assert queue is not None  # the page shows queues only once computed
-    title = f"**{escape_markdown(d.measure)}**"
     if not queue.items:
-        why = {"undecidable": "it is undecidable; lift the causes above first",
-               "undecided": "no unknown unit on a query whose difference is open"
-               }.get(d.verdict, "decided already")
-        st.caption(markdown_lines(title, escape_markdown(
-            f"Nothing to label for this measure: {why}.")))
         return
-    needed = ("" if queue.labels_to_decide is None else
-              f"; about {queue.labels_to_decide} or more labels still needed to decide")
-    blocked = ("Undecidable until the causes above are lifted; meanwhile these narrow the "
-               "interval on the other queries. " if d.verdict == "undecidable" else "")
-    st.caption(markdown_lines(title, escape_markdown(
-        f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, the ones whose "
-        f"label can narrow the interval most first{needed}.")))
-    st.dataframe(pd.DataFrame([
-        {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
-         "kind": it.kind,
-         f"{d.run_a} rank": _rank(it.rank_a), f"{d.run_b} rank": _rank(it.rank_b),
-         "narrows the interval by (at least)": round(it.removes, 4)}
-        for it in queue.items
-    ]), hide_index=True, width="stretch")
-    st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
-                 icon=":material/rate_review:",
-                 query_params=decide_queue_params(d.run_a, d.run_b, d.measure,
-                                                  st.query_params.get(QUERIES_PARAM)))
+    with st.expander(f"{d.measure}: {line.verdict_cell} \N{EM DASH} {line.settle}"):
+        blocked = ("Cannot be decided yet until the causes are lifted; meanwhile these narrow "
+                   "the interval on the other queries. "
+                   if line.status == "cannot be decided yet" else "")
+        st.caption(escape_markdown(
+            f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, those whose "
+            "label can narrow the interval most first."))
+        st.dataframe(pd.DataFrame([
+            {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
+             "kind": it.kind,
+             f"{d.run_a} rank": _rank(it.rank_a), f"{d.run_b} rank (baseline)": _rank(it.rank_b),
+             "narrows the interval by (at least)": round(it.removes, 4)}
+            for it in queue.items
+        ]), hide_index=True, width="stretch")
+        st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
+                     icon=":material/rate_review:",
+                     query_params=decide_queue_params(
+                         d.run_a, d.run_b, d.measure, st.query_params.get(QUERIES_PARAM)))
 
 
 def _rank(rank: int) -> str:
     return str(rank) if rank else "not returned"
 
 
-def _show_paired(paired: MetricComparison) -> None:
-    """The paired tests, with the queries left out and the selection caution."""
-    st.markdown(f"**{escape_markdown(paired.label)}**: "
-                + escape_markdown(f"paired tests {paired.summary}."))
-    if paired.selection_note:
-        st.warning(escape_markdown(f"Caution: {paired.selection_note}."),
-                   icon=":material/warning:")
-    if paired.tests:
-        st.caption(markdown_lines(*(escape_markdown(r.describe())
-                                    for r in paired.tests.values())))
+def _show_paired(pc: PairComparison) -> bool:
+    """The pair's paired tests in one compact table, then which queries each left out, in
+    plain words; whether any left queries out (the caution is said once, by the caller)."""
+    st.table(pd.DataFrame([
+        {"measure": item.measure,
+         "paired queries": f"{item.paired.n_paired} of {item.paired.n_queries}",
+         f"mean {DIFFERENCE}": _number(item.paired.mean_delta, signed=True),
+         "p: randomization / t-test": (f"{_p(item.paired.tests.get('randomization'))} / "
+                                       f"{_p(item.paired.tests.get('paired_t'))}")}
+        for item in pc.measures
+    ]).set_index("measure"))
+    left_out = [f"{item.measure}: {paired_words(item.paired)}" for item in pc.measures
+                if item.paired.n_excluded]
+    if left_out:
+        st.caption(markdown_lines(*map(escape_markdown, left_out)))
+    return any(item.paired.selection_note for item in pc.measures)
+
+
+def _p(test) -> str:
+    if test is None:
+        return "not computed"
+    return f"{test.p_value:.4g}" if test.computed else "not computable"
 
 
 def _number(value: float | None, *, signed: bool = False) -> str:
     if value is None:
         return "not computable"
-    return f"{value:+.4f}" if signed else f"{value:.4f}"
+    return signed_text(value, 4) if signed else f"{value:.4f}"
 
 
 def _show_compat(pc: PairComparison) -> None:
@@ -308,77 +311,92 @@ def _show_compat(pc: PairComparison) -> None:
         st.dataframe(pd.DataFrame([
             {"measure": row.measure,
              f"{pc.run_a} (compat.)": _number(row.value_a),
-             f"{pc.run_b} (compat.)": _number(row.value_b),
-             "A \N{MINUS SIGN} B (compat.)": _number(row.difference, signed=True),
-             "queries (A / B)": f"{row.n_queries_a} / {row.n_queries_b}"}
+             f"{pc.run_b} (baseline, compat.)": _number(row.value_b),
+             f"{DIFFERENCE} (compat.)": _number(row.difference, signed=True),
+             "queries": f"{row.n_queries_a} / {row.n_queries_b}"}
             for row in pc.compat
         ]), hide_index=True, width="stretch")
         for note in pc.compat_notes:
             st.caption(escape_markdown(note))
 
 
-def _decided_section(study: StudyIn, same: list[str], reference: str | None,
-                     texts: dict[str, str], *, large: bool) -> tuple[str, ...] | None:
-    """Runs A and B, the measures, the query set, then per measure: verdict, queue, paired
-    tests. Returns the query set's ids (None: every query of the study)."""
-    st.subheader("What the evidence decides")
-    pick = st.columns([2, 2, 4])
-    run_a = pick[0].selectbox("Run A", same, index=0, key="rl_compare_run_a")
-    run_b = pick[1].selectbox("Run B", same, index=1, key="rl_compare_run_b")
-    depth = min(run.k for run in list_runs(get_db(), study.study_id, viewer=reader()) if run.name in (run_a, run_b))
-    defaults = _default_measures(study, depth)
-    restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaults),
-                    defaults, what="measures")
-    measures = pick[2].multiselect("Measures", _measure_options(defaults),
-                                   key="rl_compare_measures")
-    keep("rl_compare_measures", measures)
-    write_address(PAGE, {"measures": ",".join(measures)})
-    if run_a == run_b:
-        st.info("Choose two different runs as A and B.")
-        return
+def _short_titles(figure: dict) -> None:
+    """The delta chart's panel titles for a page: the first (the heading above says it) left
+    out, the second broken in two lines so that a phone-wide chart does not clip it."""
+    notes = figure["layout"].get("annotations") or []
+    if notes:
+        notes[0]["text"] = ""
+    for note in notes[1:]:
+        note["text"] = str(note.get("text", "")).replace("; not 0 — ", "<br>not 0 — ")
+
+
+def _accept_checkbox() -> None:
+    """Whether runs whose comparability is not verified are compared (read at the top)."""
+    st.checkbox("Compare runs whose comparability is not verified", value=False,
+                key="rl_compare_accept_unverified",
+                help="A run without a recorded corpus fingerprint (or a baseline without "
+                     "one) cannot be shown to have searched the same corpus.")
+
+
+def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
+                         measures: list[str], reference: str | None, texts: dict[str, str],
+                         *, large: bool, queries: tuple[str, ...] | None, over: str) -> None:
+    """First: per candidate, the bottom line (sentence and compact table); then the labels
+    that would settle each open measure, the paired tests (caution once) and, apart, the
+    trec_eval-compatible numbers. Every difference is candidate − baseline. ``queries``: the
+    query set's ids (None: every query of the study), ``over`` the words naming it, said
+    under the bottom lines."""
+    st.subheader("Bottom line", help=GLOSSARY_HELP)
     if not measures:
         st.info("Choose at least one measure.")
         return
-    spec = choose_query_set("rl_compare_queries")
-    if spec is None:
+    pairs: list[PairComparison] = []
+    for candidate in candidates:
+        try:
+            pc = _pair_comparison(study.study_id, candidate, baseline, measures, reference,
+                                  large=large, queries=queries)
+        except (LookupError, ValueError) as error:
+            st.error(escape_markdown(f"No verdict for {candidate}: {error}"))
+            continue
+        line = bottom_line(pc)
+        st.markdown(f"**{escape_markdown(line.sentence)}**")
+        st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
+        if line.notes:
+            st.caption(markdown_lines(*map(escape_markdown, line.notes)))
+        pairs.append(pc)
+    st.caption(escape_markdown(over))
+    for note in pairs[0].notes if pairs else []:  # the corpus size bounding open populations
+        st.caption(escape_markdown(f"Note: {note}."))
+    if reference is None:
+        st.caption("Working labels: these verdicts and numbers change as labeling goes on. "
+                   "Freeze a reference version on the Reports page for numbers you can defend.")
+    if not pairs:
         return
-    try:
-        query_set = shared_result(
-            get_db(), str(db_path()), study.study_id,
-            ("query_set", run_a, run_b, spec.model_dump_json(), reference),
-            lambda: stored_query_set(get_db(), study.study_id, [run_a, run_b], spec, reference,
-                                     viewer=reader()), viewer=reader())
-    except QuerySetError as error:
-        st.error(escape_markdown(f"No verdict on these queries: {error}"))
-        return
-    st.caption(escape_markdown(query_set.record().describe().replace("queries: ", "Over ", 1)))
-    queries = None if query_set.scope is None else tuple(query_set.scope)
-    try:
-        pc = _pair_comparison(study.study_id, run_a, run_b, measures, reference, large=large,
-                              queries=queries)
-    except (LookupError, ValueError) as error:
-        st.error(escape_markdown(f"No verdict: {error}"))
-        return queries
-    st.caption(escape_markdown(
-        f"Is {run_a} (A) better than {run_b} (B) whatever the missing labels are? Each "
-        f"interval holds the mean difference A \N{MINUS SIGN} B over every query for every "
-        "way the unknown labels could turn out."))
-    for item in pc.measures:
-        _show_verdict(item)
-    st.markdown("##### Labels that would decide it")
-    if any(item.queue is None for item in pc.measures):
-        _pending_parts(study.study_id, run_a, run_b, measures, reference, queries)
-    else:
-        for item in pc.measures:
-            _show_queue(item, texts)
-    st.markdown("##### Paired significance tests")
-    st.caption("Over the sample of queries, a separate question from the verdict above; "
-               "computed only on the queries where both runs have the measure.")
-    for item in pc.measures:
-        _show_paired(item.paired)
-    if pc.compat:
-        _show_compat(pc)
-    return queries
+    st.markdown("##### Labels that would settle it", help=(
+        "The unknown units whose labels narrow each interval most; the link opens the "
+        "Annotate page working through them."))
+    for pc in pairs:
+        if any(item.queue is None for item in pc.measures):
+            _pending_parts(study.study_id, pc.run_a, baseline, measures, reference, queries)
+            continue
+        lines = bottom_line(pc).measures
+        shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
+                 if line.status != "decided" and item.queue is not None and item.queue.items]
+        if not shown:
+            st.caption(escape_markdown(f"{pc.run_a}: nothing left to label for these measures."))
+        for item, line in shown:
+            _show_queue(item, line, texts)
+    st.markdown("##### Paired significance tests", help=GLOSSARY["paired test"])
+    caution = False
+    for pc in pairs:
+        if len(pairs) > 1:
+            st.caption(escape_markdown(f"{pc.run_a} vs {baseline} (baseline)"))
+        caution = _show_paired(pc) or caution
+    if caution:
+        st.caption(escape_markdown(f"Caution: {SELECTION_CAUTION}."))
+    for pc in pairs:
+        if pc.compat:
+            _show_compat(pc)
 
 
 db, study = study_page("Compare runs")
@@ -387,33 +405,37 @@ if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")
     st.stop()
 
-top = st.columns([4, 2])
+top = st.columns([3, 3, 2])
 versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
-# the runs and the reference are in the address (a shared link shows the same comparison)
+# the runs, the measures and the reference are in the address (a shared link shows the same)
 restore_choices(PAGE, "runs", "rl_compare_runs", list(infos), list(infos)[:2], what="runs")
 restore_choice(PAGE, "reference", "rl_compare_reference", versions, what="reference")
-chosen_names = top[0].multiselect("Runs (the first is the baseline)", list(infos),
-                                  key="rl_compare_runs")
-version = top[1].selectbox("Reference", versions, key="rl_compare_reference")
+chosen_names = top[0].multiselect(
+    "Runs (the first is the baseline)", list(infos),
+    key="rl_compare_runs",
+    help=f"The first run is the baseline; each other run is a candidate. Every difference on "
+         f"this page is {DIFFERENCE}: a positive number means the candidate scores higher.")
+version = top[2].selectbox("Reference", versions, key="rl_compare_reference")
 reference = None if version == WORKING else version
-keep("rl_compare_runs", chosen_names)
-keep("rl_compare_reference", version)
-write_address(PAGE, {"runs": ",".join(chosen_names),
+depth = min((infos[n].k for n in chosen_names), default=min(r.k for r in infos.values()))
+defaults = _default_measures(study, depth)
+restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaults), defaults,
+                what="measures")
+measures = top[1].multiselect("Measures", _measure_options(defaults),
+                              key="rl_compare_measures")
+for key, value in (("rl_compare_runs", chosen_names), ("rl_compare_reference", version),
+                   ("rl_compare_measures", measures)):
+    keep(key, value)
+write_address(PAGE, {"runs": ",".join(chosen_names), "measures": ",".join(measures),
                      "reference": None if version == WORKING else version})
 
 if len(chosen_names) < 2:
-    st.info("Choose at least two runs.")
+    st.info("Choose at least two runs: the first is the baseline.")
     st.stop()
-if reference is None:
-    st.caption("Working labels: these numbers change as labeling goes on. Freeze a reference "
-               "version on the Reports page for numbers you can defend.")
 with st.spinner("Evaluating the runs…"):
     terms = _run_terms(study.study_id, [infos[n] for n in chosen_names], reference)
-accept = st.checkbox("Compare runs whose comparability is not verified", value=False,
-                     key="rl_compare_accept_unverified",
-                     help="A run without a recorded corpus fingerprint (or a baseline without "
-                          "one) cannot be shown to have searched the same corpus.")
-same, refused, verdicts = _comparable(terms, accept)
+same, refused, verdicts = _comparable(terms, st.session_state.get(
+    "rl_compare_accept_unverified", False))
 for name, verdict in refused.items():
     what = ("'s comparability is not verified" if isinstance(verdict, NotVerified)
             else " is not comparable")
@@ -428,24 +450,42 @@ if accepted:
     ))
 if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")
+    _accept_checkbox()
     st.stop()
 
 texts = query_texts(db, study.study_id, viewer=reader())
 large = len(texts) > LARGE_STUDY_QUERIES
-queries = _decided_section(study, same, reference, texts, large=large)
+spec = choose_query_set("rl_compare_queries")
+if spec is None:
+    st.stop()
+try:
+    query_set = shared_result(
+        db, str(db_path()), study.study_id,
+        ("query_set", tuple(same), spec.model_dump_json(), reference),
+        lambda: stored_query_set(db, study.study_id, same, spec, reference, viewer=reader()),
+        viewer=reader())
+except QuerySetError as error:
+    st.error(escape_markdown(f"No verdict on these queries: {error}"))
+    st.stop()
+queries = None if query_set.scope is None else tuple(query_set.scope)
+_bottom_line_section(study, same[0], same[1:], measures, reference, texts, large=large,
+                     queries=queries,
+                     over=query_set.record().describe().replace("queries: ", "Over ", 1))
 
 st.subheader("Every chosen run")
-options = st.columns([2, 2, 2, 2, 2])
+_accept_checkbox()
+options = st.columns([2, 3])
 metric = options[0].selectbox("Metric", METRICS, key="rl_compare_metric",
-                              format_func=lambda m: AGGREGATE_LABELS[m].format(k="k"))
-test = options[1].selectbox("Test for the table's marks", list(TEST_LABELS),
-                            format_func=TEST_LABELS.get, key="rl_compare_test")
-alpha = options[2].selectbox("Significance level", [0.05, 0.01, 0.1], key="rl_compare_alpha")
-correction = options[3].selectbox("Correction", list(CORRECTION_LABELS),
-                                  format_func=CORRECTION_LABELS.get, key="rl_compare_correction")
-mode = options[4].selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_mode",
-                            format_func={"baseline": "each run vs the baseline",
-                                         "pairwise": "every pair"}.get)
+                              format_func=lambda m: METRIC_LABELS[m].format(k="k"))
+with options[1].popover("Significance marks", width="stretch"):
+    test = st.selectbox("Test for the table's marks", list(TEST_LABELS),
+                        format_func=TEST_LABELS.get, key="rl_compare_test")
+    alpha = st.selectbox("Significance level", [0.05, 0.01, 0.1], key="rl_compare_alpha")
+    correction = st.selectbox("Correction", list(CORRECTION_LABELS),
+                              format_func=CORRECTION_LABELS.get, key="rl_compare_correction")
+    mode = st.selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_mode",
+                        format_func={"baseline": "each run vs the baseline",
+                                     "pairwise": "every pair (the earlier run as baseline)"}.get)
 # The tests (permutations, bootstraps) are the slow part: computed once per store state
 # and choice of runs and test, shared by every session; switching the metric reuses it.
 every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction, queries)
@@ -469,27 +509,27 @@ st.markdown("##### Results table")
 if queries is not None:
     st.caption(escape_markdown(f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
                                "of the query set chosen above."))
-st.dataframe(_results_table(comparison), hide_index=True, width="stretch")
+st.dataframe(_results_table(comparison, terms[0].k), hide_index=True, width="stretch")
 st.caption(escape_markdown(comparison.table.legend))
 
 st.markdown("##### Per-query differences")
 for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, strict=True):
     if item.metric != metric:
         continue
-    notes = ([f"Caution: {item.selection_note}."] if item.selection_note else []) + (
+    facts = [f"paired on {item.n_paired} of {item.n_queries} queries (the chart's lower strip "
+             "shows why the others were left out)"] + (
         [] if item.mean_delta is None else
-        [f"mean Δ on the {item.n_paired} paired queries: {item.mean_delta:+.4f} "
-         "(a difference on the paired subset, not a run's score)"]) + [
-        result.describe() for result in item.tests.values()] + (
+        [f"mean Δ on the {item.n_paired} paired queries: {signed_text(item.mean_delta, 4)} "
+         "(a difference on the paired subset, not a run's score)"]) + (
         [] if adjusted is None else
         [f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"])
     with st.container(border=True):
-        st.markdown(markdown_lines(
-            f"**{escape_markdown(item.run_a)} − {escape_markdown(item.run_b)}** on "
-            f"{escape_markdown(item.label)}", escape_markdown(f"Paired tests {item.summary}.")))
-        if notes:
-            st.caption(markdown_lines(*map(escape_markdown, notes)))
+        st.markdown(
+            f"**{escape_markdown(item.run_a)} \N{MINUS SIGN} {escape_markdown(item.run_b)} "
+            f"(baseline)** on {escape_markdown(item.label)}")
+        st.caption(markdown_lines(*map(escape_markdown, facts)))
         figure = delta_figure(item)
         figure["layout"].pop("title", None)  # the same sentence is written just above
-        figure["layout"]["margin"] = {"t": 64, "b": 30}  # the two-line subplot title
+        _short_titles(figure)
+        figure["layout"]["margin"] = {"t": 40, "b": 30}
         st.plotly_chart(unchecked_figure(figure), key=f"rl_delta_{item.run_a}_{item.run_b}")

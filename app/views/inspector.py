@@ -26,6 +26,7 @@ from evalcore.analysis.inspector import (
     rank_changes,
 )
 from evalcore.contract.query_order import natural_key
+from evalcore.store.completeness import claim_withdrawal
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
@@ -169,9 +170,13 @@ show_information_need(db, study.study_id, query_id)
 first = inspect_query(db, study.study_id, run_a, query_id, reference, viewer=reader())
 st.caption(
     ("relevant set declared complete" if first.population_complete
-     else "relevant set not declared complete: recall and nDCG are unavailable")
+     else "relevant set not declared complete: recall, nDCG and AP are unavailable, shown as "
+          "the range they lie in")
     + (f" · frozen reference {escape_markdown(reference)}" if reference else " · working labels")
 )
+withdrawn = None if reference else claim_withdrawal(db, study.study_id, query_id, viewer=reader())
+if withdrawn is not None:  # why the claim is gone, as plain text
+    st.caption(escape_markdown(withdrawn.text()))
 if run_b == NONE:
     _show(first)
 else:

@@ -12,10 +12,12 @@ import streamlit as st
 
 from app.components.page import flash, show_flash, study_page
 from app.components.query_set_choice import choose_query_set
-from app.components.safe_text import escape_markdown
+from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
-from evalcore.report.csv_export import render_csv
+from evalcore.analysis.bottom_line import GLOSSARY, table_rows
+from evalcore.contract.results import METRIC_LABELS
+from evalcore.report.csv_export import render_csv, render_verdicts_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
 from evalcore.report.json_export import render_json
@@ -27,6 +29,8 @@ from evalcore.store.reports import list_reports
 from evalcore.store.runs import list_runs
 
 WORKING = "(working labels — not pinned)"
+#: The bottom line's tooltip: what its words mean.
+GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.items())
 _FLASH = "_rl_reports_flash"
 #: The runs table's "comparable" column for each :meth:`ReportRun.status` label.
 _COMPARABLE = {"comparable": "yes", "accepted without verification": "yes (accepted, not verified)",
@@ -72,6 +76,12 @@ def _on_generate(study_id: str) -> None:
     flash(_FLASH, "success", f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)")
 
 
+def _column(label: str, metric: str, report: Report) -> str:
+    """A results column named as the verdicts name it (``RR@10``, never ``MRR@10``)."""
+    ks = {r.k for r in report.runs if r.comparable}
+    return METRIC_LABELS[metric].format(k=ks.pop()) if len(ks) == 1 and None not in ks else label
+
+
 def _show_report(report: Report, report_id: int) -> None:
     st.markdown(f"#### {escape_markdown(report.name)}")
     facts = [
@@ -86,44 +96,42 @@ def _show_report(report: Report, report_id: int) -> None:
     st.caption(escape_markdown(" · ".join(facts)))
     for warning in report.warnings:
         st.warning(escape_markdown(warning))
+    for note in report.notes:  # e.g. the corpus size that bounds open populations
+        st.caption(escape_markdown(f"Note: {note}."))
     st.dataframe(pd.DataFrame([
         {"run": r.name, "k": r.k, "queries": r.n_queries,
          "comparable": _COMPARABLE[r.status()[0]], "why not": r.status()[1] or "",
          "corpus fingerprint": r.corpus_fingerprint}
         for r in report.runs
     ]), hide_index=True, width="stretch")
-    for pc in report.decisions:  # what the evidence decides comes before the results table
-        st.markdown(escape_markdown(f"What the evidence decides: {pc.run_a} (A) vs {pc.run_b} (B)"))
-        st.dataframe(pd.DataFrame([
-            {"measure": m.measure, "verdict": m.decision.verdict_text,
-             "mean difference A − B": m.interval_text() or "—", "what moves or blocks it":
-             m.detail(), "paired tests": m.paired.summary
-             + (f" (caution: {m.paired.selection_note})" if m.paired.selection_note else "")}
-            for m in pc.measures
-        ]), hide_index=True, width="stretch")
-    if report.comparison is not None:
-        table = report.comparison.table
-        st.dataframe(pd.DataFrame([
-            {"run": f"({row.letter}) {row.run}", **{
-                table.column_labels[m]: row.cells[m].text
-                + (f" ^{''.join(row.cells[m].marks)}" if row.cells[m].marks else "")
-                for m in table.metrics}}
-            for row in table.rows
-        ]), hide_index=True, width="stretch")
-        st.caption(escape_markdown(table.legend))
-    elif report.comparison_note:
-        st.info(escape_markdown(report.comparison_note))
-    if report.measures:  # the chosen measures (+ Judged@k): the mean, or unavailable · interval
+    for line in report.pair_bottom_lines():  # the bottom line before the results table
+        st.markdown(f"**{escape_markdown(line.sentence)}**", help=GLOSSARY_HELP)
+        st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
+        if line.notes:
+            st.caption(markdown_lines(*map(escape_markdown, line.notes)))
+    if report.measures:  # one table of averages: the chosen measures (+ Judged@k)
         st.caption(escape_markdown(f"Measures: {measures_line(report)}"))
         st.dataframe(pd.DataFrame([
             {"run": r.name, **{c.label: c.text for c in run_cells(report, r)}}
             for r in report.runs
         ]), hide_index=True, width="stretch")
+    elif report.comparison is not None:  # a report stored before chosen measures
+        table = report.comparison.table
+        st.dataframe(pd.DataFrame([
+            {"run": f"({row.letter}) {row.run}", **{
+                _column(table.column_labels[m], m, report): row.cells[m].text
+                + (f" ^{''.join(row.cells[m].marks)}" if row.cells[m].marks else "")
+                for m in table.metrics}}
+            for row in table.rows
+        ]), hide_index=True, width="stretch")
+        st.caption(escape_markdown(table.legend))
+    if report.comparison is None and report.comparison_note:
+        st.info(escape_markdown(report.comparison_note))
     internal = st.checkbox("Include annotator notes and internal identifiers", value=False,
                            key=f"rl_report_internal_{report_id}",
                            help="Off: exports hold no annotator names, notes or row ids.")
     base = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in report.name)[:80]
-    cols = st.columns(3)
+    cols = st.columns(4)
     cols[0].download_button("Download HTML", render_html(report, include_internal=internal),
                             file_name=f"{base}.html", mime="text/html",
                             key=f"rl_dl_html_{report_id}", on_click="ignore")
@@ -133,6 +141,10 @@ def _show_report(report: Report, report_id: int) -> None:
     cols[2].download_button("Download CSV (per query)", render_csv(report),
                             file_name=f"{base}.csv", mime="text/csv",
                             key=f"rl_dl_csv_{report_id}", on_click="ignore")
+    cols[3].download_button("Download CSV (verdicts)", render_verdicts_csv(report),
+                            file_name=f"{base}-verdicts.csv", mime="text/csv",
+                            key=f"rl_dl_verdicts_{report_id}", on_click="ignore",
+                            disabled=not report.decisions)
 
 
 db, study = study_page("Reports")

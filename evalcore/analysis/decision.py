@@ -411,6 +411,12 @@ class EvaluatedPair:
     columns: list[RunEvidenceColumns]
     pair: PairEvaluation
 
+    def notes(self) -> list[str]:
+        """What the pair's numbers assume besides the labels: the corpus size that bounds
+        its open populations, when one is known (:mod:`evalcore.store.population`)."""
+        population = self.columns[0].population if self.columns else None
+        return [] if population is None else population.size_notes()
+
 
 def evaluate_stored_pair(
     db: sqlite_utils.Database,
@@ -464,7 +470,7 @@ def evaluate_column_pair(
     protocol: EvalProtocol,
 ) -> PairEvaluation:
     """Pack two runs' columns (:func:`~evalcore.store.observations.runs_as_columns`) for
-    ``measures`` and evaluate them."""
+    ``measures``, with the study's corpus size they carry, and evaluate them."""
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     depth = packing_depth(parsed)
     batches = [
@@ -472,9 +478,11 @@ def evaluate_column_pair(
             c.query_ids, c.k, c.returned_ids, c.gains, c.population_complete,
             scan_complete=c.scan_complete, permitted_ids=c.permitted_ids, protocol=protocol,
             min_depth=depth,
-        ) if c.coded is None or c.coded_labels is None else pack_coded(
+        ).with_corpus_size(c.corpus_size) if c.coded is None or c.coded_labels is None
+        else pack_coded(
             c.query_ids, c.k, c.coded, c.coded_labels, c.population_complete,
             scan_complete=c.scan_complete, protocol=protocol, min_depth=depth,
+            corpus_size=c.corpus_size,
         )
         for c in columns
     ]

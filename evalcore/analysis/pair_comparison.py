@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.analysis.compare import (
     DIFFERENT_K,
@@ -110,9 +110,12 @@ class MeasureVerdict(BaseModel):
         return self.decision.measure
 
     def interval_text(self) -> str | None:
-        """The mean-difference interval in words ("−0.040 to +0.120"); None when undecidable."""
+        """The mean-difference interval in words ("−0.040 to +0.120"; an end no completion
+        reaches, e.g. an open population's, marked "(exclusive)"); None when undecidable."""
         d = self.decision
-        return None if d.lower is None or d.upper is None else interval_text(d.lower, d.upper)
+        if d.lower is None or d.upper is None:
+            return None
+        return interval_text(d.lower, d.upper, d.lower_open, d.upper_open)
 
     def detail(self) -> str:
         """What moves the verdict: unknown units (undecided), causes (undecidable), or ''."""
@@ -141,11 +144,18 @@ class PairComparison(BaseModel):
     compat: list[TrecEvalCompat]
     #: What trec_eval's scope left out, or why no compatibility number could be computed.
     compat_notes: list[str]
+    #: What the verdicts assume besides the labels: the corpus size that bounds open
+    #: populations, when the store holds the study's corpus (empty: none known).
+    notes: list[str] = Field(default_factory=list)
 
 
-def interval_text(lower: float, upper: float) -> str:
-    """``"−0.040 to +0.120"`` (a true minus sign)."""
-    return f"{_signed(lower)} to {_signed(upper)}"
+def interval_text(lower: float, upper: float, lower_open: bool = False,
+                  upper_open: bool = False) -> str:
+    """``"−0.040 to +0.120"`` (a true minus sign); an open end, which no completion of the
+    labels reaches, is followed by ``(exclusive)``: ``"+0.000 (exclusive) to +0.651"``."""
+    low = _signed(lower) + (" (exclusive)" if lower_open else "")
+    high = _signed(upper) + (" (exclusive)" if upper_open else "")
+    return f"{low} to {high}"
 
 
 def _signed(value: float) -> str:
@@ -297,5 +307,5 @@ def compare_evaluated_pair(
                     for m in verdicts.measures]
     return PairComparison(
         run_a=run_a, run_b=run_b, reference=reference, measures=measures,
-        compat=compat, compat_notes=notes,
+        compat=compat, compat_notes=notes, notes=evaluated.notes(),
     )

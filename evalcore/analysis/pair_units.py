@@ -135,6 +135,18 @@ class PairUnits:
         return self._copies(self.query[rows], unit_take, unit_scen, fixed,
                             np.asarray(gains)[unit_scen[fixed]])
 
+    def with_gains(self, rows: np.ndarray, gains: np.ndarray) -> PairUnits:
+        """Every query, with each unit ``rows[i]`` fixed at gain ``gains[i]`` (a unit in
+        conflict: its reference label too): the evidence once those labels are given."""
+        rows = np.asarray(rows, dtype=np.int64)
+        fixed = np.zeros(self.query.size, dtype=bool)
+        fixed[rows] = True
+        by_row = np.zeros(self.query.size, dtype=np.int8)
+        by_row[rows] = np.asarray(gains, dtype=np.int8)
+        return self._copies(np.arange(self.n, dtype=np.int64),
+                            np.arange(self.query.size, dtype=np.int64), self.query, fixed,
+                            by_row[fixed])
+
     def what_if_prefix(self, rows: np.ndarray, gains: np.ndarray, scenarios: np.ndarray,
                        draws: np.ndarray | None = None) -> PairUnits:
         """Labels given in the order of ``rows``: scenario ``s`` (one per entry of

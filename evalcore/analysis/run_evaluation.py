@@ -16,8 +16,22 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics, EvaluationReport
 from evalcore.store.observations import observations_for_run_unchecked, tied_score_pairs
+from evalcore.store.population import study_population_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
+
+
+def population_notes(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[str]:
+    """:func:`population_notes_unchecked`, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return population_notes_unchecked(db, study_id)
+
+
+def population_notes_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
+    """The note that records the corpus size the study's evaluations are bounded by
+    (:mod:`evalcore.store.population`; none when no size is known: outside units are then
+    unbounded, as on observations without one)."""
+    return study_population_unchecked(db, study_id).size_notes()
 
 
 def evaluate_run(
@@ -69,7 +83,8 @@ def evaluate_run_measures_unchecked(
     if protocol is None:
         protocol = get_study(db, study_id).protocol()
     observations = observations_for_run_unchecked(db, study_id, run_name, reference, query_ids)
-    diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations))
+    diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations),
+                              notes=population_notes_unchecked(db, study_id))
     chosen = (evaluate(observations, protocol, measures=list(measures), diagnostics=diagnostics)
               if measures else None)
     return evaluate(observations, protocol, diagnostics=diagnostics), chosen

@@ -6,8 +6,10 @@
 
 ``qrels`` and ``run`` may each be a path to a TREC file, a nested dict
 (``{query_id: {doc_id: gain}}`` / ``{query_id: {doc_id: score}}``, as
-pytrec_eval and ir_measures take them) or a pandas DataFrame with columns
-``query_id, doc_id, relevance`` / ``query_id, doc_id, score``. Runs are ranked
+pytrec_eval and ir_measures take them), a pandas DataFrame or a pyarrow Table with
+columns ``query_id, doc_id, relevance`` / ``query_id, doc_id, score``
+(:mod:`evalcore.io.trec_mappings` lists the other names accepted); ``qrels`` may
+also be an :class:`evalcore.Qrels`, prepared once for many runs. Runs are ranked
 as trec_eval ranks them (score descending, doc ID descending) and the tied
 pairs are reported in ``result.report.diagnostics``.
 
@@ -104,8 +106,11 @@ def evaluate(
                 f"(observations carry their own labels), got {type(run).__name__}"
             )
         file_only = [n for n, v in (("k", k), ("gain_map", gain_map)) if v is not None]
-        file_only += [n for n, v in (("complete", complete),
-                                     ("trec_eval_all_queries", trec_eval_all_queries)) if v]
+        file_only += [
+            n
+            for n, v in (("complete", complete), ("trec_eval_all_queries", trec_eval_all_queries))
+            if v
+        ]
         if file_only:
             raise ValueError(
                 f"{', '.join(file_only)} apply to qrels and a run; observations carry their "
@@ -114,7 +119,9 @@ def evaluate(
         protocol = _protocol(run or protocol, chosen)
         return compute.evaluate(qrels, protocol, measures=parsed, diagnostics=diagnostics)
     if run is None:
-        raise ValueError("evaluate(qrels, run, ...) needs a run: a path, a dict or a DataFrame")
+        raise ValueError(
+            "evaluate(qrels, run, ...) needs a run: a path, a dict, a DataFrame or a pyarrow Table"
+        )
     if trec_eval_all_queries and not trec_eval and not (protocol and protocol.trec_eval):
         raise ValueError("trec_eval_all_queries=True is trec_eval's -c: give trec_eval=True too")
     protocol = _protocol(protocol, chosen)
@@ -131,10 +138,8 @@ def evaluate(
         gain_map=gain_map,
         min_depth=compute.packing_depth(parsed),
     )
-    report = compute.evaluate_batch(
-        source.batch, protocol, measures=parsed, diagnostics=source.diagnostics
-    )
-    return EvaluationResult(report)
+    arrays = compute.compute(source.batch, protocol, parsed)
+    return EvaluationResult(arrays, source.diagnostics)
 
 
 def _protocol(protocol: EvalProtocol | None, chosen: dict[str, Any]) -> EvalProtocol:

@@ -1,8 +1,9 @@
 """What the metric computer is handed: a packed batch and the reader's diagnostics.
 
-Qrels and runs come as paths to TREC files, nested dicts, DataFrames
-(:mod:`evalcore.io.trec_mappings`) or already-read :class:`~evalcore.io.trec.Qrels`
-/ :class:`~evalcore.io.trec.TrecRun`; observations come as a list. Both
+Qrels and runs come as paths to TREC files, nested dicts, DataFrames, pyarrow Tables
+(:mod:`evalcore.io.trec_mappings`), already-read :class:`~evalcore.io.trec.Qrels`
+/ :class:`~evalcore.io.trec.TrecRun` or, for qrels, prepared once
+(:class:`evalcore.api.qrels.Qrels`); observations come as a list. Both
 ``evalcore.evaluate`` and ``evalcore evaluate`` build their input here.
 
 **trec_eval compatibility** (``trec_eval=True``, ``--trec-eval``) on the input
@@ -24,15 +25,16 @@ from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputErrors
-from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run, trec_columns, trec_diagnostics
-from evalcore.io.trec_eval_scope import trec_eval_scope
+from evalcore.io.ranked import Judged, Ranked, join, judged_from_qrels, ranked_from_run
+from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run
 
 if TYPE_CHECKING:
     from evalcore.contract.observation import Observation
     from evalcore.io.trec_columnar import ColumnarInput
 
-#: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, or
-#: already-read :class:`Qrels` / :class:`TrecRun`.
+#: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, a pyarrow
+#: Table, already-read :class:`Qrels` / :class:`TrecRun`, or prepared qrels
+#: (:class:`evalcore.api.qrels.Qrels`, qrels only).
 TrecSource = Any
 
 
@@ -46,8 +48,9 @@ class EvalInput:
     @classmethod
     def from_columnar(cls, parts: ColumnarInput) -> EvalInput:
         """The input the columnar TREC reader gave (its diagnostics as the model)."""
-        return cls(parts.batch,
-                   Diagnostics(tied_score_pairs=parts.tied_score_pairs, notes=parts.notes))
+        return cls(
+            parts.batch, Diagnostics(tied_score_pairs=parts.tied_score_pairs, notes=parts.notes)
+        )
 
 
 def packed(
@@ -64,26 +67,41 @@ def packed(
     )
 
 
-def as_qrels(value: TrecSource, gain_map: Mapping[int, int] | None = None) -> Qrels:
-    """Qrels from a path, a nested dict, a DataFrame or a :class:`Qrels`."""
+def as_judged(
+    value: TrecSource, gain_map: Mapping[int, int] | None = None, *, keep: bool = False
+) -> Judged:
+    """Qrels ready to join, from a path, a nested dict, a table, read or prepared qrels.
+
+    ``keep``: the result outlives the call (prepared qrels), so a dict's inner dicts are
+    copied; one evaluation only reads them while it runs."""
+    prepared = getattr(value, "judged", None)  # evalcore.Qrels (which imports this module)
+    if isinstance(prepared, Judged):
+        if gain_map:
+            raise ValueError(
+                "gain_map applies when qrels are read: give it to "
+                "evalcore.Qrels(..., gain_map=...), not to evaluate"
+            )
+        return prepared
+    if isinstance(value, Judged):
+        return value
+    if isinstance(value, str | PathLike):
+        value = read_qrels(value, gain_map)
     if isinstance(value, Qrels):
-        return value
+        return judged_from_qrels(value)
+    from evalcore.io.trec_mappings import judged_from_mapping  # not needed for files
+
+    return judged_from_mapping(value, gain_map, copy=keep)
+
+
+def as_ranked(value: TrecSource, *, extra_columns: bool = False) -> Ranked:
+    """A ranked run from a path, a nested dict, a table or a read :class:`TrecRun`."""
     if isinstance(value, str | PathLike):
-        return read_qrels(value, gain_map)
-    from evalcore.io.trec_mappings import qrels_from_mapping  # not needed for files
-
-    return qrels_from_mapping(value, gain_map)
-
-
-def as_run(value: TrecSource, *, extra_columns: bool = False) -> TrecRun:
-    """A run from a path, a nested dict, a DataFrame or a :class:`TrecRun`."""
+        value = read_run(value, extra_columns=extra_columns)
     if isinstance(value, TrecRun):
-        return value
-    if isinstance(value, str | PathLike):
-        return read_run(value, extra_columns=extra_columns)
-    from evalcore.io.trec_mappings import run_from_mapping  # not needed for files
+        return ranked_from_run(value)
+    from evalcore.io.trec_mappings import ranked_from_mapping  # not needed for files
 
-    return run_from_mapping(value)
+    return ranked_from_mapping(value)
 
 
 def read_pair(
@@ -92,22 +110,38 @@ def read_pair(
     *,
     gain_map: Mapping[int, int] | None = None,
     extra_columns: bool = False,
-) -> tuple[Qrels, TrecRun]:
+) -> tuple[Judged, Ranked]:
     """Read both inputs; the errors of both are raised together in one :class:`InputErrors`."""
     errors: list[InputErrors] = []
     q = r = None
     try:
-        q = as_qrels(qrels, gain_map)
+        q = as_judged(qrels, gain_map)
     except InputErrors as exc:
         errors.append(exc)
     try:
-        r = as_run(run, extra_columns=extra_columns)
+        r = as_ranked(run, extra_columns=extra_columns)
     except InputErrors as exc:
         errors.append(exc)
     if errors or q is None or r is None:
-        raise InputErrors([e for exc in errors for e in exc.errors],
-                          sum(exc.total for exc in errors))
+        raise InputErrors(
+            [e for exc in errors for e in exc.errors], sum(exc.total for exc in errors)
+        )
     return q, r
+
+
+def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:
+    """With a run table: the qrels the table reader takes (a table, or prepared qrels' words),
+    else None."""
+    if isinstance(run, str | PathLike | Mapping | TrecRun):
+        return None
+    from evalcore.io.trec_format import is_arrow_table, is_dataframe
+
+    if not (is_dataframe(run) or is_arrow_table(run)):
+        return None
+    prepared = getattr(qrels, "judged", None)
+    if isinstance(prepared, Judged):
+        return prepared.words
+    return qrels if is_dataframe(qrels) or is_arrow_table(qrels) else None
 
 
 def trec_input(
@@ -122,12 +156,14 @@ def trec_input(
     min_depth: int = 0,
 ) -> EvalInput:
     """Qrels + run read (:func:`read_pair`), joined per query (contract section 8) and
-    packed to ``max(k, min_depth)``, without building observations.
+    packed to ``max(k, min_depth)`` by :func:`evalcore.io.ranked.join`.
 
     Two TREC file paths are read column by column
-    (:func:`evalcore.io.trec_columnar.columnar_trec_input`); when that path
-    declines (anything unusual or wrong), the careful reader gives the same
-    result or the ``file:line`` errors.
+    (:func:`evalcore.io.trec_columnar.columnar_trec_input`), and so is a run table
+    (a DataFrame or a pyarrow Table) with qrels given as a table or prepared
+    (:func:`evalcore.io.trec_columnar.table_trec_input`); when that path declines
+    (anything unusual or wrong), the careful reader gives the same result or the
+    ``file:line`` (row) errors.
 
     Under ``protocol.trec_eval`` run lines may have text after the tag, only
     trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
@@ -136,30 +172,44 @@ def trec_input(
     if isinstance(qrels, str | PathLike) and isinstance(run, str | PathLike):
         from evalcore.io.trec_columnar import columnar_trec_input
 
-        fast = columnar_trec_input(qrels, run, k, complete=complete, protocol=protocol,
-                                   all_queries=all_queries, gain_map=gain_map,
-                                   min_depth=min_depth)
+        fast = columnar_trec_input(
+            qrels,
+            run,
+            k,
+            complete=complete,
+            protocol=protocol,
+            all_queries=all_queries,
+            gain_map=gain_map,
+            min_depth=min_depth,
+        )
         if fast is not None:
             return EvalInput.from_columnar(fast)
-    q, r = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
-    scope = trec_eval_scope(q, r, all_queries=all_queries) if protocol.trec_eval else None
-    cols = trec_columns(
-        q,
-        r,
-        complete=complete or protocol.trec_eval,
-        query_ids=None if scope is None else scope.query_ids,
-    )
-    batch = ObservationBatch.from_columns(
-        cols.query_ids,
+    table_qrels = _table_qrels(qrels, run)
+    if table_qrels is not None:
+        from evalcore.io.trec_columnar import table_trec_input
+
+        fast = table_trec_input(
+            table_qrels,
+            run,
+            k,
+            complete=complete,
+            protocol=protocol,
+            all_queries=all_queries,
+            gain_map=gain_map,
+            min_depth=min_depth,
+        )
+        if fast is not None:
+            return EvalInput.from_columnar(fast)
+    judged, ranked = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
+    joined = join(
+        judged,
+        ranked,
         k,
-        cols.returned_ids,
-        cols.label_ids,
-        cols.label_gains,
-        cols.population_complete,
+        complete=complete,
         protocol=protocol,
+        all_queries=all_queries,
         min_depth=min_depth,
     )
-    diagnostics = trec_diagnostics(q, r)
-    if scope is not None and scope.notes:
-        diagnostics = diagnostics.model_copy(update={"notes": [*scope.notes, *diagnostics.notes]})
-    return EvalInput(batch, diagnostics)
+    return EvalInput(
+        joined.batch, Diagnostics(tied_score_pairs=joined.tied_score_pairs, notes=joined.notes)
+    )

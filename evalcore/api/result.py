@@ -24,10 +24,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evalcore.contract.protocol_choices import REPORTED_WHEN_ON
-from evalcore.contract.results import AggregateValue, EvaluationReport
+from evalcore.contract.results import AggregateValue, Diagnostics, EvaluationReport
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from evalcore.compute.evaluate import BatchResult
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,20 @@ class Unavailable:
 
     @classmethod
     def of(cls, value: AggregateValue) -> Unavailable:
-        return cls(value.n_queries, value.n_available, value.n_missing, dict(value.reasons),
-                   value.lower, value.upper)
+        return cls(
+            value.n_queries,
+            value.n_available,
+            value.n_missing,
+            dict(value.reasons),
+            value.lower,
+            value.upper,
+        )
 
     def __repr__(self) -> str:
-        reasons = ", ".join(
-            r if n == self.n_missing else f"{r} x{n}" for r, n in self.reasons.items()
-        ) or "no queries"
+        reasons = (
+            ", ".join(r if n == self.n_missing else f"{r} x{n}" for r, n in self.reasons.items())
+            or "no queries"
+        )
         text = f"Unavailable({self.n_missing} of {self.n_queries} queries missing: {reasons}"
         if self.lower is not None and self.upper is not None:
             text += f"; between {self.lower:.4g} and {self.upper:.4g}"
@@ -65,20 +74,31 @@ def report_json(report: EvaluationReport) -> str:
 
 
 class EvaluationResult:
-    """The answer of ``evalcore.evaluate`` (see the module docstring)."""
+    """The answer of ``evalcore.evaluate`` (see the module docstring).
 
-    def __init__(self, report: EvaluationReport) -> None:
-        self.report = report
+    Made of the metric computer's arrays: the aggregates are read from them, and the
+    per-query report models are built when ``.report``, ``.per_query`` or ``.to_json()``
+    first asks for them.
+    """
+
+    def __init__(self, arrays: BatchResult, diagnostics: Diagnostics | None = None) -> None:
+        self.arrays = arrays
+        self._diagnostics = diagnostics
+
+    @cached_property
+    def report(self) -> EvaluationReport:
+        """The contract's report (every query's values, reasons, bounds, blocking IDs)."""
+        return self.arrays.to_report(self._diagnostics)
 
     @property
     def measures(self) -> list[str]:
         """The measure names, in the order they were asked for."""
-        return list(self.report.aggregates)
+        return list(self.arrays.metrics)
 
     @cached_property
     def aggregates(self) -> dict[str, float | Unavailable]:
         out: dict[str, float | Unavailable] = {}
-        for name, agg in self.report.aggregates.items():
+        for name, agg in self.arrays.aggregates().items():
             available = agg.available and agg.value is not None
             out[name] = agg.value if available else Unavailable.of(agg)  # type: ignore[assignment]
         return out
@@ -114,7 +134,7 @@ class EvaluationResult:
             f"{name}={value:.4f}" if isinstance(value, float) else f"{name}={value!r}"
             for name, value in self.aggregates.items()
         )
-        return f"EvaluationResult({len(self.report.queries)} queries: {shown})"
+        return f"EvaluationResult({len(self.arrays.batch)} queries: {shown})"
 
 
 def _bound(value: Any, bound: float | None) -> float:

@@ -1,19 +1,22 @@
 """``evalcore compare``: what the evidence decides about two stored runs.
 
-    evalcore compare --db FILE --study S --runs A,B -m nDCG@10 [-m P@5] [--format table|json]
+    evalcore compare --db FILE --study S --runs BASELINE,CANDIDATE [--baseline RUN]
+        -m nDCG@10 [-m P@5] [--format table|json]
 
-Per measure, first the verdict of the evidence (contract section 11:
-``decided: A better``, ``decided: B better``, ``tied``, ``undecided`` or
-``undecidable``) with the mean-difference interval and the unknown units that
-can still move it; then the head of the "to decide" queue (the labels that
-narrow the interval most); then the paired significance tests, computed only on
-the queries where both runs have the measure, with how many were left out and
-why, and the warning that such a subset can be biased. ``--reference NAME``
-compares against a frozen reference version instead of the working labels.
-``--queries`` names the query set everything is computed on (``all``, the default;
-``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the text output says which set
-and how many queries, the JSON holds it as ``query_set`` in every item.
-Exit status: 0 success, 2 invalid input (unknown store, study, run, measure).
+A comparison is always candidate − baseline: the baseline is the first of ``--runs``
+unless ``--baseline`` names the other; the output names it. First the bottom line
+(:mod:`evalcore.analysis.bottom_line`): one sentence, then per measure the verdict
+(``decided: better``, ``decided: worse``, ``decided: tied``, ``open``, ``cannot be
+decided yet``), the interval of the mean difference and what would settle it. Then the
+details per measure: the bounds, the head of the "to decide" queue (the labels that
+narrow the interval most), the paired significance tests computed only on the queries
+where both runs have the measure, with the queries left out in plain words; the caution
+about that subset once. ``--reference NAME`` compares against a frozen reference
+version instead of the working labels. ``--queries`` names the query set everything is
+computed on (``all``, the default; ``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the
+text output says which set and how many queries under the sentence, the JSON holds it as
+``query_set``. Exit status: 0 success, 2 invalid input
+(unknown store, study, run, measure).
 """
 
 from __future__ import annotations
@@ -31,37 +34,78 @@ FORMATS = ("table", "json")
 
 
 @main.command("compare")
-@click.option("--db", "db_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The evidence store (SQLite file).")
+@click.option(
+    "--db",
+    "db_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The evidence store (SQLite file).",
+)
 @click.option("--study", required=True, help="Study id.")
-@click.option("--runs", required=True, help="Two run names, comma-separated: A,B (A - B).")
-@click.option("-m", "--measure", "measures", multiple=True, required=True,
-              help="A measure, e.g. nDCG@10, P@5, RR@10 (repeat for several).")
-@click.option("--reference", default=None, help="A frozen reference version (default: working labels).")
-@click.option("--queue", "queue_size", default=5, show_default=True, type=click.IntRange(0, 1000),
-              help="How many items of the to-decide queue to print per measure.")
+@click.option(
+    "--runs",
+    required=True,
+    help="Two run names, comma-separated; the first is the baseline unless --baseline.",
+)
+@click.option(
+    "--baseline",
+    default=None,
+    help="Which of the two runs is the baseline (default: the first of --runs); "
+    "every difference is candidate - baseline.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    required=True,
+    help="A measure, e.g. nDCG@10, P@5, RR@10 (repeat for several).",
+)
+@click.option(
+    "--reference", default=None, help="A frozen reference version (default: working labels)."
+)
+@click.option(
+    "--queue",
+    "queue_size",
+    default=5,
+    show_default=True,
+    type=click.IntRange(0, 1000),
+    help="How many items of the to-decide queue to print per measure.",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
               help="The query set: all, judged (a relevant label), answered (both runs "
               "returned a result), comma-separated query ids, or @FILE (one id a line).")
 @actor_option
-def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, ...],
-                    reference: str | None, queue_size: int, fmt: str, queries: str,
-                    actor: str) -> None:
-    """Decide run A against run B on each measure, then the paired tests."""
-    from evalcore.analysis.decision import evaluate_stored_pair
-    from evalcore.analysis.pair_comparison import measure_verdicts
-    from evalcore.analysis.query_set import (
-        QuerySetError,
-        QuerySetSpec,
-        stored_query_set,
-    )
+def compare_command(
+    db_path: Path,
+    study: str,
+    runs: str,
+    baseline: str | None,
+    measures: tuple[str, ...],
+    reference: str | None,
+    queue_size: int,
+    fmt: str,
+    queries: str,
+    actor: str,
+) -> None:
+    """The bottom line of a candidate run against the baseline, then the details."""
+    from evalcore.analysis.bottom_line import DIFFERENCE, bottom_line
+    from evalcore.analysis.decision import stored_pair
+    from evalcore.analysis.pair_comparison import PairComparison, measure_verdicts
+    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
     from evalcore.contract.measures import UnknownMeasure, parse_measure
-    from evalcore.report.decision_text import measure_text
+    from evalcore.report.decision_text import render_pair
 
     names = [r.strip() for r in runs.split(",") if r.strip()]
     if len(names) != 2 or names[0] == names[1]:
-        _fail(f"--runs takes two different run names, comma-separated (e.g. --runs A,B); got {runs!r}")
+        _fail(
+            f"--runs takes two different run names, comma-separated (e.g. --runs A,B); got {runs!r}"
+        )
+    if baseline is not None and baseline not in names:
+        _fail(f"--baseline {baseline!r} is not one of --runs {names[0]!r}, {names[1]!r}")
+    base = baseline if baseline is not None else names[0]
+    candidate = names[1] if base == names[0] else names[0]
     try:
         parsed = [parse_measure(m) for m in measures]
     except UnknownMeasure as err:
@@ -76,31 +120,64 @@ def compare_command(db_path: Path, study: str, runs: str, measures: tuple[str, .
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
             query_set = stored_query_set(db, study, names, spec, reference, viewer=actor)
-            pair = evaluate_stored_pair(db, study, names[0], names[1], parsed, reference,
-                                        viewer=actor, query_ids=query_set.scope)
+            evaluated = stored_pair(db, study, candidate, base, parsed, reference,
+                                    viewer=actor, query_ids=query_set.scope)
         except QuerySetError as err:
             _fail(f"--queries: {err}")
         except LookupError as err:
             _fail(str(err.args[0]) if err.args else str(err))
         except ValueError as err:
             _fail(str(err))
-    verdicts = measure_verdicts(pair, names[0], names[1], queue_limit=queue_size)
+    pair, notes = evaluated.pair, evaluated.notes()
+    verdicts = measure_verdicts(pair, candidate, base, queue_limit=queue_size)
     record = query_set.record()
+    pc = PairComparison(
+        run_a=candidate,
+        run_b=base,
+        reference=reference,
+        measures=verdicts,
+        compat=[],
+        compat_notes=[],
+        notes=notes,
+    )
     if fmt == "json":
-        click.echo(json.dumps([
-            {
-                "query_set": record.model_dump(mode="json"),
-                "decision": item.decision.model_dump(mode="json"),
-                "to_decide": item.queue.model_dump(mode="json"),
-                "paired_tests": {
-                    key: item.paired.model_dump(mode="json")[key]
-                    for key in ("n_queries", "n_paired", "n_excluded", "exclusions", "mean_delta",
-                                "tests", "summary", "selection_note")
+        click.echo(
+            json.dumps(
+                {
+                    "candidate": candidate,
+                    "baseline": base,
+                    "difference": DIFFERENCE,
+                    "bottom_line": bottom_line(pc).model_dump(mode="json"),
+                    "query_set": record.model_dump(mode="json"),
+                    "measures": [
+                        {
+                            "decision": item.decision.model_dump(mode="json"),
+                            "to_decide": item.queue.model_dump(mode="json") if item.queue else None,
+                            "paired_tests": {
+                                key: item.paired.model_dump(mode="json")[key]
+                                for key in (
+                                    "n_queries",
+                                    "n_paired",
+                                    "n_excluded",
+                                    "exclusions",
+                                    "mean_delta",
+                                    "tests",
+                                    "summary",
+                                    "selection_note",
+                                )
+                            },
+                        }
+                        for item in verdicts
+                    ],
+                    "notes": notes,
                 },
-            }
-            for item in verdicts
-        ], indent=2))
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
-    click.echo(record.describe())
-    for item in verdicts:
-        click.echo(measure_text(item))
+    # the bottom line first; the query set it is over just before the details
+    head, details = render_pair(pc).split("\nDetails: ", 1)
+    click.echo(f"{head}\n{record.describe()}\nDetails: {details}", nl=False)
+    for note in notes:  # the corpus size that bounds open populations
+        click.echo(f"note: {note}")

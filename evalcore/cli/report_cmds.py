@@ -4,7 +4,11 @@
 
 The runs are evaluated against the frozen reference version, the report is
 stored (immutable) in the store's ``reports`` table, and exported as HTML,
-JSON or CSV (``--format``, default from the ``--out`` suffix, else HTML).
+JSON, CSV (one row per run and query) or the verdicts' CSV (``verdicts-csv``: the bottom
+line, one row per compared pair and measure) (``--format``, default from the ``--out``
+suffix, else HTML). The bottom line of each compared pair is printed first (every
+difference candidate − baseline; the baseline is the first of ``--runs`` unless
+``--baseline``).
 ``--stored NAME`` exports a report stored earlier instead of generating one.
 The report shows the study's chosen measures (``evalcore study measures``) with
 Judged@k beside each, unless ``-m`` names others (repeatable; an unknown name
@@ -25,7 +29,7 @@ from evalcore.cli import main
 from evalcore.cli.actor import default_actor
 from evalcore.io.atomic import atomic_writer, private_mode
 
-FORMATS = ("html", "json", "csv")
+FORMATS = ("html", "json", "csv", "verdicts-csv")
 
 
 def _infer_format(out: Path, fmt: str | None) -> str:
@@ -69,7 +73,9 @@ def _fail(message: str) -> None:
               help="Include annotator names, notes and database row ids in the export.")
 @click.option("--name", default=None, help="Report name (unique in the study).")
 @click.option("--baseline", default=None, help="Baseline run (default: the first of --runs).")
-@click.option("--pairwise", is_flag=True, help="Mark significance between every pair of runs.")
+@click.option("--pairwise", is_flag=True,
+              help="Mark significance between every pair of runs (the earlier run of each "
+              "pair is its baseline).")
 @click.option("--test", type=click.Choice(["randomization", "paired_t"]), default="randomization",
               show_default=True, help="The test behind the table's significance marks.")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
@@ -113,15 +119,17 @@ def report_command(
     queries: str,
 ) -> None:
     """Generate a pinned report of stored runs, store it, and export it."""
+    from evalcore.analysis.bottom_line import render_text
     from evalcore.analysis.compare import ComparisonSettings
     from evalcore.analysis.query_set import QuerySetError, QuerySetSpec
     from evalcore.contract.measures import UnknownMeasure, parse_measure
-    from evalcore.report.csv_export import render_csv
+    from evalcore.report.csv_export import render_csv, render_verdicts_csv
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
     from evalcore.report.json_export import render_json
     from evalcore.report.measure_table import render_measures_text
     from evalcore.report.stored import load_report, save_report
+    from evalcore.report.text_table import clean
     from evalcore.store.connection import open_store
     from evalcore.store.reports import find_report
     from evalcore.store.scoping import require_study_view
@@ -192,10 +200,14 @@ def report_command(
         text = render_html(report, include_internal=include_internal)
     elif kind == "json":
         text = render_json(report, include_internal=include_internal)
-    else:
+    elif kind == "csv":
         text = render_csv(report)
+    else:
+        text = render_verdicts_csv(report)
     _write_atomically(out, text, db_path)
     compared = sum(1 for r in report.runs if r.comparable)
+    for line in report.pair_bottom_lines():
+        click.echo(render_text(line, clean))
     click.echo(
         f"report {report.name!r} ({digest}): {len(report.runs)} run(s), {compared} comparable; "
         f"{kind.upper()} written to {out}"
@@ -209,5 +221,7 @@ def report_command(
             reason = f"{reason} (--accept-unverified {run.name} to compare it)"
         if reason is not None:
             click.echo(f"  {label}: {run.name}: {reason}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)

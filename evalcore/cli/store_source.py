@@ -71,6 +71,7 @@ def store_source(
     """Observations of a stored run, packed for the metric computer, once ``actor`` (default:
     the OS user) may see the study; a refusal exits with status 1."""
     from evalcore.access.decisions import PermissionDenied
+    from evalcore.analysis.run_evaluation import population_notes
     from evalcore.store.connection import open_store
     from evalcore.store.observations import observations_for_run, tied_score_pairs
     from evalcore.store.references import ReferenceNotFoundError
@@ -83,6 +84,7 @@ def store_source(
         viewer = actor or default_actor()
         require_study_view(db, viewer, study)
         observations = observations_for_run(db, study, run_name, reference, viewer=viewer)
+        notes = population_notes(db, study, viewer=viewer)
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo("evalcore evaluate: nothing was computed or shown", err=True)
@@ -106,7 +108,8 @@ def store_source(
             hint=f"use cutoffs up to {stored}, or store a deeper run",
         )])
     return packed(observations, protocol,
-                  Diagnostics(tied_score_pairs=tied_score_pairs(observations)), min_depth=depth)
+                  Diagnostics(tied_score_pairs=tied_score_pairs(observations), notes=notes),
+                  min_depth=depth)
 
 
 def with_study_settings(

@@ -147,8 +147,9 @@ class ObservationBatch:
     def n_labels(self) -> np.ndarray:
         return np.diff(self.label_offsets)
 
-    def with_corpus_size(self, size: float | Sequence[float | None] | np.ndarray | None
-                         ) -> ObservationBatch:
+    def with_corpus_size(
+        self, size: float | Sequence[float | None] | np.ndarray | None
+    ) -> ObservationBatch:
         """This batch with every query's corpus size (one number for every query, or one
         per query; None or ``np.inf``: unknown)."""
         if size is None:
@@ -290,6 +291,9 @@ class ObservationBatch:
         *,
         protocol: EvalProtocol | None = None,
         min_depth: int = 0,
+        duplicate_reference: np.ndarray | None = None,
+        may_repeat: bool = True,
+        pos_unit: np.ndarray | None = None,
     ) -> ObservationBatch:
         """A batch from arrays already joined (trusted, as :meth:`from_columns`' inputs).
 
@@ -298,13 +302,19 @@ class ObservationBatch:
         codes are ``pos_gain`` (gain 0..MAX_GAIN or :data:`UNLABELED`) and whose
         unit IDs are ``top_units[i]``; its reference labels are
         ``label_gain[label_offsets[i]:label_offsets[i + 1]]``, one per distinct
-        unit (no conflicts, no duplicate references). Every scan is complete
-        and nothing is restricted by permissions. Returned duplicates are found
-        here, by the rule every constructor uses.
+        unit (no conflicts); ``duplicate_reference`` (bool per query, default none) flags
+        the queries whose reference labels a unit twice. Every scan is complete and nothing
+        is restricted by permissions. Returned duplicates are found here, by the rule every
+        constructor uses: in bulk from ``pos_unit`` (a code per packed position, equal codes
+        for equal unit IDs) when given, else per query from ``top_units``;
+        ``may_repeat=False`` says no ranking repeats a unit (a dict's keys), so none is
+        looked for.
         """
         n = len(query_ids)
-        if not (len(top_units) == len(population_complete) == n
-                and len(pos_offsets) == len(label_offsets) == n + 1):
+        if not (
+            len(top_units) == len(population_complete) == n
+            and len(pos_offsets) == len(label_offsets) == n + 1
+        ):
             raise ValueError(
                 f"from_codes: {n} query IDs but {len(top_units)} top_units, "
                 f"{len(population_complete)} population flags, {len(pos_offsets)} position "
@@ -313,7 +323,13 @@ class ObservationBatch:
         total = int(pos_offsets[-1])
         pos_dup = np.zeros(total, dtype=bool)
         dup_first = np.zeros(total, dtype=np.int64)
-        for i, top in enumerate(top_units):
+        if may_repeat and pos_unit is not None:
+            n_pos = np.diff(pos_offsets)
+            pos_query = np.repeat(np.arange(n, dtype=np.int64), n_pos)
+            rank0 = np.arange(total, dtype=np.int64) - np.repeat(pos_offsets[:-1], n_pos)
+            pos_dup, dup_first = _coded_duplicates(pos_query, pos_unit, rank0)
+            may_repeat = False
+        for i, top in enumerate(top_units if may_repeat else ()):
             if len(set(top)) != len(top):
                 base = int(pos_offsets[i]) - 1
                 for position, first in duplicate_positions(top):
@@ -331,12 +347,15 @@ class ObservationBatch:
             population_complete=np.asarray(population_complete, dtype=bool),
             scan_complete=np.ones(n, dtype=bool),
             permission_violation=np.zeros(n, dtype=bool),
-            duplicate_reference=np.zeros(n, dtype=bool),
+            duplicate_reference=(
+                np.zeros(n, dtype=bool)
+                if duplicate_reference is None
+                else np.asarray(duplicate_reference, dtype=bool)
+            ),
             top_units=top_units,
             protocol=protocol or default_protocol(),
             depth=min_depth,
         )
-
 
     @classmethod
     def from_unit_codes(
@@ -371,8 +390,10 @@ class ObservationBatch:
         names a query's positions only when read (:class:`CodedUnits`).
         """
         n = len(query_ids)
-        if not (len(rank_offsets) == len(label_offsets) == n + 1 == len(population_complete) + 1
-                and len(label_units) == len(label_gain) == len(label_ids)):
+        if not (
+            len(rank_offsets) == len(label_offsets) == n + 1 == len(population_complete) + 1
+            and len(label_units) == len(label_gain) == len(label_ids)
+        ):
             raise ValueError(
                 f"from_unit_codes: {n} query IDs, {len(rank_offsets)} ranking offsets, "
                 f"{len(label_offsets)} label offsets and {len(population_complete)} population "
@@ -387,15 +408,15 @@ class ObservationBatch:
         starts = np.repeat(pos_offsets[:-1], n_pos)
         rank0 = np.arange(total, dtype=np.int64) - starts
         pos_unit = np.asarray(rank_units)[np.repeat(rank_offsets[:-1], n_pos) + rank0].astype(
-            np.int64)
+            np.int64
+        )
         pos_query = np.repeat(np.arange(n, dtype=np.int64), n_pos)
         label_offsets = np.asarray(label_offsets, dtype=np.int64)
         label_gain = np.asarray(label_gain, dtype=np.int8)
         label_units = np.asarray(label_units, dtype=np.int64)
         width = int(max(pos_unit.max(initial=-1), label_units.max(initial=-1))) + 1
         label_query = np.repeat(np.arange(n, dtype=np.int64), np.diff(label_offsets))
-        pos_gain = _coded_gains(pos_query, pos_unit, label_query, label_units, label_gain,
-                                width)
+        pos_gain = _coded_gains(pos_query, pos_unit, label_query, label_units, label_gain, width)
         pos_dup, dup_first = _coded_duplicates(pos_query, pos_unit, rank0)
         permission_violation = np.zeros(n, dtype=bool)
         if permitted_units is not None:
@@ -417,8 +438,9 @@ class ObservationBatch:
             duplicate_reference=np.zeros(n, dtype=bool),
             top_units=CodedUnits(pos_offsets, pos_unit, names),
             protocol=protocol or default_protocol(),
-            conflict_labels=[(int(label_query[j]), label_ids[j], int(label_gain[j]))
-                             for j in conflicts.tolist()],
+            conflict_labels=[
+                (int(label_query[j]), label_ids[j], int(label_gain[j])) for j in conflicts.tolist()
+            ],
             depth=min_depth,
             pos_unit=pos_unit,
         )
@@ -444,11 +466,14 @@ class ObservationBatch:
         packer = _Packer(min_depth)
         add = packer.add
         permitted = None if permitted_ids is None else frozenset(permitted_ids)
-        for qid, ret, units, pop in zip(query_ids, returned_ids, gains, population_complete,
-                                        strict=True):
+        for qid, ret, units, pop in zip(
+            query_ids, returned_ids, gains, population_complete, strict=True
+        ):
             if tuple in set(map(type, units.values())):
-                units = {u: g if type(g) is int else conflict_code(g)  # type: ignore[arg-type]
-                         for u, g in units.items()}
+                units = {
+                    u: g if type(g) is int else conflict_code(g)  # type: ignore[arg-type]
+                    for u, g in units.items()
+                }
             add(qid, k, ret, units, False, pop, scan_complete, permitted, None)  # type: ignore[arg-type]
         return packer.finish(protocol or default_protocol())
 
@@ -569,8 +594,9 @@ class CodedUnits(Sequence[Sequence[str]]):
     #: per-query reads (at least) before every position is named at once
     BULK_AFTER = 64
 
-    def __init__(self, offsets: np.ndarray, codes: np.ndarray,
-                 names: Callable[[np.ndarray], Sequence[str]]) -> None:
+    def __init__(
+        self, offsets: np.ndarray, codes: np.ndarray, names: Callable[[np.ndarray], Sequence[str]]
+    ) -> None:
         self._bounds = offsets.tolist()
         self._codes = codes
         #: codes -> unit ids (one study read's: the same callable names the same codes alike)
@@ -620,8 +646,14 @@ class CodedUnits(Sequence[Sequence[str]]):
         self._named = named[np.searchsorted(distinct, self._codes)]
 
 
-def _coded_gains(pos_query: np.ndarray, pos_unit: np.ndarray, label_query: np.ndarray,
-                 label_units: np.ndarray, label_gain: np.ndarray, width: int) -> np.ndarray:
+def _coded_gains(
+    pos_query: np.ndarray,
+    pos_unit: np.ndarray,
+    label_query: np.ndarray,
+    label_units: np.ndarray,
+    label_gain: np.ndarray,
+    width: int,
+) -> np.ndarray:
     """Each packed position's gain: its query's label of the same unit code, if any
     (UNLABELED otherwise; a query labels a unit at most once).
 
@@ -656,8 +688,9 @@ def _coded_gains(pos_query: np.ndarray, pos_unit: np.ndarray, label_query: np.nd
     return pos_gain
 
 
-def _coded_duplicates(pos_query: np.ndarray, pos_unit: np.ndarray, rank0: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
+def _coded_duplicates(
+    pos_query: np.ndarray, pos_unit: np.ndarray, rank0: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Returned duplicates (a code seen at an earlier position of the same query) and, for
     each, the 1-based rank of its first position (:func:`evalcore.compute.unit_pairs.repeated_pairs`)."""
     pos_dup = np.zeros(pos_unit.size, dtype=bool)

@@ -107,8 +107,10 @@ class BatchResult:
         """Section-6 aggregates of every measure."""
         from evalcore.contract.results import AggregateValue
 
-        return {name: AggregateValue.model_construct(**fields)
-                for name, fields in self.aggregate_fields().items()}
+        return {
+            name: AggregateValue.model_construct(**fields)
+            for name, fields in self.aggregate_fields().items()
+        }
 
     def aggregate_fields(self) -> dict[str, dict[str, Any]]:
         """The fields of every measure's :class:`AggregateValue`, as plain values."""
@@ -202,7 +204,8 @@ class BatchResult:
             only = np.zeros(len(values), dtype=bool)
             only[list(rows)] = True
             blocking = self._units_at(
-                self._unlabeled_mask(m.blocking_limit) & only[self.ranking.query])
+                self._unlabeled_mask(m.blocking_limit) & only[self.ranking.query]
+            )
         conflicts = self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
         valid = self.valid.tolist()
         column: list[MetricValue | None] = []
@@ -225,13 +228,13 @@ class BatchResult:
                     mv = unbounded.get(key)
                     if mv is None:
                         mv = unbounded[key] = _unavailable(
-                            _METRIC_REASON_LISTS[b], list(blocking.get(q, ())), None, None
+                            METRIC_REASON_LISTS[b], list(blocking.get(q, ())), None, None
                         )
                     column.append(mv)
                     continue
                 column.append(
                     _unavailable(
-                        _METRIC_REASON_LISTS[b],
+                        METRIC_REASON_LISTS[b],
                         list(blocking.get(q, ())),
                         None if lo != lo else lo,  # NaN -> no bound
                         None if hi != hi else hi,
@@ -240,6 +243,13 @@ class BatchResult:
                     )
                 )
         return column
+
+    def blocking_ids(self, metric: str) -> dict[int, list[str]]:
+        """Per query, the ``blocking_ids`` of ``metric`` that :meth:`query_results` gives an
+        unavailable value of a valid query: its distinct unlabeled units before the measure's
+        blocking limit, in rank order (queries without any are left out)."""
+        limit = self.metrics[metric].blocking_limit
+        return self._blocking_ids(limit, limit.tobytes())
 
     def _blocking_ids(self, limit: np.ndarray, key: bytes) -> dict[int, list[str]]:
         """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by key)."""
@@ -255,8 +265,7 @@ class BatchResult:
         found = self._unlabeled_masks.get(key)
         if found is None:
             r = self.ranking
-            found = self._unlabeled_masks[key] = r.unlabeled & r.counted & (
-                r.rank < limit[r.query])
+            found = self._unlabeled_masks[key] = r.unlabeled & r.counted & (r.rank < limit[r.query])
             found.flags.writeable = False
         return found
 
@@ -264,9 +273,7 @@ class BatchResult:
     def _unlabeled_masks(self) -> dict[bytes, np.ndarray]:
         return {}
 
-    def blocker_masks(
-        self, metric: str
-    ) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
+    def blocker_masks(self, metric: str) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
         """Where the ``blocking_ids`` and ``conflict_ids`` of ``metric`` that
         :meth:`query_results` gives each query (an available value or an invalid query has
         none) are, without making them: (bool[P]: the unlabeled units' positions, bool[P]:
@@ -284,8 +291,9 @@ class BatchResult:
         if not m.reference_conflicts:
             return unlabeled, conflict, {}
         listed = self._units_at(conflict)
-        extra = {q: units for q, units in self._reference_conflicts(m, listed).items()
-                 if open_values[q]}
+        extra = {
+            q: units for q, units in self._reference_conflicts(m, listed).items() if open_values[q]
+        }
         return unlabeled, conflict, extra
 
     @cached_property
@@ -301,8 +309,15 @@ class BatchResult:
         query = r.query[at]
         starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
         edges = np.append(starts, at.size).tolist()
-        local = (r.rank[at] - 1).tolist()
         units = self.batch.top_units
+        names_at = getattr(units, "names_at", None)  # units read by flat position, in bulk
+        if names_at is not None:
+            names = names_at(at)
+            return {
+                q: names[lo:hi]
+                for q, lo, hi in zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True)
+            }
+        local = (r.rank[at] - 1).tolist()
         out: dict[int, list[str]] = {}
         for q, lo, hi in zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True):
             top = units[q]
@@ -372,7 +387,7 @@ _AVAILABLE = {
     "residual": None,
 }
 #: Reason-code list of every per-measure bitmask value.
-_METRIC_REASON_LISTS = [
+METRIC_REASON_LISTS = [
     [r.value for r in METRIC_REASONS if b & METRIC_BITS[r]] for b in range(1 << len(METRIC_REASONS))
 ]
 

@@ -42,3 +42,27 @@ REASON_TEXT: dict[Reason, str] = {
     Reason.NO_RELEVANT_UNITS: "the reference set holds no relevant unit",
     Reason.NO_QUERIES: "the query set is empty",
 }
+
+#: Short plain words for each code, for screens and HTML/text reports, where a code such
+#: as ``unlabeled_returned`` means nothing to a reader (JSON and CSV keep the codes).
+#: Written to follow "N queries with ..." or "... in run X".
+REASON_WORDS: dict[str, str] = {
+    Reason.PARTIAL_SCAN: "a retrieval that did not scan the whole corpus",
+    Reason.PERMISSION_VIOLATION: "a result outside the permitted set",
+    Reason.DUPLICATE_REFERENCE: "a unit labeled twice in the reference",
+    Reason.MISSING_REFERENCE: "no label at all",
+    Reason.UNLABELED_RETURNED: "unlabeled results in the top k",
+    Reason.LABEL_CONFLICT: "a label in conflict",
+    Reason.POPULATION_INCOMPLETE: "a relevant set not declared complete",
+    Reason.NO_RELEVANT_UNITS: "no relevant unit known",
+    Reason.NO_QUERIES: "no queries",
+    # Why a query is left out of a paired test (not metric reasons).
+    "not_in_run": "the query missing from the run",
+    "different_k": "a different cutoff in each run",
+}
+
+
+def reason_words(code: str) -> str:
+    """The plain words of a reason code (:data:`REASON_WORDS`); an unknown code with its
+    underscores read as spaces."""
+    return REASON_WORDS.get(code, code.replace("_", " "))

@@ -489,8 +489,8 @@ def _parse_scores(tokens: list[str], first_row: int, lines: _LineMap, log: Error
                 "score",
                 f"must be a finite number, got '{tok[:40]}'",
                 "the fifth field is the score; items are ranked by it"
-                if _plain_ascii([tok]) else
-                "write it as trec_eval reads it: ASCII digits, no '_' (e.g. 1000.5)",
+                if _plain_ascii([tok])
+                else "write it as trec_eval reads it: ASCII digits, no '_' (e.g. 1000.5)",
             )
     return np.zeros(len(tokens))
 
@@ -515,8 +515,8 @@ def _rank_run(name: str, rows: _Rows, scores: np.ndarray) -> TrecRun:
         docs = list(map(docs.__getitem__, perm.tolist()))
         scores = scores[perm]
         edges = [0, *accumulate(np.bincount(codes, minlength=len(keys)).tolist())]
-    order, s_sorted, tied_pairs = _order_blocks(scores, edges, docs)
-    ranked = docs if order is None else list(map(docs.__getitem__, order))
+    order, s_sorted, tied_pairs = order_blocks(scores, edges, docs)
+    ranked = docs if order is None else list(map(docs.__getitem__, order.tolist()))
     doc_ids = {q: ranked[a:b] for q, a, b in zip(keys, edges, edges[1:], strict=False)}
     spans = {q: (a, b) for q, a, b in zip(keys, edges, edges[1:], strict=False)}
     return TrecRun(
@@ -536,15 +536,6 @@ def qrels_from_rows(
     return _group_qrels(name, rows, list(gains))
 
 
-def run_from_rows(
-    name: str, query_ids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray
-) -> TrecRun:
-    """A run from parallel rows already validated (finite float64 scores), ranked as
-    :func:`read_run` ranks a file (score descending, doc ID descending; tied pairs counted)."""
-    rows = _rows_of(query_ids, doc_ids)
-    return _rank_run(name, rows, np.asarray(scores, dtype=np.float64))
-
-
 def _rows_of(query_ids: Sequence[str], doc_ids: Sequence[str]) -> _Rows:
     """Rows with runs of equal consecutive query IDs found by numpy (no per-row Python)."""
     q = np.asarray(query_ids, dtype=object)
@@ -554,9 +545,9 @@ def _rows_of(query_ids: Sequence[str], doc_ids: Sequence[str]) -> _Rows:
     return rows
 
 
-def _order_blocks(
-    scores: np.ndarray, edges: list[int], docs: list[str]
-) -> tuple[list[int] | None, np.ndarray, int]:
+def order_blocks(
+    scores: np.ndarray, edges: Sequence[int], docs: Sequence[str]
+) -> tuple[np.ndarray | None, np.ndarray, int]:
     """Order rows within each block ``edges[i]:edges[i+1]``: score descending, then doc ID
     descending. Returns (row order or None when already in order, sorted scores, tied pairs)."""
     n = len(scores)
@@ -575,22 +566,22 @@ def _order_blocks(
         # Blocks of equal length are sorted together, one 2-D argsort per length.
         for length in np.unique(lengths).tolist():
             rows = starts[lengths == length][:, None] + np.arange(length)
-            within = np.argsort(neg[rows], axis=1, kind="stable")
+            # Not stable, and need not be: equal scores are ordered by doc ID below.
+            within = np.argsort(neg[rows], axis=1)
             order_arr[rows] = np.take_along_axis(rows, within, axis=1)
         scores = scores[order_arr]
     run_start, run_end = tied_runs(scores, same_block)
     tied_pairs = pairs_in_runs(run_start, run_end)
-    order: list[int] | None = None if order_arr is None else order_arr.tolist()
     if run_start.size:
         for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
-            rows = list(range(a, b)) if order is None else order[a:b]
+            rows = list(range(a, b)) if order_arr is None else order_arr[a:b].tolist()
             # trec_eval: equal scores are ordered by doc ID descending (strcmp).
             fixed = sorted(rows, key=docs.__getitem__, reverse=True)
             if fixed != rows:
-                if order is None:
-                    order = list(range(n))
-                order[a:b] = fixed
-    return order, scores, tied_pairs
+                if order_arr is None:
+                    order_arr = np.arange(n, dtype=np.int64)
+                order_arr[a:b] = fixed
+    return order_arr, scores, tied_pairs
 
 
 # --- gain map --------------------------------------------------------------------------------
@@ -622,8 +613,9 @@ def trec_columns(
     ``query_ids`` restricts the join to those queries (default: every query of
     qrels or run); see :mod:`evalcore.io.trec_eval_scope`.
     """
-    query_ids = sorted(set(qrels.doc_ids).union(run.doc_ids) if query_ids is None else query_ids,
-                       key=natural_key)
+    query_ids = sorted(
+        set(qrels.doc_ids).union(run.doc_ids) if query_ids is None else query_ids, key=natural_key
+    )
     q_docs, q_gains = qrels.doc_ids, qrels.gains
     r_docs = run.doc_ids
     return TrecColumns(
@@ -661,10 +653,7 @@ def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> 
                 "k": k,
                 "returned_ids": list(returned),
                 "scores": run.scores_for(q),
-                "labels": [
-                    {"id": d, "gain": g}
-                    for d, g in zip(ids, gains, strict=True)
-                ],
+                "labels": [{"id": d, "gain": g} for d, g in zip(ids, gains, strict=True)],
                 "population_complete": pop,
                 "scan_complete": True,
                 "permitted_ids": None,

@@ -75,8 +75,7 @@ def split_block(chunk: bytes, sep: int, width: int) -> Block:
     bounds, is_end = _bounds(a, sep)  # is_end: per bound, whether it ends a line
     # Bounds side by side: an empty field unless both are line ends (an empty line).
     touching = np.flatnonzero(np.diff(bounds) == 1)
-    if a[0] == sep or (touching.size and not (
-            is_end[touching] & is_end[touching + 1]).all()):
+    if a[0] == sep or (touching.size and not (is_end[touching] & is_end[touching + 1]).all()):
         raise Decline("empty field")
     if touching.size or a[0] == NEWLINE:  # empty lines: drop their line ends
         kept = np.ones(len(bounds), dtype=bool)
@@ -87,8 +86,12 @@ def split_block(chunk: bytes, sep: int, width: int) -> Block:
     # fields and one of too many would pass as two lines of ``width``).
     lines = len(bounds) // width
     line_ends = bounds[width - 1 :: width]
-    if (not lines or len(bounds) != lines * width or not is_end[width - 1 :: width].all()
-            or np.count_nonzero(is_end) != lines):
+    if (
+        not lines
+        or len(bounds) != lines * width
+        or not is_end[width - 1 :: width].all()
+        or np.count_nonzero(is_end) != lines
+    ):
         raise Decline(f"not {width} fields per line")
     del is_end
     # A line starts after the previous line's end and any empty lines after it.
@@ -150,8 +153,11 @@ def pad_words(words: np.ndarray, n_words: int) -> np.ndarray:
 def concat_words(parts: list[np.ndarray]) -> np.ndarray:
     """Word rows of several blocks (each padded to the widest)."""
     n_words = max((p.shape[1] for p in parts), default=1)
-    return np.concatenate([pad_words(p, n_words) for p in parts]) if parts else np.zeros(
-        (0, 1), dtype="<u8")
+    return (
+        np.concatenate([pad_words(p, n_words) for p in parts])
+        if parts
+        else np.zeros((0, 1), dtype="<u8")
+    )
 
 
 def hash_rows(words: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
@@ -160,18 +166,17 @@ def hash_rows(words: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
     h = np.zeros(len(words), dtype=np.uint64) if seed is None else seed.astype(np.uint64) * _K
     for i in range(words.shape[1]):
         h ^= words[:, i]
-        h = _mix(h)
+        _mix(h)
     return h
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser (wrapping uint64 arithmetic)."""
-    x = x ^ (x >> np.uint64(30))
+def _mix(x: np.ndarray) -> None:
+    """splitmix64's finaliser (wrapping uint64 arithmetic), in place."""
+    x ^= x >> np.uint64(30)
     x *= _M1
     x ^= x >> np.uint64(27)
     x *= _M2
     x ^= x >> np.uint64(31)
-    return x
 
 
 def as_strings(words: np.ndarray) -> list[str]:
@@ -217,8 +222,7 @@ def _many_values(rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Codes (first-appearance order) and distinct values of word rows, or decline (two
     unequal rows hashing alike, found when sorting)."""
     if len(rows) <= SORTED_HEADS:
-        uniq, first, inverse = np.unique(hash_rows(rows), return_index=True,
-                                         return_inverse=True)
+        uniq, first, inverse = np.unique(hash_rows(rows), return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         if not (rows == rows[first[inverse]]).all():
             raise Decline("hash collision")
@@ -334,11 +338,13 @@ class RowIndex:
             slot[moving] = (slot[moving] + 1) & self._mask
             pending = np.concatenate((lost, moving))
 
-    def find(self, hashes: np.ndarray,
-             same: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    def find(
+        self, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    ) -> np.ndarray:
         """For every new row (its hash in ``hashes``), the indexed row equal to it, or -1."""
-        out = np.full(len(hashes), -1, dtype=np.int64)
-        pending = np.arange(len(hashes), dtype=np.int64)
+        rows = np.int32 if len(hashes) < 2**31 else np.int64
+        out = np.full(len(hashes), -1, dtype=self._table.dtype)
+        pending = np.arange(len(hashes), dtype=rows)
         slot = (hashes >> self._shift).astype(self._table.dtype)
         while pending.size:
             held = self._table[slot[pending]]
@@ -350,8 +356,13 @@ class RowIndex:
             slot[pending] = (slot[pending] + 1) & self._mask
         return out
 
-    def _equal(self, new: np.ndarray, old: np.ndarray, hashes: np.ndarray,
-               same: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    def _equal(
+        self,
+        new: np.ndarray,
+        old: np.ndarray,
+        hashes: np.ndarray,
+        same: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    ) -> np.ndarray:
         equal = hashes[new] == self._hashes[old]
         if equal.any():
             candidates = np.flatnonzero(equal)

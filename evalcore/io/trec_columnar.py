@@ -36,6 +36,15 @@ positions 1..max(k, min_depth).
 
 Inputs under :data:`MIN_BYTES` go to the careful reader (faster there).
 
+Tables: :func:`table_trec_input` reads a run given as a pandas DataFrame or a pyarrow
+Table (and qrels as a table or prepared, :class:`TableLabels`) the same way, from the
+columns' own bytes (pyarrow's string buffers); anything it cannot take declines to the
+general path (:mod:`evalcore.io.trec_mappings`).
+
+Doc IDs stay words to the end: the batch's units (:class:`WordUnits`) are decoded to
+text only when a report names them (blocking or repeated docs); ``--trec-eval``
+output names none, so no string is made per packed position.
+
 Memory: both files are read :data:`BLOCK_BYTES` of whole lines at a time, each
 block checked and parsed on its own. The qrels keep query codes, gains and doc
 ID words (the join needs them); each run block is reduced to its queries'
@@ -51,14 +60,15 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.query_order import natural_key
 from evalcore.io.decompress import is_compressed
 from evalcore.io.ties import pairs_in_runs, tied_runs
@@ -69,6 +79,7 @@ from evalcore.io.trec_bytes import (
     as_strings,
     concat_words,
     distinct,
+    field_words,
     hash_rows,
     pad_words,
     parse_scores,
@@ -76,11 +87,17 @@ from evalcore.io.trec_bytes import (
 )
 from evalcore.io.trec_eval_scope import scope_of_ids
 from evalcore.io.trec_format import (
+    DOC_COLUMNS,
+    GAIN_COLUMNS,
     QRELS_FIELDS,
+    QUERY_COLUMNS,
     RUN_FIELDS,
+    SCORE_COLUMNS,
     gain_map_note,
     gain_table,
     has_other_whitespace,
+    is_arrow_table,
+    is_dataframe,
     run_notes,
 )
 
@@ -91,6 +108,8 @@ if TYPE_CHECKING:  # (or the plain ProtocolChoices: evalcore.contract.protocol_c
 MIN_BYTES = 1 << 16
 #: Files are parsed and reduced in blocks of about this many bytes.
 BLOCK_BYTES = 1 << 22
+#: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
+_MAX_SORT_GROUPS = 64
 #: Bytes ``str.strip`` takes for blanks that are no TREC separator (and NUL).
 _BAD_BYTES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
@@ -134,8 +153,15 @@ def columnar_trec_input(
         # second thread would only add memory.)
         labels = _read_qrels(qrels, gain_map or {})
         ranked = _read_run(run, max(k, min_depth))
-        return _assemble(labels, ranked, k, complete=complete, protocol=protocol,
-                         all_queries=all_queries, min_depth=min_depth)
+        return _assemble(
+            labels,
+            ranked,
+            k,
+            complete=complete,
+            protocol=protocol,
+            all_queries=all_queries,
+            min_depth=min_depth,
+        )
     except _Decline:
         return None
 
@@ -172,7 +198,7 @@ def _blocks(path: str | PathLike[str], width: int, block: int | None) -> Iterato
             if chunk.startswith(codecs.BOM_UTF8):  # the careful reader drops it at the start
                 if not first:
                     raise _Decline("byte-order mark at a line's start inside the file")
-                chunk = chunk[len(codecs.BOM_UTF8):]
+                chunk = chunk[len(codecs.BOM_UTF8) :]
             first = False
             sep = _check_bytes(chunk, sep)
             if b"\r" in chunk:
@@ -210,8 +236,9 @@ def _query_codes(words: np.ndarray, code_of: dict[str, int]) -> np.ndarray:
     local, values = distinct(words)
     if any(v.startswith("#") for v in values):
         raise _Decline("comment line")
-    to_global = np.fromiter((code_of.setdefault(v, len(code_of)) for v in values),
-                            dtype=np.int64, count=len(values))
+    to_global = np.fromiter(
+        (code_of.setdefault(v, len(code_of)) for v in values), dtype=np.int64, count=len(values)
+    )
     return to_global[local]
 
 
@@ -251,8 +278,7 @@ def _read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int]) -> _Labe
         raise _Decline("no judgments")
     name = str(path)
     notes = [gain_map_note(name, gain_map, mapped)] if mapped else []
-    return _Labels(name, list(code_of), np.concatenate(queries), docs, np.concatenate(gains),
-                   notes)
+    return _Labels(name, list(code_of), np.concatenate(queries), docs, np.concatenate(gains), notes)
 
 
 # --- run -------------------------------------------------------------------------------------
@@ -321,8 +347,9 @@ def _reduce_run(path: str | PathLike[str], depth: int, block_bytes: int | None) 
     return out
 
 
-def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.ndarray,
-                  depth: int) -> None:
+def _reduce_block(
+    out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.ndarray, depth: int
+) -> None:
     """Order a block's lines per query as trec_eval does; keep positions 1..depth."""
     n = len(codes)
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
@@ -330,11 +357,15 @@ def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.
     if not out.done.isdisjoint(firsts):
         raise _Interleaved
     order: np.ndarray | None = None
-    regroup = len(set(firsts)) != len(firsts)
-    if regroup or np.any((scores[1:] > scores[:-1]) & (codes[1:] == codes[:-1])):
-        order = np.lexsort((-scores, codes))  # stable: equal scores keep their line order
+    if len(set(firsts)) != len(firsts):  # a query's lines apart: group them (stable)
+        order = np.argsort(codes, kind="stable")
         codes, scores = codes[order], scores[order]
         starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    rising = np.flatnonzero((scores[1:] > scores[:-1]) & (codes[1:] == codes[:-1]))
+    if rising.size:
+        within = _score_order(scores, codes, starts, rising)
+        order = within if order is None else order[within]
+        scores = scores[within]
     same_block = codes[1:] == codes[:-1]
     run_start, run_end = tied_runs(scores, same_block)
     out.tied_pairs += pairs_in_runs(run_start, run_end)
@@ -360,6 +391,29 @@ def _reduce_block(out: _Ranked, codes: np.ndarray, scores: np.ndarray, docs: np.
     out.window_size.append(size)
     out.window_docs.append(docs[lines])
     out.done.update(firsts)
+
+
+def _score_order(
+    scores: np.ndarray, codes: np.ndarray, starts: np.ndarray, rising: np.ndarray
+) -> np.ndarray:
+    """The rows with each query's (``codes``, grouped; ``starts``: each query's first row) in
+    score-descending order: only the queries with a rising pair (``rising``: its first row)
+    are sorted, those of one length together (one 2-D sort; one sort of every row when
+    the lengths are many). Not stable, and need not be: equal scores are put in doc ID
+    order after, where they reach the packed positions."""
+    n = len(scores)
+    ends = np.append(starts[1:], n)
+    unsorted = np.unique(np.searchsorted(starts, rising, side="right") - 1)
+    lengths = ends[unsorted] - starts[unsorted]
+    distinct_lengths = np.unique(lengths).tolist()
+    if len(distinct_lengths) > _MAX_SORT_GROUPS:
+        return np.lexsort((-scores, codes))
+    order = np.arange(n, dtype=np.int64)
+    for length in distinct_lengths:
+        first = starts[unsorted[lengths == length]]
+        rows = first[:, None] + np.arange(length)
+        order[rows] = np.take_along_axis(rows, np.argsort(-scores[rows], axis=1), axis=1)
+    return order
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -412,9 +466,10 @@ def _assemble(
     np.cumsum(n_pos, out=pos_offsets[1:])
     by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
     flat = _ranges(window_start[by_out], window_size[by_out])
-    units = as_strings(window_docs[flat])
-    bounds = pos_offsets.tolist()
-    top_units = [units[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    position_words = window_docs[flat]
+    del window_docs
+    top_units = WordUnits(position_words, pos_offsets)
+    pos_unit = _word_codes(position_words, np.repeat(np.arange(n, dtype=np.int64), n_pos))
 
     # Reference labels, per output query, in file order.
     qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
@@ -428,19 +483,93 @@ def _assemble(
     np.cumsum(np.bincount(row_out[keep], minlength=n), out=label_offsets[1:])
     del row_out
     judged_set = set(judged)
-    population = np.fromiter(((complete or protocol.trec_eval) and qid in judged_set
-                              for qid in query_ids), dtype=bool, count=n)
+    population = np.fromiter(
+        ((complete or protocol.trec_eval) and qid in judged_set for qid in query_ids),
+        dtype=bool,
+        count=n,
+    )
 
     batch = ObservationBatch.from_codes(
-        query_ids, k, pos_offsets, pos_gain[flat], top_units, label_offsets,
-        labels.gains[keep], population, protocol=protocol, min_depth=min_depth,
+        query_ids,
+        k,
+        pos_offsets,
+        pos_gain[flat],
+        top_units,
+        label_offsets,
+        labels.gains[keep],
+        population,
+        protocol=protocol,
+        min_depth=min_depth,
+        pos_unit=pos_unit,
     )
-    return ColumnarInput(batch, ranked.tied_pairs,
-                         [*notes, *labels.notes, *run_notes(ranked.name, list(ranked.tags))])
+    return ColumnarInput(
+        batch,
+        ranked.tied_pairs,
+        [*notes, *labels.notes, *run_notes(ranked.name, list(ranked.tags))],
+    )
 
 
-def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
-                  window_size: np.ndarray, window_docs: np.ndarray) -> np.ndarray | None:
+class WordUnits(Sequence[list[str]]):
+    """Per query, the doc IDs of its packed positions, kept as words and decoded when read
+    (a report names blocking and repeated docs; ``--trec-eval`` output names none)."""
+
+    #: per-query reads before every query is decoded at once (a report naming many)
+    BULK_AFTER = 64
+
+    def __init__(self, words: np.ndarray, offsets: np.ndarray) -> None:
+        self._words = words
+        self._bounds = offsets.tolist()
+        self._reads = 0
+        self._names: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        a, b = self._bounds[i], self._bounds[i + 1]
+        if self._names is None:
+            self._reads += 1
+            if self._reads <= self.BULK_AFTER:
+                return as_strings(self._words[a:b])
+            self._names = as_strings(self._words)
+        return self._names[a:b]
+
+    def names_at(self, positions: np.ndarray) -> list[str]:
+        """The doc IDs at these packed positions (flat, every query's after the last's)."""
+        if self._names is not None:
+            return list(map(self._names.__getitem__, positions.tolist()))
+        return as_strings(self._words[positions])
+
+    def __iter__(self) -> Iterator[list[str]]:
+        names = self._names if self._names is not None else as_strings(self._words)
+        bounds = self._bounds
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            yield names[a:b]
+
+
+def _word_codes(words: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """A code per row, equal for equal (query, words) rows only (exact: equal hashes are
+    compared word by word)."""
+
+    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (query[a] == query[b]) & (words[a] == words[b]).all(axis=1)
+
+    return RowIndex(hash_rows(words, seed=query), same).first.astype(np.int64)
+
+
+def _window_gains(
+    labels: _Labels,
+    ranked: _Ranked,
+    window_query: np.ndarray,
+    window_size: np.ndarray,
+    window_docs: np.ndarray,
+) -> np.ndarray | None:
     """The label code of every packed position; None when the qrels repeat a (query, doc).
 
     The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
@@ -450,7 +579,8 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
     extra = len(judged_code)
     run_code = np.fromiter(
         (judged_code.get(r, extra + i) for i, r in enumerate(ranked.query_ids)),
-        dtype=np.int64, count=len(ranked.query_ids),
+        dtype=np.int64,
+        count=len(ranked.query_ids),
     )
     n_words = max(window_docs.shape[1], *(d.shape[1] for d in labels.docs))
     docs = concat_words(labels.docs) if len(labels.docs) > 1 else labels.docs[0]
@@ -465,7 +595,7 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
     if np.any(index.first != np.arange(len(docs))):
         return None  # a repeated judgment: the careful reader names its lines
     del index.first
-    position_query = np.repeat(run_code[window_query], window_size)
+    position_query = np.repeat(run_code[window_query].astype(np.int32), window_size)
     position_docs = pad_words(window_docs, n_words)
 
     def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -476,3 +606,176 @@ def _window_gains(labels: _Labels, ranked: _Ranked, window_query: np.ndarray,
     found = label >= 0
     pos_gain[found] = labels.gains[label[found]]
     return pos_gain
+
+
+# --- tables ----------------------------------------------------------------------------------
+
+
+def table_trec_input(
+    qrels: Any,
+    run: Any,
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    min_depth: int = 0,
+) -> ColumnarInput | None:
+    """The packed batch of a run table (a pandas DataFrame or a pyarrow Table) against
+    qrels given as a table or as the words of prepared qrels (:class:`TableLabels`), read
+    column by column as the files are: no Python object per row; or None, for the general
+    path (:mod:`evalcore.io.trec_mappings`), which gives the same result or names every
+    wrong row. Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`."""
+    try:
+        labels = qrels if isinstance(qrels, TableLabels) else table_labels(qrels, gain_map)
+        ranked = _table_ranked(run, max(k, min_depth))
+        return _assemble(
+            labels.copy(),
+            ranked,
+            k,
+            complete=complete,
+            protocol=protocol,
+            all_queries=all_queries,
+            min_depth=min_depth,
+        )
+    except _Decline:
+        return None
+
+
+@dataclass
+class TableLabels(_Labels):
+    """Qrels as columns ready for :func:`table_trec_input` (kept by prepared qrels)."""
+
+    def copy(self) -> TableLabels:
+        """A copy whose doc words list the join may empty (the arrays are shared)."""
+        return TableLabels(
+            self.name, self.query_ids, self.query, list(self.docs), self.gains, list(self.notes)
+        )
+
+
+def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> TableLabels:
+    """Qrels from a table's columns (see :func:`table_trec_input`); raises :class:`Decline`."""
+    name, (q, d, g) = _table_columns(value, "qrels", GAIN_COLUMNS)
+    import pyarrow as pa
+
+    if not pa.types.is_integer(g.type) or g.null_count:
+        raise _Decline("gain column")
+    gains = g.to_numpy()
+    if gain_map:
+        distinct_raw = np.unique(gains)
+        mapped = np.asarray([gain_map.get(int(v), int(v)) for v in distinct_raw.tolist()])
+        gains = mapped[np.searchsorted(distinct_raw, gains)]
+    if gains.size == 0 or gains.min() < 0 or gains.max() > MAX_GAIN:
+        raise _Decline("gain outside the scale")
+    code_of: dict[str, int] = {}
+    query = _query_codes(_words(q), code_of).astype(np.int32)
+    return TableLabels(name, list(code_of), query, [_words(d)], gains.astype(np.int8))
+
+
+def words_labels(
+    name: str, query_ids: list[str], counts: np.ndarray, docs: list[str], gains: np.ndarray
+) -> TableLabels:
+    """:class:`TableLabels` from qrels held as strings (``counts[i]`` docs for query i);
+    raises :class:`Decline` for a doc ID the words cannot hold (a NUL)."""
+    text = "".join(docs)
+    if "\0" in text:
+        raise _Decline("NUL")
+    lengths = (
+        np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        if text.isascii()
+        else np.fromiter(map(len, map(str.encode, docs)), dtype=np.int64, count=len(docs))
+    )
+    data = np.frombuffer(text.encode() + bytes(8), dtype=np.uint8)
+    ends = np.cumsum(lengths)
+    query = np.repeat(np.arange(len(query_ids), dtype=np.int32), counts)
+    return TableLabels(
+        name,
+        list(query_ids),
+        query,
+        [field_words(data, ends - lengths, ends)],
+        gains.astype(np.int8),
+    )
+
+
+def _table_ranked(value: Any, depth: int) -> _Ranked:
+    name, (q, d, s) = _table_columns(value, "run", SCORE_COLUMNS)
+    import pyarrow as pa
+
+    if not (pa.types.is_floating(s.type) or pa.types.is_integer(s.type)) or s.null_count:
+        raise _Decline("score column")
+    scores = s.to_numpy().astype(np.float64)
+    if not np.isfinite(scores).all():
+        raise _Decline("score not finite")
+    out = _Ranked(name)
+    codes = _query_codes(_words(q), out.code_of)
+    docs = _words(d)
+    if codes.size > 1 and (codes[1:] < codes[:-1]).any():  # a query's rows not together
+        order = np.argsort(codes, kind="stable")
+        codes, scores, docs = codes[order], scores[order], docs[order]
+    if not codes.size:
+        raise _Decline("no results")
+    _reduce_block(out, codes, scores, docs, depth)
+    out.query_ids = list(out.code_of)
+    return out
+
+
+def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tuple[str, list]:
+    """(name, the query, doc and value columns as pyarrow arrays) of a DataFrame or a pyarrow
+    Table; IDs as text (an integer column as its decimal text). Raises :class:`Decline`."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        raise _Decline("no pyarrow") from None
+    frame = is_dataframe(value)
+    if not (frame or is_arrow_table(value)):
+        raise _Decline("not a table")
+    names = [str(c) for c in (value.columns if frame else value.column_names)]
+    picked = []
+    for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns):
+        found = [c for c in options if c in names]
+        if len(found) != 1:
+            raise _Decline("columns")  # the general path says which
+        picked.append(found[0])
+    try:
+        table = (
+            pa.Table.from_pandas(value[picked], preserve_index=False)
+            if frame
+            else value.select(picked)
+        )
+    except (pa.ArrowException, TypeError, ValueError):
+        raise _Decline("not columns of one type") from None
+    columns = []
+    for j, column in enumerate(table.columns):
+        array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        if j < 2:
+            if pa.types.is_integer(array.type):
+                array = pc.cast(array, pa.string())
+            if pa.types.is_large_string(array.type) or pa.types.is_string_view(array.type):
+                array = pc.cast(array, pa.string())
+            if not pa.types.is_string(array.type) or array.null_count:
+                raise _Decline("IDs not text")
+        columns.append(array)
+    return f"{kind} ({'DataFrame' if frame else 'Table'})", columns
+
+
+def _words(array: Any) -> np.ndarray:
+    """A pyarrow string array's values as rows of 64-bit words; raises :class:`Decline` for
+    an empty value or a NUL (the general path names the first, the words cannot hold the
+    second)."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array) + 1
+    ].astype(np.int64)
+    if len(array) and (offsets[1:] == offsets[:-1]).any():
+        raise _Decline("empty ID")
+    start, end = int(offsets[0]), int(offsets[-1])
+    data = (
+        np.frombuffer(array.buffers()[2], dtype=np.uint8)[start:end]
+        if end > start
+        else (np.zeros(0, dtype=np.uint8))
+    )
+    if (data == 0).any():
+        raise _Decline("NUL")
+    padded = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
+    return field_words(padded, offsets[:-1] - start, offsets[1:] - start)

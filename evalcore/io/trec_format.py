@@ -75,8 +75,11 @@ def gain_table(tokens: set[str], gain_map: Mapping[float, int]) -> dict[str, int
         raw = gain_number(tok)
         if raw is None:
             long = INTEGER.fullmatch(tok[:18]) and tok.lstrip("+-").isdigit() and tok.isascii()
-            out[tok] = (f"gain {tok[:20]}... ({len(tok)} digits) is outside 0..4" if long
-                        else f"must be an integer, got '{tok[:40]}'")
+            out[tok] = (
+                f"gain {tok[:20]}... ({len(tok)} digits) is outside 0..4"
+                if long
+                else f"must be an integer, got '{tok[:40]}'"
+            )
             continue
         gain = gain_map.get(raw, raw)
         if isinstance(gain, float):
@@ -119,8 +122,10 @@ def parse_gain_map(spec: str) -> dict[float, int]:
         raw, sep, mapped = part.partition(":")
         source = gain_number(raw.strip())
         if not sep or source is None or not INTEGER.fullmatch(mapped.strip()):
-            raise ValueError(f"'{part[:60]}' is not FROM:TO with integers (FROM may be a "
-                             "decimal gain), e.g. '-1:0,5:4,0.5:1'")
+            raise ValueError(
+                f"'{part[:60]}' is not FROM:TO with integers (FROM may be a "
+                "decimal gain), e.g. '-1:0,5:4,0.5:1'"
+            )
         src, dst = source, int(mapped)
         if not 0 <= dst <= MAX_GAIN:
             raise ValueError(f"'{part}' maps to {dst}; gains must be mapped into 0..4")
@@ -130,3 +135,22 @@ def parse_gain_map(spec: str) -> dict[float, int]:
     if not out:
         raise ValueError("empty gain map; give FROM:TO pairs, e.g. '-1:0,5:4'")
     return out
+
+
+# --- tables (DataFrames, pyarrow Tables) -------------------------------------------------
+
+#: The column names a table's query, doc, gain and score columns may have (ir_measures').
+QUERY_COLUMNS = ("query_id", "qid", "q_id")
+DOC_COLUMNS = ("doc_id", "docno", "docid")
+GAIN_COLUMNS = ("relevance", "label")
+SCORE_COLUMNS = ("score",)
+
+
+def is_dataframe(value: object) -> bool:
+    """A pandas DataFrame (recognised without importing pandas)."""
+    return type(value).__module__.startswith("pandas") and hasattr(value, "columns")
+
+
+def is_arrow_table(value: object) -> bool:
+    """A pyarrow Table (recognised without importing pyarrow)."""
+    return type(value).__module__.startswith("pyarrow") and hasattr(value, "column_names")

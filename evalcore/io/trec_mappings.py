@@ -1,11 +1,11 @@
-"""Qrels and runs held in memory: the nested dicts and DataFrames other IR libraries use.
+"""Qrels and runs held in memory: the nested dicts and tables other IR libraries use.
 
 * nested dicts, as pytrec_eval and ir_measures take them: qrels
   ``{query_id: {doc_id: gain}}``, run ``{query_id: {doc_id: score}}``;
-* a pandas DataFrame with one row per judgment or result: qrels columns
-  ``query_id, doc_id, relevance`` and run columns ``query_id, doc_id, score``
-  (ir_measures' names; ``qid``/``q_id`` and ``docno``/``docid`` and, for qrels,
-  ``label`` are accepted too).
+* a pandas DataFrame or a pyarrow Table with one row per judgment or result:
+  qrels columns ``query_id, doc_id, relevance`` and run columns ``query_id,
+  doc_id, score`` (ir_measures' names; ``qid``/``q_id`` and
+  ``docno``/``docid`` and, for qrels, ``label`` are accepted too).
 
 The rules are the TREC files' rules (:mod:`evalcore.io.trec`): IDs are
 non-empty strings (integers are taken as their decimal text, as a TREC file
@@ -13,41 +13,63 @@ would spell them); a gain is an integer, mapped by ``gain_map`` and then in
 0..4 (``True``, ``2.5``, ``"3"`` are refused); a score is a finite number.
 Runs are ranked as trec_eval ranks them (score descending, doc ID
 descending) and tied pairs are counted. Every error is reported, with where it
-is (``query 'q1' doc 'd3'`` for a dict, the row number for a DataFrame), in
-one :class:`~evalcore.io.errors.InputErrors`. pandas is never imported here:
-a DataFrame is recognised by its shape.
+is (``query 'q1' doc 'd3'`` for a dict, the row number for a table), in one
+:class:`~evalcore.io.errors.InputErrors`. pandas and pyarrow are never
+imported here: a table is recognised by its shape.
+
+The input becomes arrays in bulk (:class:`~evalcore.io.ranked.Judged`,
+:class:`~evalcore.io.ranked.Ranked`): the IDs, values and per-query sizes are
+read out of the dict (or the table's columns) with C-level iteration, checked
+once per column, and rankings are sorted with numpy. Only input whose rows may
+repeat a ``(query, doc)`` pair (a table's, or a dict whose integer keys read like
+other keys) goes through the file rules for repeated rows
+(:func:`~evalcore.io.trec.qrels_from_rows`), which name each repeat.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+from bisect import bisect_right
 from collections.abc import Mapping
+from itertools import accumulate, chain
 from numbers import Integral, Real
+from operator import methodcaller
 from typing import Any
 
 import numpy as np
 
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
-from evalcore.io.trec import Qrels, TrecRun, qrels_from_rows, run_from_rows
+from evalcore.io.ranked import Judged, Ranked, judged_from_qrels
+from evalcore.io.trec import order_blocks, qrels_from_rows
+from evalcore.io.trec_format import (
+    DOC_COLUMNS,
+    GAIN_COLUMNS,
+    QUERY_COLUMNS,
+    SCORE_COLUMNS,
+    is_arrow_table,
+    is_dataframe,
+)
 
-_QUERY_COLUMNS = ("query_id", "qid", "q_id")
-_DOC_COLUMNS = ("doc_id", "docno", "docid")
-_GAIN_COLUMNS = ("relevance", "label")
-_SCORE_COLUMNS = ("score",)
 _GAINS = f"0..{MAX_GAIN}"
+_values = methodcaller("values")
 
 
-def is_dataframe(value: object) -> bool:
-    """A pandas DataFrame (recognised without importing pandas)."""
-    return type(value).__module__.startswith("pandas") and hasattr(value, "columns")
-
-
-def qrels_from_mapping(
-    value: Any, gain_map: Mapping[int, int] | None = None, *, name: str = "qrels"
-) -> Qrels:
-    """Qrels from a nested dict or a DataFrame (see the module docstring)."""
-    rows = _rows(value, name, _GAIN_COLUMNS)
+def judged_from_mapping(
+    value: Any,
+    gain_map: Mapping[int, int] | None = None,
+    *,
+    name: str = "qrels",
+    copy: bool = True,
+) -> Judged:
+    """Qrels from a nested dict or a table (see the module docstring). A dict's inner dicts
+    are copied unless ``copy=False`` (the caller keeps them unchanged while it uses them)."""
+    if isinstance(value, dict) and not gain_map:
+        plain = _plain_qrels(value, f"{name} (dict)", copy)
+        if plain is not None:
+            return plain
+    rows = _rows(value, name, GAIN_COLUMNS)
     log = ErrorLog(rows.name)
     gains = _gains(rows, gain_map or {}, log)
     converted = _check_ids(rows, log)
@@ -55,103 +77,242 @@ def qrels_from_mapping(
     if not rows.doc_ids:
         log.add(None, None, "no judgments", "give at least one query with one judged doc")
         log.raise_if_any()
-    if rows.lengths is not None and not converted:
-        return _qrels_of_dict(rows, gains)
-    return qrels_from_rows(rows.name, rows.query_ids, rows.doc_ids, gains)
+    if not converted and rows.lengths is not None and not gain_map:
+        # a dict's gains, checked and unmapped: its inner dicts copied as they are
+        kept = {q: dict(b) for q, b in zip(rows.keys, rows.inner, strict=True) if b}
+        return Judged.of_dicts(rows.name, kept)
+    if not converted:
+        gains_of = rows.grouped(gains)
+        if sum(map(len, gains_of.values())) == len(rows.doc_ids):  # no (query, doc) repeated
+            return Judged.of_dicts(rows.name, gains_of)
+    return judged_from_qrels(
+        qrels_from_rows(rows.name, rows.query_column(), rows.doc_ids, gains.tolist())
+    )
 
 
-def _qrels_of_dict(rows: _Rows, gains: list[int]) -> Qrels:
-    """Qrels straight from a dict's groups (its keys are unique: no repeated rows)."""
-    doc_ids: dict[str, list[str]] = {}
-    by_query: dict[str, list[int]] = {}
-    a = 0
-    for n in rows.lengths or ():
-        if n:
-            q = rows.query_ids[a]
-            doc_ids[q] = rows.doc_ids[a : a + n]
-            by_query[q] = gains[a : a + n]
-        a += n
-    return Qrels(rows.name, doc_ids, by_query, len(gains))
+def _plain_qrels(value: dict, name: str, copy: bool) -> Judged | None:
+    """The usual qrels dict, checked in a few C-level passes: string keys, ``int`` gains in
+    0..MAX_GAIN; None when anything else is there (the general path then names it)."""
+    keys = list(value)
+    inner = list(value.values())
+    if not (set(map(type, inner)) <= {dict} and set(map(type, keys)) <= {str} and all(keys)):
+        return None
+    docs = chain.from_iterable
+    if not (set(map(type, docs(inner))) <= {str} and all(docs(inner))):
+        return None
+    count = sum(map(len, inner))
+    if not count or not set(map(type, docs(map(_values, inner)))) <= {int}:
+        return None
+    gains = np.fromiter(docs(map(_values, inner)), dtype=np.int64, count=count)
+    if gains.min() < 0 or gains.max() > MAX_GAIN:
+        return None
+    gains_of = {q: dict(b) if copy else b for q, b in zip(keys, inner, strict=True) if b}
+    offsets = np.zeros(len(gains_of) + 1, dtype=np.int64)
+    np.cumsum(
+        np.fromiter(map(len, gains_of.values()), dtype=np.int64, count=len(gains_of)),
+        out=offsets[1:],
+    )
+    return Judged(
+        name,
+        list(gains_of),
+        gains_of,
+        offsets,
+        gains.astype(np.int8),
+        np.zeros(len(gains_of), dtype=bool),
+    )
 
 
-def run_from_mapping(value: Any, *, name: str = "run") -> TrecRun:
-    """A run from a nested dict or a DataFrame (see the module docstring)."""
-    rows = _rows(value, name, _SCORE_COLUMNS)
+def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
+    """A run from a nested dict or a table (see the module docstring)."""
+    rows = _rows(value, name, SCORE_COLUMNS)
     log = ErrorLog(rows.name)
     scores = _scores(rows, log)
-    _check_ids(rows, log)
+    converted = _check_ids(rows, log)
     log.raise_if_any()
     if not rows.doc_ids:
         log.add(None, None, "no results", "give at least one query with one scored doc")
         log.raise_if_any()
-    return run_from_rows(rows.name, rows.query_ids, rows.doc_ids, scores)
+    if converted:  # integer keys may now read alike: regroup by the IDs' text
+        rows = rows.regrouped()
+    keys, edges, grouped = rows.blocks()
+    order, _, tied_pairs = order_blocks(rows.in_blocks(scores), edges, grouped)
+    table = rows.lengths is None
+    return Ranked(
+        rows.name,
+        keys,
+        np.asarray(edges, dtype=np.int64),
+        grouped,
+        order,
+        tied_pairs,
+        may_repeat=table,
+        doc_codes=_factorize(grouped)[0] if table else None,
+        blocks=None if table else [b for b in rows.inner if b],
+    )
 
 
 class _Rows:
-    """Parallel columns, and how to name row ``i`` in a message."""
+    """Parallel columns grouped by query, and how to name row ``i`` in a message.
+
+    A dict's rows come grouped (``keys``, ``lengths``); a table's are grouped here by a
+    stable sort of their query IDs (``order``: the table row of every grouped row), so
+    the messages still name the table's row numbers.
+    """
 
     def __init__(
         self,
         name: str,
-        query_ids: list,
+        keys: list,
+        lengths: list[int] | None,
         doc_ids: list,
         values: Any,
         columns: tuple | None,
-        lengths: list[int] | None = None,
+        query_ids: list | None = None,
     ) -> None:
         self.name = name
-        self.query_ids = query_ids
+        self.keys = keys  # a dict's query IDs (its keys, in order); a table's: see blocks()
+        self.lengths = lengths  # a dict's rows per key; None: a table
         self.doc_ids = doc_ids
         self.values = values
-        self.columns = columns  # a DataFrame's (query, doc, value) column names; None: a dict
-        self.lengths = lengths  # a dict's rows per query, in key order; None: a DataFrame
+        self.columns = columns  # a table's (query, doc, value) column names; None: a dict
+        self.query_ids = query_ids  # a table's query ID of every row
+        self.order: np.ndarray | None = None  # grouped row -> input row (tables)
+        self.inner: list = []  # a dict's inner dicts (its rows, query by query)
+        self.starts = None if lengths is None else [0, *accumulate(lengths)]
+
+    def query_of(self, i: int) -> Any:
+        """The query ID of input row ``i``."""
+        if self.query_ids is not None:
+            return self.query_ids[i]
+        return self.keys[bisect_right(self.starts, i) - 1]  # type: ignore[arg-type]
+
+    def query_column(self) -> list:
+        """The query ID of every row, as a list (for the file rules on repeated rows)."""
+        if self.query_ids is not None:
+            return self.query_ids
+        return list(chain.from_iterable(map(_repeat_key, self.keys, self.lengths or ())))
 
     def where(self, i: int, column: int) -> tuple[int | None, str]:
         """(line, field) of row ``i``'s column 0 (query), 1 (doc) or 2 (value).
 
-        DataFrame rows are numbered from 0, as ``DataFrame.iloc`` numbers them.
+        Table rows are numbered from 0, as ``DataFrame.iloc`` numbers them.
         """
         if self.columns is not None:
             return None, f"row {i} ({self.columns[column]})"
-        return None, f"query {self.query_ids[i]!r} doc {self.doc_ids[i]!r}"
+        if column == 0 and self.lengths is not None and i < 0:
+            return None, f"query {self.keys[-i - 1]!r}"
+        return None, f"query {self.query_of(i)!r} doc {self.doc_ids[i]!r}"
+
+    def blocks(self) -> tuple[list, list[int], list]:
+        """(query ID of each block, block edges, the doc IDs grouped by query); a table's
+        rows are grouped by a stable sort (``order``: the input row of each grouped row)."""
+        if self.lengths is not None:
+            kept = [k for k, n in zip(self.keys, self.lengths, strict=True) if n]
+            return kept, [0, *accumulate(n for n in self.lengths if n)], self.doc_ids
+        codes, keys = _factorize(self.query_ids or [])
+        counts = np.bincount(codes, minlength=len(keys))
+        docs = self.doc_ids
+        if codes.size > 1 and (codes[1:] < codes[:-1]).any():  # some query's rows interleaved
+            self.order = np.argsort(codes, kind="stable")
+            docs = list(map(docs.__getitem__, self.order.tolist()))
+        return keys, [0, *accumulate(counts.tolist())], docs
+
+    def in_blocks(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per input row) in the order :meth:`blocks` grouped the rows."""
+        return values if self.order is None else values[self.order]
+
+    def regrouped(self) -> _Rows:
+        """These rows as a table's (queries that read alike after conversion merge)."""
+        return _Rows(self.name, [], None, self.doc_ids, self.values, None, self.query_column())
+
+    def grouped(self, gains: np.ndarray) -> dict[str, dict[str, int]]:
+        """query -> doc -> gain (a repeated ``(query, doc)`` leaves fewer entries than rows)."""
+        keys, edges, docs = self.blocks()
+        values = self.in_blocks(gains).tolist()
+        return {
+            q: dict(zip(docs[a:b], values[a:b], strict=True))
+            for q, a, b in zip(keys, edges, edges[1:], strict=False)
+        }
+
+
+def _repeat_key(key: Any, n: int) -> list:
+    return [key] * n
+
+
+def _factorize(values: list) -> tuple[np.ndarray, list]:
+    """(code of every value, distinct values in order of first appearance)."""
+    if "pandas" in sys.modules and len(values) > 1000:  # pandas' hash table, when loaded
+        import pandas as pd
+
+        codes, uniques = pd.factorize(np.asarray(values, dtype=object), sort=False)
+        return codes.astype(np.int64, copy=False), uniques.tolist()
+    code_of = {v: i for i, v in enumerate(dict.fromkeys(values))}
+    codes = np.fromiter(map(code_of.__getitem__, values), dtype=np.int64, count=len(values))
+    return codes, list(code_of)
 
 
 def _rows(value: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     if is_dataframe(value):
         return _frame_rows(value, f"{name} (DataFrame)", value_columns)
+    if is_arrow_table(value):
+        return _arrow_rows(value, f"{name} (Table)", value_columns)
     if isinstance(value, Mapping):
         return _dict_rows(value, f"{name} (dict)")
     raise InputErrors(
-        [InputError(file=name, message="expected a file path, a nested dict or a DataFrame, "
-                    f"got {type(value).__name__}")]
+        [
+            InputError(
+                file=name,
+                message="expected a file path, a nested dict, a DataFrame or a "
+                f"pyarrow Table, got {type(value).__name__}",
+            )
+        ]
     )
 
 
 def _dict_rows(value: Mapping, name: str) -> _Rows:
-    query_ids: list = []
-    doc_ids: list = []
-    values: list = []
-    lengths: list[int] = []
-    for q, inner in value.items():
-        if not isinstance(inner, Mapping):
-            raise InputErrors(
-                [InputError(file=name, field=f"query {q!r}",
-                            message=f"expected a dict of doc ID -> value, got {type(inner).__name__}")]
-            )
-        lengths.append(len(inner))
-        query_ids.extend([q] * len(inner))
-        doc_ids.extend(inner.keys())
-        values.extend(inner.values())
-    return _Rows(name, query_ids, doc_ids, values, None, lengths)
+    keys = list(value)
+    inner = list(value.values())
+    if not all(isinstance(x, dict) for x in inner):
+        for q, x in zip(keys, inner, strict=True):
+            if not isinstance(x, Mapping):
+                raise InputErrors(
+                    [
+                        InputError(
+                            file=name,
+                            field=f"query {q!r}",
+                            message=f"expected a dict of doc ID -> value, got {type(x).__name__}",
+                        )
+                    ]
+                )
+    lengths = list(map(len, inner))
+    doc_ids = list(chain.from_iterable(inner))
+    values = list(chain.from_iterable(map(_values, inner)))
+    rows = _Rows(name, keys, lengths, doc_ids, values, None)
+    rows.inner = inner
+    return rows
 
 
 def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     names = [str(c) for c in frame.columns]
-    picked = tuple(_column(names, options, name) for options in
-                   (_QUERY_COLUMNS, _DOC_COLUMNS, value_columns))
-    q, d, v = (frame[c] for c in picked)
-    values = v.to_numpy() if v.dtype.kind in "iuf" else v.tolist()
-    return _Rows(name, _ids(q), _ids(d), values, picked)
+    picked = tuple(
+        _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
+    )
+    q, d, v = (frame[c].to_numpy() for c in picked)
+    return _table_rows(name, q, d, v, picked)
+
+
+def _arrow_rows(table: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
+    names = [str(c) for c in table.column_names]
+    picked = tuple(
+        _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
+    )
+    q, d, v = (table.column(c).to_numpy(zero_copy_only=False) for c in picked)
+    return _table_rows(name, q, d, v, picked)
+
+
+def _table_rows(name: str, q: np.ndarray, d: np.ndarray, v: np.ndarray, picked: tuple) -> _Rows:
+    values = v if v.dtype.kind in "iuf" else v.tolist()
+    doc_ids = _ids(d)
+    return _Rows(name, [], None, doc_ids, values, picked, _ids(q))
 
 
 def _column(columns: list[str], options: tuple[str, ...], name: str) -> str:
@@ -160,14 +321,18 @@ def _column(columns: list[str], options: tuple[str, ...], name: str) -> str:
         return found[0]
     problem = "has none of the columns" if not found else "has more than one of the columns"
     raise InputErrors(
-        [InputError(file=name,
-                    message=f"{problem} {', '.join(options)}; its columns are: {', '.join(columns)}",
-                    hint=f"name the column {options[0]}")]
+        [
+            InputError(
+                file=name,
+                message=f"{problem} {', '.join(options)}; its columns are: {', '.join(columns)}",
+                hint=f"name the column {options[0]}",
+            )
+        ]
     )
 
 
-def _ids(column: Any) -> list:
-    """A DataFrame ID column as a list; integer columns become their decimal text."""
+def _ids(column: np.ndarray) -> list:
+    """A table's ID column as a list; integer columns become their decimal text."""
     if column.dtype.kind in "iu":
         return column.astype(str).tolist()
     return column.tolist()
@@ -179,7 +344,8 @@ def _check_ids(rows: _Rows, log: ErrorLog) -> bool:
     Returns whether an integer was converted (two keys may then read alike).
     """
     converted = False
-    for c, column in enumerate((rows.query_ids, rows.doc_ids)):
+    columns = [(0, rows.keys if rows.lengths is not None else rows.query_ids), (1, rows.doc_ids)]
+    for c, column in columns:
         if set(map(type, column)) <= {str} and all(column):  # the common case, in C loops
             continue
         for i, x in enumerate(column):
@@ -187,7 +353,8 @@ def _check_ids(rows: _Rows, log: ErrorLog) -> bool:
                 column[i] = str(int(x))
                 converted = True
             elif not (isinstance(x, str) and x):
-                line, field = rows.where(i, c)
+                # a dict's query keys are named by themselves (row -1 - i: key i)
+                line, field = rows.where(-1 - i if c == 0 and rows.lengths is not None else i, c)
                 what = "query ID" if c == 0 else "doc ID"
                 log.add(line, field, f"{what} must be a non-empty string, got {_show(x)}")
     return converted
@@ -203,27 +370,44 @@ def _is_integer(x: Any) -> bool:
     return isinstance(x, Integral) and not isinstance(x, bool | np.bool_)
 
 
-def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> list[int]:
-    """Every gain, mapped and checked; each bad row is logged (and given gain 0)."""
+def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> np.ndarray:
+    """Every gain, mapped and checked (int8); each bad row is logged (and given gain 0)."""
     values = rows.values
-    integers = (
-        values.dtype.kind in "iu"
-        if isinstance(values, np.ndarray)
-        else set(map(type, values)) <= {int} or all(map(_is_integer, values))
-    )
-    if integers:  # one check per distinct value (a bool is never here: it hashes like 0/1)
-        table = {raw: _gain(raw, gain_map) for raw in set(values)}
+    if isinstance(values, np.ndarray):
+        integers = values.dtype.kind in "iu"
+    else:
+        integers = set(map(type, values)) <= {int} or all(map(_is_integer, values))
+    if integers:
+        raw = _int64(values)
+        if (
+            raw is not None
+            and not gain_map
+            and raw.size
+            and (0 <= raw.min() and raw.max() <= MAX_GAIN)
+        ):
+            return raw.astype(np.int8)
+        # one check per distinct value (a bool is never here: it hashes like 0/1)
+        listed = values.tolist() if isinstance(values, np.ndarray) else values
+        table = {r: _gain(r, gain_map) for r in set(listed)}
         if all(isinstance(g, int) for g in table.values()):
-            return list(map(table.__getitem__, values))  # type: ignore[arg-type]
-    out = []
-    for i, raw in enumerate(values):
-        gain = _gain(raw, gain_map)
+            return np.fromiter(map(table.__getitem__, listed), dtype=np.int8, count=len(listed))
+    out = np.zeros(len(values), dtype=np.int8)
+    for i, raw_value in enumerate(values):
+        gain = _gain(raw_value, gain_map)
         if isinstance(gain, tuple):
             line, field = rows.where(i, 2)
             log.add(line, field, *gain)
-            gain = 0
-        out.append(gain)
+        else:
+            out[i] = gain
     return out
+
+
+def _int64(values: Any) -> np.ndarray | None:
+    """Integer gains as int64, or None when one is beyond int64 (named by the slow check)."""
+    try:
+        return np.asarray(values, dtype=np.int64)
+    except OverflowError:
+        return None
 
 
 def _gain(raw: Any, gain_map: Mapping[int, int]) -> int | tuple[str, str]:
@@ -262,8 +446,12 @@ def _scores(rows: _Rows, log: ErrorLog) -> np.ndarray:
                 scores[i] = score
     for i in bad:
         line, field = rows.where(i, 2)
-        log.add(line, field, f"score must be a finite number, got {_show(values[i])}",
-                "items are ranked by score")
+        log.add(
+            line,
+            field,
+            f"score must be a finite number, got {_show(values[i])}",
+            "items are ranked by score",
+        )
     return scores
 
 

@@ -15,8 +15,9 @@ for: a full build makes no per-query result object.
 * label or completeness events were appended -> only the queries they touch
   are re-read and re-evaluated, for every run, and the aggregates are rebuilt
   from the arrays (section 6 of the contract, :func:`evalcore.compute.aggregate.aggregate_arrays`);
-* a run was added or removed, a touched query is new to the study, or very many
-  queries changed -> a full rebuild.
+* a run was added or removed, a touched query is new to the study, the study's corpus
+  size changed (:mod:`evalcore.store.population`: it bounds every open population), or
+  very many queries changed -> a full rebuild.
 
 The dashboard shows the study's chosen measures
 (:mod:`evalcore.store.study_measures`, Judged@k beside them). ``P``, ``R``,
@@ -81,6 +82,7 @@ from evalcore.store.observations import (
     reference_columns_unchecked,
     run_columns_unchecked,
 )
+from evalcore.store.population import study_population_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.runs import RunInfo, list_runs_unchecked
 from evalcore.store.studies import get_study, query_registered_unchecked
@@ -368,7 +370,8 @@ def _evaluate(
         batch = pack_coded(
             columns.query_ids, columns.run.k, columns.coded, coded(columns.query_ids),
             [reference.complete.get(q, False) for q in columns.query_ids],
-            scan_complete=columns.run.scan_complete, protocol=protocol)
+            scan_complete=columns.run.scan_complete, protocol=protocol,
+            corpus_size=reference.corpus_size)
         results = compute(batch, protocol)
         more = compute_more(results, extra) if extra else None
         return results, more, batch.top_units  # named when read
@@ -386,7 +389,7 @@ def _evaluate(
         scan_complete=columns.run.scan_complete,
         permitted_ids=None if columns.permitted_ids is None else [columns.permitted_ids] * n,
         protocol=protocol,
-    )
+    ).with_corpus_size(reference.corpus_size)
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
     return results, more, list(batch.top_units)  # the units are only read: shared, not copied
@@ -451,6 +454,8 @@ class LiveDashboard:
         #: the working reference the last full build read, and the marks it was read at,
         #: until taken (:meth:`take_working_reference`) or the store moves on
         self._working: tuple[StoreMarks, ReferenceColumns] | None = None
+        #: the corpus size every batch was packed with (:attr:`ReferenceColumns.corpus_size`)
+        self._corpus_size: int | None = None
 
     # --- building and refreshing ------------------------------------------------
 
@@ -468,6 +473,7 @@ class LiveDashboard:
         marks = store_marks_unchecked(db, self.study_id)
         self.runs = {}
         reference = reference_columns_unchecked(db, self.study_id)
+        self._corpus_size = reference.corpus_size
         self._working = ((marks, reference)
                          if store_marks_unchecked(db, self.study_id) == marks else None)
         labels: dict[str, tuple[list[str], list[int]]] | None = None  # the string path's
@@ -618,6 +624,7 @@ class LiveDashboard:
             or marks.removed != self.marks.removed
             or len(touched) > FULL_REBUILD_THRESHOLD
             or self._changes_query_sets(db, touched)
+            or study_population_unchecked(db, self.study_id).corpus_size != self._corpus_size
         ):
             self._full(db)
             outcome = RefreshOutcome(
@@ -658,6 +665,9 @@ class LiveDashboard:
         if not wanted:
             return
         reference = reference_columns_unchecked(db, self.study_id, None, wanted)
+        if reference.corpus_size != self._corpus_size:  # bounds every query: all again
+            self._full(db)
+            return
         labels = _label_columns(reference)
         coded = _CodedLabelSets(db, self.study_id, reference)
         names = UnitNamer(db, self.study_id)

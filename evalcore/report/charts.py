@@ -26,6 +26,7 @@ from plotly.subplots import make_subplots
 
 from evalcore.analysis.compare import MetricComparison, aggregate_text, cutoff_label
 from evalcore.contract.query_order import natural_key
+from evalcore.contract.reasons import reason_words
 from evalcore.contract.results import MetricName
 from evalcore.live.chart_style import (
     GROUPED_MARKERS,
@@ -163,6 +164,11 @@ def per_query_metrics_figure(report: Report, metrics: list[MetricName]) -> Figur
     return {"data": data, "layout": layout}
 
 
+def _words(reasons: list[str]) -> str:
+    """A run's reasons on an excluded query, in plain words (escaped), or ``available``."""
+    return escape(", ".join(reason_words(r) for r in reasons)) or "available"
+
+
 def delta_figure(comparison: MetricComparison) -> Figure:
     """Per-query deltas on the paired queries, sorted; excluded queries in their own strip."""
     deltas = np.asarray(comparison.deltas, dtype=np.float64)
@@ -171,15 +177,14 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     a, b = escape(comparison.run_a), escape(comparison.run_b)
     layout = _two_row_layout(
         (
-            # two short lines each: a title cut at a phone's width says nothing
-            f"{comparison.label}: {a} − {b}<br>per paired query, sorted by Δ",
-            f"excluded queries ({comparison.n_excluded})<br>not 0 — reasons on hover",
+            f"{comparison.label}: {a} − {b} (baseline) per paired query<br>(sorted by Δ; "
+            "hover for the query)",
+            f"excluded queries ({comparison.n_excluded}; not 0 — reasons on hover)",
         ),
         [0.8, 0.2], shared_x=False, spacing=0.2,
     )
     excluded_text = [
-        f"{escape(e.query_id)}: {a} [{escape(', '.join(e.reasons_a)) or 'available'}], "
-        f"{b} [{escape(', '.join(e.reasons_b)) or 'available'}]"
+        f"{escape(e.query_id)}: {a} [{_words(e.reasons_a)}], {b} [{_words(e.reasons_b)}]"
         for e in comparison.excluded
     ]
     sorted_deltas = deltas[order]
@@ -222,9 +227,9 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     layout["yaxis2"].update(type="category")
     layout["xaxis2"].update(showticklabels=False)
     title = _wrapped(comparison.summary)
-    layout.update(  # room for the title's lines and the subplot titles' second line
-        height=476 + 16 * title.count("<br>"), showlegend=False,
-        margin={"t": 106 + 16 * title.count("<br>"), "b": 30},
+    layout.update(
+        height=460 + 16 * title.count("<br>"), showlegend=False,
+        margin={"t": 90 + 16 * title.count("<br>"), "b": 30},
         title={"text": title, "font": {"size": 12}, "x": 0.01, "xanchor": "left"},
     )
     return {"data": data, "layout": layout}
@@ -253,7 +258,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
     an unavailable aggregate is always drawn as how much is missing.
     """
     evaluations = [run.evaluation for run in report.runs]
-    labels = [cutoff_label(m, evaluations, aggregate=True) for m in metrics]
+    labels = [cutoff_label(m, evaluations, aggregate=False) for m in metrics]
     layout = _two_row_layout(
         ("mean when every query has it; otherwise the bounds it lies in (hatched)",
          "queries with the metric (available of all)"),

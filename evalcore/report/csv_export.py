@@ -84,3 +84,27 @@ def render_csv(report: Report) -> str:
                 row.append(query_set)
             writer.writerow(row)
     return out.getvalue()
+
+
+#: Columns of :func:`render_verdicts_csv`.
+VERDICT_FIELDS = ("candidate", "baseline", "difference", "measure", "status", "verdict",
+                  "verdict_code", "lower", "upper", "labels_to_settle", "what_would_settle_it",
+                  "sentence")
+
+
+def render_verdicts_csv(report: Report) -> str:
+    """The bottom line as CSV: one row per compared pair and measure, the interval of
+    candidate − baseline (``lower``, ``upper``; empty when it cannot be decided yet), the
+    status words and the Decision's code (``a_better``: the candidate is better), what
+    would settle it, and the pair's sentence on each of its rows."""
+    out = io.StringIO()
+    writer = csv_writer(out)
+    writer.writerow(VERDICT_FIELDS)
+    for line in report.pair_bottom_lines():
+        for m in line.measures:
+            writer.writerow([line.candidate, line.baseline, line.difference, m.measure,
+                             m.status, m.verdict_cell, m.verdict, _number(m.lower),
+                             _number(m.upper),
+                             "" if m.labels_to_settle is None else m.labels_to_settle,
+                             m.settle, line.sentence])
+    return out.getvalue()

@@ -24,6 +24,7 @@ from datetime import datetime
 
 import sqlite_utils
 
+from evalcore.analysis.bottom_line import bottom_line
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair_unchecked
 from evalcore.analysis.query_set import (
@@ -31,7 +32,10 @@ from evalcore.analysis.query_set import (
     ResolvedQuerySet,
     resolve_stored_query_set_unchecked,
 )
-from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked
+from evalcore.analysis.run_evaluation import (
+    evaluate_run_measures_unchecked,
+    population_notes_unchecked,
+)
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
@@ -158,9 +162,12 @@ def _report_from_store(
         "runs": [r.model_copy(update={"measure_values": chosen_values[r.name]})
                  for r in report.runs],
     })
+    decisions = decisions_of_unchecked(db, report, query_ids=scope)
     updates: dict[str, object] = {
-        "decisions": decisions_of_unchecked(db, report, query_ids=scope),
-        "query_set": None if query_set is None else query_set.record()}
+        "decisions": decisions,
+        "bottom_lines": [bottom_line(pc) for pc in decisions],
+        "query_set": None if query_set is None else query_set.record(),
+        "notes": population_notes_unchecked(db, study_id)}
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     unpinned = [] if reference is not None else [
@@ -178,9 +185,9 @@ REPORT_QUEUE = 5
 
 def decisions_of_unchecked(db: sqlite_utils.Database, report: Report, *,
                            query_ids: Sequence[str] | None = None) -> list[PairComparison]:
-    """What the evidence decides for each pair the report compares (``A - B`` as its
-    comparison orders them), on the report's measures (the section-7 ones when it names
-    none) at the compared runs' cutoff; a measure deeper than that cutoff is left out.
+    """What the evidence decides for each pair the report compares (candidate − baseline,
+    as its comparison orders them: each run minus the baseline), on the report's measures
+    (the section-7 ones when it names none) at the compared runs' cutoff; a measure deeper than that cutoff is left out.
     ``query_ids``: the report's query set (None: the study's queries).
     For :func:`report_from_store`, which authorised the read of the report's study."""
     if report.comparison is None:

@@ -10,13 +10,22 @@ unlabeled_returned, 4 population_incomplete)"), never as zeros.
 
 from html import escape
 
+from evalcore.analysis.bottom_line import (
+    DIFFERENCE,
+    GLOSSARY,
+    BottomLine,
+    measure_line,
+    paired_words,
+    signed,
+    table_rows,
+)
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
 from evalcore.analysis.interval_text import metric_value_text, unknown_counts
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, MeasureVerdict, PairComparison
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
 from evalcore.contract.query_order import natural_key
-from evalcore.contract.reasons import REASON_TEXT, Reason
+from evalcore.contract.reasons import REASON_TEXT, Reason, reason_words
 from evalcore.contract.results import METRICS, AggregateValue, MetricValue
 from evalcore.report.aggregate_card import aggregate_card
 from evalcore.report.charts import (
@@ -25,6 +34,7 @@ from evalcore.report.charts import (
     figure_html,
     per_query_metrics_figure,
 )
+from evalcore.report.decision_text import SELECTION_CAUTION
 from evalcore.report.measure_table import measures_line, report_measures, run_cells
 from evalcore.report.model import Report
 from evalcore.store.study_measures import measure_label
@@ -32,7 +42,7 @@ from evalcore.store.study_measures import measure_label
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;
 color:#1b1b1b;padding:0 1rem}
-table{border-collapse:collapse;margin:0.5rem 0 1rem}
+table{border-collapse:collapse;margin:0.5rem 0 1rem;display:block;overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
 .unavailable{color:#8a4b00}
@@ -43,6 +53,10 @@ th{background:#f3f3f3}
 sup{color:#1864ab;font-weight:700}
 code{font-size:0.9em}
 .small{font-size:0.85em;color:#555}
+.bottomline{font-size:1.15em;border-left:4px solid #1864ab;padding:0.25rem 0.75rem}
+.wide{overflow-x:auto;max-width:100%}
+dt{font-weight:600}
+@media (max-width:600px){body{margin:0.5rem auto;padding:0 0.5rem}th,td{padding:0.2rem}}
 """
 
 
@@ -56,7 +70,9 @@ def aggregate_detail(value: AggregateValue) -> str:
         return aggregate_text(value)
     if value.n_queries == 0:
         return "unavailable — no queries"
-    reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(value.reasons.items()))
+    reasons = ", ".join(
+        f"{n} with {reason_words(reason)}" for reason, n in sorted(value.reasons.items())
+    )
     text = (
         f"unavailable — {value.n_missing} of {value.n_queries} queries missing ({reasons}); "
         f"available on {value.n_available} of {value.n_queries}"
@@ -72,7 +88,7 @@ def metric_cell(value: MetricValue | None) -> str:
         return "not computed"
     if value.available and value.value is not None:
         return f"{value.value:.4f}"
-    text = f"unavailable ({', '.join(value.reasons)})"
+    text = f"unavailable ({', '.join(reason_words(r) for r in value.reasons)})"
     if value.lower is not None and value.upper is not None:
         text += f" [{value.lower:.4f}, {value.upper:.4f}]"
     return text
@@ -90,24 +106,28 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_e(report.name)} — Relevance Ledger report</title>",
         f"<style>{_CSS}</style></head><body>",
         f"<h1>{_e(report.name)}</h1>",
+        _bottom_line_section(report),
         _meta(report),
     ]
     if report.warnings:
-        parts.append(
-            "".join(f'<p class="warning">{_e(w)}</p>' for w in report.warnings)
-        )
+        parts.append("".join(f'<p class="warning">{_e(w)}</p>' for w in report.warnings))
+    if report.notes:
+        parts.append("".join(f'<p class="note">note: {_e(n)}</p>' for n in report.notes))
     parts.append(_runs_table(report))
-    parts.append(_measures_section(report))
+    if report.measures:
+        parts.append(_measures_section(report))
     parts.append(_decisions_section(report))
-    parts.append(_results(report))
-    parts.append(_aggregate_details(report))
+    if not report.measures:  # a report stored before chosen measures: its only table
+        parts.append(_results(report))
     figures = [aggregate_figure(report, list(METRICS))]
     figures.append(per_query_metrics_figure(report, list(METRICS)))
     if report.comparison is not None:
-        parts.append(_significance_section(report.comparison))
+        if not report.decisions:  # else the decided comparisons hold the paired tests
+            parts.append(_significance_section(report.comparison))
         parts.append(_compat_section(report))
         figures += [delta_figure(c) for c in report.comparison.comparisons]
     parts.append("<h2>Charts</h2>")
@@ -115,6 +135,7 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
         parts.append(figure_html(fig, include_plotlyjs=(i == 0)))
     parts.append(_per_query_table(report))
     parts.append(_per_query_measures(report))
+    parts.append(_glossary())
     if report.internal is not None:
         parts.append(_internal(report))
     parts.append(
@@ -138,8 +159,11 @@ def _meta(report: Report) -> str:
             f"relevance threshold {protocol.relevance_threshold}, gain {protocol.gain}, "
             f"unjudged_as_nonrelevant {'ON' if protocol.unjudged_as_nonrelevant else 'off'}"
             + (", trec_eval ON" if protocol.trec_eval else "")
-            + (", populations declared complete (assumed, not labeled)"
-               if protocol.populations_declared_complete else ""),
+            + (
+                ", populations declared complete (assumed, not labeled)"
+                if protocol.populations_declared_complete
+                else ""
+            ),
         ),
         *([("Measures", measures_line(report))] if report.measures else []),
         *([("Query set", report.query_set.describe().removeprefix("queries: ")
@@ -157,8 +181,10 @@ def _runs_table(report: Report) -> str:
     rows = []
     for run in report.runs:
         label, reason = run.status()
-        css = "" if label == "comparable" else (
-            ' class="notcomparable"' if not run.comparable else ' class="unverified"'
+        css = (
+            ""
+            if label == "comparable"
+            else (' class="notcomparable"' if not run.comparable else ' class="unverified"')
         )
         status = f"<span{css}>{_e(label)}</span>" + (f": {_e(reason)}" if reason else "")
         rows.append(
@@ -181,80 +207,60 @@ def _measures_section(report: Report) -> str:
         cells = {c.measure: c for c in run_cells(report, run)}
         tds = "".join(
             ('<td class="unavailable">' if not c.available else "<td>")
-            + f"<strong>{_e(c.label)}</strong> {_e(c.text)}</td>" if c is not None else
-            "<td>deeper than the run</td>"
+            + f"<strong>{_e(c.label)}</strong> {_e(c.text)}</td>"
+            if c is not None
+            else "<td>deeper than the run</td>"
             for c in (cells.get(m.canonical) for m in report_measures(report))
         )
         rows.append(f"<tr><td>{_e(run.name)}</td>{tds}</tr>")
-    head = "".join(f"<th>{_e(measure_label(m, aggregate=True))}</th>"
-                   for m in report_measures(report))
+    head = "".join(f"<th>{_e(measure_label(m))}</th>" for m in report_measures(report))
     return (
         "<h2>Measures</h2>"
         f"<p>{_e(measures_line(report))}. An unavailable mean shows the interval the truth "
         "lies in and how many returned units are unknown.</p>"
-        f'<table class="measures"><tr><th>run</th>{head}</tr>{"".join(rows)}</table>'
+        f'<div class="wide"><table class="measures"><tr><th>run</th>{head}</tr>{"".join(rows)}</table>'
     )
 
 
 def _results(report: Report) -> str:
+    """A report without chosen measures: one table of every run's section-7 aggregates (an
+    unavailable one with its interval, the one interval writer), marks for the compared."""
     out = ["<h2>Results</h2>"]
     if report.comparison is None:
         out.append(f"<p>{_e(report.comparison_note or '')}</p>")
-        return "".join(out)
-    table = report.comparison.table
-    head = "".join(f"<th>{_e(table.column_labels[m])}</th>" for m in table.metrics)
+    table = report.comparison.table if report.comparison is not None else None
+    marked = {row.run: row for row in table.rows} if table is not None else {}
+    evaluations = [r.evaluation for r in report.runs]
+    head = "".join(f"<th>{_e(cutoff_label(m, evaluations, aggregate=False))}</th>"
+                   for m in METRICS)
     rows = []
-    for row in table.rows:
+    for run in report.runs:
+        row = marked.get(run.name)
         cells = []
-        for metric in table.metrics:
-            cell = row.cells[metric]
-            css = "" if cell.aggregate.available else ' class="unavailable"'
-            marks = f"<sup>{_e(''.join(cell.marks))}</sup>" if cell.marks else ""
-            cells.append(
-                f'<td{css} title="{_e(aggregate_detail(cell.aggregate))}">'
-                f"{_e(cell.text)}{marks}</td>"
-            )
-        rows.append(f"<tr><td>({_e(row.letter)}) {_e(row.run)}</td>{''.join(cells)}</tr>")
+        for metric in METRICS:
+            agg = run.evaluation.aggregates.get(metric)
+            if agg is None:
+                cells.append("<td>not computed</td>")
+                continue
+            unknowns = unknown_counts(q.metrics.get(metric) for q in run.evaluation.queries)
+            text = aggregate_card(agg, unknowns=unknowns).status_line
+            marks = row.cells[metric].marks if row is not None and metric in row.cells else []
+            sup = f"<sup>{_e(''.join(marks))}</sup>" if marks else ""
+            css = "" if agg.available else ' class="unavailable"'
+            cells.append(f'<td{css} title="{_e(aggregate_detail(agg))}">{_e(text)}{sup}</td>')
+        name = f"({row.letter}) {run.name}" if row is not None else run.name
+        rows.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}</tr>")
     out.append(f"<table><tr><th>run</th>{head}</tr>{''.join(rows)}</table>")
-    out.append(f'<p class="small">{_e(table.legend)}</p>')
+    if table is not None:
+        out.append(f'<p class="small">{_e(table.legend)}</p>')
     not_compared = [r for r in report.runs if not r.comparable]
     if not_compared:
         names = ", ".join(r.name for r in not_compared)
         out.append(
             f'<p class="notcomparable">Not compared (see Runs): {_e(names)}. Their own '
-            "aggregates are listed below.</p>"
+            "aggregates are in the table, without marks.</p>"
         )
     return "".join(out)
-
-
-def _aggregate_details(report: Report) -> str:
-    """Each run's aggregate cards: the mean, or unavailable with the interval it lies in."""
-    rows = []
-    for run in report.runs:
-        for metric in METRICS:
-            agg = run.evaluation.aggregates.get(metric)
-            if agg is None:
-                continue
-            label = cutoff_label(metric, [run.evaluation], aggregate=True)
-            css = "" if agg.available else ' class="unavailable"'
-            unknowns = unknown_counts(q.metrics.get(metric) for q in run.evaluation.queries)
-            card = aggregate_card(agg, unknowns=unknowns)
-            rows.append(
-                f"<tr><td>{_e(run.name)}</td><td>{_e(label)}</td>"
-                f"<td{css}>{_e(card.status_line)}</td>"
-                f"<td{css}>{_e(aggregate_detail(agg))}</td></tr>"
-            )
-    legend = "".join(
-        f"<li><code>{_e(reason.value)}</code>: {_e(text)}</li>"
-        for reason, text in REASON_TEXT.items()
-        if reason is not Reason.NO_QUERIES
-    )
-    return (
-        "<h2>Aggregates per run</h2><table><tr><th>run</th><th>metric</th><th>aggregate</th>"
-        "<th>detail</th></tr>"
-        f"{''.join(rows)}</table><details><summary>Reason codes</summary><ul>{legend}</ul>"
-        "</details>"
-    )
 
 
 def _significance_section(comparison: RunComparison) -> str:
@@ -279,66 +285,104 @@ def _significance_row(item: MetricComparison, adjusted: float | None) -> str:
     delta = "—" if item.mean_delta is None else f"{item.mean_delta:+.4f}"
     adj = "—" if adjusted is None else f"{adjusted:.4g}"
     return (
-        f"<tr><td>{_e(item.label)}</td><td>{_e(item.run_a)} vs {_e(item.run_b)}</td>"
+        f"<tr><td>{_e(item.label)}</td><td>{_e(item.run_a)} vs {_e(item.run_b)} (baseline)</td>"
         f"<td>{item.n_paired} of {item.n_queries}</td><td>{delta}</td>"
         f"<td>{_significance(item.tests['randomization'])}</td>"
         f"<td>{_significance(item.tests['paired_t'])}</td><td>{adj}</td>"
         f"<td>{_e(item.summary)}"
-        + (f'<br><span class="unavailable">Caution: {_e(item.selection_note)}.</span>'
-           if item.selection_note else "")
+        + (
+            f'<br><span class="unavailable">Caution: {_e(item.selection_note)}.</span>'
+            if item.selection_note
+            else ""
+        )
         + "</td></tr>"
     )
 
 
+def _bottom_line_section(report: Report) -> str:
+    """First in the report: per compared pair the sentence, then one row per measure."""
+    lines = report.pair_bottom_lines()
+    if not lines:
+        return ""
+    out = ["<h2>Bottom line</h2>"]
+    out += [_bottom_line(line) for line in lines]
+    out.append(
+        f'<p class="small">Every difference is {_e(DIFFERENCE)}: a positive number means '
+        "the candidate scores higher. The words are explained in the Glossary.</p>"
+    )
+    return "".join(out)
+
+
+def _bottom_line(line: BottomLine) -> str:
+    rows = table_rows(line)
+    head = "".join(f"<th>{_e(h)}</th>" for h in rows[0]) if rows else ""
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row.values()) + "</tr>" for row in rows
+    )
+    notes = "".join(f'<p class="small">{_e(n)}</p>' for n in line.notes)
+    return (
+        f'<p class="bottomline"><strong>{_e(line.sentence)}</strong></p>'
+        f'<div class="wide"><table class="bottomline-table"><tr>{head}</tr>{body}</table>'
+        f"</div>{notes}"
+    )
+
+
 def _decisions_section(report: Report) -> str:
-    """Per compared pair and measure: the verdict, its interval and what moves or blocks it,
-    then the labels that would decide it, then the paired tests with their caution."""
+    """The details behind the bottom line, per compared pair and measure: the bounds used,
+    the labels that would settle it, the paired tests (where computed, in plain words);
+    the paired tests' caution once."""
     if not report.decisions:
         return ""
     out = [
         "<h2>Decided comparisons</h2>",
-        "<p>What the evidence decides over every query, whatever the missing labels are: the "
-        "interval holds the mean difference A − B for every way the unknown labels could "
-        "turn out. Statistical significance over the sample of queries is a separate "
-        "question, shown after the verdict.</p>",
+        "<p>The details behind the bottom line. Statistical significance over the sample of "
+        "queries is a separate question from the verdict.</p>",
     ]
+    caution = False
     for pc in report.decisions:
-        out.append(f"<h3>{_e(pc.run_a)} (A) vs {_e(pc.run_b)} (B)</h3>")
-        rows = "".join(_verdict_row(item) for item in pc.measures)
+        out.append(f"<h3>{_e(pc.run_a)} vs {_e(pc.run_b)} (baseline)</h3>")
+        rows = "".join(_detail_row(item) for item in pc.measures)
         out.append(
-            '<table class="verdicts"><tr><th>measure</th><th>verdict</th>'
-            "<th>mean difference A − B</th><th>what moves or blocks it</th>"
-            f"<th>labels to decide</th></tr>{rows}</table>"
+            '<div class="wide"><table class="verdicts"><tr><th>measure</th><th>verdict</th>'
+            "<th>labels that would settle it</th><th>paired tests computed on</th>"
+            f"<th>paired mean {_e(DIFFERENCE)}</th><th>randomization p</th><th>t-test p</th>"
+            f"</tr>{rows}</table></div>"
         )
-        tests = "".join(
-            f"<tr><td>{_e(item.paired.label)}</td><td>{_e(item.paired.summary)}"
-            + (f'<br><span class="unavailable">Caution: {_e(item.paired.selection_note)}.'
-               "</span>" if item.paired.selection_note else "")
-            + f"</td><td>{_significance(item.paired.tests['randomization'])}</td>"
-            f"<td>{_significance(item.paired.tests['paired_t'])}</td></tr>"
-            for item in pc.measures
-        )
-        out.append(
-            "<p>Paired tests, on the queries where both runs have the measure:</p>"
-            "<table><tr><th>measure</th><th>computed on</th><th>randomization p</th>"
-            f"<th>t-test p</th></tr>{tests}</table>"
-        )
+        caution = caution or any(item.paired.selection_note for item in pc.measures)
+    if caution:
+        out.append(f'<p class="unavailable">Caution: {_e(SELECTION_CAUTION)}.</p>')
     return "".join(out)
 
 
-def _verdict_row(item: MeasureVerdict) -> str:
-    d, queue = item.decision, item.queue
-    interval = item.interval_text() or "—"
-    if queue.items:
-        head = ", ".join(f"{it.query_id} {it.unit_id}" for it in queue.items)
-        needed = ("" if queue.labels_to_decide is None
-                  else f"about {queue.labels_to_decide} or more; ")
-        labels = f"{needed}first: {head} ({queue.n_candidates} unknown units in all)"
+def _detail_row(item: MeasureVerdict) -> str:
+    d, queue, paired = item.decision, item.queue, item.paired
+    line = measure_line(item)
+    if queue is not None and queue.items:
+        first = ", ".join(f"{it.query_id} {it.unit_id}" for it in queue.items)
+        needed = f"about {line.labels_to_settle}; " if line.labels_to_settle else ""
+        labels = f"{needed}first: {first} ({queue.n_candidates} unknown units in all)"
     else:
-        labels = "—"
+        labels = line.settle
+    mean = "—" if paired.mean_delta is None else signed(paired.mean_delta, 4)
     return (
-        f"<tr><td>{_e(d.measure)}</td><td><strong>{_e(d.verdict_text)}</strong></td>"
-        f"<td>{_e(interval)}</td><td>{_e(item.detail())}</td><td>{_e(labels)}</td></tr>"
+        f"<tr><td>{_e(d.measure)}</td><td><strong>{_e(line.verdict_cell)}</strong></td>"
+        f"<td>{_e(labels)}</td><td>{_e(paired_words(paired))}</td><td>{_e(mean)}</td>"
+        f"<td>{_significance(paired.tests['randomization'])}</td>"
+        f"<td>{_significance(paired.tests['paired_t'])}</td></tr>"
+    )
+
+
+def _glossary() -> str:
+    """The words of the report, and the reason codes its JSON and CSV exports hold."""
+    words = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in GLOSSARY.items())
+    codes = "".join(
+        f"<li><code>{_e(reason.value)}</code>: {_e(text)}</li>"
+        for reason, text in REASON_TEXT.items()
+        if reason is not Reason.NO_QUERIES
+    )
+    return (
+        f"<h2>Glossary</h2><dl>{words}</dl><details><summary>Reason codes in the JSON and "
+        f"CSV exports</summary><ul>{codes}</ul></details>"
     )
 
 
@@ -354,7 +398,7 @@ def _compat_section(report: Report) -> str:
         "support.</p>",
     ]
     for pc in report.decisions:
-        out.append(f"<h3>{_e(pc.run_a)} (A) vs {_e(pc.run_b)} (B)</h3>")
+        out.append(f"<h3>{_e(pc.run_a)} vs {_e(pc.run_b)} (baseline)</h3>")
         out.append(_compat_table(pc))
     return "".join(out)
 
@@ -365,7 +409,7 @@ def _compat_table(pc: PairComparison) -> str:
 
     rows = "".join(
         f"<tr><td>{_e(row.measure)}</td><td>{number(row.value_a, '.4f')}</td>"
-        f"<td>{number(row.value_b, '.4f')}</td><td>{number(row.difference, '+.4f')}</td>"
+        f"<td>{number(row.value_b, '.4f')}</td><td>{'not computable' if row.difference is None else signed(row.difference, 4)}</td>"
         f"<td>{row.n_queries_a} / {row.n_queries_b}</td></tr>"
         for row in pc.compat
     )
@@ -373,13 +417,14 @@ def _compat_table(pc: PairComparison) -> str:
     return (
         f'<table class="compat"><tr><th>measure (trec_eval compatibility)</th>'
         f"<th>{_e(pc.run_a)} (compat.)</th><th>{_e(pc.run_b)} (compat.)</th>"
-        f"<th>A − B (compat.)</th><th>queries</th></tr>{rows}</table>{notes}"
+        f"<th>{_e(DIFFERENCE)} (compat.)</th><th>queries</th></tr>{rows}</table>{notes}"
     )
 
 
 def _per_query_table(report: Report) -> str:
-    query_ids = sorted({q.query_id for run in report.runs for q in run.evaluation.queries},
-                       key=natural_key)
+    query_ids = sorted(
+        {q.query_id for run in report.runs for q in run.evaluation.queries}, key=natural_key
+    )
     by_run = [{q.query_id: q for q in run.evaluation.queries} for run in report.runs]
     head = "".join(
         f"<th>{_e(run.name)}<br>{_e(cutoff_label(m, [run.evaluation], aggregate=False))}</th>"
@@ -411,11 +456,16 @@ def _per_query_measures(report: Report) -> str:
         return ""
     measures = report_measures(report)
     runs = [r for r in report.runs if r.measure_values is not None]
-    by_run = [{q.query_id: q.metrics for q in r.measure_values.queries}  # type: ignore[union-attr]
-              for r in runs]
+    by_run = [
+        {q.query_id: q.metrics for q in r.measure_values.queries}  # type: ignore[union-attr]
+        for r in runs
+    ]
     query_ids = sorted({q for values in by_run for q in values}, key=natural_key)
-    head = "".join(f"<th>{_e(run.name)}<br>{_e(measure_label(m, run.k))}</th>"
-                   for run in runs for m in measures)
+    head = "".join(
+        f"<th>{_e(run.name)}<br>{_e(measure_label(m, run.k))}</th>"
+        for run in runs
+        for m in measures
+    )
     rows = []
     for query_id in query_ids:
         cells = []
@@ -428,7 +478,7 @@ def _per_query_measures(report: Report) -> str:
                 cells.append(f"<td{css}>{_e(text)}</td>")
         rows.append(f"<tr><td>{_e(query_id)}</td>{''.join(cells)}</tr>")
     return (
-        f'<h2>Per query: measures</h2><details><summary>{len(query_ids)} queries</summary>'
+        f"<h2>Per query: measures</h2><details><summary>{len(query_ids)} queries</summary>"
         f'<table class="measures-per-query"><tr><th>query</th>{head}</tr>{"".join(rows)}'
         "</table></details>"
     )

@@ -27,7 +27,8 @@ class MeasureCell(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     measure: str
-    #: ``MRR@10``: the measure's mean at the run's k
+    #: ``RR@10``: the measure's canonical name at the run's k (one name per measure: the
+    #: verdicts and tables say the same)
     label: str
     #: ``0.5320`` or ``unavailable · 0.41 to 0.58, 23 unlabeled``
     text: str
@@ -45,7 +46,7 @@ def measures_line(report: Report) -> str:
     if not report.measures:
         return ""
     chosen = [parse_measure(name) for name in report.measures]
-    names = ", ".join(measure_label(m, aggregate=True) for m in chosen)
+    names = ", ".join(measure_label(m) for m in chosen)
     return f"{names} (Judged@k beside each; a measure without a cutoff is taken at each run's k)"
 
 
@@ -63,7 +64,7 @@ def run_cells(report: Report, run: ReportRun) -> list[MeasureCell]:
         unlabeled, conflicts = unknown_counts(missing)
         cells.append(MeasureCell(
             measure=m.canonical,
-            label=measure_label(m, run.k, aggregate=True),
+            label=measure_label(m, run.k),
             text=aggregate_value_text(aggregate, unlabeled, conflicts),
             available=aggregate.available,
         ))

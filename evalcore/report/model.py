@@ -17,6 +17,11 @@ fingerprint, or the report's, is not recorded is *comparability not verified*
 unless the lead accepted it when generating the report
 (:attr:`ReportRun.accepted_unverified`, recorded in every export).
 
+**Bottom line.** :attr:`Report.bottom_lines` comes first in every export: per compared
+pair, one sentence and one compact table (:mod:`evalcore.analysis.bottom_line`), every
+difference candidate − baseline with the baseline named (the pair's ``run_a`` is the
+candidate, its ``run_b`` the report's baseline, or the earlier run in pairwise mode).
+
 **Decided comparisons.** :attr:`Report.decisions` holds, for each compared pair
 of runs, what the evidence decides per measure (verdict, mean-difference
 interval, unknown units or the causes that make it undecidable), the head of
@@ -40,6 +45,7 @@ only in :attr:`Report.internal`. Exports leave it out unless asked
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import RunComparison
 from evalcore.analysis.pair_comparison import PairComparison
 from evalcore.analysis.query_set import QuerySetRecord
@@ -126,6 +132,10 @@ class Report(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     report_format: int = REPORT_FORMAT
+    #: The bottom line of each compared pair, first (:mod:`evalcore.analysis.bottom_line`):
+    #: the sentence a lead repeats, then per measure the verdict, the interval of
+    #: candidate − baseline and what would settle it. Empty in reports stored before it.
+    bottom_lines: list[BottomLine] = Field(default_factory=list)
     name: str
     study_id: str
     study_name: str = ""
@@ -152,6 +162,10 @@ class Report(BaseModel):
     query_set: QuerySetRecord | None = None
     query_texts: dict[str, str] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+    #: What the numbers assume besides the labels, one line each (e.g. the corpus size that
+    #: bounds R, nDCG and AP where a relevant set is not declared complete). Empty in
+    #: reports stored before reports recorded them.
+    notes: list[str] = Field(default_factory=list)
     internal: ReportInternal | None = None
 
     def run(self, name: str) -> ReportRun:
@@ -159,6 +173,11 @@ class Report(BaseModel):
             if item.name == name:
                 return item
         raise KeyError(f"no run {name!r} in report {self.name!r}")
+
+    def pair_bottom_lines(self) -> list[BottomLine]:
+        """:attr:`bottom_lines`, or, for a report stored before them, built from its
+        :attr:`decisions` (the same function builds both)."""
+        return self.bottom_lines or [bottom_line(pc) for pc in self.decisions]
 
     def for_export(self, include_internal: bool = False) -> "Report":
         """The report as exported: without :attr:`internal` unless asked for."""

@@ -161,3 +161,58 @@ def completeness_history_unchecked(
             [study_id, query_id],
         )
     ]
+
+
+class ClaimWithdrawal(BaseModel):
+    """A query's completeness claim, withdrawn and not made again: who claimed the relevant
+    set complete and when, and who or what label withdrew the claim, when and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query_id: str
+    claimed_by: str
+    claimed_at: str
+    withdrawn_by: str
+    withdrawn_at: str
+    #: why: e.g. ``new relevant label on d12 by alice`` (a label that contradicted it)
+    reason: str
+
+    def text(self) -> str:
+        """One plain sentence for annotators and reviewers (render it as text, not markup)."""
+        why = f": {self.reason}" if self.reason else ""
+        return (f"The claim that this relevant set is complete ({self.claimed_by}, "
+                f"{self.claimed_at}) was withdrawn by {self.withdrawn_by} at "
+                f"{self.withdrawn_at}{why}. Until it is marked complete again, recall, nDCG "
+                "and AP are bounded as on any relevant set not declared complete.")
+
+
+def claim_withdrawal(
+    db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
+) -> ClaimWithdrawal | None:
+    """The query's withdrawn claim (:class:`ClaimWithdrawal`), or None when the query is
+    complete or was never claimed complete, if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return claim_withdrawal_unchecked(db, study_id, query_id)
+
+
+def claim_withdrawal_unchecked(
+    db: sqlite_utils.Database, study_id: str, query_id: str
+) -> ClaimWithdrawal | None:
+    """:func:`claim_withdrawal` for a caller that authorised the read already."""
+    rows = db.execute(
+        f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "
+        "ORDER BY event_id DESC LIMIT 2",
+        [study_id, query_id],
+    ).fetchall()
+    if not rows or rows[0][3] != "reopened":
+        return None
+    withdrawn = _event(rows[0])
+    claim = _event(rows[1]) if len(rows) > 1 else None
+    return ClaimWithdrawal(
+        query_id=query_id,
+        claimed_by=claim.actor if claim is not None else "unknown",
+        claimed_at=claim.created_at if claim is not None else "unknown",
+        withdrawn_by=withdrawn.actor,
+        withdrawn_at=withdrawn.created_at,
+        reason=withdrawn.reason,
+    )

@@ -16,12 +16,15 @@ from evalcore.store.read_access import Viewer, require_read
 class StoreMarks:
     """The highest label and completeness event ids (store-wide), the study's run ids and
     its removed queries (:mod:`evalcore.store.removed_queries`): a state read at other
-    run ids or removed queries is built again whole."""
+    run ids or removed queries is built again whole; and its corpus's generation
+    (:mod:`evalcore.store.corpus_generations`: documents moved, so the corpus size open
+    populations are bounded by may have)."""
 
     label_event: int
     completeness_event: int
     run_ids: tuple[int, ...]
     removed: frozenset[str] = frozenset()
+    corpus_generation: int = 0
 
 
 def store_marks(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> StoreMarks:
@@ -34,7 +37,9 @@ def store_marks_unchecked(db: sqlite_utils.Database, study_id: str) -> StoreMark
     """The store's marks now, for ``study_id``'s runs."""
     row = db.execute(
         "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
-        "(SELECT coalesce(max(event_id), 0) FROM completeness_events)"
+        "(SELECT coalesce(max(event_id), 0) FROM completeness_events), "
+        "(SELECT coalesce(max(g.generation), 0) FROM corpus_generations g JOIN studies s "
+        "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?)", [study_id]
     ).fetchone()
     runs = tuple(
         r[0] for r in db.execute(
@@ -43,7 +48,7 @@ def store_marks_unchecked(db: sqlite_utils.Database, study_id: str) -> StoreMark
     )
     removed = frozenset(r[0] for r in db.execute(
         "SELECT query_id FROM removed_queries WHERE study_id = ?", [study_id]))
-    return StoreMarks(int(row[0]), int(row[1]), runs, removed)
+    return StoreMarks(int(row[0]), int(row[1]), runs, removed, int(row[2]))
 
 
 def touched_queries_unchecked(db: sqlite_utils.Database, study_id: str, since: StoreMarks) -> set[str]:

@@ -15,6 +15,11 @@ Each observation carries
   9) or from the frozen version named by ``reference``, which is also recorded
   as ``reference_version``;
 * ``population_complete`` from the completeness claims (working or frozen);
+* ``corpus_size`` from the study's population (:mod:`evalcore.store.population`: the
+  corpus's published documents when every unit of the study is one of them, else None),
+  which bounds the unlabeled units outside 1..k on open populations (contract
+  section 12). Every batch the store's readers pack carries it (:func:`pack_coded`,
+  :meth:`RunEvidenceColumns.corpus_size`), so every evaluation of the study uses it;
 * ``permitted_ids``: when the run's protocol names a pinned retrieval protocol
   (``protocol["pinned_protocol"]`` or ``protocol["name"]`` matching a row of
   ``protocols``), the pinned document ids; otherwise ``None``.
@@ -44,6 +49,7 @@ from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
+from evalcore.store.population import StudyPopulation, study_population_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
 from evalcore.store.removed_queries import removed_query_ids_unchecked
@@ -172,7 +178,7 @@ def observations_for_run_unchecked(
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
     return _run_observations(db, get_study(db, study_id), get_run_unchecked(db, study_id, run_name),
-                             reference, scope, labels, ref.complete)
+                             reference, scope, labels, ref.complete, ref.corpus_size)
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,13 @@ class ReferenceColumns:
     #: the whole study's working reference as read, columns of unit codes (None: another
     #: read; :func:`coded_labels_unchecked` looks the units' codes up)
     labels: WorkingLabels | None = None
+    #: the study's population when read (None: not read, no corpus size)
+    population: StudyPopulation | None = None
+
+    @property
+    def corpus_size(self) -> int | None:
+        """The corpus size every batch of this reference carries (None: unknown)."""
+        return None if self.population is None else self.population.corpus_size
 
 
 @dataclass(frozen=True, eq=False)
@@ -273,15 +286,18 @@ def pack_coded(
     scan_complete: bool,
     protocol: EvalProtocol,
     min_depth: int = 0,
+    corpus_size: int | None = None,
 ) -> ObservationBatch:
     """The batch of a run's coded rankings and a reference's coded labels over one query set
-    (what :meth:`ObservationBatch.from_gain_maps` packs from the same evidence)."""
-    return ObservationBatch.from_unit_codes(
+    (what :meth:`ObservationBatch.from_gain_maps` packs from the same evidence), with the
+    study's ``corpus_size`` (:attr:`ReferenceColumns.corpus_size`)."""
+    batch = ObservationBatch.from_unit_codes(
         query_ids, k, ranking.offsets, ranking.codes, labels.offsets, labels.units,
         labels.gain, labels.ids, np.asarray(population_complete, dtype=bool), ranking.names,
         scan_complete=scan_complete, permitted_units=ranking.permitted_units,
         protocol=protocol, min_depth=min_depth,
     )
+    return batch if corpus_size is None else batch.with_corpus_size(corpus_size)
 
 
 def _coded_ranking(
@@ -344,21 +360,24 @@ def reference_columns_unchecked(
     query_ids: list[str] | None = None,
 ) -> ReferenceColumns:
     """The working reference (``reference`` None; of ``query_ids`` only when given) or a
-    frozen version, as :class:`ReferenceColumns`."""
+    frozen version, as :class:`ReferenceColumns`, with the study's population now."""
+    population = study_population_unchecked(db, study_id)
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
         if query_ids is None:
             labels = working_labels_unchecked(db, study_id, conflicts=True)
             return ReferenceColumns(gains=labels.gains,  # units in unit id order
                                     complete=completeness_states_unchecked(db, study_id),
-                                    labels=labels)
+                                    labels=labels, population=population)
         return ReferenceColumns(
             gains=resolved_gains_unchecked(db, study_id, query_ids, conflicts=True),
-            complete={q: is_complete_unchecked(db, study_id, q) for q in query_ids})
+            complete={q: is_complete_unchecked(db, study_id, q) for q in query_ids},
+            population=population)
     gains = reference_labels_unchecked(db, study_id, reference)
     complete = reference_completeness_unchecked(db, study_id, reference)
     return ReferenceColumns(
-        gains={q: dict(sorted(units.items())) for q, units in gains.items()}, complete=complete
+        gains={q: dict(sorted(units.items())) for q, units in gains.items()}, complete=complete,
+        population=population,
     )
 
 
@@ -420,6 +439,7 @@ def _run_observations(
     scope: list[str] | None,
     labels: dict[str, list[Label]],
     complete: dict[str, bool],
+    corpus_size: int | None,
 ) -> list[Observation]:
     rankings = _run_rankings(db, run.run_id, scope)
     wanted = _query_set(rankings, labels, complete, scope,
@@ -446,6 +466,7 @@ def _run_observations(
                 permitted_ids=None if permitted is None else list(permitted),
                 unit_of=None,
                 reference_version=reference,
+                corpus_size=corpus_size,
             )
         )
     return observations
@@ -476,6 +497,13 @@ class RunEvidenceColumns:
     #: the rankings and labels as unit codes (None: the run's rankings are not held as codes)
     coded: CodedRanking | None = None
     coded_labels: CodedLabels | None = None
+    #: the study's population (:attr:`ReferenceColumns.population`; None: not known)
+    population: StudyPopulation | None = None
+
+    @property
+    def corpus_size(self) -> int | None:
+        """The corpus size the columns' batches carry (None: unknown, unbounded)."""
+        return None if self.population is None else self.population.corpus_size
 
 
 def runs_as_columns_unchecked(
@@ -533,5 +561,6 @@ def runs_as_columns_unchecked(
             permitted_ids=permitted_ids_for_run(db, run),
             coded=coded,
             coded_labels=shared_labels,
+            population=ref.population,
         ))
     return out

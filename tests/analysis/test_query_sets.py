@@ -246,10 +246,10 @@ def test_compare_computes_every_part_on_the_set(store: Path, spec, ids) -> None:
         spec,
     )
     assert code == 0, out
-    items = json.loads(out)
-    for item in items:
-        assert item["query_set"]["kind"] == ("list" if "," in spec else spec)
-        assert item["query_set"]["n_queries"] == len(ids)
+    body = json.loads(out)
+    assert body["query_set"]["kind"] == ("list" if "," in spec else spec)
+    assert body["query_set"]["n_queries"] == len(ids)
+    for item in body["measures"]:
         assert item["decision"]["n_queries"] == len(ids)
         assert item["paired_tests"]["n_queries"] == len(ids)
         for queued in item["to_decide"]["items"]:
@@ -258,8 +258,9 @@ def test_compare_computes_every_part_on_the_set(store: Path, spec, ids) -> None:
         "compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3", "--queries", spec
     )
     assert code == 0, text
-    first = text.splitlines()[0]
-    assert first.startswith(f"queries: {spec}") and f"{len(ids)}" in first
+    head = text.split("\nDetails: ")[0]  # the bottom line, then the query set it is over
+    line = head.splitlines()[-1]
+    assert line.startswith(f"queries: {spec}") and f"{len(ids)}" in line
 
 
 def test_compare_refuses_unknown_ids_and_empty_sets(store: Path, tmp_path: Path) -> None:
@@ -452,7 +453,7 @@ def test_remove_and_restore_are_audited_keep_labels_and_leave_every_set(store: P
     code, out = _cli(
         "compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3", "--format", "json"
     )
-    assert json.loads(out)[0]["decision"]["n_queries"] == 4
+    assert json.loads(out)["measures"][0]["decision"]["n_queries"] == 4
     assert "q1" not in study_progress(db, "s", viewer=None).queries
     code, out = _cli("queries", "list", "--db", store, "--study", "s", "--removed")
     assert code == 0 and out.startswith("q1\tremoved ") and "by lena: duplicate topic" in out
@@ -488,7 +489,7 @@ def test_remove_and_restore_are_audited_keep_labels_and_leave_every_set(store: P
     code, out = _cli(
         "compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3", "--format", "json"
     )
-    assert json.loads(out)[0]["decision"]["n_queries"] == 5
+    assert json.loads(out)["measures"][0]["decision"]["n_queries"] == 5
 
 
 def test_removing_an_unknown_query_is_refused(store: Path) -> None:

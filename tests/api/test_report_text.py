@@ -36,10 +36,12 @@ def columnar_for_small_files():
 def model_json(qrels, run, k, choices, measures=None, **options):
     """The report's JSON through the models (the general path of ``evalcore evaluate``)."""
     protocol = EvalProtocol.of(choices)
-    source = trec_input(qrels, run, k, protocol=protocol, min_depth=packing_depth(measures),
-                        **options)
-    return report_json(evaluate_batch(source.batch, protocol, measures=measures,
-                                      diagnostics=source.diagnostics))
+    source = trec_input(
+        qrels, run, k, protocol=protocol, min_depth=packing_depth(measures), **options
+    )
+    return report_json(
+        evaluate_batch(source.batch, protocol, measures=measures, diagnostics=source.diagnostics)
+    )
 
 
 class Plain:
@@ -65,17 +67,26 @@ def both(qrels, run, k, choices, measures=None, **options):
     return fast, model_json(qrels, run, k, choices, measures, **options), plain
 
 
-MEASURES = st.sampled_from([None, ("P@3", "nDCG@5"), ("RBP(p=0.8)@4", "RR@2"),
-                            ("AP@6", "P(rel=2)@3", "Judged@2", "Success@3", "R@4")])
-CHOICES = st.builds(ProtocolChoices, relevance_threshold=st.integers(1, 4),
-                    gain=st.sampled_from(["linear", "exponential"]),
-                    unjudged_as_nonrelevant=st.booleans(), trec_eval=st.booleans(),
-                    populations_declared_complete=st.booleans())
+MEASURES = st.sampled_from(
+    [
+        None,
+        ("P@3", "nDCG@5"),
+        ("RBP(p=0.8)@4", "RR@2"),
+        ("AP@6", "P(rel=2)@3", "Judged@2", "Success@3", "R@4"),
+    ]
+)
+CHOICES = st.builds(
+    ProtocolChoices,
+    relevance_threshold=st.integers(1, 4),
+    gain=st.sampled_from(["linear", "exponential"]),
+    unjudged_as_nonrelevant=st.booleans(),
+    trec_eval=st.booleans(),
+    populations_declared_complete=st.booleans(),
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(trec_files(plain=True), CHOICES, MEASURES, st.integers(1, 6), st.booleans(),
-       st.booleans())
+@given(trec_files(plain=True), CHOICES, MEASURES, st.integers(1, 6), st.booleans(), st.booleans())
 def test_the_array_json_is_the_models_json(files, choices, names, k, complete, all_queries):
     measures = None if names is None else tuple(parse_measure(n) for n in names)
     options = dict(complete=complete, all_queries=all_queries and choices.trec_eval)
@@ -86,10 +97,12 @@ def test_the_array_json_is_the_models_json(files, choices, names, k, complete, a
 
 
 def plain_files(folder: Path, queries: int = 30, depth: int = 12) -> tuple[Path, Path]:
-    qrels = "".join(f"q{q} 0 d{q}x{r} {(q + r) % 3}\n" for q in range(queries)
-                    for r in range(depth + 2))
-    run = "".join(f"q{q} Q0 d{q}x{r} {r} {depth - r}.5 tag\n" for q in range(queries)
-                  for r in range(depth))
+    qrels = "".join(
+        f"q{q} 0 d{q}x{r} {(q + r) % 3}\n" for q in range(queries) for r in range(depth + 2)
+    )
+    run = "".join(
+        f"q{q} Q0 d{q}x{r} {r} {depth - r}.5 tag\n" for q in range(queries) for r in range(depth)
+    )
     return write(folder, "qrels.txt", qrels), write(folder, "run.txt", run)
 
 
@@ -103,12 +116,15 @@ def test_every_value_available_is_written_from_the_arrays(tmp_path, measures):
     assert fast == slow
 
 
-def test_unavailable_values_are_written_by_the_models_from_the_same_arrays(tmp_path):
+def test_unavailable_values_are_written_from_the_arrays_too(tmp_path):
+    """The honest default (unjudged units unknown): reasons, blocking IDs and bounds written
+    from the arrays, byte for byte the models' JSON."""
     qrels, run = plain_files(tmp_path)
     qrels.write_text("".join(qrels.read_text().splitlines(True)[::2]))  # unjudged units
     fast, slow, plain = both(qrels, run, 10, ProtocolChoices(), complete=False)
-    assert (plain.written, plain.declined) == (0, 1)
-    assert '"unavailable"' in slow and fast == slow
+    assert (plain.written, plain.declined) == (1, 0)
+    assert '"unavailable"' in slow and '"lower"' in slow and '"blocking_ids":["d0x' in slow
+    assert fast == slow
 
 
 def test_values_under_1e_4_are_written_by_pydantic(tmp_path):
@@ -116,20 +132,33 @@ def test_values_under_1e_4_are_written_by_pydantic(tmp_path):
     query's reciprocal rank; the mean is written alike)."""
     depth = 20_000
     qrels = write(tmp_path, "qrels.txt", f"q1 0 d{depth} 1\nq2 0 e1 1\n")
-    run = write(tmp_path, "run.txt",
-                "".join(f"q1 Q0 d{r} {r} {depth - r} t\n" for r in range(1, depth + 1))
-                + "q2 Q0 e1 1 1 t\n")
+    run = write(
+        tmp_path,
+        "run.txt",
+        "".join(f"q1 Q0 d{r} {r} {depth - r} t\n" for r in range(1, depth + 1))
+        + "q2 Q0 e1 1 1 t\n",
+    )
     choices = ProtocolChoices(unjudged_as_nonrelevant=True)
-    fast, slow, plain = both(qrels, run, depth, choices, (parse_measure(f"RR@{depth}"),),
-                             complete=True)
+    fast, slow, plain = both(
+        qrels, run, depth, choices, (parse_measure(f"RR@{depth}"),), complete=True
+    )
     assert (plain.written, plain.declined) == (0, 1)
     assert "0.00005" in slow and fast == slow
 
 
 def test_the_command_prints_the_array_json(tmp_path):
     qrels, run = plain_files(tmp_path)
-    args = ["evaluate", "--qrels", str(qrels), "--run", str(run), "--k", "10", "--complete",
-            "--unjudged-as-nonrelevant"]
+    args = [
+        "evaluate",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(run),
+        "--k",
+        "10",
+        "--complete",
+        "--unjudged-as-nonrelevant",
+    ]
     taken = []
     real = TrecFiles.report_json
 
@@ -151,11 +180,13 @@ def test_protocol_choices_are_the_models_fields_and_print_alike():
     model = {name: f.default for name, f in EvalProtocol.model_fields.items()}
     assert fields == model
     for bits in range(32):
-        choices = ProtocolChoices(relevance_threshold=1 + bits % 4,
-                                  gain="exponential" if bits & 1 else "linear",
-                                  unjudged_as_nonrelevant=bool(bits & 2),
-                                  trec_eval=bool(bits & 4),
-                                  populations_declared_complete=bool(bits & 8))
+        choices = ProtocolChoices(
+            relevance_threshold=1 + bits % 4,
+            gain="exponential" if bits & 1 else "linear",
+            unjudged_as_nonrelevant=bool(bits & 2),
+            trec_eval=bool(bits & 4),
+            populations_declared_complete=bool(bits & 8),
+        )
         protocol = EvalProtocol.of(choices)
         assert protocol.unjudged_are_nonrelevant == choices.unjudged_are_nonrelevant
         exclude = None if protocol.unjudged_as_nonrelevant else {"unjudged_as_nonrelevant"}
@@ -165,8 +196,11 @@ def test_protocol_choices_are_the_models_fields_and_print_alike():
 def test_query_ids_are_escaped_as_pydantic_escapes_them(tmp_path):
     ids = ['q"1', "q\\2", "qé3", "q\x014", "q\x7f5", "q/6", "q\u00e97"]
     qrels = write(tmp_path, "qrels.txt", "".join(f"{q} 0 d{i} 1\n" for i, q in enumerate(ids)))
-    run = write(tmp_path, "run.txt", "".join(f"{q} Q0 d{i} 1 1.5 t\n{q} Q0 x 2 1 t\n"
-                                             for i, q in enumerate(ids)))
+    run = write(
+        tmp_path,
+        "run.txt",
+        "".join(f"{q} Q0 d{i} 1 1.5 t\n{q} Q0 x 2 1 t\n" for i, q in enumerate(ids)),
+    )
     choices = ProtocolChoices(unjudged_as_nonrelevant=True)
     fast, slow, plain = both(qrels, run, 2, choices, complete=True)
     assert (plain.written, plain.declined) == (1, 0)

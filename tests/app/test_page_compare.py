@@ -1,5 +1,6 @@
 """The run comparison page through AppTest."""
 
+from evalcore.analysis.bottom_line import paired_words
 from evalcore.analysis.compare import compare_metric
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.report.from_store import report_from_store
@@ -21,6 +22,12 @@ def _results_tables(at) -> list:
     return [d.value for d in at.dataframe if "run" in d.value.columns]
 
 
+def _paired_table(at):
+    """The paired-tests table (one row per measure)."""
+    (table,) = [d.value for d in at.table if "paired queries" in d.value.columns]
+    return table
+
+
 def _all_text(at) -> str:
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption]).replace(
         "\\", "")
@@ -33,14 +40,20 @@ def test_table_and_paired_tests_come_from_compare(small_store, new_app) -> None:
     assert not at.exception, at.exception
     (table,) = _results_tables(at)
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
-    assert list(table.columns) == ["run", "P@3", "R@3", "nDCG@3", "MRR@3"]
+    # one name per measure: the catalogue's canonical name, as the verdicts say it
+    assert list(table.columns) == ["run", "P@3", "R@3", "nDCG@3", "RR@3"]
+    # candidate r2 minus the baseline r1 (the first run chosen), as every surface says it
     expected = compare_metric("precision", "r2", evaluate_run(db, "s1", "r2", viewer=None), "r1",
                               evaluate_run(db, "s1", "r1", viewer=None))
+    paired = _paired_table(at).loc["P@3"]
+    assert paired["paired queries"] == "2 of 2"
+    assert paired_words(expected) == "2 of 2 queries"  # none left out: no line says so
+    assert paired["p: randomization / t-test"] == (
+        f"{expected.tests['randomization'].p_value:.4g} / "
+        f"{expected.tests['paired_t'].p_value:.4g}")
     text = _all_text(at)
-    assert f"Paired tests {expected.summary}." in text
-    assert "computed on 2 of 2 queries where both runs have P@3" in text
-    for result in expected.tests.values():
-        assert result.describe() in text
+    assert "**r2 − r1 (baseline)** on P@3" in text
+    assert "paired on 2 of 2 queries (the chart's lower strip" in text
     assert len(at.get("plotly_chart")) == 1
 
 
@@ -49,9 +62,12 @@ def test_exclusions_are_stated_in_words(small_store, new_app) -> None:
     record_label(db, study_id="s1", query_id="q2", unit_id="d5", gain=1, annotator="a")
     record_label(db, study_id="s1", query_id="q2", unit_id="d6", gain=0, annotator="a")
     at = new_app(page=PAGE)
+    where = "1 of 2 queries (1 left out: 1 with no label at all in both runs)"
+    assert _paired_table(at).loc["P@3", "paired queries"] == "1 of 2"
     text = _all_text(at)
-    assert "computed on 1 of 2 queries where both runs have P@3; 1 excluded: " in text
-    assert "missing_reference in both runs" in text
+    assert f"P@3: {where}" in text
+    assert text.count(f"P@3: {where}") == 1  # said once
+    assert "missing_reference" not in text  # codes stay in JSON and CSV; plain words here
     (table,) = _results_tables(at)
     assert table["P@3"][0] == "unavailable (1 of 2 missing)"
 
@@ -114,5 +130,5 @@ def test_frozen_reference_is_compared_as_frozen(small_store, new_app) -> None:
     at.selectbox(key="rl_compare_reference").set_value("v1").run()
     assert not at.exception, at.exception
     frozen = _all_text(at)
-    assert "computed on 2 of 2 queries" in frozen  # d1's new conflict is not in v1
-    assert "computed on 1 of 2 queries" in working
+    assert "paired on 2 of 2 queries" in frozen  # d1's new conflict is not in v1
+    assert "paired on 1 of 2 queries" in working

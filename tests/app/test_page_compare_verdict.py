@@ -1,8 +1,11 @@
-"""The Compare page's verdict section (issue 14): verdict first, queue and its link, paired
-tests with their caution, the trec_eval compatibility numbers apart."""
+"""The Compare page's bottom line: the sentence and its table first (candidate − baseline,
+the baseline named: the first run chosen), then the labels that would settle each open
+measure with their link, the paired tests with their caution once, the trec_eval
+compatibility numbers apart."""
 
 from urllib.parse import parse_qs
 
+from evalcore.analysis.bottom_line import bottom_line
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, compare_pair
 from evalcore.store.labels import record_label
 from evalcore.store.study_measures import set_study_measures
@@ -19,9 +22,7 @@ def _label(db, gains: dict[str, int]) -> None:
 def _texts(at) -> list[str]:
     """The lines of markdown, captions and warnings in page order (escapes removed; the
     page draws several lines in one element)."""
-    out = []
-    for node in at.main:
-        out.extend(_walk(node))
+    out = _walk(at.main)
     return [line.rstrip(" ").replace("\\", "").replace("**", "")
             for t in out for line in t.split("\n")]
 
@@ -41,82 +42,108 @@ def _first(texts: list[str], needle: str) -> int:
     return next(i for i, t in enumerate(texts) if needle in t)
 
 
-def test_verdict_words_and_interval_come_first(small_store, new_app) -> None:
+def _bottom(at):
+    """The bottom line's table: one row per measure."""
+    return at.table[0].value
+
+
+def _sentence(db, measures: list[str]) -> str:
+    """What ``evalcore compare --runs r1,r2`` says first (r1, the first run, the baseline)."""
+    return bottom_line(compare_pair(db, "s1", "r2", "r1", measures, queue_limit=10,
+                                    viewer=None)).sentence
+
+
+def test_the_bottom_line_comes_first(small_store, new_app) -> None:
     _, db = small_store
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
-    assert at.selectbox(key="rl_compare_run_a").value == "r1"
-    assert at.selectbox(key="rl_compare_run_b").value == "r2"
+    assert at.multiselect(key="rl_compare_runs").value == ["r1", "r2"]  # r1: the baseline
     # the study's default measures at the runs' depth (3)
     assert at.multiselect(key="rl_compare_measures").value == ["P@3", "R@3", "nDCG@3", "RR@3"]
-    at.multiselect(key="rl_compare_measures").set_value(["P@10", "R@10", "nDCG@10",
-                                                         "RR@10"]).run()
+    measures = ["P@10", "R@10", "nDCG@10", "RR@10"]
+    at.multiselect(key="rl_compare_measures").set_value(measures).run()
     texts = _texts(at)
-    expected = {d.measure: d for d in
-                (m.decision for m in compare_pair(db, "s1", "r1", "r2",
-                                                  ["P@10", "R@10", "nDCG@10", "RR@10"], viewer=None).measures)}
-    assert expected["P@10"].verdict == "a_better"
-    assert "P@10: decided: r1 better" in texts
-    assert "mean difference r1 − r2: +0.050 to +0.050" in texts
-    assert "RR@10: decided: r1 better" in texts
-    verdict_at = _first(texts, "P@10: decided: r1 better")
-    assert verdict_at < _first(texts, "Labels that would decide it")
-    assert verdict_at < _first(texts, "paired tests computed on")
-    assert _first(texts, "Labels that would decide it") < _first(texts, "paired tests computed on")
-    # decided: nothing to label
-    assert any(t.startswith("Nothing to label for this measure: decided already") for t in texts)
+    expected = {m.measure: m.decision for m in
+                compare_pair(db, "s1", "r2", "r1", measures, viewer=None).measures}
+    assert expected["P@10"].verdict == "b_better"
+    sentence = _sentence(db, measures)
+    assert sentence.startswith("r2 vs r1 (baseline): worse on P@10")
+    assert texts[0] == sentence  # nothing before it but the pickers and its heading
+    table = _bottom(at)
+    assert list(table.columns) == ["verdict", "candidate − baseline (mean)",
+                                   "what would settle it"]
+    assert table.loc["P@10", "verdict"] == "decided: worse"
+    assert table.loc["P@10", "candidate − baseline (mean)"] == "−0.050 to −0.050"
+    assert table.loc["RR@10", "verdict"] == "decided: worse"
+    assert table.loc["P@10", "what would settle it"] == (
+        "nothing: decided whatever the missing labels are")
+    assert 0 < _first(texts, "Labels that would settle it") < _first(
+        texts, "Paired significance tests")
+    # decided: nothing to label, no queue shown for it
+    assert not [e for e in at.expander if e.label.startswith("P@10")]
+    assert at.subheader[0].value == "Bottom line" and at.subheader[0].proto.help
 
 
-def test_undecidable_says_why_in_plain_words_and_what_to_do(small_store, new_app) -> None:
+def test_cannot_be_decided_yet_says_why_in_plain_words_and_what_to_do(small_store,
+                                                                      new_app) -> None:
     _, db = small_store
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3})  # q2 has no label at all
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_measures").set_value(["P@10"]).run()
     texts = _texts(at)
-    assert "P@10: undecidable" in texts
-    assert "1 of 2 queries lack bounds in a run:" in texts
-    assert "• 1 query has no label at all: label any result of them" in texts
-    assert not any(t.startswith("mean difference") and "P@10" in t for t in texts)
+    assert texts[0] == _sentence(db, ["P@10"]) == (
+        "r2 vs r1 (baseline): P@10 cannot be decided yet — 1 query has no label at all")
+    row = _bottom(at).loc["P@10"]
+    assert row["verdict"] == "cannot be decided yet"
+    assert row["candidate − baseline (mean)"] == "unavailable"
+    assert row["what would settle it"] == "1 query has no label at all: label any result of them"
 
 
-def test_undecided_shows_the_unknown_count_the_queue_and_its_link(small_store, new_app) -> None:
+def test_open_shows_the_labels_that_would_settle_it_and_its_link(small_store, new_app) -> None:
     _, db = small_store
     _label(db, {"d1": 2, "d2": 0, "d5": 1})  # d3, d4 (q1) and d6 (q2) unlabeled
     at = new_app(annotator="ann", page=PAGE)
     at.multiselect(key="rl_compare_measures").set_value(["P@10"]).run()
     assert not at.exception, at.exception
     texts = _texts(at)
-    assert "P@10: undecided" in texts
-    assert "mean difference r1 − r2: −0.050 to +0.100" in texts
-    assert "3 unknown units could still move it" in texts
-    queue = next(d.value for d in at.dataframe if "unit" in d.value.columns)
+    assert texts[0] == _sentence(db, ["P@10"])
+    assert texts[0].startswith("r2 vs r1 (baseline): P@10 still open")
+    row = _bottom(at).loc["P@10"]
+    assert row["verdict"] == "open"
+    assert row["candidate − baseline (mean)"] == "−0.100 to +0.050"
+    assert "3 unknown units" in row["what would settle it"]
+    (expander,) = [e for e in at.expander if e.label.startswith("P@10: open — ")]
+    queue = next(d.value for d in expander.dataframe if "unit" in d.value.columns)
     assert sorted(queue["unit"]) == ["d3", "d4", "d6"]
     assert set(queue["query text"]) == {"reset password", "password guide"}
     row = queue[queue["unit"] == "d6"].iloc[0]
-    assert (row["r1 rank"], row["r2 rank"]) == ("not returned", "1")
+    assert (row["r2 rank"], row["r1 rank (baseline)"]) == ("1", "not returned")
     assert row["narrows the interval by (at least)"] == 0.05  # 1/10 of one of 2 queries
     (link,) = [p for p in at.get("page_link") if p.proto.label.startswith("Label these")]
     assert link.proto.label == "Label these on the Annotate page (P@10)"
     assert link.proto.page == "annotate"
-    assert "queue=decide&run_a=r1&run_b=r2&measure=P%4010" in link.proto.query_string
+    assert "queue=decide&run_a=r2&run_b=r1&measure=P%4010" in link.proto.query_string
     params = {k: v[0] for k, v in parse_qs(link.proto.query_string).items()}
-    assert params == {"study": "s1", "annotator": "ann", "queue": "decide", "run_a": "r1",
-                      "run_b": "r2", "measure": "P@10"}
+    assert params == {"study": "s1", "annotator": "ann", "queue": "decide", "run_a": "r2",
+                      "run_b": "r1", "measure": "P@10"}
 
 
-def test_paired_tests_say_what_was_left_out_and_the_caution(small_store, new_app) -> None:
+def test_paired_tests_say_what_was_left_out_and_the_caution_once(small_store, new_app) -> None:
     _, db = small_store
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1})  # d6 unlabeled
     at = new_app(page=PAGE)
-    at.multiselect(key="rl_compare_measures").set_value(["P@10"]).run()
+    at.multiselect(key="rl_compare_measures").set_value(["P@10", "RR@10"]).run()
     texts = _texts(at)
-    paired = next(t for t in texts if t.startswith("P@10: paired tests"))
-    assert "computed on 1 of 2 queries where both runs have P@10; 1 excluded: " in paired
-    assert "unlabeled_returned in run r2" in paired
-    caution = next(t for t in texts if t.startswith("Caution: 1 of 2 queries left out"))
-    assert "selected by judging completeness that can be biased" in caution
-    assert _first(texts, "P@10: undecided") < texts.index(paired) < texts.index(caution)
+    (paired,) = [d.value for d in at.table if "paired queries" in d.value.columns]
+    assert paired.loc["P@10", "paired queries"] == "1 of 2"
+    assert ("P@10: 1 of 2 queries (1 left out: 1 with unlabeled results in the top k in "
+            "run r2)") in texts
+    cautions = [t for t in texts if t.startswith("Caution: ")]
+    assert len(cautions) == 1  # said once, for every measure
+    assert "selected by judging completeness that can be biased" in cautions[0]
+    assert _first(texts, "Paired significance tests") < texts.index(cautions[0])
+    assert not any("unlabeled_returned" in t for t in texts)
 
 
 def test_compat_numbers_are_labeled_and_apart(small_store, new_app) -> None:
@@ -127,19 +154,19 @@ def test_compat_numbers_are_labeled_and_apart(small_store, new_app) -> None:
     (expander,) = [e for e in at.expander if "trec_eval" in e.label]
     assert expander.label == COMPAT_LABEL.capitalize()
     (compat,) = [d.value for d in expander.dataframe]
-    assert list(compat.columns) == ["measure", "r1 (compat.)", "r2 (compat.)",
-                                    "A − B (compat.)", "queries (A / B)"]
+    assert list(compat.columns) == ["measure", "r2 (compat.)", "r1 (baseline, compat.)",
+                                    "candidate − baseline (compat.)", "queries"]
     # unjudged d3, d4, d6 count as non-relevant: r1 has d1 and d5 relevant in its top 10
     p10 = compat[compat["measure"] == "P@10"].iloc[0]
-    assert p10["r1 (compat.)"] == "0.1000"  # (1/10 + 1/10) / 2
+    assert p10["r1 (baseline, compat.)"] == "0.1000"  # (1/10 + 1/10) / 2
     assert p10["r2 (compat.)"] == "0.0500"
-    assert p10["A − B (compat.)"] == "+0.0500"
+    assert p10["candidate − baseline (compat.)"] == "−0.0500"
     # never in the evidence's tables or sentences
-    others = [d.value for d in at.dataframe if "r1 (compat.)" not in d.value.columns]
-    assert others and not any("compat" in str(c) for d in others for c in d.columns)
+    others = [d.value for d in at.dataframe if "r1 (baseline, compat.)" not in d.value.columns]
+    others.append(_bottom(at))
+    assert not any("compat" in str(c) for d in others for c in d.columns)
     assert not any("0.1000" in str(v) for d in others for v in d.to_numpy().ravel())
-    verdicts = [t for t in _texts(at) if t.startswith("P@10: ")]
-    assert verdicts and not any("0.100" in t for t in verdicts)
+    assert "0.100" not in _texts(at)[0]
 
 
 def test_hostile_names_are_not_rendered_as_markup(small_store, new_app) -> None:
@@ -154,8 +181,8 @@ def test_hostile_names_are_not_rendered_as_markup(small_store, new_app) -> None:
     at.checkbox(key="rl_compare_accept_unverified").check().run()
     assert not at.exception, at.exception
     raw = [line for m in at.markdown for line in m.value.split("  \n")]
-    line = next(m for m in raw if m.startswith("mean difference r1"))
-    assert "\\*\\*bold\\*\\*\\<b\\>x\\<\\/b\\>" in line
+    line = next(m for m in raw if "vs r1 \\(baseline\\)" in m)
+    assert line.startswith("**\\*\\*bold\\*\\*\\<b\\>x\\<\\/b\\> vs r1")
 
 
 def test_the_verdicts_are_computed_once_per_store_state(small_store, new_app,
@@ -179,7 +206,7 @@ def test_the_verdicts_are_computed_once_per_store_state(small_store, new_app,
     record_label(db, study_id="s1", query_id="q1", unit_id="d3", gain=1, annotator="a")
     at = new_app(page=PAGE)  # the store moved: computed again, with the new label
     assert len(calls) == 2
-    assert "3 unknown units could still move it" not in _texts(at)
+    assert _texts(at)[0] == _sentence(db, ["P@3", "R@3", "nDCG@3", "RR@3"])
 
 
 def test_the_default_measures_are_the_studys_chosen_ones(small_store, new_app) -> None:
@@ -212,7 +239,8 @@ def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
     texts = _texts(at)
-    assert any(t.startswith("P@3: ") for t in texts)
+    assert texts[0].startswith("r2 vs r1 (baseline): ")
+    verdicts = _bottom(at)["verdict"].tolist()
     assert any("Working out which labels would decide" in t for t in texts)
     assert not any("Label these on the Annotate page" in str(getattr(n, "label", ""))
                    for n in at.main)
@@ -224,9 +252,9 @@ def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
         at.run()
         assert not at.exception, at.exception
     assert any(COMPAT_LABEL.capitalize() in str(n.label) for n in at.expander)
-    verdicts = [t for t in _texts(at) if t.startswith("P@3: ")]
-    assert verdicts == [t for t in texts if t.startswith("P@3: ")]
-    assert reads == [["r1", "r2"]]  # one read for the verdicts, the queues and compat
+    assert _bottom(at)["verdict"].tolist() == verdicts
+    # one read (candidate r2, baseline r1) for the verdicts, the queues and compat
+    assert reads == [["r2", "r1"]]
 
 
 def test_a_large_study_computes_every_runs_table_when_asked(small_store, new_app,
@@ -247,7 +275,7 @@ def test_a_large_study_computes_every_runs_table_when_asked(small_store, new_app
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
     texts = _texts(at)
-    assert any(t.startswith("P@3: ") for t in texts)  # the verdicts are drawn
+    assert texts[0].startswith("r2 vs r1 (baseline): ")  # the bottom line is drawn
     assert any("A large study (2 queries): every chosen run's results table" in t for t in texts)
     assert not any("Results table" in t for t in texts)
     assert not any(t.startswith("Paired tests ") for t in texts)
@@ -258,3 +286,24 @@ def test_a_large_study_computes_every_runs_table_when_asked(small_store, new_app
     other = new_app(page=PAGE)  # the table is computed for these marks: shown at once
     assert any("Results table" in t for t in _texts(other))
     assert other.dataframe[-1].value.equals(table)
+
+
+def test_each_candidate_gets_its_sentence_against_the_one_baseline(small_store,
+                                                                    new_app) -> None:
+    from evalcore.store.runs import add_run
+
+    _, db = small_store
+    add_run(db, study_id="s1", name="r3", source="imported", k=3,
+            results=[("q1", 1, "d4", 1.0), ("q2", 1, "d5", 1.0)])
+    _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_runs").set_value(["r2", "r1", "r3"]).run()
+    at.checkbox(key="rl_compare_accept_unverified").check().run()
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    measures = at.multiselect(key="rl_compare_measures").value
+    expected = [bottom_line(compare_pair(db, "s1", c, "r2", measures, queue_limit=10,
+                                         viewer=None)).sentence for c in ("r1", "r3")]
+    assert texts[:2] == expected  # r2, chosen first, is the baseline of both
+    assert all(t.startswith(f"{c} vs r2 (baseline): ") for t, c in zip(texts[:2], ("r1", "r3"), strict=True))
+    assert len(at.table) == 4  # per candidate: its bottom line table, its paired tests

@@ -27,7 +27,8 @@ def test_ranked_list_with_labels_and_flags(small_store, new_app) -> None:
     chips = " ".join(m.value for m in at.markdown if "badge" in m.value)
     # the reasons are explained under the chips; the bounds are the interval beside the word
     captions = " ".join(c.value for c in at.caption)
-    assert "unlabeled\\_returned" in captions
+    assert "a returned unit in the top k has no label" in captions
+    assert "unlabeled\\_returned" not in captions + chips  # plain words on screen
     assert "P\\@3 unavailable · 0\\.33 to 1\\.00\\, 1 unlabeled\\, 1 in conflict" in chips
     # the population is not declared complete: nDCG is bounded all the same (section 12)
     assert "nDCG\\@3 unavailable · 0\\.23 to 1\\.00\\, 1 unlabeled\\, 1 in conflict" in chips

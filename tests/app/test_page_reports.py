@@ -37,7 +37,7 @@ def test_freeze_then_generate_a_pinned_report(small_store, new_app) -> None:
         "first report", "v1", "lead")
     assert [r.name for r in report.runs] == ["r1", "r2"]
     assert at.checkbox(key=f"rl_report_internal_{stored.report_id}").value is False
-    assert len(at.get("download_button")) == 3
+    assert len(at.get("download_button")) == 4  # HTML, JSON, CSV per query, verdicts CSV
     assert any(s.value.replace("\\", "").startswith("Report first report generated")
                for s in at.success)
 
@@ -67,7 +67,9 @@ def test_run_on_another_corpus_is_marked_not_comparable(small_store, new_app) ->
     assert list(runs["comparable"]) == ["yes", "yes", "NOT VERIFIED"]
     assert "is not verified" in runs["why not"][2] and "different" not in runs["why not"][2]
     results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
-    assert list(results["run"]) == ["(a) r1", "(b) r2"]
+    assert list(results["run"]) == ["r1", "r2", "other"]  # each run's own numbers
+    assert [line.candidate for line in load_report(
+        db, at.session_state["rl_report_show"]).bottom_lines] == ["r2"]  # "other" not compared
 
 
 def test_the_lead_accepts_a_run_whose_comparability_is_not_verified(small_store,
@@ -84,7 +86,7 @@ def test_the_lead_accepts_a_run_whose_comparability_is_not_verified(small_store,
     runs = next(d.value for d in at.dataframe if "comparable" in d.value.columns)
     assert list(runs["comparable"]) == ["yes", "yes (accepted, not verified)"]
     results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
-    assert list(results["run"]) == ["(a) r1", "(b) other"]
+    assert list(results["run"]) == ["r1", "other"]
     stored = load_report(db, at.session_state["rl_report_show"])
     assert stored.run("other").accepted_unverified
     assert any("lead accepted run 'other'" in w.value.replace("\\", "") for w in at.warning)
@@ -125,7 +127,9 @@ def test_exports_hold_no_notes_unless_asked(small_store, new_app, downloads) -> 
     at.text_input(key="rl_report_name").set_value("r")
     at.button(key="rl_report_generate").click().run()
     (stored,) = list_reports(db, "s1", viewer=None)
-    assert set(downloads) == {"r.html", "r.json", "r.csv"}
+    assert set(downloads) == {"r.html", "r.json", "r.csv", "r-verdicts.csv"}
+    assert downloads["r-verdicts.csv"].startswith("candidate,baseline,difference,measure,")
+    assert "\r\nr2,r1,candidate − baseline,P@3," in downloads["r-verdicts.csv"]
     for text in downloads.values():
         assert "secret note" not in text
     assert "r1,true,q1,3," in downloads["r.csv"] and "<html" in downloads["r.html"]
@@ -146,14 +150,14 @@ def test_stored_report_shows_the_verdict_before_the_results(small_store, new_app
     save_report(db, report_from_store(db, study_id="s1", runs=["r1", "r2"], created_by="lead", viewer="lead"))
     at = new_app(annotator="lead", page="views/reports.py")
     assert not at.exception, at.exception
-    frames = [d.value for d in at.dataframe]
-    verdicts = next(i for i, d in enumerate(frames) if "verdict" in d.columns)
-    results = next(i for i, d in enumerate(frames) if "P@3" in d.columns)
-    assert verdicts < results
-    table = frames[verdicts]
-    assert list(table["measure"]) == ["P@3", "R@3", "nDCG@3", "RR@3"]
-    assert table["verdict"][0] == "decided: r1 better"  # r2 - r1 on P@3: -1/6
-    assert table["mean difference A − B"][0] == "−0.167 to −0.167"
+    texts = [m.value.replace("\\", "") for m in at.markdown]
+    assert any(t.startswith("**r2 vs r1 (baseline): worse on P@3") for t in texts)
+    table = at.table[0].value  # the bottom line's, before the results table
+    assert list(table.index) == ["P@3", "R@3", "nDCG@3", "RR@3"]
+    assert table.loc["P@3", "verdict"] == "decided: worse"  # r2 - r1 on P@3: -1/6
+    assert table.loc["P@3", "candidate − baseline (mean)"] == "−0.167 to −0.167"
+    (results,) = [d.value for d in at.dataframe if "P@3" in d.value.columns]  # one table
+    assert list(results.columns) == ["run", "P@3", "R@3", "nDCG@3", "RR@3", "Judged@3"]
 
 
 def test_stored_report_shows_the_chosen_measures_with_judged(small_store, new_app) -> None:

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("store",),
     ("annotation", "retrieval"),
     ("analysis",),
+    ("estimation",),
     ("live",),
     ("report",),
     ("demo",),

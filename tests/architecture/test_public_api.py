@@ -29,8 +29,17 @@ def test_evaluate_is_the_function_and_the_models_are_the_contract_models() -> No
 
 def test_all_names_exactly_what_the_package_exports() -> None:
     assert sorted(evalcore.__all__) == [
-        "EvalProtocol", "EvaluationReport", "EvaluationResult", "Measure", "Observation",
-        "Unavailable", "UnknownMeasure", "__version__", "evaluate", "parse_measure",
+        "EvalProtocol",
+        "EvaluationReport",
+        "EvaluationResult",
+        "Measure",
+        "Observation",
+        "Qrels",
+        "Unavailable",
+        "UnknownMeasure",
+        "__version__",
+        "evaluate",
+        "parse_measure",
     ]
     for name in evalcore.__all__:
         assert getattr(evalcore, name) is not None
@@ -48,8 +57,11 @@ def test_the_public_api_evaluates_an_observation() -> None:
     from evalcore import EvalProtocol, Observation, evaluate
 
     observation = Observation(
-        query_id="q1", k=2, returned_ids=["d1", "d2"],
-        labels=[Label(id="d1", gain=3), Label(id="d2", gain=0)], population_complete=True,
+        query_id="q1",
+        k=2,
+        returned_ids=["d1", "d2"],
+        labels=[Label(id="d1", gain=3), Label(id="d2", gain=0)],
+        population_complete=True,
     )
     report = evaluate([observation], EvalProtocol(relevance_threshold=2))
     assert isinstance(report, EvaluationReport)
@@ -63,6 +75,12 @@ def test_importing_the_package_does_not_load_the_metric_computer() -> None:
         "heavy = [m for m in ('numpy', 'pydantic', 'evalcore.compute.evaluate') if m in sys.modules]\n"
         "print(heavy)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert out.stdout.strip() == "[]"

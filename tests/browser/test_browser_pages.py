@@ -291,20 +291,3 @@ def test_screenshots_of_the_pages(app_server, tmp_path: Path, chromium_path: str
                 " - window.innerWidth")
             assert overflow <= 1, (name, overflow)  # nothing wider than the window
 
-
-def test_compare_chart_titles_fit_at_phone_width(app_server, phone_page) -> None:
-    page = phone_page
-    page.goto(app_server.url + "/compare?annotator=charts")
-    wait_for_app(page, "Compare runs")
-    chart = page.locator("[data-testid=stPlotlyChart]").first
-    chart.wait_for()
-    chart.scroll_into_view_if_needed()
-    page.locator("[data-testid=stPlotlyChart] .annotation-text").first.wait_for()
-    geometry = chart.evaluate(_CHART_GEOMETRY)
-    titles = [t for t in geometry["texts"] if "per paired query" in t["text"]
-              or t["text"].startswith("excluded queries")]
-    assert len(titles) == 2, geometry["texts"]
-    for text in titles:
-        assert geometry["left"] - 1 <= text["left"] and text["right"] <= geometry["right"] + 1, (
-            "clipped", text, geometry["left"], geometry["right"])
-        assert text["top"] >= chart.bounding_box()["y"] - 1, ("cut at the top", text)

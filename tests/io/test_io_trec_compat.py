@@ -17,7 +17,7 @@ from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
 from evalcore.io.trec import parse_qrels, parse_run
 from evalcore.io.trec_eval_scope import trec_eval_scope
-from evalcore.io.trec_mappings import qrels_from_mapping, run_from_mapping
+from evalcore.io.trec_mappings import judged_from_mapping, ranked_from_mapping
 
 
 def run_text(text: str, **kw):
@@ -55,8 +55,9 @@ def test_text_after_the_tag_is_ignored_and_counted_when_asked():
     assert run.scores_for("1") == [3.0, 2.0]
     assert run.tags == ["tag"]
     assert run.extra_column_lines == 2
-    assert run.notes == ["run.txt: 2 line(s) have text after the tag; it was ignored, as "
-                         "trec_eval ignores it"]
+    assert run.notes == [
+        "run.txt: 2 line(s) have text after the tag; it was ignored, as trec_eval ignores it"
+    ]
 
 
 def test_extra_columns_still_needs_six_fields_and_a_number():
@@ -110,27 +111,66 @@ def test_scope_notes_name_at_most_five_queries():
 
 
 def test_dict_run_is_ranked_as_trec_eval_ranks_a_file():
-    as_dict = run_from_mapping({"q1": {"a": 1.0, "b": 2, "c": 2.0}, "q2": {"x": -1.5}})
+    as_dict = ranked_from_mapping({"q1": {"a": 1.0, "b": 2, "c": 2.0}, "q2": {"x": -1.5}})
     as_file = run_text("q1 Q0 a 1 1.0 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 2.0 t\nq2 Q0 x 1 -1.5 t\n")
-    assert as_dict.doc_ids == as_file.doc_ids == {"q1": ["c", "b", "a"], "q2": ["x"]}
+    assert as_dict.rankings() == as_file.doc_ids == {"q1": ["c", "b", "a"], "q2": ["x"]}
     assert as_dict.tied_score_pairs == as_file.tied_score_pairs == 1
-    assert as_dict.scores_for("q1") == [2.0, 2.0, 1.0]
+    assert not as_dict.may_repeat  # a dict's keys never repeat a doc
 
 
 def test_dataframe_input_equals_dict_input():
     frame = pd.DataFrame(
         {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "x"], "score": [1.0, 2.0, 3.0]}
     )
-    run = run_from_mapping(frame)
-    assert run.doc_ids == {"q1": ["b", "a"], "q2": ["x"]}
+    run = ranked_from_mapping(frame)
+    assert run.rankings() == {"q1": ["b", "a"], "q2": ["x"]} and run.may_repeat
     qframe = pd.DataFrame({"qid": [1, 1], "docno": ["a", "b"], "label": np.array([2, 0])})
-    qrels = qrels_from_mapping(qframe)
-    assert qrels.doc_ids == {"1": ["a", "b"]} and qrels.gains == {"1": [2, 0]}
+    qrels = judged_from_mapping(qframe)
+    assert qrels.gains_of == {"1": {"a": 2, "b": 0}} and qrels.label_gain.tolist() == [2, 0]
+
+
+def test_interleaved_table_rows_are_grouped_and_repeats_follow_the_file_rules():
+    frame = pd.DataFrame(
+        {
+            "query_id": ["q2", "q1", "q2", "q1"],
+            "doc_id": ["a", "b", "c", "b"],
+            "score": [1.0, 2.0, 3.0, 0.5],
+        }
+    )
+    assert ranked_from_mapping(frame).rankings() == {"q2": ["c", "a"], "q1": ["b", "b"]}
+    qframe = pd.DataFrame(
+        {
+            "query_id": ["q2", "q1", "q2", "q1"],
+            "doc_id": ["a", "b", "c", "b"],
+            "relevance": [1, 2, 0, 3],
+        }
+    )
+    qrels = judged_from_mapping(qframe)
+    assert qrels.gains_of == {"q2": {"a": 1, "c": 0}, "q1": {"b": 3}}
+    assert qrels.query_ids == ["q2", "q1"] and qrels.duplicate_reference.tolist() == [False, True]
+    assert qrels.notes == [
+        "qrels (DataFrame):4: query q1 doc b has gain 3 but line 2 gave 2; "
+        "both labels kept, so the query is duplicate_reference"
+    ]
+
+
+def test_pyarrow_tables_are_read_as_dataframes_are():
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "x"], "score": [1.0, 2.0, 3.0]}
+    )
+    assert ranked_from_mapping(table).rankings() == {"q1": ["b", "a"], "q2": ["x"]}
+    qtable = pa.table({"qid": [1, 1], "docno": ["a", "b"], "relevance": [2, 7]})
+    assert messages(judged_from_mapping, qtable) == [
+        "qrels (Table): row 1 (relevance): gain 7 is outside 0..4 "
+        "(map it with gain_map={7: N}, N in 0..4)"
+    ]
+    assert judged_from_mapping(qtable, {7: 4}).gains_of == {"1": {"a": 2, "b": 4}}
 
 
 def test_gains_are_checked_like_a_file_and_every_error_is_named():
     bad = {"q1": {"a": True, "b": 2.5, "c": "3", "d": 7, "e": -1}}
-    assert messages(qrels_from_mapping, bad) == [
+    assert messages(judged_from_mapping, bad) == [
         "qrels (dict): query 'q1' doc 'a': gain must be an integer, got True "
         "(gains are integers 0..4)",
         "qrels (dict): query 'q1' doc 'b': gain must be an integer, got 2.5 "
@@ -145,9 +185,9 @@ def test_gains_are_checked_like_a_file_and_every_error_is_named():
 
 
 def test_gain_map_applies_to_dicts():
-    qrels = qrels_from_mapping({"q1": {"a": -1, "b": 7, "c": 2}}, {-1: 0, 7: 4})
-    assert qrels.gains == {"q1": [0, 4, 2]}
-    assert messages(qrels_from_mapping, {"q1": {"a": 7}}, {7: 9}) == [
+    qrels = judged_from_mapping({"q1": {"a": -1, "b": 7, "c": 2}}, {-1: 0, 7: 4})
+    assert qrels.gains_of == {"q1": {"a": 0, "b": 4, "c": 2}}
+    assert messages(judged_from_mapping, {"q1": {"a": 7}}, {7: 9}) == [
         "qrels (dict): query 'q1' doc 'a': gain 7 is mapped to 9, outside 0..4 (map it into 0..4)"
     ]
 
@@ -156,7 +196,7 @@ def test_bad_scores_and_ids_in_a_dataframe_name_the_row():
     frame = pd.DataFrame(
         {"query_id": ["q1", None, "q1"], "doc_id": ["a", "b", ""], "score": [np.nan, 1, np.inf]}
     )
-    assert messages(run_from_mapping, frame) == [
+    assert messages(ranked_from_mapping, frame) == [
         "run (DataFrame): row 0 (score): score must be a finite number, got nan "
         "(items are ranked by score)",
         "run (DataFrame): row 2 (score): score must be a finite number, got inf "
@@ -169,24 +209,33 @@ def test_bad_scores_and_ids_in_a_dataframe_name_the_row():
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ([("q1", "a", 1)], "qrels: expected a file path, a nested dict or a DataFrame, got list"),
-        ({"q1": [("a", 1)]}, "qrels (dict): query 'q1': expected a dict of doc ID -> value, "
-                             "got list"),
+        (
+            [("q1", "a", 1)],
+            "qrels: expected a file path, a nested dict, a DataFrame or a pyarrow Table, got list",
+        ),
+        (
+            {"q1": [("a", 1)]},
+            "qrels (dict): query 'q1': expected a dict of doc ID -> value, got list",
+        ),
         ({}, "qrels (dict): no judgments (give at least one query with one judged doc)"),
-        (pd.DataFrame({"query_id": ["q"], "doc": ["a"], "relevance": [1]}),
-         "qrels (DataFrame): has none of the columns doc_id, docno, docid; its columns are: "
-         "query_id, doc, relevance (name the column doc_id)"),
-        (pd.DataFrame({"query_id": ["q"], "qid": ["q"], "doc_id": ["a"], "relevance": [1]}),
-         "qrels (DataFrame): has more than one of the columns query_id, qid, q_id; its columns "
-         "are: query_id, qid, doc_id, relevance (name the column query_id)"),
+        (
+            pd.DataFrame({"query_id": ["q"], "doc": ["a"], "relevance": [1]}),
+            "qrels (DataFrame): has none of the columns doc_id, docno, docid; its columns are: "
+            "query_id, doc, relevance (name the column doc_id)",
+        ),
+        (
+            pd.DataFrame({"query_id": ["q"], "qid": ["q"], "doc_id": ["a"], "relevance": [1]}),
+            "qrels (DataFrame): has more than one of the columns query_id, qid, q_id; its columns "
+            "are: query_id, qid, doc_id, relevance (name the column query_id)",
+        ),
     ],
 )
 def test_wrong_shapes_say_what_is_expected(value, expected):
-    assert messages(qrels_from_mapping, value) == [expected]
+    assert messages(judged_from_mapping, value) == [expected]
 
 
 def test_booleans_and_floats_are_not_scores_or_ids():
-    assert messages(run_from_mapping, {"q1": {"a": True, 2.5: 1.0}}) == [
+    assert messages(ranked_from_mapping, {"q1": {"a": True, 2.5: 1.0}}) == [
         "run (dict): query 'q1' doc 'a': score must be a finite number, got True "
         "(items are ranked by score)",
         "run (dict): query 'q1' doc 2.5: doc ID must be a non-empty string, got 2.5",
@@ -197,20 +246,21 @@ def test_booleans_and_floats_are_not_scores_or_ids():
 @given(
     st.dictionaries(
         st.sampled_from(["q1", "q2", "q3"]),
-        st.dictionaries(st.sampled_from(list("abcdef")), st.sampled_from([0.0, 0.5, 1.0, 2.0]),
-                        min_size=1),
+        st.dictionaries(
+            st.sampled_from(list("abcdef")), st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=1
+        ),
         min_size=1,
     )
 )
 def test_dict_runs_rank_exactly_as_the_same_run_written_as_a_file(run):
     text = "".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items())
-    as_file, as_dict = run_text(text), run_from_mapping(run)
-    assert as_dict.doc_ids == as_file.doc_ids
+    as_file, as_dict = run_text(text), ranked_from_mapping(run)
+    assert as_dict.rankings() == as_file.doc_ids
     assert as_dict.tied_score_pairs == as_file.tied_score_pairs
 
 
 def test_a_score_beyond_float_range_is_an_error_not_a_crash():
-    assert messages(run_from_mapping, {"q1": {"a": 10**400, "b": 1}}) == [
+    assert messages(ranked_from_mapping, {"q1": {"a": 10**400, "b": 1}}) == [
         f"run (dict): query 'q1' doc 'a': score must be a finite number, got {'1' + '0' * 56}... "
         "(items are ranked by score)",
     ]
@@ -219,9 +269,12 @@ def test_a_score_beyond_float_range_is_an_error_not_a_crash():
 def test_integer_keys_that_read_alike_follow_the_file_rules():
     """{1: ..., "1": ...}: both are query "1", as in a file, and a doc judged twice with two
     gains is kept twice (duplicate_reference), never silently overwritten."""
-    qrels = qrels_from_mapping({1: {"a": 1}, "1": {"a": 2, 7: 0}})
-    assert qrels.doc_ids == {"1": ["a", "7", "a"]} and qrels.gains == {"1": [1, 0, 2]}
-    assert qrels.conflicting_duplicates == 1
-    plain = qrels_from_mapping({"q1": {"a": 1, "b": 0}, "q2": {}, "q3": {"c": 2}})
-    assert plain.doc_ids == {"q1": ["a", "b"], "q3": ["c"]}
-    assert plain.gains == {"q1": [1, 0], "q3": [2]} and plain.n_rows == 3
+    qrels = judged_from_mapping({1: {"a": 1}, "1": {"a": 2, 7: 0}})
+    assert qrels.query_ids == ["1"] and set(qrels.gains_of["1"]) == {"a", "7"}
+    assert qrels.duplicate_reference.tolist() == [True]
+    assert "both labels kept, so the query is duplicate_reference" in qrels.notes[0]
+    plain = judged_from_mapping({"q1": {"a": 1, "b": 0}, "q2": {}, "q3": {"c": 2}})
+    assert plain.gains_of == {"q1": {"a": 1, "b": 0}, "q3": {"c": 2}}
+    assert plain.label_gain.tolist() == [1, 0, 2] and not plain.duplicate_reference.any()
+    run = ranked_from_mapping({1: {"a": 1.0}, "1": {"a": 2.0, 7: 0.5}})
+    assert run.rankings() == {"1": ["a", "a", "7"]} and run.may_repeat

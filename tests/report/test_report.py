@@ -176,10 +176,13 @@ def test_html_shows_unavailable_with_reasons_never_as_zero() -> None:
     report = _report()
     html = render_html(report)
     detail = aggregate_detail(report.run("A").evaluation.aggregates["precision"])
-    assert detail.startswith("unavailable — 1 of 4 queries missing (1 unlabeled_returned)")
+    # plain words on the page; the codes stay in the JSON and CSV exports
+    assert detail.startswith(
+        "unavailable — 1 of 4 queries missing (1 with unlabeled results in the top k)")
     assert "available on 3 of 4" in detail
     assert detail in html or detail.replace("—", "&mdash;") in html
-    assert "unavailable (unlabeled_returned)" in html
+    assert "unavailable (unlabeled results in the top k)" in html
+    assert "unavailable (unlabeled_returned)" not in html
     assert "unavailable (1 of 4 missing)" in html
 
 

@@ -3,6 +3,7 @@ caution; the trec_eval-compatible numbers in their own labeled section (issue 14
 
 import json
 import re
+from html import escape
 
 import pytest
 from report_builders import DEMO_RUNS, demo_store
@@ -46,16 +47,34 @@ def test_report_holds_the_decisions_of_each_compared_pair(demo) -> None:
     assert pc.compat[0] == direct.compat[0]
 
 
-def test_html_shows_the_verdict_before_the_results_and_the_tests(demo) -> None:
+def test_html_shows_the_bottom_line_first_then_the_details(demo) -> None:
     _, report = demo
     html = render_html(report)
-    decided = html.index("<h2>Decided comparisons</h2>")
-    assert decided < html.index("<h2>Results</h2>") < html.index("<h2>Paired comparisons</h2>")
+    body = html[html.index("<body>"):]
+    line = html.index('<p class="bottomline">')
+    # nothing but the title before the bottom line
+    assert body.index("<h2>") == body.index("<h2>Bottom line</h2>")
+    assert line < html.index("<h2>Runs</h2>") < html.index("<h2>Measures</h2>") < html.index(
+        "<h2>Decided comparisons</h2>") < html.index("<h2>Glossary</h2>")
+    sentence = report.bottom_lines[0].sentence
+    assert sentence.startswith("bm25-title-boost vs bm25-plain (baseline): ")
+    assert f"<strong>{escape(sentence)}</strong>" in html
     section = _section(html, "Decided comparisons")
-    assert section.index("<strong>undecided</strong>") < section.index("Paired tests, on the")
-    assert "relevant set not declared complete" not in section
-    assert "Caution: 20 of 25 queries left out" in section
-    assert "can be biased" in _section(html, "Paired comparisons")
+    assert "<h3>bm25-title-boost vs bm25-plain (baseline)</h3>" in section
+    assert section.index("<strong>open</strong>") < section.index("5 of 25 queries (20 left out")
+    # section 12: R@10 and nDCG@10 are bounded on the open populations, not blocked
+    assert "cannot be decided yet" not in _section(html, "Bottom line")
+    # the caution once, the averages in one table, plain words for reasons
+    assert html.count("can be biased") == 1
+    assert "<h2>Results</h2>" not in html and "<h2>Aggregates per run" not in html
+    assert "<h2>Paired comparisons</h2>" not in html
+    assert "20 with unlabeled results in the top k in both runs" in section
+    visible = re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    glossary = _section(html, "Glossary")
+    assert "unlabeled_returned" not in visible.replace(glossary, "")
+    for word in ("decided", "open", "cannot be decided yet", "unavailable"):
+        assert f"<dt>{word}</dt>" in glossary
+    assert "(A)" not in visible and "A − B" not in visible
 
 
 def test_html_compat_numbers_only_in_their_own_section(demo) -> None:
@@ -66,7 +85,8 @@ def test_html_compat_numbers_only_in_their_own_section(demo) -> None:
     values = {f"{v:.4f}" for row in report.decisions[0].compat
               for v in (row.value_a, row.value_b) if v is not None}
     assert values and all(v in compat for v in values)
-    evidence = _section(html, "Decided comparisons") + _section(html, "Results")
+    evidence = (_section(html, "Bottom line") + _section(html, "Decided comparisons")
+                + _section(html, "Measures"))
     # 0 and 1 are also bounds of evidence-backed intervals; the other compat values are not
     distinctive = values - {"0.0000", "1.0000"}
     assert distinctive
@@ -93,16 +113,15 @@ def test_json_has_the_decisions_with_compat_apart_and_round_trips(demo) -> None:
     assert load_report(db, stored.report_id).decisions == report.decisions
 
 
-def test_text_puts_the_verdict_first_and_compat_last(demo) -> None:
+def test_text_puts_the_bottom_line_first_and_compat_last(demo) -> None:
     _, report = demo
     text = render_pair(report.decisions[0])
-    assert text.startswith("bm25-title-boost (A) vs bm25-plain (B)")
+    assert text.startswith(report.bottom_lines[0].sentence + "\n")
+    assert text.startswith("bm25-title-boost vs bm25-plain (baseline): ")
     for name in ("P@10", "RR@10", "R@10", "nDCG@10"):
-        assert f"{name}: undecided" in text
-    assert text.index("RR@10: undecided") < text.index(COMPAT_LABEL)
-    assert "caution: " in text and "can be biased" in text
-
-
+        assert f"{name}: open — mean candidate − baseline: " in text
+    assert text.index("RR@10: open") < text.index(COMPAT_LABEL)
+    assert text.count("caution: ") == 1 and "can be biased" in text
 
 
 def test_text_names_what_lifts_an_undecidable_verdict(tmp_path) -> None:
@@ -118,5 +137,7 @@ def test_text_names_what_lifts_an_undecidable_verdict(tmp_path) -> None:
             results=[("q1", 1, "b", 2.0), ("q2", 1, "d", 1.0)])
     record_label(db, study_id="s", query_id="q2", unit_id="d", gain=1, annotator="ann")
     text = render_pair(compare_pair(db, "s", "A", "B", ["R@2"], viewer=None))
-    block = text[text.index("R@2: undecidable"):]
-    assert block.index("to lift it: 1 query has no label at all") < block.index("paired tests:")
+    assert text.startswith("A vs B (baseline): R@2 cannot be decided yet — 1 query has no "
+                           "label at all\n")
+    block = text[text.index("R@2: cannot be decided yet"):]
+    assert block.index("to lift it: 1 query has no label at all") < block.index("paired tests on")

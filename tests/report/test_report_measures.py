@@ -60,10 +60,12 @@ def test_default_set_is_the_four_at_each_runs_k_with_judged(store) -> None:
                                                                  "RR@10"]
     section = _section(render_html(report), "Measures")
     heads = [h.split("</th>")[0] for h in section.split("<th>")[2:]]
-    assert heads == ["P@k", "R@k", "nDCG@k", "MRR@k", "Judged@k"]
-    for label in ("P@10", "R@10", "nDCG@10", "MRR@10", "Judged@10"):
+    # one name per measure, as the verdicts say it (RR@10, never MRR@10 beside it)
+    assert heads == ["P@k", "R@k", "nDCG@k", "RR@k", "Judged@k"]
+    for label in ("P@10", "R@10", "nDCG@10", "RR@10", "Judged@10"):
         assert f"<strong>{label}</strong>" in section
-    assert render_measures_text(report).startswith("measures: P@k, R@k, nDCG@k, MRR@k (")
+    assert "MRR@" not in render_html(report)
+    assert render_measures_text(report).startswith("measures: P@k, R@k, nDCG@k, RR@k (")
 
 
 def test_chosen_measures_are_exactly_what_every_export_shows(store) -> None:
@@ -74,7 +76,7 @@ def test_chosen_measures_are_exactly_what_every_export_shows(store) -> None:
         assert set(run.measure_values.aggregates) == set(SHOWN)
 
     html = render_html(report)
-    meta = html[:html.index("<h2>")]
+    meta = html[:html.index("<h2>Runs")]
     assert "<td>Measures</td><td><code>Success@2, nDCG@3, RBP(p=0.8)@3 (Judged@k" in meta
     section = _section(html, "Measures")
     heads = [h.split("</th>")[0] for h in section.split("<th>")[2:]]

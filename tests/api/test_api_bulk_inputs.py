@@ -1,0 +1,235 @@
+"""Qrels and runs in memory (dicts, DataFrames, pyarrow Tables, ``evalcore.Qrels``) give the
+report the observation path gives for the same qrels and run written as TREC files.
+
+The observation path is the reference: the files read by the careful reader, one
+:class:`~evalcore.contract.observation.Observation` per query
+(:func:`evalcore.io.trec.trec_observations`), evaluated by the metric computer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalcore
+from evalcore.compute.evaluate import evaluate as compute_evaluate
+from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.io.errors import InputErrors
+from evalcore.io.text_lines import decode_source
+from evalcore.io.trec import parse_qrels, parse_run, trec_observations
+from evalcore.io.trec_eval_scope import trec_eval_scope
+
+QUERIES = ["q1", "q2", "q10", "Q3", "7"]
+DOCS = list("abcdefgh")
+MEASURES = ["P@3", "nDCG@5", "R@4", "RR@5", "AP@5", "Judged@3", "P(rel=2)@2"]
+
+qrels_dicts = st.dictionaries(
+    st.sampled_from(QUERIES),
+    st.dictionaries(st.sampled_from(DOCS), st.integers(0, 4), max_size=6),
+    min_size=1,
+).filter(lambda q: any(q.values()))
+run_dicts = st.dictionaries(
+    st.sampled_from(QUERIES),
+    st.dictionaries(
+        st.sampled_from(DOCS), st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, 3.25]), max_size=8
+    ),
+    min_size=1,
+).filter(lambda r: any(r.values()))
+
+
+def as_files(qrels: dict, run: dict) -> tuple:
+    """The same qrels and run as TREC files, read by the careful reader."""
+    qtext = "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+    rtext = "".join(f"{q} Q0 {d} 1 {s!r} t\n" for q, docs in run.items() for d, s in docs.items())
+    return (
+        parse_qrels(decode_source(qtext.encode(), "qrels.txt")),
+        parse_run(decode_source(rtext.encode(), "run.txt")),
+    )
+
+
+def reference(
+    qrels: dict, run: dict, measures: list[str], *, trec_eval: bool, complete: bool = False
+):
+    """The observation path's report for the same inputs."""
+    q, r = as_files(qrels, run)
+    k = max(evalcore.parse_measure(m).k for m in measures)
+    observations = trec_observations(q, r, k, complete=complete or trec_eval)
+    if trec_eval:
+        keep = set(trec_eval_scope(q, r, all_queries=False).query_ids)
+        observations = [o for o in observations if o.query_id in keep]
+    parsed = [evalcore.parse_measure(m) for m in measures]
+    return compute_evaluate(observations, EvalProtocol(trec_eval=trec_eval), measures=parsed), r
+
+
+def frame(mapping: dict, value: str) -> pd.DataFrame:
+    rows = [(q, d, v) for q, docs in mapping.items() for d, v in docs.items()]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
+
+
+def same(result, expected) -> None:
+    report = result.report
+    assert report.queries == expected.queries
+    assert report.aggregates == expected.aggregates
+    assert report.diagnostics.tied_score_pairs == expected.diagnostics.tied_score_pairs
+    assert report.diagnostics.returned_duplicates == expected.diagnostics.returned_duplicates
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    qrels_dicts,
+    run_dicts,
+    st.lists(st.sampled_from(MEASURES), min_size=1, max_size=3, unique=True),
+    st.booleans(),
+    st.booleans(),
+)
+def test_every_in_memory_form_gives_the_observation_paths_report(
+    qrels, run, measures, trec_eval, complete
+):
+    expected, read_run = reference(qrels, run, measures, trec_eval=trec_eval, complete=complete)
+    expected = expected.model_copy(
+        update={
+            "diagnostics": expected.diagnostics.model_copy(
+                update={"tied_score_pairs": read_run.tied_score_pairs}
+            )
+        }
+    )
+    options = {"measures": measures, "trec_eval": trec_eval, "complete": complete}
+    prepared = evalcore.Qrels(qrels)
+    for q, r in [
+        (qrels, run),
+        (frame(qrels, "relevance"), frame(run, "score")),
+        (
+            pa.Table.from_pandas(frame(qrels, "relevance")),
+            pa.Table.from_pandas(frame(run, "score")),
+        ),
+        (prepared, run),
+        (prepared, frame(run, "score")),
+    ]:
+        same(evalcore.evaluate(q, r, **options), expected)
+    same(prepared.evaluate(run, **options), expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    qrels_dicts,
+    st.lists(
+        st.tuples(
+            st.sampled_from(QUERIES[:3]),
+            st.sampled_from(DOCS[:4]),
+            st.sampled_from([0.0, 1.0, 2.0]),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_table_rows_that_repeat_a_doc_keep_every_position_as_a_file_does(qrels, rows):
+    """A table (unlike a dict) may rank a doc twice for one query, in any row order."""
+    table = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    rtext = "".join(f"{q} Q0 {d} 1 {s!r} t\n" for q, d, s in rows)
+    q, _ = as_files(qrels, {"q1": {"a": 1.0}})
+    r = parse_run(decode_source(rtext.encode(), "run.txt"))
+    expected = compute_evaluate(
+        trec_observations(q, r, 5, complete=False),
+        EvalProtocol(),
+        measures=[evalcore.parse_measure("P@5")],
+    )
+    result = evalcore.evaluate(qrels, table, measures=["P@5"])
+    assert result.report.queries == expected.queries
+    duplicates = result.report.diagnostics.returned_duplicates
+    assert duplicates == expected.diagnostics.returned_duplicates
+    assert result.report.aggregates == expected.aggregates
+
+
+def test_prepared_qrels_are_read_once_and_evaluate_many_runs():
+    qrels = evalcore.Qrels({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}})
+    assert len(qrels) == 2 and qrels.query_ids == ["q1", "q2"]
+    assert repr(qrels) == "Qrels(qrels (dict): 2 queries, 3 judged docs)"
+    first = qrels.evaluate({"q1": {"a": 1.0, "b": 0.5}, "q2": {"c": 1.0}}, measures=["P@2"])
+    second = qrels.evaluate({"q1": {"b": 1.0}, "q2": {"x": 1.0}}, measures=["P@1"], trec_eval=True)
+    assert first.aggregates["P@2"] == pytest.approx(0.5)
+    assert second.aggregates["P@1"] == 0.0
+    # Honest by default: an unjudged doc leaves the value unknown, with bounds.
+    open_value = qrels.evaluate({"q1": {"b": 1.0}, "q2": {"x": 1.0}}, measures=["P@1"])
+    assert open_value.aggregates["P@1"].reasons == {"unlabeled_returned": 1}
+    assert (open_value.aggregates["P@1"].lower, open_value.aggregates["P@1"].upper) == (0.0, 0.5)
+
+
+def test_prepared_qrels_are_checked_at_the_edge_with_the_readers_messages(tmp_path):
+    with pytest.raises(InputErrors) as exc:
+        evalcore.Qrels({"q1": {"a": 9, "": 1}})
+    assert [str(e) for e in exc.value.errors] == [
+        "qrels (dict): query 'q1' doc 'a': gain 9 is outside 0..4 "
+        "(map it with gain_map={9: N}, N in 0..4)",
+        "qrels (dict): query 'q1' doc '': doc ID must be a non-empty string, got ''",
+    ]
+    with pytest.raises(InputErrors, match=r"query 3.5: query ID must be a non-empty string"):
+        evalcore.Qrels({3.5: {"a": 1}})
+    assert evalcore.Qrels({"q1": {"a": 9}}, gain_map={9: 4}).judged.gains_of == {"q1": {"a": 4}}
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 a 1\n")
+    from_file = evalcore.Qrels(path)
+    assert from_file.evaluate({"q1": {"a": 1.0}}, measures=["P@1"]).aggregates["P@1"] == 1.0
+    with pytest.raises(ValueError, match=r"give it to evalcore.Qrels\(..., gain_map=...\)"):
+        evalcore.evaluate(from_file, {"q1": {"a": 1.0}}, measures=["P@1"], gain_map={9: 4})
+
+
+def test_run_tables_name_the_wrong_row_and_column():
+    table = pa.table({"qid": ["q1", "q1"], "docno": ["a", None], "score": [1.0, float("nan")]})
+    with pytest.raises(InputErrors) as exc:
+        evalcore.evaluate({"q1": {"a": 1}}, table, measures=["P@1"])
+    assert [str(e) for e in exc.value.errors] == [
+        "run (Table): row 1 (score): score must be a finite number, got nan "
+        "(items are ranked by score)",
+        "run (Table): row 1 (docno): doc ID must be a non-empty string, got None",
+    ]
+
+
+def test_numpy_gains_and_scores_in_dicts_are_numbers():
+    qrels = {"q1": {"a": np.int64(2), "b": np.int8(0)}}
+    run = {"q1": {"a": np.float32(0.5), "b": np.float64(1.5)}}
+    result = evalcore.evaluate(qrels, run, measures=["RR@2"])
+    assert result.aggregates["RR@2"] == 0.5
+
+
+def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general_path():
+    """Clean tables are read as columns (no Python object per row); a table the words
+    cannot hold exactly, or a wrong one, goes to the general path, which names the row."""
+    from evalcore.io.trec_columnar import table_trec_input
+
+    qrels = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [2, 0, 1]}
+    )
+    run = pd.DataFrame(
+        {
+            "query_id": ["q2", "q1", "q1", "q3"],
+            "doc_id": ["c", "a", "x", "z"],
+            "score": [1.0, 1.0, 2.0, 0.5],
+        }
+    )
+    protocol = EvalProtocol()
+    taken = table_trec_input(qrels, run, 2, complete=False, protocol=protocol)
+    assert taken is not None and list(taken.batch.top_units) == [["x", "a"], ["c"], ["z"]]
+    prepared = evalcore.Qrels(qrels)
+    assert (
+        table_trec_input(
+            prepared.judged.words, pa.Table.from_pandas(run), 2, complete=False, protocol=protocol
+        )
+        is not None
+    )
+    for odd_run in (
+        run.assign(doc_id=["c", "a", "", "z"]),  # empty ID: the general path names it
+        run.assign(doc_id=["c", "a", "x\0y", "z"]),  # NUL: words cannot hold it
+        run.assign(score=[1.0, float("nan"), 2.0, 0.5]),
+        run.assign(doc_id=["c", "a", None, "z"]),
+    ):
+        assert table_trec_input(qrels, odd_run, 2, complete=False, protocol=protocol) is None
+    repeated = pd.concat([qrels, qrels.iloc[:1]])  # the file rules' notes: general path
+    assert table_trec_input(repeated, run, 2, complete=False, protocol=protocol) is None
+    with pytest.raises(InputErrors, match=r"run \(DataFrame\): row 2 \(doc_id\): doc ID must"):
+        evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "", "z"]), measures=["P@1"])
+    nul = evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "x\0y", "z"]), measures=["P@2"])
+    assert nul.report.queries[0].metrics["P@2"].blocking_ids == ["x\0y"]
