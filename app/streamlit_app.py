@@ -41,8 +41,9 @@ with first_run():
     with driver_without_pandas():
         import sqlite_utils  # noqa: F401
 
+    from app.components.address import install_history_policy, unknown_page_notice
     from app.components.auth import identity_gate
-    from app.components.navigation import navigation_pages
+    from app.components.navigation import navigation_pages, url_paths
     from app.components.session import annotator_picker, get_db, study_picker
     from app.components.warmup import warm_imports
     from evalcore.access.channel import audit_channel
@@ -55,8 +56,12 @@ with first_run():
     if identity is None:
         annotator_picker()
 
+    install_history_policy()  # one browser history entry per page, not per address change
     with audit_channel("app"):  # audit rows of this run record the app channel
         try:
-            st.navigation(navigation_pages()).run()
+            page = st.navigation(navigation_pages())
+            if page.url_path == "":  # the default page: also what an unknown address gets
+                unknown_page_notice(url_paths())
+            page.run()
         finally:  # the page is drawn (or stopped): import the other pages' modules meanwhile
             warm_imports()

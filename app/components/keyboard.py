@@ -1,35 +1,59 @@
-"""Keyboard behaviour the annotate page needs beyond Streamlit's button shortcuts.
+"""The annotate page's keyboard: every item key press reaches the server with the item it was
+pressed on, and nothing else is in the way.
 
-* **Esc leaves a text field** (the note, the search box): the field loses
-  focus, which commits its value, and the grade keys work again.
-* **One press per item on screen.** The grade, skip and can't-judge buttons are
-  keyed ``grade_<gain>_<showing>`` (see ``app/views/annotate.py``); after a
-  press on showing *n*, further presses are held back until another showing is
-  on screen (or 3 s passed: the server may have refused and kept the item), and
-  the page says so in a banner. The server refuses stale presses anyway (the
-  item token); this keeps them from being sent and makes every one visible,
-  including those Streamlit would merge into one rerun.
+One component (:func:`item_keys`) draws the item's caption line ("item 3 of 40 · d17 · ...")
+and listens to the keys. The caption and the *screen id* of the item it names change in the
+same DOM update, so a press carries the id of the item whose caption was on screen at that
+instant (the item the annotator saw), never a later or earlier one.
 
-The script is a fixed string: no user text is ever put into it.
+The presses are sent as one growing list (each with a sequence number, trimmed of those the
+server acknowledged): Streamlit merges widget values that arrive while a script runs into one
+rerun, and a list loses none of them where a single value would keep only the last. The server
+(:func:`new_presses`) takes the presses it has not seen, applies each to the item it was
+pressed on or answers it with a visible message, and acknowledges them in the next render.
+
+* **0-4, S, J** are item keys (grade, skip, can't judge); U, N, P, Enter stay Streamlit button
+  shortcuts (their buttons do not change with the item).
+* **Esc leaves a text field** (the note, the search box): the field loses focus, which commits
+  its value, and the item keys work again. Keys typed in a field are text, never presses.
+* A press with no item on screen says so in a banner (nothing to label is not silence).
+
+The component's code is a fixed string: every text it shows comes from ``data`` and is set
+with ``textContent`` (never parsed as HTML).
 """
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import streamlit as st
 
-_SCRIPT = """
-<script>
-(() => {
-  const doc = (window.parent && window.parent.document) || document;
-  if (doc.__rlKeyboard) { return; }
-  doc.__rlKeyboard = true;
-  const ITEM_KEYS = new Set(["0", "1", "2", "3", "4", "s", "S", "j", "J"]);
-  const HOLD_MS = 3000;
-  let sent = null;  // {showing, at}
-  const showingOnScreen = () => {
-    const el = doc.querySelector('[class*="st-key-grade_0_"]');
-    if (!el) { return null; }
-    const m = /st-key-grade_0_(\\d+)/.exec(el.className);
-    return m ? m[1] : null;
-  };
+#: Keys that act on the item on screen: grades, S (skip), J (can't judge).
+ITEM_KEYS = ("0", "1", "2", "3", "4", "s", "j")
+#: The component's widget key (one per page: the annotate page draws one item at a time).
+KEYS_WIDGET = "rl_item_keys"
+_SEEN_KEY = "_rl_presses_seen"
+
+_JS = r"""
+export default function(component) {
+  const { data, setStateValue, parentElement } = component;
+  const doc = document;
+  let line = parentElement.querySelector("[data-rl-item-line]");
+  if (!line) {
+    line = doc.createElement("div");
+    line.setAttribute("data-rl-item-line", "");
+    line.setAttribute("data-testid", "rlItemLine");
+    // the look of a caption, in the theme's own text colour (light or dark)
+    line.style.cssText = "font-size:0.875rem;line-height:1.5;opacity:0.72;overflow-wrap:anywhere;";
+    parentElement.appendChild(line);
+  }
+  line.textContent = data.caption || "";
+  line.dataset.screen = data.screen == null ? "" : String(data.screen);
+  line.style.display = data.caption ? "block" : "none";
+  const keys = doc.__rlItemKeys || (doc.__rlItemKeys = {
+    nonce: Math.random().toString(36).slice(2) + Date.now().toString(36),
+    seq: 0, pending: [], current: null,
+  });
+  keys.current = {line, data, setStateValue};
   const banner = (text) => {
     let box = doc.getElementById("rl-key-refused");
     if (!box) {
@@ -44,33 +68,103 @@ _SCRIPT = """
     box.textContent = text;
     clearTimeout(box.__hide);
     box.style.display = "block";
-    box.__hide = setTimeout(() => { box.style.display = "none"; }, 4000);
+    box.__hide = setTimeout(() => { box.style.display = "none"; }, 5000);
   };
-  doc.addEventListener("keydown", (event) => {
-    const target = event.target;
-    const typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" ||
-                              target.isContentEditable);
-    if (event.key === "Escape" && typing) { target.blur(); return; }
-    if (typing || event.ctrlKey || event.metaKey || event.altKey || !ITEM_KEYS.has(event.key)) {
-      return;
-    }
-    const showing = showingOnScreen();
-    if (showing === null) { return; }
-    const now = Date.now();
-    if (sent && sent.showing === showing && now - sent.at < HOLD_MS) {
+  if (!keys.installed) {
+    keys.installed = true;
+    const ITEM = new Set(data.item_keys);
+    doc.addEventListener("keydown", (event) => {
+      const target = event.target;
+      const typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" ||
+                                target.isContentEditable);
+      if (event.key === "Escape" && typing) { target.blur(); return; }
+      const key = (event.key || "").toLowerCase();
+      if (typing || event.ctrlKey || event.metaKey || event.altKey || !ITEM.has(key)) { return; }
+      const now = keys.current;
+      const line = doc.querySelector("[data-rl-item-line]");
+      if (!now || !line) {
+        // between two drawings of the annotate page's item, or on another page
+        if (/\/annotate$/.test(window.location.pathname)) {
+          event.preventDefault();
+          banner("Key " + event.key + " not sent: the page was still drawing the item. " +
+                 "Look at the item shown, then press again.");
+        }
+        return;
+      }
       event.preventDefault();
       event.stopImmediatePropagation();
-      banner("Key " + event.key + " not sent: the next item is not on screen yet. " +
-             "Look at the item shown, then press again.");
-      return;
-    }
-    sent = {showing, at: now};
-  }, true);
-})();
-</script>
+      const screen = line.dataset.screen;
+      if (!screen) {
+        banner("Key " + event.key + " not sent: no item to label is on screen.");
+        return;
+      }
+      const acked = now.data.nonce === keys.nonce ? (now.data.acked || 0) : 0;
+      keys.seq += 1;
+      keys.pending = keys.pending.filter((p) => p.seq > acked);
+      keys.pending.push({seq: keys.seq, key, screen: Number(screen)});
+      now.setStateValue("presses", {nonce: keys.nonce, presses: keys.pending.slice()});
+    }, true);
+  }
+}
 """
 
+_COMPONENT = st.components.v2.component("rl_item_keys", js=_JS, isolate_styles=False)
 
-def install_keyboard() -> None:
-    """Install (once per browser page) the Esc and one-press-per-item handlers."""
-    st.html(_SCRIPT, unsafe_allow_javascript=True, width="content")
+
+@dataclass(frozen=True)
+class Press:
+    """One key press: the key and the screen id of the item whose caption was on screen."""
+
+    seq: int
+    key: str
+    screen: int
+
+
+def item_keys(caption: str, screen: int | None, on_presses: Callable[[], None]) -> None:
+    """Draw the item's caption line and listen to the item keys for it.
+
+    ``screen``: the id of the item on screen (None: no item to label); ``on_presses``: the
+    callback that reads :func:`new_presses` (it runs before the next render, as a button's).
+    """
+    seen = st.session_state.get(_SEEN_KEY, ("", 0))
+    _COMPONENT(
+        key=KEYS_WIDGET,
+        data={
+            "caption": caption,
+            "screen": screen,
+            "item_keys": list(ITEM_KEYS),
+            "nonce": seen[0],
+            "acked": seen[1],
+        },
+        on_presses_change=on_presses,
+    )
+
+
+def new_presses() -> list[Press]:
+    """The presses the server has not taken yet, in press order (each is taken once)."""
+    state = st.session_state.get(KEYS_WIDGET)
+    value = None
+    if state is not None:
+        value = state.get("presses") if hasattr(state, "get") else getattr(state, "presses", None)
+    if not isinstance(value, dict):
+        return []
+    nonce = str(value.get("nonce", ""))
+    seen_nonce, seen_seq = st.session_state.get(_SEEN_KEY, ("", 0))
+    if nonce != seen_nonce:  # a new page load in this session numbers its presses from 1
+        seen_seq = 0
+    taken: list[Press] = []
+    for raw in value.get("presses") or []:
+        try:
+            press = Press(
+                seq=int(raw["seq"]), key=str(raw["key"]).lower(), screen=int(raw["screen"])
+            )
+        except (KeyError, TypeError, ValueError):
+            continue
+        if press.seq > seen_seq and press.key in ITEM_KEYS:
+            taken.append(press)
+    taken.sort(key=lambda p: p.seq)
+    if taken:
+        st.session_state[_SEEN_KEY] = (nonce, taken[-1].seq)
+    elif nonce != seen_nonce:
+        st.session_state[_SEEN_KEY] = (nonce, seen_seq)
+    return taken

@@ -69,3 +69,8 @@ def navigation_pages() -> dict[str, list]:
         ]
         for section, views in SECTIONS.items()
     }
+
+
+def url_paths() -> set[str]:
+    """The address path of every page (Streamlit names it after the script file)."""
+    return {Path(view.path).stem for views in SECTIONS.values() for view in views}

@@ -167,6 +167,27 @@ def annotator_picker() -> str:
     return annotator()
 
 
+#: The page's own name field (shown where a page needs a name and has none yet).
+_ANNOTATOR_ON_PAGE = "rl_annotator_on_page"
+
+
+def annotator_prompt(why: str) -> None:
+    """Ask for the annotator name on the page itself, not only in the sidebar (collapsed on a
+    phone): the same name as the sidebar's field, which follows it."""
+    st.info(why)
+    st.text_input("Your name (every label is recorded under it)", key=_ANNOTATOR_ON_PAGE,
+                  placeholder="your name",
+                  max_chars=200, on_change=_take_name_from_page,
+                  help="Every label and completeness change is recorded under this name "
+                  "(until sign-in is configured).")
+
+
+def _take_name_from_page() -> None:
+    name = str(st.session_state.get(_ANNOTATOR_ON_PAGE, "")).strip()
+    st.session_state[ANNOTATOR_KEY] = name
+    st.session_state[ANNOTATOR_WIDGET] = name
+
+
 def _sync_param(name: str, value: str) -> None:
     """Keep ``?name=value`` in the page address (removed when ``value`` is empty)."""
     if not value:

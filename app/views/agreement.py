@@ -19,13 +19,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.components.address import keep, restore_choice, write_address
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PAGE, QUERY_PARAM, UNIT_PARAM, item_params
 from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import db_path, get_db, reader
+from app.components.session import annotator_prompt, db_path, get_db, reader
 from app.components.shared_results import shared_result
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
 from evalcore.analysis.agreement import agreement_and_conflicts
@@ -34,7 +35,12 @@ from evalcore.contract.query_order import natural_key
 from evalcore.store.labels import adjudicate
 from evalcore.store.transaction import retry_busy
 
-CONFLICTS_SHOWN = 30
+#: Conflicts per page of the list (a study with many is paged, and filtered by query).
+CONFLICTS_PER_PAGE = 10
+PAGE = "agreement"
+ALL_QUERIES = "all queries"
+FILTER_PARAM, FILTER_KEY = "conflicts_of", "rl_agree_conflicts_of"
+PAGE_PARAM, PAGE_KEY = "page", "rl_agree_page"
 
 _FLASH = "_rl_agree_flash"
 
@@ -117,7 +123,7 @@ def _conflict_card(ctx: ConflictContext, reviewer: str, *, linked: bool) -> None
                    format_func=lambda g: f"{g} · {GRADE_MEANINGS[g]}")
     mid.text_input("Note", key=f"{key}_note", max_chars=2000)
     right.button("Adjudicate", key=key, disabled=not reviewer,
-                 help=None if reviewer else "enter your name in the sidebar first",
+                 help=None if reviewer else "enter your name above first",
                  on_click=_on_adjudicate, args=(ctx.study_id, ctx.query_id, ctx.unit_id, key))
     if linked:
         st.page_link(AGREEMENT_PAGE, label="Address of this conflict", icon=":material/link:",
@@ -130,8 +136,8 @@ def _focused(ctx: ConflictContext, reviewer: str) -> None:
         if ctx.in_conflict:
             st.markdown("##### The conflict this address names")
             if not reviewer:
-                st.info("Enter your name in the sidebar to adjudicate "
-                        "(it is recorded with the decision).")
+                annotator_prompt("Enter your name to adjudicate (it is recorded with the "
+                                 "decision).")
             _conflict_card(ctx, reviewer, linked=False)
             return
         if ctx.state == "adjudicated":
@@ -145,6 +151,31 @@ def _focused(ctx: ConflictContext, reviewer: str) -> None:
                                 f"{said}."))
         if ctx.state is not None:
             _context(ctx)
+
+
+def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The conflicts of the chosen query (or all), one page of them; both in the address."""
+    queries = sorted({q for q, _ in listed}, key=natural_key)
+    restore_choice(PAGE, FILTER_PARAM, FILTER_KEY, [ALL_QUERIES, *queries], what="query")
+    left, right = st.columns(2)
+    chosen = left.selectbox(
+        "Conflicts of", [ALL_QUERIES, *queries], key=FILTER_KEY,
+        format_func=lambda q: q if q == ALL_QUERIES else
+        f"query {q} ({sum(1 for x, _ in listed if x == q)})")
+    keep(FILTER_KEY, chosen)
+    rows = listed if chosen == ALL_QUERIES else [c for c in listed if c[0] == chosen]
+    pages = [str(n) for n in range(1, (len(rows) - 1) // CONFLICTS_PER_PAGE + 2)]
+    restore_choice(PAGE, PAGE_PARAM, PAGE_KEY, pages, what="page")
+    number = right.selectbox(
+        "Page", pages, key=PAGE_KEY,
+        format_func=lambda n: f"{n} of {len(pages)} (conflicts "
+        f"{(int(n) - 1) * CONFLICTS_PER_PAGE + 1}–{min(int(n) * CONFLICTS_PER_PAGE, len(rows))}"
+        f" of {len(rows)})")
+    keep(PAGE_KEY, number)
+    write_address(PAGE, {FILTER_PARAM: None if chosen == ALL_QUERIES else chosen,
+                         PAGE_PARAM: None if number == "1" else number})
+    start = (int(number) - 1) * CONFLICTS_PER_PAGE
+    return rows[start:start + CONFLICTS_PER_PAGE]
 
 
 def _confusion_figure(pair) -> go.Figure:
@@ -226,12 +257,9 @@ elif listed:
                f"{'they count' if many else 'it counts'} as unlabeled until a reviewer "
                "adjudicates. Largest disagreement first. Each one has its own address "
                "(study, query and unit): open it to share or bookmark it.")
-    if not reviewer:
-        st.info("Enter your name in the sidebar to adjudicate (it is recorded with the decision).")
-    for context in conflict_contexts(db, study.study_id, listed[:CONFLICTS_SHOWN],
-                                     viewer=reader()):
+    if not reviewer and focus is None:
+        annotator_prompt("Enter your name to adjudicate (it is recorded with the decision).")
+    shown = _conflict_page(listed)
+    for context in conflict_contexts(db, study.study_id, shown, viewer=reader()):
         with st.container(border=True):
             _conflict_card(context, reviewer, linked=True)
-    if len(listed) > CONFLICTS_SHOWN:
-        st.caption(f"{len(listed) - CONFLICTS_SHOWN} more after these {CONFLICTS_SHOWN}: "
-                   "adjudicate these first.")

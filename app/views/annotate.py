@@ -26,7 +26,9 @@ annotator's own action (the selector, the address, "Next query").
 """
 
 import sqlite3
+import time
 from collections.abc import Collection
+from functools import partial
 
 import streamlit as st
 
@@ -40,14 +42,14 @@ from app.components.decide_panel import (
     show_verdict_panel,
 )
 from app.components.information_need import show_information_need
-from app.components.keyboard import install_keyboard
+from app.components.keyboard import item_keys, new_presses
 from app.components.page import flash, show_flash, study_page
 from app.components.query_picker import picked_query, query_option
 from app.components.query_set_choice import decide_query_set
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import get_db, reader
+from app.components.session import annotator_prompt, get_db, reader
 from app.components.snippet import snippet
 from app.components.state import cached_pool, study_progress_if_ready
 from evalcore.access.roles import Permission
@@ -110,6 +112,9 @@ _NOTICE_KEY = "_rl_notice"
 #: (study, annotator) -> the ItemToken of the item this session has on screen.
 _SCREEN_KEY = "_rl_screen"
 #: (study, annotator) -> the ItemToken last on screen (numbers its next showing).
+#: ItemToken -> the screen id sent to the browser with it, and back (what a key press names).
+_SCREEN_IDS_KEY = "_rl_screen_ids"
+_SCREEN_TOKENS_KEY = "_rl_screen_tokens"
 _LAST_SHOWN_KEY = "_rl_last_shown"
 #: A refused label waiting for the annotator's decision (the item changed since shown).
 _CONFIRM_KEY = "_rl_confirm"
@@ -159,6 +164,19 @@ def _screens() -> dict:
     return st.session_state.setdefault(_SCREEN_KEY, {})
 
 
+def _screen_id(token: ItemToken) -> int:
+    """The id the page gives the browser for this showing (a key press sends it back)."""
+    ids: dict = st.session_state.setdefault(_SCREEN_IDS_KEY, {})
+    if token not in ids:
+        ids[token] = len(ids) + 1
+        st.session_state.setdefault(_SCREEN_TOKENS_KEY, {})[ids[token]] = token
+    return ids[token]
+
+
+def _token_of_screen(screen: int) -> ItemToken | None:
+    return st.session_state.get(_SCREEN_TOKENS_KEY, {}).get(screen)
+
+
 def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
     return _screens().get((study_id, annotator))
 
@@ -206,14 +224,24 @@ def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
 
 
 def _refuse(text: str) -> None:
-    """Keep a refused key press to show on the next render (several may come at once)."""
-    st.session_state.setdefault(_REFUSED_KEY, []).append(text)
+    """Keep a refused key press to show (several may come at once)."""
+    st.session_state.setdefault(_REFUSED_KEY, []).append((text, time.monotonic()))
+
+
+#: How long a refusal stays on screen: the renders that follow a burst of presses would
+#: otherwise replace it before anyone could read it.
+_REFUSED_SHOWN_S = 8.0
 
 
 def _show_refused() -> None:
-    refused = st.session_state.pop(_REFUSED_KEY, [])
+    """The refusals of the last few seconds, newest last (identical ones counted)."""
+    now = time.monotonic()
+    refused = [(text, at) for text, at in st.session_state.get(_REFUSED_KEY, [])
+               if now - at < _REFUSED_SHOWN_S]
+    st.session_state[_REFUSED_KEY] = refused
     if refused:
-        counted = {text: refused.count(text) for text in refused}
+        texts = [text for text, _at in refused]
+        counted = {text: texts.count(text) for text in texts}
         st.warning(escape_markdown("\n".join(
             text + (f" (×{n})" if n > 1 else "") for text, n in counted.items())))
 
@@ -222,13 +250,38 @@ def _on_grade(token: ItemToken, gain: int, order: list[str] | None) -> None:
     _write_label(token, gain, order, check_screen=True)
 
 
+def _on_presses(order: list[str] | None) -> None:
+    """Apply each new key press to the item whose caption was on screen when it was pressed,
+    or say why not (see :mod:`app.components.keyboard`)."""
+    for press in new_presses():
+        token = _token_of_screen(press.screen)
+        if token is None:
+            _refuse(f"Key {press.key.upper()} not saved: the item it was pressed on is no "
+                    "longer known to this page (look at the item shown now and press again).")
+            continue
+        shown_now = token == _on_screen(token.study_id, token.annotator)
+        if press.key.isdigit():
+            _write_label(token, int(press.key), order, check_screen=False, advance=shown_now)
+        else:
+            _on_pass(token, order, press.key == "j")
+
+
 def _write_label(token: ItemToken, gain: int, order: list[str] | None, *,
-                 check_screen: bool) -> None:
+                 check_screen: bool, advance: bool = True) -> None:
     """Write ``gain`` for the token's item if it is still what was shown; then move on
-    (``order`` None: the to-decide queue, whose next item is the queue's head)."""
-    if _try_label(token, gain, note=_note_of(token), check_screen=check_screen) is None:
+    (``order`` None: the to-decide queue, whose next item is the queue's head) unless
+    ``advance`` is False (the press was for an item the screen had already left)."""
+    note = _note_of(token)
+    if len(note) > MAX_NOTE_CHARS:
+        _refuse(f"Key {gain} not saved: your note on {token.unit_id} has {len(note):,} "
+                f"characters; a note holds at most {MAX_NOTE_CHARS:,}. Nothing was saved: "
+                "shorten the note, then press again.")
+        return
+    if _try_label(token, gain, note=note, check_screen=check_screen) is None:
         return
     st.session_state.pop(_CONFIRM_KEY, None)
+    if not advance:
+        return
     if order is None:
         st.session_state[_DECIDE_LAST_KEY] = token.query_id
         return
@@ -258,7 +311,8 @@ def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
             _item_changed(token, gain, note, error)
         return None
     except _WRITE_ERRORS as error:
-        flash(_FLASH_KEY, "error", f"Label not saved (press the key again): {error}")
+        flash(_FLASH_KEY, "error", f"Key {gain} not saved on {token.unit_id} (press the key "
+                                   f"again): {error}")
         return None
     _own_events().add(outcome.event.event_id)
     flash(_FLASH_KEY, "toast", f"Saved: {token.unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
@@ -343,10 +397,13 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
 
 def _on_note(token: ItemToken) -> None:
     """Keep the note typed so far as the item's draft (it survives a reload)."""
+    note = str(st.session_state.get(note_key(token), ""))
+    if len(note) > MAX_NOTE_CHARS:  # said under the field; the stored draft stays as it was
+        return
     try:
         retry_busy(lambda: save_draft(get_db(), study_id=token.study_id, query_id=token.query_id,
                                       unit_id=token.unit_id, annotator=token.annotator,
-                                      note=str(st.session_state.get(note_key(token), ""))))
+                                      note=note))
     except _WRITE_ERRORS as error:
         flash(_FLASH_KEY, "error", f"Note draft not kept: {error}")
 
@@ -638,6 +695,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
                 st.caption("No other offered measure is undecided.")
     with work, st.container(border=True):
         if token is None or item is None:
+            item_keys("", None, partial(_on_presses, None))
             if state.settled:
                 st.markdown(escape_markdown(
                     f"Nothing left to label for {target.measure}: the evidence has decided "
@@ -660,7 +718,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
         pool = cached_pool(db, sid, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
         doc = _item_head(study, item.query_id, query_text, token, position, ranks,
-                         _mine(sid, item.query_id, annotator))
+                         _mine(sid, item.query_id, annotator), None)
         _buttons(token, None)
         _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
         _note_and_text(token, doc, query_text)
@@ -719,13 +777,14 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
     with st.container(border=True):
         if token is None:
+            item_keys("", None, partial(_on_presses, order))
             st.success("You have labeled every pooled item of this query.")
             _next_query_button(sid, query_id, annotator)
             _undo_and_browse(sid, query_id, annotator, None, order)
         else:
             _confirm(token, order)
             position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
-            doc = _item_head(study, query_id, query_text, token, position, ranks, mine)
+            doc = _item_head(study, query_id, query_text, token, position, ranks, mine, order)
             _buttons(token, order)
             _undo_and_browse(sid, query_id, annotator, current, order)
             _note_and_text(token, doc, query_text)
@@ -744,9 +803,14 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
 def _note_and_text(token: ItemToken, doc: tuple[str, str] | None, query_text: str) -> None:
     """The item's note field, then its text (terms highlighted) and provenance."""
+    # no max_chars: the browser would cut a longer paste without a word; the page
+    # refuses it visibly instead (here, and for the label it would go with)
     st.text_input("Note (saved with your label for this item; Esc leaves the field)",
-                  key=_note_widget(token), max_chars=MAX_NOTE_CHARS, live="700ms",
-                  on_change=_on_note, args=(token,))
+                  key=_note_widget(token), live="700ms", on_change=_on_note, args=(token,))
+    length = len(_note_of(token))
+    if length > MAX_NOTE_CHARS:
+        st.error(f"This note has {length:,} characters; a note holds at most "
+                 f"{MAX_NOTE_CHARS:,}. Shorten it: a label given with it is not saved.")
     if doc is not None:
         with st.container(height=240):
             st.markdown(highlight_terms(doc[0], query_text))
@@ -822,7 +886,7 @@ def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
 
 def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
                position: str, ranks: dict[str, dict[str, int]],
-               mine: dict[str, int]) -> tuple[str, str] | None:
+               mine: dict[str, int], order: list[str] | None) -> tuple[str, str] | None:
     """The item's facts and title; returns its text and provenance (shown under the
     buttons, so a phone shows the buttons without scrolling) or None."""
     db = get_db()
@@ -838,7 +902,7 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
             facts.append(f"your note: {truncate(note, 200)}")
     if unit_id in _walk(study.study_id, token.annotator, query_id).skipped:
         facts.append("skipped earlier")
-    st.caption(escape_markdown(" · ".join(facts)))
+    item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
     if doc is None:
         st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
                                    "judge it by its id or skip it."))
@@ -870,12 +934,12 @@ def _buttons(token: ItemToken, order: list[str] | None) -> None:
     showing = token.showing
     with st.container(horizontal=True, gap="small"):
         for gain in GRADE_MEANINGS:
-            st.button(grade_label(gain), key=f"grade_{gain}_{showing}", shortcut=str(gain),
+            st.button(grade_label(gain), key=f"grade_{gain}_{showing}",
                       on_click=_on_grade, args=(token, gain, order))
     with st.container(horizontal=True, gap="small"):
-        st.button("Skip", key=f"skip_{showing}", shortcut="S",
+        st.button("Skip · S", key=f"skip_{showing}",
                   on_click=_on_pass, args=(token, order, False))
-        st.button("Can't judge", key=f"cant_judge_{showing}", shortcut="J",
+        st.button("Can't judge · J", key=f"cant_judge_{showing}",
                   help="Leaves the item unlabeled (recorded in the audit log).",
                   on_click=_on_pass, args=(token, order, True))
 
@@ -969,7 +1033,6 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
 db, study = study_page("Annotate")
 who = current_annotator()
 if not who:
-    st.info("Enter your name as annotator in the sidebar to start labeling.")
+    annotator_prompt("Enter your name as annotator to start labeling.")
     st.stop()
-install_keyboard()
 _annotate(study, who)

@@ -34,6 +34,7 @@ cutoff: the rule reports apply); the others are named with the reason and left o
 import pandas as pd
 import streamlit as st
 
+from app.components.address import keep, restore_choice, restore_choices, write_address
 from app.components.decide_link import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
@@ -78,6 +79,7 @@ from evalcore.store.studies import StudyIn
 from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
+PAGE = "compare"
 #: The Bottom line's tooltip: what its words mean.
 GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.items())
 #: Items of each measure's to-decide queue shown on the page.
@@ -404,18 +406,28 @@ if len(infos) < 2:
     st.stop()
 
 top = st.columns([3, 3, 2])
+versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
+# the runs, the measures and the reference are in the address (a shared link shows the same)
+restore_choices(PAGE, "runs", "rl_compare_runs", list(infos), list(infos)[:2], what="runs")
+restore_choice(PAGE, "reference", "rl_compare_reference", versions, what="reference")
 chosen_names = top[0].multiselect(
-    "Runs (the first is the baseline)", list(infos), default=list(infos)[:2],
+    "Runs (the first is the baseline)", list(infos),
     key="rl_compare_runs",
     help=f"The first run is the baseline; each other run is a candidate. Every difference on "
          f"this page is {DIFFERENCE}: a positive number means the candidate scores higher.")
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
 version = top[2].selectbox("Reference", versions, key="rl_compare_reference")
 reference = None if version == WORKING else version
 depth = min((infos[n].k for n in chosen_names), default=min(r.k for r in infos.values()))
 defaults = _default_measures(study, depth)
-measures = top[1].multiselect("Measures", _measure_options(defaults), default=defaults,
+restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaults), defaults,
+                what="measures")
+measures = top[1].multiselect("Measures", _measure_options(defaults),
                               key="rl_compare_measures")
+for key, value in (("rl_compare_runs", chosen_names), ("rl_compare_reference", version),
+                   ("rl_compare_measures", measures)):
+    keep(key, value)
+write_address(PAGE, {"runs": ",".join(chosen_names), "measures": ",".join(measures),
+                     "reference": None if version == WORKING else version})
 
 if len(chosen_names) < 2:
     st.info("Choose at least two runs: the first is the baseline.")

@@ -18,6 +18,7 @@ unavailable, or why it has none.
 import pandas as pd
 import streamlit as st
 
+from app.components.address import keep, restore_choice, write_address
 from app.components.chips import reason_text
 from app.components.figures import unchecked_figure
 from app.components.links import item_params
@@ -36,6 +37,7 @@ from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.study_measures import measure_label
 
 REFRESH_SECONDS = 2.0
+PAGE = "dashboard"
 #: Cards per row (more measures wrap onto further rows).
 CARDS_PER_ROW = 5
 BLOCKING_SHOWN = 15
@@ -223,14 +225,19 @@ def _subset_chart(study_id: str, name: str, n_queries: int, pages: int) -> None:
                f"{query_subsets.SUBSET_SIZE} queries chosen by a rule.")
     run_names = with_live_state(study_id, lambda state, *_: state.run_names)
     left, middle, right = st.columns(3)
+    restore_choice(PAGE, "queries", SUBSET_KEY, list(SUBSETS), what="rule")
     rule = left.selectbox("Queries of the per-query chart", list(SUBSETS), key=SUBSET_KEY,
                           format_func=SUBSETS.__getitem__)
+    keep(SUBSET_KEY, rule)
     run = number = None
     if rule in ("lowest", "unavailable"):
+        restore_choice(PAGE, "run", SUBSET_RUN_KEY, run_names, what="run")
         run = middle.selectbox("Run", run_names, key=SUBSET_RUN_KEY)
+        keep(SUBSET_RUN_KEY, run)
     elif rule == "page":
         number = middle.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages,
                                      value=1, step=1, key=PAGE_KEY)
+    write_address(PAGE, {"queries": rule, "run": run})
 
     def subset(state: LiveDashboard, metric: Measure) -> tuple[list[str], str]:
         size = query_subsets.SUBSET_SIZE
@@ -273,10 +280,13 @@ run_names, shown, common_k = with_live_state(study.study_id, lambda state, *_: (
     state.run_names, [str(m) for m in state.measures], _common_k(state)))
 if st.session_state.get(METRIC_KEY) not in shown:  # a lead chose other measures meanwhile
     st.session_state.pop(METRIC_KEY, None)
+restore_choice(PAGE, "measure", METRIC_KEY, shown, what="measure")
 chosen_metric = left.selectbox(
     "Measure of the per-query chart", shown, key=METRIC_KEY,
     format_func=lambda name: measure_label(parse_measure(name), common_k),
 )
+keep(METRIC_KEY, chosen_metric)
+write_address(PAGE, {"measure": chosen_metric})
 right.toggle("Live updates", value=True, key=LIVE_KEY)
 if not run_names:
     st.info("This study has no run yet: create or import one on the Data page.")

@@ -11,6 +11,7 @@ from urllib.parse import quote_plus, urlencode
 import pandas as pd
 import streamlit as st
 
+from app.components.address import write_address
 from app.components.navigation import ANNOTATE, DATA
 from app.components.safe_text import escape_markdown
 from app.components.session import address_params, current_study, get_db, reader
@@ -36,10 +37,17 @@ st.caption(
     )
 )
 
+# the annotator's way in comes first (above the fold on a phone); the lead's figures follow
+if st.button("Start labeling", key="rl_start_labeling", type="primary",
+             icon=":material/rate_review:"):
+    st.switch_page(ANNOTATE.path, query_params=address_params())
+
 queries = query_texts(db, study.study_id, viewer=reader())
 progress = study_progress_if_ready(db, study.study_id, "", len(queries))
 runs = list_runs(db, study.study_id, viewer=reader())
 COUNTING = "counting…"
+FILTER_PARAM, FILTER_KEY = "filter", "rl_home_filter"
+OPEN_PARAM, OPEN_KEY = "unfinished", "rl_home_unfinished"
 
 cols = st.columns(5)
 cols[0].metric("Documents", f"{count_documents(db, study.corpus_id):,}")
@@ -130,10 +138,30 @@ else:
         }
         for qid, p in progress.queries.items()
     ]
+# a long list is filtered (by id or words of the text; unfinished only), the filter in the
+# address so a reload or a shared link keeps it
+left, right = st.columns([3, 1], vertical_alignment="bottom")
+if FILTER_KEY not in st.session_state:
+    st.session_state[FILTER_KEY] = str(st.query_params.get(FILTER_PARAM, ""))[:200]
+if OPEN_KEY not in st.session_state:
+    st.session_state[OPEN_KEY] = st.query_params.get(OPEN_PARAM) == "1"
+wanted = left.text_input("Filter queries", key=FILTER_KEY, max_chars=200,
+                         placeholder="query id or words of its text").strip()
+open_only = right.toggle("Unfinished only", key=OPEN_KEY, disabled=progress is None,
+                         help="Queries with pooled items still unlabeled or in conflict.")
+write_address("home", {FILTER_PARAM: wanted or None, OPEN_PARAM: "1" if open_only else None})
+if wanted:
+    words = wanted.casefold().split()
+    rows = [r for r in rows
+            if all(w in f"{r['query']} {r['text']}".casefold() for w in words)]
+if open_only and progress is not None:
+    rows = [r for r in rows if r["labeled"] < r["pooled"] or r["conflicts"]]
+st.caption(f"{len(rows):,} of {len(queries):,} queries"
+           + (" match the filter" if wanted or open_only else ""))
 st.dataframe(
-    pd.DataFrame(rows), hide_index=True, width="stretch", height=300,
+    pd.DataFrame(rows, columns=list(rows[0]) if rows else ["query", "annotate", "text"]),
+    hide_index=True, width="stretch", height=300,
     column_config={"annotate": st.column_config.LinkColumn(
         "annotate", display_text="label ›", width="small",
         help="Open this query on the Annotate page (new tab)")},
 )
-st.page_link(ANNOTATE.path, label="Start labeling", icon=":material/rate_review:")

@@ -12,6 +12,7 @@ change. Text from the data is shown in dataframes (plain text) or escaped.
 import pandas as pd
 import streamlit as st
 
+from app.components.address import keep, restore_choice, write_address
 from app.components.chips import render_measure_values
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
@@ -31,6 +32,7 @@ from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 
 NONE = "(none)"
+PAGE = "inspector"
 WORKING = "(working labels)"
 
 
@@ -75,7 +77,16 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
     return pd.DataFrame(rows)
 
 
-def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
+#: Rows tall enough for three lines: a table's text wraps only in rows taller than 4 rem, so
+#: side by side (half width) titles and notes wrap instead of being cut.
+WRAPPED_ROW_PX = 78
+NARROW_ORDER = ("change", "rank", "label", "title", "score", "notes", "unit", "state",
+                "annotators", "annotate", "adjudicate", "unlabeled", "duplicate",
+                "permission violation", "conflict", "beyond k")
+
+
+def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
+          narrow: bool = False) -> None:
     st.markdown(f"**{escape_markdown(ins.run)}** · k = {ins.k}")
     render_measure_values(ins.measure_values, ins.result.reasons)
     counts = ins.flag_counts()
@@ -91,6 +102,9 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None) -> None:
         _frame(ins, changes),
         hide_index=True,
         width="stretch",
+        row_height=WRAPPED_ROW_PX if narrow else None,
+        # at half width what a reader compares comes first: title, score and notes in view
+        column_order=NARROW_ORDER if narrow else None,
         column_config={
             "rank": st.column_config.NumberColumn(width="small"),
             "title": st.column_config.TextColumn(width="medium"),
@@ -127,15 +141,29 @@ if not query_ids:
     st.info("This study has no query yet.")
     st.stop()
 
+versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
+# the address names the query, the runs and the reference (a bookmark or a shared link opens
+# the same view; a reload keeps it)
+restore_choice(PAGE, "query", "rl_inspect_query", query_ids, what="query")
+restore_choice(PAGE, "run", "rl_inspect_run", runs, what="run")
+restore_choice(PAGE, "vs", "rl_inspect_run_b", [NONE, *runs], what="run")
+restore_choice(PAGE, "reference", "rl_inspect_reference", versions, what="reference")
 a, b, c, d = st.columns([3, 2, 2, 2])
 query_id = a.selectbox("Query", query_ids, key="rl_inspect_query",
                        format_func=lambda q: f"{q} · {truncate(texts.get(q, ''), 60)}")
 run_a = b.selectbox("Run", runs, key="rl_inspect_run")
 others = [NONE] + [r for r in runs if r != run_a]
+if st.session_state.get("rl_inspect_run_b") not in others:
+    st.session_state["rl_inspect_run_b"] = NONE
 run_b = c.selectbox("Side by side with", others, key="rl_inspect_run_b")
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
 version = d.selectbox("Reference", versions, key="rl_inspect_reference")
 reference = None if version == WORKING else version
+for key, value in (("rl_inspect_query", query_id), ("rl_inspect_run", run_a),
+                   ("rl_inspect_run_b", run_b), ("rl_inspect_reference", version)):
+    keep(key, value)
+write_address(PAGE, {"query": query_id, "run": run_a,
+                     "vs": None if run_b == NONE else run_b,
+                     "reference": None if version == WORKING else version})
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
 show_information_need(db, study.study_id, query_id)
@@ -157,9 +185,10 @@ else:
     moves = rank_changes(first, second)
     left, right = st.columns(2)
     with left:
-        _show(first)
+        _show(first, narrow=True)
     with right:
-        _show(second, {m.unit_id: m.change for m in moves if m.rank_b is not None})
+        _show(second, {m.unit_id: m.change for m in moves if m.rank_b is not None},
+              narrow=True)
     dropped = [m for m in moves if m.change == "dropped"]
     if dropped:
         st.caption(escape_markdown(

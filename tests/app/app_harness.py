@@ -76,3 +76,24 @@ def wait_for_background_progress(db: sqlite_utils.Database, path: Path, study_id
             return
         assert time.monotonic() < deadline, "the background count never finished"
         time.sleep(0.05)
+
+
+def _walk(node):
+    children = getattr(node, "children", None)
+    for child in (children.values() if isinstance(children, dict) else []):
+        yield child
+        yield from _walk(child)
+
+
+def item_caption(at) -> str | None:
+    """The item's caption line ("item i of n · <unit> · ...") the annotate page's keyboard
+    component draws (``app/components/keyboard.py``), or None without an item on screen."""
+    import json
+
+    for element in _walk(at.main):
+        proto = getattr(element, "proto", None)
+        if getattr(proto, "component_name", None) == "rl_item_keys":
+            caption = json.loads(proto.json or "{}").get("caption") or None
+            if caption:
+                return caption
+    return None

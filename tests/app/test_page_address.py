@@ -6,7 +6,7 @@ session: what it needs to show the same thing must be in the address.
 
 from urllib.parse import parse_qs
 
-from app_harness import ENTRY, grade_button
+from app_harness import ENTRY, grade_button, item_caption
 from streamlit.testing.v1 import AppTest
 
 ANNOTATE = "views/annotate.py"
@@ -24,7 +24,7 @@ def _session(params: dict[str, str], page: str | None = None) -> AppTest:
 
 
 def _shown_unit(at: AppTest) -> str:
-    caption = next(c.value for c in at.caption if c.value.startswith("item "))
+    caption = item_caption(at)
     return caption.split(" · ")[1]
 
 

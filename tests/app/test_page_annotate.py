@@ -4,7 +4,7 @@ q1's pool is d1..d4 (runs r1 and r2, k = 3); q2's pool is d5, d6.
 """
 
 import pytest
-from app_harness import grade_button, keyed
+from app_harness import grade_button, item_caption, keyed
 
 from app.components.safe_text import escape_markdown
 from evalcore.store.completeness import is_complete_unchecked
@@ -15,7 +15,7 @@ PAGE = "views/annotate.py"
 
 def _shown_unit(at) -> str:
     """The unit id of the item on screen (from the caption 'item i of n · <unit> · ...')."""
-    caption = next(c.value for c in at.caption if c.value.startswith("item "))
+    caption = item_caption(at)
     return caption.split(" · ")[1]
 
 
@@ -87,8 +87,7 @@ def test_note_is_saved_with_the_label_then_cleared(small_store, new_app) -> None
     assert _note(at).value == ""
     at.button(key="previous").click().run()  # the note is shown with the label afterwards
     assert _shown_unit(at) == unit
-    assert any(escape_markdown("your note: half of it is outdated") in c.value
-               for c in at.caption)
+    assert "your note: half of it is outdated" in item_caption(at)
 
 
 def test_undo_cancels_the_last_label_and_returns_to_it(small_store, new_app) -> None:
@@ -191,9 +190,9 @@ def test_blind_order_differs_per_annotator_and_unblind_shows_ranks(small_store, 
         assert sorted(seen) == ["d1", "d2", "d3", "d4"]
     assert len({tuple(o) for o in orders.values()}) > 1
     at = new_app("ann", PAGE)
-    assert "rank" not in next(c.value for c in at.caption if c.value.startswith("item "))
+    assert "rank" not in item_caption(at)
     at.toggle(key="rl_unblind").set_value(True).run()
-    caption = next(c.value for c in at.caption if c.value.startswith("item "))
+    caption = item_caption(at)
     assert "rank" in caption and (" in r1" in caption or " in r2" in caption)
 
 
@@ -247,7 +246,8 @@ def test_a_locked_store_says_the_label_was_not_saved_and_stays_on_the_item(
         patch.setattr(labels, "record_label", locked)
         at.run()  # the buttons' callbacks are bound on the run that renders them
         _grade(at, 2)
-        assert at.error[0].value == r"Label not saved \(press the key again\)\: database is locked"
+        assert at.error[0].value == escape_markdown(
+            f"Key 2 not saved on {unit} (press the key again): database is locked")
         assert _shown_unit(at) == unit
     at.run()
     _grade(at, 2)
@@ -337,3 +337,21 @@ def test_a_stale_selector_entry_of_the_open_query_never_switches_query() -> None
     assert picked_query("q1 · you 0/10 · x", ids) == "q1"
     assert picked_query("q13", ids) == "q13"
     assert picked_query("nonsense", ids) is None
+
+
+def test_a_note_over_the_limit_is_refused_with_the_label_and_nothing_is_saved(
+        small_store, new_app) -> None:
+    _, db = small_store
+    at = new_app("ann", PAGE)
+    unit = _shown_unit(at)
+    _note(at).set_value("x" * 2_500).run()
+    assert any("2,500 characters" in e.value for e in at.error), [e.value for e in at.error]
+    _grade(at, 2)
+    assert db.execute("SELECT count(*) FROM label_events").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM annotation_drafts").fetchone()[0] == 0
+    said = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "Key 2 not saved" in said and "2,500" in said and unit in said, said
+    assert _shown_unit(at) == unit  # the item stays: shorten the note, press again
+    _note(at).set_value("x" * 2_000).run()
+    _grade(at, 2)
+    assert [r[0] for r in db.execute("SELECT length(note) FROM label_events")] == [2_000]

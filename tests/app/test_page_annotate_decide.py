@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_harness import ENTRY, grade_button
+from app_harness import ENTRY, grade_button, item_caption
 from store_fixtures import built_demo
 from streamlit.testing.v1 import AppTest
 
@@ -59,8 +59,7 @@ def _shown(at: AppTest) -> tuple[str, str]:
     """(query, unit) of the item on screen."""
     heading = next(m.value for m in at.markdown if m.value.startswith("#### "))
     query = heading[5:].replace("\\", "").split(":")[0]
-    caption = next(c.value for c in at.caption if c.value.startswith("queue item "))
-    return query, caption.replace("\\", "").split(" · ")[1]
+    return query, item_caption(at).split(" · ")[1]
 
 
 def _param(at: AppTest, name: str) -> str | None:
@@ -177,7 +176,7 @@ def test_the_queue_is_selectable_in_the_page_and_switching_back_restores_blockin
     assert at.selectbox(key="rl_query").value == "q05"  # the query open before
     assert _param(at, "queue") is None and _param(at, "run_a") is None
     assert _param(at, "query") == "q05"
-    unit = next(c.value for c in at.caption if c.value.startswith("item ")).split(" · ")[1]
+    unit = item_caption(at).split(" · ")[1]
     grade_button(at, 2).click().run()
     db = open_store(demo_store)
     label = resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, "q05", unit.replace("\\", ""))

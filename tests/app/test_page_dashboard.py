@@ -66,7 +66,7 @@ def test_label_link_opens_annotate_on_that_item(small_store, new_app) -> None:
     """The link is a real address: a new session (a new tab) opened on it shows the item."""
     from urllib.parse import parse_qs
 
-    from app_harness import ENTRY
+    from app_harness import ENTRY, item_caption
     from streamlit.testing.v1 import AppTest
 
     at = new_app(annotator="ann", page=PAGE)
@@ -79,7 +79,7 @@ def test_label_link_opens_annotate_on_that_item(small_store, new_app) -> None:
     tab.switch_page("views/annotate.py").run()
     assert not tab.exception, tab.exception
     assert tab.session_state["rl_query"] == "q2"
-    caption = next(c.value for c in tab.caption if c.value.startswith("item "))
+    caption = item_caption(tab)
     assert caption.split(" · ")[1] == unit
 
 

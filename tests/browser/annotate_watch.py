@@ -1,7 +1,8 @@
 """In-page recorders for the annotate browser tests (not a test module).
 
 ``install`` adds, to the live page, a record of every item the page put on
-screen (from the item caption "item i of n · <unit> · ...") and of every key
+screen (from the item's caption line "item i of n · <unit> · ...", drawn by
+``app/components/keyboard.py`` with the screen id a key press sends) and of every key
 press with the item on screen at that instant (a capturing keydown listener
 on ``window`` runs before the page's own key handlers), so a test can check each stored
 label against what the annotator actually saw.
@@ -18,7 +19,7 @@ _INSTALL = r"""
 () => {
   if (window.__rl) { return; }
   const unitOnScreen = () => {
-    for (const el of document.querySelectorAll('[data-testid="stCaptionContainer"]')) {
+    for (const el of document.querySelectorAll('[data-rl-item-line]')) {
       const m = /^item \d+ of \d+ · (\S+)/.exec(el.innerText.trim());
       if (m) { return m[1]; }
     }

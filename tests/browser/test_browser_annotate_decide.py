@@ -44,7 +44,7 @@ _RECORDER = r"""
     (el) => !el.closest('[data-stale="true"]'));
   const onScreen = () => {
     let unit = null, query = null;
-    for (const el of live('[data-testid="stCaptionContainer"]')) {
+    for (const el of live('[data-rl-item-line]')) {
       const m = /^queue item \d+ of \d+ · (\S+)/.exec(el.innerText.trim());
       if (m) { unit = m[1]; }
     }
@@ -115,6 +115,23 @@ def _truth(item: str) -> int:
     return simulated_gain(query, DOCS[unit])
 
 
+def _press_truth(page) -> str | None:
+    """Press the demo judge's grade for the item on screen, read in the same instant as the
+    key goes down (a read, then a key press from here, could straddle a new item: the grade
+    of one item on the next); the item it was pressed on, or None between two renders."""
+    if not page.evaluate("() => !!window.__truth"):
+        page.evaluate("(truth) => { window.__truth = truth; }",
+                      {f"q{n:02d} {doc}": simulated_gain(f"q{n:02d}", d)
+                       for n in range(1, 26) for doc, d in DOCS.items()})
+    return page.evaluate("""() => {
+      const item = window.__rd.onScreen();
+      if (!item) { return null; }
+      const key = String(window.__truth[item]);
+      document.dispatchEvent(new KeyboardEvent("keydown", {key, bubbles: true}));
+      return item;
+    }""")
+
+
 def _timed_label(page, db_path: Path) -> float:
     """Seconds from the key press of one label to the verdict panel's new text.
 
@@ -124,9 +141,9 @@ def _timed_label(page, db_path: Path) -> float:
     old = _verdict(page)
     stored = len(_labels(db_path, "lead"))
     for _ in range(3):
-        item = _item_on_screen(page)
+        _item_on_screen(page)
         started = time.perf_counter()
-        page.keyboard.press(str(_truth(item)))
+        _press_truth(page)
         try:
             page.wait_for_function("(old) => window.__rd.verdict() !== old", arg=old,
                                    timeout=20_000)
@@ -144,9 +161,7 @@ def _label_impatiently(page, until: re.Pattern, timeout_s: float) -> None:
     while time.monotonic() < deadline:
         if until.search(_verdict(page)):
             return
-        item = page.evaluate("() => window.__rd.onScreen()")
-        if item is not None:  # else between two renders
-            page.keyboard.press(str(_truth(item)))
+        _press_truth(page)  # nothing between two renders
         page.wait_for_timeout(60)
 
 
@@ -204,7 +219,9 @@ def test_a_lead_labels_the_decide_queue_and_watches_the_verdict_change(
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = browser_page
     page.goto(app_server.url + _address("RR@10"))
-    wait_for_app(page, "RR@10: undecided")
+    # the panel's verdict (the one-line copy above the item is hidden at this width)
+    page.locator(".st-key-rl_verdict").filter(has_text="RR@10: undecided").first.wait_for()
+    settle(page)
     page.get_by_role("button", name=re.compile(r"^2 · relevant")).first.wait_for()
     settle(page)
     page.evaluate(_RECORDER)

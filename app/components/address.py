@@ -1,0 +1,133 @@
+"""The page address: what a person would bookmark or share is in it, and history holds pages.
+
+* **State in the address.** A page names its choices (query, runs, measures, filters) in the
+  address with :func:`restore_choice` (before drawing a selector: the address's value when it
+  is a new request -- a reload, a bookmark, a shared link, Back -- else the session's last
+  choice) and :func:`write_address` (after: one update of the parameters that changed).
+* **One history entry per page.** Streamlit pushes a browser history entry for every change
+  of the address, so a page switch followed by the page writing its parameters would leave
+  several entries (and Back would need as many presses). :func:`install_history_policy`
+  makes a change that keeps the page (same path, other parameters) replace the current
+  entry instead.
+* **An unknown page says so.** Streamlit runs the default page for an address naming no page;
+  :func:`unknown_page_notice` says which address was asked for and that Home is shown.
+
+The scripts here are fixed strings: no user text is put into them.
+"""
+
+from urllib.parse import urlparse
+
+import streamlit as st
+
+from app.components.safe_text import escape_markdown
+
+_HISTORY_POLICY = """<script>
+(() => {
+  const win = window.parent || window;
+  if (win.__rlHistoryPolicy) { return; }
+  win.__rlHistoryPolicy = true;
+  const history = win.history;
+  const push = history.pushState.bind(history);
+  const replace = history.replaceState.bind(history);
+  history.pushState = (state, unused, url) => {
+    let samePage = false;
+    try {
+      samePage = new URL(url, win.location.href).pathname === win.location.pathname;
+    } catch (error) { samePage = false; }
+    return samePage ? replace(state, unused, url) : push(state, unused, url);
+  };
+})();
+</script>"""
+
+#: (page, parameter) -> the value this session last wrote there (another one is a new request).
+_WRITTEN_KEY = "_rl_address_written"
+#: widget key -> its last value (Streamlit drops a widget's state on a page it did not draw).
+_KEPT_KEY = "_rl_address_kept"
+
+
+def install_history_policy() -> None:
+    """Make address changes within a page replace the history entry (once per browser tab)."""
+    st.html(_HISTORY_POLICY, unsafe_allow_javascript=True, width="content")
+
+
+def unknown_page_notice(url_paths: set[str]) -> None:
+    """Say so when the browser's address names no page of the app (Streamlit shows Home)."""
+    try:
+        path = urlparse(st.context.url or "").path
+    except (AttributeError, ValueError):
+        return
+    base = "/" + str(st.get_option("server.baseUrlPath") or "").strip("/")
+    if base != "/" and path.startswith(base):
+        path = path[len(base):]
+    asked = path.strip("/")
+    if asked and asked not in url_paths:
+        st.error(escape_markdown(
+            f"There is no page /{asked} in this app: showing Home instead. Pick a page in the "
+            "navigation, or check the address."), icon=":material/link_off:")
+
+
+def _written() -> dict:
+    return st.session_state.setdefault(_WRITTEN_KEY, {})
+
+
+def restore_choice(page: str, param: str, key: str, options: list[str], *, what: str) -> None:
+    """Seed the selector ``key`` (one of ``options``) before it is drawn.
+
+    The address's ``?param=`` wins when it is a new request (not the value this session last
+    wrote on ``page``); a value that is not an option is named in a warning. Otherwise the
+    session's last choice is kept (across page switches), else the selector's default.
+    """
+    wanted = st.query_params.get(param)
+    if wanted is not None and wanted != _written().get((page, param)):
+        if wanted in options:
+            st.session_state[key] = wanted
+        else:
+            st.warning(escape_markdown(
+                f"The address asks for {what} {wanted!r}, which this study does not have; "
+                f"showing {st.session_state.get(key) or options[0]!r} instead."))
+    elif key not in st.session_state:
+        kept = st.session_state.get(_KEPT_KEY, {}).get(key)
+        if kept in options:
+            st.session_state[key] = kept
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+def keep(key: str, value: object) -> None:
+    """Remember a selector's value for the session's next visit to its page."""
+    st.session_state.setdefault(_KEPT_KEY, {})[key] = value
+
+
+def write_address(page: str, values: dict[str, str | None]) -> None:
+    """Put ``values`` in the address (None removes the parameter), in one update."""
+    written = _written()
+    changed = {name: value for name, value in values.items()
+               if value is not None and st.query_params.get(name) != value}
+    removed = [name for name, value in values.items()
+               if value is None and name in st.query_params]
+    for name in removed:
+        del st.query_params[name]
+    if changed:
+        st.query_params.update(changed)
+    for name, value in values.items():
+        written[(page, name)] = value
+
+
+def restore_choices(page: str, param: str, key: str, options: list[str], default: list[str],
+                    *, what: str) -> None:
+    """Seed the multiselect ``key`` before it is drawn, as :func:`restore_choice` does; the
+    address holds the choices comma-separated (``?runs=a,b``), unknown ones are named."""
+    wanted = st.query_params.get(param)
+    if wanted is not None and wanted != _written().get((page, param)):
+        names = [name for name in wanted.split(",") if name]
+        unknown = [name for name in names if name not in options]
+        if unknown:
+            st.warning(escape_markdown(
+                f"The address asks for {what} {', '.join(map(repr, unknown))}, which this "
+                "study does not have; they are left out."))
+        st.session_state[key] = [name for name in names if name in options]
+    elif key not in st.session_state:
+        kept = st.session_state.get(_KEPT_KEY, {}).get(key)
+        st.session_state[key] = [n for n in kept if n in options] if kept else list(default)
+    else:
+        st.session_state[key] = [n for n in st.session_state[key] if n in options]
