@@ -584,7 +584,31 @@ class _Packer:
         )
 
 
-class CodedUnits(Sequence[Sequence[str]]):
+class PerQuery(Sequence[Sequence[str]]):
+    """A read-only sequence with one item per packed query, delimited by ``offsets``: the
+    indexing every per-query view of packed positions shares. A subclass makes one query's
+    item from its positions ``lo:hi`` (:meth:`_query`)."""
+
+    def __init__(self, offsets: np.ndarray) -> None:
+        self._bounds = offsets.tolist()
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._query(i, self._bounds[i], self._bounds[i + 1])
+
+    def _query(self, i: int, lo: int, hi: int) -> Sequence[str]:
+        raise NotImplementedError
+
+
+class CodedUnits(PerQuery):
     """Per query, the unit IDs of its packed positions, named from their codes only when
     read (``names``: codes -> unit ids). The first reads name one query each; once many
     queries were read (:data:`BULK_AFTER` and a sixteenth of them), or when iterated,
@@ -597,7 +621,7 @@ class CodedUnits(Sequence[Sequence[str]]):
     def __init__(
         self, offsets: np.ndarray, codes: np.ndarray, names: Callable[[np.ndarray], Sequence[str]]
     ) -> None:
-        self._bounds = offsets.tolist()
+        super().__init__(offsets)
         self._codes = codes
         #: codes -> unit ids (one study read's: the same callable names the same codes alike)
         self.names = names
@@ -605,19 +629,9 @@ class CodedUnits(Sequence[Sequence[str]]):
         self._named: np.ndarray | None = None
         self._reads = 0
 
-    def __len__(self) -> int:
-        return len(self._bounds) - 1
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def _query(self, i: int, lo: int, hi: int) -> Sequence[str]:
         if i in self._replaced:
             return self._replaced[i]
-        lo, hi = self._bounds[i], self._bounds[i + 1]
         if self._named is None:
             self._reads += 1
             if self._reads <= max(self.BULK_AFTER, len(self) // 16):

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalcore.compute.batch import UNLABELED, ObservationBatch
+from evalcore.compute.batch import UNLABELED, ObservationBatch, PerQuery
 from evalcore.contract.query_order import natural_key
 from evalcore.io.trec_eval_scope import scope_of_ids
 
@@ -142,27 +142,17 @@ class Ranked:
         return {q: docs[a:b] for q, a, b in zip(self.query_ids, bounds, bounds[1:], strict=False)}
 
 
-class PackedUnits(Sequence[list[str]]):
+class PackedUnits(PerQuery):
     """Per packed query, the doc IDs of its packed positions: read from the run's own doc
     IDs when asked (a report names blocking and repeated docs), never copied up front."""
 
     def __init__(self, docs: Sequence[str], rows: np.ndarray, offsets: np.ndarray) -> None:
+        super().__init__(offsets)
         self._docs = docs
         self._rows = rows
-        self._bounds = offsets.tolist()
 
-    def __len__(self) -> int:
-        return len(self._bounds) - 1
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        rows = self._rows[self._bounds[i] : self._bounds[i + 1]].tolist()
-        return list(map(self._docs.__getitem__, rows))
+    def _query(self, i: int, lo: int, hi: int) -> list[str]:
+        return list(map(self._docs.__getitem__, self._rows[lo:hi].tolist()))
 
     def names_at(self, positions: np.ndarray) -> list[str]:
         """The doc IDs at these packed positions (flat, every query's after the last's)."""

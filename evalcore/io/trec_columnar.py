@@ -60,14 +60,14 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalcore.compute.batch import UNLABELED, ObservationBatch
+from evalcore.compute.batch import UNLABELED, ObservationBatch, PerQuery
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.query_order import natural_key
 from evalcore.io.decompress import is_compressed
@@ -509,7 +509,7 @@ def _assemble(
     )
 
 
-class WordUnits(Sequence[list[str]]):
+class WordUnits(PerQuery):
     """Per query, the doc IDs of its packed positions, kept as words and decoded when read
     (a report names blocking and repeated docs; ``--trec-eval`` output names none)."""
 
@@ -517,22 +517,12 @@ class WordUnits(Sequence[list[str]]):
     BULK_AFTER = 64
 
     def __init__(self, words: np.ndarray, offsets: np.ndarray) -> None:
+        super().__init__(offsets)
         self._words = words
-        self._bounds = offsets.tolist()
         self._reads = 0
         self._names: list[str] | None = None
 
-    def __len__(self) -> int:
-        return len(self._bounds) - 1
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        a, b = self._bounds[i], self._bounds[i + 1]
+    def _query(self, i: int, a: int, b: int) -> list[str]:
         if self._names is None:
             self._reads += 1
             if self._reads <= self.BULK_AFTER:
