@@ -28,6 +28,7 @@ from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db, reader
 from evalcore.contract.measures import Measure, parse_measure
+from evalcore.contract.reasons import reason_words
 from evalcore.live import query_subsets
 from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
@@ -182,8 +183,8 @@ def _render_cards(state: LiveDashboard, seconds: float, changed: bool):
     _cards(state)
     codes = sorted({code for run in state.run_names for m in state.measures
                     for code in getattr(state.measure_aggregate(run, m), "reasons", {})})
-    if codes:  # the cards name reasons by code: say what each one means right under them
-        st.caption(escape_markdown("; ".join(f"{c}: {reason_text(c)}" for c in codes)))
+    if codes:  # what each reason the cards name means, right under them
+        st.caption(escape_markdown("; ".join(f"{reason_words(c)}: {reason_text(c)}" for c in codes)))
     st.caption(
         "A card shows the mean only when every query has the metric; otherwise it says how "
         "many queries are missing and why (no mean of the rest is ever shown), and the "

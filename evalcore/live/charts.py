@@ -20,6 +20,7 @@ from plotly.colors import qualitative
 
 from evalcore.analysis.interval_text import metric_value_text
 from evalcore.contract.measures import Measure
+from evalcore.contract.reasons import reason_words
 from evalcore.contract.results import MetricValue
 from evalcore.live.chart_style import (
     GROUPED_MARKERS,
@@ -80,7 +81,7 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
                 t_ok.append(escape(query_id))
                 continue
             x_na.append(i)
-            t_na.append(f"{escape(query_id)}: {escape(', '.join(mv.reasons))}")
+            t_na.append(f"{escape(query_id)}: {escape(', '.join(map(reason_words, mv.reasons)))}")
             if mv.lower is not None and mv.upper is not None:
                 text = f"{escape(query_id)}: {escape(metric_value_text(mv))}"
                 x_iv += [i, i, None]

@@ -30,6 +30,7 @@ import numpy as np
 from plotly.colors import qualitative
 
 from evalcore.contract.measures import Measure
+from evalcore.contract.reasons import reason_words
 from evalcore.live.chart_style import LEGEND_BELOW, LEGEND_ROOM, two_row_layout
 from evalcore.live.dashboard import LiveDashboard
 
@@ -50,7 +51,7 @@ def shows_summary(state: LiveDashboard) -> bool:
 
 
 def _reasons_text(reasons: dict[str, int]) -> str:
-    return "<br>".join(f"{escape(code)}: {n:,}" for code, n in sorted(reasons.items()))
+    return "<br>".join(f"{escape(reason_words(code))}: {n:,}" for code, n in sorted(reasons.items()))
 
 
 def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> dict[str, Any]:

@@ -5,14 +5,16 @@ Beside the word unavailable a card puts its ``interval``, written by
 :mod:`evalcore.analysis.interval_text` (``0.41 to 0.58, 23 unlabeled``, or why
 there are no bounds: ``population incomplete on 9 queries``).
 An unavailable aggregate reads e.g. ``unavailable — 13 of 50 queries missing
-(9 unlabeled_returned, 4 population_incomplete)``: reason counts are per
-reason, so a query with two reasons counts in both. Bounds are shown only when
+(9 unlabeled results in the top k, 4 a relevant set not declared complete)``: the
+reasons in plain words (:func:`evalcore.contract.reasons.reason_words`; the codes stay in
+JSON and CSV), counted per reason, so a query with two reasons counts in both. Bounds are shown only when
 the aggregate defines them (every missing query has bounds).
 """
 
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.interval_text import SEPARATOR, UNAVAILABLE, unavailable_detail
+from evalcore.contract.reasons import reason_words
 from evalcore.contract.results import AggregateValue
 
 
@@ -63,7 +65,7 @@ def aggregate_card(
     if value.n_queries == 0:
         return AggregateCard(available=False, headline="unavailable", detail="no queries",
                              interval="no queries")
-    reasons = ", ".join(f"{n} {code}" for code, n in sorted(value.reasons.items(),
+    reasons = ", ".join(f"{n} {reason_words(code)}" for code, n in sorted(value.reasons.items(),
                                                              key=lambda kv: (-kv[1], kv[0])))
     detail = f"{value.n_missing} of {value.n_queries} {_queries(value.n_queries)} missing"
     if reasons:

@@ -31,7 +31,8 @@ def test_cards_match_evaluate_run(small_store, new_app) -> None:
                 assert card.headline in text
     # nothing is labeled on q1: every card is unavailable and says why, with counts
     assert "unavailable" in text
-    assert "1 of 2 queries missing (1 missing_reference)" in text
+    assert "1 of 2 queries missing (1 no label at all)" in text
+    assert "missing_reference" not in text  # plain words on screen; codes stay in JSON and CSV
     assert not any("0.0000" in m.value for m in at.markdown)
 
 
@@ -123,14 +124,14 @@ def test_hostile_run_name_is_escaped(small_store, new_app) -> None:
     assert not any("<b>" in m.value for m in at.markdown)
 
 
-def test_the_reason_codes_on_the_cards_are_explained_beside_them(small_store, new_app) -> None:
-    from evalcore.contract.reasons import REASON_TEXT, Reason
+def test_the_reasons_on_the_cards_are_explained_beside_them(small_store, new_app) -> None:
+    from evalcore.contract.reasons import REASON_TEXT, Reason, reason_words
 
     at = new_app(page=PAGE)
     captions = [_unescape(c.value) for c in at.caption]
     cards = next(i for i, c in enumerate(captions) if "queries missing (" in c)
     legend = next(i for i, c in enumerate(captions)
-                  if c.startswith("missing_reference: ")
+                  if c.startswith(f"{reason_words(Reason.MISSING_REFERENCE)}: ")
                   and REASON_TEXT[Reason.MISSING_REFERENCE] in c)
     assert legend > cards
 

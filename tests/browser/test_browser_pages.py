@@ -96,6 +96,9 @@ def test_one_history_entry_per_page_change_and_back_needs_one_press(app_server,
     page.goto(app_server.url + "/?annotator=history")
     wait_for_app(page, "Label coverage")
     page.wait_for_url(re.compile(r"study=demo"))
+    # the first page's run installs the history policy (a script the browser runs once the
+    # page is drawn); count from there
+    page.wait_for_function("window.__rlHistoryPolicy === true", timeout=15_000)
     start = page.evaluate("history.length")
     visits = [("Inspector", "/inspector", "Ranking inspector"),
               ("Dashboard", "/dashboard", "Live dashboard"),
@@ -105,7 +108,10 @@ def test_one_history_entry_per_page_change_and_back_needs_one_press(app_server,
         page.locator("[data-testid=stSidebarNav] a").filter(has_text=link).first.click()
         page.wait_for_url(re.compile(re.escape(app_server.url + path) + r"(\?|$)"))
         wait_for_app(page, text)
-        page.wait_for_timeout(500)  # the page writes its parameters into the address
+        # the page writes its parameters into the address (later on a loaded machine):
+        # wait for the entry, then give any extra entry time to appear before counting
+        page.wait_for_function(f"history.length >= {start + n}", timeout=15_000)
+        page.wait_for_timeout(1_500)
         assert page.evaluate("history.length") == start + n, (link, page.url)
         assert "annotator=history" in page.url
     page.go_back()

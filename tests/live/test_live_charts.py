@@ -34,7 +34,7 @@ def test_unavailable_queries_are_markers_in_the_strip_not_zeros(tmp_path: Path) 
     fig = go.Figure(per_query_figure(state, "precision", "P@1"))
     values, strip = fig.data
     assert list(values.x) == [0, 1] and list(values.y) == [0.0, 1.0]
-    assert list(strip.x) == [2] and list(strip.text) == ["c: missing_reference"]
+    assert list(strip.x) == [2] and list(strip.text) == ["c: no label at all"]
     assert strip.yaxis == "y2" and values.yaxis == "y"
     assert "<i>" not in fig.to_json() and "&lt;i&gt;run&lt;/i&gt;" in values.name
 
@@ -45,8 +45,9 @@ def test_aggregate_card_never_shows_a_subset_mean() -> None:
                                                   "population_incomplete": 4},
                            lower=0.41, upper=0.63)
     card = aggregate_card(value)
-    assert card.sentence == ("unavailable — 13 of 50 queries missing (9 unlabeled_returned, "
-                             "4 population_incomplete); bounds 0.4100–0.6300")
+    assert card.sentence == ("unavailable — 13 of 50 queries missing (9 unlabeled results in "
+                             "the top k, 4 a relevant set not declared complete); bounds "
+                             "0.4100–0.6300")
     ok = AggregateValue(status="available", value=0.5, n_queries=2, n_available=2, n_missing=0)
     assert aggregate_card(ok).sentence == "0.5000 — mean over 2 queries"
     empty = AggregateValue(status="unavailable", n_queries=0, n_available=0, n_missing=0,

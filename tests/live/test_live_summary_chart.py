@@ -52,9 +52,9 @@ def test_unavailable_values_are_counted_apart_never_binned_as_zero(state) -> Non
     unavailable = [t for t in fig.data if t.orientation == "h" and t.base is not None]
     assert {t.text[0] for t in unavailable} == {"1 unavailable", "2 unavailable"}
     hover = {t.y[0]: t.hovertemplate for t in unavailable}
-    assert ("reasons (a query may have several):<br>missing_reference: 1<extra>"
+    assert ("reasons (a query may have several):<br>no label at all: 1<extra>"
             in hover["&lt;b&gt;A&lt;/b&gt;"])
-    assert "missing_reference: 1<br>unlabeled_returned: 1<extra>" in hover["B"]
+    assert "no label at all: 1<br>unlabeled results in the top k: 1<extra>" in hover["B"]
     assert "<b>A</b>" not in fig.to_json()
 
 
