@@ -76,4 +76,4 @@ def test_report_cards_show_the_interval_beside_unavailable() -> None:
     card = aggregate_card(evaluation.aggregates["precision"], unknowns=unknown_counts(
         q.metrics["precision"] for q in evaluation.queries))
     assert card.status_line == "unavailable · 0.33 to 0.50, 1 unlabeled"
-    assert card.sentence.startswith("unavailable — 1 of 2 queries missing (1 unlabeled_returned)")
+    assert card.sentence.startswith("unavailable — 1 of 2 queries missing (1 unlabeled results in the top k)")
