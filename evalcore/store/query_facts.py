@@ -16,31 +16,24 @@ from evalcore.store.runs import get_run_unchecked
 from evalcore.store.studies import get_study
 
 
-def answered_query_ids_unchecked(
+def _run_queries(
     db: sqlite_utils.Database, study_id: str, run_name: str
-) -> frozenset[str]:
-    """The queries for which the run returned at least one result."""
+) -> tuple[set[str], frozenset[str]]:
+    """The queries the run holds a ranking for (answered or not), and those it returned at
+    least one result for: one read of its packed rankings (of its results for a run stored
+    before packed rankings, where every ranked query has a result)."""
     run = get_run_unchecked(db, study_id, run_name)
-    ids = frozenset(
+    rows = db.execute(
+        "SELECT query_id, unit_ids NOT IN ('', '[]') FROM run_rankings WHERE run_id = ?",
+        [run.run_id],
+    ).fetchall()
+    if rows:
+        return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
+    ids = {
         r[0]
-        for r in db.execute(
-            "SELECT query_id FROM run_rankings WHERE run_id = ? AND unit_ids NOT IN ('', '[]')",
-            [run.run_id],
-        )
-    )
-    if (
-        ids
-        or db.execute(
-            "SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1", [run.run_id]
-        ).fetchone()
-    ):
-        return ids
-    return frozenset(
-        r[0]
-        for r in db.execute(  # a run stored before packed rankings
-            "SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id]
-        )
-    )
+        for r in db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
+    }
+    return ids, frozenset(ids)
 
 
 @dataclass(frozen=True)
@@ -75,9 +68,10 @@ def query_facts_unchecked(
     evaluated = (
         working if reference is None else reference_columns_unchecked(db, study_id, reference)
     )
-    answered = {name: answered_query_ids_unchecked(db, study_id, name) for name in run_names}
+    per_run = {name: _run_queries(db, study_id, name) for name in run_names}
+    answered = {name: queries[1] for name, queries in per_run.items()}
     removed = removed_query_ids_unchecked(db, study_id)
-    ranked = set().union(*(_ranked_ids(db, study_id, name) for name in run_names))
+    ranked = set().union(*(queries[0] for queries in per_run.values()))
     pool = (set(evaluated.gains) | set(evaluated.complete) | ranked) - removed
     return QueryFacts(
         study_id=study_id,
@@ -88,16 +82,3 @@ def query_facts_unchecked(
         removed=removed,
     )
 
-
-def _ranked_ids(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str]:
-    """The queries the run holds a ranking for (answered or not)."""
-    run = get_run_unchecked(db, study_id, run_name)
-    ids = {
-        r[0] for r in db.execute("SELECT query_id FROM run_rankings WHERE run_id = ?", [run.run_id])
-    }
-    if ids:
-        return ids
-    return {
-        r[0]
-        for r in db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
-    }

@@ -49,23 +49,6 @@ class QueryNotInStudyError(LookupError):
     """The query id is not one of the study's queries."""
 
 
-def _study_has_query(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
-    """Registered, labeled, claimed complete, or ranked by a run of the study."""
-    return (
-        db.execute(
-            "SELECT EXISTS (SELECT 1 FROM queries WHERE study_id = ?1 AND query_id = ?2) "
-            "OR EXISTS (SELECT 1 FROM label_events WHERE study_id = ?1 AND query_id = ?2) "
-            "OR EXISTS (SELECT 1 FROM completeness_events WHERE study_id = ?1 AND query_id = ?2) "
-            "OR EXISTS (SELECT 1 FROM run_rankings r JOIN runs u ON u.run_id = r.run_id "
-            "           WHERE u.study_id = ?1 AND r.query_id = ?2) "
-            "OR EXISTS (SELECT 1 FROM results r JOIN runs u ON u.run_id = r.run_id "
-            "           WHERE u.study_id = ?1 AND r.query_id = ?2)",
-            [study_id, query_id],
-        ).fetchone()[0]
-        == 1
-    )
-
-
 def removed_queries_unchecked(db: sqlite_utils.Database, study_id: str) -> list[RemovedQuery]:
     """The study's removed queries, in natural query order."""
     rows = db.execute(
@@ -108,7 +91,7 @@ def remove_query(
     get_study(db, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.REMOVE_QUERIES)
-        if not _study_has_query(db, study_id, query_id):
+        if query_id not in study_query_ids_unchecked(db, study_id):
             raise QueryNotInStudyError(
                 f"no query {query_id!r} in study {study_id!r}: no run, label or registered "
                 "query has this id (list them with: evalcore queries list --study "
