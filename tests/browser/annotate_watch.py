@@ -13,7 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from browser_helpers import settle, wait_for_app
+from browser_helpers import settle, wait_for_app, wait_for_item_keys
 
 _INSTALL = r"""
 () => {
@@ -80,6 +80,7 @@ def open_annotate(page, url: str, *, annotator: str, query: str) -> None:
     wait_for_app(page, "Metrics for this query")
     page.get_by_role("button", name=re.compile(r"^2 · relevant")).first.wait_for()
     settle(page)
+    wait_for_item_keys(page)
     install(page)
     blur(page)
 

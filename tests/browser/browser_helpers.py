@@ -114,6 +114,17 @@ def wait_for_app(page, text: str, timeout_ms: int = 30_000) -> None:
     settle(page, timeout_ms)
 
 
+def wait_for_item_keys(page, timeout_ms: int = 30_000) -> None:
+    """Wait until the annotate page's item line names an item: the component that draws it
+    listens to the item keys from the same mount, so a key pressed before then reaches no
+    listener (the buttons, drawn by Streamlit, may be on screen earlier)."""
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-rl-item-line]')]
+             .some(line => line.dataset.screen && line.offsetParent !== null)""",
+        timeout=timeout_ms,
+    )
+
+
 @contextmanager
 def chromium_page(profile: Path, chromium_path: str, **context_options) -> Iterator:
     """A Playwright page in a fresh Chromium profile (``context_options``: viewport, is_mobile...)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from annotate_watch import wait_quiet
-from browser_helpers import chromium_page, settle, wait_for_app
+from browser_helpers import chromium_page, settle, wait_for_app, wait_for_item_keys
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -59,6 +59,7 @@ def test_phone_shows_the_item_and_its_grade_buttons_without_scrolling(
     value = selector.locator("input").first
     assert _on_screen(value.bounding_box()), value.bounding_box()
 
+    wait_for_item_keys(page)
     page.keyboard.press("2")  # one label makes the chips "unavailable ... · bounds a–b"
     page.get_by_text(re.compile(r"This query: you labeled 1 of")).first.wait_for()
     wait_quiet(page)

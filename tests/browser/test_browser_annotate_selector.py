@@ -7,7 +7,7 @@ fragment-only rerun leaves on screen.
 import re
 
 import pytest
-from browser_helpers import settle, wait_for_app
+from browser_helpers import settle, wait_for_app, wait_for_item_keys
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -24,6 +24,7 @@ def test_a_keyboard_label_updates_the_query_selector_count(app_server, browser_p
     wait_for_app(page, "Metrics for this query")
     page.get_by_role("button", name=re.compile(r"^2 · relevant")).wait_for()
     assert re.search(r"you 0/\d+", _selector_text(page)), _selector_text(page)
+    wait_for_item_keys(page)
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     page.keyboard.press("2")
     page.get_by_text(re.compile(r"This query: you labeled 1 of \d+")).first.wait_for()
