@@ -207,12 +207,13 @@ def tied_pairs(draw):
     return queries_a, queries_b
 
 
-def every_row_named_order(pair, name, rows, scores, progress, head=None):
+def every_row_named_order(pair, name, rows, scores, progress, head=None, hint=None):
     """The queue order as it was made before heads were named alone: every row named."""
     names = np.array([pair.units.unit_id(r) for r in rows.tolist()], dtype=object)
     by_name = np.empty(rows.size, dtype=np.int64)
     by_name[np.argsort(names, kind="stable")] = np.arange(rows.size)
-    return np.lexsort((by_name, *decision_queue.queue_keys(pair, name, rows, scores, progress)))
+    return np.lexsort((by_name, *decision_queue.queue_keys(pair, name, rows, scores, progress,
+                                                           hint)))
 
 
 @settings(deadline=None, max_examples=150)
