@@ -222,9 +222,10 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
         "agreement or adjudicated; units in conflict are left out)."
     )
     st.dataframe(pd.DataFrame([
-        {"source": s.source, "units judged": s.n_labels, "shared with humans": s.n_units,
-         "weighted kappa (quadratic)": _coefficient(s.kappa),
-         "exact agreement": "—" if s.exact_agreement is None else f"{s.exact_agreement:.1%}"}
+        # what a phone shows first: the source and how far it agrees
+        {"source": s.source, "weighted kappa (quadratic)": _coefficient(s.kappa),
+         "exact agreement": "—" if s.exact_agreement is None else f"{s.exact_agreement:.1%}",
+         "shared with humans": s.n_units, "units judged": s.n_labels}
         for s in sources
     ]), hide_index=True, width="stretch")
     names = [s.source for s in sources]
@@ -232,11 +233,12 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
                           key="rl_agree_automatic")
     source = sources[chosen]
     st.caption(escape_markdown(f"{source.source}: {source.n_units} units with a human gain; "
-                               "rows: human gain, columns: automatic gain"))
+                               "rows: human gain, columns: automatic gain. Per grade below: "
+                               "human and automatic on those units, and over every unit the "
+                               "source judged."))
     st.plotly_chart(_source_figure(source), key="rl_agree_automatic_confusion")
     st.dataframe(pd.DataFrame([
-        {"grade": f"{g} · {GRADE_MEANINGS.get(g, '')}", "human (shared units)": h,
-         "automatic (shared units)": a, "automatic (all judged)": every}
+        {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
         for g, h, a, every in zip(GAIN_CATEGORIES, source.human_counts,
                                   source.automatic_counts, source.automatic_all_counts,
                                   strict=True)

@@ -35,7 +35,8 @@ def test_agreement_page_shows_each_source_against_the_humans(small_store, new_ap
     assert list(table["shared with humans"]) == [3]  # d2 is in conflict: no gain counts
     assert table["weighted kappa (quadratic)"][0] == f"{expected.kappa.value:.3f}"
     grades = next(d.value for d in at.dataframe if "automatic (all judged)" in d.value.columns)
-    assert list(grades["human (shared units)"]) == expected.human_counts
+    assert list(grades["human"]) == expected.human_counts
+    assert list(grades["automatic"]) == expected.automatic_counts
     assert list(grades["automatic (all judged)"]) == [1, 1, 1, 0, 1]
     assert len(at.get("plotly_chart")) == 2  # the annotators' confusion and the source's
     # the conflict on d2 shows the automatic label marked as such, beside the humans
