@@ -43,6 +43,7 @@ with first_run():
 
     from app.components.address import install_history_policy, unknown_page_notice
     from app.components.auth import identity_gate
+    from app.components.keyboard import install_key_guard
     from app.components.navigation import navigation_pages, url_paths
     from app.components.session import annotator_picker, get_db, study_picker
     from app.components.warmup import warm_imports
@@ -57,6 +58,7 @@ with first_run():
         annotator_picker()
 
     install_history_policy()  # one browser history entry per page, not per address change
+    install_key_guard()  # a key pressed while the annotate page still draws is answered
     with audit_channel("app"):  # audit rows of this run record the app channel
         try:
             page = st.navigation(navigation_pages())
