@@ -17,8 +17,8 @@ pressed on or answers it with a visible message, and acknowledges them in the ne
 * **Esc leaves a text field** (the note, the search box): the field loses focus, which commits
   its value, and the item keys work again. Keys typed in a field are text, never presses.
 * A press with no item on screen says so in a banner (nothing to label is not silence), and
-  so does a press made before the item's listener is mounted (:func:`install_key_guard`, run
-  by the entry script before every page).
+  so does a press made before the item's listener is mounted (:func:`key_guard_script`, put
+  by the entry script on every page).
 
 The component's code is a fixed string: every text it shows comes from ``data`` and is set
 with ``textContent`` (never parsed as HTML).
@@ -143,10 +143,9 @@ _KEY_GUARD = r"""<script>
 _COMPONENT = st.components.v2.component("rl_item_keys", js=_JS, isolate_styles=False)
 
 
-def install_key_guard() -> None:
-    """Install the refusal banner and the early-press answer (once per browser tab)."""
-    st.html(_KEY_GUARD.replace("__ITEM_KEYS__", json.dumps(list(ITEM_KEYS))),
-            unsafe_allow_javascript=True, width="content")
+def key_guard_script() -> str:
+    """The refusal banner and the early-press answer, as a script for ``st.html``."""
+    return _KEY_GUARD.replace("__ITEM_KEYS__", json.dumps(list(ITEM_KEYS)))
 
 
 @dataclass(frozen=True)
