@@ -11,6 +11,8 @@ careful reader (:func:`judged_from_qrels`, :func:`ranked_from_run`).
   gains is flagged ``duplicate_reference`` (contract section 3);
 * :class:`Ranked`: a run in trec_eval order (score descending, doc ID
   descending), every query's ranking one slice of one array of doc IDs;
+  :func:`ranked_from_dicts` ranks a run of plain nested dicts in bulk (one 2-D
+  sort per ranking length) and keeps only the top positions the measures read;
 * :func:`join`: the queries of both (or trec_eval's, :mod:`evalcore.io.trec_eval_scope`)
   in natural query-ID order, positions 1..max(k, min_depth) of each ranking with
   the label code of each, packed by
@@ -36,6 +38,7 @@ import numpy as np
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch, PerQuery
 from evalcore.contract.query_order import natural_key
+from evalcore.io.ties import pairs_in_runs, tied_runs
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
     from evalcore.io.trec_columnar import TableLabels
 
 _NO_LABELS: dict[str, int] = {}
+#: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
+_MAX_SORT_GROUPS = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,16 +117,18 @@ class Judged:
 class Ranked:
     """A run ranked as trec_eval ranks it (score descending, doc ID descending).
 
-    Rows are grouped by query: query i's rows are ``offsets[i]:offsets[i + 1]`` of
-    ``docs``; ``order`` lists the rows in ranked order (None: already ranked). A doc ID is
-    never copied: ``docs`` holds the input's own strings.
+    Query i's ranked positions are ``offsets[i]:offsets[i + 1]``; ``order`` maps each
+    ranked position to its row of ``docs`` (None: the rows are the positions, already
+    ranked). A run held to a depth (:func:`ranked_from_dicts`) keeps only each query's top
+    positions in ``order`` while ``docs`` keeps every row. A doc ID is never copied:
+    ``docs`` holds the input's own strings.
     """
 
     name: str
     query_ids: list[str]  # in input order
-    offsets: np.ndarray  # int64[n + 1]
+    offsets: np.ndarray  # int64[n + 1]: query i's ranked positions
     docs: Sequence[str]  # the doc ID of every row, grouped by query
-    order: np.ndarray | None  # int64[rows]: ranked position -> row; None: rows are ranked
+    order: np.ndarray | None  # int64[positions]: ranked position -> row; None: rows are ranked
     tied_score_pairs: int
     may_repeat: bool  # a ranking may hold a doc twice (files, tables; never a dict)
     #: int64[rows]: equal codes for equal doc IDs (finds repeated docs in bulk), or None
@@ -182,6 +189,86 @@ def ranked_from_run(run: TrecRun) -> Ranked:
     return Ranked(
         run.name, query_ids, offsets, docs, None, run.tied_score_pairs, True, notes=run.notes
     )
+
+
+def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)") -> Ranked | None:
+    """A run given as plain nested dicts (``{str query: {str doc: float score}}``), checked
+    and ranked in bulk, each query held to its top ``depth`` positions (0: every position);
+    None when anything else is there (an integer key, a bool or text score, an empty ID...):
+    the general reader (:func:`evalcore.io.trec_mappings.ranked_from_mapping`) then gives
+    the same run or names every problem.
+
+    Ranking is trec_eval's (score descending, doc ID descending) over whole rankings, and
+    so is the tied-pairs count; only the order of the kept positions is held.
+    """
+    if type(value) is not dict:
+        return None
+    keys = list(value)
+    inner = list(value.values())
+    if not (set(map(type, inner)) <= {dict} and set(map(type, keys)) <= {str} and all(keys)):
+        return None
+    if not all(inner):  # queries without results are left out, as the general reader does
+        keys = [q for q, b in zip(keys, inner, strict=True) if b]
+        inner = [b for b in inner if b]
+    if not inner:
+        return None
+    docs = list(chain.from_iterable(inner))
+    if not (set(map(type, docs)) <= {str} and all(docs)):
+        return None
+    values = list(chain.from_iterable(map(dict.values, inner)))
+    if not set(map(type, values)) <= {float, int}:
+        return None
+    try:
+        scores = np.fromiter(values, dtype=np.float64, count=len(values))
+    except OverflowError:
+        return None
+    del values
+    if not np.isfinite(scores).all():
+        return None
+    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    order, tied_pairs = _rank_rows(scores, offsets, docs)
+    kept = np.minimum(lengths, depth) if depth else lengths
+    if depth and bool((kept < lengths).any()):
+        positions = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(kept, out=positions[1:])
+        order = order[_ranges(offsets[:-1], kept)]
+    else:
+        positions = offsets
+    return Ranked(name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
+
+
+def _rank_rows(
+    scores: np.ndarray, offsets: np.ndarray, docs: Sequence[str]
+) -> tuple[np.ndarray, int]:
+    """(row of every ranked position, tied pairs): each query's rows
+    ``offsets[i]:offsets[i + 1]`` ordered by score descending, then doc ID descending
+    (trec_eval's ``strcmp``: equal scores are put in order after the sort)."""
+    n = scores.size
+    lengths = np.diff(offsets)
+    distinct = np.unique(lengths).tolist()
+    if len(distinct) > _MAX_SORT_GROUPS:
+        query = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+        order = np.argsort(-scores, kind="stable")
+        order = order[np.argsort(query[order], kind="stable")]
+    else:
+        order = np.empty(n, dtype=np.int64)
+        neg = -scores
+        for length in distinct:
+            first = offsets[:-1][lengths == length]
+            rows = first[:, None] + np.arange(length, dtype=np.int64)
+            # Not stable, and need not be: equal scores are ordered by doc ID below.
+            within = np.argsort(neg[rows], axis=1)
+            order[rows] = np.take_along_axis(rows, within, axis=1)
+    ranked = scores[order]
+    same_block = np.ones(max(n - 1, 0), dtype=bool)
+    same_block[offsets[1:-1] - 1] = False
+    run_start, run_end = tied_runs(ranked, same_block)
+    for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
+        rows = order[a:b].tolist()
+        order[a:b] = sorted(rows, key=docs.__getitem__, reverse=True)
+    return order, pairs_in_runs(run_start, run_end)
 
 
 @dataclass(frozen=True, eq=False)
