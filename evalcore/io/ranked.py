@@ -199,7 +199,8 @@ def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)"
     the same run or names every problem.
 
     Ranking is trec_eval's (score descending, doc ID descending) over whole rankings, and
-    so is the tied-pairs count; only the order of the kept positions is held.
+    so is the tied-pairs count; only the order of the kept positions is held, and the doc
+    IDs are read from the inner dicts when asked (:class:`DictKeys`), never copied.
     """
     if type(value) is not dict:
         return None
@@ -212,22 +213,23 @@ def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)"
         inner = [b for b in inner if b]
     if not inner:
         return None
-    docs = list(chain.from_iterable(inner))
-    if not (set(map(type, docs)) <= {str} and all(docs)):
+    if not set(map(type, chain.from_iterable(inner))) <= {str} or any(
+        map(dict.__contains__, inner, repeat(""))
+    ):
         return None
-    values = list(chain.from_iterable(map(dict.values, inner)))
-    if not set(map(type, values)) <= {float, int}:
-        return None
-    try:
-        scores = np.fromiter(values, dtype=np.float64, count=len(values))
-    except OverflowError:
-        return None
-    del values
-    if not np.isfinite(scores).all():
+    if not set(map(type, chain.from_iterable(map(dict.values, inner)))) <= {float, int}:
         return None
     lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
+    try:
+        values = chain.from_iterable(map(dict.values, inner))
+        scores = np.fromiter(values, dtype=np.float64, count=int(offsets[-1]))
+    except OverflowError:  # an integer beyond float range: the general reader names it
+        return None
+    if not np.isfinite(scores).all():
+        return None
+    docs = DictKeys(inner, offsets)
     order, tied_pairs = _rank_rows(scores, offsets, docs)
     kept = np.minimum(lengths, depth) if depth else lengths
     if depth and bool((kept < lengths).any()):
@@ -239,8 +241,31 @@ def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)"
     return Ranked(name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
 
 
+class DictKeys(Sequence[str]):
+    """The doc IDs of a run's inner dicts, row by row (query after query), read from the
+    dicts: one query's keys when a tie is ordered, every key listed once when many are
+    read (a report naming docs)."""
+
+    def __init__(self, inner: list[dict], offsets: np.ndarray) -> None:
+        self._inner = inner
+        self._offsets = offsets
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        return int(self._offsets[-1])
+
+    def __getitem__(self, row):  # type: ignore[override]
+        if self._all is None:
+            self._all = list(chain.from_iterable(self._inner))
+        return self._all[row]
+
+    def block(self, i: int) -> list[str]:
+        """Query ``i``'s doc IDs, in row order."""
+        return list(self._inner[i])
+
+
 def _rank_rows(
-    scores: np.ndarray, offsets: np.ndarray, docs: Sequence[str]
+    scores: np.ndarray, offsets: np.ndarray, docs: DictKeys
 ) -> tuple[np.ndarray, int]:
     """(row of every ranked position, tied pairs): each query's rows
     ``offsets[i]:offsets[i + 1]`` ordered by score descending, then doc ID descending
@@ -265,9 +290,14 @@ def _rank_rows(
     same_block = np.ones(max(n - 1, 0), dtype=bool)
     same_block[offsets[1:-1] - 1] = False
     run_start, run_end = tied_runs(ranked, same_block)
-    for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
-        rows = order[a:b].tolist()
-        order[a:b] = sorted(rows, key=docs.__getitem__, reverse=True)
+    if run_start.size:
+        query_of = np.searchsorted(offsets, run_start, side="right") - 1
+        for a, b, q in zip(run_start.tolist(), run_end.tolist(), query_of.tolist(), strict=True):
+            first = int(offsets[q])
+            names = docs.block(q)
+            within = (order[a:b] - first).tolist()
+            within.sort(key=names.__getitem__, reverse=True)
+            order[a:b] = np.asarray(within, dtype=np.int64) + first
     return order, pairs_in_runs(run_start, run_end)
 
 
