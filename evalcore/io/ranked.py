@@ -230,7 +230,7 @@ def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)"
     if not np.isfinite(scores).all():
         return None
     docs = DictKeys(inner, offsets)
-    order, tied_pairs = _rank_rows(scores, offsets, docs)
+    order, tied_pairs = _rank_rows(scores, offsets, docs, depth)
     kept = np.minimum(lengths, depth) if depth else lengths
     if depth and bool((kept < lengths).any()):
         positions = np.zeros(lengths.size + 1, dtype=np.int64)
@@ -255,21 +255,28 @@ class DictKeys(Sequence[str]):
         return int(self._offsets[-1])
 
     def __getitem__(self, row):  # type: ignore[override]
+        return self.listed()[row]
+
+    def listed(self) -> list[str]:
+        """Every doc ID, row by row (listed once, when first asked)."""
         if self._all is None:
             self._all = list(chain.from_iterable(self._inner))
-        return self._all[row]
+        return self._all
 
     def block(self, i: int) -> list[str]:
         """Query ``i``'s doc IDs, in row order."""
+        if self._all is not None:
+            return self._all[int(self._offsets[i]) : int(self._offsets[i + 1])]
         return list(self._inner[i])
 
 
 def _rank_rows(
-    scores: np.ndarray, offsets: np.ndarray, docs: DictKeys
+    scores: np.ndarray, offsets: np.ndarray, docs: DictKeys, depth: int = 0
 ) -> tuple[np.ndarray, int]:
     """(row of every ranked position, tied pairs): each query's rows
     ``offsets[i]:offsets[i + 1]`` ordered by score descending, then doc ID descending
-    (trec_eval's ``strcmp``: equal scores are put in order after the sort)."""
+    (trec_eval's ``strcmp``: equal scores are put in order after the sort, only where they
+    reach positions 1..depth when ``depth`` is given; tied pairs are counted everywhere)."""
     n = scores.size
     lengths = np.diff(offsets)
     distinct = np.unique(lengths).tolist()
@@ -290,15 +297,25 @@ def _rank_rows(
     same_block = np.ones(max(n - 1, 0), dtype=bool)
     same_block[offsets[1:-1] - 1] = False
     run_start, run_end = tied_runs(ranked, same_block)
-    if run_start.size:
-        query_of = np.searchsorted(offsets, run_start, side="right") - 1
+    tied_pairs = pairs_in_runs(run_start, run_end)
+    query_of = np.searchsorted(offsets, run_start, side="right") - 1
+    if depth and run_start.size:
+        reach = run_start - offsets[query_of] < depth
+        run_start, run_end, query_of = run_start[reach], run_end[reach], query_of[reach]
+    if run_start.size * 4 > lengths.size:  # ties in many queries: list every doc ID once
+        names = docs.listed()
+        for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
+            rows = order[a:b].tolist()
+            rows.sort(key=names.__getitem__, reverse=True)
+            order[a:b] = rows
+    elif run_start.size:
         for a, b, q in zip(run_start.tolist(), run_end.tolist(), query_of.tolist(), strict=True):
             first = int(offsets[q])
-            names = docs.block(q)
+            block = docs.block(q)
             within = (order[a:b] - first).tolist()
-            within.sort(key=names.__getitem__, reverse=True)
+            within.sort(key=block.__getitem__, reverse=True)
             order[a:b] = np.asarray(within, dtype=np.int64) + first
-    return order, pairs_in_runs(run_start, run_end)
+    return order, tied_pairs
 
 
 @dataclass(frozen=True, eq=False)
@@ -404,7 +421,8 @@ def _gains(
         )
         by_row = np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=len(ranked.docs))
         return by_row[rows]
-    docs_at = map(ranked.docs.__getitem__, rows.tolist())
+    docs = ranked.docs.listed() if isinstance(ranked.docs, DictKeys) else ranked.docs
+    docs_at = map(docs.__getitem__, rows.tolist())
     lookups = (
         map(gains_of.get(q, _NO_LABELS).get, islice(docs_at, c), repeat(UNLABELED))
         for q, c in zip(query_ids, counts.tolist(), strict=True)
