@@ -28,7 +28,7 @@ positions; everything else is numpy over all queries at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, islice, repeat
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 _NO_LABELS: dict[str, int] = {}
 #: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
 _MAX_SORT_GROUPS = 64
+#: Rankings of one length are sorted this many rows at a time.
+_CHUNK_ROWS = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,14 +232,7 @@ def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)"
     if not np.isfinite(scores).all():
         return None
     docs = DictKeys(inner, offsets)
-    order, tied_pairs = _rank_rows(scores, offsets, docs, depth)
-    kept = np.minimum(lengths, depth) if depth else lengths
-    if depth and bool((kept < lengths).any()):
-        positions = np.zeros(lengths.size + 1, dtype=np.int64)
-        np.cumsum(kept, out=positions[1:])
-        order = order[_ranges(offsets[:-1], kept)]
-    else:
-        positions = offsets
+    positions, order, tied_pairs = _rank_rows(scores, offsets, docs, depth)
     return Ranked(name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
 
 
@@ -263,6 +258,15 @@ class DictKeys(Sequence[str]):
             self._all = list(chain.from_iterable(self._inner))
         return self._all
 
+    def at(self, i: int, rows: np.ndarray) -> list[str]:
+        """The doc IDs of ``rows``, all rows of query ``i``."""
+        block = self.block(i)
+        return list(map(block.__getitem__, (rows - int(self._offsets[i])).tolist()))
+
+    def first_row(self, i: int) -> int:
+        """The row of query ``i``'s first doc ID."""
+        return int(self._offsets[i])
+
     def block(self, i: int) -> list[str]:
         """Query ``i``'s doc IDs, in row order."""
         if self._all is not None:
@@ -272,50 +276,99 @@ class DictKeys(Sequence[str]):
 
 def _rank_rows(
     scores: np.ndarray, offsets: np.ndarray, docs: DictKeys, depth: int = 0
-) -> tuple[np.ndarray, int]:
-    """(row of every ranked position, tied pairs): each query's rows
-    ``offsets[i]:offsets[i + 1]`` ordered by score descending, then doc ID descending
-    (trec_eval's ``strcmp``: equal scores are put in order after the sort, only where they
-    reach positions 1..depth when ``depth`` is given; tied pairs are counted everywhere)."""
-    n = scores.size
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(positions, order, tied pairs): query i's ranked positions are
+    ``positions[i]:positions[i + 1]`` of ``order``, the rows of its top ``depth`` (0: all)
+    of ``offsets[i]:offsets[i + 1]`` by score descending, then doc ID descending
+    (trec_eval's ``strcmp``: equal scores are put in order after the sort, where they reach
+    the kept positions). Tied pairs are counted over whole rankings.
+
+    Rankings of one length are sorted together, :data:`_CHUNK_ROWS` rows at a time, and
+    only their kept positions are held: memory grows with the positions kept.
+    """
     lengths = np.diff(offsets)
+    kept = np.minimum(lengths, depth) if depth else lengths
+    positions = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(kept, out=positions[1:])
     distinct = np.unique(lengths).tolist()
-    if len(distinct) > _MAX_SORT_GROUPS:
+    if len(distinct) > _MAX_SORT_GROUPS:  # one sort of every row
         query = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
         order = np.argsort(-scores, kind="stable")
         order = order[np.argsort(query[order], kind="stable")]
-    else:
-        order = np.empty(n, dtype=np.int64)
-        neg = -scores
-        for length in distinct:
-            first = offsets[:-1][lengths == length]
-            rows = first[:, None] + np.arange(length, dtype=np.int64)
-            # Not stable, and need not be: equal scores are ordered by doc ID below.
-            within = np.argsort(neg[rows], axis=1)
-            order[rows] = np.take_along_axis(rows, within, axis=1)
-    ranked = scores[order]
-    same_block = np.ones(max(n - 1, 0), dtype=bool)
-    same_block[offsets[1:-1] - 1] = False
-    run_start, run_end = tied_runs(ranked, same_block)
-    tied_pairs = pairs_in_runs(run_start, run_end)
-    query_of = np.searchsorted(offsets, run_start, side="right") - 1
+        same_block = np.ones(max(order.size - 1, 0), dtype=bool)
+        same_block[offsets[1:-1] - 1] = False
+
+        def query_at(at: np.ndarray) -> np.ndarray:
+            return np.searchsorted(offsets, at, side="right") - 1
+
+        def rank0_at(at: np.ndarray) -> np.ndarray:
+            return at - offsets[query_at(at)]
+
+        pairs = _order_ties(order, scores[order], same_block, query_at, rank0_at, docs, depth)
+        if positions[-1] < order.size:
+            order = order[_ranges(offsets[:-1], kept)]
+        return positions, order, pairs
+    order = np.empty(int(positions[-1]), dtype=np.int64)
+    pairs = 0
+    for length in distinct:
+        queries = np.flatnonzero(lengths == length)
+        width = min(length, depth) if depth else length
+        step = max(1, _CHUNK_ROWS // length)
+        same_block = np.ones(max(min(step, queries.size) * length - 1, 0), dtype=bool)
+        same_block[length - 1 :: length] = False
+        for c in range(0, queries.size, step):
+            part = queries[c : c + step]
+            rows = offsets[part][:, None] + np.arange(length, dtype=np.int64)
+            neg = -scores[rows]
+            # Not stable, and need not be: equal scores are ordered by doc ID after.
+            within = np.argsort(neg, axis=1)
+            ranked = np.take_along_axis(rows, within, axis=1)
+            pairs += _order_ties(
+                ranked.reshape(-1),
+                np.take_along_axis(neg, within, axis=1).reshape(-1),
+                same_block[: part.size * length - 1],
+                lambda at, part=part, length=length: part[at // length],  # type: ignore[misc]
+                lambda at, length=length: at % length,  # type: ignore[misc]
+                docs,
+                depth,
+            )
+            order[positions[part][:, None] + np.arange(width)] = ranked[:, :width]
+    return positions, order, pairs
+
+
+def _order_ties(
+    rows: np.ndarray,
+    ranked_scores: np.ndarray,
+    same_block: np.ndarray,
+    query_at: Callable[[np.ndarray], np.ndarray],
+    rank0_at: Callable[[np.ndarray], np.ndarray],
+    docs: DictKeys,
+    depth: int,
+) -> int:
+    """Put every run of equal scores in ``rows`` (ranked, in place) in doc ID descending order
+    where it reaches the first ``depth`` positions of its query (0: everywhere); returns the
+    tied pairs of every run. ``query_at`` / ``rank0_at`` give the query and 0-based rank of
+    flat positions."""
+    run_start, run_end = tied_runs(ranked_scores, same_block)
+    pairs = pairs_in_runs(run_start, run_end)
     if depth and run_start.size:
-        reach = run_start - offsets[query_of] < depth
-        run_start, run_end, query_of = run_start[reach], run_end[reach], query_of[reach]
-    if run_start.size * 4 > lengths.size:  # ties in many queries: list every doc ID once
-        names = docs.listed()
+        reach = rank0_at(run_start) < depth
+        run_start, run_end = run_start[reach], run_end[reach]
+    if run_start.size * 4 > int(same_block.size - same_block.sum()) + 1:
+        names = docs.listed()  # ties in many queries: every doc ID listed once
         for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
-            rows = order[a:b].tolist()
-            rows.sort(key=names.__getitem__, reverse=True)
-            order[a:b] = rows
+            tied = rows[a:b].tolist()
+            tied.sort(key=names.__getitem__, reverse=True)
+            rows[a:b] = tied
     elif run_start.size:
-        for a, b, q in zip(run_start.tolist(), run_end.tolist(), query_of.tolist(), strict=True):
-            first = int(offsets[q])
-            block = docs.block(q)
-            within = (order[a:b] - first).tolist()
+        for a, b, q in zip(
+            run_start.tolist(), run_end.tolist(), query_at(run_start).tolist(), strict=True
+        ):
+            block, first = docs.block(q), docs.first_row(q)
+            within = (rows[a:b] - first).tolist()
             within.sort(key=block.__getitem__, reverse=True)
-            order[a:b] = np.asarray(within, dtype=np.int64) + first
-    return order, tied_pairs
+            rows[a:b] = np.asarray(within, dtype=np.int64) + first
+    return pairs
 
 
 @dataclass(frozen=True, eq=False)
@@ -421,8 +474,21 @@ def _gains(
         )
         by_row = np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=len(ranked.docs))
         return by_row[rows]
-    docs = ranked.docs.listed() if isinstance(ranked.docs, DictKeys) else ranked.docs
-    docs_at = map(docs.__getitem__, rows.tolist())
+    if isinstance(ranked.docs, DictKeys):  # each query's keys listed in turn, never all
+        where = ranked.index
+        ends = np.cumsum(counts).tolist()
+        names = ranked.docs
+        lookups = (
+            map(
+                gains_of.get(q, _NO_LABELS).get,
+                names.at(where[q], rows[b - c : b]),
+                repeat(UNLABELED),
+            )
+            for q, c, b in zip(query_ids, counts.tolist(), ends, strict=True)
+            if c
+        )
+        return np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=rows.size)
+    docs_at = map(ranked.docs.__getitem__, rows.tolist())
     lookups = (
         map(gains_of.get(q, _NO_LABELS).get, islice(docs_at, c), repeat(UNLABELED))
         for q, c in zip(query_ids, counts.tolist(), strict=True)
