@@ -19,7 +19,7 @@ from functools import lru_cache
 _DIGITS = re.compile(r"(\d+)")
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 15)
 def natural_key(query_id: str) -> tuple[tuple[tuple[int, str] | str, ...], str]:
     """The sort key of ``query_id`` in natural order (see the module docstring).
 
