@@ -256,6 +256,8 @@ def test_dict_runs_ranked_in_bulk_are_the_general_readers_rankings_held_to_a_dep
     assert fast.tied_score_pairs == general.tied_score_pairs  # over whole rankings
     want = {q: ranking[:depth] if depth else ranking for q, ranking in general.rankings().items()}
     assert fast.rankings() == want
+    # only the kept positions are held (memory grows with what the measures read)
+    assert fast.order is not None and fast.order.size == sum(map(len, want.values()))
 
 
 def test_dict_runs_of_many_lengths_rank_in_one_sort_as_the_general_reader_does():
