@@ -169,12 +169,15 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
                 # Pseudo-observations guard against a sample that saw none of the
                 # stratum's rare large residuals (see the module docstring).
                 squares = float(((residual - residual.mean()) ** 2).sum())
-                freedom = m_h - 1 + PSEUDO_MODEL + PSEUDO_RANGE
-                s2 = (
+                pooled_freedom = m_h - 1 + PSEUDO_MODEL + PSEUDO_RANGE
+                pooled = (
                     squares
                     + PSEUDO_MODEL * float(data.prediction_spread[members].mean())
                     + PSEUDO_RANGE * float(reach[members].mean())
-                ) / freedom
+                ) / pooled_freedom
+                # A floor, never a discount: pooling with a prediction that claims a
+                # smaller spread than the sample shows would bias the variance low.
+                s2, freedom = max((squares / (m_h - 1), m_h - 1.0), (pooled, pooled_freedom))
                 freedom = _heavy_tailed_freedom(residual, freedom)
             parts.append((n_h * n_h * (1 - m_h / n_h) * s2 / m_h, freedom))
         variance = sum(v for v, _ in parts)
