@@ -25,7 +25,12 @@ interval wide; the coverage rests on the sampling alone. Safeguards, each conser
   the completions the prediction averages) and :data:`PSEUDO_RANGE` of the squared
   reach of a residual towards the end being computed (``(U_q - f_q)^2`` for the upper
   end, ``(f_q - L_q)^2`` for the lower: a floor that does not trust the prediction and
-  follows the skew the worst-case interval allows). Their weight fades as ``1/m``;
+  follows the skew the worst-case interval allows). Their weight fades as ``1/m``. The
+  pooled variance is a floor, never a discount: ``s_h^2`` is the larger of the sample's
+  own unbiased variance (``m_h - 1`` degrees of freedom) and the pooled one (the
+  pseudo-observations' degrees of freedom added). A prediction that is wrong yet claims
+  a small spread of its own (an automatic source trusted by its calibration) would
+  otherwise pull the variance below what the sample shows, and the coverage with it;
 * a stratum with one sampled query has no variance of its own: ``s_h^2`` is then the
   largest variance its residuals can have, ``(max - min)^2 / 4`` over the range the
   worst-case intervals allow (Popoviciu's inequality);
