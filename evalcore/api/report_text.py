@@ -40,7 +40,7 @@ from evalcore.compute.evaluate import (
 from evalcore.compute.measures.base import CONFLICT_BIT
 from evalcore.contract.protocol_choices import ProtocolChoices
 from evalcore.contract.report_shapes import aggregate_shape, metric_shape
-from evalcore.io.trec_columnar import columnar_trec_input
+from evalcore.io.trec import files_input
 
 if TYPE_CHECKING:
     from evalcore.contract.measures import Measure
@@ -60,10 +60,10 @@ def trec_files_json(
     all_queries: bool = False,
     gain_map: Mapping[int, int] | None = None,
     measures: Sequence[Measure] | None = None,
-) -> str | None:
+) -> str:
     """The report JSON of TREC files (as ``evalcore evaluate`` prints it, without the final
-    line end), or None when the columnar reader declines the files."""
-    parts = columnar_trec_input(
+    line end); raises :class:`~evalcore.io.errors.InputErrors` naming every bad line."""
+    parts = files_input(
         qrels,
         run,
         k,
@@ -73,8 +73,6 @@ def trec_files_json(
         gain_map=gain_map,
         min_depth=packing_depth(measures),
     )
-    if parts is None:
-        return None
     result = compute(parts.batch, protocol, measures)
     text = plain_report_json(result, parts.tied_score_pairs, parts.notes)
     if text is not None:

@@ -50,7 +50,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -68,6 +68,7 @@ from evalcore.io.trec_format import parse_gain_map
 if TYPE_CHECKING:
     from evalcore.api.inputs import EvalInput
     from evalcore.contract.evaluation_protocol import EvalProtocol
+    from evalcore.io.errors import InputErrors
 
 Measures = tuple[Measure, ...] | None
 Loader = Callable[["EvalProtocol", Measures], "EvalInput"]
@@ -189,8 +190,8 @@ class TrecFiles:
                           protocol=protocol, all_queries=self.all_queries,
                           gain_map=self.gain_map, min_depth=packing_depth(measures))
 
-    def report_json(self, choices: ProtocolChoices, measures: Measures) -> str | None:
-        """The report's JSON, or None when the files need the careful reader."""
+    def report_json(self, choices: ProtocolChoices, measures: Measures) -> str:
+        """The report's JSON; raises :class:`~evalcore.io.errors.InputErrors`."""
         from evalcore.api.report_text import trec_files_json
 
         return trec_files_json(self.qrels, self.run, self.k, complete=self.complete,
@@ -355,15 +356,17 @@ def evaluate_command(
         skip_final_collection()
     elif corpus_size is not None:
         raise click.UsageError("--corpus-size is for files: a store knows its own corpus")
+    from evalcore.io.errors import InputErrors  # noqa: F811  (used at run time here)
+
     if fmt == "json" and isinstance(load, TrecFiles) and corpus_size is None:
-        fast = load.report_json(choices, measures)
-        if fast is not None:
-            click.echo(fast + "\n", nl=False)
-            return
+        try:
+            click.echo(load.report_json(choices, measures) + "\n", nl=False)
+        except InputErrors as exc:
+            _input_failed(exc)
+        return
     from evalcore.api.result import report_json
     from evalcore.compute.evaluate import evaluate_batch
     from evalcore.contract.evaluation_protocol import EvalProtocol
-    from evalcore.io.errors import InputErrors
 
     protocol = EvalProtocol.of(choices)
     if db is not None:
@@ -373,13 +376,7 @@ def evaluate_command(
     try:
         source = load(protocol, measures)
     except InputErrors as exc:
-        click.echo(str(exc), err=True)
-        click.echo(
-            f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
-            "error(s); nothing was computed",
-            err=True,
-        )
-        sys.exit(2)
+        _input_failed(exc)
     batch, diagnostics = source.batch, source.diagnostics
     if corpus_size is not None:  # an assumption about the data: recorded beside the numbers
         batch = batch.with_corpus_size(corpus_size)
@@ -394,3 +391,14 @@ def evaluate_command(
 
         text = render_table(report)
     click.echo(text, nl=False)
+
+
+def _input_failed(exc: InputErrors) -> NoReturn:
+    """Print every input error and what was done (nothing), and exit 2."""
+    click.echo(str(exc), err=True)
+    click.echo(
+        f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
+        "error(s); nothing was computed",
+        err=True,
+    )
+    sys.exit(2)

@@ -1,7 +1,7 @@
 """Qrels and runs held as arrays, and their join into the metric computer's batch.
 
-Every qrels and run that is not read by the columnar file reader
-(:mod:`evalcore.io.trec_columnar`) comes here: nested dicts, DataFrames and
+Every qrels and run that is not joined column by column
+(:func:`evalcore.io.trec.assemble`) comes here: nested dicts, DataFrames and
 pyarrow tables (:mod:`evalcore.io.trec_mappings`), and files read by the
 careful reader (:func:`judged_from_qrels`, :func:`ranked_from_run`).
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.trec import Qrels, TrecRun
-    from evalcore.io.trec_columnar import TableLabels
+    from evalcore.io.trec_mappings import TableLabels
 
 _NO_LABELS: dict[str, int] = {}
 
@@ -90,7 +90,8 @@ class Judged:
     def words(self) -> TableLabels | None:
         """These qrels as the table reader's columns (built once, when a table run first
         comes); None when it cannot take them (a doc labeled twice, a NUL in an ID)."""
-        from evalcore.io.trec_columnar import Decline, words_labels
+        from evalcore.io.trec_bytes import Decline
+        from evalcore.io.trec_mappings import words_labels
 
         if self.duplicate_reference.any():
             return None
