@@ -356,17 +356,18 @@ def evaluate_command(
         skip_final_collection()
     elif corpus_size is not None:
         raise click.UsageError("--corpus-size is for files: a store knows its own corpus")
-    from evalcore.io.errors import InputErrors  # noqa: F811  (used at run time here)
-
     if fmt == "json" and isinstance(load, TrecFiles) and corpus_size is None:
+        from evalcore.io.trec import input_errors
+
         try:
             click.echo(load.report_json(choices, measures) + "\n", nl=False)
-        except InputErrors as exc:
+        except input_errors() as exc:  # (imports the error models only on an error)
             _input_failed(exc)
         return
     from evalcore.api.result import report_json
     from evalcore.compute.evaluate import evaluate_batch
     from evalcore.contract.evaluation_protocol import EvalProtocol
+    from evalcore.io.errors import InputErrors
 
     protocol = EvalProtocol.of(choices)
     if db is not None:

@@ -122,9 +122,6 @@ _FIELD_SEP = re.compile(r"[ \t]+")
 _MAX_NOTES = 20
 #: Files are read and reduced in blocks of about this many bytes of whole lines.
 BLOCK_BYTES = 1 << 22
-#: Bytes ``str.strip`` takes for blanks that are no TREC separator: a block holding one is
-#: walked line by line.
-_OTHER_BLANKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 #: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
 _MAX_SORT_GROUPS = 64
 #: A depth that keeps every position (a whole run).
@@ -210,19 +207,23 @@ class _Lines:
 
 
 class LineMap:
-    """Row (counted over the whole file) -> line number, kept per block."""
+    """Row (counted over the whole input) -> line number, kept per block (most blocks:
+    rows on consecutive lines)."""
 
     def __init__(self) -> None:
-        self._starts: list[int] = []
-        self._blocks: list[_Lines] = []
+        self._starts: list[int] = []  # first row of each block
+        self._first_lines: list[int] = []
+        self._numbers: list[np.ndarray | None] = []  # every row's line, or None: consecutive
 
     def add(self, first_row: int, lines: _Lines) -> None:
         self._starts.append(first_row)
-        self._blocks.append(lines)
+        self._first_lines.append(lines.first_line)
+        self._numbers.append(lines.numbers)
 
     def line(self, row: int) -> int:
         c = bisect_right(self._starts, row) - 1
-        return self._blocks[c].line(row - self._starts[c])
+        numbers, offset = self._numbers[c], row - self._starts[c]
+        return self._first_lines[c] + offset if numbers is None else int(numbers[offset])
 
 
 @dataclass
@@ -251,9 +252,9 @@ class _Reading:
             self._log.raise_if_any()
 
 
-def _input_errors() -> type[InputErrors]:
+def input_errors() -> type[InputErrors]:
     """The error class, imported when an exception is matched against it (``except
-    _input_errors():`` evaluates only then): reading clean files never imports it."""
+    input_errors():`` evaluates only then): reading clean files never imports it."""
     from evalcore.io.errors import InputErrors
 
     return InputErrors
@@ -337,10 +338,10 @@ def _chunks(
     line, rest, first = 1, b"", True
     while True:
         data = read(size)
-        if not data:
-            if not rest:
+        if size < 0 or len(data) < size:  # the end of the input: the rest is one block
+            if not data and not rest:
                 return
-            chunk, rest = rest, b""
+            chunk, rest = rest + data, b""
         else:
             cut = data.rfind(b"\n") + 1
             if cut == 0:  # no line end yet: read on
@@ -380,29 +381,28 @@ def _plain_text(chunk: bytes, limit: int) -> bytes:
 def _split(reading: _Reading, chunk: bytes, first_line: int) -> _Lines | None:
     """A block's fields: split in bulk, or walked line by line (:func:`_walk_block`)."""
     width = len(reading.names)
+    if chunk[:1] == b"\n" and not chunk.strip(b"\n"):
+        return None  # only empty lines
     try:
-        return _Lines(_bulk_split(chunk, width), first_line, None)
+        block = _bulk_split(chunk, width)
     except Decline:
-        pass
-    kept, numbers = _walk_block(reading, chunk.decode("utf-8"), first_line)
-    if not kept:
-        return None
-    block = split_block(("\n".join(kept) + "\n").encode("utf-8"), 0x20, width)
-    return _Lines(block, first_line, np.asarray(numbers, dtype=np.int64))
+        kept, numbers = _walk_block(reading, chunk.decode("utf-8"), first_line)
+        if not kept:
+            return None
+        block = split_block(("\n".join(kept) + "\n").encode("utf-8"), 0x20, width)
+        return _Lines(block, first_line, np.asarray(numbers, dtype=np.int64))
+    if not block.skipped:
+        return _Lines(block, first_line, None)
+    # Empty lines: a row's line is the first line plus the line ends before it.
+    ends = np.flatnonzero(block.data[:-8] == 0x0A)
+    return _Lines(block, first_line, first_line + np.searchsorted(ends, block.starts[0]))
 
 
 def _bulk_split(chunk: bytes, width: int) -> Block:
     """The fields of a plain block (module docstring), or :class:`Decline`."""
-    if chunk[:1] in (b"\n", b"#") or b"\n\n" in chunk or b"\n#" in chunk:
-        raise Decline("blank or comment line")
-    if any(b in chunk for b in _OTHER_BLANKS):
-        raise Decline("blank-like control byte")
-    tabs = b"\t" in chunk
-    if tabs and b" " in chunk:
-        raise Decline("spaces and tabs")
     if not chunk.isascii() and has_other_whitespace(chunk.decode("utf-8")):
         raise Decline("Unicode blank")
-    return split_block(chunk, 0x09 if tabs else 0x20, width)
+    return split_block(chunk, 0x09 if b"\t" in chunk else 0x20, width, plain=True)
 
 
 def _walk_block(reading: _Reading, text: str, first_line: int) -> tuple[list[str], list[int]]:
@@ -649,7 +649,7 @@ class Windows:
     window_query: list[np.ndarray] = field(default_factory=list)  # codes, one per window
     window_size: list[np.ndarray] = field(default_factory=list)
     window_docs: list[np.ndarray] = field(default_factory=list)  # doc ID words
-    window_scores: list[np.ndarray] = field(default_factory=list)
+    window_scores: list[np.ndarray] = field(default_factory=list)  # (kept for whole runs)
     tied_pairs: int = 0
     tags: dict[str, None] = field(default_factory=dict)
     done: set[int] = field(default_factory=set)
@@ -802,7 +802,8 @@ def reduce_block(
     out.window_query.append(codes[starts])
     out.window_size.append(size)
     out.window_docs.append(docs[lines])
-    out.window_scores.append(scores[picked])
+    if depth == _ALL:  # a whole run (read_run): its scores too
+        out.window_scores.append(scores[picked])
     out.done.update(firsts)
 
 
@@ -946,14 +947,14 @@ def files_input(
     # (Read one after the other: most of the reading holds the interpreter lock.)
     try:
         labels = read_labels(qrels, gain_map)
-    except _input_errors() as exc:
+    except input_errors() as exc:
         failed.append(exc)
     try:
         ranked = read_windows(run, max(k, min_depth), extra_columns=protocol.trec_eval)
-    except _input_errors() as exc:
+    except input_errors() as exc:
         failed.append(exc)
     if failed or labels is None or ranked is None:
-        raise _input_errors()([e for f in failed for e in f.errors], sum(f.total for f in failed))
+        raise input_errors()([e for f in failed for e in f.errors], sum(f.total for f in failed))
     return assemble(
         labels,
         ranked,
