@@ -364,8 +364,7 @@ def evaluate_command(
         except input_errors() as exc:  # (imports the error models only on an error)
             _input_failed(exc)
         return
-    from evalcore.api.result import report_json
-    from evalcore.compute.evaluate import evaluate_batch
+    from evalcore.compute.evaluate import compute
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.errors import InputErrors
 
@@ -384,13 +383,15 @@ def evaluate_command(
         diagnostics = diagnostics.model_copy(update={"notes": [
             *diagnostics.notes, f"corpus size {corpus_size} (--corpus-size): bounds R, nDCG "
             "and AP on populations not declared complete"]})
-    report = evaluate_batch(batch, protocol, measures=measures, diagnostics=diagnostics)
+    result = compute(batch, protocol, measures)
     if fmt == "json":
-        text = report_json(report) + "\n"
+        from evalcore.api.report_text import report_text
+
+        text = report_text(result, diagnostics.tied_score_pairs, diagnostics.notes) + "\n"
     else:
         from evalcore.report.text_table import render_table  # not needed for JSON
 
-        text = render_table(report)
+        text = render_table(result.to_report(diagnostics))
     click.echo(text, nl=False)
 
 
