@@ -198,7 +198,7 @@ def test_numpy_gains_and_scores_in_dicts_are_numbers():
 def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general_path():
     """Clean tables are read as columns (no Python object per row); a table the words
     cannot hold exactly, or a wrong one, goes to the general path, which names the row."""
-    from evalcore.io.trec_columnar import table_trec_input
+    from evalcore.io.trec_mappings import table_trec_input
 
     qrels = pd.DataFrame(
         {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [2, 0, 1]}
@@ -227,8 +227,11 @@ def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general
         run.assign(doc_id=["c", "a", None, "z"]),
     ):
         assert table_trec_input(qrels, odd_run, 2, complete=False, protocol=protocol) is None
-    repeated = pd.concat([qrels, qrels.iloc[:1]])  # the file rules' notes: general path
-    assert table_trec_input(repeated, run, 2, complete=False, protocol=protocol) is None
+    repeated = pd.concat([qrels, qrels.iloc[:1]])  # the file rules' notes, naming the rows
+    taken = table_trec_input(repeated, run, 2, complete=False, protocol=protocol)
+    assert taken.notes == [
+        "qrels (DataFrame):4: query q1 doc a repeats line 1 with the same gain 2; counted once"
+    ]
     with pytest.raises(InputErrors, match=r"run \(DataFrame\): row 2 \(doc_id\): doc ID must"):
         evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "", "z"]), measures=["P@1"])
     nul = evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "x\0y", "z"]), measures=["P@2"])

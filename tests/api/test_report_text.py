@@ -19,12 +19,20 @@ from evalcore.api.report_text import trec_files_json
 from evalcore.api.result import report_json
 from evalcore.cli import main
 from evalcore.cli.evaluate import TrecFiles
-from evalcore.compute.evaluate import evaluate_batch, packing_depth
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import compute, evaluate_batch, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.protocol_choices import ProtocolChoices
+from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputErrors
 from tests.io.test_trec_reader import trec_files, write
+from tests.observation_strategies import protocols_with_trec_eval, query_sets
+
+MEASURE_NAMES = st.sampled_from(
+    ["P@3", "nDCG@5", "RBP(p=0.8)@4", "RR@2", "AP@6", "P(rel=2)@3", "Judged@2", "Success@3",
+     "R@4", "R@9"]
+)
 
 
 def model_json(qrels, run, k, choices, measures=None, **options):
@@ -181,3 +189,26 @@ def test_query_ids_are_escaped_as_pydantic_escapes_them(tmp_path):
     choices = ProtocolChoices(unjudged_as_nonrelevant=True)
     fast, slow = both(qrels, run, 2, choices, complete=True)
     assert fast == slow
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    query_sets(conflicts=True),
+    protocols_with_trec_eval,
+    st.none() | st.lists(MEASURE_NAMES, min_size=1, max_size=4, unique=True),
+)
+def test_observations_with_conflicts_and_invalid_queries_are_written_as_the_models(
+    obs_list, protocol, names
+):
+    """Every case of a report (label conflicts, RBP residuals, invalid observations, returned
+    duplicates, unavailable values with and without bounds): the writer's bytes are the
+    models'."""
+    measures = None if names is None else tuple(parse_measure(n) for n in names)
+    diagnostics = Diagnostics(tied_score_pairs=2, notes=["a note", "é"])
+    batch = ObservationBatch.from_observations(
+        obs_list, protocol, min_depth=packing_depth(measures)
+    )
+    result = compute(batch, protocol, measures)
+    assert report_text.report_text(result, 2, ["a note", "é"]) == report_json(
+        result.to_report(diagnostics)
+    )
