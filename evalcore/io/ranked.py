@@ -42,8 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from evalcore.contract.evaluation_protocol import EvalProtocol
-    from evalcore.io.trec import Qrels, TrecRun
-    from evalcore.io.trec_mappings import TableLabels
+    from evalcore.io.trec import Labels, Qrels, TrecRun
 
 _NO_LABELS: dict[str, int] = {}
 
@@ -87,11 +86,11 @@ class Judged:
         return {q: i for i, q in enumerate(self.query_ids)}
 
     @cached_property
-    def words(self) -> TableLabels | None:
+    def words(self) -> Labels | None:
         """These qrels as the table reader's columns (built once, when a table run first
         comes); None when it cannot take them (a doc labeled twice, a NUL in an ID)."""
+        from evalcore.io.trec import words_labels
         from evalcore.io.trec_bytes import Decline
-        from evalcore.io.trec_mappings import words_labels
 
         if self.duplicate_reference.any():
             return None

@@ -89,6 +89,7 @@ from evalcore.io.trec_bytes import (
     as_strings,
     concat_words,
     distinct,
+    field_words,
     hash_rows,
     pad_words,
     parse_scores,
@@ -463,6 +464,40 @@ class Labels:
     notes: list[str] = field(default_factory=list)
     lines: LineMap | None = None  # row -> line (files); None: row i is line i + 1
 
+    def words(self) -> np.ndarray:
+        """Every row's doc ID words, in one array (kept as the only copy)."""
+        if len(self.docs) != 1:
+            self.docs = [concat_words(self.docs)]
+        return self.docs[0]
+
+    def line(self, row: int) -> int:
+        return row + 1 if self.lines is None else self.lines.line(row)
+
+
+def words_labels(
+    name: str, query_ids: list[str], counts: np.ndarray, docs: list[str], gains: np.ndarray
+) -> Labels:
+    """:class:`Labels` from qrels held as strings (``counts[i]`` docs for query i);
+    raises :class:`Decline` for a doc ID the words cannot hold (a NUL)."""
+    text = "".join(docs)
+    if "\0" in text:
+        raise Decline("NUL")
+    lengths = (
+        np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        if text.isascii()
+        else np.fromiter(map(len, map(str.encode, docs)), dtype=np.int64, count=len(docs))
+    )
+    data = np.frombuffer(text.encode() + bytes(8), dtype=np.uint8)
+    ends = np.cumsum(lengths)
+    query = np.repeat(np.arange(len(query_ids), dtype=np.int32), counts)
+    return Labels(
+        name,
+        list(query_ids),
+        query,
+        [field_words(data, ends - lengths, ends)],
+        gains.astype(np.int8),
+    )
+
 
 @_decoded
 def read_labels(
@@ -545,9 +580,8 @@ def qrels_of(labels: Labels) -> Qrels:
     starts = np.flatnonzero(np.concatenate(([query.size > 0], query[1:] != query[:-1])))
     keys = [labels.query_ids[c] for c in query[starts].tolist()]
     lengths = np.diff(np.append(starts, query.size)).tolist()
-    docs = as_strings(concat_words(labels.docs))
-    line = labels.lines.line if labels.lines is not None else (lambda row: row + 1)
-    qrels = _group_qrels(labels.name, keys, lengths, docs, labels.gains.tolist(), line)
+    docs = as_strings(labels.words())
+    qrels = _group_qrels(labels.name, keys, lengths, docs, labels.gains.tolist(), labels.line)
     qrels.notes.extend(labels.notes)
     return qrels
 
@@ -578,9 +612,8 @@ def _group_qrels(
     gains: list[int],
     line: Callable[[int], int],
 ) -> Qrels:
-    """Group rows (``keys[i]`` for ``lengths[i]`` consecutive rows) by query: a repeated
-    ``(query, doc)`` with the same gain is counted once, with another gain kept (the query
-    is then ``duplicate_reference``); every repeat is noted with both lines."""
+    """Group rows (``keys[i]`` for ``lengths[i]`` consecutive rows) by query, each doc's
+    first gain first; repeated rows as :func:`_repeats` says."""
     by_query: dict[str, dict[str, int]] = {}
     a = 0
     for q, n in zip(keys, lengths, strict=True):
@@ -594,41 +627,70 @@ def _group_qrels(
             for d, g in zip(docs[a:b], gains[a:b], strict=True):
                 labels.setdefault(d, g)
         a = b
-    extra: dict[str, list[tuple[str, int]]] = {}
-    collapsed = conflicting = 0
-    notes: list[str] = []
-    if sum(map(len, by_query.values())) != len(docs):
-        # Second pass, only for files with repeated (query, doc) rows: name the lines.
-        qids = [q for q, n in zip(keys, lengths, strict=True) for _ in range(n)]
-        first: dict[tuple[str, str], int] = {}
-        kept: dict[tuple[str, str], dict[int, int]] = {}  # (q, d) -> {gain: first row}
-        for i, (q, d, g) in enumerate(zip(qids, docs, gains, strict=True)):
-            j = first.setdefault((q, d), i)
-            if j == i:
-                continue
-            seen = kept.setdefault((q, d), {gains[j]: j})
-            where = f"{name}:{line(i)}: query {q} doc {d}"
-            if g in seen:
-                collapsed += 1
-                text = f"{where} repeats line {line(seen[g])} with the same gain {g}; counted once"
-            else:
-                conflicting += 1
-                seen[g] = i
-                extra.setdefault(q, []).append((d, g))
-                text = (
-                    f"{where} has gain {g} but line {line(j)} gave {gains[j]}; "
-                    "both labels kept, so the query is duplicate_reference"
-                )
-            if len(notes) < _MAX_NOTES:
-                notes.append(text)
     doc_ids = {q: list(m) for q, m in by_query.items()}
     gains_of = {q: list(m.values()) for q, m in by_query.items()}
-    for q, rows in extra.items():
-        doc_ids[q].extend(d for d, _ in rows)
-        gains_of[q].extend(g for _, g in rows)
-    if collapsed + conflicting > len(notes):
-        notes.append(f"... {collapsed + conflicting - len(notes)} more repeated rows")
-    return Qrels(name, doc_ids, gains_of, len(docs), collapsed, conflicting, notes)
+    if sum(map(len, by_query.values())) == len(docs):
+        return Qrels(name, doc_ids, gains_of, len(docs))
+    # Only for rows repeating a (query, doc): which earlier row each repeats.
+    qids = [q for q, n in zip(keys, lengths, strict=True) for _ in range(n)]
+    first: dict[tuple[str, str], int] = {}
+    pairs = []
+    for i, key in enumerate(zip(qids, docs, strict=True)):
+        j = first.setdefault(key, i)
+        if j != i:
+            pairs.append((i, j, key[0], key[1]))
+    rep = _repeats(name, pairs, gains, line)
+    for i in rep.extra:
+        doc_ids[qids[i]].append(docs[i])
+        gains_of[qids[i]].append(gains[i])
+    return Qrels(name, doc_ids, gains_of, len(docs), rep.collapsed, rep.conflicting, rep.notes)
+
+
+@dataclass
+class _Repeated:
+    """What :func:`_repeats` found: the rows kept beside the first (another gain), the counts
+    and the notes naming both lines."""
+
+    extra: list[int]
+    collapsed: int
+    conflicting: int
+    notes: list[str]
+
+
+def _repeats(
+    name: str,
+    pairs: Iterable[tuple[int, int, str, str]],
+    gains: Sequence[int],
+    line: Callable[[int], int],
+) -> _Repeated:
+    """The rule for rows repeating a ``(query, doc)``: ``(row, the first row with its query
+    and doc, query, doc)`` in row order. A repeat with the same gain as one kept states the
+    same fact twice: counted once. With another gain it is contradictory evidence: both
+    labels are kept (the query is ``duplicate_reference``). Every repeat is noted."""
+    out = _Repeated([], 0, 0, [])
+    kept: dict[int, dict[int, int]] = {}  # first row -> {gain: the first row with it}
+    for i, j, q, d in pairs:
+        g = gains[i]
+        seen = kept.setdefault(j, {gains[j]: j})
+        where = f"{name}:{line(i)}: query {q} doc {d}"
+        if g in seen:
+            out.collapsed += 1
+            text = f"{where} repeats line {line(seen[g])} with the same gain {g}; counted once"
+        else:
+            out.conflicting += 1
+            seen[g] = i
+            out.extra.append(i)
+            text = (
+                f"{where} has gain {g} but line {line(j)} gave {gains[j]}; "
+                "both labels kept, so the query is duplicate_reference"
+            )
+        if len(out.notes) < _MAX_NOTES:
+            out.notes.append(text)
+    if out.collapsed + out.conflicting > len(out.notes):
+        out.notes.append(
+            f"... {out.collapsed + out.conflicting - len(out.notes)} more repeated rows"
+        )
+    return out
 
 
 # --- runs ------------------------------------------------------------------------------------
@@ -981,20 +1043,7 @@ def assemble(
     window_size = np.concatenate(ranked.window_size)
     window_docs = concat_words(ranked.window_docs)
     ranked.window_docs.clear()
-    pos_gain = _window_gains(labels, ranked, window_query, window_size, window_docs)
-    if pos_gain is None:  # the qrels repeat a (query, doc): joined with the repeat rules
-        return _join_repeated(
-            labels,
-            ranked,
-            window_query,
-            window_size,
-            window_docs,
-            k,
-            complete=complete,
-            protocol=protocol,
-            all_queries=all_queries,
-            min_depth=min_depth,
-        )
+    pos_gain, repeated = _window_gains(labels, ranked, window_query, window_size, window_docs)
     window_start = np.cumsum(window_size) - window_size
 
     judged, run_ids = labels.query_ids, ranked.query_ids
@@ -1026,6 +1075,10 @@ def assemble(
     # Reference labels, per output query, in file order.
     qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
     row_out = qrels_out[labels.query]
+    label_gain = labels.gains
+    if repeated is not None:  # one label per distinct (query, doc)
+        row_out[repeated.first != np.arange(len(row_out))] = -1
+        label_gain = repeated.gains
     keep: slice | np.ndarray = slice(None)
     if not (row_out.size and row_out[0] >= 0 and (row_out[1:] >= row_out[:-1]).all()):
         # Not every row kept in output order already (the usual file): select and order.
@@ -1035,6 +1088,11 @@ def assemble(
     np.cumsum(np.bincount(row_out[keep], minlength=n), out=label_offsets[1:])
     del row_out
     judged_set = set(judged)
+    duplicate_reference = None
+    if repeated is not None:
+        duplicate_reference = np.zeros(n, dtype=bool)
+        flagged = qrels_out[repeated.queries]
+        duplicate_reference[flagged[flagged >= 0]] = True
     population = np.fromiter(
         ((complete or protocol.trec_eval) and qid in judged_set for qid in query_ids),
         dtype=bool,
@@ -1048,48 +1106,21 @@ def assemble(
         pos_gain[flat],
         top_units,
         label_offsets,
-        labels.gains[keep],
+        label_gain[keep],
         population,
         protocol=protocol,
         min_depth=min_depth,
+        duplicate_reference=duplicate_reference,
         pos_unit=pos_unit,
     )
-    return ColumnarInput(batch, ranked.tied_pairs, [*notes, *labels.notes, *_run_notes(ranked)])
+    repeat_notes = [] if repeated is None else repeated.notes
+    return ColumnarInput(
+        batch, ranked.tied_pairs, [*notes, *repeat_notes, *labels.notes, *_run_notes(ranked)]
+    )
 
 
 def _run_notes(ranked: Windows) -> list[str]:
     return run_notes(ranked.name, list(ranked.tags), ranked.extra_column_lines)
-
-
-def _join_repeated(
-    labels: Labels,
-    ranked: Windows,
-    window_query: np.ndarray,
-    window_size: np.ndarray,
-    window_docs: np.ndarray,
-    k: int,
-    **options: object,
-) -> ColumnarInput:
-    """The join of qrels that repeat a ``(query, doc)`` (noted with both lines; a conflicting
-    repeat makes the query ``duplicate_reference``): through the qrels' and positions'
-    strings (:func:`evalcore.io.ranked.join`)."""
-    from evalcore.io.ranked import Ranked, join, judged_from_qrels
-
-    query_ids = [ranked.query_ids[c] for c in window_query.tolist()]
-    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-    np.cumsum(window_size, out=offsets[1:])
-    positions = Ranked(
-        ranked.name,
-        query_ids,
-        offsets,
-        as_strings(window_docs),
-        None,
-        ranked.tied_pairs,
-        True,
-        notes=_run_notes(ranked),
-    )
-    joined = join(judged_from_qrels(qrels_of(labels)), positions, k, **options)  # type: ignore[arg-type]
-    return ColumnarInput(joined.batch, joined.tied_score_pairs, joined.notes)
 
 
 class WordUnits(PerQuery):
@@ -1136,17 +1167,31 @@ def _word_codes(words: np.ndarray, query: np.ndarray) -> np.ndarray:
     return RowIndex(hash_rows(words, seed=query), same).first.astype(np.int64)
 
 
+@dataclass
+class _JoinRepeats:
+    """Qrels rows that repeat a ``(query, doc)``, as the join takes them: one label per
+    distinct ``(query, doc)`` (its first row, with the gain given last: a query labeling a
+    doc with two gains is ``duplicate_reference`` whatever the gain), the judged queries
+    that do, and the notes naming both lines."""
+
+    first: np.ndarray  # per qrels row: the first row with its query and doc
+    gains: np.ndarray  # int8 per row: at a first row, its label's gain
+    queries: np.ndarray  # judged query codes
+    notes: list[str]
+
+
 def _window_gains(
     labels: Labels,
     ranked: Windows,
     window_query: np.ndarray,
     window_size: np.ndarray,
     window_docs: np.ndarray,
-) -> np.ndarray | None:
-    """The label code of every packed position; None when the qrels repeat a (query, doc).
+) -> tuple[np.ndarray, _JoinRepeats | None]:
+    """The label code of every packed position, and the qrels' repeated rows (None: none).
 
     The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
-    equal one is a repeated judgment); each packed position looks its label up.
+    equal one is a repeated judgment); each packed position looks its label up (the
+    gain of the first row with its query and doc).
     """
     judged_code = {qid: i for i, qid in enumerate(labels.query_ids)}
     extra = len(judged_code)
@@ -1155,18 +1200,22 @@ def _window_gains(
         dtype=np.int64,
         count=len(ranked.query_ids),
     )
-    n_words = max(window_docs.shape[1], *(d.shape[1] for d in labels.docs))
-    docs = concat_words(labels.docs) if len(labels.docs) > 1 else labels.docs[0]
-    docs = pad_words(docs, n_words)
+    words = labels.words()
+    n_words = max(window_docs.shape[1], words.shape[1])
+    docs = pad_words(words, n_words)
+    if docs is not words:
+        labels.docs = [docs]  # one copy of the doc IDs is enough
+    del words
     query = labels.query
 
     def same_label(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return (query[a] == query[b]) & (docs[a] == docs[b]).all(axis=1)
 
     index = RowIndex(hash_rows(docs, seed=query), same_label)
-    if np.any(index.first != np.arange(len(docs))):
-        return None  # a repeated judgment
-    labels.docs.clear()  # one copy of the doc IDs is enough
+    rows = np.arange(len(docs))
+    repeated = None
+    if np.any(index.first != rows):
+        repeated = _join_repeats(labels, index.first, docs)
     del index.first
     position_query = np.repeat(run_code[window_query].astype(np.int32), window_size)
     position_docs = pad_words(window_docs, n_words)
@@ -1177,8 +1226,32 @@ def _window_gains(
     label = index.find(hash_rows(position_docs, seed=position_query), same_position)
     pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
     found = label >= 0
-    pos_gain[found] = labels.gains[label[found]]
-    return pos_gain
+    if repeated is None:
+        pos_gain[found] = labels.gains[label[found]]
+    else:
+        pos_gain[found] = repeated.gains[repeated.first[label[found]]]
+    return pos_gain, repeated
+
+
+def _join_repeats(labels: Labels, held: np.ndarray, docs: np.ndarray) -> _JoinRepeats:
+    """The repeated rows of qrels (``held``: per row, the equal row the hash table holds)
+    under the rule of :func:`_repeats`."""
+    n = len(held)
+    rows = np.arange(n, dtype=np.int64)
+    first = np.full(n, n, dtype=np.int64)  # per held row: the first row equal to it
+    np.minimum.at(first, held, rows)
+    first = first[held]
+    again = np.flatnonzero(first != rows)
+    names = as_strings(docs[again])
+    query_ids, query = labels.query_ids, labels.query.tolist()
+    pairs = (
+        (i, j, query_ids[query[i]], d)
+        for i, j, d in zip(again.tolist(), first[again].tolist(), names, strict=True)
+    )
+    rep = _repeats(labels.name, pairs, labels.gains.tolist(), labels.line)
+    gains = labels.gains.copy()
+    gains[first[rep.extra]] = labels.gains[rep.extra]  # (in row order: the last one stays)
+    return _JoinRepeats(first, gains, labels.query[rep.extra], rep.notes)
 
 
 # --- observations ----------------------------------------------------------------------------

@@ -32,7 +32,6 @@ import math
 import sys
 from bisect import bisect_right
 from collections.abc import Mapping
-from dataclasses import dataclass
 from itertools import accumulate, chain
 from numbers import Integral, Real
 from operator import methodcaller
@@ -495,17 +494,17 @@ def table_trec_input(
     min_depth: int = 0,
 ) -> ColumnarInput | None:
     """The packed batch of a run table (a pandas DataFrame or a pyarrow Table) against
-    qrels given as a table or as the words of prepared qrels (:class:`TableLabels`), read
+    qrels given as a table or as the words of prepared qrels (:class:`Labels`), read
     column by column as the files are: no Python object per row; or None, for the general
     path (:mod:`evalcore.io.trec_mappings`), which gives the same result or names every
     wrong row. Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`."""
     try:
-        labels = qrels if isinstance(qrels, TableLabels) else table_labels(qrels, gain_map)
+        labels = qrels if isinstance(qrels, Labels) else table_labels(qrels, gain_map)
         ranked = _table_ranked(run, max(k, min_depth))
     except Decline:
         return None
     return assemble(
-        labels.copy(),
+        labels,
         ranked,
         k,
         complete=complete,
@@ -515,18 +514,7 @@ def table_trec_input(
     )
 
 
-@dataclass
-class TableLabels(Labels):
-    """Qrels as columns ready for :func:`table_trec_input` (kept by prepared qrels)."""
-
-    def copy(self) -> TableLabels:
-        """A copy whose doc words list the join may empty (the arrays are shared)."""
-        return TableLabels(
-            self.name, self.query_ids, self.query, list(self.docs), self.gains, list(self.notes)
-        )
-
-
-def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> TableLabels:
+def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> Labels:
     """Qrels from a table's columns (see :func:`table_trec_input`); raises :class:`Decline`."""
     name, (q, d, g) = _table_columns(value, "qrels", GAIN_COLUMNS)
     import pyarrow as pa
@@ -542,32 +530,7 @@ def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> TableLabels:
         raise Decline("gain outside the scale")
     code_of: dict[str, int] = {}
     query = query_codes(_words(q), code_of).astype(np.int32)
-    return TableLabels(name, list(code_of), query, [_words(d)], gains.astype(np.int8))
-
-
-def words_labels(
-    name: str, query_ids: list[str], counts: np.ndarray, docs: list[str], gains: np.ndarray
-) -> TableLabels:
-    """:class:`TableLabels` from qrels held as strings (``counts[i]`` docs for query i);
-    raises :class:`Decline` for a doc ID the words cannot hold (a NUL)."""
-    text = "".join(docs)
-    if "\0" in text:
-        raise Decline("NUL")
-    lengths = (
-        np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-        if text.isascii()
-        else np.fromiter(map(len, map(str.encode, docs)), dtype=np.int64, count=len(docs))
-    )
-    data = np.frombuffer(text.encode() + bytes(8), dtype=np.uint8)
-    ends = np.cumsum(lengths)
-    query = np.repeat(np.arange(len(query_ids), dtype=np.int32), counts)
-    return TableLabels(
-        name,
-        list(query_ids),
-        query,
-        [field_words(data, ends - lengths, ends)],
-        gains.astype(np.int8),
-    )
+    return Labels(name, list(code_of), query, [_words(d)], gains.astype(np.int8))
 
 
 def _table_ranked(value: Any, depth: int) -> Windows:

@@ -375,3 +375,33 @@ def test_distinct_values_are_numbered_in_order_of_first_appearance(tokens, sorte
     assert values == list(numbering)
     assert codes.dtype == np.int64
     assert codes.tolist() == [list(numbering).index(t) for t in tokens]
+
+
+@settings(max_examples=120, deadline=None)
+@given(trec_files(), OPTIONS)
+def test_the_word_join_equals_the_join_of_the_read_files(files, opts):
+    """Two TREC files joined on their doc IDs' words (repeated judgments included) give the
+    batch of the files read whole and joined through Python strings (io/ranked.py)."""
+    from evalcore.api.inputs import EvalInput
+    from evalcore.contract.results import Diagnostics
+    from evalcore.io.ranked import join, judged_from_qrels, ranked_from_run
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        qrels, run = write(folder, "qrels.txt", files[0]), write(folder, "run.txt", files[1])
+        protocol = EvalProtocol(trec_eval=opts["trec_eval"],
+                                unjudged_as_nonrelevant=opts["trec_eval"])
+        options = dict(complete=opts["complete"], protocol=protocol,
+                       all_queries=opts["all_queries"] and opts["trec_eval"],
+                       min_depth=opts["min_depth"])
+        words = outcome(qrels, run, opts["k"], gain_map=opts["gain_map"], **options)
+        try:
+            joined = join(judged_from_qrels(trec.read_qrels(qrels, opts["gain_map"])),
+                          ranked_from_run(trec.read_run(run, extra_columns=opts["trec_eval"])),
+                          opts["k"], **options)
+        except InputErrors:
+            assert isinstance(words, str)
+            return
+    strings = EvalInput(joined.batch, Diagnostics(tied_score_pairs=joined.tied_score_pairs,
+                                                  notes=joined.notes))
+    same(words, strings)
