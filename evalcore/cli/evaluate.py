@@ -38,10 +38,10 @@ Input sources are small functions returning an
 :class:`~evalcore.api.inputs.EvalInput` (a packed batch plus reader
 diagnostics) for a protocol and the named measures; a new source (e.g. a
 store) adds its options, a branch in :func:`_choose_source` and one such
-function. The TREC source is the Python API's (:mod:`evalcore.api.inputs`); for JSON
-out it is first asked for the report's text written from the arrays
-(:mod:`evalcore.api.report_text`), so that evaluating TREC files never imports pydantic
-(the report and error models); the rest of the command imports them when it needs them.
+function. The TREC source is the Python API's (:mod:`evalcore.api.inputs`). Every JSON
+output is written from the computed arrays by :mod:`evalcore.api.report_text` (no report
+model); from clean TREC files to JSON the command never imports pydantic (the report and
+error models); the other paths import them when they need them.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
 from evalcore.contract.protocol_choices import ProtocolChoices
 from evalcore.io.trec_format import parse_gain_map
 
-# The pydantic side (the report and error models, the careful reader) is imported by the
+# The pydantic side (the report and error models) is imported by the
 # paths that need it: TREC files to JSON (evalcore.api.report_text) need none of it.
 if TYPE_CHECKING:
     from evalcore.api.inputs import EvalInput

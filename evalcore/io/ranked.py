@@ -3,7 +3,7 @@
 Every qrels and run that is not joined column by column
 (:func:`evalcore.io.trec.assemble`) comes here: nested dicts, DataFrames and
 pyarrow tables (:mod:`evalcore.io.trec_mappings`), and files read by the
-careful reader (:func:`judged_from_qrels`, :func:`ranked_from_run`).
+TREC reader as Python objects (:func:`judged_from_qrels`, :func:`ranked_from_run`).
 
 * :class:`Judged`: the qrels, one ``doc ID -> gain`` dict per query (the lookup
   the join does once per packed position) and every query's distinct labels' gains

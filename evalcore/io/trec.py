@@ -199,9 +199,19 @@ class _Undecoded(Exception):
 class _Lines:
     """A block's rows as fields, and the line number of each row."""
 
-    fields: Block
+    fields: Block | None  # None once taken (:meth:`take`)
     first_line: int
     numbers: np.ndarray | None  # the line of every row; None: rows on consecutive lines
+    rows: int = 0
+
+    def __post_init__(self) -> None:
+        self.rows = 0 if self.fields is None else self.fields.lines
+
+    def take(self) -> Block:
+        """The fields, handed over once: the block's memory goes with their last use."""
+        block, self.fields = self.fields, None
+        assert block is not None
+        return block
 
     def line(self, row: int) -> int:
         return self.first_line + row if self.numbers is None else int(self.numbers[row])
@@ -315,7 +325,7 @@ def _take_all(
         if lines is not None:
             reading.lines.add(reading.rows, lines)
             consume(lines)
-            reading.rows += lines.fields.lines
+            reading.rows += lines.rows
 
 
 def _plain_file(path: str | PathLike[str]) -> io.BufferedReader:
@@ -463,6 +473,7 @@ class Labels:
     gains: np.ndarray  # int8 per row
     notes: list[str] = field(default_factory=list)
     lines: LineMap | None = None  # row -> line (files); None: row i is line i + 1
+    kept: bool = False  # joined more than once (prepared qrels): the join keeps the words
 
     def words(self) -> np.ndarray:
         """Every row's doc ID words, in one array (kept as the only copy)."""
@@ -496,6 +507,7 @@ def words_labels(
         query,
         [field_words(data, ends - lengths, ends)],
         gains.astype(np.int8),
+        kept=True,
     )
 
 
@@ -518,7 +530,7 @@ def read_labels(
 
     def take(reading: _Reading) -> Callable[[_Lines], None]:
         def consume(lines: _Lines) -> None:
-            block = lines.fields
+            block = lines.take()
             queries.append(query_codes(block.words(q), code_of).astype(np.int32))
             local, tokens = distinct(block.words(g))
             rules.update(gain_table(set(tokens).difference(rules), gain_map))
@@ -534,6 +546,7 @@ def read_labels(
             codes = [v if isinstance(v, int) else 0 for v in values]
             gains.append(np.asarray(codes, dtype=np.int8)[local])
             docs.append(block.words(d))
+            del block
 
         return consume
 
@@ -748,12 +761,13 @@ def _reduce_run(
 
     def take(reading: _Reading) -> Callable[[_Lines], None]:
         def consume(lines: _Lines) -> None:
-            block = lines.fields
+            block = lines.take()
             codes = query_codes(block.words(q), out.code_of)
             scores = _scores(block, s, lines, reading)
             docs = block.words(d)
             for t in distinct(block.words(tag))[1]:  # in order of first appearance
                 out.tags.setdefault(t, None)
+            del block
             if carry:
                 last = carry.pop()
                 codes = np.concatenate((last[0], codes))
@@ -1200,21 +1214,18 @@ def _window_gains(
         dtype=np.int64,
         count=len(ranked.query_ids),
     )
-    words = labels.words()
-    n_words = max(window_docs.shape[1], words.shape[1])
-    docs = pad_words(words, n_words)
-    if docs is not words:
-        labels.docs = [docs]  # one copy of the doc IDs is enough
-    del words
+    n_words = max(window_docs.shape[1], labels.words().shape[1])
+    docs = pad_words(labels.words(), n_words)
+    if not labels.kept:
+        labels.docs.clear()  # one copy of the doc IDs is enough
     query = labels.query
 
     def same_label(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return (query[a] == query[b]) & (docs[a] == docs[b]).all(axis=1)
 
     index = RowIndex(hash_rows(docs, seed=query), same_label)
-    rows = np.arange(len(docs))
     repeated = None
-    if np.any(index.first != rows):
+    if np.any(index.first != np.arange(len(docs))):
         repeated = _join_repeats(labels, index.first, docs)
     del index.first
     position_query = np.repeat(run_code[window_query].astype(np.int32), window_size)

@@ -27,8 +27,9 @@ MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype
 FAST_DIGITS = 15
 _POW10_INT = 10 ** np.arange(FAST_DIGITS + 1, dtype=np.int64)
 _POW10 = _POW10_INT.astype(np.float64)
-#: Bytes a score the careful reader accepts may hold (``float()`` also takes ``_``, letters
-#: of inf/nan and non-ASCII digits, which the careful reader refuses or declines here).
+#: Bytes a score the reader accepts may hold (``float()`` also takes ``_``, letters of
+#: inf/nan and non-ASCII digits, which the reader refuses: such a block is looked at token
+#: by token).
 _SCORE_BYTES = frozenset(b"0123456789+-.eE")
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _K = np.uint64(0x9E3779B97F4A7C15)

@@ -348,7 +348,7 @@ def test_cli_trec_eval_switch_on_the_comment_files():
     table = CliRunner().invoke(main, [*args, "--format", "table"])
     assert table.exit_code == 0, table.output
     assert "trec_eval: ON" in table.stdout
-    assert "MRR@100" in table.stdout and "nDCG@10" in table.stdout
+    assert "RR@100" in table.stdout and "MRR@" not in table.stdout and "nDCG@10" in table.stdout
 
 
 def test_cli_trec_eval_reads_results_trunc_and_all_queries_is_dash_c():
