@@ -69,7 +69,10 @@ def report_text(result: BatchResult, tied_score_pairs: int, notes: Sequence[str]
     n = len(batch)
     names = list(result.metrics)
     keys = [_string(name) + ":" for name in names]
-    columns = [_metric_texts(result, name, key) for name, key in zip(names, keys, strict=True)]
+    shared: dict[int, dict[int, str]] = {}  # blocking lists (shared by measures) as text
+    columns = [
+        _metric_texts(result, name, key, shared) for name, key in zip(names, keys, strict=True)
+    ]
     obits = result.observation_bits.tolist()
     has_dup = (np.bincount(result.ranking.query[batch.pos_dup], minlength=n) > 0).tolist()
     rows = map(",".join, zip(*columns, strict=True)) if columns else iter([""] * n)
@@ -109,14 +112,20 @@ def _reported(protocol: ProtocolChoices | EvalProtocol) -> dict[str, Any]:
     return protocol.reported()
 
 
-def _metric_texts(result: BatchResult, name: str, key: str) -> list[str]:
-    """Every query's ``"name":{...}`` text of one measure (an invalid query's is unused)."""
+def _metric_texts(
+    result: BatchResult, name: str, key: str, shared: dict[int, dict[int, str]]
+) -> list[str]:
+    """Every query's ``"name":{...}`` text of one measure (an invalid query's is unused).
+    ``shared``: the blocking IDs written so far, by the blocking lists' identity (measures
+    with one blocking limit share their lists)."""
     m = result.metrics[name]
     available = result.available(name)
     lower, upper = result.bounds(name)
     open_rows = np.flatnonzero(~available & result.valid)
     blocking = result.blocking_ids(name) if open_rows.size else {}
+    blocking_text = shared.setdefault(id(blocking), {})
     conflicts = result.conflict_ids(name) if open_rows.size else {}
+    bounds: dict[tuple[float, float], str] = {}
     residual = [None] * len(m.value) if m.residual is None else m.residual.tolist()
     reasons: dict[int, str] = {}
     texts: dict[tuple[float, float | None], str] = {}
@@ -135,16 +144,18 @@ def _metric_texts(result: BatchResult, name: str, key: str) -> list[str]:
         why = reasons.get(b)
         if why is None:
             why = reasons[b] = _json(METRIC_REASON_LISTS[b])
-        ids = blocking.get(q)
-        text = (
-            f'{key}{{"status":"unavailable","value":null,"reasons":{why},'
-            f'"blocking_ids":[{",".join(map(_string, ids)) if ids else ""}]'
-        )
+        ids = blocking_text.get(q)
+        if ids is None:
+            ids = blocking_text[q] = ",".join(map(_string, blocking.get(q, ())))
+        text = f'{key}{{"status":"unavailable","value":null,"reasons":{why},"blocking_ids":[{ids}]'
         if conflicts.get(q):
             text += f',"conflict_ids":{_json(conflicts[q])}'
         lo, hi = lows[q], highs[q]
         if lo == lo and hi == hi:  # not NaN: bounded
-            text += f',"lower":{number(lo)},"upper":{number(hi)}'
+            pair = bounds.get((lo, hi))
+            if pair is None:
+                pair = bounds[lo, hi] = f',"lower":{number(lo)},"upper":{number(hi)}'
+            text += pair
         if res is not None:
             text += f',"residual":{number(res)}'
         column.append(text + "}")
