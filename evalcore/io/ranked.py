@@ -15,7 +15,7 @@ TREC reader as Python objects (:func:`judged_from_qrels`, :func:`ranked_from_run
   in natural query-ID order, positions 1..max(k, min_depth) of each ranking with
   the label code of each, packed by
   :meth:`~evalcore.compute.batch.ObservationBatch.from_codes`. The rules are those
-  of :func:`evalcore.io.trec.trec_columns`: a qrels query absent from the run has
+  of :mod:`evalcore.io.trec` (contract section 8): a qrels query absent from the run has
   an empty ranking; a run query without qrels has no labels and an incomplete
   population (``missing_reference``); ``complete`` (or trec_eval) declares every
   qrels population complete.

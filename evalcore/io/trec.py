@@ -1,4 +1,4 @@
-"""TREC qrels and run files (evidence contract section 8), and observations built from them.
+"""TREC qrels and run files (evidence contract section 8): the one reader, and the join of both.
 
 Formats (fields separated by spaces and/or tabs; ``#`` comment lines and blank
 lines are skipped; see :mod:`evalcore.io.text_lines` for encoding rules):
@@ -26,15 +26,14 @@ lines are skipped; see :mod:`evalcore.io.text_lines` for encoding rules):
   reader ignores it (its test file ``results.trunc`` has such lines); the
   number of such lines is reported in :attr:`TrecRun.notes`.
 
-Building observations (:func:`trec_columns`, :func:`trec_observations`): every
-qrels query becomes an observation (absent from the run: an empty ranking, a
-real zero); a run query with no qrels entry gets no labels and
-``population_complete=False``, hence ``missing_reference``. ``complete=True``
-declares every qrels population complete. Queries are ordered by query ID in
-code-point order, the order in which trec_eval (which sorts with ``strcmp``)
-prints per-query results. Note that trec_eval evaluates only the run's queries
-unless ``-c`` is given; here qrels queries missing from the run are kept, as
-the contract requires.
+Joining both files (:func:`files_input`, contract section 8): every qrels query is
+measured (absent from the run: an empty ranking, a real zero); a run query with no
+qrels entry gets no labels and an incomplete population, hence ``missing_reference``.
+``complete=True`` (or trec_eval compatibility) declares every qrels population
+complete. Queries are ordered by query ID in natural order. Note that trec_eval
+evaluates only the run's queries unless ``-c`` is given; here qrels queries missing
+from the run are kept, as the contract requires (under trec_eval compatibility:
+:mod:`evalcore.io.trec_eval_scope`).
 
 Reading (one reader for every TREC file and text): the input is taken in blocks
 of whole lines (:data:`BLOCK_BYTES`). Each block is first split in bulk
@@ -112,8 +111,6 @@ from evalcore.io.trec_format import (  # noqa: F401  (INTEGER, parse_gain_map, .
 
 if TYPE_CHECKING:
     from evalcore.contract.evaluation_protocol import EvalProtocol
-    from evalcore.contract.observation import Observation
-    from evalcore.contract.results import Diagnostics
     from evalcore.io.errors import ErrorLog, InputErrors
     from evalcore.io.text_lines import SourceText
 
@@ -1263,95 +1260,3 @@ def _join_repeats(labels: Labels, held: np.ndarray, docs: np.ndarray) -> _JoinRe
     gains = labels.gains.copy()
     gains[first[rep.extra]] = labels.gains[rep.extra]  # (in row order: the last one stays)
     return _JoinRepeats(first, gains, labels.query[rep.extra], rep.notes)
-
-
-# --- observations ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class TrecColumns:
-    """Per-query parallel lists, ordered by query ID: the input of an observation batch."""
-
-    query_ids: list[str]
-    returned_ids: list[list[str]]
-    label_ids: list[list[str]]
-    label_gains: list[list[int]]
-    population_complete: list[bool]
-
-
-_EMPTY_IDS: list[str] = []
-_EMPTY_GAINS: list[int] = []
-
-
-def trec_columns(
-    qrels: Qrels, run: TrecRun, *, complete: bool, query_ids: Iterable[str] | None = None
-) -> TrecColumns:
-    """Join qrels and run per query (see module docstring for the rules).
-
-    ``query_ids`` restricts the join to those queries (default: every query of
-    qrels or run); see :mod:`evalcore.io.trec_eval_scope`.
-    """
-    query_ids = sorted(
-        set(qrels.doc_ids).union(run.doc_ids) if query_ids is None else query_ids, key=natural_key
-    )
-    q_docs, q_gains = qrels.doc_ids, qrels.gains
-    r_docs = run.doc_ids
-    return TrecColumns(
-        query_ids=query_ids,
-        returned_ids=[r_docs.get(q, _EMPTY_IDS) for q in query_ids],
-        label_ids=[q_docs.get(q, _EMPTY_IDS) for q in query_ids],
-        label_gains=[q_gains.get(q, _EMPTY_GAINS) for q in query_ids],
-        population_complete=[complete and q in q_docs for q in query_ids],
-    )
-
-
-def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> list[Observation]:
-    """One :class:`Observation` per query of qrels or run, in natural query-ID order.
-
-    Observations are validated (the model has a validator); their labels, checked
-    by the reader, are built without a second validation
-    ``returned_ids`` holds the whole ranking with its
-    scores; only positions 1..k are measured.
-    """
-    # Imported here: the evaluate command's TREC path packs columns and never builds
-    # an Observation, so its start-up does not pay for the model.
-    from evalcore.contract.observation import Observation
-
-    if not (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    cols = trec_columns(qrels, run, complete=complete)
-    return [
-        Observation.model_validate(
-            {
-                "query_id": q,
-                "corpus_id": None,
-                "corpus_fingerprint": None,
-                "cutoff": None,
-                "retrieval_unit": "document",
-                "k": k,
-                "returned_ids": list(returned),
-                "scores": run.scores_for(q),
-                "labels": [{"id": d, "gain": g} for d, g in zip(ids, gains, strict=True)],
-                "population_complete": pop,
-                "scan_complete": True,
-                "permitted_ids": None,
-                "unit_of": None,
-                "reference_version": None,
-            },
-        )
-        for q, returned, ids, gains, pop in zip(
-            cols.query_ids,
-            cols.returned_ids,
-            cols.label_ids,
-            cols.label_gains,
-            cols.population_complete,
-            strict=True,
-        )
-    ]
-
-
-def trec_diagnostics(qrels: Qrels, run: TrecRun) -> Diagnostics:
-    """Reader facts for the report: tied score pairs and notes on repeated rows."""
-    from evalcore.contract.results import Diagnostics
-
-    return Diagnostics(tied_score_pairs=run.tied_score_pairs, notes=[*qrels.notes, *run.notes])

@@ -3,7 +3,7 @@ report the observation path gives for the same qrels and run written as TREC fil
 
 The observation path is the reference: the files read by the careful reader, one
 :class:`~evalcore.contract.observation.Observation` per query
-(:func:`evalcore.io.trec.trec_observations`), evaluated by the metric computer.
+(``tests/trec_observations.py``), evaluated by the metric computer.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from evalcore.compute.evaluate import evaluate as compute_evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
-from evalcore.io.trec import parse_qrels, parse_run, trec_observations
+from evalcore.io.trec import parse_qrels, parse_run
 from evalcore.io.trec_eval_scope import trec_eval_scope
+from tests.trec_observations import trec_observations
 
 QUERIES = ["q1", "q2", "q10", "Q3", "7"]
 DOCS = list("abcdefgh")

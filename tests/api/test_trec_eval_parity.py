@@ -35,7 +35,8 @@ from evalcore.cli import main
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
-from evalcore.io.trec import read_qrels, read_run, trec_observations
+from evalcore.io.trec import read_qrels, read_run
+from tests.trec_observations import trec_observations
 
 DATA = TREC_EVAL_DATA
 pytestmark = pytest.mark.needs_shared
@@ -160,7 +161,7 @@ def test_comment_files_p10_mean_over_evaluated_queries_equals_trec_eval():
 @pytest.mark.parametrize("k", [3, 10])
 def test_cli_columnar_path_equals_observation_path(k):
     from evalcore.cli.evaluate import report_json
-    from evalcore.io.trec import trec_diagnostics
+    from tests.trec_observations import trec_diagnostics
 
     q = read_qrels(DATA / "qrels.comment.test")
     r = read_run(DATA / "results.comment.test")

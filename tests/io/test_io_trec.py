@@ -19,10 +19,8 @@ from evalcore.io.trec import (
     parse_run,
     read_qrels,
     read_run,
-    trec_columns,
-    trec_diagnostics,
-    trec_observations,
 )
+from tests.trec_observations import trec_columns, trec_diagnostics, trec_observations
 
 
 def src(text: str, name: str = "f.txt"):
