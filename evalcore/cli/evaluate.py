@@ -75,15 +75,11 @@ Loader = Callable[["EvalProtocol", Measures], "EvalInput"]
 
 
 def __getattr__(name: str) -> Any:
-    """``EvalInput``, ``packed`` and ``report_json``, re-exported when first asked for."""
+    """``EvalInput`` and ``packed``, re-exported when first asked for."""
     if name in ("EvalInput", "packed"):
         from evalcore.api import inputs
 
         return getattr(inputs, name)
-    if name == "report_json":
-        from evalcore.api.result import report_json
-
-        return report_json
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -159,8 +159,8 @@ def test_comment_files_p10_mean_over_evaluated_queries_equals_trec_eval():
 
 
 @pytest.mark.parametrize("k", [3, 10])
-def test_cli_columnar_path_equals_observation_path(k):
-    from evalcore.cli.evaluate import report_json
+def test_cli_file_path_equals_observation_path(k):
+    from evalcore.api.result import report_json
     from tests.trec_observations import trec_diagnostics
 
     q = read_qrels(DATA / "qrels.comment.test")
