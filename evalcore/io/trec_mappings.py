@@ -24,6 +24,10 @@ once per column, and rankings are sorted with numpy. Only input whose rows may
 repeat a ``(query, doc)`` pair (a table's, or a dict whose integer keys read like
 other keys) goes through the file rules for repeated rows
 (:func:`~evalcore.io.trec.qrels_from_rows`), which name each repeat.
+
+A clean run table (a DataFrame or a pyarrow Table, with qrels as a table or prepared)
+is read from its columns' own bytes and joined as TREC files are
+(:func:`table_trec_input`); anything it cannot take goes to the path above.
 """
 
 from __future__ import annotations
@@ -496,8 +500,8 @@ def table_trec_input(
     """The packed batch of a run table (a pandas DataFrame or a pyarrow Table) against
     qrels given as a table or as the words of prepared qrels (:class:`Labels`), read
     column by column as the files are: no Python object per row; or None, for the general
-    path (:mod:`evalcore.io.trec_mappings`), which gives the same result or names every
-    wrong row. Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`."""
+    path above (:func:`judged_from_mapping`, :func:`ranked_from_mapping`), which gives the
+    same result or names every wrong row. Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`."""
     try:
         labels = qrels if isinstance(qrels, Labels) else table_labels(qrels, gain_map)
         ranked = _table_ranked(run, max(k, min_depth))
