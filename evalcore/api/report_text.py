@@ -69,10 +69,7 @@ def report_text(result: BatchResult, tied_score_pairs: int, notes: Sequence[str]
     n = len(batch)
     names = list(result.metrics)
     keys = [_string(name) + ":" for name in names]
-    shared: dict[int, dict[int, str]] = {}  # blocking lists (shared by measures) as text
-    columns = [
-        _metric_texts(result, name, key, shared) for name, key in zip(names, keys, strict=True)
-    ]
+    columns = [_metric_texts(result, name, key) for name, key in zip(names, keys, strict=True)]
     obits = result.observation_bits.tolist()
     has_dup = (np.bincount(result.ranking.query[batch.pos_dup], minlength=n) > 0).tolist()
     rows = map(",".join, zip(*columns, strict=True)) if columns else iter([""] * n)
@@ -112,18 +109,13 @@ def _reported(protocol: ProtocolChoices | EvalProtocol) -> dict[str, Any]:
     return protocol.reported()
 
 
-def _metric_texts(
-    result: BatchResult, name: str, key: str, shared: dict[int, dict[int, str]]
-) -> list[str]:
-    """Every query's ``"name":{...}`` text of one measure (an invalid query's is unused).
-    ``shared``: the blocking IDs written so far, by the blocking lists' identity (measures
-    with one blocking limit share their lists)."""
+def _metric_texts(result: BatchResult, name: str, key: str) -> list[str]:
+    """Every query's ``"name":{...}`` text of one measure (an invalid query's is unused)."""
     m = result.metrics[name]
     available = result.available(name)
     lower, upper = result.bounds(name)
     open_rows = np.flatnonzero(~available & result.valid)
     blocking = result.blocking_ids(name) if open_rows.size else {}
-    blocking_text = shared.setdefault(id(blocking), {})
     conflicts = result.conflict_ids(name) if open_rows.size else {}
     bounds: dict[tuple[float, float], str] = {}
     residual = [None] * len(m.value) if m.residual is None else m.residual.tolist()
@@ -144,9 +136,7 @@ def _metric_texts(
         why = reasons.get(b)
         if why is None:
             why = reasons[b] = _json(METRIC_REASON_LISTS[b])
-        ids = blocking_text.get(q)
-        if ids is None:
-            ids = blocking_text[q] = ",".join(map(_string, blocking.get(q, ())))
+        ids = ",".join(map(_string, blocking.get(q, ())))
         text = f'{key}{{"status":"unavailable","value":null,"reasons":{why},"blocking_ids":[{ids}]'
         if conflicts.get(q):
             text += f',"conflict_ids":{_json(conflicts[q])}'

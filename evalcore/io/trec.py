@@ -357,7 +357,8 @@ def _chunks(
                 if raw and len(rest) > limit:
                     raise _Undecoded
                 continue
-            chunk = rest + data[:cut] if rest else data if cut == len(data) else data[:cut]
+            # (one copy of the block at most: the rest of the last read joined without a slice)
+            chunk = rest + memoryview(data)[:cut] if rest else data[:cut]
             rest = data[cut:]
         if raw:
             if first and chunk.startswith(codecs.BOM_UTF8):
