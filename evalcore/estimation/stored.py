@@ -17,12 +17,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
 from evalcore.analysis.bottom_line import Estimate as LineEstimate
-from evalcore.analysis.decision import evaluate_column_pair, stored_pair_unchecked
+from evalcore.analysis.decision import (
+    PairEvaluation,
+    evaluate_column_pair,
+    stored_pair_unchecked,
+)
 from evalcore.analysis.query_set import resolve_stored_query_set_unchecked
 from evalcore.contract.measures import parse_measure
 from evalcore.estimation.design import SampleDesign, SampleUnit, grow
@@ -222,6 +227,23 @@ def estimate_json(e: Estimate | NotEstimable) -> dict:
     return body
 
 
+def _within(e: Estimate | NotEstimable, pair: PairEvaluation) -> Estimate | NotEstimable:
+    """``e`` cut to the decided interval of the mean difference on ``pair``."""
+    if isinstance(e, NotEstimable):
+        return e
+    lower, upper, _, _ = pair.intervals(e.measure)
+    if np.isnan(lower).any() or np.isnan(upper).any():
+        return e
+    lo, hi = float(lower.mean()), float(upper.mean())
+    new_lo, new_hi = max(e.lower, lo), min(e.upper, hi)
+    if new_lo > new_hi:  # only by rounding: the decided interval holds the truth
+        new_lo = new_hi = min(max(e.point, lo), hi)
+    return e.model_copy(update={
+        "lower": new_lo, "upper": new_hi, "point": min(max(e.point, new_lo), new_hi),
+        "worst_lower": lo, "worst_upper": hi,
+    })
+
+
 def _flipped(e: Estimate | NotEstimable) -> Estimate | NotEstimable:
     if isinstance(e, NotEstimable):
         return e
@@ -247,9 +269,26 @@ def estimate_stored(
     ``viewer`` may read the study. ``measures``: some of the sample's (default: all);
     ``query_ids``: the comparison's query set, which must be the sample's. Raises
     ``SampleNotFoundError`` or ``ValueError`` (other runs, measures, query set, level)."""
+    require_read(db, viewer, study_id)
+    return estimate_stored_unchecked(db, study_id, name, candidate=candidate,
+                                     baseline=baseline, measures=measures, level=level,
+                                     query_ids=query_ids)
+
+
+def estimate_stored_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    name: str,
+    *,
+    candidate: str,
+    baseline: str,
+    measures: Sequence[str] | None = None,
+    level: float = DEFAULT_LEVEL,
+    query_ids: Sequence[str] | None = None,
+) -> StoredEstimates:
+    """:func:`estimate_stored` for a caller that authorised the read already."""
     if not 0 < level < 1:
         raise ValueError(f"--level {level}: give a confidence level between 0 and 1, e.g. 0.95")
-    require_read(db, viewer, study_id)
     sample = get_sample_unchecked(db, study_id, name)
     design = design_of(sample)
     if {candidate, baseline} != {design.run_a, design.run_b}:
@@ -289,6 +328,10 @@ def estimate_stored(
                         returned_ids=c.returned_ids) for c in columns]
     pair = evaluate_column_pair(stripped, wanted, get_study(db, study_id).protocol())
     found = estimate_pair(pair, design, responses, level=level, measures=wanted)
+    # the evidence now (the sample's answers included) holds the truth whatever the rest
+    # is: an interval outside it is cut to it (coverage can only grow)
+    now = evaluate_column_pair(columns, wanted, get_study(db, study_id).protocol())
+    found = [_within(e, now) for e in found]
     if design.run_a != candidate:
         found = [_flipped(e) for e in found]
     return StoredEstimates(sample=name, candidate=candidate, baseline=baseline,
