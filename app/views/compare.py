@@ -485,16 +485,17 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
         st.error(escape_markdown(f"No estimate from sample {name}: {error}"))
         return
     rows = []
-    for e in found.estimates:
+    for e in found.estimates:  # narrow columns: a phone shows the whole row
         if isinstance(e, NotEstimable):
-            rows.append({"measure": e.measure, "estimate": "not estimable", "CI": e.reason,
-                         "sampled": "", "labeled": "", "non-response": ""})
+            rows.append({"measure": e.measure, "estimate": "not estimable",
+                         "confidence interval": e.reason, "sampled of unknown units": "",
+                         "labeled · non-response": ""})
             continue
         rows.append({"measure": e.measure, "estimate": line_estimate(e).text().split(" (")[0],
-                     "CI": f"{e.level:.0%}: {signed_text(e.lower, 3)} to "
-                           f"{signed_text(e.upper, 3)}",
-                     "sampled": f"{e.n_sampled:,} of {e.n_unknown:,} unknown units",
-                     "labeled": f"{e.n_labeled:,}", "non-response": f"{e.n_nonresponse:,}"})
+                     "confidence interval": f"{e.level:.0%}: {signed_text(e.lower, 3)} to "
+                                            f"{signed_text(e.upper, 3)}",
+                     "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
+                     "labeled · non-response": f"{e.n_labeled:,} · {e.n_nonresponse:,}"})
     st.markdown(escape_markdown(f"{candidate} vs {baseline} (baseline), sample {name}"))
     st.table(pd.DataFrame(rows).set_index("measure"))
     methods = sorted({e.method for e in found.estimates if not isinstance(e, NotEstimable)})

@@ -96,8 +96,9 @@ def test_compare_estimate_instead_shows_the_estimate_apart_from_the_verdict(
     assert headers.index("Estimated from a sample") > headers.index("Bottom line")
     estimate_table = at.table[-1].value
     assert list(estimate_table.index) == MEASURES
-    assert set(estimate_table["sampled"]) == {estimate_table["sampled"].iloc[0]}
-    assert "unknown units" in estimate_table["sampled"].iloc[0]
+    sampled = estimate_table["sampled of unknown units"]
+    assert set(sampled) == {sampled.iloc[0]} and " of " in sampled.iloc[0]
+    assert list(estimate_table["labeled · non-response"]) == ["0 · 0", "0 · 0"]
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
     assert "estimated: " in captions and "non-response" in captions
     assert "difference estimator with finite-population correction" in captions

@@ -28,7 +28,7 @@ SHOTS = Path("/tmp/relevance-ledger-sample-shots")
 DOCS = {d.doc_id: d for d in demo_documents()}
 COMPARE = "/compare?study=demo&annotator=lead&measures=" + ",".join(
     m.replace("@", "%40") for m in MEASURES)
-SAMPLED = re.compile(r"(\d+) of (\d+) unknown units")
+SAMPLED = re.compile(r"(\d+) of (\d+)")
 
 
 def _seed_with_two_first(db_path: Path) -> int:
