@@ -267,7 +267,8 @@ def estimate_stored(
 ) -> StoredEstimates:
     """Each measure's estimate of ``candidate - baseline`` from sample ``name``, if
     ``viewer`` may read the study. ``measures``: some of the sample's (default: all);
-    ``query_ids``: the comparison's query set, which must be the sample's. Raises
+    ``query_ids``: the comparison's query set (None: the study's queries now), which must
+    be the sample's. Raises
     ``SampleNotFoundError`` or ``ValueError`` (other runs, measures, query set, level)."""
     require_read(db, viewer, study_id)
     return estimate_stored_unchecked(db, study_id, name, candidate=candidate,
@@ -305,14 +306,16 @@ def estimate_stored_unchecked(
             f"{', '.join(missing)}: its units were chosen for those measures; draw a sample "
             "with these measures to estimate them"
         )
-    if query_ids is not None and list(query_ids) != design.query_ids:
+    # ``query_ids`` None: the study's queries now, read with the columns
+    columns = runs_as_columns_unchecked(db, study_id, [design.run_a, design.run_b],
+                                        query_ids=query_ids)
+    if columns[0].query_ids != design.query_ids:
         raise ValueError(
             f"sample {name!r} was drawn over {len(design.query_ids)} queries (every query of "
-            "the study then); this comparison's query set differs (a query removed, added "
-            "or --queries): compare over the same queries or draw a new sample"
+            f"the study then); this comparison's query set ({len(columns[0].query_ids)} "
+            "queries) differs (a query removed or added since, or --queries): compare over "
+            "the same queries or draw a new sample"
         )
-    columns = runs_as_columns_unchecked(db, study_id, [design.run_a, design.run_b],
-                                        query_ids=design.query_ids)
     gains = {q: dict(g) for q, g in zip(columns[0].query_ids, columns[0].gains, strict=True)}
     responses = _responses(db, sample, gains)
     # the evidence without the sample's answers: what the design was drawn against

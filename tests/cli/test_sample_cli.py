@@ -134,7 +134,7 @@ def test_compare_text_shows_the_estimate_apart_from_the_verdict(demo_db) -> None
     (["-m", "P@10", "--sample", "nope"], "no sample 'nope' in study 'demo' (samples: s1)"),
     (["-m", "RR@10", "--sample", "s1"], "was drawn for P@10, nDCG@10, not RR@10"),
     (["-m", "P@10", "--sample", "s1", "--level", 1.5], "--level 1.5"),
-    (["-m", "P@10", "--sample", "s1", "--queries", "q01,q02"], "query set differs"),
+    (["-m", "P@10", "--sample", "s1", "--queries", "q01,q02"], "query set (2 queries) differs"),
 ])
 def test_compare_refuses_an_unknown_sample_or_measure(demo_db, args, message) -> None:
     result = _cli("compare", "--db", demo_db, "--study", "demo", "--runs", RUNS, *args)

@@ -187,3 +187,12 @@ def test_a_v18_store_gains_the_sample_tables(tmp_path) -> None:
     db = open_store(path)
     assert schema_version(db) == SCHEMA_VERSION >= 19
     assert {"samples", "sample_units", "sample_nonresponses"} <= set(db.table_names())
+
+
+def test_a_query_removed_since_the_draw_refuses_the_estimate_clearly(demo) -> None:
+    from evalcore.store.removed_queries import remove_query
+
+    view = _draw(demo)
+    remove_query(demo, study_id="demo", query_id=view.design.query_ids[0], actor="lead")
+    with pytest.raises(ValueError, match=r"drawn over 25 queries .*\(24 queries\) differs"):
+        estimate_stored(demo, "demo", "s1", candidate=RUNS[1], baseline=RUNS[0], viewer=None)
