@@ -49,6 +49,7 @@ from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import db_path, get_db, reader
 from app.components.shared_results import compute_in_background, ready_result, shared_result
 from app.components.state import LARGE_STUDY_QUERIES
+from evalcore.access.roles import Permission
 from evalcore.analysis.bottom_line import (
     DIFFERENCE,
     GLOSSARY,
@@ -78,6 +79,7 @@ from evalcore.estimation.stored import draw_stored_sample, estimate_stored, line
 from evalcore.live.run_terms import live_run_terms
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
+from evalcore.store.authorize import allowed
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
@@ -458,9 +460,11 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
     samples = [s for s in list_samples(get_db(), study.study_id, viewer=reader())
                if s.run_b == baseline and s.run_a in candidates
                or s.run_a == baseline and s.run_b in candidates]
-    _draw_form(study, candidates[0], baseline, measures)
+    if allowed(get_db(), study_id=study.study_id, actor=reader(),
+               permission=Permission.DRAW_SAMPLE):
+        _draw_form(study, candidates[0], baseline, measures)
     if not samples:
-        st.info("No sample of these runs yet: draw one above (a lead), or with "
+        st.info("No sample of these runs yet: a lead draws one here or with "
                 "evalcore sample draw.")
         return
     names = [s.name for s in samples]
