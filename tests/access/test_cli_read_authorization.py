@@ -16,7 +16,6 @@ from click.testing import CliRunner
 from lexical_builders import protocol
 
 from evalcore.cli import load_commands, main
-from evalcore.estimation.stored import draw_stored_sample
 from evalcore.report.from_store import report_from_store
 from evalcore.report.stored import save_report
 from evalcore.retrieval.pin import pin_protocol
@@ -59,12 +58,6 @@ def store(tmp_path_factory) -> Path:
     add_run(db, study_id=STUDY, name="RUNSECRET", source="imported", k=4,
             results=[("QSECRET1", 1, "DSECRET1", 3.0), ("QSECRET1", 2, "DSECRET2", 2.0),
                      ("QSECRET1", 3, "DSECRET3", 1.0), ("QSECRET1", 4, "DSECRET4", 0.5)])
-    add_run(db, study_id=STUDY, name="RUNSECRET2", source="imported", k=4,
-            results=[("QSECRET2", 1, "DSECRET2", 3.0), ("QSECRET2", 2, "DSECRET4", 2.0)])
-    add_run(db, study_id=STUDY, name="RUNSECRET3", source="imported", k=4,
-            results=[("QSECRET2", 1, "DSECRET4", 3.0), ("QSECRET2", 2, "DSECRET3", 2.0)])
-    draw_stored_sample(db, study_id=STUDY, name="SAMPLESECRET", candidate="RUNSECRET3",
-                       baseline="RUNSECRET2", measures=["P@1"], size=2, seed=1, actor=LEAD)
     pin_protocol(db, study_id=STUDY, name="PROTSECRET",
                  protocol=protocol(corpus_id="c", organisations=["acme"]), actor=LEAD)
     freeze_reference(db, study_id=STUDY, name="REFSECRET", actor=LEAD)
@@ -118,12 +111,12 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
         "queries list": ["queries", "list", *s, "--removed", *a],
         "queries remove": ["queries", "remove", *s, "--query", "QSECRET1", *a],
         "queries restore": ["queries", "restore", *s, "--query", "QSECRET1", *a],
-        "sample draw": ["sample", "draw", *s, "--runs", "RUNSECRET2,RUNSECRET3", "-m", "P@1",
-                        "--size", "5", "--seed", "1", "--name", "SAMPLESECRET9", *a],
+        "sample draw": ["sample", "draw", *s, "--runs", "RUNSECRET,RUNSECRET2", "-m", "P@1",
+                        "--size", "5", "--seed", "1", "--name", "SAMPLESECRET", *a],
         "sample grow": ["sample", "grow", *s, "--name", "SAMPLESECRET", "--size", "9", *a],
         "sample list": ["sample", "list", *s, *a],
         "sample show": ["sample", "show", *s, "--name", "SAMPLESECRET", *a],
-        "compare --sample": ["compare", *s, "--runs", "RUNSECRET2,RUNSECRET3", "-m", "P@1",
+        "compare --sample": ["compare", *s, "--runs", "RUNSECRET,RUNSECRET2", "-m", "P@1",
                              "--sample", "SAMPLESECRET", *a],
         "import qrels": ["import", "qrels", *s, str(f["qrels"]), *a],
         "import run": ["import", "run", *s, str(f["run"]), "--k", "1", *a],
