@@ -138,7 +138,8 @@ def list_command(db_path: Path, study_id: str, actor: str) -> None:
 @actor_option
 def show_command(db_path: Path, study_id: str, name: str, fmt: str, actor: str) -> None:
     """A sample's design (runs, measures, query set, seed, strata, inclusion
-    probabilities) and its units in order with their state."""
+    probabilities; with --format json the whole draw order) and its units in order with
+    their state."""
     from evalcore.estimation.stored import sample_queue, show_sample
 
     with store(db_path, "sample show", study_id=study_id, actor=actor, read=True) as db:
@@ -164,6 +165,8 @@ def show_command(db_path: Path, study_id: str, name: str, fmt: str, actor: str) 
             "strata": [st.model_dump(mode="json") | {
                 "inclusion_probability": st.inclusion_probability} for st in d.strata],
             "units": units,
+            # the whole design: every population query in draw order with its unknown units
+            "population": [q.model_dump(mode="json") for q in d.queries],
         }, indent=2, ensure_ascii=False))
         return
     click.echo(_summary(view))

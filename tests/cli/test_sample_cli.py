@@ -88,6 +88,9 @@ def test_list_and_show_give_the_design_and_the_units_states(demo_db) -> None:
     assert body["seed"] == 7 and body["measures"] == ["P@10", "nDCG@10"]
     assert body["candidate"] == "bm25-title-boost" and body["baseline"] == "bm25-plain"
     assert len(body["query_ids"]) == 25 and body["strata"]
+    drawn = [(q["query_id"], u) for q in body["population"] for u in q["units"]]
+    assert [(u["query_id"], u["unit_id"]) for u in body["units"]] == drawn[: len(body["units"])]
+    assert sum(len(q["units"]) for q in body["population"]) == body["n_unknown"]
     states = [u["state"] for u in body["units"]]
     assert states[:12] == ["labeled"] * 12 and "open" in states
     text = _cli("sample", "show", "--db", demo_db, "--study", "demo", "--name", "s1").output
