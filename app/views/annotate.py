@@ -588,7 +588,8 @@ def _queue_mode(study: StudyIn) -> str:
     mode = st.radio("Work through", list(QUEUES), format_func=QUEUES.__getitem__, key=MODE_KEY,
                     horizontal=True,
                     help="The blocking order walks one query's pool; the to-decide queue "
-                         "walks the unknown items whose labels can decide run A against run B.")
+                         "walks the unknown items whose labels can decide run A against run B; "
+                         "a sample walks a drawn sample's units in its order, for an estimate.")
     _keep(MODE_KEY)
     if mode != SAMPLE and SAMPLE_PARAM in st.query_params:
         del st.query_params[SAMPLE_PARAM]
