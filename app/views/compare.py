@@ -80,6 +80,7 @@ from evalcore.live.run_terms import live_run_terms
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
 from evalcore.store.authorize import allowed
+from evalcore.store.automatic_labels import automatic_sources
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
@@ -100,6 +101,7 @@ PENDING_POLL_SECONDS = 2.0
 _PENDING_SHOWN = "_rl_compare_pending_shown"
 #: The sample the "Estimate instead" view shows, and what the last draw said.
 SAMPLE_CHOICE = "rl_compare_sample"
+NO_PREDICTOR = "(none)"
 _DRAW_MESSAGE = "_rl_compare_draw_message"
 
 
@@ -481,10 +483,19 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
         st.info(escape_markdown(f"Sample {name} was drawn for {', '.join(sample.measures)}: "
                                 "choose one of those measures above."))
         return
+    sources = [a.source for a in automatic_sources(get_db(), study.study_id, viewer=reader())]
+    predictor = None
+    if sources:
+        choice = st.selectbox(
+            "Automatic judgments as predictor", [NO_PREDICTOR, *sources],
+            key="rl_compare_predictor",
+            help="An automatic source only helps the estimate (a good one narrows the "
+                 "interval, a wrong one widens it); it is never evidence.")
+        predictor = None if choice == NO_PREDICTOR else choice
     try:
         found = estimate_stored(get_db(), study.study_id, name, candidate=candidate,
                                 baseline=baseline, measures=shown, query_ids=queries,
-                                viewer=reader())
+                                automatic=predictor, viewer=reader())
     except (LookupError, ValueError) as error:
         st.error(escape_markdown(f"No estimate from sample {name}: {error}"))
         return

@@ -81,6 +81,9 @@ FORMATS = ("table", "json")
               "measure and apart from the decided verdict, the estimate from its labels.")
 @click.option("--level", default=0.95, show_default=True, type=float,
               help="The confidence level of the --sample estimates.")
+@click.option("--automatic", "automatic", default=None, metavar="NAME",
+              help="With --sample: automatic judgments of source NAME as the estimator's "
+              "predictions (never evidence: a wrong source widens the interval).")
 @actor_option
 def compare_command(
     db_path: Path,
@@ -94,6 +97,7 @@ def compare_command(
     queries: str,
     sample_name: str | None,
     level: float,
+    automatic: str | None,
     actor: str,
 ) -> None:
     """The bottom line of a candidate run against the baseline, then the details."""
@@ -128,6 +132,8 @@ def compare_command(
         _fail("--sample estimates from the working labels; leave out --reference")
     if not 0 < level < 1:
         _fail(f"--level {level}: give a confidence level between 0 and 1, e.g. 0.95")
+    if automatic is not None and sample_name is None:
+        _fail("--automatic serves an estimate only: name the sample with --sample")
     estimates = None
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
@@ -141,7 +147,7 @@ def compare_command(
                 estimates = estimate_stored(
                     db, study, sample_name, candidate=candidate, baseline=base,
                     measures=[m.canonical for m in parsed], level=level,
-                    query_ids=evaluated.pair.query_ids, viewer=actor)
+                    query_ids=evaluated.pair.query_ids, automatic=automatic, viewer=actor)
         except QuerySetError as err:
             _fail(f"--queries: {err}")
         except LookupError as err:

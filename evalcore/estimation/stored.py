@@ -33,6 +33,7 @@ from evalcore.contract.measures import parse_measure
 from evalcore.estimation.design import SampleDesign, SampleUnit, grow
 from evalcore.estimation.pair_estimate import Estimate, NotEstimable, draw_for_pair, estimate_pair
 from evalcore.store.authorize import authorize
+from evalcore.store.automatic_labels import automatic_labels_unchecked
 from evalcore.store.observations import runs_as_columns_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.samples import (
@@ -263,17 +264,21 @@ def estimate_stored(
     measures: Sequence[str] | None = None,
     level: float = DEFAULT_LEVEL,
     query_ids: Sequence[str] | None = None,
+    automatic: str | None = None,
     viewer: Viewer,
 ) -> StoredEstimates:
     """Each measure's estimate of ``candidate - baseline`` from sample ``name``, if
     ``viewer`` may read the study. ``measures``: some of the sample's (default: all);
     ``query_ids``: the comparison's query set (None: the study's queries now), which must
     be the sample's. Raises
-    ``SampleNotFoundError`` or ``ValueError`` (other runs, measures, query set, level)."""
+    ``SampleNotFoundError`` or ``ValueError`` (other runs, measures, query set, level, an
+    unknown automatic source). ``automatic``: an automatic source whose judgments serve
+    only as the estimator's predictions (never evidence: the values, bounds and verdicts
+    do not read them; a wrong source widens the interval, see ``docs/estimation.md``)."""
     require_read(db, viewer, study_id)
     return estimate_stored_unchecked(db, study_id, name, candidate=candidate,
                                      baseline=baseline, measures=measures, level=level,
-                                     query_ids=query_ids)
+                                     query_ids=query_ids, automatic=automatic)
 
 
 def estimate_stored_unchecked(
@@ -286,6 +291,7 @@ def estimate_stored_unchecked(
     measures: Sequence[str] | None = None,
     level: float = DEFAULT_LEVEL,
     query_ids: Sequence[str] | None = None,
+    automatic: str | None = None,
 ) -> StoredEstimates:
     """:func:`estimate_stored` for a caller that authorised the read already."""
     if not 0 < level < 1:
@@ -330,7 +336,20 @@ def estimate_stored_unchecked(
     stripped = [replace(c, gains=stripped_gains, coded=None, coded_labels=None,
                         returned_ids=c.returned_ids) for c in columns]
     pair = evaluate_column_pair(stripped, wanted, get_study(db, study_id).protocol())
-    found = estimate_pair(pair, design, responses, level=level, measures=wanted)
+    predictions = None
+    if automatic is not None:
+        by_source = automatic_labels_unchecked(db, study_id, design.query_ids,
+                                               sources=[automatic])
+        if automatic not in by_source:
+            known = sorted(automatic_labels_unchecked(db, study_id))
+            raise ValueError(
+                f"no automatic judgments of source {automatic!r} on the queries of sample "
+                f"{name!r} (sources of study {study_id!r}: {', '.join(known) or 'none'}); "
+                "import them with: evalcore import labels FILE --automatic NAME"
+            )
+        predictions = by_source[automatic]
+    found = estimate_pair(pair, design, responses, level=level, measures=wanted,
+                          automatic=predictions, automatic_name=automatic)
     # the evidence now (the sample's answers included) holds the truth whatever the rest
     # is: an interval outside it is cut to it (coverage can only grow)
     now = evaluate_column_pair(columns, wanted, get_study(db, study_id).protocol())

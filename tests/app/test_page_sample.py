@@ -122,3 +122,25 @@ def test_compare_draws_a_sample_and_the_annotate_queue_offers_it(demo_store: Pat
     db.conn.close()
     again = _open(ANNOTATE, {"queue": "sample", "sample": "mine"})
     assert again.selectbox(key="rl_sample_name").value == "mine"
+
+
+def test_compare_estimate_takes_an_automatic_source_as_predictor_only(demo_store: Path) -> None:
+    from evalcore.store.imports.automatic_labels import import_automatic_labels
+
+    db = open_store(demo_store)
+    units = sample_units_unchecked(db, DEMO_STUDY_ID, "s1")
+    csv = demo_store.parent / "judge.csv"
+    csv.write_text("query_id,unit_id,gain\n" + "".join(
+        f"{u.query_id},{u.unit_id},1\n" for u in units))
+    import_automatic_labels(db, csv, study_id=DEMO_STUDY_ID, name="judge", format="csv",
+                            actor="lead")
+    db.conn.close()
+    at = _open(COMPARE, {})
+    at.multiselect(key="rl_compare_measures").set_value(MEASURES).run()
+    verdicts = at.table[0].value.copy()
+    at.toggle(key="rl_compare_estimate").set_value(True).run()
+    at.selectbox(key="rl_compare_predictor").set_value("judge").run()
+    assert not at.exception, at.exception
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "automatic judgments 'judge' as predictor" in captions
+    assert at.table[0].value.equals(verdicts)  # the verdicts do not read them

@@ -153,3 +153,33 @@ def test_report_shows_the_estimate_in_html_json_and_csv(demo_db, tmp_path) -> No
         assert result.exit_code == 0, result.output
         text = out.read_text(encoding="utf-8")
         assert "estimated: " in text and "unknown units sampled" in text, fmt
+
+
+def test_automatic_judgments_serve_the_estimate_only(demo_db, tmp_path) -> None:
+    from evalcore.demo.corpus import demo_documents
+    from evalcore.demo.study import simulated_gain
+
+    docs = {d.doc_id: d for d in demo_documents()}
+    body = json.loads(_cli("sample", "show", "--db", demo_db, "--study", "demo", "--name", "s1",
+                           "--format", "json").output)
+    rows = ["query_id,unit_id,gain"] + [
+        f"{q['query_id']},{u},{simulated_gain(q['query_id'], docs[u])}"
+        for q in body["population"] for u in q["units"]]
+    path = tmp_path / "judge.csv"
+    path.write_text("\n".join(rows) + "\n")
+    imported = _cli("import", "labels", "--db", demo_db, "--study", "demo", path,
+                    "--automatic", "judge", "--format", "csv")
+    assert imported.exit_code == 0, imported.output
+    args = ["compare", "--db", demo_db, "--study", "demo", "--runs", RUNS, "-m", "P@10",
+            "--sample", "s1", "--format", "json"]
+    plain = json.loads(_cli(*args).output)["measures"][0]
+    helped = json.loads(_cli(*args, "--automatic", "judge").output)["measures"][0]
+    assert helped["decision"] == plain["decision"]  # never evidence
+    assert helped["estimate"]["automatic"] == "judge" and plain["estimate"]["automatic"] is None
+    assert "automatic judgments 'judge' as predictor" in helped["estimate"]["method"]
+    unknown = _cli(*args, "--automatic", "nope")
+    assert unknown.exit_code == 2
+    assert "no automatic judgments of source 'nope'" in unknown.output and "judge" in unknown.output
+    alone = _cli("compare", "--db", demo_db, "--study", "demo", "--runs", RUNS, "-m", "P@10",
+                 "--automatic", "judge")
+    assert alone.exit_code == 2 and "name the sample with --sample" in alone.output
