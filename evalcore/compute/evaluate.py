@@ -134,7 +134,6 @@ class BatchResult:
         """One :class:`QueryResult` per query, in input order (of the queries at ``rows``
         only, in that order, when given: a chart of a few queries of a large batch)."""
         from evalcore.contract.results import QueryResult
-        from evalcore.contract.trusted_models import construct
 
         batch = self.batch
         n = len(batch)
@@ -161,9 +160,7 @@ class BatchResult:
                 obs_reasons = []
                 metrics = {name: column[j] for name, column in zip(names, columns, strict=True)}
             append(
-                construct(
-                    QueryResult,
-                    {
+                QueryResult.model_construct(**{
                         "query_id": qids[q],
                         "k": ks[q],
                         "valid": not ob,
@@ -189,7 +186,6 @@ class BatchResult:
         unavailable values without bounds or conflicts, by (query, reason bits, limit).
         """
         from evalcore.contract.results import MetricValue
-        from evalcore.contract.trusted_models import construct
 
         m = self.metrics[name]
         available = self.available(name).tolist()
@@ -216,8 +212,7 @@ class BatchResult:
                 v, res = values[q], residual[q]
                 mv = shared.get((v, res))
                 if mv is None:
-                    mv = shared[v, res] = construct(
-                        MetricValue, {**_AVAILABLE, "value": v, "residual": res}
+                    mv = shared[v, res] = MetricValue.model_construct(**{**_AVAILABLE, "value": v, "residual": res}
                     )
                 column.append(mv)
             else:
@@ -401,11 +396,8 @@ def _unavailable(
     residual: float | None = None,
 ) -> MetricValue:
     from evalcore.contract.results import MetricValue
-    from evalcore.contract.trusted_models import construct
 
-    return construct(
-        MetricValue,
-        {
+    return MetricValue.model_construct(**{
             "status": "unavailable",
             "value": None,
             "reasons": list(reasons),
