@@ -12,11 +12,6 @@ viewer may read the study (:func:`evalcore.store.read_access.require_read`), bef
 anything is looked up or computed. Results live in Streamlit's resource cache, keyed by the
 store file, the study, the page's key and the store's marks: at most :data:`MAX_ENTRIES`,
 least recently used dropped first.
-
-A result is computed with the cyclic collector paused (the app owns its process, as for
-the shared live state): a large study's comparison builds hundreds of thousands of small
-acyclic objects (packed columns, one excluded-query model per query and measure), and the
-allocation bursts otherwise trigger full collections that walk the whole heap.
 """
 
 import threading
@@ -27,7 +22,6 @@ from typing import Any, TypeVar
 import sqlite_utils
 import streamlit as st
 
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.store.connection import open_store
 from evalcore.store.marks import StoreMarks, store_marks_unchecked
 from evalcore.store.read_access import Viewer, require_read
@@ -97,8 +91,7 @@ def shared_result(
     slot = _find(db, path, study_id, key, alone)
     with slot.lock:  # a second session asking meanwhile waits for this computation
         if not slot.done:
-            with gc_paused():
-                slot.value = compute()
+            slot.value = compute()
             slot.done = True
     return slot.value
 
@@ -137,8 +130,7 @@ def compute_in_background(
         try:
             with slot.lock:
                 if not slot.done:
-                    with gc_paused():
-                        slot.value = compute(conn)
+                    slot.value = compute(conn)
                     slot.done = True
         finally:
             slot.started = slot.done

@@ -10,7 +10,14 @@ Command modules are imported only when the command line needs them: running
 ``evalcore evaluate`` imports ``evalcore.cli.evaluate`` (the module named like
 the command) and not the store's or the app's dependencies. A command whose
 module is named differently is found by importing every module.
+
+The process-wide settings come first (:mod:`evalcore.cli.process_setup`: one BLAS thread,
+set before anything imports numpy).
 """
+
+# isort: off
+import evalcore.cli.process_setup  # noqa: F401  # first: before anything imports numpy
+# isort: on
 
 import importlib
 import io
@@ -20,6 +27,7 @@ import sys
 import click
 
 from evalcore.access.channel import audit_channel
+from evalcore.cli.process_setup import collector_paused
 from evalcore.contract.version import __version__
 from evalcore.io.progress import TerminalProgress, reporting
 
@@ -55,9 +63,10 @@ class _LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> object:
         command = _command_name(ctx)  # before invoking: click consumes the arguments
         try:
-            # Audit rows written by a command record the CLI channel and the OS user; long
-            # work shows a progress bar on stderr when it is a terminal (--quiet: none).
-            with audit_channel("cli"), reporting(TerminalProgress()):
+            # The collector paused while the command builds its many small, acyclic objects
+            # (process_setup). Audit rows written by a command record the CLI channel and the
+            # OS user; long work shows a progress bar on stderr when it is a terminal.
+            with collector_paused(), audit_channel("cli"), reporting(TerminalProgress()):
                 return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evalcore.cli import main
+from evalcore.cli.process_setup import skip_final_collection
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.gains import MAX_GAIN
@@ -350,7 +351,9 @@ def evaluate_command(
         trec_eval=trec_eval,
         populations_declared_complete=complete,
     )
-    if db is not None and corpus_size is not None:
+    if db is None:  # files in, text out: nothing for the exit's last collection to finalise
+        skip_final_collection()
+    elif corpus_size is not None:
         raise click.UsageError("--corpus-size is for files: a store knows its own corpus")
     if fmt == "json" and isinstance(load, TrecFiles) and corpus_size is None:
         fast = load.report_json(choices, measures)

@@ -142,26 +142,3 @@ def test_a_second_session_waits_for_the_computation_under_way(tmp_path):
                 time.monotonic() < deadline:
             time.sleep(0.01)
     assert attempts == [1, 1]
-
-
-def test_a_result_is_computed_with_the_collector_paused_then_resumed(tmp_path):
-    import gc
-    import time
-
-    db = new_store(tmp_path)
-    path = str(tmp_path / "paused.db")
-    assert gc.isenabled()
-    seen = shared_result(db, path, "s", ("paused",), gc.isenabled, viewer=None)
-    assert seen is False and gc.isenabled()
-    background: list[bool] = []
-    shared_results.compute_in_background(db, path, "s", ("paused", "bg"),
-                                         lambda conn: background.append(gc.isenabled()) or True,
-                                         viewer=None)
-    deadline = time.monotonic() + 30
-    while not background and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert background == [False]
-    while shared_results.ready_result(db, path, "s", ("paused", "bg"), viewer=None) is None \
-            and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert gc.isenabled()
