@@ -380,12 +380,3 @@ def _first_rank(size: int, code: np.ndarray, r: RankingArrays) -> np.ndarray:
     counted = r.counted
     out[code[counted]] = r.rank[counted]
     return out
-
-
-def pair_rankings(
-    batch_a: ObservationBatch, batch_b: ObservationBatch, protocol: EvalProtocol
-) -> tuple[RankingArrays, RankingArrays, PairUnits]:
-    """Both runs seen through ``protocol``, and their alignment."""
-    ra = RankingArrays.build(batch_a, protocol)
-    rb = RankingArrays.build(batch_b, protocol)
-    return ra, rb, align(batch_a, batch_b, ra, rb)
