@@ -42,7 +42,6 @@ import numpy as np
 
 from evalcore.compute.batch import CONFLICT_BASE, CodedUnits, ObservationBatch
 from evalcore.compute.measures.ranking import RankingArrays
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.query_order import natural_key
 
 

@@ -1,5 +1,6 @@
 """Study-wide results are computed once per state of the store and shared by sessions."""
 
+import pytest
 from store_fixtures import new_store
 
 from app.components import shared_results
@@ -103,6 +104,7 @@ def test_results_kept_alone_do_not_push_out_the_others(tmp_path):
     assert computed[-1] == ("a", "c") and len(computed) == 5
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_second_session_waits_for_the_computation_under_way(tmp_path):
     """Two sessions asking for one result at once compute it once; a background computation
     is started once per marks, and again after it failed."""
