@@ -15,6 +15,7 @@ import gc
 import logging
 import signal
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -67,14 +68,19 @@ def _environ(node: ast.AST) -> bool:
         isinstance(node, ast.Name) and node.id == "environ")
 
 
+def _writes_item(node: ast.AST, of: Callable[[ast.AST], bool]) -> bool:
+    """Whether ``node`` assigns or deletes ``X[...]`` for an ``X`` that ``of`` recognises."""
+    targets = (node.targets if isinstance(node, ast.Assign | ast.Delete)
+               else [node.target] if isinstance(node, ast.AugAssign) else [])
+    return any(isinstance(t, ast.Subscript) and of(t.value) for t in targets)
+
+
 def test_no_library_module_changes_the_environment() -> None:
     found = []
     for path in _library_modules():
         name = str(path.relative_to(PACKAGE.parent))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = (node.targets if isinstance(node, ast.Assign | ast.Delete)
-                       else [node.target] if isinstance(node, ast.AugAssign) else [])
-            if any(isinstance(t, ast.Subscript) and _environ(t.value) for t in targets):
+            if _writes_item(node, _environ):
                 found.append(f"{name}:{node.lineno} writes os.environ[...]")
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr in ENVIRONMENT_SETTERS
@@ -107,9 +113,7 @@ def test_no_module_edits_the_import_table_or_pydantic_internals() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         name = str(path.relative_to(PACKAGE.parent))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = (node.targets if isinstance(node, ast.Assign | ast.Delete)
-                       else [node.target] if isinstance(node, ast.AugAssign) else [])
-            if any(isinstance(t, ast.Subscript) and _sys_modules(t.value) for t in targets):
+            if _writes_item(node, _sys_modules):
                 found.append(f"{name}:{node.lineno} writes sys.modules[...]")
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and _sys_modules(node.func.value) and node.func.attr != "get"):
