@@ -248,8 +248,8 @@ def paired_comparison(
         if qa is not None and qb is not None and qa[0] != qb[0]:
             reasons_a, reasons_b = reasons_a + [DIFFERENT_K], reasons_b + [DIFFERENT_K]
         if reasons_a or reasons_b:
-            excluded.append(ExcludedQuery.model_construct(**{
-                "query_id": query_id, "reasons_a": reasons_a, "reasons_b": reasons_b}))
+            excluded.append(ExcludedQuery.model_construct(
+                query_id=query_id, reasons_a=reasons_a, reasons_b=reasons_b))
             continue
         assert qa is not None and qb is not None
         paired.append(query_id)

@@ -213,8 +213,8 @@ def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
                                      same_k[out].tolist(), strict=True):
         if not same:
             why_a, why_b = why_a + [DIFFERENT_K], why_b + [DIFFERENT_K]
-        excluded.append(ExcludedQuery.model_construct(**{
-            "query_id": query_ids[i], "reasons_a": why_a, "reasons_b": why_b}))
+        excluded.append(ExcludedQuery.model_construct(
+            query_id=query_ids[i], reasons_a=why_a, reasons_b=why_b))
     rows = np.flatnonzero(ok)
     return metric_comparison(
         name, label, run_a, run_b, len(query_ids), [query_ids[i] for i in rows.tolist()],

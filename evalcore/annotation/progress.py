@@ -111,10 +111,10 @@ def _count(
                     conflicts += 1
                 else:
                     conflicts_outside += 1
-    return QueryProgress.model_construct(**{
-        "query_id": query_id, "pooled": len(pooled), "labeled": inside - conflicts,
-        "conflicts": conflicts, "mine": len(mine & pooled),
-        "outside_pool": len(gains) - inside - conflicts_outside, "complete": complete})
+    return QueryProgress.model_construct(
+        query_id=query_id, pooled=len(pooled), labeled=inside - conflicts,
+        conflicts=conflicts, mine=len(mine & pooled),
+        outside_pool=len(gains) - inside - conflicts_outside, complete=complete)
 
 
 def _mine(db: sqlite_utils.Database, study_id: str, annotator: str,

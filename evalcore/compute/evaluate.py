@@ -160,14 +160,13 @@ class BatchResult:
                 obs_reasons = []
                 metrics = {name: column[j] for name, column in zip(names, columns, strict=True)}
             append(
-                QueryResult.model_construct(**{
-                        "query_id": qids[q],
-                        "k": ks[q],
-                        "valid": not ob,
-                        "reasons": obs_reasons,
-                        "duplicates": returned_duplicates(batch, q) if has_dup[q] else [],
-                        "metrics": metrics,
-                    },
+                QueryResult.model_construct(
+                    query_id=qids[q],
+                    k=ks[q],
+                    valid=not ob,
+                    reasons=obs_reasons,
+                    duplicates=returned_duplicates(batch, q) if has_dup[q] else [],
+                    metrics=metrics,
                 )
             )
         return out
@@ -212,7 +211,8 @@ class BatchResult:
                 v, res = values[q], residual[q]
                 mv = shared.get((v, res))
                 if mv is None:
-                    mv = shared[v, res] = MetricValue.model_construct(**{**_AVAILABLE, "value": v, "residual": res}
+                    mv = shared[v, res] = MetricValue.model_construct(
+                        **{**_AVAILABLE, "value": v, "residual": res}
                     )
                 column.append(mv)
             else:
@@ -397,16 +397,15 @@ def _unavailable(
 ) -> MetricValue:
     from evalcore.contract.results import MetricValue
 
-    return MetricValue.model_construct(**{
-            "status": "unavailable",
-            "value": None,
-            "reasons": list(reasons),
-            "blocking_ids": blocking,
-            "lower": lower,
-            "upper": upper,
-            "conflict_ids": conflict_ids or [],
-            "residual": residual,
-        },
+    return MetricValue.model_construct(
+        status="unavailable",
+        value=None,
+        reasons=list(reasons),
+        blocking_ids=blocking,
+        lower=lower,
+        upper=upper,
+        conflict_ids=conflict_ids or [],
+        residual=residual,
     )
 
 

@@ -47,9 +47,9 @@ def _resolved(
     *, unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
     reviewer: str | None, conflict_gains: tuple[int, ...] = (),
 ) -> "ResolvedLabel":
-    return ResolvedLabel.model_construct(**{"unit_id": unit_id, "gain": gain, "state": state,
-                                     "annotators": annotators, "reviewer": reviewer,
-                                     "conflict_gains": conflict_gains})
+    return ResolvedLabel.model_construct(unit_id=unit_id, gain=gain, state=state,
+                                         annotators=annotators, reviewer=reviewer,
+                                         conflict_gains=conflict_gains)
 
 
 class ResolvedLabel(BaseModel):
