@@ -1,7 +1,8 @@
 """The command line's process-wide settings: the command line owns its process, the library never
 changes them (docs/architecture.md, "Process-wide state").
 
-Each is kept for a gain a user sees on a short command (benchmarks/bench_process_settings.py):
+Each is kept for a gain a user notices (benchmarks/bench_process_settings.py times them on
+``evaluate`` from files):
 
 * one BLAS thread: numpy's OpenBLAS starts a worker thread per core at ``import numpy``,
   and no command multiplies matrices (the measures are element-wise operations and
