@@ -44,6 +44,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "queries",
     "report_cmds",
     "retrieve",
+    "sample",
     "store_cmds",
 )
 
