@@ -16,6 +16,10 @@ ignores staged imports, so a failed or killed import shows nothing: a failure de
 its staged rows; one whose process died is deleted by the next ``open_store``
 (:func:`discard_abandoned_automatic_imports`).
 
+A judge that answers a few units at a time (``evalcore judge``) writes each batch as one
+small published import (:func:`append_automatic_labels`: one short transaction, with its
+audit entry), so an interrupted run keeps every batch it wrote.
+
 A source's current label of a unit is the one of its latest published import holding
 the unit (a judge run again over some units replaces their labels only).
 """
@@ -98,6 +102,43 @@ def write_automatic_import(
     except BaseException:
         discard_automatic_import(db, import_id)
         raise
+    return import_id
+
+
+def append_automatic_labels(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    source: str,
+    file: str,
+    format: str,
+    labels: Sequence[tuple[str, str, int]],
+    actor: str,
+    detail: dict[str, object] | None = None,
+) -> int:
+    """Store a small batch of ``labels`` ((query id, unit id, gain), each unit once) of the
+    automatic ``source`` as one published import, in one short write transaction that
+    authorises ``actor`` (permission ``IMPORT``), writes the import and its labels and
+    appends the audit entry (``import.automatic-labels``). For a judge that answers a few
+    units at a time (``evalcore judge``): each batch is kept as soon as it is written, so
+    an interrupted run keeps what it stored. Returns the import's id."""
+    if not labels:
+        raise ValueError("no automatic labels to append")
+    with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        import_id = int(db.execute(
+            "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+            "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+            [study_id, source, file, format, actor, utc_now_iso(), len(labels)],
+        ).lastrowid)
+        db.conn.executemany(
+            "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) "
+            "VALUES (?, ?, ?, ?)",
+            ((import_id, q, u, g) for q, u, g in labels),
+        )
+        record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
+                     detail={"source": source, "file": file, "format": format,
+                             "labels": len(labels), "imported_by": actor, **(detail or {})})
     return import_id
 
 

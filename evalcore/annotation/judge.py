@@ -1,0 +1,225 @@
+"""An LLM judge over a study's unknown pooled units, stored as automatic judgments.
+
+``evalcore judge`` (contract section 13: automatic judgments help, never count as
+evidence). :func:`plan_judging` lists what would be sent, before any call:
+
+* the **unknown pooled units**: units of a run's top ``k`` of a query still in the study
+  whose working reference has no gain that counts (unlabeled, or in conflict);
+* minus the units this source has already judged (so a run again resumes where an
+  interrupted one stopped, and makes no call for a unit judged before);
+* minus the units whose text may not leave the store for ``actor``: a document the actor
+  may not read, one missing from the corpus, or one outside a pinned run's protocol (a
+  permission violation: no one is shown its text); counted as withheld, never sent;
+* in query order, each query's units by their best rank over the runs, cut at ``limit``.
+
+:func:`run_judging` sends each unit (query text, information need when the study has
+one, title and text cut at :data:`~evalcore.annotation.judge_prompt.DOCUMENT_CHARS`) to
+an OpenAI-compatible chat endpoint (:mod:`evalcore.io.chat_completions`: rate-limited,
+retried, timed out), reads the grade strictly (:mod:`evalcore.annotation.judge_prompt`)
+and stores the answers as automatic labels of the source every ``batch`` answers
+(:func:`evalcore.store.automatic_labels.append_automatic_labels`: one short transaction
+each; never a transaction around a call, so annotators are never blocked). An interrupt
+or a refused endpoint stores what was answered and stops. A reply without a grade, a
+failed call and a withheld unit are counted by reason, never guessed.
+
+The run is lead-only (permission ``IMPORT``, checked once before anything is read and
+again by every write).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.parse
+from collections import Counter
+from dataclasses import dataclass, field
+
+import sqlite_utils
+
+from evalcore.access.roles import Permission
+from evalcore.annotation.judge_prompt import (
+    Grades,
+    JudgeInput,
+    UnparsableGrade,
+    messages,
+    parse_grade,
+)
+from evalcore.annotation.pool import query_pool_unchecked
+from evalcore.contract.query_order import natural_key
+from evalcore.io.chat_completions import CallFailed, ChatClient, EndpointRefused
+from evalcore.io.progress import reporter
+from evalcore.store.authorize import authorize
+from evalcore.store.automatic_labels import append_automatic_labels, automatic_labels_unchecked
+from evalcore.store.imports.automatic_labels import check_source_name
+from evalcore.store.information_needs import information_needs_unchecked
+from evalcore.store.pools import study_pools_unchecked
+from evalcore.store.removed_queries import removed_query_ids_unchecked
+from evalcore.store.resolution import resolved_gains_unchecked
+from evalcore.store.runs import list_runs_unchecked
+from evalcore.store.scoping import readable_document, run_permitted_ids_unchecked
+from evalcore.store.studies import get_study, query_texts_unchecked
+
+#: Answers stored per short write transaction.
+BATCH = 20
+
+
+def default_source(model: str) -> str:
+    """``judge:<model>``, with characters a source name may not hold replaced by ``-``."""
+    return "judge:" + re.sub(r"[^A-Za-z0-9._:@/-]", "-", model)[:94]
+
+
+def endpoint_for_record(endpoint: str) -> str:
+    """The endpoint without user info, query or fragment (what the audit log records)."""
+    parts = urllib.parse.urlsplit(endpoint)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host += f":{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """What a run would send: the units, in order, and what was left out and why."""
+
+    study_id: str
+    source: str
+    units: list[tuple[str, str]]
+    #: Unknown pooled units of the study (before this source's and the limit's cut).
+    n_unknown: int
+    #: Of those, the units this source judged already (skipped).
+    n_judged: int
+    #: Units not sent: reason -> count.
+    withheld: dict[str, int] = field(default_factory=dict)
+    #: Units left for a later run by the limit.
+    n_beyond_limit: int = 0
+
+
+@dataclass
+class JudgeSummary:
+    """What a run did."""
+
+    calls: int = 0
+    requests: int = 0
+    stored: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    #: Why the run stopped before its end (an interrupt, a refused endpoint), or "".
+    stopped: str = ""
+
+
+def plan_judging(db: sqlite_utils.Database, *, study_id: str, source: str, actor: str,
+                 limit: int | None = None) -> JudgePlan:
+    """The units a run would send (see the module docstring); ``PermissionDenied`` when
+    ``actor`` may not import into the study."""
+    check_source_name(source)
+    if limit is not None and limit < 0:
+        raise ValueError(f"--limit must be 0 or more, not {limit}")
+    authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+    corpus_id = get_study(db, study_id).corpus_id
+    removed = removed_query_ids_unchecked(db, study_id)
+    pools = study_pools_unchecked(db, study_id)
+    known = resolved_gains_unchecked(db, study_id)  # units in conflict omitted: unknown
+    judged = automatic_labels_unchecked(db, study_id, sources=[source]).get(source, {})
+    pinned = {run.name: ids for run in list_runs_unchecked(db, study_id)
+              if (ids := run_permitted_ids_unchecked(db, study_id, run.name)) is not None}
+    units: list[tuple[str, str]] = []
+    withheld: Counter[str] = Counter()
+    n_unknown = n_judged = beyond = 0
+    for query_id in sorted((q for q in pools if q not in removed), key=natural_key):
+        labeled = known.get(query_id, {})
+        unknown = pools[query_id].difference(labeled)
+        if not unknown:
+            continue
+        n_unknown += len(unknown)
+        for item in query_pool_unchecked(db, study_id, query_id):
+            unit = item.unit_id
+            if unit not in unknown:
+                continue
+            if (query_id, unit) in judged:
+                n_judged += 1
+                continue
+            if limit is not None and len(units) >= limit:
+                beyond += 1
+                continue
+            reason = _withheld(db, actor, corpus_id, unit, item.ranks, pinned)
+            if reason:
+                withheld[reason] += 1
+            else:
+                units.append((query_id, unit))
+    return JudgePlan(study_id=study_id, source=source, units=units, n_unknown=n_unknown,
+                     n_judged=n_judged, withheld=dict(withheld), n_beyond_limit=beyond)
+
+
+def _withheld(db: sqlite_utils.Database, actor: str, corpus_id: str, unit: str,
+              ranks: dict[str, int], pinned: dict[str, set[str]]) -> str:
+    """Why the unit's text may not be sent ("" when it may)."""
+    if any(unit not in pinned[run] for run in ranks if run in pinned):
+        return "outside a pinned protocol"
+    access = readable_document(db, actor, corpus_id, unit)
+    if access.document is None:
+        return "no document" if access.reason.startswith("no document") else "text withheld"
+    if not (access.document.title.strip() or access.document.text.strip()):
+        return "empty document"
+    return ""
+
+
+def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, *,
+                actor: str, grades: Grades = "0-3", batch: int = BATCH) -> JudgeSummary:
+    """Send the plan's units, store the grades as automatic labels of the plan's source
+    (see the module docstring) and return what happened."""
+    started = time.monotonic()
+    summary = JudgeSummary()
+    corpus_id = get_study(db, plan.study_id).corpus_id
+    queries = {q for q, _ in plan.units}
+    texts = query_texts_unchecked(db, plan.study_id, queries)
+    needs = information_needs_unchecked(db, plan.study_id, queries)
+    detail = {"judge": "evalcore judge", "model": client.model,
+              "endpoint": endpoint_for_record(client.endpoint), "grades": grades}
+    pending: list[tuple[str, str, int]] = []
+    requests_before = client.requests
+
+    def flush() -> None:
+        if pending:
+            append_automatic_labels(db, study_id=plan.study_id, source=plan.source,
+                                    file="evalcore judge", format=f"judge {grades}",
+                                    labels=list(pending), actor=actor, detail=detail)
+            summary.stored += len(pending)
+            pending.clear()
+
+    progress = reporter()
+    progress.stage(f"judging as {plan.source}", total=len(plan.units), unit="calls")
+    try:
+        for query_id, unit in plan.units:
+            document = readable_document(db, actor, corpus_id, unit).document
+            if document is None:  # removed or made unreadable since the plan
+                summary.failures["text withheld"] += 1
+                progress.advance()
+                continue
+            need = needs.get(query_id)
+            item = JudgeInput(query=texts.get(query_id, ""),
+                              description=need.description if need else "",
+                              narrative=need.narrative if need else "",
+                              title=document.title, text=document.text)
+            summary.calls += 1
+            try:
+                reply = client.complete(messages(item, grades))
+                pending.append((query_id, unit, parse_grade(reply, grades)))
+            except EndpointRefused as refused:
+                summary.failures[refused.reason] += 1
+                summary.stopped = str(refused)
+                break
+            except CallFailed as failed:
+                summary.failures[failed.reason] += 1
+            except UnparsableGrade as unparsable:
+                summary.failures[f"reply without a grade ({unparsable.reason})"] += 1
+            progress.advance()
+            if len(pending) >= batch:
+                flush()
+    except KeyboardInterrupt:
+        summary.stopped = "interrupted"
+    finally:
+        flush()
+        progress.done()
+        summary.requests = client.requests - requests_before
+        summary.seconds = time.monotonic() - started
+    return summary
