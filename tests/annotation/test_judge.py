@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, REVIEWER, team_store
 from judge_endpoint import Reply, stand_in
 from store_fixtures import built_demo
 
+from evalcore.access.decisions import PermissionDenied
 from evalcore.annotation.judge import plan_judging, run_judging
 from evalcore.annotation.judge_prompt import (
     DOCUMENT_CHARS,
@@ -24,6 +26,7 @@ from evalcore.io.chat_completions import CallFailed, ChatClient, EndpointRefused
 from evalcore.store.audit import audit_entries_unchecked
 from evalcore.store.automatic_labels import automatic_labels_unchecked
 from evalcore.store.connection import open_store
+from evalcore.store.runs import add_run
 
 ITEM = JudgeInput(query="reset a forgotten password", description="How an admin resets it",
                   narrative="Pages about billing are not relevant", title="Password reset",
@@ -193,3 +196,19 @@ def test_interrupted_run_keeps_its_answers_and_failures_are_counted(
     assert len(entries) == 2
     assert {e.detail["model"] for e in entries} == {"m"}
     assert [e.detail["labels"] for e in entries] == [2, 20]  # newest first
+
+
+def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    add_run(db, study_id="s", name="r2", source="imported", k=3,
+            results=[("q1", 1, "b2", 3.0), ("q1", 2, "a3", 2.0), ("q1", 3, "a1", 1.0)], actor=LEAD)
+    for who in (ANNOTATOR, REVIEWER, OUTSIDER):
+        with pytest.raises(PermissionDenied):
+            plan_judging(db, study_id="s", source="j", actor=who)
+    plan = plan_judging(db, study_id="s", source="j", actor=LEAD)
+    assert sorted(plan.units) == [("q1", "a2"), ("q1", "a3")]
+    assert plan.n_unknown == 3 and plan.withheld == {"text withheld": 1}  # b2: globex's
+    with stand_in(lambda n, _: Reply(content="##final score: 2")) as end:
+        summary = run_judging(db, plan, _client(end.url), actor=LEAD)
+    assert summary.stored == 2 and not any("b2" in p for p in end.prompts())
+    assert automatic_labels_unchecked(db, "s")["j"] == {("q1", "a2"): 2, ("q1", "a3"): 2}
