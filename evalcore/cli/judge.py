@@ -68,6 +68,11 @@ def _summary_lines(summary: JudgeSummary, source: str) -> list[str]:
     return lines
 
 
+def _interactive() -> bool:
+    """Whether someone can answer the confirmation (stdin is a terminal)."""
+    return sys.stdin.isatty()
+
+
 @main.command("judge")
 @db_option
 @study_option
@@ -109,7 +114,7 @@ def judge_command(db_path: Path, study_id: str, endpoint: str, model: str, sourc
             click.echo("nothing to judge")
             return
         if not yes:
-            if not sys.stdin.isatty():
+            if not _interactive():
                 click.echo(f"evalcore judge: not a terminal; pass --yes to make the "
                            f"{len(plan.units)} call(s)", err=True)
                 sys.exit(2)

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from judge_endpoint import Reply, stand_in
 from store_fixtures import built_demo
 
+import evalcore.cli.judge as judge_cli
 from evalcore.cli import main
 from evalcore.demo.study import DEMO_STUDY_ID
 from evalcore.io import clock
@@ -138,12 +139,21 @@ def test_refused_key_stops_the_run(store: Path, monkeypatch: pytest.MonkeyPatch)
     assert _stored(store) == {}
 
 
-def test_asks_before_calling(store: Path) -> None:
+def test_asks_before_calling(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with stand_in(lambda n, _: Reply()) as end:
         piped = judge(store, end.url, "--limit", "4", yes=False)
         assert piped.exit_code == 2 and "pass --yes to make the 4 call(s)" in piped.stderr
         assert "4 call(s) to" in piped.output and not end.seen
         assert _stored(store) == {}
+        monkeypatch.setattr(judge_cli, "_interactive", lambda: True)
+        argv = ["judge", "--db", str(store), "--study", DEMO_STUDY_ID, "--endpoint", end.url,
+                "--model", "umbrela-test", "--limit", "4"]
+        declined = CliRunner().invoke(main, argv, input="n\n")
+        assert declined.exit_code == 0 and "Make 4 call(s)?" in declined.output
+        assert "nothing sent" in declined.output and not end.seen
+        accepted = CliRunner().invoke(main, argv, input="y\n")
+        assert accepted.exit_code == 0 and len(end.seen) == 4
+        assert "answers stored: 4" in accepted.output
 
 
 def test_bad_source_or_endpoint_refused_before_any_call(store: Path) -> None:
