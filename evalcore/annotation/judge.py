@@ -49,7 +49,11 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.chat_completions import CallFailed, ChatClient, EndpointRefused
 from evalcore.io.progress import reporter
 from evalcore.store.authorize import authorize
-from evalcore.store.automatic_labels import append_automatic_labels, automatic_labels_unchecked
+from evalcore.store.automatic_labels import (
+    append_automatic_labels,
+    automatic_labels_unchecked,
+    judgeable_documents_unchecked,
+)
 from evalcore.store.imports.automatic_labels import check_source_name
 from evalcore.store.information_needs import information_needs_unchecked
 from evalcore.store.pools import study_pools_unchecked
@@ -126,41 +130,36 @@ def plan_judging(db: sqlite_utils.Database, *, study_id: str, source: str, actor
     withheld: Counter[str] = Counter()
     n_unknown = n_judged = beyond = 0
     for query_id in sorted((q for q in pools if q not in removed), key=natural_key):
-        labeled = known.get(query_id, {})
-        unknown = pools[query_id].difference(labeled)
+        unknown = pools[query_id].difference(known.get(query_id, {}))
         if not unknown:
             continue
         n_unknown += len(unknown)
+        candidates = []
         for item in query_pool_unchecked(db, study_id, query_id):
-            unit = item.unit_id
-            if unit not in unknown:
+            if item.unit_id not in unknown:
                 continue
-            if (query_id, unit) in judged:
+            if (query_id, item.unit_id) in judged:
                 n_judged += 1
-                continue
-            if limit is not None and len(units) >= limit:
-                beyond += 1
-                continue
-            reason = _withheld(db, actor, corpus_id, unit, item.ranks, pinned)
-            if reason:
-                withheld[reason] += 1
+            elif any(item.unit_id not in pinned[run] for run in item.ranks if run in pinned):
+                withheld["outside a pinned protocol"] += 1
             else:
-                units.append((query_id, unit))
+                candidates.append(item.unit_id)
+        taken = 0  # candidates looked at: a withheld one leaves its place to the next
+        while taken < len(candidates):
+            room = len(candidates) - taken if limit is None else limit - len(units)
+            if room <= 0:
+                break
+            chunk = candidates[taken : taken + room]
+            taken += len(chunk)
+            refused = judgeable_documents_unchecked(db, actor, corpus_id, chunk)
+            for unit in chunk:
+                if unit in refused:
+                    withheld[refused[unit]] += 1
+                else:
+                    units.append((query_id, unit))
+        beyond += len(candidates) - taken
     return JudgePlan(study_id=study_id, source=source, units=units, n_unknown=n_unknown,
                      n_judged=n_judged, withheld=dict(withheld), n_beyond_limit=beyond)
-
-
-def _withheld(db: sqlite_utils.Database, actor: str, corpus_id: str, unit: str,
-              ranks: dict[str, int], pinned: dict[str, set[str]]) -> str:
-    """Why the unit's text may not be sent ("" when it may)."""
-    if any(unit not in pinned[run] for run in ranks if run in pinned):
-        return "outside a pinned protocol"
-    access = readable_document(db, actor, corpus_id, unit)
-    if access.document is None:
-        return "no document" if access.reason.startswith("no document") else "text withheld"
-    if not (access.document.title.strip() or access.document.text.strip()):
-        return "empty document"
-    return ""
 
 
 def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, *,

@@ -35,7 +35,9 @@ from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
+from evalcore.store.document_imports import published
 from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.scoping import readable_filter
 from evalcore.store.staging import delete_in_chunks, discard_abandoned, staging_owner
 from evalcore.store.transaction import write_transaction
 
@@ -140,6 +142,41 @@ def append_automatic_labels(
                      detail={"source": source, "file": file, "format": format,
                              "labels": len(labels), "imported_by": actor, **(detail or {})})
     return import_id
+
+
+def judgeable_documents_unchecked(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, doc_ids: Iterable[str]
+) -> dict[str, str]:
+    """Doc id -> why its text may not be sent to a judge for ``viewer``, for each of
+    ``doc_ids`` that may not: ``no document`` (not in the corpus), ``text withheld`` (the
+    viewer may not read it: :func:`evalcore.store.scoping.readable_filter`, the rule of
+    :func:`~evalcore.store.scoping.readable_document`) or ``empty document`` (no title, no
+    text). Ids absent from the result may be sent. One query per 500 ids."""
+    wanted = list(dict.fromkeys(doc_ids))
+    allowed = readable_filter(db, viewer, corpus_id)
+    found: dict[str, tuple[bool, bool]] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        params: dict[str, object] = {f"i{n}": doc for n, doc in enumerate(chunk)}
+        marks = ", ".join(f":i{n}" for n in range(len(chunk)))
+        rows = db.execute(
+            f"SELECT d.doc_id, {allowed.where}, "
+            "(trim(d.title) != '' OR trim(d.text) != '') FROM documents d "
+            f"WHERE d.corpus_id = :corpus AND d.doc_id IN ({marks}) AND {published('d')}",
+            {**params, **allowed.params, "corpus": corpus_id},
+        )
+        for doc, readable, nonempty in rows:
+            found[doc] = (bool(readable), bool(nonempty))
+    out: dict[str, str] = {}
+    for doc in wanted:
+        readable, nonempty = found.get(doc, (False, False))
+        if doc not in found:
+            out[doc] = "no document"
+        elif not readable:
+            out[doc] = "text withheld"
+        elif not nonempty:
+            out[doc] = "empty document"
+    return out
 
 
 def discard_automatic_import(db: sqlite_utils.Database, import_id: int) -> None:

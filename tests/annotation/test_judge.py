@@ -200,14 +200,19 @@ def test_interrupted_run_keeps_its_answers_and_failures_are_counted(
 
 def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path) -> None:
     db, _ = team_store(tmp_path)
-    add_run(db, study_id="s", name="r2", source="imported", k=3,
-            results=[("q1", 1, "b2", 3.0), ("q1", 2, "a3", 2.0), ("q1", 3, "a1", 1.0)], actor=LEAD)
+    add_run(db, study_id="s", name="r2", source="imported", k=4,
+            results=[("q1", 1, "b2", 3.0), ("q1", 2, "a3", 2.0), ("q1", 3, "a1", 1.0),
+                     ("q1", 4, "zz", 0.5)], actor=LEAD)
     for who in (ANNOTATOR, REVIEWER, OUTSIDER):
         with pytest.raises(PermissionDenied):
             plan_judging(db, study_id="s", source="j", actor=who)
     plan = plan_judging(db, study_id="s", source="j", actor=LEAD)
     assert sorted(plan.units) == [("q1", "a2"), ("q1", "a3")]
-    assert plan.n_unknown == 3 and plan.withheld == {"text withheld": 1}  # b2: globex's
+    assert plan.n_unknown == 4  # b2 is globex's, zz is in no corpus
+    assert plan.withheld == {"text withheld": 1, "no document": 1}
+    two = plan_judging(db, study_id="s", source="j", actor=LEAD, limit=2)
+    assert two.units == [("q1", "a3"), ("q1", "a2")]  # by best rank; b2's place passed on
+    assert two.n_beyond_limit == 1 and two.withheld == {"text withheld": 1}
     with stand_in(lambda n, _: Reply(content="##final score: 2")) as end:
         summary = run_judging(db, plan, _client(end.url), actor=LEAD)
     assert summary.stored == 2 and not any("b2" in p for p in end.prompts())
