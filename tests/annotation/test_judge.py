@@ -26,6 +26,8 @@ from evalcore.io.chat_completions import CallFailed, ChatClient, EndpointRefused
 from evalcore.store.audit import audit_entries_unchecked
 from evalcore.store.automatic_labels import automatic_labels_unchecked
 from evalcore.store.connection import open_store
+from evalcore.store.labels import record_label
+from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.runs import add_run
 
 ITEM = JudgeInput(query="reset a forgotten password", description="How an admin resets it",
@@ -217,3 +219,32 @@ def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path) -> 
         summary = run_judging(db, plan, _client(end.url), actor=LEAD)
     assert summary.stored == 2 and not any("b2" in p for p in end.prompts())
     assert automatic_labels_unchecked(db, "s")["j"] == {("q1", "a2"): 2, ("q1", "a3"): 2}
+
+
+def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp_path: Path
+                                                            ) -> None:
+    path = tmp_path / "d.sqlite"
+    shutil.copy(demo_file, path)
+    db = open_store(path)
+    plan = plan_judging(db, study_id=DEMO_STUDY_ID, source="j", actor="lead", limit=45)
+    waits: list[float] = []
+
+    def answer(n: int, body: dict) -> Reply:  # an annotator labels during every call
+        other = open_store(path)
+        try:
+            started = time.monotonic()
+            query, unit = plan.units[n]
+            record_label(other, study_id=DEMO_STUDY_ID, query_id=query, unit_id=unit, gain=1,
+                         annotator="ann")
+            waits.append(time.monotonic() - started)
+        finally:
+            other.conn.close()
+        return Reply(content="##final score: 0")
+
+    with stand_in(answer) as end:
+        summary = run_judging(db, plan, _client(end.url), actor="lead", batch=20)
+    assert summary.stored == 45 and len(waits) == 45
+    assert max(waits) < 0.5  # never behind the judge's transaction (busy timeout is longer)
+    human = resolved_gains_unchecked(db, DEMO_STUDY_ID, conflicts=True)  # some in conflict
+    assert all(human[q][u] == 1 or 1 in human[q][u] for q, u in plan.units)
+    assert set(automatic_labels_unchecked(db, DEMO_STUDY_ID)["j"].values()) == {0}
