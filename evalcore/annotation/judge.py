@@ -19,7 +19,8 @@ retried, timed out), reads the grade strictly (:mod:`evalcore.annotation.judge_p
 and stores the answers as automatic labels of the source every ``batch`` answers
 (:func:`evalcore.store.automatic_labels.append_automatic_labels`: one short transaction
 each; never a transaction around a call, so annotators are never blocked). An interrupt
-or a refused endpoint stores what was answered and stops. A reply without a grade, a
+or a refused endpoint stores what was answered and stops; a write refused because the
+actor lost the lead role stops the run too. A reply without a grade, a
 failed call and a withheld unit are counted by reason, never guessed.
 
 The run is lead-only (permission ``IMPORT``, checked once before anything is read and
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 
 import sqlite_utils
 
+from evalcore.access.decisions import PermissionDenied
 from evalcore.access.roles import Permission
 from evalcore.annotation.judge_prompt import (
     Grades,
@@ -178,11 +180,19 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
     requests_before = client.requests
 
     def flush() -> None:
-        if pending:
+        """Store the pending answers; a refusal (the actor's role withdrawn meanwhile)
+        stops the run, its pending answers counted as not stored."""
+        if not pending:
+            return
+        try:
             append_automatic_labels(db, study_id=plan.study_id, source=plan.source,
                                     file="evalcore judge", format=f"judge {grades}",
                                     labels=list(pending), actor=actor, detail=detail)
             summary.stored += len(pending)
+        except PermissionDenied as refused:
+            summary.failures["answer not stored (refused)"] += len(pending)
+            summary.stopped = f"refused: {refused}"
+        finally:
             pending.clear()
 
     progress = reporter()
@@ -214,6 +224,8 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
             progress.advance()
             if len(pending) >= batch:
                 flush()
+                if summary.stopped:
+                    break
     except KeyboardInterrupt:
         summary.stopped = "interrupted"
     finally:

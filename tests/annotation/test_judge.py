@@ -27,6 +27,7 @@ from evalcore.store.audit import audit_entries_unchecked
 from evalcore.store.automatic_labels import automatic_labels_unchecked
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
+from evalcore.store.members import add_member
 from evalcore.store.resolution import resolved_gains_unchecked
 from evalcore.store.runs import add_run
 
@@ -248,3 +249,27 @@ def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp
     human = resolved_gains_unchecked(db, DEMO_STUDY_ID, conflicts=True)  # some in conflict
     assert all(human[q][u] == 1 or 1 in human[q][u] for q, u in plan.units)
     assert set(automatic_labels_unchecked(db, DEMO_STUDY_ID)["j"].values()) == {0}
+
+
+
+def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path) -> None:
+    db, _ = team_store(tmp_path)
+    add_member(db, study_id="s", user=REVIEWER, role="lead", actor=LEAD)
+    add_run(db, study_id="s", name="r2", source="imported", k=2,
+            results=[("q1", 1, "a3", 2.0), ("q1", 2, "a4", 1.0)], actor=LEAD)
+    plan = plan_judging(db, study_id="s", source="j", actor=REVIEWER)
+    assert len(plan.units) == 3
+
+    def answer(n: int, body: dict) -> Reply:
+        if n == 1:  # while the second call waits, the lead makes the judge a reviewer again
+            other = open_store(tmp_path / "store.db")
+            add_member(other, study_id="s", user=REVIEWER, role="reviewer", actor=LEAD)
+            other.conn.close()
+        return Reply(content="##final score: 1")
+
+    with stand_in(answer) as end:
+        summary = run_judging(db, plan, _client(end.url), actor=REVIEWER, batch=1)
+    assert summary.calls == 2 and len(end.seen) == 2
+    assert summary.stored == 1 and summary.failures == {"answer not stored (refused)": 1}
+    assert summary.stopped.startswith("refused:")
+    assert list(automatic_labels_unchecked(db, "s")["j"]) == [plan.units[0]]

@@ -212,3 +212,16 @@ def test_judged_units_never_reach_evaluate_or_compare(
     assert before.keys() == after.keys()
     for name in before:
         assert before[name] and before[name] == after[name], name
+
+
+def test_grades_0_to_4_asks_for_and_stores_a_4(store: Path) -> None:
+    with stand_in(lambda n, _: Reply(content="##final score: 4")) as end:
+        four = judge(store, end.url, "--limit", "2", "--grades", "0-4", "--source", "five")
+        three = judge(store, end.url, "--limit", "2", "--source", "four")
+        prompts = end.prompts()
+    assert four.exit_code == 0, four.output
+    assert set(_stored(store, "five").values()) == {4}
+    assert all("integer scale of 0 to 4" in p and "4 = represents" in p for p in prompts[:2])
+    assert three.exit_code == 1 and _stored(store, "four") == {}  # 4 is off the 0-3 scale
+    assert "2 reply without a grade (grade off the scale)" in three.output
+    assert all("integer scale of 0 to 3" in p for p in prompts[2:])
