@@ -209,18 +209,22 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
                               description=need.description if need else "",
                               narrative=need.narrative if need else "",
                               title=document.title, text=document.text)
-            summary.calls += 1
             try:
                 reply = client.complete(messages(item, grades))
-                pending.append((query_id, unit, parse_grade(reply, grades)))
             except EndpointRefused as refused:
+                summary.calls += 1
                 summary.failures[refused.reason] += 1
                 summary.stopped = str(refused)
                 break
             except CallFailed as failed:
+                summary.calls += 1
                 summary.failures[failed.reason] += 1
-            except UnparsableGrade as unparsable:
-                summary.failures[f"reply without a grade ({unparsable.reason})"] += 1
+            else:
+                summary.calls += 1
+                try:
+                    pending.append((query_id, unit, parse_grade(reply, grades)))
+                except UnparsableGrade as unparsable:
+                    summary.failures[f"reply without a grade ({unparsable.reason})"] += 1
             progress.advance()
             if len(pending) >= batch:
                 flush()
