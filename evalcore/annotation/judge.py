@@ -32,7 +32,8 @@ from __future__ import annotations
 import re
 import time
 import urllib.parse
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import sqlite_utils
@@ -165,9 +166,13 @@ def plan_judging(db: sqlite_utils.Database, *, study_id: str, source: str, actor
 
 
 def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, *,
-                actor: str, grades: Grades = "0-3", batch: int = BATCH) -> JudgeSummary:
+                actor: str, grades: Grades = "0-3", batch: int = BATCH, workers: int = 1
+                ) -> JudgeSummary:
     """Send the plan's units, store the grades as automatic labels of the plan's source
-    (see the module docstring) and return what happened."""
+    (see the module docstring) and return what happened. ``workers`` calls wait for their
+    answers at once (threads that only make the HTTP calls; the store is read and written
+    by the caller's thread, answers taken in the plan's order); the client's bucket still
+    holds the rate."""
     started = time.monotonic()
     summary = JudgeSummary()
     corpus_id = get_study(db, plan.study_id).corpus_id
@@ -197,8 +202,34 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
 
     progress = reporter()
     progress.stage(f"judging as {plan.source}", total=len(plan.units), unit="calls")
+    in_flight: deque[tuple[str, str, Future[str]]] = deque()
+
+    def settle(query_id: str, unit: str, call: Future[str]) -> None:
+        """Count one call's outcome and keep its grade."""
+        try:
+            reply = call.result()
+        except EndpointRefused as refused:
+            summary.calls += 1
+            summary.failures[refused.reason] += 1
+            summary.stopped = summary.stopped or str(refused)
+        except CallFailed as failed:
+            summary.calls += 1
+            summary.failures[failed.reason] += 1
+        else:
+            summary.calls += 1
+            try:
+                pending.append((query_id, unit, parse_grade(reply, grades)))
+            except UnparsableGrade as unparsable:
+                summary.failures[f"reply without a grade ({unparsable.reason})"] += 1
+        progress.advance()
+        if len(pending) >= batch:
+            flush()
+
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="judge")
     try:
         for query_id, unit in plan.units:
+            if summary.stopped:
+                break
             document = readable_document(db, actor, corpus_id, unit).document
             if document is None:  # removed or made unreadable since the plan
                 summary.failures["text withheld"] += 1
@@ -209,30 +240,19 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
                               description=need.description if need else "",
                               narrative=need.narrative if need else "",
                               title=document.title, text=document.text)
-            try:
-                reply = client.complete(messages(item, grades))
-            except EndpointRefused as refused:
-                summary.calls += 1
-                summary.failures[refused.reason] += 1
-                summary.stopped = str(refused)
-                break
-            except CallFailed as failed:
-                summary.calls += 1
-                summary.failures[failed.reason] += 1
-            else:
-                summary.calls += 1
-                try:
-                    pending.append((query_id, unit, parse_grade(reply, grades)))
-                except UnparsableGrade as unparsable:
-                    summary.failures[f"reply without a grade ({unparsable.reason})"] += 1
-            progress.advance()
-            if len(pending) >= batch:
-                flush()
-                if summary.stopped:
-                    break
+            in_flight.append((query_id, unit, pool.submit(client.complete,
+                                                          messages(item, grades))))
+            while len(in_flight) >= max(1, workers) and not summary.stopped:
+                settle(*in_flight.popleft())
+        while in_flight:  # the calls already made are answered: keep their grades
+            settle(*in_flight.popleft())
     except KeyboardInterrupt:
         summary.stopped = "interrupted"
+        client.cancelled.set()  # running calls make no further attempt
+        for _, _, call in in_flight:
+            call.cancel()  # calls not started are not made; running ones finish unread
     finally:
+        pool.shutdown(wait=summary.stopped != "interrupted", cancel_futures=True)
         flush()
         progress.done()
         summary.requests = client.requests - requests_before

@@ -2,7 +2,7 @@
 
     evalcore judge --db F --study S --endpoint URL --model NAME [--source NAME]
         [--limit N] [--grades 0-3|0-4] [--rate R] [--timeout SEC] [--attempts N]
-        [--key-env VAR] [--yes]
+        [--workers N] [--key-env VAR] [--yes]
 
 A thin face of :mod:`evalcore.annotation.judge`: it plans (lead-only), prints how many
 calls it would make, asks for confirmation (``--yes`` skips it; without a terminal
@@ -92,6 +92,8 @@ def _interactive() -> bool:
               show_default=True, help="Seconds per request.")
 @click.option("--attempts", type=click.IntRange(min=1, max=20), default=5, show_default=True,
               help="Requests per call at most (retries on 429, 5xx, timeouts).")
+@click.option("--workers", type=click.IntRange(min=1, max=32), default=4, show_default=True,
+              help="Calls waiting for their answers at once (the rate still holds).")
 @click.option("--key-env", default=KEY_VARIABLE, show_default=True, metavar="VAR",
               help="Environment variable holding the endpoint's key (sent as a Bearer token).")
 @click.option("--yes", "-y", is_flag=True, help="Start without asking for confirmation.")
@@ -99,7 +101,7 @@ def _interactive() -> bool:
 @actor_option
 def judge_command(db_path: Path, study_id: str, endpoint: str, model: str, source: str | None,
                   limit: int | None, grades: str, rate: float, timeout: float, attempts: int,
-                  key_env: str, yes: bool, actor: str) -> None:
+                  workers: int, key_env: str, yes: bool, actor: str) -> None:
     """Judge the study's unknown pooled units with an LLM (an OpenAI-compatible chat
     endpoint) and store the grades as automatic judgments: never evidence."""
     if not endpoint.startswith(("http://", "https://")):
@@ -123,7 +125,8 @@ def judge_command(db_path: Path, study_id: str, endpoint: str, model: str, sourc
                 return
         client = ChatClient(endpoint=endpoint, model=model, key=key, timeout=timeout,
                             attempts=attempts, bucket=TokenBucket(rate))
-        summary = run_judging(db, plan, client, actor=actor, grades=grades)  # type: ignore[arg-type]
+        summary = run_judging(db, plan, client, actor=actor,
+                              grades=grades, workers=workers)  # type: ignore[arg-type]
         reporter().done()
         for line in _summary_lines(summary, name):
             click.echo(line)

@@ -16,7 +16,8 @@ standard library (``urllib.request``, ``json``): nothing is installed or downloa
   other 4xx or an answer that is not a chat completion is a :class:`CallFailed` with its
   reason.
 
-The key is never part of a message, an exception or a return value.
+A client may serve several threads at once (the bucket and the request count are
+locked). The key is never part of a message, an exception or a return value.
 """
 
 from __future__ import annotations
@@ -89,6 +90,9 @@ class ChatClient:
     sleep: Callable[[float], None] = time.sleep
     #: HTTP requests sent so far (first attempts and retries).
     requests: int = 0
+    #: Set to make every call still running give up before its next attempt.
+    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    _count_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def url(self) -> str:
@@ -104,7 +108,10 @@ class ChatClient:
                 self.sleep(self._delay(attempt, last))
             if self.bucket is not None:
                 self.bucket.acquire()
-            self.requests += 1
+            if self.cancelled.is_set():
+                raise CallFailed("cancelled")
+            with self._count_lock:  # calls may run in several threads
+                self.requests += 1
             try:
                 return _content(self._post(body))
             except _Retry as retry:

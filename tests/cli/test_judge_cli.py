@@ -133,7 +133,7 @@ def test_refused_key_stops_the_run(store: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("MY_KEY", KEY)
     with stand_in(lambda n, _: Reply(status=401)) as end:
         result = judge(store, end.url, "--key-env", "MY_KEY")
-    assert result.exit_code == 1 and len(end.seen) == 1
+    assert result.exit_code == 1 and len(end.seen) <= 4  # the calls already waiting
     assert "refused the key" in result.output and "stopped early" in result.output
     assert KEY not in result.output and "key from MY_KEY" in result.output
     assert _stored(store) == {}
