@@ -15,8 +15,8 @@ evidence). :func:`plan_judging` lists what would be sent, before any call:
 :func:`run_judging` sends each unit (query text, information need when the study has
 one, title and text cut at :data:`~evalcore.annotation.judge_prompt.DOCUMENT_CHARS`) to
 an OpenAI-compatible chat endpoint (:mod:`evalcore.io.chat_completions`: rate-limited,
-retried, timed out), reads the grade strictly (:mod:`evalcore.annotation.judge_prompt`)
-and stores the answers as automatic labels of the source every ``batch`` answers
+retried, timed out; up to ``workers`` calls at once), reads the grade strictly
+(:mod:`evalcore.annotation.judge_prompt`) and stores the answers as automatic labels of the source every ``batch`` answers
 (:func:`evalcore.store.automatic_labels.append_automatic_labels`: one short transaction
 each; never a transaction around a call, so annotators are never blocked). An interrupt
 or a refused endpoint stores what was answered and stops; a write refused because the
