@@ -41,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "compare_cmds",
     "demo",
     "evaluate",
+    "judge",
     "queries",
     "report_cmds",
     "retrieve",
