@@ -56,7 +56,7 @@ sampled (and every difference known) the interval collapses to the true value.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -109,6 +109,11 @@ class StratifiedInput:
     prediction_spread: np.ndarray  # float[P]: the prediction's own expected squared residual
     sampled_lower: np.ndarray  # float[P]: D_q's bounds after the labels (read where sampled)
     sampled_upper: np.ndarray  # float[P]
+    #: float[P]: a second prediction made without the automatic judgments (and its spread),
+    #: when ``prediction`` uses them: the estimator then uses the mix of the two that the
+    #: sample finds best (:func:`power_tuned`).
+    baseline: np.ndarray | None = None
+    baseline_spread: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -122,15 +127,53 @@ class Interval:
     upper: float
     worst_lower: float
     worst_upper: float
+    #: The automatic judgments' weight in the prediction (1 without a baseline).
+    predictor_weight: float = 1.0
+
+
+def power_tuned(data: StratifiedInput) -> tuple[StratifiedInput, float]:
+    """The input with its prediction ``b + lam * (f - b)`` (``b``: the baseline made without
+    automatic judgments, ``f``: the prediction with them), ``lam`` in [0, 1] the
+    coefficient of the sampled queries' ``D_q - b`` on ``f - b``, each stratum's
+    covariance and variance weighted by its weight in the estimator's variance,
+    ``N_h^2 (1 - m_h/N_h) / m_h`` (the weight that minimises the estimated variance);
+    0 when the sample cannot tell. Any ``lam`` gives a prediction fixed before the
+    labels up to one scalar, inside the worst-case intervals; a useless or wrong source
+    gets a weight near 0, a good one near 1."""
+    if data.baseline is None:
+        return data, 1.0
+    b, f = data.baseline, data.prediction
+    y = (data.sampled_lower + data.sampled_upper) / 2
+    num = den = 0.0
+    for h in range(data.n_strata):
+        members = data.stratum == h
+        picked = members & data.sampled
+        n_h, m_h = int(members.sum()), int(picked.sum())
+        if m_h < 2 or m_h == n_h:
+            continue
+        weight = n_h * n_h * (1 - m_h / n_h) / m_h
+        dy = y[picked] - b[picked]
+        dx = f[picked] - b[picked]
+        dx = dx - dx.mean()
+        num += weight * float((dx * (dy - dy.mean())).sum()) / (m_h - 1)
+        den += weight * float((dx * dx).sum()) / (m_h - 1)
+    lam = min(max(num / den, 0.0), 1.0) if den > 1e-15 else 0.0
+    spread = data.prediction_spread
+    if data.baseline_spread is not None:
+        spread = lam * spread + (1 - lam) * data.baseline_spread
+    tuned = replace(data, prediction=b + lam * (f - b), prediction_spread=spread, baseline=None)
+    return tuned, lam
 
 
 def stratified_difference(data: StratifiedInput, level: float) -> Interval:
-    """The point estimate and the ``level`` confidence interval of the mean difference."""
+    """The point estimate and the ``level`` confidence interval of the mean difference
+    (with a baseline prediction, after :func:`power_tuned`)."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"confidence level {level} is not between 0 and 1 (e.g. 0.95)")
     q = data.n_queries
     if q == 0:
         raise ValueError("no queries: there is no mean difference to estimate")
+    data, weight = power_tuned(data)
     worst_lower = (data.fixed_lower.sum() + data.prior_lower.sum()) / q
     worst_upper = (data.fixed_upper.sum() + data.prior_upper.sum()) / q
     f = data.prediction
@@ -205,4 +248,5 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
         upper=upper,
         worst_lower=float(worst_lower),
         worst_upper=float(worst_upper),
+        predictor_weight=weight,
     )

@@ -335,3 +335,58 @@ def test_coverage_with_a_confidently_wrong_prediction_over_seeds() -> None:
             out = stratified_difference(_confident_input(residuals, sampled, 0.0, stratum), 0.95)
             hits += out.lower <= truth <= out.upper
     assert hits / (3 * reps) >= 0.935
+
+
+def _with_baseline(truth: np.ndarray, prediction: np.ndarray, sampled: np.ndarray):
+    """Two strata of a population with true differences ``truth``, a prediction made with
+    automatic judgments and a baseline of 0 made without them."""
+    n = truth.size
+    stratum = np.arange(n) % 2
+    return StratifiedInput(
+        fixed_lower=np.zeros(0),
+        fixed_upper=np.zeros(0),
+        stratum=stratum,
+        n_strata=2,
+        sampled=sampled,
+        prior_lower=np.full(n, -1.0),
+        prior_upper=np.full(n, 1.0),
+        prediction=prediction,
+        prediction_spread=np.zeros(n),
+        sampled_lower=truth,
+        sampled_upper=truth,
+        baseline=np.zeros(n),
+        baseline_spread=np.full(n, 0.01),
+    )
+
+
+def test_the_sample_weighs_automatic_judgments_from_trusted_to_ignored() -> None:
+    from evalcore.estimation.estimator import power_tuned
+
+    rng = np.random.default_rng(5)
+    truth = np.clip(rng.normal(0.0, 0.3, 80), -1, 1)
+    sampled = np.zeros(80, dtype=bool)
+    sampled[rng.choice(80, 20, replace=False)] = True
+    right = _with_baseline(truth, truth, sampled)
+    wrong = _with_baseline(truth, -truth, sampled)  # says the opposite of the truth
+    useless = _with_baseline(truth, np.clip(rng.normal(0.0, 0.3, 80), -1, 1), sampled)
+    assert power_tuned(right)[1] == pytest.approx(1.0)
+    assert power_tuned(wrong)[1] == 0.0
+    assert power_tuned(useless)[1] < 0.5
+    # A right predictor makes the interval narrower than a wrong one; the wrong one is
+    # weighed out, so it is as wide as without automatic judgments (the baseline alone).
+    alone = stratified_difference(
+        StratifiedInput(
+            **{
+                **wrong.__dict__,
+                "prediction": np.zeros(80),
+                "baseline": None,
+                "prediction_spread": np.full(80, 0.01),
+                "baseline_spread": None,
+            }
+        ),
+        0.95,
+    )
+    r, w = stratified_difference(right, 0.95), stratified_difference(wrong, 0.95)
+    assert r.upper - r.lower < 0.5 * (w.upper - w.lower)
+    assert (w.lower, w.upper) == pytest.approx((alone.lower, alone.upper))
+    assert w.predictor_weight == 0.0 and r.predictor_weight == pytest.approx(1.0)
