@@ -131,6 +131,18 @@ class Interval:
     predictor_weight: float = 1.0
 
 
+def _residual_freedom(data: StratifiedInput) -> int:
+    """Degrees of freedom of the strata's residual variances: ``sum (m_h - 1)`` over the
+    strata with at least 2 sampled queries and some not sampled."""
+    total = 0
+    for h in range(data.n_strata):
+        members = data.stratum == h
+        n_h, m_h = int(members.sum()), int((members & data.sampled).sum())
+        if 2 <= m_h < n_h:
+            total += m_h - 1
+    return total
+
+
 def power_tuned(data: StratifiedInput) -> tuple[StratifiedInput, float]:
     """The input with its prediction ``b + lam * (f - b)`` (``b``: the baseline made without
     automatic judgments, ``f``: the prediction with them), ``lam`` in [0, 1] the
@@ -157,7 +169,7 @@ def power_tuned(data: StratifiedInput) -> tuple[StratifiedInput, float]:
         dx = dx - dx.mean()
         num += weight * float((dx * (dy - dy.mean())).sum()) / (m_h - 1)
         den += weight * float((dx * dx).sum()) / (m_h - 1)
-    lam = min(max(num / den, 0.0), 1.0) if den > 1e-15 else 0.0
+    lam = min(max(num / den, 0.0), 1.0) if den > 1e-15 and _residual_freedom(data) > 1 else 0.0
     spread = data.prediction_spread
     if data.baseline_spread is not None:
         spread = lam * spread + (1 - lam) * data.baseline_spread
@@ -173,7 +185,16 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
     q = data.n_queries
     if q == 0:
         raise ValueError("no queries: there is no mean difference to estimate")
+    tuned = data.baseline is not None
     data, weight = power_tuned(data)
+    # The weight is fitted on the sample: its residuals are that much smaller than the
+    # population's. As for a regression estimator, the residual variance counts one
+    # degree of freedom fewer (Cochran section 7.9): variances x (d / (d - 1)), degrees
+    # of freedom x ((d - 1) / d), with d the strata's residual degrees of freedom.
+    fitted = 1.0
+    if tuned:
+        d = _residual_freedom(data)
+        fitted = d / (d - 1) if d > 1 else 1.0
     worst_lower = (data.fixed_lower.sum() + data.prior_lower.sum()) / q
     worst_upper = (data.fixed_upper.sum() + data.prior_upper.sum()) / q
     f = data.prediction
@@ -227,6 +248,7 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
                 # smaller spread than the sample shows would bias the variance low.
                 s2, freedom = max((squares / (m_h - 1), m_h - 1.0), (pooled, pooled_freedom))
                 freedom = _heavy_tailed_freedom(residual, freedom)
+                s2, freedom = s2 * fitted, freedom / fitted
             parts.append((n_h * n_h * (1 - m_h / n_h) * s2 / m_h, freedom))
         variance = sum(v for v, _ in parts)
         ends.append((total / q, variance / (q * q)))
