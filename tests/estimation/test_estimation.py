@@ -389,6 +389,10 @@ def test_the_sample_weighs_automatic_judgments_from_trusted_to_ignored() -> None
     )
     r, w = stratified_difference(right, 0.95), stratified_difference(wrong, 0.95)
     assert r.upper - r.lower < 0.5 * (w.upper - w.lower)
+    # With fewer residual degrees of freedom than MIN_FIT_FREEDOM no weight is fitted.
+    few = np.zeros(80, dtype=bool)
+    few[:8] = True
+    assert power_tuned(_with_baseline(truth, -truth, few))[1] == 1.0
     assert w.lower <= alone.lower and w.upper >= alone.upper
     assert w.upper - w.lower < 1.06 * (alone.upper - alone.lower)
     assert w.point == pytest.approx(alone.point)
