@@ -196,7 +196,7 @@ def setting_arrays(
         if unknown[r]:
             rows_of[(qids[q], unit)] = r
     truth = {key: int(coll.gains[int(key[0][1:]), int(key[1][1:])]) for key in rows_of}
-    keys = list(rows_of)
+    keys = sorted(rows_of)  # the skipped units must not depend on the hash seed
     rows = np.array([rows_of[k] for k in keys], dtype=np.int64)
     gains = np.array([truth[k] for k in keys], dtype=np.int64)
     empty = np.zeros(0, dtype=np.int64)
