@@ -43,6 +43,12 @@ interval wide; the coverage rests on the sampling alone. Safeguards, each conser
   degrees of freedom);
 * it is intersected with the worst-case interval (which always holds the truth).
 
+**Power tuning.** With a baseline (the prediction made without automatic judgments),
+the prediction used is ``b + lam * (f - b)`` with ``lam`` in [0, 1] fitted on the sample
+(:func:`power_tuned`, as in PPI++ or a combined regression estimator): a wrong or useless
+source is weighed out instead of widening the interval. The fit costs one residual degree
+of freedom; below :data:`MIN_FIT_FREEDOM` of them no weight is fitted (``lam = 1``).
+
 **Bounds instead of values.** Where a sampled query's difference is only bounded after
 its labels (a non-response, a unit in conflict left, an open population's outside units),
 the lower end of the interval is computed from every query's lower bound and the upper
