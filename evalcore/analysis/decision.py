@@ -474,12 +474,7 @@ def evaluate_column_pair(
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     depth = packing_depth(parsed)
     batches = [
-        ObservationBatch.from_gain_maps(
-            c.query_ids, c.k, c.returned_ids, c.gains, c.population_complete,
-            scan_complete=c.scan_complete, permitted_ids=c.permitted_ids, protocol=protocol,
-            min_depth=depth,
-        ).with_corpus_size(c.corpus_size) if c.coded is None or c.coded_labels is None
-        else pack_coded(
+        pack_coded(
             c.query_ids, c.k, c.coded, c.coded_labels, c.population_complete,
             scan_complete=c.scan_complete, protocol=protocol, min_depth=depth,
             corpus_size=c.corpus_size,

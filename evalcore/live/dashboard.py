@@ -54,11 +54,11 @@ from evalcore.analysis.interval_text import unknown_counts
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
-from evalcore.compute.batch import CONFLICT_BASE, UNLABELED, ObservationBatch, conflict_code
+from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
 from evalcore.compute.evaluate import BatchResult, compute, compute_more
 from evalcore.compute.measures import LEGACY_NAMES
 from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
-from evalcore.compute.unit_pairs import group_heads, pair_codes, pair_groups
+from evalcore.compute.unit_pairs import group_heads, pair_groups
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
@@ -343,56 +343,25 @@ class RefreshOutcome(BaseModel):
     seconds: float
 
 
-def _label_columns(reference: ReferenceColumns) -> dict[str, tuple[list[str], list[int]]]:
-    """query_id -> (labeled unit ids, their gains; a unit in conflict has its conflict code)."""
-    out = {}
-    for query_id, gains in reference.gains.items():
-        values = list(gains.values())
-        if tuple in map(type, values):
-            values = [g if isinstance(g, int) else conflict_code(g) for g in values]
-        out[query_id] = (list(gains), values)
-    return out
-
-
 def _evaluate(
     columns: RunColumns,
     reference: ReferenceColumns,
-    labels: dict[str, tuple[list[str], list[int]]],
+    coded: Callable[[list[str]], CodedLabels],
     protocol: EvalProtocol,
     extra: Sequence[Measure] = (),
-    coded: Callable[[list[str]], CodedLabels] | None = None,
 ) -> tuple[BatchResult, BatchResult | None, Sequence[Sequence[str]]]:
     """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
-    packed straight from the store's columns (the same batch :func:`observations_for_run`
-    observations would pack to): from unit codes when the columns hold them (``coded``:
-    the reference's labels over the run's query set as codes, made once per query set)."""
-    if columns.coded is not None and coded is not None:
-        batch = pack_coded(
-            columns.query_ids, columns.run.k, columns.coded, coded(columns.query_ids),
-            [reference.complete.get(q, False) for q in columns.query_ids],
-            scan_complete=columns.run.scan_complete, protocol=protocol,
-            corpus_size=reference.corpus_size)
-        results = compute(batch, protocol)
-        more = compute_more(results, extra) if extra else None
-        return results, more, batch.top_units  # named when read
-    none: tuple[list[str], list[int]] = ([], [])
-    label_ids: list[list[str]] = []
-    label_gains: list[list[int]] = []
-    for query_id in columns.query_ids:
-        ids, gains = labels.get(query_id, none)
-        label_ids.append(ids)
-        label_gains.append(gains)
-    n = len(columns.query_ids)
-    batch = ObservationBatch.from_columns(
-        columns.query_ids, columns.run.k, columns.returned_ids, label_ids, label_gains,
+    packed straight from the store's unit codes (the same batch :func:`observations_for_run`
+    observations would pack to; ``coded``: the reference's labels over the run's query set
+    as codes, made once per query set)."""
+    batch = pack_coded(
+        columns.query_ids, columns.run.k, columns.coded, coded(columns.query_ids),
         [reference.complete.get(q, False) for q in columns.query_ids],
-        scan_complete=columns.run.scan_complete,
-        permitted_ids=None if columns.permitted_ids is None else [columns.permitted_ids] * n,
-        protocol=protocol,
-    ).with_corpus_size(reference.corpus_size)
+        scan_complete=columns.run.scan_complete, protocol=protocol,
+        corpus_size=reference.corpus_size)
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
-    return results, more, list(batch.top_units)  # the units are only read: shared, not copied
+    return results, more, batch.top_units  # named when read
 
 
 class _CodedLabelSets:
@@ -476,7 +445,6 @@ class LiveDashboard:
         self._corpus_size = reference.corpus_size
         self._working = ((marks, reference)
                          if store_marks_unchecked(db, self.study_id) == marks else None)
-        labels: dict[str, tuple[list[str], list[int]]] | None = None  # the string path's
         coded = _CodedLabelSets(db, self.study_id, reference)
         names = UnitNamer(db, self.study_id)
         self.extra = {}
@@ -487,10 +455,7 @@ class LiveDashboard:
             columns = run_columns_unchecked(db, self.study_id, run.name, reference, names=names,
                                             order=order)
             order = columns.query_ids
-            if columns.coded is None and labels is None:
-                labels = _label_columns(reference)
-            results, more, tops = _evaluate(columns, reference, labels or {}, self.protocol,
-                                            extra, coded)
+            results, more, tops = _evaluate(columns, reference, coded, self.protocol, extra)
             evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
             self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
@@ -505,8 +470,7 @@ class LiveDashboard:
         self.index = {q: i for i, q in enumerate(self.query_ids)}
         self._rows = {}
         self._blocking = None  # made when first asked (see _blocking_table)
-        self._blocking_source = self._run_blocking(
-            evaluated, {name: r.batch.pos_unit for name, r in evaluated.items()})
+        self._blocking_source = self._run_blocking(evaluated)
         self._blocking_updates = None
         self._pool = np.zeros((3, len(self.query_ids)), dtype=np.int64)
         self._complete = {}
@@ -517,18 +481,13 @@ class LiveDashboard:
             changed=True, full=True, queries=[], seconds=time.perf_counter() - started
         )
 
-    def _run_blocking(self, evaluated: dict[str, BatchResult],
-                      codes: dict[str, np.ndarray | None]) -> dict[str, RunBlocking]:
+    def _run_blocking(self, evaluated: dict[str, BatchResult]) -> dict[str, RunBlocking]:
         """Each evaluated run (the runs' batches of the queries they have, as the runs are
-        now) with its queries' positions and unit codes (the ``codes`` given, made from
-        the unit ids when any is None: one code space for all of them)."""
-        positions = {name: self._positions(self.runs[name], result.batch.query_ids)
-                     for name, result in evaluated.items()}
-        if any(c is None for c in codes.values()):
-            made = pair_codes([(positions[name], result.batch.top_units)
-                               for name, result in evaluated.items()])
-            codes = dict(zip(evaluated, made, strict=True))
-        return {name: RunBlocking(result, positions[name], codes[name])
+        now) with its queries' positions and its packed positions' unit codes (one code
+        space: the study's)."""
+        return {name: RunBlocking(result, self._positions(self.runs[name],
+                                                          result.batch.query_ids),
+                                  result.batch.pos_unit)
                 for name, result in evaluated.items()}
 
     def _set_coverage(self, query_ids: Sequence[str], runs: Iterable[RunBlocking],
@@ -668,7 +627,6 @@ class LiveDashboard:
         if reference.corpus_size != self._corpus_size:  # bounds every query: all again
             self._full(db)
             return
-        labels = _label_columns(reference)
         coded = _CodedLabelSets(db, self.study_id, reference)
         names = UnitNamer(db, self.study_id)
         evaluated: dict[str, BatchResult] = {}
@@ -678,8 +636,8 @@ class LiveDashboard:
                 continue
             columns = run_columns_unchecked(db, self.study_id, name, reference, mine, names)
             extra = self.extra[name]
-            found, extra_found, tops = _evaluate(columns, reference, labels, self.protocol,
-                                                 self._extra_measures(rs.run.k), coded)
+            found, extra_found, tops = _evaluate(columns, reference, coded, self.protocol,
+                                                 self._extra_measures(rs.run.k))
             evaluated[name] = found
             results = found.query_results()
             more = [] if extra_found is None else extra_found.query_results()
@@ -687,8 +645,7 @@ class LiveDashboard:
                 rs.replace(rs.index[query_id], results[j], tops[j])
                 if more:
                     extra.replace(rs.index[query_id], more[j], tops[j])
-        blocking = self._run_blocking(
-            evaluated, {name: r.batch.pos_unit for name, r in evaluated.items()})
+        blocking = self._run_blocking(evaluated)
         self._set_coverage(wanted, blocking.values(), reference)
         positions = [self.index[q] for q in wanted]
         update = blocking_table(self.run_names, blocking, self.query_ids)

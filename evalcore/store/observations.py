@@ -27,18 +27,17 @@ Each observation carries
 The store holds validated data, so observations are built with
 ``model_construct`` from one ordered scan per table.
 
-:func:`runs_as_columns` reads the same evidence for several runs of a study at
-once, column by column and without building observations (one read of the
-reference shared by the runs, over the union of their query sets): what a
-decided comparison packs (:meth:`ObservationBatch.from_gain_maps
-<evalcore.compute.batch.ObservationBatch.from_gain_maps>`).
+:func:`runs_as_columns_unchecked` reads the same evidence for several runs of a study at
+once, column by column and without building observations (one read of the reference
+shared by the runs, over the union of their query sets), and :func:`run_columns_unchecked`
+one run's: every stored run's rankings are read as unit codes
+(:mod:`evalcore.store.unit_codes`) and packed by one constructor, :func:`pack_coded`.
 """
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, groupby, repeat
-from operator import itemgetter
+from itertools import chain, repeat
 
 import numpy as np
 import sqlite_utils
@@ -69,12 +68,8 @@ from evalcore.store.working_labels import WorkingLabels, gathered_labels_uncheck
 def _run_rankings(
     db: sqlite_utils.Database, run_id: int, query_ids: list[str] | None = None
 ) -> dict[str, tuple[list[str], list[float | None]]]:
-    """query_id -> (unit ids, scores) best first (of the given queries only, by primary
-    key, when ``query_ids`` is given).
-
-    Read from the packed ``run_rankings`` (one row per query) when the run has it,
-    else (runs stored before schema v7) with ordered scans of ``results``.
-    """
+    """query_id -> (unit ids, scores) best first, from the packed ``run_rankings`` (of the
+    given queries only, by primary key, when ``query_ids`` is given)."""
     if query_ids is None:
         scans: list[tuple[str, list[str]]] = [("", [])]
     else:
@@ -83,37 +78,14 @@ def _run_rankings(
             for chunk in (query_ids[i : i + 500] for i in range(0, len(query_ids), 500))
         ]
     out: dict[str, tuple[list[str], list[float | None]]] = {}
-    if db.conn.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1", [run_id]).fetchone():
-        loads = json.loads
-        for condition, params in scans:
-            for query_id, units, scores in db.conn.execute(
-                "SELECT query_id, unit_ids, scores FROM run_rankings WHERE run_id = ?" + condition,
-                [run_id, *params],
-            ):
-                out[query_id] = (loads(units), loads(scores))
-        return out
+    loads = json.loads
     for condition, params in scans:
-        rows = db.conn.execute(
-            "SELECT query_id, unit_id, score FROM results WHERE run_id = ?" + condition
-            + " ORDER BY query_id, rank",
+        for query_id, units, scores in db.conn.execute(
+            "SELECT query_id, unit_ids, scores FROM run_rankings WHERE run_id = ?" + condition,
             [run_id, *params],
-        )
-        for query_id, group in groupby(rows, itemgetter(0)):
-            items = list(group)
-            out[query_id] = ([r[1] for r in items], [r[2] for r in items])
+        ):
+            out[query_id] = (loads(units), loads(scores))
     return out
-
-
-def _run_unit_ids(db: sqlite_utils.Database, run_id: int) -> dict[str, list[str]]:
-    """query_id -> unit ids best first, of every query of the run (the packed rankings
-    parsed in one ``json.loads``; runs stored before schema v7 through :func:`_run_rankings`)."""
-    rows = db.conn.execute(
-        "SELECT query_id, unit_ids FROM run_rankings WHERE run_id = ?", [run_id]
-    ).fetchall()
-    if not rows:
-        return {q: units for q, (units, _) in _run_rankings(db, run_id).items()}
-    parsed = json.loads("[" + ",".join([r[1] for r in rows]) + "]")
-    return dict(zip([r[0] for r in rows], parsed, strict=True))
 
 
 def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
@@ -328,16 +300,6 @@ def _coded_ranking(
     )
 
 
-def coded_ranking_unchecked(
-    db: sqlite_utils.Database, run: RunInfo, wanted: list[str], names: UnitNamer,
-    query_ids: list[str] | None = None,
-) -> CodedRanking | None:
-    """The run's rankings over the query set ``wanted`` as codes (of ``query_ids`` only
-    when given), or None when the run's rankings are not held as codes."""
-    codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
-    return None if codes is None else _coded_ranking(db, run, wanted, codes, names)
-
-
 @dataclass(frozen=True)
 class RunColumns:
     """One run's side of its observations, without building them (the live views' bulk read)."""
@@ -345,12 +307,8 @@ class RunColumns:
     run: RunInfo
     #: the query set (as :func:`observations_for_run` has it), in its order
     query_ids: list[str]
-    #: each query's returned unit ids, best first ([] for a query the run did not answer;
-    #: named when read if the rankings were read as codes)
-    returned_ids: Sequence[Sequence[str]]
-    permitted_ids: list[str] | None
-    #: the same rankings as unit codes (None: the run's are not held as codes)
-    coded: CodedRanking | None = None
+    #: the run's rankings over the query set as unit codes
+    coded: CodedRanking
 
 
 def reference_columns_unchecked(
@@ -391,29 +349,14 @@ def run_columns_unchecked(
     order: list[str] | None = None,
 ) -> RunColumns:
     """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`
-    (read as unit codes when the store holds them: ``names`` names them, one per study read).
-    ``order``: another run's query set, taken as it is when it is this run's too (no sort)."""
+    (``names`` names their codes, one per study read). ``order``: another run's query set,
+    taken as it is when it is this run's too (no sort)."""
     run = get_run_unchecked(db, study_id, run_name)
     codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
-    if codes is not None:
-        wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                            query_ids, order, removed_query_ids_unchecked(db, study_id))
-        coded = _coded_ranking(db, run, wanted, codes, names or UnitNamer(db, study_id))
-        return RunColumns(run=run, query_ids=wanted, returned_ids=coded.returned_ids(),
-                          permitted_ids=permitted_ids_for_run(db, run), coded=coded)
-    rankings = (
-        _run_unit_ids(db, run.run_id) if query_ids is None
-        else {q: units for q, (units, _) in _run_rankings(db, run.run_id, query_ids).items()}
-    )
-    wanted = _query_set(rankings, reference.gains, reference.complete, query_ids, order,
-                        removed_query_ids_unchecked(db, study_id))
-    none: list[str] = []
-    return RunColumns(
-        run=run,
-        query_ids=wanted,
-        returned_ids=[rankings.get(q, none) for q in wanted],
-        permitted_ids=permitted_ids_for_run(db, run),
-    )
+    wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
+                        query_ids, order, removed_query_ids_unchecked(db, study_id))
+    coded = _coded_ranking(db, run, wanted, codes, names or UnitNamer(db, study_id))
+    return RunColumns(run=run, query_ids=wanted, coded=coded)
 
 
 def _query_set(
@@ -482,21 +425,20 @@ def tied_score_pairs(observations: Iterable[Observation]) -> int:
 class RunEvidenceColumns:
     """One stored run over a query set, column by column: the fields of its observations
     that the metric computer reads (``gains``: unit -> gain, or the sorted tuple of the
-    gains a unit in conflict may have; in unit id order)."""
+    gains a unit in conflict may have; in unit id order), and the same rankings and labels
+    as unit codes (what :func:`pack_coded` packs)."""
 
     run_name: str
     #: in natural query order (:func:`~evalcore.contract.query_order.natural_key`)
     query_ids: list[str]
     k: int
-    #: named when read if the rankings were read as codes (``coded``)
-    returned_ids: Sequence[Sequence[str]]
+    #: each query's returned unit ids, named when read
+    returned_ids: CodedUnits
     gains: list[dict[str, int | tuple[int, ...]]]
     population_complete: list[bool]
     scan_complete: bool
-    permitted_ids: list[str] | None
-    #: the rankings and labels as unit codes (None: the run's rankings are not held as codes)
-    coded: CodedRanking | None = None
-    coded_labels: CodedLabels | None = None
+    coded: CodedRanking
+    coded_labels: CodedLabels
     #: the study's population (:attr:`ReferenceColumns.population`; None: not known)
     population: StudyPopulation | None = None
 
@@ -526,39 +468,29 @@ def runs_as_columns_unchecked(
            else reference_columns_unchecked(db, study_id, reference))
     labels, complete = ref.gains, ref.complete
     codes = [run_ranking_codes_unchecked(db, run.run_id) for run in runs]
-    if None not in codes:  # every run's rankings held as codes
-        sets = [c.query_ids for c in codes]  # type: ignore[union-attr]
-        rankings: list[dict] = [dict.fromkeys(ids) for ids in sets]
-    else:
-        rankings = [_run_unit_ids(db, run.run_id) for run in runs]
     if query_ids is not None:
         wanted = list(dict.fromkeys(query_ids))
     else:
         wanted_set = set(labels) | set(complete)
-        for ranking in rankings:
-            wanted_set.update(ranking)
+        for run_codes in codes:
+            wanted_set.update(run_codes.query_ids)
         wanted = sorted(wanted_set - removed_query_ids_unchecked(db, study_id), key=natural_key)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
     populated = [complete.get(q, False) for q in wanted]
     names = UnitNamer(db, study_id)
-    shared_labels = (None if None in codes
-                     else coded_labels_unchecked(db, study_id, ref, wanted))
+    shared_labels = coded_labels_unchecked(db, study_id, ref, wanted)
     out = []
-    for run, ranking, run_codes in zip(runs, rankings, codes, strict=True):
-        none: list[str] = []
-        coded = None if shared_labels is None else _coded_ranking(
-            db, run, wanted, run_codes, names)  # type: ignore[arg-type]
+    for run, run_codes in zip(runs, codes, strict=True):
+        coded = _coded_ranking(db, run, wanted, run_codes, names)
         out.append(RunEvidenceColumns(
             run_name=run.name,
             query_ids=wanted,
             k=run.k,
-            returned_ids=([ranking.get(q, none) for q in wanted] if coded is None
-                          else coded.returned_ids()),
+            returned_ids=coded.returned_ids(),
             gains=gains,
             population_complete=populated,
             scan_complete=run.scan_complete,
-            permitted_ids=permitted_ids_for_run(db, run),
             coded=coded,
             coded_labels=shared_labels,
             population=ref.population,

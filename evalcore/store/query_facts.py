@@ -20,20 +20,13 @@ def _run_queries(
     db: sqlite_utils.Database, study_id: str, run_name: str
 ) -> tuple[set[str], frozenset[str]]:
     """The queries the run holds a ranking for (answered or not), and those it returned at
-    least one result for: one read of its packed rankings (of its results for a run stored
-    before packed rankings, where every ranked query has a result)."""
+    least one result for: one read of its packed rankings."""
     run = get_run_unchecked(db, study_id, run_name)
     rows = db.execute(
         "SELECT query_id, unit_ids NOT IN ('', '[]') FROM run_rankings WHERE run_id = ?",
         [run.run_id],
     ).fetchall()
-    if rows:
-        return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
-    ids = {
-        r[0]
-        for r in db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
-    }
-    return ids, frozenset(ids)
+    return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
 
 
 @dataclass(frozen=True)

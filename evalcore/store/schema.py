@@ -17,7 +17,7 @@ import sqlite_utils
 
 from evalcore.store.transaction import write_transaction
 from evalcore.store.trec_ids import backfill_trec_suspects
-from evalcore.store.unit_codes import backfill_unit_codes
+from evalcore.store.unit_codes import backfill_packed_rankings, backfill_unit_codes
 
 
 def _split_statements(script: str) -> list[str]:
@@ -338,8 +338,8 @@ BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new
 
 # v7: each run's ranking per query, packed (JSON arrays, best first; scores null
 # where absent): a derived copy of `results`, written by add_run in the same
-# transaction, so observations of a 1M-result run are read as 10k rows. Runs
-# stored before v7 have no packed rows and are read from `results`.
+# transaction, so observations of a 1M-result run are read as 10k rows. The runs
+# stored before have theirs written by the v19 backfill.
 _V7 = """
 CREATE TABLE run_rankings (
     run_id INTEGER NOT NULL REFERENCES runs(run_id),
@@ -717,10 +717,16 @@ CREATE TABLE removed_queries (
 ) WITHOUT ROWID;
 """
 
+# v19: every run holds its packed rankings, with their unit codes: the runs stored before
+# v7 (results only) have them written from ``results`` by the backfill
+# (:func:`evalcore.store.unit_codes.backfill_packed_rankings`), so one reader packs every
+# run. No table changes.
+_V19 = ""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
     _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
-    _V17, _V18,
+    _V17, _V18, _V19,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -728,7 +734,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 #: Version reached -> what runs after its SQL, in the same transaction (data that SQL
 #: alone cannot write).
 BACKFILLS: dict[int, Callable[[sqlite_utils.Database], None]] = {
-    15: backfill_unit_codes, 16: backfill_trec_suspects}
+    15: backfill_unit_codes, 16: backfill_trec_suspects, 19: backfill_packed_rankings}
 
 
 class SchemaTooNewError(RuntimeError):
