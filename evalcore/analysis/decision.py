@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits, align
+from evalcore.analysis.working_evidence import working_evidence_unchecked
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import BatchResult, compute, packing_depth
 from evalcore.compute.measures.base import (
@@ -62,7 +63,6 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
-    ReferenceColumns,
     RunEvidenceColumns,
     pack_coded,
     runs_as_columns_unchecked,
@@ -439,27 +439,26 @@ def evaluate_stored_pair(
 
 def stored_pair(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
                 measures: Sequence[Measure | str], reference: str | None = None, *,
-                viewer: Viewer, working: ReferenceColumns | None = None,
-                query_ids: Sequence[str] | None = None) -> EvaluatedPair:
-    """:func:`evaluate_stored_pair` with the columns it was packed from (``working``: the
-    study's working reference already read at the store's marks now, e.g. by the live
-    state, taken instead of a read when ``reference`` is None)."""
+                viewer: Viewer, query_ids: Sequence[str] | None = None) -> EvaluatedPair:
+    """:func:`evaluate_stored_pair` with the columns it was packed from."""
     require_read(db, viewer, study_id)
     return stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
-                                 working=working, query_ids=query_ids)
+                                 query_ids=query_ids)
 
 
 def stored_pair_unchecked(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
                           measures: Sequence[Measure | str],
                           reference: str | None = None, *,
-                          working: ReferenceColumns | None = None,
                           query_ids: Sequence[str] | None = None) -> EvaluatedPair:
     """:func:`stored_pair` for a caller that authorised the read already (``query_ids``:
-    a resolved query set, else the study's queries)."""
+    a resolved query set, else the study's queries). On the working reference the runs are
+    packed from the study's shared evidence
+    (:func:`evalcore.analysis.working_evidence.working_evidence_unchecked`)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
+    evidence = working_evidence_unchecked(db, study_id) if reference is None else None
     columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference,
-                                        working=working, query_ids=query_ids)
+                                        evidence=evidence, query_ids=query_ids)
     pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 

@@ -48,6 +48,7 @@ from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
+from evalcore.store.marks import StoreMarks, store_marks_unchecked
 from evalcore.store.population import StudyPopulation, study_population_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
@@ -339,24 +340,72 @@ def reference_columns_unchecked(
     )
 
 
+class StudyEvidence:
+    """What a study's stored runs are packed from against one reference read: the
+    reference's columns, each run's rankings as unit codes (read when first asked; a run's
+    never change) and the reference's labels as codes over the last query set asked for,
+    with one namer of the study's codes. ``marks``: the store's marks the reference was
+    read at, when it is the whole working reference and the store did not move during the
+    read (what a cache may keep it under); else None."""
+
+    def __init__(self, study_id: str, reference: ReferenceColumns, names: UnitNamer,
+                 marks: StoreMarks | None = None) -> None:
+        self.study_id = study_id
+        self.reference = reference
+        self.names = names
+        self.marks = marks
+        self._codes: dict[int, RankingCodes] = {}
+        self._labels: tuple[list[str], CodedLabels] | None = None
+
+    def ranking_codes(self, db: sqlite_utils.Database, run_id: int) -> RankingCodes:
+        """The run's rankings of every query it answered, as codes (read once)."""
+        found = self._codes.get(run_id)
+        if found is None:
+            found = self._codes[run_id] = run_ranking_codes_unchecked(db, run_id)
+        return found
+
+    def labels_over(self, db: sqlite_utils.Database, query_ids: list[str]) -> CodedLabels:
+        """The reference's labels over ``query_ids`` as codes (made once per query set: the
+        runs of a study mostly share one)."""
+        last = self._labels
+        if last is None or last[0] != query_ids:
+            last = self._labels = (query_ids, coded_labels_unchecked(
+                db, self.study_id, self.reference, query_ids))
+        return last[1]
+
+
+def study_evidence_unchecked(
+    db: sqlite_utils.Database, study_id: str, reference: str | None = None,
+    query_ids: list[str] | None = None,
+) -> StudyEvidence:
+    """A :class:`StudyEvidence` on the working reference (``reference`` None; of
+    ``query_ids`` only when given) or a frozen version, read now."""
+    whole = reference is None and query_ids is None
+    marks = store_marks_unchecked(db, study_id) if whole else None
+    ref = reference_columns_unchecked(db, study_id, reference, query_ids)
+    if marks is not None and store_marks_unchecked(db, study_id) != marks:
+        marks = None  # moved during the read: right for now, but not to be kept
+    return StudyEvidence(study_id, ref, UnitNamer(db, study_id), marks)
+
+
 def run_columns_unchecked(
     db: sqlite_utils.Database,
-    study_id: str,
+    evidence: StudyEvidence,
     run_name: str,
-    reference: ReferenceColumns,
     query_ids: list[str] | None = None,
-    names: UnitNamer | None = None,
     order: list[str] | None = None,
 ) -> RunColumns:
-    """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`
-    (``names`` names their codes, one per study read). ``order``: another run's query set,
-    taken as it is when it is this run's too (no sort)."""
-    run = get_run_unchecked(db, study_id, run_name)
-    codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
+    """The run's rankings over its query set (``query_ids`` when given) against the
+    evidence's reference, as :class:`RunColumns`. ``order``: another run's query set, taken
+    as it is when it is this run's too (no sort)."""
+    run = get_run_unchecked(db, evidence.study_id, run_name)
+    codes = (evidence.ranking_codes(db, run.run_id) if query_ids is None
+             else run_ranking_codes_unchecked(db, run.run_id, query_ids))
+    reference = evidence.reference
     wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                        query_ids, order, removed_query_ids_unchecked(db, study_id))
-    coded = _coded_ranking(db, run, wanted, codes, names or UnitNamer(db, study_id))
-    return RunColumns(run=run, query_ids=wanted, coded=coded)
+                        query_ids, order, removed_query_ids_unchecked(db, evidence.study_id))
+    return RunColumns(run=run, query_ids=wanted,
+                      coded=_coded_ranking(db, run, wanted, codes, evidence.names))
 
 
 def _query_set(
@@ -454,20 +503,21 @@ def runs_as_columns_unchecked(
     run_names: Sequence[str],
     reference: str | None = None,
     *,
-    working: ReferenceColumns | None = None,
+    evidence: StudyEvidence | None = None,
     query_ids: Sequence[str] | None = None,
 ) -> list[RunEvidenceColumns]:
     """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
     of their query sets (in natural query order; removed queries left out) or over
-    ``query_ids`` (a query set, in its order), reading the reference once. ``working``:
-    the working reference of the whole study (``reference`` None) already read at the
-    store's marks now (:func:`reference_columns_unchecked`), taken instead of a read."""
+    ``query_ids`` (a query set, in its order), reading the reference once. ``evidence``: the
+    study's evidence on the working reference already read (``reference`` None), taken
+    instead of a read."""
     get_study(db, study_id)
     runs = [get_run_unchecked(db, study_id, name) for name in run_names]
-    ref = (working if working is not None and reference is None
-           else reference_columns_unchecked(db, study_id, reference))
+    if evidence is None or reference is not None:
+        evidence = study_evidence_unchecked(db, study_id, reference)
+    ref = evidence.reference
     labels, complete = ref.gains, ref.complete
-    codes = [run_ranking_codes_unchecked(db, run.run_id) for run in runs]
+    codes = [evidence.ranking_codes(db, run.run_id) for run in runs]
     if query_ids is not None:
         wanted = list(dict.fromkeys(query_ids))
     else:
@@ -478,11 +528,10 @@ def runs_as_columns_unchecked(
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
     populated = [complete.get(q, False) for q in wanted]
-    names = UnitNamer(db, study_id)
-    shared_labels = coded_labels_unchecked(db, study_id, ref, wanted)
+    shared_labels = evidence.labels_over(db, wanted)
     out = []
     for run, run_codes in zip(runs, codes, strict=True):
-        coded = _coded_ranking(db, run, wanted, run_codes, names)
+        coded = _coded_ranking(db, run, wanted, run_codes, evidence.names)
         out.append(RunEvidenceColumns(
             run_name=run.name,
             query_ids=wanted,
