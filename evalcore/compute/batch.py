@@ -648,11 +648,6 @@ class CodedUnits(PerQuery):
     def __setitem__(self, i: int, units: Sequence[str]) -> None:
         self._replaced[i] = units
 
-    @property
-    def pristine(self) -> bool:
-        """No query's units were replaced: every query's are still those of its codes."""
-        return not self._replaced
-
     def _name_all(self) -> None:
         distinct = np.unique(self._codes)
         named = np.empty(distinct.size, dtype=object)

@@ -466,18 +466,12 @@ def _run_observations(
 
 def run_tied_score_pairs_unchecked(db: sqlite_utils.Database, run_id: int,
                                    query_ids: Sequence[str]) -> int:
-    """Tied score pairs of the run's rankings of ``query_ids`` (as :func:`tied_score_pairs`
-    counts them on its observations), read from the packed scores alone."""
+    """Tied score pairs (:func:`evalcore.io.ties.tied_score_pairs`) of the run's rankings of
+    ``query_ids``, read from the packed scores alone."""
     scores = dict(db.conn.execute("SELECT query_id, scores FROM run_rankings WHERE run_id = ?",
                                   [run_id]).fetchall())
     loads = json.loads
     return count_tied_pairs(loads(scores[q]) for q in query_ids if q in scores)
-
-
-def tied_score_pairs(observations: Iterable[Observation]) -> int:
-    """Pairs of returned items of one query with equal scores (their order came from the
-    tie rule), counted as :mod:`evalcore.io.ties` counts them for a TREC run."""
-    return count_tied_pairs(obs.scores for obs in observations)
 
 
 @dataclass(frozen=True, eq=False)
