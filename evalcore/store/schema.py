@@ -598,10 +598,9 @@ DROP TRIGGER pending_imports_generation_ad;
 # stored run of the study returned or a label event names has a dense integer code (0, 1,
 # ...), assigned when the run or the event is written and never changed or reused
 # (append-only; deleted only with a staged study's discard). Each packed ranking holds its
-# units' codes as a little-endian int32 BLOB beside the JSON ``unit_ids`` (NULL: read from
-# ``unit_ids``), and each label event its unit's code (``unit_code``, set by a trigger
-# right after the insert, whoever the writer: the one update the append-only rule lets
-# through, from NULL to the code). Readers pack rankings and labels with numpy from the
+# units' codes as a little-endian int32 BLOB beside the JSON ``unit_ids``, and each label
+# event its unit's code (``unit_code``, set by a trigger right after the insert, whoever
+# the writer: the one update the append-only rule lets through, from NULL to the code). Readers pack rankings and labels with numpy from the
 # codes. The backfill of existing rows (:data:`BACKFILLS`) runs in the migration's
 # transaction.
 _V15 = """
