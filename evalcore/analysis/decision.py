@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits, align
-from evalcore.analysis.working_evidence import working_evidence_unchecked
+from evalcore.analysis.shared_evidence import shared_evidence_unchecked
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import BatchResult, compute, packing_depth
 from evalcore.compute.measures.base import (
@@ -451,14 +451,13 @@ def stored_pair_unchecked(db: sqlite_utils.Database, study_id: str, run_a: str, 
                           reference: str | None = None, *,
                           query_ids: Sequence[str] | None = None) -> EvaluatedPair:
     """:func:`stored_pair` for a caller that authorised the read already (``query_ids``:
-    a resolved query set, else the study's queries). On the working reference the runs are
-    packed from the study's shared evidence
-    (:func:`evalcore.analysis.working_evidence.working_evidence_unchecked`)."""
+    a resolved query set, else the study's queries). The runs are packed from the study's
+    shared evidence (:func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
-    evidence = working_evidence_unchecked(db, study_id) if reference is None else None
-    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference,
-                                        evidence=evidence, query_ids=query_ids)
+    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b],
+                                        shared_evidence_unchecked(db, study_id, reference),
+                                        query_ids=query_ids)
     pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 

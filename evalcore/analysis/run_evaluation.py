@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from evalcore.analysis.working_evidence import working_evidence_unchecked
+from evalcore.analysis.shared_evidence import shared_evidence_unchecked
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -26,7 +26,6 @@ from evalcore.store.observations import (
     pack_coded,
     run_columns_unchecked,
     run_tied_score_pairs_unchecked,
-    study_evidence_unchecked,
 )
 from evalcore.store.population import study_population_unchecked
 from evalcore.store.read_access import Viewer, require_read
@@ -147,12 +146,10 @@ def pack_stored_run_unchecked(
     *,
     query_ids: Sequence[str] | None = None,
 ) -> StoredRun:
-    """The stored run against the working reference (the study's shared evidence,
-    :func:`evalcore.analysis.working_evidence.working_evidence_unchecked`) or the frozen
-    version ``reference``, over its query set (``query_ids`` when given), for a caller that
-    authorised the read."""
-    evidence = (working_evidence_unchecked(db, study_id) if reference is None
-                else study_evidence_unchecked(db, study_id, reference))
+    """The stored run against the working reference or the frozen version ``reference`` (the
+    study's shared evidence, :func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`),
+    over its query set (``query_ids`` when given), for a caller that authorised the read."""
+    evidence = shared_evidence_unchecked(db, study_id, reference)
     columns = run_columns_unchecked(
         db, evidence, run_name, None if query_ids is None else list(dict.fromkeys(query_ids)))
     diagnostics = Diagnostics(

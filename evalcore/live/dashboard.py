@@ -29,7 +29,7 @@ measure whose cutoff is deeper than a run was stored to is not computed for
 that run. A lead's new choice is seen at the next refresh (a full rebuild).
 
 A full build packs every run from the study's shared evidence on the working reference
-(:func:`evalcore.analysis.working_evidence.working_evidence_unchecked`): the Compare page's
+(:func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`): the Compare page's
 pair, reports and the command line pack from the same object while the store's marks stay
 those it was read at.
 
@@ -52,7 +52,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.interval_text import unknown_counts
-from evalcore.analysis.working_evidence import working_evidence_unchecked
+from evalcore.analysis.shared_evidence import shared_evidence_unchecked
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
@@ -421,7 +421,7 @@ class LiveDashboard:
         started = time.perf_counter()
         marks = store_marks_unchecked(db, self.study_id)
         self.runs = {}
-        evidence = working_evidence_unchecked(db, self.study_id)
+        evidence = shared_evidence_unchecked(db, self.study_id)
         reference = evidence.reference
         self._corpus_size = reference.corpus_size
         self.extra = {}

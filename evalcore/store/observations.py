@@ -345,8 +345,8 @@ class StudyEvidence:
     reference's columns, each run's rankings as unit codes (read when first asked; a run's
     never change) and the reference's labels as codes over the last query set asked for,
     with one namer of the study's codes. ``marks``: the store's marks the reference was
-    read at, when it is the whole working reference and the store did not move during the
-    read (what a cache may keep it under); else None."""
+    read at, when it was read whole and the store did not move during the read (what a
+    cache may keep it under); else None."""
 
     def __init__(self, study_id: str, reference: ReferenceColumns, names: UnitNamer,
                  marks: StoreMarks | None = None) -> None:
@@ -380,8 +380,7 @@ def study_evidence_unchecked(
 ) -> StudyEvidence:
     """A :class:`StudyEvidence` on the working reference (``reference`` None; of
     ``query_ids`` only when given) or a frozen version, read now."""
-    whole = reference is None and query_ids is None
-    marks = store_marks_unchecked(db, study_id) if whole else None
+    marks = store_marks_unchecked(db, study_id) if query_ids is None else None
     ref = reference_columns_unchecked(db, study_id, reference, query_ids)
     if marks is not None and store_marks_unchecked(db, study_id) != marks:
         marks = None  # moved during the read: right for now, but not to be kept
@@ -505,20 +504,18 @@ def runs_as_columns_unchecked(
     db: sqlite_utils.Database,
     study_id: str,
     run_names: Sequence[str],
-    reference: str | None = None,
-    *,
     evidence: StudyEvidence | None = None,
+    *,
     query_ids: Sequence[str] | None = None,
 ) -> list[RunEvidenceColumns]:
-    """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
-    of their query sets (in natural query order; removed queries left out) or over
-    ``query_ids`` (a query set, in its order), reading the reference once. ``evidence``: the
-    study's evidence on the working reference already read (``reference`` None), taken
-    instead of a read."""
+    """The evidence of ``observations_for_run`` for each of ``run_names`` against the
+    ``evidence``'s reference (:func:`study_evidence_unchecked`; None: the working reference
+    read now), over the union of their query sets (in natural query order; removed queries
+    left out) or over ``query_ids`` (a query set, in its order)."""
     get_study(db, study_id)
     runs = [get_run_unchecked(db, study_id, name) for name in run_names]
-    if evidence is None or reference is not None:
-        evidence = study_evidence_unchecked(db, study_id, reference)
+    if evidence is None:
+        evidence = study_evidence_unchecked(db, study_id)
     ref = evidence.reference
     labels, complete = ref.gains, ref.complete
     codes = [evidence.ranking_codes(db, run.run_id) for run in runs]

@@ -244,7 +244,7 @@ def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state
     (the study's evidence on the working reference, kept under the store's marks); a label
     moves the marks and the next reader reads the store again. Either way the pair equals
     one read afresh."""
-    from evalcore.analysis import working_evidence as shared
+    from evalcore.analysis import shared_evidence as shared
     from evalcore.analysis.decision import stored_pair_unchecked
     from evalcore.analysis.pair_comparison import compare_evaluated_pair
     from evalcore.store import observations as observations_module
@@ -261,7 +261,7 @@ def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(shared, "study_evidence_unchecked", counted)
         state = LiveDashboard.build(db, "s", viewer=None)
-        kept = shared.working_evidence_unchecked(db, "s")
+        kept = shared.shared_evidence_unchecked(db, "s")
         taken = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
         assert len(reads) == 1 and kept.marks == state.marks
         assert all(c.coded_labels is kept.labels_over(db, c.query_ids) for c in taken.columns)
@@ -269,7 +269,7 @@ def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state
         state.refresh(db, viewer=None)  # an update of q1: the whole reference is not read
         assert len(reads) == 1 and not state.last_refresh.full
         moved = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
-        assert len(reads) == 2 and shared.working_evidence_unchecked(db, "s").marks == state.marks
+        assert len(reads) == 2 and shared.shared_evidence_unchecked(db, "s").marks == state.marks
     fresh = observations_module.study_evidence_unchecked(db, "s")
     again = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
     assert compare_evaluated_pair(moved) == compare_evaluated_pair(again)
