@@ -8,6 +8,8 @@
   organisation scoping (:mod:`evalcore.store.scoping`);
 * each annotator's current label (gain, note and time; undone labels are not
   current: :func:`evalcore.store.labels.current_judgements`);
+* each automatic source's label of the unit, marked as such (never evidence:
+  :mod:`evalcore.store.automatic_labels`);
 * the unit's resolved state, so an address naming a conflict that was settled
   since can say so (who adjudicated, with which gain and note).
 
@@ -19,6 +21,7 @@ from collections.abc import Iterable
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.store.automatic_labels import automatic_labels_unchecked
 from evalcore.store.labels import current_judgements_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import ResolvedState, resolve_unit_in_store_unchecked
@@ -59,6 +62,8 @@ class ConflictContext(BaseModel):
     reviewer: str | None = None
     adjudicated_gain: int | None = None
     reviewer_note: str = ""
+    #: source -> its automatic gain of the unit (shown marked as automatic; never evidence).
+    automatic: dict[str, int] = {}
 
     @property
     def in_conflict(self) -> bool:
@@ -78,6 +83,7 @@ def conflict_contexts(
     wanted = list(dict.fromkeys(items))
     corpus_id = get_study(db, study_id).corpus_id
     texts = query_texts_unchecked(db, study_id, [q for q, _ in wanted])
+    machine = automatic_labels_unchecked(db, study_id, {q for q, _ in wanted})
     out: list[ConflictContext] = []
     for query_id, unit_id in wanted:
         access = readable_document(db, viewer, corpus_id, unit_id)
@@ -102,5 +108,8 @@ def conflict_contexts(
             reviewer=adjudication.annotator if adjudication is not None else None,
             adjudicated_gain=adjudication.gain if adjudication is not None else None,
             reviewer_note=adjudication.note if adjudication is not None else "",
+            automatic={source: labels[(query_id, unit_id)]
+                       for source, labels in sorted(machine.items())
+                       if (query_id, unit_id) in labels},
         ))
     return out

@@ -8,7 +8,9 @@ next undecided one) and the to-decide queue of the target measure
 (:mod:`evalcore.analysis.decision_queue`, in its order). The page shows the
 queue's items one after another with :func:`next_queue_item`; after each label
 it builds the state again, so the verdict, its interval and the labels still
-needed follow the evidence.
+needed follow the evidence. Automatic judgments of the study, when there are any
+(:mod:`evalcore.store.automatic_labels`), break ties of the queue's order (never its
+items or the verdicts).
 """
 
 from collections.abc import Collection, Sequence
@@ -17,8 +19,9 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.decision import Decision, decide_measure, evaluate_stored_pair
-from evalcore.analysis.decision_queue import DecideItem, decide_queue
+from evalcore.analysis.decision_queue import DecideItem, decide_queue, mean_automatic_gains
 from evalcore.contract.measures import UnknownMeasure, parse_measure
+from evalcore.store.automatic_labels import automatic_labels_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.resolution import resolve_unit_in_store_unchecked
 from evalcore.store.runs import list_runs
@@ -130,7 +133,8 @@ def decide_state(
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]
     if decision.verdict == "undecided":
-        queue = decide_queue(pair, target.measure, limit=None)
+        hint = mean_automatic_gains(automatic_labels_unchecked(db, study_id, pair.query_ids))
+        queue = decide_queue(pair, target.measure, limit=None, automatic=hint or None)
         items, n, needed = queue.items, queue.n_candidates, queue.labels_to_decide
     else:
         items, n, needed = [], 0, None

@@ -339,7 +339,7 @@ BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new
 # v7: each run's ranking per query, packed (JSON arrays, best first; scores null
 # where absent): a derived copy of `results`, written by add_run in the same
 # transaction, so observations of a 1M-result run are read as 10k rows. The runs
-# stored before have theirs written by the v19 backfill.
+# stored before have theirs written by the v20 backfill.
 _V7 = """
 CREATE TABLE run_rankings (
     run_id INTEGER NOT NULL REFERENCES runs(run_id),
@@ -716,16 +716,45 @@ CREATE TABLE removed_queries (
 ) WITHOUT ROWID;
 """
 
-# v19: every run holds its packed rankings, with their unit codes: the runs stored before
+# v19: automatic judgments (evalcore.store.automatic_labels): labels from a model, an LLM
+# judge or a heuristic, stored apart from the human label events so that no value, bound,
+# verdict or completeness can read them. One ``automatic_imports`` row per imported file
+# (the source's name, who imported it, when, the file); its labels in ``automatic_labels``.
+# An import is written staged (``staged_by`` = "host:pid") and published by clearing it;
+# every read ignores staged imports. A source's current label of a unit is the one of its
+# latest published import holding the unit.
+_V19 = """
+CREATE TABLE automatic_imports (
+    import_id INTEGER PRIMARY KEY,
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    source TEXT NOT NULL,
+    file TEXT NOT NULL,
+    format TEXT NOT NULL,
+    imported_by TEXT NOT NULL,
+    imported_at TEXT NOT NULL,
+    n_labels INTEGER NOT NULL DEFAULT 0,
+    staged_by TEXT
+);
+CREATE INDEX automatic_imports_by_study ON automatic_imports (study_id, source);
+CREATE TABLE automatic_labels (
+    import_id INTEGER NOT NULL REFERENCES automatic_imports(import_id),
+    query_id TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    gain INTEGER NOT NULL CHECK (gain BETWEEN 0 AND 4),
+    PRIMARY KEY (import_id, query_id, unit_id)
+) WITHOUT ROWID;
+"""
+
+# v20: every run holds its packed rankings, with their unit codes: the runs stored before
 # v7 (results only) have them written from ``results`` by the backfill
 # (:func:`evalcore.store.unit_codes.backfill_packed_rankings`), so one reader packs every
 # run. No table changes.
-_V19 = ""
+_V20 = ""
 
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
     _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
-    _V17, _V18, _V19,
+    _V17, _V18, _V19, _V20,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -733,7 +762,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 #: Version reached -> what runs after its SQL, in the same transaction (data that SQL
 #: alone cannot write).
 BACKFILLS: dict[int, Callable[[sqlite_utils.Database], None]] = {
-    15: backfill_unit_codes, 16: backfill_trec_suspects, 19: backfill_packed_rankings}
+    15: backfill_unit_codes, 16: backfill_trec_suspects, 20: backfill_packed_rankings}
 
 
 class SchemaTooNewError(RuntimeError):
