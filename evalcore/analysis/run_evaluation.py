@@ -23,7 +23,7 @@ from evalcore.store.observations import (
     CodedLabels,
     ReferenceColumns,
     RunColumns,
-    pack_coded,
+    pack_run_columns,
     run_columns_unchecked,
     run_tied_score_pairs_unchecked,
 )
@@ -115,12 +115,8 @@ class StoredRun:
 
     def packed(self, min_depth: int = 0) -> ObservationBatch:
         """The run's batch, positions 1..max(k, ``min_depth``) of every query."""
-        columns, reference = self.columns, self.reference
-        return pack_coded(
-            columns.query_ids, columns.run.k, columns.coded, self.labels,
-            [reference.complete.get(q, False) for q in columns.query_ids],
-            scan_complete=columns.run.scan_complete, protocol=self.protocol,
-            min_depth=min_depth, corpus_size=reference.corpus_size)
+        return pack_run_columns(self.columns, self.labels, self.reference, self.protocol,
+                                min_depth)
 
 
 def pack_stored_run(

@@ -79,7 +79,7 @@ from evalcore.store.observations import (
     CodedLabels,
     ReferenceColumns,
     RunColumns,
-    pack_coded,
+    pack_run_columns,
     run_columns_unchecked,
     study_evidence_unchecked,
 )
@@ -353,11 +353,7 @@ def _evaluate(
     """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
     packed straight from the store's unit codes (``labels``: the reference's over the run's
     query set; the same batch :func:`observations_for_run` observations would pack to)."""
-    batch = pack_coded(
-        columns.query_ids, columns.run.k, columns.coded, labels,
-        [reference.complete.get(q, False) for q in columns.query_ids],
-        scan_complete=columns.run.scan_complete, protocol=protocol,
-        corpus_size=reference.corpus_size)
+    batch = pack_run_columns(columns, labels, reference, protocol)
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
     return results, more, batch.top_units  # named when read

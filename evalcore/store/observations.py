@@ -340,6 +340,17 @@ def reference_columns_unchecked(
     )
 
 
+def pack_run_columns(columns: RunColumns, labels: CodedLabels, reference: ReferenceColumns,
+                     protocol: EvalProtocol, min_depth: int = 0) -> ObservationBatch:
+    """The batch of one run's columns against a reference read (``labels``: the reference's
+    labels over the columns' query set, :meth:`StudyEvidence.labels_over`)."""
+    return pack_coded(
+        columns.query_ids, columns.run.k, columns.coded, labels,
+        [reference.complete.get(q, False) for q in columns.query_ids],
+        scan_complete=columns.run.scan_complete, protocol=protocol, min_depth=min_depth,
+        corpus_size=reference.corpus_size)
+
+
 class StudyEvidence:
     """What a study's stored runs are packed from against one reference read: the
     reference's columns, each run's rankings as unit codes (read when first asked; a run's
