@@ -163,8 +163,9 @@ def unit_automatic_labels_unchecked(
     """Unit id -> source -> current gain, for one query (what a page shows beside the
     human labels)."""
     out: dict[str, dict[str, int]] = {}
-    for source, labels in sorted(automatic_labels_unchecked(db, study_id, [query_id]).items()):
-        for (_, unit), gain in labels.items():
+    by_source = automatic_labels_unchecked(db, study_id, [query_id])
+    for source in sorted(by_source):  # source names, in name order
+        for (_, unit), gain in by_source[source].items():
             out.setdefault(unit, {})[source] = gain
     return out
 

@@ -157,6 +157,14 @@ _SELECTS: dict[str, str] = {
                                   "user_organisations o JOIN studies s ON s.org_id = o.org_id "
                                   "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
                                   "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
+    "samples.jsonl": "SELECT name, run_a, run_b, measures_json, seed, size, draws, design_json, "
+                     "created_at, created_by, grown_at FROM samples WHERE study_id = :study "
+                     "ORDER BY created_at, name",
+    "sample_units.jsonl": "SELECT name, position, query_id, unit_id, stratum, draw FROM "
+                          "sample_units WHERE study_id = :study ORDER BY name, position",
+    "sample_nonresponses.jsonl": "SELECT name, query_id, unit_id, kind, annotator, created_at "
+                                 "FROM sample_nonresponses WHERE study_id = :study "
+                                 "ORDER BY response_id",
     "audit.jsonl": "SELECT created_at, actor, action, detail_json, channel, os_user FROM "
                    "audit_log WHERE study_id = :study ORDER BY entry_id",
 }
@@ -327,6 +335,12 @@ def _check_consistency(archive: OpenedArchive) -> None:
         if reference_hash(labels[version], complete[version]) != digest:
             problem("references.jsonl", 0, f"reference {version!r}: its rows do not hash to its "
                                            f"content hash {digest} (altered after export)")
+    samples = _unique_names(archive, "samples.jsonl", "name", problem)
+    for member in ("sample_units.jsonl", "sample_nonresponses.jsonl"):
+        for n, row in enumerate(archive.rows(member), 1):
+            if row["sample"] not in samples:
+                problem(member, n, f"row of sample {row['sample']!r}, which samples.jsonl lacks")
+                break
     pins = _unique_names(archive, "protocols.jsonl", "name", problem)
     for n, row in enumerate(archive.rows("protocol_documents.jsonl"), 1):
         if row["protocol"] not in pins:
@@ -623,6 +637,15 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
     _insert(db, "INSERT INTO reports (study_id, name, reference_version, created_at, "
                 "created_by, evalcore_version, body_json, content_hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("reports.jsonl")))
+    _insert(db, "INSERT INTO samples (study_id, name, run_a, run_b, measures_json, seed, size, "
+                "draws, design_json, created_at, created_by, grown_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("samples.jsonl")))
+    _insert(db, "INSERT INTO sample_units (study_id, name, position, query_id, unit_id, stratum, "
+                "draw) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("sample_units.jsonl")))
+    _insert(db, "INSERT INTO sample_nonresponses (study_id, name, query_id, unit_id, kind, "
+                "annotator, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("sample_nonresponses.jsonl")))
     _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
                 "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
             ((s, *r) for r in rows("audit.jsonl")))

@@ -242,7 +242,7 @@ def backfill_unit_codes(db: sqlite_utils.Database) -> None:
 
 
 def backfill_packed_rankings(db: sqlite_utils.Database) -> None:
-    """Schema v20's backfill (inside the migration's transaction): every run that holds
+    """Schema v21's backfill (inside the migration's transaction): every run that holds
     results but no packed ranking (stored before schema v7) gets one ``run_rankings`` row per
     query, as the run writer writes them (JSON unit ids and scores, best first, and the
     units' codes; new codes in run, query and rank order)."""

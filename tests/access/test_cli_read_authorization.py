@@ -35,6 +35,7 @@ MALLORY = "mallory@evil.example"
 STUDY = "victim-study"
 OTHER = "other-team-study"
 SECRETS = ("QSECRET", "DSECRET", "RUNSECRET", "REFSECRET", "PROTSECRET", "REPORTSECRET",
+           "SAMPLESECRET",
            "query-text-secret", "document-text-secret", OTHER, "0.5", "0.75")
 
 
@@ -110,6 +111,13 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
         "queries list": ["queries", "list", *s, "--removed", *a],
         "queries remove": ["queries", "remove", *s, "--query", "QSECRET1", *a],
         "queries restore": ["queries", "restore", *s, "--query", "QSECRET1", *a],
+        "sample draw": ["sample", "draw", *s, "--runs", "RUNSECRET,RUNSECRET2", "-m", "P@1",
+                        "--size", "5", "--seed", "1", "--name", "SAMPLESECRET", *a],
+        "sample grow": ["sample", "grow", *s, "--name", "SAMPLESECRET", "--size", "9", *a],
+        "sample list": ["sample", "list", *s, *a],
+        "sample show": ["sample", "show", *s, "--name", "SAMPLESECRET", *a],
+        "compare --sample": ["compare", *s, "--runs", "RUNSECRET,RUNSECRET2", "-m", "P@1",
+                             "--sample", "SAMPLESECRET", *a],
         "import qrels": ["import", "qrels", *s, str(f["qrels"]), *a],
         "import run": ["import", "run", *s, str(f["run"]), "--k", "1", *a],
         "import beir": ["import", "beir", *s, str(f["beir"]), *a],

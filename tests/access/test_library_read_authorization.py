@@ -27,6 +27,7 @@ from evalcore.analysis.pair_comparison import compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run, evaluate_run_measures
 from evalcore.annotation.pool import query_pool
 from evalcore.annotation.progress import query_progress, study_progress
+from evalcore.estimation.stored import estimate_stored, sample_queue, show_sample
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.decide_state import (
     DecideTarget,
@@ -78,6 +79,7 @@ from evalcore.store.resolution import (
     resolved_gains,
 )
 from evalcore.store.runs import add_run, get_run, list_runs, run_results
+from evalcore.store.samples import get_sample, list_samples, sample_units
 from evalcore.store.scoping import can_view_study, displayable_text
 from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError, get_study
 from evalcore.store.study_archive import export_study
@@ -167,6 +169,13 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "study_measures": lambda db, s, v: study_measures(db, s, viewer=v),
         "pinned_document_ids": lambda db, s, v: pinned_document_ids(db, s, "PROTSECRET",
                                                                     viewer=v),
+        "list_samples": lambda db, s, v: list_samples(db, s, viewer=v),
+        "get_sample": lambda db, s, v: get_sample(db, s, "SAMPLESECRET", viewer=v),
+        "sample_units": lambda db, s, v: sample_units(db, s, "SAMPLESECRET", viewer=v),
+        "show_sample": lambda db, s, v: show_sample(db, s, "SAMPLESECRET", viewer=v),
+        "sample_queue": lambda db, s, v: sample_queue(db, s, "SAMPLESECRET", viewer=v),
+        "estimate_stored": lambda db, s, v: estimate_stored(
+            db, s, "SAMPLESECRET", candidate="RUNSECRET", baseline="RUNSECRET2", viewer=v),
     }
 
 
@@ -263,10 +272,11 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
     db.conn.close()
 
 
-# Reads of what the local study lacks (a pin; a second run named as these calls name it):
-# past the gate, they answer with their own LookupError.
+# Reads of what the local study lacks (a pin; a second run named as these calls name it; a
+# sample): past the gate, they answer with their own LookupError.
 _LEAD_LOOKUP_ERRORS = {"get_pinned_protocol", "compare_pair", "decide", "evaluate_stored_pair",
-                       "decide_target", "decide_state", "pinned_document_ids"}
+                       "decide_target", "decide_state", "pinned_document_ids", "get_sample",
+                       "sample_units", "show_sample", "sample_queue", "estimate_stored"}
 
 
 def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ NOT_READS = {
     "evalcore.store.labels.record_label": "authorised for the annotator (LABEL)",
     "evalcore.store.labels.undo_last_label": "authorised for the annotator (LABEL)",
     "evalcore.store.labels.adjudicate": "authorised for the reviewer (ADJUDICATE)",
+    "evalcore.store.samples.record_nonresponse": "authorised for the annotator (LABEL)",
     "evalcore.store.members.create_team_study": "the lead creates the study",
     "evalcore.store.imports.common.register_queries": "inside an authorised import",
     "evalcore.store.imports.common.write_label_events": "inside an authorised import",
