@@ -95,9 +95,9 @@ def _means(batch: ObservationBatch, measures: Sequence[Measure], protocol: EvalP
 
 def _compat_side_coded(side: RunEvidenceColumns, measures: Sequence[Measure],
                        protocol: EvalProtocol) -> _Means | None:
-    """:func:`_compat_side` from the unit codes the columns hold, with numpy: the labels
-    without the units in conflict, the queries in trec_eval's scope taken from both (each
-    population complete, in the columns' natural order), packed with
+    """One run's compatibility means from the unit codes the columns hold, with numpy: the
+    qrels are the labels without the units in conflict, the queries in trec_eval's scope
+    taken from both (each population complete, in the columns' natural order), packed with
     :meth:`ObservationBatch.from_unit_codes`. None when the dict path must judge the input
     (a repeated unit, an empty id)."""
     ranking, labels = side.coded, side.coded_labels
@@ -192,8 +192,8 @@ def _trec_input(
 
 def _compat_side_from_dicts(side: RunEvidenceColumns, names: list[str],
                             relevance_threshold: int, gain: str) -> _Means:
-    """:func:`_compat_side` through the nested dicts of ``evalcore.evaluate``, which judges
-    what the columns cannot hold as trec_eval input."""
+    """One run's compatibility means through the nested dicts of ``evalcore.evaluate``, which
+    judges what the codes cannot hold as trec_eval input."""
     qrels, ranked = _trec_input(side)
     run = {q: {u: float(len(r) - i) for i, u in enumerate(r)} for q, r in ranked.items()}
     try:

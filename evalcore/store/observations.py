@@ -34,8 +34,10 @@ one run's: every stored run's rankings are read as unit codes
 (:mod:`evalcore.store.unit_codes`) and packed by one constructor, :func:`pack_coded`.
 """
 
+from __future__ import annotations
+
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 
@@ -202,7 +204,23 @@ class CodedLabels:
     units: np.ndarray  # int64[L]
     #: each label's gain, or its conflict code (a unit in conflict)
     gain: np.ndarray  # int8[L]
-    ids: list[str]
+    ids: Sequence[str]
+
+    def without(self, query_ids: Sequence[str],
+                units: Mapping[str, Collection[str]]) -> CodedLabels:
+        """These labels (over ``query_ids``) without those of ``units`` (query id -> the unit
+        ids whose labels are left out)."""
+        keep = np.ones(self.gain.size, dtype=bool)
+        bounds = self.offsets.tolist()
+        for i, query_id in enumerate(query_ids):
+            left_out = units.get(query_id)
+            if left_out:
+                for j in range(bounds[i], bounds[i + 1]):
+                    keep[j] = self.ids[j] not in left_out
+        kept = np.flatnonzero(keep)
+        offsets = np.concatenate(([0], np.cumsum(keep)))[self.offsets].astype(np.int64)
+        return CodedLabels(offsets=offsets, units=self.units[kept], gain=self.gain[kept],
+                           ids=[self.ids[j] for j in kept.tolist()])
 
 
 def coded_labels_unchecked(db: sqlite_utils.Database, study_id: str,

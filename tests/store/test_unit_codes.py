@@ -352,3 +352,17 @@ def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored
     new = [u for u in dict.fromkeys(asked) if u not in table]
     codes = {**got, **dict(zip(new, range(len(table), len(table) + len(new)), strict=True))}
     assert written == [codes[u] for u in asked]
+
+
+def test_coded_labels_without_some_units_keep_the_others_in_order() -> None:
+    from evalcore.store.observations import CodedLabels
+
+    labels = CodedLabels(offsets=np.array([0, 3, 3, 5]), units=np.array([4, 7, -1, 7, 2]),
+                         gain=np.array([1, 0, 2, 3, 12], dtype=np.int8),
+                         ids=["a", "b", "c", "b", "d"])
+    left = labels.without(["q1", "q2", "q3"], {"q1": {"b", "x"}, "q3": {"d"}, "q9": {"a"}})
+    assert left.offsets.tolist() == [0, 2, 2, 3]
+    assert left.units.tolist() == [4, -1, 7] and left.gain.tolist() == [1, 2, 3]
+    assert list(left.ids) == ["a", "c", "b"]
+    same = labels.without(["q1", "q2", "q3"], {})
+    assert same.offsets.tolist() == labels.offsets.tolist() and list(same.ids) == labels.ids
