@@ -72,7 +72,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     opts = ap.parse_args()
 
-    from evalcore.compute.gc_pause import gc_paused
+    from evalcore.cli.process_setup import collector_paused as gc_paused
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.trec import read_qrels, read_run, trec_columns
     from evalcore.io.trec_columnar import columnar_trec_input

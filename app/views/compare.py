@@ -237,7 +237,7 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     if key in shown:
         evaluated = ready_result(db, path, study_id,
                                  _evaluated_key(run_a, run_b, measures, reference, queries),
-                                 viewer=viewer)
+                                 viewer=viewer, alone=True)
         verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
         compute_in_background(db, path, study_id, key, lambda conn: (
             compare_pair(conn, study_id, run_a, run_b, measures, reference,

@@ -14,7 +14,6 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.contract.query_order import natural_key
-from evalcore.contract.trusted_models import construct
 from evalcore.store.completeness import (
     CompletenessEvent,
     completeness_states_unchecked,
@@ -112,10 +111,10 @@ def _count(
                     conflicts += 1
                 else:
                     conflicts_outside += 1
-    return construct(QueryProgress, {
-        "query_id": query_id, "pooled": len(pooled), "labeled": inside - conflicts,
-        "conflicts": conflicts, "mine": len(mine & pooled),
-        "outside_pool": len(gains) - inside - conflicts_outside, "complete": complete})
+    return QueryProgress.model_construct(
+        query_id=query_id, pooled=len(pooled), labeled=inside - conflicts,
+        conflicts=conflicts, mine=len(mine & pooled),
+        outside_pool=len(gains) - inside - conflicts_outside, complete=complete)
 
 
 def _mine(db: sqlite_utils.Database, study_id: str, annotator: str,
@@ -306,7 +305,7 @@ def _share(db: sqlite_utils.Database, study_id: str, annotator: str, counts: Pro
         if n:
             counted[query_id] = n
     queries = counts.progress.queries
-    progress = _study({q: construct(QueryProgress, {**p.__dict__, "mine": counted[q]})
+    progress = _study({q: QueryProgress.model_construct(**{**p.__dict__, "mine": counted[q]})
                        if q in counted else p for q, p in queries.items()})
     return AnnotatorShare(annotator, counts.marks, counts.events, counted, progress)
 

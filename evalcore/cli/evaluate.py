@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evalcore.cli import main
-from evalcore.cli.quick_exit import skip_final_collection
+from evalcore.cli.process_setup import skip_final_collection
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.gains import MAX_GAIN

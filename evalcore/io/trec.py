@@ -632,7 +632,7 @@ def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> 
 
     Observations are validated (the model has a validator); their labels, checked
     by the reader, are built without a second validation
-    (:func:`evalcore.contract.trusted_models.construct`). ``returned_ids`` holds the whole ranking with its
+    (``model_construct``). ``returned_ids`` holds the whole ranking with its
     scores; only positions 1..k are measured.
     """
     # Imported here: the evaluate command's TREC path packs columns and never builds

@@ -29,7 +29,6 @@ other keys) goes through the file rules for repeated rows
 from __future__ import annotations
 
 import math
-import sys
 from bisect import bisect_right
 from collections.abc import Mapping
 from itertools import accumulate, chain
@@ -145,7 +144,7 @@ def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
         order,
         tied_pairs,
         may_repeat=table,
-        doc_codes=_factorize(grouped)[0] if table else None,
+        doc_codes=_factorize(grouped, rows.from_pandas)[0] if table else None,
         blocks=None if table else [b for b in rows.inner if b],
     )
 
@@ -178,6 +177,7 @@ class _Rows:
         self.order: np.ndarray | None = None  # grouped row -> input row (tables)
         self.inner: list = []  # a dict's inner dicts (its rows, query by query)
         self.starts = None if lengths is None else [0, *accumulate(lengths)]
+        self.from_pandas = False  # a DataFrame's rows: pandas' hash table is at hand
 
     def query_of(self, i: int) -> Any:
         """The query ID of input row ``i``."""
@@ -208,7 +208,7 @@ class _Rows:
         if self.lengths is not None:
             kept = [k for k, n in zip(self.keys, self.lengths, strict=True) if n]
             return kept, [0, *accumulate(n for n in self.lengths if n)], self.doc_ids
-        codes, keys = _factorize(self.query_ids or [])
+        codes, keys = _factorize(self.query_ids or [], self.from_pandas)
         counts = np.bincount(codes, minlength=len(keys))
         docs = self.doc_ids
         if codes.size > 1 and (codes[1:] < codes[:-1]).any():  # some query's rows interleaved
@@ -222,7 +222,9 @@ class _Rows:
 
     def regrouped(self) -> _Rows:
         """These rows as a table's (queries that read alike after conversion merge)."""
-        return _Rows(self.name, [], None, self.doc_ids, self.values, None, self.query_column())
+        rows = _Rows(self.name, [], None, self.doc_ids, self.values, None, self.query_column())
+        rows.from_pandas = self.from_pandas
+        return rows
 
     def grouped(self, gains: np.ndarray) -> dict[str, dict[str, int]]:
         """query -> doc -> gain (a repeated ``(query, doc)`` leaves fewer entries than rows)."""
@@ -238,9 +240,10 @@ def _repeat_key(key: Any, n: int) -> list:
     return [key] * n
 
 
-def _factorize(values: list) -> tuple[np.ndarray, list]:
-    """(code of every value, distinct values in order of first appearance)."""
-    if "pandas" in sys.modules and len(values) > 1000:  # pandas' hash table, when loaded
+def _factorize(values: list, with_pandas: bool) -> tuple[np.ndarray, list]:
+    """(code of every value, distinct values in order of first appearance); ``with_pandas``:
+    the values come from a DataFrame, so pandas' hash table is used."""
+    if with_pandas and len(values) > 1000:
         import pandas as pd
 
         codes, uniques = pd.factorize(np.asarray(values, dtype=object), sort=False)
@@ -297,7 +300,9 @@ def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
         _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
     )
     q, d, v = (frame[c].to_numpy() for c in picked)
-    return _table_rows(name, q, d, v, picked)
+    rows = _table_rows(name, q, d, v, picked)
+    rows.from_pandas = True
+    return rows
 
 
 def _arrow_rows(table: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
