@@ -3,7 +3,7 @@
 :func:`columnar_trec_input` reads both files as bytes with numpy
 (:mod:`evalcore.io.trec_bytes`: no Python object per input line, no pyarrow)
 and returns what the careful reader (:mod:`evalcore.io.trec`) followed by the
-join and :meth:`~evalcore.compute.batch.ObservationBatch.from_columns` gives --
+join and :meth:`~evalcore.compute.batch.ObservationBatch.from_gain_maps` gives --
 the same batch and the same diagnostics -- or ``None`` when the input holds
 anything only the careful reader may judge. The caller then runs the careful
 reader, which gives the same result or names every bad line (``file:line``).
