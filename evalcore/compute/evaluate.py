@@ -246,6 +246,12 @@ class BatchResult:
         limit = self.metrics[metric].blocking_limit
         return self._blocking_ids(limit, limit.tobytes())
 
+    def conflict_ids(self, metric: str) -> dict[int, list[str]]:
+        """Per query, the ``conflict_ids`` of ``metric`` that :meth:`query_results` gives an
+        unavailable value of a valid query (queries without any are left out)."""
+        m = self.metrics[metric]
+        return self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
+
     def _blocking_ids(self, limit: np.ndarray, key: bytes) -> dict[int, list[str]]:
         """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by key)."""
         found = self._blocking_cache.get(key)

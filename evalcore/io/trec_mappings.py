@@ -24,6 +24,10 @@ once per column, and rankings are sorted with numpy. Only input whose rows may
 repeat a ``(query, doc)`` pair (a table's, or a dict whose integer keys read like
 other keys) goes through the file rules for repeated rows
 (:func:`~evalcore.io.trec.qrels_from_rows`), which name each repeat.
+
+A clean run table (a DataFrame or a pyarrow Table, with qrels as a table or prepared)
+is read from its columns' own bytes and joined as TREC files are
+(:func:`table_trec_input`); anything it cannot take goes to the path above.
 """
 
 from __future__ import annotations
@@ -34,14 +38,24 @@ from collections.abc import Mapping
 from itertools import accumulate, chain
 from numbers import Integral, Real
 from operator import methodcaller
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.ranked import Judged, Ranked, judged_from_qrels
-from evalcore.io.trec import order_blocks, qrels_from_rows
+from evalcore.io.trec import (
+    ColumnarInput,
+    Labels,
+    Windows,
+    assemble,
+    order_blocks,
+    qrels_from_rows,
+    query_codes,
+    reduce_block,
+)
+from evalcore.io.trec_bytes import Decline, field_words
 from evalcore.io.trec_format import (
     DOC_COLUMNS,
     GAIN_COLUMNS,
@@ -50,6 +64,9 @@ from evalcore.io.trec_format import (
     is_arrow_table,
     is_dataframe,
 )
+
+if TYPE_CHECKING:
+    from evalcore.contract.evaluation_protocol import EvalProtocol
 
 _GAINS = f"0..{MAX_GAIN}"
 _values = methodcaller("values")
@@ -469,3 +486,140 @@ def _finite(x: Any) -> float | None:
     except OverflowError:
         return None
     return value if math.isfinite(value) else None
+
+
+# --- tables ----------------------------------------------------------------------------------
+
+
+def table_trec_input(
+    qrels: Any,
+    run: Any,
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    min_depth: int = 0,
+) -> ColumnarInput | None:
+    """The packed batch of a run table (a pandas DataFrame or a pyarrow Table) against
+    qrels given as a table or as the words of prepared qrels (:class:`Labels`), read
+    column by column as the files are: no Python object per row; or None, for the general
+    path above (:func:`judged_from_mapping`, :func:`ranked_from_mapping`), which gives the
+    same result or names every wrong row. Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`."""
+    try:
+        labels = qrels if isinstance(qrels, Labels) else table_labels(qrels, gain_map)
+        ranked = _table_ranked(run, max(k, min_depth))
+    except Decline:
+        return None
+    return assemble(
+        labels,
+        ranked,
+        k,
+        complete=complete,
+        protocol=protocol,
+        all_queries=all_queries,
+        min_depth=min_depth,
+    )
+
+
+def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> Labels:
+    """Qrels from a table's columns (see :func:`table_trec_input`); raises :class:`Decline`."""
+    name, (q, d, g) = _table_columns(value, "qrels", GAIN_COLUMNS)
+    import pyarrow as pa
+
+    if not pa.types.is_integer(g.type) or g.null_count:
+        raise Decline("gain column")
+    gains = g.to_numpy()
+    if gain_map:
+        distinct_raw = np.unique(gains)
+        mapped = np.asarray([gain_map.get(int(v), int(v)) for v in distinct_raw.tolist()])
+        gains = mapped[np.searchsorted(distinct_raw, gains)]
+    if gains.size == 0 or gains.min() < 0 or gains.max() > MAX_GAIN:
+        raise Decline("gain outside the scale")
+    code_of: dict[str, int] = {}
+    query = query_codes(_words(q), code_of).astype(np.int32)
+    return Labels(name, list(code_of), query, [_words(d)], gains.astype(np.int8))
+
+
+def _table_ranked(value: Any, depth: int) -> Windows:
+    name, (q, d, s) = _table_columns(value, "run", SCORE_COLUMNS)
+    import pyarrow as pa
+
+    if not (pa.types.is_floating(s.type) or pa.types.is_integer(s.type)) or s.null_count:
+        raise Decline("score column")
+    scores = s.to_numpy().astype(np.float64)
+    if not np.isfinite(scores).all():
+        raise Decline("score not finite")
+    out = Windows(name)
+    codes = query_codes(_words(q), out.code_of)
+    docs = _words(d)
+    if codes.size > 1 and (codes[1:] < codes[:-1]).any():  # a query's rows not together
+        order = np.argsort(codes, kind="stable")
+        codes, scores, docs = codes[order], scores[order], docs[order]
+    if not codes.size:
+        raise Decline("no results")
+    reduce_block(out, codes, scores, docs, depth)
+    out.query_ids = list(out.code_of)
+    return out
+
+
+def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tuple[str, list]:
+    """(name, the query, doc and value columns as pyarrow arrays) of a DataFrame or a pyarrow
+    Table; IDs as text (an integer column as its decimal text). Raises :class:`Decline`."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        raise Decline("no pyarrow") from None
+    frame = is_dataframe(value)
+    if not (frame or is_arrow_table(value)):
+        raise Decline("not a table")
+    names = [str(c) for c in (value.columns if frame else value.column_names)]
+    picked = []
+    for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns):
+        found = [c for c in options if c in names]
+        if len(found) != 1:
+            raise Decline("columns")  # the general path says which
+        picked.append(found[0])
+    try:
+        table = (
+            pa.Table.from_pandas(value[picked], preserve_index=False)
+            if frame
+            else value.select(picked)
+        )
+    except (pa.ArrowException, TypeError, ValueError):
+        raise Decline("not columns of one type") from None
+    columns = []
+    for j, column in enumerate(table.columns):
+        array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        if j < 2:
+            if pa.types.is_integer(array.type):
+                array = pc.cast(array, pa.string())
+            if pa.types.is_large_string(array.type) or pa.types.is_string_view(array.type):
+                array = pc.cast(array, pa.string())
+            if not pa.types.is_string(array.type) or array.null_count:
+                raise Decline("IDs not text")
+        columns.append(array)
+    return f"{kind} ({'DataFrame' if frame else 'Table'})", columns
+
+
+def _words(array: Any) -> np.ndarray:
+    """A pyarrow string array's values as rows of 64-bit words; raises :class:`Decline` for
+    an empty value or a NUL (the general path names the first, the words cannot hold the
+    second)."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array) + 1
+    ].astype(np.int64)
+    if len(array) and (offsets[1:] == offsets[:-1]).any():
+        raise Decline("empty ID")
+    start, end = int(offsets[0]), int(offsets[-1])
+    data = (
+        np.frombuffer(array.buffers()[2], dtype=np.uint8)[start:end]
+        if end > start
+        else (np.zeros(0, dtype=np.uint8))
+    )
+    if (data == 0).any():
+        raise Decline("NUL")
+    padded = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
+    return field_words(padded, offsets[:-1] - start, offsets[1:] - start)

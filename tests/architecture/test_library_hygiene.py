@@ -144,7 +144,7 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore.analysis.compare import compare_runs
     from evalcore.analysis.run_evaluation import evaluate_run
     from evalcore.compute.batch import ObservationBatch
-    from evalcore.io.trec import read_qrels, read_run, trec_observations
+    from evalcore.io.trec import read_qrels, read_run
     from evalcore.live.dashboard import LiveDashboard
     from evalcore.report.from_store import report_from_store
     from evalcore.report.json_export import render_json
@@ -153,6 +153,7 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore.store.observations import observations_for_run
     from evalcore.store.resolution import resolve_study_unchecked
     from evalcore.store.runs import add_run
+    from tests.trec_observations import trec_observations
 
     enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     db = new_store(tmp_path)
