@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits, align
+from evalcore.analysis.shared_evidence import shared_evidence_unchecked
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import BatchResult, compute, packing_depth
 from evalcore.compute.measures.base import (
@@ -62,7 +63,6 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
-    ReferenceColumns,
     RunEvidenceColumns,
     pack_coded,
     runs_as_columns_unchecked,
@@ -439,27 +439,25 @@ def evaluate_stored_pair(
 
 def stored_pair(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
                 measures: Sequence[Measure | str], reference: str | None = None, *,
-                viewer: Viewer, working: ReferenceColumns | None = None,
-                query_ids: Sequence[str] | None = None) -> EvaluatedPair:
-    """:func:`evaluate_stored_pair` with the columns it was packed from (``working``: the
-    study's working reference already read at the store's marks now, e.g. by the live
-    state, taken instead of a read when ``reference`` is None)."""
+                viewer: Viewer, query_ids: Sequence[str] | None = None) -> EvaluatedPair:
+    """:func:`evaluate_stored_pair` with the columns it was packed from."""
     require_read(db, viewer, study_id)
     return stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
-                                 working=working, query_ids=query_ids)
+                                 query_ids=query_ids)
 
 
 def stored_pair_unchecked(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
                           measures: Sequence[Measure | str],
                           reference: str | None = None, *,
-                          working: ReferenceColumns | None = None,
                           query_ids: Sequence[str] | None = None) -> EvaluatedPair:
     """:func:`stored_pair` for a caller that authorised the read already (``query_ids``:
-    a resolved query set, else the study's queries)."""
+    a resolved query set, else the study's queries). The runs are packed from the study's
+    shared evidence (:func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
-    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference,
-                                        working=working, query_ids=query_ids)
+    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b],
+                                        shared_evidence_unchecked(db, study_id, reference),
+                                        query_ids=query_ids)
     pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 
@@ -474,12 +472,7 @@ def evaluate_column_pair(
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     depth = packing_depth(parsed)
     batches = [
-        ObservationBatch.from_gain_maps(
-            c.query_ids, c.k, c.returned_ids, c.gains, c.population_complete,
-            scan_complete=c.scan_complete, permitted_ids=c.permitted_ids, protocol=protocol,
-            min_depth=depth,
-        ).with_corpus_size(c.corpus_size) if c.coded is None or c.coded_labels is None
-        else pack_coded(
+        pack_coded(
             c.query_ids, c.k, c.coded, c.coded_labels, c.population_complete,
             scan_complete=c.scan_complete, protocol=protocol, min_depth=depth,
             corpus_size=c.corpus_size,

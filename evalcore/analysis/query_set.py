@@ -30,6 +30,7 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.analysis.shared_evidence import shared_evidence_unchecked
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import AggregateValue, EvaluationReport
@@ -272,10 +273,14 @@ def resolve_stored_query_set_unchecked(
     reference: str | None = None,
 ) -> ResolvedQuerySet:
     """:func:`resolve_query_set` of ``spec`` for stored ``runs`` compared against
-    ``reference`` (None: the working labels), for a caller that authorised the read."""
+    ``reference`` (None: the working labels), for a caller that authorised the read. The
+    working labels are the study's shared evidence's
+    (:func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`)."""
     if not isinstance(spec, QuerySetSpec):
         spec = QuerySetSpec.parse(spec)
-    return resolve_query_set(spec, query_facts_unchecked(db, study_id, runs, reference), runs)
+    working = shared_evidence_unchecked(db, study_id).reference
+    return resolve_query_set(
+        spec, query_facts_unchecked(db, study_id, runs, reference, working=working), runs)
 
 
 def stored_query_set(

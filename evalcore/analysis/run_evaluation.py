@@ -1,21 +1,32 @@
-"""Evaluating a stored run: the store's observations through the metric computer.
+"""Evaluating a stored run: its packed evidence through the metric computer.
 
-The store builds the contract's observations of a run
-(:func:`evalcore.store.observations.observations_for_run`) and never computes a
-metric; this is where a stored run meets :func:`evalcore.compute.evaluate.evaluate`.
-Reports (:mod:`evalcore.report.from_store`), the Compare page and the CLI's
-store source use it; the live dashboard keeps the same numbers incrementally.
+The store reads a run's rankings and a reference as unit codes and never computes a
+metric; this is where a stored run is packed (:func:`pack_stored_run_unchecked`, the
+one constructor :func:`evalcore.store.observations.pack_coded`, from the study's shared
+evidence on the working reference) and meets :func:`evalcore.compute.evaluate.evaluate_batch`.
+Reports (:mod:`evalcore.report.from_store`), the Compare page and the CLI's store source
+use it; the live dashboard keeps the same numbers incrementally.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import sqlite_utils
 
-from evalcore.compute.evaluate import evaluate
+from evalcore.analysis.shared_evidence import shared_evidence_unchecked
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics, EvaluationReport
-from evalcore.store.observations import observations_for_run_unchecked, tied_score_pairs
+from evalcore.store.observations import (
+    CodedLabels,
+    ReferenceColumns,
+    RunColumns,
+    pack_run_columns,
+    run_columns_unchecked,
+    run_tied_score_pairs_unchecked,
+)
 from evalcore.store.population import study_population_unchecked
 from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
@@ -82,9 +93,64 @@ def evaluate_run_measures_unchecked(
     (``query_ids``: a resolved query set, else the run's queries)."""
     if protocol is None:
         protocol = get_study(db, study_id).protocol()
-    observations = observations_for_run_unchecked(db, study_id, run_name, reference, query_ids)
-    diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations),
-                              notes=population_notes_unchecked(db, study_id))
-    chosen = (evaluate(observations, protocol, measures=list(measures), diagnostics=diagnostics)
+    run = pack_stored_run_unchecked(db, study_id, run_name, reference, protocol,
+                                    query_ids=query_ids)
+    chosen = (evaluate_batch(run.packed(packing_depth(measures)), protocol,
+                             measures=list(measures), diagnostics=run.diagnostics)
               if measures else None)
-    return evaluate(observations, protocol, diagnostics=diagnostics), chosen
+    return evaluate_batch(run.packed(), protocol, diagnostics=run.diagnostics), chosen
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A stored run's side of its evaluation, ready to pack: its rankings and the reference's
+    labels over its query set as unit codes, and the reader's diagnostics (tied score
+    pairs, the corpus size note)."""
+
+    columns: RunColumns
+    labels: CodedLabels
+    reference: ReferenceColumns
+    protocol: EvalProtocol
+    diagnostics: Diagnostics
+
+    def packed(self, min_depth: int = 0) -> ObservationBatch:
+        """The run's batch, positions 1..max(k, ``min_depth``) of every query."""
+        return pack_run_columns(self.columns, self.labels, self.reference, self.protocol,
+                                min_depth)
+
+
+def pack_stored_run(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    reference: str | None = None,
+    protocol: EvalProtocol | None = None,
+    *,
+    viewer: Viewer,
+) -> StoredRun:
+    """:func:`pack_stored_run_unchecked` if ``viewer`` may read the study."""
+    require_read(db, viewer, study_id)
+    return pack_stored_run_unchecked(db, study_id, run_name, reference, protocol)
+
+
+def pack_stored_run_unchecked(
+    db: sqlite_utils.Database,
+    study_id: str,
+    run_name: str,
+    reference: str | None = None,
+    protocol: EvalProtocol | None = None,
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> StoredRun:
+    """The stored run against the working reference or the frozen version ``reference`` (the
+    study's shared evidence, :func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`),
+    over its query set (``query_ids`` when given), for a caller that authorised the read."""
+    evidence = shared_evidence_unchecked(db, study_id, reference)
+    columns = run_columns_unchecked(
+        db, evidence, run_name, None if query_ids is None else list(dict.fromkeys(query_ids)))
+    diagnostics = Diagnostics(
+        tied_score_pairs=run_tied_score_pairs_unchecked(db, columns.run.run_id,
+                                                        columns.query_ids),
+        notes=population_notes_unchecked(db, study_id))
+    return StoredRun(columns, evidence.labels_over(db, columns.query_ids), evidence.reference,
+                     protocol or get_study(db, study_id).protocol(), diagnostics)

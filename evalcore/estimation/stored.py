@@ -29,6 +29,7 @@ from evalcore.analysis.decision import (
     stored_pair_unchecked,
 )
 from evalcore.analysis.query_set import resolve_stored_query_set_unchecked
+from evalcore.analysis.shared_evidence import shared_evidence_unchecked
 from evalcore.contract.measures import parse_measure
 from evalcore.estimation.design import SampleDesign, SampleUnit, grow
 from evalcore.estimation.pair_estimate import Estimate, NotEstimable, draw_for_pair, estimate_pair
@@ -314,6 +315,7 @@ def estimate_stored_unchecked(
         )
     # ``query_ids`` None: the study's queries now, read with the columns
     columns = runs_as_columns_unchecked(db, study_id, [design.run_a, design.run_b],
+                                        shared_evidence_unchecked(db, study_id),
                                         query_ids=query_ids)
     if columns[0].query_ids != design.query_ids:
         raise ValueError(
@@ -333,8 +335,8 @@ def estimate_stored_unchecked(
         {u: g for u, g in gmap.items() if u not in answered.get(q, ())}
         for q, gmap in zip(columns[0].query_ids, columns[0].gains, strict=True)
     ]
-    stripped = [replace(c, gains=stripped_gains, coded=None, coded_labels=None,
-                        returned_ids=c.returned_ids) for c in columns]
+    stripped_labels = columns[0].coded_labels.without(columns[0].query_ids, answered)
+    stripped = [replace(c, gains=stripped_gains, coded_labels=stripped_labels) for c in columns]
     pair = evaluate_column_pair(stripped, wanted, get_study(db, study_id).protocol())
     predictions = None
     if automatic is not None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from evalcore.contract.query_order import natural_key
-from evalcore.store.observations import reference_columns_unchecked
+from evalcore.store.observations import ReferenceColumns, reference_columns_unchecked
 from evalcore.store.removed_queries import removed_query_ids_unchecked, study_query_ids_unchecked
 from evalcore.store.runs import get_run_unchecked
 from evalcore.store.studies import get_study
@@ -20,20 +20,13 @@ def _run_queries(
     db: sqlite_utils.Database, study_id: str, run_name: str
 ) -> tuple[set[str], frozenset[str]]:
     """The queries the run holds a ranking for (answered or not), and those it returned at
-    least one result for: one read of its packed rankings (of its results for a run stored
-    before packed rankings, where every ranked query has a result)."""
+    least one result for: one read of its packed rankings."""
     run = get_run_unchecked(db, study_id, run_name)
     rows = db.execute(
         "SELECT query_id, unit_ids NOT IN ('', '[]') FROM run_rankings WHERE run_id = ?",
         [run.run_id],
     ).fetchall()
-    if rows:
-        return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
-    ids = {
-        r[0]
-        for r in db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
-    }
-    return ids, frozenset(ids)
+    return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
 
 
 @dataclass(frozen=True)
@@ -54,12 +47,15 @@ class QueryFacts:
 
 
 def query_facts_unchecked(
-    db: sqlite_utils.Database, study_id: str, run_names: Sequence[str], reference: str | None = None
+    db: sqlite_utils.Database, study_id: str, run_names: Sequence[str], reference: str | None = None,
+    *, working: ReferenceColumns | None = None,
 ) -> QueryFacts:
     """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
-    working labels), for a caller that authorised the read."""
+    working labels), for a caller that authorised the read. ``working``: the study's whole
+    working reference already read at the store's marks now, taken instead of a read."""
     threshold = get_study(db, study_id).protocol().relevance_threshold
-    working = reference_columns_unchecked(db, study_id, None)
+    if working is None:
+        working = reference_columns_unchecked(db, study_id, None)
     judged = frozenset(
         q
         for q, units in working.gains.items()

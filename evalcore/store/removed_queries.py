@@ -183,19 +183,6 @@ def study_query_ids_unchecked(db: sqlite_utils.Database, study_id: str) -> list[
             [study_id],
         )
     }
-    if db.execute(
-        "SELECT 1 FROM runs u WHERE u.study_id = ? AND NOT EXISTS "
-        "(SELECT 1 FROM run_rankings r WHERE r.run_id = u.run_id) LIMIT 1",
-        [study_id],
-    ).fetchone():  # runs stored before packed rankings
-        ids.update(
-            r[0]
-            for r in db.execute(
-                "SELECT DISTINCT r.query_id FROM results r JOIN runs u ON u.run_id = r.run_id "
-                "WHERE u.study_id = ?",
-                [study_id],
-            )
-        )
     return sorted(ids, key=natural_key)
 
 

@@ -1,11 +1,7 @@
-"""The packed layout of an ObservationBatch and its two constructors."""
-
-
-import numpy as np
-import pytest
+"""The packed layout of an ObservationBatch."""
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch
-from evalcore.compute.evaluate import compute, evaluate, evaluate_batch
+from evalcore.compute.evaluate import evaluate, evaluate_batch
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import MetricValue, QueryResult
@@ -43,26 +39,6 @@ def test_layout_of_a_small_batch():
     assert b.pos_rank.tolist() == [1, 2, 3, 1]
     assert b.pos_query.tolist() == [0, 0, 0, 2]
     assert b.top_units[2] == ["P"]
-
-
-def test_from_columns_accepts_scalars_and_numpy_integers():
-    batch = ObservationBatch.from_columns(
-        ["q1", "q2"],
-        np.int64(2),
-        [["A", "B", "C"], ["C"]],
-        [["A", "B"], ["C"]],
-        [[1, 0], [3]],
-        np.bool_(True),
-    )
-    result = compute(batch)
-    assert result.values("precision").tolist() == [0.5, 0.5]
-    assert result.values("recall").tolist() == [1.0, 1.0]
-    assert result.available("ndcg").all()
-
-
-def test_from_columns_names_the_mismatch():
-    with pytest.raises(ValueError, match="query_ids has 2 entries"):
-        ObservationBatch.from_columns(["q1", "q2"], 3, [["A"]], [["A"]], [[1]], True)
 
 
 def test_batch_carries_its_protocol_as_default():
