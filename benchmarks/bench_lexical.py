@@ -59,6 +59,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.lexical_index import LexicalIndex
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 VOCABULARY = 50_000
@@ -156,7 +157,7 @@ def fresh_process(command: list[str]) -> Elapsed:
 
 def ranking_seconds(db, run_name: str) -> Elapsed:
     """The query time of an execution: the ranking time (wall, CPU) its audit entry records."""
-    (entry,) = [e for e in audit_entries(db, "bench", viewer="bench")
+    (entry,) = [e for e in audit_entries(open_study(db, "bench", "bench"))
                 if e.action == "lexical.run" and e.detail["run"] == run_name]
     elapsed = Elapsed()
     elapsed.wall, elapsed.cpu = entry.detail["ranking_s"], entry.detail["ranking_cpu_s"]
@@ -218,7 +219,7 @@ def main() -> None:
             "zipf": generate_queries(args.queries, words, rng, start=0),
         }
         db.conn.execute("BEGIN")
-        index = SnapshotIndex(db, pinned)
+        index = SnapshotIndex(open_study(db, pinned.study_id, None), pinned)
         fts = LexicalIndex(db, study_id="bench", protocol_name="p", corpus_id="corpus",
                            weights=(protocol.weights.title, protocol.weights.text),
                            tokenizer=TOKENIZER)

@@ -27,6 +27,7 @@ from app.components.session import db_path, get_db, reader
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.live.dashboard import LiveDashboard, RefreshOutcome
 from evalcore.store.read_access import require_read
+from evalcore.store.study_handle import open_study
 
 T = TypeVar("T")
 
@@ -54,12 +55,13 @@ def _evaluating(shared: _Shared, db: sqlite_utils.Database, study_id: str,
     a refresh) from walking them, which otherwise makes a large study's refreshes spike
     now and then. Reference counting still frees them when the state is dropped.
     """
+    study = open_study(db, study_id, viewer)
     with gc_paused():
         if shared.state is None:
-            shared.state = LiveDashboard.build(db, study_id, viewer=viewer)
+            shared.state = LiveDashboard.build(study)
             outcome = shared.state.last_refresh
         else:
-            outcome = shared.state.refresh(db, viewer=viewer)
+            outcome = shared.state.refresh(study)
     if outcome.full:
         gc.collect()
         gc.freeze()

@@ -8,7 +8,7 @@ label and completeness event ids and the study's run ids) move, which a label,
 an adjudication, a completeness declaration or a new run does. The results are
 read-only to the pages. The computation is shared; the authorization is not: every
 call names the session's ``viewer`` and is refused (PermissionDenied) unless that
-viewer may read the study (:func:`evalcore.store.read_access.require_read`), before
+viewer may read the study (:func:`evalcore.store.study_handle.open_study`), before
 anything is looked up or computed. At most :data:`MAX_ENTRIES` are kept per store file,
 least recently used dropped first.
 
@@ -29,8 +29,9 @@ import streamlit as st
 
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.store.connection import open_store
-from evalcore.store.marks import StoreMarks, store_marks_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.read_access import Viewer
+from evalcore.store.study_handle import open_study
 
 T = TypeVar("T")
 
@@ -72,9 +73,8 @@ def shared_result(
     its kind for older marks and, beyond that number, the least recently used other choices,
     so they do not pile up in the :data:`MAX_ENTRIES`.
     """
-    require_read(db, viewer, study_id)
     results = _results(path)
-    full_key = (study_id, key, store_marks_unchecked(db, study_id))
+    full_key = (study_id, key, store_marks(open_study(db, study_id, viewer)))
     found, value = _lookup(results, full_key)
     if found:
         return value
@@ -95,8 +95,7 @@ def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hasha
                  viewer: Viewer) -> Any:
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
     else None (nothing is computed); only if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return _lookup(_results(path), (study_id, key, store_marks_unchecked(db, study_id)))[1]
+    return _lookup(_results(path), (study_id, key, store_marks(open_study(db, study_id, viewer))))[1]
 
 
 def _lookup(results: _Results, full_key: Hashable) -> tuple[bool, Any]:
@@ -121,9 +120,8 @@ def compute_in_background(
     at ``path``), offered as :func:`shared_result`'s value for the store's marks now; a page
     asks :func:`ready_result` on its next run. Once per marks: a second call while it runs,
     or after it is done, starts nothing. Nothing starts unless ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
     results = _results(path)
-    marks = store_marks_unchecked(db, study_id)
+    marks = store_marks(open_study(db, study_id, viewer))
     full_key = (study_id, key, marks)
     with results.lock:
         if full_key in results.entries or full_key in results.running:

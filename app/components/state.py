@@ -21,15 +21,11 @@ import sqlite_utils
 import streamlit as st
 
 from app.components.shared_results import run_on_own_thread
-from evalcore.annotation.pool import PoolItem, query_pool_unchecked
-from evalcore.annotation.progress import (
-    AnnotatorShare,
-    ProgressCounts,
-    StudyProgress,
-    progress_now_unchecked,
-)
-from evalcore.store.marks import store_marks_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.annotation.pool import PoolItem, query_pool
+from evalcore.annotation.progress import AnnotatorShare, ProgressCounts, StudyProgress, progress_now
+from evalcore.store.marks import store_marks
+from evalcore.store.read_access import Viewer
+from evalcore.store.study_handle import open_study
 
 
 def _cache() -> dict:
@@ -87,25 +83,28 @@ def study_progress_if_ready(
     large study (or the annotator's share in it) is counted in full in the background
     (started here; the page shows it on its next run). Kept up to date from the queries
     touched since it was counted."""
-    require_read(db, _viewer(), study_id)
+    viewer = _viewer()
+    study = open_study(db, study_id, viewer)
     path = _store_path()
     counted = _counted(path)
     with counted.lock:
         counts = counted.counts.get(study_id)
         share = counted.shares.get((study_id, annotator))
     large = query_count > LARGE_STUDY_QUERIES
-    now = progress_now_unchecked(db, study_id, annotator, counts, share, full=not large)
+    now = progress_now(study, annotator, counts, share, full=not large)
     if now is None:
-        _count_in_background(path, study_id, annotator, counted)
+        _count_in_background(path, study_id, annotator, counted, viewer)
         return None
     counts, share = now
     _keep(counted, study_id, counts, share)
     return counts.progress if share is None else share.progress
 
 
-def _count_in_background(path: str, study_id: str, annotator: str, counted: _Counted) -> None:
-    """Count the study in full on a thread of its own, then the share of every annotator
-    asked for meanwhile: one thread at a time per study."""
+def _count_in_background(path: str, study_id: str, annotator: str, counted: _Counted,
+                         viewer: str | None) -> None:
+    """Count the study in full on a thread of its own (read as ``viewer``, the session that
+    asked), then the share of every annotator asked for meanwhile: one thread at a time per
+    study."""
     with counted.lock:
         wanted = counted.counting.get(study_id)
         if wanted is not None:
@@ -124,7 +123,7 @@ def _count_in_background(path: str, study_id: str, annotator: str, counted: _Cou
                     who = wanted.pop()
                     counts = counted.counts.get(study_id)
                     share = counted.shares.get((study_id, who))
-                now = progress_now_unchecked(conn, study_id, who, counts, share)
+                now = progress_now(open_study(conn, study_id, viewer), who, counts, share)
                 if now is not None:
                     _keep(counted, study_id, *now)
         except BaseException:
@@ -143,12 +142,12 @@ def _store_path() -> str:
 
 def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
     """The query's pool, recomputed only when a run was added."""
-    require_read(db, _viewer(), study_id)
+    study = open_study(db, study_id, _viewer())
     key = ("pool", study_id, query_id)
-    version = store_marks_unchecked(db, study_id).run_ids
+    version = store_marks(study).run_ids
     entry = _cache().get(key)
     if entry is not None and entry[0] == version:
         return entry[1]
-    pool = query_pool_unchecked(db, study_id, query_id)
+    pool = query_pool(study, query_id)
     _cache()[key] = (version, pool)
     return pool

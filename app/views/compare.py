@@ -76,6 +76,7 @@ from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
@@ -95,7 +96,7 @@ def _default_measures(study: StudyIn, depth: int) -> list[str]:
     """The measures the verdict section starts with: the study's chosen measures (a lead sets
     them on the Data page), a measure without a cutoff taken at ``depth`` (the shallower of
     the two runs' depths), those deeper than ``depth`` left out."""
-    chosen = study_measures(get_db(), study.study_id, viewer=reader())
+    chosen = study_measures(open_study(get_db(), study.study_id, reader()))
     named = [m if m.k is not None else Measure(m.family, k=depth, rel=m.rel, p=m.p) for m in chosen]
     return list(dict.fromkeys(m.canonical for m in named if m.k is not None and m.k <= depth))
 
@@ -116,8 +117,7 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
     db = get_db()
     return {
         run: shared_result(db, str(db_path()), study_id, ("evaluate_run", run, reference),
-                           lambda run=run: evaluate_run(db, study_id, run, reference,
-                                                        viewer=reader()),
+                           lambda run=run: evaluate_run(open_study(db, study_id, reader()), run, reference),
                            viewer=reader())
         for run in runs
     }
@@ -171,8 +171,7 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
     key = _whole_key(run_a, run_b, measures, reference, queries)
     if not large:
         return shared_result(db, path, study_id, key, lambda: compare_pair(
-            db, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
-            viewer=viewer, query_ids=queries), viewer=viewer)
+            open_study(db, study_id, viewer), run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN, query_ids=queries), viewer=viewer)
     whole = ready_result(db, path, study_id, key, viewer=viewer)
     if whole is not None:
         return whole
@@ -191,11 +190,9 @@ def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
     db, viewer = get_db(), reader()
     return shared_result(
         db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference, queries),
-        lambda: stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer,
-                            query_ids=queries,
-                            working=None if reference is not None else with_live_state(
+        lambda: stored_pair(open_study(db, study_id, viewer), run_a, run_b, measures, reference, query_ids=queries, working=None if reference is not None else with_live_state(
                                 study_id, lambda state, *_: state.take_working_reference(
-                                    db, viewer=viewer))),
+                                    open_study(db, study_id, viewer)))),
         viewer=viewer, alone=True)
 
 
@@ -230,9 +227,7 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
                                  viewer=viewer)
         verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
         compute_in_background(db, path, study_id, key, lambda conn: (
-            compare_pair(conn, study_id, run_a, run_b, measures, reference,
-                         queue_limit=QUEUE_SHOWN, viewer=viewer,
-                         query_ids=queries) if evaluated is None else
+            compare_pair(open_study(conn, study_id, viewer), run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN, query_ids=queries) if evaluated is None else
             compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
                                    verdicts=verdicts)), viewer=viewer)
     shown.add(key)
@@ -400,13 +395,13 @@ def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
 
 
 db, study = study_page("Compare runs")
-infos = {r.name: r for r in list_runs(db, study.study_id, viewer=reader())}
+infos = {r.name: r for r in list_runs(open_study(db, study.study_id, reader()))}
 if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")
     st.stop()
 
 top = st.columns([3, 3, 2])
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
+versions = [WORKING] + [v.name for v in list_references(open_study(db, study.study_id, reader()))]
 # the runs, the measures and the reference are in the address (a shared link shows the same)
 restore_choices(PAGE, "runs", "rl_compare_runs", list(infos), list(infos)[:2], what="runs")
 restore_choice(PAGE, "reference", "rl_compare_reference", versions, what="reference")
@@ -453,7 +448,7 @@ if len(same) < 2:
     _accept_checkbox()
     st.stop()
 
-texts = query_texts(db, study.study_id, viewer=reader())
+texts = query_texts(open_study(db, study.study_id, reader()))
 large = len(texts) > LARGE_STUDY_QUERIES
 spec = choose_query_set("rl_compare_queries")
 if spec is None:
@@ -462,7 +457,7 @@ try:
     query_set = shared_result(
         db, str(db_path()), study.study_id,
         ("query_set", tuple(same), spec.model_dump_json(), reference),
-        lambda: stored_query_set(db, study.study_id, same, spec, reference, viewer=reader()),
+        lambda: stored_query_set(open_study(db, study.study_id, reader()), same, spec, reference),
         viewer=reader())
 except QuerySetError as error:
     st.error(escape_markdown(f"No verdict on these queries: {error}"))

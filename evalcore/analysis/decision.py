@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
@@ -65,10 +64,10 @@ from evalcore.store.observations import (
     ReferenceColumns,
     RunEvidenceColumns,
     pack_coded,
-    runs_as_columns_unchecked,
+    runs_as_columns,
 )
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
 #: unit only the other run returned turns out relevant.
@@ -418,49 +417,21 @@ class EvaluatedPair:
         return [] if population is None else population.size_notes()
 
 
-def evaluate_stored_pair(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_a: str,
-    run_b: str,
-    measures: Sequence[Measure | str],
-    reference: str | None = None,
-    *,
-    viewer: Viewer,
-    query_ids: Sequence[str] | None = None,
-) -> PairEvaluation:
+def evaluate_stored_pair(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None, *, query_ids: Sequence[str] | None = None) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``),
     if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`),
     over the study's queries or the query set ``query_ids``
     (:func:`evalcore.analysis.query_set.resolve_stored_query_set_unchecked`)."""
-    return stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer,
-                       query_ids=query_ids).pair
+    return stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids).pair
 
 
-def stored_pair(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
-                measures: Sequence[Measure | str], reference: str | None = None, *,
-                viewer: Viewer, working: ReferenceColumns | None = None,
-                query_ids: Sequence[str] | None = None) -> EvaluatedPair:
-    """:func:`evaluate_stored_pair` with the columns it was packed from (``working``: the
-    study's working reference already read at the store's marks now, e.g. by the live
-    state, taken instead of a read when ``reference`` is None)."""
-    require_read(db, viewer, study_id)
-    return stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
-                                 working=working, query_ids=query_ids)
-
-
-def stored_pair_unchecked(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
-                          measures: Sequence[Measure | str],
-                          reference: str | None = None, *,
-                          working: ReferenceColumns | None = None,
-                          query_ids: Sequence[str] | None = None) -> EvaluatedPair:
+def stored_pair(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None, *, working: ReferenceColumns | None = None, query_ids: Sequence[str] | None = None) -> EvaluatedPair:
     """:func:`stored_pair` for a caller that authorised the read already (``query_ids``:
     a resolved query set, else the study's queries)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
-    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b], reference,
-                                        working=working, query_ids=query_ids)
-    pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+    columns = runs_as_columns(study, [run_a, run_b], reference, working=working, query_ids=query_ids)
+    pair = evaluate_column_pair(columns, measures, get_study(study.db, study.study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 
 
@@ -489,18 +460,9 @@ def evaluate_column_pair(
     return evaluate_pair(batches[0], batches[1], parsed, protocol)
 
 
-def decide(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_a: str,
-    run_b: str,
-    measures: Sequence[Measure | str],
-    reference: str | None = None,
-    *,
-    viewer: Viewer,
-) -> list[Decision]:
+def decide(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None) -> list[Decision]:
     """Decisions of stored run ``run_a`` against ``run_b`` on each of ``measures``
     (names like ``"nDCG@10"`` or :class:`Measure` s), against the working reference or
     the frozen version ``reference``, if ``viewer`` may read the study."""
-    pair = evaluate_stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer)
+    pair = evaluate_stored_pair(study, run_a, run_b, measures, reference)
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]

@@ -31,25 +31,22 @@ from __future__ import annotations
 
 from typing import Literal
 
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import MetricValue, QueryResult
-from evalcore.store.completeness import is_complete_unchecked
+from evalcore.store.completeness import is_complete
 from evalcore.store.corpus import get_documents
-from evalcore.store.labels import current_judgements_unchecked
-from evalcore.store.observations import observations_for_run_unchecked, permitted_ids_for_run
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.references import (
-    reference_completeness_unchecked,
-    reference_labels_unchecked,
-)
-from evalcore.store.resolution import resolve_query_unchecked
-from evalcore.store.runs import get_run_unchecked, run_results_unchecked
+from evalcore.store.labels import current_judgements
+from evalcore.store.observations import observations_for_run, permitted_ids_for_run
+from evalcore.store.query_reads import query_texts
+from evalcore.store.references import reference_completeness, reference_labels
+from evalcore.store.resolution import resolve_query
+from evalcore.store.runs import get_run, run_results
 from evalcore.store.scoping import document_refusal
-from evalcore.store.studies import get_study, query_texts_unchecked
-from evalcore.store.study_measures import measure_label, shown_measures, study_measures_unchecked
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
+from evalcore.store.study_measures import measure_label, shown_measures, study_measures
 
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
 
@@ -114,15 +111,7 @@ class QueryInspection(BaseModel):
         }
 
 
-def inspect_query(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    query_id: str,
-    reference: str | None = None,
-    *,
-    viewer: Viewer,
-) -> QueryInspection:
+def inspect_query(handle: Study, run_name: str, query_id: str, reference: str | None = None) -> QueryInspection:
     """The run's ranked list for ``query_id`` against the working reference or a frozen one,
     if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`).
 
@@ -130,26 +119,25 @@ def inspect_query(
     team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
     outside the permitted set.
     """
-    require_read(db, viewer, study_id)
-    study = get_study(db, study_id)
-    run = get_run_unchecked(db, study_id, run_name)
-    ranked = run_results_unchecked(db, run.run_id, [query_id]).get(query_id, [])
-    permitted = permitted_ids_for_run(db, run)
+    study = get_study(handle.db, handle.study_id)
+    run = get_run(handle, run_name)
+    ranked = run_results(handle, run.run_id, [query_id]).get(query_id, [])
+    permitted = permitted_ids_for_run(handle.db, run)
     allowed = None if permitted is None else set(permitted)
     if reference is None:
-        resolved = resolve_query_unchecked(db, study_id, query_id)
-        judged = current_judgements_unchecked(db, study_id, query_id)
-        complete = is_complete_unchecked(db, study_id, query_id)
+        resolved = resolve_query(handle, query_id)
+        judged = current_judgements(handle, query_id)
+        complete = is_complete(handle, query_id)
     else:
-        gains = reference_labels_unchecked(db, study_id, reference).get(query_id, {})
+        gains = reference_labels(handle, reference).get(query_id, {})
         resolved = None
         judged = {}
-        complete = reference_completeness_unchecked(db, study_id, reference).get(query_id, False)
+        complete = reference_completeness(handle, reference).get(query_id, False)
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
     titles: dict[str, str] = {}
     withheld: dict[str, str] = {}
-    for doc in get_documents(db, study.corpus_id, shown_ids).values():
-        refusal = document_refusal(db, viewer, study.corpus_id, doc.owner_org)
+    for doc in get_documents(handle.db, study.corpus_id, shown_ids).values():
+        refusal = document_refusal(handle.db, handle.actor, study.corpus_id, doc.owner_org)
         if refusal is None:
             titles[doc.doc_id] = doc.title
         else:
@@ -204,17 +192,17 @@ def inspect_query(
             )
         )
     protocol = study.protocol()
-    observations = observations_for_run_unchecked(db, study_id, run_name, reference, [query_id])
+    observations = observations_for_run(handle, run_name, reference, [query_id])
     result = evaluate(observations, protocol).queries[0]
-    measures = [m for m in shown_measures(study_measures_unchecked(db, study_id))
+    measures = [m for m in shown_measures(study_measures(handle))
                 if m.k is None or m.k <= run.k]
     chosen = evaluate(observations, protocol, measures=measures).queries[0].metrics
     measure_values = {measure_label(m, run.k): chosen[m.canonical] for m in measures}
     return QueryInspection(
-        study_id=study_id,
+        study_id=handle.study_id,
         run=run_name,
         query_id=query_id,
-        query_text=query_texts_unchecked(db, study_id).get(query_id, ""),
+        query_text=query_texts(handle).get(query_id, ""),
         k=run.k,
         reference=reference,
         population_complete=complete,

@@ -27,14 +27,13 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import AggregateValue, EvaluationReport
-from evalcore.store.query_facts import QueryFacts, query_facts_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.query_facts import QueryFacts, query_facts
+from evalcore.store.study_handle import Study
 
 QuerySetKind = Literal["all", "judged", "answered", "list"]
 KINDS: tuple[str, ...] = ("all", "judged", "answered")
@@ -264,32 +263,17 @@ def _listed(spec: QuerySetSpec, facts: QueryFacts) -> list[str]:
     return sorted((q for q in spec.ids if q in pool or q in facts.study_query_ids), key=natural_key)
 
 
-def resolve_stored_query_set_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    runs: Sequence[str],
-    spec: QuerySetSpec | str | None,
-    reference: str | None = None,
-) -> ResolvedQuerySet:
+def resolve_stored_query_set(study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None) -> ResolvedQuerySet:
     """:func:`resolve_query_set` of ``spec`` for stored ``runs`` compared against
     ``reference`` (None: the working labels), for a caller that authorised the read."""
     if not isinstance(spec, QuerySetSpec):
         spec = QuerySetSpec.parse(spec)
-    return resolve_query_set(spec, query_facts_unchecked(db, study_id, runs, reference), runs)
+    return resolve_query_set(spec, query_facts(study, runs, reference), runs)
 
 
-def stored_query_set(
-    db: sqlite_utils.Database,
-    study_id: str,
-    runs: Sequence[str],
-    spec: QuerySetSpec | str | None,
-    reference: str | None = None,
-    *,
-    viewer: Viewer,
-) -> ResolvedQuerySet:
+def stored_query_set(study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None) -> ResolvedQuerySet:
     """:func:`resolve_stored_query_set_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return resolve_stored_query_set_unchecked(db, study_id, runs, spec, reference)
+    return resolve_stored_query_set(study, runs, spec, reference)
 
 
 def restrict_evaluation(report: EvaluationReport, query_ids: Collection[str]) -> EvaluationReport:

@@ -29,6 +29,7 @@ import click
 from evalcore.cli import main
 from evalcore.cli.report_cmds import _fail
 from evalcore.cli.store_cmds import actor_option, store
+from evalcore.store.study_handle import open_study
 
 FORMATS = ("table", "json")
 
@@ -119,9 +120,8 @@ def compare_command(
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
-            query_set = stored_query_set(db, study, names, spec, reference, viewer=actor)
-            evaluated = stored_pair(db, study, candidate, base, parsed, reference,
-                                    viewer=actor, query_ids=query_set.scope)
+            query_set = stored_query_set(open_study(db, study, actor), names, spec, reference)
+            evaluated = stored_pair(open_study(db, study, actor), candidate, base, parsed, reference, query_ids=query_set.scope)
         except QuerySetError as err:
             _fail(f"--queries: {err}")
         except LookupError as err:

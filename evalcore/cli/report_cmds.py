@@ -28,6 +28,7 @@ import click
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
 from evalcore.io.atomic import atomic_writer, private_mode
+from evalcore.store.study_handle import open_study
 
 FORMATS = ("html", "json", "csv", "verdicts-csv")
 
@@ -155,7 +156,7 @@ def report_command(
             if runs is not None or accept_unverified or measures or spec.kind != "all":
                 _fail("give either --stored (export a stored report) or --runs "
                       "(with --accept-unverified, -m, --queries), not both")
-            row = find_report(db, study, stored, viewer=created_by or _default_author())
+            row = find_report(open_study(db, study, created_by or _default_author()), stored)
             report = load_report(db, row.report_id)
             digest = row.content_hash
         else:
@@ -163,26 +164,14 @@ def report_command(
                 _fail("--runs is required: comma-separated run names of the study, e.g. --runs A,B")
             assert runs is not None
             report = report_from_store(
-                db,
-                study_id=study,
-                runs=[r.strip() for r in runs.split(",") if r.strip()],
-                created_by=created_by or _default_author(),
-                viewer=created_by or _default_author(),
-                reference=reference,
-                name=name,
-                baseline=baseline,
-                settings=ComparisonSettings(
+                open_study(db, study, created_by or _default_author()), runs=[r.strip() for r in runs.split(",") if r.strip()], created_by=created_by or _default_author(), reference=reference, name=name, baseline=baseline, settings=ComparisonSettings(
                     mode="pairwise" if pairwise else "baseline",
                     test=test,  # type: ignore[arg-type]
                     alpha=alpha,
                     correction=correction,  # type: ignore[arg-type]
                     permutations=permutations,
                     seed=seed,
-                ),
-                accept_unverified=list(accept_unverified),
-                measures=chosen,
-                queries=spec,
-            )
+                ), accept_unverified=list(accept_unverified), measures=chosen, queries=spec)
             digest = save_report(db, report).content_hash
     except LookupError as err:  # KeyError quotes str(err): show the message itself
         _fail(str(err.args[0]) if err.args else str(err))

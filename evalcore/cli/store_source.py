@@ -28,6 +28,7 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.store.study_handle import open_study
 
 
 def choose_store_source(
@@ -83,8 +84,8 @@ def store_source(
     try:
         viewer = actor or default_actor()
         require_study_view(db, viewer, study)
-        observations = observations_for_run(db, study, run_name, reference, viewer=viewer)
-        notes = population_notes(db, study, viewer=viewer)
+        observations = observations_for_run(open_study(db, study, viewer), run_name, reference)
+        notes = population_notes(open_study(db, study, viewer))
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo("evalcore evaluate: nothing was computed or shown", err=True)

@@ -47,7 +47,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.interval_text import unknown_counts
@@ -72,25 +71,22 @@ from evalcore.contract.results import (
     MetricValue,
     QueryResult,
 )
-from evalcore.store.marks import StoreMarks, store_marks_unchecked, touched_queries_unchecked
+from evalcore.store.marks import StoreMarks, store_marks, touched_queries
 from evalcore.store.observations import (
     CodedLabels,
     ReferenceColumns,
     RunColumns,
-    coded_labels_unchecked,
+    coded_labels,
     pack_coded,
-    reference_columns_unchecked,
-    run_columns_unchecked,
+    reference_columns,
+    run_columns,
 )
-from evalcore.store.population import study_population_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.runs import RunInfo, list_runs_unchecked
-from evalcore.store.studies import get_study, query_registered_unchecked
-from evalcore.store.study_measures import (
-    DEFAULT_STUDY_MEASURES,
-    shown_measures,
-    study_measures_unchecked,
-)
+from evalcore.store.population import study_population
+from evalcore.store.query_reads import query_registered
+from evalcore.store.runs import RunInfo, list_runs
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
+from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
 from evalcore.store.unit_codes import UnitNamer
 
 #: Above this many touched queries a refresh rebuilds everything instead.
@@ -399,15 +395,13 @@ class _CodedLabelSets:
     """The reference's labels as codes over a query set, made once per query set (the runs
     of a study mostly share one)."""
 
-    def __init__(self, db: sqlite_utils.Database, study_id: str, reference: ReferenceColumns
-                 ) -> None:
-        self._db, self._study_id, self._reference = db, study_id, reference
+    def __init__(self, study: Study, reference: ReferenceColumns) -> None:
+        self._study, self._reference = study, reference
         self._last: tuple[list[str], CodedLabels] | None = None
 
     def __call__(self, query_ids: list[str]) -> CodedLabels:
         if self._last is None or self._last[0] != query_ids:
-            self._last = (query_ids, coded_labels_unchecked(self._db, self._study_id,
-                                                            self._reference, query_ids))
+            self._last = (query_ids, coded_labels(self._study, self._reference, query_ids))
         return self._last[1]
 
 
@@ -460,32 +454,30 @@ class LiveDashboard:
     # --- building and refreshing ------------------------------------------------
 
     @classmethod
-    def build(cls, db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> LiveDashboard:
-        """Evaluate every run of the study in full, if ``viewer`` may read the study
-        (:func:`evalcore.store.read_access.require_read`)."""
-        require_read(db, viewer, study_id)
-        state = cls(study_id, get_study(db, study_id).protocol(), study_measures_unchecked(db, study_id))
-        state._full(db)
+    def build(cls, study: Study) -> LiveDashboard:
+        """Evaluate every run of the study in full."""
+        state = cls(study.study_id, get_study(study.db, study.study_id).protocol(),
+                    study_measures(study))
+        state._full(study)
         return state
 
-    def _full(self, db: sqlite_utils.Database) -> None:
+    def _full(self, study: Study) -> None:
         started = time.perf_counter()
-        marks = store_marks_unchecked(db, self.study_id)
+        marks = store_marks(study)
         self.runs = {}
-        reference = reference_columns_unchecked(db, self.study_id)
+        reference = reference_columns(study)
         self._corpus_size = reference.corpus_size
         self._working = ((marks, reference)
-                         if store_marks_unchecked(db, self.study_id) == marks else None)
+                         if store_marks(study) == marks else None)
         labels: dict[str, tuple[list[str], list[int]]] | None = None  # the string path's
-        coded = _CodedLabelSets(db, self.study_id, reference)
-        names = UnitNamer(db, self.study_id)
+        coded = _CodedLabelSets(study, reference)
+        names = UnitNamer(study)
         self.extra = {}
         evaluated: dict[str, BatchResult] = {}
         order: list[str] | None = None
-        for run in list_runs_unchecked(db, self.study_id):
+        for run in list_runs(study):
             extra = self._extra_measures(run.k)
-            columns = run_columns_unchecked(db, self.study_id, run.name, reference, names=names,
-                                            order=order)
+            columns = run_columns(study, run.name, reference, names=names, order=order)
             order = columns.query_ids
             if columns.coded is None and labels is None:
                 labels = _label_columns(reference)
@@ -580,7 +572,7 @@ class LiveDashboard:
             self._blocking, self._blocking_source, self._blocking_updates = table, {}, None
         return self._blocking
 
-    def _changes_query_sets(self, db: sqlite_utils.Database, touched: Sequence[str]) -> bool:
+    def _changes_query_sets(self, study: Study, touched: Sequence[str]) -> bool:
         """Whether an event on ``touched`` may add or remove a query of some run's set.
 
         A registered query is in every run's set; an unregistered one is in a run's set
@@ -590,21 +582,21 @@ class LiveDashboard:
             if any(query_id not in rs.index for rs in self.runs.values()):
                 return True
             if any(not rs.top_units[rs.index[query_id]] for rs in self.runs.values()) and not (
-                query_registered_unchecked(db, self.study_id, query_id)
+                query_registered(study, query_id)
             ):
                 return True
         return False
 
-    def refresh(self, db: sqlite_utils.Database, *, viewer: Viewer) -> RefreshOutcome:
-        """Bring the state up to date with the store (see the module docstring), if ``viewer``
-        may read the study (the state itself may be shared; the check is per call)."""
-        require_read(db, viewer, self.study_id)
+    def refresh(self, study: Study) -> RefreshOutcome:
+        """Bring the state up to date with the store (see the module docstring). The state
+        itself may be shared: each caller brings its own handle on the study."""
+        self._same_study(study)
         started = time.perf_counter()
-        marks = store_marks_unchecked(db, self.study_id)
-        chosen = study_measures_unchecked(db, self.study_id)
+        marks = store_marks(study)
+        chosen = study_measures(study)
         if chosen != self.chosen:  # a lead chose other measures: show them
             self.chosen, self.measures = chosen, shown_measures(chosen)
-            self._full(db)
+            self._full(study)
             outcome = RefreshOutcome(
                 changed=True, full=True, queries=[], seconds=time.perf_counter() - started
             )
@@ -617,23 +609,23 @@ class LiveDashboard:
             self.last_refresh = outcome
             return outcome
         self._working = None  # read at other marks
-        touched = sorted(touched_queries_unchecked(db, self.study_id, self.marks)
+        touched = sorted(touched_queries(study, self.marks)
                          - set(marks.removed))  # a removed query's labels count nowhere
         if (
             marks.run_ids != self.marks.run_ids
             or marks.removed != self.marks.removed
             or len(touched) > FULL_REBUILD_THRESHOLD
-            or self._changes_query_sets(db, touched)
-            or study_population_unchecked(db, self.study_id).corpus_size != self._corpus_size
+            or self._changes_query_sets(study, touched)
+            or study_population(study).corpus_size != self._corpus_size
         ):
-            self._full(db)
+            self._full(study)
             outcome = RefreshOutcome(
                 changed=True, full=True, queries=touched, seconds=time.perf_counter() - started
             )
             self.last_refresh = outcome
             return outcome
         if touched:
-            self._update_queries(db, touched)
+            self._update_queries(study, touched)
         self.marks = marks
         outcome = RefreshOutcome(
             changed=True, full=False, queries=touched, seconds=time.perf_counter() - started
@@ -641,42 +633,43 @@ class LiveDashboard:
         self.last_refresh = outcome
         return outcome
 
-    def take_working_reference(self, db: sqlite_utils.Database, *,
-                               viewer: Viewer) -> ReferenceColumns | None:
+    def take_working_reference(self, study: Study) -> ReferenceColumns | None:
         """The study's working reference as the last full build read it, if the store's
-        marks are still those it was read at (else None), if ``viewer`` may read the study:
-        handed over once (a stored pair's read takes it instead of reading it again), then
-        no longer kept here."""
-        require_read(db, viewer, self.study_id)
+        marks are still those it was read at (else None): handed over once (a stored pair's
+        read takes it instead of reading it again), then no longer kept here."""
+        self._same_study(study)
         working, self._working = self._working, None
-        if working is None or working[0] != store_marks_unchecked(db, self.study_id):
+        if working is None or working[0] != store_marks(study):
             return None
         return working[1]
 
-    def update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str], *,
-                       viewer: Viewer) -> None:
-        """Re-read and re-evaluate the given queries in every run whose query set has them,
-        if ``viewer`` may read the study."""
-        require_read(db, viewer, self.study_id)
-        self._update_queries(db, query_ids)
+    def update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
+        """Re-read and re-evaluate the given queries in every run whose query set has them."""
+        self._same_study(study)
+        self._update_queries(study, query_ids)
 
-    def _update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str]) -> None:
+    def _same_study(self, study: Study) -> None:
+        if study.study_id != self.study_id:
+            raise ValueError(f"a handle on study {study.study_id!r} given to the dashboard of "
+                             f"study {self.study_id!r}")
+
+    def _update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return
-        reference = reference_columns_unchecked(db, self.study_id, None, wanted)
+        reference = reference_columns(study, None, wanted)
         if reference.corpus_size != self._corpus_size:  # bounds every query: all again
-            self._full(db)
+            self._full(study)
             return
         labels = _label_columns(reference)
-        coded = _CodedLabelSets(db, self.study_id, reference)
-        names = UnitNamer(db, self.study_id)
+        coded = _CodedLabelSets(study, reference)
+        names = UnitNamer(study)
         evaluated: dict[str, BatchResult] = {}
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
                 continue
-            columns = run_columns_unchecked(db, self.study_id, name, reference, mine, names)
+            columns = run_columns(study, name, reference, mine, names)
             extra = self.extra[name]
             found, extra_found, tops = _evaluate(columns, reference, labels, self.protocol,
                                                  self._extra_measures(rs.run.k), coded)

@@ -48,22 +48,22 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
-from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
-from evalcore.store.population import StudyPopulation, study_population_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
-from evalcore.store.removed_queries import removed_query_ids_unchecked
-from evalcore.store.resolution import resolved_gains_unchecked, working_labels_unchecked
-from evalcore.store.runs import RunInfo, get_run_unchecked
+from evalcore.store.completeness import completeness_states, is_complete
+from evalcore.store.population import StudyPopulation, study_population
+from evalcore.store.references import reference_completeness, reference_labels
+from evalcore.store.removed_queries import removed_query_ids
+from evalcore.store.resolution import resolved_gains, working_labels
+from evalcore.store.runs import RunInfo, get_run
 from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.study_handle import Study
 from evalcore.store.unit_codes import (
     RankingCodes,
     UnitNamer,
-    permitted_unit_codes_unchecked,
-    run_ranking_codes_unchecked,
-    unit_codes_of_unchecked,
+    permitted_unit_codes,
+    run_ranking_codes,
+    unit_codes_of,
 )
-from evalcore.store.working_labels import WorkingLabels, gathered_labels_unchecked
+from evalcore.store.working_labels import WorkingLabels, gathered_labels
 
 
 def _run_rankings(
@@ -150,34 +150,15 @@ def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] 
     ]
 
 
-def observations_for_run(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None = None,
-    query_ids: Iterable[str] | None = None,
-    *,
-    viewer: Viewer,
-) -> list[Observation]:
-    """The contract's observations of one stored run (see the module docstring), if
-    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return observations_for_run_unchecked(db, study_id, run_name, reference, query_ids)
-
-
-def observations_for_run_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None,
-    query_ids: Iterable[str] | None,
-) -> list[Observation]:
+def observations_for_run(study: Study, run_name: str, reference: str | None = None,
+                         query_ids: Iterable[str] | None = None) -> list[Observation]:
+    """The contract's observations of one stored run (see the module docstring)."""
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
-    ref = reference_columns_unchecked(db, study_id, reference, scope)
+    ref = reference_columns(study, reference, scope)
     labels = {
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
-    return _run_observations(db, get_study(db, study_id), get_run_unchecked(db, study_id, run_name),
+    return _run_observations(study, get_study(study.db, study.study_id), get_run(study, run_name),
                              reference, scope, labels, ref.complete, ref.corpus_size)
 
 
@@ -232,18 +213,17 @@ class CodedLabels:
     ids: list[str]
 
 
-def coded_labels_unchecked(db: sqlite_utils.Database, study_id: str,
-                           reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
+def coded_labels(study: Study, reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
     """The reference's labels over ``query_ids`` as :class:`CodedLabels` (gathered from the
     columns the working reference was read as; else the units' codes looked up)."""
     if reference.labels is not None:
-        found = gathered_labels_unchecked(db, study_id, reference.labels, query_ids)
+        found = gathered_labels(study, reference.labels, query_ids)
         return CodedLabels(offsets=found.offsets, units=found.units, gain=found.gain,
                            ids=found.ids)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [reference.gains.get(q, empty) for q in query_ids]
     missing = [u for units in gains for u in units]
-    found_codes = unit_codes_of_unchecked(db, study_id, missing) if missing else {}
+    found_codes = unit_codes_of(study, missing) if missing else {}
     counts = np.fromiter(map(len, gains), dtype=np.int64, count=len(gains))
     offsets = np.zeros(len(gains) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
@@ -300,10 +280,7 @@ def pack_coded(
     return batch if corpus_size is None else batch.with_corpus_size(corpus_size)
 
 
-def _coded_ranking(
-    db: sqlite_utils.Database, run: RunInfo, wanted: list[str], codes: RankingCodes,
-    names: UnitNamer,
-) -> CodedRanking:
+def _coded_ranking(study: Study, run: RunInfo, wanted: list[str], codes: RankingCodes, names: UnitNamer) -> CodedRanking:
     """``codes`` (in the store's key order) put in the order of the query set ``wanted``."""
     row = dict(zip(codes.query_ids, range(len(codes.query_ids)), strict=True))
     at = np.fromiter(map(row.get, wanted, repeat(-1)), dtype=np.int64, count=len(wanted))
@@ -320,22 +297,19 @@ def _coded_ranking(
         flat = codes.codes[np.arange(int(offsets[-1]), dtype=np.int64) + starts]
     else:  # already in this order
         flat = codes.codes
-    protocol = _pinned_protocol(db, run)
+    protocol = _pinned_protocol(study.db, run)
     return CodedRanking(
         offsets=offsets, codes=flat, names=names,
         permitted_units=None if protocol is None
-        else permitted_unit_codes_unchecked(db, run.study_id, protocol),
+        else permitted_unit_codes(study, protocol),
     )
 
 
-def coded_ranking_unchecked(
-    db: sqlite_utils.Database, run: RunInfo, wanted: list[str], names: UnitNamer,
-    query_ids: list[str] | None = None,
-) -> CodedRanking | None:
+def coded_ranking(study: Study, run: RunInfo, wanted: list[str], names: UnitNamer, query_ids: list[str] | None = None) -> CodedRanking | None:
     """The run's rankings over the query set ``wanted`` as codes (of ``query_ids`` only
     when given), or None when the run's rankings are not held as codes."""
-    codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
-    return None if codes is None else _coded_ranking(db, run, wanted, codes, names)
+    codes = run_ranking_codes(study, run.run_id, query_ids)
+    return None if codes is None else _coded_ranking(study, run, wanted, codes, names)
 
 
 @dataclass(frozen=True)
@@ -353,66 +327,53 @@ class RunColumns:
     coded: CodedRanking | None = None
 
 
-def reference_columns_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    reference: str | None = None,
-    query_ids: list[str] | None = None,
-) -> ReferenceColumns:
+def reference_columns(study: Study, reference: str | None = None, query_ids: list[str] | None = None) -> ReferenceColumns:
     """The working reference (``reference`` None; of ``query_ids`` only when given) or a
     frozen version, as :class:`ReferenceColumns`, with the study's population now."""
-    population = study_population_unchecked(db, study_id)
+    population = study_population(study)
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
         if query_ids is None:
-            labels = working_labels_unchecked(db, study_id, conflicts=True)
+            labels = working_labels(study, conflicts=True)
             return ReferenceColumns(gains=labels.gains,  # units in unit id order
-                                    complete=completeness_states_unchecked(db, study_id),
+                                    complete=completeness_states(study),
                                     labels=labels, population=population)
         return ReferenceColumns(
-            gains=resolved_gains_unchecked(db, study_id, query_ids, conflicts=True),
-            complete={q: is_complete_unchecked(db, study_id, q) for q in query_ids},
+            gains=resolved_gains(study, query_ids, conflicts=True),
+            complete={q: is_complete(study, q) for q in query_ids},
             population=population)
-    gains = reference_labels_unchecked(db, study_id, reference)
-    complete = reference_completeness_unchecked(db, study_id, reference)
+    gains = reference_labels(study, reference)
+    complete = reference_completeness(study, reference)
     return ReferenceColumns(
         gains={q: dict(sorted(units.items())) for q, units in gains.items()}, complete=complete,
         population=population,
     )
 
 
-def run_columns_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: ReferenceColumns,
-    query_ids: list[str] | None = None,
-    names: UnitNamer | None = None,
-    order: list[str] | None = None,
-) -> RunColumns:
+def run_columns(study: Study, run_name: str, reference: ReferenceColumns, query_ids: list[str] | None = None, names: UnitNamer | None = None, order: list[str] | None = None) -> RunColumns:
     """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`
     (read as unit codes when the store holds them: ``names`` names them, one per study read).
     ``order``: another run's query set, taken as it is when it is this run's too (no sort)."""
-    run = get_run_unchecked(db, study_id, run_name)
-    codes = run_ranking_codes_unchecked(db, run.run_id, query_ids)
+    run = get_run(study, run_name)
+    codes = run_ranking_codes(study, run.run_id, query_ids)
     if codes is not None:
         wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                            query_ids, order, removed_query_ids_unchecked(db, study_id))
-        coded = _coded_ranking(db, run, wanted, codes, names or UnitNamer(db, study_id))
+                            query_ids, order, removed_query_ids(study))
+        coded = _coded_ranking(study, run, wanted, codes, names or UnitNamer(study))
         return RunColumns(run=run, query_ids=wanted, returned_ids=coded.returned_ids(),
-                          permitted_ids=permitted_ids_for_run(db, run), coded=coded)
+                          permitted_ids=permitted_ids_for_run(study.db, run), coded=coded)
     rankings = (
-        _run_unit_ids(db, run.run_id) if query_ids is None
-        else {q: units for q, (units, _) in _run_rankings(db, run.run_id, query_ids).items()}
+        _run_unit_ids(study.db, run.run_id) if query_ids is None
+        else {q: units for q, (units, _) in _run_rankings(study.db, run.run_id, query_ids).items()}
     )
     wanted = _query_set(rankings, reference.gains, reference.complete, query_ids, order,
-                        removed_query_ids_unchecked(db, study_id))
+                        removed_query_ids(study))
     none: list[str] = []
     return RunColumns(
         run=run,
         query_ids=wanted,
         returned_ids=[rankings.get(q, none) for q in wanted],
-        permitted_ids=permitted_ids_for_run(db, run),
+        permitted_ids=permitted_ids_for_run(study.db, run),
     )
 
 
@@ -432,7 +393,7 @@ def _query_set(
 
 
 def _run_observations(
-    db: sqlite_utils.Database,
+    handle: Study,
     study: StudyIn,
     run: RunInfo,
     reference: str | None,
@@ -441,10 +402,9 @@ def _run_observations(
     complete: dict[str, bool],
     corpus_size: int | None,
 ) -> list[Observation]:
-    rankings = _run_rankings(db, run.run_id, scope)
-    wanted = _query_set(rankings, labels, complete, scope,
-                        removed=removed_query_ids_unchecked(db, study.study_id))
-    permitted = permitted_ids_for_run(db, run)
+    rankings = _run_rankings(handle.db, run.run_id, scope)
+    wanted = _query_set(rankings, labels, complete, scope, removed=removed_query_ids(handle))
+    permitted = permitted_ids_for_run(handle.db, run)
     no_ranking: tuple[list[str], list[float | None]] = ([], [])
     no_labels: list[Label] = []
     observations: list[Observation] = []
@@ -506,49 +466,41 @@ class RunEvidenceColumns:
         return None if self.population is None else self.population.corpus_size
 
 
-def runs_as_columns_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_names: Sequence[str],
-    reference: str | None = None,
-    *,
-    working: ReferenceColumns | None = None,
-    query_ids: Sequence[str] | None = None,
-) -> list[RunEvidenceColumns]:
+def runs_as_columns(study: Study, run_names: Sequence[str], reference: str | None = None, *, working: ReferenceColumns | None = None, query_ids: Sequence[str] | None = None) -> list[RunEvidenceColumns]:
     """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
     of their query sets (in natural query order; removed queries left out) or over
     ``query_ids`` (a query set, in its order), reading the reference once. ``working``:
     the working reference of the whole study (``reference`` None) already read at the
     store's marks now (:func:`reference_columns_unchecked`), taken instead of a read."""
-    get_study(db, study_id)
-    runs = [get_run_unchecked(db, study_id, name) for name in run_names]
+    get_study(study.db, study.study_id)
+    runs = [get_run(study, name) for name in run_names]
     ref = (working if working is not None and reference is None
-           else reference_columns_unchecked(db, study_id, reference))
+           else reference_columns(study, reference))
     labels, complete = ref.gains, ref.complete
-    codes = [run_ranking_codes_unchecked(db, run.run_id) for run in runs]
+    codes = [run_ranking_codes(study, run.run_id) for run in runs]
     if None not in codes:  # every run's rankings held as codes
         sets = [c.query_ids for c in codes]  # type: ignore[union-attr]
         rankings: list[dict] = [dict.fromkeys(ids) for ids in sets]
     else:
-        rankings = [_run_unit_ids(db, run.run_id) for run in runs]
+        rankings = [_run_unit_ids(study.db, run.run_id) for run in runs]
     if query_ids is not None:
         wanted = list(dict.fromkeys(query_ids))
     else:
         wanted_set = set(labels) | set(complete)
         for ranking in rankings:
             wanted_set.update(ranking)
-        wanted = sorted(wanted_set - removed_query_ids_unchecked(db, study_id), key=natural_key)
+        wanted = sorted(wanted_set - removed_query_ids(study), key=natural_key)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
     populated = [complete.get(q, False) for q in wanted]
-    names = UnitNamer(db, study_id)
+    names = UnitNamer(study)
     shared_labels = (None if None in codes
-                     else coded_labels_unchecked(db, study_id, ref, wanted))
+                     else coded_labels(study, ref, wanted))
     out = []
     for run, ranking, run_codes in zip(runs, rankings, codes, strict=True):
         none: list[str] = []
         coded = None if shared_labels is None else _coded_ranking(
-            db, run, wanted, run_codes, names)  # type: ignore[arg-type]
+            study, run, wanted, run_codes, names)  # type: ignore[arg-type]
         out.append(RunEvidenceColumns(
             run_name=run.name,
             query_ids=wanted,
@@ -558,7 +510,7 @@ def runs_as_columns_unchecked(
             gains=gains,
             population_complete=populated,
             scan_complete=run.scan_complete,
-            permitted_ids=permitted_ids_for_run(db, run),
+            permitted_ids=permitted_ids_for_run(study.db, run),
             coded=coded,
             coded_labels=shared_labels,
             population=ref.population,

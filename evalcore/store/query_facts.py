@@ -7,23 +7,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from evalcore.contract.query_order import natural_key
-from evalcore.store.observations import reference_columns_unchecked
-from evalcore.store.removed_queries import removed_query_ids_unchecked, study_query_ids_unchecked
-from evalcore.store.runs import get_run_unchecked
+from evalcore.store.observations import reference_columns
+from evalcore.store.removed_queries import removed_query_ids, study_query_ids
+from evalcore.store.runs import get_run
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 
 
-def _run_queries(
-    db: sqlite_utils.Database, study_id: str, run_name: str
+def _run_queries(study: Study, run_name: str
 ) -> tuple[set[str], frozenset[str]]:
     """The queries the run holds a ranking for (answered or not), and those it returned at
     least one result for: one read of its packed rankings (of its results for a run stored
     before packed rankings, where every ranked query has a result)."""
-    run = get_run_unchecked(db, study_id, run_name)
-    rows = db.execute(
+    run = get_run(study, run_name)
+    rows = study.db.execute(
         "SELECT query_id, unit_ids NOT IN ('', '[]') FROM run_rankings WHERE run_id = ?",
         [run.run_id],
     ).fetchall()
@@ -31,7 +29,7 @@ def _run_queries(
         return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
     ids = {
         r[0]
-        for r in db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
+        for r in study.db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
     }
     return ids, frozenset(ids)
 
@@ -53,30 +51,29 @@ class QueryFacts:
     removed: frozenset[str]
 
 
-def query_facts_unchecked(
-    db: sqlite_utils.Database, study_id: str, run_names: Sequence[str], reference: str | None = None
+def query_facts(study: Study, run_names: Sequence[str], reference: str | None = None
 ) -> QueryFacts:
     """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
     working labels), for a caller that authorised the read."""
-    threshold = get_study(db, study_id).protocol().relevance_threshold
-    working = reference_columns_unchecked(db, study_id, None)
+    threshold = get_study(study.db, study.study_id).protocol().relevance_threshold
+    working = reference_columns(study, None)
     judged = frozenset(
         q
         for q, units in working.gains.items()
         if any((max(g) if isinstance(g, tuple) else g) >= threshold for g in units.values())
     )
     evaluated = (
-        working if reference is None else reference_columns_unchecked(db, study_id, reference)
+        working if reference is None else reference_columns(study, reference)
     )
-    per_run = {name: _run_queries(db, study_id, name) for name in run_names}
+    per_run = {name: _run_queries(study, name) for name in run_names}
     answered = {name: queries[1] for name, queries in per_run.items()}
-    removed = removed_query_ids_unchecked(db, study_id)
+    removed = removed_query_ids(study)
     ranked = set().union(*(queries[0] for queries in per_run.values()))
     pool = (set(evaluated.gains) | set(evaluated.complete) | ranked) - removed
     return QueryFacts(
-        study_id=study_id,
+        study_id=study.study_id,
         query_ids=sorted(pool, key=natural_key),
-        study_query_ids=frozenset(study_query_ids_unchecked(db, study_id)),
+        study_query_ids=frozenset(study_query_ids(study)),
         judged=judged,
         answered=answered,
         removed=removed,

@@ -25,6 +25,8 @@ from urllib.parse import quote
 import numpy as np
 import sqlite_utils
 
+from evalcore.store.study_handle import Study
+
 #: The packed codes' on-disk type: little-endian int32.
 CODE_DTYPE = np.dtype("<i4")
 #: Placeholders per ``IN (...)`` list.
@@ -43,15 +45,14 @@ def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
     return (items[i : i + size] for i in range(0, len(items), size))
 
 
-def unit_codes_of_unchecked(
-    db: sqlite_utils.Database, study_id: str, unit_ids: Iterable[str]
+def unit_codes_of(study: Study, unit_ids: Iterable[str]
 ) -> dict[str, int]:
     """unit id -> code of those of ``unit_ids`` that have one (the others were never
     returned by a stored run of the study)."""
     wanted = list(dict.fromkeys(unit_ids))
     if not wanted:
         return {}
-    table = _code_table(db, study_id, wanted)
+    table = _code_table(study.db, study.study_id, wanted)
     return {unit: table[unit] for unit in wanted if unit in table}
 
 
@@ -103,15 +104,14 @@ def assign_unit_codes(
     return codes  # type: ignore[return-value]  # no None left
 
 
-def permitted_unit_codes_unchecked(
-    db: sqlite_utils.Database, study_id: str, protocol: str
+def permitted_unit_codes(study: Study, protocol: str
 ) -> np.ndarray:
     """The sorted codes of a pinned protocol's documents that have one (a document no run
     returned has none and cannot be at a returned position)."""
-    rows = db.conn.execute(
+    rows = study.db.conn.execute(
         "SELECT u.unit_code FROM protocol_documents p JOIN study_units u "
         "ON u.study_id = p.study_id AND u.unit_id = p.doc_id "
-        "WHERE p.study_id = ? AND p.protocol = ?", [study_id, protocol]).fetchall()
+        "WHERE p.study_id = ? AND p.protocol = ?", [study.study_id, protocol]).fetchall()
     return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
 
 
@@ -125,25 +125,24 @@ class RankingCodes:
     codes: np.ndarray  # int32[total]
 
 
-def run_ranking_codes_unchecked(
-    db: sqlite_utils.Database, run_id: int, query_ids: Sequence[str] | None = None
+def run_ranking_codes(study: Study, run_id: int, query_ids: Sequence[str] | None = None
 ) -> RankingCodes | None:
     """The run's rankings (of every query, or of those of ``query_ids`` it answered) as
     :class:`RankingCodes`; None when the run's rankings are not held as codes (a run
     stored before schema v7 has no packed rankings: read its unit ids instead). A run
     that returned nothing has no rankings to hold: none, as codes (no query answered)."""
     if query_ids is None:
-        rows = db.conn.execute(
+        rows = study.db.conn.execute(
             "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ?", [run_id]).fetchall()
         if not rows:
-            return _nothing_returned(db, run_id)
+            return _nothing_returned(study.db, run_id)
     else:
-        if db.conn.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1",
+        if study.db.conn.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1",
                            [run_id]).fetchone() is None:
-            return _nothing_returned(db, run_id)
+            return _nothing_returned(study.db, run_id)
         rows = []
         for chunk in _chunks(list(dict.fromkeys(query_ids))):
-            rows.extend(db.conn.execute(
+            rows.extend(study.db.conn.execute(
                 "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? AND query_id IN "
                 f"({', '.join('?' * len(chunk))})", [run_id, *chunk]).fetchall())
     blobs = [r[1] for r in rows]
@@ -165,11 +164,12 @@ def _nothing_returned(db: sqlite_utils.Database, run_id: int) -> RankingCodes | 
     return RankingCodes([], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=CODE_DTYPE))
 
 
-def unit_names_unchecked(
-    db: sqlite_utils.Database | sqlite3.Connection, study_id: str, codes: Iterable[int]
-) -> dict[int, str]:
+def unit_names(study: Study, codes: Iterable[int]) -> dict[int, str]:
     """code -> unit id of ``codes`` (the whole dictionary in one scan when asked for many)."""
-    conn = db.conn if isinstance(db, sqlite_utils.Database) else db
+    return _names(study.db.conn, study.study_id, codes)
+
+
+def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int]) -> dict[int, str]:
     wanted = sorted(set(map(int, codes)))
     if len(wanted) > 20 * _CHUNK:
         rows = conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
@@ -192,8 +192,9 @@ class UnitNamer:
     through the connection it was made with. Names read are kept (a code never changes).
     """
 
-    def __init__(self, db: sqlite_utils.Database, study_id: str) -> None:
-        self.study_id = study_id
+    def __init__(self, study: Study) -> None:
+        db = study.db
+        self.study_id = study.study_id
         files = [row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"]
         self._path = files[0] if files and files[0] else None
         self._conn = None if self._path else db.conn
@@ -213,7 +214,7 @@ class UnitNamer:
             [self.study_id, unit_id]).fetchone() or (None,))[0]
 
     def _read(self, codes: list[int]) -> dict[int, str]:
-        return self._with_conn(lambda conn: unit_names_unchecked(conn, self.study_id, codes))
+        return self._with_conn(lambda conn: _names(conn, self.study_id, codes))
 
     def _with_conn(self, read: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is not None:

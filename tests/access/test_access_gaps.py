@@ -17,6 +17,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.members import add_member, add_to_organisation, create_team_study
 from evalcore.store.studies import StudyIn, create_organisation
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 
@@ -73,12 +74,12 @@ def test_report_generation_needs_sight_of_the_study(tmp_path: Path) -> None:
     db, _ = team_store(tmp_path)
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="otto@globex.org is not a member of study 's'"):
-        report_from_store(db, study_id="s", runs=["r1"], created_by=OUTSIDER, viewer=OUTSIDER)
+        report_from_store(open_study(db, "s", OUTSIDER), runs=["r1"], created_by=OUTSIDER)
     with pytest.raises(PermissionDenied, match="sign in"):
-        report_from_store(db, study_id="s", runs=["r1"], created_by="", viewer="")
+        report_from_store(open_study(db, "s", ""), runs=["r1"], created_by="")
     assert table_snapshot(db) == before
     # a member may build it (storing it needs the lead role: save_report)
-    report = report_from_store(db, study_id="s", runs=["r1"], created_by=ANNOTATOR, viewer=ANNOTATOR)
+    report = report_from_store(open_study(db, "s", ANNOTATOR), runs=["r1"], created_by=ANNOTATOR)
     assert report.study_id == "s"
 
 

@@ -36,7 +36,8 @@ from evalcore.store.members import add_member
 from evalcore.store.references import freeze_reference, verify_reference
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
-from evalcore.store.study_measures import set_study_measures, study_measures_unchecked
+from evalcore.store.study_handle import open_study
+from evalcore.store.study_measures import set_study_measures, study_measures
 from evalcore.store.study_setup import add_queries, create_study
 
 LEAD = "lena@acme.org"
@@ -79,8 +80,7 @@ def _build(path: Path) -> None:
     freeze_reference(db, study_id=STUDY, name="v1", actor=LEAD)
     set_study_measures(db, study_id=STUDY, measures=["nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"],
                        actor=LEAD)
-    save_report(db, report_from_store(db, study_id=STUDY, runs=["r1"], created_by=LEAD,
-                                      name="rep1", reference="v1", viewer=LEAD))
+    save_report(db, report_from_store(open_study(db, STUDY, LEAD), runs=["r1"], created_by=LEAD, name="rep1", reference="v1"))
     db.conn.close()
 
 
@@ -160,8 +160,8 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
     assert manifest["withheld"] == []  # the lead reads every document the study uses
     assert verify_store(target).ok, verify_store(target).problems
     db = open_store(target)
-    assert verify_reference(db, STUDY, "v1", viewer=LEAD)
-    assert [m.canonical for m in study_measures_unchecked(db, STUDY)] == [
+    assert verify_reference(open_study(db, STUDY, LEAD), "v1")
+    assert [m.canonical for m in study_measures(open_study(db, STUDY, LEAD))] == [
         "nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"]
     for table in ("label_events", "completeness_events", "audit_log"):  # still append-only
         with pytest.raises(Exception, match="append-only"):

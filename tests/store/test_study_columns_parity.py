@@ -41,9 +41,10 @@ from evalcore.contract.measures import parse_measure
 from evalcore.contract.query_order import natural_key
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.completeness import mark_complete
-from evalcore.store.observations import observations_for_run, runs_as_columns_unchecked
-from evalcore.store.resolution import resolve_study_unchecked, resolved_gains
+from evalcore.store.observations import observations_for_run, runs_as_columns
+from evalcore.store.resolution import resolve_study, resolved_gains
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
 
 MEASURES = ["P@5", "R@5", "nDCG@5", "RR@5", "AP@5", "Judged@5"]
@@ -89,27 +90,27 @@ def random_study(tmp_path: Path, seed: int):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed: int) -> None:
     db = random_study(tmp_path, seed)
-    resolved = resolve_study_unchecked(db, "s")
+    resolved = resolve_study(open_study(db, "s", None))
     with_conflicts = {
         q: {u: (r.conflict_gains if r.gain is None else r.gain) for u, r in units.items()}
         for q, units in resolved.items()
     }
     assert any(isinstance(g, tuple) for units in with_conflicts.values() for g in units.values())
     assert any(r.state == "adjudicated" for units in resolved.values() for r in units.values())
-    fast = resolved_gains(db, "s", conflicts=True, viewer=None)
+    fast = resolved_gains(open_study(db, "s", None), conflicts=True)
     assert fast == with_conflicts
     assert [list(units) for units in fast.values()] == [sorted(u) for u in fast.values()]
     counting = {q: {u: g for u, g in units.items() if isinstance(g, int)}
                 for q, units in with_conflicts.items()}
-    assert resolved_gains(db, "s", viewer=None) == {q: units for q, units in counting.items() if units}
-    assert resolved_gains(db, "s", list(with_conflicts), conflicts=True, viewer=None) == fast
+    assert resolved_gains(open_study(db, "s", None)) == {q: units for q, units in counting.items() if units}
+    assert resolved_gains(open_study(db, "s", None), list(with_conflicts), conflicts=True) == fast
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int) -> None:
     db = random_study(tmp_path, seed)
-    state = LiveDashboard.build(db, "s", viewer=None)
-    reports = {run: evaluate_run(db, "s", run, viewer=None) for run in ("A", "B")}
+    state = LiveDashboard.build(open_study(db, "s", None))
+    reports = {run: evaluate_run(open_study(db, "s", None), run) for run in ("A", "B")}
     for run, report in reports.items():
         assert state.aggregates(run) == report.aggregates
         rs = state.runs[run]
@@ -134,7 +135,7 @@ def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, s
     db = random_study(tmp_path, seed)
     observations = observation_path_pair(db)
     old = observation_path_evaluation(observations, db_protocol(db))
-    new = compare_pair(db, "s", "A", "B", MEASURES, viewer=None)
+    new = compare_pair(open_study(db, "s", None), "A", "B", MEASURES)
     assert [m.decision for m in new.measures] == [
         decide_measure(old, name, "A", "B") for name in old.measures
     ]
@@ -158,11 +159,11 @@ def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, s
 def observation_path_pair(db):
     """The old path's input: both runs' per-query observations over the union of their
     query ids (when a query was answered by one run only)."""
-    observations = [observations_for_run(db, "s", run, viewer=None) for run in ("A", "B")]
+    observations = [observations_for_run(open_study(db, "s", None), run) for run in ("A", "B")]
     ids = [[o.query_id for o in obs] for obs in observations]
     if ids[0] != ids[1]:
         union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
-        observations = [observations_for_run(db, "s", run, None, union, viewer=None)
+        observations = [observations_for_run(open_study(db, "s", None), run, None, union)
                         for run in ("A", "B")]
     return observations
 
@@ -190,7 +191,7 @@ def test_compat_from_columns_equals_the_dict_path(tmp_path: Path, seed: int, thr
     ``evaluate(qrels_dict, run_dict, trec_eval=True)`` on the same runs and labels (units in
     conflict left out of the qrels), notes included."""
     db = random_study(tmp_path, seed)
-    columns = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    columns = runs_as_columns(open_study(db, "s", None), ["A", "B"])
     assert any(isinstance(g, tuple) for units in columns[0].gains for g in units.values())
     measures = [parse_measure(m) for m in MEASURES]
     fast = trec_eval_compat(columns, measures, threshold, gain)
@@ -207,7 +208,7 @@ def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
     """A ranking holding a unit twice is left to the dict path, which ranks it as the
     exported run file would be ranked."""
     db = random_study(tmp_path, 1)
-    side = runs_as_columns_unchecked(db, "s", ["A", "B"])[0]
+    side = runs_as_columns(open_study(db, "s", None), ["A", "B"])[0]
     i = next(i for i, r in enumerate(side.returned_ids) if len(r) > 2)
     side.returned_ids[i] = [*side.returned_ids[i], side.returned_ids[i][0]]
     measures = [parse_measure(m) for m in MEASURES]
@@ -224,7 +225,7 @@ def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, 
     """The paired tests read from the evaluated pair's arrays equal ``compare_metric`` on
     both runs' reports, queries excluded for their reasons or a different ``k`` included."""
     db = random_study(tmp_path, 3)
-    columns = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    columns = runs_as_columns(open_study(db, "s", None), ["A", "B"])
     columns[1] = dataclasses.replace(columns[1], k=k_b)
     pair = evaluate_column_pair(columns, MEASURES, db_protocol(db))
     reports = pair.result_a.to_report(), pair.result_b.to_report()
@@ -243,33 +244,33 @@ def test_a_pair_read_with_the_live_states_reference_equals_a_pair_read_afresh(
     """The working reference the live state's full build read, taken once while the store's
     marks are unchanged, gives the same columns and the same whole comparison as a read; once
     taken, or once a label moved the marks, it is not handed out."""
-    from evalcore.analysis.decision import stored_pair_unchecked
+    from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import compare_evaluated_pair
     from evalcore.store.labels import record_label
-    from evalcore.store.observations import reference_columns_unchecked
+    from evalcore.store.observations import reference_columns
 
     db = random_study(tmp_path, 2)
-    state = LiveDashboard.build(db, "s", viewer=None)
-    working = state.take_working_reference(db, viewer=None)
-    assert working is not None and state.take_working_reference(db, viewer=None) is None
-    fresh = reference_columns_unchecked(db, "s")
+    state = LiveDashboard.build(open_study(db, "s", None))
+    working = state.take_working_reference(open_study(db, state.study_id, None))
+    assert working is not None and state.take_working_reference(open_study(db, state.study_id, None)) is None
+    fresh = reference_columns(open_study(db, "s", None))
     assert (dict(working.gains), working.complete) == (dict(fresh.gains), fresh.complete)
     assert working.labels is not None and fresh.labels is not None
     for name in ("plain", "unit_text", "others"):
         assert getattr(working.labels, name) == getattr(fresh.labels, name)
     for name in ("offsets", "units", "gain"):
         assert np.array_equal(getattr(working.labels, name), getattr(fresh.labels, name))
-    taken = stored_pair_unchecked(db, "s", "A", "B", MEASURES, working=working)
-    read = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+    taken = stored_pair(open_study(db, "s", None), "A", "B", MEASURES, working=working)
+    read = stored_pair(open_study(db, "s", None), "A", "B", MEASURES)
     for a, b in zip(taken.columns, read.columns, strict=True):
         assert (a.query_ids, list(a.returned_ids), a.gains, a.population_complete) == (
             b.query_ids, list(b.returned_ids), b.gains, b.population_complete)
     assert compare_evaluated_pair(taken) == compare_evaluated_pair(read)
-    state = LiveDashboard.build(db, "s", viewer=None)
+    state = LiveDashboard.build(open_study(db, "s", None))
     record_label(db, study_id="s", query_id="q1", unit_id="q1-d0", gain=3, annotator="zed")
-    assert state.take_working_reference(db, viewer=None) is None
-    state.refresh(db, viewer=None)
-    assert state.take_working_reference(db, viewer=None) is None  # an update, not a build
+    assert state.take_working_reference(open_study(db, state.study_id, None)) is None
+    state.refresh(open_study(db, state.study_id, None))
+    assert state.take_working_reference(open_study(db, state.study_id, None)) is None  # an update, not a build
 
 
 def plain_study(tmp_path: Path, seed: int):
@@ -309,23 +310,23 @@ def test_the_columnar_working_reference_equals_the_per_query_read(tmp_path: Path
     """The whole study's working reference read as columns names the same gain maps as the
     per-query rules, and gathers the same coded labels (codes, gains, ids, in the gain
     maps' order) as the codes looked up for a per-query read."""
-    from evalcore.store.observations import coded_labels_unchecked, reference_columns_unchecked
+    from evalcore.store.observations import coded_labels, reference_columns
 
     db, queries = plain_study(tmp_path, seed)
-    whole = reference_columns_unchecked(db, "s")
+    whole = reference_columns(open_study(db, "s", None))
     assert whole.labels is not None and len(whole.labels.plain) > 20  # the columns are read
     assert {"q1", "q2", "q3"} <= set(whole.labels.others)
-    scoped = reference_columns_unchecked(db, "s", None, queries)
+    scoped = reference_columns(open_study(db, "s", None), None, queries)
     assert dict(whole.gains) == {q: g for q, g in scoped.gains.items() if g}
     assert [list(g) for g in whole.gains.values()] == [sorted(g) for g in whole.gains.values()]
     wanted = [*reversed(queries), "q-none"]
-    fast = coded_labels_unchecked(db, "s", whole, wanted)
-    slow = coded_labels_unchecked(db, "s", scoped, wanted)
+    fast = coded_labels(open_study(db, "s", None), whole, wanted)
+    slow = coded_labels(open_study(db, "s", None), scoped, wanted)
     for name in ("offsets", "units", "gain"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
         assert getattr(fast, name).dtype == getattr(slow, name).dtype, name
     assert list(fast.ids) == list(slow.ids)
-    state = LiveDashboard.build(db, "s", viewer=None)
-    report = evaluate_run(db, "s", "A", viewer=None)
+    state = LiveDashboard.build(open_study(db, "s", None))
+    report = evaluate_run(open_study(db, "s", None), "A")
     assert state.aggregates("A") == report.aggregates
     assert state.evaluation("A").queries == report.queries

@@ -32,16 +32,12 @@ from evalcore.live.summary_chart import summary_figure
 from evalcore.store import observations as observations_module
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.observations import runs_as_columns_unchecked
+from evalcore.store.observations import runs_as_columns
 from evalcore.store.runs import add_run
 from evalcore.store.schema import SCHEMA_VERSION, schema_version
 from evalcore.store.study_archive import export_study, import_study, read_archive
-from evalcore.store.unit_codes import (
-    UnitNamer,
-    pack_codes,
-    run_ranking_codes_unchecked,
-    unit_names_unchecked,
-)
+from evalcore.store.study_handle import open_study
+from evalcore.store.unit_codes import UnitNamer, pack_codes, run_ranking_codes, unit_names
 
 ARRAYS = ("k", "pos_offsets", "pos_gain", "pos_dup", "dup_first", "label_offsets", "label_gain",
           "population_complete", "scan_complete", "permission_violation", "duplicate_reference")
@@ -144,10 +140,10 @@ def test_a_store_write_gives_codes_that_name_the_stored_units(tmp_path: Path) ->
     assert units.keys() == {"a", "b", "c", "z"}
     assert units["a"] < units["c"] < units["z"]  # in first-written order
     for (run_id,) in db.execute("SELECT run_id FROM runs").fetchall():
-        codes = run_ranking_codes_unchecked(db, run_id)
+        codes = run_ranking_codes(open_study(db, "s", None), run_id)
         rows = dict(db.execute("SELECT query_id, unit_ids FROM run_rankings WHERE run_id = ?",
                                [run_id]).fetchall())
-        names = UnitNamer(db, "s")
+        names = UnitNamer(open_study(db, "s", None))
         for i, q in enumerate(codes.query_ids):
             assert names(codes.codes[codes.offsets[i]:codes.offsets[i + 1]]) == json.loads(rows[q])
     assert db.execute("SELECT unit_code FROM label_events").fetchall() == [(units["z"],)]
@@ -176,9 +172,9 @@ def test_a_v14_store_migrates_and_reads_back_identical_rankings(tmp_path: Path) 
     store_at_version(path, 14, *rows)
     db = open_store(path)
     assert schema_version(db) == SCHEMA_VERSION >= 15
-    names = UnitNamer(db, "s")
+    names = UnitNamer(open_study(db, "s", None))
     for (run_id, query_id), units in rankings.items():
-        codes = run_ranking_codes_unchecked(db, int(run_id), [query_id])
+        codes = run_ranking_codes(open_study(db, "s", None), int(run_id), [query_id])
         assert codes.query_ids == [query_id]
         assert names(codes.codes) == units
     dictionary = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
@@ -196,12 +192,12 @@ def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path) -> None:
     work.mkdir()
     import_study(target, read_archive(out, work), actor="lead")
     for store in (db, target):
-        names = unit_names_unchecked(store, "s", range(10_000))
+        names = unit_names(open_study(store, "s", "lead"), range(10_000))
         for units, blob in store.execute("SELECT unit_ids, unit_codes FROM run_rankings"):
             assert [names[c] for c in np.frombuffer(blob, "<i4").tolist()] == json.loads(units)
         for unit, code in store.execute("SELECT unit_id, unit_code FROM label_events"):
             assert names[code] == unit
-    evaluate = [evaluate_column_pair(runs_as_columns_unchecked(s, "s", ["A", "B"]), MEASURES,
+    evaluate = [evaluate_column_pair(runs_as_columns(open_study(s, "s", "lead"), ["A", "B"]), MEASURES,
                                      EvalProtocol()) for s in (db, target)]
     for a, b in ((evaluate[0].result_a, evaluate[1].result_a),
                  (evaluate[0].result_b, evaluate[1].result_b)):
@@ -210,7 +206,7 @@ def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path) -> None:
 
 def _strings_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Read every run as if its rankings were not held as codes (the string path)."""
-    monkeypatch.setattr(observations_module, "run_ranking_codes_unchecked",
+    monkeypatch.setattr(observations_module, "run_ranking_codes",
                         lambda *args, **kwargs: None)
 
 
@@ -218,11 +214,11 @@ def _strings_only(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_stored_pair_is_the_same_from_codes_and_from_strings(
         tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     db = random_study(tmp_path, seed)
-    coded = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    coded = runs_as_columns(open_study(db, "s", None), ["A", "B"])
     assert all(c.coded is not None for c in coded)
     with monkeypatch.context() as patch:
         _strings_only(patch)
-        strings = runs_as_columns_unchecked(db, "s", ["A", "B"])
+        strings = runs_as_columns(open_study(db, "s", None), ["A", "B"])
     assert all(c.coded is None for c in strings)
     assert [list(map(list, c.returned_ids)) for c in coded] == [
         list(map(list, c.returned_ids)) for c in strings]
@@ -255,11 +251,11 @@ def test_the_stored_pair_is_the_same_from_codes_and_from_strings(
 def test_the_live_dashboard_is_the_same_from_codes_and_from_strings(
         tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     db = random_study(tmp_path, seed)
-    coded = LiveDashboard.build(db, "s", viewer=None)
+    coded = LiveDashboard.build(open_study(db, "s", None))
     assert all(r.result.batch.pos_unit is not None for r in coded._blocking_source.values())
     with monkeypatch.context() as patch:
         _strings_only(patch)
-        strings = LiveDashboard.build(db, "s", viewer=None)
+        strings = LiveDashboard.build(open_study(db, "s", None))
         assert all(r.result.batch.pos_unit is None for r in strings._blocking_source.values())
     _same_dashboard(coded, strings)
     # A label and a re-evaluation of the touched query, both ways.
@@ -274,10 +270,10 @@ def _label_and_refresh(db, coded: LiveDashboard, strings: LiveDashboard,
     the touched query alone is re-evaluated."""
     record_label(db, study_id="s", query_id=query_id, unit_id=unit_id, gain=gain,
                  annotator="zed")
-    coded.refresh(db, viewer=None)
+    coded.refresh(open_study(db, coded.study_id, None))
     with monkeypatch.context() as patch:
         _strings_only(patch)
-        strings.refresh(db, viewer=None)
+        strings.refresh(open_study(db, strings.study_id, None))
     assert coded.last_refresh.queries == [query_id] and not coded.last_refresh.full
 
 
@@ -331,15 +327,15 @@ def test_a_run_that_returned_nothing_is_held_as_codes_and_changes_no_number(
     add_run(db, study_id="s", name="C-empty", source="imported", k=6, results=[])
     if uncoded:
         _unpack_run(db, "B", uncoded)
-    assert (run_ranking_codes_unchecked(db, 3) is not None
-            and run_ranking_codes_unchecked(db, 3, ["q1"]).query_ids == [])
-    fast = LiveDashboard.build(db, "s", viewer=None)
+    assert (run_ranking_codes(open_study(db, "s", None), 3) is not None
+            and run_ranking_codes(open_study(db, "s", None), 3, ["q1"]).query_ids == [])
+    fast = LiveDashboard.build(open_study(db, "s", None))
     coded = {name: r.result.batch.pos_unit is not None
              for name, r in fast._blocking_source.items()}
     assert coded == {"A": True, "B": not uncoded, "C-empty": True}
     with monkeypatch.context() as patch:
         _strings_only(patch)
-        strings = LiveDashboard.build(db, "s", viewer=None)
+        strings = LiveDashboard.build(open_study(db, "s", None))
     assert fast.runs["C-empty"].results and not any(map(list, fast.runs["C-empty"].top_units))
     _same_dashboard(fast, strings)
     _same_cards_and_figures(fast, strings)
@@ -361,7 +357,7 @@ def test_codes_only_name_what_is_read(tmp_path: Path) -> None:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(UnitNamer, "__call__", counting)
-        state = LiveDashboard.build(db, "s", viewer=None)
+        state = LiveDashboard.build(open_study(db, "s", None))
         assert asked == []
         top = state.runs["A"].top_units[0]
         assert asked == [len(top)]
@@ -376,7 +372,7 @@ def test_pack_codes_is_little_endian_int32() -> None:
        st.lists(st.sampled_from("abcdefghxy"), max_size=12), st.sampled_from([0, 1, 4, 1000]))
 def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored, asked,
                                                         whole) -> None:
-    """:func:`unit_codes_of_unchecked` reads the study's dictionary whole when asked for a
+    """:func:`unit_codes_of` reads the study's dictionary whole when asked for a
     large part of it, else in ``IN`` lists: the same codes either way (a write uses it)."""
     from evalcore.store import unit_codes
 
@@ -386,7 +382,7 @@ def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored
     table = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(unit_codes, "_WHOLE", whole)
-        got = unit_codes.unit_codes_of_unchecked(db, "s", asked)
+        got = unit_codes.unit_codes_of(open_study(db, "s", None), asked)
         written = unit_codes.assign_unit_codes(db, "s", asked)
     assert got == {u: table[u] for u in asked if u in table}
     new = [u for u in dict.fromkeys(asked) if u not in table]

@@ -60,6 +60,7 @@ from evalcore.store.imports.common import (
 )
 from evalcore.store.staged_documents import StagedDocuments
 from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import in_transaction, write_transaction
 
 
@@ -151,8 +152,7 @@ def _import(
             ((study_id, q, t) for q, t in beir.queries.items()),
         )
         summary.queries = len(beir.queries)
-        n, reopened = write_label_events(
-            db, study_id=study_id, threshold=study.relevance_threshold, events=events,
+        n, reopened = write_label_events(open_study(db, study_id, actor, Permission.IMPORT), threshold=study.relevance_threshold, events=events,
             origin=f"import of {folder}",
         )
         summary.label_events, summary.reopened = n, reopened
