@@ -51,7 +51,7 @@ from evalcore.retrieval.lexical_protocol import TOKENIZER, LexicalProtocol
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.query_syntax import match_expression
 from evalcore.retrieval.revalidation import recompute_changes, revalidate
-from evalcore.retrieval.search import search_corpus_unchecked
+from evalcore.retrieval.search import search_corpus_unscoped
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.audit import audit_entries
@@ -282,7 +282,7 @@ def main() -> None:
 
         with Elapsed() as t_search:
             for q in mixes["content"][:200]:
-                search_corpus_unchecked(db, "corpus", q, organisations=["acme"], limit=50)
+                search_corpus_unscoped(db, "corpus", q, organisations=["acme"], limit=50)
         print(f"search_corpus (shared index, one organisation, limit 50): "
               f"{1000 * t_search.wall / 200:.1f} ms/query over 200 'content' queries")
         db.conn.close()

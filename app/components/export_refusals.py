@@ -17,7 +17,6 @@ import streamlit as st
 
 from app.components.shared_results import shared_result
 from evalcore.store.export_checks import qrels_refusal, qrels_suspect, run_refusal, run_suspect
-from evalcore.store.read_access import Viewer
 from evalcore.store.references import ReferenceVersion
 from evalcore.store.runs import RunInfo
 from evalcore.store.study_handle import Study, open_study
@@ -46,7 +45,7 @@ def _reference_suspect(study: Study, path: str, reference: ReferenceVersion) -> 
 
 def qrels_refusal_now(
     db: sqlite_utils.Database, path: str, study_id: str, reference: ReferenceVersion | None, *,
-    viewer: Viewer,
+    viewer: str | None,
 ) -> str | None:
     """Why the qrels export of the working labels (``reference`` None) or of a frozen
     version would be refused now, or None."""
@@ -62,7 +61,7 @@ def qrels_refusal_now(
 
 
 def run_refusal_now(
-    db: sqlite_utils.Database, path: str, study_id: str, run: RunInfo, *, viewer: Viewer
+    db: sqlite_utils.Database, path: str, study_id: str, run: RunInfo, *, viewer: str | None
 ) -> str | None:
     """Why the TREC export of the stored ``run`` would be refused, or None."""
     study = open_study(db, study_id, viewer)

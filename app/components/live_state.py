@@ -20,14 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-import sqlite_utils
 import streamlit as st
 
 from app.components.session import db_path, get_db, reader
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.live.dashboard import LiveDashboard, RefreshOutcome
-from evalcore.store.read_access import require_read
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study, open_study
 
 T = TypeVar("T")
 
@@ -43,8 +41,7 @@ def _shared(path: str, study_id: str) -> _Shared:
     return _Shared(lock=threading.Lock())
 
 
-def _evaluating(shared: _Shared, db: sqlite_utils.Database, study_id: str,
-                viewer: str | None) -> RefreshOutcome:
+def _evaluating(shared: _Shared, study: Study) -> RefreshOutcome:
     """Build or refresh the state with the collector paused, then freeze what a full
     evaluation left behind.
 
@@ -55,7 +52,6 @@ def _evaluating(shared: _Shared, db: sqlite_utils.Database, study_id: str,
     a refresh) from walking them, which otherwise makes a large study's refreshes spike
     now and then. Reference counting still frees them when the state is dropped.
     """
-    study = open_study(db, study_id, viewer)
     with gc_paused():
         if shared.state is None:
             shared.state = LiveDashboard.build(study)
@@ -74,14 +70,12 @@ def with_live_state(study_id: str, read: Callable[[LiveDashboard, float, bool], 
     ``seconds`` is the time the build or refresh took; ``changed`` whether the
     store had changed since the last refresh.
     """
-    db = get_db()
-    viewer = reader()
-    require_read(db, viewer, study_id)  # before the shared state is touched
+    study = open_study(get_db(), study_id, reader())  # before the shared state is touched
     shared = _shared(str(db_path()), study_id)
     with shared.lock:
         if shared.state is None:
             with st.spinner("Evaluating every run of the study (first load only)…"):
-                outcome = _evaluating(shared, db, study_id, viewer)
+                outcome = _evaluating(shared, study)
         else:
-            outcome = _evaluating(shared, db, study_id, viewer)
+            outcome = _evaluating(shared, study)
         return read(shared.state, outcome.seconds, outcome.changed)

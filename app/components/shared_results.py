@@ -30,7 +30,6 @@ import streamlit as st
 from evalcore.compute.gc_pause import gc_paused
 from evalcore.store.connection import open_store
 from evalcore.store.marks import StoreMarks, store_marks
-from evalcore.store.read_access import Viewer
 from evalcore.store.study_handle import open_study
 
 T = TypeVar("T")
@@ -60,7 +59,7 @@ def shared_result(
     key: Hashable,
     compute: Callable[[], T],
     *,
-    viewer: Viewer,
+    viewer: str | None,
     alone: bool = False,
 ) -> T:
     """``compute()``'s value for ``key`` in ``study_id``, computed once per state of the store,
@@ -92,7 +91,7 @@ def shared_result(
 
 
 def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable, *,
-                 viewer: Viewer) -> Any:
+                 viewer: str | None) -> Any:
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
     else None (nothing is computed); only if ``viewer`` may read the study."""
     return _lookup(_results(path), (study_id, key, store_marks(open_study(db, study_id, viewer))))[1]
@@ -114,7 +113,7 @@ def compute_in_background(
     key: Hashable,
     compute: Callable[[sqlite_utils.Database], Any],
     *,
-    viewer: Viewer,
+    viewer: str | None,
 ) -> None:
     """Start ``compute(connection)`` on a thread of its own (its own connection to the store
     at ``path``), offered as :func:`shared_result`'s value for the store's marks now; a page

@@ -24,7 +24,6 @@ from app.components.shared_results import run_on_own_thread
 from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import AnnotatorShare, ProgressCounts, StudyProgress, progress_now
 from evalcore.store.marks import store_marks
-from evalcore.store.read_access import Viewer
 from evalcore.store.study_handle import open_study
 
 
@@ -32,7 +31,7 @@ def _cache() -> dict:
     return st.session_state.setdefault("_rl_cache", {})
 
 
-def _viewer() -> Viewer:
+def _viewer() -> str | None:
     from app.components.session import reader
 
     return reader()

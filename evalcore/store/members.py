@@ -42,7 +42,6 @@ from evalcore.store.membership import (
     study_leads,
     study_mode,
 )
-from evalcore.store.read_access import Viewer
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.study_setup import create_study
@@ -248,7 +247,7 @@ def remove_from_organisation(
     return True
 
 
-def list_organisation_members(db: sqlite_utils.Database, org_id: str, *, viewer: Viewer
+def list_organisation_members(db: sqlite_utils.Database, org_id: str, *, viewer: str | None
                               ) -> list[OrgMember]:
     """The organisation's members, owners first, then admins, then by user id, if
     ``viewer`` is one of them (PermissionDenied otherwise; an unknown organisation is

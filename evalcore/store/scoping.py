@@ -29,6 +29,7 @@ from evalcore.access.decisions import (
     viewer_id,
 )
 from evalcore.access.roles import Permission
+from evalcore.store.authorize import require_known_study
 from evalcore.store.corpus import Document, get_document
 from evalcore.store.membership import (
     corpus_in_team_mode,
@@ -38,7 +39,6 @@ from evalcore.store.membership import (
     study_mode,
     user_organisations,
 )
-from evalcore.store.read_access import require_known_study
 from evalcore.store.runs import get_run
 from evalcore.store.studies import (
     StudyIn,

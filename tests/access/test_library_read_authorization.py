@@ -1,13 +1,14 @@
-"""Every public library read of study data takes the viewer and refuses a non-member (issue 12, item 2).
+"""Every public library read of study data goes through a study handle, which a non-member
+cannot open.
 
 The same victim store as the CLI sweep (tests/access/test_cli_read_authorization.py):
-Mallory, a member of neither team study, calls each public read with
-``viewer=MALLORY`` (and with ``viewer=None``, nobody) on the victim study and
-on an unknown study id. Each refuses (PermissionDenied, or StudyNotFoundError
-for the unknown id) and no message names a query, document, run, reference,
-protocol, report or another study. The lead gets the data (the control), and
-the same reads of a local-mode study are open to anyone (``viewer=None``).
-Which functions must be here is enforced by tests/architecture/test_read_gate_structure.py.
+Mallory, a member of neither team study, opens a handle (``open_study``) as ``MALLORY``
+(and as None, nobody) on the victim study and on an unknown study id, to call each public
+read with it. Each refuses (PermissionDenied, or StudyNotFoundError for the unknown id)
+and no message names a query, document, run, reference, protocol, report or another
+study. The lead gets the data (the control), and the same reads of a local-mode study
+are open to anyone (None). That every study read takes a handle is enforced by
+tests/architecture/test_read_gate_structure.py.
 """
 
 from collections.abc import Callable
@@ -60,7 +61,6 @@ from evalcore.store.members import add_member, list_members, remove_member
 from evalcore.store.observations import observations_for_run
 from evalcore.store.pools import pool_sizes, pooled_ranks, pooled_units
 from evalcore.store.query_reads import query_text, query_texts
-from evalcore.store.read_access import require_read
 from evalcore.store.references import (
     freeze_reference,
     get_reference,
@@ -88,7 +88,8 @@ from evalcore.store.tool_label_exports import export_tool_labels
 
 
 def _reads(tmp: Path) -> dict[str, Callable]:
-    """name -> call(db, study_id, viewer): every public read of a study's data."""
+    """name -> call(db, study_id, actor): every public read of a study's data, through a
+    handle opened for the actor."""
     return {
         "list_runs": lambda db, s, v: list_runs(open_study(db, s, v)),
         "list_references": lambda db, s, v: list_references(open_study(db, s, v)),
@@ -103,7 +104,7 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "list_reports": lambda db, s, v: list_reports(open_study(db, s, v)),
         "list_members": lambda db, s, v: list_members(open_study(db, s, v)),
         "list_refusals": lambda db, s, v: list_refusals(open_study(db, s, v)),
-        "require_read": lambda db, s, v: require_read(db, v, s),
+        "open_study": open_study,
         "get_run": lambda db, s, v: get_run(open_study(db, s, v), "RUNSECRET"),
         "get_reference": lambda db, s, v: get_reference(open_study(db, s, v), "REFSECRET"),
         "reference_labels": lambda db, s, v: reference_labels(open_study(db, s, v), "REFSECRET"),
@@ -144,8 +145,6 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "qrels_refusal": lambda db, s, v: qrels_refusal(open_study(db, s, v), None),
         "run_refusal": lambda db, s, v: run_refusal(open_study(db, s, v), "RUNSECRET"),
         "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(open_study(db, s, v), "rank-eval", None),
-        # the building blocks' gated faces (they were ungated public reads until issue 12's
-        # last step renamed the blocks *_unchecked)
         "completeness_history": lambda db, s, v: completeness_history(open_study(db, s, v), "QSECRET1"),
         "cant_judge_units": lambda db, s, v: cant_judge_units(open_study(db, s, v), "QSECRET1", LEAD),
         "drafts": lambda db, s, v: drafts(open_study(db, s, v), "QSECRET1", LEAD),
@@ -165,7 +164,7 @@ _TARGET = DecideTarget(run_a="RUNSECRET", run_b="RUNSECRET2", measure="P@1")
 def _run_results(db, s, v):
     """run_results names a run by its row id; the gate is its study's."""
     run_id = get_run(open_study(db, s, LEAD), "RUNSECRET").run_id
-    return run_results(db, run_id, viewer=v)
+    return run_results(open_study(db, s, v), run_id)
 
 
 @pytest.mark.parametrize("viewer", [MALLORY, None])
@@ -194,7 +193,7 @@ def test_a_non_member_is_refused_the_ranked_results_and_a_shared_live_state(
         _run_results(db, STUDY, viewer)
     state = LiveDashboard.build(open_study(db, STUDY, LEAD))  # built for the lead, then shared
     for call in (lambda: state.refresh(open_study(db, state.study_id, viewer)),
-                 lambda: state.update_queries(open_study(db, state.study_id, viewer)), ["QSECRET1"]):
+                 lambda: state.update_queries(open_study(db, state.study_id, viewer), ["QSECRET1"])):
         with pytest.raises(PermissionDenied):
             call()
     db.conn.close()
@@ -259,7 +258,7 @@ _LEAD_LOOKUP_ERRORS = {"get_pinned_protocol", "compare_pair", "decide", "evaluat
 
 
 def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:
-    """The same reads of a study with no member (local mode) answer ``viewer=None``."""
+    """The same reads of a study with no member (local mode) answer a handle opened by None."""
     db = open_store(tmp_path / "local.sqlite")
     create_study(db, StudyIn(study_id="loc", corpus_id="lc"))
     add_queries(db, "loc", [QueryIn(query_id="QSECRET1", text="solar")])
