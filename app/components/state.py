@@ -3,7 +3,7 @@
 The study's progress (:func:`study_progress_if_ready`) is counted once per server process
 and kept up to date from the store's marks (:mod:`evalcore.store.marks`): after a label,
 an undo, an adjudication or a completeness claim, by anyone, only the queries it touched are
-counted again (:func:`evalcore.annotation.progress.progress_now_unchecked`, milliseconds).
+counted again (:func:`evalcore.annotation.progress.progress_now`, milliseconds).
 Only a new run (or a first visit) needs every pool and every label counted: seconds on a
 large study, done on a thread of its own (:func:`app.components.shared_results.run_on_own_thread`)
 while the page is drawn without the counts. An annotator's share of it (their own labels

@@ -703,7 +703,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
             return
         position = (f"queue item {state.items.index(item) + 1} of {len(state.items)}"
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
-        query_text = query_text_of(db, sid, item.query_id, viewer=reader())
+        query_text = query_text_of(open_study(db, sid, reader()), item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)
@@ -736,7 +736,7 @@ def _annotate(study: StudyIn, annotator: str) -> None:
 def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     db = get_db()
     sid = study.study_id
-    query_text = query_text_of(db, sid, query_id, viewer=reader())
+    query_text = query_text_of(open_study(db, sid, reader()), query_id)
     pool = cached_pool(db, sid, query_id)
     order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
     ranks = {item.unit_id: item.ranks for item in pool}

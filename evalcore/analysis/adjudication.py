@@ -4,7 +4,7 @@
 
 * the query text;
 * the document's title and text -- or, instead, why they are not shown: the
-  unit is not in the study's corpus, or the ``viewer`` may not read it under
+  unit is not in the study's corpus, or the reader may not read it under
   organisation scoping (:mod:`evalcore.store.scoping`);
 * each annotator's current label (gain, note and time; undone labels are not
   current: :func:`evalcore.store.labels.current_judgements`);
@@ -67,7 +67,7 @@ class ConflictContext(BaseModel):
 
 def conflict_contexts(study: Study, items: Iterable[tuple[str, str]]) -> list[ConflictContext]:
     """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order,
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+   ."""
     wanted = list(dict.fromkeys(items))
     corpus_id = get_study(study.db, study.study_id).corpus_id
     texts = query_texts(study, [q for q, _ in wanted])

@@ -24,19 +24,18 @@ from evalcore.store.study_handle import Study
 
 def study_agreement(study: Study, *, low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD) -> AgreementSummary:
     """Agreement between the study's annotators on the units two or more of them labeled,
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+   ."""
     return agreement_and_conflicts(study, low_agreement_threshold=low_agreement_threshold)[0]
 
 
 def open_conflicts(study: Study) -> list[tuple[str, ResolvedLabel]]:
-    """(query_id, unit) of every unit awaiting adjudication, largest disagreement first, if
-    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    """(query_id, unit) of every unit awaiting adjudication, largest disagreement first."""
     return _conflicts(_overlap_resolved(study)[1])
 
 
 def agreement_and_conflicts(study: Study, *, low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD) -> tuple[AgreementSummary, list[tuple[str, ResolvedLabel]]]:
     """:func:`study_agreement` and :func:`open_conflicts` from one read of the overlap and
-    one resolution (the agreement page shows both), if ``viewer`` may read the study."""
+    one resolution (the agreement page shows both)."""
     overlap, resolved = _overlap_resolved(study)
     # Only queries where annotators overlap hold units that count; every annotator with a
     # current label still has a row (and pairs) in the summary.

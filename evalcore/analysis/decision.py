@@ -419,9 +419,9 @@ class EvaluatedPair:
 
 def evaluate_stored_pair(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None, *, query_ids: Sequence[str] | None = None) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``),
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`),
+   ,
     over the study's queries or the query set ``query_ids``
-    (:func:`evalcore.analysis.query_set.resolve_stored_query_set_unchecked`)."""
+    (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
     return stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids).pair
 
 
@@ -463,6 +463,6 @@ def evaluate_column_pair(
 def decide(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None) -> list[Decision]:
     """Decisions of stored run ``run_a`` against ``run_b`` on each of ``measures``
     (names like ``"nDCG@10"`` or :class:`Measure` s), against the working reference or
-    the frozen version ``reference``, if ``viewer`` may read the study."""
+    the frozen version ``reference``."""
     pair = evaluate_stored_pair(study, run_a, run_b, measures, reference)
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]

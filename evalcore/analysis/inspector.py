@@ -14,7 +14,7 @@ them) with
   run's permitted set), ``conflict`` (annotators disagree and no adjudication
   stands);
 * the document title, **except** for a unit that violates the permitted set
-  (its text is never shown, only its id) and a document the ``viewer`` may
+  (its text is never shown, only its id) and a document the reader may
   not read under organisation scoping (:mod:`evalcore.store.scoping`):
   ``title_withheld`` then says why.
 
@@ -112,10 +112,9 @@ class QueryInspection(BaseModel):
 
 
 def inspect_query(handle: Study, run_name: str, query_id: str, reference: str | None = None) -> QueryInspection:
-    """The run's ranked list for ``query_id`` against the working reference or a frozen one,
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`).
+    """The run's ranked list for ``query_id`` against the working reference or a frozen one.
 
-    Titles of documents ``viewer`` may not read (another organisation's, in a
+    Titles of documents the handle's actor may not read (another organisation's, in a
     team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
     outside the permitted set.
     """

@@ -10,7 +10,7 @@ A lead names the set with a short spec (:meth:`QuerySetSpec.parse`):
   lines starting with ``#`` skipped).
 
 :func:`resolve_query_set` resolves a spec against the store's facts
-(:func:`evalcore.store.query_facts.query_facts_unchecked`) into a
+(:func:`evalcore.store.query_facts.query_facts`) into a
 :class:`ResolvedQuerySet`: the ids, in natural order, that decisions, bounds,
 paired tests and the to-decide queue are computed on, and the record a report keeps
 (:meth:`ResolvedQuerySet.record`). An id the study does not have, a removed one,
@@ -272,7 +272,7 @@ def resolve_stored_query_set(study: Study, runs: Sequence[str], spec: QuerySetSp
 
 
 def stored_query_set(study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None) -> ResolvedQuerySet:
-    """:func:`resolve_stored_query_set_unchecked` if ``viewer`` may read the study."""
+    """:func:`resolve_stored_query_set`."""
     return resolve_stored_query_set(study, runs, spec, reference)
 
 

@@ -27,8 +27,7 @@ def population_notes(study: Study) -> list[str]:
 
 
 def evaluate_run(study: Study, run_name: str, reference: str | None = None, protocol: EvalProtocol | None = None) -> EvaluationReport:
-    """Evaluate a stored run against the working reference or a frozen version, if
-    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`).
+    """Evaluate a stored run against the working reference or a frozen version.
 
     ``protocol`` defaults to the study's threshold and gain mode.
     """

@@ -95,7 +95,7 @@ def _count(
     mine: set[str],
     complete: bool,
 ) -> QueryProgress:
-    """``gains``: the query's resolved units (:func:`resolved_gains_unchecked` with
+    """``gains``: the query's resolved units (:func:`resolved_gains` with
     ``conflicts``: an int gain, a tuple for a unit in conflict); ``mine``: the units the
     annotator asked about holds a current label on. Counted by set operations; the units are
     looked at one by one only on a query with a unit in conflict."""
@@ -135,7 +135,7 @@ def query_progress(study: Study, query_id: str, annotator: str = ""
 def study_progress(study: Study, annotator: str = ""
 ) -> StudyProgress:
     """Progress of every query of the study (queries with pools, with queries rows or with
-    labels), counted in full (:func:`progress_now_unchecked`)."""
+    labels), counted in full (:func:`progress_now`)."""
     now = progress_now(study, annotator)
     assert now is not None  # counted in full when nothing is known
     counts, share = now
@@ -174,8 +174,8 @@ def progress_now(study: Study, annotator: str = "", counts: ProgressCounts | Non
     label or completeness event since their marks are counted again (one pool read and one
     resolution of those queries: milliseconds after a label). Without them, or when the runs
     changed or events were removed since, everything is counted: every pool (one read per
-    run) and every label (:func:`resolved_gains_unchecked`), seconds at 10,000 queries. An
-    annotator's share reads their current units (:func:`annotator_units_unchecked`) of the
+    run) and every label (:func:`resolved_gains`), seconds at 10,000 queries. An
+    annotator's share reads their current units (:func:`annotator_units`) of the
     queries touched since ``share``, all of them without one (a second at 10,000 queries
     for an annotator who labeled them all). With ``full`` False, None instead of counting
     either in full.

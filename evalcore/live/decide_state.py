@@ -54,8 +54,7 @@ def study_run_names(study: Study) -> list[str]:
 
 
 def decide_target(study: Study, run_a: str, run_b: str, measure: str, measures: Sequence[str] = DECIDE_MEASURES) -> DecideTarget:
-    """The target named by the three values, or :class:`TargetError` for the first bad one
-    (PermissionDenied first if ``viewer`` may not read the study)."""
+    """The target named by the three values, or :class:`TargetError` for the first bad one."""
     runs = study_run_names(study)
     for parameter, value in (("run_a", run_a), ("run_b", run_b)):
         if value not in runs:
@@ -104,7 +103,7 @@ class DecideState(BaseModel):
 
 def decide_state(study: Study, target: DecideTarget, measures: Sequence[str] = DECIDE_MEASURES, *, query_ids: Sequence[str] | None = None) -> DecideState:
     """Both runs evaluated once on every offered measure: the verdicts and the target's queue
-    (if ``viewer`` may read the study), over the study's queries or the query set
+   , over the study's queries or the query set
     ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
     names = list(dict.fromkeys([parse_measure(m).canonical for m in measures] + [target.measure]))
     pair = evaluate_stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids)
@@ -123,8 +122,7 @@ def next_queue_item(study: Study, items: Sequence[DecideItem], annotator: str, p
     """The first item of the queue the annotator can label now: not passed (skipped or
     can't-judge in this session) and not already labeled by them (a unit in conflict the
     annotator has a label on waits for a reviewer, not for another label of theirs).
-    Passed items come back once nothing else is left. ``viewer`` must be able to read the
-    study."""
+    Passed items come back once nothing else is left."""
     later = None
     for item in items:
         if item.kind == "conflict":

@@ -16,8 +16,7 @@ from evalcore.store.study_handle import Study
 
 
 def query_results_by_run(study: Study, query_id: str) -> dict[str, QueryResult]:
-    """run name -> the query's result (every metric available or unavailable with why), if
-    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
+    """run name -> the query's result (every metric available or unavailable with why)."""
     protocol = get_study(study.db, study.study_id).protocol()
     out: dict[str, QueryResult] = {}
     for run in list_runs(study):

@@ -80,7 +80,7 @@ def run_suspect(study: Study, run_id: int) -> bool:
 def run_refusal(study: Study, run_name: str, *, suspect: bool | None = None) -> str | None:
     """Why :func:`export_run` would refuse this run, or None (it would not).
 
-    ``suspect``: :func:`run_suspect_unchecked` of the run, if the caller knows it already.
+    ``suspect``: :func:`run_suspect` of the run, if the caller knows it already.
     """
     run = get_run(study, run_name)
     if not (run_suspect(study, run.run_id) if suspect is None else suspect):

@@ -19,7 +19,7 @@
   refuses to write an order that would not survive; ``"rank"`` always writes
   rank-derived scores. Scores are written with ``repr`` so they read back
   exactly. Lexical runs are ranked in that order (the product's one tie rule),
-  so they export with their original scores. The score of a document ``viewer``
+  so they export with their original scores. The score of a document the reader
   may not read is withheld (a lexical score tells which terms it contains), so such
   a run is written with rank-derived scores (``auto``) or refused (``original``).
 
@@ -103,8 +103,6 @@ def _check_token(kind: str, value: str) -> None:
 
 def export_qrels(study: Study, out: str | Path | TextIO, reference: str | None = None) -> ExportSummary:
     """Write the reference as TREC qrels (see the module docstring).
-
-    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
     labels = (
         resolved_gains(study) if reference is None
@@ -125,8 +123,6 @@ def export_qrels(study: Study, out: str | Path | TextIO, reference: str | None =
 
 def export_labels(study: Study, out: str | Path | TextIO, format: Literal["csv", "jsonl"] = "csv") -> ExportSummary:
     """Write every label event of the study as CSV or JSONL (see the module docstring).
-
-    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
     rows = study.db.execute(
         "SELECT event_id, query_id, unit_id, gain, annotator, kind, created_at, note, source "
@@ -168,8 +164,6 @@ def _survives(units: list[str], scores: list[float | None]) -> bool:
 
 def export_run(study: Study, run_name: str, out: str | Path | TextIO, scores: ScoreMode = "auto", tag: str | None = None) -> ExportSummary:
     """Write a stored run as a TREC run file (see the module docstring).
-
-    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
     run = get_run(study, run_name)
     tag = tag or re.sub(r"\s+", "_", run_name)

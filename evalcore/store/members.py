@@ -293,8 +293,7 @@ def get_member(db: sqlite_utils.Database, study_id: str, user: str) -> Member | 
 
 
 def list_members(study: Study) -> list[Member]:
-    """The study's members, leads first, then by user id, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
+    """The study's members, leads first, then by user id."""
     return [
         _member(r)
         for r in study.db.execute(

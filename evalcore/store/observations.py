@@ -172,7 +172,7 @@ class ReferenceColumns:
     #: query_id -> population-complete claim
     complete: dict[str, bool]
     #: the whole study's working reference as read, columns of unit codes (None: another
-    #: read; :func:`coded_labels_unchecked` looks the units' codes up)
+    #: read; :func:`coded_labels` looks the units' codes up)
     labels: WorkingLabels | None = None
     #: the study's population when read (None: not read, no corpus size)
     population: StudyPopulation | None = None
@@ -471,7 +471,7 @@ def runs_as_columns(study: Study, run_names: Sequence[str], reference: str | Non
     of their query sets (in natural query order; removed queries left out) or over
     ``query_ids`` (a query set, in its order), reading the reference once. ``working``:
     the working reference of the whole study (``reference`` None) already read at the
-    store's marks now (:func:`reference_columns_unchecked`), taken instead of a read."""
+    store's marks now (:func:`reference_columns`), taken instead of a read."""
     get_study(study.db, study.study_id)
     runs = [get_run(study, name) for name in run_names]
     ref = (working if working is not None and reference is None

@@ -12,7 +12,7 @@ The size is only known when it is sound: every unit the study mentions (returned
 of its runs or labeled, :mod:`evalcore.store.unit_codes`) must be one of those documents.
 A study whose runs return ids that are not in the corpus (a corpus not held in the store,
 or held only in part), or whose unit is not the document, has no known size: outside
-units stay unbounded. :func:`study_population_unchecked` is the one place that decides;
+units stay unbounded. :func:`study_population` is the one place that decides;
 the store's observation reads (:mod:`evalcore.store.observations`) carry its size to
 every evaluation of the study.
 """

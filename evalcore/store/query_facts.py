@@ -42,7 +42,7 @@ class QueryFacts:
     #: the queries the runs are compared over (labeled or claimed in the reference, or
     #: ranked by a run), removed ones left out, in natural order
     query_ids: list[str]
-    #: every query id of the study (:func:`study_query_ids_unchecked`)
+    #: every query id of the study (:func:`study_query_ids`)
     study_query_ids: frozenset[str]
     #: queries with at least one relevant label in the working reference
     judged: frozenset[str]

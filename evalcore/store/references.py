@@ -159,7 +159,7 @@ def _version(db: sqlite_utils.Database, row: tuple) -> ReferenceVersion:
 
 
 def list_references(study: Study) -> list[ReferenceVersion]:
-    """The study's frozen versions, for the store's own use (no read check)."""
+    """The study's frozen versions."""
     rows = study.db.execute(
         "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
         "WHERE study_id = ? ORDER BY created_at, name",
@@ -170,7 +170,7 @@ def list_references(study: Study) -> list[ReferenceVersion]:
 
 def get_reference(study: Study, name: str
                             ) -> ReferenceVersion:
-    """The frozen version ``name``, for the store's own use (no read check)."""
+    """The frozen version ``name``."""
     row = study.db.execute(
         "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
         "WHERE study_id = ? AND name = ?",

@@ -72,11 +72,10 @@ def withheld_refusal(protocol: str, withheld: list[str]) -> tuple[str, dict[str,
 
 
 def list_refusals(study: Study) -> list[Refusal]:
-    """The study's refusals, oldest first, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`; None is nobody).
+    """The study's refusals, oldest first.
 
     A refusal names the pinned documents that changed (ids, owners, counts): for a
-    protocol that sees documents ``viewer`` may not read, its message and detail are
+    protocol that sees documents the handle's actor may not read, its message and detail are
     withheld (:func:`evalcore.store.scoping.unreadable_organisations`)."""
     corpus = get_study(study.db, study.study_id).corpus_id
     organisations = {

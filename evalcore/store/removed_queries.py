@@ -7,7 +7,7 @@ no run can answer) with :func:`remove_query` and brings it back with
 ``query.restore``, with the reason) in the same transaction. Removal keeps every
 label, completeness event and ranking of the query: exports and archives still
 hold them; comparisons, dashboards, pools and reports leave the query out
-(:func:`removed_query_ids_unchecked` is what they read).
+(:func:`removed_query_ids` is what they read).
 
 :mod:`evalcore.store.query_facts` reads what a query set is resolved from.
 """

@@ -111,7 +111,7 @@ def get_stored_report(db: sqlite_utils.Database, report_id: int) -> StoredReport
 
 
 def list_reports(study: Study) -> list[StoredReport]:
-    """The study's stored reports, for the store's own use (no read check)."""
+    """The study's stored reports."""
     rows = study.db.execute(
         f"SELECT {_COLUMNS} FROM reports WHERE study_id = ? ORDER BY report_id",  # noqa: S608
         [study.study_id],

@@ -209,7 +209,7 @@ def run_exists(study: Study, name: str) -> bool:
 
 
 def get_run(study: Study, name: str) -> RunInfo:
-    """The study's run ``name``, for the store's own use (no read check: the caller authorised)."""
+    """The study's run ``name``."""
     row = study.db.execute(
         "SELECT run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "
         "scan_complete, created_at FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
@@ -236,7 +236,7 @@ def get_run(study: Study, name: str) -> RunInfo:
 
 
 def list_runs(study: Study) -> list[RunInfo]:
-    """The study's runs, for the store's own use (no read check: the caller authorised)."""
+    """The study's runs."""
     names = [r[0] for r in study.db.execute(
         "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
         [study.study_id]

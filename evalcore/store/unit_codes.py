@@ -9,7 +9,7 @@ has a dense integer code, and each packed ranking holds its units' codes.
 * ``run_rankings.unit_codes`` holds each ranking's codes, best first, as a little-endian
   int32 BLOB beside the JSON ``unit_ids`` (which other readers keep using).
 
-Readers pack rankings with numpy (:func:`run_ranking_codes_unchecked`, then
+Readers pack rankings with numpy (:func:`run_ranking_codes`, then
 :meth:`ObservationBatch.from_unit_codes <evalcore.compute.batch.ObservationBatch.from_unit_codes>`)
 and name only the few units a page shows (:class:`UnitNamer`). A label on a unit no run
 returned has no code: it can never match a returned position.

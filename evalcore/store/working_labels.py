@@ -1,6 +1,6 @@
 """The working reference of a whole study read as columns of unit codes (one SQL pass).
 
-:func:`label_columns_unchecked` reads one row per query (its label events' unit
+:func:`label_columns` reads one row per query (its label events' unit
 ids, gains and unit codes concatenated by SQLite, as :mod:`evalcore.store.resolution`
 describes). A query where every unit has exactly one event, a label, with a unit code
 (one annotator, nothing to agree on or undo: each label is the unit's resolved gain) is
@@ -8,9 +8,9 @@ kept as it was read (in unit id order; a query read in another order is resolved
 rules): its codes and gains as numpy columns, its unit ids as the text SQLite joined -- a
 query's gain map (``unit_id -> gain``) is made only when it is read
 (:attr:`WorkingLabels.gains`). The other queries are resolved by the
-rules (:func:`evalcore.store.resolution.working_labels_unchecked` reads both).
+rules (:func:`evalcore.store.resolution.working_labels` reads both).
 
-:func:`gathered_labels_unchecked` gathers the labels of a query set from the columns with
+:func:`gathered_labels` gathers the labels of a query set from the columns with
 numpy (what the live dashboard's build and a stored pair pack from), without making a gain
 map.
 """
@@ -37,7 +37,7 @@ _DIGIT_VALUES = bytes(range(256)).replace(b"0123456789", bytes(range(10)))
 
 @dataclass(eq=False)
 class WorkingLabels:
-    """A study's working reference as read by :func:`label_columns_unchecked`."""
+    """A study's working reference as read by :func:`label_columns`."""
 
     #: the queries read as columns ("plain"), in query id order
     plain: list[str]
@@ -49,7 +49,7 @@ class WorkingLabels:
     #: plain query i's unit ids joined by :data:`UNIT_SEPARATOR`, in the same order
     unit_text: list[str]
     #: every other query with a unit that counts: its gain map, resolved by the rules
-    #: (:func:`evalcore.store.resolution.working_labels_unchecked` fills it)
+    #: (:func:`evalcore.store.resolution.working_labels` fills it)
     others: dict[str, dict[str, Any]] = field(default_factory=dict)
     _row: dict[str, int] = field(default_factory=dict)
     _gains: GainMaps | None = None

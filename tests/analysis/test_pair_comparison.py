@@ -111,11 +111,11 @@ def test_one_evaluated_pair_gives_the_verdicts_then_the_whole_comparison(demo) -
     only and whole, in either order (its cached intervals change nothing)."""
     db, _ = demo
     runs = "bm25-plain", "bm25-title-boost"
-    evaluated = stored_pair(db, "demo", *runs, MEASURES, viewer=None)
+    evaluated = stored_pair(open_study(db, "demo", None), *runs, MEASURES)
     first = compare_evaluated_pair(evaluated, verdicts_only=True)
     whole = compare_evaluated_pair(evaluated)
-    assert first == compare_pair(db, "demo", *runs, MEASURES, verdicts_only=True, viewer=None)
-    assert whole == compare_pair(db, "demo", *runs, MEASURES, viewer=None)
+    assert first == compare_pair(open_study(db, "demo", None), *runs, MEASURES, verdicts_only=True)
+    assert whole == compare_pair(open_study(db, "demo", None), *runs, MEASURES)
     assert all(m.queue is None for m in first.measures) and not first.compat
     assert all(m.queue is not None for m in whole.measures) and whole.compat
     assert [m.decision for m in first.measures] == [m.decision for m in whole.measures]
@@ -126,11 +126,11 @@ def test_the_whole_comparison_from_the_verdicts_drawn_equals_it_computed_afresh(
     exactly the whole comparison; verdicts of another pair are refused."""
     db, _ = demo
     runs = "bm25-plain", "bm25-title-boost"
-    evaluated = stored_pair(db, "demo", *runs, MEASURES, viewer=None)
+    evaluated = stored_pair(open_study(db, "demo", None), *runs, MEASURES)
     verdicts = compare_evaluated_pair(evaluated, verdicts_only=True)
     whole = compare_evaluated_pair(evaluated, verdicts=verdicts)
-    assert whole == compare_pair(db, "demo", *runs, MEASURES, viewer=None)
+    assert whole == compare_pair(open_study(db, "demo", None), *runs, MEASURES)
     assert whole.model_dump() == compare_evaluated_pair(evaluated).model_dump()
-    other = stored_pair(db, "demo", *runs, MEASURES[:2], viewer=None)
+    other = stored_pair(open_study(db, "demo", None), *runs, MEASURES[:2])
     with pytest.raises(ValueError, match="not those of this pair"):
         compare_evaluated_pair(other, verdicts=verdicts)

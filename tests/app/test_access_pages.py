@@ -19,7 +19,7 @@ from access_fixtures import ANNOTATOR, OUTSIDER, team_store  # noqa: E402
 from app_harness import ENTRY, grade_button  # noqa: E402
 
 from evalcore.store.labels import label_history  # noqa: E402
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import open_study  # noqa: E402
 
 SECRET_B = "solar panels subsidies for households"  # globex document b1 (in s's pool)
 SECRET_A = "installing solar panels on a roof"  # acme document a1

@@ -14,7 +14,7 @@ from app_harness import ENTRY  # noqa: E402
 
 from evalcore.store.connection import open_store  # noqa: E402
 from evalcore.store.members import list_members  # noqa: E402
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import open_study  # noqa: E402
 
 PAGE = "views/members.py"
 AUTH = {
