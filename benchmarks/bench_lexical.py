@@ -157,8 +157,11 @@ def fresh_process(command: list[str]) -> Elapsed:
 
 def ranking_seconds(db, run_name: str) -> Elapsed:
     """The query time of an execution: the ranking time (wall, CPU) its audit entry records."""
-    (entry,) = [e for e in audit_entries(open_study(db, "bench", "bench"))
-                if e.action == "lexical.run" and e.detail["run"] == run_name]
+    (entry,) = [
+        e
+        for e in audit_entries(open_study(db, "bench", "bench"))
+        if e.action == "lexical.run" and e.detail["run"] == run_name
+    ]
     elapsed = Elapsed()
     elapsed.wall, elapsed.cpu = entry.detail["ranking_s"], entry.detail["ranking_cpu_s"]
     return elapsed

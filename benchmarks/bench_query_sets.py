@@ -55,12 +55,19 @@ def main() -> None:
         half = ",".join(work.qids[::2])
         for spec in ("all", "judged", "answered", half):
             resolve, resolved = _best(
-                lambda spec=spec: resolve_stored_query_set(open_study(db, "bench", None), ["A", "B"], spec)
+                lambda spec=spec: resolve_stored_query_set(
+                    open_study(db, "bench", None), ["A", "B"], spec
+                )
             )
             scope = resolved.scope  # type: ignore[union-attr]
             compare, result = _best(
                 lambda scope=scope: compare_pair(
-                    open_study(db, "bench", None), "A", "B", MEASURES, queue_limit=10, query_ids=scope
+                    open_study(db, "bench", None),
+                    "A",
+                    "B",
+                    MEASURES,
+                    queue_limit=10,
+                    query_ids=scope,
                 )
             )
             n = result.measures[0].decision.n_queries  # type: ignore[union-attr]

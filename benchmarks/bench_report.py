@@ -116,8 +116,15 @@ def main() -> None:
         print(f"setup: {args.queries} queries x 3 runs stored in "
               f"{time.perf_counter() - start:.1f} s (not part of the target)")
         db = open_store(path)
-        generate, report = best_of(args.repeat, lambda: report_from_store(
-            open_study(db, "bench", "lead"), runs=["bm25", "dense", "hybrid"], created_by="lead", reference="v1"))
+        generate, report = best_of(
+            args.repeat,
+            lambda: report_from_store(
+                open_study(db, "bench", "lead"),
+                runs=["bm25", "dense", "hybrid"],
+                created_by="lead",
+                reference="v1",
+            ),
+        )
         html_s, html = best_of(args.repeat, lambda: render_html(report))
         json_s, _ = best_of(args.repeat, lambda: render_json(report))
         csv_s, _ = best_of(args.repeat, lambda: render_csv(report))

@@ -44,20 +44,32 @@ def _reference_suspect(study: Study, path: str, reference: ReferenceVersion) -> 
 
 
 def qrels_refusal_now(
-    db: sqlite_utils.Database, path: str, study_id: str, reference: ReferenceVersion | None, *,
+    db: sqlite_utils.Database,
+    path: str,
+    study_id: str,
+    reference: ReferenceVersion | None,
+    *,
     viewer: str | None,
 ) -> str | None:
     """Why the qrels export of the working labels (``reference`` None) or of a frozen
     version would be refused now, or None."""
     study = open_study(db, study_id, viewer)
-    suspect = (qrels_suspect(study, None) if reference is None
-               else _reference_suspect(study, path, reference))
+    suspect = (
+        qrels_suspect(study, None)
+        if reference is None
+        else _reference_suspect(study, path, reference)
+    )
     name = None if reference is None else reference.name
     if not suspect:
         return qrels_refusal(study, name, suspect=False)
     return shared_result(
-        db, path, study_id, ("qrels_refusal", name, viewer),
-        lambda: qrels_refusal(study, name, suspect=True), viewer=viewer)
+        db,
+        path,
+        study_id,
+        ("qrels_refusal", name, viewer),
+        lambda: qrels_refusal(study, name, suspect=True),
+        viewer=viewer,
+    )
 
 
 def run_refusal_now(
@@ -69,5 +81,10 @@ def run_refusal_now(
     if not suspect:
         return run_refusal(study, run.name, suspect=False)
     return shared_result(
-        db, path, study_id, ("run_refusal", run.run_id, viewer),
-        lambda: run_refusal(study, run.name, suspect=True), viewer=viewer)
+        db,
+        path,
+        study_id,
+        ("run_refusal", run.run_id, viewer),
+        lambda: run_refusal(study, run.name, suspect=True),
+        viewer=viewer,
+    )

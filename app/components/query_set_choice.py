@@ -107,7 +107,10 @@ def decide_query_set(
         return None
     try:
         resolved = stored_query_set(
-            open_study(db, study_id, reader()), [target.run_a, target.run_b], ids if kind == "list" else kind)
+            open_study(db, study_id, reader()),
+            [target.run_a, target.run_b],
+            ids if kind == "list" else kind,
+        )
     except QuerySetError as error:
         st.warning(
             escape_markdown(

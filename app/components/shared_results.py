@@ -90,8 +90,9 @@ def shared_result(
     return value
 
 
-def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable, *,
-                 viewer: str | None) -> Any:
+def ready_result(
+    db: sqlite_utils.Database, path: str, study_id: str, key: Hashable, *, viewer: str | None
+) -> Any:
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
     else None (nothing is computed); only."""
     return _lookup(_results(path), (study_id, key, store_marks(open_study(db, study_id, viewer))))[1]

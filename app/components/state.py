@@ -99,8 +99,9 @@ def study_progress_if_ready(
     return counts.progress if share is None else share.progress
 
 
-def _count_in_background(path: str, study_id: str, annotator: str, counted: _Counted,
-                         viewer: str | None) -> None:
+def _count_in_background(
+    path: str, study_id: str, annotator: str, counted: _Counted, viewer: str | None
+) -> None:
     """Count the study in full on a thread of its own (read as ``viewer``, the session that
     asked), then the share of every annotator asked for meanwhile: one thread at a time per
     study."""

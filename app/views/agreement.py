@@ -203,8 +203,13 @@ if focus is not None:  # the address names a conflict: it comes first, before th
 # Shared by every session until a label, adjudication or run changes the store's marks; the
 # statistics and the conflicts from one read of where annotators overlap.
 summary, pending = shared_result(
-    db, str(db_path()), study.study_id, ("agreement_and_conflicts",),
-    lambda: agreement_and_conflicts(open_study(db, study.study_id, reader())), viewer=reader())
+    db,
+    str(db_path()),
+    study.study_id,
+    ("agreement_and_conflicts",),
+    lambda: agreement_and_conflicts(open_study(db, study.study_id, reader())),
+    viewer=reader(),
+)
 cols = st.columns(3)
 cols[0].metric("Annotators", len(summary.annotators))
 cols[1].metric("Units labeled by two or more", summary.n_units_multiply_labeled)

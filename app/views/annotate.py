@@ -151,8 +151,13 @@ def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
     if key not in walks:
         db = get_db()
         walks[key] = WalkState(
-            skipped=[u for u, d in drafts(open_study(db, study_id, reader()), query_id, annotator).items() if d.skipped],
-            cant_judge=cant_judge_units(open_study(db, study_id, reader()), query_id, annotator))
+            skipped=[
+                u
+                for u, d in drafts(open_study(db, study_id, reader()), query_id, annotator).items()
+                if d.skipped
+            ],
+            cant_judge=cant_judge_units(open_study(db, study_id, reader()), query_id, annotator),
+        )
     return walks[key]
 
 
@@ -813,8 +818,9 @@ def _note_widget(token: ItemToken) -> str:
     """The note field's key for this showing, seeded once from the item's stored draft."""
     key = note_key(token)
     if key not in st.session_state:
-        draft = drafts(open_study(get_db(), token.study_id, reader()), token.query_id, token.annotator).get(
-            token.unit_id)
+        draft = drafts(
+            open_study(get_db(), token.study_id, reader()), token.query_id, token.annotator
+        ).get(token.unit_id)
         st.session_state[key] = draft.note if draft is not None else ""
     return key
 
@@ -910,8 +916,11 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
 
 def _own_note(study_id: str, query_id: str, unit_id: str, annotator: str) -> str:
     """The note of the annotator's latest label on the unit ('' when none)."""
-    notes = [e.note for e in label_history(open_study(get_db(), study_id, reader()), query_id, unit_id)
-             if e.annotator == annotator and e.kind == "label"]
+    notes = [
+        e.note
+        for e in label_history(open_study(get_db(), study_id, reader()), query_id, unit_id)
+        if e.annotator == annotator and e.kind == "label"
+    ]
     return notes[-1] if notes else ""
 
 

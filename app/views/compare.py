@@ -116,9 +116,14 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
         return with_live_state(study_id, lambda state, *_: {r: state.evaluation(r) for r in runs})
     db = get_db()
     return {
-        run: shared_result(db, str(db_path()), study_id, ("evaluate_run", run, reference),
-                           lambda run=run: evaluate_run(open_study(db, study_id, reader()), run, reference),
-                           viewer=reader())
+        run: shared_result(
+            db,
+            str(db_path()),
+            study_id,
+            ("evaluate_run", run, reference),
+            lambda run=run: evaluate_run(open_study(db, study_id, reader()), run, reference),
+            viewer=reader(),
+        )
         for run in runs
     }
 
@@ -170,8 +175,22 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
     db, path, viewer = get_db(), str(db_path()), reader()
     key = _whole_key(run_a, run_b, measures, reference, queries)
     if not large:
-        return shared_result(db, path, study_id, key, lambda: compare_pair(
-            open_study(db, study_id, viewer), run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN, query_ids=queries), viewer=viewer)
+        return shared_result(
+            db,
+            path,
+            study_id,
+            key,
+            lambda: compare_pair(
+                open_study(db, study_id, viewer),
+                run_a,
+                run_b,
+                measures,
+                reference,
+                queue_limit=QUEUE_SHOWN,
+                query_ids=queries,
+            ),
+            viewer=viewer,
+        )
     whole = ready_result(db, path, study_id, key, viewer=viewer)
     if whole is not None:
         return whole
@@ -189,11 +208,27 @@ def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
     the reference the shared live state read (still current) is taken, not read again."""
     db, viewer = get_db(), reader()
     return shared_result(
-        db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference, queries),
-        lambda: stored_pair(open_study(db, study_id, viewer), run_a, run_b, measures, reference, query_ids=queries, working=None if reference is not None else with_live_state(
-                                study_id, lambda state, *_: state.take_working_reference(
-                                    open_study(db, study_id, viewer)))),
-        viewer=viewer, alone=True)
+        db,
+        str(db_path()),
+        study_id,
+        _evaluated_key(run_a, run_b, measures, reference, queries),
+        lambda: stored_pair(
+            open_study(db, study_id, viewer),
+            run_a,
+            run_b,
+            measures,
+            reference,
+            query_ids=queries,
+            working=None
+            if reference is not None
+            else with_live_state(
+                study_id,
+                lambda state, *_: state.take_working_reference(open_study(db, study_id, viewer)),
+            ),
+        ),
+        viewer=viewer,
+        alone=True,
+    )
 
 
 def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
@@ -226,10 +261,28 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
                                  _evaluated_key(run_a, run_b, measures, reference, queries),
                                  viewer=viewer)
         verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
-        compute_in_background(db, path, study_id, key, lambda conn: (
-            compare_pair(open_study(conn, study_id, viewer), run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN, query_ids=queries) if evaluated is None else
-            compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
-                                   verdicts=verdicts)), viewer=viewer)
+        compute_in_background(
+            db,
+            path,
+            study_id,
+            key,
+            lambda conn: (
+                compare_pair(
+                    open_study(conn, study_id, viewer),
+                    run_a,
+                    run_b,
+                    measures,
+                    reference,
+                    queue_limit=QUEUE_SHOWN,
+                    query_ids=queries,
+                )
+                if evaluated is None
+                else compare_evaluated_pair(
+                    evaluated, reference, queue_limit=QUEUE_SHOWN, verdicts=verdicts
+                )
+            ),
+            viewer=viewer,
+        )
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")
@@ -455,10 +508,13 @@ if spec is None:
     st.stop()
 try:
     query_set = shared_result(
-        db, str(db_path()), study.study_id,
+        db,
+        str(db_path()),
+        study.study_id,
         ("query_set", tuple(same), spec.model_dump_json(), reference),
         lambda: stored_query_set(open_study(db, study.study_id, reader()), same, spec, reference),
-        viewer=reader())
+        viewer=reader(),
+    )
 except QuerySetError as error:
     st.error(escape_markdown(f"No verdict on these queries: {error}"))
     st.stop()

@@ -136,7 +136,9 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
     )
     db = get_db()
     conflict = {
-        (i.query_id, i.unit_id): resolve_unit_in_store(open_study(db, study_id, reader()), i.query_id, i.unit_id)
+        (i.query_id, i.unit_id): resolve_unit_in_store(
+            open_study(db, study_id, reader()), i.query_id, i.unit_id
+        )
         is not None
         for i in items
     }

@@ -250,8 +250,12 @@ def _exports_section(study_id: str) -> None:
         a.download_button(
             "Download qrels",
             lambda: _export_text(
-                lambda out: export_qrels(open_study(db, study_id, viewer), out, reference=ref)),
-            file_name=f"{study_id}.qrels", mime="text/plain", key="dl_qrels")
+                lambda out: export_qrels(open_study(db, study_id, viewer), out, reference=ref)
+            ),
+            file_name=f"{study_id}.qrels",
+            mime="text/plain",
+            key="dl_qrels",
+        )
     fmt = b.selectbox("Label events as", ["csv", "jsonl", *TOOL_FORMATS],
                       help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's "
                            "ratings in that tool's format.")
@@ -264,10 +268,16 @@ def _exports_section(study_id: str) -> None:
         b.download_button(
             "Download ratings" if tool else "Download label events",
             lambda: _export_text(
-                lambda out: export_tool_labels(open_study(db, study_id, viewer), out, fmt, reference=ref)
-                if tool else export_labels(open_study(db, study_id, viewer), out, format=fmt)),
+                lambda out: (
+                    export_tool_labels(open_study(db, study_id, viewer), out, fmt, reference=ref)
+                    if tool
+                    else export_labels(open_study(db, study_id, viewer), out, format=fmt)
+                )
+            ),
             file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool else f"{study_id}-labels.{fmt}",
-            mime="text/plain", key="dl_labels")
+            mime="text/plain",
+            key="dl_labels",
+        )
     runs = {r.name: r for r in list_runs(open_study(db, study_id, _actor()))}
     if runs:
         run = c.selectbox("Run", list(runs))
@@ -278,8 +288,13 @@ def _exports_section(study_id: str) -> None:
             safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
             c.download_button(
                 "Download run (TREC)",
-                lambda: _export_text(lambda out: export_run(open_study(db, study_id, viewer), run, out)),
-                file_name=f"{safe}.run", mime="text/plain", key="dl_run")
+                lambda: _export_text(
+                    lambda out: export_run(open_study(db, study_id, viewer), run, out)
+                ),
+                file_name=f"{safe}.run",
+                mime="text/plain",
+                key="dl_run",
+            )
             c.caption("Queries whose stored order TREC tools would change (score ties, "
                       "missing scores) make the file carry rank-derived scores "
                       "(n - rank + 1) for the whole run.")

@@ -66,8 +66,7 @@ class ConflictContext(BaseModel):
 
 
 def conflict_contexts(study: Study, items: Iterable[tuple[str, str]]) -> list[ConflictContext]:
-    """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order,
-   ."""
+    """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order."""
     wanted = list(dict.fromkeys(items))
     corpus_id = get_study(study.db, study.study_id).corpus_id
     texts = query_texts(study, [q for q, _ in wanted])
@@ -78,22 +77,24 @@ def conflict_contexts(study: Study, items: Iterable[tuple[str, str]]) -> list[Co
         judged = current_judgements(study, query_id, unit_id).get(unit_id)
         resolved = resolve_unit_in_store(study, query_id, unit_id)
         adjudication = judged.adjudication if judged is not None else None
-        out.append(ConflictContext(
-            study_id=study.study_id,
-            query_id=query_id,
-            unit_id=unit_id,
-            query_text=texts.get(query_id, ""),
-            title=doc.title if doc is not None else None,
-            text=doc.text if doc is not None else None,
-            document_note=None if doc is not None else access.reason,
-            state=resolved.state if resolved is not None else None,
-            judgements=[
-                Judgement(annotator=a, gain=e.gain, note=e.note, created_at=e.created_at)
-                for a, e in (judged.labels.items() if judged is not None else ())
-                if e.gain is not None
-            ],
-            reviewer=adjudication.annotator if adjudication is not None else None,
-            adjudicated_gain=adjudication.gain if adjudication is not None else None,
-            reviewer_note=adjudication.note if adjudication is not None else "",
-        ))
+        out.append(
+            ConflictContext(
+                study_id=study.study_id,
+                query_id=query_id,
+                unit_id=unit_id,
+                query_text=texts.get(query_id, ""),
+                title=doc.title if doc is not None else None,
+                text=doc.text if doc is not None else None,
+                document_note=None if doc is not None else access.reason,
+                state=resolved.state if resolved is not None else None,
+                judgements=[
+                    Judgement(annotator=a, gain=e.gain, note=e.note, created_at=e.created_at)
+                    for a, e in (judged.labels.items() if judged is not None else ())
+                    if e.gain is not None
+                ],
+                reviewer=adjudication.annotator if adjudication is not None else None,
+                adjudicated_gain=adjudication.gain if adjudication is not None else None,
+                reviewer_note=adjudication.note if adjudication is not None else "",
+            )
+        )
     return out

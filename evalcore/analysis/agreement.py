@@ -22,9 +22,10 @@ from evalcore.store.resolution import ResolvedLabel, resolve_study
 from evalcore.store.study_handle import Study
 
 
-def study_agreement(study: Study, *, low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD) -> AgreementSummary:
-    """Agreement between the study's annotators on the units two or more of them labeled,
-   ."""
+def study_agreement(
+    study: Study, *, low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD
+) -> AgreementSummary:
+    """Agreement between the study's annotators on the units two or more of them labeled."""
     return agreement_and_conflicts(study, low_agreement_threshold=low_agreement_threshold)[0]
 
 
@@ -33,7 +34,9 @@ def open_conflicts(study: Study) -> list[tuple[str, ResolvedLabel]]:
     return _conflicts(_overlap_resolved(study)[1])
 
 
-def agreement_and_conflicts(study: Study, *, low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD) -> tuple[AgreementSummary, list[tuple[str, ResolvedLabel]]]:
+def agreement_and_conflicts(
+    study: Study, *, low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD
+) -> tuple[AgreementSummary, list[tuple[str, ResolvedLabel]]]:
     """:func:`study_agreement` and :func:`open_conflicts` from one read of the overlap and
     one resolution (the agreement page shows both)."""
     overlap, resolved = _overlap_resolved(study)
@@ -47,9 +50,7 @@ def agreement_and_conflicts(study: Study, *, low_agreement_threshold: float = LO
     return summary, _conflicts(resolved)
 
 
-def _overlap_resolved(study: Study) -> tuple[
-    Overlap, dict[str, dict[str, ResolvedLabel]]
-]:
+def _overlap_resolved(study: Study) -> tuple[Overlap, dict[str, dict[str, ResolvedLabel]]]:
     """Where annotators overlap, and those queries resolved."""
     overlap = annotator_overlap(study)
     return overlap, resolve_study(study, overlap.queries)

@@ -417,20 +417,39 @@ class EvaluatedPair:
         return [] if population is None else population.size_notes()
 
 
-def evaluate_stored_pair(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None, *, query_ids: Sequence[str] | None = None) -> PairEvaluation:
+def evaluate_stored_pair(
+    study: Study,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``),
-   ,
-    over the study's queries or the query set ``query_ids``
-    (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
+    ,
+     over the study's queries or the query set ``query_ids``
+     (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
     return stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids).pair
 
 
-def stored_pair(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None, *, working: ReferenceColumns | None = None, query_ids: Sequence[str] | None = None) -> EvaluatedPair:
+def stored_pair(
+    study: Study,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+    *,
+    working: ReferenceColumns | None = None,
+    query_ids: Sequence[str] | None = None,
+) -> EvaluatedPair:
     """:func:`stored_pair` for a caller that authorised the read already (``query_ids``:
     a resolved query set, else the study's queries)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
-    columns = runs_as_columns(study, [run_a, run_b], reference, working=working, query_ids=query_ids)
+    columns = runs_as_columns(
+        study, [run_a, run_b], reference, working=working, query_ids=query_ids
+    )
     pair = evaluate_column_pair(columns, measures, get_study(study.db, study.study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 
@@ -460,7 +479,13 @@ def evaluate_column_pair(
     return evaluate_pair(batches[0], batches[1], parsed, protocol)
 
 
-def decide(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None) -> list[Decision]:
+def decide(
+    study: Study,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+) -> list[Decision]:
     """Decisions of stored run ``run_a`` against ``run_b`` on each of ``measures``
     (names like ``"nDCG@10"`` or :class:`Measure` s), against the working reference or
     the frozen version ``reference``."""

@@ -111,7 +111,9 @@ class QueryInspection(BaseModel):
         }
 
 
-def inspect_query(handle: Study, run_name: str, query_id: str, reference: str | None = None) -> QueryInspection:
+def inspect_query(
+    handle: Study, run_name: str, query_id: str, reference: str | None = None
+) -> QueryInspection:
     """The run's ranked list for ``query_id`` against the working reference or a frozen one.
 
     Titles of documents the handle's actor may not read (another organisation's, in a
@@ -193,8 +195,7 @@ def inspect_query(handle: Study, run_name: str, query_id: str, reference: str | 
     protocol = study.protocol()
     observations = observations_for_run(handle, run_name, reference, [query_id])
     result = evaluate(observations, protocol).queries[0]
-    measures = [m for m in shown_measures(study_measures(handle))
-                if m.k is None or m.k <= run.k]
+    measures = [m for m in shown_measures(study_measures(handle)) if m.k is None or m.k <= run.k]
     chosen = evaluate(observations, protocol, measures=measures).queries[0].metrics
     measure_values = {measure_label(m, run.k): chosen[m.canonical] for m in measures}
     return QueryInspection(

@@ -232,12 +232,25 @@ def _reasons(lists: dict[tuple[int, int], list[str]], obits: int, bits: int) -> 
     return list(reasons)
 
 
-def compare_pair(study: Study, run_a: str, run_b: str, measures: Sequence[Measure | str], reference: str | None = None, *, queue_limit: int | None = 10, verdicts_only: bool = False, query_ids: Sequence[str] | None = None) -> PairComparison:
+def compare_pair(
+    study: Study,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+    *,
+    queue_limit: int | None = 10,
+    verdicts_only: bool = False,
+    query_ids: Sequence[str] | None = None,
+) -> PairComparison:
     """:func:`compare_pair` for a caller that authorised the read already (``query_ids``:
     a resolved query set, else the study's queries)."""
     return compare_evaluated_pair(
         stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids),
-        reference, queue_limit=queue_limit, verdicts_only=verdicts_only)
+        reference,
+        queue_limit=queue_limit,
+        verdicts_only=verdicts_only,
+    )
 
 
 def compare_evaluated_pair(

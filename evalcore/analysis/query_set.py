@@ -263,7 +263,9 @@ def _listed(spec: QuerySetSpec, facts: QueryFacts) -> list[str]:
     return sorted((q for q in spec.ids if q in pool or q in facts.study_query_ids), key=natural_key)
 
 
-def resolve_stored_query_set(study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None) -> ResolvedQuerySet:
+def resolve_stored_query_set(
+    study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None
+) -> ResolvedQuerySet:
     """:func:`resolve_query_set` of ``spec`` for stored ``runs`` compared against
     ``reference`` (None: the working labels), for a caller that authorised the read."""
     if not isinstance(spec, QuerySetSpec):
@@ -271,7 +273,9 @@ def resolve_stored_query_set(study: Study, runs: Sequence[str], spec: QuerySetSp
     return resolve_query_set(spec, query_facts(study, runs, reference), runs)
 
 
-def stored_query_set(study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None) -> ResolvedQuerySet:
+def stored_query_set(
+    study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None
+) -> ResolvedQuerySet:
     """:func:`resolve_stored_query_set`."""
     return resolve_stored_query_set(study, runs, spec, reference)
 

@@ -26,7 +26,9 @@ def population_notes(study: Study) -> list[str]:
     return study_population(study).size_notes()
 
 
-def evaluate_run(study: Study, run_name: str, reference: str | None = None, protocol: EvalProtocol | None = None) -> EvaluationReport:
+def evaluate_run(
+    study: Study, run_name: str, reference: str | None = None, protocol: EvalProtocol | None = None
+) -> EvaluationReport:
     """Evaluate a stored run against the working reference or a frozen version.
 
     ``protocol`` defaults to the study's threshold and gain mode.
@@ -34,14 +36,23 @@ def evaluate_run(study: Study, run_name: str, reference: str | None = None, prot
     return evaluate_run_measures(study, run_name, reference, protocol)[0]
 
 
-def evaluate_run_measures(study: Study, run_name: str, reference: str | None = None, protocol: EvalProtocol | None = None, measures: Sequence[Measure] = (), *, query_ids: Sequence[str] | None = None) -> tuple[EvaluationReport, EvaluationReport | None]:
+def evaluate_run_measures(
+    study: Study,
+    run_name: str,
+    reference: str | None = None,
+    protocol: EvalProtocol | None = None,
+    measures: Sequence[Measure] = (),
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> tuple[EvaluationReport, EvaluationReport | None]:
     """:func:`evaluate_run_measures` for a caller that authorised the read already
     (``query_ids``: a resolved query set, else the run's queries)."""
     if protocol is None:
         protocol = get_study(study.db, study.study_id).protocol()
     observations = observations_for_run(study, run_name, reference, query_ids)
-    diagnostics = Diagnostics(tied_score_pairs=tied_score_pairs(observations),
-                              notes=population_notes(study))
+    diagnostics = Diagnostics(
+        tied_score_pairs=tied_score_pairs(observations), notes=population_notes(study)
+    )
     chosen = (evaluate(observations, protocol, measures=list(measures), diagnostics=diagnostics)
               if measures else None)
     return evaluate(observations, protocol, diagnostics=diagnostics), chosen

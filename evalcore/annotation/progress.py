@@ -119,8 +119,7 @@ def _mine(study: Study, annotator: str, query_ids: list[str] | None = None) -> d
     return annotator_units(study, annotator, query_ids) if annotator else {}
 
 
-def query_progress(study: Study, query_id: str, annotator: str = ""
-) -> QueryProgress:
+def query_progress(study: Study, query_id: str, annotator: str = "") -> QueryProgress:
     """Progress of one query (cheap: one pool query, one resolution)."""
     pooled = pooled_units(study, [query_id])[query_id]
     return _count(
@@ -132,8 +131,7 @@ def query_progress(study: Study, query_id: str, annotator: str = ""
     )
 
 
-def study_progress(study: Study, annotator: str = ""
-) -> StudyProgress:
+def study_progress(study: Study, annotator: str = "") -> StudyProgress:
     """Progress of every query of the study (queries with pools, with queries rows or with
     labels), counted in full (:func:`progress_now`)."""
     now = progress_now(study, annotator)
@@ -167,7 +165,14 @@ class AnnotatorShare:
     progress: StudyProgress
 
 
-def progress_now(study: Study, annotator: str = "", counts: ProgressCounts | None = None, share: AnnotatorShare | None = None, *, full: bool = True) -> tuple[ProgressCounts, AnnotatorShare | None] | None:
+def progress_now(
+    study: Study,
+    annotator: str = "",
+    counts: ProgressCounts | None = None,
+    share: AnnotatorShare | None = None,
+    *,
+    full: bool = True,
+) -> tuple[ProgressCounts, AnnotatorShare | None] | None:
     """The study's counts now and, with ``annotator``, their share, read in one snapshot.
 
     ``counts`` and ``share``: earlier answers (of any store state). Only the queries with a
@@ -184,12 +189,18 @@ def progress_now(study: Study, annotator: str = "", counts: ProgressCounts | Non
         marks = store_marks(study)
         if counts is None or counts.marks != marks:  # equal marks: nothing changed
             events = study_events(study)
-            touched = None if counts is None else _touched(
-                study, counts.marks, counts.events, marks, events)
+            touched = (
+                None
+                if counts is None
+                else _touched(study, counts.marks, counts.events, marks, events)
+            )
             if touched is None and not full:
                 return None
-            counts = (_count_study(study, marks, events) if touched is None
-                      else _recount(study, counts, marks, events, touched))
+            counts = (
+                _count_study(study, marks, events)
+                if touched is None
+                else _recount(study, counts, marks, events, touched)
+            )
         if not annotator:
             return counts, None
         if share is None or share.annotator != annotator:
@@ -202,11 +213,16 @@ def progress_now(study: Study, annotator: str = "", counts: ProgressCounts | Non
         return counts, _share(study, annotator, counts, share.mine, touched)
 
 
-def _touched(study: Study, then: StoreMarks, events_then: int, marks: StoreMarks, events: int) -> set[str] | None:
+def _touched(
+    study: Study, then: StoreMarks, events_then: int, marks: StoreMarks, events: int
+) -> set[str] | None:
     """The queries with an event since ``then``, or None when they do not tell every change
     since (the runs changed, or not every event of the study now is one of then or newer)."""
-    if then.run_ids != marks.run_ids or then.removed != marks.removed or (
-            events_then + study_events(study, then) != events):
+    if (
+        then.run_ids != marks.run_ids
+        or then.removed != marks.removed
+        or (events_then + study_events(study, then) != events)
+    ):
         return None
     return touched_queries(study, then)
 
@@ -229,7 +245,9 @@ def _count_study(study: Study, marks: StoreMarks, events: int) -> ProgressCounts
     return ProgressCounts(marks, events, _study(queries), unpooled)
 
 
-def _recount(study: Study, counts: ProgressCounts, marks: StoreMarks, events: int, touched: set[str]) -> ProgressCounts:
+def _recount(
+    study: Study, counts: ProgressCounts, marks: StoreMarks, events: int, touched: set[str]
+) -> ProgressCounts:
     """``counts`` with the ``touched`` queries counted again."""
     if not touched:
         return ProgressCounts(marks, events, counts.progress, counts.unpooled)
@@ -256,7 +274,13 @@ def _recount(study: Study, counts: ProgressCounts, marks: StoreMarks, events: in
     return ProgressCounts(marks, events, _study(queries), unpooled)
 
 
-def _share(study: Study, annotator: str, counts: ProgressCounts, mine: Mapping[str, int], touched: set[str] | None) -> AnnotatorShare:
+def _share(
+    study: Study,
+    annotator: str,
+    counts: ProgressCounts,
+    mine: Mapping[str, int],
+    touched: set[str] | None,
+) -> AnnotatorShare:
     """The annotator's share at ``counts``' marks: ``mine`` with the ``touched`` queries
     counted again (every query when None)."""
     units = annotator_units(study, annotator, None if touched is None else sorted(touched))

@@ -120,8 +120,11 @@ def compare_command(
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
-            query_set = stored_query_set(open_study(db, study, actor), names, spec, reference)
-            evaluated = stored_pair(open_study(db, study, actor), candidate, base, parsed, reference, query_ids=query_set.scope)
+            handle = open_study(db, study, actor)
+            query_set = stored_query_set(handle, names, spec, reference)
+            evaluated = stored_pair(
+                handle, candidate, base, parsed, reference, query_ids=query_set.scope
+            )
         except QuerySetError as err:
             _fail(f"--queries: {err}")
         except LookupError as err:

@@ -42,8 +42,9 @@ def list_command(db_path: Path, study_id: str, only_removed: bool, actor: str) -
     from evalcore.store.removed_queries import removed_queries, study_query_ids
 
     with store(db_path, "queries list", study_id=study_id, actor=actor, read=True) as db:
-        removed = {r.query_id: r for r in removed_queries(open_study(db, study_id, actor))}
-        ids = [] if only_removed else study_query_ids(open_study(db, study_id, actor))
+        study = open_study(db, study_id, actor)
+        removed = {r.query_id: r for r in removed_queries(study)}
+        ids = [] if only_removed else study_query_ids(study)
     if only_removed:
         if not removed:
             click.echo(f"no query is removed from study {study_id}")

@@ -164,14 +164,24 @@ def report_command(
                 _fail("--runs is required: comma-separated run names of the study, e.g. --runs A,B")
             assert runs is not None
             report = report_from_store(
-                open_study(db, study, created_by or _default_author()), runs=[r.strip() for r in runs.split(",") if r.strip()], created_by=created_by or _default_author(), reference=reference, name=name, baseline=baseline, settings=ComparisonSettings(
+                open_study(db, study, created_by or _default_author()),
+                runs=[r.strip() for r in runs.split(",") if r.strip()],
+                created_by=created_by or _default_author(),
+                reference=reference,
+                name=name,
+                baseline=baseline,
+                settings=ComparisonSettings(
                     mode="pairwise" if pairwise else "baseline",
                     test=test,  # type: ignore[arg-type]
                     alpha=alpha,
                     correction=correction,  # type: ignore[arg-type]
                     permutations=permutations,
                     seed=seed,
-                ), accept_unverified=list(accept_unverified), measures=chosen, queries=spec)
+                ),
+                accept_unverified=list(accept_unverified),
+                measures=chosen,
+                queries=spec,
+            )
             digest = save_report(db, report).content_hash
     except LookupError as err:  # KeyError quotes str(err): show the message itself
         _fail(str(err.args[0]) if err.args else str(err))

@@ -428,9 +428,14 @@ def _export(db_path: Path, command: str, output: Path | None, write: Callable, *
 def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
                          output: Path | None, actor: str) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
-    _export(db_path, "export qrels", output,
-            lambda db, out: export_qrels(open_study(db, study_id, actor), out, reference=reference),
-            study_id=study_id, actor=actor)
+    _export(
+        db_path,
+        "export qrels",
+        output,
+        lambda db, out: export_qrels(open_study(db, study_id, actor), out, reference=reference),
+        study_id=study_id,
+        actor=actor,
+    )
 
 
 @export_group.command("labels")
@@ -450,13 +455,25 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
                           index: str | None, output: Path | None, actor: str) -> None:
     """Every label event, with annotators, kinds and times (or another tool's ratings)."""
     if fmt in TOOL_FORMATS:
-        _export(db_path, "export labels", output,
-                lambda db, out: export_tool_labels(open_study(db, study_id, actor), out, fmt, reference=reference, index=index),
-                study_id=study_id, actor=actor)
+        _export(
+            db_path,
+            "export labels",
+            output,
+            lambda db, out: export_tool_labels(
+                open_study(db, study_id, actor), out, fmt, reference=reference, index=index
+            ),
+            study_id=study_id,
+            actor=actor,
+        )
         return
-    _export(db_path, "export labels", output,
-            lambda db, out: export_labels(open_study(db, study_id, actor), out, format=fmt),
-            study_id=study_id, actor=actor)
+    _export(
+        db_path,
+        "export labels",
+        output,
+        lambda db, out: export_labels(open_study(db, study_id, actor), out, format=fmt),
+        study_id=study_id,
+        actor=actor,
+    )
 
 
 @export_group.command("run")
@@ -472,9 +489,14 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
 def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
                        output: Path | None, actor: str) -> None:
     """A stored run as a TREC run file."""
-    _export(db_path, "export run", output,
-            lambda db, out: export_run(open_study(db, study_id, actor), run_name, out, scores=scores),
-            study_id=study_id, actor=actor)
+    _export(
+        db_path,
+        "export run",
+        output,
+        lambda db, out: export_run(open_study(db, study_id, actor), run_name, out, scores=scores),
+        study_id=study_id,
+        actor=actor,
+    )
 
 
 # --- completeness and references --------------------------------------------------------------
@@ -539,8 +561,9 @@ def reference_verify(db_path: Path, study_id: str, name: str, actor: str) -> Non
     from evalcore.store.references import get_reference, verify_reference
 
     with store(db_path, "reference verify", study_id=study_id, actor=actor, read=True) as db:
-        version = get_reference(open_study(db, study_id, actor), name)
-        intact = verify_reference(open_study(db, study_id, actor), name)
+        study = open_study(db, study_id, actor)
+        version = get_reference(study, name)
+        intact = verify_reference(study, name)
     if not intact:
         click.echo(f"reference {name} of study {study_id}: rows do NOT match the recorded hash "
                    f"{version.content_hash}; the store was altered outside evalcore", err=True)

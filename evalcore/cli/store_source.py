@@ -84,8 +84,9 @@ def store_source(
     try:
         viewer = actor or default_actor()
         require_study_view(db, viewer, study)
-        observations = observations_for_run(open_study(db, study, viewer), run_name, reference)
-        notes = population_notes(open_study(db, study, viewer))
+        handle = open_study(db, study, viewer)
+        observations = observations_for_run(handle, run_name, reference)
+        notes = population_notes(handle)
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo("evalcore evaluate: nothing was computed or shown", err=True)

@@ -456,8 +456,9 @@ class LiveDashboard:
     @classmethod
     def build(cls, study: Study) -> LiveDashboard:
         """Evaluate every run of the study in full."""
-        state = cls(study.study_id, get_study(study.db, study.study_id).protocol(),
-                    study_measures(study))
+        state = cls(
+            study.study_id, get_study(study.db, study.study_id).protocol(), study_measures(study)
+        )
         state._full(study)
         return state
 
@@ -467,8 +468,7 @@ class LiveDashboard:
         self.runs = {}
         reference = reference_columns(study)
         self._corpus_size = reference.corpus_size
-        self._working = ((marks, reference)
-                         if store_marks(study) == marks else None)
+        self._working = (marks, reference) if store_marks(study) == marks else None
         labels: dict[str, tuple[list[str], list[int]]] | None = None  # the string path's
         coded = _CodedLabelSets(study, reference)
         names = UnitNamer(study)
@@ -609,8 +609,9 @@ class LiveDashboard:
             self.last_refresh = outcome
             return outcome
         self._working = None  # read at other marks
-        touched = sorted(touched_queries(study, self.marks)
-                         - set(marks.removed))  # a removed query's labels count nowhere
+        touched = sorted(
+            touched_queries(study, self.marks) - set(marks.removed)
+        )  # a removed query's labels count nowhere
         if (
             marks.run_ids != self.marks.run_ids
             or marks.removed != self.marks.removed
@@ -650,8 +651,10 @@ class LiveDashboard:
 
     def _same_study(self, study: Study) -> None:
         if study.study_id != self.study_id:
-            raise ValueError(f"a handle on study {study.study_id!r} given to the dashboard of "
-                             f"study {self.study_id!r}")
+            raise ValueError(
+                f"a handle on study {study.study_id!r} given to the dashboard of "
+                f"study {self.study_id!r}"
+            )
 
     def _update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]

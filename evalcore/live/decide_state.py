@@ -53,7 +53,9 @@ def study_run_names(study: Study) -> list[str]:
     return [run.name for run in list_runs(study)]
 
 
-def decide_target(study: Study, run_a: str, run_b: str, measure: str, measures: Sequence[str] = DECIDE_MEASURES) -> DecideTarget:
+def decide_target(
+    study: Study, run_a: str, run_b: str, measure: str, measures: Sequence[str] = DECIDE_MEASURES
+) -> DecideTarget:
     """The target named by the three values, or :class:`TargetError` for the first bad one."""
     runs = study_run_names(study)
     for parameter, value in (("run_a", run_a), ("run_b", run_b)):
@@ -101,10 +103,16 @@ class DecideState(BaseModel):
         return None
 
 
-def decide_state(study: Study, target: DecideTarget, measures: Sequence[str] = DECIDE_MEASURES, *, query_ids: Sequence[str] | None = None) -> DecideState:
+def decide_state(
+    study: Study,
+    target: DecideTarget,
+    measures: Sequence[str] = DECIDE_MEASURES,
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> DecideState:
     """Both runs evaluated once on every offered measure: the verdicts and the target's queue
-   , over the study's queries or the query set
-    ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
+    , over the study's queries or the query set
+     ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
     names = list(dict.fromkeys([parse_measure(m).canonical for m in measures] + [target.measure]))
     pair = evaluate_stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids)
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
@@ -118,7 +126,12 @@ def decide_state(study: Study, target: DecideTarget, measures: Sequence[str] = D
                        n_candidates=n, labels_to_decide=needed)
 
 
-def next_queue_item(study: Study, items: Sequence[DecideItem], annotator: str, passed: Collection[tuple[str, str]] = ()) -> DecideItem | None:
+def next_queue_item(
+    study: Study,
+    items: Sequence[DecideItem],
+    annotator: str,
+    passed: Collection[tuple[str, str]] = (),
+) -> DecideItem | None:
     """The first item of the queue the annotator can label now: not passed (skipped or
     can't-judge in this session) and not already labeled by them (a unit in conflict the
     annotator has a label on waits for a reviewer, not for another label of theirs).

@@ -73,17 +73,28 @@ def report_from_store(
     on (:mod:`evalcore.analysis.query_set`); the report records it. A set that does not
     resolve raises :class:`~evalcore.analysis.query_set.QuerySetError` (a ``ValueError``).
     """
-    chosen = (study_measures(study) if measures is None
-              else [m if isinstance(m, Measure) else parse_measure(m) for m in measures])
+    chosen = (
+        study_measures(study)
+        if measures is None
+        else [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    )
     if not chosen:
         raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10'")
     return _report_from_store(
-        study, runs=runs, created_by=created_by, reference=reference,
-        name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
-        settings=settings, created_at=created_at, accept_unverified=accept_unverified,
+        study,
+        runs=runs,
+        created_by=created_by,
+        reference=reference,
+        name=name,
+        baseline=baseline,
+        corpus_fingerprint=corpus_fingerprint,
+        settings=settings,
+        created_at=created_at,
+        accept_unverified=accept_unverified,
         measures=list(dict.fromkeys(chosen)),
-        query_set=resolve_stored_query_set(
-            study, list(dict.fromkeys(runs)), queries, reference) if runs else None,
+        query_set=resolve_stored_query_set(study, list(dict.fromkeys(runs)), queries, reference)
+        if runs
+        else None,
     )
 
 
@@ -119,7 +130,8 @@ def _report_from_store(
         too_deep += [f"{m.canonical} is deeper than run {info.name!r}'s depth {info.k}: not "
                      "shown for it" for m in measures if m not in fits]
         evaluation, chosen_values[info.name] = evaluate_run_measures(
-            handle, info.name, reference, protocol, fits, query_ids=scope)
+            handle, info.name, reference, protocol, fits, query_ids=scope
+        )
         inputs[info.name] = RunInput(evaluation=evaluation,
                                      corpus_fingerprint=info.corpus_fingerprint)
     internal = _internal(handle, {i.name: i.run_id for i in run_infos})
@@ -152,7 +164,8 @@ def _report_from_store(
         "decisions": decisions,
         "bottom_lines": [bottom_line(pc) for pc in decisions],
         "query_set": None if query_set is None else query_set.record(),
-        "notes": population_notes(handle)}
+        "notes": population_notes(handle),
+    }
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     unpinned = [] if reference is not None else [
@@ -168,8 +181,9 @@ def _report_from_store(
 REPORT_QUEUE = 5
 
 
-def decisions_of(study: Study, report: Report, *,
-                 query_ids: Sequence[str] | None = None) -> list[PairComparison]:
+def decisions_of(
+    study: Study, report: Report, *, query_ids: Sequence[str] | None = None
+) -> list[PairComparison]:
     """What the evidence decides for each pair the report compares (candidate − baseline,
     as its comparison orders them: each run minus the baseline), on the report's measures
     (the section-7 ones when it names none) at the compared runs' cutoff; a measure deeper than that cutoff is left out.
@@ -186,7 +200,15 @@ def decisions_of(study: Study, report: Report, *,
     if not measures:
         return []
     return [
-        compare_pair(study, a, b, measures, report.reference_version, queue_limit=REPORT_QUEUE, query_ids=query_ids)
+        compare_pair(
+            study,
+            a,
+            b,
+            measures,
+            report.reference_version,
+            queue_limit=REPORT_QUEUE,
+            query_ids=query_ids,
+        )
         for a, b in pairs
     ]
 
@@ -196,8 +218,12 @@ def _internal(study: Study, run_ids: dict[str, int]) -> ReportInternal:
     annotators = query_annotators(study)
     notes = [
         AnnotatorNote(
-            query_id=e.query_id, unit_id=e.unit_id, annotator=e.annotator, note=e.note,
-            created_at=e.created_at, event_id=e.event_id,
+            query_id=e.query_id,
+            unit_id=e.unit_id,
+            annotator=e.annotator,
+            note=e.note,
+            created_at=e.created_at,
+            event_id=e.event_id,
         )
         for e in noted_label_events(study)
     ]

@@ -158,8 +158,7 @@ def pin_protocol(
     )
 
 
-def _check_reference_version(study: Study, version: str | None
-) -> None:
+def _check_reference_version(study: Study, version: str | None) -> None:
     if version is None:
         return
     # Imported here: only a pin that names a reference needs the reference store (and its
@@ -184,8 +183,9 @@ def get_pinned_protocol(study: Study, name: str) -> PinnedProtocol:
 
 def _as_seen_by(study: Study, pinned: PinnedProtocol) -> PinnedProtocol:
     assert pinned.protocol.corpus_id is not None
-    withheld = unreadable_organisations(study.db, study.actor, pinned.protocol.corpus_id,
-                                        pinned.protocol.organisations)
+    withheld = unreadable_organisations(
+        study.db, study.actor, pinned.protocol.corpus_id, pinned.protocol.organisations
+    )
     if not withheld:
         return pinned
     shown = {o: n for o, n in pinned.documents_by_organisation.items() if o not in withheld}
@@ -199,11 +199,14 @@ def pinned_protocol(study: Study, name: str) -> PinnedProtocol:
     re-executes it."""
     row = pin_row(study, name)
     if row is None:
-        raise not_found(ProtocolNotFoundError,
-                        f"no protocol {name!r} is pinned in study {study.study_id!r}",
-                        pin_names(study), listing="pinned protocols",
-                        none_yet="none is pinned yet",
-                        advice="; pin one with `evalcore protocol pin`")
+        raise not_found(
+            ProtocolNotFoundError,
+            f"no protocol {name!r} is pinned in study {study.study_id!r}",
+            pin_names(study),
+            listing="pinned protocols",
+            none_yet="none is pinned yet",
+            advice="; pin one with `evalcore protocol pin`",
+        )
     by_org = pin_owner_counts(study, name)
     return PinnedProtocol(
         study_id=study.study_id,
@@ -228,8 +231,13 @@ def pinned_document_ids(study: Study, protocol_name: str) -> set[str]:
     the ids of another organisation's documents are not theirs to list)."""
     pinned = pinned_protocol(study, protocol_name)
     assert pinned.protocol.corpus_id is not None
-    require_organisations(study.db, actor=study.actor, study_id=study.study_id,
-                          corpus_id=pinned.protocol.corpus_id,
-                          organisations=pinned.protocol.organisations,
-                          permission=Permission.READ, protocol=protocol_name)
+    require_organisations(
+        study.db,
+        actor=study.actor,
+        study_id=study.study_id,
+        corpus_id=pinned.protocol.corpus_id,
+        organisations=pinned.protocol.organisations,
+        permission=Permission.READ,
+        protocol=protocol_name,
+    )
     return pin_document_ids(study, protocol_name)

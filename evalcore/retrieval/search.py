@@ -61,8 +61,14 @@ def search_corpus(
     or before it (None: no cutoff; a naive datetime is UTC).
     """
     return search_corpus_unscoped(
-        db, corpus_id, text, organisations=organisations, cutoff=cutoff, limit=limit,
-        title_weight=title_weight, text_weight=text_weight,
+        db,
+        corpus_id,
+        text,
+        organisations=organisations,
+        cutoff=cutoff,
+        limit=limit,
+        title_weight=title_weight,
+        text_weight=text_weight,
         readable=readable_filter(db, viewer, corpus_id),
     )
 

@@ -53,7 +53,10 @@ class SnapshotIndex:
             if index is None:
                 index = ImpactIndex.build(
                     pinned_document_texts(
-                        self.study, protocol_name=self.pinned.name, corpus_id=self.pinned.protocol.corpus_id or ""),
+                        self.study,
+                        protocol_name=self.pinned.name,
+                        corpus_id=self.pinned.protocol.corpus_id or "",
+                    ),
                     self._tokenizer.tokenize,
                 )
                 if index.document_count == self.pinned.document_count:

@@ -66,11 +66,12 @@ def record_audit(
     return int(cursor.lastrowid)
 
 
-def audit_entries(study: Study, limit: int | None = None
-) -> list[AuditEntry]:
+def audit_entries(study: Study, limit: int | None = None) -> list[AuditEntry]:
     """The study's audit entries, newest first."""
-    sql = ("SELECT entry_id, created_at, actor, action, study_id, detail_json, channel, os_user "
-           "FROM audit_log WHERE study_id = ? ORDER BY entry_id DESC")
+    sql = (
+        "SELECT entry_id, created_at, actor, action, study_id, detail_json, channel, os_user "
+        "FROM audit_log WHERE study_id = ? ORDER BY entry_id DESC"
+    )
     params: list[Any] = [study.study_id]
     if limit is not None:
         sql += " LIMIT ?"

@@ -109,8 +109,10 @@ def verify_store(path: str | Path) -> StoreCheck:
 def _check_references(db: sqlite_utils.Database, check: StoreCheck) -> None:
     check.references_checked += db.execute("SELECT count(*) FROM reference_versions").fetchone()[0]
     for study_id, name in altered_references(db):
-        check.problems.append(f"reference {name!r} of study {study_id!r} no longer matches "
-                              "its content hash (altered outside evalcore)")
+        check.problems.append(
+            f"reference {name!r} of study {study_id!r} no longer matches "
+            "its content hash (altered outside evalcore)"
+        )
 
 
 def backup_store(source: str | Path, out: str | Path) -> BackupSummary:

@@ -35,8 +35,7 @@ def record_cant_judge(
                             detail={"query_id": query_id, "unit_id": unit_id, "note": note})
 
 
-def cant_judge_units(study: Study, query_id: str, annotator: str
-) -> list[str]:
+def cant_judge_units(study: Study, query_id: str, annotator: str) -> list[str]:
     """The units the annotator marked can't-judge on the query, oldest first, each once."""
     rows = study.db.execute(
         "SELECT json_extract(detail_json, '$.unit_id') FROM audit_log "

@@ -141,8 +141,7 @@ def completeness_states(study: Study) -> dict[str, bool]:
     return dict(sorted(states.items()))
 
 
-def completeness_history(study: Study, query_id: str
-) -> list[CompletenessEvent]:
+def completeness_history(study: Study, query_id: str) -> list[CompletenessEvent]:
     """Every completeness event of the query, oldest first."""
     return [
         _event(r)
@@ -177,8 +176,7 @@ class ClaimWithdrawal(BaseModel):
                 "and AP are bounded as on any relevant set not declared complete.")
 
 
-def claim_withdrawal(study: Study, query_id: str
-) -> ClaimWithdrawal | None:
+def claim_withdrawal(study: Study, query_id: str) -> ClaimWithdrawal | None:
     """:func:`claim_withdrawal` for a caller that authorised the read already."""
     rows = study.db.execute(
         f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "

@@ -28,8 +28,7 @@ class Draft(BaseModel):
     skipped: bool = False
 
 
-def drafts(study: Study, query_id: str, annotator: str
-) -> dict[str, Draft]:
+def drafts(study: Study, query_id: str, annotator: str) -> dict[str, Draft]:
     """unit -> the annotator's draft on the query."""
     rows = study.db.execute(
         "SELECT unit_id, note, skipped FROM annotation_drafts "

@@ -29,11 +29,18 @@ def qrels_suspect(study: Study, reference: str | None) -> bool:
     TREC qrels export may refuse (a superset: every event, undone or not, counts). The
     working labels' answer is the fact recorded as they were written."""
     if reference is None:
-        return study.db.execute("SELECT 1 FROM label_id_suspects WHERE study_id = ?",
-                          [study.study_id]).fetchone() is not None
-    return ids_suspect(study.db.execute(
-        PER_QUERY.format(source="reference_labels WHERE study_id = ? AND version = ?"),
-        [study.study_id, reference]))
+        return (
+            study.db.execute(
+                "SELECT 1 FROM label_id_suspects WHERE study_id = ?", [study.study_id]
+            ).fetchone()
+            is not None
+        )
+    return ids_suspect(
+        study.db.execute(
+            PER_QUERY.format(source="reference_labels WHERE study_id = ? AND version = ?"),
+            [study.study_id, reference],
+        )
+    )
 
 
 def _refusal(export) -> str | None:
@@ -44,7 +51,9 @@ def _refusal(export) -> str | None:
     return None
 
 
-def qrels_refusal(study: Study, reference: str | None, *, suspect: bool | None = None) -> str | None:
+def qrels_refusal(
+    study: Study, reference: str | None, *, suspect: bool | None = None
+) -> str | None:
     """Why :func:`export_qrels` would refuse these qrels, or None (it would not).
 
     ``suspect``: whether the labels hold a suspect, if the caller knows it already (e.g. a
@@ -64,7 +73,9 @@ def tool_labels_refusal(study: Study, fmt: str, reference: str | None) -> str | 
         return None
     suspect = study.db.execute(
         "SELECT 1 FROM queries WHERE study_id = ? GROUP BY coalesce(nullif(text, ''), query_id) "
-        "HAVING count(*) > 1 LIMIT 1", [study.study_id]).fetchone()
+        "HAVING count(*) > 1 LIMIT 1",
+        [study.study_id],
+    ).fetchone()
     if suspect is None:
         return None
     return _refusal(lambda out: export_tool_labels(study, out, fmt, reference=reference))

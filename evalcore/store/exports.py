@@ -101,13 +101,12 @@ def _check_token(kind: str, value: str) -> None:
         )
 
 
-def export_qrels(study: Study, out: str | Path | TextIO, reference: str | None = None) -> ExportSummary:
+def export_qrels(
+    study: Study, out: str | Path | TextIO, reference: str | None = None
+) -> ExportSummary:
     """Write the reference as TREC qrels (see the module docstring).
     """
-    labels = (
-        resolved_gains(study) if reference is None
-        else reference_labels(study, reference)
-    )
+    labels = resolved_gains(study) if reference is None else reference_labels(study, reference)
     rows = sorted((q, u, g) for q, units in labels.items() for u, g in units.items())
     for q, u, _ in rows:
         _check_token("query id", q)
@@ -121,7 +120,9 @@ def export_qrels(study: Study, out: str | Path | TextIO, reference: str | None =
     return ExportSummary(kind="qrels", rows=write_export(study.db, out, produce))
 
 
-def export_labels(study: Study, out: str | Path | TextIO, format: Literal["csv", "jsonl"] = "csv") -> ExportSummary:
+def export_labels(
+    study: Study, out: str | Path | TextIO, format: Literal["csv", "jsonl"] = "csv"
+) -> ExportSummary:
     """Write every label event of the study as CSV or JSONL (see the module docstring).
     """
     rows = study.db.execute(
@@ -162,7 +163,13 @@ def _survives(units: list[str], scores: list[float | None]) -> bool:
     return True
 
 
-def export_run(study: Study, run_name: str, out: str | Path | TextIO, scores: ScoreMode = "auto", tag: str | None = None) -> ExportSummary:
+def export_run(
+    study: Study,
+    run_name: str,
+    out: str | Path | TextIO,
+    scores: ScoreMode = "auto",
+    tag: str | None = None,
+) -> ExportSummary:
     """Write a stored run as a TREC run file (see the module docstring).
     """
     run = get_run(study, run_name)
@@ -174,7 +181,11 @@ def export_run(study: Study, run_name: str, out: str | Path | TextIO, scores: Sc
         f"SELECT x.query_id, x.unit_id, {score_column(readable)}, "
         f"x.score IS NOT NULL AND {score_column(readable)} IS NULL FROM results x "
         "WHERE x.run_id = :run ORDER BY x.query_id, x.rank",
-        {"run": run.run_id, "corpus": get_study(study.db, study.study_id).corpus_id, **readable.params},
+        {
+            "run": run.run_id,
+            "corpus": get_study(study.db, study.study_id).corpus_id,
+            **readable.params,
+        },
     ):
         entry = ranking.setdefault(q, ([], []))
         entry[0].append(u)

@@ -50,14 +50,16 @@ def information_need(study: Study, query_id: str) -> InformationNeed:
                                                                  narrative=row[1])
 
 
-def information_needs(study: Study, query_ids: Iterable[str] | None = None
+def information_needs(
+    study: Study, query_ids: Iterable[str] | None = None
 ) -> dict[str, InformationNeed]:
     """query_id -> its non-empty information need, for the study (or only ``query_ids``)."""
     wanted = None if query_ids is None else set(query_ids)
     out: dict[str, InformationNeed] = {}
     for qid, desc, narr in study.db.execute(
         "SELECT query_id, description, narrative FROM queries WHERE study_id = ? "
-        "AND (description != '' OR narrative != '')", [study.study_id],
+        "AND (description != '' OR narrative != '')",
+        [study.study_id],
     ):
         if wanted is None or qid in wanted:
             out[qid] = InformationNeed(description=desc, narrative=narr)

@@ -191,8 +191,13 @@ def _append_gain_event(
     settings = get_study(db, study_id)
     threshold = settings.relevance_threshold
     with write_transaction(db):
-        study = open_study(db, study_id, who, settings=settings,
-                           permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE)
+        study = open_study(
+            db,
+            study_id,
+            who,
+            settings=settings,
+            permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE,
+        )
         registered = query_registered(study, query_id)
         if seen_event is not None:
             _refuse_if_changed(db, study_id, query_id, unit_id, seen_event)
@@ -349,8 +354,7 @@ def adjudicate(
     )
 
 
-def label_history(study: Study, query_id: str, unit_id: str | None = None
-) -> list[LabelEvent]:
+def label_history(study: Study, query_id: str, unit_id: str | None = None) -> list[LabelEvent]:
     """Every label event of the query (or of one unit), oldest first."""
     sql = f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND query_id = ?"
     params = [study.study_id, query_id]
@@ -362,10 +366,13 @@ def label_history(study: Study, query_id: str, unit_id: str | None = None
 
 def has_labels_from(study: Study, source: str) -> bool:
     """Does the study hold a label event written by ``source`` (e.g. the demo builder)?"""
-    return study.db.execute(
-        "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
-        [study.study_id, source],
-    ).fetchone() is not None
+    return (
+        study.db.execute(
+            "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
+            [study.study_id, source],
+        ).fetchone()
+        is not None
+    )
 
 
 class UnitJudgements(BaseModel):
@@ -383,7 +390,8 @@ class UnitJudgements(BaseModel):
     adjudication: LabelEvent | None = None
 
 
-def current_judgements(study: Study, query_id: str, unit_id: str | None = None
+def current_judgements(
+    study: Study, query_id: str, unit_id: str | None = None
 ) -> dict[str, UnitJudgements]:
     """unit_id -> :class:`UnitJudgements` of the query (or of one unit), units in id order.
 
@@ -410,7 +418,9 @@ def current_judgements(study: Study, query_id: str, unit_id: str | None = None
 
 def count_label_events(study: Study) -> int:
     return int(
-        study.db.execute("SELECT count(*) FROM label_events WHERE study_id = ?", [study.study_id]).fetchone()[0]
+        study.db.execute(
+            "SELECT count(*) FROM label_events WHERE study_id = ?", [study.study_id]
+        ).fetchone()[0]
     )
 
 

@@ -128,7 +128,8 @@ class LexicalIndex:
         _drop_temp(self.db, self._fts, self._ids)
 
 
-def pinned_document_texts(study: Study, *, protocol_name: str, corpus_id: str
+def pinned_document_texts(
+    study: Study, *, protocol_name: str, corpus_id: str
 ) -> Iterator[tuple[str, str, str]]:
     """``(doc_id, title, text)`` of the pinned documents that still hold their pinned
     content, in ``doc_id`` order (the rows :class:`LexicalIndex` indexes)."""

@@ -31,15 +31,22 @@ def store_marks(study: Study) -> StoreMarks:
         "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
         "(SELECT coalesce(max(event_id), 0) FROM completeness_events), "
         "(SELECT coalesce(max(g.generation), 0) FROM corpus_generations g JOIN studies s "
-        "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?)", [study.study_id]
+        "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?)",
+        [study.study_id],
     ).fetchone()
     runs = tuple(
-        r[0] for r in study.db.execute(
-            "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id", [study.study_id]
+        r[0]
+        for r in study.db.execute(
+            "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
+            [study.study_id],
         )
     )
-    removed = frozenset(r[0] for r in study.db.execute(
-        "SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id]))
+    removed = frozenset(
+        r[0]
+        for r in study.db.execute(
+            "SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id]
+        )
+    )
     return StoreMarks(int(row[0]), int(row[1]), runs, removed, int(row[2]))
 
 
@@ -65,10 +72,12 @@ def study_events(study: Study, since: StoreMarks | None = None) -> int:
         row = study.db.execute(
             "SELECT (SELECT count(*) FROM label_events WHERE study_id = ?), "
             "(SELECT count(*) FROM completeness_events WHERE study_id = ?)",
-            [study.study_id, study.study_id]).fetchone()
+            [study.study_id, study.study_id],
+        ).fetchone()
     else:
         row = study.db.execute(
             "SELECT (SELECT count(*) FROM label_events WHERE event_id > ? AND +study_id = ?), "
             "(SELECT count(*) FROM completeness_events WHERE event_id > ? AND +study_id = ?)",
-            [since.label_event, study.study_id, since.completeness_event, study.study_id]).fetchone()
+            [since.label_event, study.study_id, since.completeness_event, study.study_id],
+        ).fetchone()
     return int(row[0]) + int(row[1])

@@ -247,8 +247,9 @@ def remove_from_organisation(
     return True
 
 
-def list_organisation_members(db: sqlite_utils.Database, org_id: str, *, viewer: str | None
-                              ) -> list[OrgMember]:
+def list_organisation_members(
+    db: sqlite_utils.Database, org_id: str, *, viewer: str | None
+) -> list[OrgMember]:
     """The organisation's members, owners first, then admins, then by user id, if
     ``viewer`` is one of them (PermissionDenied otherwise; an unknown organisation is
     reported the same way, so its existence is not told to outsiders)."""

@@ -150,16 +150,28 @@ def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] 
     ]
 
 
-def observations_for_run(study: Study, run_name: str, reference: str | None = None,
-                         query_ids: Iterable[str] | None = None) -> list[Observation]:
+def observations_for_run(
+    study: Study,
+    run_name: str,
+    reference: str | None = None,
+    query_ids: Iterable[str] | None = None,
+) -> list[Observation]:
     """The contract's observations of one stored run (see the module docstring)."""
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
     ref = reference_columns(study, reference, scope)
     labels = {
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
-    return _run_observations(study, get_study(study.db, study.study_id), get_run(study, run_name),
-                             reference, scope, labels, ref.complete, ref.corpus_size)
+    return _run_observations(
+        study,
+        get_study(study.db, study.study_id),
+        get_run(study, run_name),
+        reference,
+        scope,
+        labels,
+        ref.complete,
+        ref.corpus_size,
+    )
 
 
 @dataclass(frozen=True)
@@ -280,7 +292,9 @@ def pack_coded(
     return batch if corpus_size is None else batch.with_corpus_size(corpus_size)
 
 
-def _coded_ranking(study: Study, run: RunInfo, wanted: list[str], codes: RankingCodes, names: UnitNamer) -> CodedRanking:
+def _coded_ranking(
+    study: Study, run: RunInfo, wanted: list[str], codes: RankingCodes, names: UnitNamer
+) -> CodedRanking:
     """``codes`` (in the store's key order) put in the order of the query set ``wanted``."""
     row = dict(zip(codes.query_ids, range(len(codes.query_ids)), strict=True))
     at = np.fromiter(map(row.get, wanted, repeat(-1)), dtype=np.int64, count=len(wanted))
@@ -299,13 +313,20 @@ def _coded_ranking(study: Study, run: RunInfo, wanted: list[str], codes: Ranking
         flat = codes.codes
     protocol = _pinned_protocol(study.db, run)
     return CodedRanking(
-        offsets=offsets, codes=flat, names=names,
-        permitted_units=None if protocol is None
-        else permitted_unit_codes(study, protocol),
+        offsets=offsets,
+        codes=flat,
+        names=names,
+        permitted_units=None if protocol is None else permitted_unit_codes(study, protocol),
     )
 
 
-def coded_ranking(study: Study, run: RunInfo, wanted: list[str], names: UnitNamer, query_ids: list[str] | None = None) -> CodedRanking | None:
+def coded_ranking(
+    study: Study,
+    run: RunInfo,
+    wanted: list[str],
+    names: UnitNamer,
+    query_ids: list[str] | None = None,
+) -> CodedRanking | None:
     """The run's rankings over the query set ``wanted`` as codes (of ``query_ids`` only
     when given), or None when the run's rankings are not held as codes."""
     codes = run_ranking_codes(study, run.run_id, query_ids)
@@ -327,7 +348,9 @@ class RunColumns:
     coded: CodedRanking | None = None
 
 
-def reference_columns(study: Study, reference: str | None = None, query_ids: list[str] | None = None) -> ReferenceColumns:
+def reference_columns(
+    study: Study, reference: str | None = None, query_ids: list[str] | None = None
+) -> ReferenceColumns:
     """The working reference (``reference`` None; of ``query_ids`` only when given) or a
     frozen version, as :class:`ReferenceColumns`, with the study's population now."""
     population = study_population(study)
@@ -335,13 +358,17 @@ def reference_columns(study: Study, reference: str | None = None, query_ids: lis
         # Given queries only: resolve just their labels (the live views ask per query).
         if query_ids is None:
             labels = working_labels(study, conflicts=True)
-            return ReferenceColumns(gains=labels.gains,  # units in unit id order
-                                    complete=completeness_states(study),
-                                    labels=labels, population=population)
+            return ReferenceColumns(
+                gains=labels.gains,  # units in unit id order
+                complete=completeness_states(study),
+                labels=labels,
+                population=population,
+            )
         return ReferenceColumns(
             gains=resolved_gains(study, query_ids, conflicts=True),
             complete={q: is_complete(study, q) for q in query_ids},
-            population=population)
+            population=population,
+        )
     gains = reference_labels(study, reference)
     complete = reference_completeness(study, reference)
     return ReferenceColumns(
@@ -350,24 +377,44 @@ def reference_columns(study: Study, reference: str | None = None, query_ids: lis
     )
 
 
-def run_columns(study: Study, run_name: str, reference: ReferenceColumns, query_ids: list[str] | None = None, names: UnitNamer | None = None, order: list[str] | None = None) -> RunColumns:
+def run_columns(
+    study: Study,
+    run_name: str,
+    reference: ReferenceColumns,
+    query_ids: list[str] | None = None,
+    names: UnitNamer | None = None,
+    order: list[str] | None = None,
+) -> RunColumns:
     """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`
     (read as unit codes when the store holds them: ``names`` names them, one per study read).
     ``order``: another run's query set, taken as it is when it is this run's too (no sort)."""
     run = get_run(study, run_name)
     codes = run_ranking_codes(study, run.run_id, query_ids)
     if codes is not None:
-        wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                            query_ids, order, removed_query_ids(study))
+        wanted = _query_set(
+            dict.fromkeys(codes.query_ids),
+            reference.gains,
+            reference.complete,
+            query_ids,
+            order,
+            removed_query_ids(study),
+        )
         coded = _coded_ranking(study, run, wanted, codes, names or UnitNamer(study))
-        return RunColumns(run=run, query_ids=wanted, returned_ids=coded.returned_ids(),
-                          permitted_ids=permitted_ids_for_run(study.db, run), coded=coded)
+        return RunColumns(
+            run=run,
+            query_ids=wanted,
+            returned_ids=coded.returned_ids(),
+            permitted_ids=permitted_ids_for_run(study.db, run),
+            coded=coded,
+        )
     rankings = (
-        _run_unit_ids(study.db, run.run_id) if query_ids is None
+        _run_unit_ids(study.db, run.run_id)
+        if query_ids is None
         else {q: units for q, (units, _) in _run_rankings(study.db, run.run_id, query_ids).items()}
     )
-    wanted = _query_set(rankings, reference.gains, reference.complete, query_ids, order,
-                        removed_query_ids(study))
+    wanted = _query_set(
+        rankings, reference.gains, reference.complete, query_ids, order, removed_query_ids(study)
+    )
     none: list[str] = []
     return RunColumns(
         run=run,
@@ -466,7 +513,14 @@ class RunEvidenceColumns:
         return None if self.population is None else self.population.corpus_size
 
 
-def runs_as_columns(study: Study, run_names: Sequence[str], reference: str | None = None, *, working: ReferenceColumns | None = None, query_ids: Sequence[str] | None = None) -> list[RunEvidenceColumns]:
+def runs_as_columns(
+    study: Study,
+    run_names: Sequence[str],
+    reference: str | None = None,
+    *,
+    working: ReferenceColumns | None = None,
+    query_ids: Sequence[str] | None = None,
+) -> list[RunEvidenceColumns]:
     """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
     of their query sets (in natural query order; removed queries left out) or over
     ``query_ids`` (a query set, in its order), reading the reference once. ``working``:
@@ -474,8 +528,11 @@ def runs_as_columns(study: Study, run_names: Sequence[str], reference: str | Non
     store's marks now (:func:`reference_columns`), taken instead of a read."""
     get_study(study.db, study.study_id)
     runs = [get_run(study, name) for name in run_names]
-    ref = (working if working is not None and reference is None
-           else reference_columns(study, reference))
+    ref = (
+        working
+        if working is not None and reference is None
+        else reference_columns(study, reference)
+    )
     labels, complete = ref.gains, ref.complete
     codes = [run_ranking_codes(study, run.run_id) for run in runs]
     if None not in codes:  # every run's rankings held as codes
@@ -494,25 +551,30 @@ def runs_as_columns(study: Study, run_names: Sequence[str], reference: str | Non
     gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
     populated = [complete.get(q, False) for q in wanted]
     names = UnitNamer(study)
-    shared_labels = (None if None in codes
-                     else coded_labels(study, ref, wanted))
+    shared_labels = None if None in codes else coded_labels(study, ref, wanted)
     out = []
     for run, ranking, run_codes in zip(runs, rankings, codes, strict=True):
         none: list[str] = []
-        coded = None if shared_labels is None else _coded_ranking(
-            study, run, wanted, run_codes, names)  # type: ignore[arg-type]
-        out.append(RunEvidenceColumns(
-            run_name=run.name,
-            query_ids=wanted,
-            k=run.k,
-            returned_ids=([ranking.get(q, none) for q in wanted] if coded is None
-                          else coded.returned_ids()),
-            gains=gains,
-            population_complete=populated,
-            scan_complete=run.scan_complete,
-            permitted_ids=permitted_ids_for_run(study.db, run),
-            coded=coded,
-            coded_labels=shared_labels,
-            population=ref.population,
-        ))
+        coded = (
+            None if shared_labels is None else _coded_ranking(study, run, wanted, run_codes, names)
+        )  # type: ignore[arg-type]
+        out.append(
+            RunEvidenceColumns(
+                run_name=run.name,
+                query_ids=wanted,
+                k=run.k,
+                returned_ids=(
+                    [ranking.get(q, none) for q in wanted]
+                    if coded is None
+                    else coded.returned_ids()
+                ),
+                gains=gains,
+                population_complete=populated,
+                scan_complete=run.scan_complete,
+                permitted_ids=permitted_ids_for_run(study.db, run),
+                coded=coded,
+                coded_labels=shared_labels,
+                population=ref.population,
+            )
+        )
     return out

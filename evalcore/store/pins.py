@@ -20,9 +20,12 @@ _BATCH = 5000
 
 
 def pin_exists(study: Study, name: str) -> bool:
-    return study.db.execute(
-        "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study.study_id, name]
-    ).fetchone() is not None
+    return (
+        study.db.execute(
+            "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study.study_id, name]
+        ).fetchone()
+        is not None
+    )
 
 
 def visible_documents(
@@ -78,8 +81,7 @@ def insert_pin(
     )
 
 
-def pin_row(study: Study, name: str
-) -> tuple[str, str, str, str] | None:
+def pin_row(study: Study, name: str) -> tuple[str, str, str, str] | None:
     """``(protocol_json, corpus_fingerprint, pinned_at, pinned_by)`` of the pin, or None."""
     return study.db.execute(
         "SELECT protocol_json, corpus_fingerprint, pinned_at, pinned_by FROM protocols "
@@ -100,9 +102,13 @@ def pin_generation(study: Study, name: str) -> int | None:
 
 def pin_names(study: Study) -> list[str]:
     """The study's pins, oldest first."""
-    return [r[0] for r in study.db.execute(
-        "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name", [study.study_id]
-    )]
+    return [
+        r[0]
+        for r in study.db.execute(
+            "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name",
+            [study.study_id],
+        )
+    ]
 
 
 def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
@@ -128,7 +134,8 @@ def pin_document_ids(study: Study, name: str) -> set[str]:
     }
 
 
-def pin_discrepancies(study: Study, name: str, visibility: Visibility
+def pin_discrepancies(
+    study: Study, name: str, visibility: Visibility
 ) -> Iterator[tuple[str, bool, bool, str | None, str | None, bool]]:
     """Pinned documents that are not as pinned now, in ``doc_id`` order.
 
@@ -150,8 +157,7 @@ def pin_discrepancies(study: Study, name: str, visibility: Visibility
     )
 
 
-def unpinned_visible_ids(study: Study, name: str, visibility: Visibility
-) -> Iterator[str]:
+def unpinned_visible_ids(study: Study, name: str, visibility: Visibility) -> Iterator[str]:
     """Visible documents that are not in the pin, in ``doc_id`` order."""
     params = {**visibility.params, "study": study.study_id, "protocol": name}
     for (doc_id,) in study.db.conn.execute(

@@ -12,8 +12,7 @@ from evalcore.store.runs import packed_unit_ids
 from evalcore.store.study_handle import Study
 
 
-def pooled_ranks(study: Study, query_id: str
-) -> Iterator[tuple[str, str, int]]:
+def pooled_ranks(study: Study, query_id: str) -> Iterator[tuple[str, str, int]]:
     """``(unit_id, run name, rank)`` of every run's top ``k`` for the query, by run then rank."""
     yield from study.db.execute(
         "SELECT r.unit_id, u.name, r.rank FROM results r JOIN runs u ON u.run_id = r.run_id "
@@ -35,8 +34,7 @@ def pool_sizes(study: Study) -> dict[str, int]:
     return {q: int(n) for q, n in rows}
 
 
-def pooled_units(study: Study, query_ids: Iterable[str]
-) -> dict[str, set[str]]:
+def pooled_units(study: Study, query_ids: Iterable[str]) -> dict[str, set[str]]:
     """The pooled unit ids of each of ``query_ids`` (empty set for an unanswered query)."""
     wanted = list(dict.fromkeys(query_ids))
     out: dict[str, set[str]] = {q: set() for q in wanted}
@@ -68,7 +66,8 @@ def study_pools(study: Study) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     runs = study.db.execute(
         "SELECT run_id, k FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
-        [study.study_id]).fetchall()
+        [study.study_id],
+    ).fetchall()
     for run_id, k in runs:
         for query_id, units in _run_top_k(study.db, run_id, k):
             pool = out.get(query_id)

@@ -15,8 +15,7 @@ from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 
 
-def _run_queries(study: Study, run_name: str
-) -> tuple[set[str], frozenset[str]]:
+def _run_queries(study: Study, run_name: str) -> tuple[set[str], frozenset[str]]:
     """The queries the run holds a ranking for (answered or not), and those it returned at
     least one result for: one read of its packed rankings (of its results for a run stored
     before packed rankings, where every ranked query has a result)."""
@@ -29,7 +28,9 @@ def _run_queries(study: Study, run_name: str
         return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
     ids = {
         r[0]
-        for r in study.db.execute("SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id])
+        for r in study.db.execute(
+            "SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id]
+        )
     }
     return ids, frozenset(ids)
 
@@ -51,8 +52,7 @@ class QueryFacts:
     removed: frozenset[str]
 
 
-def query_facts(study: Study, run_names: Sequence[str], reference: str | None = None
-) -> QueryFacts:
+def query_facts(study: Study, run_names: Sequence[str], reference: str | None = None) -> QueryFacts:
     """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
     working labels), for a caller that authorised the read."""
     threshold = get_study(study.db, study.study_id).protocol().relevance_threshold
@@ -62,9 +62,7 @@ def query_facts(study: Study, run_names: Sequence[str], reference: str | None = 
         for q, units in working.gains.items()
         if any((max(g) if isinstance(g, tuple) else g) >= threshold for g in units.values())
     )
-    evaluated = (
-        working if reference is None else reference_columns(study, reference)
-    )
+    evaluated = working if reference is None else reference_columns(study, reference)
     per_run = {name: _run_queries(study, name) for name in run_names}
     answered = {name: queries[1] for name, queries in per_run.items()}
     removed = removed_query_ids(study)

@@ -6,9 +6,7 @@ from evalcore.contract.query_order import natural_key
 from evalcore.store.study_handle import Study
 
 
-def query_texts(
-    study: Study, query_ids: Iterable[str] | None = None
-) -> dict[str, str]:
+def query_texts(study: Study, query_ids: Iterable[str] | None = None) -> dict[str, str]:
     """query_id -> text, for every query of the study or only ``query_ids`` (when given)."""
     if query_ids is None:
         rows = study.db.execute(
@@ -20,10 +18,12 @@ def query_texts(
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        out.update(study.db.execute(
-            f"SELECT query_id, text FROM queries WHERE study_id = ? AND query_id IN ({marks})",
-            [study.study_id, *chunk],
-        ).fetchall())
+        out.update(
+            study.db.execute(
+                f"SELECT query_id, text FROM queries WHERE study_id = ? AND query_id IN ({marks})",
+                [study.study_id, *chunk],
+            ).fetchall()
+        )
     return out
 
 
@@ -37,6 +37,9 @@ def query_text(study: Study, query_id: str) -> str:
 
 def query_registered(study: Study, query_id: str) -> bool:
     """Is ``query_id`` a registered query of the study?"""
-    return study.db.execute(
-        "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study.study_id, query_id]
-    ).fetchone() is not None
+    return (
+        study.db.execute(
+            "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study.study_id, query_id]
+        ).fetchone()
+        is not None
+    )

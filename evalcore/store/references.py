@@ -168,8 +168,7 @@ def list_references(study: Study) -> list[ReferenceVersion]:
     return [_version(study.db, r) for r in rows]
 
 
-def get_reference(study: Study, name: str
-                            ) -> ReferenceVersion:
+def get_reference(study: Study, name: str) -> ReferenceVersion:
     """The frozen version ``name``."""
     row = study.db.execute(
         "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
@@ -184,9 +183,13 @@ def get_reference(study: Study, name: str
                 [study.study_id],
             )
         ]
-        raise not_found(ReferenceNotFoundError,
-                        f"no reference version {name!r} in study {study.study_id!r}", known,
-                        listing="frozen versions", none_yet="none is frozen yet")
+        raise not_found(
+            ReferenceNotFoundError,
+            f"no reference version {name!r} in study {study.study_id!r}",
+            known,
+            listing="frozen versions",
+            none_yet="none is frozen yet",
+        )
     return _version(study.db, row)
 
 
@@ -210,14 +213,17 @@ def verify_reference(study: Study, name: str) -> bool:
 def altered_references(db: sqlite_utils.Database) -> list[tuple[str, str]]:
     """``(study_id, name)`` of every frozen version of the store whose rows no longer hash to
     its recorded content hash (a check of the store file: no study's data is returned)."""
-    rows = db.execute("SELECT study_id, name, created_at, created_by, content_hash "
-                      "FROM reference_versions ORDER BY study_id, name").fetchall()
+    rows = db.execute(
+        "SELECT study_id, name, created_at, created_by, content_hash "
+        "FROM reference_versions ORDER BY study_id, name"
+    ).fetchall()
     return [(r[0], r[1]) for r in rows if not _intact(db, r[0], _version(db, r))]
 
 
 def _intact(db: sqlite_utils.Database, study_id: str, version: ReferenceVersion) -> bool:
-    digest = reference_hash(_labels(db, study_id, version.name),
-                            _completeness(db, study_id, version.name))
+    digest = reference_hash(
+        _labels(db, study_id, version.name), _completeness(db, study_id, version.name)
+    )
     return digest == version.content_hash
 
 

@@ -81,7 +81,8 @@ def list_refusals(study: Study) -> list[Refusal]:
     organisations = {
         name: json.loads(protocol_json).get("organisations", [])
         for name, protocol_json in study.db.execute(
-            "SELECT name, protocol_json FROM protocols WHERE study_id = ?", [study.study_id])
+            "SELECT name, protocol_json FROM protocols WHERE study_id = ?", [study.study_id]
+        )
     }
     out = []
     for r in study.db.execute(

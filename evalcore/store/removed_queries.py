@@ -65,7 +65,9 @@ def removed_query_ids(study: Study) -> frozenset[str]:
     """The ids of the study's removed queries (what every query set leaves out)."""
     return frozenset(
         r[0]
-        for r in study.db.execute("SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id])
+        for r in study.db.execute(
+            "SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id]
+        )
     )
 
 

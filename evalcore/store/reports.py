@@ -127,8 +127,13 @@ def find_report(study: Study, name: str) -> StoredReport:
     ).fetchone()
     if row is None:
         known = [r.name for r in list_reports(study)]
-        raise not_found(ReportNotFoundError, f"no report {name!r} in study {study.study_id!r}", known,
-                        listing="stored reports", none_yet="none is stored yet")
+        raise not_found(
+            ReportNotFoundError,
+            f"no report {name!r} in study {study.study_id!r}",
+            known,
+            listing="stored reports",
+            none_yet="none is stored yet",
+        )
     return _row(row)
 
 

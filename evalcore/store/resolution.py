@@ -149,14 +149,12 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
     return _from_current(unit_id, annotators)
 
 
-def resolve_query(study: Study, query_id: str
-) -> dict[str, ResolvedLabel]:
+def resolve_query(study: Study, query_id: str) -> dict[str, ResolvedLabel]:
     """unit_id -> resolved label for one query (conflicts included, gain None)."""
     return resolve_study(study, [query_id]).get(query_id, {})
 
 
-def resolve_unit_in_store(study: Study, query_id: str, unit_id: str
-) -> ResolvedLabel | None:
+def resolve_unit_in_store(study: Study, query_id: str, unit_id: str) -> ResolvedLabel | None:
     """The resolved label of one unit, or None when it is unlabeled."""
     rows = study.db.execute(
         f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
@@ -256,7 +254,8 @@ def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
     )
 
 
-def resolve_study(study: Study, query_ids: Iterable[str] | None = None
+def resolve_study(
+    study: Study, query_ids: Iterable[str] | None = None
 ) -> dict[str, dict[str, ResolvedLabel]]:
     """query_id -> unit_id -> resolved label, for the whole study or the given queries.
 
@@ -270,7 +269,9 @@ def resolve_study(study: Study, query_ids: Iterable[str] | None = None
     return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
 
 
-def resolved_gains(study: Study, query_ids: Iterable[str] | None = None, *, conflicts: bool = False) -> dict[str, dict[str, Any]]:
+def resolved_gains(
+    study: Study, query_ids: Iterable[str] | None = None, *, conflicts: bool = False
+) -> dict[str, dict[str, Any]]:
     """query_id -> unit_id -> gain of the working reference (for the whole study, units
     in unit id order within a query; queries with no unit that counts are absent).
 
@@ -304,7 +305,9 @@ def _scanned_gains(
     return {q: dict(sorted(units.items())) for q, units in out.items()}
 
 
-def annotator_units(study: Study, annotator: str, query_ids: Iterable[str] | None = None) -> dict[str, set[str]]:
+def annotator_units(
+    study: Study, annotator: str, query_ids: Iterable[str] | None = None
+) -> dict[str, set[str]]:
     """query_id -> the units on which ``annotator`` holds a current label (rule 1: a label
     not undone), for the whole study or the given queries; the same units as those whose
     resolved label lists the annotator, without resolving the others' labels. A unit with
@@ -316,7 +319,8 @@ def annotator_units(study: Study, annotator: str, query_ids: Iterable[str] | Non
         replay = []
         for query_id, unit_id, undone in study.db.execute(
             "SELECT query_id, unit_id, max(kind = 'undo') FROM label_events "
-            f"WHERE study_id = ? AND kind != 'adjudicate' AND {ANNOTATOR_SQL} = ?" + condition
+            f"WHERE study_id = ? AND kind != 'adjudicate' AND {ANNOTATOR_SQL} = ?"
+            + condition
             + " GROUP BY query_id, unit_id",
             [study.study_id, who, *params],
         ):
@@ -325,10 +329,13 @@ def annotator_units(study: Study, annotator: str, query_ids: Iterable[str] | Non
             else:
                 out.setdefault(query_id, set()).add(unit_id)
         for query_id, unit_id in replay:
-            current, _ = replay_unit(study.db.execute(
-                f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
-                "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
-                [study.study_id, query_id, unit_id]))
+            current, _ = replay_unit(
+                study.db.execute(
+                    f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
+                    "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
+                    [study.study_id, query_id, unit_id],
+                )
+            )
             if who in current:
                 out.setdefault(query_id, set()).add(unit_id)
     return out

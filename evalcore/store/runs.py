@@ -203,9 +203,13 @@ def packed_unit_ids(text: str) -> list[str]:
 
 
 def run_exists(study: Study, name: str) -> bool:
-    return study.db.execute(
-        "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL", [study.study_id, name]
-    ).fetchone() is not None
+    return (
+        study.db.execute(
+            "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
+            [study.study_id, name],
+        ).fetchone()
+        is not None
+    )
 
 
 def get_run(study: Study, name: str) -> RunInfo:
@@ -216,12 +220,20 @@ def get_run(study: Study, name: str) -> RunInfo:
         [study.study_id, name],
     ).fetchone()
     if row is None:
-        known = [r[0] for r in study.db.execute(
-            "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY name",
-            [study.study_id]
-        )]
-        raise not_found(RunNotFoundError, f"no run {name!r} in study {study.study_id!r}", known,
-                        listing="runs in this study", none_yet="the study has no run yet")
+        known = [
+            r[0]
+            for r in study.db.execute(
+                "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY name",
+                [study.study_id],
+            )
+        ]
+        raise not_found(
+            RunNotFoundError,
+            f"no run {name!r} in study {study.study_id!r}",
+            known,
+            listing="runs in this study",
+            none_yet="the study has no run yet",
+        )
     return RunInfo(
         run_id=row[0],
         study_id=row[1],
@@ -237,10 +249,13 @@ def get_run(study: Study, name: str) -> RunInfo:
 
 def list_runs(study: Study) -> list[RunInfo]:
     """The study's runs."""
-    names = [r[0] for r in study.db.execute(
-        "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
-        [study.study_id]
-    )]
+    names = [
+        r[0]
+        for r in study.db.execute(
+            "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
+            [study.study_id],
+        )
+    ]
     return [get_run(study, n) for n in names]
 
 
@@ -249,8 +264,13 @@ def run_results(
 ) -> dict[str, list[tuple[str, float | None]]]:
     """Ranked (unit_id, score) lists per query, best first, of a run of the study."""
     db = study.db
-    if db.execute("SELECT 1 FROM runs WHERE run_id = ? AND study_id = ? AND staged_by IS NULL",
-                  [run_id, study.study_id]).fetchone() is None:
+    if (
+        db.execute(
+            "SELECT 1 FROM runs WHERE run_id = ? AND study_id = ? AND staged_by IS NULL",
+            [run_id, study.study_id],
+        ).fetchone()
+        is None
+    ):
         raise RunNotFoundError(f"no run with id {run_id} in study {study.study_id!r}")
     out: dict[str, list[tuple[str, float | None]]] = {}
     if query_ids is None:

@@ -75,7 +75,9 @@ def study_measures(study: Study) -> list[Measure]:
 
     Raises ``StudyNotFoundError`` (naming the known studies) for an unknown study.
     """
-    row = study.db.execute("SELECT measures FROM studies WHERE study_id = ?", [study.study_id]).fetchone()
+    row = study.db.execute(
+        "SELECT measures FROM studies WHERE study_id = ?", [study.study_id]
+    ).fetchone()
     if row is None:
         get_study(study.db, study.study_id)  # raises StudyNotFoundError
     return _decode(row[0])

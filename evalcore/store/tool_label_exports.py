@@ -22,11 +22,17 @@ from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 
 
-def export_tool_labels(study: Study, out: str | Path | TextIO, fmt: ToolFormat, *, reference: str | None = None, index: str | None = None) -> ExportSummary:
+def export_tool_labels(
+    study: Study,
+    out: str | Path | TextIO,
+    fmt: ToolFormat,
+    *,
+    reference: str | None = None,
+    index: str | None = None,
+) -> ExportSummary:
     """Write the reference's ratings in ``fmt`` (``index`` default: the study's corpus id)."""
     settings = get_study(study.db, study.study_id)
-    labels = (resolved_gains(study) if reference is None
-              else reference_labels(study, reference))
+    labels = resolved_gains(study) if reference is None else reference_labels(study, reference)
     ratings = {q: dict(units) for q, units in labels.items() if units}
     texts = query_texts(study, ratings)
     if fmt == "quepid":
@@ -40,7 +46,13 @@ def export_tool_labels(study: Study, out: str | Path | TextIO, fmt: ToolFormat, 
                     "queries by text, so they would merge: export as rre or rank-eval instead")
 
     def produce(stream: TextIO) -> int:
-        return write_tool_labels(stream, fmt, ratings, texts, index=index or settings.corpus_id,
-                                 title=settings.name or settings.study_id)
+        return write_tool_labels(
+            stream,
+            fmt,
+            ratings,
+            texts,
+            index=index or settings.corpus_id,
+            title=settings.name or settings.study_id,
+        )
 
     return ExportSummary(kind=f"labels-{fmt}", rows=write_export(study.db, out, produce))

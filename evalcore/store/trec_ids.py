@@ -73,5 +73,7 @@ def backfill_trec_suspects(db: sqlite_utils.Database) -> None:
     """Schema v16's backfill (inside the migration's transaction): each stored run's
     ``trec_suspect``, read from its results."""
     run_ids = [r[0] for r in db.conn.execute("SELECT run_id FROM runs ORDER BY run_id")]
-    db.conn.executemany("UPDATE runs SET trec_suspect = 1 WHERE run_id = ?",
-                        [(r,) for r in run_ids if scan_run_suspect(db, r)])
+    db.conn.executemany(
+        "UPDATE runs SET trec_suspect = 1 WHERE run_id = ?",
+        [(r,) for r in run_ids if scan_run_suspect(db, r)],
+    )

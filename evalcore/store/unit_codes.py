@@ -45,8 +45,7 @@ def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
     return (items[i : i + size] for i in range(0, len(items), size))
 
 
-def unit_codes_of(study: Study, unit_ids: Iterable[str]
-) -> dict[str, int]:
+def unit_codes_of(study: Study, unit_ids: Iterable[str]) -> dict[str, int]:
     """unit id -> code of those of ``unit_ids`` that have one (the others were never
     returned by a stored run of the study)."""
     wanted = list(dict.fromkeys(unit_ids))
@@ -104,14 +103,15 @@ def assign_unit_codes(
     return codes  # type: ignore[return-value]  # no None left
 
 
-def permitted_unit_codes(study: Study, protocol: str
-) -> np.ndarray:
+def permitted_unit_codes(study: Study, protocol: str) -> np.ndarray:
     """The sorted codes of a pinned protocol's documents that have one (a document no run
     returned has none and cannot be at a returned position)."""
     rows = study.db.conn.execute(
         "SELECT u.unit_code FROM protocol_documents p JOIN study_units u "
         "ON u.study_id = p.study_id AND u.unit_id = p.doc_id "
-        "WHERE p.study_id = ? AND p.protocol = ?", [study.study_id, protocol]).fetchall()
+        "WHERE p.study_id = ? AND p.protocol = ?",
+        [study.study_id, protocol],
+    ).fetchall()
     return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
 
 
@@ -125,7 +125,8 @@ class RankingCodes:
     codes: np.ndarray  # int32[total]
 
 
-def run_ranking_codes(study: Study, run_id: int, query_ids: Sequence[str] | None = None
+def run_ranking_codes(
+    study: Study, run_id: int, query_ids: Sequence[str] | None = None
 ) -> RankingCodes | None:
     """The run's rankings (of every query, or of those of ``query_ids`` it answered) as
     :class:`RankingCodes`; None when the run's rankings are not held as codes (a run
@@ -133,18 +134,27 @@ def run_ranking_codes(study: Study, run_id: int, query_ids: Sequence[str] | None
     that returned nothing has no rankings to hold: none, as codes (no query answered)."""
     if query_ids is None:
         rows = study.db.conn.execute(
-            "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ?", [run_id]).fetchall()
+            "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ?", [run_id]
+        ).fetchall()
         if not rows:
             return _nothing_returned(study.db, run_id)
     else:
-        if study.db.conn.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1",
-                           [run_id]).fetchone() is None:
+        if (
+            study.db.conn.execute(
+                "SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1", [run_id]
+            ).fetchone()
+            is None
+        ):
             return _nothing_returned(study.db, run_id)
         rows = []
         for chunk in _chunks(list(dict.fromkeys(query_ids))):
-            rows.extend(study.db.conn.execute(
-                "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? AND query_id IN "
-                f"({', '.join('?' * len(chunk))})", [run_id, *chunk]).fetchall())
+            rows.extend(
+                study.db.conn.execute(
+                    "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? AND query_id IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    [run_id, *chunk],
+                ).fetchall()
+            )
     blobs = [r[1] for r in rows]
     if None in blobs:
         return None

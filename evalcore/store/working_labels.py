@@ -160,7 +160,9 @@ class GatheredLabels:
     ids: Sequence[str]
 
 
-def gathered_labels(study: Study, labels: WorkingLabels, query_ids: Sequence[str]) -> GatheredLabels:
+def gathered_labels(
+    study: Study, labels: WorkingLabels, query_ids: Sequence[str]
+) -> GatheredLabels:
     """The labels of ``query_ids`` (in that order): a plain query's straight from the
     columns, another's from its gain map, its units' codes looked up."""
     empty: dict[str, Any] = {}

@@ -98,8 +98,9 @@ def test_every_action_a_pin_enables_is_rechecked_for_whoever_acts(tmp_path: Path
     seen = get_pinned_protocol(open_study(db, "s", LEO), "p2")
     assert (seen.documents_by_organisation, seen.document_count,
             seen.withheld_organisations) == ({"acme": 4}, 4, ["globex"])
-    assert [p.withheld_organisations for p in list_pinned_protocols(open_study(db, "s", ANNOTATOR))
-            ] == [[], ["globex"]]
+    assert [
+        p.withheld_organisations for p in list_pinned_protocols(open_study(db, "s", ANNOTATOR))
+    ] == [[], ["globex"]]
     full = get_pinned_protocol(open_study(db, "s", LEAD), "p2")
     assert (full.documents_by_organisation, full.withheld_organisations) == (
         {"acme": 4, "globex": 2}, [])

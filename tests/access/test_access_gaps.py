@@ -61,9 +61,11 @@ def test_search_in_a_local_corpus_shows_everything_to_anyone(tmp_path: Path) -> 
     db = new_store(tmp_path)
     add_documents(db, "c", docs())
     assert _ids(search_corpus(db, "c", "solar", viewer="")) == _ids(
-        search_corpus_unscoped(db, "c", "solar"))
+        search_corpus_unscoped(db, "c", "solar")
+    )
     assert _ids(search_corpus(db, "c", "solar", viewer=None)) == _ids(
-        search_corpus_unscoped(db, "c", "solar"))
+        search_corpus_unscoped(db, "c", "solar")
+    )
     assert {"a1", "b1"} <= set(_ids(search_corpus(db, "c", "solar", viewer="anyone")))
 
 
@@ -73,7 +75,10 @@ def test_search_in_a_local_corpus_shows_everything_to_anyone(tmp_path: Path) -> 
 def test_report_generation_needs_sight_of_the_study(tmp_path: Path) -> None:
     db, _ = team_store(tmp_path)
     before = table_snapshot(db)
-    with pytest.raises(PermissionDenied, match="otto@globex.org may not read the study in study 's': they are not a member"):
+    with pytest.raises(
+        PermissionDenied,
+        match="otto@globex.org may not read the study in study 's': they are not a member",
+    ):
         report_from_store(open_study(db, "s", OUTSIDER), runs=["r1"], created_by=OUTSIDER)
     with pytest.raises(PermissionDenied, match="sign in"):
         report_from_store(open_study(db, "s", ""), runs=["r1"], created_by="")

@@ -92,11 +92,15 @@ def test_text_outside_the_runs_protocol_is_never_displayed(tmp_path: Path) -> No
     assert not outsider.shown and outsider.text == ""
 
 
-@pytest.mark.parametrize("export", [
-    lambda db, out, who: export_qrels(open_study(db, "s", who), out),
-    lambda db, out, who: export_labels(open_study(db, "s", who), out),
-    lambda db, out, who: export_run(open_study(db, "s", who), "r1", out),
-], ids=["qrels", "labels", "run"])
+@pytest.mark.parametrize(
+    "export",
+    [
+        lambda db, out, who: export_qrels(open_study(db, "s", who), out),
+        lambda db, out, who: export_labels(open_study(db, "s", who), out),
+        lambda db, out, who: export_run(open_study(db, "s", who), "r1", out),
+    ],
+    ids=["qrels", "labels", "run"],
+)
 def test_exports_obey_the_viewer(tmp_path: Path, export) -> None:
     db, _ = team_store(tmp_path)
     out = io.StringIO()

@@ -93,13 +93,19 @@ def _reads(tmp: Path) -> dict[str, Callable]:
     return {
         "list_runs": lambda db, s, v: list_runs(open_study(db, s, v)),
         "list_references": lambda db, s, v: list_references(open_study(db, s, v)),
-        "get_pinned_protocol": lambda db, s, v: get_pinned_protocol(open_study(db, s, v), "PROTSECRET"),
+        "get_pinned_protocol": lambda db, s, v: get_pinned_protocol(
+            open_study(db, s, v), "PROTSECRET"
+        ),
         "list_pinned_protocols": lambda db, s, v: list_pinned_protocols(open_study(db, s, v)),
-        "observations_for_run": lambda db, s, v: observations_for_run(open_study(db, s, v), "RUNSECRET"),
+        "observations_for_run": lambda db, s, v: observations_for_run(
+            open_study(db, s, v), "RUNSECRET"
+        ),
         "export_qrels": lambda db, s, v: export_qrels(open_study(db, s, v), tmp / "q.txt"),
         "export_labels": lambda db, s, v: export_labels(open_study(db, s, v), tmp / "l.csv"),
         "export_run": lambda db, s, v: export_run(open_study(db, s, v), "RUNSECRET", tmp / "r.txt"),
-        "export_tool_labels": lambda db, s, v: export_tool_labels(open_study(db, s, v), tmp / "t.json", "rank-eval"),
+        "export_tool_labels": lambda db, s, v: export_tool_labels(
+            open_study(db, s, v), tmp / "t.json", "rank-eval"
+        ),
         "export_study": lambda db, s, v: export_study(db, s, tmp / "s.zip", actor=v),
         "list_reports": lambda db, s, v: list_reports(open_study(db, s, v)),
         "list_members": lambda db, s, v: list_members(open_study(db, s, v)),
@@ -108,7 +114,9 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "get_run": lambda db, s, v: get_run(open_study(db, s, v), "RUNSECRET"),
         "get_reference": lambda db, s, v: get_reference(open_study(db, s, v), "REFSECRET"),
         "reference_labels": lambda db, s, v: reference_labels(open_study(db, s, v), "REFSECRET"),
-        "reference_completeness": lambda db, s, v: reference_completeness(open_study(db, s, v), "REFSECRET"),
+        "reference_completeness": lambda db, s, v: reference_completeness(
+            open_study(db, s, v), "REFSECRET"
+        ),
         "verify_reference": lambda db, s, v: verify_reference(open_study(db, s, v), "REFSECRET"),
         "find_report": lambda db, s, v: find_report(open_study(db, s, v), "REPORTSECRET"),
         "label_history": lambda db, s, v: label_history(open_study(db, s, v), "QSECRET1"),
@@ -124,37 +132,61 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "query_progress": lambda db, s, v: query_progress(open_study(db, s, v), "QSECRET1"),
         "study_progress": lambda db, s, v: study_progress(open_study(db, s, v)),
         "evaluate_run": lambda db, s, v: evaluate_run(open_study(db, s, v), "RUNSECRET"),
-        "evaluate_run_measures": lambda db, s, v: evaluate_run_measures(open_study(db, s, v), "RUNSECRET"),
-        "inspect_query": lambda db, s, v: inspect_query(open_study(db, s, v), "RUNSECRET", "QSECRET1"),
-        "conflict_contexts": lambda db, s, v: conflict_contexts(open_study(db, s, v), [("QSECRET1", "DSECRET1")]),
+        "evaluate_run_measures": lambda db, s, v: evaluate_run_measures(
+            open_study(db, s, v), "RUNSECRET"
+        ),
+        "inspect_query": lambda db, s, v: inspect_query(
+            open_study(db, s, v), "RUNSECRET", "QSECRET1"
+        ),
+        "conflict_contexts": lambda db, s, v: conflict_contexts(
+            open_study(db, s, v), [("QSECRET1", "DSECRET1")]
+        ),
         "study_agreement": lambda db, s, v: study_agreement(open_study(db, s, v)),
         "open_conflicts": lambda db, s, v: open_conflicts(open_study(db, s, v)),
         "agreement_and_conflicts": lambda db, s, v: agreement_and_conflicts(open_study(db, s, v)),
-        "compare_pair": lambda db, s, v: compare_pair(open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]),
+        "compare_pair": lambda db, s, v: compare_pair(
+            open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]
+        ),
         "decide": lambda db, s, v: decide(open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]),
         "evaluate_stored_pair": lambda db, s, v: evaluate_stored_pair(
-            open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]),
+            open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]
+        ),
         "study_run_names": lambda db, s, v: study_run_names(open_study(db, s, v)),
-        "decide_target": lambda db, s, v: decide_target(open_study(db, s, v), "RUNSECRET", "X", "P@1"),
+        "decide_target": lambda db, s, v: decide_target(
+            open_study(db, s, v), "RUNSECRET", "X", "P@1"
+        ),
         "decide_state": lambda db, s, v: decide_state(open_study(db, s, v), _TARGET),
         "next_queue_item": lambda db, s, v: next_queue_item(open_study(db, s, v), [], "x"),
-        "query_results_by_run": lambda db, s, v: query_results_by_run(open_study(db, s, v), "QSECRET1"),
+        "query_results_by_run": lambda db, s, v: query_results_by_run(
+            open_study(db, s, v), "QSECRET1"
+        ),
         "LiveDashboard.build": lambda db, s, v: LiveDashboard.build(open_study(db, s, v)),
         "report_from_store": lambda db, s, v: report_from_store(
-            open_study(db, s, v), runs=["RUNSECRET"], created_by=LEAD),
+            open_study(db, s, v), runs=["RUNSECRET"], created_by=LEAD
+        ),
         "qrels_refusal": lambda db, s, v: qrels_refusal(open_study(db, s, v), None),
         "run_refusal": lambda db, s, v: run_refusal(open_study(db, s, v), "RUNSECRET"),
-        "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(open_study(db, s, v), "rank-eval", None),
-        "completeness_history": lambda db, s, v: completeness_history(open_study(db, s, v), "QSECRET1"),
-        "cant_judge_units": lambda db, s, v: cant_judge_units(open_study(db, s, v), "QSECRET1", LEAD),
+        "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(
+            open_study(db, s, v), "rank-eval", None
+        ),
+        "completeness_history": lambda db, s, v: completeness_history(
+            open_study(db, s, v), "QSECRET1"
+        ),
+        "cant_judge_units": lambda db, s, v: cant_judge_units(
+            open_study(db, s, v), "QSECRET1", LEAD
+        ),
         "drafts": lambda db, s, v: drafts(open_study(db, s, v), "QSECRET1", LEAD),
         "store_marks": lambda db, s, v: store_marks(open_study(db, s, v)),
         "resolve_query": lambda db, s, v: resolve_query(open_study(db, s, v), "QSECRET1"),
-        "resolve_unit_in_store": lambda db, s, v: resolve_unit_in_store(open_study(db, s, v), "QSECRET1", "DSECRET1"),
+        "resolve_unit_in_store": lambda db, s, v: resolve_unit_in_store(
+            open_study(db, s, v), "QSECRET1", "DSECRET1"
+        ),
         "query_text": lambda db, s, v: query_text(open_study(db, s, v), "QSECRET1"),
         "query_texts": lambda db, s, v: query_texts(open_study(db, s, v)),
         "study_measures": lambda db, s, v: study_measures(open_study(db, s, v)),
-        "pinned_document_ids": lambda db, s, v: pinned_document_ids(open_study(db, s, v), "PROTSECRET"),
+        "pinned_document_ids": lambda db, s, v: pinned_document_ids(
+            open_study(db, s, v), "PROTSECRET"
+        ),
     }
 
 
@@ -192,8 +224,10 @@ def test_a_non_member_is_refused_the_ranked_results_and_a_shared_live_state(
     with pytest.raises(PermissionDenied):
         _run_results(db, STUDY, viewer)
     state = LiveDashboard.build(open_study(db, STUDY, LEAD))  # built for the lead, then shared
-    for call in (lambda: state.refresh(open_study(db, state.study_id, viewer)),
-                 lambda: state.update_queries(open_study(db, state.study_id, viewer), ["QSECRET1"])):
+    for call in (
+        lambda: state.refresh(open_study(db, state.study_id, viewer)),
+        lambda: state.update_queries(open_study(db, state.study_id, viewer), ["QSECRET1"]),
+    ):
         with pytest.raises(PermissionDenied):
             call()
     db.conn.close()

@@ -30,9 +30,14 @@ def test_overlap_only_reads_give_the_whole_study_answer(tmp_path_factory, steps)
     apply_label_steps(db, steps)
     whole = summarize_agreement(annotator_labels(resolve_study(open_study(db, "s", None))))
     assert study_agreement(open_study(db, "s", None)) == whole
-    expected = sorted(((q, r) for q, units in conflicts(open_study(db, "s", None)).items() for r in units),
-                      key=lambda qr: (-(max(qr[1].annotators.values())
-                                        - min(qr[1].annotators.values())), qr[0], qr[1].unit_id))
+    expected = sorted(
+        ((q, r) for q, units in conflicts(open_study(db, "s", None)).items() for r in units),
+        key=lambda qr: (
+            -(max(qr[1].annotators.values()) - min(qr[1].annotators.values())),
+            qr[0],
+            qr[1].unit_id,
+        ),
+    )
     assert open_conflicts(open_study(db, "s", None)) == expected
     # the agreement page's one read gives both answers
     assert agreement_and_conflicts(open_study(db, "s", None)) == (whole, expected)

@@ -276,7 +276,10 @@ def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path) -> Non
         protocol = pair.protocol
         for run, result in (("A", pair.result_a), ("B", pair.result_b)):
             expected = ObservationBatch.from_observations(
-                observations_for_run(open_study(db, "s", None), run, reference, union), protocol, min_depth=3)
+                observations_for_run(open_study(db, "s", None), run, reference, union),
+                protocol,
+                min_depth=3,
+            )
             got = result.batch
             assert got.query_ids == expected.query_ids == union
             for name in ("k", "pos_offsets", "pos_gain", "pos_dup", "label_offsets",

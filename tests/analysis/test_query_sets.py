@@ -504,15 +504,15 @@ def test_only_leads_remove_or_restore(tmp_path: Path, actor: str) -> None:
     )
     assert code == 1 and out.startswith("refused:")
     db = open_store(path)
-    assert removed_query_ids(open_study(db, "s", None)) == frozenset()
+    assert removed_query_ids(open_study(db, "s", LEAD)) == frozenset()
     remove_query(db, study_id="s", query_id="q1", actor=LEAD, reason="r")
     code, out = _cli(
         "queries", "restore", "--db", path, "--study", "s", "--query", "q1", "--actor", actor
     )
     assert code == 1 and out.startswith("refused:")
-    assert removed_query_ids(open_study(db, "s", None)) == {"q1"}
+    assert removed_query_ids(open_study(db, "s", LEAD)) == {"q1"}
     restore_query(db, study_id="s", query_id="q1", actor=LEAD)
-    assert removed_query_ids(open_study(db, "s", None)) == frozenset()
+    assert removed_query_ids(open_study(db, "s", LEAD)) == frozenset()
 
 
 def test_a_removed_query_leaves_the_dashboard(store: Path) -> None:
@@ -548,7 +548,7 @@ def test_the_archive_keeps_the_labels_and_the_removal(store: Path, tmp_path: Pat
     assert copy.execute(
         "SELECT unit_id, gain FROM label_events WHERE study_id = 'copy' AND query_id = 'q4'"
     ).fetchall() == [("d9", 3)]
-    assert removed_query_ids(open_study(copy, "copy", None)) == {"q4"}
+    assert removed_query_ids(open_study(copy, "copy", "lena")) == {"q4"}
     reason = copy.execute("SELECT reason FROM removed_queries WHERE study_id = 'copy'").fetchone()[
         0
     ]

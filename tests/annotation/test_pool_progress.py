@@ -104,7 +104,10 @@ def _progress_from_resolved_labels(db, annotator: str) -> dict:
     from evalcore.store.pools import pool_sizes, pooled_units
     from evalcore.store.resolution import resolve_study
 
-    sizes, states = pool_sizes(open_study(db, "s", None)), completeness_states(open_study(db, "s", None))
+    sizes, states = (
+        pool_sizes(open_study(db, "s", None)),
+        completeness_states(open_study(db, "s", None)),
+    )
     resolved = resolve_study(open_study(db, "s", None))
     pools = pooled_units(open_study(db, "s", None), list(resolved))
     out = {}
@@ -156,6 +159,8 @@ def test_an_undone_label_is_not_the_annotators_and_a_relabel_after_undo_is(db) -
     record_label(db, study_id="s", query_id="q1", unit_id="w", gain=3, annotator="ann")
     undo_last_label(db, study_id="s", query_id="q1", annotator="ann")  # w: none
     record_label(db, study_id="s", query_id="q1", unit_id="w", gain=0, annotator="ann")
-    for progress in (study_progress(open_study(db, "s", None), "ann").queries["q1"],
-                     query_progress(open_study(db, "s", None), "q1", "ann")):
+    for progress in (
+        study_progress(open_study(db, "s", None), "ann").queries["q1"],
+        query_progress(open_study(db, "s", None), "q1", "ann"),
+    ):
         assert (progress.mine, progress.labeled, progress.pooled) == (2, 2, 3)

@@ -106,9 +106,11 @@ def test_counts_kept_up_to_date_are_the_full_count(tmp_path_factory, monkeypatch
     else:  # only the touched queries are counted again: no pool of the whole study is read
         def whole_study(*args):
             raise AssertionError("counted in full")
+
         monkeypatch.setattr(progress_module, "study_pools", whole_study)
-        monkeypatch.setattr(progress_module, "resolved_gains",
-                            _only_some(progress_module.resolved_gains))
+        monkeypatch.setattr(
+            progress_module, "resolved_gains", _only_some(progress_module.resolved_gains)
+        )
     now = progress_now(open_study(db, "s", None), annotator, counts, share)
     monkeypatch.undo()
     assert now is not None
@@ -194,8 +196,9 @@ def test_events_that_do_not_add_up_are_counted_in_full(tmp_path_factory, monkeyp
     record_label(db, study_id="s", query_id="q1", unit_id="x", gain=2, annotator="ann")
     calls = []
     whole = progress_module.study_pools
-    monkeypatch.setattr(progress_module, "study_pools",
-                        lambda *args: calls.append(args) or whole(*args))
+    monkeypatch.setattr(
+        progress_module, "study_pools", lambda *args: calls.append(args) or whole(*args)
+    )
     progress_now(open_study(db, "s", None), "", counts)
     assert calls == []
     progress_now(open_study(db, "s", None), "", replace(counts, events=counts.events + 1))

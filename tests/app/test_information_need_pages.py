@@ -59,7 +59,8 @@ def test_lead_edits_the_need_on_the_data_page_audited(small_store, new_app) -> N
     next(b for b in at.button if b.label == "Save information need").click().run()
     assert not at.exception, at.exception
     assert information_need(open_study(db, "s1", None), "q2") == InformationNeed(
-        description="Guides about passwords.", narrative="Any guide counts.")
+        description="Guides about passwords.", narrative="Any guide counts."
+    )
     entry = audit_entries(open_study(db, "s1", None))[0]
     assert entry.action == "query.need.set" and entry.detail["query_id"] == "q2"
     assert entry.detail["old"] == {"description": "", "narrative": ""}

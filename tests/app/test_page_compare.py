@@ -44,8 +44,13 @@ def test_table_and_paired_tests_come_from_compare(small_store, new_app) -> None:
     # one name per measure: the catalogue's canonical name, as the verdicts say it
     assert list(table.columns) == ["run", "P@3", "R@3", "nDCG@3", "RR@3"]
     # candidate r2 minus the baseline r1 (the first run chosen), as every surface says it
-    expected = compare_metric("precision", "r2", evaluate_run(open_study(db, "s1", None), "r2"), "r1",
-                              evaluate_run(open_study(db, "s1", None), "r1"))
+    expected = compare_metric(
+        "precision",
+        "r2",
+        evaluate_run(open_study(db, "s1", None), "r2"),
+        "r1",
+        evaluate_run(open_study(db, "s1", None), "r1"),
+    )
     paired = _paired_table(at).loc["P@3"]
     assert paired["paired queries"] == "2 of 2"
     assert paired_words(expected) == "2 of 2 queries"  # none left out: no line says so

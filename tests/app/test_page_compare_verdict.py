@@ -64,8 +64,10 @@ def test_the_bottom_line_comes_first(small_store, new_app) -> None:
     measures = ["P@10", "R@10", "nDCG@10", "RR@10"]
     at.multiselect(key="rl_compare_measures").set_value(measures).run()
     texts = _texts(at)
-    expected = {m.measure: m.decision for m in
-                compare_pair(open_study(db, "s1", None), "r2", "r1", measures).measures}
+    expected = {
+        m.measure: m.decision
+        for m in compare_pair(open_study(db, "s1", None), "r2", "r1", measures).measures
+    }
     assert expected["P@10"].verdict == "b_better"
     sentence = _sentence(db, measures)
     assert sentence.startswith("r2 vs r1 (baseline): worse on P@10")
@@ -234,8 +236,9 @@ def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
     monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)
     reads = []
     read = decision.runs_as_columns
-    monkeypatch.setattr(decision, "runs_as_columns",
-                        lambda *a, **kw: reads.append(a[1]) or read(*a, **kw))
+    monkeypatch.setattr(
+        decision, "runs_as_columns", lambda *a, **kw: reads.append(a[1]) or read(*a, **kw)
+    )
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
     texts = _texts(at)

@@ -23,7 +23,10 @@ def test_a_lead_saves_the_measures_and_the_dashboard_shows_them(small_store, new
     caption = " ".join(c.value for c in at.caption)
     assert "P\\@k\\, R\\@k\\, nDCG\\@k\\, MRR\\@k" in caption
     _save(at, "nDCG@2, P(rel=2)@1")
-    assert study_measures(open_study(db, "s1", None)) == [parse_measure("nDCG@2"), parse_measure("P(rel=2)@1")]
+    assert study_measures(open_study(db, "s1", None)) == [
+        parse_measure("nDCG@2"),
+        parse_measure("P(rel=2)@1"),
+    ]
     entry = [e for e in audit_entries(open_study(db, "s1", None)) if e.action == "study.measures.set"][-1]
     assert entry.detail["new"] == ["nDCG@2", "P(rel=2)@1"]
     at.switch_page("views/dashboard.py").run()

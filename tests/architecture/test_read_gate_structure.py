@@ -47,7 +47,7 @@ GATE_FACTS = {
     "evalcore.store.scoping.can_view_study": "the gate, for pages listing studies",
     "evalcore.store.scoping.require_study_view": "the gate, for commands before a handle",
     "evalcore.store.scoping.displayable_text": "withholds a unit's text from the viewer: "
-                                              "the gate of document text",
+    "the gate of document text",
 }
 
 
@@ -83,18 +83,26 @@ def _by_id(signature: inspect.Signature) -> bool:
 
 
 def test_every_read_of_a_study_takes_a_handle() -> None:
-    unchecked = [name for name, signature in _functions().items()
-                 if _by_id(signature) and not (ACTORS & signature.parameters.keys())
-                 and name not in GATE_FACTS]
+    unchecked = [
+        name
+        for name, signature in _functions().items()
+        if _by_id(signature)
+        and not (ACTORS & signature.parameters.keys())
+        and name not in GATE_FACTS
+    ]
     assert not unchecked, f"reads of a study by id, not through a Study handle: {unchecked}"
 
 
 def test_a_handle_is_not_combined_with_a_second_reader() -> None:
     """A handle says who reads: a read that takes one names no viewer beside it."""
-    both = [name for name, signature in _functions().items()
-            if any(p.annotation is Study or p.annotation == "Study"
-                   for p in signature.parameters.values())
-            and "viewer" in signature.parameters]
+    both = [
+        name
+        for name, signature in _functions().items()
+        if any(
+            p.annotation is Study or p.annotation == "Study" for p in signature.parameters.values()
+        )
+        and "viewer" in signature.parameters
+    ]
     assert not both, both
 
 
@@ -107,20 +115,30 @@ def test_every_listed_fact_still_exists(listed: str) -> None:
 def test_only_open_study_makes_a_handle() -> None:
     with pytest.raises(TypeError, match="open_study"):
         Study(None, "s", None, None)  # type: ignore[arg-type]
-    private = [str(path.relative_to(ROOT)) for folder in ("evalcore", "app")
-               for path in (ROOT / folder).rglob("*.py")
-               if path.name != "study_handle.py" and "_OPENED" in path.read_text(encoding="utf-8")]
+    private = [
+        str(path.relative_to(ROOT))
+        for folder in ("evalcore", "app")
+        for path in (ROOT / folder).rglob("*.py")
+        if path.name != "study_handle.py" and "_OPENED" in path.read_text(encoding="utf-8")
+    ]
     assert not private, private
 
 
 def _defined(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [node.name for node in ast.walk(tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
 
 
 def test_no_unchecked_twin_is_left() -> None:
-    twins = [f"{path.relative_to(ROOT)}:{name}" for folder in ("evalcore", "app")
-             for path in (ROOT / folder).rglob("*.py") for name in _defined(path)
-             if name.endswith("_unchecked")]
+    twins = [
+        f"{path.relative_to(ROOT)}:{name}"
+        for folder in ("evalcore", "app")
+        for path in (ROOT / folder).rglob("*.py")
+        for name in _defined(path)
+        if name.endswith("_unchecked")
+    ]
     assert not twins, twins

@@ -44,7 +44,10 @@ def _blockers_of_one_value(db, state: LiveDashboard) -> list[tuple[str, str]]:
             if value is None or value.reasons != ["unlabeled_returned"]:
                 continue
             units = value.blocking_ids
-            if all(resolve_unit_in_store(open_study(db, "demo", None), item.query_id, u) is None for u in units):
+            if all(
+                resolve_unit_in_store(open_study(db, "demo", None), item.query_id, u) is None
+                for u in units
+            ):
                 return [(item.query_id, u) for u in units]
     raise AssertionError("the demo study has no precision value blocked only by unlabeled items")
 

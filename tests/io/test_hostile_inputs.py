@@ -125,8 +125,13 @@ for _name, _text in PAYLOADS.items():
 
     @case("query text", _name)
     def _query(db, tmp, text=_text) -> None:
-        stored_or_refused(db, lambda: add_queries(db, "s", [QueryIn(query_id="q1", text=text)]),
-                          lambda: query_texts(open_study(db, "s", None)).get("q1"), text, "q1")
+        stored_or_refused(
+            db,
+            lambda: add_queries(db, "s", [QueryIn(query_id="q1", text=text)]),
+            lambda: query_texts(open_study(db, "s", None)).get("q1"),
+            text,
+            "q1",
+        )
 
     @case("document title and text", _name)
     def _document(db, tmp, text=_text) -> None:
@@ -139,17 +144,25 @@ for _name, _text in PAYLOADS.items():
     def _note(db, tmp, text=_text) -> None:
         stored_or_refused(
             db,
-            lambda: record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=1,
-                                 annotator="ann", note=text),
-            lambda: label_history(open_study(db, "s", None), "q1")[-1].note, text, "note")
+            lambda: record_label(
+                db, study_id="s", query_id="q1", unit_id="d1", gain=1, annotator="ann", note=text
+            ),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].note,
+            text,
+            "note",
+        )
 
     @case("annotator name", _name)
     def _annotator(db, tmp, text=_text) -> None:
         stored_or_refused(
             db,
-            lambda: record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=1,
-                                 annotator=text),
-            lambda: label_history(open_study(db, "s", None), "q1")[-1].annotator, text, "annotator")
+            lambda: record_label(
+                db, study_id="s", query_id="q1", unit_id="d1", gain=1, annotator=text
+            ),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].annotator,
+            text,
+            "annotator",
+        )
 
     @case("corpus search box", _name)
     def _search(db, tmp, text=_text) -> None:
@@ -168,26 +181,37 @@ for _name, _text in PAYLOADS.items():
         writer.writerow(["q1", "d1", "1", "ann", text])
         data = buffer.getvalue().encode("utf-8")
         stored_or_refused(
-            db, lambda: import_upload(db, "labels-csv", data, "labels.csv", study_id="s",
-                                      actor="ann"),
-            lambda: label_history(open_study(db, "s", None), "q1")[-1].note, text, "labels.csv")
+            db,
+            lambda: import_upload(db, "labels-csv", data, "labels.csv", study_id="s", actor="ann"),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].note,
+            text,
+            "labels.csv",
+        )
 
     @case("upload: label JSONL note", _name)
     def _jsonl_note(db, tmp, text=_text) -> None:
         line = json.dumps({"query_id": "q1", "unit_id": "d1", "gain": 1, "annotator": "ann",
                            "note": text})
         stored_or_refused(
-            db, lambda: import_upload(db, "labels-jsonl", line.encode(), "labels.jsonl",
-                                      study_id="s", actor="ann"),
-            lambda: label_history(open_study(db, "s", None), "q1")[-1].note, text, "labels.jsonl")
+            db,
+            lambda: import_upload(
+                db, "labels-jsonl", line.encode(), "labels.jsonl", study_id="s", actor="ann"
+            ),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].note,
+            text,
+            "labels.jsonl",
+        )
 
     @case("upload: qrels document id", _name)
     def _qrels_id(db, tmp, text=_text) -> None:
         data = f"q1 0 {text} 1\n".encode()
         stored_or_refused(
-            db, lambda: import_upload(db, "qrels", data, "judged.qrels", study_id="s",
-                                      actor="ann"),
-            lambda: label_history(open_study(db, "s", None), "q1")[-1].unit_id, text, "judged.qrels")
+            db,
+            lambda: import_upload(db, "qrels", data, "judged.qrels", study_id="s", actor="ann"),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].unit_id,
+            text,
+            "judged.qrels",
+        )
 
     @case("upload: run query id", _name)
     def _run_id(db, tmp, text=_text) -> None:

@@ -75,8 +75,9 @@ def test_live_per_query_axis_shows_query_ids_and_both_runs(tmp_path: Path) -> No
         add_run(db, study_id="s", name=name, source="imported", k=1, results=results)
     record_label(db, study_id="s", query_id="qa", unit_id="x", gain=2, annotator="ann")
     record_label(db, study_id="s", query_id="qb", unit_id="y", gain=0, annotator="ann")
-    fig = go.Figure(live_figure(LiveDashboard.build(open_study(db, "s", None)), "precision",
-                                "P@1")).to_plotly_json()
+    fig = go.Figure(
+        live_figure(LiveDashboard.build(open_study(db, "s", None)), "precision", "P@1")
+    ).to_plotly_json()
     layout = fig["layout"]
     assert list(layout["xaxis"]["ticktext"]) == ["qa", "qb", "qc"]
     assert list(layout["xaxis2"]["ticktext"]) == ["qa", "qb", "qc"]

@@ -57,12 +57,18 @@ def test_a_target_names_the_measure_canonically(db) -> None:
 
 
 def test_the_state_is_the_library_verdict_and_queue(db) -> None:
-    state = decide_state(open_study(db, DEMO_STUDY_ID, None), decide_target(open_study(db, DEMO_STUDY_ID, None), A, B, "P@10"))
+    state = decide_state(
+        open_study(db, DEMO_STUDY_ID, None),
+        decide_target(open_study(db, DEMO_STUDY_ID, None), A, B, "P@10"),
+    )
     expected = decide(open_study(db, DEMO_STUDY_ID, None), A, B, list(DECIDE_MEASURES))
     assert [d.model_dump() for d in state.decisions] == [d.model_dump() for d in expected]
     assert state.decision.measure == "P@10" and state.decision.verdict == "undecided"
-    queue = decide_queue(evaluate_stored_pair(open_study(db, DEMO_STUDY_ID, None), A, B, ["P@10"]), "P@10",
-                         limit=None)
+    queue = decide_queue(
+        evaluate_stored_pair(open_study(db, DEMO_STUDY_ID, None), A, B, ["P@10"]),
+        "P@10",
+        limit=None,
+    )
     assert [(i.query_id, i.unit_id) for i in state.items] == [
         (i.query_id, i.unit_id) for i in queue.items]
     assert state.labels_to_decide == queue.labels_to_decide and not state.settled
@@ -81,8 +87,7 @@ def test_a_settled_measure_has_no_queue_and_offers_the_next(db) -> None:
     assert open_.decision.lower is not None and open_.decision.lower <= 0 <= open_.decision.upper
 
 
-def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_voted_on(
-        db) -> None:
+def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_voted_on(db) -> None:
     target = decide_target(open_study(db, DEMO_STUDY_ID, None), A, B, "P@10")
     head = decide_state(open_study(db, DEMO_STUDY_ID, None), target).items[0]
     for who, gain in (("x", 0), ("y", 2)):  # disagree across the threshold: a conflict
@@ -91,11 +96,18 @@ def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_vot
     items = decide_state(open_study(db, DEMO_STUDY_ID, None), target).items
     conflict = next(i for i in items if (i.query_id, i.unit_id) == (head.query_id, head.unit_id))
     assert conflict.kind == "conflict"
-    assert next_queue_item(open_study(db, DEMO_STUDY_ID, None), [conflict, *items[:2]], "z") == conflict
+    assert (
+        next_queue_item(open_study(db, DEMO_STUDY_ID, None), [conflict, *items[:2]], "z")
+        == conflict
+    )
     other = next_queue_item(open_study(db, DEMO_STUDY_ID, None), [conflict, *items[:2]], "x")
     assert other is not None and other != conflict
     first, second = [i for i in items if i.kind == "unlabeled"][:2]
     passed = {(first.query_id, first.unit_id)}
-    assert next_queue_item(open_study(db, DEMO_STUDY_ID, None), [first, second], "z", passed) == second
-    assert next_queue_item(open_study(db, DEMO_STUDY_ID, None), [first], "z", passed) == first  # comes back
+    assert (
+        next_queue_item(open_study(db, DEMO_STUDY_ID, None), [first, second], "z", passed) == second
+    )
+    assert (
+        next_queue_item(open_study(db, DEMO_STUDY_ID, None), [first], "z", passed) == first
+    )  # comes back
     assert next_queue_item(open_study(db, DEMO_STUDY_ID, None), [], "z") is None

@@ -245,7 +245,8 @@ def test_lists_and_counts_first_asked_after_many_refreshes_equal_a_full_rebuild(
         for state in (late, eager):
             assert not state.refresh(open_study(db, state.study_id, None)).full
         assert eager.blocking_list(None) == LiveDashboard.build(
-            open_study(db, STUDY, None)).blocking_list(None)
+            open_study(db, STUDY, None)
+        ).blocking_list(None)
         assert [eager.measure_unknowns(r, m) for r in eager.run_names for m in eager.measures]
     fresh = LiveDashboard.build(open_study(db, STUDY, None))
     for state in (late, eager):

@@ -67,10 +67,17 @@ def test_impact_index_ranks_exactly_as_fts5_bm25(tmp_path, seed):
     queries += ["the", "the solar the", "SOLAR Solar solar", "+++", "", "zzz unknown", "東京 x86"]
     compared = 0
     with read_snapshot(db):
-        with SnapshotIndex(open_study(db, "s", None), pin) as fast, LexicalIndex(
-            db, study_id="s", protocol_name="p", corpus_id="c",
-            weights=weights, tokenizer=TOKENIZER,
-        ) as fts:
+        with (
+            SnapshotIndex(open_study(db, "s", None), pin) as fast,
+            LexicalIndex(
+                db,
+                study_id="s",
+                protocol_name="p",
+                corpus_id="c",
+                weights=weights,
+                tokenizer=TOKENIZER,
+            ) as fts,
+        ):
             assert fast.document_count == fts.document_count == pin.document_count
             for q in queries:
                 for limit in (1, 3, 10, 1000):
@@ -149,9 +156,18 @@ def test_words_repeated_many_times_in_few_documents_rank_as_fts5(tmp_path, weigh
         "organisations": ["acme"], "weights": {"title": weights[0], "text": weights[1]},
     })
     pin = pin_protocol(db, study_id="s", name="p", protocol=protocol, actor="tester")
-    with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin) as fast, LexicalIndex(
-        db, study_id="s", protocol_name="p", corpus_id="c", weights=weights, tokenizer=TOKENIZER,
-    ) as fts:
+    with (
+        read_snapshot(db),
+        SnapshotIndex(open_study(db, "s", None), pin) as fast,
+        LexicalIndex(
+            db,
+            study_id="s",
+            protocol_name="p",
+            corpus_id="c",
+            weights=weights,
+            tokenizer=TOKENIZER,
+        ) as fts,
+    ):
         for q in ("echo", "echo solar", "wind echo", "solar"):
             want = fts.search_expression(match_expression(q), 50)
             got = fast.search(q, 50)

@@ -84,7 +84,9 @@ def test_hostile_text_never_raises_in_search_or_snapshot(store, text):
 
     store.conn.execute("BEGIN")
     try:
-        with SnapshotIndex(open_study(store, "s", None), get_pinned_protocol(open_study(store, "s", None), "p1")) as index:
+        with SnapshotIndex(
+            open_study(store, "s", None), get_pinned_protocol(open_study(store, "s", None), "p1")
+        ) as index:
             ranked = index.search(text, 5)
     finally:
         store.conn.execute("COMMIT")

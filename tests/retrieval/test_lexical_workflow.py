@@ -239,7 +239,9 @@ def test_the_read_snapshot_does_not_block_writers(tmp_path):
     writer = open_store(tmp_path / "store.db")
     db.conn.execute("BEGIN")
     try:
-        with SnapshotIndex(open_study(db, "s", None), get_pinned_protocol(open_study(db, "s", None), pin.name)) as index:
+        with SnapshotIndex(
+            open_study(db, "s", None), get_pinned_protocol(open_study(db, "s", None), pin.name)
+        ) as index:
             add_documents(writer, "c", [DocumentIn(doc_id="w1", title="solar", text="solar",
                                                    owner_org="acme", created_at=BEFORE)])
             # The snapshot still sees the pinned content only.

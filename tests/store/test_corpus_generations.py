@@ -202,7 +202,9 @@ def test_a_v12_store_migrates_to_v13_and_its_pins_are_revalidated_in_full(tmp_pa
     assert pin_generation(open_study(db, "s", None), "old") is None
     assert current_generation(db, "c") == 0  # nothing written since the migration
     old = get_pinned_protocol(open_study(db, "s", "tester"), "old")
-    changes = revalidate(open_study(db, "s", "tester"), old)  # no generation: the full comparison, which sees the hash
+    changes = revalidate(
+        open_study(db, "s", "tester"), old
+    )  # no generation: the full comparison, which sees the hash
     assert changes == recompute_changes(open_study(db, "s", "tester"), old) and not changes.unchanged
     fresh = pinned(db, "new", organisations=["acme"])
     assert pin_generation(open_study(db, "s", None), "new") == 0

@@ -157,8 +157,11 @@ def test_demo_complete_query_conflict_makes_recall_unavailable_not_smaller(demo_
     unit = next(u for u in relevant if u not in q02.returned_ids[:10])
     record_label(db, study_id=DEMO_STUDY_ID, query_id="q02", unit_id=unit, gain=0,
                  annotator="bob")
-    q02_after = next(o for o in observations_for_run(open_study(db, DEMO_STUDY_ID, None), "bm25-plain")
-                     if o.query_id == "q02")
+    q02_after = next(
+        o
+        for o in observations_for_run(open_study(db, DEMO_STUDY_ID, None), "bm25-plain")
+        if o.query_id == "q02"
+    )
     after = evaluate([q02_after], protocol, measures=[parse_measure("R@10")]).queries[0]
     r_before, r_after = before.metrics["R@10"], after.metrics["R@10"]
     assert r_before.available

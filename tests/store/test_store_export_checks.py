@@ -52,9 +52,11 @@ def test_checks_agree_with_the_exports(tmp_path_factory, query_id: str, unit_id:
     record_label(db, study_id="s", query_id=query_id, unit_id=unit_id, gain=1, annotator="a")
     add_run(db, study_id="s", name="r", source="imported", k=1, results=[(query_id, 1, unit_id, 1.0)])
     assert qrels_refusal(open_study(db, "s", None), None) == _export_says(
-        lambda out: export_qrels(open_study(db, "s", None), out))
+        lambda out: export_qrels(open_study(db, "s", None), out)
+    )
     assert run_refusal(open_study(db, "s", None), "r") == _export_says(
-        lambda out: export_run(open_study(db, "s", None), "r", out))
+        lambda out: export_run(open_study(db, "s", None), "r", out)
+    )
 
 
 def test_a_clean_study_is_not_suspected_and_quepid_duplicates_are(tmp_path) -> None:
@@ -66,7 +68,9 @@ def test_a_clean_study_is_not_suspected_and_quepid_duplicates_are(tmp_path) -> N
     record_label(db, study_id="s", query_id="q9", unit_id="A", gain=1, annotator="a")
     said = tool_labels_refusal(open_study(db, "s", None), "quepid", None)
     assert said is not None and "same text" in said
-    assert said == _export_says(lambda out: export_tool_labels(open_study(db, "s", None), out, "quepid"))
+    assert said == _export_says(
+        lambda out: export_tool_labels(open_study(db, "s", None), out, "quepid")
+    )
     assert tool_labels_refusal(open_study(db, "s", None), "rre", None) is None
 
 
@@ -102,7 +106,8 @@ def test_the_recorded_facts_are_the_whole_reading(tmp_path_factory, batches) -> 
                            [query_id, unit_id])
         assert qrels_suspect(open_study(db, "s", None), None) == _labels_scanned(db, "s")
         assert qrels_refusal(open_study(db, "s", None), None) == _export_says(
-            lambda out: export_qrels(open_study(db, "s", None), out))
+            lambda out: export_qrels(open_study(db, "s", None), out)
+        )
         run_id = add_run(db, study_id="s", name=f"r{n}", source="imported", k=1,
                          results=[("q0", 1, "A", 1.0)])
         for i, (query_id, unit_id) in enumerate(batch):  # one chunk per query
@@ -110,7 +115,8 @@ def test_the_recorded_facts_are_the_whole_reading(tmp_path_factory, batches) -> 
                 write_run_results(db, run_id, [(f"{query_id}{i}", 1, unit_id, 1.0)])
         assert run_suspect(open_study(db, "s", None), run_id) == scan_run_suspect(db, run_id)
         assert run_refusal(open_study(db, "s", None), f"r{n}") == _export_says(
-            lambda out, n=n: export_run(open_study(db, "s", None), f"r{n}", out))
+            lambda out, n=n: export_run(open_study(db, "s", None), f"r{n}", out)
+        )
 
 
 def test_the_label_trigger_knows_every_space_trec_refuses() -> None:
@@ -166,10 +172,19 @@ def test_a_v15_store_migrates_with_its_facts(tmp_path) -> None:
     db = open_store(path)
     assert schema_version(db) == SCHEMA_VERSION >= 16
     assert {r: run_suspect(open_study(db, "s", None), r) for r in runs} == {
-        1: False, 2: True, 3: True, 4: True, 5: False}
+        1: False,
+        2: True,
+        3: True,
+        4: True,
+        5: False,
+    }
     for r in runs:
         assert run_suspect(open_study(db, "s", None), r) == scan_run_suspect(db, r)
-    assert [qrels_suspect(open_study(db, s, None), None) for s in ("s", "t", "u")] == [False, True, False]
+    assert [qrels_suspect(open_study(db, s, None), None) for s in ("s", "t", "u")] == [
+        False,
+        True,
+        False,
+    ]
     for s in ("s", "t", "u"):
         assert qrels_suspect(open_study(db, s, None), None) == _labels_scanned(db, s)
     # the trigger is there after the migration

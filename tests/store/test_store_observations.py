@@ -88,9 +88,9 @@ def test_working_reference_observations_match_hand_built(db):
 def test_frozen_reference_is_used_and_recorded(db):
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     record_label(db, study_id="s", query_id="q1", unit_id="Z", gain=4, annotator="a")
-    assert dumped(observations_for_run(open_study(db, "s", None), "bm25", reference="v1")) == dumped(
-        expected("v1")
-    )
+    assert dumped(
+        observations_for_run(open_study(db, "s", None), "bm25", reference="v1")
+    ) == dumped(expected("v1"))
     working = observations_for_run(open_study(db, "s", None), "bm25")
     assert working[0].population_complete is False  # auto-reopened by the Z label
     assert Label(id="Z", gain=4) in working[0].labels
@@ -123,7 +123,10 @@ def test_packed_rankings_equal_the_results_table(db):
         db.execute("DELETE FROM run_rankings WHERE run_id = "
                    "(SELECT run_id FROM runs WHERE name = ?)", [run])
         assert dumped(observations_for_run(open_study(db, "s", None), run)) == packed
-        assert dumped(observations_for_run(open_study(db, "s", None), run, query_ids=["q2", "q1"])) == subset
+        assert (
+            dumped(observations_for_run(open_study(db, "s", None), run, query_ids=["q2", "q1"]))
+            == subset
+        )
     shuffled = {o.query_id: o for o in observations_for_run(open_study(db, "s", None), "shuffled")}
     assert shuffled["q1"].returned_ids == ["A", "B"] and shuffled["q1"].scores == [1.0 / 3, 0.5]
     assert shuffled["q2"].returned_ids == ["A", "B", "C"] and shuffled["q2"].scores is None

@@ -162,7 +162,11 @@ def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> 
 
     db, _, _ = _store(tmp_path)
     report = report_from_store(
-        open_study(db, STUDY, "lead"), runs=["a", "b"], created_by="lead", measures=["R@5", "nDCG@5"])
+        open_study(db, STUDY, "lead"),
+        runs=["a", "b"],
+        created_by="lead",
+        measures=["R@5", "nDCG@5"],
+    )
     note = "corpus size 40 (documents of corpus 'c' in the store)"
     assert len(report.notes) == 1 and report.notes[0].startswith(note)
     assert html.escape(f"note: {note}") in render_html(report)
@@ -174,8 +178,7 @@ def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> 
         assert all(m.decision.verdict != "undecidable" for m in pc.measures)
     # a unit outside the corpus: the size cannot bound anything, and the report says why
     record_label(db, study_id=STUDY, query_id="q0", unit_id="stray", gain=0, annotator="x")
-    unbounded = report_from_store(
-        open_study(db, STUDY, "lead"), runs=["a", "b"], created_by="lead")
+    unbounded = report_from_store(open_study(db, STUDY, "lead"), runs=["a", "b"], created_by="lead")
     assert len(unbounded.notes) == 1
     assert unbounded.notes[0].startswith("corpus size unknown (1 unit(s) the study's runs")
 

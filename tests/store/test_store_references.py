@@ -34,7 +34,10 @@ def db(tmp_path):
 
 def test_freeze_snapshots_resolved_labels_without_conflicts(db):
     v1 = freeze_reference(db, study_id="s", name="v1", actor="lead")
-    assert reference_labels(open_study(db, "s", None), "v1") == {"q1": {"A": 2, "B": 0}, "q2": {"A": 1}}
+    assert reference_labels(open_study(db, "s", None), "v1") == {
+        "q1": {"A": 2, "B": 0},
+        "q2": {"A": 1},
+    }
     assert reference_completeness(open_study(db, "s", None), "v1") == {"q1": True, "q2": False}
     assert (v1.n_queries, v1.n_labels, v1.n_complete) == (2, 3, 1)
     assert v1.content_hash == reference_hash(

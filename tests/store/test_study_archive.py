@@ -162,7 +162,10 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
     db = open_store(target)
     assert verify_reference(open_study(db, STUDY, LEAD), "v1")
     assert [m.canonical for m in study_measures(open_study(db, STUDY, LEAD))] == [
-        "nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"]
+        "nDCG@5",
+        "P(rel=2)@3",
+        "RBP(p=0.8)@3",
+    ]
     for table in ("label_events", "completeness_events", "audit_log"):  # still append-only
         with pytest.raises(Exception, match="append-only"):
             db.execute(f"DELETE FROM {table}")

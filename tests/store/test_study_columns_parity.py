@@ -102,7 +102,9 @@ def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed:
     assert [list(units) for units in fast.values()] == [sorted(u) for u in fast.values()]
     counting = {q: {u: g for u, g in units.items() if isinstance(g, int)}
                 for q, units in with_conflicts.items()}
-    assert resolved_gains(open_study(db, "s", None)) == {q: units for q, units in counting.items() if units}
+    assert resolved_gains(open_study(db, "s", None)) == {
+        q: units for q, units in counting.items() if units
+    }
     assert resolved_gains(open_study(db, "s", None), list(with_conflicts), conflicts=True) == fast
 
 
@@ -163,8 +165,9 @@ def observation_path_pair(db):
     ids = [[o.query_id for o in obs] for obs in observations]
     if ids[0] != ids[1]:
         union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
-        observations = [observations_for_run(open_study(db, "s", None), run, None, union)
-                        for run in ("A", "B")]
+        observations = [
+            observations_for_run(open_study(db, "s", None), run, None, union) for run in ("A", "B")
+        ]
     return observations
 
 
@@ -252,7 +255,10 @@ def test_a_pair_read_with_the_live_states_reference_equals_a_pair_read_afresh(
     db = random_study(tmp_path, 2)
     state = LiveDashboard.build(open_study(db, "s", None))
     working = state.take_working_reference(open_study(db, state.study_id, None))
-    assert working is not None and state.take_working_reference(open_study(db, state.study_id, None)) is None
+    assert (
+        working is not None
+        and state.take_working_reference(open_study(db, state.study_id, None)) is None
+    )
     fresh = reference_columns(open_study(db, "s", None))
     assert (dict(working.gains), working.complete) == (dict(fresh.gains), fresh.complete)
     assert working.labels is not None and fresh.labels is not None

@@ -28,8 +28,9 @@ def test_a_v10_store_migrates_to_v11_and_its_studies_report_the_default_measures
     db = open_store(path)
     assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 11
     assert study_measures(open_study(db, "s", None)) == list(DEFAULT_STUDY_MEASURES)
-    assert [measure_label(m, 10, aggregate=True) for m in study_measures(open_study(db, "s", None))] == [
-        "P@10", "R@10", "nDCG@10", "MRR@10"]
+    assert [
+        measure_label(m, 10, aggregate=True) for m in study_measures(open_study(db, "s", None))
+    ] == ["P@10", "R@10", "nDCG@10", "MRR@10"]
     set_study_measures(db, study_id="s", measures=["P@5"], actor=None)
     assert study_measures(open_study(db, "s", None)) == [parse_measure("P@5")]
 
@@ -39,7 +40,11 @@ def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
     old = set_study_measures(db, study_id="s", measures=parse_measure_list(
         "nDCG@10, p@5 ,MRR@10, RR@10"), actor="kim")
     assert old == list(DEFAULT_STUDY_MEASURES)
-    assert [str(m) for m in study_measures(open_study(db, "s", None))] == ["nDCG@10", "P@5", "RR@10"]
+    assert [str(m) for m in study_measures(open_study(db, "s", None))] == [
+        "nDCG@10",
+        "P@5",
+        "RR@10",
+    ]
     entry = [e for e in audit_entries(open_study(db, "s", None)) if e.action == "study.measures.set"][-1]
     assert entry.study_id == "s" and entry.actor == "kim"
     assert entry.detail["old"] == ["P", "R", "nDCG", "RR"]
@@ -127,7 +132,12 @@ def test_the_inspector_shows_the_studys_measures_at_the_runs_k(tmp_path):
             results=[("q1", 1, "a", 2.0), ("q1", 2, "b", 1.0)])
     record_label(db, study_id="s", query_id="q1", unit_id="a", gain=1, annotator="ann")
     assert list(inspect_query(open_study(db, "s", None), "r", "q1").measure_values) == [
-        "P@2", "R@2", "nDCG@2", "RR@2", "Judged@2"]
+        "P@2",
+        "R@2",
+        "nDCG@2",
+        "RR@2",
+        "Judged@2",
+    ]
     set_study_measures(db, study_id="s", measures=["P@1", "AP@5"], actor=None)
     values = inspect_query(open_study(db, "s", None), "r", "q1").measure_values
     assert list(values) == ["P@1", "Judged@1"]  # AP@5 is deeper than the run was stored

@@ -80,7 +80,9 @@ def test_round_trip_through_a_store(tmp_path: Path, fmt: str) -> None:
     assert summary.rows == sum(len(u) for u in resolved_gains(open_study(first, "s", None)).values())
     second = new_store(tmp_path / "b")
     import_tool_labels(second, _src(out.getvalue(), "out"), study_id="s", fmt=fmt)  # type: ignore[arg-type]
-    assert resolved_gains(open_study(second, "s", None)) == resolved_gains(open_study(first, "s", None))
+    assert resolved_gains(open_study(second, "s", None)) == resolved_gains(
+        open_study(first, "s", None)
+    )
     assert query_texts(open_study(second, "s", None)) == query_texts(open_study(first, "s", None))
     again = io.StringIO()
     export_tool_labels(open_study(second, "s", None), again, fmt, index="movies")  # type: ignore[arg-type]

@@ -197,8 +197,12 @@ def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path) -> None:
             assert [names[c] for c in np.frombuffer(blob, "<i4").tolist()] == json.loads(units)
         for unit, code in store.execute("SELECT unit_id, unit_code FROM label_events"):
             assert names[code] == unit
-    evaluate = [evaluate_column_pair(runs_as_columns(open_study(s, "s", "lead"), ["A", "B"]), MEASURES,
-                                     EvalProtocol()) for s in (db, target)]
+    evaluate = [
+        evaluate_column_pair(
+            runs_as_columns(open_study(s, "s", "lead"), ["A", "B"]), MEASURES, EvalProtocol()
+        )
+        for s in (db, target)
+    ]
     for a, b in ((evaluate[0].result_a, evaluate[1].result_a),
                  (evaluate[0].result_b, evaluate[1].result_b)):
         assert_same_batch(a.batch, b.batch)
@@ -206,8 +210,7 @@ def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path) -> None:
 
 def _strings_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Read every run as if its rankings were not held as codes (the string path)."""
-    monkeypatch.setattr(observations_module, "run_ranking_codes",
-                        lambda *args, **kwargs: None)
+    monkeypatch.setattr(observations_module, "run_ranking_codes", lambda *args, **kwargs: None)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 5])
@@ -327,8 +330,10 @@ def test_a_run_that_returned_nothing_is_held_as_codes_and_changes_no_number(
     add_run(db, study_id="s", name="C-empty", source="imported", k=6, results=[])
     if uncoded:
         _unpack_run(db, "B", uncoded)
-    assert (run_ranking_codes(open_study(db, "s", None), 3) is not None
-            and run_ranking_codes(open_study(db, "s", None), 3, ["q1"]).query_ids == [])
+    assert (
+        run_ranking_codes(open_study(db, "s", None), 3) is not None
+        and run_ranking_codes(open_study(db, "s", None), 3, ["q1"]).query_ids == []
+    )
     fast = LiveDashboard.build(open_study(db, "s", None))
     coded = {name: r.result.batch.pos_unit is not None
              for name, r in fast._blocking_source.items()}
@@ -368,10 +373,14 @@ def test_pack_codes_is_little_endian_int32() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=12),
-       st.lists(st.sampled_from("abcdefghxy"), max_size=12), st.sampled_from([0, 1, 4, 1000]))
-def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored, asked,
-                                                        whole) -> None:
+@given(
+    st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=12),
+    st.lists(st.sampled_from("abcdefghxy"), max_size=12),
+    st.sampled_from([0, 1, 4, 1000]),
+)
+def test_unit_codes_are_the_same_read_whole_or_in_lists(
+    tmp_path_factory, stored, asked, whole
+) -> None:
     """:func:`unit_codes_of` reads the study's dictionary whole when asked for a
     large part of it, else in ``IN`` lists: the same codes either way (a write uses it)."""
     from evalcore.store import unit_codes

@@ -152,7 +152,10 @@ def _import(
             ((study_id, q, t) for q, t in beir.queries.items()),
         )
         summary.queries = len(beir.queries)
-        n, reopened = write_label_events(open_study(db, study_id, actor, Permission.IMPORT), threshold=study.relevance_threshold, events=events,
+        n, reopened = write_label_events(
+            open_study(db, study_id, actor, Permission.IMPORT),
+            threshold=study.relevance_threshold,
+            events=events,
             origin=f"import of {folder}",
         )
         summary.label_events, summary.reopened = n, reopened

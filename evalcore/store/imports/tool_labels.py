@@ -72,9 +72,12 @@ def import_tool_labels(
             "WHERE queries.text = ''",
             [(study_id, q, t) for q, t in new_texts.items()],
         )
-        n, reopened = write_label_events(handle,
-                                         threshold=study.relevance_threshold, events=events,
-                                         origin=f"import of {text.name}")
+        n, reopened = write_label_events(
+            handle,
+            threshold=study.relevance_threshold,
+            events=events,
+            origin=f"import of {text.name}",
+        )
         summary.label_events, summary.reopened = n, reopened
         summary.queries = len(set(ids.values()))
         record_audit(db, actor=actor, action=f"import.labels-{fmt}", study_id=study_id,
@@ -82,8 +85,7 @@ def import_tool_labels(
     return summary
 
 
-def _query_ids(study: Study, ratings: list[ToolRating], fmt: str,
-               name: str) -> dict[str, str]:
+def _query_ids(study: Study, ratings: list[ToolRating], fmt: str, name: str) -> dict[str, str]:
     """How each rating's query names a study query (Quepid: by text; the others: by id)."""
     named = {r.query for r in ratings}
     if fmt != "quepid":
