@@ -448,13 +448,14 @@ def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
 
 
 db, study = study_page("Compare runs")
-infos = {r.name: r for r in list_runs(open_study(db, study.study_id, reader()))}
+handle = open_study(db, study.study_id, reader())  # this page run's one check
+infos = {r.name: r for r in list_runs(handle)}
 if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")
     st.stop()
 
 top = st.columns([3, 3, 2])
-versions = [WORKING] + [v.name for v in list_references(open_study(db, study.study_id, reader()))]
+versions = [WORKING] + [v.name for v in list_references(handle)]
 # the runs, the measures and the reference are in the address (a shared link shows the same)
 restore_choices(PAGE, "runs", "rl_compare_runs", list(infos), list(infos)[:2], what="runs")
 restore_choice(PAGE, "reference", "rl_compare_reference", versions, what="reference")
@@ -501,7 +502,7 @@ if len(same) < 2:
     _accept_checkbox()
     st.stop()
 
-texts = query_texts(open_study(db, study.study_id, reader()))
+texts = query_texts(handle)
 large = len(texts) > LARGE_STUDY_QUERIES
 spec = choose_query_set("rl_compare_queries")
 if spec is None:
@@ -512,7 +513,7 @@ try:
         str(db_path()),
         study.study_id,
         ("query_set", tuple(same), spec.model_dump_json(), reference),
-        lambda: stored_query_set(open_study(db, study.study_id, reader()), same, spec, reference),
+        lambda: stored_query_set(handle, same, spec, reference),
         viewer=reader(),
     )
 except QuerySetError as error:

@@ -43,9 +43,10 @@ if st.button("Start labeling", key="rl_start_labeling", type="primary",
              icon=":material/rate_review:"):
     st.switch_page(ANNOTATE.path, query_params=address_params())
 
-queries = query_texts(open_study(db, study.study_id, reader()))
+handle = open_study(db, study.study_id, reader())  # this page run's one check
+queries = query_texts(handle)
 progress = study_progress_if_ready(db, study.study_id, "", len(queries))
-runs = list_runs(open_study(db, study.study_id, reader()))
+runs = list_runs(handle)
 COUNTING = "counting…"
 FILTER_PARAM, FILTER_KEY = "filter", "rl_home_filter"
 OPEN_PARAM, OPEN_KEY = "unfinished", "rl_home_unfinished"

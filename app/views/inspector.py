@@ -127,17 +127,18 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
 
 
 db, study = study_page("Ranking inspector")
-runs = [r.name for r in list_runs(open_study(db, study.study_id, reader()))]
+handle = open_study(db, study.study_id, reader())  # this page run's one check
+runs = [r.name for r in list_runs(handle)]
 if not runs:
     st.info("This study has no run yet: create or import one on the Data page.")
     st.stop()
-texts = query_texts(open_study(db, study.study_id, reader()))
+texts = query_texts(handle)
 query_ids = sorted(texts, key=natural_key)
 if not query_ids:
     st.info("This study has no query yet.")
     st.stop()
 
-versions = [WORKING] + [v.name for v in list_references(open_study(db, study.study_id, reader()))]
+versions = [WORKING] + [v.name for v in list_references(handle)]
 # the address names the query, the runs and the reference (a bookmark or a shared link opens
 # the same view; a reload keeps it)
 restore_choice(PAGE, "query", "rl_inspect_query", query_ids, what="query")
@@ -163,20 +164,20 @@ write_address(PAGE, {"query": query_id, "run": run_a,
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
 show_information_need(db, study.study_id, query_id)
-first = inspect_query(open_study(db, study.study_id, reader()), run_a, query_id, reference)
+first = inspect_query(handle, run_a, query_id, reference)
 st.caption(
     ("relevant set declared complete" if first.population_complete
      else "relevant set not declared complete: recall, nDCG and AP are unavailable, shown as "
           "the range they lie in")
     + (f" · frozen reference {escape_markdown(reference)}" if reference else " · working labels")
 )
-withdrawn = None if reference else claim_withdrawal(open_study(db, study.study_id, reader()), query_id)
+withdrawn = None if reference else claim_withdrawal(handle, query_id)
 if withdrawn is not None:  # why the claim is gone, as plain text
     st.caption(escape_markdown(withdrawn.text()))
 if run_b == NONE:
     _show(first)
 else:
-    second = inspect_query(open_study(db, study.study_id, reader()), run_b, query_id, reference)
+    second = inspect_query(handle, run_b, query_id, reference)
     moves = rank_changes(first, second)
     left, right = st.columns(2)
     with left:
