@@ -41,8 +41,9 @@ with first_run():
     with driver_without_pandas():
         import sqlite_utils  # noqa: F401
 
-    from app.components.address import install_history_policy, unknown_page_notice
+    from app.components.address import HISTORY_POLICY, unknown_page_notice
     from app.components.auth import identity_gate
+    from app.components.keyboard import key_guard_script
     from app.components.navigation import navigation_pages, url_paths
     from app.components.session import annotator_picker, get_db, study_picker
     from app.components.warmup import warm_imports
@@ -56,7 +57,9 @@ with first_run():
     if identity is None:
         annotator_picker()
 
-    install_history_policy()  # one browser history entry per page, not per address change
+    # one script element (an element adds a gap): one history entry per page, not per address
+    # change; a key pressed while the annotate page still draws is answered
+    st.html(HISTORY_POLICY + key_guard_script(), unsafe_allow_javascript=True, width="content")
     with audit_channel("app"):  # audit rows of this run record the app channel
         try:
             page = st.navigation(navigation_pages())

@@ -13,6 +13,8 @@ sampled units are answered with their true gains. Predictors ("automatic judgmen
 * ``none``: the middle of each query's worst-case interval;
 * ``agree90`` / ``agree70``: each unit's true gain with that chance, else another gain
   at random (exact agreement of the gain);
+* ``random``: a useless source, each unit's gain drawn uniformly from 0..4 whatever its
+  true gain;
 * ``skips``: no automatic judgments, and the annotator skips (non-response) three in ten
   of the units of gain 2 or more and one in twenty of the others: not at random. Those
   units stay unknown and are taken at their worst case.
@@ -77,7 +79,7 @@ POOL, DEPTH, TOP = 40, 20, 10
 PROTOCOL = EvalProtocol()
 MEASURES = ["P@10", "RR@10", "nDCG@10", "AP@10", "R@10", "RBP(p=0.8)@10"]
 SIZES = [30, 60, 120, 240]
-PREDICTORS = ["none", "agree90", "agree70", "adversarial", "skips"]
+PREDICTORS = ["none", "agree90", "agree70", "random", "adversarial", "skips"]
 LEVEL = 0.95
 
 
@@ -167,6 +169,8 @@ def automatic(coll: Collection, kind: str, seed: int) -> dict[tuple[str, str], i
                 a = 0 if g >= PROTOCOL.relevance_threshold else 4
             else:
                 a = g
+        elif kind == "random":
+            a = int(rng.integers(0, 5))
         else:
             share = 0.9 if kind == "agree90" else 0.7
             a = g if rng.random() < share else int(rng.choice([x for x in range(5) if x != g]))

@@ -6,8 +6,8 @@
   choice) and :func:`write_address` (after: one update of the parameters that changed).
 * **One history entry per page.** Streamlit pushes a browser history entry for every change
   of the address, so a page switch followed by the page writing its parameters would leave
-  several entries (and Back would need as many presses). :func:`install_history_policy`
-  makes a change that keeps the page (same path, other parameters) replace the current
+  several entries (and Back would need as many presses). :data:`HISTORY_POLICY` (a script
+  the entry script puts on every page) makes a change that keeps the page (same path, other parameters) replace the current
   entry instead.
 * **An unknown page says so.** Streamlit runs the default page for an address naming no page;
   :func:`unknown_page_notice` says which address was asked for and that Home is shown.
@@ -21,7 +21,8 @@ import streamlit as st
 
 from app.components.safe_text import escape_markdown
 
-_HISTORY_POLICY = """<script>
+#: Make address changes within a page replace the history entry (once per browser tab).
+HISTORY_POLICY = """<script>
 (() => {
   const win = window.parent || window;
   if (win.__rlHistoryPolicy) { return; }
@@ -43,11 +44,6 @@ _HISTORY_POLICY = """<script>
 _WRITTEN_KEY = "_rl_address_written"
 #: widget key -> its last value (Streamlit drops a widget's state on a page it did not draw).
 _KEPT_KEY = "_rl_address_kept"
-
-
-def install_history_policy() -> None:
-    """Make address changes within a page replace the history entry (once per browser tab)."""
-    st.html(_HISTORY_POLICY, unsafe_allow_javascript=True, width="content")
 
 
 def unknown_page_notice(url_paths: set[str]) -> None:

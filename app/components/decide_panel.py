@@ -3,7 +3,8 @@
 The address contract (the Compare page links here):
 ``?queue=decide&run_a=<A>&run_b=<B>&measure=<canonical measure name>``, each
 value URL-encoded (``measure=P%4010``). ``queue=blocking`` (or no ``queue``) is
-the blocking order, query by query.
+the blocking order, query by query; ``queue=sample&sample=<name>`` a stored sample's
+units in their order.
 """
 
 import streamlit as st
@@ -19,10 +20,14 @@ MEASURE_PARAM = "measure"
 DECIDE_PARAMS = (QUEUE_PARAM, RUN_A_PARAM, RUN_B_PARAM, MEASURE_PARAM)
 BLOCKING = "blocking"
 DECIDE = "decide"
+#: A stored sample's units in their order (``?queue=sample&sample=<name>``).
+SAMPLE = "sample"
+SAMPLE_PARAM = "sample"
 #: queue parameter value -> what the selector says.
 QUEUES = {
     BLOCKING: "Blocking order (query by query)",
     DECIDE: "To decide A vs B",
+    SAMPLE: "A sample (for an estimate)",
 }
 
 

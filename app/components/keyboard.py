@@ -16,12 +16,15 @@ pressed on or answers it with a visible message, and acknowledges them in the ne
   shortcuts (their buttons do not change with the item).
 * **Esc leaves a text field** (the note, the search box): the field loses focus, which commits
   its value, and the item keys work again. Keys typed in a field are text, never presses.
-* A press with no item on screen says so in a banner (nothing to label is not silence).
+* A press with no item on screen says so in a banner (nothing to label is not silence), and
+  so does a press made before the item's listener is mounted (:func:`key_guard_script`, put
+  by the entry script on every page).
 
 The component's code is a fixed string: every text it shows comes from ``data`` and is set
 with ``textContent`` (never parsed as HTML).
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,20 +58,8 @@ export default function(component) {
   });
   keys.current = {line, data, setStateValue};
   const banner = (text) => {
-    let box = doc.getElementById("rl-key-refused");
-    if (!box) {
-      box = doc.createElement("div");
-      box.id = "rl-key-refused";
-      box.setAttribute("role", "status");
-      box.style.cssText = "position:fixed;left:50%;bottom:1rem;transform:translateX(-50%);" +
-        "z-index:100000;background:#fff4e5;color:#663c00;border:1px solid #f0b36b;" +
-        "border-radius:.5rem;padding:.5rem .9rem;font:14px sans-serif;max-width:90vw;";
-      doc.body.appendChild(box);
-    }
-    box.textContent = text;
-    clearTimeout(box.__hide);
-    box.style.display = "block";
-    box.__hide = setTimeout(() => { box.style.display = "none"; }, 5000);
+    const say = window.__rlKeyBanner;
+    if (typeof say === "function") { say(text); } else { console.error(text); }
   };
   if (!keys.installed) {
     keys.installed = true;
@@ -108,7 +99,53 @@ export default function(component) {
 }
 """
 
+#: Installed by the app's entry script on every page before the page draws: it owns the
+#: refusal banner, and answers an item key pressed on the annotate page before the item's
+#: listener is mounted (the document and buttons can be on screen a moment earlier) with the
+#: banner, so such a press is never lost without a word.
+_KEY_GUARD = r"""<script>
+(() => {
+  const win = window.parent || window;
+  const doc = win.document;
+  if (win.__rlKeyBanner) { return; }
+  win.__rlKeyBanner = (text) => {
+    let box = doc.getElementById("rl-key-refused");
+    if (!box) {
+      box = doc.createElement("div");
+      box.id = "rl-key-refused";
+      box.setAttribute("role", "status");
+      box.style.cssText = "position:fixed;left:50%;bottom:1rem;transform:translateX(-50%);" +
+        "z-index:100000;background:#fff4e5;color:#663c00;border:1px solid #f0b36b;" +
+        "border-radius:.5rem;padding:.5rem .9rem;font:14px sans-serif;max-width:90vw;";
+      doc.body.appendChild(box);
+    }
+    box.textContent = text;
+    clearTimeout(box.__hide);
+    box.style.display = "block";
+    box.__hide = setTimeout(() => { box.style.display = "none"; }, 5000);
+  };
+  const ITEM = new Set(__ITEM_KEYS__);
+  doc.addEventListener("keydown", (event) => {
+    if (doc.__rlItemKeys && doc.__rlItemKeys.installed) { return; }  // the item's listener
+    if (!/\/annotate$/.test(win.location.pathname)) { return; }
+    const target = event.target;
+    const typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" ||
+                              target.isContentEditable);
+    const key = (event.key || "").toLowerCase();
+    if (typing || event.ctrlKey || event.metaKey || event.altKey || !ITEM.has(key)) { return; }
+    event.preventDefault();
+    win.__rlKeyBanner("Key " + event.key + " not sent: the page was still drawing the item. " +
+                      "Look at the item shown, then press again.");
+  }, true);
+})();
+</script>"""
+
 _COMPONENT = st.components.v2.component("rl_item_keys", js=_JS, isolate_styles=False)
+
+
+def key_guard_script() -> str:
+    """The refusal banner and the early-press answer, as a script for ``st.html``."""
+    return _KEY_GUARD.replace("__ITEM_KEYS__", json.dumps(list(ITEM_KEYS)))
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from app.components.session import annotator_prompt, db_path, get_db, reader
 from app.components.shared_results import shared_result
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
 from evalcore.analysis.agreement import agreement_and_conflicts
+from evalcore.analysis.automatic_agreement import SourceAgreement, automatic_agreement
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.contract.query_order import natural_key
 from evalcore.store.labels import adjudicate
@@ -112,6 +113,14 @@ def _context(ctx: ConflictContext) -> None:
         said = f"{j.annotator} said {j.gain} ({GRADE_MEANINGS.get(j.gain, '')}) · {_when(j.created_at)}"
         note = f"note: {j.note}" if j.note else "no note"
         st.markdown("- " + escape_markdown(said) + "  \n  " + escape_markdown(note))
+    for source, gain in ctx.automatic.items():
+        st.markdown(
+            "- "
+            + escape_markdown(
+                f"automatic ({source}) said {gain} ({GRADE_MEANINGS.get(gain, '')}): "
+                "a helper, not a judgement"
+            )
+        )
 
 
 def _conflict_card(ctx: ConflictContext, reviewer: str, *, linked: bool) -> None:
@@ -193,6 +202,91 @@ def _confusion_figure(pair) -> go.Figure:
     return fig
 
 
+def _source_figure(agreement: SourceAgreement) -> go.Figure:
+    labels = [str(g) for g in GAIN_CATEGORIES]
+    fig = go.Figure(
+        go.Heatmap(
+            z=agreement.confusion,
+            x=labels,
+            y=labels,
+            colorscale="Oranges",
+            text=agreement.confusion,
+            texttemplate="%{text}",
+            hovertemplate="human: %{y}, automatic: %{x}: %{z} units<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=380,
+        margin={"t": 30},
+        xaxis={"title": "automatic gain", "type": "category"},
+        yaxis={"title": "human gain", "type": "category", "autorange": "reversed"},
+    )
+    return fig
+
+
+def _automatic_section(sources: list[SourceAgreement]) -> None:
+    """Each automatic source against the human gains that count (never evidence)."""
+    st.subheader("Automatic judgments (not evidence)")
+    st.caption(
+        "Labels from a model or an LLM judge, imported with `evalcore import labels "
+        "--automatic NAME`. They never count: no value, bound, verdict or completeness "
+        "reads them. Each source is compared with the human gain that counts (labeled in "
+        "agreement or adjudicated; units in conflict are left out)."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                # what a phone shows first: the source and how far it agrees
+                {
+                    "source": s.source,
+                    "weighted kappa (quadratic)": _coefficient(s.kappa),
+                    "exact agreement": "—"
+                    if s.exact_agreement is None
+                    else f"{s.exact_agreement:.1%}",
+                    "shared with humans": s.n_units,
+                    "units judged": s.n_labels,
+                }
+                for s in sources
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    names = [s.source for s in sources]
+    chosen = st.selectbox(
+        "Automatic source",
+        range(len(names)),
+        format_func=names.__getitem__,
+        key="rl_agree_automatic",
+    )
+    source = sources[chosen]
+    st.caption(
+        escape_markdown(
+            f"{source.source}: {source.n_units} units with a human gain; "
+            "rows: human gain, columns: automatic gain. Per grade below: "
+            "human and automatic on those units, and over every unit the "
+            "source judged."
+        )
+    )
+    st.plotly_chart(_source_figure(source), key="rl_agree_automatic_confusion")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
+                for g, h, a, every in zip(
+                    GAIN_CATEGORIES,
+                    source.human_counts,
+                    source.automatic_counts,
+                    source.automatic_all_counts,
+                    strict=True,
+                )
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+
+
 db, study = study_page("Annotator agreement")
 show_flash(_FLASH)
 focus = _address_conflict()
@@ -251,6 +345,10 @@ if summary.per_query:
         for q in sorted(summary.per_query, key=lambda q: (not q.low_agreement, natural_key(q.query_id)))
     ]), hide_index=True, width="stretch",
         column_config={"low agreement": st.column_config.CheckboxColumn()})
+
+automatic = automatic_agreement(open_study(db, study.study_id, reader()))
+if automatic:
+    _automatic_section(automatic)
 
 st.subheader("Conflicts to adjudicate")
 reviewer = current_annotator()

@@ -9,11 +9,14 @@ The address names the open query (``?query=q05``), so a reload or a link
 (the dashboard's "Label ..." links, a bookmark, a new tab) opens it;
 ``&unit=ID`` also puts that pooled item on screen.
 
-**Two queues.** The blocking order (query by query, the default) or "to decide
+**Three queues.** The blocking order (query by query, the default), "to decide
 A vs B" (``?queue=decide&run_a=A&run_b=B&measure=P%4010``, see
 ``app/components/decide_panel.py``): the to-decide queue's items one after
 another across queries (:mod:`evalcore.live.decide_state`), beside a verdict
-panel that follows each label. Both use the same buttons, keys and item tokens.
+panel that follows each label; or a stored sample (``?queue=sample&sample=s1``):
+its units in the sample's order, no choosing, a skip or can't judge recorded as
+the sample's non-response (:mod:`evalcore.estimation.stored`). All use the same
+buttons, keys and item tokens.
 
 **A label lands on the item that was on screen.** Each render of an item makes
 an :class:`~evalcore.annotation.item_token.ItemToken`; the grade, skip and
@@ -38,6 +41,8 @@ from app.components.decide_panel import (
     DECIDE,
     DECIDE_PARAMS,
     QUEUES,
+    SAMPLE,
+    SAMPLE_PARAM,
     show_verdict_line,
     show_verdict_panel,
 )
@@ -70,6 +75,7 @@ from evalcore.annotation.progress import (
     query_progress,
 )
 from evalcore.contract.query_order import natural_key
+from evalcore.estimation.stored import sample_queue
 from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     DecideState,
@@ -92,6 +98,7 @@ from evalcore.store.marks import store_marks
 from evalcore.store.query_reads import query_text as query_text_of
 from evalcore.store.query_reads import query_texts
 from evalcore.store.resolution import resolve_query
+from evalcore.store.samples import list_samples, record_nonresponse
 from evalcore.store.scoping import displayable_text
 from evalcore.store.studies import StudyIn
 from evalcore.store.study_handle import open_study
@@ -142,6 +149,11 @@ _DECIDE_KEEP_KEY = "_rl_decide_keep"
 _DECIDE_PASSED_KEY = "_rl_decide_passed"
 #: The query of this session's last label from the to-decide queue (what Undo cancels).
 _DECIDE_LAST_KEY = "_rl_decide_last"
+#: The sample selector, and (study, sample) of the sample queue on screen: its skips and
+#: can't-judge are recorded as the sample's non-responses.
+SAMPLE_KEY = "rl_sample_name"
+_SAMPLE_ACTIVE_KEY = "_rl_sample_active"
+_ADDRESS_SAMPLE_KEY = "_rl_address_sample"
 
 
 def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
@@ -370,7 +382,24 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
         return
     walk = _walk(sid, annotator, query_id)
     db = get_db()
+    active = (
+        st.session_state.get(_SAMPLE_ACTIVE_KEY)
+        if st.session_state.get(MODE_KEY) == SAMPLE
+        else None
+    )
     try:  # a store busy with a long write is retried (bounded), as a label is
+        if active is not None and active[0] == sid:  # the sample's non-response
+            retry_busy(
+                lambda: record_nonresponse(
+                    db,
+                    study_id=sid,
+                    name=active[1],
+                    query_id=query_id,
+                    unit_id=unit_id,
+                    kind="cant_judge" if cant_judge else "skip",
+                    annotator=annotator,
+                )
+            )
         if cant_judge:
             retry_busy(lambda: record_cant_judge(db, study_id=sid, query_id=query_id,
                                                  unit_id=unit_id, annotator=annotator,
@@ -568,11 +597,19 @@ def _queue_mode(study: StudyIn) -> str:
         if queue == DECIDE:
             _address_target(study, *wanted[1:])
     st.session_state.setdefault(MODE_KEY, BLOCKING)
-    mode = st.radio("Work through", list(QUEUES), format_func=QUEUES.__getitem__, key=MODE_KEY,
-                    horizontal=True,
-                    help="The blocking order walks one query's pool; the to-decide queue "
-                         "walks the unknown items whose labels can decide run A against run B.")
+    mode = st.radio(
+        "Work through",
+        list(QUEUES),
+        format_func=QUEUES.__getitem__,
+        key=MODE_KEY,
+        horizontal=True,
+        help="The blocking order walks one query's pool; the to-decide queue "
+        "walks the unknown items whose labels can decide run A against run B; "
+        "a sample walks a drawn sample's units in its order, for an estimate.",
+    )
     _keep(MODE_KEY)
+    if mode != SAMPLE and SAMPLE_PARAM in st.query_params:
+        del st.query_params[SAMPLE_PARAM]
     if mode == BLOCKING:
         for name in DECIDE_PARAMS:
             if name in st.query_params:
@@ -721,13 +758,116 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
         _note_and_text(token, doc, query_text)
 
 
+def _sample_choice(study: StudyIn) -> str | None:
+    """The sample selector (``?sample=`` in the address chooses it once)."""
+    names = [s.name for s in list_samples(open_study(get_db(), study.study_id, reader()))]
+    if not names:
+        return None
+    wanted = str(st.query_params.get(SAMPLE_PARAM, ""))
+    if wanted and wanted != st.session_state.get(_ADDRESS_SAMPLE_KEY):
+        st.session_state[_ADDRESS_SAMPLE_KEY] = wanted
+        if wanted in names:
+            st.session_state[SAMPLE_KEY] = wanted
+        else:
+            st.error(
+                escape_markdown(
+                    f"The address's sample={wanted!r} is not a sample of "
+                    f"this study; its samples: {', '.join(names)}."
+                )
+            )
+    if st.session_state.get(SAMPLE_KEY) not in names:
+        st.session_state[SAMPLE_KEY] = names[-1]
+    name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}")
+    _keep(SAMPLE_KEY)
+    for param in DECIDE_PARAMS[1:]:  # the to-decide queue's runs and measure
+        if param in st.query_params:
+            del st.query_params[param]
+    st.query_params[DECIDE_PARAMS[0]] = SAMPLE
+    st.query_params[SAMPLE_PARAM] = name
+    st.session_state[_ADDRESS_SAMPLE_KEY] = name
+    st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
+    return name
+
+
+def _sample_workspace(study: StudyIn, annotator: str) -> None:
+    """A stored sample's units one after another in the sample's order: no choosing; a
+    skip or can't judge is recorded as the sample's non-response (:func:`_on_pass`)."""
+    db = get_db()
+    sid = study.study_id
+    name = _sample_choice(study)
+    if name is None:
+        st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
+        item_keys("", None, partial(_on_presses, None))
+        st.info(
+            "No sample drawn yet: a lead draws one on the Compare page (Estimate "
+            "instead) or with evalcore sample draw."
+        )
+        return
+    st.session_state[_SAMPLE_ACTIVE_KEY] = (sid, name)
+    queue = sample_queue(open_study(db, sid, reader()), name)
+    waiting = [u for u in queue if u.state == "open"]
+    item = waiting[0] if waiting else None
+    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None, annotator)
+    token = _on_screen(sid, annotator)
+    labeled = sum(1 for u in queue if u.state == "labeled")
+    passed = sum(1 for u in queue if u.state == "non-response")
+    with st.container():
+        show_flash(_FLASH_KEY)
+        show_flash(_NOTICE_KEY)
+        _show_refused()
+    st.progress(
+        (labeled + passed) / len(queue) if queue else 1.0,
+        text=f"Sample {name}: {labeled} labeled, {passed} non-response, "
+        f"{len(waiting)} to label of {len(queue)} units",
+    )
+    st.caption(
+        "The sample's units come in its order (no choosing). Skip and can't judge "
+        "are recorded as non-response: the estimate takes them at their worst case."
+    )
+    with st.container(border=True):
+        if token is None or item is None:
+            item_keys("", None, partial(_on_presses, None))
+            st.success(
+                escape_markdown(
+                    f"Every unit of sample {name} is answered: its estimate is on the Compare "
+                    "page (Estimate instead)."
+                )
+            )
+            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+            return
+        query_text = query_text_of(db, sid, item.query_id, viewer=reader())
+        st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
+        show_information_need(db, sid, item.query_id, expanded=False)
+        _confirm(token, None)
+        pool = cached_pool(db, sid, item.query_id)
+        ranks = {p.unit_id: p.ranks for p in pool}
+        doc = _item_head(
+            study,
+            item.query_id,
+            query_text,
+            token,
+            f"sample unit {item.position} of {len(queue)}",
+            ranks,
+            _mine(sid, item.query_id, annotator),
+            None,
+        )
+        _buttons(token, None)
+        _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+        _note_and_text(token, doc, query_text)
+
+
 @st.fragment
 def _annotate(study: StudyIn, annotator: str) -> None:
     """The query selector and the work area: a label re-renders only this fragment.
 
     The selector is inside, so its per-query counts ("you 3/10") follow each label.
     """
-    if _queue_mode(study) == DECIDE:
+    mode = _queue_mode(study)
+    if mode == SAMPLE:
+        _sample_workspace(study, annotator)
+        return
+    st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
+    if mode == DECIDE:
         target = _decide_target(study)
         if target is not None:
             _decide_workspace(study, target, annotator)

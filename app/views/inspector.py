@@ -1,7 +1,8 @@
 """Ranking inspector: why a query's numbers are what they are.
 
 Per query and run, the ranked list row by row (:func:`evalcore.analysis.inspector.inspect_query`)
-with the resolved label, who gave which gain and their notes, flags (unlabeled,
+with the resolved label, who gave which gain and their notes, automatic judgments
+marked as such (never counted), flags (unlabeled,
 returned duplicate, permission violation, conflict) and links to the item on the
 Annotate page and, in conflict, to its adjudication; the study's chosen measures
 (Judged@k beside them) with reason chips and, when unavailable, the interval
@@ -65,6 +66,8 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
             "conflict": r.conflict,
             "beyond k": r.beyond_k,
         }
+        if any(x.automatic for x in ins.rows):  # marked apart from the human labels
+            row["automatic"] = ", ".join(f"{s}: {g}" for s, g in r.automatic.items())
         if r.reviewer and r.state == "adjudicated":
             row["annotators"] += f" (adjudicated by {r.reviewer})"
         if changes is not None:
@@ -76,9 +79,25 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
 #: Rows tall enough for three lines: a table's text wraps only in rows taller than 4 rem, so
 #: side by side (half width) titles and notes wrap instead of being cut.
 WRAPPED_ROW_PX = 78
-NARROW_ORDER = ("change", "rank", "label", "title", "score", "notes", "unit", "state",
-                "annotators", "annotate", "adjudicate", "unlabeled", "duplicate",
-                "permission violation", "conflict", "beyond k")
+NARROW_ORDER = (
+    "change",
+    "rank",
+    "label",
+    "title",
+    "score",
+    "notes",
+    "unit",
+    "state",
+    "annotators",
+    "automatic",
+    "annotate",
+    "adjudicate",
+    "unlabeled",
+    "duplicate",
+    "permission violation",
+    "conflict",
+    "beyond k",
+)
 
 
 def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
@@ -94,34 +113,48 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
     if not ins.rows:
         st.info("This run returned nothing for this query.")
         return
+    frame = _frame(ins, changes)
     st.dataframe(
-        _frame(ins, changes),
+        frame,
         hide_index=True,
         width="stretch",
         row_height=WRAPPED_ROW_PX if narrow else None,
         # at half width what a reader compares comes first: title, score and notes in view
-        column_order=NARROW_ORDER if narrow else None,
+        column_order=[c for c in NARROW_ORDER if c in frame.columns] if narrow else None,
         column_config={
             "rank": st.column_config.NumberColumn(width="small"),
             "title": st.column_config.TextColumn(width="medium"),
             "score": st.column_config.NumberColumn(format="%.4f", width="small"),
             "label": st.column_config.TextColumn(
-                width="small", help="resolved gain 0-4; — = unlabeled (unknown, not 0)"),
+                width="small", help="resolved gain 0-4; — = unlabeled (unknown, not 0)"
+            ),
             "unlabeled": st.column_config.CheckboxColumn(width="small"),
             "duplicate": st.column_config.TextColumn(width="small"),
             "permission violation": st.column_config.CheckboxColumn(
-                "permission", width="small", help="a permission violation"),
+                "permission", width="small", help="a permission violation"
+            ),
             "conflict": st.column_config.CheckboxColumn(width="small"),
             "beyond k": st.column_config.CheckboxColumn(
-                width="small", help="not measured by any metric"),
+                width="small", help="not measured by any metric"
+            ),
             "notes": st.column_config.TextColumn(
-                width="medium", help="each annotator's note on their current label"),
+                width="medium", help="each annotator's note on their current label"
+            ),
+            "automatic": st.column_config.TextColumn(
+                "automatic (not evidence)",
+                width="small",
+                help="automatic judgments (a model, an LLM judge): shown, never counted",
+            ),
             "annotate": st.column_config.LinkColumn(
-                display_text="open", width="small",
-                help="this item on the Annotate page (opens a new tab)"),
+                display_text="open",
+                width="small",
+                help="this item on the Annotate page (opens a new tab)",
+            ),
             "adjudicate": st.column_config.LinkColumn(
-                display_text="adjudicate", width="small",
-                help="the conflict's adjudication (opens a new tab)"),
+                display_text="adjudicate",
+                width="small",
+                help="the conflict's adjudication (opens a new tab)",
+            ),
         },
     )
 

@@ -37,6 +37,7 @@ class Permission(StrEnum):
     EXPORT_STUDY = "export the whole study (evalcore export study)"
     CHOOSE_MEASURES = "choose the study's measures"
     REMOVE_QUERIES = "remove or restore a query of the study"
+    DRAW_SAMPLE = "draw or grow a sample of unknown units"
 
 
 #: The least role that holds each permission.
@@ -56,6 +57,7 @@ REQUIRED_ROLE: dict[Permission, RoleName] = {
     Permission.EXPORT_STUDY: "lead",
     Permission.CHOOSE_MEASURES: "lead",
     Permission.REMOVE_QUERIES: "lead",
+    Permission.DRAW_SAMPLE: "lead",
 }
 
 

@@ -8,6 +8,8 @@
   organisation scoping (:mod:`evalcore.store.scoping`);
 * each annotator's current label (gain, note and time; undone labels are not
   current: :func:`evalcore.store.labels.current_judgements`);
+* each automatic source's label of the unit, marked as such (never evidence:
+  :mod:`evalcore.store.automatic_labels`);
 * the unit's resolved state, so an address naming a conflict that was settled
   since can say so (who adjudicated, with which gain and note).
 
@@ -18,6 +20,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.labels import current_judgements
 from evalcore.store.query_reads import query_texts
 from evalcore.store.resolution import ResolvedState, resolve_unit_in_store
@@ -59,6 +62,8 @@ class ConflictContext(BaseModel):
     reviewer: str | None = None
     adjudicated_gain: int | None = None
     reviewer_note: str = ""
+    #: source -> its automatic gain of the unit (shown marked as automatic; never evidence).
+    automatic: dict[str, int] = {}
 
     @property
     def in_conflict(self) -> bool:
@@ -70,6 +75,7 @@ def conflict_contexts(study: Study, items: Iterable[tuple[str, str]]) -> list[Co
     wanted = list(dict.fromkeys(items))
     corpus_id = get_study(study.db, study.study_id).corpus_id
     texts = query_texts(study, [q for q, _ in wanted])
+    machine = automatic_labels(study, {q for q, _ in wanted})
     out: list[ConflictContext] = []
     for query_id, unit_id in wanted:
         access = readable_document(study.db, study.actor, corpus_id, unit_id)
@@ -95,6 +101,11 @@ def conflict_contexts(study: Study, items: Iterable[tuple[str, str]]) -> list[Co
                 reviewer=adjudication.annotator if adjudication is not None else None,
                 adjudicated_gain=adjudication.gain if adjudication is not None else None,
                 reviewer_note=adjudication.note if adjudication is not None else "",
+                automatic={
+                    source: labels[(query_id, unit_id)]
+                    for source, labels in sorted(machine.items())
+                    if (query_id, unit_id) in labels
+                },
             )
         )
     return out

@@ -92,14 +92,33 @@ class Estimate(BaseModel):
     level: float = 0.95
     n_sampled: int
     n_unknown: int
+    #: The runs, when the text names the better one (``estimated: A better``).
+    candidate: str | None = None
+    baseline: str | None = None
+    #: Sampled units skipped or judged "can't judge" (taken at their worst case).
+    n_nonresponse: int = 0
+    #: Sampled units not labeled yet (their queries are left out until they are).
+    n_pending: int = 0
+    #: The design and estimator, named after the counts when given.
+    method: str | None = None
 
     def text(self) -> str:
-        """``estimated: better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units sampled)``."""
-        word = "better" if self.lower > 0 else "worse" if self.upper < 0 else "no clear difference"
-        return (
-            f"estimated: {word} ({self.level:.0%} CI {interval(self.lower, self.upper)}; "
-            f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled)"
+        """``estimated: better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units sampled)``;
+        with the runs and the method: ``estimated: A better (95% CI ...; 120 of 2,512 unknown
+        units sampled, 3 non-response; <method>)``."""
+        better, worse = (
+            ("better", "worse")
+            if self.candidate is None or self.baseline is None
+            else (f"{self.candidate} better", f"{self.baseline} better")
         )
+        word = better if self.lower > 0 else worse if self.upper < 0 else "no clear difference"
+        counts = f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled"
+        if self.method is not None:
+            counts += f", {self.n_nonresponse:,} non-response"
+            if self.n_pending:
+                counts += f", {self.n_pending:,} not yet labeled"
+            counts += f"; {self.method}"
+        return f"estimated: {word} ({self.level:.0%} CI {interval(self.lower, self.upper)}; {counts})"
 
 
 class MeasureLine(BaseModel):

@@ -36,7 +36,10 @@ nDCG's pair interval is exact over the shared unknowns
 (:mod:`evalcore.analysis.ndcg_difference`), yet a query's lower end rises above 0 only
 once most of its unknowns are labeled, so queries are still taken whole (scoring one
 label at a time needed 767).
-Ties: most ``removes``; then units both runs return; then the best rank; then
+Ties: most ``removes``; then, when automatic judgments are given (``automatic``: a
+hint, never evidence, contract section 13), the unit an automatic source judges more
+relevant (its mean automatic gain; a unit none judged sits between gains 0 and 1): a
+relevant label moves the bounds most; then units both runs return; then the best rank; then
 query and unit id. Units whose label removes nothing from the pair interval stay
 in the queue (last): for nDCG, R and AP the verdict also reads each run's own
 bounds, which they can narrow. Judged@k has no unknowns to order.
@@ -57,6 +60,7 @@ prints how often the estimate under- and over-estimates.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -291,10 +295,49 @@ def candidate_rows(pair: PairEvaluation, name: str) -> np.ndarray:
     return np.flatnonzero(open_rows(pair, name, open_query))
 
 
-def queue_keys(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
-               progress: np.ndarray) -> tuple[np.ndarray, ...]:
+#: The automatic hint of a unit no automatic source judged (between gains 0 and 1).
+NO_HINT = 0.5
+
+
+def automatic_hint(
+    pair: PairEvaluation, rows: np.ndarray, automatic: Mapping[tuple[str, str], float]
+) -> np.ndarray:
+    """float[len(rows)]: each row's automatic gain in ``automatic`` ((query id, unit id) ->
+    gain), :data:`NO_HINT` where none."""
+    qids = pair.query_ids
+    return np.array(
+        [
+            automatic.get((qids[q], unit), NO_HINT)
+            for q, unit in zip(
+                pair.units.query[rows].tolist(), pair.units.unit_ids(rows), strict=True
+            )
+        ],
+        dtype=np.float64,
+    )
+
+
+def mean_automatic_gains(
+    sources: Mapping[str, Mapping[tuple[str, str], int]],
+) -> dict[tuple[str, str], float]:
+    """(query id, unit id) -> the mean gain of the automatic sources that judged it."""
+    total: dict[tuple[str, str], list[int]] = {}
+    for labels in sources.values():
+        for key, gain in labels.items():
+            total.setdefault(key, []).append(gain)
+    return {key: sum(g) / len(g) for key, g in total.items()}
+
+
+def queue_keys(
+    pair: PairEvaluation,
+    name: str,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    progress: np.ndarray,
+    hint: np.ndarray | None = None,
+) -> tuple[np.ndarray, ...]:
     """The keys of :func:`order_rows` but the unit id, last first (``np.lexsort``'s order):
-    query, best rank, returned by one run only, score, progress (AP: the heuristic score)."""
+    query, best rank, returned by one run only, the automatic ``hint`` (when given), score,
+    progress (AP: the heuristic score)."""
     u = pair.units
     ra, rb = u.rank_a[rows], u.rank_b[rows]
     both = (ra > 0) & (rb > 0)
@@ -303,11 +346,20 @@ def queue_keys(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
     if pair.measures[name].family not in PAIR_FAMILIES:
         scores = np.where(ra > 0, 1.0 / np.maximum(ra, 1), 0.0) + np.where(
             rb > 0, 1.0 / np.maximum(rb, 1), 0.0)
-    return u.query[rows], best, ~both, -scores, -np.round(progress, 15)
+    if hint is None:
+        return u.query[rows], best, ~both, -scores, -np.round(progress, 15)
+    return u.query[rows], best, ~both, -hint, -scores, -np.round(progress, 15)
 
 
-def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
-               progress: np.ndarray, head: int | None = None) -> np.ndarray:
+def order_rows(
+    pair: PairEvaluation,
+    name: str,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    progress: np.ndarray,
+    head: int | None = None,
+    hint: np.ndarray | None = None,
+) -> np.ndarray:
     """``rows`` (and parallel ``scores``) sorted into queue order; returns the permutation.
 
     The last tie-break is the unit id; only the rows that need it are named: with ``head``,
@@ -315,7 +367,7 @@ def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
     in queue order up to the unit ids of rows tied on every other key, which share their
     score, progress, query and ranks); without it, every row."""
     u = pair.units
-    keys = queue_keys(pair, name, rows, scores, progress)
+    keys = queue_keys(pair, name, rows, scores, progress, hint)
     order = np.lexsort(keys)  # stable: rows tied on every key stay in ``rows`` order
     if order.size < 2 or (head is not None and head <= 0):
         return order
@@ -340,10 +392,18 @@ def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
     return order
 
 
-def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20, *,
-                 estimate: bool = True) -> DecideQueue:
+def decide_queue(
+    pair: PairEvaluation,
+    name: str,
+    limit: int | None = 20,
+    *,
+    estimate: bool = True,
+    automatic: Mapping[tuple[str, str], float] | None = None,
+) -> DecideQueue:
     """The queue of ``name`` (see the module docstring); the first ``limit`` items; without
-    ``estimate``, ``labels_to_decide`` is left None (not computed)."""
+    ``estimate``, ``labels_to_decide`` is left None (not computed). ``automatic``
+    ((query id, unit id) -> automatic gain) only breaks ties of the order: the queue's
+    items, their scores and ``labels_to_decide`` do not depend on it."""
     u = pair.units
     n = u.n
     rows = candidate_rows(pair, name)
@@ -351,7 +411,8 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20, *,
     scenarios = None if heuristic or rows.size == 0 else _scenarios(pair, name, rows)
     scores = row_scores(pair, name, rows, scenarios)
     progress = expected_progress(pair, name, rows, scenarios)
-    order = order_rows(pair, name, rows, scores, progress, head=limit)
+    hint = automatic_hint(pair, rows, automatic) if automatic else None
+    order = order_rows(pair, name, rows, scores, progress, head=limit, hint=hint)
     rows, scores, progress = rows[order], scores[order], progress[order]
     needed = labels_to_decide(pair, name, rows, progress, scores) if estimate else None
     qids = pair.query_ids

@@ -7,7 +7,9 @@ them) with
 * the resolved label of the working reference (or of a frozen version), its
   state (``labeled``, ``conflict``, ``adjudicated`` or ``unlabeled``) and each
   annotator's current gain and note, and the adjudicating reviewer's note
-  (working reference only: a frozen version holds gains, not who gave them);
+  (working reference only: a frozen version holds gains, not who gave them), and each
+  automatic source's gain, marked as automatic (never evidence:
+  :mod:`evalcore.store.automatic_labels`);
 * flags: ``unlabeled`` (no gain that counts: never labeled, or in conflict),
   ``duplicate`` (the unit already appeared at an earlier position: it keeps its
   rank and adds no gain), ``permission_violation`` (the unit is outside the
@@ -35,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import MetricValue, QueryResult
+from evalcore.store.automatic_labels import unit_automatic_labels
 from evalcore.store.completeness import is_complete
 from evalcore.store.corpus import get_documents
 from evalcore.store.labels import current_judgements
@@ -69,6 +72,8 @@ class InspectedRow(BaseModel):
     notes: dict[str, str] = {}
     #: The note of the adjudication that counts ('' when none or no note).
     reviewer_note: str = ""
+    #: source -> its automatic gain (shown marked as automatic; never counts).
+    automatic: dict[str, int] = {}
     unlabeled: bool
     duplicate: bool
     #: 1-based position of the unit's first occurrence when ``duplicate``.
@@ -143,6 +148,7 @@ def inspect_query(
             titles[doc.doc_id] = doc.title
         else:
             withheld[doc.doc_id] = f"text withheld: {refusal}"
+    machine = unit_automatic_labels(handle, query_id)
     first_rank: dict[str, int] = {}
     rows: list[InspectedRow] = []
     for rank, (unit_id, score) in enumerate(ranked, start=1):
@@ -179,6 +185,7 @@ def inspect_query(
                 reviewer=reviewer,
                 notes=notes,
                 reviewer_note=reviewer_note,
+                automatic=machine.get(unit_id, {}),
                 unlabeled=gain is None,
                 duplicate=duplicate,
                 first_rank=first_rank[unit_id] if duplicate else None,
@@ -188,7 +195,8 @@ def inspect_query(
                 title=None if violation else titles.get(unit_id),
                 title_withheld=(
                     "text withheld: outside the run's permitted set (a permission_violation)"
-                    if violation else withheld.get(unit_id)
+                    if violation
+                    else withheld.get(unit_id)
                 ),
             )
         )

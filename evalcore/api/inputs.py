@@ -25,7 +25,14 @@ from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputErrors
-from evalcore.io.ranked import Judged, Ranked, join, judged_from_qrels, ranked_from_run
+from evalcore.io.ranked import (
+    Judged,
+    Ranked,
+    join,
+    judged_from_qrels,
+    ranked_from_dicts,
+    ranked_from_run,
+)
 from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run
 
 if TYPE_CHECKING:
@@ -93,8 +100,12 @@ def as_judged(
     return judged_from_mapping(value, gain_map, copy=keep)
 
 
-def as_ranked(value: TrecSource, *, extra_columns: bool = False) -> Ranked:
-    """A ranked run from a path, a nested dict, a table or a read :class:`TrecRun`."""
+def as_ranked(value: TrecSource, *, extra_columns: bool = False, depth: int = 0) -> Ranked:
+    """A ranked run from a path, a nested dict, a table or a read :class:`TrecRun`; a plain
+    nested dict is ranked in bulk and held to its top ``depth`` positions (0: all)."""
+    fast = ranked_from_dicts(value, depth)
+    if fast is not None:
+        return fast
     if isinstance(value, str | PathLike):
         value = read_run(value, extra_columns=extra_columns)
     if isinstance(value, TrecRun):
@@ -110,8 +121,10 @@ def read_pair(
     *,
     gain_map: Mapping[int, int] | None = None,
     extra_columns: bool = False,
+    depth: int = 0,
 ) -> tuple[Judged, Ranked]:
-    """Read both inputs; the errors of both are raised together in one :class:`InputErrors`."""
+    """Read both inputs; the errors of both are raised together in one :class:`InputErrors`.
+    ``depth``: the positions the measures read (a run may keep only those; 0: all)."""
     errors: list[InputErrors] = []
     q = r = None
     try:
@@ -119,7 +132,7 @@ def read_pair(
     except InputErrors as exc:
         errors.append(exc)
     try:
-        r = as_ranked(run, extra_columns=extra_columns)
+        r = as_ranked(run, extra_columns=extra_columns, depth=depth)
     except InputErrors as exc:
         errors.append(exc)
     if errors or q is None or r is None:
@@ -200,7 +213,13 @@ def trec_input(
         )
         if fast is not None:
             return EvalInput.from_columnar(fast)
-    judged, ranked = read_pair(qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval)
+    judged, ranked = read_pair(
+        qrels,
+        run,
+        gain_map=gain_map,
+        extra_columns=protocol.trec_eval,
+        depth=max(k, min_depth),
+    )
     joined = join(
         judged,
         ranked,

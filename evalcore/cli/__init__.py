@@ -47,6 +47,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "queries",
     "report_cmds",
     "retrieve",
+    "sample",
     "store_cmds",
 )
 

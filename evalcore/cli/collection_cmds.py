@@ -10,6 +10,8 @@
 Any file may be gzip, bzip2 or xz compressed (told by its content). How a file
 was read (without a header, decompressed) is printed with the summary.
     evalcore import labels --db F --study S PATH --format quepid|rre|rank-eval [--gain-map SPEC]
+    evalcore import labels --db F --study S PATH --automatic NAME --format qrels|csv|jsonl
+        (automatic judgments, e.g. an LLM judge's: stored apart, never evidence)
     evalcore query need show|set --db F --study S --query Q [--description ... --narrative ...]
 
 Each import is all or nothing; errors name file, line and field (exit 2).
@@ -41,6 +43,11 @@ from evalcore.io.queries import QUERY_FORMATS, QueryFields
 from evalcore.io.records import Layout
 from evalcore.io.text_lines import read_source
 from evalcore.io.tool_labels import TOOL_FORMATS
+from evalcore.store.imports.automatic_labels import (
+    AUTOMATIC_FORMATS,
+    check_source_name,
+    import_automatic_labels,
+)
 from evalcore.store.imports.documents import import_documents
 from evalcore.store.imports.queries import import_queries
 from evalcore.store.imports.tool_labels import import_tool_labels
@@ -123,20 +130,84 @@ def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, i
 @db_option
 @study_option
 @click.argument("path", type=_FILE)
-@click.option("--format", "fmt", type=click.Choice(TOOL_FORMATS), required=True,
-              help="quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
-                   "Elasticsearch/OpenSearch _rank_eval request body.")
-@click.option("--annotator", default=None, help="Annotator of the labels (default <format>:<file>).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(TOOL_FORMATS + AUTOMATIC_FORMATS),
+    required=True,
+    help="quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
+    "Elasticsearch/OpenSearch _rank_eval request body; with --automatic: "
+    "qrels (TREC), csv (query_id,unit_id,gain) or jsonl.",
+)
+@click.option(
+    "--automatic",
+    "automatic",
+    default=None,
+    metavar="NAME",
+    help="Store the file as automatic judgments of the source NAME (an LLM judge, "
+    "a model): shown beside human labels, never evidence.",
+)
+@click.option(
+    "--annotator", default=None, help="Annotator of the labels (default <format>:<file>)."
+)
 @_gain_map_option
 @_unknown_ids
 @limit_options
 @quiet_option
 @actor_option
-def import_tool_labels_command(db_path: Path, study_id: str, path: Path, fmt: str,
-                               annotator: str | None, gain_map: str | None,
-                               allow_unknown_ids: bool, limits: ReadLimits, actor: str) -> None:
-    """Judgments from Quepid, RRE or _rank_eval -> label events."""
+def import_tool_labels_command(
+    db_path: Path,
+    study_id: str,
+    path: Path,
+    fmt: str,
+    automatic: str | None,
+    annotator: str | None,
+    gain_map: str | None,
+    allow_unknown_ids: bool,
+    limits: ReadLimits,
+    actor: str,
+) -> None:
+    """Judgments from Quepid, RRE or _rank_eval -> label events; or, with --automatic,
+    a judge's labels (qrels, CSV, JSONL) stored apart from human labels."""
     mapping = _gain_map(gain_map)
+    if automatic is not None:
+        if fmt not in AUTOMATIC_FORMATS:
+            raise click.BadParameter(
+                f"automatic judgments are read from {', '.join(AUTOMATIC_FORMATS)}; "
+                f"convert the {fmt} file to one of them",
+                param_hint="--format",
+            )
+        if annotator is not None:
+            raise click.BadParameter(
+                "the source of automatic judgments is --automatic NAME; leave --annotator out",
+                param_hint="--annotator",
+            )
+        try:
+            check_source_name(automatic)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--automatic") from None
+        with store(db_path, "import labels --automatic", study_id=study_id, actor=actor) as db:
+            source = read_source(path, limits=limits)
+            _report(
+                import_automatic_labels(
+                    db,
+                    source,
+                    study_id=study_id,
+                    name=automatic,
+                    format=fmt,  # type: ignore[arg-type]
+                    gain_map=mapping,
+                    allow_unknown_ids=allow_unknown_ids,
+                    actor=actor,
+                )
+            )
+        return
+    if fmt not in TOOL_FORMATS:
+        raise click.BadParameter(
+            f"--format {fmt} is for automatic judgments (--automatic NAME); human labels in "
+            "this format are imported with `evalcore import qrels`, `import labels-csv` or "
+            "`import labels-jsonl`",
+            param_hint="--format",
+        )
     with store(db_path, f"import labels --format {fmt}", study_id=study_id,
                actor=actor) as db:
         source = read_source(path, limits=limits)

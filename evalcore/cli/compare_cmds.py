@@ -77,6 +77,28 @@ FORMATS = ("table", "json")
 @click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
               help="The query set: all, judged (a relevant label), answered (both runs "
               "returned a result), comma-separated query ids, or @FILE (one id a line).")
+@click.option(
+    "--sample",
+    "sample_name",
+    default=None,
+    help="A sample drawn for these runs (evalcore sample draw): also show, per "
+    "measure and apart from the decided verdict, the estimate from its labels.",
+)
+@click.option(
+    "--level",
+    default=0.95,
+    show_default=True,
+    type=float,
+    help="The confidence level of the --sample estimates.",
+)
+@click.option(
+    "--automatic",
+    "automatic",
+    default=None,
+    metavar="NAME",
+    help="With --sample: automatic judgments of source NAME as the estimator's "
+    "predictions (never evidence: a wrong source widens the interval).",
+)
 @actor_option
 def compare_command(
     db_path: Path,
@@ -88,6 +110,9 @@ def compare_command(
     queue_size: int,
     fmt: str,
     queries: str,
+    sample_name: str | None,
+    level: float,
+    automatic: str | None,
     actor: str,
 ) -> None:
     """The bottom line of a candidate run against the baseline, then the details."""
@@ -96,6 +121,7 @@ def compare_command(
     from evalcore.analysis.pair_comparison import PairComparison, measure_verdicts
     from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
     from evalcore.contract.measures import UnknownMeasure, parse_measure
+    from evalcore.estimation.stored import estimate_json
     from evalcore.report.decision_text import render_pair
 
     names = [r.strip() for r in runs.split(",") if r.strip()]
@@ -117,6 +143,13 @@ def compare_command(
         _fail(f"--queries: {err}")
     if not db_path.is_file():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
+    if sample_name is not None and reference is not None:
+        _fail("--sample estimates from the working labels; leave out --reference")
+    if not 0 < level < 1:
+        _fail(f"--level {level}: give a confidence level between 0 and 1, e.g. 0.95")
+    if automatic is not None and sample_name is None:
+        _fail("--automatic serves an estimate only: name the sample with --sample")
+    estimates = None
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
@@ -125,6 +158,19 @@ def compare_command(
             evaluated = stored_pair(
                 handle, candidate, base, parsed, reference, query_ids=query_set.scope
             )
+            if sample_name is not None:
+                from evalcore.estimation.stored import estimate_stored
+
+                estimates = estimate_stored(
+                    open_study(db, study, actor),
+                    sample_name,
+                    candidate=candidate,
+                    baseline=base,
+                    measures=[m.canonical for m in parsed],
+                    level=level,
+                    query_ids=evaluated.pair.query_ids,
+                    automatic=automatic,
+                )
         except QuerySetError as err:
             _fail(f"--queries: {err}")
         except LookupError as err:
@@ -143,6 +189,8 @@ def compare_command(
         compat_notes=[],
         notes=notes,
     )
+    lines = None if estimates is None else estimates.line_estimates()
+    found = {} if estimates is None else estimates.by_measure()
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -150,12 +198,17 @@ def compare_command(
                     "candidate": candidate,
                     "baseline": base,
                     "difference": DIFFERENCE,
-                    "bottom_line": bottom_line(pc).model_dump(mode="json"),
+                    "bottom_line": bottom_line(pc, lines).model_dump(mode="json"),
                     "query_set": record.model_dump(mode="json"),
                     "measures": [
                         {
                             "decision": item.decision.model_dump(mode="json"),
                             "to_decide": item.queue.model_dump(mode="json") if item.queue else None,
+                            **(
+                                {}
+                                if estimates is None
+                                else {"estimate": estimate_json(found[item.measure])}
+                            ),
                             "paired_tests": {
                                 key: item.paired.model_dump(mode="json")[key]
                                 for key in (
@@ -173,6 +226,7 @@ def compare_command(
                         for item in verdicts
                     ],
                     "notes": notes,
+                    **({} if estimates is None else {"sample": estimates.sample}),
                 },
                 indent=2,
                 ensure_ascii=False,
@@ -180,7 +234,7 @@ def compare_command(
         )
         return
     # the bottom line first; the query set it is over just before the details
-    head, details = render_pair(pc).split("\nDetails: ", 1)
+    head, details = render_pair(pc, lines).split("\nDetails: ", 1)
     click.echo(f"{head}\n{record.describe()}\nDetails: {details}", nl=False)
     for note in notes:  # the corpus size that bounds open populations
         click.echo(f"note: {note}")

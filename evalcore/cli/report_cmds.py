@@ -97,6 +97,20 @@ def _fail(message: str) -> None:
 @click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
               help="The query set: all, judged (a relevant label), answered (every run "
               "returned a result), comma-separated query ids, or @FILE (one id a line).")
+@click.option(
+    "--sample",
+    "sample_name",
+    default=None,
+    help="A sample drawn for a compared pair (evalcore sample draw): show its "
+    "estimates apart from the decided verdicts.",
+)
+@click.option(
+    "--level",
+    default=0.95,
+    show_default=True,
+    type=float,
+    help="The confidence level of the --sample estimates.",
+)
 def report_command(
     db_path: Path,
     study: str,
@@ -118,6 +132,8 @@ def report_command(
     accept_unverified: tuple[str, ...],
     measures: tuple[str, ...],
     queries: str,
+    sample_name: str | None,
+    level: float,
 ) -> None:
     """Generate a pinned report of stored runs, store it, and export it."""
     from evalcore.analysis.bottom_line import render_text
@@ -153,9 +169,17 @@ def report_command(
         # the author must see the study (an unknown id lists only the studies they may see)
         require_study_view(db, created_by or _default_author(), study)
         if stored is not None:
-            if runs is not None or accept_unverified or measures or spec.kind != "all":
-                _fail("give either --stored (export a stored report) or --runs "
-                      "(with --accept-unverified, -m, --queries), not both")
+            if (
+                runs is not None
+                or accept_unverified
+                or measures
+                or spec.kind != "all"
+                or sample_name is not None
+            ):
+                _fail(
+                    "give either --stored (export a stored report) or --runs "
+                    "(with --accept-unverified, -m, --queries, --sample), not both"
+                )
             row = find_report(open_study(db, study, created_by or _default_author()), stored)
             report = load_report(db, row.report_id)
             digest = row.content_hash
@@ -181,6 +205,8 @@ def report_command(
                 accept_unverified=list(accept_unverified),
                 measures=chosen,
                 queries=spec,
+                sample=sample_name,
+                level=level,
             )
             digest = save_report(db, report).content_hash
     except LookupError as err:  # KeyError quotes str(err): show the message itself

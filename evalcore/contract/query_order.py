@@ -14,15 +14,18 @@ format defines.
 """
 
 import re
+from functools import lru_cache
 
 _DIGITS = re.compile(r"(\d+)")
 
 
+@lru_cache(maxsize=1 << 15)
 def natural_key(query_id: str) -> tuple[tuple[tuple[int, str] | str, ...], str]:
     """The sort key of ``query_id`` in natural order (see the module docstring).
 
     Pieces alternate text, number, text, …, so pieces at the same position
-    always have the same kind and the keys of any two ids compare.
+    always have the same kind and the keys of any two ids compare. Keys are kept
+    for the ids last sorted (the same queries are sorted again for every run).
     """
     pieces: list[tuple[int, str] | str] = []
     for i, piece in enumerate(_DIGITS.split(query_id)):

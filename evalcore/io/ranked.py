@@ -11,6 +11,8 @@ careful reader (:func:`judged_from_qrels`, :func:`ranked_from_run`).
   gains is flagged ``duplicate_reference`` (contract section 3);
 * :class:`Ranked`: a run in trec_eval order (score descending, doc ID
   descending), every query's ranking one slice of one array of doc IDs;
+  :func:`ranked_from_dicts` ranks a run of plain nested dicts in bulk (one 2-D
+  sort per ranking length) and keeps only the top positions the measures read;
 * :func:`join`: the queries of both (or trec_eval's, :mod:`evalcore.io.trec_eval_scope`)
   in natural query-ID order, positions 1..max(k, min_depth) of each ranking with
   the label code of each, packed by
@@ -26,7 +28,7 @@ positions; everything else is numpy over all queries at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, islice, repeat
@@ -36,6 +38,7 @@ import numpy as np
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch, PerQuery
 from evalcore.contract.query_order import natural_key
+from evalcore.io.ties import pairs_in_runs, tied_runs
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
@@ -46,6 +49,10 @@ if TYPE_CHECKING:
     from evalcore.io.trec_columnar import TableLabels
 
 _NO_LABELS: dict[str, int] = {}
+#: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
+_MAX_SORT_GROUPS = 64
+#: Rankings of one length are sorted this many rows at a time.
+_CHUNK_ROWS = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,16 +119,18 @@ class Judged:
 class Ranked:
     """A run ranked as trec_eval ranks it (score descending, doc ID descending).
 
-    Rows are grouped by query: query i's rows are ``offsets[i]:offsets[i + 1]`` of
-    ``docs``; ``order`` lists the rows in ranked order (None: already ranked). A doc ID is
-    never copied: ``docs`` holds the input's own strings.
+    Query i's ranked positions are ``offsets[i]:offsets[i + 1]``; ``order`` maps each
+    ranked position to its row of ``docs`` (None: the rows are the positions, already
+    ranked). A run held to a depth (:func:`ranked_from_dicts`) keeps only each query's top
+    positions in ``order`` while ``docs`` keeps every row. A doc ID is never copied:
+    ``docs`` holds the input's own strings.
     """
 
     name: str
     query_ids: list[str]  # in input order
-    offsets: np.ndarray  # int64[n + 1]
+    offsets: np.ndarray  # int64[n + 1]: query i's ranked positions
     docs: Sequence[str]  # the doc ID of every row, grouped by query
-    order: np.ndarray | None  # int64[rows]: ranked position -> row; None: rows are ranked
+    order: np.ndarray | None  # int64[positions]: ranked position -> row; None: rows are ranked
     tied_score_pairs: int
     may_repeat: bool  # a ranking may hold a doc twice (files, tables; never a dict)
     #: int64[rows]: equal codes for equal doc IDs (finds repeated docs in bulk), or None
@@ -182,6 +191,184 @@ def ranked_from_run(run: TrecRun) -> Ranked:
     return Ranked(
         run.name, query_ids, offsets, docs, None, run.tied_score_pairs, True, notes=run.notes
     )
+
+
+def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)") -> Ranked | None:
+    """A run given as plain nested dicts (``{str query: {str doc: float score}}``), checked
+    and ranked in bulk, each query held to its top ``depth`` positions (0: every position);
+    None when anything else is there (an integer key, a bool or text score, an empty ID...):
+    the general reader (:func:`evalcore.io.trec_mappings.ranked_from_mapping`) then gives
+    the same run or names every problem.
+
+    Ranking is trec_eval's (score descending, doc ID descending) over whole rankings, and
+    so is the tied-pairs count; only the order of the kept positions is held, and the doc
+    IDs are read from the inner dicts when asked (:class:`DictKeys`), never copied.
+    """
+    if type(value) is not dict:
+        return None
+    keys = list(value)
+    inner = list(value.values())
+    if not (set(map(type, inner)) <= {dict} and set(map(type, keys)) <= {str} and all(keys)):
+        return None
+    if not all(inner):  # queries without results are left out, as the general reader does
+        keys = [q for q, b in zip(keys, inner, strict=True) if b]
+        inner = [b for b in inner if b]
+    if not inner:
+        return None
+    if not set(map(type, chain.from_iterable(inner))) <= {str} or any(
+        map(dict.__contains__, inner, repeat(""))
+    ):
+        return None
+    if not set(map(type, chain.from_iterable(map(dict.values, inner)))) <= {float, int}:
+        return None
+    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    try:
+        values = chain.from_iterable(map(dict.values, inner))
+        scores = np.fromiter(values, dtype=np.float64, count=int(offsets[-1]))
+    except OverflowError:  # an integer beyond float range: the general reader names it
+        return None
+    if not np.isfinite(scores).all():
+        return None
+    docs = DictKeys(inner, offsets)
+    positions, order, tied_pairs = _rank_rows(scores, offsets, docs, depth)
+    return Ranked(name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
+
+
+class DictKeys(Sequence[str]):
+    """The doc IDs of a run's inner dicts, row by row (query after query), read from the
+    dicts: one query's keys when a tie is ordered, every key listed once when many are
+    read (a report naming docs)."""
+
+    def __init__(self, inner: list[dict], offsets: np.ndarray) -> None:
+        self._inner = inner
+        self._offsets = offsets
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        return int(self._offsets[-1])
+
+    def __getitem__(self, row):  # type: ignore[override]
+        return self.listed()[row]
+
+    def listed(self) -> list[str]:
+        """Every doc ID, row by row (listed once, when first asked)."""
+        if self._all is None:
+            self._all = list(chain.from_iterable(self._inner))
+        return self._all
+
+    def at(self, i: int, rows: np.ndarray) -> list[str]:
+        """The doc IDs of ``rows``, all rows of query ``i``."""
+        block = self.block(i)
+        return list(map(block.__getitem__, (rows - int(self._offsets[i])).tolist()))
+
+    def first_row(self, i: int) -> int:
+        """The row of query ``i``'s first doc ID."""
+        return int(self._offsets[i])
+
+    def block(self, i: int) -> list[str]:
+        """Query ``i``'s doc IDs, in row order."""
+        if self._all is not None:
+            return self._all[int(self._offsets[i]) : int(self._offsets[i + 1])]
+        return list(self._inner[i])
+
+
+def _rank_rows(
+    scores: np.ndarray, offsets: np.ndarray, docs: DictKeys, depth: int = 0
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(positions, order, tied pairs): query i's ranked positions are
+    ``positions[i]:positions[i + 1]`` of ``order``, the rows of its top ``depth`` (0: all)
+    of ``offsets[i]:offsets[i + 1]`` by score descending, then doc ID descending
+    (trec_eval's ``strcmp``: equal scores are put in order after the sort, where they reach
+    the kept positions). Tied pairs are counted over whole rankings.
+
+    Rankings of one length are sorted together, :data:`_CHUNK_ROWS` rows at a time, and
+    only their kept positions are held: memory grows with the positions kept.
+    """
+    lengths = np.diff(offsets)
+    kept = np.minimum(lengths, depth) if depth else lengths
+    positions = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(kept, out=positions[1:])
+    distinct = np.unique(lengths).tolist()
+    if len(distinct) > _MAX_SORT_GROUPS:  # one sort of every row
+        query = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+        order = np.argsort(-scores, kind="stable")
+        order = order[np.argsort(query[order], kind="stable")]
+        same_block = np.ones(max(order.size - 1, 0), dtype=bool)
+        same_block[offsets[1:-1] - 1] = False
+
+        def query_at(at: np.ndarray) -> np.ndarray:
+            return np.searchsorted(offsets, at, side="right") - 1
+
+        def rank0_at(at: np.ndarray) -> np.ndarray:
+            return at - offsets[query_at(at)]
+
+        pairs = _order_ties(order, scores[order], same_block, query_at, rank0_at, docs, depth)
+        if positions[-1] < order.size:
+            order = order[_ranges(offsets[:-1], kept)]
+        return positions, order, pairs
+    order = np.empty(int(positions[-1]), dtype=np.int64)
+    pairs = 0
+    for length in distinct:
+        queries = np.flatnonzero(lengths == length)
+        width = min(length, depth) if depth else length
+        step = max(1, _CHUNK_ROWS // length)
+        same_block = np.ones(max(min(step, queries.size) * length - 1, 0), dtype=bool)
+        same_block[length - 1 :: length] = False
+        for c in range(0, queries.size, step):
+            part = queries[c : c + step]
+            rows = offsets[part][:, None] + np.arange(length, dtype=np.int64)
+            neg = -scores[rows]
+            # Not stable, and need not be: equal scores are ordered by doc ID after.
+            within = np.argsort(neg, axis=1)
+            ranked = np.take_along_axis(rows, within, axis=1)
+            pairs += _order_ties(
+                ranked.reshape(-1),
+                np.take_along_axis(neg, within, axis=1).reshape(-1),
+                same_block[: part.size * length - 1],
+                lambda at, part=part, length=length: part[at // length],  # type: ignore[misc]
+                lambda at, length=length: at % length,  # type: ignore[misc]
+                docs,
+                depth,
+            )
+            order[positions[part][:, None] + np.arange(width)] = ranked[:, :width]
+    return positions, order, pairs
+
+
+def _order_ties(
+    rows: np.ndarray,
+    ranked_scores: np.ndarray,
+    same_block: np.ndarray,
+    query_at: Callable[[np.ndarray], np.ndarray],
+    rank0_at: Callable[[np.ndarray], np.ndarray],
+    docs: DictKeys,
+    depth: int,
+) -> int:
+    """Put every run of equal scores in ``rows`` (ranked, in place) in doc ID descending order
+    where it reaches the first ``depth`` positions of its query (0: everywhere); returns the
+    tied pairs of every run. ``query_at`` / ``rank0_at`` give the query and 0-based rank of
+    flat positions."""
+    run_start, run_end = tied_runs(ranked_scores, same_block)
+    pairs = pairs_in_runs(run_start, run_end)
+    if depth and run_start.size:
+        reach = rank0_at(run_start) < depth
+        run_start, run_end = run_start[reach], run_end[reach]
+    if run_start.size * 4 > int(same_block.size - same_block.sum()) + 1:
+        names = docs.listed()  # ties in many queries: every doc ID listed once
+        for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
+            tied = rows[a:b].tolist()
+            tied.sort(key=names.__getitem__, reverse=True)
+            rows[a:b] = tied
+    elif run_start.size:
+        for a, b, q in zip(
+            run_start.tolist(), run_end.tolist(), query_at(run_start).tolist(), strict=True
+        ):
+            block, first = docs.block(q), docs.first_row(q)
+            within = (rows[a:b] - first).tolist()
+            within.sort(key=block.__getitem__, reverse=True)
+            rows[a:b] = np.asarray(within, dtype=np.int64) + first
+    return pairs
 
 
 @dataclass(frozen=True, eq=False)
@@ -287,6 +474,20 @@ def _gains(
         )
         by_row = np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=len(ranked.docs))
         return by_row[rows]
+    if isinstance(ranked.docs, DictKeys):  # each query's keys listed in turn, never all
+        where = ranked.index
+        ends = np.cumsum(counts).tolist()
+        names = ranked.docs
+        lookups = (
+            map(
+                gains_of.get(q, _NO_LABELS).get,
+                names.at(where[q], rows[b - c : b]),
+                repeat(UNLABELED),
+            )
+            for q, c, b in zip(query_ids, counts.tolist(), ends, strict=True)
+            if c
+        )
+        return np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=rows.size)
     docs_at = map(ranked.docs.__getitem__, rows.tolist())
     lookups = (
         map(gains_of.get(q, _NO_LABELS).get, islice(docs_at, c), repeat(UNLABELED))

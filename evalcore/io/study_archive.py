@@ -54,10 +54,11 @@ from evalcore.io.progress import reporter
 from evalcore.io.zip_extract import extract_zip
 
 FORMAT = "relevance-ledger.study-archive"
-#: Written: 2 (organisation members carry their role; the manifest lists what the exporter
-#: withheld; an optional signature). Read: 1 and 2.
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+#: Written: 3 (the study's samples: their designs, units and non-responses). 2 added
+#: organisation members' roles, the manifest's list of what the exporter withheld and an
+#: optional signature. Read: 1, 2 and 3.
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 MANIFEST = "manifest.json"
 SIGNATURE = "signature.json"
 #: The shortest signing key accepted, in bytes.
@@ -99,49 +100,165 @@ _GAIN = {"minimum": 0, "maximum": 4}
 #: Member file -> its columns, in the order written. ``study.jsonl`` has one row.
 MEMBERS: dict[str, tuple[Column, ...]] = {
     "study.jsonl": (
-        _s("name"), _s("corpus_id"), _s("retrieval_unit"),
+        _s("name"),
+        _s("corpus_id"),
+        _s("retrieval_unit"),
         _i("relevance_threshold", minimum=1, maximum=4),
-        _s("gain", choices=("linear", "exponential")), _s("org_id", optional=True),
-        _s("created_at"), _s("org_name", optional=True), _s("corpus_owner", optional=True),
+        _s("gain", choices=("linear", "exponential")),
+        _s("org_id", optional=True),
+        _s("created_at"),
+        _s("org_name", optional=True),
+        _s("corpus_owner", optional=True),
         _s("measures", optional=True),
     ),
     "queries.jsonl": (_s("query_id"), _s("text"), _s("description"), _s("narrative")),
-    "documents.jsonl": (_s("doc_id"), _s("title"), _s("text"), _s("owner_org", optional=True),
-                        _s("created_at"), _s("content_hash")),
-    "runs.jsonl": (_s("name"), _s("source", choices=("lexical", "imported")),
-                   _j("protocol_json"), _s("corpus_fingerprint", optional=True),
-                   _i("k", minimum=1), _i("scan_complete", minimum=0, maximum=1),
-                   _s("created_at")),
-    "results.jsonl": (_s("run"), _s("query_id"), _i("rank", minimum=1), _s("unit_id"),
-                      Column("score", "num", optional=True)),
-    "label_events.jsonl": (_s("query_id"), _s("unit_id"),
-                           _s("kind", choices=("label", "undo", "adjudicate")),
-                           _i("gain", optional=True, **_GAIN), _s("annotator"),
-                           _s("created_at"), _s("note"), _s("source")),
-    "completeness_events.jsonl": (_s("query_id"), _s("state", choices=("complete", "reopened")),
-                                  _s("actor"), _s("created_at"), _s("reason")),
-    "references.jsonl": (_s("name"), _s("created_at"), _s("created_by"), _s("content_hash"),
-                         _s("sealed_at", optional=True)),
+    "documents.jsonl": (
+        _s("doc_id"),
+        _s("title"),
+        _s("text"),
+        _s("owner_org", optional=True),
+        _s("created_at"),
+        _s("content_hash"),
+    ),
+    "runs.jsonl": (
+        _s("name"),
+        _s("source", choices=("lexical", "imported")),
+        _j("protocol_json"),
+        _s("corpus_fingerprint", optional=True),
+        _i("k", minimum=1),
+        _i("scan_complete", minimum=0, maximum=1),
+        _s("created_at"),
+    ),
+    "results.jsonl": (
+        _s("run"),
+        _s("query_id"),
+        _i("rank", minimum=1),
+        _s("unit_id"),
+        Column("score", "num", optional=True),
+    ),
+    "label_events.jsonl": (
+        _s("query_id"),
+        _s("unit_id"),
+        _s("kind", choices=("label", "undo", "adjudicate")),
+        _i("gain", optional=True, **_GAIN),
+        _s("annotator"),
+        _s("created_at"),
+        _s("note"),
+        _s("source"),
+    ),
+    "completeness_events.jsonl": (
+        _s("query_id"),
+        _s("state", choices=("complete", "reopened")),
+        _s("actor"),
+        _s("created_at"),
+        _s("reason"),
+    ),
+    "references.jsonl": (
+        _s("name"),
+        _s("created_at"),
+        _s("created_by"),
+        _s("content_hash"),
+        _s("sealed_at", optional=True),
+    ),
     "reference_labels.jsonl": (_s("version"), _s("query_id"), _s("unit_id"), _i("gain", **_GAIN)),
-    "reference_completeness.jsonl": (_s("version"), _s("query_id"),
-                                     _i("population_complete", minimum=0, maximum=1)),
-    "protocols.jsonl": (_s("name"), _j("protocol_json"), _s("corpus_fingerprint"),
-                        _s("pinned_at"), _s("pinned_by")),
-    "protocol_documents.jsonl": (_s("protocol"), _s("doc_id"), _s("content_hash"),
-                                 _s("owner_org", optional=True)),
-    "retrieval_refusals.jsonl": (_s("protocol"), _s("run_name"), _s("created_at"), _s("actor"),
-                                 _s("message"), _j("detail_json")),
-    "reports.jsonl": (_s("name"), _s("reference_version", optional=True), _s("created_at"),
-                      _s("created_by"), _s("evalcore_version"), _j("body_json"),
-                      _s("content_hash")),
+    "reference_completeness.jsonl": (
+        _s("version"),
+        _s("query_id"),
+        _i("population_complete", minimum=0, maximum=1),
+    ),
+    "protocols.jsonl": (
+        _s("name"),
+        _j("protocol_json"),
+        _s("corpus_fingerprint"),
+        _s("pinned_at"),
+        _s("pinned_by"),
+    ),
+    "protocol_documents.jsonl": (
+        _s("protocol"),
+        _s("doc_id"),
+        _s("content_hash"),
+        _s("owner_org", optional=True),
+    ),
+    "retrieval_refusals.jsonl": (
+        _s("protocol"),
+        _s("run_name"),
+        _s("created_at"),
+        _s("actor"),
+        _s("message"),
+        _j("detail_json"),
+    ),
+    "reports.jsonl": (
+        _s("name"),
+        _s("reference_version", optional=True),
+        _s("created_at"),
+        _s("created_by"),
+        _s("evalcore_version"),
+        _j("body_json"),
+        _s("content_hash"),
+    ),
     "users.jsonl": (_s("user_id"), _s("display_name"), _s("created_at")),
-    "members.jsonl": (_s("user_id"), _s("role", choices=("annotator", "reviewer", "lead")),
-                      _s("granted_by"), _s("granted_at")),
-    "organisation_members.jsonl": (_s("user_id"), _s("granted_by"), _s("granted_at"),
-                                   _s("role", choices=("member", "admin", "owner"))),
-    "audit.jsonl": (_s("created_at"), _s("actor"), _s("action"), _j("detail_json"),
-                    _s("channel"), _s("os_user")),
+    "members.jsonl": (
+        _s("user_id"),
+        _s("role", choices=("annotator", "reviewer", "lead")),
+        _s("granted_by"),
+        _s("granted_at"),
+    ),
+    "organisation_members.jsonl": (
+        _s("user_id"),
+        _s("granted_by"),
+        _s("granted_at"),
+        _s("role", choices=("member", "admin", "owner")),
+    ),
+    "audit.jsonl": (
+        _s("created_at"),
+        _s("actor"),
+        _s("action"),
+        _j("detail_json"),
+        _s("channel"),
+        _s("os_user"),
+    ),
+    "samples.jsonl": (
+        _s("name"),
+        _s("run_a"),
+        _s("run_b"),
+        _j("measures_json"),
+        _i("seed", minimum=0),
+        _i("size", minimum=0),
+        _i("draws", minimum=0),
+        _j("design_json"),
+        _s("created_at"),
+        _s("created_by"),
+        _s("grown_at", optional=True),
+    ),
+    "sample_units.jsonl": (
+        _s("sample"),
+        _i("position", minimum=1),
+        _s("query_id"),
+        _s("unit_id"),
+        _i("stratum", minimum=0),
+        _i("draw", minimum=1),
+    ),
+    "sample_nonresponses.jsonl": (
+        _s("sample"),
+        _s("query_id"),
+        _s("unit_id"),
+        _s("kind", choices=("skip", "cant_judge")),
+        _s("annotator"),
+        _s("created_at"),
+    ),
 }
+
+#: Members a format version added (absent from older archives, read as empty).
+ADDED_IN: dict[str, int] = {
+    "samples.jsonl": 3,
+    "sample_units.jsonl": 3,
+    "sample_nonresponses.jsonl": 3,
+}
+
+
+def members_of(version: int = FORMAT_VERSION) -> list[str]:
+    """The members an archive of format ``version`` holds."""
+    return [m for m in MEMBERS if ADDED_IN.get(m, 1) <= version]
 
 
 #: Members whose columns differ in format version 1 (read only).
@@ -329,6 +446,8 @@ class OpenedArchive:
         """The member's rows as dicts (already checked by :func:`open_archive`), in the
         columns of this format version (:data:`MEMBERS`): a column an older version lacks
         has its default (an organisation member's role: ``member``)."""
+        if member not in self.manifest.members:  # added by a later format version
+            return
         added = {c.name: "member" for c in MEMBERS[member][
             len(member_columns(member, self.manifest.format_version)):]}
         with (self.folder / member).open(encoding="utf-8") as stream:
@@ -336,7 +455,8 @@ class OpenedArchive:
                 yield {**json.loads(line), **added} if added else json.loads(line)
 
     def count(self, member: str) -> int:
-        return self.manifest.members[member].rows
+        entry = self.manifest.members.get(member)
+        return 0 if entry is None else entry.rows
 
 
 def _fail(name: str, message: str, hint: str | None = None, member: str | None = None,
@@ -367,7 +487,7 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
     manifest = _manifest(name, manifest_path, known_schema)
     origin = _origin(name, manifest_path.read_bytes(), workdir / SIGNATURE, signing_key,
                      accept_unsigned)
-    expected = set(MEMBERS)
+    expected = set(members_of(manifest.format_version))
     listed = set(manifest.members)
     present = {p.relative_to(workdir).as_posix() for p in workdir.rglob("*") if p.is_file()}
     present.discard(MANIFEST)
@@ -376,12 +496,14 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
     problems = [f"member {m!r} is missing from the manifest" for m in sorted(expected - listed)]
     problems += [f"member {m!r} is listed in the manifest but not in the zip"
                  for m in sorted(listed - present)]
-    problems += [f"unexpected member {m!r} (not part of format version {FORMAT_VERSION})"
-                 for m in sorted((present | listed) - expected)]
+    problems += [
+        f"unexpected member {m!r} (not part of format version {manifest.format_version})"
+        for m in sorted((present | listed) - expected)
+    ]
     if problems:
         raise InputErrors([InputError(file=name, message=p, hint=_REEXPORT) for p in problems])
     reporter().stage(f"checking {name}", sum(e.rows for e in manifest.members.values()), "rows")
-    for member in MEMBERS:
+    for member in members_of(manifest.format_version):
         _check_member(name, workdir / member, member, manifest.members[member],
                        member_columns(member, manifest.format_version), max_row_bytes(limits))
     return OpenedArchive(name, workdir, manifest, origin)

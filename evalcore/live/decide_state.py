@@ -8,7 +8,9 @@ next undecided one) and the to-decide queue of the target measure
 (:mod:`evalcore.analysis.decision_queue`, in its order). The page shows the
 queue's items one after another with :func:`next_queue_item`; after each label
 it builds the state again, so the verdict, its interval and the labels still
-needed follow the evidence.
+needed follow the evidence. Automatic judgments of the study, when there are any
+(:mod:`evalcore.store.automatic_labels`), break ties of the queue's order (never its
+items or the verdicts).
 """
 
 from collections.abc import Collection, Sequence
@@ -16,8 +18,9 @@ from collections.abc import Collection, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.decision import Decision, decide_measure, evaluate_stored_pair
-from evalcore.analysis.decision_queue import DecideItem, decide_queue
+from evalcore.analysis.decision_queue import DecideItem, decide_queue, mean_automatic_gains
 from evalcore.contract.measures import UnknownMeasure, parse_measure
+from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.runs import list_runs
 from evalcore.store.study_handle import Study
@@ -110,15 +113,15 @@ def decide_state(
     *,
     query_ids: Sequence[str] | None = None,
 ) -> DecideState:
-    """Both runs evaluated once on every offered measure: the verdicts and the target's queue
-    , over the study's queries or the query set
-     ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
+    """Both runs evaluated once on every offered measure: the verdicts and the target's queue,
+    over the study's queries or the query set ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
     names = list(dict.fromkeys([parse_measure(m).canonical for m in measures] + [target.measure]))
     pair = evaluate_stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids)
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]
     if decision.verdict == "undecided":
-        queue = decide_queue(pair, target.measure, limit=None)
+        hint = mean_automatic_gains(automatic_labels(study, pair.query_ids))
+        queue = decide_queue(pair, target.measure, limit=None, automatic=hint or None)
         items, n, needed = queue.items, queue.n_candidates, queue.labels_to_decide
     else:
         items, n, needed = [], 0, None

@@ -87,24 +87,49 @@ def render_csv(report: Report) -> str:
 
 
 #: Columns of :func:`render_verdicts_csv`.
-VERDICT_FIELDS = ("candidate", "baseline", "difference", "measure", "status", "verdict",
-                  "verdict_code", "lower", "upper", "labels_to_settle", "what_would_settle_it",
-                  "sentence")
+VERDICT_FIELDS = (
+    "candidate",
+    "baseline",
+    "difference",
+    "measure",
+    "status",
+    "verdict",
+    "verdict_code",
+    "lower",
+    "upper",
+    "labels_to_settle",
+    "what_would_settle_it",
+    "sentence",
+    "estimate",
+)
 
 
 def render_verdicts_csv(report: Report) -> str:
     """The bottom line as CSV: one row per compared pair and measure, the interval of
     candidate − baseline (``lower``, ``upper``; empty when it cannot be decided yet), the
     status words and the Decision's code (``a_better``: the candidate is better), what
-    would settle it, and the pair's sentence on each of its rows."""
+    would settle it, the pair's sentence on each of its rows, and the estimate from a
+    named sample (``estimated: ...``, empty without one: never part of the verdict)."""
     out = io.StringIO()
     writer = csv_writer(out)
     writer.writerow(VERDICT_FIELDS)
     for line in report.pair_bottom_lines():
         for m in line.measures:
-            writer.writerow([line.candidate, line.baseline, line.difference, m.measure,
-                             m.status, m.verdict_cell, m.verdict, _number(m.lower),
-                             _number(m.upper),
-                             "" if m.labels_to_settle is None else m.labels_to_settle,
-                             m.settle, line.sentence])
+            writer.writerow(
+                [
+                    line.candidate,
+                    line.baseline,
+                    line.difference,
+                    m.measure,
+                    m.status,
+                    m.verdict_cell,
+                    m.verdict,
+                    _number(m.lower),
+                    _number(m.upper),
+                    "" if m.labels_to_settle is None else m.labels_to_settle,
+                    m.settle,
+                    line.sentence,
+                    m.estimate or "",
+                ]
+            )
     return out.getvalue()

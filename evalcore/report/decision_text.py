@@ -13,10 +13,11 @@ control characters escaped (:func:`evalcore.report.text_table.clean`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from evalcore.analysis.bottom_line import (
     DIFFERENCE,
+    Estimate,
     bottom_line,
     measure_line,
     paired_words,
@@ -109,11 +110,12 @@ def details_head(pc: PairComparison) -> str:
     return clean(f"Details: {pc.run_a} vs {pc.run_b} (baseline), differences {DIFFERENCE}")
 
 
-def render_pair(pc: PairComparison) -> str:
-    """The bottom line, every measure's details, the caution once, then the compatibility
+def render_pair(pc: PairComparison, estimates: Mapping[str, Estimate] | None = None) -> str:
+    """The bottom line (with the section-13 ``estimates`` apart from the verdicts, when a
+    sample is named), every measure's details, the caution once, then the compatibility
     section (ends with a newline)."""
     blocks = [
-        render_text(bottom_line(pc), clean),
+        render_text(bottom_line(pc, estimates), clean),
         "",
         details_head(pc),
         *(measure_text(item) for item in pc.measures),

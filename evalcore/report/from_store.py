@@ -22,18 +22,20 @@ decides (:func:`evalcore.analysis.pair_comparison.compare_pair`) on the same mea
 from collections.abc import Sequence
 from datetime import datetime
 
-from evalcore.analysis.bottom_line import bottom_line
+from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair
 from evalcore.analysis.query_set import QuerySetSpec, ResolvedQuerySet, resolve_stored_query_set
 from evalcore.analysis.run_evaluation import evaluate_run_measures, population_notes
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
+from evalcore.estimation.stored import estimate_stored
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.labels import noted_label_events, query_annotators
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
+from evalcore.store.samples import get_sample
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import shown_measures, study_measures
@@ -53,6 +55,8 @@ def report_from_store(
     accept_unverified: Sequence[str] = (),
     measures: Sequence[Measure | str] | None = None,
     queries: QuerySetSpec | str | None = None,
+    sample: str | None = None,
+    level: float = 0.95,
 ) -> Report:
     """Evaluate the named runs of a study and build their report (nothing is stored).
 
@@ -72,6 +76,9 @@ def report_from_store(
     ``queries`` (default ``all``) names the query set every run is evaluated and decided
     on (:mod:`evalcore.analysis.query_set`); the report records it. A set that does not
     resolve raises :class:`~evalcore.analysis.query_set.QuerySetError` (a ``ValueError``).
+    ``sample`` names a stored sample (contract section 13): each compared pair it was drawn
+    for shows, per measure of the sample, its estimate at confidence ``level`` apart from
+    the decided verdict (:func:`~evalcore.estimation.stored.estimate_stored`).
     """
     chosen = (
         study_measures(study)
@@ -95,6 +102,8 @@ def report_from_store(
         query_set=resolve_stored_query_set(study, list(dict.fromkeys(runs)), queries, reference)
         if runs
         else None,
+        sample=sample,
+        level=level,
     )
 
 
@@ -112,8 +121,12 @@ def _report_from_store(
     accept_unverified: Sequence[str],
     measures: list[Measure],
     query_set: ResolvedQuerySet | None = None,
+    sample: str | None = None,
+    level: float = 0.95,
 ) -> Report:
     names = list(dict.fromkeys(runs))
+    if sample is not None and reference is not None:
+        raise ValueError("a sample estimates from the working labels; leave out --reference")
     if not names:
         raise ValueError("no runs named: give at least one run of the study")
     study = get_study(handle.db, handle.study_id)
@@ -166,6 +179,15 @@ def _report_from_store(
         "query_set": None if query_set is None else query_set.record(),
         "notes": population_notes(handle),
     }
+    if sample is not None:
+        updates["bottom_lines"] = sample_bottom_lines(handle, sample, decisions, level, scope)
+        updates["notes"] = [
+            *updates["notes"],
+            (  # type: ignore[misc]
+                f"estimates from sample {sample!r} ({level:.0%} confidence) are shown apart from "
+                "the decided verdicts: they are never evidence"
+            ),
+        ]
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     unpinned = [] if reference is not None else [
@@ -175,6 +197,43 @@ def _report_from_store(
     if unpinned or too_deep:
         updates["warnings"] = [*unpinned, *report.warnings, *too_deep]
     return report.model_copy(update=updates)
+
+
+def sample_bottom_lines(
+    study: Study,
+    sample: str,
+    decisions: Sequence[PairComparison],
+    level: float,
+    scope: Sequence[str] | None,
+) -> list[BottomLine]:
+    """Each pair's bottom line with the estimates of stored ``sample`` for the pair it was
+    drawn for (on the measures both name); ValueError when it was drawn for no compared
+    pair or none of the report's measures."""
+    stored = get_sample(study, sample)
+    lines, used = [], False
+    for pc in decisions:
+        shown = [item.measure for item in pc.measures if item.measure in stored.measures]
+        if {pc.run_a, pc.run_b} != {stored.run_a, stored.run_b} or not shown:
+            lines.append(bottom_line(pc))
+            continue
+        found = estimate_stored(
+            study,
+            sample,
+            candidate=pc.run_a,
+            baseline=pc.run_b,
+            measures=shown,
+            level=level,
+            query_ids=scope,
+        )
+        lines.append(bottom_line(pc, found.line_estimates()))
+        used = True
+    if not used:
+        raise ValueError(
+            f"sample {sample!r} was drawn for {stored.run_a} vs {stored.run_b} on "
+            f"{', '.join(stored.measures)}: the report compares no such pair on those "
+            "measures; name those runs and measures, or another sample"
+        )
+    return lines
 
 
 #: Items of each measure's to-decide queue a report keeps.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import sqlite_utils
 
+from evalcore.store.automatic_labels import discard_abandoned_automatic_imports
 from evalcore.store.document_replacements import settle_abandoned_imports
 from evalcore.store.schema import migrate as run_migrations
 from evalcore.store.staged_studies import discard_abandoned_studies
@@ -45,5 +46,6 @@ def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Databa
         run_migrations(db)
         discard_abandoned_runs(db)  # a run import killed mid-way leaves nothing visible
         discard_abandoned_studies(db)  # a study import
+        discard_abandoned_automatic_imports(db)  # an import of automatic judgments
         settle_abandoned_imports(db)  # and a document import (finished if it had published)
     return db

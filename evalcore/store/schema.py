@@ -717,10 +717,116 @@ CREATE TABLE removed_queries (
 ) WITHOUT ROWID;
 """
 
+# v19: automatic judgments (evalcore.store.automatic_labels): labels from a model, an LLM
+# judge or a heuristic, stored apart from the human label events so that no value, bound,
+# verdict or completeness can read them. One ``automatic_imports`` row per imported file
+# (the source's name, who imported it, when, the file); its labels in ``automatic_labels``.
+# An import is written staged (``staged_by`` = "host:pid") and published by clearing it;
+# every read ignores staged imports. A source's current label of a unit is the one of its
+# latest published import holding the unit.
+_V19 = """
+CREATE TABLE automatic_imports (
+    import_id INTEGER PRIMARY KEY,
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    source TEXT NOT NULL,
+    file TEXT NOT NULL,
+    format TEXT NOT NULL,
+    imported_by TEXT NOT NULL,
+    imported_at TEXT NOT NULL,
+    n_labels INTEGER NOT NULL DEFAULT 0,
+    staged_by TEXT
+);
+CREATE INDEX automatic_imports_by_study ON automatic_imports (study_id, source);
+CREATE TABLE automatic_labels (
+    import_id INTEGER NOT NULL REFERENCES automatic_imports(import_id),
+    query_id TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    gain INTEGER NOT NULL CHECK (gain BETWEEN 0 AND 4),
+    PRIMARY KEY (import_id, query_id, unit_id)
+) WITHOUT ROWID;
+"""
+
+# v20: named samples of a comparison's unknown units (evalcore.store.samples; contract
+# section 13). ``samples`` holds each sample's design as drawn (its JSON, the runs, measures,
+# query set, seed, requested size and the draws taken); ``sample_units`` its sampled units in
+# the order annotators take them (``position`` from 1; growth appends, never rewrites);
+# ``sample_nonresponses`` the skips and "can't judge" answers on them (append-only: each is
+# a non-response the estimate takes at its worst case until a label answers the unit).
+_V20 = """
+CREATE TABLE samples (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    name TEXT NOT NULL,
+    run_a TEXT NOT NULL,
+    run_b TEXT NOT NULL,
+    measures_json TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    size INTEGER NOT NULL CHECK (size >= 0),
+    draws INTEGER NOT NULL CHECK (draws >= 0),
+    design_json TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    grown_at TEXT,
+    PRIMARY KEY (study_id, name)
+) WITHOUT ROWID;
+CREATE TABLE sample_units (
+    study_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    position INTEGER NOT NULL CHECK (position >= 1),
+    query_id TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    stratum INTEGER NOT NULL,
+    draw INTEGER NOT NULL CHECK (draw >= 1),
+    PRIMARY KEY (study_id, name, position),
+    FOREIGN KEY (study_id, name) REFERENCES samples(study_id, name)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX sample_units_by_unit ON sample_units (study_id, name, query_id, unit_id);
+CREATE TRIGGER sample_units_append_only_u BEFORE UPDATE ON sample_units
+BEGIN SELECT RAISE(ABORT, 'a sampled unit is never changed'); END;
+CREATE TRIGGER sample_units_append_only_d BEFORE DELETE ON sample_units WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'a sampled unit is never deleted'); END;
+CREATE TABLE sample_nonresponses (
+    response_id INTEGER PRIMARY KEY,
+    study_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    query_id TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('skip', 'cant_judge')),
+    annotator TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    FOREIGN KEY (study_id, name) REFERENCES samples(study_id, name)
+);
+CREATE INDEX sample_nonresponses_by_sample ON sample_nonresponses (study_id, name);
+CREATE TRIGGER sample_nonresponses_append_only_u BEFORE UPDATE ON sample_nonresponses
+BEGIN SELECT RAISE(ABORT, 'sample_nonresponses is append-only'); END;
+CREATE TRIGGER sample_nonresponses_append_only_d BEFORE DELETE ON sample_nonresponses
+WHEN NOT EXISTS (
+    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
+BEGIN SELECT RAISE(ABORT, 'sample_nonresponses is append-only'); END;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
-    _V17, _V18,
+    _V1,
+    _V2,
+    _V3,
+    _V4,
+    _V5,
+    _V6,
+    _V7,
+    _V8,
+    _V9,
+    _V10,
+    _V11,
+    _V12,
+    _V13,
+    _V14,
+    _V15,
+    _V16,
+    _V17,
+    _V18,
+    _V19,
+    _V20,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

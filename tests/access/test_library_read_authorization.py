@@ -28,6 +28,7 @@ from evalcore.analysis.pair_comparison import compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run, evaluate_run_measures
 from evalcore.annotation.pool import query_pool
 from evalcore.annotation.progress import query_progress, study_progress
+from evalcore.estimation.stored import estimate_stored, sample_queue, show_sample
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.decide_state import (
     DecideTarget,
@@ -78,6 +79,7 @@ from evalcore.store.resolution import (
     resolved_gains,
 )
 from evalcore.store.runs import add_run, get_run, list_runs, run_results
+from evalcore.store.samples import get_sample, list_samples, sample_units
 from evalcore.store.scoping import can_view_study, displayable_text
 from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError, get_study
 from evalcore.store.study_archive import export_study
@@ -169,6 +171,8 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(
             open_study(db, s, v), "rank-eval", None
         ),
+        # the building blocks' gated faces (they were ungated public reads until issue 12's
+        # last step renamed the blocks *_unchecked)
         "completeness_history": lambda db, s, v: completeness_history(
             open_study(db, s, v), "QSECRET1"
         ),
@@ -186,6 +190,14 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "study_measures": lambda db, s, v: study_measures(open_study(db, s, v)),
         "pinned_document_ids": lambda db, s, v: pinned_document_ids(
             open_study(db, s, v), "PROTSECRET"
+        ),
+        "list_samples": lambda db, s, v: list_samples(open_study(db, s, v)),
+        "get_sample": lambda db, s, v: get_sample(open_study(db, s, v), "SAMPLESECRET"),
+        "sample_units": lambda db, s, v: sample_units(open_study(db, s, v), "SAMPLESECRET"),
+        "show_sample": lambda db, s, v: show_sample(open_study(db, s, v), "SAMPLESECRET"),
+        "sample_queue": lambda db, s, v: sample_queue(open_study(db, s, v), "SAMPLESECRET"),
+        "estimate_stored": lambda db, s, v: estimate_stored(
+            open_study(db, s, v), "SAMPLESECRET", candidate="RUNSECRET", baseline="RUNSECRET2"
         ),
     }
 
@@ -285,10 +297,22 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
     db.conn.close()
 
 
-# Reads of what the local study lacks (a pin; a second run named as these calls name it):
-# past the gate, they answer with their own LookupError.
-_LEAD_LOOKUP_ERRORS = {"get_pinned_protocol", "compare_pair", "decide", "evaluate_stored_pair",
-                       "decide_target", "decide_state", "pinned_document_ids"}
+# Reads of what the local study lacks (a pin; a second run named as these calls name it; a
+# sample): past the gate, they answer with their own LookupError.
+_LEAD_LOOKUP_ERRORS = {
+    "get_pinned_protocol",
+    "compare_pair",
+    "decide",
+    "evaluate_stored_pair",
+    "decide_target",
+    "decide_state",
+    "pinned_document_ids",
+    "get_sample",
+    "sample_units",
+    "show_sample",
+    "sample_queue",
+    "estimate_stored",
+}
 
 
 def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:

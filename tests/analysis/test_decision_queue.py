@@ -207,12 +207,14 @@ def tied_pairs(draw):
     return queries_a, queries_b
 
 
-def every_row_named_order(pair, name, rows, scores, progress, head=None):
+def every_row_named_order(pair, name, rows, scores, progress, head=None, hint=None):
     """The queue order as it was made before heads were named alone: every row named."""
     names = np.array([pair.units.unit_id(r) for r in rows.tolist()], dtype=object)
     by_name = np.empty(rows.size, dtype=np.int64)
     by_name[np.argsort(names, kind="stable")] = np.arange(rows.size)
-    return np.lexsort((by_name, *decision_queue.queue_keys(pair, name, rows, scores, progress)))
+    return np.lexsort(
+        (by_name, *decision_queue.queue_keys(pair, name, rows, scores, progress, hint))
+    )
 
 
 @settings(deadline=None, max_examples=150)
@@ -245,3 +247,24 @@ def test_a_queue_head_names_few_units() -> None:
     assert queue.n_candidates == 240 and len(queue.items) == 3
     assert counting.reads <= 2 * 4 + 3  # one query's tied x and y at rank 1 at most, then 3
     assert queue.items == decide_queue(pair, "P@4", limit=None).items[:3]
+
+
+def test_automatic_judgments_only_break_ties_of_the_order() -> None:
+    """A hint (automatic gains, never evidence) moves a tied unit it judges relevant ahead
+    and one it judges not relevant back; the items, their scores and the estimate stay."""
+    a = [_obs(f"q{q:02d}", [f"x{j}" for j in range(4)], {}, k=4) for q in range(6)]
+    b = [_obs(f"q{q:02d}", [f"y{j}" for j in range(4)], {}, k=4) for q in range(6)]
+    pair = _pair(a, b, ["P@4"])
+    plain = decide_queue(pair, "P@4", limit=None)
+    first = (plain.items[0].query_id, plain.items[0].unit_id)
+    hint = {("q03", "y2"): 4.0, first: 0.0}
+    hinted = decide_queue(pair, "P@4", limit=None, automatic=hint)
+    assert (hinted.items[0].query_id, hinted.items[0].unit_id) == ("q03", "y2")
+    assert (hinted.items[-1].query_id, hinted.items[-1].unit_id) == first
+    assert sorted(hinted.items, key=repr) == sorted(plain.items, key=repr)
+    assert (hinted.n_candidates, hinted.labels_to_decide) == (
+        plain.n_candidates,
+        plain.labels_to_decide,
+    )
+    assert decide_queue(pair, "P@4", limit=3, automatic=hint).items == hinted.items[:3]
+    assert decide_queue(pair, "P@4", limit=None, automatic={}).items == plain.items

@@ -19,9 +19,11 @@ import evalcore
 from evalcore.compute.evaluate import evaluate as compute_evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io.errors import InputErrors
+from evalcore.io.ranked import ranked_from_dicts
 from evalcore.io.text_lines import decode_source
 from evalcore.io.trec import parse_qrels, parse_run, trec_observations
 from evalcore.io.trec_eval_scope import trec_eval_scope
+from evalcore.io.trec_mappings import ranked_from_mapping
 
 QUERIES = ["q1", "q2", "q10", "Q3", "7"]
 DOCS = list("abcdefgh")
@@ -233,3 +235,52 @@ def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general
         evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "", "z"]), measures=["P@1"])
     nul = evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "x\0y", "z"]), measures=["P@2"])
     assert nul.report.queries[0].metrics["P@2"].blocking_ids == ["x\0y"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(QUERIES),
+        st.dictionaries(
+            st.sampled_from([*DOCS, "é", "B", "aa"]),
+            st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2, 3.25]),
+            max_size=9,
+        ),
+        min_size=1,
+    ).filter(lambda r: any(r.values())),
+    st.integers(0, 10),
+)
+def test_dict_runs_ranked_in_bulk_are_the_general_readers_rankings_held_to_a_depth(run, depth):
+    fast, general = ranked_from_dicts(run, depth), ranked_from_mapping(run)
+    assert fast is not None
+    assert fast.tied_score_pairs == general.tied_score_pairs  # over whole rankings
+    want = {q: ranking[:depth] if depth else ranking for q, ranking in general.rankings().items()}
+    assert fast.rankings() == want
+    # only the kept positions are held (memory grows with what the measures read)
+    assert fast.order is not None and fast.order.size == sum(map(len, want.values()))
+
+
+def test_dict_runs_of_many_lengths_rank_in_one_sort_as_the_general_reader_does():
+    run = {f"q{i}": {f"d{j}": float(j % 3) for j in range(i + 1)} for i in range(80)}
+    fast, general = ranked_from_dicts(run, 0), ranked_from_mapping(run)
+    assert fast is not None and fast.rankings() == general.rankings()
+    assert fast.tied_score_pairs == general.tied_score_pairs > 0
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        {"q1": {"a": True}},
+        {"q1": {"": 1.0}},
+        {"q1": {1: 1.0}},
+        {1: {"a": 1.0}},
+        {"q1": {"a": float("nan")}},
+        {"q1": {"a": "1.0"}},
+        {"q1": {"a": np.float32(1.0)}},
+        {"q1": [("a", 1.0)]},
+        {"q1": {"a": 10**400}},
+        {"q1": {}},
+    ],
+)
+def test_dict_runs_with_anything_unusual_go_to_the_general_reader(run):
+    assert ranked_from_dicts(run, 5) is None

@@ -15,11 +15,14 @@ import pytest
 from annotate_watch import (
     assert_labels_match_presses,
     events,
+    install,
     open_annotate,
     presses,
     shown,
+    unit_on_screen,
     wait_quiet,
 )
+from browser_helpers import settle, wait_for_app
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -108,3 +111,33 @@ def test_every_fast_press_labels_the_item_on_screen_or_says_why_not(
     )
     assert len(stored) >= PRESSES // 2, f"only {len(stored)} of {PRESSES} presses labeled"
     assert not any(re.search(r"not sent: the next item", m) for m in messages), messages
+
+
+def test_a_press_while_the_annotate_page_first_draws_is_answered(app_server, browser_page) -> None:
+    """Click Annotate in the navigation and press a grade at once, again and again until the
+    item is on screen: the first presses come before the item's key listener is mounted (a
+    page switch takes a script run). Each press labels the item on screen or says it was not
+    sent."""
+    page = browser_page
+    page.goto(f"{app_server.url}/dashboard?study=demo&annotator=early")
+    wait_for_app(page, "What to label next")
+    settle(page)
+    install(page)
+    page.evaluate(_RECORD_MESSAGES)
+    page.get_by_role("link", name=re.compile("Annotate")).first.click()
+    for _ in range(60):
+        page.wait_for_timeout(25)
+        page.keyboard.press("2")
+        if unit_on_screen(page):
+            break
+    wait_quiet(page)
+    pressed = [p for p in presses(page) if p["key"] == "2"]
+    early = [p for p in pressed if p["unit"] is None]
+    assert early, "every press came after the item was on screen: the test did not race"
+    messages = page.evaluate("() => window.__rlMessages")
+    assert any("Key 2 not sent: the page was still drawing the item" in m for m in messages), (
+        f"{len(early)} presses before the item was on screen were lost without a word; "
+        f"messages: {messages}"
+    )
+    stored = events(app_server.db_path, "early")
+    assert_labels_match_presses(stored, pressed)  # none landed on an item not on screen

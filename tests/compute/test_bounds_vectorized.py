@@ -11,12 +11,16 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.measures import average_precision, ndcg
 from evalcore.compute.measures.ranking import (
     RankingArrays,
+    counts_in,
     discounts,
+    segment_count,
     segment_cumsum,
     segment_reduce,
 )
@@ -133,3 +137,16 @@ def test_ap_best_mean_equals_the_argsort_version(seed, upper, zero_ok) -> None:
     finite = np.isfinite(want)
     assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-12)
     assert np.array_equal(got[~finite], want[~finite])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.booleans(), max_size=6), min_size=1, max_size=8))
+def test_counts_in_segments_equal_the_counts_by_query(segments):
+    """Per-query counts from the segments' offsets (empty segments anywhere, first and last
+    included) are those counted by query index."""
+    lengths = [len(s) for s in segments]
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    mask = np.asarray([b for s in segments for b in s], dtype=bool)
+    query = np.repeat(np.arange(len(segments)), lengths)
+    assert counts_in(offsets, mask).tolist() == segment_count(query, mask, len(segments)).tolist()
+    assert counts_in(offsets, mask).tolist() == [sum(s) for s in segments]

@@ -22,6 +22,6 @@ def test_quick_run_prints_coverage_and_labels_tables(
     rows = [line.split() for line in out.splitlines() if line.startswith(("P@10 ", "nDCG@10 "))]
     # Every measure x predictor x size row of table 1, and the two targets x two predictors
     # of table 2 for P@10 and nDCG@10.
-    predictors = ("none", "agree90", "agree70", "adversarial", "skips")
-    assert sum(1 for r in rows if len(r) == 9 and r[1] in predictors) == 2 * 5 * 4
+    predictors = ("none", "agree90", "agree70", "random", "adversarial", "skips")
+    assert sum(1 for r in rows if len(r) == 9 and r[1] in predictors) == 2 * 6 * 4
     assert sum(1 for r in rows if len(r) == 9 and r[1] in ("0.02", "0.05")) == 2 * 2 * 2

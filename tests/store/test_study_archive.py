@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from lexical_builders import protocol
 
 from evalcore.cli import main
+from evalcore.estimation.stored import draw_stored_sample, show_sample
 from evalcore.report.from_store import report_from_store
 from evalcore.report.stored import save_report
 from evalcore.retrieval.pin import pin_protocol
@@ -35,6 +36,7 @@ from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.members import add_member
 from evalcore.store.references import freeze_reference, verify_reference
 from evalcore.store.runs import add_run
+from evalcore.store.samples import record_nonresponse
 from evalcore.store.studies import QueryIn, StudyIn
 from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import set_study_measures, study_measures
@@ -81,6 +83,36 @@ def _build(path: Path) -> None:
     set_study_measures(db, study_id=STUDY, measures=["nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"],
                        actor=LEAD)
     save_report(db, report_from_store(open_study(db, STUDY, LEAD), runs=["r1"], created_by=LEAD, name="rep1", reference="v1"))
+    add_run(
+        db,
+        study_id=STUDY,
+        name="r2",
+        source="imported",
+        k=3,
+        actor=LEAD,
+        results=[("q1", 1, "d5", 2.0), ("q2", 1, "d5", 2.0), ("q2", 2, "d4", 1.0)],
+    )
+    view = draw_stored_sample(
+        db,
+        study_id=STUDY,
+        name="smp",
+        candidate="r2",
+        baseline="r1",
+        measures=["P@3"],
+        size=3,
+        seed=5,
+        actor=LEAD,
+    )
+    first = view.units()[0]
+    record_nonresponse(
+        db,
+        study_id=STUDY,
+        name="smp",
+        query_id=first.query_id,
+        unit_id=first.unit_id,
+        kind="skip",
+        annotator=ANN,
+    )
     db.conn.close()
 
 
@@ -156,7 +188,9 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
     assert new[:len(old)] == old and len(new) == len(old) + 1
     assert json.loads(new[-1])["action"] == "study.import"
     manifest = json.loads(second["manifest.json"])
-    assert manifest["format_version"] == 2 and manifest["study_id"] == STUDY
+    assert manifest["format_version"] == 3 and manifest["study_id"] == STUDY
+    assert manifest["members"]["sample_units.jsonl"]["rows"] > 0
+    assert manifest["members"]["sample_nonresponses.jsonl"]["rows"] == 1
     assert manifest["withheld"] == []  # the lead reads every document the study uses
     assert verify_store(target).ok, verify_store(target).problems
     db = open_store(target)
@@ -444,3 +478,36 @@ def test_a_published_studys_history_still_cannot_be_deleted(exported: Path, empt
     for table in ("label_events", "completeness_events", "audit_log", "reference_labels"):
         with pytest.raises(sqlite3.IntegrityError):
             db.execute(f"DELETE FROM {table} WHERE study_id = ?", [STUDY])
+
+
+def test_a_sample_comes_back_whole_and_an_older_archive_has_none(
+    exported: Path, empty: Path, tmp_path: Path
+) -> None:
+    code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
+    assert code == 0, text
+    db = open_store(empty)
+    view = show_sample(open_study(db, STUDY, LEAD), "smp")
+    assert view.design.run_a == "r2" and view.sample.seed == 5 and view.sample.n_units > 0
+    db.conn.close()
+    members = _members(exported)
+    manifest = json.loads(members["manifest.json"])
+    manifest["format_version"] = 2
+    gone = ("samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl")
+    for name in gone:
+        del manifest["members"][name]
+    old = _rezip(
+        exported,
+        tmp_path / "v2.zip",
+        {"manifest.json": json.dumps(manifest).encode(), **dict.fromkeys(gone)},
+    )
+    target = tmp_path / "target.sqlite"
+    open_store(target).conn.close()
+    code, text = _cli("import", "study", "--db", target, "--in", old, "--actor", LEAD)
+    assert code == 0, text
+    assert "samples" in _counts(target) and _counts(target)["samples"] == 0
+    units = json.loads(members["manifest.json"])["members"]["sample_units.jsonl"]["rows"]
+    orphan = _rezip(exported, tmp_path / "orphan.zip", {"samples.jsonl": b""}, fix_manifest=True)
+    fresh = tmp_path / "o.sqlite"
+    open_store(fresh).conn.close()
+    code, text = _cli("import", "study", "--db", fresh, "--in", orphan, "--actor", LEAD)
+    assert units and code == 2 and "which samples.jsonl lacks" in text

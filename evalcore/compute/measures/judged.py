@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalcore.compute.measures.base import MeasureArrays
-from evalcore.compute.measures.ranking import Cut, segment_count
+from evalcore.compute.measures.ranking import Cut, counts_in
 from evalcore.contract.measures import Measure
 
 FAMILY = "Judged"
@@ -19,7 +19,7 @@ FAMILY = "Judged"
 
 def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     n = cut.n
-    value = segment_count(cut.query, cut.judged & cut.counted, n) / cut.k
+    value = counts_in(cut.offsets, cut.judged & cut.counted) / cut.k
     return MeasureArrays(
         value=value,
         reason_bits=np.zeros(n, dtype=np.uint8),

@@ -38,6 +38,22 @@ def segment_count(query: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(query[mask], minlength=n)
 
 
+def counts_in(offsets: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per-query count of the flat positions where ``mask`` holds, query i's positions being
+    ``offsets[i]:offsets[i + 1]`` (:func:`segment_count` when the segments are known: one
+    ``reduceat`` over the mask's bytes, no copy of the selected positions)."""
+    n = offsets.size - 1
+    out = np.zeros(n, dtype=np.int64)
+    starts = offsets[:-1]
+    m = int(np.searchsorted(starts, mask.size, side="left"))  # the rest are empty, at the end
+    if m:
+        out[:m] = np.add.reduceat(
+            mask.astype(bool, copy=False).view(np.uint8), starts[:m], dtype=np.int64
+        )
+        out[:m][starts[:m] == offsets[1 : m + 1]] = 0  # reduceat reads one element there
+    return out
+
+
 def segment_sum(query: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
     """Per-query float sum of ``weights`` over flat positions."""
     return np.bincount(query, weights=weights, minlength=n).astype(np.float64, copy=False)
@@ -135,6 +151,8 @@ class RankingArrays:
     unlabeled_pool: np.ndarray
     has_conflict: bool = False  # some label is in conflict
     within_own_k: bool = True  # no packed position lies beyond its observation's k
+    #: int64[n + 1]: query i's positions are offsets[i]:offsets[i + 1] (ranks 1..their count)
+    offsets: np.ndarray | None = None
     _cuts: dict[tuple[int | None, int], Cut] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -185,6 +203,7 @@ class RankingArrays:
             unlabeled_pool=np.where(complete, 0.0, pool),
             has_conflict=has_conflict,
             within_own_k=batch.depth == 0 or bool((batch.k >= batch.depth).all()),
+            offsets=batch.pos_offsets,
         )
 
     def cut(self, k: int | None, threshold: int) -> Cut:
@@ -230,6 +249,7 @@ class Cut:
 
     ranking: RankingArrays
     threshold: int
+    offsets: np.ndarray  # int64[n + 1]: query i's positions in 1..k (flat arrays below)
     k: np.ndarray  # int64[n]: the cutoff of each query
     limit: np.ndarray  # int64[n]: k + 1 (blocking units are those at ranks < limit)
     query: np.ndarray
@@ -268,28 +288,37 @@ class Cut:
             for name in ("query", "rank", "low", "high", "unlabeled", "conflict", "judged",
                          "counted")
         }
+        offsets = r.offsets
+        if offsets is None:
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(r.query, minlength=n), out=offsets[1:])
         everything = r.within_own_k if k is None else k >= r.max_rank
         if not everything:
-            inside = r.rank <= ks[r.query]
+            # ranks run 1..count in each query: positions 1..k are each query's first ones
+            inside = r.rank <= (ks[r.query] if k is None else k)
             arrays = {name: a[inside] for name, a in arrays.items()}
-        query, counted, low, high = arrays["query"], arrays["counted"], arrays["low"], arrays["high"]
+            kept = np.minimum(np.diff(offsets), ks)
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(kept, out=offsets[1:])
+        counted, low, high = arrays["counted"], arrays["low"], arrays["high"]
         sure = counted & (low >= threshold)
         maybe = counted & (high >= threshold) & ~(low >= threshold)
         maybe_conflict = maybe & arrays["conflict"]
-        n_maybe_conflict = segment_count(query, maybe_conflict, n)
+        n_maybe_conflict = counts_in(offsets, maybe_conflict)
         # Units without a label in 1..k (whatever the policy reads them as) are not outside.
         unlabeled_here = counted & ~arrays["judged"] & ~arrays["conflict"]
-        u_out = np.maximum(r.unlabeled_pool - segment_count(query, unlabeled_here, n), 0.0)
+        u_out = np.maximum(r.unlabeled_pool - counts_in(offsets, unlabeled_here), 0.0)
         return cls(
             ranking=r,
             threshold=threshold,
+            offsets=offsets,
             k=ks,
             limit=ks + 1,
             sure=sure,
             maybe=maybe,
-            n_sure=segment_count(query, sure, n),
-            n_maybe=segment_count(query, maybe, n),
-            any_unlabeled=segment_count(query, arrays["unlabeled"], n) > 0,
+            n_sure=counts_in(offsets, sure),
+            n_maybe=counts_in(offsets, maybe),
+            any_unlabeled=counts_in(offsets, arrays["unlabeled"]) > 0,
             any_maybe_conflict=n_maybe_conflict > 0,
             n_maybe_conflict=n_maybe_conflict,
             u_out=u_out,
@@ -300,11 +329,11 @@ class Cut:
     def n_sure_ref(self) -> np.ndarray:
         """int64[n]: reference labels certainly relevant (|R| without the unknowns)."""
         r = self.ranking
-        return segment_count(r.label_query, r.label_low >= self.threshold, self.n)
+        return counts_in(r.label_offsets, r.label_low >= self.threshold)
 
     @cached_property
     def n_maybe_ref(self) -> np.ndarray:
         """int64[n]: reference labels in conflict across the threshold (returned or not)."""
         r = self.ranking
         mask = (r.label_high >= self.threshold) & ~(r.label_low >= self.threshold)
-        return segment_count(r.label_query, mask, self.n)
+        return counts_in(r.label_offsets, mask)

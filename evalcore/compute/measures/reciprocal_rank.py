@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalcore.compute.measures.base import MeasureArrays, reason_bits
-from evalcore.compute.measures.ranking import Cut, first_rank, segment_count
+from evalcore.compute.measures.ranking import Cut, counts_in, first_rank
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import Reason
 
@@ -27,8 +27,8 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     found = first_rel > 0
     limit = np.where(found, first_rel, cut.limit)
     before = cut.rank < limit[cut.query]
-    unlabeled = segment_count(cut.query, cut.unlabeled & before, n) > 0
-    conflict = segment_count(cut.query, cut.maybe & cut.conflict & before, n) > 0
+    unlabeled = counts_in(cut.offsets, cut.unlabeled & before) > 0
+    conflict = counts_in(cut.offsets, cut.maybe & cut.conflict & before) > 0
     value = np.where(found, 1.0 / np.maximum(first_rel, 1), 0.0)
     first_unknown = first_rank(cut.query, cut.rank, cut.maybe | cut.unlabeled, n)
     upper = np.where(unlabeled | conflict, 1.0 / np.maximum(first_unknown, 1), value)

@@ -1,0 +1,217 @@
+"""Automatic judgments: labels from a model, an LLM judge or a heuristic, never evidence.
+
+Contract section 13: automatic labels are stored apart from the human label events
+(tables ``automatic_imports`` and ``automatic_labels``), each import with its source's
+name, who imported it and when. No value, bound, verdict or completeness reads them:
+the resolution, references, completeness and observations read ``label_events`` only.
+They are read here, to be shown beside human labels (marked as automatic), to compare
+each source with the humans (:mod:`evalcore.analysis.automatic_agreement`), to order the
+to-decide queue and to serve as predictors in estimates (:mod:`evalcore.estimation`).
+
+Writing (:func:`write_automatic_import`, lead-only: permission ``IMPORT``): the import's
+row is inserted staged (``staged_by`` = this process), its labels in chunks of short
+write transactions, and one final transaction authorises again, publishes it (clears
+``staged_by``) and appends the audit entry (``import.automatic-labels``). Every read
+ignores staged imports, so a failed or killed import shows nothing: a failure deletes
+its staged rows; one whose process died is deleted by the next ``open_store``
+(:func:`discard_abandoned_automatic_imports`).
+
+A source's current label of a unit is the one of its latest published import holding
+the unit (a judge run again over some units replaces their labels only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import sqlite_utils
+from pydantic import BaseModel, ConfigDict
+
+from evalcore.access.roles import Permission
+from evalcore.io.clock import utc_now_iso
+from evalcore.store.audit import record_audit
+from evalcore.store.authorize import authorize
+from evalcore.store.staging import delete_in_chunks, discard_abandoned, staging_owner
+from evalcore.store.study_handle import Study
+from evalcore.store.transaction import write_transaction
+
+#: Labels written per short write transaction while an import is staged.
+CHUNK = 5_000
+
+#: (query id, unit id) -> gain, of one source.
+SourceLabels = dict[tuple[str, str], int]
+
+
+class AutomaticSource(BaseModel):
+    """One automatic source of a study: its current labels and its latest import."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    #: Units with a current label of this source.
+    n_labels: int
+    n_imports: int
+    last_imported_at: str
+    last_imported_by: str
+    last_file: str
+
+
+def write_automatic_import(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    source: str,
+    file: str,
+    format: str,
+    labels: Sequence[tuple[str, str, int]],
+    actor: str,
+    detail: dict[str, object] | None = None,
+) -> int:
+    """Store ``labels`` ((query id, unit id, gain), each unit once) as one import of the
+    automatic ``source``: staged, then published with its audit entry (see the module
+    docstring). Returns the import's id. Raises ``PermissionDenied`` before writing
+    anything when ``actor`` may not import into the study."""
+    with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        import_id = int(
+            db.execute(
+                "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+                "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    study_id,
+                    source,
+                    file,
+                    format,
+                    actor,
+                    utc_now_iso(),
+                    len(labels),
+                    staging_owner(),
+                ],
+            ).lastrowid
+        )
+    try:
+        for start in range(0, len(labels), CHUNK):
+            with write_transaction(db):
+                db.conn.executemany(
+                    "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) "
+                    "VALUES (?, ?, ?, ?)",
+                    ((import_id, q, u, g) for q, u, g in labels[start : start + CHUNK]),
+                )
+        with write_transaction(db):
+            authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+            db.execute(
+                "UPDATE automatic_imports SET staged_by = NULL, imported_at = ? "
+                "WHERE import_id = ?",
+                [utc_now_iso(), import_id],
+            )
+            record_audit(
+                db,
+                actor=actor,
+                action="import.automatic-labels",
+                study_id=study_id,
+                detail={
+                    "source": source,
+                    "file": file,
+                    "format": format,
+                    "labels": len(labels),
+                    "imported_by": actor,
+                    **(detail or {}),
+                },
+            )
+    except BaseException:
+        discard_automatic_import(db, import_id)
+        raise
+    return import_id
+
+
+def discard_automatic_import(db: sqlite_utils.Database, import_id: int) -> None:
+    """Delete a staged import's labels (in short transactions), then its row."""
+    delete_in_chunks(db, "automatic_labels", "import_id, query_id, unit_id", "import_id", import_id)
+    with write_transaction(db):
+        db.execute(
+            "DELETE FROM automatic_imports WHERE import_id = ? AND staged_by IS NOT NULL",
+            [import_id],
+        )
+
+
+def discard_abandoned_automatic_imports(db: sqlite_utils.Database) -> int:
+    """Discard staged automatic imports whose importing process is gone; return how many."""
+    return discard_abandoned(
+        db,
+        "SELECT import_id, staged_by FROM automatic_imports WHERE staged_by IS NOT NULL",
+        discard_automatic_import,
+    )
+
+
+def automatic_labels(
+    study: Study, query_ids: Iterable[str] | None = None, *, sources: Iterable[str] | None = None
+) -> dict[str, SourceLabels]:
+    """Source -> (query id, unit id) -> its current gain, of the published imports (the
+    queries ``query_ids`` only, when given; the ``sources`` only, when given)."""
+    sql = (
+        "SELECT i.source, l.query_id, l.unit_id, l.gain FROM automatic_labels l "
+        "JOIN automatic_imports i ON i.import_id = l.import_id "
+        "WHERE i.study_id = ? AND i.staged_by IS NULL"
+    )
+    params: list[object] = [study.study_id]
+    if sources is not None:
+        wanted_sources = list(dict.fromkeys(sources))
+        if not wanted_sources:
+            return {}
+        sql += f" AND i.source IN ({', '.join('?' * len(wanted_sources))})"
+        params += wanted_sources
+    wanted = None if query_ids is None else set(query_ids)
+    out: dict[str, SourceLabels] = {}
+    for source, q, u, g in study.db.execute(sql + " ORDER BY i.import_id", params):
+        if wanted is None or q in wanted:
+            out.setdefault(source, {})[(q, u)] = int(g)  # a later import replaces
+    return out
+
+
+def unit_automatic_labels(study: Study, query_id: str) -> dict[str, dict[str, int]]:
+    """Unit id -> source -> current gain, for one query (what a page shows beside the
+    human labels)."""
+    out: dict[str, dict[str, int]] = {}
+    by_source = automatic_labels(study, [query_id])
+    for source in sorted(by_source):  # source names, in name order
+        for (_, unit), gain in by_source[source].items():
+            out.setdefault(unit, {})[source] = gain
+    return out
+
+
+def automatic_sources(study: Study) -> list[AutomaticSource]:
+    """The study's automatic sources (published imports), by name."""
+    current = automatic_labels(study)
+    rows = study.db.execute(
+        "SELECT source, count(*), max(import_id) FROM automatic_imports "
+        "WHERE study_id = ? AND staged_by IS NULL GROUP BY source ORDER BY source",
+        [study.study_id],
+    ).fetchall()
+    out = []
+    for source, n_imports, last in rows:
+        at, by, file = study.db.execute(
+            "SELECT imported_at, imported_by, file FROM automatic_imports WHERE import_id = ?",
+            [last],
+        ).fetchone()
+        out.append(
+            AutomaticSource(
+                source=source,
+                n_labels=len(current.get(source, {})),
+                n_imports=int(n_imports),
+                last_imported_at=at,
+                last_imported_by=by,
+                last_file=file,
+            )
+        )
+    return out
+
+
+def has_automatic_labels(study: Study) -> bool:
+    """Whether the study has any published automatic import."""
+    return (
+        study.db.execute(
+            "SELECT 1 FROM automatic_imports WHERE study_id = ? AND staged_by IS NULL LIMIT 1",
+            [study.study_id],
+        ).fetchone()
+        is not None
+    )
