@@ -114,13 +114,9 @@ def _context(ctx: ConflictContext) -> None:
         note = f"note: {j.note}" if j.note else "no note"
         st.markdown("- " + escape_markdown(said) + "  \n  " + escape_markdown(note))
     for source, gain in ctx.automatic.items():
-        st.markdown(
-            "- "
-            + escape_markdown(
-                f"automatic ({source}) said {gain} ({GRADE_MEANINGS.get(gain, '')}): "
-                "a helper, not a judgement"
-            )
-        )
+        st.markdown("- " + escape_markdown(
+            f"automatic ({source}) said {gain} ({GRADE_MEANINGS.get(gain, '')}): "
+            "a helper, not a judgement"))
 
 
 def _conflict_card(ctx: ConflictContext, reviewer: str, *, linked: bool) -> None:
@@ -204,20 +200,13 @@ def _confusion_figure(pair) -> go.Figure:
 
 def _source_figure(agreement: SourceAgreement) -> go.Figure:
     labels = [str(g) for g in GAIN_CATEGORIES]
-    fig = go.Figure(
-        go.Heatmap(
-            z=agreement.confusion,
-            x=labels,
-            y=labels,
-            colorscale="Oranges",
-            text=agreement.confusion,
-            texttemplate="%{text}",
-            hovertemplate="human: %{y}, automatic: %{x}: %{z} units<extra></extra>",
-        )
-    )
+    fig = go.Figure(go.Heatmap(
+        z=agreement.confusion, x=labels, y=labels, colorscale="Oranges",
+        text=agreement.confusion, texttemplate="%{text}",
+        hovertemplate="human: %{y}, automatic: %{x}: %{z} units<extra></extra>",
+    ))
     fig.update_layout(
-        height=380,
-        margin={"t": 30},
+        height=380, margin={"t": 30},
         xaxis={"title": "automatic gain", "type": "category"},
         yaxis={"title": "human gain", "type": "category", "autorange": "reversed"},
     )
@@ -233,58 +222,28 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
         "reads them. Each source is compared with the human gain that counts (labeled in "
         "agreement or adjudicated; units in conflict are left out)."
     )
-    st.dataframe(
-        pd.DataFrame(
-            [
-                # what a phone shows first: the source and how far it agrees
-                {
-                    "source": s.source,
-                    "weighted kappa (quadratic)": _coefficient(s.kappa),
-                    "exact agreement": "—"
-                    if s.exact_agreement is None
-                    else f"{s.exact_agreement:.1%}",
-                    "shared with humans": s.n_units,
-                    "units judged": s.n_labels,
-                }
-                for s in sources
-            ]
-        ),
-        hide_index=True,
-        width="stretch",
-    )
+    st.dataframe(pd.DataFrame([
+        # what a phone shows first: the source and how far it agrees
+        {"source": s.source, "weighted kappa (quadratic)": _coefficient(s.kappa),
+         "exact agreement": "—" if s.exact_agreement is None else f"{s.exact_agreement:.1%}",
+         "shared with humans": s.n_units, "units judged": s.n_labels}
+        for s in sources
+    ]), hide_index=True, width="stretch")
     names = [s.source for s in sources]
-    chosen = st.selectbox(
-        "Automatic source",
-        range(len(names)),
-        format_func=names.__getitem__,
-        key="rl_agree_automatic",
-    )
+    chosen = st.selectbox("Automatic source", range(len(names)), format_func=names.__getitem__,
+                          key="rl_agree_automatic")
     source = sources[chosen]
-    st.caption(
-        escape_markdown(
-            f"{source.source}: {source.n_units} units with a human gain; "
-            "rows: human gain, columns: automatic gain. Per grade below: "
-            "human and automatic on those units, and over every unit the "
-            "source judged."
-        )
-    )
+    st.caption(escape_markdown(f"{source.source}: {source.n_units} units with a human gain; "
+                               "rows: human gain, columns: automatic gain. Per grade below: "
+                               "human and automatic on those units, and over every unit the "
+                               "source judged."))
     st.plotly_chart(_source_figure(source), key="rl_agree_automatic_confusion")
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
-                for g, h, a, every in zip(
-                    GAIN_CATEGORIES,
-                    source.human_counts,
-                    source.automatic_counts,
-                    source.automatic_all_counts,
-                    strict=True,
-                )
-            ]
-        ),
-        hide_index=True,
-        width="stretch",
-    )
+    st.dataframe(pd.DataFrame([
+        {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
+        for g, h, a, every in zip(GAIN_CATEGORIES, source.human_counts,
+                                  source.automatic_counts, source.automatic_all_counts,
+                                  strict=True)
+    ]), hide_index=True, width="stretch")
 
 
 db, study = study_page("Annotator agreement")

@@ -382,24 +382,13 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
         return
     walk = _walk(sid, annotator, query_id)
     db = get_db()
-    active = (
-        st.session_state.get(_SAMPLE_ACTIVE_KEY)
-        if st.session_state.get(MODE_KEY) == SAMPLE
-        else None
-    )
+    active = (st.session_state.get(_SAMPLE_ACTIVE_KEY)
+              if st.session_state.get(MODE_KEY) == SAMPLE else None)
     try:  # a store busy with a long write is retried (bounded), as a label is
         if active is not None and active[0] == sid:  # the sample's non-response
-            retry_busy(
-                lambda: record_nonresponse(
-                    db,
-                    study_id=sid,
-                    name=active[1],
-                    query_id=query_id,
-                    unit_id=unit_id,
-                    kind="cant_judge" if cant_judge else "skip",
-                    annotator=annotator,
-                )
-            )
+            retry_busy(lambda: record_nonresponse(
+                db, study_id=sid, name=active[1], query_id=query_id, unit_id=unit_id,
+                kind="cant_judge" if cant_judge else "skip", annotator=annotator))
         if cant_judge:
             retry_busy(lambda: record_cant_judge(db, study_id=sid, query_id=query_id,
                                                  unit_id=unit_id, annotator=annotator,
@@ -597,16 +586,11 @@ def _queue_mode(study: StudyIn) -> str:
         if queue == DECIDE:
             _address_target(study, *wanted[1:])
     st.session_state.setdefault(MODE_KEY, BLOCKING)
-    mode = st.radio(
-        "Work through",
-        list(QUEUES),
-        format_func=QUEUES.__getitem__,
-        key=MODE_KEY,
-        horizontal=True,
-        help="The blocking order walks one query's pool; the to-decide queue "
-        "walks the unknown items whose labels can decide run A against run B; "
-        "a sample walks a drawn sample's units in its order, for an estimate.",
-    )
+    mode = st.radio("Work through", list(QUEUES), format_func=QUEUES.__getitem__, key=MODE_KEY,
+                    horizontal=True,
+                    help="The blocking order walks one query's pool; the to-decide queue "
+                         "walks the unknown items whose labels can decide run A against run B; "
+                         "a sample walks a drawn sample's units in its order, for an estimate.")
     _keep(MODE_KEY)
     if mode != SAMPLE and SAMPLE_PARAM in st.query_params:
         del st.query_params[SAMPLE_PARAM]
@@ -769,12 +753,8 @@ def _sample_choice(study: StudyIn) -> str | None:
         if wanted in names:
             st.session_state[SAMPLE_KEY] = wanted
         else:
-            st.error(
-                escape_markdown(
-                    f"The address's sample={wanted!r} is not a sample of "
-                    f"this study; its samples: {', '.join(names)}."
-                )
-            )
+            st.error(escape_markdown(f"The address's sample={wanted!r} is not a sample of "
+                                     f"this study; its samples: {', '.join(names)}."))
     if st.session_state.get(SAMPLE_KEY) not in names:
         st.session_state[SAMPLE_KEY] = names[-1]
     name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}")
@@ -798,16 +778,15 @@ def _sample_workspace(study: StudyIn, annotator: str) -> None:
     if name is None:
         st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
         item_keys("", None, partial(_on_presses, None))
-        st.info(
-            "No sample drawn yet: a lead draws one on the Compare page (Estimate "
-            "instead) or with evalcore sample draw."
-        )
+        st.info("No sample drawn yet: a lead draws one on the Compare page (Estimate "
+                "instead) or with evalcore sample draw.")
         return
     st.session_state[_SAMPLE_ACTIVE_KEY] = (sid, name)
     queue = sample_queue(open_study(db, sid, reader()), name)
     waiting = [u for u in queue if u.state == "open"]
     item = waiting[0] if waiting else None
-    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None, annotator)
+    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
+                   annotator)
     token = _on_screen(sid, annotator)
     labeled = sum(1 for u in queue if u.state == "labeled")
     passed = sum(1 for u in queue if u.state == "non-response")
@@ -815,24 +794,17 @@ def _sample_workspace(study: StudyIn, annotator: str) -> None:
         show_flash(_FLASH_KEY)
         show_flash(_NOTICE_KEY)
         _show_refused()
-    st.progress(
-        (labeled + passed) / len(queue) if queue else 1.0,
-        text=f"Sample {name}: {labeled} labeled, {passed} non-response, "
-        f"{len(waiting)} to label of {len(queue)} units",
-    )
-    st.caption(
-        "The sample's units come in its order (no choosing). Skip and can't judge "
-        "are recorded as non-response: the estimate takes them at their worst case."
-    )
+    st.progress((labeled + passed) / len(queue) if queue else 1.0,
+                text=f"Sample {name}: {labeled} labeled, {passed} non-response, "
+                     f"{len(waiting)} to label of {len(queue)} units")
+    st.caption("The sample's units come in its order (no choosing). Skip and can't judge "
+               "are recorded as non-response: the estimate takes them at their worst case.")
     with st.container(border=True):
         if token is None or item is None:
             item_keys("", None, partial(_on_presses, None))
-            st.success(
-                escape_markdown(
-                    f"Every unit of sample {name} is answered: its estimate is on the Compare "
-                    "page (Estimate instead)."
-                )
-            )
+            st.success(escape_markdown(
+                f"Every unit of sample {name} is answered: its estimate is on the Compare "
+                "page (Estimate instead)."))
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
         query_text = query_text_of(db, sid, item.query_id, viewer=reader())
@@ -841,16 +813,9 @@ def _sample_workspace(study: StudyIn, annotator: str) -> None:
         _confirm(token, None)
         pool = cached_pool(db, sid, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
-        doc = _item_head(
-            study,
-            item.query_id,
-            query_text,
-            token,
-            f"sample unit {item.position} of {len(queue)}",
-            ranks,
-            _mine(sid, item.query_id, annotator),
-            None,
-        )
+        doc = _item_head(study, item.query_id, query_text, token,
+                         f"sample unit {item.position} of {len(queue)}", ranks,
+                         _mine(sid, item.query_id, annotator), None)
         _buttons(token, None)
         _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
         _note_and_text(token, doc, query_text)

@@ -465,68 +465,45 @@ def _on_draw(study_id: str, candidate: str, baseline: str, measures: list[str]) 
     """Draw the sample the form describes (a lead's action; the store refuses others)."""
     name = str(st.session_state.get("rl_sample_new_name", "")).strip()
     try:
-        draw_stored_sample(
-            get_db(),
-            study_id=study_id,
-            name=name,
-            candidate=candidate,
-            baseline=baseline,
-            measures=measures,
-            size=int(st.session_state.get("rl_sample_new_size", 100)),
-            seed=int(st.session_state.get("rl_sample_new_seed", 7)),
-            actor=reader(),
-        )
+        draw_stored_sample(get_db(), study_id=study_id, name=name, candidate=candidate,
+                           baseline=baseline, measures=measures,
+                           size=int(st.session_state.get("rl_sample_new_size", 100)),
+                           seed=int(st.session_state.get("rl_sample_new_seed", 7)),
+                           actor=reader())
     except (LookupError, ValueError, PermissionError) as error:
         st.session_state[_DRAW_MESSAGE] = ("error", f"No sample drawn: {error}")
         return
-    st.session_state[_DRAW_MESSAGE] = (
-        "success",
-        f"Sample {name} drawn: label it on the Annotate page (queue: a sample).",
-    )
+    st.session_state[_DRAW_MESSAGE] = ("success", f"Sample {name} drawn: label it on the "
+                                                  "Annotate page (queue: a sample).")
     st.session_state[SAMPLE_CHOICE] = name
 
 
 def _draw_form(study: StudyIn, candidate: str, baseline: str, measures: list[str]) -> None:
     with st.expander("Draw a sample (lead)"):
-        st.caption(
-            escape_markdown(
-                f"A random sample of the unknown units of {candidate} vs {baseline} (baseline) "
-                f"on {', '.join(measures) or 'the chosen measures'}, with a recorded seed."
-            )
-        )
+        st.caption(escape_markdown(
+            f"A random sample of the unknown units of {candidate} vs {baseline} (baseline) "
+            f"on {', '.join(measures) or 'the chosen measures'}, with a recorded seed."))
         cols = st.columns(3)
         cols[0].text_input("Name", key="rl_sample_new_name", value="s1")
-        cols[1].number_input(
-            "Size (labels)", min_value=1, max_value=100_000, value=100, key="rl_sample_new_size"
-        )
+        cols[1].number_input("Size (labels)", min_value=1, max_value=100_000, value=100,
+                             key="rl_sample_new_size")
         cols[2].number_input("Seed", min_value=0, value=7, key="rl_sample_new_seed")
-        st.button(
-            "Draw the sample",
-            key="rl_sample_draw",
-            disabled=not measures,
-            on_click=_on_draw,
-            args=(study.study_id, candidate, baseline, measures),
-        )
+        st.button("Draw the sample", key="rl_sample_draw", disabled=not measures,
+                  on_click=_on_draw, args=(study.study_id, candidate, baseline, measures))
 
 
-def _estimate_section(
-    study: StudyIn,
-    baseline: str,
-    candidates: list[str],
-    measures: list[str],
-    reference: str | None,
-    queries: tuple[str, ...] | None,
-) -> None:
-    """ "Estimate instead": a stored sample's estimates, apart from the decided verdicts
+def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
+                      measures: list[str], reference: str | None,
+                      queries: tuple[str, ...] | None) -> None:
+    """"Estimate instead": a stored sample's estimates, apart from the decided verdicts
     above (contract section 13: never evidence, never decided)."""
-    if not st.toggle("Estimate instead", key="rl_compare_estimate", help=GLOSSARY["estimated"]):
+    if not st.toggle("Estimate instead", key="rl_compare_estimate",
+                     help=GLOSSARY["estimated"]):
         return
     st.subheader("Estimated from a sample", help=GLOSSARY["estimated"])
-    st.caption(
-        "An estimate is a confidence interval from a random sample of labels: a "
-        "different kind of statement from the verdicts above, never evidence and "
-        "never decided."
-    )
+    st.caption("An estimate is a confidence interval from a random sample of labels: a "
+               "different kind of statement from the verdicts above, never evidence and "
+               "never decided.")
     kind, text = st.session_state.pop(_DRAW_MESSAGE, (None, ""))
     if kind is not None:
         getattr(st, kind)(escape_markdown(text))
@@ -538,12 +515,12 @@ def _estimate_section(
         or s.run_a == baseline
         and s.run_b in candidates
     ]
-    if allowed(
-        get_db(), study_id=study.study_id, actor=reader(), permission=Permission.DRAW_SAMPLE
-    ):
+    if allowed(get_db(), study_id=study.study_id, actor=reader(),
+               permission=Permission.DRAW_SAMPLE):
         _draw_form(study, candidates[0], baseline, measures)
     if not samples:
-        st.info("No sample of these runs yet: a lead draws one here or with evalcore sample draw.")
+        st.info("No sample of these runs yet: a lead draws one here or with "
+                "evalcore sample draw.")
         return
     names = [s.name for s in samples]
     if st.session_state.get(SAMPLE_CHOICE) not in names:
@@ -551,72 +528,46 @@ def _estimate_section(
     name = st.selectbox("Sample", names, key=SAMPLE_CHOICE, format_func=lambda n: f"Sample {n}")
     sample = samples[names.index(name)]
     if reference is not None:
-        st.caption(
-            "The estimate uses the working labels (a sample's labels are working "
-            "labels), whatever reference the verdicts above use."
-        )
+        st.caption("The estimate uses the working labels (a sample's labels are working "
+                   "labels), whatever reference the verdicts above use.")
     candidate = sample.run_a if sample.run_b == baseline else sample.run_b
     shown = [m for m in measures if m in sample.measures]
     if not shown:
-        st.info(
-            escape_markdown(
-                f"Sample {name} was drawn for {', '.join(sample.measures)}: "
-                "choose one of those measures above."
-            )
-        )
+        st.info(escape_markdown(f"Sample {name} was drawn for {', '.join(sample.measures)}: "
+                                "choose one of those measures above."))
         return
     sources = [a.source for a in automatic_sources(open_study(get_db(), study.study_id, reader()))]
     predictor = None
     if sources:
         choice = st.selectbox(
-            "Automatic judgments as predictor",
-            [NO_PREDICTOR, *sources],
+            "Automatic judgments as predictor", [NO_PREDICTOR, *sources],
             key="rl_compare_predictor",
             help="An automatic source only helps the estimate (a good one narrows the "
-            "interval, a wrong one widens it); it is never evidence.",
-        )
+                 "interval, a wrong one widens it); it is never evidence.")
         predictor = None if choice == NO_PREDICTOR else choice
     try:
-        found = estimate_stored(
-            open_study(get_db(), study.study_id, reader()),
-            name,
-            candidate=candidate,
-            baseline=baseline,
-            measures=shown,
-            query_ids=queries,
-            automatic=predictor,
-        )
+        found = estimate_stored(open_study(get_db(), study.study_id, reader()), name, candidate=candidate, baseline=baseline, measures=shown, query_ids=queries, automatic=predictor)
     except (LookupError, ValueError) as error:
         st.error(escape_markdown(f"No estimate from sample {name}: {error}"))
         return
     rows = []
     for e in found.estimates:  # narrow columns: a phone shows the whole row
         if isinstance(e, NotEstimable):
-            rows.append(
-                {
-                    "measure": e.measure,
-                    "estimate": "not estimable",
-                    "confidence interval": e.reason,
-                    "sampled of unknown units": "",
-                    "labeled · non-response": "",
-                }
-            )
+            rows.append({"measure": e.measure, "estimate": "not estimable",
+                         "confidence interval": e.reason, "sampled of unknown units": "",
+                         "labeled · non-response": ""})
             continue
-        rows.append(
-            {
-                "measure": e.measure,
-                "estimate": line_estimate(e).text().split(" (")[0],
-                "confidence interval": f"{e.level:.0%}: {signed_text(e.lower, 3)} to "
-                f"{signed_text(e.upper, 3)}",
-                "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
-                "labeled · non-response": f"{e.n_labeled:,} · {e.n_nonresponse:,}",
-            }
-        )
+        rows.append({"measure": e.measure, "estimate": line_estimate(e).text().split(" (")[0],
+                     "confidence interval": f"{e.level:.0%}: {signed_text(e.lower, 3)} to "
+                                            f"{signed_text(e.upper, 3)}",
+                     "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
+                     "labeled · non-response": f"{e.n_labeled:,} · {e.n_nonresponse:,}"})
     st.markdown(escape_markdown(f"{candidate} vs {baseline} (baseline), sample {name}"))
     st.table(pd.DataFrame(rows).set_index("measure"))
     methods = sorted({e.method for e in found.estimates if not isinstance(e, NotEstimable)})
     lines = [line_estimate(e).text() for e in found.estimates if not isinstance(e, NotEstimable)]
-    st.caption(markdown_lines(*map(escape_markdown, [*(f"Method: {m}." for m in methods), *lines])))
+    st.caption(markdown_lines(*map(escape_markdown, [*(f"Method: {m}." for m in methods),
+                                                     *lines])))
 
 
 db, study = study_page("Compare runs")

@@ -79,25 +79,9 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
 #: Rows tall enough for three lines: a table's text wraps only in rows taller than 4 rem, so
 #: side by side (half width) titles and notes wrap instead of being cut.
 WRAPPED_ROW_PX = 78
-NARROW_ORDER = (
-    "change",
-    "rank",
-    "label",
-    "title",
-    "score",
-    "notes",
-    "unit",
-    "state",
-    "annotators",
-    "automatic",
-    "annotate",
-    "adjudicate",
-    "unlabeled",
-    "duplicate",
-    "permission violation",
-    "conflict",
-    "beyond k",
-)
+NARROW_ORDER = ("change", "rank", "label", "title", "score", "notes", "unit", "state",
+                "annotators", "automatic", "annotate", "adjudicate", "unlabeled", "duplicate",
+                "permission violation", "conflict", "beyond k")
 
 
 def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
@@ -126,35 +110,25 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
             "title": st.column_config.TextColumn(width="medium"),
             "score": st.column_config.NumberColumn(format="%.4f", width="small"),
             "label": st.column_config.TextColumn(
-                width="small", help="resolved gain 0-4; — = unlabeled (unknown, not 0)"
-            ),
+                width="small", help="resolved gain 0-4; — = unlabeled (unknown, not 0)"),
             "unlabeled": st.column_config.CheckboxColumn(width="small"),
             "duplicate": st.column_config.TextColumn(width="small"),
             "permission violation": st.column_config.CheckboxColumn(
-                "permission", width="small", help="a permission violation"
-            ),
+                "permission", width="small", help="a permission violation"),
             "conflict": st.column_config.CheckboxColumn(width="small"),
             "beyond k": st.column_config.CheckboxColumn(
-                width="small", help="not measured by any metric"
-            ),
+                width="small", help="not measured by any metric"),
             "notes": st.column_config.TextColumn(
-                width="medium", help="each annotator's note on their current label"
-            ),
+                width="medium", help="each annotator's note on their current label"),
             "automatic": st.column_config.TextColumn(
-                "automatic (not evidence)",
-                width="small",
-                help="automatic judgments (a model, an LLM judge): shown, never counted",
-            ),
+                "automatic (not evidence)", width="small",
+                help="automatic judgments (a model, an LLM judge): shown, never counted"),
             "annotate": st.column_config.LinkColumn(
-                display_text="open",
-                width="small",
-                help="this item on the Annotate page (opens a new tab)",
-            ),
+                display_text="open", width="small",
+                help="this item on the Annotate page (opens a new tab)"),
             "adjudicate": st.column_config.LinkColumn(
-                display_text="adjudicate",
-                width="small",
-                help="the conflict's adjudication (opens a new tab)",
-            ),
+                display_text="adjudicate", width="small",
+                help="the conflict's adjudication (opens a new tab)"),
         },
     )
 

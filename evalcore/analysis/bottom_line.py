@@ -107,8 +107,7 @@ class Estimate(BaseModel):
         with the runs and the method: ``estimated: A better (95% CI ...; 120 of 2,512 unknown
         units sampled, 3 non-response; <method>)``."""
         better, worse = (
-            ("better", "worse")
-            if self.candidate is None or self.baseline is None
+            ("better", "worse") if self.candidate is None or self.baseline is None
             else (f"{self.candidate} better", f"{self.baseline} better")
         )
         word = better if self.lower > 0 else worse if self.upper < 0 else "no clear difference"

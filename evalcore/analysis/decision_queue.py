@@ -299,21 +299,14 @@ def candidate_rows(pair: PairEvaluation, name: str) -> np.ndarray:
 NO_HINT = 0.5
 
 
-def automatic_hint(
-    pair: PairEvaluation, rows: np.ndarray, automatic: Mapping[tuple[str, str], float]
-) -> np.ndarray:
+def automatic_hint(pair: PairEvaluation, rows: np.ndarray,
+                   automatic: Mapping[tuple[str, str], float]) -> np.ndarray:
     """float[len(rows)]: each row's automatic gain in ``automatic`` ((query id, unit id) ->
     gain), :data:`NO_HINT` where none."""
     qids = pair.query_ids
-    return np.array(
-        [
-            automatic.get((qids[q], unit), NO_HINT)
-            for q, unit in zip(
-                pair.units.query[rows].tolist(), pair.units.unit_ids(rows), strict=True
-            )
-        ],
-        dtype=np.float64,
-    )
+    return np.array([automatic.get((qids[q], unit), NO_HINT) for q, unit in
+                     zip(pair.units.query[rows].tolist(), pair.units.unit_ids(rows), strict=True)],
+                    dtype=np.float64)
 
 
 def mean_automatic_gains(
@@ -327,14 +320,8 @@ def mean_automatic_gains(
     return {key: sum(g) / len(g) for key, g in total.items()}
 
 
-def queue_keys(
-    pair: PairEvaluation,
-    name: str,
-    rows: np.ndarray,
-    scores: np.ndarray,
-    progress: np.ndarray,
-    hint: np.ndarray | None = None,
-) -> tuple[np.ndarray, ...]:
+def queue_keys(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
+               progress: np.ndarray, hint: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """The keys of :func:`order_rows` but the unit id, last first (``np.lexsort``'s order):
     query, best rank, returned by one run only, the automatic ``hint`` (when given), score,
     progress (AP: the heuristic score)."""
@@ -351,15 +338,9 @@ def queue_keys(
     return u.query[rows], best, ~both, -hint, -scores, -np.round(progress, 15)
 
 
-def order_rows(
-    pair: PairEvaluation,
-    name: str,
-    rows: np.ndarray,
-    scores: np.ndarray,
-    progress: np.ndarray,
-    head: int | None = None,
-    hint: np.ndarray | None = None,
-) -> np.ndarray:
+def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.ndarray,
+               progress: np.ndarray, head: int | None = None,
+               hint: np.ndarray | None = None) -> np.ndarray:
     """``rows`` (and parallel ``scores``) sorted into queue order; returns the permutation.
 
     The last tie-break is the unit id; only the rows that need it are named: with ``head``,
@@ -392,14 +373,9 @@ def order_rows(
     return order
 
 
-def decide_queue(
-    pair: PairEvaluation,
-    name: str,
-    limit: int | None = 20,
-    *,
-    estimate: bool = True,
-    automatic: Mapping[tuple[str, str], float] | None = None,
-) -> DecideQueue:
+def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20, *,
+                 estimate: bool = True,
+                 automatic: Mapping[tuple[str, str], float] | None = None) -> DecideQueue:
     """The queue of ``name`` (see the module docstring); the first ``limit`` items; without
     ``estimate``, ``labels_to_decide`` is left None (not computed). ``automatic``
     ((query id, unit id) -> automatic gain) only breaks ties of the order: the queue's

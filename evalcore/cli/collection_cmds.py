@@ -130,43 +130,24 @@ def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, i
 @db_option
 @study_option
 @click.argument("path", type=_FILE)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(TOOL_FORMATS + AUTOMATIC_FORMATS),
-    required=True,
-    help="quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
-    "Elasticsearch/OpenSearch _rank_eval request body; with --automatic: "
-    "qrels (TREC), csv (query_id,unit_id,gain) or jsonl.",
-)
-@click.option(
-    "--automatic",
-    "automatic",
-    default=None,
-    metavar="NAME",
-    help="Store the file as automatic judgments of the source NAME (an LLM judge, "
-    "a model): shown beside human labels, never evidence.",
-)
-@click.option(
-    "--annotator", default=None, help="Annotator of the labels (default <format>:<file>)."
-)
+@click.option("--format", "fmt", type=click.Choice(TOOL_FORMATS + AUTOMATIC_FORMATS),
+              required=True,
+              help="quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
+                   "Elasticsearch/OpenSearch _rank_eval request body; with --automatic: "
+                   "qrels (TREC), csv (query_id,unit_id,gain) or jsonl.")
+@click.option("--automatic", "automatic", default=None, metavar="NAME",
+              help="Store the file as automatic judgments of the source NAME (an LLM judge, "
+                   "a model): shown beside human labels, never evidence.")
+@click.option("--annotator", default=None, help="Annotator of the labels (default <format>:<file>).")
 @_gain_map_option
 @_unknown_ids
 @limit_options
 @quiet_option
 @actor_option
-def import_tool_labels_command(
-    db_path: Path,
-    study_id: str,
-    path: Path,
-    fmt: str,
-    automatic: str | None,
-    annotator: str | None,
-    gain_map: str | None,
-    allow_unknown_ids: bool,
-    limits: ReadLimits,
-    actor: str,
-) -> None:
+def import_tool_labels_command(db_path: Path, study_id: str, path: Path, fmt: str,
+                               automatic: str | None, annotator: str | None,
+                               gain_map: str | None, allow_unknown_ids: bool,
+                               limits: ReadLimits, actor: str) -> None:
     """Judgments from Quepid, RRE or _rank_eval -> label events; or, with --automatic,
     a judge's labels (qrels, CSV, JSONL) stored apart from human labels."""
     mapping = _gain_map(gain_map)
@@ -174,40 +155,26 @@ def import_tool_labels_command(
         if fmt not in AUTOMATIC_FORMATS:
             raise click.BadParameter(
                 f"automatic judgments are read from {', '.join(AUTOMATIC_FORMATS)}; "
-                f"convert the {fmt} file to one of them",
-                param_hint="--format",
-            )
+                f"convert the {fmt} file to one of them", param_hint="--format")
         if annotator is not None:
-            raise click.BadParameter(
-                "the source of automatic judgments is --automatic NAME; leave --annotator out",
-                param_hint="--annotator",
-            )
+            raise click.BadParameter("the source of automatic judgments is --automatic NAME; "
+                                     "leave --annotator out", param_hint="--annotator")
         try:
             check_source_name(automatic)
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--automatic") from None
         with store(db_path, "import labels --automatic", study_id=study_id, actor=actor) as db:
             source = read_source(path, limits=limits)
-            _report(
-                import_automatic_labels(
-                    db,
-                    source,
-                    study_id=study_id,
-                    name=automatic,
-                    format=fmt,  # type: ignore[arg-type]
-                    gain_map=mapping,
-                    allow_unknown_ids=allow_unknown_ids,
-                    actor=actor,
-                )
-            )
+            _report(import_automatic_labels(db, source, study_id=study_id, name=automatic,
+                                            format=fmt,  # type: ignore[arg-type]
+                                            gain_map=mapping,
+                                            allow_unknown_ids=allow_unknown_ids, actor=actor))
         return
     if fmt not in TOOL_FORMATS:
         raise click.BadParameter(
             f"--format {fmt} is for automatic judgments (--automatic NAME); human labels in "
             "this format are imported with `evalcore import qrels`, `import labels-csv` or "
-            "`import labels-jsonl`",
-            param_hint="--format",
-        )
+            "`import labels-jsonl`", param_hint="--format")
     with store(db_path, f"import labels --format {fmt}", study_id=study_id,
                actor=actor) as db:
         source = read_source(path, limits=limits)

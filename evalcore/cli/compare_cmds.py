@@ -77,28 +77,14 @@ FORMATS = ("table", "json")
 @click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
               help="The query set: all, judged (a relevant label), answered (both runs "
               "returned a result), comma-separated query ids, or @FILE (one id a line).")
-@click.option(
-    "--sample",
-    "sample_name",
-    default=None,
-    help="A sample drawn for these runs (evalcore sample draw): also show, per "
-    "measure and apart from the decided verdict, the estimate from its labels.",
-)
-@click.option(
-    "--level",
-    default=0.95,
-    show_default=True,
-    type=float,
-    help="The confidence level of the --sample estimates.",
-)
-@click.option(
-    "--automatic",
-    "automatic",
-    default=None,
-    metavar="NAME",
-    help="With --sample: automatic judgments of source NAME as the estimator's "
-    "predictions (never evidence: a wrong source widens the interval).",
-)
+@click.option("--sample", "sample_name", default=None,
+              help="A sample drawn for these runs (evalcore sample draw): also show, per "
+              "measure and apart from the decided verdict, the estimate from its labels.")
+@click.option("--level", default=0.95, show_default=True, type=float,
+              help="The confidence level of the --sample estimates.")
+@click.option("--automatic", "automatic", default=None, metavar="NAME",
+              help="With --sample: automatic judgments of source NAME as the estimator's "
+              "predictions (never evidence: a wrong source widens the interval).")
 @actor_option
 def compare_command(
     db_path: Path,
@@ -162,7 +148,7 @@ def compare_command(
                 from evalcore.estimation.stored import estimate_stored
 
                 estimates = estimate_stored(
-                    open_study(db, study, actor),
+                    handle,
                     sample_name,
                     candidate=candidate,
                     baseline=base,
@@ -204,11 +190,8 @@ def compare_command(
                         {
                             "decision": item.decision.model_dump(mode="json"),
                             "to_decide": item.queue.model_dump(mode="json") if item.queue else None,
-                            **(
-                                {}
-                                if estimates is None
-                                else {"estimate": estimate_json(found[item.measure])}
-                            ),
+                            **({} if estimates is None else {
+                                "estimate": estimate_json(found[item.measure])}),
                             "paired_tests": {
                                 key: item.paired.model_dump(mode="json")[key]
                                 for key in (

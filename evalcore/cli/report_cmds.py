@@ -97,20 +97,11 @@ def _fail(message: str) -> None:
 @click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
               help="The query set: all, judged (a relevant label), answered (every run "
               "returned a result), comma-separated query ids, or @FILE (one id a line).")
-@click.option(
-    "--sample",
-    "sample_name",
-    default=None,
-    help="A sample drawn for a compared pair (evalcore sample draw): show its "
-    "estimates apart from the decided verdicts.",
-)
-@click.option(
-    "--level",
-    default=0.95,
-    show_default=True,
-    type=float,
-    help="The confidence level of the --sample estimates.",
-)
+@click.option("--sample", "sample_name", default=None,
+              help="A sample drawn for a compared pair (evalcore sample draw): show its "
+              "estimates apart from the decided verdicts.")
+@click.option("--level", default=0.95, show_default=True, type=float,
+              help="The confidence level of the --sample estimates.")
 def report_command(
     db_path: Path,
     study: str,
@@ -169,17 +160,10 @@ def report_command(
         # the author must see the study (an unknown id lists only the studies they may see)
         require_study_view(db, created_by or _default_author(), study)
         if stored is not None:
-            if (
-                runs is not None
-                or accept_unverified
-                or measures
-                or spec.kind != "all"
-                or sample_name is not None
-            ):
-                _fail(
-                    "give either --stored (export a stored report) or --runs "
-                    "(with --accept-unverified, -m, --queries, --sample), not both"
-                )
+            if (runs is not None or accept_unverified or measures or spec.kind != "all"
+                    or sample_name is not None):
+                _fail("give either --stored (export a stored report) or --runs "
+                      "(with --accept-unverified, -m, --queries, --sample), not both")
             row = find_report(open_study(db, study, created_by or _default_author()), stored)
             report = load_report(db, row.report_id)
             digest = row.content_hash

@@ -87,21 +87,9 @@ def render_csv(report: Report) -> str:
 
 
 #: Columns of :func:`render_verdicts_csv`.
-VERDICT_FIELDS = (
-    "candidate",
-    "baseline",
-    "difference",
-    "measure",
-    "status",
-    "verdict",
-    "verdict_code",
-    "lower",
-    "upper",
-    "labels_to_settle",
-    "what_would_settle_it",
-    "sentence",
-    "estimate",
-)
+VERDICT_FIELDS = ("candidate", "baseline", "difference", "measure", "status", "verdict",
+                  "verdict_code", "lower", "upper", "labels_to_settle", "what_would_settle_it",
+                  "sentence", "estimate")
 
 
 def render_verdicts_csv(report: Report) -> str:
@@ -115,21 +103,9 @@ def render_verdicts_csv(report: Report) -> str:
     writer.writerow(VERDICT_FIELDS)
     for line in report.pair_bottom_lines():
         for m in line.measures:
-            writer.writerow(
-                [
-                    line.candidate,
-                    line.baseline,
-                    line.difference,
-                    m.measure,
-                    m.status,
-                    m.verdict_cell,
-                    m.verdict,
-                    _number(m.lower),
-                    _number(m.upper),
-                    "" if m.labels_to_settle is None else m.labels_to_settle,
-                    m.settle,
-                    line.sentence,
-                    m.estimate or "",
-                ]
-            )
+            writer.writerow([line.candidate, line.baseline, line.difference, m.measure,
+                             m.status, m.verdict_cell, m.verdict, _number(m.lower),
+                             _number(m.upper),
+                             "" if m.labels_to_settle is None else m.labels_to_settle,
+                             m.settle, line.sentence, m.estimate or ""])
     return out.getvalue()

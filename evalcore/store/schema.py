@@ -807,26 +807,8 @@ BEGIN SELECT RAISE(ABORT, 'sample_nonresponses is append-only'); END;
 
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
-    _V1,
-    _V2,
-    _V3,
-    _V4,
-    _V5,
-    _V6,
-    _V7,
-    _V8,
-    _V9,
-    _V10,
-    _V11,
-    _V12,
-    _V13,
-    _V14,
-    _V15,
-    _V16,
-    _V17,
-    _V18,
-    _V19,
-    _V20,
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
+    _V17, _V18, _V19, _V20,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -120,53 +120,53 @@ _LIVE_RUNS = "SELECT run_id FROM runs WHERE study_id = :study AND staged_by IS N
 #: Member -> the SELECT of its columns (named parameter ``:study``), in archive order.
 _SELECTS: dict[str, str] = {
     "queries.jsonl": "SELECT query_id, text, description, narrative FROM queries "
-    "WHERE study_id = :study ORDER BY query_id",
+                     "WHERE study_id = :study ORDER BY query_id",
     "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
-    "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
-    "ORDER BY run_id",
+                  "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
+                  "ORDER BY run_id",
     "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x "
-    "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
-    "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
+                     "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
+                     "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
     "label_events.jsonl": "SELECT query_id, unit_id, kind, gain, annotator, created_at, note, "
-    "source FROM label_events WHERE study_id = :study ORDER BY event_id",
+                          "source FROM label_events WHERE study_id = :study ORDER BY event_id",
     "completeness_events.jsonl": "SELECT query_id, state, actor, created_at, reason FROM "
-    "completeness_events WHERE study_id = :study ORDER BY event_id",
+                                 "completeness_events WHERE study_id = :study ORDER BY event_id",
     "references.jsonl": "SELECT v.name, v.created_at, v.created_by, v.content_hash, s.sealed_at "
-    "FROM reference_versions v LEFT JOIN reference_seals s ON "
-    "s.study_id = v.study_id AND s.name = v.name WHERE v.study_id = :study "
-    "ORDER BY v.created_at, v.name",
+                        "FROM reference_versions v LEFT JOIN reference_seals s ON "
+                        "s.study_id = v.study_id AND s.name = v.name WHERE v.study_id = :study "
+                        "ORDER BY v.created_at, v.name",
     "reference_labels.jsonl": "SELECT version, query_id, unit_id, gain FROM reference_labels "
-    "WHERE study_id = :study ORDER BY version, query_id, unit_id",
+                              "WHERE study_id = :study ORDER BY version, query_id, unit_id",
     "reference_completeness.jsonl": "SELECT version, query_id, population_complete FROM "
-    "reference_completeness WHERE study_id = :study "
-    "ORDER BY version, query_id",
+                                    "reference_completeness WHERE study_id = :study "
+                                    "ORDER BY version, query_id",
     "protocols.jsonl": "SELECT name, protocol_json, corpus_fingerprint, pinned_at, pinned_by "
-    "FROM protocols WHERE study_id = :study ORDER BY pinned_at, name",
+                       "FROM protocols WHERE study_id = :study ORDER BY pinned_at, name",
     "retrieval_refusals.jsonl": "SELECT protocol, run_name, created_at, actor, message, "
-    "detail_json FROM retrieval_refusals WHERE study_id = :study "
-    "ORDER BY refusal_id",
+                                "detail_json FROM retrieval_refusals WHERE study_id = :study "
+                                "ORDER BY refusal_id",
     "reports.jsonl": "SELECT name, reference_version, created_at, created_by, evalcore_version, "
-    "body_json, content_hash FROM reports WHERE study_id = :study "
-    "ORDER BY report_id",
+                     "body_json, content_hash FROM reports WHERE study_id = :study "
+                     "ORDER BY report_id",
     "users.jsonl": "SELECT u.user_id, u.display_name, u.created_at FROM users u WHERE u.user_id "
-    "IN (SELECT user_id FROM study_members WHERE study_id = :study) "
-    "ORDER BY u.user_id",
+                   "IN (SELECT user_id FROM study_members WHERE study_id = :study) "
+                   "ORDER BY u.user_id",
     "members.jsonl": "SELECT user_id, role, granted_by, granted_at FROM study_members "
-    "WHERE study_id = :study ORDER BY user_id",
+                     "WHERE study_id = :study ORDER BY user_id",
     "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at, o.role FROM "
-    "user_organisations o JOIN studies s ON s.org_id = o.org_id "
-    "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
-    "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
+                                  "user_organisations o JOIN studies s ON s.org_id = o.org_id "
+                                  "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
+                                  "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
     "samples.jsonl": "SELECT name, run_a, run_b, measures_json, seed, size, draws, design_json, "
-    "created_at, created_by, grown_at FROM samples WHERE study_id = :study "
-    "ORDER BY created_at, name",
+                     "created_at, created_by, grown_at FROM samples WHERE study_id = :study "
+                     "ORDER BY created_at, name",
     "sample_units.jsonl": "SELECT name, position, query_id, unit_id, stratum, draw FROM "
-    "sample_units WHERE study_id = :study ORDER BY name, position",
+                          "sample_units WHERE study_id = :study ORDER BY name, position",
     "sample_nonresponses.jsonl": "SELECT name, query_id, unit_id, kind, annotator, created_at "
-    "FROM sample_nonresponses WHERE study_id = :study "
-    "ORDER BY response_id",
+                                 "FROM sample_nonresponses WHERE study_id = :study "
+                                 "ORDER BY response_id",
     "audit.jsonl": "SELECT created_at, actor, action, detail_json, channel, os_user FROM "
-    "audit_log WHERE study_id = :study ORDER BY entry_id",
+                   "audit_log WHERE study_id = :study ORDER BY entry_id",
 }
 
 _USED_DOCUMENTS = (
@@ -637,25 +637,15 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
     _insert(db, "INSERT INTO reports (study_id, name, reference_version, created_at, "
                 "created_by, evalcore_version, body_json, content_hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("reports.jsonl")))
-    _insert(
-        db,
-        "INSERT INTO samples (study_id, name, run_a, run_b, measures_json, seed, size, "
-        "draws, design_json, created_at, created_by, grown_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        ((s, *r) for r in rows("samples.jsonl")),
-    )
-    _insert(
-        db,
-        "INSERT INTO sample_units (study_id, name, position, query_id, unit_id, stratum, "
-        "draw) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        ((s, *r) for r in rows("sample_units.jsonl")),
-    )
-    _insert(
-        db,
-        "INSERT INTO sample_nonresponses (study_id, name, query_id, unit_id, kind, "
-        "annotator, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        ((s, *r) for r in rows("sample_nonresponses.jsonl")),
-    )
+    _insert(db, "INSERT INTO samples (study_id, name, run_a, run_b, measures_json, seed, size, "
+                "draws, design_json, created_at, created_by, grown_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("samples.jsonl")))
+    _insert(db, "INSERT INTO sample_units (study_id, name, position, query_id, unit_id, stratum, "
+                "draw) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("sample_units.jsonl")))
+    _insert(db, "INSERT INTO sample_nonresponses (study_id, name, query_id, unit_id, kind, "
+                "annotator, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((s, *r) for r in rows("sample_nonresponses.jsonl")))
     _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
                 "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
             ((s, *r) for r in rows("audit.jsonl")))

@@ -212,9 +212,8 @@ def every_row_named_order(pair, name, rows, scores, progress, head=None, hint=No
     names = np.array([pair.units.unit_id(r) for r in rows.tolist()], dtype=object)
     by_name = np.empty(rows.size, dtype=np.int64)
     by_name[np.argsort(names, kind="stable")] = np.arange(rows.size)
-    return np.lexsort(
-        (by_name, *decision_queue.queue_keys(pair, name, rows, scores, progress, hint))
-    )
+    return np.lexsort((by_name, *decision_queue.queue_keys(pair, name, rows, scores, progress,
+                                                           hint)))
 
 
 @settings(deadline=None, max_examples=150)
@@ -263,8 +262,6 @@ def test_automatic_judgments_only_break_ties_of_the_order() -> None:
     assert (hinted.items[-1].query_id, hinted.items[-1].unit_id) == first
     assert sorted(hinted.items, key=repr) == sorted(plain.items, key=repr)
     assert (hinted.n_candidates, hinted.labels_to_decide) == (
-        plain.n_candidates,
-        plain.labels_to_decide,
-    )
+        plain.n_candidates, plain.labels_to_decide)
     assert decide_queue(pair, "P@4", limit=3, automatic=hint).items == hinted.items[:3]
     assert decide_queue(pair, "P@4", limit=None, automatic={}).items == plain.items

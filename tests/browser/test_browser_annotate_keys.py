@@ -137,7 +137,6 @@ def test_a_press_while_the_annotate_page_first_draws_is_answered(app_server, bro
     messages = page.evaluate("() => window.__rlMessages")
     assert any("Key 2 not sent: the page was still drawing the item" in m for m in messages), (
         f"{len(early)} presses before the item was on screen were lost without a word; "
-        f"messages: {messages}"
-    )
+        f"messages: {messages}")
     stored = events(app_server.db_path, "early")
     assert_labels_match_presses(stored, pressed)  # none landed on an item not on screen

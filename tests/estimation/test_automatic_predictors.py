@@ -15,11 +15,8 @@ MEASURE = "nDCG@5"
 
 
 def _truth(g: Generated) -> dict[tuple[str, str], int]:
-    return {
-        (q, u): gain
-        for q, labels in zip(g.qids, g.truth, strict=True)
-        for u, gain in labels.items()
-    }
+    return {(q, u): gain for q, labels in zip(g.qids, g.truth, strict=True)
+            for u, gain in labels.items()}
 
 
 def _sources(g: Generated, seed: int) -> dict[str, dict[tuple[str, str], int]]:
@@ -51,19 +48,12 @@ def test_coverage_holds_whatever_the_predictor_over_seeds() -> None:
         sources = _sources(g, collection)
         for seed in range(reps):
             design = draw_for_pair(pair, name="s", run_a="A", run_b="B", size=50, seed=seed)
-            answers = {
-                (u.query_id, u.unit_id): truth[(u.query_id, u.unit_id)]
-                for u in design.sampled_units()
-            }
+            answers = {(u.query_id, u.unit_id): truth[(u.query_id, u.unit_id)]
+                       for u in design.sampled_units()}
             total += 1
             for kind, auto in sources.items():
-                (e,) = estimate_pair(
-                    pair,
-                    design,
-                    answers,
-                    automatic=auto or None,
-                    automatic_name=kind if auto else None,
-                )
+                (e,) = estimate_pair(pair, design, answers, automatic=auto or None,
+                                     automatic_name=kind if auto else None)
                 assert isinstance(e, Estimate)
                 hits[kind] += e.lower - 1e-9 <= true <= e.upper + 1e-9
                 width[kind] += e.upper - e.lower
@@ -80,9 +70,8 @@ def test_a_full_sample_is_exact_whatever_the_predictor(kind: str) -> None:
     pair = g.pair(MEASURES)
     truth = _truth(g)
     design = grow(draw_for_pair(pair, name="s", run_a="A", run_b="B", size=10, seed=1), 10**6)
-    answers = {
-        (u.query_id, u.unit_id): truth[(u.query_id, u.unit_id)] for u in design.sampled_units()
-    }
+    answers = {(u.query_id, u.unit_id): truth[(u.query_id, u.unit_id)]
+               for u in design.sampled_units()}
     true = g.true_pair(MEASURES)
     for e in estimate_pair(pair, design, answers, automatic=_sources(g, 4)[kind]):
         if not isinstance(e, Estimate):

@@ -83,36 +83,13 @@ def _build(path: Path) -> None:
     set_study_measures(db, study_id=STUDY, measures=["nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"],
                        actor=LEAD)
     save_report(db, report_from_store(open_study(db, STUDY, LEAD), runs=["r1"], created_by=LEAD, name="rep1", reference="v1"))
-    add_run(
-        db,
-        study_id=STUDY,
-        name="r2",
-        source="imported",
-        k=3,
-        actor=LEAD,
-        results=[("q1", 1, "d5", 2.0), ("q2", 1, "d5", 2.0), ("q2", 2, "d4", 1.0)],
-    )
-    view = draw_stored_sample(
-        db,
-        study_id=STUDY,
-        name="smp",
-        candidate="r2",
-        baseline="r1",
-        measures=["P@3"],
-        size=3,
-        seed=5,
-        actor=LEAD,
-    )
+    add_run(db, study_id=STUDY, name="r2", source="imported", k=3, actor=LEAD,
+            results=[("q1", 1, "d5", 2.0), ("q2", 1, "d5", 2.0), ("q2", 2, "d4", 1.0)])
+    view = draw_stored_sample(db, study_id=STUDY, name="smp", candidate="r2", baseline="r1",
+                              measures=["P@3"], size=3, seed=5, actor=LEAD)
     first = view.units()[0]
-    record_nonresponse(
-        db,
-        study_id=STUDY,
-        name="smp",
-        query_id=first.query_id,
-        unit_id=first.unit_id,
-        kind="skip",
-        annotator=ANN,
-    )
+    record_nonresponse(db, study_id=STUDY, name="smp", query_id=first.query_id,
+                       unit_id=first.unit_id, kind="skip", annotator=ANN)
     db.conn.close()
 
 
@@ -480,9 +457,8 @@ def test_a_published_studys_history_still_cannot_be_deleted(exported: Path, empt
             db.execute(f"DELETE FROM {table} WHERE study_id = ?", [STUDY])
 
 
-def test_a_sample_comes_back_whole_and_an_older_archive_has_none(
-    exported: Path, empty: Path, tmp_path: Path
-) -> None:
+def test_a_sample_comes_back_whole_and_an_older_archive_has_none(exported: Path, empty: Path,
+                                                                 tmp_path: Path) -> None:
     code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
     assert code == 0, text
     db = open_store(empty)
@@ -495,18 +471,16 @@ def test_a_sample_comes_back_whole_and_an_older_archive_has_none(
     gone = ("samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl")
     for name in gone:
         del manifest["members"][name]
-    old = _rezip(
-        exported,
-        tmp_path / "v2.zip",
-        {"manifest.json": json.dumps(manifest).encode(), **dict.fromkeys(gone)},
-    )
+    old = _rezip(exported, tmp_path / "v2.zip", {
+        "manifest.json": json.dumps(manifest).encode(), **dict.fromkeys(gone)})
     target = tmp_path / "target.sqlite"
     open_store(target).conn.close()
     code, text = _cli("import", "study", "--db", target, "--in", old, "--actor", LEAD)
     assert code == 0, text
     assert "samples" in _counts(target) and _counts(target)["samples"] == 0
     units = json.loads(members["manifest.json"])["members"]["sample_units.jsonl"]["rows"]
-    orphan = _rezip(exported, tmp_path / "orphan.zip", {"samples.jsonl": b""}, fix_manifest=True)
+    orphan = _rezip(exported, tmp_path / "orphan.zip", {
+        "samples.jsonl": b""}, fix_manifest=True)
     fresh = tmp_path / "o.sqlite"
     open_store(fresh).conn.close()
     code, text = _cli("import", "study", "--db", fresh, "--in", orphan, "--actor", LEAD)

@@ -60,31 +60,24 @@ def check_source_name(name: str) -> str:
     return name
 
 
-def _rows(
-    text: SourceText, fmt: AutomaticFormat, gain_map: Mapping[int, int] | None
-) -> tuple[list[tuple[int | None, str, str, int]], list[str], list[str]]:
+def _rows(text: SourceText, fmt: AutomaticFormat, gain_map: Mapping[int, int] | None
+          ) -> tuple[list[tuple[int | None, str, str, int]], list[str], list[str]]:
     """(line, query id, unit id, gain) of every judgment, the warnings and the notes."""
     if fmt == "qrels":
         qrels = parse_qrels(text, gain_map)
         if qrels.conflicting_duplicates:
             _conflict_errors(text)
-        rows = [
-            (None, q, d, g)
-            for q in qrels.doc_ids
-            for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)
-        ]
+        rows = [(None, q, d, g) for q in qrels.doc_ids
+                for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)]
         return rows, list(qrels.notes), text.notes()
     parse = parse_labels_csv if fmt == "csv" else parse_labels_jsonl
     parsed = parse(text, default_annotator="automatic", gain_map=gain_map)
     log = ErrorLog(text.name)
     for r in parsed.rows:
         if r.kind != "label" or r.gain is None:
-            log.add(
-                r.line,
-                "kind",
-                f"a {r.kind!r} event is not an automatic judgment",
-                "an automatic source's file holds one label (query_id, unit_id, gain) per unit",
-            )
+            log.add(r.line, "kind", f"a {r.kind!r} event is not an automatic judgment",
+                    "an automatic source's file holds one label (query_id, unit_id, gain) "
+                    "per unit")
     log.raise_if_any()
     warnings = list(parsed.warnings)
     first: dict[tuple[str, str], tuple[int, int]] = {}
@@ -95,18 +88,13 @@ def _rows(
         if earlier[0] == r.line:
             rows.append((r.line, r.query_id, r.unit_id, r.gain))
         elif earlier[1] == r.gain:
-            warnings.append(
-                f"{text.name}:{r.line}: query {r.query_id} unit {r.unit_id} "
-                f"repeats line {earlier[0]} with the same gain; recorded once"
-            )
+            warnings.append(f"{text.name}:{r.line}: query {r.query_id} unit {r.unit_id} "
+                            f"repeats line {earlier[0]} with the same gain; recorded once")
         else:
-            log.add(
-                r.line,
-                "gain",
-                f"query {r.query_id} unit {r.unit_id}: gain {r.gain} contradicts line "
-                f"{earlier[0]} (gain {earlier[1]})",
-                "one source judges a unit once: keep one of the two lines",
-            )
+            log.add(r.line, "gain",
+                    f"query {r.query_id} unit {r.unit_id}: gain {r.gain} contradicts line "
+                    f"{earlier[0]} (gain {earlier[1]})",
+                    "one source judges a unit once: keep one of the two lines")
     log.raise_if_any()
     return rows, warnings, parsed.notes
 
@@ -131,41 +119,19 @@ def import_automatic_labels(
     text = load_source(source)
     rows, warnings, notes = _rows(text, format, gain_map)
     if not rows:
-        raise InputErrors(
-            [
-                InputError(
-                    file=text.name,
-                    message="no automatic judgments in the file",
-                    hint="one line per judged unit: query, unit, gain",
-                )
-            ]
-        )
+        raise InputErrors([InputError(file=text.name, message="no automatic judgments in the file",
+                                      hint="one line per judged unit: query, unit, gain")])
     refuse_long_ids((i for _, q, u, _ in rows for i in (q, u)), file=text.name, source=text)
     with write_transaction(db):  # refused before anything is staged
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        check_known_ids(
-            db,
-            study.corpus_id,
-            (u for _, _, u, _ in rows),
-            file=text.name,
-            allow_unknown=allow_unknown_ids,
-            source=text,
-        )
+        check_known_ids(db, study.corpus_id, (u for _, _, u, _ in rows), file=text.name,
+                        allow_unknown=allow_unknown_ids, source=text)
     write_automatic_import(
-        db,
-        study_id=study_id,
-        source=name,
-        file=Path(text.name).name,
-        format=format,
-        labels=[(q, u, g) for _, q, u, g in rows],
-        actor=actor,
+        db, study_id=study_id, source=name, file=Path(text.name).name, format=format,
+        labels=[(q, u, g) for _, q, u, g in rows], actor=actor,
     )
     return ImportSummary(
-        kind=f"automatic labels ({name}, {format}; not evidence)",
-        study_id=study_id,
-        source=text.name,
-        rows=len(rows),
-        queries=len({q for _, q, _, _ in rows}),
-        warnings=warnings,
-        notes=notes,
+        kind=f"automatic labels ({name}, {format}; not evidence)", study_id=study_id,
+        source=text.name, rows=len(rows), queries=len({q for _, q, _, _ in rows}),
+        warnings=warnings, notes=notes,
     )
