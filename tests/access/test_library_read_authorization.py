@@ -171,8 +171,6 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(
             open_study(db, s, v), "rank-eval", None
         ),
-        # the building blocks' gated faces (they were ungated public reads until issue 12's
-        # last step renamed the blocks *_unchecked)
         "completeness_history": lambda db, s, v: completeness_history(
             open_study(db, s, v), "QSECRET1"
         ),

@@ -25,7 +25,7 @@ from evalcore.store.completeness import completeness_states
 from evalcore.store.connection import open_store
 from evalcore.store.imports.automatic_labels import import_automatic_labels
 from evalcore.store.resolution import resolve_study
-from evalcore.store.runs import list_runs, run_results_unchecked
+from evalcore.store.runs import list_runs, run_results
 from evalcore.store.study_handle import open_study
 
 MEASURES = ["P@10", "nDCG@10", "RR@10", "R@10", "AP@10"]
@@ -57,7 +57,7 @@ def _with_automatic(path: Path) -> tuple[list[str], int]:
         {
             (q, u)
             for r in runs
-            for q, ranked in run_results_unchecked(db, r.run_id).items()
+            for q, ranked in run_results(open_study(db, DEMO_STUDY_ID, None), r.run_id).items()
             for u, _ in ranked
         }
     )
