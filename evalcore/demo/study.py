@@ -35,6 +35,7 @@ from evalcore.demo.corpus import (
 from evalcore.retrieval.lexical_protocol import parse_protocol
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
+from evalcore.store.authorize import may_read
 from evalcore.store.cant_judge import record_cant_judge
 from evalcore.store.completeness import mark_complete
 from evalcore.store.corpus import DocumentIn, add_documents
@@ -134,6 +135,8 @@ def demo_needs_building(db: sqlite_utils.Database) -> bool:
     """True for a store without any study, or with an unfinished demo (read-only check)."""
     if not has_demo(db):
         return not study_ids(db)
+    if not may_read(db, None, DEMO_STUDY_ID):
+        return False  # taken into team mode: no longer a demo to finish
     study = open_study(db, DEMO_STUDY_ID, None)
     runs = {run.name for run in list_runs(study)}
     labeled = has_labels_from(study, DEMO_SOURCE)
