@@ -807,7 +807,7 @@ def _sample_workspace(study: StudyIn, annotator: str) -> None:
                 "page (Estimate instead)."))
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
-        query_text = query_text_of(db, sid, item.query_id, viewer=reader())
+        query_text = query_text_of(open_study(db, sid, reader()), item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)

@@ -141,13 +141,13 @@ def test_the_app_obeys_roles_an_annotator_cannot_reopen(team_app) -> None:
     from evalcore.access import PermissionDenied
     from evalcore.store.completeness import completeness_history, reopen
 
-    before = completeness_history(open_study(db, "s", None), "q1")
+    before = completeness_history(open_study(db, "s", ANNOTATOR), "q1")
     at.text_input(key="reopen_reason_q1").set_value("I disagree").run()
     button = at.button(key="reopen")
     assert button.disabled and "reviewer role" in button.help
     with pytest.raises(PermissionDenied, match="may not reopen a query"):
         reopen(db, study_id="s", query_id="q1", actor=ANNOTATOR, reason="I disagree")
-    assert completeness_history(open_study(db, "s", None), "q1") == before
+    assert completeness_history(open_study(db, "s", ANNOTATOR), "q1") == before
 
 
 def test_a_study_created_while_signed_in_is_led_by_its_creator(team_app) -> None:
