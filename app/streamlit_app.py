@@ -1,8 +1,8 @@
 """Relevance Ledger app entry script: builds the navigation, nothing else.
 
 Run with ``streamlit run app/launcher.py`` (serves this script and preloads its
-imports once the server is up; ``streamlit run app/streamlit_app.py`` works too,
-without the preload). The store is
+imports once the server is up: :mod:`app.process_setup`; ``streamlit run
+app/streamlit_app.py`` works too, without the preload). The store is
 ``$RELEVANCE_LEDGER_DB`` (default: a per-user demo file created on first start).
 Every page address runs this script first; the view scripts live in
 ``app/views/`` (see :mod:`app.components.navigation` for why not ``pages/``).
@@ -20,8 +20,13 @@ if _REPO_DIR not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app.components.cold_start import first_run  # noqa: E402
-from evalcore.cli.driver_import import driver_without_pandas  # noqa: E402
+from app.components.address import HISTORY_POLICY, unknown_page_notice  # noqa: E402
+from app.components.auth import identity_gate  # noqa: E402
+from app.components.keyboard import key_guard_script  # noqa: E402
+from app.components.navigation import navigation_pages, url_paths  # noqa: E402
+from app.components.session import annotator_picker, get_db, study_picker  # noqa: E402
+from app.process_setup import warm_imports  # noqa: E402
+from evalcore.access.channel import audit_channel  # noqa: E402
 
 # The page icon: the inline SVG Streamlit would draw for the emoji "📋", given as a data
 # address. Given the emoji itself, Streamlit imports its emoji catalogue to recognise it
@@ -33,38 +38,22 @@ PAGE_ICON = "data:image/svg+xml;base64," + base64.b64encode(
     '<text y=".9em" font-size="90">📋</text></svg>'.encode()
 ).decode("ascii")
 
-# The app owns its process (docs/architecture.md, "Process-wide state"): its first script run
-# imports and draws with the cyclic collector paused (app.components.cold_start), and the
-# store's driver is imported without pandas (a page that draws a table imports pandas itself;
-# one that draws none never does). Later runs find both done and change nothing.
-with first_run():
-    with driver_without_pandas():
-        import sqlite_utils  # noqa: F401
+st.set_page_config(page_title="Relevance Ledger", page_icon=PAGE_ICON, layout="wide")
 
-    from app.components.address import HISTORY_POLICY, unknown_page_notice
-    from app.components.auth import identity_gate
-    from app.components.keyboard import key_guard_script
-    from app.components.navigation import navigation_pages, url_paths
-    from app.components.session import annotator_picker, get_db, study_picker
-    from app.components.warmup import warm_imports
-    from evalcore.access.channel import audit_channel
+db = get_db()
+identity = identity_gate(db)  # team mode: sign-in required; the identity is not editable
+study_picker(db)
+if identity is None:
+    annotator_picker()
 
-    st.set_page_config(page_title="Relevance Ledger", page_icon=PAGE_ICON, layout="wide")
-
-    db = get_db()
-    identity = identity_gate(db)  # team mode: sign-in required; the identity is not editable
-    study_picker(db)
-    if identity is None:
-        annotator_picker()
-
-    # one script element (an element adds a gap): one history entry per page, not per address
-    # change; a key pressed while the annotate page still draws is answered
-    st.html(HISTORY_POLICY + key_guard_script(), unsafe_allow_javascript=True, width="content")
-    with audit_channel("app"):  # audit rows of this run record the app channel
-        try:
-            page = st.navigation(navigation_pages())
-            if page.url_path == "":  # the default page: also what an unknown address gets
-                unknown_page_notice(url_paths())
-            page.run()
-        finally:  # the page is drawn (or stopped): import the other pages' modules meanwhile
-            warm_imports()
+# one script element (an element adds a gap): one history entry per page, not per address
+# change; a key pressed while the annotate page still draws is answered
+st.html(HISTORY_POLICY + key_guard_script(), unsafe_allow_javascript=True, width="content")
+with audit_channel("app"):  # audit rows of this run record the app channel
+    try:
+        page = st.navigation(navigation_pages())
+        if page.url_path == "":  # the default page: also what an unknown address gets
+            unknown_page_notice(url_paths())
+        page.run()
+    finally:  # the page is drawn (or stopped): import the other pages' modules meanwhile
+        warm_imports()

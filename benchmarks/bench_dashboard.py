@@ -9,16 +9,14 @@ Builds a store (reused between invocations when it already exists), then times
   on a query -- the issue's target is under 500 ms server time;
 * the same refresh after a completeness claim, and the blocking list read.
 
-The state is built and refreshed as the app does it (app/components/live_state.py):
-with the cyclic garbage collector paused, and frozen after a full build -- the
-app owns its process; the library never touches the collector.
+The state is built and refreshed as the app does it (app/components/live_state.py),
+with the cyclic garbage collector on.
 
 Usage: python benchmarks/bench_dashboard.py [--queries 10000] [--results 100]
        [--runs 3] [--db PATH] [--repeat 5]
 """
 
 import argparse
-import gc
 import random
 import statistics
 import sys
@@ -28,7 +26,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalcore.analysis.run_evaluation import evaluate_run  # noqa: E402
-from evalcore.compute.gc_pause import gc_paused  # noqa: E402
 from evalcore.live.dashboard import LiveDashboard  # noqa: E402
 from evalcore.store.completeness import is_complete, mark_complete  # noqa: E402
 from evalcore.store.connection import open_store
@@ -105,12 +102,9 @@ def main() -> None:
           f"{n_events:,} label events")
 
     started, cpu = time.perf_counter(), time.process_time()
-    with gc_paused():
-        state = LiveDashboard.build(open_study(db, STUDY, None))
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     print(f"first full build:               {time.perf_counter() - started:8.3f} s "
           f"({time.process_time() - cpu:.3f} s CPU)")
-    gc.collect()
-    gc.freeze()
     # What the page reads next (app/views/dashboard.py): every card's unknown counts, the
     # blocking list's first page and its count (made from the arrays, no result objects).
     started, cpu = time.perf_counter(), time.process_time()
@@ -125,8 +119,7 @@ def main() -> None:
     times = []
     for _ in range(args.repeat):
         started = time.perf_counter()
-        with gc_paused():
-            assert not state.refresh(open_study(db, state.study_id, None)).changed
+        assert not state.refresh(open_study(db, state.study_id, None)).changed
         times.append(time.perf_counter() - started)
     print(f"refresh, nothing changed:       {1000 * statistics.median(times):8.2f} ms (median)")
 
@@ -138,8 +131,7 @@ def main() -> None:
         unit = blockers[0].unit_id if blockers else f"{q}-d000"
         record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=i % 4,
                      annotator="bench-live")
-        with gc_paused():
-            outcome = state.refresh(open_study(db, state.study_id, None))
+        outcome = state.refresh(open_study(db, state.study_id, None))
         assert not outcome.full and outcome.queries == [q], outcome
         label_times.append(outcome.seconds)
     print(f"refresh after one label:        {1000 * statistics.median(label_times):8.2f} ms "
@@ -147,8 +139,7 @@ def main() -> None:
 
     q = next(q for q in state.query_ids if not is_complete(open_study(db, STUDY, None), q))
     mark_complete(db, study_id=STUDY, query_id=q, actor="bench-live")
-    with gc_paused():
-        outcome = state.refresh(open_study(db, state.study_id, None))
+    outcome = state.refresh(open_study(db, state.study_id, None))
     assert outcome.queries == [q], outcome
     print(f"refresh after completeness:     {1000 * outcome.seconds:8.2f} ms")
 

@@ -84,11 +84,9 @@ class Workload:
 
     def batches(self, measures: list[Measure]) -> tuple[ObservationBatch, ObservationBatch]:
         depth = packing_depth(measures)
-        label_ids = [list(lab) for lab in self.labels]
-        label_gains = [list(lab.values()) for lab in self.labels]
         return tuple(  # type: ignore[return-value]
-            ObservationBatch.from_columns(
-                self.qids, 20, run, label_ids, label_gains, True, protocol=PROTOCOL,
+            ObservationBatch.from_gain_maps(
+                self.qids, 20, run, self.labels, [True] * len(self.qids), protocol=PROTOCOL,
                 min_depth=depth,
             )
             for run in (self.run_a, self.run_b)

@@ -103,13 +103,12 @@ class Collection:
         gains = [self.gains[q, known[q]].tolist() for q in range(self.n)]
         parsed = [parse_measure(m) for m in measures]
         batches = [
-            ObservationBatch.from_columns(
+            ObservationBatch.from_gain_maps(
                 self.qids(),
                 DEPTH,
                 [[f"d{u}" for u in row] for row in run.tolist()],
-                ids,
-                gains,
-                True,
+                [dict(zip(i, g, strict=True)) for i, g in zip(ids, gains, strict=True)],
+                [True] * self.n,
                 protocol=PROTOCOL,
                 min_depth=TOP,
             )

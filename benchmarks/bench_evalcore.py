@@ -49,9 +49,9 @@ from pathlib import Path
 
 import pytrec_eval
 
+from evalcore.cli.process_setup import collector_paused as gc_paused
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute, evaluate, evaluate_batch
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 

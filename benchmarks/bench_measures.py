@@ -78,13 +78,12 @@ def generate(n_queries: int, unlabeled_fraction: float, seed: int = 20261203) ->
 
 def pack(qrels: Qrels, runs: Run, protocol: EvalProtocol, depth: int) -> ObservationBatch:
     queries = sorted(qrels)
-    return ObservationBatch.from_columns(
+    return ObservationBatch.from_gain_maps(
         queries,
         depth,
         [trec_order(runs[q]) for q in queries],
-        [list(qrels[q]) for q in queries],
-        [list(qrels[q].values()) for q in queries],
-        True,
+        [qrels[q] for q in queries],
+        [True] * len(queries),
         protocol=protocol,
         min_depth=depth,
     )

@@ -81,9 +81,10 @@ class Collection:
         depth = max(m.k or 0 for m in measures)
         out = []
         for run in (self.run_a, self.run_b):
-            batch = ObservationBatch.from_columns(
-                qids, DEPTH, [[f"d{u}" for u in row] for row in run], ids, gains, complete,
-                protocol=PROTOCOL, min_depth=depth)
+            batch = ObservationBatch.from_gain_maps(
+                qids, DEPTH, [[f"d{u}" for u in row] for row in run],
+                [dict(zip(i, g, strict=True)) for i, g in zip(ids, gains, strict=True)],
+                [complete] * self.n, protocol=PROTOCOL, min_depth=depth)
             out.append(batch if corpus is None else batch.with_corpus_size(corpus))
         return out[0], out[1]
 
@@ -93,10 +94,10 @@ class Collection:
     def true_values(self, measure: Measure, run: np.ndarray) -> np.ndarray:
         everything = list(range(POOL))
         qids = [f"q{i:04d}" for i in range(self.n)]
-        batch = ObservationBatch.from_columns(
+        batch = ObservationBatch.from_gain_maps(
             qids, DEPTH, [[f"d{u}" for u in row] for row in run],
-            [[f"d{u}" for u in everything]] * self.n,
-            [self.gains[q].tolist() for q in range(self.n)], True, protocol=PROTOCOL,
+            [dict(zip([f"d{u}" for u in everything], self.gains[q].tolist(), strict=True))
+             for q in range(self.n)], [True] * self.n, protocol=PROTOCOL,
             min_depth=measure.k or 0)
         result = compute(batch, PROTOCOL, [measure])
         return np.nan_to_num(result.values(measure.canonical), nan=0.0)  # |R| = 0: 0 for both

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalcore.compute.gc_pause import gc_paused
+from evalcore.cli.process_setup import collector_paused as gc_paused
 from evalcore.report.csv_export import render_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html

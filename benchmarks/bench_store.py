@@ -88,7 +88,7 @@ def child_clicks(db_path: str, who: str, clicks: int, queries: int, start_at: fl
 
 
 def child_observations(db_path: str, queue: multiprocessing.Queue) -> None:
-    from evalcore.compute.gc_pause import gc_paused
+    from evalcore.cli.process_setup import collector_paused as gc_paused
     from evalcore.store.connection import open_store
     from evalcore.store.observations import observations_for_run
     from evalcore.store.resolution import resolve_study

@@ -6,8 +6,8 @@ Writes a synthetic run (queries x depth lines, scores with ties, rows in
 random order within each query) and qrels (queries x judged lines) to a
 temporary directory, then prints:
 
-* in-process phases: read_run, read_qrels, trec_columns (the careful reader) and
-  columnar_trec_input (the columnar reader, files to packed batch), median of --repeat;
+* in-process phases: read_run, read_qrels (whole files as Python objects) and
+  files_input (the same reader, files to packed batch), median of --repeat;
 * whole processes: ``evalcore evaluate --qrels --run --k 10`` and a
   pytrec_eval script that parses the same files and evaluates P@10, nDCG@10,
   recall@10 and recip_rank, printing JSON (median wall and CPU seconds).
@@ -72,17 +72,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     opts = ap.parse_args()
 
-    from evalcore.compute.gc_pause import gc_paused
+    from evalcore.cli.process_setup import collector_paused as gc_paused
     from evalcore.contract.evaluation_protocol import EvalProtocol
-    from evalcore.io.trec import read_qrels, read_run, trec_columns
-    from evalcore.io.trec_columnar import columnar_trec_input
+    from evalcore.io.trec import files_input, read_qrels, read_run
 
     with tempfile.TemporaryDirectory() as tmp:
         qrels, run = write_files(Path(tmp), opts.queries, opts.depth, opts.judged)
         n_run = opts.queries * opts.depth
         print(f"run lines: {n_run:,}  qrels lines: {opts.queries * opts.judged:,}")
-        phases: dict[str, list[float]] = {"read_run": [], "read_qrels": [], "trec_columns": [],
-                                          "columnar_trec_input": []}
+        phases: dict[str, list[float]] = {"read_run": [], "read_qrels": [], "files_input": []}
         for _ in range(opts.repeat):
             with gc_paused():
                 t0 = time.process_time()
@@ -90,14 +88,11 @@ def main() -> None:
                 t1 = time.process_time()
                 q = read_qrels(qrels)
                 t2 = time.process_time()
-                trec_columns(q, r, complete=True)
+                files_input(qrels, run, 10, complete=True, protocol=EvalProtocol())
                 t3 = time.process_time()
-                columnar_trec_input(qrels, run, 10, complete=True, protocol=EvalProtocol())
-                t4 = time.process_time()
             phases["read_run"].append(t1 - t0)
             phases["read_qrels"].append(t2 - t1)
-            phases["trec_columns"].append(t3 - t2)
-            phases["columnar_trec_input"].append(t4 - t3)
+            phases["files_input"].append(t3 - t2)
             del r, q
         for name, values in phases.items():
             print(f"{name:>19}: {statistics.median(values):.3f} s CPU (median of {opts.repeat})")

@@ -53,7 +53,7 @@ GAIN_PATTERNS = 64
 STARTUP = [sys.executable, "-c", "import evalcore.cli.evaluate, evalcore.api.report_text"]
 #: The floor's parts: what each library on the path costs on its own to import, and the
 #: environment it is imported with (the command line starts numpy's BLAS with one thread:
-#: evalcore.cli.blas_threads; numpy's default, one OpenBLAS thread per core, for comparison).
+#: evalcore.cli.process_setup; numpy's default, one OpenBLAS thread per core, for comparison).
 STARTUP_PARTS = {
     "python": ("pass", {}),
     "numpy, one BLAS thread (as evalcore starts it)": (

@@ -55,8 +55,10 @@ class Generated:
         parsed = [parse_measure(m) for m in measures]
         depth = max(m.k or 0 for m in parsed)
         batches = [
-            ObservationBatch.from_columns(
-                self.qids, depth, run, ids, gains, complete, protocol=PROTOCOL, min_depth=depth
+            ObservationBatch.from_gain_maps(
+                self.qids, depth, run,
+                [dict(zip(i, g, strict=True)) for i, g in zip(ids, gains, strict=True)],
+                [complete] * len(self.qids), protocol=PROTOCOL, min_depth=depth,
             )
             for run in (self.run_a, self.run_b)
         ]

@@ -3,14 +3,11 @@
 :mod:`evalcore.store.export_checks` reads the suspects (ids a TREC file cannot hold): a
 stored run's and the working labels' are facts the store records as they are written
 (:mod:`evalcore.store.trec_ids`), one row read; a frozen reference version's is read from
-its labels and kept here per store file for as long as its content hash. Only when there
+its labels and kept in Streamlit's resource cache per store file and content hash. Only when there
 is a suspect is the export itself run for its message, once per state of the store
 (:func:`app.components.shared_results.shared_result`). Every call names the session's
 ``viewer`` and is refused unless it may read the study, before anything is looked up.
 """
-
-import threading
-from dataclasses import dataclass, field
 
 import sqlite_utils
 import streamlit as st
@@ -22,25 +19,14 @@ from evalcore.store.runs import RunInfo
 from evalcore.store.study_handle import Study, open_study
 
 
-@dataclass
-class _Facts:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    #: (study, version, content hash) -> suspect
-    references: dict[tuple[str, str, str], bool] = field(default_factory=dict)
-
-
-@st.cache_resource(show_spinner=False)
-def _facts(path: str) -> _Facts:
-    return _Facts()
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _version_suspect(path: str, study_id: str, name: str, content_hash: str,
+                     _study: Study) -> bool:
+    return qrels_suspect(_study, name)
 
 
 def _reference_suspect(study: Study, path: str, reference: ReferenceVersion) -> bool:
-    facts = _facts(path)
-    key = (study.study_id, reference.name, reference.content_hash)
-    with facts.lock:
-        if key not in facts.references:
-            facts.references[key] = qrels_suspect(study, reference.name)
-        return facts.references[key]
+    return _version_suspect(path, study.study_id, reference.name, reference.content_hash, study)
 
 
 def qrels_refusal_now(

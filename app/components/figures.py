@@ -14,9 +14,7 @@ without that second check (plotly's ``_validate=False``, the same figure JSON).
 
 from typing import Any
 
-# The class itself, not the lazy ``plotly.graph_objects`` module: importing this module (the
-# pages' warm-up thread does, app.components.warmup) loads plotly's figure machinery, ~0.1 s
-# of CPU a page's first chart would otherwise pay.
+# The class itself, not the lazy ``plotly.graph_objects`` module (which loads on first use).
 from plotly.graph_objs import Figure
 
 

@@ -8,14 +8,13 @@ bookmark. :func:`item_href` gives a relative URL (for links inside tables);
 
 from urllib.parse import urlencode
 
-from app.components.navigation import AGREEMENT, ANNOTATE
+from app.components.navigation import AGREEMENT
 from app.components.session import address_params
 
 QUERY_PARAM = "query"
 UNIT_PARAM = "unit"
 #: The pages' scripts (for ``st.page_link``; from the navigation table) and URL paths
 #: (Streamlit names a page's path after its file).
-ANNOTATE_PAGE = ANNOTATE.path
 AGREEMENT_PAGE = AGREEMENT.path
 ANNOTATE_PATH = "annotate"
 AGREEMENT_PATH = "agreement"

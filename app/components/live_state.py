@@ -9,12 +9,8 @@ comparison on the working labels. The state is shared; every read of it is
 authorised for the session's reader (:func:`app.components.session.reader`)
 first, so a session that may not read the study gets PermissionDenied, never
 another session's state.
-
-The app owns its process, so it tunes the garbage collector here (evalcore never
-does): see :func:`_evaluating`.
 """
 
-import gc
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +19,6 @@ from typing import TypeVar
 import streamlit as st
 
 from app.components.session import db_path, get_db, reader
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.live.dashboard import LiveDashboard, RefreshOutcome
 from evalcore.store.study_handle import Study, open_study
 
@@ -42,26 +37,11 @@ def _shared(path: str, study_id: str) -> _Shared:
 
 
 def _evaluating(shared: _Shared, study: Study) -> RefreshOutcome:
-    """Build or refresh the state with the collector paused, then freeze what a full
-    evaluation left behind.
-
-    A full evaluation makes hundreds of thousands of small objects with no cycles; the
-    collector's full scans during that burst slow it down several times. The state is long-lived and holds
-    millions of objects on a large study: moving them to the collector's permanent
-    generation keeps every later full collection (triggered by any allocation, e.g. during
-    a refresh) from walking them, which otherwise makes a large study's refreshes spike
-    now and then. Reference counting still frees them when the state is dropped.
-    """
-    with gc_paused():
-        if shared.state is None:
-            shared.state = LiveDashboard.build(study)
-            outcome = shared.state.last_refresh
-        else:
-            outcome = shared.state.refresh(study)
-    if outcome.full:
-        gc.collect()
-        gc.freeze()
-    return outcome
+    """Build the state, or bring it up to date."""
+    if shared.state is None:
+        shared.state = LiveDashboard.build(study)
+        return shared.state.last_refresh
+    return shared.state.refresh(study)
 
 
 def with_live_state(study_id: str, read: Callable[[LiveDashboard, float, bool], T]) -> T:

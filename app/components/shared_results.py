@@ -9,17 +9,12 @@ an adjudication, a completeness declaration or a new run does. The results are
 read-only to the pages. The computation is shared; the authorization is not: every
 call names the session's ``viewer`` and is refused (PermissionDenied) unless that
 viewer may read the study (:func:`evalcore.store.study_handle.open_study`), before
-anything is looked up or computed. At most :data:`MAX_ENTRIES` are kept per store file,
+anything is looked up or computed. Results live in Streamlit's resource cache, keyed by the
+store file, the study, the page's key and the store's marks: at most :data:`MAX_ENTRIES`,
 least recently used dropped first.
-
-A result is computed with the cyclic collector paused (the app owns its process, as for
-the shared live state): a large study's comparison builds hundreds of thousands of small
-acyclic objects (packed columns, one excluded-query model per query and measure), and the
-allocation bursts otherwise trigger full collections that walk the whole heap.
 """
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -27,29 +22,49 @@ from typing import Any, TypeVar
 import sqlite_utils
 import streamlit as st
 
-from evalcore.compute.gc_pause import gc_paused
 from evalcore.store.connection import open_store
 from evalcore.store.marks import StoreMarks, store_marks
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study, open_study
 
 T = TypeVar("T")
 
 MAX_ENTRIES = 64
-#: Results of one kind kept ``alone`` per study: for the store's marks now, the most
-#: recently used (two sessions comparing different choices do not replace each other's).
+#: Large results (``alone``) kept per server process, the most recently used: two sessions
+#: comparing different choices do not replace each other's.
 ALONE_KEPT = 2
 
 
 @dataclass
-class _Results:
+class _Slot:
+    """One result's place: computed at most once (under its lock), read without it."""
+
     lock: threading.Lock = field(default_factory=threading.Lock)
-    entries: OrderedDict[Hashable, Any] = field(default_factory=OrderedDict)
-    running: set[Hashable] = field(default_factory=set)
+    done: bool = False
+    started: bool = False  # a background computation was started
+    value: Any = None
 
 
-@st.cache_resource(show_spinner=False)
-def _results(path: str) -> _Results:
-    return _Results()
+def _marks_key(marks: StoreMarks) -> tuple:
+    return (marks.label_event, marks.completeness_event, marks.run_ids,
+            tuple(sorted(marks.removed)), marks.corpus_generation)
+
+
+_CACHE = {"show_spinner": False, "hash_funcs": {StoreMarks: _marks_key}}
+
+
+@st.cache_resource(max_entries=MAX_ENTRIES, **_CACHE)
+def _slot(path: str, study_id: str, key: Hashable, marks: StoreMarks) -> _Slot:
+    return _Slot()
+
+
+@st.cache_resource(max_entries=ALONE_KEPT, **_CACHE)
+def _alone_slot(path: str, study_id: str, key: Hashable, marks: StoreMarks) -> _Slot:
+    return _Slot()
+
+
+def _find(study: Study, path: str, key: Hashable, alone: bool) -> _Slot:
+    marks = store_marks(study)
+    return (_alone_slot if alone else _slot)(path, study.study_id, key, marks)
 
 
 def shared_result(
@@ -67,44 +82,24 @@ def shared_result(
 
     ``key`` names the result and every input other than the store (a tuple of
     the page's choices, its first item the kind of result); ``path`` is the store file.
-    ``alone``: a large result (hundreds of MB on a large study) kept at most
-    :data:`ALONE_KEPT` times per study and kind: computing it forgets the study's results of
-    its kind for older marks and, beyond that number, the least recently used other choices,
-    so they do not pile up in the :data:`MAX_ENTRIES`.
+    ``alone``: a large result (hundreds of MB on a large study), one of the
+    :data:`ALONE_KEPT` most recently used of its own cache, so they do not pile up in the
+    :data:`MAX_ENTRIES`. A second call for the same result while it is computed waits for it.
     """
-    results = _results(path)
-    full_key = (study_id, key, store_marks(open_study(db, study_id, viewer)))
-    found, value = _lookup(results, full_key)
-    if found:
-        return value
-    if alone:
-        with results.lock:
-            kind = [k for k in results.entries if k[0] == study_id and k[1][0] == key[0]]
-            current = [k for k in kind if k[2] == full_key[2]]  # least recently used first
-            for other in [k for k in kind if k[2] != full_key[2]] + current[
-                    :max(0, len(current) - ALONE_KEPT + 1)]:
-                del results.entries[other]
-    with gc_paused():
-        value = compute()  # outside the lock: another session may compute the same meanwhile
-    _keep(results, full_key, value)
-    return value
+    slot = _find(open_study(db, study_id, viewer), path, key, alone)
+    with slot.lock:  # a second session asking meanwhile waits for this computation
+        if not slot.done:
+            slot.value = compute()
+            slot.done = True
+    return slot.value
 
 
-def ready_result(
-    db: sqlite_utils.Database, path: str, study_id: str, key: Hashable, *, viewer: str | None
-) -> Any:
+def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable, *,
+                 viewer: str | None, alone: bool = False) -> Any:
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
-    else None (nothing is computed); only."""
-    return _lookup(_results(path), (study_id, key, store_marks(open_study(db, study_id, viewer))))[1]
-
-
-def _lookup(results: _Results, full_key: Hashable) -> tuple[bool, Any]:
-    """(found, value): a value may itself be None."""
-    with results.lock:
-        if full_key in results.entries:
-            results.entries.move_to_end(full_key)
-            return True, results.entries[full_key]
-    return False, None
+    else None (nothing is computed); only if ``viewer`` may read the study."""
+    slot = _find(open_study(db, study_id, viewer), path, key, alone)
+    return slot.value if slot.done else None
 
 
 def compute_in_background(
@@ -119,23 +114,22 @@ def compute_in_background(
     """Start ``compute(connection)`` on a thread of its own (its own connection to the store
     at ``path``), offered as :func:`shared_result`'s value for the store's marks now; a page
     asks :func:`ready_result` on its next run. Once per marks: a second call while it runs,
-    or after it is done, starts nothing. Nothing starts unless ``viewer`` may read the study."""
-    results = _results(path)
-    marks = store_marks(open_study(db, study_id, viewer))
-    full_key = (study_id, key, marks)
-    with results.lock:
-        if full_key in results.entries or full_key in results.running:
+    or after it is done, starts nothing (after a failure, the next call starts it again).
+    Nothing starts unless ``viewer`` may read the study."""
+    slot = _find(open_study(db, study_id, viewer), path, key, False)
+    with slot.lock:
+        if slot.done or slot.started:
             return
-        results.running.add(full_key)
+        slot.started = True
 
     def work(conn: sqlite_utils.Database) -> None:
         try:
-            with gc_paused():
-                value = compute(conn)
-            _keep(results, full_key, value)
+            with slot.lock:
+                if not slot.done:
+                    slot.value = compute(conn)
+                    slot.done = True
         finally:
-            with results.lock:
-                results.running.discard(full_key)
+            slot.started = slot.done
 
     run_on_own_thread(path, work)
 
@@ -151,17 +145,3 @@ def run_on_own_thread(path: str, work: Callable[[sqlite_utils.Database], Any]) -
             conn.conn.close()
 
     threading.Thread(target=run, name="rl-shared-result", daemon=True).start()
-
-
-def share_result(path: str, study_id: str, key: Hashable, marks: StoreMarks, value: Any) -> None:
-    """Offer ``value`` as :func:`shared_result`'s value for ``key`` while the store's marks are
-    ``marks`` (a result a session brought up to date itself, e.g. after its own label)."""
-    _keep(_results(path), (study_id, key, marks), value)
-
-
-def _keep(results: _Results, full_key: Hashable, value: Any) -> None:
-    with results.lock:
-        results.entries[full_key] = value
-        results.entries.move_to_end(full_key)
-        while len(results.entries) > MAX_ENTRIES:
-            results.entries.popitem(last=False)

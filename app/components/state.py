@@ -1,4 +1,4 @@
-"""The study's labeling progress, shared by every session, and per-session caches.
+"""The study's labeling progress and its queries' pools, shared by every session.
 
 The study's progress (:func:`study_progress_if_ready`) is counted once per server process
 and kept up to date from the store's marks (:mod:`evalcore.store.marks`): after a label,
@@ -8,6 +8,8 @@ Only a new run (or a first visit) needs every pool and every label counted: seco
 large study, done on a thread of its own (:func:`app.components.shared_results.run_on_own_thread`)
 while the page is drawn without the counts. An annotator's share of it (their own labels
 per query) is kept the same way, shared by their sessions.
+
+Each query's pool is kept the same way, for the study's runs (:func:`cached_pool`).
 
 Every public function here reads as the session's reader
 (:func:`app.components.session.reader`) and is refused unless it may read the study,
@@ -24,11 +26,7 @@ from app.components.shared_results import run_on_own_thread
 from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import AnnotatorShare, ProgressCounts, StudyProgress, progress_now
 from evalcore.store.marks import store_marks
-from evalcore.store.study_handle import open_study
-
-
-def _cache() -> dict:
-    return st.session_state.setdefault("_rl_cache", {})
+from evalcore.store.study_handle import Study, open_study
 
 
 def _viewer() -> str | None:
@@ -140,14 +138,18 @@ def _store_path() -> str:
     return str(db_path())
 
 
+#: Query pools kept (shared by every session), the least recently used dropped first.
+POOLS_KEPT = 256
+
+
+@st.cache_resource(max_entries=POOLS_KEPT, show_spinner=False)
+def _pool(path: str, study_id: str, query_id: str, run_ids: tuple[int, ...],
+          _study: Study) -> list[PoolItem]:
+    return query_pool(_study, query_id)
+
+
 def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
-    """The query's pool, recomputed only when a run was added."""
+    """The query's pool, shared by every session (read-only), recomputed only when a run was
+    added or removed."""
     study = open_study(db, study_id, _viewer())
-    key = ("pool", study_id, query_id)
-    version = store_marks(study).run_ids
-    entry = _cache().get(key)
-    if entry is not None and entry[0] == version:
-        return entry[1]
-    pool = query_pool(study, query_id)
-    _cache()[key] = (version, pool)
-    return pool
+    return _pool(_store_path(), study_id, query_id, store_marks(study).run_ids, study)

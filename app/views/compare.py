@@ -218,31 +218,13 @@ def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
                     ) -> EvaluatedPair:
     """Both runs read and evaluated once per store state and choice (shared by sessions):
     a large study's verdicts and, later, its queues and compatibility numbers read it. One
-    per study is kept (it holds both runs' columns), the last chosen. On the working labels
-    the reference the shared live state read (still current) is taken, not read again."""
+    per study is kept (it holds both runs' columns), the last chosen."""
     db, viewer = get_db(), reader()
     return shared_result(
-        db,
-        str(db_path()),
-        study_id,
-        _evaluated_key(run_a, run_b, measures, reference, queries),
-        lambda: stored_pair(
-            open_study(db, study_id, viewer),
-            run_a,
-            run_b,
-            measures,
-            reference,
-            query_ids=queries,
-            working=None
-            if reference is not None
-            else with_live_state(
-                study_id,
-                lambda state, *_: state.take_working_reference(open_study(db, study_id, viewer)),
-            ),
-        ),
-        viewer=viewer,
-        alone=True,
-    )
+        db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference, queries),
+        lambda: stored_pair(open_study(db, study_id, viewer), run_a, run_b, measures, reference,
+                            query_ids=queries),
+        viewer=viewer, alone=True)
 
 
 def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
@@ -273,7 +255,7 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     if key in shown:
         evaluated = ready_result(db, path, study_id,
                                  _evaluated_key(run_a, run_b, measures, reference, queries),
-                                 viewer=viewer)
+                                 viewer=viewer, alone=True)
         verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
         compute_in_background(
             db,

@@ -51,7 +51,6 @@ from evalcore.contract.results import (
     MetricName,
     MetricValue,
 )
-from evalcore.contract.trusted_models import construct
 
 #: Exclusion reasons that are not metric reason codes.
 NOT_IN_RUN = "not_in_run"
@@ -249,8 +248,8 @@ def paired_comparison(
         if qa is not None and qb is not None and qa[0] != qb[0]:
             reasons_a, reasons_b = reasons_a + [DIFFERENT_K], reasons_b + [DIFFERENT_K]
         if reasons_a or reasons_b:
-            excluded.append(construct(ExcludedQuery, {
-                "query_id": query_id, "reasons_a": reasons_a, "reasons_b": reasons_b}))
+            excluded.append(ExcludedQuery.model_construct(
+                query_id=query_id, reasons_a=reasons_a, reasons_b=reasons_b))
             continue
         assert qa is not None and qb is not None
         paired.append(query_id)

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits, align
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import BatchResult, compute, packing_depth
 from evalcore.compute.measures.base import (
@@ -61,7 +62,6 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
-    ReferenceColumns,
     RunEvidenceColumns,
     pack_coded,
     runs_as_columns,
@@ -427,9 +427,8 @@ def evaluate_stored_pair(
     query_ids: Sequence[str] | None = None,
 ) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``),
-    ,
-     over the study's queries or the query set ``query_ids``
-     (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
+    over the study's queries or the query set ``query_ids``
+    (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
     return stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids).pair
 
 
@@ -440,16 +439,15 @@ def stored_pair(
     measures: Sequence[Measure | str],
     reference: str | None = None,
     *,
-    working: ReferenceColumns | None = None,
     query_ids: Sequence[str] | None = None,
 ) -> EvaluatedPair:
-    """:func:`stored_pair` for a caller that authorised the read already (``query_ids``:
-    a resolved query set, else the study's queries)."""
+    """:func:`evaluate_stored_pair` with the columns it was packed from (``query_ids``:
+    a resolved query set, else the study's queries). The runs are packed from the study's
+    shared evidence (:func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
-    columns = runs_as_columns(
-        study, [run_a, run_b], reference, working=working, query_ids=query_ids
-    )
+    columns = runs_as_columns(study, [run_a, run_b], shared_evidence(study, reference),
+                              query_ids=query_ids)
     pair = evaluate_column_pair(columns, measures, get_study(study.db, study.study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 
@@ -464,12 +462,7 @@ def evaluate_column_pair(
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     depth = packing_depth(parsed)
     batches = [
-        ObservationBatch.from_gain_maps(
-            c.query_ids, c.k, c.returned_ids, c.gains, c.population_complete,
-            scan_complete=c.scan_complete, permitted_ids=c.permitted_ids, protocol=protocol,
-            min_depth=depth,
-        ).with_corpus_size(c.corpus_size) if c.coded is None or c.coded_labels is None
-        else pack_coded(
+        pack_coded(
             c.query_ids, c.k, c.coded, c.coded_labels, c.population_complete,
             scan_complete=c.scan_complete, protocol=protocol, min_depth=depth,
             corpus_size=c.corpus_size,

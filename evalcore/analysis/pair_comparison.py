@@ -48,7 +48,6 @@ from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
 from evalcore.compute.validity import observation_reasons
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import Reason
-from evalcore.contract.trusted_models import construct
 from evalcore.store.study_handle import Study
 
 #: Why a measure lacks bounds on a query, and what lifts it: ``{n}`` queries, ``{s}``
@@ -213,8 +212,8 @@ def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
                                      same_k[out].tolist(), strict=True):
         if not same:
             why_a, why_b = why_a + [DIFFERENT_K], why_b + [DIFFERENT_K]
-        excluded.append(construct(ExcludedQuery, {
-            "query_id": query_ids[i], "reasons_a": why_a, "reasons_b": why_b}))
+        excluded.append(ExcludedQuery.model_construct(
+            query_id=query_ids[i], reasons_a=why_a, reasons_b=why_b))
     rows = np.flatnonzero(ok)
     return metric_comparison(
         name, label, run_a, run_b, len(query_ids), [query_ids[i] for i in rows.tolist()],

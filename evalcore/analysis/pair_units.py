@@ -42,7 +42,6 @@ import numpy as np
 
 from evalcore.compute.batch import CONFLICT_BASE, CodedUnits, ObservationBatch
 from evalcore.compute.measures.ranking import RankingArrays
-from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.query_order import natural_key
 
 
@@ -380,12 +379,3 @@ def _first_rank(size: int, code: np.ndarray, r: RankingArrays) -> np.ndarray:
     counted = r.counted
     out[code[counted]] = r.rank[counted]
     return out
-
-
-def pair_rankings(
-    batch_a: ObservationBatch, batch_b: ObservationBatch, protocol: EvalProtocol
-) -> tuple[RankingArrays, RankingArrays, PairUnits]:
-    """Both runs seen through ``protocol``, and their alignment."""
-    ra = RankingArrays.build(batch_a, protocol)
-    rb = RankingArrays.build(batch_b, protocol)
-    return ra, rb, align(batch_a, batch_b, ra, rb)

@@ -29,6 +29,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import AggregateValue, EvaluationReport
@@ -267,10 +268,13 @@ def resolve_stored_query_set(
     study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None
 ) -> ResolvedQuerySet:
     """:func:`resolve_query_set` of ``spec`` for stored ``runs`` compared against
-    ``reference`` (None: the working labels), for a caller that authorised the read."""
+    ``reference`` (None: the working labels), for a caller that authorised the read. The
+    working labels are the study's shared evidence's
+    (:func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
     if not isinstance(spec, QuerySetSpec):
         spec = QuerySetSpec.parse(spec)
-    return resolve_query_set(spec, query_facts(study, runs, reference), runs)
+    working = shared_evidence(study).reference
+    return resolve_query_set(spec, query_facts(study, runs, reference, working=working), runs)
 
 
 def stored_query_set(

@@ -1,19 +1,30 @@
-"""Evaluating a stored run: the store's observations through the metric computer.
+"""Evaluating a stored run: its packed evidence through the metric computer.
 
-The store builds the contract's observations of a run
-(:func:`evalcore.store.observations.observations_for_run`) and never computes a
-metric; this is where a stored run meets :func:`evalcore.compute.evaluate.evaluate`.
-Reports (:mod:`evalcore.report.from_store`), the Compare page and the CLI's
-store source use it; the live dashboard keeps the same numbers incrementally.
+The store reads a run's rankings and a reference as unit codes and never computes a
+metric; this is where a stored run is packed (:func:`pack_stored_run`, the
+one constructor :func:`evalcore.store.observations.pack_coded`, from the study's shared
+evidence on the working reference) and meets :func:`evalcore.compute.evaluate.evaluate_batch`.
+Reports (:mod:`evalcore.report.from_store`), the Compare page and the CLI's store source
+use it; the live dashboard keeps the same numbers incrementally.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from evalcore.compute.evaluate import evaluate
+from evalcore.analysis.shared_evidence import shared_evidence
+from evalcore.compute.batch import ObservationBatch
+from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics, EvaluationReport
-from evalcore.store.observations import observations_for_run, tied_score_pairs
+from evalcore.store.observations import (
+    CodedLabels,
+    ReferenceColumns,
+    RunColumns,
+    pack_run_columns,
+    run_columns,
+    run_tied_score_pairs,
+)
 from evalcore.store.population import study_population
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
@@ -49,10 +60,47 @@ def evaluate_run_measures(
     (``query_ids``: a resolved query set, else the run's queries)."""
     if protocol is None:
         protocol = get_study(study.db, study.study_id).protocol()
-    observations = observations_for_run(study, run_name, reference, query_ids)
-    diagnostics = Diagnostics(
-        tied_score_pairs=tied_score_pairs(observations), notes=population_notes(study)
-    )
-    chosen = (evaluate(observations, protocol, measures=list(measures), diagnostics=diagnostics)
+    run = pack_stored_run(study, run_name, reference, protocol, query_ids=query_ids)
+    chosen = (evaluate_batch(run.packed(packing_depth(measures)), protocol,
+                             measures=list(measures), diagnostics=run.diagnostics)
               if measures else None)
-    return evaluate(observations, protocol, diagnostics=diagnostics), chosen
+    return evaluate_batch(run.packed(), protocol, diagnostics=run.diagnostics), chosen
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A stored run's side of its evaluation, ready to pack: its rankings and the reference's
+    labels over its query set as unit codes, and the reader's diagnostics (tied score
+    pairs, the corpus size note)."""
+
+    columns: RunColumns
+    labels: CodedLabels
+    reference: ReferenceColumns
+    protocol: EvalProtocol
+    diagnostics: Diagnostics
+
+    def packed(self, min_depth: int = 0) -> ObservationBatch:
+        """The run's batch, positions 1..max(k, ``min_depth``) of every query."""
+        return pack_run_columns(self.columns, self.labels, self.reference, self.protocol,
+                                min_depth)
+
+
+def pack_stored_run(
+    study: Study,
+    run_name: str,
+    reference: str | None = None,
+    protocol: EvalProtocol | None = None,
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> StoredRun:
+    """The stored run against the working reference or the frozen version ``reference`` (the
+    study's shared evidence, :func:`evalcore.analysis.shared_evidence.shared_evidence`),
+    over its query set (``query_ids`` when given)."""
+    evidence = shared_evidence(study, reference)
+    columns = run_columns(
+        study, evidence, run_name, None if query_ids is None else list(dict.fromkeys(query_ids)))
+    diagnostics = Diagnostics(
+        tied_score_pairs=run_tied_score_pairs(study, columns.run.run_id, columns.query_ids),
+        notes=population_notes(study))
+    return StoredRun(columns, evidence.labels_over(study, columns.query_ids), evidence.reference,
+                     protocol or get_study(study.db, study.study_id).protocol(), diagnostics)

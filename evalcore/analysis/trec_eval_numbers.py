@@ -6,18 +6,15 @@ units counted as non-relevant (never evidence, never beside the verdicts).
 --trec-eval`` takes on the exported qrels and run: trec_eval's query scope
 (:func:`evalcore.io.trec_eval_scope.scope_of_ids`) and protocol, each population
 complete; a unit whose labels conflict is left out of the qrels, so it counts as
-non-relevant. Three ways to the same numbers, the first that applies:
+non-relevant. Two ways to the same numbers, the first that applies:
 
 1. from the unit codes the columns hold (:func:`_compat_side_coded`): numpy only, nothing
    named;
-2. from the columns' unit ids (:func:`_compat_side`), for columns held without codes;
-3. through the nested dicts of ``evalcore.evaluate`` (:func:`_compat_side_from_dicts`),
-   which judges what the columns cannot hold as trec_eval input: a ranking holding a unit
+2. through the nested dicts of ``evalcore.evaluate`` (:func:`_compat_side_from_dicts`),
+   which judges what the codes cannot hold as trec_eval input: a ranking holding a unit
    twice, an empty query or unit id.
 
-The codes are trusted only when every ranking is still the one they were read as (no
-query's ranking replaced). Parity between the three is tested
-(``tests/analysis/test_trec_eval_numbers.py``).
+Parity between the two is tested (``tests/analysis/test_trec_eval_numbers.py``).
 """
 
 from __future__ import annotations
@@ -28,11 +25,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.api.evaluate import evaluate as evaluate_trec
-from evalcore.compute.batch import CONFLICT_BASE, CodedUnits, ObservationBatch
+from evalcore.compute.batch import CONFLICT_BASE, ObservationBatch
 from evalcore.compute.evaluate import compute, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
-from evalcore.contract.query_order import natural_key
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec_eval_scope import scope_of_ids
 from evalcore.store.observations import RunEvidenceColumns
@@ -73,8 +69,6 @@ def trec_eval_compat(
     for side in columns:
         found = _compat_side_coded(side, measures, protocol)
         if found is None:
-            found = _compat_side(side, measures, protocol)
-        if found is None:
             found = _compat_side_from_dicts(side, names, relevance_threshold, gain)
         side_means, side_notes = found
         means.append(side_means)
@@ -101,16 +95,12 @@ def _means(batch: ObservationBatch, measures: Sequence[Measure], protocol: EvalP
 
 def _compat_side_coded(side: RunEvidenceColumns, measures: Sequence[Measure],
                        protocol: EvalProtocol) -> _Means | None:
-    """:func:`_compat_side` from the unit codes the columns hold, with numpy: the labels
-    without the units in conflict, the queries in trec_eval's scope taken from both (each
-    population complete, in the columns' natural order), packed with
-    :meth:`ObservationBatch.from_unit_codes`. None when
-    the columns hold no codes, a ranking was replaced since they were read, or the dict
-    path must judge the input (a repeated unit, an empty id)."""
+    """One run's compatibility means from the unit codes the columns hold, with numpy: the
+    qrels are the labels without the units in conflict, the queries in trec_eval's scope
+    taken from both (each population complete, in the columns' natural order), packed with
+    :meth:`ObservationBatch.from_unit_codes`. None when the dict path must judge the input
+    (a repeated unit, an empty id)."""
     ranking, labels = side.coded, side.coded_labels
-    if (ranking is None or labels is None or not isinstance(side.returned_ids, CodedUnits)
-            or not side.returned_ids.pristine):
-        return None
     query_ids = side.query_ids
     n = len(query_ids)
     rank_len = np.diff(ranking.offsets)
@@ -146,7 +136,6 @@ def _empty_id(side: RunEvidenceColumns, used: np.ndarray) -> bool:
     if any(type(units.get("", None)) is int for units in side.gains):
         return True
     ranking = side.coded
-    assert ranking is not None
     empty = ranking.names.code_of("")
     return empty is not None and bool(np.any(ranking.codes == empty))
 
@@ -201,32 +190,10 @@ def _trec_input(
     return judged, ranked
 
 
-def _compat_side(side: RunEvidenceColumns, measures: Sequence[Measure],
-                 protocol: EvalProtocol) -> _Means | None:
-    """One run's compatibility means packed from its columns' unit ids: the qrels are the
-    labels without the units in conflict, the run its non-empty rankings, in trec_eval's
-    query scope; each population complete. None when the dict path must judge the input
-    (a repeated unit, an empty id)."""
-    judged, ranked = _trec_input(side)
-    if not judged or not ranked:
-        return {}, [_NOTHING]
-    if "" in judged or "" in ranked or any(
-            len(set(r)) != len(r) or "" in r for r in ranked.values()) or any(
-            "" in units for units in judged.values()):
-        return None
-    scope = scope_of_ids(set(judged), set(ranked), all_queries=False)
-    query_ids = sorted(scope.query_ids, key=natural_key)
-    depth = packing_depth(measures)
-    batch = ObservationBatch.from_gain_maps(
-        query_ids, depth, [ranked[q] for q in query_ids], [judged[q] for q in query_ids],
-        [True] * len(query_ids), protocol=protocol, min_depth=depth)
-    return _means(batch, measures, protocol, scope.notes)
-
-
 def _compat_side_from_dicts(side: RunEvidenceColumns, names: list[str],
                             relevance_threshold: int, gain: str) -> _Means:
-    """:func:`_compat_side` through the nested dicts of ``evalcore.evaluate``, which judges
-    what the columns cannot hold as trec_eval input."""
+    """One run's compatibility means through the nested dicts of ``evalcore.evaluate``, which
+    judges what the codes cannot hold as trec_eval input."""
     qrels, ranked = _trec_input(side)
     run = {q: {u: float(len(r) - i) for i, u in enumerate(r)} for q, r in ranked.items()}
     try:

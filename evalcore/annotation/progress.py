@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
 from evalcore.contract.query_order import natural_key
-from evalcore.contract.trusted_models import construct
 from evalcore.store.completeness import (
     CompletenessEvent,
     completeness_states,
@@ -108,10 +107,10 @@ def _count(
                     conflicts += 1
                 else:
                     conflicts_outside += 1
-    return construct(QueryProgress, {
-        "query_id": query_id, "pooled": len(pooled), "labeled": inside - conflicts,
-        "conflicts": conflicts, "mine": len(mine & pooled),
-        "outside_pool": len(gains) - inside - conflicts_outside, "complete": complete})
+    return QueryProgress.model_construct(
+        query_id=query_id, pooled=len(pooled), labeled=inside - conflicts,
+        conflicts=conflicts, mine=len(mine & pooled),
+        outside_pool=len(gains) - inside - conflicts_outside, complete=complete)
 
 
 def _mine(study: Study, annotator: str, query_ids: list[str] | None = None) -> dict[str, set[str]]:
@@ -291,7 +290,7 @@ def _share(
         if n:
             counted[query_id] = n
     queries = counts.progress.queries
-    progress = _study({q: construct(QueryProgress, {**p.__dict__, "mine": counted[q]})
+    progress = _study({q: QueryProgress.model_construct(**{**p.__dict__, "mine": counted[q]})
                        if q in counted else p for q, p in queries.items()})
     return AnnotatorShare(annotator, counts.marks, counts.events, counted, progress)
 

@@ -37,7 +37,7 @@ from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run
 
 if TYPE_CHECKING:
     from evalcore.contract.observation import Observation
-    from evalcore.io.trec_columnar import ColumnarInput
+    from evalcore.io.trec import ColumnarInput
 
 #: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, a pyarrow
 #: Table, already-read :class:`Qrels` / :class:`TrecRun`, or prepared qrels
@@ -171,21 +171,20 @@ def trec_input(
     """Qrels + run read (:func:`read_pair`), joined per query (contract section 8) and
     packed to ``max(k, min_depth)`` by :func:`evalcore.io.ranked.join`.
 
-    Two TREC file paths are read column by column
-    (:func:`evalcore.io.trec_columnar.columnar_trec_input`), and so is a run table
-    (a DataFrame or a pyarrow Table) with qrels given as a table or prepared
-    (:func:`evalcore.io.trec_columnar.table_trec_input`); when that path declines
-    (anything unusual or wrong), the careful reader gives the same result or the
-    ``file:line`` (row) errors.
+    Two TREC file paths are read and joined column by column
+    (:func:`evalcore.io.trec.files_input`), and so is a run table (a DataFrame or a
+    pyarrow Table) with qrels given as a table or prepared
+    (:func:`evalcore.io.trec_mappings.table_trec_input`); when the table path declines
+    (anything unusual or wrong), the general path gives the same result or the row errors.
 
     Under ``protocol.trec_eval`` run lines may have text after the tag, only
     trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
     population is complete; the queries left out are counted in the diagnostics' notes.
     """
     if isinstance(qrels, str | PathLike) and isinstance(run, str | PathLike):
-        from evalcore.io.trec_columnar import columnar_trec_input
+        from evalcore.io.trec import files_input
 
-        fast = columnar_trec_input(
+        parts = files_input(
             qrels,
             run,
             k,
@@ -195,11 +194,10 @@ def trec_input(
             gain_map=gain_map,
             min_depth=min_depth,
         )
-        if fast is not None:
-            return EvalInput.from_columnar(fast)
+        return EvalInput.from_columnar(parts)
     table_qrels = _table_qrels(qrels, run)
     if table_qrels is not None:
-        from evalcore.io.trec_columnar import table_trec_input
+        from evalcore.io.trec_mappings import table_trec_input
 
         fast = table_trec_input(
             table_qrels,

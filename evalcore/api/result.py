@@ -77,8 +77,8 @@ class EvaluationResult:
     """The answer of ``evalcore.evaluate`` (see the module docstring).
 
     Made of the metric computer's arrays: the aggregates are read from them, and the
-    per-query report models are built when ``.report``, ``.per_query`` or ``.to_json()``
-    first asks for them.
+    per-query report models are built when ``.report`` or ``.per_query`` first asks for
+    them (``.to_json()`` is written from the arrays).
     """
 
     def __init__(self, arrays: BatchResult, diagnostics: Diagnostics | None = None) -> None:
@@ -126,8 +126,14 @@ class EvaluationResult:
         return pd.DataFrame(columns)
 
     def to_json(self) -> str:
-        """The contract's JSON (section 7), exactly as ``evalcore evaluate`` prints it."""
-        return report_json(self.report)
+        """The contract's JSON (section 7), exactly as ``evalcore evaluate`` prints it
+        (written from the arrays by :func:`evalcore.api.report_text.report_text`)."""
+        from evalcore.api.report_text import report_text
+
+        diagnostics = self._diagnostics
+        if diagnostics is None:
+            return report_text(self.arrays, 0, [])
+        return report_text(self.arrays, diagnostics.tied_score_pairs, diagnostics.notes)
 
     def __repr__(self) -> str:
         shown = ", ".join(

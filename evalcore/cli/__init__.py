@@ -11,13 +11,12 @@ Command modules are imported only when the command line needs them: running
 the command) and not the store's or the app's dependencies. A command whose
 module is named differently is found by importing every module.
 
-Before anything else, the command line gives numpy's BLAS one thread
-(:mod:`evalcore.cli.blas_threads`): its per-core threads, started at ``import numpy``,
-were start-up cost of every command, which none of them needs.
+The process-wide settings come first (:mod:`evalcore.cli.process_setup`: one BLAS thread,
+set before anything imports numpy).
 """
 
 # isort: off
-import evalcore.cli.blas_threads  # noqa: F401  # first: before anything imports numpy
+import evalcore.cli.process_setup  # noqa: F401  # first: before anything imports numpy
 # isort: on
 
 import importlib
@@ -28,9 +27,7 @@ import sys
 import click
 
 from evalcore.access.channel import audit_channel
-from evalcore.cli.driver_import import driver_without_pandas
-from evalcore.cli.heap import keep_heap_for_reuse
-from evalcore.compute.gc_pause import gc_paused
+from evalcore.cli.process_setup import collector_paused
 from evalcore.contract.version import __version__
 from evalcore.io.progress import TerminalProgress, reporting
 
@@ -44,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "compare_cmds",
     "demo",
     "evaluate",
+    "judge",
     "queries",
     "report_cmds",
     "retrieve",
@@ -66,15 +64,11 @@ class _LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         command = _command_name(ctx)  # before invoking: click consumes the arguments
-        # glibc's heap kept for the blocks of arrays a command makes and drops (cli.heap).
-        keep_heap_for_reuse()
         try:
-            # The command line owns its process, so it (never the library) pauses the cyclic
-            # collector while a command builds its many small, acyclic objects (packing,
-            # reports, observations from the store), which its full scans would slow down.
-            # Audit rows written by a command record the CLI channel and the OS user; long
-            # work shows a progress bar on stderr when it is a terminal (--quiet: none).
-            with gc_paused(), audit_channel("cli"), reporting(TerminalProgress()):
+            # The collector paused while the command builds its many small, acyclic objects
+            # (process_setup). Audit rows written by a command record the CLI channel and the
+            # OS user; long work shows a progress bar on stderr when it is a terminal.
+            with collector_paused(), audit_channel("cli"), reporting(TerminalProgress()):
                 return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -140,15 +134,12 @@ def _command_name(ctx: click.Context) -> str:
 def load_commands(name: str | None = None) -> None:
     """Import the module of command ``name`` (named like it), or every command module."""
     module = name.replace("-", "_") if name else None
-    # The command line owns its process: the store's driver is imported without pandas
-    # (evalcore.cli.driver_import).
-    with driver_without_pandas():
-        if module in COMMAND_MODULES:
-            importlib.import_module(f"evalcore.cli.{module}")
-            if name in main.commands:
-                return
-        for module in COMMAND_MODULES:
-            importlib.import_module(f"evalcore.cli.{module}")
+    if module in COMMAND_MODULES:
+        importlib.import_module(f"evalcore.cli.{module}")
+        if name in main.commands:
+            return
+    for module in COMMAND_MODULES:
+        importlib.import_module(f"evalcore.cli.{module}")
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -38,10 +38,10 @@ Input sources are small functions returning an
 :class:`~evalcore.api.inputs.EvalInput` (a packed batch plus reader
 diagnostics) for a protocol and the named measures; a new source (e.g. a
 store) adds its options, a branch in :func:`_choose_source` and one such
-function. The TREC source is the Python API's (:mod:`evalcore.api.inputs`); for JSON
-out it is first asked for the report's text written from the arrays
-(:mod:`evalcore.api.report_text`), so that evaluating TREC files never imports pydantic
-(the report and error models); the rest of the command imports them when it needs them.
+function. The TREC source is the Python API's (:mod:`evalcore.api.inputs`). Every JSON
+output is written from the computed arrays by :mod:`evalcore.api.report_text` (no report
+model); from clean TREC files to JSON the command never imports pydantic (the report and
+error models); the other paths import them when they need them.
 """
 
 from __future__ import annotations
@@ -50,12 +50,12 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from evalcore.cli import main
-from evalcore.cli.quick_exit import skip_final_collection
+from evalcore.cli.process_setup import skip_final_collection
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.gains import MAX_GAIN
@@ -63,26 +63,23 @@ from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
 from evalcore.contract.protocol_choices import ProtocolChoices
 from evalcore.io.trec_format import parse_gain_map
 
-# The pydantic side (the report and error models, the careful reader) is imported by the
+# The pydantic side (the report and error models) is imported by the
 # paths that need it: TREC files to JSON (evalcore.api.report_text) need none of it.
 if TYPE_CHECKING:
     from evalcore.api.inputs import EvalInput
     from evalcore.contract.evaluation_protocol import EvalProtocol
+    from evalcore.io.errors import InputErrors
 
 Measures = tuple[Measure, ...] | None
 Loader = Callable[["EvalProtocol", Measures], "EvalInput"]
 
 
 def __getattr__(name: str) -> Any:
-    """``EvalInput``, ``packed`` and ``report_json``, re-exported when first asked for."""
+    """``EvalInput`` and ``packed``, re-exported when first asked for."""
     if name in ("EvalInput", "packed"):
         from evalcore.api import inputs
 
         return getattr(inputs, name)
-    if name == "report_json":
-        from evalcore.api.result import report_json
-
-        return report_json
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -189,8 +186,8 @@ class TrecFiles:
                           protocol=protocol, all_queries=self.all_queries,
                           gain_map=self.gain_map, min_depth=packing_depth(measures))
 
-    def report_json(self, choices: ProtocolChoices, measures: Measures) -> str | None:
-        """The report's JSON, or None when the files need the careful reader."""
+    def report_json(self, choices: ProtocolChoices, measures: Measures) -> str:
+        """The report's JSON; raises :class:`~evalcore.io.errors.InputErrors`."""
         from evalcore.api.report_text import trec_files_json
 
         return trec_files_json(self.qrels, self.run, self.k, complete=self.complete,
@@ -356,12 +353,14 @@ def evaluate_command(
     elif corpus_size is not None:
         raise click.UsageError("--corpus-size is for files: a store knows its own corpus")
     if fmt == "json" and isinstance(load, TrecFiles) and corpus_size is None:
-        fast = load.report_json(choices, measures)
-        if fast is not None:
-            click.echo(fast + "\n", nl=False)
-            return
-    from evalcore.api.result import report_json
-    from evalcore.compute.evaluate import evaluate_batch
+        from evalcore.io.trec import input_errors
+
+        try:
+            click.echo(load.report_json(choices, measures) + "\n", nl=False)
+        except input_errors() as exc:  # (imports the error models only on an error)
+            _input_failed(exc)
+        return
+    from evalcore.compute.evaluate import compute
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.errors import InputErrors
 
@@ -373,24 +372,31 @@ def evaluate_command(
     try:
         source = load(protocol, measures)
     except InputErrors as exc:
-        click.echo(str(exc), err=True)
-        click.echo(
-            f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
-            "error(s); nothing was computed",
-            err=True,
-        )
-        sys.exit(2)
+        _input_failed(exc)
     batch, diagnostics = source.batch, source.diagnostics
     if corpus_size is not None:  # an assumption about the data: recorded beside the numbers
         batch = batch.with_corpus_size(corpus_size)
         diagnostics = diagnostics.model_copy(update={"notes": [
             *diagnostics.notes, f"corpus size {corpus_size} (--corpus-size): bounds R, nDCG "
             "and AP on populations not declared complete"]})
-    report = evaluate_batch(batch, protocol, measures=measures, diagnostics=diagnostics)
+    result = compute(batch, protocol, measures)
     if fmt == "json":
-        text = report_json(report) + "\n"
+        from evalcore.api.report_text import report_text
+
+        text = report_text(result, diagnostics.tied_score_pairs, diagnostics.notes) + "\n"
     else:
         from evalcore.report.text_table import render_table  # not needed for JSON
 
-        text = render_table(report)
+        text = render_table(result.to_report(diagnostics))
     click.echo(text, nl=False)
+
+
+def _input_failed(exc: InputErrors) -> NoReturn:
+    """Print every input error and what was done (nothing), and exit 2."""
+    click.echo(str(exc), err=True)
+    click.echo(
+        f"evalcore evaluate: {'at least ' if exc.stopped else ''}{exc.total} input "
+        "error(s); nothing was computed",
+        err=True,
+    )
+    sys.exit(2)

@@ -20,7 +20,7 @@ from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
 from evalcore.cli.input_options import quiet_option
-from evalcore.cli.quick_exit import skip_final_collection
+from evalcore.cli.process_setup import skip_final_collection
 from evalcore.io.errors import InputErrors
 from evalcore.io.progress import reporter
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
@@ -230,8 +230,7 @@ def retrieve_command(
             actor=who,
             time_budget_s=time_budget_s,
         )
-        # Stored and committed: close the store now, so the exit has nothing to finalise and
-        # skips its last collection (cli.quick_exit).
+        # Stored and committed: the store closed, the exit has nothing left to finalise.
         db.conn.close()
         skip_final_collection()
         reporter().done()

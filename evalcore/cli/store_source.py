@@ -21,12 +21,11 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from evalcore.api.inputs import EvalInput, packed
+from evalcore.api.inputs import EvalInput
 from evalcore.cli.actor import default_actor
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
-from evalcore.contract.results import Diagnostics
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.store.study_handle import open_study
 
@@ -69,12 +68,12 @@ def store_source(
     *,
     actor: str | None = None,
 ) -> EvalInput:
-    """Observations of a stored run, packed for the metric computer, once ``actor`` (default:
-    the OS user) may see the study; a refusal exits with status 1."""
+    """A stored run packed for the metric computer
+    (:func:`evalcore.analysis.run_evaluation.pack_stored_run`), once ``actor``
+    (default: the OS user) may see the study; a refusal exits with status 1."""
     from evalcore.access.decisions import PermissionDenied
-    from evalcore.analysis.run_evaluation import population_notes
+    from evalcore.analysis.run_evaluation import pack_stored_run
     from evalcore.store.connection import open_store
-    from evalcore.store.observations import observations_for_run, tied_score_pairs
     from evalcore.store.references import ReferenceNotFoundError
     from evalcore.store.runs import RunNotFoundError
     from evalcore.store.scoping import require_study_view
@@ -84,9 +83,7 @@ def store_source(
     try:
         viewer = actor or default_actor()
         require_study_view(db, viewer, study)
-        handle = open_study(db, study, viewer)
-        observations = observations_for_run(handle, run_name, reference)
-        notes = population_notes(handle)
+        run = pack_stored_run(open_study(db, study, viewer), run_name, reference, protocol)
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo("evalcore evaluate: nothing was computed or shown", err=True)
@@ -100,7 +97,7 @@ def store_source(
     finally:
         db.conn.close()
     depth = packing_depth(measures)
-    stored = max((o.k for o in observations), default=depth)
+    stored = run.columns.run.k if run.columns.query_ids else depth
     if depth > stored:
         deeper = ", ".join(str(m) for m in measures or () if m.k is not None and m.k > stored)
         raise InputErrors([InputError(
@@ -109,9 +106,7 @@ def store_source(
             "ranks that were never retrieved",
             hint=f"use cutoffs up to {stored}, or store a deeper run",
         )])
-    return packed(observations, protocol,
-                  Diagnostics(tied_score_pairs=tied_score_pairs(observations), notes=notes),
-                  min_depth=depth)
+    return EvalInput(run.packed(depth), run.diagnostics)
 
 
 def with_study_settings(

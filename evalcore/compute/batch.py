@@ -34,24 +34,19 @@ max(k, min_depth)``: a caller that evaluates measures with their own cutoff
 (``P@5``, ``R@100``) packs up to the deepest one once. Section-3 checks
 (permissions) and section-4 duplicates cover every packed position.
 
-Three constructors:
+Constructors:
 
 * :meth:`ObservationBatch.from_observations` for validated
   :class:`~evalcore.contract.observation.Observation` objects;
-* :meth:`ObservationBatch.from_columns` for readers that already hold
-  per-query lists (e.g. the TREC reader) and want to skip building pydantic
-  objects: pass query IDs, cutoffs, returned IDs and label IDs/gains as
-  parallel per-query sequences. The inputs are trusted (validate at the edge):
-  gains must be integers 0..MAX_GAIN and ``k >= 1`` (conflicts come only
-  through observations or :meth:`ObservationBatch.from_gain_maps`);
-* :meth:`ObservationBatch.from_gain_maps` for the store's resolved reference
-  (one ``unit -> gain`` map per query, a unit in conflict mapped to the tuple of
-  its possible gains): the observations of
-  :func:`~evalcore.store.observations.observations_for_run` without building them.
+* :meth:`ObservationBatch.from_gain_maps` for per-query ``unit -> gain`` maps (a unit
+  in conflict mapped to the tuple of its possible gains): the observations' batch
+  without building them;
 * :meth:`ObservationBatch.from_codes` for readers that already joined
-  rankings and labels into arrays (the columnar TREC reader): the label code
+  rankings and labels into arrays (the TREC readers): the label code
   of every packed position, every query's label gains, and the unit IDs of
-  the packed positions only (no Python object per input line).
+  the packed positions only (no Python object per input line);
+* :meth:`ObservationBatch.from_unit_codes` for every stored run: rankings and labels
+  as the study's unit codes (:func:`evalcore.store.observations.pack_coded`).
 
 The batch is protocol-free except for the protocol it carries as a default for
 :func:`evalcore.compute.evaluate.evaluate_batch`; threshold, gain mode and the
@@ -216,68 +211,6 @@ class ObservationBatch:
         return batch if all(s is None for s in sizes) else batch.with_corpus_size(sizes)
 
     @classmethod
-    def from_columns(
-        cls,
-        query_ids: Sequence[str],
-        k: Sequence[int] | int,
-        returned_ids: Sequence[Sequence[str]],
-        label_ids: Sequence[Sequence[str]],
-        label_gains: Sequence[Sequence[int]],
-        population_complete: Sequence[bool] | bool,
-        *,
-        scan_complete: Sequence[bool] | bool = True,
-        permitted_ids: Sequence[Sequence[str] | None] | None = None,
-        unit_of: Sequence[Mapping[str, str] | None] | None = None,
-        protocol: EvalProtocol | None = None,
-        min_depth: int = 0,
-    ) -> ObservationBatch:
-        """Pack per-query parallel sequences without building observations.
-
-        ``returned_ids[i]`` is query i's ranking, best first (may be longer
-        than ``k``); ``label_ids[i]`` / ``label_gains[i]`` its reference labels
-        in input order (a repeated ID is a ``duplicate_reference``). Scalars
-        for ``k``, ``population_complete`` and ``scan_complete`` apply to every
-        query. ``permitted_ids`` / ``unit_of`` are per-query (``None`` entries
-        mean "not given"). ``min_depth`` as in :meth:`from_observations`.
-        """
-        n = len(query_ids)
-        lengths = {len(returned_ids), len(label_ids), len(label_gains)}
-        if lengths != {n}:
-            raise ValueError(
-                f"from_columns: query_ids has {n} entries but returned_ids/label_ids/label_gains "
-                f"have {len(returned_ids)}/{len(label_ids)}/{len(label_gains)}; give one entry per query"
-            )
-        ks = repeat(int(k), n) if isinstance(k, int | np.integer) else k
-        pops = (
-            repeat(bool(population_complete), n)
-            if isinstance(population_complete, bool | np.bool_)
-            else population_complete
-        )
-        scans = (
-            repeat(bool(scan_complete), n)
-            if isinstance(scan_complete, bool | np.bool_)
-            else scan_complete
-        )
-        perms = repeat(None, n) if permitted_ids is None else permitted_ids
-        units = repeat(None, n) if unit_of is None else unit_of
-        packer = _Packer(min_depth)
-        for qid, k_i, ret, ids, gs, pop, scan, perm, unit in zip(
-            query_ids,
-            ks,
-            returned_ids,
-            label_ids,
-            label_gains,
-            pops,
-            scans,
-            perms,
-            units,
-            strict=False,
-        ):
-            gains = dict(zip(ids, gs, strict=True))
-            packer.add(qid, k_i, ret, gains, len(gains) != len(ids), pop, scan, perm, unit)
-        return packer.finish(protocol or default_protocol())
-
-    @classmethod
     def from_codes(
         cls,
         query_ids: list[str],
@@ -295,7 +228,7 @@ class ObservationBatch:
         may_repeat: bool = True,
         pos_unit: np.ndarray | None = None,
     ) -> ObservationBatch:
-        """A batch from arrays already joined (trusted, as :meth:`from_columns`' inputs).
+        """A batch from arrays already joined (trusted: validated at the edge).
 
         Query ``i`` holds the packed positions ``pos_offsets[i]:pos_offsets[i + 1]``
         (its ranking's positions 1..min(max(k, min_depth), length)), whose label
@@ -647,11 +580,6 @@ class CodedUnits(PerQuery):
 
     def __setitem__(self, i: int, units: Sequence[str]) -> None:
         self._replaced[i] = units
-
-    @property
-    def pristine(self) -> bool:
-        """No query's units were replaced: every query's are still those of its codes."""
-        return not self._replaced
 
     def _name_all(self) -> None:
         distinct = np.unique(self._codes)

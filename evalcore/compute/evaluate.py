@@ -134,7 +134,6 @@ class BatchResult:
         """One :class:`QueryResult` per query, in input order (of the queries at ``rows``
         only, in that order, when given: a chart of a few queries of a large batch)."""
         from evalcore.contract.results import QueryResult
-        from evalcore.contract.trusted_models import construct
 
         batch = self.batch
         n = len(batch)
@@ -161,16 +160,13 @@ class BatchResult:
                 obs_reasons = []
                 metrics = {name: column[j] for name, column in zip(names, columns, strict=True)}
             append(
-                construct(
-                    QueryResult,
-                    {
-                        "query_id": qids[q],
-                        "k": ks[q],
-                        "valid": not ob,
-                        "reasons": obs_reasons,
-                        "duplicates": returned_duplicates(batch, q) if has_dup[q] else [],
-                        "metrics": metrics,
-                    },
+                QueryResult.model_construct(
+                    query_id=qids[q],
+                    k=ks[q],
+                    valid=not ob,
+                    reasons=obs_reasons,
+                    duplicates=returned_duplicates(batch, q) if has_dup[q] else [],
+                    metrics=metrics,
                 )
             )
         return out
@@ -189,7 +185,6 @@ class BatchResult:
         unavailable values without bounds or conflicts, by (query, reason bits, limit).
         """
         from evalcore.contract.results import MetricValue
-        from evalcore.contract.trusted_models import construct
 
         m = self.metrics[name]
         available = self.available(name).tolist()
@@ -216,8 +211,8 @@ class BatchResult:
                 v, res = values[q], residual[q]
                 mv = shared.get((v, res))
                 if mv is None:
-                    mv = shared[v, res] = construct(
-                        MetricValue, {**_AVAILABLE, "value": v, "residual": res}
+                    mv = shared[v, res] = MetricValue.model_construct(
+                        **{**_AVAILABLE, "value": v, "residual": res}
                     )
                 column.append(mv)
             else:
@@ -250,6 +245,12 @@ class BatchResult:
         blocking limit, in rank order (queries without any are left out)."""
         limit = self.metrics[metric].blocking_limit
         return self._blocking_ids(limit, limit.tobytes())
+
+    def conflict_ids(self, metric: str) -> dict[int, list[str]]:
+        """Per query, the ``conflict_ids`` of ``metric`` that :meth:`query_results` gives an
+        unavailable value of a valid query (queries without any are left out)."""
+        m = self.metrics[metric]
+        return self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
 
     def _blocking_ids(self, limit: np.ndarray, key: bytes) -> dict[int, list[str]]:
         """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by key)."""
@@ -401,20 +402,16 @@ def _unavailable(
     residual: float | None = None,
 ) -> MetricValue:
     from evalcore.contract.results import MetricValue
-    from evalcore.contract.trusted_models import construct
 
-    return construct(
-        MetricValue,
-        {
-            "status": "unavailable",
-            "value": None,
-            "reasons": list(reasons),
-            "blocking_ids": blocking,
-            "lower": lower,
-            "upper": upper,
-            "conflict_ids": conflict_ids or [],
-            "residual": residual,
-        },
+    return MetricValue.model_construct(
+        status="unavailable",
+        value=None,
+        reasons=list(reasons),
+        blocking_ids=blocking,
+        lower=lower,
+        upper=upper,
+        conflict_ids=conflict_ids or [],
+        residual=residual,
     )
 
 

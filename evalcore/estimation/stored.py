@@ -25,6 +25,7 @@ from evalcore.access.roles import Permission
 from evalcore.analysis.bottom_line import Estimate as LineEstimate
 from evalcore.analysis.decision import PairEvaluation, evaluate_column_pair, stored_pair
 from evalcore.analysis.query_set import resolve_stored_query_set
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.contract.measures import parse_measure
 from evalcore.estimation.design import SampleDesign, SampleUnit, grow
 from evalcore.estimation.pair_estimate import Estimate, NotEstimable, draw_for_pair, estimate_pair
@@ -327,7 +328,8 @@ def estimate_stored(
             "with these measures to estimate them"
         )
     # ``query_ids`` None: the study's queries now, read with the columns
-    columns = runs_as_columns(study, [design.run_a, design.run_b], query_ids=query_ids)
+    columns = runs_as_columns(study, [design.run_a, design.run_b], shared_evidence(study),
+                              query_ids=query_ids)
     if columns[0].query_ids != design.query_ids:
         raise ValueError(
             f"sample {name!r} was drawn over {len(design.query_ids)} queries (every query of "
@@ -346,10 +348,8 @@ def estimate_stored(
         {u: g for u, g in gmap.items() if u not in answered.get(q, ())}
         for q, gmap in zip(columns[0].query_ids, columns[0].gains, strict=True)
     ]
-    stripped = [
-        replace(c, gains=stripped_gains, coded=None, coded_labels=None, returned_ids=c.returned_ids)
-        for c in columns
-    ]
+    stripped_labels = columns[0].coded_labels.without(columns[0].query_ids, answered)
+    stripped = [replace(c, gains=stripped_gains, coded_labels=stripped_labels) for c in columns]
     pair = evaluate_column_pair(stripped, wanted, get_study(study.db, study.study_id).protocol())
     predictions = None
     if automatic is not None:

@@ -6,7 +6,7 @@
 * :mod:`evalcore.io.text_lines`: decoding and line splitting shared by all
   line-oriented formats (BOM, CRLF/CR, invalid UTF-8, blank and ``#`` lines).
 * :mod:`evalcore.io.observations_jsonl`: the contract's observation JSONL.
-* :mod:`evalcore.io.trec`: TREC qrels and run files, and observations built from them.
+* :mod:`evalcore.io.trec`: TREC qrels and run files, and their join into a packed batch.
 
 Readers either return fully validated data or raise :class:`InputErrors`; they
 never return part of a bad file.

@@ -1,9 +1,9 @@
 """Qrels and runs held as arrays, and their join into the metric computer's batch.
 
-Every qrels and run that is not read by the columnar file reader
-(:mod:`evalcore.io.trec_columnar`) comes here: nested dicts, DataFrames and
+Every qrels and run that is not joined column by column
+(:func:`evalcore.io.trec.assemble`) comes here: nested dicts, DataFrames and
 pyarrow tables (:mod:`evalcore.io.trec_mappings`), and files read by the
-careful reader (:func:`judged_from_qrels`, :func:`ranked_from_run`).
+TREC reader as Python objects (:func:`judged_from_qrels`, :func:`ranked_from_run`).
 
 * :class:`Judged`: the qrels, one ``doc ID -> gain`` dict per query (the lookup
   the join does once per packed position) and every query's distinct labels' gains
@@ -17,7 +17,7 @@ careful reader (:func:`judged_from_qrels`, :func:`ranked_from_run`).
   in natural query-ID order, positions 1..max(k, min_depth) of each ranking with
   the label code of each, packed by
   :meth:`~evalcore.compute.batch.ObservationBatch.from_codes`. The rules are those
-  of :func:`evalcore.io.trec.trec_columns`: a qrels query absent from the run has
+  of :mod:`evalcore.io.trec` (contract section 8): a qrels query absent from the run has
   an empty ranking; a run query without qrels has no labels and an incomplete
   population (``missing_reference``); ``complete`` (or trec_eval) declares every
   qrels population complete.
@@ -45,8 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from evalcore.contract.evaluation_protocol import EvalProtocol
-    from evalcore.io.trec import Qrels, TrecRun
-    from evalcore.io.trec_columnar import TableLabels
+    from evalcore.io.trec import Labels, Qrels, TrecRun
 
 _NO_LABELS: dict[str, int] = {}
 #: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
@@ -94,10 +93,11 @@ class Judged:
         return {q: i for i, q in enumerate(self.query_ids)}
 
     @cached_property
-    def words(self) -> TableLabels | None:
+    def words(self) -> Labels | None:
         """These qrels as the table reader's columns (built once, when a table run first
         comes); None when it cannot take them (a doc labeled twice, a NUL in an ID)."""
-        from evalcore.io.trec_columnar import Decline, words_labels
+        from evalcore.io.trec import words_labels
+        from evalcore.io.trec_bytes import Decline
 
         if self.duplicate_reference.any():
             return None

@@ -1,4 +1,4 @@
-"""TREC qrels and run files (evidence contract section 8), and observations built from them.
+"""TREC qrels and run files (evidence contract section 8): the one reader, and the join of both.
 
 Formats (fields separated by spaces and/or tabs; ``#`` comment lines and blank
 lines are skipped; see :mod:`evalcore.io.text_lines` for encoding rules):
@@ -26,44 +26,76 @@ lines are skipped; see :mod:`evalcore.io.text_lines` for encoding rules):
   reader ignores it (its test file ``results.trunc`` has such lines); the
   number of such lines is reported in :attr:`TrecRun.notes`.
 
-Building observations (:func:`trec_columns`, :func:`trec_observations`): every
-qrels query becomes an observation (absent from the run: an empty ranking, a
-real zero); a run query with no qrels entry gets no labels and
-``population_complete=False``, hence ``missing_reference``. ``complete=True``
-declares every qrels population complete. Queries are ordered by query ID in
-code-point order, the order in which trec_eval (which sorts with ``strcmp``)
-prints per-query results. Note that trec_eval evaluates only the run's queries
-unless ``-c`` is given; here qrels queries missing from the run are kept, as
-the contract requires.
+Joining both files (:func:`files_input`, contract section 8): every qrels query is
+measured (absent from the run: an empty ranking, a real zero); a run query with no
+qrels entry gets no labels and an incomplete population, hence ``missing_reference``.
+``complete=True`` (or trec_eval compatibility) declares every qrels population
+complete. Queries are ordered by query ID in natural order. Note that trec_eval
+evaluates only the run's queries unless ``-c`` is given; here qrels queries missing
+from the run are kept, as the contract requires (under trec_eval compatibility:
+:mod:`evalcore.io.trec_eval_scope`).
 
-Speed: files are read in chunks of whole lines by a tight loop that unpacks
-exactly the expected fields of each line (a 1,000,000-line run takes about as
-long as pytrec_eval's own parser); a chunk with a blank, comment or malformed
-line is re-read by a careful path that gives the same result and names every
-bad line.
+Reading (one reader for every TREC file and text): the input is taken in blocks
+of whole lines (:data:`BLOCK_BYTES`). Each block is first split in bulk
+(:mod:`evalcore.io.trec_bytes`: fields found with numpy, packed into 64-bit words,
+no Python object per line) when it is plain: single spaces or single tabs between
+fields, no blank or comment line, no blank other than space and tab. A block that
+is not plain, or whose line has the wrong number of fields, is walked line by line
+by :func:`_walk_block`, which names every bad line (``file:line``) and hands the
+good lines, re-joined by single spaces, to the same bulk split. Gains and scores
+are checked in bulk the same way; a block holding a bad one is looked at token by
+token to name the line. A file that is not plain UTF-8 with LF or CRLF line ends
+(compressed, another encoding, a NUL, a lone CR, a line past the read limit) is
+decoded whole by :func:`~evalcore.io.text_lines.read_source`, which names its
+decoding errors, and its text is read the same way.
+
+The evaluation of two files (:func:`files_input`) keeps from each run block only
+the packed positions of its queries (positions 1..depth in trec_eval order), so
+memory grows with what is measured; qrels and positions are joined on the doc
+IDs' words (a hash join, equal hashes checked word by word) and doc IDs become
+strings only where a report names them (:class:`WordUnits`). :func:`read_qrels`
+and :func:`read_run` give the whole files as Python objects (imports, the API).
 """
 
 from __future__ import annotations
 
+import codecs
+import io
 import math
+import os
 import re
+import stat
+import sys
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 from os import PathLike
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from evalcore.compute.batch import UNLABELED, ObservationBatch, PerQuery
+from evalcore.contract.limits import DEFAULT_LIMITS
 from evalcore.contract.query_order import natural_key
-from evalcore.contract.results import Diagnostics
-from evalcore.io.errors import ErrorLog
-from evalcore.io.text_lines import SourceText, data_lines, read_source
+from evalcore.io.decompress import is_compressed
 from evalcore.io.ties import pairs_in_runs, tied_runs
-from evalcore.io.trec_format import (  # noqa: F401  (QRELS_FIELDS, RUN_FIELDS, ...: re-exported)
+from evalcore.io.trec_bytes import (
+    Block,
+    Decline,
+    RowIndex,
+    as_strings,
+    concat_words,
+    distinct,
+    field_words,
+    hash_rows,
+    pad_words,
+    parse_scores,
+    split_block,
+)
+from evalcore.io.trec_eval_scope import scope_of_ids
+from evalcore.io.trec_format import (  # noqa: F401  (INTEGER, parse_gain_map, ...: re-exported)
     INTEGER,
     QRELS_FIELDS,
     RUN_FIELDS,
@@ -78,12 +110,21 @@ from evalcore.io.trec_format import (  # noqa: F401  (QRELS_FIELDS, RUN_FIELDS, 
 )
 
 if TYPE_CHECKING:
-    from evalcore.contract.observation import Observation
+    from evalcore.contract.evaluation_protocol import EvalProtocol
+    from evalcore.io.errors import ErrorLog, InputErrors
+    from evalcore.io.text_lines import SourceText
 
 #: TREC fields are separated by spaces and tabs only (as in trec_eval).
 _FIELD_SEP = re.compile(r"[ \t]+")
 #: Repeated-row notes kept per file (all are counted).
 _MAX_NOTES = 20
+#: Files are read and reduced in blocks of about this many bytes of whole lines.
+BLOCK_BYTES = 1 << 22
+#: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
+_MAX_SORT_GROUPS = 64
+#: A depth that keeps every position (a whole run).
+_ALL = sys.maxsize
+T = TypeVar("T")
 
 
 # --- parsed files ---------------------------------------------------------------------------
@@ -135,11 +176,7 @@ class TrecRun:
 
     @cached_property
     def duplicate_ids(self) -> int:
-        """Rows that repeat a doc ID already ranked for the same query (each keeps its rank).
-
-        Computed on demand (it costs a set per query); the metric computer
-        reports the returned duplicates that matter, those in positions 1..k.
-        """
+        """Rows that repeat a doc ID already ranked for the same query (each keeps its rank)."""
         return sum(len(ids) - len(set(ids)) for ids in self.doc_ids.values())
 
     @property
@@ -148,380 +185,416 @@ class TrecRun:
         return run_notes(self.name, self.tags, self.extra_column_lines)
 
 
-# --- tokenizing ------------------------------------------------------------------------------
-
-#: Files are read in chunks of whole lines of about this many characters.
-_CHUNK_CHARS = 1 << 20
+# --- blocks of lines -------------------------------------------------------------------------
 
 
-def _line_chunks(text: str) -> Iterator[tuple[int, list[str], bool]]:
-    """Yield ``(first_line_number, lines, plain)`` for chunks of whole lines.
-
-    ``plain`` is true when the chunk holds no whitespace other than space, tab
-    and line ends, so that ``str.split()`` splits exactly at TREC separators.
-    """
-    line_no = 1
-    pos, n = 0, len(text)
-    while pos < n:
-        end = text.find("\n", pos + _CHUNK_CHARS)
-        end = n if end == -1 else end + 1
-        chunk = text[pos:end]
-        lines = chunk.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        yield line_no, lines, not has_other_whitespace(chunk)
-        line_no += len(lines)
-        pos = end
+class _Undecoded(Exception):
+    """The file is not plain UTF-8 text with LF or CRLF line ends: decode it whole."""
 
 
-def _checked_fields(
-    lines: list[str],
-    first_line: int,
+@dataclass
+class _Lines:
+    """A block's rows as fields, and the line number of each row."""
+
+    fields: Block | None  # None once taken (:meth:`take`)
+    first_line: int
+    numbers: np.ndarray | None  # the line of every row; None: rows on consecutive lines
+    rows: int = 0
+
+    def __post_init__(self) -> None:
+        self.rows = 0 if self.fields is None else self.fields.lines
+
+    def take(self) -> Block:
+        """The fields, handed over once: the block's memory goes with their last use."""
+        block, self.fields = self.fields, None
+        assert block is not None
+        return block
+
+    def line(self, row: int) -> int:
+        return self.first_line + row if self.numbers is None else int(self.numbers[row])
+
+
+class LineMap:
+    """Row (counted over the whole input) -> line number, kept per block (most blocks:
+    rows on consecutive lines)."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []  # first row of each block
+        self._first_lines: list[int] = []
+        self._numbers: list[np.ndarray | None] = []  # every row's line, or None: consecutive
+
+    def add(self, first_row: int, lines: _Lines) -> None:
+        self._starts.append(first_row)
+        self._first_lines.append(lines.first_line)
+        self._numbers.append(lines.numbers)
+
+    def line(self, row: int) -> int:
+        c = bisect_right(self._starts, row) - 1
+        numbers, offset = self._numbers[c], row - self._starts[c]
+        return self._first_lines[c] + offset if numbers is None else int(numbers[offset])
+
+
+@dataclass
+class _Reading:
+    """One input being read: its name, what the line walk counted, and its error log
+    (made when the first error is logged: a clean file never imports the error models)."""
+
+    name: str
+    names: tuple[str, ...]
+    extra_columns: bool = False
+    extra_column_lines: int = 0
+    rows: int = 0
+    lines: LineMap = field(default_factory=LineMap)
+    _log: ErrorLog | None = None
+
+    @property
+    def log(self) -> ErrorLog:
+        if self._log is None:
+            from evalcore.io.errors import ErrorLog
+
+            self._log = ErrorLog(self.name)
+        return self._log
+
+    def raise_if_any(self) -> None:
+        if self._log is not None:
+            self._log.raise_if_any()
+
+
+def input_errors() -> type[InputErrors]:
+    """The error class, imported when an exception is matched against it (``except
+    input_errors():`` evaluates only then): reading clean files never imports it."""
+    from evalcore.io.errors import InputErrors
+
+    return InputErrors
+
+
+def _read_blocks(
+    source: str | PathLike[str] | SourceText,
     names: tuple[str, ...],
-    log: ErrorLog,
-    rows: _Rows,
-) -> Iterator[tuple[int, list[str]]]:
-    """The careful per-line path: ``(line_number, fields)`` of every data line.
+    take: Callable[[_Reading], Callable[[_Lines], None]],
+    *,
+    extra_columns: bool = False,
+    block_bytes: int | None = None,
+) -> _Reading:
+    """Read ``source`` block by block; ``take(reading)`` gives what consumes each block.
 
-    Blank and ``#`` comment lines are skipped; a line without ``len(names)``
-    fields is logged as an error and skipped, unless it has more and
-    ``rows.extra_columns`` allows that (the extra fields are dropped and counted).
-    """
+    A path is read as raw bytes, which must be plain UTF-8 text (else
+    :class:`_Undecoded`: the caller reads it again decoded, :func:`_decoded`); a
+    :class:`SourceText` is read from its text. Every error goes to the reading's log;
+    raises :class:`InputErrors` at the end when the log has any."""
+    if isinstance(source, str | PathLike):
+        reading = _Reading(str(source), names, extra_columns)
+        with _plain_file(source) as handle:
+            _take_all(reading, _chunks(handle.read, block_bytes, raw=True), take)
+    else:
+        reading = _Reading(source.name, names, extra_columns)
+        if source.errors:
+            reading.log.extend(source.errors)
+        data = io.BytesIO(source.text.encode("utf-8"))
+        _take_all(reading, _chunks(data.read, block_bytes, raw=False), take)
+    reading.raise_if_any()
+    return reading
+
+
+def _decoded(read: Callable[..., T]) -> Callable[..., T]:
+    """``read(source, ...)``, and again from the decoded text when the raw bytes of a path
+    are not plain UTF-8 text (:class:`_Undecoded`)."""
+
+    def reader(source: str | PathLike[str] | SourceText, *args: Any, **kwargs: Any) -> T:
+        try:
+            return read(source, *args, **kwargs)
+        except _Undecoded:
+            from evalcore.io.text_lines import read_source
+
+            return read(read_source(source), *args, **kwargs)  # type: ignore[arg-type]
+
+    return reader
+
+
+def _take_all(
+    reading: _Reading,
+    chunks: Iterator[tuple[int, bytes]],
+    take: Callable[[_Reading], Callable[[_Lines], None]],
+) -> None:
+    consume = take(reading)
+    for first_line, chunk in chunks:
+        lines = _split(reading, chunk, first_line)
+        if lines is not None:
+            reading.lines.add(reading.rows, lines)
+            consume(lines)
+            reading.rows += lines.rows
+
+
+def _plain_file(path: str | PathLike[str]) -> io.BufferedReader:
+    """The open file when it is a regular, uncompressed one, else :class:`_Undecoded`."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode) or is_compressed(path):
+            raise _Undecoded
+        return open(path, "rb")  # noqa: SIM115  (the caller closes it)
+    except OSError:
+        raise _Undecoded from None  # (read_source names what is wrong)
+
+
+def _chunks(
+    read: Callable[[int], bytes], block_bytes: int | None, *, raw: bool
+) -> Iterator[tuple[int, bytes]]:
+    """``(first line number, whole lines)`` of the input, LF-ended, about ``block_bytes`` at
+    a time. Raw file bytes that are not plain UTF-8 with LF or CRLF ends raise
+    :class:`_Undecoded` (the caller decodes the file whole)."""
+    size = block_bytes or BLOCK_BYTES
+    limit = DEFAULT_LIMITS.max_document_bytes
+    line, rest, first = 1, b"", True
+    while True:
+        data = read(size)
+        if size < 0 or len(data) < size:  # the end of the input: the rest is one block
+            if not data and not rest:
+                return
+            chunk, rest = rest + data, b""
+        else:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line end yet: read on
+                rest += data
+                if raw and len(rest) > limit:
+                    raise _Undecoded
+                continue
+            # (one copy of the block at most: the rest of the last read joined without a slice)
+            chunk = rest + memoryview(data)[:cut] if rest else data[:cut]
+            rest = data[cut:]
+        if raw:
+            if first and chunk.startswith(codecs.BOM_UTF8):
+                chunk = chunk[len(codecs.BOM_UTF8) :]
+            chunk = _plain_text(chunk, limit)
+        first = False
+        yield line, chunk
+        line += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+
+
+def _plain_text(chunk: bytes, limit: int) -> bytes:
+    """Raw whole lines with LF ends, or :class:`_Undecoded`."""
+    if b"\x00" in chunk:
+        raise _Undecoded
+    if b"\r" in chunk:
+        if chunk.count(b"\r") != chunk.count(b"\r\n"):
+            raise _Undecoded  # (a lone CR ends a line: decoding numbers the lines)
+        chunk = chunk.replace(b"\r\n", b"\n")
+    if not chunk.isascii():
+        try:
+            chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Undecoded from None
+    if len(chunk) > limit and max(map(len, chunk.split(b"\n"))) > limit:
+        raise _Undecoded
+    return chunk
+
+
+def _split(reading: _Reading, chunk: bytes, first_line: int) -> _Lines | None:
+    """A block's fields: split in bulk, or walked line by line (:func:`_walk_block`)."""
+    width = len(reading.names)
+    if chunk[:1] == b"\n" and not chunk.strip(b"\n"):
+        return None  # only empty lines
+    try:
+        block = _bulk_split(chunk, width)
+    except Decline:
+        kept, numbers = _walk_block(reading, chunk.decode("utf-8"), first_line)
+        if not kept:
+            return None
+        block = split_block(("\n".join(kept) + "\n").encode("utf-8"), 0x20, width)
+        return _Lines(block, first_line, np.asarray(numbers, dtype=np.int64))
+    if not block.skipped:
+        return _Lines(block, first_line, None)
+    # Empty lines: a row's line is the first line plus the line ends before it.
+    ends = np.flatnonzero(block.data[:-8] == 0x0A)
+    return _Lines(block, first_line, first_line + np.searchsorted(ends, block.starts[0]))
+
+
+def _bulk_split(chunk: bytes, width: int) -> Block:
+    """The fields of a plain block (module docstring), or :class:`Decline`."""
+    if not chunk.isascii() and has_other_whitespace(chunk.decode("utf-8")):
+        raise Decline("Unicode blank")
+    return split_block(chunk, 0x09 if b"\t" in chunk else 0x20, width, plain=True)
+
+
+def _walk_block(reading: _Reading, text: str, first_line: int) -> tuple[list[str], list[int]]:
+    """The careful per-line reading of a block: its data lines' fields joined by single
+    spaces, and their line numbers.
+
+    Blank and ``#`` comment lines are skipped; a line without ``len(names)`` fields is
+    logged as an error and skipped, unless it has more and ``extra_columns`` allows that
+    (the extra fields are dropped and counted)."""
+    names = reading.names
     width = len(names)
+    kept: list[str] = []
+    numbers: list[int] = []
+    from evalcore.io.text_lines import data_lines
+
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
     for number, line in data_lines(lines, comments=True, first_line=first_line):
         fields = _FIELD_SEP.split(line.strip(" \t"))
-        if len(fields) > width and rows.extra_columns:
-            rows.extra_column_lines += 1
+        if len(fields) > width and reading.extra_columns:
+            reading.extra_column_lines += 1
             del fields[width:]
         if len(fields) != width:
-            log.add(
+            reading.log.add(
                 number,
                 None,
                 f"expected {width} fields ({' '.join(names)}), got {len(fields)}",
                 "fields are separated by spaces or tabs",
             )
             continue
-        yield number, fields
+        kept.append(" ".join(fields))
+        numbers.append(number)
+    return kept, numbers
 
 
-class _LineMap:
-    """Record index -> line number, stored per chunk (most chunks: consecutive lines)."""
-
-    def __init__(self) -> None:
-        self._starts: list[int] = []  # first record index of each chunk
-        self._first_lines: list[int] = []
-        self._lines: list[list[int] | None] = []  # explicit lines, or None: consecutive
-
-    def add(self, first_record: int, first_line: int, lines: list[int] | None) -> None:
-        self._starts.append(first_record)
-        self._first_lines.append(first_line)
-        self._lines.append(lines)
-
-    def line(self, record: int) -> int:
-        c = bisect_right(self._starts, record) - 1
-        explicit = self._lines[c]
-        offset = record - self._starts[c]
-        return self._first_lines[c] + offset if explicit is None else explicit[offset]
-
-
-@dataclass
-class _Rows:
-    """Columns read so far, and runs of consecutive rows with the same query ID."""
-
-    docs: list[str] = field(default_factory=list)
-    values: list[str] = field(default_factory=list)  # the current chunk's gain/score tokens
-    keys: list[str] = field(default_factory=list)  # query ID of each run of rows
-    starts: list[int] = field(default_factory=list)  # first row of each run
-    tags: dict[str, None] = field(default_factory=dict)
-    lines: _LineMap = field(default_factory=_LineMap)
-    extra_columns: bool = False  # accept text after the last field (runs, trec_eval mode)
-    extra_column_lines: int = 0
-
-    def mark(self) -> tuple[int, int]:
-        return len(self.docs), len(self.keys)
-
-    def rollback(self, mark: tuple[int, int]) -> None:
-        del self.docs[mark[0] :], self.keys[mark[1] :], self.starts[mark[1] :]
-        self.values.clear()
-
-    def add(self, q: str, d: str, value: str) -> None:
-        if not self.keys or self.keys[-1] != q:
-            self.keys.append(q)
-            self.starts.append(len(self.docs))
-        self.docs.append(d)
-        self.values.append(value)
-
-    def lengths(self) -> list[int]:
-        return np.diff(np.asarray([*self.starts, len(self.docs)], dtype=np.int64)).tolist()
-
-
-def _read_rows(
-    source: SourceText,
-    names: tuple[str, ...],
-    log: ErrorLog,
-    take_values: Callable[[list[str], int, _LineMap], None],
-    *,
-    extra_columns: bool = False,
-) -> _Rows:
-    """Read a qrels (4 fields) or run (6 fields) file into :class:`_Rows`.
-
-    Each chunk is first read by a tight loop that unpacks exactly the expected
-    number of fields per line; a chunk where that fails (a blank, comment or
-    malformed line) is read again by the careful path, which names every bad line.
-    After each chunk, ``take_values(tokens, first_row, lines)`` receives the
-    chunk's gain or score tokens (to convert them while they are in cache).
-    ``extra_columns`` accepts lines with more fields than ``names`` (see
-    :func:`_checked_fields`); such a chunk always takes the careful path.
-    """
-    rows = _Rows(extra_columns=extra_columns)
-    fast = _fast_run_chunk if len(names) == 6 else _fast_qrels_chunk
-    value_col = 4 if len(names) == 6 else 3
-    for first_line, lines, plain in _line_chunks(source.text):
-        mark = rows.mark()
-        if plain:
-            try:
-                fast(lines, rows)
-            except ValueError:  # wrong field count, or a comment: read carefully
-                rows.rollback(mark)
-            else:
-                rows.lines.add(mark[0], first_line, None)
-                take_values(rows.values, mark[0], rows.lines)
-                rows.values = []
-                continue
-        numbers: list[int] = []
-        for number, fields in _checked_fields(lines, first_line, names, log, rows):
-            rows.add(fields[0], fields[2], fields[value_col])
-            if value_col == 4:
-                rows.tags[fields[5]] = None
-            numbers.append(number)
-        rows.lines.add(mark[0], first_line, numbers)
-        take_values(rows.values, mark[0], rows.lines)
-        rows.values = []
-    return rows
-
-
-def _fast_run_chunk(lines: list[str], rows: _Rows) -> None:
-    """Append a chunk of run lines; raise ValueError unless every line has 6 fields."""
-    docs, values, keys, starts, tags = rows.docs, rows.values, rows.keys, rows.starts, rows.tags
-    add_doc, add_value = docs.append, values.append
-    current = keys[-1] if keys else None
-    tag = next(reversed(tags)) if tags else None
-    for line in lines:
-        q, _, d, _, s, t = line.split()
-        if q != current:
-            if q[0] == "#":  # a comment line that happens to have 6 words
-                raise ValueError(q)
-            keys.append(q)
-            starts.append(len(docs))
-            current = q
-        if t != tag:
-            tags[t] = None
-            tag = t
-        add_doc(d)
-        add_value(s)
-
-
-def _fast_qrels_chunk(lines: list[str], rows: _Rows) -> None:
-    """Append a chunk of qrels lines; raise ValueError unless every line has 4 fields.
-
-    The same loop as :func:`_fast_run_chunk`, for 4 fields: the per-line body is
-    inlined on purpose (a shared per-line function call would double the cost).
-    """
-    docs, values, keys, starts = rows.docs, rows.values, rows.keys, rows.starts
-    add_doc, add_value = docs.append, values.append
-    current = keys[-1] if keys else None
-    for line in lines:
-        q, _, d, g = line.split()
-        if q != current:
-            if q[0] == "#":  # a comment line that happens to have 4 words
-                raise ValueError(q)
-            keys.append(q)
-            starts.append(len(docs))
-            current = q
-        add_doc(d)
-        add_value(g)
+def query_codes(words: np.ndarray, code_of: dict[str, int]) -> np.ndarray:
+    """Codes of a block's query IDs in ``code_of`` (new IDs get the next codes)."""
+    local, values = distinct(words)
+    to_global = np.fromiter(
+        (code_of.setdefault(v, len(code_of)) for v in values), dtype=np.int64, count=len(values)
+    )
+    return to_global[local]
 
 
 # --- qrels -----------------------------------------------------------------------------------
 
 
-def read_qrels(path: str | PathLike[str], gain_map: Mapping[int, int] | None = None) -> Qrels:
-    """Read a TREC qrels file; raise :class:`~evalcore.io.errors.InputErrors` listing every error."""
-    return parse_qrels(read_source(path), gain_map)
+@dataclass
+class Labels:
+    """Qrels as columns: per row its query's code, its doc ID's words and its gain."""
+
+    name: str
+    query_ids: list[str]  # distinct, first-appearance order
+    query: np.ndarray  # int32 per row: index into query_ids
+    docs: list[np.ndarray]  # doc ID words, one array per block, the rows in file order
+    gains: np.ndarray  # int8 per row
+    notes: list[str] = field(default_factory=list)
+    lines: LineMap | None = None  # row -> line (files); None: row i is line i + 1
+    kept: bool = False  # joined more than once (prepared qrels): the join keeps the words
+
+    def words(self) -> np.ndarray:
+        """Every row's doc ID words, in one array (kept as the only copy)."""
+        if len(self.docs) != 1:
+            self.docs = [concat_words(self.docs)]
+        return self.docs[0]
+
+    def line(self, row: int) -> int:
+        return row + 1 if self.lines is None else self.lines.line(row)
 
 
-def parse_qrels(source: SourceText, gain_map: Mapping[int, int] | None = None) -> Qrels:
-    """Validate decoded qrels text; same rules as :func:`read_qrels`."""
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
-    tokens: list[str] = []
-    rows = _read_rows(source, QRELS_FIELDS, log, lambda values, _, __: tokens.extend(values))
-    table = gain_table(set(tokens), gain_map or {})
-    if any(isinstance(v, str) for v in table.values()):
-        for i, tok in enumerate(tokens):
-            problem = table[tok]
-            if isinstance(problem, str):
-                log.add(rows.lines.line(i), "gain", problem, gain_hint(tok))
-    log.raise_if_any()
-    if not rows.docs:
-        log.add(None, None, "no judgments", "a qrels line is: query_id iteration doc_id gain")
-        log.raise_if_any()
-    gains = list(map(table.__getitem__, tokens))
-    qrels = _group_qrels(source.name, rows, gains)
-    if gain_map:
-        mapped = Counter(raw for tok in tokens if (raw := gain_number(tok)) in gain_map)
-        if mapped:
-            qrels.notes.append(gain_map_note(source.name, gain_map, mapped))
-    if any("." in tok for tok in table) and (note := decimal_gain_note(source.name, tokens)):
-        qrels.notes.append(note)  # exact decimals (1.0) were read as integers
-    return qrels
-
-
-def _group_qrels(name: str, rows: _Rows, gains: list[int]) -> Qrels:
-    docs = rows.docs
-    by_query: dict[str, dict[str, int]] = {}
-    a = 0
-    for q, n in zip(rows.keys, rows.lengths(), strict=True):
-        b = a + n
-        block = dict(zip(docs[a:b], gains[a:b], strict=True))
-        labels = by_query.get(q)
-        if labels is None and len(block) == n:
-            by_query[q] = block  # the common case: one block per query, no repeats
-        else:  # repeats or a query split over blocks: the first gain of a doc is kept
-            labels = by_query.setdefault(q, {})
-            for d, g in zip(docs[a:b], gains[a:b], strict=True):
-                labels.setdefault(d, g)
-        a = b
-    extra: dict[str, list[tuple[str, int]]] = {}
-    collapsed = conflicting = 0
-    notes: list[str] = []
-    if sum(map(len, by_query.values())) != len(docs):
-        # Second pass, only for files with repeated (query, doc) rows: name the lines.
-        qids = [q for q, n in zip(rows.keys, rows.lengths(), strict=True) for _ in range(n)]
-        line = rows.lines.line
-        first: dict[tuple[str, str], int] = {}
-        kept: dict[tuple[str, str], dict[int, int]] = {}  # (q, d) -> {gain: first row}
-        for i, (q, d, g) in enumerate(zip(qids, docs, gains, strict=True)):
-            j = first.setdefault((q, d), i)
-            if j == i:
-                continue
-            seen = kept.setdefault((q, d), {gains[j]: j})
-            where = f"{name}:{line(i)}: query {q} doc {d}"
-            if g in seen:
-                collapsed += 1
-                text = f"{where} repeats line {line(seen[g])} with the same gain {g}; counted once"
-            else:
-                conflicting += 1
-                seen[g] = i
-                extra.setdefault(q, []).append((d, g))
-                text = (
-                    f"{where} has gain {g} but line {line(j)} gave {gains[j]}; "
-                    "both labels kept, so the query is duplicate_reference"
-                )
-            if len(notes) < _MAX_NOTES:
-                notes.append(text)
-    return _qrels_from(name, by_query, extra, len(docs), collapsed, conflicting, notes)
-
-
-def _qrels_from(
-    name: str,
-    by_query: dict[str, dict[str, int]],
-    extra: dict[str, list[tuple[str, int]]],
-    n_rows: int,
-    collapsed: int,
-    conflicting: int,
-    notes: list[str],
-) -> Qrels:
-    doc_ids = {q: list(m) for q, m in by_query.items()}
-    gains = {q: list(m.values()) for q, m in by_query.items()}
-    for q, rows in extra.items():
-        doc_ids[q].extend(d for d, _ in rows)
-        gains[q].extend(g for _, g in rows)
-    if collapsed + conflicting > len(notes):
-        notes.append(f"... {collapsed + conflicting - len(notes)} more repeated rows")
-    return Qrels(name, doc_ids, gains, n_rows, collapsed, conflicting, notes)
-
-
-# --- runs ------------------------------------------------------------------------------------
-
-
-def read_run(path: str | PathLike[str], *, extra_columns: bool = False) -> TrecRun:
-    """Read a TREC run file; raise :class:`~evalcore.io.errors.InputErrors` listing every error.
-
-    ``extra_columns=True`` ignores text after the tag, as trec_eval does.
-    """
-    return parse_run(read_source(path), extra_columns=extra_columns)
-
-
-def parse_run(source: SourceText, *, extra_columns: bool = False) -> TrecRun:
-    """Validate decoded run text; same rules as :func:`read_run`."""
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
-    parts: list[np.ndarray] = []
-
-    def take_scores(tokens: list[str], first_row: int, lines: _LineMap) -> None:
-        parts.append(_parse_scores(tokens, first_row, lines, log))
-
-    rows = _read_rows(source, RUN_FIELDS, log, take_scores, extra_columns=extra_columns)
-    log.raise_if_any()
-    if not rows.docs:
-        log.add(None, None, "no results", "a run line is: query_id Q0 doc_id rank score tag")
-        log.raise_if_any()
-    return _rank_run(source.name, rows, np.concatenate(parts))
-
-
-def _parse_scores(tokens: list[str], first_row: int, lines: _LineMap, log: ErrorLog) -> np.ndarray:
-    """One chunk's scores as float64; every token that is not a finite number is logged."""
-    try:
-        scores = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
-    except ValueError:
-        scores = None
-    if scores is not None and bool(np.isfinite(scores).all()) and _plain_ascii(tokens):
-        return scores
-    for i, tok in enumerate(tokens):
-        try:
-            ok = math.isfinite(float(tok)) and _plain_ascii([tok])
-        except ValueError:
-            ok = False
-        if not ok:
-            log.add(
-                lines.line(first_row + i),
-                "score",
-                f"must be a finite number, got '{tok[:40]}'",
-                "the fifth field is the score; items are ranked by it"
-                if _plain_ascii([tok])
-                else "write it as trec_eval reads it: ASCII digits, no '_' (e.g. 1000.5)",
-            )
-    return np.zeros(len(tokens))
-
-
-def _plain_ascii(tokens: list[str]) -> bool:
-    """No digit or separator Python's float() takes but trec_eval's atof does not (``_``, ``١``)."""
-    text = "".join(tokens)
-    return text.isascii() and "_" not in text
-
-
-def _rank_run(name: str, rows: _Rows, scores: np.ndarray) -> TrecRun:
-    """Group rows by query (first-appearance order) and order each query as trec_eval does."""
-    docs, run_keys, run_lengths = rows.docs, rows.keys, rows.lengths()
-    n = len(docs)
-    code_of = {q: i for i, q in enumerate(dict.fromkeys(run_keys))}
-    keys = list(code_of)
-    if len(keys) == len(run_keys):  # each query's rows are contiguous
-        edges = [0, *accumulate(run_lengths)]
-    else:  # some query's rows are interleaved with others': regroup them stably
-        codes = np.repeat(np.fromiter(map(code_of.__getitem__, run_keys), np.int64), run_lengths)
-        perm = np.argsort(codes, kind="stable")
-        docs = list(map(docs.__getitem__, perm.tolist()))
-        scores = scores[perm]
-        edges = [0, *accumulate(np.bincount(codes, minlength=len(keys)).tolist())]
-    order, s_sorted, tied_pairs = order_blocks(scores, edges, docs)
-    ranked = docs if order is None else list(map(docs.__getitem__, order.tolist()))
-    doc_ids = {q: ranked[a:b] for q, a, b in zip(keys, edges, edges[1:], strict=False)}
-    spans = {q: (a, b) for q, a, b in zip(keys, edges, edges[1:], strict=False)}
-    return TrecRun(
-        name, doc_ids, n, list(rows.tags), tied_pairs, s_sorted, spans, rows.extra_column_lines
+def words_labels(
+    name: str, query_ids: list[str], counts: np.ndarray, docs: list[str], gains: np.ndarray
+) -> Labels:
+    """:class:`Labels` from qrels held as strings (``counts[i]`` docs for query i);
+    raises :class:`Decline` for a doc ID the words cannot hold (a NUL)."""
+    text = "".join(docs)
+    if "\0" in text:
+        raise Decline("NUL")
+    lengths = (
+        np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        if text.isascii()
+        else np.fromiter(map(len, map(str.encode, docs)), dtype=np.int64, count=len(docs))
     )
+    data = np.frombuffer(text.encode() + bytes(8), dtype=np.uint8)
+    ends = np.cumsum(lengths)
+    query = np.repeat(np.arange(len(query_ids), dtype=np.int32), counts)
+    return Labels(
+        name,
+        list(query_ids),
+        query,
+        [field_words(data, ends - lengths, ends)],
+        gains.astype(np.int8),
+        kept=True,
+    )
+
+
+@_decoded
+def read_labels(
+    source: str | PathLike[str] | SourceText,
+    gain_map: Mapping[float, int] | None = None,
+    *,
+    block_bytes: int | None = None,
+) -> Labels:
+    """Read TREC qrels as columns; raise :class:`InputErrors` listing every error."""
+    gain_map = gain_map or {}
+    q, _, d, g = range(len(QRELS_FIELDS))
+    code_of: dict[str, int] = {}
+    rules: dict[str, int | str] = {}
+    counts: dict[str, int] = {}  # rows per gain token, in order of appearance
+    queries: list[np.ndarray] = []
+    docs: list[np.ndarray] = []
+    gains: list[np.ndarray] = []
+
+    def take(reading: _Reading) -> Callable[[_Lines], None]:
+        def consume(lines: _Lines) -> None:
+            block = lines.take()
+            queries.append(query_codes(block.words(q), code_of).astype(np.int32))
+            local, tokens = distinct(block.words(g))
+            rules.update(gain_table(set(tokens).difference(rules), gain_map))
+            per_token = np.bincount(local, minlength=len(tokens)).tolist()
+            for token, n in zip(tokens, per_token, strict=True):
+                counts[token] = counts.get(token, 0) + n
+            values = [rules[t] for t in tokens]
+            bad = [i for i, v in enumerate(values) if isinstance(v, str)]
+            if bad:
+                for row in np.flatnonzero(np.isin(local, bad)).tolist():
+                    token = tokens[local[row]]
+                    reading.log.add(lines.line(row), "gain", str(rules[token]), gain_hint(token))
+            codes = [v if isinstance(v, int) else 0 for v in values]
+            gains.append(np.asarray(codes, dtype=np.int8)[local])
+            docs.append(block.words(d))
+            del block
+
+        return consume
+
+    reading = _read_blocks(source, QRELS_FIELDS, take, block_bytes=block_bytes)
+    if not queries:
+        reading.log.add(
+            None, None, "no judgments", "a qrels line is: query_id iteration doc_id gain"
+        )
+        reading.raise_if_any()
+    name = reading.name
+    notes = []
+    mapped: dict[float, int] = {}
+    for token, n in counts.items():
+        if (raw := gain_number(token)) in gain_map:
+            mapped[raw] = mapped.get(raw, 0) + n
+    if mapped:
+        notes.append(gain_map_note(name, gain_map, mapped))
+    if any("." in t for t in counts) and (note := decimal_gain_note(name, counts)):
+        notes.append(note)  # exact decimals (1.0) were read as integers
+    return Labels(
+        name,
+        list(code_of),
+        np.concatenate(queries),
+        docs,
+        np.concatenate(gains),
+        notes,
+        reading.lines,
+    )
+
+
+def read_qrels(path: str | PathLike[str], gain_map: Mapping[float, int] | None = None) -> Qrels:
+    """Read a TREC qrels file; raise :class:`~evalcore.io.errors.InputErrors` listing every error."""
+    return qrels_of(read_labels(path, gain_map))
+
+
+def parse_qrels(source: SourceText, gain_map: Mapping[float, int] | None = None) -> Qrels:
+    """Validate decoded qrels text; same rules as :func:`read_qrels`."""
+    return qrels_of(read_labels(source, gain_map))
+
+
+def qrels_of(labels: Labels) -> Qrels:
+    """The :class:`Qrels` of qrels read as columns (repeated rows noted, see module docstring)."""
+    query = labels.query
+    starts = np.flatnonzero(np.concatenate(([query.size > 0], query[1:] != query[:-1])))
+    keys = [labels.query_ids[c] for c in query[starts].tolist()]
+    lengths = np.diff(np.append(starts, query.size)).tolist()
+    docs = as_strings(labels.words())
+    qrels = _group_qrels(labels.name, keys, lengths, docs, labels.gains.tolist(), labels.line)
+    qrels.notes.extend(labels.notes)
+    return qrels
 
 
 def qrels_from_rows(
@@ -532,17 +605,347 @@ def qrels_from_rows(
     Repeated ``(query, doc)`` rows are treated as in a file, row ``i`` standing
     for line ``i + 1``. Used for in-memory input (dicts, DataFrames).
     """
-    rows = _rows_of(query_ids, doc_ids)
-    return _group_qrels(name, rows, list(gains))
-
-
-def _rows_of(query_ids: Sequence[str], doc_ids: Sequence[str]) -> _Rows:
-    """Rows with runs of equal consecutive query IDs found by numpy (no per-row Python)."""
     q = np.asarray(query_ids, dtype=object)
     starts = np.flatnonzero(np.concatenate(([q.size > 0], q[1:] != q[:-1])))
-    rows = _Rows(docs=list(doc_ids), keys=q[starts].tolist(), starts=starts.tolist())
-    rows.lines.add(0, 1, None)
-    return rows
+    lengths = np.diff(np.append(starts, q.size)).tolist()
+    return _group_qrels(name, q[starts].tolist(), lengths, list(doc_ids), list(gains), _next)
+
+
+def _next(row: int) -> int:
+    return row + 1
+
+
+def _group_qrels(
+    name: str,
+    keys: list[str],
+    lengths: list[int],
+    docs: list[str],
+    gains: list[int],
+    line: Callable[[int], int],
+) -> Qrels:
+    """Group rows (``keys[i]`` for ``lengths[i]`` consecutive rows) by query, each doc's
+    first gain first; repeated rows as :func:`_repeats` says."""
+    by_query: dict[str, dict[str, int]] = {}
+    a = 0
+    for q, n in zip(keys, lengths, strict=True):
+        b = a + n
+        block = dict(zip(docs[a:b], gains[a:b], strict=True))
+        labels = by_query.get(q)
+        if labels is None and len(block) == n:
+            by_query[q] = block  # the common case: one block per query, no repeats
+        else:  # repeats or a query split over blocks: the first gain of a doc is kept
+            labels = by_query.setdefault(q, {})
+            for d, g in zip(docs[a:b], gains[a:b], strict=True):
+                labels.setdefault(d, g)
+        a = b
+    doc_ids = {q: list(m) for q, m in by_query.items()}
+    gains_of = {q: list(m.values()) for q, m in by_query.items()}
+    if sum(map(len, by_query.values())) == len(docs):
+        return Qrels(name, doc_ids, gains_of, len(docs))
+    # Only for rows repeating a (query, doc): which earlier row each repeats.
+    qids = [q for q, n in zip(keys, lengths, strict=True) for _ in range(n)]
+    first: dict[tuple[str, str], int] = {}
+    pairs = []
+    for i, key in enumerate(zip(qids, docs, strict=True)):
+        j = first.setdefault(key, i)
+        if j != i:
+            pairs.append((i, j, key[0], key[1]))
+    rep = _repeats(name, pairs, gains, line)
+    for i in rep.extra:
+        doc_ids[qids[i]].append(docs[i])
+        gains_of[qids[i]].append(gains[i])
+    return Qrels(name, doc_ids, gains_of, len(docs), rep.collapsed, rep.conflicting, rep.notes)
+
+
+@dataclass
+class _Repeated:
+    """What :func:`_repeats` found: the rows kept beside the first (another gain), the counts
+    and the notes naming both lines."""
+
+    extra: list[int]
+    collapsed: int
+    conflicting: int
+    notes: list[str]
+
+
+def _repeats(
+    name: str,
+    pairs: Iterable[tuple[int, int, str, str]],
+    gains: Sequence[int],
+    line: Callable[[int], int],
+) -> _Repeated:
+    """The rule for rows repeating a ``(query, doc)``: ``(row, the first row with its query
+    and doc, query, doc)`` in row order. A repeat with the same gain as one kept states the
+    same fact twice: counted once. With another gain it is contradictory evidence: both
+    labels are kept (the query is ``duplicate_reference``). Every repeat is noted."""
+    out = _Repeated([], 0, 0, [])
+    kept: dict[int, dict[int, int]] = {}  # first row -> {gain: the first row with it}
+    for i, j, q, d in pairs:
+        g = gains[i]
+        seen = kept.setdefault(j, {gains[j]: j})
+        where = f"{name}:{line(i)}: query {q} doc {d}"
+        if g in seen:
+            out.collapsed += 1
+            text = f"{where} repeats line {line(seen[g])} with the same gain {g}; counted once"
+        else:
+            out.conflicting += 1
+            seen[g] = i
+            out.extra.append(i)
+            text = (
+                f"{where} has gain {g} but line {line(j)} gave {gains[j]}; "
+                "both labels kept, so the query is duplicate_reference"
+            )
+        if len(out.notes) < _MAX_NOTES:
+            out.notes.append(text)
+    if out.collapsed + out.conflicting > len(out.notes):
+        out.notes.append(
+            f"... {out.collapsed + out.conflicting - len(out.notes)} more repeated rows"
+        )
+    return out
+
+
+# --- runs ------------------------------------------------------------------------------------
+
+
+class _Interleaved(Exception):
+    """A query's lines continue after another query began (in another block)."""
+
+
+@dataclass
+class Windows:
+    """A run reduced to its packed positions: per query (first-appearance order) the doc
+    IDs (as words) and scores at positions 1..depth, in trec_eval order."""
+
+    name: str
+    query_ids: list[str] = field(default_factory=list)
+    code_of: dict[str, int] = field(default_factory=dict)
+    window_query: list[np.ndarray] = field(default_factory=list)  # codes, one per window
+    window_size: list[np.ndarray] = field(default_factory=list)
+    window_docs: list[np.ndarray] = field(default_factory=list)  # doc ID words
+    window_scores: list[np.ndarray] = field(default_factory=list)  # (kept for whole runs)
+    tied_pairs: int = 0
+    tags: dict[str, None] = field(default_factory=dict)
+    done: set[int] = field(default_factory=set)
+    n_rows: int = 0
+    extra_column_lines: int = 0
+
+
+def read_windows(
+    source: str | PathLike[str] | SourceText,
+    depth: int = _ALL,
+    *,
+    extra_columns: bool = False,
+    block_bytes: int | None = None,
+) -> Windows:
+    """Read a TREC run, keeping each query's positions 1..``depth``; raise
+    :class:`InputErrors` listing every error. A query whose lines come back after
+    another query's (in a later block) makes the run be read again as one block."""
+    try:
+        return _reduce_run(source, depth, extra_columns, block_bytes)
+    except _Interleaved:
+        return _reduce_run(source, depth, extra_columns, -1)
+
+
+@_decoded
+def _reduce_run(
+    source: str | PathLike[str] | SourceText,
+    depth: int,
+    extra_columns: bool,
+    block_bytes: int | None,
+) -> Windows:
+    q, _, d, _, s, tag = range(len(RUN_FIELDS))
+    out = Windows("")
+    carry: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def take(reading: _Reading) -> Callable[[_Lines], None]:
+        def consume(lines: _Lines) -> None:
+            block = lines.take()
+            codes = query_codes(block.words(q), out.code_of)
+            scores = _scores(block, s, lines, reading)
+            docs = block.words(d)
+            for t in distinct(block.words(tag))[1]:  # in order of first appearance
+                out.tags.setdefault(t, None)
+            del block
+            if carry:
+                last = carry.pop()
+                codes = np.concatenate((last[0], codes))
+                scores = np.concatenate((last[1], scores))
+                docs = concat_words([last[2], docs])
+            # The last query may go on in the next block: keep its lines for then.
+            tail = len(codes) - int(np.argmax(codes[::-1] != codes[-1]))  # its last stretch
+            if tail == len(codes) and codes[0] == codes[-1]:
+                carry.append((codes, scores, docs))
+                return
+            if (codes[:tail] != codes[-1]).all():  # the usual file: views, no copies
+                carry.append((codes[tail:], scores[tail:], docs[tail:]))
+                reduce_block(out, codes[:tail], scores[:tail], docs[:tail], depth)
+                return
+            last_query = codes == codes[-1]
+            rest = ~last_query
+            carry.append((codes[last_query], scores[last_query], docs[last_query]))
+            reduce_block(out, codes[rest], scores[rest], docs[rest], depth)
+
+        return consume
+
+    reading = _read_blocks(
+        source, RUN_FIELDS, take, extra_columns=extra_columns, block_bytes=block_bytes
+    )
+    out.name = reading.name
+    if not carry:
+        reading.log.add(
+            None, None, "no results", "a run line is: query_id Q0 doc_id rank score tag"
+        )
+        reading.raise_if_any()
+    reduce_block(out, *carry.pop(), depth)
+    out.query_ids = list(out.code_of)
+    out.n_rows = reading.rows
+    out.extra_column_lines = reading.extra_column_lines
+    return out
+
+
+def _scores(block: Block, j: int, lines: _Lines, reading: _Reading) -> np.ndarray:
+    """Field ``j`` as float64 (bulk); a block holding a token that is not a plain finite
+    number is looked at token by token and every bad one is logged with its line."""
+    try:
+        return parse_scores(block, j)
+    except Decline:
+        pass
+    tokens = as_strings(block.words(j))
+    scores = np.zeros(len(tokens))
+    for i, tok in enumerate(tokens):
+        plain = tok.isascii() and "_" not in tok  # (what float() takes but atof does not)
+        try:
+            value = float(tok)
+        except ValueError:
+            value = math.nan
+        if plain and math.isfinite(value):
+            scores[i] = value
+            continue
+        reading.log.add(
+            lines.line(i),
+            "score",
+            f"must be a finite number, got '{tok[:40]}'",
+            "the fifth field is the score; items are ranked by it"
+            if plain
+            else "write it as trec_eval reads it: ASCII digits, no '_' (e.g. 1000.5)",
+        )
+    return scores
+
+
+def reduce_block(
+    out: Windows, codes: np.ndarray, scores: np.ndarray, docs: np.ndarray, depth: int
+) -> None:
+    """Order a block's lines per query as trec_eval does (score descending, then doc ID
+    descending); keep positions 1..depth. Tied pairs are counted over whole rankings."""
+    n = len(codes)
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    firsts = codes[starts].tolist()
+    if not out.done.isdisjoint(firsts):
+        raise _Interleaved
+    order: np.ndarray | None = None
+    if len(set(firsts)) != len(firsts):  # a query's lines apart: group them (stable)
+        order = np.argsort(codes, kind="stable")
+        codes, scores = codes[order], scores[order]
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    rising = np.flatnonzero((scores[1:] > scores[:-1]) & (codes[1:] == codes[:-1]))
+    if rising.size:
+        within = _score_order(scores, codes, starts, rising)
+        order = within if order is None else order[within]
+        scores = scores[within]
+    same_block = codes[1:] == codes[:-1]
+    run_start, run_end = tied_runs(scores, same_block)
+    out.tied_pairs += pairs_in_runs(run_start, run_end)
+    lengths = np.diff(np.append(starts, n))
+    size = np.minimum(lengths, depth)
+    if run_start.size:  # ties reaching the packed positions: doc ID descending (strcmp)
+        group = np.searchsorted(starts, run_start, side="right") - 1
+        reach = run_start < starts[group] + size[group]
+        if reach.any():
+            a, b = run_start[reach], run_end[reach]
+            rows = _ranges(a, b - a)
+            if order is None:
+                order = np.arange(n, dtype=np.int64)
+            lines = order[rows]
+            # Big-endian words compare as the bytes do; inverted, they sort descending.
+            tied = ~docs[lines].byteswap()
+            keys = [tied[:, i] for i in range(tied.shape[1] - 1, -1, -1)]
+            within = np.lexsort((*keys, np.repeat(np.arange(a.size), b - a)))
+            order[rows] = lines[within]
+    picked = _ranges(starts, size)
+    lines = picked if order is None else order[picked]
+    out.window_query.append(codes[starts])
+    out.window_size.append(size)
+    out.window_docs.append(docs[lines])
+    if depth == _ALL:  # a whole run (read_run): its scores too
+        out.window_scores.append(scores[picked])
+    out.done.update(firsts)
+
+
+def _score_order(
+    scores: np.ndarray, codes: np.ndarray, starts: np.ndarray, rising: np.ndarray
+) -> np.ndarray:
+    """The rows with each query's (``codes``, grouped; ``starts``: each query's first row) in
+    score-descending order: only the queries with a rising pair (``rising``: its first row)
+    are sorted, those of one length together (one 2-D sort; one sort of every row when
+    the lengths are many). Not stable, and need not be: equal scores are put in doc ID
+    order after, where they reach the packed positions."""
+    n = len(scores)
+    ends = np.append(starts[1:], n)
+    unsorted = np.unique(np.searchsorted(starts, rising, side="right") - 1)
+    lengths = ends[unsorted] - starts[unsorted]
+    distinct_lengths = np.unique(lengths).tolist()
+    if len(distinct_lengths) > _MAX_SORT_GROUPS:
+        return np.lexsort((-scores, codes))
+    order = np.arange(n, dtype=np.int64)
+    for length in distinct_lengths:
+        first = starts[unsorted[lengths == length]]
+        rows = first[:, None] + np.arange(length)
+        order[rows] = np.take_along_axis(rows, np.argsort(-scores[rows], axis=1), axis=1)
+    return order
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i] .. starts[i] + lengths[i] - 1`` of every i, concatenated."""
+    total = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
+
+
+def read_run(path: str | PathLike[str], *, extra_columns: bool = False) -> TrecRun:
+    """Read a TREC run file; raise :class:`~evalcore.io.errors.InputErrors` listing every error.
+
+    ``extra_columns=True`` ignores text after the tag, as trec_eval does.
+    """
+    return run_of(read_windows(path, extra_columns=extra_columns))
+
+
+def parse_run(source: SourceText, *, extra_columns: bool = False) -> TrecRun:
+    """Validate decoded run text; same rules as :func:`read_run`."""
+    return run_of(read_windows(source, extra_columns=extra_columns))
+
+
+def run_of(windows: Windows) -> TrecRun:
+    """The :class:`TrecRun` of a run read whole (every position kept)."""
+    query_ids = [windows.query_ids[c] for c in np.concatenate(windows.window_query).tolist()]
+    sizes = np.concatenate(windows.window_size)
+    edges = [0, *accumulate(sizes.tolist())]
+    names = as_strings(concat_words(windows.window_docs))
+    doc_ids = {q: names[a:b] for q, a, b in zip(query_ids, edges, edges[1:], strict=False)}
+    spans = {q: (a, b) for q, a, b in zip(query_ids, edges, edges[1:], strict=False)}
+    order = [windows.code_of[q] for q in query_ids]
+    if order != sorted(order):  # (windows come in block order: first appearance per block)
+        doc_ids = {q: doc_ids[q] for q in windows.query_ids}
+        spans = {q: spans[q] for q in windows.query_ids}
+    return TrecRun(
+        windows.name,
+        doc_ids,
+        windows.n_rows,
+        list(windows.tags),
+        windows.tied_pairs,
+        np.concatenate(windows.window_scores),
+        spans,
+        windows.extra_column_lines,
+    )
 
 
 def order_blocks(
@@ -584,94 +987,277 @@ def order_blocks(
     return order_arr, scores, tied_pairs
 
 
-# --- gain map --------------------------------------------------------------------------------
-
-
-# --- observations ----------------------------------------------------------------------------
+# --- the join of two files -------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
-class TrecColumns:
-    """Per-query parallel lists, ordered by query ID: the input of an observation batch."""
+class ColumnarInput:
+    """The packed batch of TREC inputs and the facts of its diagnostics, as plain values
+    (no pydantic: :mod:`evalcore.api.report_text` writes the command line's JSON from
+    them; :meth:`evalcore.api.inputs.EvalInput.from_columnar` makes the diagnostics' model)."""
 
-    query_ids: list[str]
-    returned_ids: list[list[str]]
-    label_ids: list[list[str]]
-    label_gains: list[list[int]]
-    population_complete: list[bool]
-
-
-_EMPTY_IDS: list[str] = []
-_EMPTY_GAINS: list[int] = []
+    batch: ObservationBatch
+    tied_score_pairs: int
+    notes: list[str]
 
 
-def trec_columns(
-    qrels: Qrels, run: TrecRun, *, complete: bool, query_ids: Iterable[str] | None = None
-) -> TrecColumns:
-    """Join qrels and run per query (see module docstring for the rules).
-
-    ``query_ids`` restricts the join to those queries (default: every query of
-    qrels or run); see :mod:`evalcore.io.trec_eval_scope`.
-    """
-    query_ids = sorted(
-        set(qrels.doc_ids).union(run.doc_ids) if query_ids is None else query_ids, key=natural_key
+def files_input(
+    qrels: str | PathLike[str],
+    run: str | PathLike[str],
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool = False,
+    gain_map: Mapping[float, int] | None = None,
+    min_depth: int = 0,
+) -> ColumnarInput:
+    """The packed batch and the facts of the diagnostics of two TREC files; raises
+    :class:`InputErrors` with the errors of both files. Same arguments and meaning as
+    :func:`evalcore.api.inputs.trec_input`."""
+    failed: list[InputErrors] = []
+    labels: Labels | None = None
+    ranked: Windows | None = None
+    # (Read one after the other: most of the reading holds the interpreter lock.)
+    try:
+        labels = read_labels(qrels, gain_map)
+    except input_errors() as exc:
+        failed.append(exc)
+    try:
+        ranked = read_windows(run, max(k, min_depth), extra_columns=protocol.trec_eval)
+    except input_errors() as exc:
+        failed.append(exc)
+    if failed or labels is None or ranked is None:
+        raise input_errors()([e for f in failed for e in f.errors], sum(f.total for f in failed))
+    return assemble(
+        labels,
+        ranked,
+        k,
+        complete=complete,
+        protocol=protocol,
+        all_queries=all_queries,
+        min_depth=min_depth,
     )
-    q_docs, q_gains = qrels.doc_ids, qrels.gains
-    r_docs = run.doc_ids
-    return TrecColumns(
-        query_ids=query_ids,
-        returned_ids=[r_docs.get(q, _EMPTY_IDS) for q in query_ids],
-        label_ids=[q_docs.get(q, _EMPTY_IDS) for q in query_ids],
-        label_gains=[q_gains.get(q, _EMPTY_GAINS) for q in query_ids],
-        population_complete=[complete and q in q_docs for q in query_ids],
+
+
+def assemble(
+    labels: Labels,
+    ranked: Windows,
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool = False,
+    min_depth: int = 0,
+) -> ColumnarInput:
+    """Join qrels and a run read as columns into the packed batch (rules: module docstring)."""
+    window_query = np.concatenate(ranked.window_query)
+    window_size = np.concatenate(ranked.window_size)
+    window_docs = concat_words(ranked.window_docs)
+    ranked.window_docs.clear()
+    pos_gain, repeated = _window_gains(labels, ranked, window_query, window_size, window_docs)
+    window_start = np.cumsum(window_size) - window_size
+
+    judged, run_ids = labels.query_ids, ranked.query_ids
+    notes: list[str] = []
+    if protocol.trec_eval:
+        scope = scope_of_ids(set(judged), set(run_ids), all_queries=all_queries)
+        query_ids, notes = scope.query_ids, list(scope.notes)
+    else:
+        query_ids = list(dict.fromkeys(judged + run_ids))
+    query_ids.sort(key=natural_key)
+    index = {qid: i for i, qid in enumerate(query_ids)}
+    n = len(query_ids)
+
+    # Packed positions, per output query.
+    run_out = np.fromiter((index.get(r, -1) for r in run_ids), dtype=np.int64, count=len(run_ids))
+    where = run_out[window_query]
+    n_pos = np.zeros(n, dtype=np.int64)
+    kept = where >= 0
+    n_pos[where[kept]] = window_size[kept]
+    pos_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(n_pos, out=pos_offsets[1:])
+    by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
+    flat = _ranges(window_start[by_out], window_size[by_out])
+    position_words = window_docs[flat]
+    del window_docs
+    top_units = WordUnits(position_words, pos_offsets)
+    pos_unit = _word_codes(position_words, np.repeat(np.arange(n, dtype=np.int64), n_pos))
+
+    # Reference labels, per output query, in file order.
+    qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
+    row_out = qrels_out[labels.query]
+    label_gain = labels.gains
+    if repeated is not None:  # one label per distinct (query, doc)
+        row_out[repeated.first != np.arange(len(row_out))] = -1
+        label_gain = repeated.gains
+    keep: slice | np.ndarray = slice(None)
+    if not (row_out.size and row_out[0] >= 0 and (row_out[1:] >= row_out[:-1]).all()):
+        # Not every row kept in output order already (the usual file): select and order.
+        keep = np.flatnonzero(row_out >= 0)
+        keep = keep[np.argsort(row_out[keep], kind="stable")]
+    label_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_out[keep], minlength=n), out=label_offsets[1:])
+    del row_out
+    judged_set = set(judged)
+    duplicate_reference = None
+    if repeated is not None:
+        duplicate_reference = np.zeros(n, dtype=bool)
+        flagged = qrels_out[repeated.queries]
+        duplicate_reference[flagged[flagged >= 0]] = True
+    population = np.fromiter(
+        ((complete or protocol.trec_eval) and qid in judged_set for qid in query_ids),
+        dtype=bool,
+        count=n,
+    )
+
+    batch = ObservationBatch.from_codes(
+        query_ids,
+        k,
+        pos_offsets,
+        pos_gain[flat],
+        top_units,
+        label_offsets,
+        label_gain[keep],
+        population,
+        protocol=protocol,
+        min_depth=min_depth,
+        duplicate_reference=duplicate_reference,
+        pos_unit=pos_unit,
+    )
+    repeat_notes = [] if repeated is None else repeated.notes
+    return ColumnarInput(
+        batch, ranked.tied_pairs, [*notes, *repeat_notes, *labels.notes, *_run_notes(ranked)]
     )
 
 
-def trec_observations(qrels: Qrels, run: TrecRun, k: int, *, complete: bool) -> list[Observation]:
-    """One :class:`Observation` per query of qrels or run, in natural query-ID order.
+def _run_notes(ranked: Windows) -> list[str]:
+    return run_notes(ranked.name, list(ranked.tags), ranked.extra_column_lines)
 
-    Observations are validated (the model has a validator); their labels, checked
-    by the reader, are built without a second validation
-    (:func:`evalcore.contract.trusted_models.construct`). ``returned_ids`` holds the whole ranking with its
-    scores; only positions 1..k are measured.
+
+class WordUnits(PerQuery):
+    """Per query, the doc IDs of its packed positions, kept as words and decoded when read
+    (a report names blocking and repeated docs; ``--trec-eval`` output names none)."""
+
+    #: per-query reads before every query is decoded at once (a report naming many)
+    BULK_AFTER = 64
+
+    def __init__(self, words: np.ndarray, offsets: np.ndarray) -> None:
+        super().__init__(offsets)
+        self._words = words
+        self._reads = 0
+        self._names: list[str] | None = None
+
+    def _query(self, i: int, a: int, b: int) -> list[str]:
+        if self._names is None:
+            self._reads += 1
+            if self._reads <= self.BULK_AFTER:
+                return as_strings(self._words[a:b])
+            self._names = as_strings(self._words)
+        return self._names[a:b]
+
+    def names_at(self, positions: np.ndarray) -> list[str]:
+        """The doc IDs at these packed positions (flat, every query's after the last's)."""
+        if self._names is not None:
+            return list(map(self._names.__getitem__, positions.tolist()))
+        return as_strings(self._words[positions])
+
+    def __iter__(self) -> Iterator[list[str]]:
+        names = self._names if self._names is not None else as_strings(self._words)
+        bounds = self._bounds
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            yield names[a:b]
+
+
+def _word_codes(words: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """A code per row, equal for equal (query, words) rows only (exact: equal hashes are
+    compared word by word)."""
+
+    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (query[a] == query[b]) & (words[a] == words[b]).all(axis=1)
+
+    return RowIndex(hash_rows(words, seed=query), same).first.astype(np.int64)
+
+
+@dataclass
+class _JoinRepeats:
+    """Qrels rows that repeat a ``(query, doc)``, as the join takes them: one label per
+    distinct ``(query, doc)`` (its first row, with the gain given last: a query labeling a
+    doc with two gains is ``duplicate_reference`` whatever the gain), the judged queries
+    that do, and the notes naming both lines."""
+
+    first: np.ndarray  # per qrels row: the first row with its query and doc
+    gains: np.ndarray  # int8 per row: at a first row, its label's gain
+    queries: np.ndarray  # judged query codes
+    notes: list[str]
+
+
+def _window_gains(
+    labels: Labels,
+    ranked: Windows,
+    window_query: np.ndarray,
+    window_size: np.ndarray,
+    window_docs: np.ndarray,
+) -> tuple[np.ndarray, _JoinRepeats | None]:
+    """The label code of every packed position, and the qrels' repeated rows (None: none).
+
+    The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
+    equal one is a repeated judgment); each packed position looks its label up (the
+    gain of the first row with its query and doc).
     """
-    # Imported here: the evaluate command's TREC path packs columns and never builds
-    # an Observation, so its start-up does not pay for the model.
-    from evalcore.contract.observation import Observation
+    judged_code = {qid: i for i, qid in enumerate(labels.query_ids)}
+    extra = len(judged_code)
+    run_code = np.fromiter(
+        (judged_code.get(r, extra + i) for i, r in enumerate(ranked.query_ids)),
+        dtype=np.int64,
+        count=len(ranked.query_ids),
+    )
+    n_words = max(window_docs.shape[1], labels.words().shape[1])
+    docs = pad_words(labels.words(), n_words)
+    if not labels.kept:
+        labels.docs.clear()  # one copy of the doc IDs is enough
+    query = labels.query
 
-    if not (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    cols = trec_columns(qrels, run, complete=complete)
-    return [
-        Observation.model_validate(
-            {
-                "query_id": q,
-                "corpus_id": None,
-                "corpus_fingerprint": None,
-                "cutoff": None,
-                "retrieval_unit": "document",
-                "k": k,
-                "returned_ids": list(returned),
-                "scores": run.scores_for(q),
-                "labels": [{"id": d, "gain": g} for d, g in zip(ids, gains, strict=True)],
-                "population_complete": pop,
-                "scan_complete": True,
-                "permitted_ids": None,
-                "unit_of": None,
-                "reference_version": None,
-            },
-        )
-        for q, returned, ids, gains, pop in zip(
-            cols.query_ids,
-            cols.returned_ids,
-            cols.label_ids,
-            cols.label_gains,
-            cols.population_complete,
-            strict=True,
-        )
-    ]
+    def same_label(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (query[a] == query[b]) & (docs[a] == docs[b]).all(axis=1)
+
+    index = RowIndex(hash_rows(docs, seed=query), same_label)
+    repeated = None
+    if np.any(index.first != np.arange(len(docs))):
+        repeated = _join_repeats(labels, index.first, docs)
+    del index.first
+    position_query = np.repeat(run_code[window_query].astype(np.int32), window_size)
+    position_docs = pad_words(window_docs, n_words)
+
+    def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (position_query[a] == query[b]) & (position_docs[a] == docs[b]).all(axis=1)
+
+    label = index.find(hash_rows(position_docs, seed=position_query), same_position)
+    pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
+    found = label >= 0
+    if repeated is None:
+        pos_gain[found] = labels.gains[label[found]]
+    else:
+        pos_gain[found] = repeated.gains[repeated.first[label[found]]]
+    return pos_gain, repeated
 
 
-def trec_diagnostics(qrels: Qrels, run: TrecRun) -> Diagnostics:
-    """Reader facts for the report: tied score pairs and notes on repeated rows."""
-    return Diagnostics(tied_score_pairs=run.tied_score_pairs, notes=[*qrels.notes, *run.notes])
+def _join_repeats(labels: Labels, held: np.ndarray, docs: np.ndarray) -> _JoinRepeats:
+    """The repeated rows of qrels (``held``: per row, the equal row the hash table holds)
+    under the rule of :func:`_repeats`."""
+    n = len(held)
+    rows = np.arange(n, dtype=np.int64)
+    first = np.full(n, n, dtype=np.int64)  # per held row: the first row equal to it
+    np.minimum.at(first, held, rows)
+    first = first[held]
+    again = np.flatnonzero(first != rows)
+    names = as_strings(docs[again])
+    query_ids, query = labels.query_ids, labels.query.tolist()
+    pairs = (
+        (i, j, query_ids[query[i]], d)
+        for i, j, d in zip(again.tolist(), first[again].tolist(), names, strict=True)
+    )
+    rep = _repeats(labels.name, pairs, labels.gains.tolist(), labels.line)
+    gains = labels.gains.copy()
+    gains[first[rep.extra]] = labels.gains[rep.extra]  # (in row order: the last one stays)
+    return _JoinRepeats(first, gains, labels.query[rep.extra], rep.notes)

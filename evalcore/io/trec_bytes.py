@@ -2,13 +2,13 @@
 
 No Python object is made per line: a block of whole lines becomes the byte
 positions of its fields, each field's bytes packed into little-endian 64-bit
-words (zero-padded; a field never holds a NUL, the reader declines those), the
-distinct values of a field with few distinct values (queries, gains, tags) as
-``str``, and scores as float64 equal to Python's ``float()``.
+words (zero-padded; a field never holds a NUL: the reader decodes such a file
+first), the distinct values of a field with few distinct values (queries,
+gains, tags) as ``str``, and scores as float64 equal to Python's ``float()``.
 
-Anything these functions cannot read exactly as the careful reader
-(:mod:`evalcore.io.trec`) would raises :class:`Decline`; the caller then leaves
-the files to the careful reader, which names every bad line.
+A block these functions cannot split or a score they cannot read exactly raises
+:class:`Decline`; the reader (:mod:`evalcore.io.trec`) then walks that block line
+by line, which names every bad line.
 """
 
 from __future__ import annotations
@@ -27,15 +27,16 @@ MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype
 FAST_DIGITS = 15
 _POW10_INT = 10 ** np.arange(FAST_DIGITS + 1, dtype=np.int64)
 _POW10 = _POW10_INT.astype(np.float64)
-#: Bytes a score the careful reader accepts may hold (``float()`` also takes ``_``, letters
-#: of inf/nan and non-ASCII digits, which the careful reader refuses or declines here).
+#: Bytes a score the reader accepts may hold (``float()`` also takes ``_``, letters of
+#: inf/nan and non-ASCII digits, which the reader refuses: such a block is looked at token
+#: by token).
 _SCORE_BYTES = frozenset(b"0123456789+-.eE")
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _K = np.uint64(0x9E3779B97F4A7C15)
 
 
 class Decline(Exception):
-    """The input needs the careful reader."""
+    """The block (or a table) is not plain: it needs the line-by-line reading."""
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Block:
     data: np.ndarray  # uint8, the block followed by 8 zero bytes
     starts: list[np.ndarray]
     ends: list[np.ndarray]
+    skipped: bool = False  # empty lines were skipped (rows are not on consecutive lines)
 
     @property
     def lines(self) -> int:
@@ -61,18 +63,19 @@ class Block:
         return field_words(self.data, starts, ends)
 
 
-def split_block(chunk: bytes, sep: int, width: int) -> Block:
+def split_block(chunk: bytes, sep: int, width: int, *, plain: bool = False) -> Block:
     """The fields of a block of whole lines, LF-ended (CRLF already made LF), separated by
     single ``sep`` bytes; or decline when a line does not hold exactly ``width`` fields
     or a field is empty (two separators, one at a line's start or end). Empty lines are
-    skipped."""
+    skipped. ``plain``: also decline a byte up to 0x20 other than ``sep`` and the line end
+    (another blank or separator) and a line starting with ``#`` (a comment)."""
     if not chunk.endswith(b"\n"):
         chunk += b"\n"
     data = np.empty(len(chunk) + 8, dtype=np.uint8)
     data[-8:] = 0
     a = data[: len(chunk)]
     a[:] = np.frombuffer(chunk, dtype=np.uint8)
-    bounds, is_end = _bounds(a, sep)  # is_end: per bound, whether it ends a line
+    bounds, is_end = _bounds(a, sep, plain)  # is_end: per bound, whether it ends a line
     # Bounds side by side: an empty field unless both are line ends (an empty line).
     touching = np.flatnonzero(np.diff(bounds) == 1)
     if a[0] == sep or (touching.size and not (is_end[touching] & is_end[touching + 1]).all()):
@@ -98,12 +101,14 @@ def split_block(chunk: bytes, sep: int, width: int) -> Block:
     starts = [np.concatenate(([0], line_ends[:-1] + 1))]
     if a[0] == NEWLINE or touching.size:
         starts[0] = bounds[0::width] - _first_field_lengths(a, bounds[0::width], sep)
+    if plain and (a[starts[0]] == 0x23).any():
+        raise Decline("comment line")
     starts += [bounds[j - 1 :: width] + 1 for j in range(1, width)]
     ends = [bounds[j::width] for j in range(width)]
-    return Block(data, starts, ends)
+    return Block(data, starts, ends, bool(a[0] == NEWLINE or touching.size))
 
 
-def _bounds(a: np.ndarray, sep: int) -> tuple[np.ndarray, np.ndarray]:
+def _bounds(a: np.ndarray, sep: int, plain: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The positions of every separator and line end in ``a``, and which are line ends.
 
     Both are control or space bytes (at most 0x20): one pass finds every such byte and
@@ -113,6 +118,8 @@ def _bounds(a: np.ndarray, sep: int) -> tuple[np.ndarray, np.ndarray]:
     found = a[bounds]
     is_end = found == NEWLINE
     if not (is_end | (found == sep)).all():
+        if plain:
+            raise Decline("another blank or separator")
         bounds = np.flatnonzero((a == NEWLINE) | (a == sep))
         is_end = a[bounds] == NEWLINE
     return bounds, is_end
@@ -219,17 +226,17 @@ SORTED_HEADS = 1 << 16
 
 
 def _many_values(rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Codes (first-appearance order) and distinct values of word rows, or decline (two
-    unequal rows hashing alike, found when sorting)."""
+    """Codes (first-appearance order) and distinct values of word rows: their hashes sorted
+    (up to :data:`SORTED_HEADS` rows, and no two unequal rows hashing alike), else through
+    the hash table, which compares equal hashes word by word."""
     if len(rows) <= SORTED_HEADS:
         uniq, first, inverse = np.unique(hash_rows(rows), return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
-        if not (rows == rows[first[inverse]]).all():
-            raise Decline("hash collision")
-        rank = np.argsort(first, kind="stable")
-        code = np.empty(len(uniq), dtype=np.int64)
-        code[rank] = np.arange(len(uniq), dtype=np.int64)
-        return code[inverse], as_strings(rows[first[rank]])
+        if (rows == rows[first[inverse]]).all():
+            rank = np.argsort(first, kind="stable")
+            code = np.empty(len(uniq), dtype=np.int64)
+            code[rank] = np.arange(len(uniq), dtype=np.int64)
+            return code[inverse], as_strings(rows[first[rank]])
     n = len(rows)
     held = RowIndex(hash_rows(rows), lambda a, b: (rows[a] == rows[b]).all(axis=1)).first
     first = np.full(n, n, dtype=np.int64)  # per held row: the first row equal to it

@@ -1,9 +1,9 @@
-"""The TREC formats' rules that both TREC readers apply: the fields of a line, the gain
-table (and the gain map), the notes on a run's tags, the blanks that are no separator.
+"""The TREC formats' rules: the fields of a line, the gain table (and the gain map), the
+notes on a run's tags, the blanks that are no separator, a table's column names.
 
-The careful reader (:mod:`evalcore.io.trec`) and the columnar one
-(:mod:`evalcore.io.trec_columnar`) read them from here; this module imports neither
-the error log nor the report models (pydantic), so the columnar path starts fast.
+The TREC reader (:mod:`evalcore.io.trec`), the in-memory inputs
+(:mod:`evalcore.io.trec_mappings`) and the label imports read them from here; this
+module imports neither the error log nor the report models (pydantic).
 """
 
 from __future__ import annotations

@@ -24,25 +24,38 @@ once per column, and rankings are sorted with numpy. Only input whose rows may
 repeat a ``(query, doc)`` pair (a table's, or a dict whose integer keys read like
 other keys) goes through the file rules for repeated rows
 (:func:`~evalcore.io.trec.qrels_from_rows`), which name each repeat.
+
+A clean run table (a DataFrame or a pyarrow Table, with qrels as a table or prepared)
+is read from its columns' own bytes and joined as TREC files are
+(:func:`table_trec_input`); anything it cannot take goes to the path above.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from bisect import bisect_right
 from collections.abc import Mapping
 from itertools import accumulate, chain
 from numbers import Integral, Real
 from operator import methodcaller
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.ranked import Judged, Ranked, judged_from_qrels
-from evalcore.io.trec import order_blocks, qrels_from_rows
+from evalcore.io.trec import (
+    ColumnarInput,
+    Labels,
+    Windows,
+    assemble,
+    order_blocks,
+    qrels_from_rows,
+    query_codes,
+    reduce_block,
+)
+from evalcore.io.trec_bytes import Decline, field_words
 from evalcore.io.trec_format import (
     DOC_COLUMNS,
     GAIN_COLUMNS,
@@ -51,6 +64,9 @@ from evalcore.io.trec_format import (
     is_arrow_table,
     is_dataframe,
 )
+
+if TYPE_CHECKING:
+    from evalcore.contract.evaluation_protocol import EvalProtocol
 
 _GAINS = f"0..{MAX_GAIN}"
 _values = methodcaller("values")
@@ -145,7 +161,7 @@ def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
         order,
         tied_pairs,
         may_repeat=table,
-        doc_codes=_factorize(grouped)[0] if table else None,
+        doc_codes=_factorize(grouped, rows.from_pandas)[0] if table else None,
         blocks=None if table else [b for b in rows.inner if b],
     )
 
@@ -178,6 +194,7 @@ class _Rows:
         self.order: np.ndarray | None = None  # grouped row -> input row (tables)
         self.inner: list = []  # a dict's inner dicts (its rows, query by query)
         self.starts = None if lengths is None else [0, *accumulate(lengths)]
+        self.from_pandas = False  # a DataFrame's rows: pandas' hash table is at hand
 
     def query_of(self, i: int) -> Any:
         """The query ID of input row ``i``."""
@@ -208,7 +225,7 @@ class _Rows:
         if self.lengths is not None:
             kept = [k for k, n in zip(self.keys, self.lengths, strict=True) if n]
             return kept, [0, *accumulate(n for n in self.lengths if n)], self.doc_ids
-        codes, keys = _factorize(self.query_ids or [])
+        codes, keys = _factorize(self.query_ids or [], self.from_pandas)
         counts = np.bincount(codes, minlength=len(keys))
         docs = self.doc_ids
         if codes.size > 1 and (codes[1:] < codes[:-1]).any():  # some query's rows interleaved
@@ -222,7 +239,9 @@ class _Rows:
 
     def regrouped(self) -> _Rows:
         """These rows as a table's (queries that read alike after conversion merge)."""
-        return _Rows(self.name, [], None, self.doc_ids, self.values, None, self.query_column())
+        rows = _Rows(self.name, [], None, self.doc_ids, self.values, None, self.query_column())
+        rows.from_pandas = self.from_pandas
+        return rows
 
     def grouped(self, gains: np.ndarray) -> dict[str, dict[str, int]]:
         """query -> doc -> gain (a repeated ``(query, doc)`` leaves fewer entries than rows)."""
@@ -238,9 +257,10 @@ def _repeat_key(key: Any, n: int) -> list:
     return [key] * n
 
 
-def _factorize(values: list) -> tuple[np.ndarray, list]:
-    """(code of every value, distinct values in order of first appearance)."""
-    if "pandas" in sys.modules and len(values) > 1000:  # pandas' hash table, when loaded
+def _factorize(values: list, with_pandas: bool) -> tuple[np.ndarray, list]:
+    """(code of every value, distinct values in order of first appearance); ``with_pandas``:
+    the values come from a DataFrame, so pandas' hash table is used."""
+    if with_pandas and len(values) > 1000:
         import pandas as pd
 
         codes, uniques = pd.factorize(np.asarray(values, dtype=object), sort=False)
@@ -297,7 +317,9 @@ def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
         _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
     )
     q, d, v = (frame[c].to_numpy() for c in picked)
-    return _table_rows(name, q, d, v, picked)
+    rows = _table_rows(name, q, d, v, picked)
+    rows.from_pandas = True
+    return rows
 
 
 def _arrow_rows(table: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
@@ -464,3 +486,140 @@ def _finite(x: Any) -> float | None:
     except OverflowError:
         return None
     return value if math.isfinite(value) else None
+
+
+# --- tables ----------------------------------------------------------------------------------
+
+
+def table_trec_input(
+    qrels: Any,
+    run: Any,
+    k: int,
+    *,
+    complete: bool,
+    protocol: EvalProtocol,
+    all_queries: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    min_depth: int = 0,
+) -> ColumnarInput | None:
+    """The packed batch of a run table (a pandas DataFrame or a pyarrow Table) against
+    qrels given as a table or as the words of prepared qrels (:class:`Labels`), read
+    column by column as the files are: no Python object per row; or None, for the general
+    path above (:func:`judged_from_mapping`, :func:`ranked_from_mapping`), which gives the
+    same result or names every wrong row. Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`."""
+    try:
+        labels = qrels if isinstance(qrels, Labels) else table_labels(qrels, gain_map)
+        ranked = _table_ranked(run, max(k, min_depth))
+    except Decline:
+        return None
+    return assemble(
+        labels,
+        ranked,
+        k,
+        complete=complete,
+        protocol=protocol,
+        all_queries=all_queries,
+        min_depth=min_depth,
+    )
+
+
+def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> Labels:
+    """Qrels from a table's columns (see :func:`table_trec_input`); raises :class:`Decline`."""
+    name, (q, d, g) = _table_columns(value, "qrels", GAIN_COLUMNS)
+    import pyarrow as pa
+
+    if not pa.types.is_integer(g.type) or g.null_count:
+        raise Decline("gain column")
+    gains = g.to_numpy()
+    if gain_map:
+        distinct_raw = np.unique(gains)
+        mapped = np.asarray([gain_map.get(int(v), int(v)) for v in distinct_raw.tolist()])
+        gains = mapped[np.searchsorted(distinct_raw, gains)]
+    if gains.size == 0 or gains.min() < 0 or gains.max() > MAX_GAIN:
+        raise Decline("gain outside the scale")
+    code_of: dict[str, int] = {}
+    query = query_codes(_words(q), code_of).astype(np.int32)
+    return Labels(name, list(code_of), query, [_words(d)], gains.astype(np.int8))
+
+
+def _table_ranked(value: Any, depth: int) -> Windows:
+    name, (q, d, s) = _table_columns(value, "run", SCORE_COLUMNS)
+    import pyarrow as pa
+
+    if not (pa.types.is_floating(s.type) or pa.types.is_integer(s.type)) or s.null_count:
+        raise Decline("score column")
+    scores = s.to_numpy().astype(np.float64)
+    if not np.isfinite(scores).all():
+        raise Decline("score not finite")
+    out = Windows(name)
+    codes = query_codes(_words(q), out.code_of)
+    docs = _words(d)
+    if codes.size > 1 and (codes[1:] < codes[:-1]).any():  # a query's rows not together
+        order = np.argsort(codes, kind="stable")
+        codes, scores, docs = codes[order], scores[order], docs[order]
+    if not codes.size:
+        raise Decline("no results")
+    reduce_block(out, codes, scores, docs, depth)
+    out.query_ids = list(out.code_of)
+    return out
+
+
+def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tuple[str, list]:
+    """(name, the query, doc and value columns as pyarrow arrays) of a DataFrame or a pyarrow
+    Table; IDs as text (an integer column as its decimal text). Raises :class:`Decline`."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        raise Decline("no pyarrow") from None
+    frame = is_dataframe(value)
+    if not (frame or is_arrow_table(value)):
+        raise Decline("not a table")
+    names = [str(c) for c in (value.columns if frame else value.column_names)]
+    picked = []
+    for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns):
+        found = [c for c in options if c in names]
+        if len(found) != 1:
+            raise Decline("columns")  # the general path says which
+        picked.append(found[0])
+    try:
+        table = (
+            pa.Table.from_pandas(value[picked], preserve_index=False)
+            if frame
+            else value.select(picked)
+        )
+    except (pa.ArrowException, TypeError, ValueError):
+        raise Decline("not columns of one type") from None
+    columns = []
+    for j, column in enumerate(table.columns):
+        array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        if j < 2:
+            if pa.types.is_integer(array.type):
+                array = pc.cast(array, pa.string())
+            if pa.types.is_large_string(array.type) or pa.types.is_string_view(array.type):
+                array = pc.cast(array, pa.string())
+            if not pa.types.is_string(array.type) or array.null_count:
+                raise Decline("IDs not text")
+        columns.append(array)
+    return f"{kind} ({'DataFrame' if frame else 'Table'})", columns
+
+
+def _words(array: Any) -> np.ndarray:
+    """A pyarrow string array's values as rows of 64-bit words; raises :class:`Decline` for
+    an empty value or a NUL (the general path names the first, the words cannot hold the
+    second)."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array) + 1
+    ].astype(np.int64)
+    if len(array) and (offsets[1:] == offsets[:-1]).any():
+        raise Decline("empty ID")
+    start, end = int(offsets[0]), int(offsets[-1])
+    data = (
+        np.frombuffer(array.buffers()[2], dtype=np.uint8)[start:end]
+        if end > start
+        else (np.zeros(0, dtype=np.uint8))
+    )
+    if (data == 0).any():
+        raise Decline("NUL")
+    padded = np.concatenate((data, np.zeros(8, dtype=np.uint8)))
+    return field_words(padded, offsets[:-1] - start, offsets[1:] - start)

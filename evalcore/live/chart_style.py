@@ -15,11 +15,12 @@ report's (:mod:`evalcore.report.charts`):
 * axes grow their margins to fit their labels (``automargin``) and the legend
   sits below everything (:data:`LEGEND_BELOW`), so nothing overlaps or is cut.
 
-:func:`two_row_layout` writes the layout of a figure of two rows (what
-:func:`plotly.subplots.make_subplots` makes, but without plotly's validators: they cost
-~0.2 s of CPU on a server process's first figure).
+:func:`two_row_layout` gives the layout of a figure of two rows, as
+:func:`plotly.subplots.make_subplots` makes it (once per shape: only the titles differ).
 """
 
+import copy
+from functools import cache
 from html import escape
 from math import ceil
 from typing import Any
@@ -75,23 +76,22 @@ def query_axis(query_ids: list[str]) -> dict[str, Any]:
 
 
 def two_row_layout(titles: tuple[str, str], heights: tuple[float, float], spacing: float,
-                   shared_x: bool = False) -> dict[str, Any]:
-    """The axes and subplot titles of two rows, one column, as
-    ``make_subplots(rows=2, cols=1, row_heights=heights, vertical_spacing=spacing,
-    shared_xaxes=shared_x, subplot_titles=titles)`` lays them out (without its template):
-    row 1 on axes x/y, row 2 on x2/y2. ``titles`` are written as given (escape data)."""
-    bottom = heights[1] * (1 - spacing) / (heights[0] + heights[1])
-    layout: dict[str, Any] = {
-        "xaxis": {"anchor": "y", "domain": [0.0, 1.0]},
-        "yaxis": {"anchor": "x", "domain": [bottom + spacing, 1.0]},
-        "xaxis2": {"anchor": "y2", "domain": [0.0, 1.0]},
-        "yaxis2": {"anchor": "x2", "domain": [0.0, bottom]},
-        "annotations": [
-            {"font": {"size": 16}, "showarrow": False, "text": text, "x": 0.5,
-             "xanchor": "center", "xref": "paper", "y": y, "yanchor": "bottom", "yref": "paper"}
-            for text, y in zip(titles, (1.0, bottom), strict=True)
-        ],
-    }
-    if shared_x:
-        layout["xaxis"].update(matches="x2", showticklabels=False)
+                   shared_x: bool = False, *, template: bool = False) -> dict[str, Any]:
+    """The axes and subplot titles of two rows, one column, from ``make_subplots(rows=2,
+    cols=1, row_heights=heights, vertical_spacing=spacing, shared_xaxes=shared_x)``: row 1 on
+    axes x/y, row 2 on x2/y2; with plotly's default template only if ``template`` (the app's
+    charts take Streamlit's). ``titles`` are written as given (escape data)."""
+    made = _two_rows(tuple(heights), spacing, shared_x)
+    layout = copy.deepcopy({k: v for k, v in made.items() if template or k != "template"})
+    for annotation, title in zip(layout["annotations"], titles, strict=True):
+        annotation["text"] = title
     return layout
+
+
+@cache
+def _two_rows(heights: tuple[float, ...], spacing: float, shared_x: bool) -> dict[str, Any]:
+    from plotly.subplots import make_subplots  # imported by the first figure, not at start-up
+
+    return make_subplots(rows=2, cols=1, row_heights=list(heights), vertical_spacing=spacing,
+                         shared_xaxes=shared_x, subplot_titles=("top", "bottom")
+                         ).layout.to_plotly_json()

@@ -28,9 +28,10 @@ computed in the same pass over the same packed batch
 measure whose cutoff is deeper than a run was stored to is not computed for
 that run. A lead's new choice is seen at the next refresh (a full rebuild).
 
-The working reference a full build read is kept, while the store's marks stay those it
-was read at, until a stored pair's read takes it (:meth:`LiveDashboard.take_working_reference`:
-the Compare page's pair is read without reading the reference again).
+A full build packs every run from the study's shared evidence on the working reference
+(:func:`evalcore.analysis.shared_evidence.shared_evidence`): the Compare page's
+pair, reports and the command line pack from the same object while the store's marks stay
+those it was read at.
 
 Aggregates are never a mean of the available subset: they come from
 :mod:`evalcore.compute.aggregate`, which gives the mean only when every query has the
@@ -43,21 +44,22 @@ unlabeled), from the packed positions' unit codes and label codes
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.interval_text import unknown_counts
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
-from evalcore.compute.batch import CONFLICT_BASE, UNLABELED, ObservationBatch, conflict_code
+from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
 from evalcore.compute.evaluate import BatchResult, compute, compute_more
 from evalcore.compute.measures import LEGACY_NAMES
 from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
-from evalcore.compute.unit_pairs import group_heads, pair_codes, pair_groups
+from evalcore.compute.unit_pairs import group_heads, pair_groups
 from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
@@ -76,10 +78,9 @@ from evalcore.store.observations import (
     CodedLabels,
     ReferenceColumns,
     RunColumns,
-    coded_labels,
-    pack_coded,
-    reference_columns,
+    pack_run_columns,
     run_columns,
+    study_evidence,
 )
 from evalcore.store.population import study_population
 from evalcore.store.query_reads import query_registered
@@ -87,7 +88,6 @@ from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
-from evalcore.store.unit_codes import UnitNamer
 
 #: Above this many touched queries a refresh rebuilds everything instead.
 FULL_REBUILD_THRESHOLD = 2000
@@ -339,70 +339,20 @@ class RefreshOutcome(BaseModel):
     seconds: float
 
 
-def _label_columns(reference: ReferenceColumns) -> dict[str, tuple[list[str], list[int]]]:
-    """query_id -> (labeled unit ids, their gains; a unit in conflict has its conflict code)."""
-    out = {}
-    for query_id, gains in reference.gains.items():
-        values = list(gains.values())
-        if tuple in map(type, values):
-            values = [g if isinstance(g, int) else conflict_code(g) for g in values]
-        out[query_id] = (list(gains), values)
-    return out
-
-
 def _evaluate(
     columns: RunColumns,
+    labels: CodedLabels,
     reference: ReferenceColumns,
-    labels: dict[str, tuple[list[str], list[int]]],
     protocol: EvalProtocol,
     extra: Sequence[Measure] = (),
-    coded: Callable[[list[str]], CodedLabels] | None = None,
 ) -> tuple[BatchResult, BatchResult | None, Sequence[Sequence[str]]]:
     """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
-    packed straight from the store's columns (the same batch :func:`observations_for_run`
-    observations would pack to): from unit codes when the columns hold them (``coded``:
-    the reference's labels over the run's query set as codes, made once per query set)."""
-    if columns.coded is not None and coded is not None:
-        batch = pack_coded(
-            columns.query_ids, columns.run.k, columns.coded, coded(columns.query_ids),
-            [reference.complete.get(q, False) for q in columns.query_ids],
-            scan_complete=columns.run.scan_complete, protocol=protocol,
-            corpus_size=reference.corpus_size)
-        results = compute(batch, protocol)
-        more = compute_more(results, extra) if extra else None
-        return results, more, batch.top_units  # named when read
-    none: tuple[list[str], list[int]] = ([], [])
-    label_ids: list[list[str]] = []
-    label_gains: list[list[int]] = []
-    for query_id in columns.query_ids:
-        ids, gains = labels.get(query_id, none)
-        label_ids.append(ids)
-        label_gains.append(gains)
-    n = len(columns.query_ids)
-    batch = ObservationBatch.from_columns(
-        columns.query_ids, columns.run.k, columns.returned_ids, label_ids, label_gains,
-        [reference.complete.get(q, False) for q in columns.query_ids],
-        scan_complete=columns.run.scan_complete,
-        permitted_ids=None if columns.permitted_ids is None else [columns.permitted_ids] * n,
-        protocol=protocol,
-    ).with_corpus_size(reference.corpus_size)
+    packed straight from the store's unit codes (``labels``: the reference's over the run's
+    query set; the same batch :func:`observations_for_run` observations would pack to)."""
+    batch = pack_run_columns(columns, labels, reference, protocol)
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
-    return results, more, list(batch.top_units)  # the units are only read: shared, not copied
-
-
-class _CodedLabelSets:
-    """The reference's labels as codes over a query set, made once per query set (the runs
-    of a study mostly share one)."""
-
-    def __init__(self, study: Study, reference: ReferenceColumns) -> None:
-        self._study, self._reference = study, reference
-        self._last: tuple[list[str], CodedLabels] | None = None
-
-    def __call__(self, query_ids: list[str]) -> CodedLabels:
-        if self._last is None or self._last[0] != query_ids:
-            self._last = (query_ids, coded_labels(self._study, self._reference, query_ids))
-        return self._last[1]
+    return results, more, batch.top_units  # named when read
 
 
 def _legacy_key(measure: Measure, k: int) -> str | None:
@@ -445,9 +395,6 @@ class LiveDashboard:
         #: run name -> the positions of its queries in query_ids (see _query_rows)
         self._rows: dict[str, np.ndarray] = {}
         self.last_refresh: RefreshOutcome | None = None
-        #: the working reference the last full build read, and the marks it was read at,
-        #: until taken (:meth:`take_working_reference`) or the store moves on
-        self._working: tuple[StoreMarks, ReferenceColumns] | None = None
         #: the corpus size every batch was packed with (:attr:`ReferenceColumns.corpus_size`)
         self._corpus_size: int | None = None
 
@@ -466,23 +413,18 @@ class LiveDashboard:
         started = time.perf_counter()
         marks = store_marks(study)
         self.runs = {}
-        reference = reference_columns(study)
+        evidence = shared_evidence(study)
+        reference = evidence.reference
         self._corpus_size = reference.corpus_size
-        self._working = (marks, reference) if store_marks(study) == marks else None
-        labels: dict[str, tuple[list[str], list[int]]] | None = None  # the string path's
-        coded = _CodedLabelSets(study, reference)
-        names = UnitNamer(study)
         self.extra = {}
         evaluated: dict[str, BatchResult] = {}
         order: list[str] | None = None
         for run in list_runs(study):
             extra = self._extra_measures(run.k)
-            columns = run_columns(study, run.name, reference, names=names, order=order)
+            columns = run_columns(study, evidence, run.name, order=order)
             order = columns.query_ids
-            if columns.coded is None and labels is None:
-                labels = _label_columns(reference)
-            results, more, tops = _evaluate(columns, reference, labels or {}, self.protocol,
-                                            extra, coded)
+            results, more, tops = _evaluate(columns, evidence.labels_over(study, columns.query_ids),
+                                            reference, self.protocol, extra)
             evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
             self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
@@ -497,8 +439,7 @@ class LiveDashboard:
         self.index = {q: i for i, q in enumerate(self.query_ids)}
         self._rows = {}
         self._blocking = None  # made when first asked (see _blocking_table)
-        self._blocking_source = self._run_blocking(
-            evaluated, {name: r.batch.pos_unit for name, r in evaluated.items()})
+        self._blocking_source = self._run_blocking(evaluated)
         self._blocking_updates = None
         self._pool = np.zeros((3, len(self.query_ids)), dtype=np.int64)
         self._complete = {}
@@ -509,18 +450,13 @@ class LiveDashboard:
             changed=True, full=True, queries=[], seconds=time.perf_counter() - started
         )
 
-    def _run_blocking(self, evaluated: dict[str, BatchResult],
-                      codes: dict[str, np.ndarray | None]) -> dict[str, RunBlocking]:
+    def _run_blocking(self, evaluated: dict[str, BatchResult]) -> dict[str, RunBlocking]:
         """Each evaluated run (the runs' batches of the queries they have, as the runs are
-        now) with its queries' positions and unit codes (the ``codes`` given, made from
-        the unit ids when any is None: one code space for all of them)."""
-        positions = {name: self._positions(self.runs[name], result.batch.query_ids)
-                     for name, result in evaluated.items()}
-        if any(c is None for c in codes.values()):
-            made = pair_codes([(positions[name], result.batch.top_units)
-                               for name, result in evaluated.items()])
-            codes = dict(zip(evaluated, made, strict=True))
-        return {name: RunBlocking(result, positions[name], codes[name])
+        now) with its queries' positions and its packed positions' unit codes (one code
+        space: the study's)."""
+        return {name: RunBlocking(result, self._positions(self.runs[name],
+                                                          result.batch.query_ids),
+                                  result.batch.pos_unit)
                 for name, result in evaluated.items()}
 
     def _set_coverage(self, query_ids: Sequence[str], runs: Iterable[RunBlocking],
@@ -608,10 +544,8 @@ class LiveDashboard:
             )
             self.last_refresh = outcome
             return outcome
-        self._working = None  # read at other marks
-        touched = sorted(
-            touched_queries(study, self.marks) - set(marks.removed)
-        )  # a removed query's labels count nowhere
+        touched = sorted(touched_queries(study, self.marks)
+                         - set(marks.removed))  # a removed query's labels count nowhere
         if (
             marks.run_ids != self.marks.run_ids
             or marks.removed != self.marks.removed
@@ -634,16 +568,6 @@ class LiveDashboard:
         self.last_refresh = outcome
         return outcome
 
-    def take_working_reference(self, study: Study) -> ReferenceColumns | None:
-        """The study's working reference as the last full build read it, if the store's
-        marks are still those it was read at (else None): handed over once (a stored pair's
-        read takes it instead of reading it again), then no longer kept here."""
-        self._same_study(study)
-        working, self._working = self._working, None
-        if working is None or working[0] != store_marks(study):
-            return None
-        return working[1]
-
     def update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         """Re-read and re-evaluate the given queries in every run whose query set has them."""
         self._same_study(study)
@@ -660,22 +584,21 @@ class LiveDashboard:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return
-        reference = reference_columns(study, None, wanted)
+        evidence = study_evidence(study, None, wanted)
+        reference = evidence.reference
         if reference.corpus_size != self._corpus_size:  # bounds every query: all again
             self._full(study)
             return
-        labels = _label_columns(reference)
-        coded = _CodedLabelSets(study, reference)
-        names = UnitNamer(study)
         evaluated: dict[str, BatchResult] = {}
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
                 continue
-            columns = run_columns(study, name, reference, mine, names)
+            columns = run_columns(study, evidence, name, mine)
             extra = self.extra[name]
-            found, extra_found, tops = _evaluate(columns, reference, labels, self.protocol,
-                                                 self._extra_measures(rs.run.k), coded)
+            found, extra_found, tops = _evaluate(columns, evidence.labels_over(study, mine),
+                                                 reference, self.protocol,
+                                                 self._extra_measures(rs.run.k))
             evaluated[name] = found
             results = found.query_results()
             more = [] if extra_found is None else extra_found.query_results()
@@ -683,8 +606,7 @@ class LiveDashboard:
                 rs.replace(rs.index[query_id], results[j], tops[j])
                 if more:
                     extra.replace(rs.index[query_id], more[j], tops[j])
-        blocking = self._run_blocking(
-            evaluated, {name: r.batch.pos_unit for name, r in evaluated.items()})
+        blocking = self._run_blocking(evaluated)
         self._set_coverage(wanted, blocking.values(), reference)
         positions = [self.index[q] for q in wanted]
         update = blocking_table(self.run_names, blocking, self.query_ids)

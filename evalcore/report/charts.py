@@ -7,22 +7,19 @@ from the data (run names, query ids, reasons) is HTML-escaped before it goes
 into a figure, since plotly renders a subset of HTML in labels.
 
 Figures are plain plotly figure dicts (``{"data": [...], "layout": {...}}``):
-the layout comes from :func:`plotly.subplots.make_subplots` (once per shape), the traces are
+the layout comes from :func:`evalcore.live.chart_style.two_row_layout` (plotly's subplots), the traces are
 written directly with numpy arrays, and :func:`figure_html` renders them
 without plotly's per-element validation (tens of thousands of points per
 trace at 10,000 queries).
 """
 
-import copy
 import textwrap
-from functools import cache
 from html import escape
 from typing import Any
 
 import numpy as np
 import plotly.io as pio
 from plotly.colors import qualitative
-from plotly.subplots import make_subplots
 
 from evalcore.analysis.compare import MetricComparison, aggregate_text, cutoff_label
 from evalcore.contract.query_order import natural_key
@@ -34,6 +31,7 @@ from evalcore.live.chart_style import (
     LEGEND_ROOM,
     query_axis,
     run_marker,
+    two_row_layout,
 )
 from evalcore.report.model import Report
 
@@ -61,34 +59,15 @@ def _strings(values: list[str]) -> np.ndarray:
     return np.asarray(values, dtype=object)
 
 
-def _two_row_layout(titles: tuple[str, str], heights: list[float], shared_x: bool,
-                    spacing: float = 0.1) -> dict:
-    layout = copy.deepcopy(_two_row_skeleton(tuple(heights), shared_x, spacing))
-    for annotation, title in zip(layout["annotations"], titles, strict=True):
-        annotation["text"] = title
-    return layout
-
-
-@cache
-def _two_row_skeleton(heights: tuple[float, ...], shared_x: bool, spacing: float) -> dict:
-    """:func:`plotly.subplots.make_subplots`' layout of two rows, made (and validated) once
-    per shape: only the subplot titles differ between figures of one shape."""
-    fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=shared_x, row_heights=list(heights),
-        vertical_spacing=spacing, subplot_titles=("top", "bottom"),
-    )
-    return fig.layout.to_plotly_json()
-
-
 def per_query_figure(report: Report, metric: MetricName) -> Figure:
     """Each run's per-query values of ``metric``; unavailable queries in their own strip."""
     evaluations = [run.evaluation for run in report.runs]
     label = cutoff_label(metric, evaluations, aggregate=False)
     query_ids = sorted({q.query_id for ev in evaluations for q in ev.queries}, key=natural_key)
     position = {query_id: i for i, query_id in enumerate(query_ids)}
-    layout = _two_row_layout(
+    layout = two_row_layout(
         (f"{label} (available values)", "unavailable (not 0; reasons on hover)"),
-        [0.75, 0.25], shared_x=True,
+        (0.75, 0.25), 0.1, shared_x=True, template=True,
     )
     data = []
     for index, run in enumerate(report.runs):
@@ -175,13 +154,13 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     order = np.argsort(deltas, kind="stable")
     query_ids = _strings([escape(q) for q in comparison.query_ids])
     a, b = escape(comparison.run_a), escape(comparison.run_b)
-    layout = _two_row_layout(
+    layout = two_row_layout(
         (
             f"{comparison.label}: {a} − {b} (baseline) per paired query<br>(sorted by Δ; "
             "hover for the query)",
             f"excluded queries ({comparison.n_excluded}; not 0 — reasons on hover)",
         ),
-        [0.8, 0.2], shared_x=False, spacing=0.2,
+        (0.8, 0.2), 0.2, shared_x=False, template=True,
     )
     excluded_text = [
         f"{escape(e.query_id)}: {a} [{_words(e.reasons_a)}], {b} [{_words(e.reasons_b)}]"
@@ -259,10 +238,10 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
     """
     evaluations = [run.evaluation for run in report.runs]
     labels = [cutoff_label(m, evaluations, aggregate=False) for m in metrics]
-    layout = _two_row_layout(
+    layout = two_row_layout(
         ("mean when every query has it; otherwise the bounds it lies in (hatched)",
          "queries with the metric (available of all)"),
-        [0.62, 0.38], shared_x=True, spacing=0.16,
+        (0.62, 0.38), 0.16, shared_x=True, template=True,
     )
     data = []
     for index, run in enumerate(report.runs):

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from evalcore.contract.measures import parse_measure
 from evalcore.contract.results import (
-    AGGREGATE_LABELS,
     METRIC_LABELS,
     METRICS,
     AggregateValue,
@@ -133,7 +131,7 @@ def aggregate_lines(report: EvaluationReport, metrics: Sequence[str], k_label: s
     n = len(report.queries)
     lines = [f"aggregate over {n} quer{'y' if n == 1 else 'ies'}"]
     rows = [
-        ["  " + _label(AGGREGATE_LABELS, m, k_label), aggregate_cell(report.aggregates[m])]
+        ["  " + _label(METRIC_LABELS, m, k_label), aggregate_cell(report.aggregates[m])]
         for m in metrics
         if m in report.aggregates
     ]
@@ -141,11 +139,11 @@ def aggregate_lines(report: EvaluationReport, metrics: Sequence[str], k_label: s
 
 
 def _label(labels: Mapping[str, str], name: str, k_label: str) -> str:
-    """A column's label: ``P@10`` for a section-7 key, the canonical name for a measure
-    (its mean's name in the aggregate block: ``MRR@10`` for ``RR@10``)."""
+    """A column's label: ``P@10`` for a section-7 key, the canonical name for a measure, in
+    the aggregate block too (``RR@10``, as the JSON's keys and the verdicts name it)."""
     if name in labels:
         return labels[name].format(k=k_label)
-    return parse_measure(name).aggregate_name if labels is AGGREGATE_LABELS else name
+    return name
 
 
 def diagnostics_lines(report: EvaluationReport) -> list[str]:

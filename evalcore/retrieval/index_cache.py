@@ -14,16 +14,15 @@ documents' terms, so it is never readable by more people than the store.
 Files are written to a temporary name and renamed, so a reader sees a whole
 file or none, and never change once renamed (a new index is a new file), so
 an index may map its file (:meth:`ImpactIndex.load`); a file that cannot be
-read is ignored and rebuilt. The last
-:data:`KEPT_IN_MEMORY` indexes read or written stay in memory, keyed by their
-file (its name holds the fingerprint) and the file's size and modification
-time, so a process that executes a pin again (the app) skips the file read.
+read is ignored and rebuilt. The last :data:`KEPT_IN_MEMORY` indexes read stay
+in memory (``functools.lru_cache``), keyed by their file (its name holds the
+fingerprint) and the file's size and modification time, so a process that
+executes a pin again (the app) skips the file read.
 """
 
 import hashlib
 import sqlite3
-import threading
-from collections import OrderedDict
+from functools import lru_cache
 from pathlib import Path
 
 import sqlite_utils
@@ -38,26 +37,12 @@ FORMAT = "impact-index-2"
 #: How many indexes stay in memory between executions (process-wide).
 KEPT_IN_MEMORY = 2
 
-_recent: OrderedDict[tuple[Path, int, int], ImpactIndex] = OrderedDict()
-_recent_lock = threading.Lock()
-
-
 def _file_key(path: Path) -> tuple[Path, int, int] | None:
     try:
         stat = path.stat()
     except OSError:
         return None
     return (path, stat.st_size, stat.st_mtime_ns)
-
-
-def _remember(key: tuple[Path, int, int] | None, index: ImpactIndex) -> None:
-    if key is None:
-        return
-    with _recent_lock:
-        _recent[key] = index
-        _recent.move_to_end(key)
-        while len(_recent) > KEPT_IN_MEMORY:
-            _recent.popitem(last=False)
 
 
 def _digest(*parts: str) -> str:
@@ -78,19 +63,17 @@ def cache_path(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Path | None
 
 def load_cached(path: Path | None) -> ImpactIndex | None:
     """The index saved at ``path``, or None when there is none or it cannot be read."""
-    if path is None or not path.is_file():
-        return None
-    key = _file_key(path)
-    with _recent_lock:
-        if key in _recent:
-            _recent.move_to_end(key)  # type: ignore[arg-type]
-            return _recent[key]  # type: ignore[index]
+    key = None if path is None or not path.is_file() else _file_key(path)
+    return None if key is None else _load(*key)
+
+
+@lru_cache(maxsize=KEPT_IN_MEMORY)
+def _load(path: Path, size: int, mtime_ns: int) -> ImpactIndex | None:
+    """The index in the file at ``path`` of that size and modification time (the cache key)."""
     try:
-        index = ImpactIndex.load(path)
+        return ImpactIndex.load(path)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    _remember(key, index)
-    return index
 
 
 def save_cached(path: Path | None, index: ImpactIndex) -> None:
@@ -110,6 +93,5 @@ def save_cached(path: Path | None, index: ImpactIndex) -> None:
         for old in path.parent.glob(f"{pin}-*"):  # older contents and formats
             if old != path:
                 old.unlink(missing_ok=True)
-        _remember(_file_key(path), index)
     except OSError:
         return

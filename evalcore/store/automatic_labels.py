@@ -16,6 +16,10 @@ ignores staged imports, so a failed or killed import shows nothing: a failure de
 its staged rows; one whose process died is deleted by the next ``open_store``
 (:func:`discard_abandoned_automatic_imports`).
 
+A judge that answers a few units at a time (``evalcore judge``) writes each batch as one
+small published import (:func:`append_automatic_labels`: one short transaction, with its
+audit entry), so an interrupted run keeps every batch it wrote.
+
 A source's current label of a unit is the one of its latest published import holding
 the unit (a judge run again over some units replaces their labels only).
 """
@@ -31,6 +35,8 @@ from evalcore.access.roles import Permission
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
+from evalcore.store.document_imports import published
+from evalcore.store.scoping import readable_filter
 from evalcore.store.staging import delete_in_chunks, discard_abandoned, staging_owner
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
@@ -122,6 +128,77 @@ def write_automatic_import(
         discard_automatic_import(db, import_id)
         raise
     return import_id
+
+
+def append_automatic_labels(
+    db: sqlite_utils.Database,
+    *,
+    study_id: str,
+    source: str,
+    file: str,
+    format: str,
+    labels: Sequence[tuple[str, str, int]],
+    actor: str,
+    detail: dict[str, object] | None = None,
+) -> int:
+    """Store a small batch of ``labels`` ((query id, unit id, gain), each unit once) of the
+    automatic ``source`` as one published import, in one short write transaction that
+    authorises ``actor`` (permission ``IMPORT``), writes the import and its labels and
+    appends the audit entry (``import.automatic-labels``). For a judge that answers a few
+    units at a time (``evalcore judge``): each batch is kept as soon as it is written, so
+    an interrupted run keeps what it stored. Returns the import's id."""
+    if not labels:
+        raise ValueError("no automatic labels to append")
+    with write_transaction(db):
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        import_id = int(db.execute(
+            "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+            "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+            [study_id, source, file, format, actor, utc_now_iso(), len(labels)],
+        ).lastrowid)
+        db.conn.executemany(
+            "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) "
+            "VALUES (?, ?, ?, ?)",
+            ((import_id, q, u, g) for q, u, g in labels),
+        )
+        record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
+                     detail={"source": source, "file": file, "format": format,
+                             "labels": len(labels), "imported_by": actor, **(detail or {})})
+    return import_id
+
+
+def judgeable_documents(study: Study, corpus_id: str, doc_ids: Iterable[str]) -> dict[str, str]:
+    """Doc id -> why its text may not be sent to a judge for the study's actor, for each of
+    ``doc_ids`` that may not: ``no document`` (not in the corpus), ``text withheld`` (the
+    actor may not read it: :func:`evalcore.store.scoping.readable_filter`, the rule of
+    :func:`~evalcore.store.scoping.readable_document`) or ``empty document`` (no title, no
+    text). Ids absent from the result may be sent. One query per 500 ids."""
+    db = study.db
+    wanted = list(dict.fromkeys(doc_ids))
+    allowed = readable_filter(db, study.actor, corpus_id)
+    found: dict[str, tuple[bool, bool]] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        params: dict[str, object] = {f"i{n}": doc for n, doc in enumerate(chunk)}
+        marks = ", ".join(f":i{n}" for n in range(len(chunk)))
+        rows = db.execute(
+            f"SELECT d.doc_id, {allowed.where}, "
+            "(trim(d.title) != '' OR trim(d.text) != '') FROM documents d "
+            f"WHERE d.corpus_id = :corpus AND d.doc_id IN ({marks}) AND {published('d')}",
+            {**params, **allowed.params, "corpus": corpus_id},
+        )
+        for doc, readable, nonempty in rows:
+            found[doc] = (bool(readable), bool(nonempty))
+    out: dict[str, str] = {}
+    for doc in wanted:
+        readable, nonempty = found.get(doc, (False, False))
+        if doc not in found:
+            out[doc] = "no document"
+        elif not readable:
+            out[doc] = "text withheld"
+        elif not nonempty:
+            out[doc] = "empty document"
+    return out
 
 
 def discard_automatic_import(db: sqlite_utils.Database, import_id: int) -> None:

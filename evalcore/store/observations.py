@@ -28,17 +28,18 @@ The store holds validated data, so observations are built with
 ``model_construct`` from one ordered scan per table.
 
 :func:`runs_as_columns` reads the same evidence for several runs of a study at
-once, column by column and without building observations (one read of the
-reference shared by the runs, over the union of their query sets): what a
-decided comparison packs (:meth:`ObservationBatch.from_gain_maps
-<evalcore.compute.batch.ObservationBatch.from_gain_maps>`).
+once, column by column and without building observations (one read of the reference
+shared by the runs, over the union of their query sets), and :func:`run_columns`
+one run's: every stored run's rankings are read as unit codes
+(:mod:`evalcore.store.unit_codes`) and packed by one constructor, :func:`pack_coded`.
 """
 
+from __future__ import annotations
+
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, groupby, repeat
-from operator import itemgetter
+from itertools import chain, repeat
 
 import numpy as np
 import sqlite_utils
@@ -49,6 +50,7 @@ from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states, is_complete
+from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.population import StudyPopulation, study_population
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.removed_queries import removed_query_ids
@@ -69,12 +71,8 @@ from evalcore.store.working_labels import WorkingLabels, gathered_labels
 def _run_rankings(
     db: sqlite_utils.Database, run_id: int, query_ids: list[str] | None = None
 ) -> dict[str, tuple[list[str], list[float | None]]]:
-    """query_id -> (unit ids, scores) best first (of the given queries only, by primary
-    key, when ``query_ids`` is given).
-
-    Read from the packed ``run_rankings`` (one row per query) when the run has it,
-    else (runs stored before schema v7) with ordered scans of ``results``.
-    """
+    """query_id -> (unit ids, scores) best first, from the packed ``run_rankings`` (of the
+    given queries only, by primary key, when ``query_ids`` is given)."""
     if query_ids is None:
         scans: list[tuple[str, list[str]]] = [("", [])]
     else:
@@ -83,37 +81,14 @@ def _run_rankings(
             for chunk in (query_ids[i : i + 500] for i in range(0, len(query_ids), 500))
         ]
     out: dict[str, tuple[list[str], list[float | None]]] = {}
-    if db.conn.execute("SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1", [run_id]).fetchone():
-        loads = json.loads
-        for condition, params in scans:
-            for query_id, units, scores in db.conn.execute(
-                "SELECT query_id, unit_ids, scores FROM run_rankings WHERE run_id = ?" + condition,
-                [run_id, *params],
-            ):
-                out[query_id] = (loads(units), loads(scores))
-        return out
+    loads = json.loads
     for condition, params in scans:
-        rows = db.conn.execute(
-            "SELECT query_id, unit_id, score FROM results WHERE run_id = ?" + condition
-            + " ORDER BY query_id, rank",
+        for query_id, units, scores in db.conn.execute(
+            "SELECT query_id, unit_ids, scores FROM run_rankings WHERE run_id = ?" + condition,
             [run_id, *params],
-        )
-        for query_id, group in groupby(rows, itemgetter(0)):
-            items = list(group)
-            out[query_id] = ([r[1] for r in items], [r[2] for r in items])
+        ):
+            out[query_id] = (loads(units), loads(scores))
     return out
-
-
-def _run_unit_ids(db: sqlite_utils.Database, run_id: int) -> dict[str, list[str]]:
-    """query_id -> unit ids best first, of every query of the run (the packed rankings
-    parsed in one ``json.loads``; runs stored before schema v7 through :func:`_run_rankings`)."""
-    rows = db.conn.execute(
-        "SELECT query_id, unit_ids FROM run_rankings WHERE run_id = ?", [run_id]
-    ).fetchall()
-    if not rows:
-        return {q: units for q, (units, _) in _run_rankings(db, run_id).items()}
-    parsed = json.loads("[" + ",".join([r[1] for r in rows]) + "]")
-    return dict(zip([r[0] for r in rows], parsed, strict=True))
 
 
 def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
@@ -222,7 +197,23 @@ class CodedLabels:
     units: np.ndarray  # int64[L]
     #: each label's gain, or its conflict code (a unit in conflict)
     gain: np.ndarray  # int8[L]
-    ids: list[str]
+    ids: Sequence[str]
+
+    def without(self, query_ids: Sequence[str],
+                units: Mapping[str, Collection[str]]) -> CodedLabels:
+        """These labels (over ``query_ids``) without those of ``units`` (query id -> the unit
+        ids whose labels are left out)."""
+        keep = np.ones(self.gain.size, dtype=bool)
+        bounds = self.offsets.tolist()
+        for i, query_id in enumerate(query_ids):
+            left_out = units.get(query_id)
+            if left_out:
+                for j in range(bounds[i], bounds[i + 1]):
+                    keep[j] = self.ids[j] not in left_out
+        kept = np.flatnonzero(keep)
+        offsets = np.concatenate(([0], np.cumsum(keep)))[self.offsets].astype(np.int64)
+        return CodedLabels(offsets=offsets, units=self.units[kept], gain=self.gain[kept],
+                           ids=[self.ids[j] for j in kept.tolist()])
 
 
 def coded_labels(study: Study, reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
@@ -320,19 +311,6 @@ def _coded_ranking(
     )
 
 
-def coded_ranking(
-    study: Study,
-    run: RunInfo,
-    wanted: list[str],
-    names: UnitNamer,
-    query_ids: list[str] | None = None,
-) -> CodedRanking | None:
-    """The run's rankings over the query set ``wanted`` as codes (of ``query_ids`` only
-    when given), or None when the run's rankings are not held as codes."""
-    codes = run_ranking_codes(study, run.run_id, query_ids)
-    return None if codes is None else _coded_ranking(study, run, wanted, codes, names)
-
-
 @dataclass(frozen=True)
 class RunColumns:
     """One run's side of its observations, without building them (the live views' bulk read)."""
@@ -340,12 +318,8 @@ class RunColumns:
     run: RunInfo
     #: the query set (as :func:`observations_for_run` has it), in its order
     query_ids: list[str]
-    #: each query's returned unit ids, best first ([] for a query the run did not answer;
-    #: named when read if the rankings were read as codes)
-    returned_ids: Sequence[Sequence[str]]
-    permitted_ids: list[str] | None
-    #: the same rankings as unit codes (None: the run's are not held as codes)
-    coded: CodedRanking | None = None
+    #: the run's rankings over the query set as unit codes
+    coded: CodedRanking
 
 
 def reference_columns(
@@ -377,51 +351,88 @@ def reference_columns(
     )
 
 
+def pack_run_columns(columns: RunColumns, labels: CodedLabels, reference: ReferenceColumns,
+                     protocol: EvalProtocol, min_depth: int = 0) -> ObservationBatch:
+    """The batch of one run's columns against a reference read (``labels``: the reference's
+    labels over the columns' query set, :meth:`StudyEvidence.labels_over`)."""
+    return pack_coded(
+        columns.query_ids, columns.run.k, columns.coded, labels,
+        [reference.complete.get(q, False) for q in columns.query_ids],
+        scan_complete=columns.run.scan_complete, protocol=protocol, min_depth=min_depth,
+        corpus_size=reference.corpus_size)
+
+
+class StudyEvidence:
+    """What a study's stored runs are packed from against one reference read: the
+    reference's columns, each run's rankings as unit codes (read when first asked; a run's
+    never change) and the reference's labels as codes over the last query set asked for,
+    with one namer of the study's codes. ``marks``: the store's marks the reference was
+    read at, when it was read whole and the store did not move during the read (what a
+    cache may keep it under); else None. It holds no store connection: each read takes the
+    handle of the reader asking (of the same study)."""
+
+    def __init__(self, study_id: str, reference: ReferenceColumns, names: UnitNamer,
+                 marks: StoreMarks | None = None) -> None:
+        self.study_id = study_id
+        self.reference = reference
+        self.names = names
+        self.marks = marks
+        self._codes: dict[int, RankingCodes] = {}
+        self._labels: tuple[list[str], CodedLabels] | None = None
+
+    def _same_study(self, study: Study) -> None:
+        if study.study_id != self.study_id:
+            raise ValueError(f"evidence of study {self.study_id!r} read through a handle on "
+                             f"study {study.study_id!r}")
+
+    def ranking_codes(self, study: Study, run_id: int) -> RankingCodes:
+        """The run's rankings of every query it answered, as codes (read once)."""
+        self._same_study(study)
+        found = self._codes.get(run_id)
+        if found is None:
+            found = self._codes[run_id] = run_ranking_codes(study, run_id)
+        return found
+
+    def labels_over(self, study: Study, query_ids: list[str]) -> CodedLabels:
+        """The reference's labels over ``query_ids`` as codes (made once per query set: the
+        runs of a study mostly share one)."""
+        self._same_study(study)
+        last = self._labels
+        if last is None or last[0] != query_ids:
+            last = self._labels = (query_ids, coded_labels(study, self.reference, query_ids))
+        return last[1]
+
+
+def study_evidence(
+    study: Study, reference: str | None = None, query_ids: list[str] | None = None,
+) -> StudyEvidence:
+    """A :class:`StudyEvidence` on the working reference (``reference`` None; of
+    ``query_ids`` only when given) or a frozen version, read now."""
+    marks = store_marks(study) if query_ids is None else None
+    ref = reference_columns(study, reference, query_ids)
+    if marks is not None and store_marks(study) != marks:
+        marks = None  # moved during the read: right for now, but not to be kept
+    return StudyEvidence(study.study_id, ref, UnitNamer(study), marks)
+
+
 def run_columns(
     study: Study,
+    evidence: StudyEvidence,
     run_name: str,
-    reference: ReferenceColumns,
     query_ids: list[str] | None = None,
-    names: UnitNamer | None = None,
     order: list[str] | None = None,
 ) -> RunColumns:
-    """The run's rankings over its query set (``query_ids`` when given) as :class:`RunColumns`
-    (read as unit codes when the store holds them: ``names`` names them, one per study read).
-    ``order``: another run's query set, taken as it is when it is this run's too (no sort)."""
+    """The run's rankings over its query set (``query_ids`` when given) against the
+    evidence's reference, as :class:`RunColumns`. ``order``: another run's query set, taken
+    as it is when it is this run's too (no sort)."""
     run = get_run(study, run_name)
-    codes = run_ranking_codes(study, run.run_id, query_ids)
-    if codes is not None:
-        wanted = _query_set(
-            dict.fromkeys(codes.query_ids),
-            reference.gains,
-            reference.complete,
-            query_ids,
-            order,
-            removed_query_ids(study),
-        )
-        coded = _coded_ranking(study, run, wanted, codes, names or UnitNamer(study))
-        return RunColumns(
-            run=run,
-            query_ids=wanted,
-            returned_ids=coded.returned_ids(),
-            permitted_ids=permitted_ids_for_run(study.db, run),
-            coded=coded,
-        )
-    rankings = (
-        _run_unit_ids(study.db, run.run_id)
-        if query_ids is None
-        else {q: units for q, (units, _) in _run_rankings(study.db, run.run_id, query_ids).items()}
-    )
-    wanted = _query_set(
-        rankings, reference.gains, reference.complete, query_ids, order, removed_query_ids(study)
-    )
-    none: list[str] = []
-    return RunColumns(
-        run=run,
-        query_ids=wanted,
-        returned_ids=[rankings.get(q, none) for q in wanted],
-        permitted_ids=permitted_ids_for_run(study.db, run),
-    )
+    codes = (evidence.ranking_codes(study, run.run_id) if query_ids is None
+             else run_ranking_codes(study, run.run_id, query_ids))
+    reference = evidence.reference
+    wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
+                        query_ids, order, removed_query_ids(study))
+    return RunColumns(run=run, query_ids=wanted,
+                      coded=_coded_ranking(study, run, wanted, codes, evidence.names))
 
 
 def _query_set(
@@ -479,31 +490,33 @@ def _run_observations(
     return observations
 
 
-def tied_score_pairs(observations: Iterable[Observation]) -> int:
-    """Pairs of returned items of one query with equal scores (their order came from the
-    tie rule), counted as :mod:`evalcore.io.ties` counts them for a TREC run."""
-    return count_tied_pairs(obs.scores for obs in observations)
+def run_tied_score_pairs(study: Study, run_id: int, query_ids: Sequence[str]) -> int:
+    """Tied score pairs (:func:`evalcore.io.ties.tied_score_pairs`) of the run's rankings of
+    ``query_ids``, read from the packed scores alone."""
+    scores = dict(study.db.conn.execute("SELECT query_id, scores FROM run_rankings WHERE run_id = ?",
+                                  [run_id]).fetchall())
+    loads = json.loads
+    return count_tied_pairs(loads(scores[q]) for q in query_ids if q in scores)
 
 
 @dataclass(frozen=True, eq=False)
 class RunEvidenceColumns:
     """One stored run over a query set, column by column: the fields of its observations
     that the metric computer reads (``gains``: unit -> gain, or the sorted tuple of the
-    gains a unit in conflict may have; in unit id order)."""
+    gains a unit in conflict may have; in unit id order), and the same rankings and labels
+    as unit codes (what :func:`pack_coded` packs)."""
 
     run_name: str
     #: in natural query order (:func:`~evalcore.contract.query_order.natural_key`)
     query_ids: list[str]
     k: int
-    #: named when read if the rankings were read as codes (``coded``)
-    returned_ids: Sequence[Sequence[str]]
+    #: each query's returned unit ids, named when read
+    returned_ids: CodedUnits
     gains: list[dict[str, int | tuple[int, ...]]]
     population_complete: list[bool]
     scan_complete: bool
-    permitted_ids: list[str] | None
-    #: the rankings and labels as unit codes (None: the run's rankings are not held as codes)
-    coded: CodedRanking | None = None
-    coded_labels: CodedLabels | None = None
+    coded: CodedRanking
+    coded_labels: CodedLabels
     #: the study's population (:attr:`ReferenceColumns.population`; None: not known)
     population: StudyPopulation | None = None
 
@@ -516,65 +529,45 @@ class RunEvidenceColumns:
 def runs_as_columns(
     study: Study,
     run_names: Sequence[str],
-    reference: str | None = None,
+    evidence: StudyEvidence | None = None,
     *,
-    working: ReferenceColumns | None = None,
     query_ids: Sequence[str] | None = None,
 ) -> list[RunEvidenceColumns]:
-    """The evidence of ``observations_for_run`` for each of ``run_names``, over the union
-    of their query sets (in natural query order; removed queries left out) or over
-    ``query_ids`` (a query set, in its order), reading the reference once. ``working``:
-    the working reference of the whole study (``reference`` None) already read at the
-    store's marks now (:func:`reference_columns`), taken instead of a read."""
+    """The evidence of ``observations_for_run`` for each of ``run_names`` against the
+    ``evidence``'s reference (:func:`study_evidence`; None: the working reference read
+    now), over the union of their query sets (in natural query order; removed queries
+    left out) or over ``query_ids`` (a query set, in its order)."""
     get_study(study.db, study.study_id)
     runs = [get_run(study, name) for name in run_names]
-    ref = (
-        working
-        if working is not None and reference is None
-        else reference_columns(study, reference)
-    )
+    if evidence is None:
+        evidence = study_evidence(study)
+    ref = evidence.reference
     labels, complete = ref.gains, ref.complete
-    codes = [run_ranking_codes(study, run.run_id) for run in runs]
-    if None not in codes:  # every run's rankings held as codes
-        sets = [c.query_ids for c in codes]  # type: ignore[union-attr]
-        rankings: list[dict] = [dict.fromkeys(ids) for ids in sets]
-    else:
-        rankings = [_run_unit_ids(study.db, run.run_id) for run in runs]
+    codes = [evidence.ranking_codes(study, run.run_id) for run in runs]
     if query_ids is not None:
         wanted = list(dict.fromkeys(query_ids))
     else:
         wanted_set = set(labels) | set(complete)
-        for ranking in rankings:
-            wanted_set.update(ranking)
+        for run_codes in codes:
+            wanted_set.update(run_codes.query_ids)
         wanted = sorted(wanted_set - removed_query_ids(study), key=natural_key)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
     populated = [complete.get(q, False) for q in wanted]
-    names = UnitNamer(study)
-    shared_labels = None if None in codes else coded_labels(study, ref, wanted)
+    shared_labels = evidence.labels_over(study, wanted)
     out = []
-    for run, ranking, run_codes in zip(runs, rankings, codes, strict=True):
-        none: list[str] = []
-        coded = (
-            None if shared_labels is None else _coded_ranking(study, run, wanted, run_codes, names)
-        )  # type: ignore[arg-type]
-        out.append(
-            RunEvidenceColumns(
-                run_name=run.name,
-                query_ids=wanted,
-                k=run.k,
-                returned_ids=(
-                    [ranking.get(q, none) for q in wanted]
-                    if coded is None
-                    else coded.returned_ids()
-                ),
-                gains=gains,
-                population_complete=populated,
-                scan_complete=run.scan_complete,
-                permitted_ids=permitted_ids_for_run(study.db, run),
-                coded=coded,
-                coded_labels=shared_labels,
-                population=ref.population,
-            )
-        )
+    for run, run_codes in zip(runs, codes, strict=True):
+        coded = _coded_ranking(study, run, wanted, run_codes, evidence.names)
+        out.append(RunEvidenceColumns(
+            run_name=run.name,
+            query_ids=wanted,
+            k=run.k,
+            returned_ids=coded.returned_ids(),
+            gains=gains,
+            population_complete=populated,
+            scan_complete=run.scan_complete,
+            coded=coded,
+            coded_labels=shared_labels,
+            population=ref.population,
+        ))
     return out

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalcore.contract.query_order import natural_key
-from evalcore.store.observations import reference_columns
+from evalcore.store.observations import ReferenceColumns, reference_columns
 from evalcore.store.removed_queries import removed_query_ids, study_query_ids
 from evalcore.store.runs import get_run
 from evalcore.store.studies import get_study
@@ -17,22 +17,13 @@ from evalcore.store.study_handle import Study
 
 def _run_queries(study: Study, run_name: str) -> tuple[set[str], frozenset[str]]:
     """The queries the run holds a ranking for (answered or not), and those it returned at
-    least one result for: one read of its packed rankings (of its results for a run stored
-    before packed rankings, where every ranked query has a result)."""
+    least one result for: one read of its packed rankings."""
     run = get_run(study, run_name)
     rows = study.db.execute(
         "SELECT query_id, unit_ids NOT IN ('', '[]') FROM run_rankings WHERE run_id = ?",
         [run.run_id],
     ).fetchall()
-    if rows:
-        return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
-    ids = {
-        r[0]
-        for r in study.db.execute(
-            "SELECT DISTINCT query_id FROM results WHERE run_id = ?", [run.run_id]
-        )
-    }
-    return ids, frozenset(ids)
+    return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
 
 
 @dataclass(frozen=True)
@@ -52,11 +43,16 @@ class QueryFacts:
     removed: frozenset[str]
 
 
-def query_facts(study: Study, run_names: Sequence[str], reference: str | None = None) -> QueryFacts:
+def query_facts(
+    study: Study, run_names: Sequence[str], reference: str | None = None,
+    *, working: ReferenceColumns | None = None,
+) -> QueryFacts:
     """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
-    working labels), for a caller that authorised the read."""
+    working labels). ``working``: the study's whole working reference already read at the
+    store's marks now, taken instead of a read."""
     threshold = get_study(study.db, study.study_id).protocol().relevance_threshold
-    working = reference_columns(study, None)
+    if working is None:
+        working = reference_columns(study, None)
     judged = frozenset(
         q
         for q, units in working.gains.items()

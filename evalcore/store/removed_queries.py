@@ -171,19 +171,6 @@ def study_query_ids(study: Study) -> list[str]:
             [study.study_id],
         )
     }
-    if study.db.execute(
-        "SELECT 1 FROM runs u WHERE u.study_id = ? AND NOT EXISTS "
-        "(SELECT 1 FROM run_rankings r WHERE r.run_id = u.run_id) LIMIT 1",
-        [study.study_id],
-    ).fetchone():  # runs stored before packed rankings
-        ids.update(
-            r[0]
-            for r in study.db.execute(
-                "SELECT DISTINCT r.query_id FROM results r JOIN runs u ON u.run_id = r.run_id "
-                "WHERE u.study_id = ?",
-                [study.study_id],
-            )
-        )
     return sorted(ids, key=natural_key)
 
 

@@ -37,7 +37,6 @@ from typing import Any, Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.contract.trusted_models import construct
 from evalcore.store.study_handle import Study
 from evalcore.store.working_labels import WorkingLabels, label_columns
 
@@ -48,9 +47,9 @@ def _resolved(
     *, unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
     reviewer: str | None, conflict_gains: tuple[int, ...] = (),
 ) -> "ResolvedLabel":
-    return construct(ResolvedLabel, {"unit_id": unit_id, "gain": gain, "state": state,
-                                     "annotators": annotators, "reviewer": reviewer,
-                                     "conflict_gains": conflict_gains})
+    return ResolvedLabel.model_construct(unit_id=unit_id, gain=gain, state=state,
+                                         annotators=annotators, reviewer=reviewer,
+                                         conflict_gains=conflict_gains)
 
 
 class ResolvedLabel(BaseModel):

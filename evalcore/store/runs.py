@@ -14,7 +14,6 @@ from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.lookup import not_found
-from evalcore.store.multirow import insert_rows
 from evalcore.store.staging import staging_owner
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
@@ -117,16 +116,17 @@ _Columns = tuple[str, Sequence[int], Sequence[str], Sequence[float | None]]
 
 
 def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Columns]) -> None:
-    """Insert the queries' results (one row per result, :mod:`evalcore.store.multirow`) and
+    """Insert the queries' results (one row per result) and
     their packed rankings (one row per query: JSON arrays, best first, ``repr`` floats that
     read back exactly, and the units' codes, :mod:`evalcore.store.unit_codes`), in one pass
     each, inside the caller's transaction, and record whether they hold an id a TREC file
     cannot hold (:mod:`evalcore.store.trec_ids`). New unit codes are given in the queries'
     order, ranks in order."""
     conn = db.conn
-    insert_rows(conn, "INSERT INTO results (run_id, query_id, rank, unit_id, score)", 5,
-                chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
-                                    for q, ranks, units, scores in queries))
+    conn.executemany("INSERT INTO results (run_id, query_id, rank, unit_id, score) "
+                     "VALUES (?, ?, ?, ?, ?)",
+                     chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
+                                         for q, ranks, units, scores in queries))
     study_id = conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
     every_unit = list(chain.from_iterable(units for _, _, units, _ in queries))
     packed = pack_codes(assign_unit_codes(db, study_id, every_unit))  # sliced per query below

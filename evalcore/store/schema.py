@@ -17,7 +17,7 @@ import sqlite_utils
 
 from evalcore.store.transaction import write_transaction
 from evalcore.store.trec_ids import backfill_trec_suspects
-from evalcore.store.unit_codes import backfill_unit_codes
+from evalcore.store.unit_codes import backfill_packed_rankings, backfill_unit_codes
 
 
 def _split_statements(script: str) -> list[str]:
@@ -338,8 +338,8 @@ BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new
 
 # v7: each run's ranking per query, packed (JSON arrays, best first; scores null
 # where absent): a derived copy of `results`, written by add_run in the same
-# transaction, so observations of a 1M-result run are read as 10k rows. Runs
-# stored before v7 have no packed rows and are read from `results`.
+# transaction, so observations of a 1M-result run are read as 10k rows. The runs
+# stored before have theirs written by the v21 backfill.
 _V7 = """
 CREATE TABLE run_rankings (
     run_id INTEGER NOT NULL REFERENCES runs(run_id),
@@ -598,10 +598,9 @@ DROP TRIGGER pending_imports_generation_ad;
 # stored run of the study returned or a label event names has a dense integer code (0, 1,
 # ...), assigned when the run or the event is written and never changed or reused
 # (append-only; deleted only with a staged study's discard). Each packed ranking holds its
-# units' codes as a little-endian int32 BLOB beside the JSON ``unit_ids`` (NULL: read from
-# ``unit_ids``), and each label event its unit's code (``unit_code``, set by a trigger
-# right after the insert, whoever the writer: the one update the append-only rule lets
-# through, from NULL to the code). Readers pack rankings and labels with numpy from the
+# units' codes as a little-endian int32 BLOB beside the JSON ``unit_ids``, and each label
+# event its unit's code (``unit_code``, set by a trigger right after the insert, whoever
+# the writer: the one update the append-only rule lets through, from NULL to the code). Readers pack rankings and labels with numpy from the
 # codes. The backfill of existing rows (:data:`BACKFILLS`) runs in the migration's
 # transaction.
 _V15 = """
@@ -805,10 +804,16 @@ WHEN NOT EXISTS (
 BEGIN SELECT RAISE(ABORT, 'sample_nonresponses is append-only'); END;
 """
 
+# v21: every run holds its packed rankings, with their unit codes: the runs stored before
+# v7 (results only) have them written from ``results`` by the backfill
+# (:func:`evalcore.store.unit_codes.backfill_packed_rankings`), so one reader packs every
+# run. No table changes.
+_V21 = ""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
     _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
-    _V17, _V18, _V19, _V20,
+    _V17, _V18, _V19, _V20, _V21,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -816,7 +821,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 #: Version reached -> what runs after its SQL, in the same transaction (data that SQL
 #: alone cannot write).
 BACKFILLS: dict[int, Callable[[sqlite_utils.Database], None]] = {
-    15: backfill_unit_codes, 16: backfill_trec_suspects}
+    15: backfill_unit_codes, 16: backfill_trec_suspects, 21: backfill_packed_rankings}
 
 
 class SchemaTooNewError(RuntimeError):

@@ -10,7 +10,8 @@ has a dense integer code, and each packed ranking holds its units' codes.
   int32 BLOB beside the JSON ``unit_ids`` (which other readers keep using).
 
 Readers pack rankings with numpy (:func:`run_ranking_codes`, then
-:meth:`ObservationBatch.from_unit_codes <evalcore.compute.batch.ObservationBatch.from_unit_codes>`)
+:meth:`ObservationBatch.from_unit_codes <evalcore.compute.batch.ObservationBatch.from_unit_codes>`,
+the one constructor every stored run is packed with)
 and name only the few units a page shows (:class:`UnitNamer`). A label on a unit no run
 returned has no code: it can never match a returned position.
 """
@@ -127,25 +128,14 @@ class RankingCodes:
 
 def run_ranking_codes(
     study: Study, run_id: int, query_ids: Sequence[str] | None = None
-) -> RankingCodes | None:
+) -> RankingCodes:
     """The run's rankings (of every query, or of those of ``query_ids`` it answered) as
-    :class:`RankingCodes`; None when the run's rankings are not held as codes (a run
-    stored before schema v7 has no packed rankings: read its unit ids instead). A run
-    that returned nothing has no rankings to hold: none, as codes (no query answered)."""
+    :class:`RankingCodes` (a run that returned nothing: no query answered)."""
     if query_ids is None:
         rows = study.db.conn.execute(
             "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ?", [run_id]
         ).fetchall()
-        if not rows:
-            return _nothing_returned(study.db, run_id)
     else:
-        if (
-            study.db.conn.execute(
-                "SELECT 1 FROM run_rankings WHERE run_id = ? LIMIT 1", [run_id]
-            ).fetchone()
-            is None
-        ):
-            return _nothing_returned(study.db, run_id)
         rows = []
         for chunk in _chunks(list(dict.fromkeys(query_ids))):
             rows.extend(
@@ -156,22 +146,11 @@ def run_ranking_codes(
                 ).fetchall()
             )
     blobs = [r[1] for r in rows]
-    if None in blobs:
-        return None
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
               // CODE_DTYPE.itemsize, out=offsets[1:])
     codes = np.frombuffer(b"".join(blobs), dtype=CODE_DTYPE)
     return RankingCodes([r[0] for r in rows], offsets, codes)
-
-
-def _nothing_returned(db: sqlite_utils.Database, run_id: int) -> RankingCodes | None:
-    """A run without packed rankings: no ranking at all when it has no result either (it
-    returned nothing), else None (stored before schema v7: its results are not coded)."""
-    if db.conn.execute("SELECT 1 FROM results WHERE run_id = ? LIMIT 1",
-                       [run_id]).fetchone() is not None:
-        return None
-    return RankingCodes([], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=CODE_DTYPE))
 
 
 def unit_names(study: Study, codes: Iterable[int]) -> dict[int, str]:
@@ -267,3 +246,29 @@ def backfill_unit_codes(db: sqlite_utils.Database) -> None:
     db.conn.execute(
         "UPDATE label_events SET unit_code = (SELECT u.unit_code FROM study_units u "
         "WHERE u.study_id = label_events.study_id AND u.unit_id = label_events.unit_id)")
+
+
+def backfill_packed_rankings(db: sqlite_utils.Database) -> None:
+    """Schema v21's backfill (inside the migration's transaction): every run that holds
+    results but no packed ranking (stored before schema v7) gets one ``run_rankings`` row per
+    query, as the run writer writes them (JSON unit ids and scores, best first, and the
+    units' codes; new codes in run, query and rank order)."""
+    runs = db.conn.execute(
+        "SELECT u.run_id, u.study_id FROM runs u WHERE EXISTS (SELECT 1 FROM results r "
+        "WHERE r.run_id = u.run_id) AND NOT EXISTS (SELECT 1 FROM run_rankings p "
+        "WHERE p.run_id = u.run_id) ORDER BY u.run_id").fetchall()
+    for run_id, study_id in runs:
+        rows = db.conn.execute("SELECT query_id, unit_id, score FROM results WHERE run_id = ? "
+                               "ORDER BY query_id, rank", [run_id]).fetchall()
+        queries: dict[str, tuple[list[str], list[float | None]]] = {}
+        for query_id, unit_id, score in rows:
+            units, scores = queries.setdefault(query_id, ([], []))
+            units.append(unit_id)
+            scores.append(score)
+        codes = iter(assign_unit_codes(db, study_id, [r[1] for r in rows]))
+        db.conn.executemany(
+            "INSERT INTO run_rankings (run_id, query_id, unit_ids, scores, unit_codes) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(run_id, query_id, json.dumps(units, ensure_ascii=False), json.dumps(scores),
+              pack_codes([next(codes) for _ in units]))
+             for query_id, (units, scores) in queries.items()])

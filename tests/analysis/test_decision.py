@@ -309,8 +309,9 @@ def test_the_ndcg_search_skipped_where_a_query_stays_undecidable_changes_no_bit(
     complete = [rng.random() < 0.5 for _ in qids]
     protocol = EvalProtocol()
     measures = [parse_measure(m) for m in ("nDCG@5", "nDCG@8", "P@5", "R@8")]
-    batches = [ObservationBatch.from_columns(qids, 8, run, labeled, gains, complete,
-                                             protocol=protocol) for run in runs]
+    maps = [dict(zip(ids, g, strict=True)) for ids, g in zip(labeled, gains, strict=True)]
+    batches = [ObservationBatch.from_gain_maps(qids, 8, run, maps, complete, protocol=protocol)
+               for run in runs]
     fast = evaluate_pair(*batches, measures, protocol)
     asked = []
     every = pair_bounds.pair_interval_ends

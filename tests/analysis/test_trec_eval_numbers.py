@@ -1,10 +1,9 @@
-"""The trec_eval-compatible numbers from unit codes are bit for bit those of the named
-paths (issue 16): random stored pairs with units in conflict, labels of units no run
-returned, queries one run or no label covers, natural query order (q2 before q10), and
-the cases the codes leave to the dict path (a unit twice in a ranking, an empty query or
-unit id, a ranking replaced after the read); and trec_eval's own test run and qrels."""
+"""The trec_eval-compatible numbers from unit codes are bit for bit those of the dict path
+(``evaluate(..., trec_eval=True)`` on the exported qrels and run): random stored pairs with
+units in conflict, labels of units no run returned, queries one run or no label covers,
+natural query order (q2 before q10), and the cases the codes leave to the dict path (a unit
+twice in a ranking, an empty query or unit id); and trec_eval's own test run and qrels."""
 
-import dataclasses
 import tempfile
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from shared_data import TREC_EVAL_DATA, require_shared
 from store_fixtures import new_store
 
 from evalcore.analysis import trec_eval_numbers as numbers
-from evalcore.compute.batch import CodedUnits
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.io.trec import read_qrels, read_run
@@ -64,41 +62,49 @@ def store_columns(folder: Path, study):
     return runs_as_columns(open_study(db, "s", None), ["A", "B"])
 
 
-def assert_coded_equals_the_named_paths(side, threshold: int, gain: str) -> None:
+def must_be_judged(side) -> bool:
+    """Whether trec_eval input cannot hold the side's qrels and run as they are: a judged or
+    ranked query id ``""``, a ranking holding a unit twice or a unit id ``""`` ranked or
+    labeled (a unit in conflict is not in the qrels)."""
+    judged = {q for q, units in zip(side.query_ids, side.gains, strict=True)
+              if any(type(g) is int for g in units.values())}
+    ranked = {q: list(r) for q, r in zip(side.query_ids, side.returned_ids, strict=True) if r}
+    if not judged or not ranked:
+        return False
+    return ("" in judged or "" in ranked
+            or any(len(set(r)) != len(r) or "" in r for r in ranked.values())
+            or any(type(units.get("", None)) is int for units in side.gains))
+
+
+def assert_coded_equals_the_dict_path(side, threshold: int, gain: str) -> None:
     protocol = EvalProtocol(trec_eval=True, relevance_threshold=threshold, gain=gain)
     coded = numbers._compat_side_coded(side, PARSED, protocol)
-    named = numbers._compat_side(side, PARSED, protocol)
     dicts = numbers._compat_side_from_dicts(side, MEASURES, threshold, gain)
-    assert (coded is None) == (named is None)
-    if coded is None:
-        return
-    assert coded == named  # values (==, so bit for bit), query counts and notes
-    if coded[0]:
-        assert coded[0] == dicts[0]
+    assert (coded is None) == must_be_judged(side)
+    if coded is not None and coded[0]:
+        assert coded[0] == dicts[0]  # values (==, so bit for bit) and query counts
 
 
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(studies(), st.sampled_from([(1, "linear"), (2, "exponential"), (3, "linear")]))
-def test_compat_from_codes_equals_the_named_paths(study, protocol) -> None:
+def test_compat_from_codes_equals_the_dict_path(study, protocol) -> None:
     with tempfile.TemporaryDirectory() as folder:
         columns = store_columns(Path(folder), study)
         for side in columns:
-            assert side.coded is not None
-            assert_coded_equals_the_named_paths(side, *protocol)
+            assert_coded_equals_the_dict_path(side, *protocol)
 
 
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(studies(odd_ids=True))
 def test_codes_decline_what_the_dict_path_must_judge(study) -> None:
-    """A repeated unit or an empty id: the codes decline, as the named columns do, and the
-    numbers are the dict path's."""
+    """A repeated unit or an empty id: the codes decline, and the numbers are the dict
+    path's."""
     with tempfile.TemporaryDirectory() as folder:
         columns = store_columns(Path(folder), study)
         for side in columns:
-            assert_coded_equals_the_named_paths(side, 1, "linear")
+            assert_coded_equals_the_dict_path(side, 1, "linear")
         rows, notes = numbers.trec_eval_compat(columns, PARSED, 1, "linear")
         expected = [numbers._compat_side_coded(side, PARSED, EvalProtocol(trec_eval=True))
-                    or numbers._compat_side(side, PARSED, EvalProtocol(trec_eval=True))
                     or numbers._compat_side_from_dicts(side, MEASURES, 1, "linear")
                     for side in columns]
         assert [(r.value_a, r.n_queries_a, r.value_b, r.n_queries_b) for r in rows] == [
@@ -121,40 +127,12 @@ def test_the_odd_cases_reach_the_dict_path(tmp_path: Path) -> None:
                  labels + ([("", "d1", 1, "ann")] if case == "empty query id" else []))
         side = store_columns(tmp_path / str(i), study)[0]
         assert numbers._compat_side_coded(side, PARSED, protocol) is None, case
-        assert numbers._compat_side(side, PARSED, protocol) is None, case
-
-
-def test_a_replaced_ranking_is_read_by_name(tmp_path: Path) -> None:
-    """A ranking replaced after the read (its codes are stale): the codes decline."""
-    rows = [("q1", 1, "d1", 2.0), ("q1", 2, "d2", 1.0), ("q2", 1, "d2", 1.0)]
-    study = ([(3, rows), (3, rows)], [("q1", "d1", 1, "ann"), ("q1", "d3", 1, "ann"),
-                                      ("q2", "d2", 0, "ann")])
-    side = store_columns(tmp_path, study)[0]
-    protocol = EvalProtocol(trec_eval=True)
-    before = numbers._compat_side_coded(side, PARSED, protocol)
-    assert isinstance(side.returned_ids, CodedUnits)
-    side.returned_ids[0] = ["d2", "d3"]
-    assert numbers._compat_side_coded(side, PARSED, protocol) is None
-    rows_after, _ = numbers.trec_eval_compat([side, side], PARSED, 1, "linear")
-    named = numbers._compat_side(side, PARSED, protocol)
-    assert named is not None and named != before
-    assert [(r.value_a, r.n_queries_a) for r in rows_after] == [named[0][m] for m in MEASURES]
-
-
-def test_columns_without_codes_are_read_by_name(tmp_path: Path) -> None:
-    rows = [("q1", 1, "d1", 2.0), ("q2", 1, "d2", 1.0)]
-    side = store_columns(tmp_path, ([(3, rows), (3, rows)], [("q1", "d1", 1, "ann")]))[0]
-    plain = dataclasses.replace(side, coded=None, returned_ids=list(side.returned_ids))
-    protocol = EvalProtocol(trec_eval=True)
-    assert numbers._compat_side_coded(plain, PARSED, protocol) is None
-    assert numbers.trec_eval_compat([plain, plain], PARSED, 1, "linear") == \
-        numbers.trec_eval_compat([side, side], PARSED, 1, "linear")
 
 
 @pytest.mark.needs_shared
 def test_trec_eval_test_data_from_codes_equals_the_named_paths(tmp_path: Path) -> None:
     """trec_eval's own test run and qrels, stored (run B: half of each ranking): codes,
-    named columns and dicts agree."""
+    and dicts agree."""
     folder = require_shared(TREC_EVAL_DATA)
     qrels = read_qrels(folder / "qrels.test")
     run = read_run(folder / "results.test")
@@ -166,5 +144,5 @@ def test_trec_eval_test_data_from_codes_equals_the_named_paths(tmp_path: Path) -
     columns = store_columns(tmp_path, (runs, events))
     for side in columns:
         for threshold, gain in ((1, "linear"), (2, "exponential")):
-            assert_coded_equals_the_named_paths(side, threshold, gain)
+            assert_coded_equals_the_dict_path(side, threshold, gain)
         assert numbers._compat_side_coded(side, PARSED, EvalProtocol(trec_eval=True))

@@ -3,7 +3,7 @@ report the observation path gives for the same qrels and run written as TREC fil
 
 The observation path is the reference: the files read by the careful reader, one
 :class:`~evalcore.contract.observation.Observation` per query
-(:func:`evalcore.io.trec.trec_observations`), evaluated by the metric computer.
+(``tests/trec_observations.py``), evaluated by the metric computer.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io.errors import InputErrors
 from evalcore.io.ranked import ranked_from_dicts
 from evalcore.io.text_lines import decode_source
-from evalcore.io.trec import parse_qrels, parse_run, trec_observations
+from evalcore.io.trec import parse_qrels, parse_run
 from evalcore.io.trec_eval_scope import trec_eval_scope
 from evalcore.io.trec_mappings import ranked_from_mapping
+from tests.trec_observations import trec_observations
 
 QUERIES = ["q1", "q2", "q10", "Q3", "7"]
 DOCS = list("abcdefgh")
@@ -200,7 +201,7 @@ def test_numpy_gains_and_scores_in_dicts_are_numbers():
 def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general_path():
     """Clean tables are read as columns (no Python object per row); a table the words
     cannot hold exactly, or a wrong one, goes to the general path, which names the row."""
-    from evalcore.io.trec_columnar import table_trec_input
+    from evalcore.io.trec_mappings import table_trec_input
 
     qrels = pd.DataFrame(
         {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [2, 0, 1]}
@@ -229,8 +230,11 @@ def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general
         run.assign(doc_id=["c", "a", None, "z"]),
     ):
         assert table_trec_input(qrels, odd_run, 2, complete=False, protocol=protocol) is None
-    repeated = pd.concat([qrels, qrels.iloc[:1]])  # the file rules' notes: general path
-    assert table_trec_input(repeated, run, 2, complete=False, protocol=protocol) is None
+    repeated = pd.concat([qrels, qrels.iloc[:1]])  # the file rules' notes, naming the rows
+    taken = table_trec_input(repeated, run, 2, complete=False, protocol=protocol)
+    assert taken.notes == [
+        "qrels (DataFrame):4: query q1 doc a repeats line 1 with the same gain 2; counted once"
+    ]
     with pytest.raises(InputErrors, match=r"run \(DataFrame\): row 2 \(doc_id\): doc ID must"):
         evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "", "z"]), measures=["P@1"])
     nul = evalcore.evaluate(qrels, run.assign(doc_id=["c", "a", "x\0y", "z"]), measures=["P@2"])

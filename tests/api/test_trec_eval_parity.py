@@ -35,7 +35,8 @@ from evalcore.cli import main
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
-from evalcore.io.trec import read_qrels, read_run, trec_observations
+from evalcore.io.trec import read_qrels, read_run
+from tests.trec_observations import trec_observations
 
 DATA = TREC_EVAL_DATA
 pytestmark = pytest.mark.needs_shared
@@ -158,9 +159,9 @@ def test_comment_files_p10_mean_over_evaluated_queries_equals_trec_eval():
 
 
 @pytest.mark.parametrize("k", [3, 10])
-def test_cli_columnar_path_equals_observation_path(k):
-    from evalcore.cli.evaluate import report_json
-    from evalcore.io.trec import trec_diagnostics
+def test_cli_file_path_equals_observation_path(k):
+    from evalcore.api.result import report_json
+    from tests.trec_observations import trec_diagnostics
 
     q = read_qrels(DATA / "qrels.comment.test")
     r = read_run(DATA / "results.comment.test")
@@ -348,7 +349,7 @@ def test_cli_trec_eval_switch_on_the_comment_files():
     table = CliRunner().invoke(main, [*args, "--format", "table"])
     assert table.exit_code == 0, table.output
     assert "trec_eval: ON" in table.stdout
-    assert "MRR@100" in table.stdout and "nDCG@10" in table.stdout
+    assert "RR@100" in table.stdout and "MRR@" not in table.stdout and "nDCG@10" in table.stdout
 
 
 def test_cli_trec_eval_reads_results_trunc_and_all_queries_is_dash_c():

@@ -273,7 +273,7 @@ def test_a_large_study_computes_every_runs_table_when_asked(small_store, new_app
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
     small = new_app(page=PAGE)
     table = small.dataframe[-1].value
-    shared_results._results.clear()  # computed afresh below
+    shared_results._slot.clear()  # computed afresh below
     monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)
     at = new_app(page=PAGE)
     assert not at.exception, at.exception

@@ -1,5 +1,6 @@
 """Study-wide results are computed once per state of the store and shared by sessions."""
 
+import pytest
 from store_fixtures import new_store
 
 from app.components import shared_results
@@ -29,17 +30,27 @@ def test_a_result_is_reused_until_the_store_marks_move(tmp_path):
 
 
 def test_the_shared_cache_is_bounded(tmp_path):
+    """The least recently used results are dropped beyond MAX_ENTRIES: the first is computed
+    again, the latest is not."""
     db = new_store(tmp_path)
     path = str(tmp_path / "bounded.db")
+    computed = []
+
+    def result(i):
+        return shared_result(db, path, "s", ("k", i), lambda: computed.append(i) or i,
+                             viewer=None)
+
     for i in range(shared_results.MAX_ENTRIES + 10):
-        shared_result(db, path, "s", ("k", i), lambda i=i: i, viewer=None)
-    assert len(shared_results._results(path).entries) == shared_results.MAX_ENTRIES
+        result(i)
+    result(shared_results.MAX_ENTRIES + 9)
+    assert computed.count(shared_results.MAX_ENTRIES + 9) == 1
+    result(0)
+    assert computed.count(0) == 2
 
 
 def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_path):
     """The computation is shared across sessions; the authorization is per call: a result a
     member's session computed is refused to a stranger's session (and to nobody)."""
-    import pytest
     from access_fixtures import ANNOTATOR, OUTSIDER, team_store
 
     from evalcore.access.decisions import PermissionDenied
@@ -59,69 +70,72 @@ def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_p
     assert shared_results.ready_result(db, path, "s", ("agreement",), viewer=ANNOTATOR) is secret
 
 
-def test_a_result_kept_alone_replaces_the_studys_others_of_its_kind(tmp_path):
-    """A large result (``alone``) is kept once per study and kind: another choice or new
-    marks replace it; other kinds keep theirs."""
+def test_results_kept_alone_do_not_push_out_the_others(tmp_path):
+    """Large results (``alone``) have their own cache of ALONE_KEPT: two sessions comparing
+    different choices keep both; a third choice forgets the least recently used; the other
+    results stay whatever the large ones do."""
     db = new_store(tmp_path)
     path = str(tmp_path / "alone.db")
-    shared_result(db, path, "s", ("agreement",), lambda: "kept", viewer=None)
-    first = shared_result(db, path, "s", ("pair", "a", "b"), lambda: ["ab"], viewer=None,
-                          alone=True)
-    assert shared_result(db, path, "s", ("pair", "a", "b"), lambda: ["again"], viewer=None,
-                         alone=True) is first
-    shared_result(db, path, "s", ("pair", "a", "c"), lambda: ["ac"], viewer=None, alone=True)
-    record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=2, annotator="ann")
-    shared_result(db, path, "s", ("pair", "a", "c"), lambda: ["ac, new marks"], viewer=None,
-                  alone=True)
-    kept = sorted((k[0], k[1], v if isinstance(v, str) else v[0])
-                  for k, v in shared_results._results(path).entries.items())
-    assert kept == [("s", ("agreement",), "kept"), ("s", ("pair", "a", "c"), "ac, new marks")]
-
-
-def test_results_kept_alone_serve_two_choices_at_once(tmp_path, monkeypatch):
-    """Two sessions comparing different choices keep both results (no recomputing each
-    other's away); a third choice forgets the least recently used one; new marks forget all."""
-    monkeypatch.setattr(shared_results, "ALONE_KEPT", 2)
-    db = new_store(tmp_path)
-    path = str(tmp_path / "alone2.db")
     computed = []
+    kept = shared_result(db, path, "s", ("agreement",), lambda: ["kept"], viewer=None)
 
     def pair(*choice):
         return shared_result(db, path, "s", ("pair", *choice),
                              lambda: computed.append(choice) or list(choice), viewer=None,
                              alone=True)
 
+    assert shared_results.ALONE_KEPT == 2
     pair("a", "b"), pair("a", "c"), pair("a", "b"), pair("a", "c")
     assert computed == [("a", "b"), ("a", "c")]
-    pair("a", "b")  # now the most recently used
+    assert shared_results.ready_result(db, path, "s", ("pair", "a", "b"), viewer=None,
+                                       alone=True) == ["a", "b"]  # now the most recently used
     pair("b", "c")  # forgets ("a", "c")
     pair("a", "b")
     assert computed == [("a", "b"), ("a", "c"), ("b", "c")]
     pair("a", "c")
     assert computed[-1] == ("a", "c")
+    assert shared_result(db, path, "s", ("agreement",), lambda: ["again"], viewer=None) is kept
     record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=2, annotator="ann")
-    pair("a", "b")
-    kept = [k[1] for k in shared_results._results(path).entries]
-    assert kept == [("pair", "a", "b")]
+    assert shared_results.ready_result(db, path, "s", ("pair", "a", "c"), viewer=None,
+                                       alone=True) is None  # new marks: not computed yet
+    pair("a", "c")
+    assert computed[-1] == ("a", "c") and len(computed) == 5
 
 
-def test_a_result_is_computed_with_the_collector_paused_then_resumed(tmp_path):
-    import gc
+def test_a_second_session_waits_for_the_computation_under_way(tmp_path, monkeypatch):
+    """Two sessions asking for one result at once compute it once; a background computation
+    is started once per marks, and again after it failed."""
+    import threading
     import time
 
     db = new_store(tmp_path)
-    path = str(tmp_path / "paused.db")
-    assert gc.isenabled()
-    seen = shared_result(db, path, "s", ("paused",), gc.isenabled, viewer=None)
-    assert seen is False and gc.isenabled()
-    background: list[bool] = []
-    shared_results.compute_in_background(db, path, "s", ("paused", "bg"),
-                                         lambda conn: background.append(gc.isenabled()),
-                                         viewer=None)
-    deadline = time.monotonic() + 30
-    while not background and time.monotonic() < deadline:
+    path = str(tmp_path / "once.db")
+    computed, release = [], threading.Event()
+
+    def slow():
+        computed.append(1)
+        release.wait(30)
+        return "done"
+
+    first = threading.Thread(target=lambda: shared_result(db, path, "s", ("once",), slow,
+                                                          viewer=None))
+    first.start()
+    while not computed:
         time.sleep(0.01)
-    assert background == [False]
-    while shared_results._results(path).running and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert gc.isenabled()
+    release.set()
+    assert shared_result(db, path, "s", ("once",), slow, viewer=None) == "done"
+    first.join(30)
+    assert computed == [1]
+
+    failed = []  # the threads' uncaught errors, each once its thread has ended
+    monkeypatch.setattr(threading, "excepthook", lambda args: failed.append(args.exc_value))
+
+    def failing(conn):
+        raise RuntimeError("once")
+
+    for expected in (1, 2):
+        shared_results.compute_in_background(db, path, "s", ("bg",), failing, viewer=None)
+        deadline = time.monotonic() + 30
+        while len(failed) < expected and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert [str(error) for error in failed] == ["once", "once"]

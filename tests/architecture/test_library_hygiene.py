@@ -3,9 +3,11 @@
 The garbage collector, signal handlers, logging configuration and warning
 filters belong to whoever owns the process: the command line (evalcore/cli),
 the app, a benchmark, a notebook user. So do environment variables (the command line
-sets one: ``evalcore.cli.blas_threads``) and the allocator's settings (``evalcore.cli.heap``).
-Four checks: no library module calls
-such an API (AST), and the main library paths run with those APIs made to fail.
+sets one: ``evalcore.cli.process_setup``) and the allocator's settings. No module of
+evalcore, the command line's included, edits the import table (``sys.modules``) or builds
+a pydantic model by writing its internals (``model_construct`` is the public way to skip a
+validation already done). Checked on the source (AST), and the main library paths run with
+the process-wide setters made to fail.
 """
 
 import ast
@@ -13,6 +15,7 @@ import gc
 import logging
 import signal
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,11 +34,6 @@ PROCESS_STATE = {
     "sys": {"setrecursionlimit", "setswitchinterval", "settrace", "setprofile"},
     "faulthandler": {"enable", "register"},
 }
-#: Where a call is allowed, and why.
-ALLOWED = {
-    # The tool itself; only process owners use it (see the next constant).
-    "evalcore/compute/gc_pause.py",
-}
 #: Packages that own the process when they run (the command line).
 PROCESS_OWNERS = ("evalcore/cli/",)
 
@@ -51,8 +49,6 @@ def test_no_library_module_calls_a_process_wide_setting() -> None:
     found = []
     for path in _library_modules():
         name = str(path.relative_to(PACKAGE.parent))
-        if name in ALLOWED:
-            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Call)
@@ -61,8 +57,6 @@ def test_no_library_module_calls_a_process_wide_setting() -> None:
                 and node.func.attr in PROCESS_STATE.get(node.func.value.id, ())
             ):
                 found.append(f"{name}:{node.lineno} {node.func.value.id}.{node.func.attr}()")
-            if isinstance(node, ast.ImportFrom) and node.module == "evalcore.compute.gc_pause":
-                found.append(f"{name}:{node.lineno} imports gc_paused (process owners only)")
     assert not found, "library code changes process-wide state:\n" + "\n".join(found)
 
 
@@ -76,14 +70,19 @@ def _environ(node: ast.AST) -> bool:
         isinstance(node, ast.Name) and node.id == "environ")
 
 
+def _writes_item(node: ast.AST, of: Callable[[ast.AST], bool]) -> bool:
+    """Whether ``node`` assigns or deletes ``X[...]`` for an ``X`` that ``of`` recognises."""
+    targets = (node.targets if isinstance(node, ast.Assign | ast.Delete)
+               else [node.target] if isinstance(node, ast.AugAssign) else [])
+    return any(isinstance(t, ast.Subscript) and of(t.value) for t in targets)
+
+
 def test_no_library_module_changes_the_environment() -> None:
     found = []
     for path in _library_modules():
         name = str(path.relative_to(PACKAGE.parent))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = (node.targets if isinstance(node, ast.Assign | ast.Delete)
-                       else [node.target] if isinstance(node, ast.AugAssign) else [])
-            if any(isinstance(t, ast.Subscript) and _environ(t.value) for t in targets):
+            if _writes_item(node, _environ):
                 found.append(f"{name}:{node.lineno} writes os.environ[...]")
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr in ENVIRONMENT_SETTERS
@@ -94,14 +93,40 @@ def test_no_library_module_changes_the_environment() -> None:
 
 
 def test_no_library_module_tunes_the_allocator() -> None:
-    """glibc's ``mallopt`` is the command line's (evalcore/cli/heap.py) when a command runs."""
+    """glibc's ``mallopt`` (through ctypes) is nobody's in evalcore."""
     found = [
         f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
-        for path in _library_modules()
+        for path in sorted(PACKAGE.rglob("*.py"))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Attribute) and node.attr == "mallopt"
     ]
-    assert not found, "library code tunes the allocator:\n" + "\n".join(found)
+    assert not found, "evalcore tunes the allocator:\n" + "\n".join(found)
+
+
+def _sys_modules(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "modules"
+            and isinstance(node.value, ast.Name) and node.value.id == "sys")
+
+
+def test_no_module_edits_the_import_table_or_pydantic_internals() -> None:
+    """Nothing in evalcore writes ``sys.modules`` (an entry set, deleted or popped) or a
+    pydantic model's ``__pydantic_*__`` state, the command line included."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = str(path.relative_to(PACKAGE.parent))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if _writes_item(node, _sys_modules):
+                found.append(f"{name}:{node.lineno} writes sys.modules[...]")
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and _sys_modules(node.func.value) and node.func.attr != "get"):
+                found.append(f"{name}:{node.lineno} sys.modules.{node.func.attr}()")
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    node.value.startswith("__pydantic_"):
+                found.append(f"{name}:{node.lineno} names {node.value}")
+            if isinstance(node, ast.Attribute) and node.attr.startswith("__pydantic_"):
+                found.append(f"{name}:{node.lineno} reads {node.attr}")
+    assert not found, "evalcore edits the import table or pydantic's internals:\n" + \
+        "\n".join(found)
 
 
 def _refuse(*_args, **_kwargs):
@@ -121,7 +146,7 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore.analysis.compare import compare_runs
     from evalcore.analysis.run_evaluation import evaluate_run
     from evalcore.compute.batch import ObservationBatch
-    from evalcore.io.trec import read_qrels, read_run, trec_observations
+    from evalcore.io.trec import read_qrels, read_run
     from evalcore.live.dashboard import LiveDashboard
     from evalcore.report.from_store import report_from_store
     from evalcore.report.json_export import render_json
@@ -130,6 +155,7 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore.store.observations import observations_for_run
     from evalcore.store.resolution import resolve_study
     from evalcore.store.runs import add_run
+    from tests.trec_observations import trec_observations
 
     enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     db = new_store(tmp_path)

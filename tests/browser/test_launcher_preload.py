@@ -1,6 +1,6 @@
 """The launcher (``streamlit run app/launcher.py``, the README's command) imports the first
 page's modules as soon as the server is up, before any browser asks for a page
-(app/components/cold_start.py); the entry script started alone does not.
+(app/process_setup.py); the entry script started alone does not.
 
 Another process's imports are seen in ``/proc/PID/maps``: pandas' compiled modules
 are mapped once pandas is imported (the home page's tables need it; nothing in

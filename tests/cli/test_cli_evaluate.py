@@ -211,7 +211,7 @@ def test_table_shows_protocol_compatibility_and_never_a_number_for_unavailable(t
     out = result.stdout
     assert "protocol: relevance_threshold=1, gain=linear" in out
     assert "unjudged_as_nonrelevant" not in out
-    assert "P@3" in out and "nDCG@3" in out and "MRR@3" in out
+    assert "P@3" in out and "nDCG@3" in out and "RR@3" in out and "MRR@" not in out
     assert "unavailable: unlabeled_returned [U] (0.3333..0.6667)" in out
     agg_block = out.split("aggregate over 2 queries")[1].split("diagnostics")[0]
     cells = {}
@@ -219,7 +219,7 @@ def test_table_shows_protocol_compatibility_and_never_a_number_for_unavailable(t
         label, _, cell = line.strip().partition(" ")
         cells[label] = cell.strip()
     report = json.loads(invoke("--observations", path).stdout)
-    labels = {"precision": "P@3", "recall": "R@3", "ndcg": "nDCG@3", "reciprocal_rank": "MRR@3"}
+    labels = {"precision": "P@3", "recall": "R@3", "ndcg": "nDCG@3", "reciprocal_rank": "RR@3"}
     for metric, agg in report["aggregates"].items():
         cell = cells[labels[metric]]
         if agg["status"] == "available":

@@ -4,9 +4,9 @@
 store's dependencies (pandas, plotly, streamlit, sqlite_utils) cost most of a
 second of start-up and tens of MB; evaluating files needs none of them, nor pydantic
 when the output is JSON.
-A store command (``evalcore retrieve`` re-executing a pinned protocol): the
-store's driver without pandas and pyarrow (``evalcore.cli.driver_import``).
-Every command: numpy's BLAS starts no worker thread (``evalcore.cli.blas_threads``),
+A store command (``evalcore retrieve`` re-executing a pinned protocol): none of the
+app's dependencies, nor the metric computer.
+Every command: numpy's BLAS starts no worker thread (``evalcore.cli.process_setup``),
 unless the user asked for threads; the library leaves the environment alone.
 """
 
@@ -29,9 +29,10 @@ HEAVY = ("scipy", "pandas", "pyarrow", "plotly", "streamlit", "sqlite_utils",
          "evalcore.io.observations_jsonl", "evalcore.io.trec_mappings",
          "evalcore.contract.observation")
 
-#: What ``evaluate`` from TREC files to JSON leaves unimported (evalcore.api.report_text):
-#: pydantic, the report and error models and the careful reader (~0.2 s CPU of start-up).
-PYDANTIC = ("pydantic", "evalcore.contract.results", "evalcore.io.errors", "evalcore.io.trec")
+#: What ``evaluate`` from clean TREC files to JSON leaves unimported (evalcore.api.report_text):
+#: pydantic, the report and error models and the line decoder (~0.2 s CPU of start-up).
+PYDANTIC = ("pydantic", "evalcore.contract.results", "evalcore.io.errors",
+            "evalcore.io.text_lines")
 
 
 def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -48,8 +49,6 @@ def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
     code = (
         "import sys\n"
         "from evalcore.cli import main\n"
-        "from evalcore.io import trec_columnar\n"
-        "trec_columnar.MIN_BYTES = 0  # the columnar path, as on large files\n"
         "for fmt in ('json', 'table'):\n"
         f"    main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '10',\n"
         "          '--complete', '--unjudged-as-nonrelevant', '--format', fmt],\n"
@@ -68,9 +67,8 @@ def test_evaluate_from_trec_files_imports_no_heavy_module(tmp_path):
     assert "PYDANTIC []" in out.stderr
 
 
-#: What a store command's start-up must not import: the store's driver (sqlite_utils) asks for
-#: pandas, which imports pyarrow (~0.3-0.5 s CPU together); the app's dependencies.
-NOT_FOR_THE_STORE = ("pandas", "pyarrow", "streamlit", "plotly", "scipy")
+#: What a store command's start-up must not import: the app's dependencies.
+NOT_FOR_THE_STORE = ("streamlit", "plotly", "scipy")
 #: What the lexical re-execution does not need either: the metric computer and the report and
 #: observation models (the store's access checks imported them: ~0.1 s CPU).
 NOT_FOR_RETRIEVAL = ("evalcore.store.observations", "evalcore.compute.batch",
@@ -79,10 +77,10 @@ NOT_FOR_RETRIEVAL = ("evalcore.store.observations", "evalcore.compute.batch",
                      "evalcore.store.references", "evalcore.store.resolution")
 
 
-def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):
+def test_reexecuting_a_pinned_protocol_imports_nothing_it_does_not_need(tmp_path):
     """The lexical re-execution path (``evalcore retrieve`` on an unchanged corpus, the index
     file kept from the first execution) in a fresh process: it ranks and stores the run
-    without pandas, pyarrow, the app's modules or the metric computer."""
+    without the app's modules or the metric computer."""
     db = lexical_store(tmp_path)
     pinned(db)
     execute_protocol(db, study_id="s", protocol_name="p1", run_name="r1", actor="tester")
@@ -98,61 +96,6 @@ def test_reexecuting_a_pinned_protocol_imports_no_pandas(tmp_path):
     out = _python(code, tmp_path)
     assert "run: r2" in out.stdout and "queries: 4 of 4" in out.stdout  # it did run and store
     assert "HEAVY [] driver True" in out.stderr
-
-
-def test_only_the_store_driver_asks_for_pandas_while_the_commands_load(tmp_path):
-    """While the command line hides pandas (``driver_without_pandas``), only
-    ``sqlite_utils.db`` may ask for it: any other module would silently lose a feature
-    (an optional import) or fail (a required one). Every command module is loaded with a
-    finder that records (and refuses) each request for pandas or pyarrow."""
-    code = (
-        "import contextlib, sys, traceback\n"
-        "import evalcore.cli\n"
-        "evalcore.cli.driver_without_pandas = contextlib.nullcontext  # the finder refuses\n"
-        "class Watch:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('pandas', 'pyarrow'):\n"
-        "            frames = [f for f in traceback.extract_stack()\n"
-        "                      if 'importlib' not in f.filename and '<frozen' not in f.filename]\n"
-        "            print('ASKED', name, frames[-2].filename, file=sys.stderr)\n"
-        "            raise ImportError(name)\n"
-        "        return None\n"
-        "sys.meta_path.insert(0, Watch())\n"
-        "evalcore.cli.load_commands()\n"
-        "print('LOADED', len(evalcore.cli.main.commands), file=sys.stderr)\n"
-    )
-    out = _python(code, tmp_path)
-    assert "LOADED" in out.stderr
-    asked = [line for line in out.stderr.splitlines() if line.startswith("ASKED")]
-    assert len(asked) == 1 and asked[0].startswith("ASKED pandas "), asked
-    assert asked[0].endswith("sqlite_utils/db.py"), asked
-
-
-def test_pandas_is_hidden_only_inside_the_block(tmp_path):
-    code = (
-        "import sys\n"
-        "from evalcore.cli.driver_import import driver_without_pandas\n"
-        "with driver_without_pandas():\n"
-        "    import sqlite_utils.db\n"
-        "assert sqlite_utils.db.pd is None and 'pandas' not in sys.modules\n"
-        "import pandas\n"
-        "print('PANDAS', pandas.DataFrame({'a': [1]}).shape, file=sys.stderr)\n"
-    )
-    assert "PANDAS (1, 1)" in _python(code, tmp_path).stderr
-
-
-def test_driver_without_pandas_leaves_an_imported_pandas_alone(tmp_path):
-    code = (
-        "import sys\n"
-        "import pandas\n"
-        "from evalcore.cli.driver_import import driver_without_pandas\n"
-        "with driver_without_pandas():\n"
-        "    assert sys.modules['pandas'] is pandas\n"
-        "    import sqlite_utils.db\n"
-        "assert sqlite_utils.db.pd is pandas\n"
-        "print('OK', file=sys.stderr)\n"
-    )
-    assert "OK" in _python(code, tmp_path).stderr
 
 
 #: After ``import numpy``: the variable as the process sees it and the process's thread count
@@ -196,7 +139,6 @@ def test_the_library_leaves_the_environment_alone(tmp_path):
     assert _blas("import numpy\nimport evalcore.cli", tmp_path).startswith("BLAS None ")
 
 
-
 def _tiny_evaluation(folder: Path) -> str:
     """Code that runs ``evalcore evaluate`` on a one-line qrels and run written in ``folder``."""
     qrels, run = folder / "qrels.txt", folder / "run.txt"
@@ -205,41 +147,6 @@ def _tiny_evaluation(folder: Path) -> str:
     return ("from evalcore.cli import main\n"
             f"main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '1'],\n"
             "     standalone_mode=False)\n")
-
-
-#: Whether a 40 MB array, allocated after ``setup``, came from the heap (it grows) rather than
-#: from a mapping of its own (glibc's default for the first array of that size).
-_FROM_HEAP = ("import sys\n"
-              "import numpy as np\n"
-              "{setup}\n"
-              "def heap():  # (the kernel may list it in several pieces)\n"
-              "    spans = [line.split()[0].split('-') for line in open('/proc/self/maps')\n"
-              "             if line.rstrip().endswith('[heap]')]\n"
-              "    return sum(int(end, 16) - int(start, 16) for start, end in spans)\n"
-              "before = heap()\n"
-              "array = np.ones(5 << 20)\n"
-              "print('FROM_HEAP', heap() - before > array.nbytes // 2, file=sys.stderr)\n")
-
-
-def _from_heap(setup: str, tmp_path: Path, **env: str) -> str:
-    out = subprocess.run([sys.executable, "-c", _FROM_HEAP.format(setup=setup)],
-                         capture_output=True, text=True, cwd=tmp_path,
-                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", **env})
-    assert out.returncode == 0, out.stderr
-    return out.stderr.split("FROM_HEAP ")[1].strip()
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux")
-                    or not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"),
-                    reason="glibc's allocator only")
-def test_a_command_keeps_the_heap_for_its_arrays(tmp_path):
-    """While a command runs (the command line's ``invoke``), arrays up to 64 MB come from the
-    heap, which keeps what they free for the next ones (evalcore.cli.heap); the user's own
-    allocator tuning is left alone; importing the command line or the library sets nothing."""
-    command = _tiny_evaluation(tmp_path)
-    assert _from_heap(command, tmp_path) == "True"
-    assert _from_heap("import evalcore.cli, evalcore.api.inputs", tmp_path) == "False"
-    assert _from_heap(command, tmp_path, MALLOC_ARENA_MAX="2") == "False"
 
 
 #: A reference cycle with a finaliser, left as garbage when the process exits.
@@ -255,9 +162,26 @@ _CYCLE = ("import gc, sys\n"
 
 def test_evaluate_from_files_skips_the_exits_last_collection(tmp_path):
     """After ``evaluate`` from files the interpreter's last collection (a walk over every
-    object, ~0.04 s) is skipped (evalcore.cli.quick_exit): garbage in cycles is left to
+    object) is skipped (evalcore.cli.process_setup): garbage in cycles is left to
     the operating system. Without a command it is finalised as usual."""
     command = _tiny_evaluation(tmp_path)
     assert "FINALISED" not in _python(_CYCLE.format(setup=command), tmp_path).stderr
     assert "FINALISED" in _python(_CYCLE.format(setup="import evalcore.cli.evaluate"),
                                   tmp_path).stderr
+
+
+def test_the_collector_pause_restores_the_previous_state():
+    import gc
+
+    from evalcore.cli.process_setup import collector_paused as gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), gc_paused():
+        raise RuntimeError("boom")
+    assert gc.isenabled()

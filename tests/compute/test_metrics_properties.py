@@ -127,26 +127,6 @@ def test_values_and_bounds_lie_in_unit_interval(obs_list, protocol):
             assert x is None or 0.0 <= x <= 1.0 + 1e-12
 
 
-@SETTINGS
-@given(query_sets(), protocols)
-def test_from_columns_equals_from_observations(obs_list, protocol):
-    from evalcore.compute.batch import ObservationBatch
-    from evalcore.compute.evaluate import evaluate_batch
-
-    batch = ObservationBatch.from_columns(
-        [o.query_id for o in obs_list],
-        [o.k for o in obs_list],
-        [o.returned_ids for o in obs_list],
-        [[lab.id for lab in o.labels] for o in obs_list],
-        [[lab.gain for lab in o.labels] for o in obs_list],
-        [o.population_complete for o in obs_list],
-        scan_complete=[o.scan_complete for o in obs_list],
-        permitted_ids=[o.permitted_ids for o in obs_list],
-        unit_of=[o.unit_of for o in obs_list],
-    ).with_corpus_size([o.corpus_size for o in obs_list])
-    assert evaluate_batch(batch, protocol) == evaluate(obs_list, protocol)
-
-
 def test_exponential_and_linear_agree_on_binary_labels():
     o = Observation(
         query_id="q",

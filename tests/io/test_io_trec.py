@@ -19,10 +19,8 @@ from evalcore.io.trec import (
     parse_run,
     read_qrels,
     read_run,
-    trec_columns,
-    trec_diagnostics,
-    trec_observations,
 )
+from tests.trec_observations import trec_columns, trec_diagnostics, trec_observations
 
 
 def src(text: str, name: str = "f.txt"):
@@ -175,7 +173,7 @@ def test_ordering_matches_trec_eval_comparator_on_fast_and_slow_paths(rows, add_
     lines = [f"{q} Q0 {d} {i} {s!r} tag" for i, (q, d, s) in enumerate(rows)]
     if add_comment:  # forces the per-line path for the chunk holding it
         lines.insert(len(lines) // 2, "# comment")
-    with patch.object(trec, "_CHUNK_CHARS", chunk):  # small chunks: runs span chunks
+    with patch.object(trec, "BLOCK_BYTES", chunk):  # small chunks: runs span chunks
         run = run_of("\n".join(lines) + "\n")
     expected = naive_order(rows)
     assert run.doc_ids == expected
@@ -198,10 +196,10 @@ def test_errors_and_lines_are_right_across_chunks():
     lines[10] = "q3 Q0 bad 1 notanumber t"
     lines[40] = "q13 Q0 short 1 2.0"
     lines.insert(25, "")
-    with patch.object(trec, "_CHUNK_CHARS", 50):
+    with patch.object(trec, "BLOCK_BYTES", 50):
         got = errors(run_of, "\n".join(lines) + "\n")
     assert [e.split(":")[1] for e in got] == ["11", "42"]
-    with patch.object(trec, "_CHUNK_CHARS", 50):
+    with patch.object(trec, "BLOCK_BYTES", 50):
         q = qrels_of("1 0 a 1\n\n" + "".join(f"1 0 d{i} 1\n" for i in range(30)) + "1 0 a 2\n")
     assert q.notes[-1].startswith("qrels.txt:33: query 1 doc a has gain 2 but line 1 gave 1")
 
@@ -335,7 +333,7 @@ def test_compatibility_policy_evaluates_unjudged_as_zero():
     st.sampled_from([1, 30, 1 << 20]),
 )
 def test_qrels_grouping_matches_a_naive_reading(rows, chunk):
-    with patch.object(trec, "_CHUNK_CHARS", chunk):
+    with patch.object(trec, "BLOCK_BYTES", chunk):
         q = qrels_of("".join(f"{a} 0 {d} {g}\n" for a, d, g in rows))
     first: dict[str, dict[str, int]] = {}
     extra: dict[str, list[tuple[str, int]]] = defaultdict(list)

@@ -11,8 +11,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalcore.annotation.blocking_table import RunBlocking
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute
+from evalcore.compute.unit_pairs import pair_codes
 from evalcore.live.dashboard import Coverage, LiveDashboard, QueryCoverage, RunState
 from evalcore.store.observations import ReferenceColumns
 from evalcore.store.runs import RunInfo
@@ -54,12 +56,23 @@ def _state(study, codes=None):
         for name, (result, _) in evaluated.items()}
     columns = ReferenceColumns(gains=dict(zip(queries, reference, strict=True)),
                                complete=dict(zip(queries, complete, strict=True)))
-    given = codes or {name: None for name in evaluated}
-    blocking = state._run_blocking({name: r for name, (r, _) in evaluated.items()}, given)
+    blocking = _blocking(state, {name: r for name, (r, _) in evaluated.items()}, codes)
     state._pool = np.zeros((3, len(queries)), dtype=np.int64)
     state._complete = {}
     state._set_coverage(queries, blocking.values(), columns)
     return state, columns
+
+
+def _blocking(state, evaluated, codes=None) -> dict[str, RunBlocking]:
+    """Each evaluated run as the coverage reads it, with ``codes`` (as a store hands them
+    out) or codes made from its unit ids (one code space for every run)."""
+    positions = {name: state._positions(state.runs[name], r.batch.query_ids)
+                 for name, r in evaluated.items()}
+    if codes is None:
+        codes = dict(zip(evaluated, pair_codes(
+            [(positions[name], r.batch.top_units) for name, r in evaluated.items()]),
+            strict=True))
+    return {name: RunBlocking(r, positions[name], codes[name]) for name, r in evaluated.items()}
 
 
 def _check(state, study, columns) -> None:
@@ -97,6 +110,5 @@ def test_a_relabeled_query_recounts_only_itself(study, data) -> None:
                 [relabeled[answered[j]] for j in rows], [complete[answered[j]] for j in rows],
                 protocol=protocol), protocol)
     wanted = [queries[i] for i in touched]
-    state._set_coverage(wanted, state._run_blocking(part, {name: None for name in part}).values(),
-                        columns)
+    state._set_coverage(wanted, _blocking(state, part).values(), columns)
     _check(state, study, columns)

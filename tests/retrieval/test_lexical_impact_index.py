@@ -216,3 +216,20 @@ def test_a_saved_index_loads_back_the_same_ids_and_tokens(tmp_path, ids):
     loaded = ImpactIndex.load(path)
     assert loaded.doc_ids == index.doc_ids == ids
     assert loaded.tokens == index.tokens
+
+
+def test_an_index_read_again_comes_from_memory(tmp_path, monkeypatch):
+    """The last indexes read stay in memory, keyed by their file's size and modification time:
+    reading one again does not open the file."""
+    db, pin = build(tmp_path, random.Random(3), 30, (2.0, 1.0))
+    with read_snapshot(db), SnapshotIndex(db, pin):
+        pass
+    path = index_cache.cache_path(db, pin)
+    first = index_cache.load_cached(path)
+    assert first is not None
+
+    def unread(*_args):
+        raise AssertionError("the file was read again")
+
+    monkeypatch.setattr(index_cache.ImpactIndex, "load", unread)
+    assert index_cache.load_cached(path) is first

@@ -117,17 +117,19 @@ def test_packed_rankings_equal_the_results_table(db):
             results=[("q2", 3, "C", None), ("q1", 2, "B", 0.5), ("q2", 1, "A", None),
                      ("q1", 1, "A", 1.0 / 3), ("q2", 2, "B", None)])
     for run in ("bm25", "shuffled"):
-        packed = dumped(observations_for_run(open_study(db, "s", None), run))
-        subset = dumped(observations_for_run(open_study(db, "s", None), run, query_ids=["q2", "q1"]))
-        # As if the run had been stored before schema v7 (no packed rows):
-        db.execute("DELETE FROM run_rankings WHERE run_id = "
-                   "(SELECT run_id FROM runs WHERE name = ?)", [run])
-        assert dumped(observations_for_run(open_study(db, "s", None), run)) == packed
-        assert (
-            dumped(observations_for_run(open_study(db, "s", None), run, query_ids=["q2", "q1"]))
-            == subset
-        )
-    shuffled = {o.query_id: o for o in observations_for_run(open_study(db, "s", None), "shuffled")}
+        stored: dict[str, tuple[list, list]] = {}
+        for q, unit, score in db.execute(
+                "SELECT query_id, unit_id, score FROM results WHERE run_id = "
+                "(SELECT run_id FROM runs WHERE name = ?) ORDER BY query_id, rank", [run]):
+            stored.setdefault(q, ([], []))[0].append(unit)
+            stored[q][1].append(score)
+        for observation in observations_for_run(db, "s", run, viewer=None):
+            units, scores = stored.get(observation.query_id, ([], []))
+            assert observation.returned_ids == units
+            assert observation.scores == (None if None in scores else scores)
+        subset = observations_for_run(db, "s", run, query_ids=["q2", "q1"], viewer=None)
+        assert [o.returned_ids for o in subset] == [stored.get(q, ([], []))[0] for q in ("q2", "q1")]
+    shuffled = {o.query_id: o for o in observations_for_run(db, "s", "shuffled", viewer=None)}
     assert shuffled["q1"].returned_ids == ["A", "B"] and shuffled["q1"].scores == [1.0 / 3, 0.5]
     assert shuffled["q2"].returned_ids == ["A", "B", "C"] and shuffled["q2"].scores is None
 

@@ -27,7 +27,6 @@ from evalcore.analysis.decision import decide_measure, evaluate_column_pair, eva
 from evalcore.analysis.pair_comparison import compare_pair, measure_verdicts
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.trec_eval_numbers import (
-    _compat_side,
     _compat_side_coded,
     _compat_side_from_dicts,
     trec_eval_compat,
@@ -208,19 +207,20 @@ def test_compat_from_columns_equals_the_dict_path(tmp_path: Path, seed: int, thr
 
 
 def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
-    """A ranking holding a unit twice is left to the dict path, which ranks it as the
+    """A stored ranking holding a unit twice is left to the dict path, which ranks it as the
     exported run file would be ranked."""
     db = random_study(tmp_path, 1)
-    side = runs_as_columns(open_study(db, "s", None), ["A", "B"])[0]
-    i = next(i for i, r in enumerate(side.returned_ids) if len(r) > 2)
-    side.returned_ids[i] = [*side.returned_ids[i], side.returned_ids[i][0]]
+    rows = [(q, rank, unit, None) for q in ("q1", "q2")
+            for rank, unit in enumerate([f"{q}-d0", f"{q}-d1", f"{q}-d0", f"{q}-d2"], 1)]
+    add_run(db, study_id="s", name="R", source="imported", k=6, results=rows)
+    side = runs_as_columns_unchecked(db, "s", ["R", "A"])[0]
     measures = [parse_measure(m) for m in MEASURES]
     protocol = EvalProtocol(trec_eval=True)
     assert _compat_side_coded(side, measures, protocol) is None
-    assert _compat_side(side, measures, protocol) is None
     rows, _ = trec_eval_compat([side, side], measures, 1, "linear")
     assert [(r.value_a, r.n_queries_a) for r in rows] == [
         _compat_side_from_dicts(side, MEASURES, 1, "linear")[0][m] for m in MEASURES]
+    assert any(r.n_queries_a for r in rows)
 
 
 @pytest.mark.parametrize("k_b", [6, 5])
@@ -242,41 +242,44 @@ def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, 
         assert all(m.paired.n_paired == 0 for m in verdicts)
 
 
-def test_a_pair_read_with_the_live_states_reference_equals_a_pair_read_afresh(
+def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state(
         tmp_path: Path) -> None:
-    """The working reference the live state's full build read, taken once while the store's
-    marks are unchanged, gives the same columns and the same whole comparison as a read; once
-    taken, or once a label moved the marks, it is not handed out."""
-    from evalcore.analysis.decision import stored_pair
+    """The live dashboard's full build and a stored pair's read pack from one shared object
+    (the study's evidence on the working reference, kept under the store's marks); a label
+    moves the marks and the next reader reads the store again. Either way the pair equals
+    one read afresh."""
+    from evalcore.analysis import shared_evidence as shared
+    from evalcore.analysis.decision import stored_pair_unchecked
     from evalcore.analysis.pair_comparison import compare_evaluated_pair
+    from evalcore.store import observations as observations_module
     from evalcore.store.labels import record_label
-    from evalcore.store.observations import reference_columns
 
     db = random_study(tmp_path, 2)
-    state = LiveDashboard.build(open_study(db, "s", None))
-    working = state.take_working_reference(open_study(db, state.study_id, None))
-    assert (
-        working is not None
-        and state.take_working_reference(open_study(db, state.study_id, None)) is None
-    )
-    fresh = reference_columns(open_study(db, "s", None))
-    assert (dict(working.gains), working.complete) == (dict(fresh.gains), fresh.complete)
-    assert working.labels is not None and fresh.labels is not None
-    for name in ("plain", "unit_text", "others"):
-        assert getattr(working.labels, name) == getattr(fresh.labels, name)
-    for name in ("offsets", "units", "gain"):
-        assert np.array_equal(getattr(working.labels, name), getattr(fresh.labels, name))
-    taken = stored_pair(open_study(db, "s", None), "A", "B", MEASURES, working=working)
-    read = stored_pair(open_study(db, "s", None), "A", "B", MEASURES)
-    for a, b in zip(taken.columns, read.columns, strict=True):
-        assert (a.query_ids, list(a.returned_ids), a.gains, a.population_complete) == (
-            b.query_ids, list(b.returned_ids), b.gains, b.population_complete)
-    assert compare_evaluated_pair(taken) == compare_evaluated_pair(read)
-    state = LiveDashboard.build(open_study(db, "s", None))
-    record_label(db, study_id="s", query_id="q1", unit_id="q1-d0", gain=3, annotator="zed")
-    assert state.take_working_reference(open_study(db, state.study_id, None)) is None
-    state.refresh(open_study(db, state.study_id, None))
-    assert state.take_working_reference(open_study(db, state.study_id, None)) is None  # an update, not a build
+    reads = []
+    read = observations_module.study_evidence_unchecked
+
+    def counted(*args, **kwargs):
+        reads.append(args[2:])
+        return read(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(shared, "study_evidence_unchecked", counted)
+        state = LiveDashboard.build(db, "s", viewer=None)
+        kept = shared.shared_evidence_unchecked(db, "s")
+        taken = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+        assert len(reads) == 1 and kept.marks == state.marks
+        assert all(c.coded_labels is kept.labels_over(db, c.query_ids) for c in taken.columns)
+        record_label(db, study_id="s", query_id="q1", unit_id="q1-d0", gain=3, annotator="zed")
+        state.refresh(db, viewer=None)  # an update of q1: the whole reference is not read
+        assert len(reads) == 1 and not state.last_refresh.full
+        moved = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+        assert len(reads) == 2 and shared.shared_evidence_unchecked(db, "s").marks == state.marks
+    fresh = observations_module.study_evidence_unchecked(db, "s")
+    again = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+    assert compare_evaluated_pair(moved) == compare_evaluated_pair(again)
+    q1 = moved.columns[0].query_ids.index("q1")
+    assert moved.columns[0].gains[q1] == fresh.reference.gains["q1"] != kept.reference.gains["q1"]
+    assert taken.columns[0].gains[q1] == kept.reference.gains["q1"]
 
 
 def plain_study(tmp_path: Path, seed: int):

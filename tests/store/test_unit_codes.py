@@ -6,13 +6,13 @@
   ``top_units`` name the same units;
 * the store hands out rankings and labels as codes that name back to the stored ids, after
   a write, after the v15 migration of a v14 store and after an archive round trip;
-* the live dashboard and the stored pair give the same results from codes as from strings,
-  also with a run that returned nothing (held as no codes: it does not send the study's
-  other runs and labels through the strings) or a run not held as codes.
+* a study stored before packed rankings (schema v6: runs as ``results`` rows only) is
+  backfilled by the migration and gives the same dashboard, pair and evaluation as the same
+  study stored now, a run that returned nothing included.
 """
 
-import dataclasses
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -22,17 +22,17 @@ from hypothesis import strategies as st
 from store_fixtures import new_store, store_at_version
 from test_study_columns_parity import MEASURES, random_study
 
-from evalcore.analysis.decision import evaluate_column_pair
-from evalcore.analysis.pair_comparison import measure_verdicts
+from evalcore.analysis.decision import evaluate_column_pair, stored_pair_unchecked
+from evalcore.analysis.pair_comparison import compare_evaluated_pair
+from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.compute.batch import ObservationBatch, conflict_code
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.summary_chart import summary_figure
-from evalcore.store import observations as observations_module
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.observations import runs_as_columns
+from evalcore.store.observations import observations_for_run, runs_as_columns_unchecked
 from evalcore.store.runs import add_run
 from evalcore.store.schema import SCHEMA_VERSION, schema_version
 from evalcore.store.study_archive import export_study, import_study, read_archive
@@ -208,76 +208,73 @@ def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path) -> None:
         assert_same_batch(a.batch, b.batch)
 
 
-def _strings_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Read every run as if its rankings were not held as codes (the string path)."""
-    monkeypatch.setattr(observations_module, "run_ranking_codes", lambda *args, **kwargs: None)
-
-
-@pytest.mark.parametrize("seed", [1, 2, 5])
-def test_the_stored_pair_is_the_same_from_codes_and_from_strings(
-        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = random_study(tmp_path, seed)
-    coded = runs_as_columns(open_study(db, "s", None), ["A", "B"])
-    assert all(c.coded is not None for c in coded)
-    with monkeypatch.context() as patch:
-        _strings_only(patch)
-        strings = runs_as_columns(open_study(db, "s", None), ["A", "B"])
-    assert all(c.coded is None for c in strings)
-    assert [list(map(list, c.returned_ids)) for c in coded] == [
-        list(map(list, c.returned_ids)) for c in strings]
-    protocol = EvalProtocol()
-    pairs = [evaluate_column_pair(c, MEASURES, protocol) for c in (coded, strings)]
-    for a, b in ((pairs[0].result_a, pairs[1].result_a), (pairs[0].result_b, pairs[1].result_b)):
-        assert_same_batch(a.batch, b.batch)
-        assert a.aggregates() == b.aggregates()
-        assert a.query_results() == b.query_results()
-    # Units aligned by code name the same units in the queues, with the same verdicts. (The
-    # string path groups units by their str hash, which Python salts per process: the order
-    # of tied queue items and the last bits of a sum over a query's units were never fixed.)
-    verdicts = [measure_verdicts(p, "A", "B", queue_limit=None) for p in pairs]
-    for a, b in zip(*verdicts, strict=True):
-        assert a.decision == b.decision and a.paired == b.paired and a.causes == b.causes
-        assert a.queue.n_candidates == b.queue.n_candidates
-        assert a.queue.labels_to_decide == b.queue.labels_to_decide
-        items = [sorted((i.query_id, i.unit_id, i.rank_a, i.rank_b, i.kind,
-                         round(i.removes, 9), round(i.progress, 9)) for i in q.queue.items)
-                 for q in (a, b)]
-        assert items[0] == items[1]
-    assert any(v.queue.items for v in verdicts[0])
-    # The string path of a column wins nothing: dropping the codes changes no number.
-    plain = [dataclasses.replace(c, coded=None) for c in coded]
-    again = evaluate_column_pair(plain, MEASURES, protocol)
-    assert again.result_a.aggregates() == pairs[0].result_a.aggregates()
+def _copy_into_v6_store(source, path: Path) -> None:
+    """A store file at schema v6 (before packed rankings) holding ``source``'s study ``s``:
+    its runs (results only, as a v6 writer stored them), label and completeness events."""
+    store_at_version(path, 6)
+    old = sqlite3.connect(path)
+    for table in ("runs", "results", "label_events", "completeness_events"):
+        columns = [row[1] for row in old.execute(f"PRAGMA table_info({table})")]
+        names = ", ".join(columns)
+        rows = source.execute(f"SELECT {names} FROM {table}").fetchall()
+        old.executemany(f"INSERT INTO {table} ({names}) VALUES "
+                        f"({', '.join('?' * len(columns))})", rows)
+    old.commit()
+    old.close()
 
 
 @pytest.mark.parametrize("seed", [1, 3])
-def test_the_live_dashboard_is_the_same_from_codes_and_from_strings(
-        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = random_study(tmp_path, seed)
-    coded = LiveDashboard.build(open_study(db, "s", None))
-    assert all(r.result.batch.pos_unit is not None for r in coded._blocking_source.values())
-    with monkeypatch.context() as patch:
-        _strings_only(patch)
-        strings = LiveDashboard.build(open_study(db, "s", None))
-        assert all(r.result.batch.pos_unit is None for r in strings._blocking_source.values())
-    _same_dashboard(coded, strings)
-    # A label and a re-evaluation of the touched query, both ways.
-    _label_and_refresh(db, coded, strings, monkeypatch, "q3", "q3-d0", 3)
-    _same_dashboard(coded, strings)
-
-
-def _label_and_refresh(db, coded: LiveDashboard, strings: LiveDashboard,
-                       monkeypatch: pytest.MonkeyPatch, query_id: str, unit_id: str,
-                       gain: int) -> None:
-    """Record a label, then refresh ``coded`` and ``strings`` (the latter on the strings):
-    the touched query alone is re-evaluated."""
-    record_label(db, study_id="s", query_id=query_id, unit_id=unit_id, gain=gain,
-                 annotator="zed")
-    coded.refresh(open_study(db, coded.study_id, None))
-    with monkeypatch.context() as patch:
-        _strings_only(patch)
-        strings.refresh(open_study(db, strings.study_id, None))
-    assert coded.last_refresh.queries == [query_id] and not coded.last_refresh.full
+def test_a_run_stored_before_packed_rankings_is_backfilled_and_evaluates_identically(
+        tmp_path: Path, seed: int) -> None:
+    """A study stored at schema v6 (runs as ``results`` rows only) opens migrated: every run
+    holds packed rankings and codes that name its results back, and the dashboard, the
+    stored pair and ``evaluate_run`` give what they give on the same study stored now."""
+    (tmp_path / "now").mkdir()
+    now = random_study(tmp_path / "now", seed)
+    add_run(now, study_id="s", name="C-empty", source="imported", k=6, results=[])
+    path = tmp_path / "v6.db"
+    _copy_into_v6_store(now, path)
+    old = open_store(path)
+    assert schema_version(old) == SCHEMA_VERSION
+    for run_id, name in old.execute("SELECT run_id, name FROM runs").fetchall():
+        codes = run_ranking_codes_unchecked(old, run_id)
+        results = {}
+        for q, unit in old.execute("SELECT query_id, unit_id FROM results WHERE run_id = ? "
+                                   "ORDER BY query_id, rank", [run_id]):
+            results.setdefault(q, []).append(unit)
+        names = UnitNamer(old, "s")
+        assert {q: names(codes.codes[codes.offsets[i]:codes.offsets[i + 1]])
+                for i, q in enumerate(codes.query_ids)} == results, name
+        assert (name == "C-empty") == (not results)
+    assert [dumped(observations_for_run(db, "s", "A", viewer=None)) for db in (old, now)] == [
+        dumped(observations_for_run(now, "s", "A", viewer=None))] * 2
+    states = [LiveDashboard.build(db, "s", viewer=None) for db in (old, now)]
+    _same_dashboard(*states)
+    _same_cards_and_figures(*states)
+    pairs = [stored_pair_unchecked(db, "s", "A", "B", MEASURES) for db in (old, now)]
+    for a, b in zip(*(p.columns for p in pairs), strict=True):
+        assert (a.query_ids, list(a.returned_ids), a.gains, a.population_complete) == (
+            b.query_ids, list(b.returned_ids), b.gains, b.population_complete)
+    compared = [compare_evaluated_pair(p, queue_limit=None) for p in pairs]
+    assert compared[0].compat == compared[1].compat
+    # The same verdicts and queues. (Units are grouped by their codes, which the migration
+    # numbers in its own order: tied queue items and the last bits of a sum over a query's
+    # units may come in another order.)
+    for a, b in zip(compared[0].measures, compared[1].measures, strict=True):
+        assert a.decision == b.decision and a.paired == b.paired and a.causes == b.causes
+        assert a.queue.n_candidates == b.queue.n_candidates
+        assert a.queue.labels_to_decide == b.queue.labels_to_decide
+        items = [sorted((i.query_id, i.unit_id, i.rank_a, i.rank_b, i.kind, round(i.removes, 9),
+                         round(i.progress, 9)) for i in m.queue.items) for m in (a, b)]
+        assert items[0] == items[1]
+    assert any(m.queue.items for m in compared[0].measures)
+    assert [evaluate_run(db, "s", "B", viewer=None) for db in (old, now)] == [
+        evaluate_run(now, "s", "B", viewer=None)] * 2
+    for db, state in zip((old, now), states, strict=True):
+        record_label(db, study_id="s", query_id="q5", unit_id="q5-d1", gain=2, annotator="zed")
+        state.refresh(db, viewer=None)
+        assert state.last_refresh.queries == ["q5"] and not state.last_refresh.full
+    _same_dashboard(*states)
 
 
 def _same_dashboard(a: LiveDashboard, b: LiveDashboard) -> None:
@@ -307,47 +304,9 @@ def _same_cards_and_figures(a: LiveDashboard, b: LiveDashboard) -> None:
     assert a.n_blocking_items() == b.n_blocking_items()
 
 
-def _unpack_run(db, name: str, how: str) -> None:
-    """Store the run's rankings without codes: packed without them (``null``) or not
-    packed at all, read from its results (``results``, as a run stored before schema v7)."""
-    run = "(SELECT run_id FROM runs WHERE study_id = 's' AND name = ?)"
-    if how == "null":
-        db.conn.execute(f"UPDATE run_rankings SET unit_codes = NULL WHERE run_id = {run}", [name])
-    else:
-        db.conn.execute(f"DELETE FROM run_rankings WHERE run_id = {run}", [name])
-    db.conn.commit()
 
-
-@pytest.mark.parametrize(("seed", "uncoded"),
-                         [(1, ""), (3, ""), (4, ""), (2, "null"), (5, "results")])
-def test_a_run_that_returned_nothing_is_held_as_codes_and_changes_no_number(
-        tmp_path: Path, seed: int, uncoded: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run with no result has no ranking to pack: read as codes (none), it leaves the
-    other runs and the labels on the codes, and the state (numbers, cards, figures, the
-    blocking list) is the one the string path makes; a run not held as codes (``uncoded``:
-    see _unpack_run) sends the study through the strings, with the same state."""
-    db = random_study(tmp_path, seed)
-    add_run(db, study_id="s", name="C-empty", source="imported", k=6, results=[])
-    if uncoded:
-        _unpack_run(db, "B", uncoded)
-    assert (
-        run_ranking_codes(open_study(db, "s", None), 3) is not None
-        and run_ranking_codes(open_study(db, "s", None), 3, ["q1"]).query_ids == []
-    )
-    fast = LiveDashboard.build(open_study(db, "s", None))
-    coded = {name: r.result.batch.pos_unit is not None
-             for name, r in fast._blocking_source.items()}
-    assert coded == {"A": True, "B": not uncoded, "C-empty": True}
-    with monkeypatch.context() as patch:
-        _strings_only(patch)
-        strings = LiveDashboard.build(open_study(db, "s", None))
-    assert fast.runs["C-empty"].results and not any(map(list, fast.runs["C-empty"].top_units))
-    _same_dashboard(fast, strings)
-    _same_cards_and_figures(fast, strings)
-    # A label on a query of every run, re-evaluated both ways (the empty run's query too).
-    _label_and_refresh(db, fast, strings, monkeypatch, "q5", "q5-d1", 2)
-    _same_dashboard(fast, strings)
-    _same_cards_and_figures(fast, strings)
+def dumped(observations) -> list[dict]:
+    return [o.model_dump() for o in observations]
 
 
 def test_codes_only_name_what_is_read(tmp_path: Path) -> None:
@@ -397,3 +356,17 @@ def test_unit_codes_are_the_same_read_whole_or_in_lists(
     new = [u for u in dict.fromkeys(asked) if u not in table]
     codes = {**got, **dict(zip(new, range(len(table), len(table) + len(new)), strict=True))}
     assert written == [codes[u] for u in asked]
+
+
+def test_coded_labels_without_some_units_keep_the_others_in_order() -> None:
+    from evalcore.store.observations import CodedLabels
+
+    labels = CodedLabels(offsets=np.array([0, 3, 3, 5]), units=np.array([4, 7, -1, 7, 2]),
+                         gain=np.array([1, 0, 2, 3, 12], dtype=np.int8),
+                         ids=["a", "b", "c", "b", "d"])
+    left = labels.without(["q1", "q2", "q3"], {"q1": {"b", "x"}, "q3": {"d"}, "q9": {"a"}})
+    assert left.offsets.tolist() == [0, 2, 2, 3]
+    assert left.units.tolist() == [4, -1, 7] and left.gain.tolist() == [1, 2, 3]
+    assert list(left.ids) == ["a", "c", "b"]
+    same = labels.without(["q1", "q2", "q3"], {})
+    assert same.offsets.tolist() == labels.offsets.tolist() and list(same.ids) == labels.ids

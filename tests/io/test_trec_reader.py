@@ -1,5 +1,6 @@
-"""The columnar TREC reader against the careful one: same batch and diagnostics, or the
-careful reader's errors (it declines and the careful reader speaks)."""
+"""The one TREC reader: a block split in bulk and the same block walked line by line give
+one outcome (the same batch and diagnostics, or the same ``file:line`` errors), wherever
+the blocks are cut; plain files never take the line walk."""
 
 import tempfile
 from pathlib import Path
@@ -10,28 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.api.inputs import EvalInput, trec_input
+from evalcore.api.inputs import trec_input
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.io import trec_bytes, trec_columnar
+from evalcore.io import trec, trec_bytes
 from evalcore.io.errors import InputErrors
-from evalcore.io.trec_columnar import columnar_trec_input
-
-
-@pytest.fixture(autouse=True)
-def columnar_for_small_files():
-    """The columnar path leaves small inputs to the careful reader; here it reads them all."""
-    with patch.object(trec_columnar, "MIN_BYTES", 0):
-        yield
-
+from evalcore.io.trec_bytes import Decline
 
 ARRAYS = ("k", "pos_offsets", "pos_gain", "pos_dup", "dup_first", "label_offsets", "label_gain",
           "population_complete", "scan_complete", "permission_violation", "duplicate_reference")
-
-
-def careful(qrels, run, k, **options):
-    """``trec_input`` with the columnar path switched off: the careful reader alone."""
-    with patch.object(trec_columnar, "columnar_trec_input", lambda *a, **kw: None):
-        return outcome(qrels, run, k, **options)
 
 
 def outcome(qrels, run, k, **options):
@@ -39,6 +26,16 @@ def outcome(qrels, run, k, **options):
         return trec_input(qrels, run, k, **options)
     except InputErrors as exc:
         return str(exc)
+
+
+def walked(qrels, run, k, **options):
+    """``trec_input`` with every block walked line by line (the bulk split declines all)."""
+
+    def decline(chunk, width):
+        raise Decline("walk")
+
+    with patch.object(trec, "_bulk_split", decline):
+        return outcome(qrels, run, k, **options)
 
 
 def same(fast, slow) -> None:
@@ -77,7 +74,7 @@ GAINS = st.sampled_from(["0", "1", "2", "3", "4", "-1", "5", "+2", "02", "x", "1
 @st.composite
 def trec_files(draw, plain: bool = False):
     """A qrels and a run file as bytes, with the separators, line ends and oddities TREC
-    files have (``plain``: only what the columnar path reads itself)."""
+    files have (``plain``: only what the bulk split reads itself)."""
     sep = draw(st.sampled_from([" ", "\t"])) if plain else draw(
         st.sampled_from([" ", " ", "\t", "  ", " \t", "\t\t"]))
     end = draw(st.sampled_from(["\n", "\r\n"])) if plain else draw(
@@ -135,7 +132,9 @@ OPTIONS = st.fixed_dictionaries({
 })
 
 
-def run_both(qrels_bytes: bytes, run_bytes: bytes, opts: dict):
+def run_both(qrels_bytes: bytes, run_bytes: bytes, opts: dict, *, never_walk: bool = False):
+    """The outcome read with the options' block size (``never_walk``: the line walk must not
+    be taken), and the outcome of every block walked line by line."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         qrels, run = write(folder, "qrels.txt", qrels_bytes), write(folder, "run.txt", run_bytes)
@@ -144,40 +143,31 @@ def run_both(qrels_bytes: bytes, run_bytes: bytes, opts: dict):
         options = dict(complete=opts["complete"], protocol=protocol,
                        all_queries=opts["all_queries"] and opts["trec_eval"],
                        gain_map=opts["gain_map"], min_depth=opts["min_depth"])
-        with patch.object(trec_columnar, "BLOCK_BYTES", opts["block"]), \
-                patch.object(trec_columnar, "MIN_BYTES", 0), \
+        with patch.object(trec, "BLOCK_BYTES", opts["block"]), \
                 patch.object(trec_bytes, "SORTED_HEADS", opts["sorted_heads"]):
-            taken = columnar_trec_input(qrels, run, opts["k"], **options)
-            fast = outcome(qrels, run, opts["k"], **options)
-        slow = careful(qrels, run, opts["k"], **options)
-    return taken, fast, slow
+            if never_walk:
+                with patch.object(trec, "_walk_block", None):  # calling it fails the test
+                    bulk = outcome(qrels, run, opts["k"], **options)
+            else:
+                bulk = outcome(qrels, run, opts["k"], **options)
+        slow = walked(qrels, run, opts["k"], **options)
+    return bulk, slow
 
 
 @settings(max_examples=120, deadline=None)
 @given(trec_files(), OPTIONS)
-def test_columnar_reader_gives_what_the_careful_reader_gives(files, opts):
-    agrees(files, opts, read_by_columnar=False)
+def test_bulk_split_and_line_walk_give_one_outcome(files, opts):
+    same(*run_both(*files, opts))
 
 
 @settings(max_examples=80, deadline=None)
 @given(trec_files(plain=True), OPTIONS)
-def test_plain_files_are_read_by_the_columnar_path(files, opts):
-    agrees(files, opts, read_by_columnar=True)
+def test_plain_files_are_split_in_bulk(files, opts):
+    bulk, slow = run_both(*files, opts, never_walk=True)
+    same(bulk, slow)
 
 
-def agrees(files: tuple[bytes, bytes], opts: dict, *, read_by_columnar: bool) -> None:
-    """Both paths give one outcome; a bad input is never read by the columnar path, and
-    (``read_by_columnar``) a good one is read by it."""
-    taken, fast, slow = run_both(*files, opts)
-    same(fast, slow)
-    if isinstance(slow, str):
-        assert taken is None
-    elif read_by_columnar:
-        assert taken is not None
-        same(EvalInput.from_columnar(taken), slow)
-
-
-# --- declines, one by one --------------------------------------------------------------------
+# --- what the bulk split leaves to the line walk, one by one ----------------------------------
 
 GOOD_QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n"
 GOOD_RUN = "q1 Q0 a 1 2.5 t\nq1 Q0 c 2 2.5 t\nq2 Q0 c 1 1 t\n"
@@ -214,38 +204,42 @@ GOOD_RUN = "q1 Q0 a 1 2.5 t\nq1 Q0 c 2 2.5 t\nq2 Q0 c 1 1 t\n"
     ("", GOOD_RUN, "empty qrels"),
     (GOOD_QRELS, "\n\n", "empty run"),
 ])
-def test_the_columnar_path_declines_what_only_the_careful_reader_may_judge(
-        tmp_path, qrels, run, why):
+def test_every_oddity_gives_the_outcome_of_the_line_walk(tmp_path, qrels, run, why):
     q, r = write(tmp_path, "qrels.txt", qrels), write(tmp_path, "run.txt", run)
     protocol = EvalProtocol()
-    assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None, why
     same(outcome(q, r, 2, complete=True, protocol=protocol),
-         careful(q, r, 2, complete=True, protocol=protocol))
+         walked(q, r, 2, complete=True, protocol=protocol))
 
 
-def test_invalid_utf8_and_nul_bytes_decline_and_keep_their_line_numbers(tmp_path):
+def test_invalid_utf8_and_nul_bytes_keep_their_line_numbers(tmp_path):
     protocol = EvalProtocol()
     q = write(tmp_path, "qrels.txt", GOOD_QRELS)
     for bad in (b"q2 Q0 \xff 1 1 t\n", b"q2 Q0 c\x00 1 1 t\n"):
         r = write(tmp_path, "run.txt", GOOD_RUN.encode() + bad)
-        assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None
         message = outcome(q, r, 2, complete=True, protocol=protocol)
         assert f"{r}:4:" in message
 
 
-def test_a_missing_file_or_a_directory_is_reported_by_the_careful_reader(tmp_path):
+def test_a_missing_file_or_a_directory_is_named(tmp_path):
     protocol = EvalProtocol()
     q = write(tmp_path, "qrels.txt", GOOD_QRELS)
     for r in (tmp_path / "absent.txt", tmp_path):
-        assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None
         assert str(r) in outcome(q, r, 2, complete=True, protocol=protocol)
+
+
+def test_errors_of_both_files_are_reported_together(tmp_path):
+    q = write(tmp_path, "qrels.txt", GOOD_QRELS.replace(" 2\n", " 9\n"))
+    r = write(tmp_path, "run.txt", GOOD_RUN.replace(" 1 t", " x t"))
+    message = outcome(q, r, 2, complete=True, protocol=EvalProtocol())
+    assert f"{q}:3: gain: gain 9 is outside 0..4" in message
+    assert f"{r}:3: score: must be a finite number, got 'x'" in message
 
 
 def test_ties_are_ordered_by_doc_id_descending_in_the_packed_positions(tmp_path):
     q = write(tmp_path, "qrels.txt", "q1 0 b 1\nq1 0 B 2\n")
     r = write(tmp_path, "run.txt", "q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq1 Q0 B 3 1 t\n"
                                    "q1 Q0 c 4 0.5 t\nq1 Q0 z 5 2 t\n")
-    taken = columnar_trec_input(q, r, 3, complete=True, protocol=EvalProtocol())
+    taken = trec.files_input(q, r, 3, complete=True, protocol=EvalProtocol())
     assert list(taken.batch.top_units[0]) == ["z", "b", "a"]  # 'B' < 'a' < 'b' in byte order
     assert taken.batch.pos_gain.tolist() == [-1, 1, -1]
     assert taken.tied_score_pairs == 3
@@ -256,21 +250,14 @@ def test_a_query_cut_by_a_block_and_a_query_that_comes_back(tmp_path):
     lines = [f"q{1 + i % 2} Q0 d{i} {i} {i % 5} t\n" for i in range(40)]
     r = write(tmp_path, "run.txt", "".join(sorted(lines)) + "".join(lines))
     protocol = EvalProtocol()
-    for block in (8, 64, 100, 1 << 20):  # 8: every line longer than a block
-        with patch.object(trec_columnar, "BLOCK_BYTES", block):
-            same(outcome(q, r, 5, complete=False, protocol=protocol),
-                 careful(q, r, 5, complete=False, protocol=protocol))
+    whole = outcome(q, r, 5, complete=False, protocol=protocol)
+    for block in (8, 64, 100):  # 8: every line longer than a block
+        with patch.object(trec, "BLOCK_BYTES", block):
+            same(outcome(q, r, 5, complete=False, protocol=protocol), whole)
+            same(walked(q, r, 5, complete=False, protocol=protocol), whole)
 
 
-def test_small_inputs_are_left_to_the_careful_reader(tmp_path):
-    q, r = write(tmp_path, "qrels.txt", GOOD_QRELS), write(tmp_path, "run.txt", GOOD_RUN)
-    protocol = EvalProtocol()
-    assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is not None
-    with patch.object(trec_columnar, "MIN_BYTES", len(GOOD_QRELS) + len(GOOD_RUN) + 1):
-        assert columnar_trec_input(q, r, 2, complete=True, protocol=protocol) is None
-
-
-# --- byte-level files: the numpy reader against the careful one --------------------------------
+# --- odd bytes -------------------------------------------------------------------------------
 
 #: IDs with the bytes that trip a byte-level reader: multi-byte UTF-8, invalid UTF-8, blanks
 #: str.split takes, '#', and lengths around the reader's 8-byte words (shared prefixes).
@@ -286,8 +273,7 @@ RAW_SCORES = st.sampled_from(["1", "2.5", "-0", "+0.5", "1e3", "1E-3", "12345678
 
 @st.composite
 def raw_trec_files(draw, valid: bool):
-    """Qrels and run as bytes: ``valid`` files only hold what both readers accept (the
-    numpy path must then read them itself unless a rule above sends them away)."""
+    """Qrels and run as bytes: ``valid`` files only hold what the reader accepts."""
     sep = draw(st.sampled_from([" ", "\t"]))
     end = draw(st.sampled_from(["\n", "\r\n"]))
     ids = ODD_IDS.filter(lambda s: s.isascii() and s.isprintable() and "#" not in s
@@ -329,41 +315,35 @@ def raw_trec_files(draw, valid: bool):
 
 @settings(max_examples=150, deadline=None)
 @given(raw_trec_files(valid=False), OPTIONS)
-def test_the_numpy_reader_equals_the_careful_reader_on_odd_bytes(files, opts):
-    agrees(files, opts, read_by_columnar=False)
+def test_odd_bytes_give_one_outcome(files, opts):
+    same(*run_both(*files, opts))
 
 
 @settings(max_examples=150, deadline=None)
 @given(raw_trec_files(valid=True), OPTIONS)
-def test_valid_files_with_long_ids_and_odd_scores_are_read_by_the_numpy_path(files, opts):
-    agrees(files, opts, read_by_columnar=True)  # nothing in them needs the careful reader
+def test_valid_files_with_long_ids_and_odd_scores_are_split_in_bulk(files, opts):
+    same(*run_both(*files, opts, never_walk=True))
 
 
 def test_hash_collisions_are_resolved_exactly(tmp_path):
     """Every row hashing alike: the join probes on and compares words; distinct values are
-    compared exactly or decline. The outcome is the careful reader's either way."""
+    compared exactly. The outcome is the line walk's either way."""
     qrels = write(tmp_path, "qrels.txt", "q1 0 abcdefghX 1\nq1 0 abcdefghY 2\nq2 0 a 1\n")
     run = write(tmp_path, "run.txt", "q1 Q0 abcdefghY 1 3 t\nq1 Q0 abcdefghX 2 2 t\n"
                                      "q1 Q0 zz 3 1 t\nq2 Q0 a 1 1 t\n")
     protocol = EvalProtocol()
-    slow = careful(qrels, run, 3, complete=True, protocol=protocol)
+    slow = walked(qrels, run, 3, complete=True, protocol=protocol)
 
     def constant(words, seed=None):
         return np.zeros(len(words), dtype=np.uint64)
 
-    with patch.object(trec_columnar, "hash_rows", constant):
-        taken = columnar_trec_input(qrels, run, 3, complete=True, protocol=protocol)
-        assert taken is not None
-        same(EvalInput.from_columnar(taken), slow)
+    with patch.object(trec, "hash_rows", constant):
+        same(outcome(qrels, run, 3, complete=True, protocol=protocol), slow)
     with patch("evalcore.io.trec_bytes.hash_rows", constant):
         # Query IDs compared one by one, or in the hash table: exact.
         for sorted_heads in (1 << 16, 0):
             with patch.object(trec_bytes, "SORTED_HEADS", sorted_heads):
-                same(EvalInput.from_columnar(columnar_trec_input(
-                    qrels, run, 3, complete=True, protocol=protocol)), slow)
-        # Their hashes sorted: alike hashes of unequal IDs decline.
-        with patch.object(trec_bytes, "FEW", 0):
-            assert columnar_trec_input(qrels, run, 3, complete=True, protocol=protocol) is None
+                same(outcome(qrels, run, 3, complete=True, protocol=protocol), slow)
 
 
 def test_scores_are_what_float_gives(tmp_path):
@@ -395,3 +375,33 @@ def test_distinct_values_are_numbered_in_order_of_first_appearance(tokens, sorte
     assert values == list(numbering)
     assert codes.dtype == np.int64
     assert codes.tolist() == [list(numbering).index(t) for t in tokens]
+
+
+@settings(max_examples=120, deadline=None)
+@given(trec_files(), OPTIONS)
+def test_the_word_join_equals_the_join_of_the_read_files(files, opts):
+    """Two TREC files joined on their doc IDs' words (repeated judgments included) give the
+    batch of the files read whole and joined through Python strings (io/ranked.py)."""
+    from evalcore.api.inputs import EvalInput
+    from evalcore.contract.results import Diagnostics
+    from evalcore.io.ranked import join, judged_from_qrels, ranked_from_run
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        qrels, run = write(folder, "qrels.txt", files[0]), write(folder, "run.txt", files[1])
+        protocol = EvalProtocol(trec_eval=opts["trec_eval"],
+                                unjudged_as_nonrelevant=opts["trec_eval"])
+        options = dict(complete=opts["complete"], protocol=protocol,
+                       all_queries=opts["all_queries"] and opts["trec_eval"],
+                       min_depth=opts["min_depth"])
+        words = outcome(qrels, run, opts["k"], gain_map=opts["gain_map"], **options)
+        try:
+            joined = join(judged_from_qrels(trec.read_qrels(qrels, opts["gain_map"])),
+                          ranked_from_run(trec.read_run(run, extra_columns=opts["trec_eval"])),
+                          opts["k"], **options)
+        except InputErrors:
+            assert isinstance(words, str)
+            return
+    strings = EvalInput(joined.batch, Diagnostics(tied_score_pairs=joined.tied_score_pairs,
+                                                  notes=joined.notes))
+    same(words, strings)

@@ -1,0 +1,134 @@
+"""``evalcore judge``: an LLM judge over the unknown pooled units, stored as automatic judgments.
+
+    evalcore judge --db F --study S --endpoint URL --model NAME [--source NAME]
+        [--limit N] [--grades 0-3|0-4] [--rate R] [--timeout SEC] [--attempts N]
+        [--workers N] [--key-env VAR] [--yes]
+
+A thin face of :mod:`evalcore.annotation.judge`: it plans (lead-only), prints how many
+calls it would make, asks for confirmation (``--yes`` skips it; without a terminal
+``--yes`` is required), runs, and prints the summary: calls, answers stored, failures by
+reason, time. The key is read from the environment variable ``--key-env``
+(``RELEVANCE_LEDGER_JUDGE_KEY``), never from the command line, and is never printed or
+stored. Exit status 0 when every call was answered, 1 when some failed or the run
+stopped early (what was answered is stored either way).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from evalcore.annotation.judge import (
+    JudgePlan,
+    JudgeSummary,
+    default_source,
+    plan_judging,
+    run_judging,
+)
+from evalcore.annotation.judge_prompt import DOCUMENT_CHARS, GRADES
+from evalcore.cli import main
+from evalcore.cli.input_options import quiet_option
+from evalcore.cli.store_cmds import actor_option, db_option, store, study_option
+from evalcore.io.chat_completions import ChatClient, TokenBucket
+from evalcore.io.progress import reporter
+
+#: The environment variable holding the endpoint's key, unless --key-env names another.
+KEY_VARIABLE = "RELEVANCE_LEDGER_JUDGE_KEY"
+
+
+def _plan_lines(plan: JudgePlan, endpoint: str, model: str, key_env: str, has_key: bool
+                ) -> list[str]:
+    lines = [f"{plan.n_unknown} unknown pooled unit(s) in study {plan.study_id}; "
+             f"{plan.n_judged} already judged by {plan.source}"]
+    for reason, n in sorted(plan.withheld.items()):
+        lines.append(f"  {n} not sent: {reason}")
+    if plan.n_beyond_limit:
+        lines.append(f"  {plan.n_beyond_limit} left for a later run (--limit)")
+    lines.append(f"{len(plan.units)} call(s) to {endpoint.rstrip('/')}/chat/completions, model "
+                 f"{model}, documents cut at {DOCUMENT_CHARS} characters; "
+                 + (f"key from {key_env}" if has_key else f"no key ({key_env} is not set)"))
+    return lines
+
+
+def _summary_lines(summary: JudgeSummary, source: str) -> list[str]:
+    lines = [f"calls made: {summary.calls} ({summary.requests} HTTP request(s) with retries)",
+             f"answers stored: {summary.stored} as automatic judgments of {source} "
+             "(not evidence)"]
+    failed = sum(summary.failures.values())
+    lines.append(f"failures: {failed}")
+    for reason, n in sorted(summary.failures.items()):
+        lines.append(f"  {n} {reason}")
+    lines.append(f"time: {summary.seconds:.1f} s")
+    if summary.stopped:
+        lines.append(f"stopped early: {summary.stopped}; run the same command again to "
+                     "continue where it stopped")
+    return lines
+
+
+def _interactive() -> bool:
+    """Whether someone can answer the confirmation (stdin is a terminal)."""
+    return sys.stdin.isatty()
+
+
+@main.command("judge")
+@db_option
+@study_option
+@click.option("--endpoint", required=True, metavar="URL",
+              help="An OpenAI-compatible API base, e.g. http://localhost:8000/v1 "
+                   "(the command posts to URL/chat/completions).")
+@click.option("--model", required=True, help="The model name the endpoint serves.")
+@click.option("--source", default=None, metavar="NAME",
+              help="Automatic source the answers are stored under (default judge:<model>).")
+@click.option("--limit", type=click.IntRange(min=0), default=None,
+              help="Send at most N units (the rest wait for a later run).")
+@click.option("--grades", type=click.Choice(GRADES), default="0-3", show_default=True,
+              help="0-3: UMBRELA's rubric, stored as gains 0-3; 0-4: with a top grade 4.")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=2.0,
+              show_default=True, help="HTTP requests per second at most.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Seconds per request.")
+@click.option("--attempts", type=click.IntRange(min=1, max=20), default=5, show_default=True,
+              help="Requests per call at most (retries on 429, 5xx, timeouts).")
+@click.option("--workers", type=click.IntRange(min=1, max=32), default=4, show_default=True,
+              help="Calls waiting for their answers at once (the rate still holds).")
+@click.option("--key-env", default=KEY_VARIABLE, show_default=True, metavar="VAR",
+              help="Environment variable holding the endpoint's key (sent as a Bearer token).")
+@click.option("--yes", "-y", is_flag=True, help="Start without asking for confirmation.")
+@quiet_option
+@actor_option
+def judge_command(db_path: Path, study_id: str, endpoint: str, model: str, source: str | None,
+                  limit: int | None, grades: str, rate: float, timeout: float, attempts: int,
+                  workers: int, key_env: str, yes: bool, actor: str) -> None:
+    """Judge the study's unknown pooled units with an LLM (an OpenAI-compatible chat
+    endpoint) and store the grades as automatic judgments: never evidence."""
+    if not endpoint.startswith(("http://", "https://")):
+        raise click.BadParameter("give an http:// or https:// URL", param_hint="--endpoint")
+    name = source if source is not None else default_source(model)
+    key = os.environ.get(key_env) or None
+    with store(db_path, "judge", study_id=study_id, actor=actor) as db:
+        plan = plan_judging(db, study_id=study_id, source=name, actor=actor, limit=limit)
+        for line in _plan_lines(plan, endpoint, model, key_env, key is not None):
+            click.echo(line)
+        if not plan.units:
+            click.echo("nothing to judge")
+            return
+        if not yes:
+            if not _interactive():
+                click.echo(f"evalcore judge: not a terminal; pass --yes to make the "
+                           f"{len(plan.units)} call(s)", err=True)
+                sys.exit(2)
+            if not click.confirm(f"Make {len(plan.units)} call(s)?", default=False):
+                click.echo("nothing sent")
+                return
+        client = ChatClient(endpoint=endpoint, model=model, key=key, timeout=timeout,
+                            attempts=attempts, bucket=TokenBucket(rate))
+        summary = run_judging(db, plan, client, actor=actor,
+                              grades=grades, workers=workers)  # type: ignore[arg-type]
+        reporter().done()
+        for line in _summary_lines(summary, name):
+            click.echo(line)
+    if summary.stopped or summary.failures:
+        sys.exit(1)
