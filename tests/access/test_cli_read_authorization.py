@@ -161,6 +161,9 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
                    "--by", MALLORY],
         "report --stored": ["report", *s, "--stored", "REPORTSECRET", "--out",
                             str(out / "s.html"), "--by", MALLORY],
+        # refused before any call: the endpoint (a closed port) is never reached
+        "judge": ["judge", *s, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--yes",
+                  *a],
     }
 
 
