@@ -123,13 +123,13 @@ def test_packed_rankings_equal_the_results_table(db):
                 "(SELECT run_id FROM runs WHERE name = ?) ORDER BY query_id, rank", [run]):
             stored.setdefault(q, ([], []))[0].append(unit)
             stored[q][1].append(score)
-        for observation in observations_for_run(db, "s", run, viewer=None):
+        for observation in observations_for_run(open_study(db, "s", None), run):
             units, scores = stored.get(observation.query_id, ([], []))
             assert observation.returned_ids == units
             assert observation.scores == (None if None in scores else scores)
-        subset = observations_for_run(db, "s", run, query_ids=["q2", "q1"], viewer=None)
+        subset = observations_for_run(open_study(db, "s", None), run, query_ids=["q2", "q1"])
         assert [o.returned_ids for o in subset] == [stored.get(q, ([], []))[0] for q in ("q2", "q1")]
-    shuffled = {o.query_id: o for o in observations_for_run(db, "s", "shuffled", viewer=None)}
+    shuffled = {o.query_id: o for o in observations_for_run(open_study(db, "s", None), "shuffled")}
     assert shuffled["q1"].returned_ids == ["A", "B"] and shuffled["q1"].scores == [1.0 / 3, 0.5]
     assert shuffled["q2"].returned_ids == ["A", "B", "C"] and shuffled["q2"].scores is None
 

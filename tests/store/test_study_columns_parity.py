@@ -213,7 +213,7 @@ def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
     rows = [(q, rank, unit, None) for q in ("q1", "q2")
             for rank, unit in enumerate([f"{q}-d0", f"{q}-d1", f"{q}-d0", f"{q}-d2"], 1)]
     add_run(db, study_id="s", name="R", source="imported", k=6, results=rows)
-    side = runs_as_columns_unchecked(db, "s", ["R", "A"])[0]
+    side = runs_as_columns(open_study(db, "s", None), ["R", "A"])[0]
     measures = [parse_measure(m) for m in MEASURES]
     protocol = EvalProtocol(trec_eval=True)
     assert _compat_side_coded(side, measures, protocol) is None
@@ -249,33 +249,35 @@ def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state
     moves the marks and the next reader reads the store again. Either way the pair equals
     one read afresh."""
     from evalcore.analysis import shared_evidence as shared
-    from evalcore.analysis.decision import stored_pair_unchecked
+    from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import compare_evaluated_pair
     from evalcore.store import observations as observations_module
     from evalcore.store.labels import record_label
 
     db = random_study(tmp_path, 2)
     reads = []
-    read = observations_module.study_evidence_unchecked
+    read = observations_module.study_evidence
 
     def counted(*args, **kwargs):
-        reads.append(args[2:])
+        reads.append(args[1:])
         return read(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(shared, "study_evidence_unchecked", counted)
-        state = LiveDashboard.build(db, "s", viewer=None)
-        kept = shared.shared_evidence_unchecked(db, "s")
-        taken = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+        patch.setattr(shared, "study_evidence", counted)
+        state = LiveDashboard.build(open_study(db, "s", None))
+        kept = shared.shared_evidence(open_study(db, "s", None))
+        taken = stored_pair(open_study(db, "s", None), "A", "B", MEASURES)
         assert len(reads) == 1 and kept.marks == state.marks
-        assert all(c.coded_labels is kept.labels_over(db, c.query_ids) for c in taken.columns)
+        assert all(c.coded_labels is kept.labels_over(open_study(db, "s", None), c.query_ids) for c in taken.columns)
         record_label(db, study_id="s", query_id="q1", unit_id="q1-d0", gain=3, annotator="zed")
-        state.refresh(db, viewer=None)  # an update of q1: the whole reference is not read
+        # an update of q1: the whole reference is not read
+        state.refresh(open_study(db, state.study_id, None))
         assert len(reads) == 1 and not state.last_refresh.full
-        moved = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
-        assert len(reads) == 2 and shared.shared_evidence_unchecked(db, "s").marks == state.marks
-    fresh = observations_module.study_evidence_unchecked(db, "s")
-    again = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+        moved = stored_pair(open_study(db, "s", None), "A", "B", MEASURES)
+        assert len(reads) == 2
+        assert shared.shared_evidence(open_study(db, "s", None)).marks == state.marks
+    fresh = observations_module.study_evidence(open_study(db, "s", None))
+    again = stored_pair(open_study(db, "s", None), "A", "B", MEASURES)
     assert compare_evaluated_pair(moved) == compare_evaluated_pair(again)
     q1 = moved.columns[0].query_ids.index("q1")
     assert moved.columns[0].gains[q1] == fresh.reference.gains["q1"] != kept.reference.gains["q1"]

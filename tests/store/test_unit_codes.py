@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from store_fixtures import new_store, store_at_version
 from test_study_columns_parity import MEASURES, random_study
 
-from evalcore.analysis.decision import evaluate_column_pair, stored_pair_unchecked
+from evalcore.analysis.decision import evaluate_column_pair, stored_pair
 from evalcore.analysis.pair_comparison import compare_evaluated_pair
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.compute.batch import ObservationBatch, conflict_code
@@ -32,7 +32,7 @@ from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.summary_chart import summary_figure
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.observations import observations_for_run, runs_as_columns_unchecked
+from evalcore.store.observations import observations_for_run, runs_as_columns
 from evalcore.store.runs import add_run
 from evalcore.store.schema import SCHEMA_VERSION, schema_version
 from evalcore.store.study_archive import export_study, import_study, read_archive
@@ -237,21 +237,21 @@ def test_a_run_stored_before_packed_rankings_is_backfilled_and_evaluates_identic
     old = open_store(path)
     assert schema_version(old) == SCHEMA_VERSION
     for run_id, name in old.execute("SELECT run_id, name FROM runs").fetchall():
-        codes = run_ranking_codes_unchecked(old, run_id)
+        codes = run_ranking_codes(open_study(old, "s", None), run_id)
         results = {}
         for q, unit in old.execute("SELECT query_id, unit_id FROM results WHERE run_id = ? "
                                    "ORDER BY query_id, rank", [run_id]):
             results.setdefault(q, []).append(unit)
-        names = UnitNamer(old, "s")
+        names = UnitNamer(open_study(old, "s", None))
         assert {q: names(codes.codes[codes.offsets[i]:codes.offsets[i + 1]])
                 for i, q in enumerate(codes.query_ids)} == results, name
         assert (name == "C-empty") == (not results)
-    assert [dumped(observations_for_run(db, "s", "A", viewer=None)) for db in (old, now)] == [
-        dumped(observations_for_run(now, "s", "A", viewer=None))] * 2
-    states = [LiveDashboard.build(db, "s", viewer=None) for db in (old, now)]
+    assert [dumped(observations_for_run(open_study(db, "s", None), "A")) for db in (old, now)] == [
+        dumped(observations_for_run(open_study(now, "s", None), "A"))] * 2
+    states = [LiveDashboard.build(open_study(db, "s", None)) for db in (old, now)]
     _same_dashboard(*states)
     _same_cards_and_figures(*states)
-    pairs = [stored_pair_unchecked(db, "s", "A", "B", MEASURES) for db in (old, now)]
+    pairs = [stored_pair(open_study(db, "s", None), "A", "B", MEASURES) for db in (old, now)]
     for a, b in zip(*(p.columns for p in pairs), strict=True):
         assert (a.query_ids, list(a.returned_ids), a.gains, a.population_complete) == (
             b.query_ids, list(b.returned_ids), b.gains, b.population_complete)
@@ -268,11 +268,11 @@ def test_a_run_stored_before_packed_rankings_is_backfilled_and_evaluates_identic
                          round(i.progress, 9)) for i in m.queue.items) for m in (a, b)]
         assert items[0] == items[1]
     assert any(m.queue.items for m in compared[0].measures)
-    assert [evaluate_run(db, "s", "B", viewer=None) for db in (old, now)] == [
-        evaluate_run(now, "s", "B", viewer=None)] * 2
+    assert [evaluate_run(open_study(db, "s", None), "B") for db in (old, now)] == [
+        evaluate_run(open_study(now, "s", None), "B")] * 2
     for db, state in zip((old, now), states, strict=True):
         record_label(db, study_id="s", query_id="q5", unit_id="q5-d1", gain=2, annotator="zed")
-        state.refresh(db, viewer=None)
+        state.refresh(open_study(db, state.study_id, None))
         assert state.last_refresh.queries == ["q5"] and not state.last_refresh.full
     _same_dashboard(*states)
 
