@@ -222,7 +222,7 @@ def test_an_index_read_again_comes_from_memory(tmp_path, monkeypatch):
     """The last indexes read stay in memory, keyed by their file's size and modification time:
     reading one again does not open the file."""
     db, pin = build(tmp_path, random.Random(3), 30, (2.0, 1.0))
-    with read_snapshot(db), SnapshotIndex(db, pin):
+    with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin):
         pass
     path = index_cache.cache_path(db, pin)
     first = index_cache.load_cached(path)
