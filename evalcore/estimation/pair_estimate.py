@@ -64,6 +64,9 @@ class Estimate(BaseModel):
     method: str
     #: The automatic source used as a predictor, if any (never evidence).
     automatic: str | None = None
+    #: Its weight in the prediction, from 0 (ignored) to 1 (trusted as calibrated), chosen
+    #: by the sample (:func:`~evalcore.estimation.estimator.power_tuned`); None without.
+    predictor_weight: float | None = None
 
     @property
     def direction(self) -> EstimateDirection:
@@ -276,6 +279,10 @@ class QueryArrays:
     prediction_spread: np.ndarray
     answered_lower: np.ndarray
     answered_upper: np.ndarray
+    #: With automatic judgments: the prediction without them, and its spread (the
+    #: estimator weighs the two, :func:`~evalcore.estimation.estimator.power_tuned`).
+    baseline: np.ndarray | None = None
+    baseline_spread: np.ndarray | None = None
 
 
 def query_arrays(
@@ -293,8 +300,17 @@ def query_arrays(
     if np.isnan(lower).any() or np.isnan(upper).any():
         return None
     y_lo, y_hi = _fixed_interval(pair, name, answer_rows, answer_gains, lower, upper)
+    baseline: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
+    if auto_rows.size:
+        empty = np.zeros(0, dtype=np.int64)
+        baseline = prediction(pair, name, empty, empty, lower, upper)
     return QueryArrays(
-        lower, upper, *prediction(pair, name, auto_rows, auto_gains, lower, upper), y_lo, y_hi
+        lower,
+        upper,
+        *prediction(pair, name, auto_rows, auto_gains, lower, upper),
+        y_lo,
+        y_hi,
+        *baseline,
     )
 
 
@@ -408,6 +424,10 @@ def stratified_input(
         prediction_spread=arrays.prediction_spread[population],
         sampled_lower=arrays.answered_lower[population],
         sampled_upper=arrays.answered_upper[population],
+        baseline=None if arrays.baseline is None else arrays.baseline[population],
+        baseline_spread=(
+            None if arrays.baseline_spread is None else arrays.baseline_spread[population]
+        ),
     )
 
 
@@ -471,7 +491,9 @@ def estimate_pair(
         interval = stratified_difference(stratified_input(design, draws, arrays, index), level)
         method = f"{METHOD}, {ESTIMATOR}"
         if automatic_name and auto_keys:
-            method += f", automatic judgments '{automatic_name}' as predictor"
+            method += (
+                f", automatic judgments '{automatic_name}' as predictor, weighted by the sample"
+            )
         out.append(
             Estimate(
                 measure=name,
@@ -492,6 +514,7 @@ def estimate_pair(
                 worst_upper=interval.worst_upper,
                 method=method,
                 automatic=automatic_name if auto_keys else None,
+                predictor_weight=interval.predictor_weight if auto_keys else None,
             )
         )
     return out
