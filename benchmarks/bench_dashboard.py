@@ -27,11 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalcore.analysis.run_evaluation import evaluate_run  # noqa: E402
 from evalcore.live.dashboard import LiveDashboard  # noqa: E402
-from evalcore.store.completeness import is_complete_unchecked, mark_complete  # noqa: E402
+from evalcore.store.completeness import is_complete, mark_complete  # noqa: E402
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label  # noqa: E402
 from evalcore.store.runs import add_run  # noqa: E402
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study  # noqa: E402
 from evalcore.store.transaction import write_transaction  # noqa: E402
 
@@ -101,7 +102,7 @@ def main() -> None:
           f"{n_events:,} label events")
 
     started, cpu = time.perf_counter(), time.process_time()
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     print(f"first full build:               {time.perf_counter() - started:8.3f} s "
           f"({time.process_time() - cpu:.3f} s CPU)")
     # What the page reads next (app/views/dashboard.py): every card's unknown counts, the
@@ -118,7 +119,7 @@ def main() -> None:
     times = []
     for _ in range(args.repeat):
         started = time.perf_counter()
-        assert not state.refresh(db, viewer=None).changed
+        assert not state.refresh(open_study(db, state.study_id, None)).changed
         times.append(time.perf_counter() - started)
     print(f"refresh, nothing changed:       {1000 * statistics.median(times):8.2f} ms (median)")
 
@@ -130,15 +131,15 @@ def main() -> None:
         unit = blockers[0].unit_id if blockers else f"{q}-d000"
         record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=i % 4,
                      annotator="bench-live")
-        outcome = state.refresh(db, viewer=None)
+        outcome = state.refresh(open_study(db, state.study_id, None))
         assert not outcome.full and outcome.queries == [q], outcome
         label_times.append(outcome.seconds)
     print(f"refresh after one label:        {1000 * statistics.median(label_times):8.2f} ms "
           f"(median of {args.repeat}; max {1000 * max(label_times):.2f} ms; target < 500 ms)")
 
-    q = next(q for q in state.query_ids if not is_complete_unchecked(db, STUDY, q))
+    q = next(q for q in state.query_ids if not is_complete(open_study(db, STUDY, None), q))
     mark_complete(db, study_id=STUDY, query_id=q, actor="bench-live")
-    outcome = state.refresh(db, viewer=None)
+    outcome = state.refresh(open_study(db, state.study_id, None))
     assert outcome.queries == [q], outcome
     print(f"refresh after completeness:     {1000 * outcome.seconds:8.2f} ms")
 
@@ -149,7 +150,7 @@ def main() -> None:
     assert top
 
     started = time.perf_counter()
-    full = {name: evaluate_run(db, STUDY, name, viewer=None) for name in state.run_names}
+    full = {name: evaluate_run(open_study(db, STUDY, None), name) for name in state.run_names}
     print(f"evaluate_run x {len(full)} (reference):   {time.perf_counter() - started:8.3f} s")
     for name, report in full.items():
         assert report.aggregates == state.aggregates(name), f"aggregates differ for {name}"

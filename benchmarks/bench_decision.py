@@ -47,6 +47,7 @@ from evalcore.contract.measures import Measure, parse_measure
 from evalcore.store.connection import open_store
 from evalcore.store.imports import import_qrels, import_run
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 INTERVAL_MEASURES = ["P@10", "P@20", "RBP(p=0.8)@20", "RR@10", "Success@5", "nDCG@10",
@@ -256,7 +257,7 @@ def timing(n: int) -> None:
         for _ in range(3):
             db = open_store(path)
             t0 = time.perf_counter()
-            stored = decide(db, "bench", "A", "B", TIMING_MEASURES, viewer=None)
+            stored = decide(open_study(db, "bench", None), "A", "B", TIMING_MEASURES)
             best_store = min(best_store, time.perf_counter() - t0)
             db.conn.close()
     same = [_rounded(d) for d in stored] == [_rounded(d) for d in decisions]

@@ -51,7 +51,7 @@ from evalcore.retrieval.lexical_protocol import TOKENIZER, LexicalProtocol
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.query_syntax import match_expression
 from evalcore.retrieval.revalidation import recompute_changes, revalidate
-from evalcore.retrieval.search import search_corpus_unchecked
+from evalcore.retrieval.search import search_corpus_unscoped
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.audit import audit_entries
@@ -59,6 +59,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.lexical_index import LexicalIndex
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 VOCABULARY = 50_000
@@ -156,8 +157,11 @@ def fresh_process(command: list[str]) -> Elapsed:
 
 def ranking_seconds(db, run_name: str) -> Elapsed:
     """The query time of an execution: the ranking time (wall, CPU) its audit entry records."""
-    (entry,) = [e for e in audit_entries(db, "bench", viewer="bench")
-                if e.action == "lexical.run" and e.detail["run"] == run_name]
+    (entry,) = [
+        e
+        for e in audit_entries(open_study(db, "bench", "bench"))
+        if e.action == "lexical.run" and e.detail["run"] == run_name
+    ]
     elapsed = Elapsed()
     elapsed.wall, elapsed.cpu = entry.detail["ranking_s"], entry.detail["ranking_cpu_s"]
     return elapsed
@@ -218,7 +222,7 @@ def main() -> None:
             "zipf": generate_queries(args.queries, words, rng, start=0),
         }
         db.conn.execute("BEGIN")
-        index = SnapshotIndex(db, pinned)
+        index = SnapshotIndex(open_study(db, pinned.study_id, None), pinned)
         fts = LexicalIndex(db, study_id="bench", protocol_name="p", corpus_id="corpus",
                            weights=(protocol.weights.title, protocol.weights.text),
                            tokenizer=TOKENIZER)
@@ -281,7 +285,7 @@ def main() -> None:
 
         with Elapsed() as t_search:
             for q in mixes["content"][:200]:
-                search_corpus_unchecked(db, "corpus", q, organisations=["acme"], limit=50)
+                search_corpus_unscoped(db, "corpus", q, organisations=["acme"], limit=50)
         print(f"search_corpus (shared index, one organisation, limit 50): "
               f"{1000 * t_search.wall / 200:.1f} ms/query over 200 'content' queries")
         db.conn.close()

@@ -22,9 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_decision import Workload  # noqa: E402
 
-from evalcore.analysis.pair_comparison import compare_pair_unchecked  # noqa: E402
-from evalcore.analysis.query_set import resolve_stored_query_set_unchecked  # noqa: E402
+from evalcore.analysis.pair_comparison import compare_pair  # noqa: E402
+from evalcore.analysis.query_set import resolve_stored_query_set  # noqa: E402
 from evalcore.store.connection import open_store  # noqa: E402
+from evalcore.store.study_handle import open_study
 
 MEASURES = ["P@10", "nDCG@10", "AP@20"]
 
@@ -47,19 +48,26 @@ def main() -> None:
         path = work.write_store(Path(tmp))
         db = open_store(path)
         anchor, _ = _best(
-            lambda: compare_pair_unchecked(db, "bench", "A", "B", MEASURES, queue_limit=10)
+            lambda: compare_pair(open_study(db, "bench", None), "A", "B", MEASURES, queue_limit=10)
         )
         print(f"{args.queries} queries x 2 runs x top 20, {', '.join(MEASURES)}")
         print(f"anchor: compare_pair over every query, no set named: {anchor:.3f} s (best of 3)")
         half = ",".join(work.qids[::2])
         for spec in ("all", "judged", "answered", half):
             resolve, resolved = _best(
-                lambda spec=spec: resolve_stored_query_set_unchecked(db, "bench", ["A", "B"], spec)
+                lambda spec=spec: resolve_stored_query_set(
+                    open_study(db, "bench", None), ["A", "B"], spec
+                )
             )
             scope = resolved.scope  # type: ignore[union-attr]
             compare, result = _best(
-                lambda scope=scope: compare_pair_unchecked(
-                    db, "bench", "A", "B", MEASURES, queue_limit=10, query_ids=scope
+                lambda scope=scope: compare_pair(
+                    open_study(db, "bench", None),
+                    "A",
+                    "B",
+                    MEASURES,
+                    queue_limit=10,
+                    query_ids=scope,
                 )
             )
             n = result.measures[0].decision.n_queries  # type: ignore[union-attr]

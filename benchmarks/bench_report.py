@@ -46,6 +46,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.transaction import write_transaction
 
@@ -115,10 +116,15 @@ def main() -> None:
         print(f"setup: {args.queries} queries x 3 runs stored in "
               f"{time.perf_counter() - start:.1f} s (not part of the target)")
         db = open_store(path)
-        generate, report = best_of(args.repeat, lambda: report_from_store(
-            db, study_id="bench", runs=["bm25", "dense", "hybrid"], created_by="lead",
-            reference="v1", viewer="lead"
-        ))
+        generate, report = best_of(
+            args.repeat,
+            lambda: report_from_store(
+                open_study(db, "bench", "lead"),
+                runs=["bm25", "dense", "hybrid"],
+                created_by="lead",
+                reference="v1",
+            ),
+        )
         html_s, html = best_of(args.repeat, lambda: render_html(report))
         json_s, _ = best_of(args.repeat, lambda: render_json(report))
         csv_s, _ = best_of(args.repeat, lambda: render_csv(report))

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from evalcore.store.study_handle import open_study
+
 
 def _peak_rss_mib() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -89,17 +91,17 @@ def child_observations(db_path: str, queue: multiprocessing.Queue) -> None:
     from evalcore.cli.process_setup import collector_paused as gc_paused
     from evalcore.store.connection import open_store
     from evalcore.store.observations import observations_for_run
-    from evalcore.store.resolution import resolve_study_unchecked
+    from evalcore.store.resolution import resolve_study
 
     db = open_store(db_path)
     with gc_paused():
         start, cpu = time.perf_counter(), time.process_time()
-        observations = observations_for_run(db, "bench", "bm25", viewer=None)
+        observations = observations_for_run(open_study(db, "bench", None), "bm25")
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     n_results = sum(len(o.returned_ids) for o in observations)
     with gc_paused():
         start_r = time.perf_counter()
-        units = sum(len(u) for u in resolve_study_unchecked(db, "bench").values())
+        units = sum(len(u) for u in resolve_study(open_study(db, "bench", None)).values())
         resolve_s = time.perf_counter() - start_r
     queue.put((elapsed, cpu, len(observations), n_results, units, resolve_s))
 

@@ -21,6 +21,7 @@ from evalcore.store.labels import record_label
 from evalcore.store.members import add_member, add_to_organisation
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 LEAD = "lena@acme.org"
@@ -42,7 +43,7 @@ def team_store(tmp_path: Path) -> tuple[sqlite_utils.Database, Report]:
     mark_complete(db, study_id="s", query_id="q1", actor="setup")
     add_run(db, study_id="s", name="r1", source="imported", k=3,
             results=[("q1", 1, "a1", 3.0), ("q1", 2, "b1", 2.0), ("q1", 3, "a2", 1.0)])
-    report = report_from_store(db, study_id="s", runs=["r1"], created_by="setup", viewer="setup")
+    report = report_from_store(open_study(db, "s", "setup"), runs=["r1"], created_by="setup")
     add_member(db, study_id="s", user=LEAD, role="lead", actor=LEAD)
     add_member(db, study_id="s", user=REVIEWER, role="reviewer", actor=LEAD)
     add_member(db, study_id="s", user=ANNOTATOR, role="annotator", actor=LEAD)

@@ -13,53 +13,64 @@ import sqlite_utils
 import streamlit as st
 
 from app.components.shared_results import shared_result
-from evalcore.store.export_checks import (
-    qrels_refusal,
-    qrels_suspect_unchecked,
-    run_refusal,
-    run_suspect_unchecked,
-)
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.export_checks import qrels_refusal, qrels_suspect, run_refusal, run_suspect
 from evalcore.store.references import ReferenceVersion
 from evalcore.store.runs import RunInfo
+from evalcore.store.study_handle import Study, open_study
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _version_suspect(path: str, study_id: str, name: str, content_hash: str,
-                     _db: sqlite_utils.Database) -> bool:
-    return qrels_suspect_unchecked(_db, study_id, name)
+                     _study: Study) -> bool:
+    return qrels_suspect(_study, name)
 
 
-def _reference_suspect(db: sqlite_utils.Database, path: str, study_id: str,
-                       reference: ReferenceVersion) -> bool:
-    return _version_suspect(path, study_id, reference.name, reference.content_hash, db)
+def _reference_suspect(study: Study, path: str, reference: ReferenceVersion) -> bool:
+    return _version_suspect(path, study.study_id, reference.name, reference.content_hash, study)
 
 
 def qrels_refusal_now(
-    db: sqlite_utils.Database, path: str, study_id: str, reference: ReferenceVersion | None, *,
-    viewer: Viewer,
+    db: sqlite_utils.Database,
+    path: str,
+    study_id: str,
+    reference: ReferenceVersion | None,
+    *,
+    viewer: str | None,
 ) -> str | None:
     """Why the qrels export of the working labels (``reference`` None) or of a frozen
     version would be refused now, or None."""
-    require_read(db, viewer, study_id)
-    suspect = (qrels_suspect_unchecked(db, study_id, None) if reference is None
-               else _reference_suspect(db, path, study_id, reference))
+    study = open_study(db, study_id, viewer)
+    suspect = (
+        qrels_suspect(study, None)
+        if reference is None
+        else _reference_suspect(study, path, reference)
+    )
     name = None if reference is None else reference.name
     if not suspect:
-        return qrels_refusal(db, study_id, name, viewer=viewer, suspect=False)
+        return qrels_refusal(study, name, suspect=False)
     return shared_result(
-        db, path, study_id, ("qrels_refusal", name, viewer),
-        lambda: qrels_refusal(db, study_id, name, viewer=viewer, suspect=True), viewer=viewer)
+        db,
+        path,
+        study_id,
+        ("qrels_refusal", name, viewer),
+        lambda: qrels_refusal(study, name, suspect=True),
+        viewer=viewer,
+    )
 
 
 def run_refusal_now(
-    db: sqlite_utils.Database, path: str, study_id: str, run: RunInfo, *, viewer: Viewer
+    db: sqlite_utils.Database, path: str, study_id: str, run: RunInfo, *, viewer: str | None
 ) -> str | None:
     """Why the TREC export of the stored ``run`` would be refused, or None."""
-    require_read(db, viewer, study_id)
-    suspect = run_suspect_unchecked(db, run.run_id)
+    study = open_study(db, study_id, viewer)
+    suspect = run_suspect(study, run.run_id)
     if not suspect:
-        return run_refusal(db, study_id, run.name, viewer=viewer, suspect=False)
+        return run_refusal(study, run.name, suspect=False)
     return shared_result(
-        db, path, study_id, ("run_refusal", run.run_id, viewer),
-        lambda: run_refusal(db, study_id, run.name, viewer=viewer, suspect=True), viewer=viewer)
+        db,
+        path,
+        study_id,
+        ("run_refusal", run.run_id, viewer),
+        lambda: run_refusal(study, run.name, suspect=True),
+        viewer=viewer,
+    )

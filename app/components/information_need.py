@@ -13,12 +13,13 @@ import streamlit as st
 from app.components.safe_text import escape_markdown
 from app.components.session import reader
 from evalcore.store.information_needs import information_need
+from evalcore.store.study_handle import open_study
 
 
 def show_information_need(db: sqlite_utils.Database, study_id: str, query_id: str, *,
                           expanded: bool = False) -> None:
     """Render the query's information need (nothing when it has none)."""
-    need = information_need(db, study_id, query_id, viewer=reader())
+    need = information_need(open_study(db, study_id, reader()), query_id)
     if need.empty:
         return
     with st.expander("Information need: what counts as relevant", expanded=expanded):

@@ -16,12 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-import sqlite_utils
 import streamlit as st
 
 from app.components.session import db_path, get_db, reader
 from evalcore.live.dashboard import LiveDashboard, RefreshOutcome
-from evalcore.store.read_access import require_read
+from evalcore.store.study_handle import Study, open_study
 
 T = TypeVar("T")
 
@@ -37,13 +36,12 @@ def _shared(path: str, study_id: str) -> _Shared:
     return _Shared(lock=threading.Lock())
 
 
-def _evaluating(shared: _Shared, db: sqlite_utils.Database, study_id: str,
-                viewer: str | None) -> RefreshOutcome:
+def _evaluating(shared: _Shared, study: Study) -> RefreshOutcome:
     """Build the state, or bring it up to date."""
     if shared.state is None:
-        shared.state = LiveDashboard.build(db, study_id, viewer=viewer)
+        shared.state = LiveDashboard.build(study)
         return shared.state.last_refresh
-    return shared.state.refresh(db, viewer=viewer)
+    return shared.state.refresh(study)
 
 
 def with_live_state(study_id: str, read: Callable[[LiveDashboard, float, bool], T]) -> T:
@@ -52,14 +50,12 @@ def with_live_state(study_id: str, read: Callable[[LiveDashboard, float, bool], 
     ``seconds`` is the time the build or refresh took; ``changed`` whether the
     store had changed since the last refresh.
     """
-    db = get_db()
-    viewer = reader()
-    require_read(db, viewer, study_id)  # before the shared state is touched
+    study = open_study(get_db(), study_id, reader())  # before the shared state is touched
     shared = _shared(str(db_path()), study_id)
     with shared.lock:
         if shared.state is None:
             with st.spinner("Evaluating every run of the study (first load only)…"):
-                outcome = _evaluating(shared, db, study_id, viewer)
+                outcome = _evaluating(shared, study)
         else:
-            outcome = _evaluating(shared, db, study_id, viewer)
+            outcome = _evaluating(shared, study)
         return read(shared.state, outcome.seconds, outcome.changed)

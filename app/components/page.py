@@ -5,7 +5,7 @@ import streamlit as st
 
 from app.components.safe_text import escape_markdown
 from app.components.session import current_study, get_db, reader
-from evalcore.store.read_access import may_read
+from evalcore.store.authorize import may_read
 from evalcore.store.studies import StudyIn
 
 NO_STUDY = "This store holds no study yet: import one on the Data page."

@@ -16,6 +16,7 @@ from app.components.safe_text import escape_markdown
 from app.components.session import reader
 from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
 from evalcore.live.decide_state import DecideTarget
+from evalcore.store.study_handle import open_study
 
 QUERIES_PARAM = "queries"
 #: The longest list of ids the address may carry.
@@ -106,11 +107,9 @@ def decide_query_set(
         return None
     try:
         resolved = stored_query_set(
-            db,
-            study_id,
+            open_study(db, study_id, reader()),
             [target.run_a, target.run_b],
             ids if kind == "list" else kind,
-            viewer=reader(),
         )
     except QuerySetError as error:
         st.warning(

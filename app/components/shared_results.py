@@ -8,7 +8,7 @@ label and completeness event ids and the study's run ids) move, which a label,
 an adjudication, a completeness declaration or a new run does. The results are
 read-only to the pages. The computation is shared; the authorization is not: every
 call names the session's ``viewer`` and is refused (PermissionDenied) unless that
-viewer may read the study (:func:`evalcore.store.read_access.require_read`), before
+viewer may read the study (:func:`evalcore.store.study_handle.open_study`), before
 anything is looked up or computed. Results live in Streamlit's resource cache, keyed by the
 store file, the study, the page's key and the store's marks: at most :data:`MAX_ENTRIES`,
 least recently used dropped first.
@@ -23,8 +23,8 @@ import sqlite_utils
 import streamlit as st
 
 from evalcore.store.connection import open_store
-from evalcore.store.marks import StoreMarks, store_marks_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.study_handle import Study, open_study
 
 T = TypeVar("T")
 
@@ -62,10 +62,9 @@ def _alone_slot(path: str, study_id: str, key: Hashable, marks: StoreMarks) -> _
     return _Slot()
 
 
-def _find(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable,
-          alone: bool) -> _Slot:
-    marks = store_marks_unchecked(db, study_id)
-    return (_alone_slot if alone else _slot)(path, study_id, key, marks)
+def _find(study: Study, path: str, key: Hashable, alone: bool) -> _Slot:
+    marks = store_marks(study)
+    return (_alone_slot if alone else _slot)(path, study.study_id, key, marks)
 
 
 def shared_result(
@@ -75,7 +74,7 @@ def shared_result(
     key: Hashable,
     compute: Callable[[], T],
     *,
-    viewer: Viewer,
+    viewer: str | None,
     alone: bool = False,
 ) -> T:
     """``compute()``'s value for ``key`` in ``study_id``, computed once per state of the store,
@@ -87,8 +86,7 @@ def shared_result(
     :data:`ALONE_KEPT` most recently used of its own cache, so they do not pile up in the
     :data:`MAX_ENTRIES`. A second call for the same result while it is computed waits for it.
     """
-    require_read(db, viewer, study_id)
-    slot = _find(db, path, study_id, key, alone)
+    slot = _find(open_study(db, study_id, viewer), path, key, alone)
     with slot.lock:  # a second session asking meanwhile waits for this computation
         if not slot.done:
             slot.value = compute()
@@ -97,11 +95,10 @@ def shared_result(
 
 
 def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable, *,
-                 viewer: Viewer, alone: bool = False) -> Any:
+                 viewer: str | None, alone: bool = False) -> Any:
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
     else None (nothing is computed); only if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    slot = _find(db, path, study_id, key, alone)
+    slot = _find(open_study(db, study_id, viewer), path, key, alone)
     return slot.value if slot.done else None
 
 
@@ -112,15 +109,14 @@ def compute_in_background(
     key: Hashable,
     compute: Callable[[sqlite_utils.Database], Any],
     *,
-    viewer: Viewer,
+    viewer: str | None,
 ) -> None:
     """Start ``compute(connection)`` on a thread of its own (its own connection to the store
     at ``path``), offered as :func:`shared_result`'s value for the store's marks now; a page
     asks :func:`ready_result` on its next run. Once per marks: a second call while it runs,
     or after it is done, starts nothing (after a failure, the next call starts it again).
     Nothing starts unless ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    slot = _find(db, path, study_id, key, False)
+    slot = _find(open_study(db, study_id, viewer), path, key, False)
     with slot.lock:
         if slot.done or slot.started:
             return

@@ -3,7 +3,7 @@
 The study's progress (:func:`study_progress_if_ready`) is counted once per server process
 and kept up to date from the store's marks (:mod:`evalcore.store.marks`): after a label,
 an undo, an adjudication or a completeness claim, by anyone, only the queries it touched are
-counted again (:func:`evalcore.annotation.progress.progress_now_unchecked`, milliseconds).
+counted again (:func:`evalcore.annotation.progress.progress_now`, milliseconds).
 Only a new run (or a first visit) needs every pool and every label counted: seconds on a
 large study, done on a thread of its own (:func:`app.components.shared_results.run_on_own_thread`)
 while the page is drawn without the counts. An annotator's share of it (their own labels
@@ -23,18 +23,13 @@ import sqlite_utils
 import streamlit as st
 
 from app.components.shared_results import run_on_own_thread
-from evalcore.annotation.pool import PoolItem, query_pool_unchecked
-from evalcore.annotation.progress import (
-    AnnotatorShare,
-    ProgressCounts,
-    StudyProgress,
-    progress_now_unchecked,
-)
-from evalcore.store.marks import store_marks_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.annotation.pool import PoolItem, query_pool
+from evalcore.annotation.progress import AnnotatorShare, ProgressCounts, StudyProgress, progress_now
+from evalcore.store.marks import store_marks
+from evalcore.store.study_handle import Study, open_study
 
 
-def _viewer() -> Viewer:
+def _viewer() -> str | None:
     from app.components.session import reader
 
     return reader()
@@ -85,25 +80,29 @@ def study_progress_if_ready(
     large study (or the annotator's share in it) is counted in full in the background
     (started here; the page shows it on its next run). Kept up to date from the queries
     touched since it was counted."""
-    require_read(db, _viewer(), study_id)
+    viewer = _viewer()
+    study = open_study(db, study_id, viewer)
     path = _store_path()
     counted = _counted(path)
     with counted.lock:
         counts = counted.counts.get(study_id)
         share = counted.shares.get((study_id, annotator))
     large = query_count > LARGE_STUDY_QUERIES
-    now = progress_now_unchecked(db, study_id, annotator, counts, share, full=not large)
+    now = progress_now(study, annotator, counts, share, full=not large)
     if now is None:
-        _count_in_background(path, study_id, annotator, counted)
+        _count_in_background(path, study_id, annotator, counted, viewer)
         return None
     counts, share = now
     _keep(counted, study_id, counts, share)
     return counts.progress if share is None else share.progress
 
 
-def _count_in_background(path: str, study_id: str, annotator: str, counted: _Counted) -> None:
-    """Count the study in full on a thread of its own, then the share of every annotator
-    asked for meanwhile: one thread at a time per study."""
+def _count_in_background(
+    path: str, study_id: str, annotator: str, counted: _Counted, viewer: str | None
+) -> None:
+    """Count the study in full on a thread of its own (read as ``viewer``, the session that
+    asked), then the share of every annotator asked for meanwhile: one thread at a time per
+    study."""
     with counted.lock:
         wanted = counted.counting.get(study_id)
         if wanted is not None:
@@ -122,7 +121,7 @@ def _count_in_background(path: str, study_id: str, annotator: str, counted: _Cou
                     who = wanted.pop()
                     counts = counted.counts.get(study_id)
                     share = counted.shares.get((study_id, who))
-                now = progress_now_unchecked(conn, study_id, who, counts, share)
+                now = progress_now(open_study(conn, study_id, viewer), who, counts, share)
                 if now is not None:
                     _keep(counted, study_id, *now)
         except BaseException:
@@ -145,13 +144,12 @@ POOLS_KEPT = 256
 
 @st.cache_resource(max_entries=POOLS_KEPT, show_spinner=False)
 def _pool(path: str, study_id: str, query_id: str, run_ids: tuple[int, ...],
-          _db: sqlite_utils.Database) -> list[PoolItem]:
-    return query_pool_unchecked(_db, study_id, query_id)
+          _study: Study) -> list[PoolItem]:
+    return query_pool(_study, query_id)
 
 
 def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
     """The query's pool, shared by every session (read-only), recomputed only when a run was
     added or removed."""
-    require_read(db, _viewer(), study_id)
-    return _pool(_store_path(), study_id, query_id,
-                 store_marks_unchecked(db, study_id).run_ids, db)
+    study = open_study(db, study_id, _viewer())
+    return _pool(_store_path(), study_id, query_id, store_marks(study).run_ids, study)

@@ -34,6 +34,7 @@ from evalcore.analysis.automatic_agreement import SourceAgreement, automatic_agr
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.contract.query_order import natural_key
 from evalcore.store.labels import adjudicate
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import retry_busy
 
 #: Conflicts per page of the list (a study with many is paged, and filtered by query).
@@ -249,14 +250,19 @@ db, study = study_page("Annotator agreement")
 show_flash(_FLASH)
 focus = _address_conflict()
 if focus is not None:  # the address names a conflict: it comes first, before the statistics
-    (focused,) = conflict_contexts(db, study.study_id, [focus], viewer=reader())
+    (focused,) = conflict_contexts(open_study(db, study.study_id, reader()), [focus])
     _focused(focused, current_annotator())
 
 # Shared by every session until a label, adjudication or run changes the store's marks; the
 # statistics and the conflicts from one read of where annotators overlap.
 summary, pending = shared_result(
-    db, str(db_path()), study.study_id, ("agreement_and_conflicts",),
-    lambda: agreement_and_conflicts(db, study.study_id, viewer=reader()), viewer=reader())
+    db,
+    str(db_path()),
+    study.study_id,
+    ("agreement_and_conflicts",),
+    lambda: agreement_and_conflicts(open_study(db, study.study_id, reader())),
+    viewer=reader(),
+)
 cols = st.columns(3)
 cols[0].metric("Annotators", len(summary.annotators))
 cols[1].metric("Units labeled by two or more", summary.n_units_multiply_labeled)
@@ -299,7 +305,7 @@ if summary.per_query:
     ]), hide_index=True, width="stretch",
         column_config={"low agreement": st.column_config.CheckboxColumn()})
 
-automatic = automatic_agreement(db, study.study_id, viewer=reader())
+automatic = automatic_agreement(open_study(db, study.study_id, reader()))
 if automatic:
     _automatic_section(automatic)
 
@@ -317,6 +323,6 @@ elif listed:
     if not reviewer and focus is None:
         annotator_prompt("Enter your name to adjudicate (it is recorded with the decision).")
     shown = _conflict_page(listed)
-    for context in conflict_contexts(db, study.study_id, shown, viewer=reader()):
+    for context in conflict_contexts(open_study(db, study.study_id, reader()), shown):
         with st.container(border=True):
             _conflict_card(context, reviewer, linked=True)

@@ -93,12 +93,7 @@ from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.store.completeness import claim_withdrawal, completeness_history, reopen
 from evalcore.store.corpus import get_document
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
-from evalcore.store.labels import (
-    ItemChangedError,
-    LabelEvent,
-    label_history,
-    undo_last_label,
-)
+from evalcore.store.labels import ItemChangedError, LabelEvent, label_history, undo_last_label
 from evalcore.store.marks import store_marks
 from evalcore.store.query_reads import query_text as query_text_of
 from evalcore.store.query_reads import query_texts
@@ -106,6 +101,7 @@ from evalcore.store.resolution import resolve_query
 from evalcore.store.samples import list_samples, record_nonresponse
 from evalcore.store.scoping import displayable_text
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import retry_busy
 
 QUERY_KEY = "rl_query"
@@ -167,8 +163,13 @@ def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
     if key not in walks:
         db = get_db()
         walks[key] = WalkState(
-            skipped=[u for u, d in drafts(db, study_id, query_id, annotator, viewer=reader()).items() if d.skipped],
-            cant_judge=cant_judge_units(db, study_id, query_id, annotator, viewer=reader()))
+            skipped=[
+                u
+                for u, d in drafts(open_study(db, study_id, reader()), query_id, annotator).items()
+                if d.skipped
+            ],
+            cant_judge=cant_judge_units(open_study(db, study_id, reader()), query_id, annotator),
+        )
     return walks[key]
 
 
@@ -227,7 +228,7 @@ def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
     db = get_db()
     return {
         unit: label.annotators[annotator]
-        for unit, label in resolve_query(db, study_id, query_id, viewer=reader()).items()
+        for unit, label in resolve_query(open_study(db, study_id, reader()), query_id).items()
         if annotator in label.annotators
     }
 
@@ -480,7 +481,7 @@ def _on_search_grade(token: ItemToken, gain: int) -> None:
 
 def _queue(study: StudyIn, annotator: str) -> str | None:
     db = get_db()
-    texts = query_texts(db, study.study_id, viewer=reader())
+    texts = query_texts(open_study(db, study.study_id, reader()))
     progress = study_progress_if_ready(db, study.study_id, annotator, len(texts))
     kept = st.session_state.get(_OPEN_QUERY_KEY)
     if progress is None:  # a large study's first visit: its progress is being counted
@@ -603,12 +604,10 @@ def _queue_mode(study: StudyIn) -> str:
 
 def _address_target(study: StudyIn, run_a: str, run_b: str, measure: str) -> None:
     """Put the address's runs and measure in the selectors, or say which one is wrong."""
-    runs = study_run_names(get_db(), study.study_id, viewer=reader())
+    runs = study_run_names(open_study(get_db(), study.study_id, reader()))
     defaults = _default_target(runs)
     try:
-        target = decide_target(get_db(), study.study_id, run_a or defaults[0],
-                               run_b or defaults[1], measure or DECIDE_MEASURES[0],
-                               viewer=reader())
+        target = decide_target(open_study(get_db(), study.study_id, reader()), run_a or defaults[0], run_b or defaults[1], measure or DECIDE_MEASURES[0])
     except TargetError as error:
         st.error(escape_markdown(f"The address asks for {error}. Choose the runs and the "
                                  "measure below."))
@@ -629,7 +628,7 @@ def _default_target(runs: list[str]) -> tuple[str, str]:
 def _decide_target(study: StudyIn) -> DecideTarget | None:
     """The runs and measure selectors; the target they name (written to the address)."""
     db = get_db()
-    runs = study_run_names(db, study.study_id, viewer=reader())
+    runs = study_run_names(open_study(db, study.study_id, reader()))
     if len(runs) < 2:
         st.info(f"The to-decide queue compares two runs; this study has {len(runs)}. "
                 "Create or import runs on the Data page.")
@@ -652,9 +651,7 @@ def _decide_target(study: StudyIn) -> DecideTarget | None:
     for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY):
         _keep(key)
     try:
-        target = decide_target(db, study.study_id, st.session_state[RUN_A_KEY],
-                               st.session_state[RUN_B_KEY], st.session_state[MEASURE_KEY],
-                               viewer=reader())
+        target = decide_target(open_study(db, study.study_id, reader()), st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY], st.session_state[MEASURE_KEY])
     except TargetError as error:
         st.error(escape_markdown(f"{error}."))
         return None
@@ -675,11 +672,11 @@ def _cached_state(study_id: str, target: DecideTarget) -> DecideState:
     db = get_db()
     queries = decide_query_set(db, study_id, target)
     key = ("decide", study_id, target, queries)
-    marks = store_marks(db, study_id, viewer=reader())
+    marks = store_marks(open_study(db, study_id, reader()))
     cache = st.session_state.setdefault("_rl_cache", {})
     entry = cache.get(key)
     if entry is None or entry[0] != marks:
-        entry = (marks, decide_state(db, study_id, target, viewer=reader(), query_ids=queries))
+        entry = (marks, decide_state(open_study(db, study_id, reader()), target, query_ids=queries))
         cache[key] = entry
     return entry[1]
 
@@ -694,7 +691,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
     sid = study.study_id
     state = _cached_state(sid, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
-    item = next_queue_item(db, sid, state.items, annotator, passed, viewer=reader())
+    item = next_queue_item(open_study(db, sid, reader()), state.items, annotator, passed)
     _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
                    annotator)
     token = _on_screen(sid, annotator)
@@ -732,7 +729,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
             return
         position = (f"queue item {state.items.index(item) + 1} of {len(state.items)}"
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
-        query_text = query_text_of(db, sid, item.query_id, viewer=reader())
+        query_text = query_text_of(open_study(db, sid, reader()), item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)
@@ -747,7 +744,7 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
 
 def _sample_choice(study: StudyIn) -> str | None:
     """The sample selector (``?sample=`` in the address chooses it once)."""
-    names = [s.name for s in list_samples(get_db(), study.study_id, viewer=reader())]
+    names = [s.name for s in list_samples(open_study(get_db(), study.study_id, reader()))]
     if not names:
         return None
     wanted = str(st.query_params.get(SAMPLE_PARAM, ""))
@@ -785,7 +782,7 @@ def _sample_workspace(study: StudyIn, annotator: str) -> None:
                 "instead) or with evalcore sample draw.")
         return
     st.session_state[_SAMPLE_ACTIVE_KEY] = (sid, name)
-    queue = sample_queue(db, sid, name, viewer=reader())
+    queue = sample_queue(open_study(db, sid, reader()), name)
     waiting = [u for u in queue if u.state == "open"]
     item = waiting[0] if waiting else None
     _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
@@ -810,7 +807,7 @@ def _sample_workspace(study: StudyIn, annotator: str) -> None:
                 "page (Estimate instead)."))
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
-        query_text = query_text_of(db, sid, item.query_id, viewer=reader())
+        query_text = query_text_of(open_study(db, sid, reader()), item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)
@@ -849,7 +846,7 @@ def _annotate(study: StudyIn, annotator: str) -> None:
 def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
     db = get_db()
     sid = study.study_id
-    query_text = query_text_of(db, sid, query_id, viewer=reader())
+    query_text = query_text_of(open_study(db, sid, reader()), query_id)
     pool = cached_pool(db, sid, query_id)
     order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
     ranks = {item.unit_id: item.ranks for item in pool}
@@ -862,7 +859,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(db, sid, query_id, expanded=True)
-    qp = query_progress(db, sid, query_id, annotator, viewer=reader())
+    qp = query_progress(open_study(db, sid, reader()), query_id, annotator)
     study_progress = _study_progress(sid, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
         st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
@@ -895,7 +892,7 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
             _note_and_text(token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
-    results = query_results_by_run(db, sid, query_id, viewer=reader())
+    results = query_results_by_run(open_study(db, sid, reader()), query_id)
     if not results:
         st.caption("No run yet.")
     for run_name, result in results.items():
@@ -926,8 +923,9 @@ def _note_widget(token: ItemToken) -> str:
     """The note field's key for this showing, seeded once from the item's stored draft."""
     key = note_key(token)
     if key not in st.session_state:
-        draft = drafts(get_db(), token.study_id, token.query_id, token.annotator, viewer=reader()).get(
-            token.unit_id)
+        draft = drafts(
+            open_study(get_db(), token.study_id, reader()), token.query_id, token.annotator
+        ).get(token.unit_id)
         st.session_state[key] = draft.note if draft is not None else ""
     return key
 
@@ -965,14 +963,14 @@ def _said(event: LabelEvent) -> str:
 def _study_progress(sid: str, annotator: str) -> StudyProgress | None:
     """The study's progress, or None while a large study's is counted in the background."""
     db = get_db()
-    return study_progress_if_ready(db, sid, annotator, len(query_texts(db, sid, viewer=reader())))
+    return study_progress_if_ready(db, sid, annotator, len(query_texts(open_study(db, sid, reader()))))
 
 
 def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
     """Go to the next query (after this one in the queue) with pooled items left for you."""
     progress = _study_progress(sid, annotator)
     if progress is None:  # still being counted: the next query in the study's order
-        ids = sorted(query_texts(get_db(), sid, viewer=reader()), key=natural_key)
+        ids = sorted(query_texts(open_study(get_db(), sid, reader())), key=natural_key)
         start = ids.index(query_id) if query_id in ids else -1
         following = ids[start + 1] if start + 1 < len(ids) else None
     else:
@@ -1023,9 +1021,11 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
 
 def _own_note(study_id: str, query_id: str, unit_id: str, annotator: str) -> str:
     """The note of the annotator's latest label on the unit ('' when none)."""
-    notes = [e.note for e in label_history(get_db(), study_id, query_id, unit_id,
-                                           viewer=reader())
-             if e.annotator == annotator and e.kind == "label"]
+    notes = [
+        e.note
+        for e in label_history(open_study(get_db(), study_id, reader()), query_id, unit_id)
+        if e.annotator == annotator and e.kind == "label"
+    ]
     return notes[-1] if notes else ""
 
 
@@ -1086,7 +1086,7 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
                   disabled=not may_reopen or not str(st.session_state.get(reason_key, "")).strip(),
                   help=None if may_reopen else "Reopening needs the reviewer role in this study.")
     else:
-        withdrawn = claim_withdrawal(get_db(), sid, query_id, viewer=reader())
+        withdrawn = claim_withdrawal(open_study(get_db(), sid, reader()), query_id)
         if withdrawn is not None:  # why the claim is gone, as plain text
             st.warning(escape_markdown(withdrawn.text()), icon=":material/history:")
         if qp.remaining:
@@ -1098,7 +1098,7 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
             label = "Mark relevant set complete"
         st.button(label, key="mark_complete", disabled=qp.remaining > 0,
                   on_click=_on_mark_complete, args=(sid, query_id, annotator))
-    history = completeness_history(get_db(), sid, query_id, viewer=reader())
+    history = completeness_history(open_study(get_db(), sid, reader()), query_id)
     if history:
         with st.expander(f"Completeness history ({len(history)})"):
             for event in history:

@@ -86,6 +86,7 @@ from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.samples import list_samples
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
@@ -109,7 +110,7 @@ def _default_measures(study: StudyIn, depth: int) -> list[str]:
     """The measures the verdict section starts with: the study's chosen measures (a lead sets
     them on the Data page), a measure without a cutoff taken at ``depth`` (the shallower of
     the two runs' depths), those deeper than ``depth`` left out."""
-    chosen = study_measures(get_db(), study.study_id, viewer=reader())
+    chosen = study_measures(open_study(get_db(), study.study_id, reader()))
     named = [m if m.k is not None else Measure(m.family, k=depth, rel=m.rel, p=m.p) for m in chosen]
     return list(dict.fromkeys(m.canonical for m in named if m.k is not None and m.k <= depth))
 
@@ -129,10 +130,14 @@ def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
         return with_live_state(study_id, lambda state, *_: {r: state.evaluation(r) for r in runs})
     db = get_db()
     return {
-        run: shared_result(db, str(db_path()), study_id, ("evaluate_run", run, reference),
-                           lambda run=run: evaluate_run(db, study_id, run, reference,
-                                                        viewer=reader()),
-                           viewer=reader())
+        run: shared_result(
+            db,
+            str(db_path()),
+            study_id,
+            ("evaluate_run", run, reference),
+            lambda run=run: evaluate_run(open_study(db, study_id, reader()), run, reference),
+            viewer=reader(),
+        )
         for run in runs
     }
 
@@ -184,9 +189,22 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
     db, path, viewer = get_db(), str(db_path()), reader()
     key = _whole_key(run_a, run_b, measures, reference, queries)
     if not large:
-        return shared_result(db, path, study_id, key, lambda: compare_pair(
-            db, study_id, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
-            viewer=viewer, query_ids=queries), viewer=viewer)
+        return shared_result(
+            db,
+            path,
+            study_id,
+            key,
+            lambda: compare_pair(
+                open_study(db, study_id, viewer),
+                run_a,
+                run_b,
+                measures,
+                reference,
+                queue_limit=QUEUE_SHOWN,
+                query_ids=queries,
+            ),
+            viewer=viewer,
+        )
     whole = ready_result(db, path, study_id, key, viewer=viewer)
     if whole is not None:
         return whole
@@ -204,7 +222,7 @@ def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
     db, viewer = get_db(), reader()
     return shared_result(
         db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference, queries),
-        lambda: stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer,
+        lambda: stored_pair(open_study(db, study_id, viewer), run_a, run_b, measures, reference,
                             query_ids=queries),
         viewer=viewer, alone=True)
 
@@ -239,12 +257,28 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
                                  _evaluated_key(run_a, run_b, measures, reference, queries),
                                  viewer=viewer, alone=True)
         verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
-        compute_in_background(db, path, study_id, key, lambda conn: (
-            compare_pair(conn, study_id, run_a, run_b, measures, reference,
-                         queue_limit=QUEUE_SHOWN, viewer=viewer,
-                         query_ids=queries) if evaluated is None else
-            compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
-                                   verdicts=verdicts)), viewer=viewer)
+        compute_in_background(
+            db,
+            path,
+            study_id,
+            key,
+            lambda conn: (
+                compare_pair(
+                    open_study(conn, study_id, viewer),
+                    run_a,
+                    run_b,
+                    measures,
+                    reference,
+                    queue_limit=QUEUE_SHOWN,
+                    query_ids=queries,
+                )
+                if evaluated is None
+                else compare_evaluated_pair(
+                    evaluated, reference, queue_limit=QUEUE_SHOWN, verdicts=verdicts
+                )
+            ),
+            viewer=viewer,
+        )
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")
@@ -455,9 +489,14 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
     kind, text = st.session_state.pop(_DRAW_MESSAGE, (None, ""))
     if kind is not None:
         getattr(st, kind)(escape_markdown(text))
-    samples = [s for s in list_samples(get_db(), study.study_id, viewer=reader())
-               if s.run_b == baseline and s.run_a in candidates
-               or s.run_a == baseline and s.run_b in candidates]
+    samples = [
+        s
+        for s in list_samples(open_study(get_db(), study.study_id, reader()))
+        if s.run_b == baseline
+        and s.run_a in candidates
+        or s.run_a == baseline
+        and s.run_b in candidates
+    ]
     if allowed(get_db(), study_id=study.study_id, actor=reader(),
                permission=Permission.DRAW_SAMPLE):
         _draw_form(study, candidates[0], baseline, measures)
@@ -479,7 +518,7 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
         st.info(escape_markdown(f"Sample {name} was drawn for {', '.join(sample.measures)}: "
                                 "choose one of those measures above."))
         return
-    sources = [a.source for a in automatic_sources(get_db(), study.study_id, viewer=reader())]
+    sources = [a.source for a in automatic_sources(open_study(get_db(), study.study_id, reader()))]
     predictor = None
     if sources:
         choice = st.selectbox(
@@ -489,9 +528,7 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
                  "interval, a wrong one widens it); it is never evidence.")
         predictor = None if choice == NO_PREDICTOR else choice
     try:
-        found = estimate_stored(get_db(), study.study_id, name, candidate=candidate,
-                                baseline=baseline, measures=shown, query_ids=queries,
-                                automatic=predictor, viewer=reader())
+        found = estimate_stored(open_study(get_db(), study.study_id, reader()), name, candidate=candidate, baseline=baseline, measures=shown, query_ids=queries, automatic=predictor)
     except (LookupError, ValueError) as error:
         st.error(escape_markdown(f"No estimate from sample {name}: {error}"))
         return
@@ -516,13 +553,14 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
 
 
 db, study = study_page("Compare runs")
-infos = {r.name: r for r in list_runs(db, study.study_id, viewer=reader())}
+handle = open_study(db, study.study_id, reader())  # this page run's one check
+infos = {r.name: r for r in list_runs(handle)}
 if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")
     st.stop()
 
 top = st.columns([3, 3, 2])
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
+versions = [WORKING] + [v.name for v in list_references(handle)]
 # the runs, the measures and the reference are in the address (a shared link shows the same)
 restore_choices(PAGE, "runs", "rl_compare_runs", list(infos), list(infos)[:2], what="runs")
 restore_choice(PAGE, "reference", "rl_compare_reference", versions, what="reference")
@@ -569,17 +607,20 @@ if len(same) < 2:
     _accept_checkbox()
     st.stop()
 
-texts = query_texts(db, study.study_id, viewer=reader())
+texts = query_texts(handle)
 large = len(texts) > LARGE_STUDY_QUERIES
 spec = choose_query_set("rl_compare_queries")
 if spec is None:
     st.stop()
 try:
     query_set = shared_result(
-        db, str(db_path()), study.study_id,
+        db,
+        str(db_path()),
+        study.study_id,
         ("query_set", tuple(same), spec.model_dump_json(), reference),
-        lambda: stored_query_set(db, study.study_id, same, spec, reference, viewer=reader()),
-        viewer=reader())
+        lambda: stored_query_set(handle, same, spec, reference),
+        viewer=reader(),
+    )
 except QuerySetError as error:
     st.error(escape_markdown(f"No verdict on these queries: {error}"))
     st.stop()

@@ -35,6 +35,7 @@ from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.summary_chart import shows_summary, summary_figure
 from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import measure_label
 
 REFRESH_SECONDS = 2.0
@@ -135,7 +136,9 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
     )
     db = get_db()
     conflict = {
-        (i.query_id, i.unit_id): resolve_unit_in_store(db, study_id, i.query_id, i.unit_id, viewer=reader())
+        (i.query_id, i.unit_id): resolve_unit_in_store(
+            open_study(db, study_id, reader()), i.query_id, i.unit_id
+        )
         is not None
         for i in items
     }

@@ -47,6 +47,7 @@ from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import (
     measure_label,
     parse_measure_list,
@@ -166,7 +167,7 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
                "visible documents and their fingerprint are recorded, and the run is refused "
                "if the corpus changes afterwards.")
     orgs = organisation_ids(db)
-    references = [r.name for r in list_references(db, study_id, viewer=_actor())]
+    references = [r.name for r in list_references(open_study(db, study_id, _actor()))]
     with st.form("lexical_form"):
         a, b = st.columns(2)
         name = a.text_input("Protocol and run name", placeholder="bm25-title-2x")
@@ -213,7 +214,7 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
         bar.empty()
         st.success(escape_markdown(f"Run {run.name} stored: k = {run.k}, corpus fingerprint "
                                    f"{run.corpus_fingerprint}."))
-    pinned = list_pinned_protocols(db, study_id, viewer=_actor())
+    pinned = list_pinned_protocols(open_study(db, study_id, _actor()))
     if pinned:
         with st.expander(f"Pinned protocols ({len(pinned)})"):
             st.dataframe(
@@ -235,7 +236,7 @@ def _exports_section(study_id: str) -> None:
     seconds at 10,000 queries); a refusal is found by a cheap check and said up front."""
     db = get_db()
     st.subheader("Export")
-    versions = {r.name: r for r in list_references(db, study_id, viewer=_actor())}
+    versions = {r.name: r for r in list_references(open_study(db, study_id, _actor()))}
     a, b, c = st.columns(3)
     reference = a.selectbox("Qrels of", ["working reference", *versions])
     ref = None if reference == "working reference" else reference
@@ -249,13 +250,17 @@ def _exports_section(study_id: str) -> None:
         a.download_button(
             "Download qrels",
             lambda: _export_text(
-                lambda out: export_qrels(db, study_id, out, reference=ref, viewer=viewer)),
-            file_name=f"{study_id}.qrels", mime="text/plain", key="dl_qrels")
+                lambda out: export_qrels(open_study(db, study_id, viewer), out, reference=ref)
+            ),
+            file_name=f"{study_id}.qrels",
+            mime="text/plain",
+            key="dl_qrels",
+        )
     fmt = b.selectbox("Label events as", ["csv", "jsonl", *TOOL_FORMATS],
                       help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's "
                            "ratings in that tool's format.")
     tool = fmt in TOOL_FORMATS
-    refusal = tool_labels_refusal(db, study_id, fmt, ref, viewer=viewer) if tool else None
+    refusal = tool_labels_refusal(open_study(db, study_id, viewer), fmt, ref) if tool else None
     if refusal is not None:
         b.warning(escape_markdown(refusal))
     else:
@@ -263,12 +268,17 @@ def _exports_section(study_id: str) -> None:
         b.download_button(
             "Download ratings" if tool else "Download label events",
             lambda: _export_text(
-                lambda out: export_tool_labels(db, study_id, out, fmt, reference=ref,
-                                               viewer=viewer)
-                if tool else export_labels(db, study_id, out, format=fmt, viewer=viewer)),
+                lambda out: (
+                    export_tool_labels(open_study(db, study_id, viewer), out, fmt, reference=ref)
+                    if tool
+                    else export_labels(open_study(db, study_id, viewer), out, format=fmt)
+                )
+            ),
             file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool else f"{study_id}-labels.{fmt}",
-            mime="text/plain", key="dl_labels")
-    runs = {r.name: r for r in list_runs(db, study_id, viewer=_actor())}
+            mime="text/plain",
+            key="dl_labels",
+        )
+    runs = {r.name: r for r in list_runs(open_study(db, study_id, _actor()))}
     if runs:
         run = c.selectbox("Run", list(runs))
         refusal = run_refusal_now(db, str(db_path()), study_id, runs[run], viewer=viewer)
@@ -278,9 +288,13 @@ def _exports_section(study_id: str) -> None:
             safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
             c.download_button(
                 "Download run (TREC)",
-                lambda: _export_text(lambda out: export_run(db, study_id, run, out,
-                                                            viewer=viewer)),
-                file_name=f"{safe}.run", mime="text/plain", key="dl_run")
+                lambda: _export_text(
+                    lambda out: export_run(open_study(db, study_id, viewer), run, out)
+                ),
+                file_name=f"{safe}.run",
+                mime="text/plain",
+                key="dl_run",
+            )
             c.caption("Queries whose stored order TREC tools would change (score ties, "
                       "missing scores) make the file carry rank-derived scores "
                       "(n - rank + 1) for the whole run.")
@@ -289,7 +303,7 @@ def _exports_section(study_id: str) -> None:
 def _information_need_section(study_id: str) -> None:
     """A lead edits a query's information need (description, narrative); audited."""
     db = get_db()
-    texts = query_texts(db, study_id, viewer=_actor())
+    texts = query_texts(open_study(db, study_id, _actor()))
     if not texts:
         return
     st.subheader("Information needs")
@@ -297,7 +311,7 @@ def _information_need_section(study_id: str) -> None:
                "it. Only a lead may change it; every change is recorded in the audit log.")
     query_id = st.selectbox("Query", sorted(texts), key="rl_need_query",
                             format_func=lambda q: f"{q} · {texts.get(q, '')[:60]}")
-    need = information_need(db, study_id, query_id, viewer=_actor())
+    need = information_need(open_study(db, study_id, _actor()), query_id)
     with st.form("need_form"):
         description = st.text_area("Description", value=need.description, max_chars=MAX_NEED_CHARS)
         narrative = st.text_area("Narrative (guideline for assessors)", value=need.narrative,
@@ -317,7 +331,7 @@ def _measures_section(study_id: str) -> None:
     """A lead chooses the measures the study reports (dashboard, Inspector); audited."""
     db = get_db()
     st.subheader("Measures")
-    chosen = study_measures(db, study_id, viewer=_actor())
+    chosen = study_measures(open_study(db, study_id, _actor()))
     shown = ", ".join(measure_label(m, aggregate=True) for m in chosen)
     st.caption(escape_markdown(
         f"This study reports {shown} (k without a number: each run's cutoff), with Judged@k "

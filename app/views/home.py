@@ -20,6 +20,7 @@ from evalcore.report.protocol_line import protocol_summary
 from evalcore.store.corpus import count_documents
 from evalcore.store.query_reads import query_texts
 from evalcore.store.runs import list_runs
+from evalcore.store.study_handle import open_study
 
 db = get_db()
 study = current_study(db)
@@ -42,9 +43,10 @@ if st.button("Start labeling", key="rl_start_labeling", type="primary",
              icon=":material/rate_review:"):
     st.switch_page(ANNOTATE.path, query_params=address_params())
 
-queries = query_texts(db, study.study_id, viewer=reader())
+handle = open_study(db, study.study_id, reader())  # this page run's one check
+queries = query_texts(handle)
 progress = study_progress_if_ready(db, study.study_id, "", len(queries))
-runs = list_runs(db, study.study_id, viewer=reader())
+runs = list_runs(handle)
 COUNTING = "counting…"
 FILTER_PARAM, FILTER_KEY = "filter", "rl_home_filter"
 OPEN_PARAM, OPEN_KEY = "unfinished", "rl_home_unfinished"

@@ -20,17 +20,13 @@ from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import reader
-from evalcore.analysis.inspector import (
-    InspectedRow,
-    QueryInspection,
-    inspect_query,
-    rank_changes,
-)
+from evalcore.analysis.inspector import InspectedRow, QueryInspection, inspect_query, rank_changes
 from evalcore.contract.query_order import natural_key
 from evalcore.store.completeness import claim_withdrawal
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
+from evalcore.store.study_handle import open_study
 
 NONE = "(none)"
 PAGE = "inspector"
@@ -138,17 +134,18 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
 
 
 db, study = study_page("Ranking inspector")
-runs = [r.name for r in list_runs(db, study.study_id, viewer=reader())]
+handle = open_study(db, study.study_id, reader())  # this page run's one check
+runs = [r.name for r in list_runs(handle)]
 if not runs:
     st.info("This study has no run yet: create or import one on the Data page.")
     st.stop()
-texts = query_texts(db, study.study_id, viewer=reader())
+texts = query_texts(handle)
 query_ids = sorted(texts, key=natural_key)
 if not query_ids:
     st.info("This study has no query yet.")
     st.stop()
 
-versions = [WORKING] + [v.name for v in list_references(db, study.study_id, viewer=reader())]
+versions = [WORKING] + [v.name for v in list_references(handle)]
 # the address names the query, the runs and the reference (a bookmark or a shared link opens
 # the same view; a reload keeps it)
 restore_choice(PAGE, "query", "rl_inspect_query", query_ids, what="query")
@@ -174,21 +171,20 @@ write_address(PAGE, {"query": query_id, "run": run_a,
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
 show_information_need(db, study.study_id, query_id)
-first = inspect_query(db, study.study_id, run_a, query_id, reference, viewer=reader())
+first = inspect_query(handle, run_a, query_id, reference)
 st.caption(
     ("relevant set declared complete" if first.population_complete
      else "relevant set not declared complete: recall, nDCG and AP are unavailable, shown as "
           "the range they lie in")
     + (f" · frozen reference {escape_markdown(reference)}" if reference else " · working labels")
 )
-withdrawn = None if reference else claim_withdrawal(db, study.study_id, query_id, viewer=reader())
+withdrawn = None if reference else claim_withdrawal(handle, query_id)
 if withdrawn is not None:  # why the claim is gone, as plain text
     st.caption(escape_markdown(withdrawn.text()))
 if run_b == NONE:
     _show(first)
 else:
-    second = inspect_query(db, study.study_id, run_b, query_id, reference,
-                           viewer=reader())
+    second = inspect_query(handle, run_b, query_id, reference)
     moves = rank_changes(first, second)
     left, right = st.columns(2)
     with left:

@@ -34,6 +34,7 @@ from evalcore.store.members import (
 )
 from evalcore.store.membership import organisation_role, study_mode
 from evalcore.store.scoping import can_view_study
+from evalcore.store.study_handle import open_study
 
 _FLASH = "_rl_members_flash"
 
@@ -178,7 +179,7 @@ viewer = current_annotator()
 if not can_view_study(db, viewer, study.study_id):
     st.info("You are not a member of this study: a lead of the study can add you.")
     st.stop()
-members = list_members(db, study.study_id, viewer=viewer)
+members = list_members(open_study(db, study.study_id, viewer))
 st.dataframe(pd.DataFrame([
     {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
      "granted at": m.granted_at}

@@ -27,6 +27,7 @@ from evalcore.report.stored import load_report, save_report
 from evalcore.store.references import freeze_reference, list_references
 from evalcore.store.reports import list_reports
 from evalcore.store.runs import list_runs
+from evalcore.store.study_handle import open_study
 
 WORKING = "(working labels — not pinned)"
 #: The bottom line's tooltip: what its words mean.
@@ -63,10 +64,7 @@ def _on_generate(study_id: str) -> None:
                if kind == "list" else kind)
     db = get_db()
     try:
-        report = report_from_store(db, study_id=study_id, runs=runs, reference=reference,
-                                   name=name, created_by=current_annotator(),
-                                   viewer=current_annotator(), accept_unverified=accepted,
-                                   queries=queries)
+        report = report_from_store(open_study(db, study_id, current_annotator()), runs=runs, reference=reference, name=name, created_by=current_annotator(), accept_unverified=accepted, queries=queries)
         stored = save_report(db, report)
     except (ValueError, LookupError, PermissionError) as error:
         flash(_FLASH, "error", f"No report generated: {error}")
@@ -154,7 +152,7 @@ if not lead:
     st.info("Enter your name in the sidebar: freezing and generating are recorded under it.")
 
 st.subheader("Reference versions")
-versions = list_references(db, study.study_id, viewer=current_annotator())
+versions = list_references(open_study(db, study.study_id, current_annotator()))
 if versions:
     st.dataframe(pd.DataFrame([
         {"version": v.name, "frozen": v.created_at, "by": v.created_by, "queries": v.n_queries,
@@ -171,7 +169,7 @@ right.button("Freeze working labels", key="rl_freeze", disabled=not lead,
                   "a name is never reused.")
 
 st.subheader("Generate a report")
-runs = [r.name for r in list_runs(db, study.study_id, viewer=current_annotator())]
+runs = [r.name for r in list_runs(open_study(db, study.study_id, current_annotator()))]
 if not runs:
     st.info("This study has no run yet.")
 else:
@@ -193,7 +191,7 @@ else:
               on_click=_on_generate, args=(study.study_id,))
 
 st.subheader("Stored reports")
-stored = list_reports(db, study.study_id, viewer=current_annotator())
+stored = list_reports(open_study(db, study.study_id, current_annotator()))
 if not stored:
     st.caption("No report is stored yet.")
 else:

@@ -4,7 +4,7 @@
 
 * the query text;
 * the document's title and text -- or, instead, why they are not shown: the
-  unit is not in the study's corpus, or the ``viewer`` may not read it under
+  unit is not in the study's corpus, or the reader may not read it under
   organisation scoping (:mod:`evalcore.store.scoping`);
 * each annotator's current label (gain, note and time; undone labels are not
   current: :func:`evalcore.store.labels.current_judgements`);
@@ -18,15 +18,15 @@ It never picks a gain: the reviewer chooses.
 
 from collections.abc import Iterable
 
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.store.automatic_labels import automatic_labels_unchecked
-from evalcore.store.labels import current_judgements_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import ResolvedState, resolve_unit_in_store_unchecked
+from evalcore.store.automatic_labels import automatic_labels
+from evalcore.store.labels import current_judgements
+from evalcore.store.query_reads import query_texts
+from evalcore.store.resolution import ResolvedState, resolve_unit_in_store
 from evalcore.store.scoping import readable_document
-from evalcore.store.studies import get_study, query_texts_unchecked
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 
 
 class Judgement(BaseModel):
@@ -70,46 +70,42 @@ class ConflictContext(BaseModel):
         return self.state == "conflict"
 
 
-def conflict_contexts(
-    db: sqlite_utils.Database,
-    study_id: str,
-    items: Iterable[tuple[str, str]],
-    *,
-    viewer: Viewer,
-) -> list[ConflictContext]:
-    """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order,
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
+def conflict_contexts(study: Study, items: Iterable[tuple[str, str]]) -> list[ConflictContext]:
+    """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order."""
     wanted = list(dict.fromkeys(items))
-    corpus_id = get_study(db, study_id).corpus_id
-    texts = query_texts_unchecked(db, study_id, [q for q, _ in wanted])
-    machine = automatic_labels_unchecked(db, study_id, {q for q, _ in wanted})
+    corpus_id = get_study(study.db, study.study_id).corpus_id
+    texts = query_texts(study, [q for q, _ in wanted])
+    machine = automatic_labels(study, {q for q, _ in wanted})
     out: list[ConflictContext] = []
     for query_id, unit_id in wanted:
-        access = readable_document(db, viewer, corpus_id, unit_id)
+        access = readable_document(study.db, study.actor, corpus_id, unit_id)
         doc = access.document
-        judged = current_judgements_unchecked(db, study_id, query_id, unit_id).get(unit_id)
-        resolved = resolve_unit_in_store_unchecked(db, study_id, query_id, unit_id)
+        judged = current_judgements(study, query_id, unit_id).get(unit_id)
+        resolved = resolve_unit_in_store(study, query_id, unit_id)
         adjudication = judged.adjudication if judged is not None else None
-        out.append(ConflictContext(
-            study_id=study_id,
-            query_id=query_id,
-            unit_id=unit_id,
-            query_text=texts.get(query_id, ""),
-            title=doc.title if doc is not None else None,
-            text=doc.text if doc is not None else None,
-            document_note=None if doc is not None else access.reason,
-            state=resolved.state if resolved is not None else None,
-            judgements=[
-                Judgement(annotator=a, gain=e.gain, note=e.note, created_at=e.created_at)
-                for a, e in (judged.labels.items() if judged is not None else ())
-                if e.gain is not None
-            ],
-            reviewer=adjudication.annotator if adjudication is not None else None,
-            adjudicated_gain=adjudication.gain if adjudication is not None else None,
-            reviewer_note=adjudication.note if adjudication is not None else "",
-            automatic={source: labels[(query_id, unit_id)]
-                       for source, labels in sorted(machine.items())
-                       if (query_id, unit_id) in labels},
-        ))
+        out.append(
+            ConflictContext(
+                study_id=study.study_id,
+                query_id=query_id,
+                unit_id=unit_id,
+                query_text=texts.get(query_id, ""),
+                title=doc.title if doc is not None else None,
+                text=doc.text if doc is not None else None,
+                document_note=None if doc is not None else access.reason,
+                state=resolved.state if resolved is not None else None,
+                judgements=[
+                    Judgement(annotator=a, gain=e.gain, note=e.note, created_at=e.created_at)
+                    for a, e in (judged.labels.items() if judged is not None else ())
+                    if e.gain is not None
+                ],
+                reviewer=adjudication.annotator if adjudication is not None else None,
+                adjudicated_gain=adjudication.gain if adjudication is not None else None,
+                reviewer_note=adjudication.note if adjudication is not None else "",
+                automatic={
+                    source: labels[(query_id, unit_id)]
+                    for source, labels in sorted(machine.items())
+                    if (query_id, unit_id) in labels
+                },
+            )
+        )
     return out

@@ -10,8 +10,6 @@ query, the low-agreement flags and the disagreements.
 
 from collections.abc import Mapping
 
-import sqlite_utils
-
 from evalcore.analysis.stats.annotators import (
     LOW_AGREEMENT_THRESHOLD,
     AgreementSummary,
@@ -19,43 +17,29 @@ from evalcore.analysis.stats.annotators import (
     summarize_agreement,
 )
 from evalcore.contract.query_order import natural_key
-from evalcore.store.overlap import Overlap, annotator_overlap_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import ResolvedLabel, resolve_study_unchecked
+from evalcore.store.overlap import Overlap, annotator_overlap
+from evalcore.store.resolution import ResolvedLabel, resolve_study
+from evalcore.store.study_handle import Study
 
 
 def study_agreement(
-    db: sqlite_utils.Database,
-    study_id: str,
-    *,
-    low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD,
-    viewer: Viewer,
+    study: Study, *, low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD
 ) -> AgreementSummary:
-    """Agreement between the study's annotators on the units two or more of them labeled,
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    return agreement_and_conflicts(db, study_id, low_agreement_threshold=low_agreement_threshold,
-                                   viewer=viewer)[0]
+    """Agreement between the study's annotators on the units two or more of them labeled."""
+    return agreement_and_conflicts(study, low_agreement_threshold=low_agreement_threshold)[0]
 
 
-def open_conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-                   ) -> list[tuple[str, ResolvedLabel]]:
-    """(query_id, unit) of every unit awaiting adjudication, largest disagreement first, if
-    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return _conflicts(_overlap_resolved(db, study_id)[1])
+def open_conflicts(study: Study) -> list[tuple[str, ResolvedLabel]]:
+    """(query_id, unit) of every unit awaiting adjudication, largest disagreement first."""
+    return _conflicts(_overlap_resolved(study)[1])
 
 
 def agreement_and_conflicts(
-    db: sqlite_utils.Database,
-    study_id: str,
-    *,
-    low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD,
-    viewer: Viewer,
+    study: Study, *, low_agreement_threshold: float = LOW_AGREEMENT_THRESHOLD
 ) -> tuple[AgreementSummary, list[tuple[str, ResolvedLabel]]]:
     """:func:`study_agreement` and :func:`open_conflicts` from one read of the overlap and
-    one resolution (the agreement page shows both), if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    overlap, resolved = _overlap_resolved(db, study_id)
+    one resolution (the agreement page shows both)."""
+    overlap, resolved = _overlap_resolved(study)
     # Only queries where annotators overlap hold units that count; every annotator with a
     # current label still has a row (and pairs) in the summary.
     summary = summarize_agreement(
@@ -66,12 +50,10 @@ def agreement_and_conflicts(
     return summary, _conflicts(resolved)
 
 
-def _overlap_resolved(db: sqlite_utils.Database, study_id: str) -> tuple[
-    Overlap, dict[str, dict[str, ResolvedLabel]]
-]:
+def _overlap_resolved(study: Study) -> tuple[Overlap, dict[str, dict[str, ResolvedLabel]]]:
     """Where annotators overlap, and those queries resolved."""
-    overlap = annotator_overlap_unchecked(db, study_id)
-    return overlap, resolve_study_unchecked(db, study_id, overlap.queries)
+    overlap = annotator_overlap(study)
+    return overlap, resolve_study(study, overlap.queries)
 
 
 def _conflicts(resolved: Mapping[str, Mapping[str, ResolvedLabel]]

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.stats.agreement import (
@@ -26,9 +25,9 @@ from evalcore.analysis.stats.agreement import (
     AgreementResult,
     cohen_kappa_quadratic,
 )
-from evalcore.store.automatic_labels import automatic_labels_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import resolve_study_unchecked
+from evalcore.store.automatic_labels import automatic_labels
+from evalcore.store.resolution import resolve_study
+from evalcore.store.study_handle import Study
 
 #: (query id, unit id).
 UnitKey = tuple[str, str]
@@ -80,24 +79,20 @@ def source_agreement(
     )
 
 
-def human_gains_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[UnitKey, int]:
+def human_gains(study: Study) -> dict[UnitKey, int]:
     """(query id, unit id) -> the human gain that counts in the working reference."""
     return {
         (q, u): label.gain
-        for q, units in resolve_study_unchecked(db, study_id).items()
+        for q, units in resolve_study(study).items()
         for u, label in units.items()
         if label.gain is not None
     }
 
 
-def automatic_agreement(
-    db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-) -> list[SourceAgreement]:
-    """Each automatic source's agreement with the humans, by source name, if ``viewer``
-    may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    sources = automatic_labels_unchecked(db, study_id)
+def automatic_agreement(study: Study) -> list[SourceAgreement]:
+    """Each automatic source's agreement with the humans, by source name."""
+    sources = automatic_labels(study)
     if not sources:
         return []
-    human = human_gains_unchecked(db, study_id)
+    human = human_gains(study)
     return [source_agreement(name, human, labels) for name, labels in sorted(sources.items())]

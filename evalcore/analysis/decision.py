@@ -43,12 +43,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits, align
-from evalcore.analysis.shared_evidence import shared_evidence_unchecked
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import BatchResult, compute, packing_depth
 from evalcore.compute.measures.base import (
@@ -65,10 +64,10 @@ from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
     RunEvidenceColumns,
     pack_coded,
-    runs_as_columns_unchecked,
+    runs_as_columns,
 )
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
 #: unit only the other run returned turns out relevant.
@@ -419,46 +418,37 @@ class EvaluatedPair:
 
 
 def evaluate_stored_pair(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     run_a: str,
     run_b: str,
     measures: Sequence[Measure | str],
     reference: str | None = None,
     *,
-    viewer: Viewer,
     query_ids: Sequence[str] | None = None,
 ) -> PairEvaluation:
     """Both stored runs against the working reference (or frozen version ``reference``),
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`),
     over the study's queries or the query set ``query_ids``
-    (:func:`evalcore.analysis.query_set.resolve_stored_query_set_unchecked`)."""
-    return stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer,
-                       query_ids=query_ids).pair
+    (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
+    return stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids).pair
 
 
-def stored_pair(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
-                measures: Sequence[Measure | str], reference: str | None = None, *,
-                viewer: Viewer, query_ids: Sequence[str] | None = None) -> EvaluatedPair:
-    """:func:`evaluate_stored_pair` with the columns it was packed from."""
-    require_read(db, viewer, study_id)
-    return stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
-                                 query_ids=query_ids)
-
-
-def stored_pair_unchecked(db: sqlite_utils.Database, study_id: str, run_a: str, run_b: str,
-                          measures: Sequence[Measure | str],
-                          reference: str | None = None, *,
-                          query_ids: Sequence[str] | None = None) -> EvaluatedPair:
-    """:func:`stored_pair` for a caller that authorised the read already (``query_ids``:
+def stored_pair(
+    study: Study,
+    run_a: str,
+    run_b: str,
+    measures: Sequence[Measure | str],
+    reference: str | None = None,
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> EvaluatedPair:
+    """:func:`evaluate_stored_pair` with the columns it was packed from (``query_ids``:
     a resolved query set, else the study's queries). The runs are packed from the study's
-    shared evidence (:func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`)."""
+    shared evidence (:func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
-    columns = runs_as_columns_unchecked(db, study_id, [run_a, run_b],
-                                        shared_evidence_unchecked(db, study_id, reference),
-                                        query_ids=query_ids)
-    pair = evaluate_column_pair(columns, measures, get_study(db, study_id).protocol())
+    columns = runs_as_columns(study, [run_a, run_b], shared_evidence(study, reference),
+                              query_ids=query_ids)
+    pair = evaluate_column_pair(columns, measures, get_study(study.db, study.study_id).protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 
 
@@ -483,17 +473,14 @@ def evaluate_column_pair(
 
 
 def decide(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     run_a: str,
     run_b: str,
     measures: Sequence[Measure | str],
     reference: str | None = None,
-    *,
-    viewer: Viewer,
 ) -> list[Decision]:
     """Decisions of stored run ``run_a`` against ``run_b`` on each of ``measures``
     (names like ``"nDCG@10"`` or :class:`Measure` s), against the working reference or
-    the frozen version ``reference``, if ``viewer`` may read the study."""
-    pair = evaluate_stored_pair(db, study_id, run_a, run_b, measures, reference, viewer=viewer)
+    the frozen version ``reference``."""
+    pair = evaluate_stored_pair(study, run_a, run_b, measures, reference)
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]

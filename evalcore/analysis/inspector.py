@@ -16,7 +16,7 @@ them) with
   run's permitted set), ``conflict`` (annotators disagree and no adjudication
   stands);
 * the document title, **except** for a unit that violates the permitted set
-  (its text is never shown, only its id) and a document the ``viewer`` may
+  (its text is never shown, only its id) and a document the reader may
   not read under organisation scoping (:mod:`evalcore.store.scoping`):
   ``title_withheld`` then says why.
 
@@ -33,26 +33,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import MetricValue, QueryResult
-from evalcore.store.automatic_labels import unit_automatic_labels_unchecked
-from evalcore.store.completeness import is_complete_unchecked
+from evalcore.store.automatic_labels import unit_automatic_labels
+from evalcore.store.completeness import is_complete
 from evalcore.store.corpus import get_documents
-from evalcore.store.labels import current_judgements_unchecked
-from evalcore.store.observations import observations_for_run_unchecked, permitted_ids_for_run
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.references import (
-    reference_completeness_unchecked,
-    reference_labels_unchecked,
-)
-from evalcore.store.resolution import resolve_query_unchecked
-from evalcore.store.runs import get_run_unchecked, run_results_unchecked
+from evalcore.store.labels import current_judgements
+from evalcore.store.observations import observations_for_run, permitted_ids_for_run
+from evalcore.store.query_reads import query_texts
+from evalcore.store.references import reference_completeness, reference_labels
+from evalcore.store.resolution import resolve_query
+from evalcore.store.runs import get_run, run_results
 from evalcore.store.scoping import document_refusal
-from evalcore.store.studies import get_study, query_texts_unchecked
-from evalcore.store.study_measures import measure_label, shown_measures, study_measures_unchecked
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
+from evalcore.store.study_measures import measure_label, shown_measures, study_measures
 
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
 
@@ -120,46 +117,38 @@ class QueryInspection(BaseModel):
 
 
 def inspect_query(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    query_id: str,
-    reference: str | None = None,
-    *,
-    viewer: Viewer,
+    handle: Study, run_name: str, query_id: str, reference: str | None = None
 ) -> QueryInspection:
-    """The run's ranked list for ``query_id`` against the working reference or a frozen one,
-    if ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`).
+    """The run's ranked list for ``query_id`` against the working reference or a frozen one.
 
-    Titles of documents ``viewer`` may not read (another organisation's, in a
+    Titles of documents the handle's actor may not read (another organisation's, in a
     team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
     outside the permitted set.
     """
-    require_read(db, viewer, study_id)
-    study = get_study(db, study_id)
-    run = get_run_unchecked(db, study_id, run_name)
-    ranked = run_results_unchecked(db, run.run_id, [query_id]).get(query_id, [])
-    permitted = permitted_ids_for_run(db, run)
+    study = get_study(handle.db, handle.study_id)
+    run = get_run(handle, run_name)
+    ranked = run_results(handle, run.run_id, [query_id]).get(query_id, [])
+    permitted = permitted_ids_for_run(handle.db, run)
     allowed = None if permitted is None else set(permitted)
     if reference is None:
-        resolved = resolve_query_unchecked(db, study_id, query_id)
-        judged = current_judgements_unchecked(db, study_id, query_id)
-        complete = is_complete_unchecked(db, study_id, query_id)
+        resolved = resolve_query(handle, query_id)
+        judged = current_judgements(handle, query_id)
+        complete = is_complete(handle, query_id)
     else:
-        gains = reference_labels_unchecked(db, study_id, reference).get(query_id, {})
+        gains = reference_labels(handle, reference).get(query_id, {})
         resolved = None
         judged = {}
-        complete = reference_completeness_unchecked(db, study_id, reference).get(query_id, False)
+        complete = reference_completeness(handle, reference).get(query_id, False)
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
     titles: dict[str, str] = {}
     withheld: dict[str, str] = {}
-    for doc in get_documents(db, study.corpus_id, shown_ids).values():
-        refusal = document_refusal(db, viewer, study.corpus_id, doc.owner_org)
+    for doc in get_documents(handle.db, study.corpus_id, shown_ids).values():
+        refusal = document_refusal(handle.db, handle.actor, study.corpus_id, doc.owner_org)
         if refusal is None:
             titles[doc.doc_id] = doc.title
         else:
             withheld[doc.doc_id] = f"text withheld: {refusal}"
-    machine = unit_automatic_labels_unchecked(db, study_id, query_id)
+    machine = unit_automatic_labels(handle, query_id)
     first_rank: dict[str, int] = {}
     rows: list[InspectedRow] = []
     for rank, (unit_id, score) in enumerate(ranked, start=1):
@@ -206,22 +195,22 @@ def inspect_query(
                 title=None if violation else titles.get(unit_id),
                 title_withheld=(
                     "text withheld: outside the run's permitted set (a permission_violation)"
-                    if violation else withheld.get(unit_id)
+                    if violation
+                    else withheld.get(unit_id)
                 ),
             )
         )
     protocol = study.protocol()
-    observations = observations_for_run_unchecked(db, study_id, run_name, reference, [query_id])
+    observations = observations_for_run(handle, run_name, reference, [query_id])
     result = evaluate(observations, protocol).queries[0]
-    measures = [m for m in shown_measures(study_measures_unchecked(db, study_id))
-                if m.k is None or m.k <= run.k]
+    measures = [m for m in shown_measures(study_measures(handle)) if m.k is None or m.k <= run.k]
     chosen = evaluate(observations, protocol, measures=measures).queries[0].metrics
     measure_values = {measure_label(m, run.k): chosen[m.canonical] for m in measures}
     return QueryInspection(
-        study_id=study_id,
+        study_id=handle.study_id,
         run=run_name,
         query_id=query_id,
-        query_text=query_texts_unchecked(db, study_id).get(query_id, ""),
+        query_text=query_texts(handle).get(query_id, ""),
         k=run.k,
         reference=reference,
         population_complete=complete,

@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.analysis.compare import (
@@ -41,7 +40,7 @@ from evalcore.analysis.decision import (
     EvaluatedPair,
     PairEvaluation,
     decide_measure,
-    stored_pair_unchecked,
+    stored_pair,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.analysis.trec_eval_numbers import COMPAT_LABEL, TrecEvalCompat, trec_eval_compat
@@ -49,7 +48,7 @@ from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
 from evalcore.compute.validity import observation_reasons
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import Reason
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.study_handle import Study
 
 #: Why a measure lacks bounds on a query, and what lifts it: ``{n}`` queries, ``{s}``
 #: "query has" / "queries have".
@@ -233,34 +232,7 @@ def _reasons(lists: dict[tuple[int, int], list[str]], obits: int, bits: int) -> 
 
 
 def compare_pair(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_a: str,
-    run_b: str,
-    measures: Sequence[Measure | str],
-    reference: str | None = None,
-    *,
-    queue_limit: int | None = 10,
-    verdicts_only: bool = False,
-    viewer: Viewer,
-    query_ids: Sequence[str] | None = None,
-) -> PairComparison:
-    """Stored runs ``run_a`` and ``run_b`` against the working labels (or the frozen
-    version ``reference``): the verdicts, queues and paired tests, and apart the
-    trec_eval-compatible means. Unknown study, run or version raise the store's
-    ``LookupError`` subclasses; a ``viewer`` who may not read the study PermissionDenied.
-
-    With ``verdicts_only`` the slow parts are left out (a large study's page shows the
-    verdicts first and asks for them apart): every queue is None and ``compat`` empty."""
-    require_read(db, viewer, study_id)
-    return compare_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
-                                  queue_limit=queue_limit, verdicts_only=verdicts_only,
-                                  query_ids=query_ids)
-
-
-def compare_pair_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     run_a: str,
     run_b: str,
     measures: Sequence[Measure | str],
@@ -273,9 +245,11 @@ def compare_pair_unchecked(
     """:func:`compare_pair` for a caller that authorised the read already (``query_ids``:
     a resolved query set, else the study's queries)."""
     return compare_evaluated_pair(
-        stored_pair_unchecked(db, study_id, run_a, run_b, measures, reference,
-                              query_ids=query_ids),
-        reference, queue_limit=queue_limit, verdicts_only=verdicts_only)
+        stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids),
+        reference,
+        queue_limit=queue_limit,
+        verdicts_only=verdicts_only,
+    )
 
 
 def compare_evaluated_pair(

@@ -10,7 +10,7 @@ A lead names the set with a short spec (:meth:`QuerySetSpec.parse`):
   lines starting with ``#`` skipped).
 
 :func:`resolve_query_set` resolves a spec against the store's facts
-(:func:`evalcore.store.query_facts.query_facts_unchecked`) into a
+(:func:`evalcore.store.query_facts.query_facts`) into a
 :class:`ResolvedQuerySet`: the ids, in natural order, that decisions, bounds,
 paired tests and the to-decide queue are computed on, and the record a report keeps
 (:meth:`ResolvedQuerySet.record`). An id the study does not have, a removed one,
@@ -27,15 +27,14 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalcore.analysis.shared_evidence import shared_evidence_unchecked
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import AggregateValue, EvaluationReport
-from evalcore.store.query_facts import QueryFacts, query_facts_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.query_facts import QueryFacts, query_facts
+from evalcore.store.study_handle import Study
 
 QuerySetKind = Literal["all", "judged", "answered", "list"]
 KINDS: tuple[str, ...] = ("all", "judged", "answered")
@@ -265,36 +264,24 @@ def _listed(spec: QuerySetSpec, facts: QueryFacts) -> list[str]:
     return sorted((q for q in spec.ids if q in pool or q in facts.study_query_ids), key=natural_key)
 
 
-def resolve_stored_query_set_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    runs: Sequence[str],
-    spec: QuerySetSpec | str | None,
-    reference: str | None = None,
+def resolve_stored_query_set(
+    study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None
 ) -> ResolvedQuerySet:
     """:func:`resolve_query_set` of ``spec`` for stored ``runs`` compared against
     ``reference`` (None: the working labels), for a caller that authorised the read. The
     working labels are the study's shared evidence's
-    (:func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`)."""
+    (:func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
     if not isinstance(spec, QuerySetSpec):
         spec = QuerySetSpec.parse(spec)
-    working = shared_evidence_unchecked(db, study_id).reference
-    return resolve_query_set(
-        spec, query_facts_unchecked(db, study_id, runs, reference, working=working), runs)
+    working = shared_evidence(study).reference
+    return resolve_query_set(spec, query_facts(study, runs, reference, working=working), runs)
 
 
 def stored_query_set(
-    db: sqlite_utils.Database,
-    study_id: str,
-    runs: Sequence[str],
-    spec: QuerySetSpec | str | None,
-    reference: str | None = None,
-    *,
-    viewer: Viewer,
+    study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None
 ) -> ResolvedQuerySet:
-    """:func:`resolve_stored_query_set_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return resolve_stored_query_set_unchecked(db, study_id, runs, spec, reference)
+    """:func:`resolve_stored_query_set`."""
+    return resolve_stored_query_set(study, runs, spec, reference)
 
 
 def restrict_evaluation(report: EvaluationReport, query_ids: Collection[str]) -> EvaluationReport:

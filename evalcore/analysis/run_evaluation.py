@@ -1,7 +1,7 @@
 """Evaluating a stored run: its packed evidence through the metric computer.
 
 The store reads a run's rankings and a reference as unit codes and never computes a
-metric; this is where a stored run is packed (:func:`pack_stored_run_unchecked`, the
+metric; this is where a stored run is packed (:func:`pack_stored_run`, the
 one constructor :func:`evalcore.store.observations.pack_coded`, from the study's shared
 evidence on the working reference) and meets :func:`evalcore.compute.evaluate.evaluate_batch`.
 Reports (:mod:`evalcore.report.from_store`), the Compare page and the CLI's store source
@@ -11,9 +11,7 @@ use it; the live dashboard keeps the same numbers incrementally.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import sqlite_utils
-
-from evalcore.analysis.shared_evidence import shared_evidence_unchecked
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -24,64 +22,33 @@ from evalcore.store.observations import (
     ReferenceColumns,
     RunColumns,
     pack_run_columns,
-    run_columns_unchecked,
-    run_tied_score_pairs_unchecked,
+    run_columns,
+    run_tied_score_pairs,
 )
-from evalcore.store.population import study_population_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.population import study_population
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 
 
-def population_notes(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[str]:
-    """:func:`population_notes_unchecked`, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return population_notes_unchecked(db, study_id)
-
-
-def population_notes_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
+def population_notes(study: Study) -> list[str]:
     """The note that records the corpus size the study's evaluations are bounded by
     (:mod:`evalcore.store.population`; none when no size is known: outside units are then
     unbounded, as on observations without one)."""
-    return study_population_unchecked(db, study_id).size_notes()
+    return study_population(study).size_notes()
 
 
 def evaluate_run(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None = None,
-    protocol: EvalProtocol | None = None,
-    *,
-    viewer: Viewer,
+    study: Study, run_name: str, reference: str | None = None, protocol: EvalProtocol | None = None
 ) -> EvaluationReport:
-    """Evaluate a stored run against the working reference or a frozen version, if
-    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`).
+    """Evaluate a stored run against the working reference or a frozen version.
 
     ``protocol`` defaults to the study's threshold and gain mode.
     """
-    return evaluate_run_measures(db, study_id, run_name, reference, protocol, viewer=viewer)[0]
+    return evaluate_run_measures(study, run_name, reference, protocol)[0]
 
 
 def evaluate_run_measures(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None = None,
-    protocol: EvalProtocol | None = None,
-    measures: Sequence[Measure] = (),
-    *,
-    viewer: Viewer,
-) -> tuple[EvaluationReport, EvaluationReport | None]:
-    """The run on the section-7 set (as :func:`evaluate_run`) and, from the same
-    observations, on ``measures`` (None when none are given), if ``viewer`` may read the
-    study."""
-    require_read(db, viewer, study_id)
-    return evaluate_run_measures_unchecked(db, study_id, run_name, reference, protocol, measures)
-
-
-def evaluate_run_measures_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     run_name: str,
     reference: str | None = None,
     protocol: EvalProtocol | None = None,
@@ -92,9 +59,8 @@ def evaluate_run_measures_unchecked(
     """:func:`evaluate_run_measures` for a caller that authorised the read already
     (``query_ids``: a resolved query set, else the run's queries)."""
     if protocol is None:
-        protocol = get_study(db, study_id).protocol()
-    run = pack_stored_run_unchecked(db, study_id, run_name, reference, protocol,
-                                    query_ids=query_ids)
+        protocol = get_study(study.db, study.study_id).protocol()
+    run = pack_stored_run(study, run_name, reference, protocol, query_ids=query_ids)
     chosen = (evaluate_batch(run.packed(packing_depth(measures)), protocol,
                              measures=list(measures), diagnostics=run.diagnostics)
               if measures else None)
@@ -120,22 +86,7 @@ class StoredRun:
 
 
 def pack_stored_run(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None = None,
-    protocol: EvalProtocol | None = None,
-    *,
-    viewer: Viewer,
-) -> StoredRun:
-    """:func:`pack_stored_run_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return pack_stored_run_unchecked(db, study_id, run_name, reference, protocol)
-
-
-def pack_stored_run_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     run_name: str,
     reference: str | None = None,
     protocol: EvalProtocol | None = None,
@@ -143,14 +94,13 @@ def pack_stored_run_unchecked(
     query_ids: Sequence[str] | None = None,
 ) -> StoredRun:
     """The stored run against the working reference or the frozen version ``reference`` (the
-    study's shared evidence, :func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`),
-    over its query set (``query_ids`` when given), for a caller that authorised the read."""
-    evidence = shared_evidence_unchecked(db, study_id, reference)
-    columns = run_columns_unchecked(
-        db, evidence, run_name, None if query_ids is None else list(dict.fromkeys(query_ids)))
+    study's shared evidence, :func:`evalcore.analysis.shared_evidence.shared_evidence`),
+    over its query set (``query_ids`` when given)."""
+    evidence = shared_evidence(study, reference)
+    columns = run_columns(
+        study, evidence, run_name, None if query_ids is None else list(dict.fromkeys(query_ids)))
     diagnostics = Diagnostics(
-        tied_score_pairs=run_tied_score_pairs_unchecked(db, columns.run.run_id,
-                                                        columns.query_ids),
-        notes=population_notes_unchecked(db, study_id))
-    return StoredRun(columns, evidence.labels_over(db, columns.query_ids), evidence.reference,
-                     protocol or get_study(db, study_id).protocol(), diagnostics)
+        tied_score_pairs=run_tied_score_pairs(study, columns.run.run_id, columns.query_ids),
+        notes=population_notes(study))
+    return StoredRun(columns, evidence.labels_over(study, columns.query_ids), evidence.reference,
+                     protocol or get_study(study.db, study.study_id).protocol(), diagnostics)

@@ -1,14 +1,15 @@
 """A study's packed evidence against one reference, read once per store state and shared.
 
-:func:`shared_evidence_unchecked` gives the :class:`~evalcore.store.observations.StudyEvidence`
-of a study on its working reference or a frozen version (the reference read whole, the runs'
+:func:`shared_evidence` gives the :class:`~evalcore.store.observations.StudyEvidence` of a
+study on its working reference or a frozen version (the reference read whole, the runs'
 rankings as unit codes read when first asked, the labels as codes over a query set): the one
 object the live dashboard's full build, the Compare page's pair, reports and the command line
 pack every stored run from. It is kept per store file, study and reference under the store's
 marks it was read at (:class:`~evalcore.store.marks.StoreMarks`: label and completeness
 events, run ids, removed queries, corpus generation) and read again once they move, so every
-reader sees the store as it is now and no reader hands it to another. A store in memory is
-read every time.
+reader sees the store as it is now and no reader hands it to another. It is reached through
+a study handle only, so the actor's read was checked when the handle was opened; the kept
+evidence holds no connection and no actor. A store in memory is read every time.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from collections import OrderedDict
 import sqlite_utils
 
 from evalcore.store.lexical_index import store_file
-from evalcore.store.marks import store_marks_unchecked
-from evalcore.store.observations import StudyEvidence, study_evidence_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.marks import store_marks
+from evalcore.store.observations import StudyEvidence, study_evidence
+from evalcore.store.study_handle import Study
 
 #: How many (store, study, reference) evidences are kept, the least recently used dropped
 #: first.
@@ -32,30 +33,21 @@ _lock = threading.Lock()
 _kept: OrderedDict[tuple[str, str, str | None], StudyEvidence] = OrderedDict()
 
 
-def shared_evidence(db: sqlite_utils.Database, study_id: str, reference: str | None = None, *,
-                    viewer: Viewer) -> StudyEvidence:
-    """:func:`shared_evidence_unchecked` if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return shared_evidence_unchecked(db, study_id, reference)
-
-
-def shared_evidence_unchecked(db: sqlite_utils.Database, study_id: str,
-                              reference: str | None = None) -> StudyEvidence:
+def shared_evidence(study: Study, reference: str | None = None) -> StudyEvidence:
     """The study's evidence against the working reference (``reference`` None) or the frozen
     version ``reference`` at the store's marks now: the one kept when read at these marks,
     else read (and kept when the store did not move meanwhile)."""
-    store = _store_key(db)
+    store = _store_key(study.db)
     if store is None:  # a store in memory: nothing outlives its connection to key it by
-        return study_evidence_unchecked(db, study_id, reference)
-    key = (store, study_id, reference)
-    marks = store_marks_unchecked(db, study_id)
+        return study_evidence(study, reference)
+    key = (store, study.study_id, reference)
+    marks = store_marks(study)
     with _lock:
         kept = _kept.get(key)
         if kept is not None and kept.marks == marks:
             _kept.move_to_end(key)
             return kept
-    read = study_evidence_unchecked(db, study_id, reference)
+    read = study_evidence(study, reference)
     if read.marks is not None:
         with _lock:
             _kept[key] = read

@@ -22,11 +22,13 @@ never to whatever the session shows later.
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.roles import Permission
 from evalcore.store import labels
-from evalcore.store.completeness import is_complete_unchecked
+from evalcore.store.completeness import is_complete
 from evalcore.store.drafts import clear_draft
-from evalcore.store.labels import LabelEvent, latest_event_id_unchecked
-from evalcore.store.resolution import resolve_unit_in_store_unchecked
+from evalcore.store.labels import LabelEvent, latest_event_id
+from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.study_handle import open_study
 
 
 class ItemToken(BaseModel):
@@ -91,7 +93,7 @@ def show_item(
     Keeps ``previous``'s showing number when it is the same item in the same
     state (a re-render of an unchanged screen); otherwise the next number.
     """
-    seen = latest_event_id_unchecked(db, study_id, query_id, unit_id)
+    seen = latest_event_id(open_study(db, study_id, annotator), query_id, unit_id)
     same = previous is not None and (
         previous.study_id, previous.query_id, previous.unit_id, previous.annotator,
         previous.seen_event,
@@ -121,7 +123,8 @@ def label_as_shown(
     """
     if check_screen:
         require_on_screen(token, on_screen)
-    was_complete = is_complete_unchecked(db, token.study_id, token.query_id)
+    study = open_study(db, token.study_id, token.annotator, Permission.LABEL)
+    was_complete = is_complete(study, token.query_id)
     event = labels.record_label(
         db, study_id=token.study_id, query_id=token.query_id, unit_id=token.unit_id,
         gain=gain, annotator=token.annotator, note=note, source=source,
@@ -129,12 +132,12 @@ def label_as_shown(
         also=lambda: clear_draft(db, study_id=token.study_id, query_id=token.query_id,
                                  unit_id=token.unit_id, annotator=token.annotator),
     )
-    resolved = resolve_unit_in_store_unchecked(db, token.study_id, token.query_id, token.unit_id)
+    resolved = resolve_unit_in_store(study, token.query_id, token.unit_id)
     in_conflict = resolved is not None and resolved.state == "conflict"
     conflict = (
         {a: g for a, g in resolved.annotators.items() if a != token.annotator}
         if in_conflict and resolved is not None else {}
     )
-    reopened = was_complete and not is_complete_unchecked(db, token.study_id, token.query_id)
+    reopened = was_complete and not is_complete(study, token.query_id)
     return LabelOutcome(event=event, reopened=reopened, in_conflict=in_conflict,
                         conflict_with=conflict)

@@ -47,24 +47,25 @@ from evalcore.annotation.judge_prompt import (
     messages,
     parse_grade,
 )
-from evalcore.annotation.pool import query_pool_unchecked
+from evalcore.annotation.pool import query_pool
 from evalcore.contract.query_order import natural_key
 from evalcore.io.chat_completions import CallFailed, ChatClient, EndpointRefused
 from evalcore.io.progress import reporter
-from evalcore.store.authorize import authorize
 from evalcore.store.automatic_labels import (
     append_automatic_labels,
-    automatic_labels_unchecked,
-    judgeable_documents_unchecked,
+    automatic_labels,
+    judgeable_documents,
 )
 from evalcore.store.imports.automatic_labels import check_source_name
-from evalcore.store.information_needs import information_needs_unchecked
-from evalcore.store.pools import study_pools_unchecked
-from evalcore.store.removed_queries import removed_query_ids_unchecked
-from evalcore.store.resolution import resolved_gains_unchecked
-from evalcore.store.runs import list_runs_unchecked
-from evalcore.store.scoping import readable_document, run_permitted_ids_unchecked
-from evalcore.store.studies import get_study, query_texts_unchecked
+from evalcore.store.information_needs import information_needs
+from evalcore.store.pools import study_pools
+from evalcore.store.query_reads import query_texts
+from evalcore.store.removed_queries import removed_query_ids
+from evalcore.store.resolution import resolved_gains
+from evalcore.store.runs import list_runs
+from evalcore.store.scoping import readable_document, run_permitted_ids
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import open_study
 
 #: Answers stored per short write transaction.
 BATCH = 20
@@ -121,14 +122,14 @@ def plan_judging(db: sqlite_utils.Database, *, study_id: str, source: str, actor
     check_source_name(source)
     if limit is not None and limit < 0:
         raise ValueError(f"--limit must be 0 or more, not {limit}")
-    authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+    study = open_study(db, study_id, actor, Permission.IMPORT)
     corpus_id = get_study(db, study_id).corpus_id
-    removed = removed_query_ids_unchecked(db, study_id)
-    pools = study_pools_unchecked(db, study_id)
-    known = resolved_gains_unchecked(db, study_id)  # units in conflict omitted: unknown
-    judged = automatic_labels_unchecked(db, study_id, sources=[source]).get(source, {})
-    pinned = {run.name: ids for run in list_runs_unchecked(db, study_id)
-              if (ids := run_permitted_ids_unchecked(db, study_id, run.name)) is not None}
+    removed = removed_query_ids(study)
+    pools = study_pools(study)
+    known = resolved_gains(study)  # units in conflict omitted: unknown
+    judged = automatic_labels(study, sources=[source]).get(source, {})
+    pinned = {run.name: ids for run in list_runs(study)
+              if (ids := run_permitted_ids(study, run.name)) is not None}
     units: list[tuple[str, str]] = []
     withheld: Counter[str] = Counter()
     n_unknown = n_judged = beyond = 0
@@ -138,7 +139,7 @@ def plan_judging(db: sqlite_utils.Database, *, study_id: str, source: str, actor
             continue
         n_unknown += len(unknown)
         candidates = []
-        for item in query_pool_unchecked(db, study_id, query_id):
+        for item in query_pool(study, query_id):
             if item.unit_id not in unknown:
                 continue
             if (query_id, item.unit_id) in judged:
@@ -154,7 +155,7 @@ def plan_judging(db: sqlite_utils.Database, *, study_id: str, source: str, actor
                 break
             chunk = candidates[taken : taken + room]
             taken += len(chunk)
-            refused = judgeable_documents_unchecked(db, actor, corpus_id, chunk)
+            refused = judgeable_documents(study, corpus_id, chunk)
             for unit in chunk:
                 if unit in refused:
                     withheld[refused[unit]] += 1
@@ -177,8 +178,9 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
     summary = JudgeSummary()
     corpus_id = get_study(db, plan.study_id).corpus_id
     queries = {q for q, _ in plan.units}
-    texts = query_texts_unchecked(db, plan.study_id, queries)
-    needs = information_needs_unchecked(db, plan.study_id, queries)
+    study = open_study(db, plan.study_id, actor)
+    texts = query_texts(study, queries)
+    needs = information_needs(study, queries)
     detail = {"judge": "evalcore judge", "model": client.model,
               "endpoint": endpoint_for_record(client.endpoint), "grades": grades}
     pending: list[tuple[str, str, int]] = []

@@ -10,11 +10,10 @@ order reveals neither rank nor run.
 import hashlib
 from collections.abc import Sequence
 
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalcore.store.pools import pooled_ranks_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.pools import pooled_ranks
+from evalcore.store.study_handle import Study
 
 
 class PoolItem(BaseModel):
@@ -30,18 +29,10 @@ class PoolItem(BaseModel):
         return min(self.ranks.values()) if self.ranks else 0
 
 
-def query_pool(db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
-               ) -> list[PoolItem]:
-    """:func:`query_pool_unchecked` if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return query_pool_unchecked(db, study_id, query_id)
-
-
-def query_pool_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
+def query_pool(study: Study, query_id: str) -> list[PoolItem]:
     """The query's pool, ordered by best rank over the runs, then unit id."""
     ranks: dict[str, dict[str, int]] = {}
-    for unit_id, run_name, rank in pooled_ranks_unchecked(db, study_id, query_id):
+    for unit_id, run_name, rank in pooled_ranks(study, query_id):
         ranks.setdefault(unit_id, {}).setdefault(run_name, rank)
     items = [PoolItem(unit_id=u, ranks=r) for u, r in ranks.items()]
     return sorted(items, key=lambda item: (item.best_rank, item.unit_id))

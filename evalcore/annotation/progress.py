@@ -13,22 +13,18 @@ from functools import cached_property
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.roles import Permission
 from evalcore.contract.query_order import natural_key
 from evalcore.store.completeness import (
     CompletenessEvent,
-    completeness_states_unchecked,
-    is_complete_unchecked,
+    completeness_states,
+    is_complete,
     mark_complete,
 )
-from evalcore.store.marks import (
-    StoreMarks,
-    store_marks_unchecked,
-    study_events_unchecked,
-    touched_queries_unchecked,
-)
-from evalcore.store.pools import pooled_units_unchecked, study_pools_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import annotator_units_unchecked, resolved_gains_unchecked
+from evalcore.store.marks import StoreMarks, store_marks, study_events, touched_queries
+from evalcore.store.pools import pooled_units, study_pools
+from evalcore.store.resolution import annotator_units, resolved_gains
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import read_snapshot, write_transaction
 
 
@@ -98,7 +94,7 @@ def _count(
     mine: set[str],
     complete: bool,
 ) -> QueryProgress:
-    """``gains``: the query's resolved units (:func:`resolved_gains_unchecked` with
+    """``gains``: the query's resolved units (:func:`resolved_gains` with
     ``conflicts``: an int gain, a tuple for a unit in conflict); ``mine``: the units the
     annotator asked about holds a current label on. Counted by set operations; the units are
     looked at one by one only on a query with a unit in conflict."""
@@ -117,51 +113,27 @@ def _count(
         outside_pool=len(gains) - inside - conflicts_outside, complete=complete)
 
 
-def _mine(db: sqlite_utils.Database, study_id: str, annotator: str,
-          query_ids: list[str] | None = None) -> dict[str, set[str]]:
+def _mine(study: Study, annotator: str, query_ids: list[str] | None = None) -> dict[str, set[str]]:
     """The units ``annotator`` holds a current label on, per query (none without a name)."""
-    return annotator_units_unchecked(db, study_id, annotator, query_ids) if annotator else {}
+    return annotator_units(study, annotator, query_ids) if annotator else {}
 
 
-def query_progress(
-    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str = "", *,
-    viewer: Viewer,
-) -> QueryProgress:
-    """:func:`query_progress_unchecked` if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return query_progress_unchecked(db, study_id, query_id, annotator)
-
-
-def query_progress_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str = ""
-) -> QueryProgress:
+def query_progress(study: Study, query_id: str, annotator: str = "") -> QueryProgress:
     """Progress of one query (cheap: one pool query, one resolution)."""
-    pooled = pooled_units_unchecked(db, study_id, [query_id])[query_id]
+    pooled = pooled_units(study, [query_id])[query_id]
     return _count(
         query_id,
         pooled,
-        resolved_gains_unchecked(db, study_id, [query_id], conflicts=True).get(query_id, {}),
-        _mine(db, study_id, annotator, [query_id]).get(query_id, set()),
-        is_complete_unchecked(db, study_id, query_id),
+        resolved_gains(study, [query_id], conflicts=True).get(query_id, {}),
+        _mine(study, annotator, [query_id]).get(query_id, set()),
+        is_complete(study, query_id),
     )
 
 
-def study_progress(
-    db: sqlite_utils.Database, study_id: str, annotator: str = "", *, viewer: Viewer,
-) -> StudyProgress:
-    """:func:`study_progress_unchecked` if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return study_progress_unchecked(db, study_id, annotator)
-
-
-def study_progress_unchecked(
-    db: sqlite_utils.Database, study_id: str, annotator: str = ""
-) -> StudyProgress:
+def study_progress(study: Study, annotator: str = "") -> StudyProgress:
     """Progress of every query of the study (queries with pools, with queries rows or with
-    labels), counted in full (:func:`progress_now_unchecked`)."""
-    now = progress_now_unchecked(db, study_id, annotator)
+    labels), counted in full (:func:`progress_now`)."""
+    now = progress_now(study, annotator)
     assert now is not None  # counted in full when nothing is known
     counts, share = now
     return counts.progress if share is None else share.progress
@@ -192,9 +164,8 @@ class AnnotatorShare:
     progress: StudyProgress
 
 
-def progress_now_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
+def progress_now(
+    study: Study,
     annotator: str = "",
     counts: ProgressCounts | None = None,
     share: AnnotatorShare | None = None,
@@ -207,49 +178,58 @@ def progress_now_unchecked(
     label or completeness event since their marks are counted again (one pool read and one
     resolution of those queries: milliseconds after a label). Without them, or when the runs
     changed or events were removed since, everything is counted: every pool (one read per
-    run) and every label (:func:`resolved_gains_unchecked`), seconds at 10,000 queries. An
-    annotator's share reads their current units (:func:`annotator_units_unchecked`) of the
+    run) and every label (:func:`resolved_gains`), seconds at 10,000 queries. An
+    annotator's share reads their current units (:func:`annotator_units`) of the
     queries touched since ``share``, all of them without one (a second at 10,000 queries
     for an annotator who labeled them all). With ``full`` False, None instead of counting
     either in full.
     """
-    with read_snapshot(db):
-        marks = store_marks_unchecked(db, study_id)
+    with read_snapshot(study.db):
+        marks = store_marks(study)
         if counts is None or counts.marks != marks:  # equal marks: nothing changed
-            events = study_events_unchecked(db, study_id)
-            touched = None if counts is None else _touched(
-                db, study_id, counts.marks, counts.events, marks, events)
+            events = study_events(study)
+            touched = (
+                None
+                if counts is None
+                else _touched(study, counts.marks, counts.events, marks, events)
+            )
             if touched is None and not full:
                 return None
-            counts = (_count_study(db, study_id, marks, events) if touched is None
-                      else _recount(db, study_id, counts, marks, events, touched))
+            counts = (
+                _count_study(study, marks, events)
+                if touched is None
+                else _recount(study, counts, marks, events, touched)
+            )
         if not annotator:
             return counts, None
         if share is None or share.annotator != annotator:
-            return (counts, _share(db, study_id, annotator, counts, {}, None)) if full else None
+            return (counts, _share(study, annotator, counts, {}, None)) if full else None
         if share.marks == marks:
             return counts, share
-        touched = _touched(db, study_id, share.marks, share.events, marks, counts.events)
+        touched = _touched(study, share.marks, share.events, marks, counts.events)
         if touched is None and not full:
             return None
-        return counts, _share(db, study_id, annotator, counts, share.mine, touched)
+        return counts, _share(study, annotator, counts, share.mine, touched)
 
 
-def _touched(db: sqlite_utils.Database, study_id: str, then: StoreMarks, events_then: int,
-             marks: StoreMarks, events: int) -> set[str] | None:
+def _touched(
+    study: Study, then: StoreMarks, events_then: int, marks: StoreMarks, events: int
+) -> set[str] | None:
     """The queries with an event since ``then``, or None when they do not tell every change
     since (the runs changed, or not every event of the study now is one of then or newer)."""
-    if then.run_ids != marks.run_ids or then.removed != marks.removed or (
-            events_then + study_events_unchecked(db, study_id, then) != events):
+    if (
+        then.run_ids != marks.run_ids
+        or then.removed != marks.removed
+        or (events_then + study_events(study, then) != events)
+    ):
         return None
-    return touched_queries_unchecked(db, study_id, then)
+    return touched_queries(study, then)
 
 
-def _count_study(db: sqlite_utils.Database, study_id: str, marks: StoreMarks,
-                 events: int) -> ProgressCounts:
-    pools = study_pools_unchecked(db, study_id)
-    states = completeness_states_unchecked(db, study_id)
-    resolved = resolved_gains_unchecked(db, study_id, conflicts=True)
+def _count_study(study: Study, marks: StoreMarks, events: int) -> ProgressCounts:
+    pools = study_pools(study)
+    states = completeness_states(study)
+    resolved = resolved_gains(study, conflicts=True)
     queries: dict[str, QueryProgress] = {}
     unpooled: dict[str, frozenset[str]] = {}
     no_units: dict[str, int | tuple[int, ...]] = {}
@@ -264,15 +244,16 @@ def _count_study(db: sqlite_utils.Database, study_id: str, marks: StoreMarks,
     return ProgressCounts(marks, events, _study(queries), unpooled)
 
 
-def _recount(db: sqlite_utils.Database, study_id: str, counts: ProgressCounts,
-             marks: StoreMarks, events: int, touched: set[str]) -> ProgressCounts:
+def _recount(
+    study: Study, counts: ProgressCounts, marks: StoreMarks, events: int, touched: set[str]
+) -> ProgressCounts:
     """``counts`` with the ``touched`` queries counted again."""
     if not touched:
         return ProgressCounts(marks, events, counts.progress, counts.unpooled)
     wanted = sorted(touched)
-    pools = pooled_units_unchecked(db, study_id, wanted)
-    resolved = resolved_gains_unchecked(db, study_id, wanted, conflicts=True)
-    states = completeness_states_unchecked(db, study_id)
+    pools = pooled_units(study, wanted)
+    resolved = resolved_gains(study, wanted, conflicts=True)
+    states = completeness_states(study)
     queries = dict(counts.progress.queries)
     unpooled = dict(counts.unpooled)
     for query_id in wanted:
@@ -292,12 +273,16 @@ def _recount(db: sqlite_utils.Database, study_id: str, counts: ProgressCounts,
     return ProgressCounts(marks, events, _study(queries), unpooled)
 
 
-def _share(db: sqlite_utils.Database, study_id: str, annotator: str, counts: ProgressCounts,
-           mine: Mapping[str, int], touched: set[str] | None) -> AnnotatorShare:
+def _share(
+    study: Study,
+    annotator: str,
+    counts: ProgressCounts,
+    mine: Mapping[str, int],
+    touched: set[str] | None,
+) -> AnnotatorShare:
     """The annotator's share at ``counts``' marks: ``mine`` with the ``touched`` queries
     counted again (every query when None)."""
-    units = annotator_units_unchecked(db, study_id, annotator,
-                                      None if touched is None else sorted(touched))
+    units = annotator_units(study, annotator, None if touched is None else sorted(touched))
     counted = {} if touched is None else {q: n for q, n in mine.items() if q not in touched}
     none: frozenset[str] = frozenset()
     for query_id, own in units.items():
@@ -323,7 +308,7 @@ def mark_pool_complete(
     between the check and the claim. Returns None if the query was already complete.
     """
     with write_transaction(db):
-        progress = query_progress_unchecked(db, study_id, query_id)
+        progress = query_progress(open_study(db, study_id, actor, Permission.MARK_COMPLETE), query_id)
         if progress.remaining:
             raise PoolNotFullyLabeledError(
                 f"query {query_id!r} cannot be marked complete: {progress.remaining} of "

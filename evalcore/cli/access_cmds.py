@@ -42,6 +42,7 @@ from evalcore.store.members import (
 from evalcore.store.membership import member_role, organisation_role, study_mode
 from evalcore.store.scoping import readable_document, require_study_view, visible_studies
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import open_study
 
 
 def _refused(exc: PermissionDenied, command: str) -> None:
@@ -107,7 +108,7 @@ def members_list(db_path: Path, study_id: str, actor: str) -> None:
             require_study_view(db, actor, study_id)
         except PermissionDenied as exc:
             _refused(exc, "members list")
-        members = list_members(db, study_id, viewer=actor)
+        members = list_members(open_study(db, study_id, actor))
     if not members:
         click.echo(f"study {study_id} has no member: local single-user mode (no sign-in)")
         return

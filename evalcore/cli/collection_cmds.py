@@ -57,6 +57,7 @@ from evalcore.store.information_needs import (
     information_need,
     set_information_need,
 )
+from evalcore.store.study_handle import open_study
 
 _PATH = click.Path(exists=True, path_type=Path)
 
@@ -204,7 +205,7 @@ _query_option = click.option("--query", "query_id", required=True, help="The que
 def need_show(db_path: Path, study_id: str, query_id: str, actor: str) -> None:
     """Print the query's information need as JSON."""
     with store(db_path, "query need show", study_id=study_id, actor=actor, read=True) as db:
-        click.echo(information_need(db, study_id, query_id, viewer=actor).model_dump_json())
+        click.echo(information_need(open_study(db, study_id, actor), query_id).model_dump_json())
 
 
 @need_group.command("set")
@@ -218,7 +219,7 @@ def need_set(db_path: Path, study_id: str, query_id: str, description: str | Non
              narrative: str | None, actor: str) -> None:
     """Set a query's information need (lead only; recorded in the audit log)."""
     with store(db_path, "query need set", study_id=study_id, actor=actor, read=True) as db:
-        old = information_need(db, study_id, query_id, viewer=actor)
+        old = information_need(open_study(db, study_id, actor), query_id)
         try:
             need = InformationNeed(
                 description=old.description if description is None else description,

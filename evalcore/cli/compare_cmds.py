@@ -29,6 +29,7 @@ import click
 from evalcore.cli import main
 from evalcore.cli.report_cmds import _fail
 from evalcore.cli.store_cmds import actor_option, store
+from evalcore.store.study_handle import open_study
 
 FORMATS = ("table", "json")
 
@@ -138,16 +139,24 @@ def compare_command(
     # an actor who may not see the study learns nothing of it (not even its run names)
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
-            query_set = stored_query_set(db, study, names, spec, reference, viewer=actor)
-            evaluated = stored_pair(db, study, candidate, base, parsed, reference,
-                                    viewer=actor, query_ids=query_set.scope)
+            handle = open_study(db, study, actor)
+            query_set = stored_query_set(handle, names, spec, reference)
+            evaluated = stored_pair(
+                handle, candidate, base, parsed, reference, query_ids=query_set.scope
+            )
             if sample_name is not None:
                 from evalcore.estimation.stored import estimate_stored
 
                 estimates = estimate_stored(
-                    db, study, sample_name, candidate=candidate, baseline=base,
-                    measures=[m.canonical for m in parsed], level=level,
-                    query_ids=evaluated.pair.query_ids, automatic=automatic, viewer=actor)
+                    handle,
+                    sample_name,
+                    candidate=candidate,
+                    baseline=base,
+                    measures=[m.canonical for m in parsed],
+                    level=level,
+                    query_ids=evaluated.pair.query_ids,
+                    automatic=automatic,
+                )
         except QuerySetError as err:
             _fail(f"--queries: {err}")
         except LookupError as err:

@@ -19,6 +19,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.store_cmds import actor_option, db_option, store, study_option
+from evalcore.store.study_handle import open_study
 
 
 @main.group("queries")
@@ -41,8 +42,9 @@ def list_command(db_path: Path, study_id: str, only_removed: bool, actor: str) -
     from evalcore.store.removed_queries import removed_queries, study_query_ids
 
     with store(db_path, "queries list", study_id=study_id, actor=actor, read=True) as db:
-        removed = {r.query_id: r for r in removed_queries(db, study_id, viewer=actor)}
-        ids = [] if only_removed else study_query_ids(db, study_id, viewer=actor)
+        study = open_study(db, study_id, actor)
+        removed = {r.query_id: r for r in removed_queries(study)}
+        ids = [] if only_removed else study_query_ids(study)
     if only_removed:
         if not removed:
             click.echo(f"no query is removed from study {study_id}")

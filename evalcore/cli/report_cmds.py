@@ -28,6 +28,7 @@ import click
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
 from evalcore.io.atomic import atomic_writer, private_mode
+from evalcore.store.study_handle import open_study
 
 FORMATS = ("html", "json", "csv", "verdicts-csv")
 
@@ -163,7 +164,7 @@ def report_command(
                     or sample_name is not None):
                 _fail("give either --stored (export a stored report) or --runs "
                       "(with --accept-unverified, -m, --queries, --sample), not both")
-            row = find_report(db, study, stored, viewer=created_by or _default_author())
+            row = find_report(open_study(db, study, created_by or _default_author()), stored)
             report = load_report(db, row.report_id)
             digest = row.content_hash
         else:
@@ -171,11 +172,9 @@ def report_command(
                 _fail("--runs is required: comma-separated run names of the study, e.g. --runs A,B")
             assert runs is not None
             report = report_from_store(
-                db,
-                study_id=study,
+                open_study(db, study, created_by or _default_author()),
                 runs=[r.strip() for r in runs.split(",") if r.strip()],
                 created_by=created_by or _default_author(),
-                viewer=created_by or _default_author(),
                 reference=reference,
                 name=name,
                 baseline=baseline,

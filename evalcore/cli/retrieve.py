@@ -33,9 +33,10 @@ from evalcore.retrieval.pin import (
 )
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.connection import open_store
-from evalcore.store.runs import run_exists_unchecked
+from evalcore.store.runs import run_exists
 from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyNotFoundError
+from evalcore.store.study_handle import Study, open_study
 
 
 def _actor(value: str | None) -> str:
@@ -69,15 +70,15 @@ def _open(db_path: Path) -> sqlite_utils.Database:
     return open_store(db_path)
 
 
-def _seen(db_path: Path, study_id: str, actor: str | None) -> sqlite_utils.Database:
-    """The open store, once ``actor`` may see the study (exit 1 refused, 2 unknown study)."""
+def _seen(db_path: Path, study_id: str, actor: str | None) -> Study:
+    """The study, once ``actor`` may see it (exit 1 refused, 2 unknown study)."""
     db = _open(db_path)
     try:
         require_study_view(db, _actor(actor), study_id)
+        return open_study(db, study_id, _actor(actor))
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         raise SystemExit(1) from None
-    return db
 
 
 def _describe_pin(pinned: PinnedProtocol) -> None:
@@ -102,12 +103,11 @@ def _describe_pin(pinned: PinnedProtocol) -> None:
     click.echo(f"top_k: {pinned.protocol.top_k}")
 
 
-def _check_run_name_free(db: sqlite_utils.Database, study_id: str, run_name: str) -> None:
-    """Fail before pinning, so a taken run name leaves no new pin behind (the caller
-    authorised the read: :func:`_seen`)."""
-    if not run_exists_unchecked(db, study_id, run_name):
+def _check_run_name_free(study: Study, run_name: str) -> None:
+    """Fail before pinning, so a taken run name leaves no new pin behind."""
+    if not run_exists(study, run_name):
         return
-    raise ValueError(f"run {run_name!r} already exists in study {study_id!r}; choose another name")
+    raise ValueError(f"run {run_name!r} already exists in study {study.study_id!r}; choose another name")
 
 
 _DB = click.option("--db", "db_path", required=True,
@@ -156,8 +156,7 @@ def pin_command(
 def show_command(db_path: Path, study_id: str, name: str, actor: str | None) -> None:
     """Print a pinned protocol as JSON (with its fingerprint and document counts)."""
     with _guarded():
-        pinned = get_pinned_protocol(_seen(db_path, study_id, actor), study_id, name,
-                                     viewer=_actor(actor))
+        pinned = get_pinned_protocol(_seen(db_path, study_id, actor), name)
         click.echo(json.dumps(pinned.model_dump(mode="json"), indent=2, sort_keys=True))
 
 
@@ -168,8 +167,7 @@ def show_command(db_path: Path, study_id: str, name: str, actor: str | None) -> 
 def list_command(db_path: Path, study_id: str, actor: str | None) -> None:
     """List the study's pinned protocols: name, documents, fingerprint, pinned at/by."""
     with _guarded():
-        for pinned in list_pinned_protocols(_seen(db_path, study_id, actor), study_id,
-                                            viewer=_actor(actor)):
+        for pinned in list_pinned_protocols(_seen(db_path, study_id, actor)):
             click.echo(
                 f"{pinned.name}\t{pinned.document_count}\t{pinned.corpus_fingerprint}\t"
                 f"{pinned.pinned_at}\t{pinned.pinned_by}"
@@ -211,9 +209,10 @@ def retrieve_command(
         is_file = path.is_file() or protocol_ref.endswith(".json")
         if is_file:
             protocol = load_protocol(path)
-        db = _seen(db_path, study_id, who)
+        study = _seen(db_path, study_id, who)
+        db = study.db
         if is_file:
-            _check_run_name_free(db, study_id, run_name)
+            _check_run_name_free(study, run_name)
             pinned = pin_protocol(
                 db, study_id=study_id, name=pin_name or run_name, protocol=protocol, actor=who
             )

@@ -23,6 +23,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.store_cmds import actor_option, db_option, fail, store, study_option
+from evalcore.store.study_handle import open_study
 
 FORMATS = ("text", "json")
 
@@ -34,46 +35,83 @@ def sample_group() -> None:
 
 def _unit_lines(view) -> None:  # type: ignore[no-untyped-def]
     for position, unit in enumerate(view.units(), start=1):
-        click.echo(json.dumps({
-            "position": position,
-            "query_id": unit.query_id,
-            "unit_id": unit.unit_id,
-            "stratum": unit.stratum,
-            "inclusion_probability": unit.inclusion_probability,
-        }, ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                {
+                    "position": position,
+                    "query_id": unit.query_id,
+                    "unit_id": unit.unit_id,
+                    "stratum": unit.stratum,
+                    "inclusion_probability": unit.inclusion_probability,
+                },
+                ensure_ascii=False,
+            )
+        )
 
 
 def _summary(view) -> str:  # type: ignore[no-untyped-def]
     s, d = view.sample, view.design
-    return (f"sample {s.name!r}: {s.n_units} units of {d.n_unknown} unknown "
-            f"({d.draws} of {len(d.queries)} queries with unknown units; "
-            f"{len(d.strata)} strata; seed {s.seed}); {d.run_a} vs {d.run_b} on "
-            f"{', '.join(d.measures)}")
+    return (
+        f"sample {s.name!r}: {s.n_units} units of {d.n_unknown} unknown "
+        f"({d.draws} of {len(d.queries)} queries with unknown units; "
+        f"{len(d.strata)} strata; seed {s.seed}); {d.run_a} vs {d.run_b} on "
+        f"{', '.join(d.measures)}"
+    )
 
 
 @sample_group.command("draw")
 @db_option
 @study_option
-@click.option("--runs", required=True,
-              help="Two run names, comma-separated: BASELINE,CANDIDATE (as for compare).")
-@click.option("-m", "--measure", "measures", multiple=True, required=True,
-              help="A measure the sample serves, e.g. P@10 (repeat for several).")
-@click.option("--size", required=True, type=click.IntRange(1, 10_000_000),
-              help="How many units to label (reached in expectation).")
-@click.option("--seed", required=True, type=click.IntRange(0, 2**63 - 1),
-              help="The random seed (recorded with the sample).")
+@click.option(
+    "--runs",
+    required=True,
+    help="Two run names, comma-separated: BASELINE,CANDIDATE (as for compare).",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    required=True,
+    help="A measure the sample serves, e.g. P@10 (repeat for several).",
+)
+@click.option(
+    "--size",
+    required=True,
+    type=click.IntRange(1, 10_000_000),
+    help="How many units to label (reached in expectation).",
+)
+@click.option(
+    "--seed",
+    required=True,
+    type=click.IntRange(0, 2**63 - 1),
+    help="The random seed (recorded with the sample).",
+)
 @click.option("--name", required=True, help="The sample's name (unique in the study).")
 @actor_option
-def draw_command(db_path: Path, study_id: str, runs: str, measures: tuple[str, ...], size: int,
-                 seed: int, name: str, actor: str) -> None:
+def draw_command(
+    db_path: Path,
+    study_id: str,
+    runs: str,
+    measures: tuple[str, ...],
+    size: int,
+    seed: int,
+    name: str,
+    actor: str,
+) -> None:
     """Draw a sample of the unknown units of two runs and print its units in order."""
     from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.estimation.stored import draw_stored_sample
 
     names = [r.strip() for r in runs.split(",") if r.strip()]
     if len(names) != 2 or names[0] == names[1]:
-        fail([f"error: --runs takes two different run names, comma-separated "
-              f"(e.g. --runs A,B); got {runs!r}"], "evalcore sample draw: nothing was written")
+        fail(
+            [
+                f"error: --runs takes two different run names, comma-separated "
+                f"(e.g. --runs A,B); got {runs!r}"
+            ],
+            "evalcore sample draw: nothing was written",
+        )
     try:
         for m in measures:
             parse_measure(m)
@@ -81,12 +119,22 @@ def draw_command(db_path: Path, study_id: str, runs: str, measures: tuple[str, .
         fail([f"error: -m: {err}"], "evalcore sample draw: nothing was written")
     with store(db_path, "sample draw", study_id=study_id, actor=actor, read=True) as db:
         try:
-            view = draw_stored_sample(db, study_id=study_id, name=name, candidate=names[1],
-                                      baseline=names[0], measures=measures, size=size,
-                                      seed=seed, actor=actor)
+            view = draw_stored_sample(
+                db,
+                study_id=study_id,
+                name=name,
+                candidate=names[1],
+                baseline=names[0],
+                measures=measures,
+                size=size,
+                seed=seed,
+                actor=actor,
+            )
         except LookupError as err:
-            fail([f"error: {err.args[0] if err.args else err}"],
-                 "evalcore sample draw: nothing was written")
+            fail(
+                [f"error: {err.args[0] if err.args else err}"],
+                "evalcore sample draw: nothing was written",
+            )
     _unit_lines(view)
     click.echo(_summary(view), err=True)
 
@@ -95,8 +143,12 @@ def draw_command(db_path: Path, study_id: str, runs: str, measures: tuple[str, .
 @db_option
 @study_option
 @click.option("--name", required=True, help="The sample to grow.")
-@click.option("--size", required=True, type=click.IntRange(1, 10_000_000),
-              help="The new size in units (at least the current one).")
+@click.option(
+    "--size",
+    required=True,
+    type=click.IntRange(1, 10_000_000),
+    help="The new size in units (at least the current one).",
+)
 @actor_option
 def grow_command(db_path: Path, study_id: str, name: str, size: int, actor: str) -> None:
     """Draw more units into the same design; print the whole sample in order."""
@@ -106,8 +158,10 @@ def grow_command(db_path: Path, study_id: str, name: str, size: int, actor: str)
         try:
             view = grow_stored_sample(db, study_id=study_id, name=name, size=size, actor=actor)
         except LookupError as err:
-            fail([f"error: {err.args[0] if err.args else err}"],
-                 "evalcore sample grow: nothing was written")
+            fail(
+                [f"error: {err.args[0] if err.args else err}"],
+                "evalcore sample grow: nothing was written",
+            )
     _unit_lines(view)
     click.echo(_summary(view), err=True)
 
@@ -121,13 +175,15 @@ def list_command(db_path: Path, study_id: str, actor: str) -> None:
     from evalcore.store.samples import list_samples
 
     with store(db_path, "sample list", study_id=study_id, actor=actor, read=True) as db:
-        samples = list_samples(db, study_id, viewer=actor)
+        samples = list_samples(open_study(db, study_id, actor))
     if not samples:
         click.echo(f"no sample in study {study_id}; draw one with: evalcore sample draw")
         return
     for s in samples:
-        click.echo(f"{s.name}\t{s.run_b},{s.run_a}\t{','.join(s.measures)}\tsize {s.size}\t"
-                   f"{s.n_units} units\tseed {s.seed}\tdrawn {s.created_at} by {s.created_by}")
+        click.echo(
+            f"{s.name}\t{s.run_b},{s.run_a}\t{','.join(s.measures)}\tsize {s.size}\t"
+            f"{s.n_units} units\tseed {s.seed}\tdrawn {s.created_at} by {s.created_by}"
+        )
 
 
 @sample_group.command("show")
@@ -144,42 +200,73 @@ def show_command(db_path: Path, study_id: str, name: str, fmt: str, actor: str) 
 
     with store(db_path, "sample show", study_id=study_id, actor=actor, read=True) as db:
         try:
-            view = show_sample(db, study_id, name, viewer=actor)
-            queue = sample_queue(db, study_id, name, viewer=actor)
+            view = show_sample(open_study(db, study_id, actor), name)
+            queue = sample_queue(open_study(db, study_id, actor), name)
         except LookupError as err:
             fail([f"error: {err.args[0] if err.args else err}"], "evalcore sample show")
     s, d = view.sample, view.design
     states = {(q.query_id, q.unit_id): q.state for q in queue}
     units = [
-        {"position": i, "query_id": u.query_id, "unit_id": u.unit_id, "stratum": u.stratum,
-         "inclusion_probability": u.inclusion_probability,
-         "state": states.get((u.query_id, u.unit_id), "open")}
+        {
+            "position": i,
+            "query_id": u.query_id,
+            "unit_id": u.unit_id,
+            "stratum": u.stratum,
+            "inclusion_probability": u.inclusion_probability,
+            "state": states.get((u.query_id, u.unit_id), "open"),
+        }
         for i, u in enumerate(view.units(), start=1)
     ]
     if fmt == "json":
-        click.echo(json.dumps({
-            "name": s.name, "study": s.study_id, "candidate": d.run_a, "baseline": d.run_b,
-            "measures": d.measures, "query_ids": d.query_ids, "seed": s.seed,
-            "size": s.size, "draws": d.draws, "n_unknown": d.n_unknown, "method": d.method,
-            "created_at": s.created_at, "created_by": s.created_by, "grown_at": s.grown_at,
-            "strata": [st.model_dump(mode="json") | {
-                "inclusion_probability": st.inclusion_probability} for st in d.strata],
-            "units": units,
-            # the whole design: every population query in draw order with its unknown units
-            "population": [q.model_dump(mode="json") for q in d.queries],
-        }, indent=2, ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                {
+                    "name": s.name,
+                    "study": s.study_id,
+                    "candidate": d.run_a,
+                    "baseline": d.run_b,
+                    "measures": d.measures,
+                    "query_ids": d.query_ids,
+                    "seed": s.seed,
+                    "size": s.size,
+                    "draws": d.draws,
+                    "n_unknown": d.n_unknown,
+                    "method": d.method,
+                    "created_at": s.created_at,
+                    "created_by": s.created_by,
+                    "grown_at": s.grown_at,
+                    "strata": [
+                        st.model_dump(mode="json")
+                        | {"inclusion_probability": st.inclusion_probability}
+                        for st in d.strata
+                    ],
+                    "units": units,
+                    # the whole design: every population query in draw order with its unknown units
+                    "population": [q.model_dump(mode="json") for q in d.queries],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     click.echo(_summary(view))
-    click.echo(f"design: {d.method}; {len(d.query_ids)} queries in the query set, size "
-               f"{s.size}; drawn {s.created_at} by {s.created_by}"
-               + (f", grown {s.grown_at}" if s.grown_at else ""))
+    click.echo(
+        f"design: {d.method}; {len(d.query_ids)} queries in the query set, size "
+        f"{s.size}; drawn {s.created_at} by {s.created_by}"
+        + (f", grown {s.grown_at}" if s.grown_at else "")
+    )
     for st in d.strata:
-        click.echo(f"  stratum {st.index}: {st.n_sampled} of {st.n_queries} queries "
-                   f"({st.n_units} unknown units), inclusion probability "
-                   f"{st.inclusion_probability:.4f}")
-    counts = {k: sum(1 for u in units if u["state"] == k)
-              for k in ("labeled", "non-response", "open")}
-    click.echo(f"units: {counts['labeled']} labeled, {counts['non-response']} non-response, "
-               f"{counts['open']} to label")
+        click.echo(
+            f"  stratum {st.index}: {st.n_sampled} of {st.n_queries} queries "
+            f"({st.n_units} unknown units), inclusion probability "
+            f"{st.inclusion_probability:.4f}"
+        )
+    counts = {
+        k: sum(1 for u in units if u["state"] == k) for k in ("labeled", "non-response", "open")
+    }
+    click.echo(
+        f"units: {counts['labeled']} labeled, {counts['non-response']} non-response, "
+        f"{counts['open']} to label"
+    )
     for u in units:
         click.echo(json.dumps(u, ensure_ascii=False))

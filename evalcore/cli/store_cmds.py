@@ -52,6 +52,7 @@ from evalcore.store.runs import RunNotFoundError
 from evalcore.store.schema import SchemaTooNewError, schema_version
 from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyIn, StudyNotFoundError
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 from evalcore.store.tool_label_exports import export_tool_labels
 
@@ -222,7 +223,7 @@ def study_measures_command(db_path: Path, study_id: str, chosen: str | None, act
         if chosen is not None:
             set_study_measures(db, study_id=study_id, measures=parse_measure_list(chosen),
                                actor=actor)
-        measures = study_measures(db, study_id, viewer=actor)
+        measures = study_measures(open_study(db, study_id, actor))
     if chosen is not None:
         click.echo(f"measures of study {study_id} set")
     for m in shown_measures(measures):
@@ -427,9 +428,14 @@ def _export(db_path: Path, command: str, output: Path | None, write: Callable, *
 def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
                          output: Path | None, actor: str) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
-    _export(db_path, "export qrels", output,
-            lambda db, out: export_qrels(db, study_id, out, reference=reference, viewer=actor),
-            study_id=study_id, actor=actor)
+    _export(
+        db_path,
+        "export qrels",
+        output,
+        lambda db, out: export_qrels(open_study(db, study_id, actor), out, reference=reference),
+        study_id=study_id,
+        actor=actor,
+    )
 
 
 @export_group.command("labels")
@@ -449,16 +455,25 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
                           index: str | None, output: Path | None, actor: str) -> None:
     """Every label event, with annotators, kinds and times (or another tool's ratings)."""
     if fmt in TOOL_FORMATS:
-        _export(db_path, "export labels", output,
-                lambda db, out: export_tool_labels(db, study_id, out, fmt,  # type: ignore[arg-type]
-                                                   reference=reference, index=index,
-                                                   viewer=actor),
-                study_id=study_id, actor=actor)
+        _export(
+            db_path,
+            "export labels",
+            output,
+            lambda db, out: export_tool_labels(
+                open_study(db, study_id, actor), out, fmt, reference=reference, index=index
+            ),
+            study_id=study_id,
+            actor=actor,
+        )
         return
-    _export(db_path, "export labels", output,
-            lambda db, out: export_labels(db, study_id, out, format=fmt,  # type: ignore[arg-type]
-                                          viewer=actor),
-            study_id=study_id, actor=actor)
+    _export(
+        db_path,
+        "export labels",
+        output,
+        lambda db, out: export_labels(open_study(db, study_id, actor), out, format=fmt),
+        study_id=study_id,
+        actor=actor,
+    )
 
 
 @export_group.command("run")
@@ -474,10 +489,14 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
 def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
                        output: Path | None, actor: str) -> None:
     """A stored run as a TREC run file."""
-    _export(db_path, "export run", output,
-            lambda db, out: export_run(db, study_id, run_name, out,  # type: ignore[arg-type]
-                                       scores=scores, viewer=actor),
-            study_id=study_id, actor=actor)
+    _export(
+        db_path,
+        "export run",
+        output,
+        lambda db, out: export_run(open_study(db, study_id, actor), run_name, out, scores=scores),
+        study_id=study_id,
+        actor=actor,
+    )
 
 
 # --- completeness and references --------------------------------------------------------------
@@ -528,7 +547,7 @@ def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> Non
 def reference_list(db_path: Path, study_id: str, actor: str) -> None:
     """List the study's frozen versions (JSON lines, oldest first); --actor must see the study."""
     with store(db_path, "reference list", study_id=study_id, actor=actor, read=True) as db:
-        for version in list_references(db, study_id, viewer=actor):
+        for version in list_references(open_study(db, study_id, actor)):
             click.echo(version.model_dump_json())
 
 
@@ -542,8 +561,9 @@ def reference_verify(db_path: Path, study_id: str, name: str, actor: str) -> Non
     from evalcore.store.references import get_reference, verify_reference
 
     with store(db_path, "reference verify", study_id=study_id, actor=actor, read=True) as db:
-        version = get_reference(db, study_id, name, viewer=actor)
-        intact = verify_reference(db, study_id, name, viewer=actor)
+        study = open_study(db, study_id, actor)
+        version = get_reference(study, name)
+        intact = verify_reference(study, name)
     if not intact:
         click.echo(f"reference {name} of study {study_id}: rows do NOT match the recorded hash "
                    f"{version.content_hash}; the store was altered outside evalcore", err=True)

@@ -27,6 +27,7 @@ from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.store.study_handle import open_study
 
 
 def choose_store_source(
@@ -82,7 +83,7 @@ def store_source(
     try:
         viewer = actor or default_actor()
         require_study_view(db, viewer, study)
-        run = pack_stored_run(db, study, run_name, reference, protocol, viewer=viewer)
+        run = pack_stored_run(open_study(db, study, viewer), run_name, reference, protocol)
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
         click.echo("evalcore evaluate: nothing was computed or shown", err=True)

@@ -21,7 +21,7 @@ import hashlib
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.annotation.pool import PoolItem, query_pool_unchecked
+from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.demo.corpus import (
     HOSTILE_DOC_ID,
@@ -35,13 +35,15 @@ from evalcore.demo.corpus import (
 from evalcore.retrieval.lexical_protocol import parse_protocol
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
+from evalcore.store.authorize import may_read
 from evalcore.store.cant_judge import record_cant_judge
 from evalcore.store.completeness import mark_complete
 from evalcore.store.corpus import DocumentIn, add_documents
-from evalcore.store.labels import has_labels_from_unchecked, record_label
-from evalcore.store.pins import pin_exists_unchecked
-from evalcore.store.runs import list_runs_unchecked, run_exists_unchecked
+from evalcore.store.labels import has_labels_from, record_label
+from evalcore.store.pins import pin_exists
+from evalcore.store.runs import list_runs, run_exists
 from evalcore.store.studies import StudyIn, create_organisation, study_exists, study_ids
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.transaction import write_transaction
 
@@ -133,8 +135,11 @@ def demo_needs_building(db: sqlite_utils.Database) -> bool:
     """True for a store without any study, or with an unfinished demo (read-only check)."""
     if not has_demo(db):
         return not study_ids(db)
-    runs = {run.name for run in list_runs_unchecked(db, DEMO_STUDY_ID)}
-    labeled = has_labels_from_unchecked(db, DEMO_STUDY_ID, DEMO_SOURCE)
+    if not may_read(db, None, DEMO_STUDY_ID):
+        return False  # taken into team mode: no longer a demo to finish
+    study = open_study(db, DEMO_STUDY_ID, None)
+    runs = {run.name for run in list_runs(study)}
+    labeled = has_labels_from(study, DEMO_SOURCE)
     return not (set(RUN_PROTOCOLS) <= runs and labeled)
 
 
@@ -192,30 +197,31 @@ def _frame(db: sqlite_utils.Database) -> bool:
 def _runs(db: sqlite_utils.Database, actor: str) -> int:
     """Pin and execute each demo protocol that is not there yet; returns runs created."""
     made = 0
+    study = open_study(db, DEMO_STUDY_ID, actor)
     for name, protocol in RUN_PROTOCOLS.items():
         # A ValueError with the step done anyway means another session did it just now.
-        if not pin_exists_unchecked(db, DEMO_STUDY_ID, name):
+        if not pin_exists(study, name):
             try:
                 pin_protocol(db, study_id=DEMO_STUDY_ID, name=name,
                              protocol=parse_protocol(protocol, source=f"demo protocol {name}"),
                              actor=actor)
             except ValueError:
-                if not pin_exists_unchecked(db, DEMO_STUDY_ID, name):
+                if not pin_exists(study, name):
                     raise
-        if not run_exists_unchecked(db, DEMO_STUDY_ID, name):
+        if not run_exists(study, name):
             try:
                 execute_protocol(db, study_id=DEMO_STUDY_ID, protocol_name=name, run_name=name,
                                  actor=actor)
                 made += 1
             except ValueError:
-                if not run_exists_unchecked(db, DEMO_STUDY_ID, name):
+                if not run_exists(study, name):
                     raise
     return made
 
 
 def _labels_and_completeness(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
     with write_transaction(db):
-        if has_labels_from_unchecked(db, DEMO_STUDY_ID, DEMO_SOURCE):
+        if has_labels_from(open_study(db, DEMO_STUDY_ID, None), DEMO_SOURCE):
             return 0
         labels = _labels(db, docs)
         for query_id in COMPLETE_QUERIES:
@@ -239,8 +245,9 @@ def _labels(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
     fully = (*COMPLETE_QUERIES, *DOUBLE_QUERIES, *PARTIAL_QUERIES)
     first_pass = tuple(q for q, _, _ in QUERIES if q not in fully)
     cant_judge = {(q, u): note for q, u, note in CANT_JUDGE}
+    study = open_study(db, DEMO_STUDY_ID, None)
     for query_id in (*fully, *first_pass):
-        items = query_pool_unchecked(db, DEMO_STUDY_ID, query_id)
+        items = query_pool(study, query_id)
         pool = [item.unit_id for item in items]
         if query_id in PARTIAL_QUERIES:
             pool = pool[: len(pool) // 2]

@@ -23,30 +23,25 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
 from evalcore.analysis.bottom_line import Estimate as LineEstimate
-from evalcore.analysis.decision import (
-    PairEvaluation,
-    evaluate_column_pair,
-    stored_pair_unchecked,
-)
-from evalcore.analysis.query_set import resolve_stored_query_set_unchecked
-from evalcore.analysis.shared_evidence import shared_evidence_unchecked
+from evalcore.analysis.decision import PairEvaluation, evaluate_column_pair, stored_pair
+from evalcore.analysis.query_set import resolve_stored_query_set
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.contract.measures import parse_measure
 from evalcore.estimation.design import SampleDesign, SampleUnit, grow
 from evalcore.estimation.pair_estimate import Estimate, NotEstimable, draw_for_pair, estimate_pair
-from evalcore.store.authorize import authorize
-from evalcore.store.automatic_labels import automatic_labels_unchecked
-from evalcore.store.observations import runs_as_columns_unchecked
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.automatic_labels import automatic_labels
+from evalcore.store.observations import runs_as_columns
 from evalcore.store.samples import (
     StoredSample,
     create_sample,
-    get_sample_unchecked,
+    get_sample,
     grow_sample,
-    nonresponses_unchecked,
-    sample_units_unchecked,
-    units_labeled_since_unchecked,
+    nonresponses,
+    sample_units,
+    units_labeled_since,
 )
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study, open_study
 
 #: The default confidence level of an estimate.
 DEFAULT_LEVEL = 0.95
@@ -93,42 +88,63 @@ def draw_stored_sample(
         raise ValueError(f"--size {size}: a sample needs at least 1 unit")
     parsed = [parse_measure(m) for m in measures]
     names = list(dict.fromkeys(m.canonical for m in parsed))
-    authorize(db, study_id=study_id, actor=actor, permission=Permission.DRAW_SAMPLE)
-    query_set = resolve_stored_query_set_unchecked(db, study_id, [baseline, candidate], "all")
-    evaluated = stored_pair_unchecked(db, study_id, candidate, baseline, parsed,
-                                      query_ids=query_set.scope)
-    design = draw_for_pair(evaluated.pair, name=name, run_a=candidate, run_b=baseline,
-                           measures=names, size=size, seed=seed)
+    study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
+    query_set = resolve_stored_query_set(study, [baseline, candidate], "all")
+    evaluated = stored_pair(study, candidate, baseline, parsed, query_ids=query_set.scope)
+    design = draw_for_pair(
+        evaluated.pair,
+        name=name,
+        run_a=candidate,
+        run_b=baseline,
+        measures=names,
+        size=size,
+        seed=seed,
+    )
     if not design.queries:
         raise ValueError(
             f"{candidate} vs {baseline} has no unknown unit that can move {', '.join(names)}: "
             "nothing to sample (the decided verdict needs no estimate)"
         )
     stored = create_sample(
-        db, study_id=study_id, name=name, run_a=candidate, run_b=baseline, measures=names,
-        seed=seed, size=size, draws=design.draws, design_json=design.model_dump_json(),
-        units=_unit_rows(design), actor=actor,
+        db,
+        study_id=study_id,
+        name=name,
+        run_a=candidate,
+        run_b=baseline,
+        measures=names,
+        seed=seed,
+        size=size,
+        draws=design.draws,
+        design_json=design.model_dump_json(),
+        units=_unit_rows(design),
+        actor=actor,
     )
     return SampleView(sample=stored, design=design)
 
 
-def grow_stored_sample(db: sqlite_utils.Database, *, study_id: str, name: str, size: int,
-                       actor: str | None) -> SampleView:
+def grow_stored_sample(
+    db: sqlite_utils.Database, *, study_id: str, name: str, size: int, actor: str | None
+) -> SampleView:
     """Draw more units into the same design, up to ``size`` labels (lead only in team
     mode); every unit sampled already stays, with its label."""
-    authorize(db, study_id=study_id, actor=actor, permission=Permission.DRAW_SAMPLE)
-    design = grow(design_of(get_sample_unchecked(db, study_id, name)), size)
-    stored = grow_sample(db, study_id=study_id, name=name, size=size, draws=design.draws,
-                         design_json=design.model_dump_json(), units=_unit_rows(design),
-                         actor=actor)
+    study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
+    design = grow(design_of(get_sample(study, name)), size)
+    stored = grow_sample(
+        db,
+        study_id=study_id,
+        name=name,
+        size=size,
+        draws=design.draws,
+        design_json=design.model_dump_json(),
+        units=_unit_rows(design),
+        actor=actor,
+    )
     return SampleView(sample=stored, design=design)
 
 
-def show_sample(db: sqlite_utils.Database, study_id: str, name: str, *,
-                viewer: Viewer) -> SampleView:
-    """The stored sample and its design, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    sample = get_sample_unchecked(db, study_id, name)
+def show_sample(study: Study, name: str) -> SampleView:
+    """The stored sample and its design."""
+    sample = get_sample(study, name)
     return SampleView(sample=sample, design=design_of(sample))
 
 
@@ -144,45 +160,49 @@ class QueueUnit(BaseModel):
     state: str
 
 
-def sample_queue(db: sqlite_utils.Database, study_id: str, name: str, *,
-                 viewer: Viewer) -> list[QueueUnit]:
-    """The sample's units in order with their state, if ``viewer`` may read the study:
+def sample_queue(study: Study, name: str) -> list[QueueUnit]:
+    """The sample's units in order with their state:
     annotators take the first open one (they do not choose)."""
-    require_read(db, viewer, study_id)
-    sample = get_sample_unchecked(db, study_id, name)
-    units = sample_units_unchecked(db, study_id, name)
-    gains = _current_gains(db, study_id, [u.query_id for u in units])
-    answers = _responses(db, sample, gains)
+    sample = get_sample(study, name)
+    units = sample_units(study, name)
+    gains = _current_gains(study, [u.query_id for u in units])
+    answers = _responses(study, sample, gains)
     return [
         QueueUnit(
-            position=u.position, query_id=u.query_id, unit_id=u.unit_id,
-            state=("open" if (u.query_id, u.unit_id) not in answers
-                   else "labeled" if answers[(u.query_id, u.unit_id)] is not None
-                   else "non-response"),
+            position=u.position,
+            query_id=u.query_id,
+            unit_id=u.unit_id,
+            state=(
+                "open"
+                if (u.query_id, u.unit_id) not in answers
+                else "labeled"
+                if answers[(u.query_id, u.unit_id)] is not None
+                else "non-response"
+            ),
         )
         for u in units
     ]
 
 
-def _current_gains(db: sqlite_utils.Database, study_id: str,
-                   query_ids: Sequence[str]) -> dict[str, dict[str, int | tuple[int, ...]]]:
-    from evalcore.store.resolution import resolved_gains_unchecked
+def _current_gains(
+    study: Study, query_ids: Sequence[str]
+) -> dict[str, dict[str, int | tuple[int, ...]]]:
+    from evalcore.store.resolution import resolved_gains
 
     wanted = list(dict.fromkeys(query_ids))
-    return resolved_gains_unchecked(db, study_id, wanted, conflicts=True) if wanted else {}
+    return resolved_gains(study, wanted, conflicts=True) if wanted else {}
 
 
-def _responses(db: sqlite_utils.Database, sample: StoredSample,
-               gains: dict[str, dict[str, int | tuple[int, ...]]]
-               ) -> dict[tuple[str, str], int | None]:
+def _responses(
+    study: Study, sample: StoredSample, gains: dict[str, dict[str, int | tuple[int, ...]]]
+) -> dict[tuple[str, str], int | None]:
     """Each answered sampled unit -> its gain, or None for a non-response (a skip or
     "can't judge" not followed by a label that resolves it, or a unit labeled since the
     draw but still in conflict)."""
-    skipped = {(r.query_id, r.unit_id) for r in nonresponses_unchecked(db, sample.study_id,
-                                                                        sample.name)}
-    relabeled = units_labeled_since_unchecked(db, sample.study_id, sample.name)
+    skipped = {(r.query_id, r.unit_id) for r in nonresponses(study, sample.name)}
+    relabeled = units_labeled_since(study, sample.name)
     out: dict[tuple[str, str], int | None] = {}
-    for u in sample_units_unchecked(db, sample.study_id, sample.name):
+    for u in sample_units(study, sample.name):
         key = (u.query_id, u.unit_id)
         gain = gains.get(u.query_id, {}).get(u.unit_id)
         if isinstance(gain, int):
@@ -212,9 +232,16 @@ class StoredEstimates(BaseModel):
 
 def line_estimate(e: Estimate) -> LineEstimate:
     return LineEstimate(
-        lower=e.lower, upper=e.upper, level=e.level, n_sampled=e.n_sampled,
-        n_unknown=e.n_unknown, candidate=e.run_a, baseline=e.run_b,
-        n_nonresponse=e.n_nonresponse, n_pending=e.n_pending, method=e.method,
+        lower=e.lower,
+        upper=e.upper,
+        level=e.level,
+        n_sampled=e.n_sampled,
+        n_unknown=e.n_unknown,
+        candidate=e.run_a,
+        baseline=e.run_b,
+        n_nonresponse=e.n_nonresponse,
+        n_pending=e.n_pending,
+        method=e.method,
     )
 
 
@@ -240,51 +267,35 @@ def _within(e: Estimate | NotEstimable, pair: PairEvaluation) -> Estimate | NotE
     new_lo, new_hi = max(e.lower, lo), min(e.upper, hi)
     if new_lo > new_hi:  # only by rounding: the decided interval holds the truth
         new_lo = new_hi = min(max(e.point, lo), hi)
-    return e.model_copy(update={
-        "lower": new_lo, "upper": new_hi, "point": min(max(e.point, new_lo), new_hi),
-        "worst_lower": lo, "worst_upper": hi,
-    })
+    return e.model_copy(
+        update={
+            "lower": new_lo,
+            "upper": new_hi,
+            "point": min(max(e.point, new_lo), new_hi),
+            "worst_lower": lo,
+            "worst_upper": hi,
+        }
+    )
 
 
 def _flipped(e: Estimate | NotEstimable) -> Estimate | NotEstimable:
     if isinstance(e, NotEstimable):
         return e
-    return e.model_copy(update={
-        "run_a": e.run_b, "run_b": e.run_a, "point": -e.point, "lower": -e.upper,
-        "upper": -e.lower, "worst_lower": -e.worst_upper, "worst_upper": -e.worst_lower,
-    })
+    return e.model_copy(
+        update={
+            "run_a": e.run_b,
+            "run_b": e.run_a,
+            "point": -e.point,
+            "lower": -e.upper,
+            "upper": -e.lower,
+            "worst_lower": -e.worst_upper,
+            "worst_upper": -e.worst_lower,
+        }
+    )
 
 
 def estimate_stored(
-    db: sqlite_utils.Database,
-    study_id: str,
-    name: str,
-    *,
-    candidate: str,
-    baseline: str,
-    measures: Sequence[str] | None = None,
-    level: float = DEFAULT_LEVEL,
-    query_ids: Sequence[str] | None = None,
-    automatic: str | None = None,
-    viewer: Viewer,
-) -> StoredEstimates:
-    """Each measure's estimate of ``candidate - baseline`` from sample ``name``, if
-    ``viewer`` may read the study. ``measures``: some of the sample's (default: all);
-    ``query_ids``: the comparison's query set (None: the study's queries now), which must
-    be the sample's. Raises
-    ``SampleNotFoundError`` or ``ValueError`` (other runs, measures, query set, level, an
-    unknown automatic source). ``automatic``: an automatic source whose judgments serve
-    only as the estimator's predictions (never evidence: the values, bounds and verdicts
-    do not read them; a wrong source widens the interval, see ``docs/estimation.md``)."""
-    require_read(db, viewer, study_id)
-    return estimate_stored_unchecked(db, study_id, name, candidate=candidate,
-                                     baseline=baseline, measures=measures, level=level,
-                                     query_ids=query_ids, automatic=automatic)
-
-
-def estimate_stored_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     name: str,
     *,
     candidate: str,
@@ -297,15 +308,18 @@ def estimate_stored_unchecked(
     """:func:`estimate_stored` for a caller that authorised the read already."""
     if not 0 < level < 1:
         raise ValueError(f"--level {level}: give a confidence level between 0 and 1, e.g. 0.95")
-    sample = get_sample_unchecked(db, study_id, name)
+    sample = get_sample(study, name)
     design = design_of(sample)
     if {candidate, baseline} != {design.run_a, design.run_b}:
         raise ValueError(
             f"sample {name!r} was drawn for {design.run_a} vs {design.run_b}, not "
             f"{candidate} vs {baseline}; draw a sample for these runs (evalcore sample draw)"
         )
-    wanted = list(design.measures) if measures is None else [
-        parse_measure(m).canonical for m in measures]
+    wanted = (
+        list(design.measures)
+        if measures is None
+        else [parse_measure(m).canonical for m in measures]
+    )
     missing = [m for m in wanted if m not in design.measures]
     if missing:
         raise ValueError(
@@ -314,9 +328,8 @@ def estimate_stored_unchecked(
             "with these measures to estimate them"
         )
     # ``query_ids`` None: the study's queries now, read with the columns
-    columns = runs_as_columns_unchecked(db, study_id, [design.run_a, design.run_b],
-                                        shared_evidence_unchecked(db, study_id),
-                                        query_ids=query_ids)
+    columns = runs_as_columns(study, [design.run_a, design.run_b], shared_evidence(study),
+                              query_ids=query_ids)
     if columns[0].query_ids != design.query_ids:
         raise ValueError(
             f"sample {name!r} was drawn over {len(design.query_ids)} queries (every query of "
@@ -325,7 +338,7 @@ def estimate_stored_unchecked(
             "the same queries or draw a new sample"
         )
     gains = {q: dict(g) for q, g in zip(columns[0].query_ids, columns[0].gains, strict=True)}
-    responses = _responses(db, sample, gains)
+    responses = _responses(study, sample, gains)
     # the evidence without the sample's answers: what the design was drawn against
     answered = {}
     for (q, unit), gain in responses.items():
@@ -337,26 +350,31 @@ def estimate_stored_unchecked(
     ]
     stripped_labels = columns[0].coded_labels.without(columns[0].query_ids, answered)
     stripped = [replace(c, gains=stripped_gains, coded_labels=stripped_labels) for c in columns]
-    pair = evaluate_column_pair(stripped, wanted, get_study(db, study_id).protocol())
+    pair = evaluate_column_pair(stripped, wanted, get_study(study.db, study.study_id).protocol())
     predictions = None
     if automatic is not None:
-        by_source = automatic_labels_unchecked(db, study_id, design.query_ids,
-                                               sources=[automatic])
+        by_source = automatic_labels(study, design.query_ids, sources=[automatic])
         if automatic not in by_source:
-            known = sorted(automatic_labels_unchecked(db, study_id))
+            known = sorted(automatic_labels(study))
             raise ValueError(
                 f"no automatic judgments of source {automatic!r} on the queries of sample "
-                f"{name!r} (sources of study {study_id!r}: {', '.join(known) or 'none'}); "
+                f"{name!r} (sources of study {study.study_id!r}: {', '.join(known) or 'none'}); "
                 "import them with: evalcore import labels FILE --automatic NAME"
             )
         predictions = by_source[automatic]
-    found = estimate_pair(pair, design, responses, level=level, measures=wanted,
-                          automatic=predictions, automatic_name=automatic)
+    found = estimate_pair(
+        pair,
+        design,
+        responses,
+        level=level,
+        measures=wanted,
+        automatic=predictions,
+        automatic_name=automatic,
+    )
     # the evidence now (the sample's answers included) holds the truth whatever the rest
     # is: an interval outside it is cut to it (coverage can only grow)
-    now = evaluate_column_pair(columns, wanted, get_study(db, study_id).protocol())
+    now = evaluate_column_pair(columns, wanted, get_study(study.db, study.study_id).protocol())
     found = [_within(e, now) for e in found]
     if design.run_a != candidate:
         found = [_flipped(e) for e in found]
-    return StoredEstimates(sample=name, candidate=candidate, baseline=baseline,
-                           estimates=found)
+    return StoredEstimates(sample=name, candidate=candidate, baseline=baseline, estimates=found)

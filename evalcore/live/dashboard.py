@@ -29,7 +29,7 @@ measure whose cutoff is deeper than a run was stored to is not computed for
 that run. A lead's new choice is seen at the next refresh (a full rebuild).
 
 A full build packs every run from the study's shared evidence on the working reference
-(:func:`evalcore.analysis.shared_evidence.shared_evidence_unchecked`): the Compare page's
+(:func:`evalcore.analysis.shared_evidence.shared_evidence`): the Compare page's
 pair, reports and the command line pack from the same object while the store's marks stay
 those it was read at.
 
@@ -48,11 +48,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.interval_text import unknown_counts
-from evalcore.analysis.shared_evidence import shared_evidence_unchecked
+from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
@@ -74,24 +73,21 @@ from evalcore.contract.results import (
     MetricValue,
     QueryResult,
 )
-from evalcore.store.marks import StoreMarks, store_marks_unchecked, touched_queries_unchecked
+from evalcore.store.marks import StoreMarks, store_marks, touched_queries
 from evalcore.store.observations import (
     CodedLabels,
     ReferenceColumns,
     RunColumns,
     pack_run_columns,
-    run_columns_unchecked,
-    study_evidence_unchecked,
+    run_columns,
+    study_evidence,
 )
-from evalcore.store.population import study_population_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.runs import RunInfo, list_runs_unchecked
-from evalcore.store.studies import get_study, query_registered_unchecked
-from evalcore.store.study_measures import (
-    DEFAULT_STUDY_MEASURES,
-    shown_measures,
-    study_measures_unchecked,
-)
+from evalcore.store.population import study_population
+from evalcore.store.query_reads import query_registered
+from evalcore.store.runs import RunInfo, list_runs
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
+from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
 
 #: Above this many touched queries a refresh rebuilds everything instead.
 FULL_REBUILD_THRESHOLD = 2000
@@ -405,29 +401,29 @@ class LiveDashboard:
     # --- building and refreshing ------------------------------------------------
 
     @classmethod
-    def build(cls, db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> LiveDashboard:
-        """Evaluate every run of the study in full, if ``viewer`` may read the study
-        (:func:`evalcore.store.read_access.require_read`)."""
-        require_read(db, viewer, study_id)
-        state = cls(study_id, get_study(db, study_id).protocol(), study_measures_unchecked(db, study_id))
-        state._full(db)
+    def build(cls, study: Study) -> LiveDashboard:
+        """Evaluate every run of the study in full."""
+        state = cls(
+            study.study_id, get_study(study.db, study.study_id).protocol(), study_measures(study)
+        )
+        state._full(study)
         return state
 
-    def _full(self, db: sqlite_utils.Database) -> None:
+    def _full(self, study: Study) -> None:
         started = time.perf_counter()
-        marks = store_marks_unchecked(db, self.study_id)
+        marks = store_marks(study)
         self.runs = {}
-        evidence = shared_evidence_unchecked(db, self.study_id)
+        evidence = shared_evidence(study)
         reference = evidence.reference
         self._corpus_size = reference.corpus_size
         self.extra = {}
         evaluated: dict[str, BatchResult] = {}
         order: list[str] | None = None
-        for run in list_runs_unchecked(db, self.study_id):
+        for run in list_runs(study):
             extra = self._extra_measures(run.k)
-            columns = run_columns_unchecked(db, evidence, run.name, order=order)
+            columns = run_columns(study, evidence, run.name, order=order)
             order = columns.query_ids
-            results, more, tops = _evaluate(columns, evidence.labels_over(db, columns.query_ids),
+            results, more, tops = _evaluate(columns, evidence.labels_over(study, columns.query_ids),
                                             reference, self.protocol, extra)
             evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
@@ -512,7 +508,7 @@ class LiveDashboard:
             self._blocking, self._blocking_source, self._blocking_updates = table, {}, None
         return self._blocking
 
-    def _changes_query_sets(self, db: sqlite_utils.Database, touched: Sequence[str]) -> bool:
+    def _changes_query_sets(self, study: Study, touched: Sequence[str]) -> bool:
         """Whether an event on ``touched`` may add or remove a query of some run's set.
 
         A registered query is in every run's set; an unregistered one is in a run's set
@@ -522,21 +518,21 @@ class LiveDashboard:
             if any(query_id not in rs.index for rs in self.runs.values()):
                 return True
             if any(not rs.top_units[rs.index[query_id]] for rs in self.runs.values()) and not (
-                query_registered_unchecked(db, self.study_id, query_id)
+                query_registered(study, query_id)
             ):
                 return True
         return False
 
-    def refresh(self, db: sqlite_utils.Database, *, viewer: Viewer) -> RefreshOutcome:
-        """Bring the state up to date with the store (see the module docstring), if ``viewer``
-        may read the study (the state itself may be shared; the check is per call)."""
-        require_read(db, viewer, self.study_id)
+    def refresh(self, study: Study) -> RefreshOutcome:
+        """Bring the state up to date with the store (see the module docstring). The state
+        itself may be shared: each caller brings its own handle on the study."""
+        self._same_study(study)
         started = time.perf_counter()
-        marks = store_marks_unchecked(db, self.study_id)
-        chosen = study_measures_unchecked(db, self.study_id)
+        marks = store_marks(study)
+        chosen = study_measures(study)
         if chosen != self.chosen:  # a lead chose other measures: show them
             self.chosen, self.measures = chosen, shown_measures(chosen)
-            self._full(db)
+            self._full(study)
             outcome = RefreshOutcome(
                 changed=True, full=True, queries=[], seconds=time.perf_counter() - started
             )
@@ -548,23 +544,23 @@ class LiveDashboard:
             )
             self.last_refresh = outcome
             return outcome
-        touched = sorted(touched_queries_unchecked(db, self.study_id, self.marks)
+        touched = sorted(touched_queries(study, self.marks)
                          - set(marks.removed))  # a removed query's labels count nowhere
         if (
             marks.run_ids != self.marks.run_ids
             or marks.removed != self.marks.removed
             or len(touched) > FULL_REBUILD_THRESHOLD
-            or self._changes_query_sets(db, touched)
-            or study_population_unchecked(db, self.study_id).corpus_size != self._corpus_size
+            or self._changes_query_sets(study, touched)
+            or study_population(study).corpus_size != self._corpus_size
         ):
-            self._full(db)
+            self._full(study)
             outcome = RefreshOutcome(
                 changed=True, full=True, queries=touched, seconds=time.perf_counter() - started
             )
             self.last_refresh = outcome
             return outcome
         if touched:
-            self._update_queries(db, touched)
+            self._update_queries(study, touched)
         self.marks = marks
         outcome = RefreshOutcome(
             changed=True, full=False, queries=touched, seconds=time.perf_counter() - started
@@ -572,30 +568,35 @@ class LiveDashboard:
         self.last_refresh = outcome
         return outcome
 
-    def update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str], *,
-                       viewer: Viewer) -> None:
-        """Re-read and re-evaluate the given queries in every run whose query set has them,
-        if ``viewer`` may read the study."""
-        require_read(db, viewer, self.study_id)
-        self._update_queries(db, query_ids)
+    def update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
+        """Re-read and re-evaluate the given queries in every run whose query set has them."""
+        self._same_study(study)
+        self._update_queries(study, query_ids)
 
-    def _update_queries(self, db: sqlite_utils.Database, query_ids: Iterable[str]) -> None:
+    def _same_study(self, study: Study) -> None:
+        if study.study_id != self.study_id:
+            raise ValueError(
+                f"a handle on study {study.study_id!r} given to the dashboard of "
+                f"study {self.study_id!r}"
+            )
+
+    def _update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return
-        evidence = study_evidence_unchecked(db, self.study_id, None, wanted)
+        evidence = study_evidence(study, None, wanted)
         reference = evidence.reference
         if reference.corpus_size != self._corpus_size:  # bounds every query: all again
-            self._full(db)
+            self._full(study)
             return
         evaluated: dict[str, BatchResult] = {}
         for name, rs in self.runs.items():
             mine = [q for q in wanted if q in rs.index]
             if not mine:
                 continue
-            columns = run_columns_unchecked(db, evidence, name, mine)
+            columns = run_columns(study, evidence, name, mine)
             extra = self.extra[name]
-            found, extra_found, tops = _evaluate(columns, evidence.labels_over(db, mine),
+            found, extra_found, tops = _evaluate(columns, evidence.labels_over(study, mine),
                                                  reference, self.protocol,
                                                  self._extra_measures(rs.run.k))
             evaluated[name] = found

@@ -15,16 +15,15 @@ items or the verdicts).
 
 from collections.abc import Collection, Sequence
 
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.decision import Decision, decide_measure, evaluate_stored_pair
 from evalcore.analysis.decision_queue import DecideItem, decide_queue, mean_automatic_gains
 from evalcore.contract.measures import UnknownMeasure, parse_measure
-from evalcore.store.automatic_labels import automatic_labels_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import resolve_unit_in_store_unchecked
+from evalcore.store.automatic_labels import automatic_labels
+from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.runs import list_runs
+from evalcore.store.study_handle import Study
 
 #: The measures the annotate page offers (any measure of the catalogue is accepted too).
 DECIDE_MEASURES: tuple[str, ...] = ("P@10", "RR@10", "Success@10", "P@5", "nDCG@10", "R@10")
@@ -53,26 +52,18 @@ class TargetError(ValueError):
         super().__init__(f"{parameter}={value!r} {problem}; valid values: {listed}")
 
 
-def study_run_names(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[str]:
-    return [run.name for run in list_runs(db, study_id, viewer=viewer)]
+def study_run_names(study: Study) -> list[str]:
+    return [run.name for run in list_runs(study)]
 
 
 def decide_target(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_a: str,
-    run_b: str,
-    measure: str,
-    measures: Sequence[str] = DECIDE_MEASURES,
-    *,
-    viewer: Viewer,
+    study: Study, run_a: str, run_b: str, measure: str, measures: Sequence[str] = DECIDE_MEASURES
 ) -> DecideTarget:
-    """The target named by the three values, or :class:`TargetError` for the first bad one
-    (PermissionDenied first if ``viewer`` may not read the study)."""
-    runs = study_run_names(db, study_id, viewer=viewer)
+    """The target named by the three values, or :class:`TargetError` for the first bad one."""
+    runs = study_run_names(study)
     for parameter, value in (("run_a", run_a), ("run_b", run_b)):
         if value not in runs:
-            raise TargetError(parameter, value, f"is not a run of study {study_id!r}", runs)
+            raise TargetError(parameter, value, f"is not a run of study {study.study_id!r}", runs)
     if run_a == run_b:
         raise TargetError("run_b", run_b, "is the same run as run_a (compare two different runs)",
                           [r for r in runs if r != run_a])
@@ -116,24 +107,20 @@ class DecideState(BaseModel):
 
 
 def decide_state(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     target: DecideTarget,
     measures: Sequence[str] = DECIDE_MEASURES,
     *,
-    viewer: Viewer,
     query_ids: Sequence[str] | None = None,
 ) -> DecideState:
-    """Both runs evaluated once on every offered measure: the verdicts and the target's queue
-    (if ``viewer`` may read the study), over the study's queries or the query set
-    ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
+    """Both runs evaluated once on every offered measure: the verdicts and the target's queue,
+    over the study's queries or the query set ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
     names = list(dict.fromkeys([parse_measure(m).canonical for m in measures] + [target.measure]))
-    pair = evaluate_stored_pair(db, study_id, target.run_a, target.run_b, names, viewer=viewer,
-                                query_ids=query_ids)
+    pair = evaluate_stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids)
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]
     if decision.verdict == "undecided":
-        hint = mean_automatic_gains(automatic_labels_unchecked(db, study_id, pair.query_ids))
+        hint = mean_automatic_gains(automatic_labels(study, pair.query_ids))
         queue = decide_queue(pair, target.measure, limit=None, automatic=hint or None)
         items, n, needed = queue.items, queue.n_candidates, queue.labels_to_decide
     else:
@@ -143,24 +130,19 @@ def decide_state(
 
 
 def next_queue_item(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     items: Sequence[DecideItem],
     annotator: str,
     passed: Collection[tuple[str, str]] = (),
-    *,
-    viewer: Viewer,
 ) -> DecideItem | None:
     """The first item of the queue the annotator can label now: not passed (skipped or
     can't-judge in this session) and not already labeled by them (a unit in conflict the
     annotator has a label on waits for a reviewer, not for another label of theirs).
-    Passed items come back once nothing else is left. ``viewer`` must be able to read the
-    study."""
-    require_read(db, viewer, study_id)
+    Passed items come back once nothing else is left."""
     later = None
     for item in items:
         if item.kind == "conflict":
-            resolved = resolve_unit_in_store_unchecked(db, study_id, item.query_id, item.unit_id)
+            resolved = resolve_unit_in_store(study, item.query_id, item.unit_id)
             if resolved is not None and annotator in resolved.annotators:
                 continue
         if (item.query_id, item.unit_id) in passed:

@@ -14,7 +14,7 @@ at each run's k until a lead chooses) unless ``measures`` names others; each run
 evaluated on them with Judged@k beside each (:attr:`ReportRun.measure_values`), a
 measure deeper than a run's k left out for that run (with a warning).
 
-For each pair the comparison compares, :func:`decisions_of_unchecked` adds what the evidence
+For each pair the comparison compares, :func:`decisions_of` adds what the evidence
 decides (:func:`evalcore.analysis.pair_comparison.compare_pair`) on the same measures
 (one without a cutoff at the runs' k), against the same reference.
 """
@@ -22,38 +22,28 @@ decides (:func:`evalcore.analysis.pair_comparison.compare_pair`) on the same mea
 from collections.abc import Sequence
 from datetime import datetime
 
-import sqlite_utils
-
 from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import ComparisonSettings
-from evalcore.analysis.pair_comparison import PairComparison, compare_pair_unchecked
-from evalcore.analysis.query_set import (
-    QuerySetSpec,
-    ResolvedQuerySet,
-    resolve_stored_query_set_unchecked,
-)
-from evalcore.analysis.run_evaluation import (
-    evaluate_run_measures_unchecked,
-    population_notes_unchecked,
-)
+from evalcore.analysis.pair_comparison import PairComparison, compare_pair
+from evalcore.analysis.query_set import QuerySetSpec, ResolvedQuerySet, resolve_stored_query_set
+from evalcore.analysis.run_evaluation import evaluate_run_measures, population_notes
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
-from evalcore.estimation.stored import estimate_stored_unchecked
+from evalcore.estimation.stored import estimate_stored
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
-from evalcore.store.labels import noted_label_events_unchecked, query_annotators_unchecked
-from evalcore.store.read_access import Viewer
-from evalcore.store.references import get_reference_unchecked
-from evalcore.store.runs import get_run_unchecked
-from evalcore.store.samples import get_sample_unchecked
-from evalcore.store.scoping import require_study_view
-from evalcore.store.studies import get_study, query_texts_unchecked
-from evalcore.store.study_measures import shown_measures, study_measures_unchecked
+from evalcore.store.labels import noted_label_events, query_annotators
+from evalcore.store.query_reads import query_texts
+from evalcore.store.references import get_reference
+from evalcore.store.runs import get_run
+from evalcore.store.samples import get_sample
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
+from evalcore.store.study_measures import shown_measures, study_measures
 
 
 def report_from_store(
-    db: sqlite_utils.Database,
+    study: Study,
     *,
-    study_id: str,
     runs: Sequence[str],
     created_by: str,
     reference: str | None = None,
@@ -62,7 +52,6 @@ def report_from_store(
     corpus_fingerprint: str | None = None,
     settings: ComparisonSettings | None = None,
     created_at: datetime | None = None,
-    viewer: Viewer,
     accept_unverified: Sequence[str] = (),
     measures: Sequence[Measure | str] | None = None,
     queries: QuerySetSpec | str | None = None,
@@ -75,11 +64,9 @@ def report_from_store(
     subclasses, whose messages list what exists. ``name`` defaults to
     ``"<runs> @ <reference> <created_at>"``.
 
-    ``viewer`` (required: who reads; usually ``created_by``) must be allowed to see the study — its
-    queries, labels, notes and runs, which the report holds — or
-    :class:`~evalcore.access.PermissionDenied` is raised before anything is
-    evaluated (:func:`~evalcore.store.scoping.require_study_view`: in team mode a
-    member who belongs to the study's organisation). A report holds no document
+    The ``study`` handle's actor (usually ``created_by``) was allowed to read the study —
+    its queries, labels, notes and runs, which the report holds — when it was opened
+    (:func:`~evalcore.store.study_handle.open_study`). A report holds no document
     text. Storing it (:func:`evalcore.report.stored.save_report`) needs the lead role.
     ``accept_unverified``: runs whose comparability is not verified that
     ``created_by`` accepts for comparison (see :func:`~evalcore.report.build.build_report`).
@@ -93,26 +80,36 @@ def report_from_store(
     for shows, per measure of the sample, its estimate at confidence ``level`` apart from
     the decided verdict (:func:`~evalcore.estimation.stored.estimate_stored`).
     """
-    require_study_view(db, viewer, study_id)
-    chosen = (study_measures_unchecked(db, study_id) if measures is None
-              else [m if isinstance(m, Measure) else parse_measure(m) for m in measures])
+    chosen = (
+        study_measures(study)
+        if measures is None
+        else [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    )
     if not chosen:
         raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10'")
     return _report_from_store(
-        db, study_id=study_id, runs=runs, created_by=created_by, reference=reference,
-        name=name, baseline=baseline, corpus_fingerprint=corpus_fingerprint,
-        settings=settings, created_at=created_at, accept_unverified=accept_unverified,
+        study,
+        runs=runs,
+        created_by=created_by,
+        reference=reference,
+        name=name,
+        baseline=baseline,
+        corpus_fingerprint=corpus_fingerprint,
+        settings=settings,
+        created_at=created_at,
+        accept_unverified=accept_unverified,
         measures=list(dict.fromkeys(chosen)),
-        query_set=resolve_stored_query_set_unchecked(
-            db, study_id, list(dict.fromkeys(runs)), queries, reference) if runs else None,
-        sample=sample, level=level,
+        query_set=resolve_stored_query_set(study, list(dict.fromkeys(runs)), queries, reference)
+        if runs
+        else None,
+        sample=sample,
+        level=level,
     )
 
 
 def _report_from_store(
-    db: sqlite_utils.Database,
+    handle: Study,
     *,
-    study_id: str,
     runs: Sequence[str],
     created_by: str,
     reference: str | None,
@@ -132,10 +129,10 @@ def _report_from_store(
         raise ValueError("a sample estimates from the working labels; leave out --reference")
     if not names:
         raise ValueError("no runs named: give at least one run of the study")
-    study = get_study(db, study_id)
+    study = get_study(handle.db, handle.study_id)
     protocol = study.protocol()
-    version = get_reference_unchecked(db, study_id, reference) if reference is not None else None
-    run_infos = [get_run_unchecked(db, study_id, run_name) for run_name in names]
+    version = get_reference(handle, reference) if reference is not None else None
+    run_infos = [get_run(handle, run_name) for run_name in names]
     scope = None if query_set is None else query_set.scope
     shown = shown_measures(measures)
     inputs: dict[str, RunInput] = {}
@@ -145,17 +142,18 @@ def _report_from_store(
         fits = [m for m in shown if m.k is None or m.k <= info.k]
         too_deep += [f"{m.canonical} is deeper than run {info.name!r}'s depth {info.k}: not "
                      "shown for it" for m in measures if m not in fits]
-        evaluation, chosen_values[info.name] = evaluate_run_measures_unchecked(
-            db, study_id, info.name, reference, protocol, fits, query_ids=scope)
+        evaluation, chosen_values[info.name] = evaluate_run_measures(
+            handle, info.name, reference, protocol, fits, query_ids=scope
+        )
         inputs[info.name] = RunInput(evaluation=evaluation,
                                      corpus_fingerprint=info.corpus_fingerprint)
-    internal = _internal(db, study_id, {i.name: i.run_id for i in run_infos})
+    internal = _internal(handle, {i.name: i.run_id for i in run_infos})
     if version is not None:
         internal = internal.model_copy(update={"reference_created_by": version.created_by})
     report = build_report(
         inputs,
         name=name or "",
-        study_id=study_id,
+        study_id=handle.study_id,
         study_name=study.name,
         protocol=protocol,
         created_by=created_by,
@@ -163,7 +161,7 @@ def _report_from_store(
         reference_hash=version.content_hash if version is not None else None,
         corpus_fingerprint=corpus_fingerprint,
         baseline=baseline,
-        query_texts=query_texts_unchecked(db, study_id),
+        query_texts=query_texts(handle),
         internal=internal,
         settings=settings,
         created_at=created_at,
@@ -174,18 +172,22 @@ def _report_from_store(
         "runs": [r.model_copy(update={"measure_values": chosen_values[r.name]})
                  for r in report.runs],
     })
-    decisions = decisions_of_unchecked(db, report, query_ids=scope)
+    decisions = decisions_of(handle, report, query_ids=scope)
     updates: dict[str, object] = {
         "decisions": decisions,
         "bottom_lines": [bottom_line(pc) for pc in decisions],
         "query_set": None if query_set is None else query_set.record(),
-        "notes": population_notes_unchecked(db, study_id)}
+        "notes": population_notes(handle),
+    }
     if sample is not None:
-        updates["bottom_lines"] = sample_bottom_lines_unchecked(db, study_id, sample, decisions,
-                                                                level, scope)
-        updates["notes"] = [*updates["notes"], (  # type: ignore[misc]
-            f"estimates from sample {sample!r} ({level:.0%} confidence) are shown apart from "
-            "the decided verdicts: they are never evidence")]
+        updates["bottom_lines"] = sample_bottom_lines(handle, sample, decisions, level, scope)
+        updates["notes"] = [
+            *updates["notes"],
+            (  # type: ignore[misc]
+                f"estimates from sample {sample!r} ({level:.0%} confidence) are shown apart from "
+                "the decided verdicts: they are never evidence"
+            ),
+        ]
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
     unpinned = [] if reference is not None else [
@@ -197,22 +199,32 @@ def _report_from_store(
     return report.model_copy(update=updates)
 
 
-def sample_bottom_lines_unchecked(db: sqlite_utils.Database, study_id: str, sample: str,
-                                  decisions: Sequence[PairComparison], level: float,
-                                  scope: Sequence[str] | None) -> list[BottomLine]:
+def sample_bottom_lines(
+    study: Study,
+    sample: str,
+    decisions: Sequence[PairComparison],
+    level: float,
+    scope: Sequence[str] | None,
+) -> list[BottomLine]:
     """Each pair's bottom line with the estimates of stored ``sample`` for the pair it was
     drawn for (on the measures both name); ValueError when it was drawn for no compared
     pair or none of the report's measures."""
-    stored = get_sample_unchecked(db, study_id, sample)
+    stored = get_sample(study, sample)
     lines, used = [], False
     for pc in decisions:
         shown = [item.measure for item in pc.measures if item.measure in stored.measures]
         if {pc.run_a, pc.run_b} != {stored.run_a, stored.run_b} or not shown:
             lines.append(bottom_line(pc))
             continue
-        found = estimate_stored_unchecked(db, study_id, sample, candidate=pc.run_a,
-                                          baseline=pc.run_b, measures=shown, level=level,
-                                          query_ids=scope)
+        found = estimate_stored(
+            study,
+            sample,
+            candidate=pc.run_a,
+            baseline=pc.run_b,
+            measures=shown,
+            level=level,
+            query_ids=scope,
+        )
         lines.append(bottom_line(pc, found.line_estimates()))
         used = True
     if not used:
@@ -228,13 +240,13 @@ def sample_bottom_lines_unchecked(db: sqlite_utils.Database, study_id: str, samp
 REPORT_QUEUE = 5
 
 
-def decisions_of_unchecked(db: sqlite_utils.Database, report: Report, *,
-                           query_ids: Sequence[str] | None = None) -> list[PairComparison]:
+def decisions_of(
+    study: Study, report: Report, *, query_ids: Sequence[str] | None = None
+) -> list[PairComparison]:
     """What the evidence decides for each pair the report compares (candidate − baseline,
     as its comparison orders them: each run minus the baseline), on the report's measures
     (the section-7 ones when it names none) at the compared runs' cutoff; a measure deeper than that cutoff is left out.
-    ``query_ids``: the report's query set (None: the study's queries).
-    For :func:`report_from_store`, which authorised the read of the report's study."""
+    ``query_ids``: the report's query set (None: the study's queries)."""
     if report.comparison is None:
         return []
     pairs = list(dict.fromkeys((c.run_a, c.run_b) for c in report.comparison.comparisons))
@@ -247,20 +259,31 @@ def decisions_of_unchecked(db: sqlite_utils.Database, report: Report, *,
     if not measures:
         return []
     return [
-        compare_pair_unchecked(db, report.study_id, a, b, measures, report.reference_version,
-                               queue_limit=REPORT_QUEUE, query_ids=query_ids)
+        compare_pair(
+            study,
+            a,
+            b,
+            measures,
+            report.reference_version,
+            queue_limit=REPORT_QUEUE,
+            query_ids=query_ids,
+        )
         for a, b in pairs
     ]
 
 
-def _internal(db: sqlite_utils.Database, study_id: str, run_ids: dict[str, int]) -> ReportInternal:
+def _internal(study: Study, run_ids: dict[str, int]) -> ReportInternal:
     """Run row ids, annotators per query and annotator notes (two indexed scans)."""
-    annotators = query_annotators_unchecked(db, study_id)
+    annotators = query_annotators(study)
     notes = [
         AnnotatorNote(
-            query_id=e.query_id, unit_id=e.unit_id, annotator=e.annotator, note=e.note,
-            created_at=e.created_at, event_id=e.event_id,
+            query_id=e.query_id,
+            unit_id=e.unit_id,
+            annotator=e.annotator,
+            note=e.note,
+            created_at=e.created_at,
+            event_id=e.event_id,
         )
-        for e in noted_label_events_unchecked(db, study_id)
+        for e in noted_label_events(study)
     ]
     return ReportInternal(run_ids=run_ids, annotators=dict(annotators), notes=notes)

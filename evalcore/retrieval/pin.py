@@ -20,21 +20,20 @@ from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.fingerprint import fingerprint_pairs
 from evalcore.retrieval.lexical_protocol import LexicalProtocol
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
 from evalcore.store.corpus_generations import current_generation
 from evalcore.store.lookup import not_found
 from evalcore.store.pins import (
     insert_pin,
-    pin_document_ids_unchecked,
-    pin_exists_unchecked,
-    pin_names_unchecked,
-    pin_owner_counts_unchecked,
-    pin_row_unchecked,
+    pin_document_ids,
+    pin_exists,
+    pin_names,
+    pin_owner_counts,
+    pin_row,
     visible_documents,
 )
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.scoping import require_organisations, unreadable_organisations
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 from evalcore.store.visibility import Visibility
 
@@ -103,15 +102,15 @@ def pin_protocol(
         )
     visibility = Visibility.of(study.corpus_id, protocol.organisations, protocol.cutoff)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.PIN_PROTOCOL)
+        handle = open_study(db, study_id, actor, Permission.PIN_PROTOCOL)
         require_organisations(db, actor=actor, study_id=study_id, corpus_id=study.corpus_id,
                               organisations=protocol.organisations)
-        if pin_exists_unchecked(db, study_id, name):
+        if pin_exists(handle, name):
             raise ValueError(
                 f"a protocol named {name!r} is already pinned in study {study_id!r}; pins are "
                 "immutable, choose another name"
             )
-        _check_reference_version(db, study_id, protocol.reference_version)
+        _check_reference_version(handle, protocol.reference_version)
         rows = visible_documents(db, visibility)
         if not rows:
             raise ValueError(
@@ -159,40 +158,34 @@ def pin_protocol(
     )
 
 
-def _check_reference_version(
-    db: sqlite_utils.Database, study_id: str, version: str | None
-) -> None:
+def _check_reference_version(study: Study, version: str | None) -> None:
     if version is None:
         return
     # Imported here: only a pin that names a reference needs the reference store (and its
     # resolution and completeness modules), which re-executing a pin never does.
-    from evalcore.store.references import ReferenceNotFoundError, get_reference_unchecked
+    from evalcore.store.references import ReferenceNotFoundError, get_reference
 
     try:
-        get_reference_unchecked(db, study_id, version)
+        get_reference(study, version)
     except ReferenceNotFoundError as exc:
         raise ValueError(
             f"reference_version: {exc}; freeze it first or remove reference_version"
         ) from None
 
 
-def get_pinned_protocol(db: sqlite_utils.Database, study_id: str, name: str, *,
-                        viewer: Viewer) -> PinnedProtocol:
-    """The pin named ``name`` if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`; None is nobody);
-    :class:`ProtocolNotFoundError` lists the pins that exist.
+def get_pinned_protocol(study: Study, name: str) -> PinnedProtocol:
+    """The pin named ``name``; :class:`ProtocolNotFoundError` lists the pins that exist.
 
-    Counts of documents of organisations ``viewer`` may not read are left out (named in
-    ``withheld_organisations``): a count is a fact about documents they may not read."""
-    require_read(db, viewer, study_id)
-    return _as_seen_by(db, viewer, get_pinned_protocol_unchecked(db, study_id, name))
+    Counts of documents of organisations the handle's actor may not read are left out (named
+    in ``withheld_organisations``): a count is a fact about documents they may not read."""
+    return _as_seen_by(study, pinned_protocol(study, name))
 
 
-def _as_seen_by(db: sqlite_utils.Database, viewer: Viewer, pinned: PinnedProtocol
-                ) -> PinnedProtocol:
+def _as_seen_by(study: Study, pinned: PinnedProtocol) -> PinnedProtocol:
     assert pinned.protocol.corpus_id is not None
-    withheld = unreadable_organisations(db, viewer, pinned.protocol.corpus_id,
-                                        pinned.protocol.organisations)
+    withheld = unreadable_organisations(
+        study.db, study.actor, pinned.protocol.corpus_id, pinned.protocol.organisations
+    )
     if not withheld:
         return pinned
     shown = {o: n for o, n in pinned.documents_by_organisation.items() if o not in withheld}
@@ -201,19 +194,22 @@ def _as_seen_by(db: sqlite_utils.Database, viewer: Viewer, pinned: PinnedProtoco
                                      "withheld_organisations": withheld})
 
 
-def get_pinned_protocol_unchecked(db: sqlite_utils.Database, study_id: str, name: str
-                                  ) -> PinnedProtocol:
-    """The pin named ``name``, for the workflow's own use (no read check)."""
-    row = pin_row_unchecked(db, study_id, name)
+def pinned_protocol(study: Study, name: str) -> PinnedProtocol:
+    """The pin named ``name`` with the counts of every organisation, for the workflow that
+    re-executes it."""
+    row = pin_row(study, name)
     if row is None:
-        raise not_found(ProtocolNotFoundError,
-                        f"no protocol {name!r} is pinned in study {study_id!r}",
-                        pin_names_unchecked(db, study_id), listing="pinned protocols",
-                        none_yet="none is pinned yet",
-                        advice="; pin one with `evalcore protocol pin`")
-    by_org = pin_owner_counts_unchecked(db, study_id, name)
+        raise not_found(
+            ProtocolNotFoundError,
+            f"no protocol {name!r} is pinned in study {study.study_id!r}",
+            pin_names(study),
+            listing="pinned protocols",
+            none_yet="none is pinned yet",
+            advice="; pin one with `evalcore protocol pin`",
+        )
+    by_org = pin_owner_counts(study, name)
     return PinnedProtocol(
-        study_id=study_id,
+        study_id=study.study_id,
         name=name,
         protocol=LexicalProtocol.model_validate_json(row[0]),
         corpus_fingerprint=row[1],
@@ -224,24 +220,24 @@ def get_pinned_protocol_unchecked(db: sqlite_utils.Database, study_id: str, name
     )
 
 
-def list_pinned_protocols(db: sqlite_utils.Database, study_id: str, *,
-                          viewer: Viewer) -> list[PinnedProtocol]:
-    """Every pin of the study, oldest first, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return [_as_seen_by(db, viewer, get_pinned_protocol_unchecked(db, study_id, n))
-            for n in pin_names_unchecked(db, study_id)]
+def list_pinned_protocols(study: Study) -> list[PinnedProtocol]:
+    """Every pin of the study, oldest first."""
+    return [_as_seen_by(study, pinned_protocol(study, n)) for n in pin_names(study)]
 
 
-def pinned_document_ids(db: sqlite_utils.Database, study_id: str, protocol_name: str, *,
-                        viewer: Viewer) -> set[str]:
+def pinned_document_ids(study: Study, protocol_name: str) -> set[str]:
     """The pinned (organisation-owned, before-cutoff) document ids: a run's ``permitted_ids``,
-    if ``viewer`` may read the study and every document the pin sees (PermissionDenied
-    otherwise: the ids of another organisation's documents are not theirs to list)."""
-    require_read(db, viewer, study_id)
-    pinned = get_pinned_protocol_unchecked(db, study_id, protocol_name)
+    if the handle's actor may read every document the pin sees (PermissionDenied otherwise:
+    the ids of another organisation's documents are not theirs to list)."""
+    pinned = pinned_protocol(study, protocol_name)
     assert pinned.protocol.corpus_id is not None
-    require_organisations(db, actor=viewer, study_id=study_id,
-                          corpus_id=pinned.protocol.corpus_id,
-                          organisations=pinned.protocol.organisations,
-                          permission=Permission.READ, protocol=protocol_name)
-    return pin_document_ids_unchecked(db, study_id, protocol_name)
+    require_organisations(
+        study.db,
+        actor=study.actor,
+        study_id=study.study_id,
+        corpus_id=pinned.protocol.corpus_id,
+        organisations=pinned.protocol.organisations,
+        permission=Permission.READ,
+        protocol=protocol_name,
+    )
+    return pin_document_ids(study, protocol_name)

@@ -26,17 +26,13 @@ generation and the full comparison runs. :func:`recompute_changes` always runs i
 
 from typing import Any
 
-import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.retrieval.fingerprint import corpus_fingerprint
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.store.corpus_generations import current_generation
-from evalcore.store.pins import (
-    pin_discrepancies_unchecked,
-    pin_generation_unchecked,
-    unpinned_visible_ids_unchecked,
-)
+from evalcore.store.pins import pin_discrepancies, pin_generation, unpinned_visible_ids
+from evalcore.store.study_handle import Study
 
 #: How many document ids of each kind a refusal message names.
 NAMED_PER_KIND = 10
@@ -114,9 +110,10 @@ class CorpusChanges(BaseModel):
         return self.model_dump(mode="json")
 
 
-def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChanges:
-    """Compare the pin with the corpus now (read-only; see the module docstring)."""
-    generation = pin_generation_unchecked(db, pinned.study_id, pinned.name)
+def revalidate(study: Study, pinned: PinnedProtocol) -> CorpusChanges:
+    """Compare the study's pin with the corpus now (read-only; see the module docstring)."""
+    db = study.db
+    generation = pin_generation(study, pinned.name)
     if generation is not None and generation == current_generation(
         db, pinned.protocol.corpus_id or ""
     ):
@@ -126,11 +123,11 @@ def revalidate(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChang
             current_fingerprint=pinned.corpus_fingerprint,
             kinds={name: ChangeKind() for name in CHANGE_KINDS},
         )
-    return recompute_changes(db, pinned)
+    return recompute_changes(study, pinned)
 
 
-def recompute_changes(db: sqlite_utils.Database, pinned: PinnedProtocol) -> CorpusChanges:
-    """Compare the pin with the corpus document by document, whatever the generation."""
+def recompute_changes(study: Study, pinned: PinnedProtocol) -> CorpusChanges:
+    """Compare the study's pin with the corpus document by document, whatever the generation."""
     visibility = pinned.visibility
     collected: dict[str, list[str]] = {name: [] for name in CHANGE_KINDS}
     counts: dict[str, int] = dict.fromkeys(CHANGE_KINDS, 0)
@@ -141,8 +138,8 @@ def recompute_changes(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Corp
         if len(collected[kind]) < NAMED_PER_KIND:
             collected[kind].append(doc_id)
 
-    current = corpus_fingerprint(db, visibility)
-    pinned_side = pin_discrepancies_unchecked(db, pinned.study_id, pinned.name, visibility)
+    current = corpus_fingerprint(study.db, visibility)
+    pinned_side = pin_discrepancies(study, pinned.name, visibility)
     for doc_id, gone, changed, owner_before, owner_now, visible in pinned_side:
         if gone:
             note("removed", doc_id)
@@ -159,7 +156,7 @@ def recompute_changes(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Corp
     # The same fingerprint is the same visible (doc_id, content) set: nothing was added
     # (only an owner change, which the hash leaves out, can remain; checked above).
     if current != pinned.corpus_fingerprint:
-        for doc_id in unpinned_visible_ids_unchecked(db, pinned.study_id, pinned.name, visibility):
+        for doc_id in unpinned_visible_ids(study, pinned.name, visibility):
             note("added", doc_id)
 
     kinds = {

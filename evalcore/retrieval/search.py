@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K
 from evalcore.retrieval.query_syntax import match_expression
 from evalcore.store.corpus_search import search_documents
-from evalcore.store.read_access import Viewer
 from evalcore.store.scoping import ReadableFilter, readable_filter
 from evalcore.store.visibility import Visibility
 
@@ -43,7 +42,7 @@ def search_corpus(
     corpus_id: str,
     text: str,
     *,
-    viewer: Viewer,
+    viewer: str | None,
     organisations: list[str] | set[str] | tuple[str, ...] | None = None,
     cutoff: datetime | None = None,
     limit: int = 50,
@@ -61,14 +60,20 @@ def search_corpus(
     by one of them (None: any owner, including none); ``cutoff`` to documents created at
     or before it (None: no cutoff; a naive datetime is UTC).
     """
-    return search_corpus_unchecked(
-        db, corpus_id, text, organisations=organisations, cutoff=cutoff, limit=limit,
-        title_weight=title_weight, text_weight=text_weight,
+    return search_corpus_unscoped(
+        db,
+        corpus_id,
+        text,
+        organisations=organisations,
+        cutoff=cutoff,
+        limit=limit,
+        title_weight=title_weight,
+        text_weight=text_weight,
         readable=readable_filter(db, viewer, corpus_id),
     )
 
 
-def search_corpus_unchecked(
+def search_corpus_unscoped(
     db: sqlite_utils.Database,
     corpus_id: str,
     text: str,

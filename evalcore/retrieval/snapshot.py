@@ -12,18 +12,14 @@ need. Either way the statistics depend on nothing but the pinned content, and
 free query text becomes terms by :mod:`evalcore.retrieval.query_syntax`.
 """
 
-import sqlite_utils
 
 from evalcore.retrieval.impact_index import ImpactIndex
 from evalcore.retrieval.index_cache import cache_path, load_cached, save_cached
 from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.retrieval.query_syntax import match_expression, query_terms
-from evalcore.store.lexical_index import (
-    Fts5Tokenizer,
-    LexicalIndex,
-    pinned_document_texts_unchecked,
-)
+from evalcore.store.lexical_index import Fts5Tokenizer, LexicalIndex, pinned_document_texts
+from evalcore.store.study_handle import Study
 
 
 class SnapshotIndex:
@@ -34,9 +30,10 @@ class SnapshotIndex:
     many documents were indexed (all of the pinned set, or the caller refuses).
     """
 
-    def __init__(self, db: sqlite_utils.Database, pinned: PinnedProtocol) -> None:
+    def __init__(self, study: Study, pinned: PinnedProtocol) -> None:
         assert pinned.protocol.corpus_id is not None
-        self.db = db
+        self.study = study
+        self.db = db = study.db
         self._ties_descending = pinned.protocol.tie_rule == "doc_id_descending"
         self.pinned = pinned
         self.document_count = 0
@@ -55,9 +52,8 @@ class SnapshotIndex:
             self.loaded_from_cache = index is not None
             if index is None:
                 index = ImpactIndex.build(
-                    pinned_document_texts_unchecked(
-                        self.db,
-                        study_id=self.pinned.study_id,
+                    pinned_document_texts(
+                        self.study,
                         protocol_name=self.pinned.name,
                         corpus_id=self.pinned.protocol.corpus_id or "",
                     ),

@@ -43,15 +43,16 @@ import sqlite_utils
 from evalcore.access.roles import Permission
 from evalcore.io.progress import counted, reporter
 from evalcore.retrieval.errors import RetrievalRefused
-from evalcore.retrieval.pin import PinnedProtocol, get_pinned_protocol_unchecked
+from evalcore.retrieval.pin import PinnedProtocol, pinned_protocol
 from evalcore.retrieval.revalidation import revalidate
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
+from evalcore.store.query_reads import query_texts
 from evalcore.store.refusals import record_refusal
-from evalcore.store.runs import RunInfo, add_run, get_run_unchecked, run_exists_unchecked
+from evalcore.store.runs import RunInfo, add_run, get_run, run_exists
 from evalcore.store.scoping import require_organisations
-from evalcore.store.studies import get_study, query_texts_unchecked
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import in_transaction, read_snapshot, write_transaction
 
 #: The clock of time budgets (replaceable in tests).
@@ -85,14 +86,14 @@ def execute_protocol(
         raise ValueError(f"time_budget_s must be a positive number of seconds, got {time_budget_s}")
     get_study(db, study_id)
     # Checked again inside the write (add_run): refuse before any ranking work.
-    authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
-    pinned = get_pinned_protocol_unchecked(db, study_id, protocol_name)  # authorised above
+    study = open_study(db, study_id, actor, Permission.CREATE_RUN)
+    pinned = pinned_protocol(study, protocol_name)
     _require_sight(db, pinned, actor)
-    if run_exists_unchecked(db, study_id, run_name):
+    if run_exists(study, run_name):
         raise ValueError(
             f"run {run_name!r} already exists in study {study_id!r}; choose another run name"
         )
-    queries = query_texts_unchecked(db, study_id)
+    queries = query_texts(study)
     if not queries:
         raise ValueError(f"study {study_id!r} has no query; add queries before retrieving")
 
@@ -100,11 +101,11 @@ def execute_protocol(
     rankings: dict[str, list[tuple[str, float]]] = {}  # query id -> ranking, in query order
     ranking_s = ranking_cpu_s = 0.0  # the query time (wall, CPU): ranking, nothing else
     with read_snapshot(db):  # one consistent read view for revalidation and ranking
-        changes = revalidate(db, pinned)
+        changes = revalidate(study, pinned)
         if not changes.unchanged:
             refusal = RetrievalRefused(changes.message(), changes.detail())
         else:
-            with SnapshotIndex(db, pinned) as index:
+            with SnapshotIndex(study, pinned) as index:
                 if index.document_count != pinned.document_count:
                     refusal = _inconsistent_snapshot(pinned, index.document_count)
                 else:
@@ -163,7 +164,7 @@ def execute_protocol(
                 "ranking_cpu_s": round(ranking_cpu_s, 3),
             },
         )
-    return get_run_unchecked(db, study_id, run_name)
+    return get_run(study, run_name)
 
 
 def _require_sight(db: sqlite_utils.Database, pinned: PinnedProtocol, actor: str) -> None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.channel import current_channel
 from evalcore.access.decisions import named_user
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.study_handle import Study
 
 
 def _os_user() -> str:
@@ -66,28 +66,13 @@ def record_audit(
     return int(cursor.lastrowid)
 
 
-def audit_entries(
-    db: sqlite_utils.Database, study_id: str, limit: int | None = None, *, viewer: Viewer
-) -> list[AuditEntry]:
-    """The study's audit entries, newest first, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`). The whole store's audit (every
-    study's entries) is :func:`audit_entries_unchecked` with ``study_id=None``, for the
-    store's own use."""
-    require_read(db, viewer, study_id)
-    return audit_entries_unchecked(db, study_id, limit)
-
-
-def audit_entries_unchecked(
-    db: sqlite_utils.Database, study_id: str | None = None, limit: int | None = None
-) -> list[AuditEntry]:
-    """Audit entries, newest first (all studies when ``study_id`` is None)."""
-    sql = ("SELECT entry_id, created_at, actor, action, study_id, detail_json, channel, os_user "
-           "FROM audit_log")
-    params: list[Any] = []
-    if study_id is not None:
-        sql += " WHERE study_id = ?"
-        params.append(study_id)
-    sql += " ORDER BY entry_id DESC"
+def audit_entries(study: Study, limit: int | None = None) -> list[AuditEntry]:
+    """The study's audit entries, newest first."""
+    sql = (
+        "SELECT entry_id, created_at, actor, action, study_id, detail_json, channel, os_user "
+        "FROM audit_log WHERE study_id = ? ORDER BY entry_id DESC"
+    )
+    params: list[Any] = [study.study_id]
     if limit is not None:
         sql += " LIMIT ?"
         params.append(int(limit))
@@ -102,5 +87,5 @@ def audit_entries_unchecked(
             channel=r[6],
             os_user=r[7],
         )
-        for r in db.execute(sql, params)
+        for r in study.db.execute(sql, params)
     ]

@@ -36,9 +36,9 @@ from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.document_imports import published
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.scoping import readable_filter
 from evalcore.store.staging import delete_in_chunks, discard_abandoned, staging_owner
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
 #: Labels written per short write transaction while an import is staged.
@@ -79,12 +79,22 @@ def write_automatic_import(
     anything when ``actor`` may not import into the study."""
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        import_id = int(db.execute(
-            "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
-            "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [study_id, source, file, format, actor, utc_now_iso(), len(labels),
-             staging_owner()],
-        ).lastrowid)
+        import_id = int(
+            db.execute(
+                "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+                "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    study_id,
+                    source,
+                    file,
+                    format,
+                    actor,
+                    utc_now_iso(),
+                    len(labels),
+                    staging_owner(),
+                ],
+            ).lastrowid
+        )
     try:
         for start in range(0, len(labels), CHUNK):
             with write_transaction(db):
@@ -95,12 +105,25 @@ def write_automatic_import(
                 )
         with write_transaction(db):
             authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-            db.execute("UPDATE automatic_imports SET staged_by = NULL, imported_at = ? "
-                       "WHERE import_id = ?", [utc_now_iso(), import_id])
-            record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
-                         detail={"source": source, "file": file, "format": format,
-                                 "labels": len(labels), "imported_by": actor,
-                                 **(detail or {})})
+            db.execute(
+                "UPDATE automatic_imports SET staged_by = NULL, imported_at = ? "
+                "WHERE import_id = ?",
+                [utc_now_iso(), import_id],
+            )
+            record_audit(
+                db,
+                actor=actor,
+                action="import.automatic-labels",
+                study_id=study_id,
+                detail={
+                    "source": source,
+                    "file": file,
+                    "format": format,
+                    "labels": len(labels),
+                    "imported_by": actor,
+                    **(detail or {}),
+                },
+            )
     except BaseException:
         discard_automatic_import(db, import_id)
         raise
@@ -144,16 +167,15 @@ def append_automatic_labels(
     return import_id
 
 
-def judgeable_documents_unchecked(
-    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, doc_ids: Iterable[str]
-) -> dict[str, str]:
-    """Doc id -> why its text may not be sent to a judge for ``viewer``, for each of
+def judgeable_documents(study: Study, corpus_id: str, doc_ids: Iterable[str]) -> dict[str, str]:
+    """Doc id -> why its text may not be sent to a judge for the study's actor, for each of
     ``doc_ids`` that may not: ``no document`` (not in the corpus), ``text withheld`` (the
-    viewer may not read it: :func:`evalcore.store.scoping.readable_filter`, the rule of
+    actor may not read it: :func:`evalcore.store.scoping.readable_filter`, the rule of
     :func:`~evalcore.store.scoping.readable_document`) or ``empty document`` (no title, no
     text). Ids absent from the result may be sent. One query per 500 ids."""
+    db = study.db
     wanted = list(dict.fromkeys(doc_ids))
-    allowed = readable_filter(db, viewer, corpus_id)
+    allowed = readable_filter(db, study.actor, corpus_id)
     found: dict[str, tuple[bool, bool]] = {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
@@ -181,33 +203,34 @@ def judgeable_documents_unchecked(
 
 def discard_automatic_import(db: sqlite_utils.Database, import_id: int) -> None:
     """Delete a staged import's labels (in short transactions), then its row."""
-    delete_in_chunks(db, "automatic_labels", "import_id, query_id, unit_id", "import_id",
-                     import_id)
+    delete_in_chunks(db, "automatic_labels", "import_id, query_id, unit_id", "import_id", import_id)
     with write_transaction(db):
-        db.execute("DELETE FROM automatic_imports WHERE import_id = ? AND staged_by IS NOT NULL",
-                   [import_id])
+        db.execute(
+            "DELETE FROM automatic_imports WHERE import_id = ? AND staged_by IS NOT NULL",
+            [import_id],
+        )
 
 
 def discard_abandoned_automatic_imports(db: sqlite_utils.Database) -> int:
     """Discard staged automatic imports whose importing process is gone; return how many."""
     return discard_abandoned(
-        db, "SELECT import_id, staged_by FROM automatic_imports WHERE staged_by IS NOT NULL",
-        discard_automatic_import)
+        db,
+        "SELECT import_id, staged_by FROM automatic_imports WHERE staged_by IS NOT NULL",
+        discard_automatic_import,
+    )
 
 
-def automatic_labels_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    query_ids: Iterable[str] | None = None,
-    *,
-    sources: Iterable[str] | None = None,
+def automatic_labels(
+    study: Study, query_ids: Iterable[str] | None = None, *, sources: Iterable[str] | None = None
 ) -> dict[str, SourceLabels]:
     """Source -> (query id, unit id) -> its current gain, of the published imports (the
     queries ``query_ids`` only, when given; the ``sources`` only, when given)."""
-    sql = ("SELECT i.source, l.query_id, l.unit_id, l.gain FROM automatic_labels l "
-           "JOIN automatic_imports i ON i.import_id = l.import_id "
-           "WHERE i.study_id = ? AND i.staged_by IS NULL")
-    params: list[object] = [study_id]
+    sql = (
+        "SELECT i.source, l.query_id, l.unit_id, l.gain FROM automatic_labels l "
+        "JOIN automatic_imports i ON i.import_id = l.import_id "
+        "WHERE i.study_id = ? AND i.staged_by IS NULL"
+    )
+    params: list[object] = [study.study_id]
     if sources is not None:
         wanted_sources = list(dict.fromkeys(sources))
         if not wanted_sources:
@@ -216,65 +239,56 @@ def automatic_labels_unchecked(
         params += wanted_sources
     wanted = None if query_ids is None else set(query_ids)
     out: dict[str, SourceLabels] = {}
-    for source, q, u, g in db.execute(sql + " ORDER BY i.import_id", params):
+    for source, q, u, g in study.db.execute(sql + " ORDER BY i.import_id", params):
         if wanted is None or q in wanted:
             out.setdefault(source, {})[(q, u)] = int(g)  # a later import replaces
     return out
 
 
-def automatic_labels(
-    db: sqlite_utils.Database,
-    study_id: str,
-    query_ids: Iterable[str] | None = None,
-    *,
-    sources: Iterable[str] | None = None,
-    viewer: Viewer,
-) -> dict[str, SourceLabels]:
-    """:func:`automatic_labels_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return automatic_labels_unchecked(db, study_id, query_ids, sources=sources)
-
-
-def unit_automatic_labels_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str
-) -> dict[str, dict[str, int]]:
+def unit_automatic_labels(study: Study, query_id: str) -> dict[str, dict[str, int]]:
     """Unit id -> source -> current gain, for one query (what a page shows beside the
     human labels)."""
     out: dict[str, dict[str, int]] = {}
-    by_source = automatic_labels_unchecked(db, study_id, [query_id])
+    by_source = automatic_labels(study, [query_id])
     for source in sorted(by_source):  # source names, in name order
         for (_, unit), gain in by_source[source].items():
             out.setdefault(unit, {})[source] = gain
     return out
 
 
-def automatic_sources(
-    db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-) -> list[AutomaticSource]:
-    """The study's automatic sources (published imports), by name, if ``viewer`` may read
-    the study."""
-    require_read(db, viewer, study_id)
-    current = automatic_labels_unchecked(db, study_id)
-    rows = db.execute(
+def automatic_sources(study: Study) -> list[AutomaticSource]:
+    """The study's automatic sources (published imports), by name."""
+    current = automatic_labels(study)
+    rows = study.db.execute(
         "SELECT source, count(*), max(import_id) FROM automatic_imports "
         "WHERE study_id = ? AND staged_by IS NULL GROUP BY source ORDER BY source",
-        [study_id],
+        [study.study_id],
     ).fetchall()
     out = []
     for source, n_imports, last in rows:
-        at, by, file = db.execute(
+        at, by, file = study.db.execute(
             "SELECT imported_at, imported_by, file FROM automatic_imports WHERE import_id = ?",
             [last],
         ).fetchone()
-        out.append(AutomaticSource(source=source, n_labels=len(current.get(source, {})),
-                                   n_imports=int(n_imports), last_imported_at=at,
-                                   last_imported_by=by, last_file=file))
+        out.append(
+            AutomaticSource(
+                source=source,
+                n_labels=len(current.get(source, {})),
+                n_imports=int(n_imports),
+                last_imported_at=at,
+                last_imported_by=by,
+                last_file=file,
+            )
+        )
     return out
 
 
-def has_automatic_labels_unchecked(db: sqlite_utils.Database, study_id: str) -> bool:
+def has_automatic_labels(study: Study) -> bool:
     """Whether the study has any published automatic import."""
-    return db.execute(
-        "SELECT 1 FROM automatic_imports WHERE study_id = ? AND staged_by IS NULL LIMIT 1",
-        [study_id],
-    ).fetchone() is not None
+    return (
+        study.db.execute(
+            "SELECT 1 FROM automatic_imports WHERE study_id = ? AND staged_by IS NULL LIMIT 1",
+            [study.study_id],
+        ).fetchone()
+        is not None
+    )

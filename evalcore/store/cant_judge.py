@@ -11,7 +11,7 @@ import sqlite_utils
 from evalcore.access.decisions import viewer_id
 from evalcore.access.identity import normalise_user_id
 from evalcore.store.audit import record_audit
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
 ACTION = "cant_judge"
@@ -35,22 +35,12 @@ def record_cant_judge(
                             detail={"query_id": query_id, "unit_id": unit_id, "note": note})
 
 
-def cant_judge_units(
-    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str, *, viewer: Viewer
-) -> list[str]:
-    """The annotator's can't-judge units on the query, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return cant_judge_units_unchecked(db, study_id, query_id, annotator)
-
-
-def cant_judge_units_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
-) -> list[str]:
+def cant_judge_units(study: Study, query_id: str, annotator: str) -> list[str]:
     """The units the annotator marked can't-judge on the query, oldest first, each once."""
-    rows = db.execute(
+    rows = study.db.execute(
         "SELECT json_extract(detail_json, '$.unit_id') FROM audit_log "
         "WHERE study_id = ? AND actor = ? AND action = ? "
         "AND json_extract(detail_json, '$.query_id') = ? ORDER BY entry_id",
-        [study_id, viewer_id(annotator) or annotator, ACTION, query_id],
+        [study.study_id, viewer_id(annotator) or annotator, ACTION, query_id],
     )
     return list(dict.fromkeys(r[0] for r in rows if r[0] is not None))

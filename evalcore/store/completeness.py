@@ -16,8 +16,8 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.authorize import authorize, require_known_study
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.authorize import require_known_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 CompletenessState = Literal["complete", "reopened"]
@@ -85,8 +85,8 @@ def mark_complete(
     actor = _require_actor(actor)
     require_known_study(db, actor, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
-        if is_complete_unchecked(db, study_id, query_id):
+        study = open_study(db, study_id, actor, Permission.MARK_COMPLETE)
+        if is_complete(study, query_id):
             return None
         db.execute(
             "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
@@ -106,59 +106,49 @@ def reopen(
         raise ValueError("a reason is required to reopen a query: say why the claim no longer holds")
     require_known_study(db, actor, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.REOPEN)
-        if not is_complete_unchecked(db, study_id, query_id):
+        study = open_study(db, study_id, actor, Permission.REOPEN)
+        if not is_complete(study, query_id):
             return None
         return append_completeness_event(
             db, study_id=study_id, query_id=query_id, state="reopened", actor=actor, reason=reason
         )
 
 
-def is_complete_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
-    row = db.execute(
+def is_complete(study: Study, query_id: str) -> bool:
+    row = study.db.execute(
         "SELECT state FROM completeness_events WHERE study_id = ? AND query_id = ? "
         "ORDER BY event_id DESC LIMIT 1",
-        [study_id, query_id],
+        [study.study_id, query_id],
     ).fetchone()
     return row is not None and row[0] == "complete"
 
 
-def completeness_states_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, bool]:
+def completeness_states(study: Study) -> dict[str, bool]:
     """query_id -> complete?, for every query of the study and every query with an event."""
     states = {
         q: False
-        for (q,) in db.execute(
-            "SELECT query_id FROM queries WHERE study_id = ? ORDER BY query_id", [study_id]
+        for (q,) in study.db.execute(
+            "SELECT query_id FROM queries WHERE study_id = ? ORDER BY query_id", [study.study_id]
         )
     }
-    for query_id, state in db.execute(
+    for query_id, state in study.db.execute(
         "SELECT query_id, state FROM completeness_events AS e WHERE study_id = ? AND event_id = "
         "(SELECT max(event_id) FROM completeness_events AS f "
         " WHERE f.study_id = e.study_id AND f.query_id = e.query_id)",
-        [study_id],
+        [study.study_id],
     ):
         states[query_id] = state == "complete"
     return dict(sorted(states.items()))
 
 
-def completeness_history(
-    db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
-) -> list[CompletenessEvent]:
-    """Every completeness event of the query, oldest first, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return completeness_history_unchecked(db, study_id, query_id)
-
-
-def completeness_history_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str
-) -> list[CompletenessEvent]:
+def completeness_history(study: Study, query_id: str) -> list[CompletenessEvent]:
     """Every completeness event of the query, oldest first."""
     return [
         _event(r)
-        for r in db.execute(
+        for r in study.db.execute(
             f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "
             "ORDER BY event_id",
-            [study_id, query_id],
+            [study.study_id, query_id],
         )
     ]
 
@@ -186,23 +176,12 @@ class ClaimWithdrawal(BaseModel):
                 "and AP are bounded as on any relevant set not declared complete.")
 
 
-def claim_withdrawal(
-    db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
-) -> ClaimWithdrawal | None:
-    """The query's withdrawn claim (:class:`ClaimWithdrawal`), or None when the query is
-    complete or was never claimed complete, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return claim_withdrawal_unchecked(db, study_id, query_id)
-
-
-def claim_withdrawal_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str
-) -> ClaimWithdrawal | None:
+def claim_withdrawal(study: Study, query_id: str) -> ClaimWithdrawal | None:
     """:func:`claim_withdrawal` for a caller that authorised the read already."""
-    rows = db.execute(
+    rows = study.db.execute(
         f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "
         "ORDER BY event_id DESC LIMIT 2",
-        [study_id, query_id],
+        [study.study_id, query_id],
     ).fetchall()
     if not rows or rows[0][3] != "reopened":
         return None

@@ -14,7 +14,7 @@ from evalcore.access.decisions import viewer_id
 from evalcore.access.identity import normalise_user_id
 from evalcore.contract.limits import MAX_NOTE_CHARS
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import in_transaction, write_transaction
 
 
@@ -28,22 +28,12 @@ class Draft(BaseModel):
     skipped: bool = False
 
 
-def drafts(
-    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str, *, viewer: Viewer
-) -> dict[str, Draft]:
-    """unit -> the annotator's draft on the query, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return drafts_unchecked(db, study_id, query_id, annotator)
-
-
-def drafts_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
-) -> dict[str, Draft]:
+def drafts(study: Study, query_id: str, annotator: str) -> dict[str, Draft]:
     """unit -> the annotator's draft on the query."""
-    rows = db.execute(
+    rows = study.db.execute(
         "SELECT unit_id, note, skipped FROM annotation_drafts "
         "WHERE study_id = ? AND annotator = ? AND query_id = ? ORDER BY unit_id",
-        [study_id, viewer_id(annotator) or annotator, query_id],
+        [study.study_id, viewer_id(annotator) or annotator, query_id],
     )
     return {u: Draft(unit_id=u, note=n, skipped=bool(s)) for u, n, s in rows}
 

@@ -19,7 +19,7 @@
   refuses to write an order that would not survive; ``"rank"`` always writes
   rank-derived scores. Scores are written with ``repr`` so they read back
   exactly. Lexical runs are ranked in that order (the product's one tie rule),
-  so they export with their original scores. The score of a document ``viewer``
+  so they export with their original scores. The score of a document the reader
   may not read is withheld (a lexical score tells which terms it contains), so such
   a run is written with rank-derived scores (``auto``) or refused (``original``).
 
@@ -49,11 +49,12 @@ from evalcore.io.progress import counted, reporter
 from evalcore.io.spreadsheet_cells import csv_writer
 from evalcore.store.export_redaction import score_column
 from evalcore.store.lexical_index import store_file
-from evalcore.store.references import reference_labels_unchecked
-from evalcore.store.resolution import resolved_gains_unchecked
-from evalcore.store.runs import get_run_unchecked
-from evalcore.store.scoping import readable_filter, require_study_view
+from evalcore.store.references import reference_labels
+from evalcore.store.resolution import resolved_gains
+from evalcore.store.runs import get_run
+from evalcore.store.scoping import readable_filter
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 from evalcore.store.trec_ids import TREC_SPACE
 
 LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")
@@ -101,22 +102,11 @@ def _check_token(kind: str, value: str) -> None:
 
 
 def export_qrels(
-    db: sqlite_utils.Database,
-    study_id: str,
-    out: str | Path | TextIO,
-    reference: str | None = None,
-    *,
-    viewer: str | None,
+    study: Study, out: str | Path | TextIO, reference: str | None = None
 ) -> ExportSummary:
     """Write the reference as TREC qrels (see the module docstring).
-
-    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
-    require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
-    labels = (
-        resolved_gains_unchecked(db, study_id) if reference is None
-        else reference_labels_unchecked(db, study_id, reference)
-    )
+    labels = resolved_gains(study) if reference is None else reference_labels(study, reference)
     rows = sorted((q, u, g) for q, units in labels.items() for u, g in units.items())
     for q, u, _ in rows:
         _check_token("query id", q)
@@ -127,26 +117,18 @@ def export_qrels(
         stream.writelines(f"{q} 0 {u} {g}\n" for q, u, g in counted(rows))
         return len(rows)
 
-    return ExportSummary(kind="qrels", rows=write_export(db, out, produce))
+    return ExportSummary(kind="qrels", rows=write_export(study.db, out, produce))
 
 
 def export_labels(
-    db: sqlite_utils.Database,
-    study_id: str,
-    out: str | Path | TextIO,
-    format: Literal["csv", "jsonl"] = "csv",
-    *,
-    viewer: str | None,
+    study: Study, out: str | Path | TextIO, format: Literal["csv", "jsonl"] = "csv"
 ) -> ExportSummary:
     """Write every label event of the study as CSV or JSONL (see the module docstring).
-
-    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
-    require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
-    rows = db.execute(
+    rows = study.db.execute(
         "SELECT event_id, query_id, unit_id, gain, annotator, kind, created_at, note, source "
         "FROM label_events WHERE study_id = ? ORDER BY event_id",
-        [study_id],
+        [study.study_id],
     ).fetchall()
 
     def produce_csv(stream: TextIO) -> int:
@@ -166,7 +148,7 @@ def export_labels(
 
     if format not in ("csv", "jsonl"):
         raise ValueError(f"format must be 'csv' or 'jsonl', got {format!r}")
-    count = write_export(db, out, produce_csv if format == "csv" else produce_jsonl)
+    count = write_export(study.db, out, produce_csv if format == "csv" else produce_jsonl)
     return ExportSummary(kind=f"labels-{format}", rows=count)
 
 
@@ -182,30 +164,28 @@ def _survives(units: list[str], scores: list[float | None]) -> bool:
 
 
 def export_run(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     run_name: str,
     out: str | Path | TextIO,
     scores: ScoreMode = "auto",
     tag: str | None = None,
-    *,
-    viewer: str | None,
 ) -> ExportSummary:
     """Write a stored run as a TREC run file (see the module docstring).
-
-    ``viewer`` must be allowed to see a team-mode study (:mod:`evalcore.access`).
     """
-    require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
-    run = get_run_unchecked(db, study_id, run_name)
+    run = get_run(study, run_name)
     tag = tag or re.sub(r"\s+", "_", run_name)
-    readable = readable_filter(db, viewer, get_study(db, study_id).corpus_id)
+    readable = readable_filter(study.db, study.actor, get_study(study.db, study.study_id).corpus_id)
     ranking: dict[str, tuple[list[str], list[float | None]]] = {}
     withheld = 0
-    for q, u, s, hidden in db.execute(
+    for q, u, s, hidden in study.db.execute(
         f"SELECT x.query_id, x.unit_id, {score_column(readable)}, "
         f"x.score IS NOT NULL AND {score_column(readable)} IS NULL FROM results x "
         "WHERE x.run_id = :run ORDER BY x.query_id, x.rank",
-        {"run": run.run_id, "corpus": get_study(db, study_id).corpus_id, **readable.params},
+        {
+            "run": run.run_id,
+            "corpus": get_study(study.db, study.study_id).corpus_id,
+            **readable.params,
+        },
     ):
         entry = ranking.setdefault(q, ([], []))
         entry[0].append(u)
@@ -253,4 +233,4 @@ def export_run(
         stream.write(buffer.getvalue())
         return count
 
-    return ExportSummary(kind="run", rows=write_export(db, out, produce), warnings=warnings)
+    return ExportSummary(kind="run", rows=write_export(study.db, out, produce), warnings=warnings)

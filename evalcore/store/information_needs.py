@@ -19,7 +19,7 @@ from evalcore.contract.limits import MAX_NEED_CHARS
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.lookup import not_found
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
 
@@ -40,43 +40,26 @@ class QueryNotFoundError(LookupError):
     """The named query is not registered in the study."""
 
 
-def information_need(db: sqlite_utils.Database, study_id: str, query_id: str, *,
-                     viewer: Viewer) -> InformationNeed:
-    """The query's information need (empty when it has none or is not registered), if
-    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return information_need_unchecked(db, study_id, query_id)
-
-
-def information_need_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> InformationNeed:
+def information_need(study: Study, query_id: str) -> InformationNeed:
     """The query's information need (empty when it has none or is not registered)."""
-    row = db.execute(
+    row = study.db.execute(
         "SELECT description, narrative FROM queries WHERE study_id = ? AND query_id = ?",
-        [study_id, query_id],
+        [study.study_id, query_id],
     ).fetchone()
     return InformationNeed() if row is None else InformationNeed(description=row[0],
                                                                  narrative=row[1])
 
 
 def information_needs(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None, *,
-    viewer: Viewer,
-) -> dict[str, InformationNeed]:
-    """query_id -> its non-empty information need, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return information_needs_unchecked(db, study_id, query_ids)
-
-
-def information_needs_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
+    study: Study, query_ids: Iterable[str] | None = None
 ) -> dict[str, InformationNeed]:
     """query_id -> its non-empty information need, for the study (or only ``query_ids``)."""
     wanted = None if query_ids is None else set(query_ids)
     out: dict[str, InformationNeed] = {}
-    for qid, desc, narr in db.execute(
+    for qid, desc, narr in study.db.execute(
         "SELECT query_id, description, narrative FROM queries WHERE study_id = ? "
-        "AND (description != '' OR narrative != '')", [study_id],
+        "AND (description != '' OR narrative != '')",
+        [study.study_id],
     ):
         if wanted is None or qid in wanted:
             out[qid] = InformationNeed(description=desc, narrative=narr)

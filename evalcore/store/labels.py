@@ -23,10 +23,11 @@ from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
-from evalcore.store.completeness import append_completeness_event, is_complete_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store_unchecked
-from evalcore.store.studies import get_study, query_registered_unchecked
+from evalcore.store.completeness import append_completeness_event, is_complete
+from evalcore.store.query_reads import query_registered
+from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 LabelKind = Literal["label", "undo", "adjudicate"]
@@ -86,13 +87,12 @@ class ItemChangedError(Exception):
                          "nothing was written")
 
 
-def latest_event_id_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str,
-                    unit_id: str) -> int:
+def latest_event_id(study: Study, query_id: str, unit_id: str) -> int:
     """The newest label event on the unit (0 when it has none): what a screen reflects."""
-    row = db.execute(
+    row = study.db.execute(
         "SELECT coalesce(max(event_id), 0) FROM label_events "
         "WHERE study_id = ? AND query_id = ? AND unit_id = ?",
-        [study_id, query_id, unit_id],
+        [study.study_id, query_id, unit_id],
     ).fetchone()
     return int(row[0])
 
@@ -180,8 +180,7 @@ def _append_gain_event(
     ``also``: another write made in the same transaction, after the event.
 
     The write lock is held briefly (a click waits for every writer before it): what
-    cannot change is read before it (the study's settings; whether the query is
-    registered, as a registered query stays registered); inside it, only what another
+    cannot change is read before it (the study's settings); inside it, only what another
     writer may have changed (membership, the unit's newer events, completeness).
     """
     check_gain(gain)
@@ -189,17 +188,22 @@ def _append_gain_event(
     _check_text("unit_id", unit_id)
     who = _identity("annotator" if kind == "label" else "reviewer", who)
     require_known_study(db, who, study_id)
-    study = get_study(db, study_id)
-    threshold = study.relevance_threshold
-    registered = query_registered_unchecked(db, study_id, query_id)
+    settings = get_study(db, study_id)
+    threshold = settings.relevance_threshold
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=who, study=study,
-                  permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE)
+        study = open_study(
+            db,
+            study_id,
+            who,
+            settings=settings,
+            permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE,
+        )
+        registered = query_registered(study, query_id)
         if seen_event is not None:
             _refuse_if_changed(db, study_id, query_id, unit_id, seen_event)
         reopens = False
-        if gain >= threshold and is_complete_unchecked(db, study_id, query_id):
-            before = resolve_unit_in_store_unchecked(db, study_id, query_id, unit_id)
+        if gain >= threshold and is_complete(study, query_id):
+            before = resolve_unit_in_store(study, query_id, unit_id)
             reopens = before is None or before.gain is None or before.gain < threshold
         if not registered:
             db.execute(
@@ -350,34 +354,25 @@ def adjudicate(
     )
 
 
-def label_history(
-    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None, *,
-    viewer: Viewer,
-) -> list[LabelEvent]:
-    """Every label event of the query (or of one unit), oldest first, if ``viewer`` may read
-    the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return label_history_unchecked(db, study_id, query_id, unit_id)
-
-
-def label_history_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None
-) -> list[LabelEvent]:
+def label_history(study: Study, query_id: str, unit_id: str | None = None) -> list[LabelEvent]:
     """Every label event of the query (or of one unit), oldest first."""
     sql = f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND query_id = ?"
-    params = [study_id, query_id]
+    params = [study.study_id, query_id]
     if unit_id is not None:
         sql += " AND unit_id = ?"
         params.append(unit_id)
-    return [_event(r) for r in db.execute(sql + " ORDER BY event_id", params)]
+    return [_event(r) for r in study.db.execute(sql + " ORDER BY event_id", params)]
 
 
-def has_labels_from_unchecked(db: sqlite_utils.Database, study_id: str, source: str) -> bool:
+def has_labels_from(study: Study, source: str) -> bool:
     """Does the study hold a label event written by ``source`` (e.g. the demo builder)?"""
-    return db.execute(
-        "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
-        [study_id, source],
-    ).fetchone() is not None
+    return (
+        study.db.execute(
+            "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
+            [study.study_id, source],
+        ).fetchone()
+        is not None
+    )
 
 
 class UnitJudgements(BaseModel):
@@ -395,15 +390,15 @@ class UnitJudgements(BaseModel):
     adjudication: LabelEvent | None = None
 
 
-def current_judgements_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str | None = None
+def current_judgements(
+    study: Study, query_id: str, unit_id: str | None = None
 ) -> dict[str, UnitJudgements]:
     """unit_id -> :class:`UnitJudgements` of the query (or of one unit), units in id order.
 
     Units whose labels are all undone and that were never adjudicated are left out.
     """
     by_unit: dict[str, list[LabelEvent]] = {}
-    for event in label_history_unchecked(db, study_id, query_id, unit_id):
+    for event in label_history(study, query_id, unit_id):
         by_unit.setdefault(event.unit_id, []).append(event)
     out: dict[str, UnitJudgements] = {}
     for unit, events in sorted(by_unit.items()):
@@ -421,31 +416,33 @@ def current_judgements_unchecked(
     return out
 
 
-def count_label_events_unchecked(db: sqlite_utils.Database, study_id: str) -> int:
+def count_label_events(study: Study) -> int:
     return int(
-        db.execute("SELECT count(*) FROM label_events WHERE study_id = ?", [study_id]).fetchone()[0]
+        study.db.execute(
+            "SELECT count(*) FROM label_events WHERE study_id = ?", [study.study_id]
+        ).fetchone()[0]
     )
 
 
-def query_annotators_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, list[str]]:
+def query_annotators(study: Study) -> dict[str, list[str]]:
     """query_id -> the annotators who wrote a label event on it, sorted."""
     out: dict[str, list[str]] = {}
-    for query_id, annotator in db.execute(
+    for query_id, annotator in study.db.execute(
         f"SELECT DISTINCT query_id, {ANNOTATOR_SQL} AS who FROM label_events "
         "WHERE study_id = ? ORDER BY query_id, who",
-        [study_id],
+        [study.study_id],
     ):
         out.setdefault(query_id, []).append(annotator)
     return out
 
 
-def noted_label_events_unchecked(db: sqlite_utils.Database, study_id: str) -> list[LabelEvent]:
+def noted_label_events(study: Study) -> list[LabelEvent]:
     """The study's label events that carry a note, in event order."""
     return [
         _event(r)
-        for r in db.execute(
+        for r in study.db.execute(
             f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND note != '' "
             "ORDER BY event_id",
-            [study_id],
+            [study.study_id],
         )
     ]

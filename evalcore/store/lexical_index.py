@@ -29,6 +29,7 @@ from types import TracebackType
 import sqlite_utils
 
 from evalcore.store.document_imports import published
+from evalcore.store.study_handle import Study
 
 _names = itertools.count(1)
 #: The pinned documents that still hold their pinned content, in ``doc_id`` order.
@@ -127,13 +128,13 @@ class LexicalIndex:
         _drop_temp(self.db, self._fts, self._ids)
 
 
-def pinned_document_texts_unchecked(
-    db: sqlite_utils.Database, *, study_id: str, protocol_name: str, corpus_id: str
+def pinned_document_texts(
+    study: Study, *, protocol_name: str, corpus_id: str
 ) -> Iterator[tuple[str, str, str]]:
     """``(doc_id, title, text)`` of the pinned documents that still hold their pinned
     content, in ``doc_id`` order (the rows :class:`LexicalIndex` indexes)."""
-    key = {"study": study_id, "protocol": protocol_name, "corpus": corpus_id}
-    yield from db.conn.execute(
+    key = {"study": study.study_id, "protocol": protocol_name, "corpus": corpus_id}
+    yield from study.db.conn.execute(
         "SELECT pd.doc_id, coalesce(d.title, ''), coalesce(d.text, '')" + _PINNED_FROM, key
     )
 

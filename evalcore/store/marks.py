@@ -7,9 +7,7 @@ One home for "has anything changed?": the live dashboard's incremental state
 
 from dataclasses import dataclass
 
-import sqlite_utils
-
-from evalcore.store.read_access import Viewer, require_read
+from evalcore.store.study_handle import Study
 
 
 @dataclass(frozen=True)
@@ -27,57 +25,59 @@ class StoreMarks:
     corpus_generation: int = 0
 
 
-def store_marks(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> StoreMarks:
-    """The store's marks now, for ``study_id``'s runs, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return store_marks_unchecked(db, study_id)
-
-
-def store_marks_unchecked(db: sqlite_utils.Database, study_id: str) -> StoreMarks:
+def store_marks(study: Study) -> StoreMarks:
     """The store's marks now, for ``study_id``'s runs."""
-    row = db.execute(
+    row = study.db.execute(
         "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
         "(SELECT coalesce(max(event_id), 0) FROM completeness_events), "
         "(SELECT coalesce(max(g.generation), 0) FROM corpus_generations g JOIN studies s "
-        "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?)", [study_id]
+        "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?)",
+        [study.study_id],
     ).fetchone()
     runs = tuple(
-        r[0] for r in db.execute(
-            "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id", [study_id]
+        r[0]
+        for r in study.db.execute(
+            "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
+            [study.study_id],
         )
     )
-    removed = frozenset(r[0] for r in db.execute(
-        "SELECT query_id FROM removed_queries WHERE study_id = ?", [study_id]))
+    removed = frozenset(
+        r[0]
+        for r in study.db.execute(
+            "SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id]
+        )
+    )
     return StoreMarks(int(row[0]), int(row[1]), runs, removed, int(row[2]))
 
 
-def touched_queries_unchecked(db: sqlite_utils.Database, study_id: str, since: StoreMarks) -> set[str]:
+def touched_queries(study: Study, since: StoreMarks) -> set[str]:
     """Queries of the study with a label or completeness event newer than ``since``."""
     # "+study_id" keeps SQLite on the event_id (rowid) range: with the study index it
     # would scan every event of the study.
-    rows = db.execute(
+    rows = study.db.execute(
         "SELECT DISTINCT query_id FROM label_events WHERE event_id > ? AND +study_id = ? "
         "UNION SELECT DISTINCT query_id FROM completeness_events WHERE event_id > ? "
         "AND +study_id = ?",
-        [since.label_event, study_id, since.completeness_event, study_id],
+        [since.label_event, study.study_id, since.completeness_event, study.study_id],
     )
     return {r[0] for r in rows}
 
 
-def study_events_unchecked(db: sqlite_utils.Database, study_id: str,
-                           since: StoreMarks | None = None) -> int:
+def study_events(study: Study, since: StoreMarks | None = None) -> int:
     """How many label and completeness events the study holds (only those newer than
     ``since``, if given). A state kept up to date from the queries touched since its marks
     checks with it that nothing else moved: an event id below the marks is never new, unless
     a discarded staged study's ids were reused."""
     if since is None:
-        row = db.execute(
+        row = study.db.execute(
             "SELECT (SELECT count(*) FROM label_events WHERE study_id = ?), "
             "(SELECT count(*) FROM completeness_events WHERE study_id = ?)",
-            [study_id, study_id]).fetchone()
+            [study.study_id, study.study_id],
+        ).fetchone()
     else:
-        row = db.execute(
+        row = study.db.execute(
             "SELECT (SELECT count(*) FROM label_events WHERE event_id > ? AND +study_id = ?), "
             "(SELECT count(*) FROM completeness_events WHERE event_id > ? AND +study_id = ?)",
-            [since.label_event, study_id, since.completeness_event, study_id]).fetchone()
+            [since.label_event, study.study_id, since.completeness_event, study.study_id],
+        ).fetchone()
     return int(row[0]) + int(row[1])

@@ -42,8 +42,8 @@ from evalcore.store.membership import (
     study_leads,
     study_mode,
 )
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.study_handle import Study
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import write_transaction
 from evalcore.store.users import (
@@ -247,8 +247,9 @@ def remove_from_organisation(
     return True
 
 
-def list_organisation_members(db: sqlite_utils.Database, org_id: str, *, viewer: Viewer
-                              ) -> list[OrgMember]:
+def list_organisation_members(
+    db: sqlite_utils.Database, org_id: str, *, viewer: str | None
+) -> list[OrgMember]:
     """The organisation's members, owners first, then admins, then by user id, if
     ``viewer`` is one of them (PermissionDenied otherwise; an unknown organisation is
     reported the same way, so its existence is not told to outsiders)."""
@@ -292,18 +293,15 @@ def get_member(db: sqlite_utils.Database, study_id: str, user: str) -> Member | 
     return None if row is None else _member(row)
 
 
-def list_members(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-                 ) -> list[Member]:
-    """The study's members, leads first, then by user id, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
-    require_read(db, viewer, study_id)
+def list_members(study: Study) -> list[Member]:
+    """The study's members, leads first, then by user id."""
     return [
         _member(r)
-        for r in db.execute(
+        for r in study.db.execute(
             "SELECT m.study_id, m.user_id, u.display_name, m.role, m.granted_by, m.granted_at "
             "FROM study_members m JOIN users u ON u.user_id = m.user_id WHERE m.study_id = ? "
             "ORDER BY CASE m.role WHEN 'lead' THEN 0 WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id",
-            [study_id],
+            [study.study_id],
         )
     ]
 

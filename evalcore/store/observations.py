@@ -27,9 +27,9 @@ Each observation carries
 The store holds validated data, so observations are built with
 ``model_construct`` from one ordered scan per table.
 
-:func:`runs_as_columns_unchecked` reads the same evidence for several runs of a study at
+:func:`runs_as_columns` reads the same evidence for several runs of a study at
 once, column by column and without building observations (one read of the reference
-shared by the runs, over the union of their query sets), and :func:`run_columns_unchecked`
+shared by the runs, over the union of their query sets), and :func:`run_columns`
 one run's: every stored run's rankings are read as unit codes
 (:mod:`evalcore.store.unit_codes`) and packed by one constructor, :func:`pack_coded`.
 """
@@ -49,23 +49,23 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
-from evalcore.store.completeness import completeness_states_unchecked, is_complete_unchecked
-from evalcore.store.marks import StoreMarks, store_marks_unchecked
-from evalcore.store.population import StudyPopulation, study_population_unchecked
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.references import reference_completeness_unchecked, reference_labels_unchecked
-from evalcore.store.removed_queries import removed_query_ids_unchecked
-from evalcore.store.resolution import resolved_gains_unchecked, working_labels_unchecked
-from evalcore.store.runs import RunInfo, get_run_unchecked
+from evalcore.store.completeness import completeness_states, is_complete
+from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.population import StudyPopulation, study_population
+from evalcore.store.references import reference_completeness, reference_labels
+from evalcore.store.removed_queries import removed_query_ids
+from evalcore.store.resolution import resolved_gains, working_labels
+from evalcore.store.runs import RunInfo, get_run
 from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.study_handle import Study
 from evalcore.store.unit_codes import (
     RankingCodes,
     UnitNamer,
-    permitted_unit_codes_unchecked,
-    run_ranking_codes_unchecked,
-    unit_codes_of_unchecked,
+    permitted_unit_codes,
+    run_ranking_codes,
+    unit_codes_of,
 )
-from evalcore.store.working_labels import WorkingLabels, gathered_labels_unchecked
+from evalcore.store.working_labels import WorkingLabels, gathered_labels
 
 
 def _run_rankings(
@@ -126,34 +126,27 @@ def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] 
 
 
 def observations_for_run(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     run_name: str,
     reference: str | None = None,
     query_ids: Iterable[str] | None = None,
-    *,
-    viewer: Viewer,
 ) -> list[Observation]:
-    """The contract's observations of one stored run (see the module docstring), if
-    ``viewer`` may read the study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return observations_for_run_unchecked(db, study_id, run_name, reference, query_ids)
-
-
-def observations_for_run_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    run_name: str,
-    reference: str | None,
-    query_ids: Iterable[str] | None,
-) -> list[Observation]:
+    """The contract's observations of one stored run (see the module docstring)."""
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
-    ref = reference_columns_unchecked(db, study_id, reference, scope)
+    ref = reference_columns(study, reference, scope)
     labels = {
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
-    return _run_observations(db, get_study(db, study_id), get_run_unchecked(db, study_id, run_name),
-                             reference, scope, labels, ref.complete, ref.corpus_size)
+    return _run_observations(
+        study,
+        get_study(study.db, study.study_id),
+        get_run(study, run_name),
+        reference,
+        scope,
+        labels,
+        ref.complete,
+        ref.corpus_size,
+    )
 
 
 @dataclass(frozen=True)
@@ -166,7 +159,7 @@ class ReferenceColumns:
     #: query_id -> population-complete claim
     complete: dict[str, bool]
     #: the whole study's working reference as read, columns of unit codes (None: another
-    #: read; :func:`coded_labels_unchecked` looks the units' codes up)
+    #: read; :func:`coded_labels` looks the units' codes up)
     labels: WorkingLabels | None = None
     #: the study's population when read (None: not read, no corpus size)
     population: StudyPopulation | None = None
@@ -223,18 +216,17 @@ class CodedLabels:
                            ids=[self.ids[j] for j in kept.tolist()])
 
 
-def coded_labels_unchecked(db: sqlite_utils.Database, study_id: str,
-                           reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
+def coded_labels(study: Study, reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
     """The reference's labels over ``query_ids`` as :class:`CodedLabels` (gathered from the
     columns the working reference was read as; else the units' codes looked up)."""
     if reference.labels is not None:
-        found = gathered_labels_unchecked(db, study_id, reference.labels, query_ids)
+        found = gathered_labels(study, reference.labels, query_ids)
         return CodedLabels(offsets=found.offsets, units=found.units, gain=found.gain,
                            ids=found.ids)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [reference.gains.get(q, empty) for q in query_ids]
     missing = [u for units in gains for u in units]
-    found_codes = unit_codes_of_unchecked(db, study_id, missing) if missing else {}
+    found_codes = unit_codes_of(study, missing) if missing else {}
     counts = np.fromiter(map(len, gains), dtype=np.int64, count=len(gains))
     offsets = np.zeros(len(gains) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
@@ -292,8 +284,7 @@ def pack_coded(
 
 
 def _coded_ranking(
-    db: sqlite_utils.Database, run: RunInfo, wanted: list[str], codes: RankingCodes,
-    names: UnitNamer,
+    study: Study, run: RunInfo, wanted: list[str], codes: RankingCodes, names: UnitNamer
 ) -> CodedRanking:
     """``codes`` (in the store's key order) put in the order of the query set ``wanted``."""
     row = dict(zip(codes.query_ids, range(len(codes.query_ids)), strict=True))
@@ -311,11 +302,12 @@ def _coded_ranking(
         flat = codes.codes[np.arange(int(offsets[-1]), dtype=np.int64) + starts]
     else:  # already in this order
         flat = codes.codes
-    protocol = _pinned_protocol(db, run)
+    protocol = _pinned_protocol(study.db, run)
     return CodedRanking(
-        offsets=offsets, codes=flat, names=names,
-        permitted_units=None if protocol is None
-        else permitted_unit_codes_unchecked(db, run.study_id, protocol),
+        offsets=offsets,
+        codes=flat,
+        names=names,
+        permitted_units=None if protocol is None else permitted_unit_codes(study, protocol),
     )
 
 
@@ -330,28 +322,29 @@ class RunColumns:
     coded: CodedRanking
 
 
-def reference_columns_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    reference: str | None = None,
-    query_ids: list[str] | None = None,
+def reference_columns(
+    study: Study, reference: str | None = None, query_ids: list[str] | None = None
 ) -> ReferenceColumns:
     """The working reference (``reference`` None; of ``query_ids`` only when given) or a
     frozen version, as :class:`ReferenceColumns`, with the study's population now."""
-    population = study_population_unchecked(db, study_id)
+    population = study_population(study)
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
         if query_ids is None:
-            labels = working_labels_unchecked(db, study_id, conflicts=True)
-            return ReferenceColumns(gains=labels.gains,  # units in unit id order
-                                    complete=completeness_states_unchecked(db, study_id),
-                                    labels=labels, population=population)
+            labels = working_labels(study, conflicts=True)
+            return ReferenceColumns(
+                gains=labels.gains,  # units in unit id order
+                complete=completeness_states(study),
+                labels=labels,
+                population=population,
+            )
         return ReferenceColumns(
-            gains=resolved_gains_unchecked(db, study_id, query_ids, conflicts=True),
-            complete={q: is_complete_unchecked(db, study_id, q) for q in query_ids},
-            population=population)
-    gains = reference_labels_unchecked(db, study_id, reference)
-    complete = reference_completeness_unchecked(db, study_id, reference)
+            gains=resolved_gains(study, query_ids, conflicts=True),
+            complete={q: is_complete(study, q) for q in query_ids},
+            population=population,
+        )
+    gains = reference_labels(study, reference)
+    complete = reference_completeness(study, reference)
     return ReferenceColumns(
         gains={q: dict(sorted(units.items())) for q, units in gains.items()}, complete=complete,
         population=population,
@@ -375,7 +368,8 @@ class StudyEvidence:
     never change) and the reference's labels as codes over the last query set asked for,
     with one namer of the study's codes. ``marks``: the store's marks the reference was
     read at, when it was read whole and the store did not move during the read (what a
-    cache may keep it under); else None."""
+    cache may keep it under); else None. It holds no store connection: each read takes the
+    handle of the reader asking (of the same study)."""
 
     def __init__(self, study_id: str, reference: ReferenceColumns, names: UnitNamer,
                  marks: StoreMarks | None = None) -> None:
@@ -386,38 +380,43 @@ class StudyEvidence:
         self._codes: dict[int, RankingCodes] = {}
         self._labels: tuple[list[str], CodedLabels] | None = None
 
-    def ranking_codes(self, db: sqlite_utils.Database, run_id: int) -> RankingCodes:
+    def _same_study(self, study: Study) -> None:
+        if study.study_id != self.study_id:
+            raise ValueError(f"evidence of study {self.study_id!r} read through a handle on "
+                             f"study {study.study_id!r}")
+
+    def ranking_codes(self, study: Study, run_id: int) -> RankingCodes:
         """The run's rankings of every query it answered, as codes (read once)."""
+        self._same_study(study)
         found = self._codes.get(run_id)
         if found is None:
-            found = self._codes[run_id] = run_ranking_codes_unchecked(db, run_id)
+            found = self._codes[run_id] = run_ranking_codes(study, run_id)
         return found
 
-    def labels_over(self, db: sqlite_utils.Database, query_ids: list[str]) -> CodedLabels:
+    def labels_over(self, study: Study, query_ids: list[str]) -> CodedLabels:
         """The reference's labels over ``query_ids`` as codes (made once per query set: the
         runs of a study mostly share one)."""
+        self._same_study(study)
         last = self._labels
         if last is None or last[0] != query_ids:
-            last = self._labels = (query_ids, coded_labels_unchecked(
-                db, self.study_id, self.reference, query_ids))
+            last = self._labels = (query_ids, coded_labels(study, self.reference, query_ids))
         return last[1]
 
 
-def study_evidence_unchecked(
-    db: sqlite_utils.Database, study_id: str, reference: str | None = None,
-    query_ids: list[str] | None = None,
+def study_evidence(
+    study: Study, reference: str | None = None, query_ids: list[str] | None = None,
 ) -> StudyEvidence:
     """A :class:`StudyEvidence` on the working reference (``reference`` None; of
     ``query_ids`` only when given) or a frozen version, read now."""
-    marks = store_marks_unchecked(db, study_id) if query_ids is None else None
-    ref = reference_columns_unchecked(db, study_id, reference, query_ids)
-    if marks is not None and store_marks_unchecked(db, study_id) != marks:
+    marks = store_marks(study) if query_ids is None else None
+    ref = reference_columns(study, reference, query_ids)
+    if marks is not None and store_marks(study) != marks:
         marks = None  # moved during the read: right for now, but not to be kept
-    return StudyEvidence(study_id, ref, UnitNamer(db, study_id), marks)
+    return StudyEvidence(study.study_id, ref, UnitNamer(study), marks)
 
 
-def run_columns_unchecked(
-    db: sqlite_utils.Database,
+def run_columns(
+    study: Study,
     evidence: StudyEvidence,
     run_name: str,
     query_ids: list[str] | None = None,
@@ -426,14 +425,14 @@ def run_columns_unchecked(
     """The run's rankings over its query set (``query_ids`` when given) against the
     evidence's reference, as :class:`RunColumns`. ``order``: another run's query set, taken
     as it is when it is this run's too (no sort)."""
-    run = get_run_unchecked(db, evidence.study_id, run_name)
-    codes = (evidence.ranking_codes(db, run.run_id) if query_ids is None
-             else run_ranking_codes_unchecked(db, run.run_id, query_ids))
+    run = get_run(study, run_name)
+    codes = (evidence.ranking_codes(study, run.run_id) if query_ids is None
+             else run_ranking_codes(study, run.run_id, query_ids))
     reference = evidence.reference
     wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                        query_ids, order, removed_query_ids_unchecked(db, evidence.study_id))
+                        query_ids, order, removed_query_ids(study))
     return RunColumns(run=run, query_ids=wanted,
-                      coded=_coded_ranking(db, run, wanted, codes, evidence.names))
+                      coded=_coded_ranking(study, run, wanted, codes, evidence.names))
 
 
 def _query_set(
@@ -452,7 +451,7 @@ def _query_set(
 
 
 def _run_observations(
-    db: sqlite_utils.Database,
+    handle: Study,
     study: StudyIn,
     run: RunInfo,
     reference: str | None,
@@ -461,10 +460,9 @@ def _run_observations(
     complete: dict[str, bool],
     corpus_size: int | None,
 ) -> list[Observation]:
-    rankings = _run_rankings(db, run.run_id, scope)
-    wanted = _query_set(rankings, labels, complete, scope,
-                        removed=removed_query_ids_unchecked(db, study.study_id))
-    permitted = permitted_ids_for_run(db, run)
+    rankings = _run_rankings(handle.db, run.run_id, scope)
+    wanted = _query_set(rankings, labels, complete, scope, removed=removed_query_ids(handle))
+    permitted = permitted_ids_for_run(handle.db, run)
     no_ranking: tuple[list[str], list[float | None]] = ([], [])
     no_labels: list[Label] = []
     observations: list[Observation] = []
@@ -492,11 +490,10 @@ def _run_observations(
     return observations
 
 
-def run_tied_score_pairs_unchecked(db: sqlite_utils.Database, run_id: int,
-                                   query_ids: Sequence[str]) -> int:
+def run_tied_score_pairs(study: Study, run_id: int, query_ids: Sequence[str]) -> int:
     """Tied score pairs (:func:`evalcore.io.ties.tied_score_pairs`) of the run's rankings of
     ``query_ids``, read from the packed scores alone."""
-    scores = dict(db.conn.execute("SELECT query_id, scores FROM run_rankings WHERE run_id = ?",
+    scores = dict(study.db.conn.execute("SELECT query_id, scores FROM run_rankings WHERE run_id = ?",
                                   [run_id]).fetchall())
     loads = json.loads
     return count_tied_pairs(loads(scores[q]) for q in query_ids if q in scores)
@@ -529,39 +526,38 @@ class RunEvidenceColumns:
         return None if self.population is None else self.population.corpus_size
 
 
-def runs_as_columns_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
+def runs_as_columns(
+    study: Study,
     run_names: Sequence[str],
     evidence: StudyEvidence | None = None,
     *,
     query_ids: Sequence[str] | None = None,
 ) -> list[RunEvidenceColumns]:
     """The evidence of ``observations_for_run`` for each of ``run_names`` against the
-    ``evidence``'s reference (:func:`study_evidence_unchecked`; None: the working reference
-    read now), over the union of their query sets (in natural query order; removed queries
+    ``evidence``'s reference (:func:`study_evidence`; None: the working reference read
+    now), over the union of their query sets (in natural query order; removed queries
     left out) or over ``query_ids`` (a query set, in its order)."""
-    get_study(db, study_id)
-    runs = [get_run_unchecked(db, study_id, name) for name in run_names]
+    get_study(study.db, study.study_id)
+    runs = [get_run(study, name) for name in run_names]
     if evidence is None:
-        evidence = study_evidence_unchecked(db, study_id)
+        evidence = study_evidence(study)
     ref = evidence.reference
     labels, complete = ref.gains, ref.complete
-    codes = [evidence.ranking_codes(db, run.run_id) for run in runs]
+    codes = [evidence.ranking_codes(study, run.run_id) for run in runs]
     if query_ids is not None:
         wanted = list(dict.fromkeys(query_ids))
     else:
         wanted_set = set(labels) | set(complete)
         for run_codes in codes:
             wanted_set.update(run_codes.query_ids)
-        wanted = sorted(wanted_set - removed_query_ids_unchecked(db, study_id), key=natural_key)
+        wanted = sorted(wanted_set - removed_query_ids(study), key=natural_key)
     empty: dict[str, int | tuple[int, ...]] = {}
     gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
     populated = [complete.get(q, False) for q in wanted]
-    shared_labels = evidence.labels_over(db, wanted)
+    shared_labels = evidence.labels_over(study, wanted)
     out = []
     for run, run_codes in zip(runs, codes, strict=True):
-        coded = _coded_ranking(db, run, wanted, run_codes, evidence.names)
+        coded = _coded_ranking(study, run, wanted, run_codes, evidence.names)
         out.append(RunEvidenceColumns(
             run_name=run.name,
             query_ids=wanted,

@@ -9,9 +9,8 @@ that can happen, so the agreement page resolves just those (usually a few of a
 
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from evalcore.store.resolution import annotator_key
+from evalcore.store.study_handle import Study
 
 
 @dataclass(frozen=True)
@@ -22,17 +21,17 @@ class Overlap:
     annotators: frozenset[str]
 
 
-def annotator_overlap_unchecked(db: sqlite_utils.Database, study_id: str) -> Overlap:
+def annotator_overlap(study: Study) -> Overlap:
     """Queries with two or more annotator names, or with an undo or an adjudication (a
     superset of the queries holding a unit two voices are on: names that differ only in
     case are told apart here and merged by the resolution); the other queries have only
     labels, each current, so their annotators are read without resolving them."""
     names: dict[str, set[str]] = {}
     replayed: set[str] = set()
-    for query_id, annotator, special in db.execute(
+    for query_id, annotator, special in study.db.execute(
         "SELECT query_id, annotator, max(kind != 'label') FROM label_events "
         "WHERE study_id = ? GROUP BY query_id, annotator",
-        [study_id],
+        [study.study_id],
     ):
         names.setdefault(query_id, set()).add(annotator)
         if special:

@@ -12,16 +12,20 @@ from collections.abc import Iterable, Iterator
 import sqlite_utils
 
 from evalcore.store.document_imports import published
+from evalcore.store.study_handle import Study
 from evalcore.store.visibility import Visibility
 
 #: Rows fetched per round trip when streaming the visible set.
 _BATCH = 5000
 
 
-def pin_exists_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
-    return db.execute(
-        "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study_id, name]
-    ).fetchone() is not None
+def pin_exists(study: Study, name: str) -> bool:
+    return (
+        study.db.execute(
+            "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study.study_id, name]
+        ).fetchone()
+        is not None
+    )
 
 
 def visible_documents(
@@ -77,66 +81,68 @@ def insert_pin(
     )
 
 
-def pin_row_unchecked(
-    db: sqlite_utils.Database, study_id: str, name: str
-) -> tuple[str, str, str, str] | None:
+def pin_row(study: Study, name: str) -> tuple[str, str, str, str] | None:
     """``(protocol_json, corpus_fingerprint, pinned_at, pinned_by)`` of the pin, or None."""
-    return db.execute(
+    return study.db.execute(
         "SELECT protocol_json, corpus_fingerprint, pinned_at, pinned_by FROM protocols "
         "WHERE study_id = ? AND name = ?",
-        [study_id, name],
+        [study.study_id, name],
     ).fetchone()
 
 
-def pin_generation_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> int | None:
+def pin_generation(study: Study, name: str) -> int | None:
     """The corpus generation the pin was taken at (:mod:`evalcore.store.corpus_generations`);
     None for a pin taken before schema v13 or imported from an archive."""
-    row = db.execute(
+    row = study.db.execute(
         "SELECT corpus_generation FROM protocols WHERE study_id = ? AND name = ?",
-        [study_id, name],
+        [study.study_id, name],
     ).fetchone()
     return None if row is None or row[0] is None else int(row[0])
 
 
-def pin_names_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
+def pin_names(study: Study) -> list[str]:
     """The study's pins, oldest first."""
-    return [r[0] for r in db.execute(
-        "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name", [study_id]
-    )]
+    return [
+        r[0]
+        for r in study.db.execute(
+            "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name",
+            [study.study_id],
+        )
+    ]
 
 
-def pin_owner_counts_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> dict[str, int]:
+def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
     """How many pinned documents each owner organisation holds ('' for no owner)."""
     return {
         (org if org is not None else ""): count
-        for org, count in db.execute(
+        for org, count in study.db.execute(
             "SELECT owner_org, count(*) FROM protocol_documents WHERE study_id = ? AND "
             "protocol = ? GROUP BY owner_org ORDER BY owner_org",
-            [study_id, name],
+            [study.study_id, name],
         )
     }
 
 
-def pin_document_ids_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> set[str]:
+def pin_document_ids(study: Study, name: str) -> set[str]:
     """The pinned document ids."""
     return {
         r[0]
-        for r in db.execute(
+        for r in study.db.execute(
             "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ?",
-            [study_id, name],
+            [study.study_id, name],
         )
     }
 
 
-def pin_discrepancies_unchecked(
-    db: sqlite_utils.Database, study_id: str, name: str, visibility: Visibility
+def pin_discrepancies(
+    study: Study, name: str, visibility: Visibility
 ) -> Iterator[tuple[str, bool, bool, str | None, str | None, bool]]:
     """Pinned documents that are not as pinned now, in ``doc_id`` order.
 
     Each row: ``(doc_id, gone, content_changed, owner_then, owner_now, visible_now)``.
     """
-    params = {**visibility.params, "study": study_id, "protocol": name}
-    yield from db.conn.execute(
+    params = {**visibility.params, "study": study.study_id, "protocol": name}
+    yield from study.db.conn.execute(
         "SELECT pd.doc_id, d.doc_id IS NULL, d.content_hash IS NOT pd.content_hash, "
         "pd.owner_org, d.owner_org, "
         f"CASE WHEN d.doc_id IS NULL THEN 0 ELSE ({visibility.where}) END "
@@ -151,12 +157,10 @@ def pin_discrepancies_unchecked(
     )
 
 
-def unpinned_visible_ids_unchecked(
-    db: sqlite_utils.Database, study_id: str, name: str, visibility: Visibility
-) -> Iterator[str]:
+def unpinned_visible_ids(study: Study, name: str, visibility: Visibility) -> Iterator[str]:
     """Visible documents that are not in the pin, in ``doc_id`` order."""
-    params = {**visibility.params, "study": study_id, "protocol": name}
-    for (doc_id,) in db.conn.execute(
+    params = {**visibility.params, "study": study.study_id, "protocol": name}
+    for (doc_id,) in study.db.conn.execute(
         f"SELECT d.doc_id FROM documents d WHERE {visibility.where} AND NOT EXISTS ("
         "  SELECT 1 FROM protocol_documents pd WHERE pd.study_id = :study "
         "  AND pd.protocol = :protocol AND pd.doc_id = d.doc_id) "

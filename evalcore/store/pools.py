@@ -8,81 +8,54 @@ from collections.abc import Iterable, Iterator
 
 import sqlite_utils
 
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.runs import packed_unit_ids
+from evalcore.store.study_handle import Study
 
 
-def pooled_ranks(
-    db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
-) -> Iterator[tuple[str, str, int]]:
-    """:func:`pooled_ranks_unchecked` if ``viewer`` may read the study (checked now, not
-    when the iterator is first read)."""
-    require_read(db, viewer, study_id)
-    return pooled_ranks_unchecked(db, study_id, query_id)
-
-
-def pooled_ranks_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str
-) -> Iterator[tuple[str, str, int]]:
+def pooled_ranks(study: Study, query_id: str) -> Iterator[tuple[str, str, int]]:
     """``(unit_id, run name, rank)`` of every run's top ``k`` for the query, by run then rank."""
-    yield from db.execute(
+    yield from study.db.execute(
         "SELECT r.unit_id, u.name, r.rank FROM results r JOIN runs u ON u.run_id = r.run_id "
         "WHERE u.study_id = ? AND u.staged_by IS NULL AND r.query_id = ? AND r.rank <= u.k "
         "ORDER BY u.run_id, r.rank",
-        [study_id, query_id],
+        [study.study_id, query_id],
     )
 
 
-def pool_sizes(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> dict[str, int]:
-    """Pool size per query that any run answered, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return pool_sizes_unchecked(db, study_id)
-
-
-def pool_sizes_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, int]:
+def pool_sizes(study: Study) -> dict[str, int]:
     """Pool size per query that any run answered (one aggregate query)."""
-    rows = db.execute(
+    rows = study.db.execute(
         "SELECT r.query_id, count(DISTINCT r.unit_id) FROM results r "
         "JOIN runs u ON u.run_id = r.run_id WHERE u.study_id = ? AND u.staged_by IS NULL "
         "AND r.rank <= u.k "
         "GROUP BY r.query_id",
-        [study_id],
+        [study.study_id],
     )
     return {q: int(n) for q, n in rows}
 
 
-def pooled_units(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str], *, viewer: Viewer
-) -> dict[str, set[str]]:
-    """The pooled unit ids of each of ``query_ids``, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return pooled_units_unchecked(db, study_id, query_ids)
-
-
-def pooled_units_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str]
-) -> dict[str, set[str]]:
+def pooled_units(study: Study, query_ids: Iterable[str]) -> dict[str, set[str]]:
     """The pooled unit ids of each of ``query_ids`` (empty set for an unanswered query)."""
     wanted = list(dict.fromkeys(query_ids))
     out: dict[str, set[str]] = {q: set() for q in wanted}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        rows = db.execute(
+        rows = study.db.execute(
             "SELECT DISTINCT r.query_id, r.unit_id FROM results r "
             "JOIN runs u ON u.run_id = r.run_id "
             f"WHERE u.study_id = ? AND u.staged_by IS NULL AND r.rank <= u.k "
             f"AND r.query_id IN ({marks})",
-            [study_id, *chunk],
+            [study.study_id, *chunk],
         )
         for q, unit in rows:
             out[q].add(unit)
     return out
 
 
-def study_pools_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, set[str]]:
+def study_pools(study: Study) -> dict[str, set[str]]:
     """The pooled unit ids of every query any run of the study answered (what
-    :func:`pooled_units_unchecked` gives for every query, a quarter of its time at 10,000
+    :func:`pooled_units` gives for every query, a quarter of its time at 10,000
     queries x 3 runs).
 
     A run's top k are read from its packed rankings (one row per query, ranked best first)
@@ -91,11 +64,12 @@ def study_pools_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str,
     rankings) from its results, one grouped row per query.
     """
     out: dict[str, set[str]] = {}
-    runs = db.execute(
+    runs = study.db.execute(
         "SELECT run_id, k FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
-        [study_id]).fetchall()
+        [study.study_id],
+    ).fetchall()
     for run_id, k in runs:
-        for query_id, units in _run_top_k(db, run_id, k):
+        for query_id, units in _run_top_k(study.db, run_id, k):
             pool = out.get(query_id)
             if pool is None:
                 out[query_id] = set(units)

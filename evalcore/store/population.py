@@ -12,7 +12,7 @@ The size is only known when it is sound: every unit the study mentions (returned
 of its runs or labeled, :mod:`evalcore.store.unit_codes`) must be one of those documents.
 A study whose runs return ids that are not in the corpus (a corpus not held in the store,
 or held only in part), or whose unit is not the document, has no known size: outside
-units stay unbounded. :func:`study_population_unchecked` is the one place that decides;
+units stay unbounded. :func:`study_population` is the one place that decides;
 the store's observation reads (:mod:`evalcore.store.observations`) carry its size to
 every evaluation of the study.
 """
@@ -25,6 +25,7 @@ import sqlite_utils
 
 from evalcore.store.document_imports import published
 from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.study_handle import Study
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,8 @@ class StudyPopulation:
         )
 
 
-def study_population_unchecked(db: sqlite_utils.Database, study_id: str) -> StudyPopulation:
-    """The study's :class:`StudyPopulation` now (the caller authorised the read).
+def study_population(handle: Study) -> StudyPopulation:
+    """The study's :class:`StudyPopulation` now.
 
     Counting a large corpus takes a scan, so the answer for one of at least
     :data:`_KEEP_FROM` documents is kept per store file and study while the corpus's
@@ -84,9 +85,9 @@ def study_population_unchecked(db: sqlite_utils.Database, study_id: str) -> Stud
     write and import moves it) stays the same; units new to the study since (its unit
     dictionary only grows) are checked alone.
     """
-    study = get_study(db, study_id)
+    db, study = handle.db, get_study(handle.db, handle.study_id)
     marks = _marks(db, study)
-    key = _store_key(db, study_id)
+    key = _store_key(db, handle.study_id)
     with _LOCK:
         kept = _KEPT.get(key) if key is not None else None
     if (

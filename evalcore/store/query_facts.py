@@ -7,22 +7,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from evalcore.contract.query_order import natural_key
-from evalcore.store.observations import ReferenceColumns, reference_columns_unchecked
-from evalcore.store.removed_queries import removed_query_ids_unchecked, study_query_ids_unchecked
-from evalcore.store.runs import get_run_unchecked
+from evalcore.store.observations import ReferenceColumns, reference_columns
+from evalcore.store.removed_queries import removed_query_ids, study_query_ids
+from evalcore.store.runs import get_run
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 
 
-def _run_queries(
-    db: sqlite_utils.Database, study_id: str, run_name: str
-) -> tuple[set[str], frozenset[str]]:
+def _run_queries(study: Study, run_name: str) -> tuple[set[str], frozenset[str]]:
     """The queries the run holds a ranking for (answered or not), and those it returned at
     least one result for: one read of its packed rankings."""
-    run = get_run_unchecked(db, study_id, run_name)
-    rows = db.execute(
+    run = get_run(study, run_name)
+    rows = study.db.execute(
         "SELECT query_id, unit_ids NOT IN ('', '[]') FROM run_rankings WHERE run_id = ?",
         [run.run_id],
     ).fetchall()
@@ -37,7 +34,7 @@ class QueryFacts:
     #: the queries the runs are compared over (labeled or claimed in the reference, or
     #: ranked by a run), removed ones left out, in natural order
     query_ids: list[str]
-    #: every query id of the study (:func:`study_query_ids_unchecked`)
+    #: every query id of the study (:func:`study_query_ids`)
     study_query_ids: frozenset[str]
     #: queries with at least one relevant label in the working reference
     judged: frozenset[str]
@@ -46,33 +43,31 @@ class QueryFacts:
     removed: frozenset[str]
 
 
-def query_facts_unchecked(
-    db: sqlite_utils.Database, study_id: str, run_names: Sequence[str], reference: str | None = None,
+def query_facts(
+    study: Study, run_names: Sequence[str], reference: str | None = None,
     *, working: ReferenceColumns | None = None,
 ) -> QueryFacts:
     """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
-    working labels), for a caller that authorised the read. ``working``: the study's whole
-    working reference already read at the store's marks now, taken instead of a read."""
-    threshold = get_study(db, study_id).protocol().relevance_threshold
+    working labels). ``working``: the study's whole working reference already read at the
+    store's marks now, taken instead of a read."""
+    threshold = get_study(study.db, study.study_id).protocol().relevance_threshold
     if working is None:
-        working = reference_columns_unchecked(db, study_id, None)
+        working = reference_columns(study, None)
     judged = frozenset(
         q
         for q, units in working.gains.items()
         if any((max(g) if isinstance(g, tuple) else g) >= threshold for g in units.values())
     )
-    evaluated = (
-        working if reference is None else reference_columns_unchecked(db, study_id, reference)
-    )
-    per_run = {name: _run_queries(db, study_id, name) for name in run_names}
+    evaluated = working if reference is None else reference_columns(study, reference)
+    per_run = {name: _run_queries(study, name) for name in run_names}
     answered = {name: queries[1] for name, queries in per_run.items()}
-    removed = removed_query_ids_unchecked(db, study_id)
+    removed = removed_query_ids(study)
     ranked = set().union(*(queries[0] for queries in per_run.values()))
     pool = (set(evaluated.gains) | set(evaluated.complete) | ranked) - removed
     return QueryFacts(
-        study_id=study_id,
+        study_id=study.study_id,
         query_ids=sorted(pool, key=natural_key),
-        study_query_ids=frozenset(study_query_ids_unchecked(db, study_id)),
+        study_query_ids=frozenset(study_query_ids(study)),
         judged=judged,
         answered=answered,
         removed=removed,

@@ -1,28 +1,45 @@
-"""A study's query texts, read by a viewer (the gated face of ``studies.query_text(s)_unchecked``).
-
-The unchecked readers live in :mod:`evalcore.store.studies`, below the read gate
-(:mod:`evalcore.store.read_access` reads studies to decide); pages and the CLI
-read query texts here, after :func:`~evalcore.store.read_access.require_read`.
-"""
+"""A study's query texts and registered ids, read through a :class:`~evalcore.store.study_handle.Study`."""
 
 from collections.abc import Iterable
 
-import sqlite_utils
-
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.studies import query_text_unchecked, query_texts_unchecked
+from evalcore.contract.query_order import natural_key
+from evalcore.store.study_handle import Study
 
 
-def query_texts(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None, *,
-    viewer: Viewer,
-) -> dict[str, str]:
-    """query_id -> text (every query, or only ``query_ids``) if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return query_texts_unchecked(db, study_id, query_ids)
+def query_texts(study: Study, query_ids: Iterable[str] | None = None) -> dict[str, str]:
+    """query_id -> text, for every query of the study or only ``query_ids`` (when given)."""
+    if query_ids is None:
+        rows = study.db.execute(
+            "SELECT query_id, text FROM queries WHERE study_id = ?", [study.study_id]
+        ).fetchall()
+        return dict(sorted(rows, key=lambda row: natural_key(row[0])))
+    wanted = list(dict.fromkeys(query_ids))
+    out: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        out.update(
+            study.db.execute(
+                f"SELECT query_id, text FROM queries WHERE study_id = ? AND query_id IN ({marks})",
+                [study.study_id, *chunk],
+            ).fetchall()
+        )
+    return out
 
 
-def query_text(db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer) -> str:
-    """One query's text ('' when it has none) if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return query_text_unchecked(db, study_id, query_id)
+def query_text(study: Study, query_id: str) -> str:
+    """One query's text ('' when the query has no text or is not registered)."""
+    row = study.db.execute(
+        "SELECT text FROM queries WHERE study_id = ? AND query_id = ?", [study.study_id, query_id]
+    ).fetchone()
+    return row[0] if row else ""
+
+
+def query_registered(study: Study, query_id: str) -> bool:
+    """Is ``query_id`` a registered query of the study?"""
+    return (
+        study.db.execute(
+            "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study.study_id, query_id]
+        ).fetchone()
+        is not None
+    )

@@ -20,11 +20,11 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize, require_known_study
-from evalcore.store.completeness import completeness_states_unchecked
+from evalcore.store.authorize import require_known_study
+from evalcore.store.completeness import completeness_states
 from evalcore.store.lookup import not_found
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.resolution import resolved_gains_unchecked
+from evalcore.store.resolution import resolved_gains
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 
@@ -70,7 +70,7 @@ def freeze_reference(
         raise ValueError("actor is required: say who freezes this reference")
     require_known_study(db, actor, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.FREEZE_REFERENCE)
+        study = open_study(db, study_id, actor, Permission.FREEZE_REFERENCE)
         if db.execute(
             "SELECT 1 FROM reference_versions WHERE study_id = ? AND name = ?", [study_id, name]
         ).fetchone():
@@ -78,8 +78,8 @@ def freeze_reference(
                 f"reference version {name!r} already exists in study {study_id!r}; "
                 "names are never reused: choose a new name"
             )
-        labels = resolved_gains_unchecked(db, study_id)
-        complete = completeness_states_unchecked(db, study_id)
+        labels = resolved_gains(study)
+        complete = completeness_states(study)
         for query_id in labels:
             complete.setdefault(query_id, False)
         digest = reference_hash(labels, complete)
@@ -158,67 +158,76 @@ def _version(db: sqlite_utils.Database, row: tuple) -> ReferenceVersion:
     )
 
 
-def list_references(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-                    ) -> list[ReferenceVersion]:
-    """The study's frozen versions, oldest first, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
-    require_read(db, viewer, study_id)
-    return list_references_unchecked(db, study_id)
-
-
-def list_references_unchecked(db: sqlite_utils.Database, study_id: str) -> list[ReferenceVersion]:
-    """The study's frozen versions, for the store's own use (no read check)."""
-    rows = db.execute(
+def list_references(study: Study) -> list[ReferenceVersion]:
+    """The study's frozen versions."""
+    rows = study.db.execute(
         "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
         "WHERE study_id = ? ORDER BY created_at, name",
-        [study_id],
+        [study.study_id],
     ).fetchall()
-    return [_version(db, r) for r in rows]
+    return [_version(study.db, r) for r in rows]
 
 
-def get_reference(db: sqlite_utils.Database, study_id: str, name: str, *,
-                  viewer: Viewer) -> ReferenceVersion:
-    """The frozen version ``name`` if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return get_reference_unchecked(db, study_id, name)
-
-
-def get_reference_unchecked(db: sqlite_utils.Database, study_id: str, name: str
-                            ) -> ReferenceVersion:
-    """The frozen version ``name``, for the store's own use (no read check)."""
-    row = db.execute(
+def get_reference(study: Study, name: str) -> ReferenceVersion:
+    """The frozen version ``name``."""
+    row = study.db.execute(
         "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
         "WHERE study_id = ? AND name = ?",
-        [study_id, name],
+        [study.study_id, name],
     ).fetchone()
     if row is None:
         known = [
             r[0]
-            for r in db.execute(
+            for r in study.db.execute(
                 "SELECT name FROM reference_versions WHERE study_id = ? ORDER BY created_at",
-                [study_id],
+                [study.study_id],
             )
         ]
-        raise not_found(ReferenceNotFoundError,
-                        f"no reference version {name!r} in study {study_id!r}", known,
-                        listing="frozen versions", none_yet="none is frozen yet")
-    return _version(db, row)
+        raise not_found(
+            ReferenceNotFoundError,
+            f"no reference version {name!r} in study {study.study_id!r}",
+            known,
+            listing="frozen versions",
+            none_yet="none is frozen yet",
+        )
+    return _version(study.db, row)
 
 
-def reference_labels(
-    db: sqlite_utils.Database, study_id: str, name: str, *, viewer: Viewer
-) -> dict[str, dict[str, int]]:
-    """query_id -> unit_id -> gain of the frozen version, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return reference_labels_unchecked(db, study_id, name)
+def reference_labels(study: Study, name: str) -> dict[str, dict[str, int]]:
+    """query_id -> unit_id -> gain of the frozen version."""
+    get_reference(study, name)
+    return _labels(study.db, study.study_id, name)
 
 
-def reference_labels_unchecked(
-    db: sqlite_utils.Database, study_id: str, name: str
-) -> dict[str, dict[str, int]]:
-    """query_id -> unit_id -> gain of the frozen version (no read check)."""
-    get_reference_unchecked(db, study_id, name)
+def reference_completeness(study: Study, name: str) -> dict[str, bool]:
+    """query_id -> population complete, as frozen."""
+    get_reference(study, name)
+    return _completeness(study.db, study.study_id, name)
+
+
+def verify_reference(study: Study, name: str) -> bool:
+    """Whether the stored rows still hash to the recorded content hash."""
+    return _intact(study.db, study.study_id, get_reference(study, name))
+
+
+def altered_references(db: sqlite_utils.Database) -> list[tuple[str, str]]:
+    """``(study_id, name)`` of every frozen version of the store whose rows no longer hash to
+    its recorded content hash (a check of the store file: no study's data is returned)."""
+    rows = db.execute(
+        "SELECT study_id, name, created_at, created_by, content_hash "
+        "FROM reference_versions ORDER BY study_id, name"
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows if not _intact(db, r[0], _version(db, r))]
+
+
+def _intact(db: sqlite_utils.Database, study_id: str, version: ReferenceVersion) -> bool:
+    digest = reference_hash(
+        _labels(db, study_id, version.name), _completeness(db, study_id, version.name)
+    )
+    return digest == version.content_hash
+
+
+def _labels(db: sqlite_utils.Database, study_id: str, name: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for q, u, g in db.execute(
         "SELECT query_id, unit_id, gain FROM reference_labels WHERE study_id = ? AND version = ? "
@@ -229,17 +238,7 @@ def reference_labels_unchecked(
     return out
 
 
-def reference_completeness(db: sqlite_utils.Database, study_id: str, name: str, *,
-                           viewer: Viewer) -> dict[str, bool]:
-    """query_id -> population complete, as frozen, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return reference_completeness_unchecked(db, study_id, name)
-
-
-def reference_completeness_unchecked(db: sqlite_utils.Database, study_id: str, name: str
-                                     ) -> dict[str, bool]:
-    """query_id -> population complete, as frozen (no read check)."""
-    get_reference_unchecked(db, study_id, name)
+def _completeness(db: sqlite_utils.Database, study_id: str, name: str) -> dict[str, bool]:
     return {
         q: bool(c)
         for q, c in db.execute(
@@ -248,21 +247,3 @@ def reference_completeness_unchecked(db: sqlite_utils.Database, study_id: str, n
             [study_id, name],
         )
     }
-
-
-def verify_reference(db: sqlite_utils.Database, study_id: str, name: str, *,
-                     viewer: Viewer) -> bool:
-    """Whether the stored rows still hash to the version's recorded content hash, if
-    ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return verify_reference_unchecked(db, study_id, name)
-
-
-def verify_reference_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
-    """Whether the stored rows still hash to the recorded content hash (no read check)."""
-    version = get_reference_unchecked(db, study_id, name)
-    digest = reference_hash(
-        reference_labels_unchecked(db, study_id, name),
-        reference_completeness_unchecked(db, study_id, name),
-    )
-    return digest == version.content_hash

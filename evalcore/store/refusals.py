@@ -8,9 +8,9 @@ from pydantic import BaseModel, ConfigDict
 
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.scoping import unreadable_organisations
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
 
@@ -71,28 +71,26 @@ def withheld_refusal(protocol: str, withheld: list[str]) -> tuple[str, dict[str,
             "which you may not read", {"withheld_organisations": withheld})
 
 
-def list_refusals(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-                  ) -> list[Refusal]:
-    """The study's refusals, oldest first, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`; None is nobody).
+def list_refusals(study: Study) -> list[Refusal]:
+    """The study's refusals, oldest first.
 
     A refusal names the pinned documents that changed (ids, owners, counts): for a
-    protocol that sees documents ``viewer`` may not read, its message and detail are
+    protocol that sees documents the handle's actor may not read, its message and detail are
     withheld (:func:`evalcore.store.scoping.unreadable_organisations`)."""
-    require_read(db, viewer, study_id)
-    corpus = get_study(db, study_id).corpus_id
+    corpus = get_study(study.db, study.study_id).corpus_id
     organisations = {
         name: json.loads(protocol_json).get("organisations", [])
-        for name, protocol_json in db.execute(
-            "SELECT name, protocol_json FROM protocols WHERE study_id = ?", [study_id])
+        for name, protocol_json in study.db.execute(
+            "SELECT name, protocol_json FROM protocols WHERE study_id = ?", [study.study_id]
+        )
     }
     out = []
-    for r in db.execute(
+    for r in study.db.execute(
         "SELECT refusal_id, study_id, protocol, run_name, created_at, actor, message, "
         "detail_json FROM retrieval_refusals WHERE study_id = ? ORDER BY refusal_id",
-        [study_id],
+        [study.study_id],
     ):
-        withheld = unreadable_organisations(db, viewer, corpus, organisations.get(r[2], []))
+        withheld = unreadable_organisations(study.db, study.actor, corpus, organisations.get(r[2], []))
         message, detail = withheld_refusal(r[2], withheld) if withheld else (
             r[6], json.loads(r[7]))
         out.append(Refusal(refusal_id=r[0], study_id=r[1], protocol=r[2], run_name=r[3],

@@ -7,7 +7,7 @@ no run can answer) with :func:`remove_query` and brings it back with
 ``query.restore``, with the reason) in the same transaction. Removal keeps every
 label, completeness event and ranking of the query: exports and archives still
 hold them; comparisons, dashboards, pools and reports leave the query out
-(:func:`removed_query_ids_unchecked` is what they read).
+(:func:`removed_query_ids` is what they read).
 
 :mod:`evalcore.store.query_facts` reads what a query set is resolved from.
 """
@@ -26,8 +26,8 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 #: The longest reason a removal may give.
@@ -49,11 +49,11 @@ class QueryNotInStudyError(LookupError):
     """The query id is not one of the study's queries."""
 
 
-def removed_queries_unchecked(db: sqlite_utils.Database, study_id: str) -> list[RemovedQuery]:
+def removed_queries(study: Study) -> list[RemovedQuery]:
     """The study's removed queries, in natural query order."""
-    rows = db.execute(
+    rows = study.db.execute(
         "SELECT query_id, removed_at, removed_by, reason FROM removed_queries WHERE study_id = ?",
-        [study_id],
+        [study.study_id],
     ).fetchall()
     return sorted(
         (RemovedQuery(query_id=r[0], removed_at=r[1], removed_by=r[2], reason=r[3]) for r in rows),
@@ -61,19 +61,13 @@ def removed_queries_unchecked(db: sqlite_utils.Database, study_id: str) -> list[
     )
 
 
-def removed_queries(
-    db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-) -> list[RemovedQuery]:
-    """:func:`removed_queries_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return removed_queries_unchecked(db, study_id)
-
-
-def removed_query_ids_unchecked(db: sqlite_utils.Database, study_id: str) -> frozenset[str]:
+def removed_query_ids(study: Study) -> frozenset[str]:
     """The ids of the study's removed queries (what every query set leaves out)."""
     return frozenset(
         r[0]
-        for r in db.execute("SELECT query_id FROM removed_queries WHERE study_id = ?", [study_id])
+        for r in study.db.execute(
+            "SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id]
+        )
     )
 
 
@@ -90,8 +84,8 @@ def remove_query(
         raise ValueError(f"the reason is {len(reason)} characters long; at most {MAX_REASON}")
     get_study(db, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.REMOVE_QUERIES)
-        if query_id not in study_query_ids_unchecked(db, study_id):
+        study = open_study(db, study_id, actor, Permission.REMOVE_QUERIES)
+        if query_id not in study_query_ids(study):
             raise QueryNotInStudyError(
                 f"no query {query_id!r} in study {study_id!r}: no run, label or registered "
                 "query has this id (list them with: evalcore queries list --study "
@@ -163,24 +157,18 @@ def restore_query(
     return RemovedQuery(query_id=row[0], removed_at=row[1], removed_by=row[2], reason=row[3])
 
 
-def study_query_ids(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[str]:
-    """:func:`study_query_ids_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return study_query_ids_unchecked(db, study_id)
-
-
-def study_query_ids_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
+def study_query_ids(study: Study) -> list[str]:
     """Every query id of the study (registered, labeled, claimed or ranked by a run),
     removed ones included, in natural order."""
     ids = {
         r[0]
-        for r in db.execute(
+        for r in study.db.execute(
             "SELECT query_id FROM queries WHERE study_id = ?1 "
             "UNION SELECT query_id FROM label_events WHERE study_id = ?1 "
             "UNION SELECT query_id FROM completeness_events WHERE study_id = ?1 "
             "UNION SELECT r.query_id FROM run_rankings r JOIN runs u ON u.run_id = r.run_id "
             "WHERE u.study_id = ?1",
-            [study_id],
+            [study.study_id],
         )
     }
     return sorted(ids, key=natural_key)

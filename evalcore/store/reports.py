@@ -19,8 +19,8 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import study_exists
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
 
@@ -110,41 +110,30 @@ def get_stored_report(db: sqlite_utils.Database, report_id: int) -> StoredReport
     return _row(row)
 
 
-def list_reports(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-                 ) -> list[StoredReport]:
-    """The study's stored reports, oldest first, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
-    require_read(db, viewer, study_id)
-    return list_reports_unchecked(db, study_id)
-
-
-def list_reports_unchecked(db: sqlite_utils.Database, study_id: str) -> list[StoredReport]:
-    """The study's stored reports, for the store's own use (no read check)."""
-    rows = db.execute(
+def list_reports(study: Study) -> list[StoredReport]:
+    """The study's stored reports."""
+    rows = study.db.execute(
         f"SELECT {_COLUMNS} FROM reports WHERE study_id = ? ORDER BY report_id",  # noqa: S608
-        [study_id],
+        [study.study_id],
     ).fetchall()
     return [_row(r) for r in rows]
 
 
-def find_report(db: sqlite_utils.Database, study_id: str, name: str, *, viewer: Viewer
-                ) -> StoredReport:
-    """The stored report named ``name`` in the study, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return find_report_unchecked(db, study_id, name)
-
-
-def find_report_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> StoredReport:
+def find_report(study: Study, name: str) -> StoredReport:
     """The stored report named ``name`` in the study."""
-    row = db.execute(
+    row = study.db.execute(
         f"SELECT {_COLUMNS} FROM reports WHERE study_id = ? AND name = ?",  # noqa: S608
-        [study_id, name],
+        [study.study_id, name],
     ).fetchone()
     if row is None:
-        known = [r.name for r in list_reports_unchecked(db, study_id)]
-        raise not_found(ReportNotFoundError, f"no report {name!r} in study {study_id!r}", known,
-                        listing="stored reports", none_yet="none is stored yet")
+        known = [r.name for r in list_reports(study)]
+        raise not_found(
+            ReportNotFoundError,
+            f"no report {name!r} in study {study.study_id!r}",
+            known,
+            listing="stored reports",
+            none_yet="none is stored yet",
+        )
     return _row(row)
 
 

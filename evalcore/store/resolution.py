@@ -37,8 +37,8 @@ from typing import Any, Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.store.read_access import Viewer, require_read
-from evalcore.store.working_labels import WorkingLabels, label_columns_unchecked
+from evalcore.store.study_handle import Study
+from evalcore.store.working_labels import WorkingLabels, label_columns
 
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]
 
@@ -148,37 +148,17 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
     return _from_current(unit_id, annotators)
 
 
-def resolve_query(
-    db: sqlite_utils.Database, study_id: str, query_id: str, *, viewer: Viewer
-) -> dict[str, ResolvedLabel]:
-    """unit_id -> resolved label for one query, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return resolve_query_unchecked(db, study_id, query_id)
-
-
-def resolve_query_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str
-) -> dict[str, ResolvedLabel]:
+def resolve_query(study: Study, query_id: str) -> dict[str, ResolvedLabel]:
     """unit_id -> resolved label for one query (conflicts included, gain None)."""
-    return resolve_study_unchecked(db, study_id, [query_id]).get(query_id, {})
+    return resolve_study(study, [query_id]).get(query_id, {})
 
 
-def resolve_unit_in_store(
-    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str, *, viewer: Viewer
-) -> ResolvedLabel | None:
-    """The resolved label of one unit (None: unlabeled), if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return resolve_unit_in_store_unchecked(db, study_id, query_id, unit_id)
-
-
-def resolve_unit_in_store_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str
-) -> ResolvedLabel | None:
+def resolve_unit_in_store(study: Study, query_id: str, unit_id: str) -> ResolvedLabel | None:
     """The resolved label of one unit, or None when it is unlabeled."""
-    rows = db.execute(
+    rows = study.db.execute(
         f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
         "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
-        [study_id, query_id, unit_id],
+        [study.study_id, query_id, unit_id],
     )
     return resolve_unit(unit_id, rows)
 
@@ -273,8 +253,8 @@ def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
     )
 
 
-def resolve_study_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
+def resolve_study(
+    study: Study, query_ids: Iterable[str] | None = None
 ) -> dict[str, dict[str, ResolvedLabel]]:
     """query_id -> unit_id -> resolved label, for the whole study or the given queries.
 
@@ -283,31 +263,13 @@ def resolve_study_unchecked(
     Units are in unit_id order within a query.
     """
     out: dict[str, dict[str, ResolvedLabel]] = {}
-    for query_id, resolved in _resolve_scan(db, study_id, query_ids):
+    for query_id, resolved in _resolve_scan(study.db, study.study_id, query_ids):
         out.setdefault(query_id, {})[resolved.unit_id] = resolved
     return {q: dict(sorted(units.items())) for q, units in sorted(out.items())}
 
 
 def resolved_gains(
-    db: sqlite_utils.Database,
-    study_id: str,
-    query_ids: Iterable[str] | None = None,
-    *,
-    conflicts: bool = False,
-    viewer: Viewer,
-) -> dict[str, dict[str, Any]]:
-    """:func:`resolved_gains_unchecked` if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return resolved_gains_unchecked(db, study_id, query_ids, conflicts=conflicts)
-
-
-def resolved_gains_unchecked(
-    db: sqlite_utils.Database,
-    study_id: str,
-    query_ids: Iterable[str] | None = None,
-    *,
-    conflicts: bool = False,
+    study: Study, query_ids: Iterable[str] | None = None, *, conflicts: bool = False
 ) -> dict[str, dict[str, Any]]:
     """query_id -> unit_id -> gain of the working reference (for the whole study, units
     in unit id order within a query; queries with no unit that counts are absent).
@@ -316,18 +278,17 @@ def resolved_gains_unchecked(
     of the gains they may have (contract section 9: unknown, never dropped).
     """
     if query_ids is not None:
-        return _scanned_gains(db, study_id, query_ids, conflicts)
-    return dict(working_labels_unchecked(db, study_id, conflicts=conflicts).gains)
+        return _scanned_gains(study.db, study.study_id, query_ids, conflicts)
+    return dict(working_labels(study, conflicts=conflicts).gains)
 
 
-def working_labels_unchecked(db: sqlite_utils.Database, study_id: str, *,
-                             conflicts: bool = False) -> WorkingLabels:
+def working_labels(study: Study, *, conflicts: bool = False) -> WorkingLabels:
     """The whole study's working reference as columns (:mod:`evalcore.store.working_labels`),
     the queries that need the rules resolved by them (units in conflict omitted, or, with
     ``conflicts``, given as the sorted tuple of their gains)."""
-    labels, replay = label_columns_unchecked(db, study_id)
+    labels, replay = label_columns(study)
     if replay:
-        labels.others = _scanned_gains(db, study_id, replay, conflicts)
+        labels.others = _scanned_gains(study.db, study.study_id, replay, conflicts)
     return labels
 
 
@@ -343,9 +304,8 @@ def _scanned_gains(
     return {q: dict(sorted(units.items())) for q, units in out.items()}
 
 
-def annotator_units_unchecked(
-    db: sqlite_utils.Database, study_id: str, annotator: str,
-    query_ids: Iterable[str] | None = None,
+def annotator_units(
+    study: Study, annotator: str, query_ids: Iterable[str] | None = None
 ) -> dict[str, set[str]]:
     """query_id -> the units on which ``annotator`` holds a current label (rule 1: a label
     not undone), for the whole study or the given queries; the same units as those whose
@@ -356,38 +316,34 @@ def annotator_units_unchecked(
     out: dict[str, set[str]] = {}
     for condition, params in _query_filters(query_ids):
         replay = []
-        for query_id, unit_id, undone in db.execute(
+        for query_id, unit_id, undone in study.db.execute(
             "SELECT query_id, unit_id, max(kind = 'undo') FROM label_events "
-            f"WHERE study_id = ? AND kind != 'adjudicate' AND {ANNOTATOR_SQL} = ?" + condition
+            f"WHERE study_id = ? AND kind != 'adjudicate' AND {ANNOTATOR_SQL} = ?"
+            + condition
             + " GROUP BY query_id, unit_id",
-            [study_id, who, *params],
+            [study.study_id, who, *params],
         ):
             if undone:
                 replay.append((query_id, unit_id))
             else:
                 out.setdefault(query_id, set()).add(unit_id)
         for query_id, unit_id in replay:
-            current, _ = replay_unit(db.execute(
-                f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
-                "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
-                [study_id, query_id, unit_id]))
+            current, _ = replay_unit(
+                study.db.execute(
+                    f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
+                    "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
+                    [study.study_id, query_id, unit_id],
+                )
+            )
             if who in current:
                 out.setdefault(query_id, set()).add(unit_id)
     return out
 
 
-def conflicts(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-              ) -> dict[str, list[ResolvedLabel]]:
-    """query_id -> the units in conflict (awaiting adjudication), if ``viewer`` may read the
-    study (:func:`evalcore.store.read_access.require_read`)."""
-    require_read(db, viewer, study_id)
-    return conflicts_unchecked(db, study_id)
-
-
-def conflicts_unchecked(db: sqlite_utils.Database, study_id: str) -> dict[str, list[ResolvedLabel]]:
+def conflicts(study: Study) -> dict[str, list[ResolvedLabel]]:
     """query_id -> the units in conflict (awaiting adjudication)."""
     out: dict[str, list[ResolvedLabel]] = {}
-    for query_id, units in resolve_study_unchecked(db, study_id).items():
+    for query_id, units in resolve_study(study).items():
         found = [r for r in units.values() if r.state == "conflict"]
         if found:
             out[query_id] = found

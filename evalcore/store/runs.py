@@ -14,8 +14,8 @@ from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.lookup import not_found
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.staging import staging_owner
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 from evalcore.store.trec_ids import record_run_suspects
 from evalcore.store.unit_codes import CODE_DTYPE, assign_unit_codes, pack_codes
@@ -202,33 +202,38 @@ def packed_unit_ids(text: str) -> list[str]:
     return text[2:-2].split('", "') if len(text) > 2 else []
 
 
-def run_exists_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> bool:
-    return db.execute(
-        "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL", [study_id, name]
-    ).fetchone() is not None
+def run_exists(study: Study, name: str) -> bool:
+    return (
+        study.db.execute(
+            "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
+            [study.study_id, name],
+        ).fetchone()
+        is not None
+    )
 
 
-def get_run(db: sqlite_utils.Database, study_id: str, name: str, *, viewer: Viewer) -> RunInfo:
-    """The study's run ``name`` if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`); RunNotFoundError lists the runs."""
-    require_read(db, viewer, study_id)
-    return get_run_unchecked(db, study_id, name)
-
-
-def get_run_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> RunInfo:
-    """The study's run ``name``, for the store's own use (no read check: the caller authorised)."""
-    row = db.execute(
+def get_run(study: Study, name: str) -> RunInfo:
+    """The study's run ``name``."""
+    row = study.db.execute(
         "SELECT run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "
         "scan_complete, created_at FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
-        [study_id, name],
+        [study.study_id, name],
     ).fetchone()
     if row is None:
-        known = [r[0] for r in db.execute(
-            "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY name",
-            [study_id]
-        )]
-        raise not_found(RunNotFoundError, f"no run {name!r} in study {study_id!r}", known,
-                        listing="runs in this study", none_yet="the study has no run yet")
+        known = [
+            r[0]
+            for r in study.db.execute(
+                "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY name",
+                [study.study_id],
+            )
+        ]
+        raise not_found(
+            RunNotFoundError,
+            f"no run {name!r} in study {study.study_id!r}",
+            known,
+            listing="runs in this study",
+            none_yet="the study has no run yet",
+        )
     return RunInfo(
         run_id=row[0],
         study_id=row[1],
@@ -242,42 +247,31 @@ def get_run_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> Ru
     )
 
 
-def list_runs(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-              ) -> list[RunInfo]:
-    """The study's runs, oldest first, if ``viewer`` may read the study
-    (:func:`evalcore.store.read_access.require_read`; None is nobody)."""
-    require_read(db, viewer, study_id)
-    return list_runs_unchecked(db, study_id)
-
-
-def list_runs_unchecked(db: sqlite_utils.Database, study_id: str) -> list[RunInfo]:
-    """The study's runs, for the store's own use (no read check: the caller authorised)."""
-    names = [r[0] for r in db.execute(
-        "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
-        [study_id]
-    )]
-    return [get_run_unchecked(db, study_id, n) for n in names]
+def list_runs(study: Study) -> list[RunInfo]:
+    """The study's runs."""
+    names = [
+        r[0]
+        for r in study.db.execute(
+            "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
+            [study.study_id],
+        )
+    ]
+    return [get_run(study, n) for n in names]
 
 
 def run_results(
-    db: sqlite_utils.Database, run_id: int, query_ids: Iterable[str] | None = None, *,
-    viewer: Viewer,
+    study: Study, run_id: int, query_ids: Iterable[str] | None = None
 ) -> dict[str, list[tuple[str, float | None]]]:
-    """Ranked (unit_id, score) lists per query, best first, if ``viewer`` may read the run's
-    study (:func:`evalcore.store.read_access.require_read`)."""
-    row = db.execute("SELECT study_id FROM runs WHERE run_id = ? AND staged_by IS NULL",
-                     [run_id]).fetchone()
-    if row is None:
-        raise RunNotFoundError(f"no run with id {run_id} in this store")
-    require_read(db, viewer, row[0])
-    return run_results_unchecked(db, run_id, query_ids)
-
-
-def run_results_unchecked(
-    db: sqlite_utils.Database, run_id: int, query_ids: Iterable[str] | None = None
-) -> dict[str, list[tuple[str, float | None]]]:
-    """Ranked (unit_id, score) lists per query, best first (no read check: the caller
-    authorised)."""
+    """Ranked (unit_id, score) lists per query, best first, of a run of the study."""
+    db = study.db
+    if (
+        db.execute(
+            "SELECT 1 FROM runs WHERE run_id = ? AND study_id = ? AND staged_by IS NULL",
+            [run_id, study.study_id],
+        ).fetchone()
+        is None
+    ):
+        raise RunNotFoundError(f"no run with id {run_id} in study {study.study_id!r}")
     out: dict[str, list[tuple[str, float | None]]] = {}
     if query_ids is None:
         rows = db.execute(

@@ -27,10 +27,9 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import clipped
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
 from evalcore.store.lookup import not_found
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 #: The longest sample name.
@@ -108,43 +107,52 @@ _COLUMNS = (
 
 def _sample(row: tuple) -> StoredSample:
     return StoredSample(
-        study_id=row[0], name=row[1], run_a=row[2], run_b=row[3], measures=json.loads(row[4]),
-        seed=row[5], size=row[6], draws=row[7], design_json=row[8], created_at=row[9],
-        created_by=row[10], grown_at=row[11], n_units=row[12],
+        study_id=row[0],
+        name=row[1],
+        run_a=row[2],
+        run_b=row[3],
+        measures=json.loads(row[4]),
+        seed=row[5],
+        size=row[6],
+        draws=row[7],
+        design_json=row[8],
+        created_at=row[9],
+        created_by=row[10],
+        grown_at=row[11],
+        n_units=row[12],
     )
 
 
-def sample_names_unchecked(db: sqlite_utils.Database, study_id: str) -> list[str]:
-    return [r[0] for r in db.execute(
-        "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name", [study_id])]
+def sample_names(study: Study) -> list[str]:
+    return [
+        r[0]
+        for r in study.db.execute(
+            "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name",
+            [study.study_id],
+        )
+    ]
 
 
-def list_samples_unchecked(db: sqlite_utils.Database, study_id: str) -> list[StoredSample]:
+def list_samples(study: Study) -> list[StoredSample]:
     """The study's samples, oldest first."""
-    rows = db.execute(
+    rows = study.db.execute(
         f"SELECT {_COLUMNS} FROM samples s WHERE s.study_id = ? ORDER BY s.created_at, s.name",
-        [study_id],
+        [study.study_id],
     ).fetchall()
     return [_sample(r) for r in rows]
 
 
-def list_samples(db: sqlite_utils.Database, study_id: str, *, viewer: Viewer) -> list[StoredSample]:
-    """:func:`list_samples_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return list_samples_unchecked(db, study_id)
-
-
-def get_sample_unchecked(db: sqlite_utils.Database, study_id: str, name: str) -> StoredSample:
+def get_sample(study: Study, name: str) -> StoredSample:
     """The sample, or :class:`SampleNotFoundError` listing the study's samples."""
-    row = db.execute(
+    row = study.db.execute(
         f"SELECT {_COLUMNS} FROM samples s WHERE s.study_id = ? AND s.name = ?",
-        [study_id, name],
+        [study.study_id, name],
     ).fetchone()
     if row is None:
         raise not_found(
             SampleNotFoundError,
-            f"no sample {name!r} in study {study_id!r}",
-            sample_names_unchecked(db, study_id),
+            f"no sample {name!r} in study {study.study_id!r}",
+            sample_names(study),
             listing="samples",
             none_yet="no sample drawn yet",
             advice="; draw one with: evalcore sample draw",
@@ -152,36 +160,27 @@ def get_sample_unchecked(db: sqlite_utils.Database, study_id: str, name: str) ->
     return _sample(row)
 
 
-def get_sample(db: sqlite_utils.Database, study_id: str, name: str, *,
-               viewer: Viewer) -> StoredSample:
-    """:func:`get_sample_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return get_sample_unchecked(db, study_id, name)
-
-
-def sample_units_unchecked(db: sqlite_utils.Database, study_id: str,
-                           name: str) -> list[SampledUnit]:
-    """The sample's units in the order annotators take them."""
+def sample_units(study: Study, name: str) -> list[SampledUnit]:
+    """The sample's units in the order annotators take them (SampleNotFoundError lists the
+    study's samples)."""
+    get_sample(study, name)
     return [
         SampledUnit(position=r[0], query_id=r[1], unit_id=r[2], stratum=r[3], draw=r[4])
-        for r in db.execute(
+        for r in study.db.execute(
             "SELECT position, query_id, unit_id, stratum, draw FROM sample_units "
             "WHERE study_id = ? AND name = ? ORDER BY position",
-            [study_id, name],
+            [study.study_id, name],
         )
     ]
 
 
-def sample_units(db: sqlite_utils.Database, study_id: str, name: str, *,
-                 viewer: Viewer) -> list[SampledUnit]:
-    """:func:`sample_units_unchecked` if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    get_sample_unchecked(db, study_id, name)
-    return sample_units_unchecked(db, study_id, name)
-
-
-def _insert_units(db: sqlite_utils.Database, study_id: str, name: str, start: int,
-                  units: Sequence[tuple[str, str, int, int]]) -> None:
+def _insert_units(
+    db: sqlite_utils.Database,
+    study_id: str,
+    name: str,
+    start: int,
+    units: Sequence[tuple[str, str, int, int]],
+) -> None:
     db.conn.executemany(
         "INSERT INTO sample_units (study_id, name, position, query_id, unit_id, stratum, draw) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -210,9 +209,10 @@ def create_sample(
     name = check_sample_name(name)
     get_study(db, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.DRAW_SAMPLE)
-        if db.execute("SELECT 1 FROM samples WHERE study_id = ? AND name = ?",
-                      [study_id, name]).fetchone():
+        study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
+        if db.execute(
+            "SELECT 1 FROM samples WHERE study_id = ? AND name = ?", [study_id, name]
+        ).fetchone():
             raise ValueError(
                 f"study {study_id!r} has a sample {name!r} already; grow it with: evalcore "
                 f"sample grow --name {name} --size N, or choose another --name"
@@ -221,15 +221,37 @@ def create_sample(
             "INSERT INTO samples (study_id, name, run_a, run_b, measures_json, seed, size, "
             "draws, design_json, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "?, ?)",
-            [study_id, name, run_a, run_b, json.dumps(list(measures)), seed, size, draws,
-             design_json, utc_now_iso(), actor or "local"],
+            [
+                study_id,
+                name,
+                run_a,
+                run_b,
+                json.dumps(list(measures)),
+                seed,
+                size,
+                draws,
+                design_json,
+                utc_now_iso(),
+                actor or "local",
+            ],
         )
         _insert_units(db, study_id, name, 1, units)
-        record_audit(db, actor=actor or "local", action="sample.draw", study_id=study_id,
-                     detail={"name": name, "runs": [run_a, run_b], "measures": list(measures),
-                             "seed": seed, "size": size, "draws": draws,
-                             "units": len(units)})
-    return get_sample_unchecked(db, study_id, name)
+        record_audit(
+            db,
+            actor=actor or "local",
+            action="sample.draw",
+            study_id=study_id,
+            detail={
+                "name": name,
+                "runs": [run_a, run_b],
+                "measures": list(measures),
+                "seed": seed,
+                "size": size,
+                "draws": draws,
+                "units": len(units),
+            },
+        )
+    return get_sample(study, name)
 
 
 def grow_sample(
@@ -248,26 +270,35 @@ def grow_sample(
     rest is appended. ValueError when it would shrink or reorder the sample."""
     get_study(db, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.DRAW_SAMPLE)
-        before = get_sample_unchecked(db, study_id, name)
-        stored = [(u.query_id, u.unit_id, u.stratum, u.draw)
-                  for u in sample_units_unchecked(db, study_id, name)]
+        study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
+        before = get_sample(study, name)
+        stored = [(u.query_id, u.unit_id, u.stratum, u.draw) for u in sample_units(study, name)]
         if size < before.size or draws < before.draws or list(units[: len(stored)]) != stored:
             raise ValueError(
                 f"sample {name!r} has size {before.size}; a sample only grows, keeping its "
                 f"units in their order: ask for a size of {before.size} or more"
             )
-        added = list(units[len(stored):])
+        added = list(units[len(stored) :])
         _insert_units(db, study_id, name, len(stored) + 1, added)
         db.execute(
             "UPDATE samples SET size = ?, draws = ?, design_json = ?, grown_at = ? "
             "WHERE study_id = ? AND name = ?",
             [size, draws, design_json, utc_now_iso(), study_id, name],
         )
-        record_audit(db, actor=actor or "local", action="sample.grow", study_id=study_id,
-                     detail={"name": name, "size": size, "draws": draws,
-                             "units_added": len(added), "size_before": before.size})
-    return get_sample_unchecked(db, study_id, name)
+        record_audit(
+            db,
+            actor=actor or "local",
+            action="sample.grow",
+            study_id=study_id,
+            detail={
+                "name": name,
+                "size": size,
+                "draws": draws,
+                "units_added": len(added),
+                "size_before": before.size,
+            },
+        )
+    return get_sample(study, name)
 
 
 def record_nonresponse(
@@ -284,17 +315,20 @@ def record_nonresponse(
     sampled unit (anyone who may label). ValueError for another kind, an empty annotator
     or a unit not in the sample; LookupError for an unknown sample."""
     if kind not in NONRESPONSE_KINDS:
-        raise ValueError(f"non-response kind {kind!r}: choose one of {', '.join(NONRESPONSE_KINDS)}")
+        raise ValueError(
+            f"non-response kind {kind!r}: choose one of {', '.join(NONRESPONSE_KINDS)}"
+        )
     if not annotator.strip():
         raise ValueError("annotator is required: say who skipped the unit")
     who = normalise_user_id(annotator)
     get_study(db, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=annotator, permission=Permission.LABEL)
-        get_sample_unchecked(db, study_id, name)
+        get_sample(open_study(db, study_id, annotator, Permission.LABEL), name)
         if not db.execute(
             "SELECT 1 FROM sample_units WHERE study_id = ? AND name = ? AND query_id = ? "
-            "AND unit_id = ?", [study_id, name, query_id, unit_id]).fetchone():
+            "AND unit_id = ?",
+            [study_id, name, query_id, unit_id],
+        ).fetchone():
             raise ValueError(
                 f"unit {unit_id!r} of query {query_id!r} is not in sample {name!r}; "
                 "only a sampled unit can be skipped in a sample's queue"
@@ -305,35 +339,32 @@ def record_nonresponse(
             "annotator, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [study_id, name, query_id, unit_id, kind, who, at],
         )
-    return NonResponse(query_id=query_id, unit_id=unit_id, kind=kind, annotator=who,
-                       created_at=at)
+    return NonResponse(query_id=query_id, unit_id=unit_id, kind=kind, annotator=who, created_at=at)
 
 
-def nonresponses_unchecked(db: sqlite_utils.Database, study_id: str,
-                           name: str) -> list[NonResponse]:
+def nonresponses(study: Study, name: str) -> list[NonResponse]:
     """The sample's non-responses, oldest first."""
     return [
         NonResponse(query_id=r[0], unit_id=r[1], kind=r[2], annotator=r[3], created_at=r[4])
-        for r in db.execute(
+        for r in study.db.execute(
             "SELECT query_id, unit_id, kind, annotator, created_at FROM sample_nonresponses "
             "WHERE study_id = ? AND name = ? ORDER BY response_id",
-            [study_id, name],
+            [study.study_id, name],
         )
     ]
 
 
-def units_labeled_since_unchecked(db: sqlite_utils.Database, study_id: str,
-                                  name: str) -> set[tuple[str, str]]:
+def units_labeled_since(study: Study, name: str) -> set[tuple[str, str]]:
     """The sampled units with a label event written since the sample was drawn (a unit
     answered in the queue but left in conflict is then a non-response)."""
     return {
         (r[0], r[1])
-        for r in db.execute(
+        for r in study.db.execute(
             "SELECT DISTINCT u.query_id, u.unit_id FROM sample_units u "
             "JOIN samples s ON s.study_id = u.study_id AND s.name = u.name "
             "JOIN label_events e ON e.study_id = u.study_id AND e.query_id = u.query_id "
             "AND e.unit_id = u.unit_id AND e.created_at >= s.created_at "
             "WHERE u.study_id = ? AND u.name = ?",
-            [study_id, name],
+            [study.study_id, name],
         )
     }

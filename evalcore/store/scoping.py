@@ -29,6 +29,7 @@ from evalcore.access.decisions import (
     viewer_id,
 )
 from evalcore.access.roles import Permission
+from evalcore.store.authorize import require_known_study
 from evalcore.store.corpus import Document, get_document
 from evalcore.store.membership import (
     corpus_in_team_mode,
@@ -38,13 +39,13 @@ from evalcore.store.membership import (
     study_mode,
     user_organisations,
 )
-from evalcore.store.read_access import require_known_study
-from evalcore.store.runs import get_run_unchecked
+from evalcore.store.runs import get_run
 from evalcore.store.studies import (
     StudyIn,
     get_study,
     list_studies,
 )
+from evalcore.store.study_handle import Study, open_study
 
 
 class DocumentAccess(BaseModel):
@@ -241,14 +242,14 @@ def readable_document(
     return DocumentAccess(document=doc)
 
 
-def run_permitted_ids_unchecked(db: sqlite_utils.Database, study_id: str, run_name: str) -> set[str] | None:
+def run_permitted_ids(study: Study, run_name: str) -> set[str] | None:
     """The run's pinned document set (None: the run has no pinned protocol)."""
     # Imported here: the observations' module brings the metric computer and the report
     # models, which the modules importing this one for access checks (the lexical
     # re-execution, ``evalcore retrieve``) never need.
     from evalcore.store.observations import permitted_ids_for_run
 
-    ids = permitted_ids_for_run(db, get_run_unchecked(db, study_id, run_name))
+    ids = permitted_ids_for_run(study.db, get_run(study, run_name))
     return None if ids is None else set(ids)
 
 
@@ -275,11 +276,12 @@ def displayable_text(
     if refusal is not None:
         return DisplayableText(unit_id=unit_id, shown=False, reason=f"text withheld: {refusal}")
     allowed = set(permitted) if permitted is not None else None
+    handle = open_study(db, study_id, viewer, settings=study) if run_name or runs else None
     if allowed is None and run_name is not None:
-        allowed = run_permitted_ids_unchecked(db, study_id, run_name)
+        allowed = run_permitted_ids(handle, run_name)
     outside = allowed is not None and unit_id not in allowed
     for name in runs:  # every run that returned the unit (e.g. a pool)
-        pinned = run_permitted_ids_unchecked(db, study_id, name)
+        pinned = run_permitted_ids(handle, name)
         outside = outside or (pinned is not None and unit_id not in pinned)
     if outside:
         return DisplayableText(

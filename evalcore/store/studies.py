@@ -1,6 +1,5 @@
 """Studies, organisations and queries: the frame every label belongs to."""
 
-from collections.abc import Iterable
 from typing import Annotated
 
 import sqlite_utils
@@ -10,7 +9,6 @@ from evalcore.access.decisions import named_user
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_KEY_CHARS, MAX_NAME_CHARS
-from evalcore.contract.query_order import natural_key
 from evalcore.store.transaction import write_transaction
 from evalcore.store.users import ensure_user, join_organisation
 
@@ -105,39 +103,3 @@ def study_exists(db: sqlite_utils.Database, study_id: str) -> bool:
 
 def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     return [get_study(db, study_id) for study_id in study_ids(db)]
-
-
-def query_texts_unchecked(
-    db: sqlite_utils.Database, study_id: str, query_ids: Iterable[str] | None = None
-) -> dict[str, str]:
-    """query_id -> text, for every query of the study or only ``query_ids`` (when given)."""
-    if query_ids is None:
-        rows = db.execute(
-            "SELECT query_id, text FROM queries WHERE study_id = ?", [study_id]
-        ).fetchall()
-        return dict(sorted(rows, key=lambda row: natural_key(row[0])))
-    wanted = list(dict.fromkeys(query_ids))
-    out: dict[str, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        out.update(db.execute(
-            f"SELECT query_id, text FROM queries WHERE study_id = ? AND query_id IN ({marks})",
-            [study_id, *chunk],
-        ).fetchall())
-    return out
-
-
-def query_text_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> str:
-    """One query's text ('' when the query has no text or is not registered)."""
-    row = db.execute(
-        "SELECT text FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
-    ).fetchone()
-    return row[0] if row else ""
-
-
-def query_registered_unchecked(db: sqlite_utils.Database, study_id: str, query_id: str) -> bool:
-    """Is ``query_id`` a registered query of the study?"""
-    return db.execute(
-        "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
-    ).fetchone() is not None

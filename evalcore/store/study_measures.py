@@ -23,8 +23,8 @@ from evalcore.access.roles import Permission
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
-from evalcore.store.read_access import Viewer, require_read
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
 #: The measures of a study no lead has chosen for: P, R, nDCG, RR at each run's k.
@@ -70,22 +70,16 @@ def _decode(stored: str) -> list[Measure]:
     return [parse_measure(name) for name in stored.split(",")]
 
 
-def study_measures(
-    db: sqlite_utils.Database, study_id: str, *, viewer: Viewer
-) -> list[Measure]:
-    """The measures the study reports, if ``viewer`` may read the study."""
-    require_read(db, viewer, study_id)
-    return study_measures_unchecked(db, study_id)
-
-
-def study_measures_unchecked(db: sqlite_utils.Database, study_id: str) -> list[Measure]:
+def study_measures(study: Study) -> list[Measure]:
     """The measures the study reports (the default set until a lead chooses).
 
     Raises ``StudyNotFoundError`` (naming the known studies) for an unknown study.
     """
-    row = db.execute("SELECT measures FROM studies WHERE study_id = ?", [study_id]).fetchone()
+    row = study.db.execute(
+        "SELECT measures FROM studies WHERE study_id = ?", [study.study_id]
+    ).fetchone()
     if row is None:
-        get_study(db, study_id)  # raises StudyNotFoundError
+        get_study(study.db, study.study_id)  # raises StudyNotFoundError
     return _decode(row[0])
 
 

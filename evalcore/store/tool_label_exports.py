@@ -13,33 +13,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-import sqlite_utils
-
 from evalcore.io.tool_labels import ToolFormat, write_tool_labels
 from evalcore.store.exports import ExportRefusedError, ExportSummary, write_export
-from evalcore.store.references import reference_labels_unchecked
-from evalcore.store.resolution import resolved_gains_unchecked
-from evalcore.store.scoping import require_study_view
-from evalcore.store.studies import get_study, query_texts_unchecked
+from evalcore.store.query_reads import query_texts
+from evalcore.store.references import reference_labels
+from evalcore.store.resolution import resolved_gains
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study
 
 
 def export_tool_labels(
-    db: sqlite_utils.Database,
-    study_id: str,
+    study: Study,
     out: str | Path | TextIO,
     fmt: ToolFormat,
     *,
     reference: str | None = None,
     index: str | None = None,
-    viewer: str | None,
 ) -> ExportSummary:
     """Write the reference's ratings in ``fmt`` (``index`` default: the study's corpus id)."""
-    require_study_view(db, viewer, study_id)  # first: an unknown id lists only visible studies
-    study = get_study(db, study_id)
-    labels = (resolved_gains_unchecked(db, study_id) if reference is None
-              else reference_labels_unchecked(db, study_id, reference))
+    settings = get_study(study.db, study.study_id)
+    labels = resolved_gains(study) if reference is None else reference_labels(study, reference)
     ratings = {q: dict(units) for q, units in labels.items() if units}
-    texts = query_texts_unchecked(db, study_id, ratings)
+    texts = query_texts(study, ratings)
     if fmt == "quepid":
         by_text: dict[str, str] = {}
         for q in ratings:
@@ -51,7 +46,13 @@ def export_tool_labels(
                     "queries by text, so they would merge: export as rre or rank-eval instead")
 
     def produce(stream: TextIO) -> int:
-        return write_tool_labels(stream, fmt, ratings, texts, index=index or study.corpus_id,
-                                 title=study.name or study_id)
+        return write_tool_labels(
+            stream,
+            fmt,
+            ratings,
+            texts,
+            index=index or settings.corpus_id,
+            title=settings.name or settings.study_id,
+        )
 
-    return ExportSummary(kind=f"labels-{fmt}", rows=write_export(db, out, produce))
+    return ExportSummary(kind=f"labels-{fmt}", rows=write_export(study.db, out, produce))

@@ -9,7 +9,7 @@ has a dense integer code, and each packed ranking holds its units' codes.
 * ``run_rankings.unit_codes`` holds each ranking's codes, best first, as a little-endian
   int32 BLOB beside the JSON ``unit_ids`` (which other readers keep using).
 
-Readers pack rankings with numpy (:func:`run_ranking_codes_unchecked`, then
+Readers pack rankings with numpy (:func:`run_ranking_codes`, then
 :meth:`ObservationBatch.from_unit_codes <evalcore.compute.batch.ObservationBatch.from_unit_codes>`,
 the one constructor every stored run is packed with)
 and name only the few units a page shows (:class:`UnitNamer`). A label on a unit no run
@@ -25,6 +25,8 @@ from urllib.parse import quote
 
 import numpy as np
 import sqlite_utils
+
+from evalcore.store.study_handle import Study
 
 #: The packed codes' on-disk type: little-endian int32.
 CODE_DTYPE = np.dtype("<i4")
@@ -44,15 +46,13 @@ def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
     return (items[i : i + size] for i in range(0, len(items), size))
 
 
-def unit_codes_of_unchecked(
-    db: sqlite_utils.Database, study_id: str, unit_ids: Iterable[str]
-) -> dict[str, int]:
+def unit_codes_of(study: Study, unit_ids: Iterable[str]) -> dict[str, int]:
     """unit id -> code of those of ``unit_ids`` that have one (the others were never
     returned by a stored run of the study)."""
     wanted = list(dict.fromkeys(unit_ids))
     if not wanted:
         return {}
-    table = _code_table(db, study_id, wanted)
+    table = _code_table(study.db, study.study_id, wanted)
     return {unit: table[unit] for unit in wanted if unit in table}
 
 
@@ -104,15 +104,15 @@ def assign_unit_codes(
     return codes  # type: ignore[return-value]  # no None left
 
 
-def permitted_unit_codes_unchecked(
-    db: sqlite_utils.Database, study_id: str, protocol: str
-) -> np.ndarray:
+def permitted_unit_codes(study: Study, protocol: str) -> np.ndarray:
     """The sorted codes of a pinned protocol's documents that have one (a document no run
     returned has none and cannot be at a returned position)."""
-    rows = db.conn.execute(
+    rows = study.db.conn.execute(
         "SELECT u.unit_code FROM protocol_documents p JOIN study_units u "
         "ON u.study_id = p.study_id AND u.unit_id = p.doc_id "
-        "WHERE p.study_id = ? AND p.protocol = ?", [study_id, protocol]).fetchall()
+        "WHERE p.study_id = ? AND p.protocol = ?",
+        [study.study_id, protocol],
+    ).fetchall()
     return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
 
 
@@ -126,20 +126,25 @@ class RankingCodes:
     codes: np.ndarray  # int32[total]
 
 
-def run_ranking_codes_unchecked(
-    db: sqlite_utils.Database, run_id: int, query_ids: Sequence[str] | None = None
+def run_ranking_codes(
+    study: Study, run_id: int, query_ids: Sequence[str] | None = None
 ) -> RankingCodes:
     """The run's rankings (of every query, or of those of ``query_ids`` it answered) as
     :class:`RankingCodes` (a run that returned nothing: no query answered)."""
     if query_ids is None:
-        rows = db.conn.execute(
-            "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ?", [run_id]).fetchall()
+        rows = study.db.conn.execute(
+            "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ?", [run_id]
+        ).fetchall()
     else:
         rows = []
         for chunk in _chunks(list(dict.fromkeys(query_ids))):
-            rows.extend(db.conn.execute(
-                "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? AND query_id IN "
-                f"({', '.join('?' * len(chunk))})", [run_id, *chunk]).fetchall())
+            rows.extend(
+                study.db.conn.execute(
+                    "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? AND query_id IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    [run_id, *chunk],
+                ).fetchall()
+            )
     blobs = [r[1] for r in rows]
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
@@ -148,11 +153,12 @@ def run_ranking_codes_unchecked(
     return RankingCodes([r[0] for r in rows], offsets, codes)
 
 
-def unit_names_unchecked(
-    db: sqlite_utils.Database | sqlite3.Connection, study_id: str, codes: Iterable[int]
-) -> dict[int, str]:
+def unit_names(study: Study, codes: Iterable[int]) -> dict[int, str]:
     """code -> unit id of ``codes`` (the whole dictionary in one scan when asked for many)."""
-    conn = db.conn if isinstance(db, sqlite_utils.Database) else db
+    return _names(study.db.conn, study.study_id, codes)
+
+
+def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int]) -> dict[int, str]:
     wanted = sorted(set(map(int, codes)))
     if len(wanted) > 20 * _CHUNK:
         rows = conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
@@ -175,8 +181,9 @@ class UnitNamer:
     through the connection it was made with. Names read are kept (a code never changes).
     """
 
-    def __init__(self, db: sqlite_utils.Database, study_id: str) -> None:
-        self.study_id = study_id
+    def __init__(self, study: Study) -> None:
+        db = study.db
+        self.study_id = study.study_id
         files = [row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"]
         self._path = files[0] if files and files[0] else None
         self._conn = None if self._path else db.conn
@@ -196,7 +203,7 @@ class UnitNamer:
             [self.study_id, unit_id]).fetchone() or (None,))[0]
 
     def _read(self, codes: list[int]) -> dict[int, str]:
-        return self._with_conn(lambda conn: unit_names_unchecked(conn, self.study_id, codes))
+        return self._with_conn(lambda conn: _names(conn, self.study_id, codes))
 
     def _with_conn(self, read: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is not None:

@@ -1,6 +1,6 @@
 """The working reference of a whole study read as columns of unit codes (one SQL pass).
 
-:func:`label_columns_unchecked` reads one row per query (its label events' unit
+:func:`label_columns` reads one row per query (its label events' unit
 ids, gains and unit codes concatenated by SQLite, as :mod:`evalcore.store.resolution`
 describes). A query where every unit has exactly one event, a label, with a unit code
 (one annotator, nothing to agree on or undo: each label is the unit's resolved gain) is
@@ -8,9 +8,9 @@ kept as it was read (in unit id order; a query read in another order is resolved
 rules): its codes and gains as numpy columns, its unit ids as the text SQLite joined -- a
 query's gain map (``unit_id -> gain``) is made only when it is read
 (:attr:`WorkingLabels.gains`). The other queries are resolved by the
-rules (:func:`evalcore.store.resolution.working_labels_unchecked` reads both).
+rules (:func:`evalcore.store.resolution.working_labels` reads both).
 
-:func:`gathered_labels_unchecked` gathers the labels of a query set from the columns with
+:func:`gathered_labels` gathers the labels of a query set from the columns with
 numpy (what the live dashboard's build and a stored pair pack from), without making a gain
 map.
 """
@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import sqlite_utils
 
 from evalcore.compute.batch import conflict_code
 from evalcore.compute.unit_pairs import pair_groups
-from evalcore.store.unit_codes import unit_codes_of_unchecked
+from evalcore.store.study_handle import Study
+from evalcore.store.unit_codes import unit_codes_of
 
 #: The separator the whole-study read puts between unit ids (a unit id holding it splits
 #: into more parts than the query has gains, so its query is resolved by the rules).
@@ -37,7 +37,7 @@ _DIGIT_VALUES = bytes(range(256)).replace(b"0123456789", bytes(range(10)))
 
 @dataclass(eq=False)
 class WorkingLabels:
-    """A study's working reference as read by :func:`label_columns_unchecked`."""
+    """A study's working reference as read by :func:`label_columns`."""
 
     #: the queries read as columns ("plain"), in query id order
     plain: list[str]
@@ -49,7 +49,7 @@ class WorkingLabels:
     #: plain query i's unit ids joined by :data:`UNIT_SEPARATOR`, in the same order
     unit_text: list[str]
     #: every other query with a unit that counts: its gain map, resolved by the rules
-    #: (:func:`evalcore.store.resolution.working_labels_unchecked` fills it)
+    #: (:func:`evalcore.store.resolution.working_labels` fills it)
     others: dict[str, dict[str, Any]] = field(default_factory=dict)
     _row: dict[str, int] = field(default_factory=dict)
     _gains: GainMaps | None = None
@@ -102,13 +102,12 @@ class GainMaps(Mapping[str, dict[str, Any]]):
         return query_id in self._labels._row or query_id in self._labels.others
 
 
-def label_columns_unchecked(db: sqlite_utils.Database, study_id: str
-                            ) -> tuple[WorkingLabels, list[str]]:
+def label_columns(study: Study) -> tuple[WorkingLabels, list[str]]:
     """The whole study's plain queries as :class:`WorkingLabels` (no other query yet), and
     the other labeled queries (to resolve by the rules), in query id order."""
     plain: list[tuple[str, str, str, str, int]] = []
     replay: list[str] = []
-    for query_id, unit_text, gain_text, n_special, code_text, n_codes, n_events in db.execute(
+    for query_id, unit_text, gain_text, n_special, code_text, n_codes, n_events in study.db.execute(
         "SELECT query_id, group_concat(unit_id, char(31)), "
         "group_concat(CASE WHEN kind = 'label' THEN gain END, ''), "
         "count(*) FILTER (WHERE kind != 'label' OR gain IS NULL), "
@@ -116,7 +115,7 @@ def label_columns_unchecked(db: sqlite_utils.Database, study_id: str
         # the index of unit ids: each query's events in unit id order (checked below)
         "FROM label_events INDEXED BY label_events_by_query WHERE study_id = ? "
         "GROUP BY query_id",
-        [study_id],
+        [study.study_id],
     ):
         if n_special or n_codes != n_events or len(gain_text) != n_events:
             replay.append(query_id)  # rules to apply, or units without a code (read by id)
@@ -161,15 +160,16 @@ class GatheredLabels:
     ids: Sequence[str]
 
 
-def gathered_labels_unchecked(db: sqlite_utils.Database, study_id: str,
-                              labels: WorkingLabels, query_ids: Sequence[str]) -> GatheredLabels:
+def gathered_labels(
+    study: Study, labels: WorkingLabels, query_ids: Sequence[str]
+) -> GatheredLabels:
     """The labels of ``query_ids`` (in that order): a plain query's straight from the
     columns, another's from its gain map, its units' codes looked up."""
     empty: dict[str, Any] = {}
     other_maps = [labels.others.get(q, empty) for q in query_ids
                   if q not in labels._row]
     missing = [u for units in other_maps for u in units]
-    found = unit_codes_of_unchecked(db, study_id, missing) if missing else {}
+    found = unit_codes_of(study, missing) if missing else {}
     # The others' labels go after the columns' in one source the gather reads from.
     other_units = np.fromiter((found.get(u, -1) for u in missing), dtype=np.int64,
                               count=len(missing))

@@ -29,6 +29,7 @@ from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.members import add_member, add_to_organisation, remove_from_organisation
 from evalcore.store.refusals import list_refusals
+from evalcore.store.study_handle import open_study
 
 LEO = "leo@acme.org"
 BOTH = protocol(organisations=["acme", "globex"])
@@ -91,15 +92,16 @@ def test_every_action_a_pin_enables_is_rechecked_for_whoever_acts(tmp_path: Path
     before = table_snapshot(db)
     # 1. executing (library and CLI): tested above; 2. its document set
     with pytest.raises(PermissionDenied, match="see the document set of pinned protocol 'p2'"):
-        pinned_document_ids(db, "s", "p2", viewer=LEO)
-    assert "b1" in pinned_document_ids(db, "s", "p2", viewer=LEAD)
+        pinned_document_ids(open_study(db, "s", LEO), "p2")
+    assert "b1" in pinned_document_ids(open_study(db, "s", LEAD), "p2")
     # 3. its description: no count of globex's documents for leo, all of them for lena
-    seen = get_pinned_protocol(db, "s", "p2", viewer=LEO)
+    seen = get_pinned_protocol(open_study(db, "s", LEO), "p2")
     assert (seen.documents_by_organisation, seen.document_count,
             seen.withheld_organisations) == ({"acme": 4}, 4, ["globex"])
-    assert [p.withheld_organisations for p in list_pinned_protocols(db, "s", viewer=ANNOTATOR)
-            ] == [[], ["globex"]]
-    full = get_pinned_protocol(db, "s", "p2", viewer=LEAD)
+    assert [
+        p.withheld_organisations for p in list_pinned_protocols(open_study(db, "s", ANNOTATOR))
+    ] == [[], ["globex"]]
+    full = get_pinned_protocol(open_study(db, "s", LEAD), "p2")
     assert (full.documents_by_organisation, full.withheld_organisations) == (
         {"acme": 4, "globex": 2}, [])
     shown = _cli("protocol", "show", "--db", tmp_path / "store.db", "--study", "s",
@@ -107,7 +109,7 @@ def test_every_action_a_pin_enables_is_rechecked_for_whoever_acts(tmp_path: Path
     assert shown.exit_code == 0 and '"globex": 2' not in shown.output
     assert '"withheld_organisations": [\n    "globex"' in shown.output
     # 4. its refusals: which globex documents changed is not leo's to read
-    mine, theirs = list_refusals(db, "s", viewer=LEAD), list_refusals(db, "s", viewer=LEO)
+    mine, theirs = list_refusals(open_study(db, "s", LEAD)), list_refusals(open_study(db, "s", LEO))
     assert "b1" in mine[0].message and "b1" not in theirs[0].message + str(theirs[0].detail)
     assert "withheld" in theirs[0].message
     # 5. pinning the same view himself

@@ -12,11 +12,12 @@ from store_fixtures import new_store, table_snapshot
 from evalcore.access import PermissionDenied
 from evalcore.cli import main
 from evalcore.report.from_store import report_from_store
-from evalcore.retrieval.search import search_corpus, search_corpus_unchecked
+from evalcore.retrieval.search import search_corpus, search_corpus_unscoped
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.members import add_member, add_to_organisation, create_team_study
 from evalcore.store.studies import StudyIn, create_organisation
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 
@@ -33,7 +34,7 @@ def test_search_filters_to_the_viewers_documents_before_the_limit(tmp_path: Path
     add_documents(db, "c", [DocumentIn(doc_id=f"g{i:02d}", title="Solar solar solar",
                                        text="solar solar solar solar", owner_org="globex", created_at=BEFORE)
                             for i in range(30)], actor=OUTSIDER)
-    unscoped = search_corpus_unchecked(db, "c", "solar", limit=5)
+    unscoped = search_corpus_unscoped(db, "c", "solar", limit=5)
     assert all(h.owner_org == "globex" for h in unscoped)  # what filtering afterwards would see
     mine = search_corpus(db, "c", "solar", limit=2, viewer=ANNOTATOR)
     assert sorted(_ids(mine)) == ["a1", "a3"]
@@ -60,9 +61,11 @@ def test_search_in_a_local_corpus_shows_everything_to_anyone(tmp_path: Path) -> 
     db = new_store(tmp_path)
     add_documents(db, "c", docs())
     assert _ids(search_corpus(db, "c", "solar", viewer="")) == _ids(
-        search_corpus_unchecked(db, "c", "solar"))
+        search_corpus_unscoped(db, "c", "solar")
+    )
     assert _ids(search_corpus(db, "c", "solar", viewer=None)) == _ids(
-        search_corpus_unchecked(db, "c", "solar"))
+        search_corpus_unscoped(db, "c", "solar")
+    )
     assert {"a1", "b1"} <= set(_ids(search_corpus(db, "c", "solar", viewer="anyone")))
 
 
@@ -72,13 +75,16 @@ def test_search_in_a_local_corpus_shows_everything_to_anyone(tmp_path: Path) -> 
 def test_report_generation_needs_sight_of_the_study(tmp_path: Path) -> None:
     db, _ = team_store(tmp_path)
     before = table_snapshot(db)
-    with pytest.raises(PermissionDenied, match="otto@globex.org is not a member of study 's'"):
-        report_from_store(db, study_id="s", runs=["r1"], created_by=OUTSIDER, viewer=OUTSIDER)
+    with pytest.raises(
+        PermissionDenied,
+        match="otto@globex.org may not read the study in study 's': they are not a member",
+    ):
+        report_from_store(open_study(db, "s", OUTSIDER), runs=["r1"], created_by=OUTSIDER)
     with pytest.raises(PermissionDenied, match="sign in"):
-        report_from_store(db, study_id="s", runs=["r1"], created_by="", viewer="")
+        report_from_store(open_study(db, "s", ""), runs=["r1"], created_by="")
     assert table_snapshot(db) == before
     # a member may build it (storing it needs the lead role: save_report)
-    report = report_from_store(db, study_id="s", runs=["r1"], created_by=ANNOTATOR, viewer=ANNOTATOR)
+    report = report_from_store(open_study(db, "s", ANNOTATOR), runs=["r1"], created_by=ANNOTATOR)
     assert report.study_id == "s"
 
 

@@ -23,6 +23,7 @@ from evalcore.store.members import add_member, add_to_organisation, create_team_
 from evalcore.store.schema import MIGRATIONS
 from evalcore.store.scoping import displayable_text, readable_document
 from evalcore.store.studies import StudyIn, create_organisation
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 MALLORY = "mallory@evil.example"
@@ -179,49 +180,49 @@ def test_v7_store_migrates_corpus_owners(tmp_path: Path) -> None:
 def test_annotator_names_are_normalised_at_every_entry_point(tmp_path: Path) -> None:
     from evalcore.store.imports.labels import import_labels
     from evalcore.store.labels import label_history, record_label, undo_last_label
-    from evalcore.store.resolution import resolve_query_unchecked
+    from evalcore.store.resolution import resolve_query
 
     db = open_store(tmp_path / "store.db")
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=2, annotator="Ann@Acme.org")
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator=" ann@acme.org ")
-    resolved = resolve_query_unchecked(db, "s", "q")["d"]
+    resolved = resolve_query(open_study(db, "s", None), "q")["d"]
     assert resolved.annotators == {"ann@acme.org": 1} and resolved.state == "labeled"
-    assert {e.annotator for e in label_history(db, "s", "q", viewer=None)} == {"ann@acme.org"}
+    assert {e.annotator for e in label_history(open_study(db, "s", None), "q")} == {"ann@acme.org"}
     assert undo_last_label(db, study_id="s", query_id="q", annotator="ANN@acme.ORG")
-    assert resolve_query_unchecked(db, "s", "q")["d"].gain == 2
+    assert resolve_query(open_study(db, "s", None), "q")["d"].gain == 2
     csv = tmp_path / "l.csv"
     csv.write_text("query_id,unit_id,gain,annotator\nq,e,3,Bob@Acme.org\n")
     import_labels(db, csv, study_id="s", allow_unknown_ids=True, keep_annotators=True)
-    assert resolve_query_unchecked(db, "s", "q")["e"].annotators == {"bob@acme.org": 3}
+    assert resolve_query(open_study(db, "s", None), "q")["e"].annotators == {"bob@acme.org": 3}
 
 
 def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path: Path) -> None:
     """Item 8 beyond labels: a completeness claim, a can't-judge mark and a draft given as
     ``Ann@Acme.org`` are ``ann@acme.org``'s, whichever spelling reads them back."""
     from evalcore.annotation.item_token import label_as_shown, show_item
-    from evalcore.store.cant_judge import cant_judge_units_unchecked, record_cant_judge
-    from evalcore.store.completeness import completeness_history_unchecked, mark_complete, reopen
-    from evalcore.store.drafts import drafts_unchecked, save_draft
+    from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
+    from evalcore.store.completeness import completeness_history, mark_complete, reopen
+    from evalcore.store.drafts import drafts, save_draft
 
     db = open_store(tmp_path / "store.db")
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     mark_complete(db, study_id="s", query_id="q", actor="Ann@Acme.org")
     reopen(db, study_id="s", query_id="q", actor=" ANN@acme.org", reason="more to find")
-    assert {e.actor for e in completeness_history_unchecked(db, "s", "q")} == {"ann@acme.org"}
+    assert {e.actor for e in completeness_history(open_study(db, "s", None), "q")} == {"ann@acme.org"}
     record_cant_judge(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org")
-    assert cant_judge_units_unchecked(db, "s", "q", "ann@ACME.org") == ["d"]
+    assert cant_judge_units(open_study(db, "s", None), "q", "ann@ACME.org") == ["d"]
     save_draft(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org",
                note="half a thought")
-    assert list(drafts_unchecked(db, "s", "q", "ann@acme.org")) == ["d"]
+    assert list(drafts(open_study(db, "s", None), "q", "ann@acme.org")) == ["d"]
     token = show_item(db, study_id="s", query_id="q", unit_id="d", annotator="ANN@acme.org")
     label_as_shown(db, token, 1, on_screen=token)  # saving the label clears the draft
-    assert drafts_unchecked(db, "s", "q", "Ann@Acme.org") == {}
+    assert drafts(open_study(db, "s", None), "q", "Ann@Acme.org") == {}
 
 
 def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Path) -> None:
     from evalcore.store.labels import record_label
-    from evalcore.store.resolution import resolve_query_unchecked, resolve_study_unchecked
+    from evalcore.store.resolution import resolve_query, resolve_study
 
     db = open_store(tmp_path / "store.db")
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
@@ -229,8 +230,8 @@ def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Pat
                "created_at) VALUES ('s', 'q', 'd', 'label', 3, 'Ann@Acme.org', 'x')")
     db.conn.commit()
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator="ann@acme.org")
-    assert resolve_query_unchecked(db, "s", "q")["d"].annotators == {"ann@acme.org": 1}
-    assert resolve_study_unchecked(db, "s")["q"]["d"].gain == 1  # one annotator: no conflict
+    assert resolve_query(open_study(db, "s", None), "q")["d"].annotators == {"ann@acme.org": 1}
+    assert resolve_study(open_study(db, "s", None))["q"]["d"].gain == 1  # one annotator: no conflict
 
 
 # --- item 3: an honest trust model ----------------------------------------------------------
@@ -266,14 +267,14 @@ def test_kept_annotators_are_vouched_for_and_the_importer_is_recorded(tmp_path: 
     csv = tmp_path / "l.csv"
     csv.write_text("query_id,unit_id,gain,annotator\nq1,a2,1,Rita@Acme.org\n")
     import_labels(db, csv, study_id="s", actor=LEAD, keep_annotators=True)
-    assert label_history(db, "s", "q1", viewer=LEAD)[-1].annotator == "rita@acme.org"
-    entry = audit_entries(db, "s", limit=1, viewer=LEAD)[0]
+    assert label_history(open_study(db, "s", LEAD), "q1")[-1].annotator == "rita@acme.org"
+    entry = audit_entries(open_study(db, "s", LEAD), limit=1)[0]
     assert entry.detail["imported_by"] == LEAD and entry.detail["kept_annotators"] is True
     assert entry.channel == "api" and entry.os_user == ""
     plain = tmp_path / "p.csv"
     plain.write_text("query_id,unit_id,gain\nq1,a3,1\n")
     import_labels(db, plain, study_id="s", actor=LEAD)
-    last = label_history(db, "s", "q1", viewer=LEAD)[-1]
+    last = label_history(open_study(db, "s", LEAD), "q1")[-1]
     assert (last.annotator, last.source) == ("csv:p.csv", "import")
 
 
@@ -291,5 +292,5 @@ def test_cli_audit_rows_record_the_channel_and_the_os_user(tmp_path: Path) -> No
     result = CliRunner().invoke(main, ["members", "add", "--db", store, "--study", "s", "--user",
                                        "new@acme.org", "--role", "annotator", "--actor", LEAD])
     assert result.exit_code == 0, result.output
-    entry = audit_entries(open_store(tmp_path / "store.db"), "s", limit=1, viewer=LEAD)[0]
+    entry = audit_entries(open_study(open_store(tmp_path / "store.db"), "s", LEAD), limit=1)[0]
     assert (entry.actor, entry.channel, entry.os_user) == (LEAD, "cli", getpass.getuser())

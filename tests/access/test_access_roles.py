@@ -23,6 +23,7 @@ from evalcore.store.membership import study_mode
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
 from evalcore.store.transaction import write_transaction
 
@@ -136,7 +137,7 @@ def test_team_mode_starts_with_a_lead_and_keeps_one(tmp_path: Path) -> None:
     assert table_snapshot(db) == before
     add_member(db, study_id="s", user="Boss@X.org", role="lead", actor="boss@x.org")
     assert study_mode(db, "s") == "team"
-    assert [m.user_id for m in list_members(db, "s", viewer="boss@x.org")] == ["boss@x.org"]
+    assert [m.user_id for m in list_members(open_study(db, "s", "boss@x.org"))] == ["boss@x.org"]
     with pytest.raises(ValueError, match="last lead"):
         add_member(db, study_id="s", user="boss@x.org", role="reviewer", actor="boss@x.org")
     with pytest.raises(ValueError, match="last lead"):
@@ -228,7 +229,7 @@ def test_a_study_created_in_team_mode_starts_with_its_lead(tmp_path: Path) -> No
     db = new_store(tmp_path)
     create_team_study(db, StudyIn(study_id="t", corpus_id="c", org_id="acme"), lead=LEAD)
     assert study_mode(db, "t") == "team"
-    assert [(m.user_id, m.role) for m in list_members(db, "t", viewer=LEAD)] == [(LEAD, "lead")]
+    assert [(m.user_id, m.role) for m in list_members(open_study(db, "t", LEAD))] == [(LEAD, "lead")]
     before = table_snapshot(db)
     with pytest.raises(ValueError, match="already exists"):
         create_team_study(db, StudyIn(study_id="t", corpus_id="c"), lead=ANNOTATOR)

@@ -23,6 +23,7 @@ from evalcore.store.scoping import (
     require_study_view,
     visible_studies,
 )
+from evalcore.store.study_handle import open_study
 
 SECRET_B = "solar panels subsidies for households"  # text of globex document b1
 SECRET_A = "installing solar panels on a roof"  # text of acme document a1
@@ -91,11 +92,15 @@ def test_text_outside_the_runs_protocol_is_never_displayed(tmp_path: Path) -> No
     assert not outsider.shown and outsider.text == ""
 
 
-@pytest.mark.parametrize("export", [
-    lambda db, out, who: export_qrels(db, "s", out, viewer=who),
-    lambda db, out, who: export_labels(db, "s", out, viewer=who),
-    lambda db, out, who: export_run(db, "s", "r1", out, viewer=who),
-], ids=["qrels", "labels", "run"])
+@pytest.mark.parametrize(
+    "export",
+    [
+        lambda db, out, who: export_qrels(open_study(db, "s", who), out),
+        lambda db, out, who: export_labels(open_study(db, "s", who), out),
+        lambda db, out, who: export_run(open_study(db, "s", who), "r1", out),
+    ],
+    ids=["qrels", "labels", "run"],
+)
 def test_exports_obey_the_viewer(tmp_path: Path, export) -> None:
     db, _ = team_store(tmp_path)
     out = io.StringIO()

@@ -28,6 +28,7 @@ from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
 from evalcore.store.study_archive import export_study
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 LEAD = "lena@acme.org"
@@ -61,8 +62,7 @@ def store(tmp_path_factory) -> Path:
     pin_protocol(db, study_id=STUDY, name="PROTSECRET",
                  protocol=protocol(corpus_id="c", organisations=["acme"]), actor=LEAD)
     freeze_reference(db, study_id=STUDY, name="REFSECRET", actor=LEAD)
-    save_report(db, report_from_store(db, study_id=STUDY, runs=["RUNSECRET"], created_by=LEAD,
-                                      name="REPORTSECRET", viewer=LEAD))
+    save_report(db, report_from_store(open_study(db, STUDY, LEAD), runs=["RUNSECRET"], created_by=LEAD, name="REPORTSECRET"))
     add_member(db, study_id=STUDY, user=LEAD, role="lead", actor=LEAD)
     create_study(db, StudyIn(study_id=OTHER, corpus_id="c", org_id="acme"), actor=LEAD)
     add_member(db, study_id=OTHER, user=LEAD, role="lead", actor=LEAD)
@@ -161,6 +161,9 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
                    "--by", MALLORY],
         "report --stored": ["report", *s, "--stored", "REPORTSECRET", "--out",
                             str(out / "s.html"), "--by", MALLORY],
+        # refused before any call: the endpoint (a closed port) is never reached
+        "judge": ["judge", *s, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--yes",
+                  *a],
     }
 
 

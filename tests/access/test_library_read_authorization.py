@@ -1,13 +1,14 @@
-"""Every public library read of study data takes the viewer and refuses a non-member (issue 12, item 2).
+"""Every public library read of study data goes through a study handle, which a non-member
+cannot open.
 
 The same victim store as the CLI sweep (tests/access/test_cli_read_authorization.py):
-Mallory, a member of neither team study, calls each public read with
-``viewer=MALLORY`` (and with ``viewer=None``, nobody) on the victim study and
-on an unknown study id. Each refuses (PermissionDenied, or StudyNotFoundError
-for the unknown id) and no message names a query, document, run, reference,
-protocol, report or another study. The lead gets the data (the control), and
-the same reads of a local-mode study are open to anyone (``viewer=None``).
-Which functions must be here is enforced by tests/architecture/test_read_gate_structure.py.
+Mallory, a member of neither team study, opens a handle (``open_study``) as ``MALLORY``
+(and as None, nobody) on the victim study and on an unknown study id, to call each public
+read with it. Each refuses (PermissionDenied, or StudyNotFoundError for the unknown id)
+and no message names a query, document, run, reference, protocol, report or another
+study. The lead gets the data (the control), and the same reads of a local-mode study
+are open to anyone (None). That every study read takes a handle is enforced by
+tests/architecture/test_read_gate_structure.py.
 """
 
 from collections.abc import Callable
@@ -61,7 +62,6 @@ from evalcore.store.members import add_member, list_members, remove_member
 from evalcore.store.observations import observations_for_run
 from evalcore.store.pools import pool_sizes, pooled_ranks, pooled_units
 from evalcore.store.query_reads import query_text, query_texts
-from evalcore.store.read_access import require_read
 from evalcore.store.references import (
     freeze_reference,
     get_reference,
@@ -83,99 +83,120 @@ from evalcore.store.samples import get_sample, list_samples, sample_units
 from evalcore.store.scoping import can_view_study, displayable_text
 from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError, get_study
 from evalcore.store.study_archive import export_study
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import study_measures
 from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.tool_label_exports import export_tool_labels
 
 
 def _reads(tmp: Path) -> dict[str, Callable]:
-    """name -> call(db, study_id, viewer): every public read of a study's data."""
+    """name -> call(db, study_id, actor): every public read of a study's data, through a
+    handle opened for the actor."""
     return {
-        "list_runs": lambda db, s, v: list_runs(db, s, viewer=v),
-        "list_references": lambda db, s, v: list_references(db, s, viewer=v),
-        "get_pinned_protocol": lambda db, s, v: get_pinned_protocol(db, s, "PROTSECRET", viewer=v),
-        "list_pinned_protocols": lambda db, s, v: list_pinned_protocols(db, s, viewer=v),
-        "observations_for_run": lambda db, s, v: observations_for_run(db, s, "RUNSECRET",
-                                                                      viewer=v),
-        "export_qrels": lambda db, s, v: export_qrels(db, s, tmp / "q.txt", viewer=v),
-        "export_labels": lambda db, s, v: export_labels(db, s, tmp / "l.csv", viewer=v),
-        "export_run": lambda db, s, v: export_run(db, s, "RUNSECRET", tmp / "r.txt", viewer=v),
-        "export_tool_labels": lambda db, s, v: export_tool_labels(db, s, tmp / "t.json",
-                                                                  "rank-eval", viewer=v),
+        "list_runs": lambda db, s, v: list_runs(open_study(db, s, v)),
+        "list_references": lambda db, s, v: list_references(open_study(db, s, v)),
+        "get_pinned_protocol": lambda db, s, v: get_pinned_protocol(
+            open_study(db, s, v), "PROTSECRET"
+        ),
+        "list_pinned_protocols": lambda db, s, v: list_pinned_protocols(open_study(db, s, v)),
+        "observations_for_run": lambda db, s, v: observations_for_run(
+            open_study(db, s, v), "RUNSECRET"
+        ),
+        "export_qrels": lambda db, s, v: export_qrels(open_study(db, s, v), tmp / "q.txt"),
+        "export_labels": lambda db, s, v: export_labels(open_study(db, s, v), tmp / "l.csv"),
+        "export_run": lambda db, s, v: export_run(open_study(db, s, v), "RUNSECRET", tmp / "r.txt"),
+        "export_tool_labels": lambda db, s, v: export_tool_labels(
+            open_study(db, s, v), tmp / "t.json", "rank-eval"
+        ),
         "export_study": lambda db, s, v: export_study(db, s, tmp / "s.zip", actor=v),
-        "list_reports": lambda db, s, v: list_reports(db, s, viewer=v),
-        "list_members": lambda db, s, v: list_members(db, s, viewer=v),
-        "list_refusals": lambda db, s, v: list_refusals(db, s, viewer=v),
-        "require_read": lambda db, s, v: require_read(db, v, s),
-        "get_run": lambda db, s, v: get_run(db, s, "RUNSECRET", viewer=v),
-        "get_reference": lambda db, s, v: get_reference(db, s, "REFSECRET", viewer=v),
-        "reference_labels": lambda db, s, v: reference_labels(db, s, "REFSECRET", viewer=v),
-        "reference_completeness": lambda db, s, v: reference_completeness(db, s, "REFSECRET",
-                                                                          viewer=v),
-        "verify_reference": lambda db, s, v: verify_reference(db, s, "REFSECRET", viewer=v),
-        "find_report": lambda db, s, v: find_report(db, s, "REPORTSECRET", viewer=v),
-        "label_history": lambda db, s, v: label_history(db, s, "QSECRET1", viewer=v),
-        "resolved_gains": lambda db, s, v: resolved_gains(db, s, viewer=v),
-        "conflicts": lambda db, s, v: conflicts(db, s, viewer=v),
-        "audit_entries": lambda db, s, v: audit_entries(db, s, viewer=v),
-        "information_need": lambda db, s, v: information_need(db, s, "QSECRET1", viewer=v),
-        "information_needs": lambda db, s, v: information_needs(db, s, viewer=v),
-        "pooled_ranks": lambda db, s, v: pooled_ranks(db, s, "QSECRET1", viewer=v),
-        "pool_sizes": lambda db, s, v: pool_sizes(db, s, viewer=v),
-        "pooled_units": lambda db, s, v: pooled_units(db, s, ["QSECRET1"], viewer=v),
-        "query_pool": lambda db, s, v: query_pool(db, s, "QSECRET1", viewer=v),
-        "query_progress": lambda db, s, v: query_progress(db, s, "QSECRET1", viewer=v),
-        "study_progress": lambda db, s, v: study_progress(db, s, viewer=v),
-        "evaluate_run": lambda db, s, v: evaluate_run(db, s, "RUNSECRET", viewer=v),
-        "evaluate_run_measures": lambda db, s, v: evaluate_run_measures(db, s, "RUNSECRET",
-                                                                        viewer=v),
-        "inspect_query": lambda db, s, v: inspect_query(db, s, "RUNSECRET", "QSECRET1", viewer=v),
-        "conflict_contexts": lambda db, s, v: conflict_contexts(db, s, [("QSECRET1", "DSECRET1")],
-                                                                viewer=v),
-        "study_agreement": lambda db, s, v: study_agreement(db, s, viewer=v),
-        "open_conflicts": lambda db, s, v: open_conflicts(db, s, viewer=v),
-        "agreement_and_conflicts": lambda db, s, v: agreement_and_conflicts(db, s, viewer=v),
-        "compare_pair": lambda db, s, v: compare_pair(db, s, "RUNSECRET", "RUNSECRET", ["P@1"],
-                                                      viewer=v),
-        "decide": lambda db, s, v: decide(db, s, "RUNSECRET", "RUNSECRET", ["P@1"], viewer=v),
+        "list_reports": lambda db, s, v: list_reports(open_study(db, s, v)),
+        "list_members": lambda db, s, v: list_members(open_study(db, s, v)),
+        "list_refusals": lambda db, s, v: list_refusals(open_study(db, s, v)),
+        "open_study": open_study,
+        "get_run": lambda db, s, v: get_run(open_study(db, s, v), "RUNSECRET"),
+        "get_reference": lambda db, s, v: get_reference(open_study(db, s, v), "REFSECRET"),
+        "reference_labels": lambda db, s, v: reference_labels(open_study(db, s, v), "REFSECRET"),
+        "reference_completeness": lambda db, s, v: reference_completeness(
+            open_study(db, s, v), "REFSECRET"
+        ),
+        "verify_reference": lambda db, s, v: verify_reference(open_study(db, s, v), "REFSECRET"),
+        "find_report": lambda db, s, v: find_report(open_study(db, s, v), "REPORTSECRET"),
+        "label_history": lambda db, s, v: label_history(open_study(db, s, v), "QSECRET1"),
+        "resolved_gains": lambda db, s, v: resolved_gains(open_study(db, s, v)),
+        "conflicts": lambda db, s, v: conflicts(open_study(db, s, v)),
+        "audit_entries": lambda db, s, v: audit_entries(open_study(db, s, v)),
+        "information_need": lambda db, s, v: information_need(open_study(db, s, v), "QSECRET1"),
+        "information_needs": lambda db, s, v: information_needs(open_study(db, s, v)),
+        "pooled_ranks": lambda db, s, v: pooled_ranks(open_study(db, s, v), "QSECRET1"),
+        "pool_sizes": lambda db, s, v: pool_sizes(open_study(db, s, v)),
+        "pooled_units": lambda db, s, v: pooled_units(open_study(db, s, v), ["QSECRET1"]),
+        "query_pool": lambda db, s, v: query_pool(open_study(db, s, v), "QSECRET1"),
+        "query_progress": lambda db, s, v: query_progress(open_study(db, s, v), "QSECRET1"),
+        "study_progress": lambda db, s, v: study_progress(open_study(db, s, v)),
+        "evaluate_run": lambda db, s, v: evaluate_run(open_study(db, s, v), "RUNSECRET"),
+        "evaluate_run_measures": lambda db, s, v: evaluate_run_measures(
+            open_study(db, s, v), "RUNSECRET"
+        ),
+        "inspect_query": lambda db, s, v: inspect_query(
+            open_study(db, s, v), "RUNSECRET", "QSECRET1"
+        ),
+        "conflict_contexts": lambda db, s, v: conflict_contexts(
+            open_study(db, s, v), [("QSECRET1", "DSECRET1")]
+        ),
+        "study_agreement": lambda db, s, v: study_agreement(open_study(db, s, v)),
+        "open_conflicts": lambda db, s, v: open_conflicts(open_study(db, s, v)),
+        "agreement_and_conflicts": lambda db, s, v: agreement_and_conflicts(open_study(db, s, v)),
+        "compare_pair": lambda db, s, v: compare_pair(
+            open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]
+        ),
+        "decide": lambda db, s, v: decide(open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]),
         "evaluate_stored_pair": lambda db, s, v: evaluate_stored_pair(
-            db, s, "RUNSECRET", "RUNSECRET", ["P@1"], viewer=v),
-        "study_run_names": lambda db, s, v: study_run_names(db, s, viewer=v),
-        "decide_target": lambda db, s, v: decide_target(db, s, "RUNSECRET", "X", "P@1",
-                                                        viewer=v),
-        "decide_state": lambda db, s, v: decide_state(db, s, _TARGET, viewer=v),
-        "next_queue_item": lambda db, s, v: next_queue_item(db, s, [], "x", viewer=v),
-        "query_results_by_run": lambda db, s, v: query_results_by_run(db, s, "QSECRET1",
-                                                                      viewer=v),
-        "LiveDashboard.build": lambda db, s, v: LiveDashboard.build(db, s, viewer=v),
+            open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]
+        ),
+        "study_run_names": lambda db, s, v: study_run_names(open_study(db, s, v)),
+        "decide_target": lambda db, s, v: decide_target(
+            open_study(db, s, v), "RUNSECRET", "X", "P@1"
+        ),
+        "decide_state": lambda db, s, v: decide_state(open_study(db, s, v), _TARGET),
+        "next_queue_item": lambda db, s, v: next_queue_item(open_study(db, s, v), [], "x"),
+        "query_results_by_run": lambda db, s, v: query_results_by_run(
+            open_study(db, s, v), "QSECRET1"
+        ),
+        "LiveDashboard.build": lambda db, s, v: LiveDashboard.build(open_study(db, s, v)),
         "report_from_store": lambda db, s, v: report_from_store(
-            db, study_id=s, runs=["RUNSECRET"], created_by=LEAD, viewer=v),
-        "qrels_refusal": lambda db, s, v: qrels_refusal(db, s, None, viewer=v),
-        "run_refusal": lambda db, s, v: run_refusal(db, s, "RUNSECRET", viewer=v),
-        "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(db, s, "rank-eval", None,
-                                                                    viewer=v),
-        # the building blocks' gated faces (they were ungated public reads until issue 12's
-        # last step renamed the blocks *_unchecked)
-        "completeness_history": lambda db, s, v: completeness_history(db, s, "QSECRET1",
-                                                                      viewer=v),
-        "cant_judge_units": lambda db, s, v: cant_judge_units(db, s, "QSECRET1", LEAD, viewer=v),
-        "drafts": lambda db, s, v: drafts(db, s, "QSECRET1", LEAD, viewer=v),
-        "store_marks": lambda db, s, v: store_marks(db, s, viewer=v),
-        "resolve_query": lambda db, s, v: resolve_query(db, s, "QSECRET1", viewer=v),
-        "resolve_unit_in_store": lambda db, s, v: resolve_unit_in_store(db, s, "QSECRET1",
-                                                                        "DSECRET1", viewer=v),
-        "query_text": lambda db, s, v: query_text(db, s, "QSECRET1", viewer=v),
-        "query_texts": lambda db, s, v: query_texts(db, s, viewer=v),
-        "study_measures": lambda db, s, v: study_measures(db, s, viewer=v),
-        "pinned_document_ids": lambda db, s, v: pinned_document_ids(db, s, "PROTSECRET",
-                                                                    viewer=v),
-        "list_samples": lambda db, s, v: list_samples(db, s, viewer=v),
-        "get_sample": lambda db, s, v: get_sample(db, s, "SAMPLESECRET", viewer=v),
-        "sample_units": lambda db, s, v: sample_units(db, s, "SAMPLESECRET", viewer=v),
-        "show_sample": lambda db, s, v: show_sample(db, s, "SAMPLESECRET", viewer=v),
-        "sample_queue": lambda db, s, v: sample_queue(db, s, "SAMPLESECRET", viewer=v),
+            open_study(db, s, v), runs=["RUNSECRET"], created_by=LEAD
+        ),
+        "qrels_refusal": lambda db, s, v: qrels_refusal(open_study(db, s, v), None),
+        "run_refusal": lambda db, s, v: run_refusal(open_study(db, s, v), "RUNSECRET"),
+        "tool_labels_refusal": lambda db, s, v: tool_labels_refusal(
+            open_study(db, s, v), "rank-eval", None
+        ),
+        "completeness_history": lambda db, s, v: completeness_history(
+            open_study(db, s, v), "QSECRET1"
+        ),
+        "cant_judge_units": lambda db, s, v: cant_judge_units(
+            open_study(db, s, v), "QSECRET1", LEAD
+        ),
+        "drafts": lambda db, s, v: drafts(open_study(db, s, v), "QSECRET1", LEAD),
+        "store_marks": lambda db, s, v: store_marks(open_study(db, s, v)),
+        "resolve_query": lambda db, s, v: resolve_query(open_study(db, s, v), "QSECRET1"),
+        "resolve_unit_in_store": lambda db, s, v: resolve_unit_in_store(
+            open_study(db, s, v), "QSECRET1", "DSECRET1"
+        ),
+        "query_text": lambda db, s, v: query_text(open_study(db, s, v), "QSECRET1"),
+        "query_texts": lambda db, s, v: query_texts(open_study(db, s, v)),
+        "study_measures": lambda db, s, v: study_measures(open_study(db, s, v)),
+        "pinned_document_ids": lambda db, s, v: pinned_document_ids(
+            open_study(db, s, v), "PROTSECRET"
+        ),
+        "list_samples": lambda db, s, v: list_samples(open_study(db, s, v)),
+        "get_sample": lambda db, s, v: get_sample(open_study(db, s, v), "SAMPLESECRET"),
+        "sample_units": lambda db, s, v: sample_units(open_study(db, s, v), "SAMPLESECRET"),
+        "show_sample": lambda db, s, v: show_sample(open_study(db, s, v), "SAMPLESECRET"),
+        "sample_queue": lambda db, s, v: sample_queue(open_study(db, s, v), "SAMPLESECRET"),
         "estimate_stored": lambda db, s, v: estimate_stored(
-            db, s, "SAMPLESECRET", candidate="RUNSECRET", baseline="RUNSECRET2", viewer=v),
+            open_study(db, s, v), "SAMPLESECRET", candidate="RUNSECRET", baseline="RUNSECRET2"
+        ),
     }
 
 
@@ -184,8 +205,8 @@ _TARGET = DecideTarget(run_a="RUNSECRET", run_b="RUNSECRET2", measure="P@1")
 
 def _run_results(db, s, v):
     """run_results names a run by its row id; the gate is its study's."""
-    run_id = get_run(db, s, "RUNSECRET", viewer=LEAD).run_id
-    return run_results(db, run_id, viewer=v)
+    run_id = get_run(open_study(db, s, LEAD), "RUNSECRET").run_id
+    return run_results(open_study(db, s, v), run_id)
 
 
 @pytest.mark.parametrize("viewer", [MALLORY, None])
@@ -212,9 +233,11 @@ def test_a_non_member_is_refused_the_ranked_results_and_a_shared_live_state(
     db = open_store(store)
     with pytest.raises(PermissionDenied):
         _run_results(db, STUDY, viewer)
-    state = LiveDashboard.build(db, STUDY, viewer=LEAD)  # built for the lead, then shared
-    for call in (lambda: state.refresh(db, viewer=viewer),
-                 lambda: state.update_queries(db, ["QSECRET1"], viewer=viewer)):
+    state = LiveDashboard.build(open_study(db, STUDY, LEAD))  # built for the lead, then shared
+    for call in (
+        lambda: state.refresh(open_study(db, state.study_id, viewer)),
+        lambda: state.update_queries(open_study(db, state.study_id, viewer), ["QSECRET1"]),
+    ):
         with pytest.raises(PermissionDenied):
             call()
     db.conn.close()
@@ -224,10 +247,10 @@ def test_an_unknown_study_lists_only_the_studies_the_viewer_may_see(
         store: Path) -> None:  # noqa: F811
     db = open_store(store)
     with pytest.raises(StudyNotFoundError) as lead_sees:
-        get_run(db, "nope-study", "RUNSECRET", viewer=LEAD)
+        get_run(open_study(db, "nope-study", LEAD), "RUNSECRET")
     assert STUDY in str(lead_sees.value) and OTHER in str(lead_sees.value)
     with pytest.raises(StudyNotFoundError) as mallory_sees:
-        get_run(db, "nope-study", "RUNSECRET", viewer=MALLORY)
+        get_run(open_study(db, "nope-study", MALLORY), "RUNSECRET")
     assert STUDY not in str(mallory_sees.value) and OTHER not in str(mallory_sees.value)
     db.conn.close()
 
@@ -274,13 +297,24 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
 
 # Reads of what the local study lacks (a pin; a second run named as these calls name it; a
 # sample): past the gate, they answer with their own LookupError.
-_LEAD_LOOKUP_ERRORS = {"get_pinned_protocol", "compare_pair", "decide", "evaluate_stored_pair",
-                       "decide_target", "decide_state", "pinned_document_ids", "get_sample",
-                       "sample_units", "show_sample", "sample_queue", "estimate_stored"}
+_LEAD_LOOKUP_ERRORS = {
+    "get_pinned_protocol",
+    "compare_pair",
+    "decide",
+    "evaluate_stored_pair",
+    "decide_target",
+    "decide_state",
+    "pinned_document_ids",
+    "get_sample",
+    "sample_units",
+    "show_sample",
+    "sample_queue",
+    "estimate_stored",
+}
 
 
 def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:
-    """The same reads of a study with no member (local mode) answer ``viewer=None``."""
+    """The same reads of a study with no member (local mode) answer a handle opened by None."""
     db = open_store(tmp_path / "local.sqlite")
     create_study(db, StudyIn(study_id="loc", corpus_id="lc"))
     add_queries(db, "loc", [QueryIn(query_id="QSECRET1", text="solar")])
@@ -290,8 +324,7 @@ def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:
         add_run(db, study_id="loc", name=name, source="imported", k=2,
                 results=[("QSECRET1", 1, "DSECRET1", 2.0), ("QSECRET1", 2, "DSECRET2", 1.0)])
     freeze_reference(db, study_id="loc", name="REFSECRET", actor="ann")
-    save_report(db, report_from_store(db, study_id="loc", runs=["RUNSECRET"], created_by="ann",
-                                      name="REPORTSECRET", viewer=None))
+    save_report(db, report_from_store(open_study(db, "loc", None), runs=["RUNSECRET"], created_by="ann", name="REPORTSECRET"))
     for name, call in _reads(tmp_path).items():
         try:
             call(db, "loc", None)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from evalcore.analysis.stats.agreement import cohen_kappa_quadratic, krippendorff_alpha
 from evalcore.analysis.stats.annotators import AnnotatorLabel, summarize_agreement
+from evalcore.store.study_handle import open_study
 
 krippendorff = pytest.importorskip("krippendorff")
 
@@ -155,7 +156,7 @@ def test_summary_from_the_store_uses_each_annotators_current_label(tmp_path) -> 
 
     from evalcore.analysis.agreement import annotator_labels
     from evalcore.store.labels import adjudicate, record_label, undo_last_label
-    from evalcore.store.resolution import resolve_study_unchecked
+    from evalcore.store.resolution import resolve_study
 
     db = new_store(tmp_path)
     for unit, (ann, bob) in {"d1": (3, 3), "d2": (0, 2), "d3": (1, 1)}.items():
@@ -165,7 +166,7 @@ def test_summary_from_the_store_uses_each_annotators_current_label(tmp_path) -> 
     record_label(db, study_id="s", query_id="q1", unit_id="d3", gain=4, annotator="ann")
     undo_last_label(db, study_id="s", query_id="q1", annotator="ann")
     adjudicate(db, study_id="s", query_id="q1", unit_id="d2", gain=1, reviewer="lead")
-    labels = annotator_labels(resolve_study_unchecked(db, "s"))
+    labels = annotator_labels(resolve_study(open_study(db, "s", None)))
     assert {(x.unit_id, x.annotator, x.gain) for x in labels} == {
         ("d1", "ann", 3), ("d1", "bob", 3), ("d2", "ann", 0), ("d2", "bob", 2),
         ("d3", "ann", 1), ("d3", "bob", 1),

@@ -11,7 +11,8 @@ from evalcore.analysis.agreement import (
     study_agreement,
 )
 from evalcore.analysis.stats.annotators import summarize_agreement
-from evalcore.store.resolution import conflicts, resolve_study_unchecked
+from evalcore.store.resolution import conflicts, resolve_study
+from evalcore.store.study_handle import open_study
 
 actions = st.lists(
     st.tuples(st.sampled_from(["label", "label", "label", "undo", "adjudicate"]),
@@ -27,11 +28,16 @@ actions = st.lists(
 def test_overlap_only_reads_give_the_whole_study_answer(tmp_path_factory, steps) -> None:
     db = new_store(tmp_path_factory.mktemp("overlap"))
     apply_label_steps(db, steps)
-    whole = summarize_agreement(annotator_labels(resolve_study_unchecked(db, "s")))
-    assert study_agreement(db, "s", viewer=None) == whole
-    expected = sorted(((q, r) for q, units in conflicts(db, "s", viewer=None).items() for r in units),
-                      key=lambda qr: (-(max(qr[1].annotators.values())
-                                        - min(qr[1].annotators.values())), qr[0], qr[1].unit_id))
-    assert open_conflicts(db, "s", viewer=None) == expected
+    whole = summarize_agreement(annotator_labels(resolve_study(open_study(db, "s", None))))
+    assert study_agreement(open_study(db, "s", None)) == whole
+    expected = sorted(
+        ((q, r) for q, units in conflicts(open_study(db, "s", None)).items() for r in units),
+        key=lambda qr: (
+            -(max(qr[1].annotators.values()) - min(qr[1].annotators.values())),
+            qr[0],
+            qr[1].unit_id,
+        ),
+    )
+    assert open_conflicts(open_study(db, "s", None)) == expected
     # the agreement page's one read gives both answers
-    assert agreement_and_conflicts(db, "s", viewer=None) == (whole, expected)
+    assert agreement_and_conflicts(open_study(db, "s", None)) == (whole, expected)

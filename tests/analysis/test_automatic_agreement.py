@@ -12,6 +12,7 @@ from evalcore.analysis.automatic_agreement import automatic_agreement, source_ag
 from evalcore.io.text_lines import SourceText
 from evalcore.store.imports.automatic_labels import import_automatic_labels
 from evalcore.store.labels import adjudicate, record_label
+from evalcore.store.study_handle import open_study
 
 
 def _hand_kappa(pairs: list[tuple[int, int]]) -> float:
@@ -33,10 +34,24 @@ def _hand_kappa(pairs: list[tuple[int, int]]) -> float:
 
 
 def test_source_agreement_equals_the_hand_computation() -> None:
-    human = {("q1", "d1"): 0, ("q1", "d2"): 1, ("q1", "d3"): 2, ("q2", "d1"): 3,
-             ("q2", "d2"): 4, ("q2", "d3"): 0, ("q3", "d1"): 2}
-    auto = {("q1", "d1"): 0, ("q1", "d2"): 2, ("q1", "d3"): 2, ("q2", "d1"): 1,
-            ("q2", "d2"): 4, ("q2", "d3"): 1, ("q9", "d9"): 3}  # q9: no human gain
+    human = {
+        ("q1", "d1"): 0,
+        ("q1", "d2"): 1,
+        ("q1", "d3"): 2,
+        ("q2", "d1"): 3,
+        ("q2", "d2"): 4,
+        ("q2", "d3"): 0,
+        ("q3", "d1"): 2,
+    }
+    auto = {
+        ("q1", "d1"): 0,
+        ("q1", "d2"): 2,
+        ("q1", "d3"): 2,
+        ("q2", "d1"): 1,
+        ("q2", "d2"): 4,
+        ("q2", "d3"): 1,
+        ("q9", "d9"): 3,
+    }  # q9: no human gain
     got = source_agreement("judge", human, auto)
     shared = [(human[key], auto[key]) for key in auto if key in human]
     assert (got.n_labels, got.n_units) == (7, 6)
@@ -68,12 +83,11 @@ def test_study_agreement_compares_with_the_gain_that_counts(tmp_path: Path) -> N
     adjudicate(db, study_id="s", query_id="q1", unit_id="d5", gain=2, reviewer="rev")
     text = "q1 0 d1 3\nq1 0 d2 1\nq1 0 d3 1\nq1 0 d4 4\nq1 0 d5 2\nq1 0 d6 0\n"
     import_automatic_labels(db, SourceText("j.qrels", text), study_id="s", name="judge")
-    (got,) = automatic_agreement(db, "s", viewer=None)
+    (got,) = automatic_agreement(open_study(db, "s", None))
     # d4 is in conflict (no gain counts) and d6 has no human label: 4 shared units.
     shared = [(3, 3), (0, 1), (1, 1), (2, 2)]
     assert (got.source, got.n_labels, got.n_units) == ("judge", 6, 4)
     assert got.kappa.value == pytest.approx(_hand_kappa(shared), abs=1e-12)
     assert got.human_counts == [1, 1, 1, 1, 0]
     (tmp_path / "other").mkdir()
-    assert automatic_agreement(new_store(tmp_path / "other", study_id="t"), "t",
-                               viewer=None) == []
+    assert automatic_agreement(open_study(new_store(tmp_path / "other", study_id="t"), "t", None)) == []

@@ -20,12 +20,13 @@ from evalcore.demo.study import DEMO_STUDY_ID
 from evalcore.io import clock
 from evalcore.live.decide_state import DecideTarget, decide_state
 from evalcore.report import build as report_build
-from evalcore.store.automatic_labels import automatic_labels_unchecked
-from evalcore.store.completeness import completeness_states_unchecked
+from evalcore.store.automatic_labels import automatic_labels
+from evalcore.store.completeness import completeness_states
 from evalcore.store.connection import open_store
 from evalcore.store.imports.automatic_labels import import_automatic_labels
-from evalcore.store.resolution import resolve_study_unchecked
-from evalcore.store.runs import list_runs, run_results_unchecked
+from evalcore.store.resolution import resolve_study
+from evalcore.store.runs import list_runs, run_results
+from evalcore.store.study_handle import open_study
 
 MEASURES = ["P@10", "nDCG@10", "RR@10", "R@10", "AP@10"]
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -46,22 +47,29 @@ def _with_automatic(path: Path) -> tuple[list[str], int]:
     """Import two automatic sources over every unit either run returned: one that inverts
     the human gain (0 for relevant, 4 for not), one that says 3 everywhere."""
     db = open_store(path)
-    runs = list_runs(db, DEMO_STUDY_ID, viewer=None)
-    human = {(q, u): label.gain
-             for q, units in resolve_study_unchecked(db, DEMO_STUDY_ID).items()
-             for u, label in units.items()}
-    units = sorted({(q, u) for r in runs
-                    for q, ranked in run_results_unchecked(db, r.run_id).items()
-                    for u, _ in ranked})
+    runs = list_runs(open_study(db, DEMO_STUDY_ID, None))
+    human = {
+        (q, u): label.gain
+        for q, units in resolve_study(open_study(db, DEMO_STUDY_ID, None)).items()
+        for u, label in units.items()
+    }
+    units = sorted(
+        {
+            (q, u)
+            for r in runs
+            for q, ranked in run_results(open_study(db, DEMO_STUDY_ID, None), r.run_id).items()
+            for u, _ in ranked
+        }
+    )
     inverted = path.with_name("inverted.qrels")
     inverted.write_text("".join(f"{q} 0 {u} {4 - (human.get((q, u)) or 0)}\n" for q, u in units))
-    import_automatic_labels(db, inverted, study_id=DEMO_STUDY_ID, name="inverted",
-                            format="qrels")
+    import_automatic_labels(db, inverted, study_id=DEMO_STUDY_ID, name="inverted", format="qrels")
     flat = "query_id,unit_id,gain\n" + "".join(f"{q},{u},3\n" for q, u in units)
     path.with_name("flat.csv").write_text(flat)
-    import_automatic_labels(db, path.with_name("flat.csv"), study_id=DEMO_STUDY_ID,
-                            name="flat", format="csv")
-    n = sum(len(v) for v in automatic_labels_unchecked(db, DEMO_STUDY_ID).values())
+    import_automatic_labels(
+        db, path.with_name("flat.csv"), study_id=DEMO_STUDY_ID, name="flat", format="csv"
+    )
+    n = sum(len(v) for v in automatic_labels(open_study(db, DEMO_STUDY_ID, None)).values())
     names = [r.name for r in runs]
     db.conn.close()
     return names, n
@@ -75,11 +83,21 @@ def _outputs(path: Path, runs: list[str], monkeypatch: pytest.MonkeyPatch) -> di
     measures = [x for m in MEASURES for x in ("-m", m)]
     commands = {
         f"evaluate {fmt} {run}": ["evaluate", *db, "--run", run, *measures, "--format", fmt]
-        for run in runs for fmt in ("json", "table")
+        for run in runs
+        for fmt in ("json", "table")
     }
     commands |= {
-        f"compare {fmt}": ["compare", *db, "--runs", ",".join(runs), *measures, "--queue", "50",
-                           "--format", fmt]
+        f"compare {fmt}": [
+            "compare",
+            *db,
+            "--runs",
+            ",".join(runs),
+            *measures,
+            "--queue",
+            "50",
+            "--format",
+            fmt,
+        ]
         for fmt in ("json", "table")
     }
     got: dict[str, bytes] = {}
@@ -89,8 +107,21 @@ def _outputs(path: Path, runs: list[str], monkeypatch: pytest.MonkeyPatch) -> di
         got[name] = result.stdout_bytes
     for fmt in ("json", "csv", "verdicts-csv", "html"):
         target = Path(f"report.{fmt}")
-        result = runner.invoke(main, ["report", *db, "--runs", ",".join(runs), "--out",
-                                      str(target), "--format", fmt, "--name", f"r-{fmt}"])
+        result = runner.invoke(
+            main,
+            [
+                "report",
+                *db,
+                "--runs",
+                ",".join(runs),
+                "--out",
+                str(target),
+                "--format",
+                fmt,
+                "--name",
+                f"r-{fmt}",
+            ],
+        )
         assert result.exit_code == 0, (fmt, result.output)
         written = target.read_bytes()
         if fmt == "html":  # plotly names each chart's element with a random uuid4
@@ -127,16 +158,23 @@ def test_values_bounds_verdicts_completeness_and_queue_items_stay(
     shutil.copy(demo_file, judged)
     runs, _ = _with_automatic(judged)
     a, b = (open_store(p) for p in (plain, judged))
-    assert (completeness_states_unchecked(a, DEMO_STUDY_ID)
-            == completeness_states_unchecked(b, DEMO_STUDY_ID))
-    pairs = [evaluate_stored_pair(db, DEMO_STUDY_ID, runs[0], runs[1], MEASURES, viewer=None)
-             for db in (a, b)]
+    assert completeness_states(open_study(a, DEMO_STUDY_ID, None)) == completeness_states(
+        open_study(b, DEMO_STUDY_ID, None)
+    )
+    pairs = [
+        evaluate_stored_pair(open_study(db, DEMO_STUDY_ID, None), runs[0], runs[1], MEASURES)
+        for db in (a, b)
+    ]
     for m in MEASURES:
         assert decide_measure(pairs[0], m) == decide_measure(pairs[1], m)
     for m in ("P@10", "nDCG@10"):
         target = DecideTarget(run_a=runs[0], run_b=runs[1], measure=m)
-        without, hinted = (decide_state(db, DEMO_STUDY_ID, target, viewer=None) for db in (a, b))
+        without, hinted = (
+            decide_state(open_study(db, DEMO_STUDY_ID, None), target) for db in (a, b)
+        )
         assert without.decisions == hinted.decisions
         assert sorted(without.items, key=repr) == sorted(hinted.items, key=repr)
         assert (without.n_candidates, without.labels_to_decide) == (
-            hinted.n_candidates, hinted.labels_to_decide)
+            hinted.n_candidates,
+            hinted.labels_to_decide,
+        )

@@ -14,6 +14,7 @@ from evalcore.analysis.bottom_line import (
     table_rows,
 )
 from evalcore.analysis.pair_comparison import PairComparison, UndecidableCause, compare_pair
+from evalcore.store.study_handle import open_study
 
 MEASURES = ["P@10", "nDCG@10", "RR@10", "R@10"]
 
@@ -22,7 +23,7 @@ MEASURES = ["P@10", "nDCG@10", "RR@10", "R@10"]
 def demo_pair(tmp_path_factory) -> PairComparison:
     _, db = demo_store(tmp_path_factory)
     baseline, candidate = DEMO_RUNS
-    return compare_pair(db, "demo", candidate, baseline, MEASURES, queue_limit=3, viewer=None)
+    return compare_pair(open_study(db, "demo", None), candidate, baseline, MEASURES, queue_limit=3)
 
 
 def _set(

@@ -12,6 +12,7 @@ from evalcore.compute.evaluate import compute, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.contract.observation import Label, Observation
+from evalcore.store.study_handle import open_study
 from tests.observation_strategies import draw_labels, draw_rankings
 
 UNITS = [f"u{i}" for i in range(9)]
@@ -221,17 +222,17 @@ def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(t
         record_label(db, study_id="s", query_id=query, unit_id=unit, gain=gain, annotator="ann")
     # q1: A = r (rel) + x, B = x + n (non-rel): A - B = 1/2 whatever x is. q2: A returns y
     # (unlabeled), B nothing: A - B in [0, 1/2].
-    (d,) = decide(db, "s", "A", "B", ["P@2"], viewer=None)
+    (d,) = decide(open_study(db, "s", None), "A", "B", ["P@2"])
     assert d.n_queries == 2
     assert d.verdict == "a_better" and (d.lower, d.upper) == (0.25, 0.5)
     record_label(db, study_id="s", query_id="q2", unit_id="y", gain=0, annotator="ann")
-    (d,) = decide(db, "s", "A", "B", ["P@2"], viewer=None)
+    (d,) = decide(open_study(db, "s", None), "A", "B", ["P@2"])
     assert (d.lower, d.upper) == (0.25, 0.25) and d.n_unknown_units == 0
     # A query only one run answered, with no label anywhere: over the union, undecidable
     # (C's units need labels; B returned nothing there, so nothing of B's is missing).
     add_run(db, study_id="s", name="C", source="imported", k=2,
             results=[("q1", 1, "r", 2.0), ("q3", 1, "w", 1.0)])
-    (d,) = decide(db, "s", "C", "B", ["P@2"], viewer=None)
+    (d,) = decide(open_study(db, "s", None), "C", "B", ["P@2"])
     assert d.n_queries == 3 and d.verdict == "undecidable"
     assert d.undecidable_reasons == {"missing_reference": 1}
 
@@ -269,13 +270,16 @@ def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path) -> Non
     measures = [parse_measure(m) for m in ("P@2", "nDCG@3", "R@3")]
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     for reference in (None, "v1"):
-        pair = evaluate_stored_pair(db, "s", "A", "B", measures, reference, viewer=None)
-        ids = [[o.query_id for o in observations_for_run(db, "s", r, reference, viewer=None)] for r in "AB"]
+        pair = evaluate_stored_pair(open_study(db, "s", None), "A", "B", measures, reference)
+        ids = [[o.query_id for o in observations_for_run(open_study(db, "s", None), r, reference)] for r in "AB"]
         union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
         protocol = pair.protocol
         for run, result in (("A", pair.result_a), ("B", pair.result_b)):
             expected = ObservationBatch.from_observations(
-                observations_for_run(db, "s", run, reference, union, viewer=None), protocol, min_depth=3)
+                observations_for_run(open_study(db, "s", None), run, reference, union),
+                protocol,
+                min_depth=3,
+            )
             got = result.batch
             assert got.query_ids == expected.query_ids == union
             for name in ("k", "pos_offsets", "pos_gain", "pos_dup", "label_offsets",

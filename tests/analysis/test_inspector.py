@@ -13,6 +13,7 @@ from evalcore.store.labels import adjudicate, record_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.transaction import write_transaction
 
@@ -47,7 +48,7 @@ def db(tmp_path: Path):
 
 
 def test_rows_carry_labels_annotators_and_flags(db) -> None:
-    ins = inspect_query(db, "s", "a", "q", viewer=None)
+    ins = inspect_query(open_study(db, "s", None), "a", "q")
     assert [r.unit_id for r in ins.rows] == ["A", "B", "A", "C", "D"]
     a, b, dup, c, d = ins.rows
     assert (a.gain, a.state, a.annotators) == (2, "labeled", {"alice": 2, "bob": 2})
@@ -67,7 +68,7 @@ def test_rows_carry_labels_annotators_and_flags(db) -> None:
 
 
 def test_permission_violation_is_flagged_and_its_text_never_returned(db) -> None:
-    ins = inspect_query(db, "s", "b", "q", viewer=None)
+    ins = inspect_query(open_study(db, "s", None), "b", "q")
     secret = ins.rows[1]
     assert secret.unit_id == "SECRET" and secret.permission_violation and secret.title is None
     assert ins.rows[0].title == "title of C"
@@ -77,7 +78,7 @@ def test_permission_violation_is_flagged_and_its_text_never_returned(db) -> None
 
 def test_adjudication_settles_a_conflict(db) -> None:
     adjudicate(db, study_id="s", query_id="q", unit_id="B", gain=1, reviewer="rev")
-    b = inspect_query(db, "s", "a", "q", viewer=None).rows[1]
+    b = inspect_query(open_study(db, "s", None), "a", "q").rows[1]
     assert (b.state, b.gain, b.reviewer, b.conflict, b.unlabeled) == ("adjudicated", 1, "rev",
                                                                       False, False)
 
@@ -94,7 +95,7 @@ def test_rows_carry_each_annotators_current_note_and_the_reviewers(db) -> None:
     record_label(db, study_id="s", query_id="q", unit_id="C", gain=2, annotator="bob")
     adjudicate(db, study_id="s", query_id="q", unit_id="B", gain=1, reviewer="rev",
                note="half of it")
-    a, b, _, c, d = inspect_query(db, "s", "a", "q", viewer=None).rows
+    a, b, _, c, d = inspect_query(open_study(db, "s", None), "a", "q").rows
     assert c.notes == {"alice": "covers it"}  # the undone label's note is gone; bob wrote none
     assert (b.reviewer, b.reviewer_note) == ("rev", "half of it")
     assert a.notes == {} and d.notes == {} and a.reviewer_note == ""
@@ -104,17 +105,17 @@ def test_frozen_reference_rows_have_gains_but_no_annotators(db) -> None:
     mark_complete(db, study_id="s", query_id="q", actor="lead")
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     record_label(db, study_id="s", query_id="q", unit_id="C", gain=4, annotator="alice")
-    ins = inspect_query(db, "s", "a", "q", reference="v1", viewer=None)
+    ins = inspect_query(open_study(db, "s", None), "a", "q", reference="v1")
     a, b, _, c, _ = ins.rows
     assert (a.gain, a.annotators, b.gain, c.gain) == (2, {}, None, None)
     assert ins.population_complete and ins.result.metrics["precision"].reasons == [
         "unlabeled_returned"]
-    assert inspect_query(db, "s", "a", "q", viewer=None).rows[3].gain == 4  # working labels moved on
+    assert inspect_query(open_study(db, "s", None), "a", "q").rows[3].gain == 4  # working labels moved on
 
 
 def test_rank_changes_mark_moves_new_and_dropped(db) -> None:
-    a = inspect_query(db, "s", "a", "q", viewer=None)
-    b = inspect_query(db, "s", "b", "q", viewer=None)
+    a = inspect_query(open_study(db, "s", None), "a", "q")
+    b = inspect_query(open_study(db, "s", None), "b", "q")
     changes = {c.unit_id: (c.rank_a, c.rank_b, c.change) for c in rank_changes(a, b)}
     assert changes == {
         "C": (4, 1, "↑3"),
@@ -131,10 +132,10 @@ def test_team_mode_withholds_titles_the_viewer_may_not_read(db) -> None:
     from evalcore.store.members import add_member
 
     add_member(db, study_id="s", user="lead@x.org", role="lead", actor="lead@x.org")
-    outsider = inspect_query(db, "s", "a", "q", viewer="lead@x.org")
+    outsider = inspect_query(open_study(db, "s", "lead@x.org"), "a", "q")
     # every document belongs to organisation "acme", which lead@x.org is not in
     assert all(r.title is None for r in outsider.rows)
     assert "acme" in outsider.rows[0].title_withheld
     assert "title of A" not in outsider.model_dump_json()
-    pinned = inspect_query(db, "s", "b", "q", viewer="lead@x.org")
+    pinned = inspect_query(open_study(db, "s", "lead@x.org"), "b", "q")
     assert "permission_violation" in pinned.rows[1].title_withheld

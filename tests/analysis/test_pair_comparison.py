@@ -15,6 +15,7 @@ from evalcore.analysis.pair_comparison import (
 from evalcore.cli import main
 from evalcore.store.connection import open_store
 from evalcore.store.exports import export_qrels, export_run
+from evalcore.store.study_handle import open_study
 
 MEASURES = ["P@10", "R@10", "nDCG@10", "RR@10", "AP@10"]
 
@@ -69,7 +70,7 @@ def test_queries_per_reason_count_each_query_once(tmp_path) -> None:
         record_label(db, study_id="s", query_id=query, unit_id=unit, gain=gain, annotator="ann")
     for query in ("q2", "q3"):
         mark_complete(db, study_id="s", query_id=query, actor="lead")
-    d = compare_pair(db, "s", "A", "B", ["R@2"], viewer=None).measures[0].decision
+    d = compare_pair(open_study(db, "s", None), "A", "B", ["R@2"]).measures[0].decision
     # per run and query
     assert d.undecidable_reasons == {"missing_reference": 2, "no_relevant_units": 2}
     assert d.undecidable_queries == {"missing_reference": 1, "no_relevant_units": 1}
@@ -80,8 +81,7 @@ def test_the_demo_decides_on_open_populations(demo) -> None:
     """No demo query's relevant set is claimed complete for every query, yet nDCG@10, R@10
     and AP@10 have finite verdicts (contract section 12)."""
     db, _ = demo
-    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", ["nDCG@10", "R@10", "AP@10"],
-                      viewer=None)
+    pc = compare_pair(open_study(db, "demo", None), "bm25-plain", "bm25-title-boost", ["nDCG@10", "R@10", "AP@10"])
     for m in pc.measures:
         d = m.decision
         assert d.verdict != "undecidable", d.summary
@@ -90,12 +90,12 @@ def test_the_demo_decides_on_open_populations(demo) -> None:
 
 def test_compat_equals_trec_eval_on_the_exported_files(demo) -> None:
     db, folder = demo
-    pc = compare_pair(db, "demo", "bm25-plain", "bm25-title-boost", MEASURES, viewer=None)
+    pc = compare_pair(open_study(db, "demo", None), "bm25-plain", "bm25-title-boost", MEASURES)
     qrels = folder / "demo.qrels"
-    export_qrels(db, "demo", qrels, viewer=None)
+    export_qrels(open_study(db, "demo", None), qrels)
     for run, column in (("bm25-plain", "value_a"), ("bm25-title-boost", "value_b")):
         path = folder / f"{run}.run"
-        export_run(db, "demo", run, path, viewer=None)
+        export_run(open_study(db, "demo", None), run, path)
         expected = evalcore.evaluate(qrels, path, measures=MEASURES, trec_eval=True)
         for row in pc.compat:
             agg = expected.report.aggregates[row.measure]
@@ -111,11 +111,11 @@ def test_one_evaluated_pair_gives_the_verdicts_then_the_whole_comparison(demo) -
     only and whole, in either order (its cached intervals change nothing)."""
     db, _ = demo
     runs = "bm25-plain", "bm25-title-boost"
-    evaluated = stored_pair(db, "demo", *runs, MEASURES, viewer=None)
+    evaluated = stored_pair(open_study(db, "demo", None), *runs, MEASURES)
     first = compare_evaluated_pair(evaluated, verdicts_only=True)
     whole = compare_evaluated_pair(evaluated)
-    assert first == compare_pair(db, "demo", *runs, MEASURES, verdicts_only=True, viewer=None)
-    assert whole == compare_pair(db, "demo", *runs, MEASURES, viewer=None)
+    assert first == compare_pair(open_study(db, "demo", None), *runs, MEASURES, verdicts_only=True)
+    assert whole == compare_pair(open_study(db, "demo", None), *runs, MEASURES)
     assert all(m.queue is None for m in first.measures) and not first.compat
     assert all(m.queue is not None for m in whole.measures) and whole.compat
     assert [m.decision for m in first.measures] == [m.decision for m in whole.measures]
@@ -126,11 +126,11 @@ def test_the_whole_comparison_from_the_verdicts_drawn_equals_it_computed_afresh(
     exactly the whole comparison; verdicts of another pair are refused."""
     db, _ = demo
     runs = "bm25-plain", "bm25-title-boost"
-    evaluated = stored_pair(db, "demo", *runs, MEASURES, viewer=None)
+    evaluated = stored_pair(open_study(db, "demo", None), *runs, MEASURES)
     verdicts = compare_evaluated_pair(evaluated, verdicts_only=True)
     whole = compare_evaluated_pair(evaluated, verdicts=verdicts)
-    assert whole == compare_pair(db, "demo", *runs, MEASURES, viewer=None)
+    assert whole == compare_pair(open_study(db, "demo", None), *runs, MEASURES)
     assert whole.model_dump() == compare_evaluated_pair(evaluated).model_dump()
-    other = stored_pair(db, "demo", *runs, MEASURES[:2], viewer=None)
+    other = stored_pair(open_study(db, "demo", None), *runs, MEASURES[:2])
     with pytest.raises(ValueError, match="not those of this pair"):
         compare_evaluated_pair(other, verdicts=verdicts)

@@ -15,22 +15,19 @@ from evalcore.analysis.query_set import (
     QuerySetError,
     QuerySetSpec,
     resolve_query_set,
-    resolve_stored_query_set_unchecked,
+    resolve_stored_query_set,
 )
 from evalcore.annotation.progress import study_progress
 from evalcore.cli import main
 from evalcore.store import schema
-from evalcore.store.audit import audit_entries_unchecked
+from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.query_facts import QueryFacts, query_facts_unchecked
-from evalcore.store.removed_queries import (
-    remove_query,
-    removed_query_ids_unchecked,
-    restore_query,
-)
+from evalcore.store.query_facts import QueryFacts, query_facts
+from evalcore.store.removed_queries import remove_query, removed_query_ids, restore_query
 from evalcore.store.runs import add_run
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 RUNS = "A,B"
@@ -206,12 +203,12 @@ def test_a_folder_is_refused(tmp_path: Path) -> None:
 
 def test_the_store_facts(store: Path) -> None:
     db = open_store(store)
-    facts = query_facts_unchecked(db, "s", ["A", "B"])
+    facts = query_facts(open_study(db, "s", None), ["A", "B"])
     assert facts.query_ids == ["q1", "q2", "q3", "q4", "q10"]
     assert facts.judged == {"q1", "q4"}  # gain 0 is not relevant
     assert facts.answered == {"A": {"q1", "q2", "q3", "q10"}, "B": {"q1", "q2", "q10"}}
     remove_query(db, study_id="s", query_id="q4", actor=None)
-    again = resolve_stored_query_set_unchecked(db, "s", ["A", "B"], "judged")
+    again = resolve_stored_query_set(open_study(db, "s", None), ["A", "B"], "judged")
     assert list(again.query_ids) == ["q1"] and again.n_study == 4
 
 
@@ -432,7 +429,7 @@ def test_report_refuses_a_bad_set_and_stores_nothing(store: Path, tmp_path: Path
 def test_remove_and_restore_are_audited_keep_labels_and_leave_every_set(store: Path) -> None:
     db = open_store(store)
     labels_before = db.execute("SELECT * FROM label_events ORDER BY event_id").fetchall()
-    assert "q1" in study_progress(db, "s", viewer=None).queries
+    assert "q1" in study_progress(open_study(db, "s", None)).queries
     code, out = _cli(
         "queries",
         "remove",
@@ -449,12 +446,12 @@ def test_remove_and_restore_are_audited_keep_labels_and_leave_every_set(store: P
     )
     assert code == 0, out
     assert db.execute("SELECT * FROM label_events ORDER BY event_id").fetchall() == labels_before
-    assert removed_query_ids_unchecked(db, "s") == {"q1"}
+    assert removed_query_ids(open_study(db, "s", None)) == {"q1"}
     code, out = _cli(
         "compare", "--db", store, "--study", "s", "--runs", RUNS, "-m", "P@3", "--format", "json"
     )
     assert json.loads(out)["measures"][0]["decision"]["n_queries"] == 4
-    assert "q1" not in study_progress(db, "s", viewer=None).queries
+    assert "q1" not in study_progress(open_study(db, "s", None)).queries
     code, out = _cli("queries", "list", "--db", store, "--study", "s", "--removed")
     assert code == 0 and out.startswith("q1\tremoved ") and "by lena: duplicate topic" in out
     code, out = _cli("queries", "remove", "--db", store, "--study", "s", "--query", "q1")
@@ -474,12 +471,12 @@ def test_remove_and_restore_are_audited_keep_labels_and_leave_every_set(store: P
         "lena",
     )
     assert code == 0, out
-    assert removed_query_ids_unchecked(db, "s") == frozenset()
+    assert removed_query_ids(open_study(db, "s", None)) == frozenset()
     code, out = _cli("queries", "restore", "--db", store, "--study", "s", "--query", "q1")
     assert code == 2 and "not removed" in out
     actions = [
         (e.action, e.detail["query_id"], e.detail["reason"])
-        for e in audit_entries_unchecked(db, "s")
+        for e in audit_entries(open_study(db, "s", None))
         if e.action.startswith("query.")
     ]
     assert actions == [
@@ -507,28 +504,28 @@ def test_only_leads_remove_or_restore(tmp_path: Path, actor: str) -> None:
     )
     assert code == 1 and out.startswith("refused:")
     db = open_store(path)
-    assert removed_query_ids_unchecked(db, "s") == frozenset()
+    assert removed_query_ids(open_study(db, "s", LEAD)) == frozenset()
     remove_query(db, study_id="s", query_id="q1", actor=LEAD, reason="r")
     code, out = _cli(
         "queries", "restore", "--db", path, "--study", "s", "--query", "q1", "--actor", actor
     )
     assert code == 1 and out.startswith("refused:")
-    assert removed_query_ids_unchecked(db, "s") == {"q1"}
+    assert removed_query_ids(open_study(db, "s", LEAD)) == {"q1"}
     restore_query(db, study_id="s", query_id="q1", actor=LEAD)
-    assert removed_query_ids_unchecked(db, "s") == frozenset()
+    assert removed_query_ids(open_study(db, "s", LEAD)) == frozenset()
 
 
 def test_a_removed_query_leaves_the_dashboard(store: Path) -> None:
     from evalcore.live.dashboard import LiveDashboard
 
     db = open_store(store)
-    state = LiveDashboard.build(db, "s", viewer=None)
+    state = LiveDashboard.build(open_study(db, "s", None))
     assert "q3" in state.query_ids
     remove_query(db, study_id="s", query_id="q3", actor=None)
-    assert state.refresh(db, viewer=None).full
+    assert state.refresh(open_study(db, state.study_id, None)).full
     assert "q3" not in state.query_ids
     restore_query(db, study_id="s", query_id="q3", actor=None)
-    state.refresh(db, viewer=None)
+    state.refresh(open_study(db, state.study_id, None))
     assert "q3" in state.query_ids
 
 
@@ -551,7 +548,7 @@ def test_the_archive_keeps_the_labels_and_the_removal(store: Path, tmp_path: Pat
     assert copy.execute(
         "SELECT unit_id, gain FROM label_events WHERE study_id = 'copy' AND query_id = 'q4'"
     ).fetchall() == [("d9", 3)]
-    assert removed_query_ids_unchecked(copy, "copy") == {"q4"}
+    assert removed_query_ids(open_study(copy, "copy", "lena")) == {"q4"}
     reason = copy.execute("SELECT reason FROM removed_queries WHERE study_id = 'copy'").fetchone()[
         0
     ]
@@ -572,9 +569,9 @@ def test_a_v17_store_migrates_and_keeps_its_labels(tmp_path: Path) -> None:
     )
     db = open_store(path)
     assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 18
-    assert removed_query_ids_unchecked(db, "s") == frozenset()
+    assert removed_query_ids(open_study(db, "s", None)) == frozenset()
     remove_query(db, study_id="s", query_id="q1", actor=None)
-    assert removed_query_ids_unchecked(db, "s") == {"q1"}
+    assert removed_query_ids(open_study(db, "s", None)) == {"q1"}
     assert db.execute("SELECT count(*) FROM label_events").fetchone()[0] == 1
 
 
@@ -583,13 +580,13 @@ def test_a_v17_store_migrates_and_keeps_its_labels(tmp_path: Path) -> None:
 
 def test_a_restricted_evaluation_is_the_evaluation_over_the_set(store: Path) -> None:
     from evalcore.analysis.query_set import restrict_evaluation
-    from evalcore.analysis.run_evaluation import evaluate_run_measures_unchecked
+    from evalcore.analysis.run_evaluation import evaluate_run_measures
 
     db = open_store(store)
-    whole, _ = evaluate_run_measures_unchecked(db, "s", "A")
+    whole, _ = evaluate_run_measures(open_study(db, "s", None), "A")
     assert restrict_evaluation(whole, [q.query_id for q in whole.queries]) == whole
     for subset in (["q1", "q2"], ["q1"], ["q3", "q10"], []):
-        direct, _ = evaluate_run_measures_unchecked(db, "s", "A", query_ids=subset)
+        direct, _ = evaluate_run_measures(open_study(db, "s", None), "A", query_ids=subset)
         restricted = restrict_evaluation(whole, subset)
         assert [q.query_id for q in restricted.queries] == subset
         assert restricted.aggregates == direct.aggregates, subset

@@ -17,8 +17,9 @@ from evalcore.analysis import trec_eval_numbers as numbers
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.io.trec import read_qrels, read_run
-from evalcore.store.observations import runs_as_columns_unchecked
+from evalcore.store.observations import runs_as_columns
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
 
 MEASURES = ["P@3", "R@5", "nDCG@4", "RR@5", "AP@5", "Judged@3", "Success@2", "RBP(p=0.8)@5"]
@@ -58,7 +59,7 @@ def store_columns(folder: Path, study):
             "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
             "created_at, source) VALUES ('s', ?, ?, 'label', ?, ?, '2026-01-01T00:00:00Z', 't')",
             events)
-    return runs_as_columns_unchecked(db, "s", ["A", "B"])
+    return runs_as_columns(open_study(db, "s", None), ["A", "B"])
 
 
 def must_be_judged(side) -> bool:

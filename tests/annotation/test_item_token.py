@@ -16,10 +16,11 @@ from evalcore.annotation.item_token import (
     label_as_shown,
     show_item,
 )
-from evalcore.store.completeness import is_complete_unchecked, mark_complete
+from evalcore.store.completeness import is_complete, mark_complete
 from evalcore.store.connection import open_store
-from evalcore.store.drafts import drafts_unchecked, save_draft
+from evalcore.store.drafts import drafts, save_draft
 from evalcore.store.labels import ItemChangedError, label_history, record_label
+from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
@@ -79,7 +80,7 @@ def test_an_own_label_in_another_tab_also_counts_as_a_change(db):
     label_as_shown(db, tab_a, 2, on_screen=tab_a)
     with pytest.raises(ItemChangedError):
         label_as_shown(db, tab_b, 4, on_screen=tab_b)
-    assert [e.gain for e in label_history(db, "s", "q1", "A", viewer=None)] == [2]
+    assert [e.gain for e in label_history(open_study(db, "s", None), "q1", "A")] == [2]
 
 
 def test_the_seen_check_is_inside_the_write_transaction(tmp_path):
@@ -106,7 +107,7 @@ def test_the_seen_check_is_inside_the_write_transaction(tmp_path):
     for t in threads:
         t.join()
     assert sorted(results) == ["refused"] * 3 + ["written"]
-    assert len(label_history(open_store(path), "s", "q1", "A", viewer=None)) == 1
+    assert len(label_history(open_study(open_store(path), "s", None), "q1", "A")) == 1
 
 
 def test_a_relevant_label_on_a_complete_query_says_it_reopened_it(db):
@@ -114,7 +115,7 @@ def test_a_relevant_label_on_a_complete_query_says_it_reopened_it(db):
     mark_complete(db, study_id="s", query_id="q1", actor="kim", reason="done")
     token = _show(db, "Z")
     outcome = label_as_shown(db, token, 3, on_screen=None, check_screen=False)
-    assert outcome.reopened and not is_complete_unchecked(db, "s", "q1")
+    assert outcome.reopened and not is_complete(open_study(db, "s", None), "q1")
 
 
 def test_a_label_clears_its_items_draft_but_a_refused_one_keeps_it(db):
@@ -124,7 +125,7 @@ def test_a_label_clears_its_items_draft_but_a_refused_one_keeps_it(db):
     record_label(db, study_id="s", query_id="q1", unit_id="A", gain=1, annotator="bob")
     with pytest.raises(ItemChangedError):
         label_as_shown(db, token, 2, on_screen=token, note="half outdated")
-    assert drafts_unchecked(db, "s", "q1", "kim")["A"].note == "half outdated"
+    assert drafts(open_study(db, "s", None), "q1", "kim")["A"].note == "half outdated"
     fresh = _show(db, "A", previous=token)
     label_as_shown(db, fresh, 2, on_screen=fresh, note="half outdated")
-    assert drafts_unchecked(db, "s", "q1", "kim") == {}
+    assert drafts(open_study(db, "s", None), "q1", "kim") == {}

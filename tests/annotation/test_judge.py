@@ -23,15 +23,16 @@ from evalcore.annotation.judge_prompt import (
 )
 from evalcore.demo.study import DEMO_STUDY_ID
 from evalcore.io.chat_completions import CallFailed, ChatClient, EndpointRefused, TokenBucket
-from evalcore.store.audit import audit_entries_unchecked
-from evalcore.store.automatic_labels import automatic_labels_unchecked
+from evalcore.store.audit import audit_entries
+from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import get_documents
 from evalcore.store.labels import record_label
 from evalcore.store.members import add_member
-from evalcore.store.resolution import resolved_gains_unchecked
+from evalcore.store.query_reads import query_texts
+from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import add_run
-from evalcore.store.studies import query_texts_unchecked
+from evalcore.store.study_handle import open_study
 
 ITEM = JudgeInput(query="reset a forgotten password", description="How an admin resets it",
                   narrative="Pages about billing are not relevant", title="Password reset",
@@ -191,13 +192,13 @@ def test_interrupted_run_keeps_its_answers_and_failures_are_counted(
     assert summary.stopped == "interrupted"
     assert summary.calls == summary.requests == 25  # the interrupted call was not made
     assert summary.failures == {"reply without a grade (no grade)": 3}
-    stored = automatic_labels_unchecked(db, DEMO_STUDY_ID)["j"]
+    stored = automatic_labels(open_study(db, DEMO_STUDY_ID, None))["j"]
     assert len(stored) == summary.stored == 22  # one batch of 20, then the rest on the way out
     assert set(stored) == set(plan.units[:25]) - {plan.units[i] for i in (3, 13, 23)}
     assert set(stored.values()) == {3}
     again = plan_judging(db, study_id=DEMO_STUDY_ID, source="j", actor="lead")
     assert again.n_judged == 22 and not set(again.units) & set(stored)
-    entries = [e for e in audit_entries_unchecked(db, DEMO_STUDY_ID)
+    entries = [e for e in audit_entries(open_study(db, DEMO_STUDY_ID, None))
                if e.action == "import.automatic-labels"]
     assert len(entries) == 2
     assert {e.detail["model"] for e in entries} == {"m"}
@@ -222,7 +223,7 @@ def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path) -> 
     with stand_in(lambda n, _: Reply(content="##final score: 2")) as end:
         summary = run_judging(db, plan, _client(end.url), actor=LEAD)
     assert summary.stored == 2 and not any("b2" in p for p in end.prompts())
-    assert automatic_labels_unchecked(db, "s")["j"] == {("q1", "a2"): 2, ("q1", "a3"): 2}
+    assert automatic_labels(open_study(db, "s", LEAD))["j"] == {("q1", "a2"): 2, ("q1", "a3"): 2}
 
 
 def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp_path: Path
@@ -249,9 +250,9 @@ def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp
         summary = run_judging(db, plan, _client(end.url), actor="lead", batch=20)
     assert summary.stored == 45 and len(waits) == 45
     assert max(waits) < 0.5  # never behind the judge's transaction (busy timeout is longer)
-    human = resolved_gains_unchecked(db, DEMO_STUDY_ID, conflicts=True)  # some in conflict
+    human = resolved_gains(open_study(db, DEMO_STUDY_ID, None), conflicts=True)  # some in conflict
     assert all(human[q][u] == 1 or 1 in human[q][u] for q, u in plan.units)
-    assert set(automatic_labels_unchecked(db, DEMO_STUDY_ID)["j"].values()) == {0}
+    assert set(automatic_labels(open_study(db, DEMO_STUDY_ID, None))["j"].values()) == {0}
 
 
 
@@ -275,7 +276,7 @@ def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path) -> None:
     assert summary.calls == 2 and len(end.seen) == 2
     assert summary.stored == 1 and summary.failures == {"answer not stored (refused)": 1}
     assert summary.stopped.startswith("refused:")
-    assert list(automatic_labels_unchecked(db, "s")["j"]) == [plan.units[0]]
+    assert list(automatic_labels(open_study(db, "s", LEAD))["j"]) == [plan.units[0]]
 
 
 def test_workers_wait_for_answers_together_and_keep_the_plan_order(
@@ -284,7 +285,7 @@ def test_workers_wait_for_answers_together_and_keep_the_plan_order(
     path = tmp_path / "d.sqlite"
     shutil.copy(demo_file, path)
     db = open_store(path)
-    texts = query_texts_unchecked(db, DEMO_STUDY_ID)
+    texts = query_texts(open_study(db, DEMO_STUDY_ID, None))
     seconds = {}
     for workers, source in ((1, "one"), (4, "four")):
         plan = plan_judging(db, study_id=DEMO_STUDY_ID, source=source, actor="lead", limit=8)
@@ -304,7 +305,7 @@ def test_workers_wait_for_answers_together_and_keep_the_plan_order(
                                   workers=workers)
         seconds[workers] = summary.seconds
         assert summary.stored == 8 and summary.calls == 8
-        stored = automatic_labels_unchecked(db, DEMO_STUDY_ID)[source]
+        stored = automatic_labels(open_study(db, DEMO_STUDY_ID, None))[source]
         assert stored == {unit: i % 4 for i, unit in enumerate(plan.units)}
     assert seconds[1] >= 8 * 0.25 and seconds[4] < seconds[1] / 2
 

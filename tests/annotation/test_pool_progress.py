@@ -14,10 +14,11 @@ from evalcore.annotation.progress import (
     query_progress,
     study_progress,
 )
-from evalcore.store.completeness import is_complete_unchecked
+from evalcore.store.completeness import is_complete
 from evalcore.store.labels import record_label
 from evalcore.store.pools import pool_sizes, pooled_units
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
@@ -34,11 +35,11 @@ def db(tmp_path: Path):
 
 
 def test_pool_is_the_union_of_each_runs_top_k(db) -> None:
-    pool = query_pool(db, "s", "q1", viewer=None)
+    pool = query_pool(open_study(db, "s", None), "q1")
     assert [p.unit_id for p in pool] == ["x", "y", "w"]  # z and v are below k
     assert pool[0].ranks == {"A": 1, "B": 3} and pool[1].ranks == {"A": 2, "B": 1}
-    assert pool_sizes(db, "s", viewer=None) == {"q1": 3, "q2": 1}
-    assert pooled_units(db, "s", ["q1", "q9"], viewer=None) == {"q1": {"x", "y", "w"}, "q9": set()}
+    assert pool_sizes(open_study(db, "s", None)) == {"q1": 3, "q2": 1}
+    assert pooled_units(open_study(db, "s", None), ["q1", "q9"]) == {"q1": {"x", "y", "w"}, "q9": set()}
 
 
 def test_blind_order_is_stable_per_annotator_and_query() -> None:
@@ -61,10 +62,10 @@ def test_progress_counts_conflicts_as_unlabeled(db) -> None:
     record_label(db, study_id="s", query_id="q1", unit_id="y", gain=1, annotator="ann")
     record_label(db, study_id="s", query_id="q1", unit_id="y", gain=3, annotator="bob")
     record_label(db, study_id="s", query_id="q1", unit_id="far", gain=4, annotator="bob")
-    p = query_progress(db, "s", "q1", "ann", viewer=None)
+    p = query_progress(open_study(db, "s", None), "q1", "ann")
     assert (p.pooled, p.labeled, p.conflicts, p.mine, p.outside_pool) == (3, 1, 1, 2, 1)
     assert p.remaining == 2
-    study = study_progress(db, "s", "bob", viewer=None)
+    study = study_progress(open_study(db, "s", None), "bob")
     assert study.queries["q1"].mine == 1 and study.queries["q2"].pooled == 1
     assert (study.pooled, study.labeled, study.conflicts) == (4, 1, 1)
     assert study.replace(p).queries["q1"].mine == 2
@@ -79,11 +80,11 @@ def test_mark_pool_complete_refuses_until_every_pooled_unit_is_labeled(db) -> No
     record_label(db, study_id="s", query_id="q1", unit_id="w", gain=2, annotator="bob")
     with pytest.raises(PoolNotFullyLabeledError, match="1 of 3"):
         mark_pool_complete(db, study_id="s", query_id="q1", actor="ann")
-    assert not is_complete_unchecked(db, "s", "q1")
+    assert not is_complete(open_study(db, "s", None), "q1")
     record_label(db, study_id="s", query_id="q1", unit_id="w", gain=0, annotator="bob")
     event = mark_pool_complete(db, study_id="s", query_id="q1", actor="ann")
     assert event is not None and event.actor == "ann"
-    assert is_complete_unchecked(db, "s", "q1")
+    assert is_complete(open_study(db, "s", None), "q1")
 
 
 #: (kind, query, unit, who, gain): labels by annotators whose names differ only in case,
@@ -99,13 +100,16 @@ _steps = st.lists(
 def _progress_from_resolved_labels(db, annotator: str) -> dict:
     """The counting the study progress did before (from every resolved label model): the
     answer the faster reading must keep."""
-    from evalcore.store.completeness import completeness_states_unchecked
-    from evalcore.store.pools import pool_sizes_unchecked, pooled_units_unchecked
-    from evalcore.store.resolution import resolve_study_unchecked
+    from evalcore.store.completeness import completeness_states
+    from evalcore.store.pools import pool_sizes, pooled_units
+    from evalcore.store.resolution import resolve_study
 
-    sizes, states = pool_sizes_unchecked(db, "s"), completeness_states_unchecked(db, "s")
-    resolved = resolve_study_unchecked(db, "s")
-    pools = pooled_units_unchecked(db, "s", list(resolved))
+    sizes, states = (
+        pool_sizes(open_study(db, "s", None)),
+        completeness_states(open_study(db, "s", None)),
+    )
+    resolved = resolve_study(open_study(db, "s", None))
+    pools = pooled_units(open_study(db, "s", None), list(resolved))
     out = {}
     for q in set(sizes) | set(states) | set(resolved):
         units, pooled = resolved.get(q, {}), pools.get(q, set())
@@ -126,25 +130,25 @@ def test_study_progress_is_the_count_of_the_resolved_labels(tmp_path_factory, st
                                                             annotator: str) -> None:
     """Counted from the resolved gains and the annotator's own current units, every query's
     progress (study-wide and one query at a time) is what the resolved labels give."""
-    from evalcore.annotation.progress import query_progress_unchecked, study_progress_unchecked
+    from evalcore.annotation.progress import query_progress, study_progress
 
     db = new_store(tmp_path_factory.mktemp("progress"))
     add_run(db, study_id="s", name="A", source="imported", k=2,
             results=[("q1", 1, "x", 3.0), ("q1", 2, "y", 2.0), ("q2", 1, "x", 1.0)])
     apply_label_steps(db, steps)
     expected = _progress_from_resolved_labels(db, annotator)
-    progress = study_progress_unchecked(db, "s", annotator)
+    progress = study_progress(open_study(db, "s", None), annotator)
     counted = {q: (p.pooled, p.labeled, p.conflicts, p.mine, p.outside_pool, p.complete)
                for q, p in progress.queries.items()}
     assert counted == expected
     for q in expected:
-        assert query_progress_unchecked(db, "s", q, annotator) == progress.queries[q]
+        assert query_progress(open_study(db, "s", None), q, annotator) == progress.queries[q]
 
 
 def test_an_undone_label_is_not_the_annotators_and_a_relabel_after_undo_is(db) -> None:
     """Rule 1 for "mine": undo cancels the latest label only; labeling again after an undo
     holds a label again (units with an undo are replayed event by event)."""
-    from evalcore.annotation.progress import query_progress_unchecked, study_progress_unchecked
+    from evalcore.annotation.progress import query_progress, study_progress
     from evalcore.store.labels import undo_last_label
 
     record_label(db, study_id="s", query_id="q1", unit_id="x", gain=1, annotator="ann")
@@ -155,6 +159,8 @@ def test_an_undone_label_is_not_the_annotators_and_a_relabel_after_undo_is(db) -
     record_label(db, study_id="s", query_id="q1", unit_id="w", gain=3, annotator="ann")
     undo_last_label(db, study_id="s", query_id="q1", annotator="ann")  # w: none
     record_label(db, study_id="s", query_id="q1", unit_id="w", gain=0, annotator="ann")
-    for progress in (study_progress_unchecked(db, "s", "ann").queries["q1"],
-                     query_progress_unchecked(db, "s", "q1", "ann")):
+    for progress in (
+        study_progress(open_study(db, "s", None), "ann").queries["q1"],
+        query_progress(open_study(db, "s", None), "q1", "ann"),
+    ):
         assert (progress.mine, progress.labeled, progress.pooled) == (2, 2, 3)

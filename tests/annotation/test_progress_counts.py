@@ -1,5 +1,5 @@
 """The study's progress counted once and kept up to date from the store's marks
-(:func:`evalcore.annotation.progress.progress_now_unchecked`) is exactly what the counting
+(:func:`evalcore.annotation.progress.progress_now`) is exactly what the counting
 before it gave (kept here as the oracle), after any labels, undos, adjudications,
 completeness claims and withdrawals, can't-judge marks and new runs."""
 
@@ -9,32 +9,29 @@ from hypothesis import strategies as st
 from store_fixtures import apply_label_steps, new_store
 
 import evalcore.annotation.progress as progress_module
-from evalcore.annotation.progress import StudyProgress, progress_now_unchecked
+from evalcore.annotation.progress import StudyProgress, progress_now
 from evalcore.contract.query_order import natural_key
 from evalcore.store.cant_judge import record_cant_judge
-from evalcore.store.completeness import (
-    completeness_states_unchecked,
-    mark_complete,
-    reopen,
-)
+from evalcore.store.completeness import completeness_states, mark_complete, reopen
 from evalcore.store.labels import record_label
-from evalcore.store.pools import pool_sizes_unchecked, pooled_units_unchecked, study_pools_unchecked
-from evalcore.store.resolution import annotator_units_unchecked, resolved_gains_unchecked
+from evalcore.store.pools import pool_sizes, pooled_units, study_pools
+from evalcore.store.resolution import annotator_units, resolved_gains
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 
 ANNOTATORS = ["", "ann", "Cy@X.org", "nobody"]
 
 
 def _oracle(db, annotator: str) -> list[tuple]:
-    """The study's progress as ``study_progress_unchecked`` counted it before (every pool size
+    """The study's progress as ``study_progress`` counted it before (every pool size
     by one aggregate, the pools of the labeled queries, the resolved gains, the annotator's
     current units): per query in the study's order (query, pooled, labeled, conflicts, mine,
     outside_pool, complete)."""
-    sizes = pool_sizes_unchecked(db, "s")
-    states = completeness_states_unchecked(db, "s")
-    resolved = resolved_gains_unchecked(db, "s", conflicts=True)
-    mine = annotator_units_unchecked(db, "s", annotator) if annotator else {}
-    pools = pooled_units_unchecked(db, "s", [q for q in resolved if q in sizes])
+    sizes = pool_sizes(open_study(db, "s", None))
+    states = completeness_states(open_study(db, "s", None))
+    resolved = resolved_gains(open_study(db, "s", None), conflicts=True)
+    mine = annotator_units(open_study(db, "s", None), annotator) if annotator else {}
+    pools = pooled_units(open_study(db, "s", None), [q for q in resolved if q in sizes])
     out = {}
     for q in sorted(set(sizes) | set(states) | set(resolved), key=natural_key):
         units = resolved.get(q, {})
@@ -100,7 +97,7 @@ def test_counts_kept_up_to_date_are_the_full_count(tmp_path_factory, monkeypatch
                                                    after, annotator: str, new_run: bool) -> None:
     db = _store(tmp_path_factory)
     _apply(db, before)
-    counts, share = progress_now_unchecked(db, "s", annotator)
+    counts, share = progress_now(open_study(db, "s", None), annotator)
     assert _rows(_shown(counts, share)) == _oracle(db, annotator)
     _apply(db, after)
     if new_run:  # a new run: every pool changes, so everything is counted again
@@ -109,36 +106,38 @@ def test_counts_kept_up_to_date_are_the_full_count(tmp_path_factory, monkeypatch
     else:  # only the touched queries are counted again: no pool of the whole study is read
         def whole_study(*args):
             raise AssertionError("counted in full")
-        monkeypatch.setattr(progress_module, "study_pools_unchecked", whole_study)
-        monkeypatch.setattr(progress_module, "resolved_gains_unchecked",
-                            _only_some(progress_module.resolved_gains_unchecked))
-    now = progress_now_unchecked(db, "s", annotator, counts, share)
+
+        monkeypatch.setattr(progress_module, "study_pools", whole_study)
+        monkeypatch.setattr(
+            progress_module, "resolved_gains", _only_some(progress_module.resolved_gains)
+        )
+    now = progress_now(open_study(db, "s", None), annotator, counts, share)
     monkeypatch.undo()
     assert now is not None
     assert _rows(_shown(*now)) == _oracle(db, annotator)
     # and counted from scratch, the same
-    assert _rows(_shown(*progress_now_unchecked(db, "s", annotator))) == _oracle(db, annotator)
+    assert _rows(_shown(*progress_now(open_study(db, "s", None), annotator))) == _oracle(db, annotator)
 
 
 def _only_some(resolve):
-    def resolved(db, study_id, query_ids=None, **kwargs):
+    def resolved(study, query_ids=None, **kwargs):
         assert query_ids is not None, "every label resolved"
-        return resolve(db, study_id, query_ids, **kwargs)
+        return resolve(study, query_ids, **kwargs)
     return resolved
 
 
 def test_a_full_count_is_refused_when_not_allowed(tmp_path_factory) -> None:
     db = _store(tmp_path_factory)
-    assert progress_now_unchecked(db, "s", "ann", full=False) is None  # nothing known
-    counts, share = progress_now_unchecked(db, "s", "ann")
+    assert progress_now(open_study(db, "s", None), "ann", full=False) is None  # nothing known
+    counts, share = progress_now(open_study(db, "s", None), "ann")
     # bob's share was never counted: all of his units would be read
-    assert progress_now_unchecked(db, "s", "bob", counts, share, full=False) is None
+    assert progress_now(open_study(db, "s", None), "bob", counts, share, full=False) is None
     record_label(db, study_id="s", query_id="q1", unit_id="x", gain=2, annotator="ann")
-    now = progress_now_unchecked(db, "s", "ann", counts, share, full=False)  # incremental
+    now = progress_now(open_study(db, "s", None), "ann", counts, share, full=False)  # incremental
     assert now is not None and now[1].progress.queries["q1"].mine == 1
     add_run(db, study_id="s", name="B", source="imported", k=1, results=[("q1", 1, "o", 1.0)])
-    assert progress_now_unchecked(db, "s", "ann", *now, full=False) is None  # new pools
-    assert progress_now_unchecked(db, "s", "", now[0], full=False) is None
+    assert progress_now(open_study(db, "s", None), "ann", *now, full=False) is None  # new pools
+    assert progress_now(open_study(db, "s", None), "", now[0], full=False) is None
 
 
 def test_another_annotators_share_is_counted_from_the_same_counts(tmp_path_factory) -> None:
@@ -146,8 +145,8 @@ def test_another_annotators_share_is_counted_from_the_same_counts(tmp_path_facto
     record_label(db, study_id="s", query_id="q1", unit_id="x", gain=2, annotator="ann")
     record_label(db, study_id="s", query_id="q1", unit_id="x", gain=1, annotator="bob")
     record_label(db, study_id="s", query_id="q1", unit_id="o", gain=1, annotator="bob")
-    counts, ann = progress_now_unchecked(db, "s", "ann")
-    again, bob = progress_now_unchecked(db, "s", "bob", counts, ann)
+    counts, ann = progress_now(open_study(db, "s", None), "ann")
+    again, bob = progress_now(open_study(db, "s", None), "bob", counts, ann)
     assert again is counts  # nothing changed: the counts are reused as they are
     assert (ann.progress.queries["q1"].mine, bob.progress.queries["q1"].mine) == (1, 1)
     assert counts.progress.queries["q1"].conflicts == 1  # ann and bob disagree on x
@@ -162,15 +161,15 @@ def test_every_pool_is_read_as_one_query_at_a_time(tmp_path_factory, unit: str) 
     add_run(db, study_id="s", name="A", source="imported", k=3,
             results=[("q1", 1, unit, 2.0), ("q1", 2, "c", 1.0), ("q2", 1, "d", 1.0)])
     expected = {"q1": {unit, "c"}, "q2": {"d"}}
-    assert study_pools_unchecked(db, "s") == expected
+    assert study_pools(open_study(db, "s", None)) == expected
     add_run(db, study_id="s", name="gaps", source="imported", k=3,
             results=[("q1", 1, "g1", 3.0), ("q1", 3, "g3", 2.0), ("q1", 5, "g5", 1.0),
                      ("q3", 2, unit, 1.0)])
     add_run(db, study_id="s", name="short", source="imported", k=1,
             results=[("q2", 1, "s1", 3.0), ("q2", 2, "s2", 2.0)])
     expected = {"q1": {unit, "c", "g1", "g3"}, "q2": {"d", "s1"}, "q3": {unit}}
-    assert study_pools_unchecked(db, "s") == expected
-    assert pooled_units_unchecked(db, "s", ["q1", "q2", "q3"]) == expected
+    assert study_pools(open_study(db, "s", None)) == expected
+    assert pooled_units(open_study(db, "s", None), ["q1", "q2", "q3"]) == expected
 
 
 def test_an_annotators_last_label_undone_on_a_query_leaves_none_of_theirs(tmp_path_factory
@@ -179,10 +178,10 @@ def test_an_annotators_last_label_undone_on_a_query_leaves_none_of_theirs(tmp_pa
 
     db = _store(tmp_path_factory)
     record_label(db, study_id="s", query_id="q1", unit_id="x", gain=2, annotator="ann")
-    counts, share = progress_now_unchecked(db, "s", "ann")
+    counts, share = progress_now(open_study(db, "s", None), "ann")
     assert share.progress.queries["q1"].mine == 1
     undo_last_label(db, study_id="s", query_id="q1", annotator="ann")
-    counts, share = progress_now_unchecked(db, "s", "ann", counts, share)
+    counts, share = progress_now(open_study(db, "s", None), "ann", counts, share)
     assert share.progress.queries["q1"].mine == 0 and share.mine == {}
     assert _rows(share.progress) == _oracle(db, "ann")
 
@@ -193,13 +192,14 @@ def test_events_that_do_not_add_up_are_counted_in_full(tmp_path_factory, monkeyp
     from dataclasses import replace
 
     db = _store(tmp_path_factory)
-    counts, _ = progress_now_unchecked(db, "s")
+    counts, _ = progress_now(open_study(db, "s", None))
     record_label(db, study_id="s", query_id="q1", unit_id="x", gain=2, annotator="ann")
     calls = []
-    whole = progress_module.study_pools_unchecked
-    monkeypatch.setattr(progress_module, "study_pools_unchecked",
-                        lambda *args: calls.append(args) or whole(*args))
-    progress_now_unchecked(db, "s", "", counts)
+    whole = progress_module.study_pools
+    monkeypatch.setattr(
+        progress_module, "study_pools", lambda *args: calls.append(args) or whole(*args)
+    )
+    progress_now(open_study(db, "s", None), "", counts)
     assert calls == []
-    progress_now_unchecked(db, "s", "", replace(counts, events=counts.events + 1))
+    progress_now(open_study(db, "s", None), "", replace(counts, events=counts.events + 1))
     assert len(calls) == 1

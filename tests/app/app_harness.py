@@ -9,6 +9,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn  # noqa: E402
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,12 +64,12 @@ def wait_for_background_progress(db: sqlite_utils.Database, path: Path, study_id
     import time
 
     from app.components.state import _counted
-    from evalcore.store.marks import store_marks_unchecked
+    from evalcore.store.marks import store_marks
 
     deadline = time.monotonic() + timeout_s
     while True:
         counted = _counted(str(path))
-        marks = store_marks_unchecked(db, study_id)
+        marks = store_marks(open_study(db, study_id, None))
         kept = [counted.counts.get(study_id)]
         if annotator:
             kept.append(counted.shares.get((study_id, annotator)))

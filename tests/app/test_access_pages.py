@@ -19,6 +19,7 @@ from access_fixtures import ANNOTATOR, OUTSIDER, team_store  # noqa: E402
 from app_harness import ENTRY, grade_button  # noqa: E402
 
 from evalcore.store.labels import label_history  # noqa: E402
+from evalcore.store.study_handle import open_study  # noqa: E402
 
 SECRET_B = "solar panels subsidies for households"  # globex document b1 (in s's pool)
 SECRET_A = "installing solar panels on a roof"  # acme document a1
@@ -98,7 +99,7 @@ def test_signed_in_identity_is_fixed_and_labels_carry_it(team_app) -> None:
     assert [o for o in at.sidebar.selectbox(key="rl_study_select").options] == ["s"]
     grade_button(at, 0).click().run()
     assert not at.exception
-    events = [e for e in label_history(db, "s", "q1", viewer=ANNOTATOR) if e.annotator != "setup"]
+    events = [e for e in label_history(open_study(db, "s", ANNOTATOR), "q1") if e.annotator != "setup"]
     assert len(events) == 1 and events[0].annotator == ANNOTATOR
 
 
@@ -138,15 +139,15 @@ def test_the_app_obeys_roles_an_annotator_cannot_reopen(team_app) -> None:
     db, make = team_app
     at = make({"is_logged_in": True, "email": ANNOTATOR}, "views/annotate.py")
     from evalcore.access import PermissionDenied
-    from evalcore.store.completeness import completeness_history_unchecked, reopen
+    from evalcore.store.completeness import completeness_history, reopen
 
-    before = completeness_history_unchecked(db, "s", "q1")
+    before = completeness_history(open_study(db, "s", ANNOTATOR), "q1")
     at.text_input(key="reopen_reason_q1").set_value("I disagree").run()
     button = at.button(key="reopen")
     assert button.disabled and "reviewer role" in button.help
     with pytest.raises(PermissionDenied, match="may not reopen a query"):
         reopen(db, study_id="s", query_id="q1", actor=ANNOTATOR, reason="I disagree")
-    assert completeness_history_unchecked(db, "s", "q1") == before
+    assert completeness_history(open_study(db, "s", ANNOTATOR), "q1") == before
 
 
 def test_a_study_created_while_signed_in_is_led_by_its_creator(team_app) -> None:
@@ -159,7 +160,7 @@ def test_a_study_created_while_signed_in_is_led_by_its_creator(team_app) -> None
     assert not at.exception, at.exception
     from evalcore.store.members import list_members
 
-    assert [(m.user_id, m.role) for m in list_members(db, "fresh", viewer=OUTSIDER)] == [(OUTSIDER, "lead")]
+    assert [(m.user_id, m.role) for m in list_members(open_study(db, "fresh", OUTSIDER))] == [(OUTSIDER, "lead")]
     assert "fresh" in at.sidebar.selectbox(key="rl_study_select").options
 
 

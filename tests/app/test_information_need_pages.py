@@ -9,12 +9,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from store_fixtures import table_snapshot  # noqa: E402
 
 from evalcore.store.audit import audit_entries
-from evalcore.store.information_needs import (
-    InformationNeed,
-    information_need,
-    set_information_need,
-)
+from evalcore.store.information_needs import InformationNeed, information_need, set_information_need
 from evalcore.store.resolution import resolved_gains
+from evalcore.store.study_handle import open_study
 
 HOSTILE = "**bold** <script>alert(1)</script> [link](http://evil.example)"
 
@@ -61,9 +58,10 @@ def test_lead_edits_the_need_on_the_data_page_audited(small_store, new_app) -> N
     areas[1].set_value("Any guide counts.")
     next(b for b in at.button if b.label == "Save information need").click().run()
     assert not at.exception, at.exception
-    assert information_need(db, "s1", "q2", viewer=None) == InformationNeed(
-        description="Guides about passwords.", narrative="Any guide counts.")
-    entry = audit_entries(db, "s1", viewer=None)[0]
+    assert information_need(open_study(db, "s1", None), "q2") == InformationNeed(
+        description="Guides about passwords.", narrative="Any guide counts."
+    )
+    entry = audit_entries(open_study(db, "s1", None))[0]
     assert entry.action == "query.need.set" and entry.detail["query_id"] == "q2"
     assert entry.detail["old"] == {"description": "", "narrative": ""}
 
@@ -82,11 +80,11 @@ def test_upload_topics_documents_and_quepid(small_store, new_app) -> None:
     topics = (b"<top>\n<num> Number: q1\n<title> reset password\n<desc> Description:\n"
               b"How to reset it.\n<narr> Narrative:\nSteps count.\n</top>\n")
     _upload(at, "queries", "topics.trec", topics)
-    assert information_need(db, "s1", "q1", viewer=None).narrative == "Steps count."
+    assert information_need(open_study(db, "s1", None), "q1").narrative == "Steps count."
     _upload(at, "documents", "more.trec", b"<DOC><DOCNO>d9</DOCNO><TEXT>New.</TEXT></DOC>\n")
     assert "documents\\: 1" in at.success[0].value
     _upload(at, "labels-quepid", "ratings.csv", b"query,docid,rating\nreset password,d9,3\n")
-    assert resolved_gains(db, "s1", viewer=None)["q1"]["d9"] == 3
+    assert resolved_gains(open_study(db, "s1", None))["q1"]["d9"] == 3
 
 
 def test_bad_topics_upload_lists_errors_and_writes_nothing(small_store, new_app) -> None:

@@ -2,7 +2,8 @@
 
 from evalcore.analysis.agreement import study_agreement
 from evalcore.store.labels import label_history, record_label
-from evalcore.store.resolution import resolve_query_unchecked
+from evalcore.store.resolution import resolve_query
+from evalcore.store.study_handle import open_study
 
 PAGE = "views/agreement.py"
 
@@ -22,7 +23,7 @@ def test_coefficients_equal_the_library(small_store, new_app) -> None:
     _two_annotators(db)
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
-    summary = study_agreement(db, "s1", viewer=None)
+    summary = study_agreement(open_study(db, "s1", None))
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Krippendorff's alpha (ordinal)"] == f"{summary.overall_alpha.value:.3f}"
     assert metrics["Units labeled by two or more"] == "4"
@@ -44,9 +45,9 @@ def test_adjudication_settles_a_conflict(small_store, new_app) -> None:
     at.text_input(key="rl_adj_q1_d2_note").set_value("marginal: half outdated")
     at.button(key="rl_adj_q1_d2").click().run()
     assert not at.exception, at.exception
-    resolved = resolve_query_unchecked(db, "s1", "q1")["d2"]
+    resolved = resolve_query(open_study(db, "s1", None), "q1")["d2"]
     assert (resolved.state, resolved.gain, resolved.reviewer) == ("adjudicated", 1, "rev")
-    event = label_history(db, "s1", "q1", "d2", viewer=None)[-1]
+    event = label_history(open_study(db, "s1", None), "q1", "d2")[-1]
     assert (event.kind, event.note) == ("adjudicate", "marginal: half outdated")
     assert any("adjudicated: gain 1 by rev" in s.value.replace("\\", "") for s in at.success)
     assert not any(b.key == "rl_adj_q1_d2" for b in at.button)
@@ -74,7 +75,7 @@ def test_an_alpha_that_cannot_be_computed_says_why_in_full(small_store, new_app)
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Krippendorff's alpha (ordinal)"] == "not computable"
-    reason = str(study_agreement(db, "s1", viewer=None).overall_alpha.reason)
+    reason = str(study_agreement(open_study(db, "s1", None)).overall_alpha.reason)
     assert any(c.value.replace("\\", "") == reason for c in at.caption)
 
 
@@ -106,7 +107,7 @@ def test_a_conflict_shows_query_document_and_every_annotators_say(small_store, n
     assert "note: only mentions *passwords* in passing <b>x</b>" in text  # escaped, shown as typed
     assert "undone note" not in text  # an undone label is not what bob says now
     assert "no note" in text
-    history = label_history(db, "s1", "q1", "d2", viewer=None)
+    history = label_history(open_study(db, "s1", None), "q1", "d2")
     stamp = history[0].created_at[:16].replace("T", " ") + " UTC"
     assert stamp in text  # when each annotator said it
     assert not any("<b>" in m.value for m in at.markdown)
@@ -117,12 +118,12 @@ def test_no_gain_is_preselected_and_none_is_written_without_a_choice(small_store
     _conflict_with_notes(db)
     at = new_app(annotator="rev", page=PAGE)
     assert at.selectbox(key="rl_adj_q1_d2_gain").value is None
-    before = len(label_history(db, "s1", "q1", "d2", viewer=None))
+    before = len(label_history(open_study(db, "s1", None), "q1", "d2"))
     at.button(key="rl_adj_q1_d2").click().run()
     assert not at.exception, at.exception
-    assert len(label_history(db, "s1", "q1", "d2", viewer=None)) == before  # nothing written
+    assert len(label_history(open_study(db, "s1", None), "q1", "d2")) == before  # nothing written
     assert any("choose a gain" in e.value for e in at.error)
-    assert resolve_query_unchecked(db, "s1", "q1")["d2"].state == "conflict"
+    assert resolve_query(open_study(db, "s1", None), "q1")["d2"].state == "conflict"
 
 
 def _open_address(params: dict[str, str]):
@@ -154,7 +155,7 @@ def test_every_conflict_has_its_own_address(small_store, new_app) -> None:
     tab.selectbox(key="rl_adj_q1_d4_gain").set_value(4)
     tab.button(key="rl_adj_q1_d4").click().run()
     assert not tab.exception, tab.exception
-    assert resolve_query_unchecked(db, "s1", "q1")["d4"].state == "adjudicated"
+    assert resolve_query(open_study(db, "s1", None), "q1")["d4"].state == "adjudicated"
     # the address still names it: it now says what became of it
     assert any("d4 on query q1 is not in conflict: adjudicated by rev: gain 4"
                in i.value.replace("\\", "") for i in tab.info)

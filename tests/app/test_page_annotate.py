@@ -7,8 +7,9 @@ import pytest
 from app_harness import grade_button, item_caption, keyed
 
 from app.components.safe_text import escape_markdown
-from evalcore.store.completeness import is_complete_unchecked
-from evalcore.store.resolution import resolve_query_unchecked
+from evalcore.store.completeness import is_complete
+from evalcore.store.resolution import resolve_query
+from evalcore.store.study_handle import open_study
 
 PAGE = "views/annotate.py"
 
@@ -26,7 +27,7 @@ def _progress_texts(at) -> list[str]:
 def _mine(db, annotator: str, query: str = "q1") -> dict[str, int]:
     return {
         unit: label.annotators[annotator]
-        for unit, label in resolve_query_unchecked(db, "s1", query).items()
+        for unit, label in resolve_query(open_study(db, "s1", None), query).items()
         if annotator in label.annotators
     }
 
@@ -138,7 +139,7 @@ def test_mark_complete_refused_then_allowed(small_store, new_app) -> None:
     button = at.button(key="mark_complete")
     assert not button.disabled and button.label == "Mark relevant set complete"
     button.click().run()
-    assert is_complete_unchecked(db, "s1", "q1")
+    assert is_complete(open_study(db, "s1", None), "q1")
     events = db.execute("SELECT state, actor FROM completeness_events").fetchall()
     assert events == [("complete", "ann")]
     # recall is now computable for r1: all of its top 3 are labeled and the set is complete
@@ -155,7 +156,7 @@ def test_reopen_needs_a_reason_and_is_recorded(small_store, new_app) -> None:
     assert at.button(key="reopen").disabled
     at.text_input(key="reopen_reason_q1").set_value("found a newer article").run()
     at.button(key="reopen").click().run()
-    assert not is_complete_unchecked(db, "s1", "q1")
+    assert not is_complete(open_study(db, "s1", None), "q1")
     events = db.execute("SELECT state, actor, reason FROM completeness_events").fetchall()
     assert events[-1] == ("reopened", "ann", "found a newer article")
 
@@ -172,7 +173,7 @@ def test_two_annotators_disagreeing_create_a_conflict(small_store, new_app) -> N
     bob.session_state["_rl_walks"] = {("s1", "bob", "q1"): WalkState(cursor="d2")}
     bob.run()
     _grade(bob, 0)
-    resolved = resolve_query_unchecked(db, "s1", "q1")["d2"]
+    resolved = resolve_query(open_study(db, "s1", None), "q1")["d2"]
     assert resolved.state == "conflict" and resolved.gain is None
     assert resolved.annotators == {"alice": 3, "bob": 0}
     assert "(1 in conflict)" in bob.button(key="mark_complete").label
@@ -302,12 +303,12 @@ def test_a_relevant_search_label_that_reopens_a_complete_query_says_why(small_st
     for _ in range(4):
         _grade(at, 0)
     at.button(key="mark_complete").click().run()
-    assert is_complete_unchecked(db, "s1", "q1")
+    assert is_complete(open_study(db, "s1", None), "q1")
     at.text_input(key="rl_search").set_value("password part 7").run()
     hit = [c.value for c in at.caption if c.value.startswith("d7")]
     assert hit == [escape_markdown("d7 · not in the pool · not labeled by you")], hit
     at.button(key="search_d7_3").click().run()
-    assert not is_complete_unchecked(db, "s1", "q1")
+    assert not is_complete(open_study(db, "s1", None), "q1")
     said = " ".join(w.value for w in at.warning)
     assert "reopened it" in said and "was not complete" in said, said
     assert escape_markdown("d7 · not in the pool · your label: 3 (highly relevant)") in [

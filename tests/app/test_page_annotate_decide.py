@@ -17,7 +17,8 @@ from evalcore.demo.corpus import demo_documents
 from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS, simulated_gain
 from evalcore.live.decide_state import decide_state, decide_target
 from evalcore.store.connection import open_store
-from evalcore.store.resolution import resolve_unit_in_store_unchecked
+from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.study_handle import open_study
 
 ANNOTATE = "views/annotate.py"
 RUN_A, RUN_B = RUN_PROTOCOLS
@@ -70,8 +71,7 @@ def _param(at: AppTest, name: str) -> str | None:
 def _state(path: Path, measure: str):
     db = open_store(path)
     try:
-        return decide_state(db, DEMO_STUDY_ID, decide_target(db, DEMO_STUDY_ID, RUN_A, RUN_B,
-                                                             measure, viewer=None), viewer=None)
+        return decide_state(open_study(db, DEMO_STUDY_ID, None), decide_target(open_study(db, DEMO_STUDY_ID, None), RUN_A, RUN_B, measure))
     finally:
         db.conn.close()
 
@@ -93,7 +93,7 @@ def test_the_queue_follows_the_library_order_and_each_label_lands_on_the_item_sh
         gain = simulated_gain(head.query_id, DOCS[head.unit_id])
         grade_button(at, gain).click().run()
         assert not at.exception, at.exception
-        label = resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, head.query_id, head.unit_id)
+        label = resolve_unit_in_store(open_study(db, DEMO_STUDY_ID, None), head.query_id, head.unit_id)
         assert label is not None and label.annotators.get("lead") == gain
     assert _param(at, "queue") == "decide" and _param(at, "measure") == "P@10"
     assert _param(at, "query") is None
@@ -179,7 +179,7 @@ def test_the_queue_is_selectable_in_the_page_and_switching_back_restores_blockin
     unit = item_caption(at).split(" · ")[1]
     grade_button(at, 2).click().run()
     db = open_store(demo_store)
-    label = resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, "q05", unit.replace("\\", ""))
+    label = resolve_unit_in_store(open_study(db, DEMO_STUDY_ID, None), "q05", unit.replace("\\", ""))
     assert label is not None and label.annotators["lead"] == 2
 
 
@@ -191,7 +191,7 @@ def test_skip_moves_to_the_next_queue_item_and_it_comes_back_last(demo_store: Pa
     second = _shown(at)
     assert second != first
     db = open_store(demo_store)
-    assert resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, *first) is None  # skipped: no label
+    assert resolve_unit_in_store(open_study(db, DEMO_STUDY_ID, None), *first) is None  # skipped: no label
     assert "RR@10: undecided" in _text(at.markdown)
 
 
@@ -204,7 +204,7 @@ def test_undo_in_the_queue_cancels_the_last_label_and_the_verdict_follows(
     at.button(key="undo").click().run()
     assert not at.exception, at.exception
     db = open_store(demo_store)
-    assert resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, query, unit) is None
+    assert resolve_unit_in_store(open_study(db, DEMO_STUDY_ID, None), query, unit) is None
     assert "[+0.0000, +0.0400]" in _text(at.markdown)
     assert _shown(at) == (query, unit)
 
@@ -226,8 +226,8 @@ def test_the_queue_over_a_query_set_proposes_nothing_outside_it(demo_store: Path
     captions = _text(at.caption)
     assert "Queue over q03,q07 (2 of 25" in captions
     db = open_store(demo_store)
-    target = decide_target(db, DEMO_STUDY_ID, RUN_A, RUN_B, "P@10", viewer=None)
-    state = decide_state(db, DEMO_STUDY_ID, target, viewer=None, query_ids=["q03", "q07"])
+    target = decide_target(open_study(db, DEMO_STUDY_ID, None), RUN_A, RUN_B, "P@10")
+    state = decide_state(open_study(db, DEMO_STUDY_ID, None), target, query_ids=["q03", "q07"])
     assert state.decision.n_queries == 2
     assert state.items and {item.query_id for item in state.items} <= {"q03", "q07"}
     assert _shown(at)[0] in {"q03", "q07"}

@@ -56,7 +56,7 @@ def test_home_then_annotate_count_the_study_once(small_store, new_app, monkeypat
     whole = progress._count_study
 
     def slow_count(*args):
-        counted.append(args[1])
+        counted.append(args[0].study_id)
         time.sleep(0.5)  # still counting when Annotate asks
         return whole(*args)
 

@@ -5,6 +5,7 @@ from evalcore.analysis.automatic_agreement import automatic_agreement
 from evalcore.io.text_lines import SourceText
 from evalcore.store.imports.automatic_labels import import_automatic_labels
 from evalcore.store.labels import record_label
+from evalcore.store.study_handle import open_study
 
 AGREEMENT = "views/agreement.py"
 INSPECTOR = "views/inspector.py"
@@ -15,12 +16,19 @@ def _labels(db) -> None:
     alice = {"d1": 2, "d2": 0, "d3": 1, "d4": 3}
     bob = {"d1": 2, "d2": 3, "d3": 1, "d4": 3}
     for unit in alice:
-        record_label(db, study_id="s1", query_id="q1", unit_id=unit, gain=alice[unit],
-                     annotator="alice")
-        record_label(db, study_id="s1", query_id="q1", unit_id=unit, gain=bob[unit],
-                     annotator="bob")
-    import_automatic_labels(db, SourceText("judge.qrels", JUDGE), study_id="s1",
-                            name="llm-judge", allow_unknown_ids=True)
+        record_label(
+            db, study_id="s1", query_id="q1", unit_id=unit, gain=alice[unit], annotator="alice"
+        )
+        record_label(
+            db, study_id="s1", query_id="q1", unit_id=unit, gain=bob[unit], annotator="bob"
+        )
+    import_automatic_labels(
+        db,
+        SourceText("judge.qrels", JUDGE),
+        study_id="s1",
+        name="llm-judge",
+        allow_unknown_ids=True,
+    )
 
 
 def test_agreement_page_shows_each_source_against_the_humans(small_store, new_app) -> None:
@@ -29,7 +37,7 @@ def test_agreement_page_shows_each_source_against_the_humans(small_store, new_ap
     at = new_app(page=AGREEMENT)
     assert not at.exception, at.exception
     assert any(h.value == "Automatic judgments (not evidence)" for h in at.subheader)
-    (expected,) = automatic_agreement(db, "s1", viewer=None)
+    (expected,) = automatic_agreement(open_study(db, "s1", None))
     table = next(d.value for d in at.dataframe if "units judged" in d.value.columns)
     assert list(table["source"]) == ["llm-judge"]
     assert list(table["shared with humans"]) == [3]  # d2 is in conflict: no gain counts

@@ -6,6 +6,7 @@ from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.report.from_store import report_from_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 
 PAGE = "views/compare.py"
 
@@ -43,8 +44,13 @@ def test_table_and_paired_tests_come_from_compare(small_store, new_app) -> None:
     # one name per measure: the catalogue's canonical name, as the verdicts say it
     assert list(table.columns) == ["run", "P@3", "R@3", "nDCG@3", "RR@3"]
     # candidate r2 minus the baseline r1 (the first run chosen), as every surface says it
-    expected = compare_metric("precision", "r2", evaluate_run(db, "s1", "r2", viewer=None), "r1",
-                              evaluate_run(db, "s1", "r1", viewer=None))
+    expected = compare_metric(
+        "precision",
+        "r2",
+        evaluate_run(open_study(db, "s1", None), "r2"),
+        "r1",
+        evaluate_run(open_study(db, "s1", None), "r1"),
+    )
     paired = _paired_table(at).loc["P@3"]
     assert paired["paired queries"] == "2 of 2"
     assert paired_words(expected) == "2 of 2 queries"  # none left out: no line says so
@@ -85,8 +91,7 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     assert not any("different corpus" in w for w in warnings)
     (table,) = _results_tables(at)
     assert list(table["run"]) == ["(a) r1", "(b) r2"]
-    report = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
-                               created_by="lead", viewer="lead")
+    report = report_from_store(open_study(db, "s1", "lead"), runs=["r1", "r2", "elsewhere"], created_by="lead")
     assert [r.name for r in report.runs if r.comparable] == ["r1", "r2"]
     # Accepting it explicitly compares it, as a report's --accept-unverified does.
     at.checkbox(key="rl_compare_accept_unverified").check().run()
@@ -94,8 +99,7 @@ def test_run_on_another_corpus_is_not_compared(small_store, new_app) -> None:
     (table,) = _results_tables(at)
     assert list(table["run"]) == ["(a) r1", "(b) r2", "(c) elsewhere"]
     assert any("you accepted them): elsewhere" in c.value.replace("\\", "") for c in at.caption)
-    accepted = report_from_store(db, study_id="s1", runs=["r1", "r2", "elsewhere"],
-                                 created_by="lead", accept_unverified=["elsewhere"], viewer="lead")
+    accepted = report_from_store(open_study(db, "s1", "lead"), runs=["r1", "r2", "elsewhere"], created_by="lead", accept_unverified=["elsewhere"])
     assert [r.name for r in accepted.runs if r.comparable] == ["r1", "r2", "elsewhere"]
 
 
@@ -109,7 +113,7 @@ def test_a_run_cut_at_another_depth_is_refused_as_a_report_refuses_it(small_stor
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_runs").set_value(["r1", "deep"]).run()
     assert not at.exception, at.exception
-    report = report_from_store(db, study_id="s1", runs=["r1", "deep"], created_by="lead", viewer="lead")
+    report = report_from_store(open_study(db, "s1", "lead"), runs=["r1", "deep"], created_by="lead")
     reason = report.run("deep").not_comparable_reason
     assert reason is not None and "cutoff k=5 differs from the baseline 'r1'" in reason
     warnings = [w.value.replace("\\", "") for w in at.warning]

@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.store.labels import record_label
 from evalcore.store.removed_queries import remove_query
+from evalcore.store.study_handle import open_study
 
 PAGE = "views/compare.py"
 
@@ -92,7 +93,7 @@ def test_a_report_published_from_the_app_records_its_query_set(small_store, new_
     assert _param(at, "queries") == "judged"
     at.button(key="rl_report_generate").click().run()
     assert not at.exception, at.exception
-    (stored,) = list_reports(db, "s1", viewer=None)
+    (stored,) = list_reports(open_study(db, "s1", None))
     report = load_report(db, stored.report_id)
     assert report.query_set is not None
     assert (report.query_set.kind, report.query_set.n_queries) == ("judged", 1)

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs
 from evalcore.analysis.bottom_line import bottom_line
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, compare_pair
 from evalcore.store.labels import record_label
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import set_study_measures
 
 PAGE = "views/compare.py"
@@ -49,8 +50,7 @@ def _bottom(at):
 
 def _sentence(db, measures: list[str]) -> str:
     """What ``evalcore compare --runs r1,r2`` says first (r1, the first run, the baseline)."""
-    return bottom_line(compare_pair(db, "s1", "r2", "r1", measures, queue_limit=10,
-                                    viewer=None)).sentence
+    return bottom_line(compare_pair(open_study(db, "s1", None), "r2", "r1", measures, queue_limit=10)).sentence
 
 
 def test_the_bottom_line_comes_first(small_store, new_app) -> None:
@@ -64,8 +64,10 @@ def test_the_bottom_line_comes_first(small_store, new_app) -> None:
     measures = ["P@10", "R@10", "nDCG@10", "RR@10"]
     at.multiselect(key="rl_compare_measures").set_value(measures).run()
     texts = _texts(at)
-    expected = {m.measure: m.decision for m in
-                compare_pair(db, "s1", "r2", "r1", measures, viewer=None).measures}
+    expected = {
+        m.measure: m.decision
+        for m in compare_pair(open_study(db, "s1", None), "r2", "r1", measures).measures
+    }
     assert expected["P@10"].verdict == "b_better"
     sentence = _sentence(db, measures)
     assert sentence.startswith("r2 vs r1 (baseline): worse on P@10")
@@ -195,7 +197,7 @@ def test_the_verdicts_are_computed_once_per_store_state(small_store, new_app,
     real = module.compare_pair
 
     def counted(*args, **kwargs):
-        calls.append(args[1:5])
+        calls.append(args[1:4])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, "compare_pair", counted)
@@ -233,9 +235,10 @@ def test_a_large_study_shows_verdicts_first_and_the_queues_once_computed(
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
     monkeypatch.setattr(state, "LARGE_STUDY_QUERIES", 0)
     reads = []
-    read = decision.runs_as_columns_unchecked
-    monkeypatch.setattr(decision, "runs_as_columns_unchecked",
-                        lambda *a, **kw: reads.append(a[2]) or read(*a, **kw))
+    read = decision.runs_as_columns
+    monkeypatch.setattr(
+        decision, "runs_as_columns", lambda *a, **kw: reads.append(a[1]) or read(*a, **kw)
+    )
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
     texts = _texts(at)
@@ -302,8 +305,7 @@ def test_each_candidate_gets_its_sentence_against_the_one_baseline(small_store,
     assert not at.exception, at.exception
     texts = _texts(at)
     measures = at.multiselect(key="rl_compare_measures").value
-    expected = [bottom_line(compare_pair(db, "s1", c, "r2", measures, queue_limit=10,
-                                         viewer=None)).sentence for c in ("r1", "r3")]
+    expected = [bottom_line(compare_pair(open_study(db, "s1", None), c, "r2", measures, queue_limit=10)).sentence for c in ("r1", "r3")]
     assert texts[:2] == expected  # r2, chosen first, is the baseline of both
     assert all(t.startswith(f"{c} vs r2 (baseline): ") for t, c in zip(texts[:2], ("r1", "r3"), strict=True))
     assert len(at.table) == 4  # per candidate: its bottom line table, its paired tests

@@ -3,6 +3,7 @@
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.labels import record_label
+from evalcore.store.study_handle import open_study
 
 PAGE = "views/dashboard.py"
 
@@ -23,7 +24,7 @@ def test_cards_match_evaluate_run(small_store, new_app) -> None:
     assert not at.exception
     text = _unescape(_texts(at))
     for run in ("r1", "r2"):
-        report = evaluate_run(db, "s1", run, viewer=None)
+        report = evaluate_run(open_study(db, "s1", None), run)
         for value in report.aggregates.values():
             card = aggregate_card(value)
             assert card.detail in text
@@ -174,7 +175,7 @@ def test_a_long_blocking_list_is_read_page_by_page(small_store, new_app) -> None
     _, db = small_store
     add_run(db, study_id="s1", name="wide", source="imported", k=15,
             results=[(q, r, f"w{q}-{r}", 20.0 - r) for q in ("q1", "q2") for r in range(1, 16)])
-    state = LiveDashboard.build(db, "s1", viewer=None)
+    state = LiveDashboard.build(open_study(db, "s1", None))
     total = state.n_blocking_items()
     assert total > 30
     at = new_app(page=PAGE)

@@ -9,6 +9,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from store_fixtures import table_snapshot  # noqa: E402
 
+from evalcore.store.study_handle import open_study
+
 PAGE = "views/data.py"
 
 
@@ -142,9 +144,11 @@ def test_each_download_is_built_on_click_and_holds_the_export(small_store, new_a
     assert all(b.proto.HasField("deferred_file_id") for b in at.get("download_button"))
     run = next(s for s in at.selectbox if s.label == "Run").value
     expected = {}
-    for name, export in [("s1.qrels", lambda out: export_qrels(db, "s1", out, viewer=None)),
-                         ("s1-labels.csv", lambda out: export_labels(db, "s1", out, viewer=None)),
-                         (f"{run}.run", lambda out: export_run(db, "s1", run, out, viewer=None))]:
+    for name, export in [
+        ("s1.qrels", lambda out: export_qrels(open_study(db, "s1", None), out)),
+        ("s1-labels.csv", lambda out: export_labels(open_study(db, "s1", None), out)),
+        (f"{run}.run", lambda out: export_run(open_study(db, "s1", None), run, out)),
+    ]:
         out = io.StringIO()
         export(out)
         expected[name] = out.getvalue()

@@ -14,6 +14,7 @@ from app_harness import ENTRY  # noqa: E402
 
 from evalcore.store.connection import open_store  # noqa: E402
 from evalcore.store.members import list_members  # noqa: E402
+from evalcore.store.study_handle import open_study  # noqa: E402
 
 PAGE = "views/members.py"
 AUTH = {
@@ -44,7 +45,7 @@ def signed_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def _roles(path: Path) -> dict[str, str]:
-    return {m.user_id: m.role for m in list_members(open_store(path), "s", viewer=LEAD)}
+    return {m.user_id: m.role for m in list_members(open_study(open_store(path), "s", LEAD))}
 
 
 def test_a_lead_adds_changes_and_removes_members(signed_in) -> None:

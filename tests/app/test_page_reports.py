@@ -7,6 +7,7 @@ from evalcore.store.labels import record_label
 from evalcore.store.references import list_references
 from evalcore.store.reports import list_reports
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 
 PAGE = "views/reports.py"
 
@@ -25,13 +26,13 @@ def test_freeze_then_generate_a_pinned_report(small_store, new_app) -> None:
     at.text_input(key="rl_freeze_name").set_value("v1")
     at.button(key="rl_freeze").click().run()
     assert not at.exception, at.exception
-    (version,) = list_references(db, "s1", viewer=None)
+    (version,) = list_references(open_study(db, "s1", None))
     assert (version.name, version.created_by, version.n_labels) == ("v1", "lead", 4)
     assert at.selectbox(key="rl_report_reference").value == "v1"
     at.text_input(key="rl_report_name").set_value("first report")
     at.button(key="rl_report_generate").click().run()
     assert not at.exception, at.exception
-    (stored,) = list_reports(db, "s1", viewer=None)
+    (stored,) = list_reports(open_study(db, "s1", None))
     report = load_report(db, stored.report_id)
     assert (report.name, report.reference_version, report.created_by) == (
         "first report", "v1", "lead")
@@ -49,7 +50,7 @@ def test_reusing_a_version_name_is_refused_with_a_message(small_store, new_app) 
     for _ in range(2):
         at.text_input(key="rl_freeze_name").set_value("v1")
         at.button(key="rl_freeze").click().run()
-    assert len(list_references(db, "s1", viewer=None)) == 1
+    assert len(list_references(open_study(db, "s1", None))) == 1
     assert any("already exists" in e.value.replace("\\", "") for e in at.error)
 
 
@@ -126,7 +127,7 @@ def test_exports_hold_no_notes_unless_asked(small_store, new_app, downloads) -> 
     at = new_app(annotator="lead", page=PAGE)
     at.text_input(key="rl_report_name").set_value("r")
     at.button(key="rl_report_generate").click().run()
-    (stored,) = list_reports(db, "s1", viewer=None)
+    (stored,) = list_reports(open_study(db, "s1", None))
     assert set(downloads) == {"r.html", "r.json", "r.csv", "r-verdicts.csv"}
     assert downloads["r-verdicts.csv"].startswith("candidate,baseline,difference,measure,")
     assert "\r\nr2,r1,candidate − baseline,P@3," in downloads["r-verdicts.csv"]
@@ -147,7 +148,7 @@ def test_stored_report_shows_the_verdict_before_the_results(small_store, new_app
     for unit, gain in {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0}.items():
         record_label(db, study_id="s1", query_id="q1" if unit < "d5" else "q2", unit_id=unit,
                      gain=gain, annotator="a")
-    save_report(db, report_from_store(db, study_id="s1", runs=["r1", "r2"], created_by="lead", viewer="lead"))
+    save_report(db, report_from_store(open_study(db, "s1", "lead"), runs=["r1", "r2"], created_by="lead"))
     at = new_app(annotator="lead", page="views/reports.py")
     assert not at.exception, at.exception
     texts = [m.value.replace("\\", "") for m in at.markdown]
@@ -168,7 +169,7 @@ def test_stored_report_shows_the_chosen_measures_with_judged(small_store, new_ap
     _, db = small_store
     _label(db)
     set_study_measures(db, study_id="s1", measures=["Success@2", "RBP(p=0.8)@3"], actor=None)
-    save_report(db, report_from_store(db, study_id="s1", runs=["r1", "r2"], created_by="lead", viewer="lead"))
+    save_report(db, report_from_store(open_study(db, "s1", "lead"), runs=["r1", "r2"], created_by="lead"))
     at = new_app(annotator="lead", page=PAGE)
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "Success@2" in d.value.columns)

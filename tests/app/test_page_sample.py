@@ -14,9 +14,10 @@ from streamlit.testing.v1 import AppTest
 from evalcore.demo.study import DEMO_STUDY_ID
 from evalcore.estimation.stored import draw_stored_sample
 from evalcore.store.connection import open_store
-from evalcore.store.resolution import resolve_unit_in_store_unchecked
+from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.runs import list_runs
-from evalcore.store.samples import nonresponses_unchecked, sample_units_unchecked
+from evalcore.store.samples import nonresponses, sample_units
+from evalcore.store.study_handle import open_study
 
 ANNOTATE = "views/annotate.py"
 COMPARE = "views/compare.py"
@@ -34,9 +35,18 @@ def demo_store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     path = tmp_path / "ledger.sqlite"
     shutil.copy(demo_file, path)
     db = open_store(path)
-    baseline, candidate = [r.name for r in list_runs(db, DEMO_STUDY_ID, viewer=None)][:2]
-    draw_stored_sample(db, study_id=DEMO_STUDY_ID, name="s1", candidate=candidate,
-                       baseline=baseline, measures=MEASURES, size=30, seed=7, actor=None)
+    baseline, candidate = [r.name for r in list_runs(open_study(db, DEMO_STUDY_ID, None))][:2]
+    draw_stored_sample(
+        db,
+        study_id=DEMO_STUDY_ID,
+        name="s1",
+        candidate=candidate,
+        baseline=baseline,
+        measures=MEASURES,
+        size=30,
+        seed=7,
+        actor=None,
+    )
     db.conn.close()
     monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(path))
     return path
@@ -57,23 +67,25 @@ def _shown(at: AppTest) -> tuple[str, str]:
 
 
 def test_the_sample_queue_shows_the_units_in_order_and_records_non_response(
-        demo_store: Path) -> None:
+    demo_store: Path,
+) -> None:
     at = _open(ANNOTATE, {"queue": "sample", "sample": "s1"})
     db = open_store(demo_store)
-    units = sample_units_unchecked(db, DEMO_STUDY_ID, "s1")
+    units = sample_units(open_study(db, DEMO_STUDY_ID, None), "s1")
     assert at.selectbox(key="rl_sample_name").value == "s1"
     assert item_caption(at).startswith(f"sample unit 1 of {len(units)}")
     assert _shown(at) == (units[0].query_id, units[0].unit_id)
     grade_button(at, 2).click().run()
     assert not at.exception, at.exception
-    label = resolve_unit_in_store_unchecked(db, DEMO_STUDY_ID, units[0].query_id,
-                                            units[0].unit_id)
+    label = resolve_unit_in_store(
+        open_study(db, DEMO_STUDY_ID, None), units[0].query_id, units[0].unit_id
+    )
     assert label is not None and label.annotators.get("lead") == 2
     assert _shown(at) == (units[1].query_id, units[1].unit_id)  # the next, no choosing
     keyed(at.button, "skip_").click().run()
     keyed(at.button, "cant_judge_").click().run()
     assert not at.exception, at.exception
-    kinds = [(r.unit_id, r.kind) for r in nonresponses_unchecked(db, DEMO_STUDY_ID, "s1")]
+    kinds = [(r.unit_id, r.kind) for r in nonresponses(open_study(db, DEMO_STUDY_ID, None), "s1")]
     assert kinds == [(units[1].unit_id, "skip"), (units[2].unit_id, "cant_judge")]
     assert _shown(at) == (units[3].query_id, units[3].unit_id)
     progress = " ".join(p.proto.text for p in at.get("progress"))
@@ -83,12 +95,14 @@ def test_the_sample_queue_shows_the_units_in_order_and_records_non_response(
 
 
 def test_compare_estimate_instead_shows_the_estimate_apart_from_the_verdict(
-        demo_store: Path) -> None:
+    demo_store: Path,
+) -> None:
     at = _open(COMPARE, {})
     at.multiselect(key="rl_compare_measures").set_value(MEASURES).run()
     bottom = " ".join(str(t.value) for t in at.table)
     assert "estimated" not in bottom and "Estimated from a sample" not in [
-        h.value for h in at.subheader]  # nothing estimated until asked
+        h.value for h in at.subheader
+    ]  # nothing estimated until asked
     at.toggle(key="rl_compare_estimate").set_value(True).run()
     assert not at.exception, at.exception
     assert at.selectbox(key="rl_compare_sample").value == "s1"
@@ -118,7 +132,7 @@ def test_compare_draws_a_sample_and_the_annotate_queue_offers_it(demo_store: Pat
     assert "Sample mine drawn" in " ".join(s.value for s in at.success)
     assert at.selectbox(key="rl_compare_sample").value == "mine"
     db = open_store(demo_store)
-    assert sample_units_unchecked(db, DEMO_STUDY_ID, "mine")
+    assert sample_units(open_study(db, DEMO_STUDY_ID, None), "mine")
     db.conn.close()
     again = _open(ANNOTATE, {"queue": "sample", "sample": "mine"})
     assert again.selectbox(key="rl_sample_name").value == "mine"
@@ -128,12 +142,14 @@ def test_compare_estimate_takes_an_automatic_source_as_predictor_only(demo_store
     from evalcore.store.imports.automatic_labels import import_automatic_labels
 
     db = open_store(demo_store)
-    units = sample_units_unchecked(db, DEMO_STUDY_ID, "s1")
+    units = sample_units(open_study(db, DEMO_STUDY_ID, None), "s1")
     csv = demo_store.parent / "judge.csv"
-    csv.write_text("query_id,unit_id,gain\n" + "".join(
-        f"{u.query_id},{u.unit_id},1\n" for u in units))
-    import_automatic_labels(db, csv, study_id=DEMO_STUDY_ID, name="judge", format="csv",
-                            actor="lead")
+    csv.write_text(
+        "query_id,unit_id,gain\n" + "".join(f"{u.query_id},{u.unit_id},1\n" for u in units)
+    )
+    import_automatic_labels(
+        db, csv, study_id=DEMO_STUDY_ID, name="judge", format="csv", actor="lead"
+    )
     db.conn.close()
     at = _open(COMPARE, {})
     at.multiselect(key="rl_compare_measures").set_value(MEASURES).run()

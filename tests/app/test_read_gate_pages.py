@@ -76,10 +76,10 @@ def test_without_the_page_check_every_read_still_refuses(stranger_on_s, page: st
     import app.components.page as page_module
 
     monkeypatch.setattr(page_module, "may_read", lambda db, viewer, study_id: True)
-    import evalcore.store.read_access as read_access
+    import evalcore.store.study_handle as study_handle
 
     refused: list[str] = []
-    real = read_access.authorize
+    real = study_handle.authorize
 
     def recording(db, **kwargs):
         try:
@@ -88,7 +88,7 @@ def test_without_the_page_check_every_read_still_refuses(stranger_on_s, page: st
             refused.append(str(kwargs["study_id"]))
             raise
 
-    monkeypatch.setattr(read_access, "authorize", recording)
+    monkeypatch.setattr(study_handle, "authorize", recording)
     at = open_page(page)
     assert at.exception, "a page read study data without a refusal"
     assert refused and set(refused) == {"s"}, refused  # the library gate refused the read

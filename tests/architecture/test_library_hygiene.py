@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from store_fixtures import new_store
 
+from evalcore.store.study_handle import open_study
+
 PACKAGE = Path(__file__).resolve().parents[2] / "evalcore"
 
 #: module -> attributes whose call changes process-wide state.
@@ -151,7 +153,7 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore.report.stored import save_report
     from evalcore.store.labels import record_label
     from evalcore.store.observations import observations_for_run
-    from evalcore.store.resolution import resolve_study_unchecked
+    from evalcore.store.resolution import resolve_study
     from evalcore.store.runs import add_run
     from tests.trec_observations import trec_observations
 
@@ -166,17 +168,17 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     (tmp_path / "r.txt").write_text("q1 Q0 A 1 2.0 t\n")
     with pytest.MonkeyPatch.context() as mp:
         _untouchable(mp)
-        observations = observations_for_run(db, "s", "r1", viewer=None)
+        observations = observations_for_run(open_study(db, "s", None), "r1")
         assert isinstance(observations[0], Observation)
         evaluate(observations, EvalProtocol())
         ObservationBatch.from_observations(observations)
-        resolve_study_unchecked(db, "s")
-        evaluations = {name: evaluate_run(db, "s", name, viewer=None) for name in ("r1", "r2")}
+        resolve_study(open_study(db, "s", None))
+        evaluations = {name: evaluate_run(open_study(db, "s", None), name) for name in ("r1", "r2")}
         compare_runs(evaluations, permutations=10)
-        state = LiveDashboard.build(db, "s", viewer=None)
+        state = LiveDashboard.build(open_study(db, "s", None))
         record_label(db, study_id="s", query_id="q1", unit_id="C", gain=1, annotator="a")
-        state.refresh(db, viewer=None)
-        report = report_from_store(db, study_id="s", runs=["r1", "r2"], created_by="lead", viewer="lead")
+        state.refresh(open_study(db, state.study_id, None))
+        report = report_from_store(open_study(db, "s", "lead"), runs=["r1", "r2"], created_by="lead")
         render_json(report)
         save_report(db, report)
         trec_observations(read_qrels(tmp_path / "q.txt"), read_run(tmp_path / "r.txt"), 1,

@@ -1,15 +1,13 @@
-"""No public read of a study's data without a viewer (issue 12, item 2), checked structurally.
+"""A read of a study's data takes a study handle, checked structurally.
 
-Every public function of ``evalcore.store``, ``evalcore.annotation``,
-``evalcore.retrieval``, ``evalcore.analysis``, ``evalcore.live`` and
-``evalcore.report`` that takes a store (``db``) and a study id must take
-``viewer`` (a required keyword: the gate,
-:func:`evalcore.store.read_access.require_read`), or ``actor`` (an authorised
-action), or be an internal variant named ``*_unchecked`` (a building block,
-called after one check), or be in one of the commented lists below. A new
-function that reads a study's data fails here until it is gated or its place
-in a list is argued.
-tests/access/test_library_read_authorization.py calls the gated ones as a stranger.
+Every public function (and public class's method) of ``evalcore.store``,
+``evalcore.annotation``, ``evalcore.retrieval``, ``evalcore.analysis``,
+``evalcore.live`` and ``evalcore.report`` that takes a store (``db``) and a study id
+either says who acts (an actor, annotator or reviewer: a write, or a check, authorised
+inside it) or is one of the few facts the gate itself reads. Everything else reads
+through a :class:`~evalcore.store.study_handle.Study`, which only
+:func:`~evalcore.store.study_handle.open_study` makes, once it has checked the actor may
+read. tests/access/test_library_read_authorization.py opens the handle as a stranger.
 """
 
 import ast
@@ -22,31 +20,16 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.store.study_handle import Study
+
 PACKAGES = ("store", "annotation", "retrieval", "analysis", "live", "report")
+ROOT = Path(__file__).resolve().parents[2]
 
-#: Not reads: writes, each authorised inside its own transaction by the actor, annotator
-#: or reviewer it takes (or run only inside an authorised write).
-NOT_READS = {
-    "evalcore.store.cant_judge.record_cant_judge": "the annotator's own write",
-    "evalcore.store.drafts.save_draft": "the annotator's own unsaved note",
-    "evalcore.store.drafts.clear_draft": "the annotator's own unsaved note",
-    "evalcore.store.labels.record_label": "authorised for the annotator (LABEL)",
-    "evalcore.store.labels.undo_last_label": "authorised for the annotator (LABEL)",
-    "evalcore.store.labels.adjudicate": "authorised for the reviewer (ADJUDICATE)",
-    "evalcore.store.samples.record_nonresponse": "authorised for the annotator (LABEL)",
-    "evalcore.store.members.create_team_study": "the lead creates the study",
-    "evalcore.store.imports.common.register_queries": "inside an authorised import",
-    "evalcore.store.imports.common.write_label_events": "inside an authorised import",
-    "evalcore.store.unit_codes.assign_unit_codes": "inside an authorised run write "
-                                                   "(runs.write_run_results)",
-    "evalcore.store.pins.insert_pin": "inside pin_protocol, authorised for the lead",
-    "evalcore.store.staged_studies.discard_staged_study": "cleanup of a failed import",
-    "evalcore.store.staged_studies.forget_created": "publishing step of an import (a write)",
-    "evalcore.annotation.item_token.show_item": "the annotator's screen token (no data)",
-}
+#: Who acts, named by a write or a check: it authorises them itself.
+ACTORS = {"actor", "annotator", "reviewer", "who", "created_by"}
 
-#: The facts the gate itself reads to decide (a study's mode, members and leads, whether it
-#: exists): they cannot be behind the gate.
+#: The facts the gate reads to decide (a study's settings, mode, members and leads, whether
+#: it exists), and the study-wide steps of an authorised import: not behind a handle.
 GATE_FACTS = {
     "evalcore.store.studies.get_study": "read by authorize for the study's organisation",
     "evalcore.store.studies.study_exists": "the gate's unknown-id check",
@@ -54,9 +37,18 @@ GATE_FACTS = {
     "evalcore.store.membership.member_role": "read by authorize",
     "evalcore.store.membership.study_leads": "read by authorize (who can grant access)",
     "evalcore.store.members.get_member": "one membership row, read by the members page's gate",
+    "evalcore.store.imports.common.register_queries": "inside an authorised import",
+    "evalcore.store.unit_codes.assign_unit_codes": "inside an authorised run write",
+    "evalcore.store.pins.insert_pin": "inside pin_protocol, authorised for the lead",
+    "evalcore.store.staged_studies.discard_staged_study": "cleanup of a failed import",
+    "evalcore.store.staged_studies.forget_created": "publishing step of an import (a write)",
+    "evalcore.store.authorize.may_read": "the gate: may the viewer read the study?",
+    "evalcore.store.authorize.require_known_study": "the gate's unknown-id message",
+    "evalcore.store.scoping.can_view_study": "the gate, for pages listing studies",
+    "evalcore.store.scoping.require_study_view": "the gate, for commands before a handle",
+    "evalcore.store.scoping.displayable_text": "withholds a unit's text from the viewer: "
+    "the gate of document text",
 }
-
-ALLOWED = set(NOT_READS) | set(GATE_FACTS)
 
 
 def _modules() -> Iterator[object]:
@@ -68,9 +60,9 @@ def _modules() -> Iterator[object]:
 
 
 @functools.cache
-def _study_reads() -> dict[str, inspect.Signature]:
+def _functions() -> dict[str, inspect.Signature]:
     """Qualified name -> signature of every public function (and public class's method)
-    defined in those packages that takes a store and a study id."""
+    defined in those packages."""
     found: dict[str, inspect.Signature] = {}
     for module in _modules():
         for name, value in vars(module).items():
@@ -81,77 +73,72 @@ def _study_reads() -> dict[str, inspect.Signature]:
                 candidates = [(f"{name}.{attr}", getattr(member, "__func__", member))
                               for attr, member in vars(value).items() if not attr.startswith("_")]
             for qualified, function in candidates:
-                if not inspect.isfunction(function):
-                    continue
-                signature = inspect.signature(function)
-                if "db" in signature.parameters and ({"study_id", "study"}
-                                                     & signature.parameters.keys()):
-                    found[f"{module.__name__}.{qualified}"] = signature
+                if inspect.isfunction(function):
+                    found[f"{module.__name__}.{qualified}"] = inspect.signature(function)
     return found
 
 
-def test_every_public_read_of_a_study_takes_the_viewer() -> None:
-    missing = [
-        name for name, signature in _study_reads().items()
-        if not ({"viewer", "actor"} & signature.parameters.keys())
-        and not name.endswith("_unchecked") and name not in ALLOWED
+def _by_id(signature: inspect.Signature) -> bool:
+    return "db" in signature.parameters and "study_id" in signature.parameters
+
+
+def test_every_read_of_a_study_takes_a_handle() -> None:
+    unchecked = [
+        name
+        for name, signature in _functions().items()
+        if _by_id(signature)
+        and not (ACTORS & signature.parameters.keys())
+        and name not in GATE_FACTS
     ]
-    assert not missing, f"public reads of a study without a viewer: {missing}"
+    assert not unchecked, f"reads of a study by id, not through a Study handle: {unchecked}"
 
 
-#: The gate itself: ``viewer`` is its first argument (required, positional).
-GATES = {
-    "evalcore.store.authorize.may_read",
-    "evalcore.store.authorize.require_known_study",
-    "evalcore.store.read_access.require_read",
-    "evalcore.store.scoping.can_view_study",
-    "evalcore.store.scoping.require_study_view",
-    "evalcore.store.scoping.displayable_text",
-}
-
-
-def test_the_viewer_is_a_required_keyword() -> None:
-    """No default: a caller that forgets the viewer fails at once, it does not read unchecked."""
-    loose = [
-        name for name, signature in _study_reads().items()
-        if "viewer" in signature.parameters and name not in GATES
-        and (signature.parameters["viewer"].default is not inspect.Parameter.empty
-             or signature.parameters["viewer"].kind is not inspect.Parameter.KEYWORD_ONLY)
+def test_a_handle_is_not_combined_with_a_second_reader() -> None:
+    """A handle says who reads: a read that takes one names no viewer beside it."""
+    both = [
+        name
+        for name, signature in _functions().items()
+        if any(
+            p.annotation is Study or p.annotation == "Study" for p in signature.parameters.values()
+        )
+        and "viewer" in signature.parameters
     ]
-    assert not loose, f"viewer must be a required keyword: {loose}"
+    assert not both, both
 
 
-@pytest.mark.parametrize("listed", sorted(ALLOWED))
-def test_every_listed_exception_still_exists(listed: str) -> None:
+@pytest.mark.parametrize("listed", sorted(GATE_FACTS))
+def test_every_listed_fact_still_exists(listed: str) -> None:
     """A stale entry would hide a new function of the same name."""
-    assert listed in _study_reads(), f"{listed} is listed but is no longer a study read"
+    assert listed in _functions() and _by_id(_functions()[listed]), listed
 
 
-def test_the_transition_default_is_gone() -> None:
-    import evalcore.store.read_access as read_access
-
-    assert not hasattr(read_access, "NOT_PASSED")
-
-
-#: Modules above the library that may call a ``*_unchecked`` block, and why each is checked
-#: first. A page (app/views) never does: it passes the session's reader to the gated face.
-UNCHECKED_CALLERS = {
-    "app/components/shared_results.py": "store_marks_unchecked after require_read (cache key)",
-    "app/components/export_refusals.py": "suspect checks after require_read of the asking session",
-    "app/components/state.py": "pool and marks after require_read of the asking session",
-    "evalcore/cli/retrieve.py": "run_exists_unchecked after _seen authorised --actor",
-}
+def test_only_open_study_makes_a_handle() -> None:
+    with pytest.raises(TypeError, match="open_study"):
+        Study(None, "s", None, None)  # type: ignore[arg-type]
+    private = [
+        str(path.relative_to(ROOT))
+        for folder in ("evalcore", "app")
+        for path in (ROOT / folder).rglob("*.py")
+        if path.name != "study_handle.py" and "_OPENED" in path.read_text(encoding="utf-8")
+    ]
+    assert not private, private
 
 
-def _unchecked_imports(path: Path) -> set[str]:
+def _defined(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-            for alias in node.names if alias.name.endswith("_unchecked")}
+    return [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
 
 
-def test_pages_and_commands_read_through_the_gate() -> None:
-    root = Path(__file__).resolve().parents[2]
-    callers = {str(p.relative_to(root)) for folder in ("app", "evalcore/cli")
-               for p in (root / folder).rglob("*.py") if _unchecked_imports(p)}
-    assert callers <= set(UNCHECKED_CALLERS), sorted(callers - set(UNCHECKED_CALLERS))
-    assert set(UNCHECKED_CALLERS) <= callers, "stale entry in UNCHECKED_CALLERS"
+def test_no_unchecked_twin_is_left() -> None:
+    twins = [
+        f"{path.relative_to(ROOT)}:{name}"
+        for folder in ("evalcore", "app")
+        for path in (ROOT / folder).rglob("*.py")
+        for name in _defined(path)
+        if name.endswith("_unchecked")
+    ]
+    assert not twins, twins

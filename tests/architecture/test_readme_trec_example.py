@@ -19,6 +19,7 @@ from evalcore.cli import main
 from evalcore.store.connection import open_store
 from evalcore.store.information_needs import information_need
 from evalcore.store.reports import list_reports, load_report_body
+from evalcore.store.study_handle import open_study
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -103,12 +104,12 @@ def test_the_readme_example_runs_from_files_to_a_report(tmp_path: Path,
         assert result.exit_code == 0, f"{command}\n{result.output}"
     db = open_store(tmp_path / "robust.db")
     assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 5
-    assert information_need(db, "robust", "301", viewer=None).narrative.startswith("A relevant document")
+    assert information_need(open_study(db, "robust", None), "301").narrative.startswith("A relevant document")
     text = db.execute("SELECT text FROM documents WHERE doc_id = 'FT911-3'").fetchone()[0]
     assert text == "Stock markets fell & rose."
     html = (tmp_path / "report.html").read_text()
     assert "bm25" in html and "cat shows" in html  # the report names the run and the queries
-    (stored,) = list_reports(db, "robust", viewer=None)
+    (stored,) = list_reports(open_study(db, "robust", None))
     report = json.loads(load_report_body(db, stored.report_id))
     (run,) = report["runs"]
     assert run["name"] == "bm25" and run["n_queries"] == 2

@@ -9,7 +9,8 @@ from browser_helpers import settle, wait_for_app
 
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.resolution import resolve_unit_in_store_unchecked
+from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.study_handle import open_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -28,7 +29,7 @@ def _conflict(app_server, page) -> None:
     page.goto(app_server.url + "/?study=demo")  # the first session seeds the demo study
     wait_for_app(page, "Label coverage")
     db = open_store(app_server.db_path)
-    if resolve_unit_in_store_unchecked(db, "demo", "q02", "kb-0019").state != "conflict":
+    if resolve_unit_in_store(open_study(db, "demo", None), "q02", "kb-0019").state != "conflict":
         record_label(db, study_id="demo", query_id="q02", unit_id="kb-0019", gain=0,
                      annotator="bob", note=NOTE)
 
@@ -68,7 +69,7 @@ def test_a_conflicts_address_opens_it_with_its_context(app_server, browser_page,
     page.get_by_text("is not in conflict: adjudicated by rev: gain 1").first.wait_for()
     settle(page)
     db = open_store(app_server.db_path)
-    resolved = resolve_unit_in_store_unchecked(db, "demo", "q02", "kb-0019")
+    resolved = resolve_unit_in_store(open_study(db, "demo", None), "q02", "kb-0019")
     assert (resolved.state, resolved.gain, resolved.reviewer) == ("adjudicated", 1, "rev")
 
 

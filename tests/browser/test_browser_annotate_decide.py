@@ -25,6 +25,7 @@ from evalcore.demo.corpus import demo_documents
 from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS, simulated_gain
 from evalcore.live.decide_state import decide_state, decide_target
 from evalcore.store.connection import open_store
+from evalcore.store.study_handle import open_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -89,8 +90,8 @@ def _verdict(page) -> str:
 def _library(db_path: Path, measure: str):
     db = open_store(db_path)
     try:
-        target = decide_target(db, DEMO_STUDY_ID, RUN_A, RUN_B, measure, viewer=None)
-        return decide_state(db, DEMO_STUDY_ID, target, viewer=None)
+        target = decide_target(open_study(db, DEMO_STUDY_ID, None), RUN_A, RUN_B, measure)
+        return decide_state(open_study(db, DEMO_STUDY_ID, None), target)
     finally:
         db.conn.close()
 

@@ -18,9 +18,10 @@ from annotate_watch import events
 from browser_helpers import chromium_page, settle, wait_for_app
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from evalcore.annotation.pool import query_pool_unchecked
+from evalcore.annotation.pool import query_pool
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
+from evalcore.store.study_handle import open_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -141,7 +142,7 @@ def _make_conflicts(db_path: Path, per_query: int = 2) -> int:
     made = 0
     for n in range(1, 26):
         query_id = f"q{n:02d}"
-        for item in query_pool_unchecked(db, "demo", query_id)[-per_query:]:
+        for item in query_pool(open_study(db, "demo", None), query_id)[-per_query:]:
             for annotator, gain in (("pager-a", 0), ("pager-b", 4)):
                 record_label(db, study_id="demo", query_id=query_id, unit_id=item.unit_id,
                              gain=gain, annotator=annotator)

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from browser_helpers import chromium_page, settle, wait_for_app, wait_for_item_keys
 
-from evalcore.analysis.decision import stored_pair_unchecked
+from evalcore.analysis.decision import stored_pair
 from evalcore.demo.corpus import demo_documents
 from evalcore.demo.study import DEMO_STUDY_ID, simulated_gain
 from evalcore.estimation.pair_estimate import draw_for_pair
 from evalcore.store.connection import open_store
+from evalcore.store.study_handle import open_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -27,7 +28,8 @@ SIZE = 20
 SHOTS = Path("/tmp/relevance-ledger-sample-shots")
 DOCS = {d.doc_id: d for d in demo_documents()}
 COMPARE = "/compare?study=demo&annotator=lead&measures=" + ",".join(
-    m.replace("@", "%40") for m in MEASURES)
+    m.replace("@", "%40") for m in MEASURES
+)
 SAMPLED = re.compile(r"(\d+) of (\d+)")
 
 
@@ -36,10 +38,17 @@ def _seed_with_two_first(db_path: Path) -> int:
     by the seed and the evidence)."""
     db = open_store(db_path)
     try:
-        pair = stored_pair_unchecked(db, DEMO_STUDY_ID, CANDIDATE, BASELINE, MEASURES).pair
+        pair = stored_pair(open_study(db, DEMO_STUDY_ID, None), CANDIDATE, BASELINE, MEASURES).pair
         for seed in range(500):
-            design = draw_for_pair(pair, name="x", run_a=CANDIDATE, run_b=BASELINE,
-                                   measures=MEASURES, size=SIZE, seed=seed)
+            design = draw_for_pair(
+                pair,
+                name="x",
+                run_a=CANDIDATE,
+                run_b=BASELINE,
+                measures=MEASURES,
+                size=SIZE,
+                seed=seed,
+            )
             if len(design.sampled_queries()[0].units) == 2:
                 return seed
     finally:
@@ -66,10 +75,12 @@ def _open_estimate(page, url: str) -> dict[str, str]:
 
 
 def test_draw_on_compare_label_by_keyboard_and_see_the_estimate_change(
-        app_server, chromium_path: str, tmp_path: Path) -> None:
+    app_server, chromium_path: str, tmp_path: Path
+) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with chromium_page(tmp_path / "profile", chromium_path,
-                       viewport={"width": 1400, "height": 1000}) as page:
+    with chromium_page(
+        tmp_path / "profile", chromium_path, viewport={"width": 1400, "height": 1000}
+    ) as page:
         assert _open_estimate(page, app_server.url + COMPARE) == {}
         seed = _seed_with_two_first(app_server.db_path)
         page.get_by_text("Draw a sample (lead)").click()
@@ -91,8 +102,9 @@ def test_draw_on_compare_label_by_keyboard_and_see_the_estimate_change(
         verdicts = page.locator("[data-testid=stTable]").first.inner_text()
         assert "estimated" not in verdicts
         with sqlite3.connect(app_server.db_path) as db:
-            units = db.execute("SELECT query_id, unit_id FROM sample_units WHERE name = 's1' "
-                               "ORDER BY position").fetchall()
+            units = db.execute(
+                "SELECT query_id, unit_id FROM sample_units WHERE name = 's1' ORDER BY position"
+            ).fetchall()
         assert len(units) >= 2
 
         # the Annotate page's sample queue, labeled by keyboard: the demo judge's grades
@@ -105,8 +117,10 @@ def test_draw_on_compare_label_by_keyboard_and_see_the_estimate_change(
         wait_for_app(page, "Sample s1: 2 labeled, 0 non-response")
         page.screenshot(path=str(SHOTS / "sample-annotate-1400.png"), full_page=True)
         with sqlite3.connect(app_server.db_path) as db:
-            stored = db.execute("SELECT query_id, unit_id, gain FROM label_events "
-                                "WHERE annotator = 'lead' ORDER BY event_id").fetchall()
+            stored = db.execute(
+                "SELECT query_id, unit_id, gain FROM label_events "
+                "WHERE annotator = 'lead' ORDER BY event_id"
+            ).fetchall()
         assert [(q, u) for q, u, _ in stored] == units[:2]
         assert [g for _, _, g in stored] == [simulated_gain(q, DOCS[u]) for q, u in units[:2]]
 

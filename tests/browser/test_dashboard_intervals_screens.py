@@ -14,6 +14,7 @@ from browser_helpers import chromium_page, wait_for_app
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
+from evalcore.store.study_handle import open_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,7 +27,7 @@ def every_query_labeled(app_server, chromium_path, tmp_path_factory):
         page.goto(app_server.url + "/dashboard")  # the first visit creates the demo study
         wait_for_app(page, "What to label next")
     db = open_store(app_server.db_path)
-    state = LiveDashboard.build(db, "demo", viewer=None)
+    state = LiveDashboard.build(open_study(db, "demo", None))
     for run in state.run_names:
         for query_id in state.query_ids:
             result = state.query_result(run, query_id)
@@ -35,7 +36,7 @@ def every_query_labeled(app_server, chromium_path, tmp_path_factory):
                 if top:
                     record_label(db, study_id="demo", query_id=query_id, unit_id=top[0],
                                  gain=1, annotator="screens")
-                    state.refresh(db, viewer=None)
+                    state.refresh(open_study(db, state.study_id, None))
     db.conn.close()
     return app_server
 

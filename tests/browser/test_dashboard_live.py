@@ -15,7 +15,8 @@ from browser_helpers import wait_for_app
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.resolution import resolve_unit_in_store_unchecked
+from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.study_handle import open_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,7 +44,10 @@ def _blockers_of_one_value(db, state: LiveDashboard) -> list[tuple[str, str]]:
             if value is None or value.reasons != ["unlabeled_returned"]:
                 continue
             units = value.blocking_ids
-            if all(resolve_unit_in_store_unchecked(db, "demo", item.query_id, u) is None for u in units):
+            if all(
+                resolve_unit_in_store(open_study(db, "demo", None), item.query_id, u) is None
+                for u in units
+            ):
                 return [(item.query_id, u) for u in units]
     raise AssertionError("the demo study has no precision value blocked only by unlabeled items")
 
@@ -60,14 +64,14 @@ def test_label_on_a_blocking_item_lowers_unavailable_count_without_reload(
     page.evaluate("() => { window.__noReload = 'still here'; }")
 
     db = open_store(app_server.db_path)
-    state = LiveDashboard.build(db, "demo", viewer=None)
+    state = LiveDashboard.build(open_study(db, "demo", None))
     missing_before = _missing_in_state(state)
     assert missing_before == before
     blockers = _blockers_of_one_value(db, state)
     for query_id, unit_id in blockers:
         record_label(db, study_id="demo", query_id=query_id, unit_id=unit_id, gain=2,
                      annotator="browser-tester")
-    state.refresh(db, viewer=None)
+    state.refresh(open_study(db, state.study_id, None))
     expected_drop = missing_before - _missing_in_state(state)
     assert expected_drop >= 1
 

@@ -18,12 +18,14 @@ import evalcore.cli.judge as judge_cli
 from evalcore.cli import main
 from evalcore.demo.study import DEMO_STUDY_ID
 from evalcore.io import clock
-from evalcore.store.automatic_labels import automatic_labels_unchecked, automatic_sources
+from evalcore.store.automatic_labels import automatic_labels, automatic_sources
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import get_document
 from evalcore.store.information_needs import InformationNeed, set_information_need
+from evalcore.store.query_reads import query_texts
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import get_study, query_texts_unchecked
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import open_study
 
 KEY = "sk-SECRET-judge-7731"
 
@@ -49,7 +51,7 @@ def judge(path: Path, url: str, *args: str, yes: bool = True) -> Result:
 def _stored(path: Path, source: str = "judge:umbrela-test") -> dict[tuple[str, str], int]:
     db = open_store(path)
     try:
-        return automatic_labels_unchecked(db, DEMO_STUDY_ID).get(source, {})
+        return automatic_labels(open_study(db, DEMO_STUDY_ID, None)).get(source, {})
     finally:
         db.conn.close()
 
@@ -81,7 +83,7 @@ def test_limit_then_resume_then_nothing_left(store: Path, monkeypatch: pytest.Mo
     for file in store.parent.iterdir():
         assert KEY.encode() not in file.read_bytes(), file
     db = open_store(store)
-    (source,) = automatic_sources(db, DEMO_STUDY_ID, viewer=None)
+    (source,) = automatic_sources(open_study(db, DEMO_STUDY_ID, None))
     assert source.source == "judge:umbrela-test" and source.n_labels == 7 + rest
     db.conn.close()
 
@@ -92,7 +94,7 @@ def test_prompt_holds_query_need_and_document(store: Path) -> None:
                            narrative="Billing pages are not relevant")
     set_information_need(db, study_id=DEMO_STUDY_ID, query_id="q01", need=need, actor=None)
     corpus = get_study(db, DEMO_STUDY_ID).corpus_id
-    query = query_texts_unchecked(db, DEMO_STUDY_ID)["q01"]
+    query = query_texts(open_study(db, DEMO_STUDY_ID, None))["q01"]
     db.conn.close()
     with stand_in(lambda n, _: Reply(content="##final score: 0")) as end:
         result = judge(store, end.url, "--limit", "3", "--source", "rater-1")
@@ -198,7 +200,7 @@ def test_judged_units_never_reach_evaluate_or_compare(
     shutil.copy(demo_file, plain)
     shutil.copy(demo_file, judged)
     db = open_store(plain)
-    runs = [r.name for r in list_runs(db, DEMO_STUDY_ID, viewer=None)]
+    runs = [r.name for r in list_runs(open_study(db, DEMO_STUDY_ID, None))]
     db.conn.close()
 
     def answer(n: int, body: dict) -> Reply:  # every unknown unit judged relevant or not

@@ -36,7 +36,9 @@ from evalcore.retrieval.search import search_corpus
 from evalcore.store.corpus import DocumentIn, add_documents, get_document
 from evalcore.store.imports.uploads import MAX_UPLOAD_MB, display_name, import_upload
 from evalcore.store.labels import label_history, record_label
-from evalcore.store.studies import QueryIn, query_texts_unchecked
+from evalcore.store.query_reads import query_texts
+from evalcore.store.studies import QueryIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,8 +125,13 @@ for _name, _text in PAYLOADS.items():
 
     @case("query text", _name)
     def _query(db, tmp, text=_text) -> None:
-        stored_or_refused(db, lambda: add_queries(db, "s", [QueryIn(query_id="q1", text=text)]),
-                          lambda: query_texts_unchecked(db, "s").get("q1"), text, "q1")
+        stored_or_refused(
+            db,
+            lambda: add_queries(db, "s", [QueryIn(query_id="q1", text=text)]),
+            lambda: query_texts(open_study(db, "s", None)).get("q1"),
+            text,
+            "q1",
+        )
 
     @case("document title and text", _name)
     def _document(db, tmp, text=_text) -> None:
@@ -137,17 +144,25 @@ for _name, _text in PAYLOADS.items():
     def _note(db, tmp, text=_text) -> None:
         stored_or_refused(
             db,
-            lambda: record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=1,
-                                 annotator="ann", note=text),
-            lambda: label_history(db, "s", "q1", viewer=None)[-1].note, text, "note")
+            lambda: record_label(
+                db, study_id="s", query_id="q1", unit_id="d1", gain=1, annotator="ann", note=text
+            ),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].note,
+            text,
+            "note",
+        )
 
     @case("annotator name", _name)
     def _annotator(db, tmp, text=_text) -> None:
         stored_or_refused(
             db,
-            lambda: record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=1,
-                                 annotator=text),
-            lambda: label_history(db, "s", "q1", viewer=None)[-1].annotator, text, "annotator")
+            lambda: record_label(
+                db, study_id="s", query_id="q1", unit_id="d1", gain=1, annotator=text
+            ),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].annotator,
+            text,
+            "annotator",
+        )
 
     @case("corpus search box", _name)
     def _search(db, tmp, text=_text) -> None:
@@ -166,26 +181,37 @@ for _name, _text in PAYLOADS.items():
         writer.writerow(["q1", "d1", "1", "ann", text])
         data = buffer.getvalue().encode("utf-8")
         stored_or_refused(
-            db, lambda: import_upload(db, "labels-csv", data, "labels.csv", study_id="s",
-                                      actor="ann"),
-            lambda: label_history(db, "s", "q1", viewer=None)[-1].note, text, "labels.csv")
+            db,
+            lambda: import_upload(db, "labels-csv", data, "labels.csv", study_id="s", actor="ann"),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].note,
+            text,
+            "labels.csv",
+        )
 
     @case("upload: label JSONL note", _name)
     def _jsonl_note(db, tmp, text=_text) -> None:
         line = json.dumps({"query_id": "q1", "unit_id": "d1", "gain": 1, "annotator": "ann",
                            "note": text})
         stored_or_refused(
-            db, lambda: import_upload(db, "labels-jsonl", line.encode(), "labels.jsonl",
-                                      study_id="s", actor="ann"),
-            lambda: label_history(db, "s", "q1", viewer=None)[-1].note, text, "labels.jsonl")
+            db,
+            lambda: import_upload(
+                db, "labels-jsonl", line.encode(), "labels.jsonl", study_id="s", actor="ann"
+            ),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].note,
+            text,
+            "labels.jsonl",
+        )
 
     @case("upload: qrels document id", _name)
     def _qrels_id(db, tmp, text=_text) -> None:
         data = f"q1 0 {text} 1\n".encode()
         stored_or_refused(
-            db, lambda: import_upload(db, "qrels", data, "judged.qrels", study_id="s",
-                                      actor="ann"),
-            lambda: label_history(db, "s", "q1", viewer=None)[-1].unit_id, text, "judged.qrels")
+            db,
+            lambda: import_upload(db, "qrels", data, "judged.qrels", study_id="s", actor="ann"),
+            lambda: label_history(open_study(db, "s", None), "q1")[-1].unit_id,
+            text,
+            "judged.qrels",
+        )
 
     @case("upload: run query id", _name)
     def _run_id(db, tmp, text=_text) -> None:
@@ -265,7 +291,7 @@ def _beir_hostile_text(db, tmp) -> None:
     import_upload(db, "beir", _zip(_BEIR_OK), "beir.zip", study_id="s", actor="ann")
     doc = get_document(db, "c", "d1")
     assert doc.title == "<script>alert(1)</script>" and doc.text == "[x](javascript:y)"
-    for text in (doc.title, doc.text, query_texts_unchecked(db, "s")["q1"]):
+    for text in (doc.title, doc.text, query_texts(open_study(db, "s", None))["q1"]):
         assert_inert(text)
 
 

@@ -17,6 +17,7 @@ from evalcore.report.csv_export import render_csv
 from evalcore.store.exports import export_labels
 from evalcore.store.imports import import_labels
 from evalcore.store.labels import record_label
+from evalcore.store.study_handle import open_study
 
 FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+cmd|' /C calc'!A0", "-2+3",
             "@SUM(A1:A9)", "\t=1", "\r=1", "=1", "-", "+"]
@@ -59,7 +60,7 @@ def test_label_csv_export_is_neutralised_and_reads_back_exactly(tmp_path) -> Non
     record_label(db, study_id="s", query_id="-q1", unit_id=FORMULAS[0], gain=2,
                  annotator="@ann", note="+1 call me")
     out = io.StringIO()
-    export_labels(db, "s", out, format="csv", viewer=None)
+    export_labels(open_study(db, "s", None), out, format="csv")
     rows = _cells(out.getvalue())
     assert rows[1][:4] == ["'-q1", "'" + FORMULAS[0], "2", "'@ann"]
     assert "'+1 call me" in rows[1]

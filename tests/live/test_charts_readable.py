@@ -17,6 +17,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 FP = "sha256:" + "a" * 64
@@ -74,8 +75,9 @@ def test_live_per_query_axis_shows_query_ids_and_both_runs(tmp_path: Path) -> No
         add_run(db, study_id="s", name=name, source="imported", k=1, results=results)
     record_label(db, study_id="s", query_id="qa", unit_id="x", gain=2, annotator="ann")
     record_label(db, study_id="s", query_id="qb", unit_id="y", gain=0, annotator="ann")
-    fig = go.Figure(live_figure(LiveDashboard.build(db, "s", viewer=None), "precision",
-                                "P@1")).to_plotly_json()
+    fig = go.Figure(
+        live_figure(LiveDashboard.build(open_study(db, "s", None)), "precision", "P@1")
+    ).to_plotly_json()
     layout = fig["layout"]
     assert list(layout["xaxis"]["ticktext"]) == ["qa", "qb", "qc"]
     assert list(layout["xaxis2"]["ticktext"]) == ["qa", "qb", "qc"]

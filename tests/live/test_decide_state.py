@@ -18,6 +18,7 @@ from evalcore.live.decide_state import (
 )
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
+from evalcore.store.study_handle import open_study
 
 A, B = RUN_PROTOCOLS
 
@@ -45,23 +46,29 @@ def db(demo_file: Path, tmp_path: Path):
 def test_a_bad_target_names_its_parameter_and_the_valid_values(db, run_a, run_b, measure,
                                                                parameter, valid) -> None:
     with pytest.raises(TargetError) as caught:
-        decide_target(db, DEMO_STUDY_ID, run_a, run_b, measure, viewer=None)
+        decide_target(open_study(db, DEMO_STUDY_ID, None), run_a, run_b, measure)
     assert caught.value.parameter == parameter and caught.value.valid == valid
     assert str(caught.value).startswith(f"{parameter}=") and ", ".join(valid) in str(caught.value)
 
 
 def test_a_target_names_the_measure_canonically(db) -> None:
-    assert decide_target(db, DEMO_STUDY_ID, A, B, "ndcg@10", viewer=None).measure == "nDCG@10"
-    assert decide_target(db, DEMO_STUDY_ID, B, A, "mrr@10", viewer=None).measure == "RR@10"
+    assert decide_target(open_study(db, DEMO_STUDY_ID, None), A, B, "ndcg@10").measure == "nDCG@10"
+    assert decide_target(open_study(db, DEMO_STUDY_ID, None), B, A, "mrr@10").measure == "RR@10"
 
 
 def test_the_state_is_the_library_verdict_and_queue(db) -> None:
-    state = decide_state(db, DEMO_STUDY_ID, decide_target(db, DEMO_STUDY_ID, A, B, "P@10", viewer=None), viewer=None)
-    expected = decide(db, DEMO_STUDY_ID, A, B, list(DECIDE_MEASURES), viewer=None)
+    state = decide_state(
+        open_study(db, DEMO_STUDY_ID, None),
+        decide_target(open_study(db, DEMO_STUDY_ID, None), A, B, "P@10"),
+    )
+    expected = decide(open_study(db, DEMO_STUDY_ID, None), A, B, list(DECIDE_MEASURES))
     assert [d.model_dump() for d in state.decisions] == [d.model_dump() for d in expected]
     assert state.decision.measure == "P@10" and state.decision.verdict == "undecided"
-    queue = decide_queue(evaluate_stored_pair(db, DEMO_STUDY_ID, A, B, ["P@10"], viewer=None), "P@10",
-                         limit=None)
+    queue = decide_queue(
+        evaluate_stored_pair(open_study(db, DEMO_STUDY_ID, None), A, B, ["P@10"]),
+        "P@10",
+        limit=None,
+    )
     assert [(i.query_id, i.unit_id) for i in state.items] == [
         (i.query_id, i.unit_id) for i in queue.items]
     assert state.labels_to_decide == queue.labels_to_decide and not state.settled
@@ -70,32 +77,37 @@ def test_the_state_is_the_library_verdict_and_queue(db) -> None:
 
 
 def test_a_settled_measure_has_no_queue_and_offers_the_next(db) -> None:
-    state = decide_state(db, DEMO_STUDY_ID, decide_target(db, DEMO_STUDY_ID, A, B, "Success@10", viewer=None), viewer=None)
+    state = decide_state(open_study(db, DEMO_STUDY_ID, None), decide_target(open_study(db, DEMO_STUDY_ID, None), A, B, "Success@10"))
     assert state.settled and state.decision.verdict == "tied"
     assert state.items == [] and state.n_candidates == 0
     assert state.next_undecided() == "P@5"  # after Success@10, cyclically
     # Section 12: the demo's open populations bound nDCG@10; undecided, with a queue
-    open_ = decide_state(db, DEMO_STUDY_ID, decide_target(db, DEMO_STUDY_ID, A, B,
-                                                          "nDCG@10", viewer=None), viewer=None)
+    open_ = decide_state(open_study(db, DEMO_STUDY_ID, None), decide_target(open_study(db, DEMO_STUDY_ID, None), A, B, "nDCG@10"))
     assert open_.decision.verdict == "undecided" and open_.items and not open_.settled
     assert open_.decision.lower is not None and open_.decision.lower <= 0 <= open_.decision.upper
 
 
-def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_voted_on(
-        db) -> None:
-    target = decide_target(db, DEMO_STUDY_ID, A, B, "P@10", viewer=None)
-    head = decide_state(db, DEMO_STUDY_ID, target, viewer=None).items[0]
+def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_voted_on(db) -> None:
+    target = decide_target(open_study(db, DEMO_STUDY_ID, None), A, B, "P@10")
+    head = decide_state(open_study(db, DEMO_STUDY_ID, None), target).items[0]
     for who, gain in (("x", 0), ("y", 2)):  # disagree across the threshold: a conflict
         record_label(db, study_id=DEMO_STUDY_ID, query_id=head.query_id, unit_id=head.unit_id,
                      gain=gain, annotator=who)
-    items = decide_state(db, DEMO_STUDY_ID, target, viewer=None).items
+    items = decide_state(open_study(db, DEMO_STUDY_ID, None), target).items
     conflict = next(i for i in items if (i.query_id, i.unit_id) == (head.query_id, head.unit_id))
     assert conflict.kind == "conflict"
-    assert next_queue_item(db, DEMO_STUDY_ID, [conflict, *items[:2]], "z", viewer=None) == conflict
-    other = next_queue_item(db, DEMO_STUDY_ID, [conflict, *items[:2]], "x", viewer=None)
+    assert (
+        next_queue_item(open_study(db, DEMO_STUDY_ID, None), [conflict, *items[:2]], "z")
+        == conflict
+    )
+    other = next_queue_item(open_study(db, DEMO_STUDY_ID, None), [conflict, *items[:2]], "x")
     assert other is not None and other != conflict
     first, second = [i for i in items if i.kind == "unlabeled"][:2]
     passed = {(first.query_id, first.unit_id)}
-    assert next_queue_item(db, DEMO_STUDY_ID, [first, second], "z", passed, viewer=None) == second
-    assert next_queue_item(db, DEMO_STUDY_ID, [first], "z", passed, viewer=None) == first  # comes back
-    assert next_queue_item(db, DEMO_STUDY_ID, [], "z", viewer=None) is None
+    assert (
+        next_queue_item(open_study(db, DEMO_STUDY_ID, None), [first, second], "z", passed) == second
+    )
+    assert (
+        next_queue_item(open_study(db, DEMO_STUDY_ID, None), [first], "z", passed) == first
+    )  # comes back
+    assert next_queue_item(open_study(db, DEMO_STUDY_ID, None), [], "z") is None

@@ -19,6 +19,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 
@@ -30,7 +31,7 @@ def test_unavailable_queries_are_markers_in_the_strip_not_zeros(tmp_path: Path) 
             results=[("a", 1, "x", 1.0), ("b", 1, "y", 1.0), ("c", 1, "z", 1.0)])
     record_label(db, study_id="s", query_id="a", unit_id="x", gain=0, annotator="ann")
     record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
-    state = LiveDashboard.build(db, "s", viewer=None)
+    state = LiveDashboard.build(open_study(db, "s", None))
     fig = go.Figure(per_query_figure(state, "precision", "P@1"))
     values, strip = fig.data
     assert list(values.x) == [0, 1] and list(values.y) == [0.0, 1.0]
@@ -69,7 +70,7 @@ def test_a_large_study_draws_its_points_with_webgl(tmp_path: Path, monkeypatch) 
                 results=[("a", 1, "x", 1.0), ("a", 2, "w", 0.5), ("b", 1, "y", 1.0)])
     record_label(db, study_id="s", query_id="a", unit_id="x", gain=1, annotator="ann")
     record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
-    state = LiveDashboard.build(db, "s", viewer=None)
+    state = LiveDashboard.build(open_study(db, "s", None))
     small = go.Figure(per_query_figure(state, "precision", "P@2"))
     monkeypatch.setattr(charts, "_WEBGL_FROM", 1)
     large = go.Figure(per_query_figure(state, "precision", "P@2"))

@@ -10,9 +10,10 @@ from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.completeness import mark_complete, reopen
 from evalcore.store.connection import open_store
 from evalcore.store.labels import adjudicate, record_label, undo_last_label
-from evalcore.store.marks import store_marks_unchecked
+from evalcore.store.marks import store_marks
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 STUDY = "s"
@@ -40,7 +41,7 @@ def _store(tmp_path: Path, n_queries: int = 12, seed: int = 3):
 
 def _assert_parity(state: LiveDashboard, db) -> None:
     for run in state.run_names:
-        report = evaluate_run(db, STUDY, run, viewer=None)
+        report = evaluate_run(open_study(db, STUDY, None), run)
         assert state.aggregates(run) == report.aggregates
         assert state.runs[run].results == report.queries
         evaluation = state.evaluation(run)
@@ -59,22 +60,22 @@ def _assert_same(a: LiveDashboard, b: LiveDashboard) -> None:
 
 def test_build_equals_evaluate_run(tmp_path: Path) -> None:
     db, _ = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     assert state.run_names == ["r1", "r2", "r3"]
     _assert_parity(state, db)
 
 
 def test_nothing_changed_reads_nothing_new(tmp_path: Path) -> None:
     db, _ = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
-    outcome = state.refresh(db, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
+    outcome = state.refresh(open_study(db, state.study_id, None))
     assert not outcome.changed and outcome.queries == []
-    assert state.marks == store_marks_unchecked(db, STUDY)
+    assert state.marks == store_marks(open_study(db, STUDY, None))
 
 
 def test_incremental_refresh_equals_full_rebuild_after_every_kind_of_event(tmp_path: Path) -> None:
     db, qids = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     rng = random.Random(5)
     steps = [
         lambda: record_label(db, study_id=STUDY, query_id=qids[1], unit_id=f"{qids[1]}-u0",
@@ -96,15 +97,15 @@ def test_incremental_refresh_equals_full_rebuild_after_every_kind_of_event(tmp_p
         )
     for step in steps:
         step()
-        outcome = state.refresh(db, viewer=None)
+        outcome = state.refresh(open_study(db, state.study_id, None))
         assert outcome.changed and not outcome.full and len(outcome.queries) == 1
-        _assert_same(state, LiveDashboard.build(db, STUDY, viewer=None))
+        _assert_same(state, LiveDashboard.build(open_study(db, STUDY, None)))
     _assert_parity(state, db)
 
 
 def test_label_on_a_blocking_item_lowers_the_unavailable_count(tmp_path: Path) -> None:
     db, _ = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
 
     def missing() -> int:
         return sum(a.n_missing for r in state.run_names for a in state.aggregates(r).values())
@@ -114,7 +115,7 @@ def test_label_on_a_blocking_item_lowers_the_unavailable_count(tmp_path: Path) -
     assert item.unlocks > 0
     record_label(db, study_id=STUDY, query_id=item.query_id, unit_id=item.unit_id, gain=1,
                  annotator="carol")
-    state.refresh(db, viewer=None)
+    state.refresh(open_study(db, state.study_id, None))
     assert missing() <= before - item.unlocks
     assert item.unit_id not in {
         i.unit_id for i in state.blocking_list(None) if i.query_id == item.query_id
@@ -123,26 +124,26 @@ def test_label_on_a_blocking_item_lowers_the_unavailable_count(tmp_path: Path) -
 
 def test_new_run_or_new_query_triggers_a_full_rebuild(tmp_path: Path) -> None:
     db, _ = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     record_label(db, study_id=STUDY, query_id="brand-new", unit_id="x", gain=1, annotator="a")
-    outcome = state.refresh(db, viewer=None)
+    outcome = state.refresh(open_study(db, state.study_id, None))
     assert outcome.full and "brand-new" in state.query_ids
     add_run(db, study_id=STUDY, name="r4", source="imported", k=3,
             results=[("q01", 1, "q01-u0", 1.0)])
-    assert state.refresh(db, viewer=None).full and "r4" in state.run_names
+    assert state.refresh(open_study(db, state.study_id, None)).full and "r4" in state.run_names
     _assert_parity(state, db)
 
 
 def test_coverage_counts_pooled_and_labeled(tmp_path: Path) -> None:
     db, qids = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     q = qids[-2]
     cov = state.query_coverage(q)
     assert cov.labeled == 0 and cov.pooled >= 5
     r1 = state.runs["r1"]
     record_label(db, study_id=STUDY, query_id=q, unit_id=r1.top_units[r1.index[q]][0], gain=2,
                  annotator="a")
-    state.refresh(db, viewer=None)
+    state.refresh(open_study(db, state.study_id, None))
     assert state.query_coverage(q).labeled == 1
     total = state.coverage()
     assert total.queries == len(qids) and total.queries_complete == 1
@@ -155,11 +156,11 @@ def test_conflict_counts_as_unlabeled_in_the_state(tmp_path: Path, conflict_gain
     q = qids[-2]
     unit = f"{q}-u0"
     record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=1, annotator="alice")
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     labeled = state.query_coverage(q).labeled
     record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=conflict_gain,
                  annotator="bob")
-    state.refresh(db, viewer=None)
+    state.refresh(open_study(db, state.study_id, None))
     in_pool = any(unit in rs.top_units[rs.index[q]] for rs in state.runs.values())
     assert state.query_coverage(q).labeled == labeled - (1 if in_pool else 0)
     assert in_pool  # the seeded store pools this unit: the counts below are not vacuous
@@ -179,11 +180,11 @@ def test_dashboard_numbers_equal_the_evaluate_cli(tmp_path: Path) -> None:
     from evalcore.cli import main
 
     db, qids = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     for j, q in enumerate(qids[:6]):
         record_label(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u{j}", gain=j % 5,
                      annotator="carol")
-        state.refresh(db, viewer=None)
+        state.refresh(open_study(db, state.study_id, None))
     for run in state.run_names:
         result = CliRunner().invoke(main, ["evaluate", "--db", str(tmp_path / "live.sqlite"),
                                            "--study", STUDY, "--run", run])
@@ -205,24 +206,24 @@ def test_runs_with_different_query_sets(tmp_path: Path) -> None:
     add_run(db, study_id=STUDY, name="extra", source="imported", k=2,
             results=[("zz-unregistered", 1, "z1", 2.0), ("zz-unregistered", 2, "z2", 1.0),
                      (qids[0], 1, f"{qids[0]}-u0", 1.0)])
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     assert state.query_result("extra", "zz-unregistered") is not None
     assert state.query_result("r1", "zz-unregistered") is None
     _assert_parity(state, db)
     record_label(db, study_id=STUDY, query_id="zz-unregistered", unit_id="z1", gain=3,
                  annotator="a")
-    assert state.refresh(db, viewer=None).full  # the label puts the query into every run's set
+    assert state.refresh(open_study(db, state.study_id, None)).full  # the label puts the query into every run's set
     assert state.query_result("r1", "zz-unregistered") is not None
     _assert_parity(state, db)
     record_label(db, study_id=STUDY, query_id="zz-unregistered", unit_id="z2", gain=0,
                  annotator="a")
-    state.refresh(db, viewer=None)
+    state.refresh(open_study(db, state.study_id, None))
     _assert_parity(state, db)
     undo_last_label(db, study_id=STUDY, query_id="zz-unregistered", annotator="a")
     undo_last_label(db, study_id=STUDY, query_id="zz-unregistered", annotator="a")
-    state.refresh(db, viewer=None)
+    state.refresh(open_study(db, state.study_id, None))
     _assert_parity(state, db)
-    _assert_same(state, LiveDashboard.build(db, STUDY, viewer=None))
+    _assert_same(state, LiveDashboard.build(open_study(db, STUDY, None)))
 
 
 def test_lists_and_counts_first_asked_after_many_refreshes_equal_a_full_rebuild(
@@ -231,8 +232,8 @@ def test_lists_and_counts_first_asked_after_many_refreshes_equal_a_full_rebuild(
     refreshed label after label before anyone asked equals a fresh build, and so does one
     asked at every step."""
     db, qids = _store(tmp_path)
-    late = LiveDashboard.build(db, STUDY, viewer=None)
-    eager = LiveDashboard.build(db, STUDY, viewer=None)
+    late = LiveDashboard.build(open_study(db, STUDY, None))
+    eager = LiveDashboard.build(open_study(db, STUDY, None))
     rng = random.Random(8)
     for step in range(30):
         q = qids[rng.randrange(len(qids) - 1)]
@@ -242,11 +243,12 @@ def test_lists_and_counts_first_asked_after_many_refreshes_equal_a_full_rebuild(
             record_label(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u{rng.randrange(8)}",
                          gain=rng.randrange(5), annotator=rng.choice(["a", "b"]))
         for state in (late, eager):
-            assert not state.refresh(db, viewer=None).full
+            assert not state.refresh(open_study(db, state.study_id, None)).full
         assert eager.blocking_list(None) == LiveDashboard.build(
-            db, STUDY, viewer=None).blocking_list(None)
+            open_study(db, STUDY, None)
+        ).blocking_list(None)
         assert [eager.measure_unknowns(r, m) for r in eager.run_names for m in eager.measures]
-    fresh = LiveDashboard.build(db, STUDY, viewer=None)
+    fresh = LiveDashboard.build(open_study(db, STUDY, None))
     for state in (late, eager):
         assert state.blocking_list(None) == fresh.blocking_list(None)
         assert state.n_blocking_items() == fresh.n_blocking_items()

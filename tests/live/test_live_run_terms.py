@@ -7,8 +7,9 @@ from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.run_terms import live_run_terms
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.runs import add_run, list_runs_unchecked
+from evalcore.store.runs import add_run, list_runs
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 
@@ -20,8 +21,8 @@ def test_terms_from_the_state_are_those_of_its_evaluation(tmp_path: Path) -> Non
     add_run(db, study_id="s", name="shallow", source="imported", k=2,
             results=[("q1", 1, "u3", 1.0)])
     add_run(db, study_id="s", name="empty", source="imported", k=3, results=[])
-    state = LiveDashboard.build(db, "s", viewer=None)
-    runs = list_runs_unchecked(db, "s")
+    state = LiveDashboard.build(open_study(db, "s", None))
+    runs = list_runs(open_study(db, "s", None))
     assert {r.name for r in runs} == {"deep", "shallow", "empty"}
 
     def check() -> None:
@@ -36,6 +37,6 @@ def test_terms_from_the_state_are_those_of_its_evaluation(tmp_path: Path) -> Non
     # A label on a new query brings it into every run's set (an empty run included).
     add_queries(db, "s", [QueryIn(query_id="q3", text="q3")])
     record_label(db, study_id="s", query_id="q3", unit_id="u9", gain=1, annotator="a")
-    state.refresh(db, viewer=None)
+    state.refresh(open_study(db, state.study_id, None))
     check()
     assert live_run_terms(state, next(r for r in runs if r.name == "empty")).k == 3

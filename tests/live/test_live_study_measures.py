@@ -14,6 +14,7 @@ from evalcore.store.labels import record_label
 from evalcore.store.observations import observations_for_run
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import set_study_measures
 from evalcore.store.study_setup import add_queries, create_study
 
@@ -21,7 +22,7 @@ CHOSEN = "P@3, nDCG@4, RR, AP@5, R@9"
 
 
 def _expected(db, run: str, measure: Measure):
-    observations = observations_for_run(db, STUDY, run, viewer=None)
+    observations = observations_for_run(open_study(db, STUDY, None), run)
     return evaluate(observations, db_protocol(db), measures=[measure])
 
 
@@ -47,7 +48,7 @@ def _assert_measures_match_evaluate(state: LiveDashboard, db) -> None:
 def test_chosen_measures_and_judged_match_evaluate_and_follow_labels(tmp_path: Path) -> None:
     db, qids = _store(tmp_path)
     set_study_measures(db, study_id=STUDY, measures=CHOSEN.split(","), actor=None)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     assert [str(m) for m in state.measures] == [
         "P@3", "nDCG@4", "RR", "AP@5", "R@9", "Judged@3", "Judged@4", "Judged", "Judged@5",
         "Judged@9"]
@@ -60,21 +61,21 @@ def test_chosen_measures_and_judged_match_evaluate_and_follow_labels(tmp_path: P
         for j in range(6):
             record_label(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u{j}", gain=j % 3,
                          annotator="bob")
-    outcome = state.refresh(db, viewer=None)
+    outcome = state.refresh(open_study(db, state.study_id, None))
     assert outcome.changed and not outcome.full
     _assert_measures_match_evaluate(state, db)
 
 
 def test_a_new_choice_is_seen_at_the_next_refresh(tmp_path: Path) -> None:
     db, _ = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     assert [str(m) for m in state.measures] == ["P", "R", "nDCG", "RR", "Judged"]
     assert state.measure_key("r1", Measure("P")) == "precision"
     set_study_measures(db, study_id=STUDY, measures=["Success@2"], actor=None)
-    assert state.refresh(db, viewer=None).full
+    assert state.refresh(open_study(db, state.study_id, None)).full
     assert [str(m) for m in state.measures] == ["Success@2", "Judged@2"]
     _assert_measures_match_evaluate(state, db)
-    assert not state.refresh(db, viewer=None).changed
+    assert not state.refresh(open_study(db, state.study_id, None)).changed
 
 
 def test_the_chart_draws_bounded_unavailable_values_as_ranges_never_points(tmp_path) -> None:
@@ -87,7 +88,7 @@ def test_the_chart_draws_bounded_unavailable_values_as_ranges_never_points(tmp_p
     record_label(db, study_id="s", query_id="a", unit_id="x", gain=1, annotator="ann")
     record_label(db, study_id="s", query_id="a", unit_id="x2", gain=0, annotator="ann")
     record_label(db, study_id="s", query_id="b", unit_id="y", gain=2, annotator="ann")
-    state = LiveDashboard.build(db, "s", viewer=None)
+    state = LiveDashboard.build(open_study(db, "s", None))
     fig = go.Figure(per_query_figure(state, Measure("P"), "P@2"))
     points, ranges, strip = fig.data
     # a is available (0.5); b has y2 unlabeled: P@2 lies in [0.5, 1.0]; c has no label at all

@@ -15,6 +15,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 P1 = Measure("P", k=1)
@@ -35,7 +36,7 @@ def state(tmp_path: Path) -> LiveDashboard:
     for query, unit, gain in [("a", "a1", 0), ("b", "b1", 1), ("c", "c1", 2), ("e", "e1", 0),
                               ("a", "a2", 1), ("b", "b2", 1), ("c", "c2", 0)]:
         record_label(db, study_id="s", query_id=query, unit_id=unit, gain=gain, annotator="ann")
-    return LiveDashboard.build(db, "s", viewer=None)
+    return LiveDashboard.build(open_study(db, "s", None))
 
 
 def test_unavailable_values_are_counted_apart_never_binned_as_zero(state) -> None:

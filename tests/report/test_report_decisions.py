@@ -15,6 +15,7 @@ from evalcore.report.html import render_html
 from evalcore.report.json_export import render_json
 from evalcore.report.model import Report
 from evalcore.report.stored import load_report, save_report
+from evalcore.store.study_handle import open_study
 
 RUNS = DEMO_RUNS
 
@@ -22,7 +23,7 @@ RUNS = DEMO_RUNS
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     _, db = demo_store(tmp_path_factory)
-    report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead", viewer="lead")
+    report = report_from_store(open_study(db, "demo", "lead"), runs=RUNS, created_by="lead")
     return db, report
 
 
@@ -39,7 +40,7 @@ def test_report_holds_the_decisions_of_each_compared_pair(demo) -> None:
     # the comparison's own order: each run against the baseline (the first run)
     assert (pc.run_a, pc.run_b) == ("bm25-title-boost", "bm25-plain")
     assert [m.measure for m in pc.measures] == ["P@10", "R@10", "nDCG@10", "RR@10"]
-    direct = compare_pair(db, "demo", pc.run_a, pc.run_b, ["P@10"], queue_limit=5, viewer=None)
+    direct = compare_pair(open_study(db, "demo", None), pc.run_a, pc.run_b, ["P@10"], queue_limit=5)
     assert pc.measures[0].decision == direct.measures[0].decision
     assert pc.measures[0].decision.verdict == "undecided" and not pc.measures[0].causes
     # R@10 on the demo's open populations (section 12): bounded, undecided, nothing to lift
@@ -136,7 +137,7 @@ def test_text_names_what_lifts_an_undecidable_verdict(tmp_path) -> None:
     add_run(db, study_id="s", name="B", source="imported", k=2,
             results=[("q1", 1, "b", 2.0), ("q2", 1, "d", 1.0)])
     record_label(db, study_id="s", query_id="q2", unit_id="d", gain=1, annotator="ann")
-    text = render_pair(compare_pair(db, "s", "A", "B", ["R@2"], viewer=None))
+    text = render_pair(compare_pair(open_study(db, "s", None), "A", "B", ["R@2"]))
     assert text.startswith("A vs B (baseline): R@2 cannot be decided yet — 1 query has no "
                            "label at all\n")
     block = text[text.index("R@2: cannot be decided yet"):]

@@ -21,6 +21,7 @@ from evalcore.report.measure_table import render_measures_text
 from evalcore.report.model import Report
 from evalcore.report.stored import canonical_json, load_report
 from evalcore.store.reports import ReportRecord, find_report, save_report_body
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import set_study_measures
 
 RUNS = DEMO_RUNS
@@ -31,9 +32,9 @@ SHOWN = [*CHOSEN, "Judged@2", "Judged@3"]
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     path, db = demo_store(tmp_path_factory)
-    default = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead", viewer="lead")
+    default = report_from_store(open_study(db, "demo", "lead"), runs=RUNS, created_by="lead")
     set_study_measures(db, study_id="demo", measures=CHOSEN, actor=None)
-    chosen = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead", viewer="lead")
+    chosen = report_from_store(open_study(db, "demo", "lead"), runs=RUNS, created_by="lead")
     return path, db, default, chosen
 
 
@@ -130,8 +131,7 @@ def test_compat_numbers_stay_in_their_own_section(store) -> None:
 
 def test_explicit_measures_override_the_studys(store) -> None:
     _, db, _, _ = store
-    report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead",
-                               measures=["P@5", "MRR@10"], viewer="lead")
+    report = report_from_store(open_study(db, "demo", "lead"), runs=RUNS, created_by="lead", measures=["P@5", "MRR@10"])
     assert report.measures == ["P@5", "RR@10"]
     assert set(report.runs[0].measure_values.aggregates) == {"P@5", "RR@10", "Judged@5",
                                                              "Judged@10"}
@@ -139,8 +139,7 @@ def test_explicit_measures_override_the_studys(store) -> None:
 
 def test_a_measure_deeper_than_the_runs_is_left_out_with_a_warning(store) -> None:
     _, db, _, _ = store
-    report = report_from_store(db, study_id="demo", runs=RUNS, created_by="lead",
-                               measures=["P@5", "P@50"], viewer="lead")
+    report = report_from_store(open_study(db, "demo", "lead"), runs=RUNS, created_by="lead", measures=["P@5", "P@50"])
     assert "P@50" not in report.runs[0].measure_values.aggregates
     assert any("P@50 is deeper than run 'bm25-plain'" in w for w in report.warnings)
     assert [m.measure for m in report.decisions[0].measures] == ["P@5"]
@@ -157,7 +156,7 @@ def test_cli_m_overrides_and_prints_the_measures(store, tmp_path) -> None:
     assert json.loads(out.read_text())["measures"] == ["P@5", "Success@2"]
     assert "measures: P@5, Success@2" in result.output
     assert "Judged@5" in result.output and "Success@2" in result.output
-    stored = load_report(db, find_report(db, "demo", "cli-m", viewer=None).report_id)
+    stored = load_report(db, find_report(open_study(db, "demo", None), "cli-m").report_id)
     assert stored.measures == ["P@5", "Success@2"]
 
 
@@ -173,7 +172,7 @@ def test_cli_bad_measure_exits_2_listing_the_known_ones(store, tmp_path) -> None
     assert "known measures" in result.output and "Traceback" not in result.output
     assert not out.exists()
     with pytest.raises(LookupError):
-        find_report(db, "demo", "bad-m", viewer=None)
+        find_report(open_study(db, "demo", None), "bad-m")
 
 
 def test_a_report_stored_before_measures_still_loads_and_renders(store) -> None:

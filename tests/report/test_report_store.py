@@ -23,6 +23,7 @@ from evalcore.store.reports import (
 )
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
 
 XSS = "<script>alert(1)</script>"
@@ -60,8 +61,7 @@ def store(tmp_path: Path):
 
 
 def test_report_from_store_pins_reference_and_marks_not_comparable(store) -> None:
-    report = report_from_store(store, study_id="s", runs=["A", "B", "C", "U"],
-                               created_by="lead-lena", reference="v1", settings=ComparisonSettings(permutations=200), viewer="lead-lena")
+    report = report_from_store(open_study(store, "s", "lead-lena"), runs=["A", "B", "C", "U"], created_by="lead-lena", reference="v1", settings=ComparisonSettings(permutations=200))
     assert report.reference_version == "v1" and report.reference_hash.startswith("sha256:")
     assert report.corpus_fingerprint == FP and report.study_name == "Demo study"
     assert [r.comparable for r in report.runs] == [True, True, False, True]
@@ -81,49 +81,46 @@ def test_report_from_store_pins_reference_and_marks_not_comparable(store) -> Non
 
 
 def test_working_labels_report_warns_it_is_not_pinned(store) -> None:
-    report = report_from_store(store, study_id="s", runs=["A", "B"], created_by="x",
-                               settings=ComparisonSettings(permutations=100), viewer="x")
+    report = report_from_store(open_study(store, "s", "x"), runs=["A", "B"], created_by="x", settings=ComparisonSettings(permutations=100))
     assert report.reference_version is None
     assert report.warnings[0].startswith("Not pinned to a frozen reference version")
 
 
 def test_unknown_names_raise_lookup_errors_listing_what_exists(store) -> None:
     with pytest.raises(LookupError, match="runs in this study: A, B, C, U"):
-        report_from_store(store, study_id="s", runs=["A", "nope"], created_by="x", viewer="x")
+        report_from_store(open_study(store, "s", "x"), runs=["A", "nope"], created_by="x")
     with pytest.raises(LookupError, match="frozen versions: v1"):
-        report_from_store(store, study_id="s", runs=["A"], created_by="x", reference="v9", viewer="x")
+        report_from_store(open_study(store, "s", "x"), runs=["A"], created_by="x", reference="v9")
 
 
 def test_saved_report_round_trips_and_is_immutable(store) -> None:
-    report = report_from_store(store, study_id="s", runs=["A", "B"], created_by="lead",
-                               reference="v1", name="r1", settings=ComparisonSettings(permutations=100), viewer="lead")
+    report = report_from_store(open_study(store, "s", "lead"), runs=["A", "B"], created_by="lead", reference="v1", name="r1", settings=ComparisonSettings(permutations=100))
     row = save_report(store, report)
     assert row.content_hash == report_hash(report)
     assert load_report(store, row.report_id) == report
     assert report_hash(load_report(store, row.report_id)) == row.content_hash
-    assert find_report(store, "s", "r1", viewer=None).report_id == row.report_id
-    assert [r.name for r in list_reports(store, "s", viewer=None)] == ["r1"]
+    assert find_report(open_study(store, "s", None), "r1").report_id == row.report_id
+    assert [r.name for r in list_reports(open_study(store, "s", None))] == ["r1"]
     with pytest.raises(sqlite3.DatabaseError, match="immutable"):
         store.execute("UPDATE reports SET body_json = '{}' WHERE report_id = ?", [row.report_id])
     with pytest.raises(sqlite3.DatabaseError, match="immutable"):
         store.execute("DELETE FROM reports WHERE report_id = ?", [row.report_id])
     with pytest.raises(ValueError, match="already exists"):
         save_report(store, report)
-    assert len(list_reports(store, "s", viewer=None)) == 1
+    assert len(list_reports(open_study(store, "s", None))) == 1
     with pytest.raises(ReportNotFoundError, match="stored reports: r1"):
-        find_report(store, "s", "r2", viewer=None)
+        find_report(open_study(store, "s", None), "r2")
 
 
 def test_tampered_body_is_refused_on_load(store) -> None:
-    report = report_from_store(store, study_id="s", runs=["A"], created_by="lead",
-                               reference="v1", name="r1", settings=ComparisonSettings(permutations=100), viewer="lead")
+    report = report_from_store(open_study(store, "s", "lead"), runs=["A"], created_by="lead", reference="v1", name="r1", settings=ComparisonSettings(permutations=100))
     body = canonical_json(report).replace('"lead"', '"mallory"')
     store.execute(
         "INSERT INTO reports (study_id, name, reference_version, created_at, created_by, "
         "evalcore_version, body_json, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         ["s", "forged", "v1", report.created_at, "mallory", "0", body, report_hash(report)],
     )
-    forged = find_report(store, "s", "forged", viewer=None)
+    forged = find_report(open_study(store, "s", None), "forged")
     with pytest.raises(ReportIntegrityError, match="does not match its content hash"):
         load_report(store, forged.report_id)
 
@@ -145,7 +142,7 @@ def test_cli_generates_stores_and_exports_html(store, tmp_path: Path) -> None:
     assert "Plotly.newPlot(" in html and XSS not in html
     assert "annotator-alice" not in html and "private-note" not in html
     assert "not comparable" in html
-    stored = find_report(store, "s", "weekly", viewer=None)
+    stored = find_report(open_study(store, "s", None), "weekly")
     assert stored.created_by == "lead-lena" and stored.reference_version == "v1"
     # Re-export the stored report as JSON with internal data.
     again = tmp_path / "again.json"
@@ -181,7 +178,7 @@ def test_cli_accepts_a_run_whose_comparability_is_not_verified(store, tmp_path: 
     assert "accepted without verification: N" in result.output
     body = json.loads(out.read_text())
     assert body["runs"][1]["accepted_unverified"] is True and body["comparison"] is not None
-    stored = load_report(store, find_report(store, "s", "accepted", viewer=None).report_id)
+    stored = load_report(store, find_report(open_study(store, "s", None), "accepted").report_id)
     assert stored.run("N").accepted_unverified  # recorded in the stored report
     bad = _cli("report", "--db", db_path, "--study", "s", "--runs", "A,N", "--out", str(out),
                "--accept-unverified", "Q", "--by", "lead")
@@ -219,7 +216,7 @@ def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(
     assert result.exit_code == 2
     assert message in result.output
     assert not out.exists()
-    assert list_reports(store, "s", viewer=None) == []
+    assert list_reports(open_study(store, "s", None)) == []
 
 
 def test_cli_refuses_a_missing_store(tmp_path: Path) -> None:

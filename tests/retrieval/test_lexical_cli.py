@@ -11,6 +11,7 @@ from evalcore.store.connection import open_store
 from evalcore.store.corpus import add_documents
 from evalcore.store.refusals import list_refusals
 from evalcore.store.runs import list_runs
+from evalcore.store.study_handle import open_study
 
 PROTOCOL = {"method": "lexical", "top_k": 5, "cutoff": "2026-06-30T00:00:00Z",
             "organisations": ["acme"]}
@@ -40,7 +41,7 @@ def test_pin_then_retrieve_by_name(setup):
     assert result.exit_code == 0, result.output
     assert "queries: 4 of 4" in result.output and "scan_complete: true" in result.output
     db = open_store(db_path)
-    assert [r.name for r in list_runs(db, "s", viewer=None)] == ["r1"]
+    assert [r.name for r in list_runs(open_study(db, "s", None))] == ["r1"]
     shown = invoke("protocol", "show", "--db", db_path, "--study", "s", "--name", "p1")
     assert json.loads(shown.output)["document_count"] == 4
     listed = invoke("protocol", "list", "--db", db_path, "--study", "s")
@@ -54,7 +55,7 @@ def test_retrieve_with_a_protocol_file_pins_then_runs(setup):
     assert result.exit_code == 0, result.output
     assert "as protocol 'r1'" in result.output
     db = open_store(db_path)
-    assert list_runs(db, "s", viewer=None)[0].protocol["pinned_protocol"] == "r1"
+    assert list_runs(open_study(db, "s", None))[0].protocol["pinned_protocol"] == "r1"
 
 
 def test_refusal_exits_1_with_the_changed_documents(setup):
@@ -67,7 +68,7 @@ def test_refusal_exits_1_with_the_changed_documents(setup):
     assert result.exit_code == 1
     assert "content changed: 1: a1" in result.output
     db = open_store(db_path)
-    assert list_runs(db, "s", viewer=None) == [] and len(list_refusals(db, "s", viewer=None)) == 1
+    assert list_runs(open_study(db, "s", None)) == [] and len(list_refusals(open_study(db, "s", None))) == 1
 
 
 @pytest.mark.parametrize(

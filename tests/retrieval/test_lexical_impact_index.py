@@ -21,6 +21,7 @@ from evalcore.retrieval.query_syntax import match_expression
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.lexical_index import LexicalIndex
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import read_snapshot
 
 WORDS = [
@@ -66,10 +67,17 @@ def test_impact_index_ranks_exactly_as_fts5_bm25(tmp_path, seed):
     queries += ["the", "the solar the", "SOLAR Solar solar", "+++", "", "zzz unknown", "東京 x86"]
     compared = 0
     with read_snapshot(db):
-        with SnapshotIndex(db, pin) as fast, LexicalIndex(
-            db, study_id="s", protocol_name="p", corpus_id="c",
-            weights=weights, tokenizer=TOKENIZER,
-        ) as fts:
+        with (
+            SnapshotIndex(open_study(db, "s", None), pin) as fast,
+            LexicalIndex(
+                db,
+                study_id="s",
+                protocol_name="p",
+                corpus_id="c",
+                weights=weights,
+                tokenizer=TOKENIZER,
+            ) as fts,
+        ):
             assert fast.document_count == fts.document_count == pin.document_count
             for q in queries:
                 for limit in (1, 3, 10, 1000):
@@ -86,12 +94,12 @@ def test_impact_index_ranks_exactly_as_fts5_bm25(tmp_path, seed):
 def test_second_execution_loads_the_saved_index_and_a_new_pin_does_not(tmp_path, monkeypatch):
     rng = random.Random(42)
     db, pin = build(tmp_path, rng, 50, (2.0, 1.0))
-    with read_snapshot(db), SnapshotIndex(db, pin) as first:
+    with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin) as first:
         assert not first.loaded_from_cache
         before = first.search("solar panels the", 10)
     path = index_cache.cache_path(db, pin)
     assert path is not None and path.is_file()
-    with read_snapshot(db), SnapshotIndex(db, pin) as second:
+    with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin) as second:
         assert second.loaded_from_cache
         assert second.search("solar panels the", 10) == before
     # The corpus changes and a new pin follows it: its key differs, the old file is not read.
@@ -101,7 +109,7 @@ def test_second_execution_loads_the_saved_index_and_a_new_pin_does_not(tmp_path,
     protocol = pin.protocol.model_copy(update={"corpus_id": None, "corpus_fingerprint": None})
     other = pin_protocol(db, study_id="s", name="p2", protocol=protocol, actor="tester")
     assert index_cache.cache_path(db, other) != path
-    with read_snapshot(db), SnapshotIndex(db, other) as third:
+    with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), other) as third:
         assert not third.loaded_from_cache
         assert third.document_count == pin.document_count + 1
 
@@ -109,7 +117,7 @@ def test_second_execution_loads_the_saved_index_and_a_new_pin_does_not(tmp_path,
 def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path):
     rng = random.Random(7)
     db, pin = build(tmp_path, rng, 40, (2.0, 1.0))
-    with read_snapshot(db), SnapshotIndex(db, pin) as first:
+    with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin) as first:
         want = first.search("solar the wind", 5)
     path = index_cache.cache_path(db, pin)
     assert path is not None
@@ -120,7 +128,7 @@ def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path):
     for damaged in (b"not an npz file", whole[: len(whole) // 2], whole[:40],
                     b"{}" + whole[2:]):
         path.write_bytes(damaged)
-        with read_snapshot(db), SnapshotIndex(db, pin) as again:
+        with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin) as again:
             assert not again.loaded_from_cache
             assert again.search("solar the wind", 5) == want
         assert path.read_bytes() != b"not an npz file"
@@ -148,9 +156,18 @@ def test_words_repeated_many_times_in_few_documents_rank_as_fts5(tmp_path, weigh
         "organisations": ["acme"], "weights": {"title": weights[0], "text": weights[1]},
     })
     pin = pin_protocol(db, study_id="s", name="p", protocol=protocol, actor="tester")
-    with read_snapshot(db), SnapshotIndex(db, pin) as fast, LexicalIndex(
-        db, study_id="s", protocol_name="p", corpus_id="c", weights=weights, tokenizer=TOKENIZER,
-    ) as fts:
+    with (
+        read_snapshot(db),
+        SnapshotIndex(open_study(db, "s", None), pin) as fast,
+        LexicalIndex(
+            db,
+            study_id="s",
+            protocol_name="p",
+            corpus_id="c",
+            weights=weights,
+            tokenizer=TOKENIZER,
+        ) as fts,
+    ):
         for q in ("echo", "echo solar", "wind echo", "solar"):
             want = fts.search_expression(match_expression(q), 50)
             got = fast.search(q, 50)
@@ -205,7 +222,7 @@ def test_an_index_read_again_comes_from_memory(tmp_path, monkeypatch):
     """The last indexes read stay in memory, keyed by their file's size and modification time:
     reading one again does not open the file."""
     db, pin = build(tmp_path, random.Random(3), 30, (2.0, 1.0))
-    with read_snapshot(db), SnapshotIndex(db, pin):
+    with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin):
         pass
     path = index_cache.cache_path(db, pin)
     first = index_cache.load_cached(path)

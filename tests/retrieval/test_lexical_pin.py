@@ -14,6 +14,7 @@ from evalcore.retrieval.pin import (
     pinned_document_ids,
 )
 from evalcore.store.audit import audit_entries
+from evalcore.store.study_handle import open_study
 
 
 def test_pin_records_the_visible_set_and_its_fingerprint(tmp_path):
@@ -21,16 +22,16 @@ def test_pin_records_the_visible_set_and_its_fingerprint(tmp_path):
     pin = pinned(db)
     assert pin.document_count == 4
     assert pin.documents_by_organisation == {"acme": 4}
-    assert pinned_document_ids(db, "s", "p1", viewer=None) == {"a1", "a2", "a3", "a4"}  # not "late", not b*
+    assert pinned_document_ids(open_study(db, "s", None), "p1") == {"a1", "a2", "a3", "a4"}  # not "late", not b*
     assert pin.corpus_fingerprint == corpus_fingerprint(db, pin.visibility)
     assert pin.protocol.corpus_id == "c"
     assert pin.protocol.corpus_fingerprint == pin.corpus_fingerprint
-    again = get_pinned_protocol(db, "s", "p1", viewer=None)
+    again = get_pinned_protocol(open_study(db, "s", None), "p1")
     assert again.model_dump(exclude={"pinned_at"}) == pin.model_dump(exclude={"pinned_at"})
     two = pinned(db, "p2", organisations=["acme", "globex"])
     assert two.documents_by_organisation == {"acme": 4, "globex": 2}
-    assert [p.name for p in list_pinned_protocols(db, "s", viewer=None)] == ["p1", "p2"]
-    assert audit_entries(db, "s", viewer=None)[0].action == "lexical.pin"
+    assert [p.name for p in list_pinned_protocols(open_study(db, "s", None))] == ["p1", "p2"]
+    assert audit_entries(open_study(db, "s", None))[0].action == "lexical.pin"
 
 
 def test_pin_name_is_unique_and_pins_are_immutable(tmp_path):
@@ -78,9 +79,9 @@ def test_unknown_protocol_names_the_pins_that_exist(tmp_path):
     db = lexical_store(tmp_path)
     pinned(db)
     with pytest.raises(ProtocolNotFoundError, match="pinned protocols: p1"):
-        get_pinned_protocol(db, "s", "nope", viewer=None)
+        get_pinned_protocol(open_study(db, "s", None), "nope")
     with pytest.raises(ProtocolNotFoundError):
-        pinned_document_ids(db, "s", "nope", viewer=None)
+        pinned_document_ids(open_study(db, "s", None), "nope")
     with pytest.raises(LookupError, match="no study"):
         pin_protocol(db, study_id="x", name="p", protocol=protocol(), actor="t")
 

@@ -10,6 +10,7 @@ from lexical_builders import lexical_store, pinned
 from evalcore.retrieval.query_syntax import match_expression, query_terms, quote_term
 from evalcore.retrieval.search import search_corpus
 from evalcore.retrieval.snapshot import SnapshotIndex
+from evalcore.store.study_handle import open_study
 
 HOSTILE = [
     '"',
@@ -83,7 +84,9 @@ def test_hostile_text_never_raises_in_search_or_snapshot(store, text):
 
     store.conn.execute("BEGIN")
     try:
-        with SnapshotIndex(store, get_pinned_protocol(store, "s", "p1", viewer=None)) as index:
+        with SnapshotIndex(
+            open_study(store, "s", None), get_pinned_protocol(open_study(store, "s", None), "p1")
+        ) as index:
             ranked = index.search(text, 5)
     finally:
         store.conn.execute("COMMIT")

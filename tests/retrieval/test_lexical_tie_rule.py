@@ -15,6 +15,7 @@ from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import record_label
 from evalcore.store.runs import get_run, run_results
 from evalcore.store.studies import QueryIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
 
 TWINS = [f"t{i}" for i in range(8)]  # identical documents: every score ties
@@ -55,7 +56,7 @@ def test_exported_lexical_run_with_ties_evaluates_to_the_stored_runs_numbers(tmp
         mark_complete(db, study_id="s", query_id=query, actor="lead")
     pinned(db, "ties", organisations=["tie"], top_k=4)
     execute_protocol(db, study_id="s", protocol_name="ties", run_name="lex", actor="tester")
-    stored = run_results(db, get_run(db, "s", "lex", viewer=None).run_id, viewer=None)
+    stored = run_results(open_study(db, "s", None), get_run(open_study(db, "s", None), "lex").run_id)
     qt = stored["qt"]
     assert len({score for _, score in qt}) == 1  # the ties are real
     assert [unit for unit, _ in qt] == ["t7", "t6", "t5", "t4"]  # doc id descending

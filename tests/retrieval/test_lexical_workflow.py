@@ -20,6 +20,7 @@ from evalcore.store.observations import observations_for_run
 from evalcore.store.refusals import list_refusals
 from evalcore.store.runs import get_run, run_results
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 from evalcore.store.transaction import write_transaction
 
@@ -31,7 +32,7 @@ def run(db, name, protocol="p1", **kwargs):
 
 
 def ranked(db, name):
-    return run_results(db, get_run(db, "s", name, viewer=None).run_id, viewer=None)
+    return run_results(open_study(db, "s", None), get_run(open_study(db, "s", None), name).run_id)
 
 
 def test_same_protocol_same_corpus_gives_an_identical_run(tmp_path):
@@ -103,10 +104,10 @@ def assert_refused_and_nothing_stored(db, name, *fragments):
         assert fragment in message, message
     after = table_snapshot(db)
     assert after["runs"] == before["runs"] and after["results"] == before["results"]
-    refusals = list_refusals(db, "s", viewer=None)
+    refusals = list_refusals(open_study(db, "s", None))
     assert refusals[-1].run_name == name and refusals[-1].message == message
     assert len(after["retrieval_refusals"]) == len(before["retrieval_refusals"]) + 1
-    assert audit_entries(db, "s", viewer=None)[0].action == "lexical.refused"
+    assert audit_entries(open_study(db, "s", None))[0].action == "lexical.refused"
     return refusals[-1]
 
 
@@ -191,7 +192,7 @@ def test_time_budget_stores_a_partial_scan(tmp_path, monkeypatch):
     assert info.protocol["execution"]["unexecuted_query_ids"] == ["q3", "q4"]
     assert info.protocol["execution"]["queries_executed"] == 2
     assert set(ranked(db, "r-partial")) == {"q1", "q2"}
-    observations = observations_for_run(db, "s", "r-partial", viewer=None)
+    observations = observations_for_run(open_study(db, "s", None), "r-partial")
     assert observations and all(o.scan_complete is False for o in observations)
 
 
@@ -199,7 +200,7 @@ def test_permitted_ids_of_every_observation_are_the_pinned_set(tmp_path):
     db = lexical_store(tmp_path)
     pinned(db)
     run(db, "r1")
-    observations = observations_for_run(db, "s", "r1", viewer=None)
+    observations = observations_for_run(open_study(db, "s", None), "r1")
     assert observations
     for obs in observations:
         assert sorted(obs.permitted_ids) == ["a1", "a2", "a3", "a4"]
@@ -238,7 +239,9 @@ def test_the_read_snapshot_does_not_block_writers(tmp_path):
     writer = open_store(tmp_path / "store.db")
     db.conn.execute("BEGIN")
     try:
-        with SnapshotIndex(db, get_pinned_protocol(db, "s", pin.name, viewer=None)) as index:
+        with SnapshotIndex(
+            open_study(db, "s", None), get_pinned_protocol(open_study(db, "s", None), pin.name)
+        ) as index:
             add_documents(writer, "c", [DocumentIn(doc_id="w1", title="solar", text="solar",
                                                    owner_org="acme", created_at=BEFORE)])
             # The snapshot still sees the pinned content only.

@@ -26,7 +26,8 @@ from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.corpus_generations import current_generation
 from evalcore.store.imports import import_beir
-from evalcore.store.pins import pin_generation_unchecked
+from evalcore.store.pins import pin_generation
+from evalcore.store.study_handle import open_study
 
 REPO = Path(__file__).resolve().parents[2]
 #: One pin of the two acme documents before the cutoff, one of everything ever owned.
@@ -39,8 +40,8 @@ def pins(db):
 
 def assert_fast_verdict_is_the_full_one(db, names=("narrow", "wide")):
     for name in names:
-        pin = get_pinned_protocol(db, "s", name, viewer="tester")
-        assert revalidate(db, pin) == recompute_changes(db, pin)
+        pin = get_pinned_protocol(open_study(db, "s", "tester"), name)
+        assert revalidate(open_study(db, "s", "tester"), pin) == recompute_changes(open_study(db, "s", "tester"), pin)
 
 
 def no_scan(monkeypatch):
@@ -53,16 +54,16 @@ def no_scan(monkeypatch):
 def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, monkeypatch):
     db = lexical_store(tmp_path)
     narrow, wide = pins(db)
-    assert pin_generation_unchecked(db, "s", "narrow") == current_generation(db, "c") > 0
-    full = [recompute_changes(db, p) for p in (narrow, wide)]
+    assert pin_generation(open_study(db, "s", None), "narrow") == current_generation(db, "c") > 0
+    full = [recompute_changes(open_study(db, "s", "tester"), p) for p in (narrow, wide)]
     assert all(c.unchanged for c in full)
     add_documents(db, "other-corpus", docs())  # another corpus's writes do not count
     no_scan(monkeypatch)
-    assert [revalidate(db, p) for p in (narrow, wide)] == full
+    assert [revalidate(open_study(db, "s", "tester"), p) for p in (narrow, wide)] == full
     run = execute_protocol(db, study_id="s", protocol_name="narrow", run_name="r",
                            actor="tester")
     assert run.corpus_fingerprint == narrow.corpus_fingerprint
-    (entry,) = [e for e in audit_entries(db, "s", viewer="tester") if e.action == "lexical.run"]
+    (entry,) = [e for e in audit_entries(open_study(db, "s", "tester")) if e.action == "lexical.run"]
     assert 0 <= entry.detail["ranking_s"] <= entry.detail["elapsed_s"]  # the query time apart
     assert entry.detail["ranking_cpu_s"] >= 0
 
@@ -137,7 +138,7 @@ def test_a_failed_staged_import_moves_the_generation_and_the_verdicts_agree(tmp_
         import_beir(db, beir_folder(tmp_path, 50), study_id="s", owner_org="acme")
     assert current_generation(db, "c") > before
     assert_fast_verdict_is_the_full_one(db)
-    assert revalidate(db, get_pinned_protocol(db, "s", "wide", viewer="tester")).unchanged
+    assert revalidate(open_study(db, "s", "tester"), get_pinned_protocol(open_study(db, "s", "tester"), "wide")).unchanged
 
 
 def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path):
@@ -163,14 +164,14 @@ def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path
     left = open_store(tmp_path / "store.db", migrate=False)  # the dead import's rows are there
     assert left.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 1
     moved = current_generation(left, "c")
-    assert moved > pin_generation_unchecked(left, "s", "wide")
+    assert moved > pin_generation(open_study(left, "s", None), "wide")
     assert_fast_verdict_is_the_full_one(left)
     left.conn.close()
     reopened = open_store(tmp_path / "store.db")  # discards them
     assert reopened.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
     assert current_generation(reopened, "c") > moved
     assert_fast_verdict_is_the_full_one(reopened)
-    assert revalidate(reopened, get_pinned_protocol(reopened, "s", "wide", viewer="tester")).unchanged
+    assert revalidate(open_study(reopened, "s", "tester"), get_pinned_protocol(open_study(reopened, "s", "tester"), "wide")).unchanged
 
 
 def test_a_generation_never_goes_back_and_is_never_deleted(tmp_path):
@@ -198,12 +199,14 @@ def test_a_v12_store_migrates_to_v13_and_its_pins_are_revalidated_in_full(tmp_pa
     )
     db = open_store(path)
     assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 13
-    assert pin_generation_unchecked(db, "s", "old") is None
+    assert pin_generation(open_study(db, "s", None), "old") is None
     assert current_generation(db, "c") == 0  # nothing written since the migration
-    old = get_pinned_protocol(db, "s", "old", viewer="tester")
-    changes = revalidate(db, old)  # no generation: the full comparison, which sees the hash
-    assert changes == recompute_changes(db, old) and not changes.unchanged
+    old = get_pinned_protocol(open_study(db, "s", "tester"), "old")
+    changes = revalidate(
+        open_study(db, "s", "tester"), old
+    )  # no generation: the full comparison, which sees the hash
+    assert changes == recompute_changes(open_study(db, "s", "tester"), old) and not changes.unchanged
     fresh = pinned(db, "new", organisations=["acme"])
-    assert pin_generation_unchecked(db, "s", "new") == 0
+    assert pin_generation(open_study(db, "s", None), "new") == 0
     no_scan(monkeypatch)
-    assert revalidate(db, fresh).unchanged
+    assert revalidate(open_study(db, "s", "tester"), fresh).unchanged

@@ -20,6 +20,7 @@ from evalcore.demo.study import (
 from evalcore.store.connection import open_store
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 
@@ -40,19 +41,19 @@ def test_build_demo_writes_every_feature_and_is_idempotent(tmp_path: Path) -> No
     db = open_store(tmp_path / "demo.sqlite")
     summary = build_demo(db)
     assert summary.created and summary.documents >= 300 and summary.queries == 25
-    runs = list_runs(db, DEMO_STUDY_ID, viewer=None)
+    runs = list_runs(open_study(db, DEMO_STUDY_ID, None))
     assert [r.name for r in runs] == list(RUN_PROTOCOLS)
     assert all(r.source == "lexical" and r.corpus_fingerprint for r in runs)
     assert runs[0].protocol != runs[1].protocol  # different protocols
     assert len({r.k for r in runs}) == 1  # same depth: Compare pairs every query
     assert runs[0].corpus_fingerprint == runs[1].corpus_fingerprint  # comparable
-    progress = study_progress(db, DEMO_STUDY_ID, viewer=None)
+    progress = study_progress(open_study(db, DEMO_STUDY_ID, None))
     assert progress.conflicts >= 1
     assert progress.complete == len(COMPLETE_QUERIES)
     assert 0 < progress.labeled < progress.pooled
     annotators = {r[0] for r in db.execute("SELECT DISTINCT annotator FROM label_events")}
     assert annotators == {"alice", "bob"}
-    assert HOSTILE_DOC_ID in {i.unit_id for i in query_pool(db, DEMO_STUDY_ID, "q01", viewer=None)}
+    assert HOSTILE_DOC_ID in {i.unit_id for i in query_pool(open_study(db, DEMO_STUDY_ID, None), "q01")}
 
     before = table_snapshot(db)
     again = build_demo(db)
@@ -108,7 +109,7 @@ def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path) -> None:
     db = open_store(tmp_path / "demo.sqlite")
     build_demo(db)
     names = list(RUN_PROTOCOLS)
-    reports = {name: evaluate_run(db, DEMO_STUDY_ID, name, viewer=None) for name in names}
+    reports = {name: evaluate_run(open_study(db, DEMO_STUDY_ID, None), name) for name in names}
     comparison = compare_runs(reports).comparison("reciprocal_rank", names[1], names[0])
     paired = re.match(r"computed on (\d+) of 25 queries", comparison.summary)
     assert paired is not None, comparison.summary
@@ -122,16 +123,16 @@ def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path) -> None
     from evalcore.analysis.decision import decide_measure, evaluate_stored_pair
     from evalcore.analysis.decision_queue import decide_queue
     from evalcore.demo.study import CANT_JUDGE
-    from evalcore.store.cant_judge import cant_judge_units_unchecked
-    from evalcore.store.resolution import resolve_query_unchecked
+    from evalcore.store.cant_judge import cant_judge_units
+    from evalcore.store.resolution import resolve_query
 
     db = open_store(tmp_path / "demo.sqlite")
     build_demo(db)
-    progress = study_progress(db, DEMO_STUDY_ID, viewer=None)
+    progress = study_progress(open_study(db, DEMO_STUDY_ID, None))
     assert all(p.labeled > 0 for p in progress.queries.values()), progress.queries
     assert 0 < progress.labeled < progress.pooled - 50  # plenty left to label
     a, b = RUN_PROTOCOLS
-    pair = evaluate_stored_pair(db, DEMO_STUDY_ID, a, b, ["P@10", "RR@10", "nDCG@10", "R@10"], viewer=None)
+    pair = evaluate_stored_pair(open_study(db, DEMO_STUDY_ID, None), a, b, ["P@10", "RR@10", "nDCG@10", "R@10"])
     for name in ("P@10", "RR@10"):
         decision = decide_measure(pair, name, a, b)
         assert decision.verdict == "undecided", decision.summary
@@ -145,5 +146,5 @@ def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path) -> None
         assert decision.lower is not None and decision.lower <= 0 <= decision.upper
         assert decide_queue(pair, name).items
     for query_id, unit_id, _ in CANT_JUDGE:  # left unlabeled, the mark kept
-        assert unit_id not in resolve_query_unchecked(db, DEMO_STUDY_ID, query_id)
-        assert unit_id in cant_judge_units_unchecked(db, DEMO_STUDY_ID, query_id, "alice")
+        assert unit_id not in resolve_query(open_study(db, DEMO_STUDY_ID, None), query_id)
+        assert unit_id in cant_judge_units(open_study(db, DEMO_STUDY_ID, None), query_id, "alice")

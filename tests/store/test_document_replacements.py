@@ -30,8 +30,9 @@ from evalcore.store.corpus_generations import current_generation
 from evalcore.store.document_imports import begin_import, discard_import
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports import import_beir
-from evalcore.store.runs import run_results_unchecked
+from evalcore.store.runs import run_results
 from evalcore.store.staged_documents import StagedDocuments
+from evalcore.store.study_handle import open_study
 
 REPO = Path(__file__).resolve().parents[2]
 N = 400
@@ -168,7 +169,7 @@ def test_after_publishing_the_lexical_workflow_ranks_the_new_texts_and_never_reu
     import_beir(db, corpus(tmp_path, "zebra"), study_id="s", owner_org="acme")
     pinned(db, "before", **wide)
     run = execute_protocol(db, study_id="s", protocol_name="before", run_name="r0", actor="t")
-    ranked = run_results_unchecked(db, run.run_id, ["zq", "yq"])
+    ranked = run_results(open_study(db, "s", "t"), run.run_id, ["zq", "yq"])
     assert len(ranked["zq"]) == 10 and ranked.get("yq", []) == []
     small_chunks(monkeypatch)
     checked: list[int] = []
@@ -192,7 +193,7 @@ def test_after_publishing_the_lexical_workflow_ranks_the_new_texts_and_never_reu
             pinned(reader, "after", **wide)
             mid = execute_protocol(reader, study_id="s", protocol_name="after",
                                    run_name="r2", actor="t")
-            ranked = run_results_unchecked(reader, mid.run_id, ["zq", "yq"])
+            ranked = run_results(open_study(reader, "s", "t"), mid.run_id, ["zq", "yq"])
             assert len(ranked["yq"]) == 10 and ranked.get("zq", []) == []
             reader.conn.close()
         return removed(db, import_id, on_chunk=each)
@@ -207,9 +208,9 @@ def test_after_publishing_the_lexical_workflow_ranks_the_new_texts_and_never_reu
         raise AssertionError("revalidation scanned the corpus")
 
     monkeypatch.setattr(revalidation, "recompute_changes", scanned)
-    assert revalidate(db, get_pinned_protocol(db, "s", "after", viewer="t")).unchanged
+    assert revalidate(open_study(db, "s", "t"), get_pinned_protocol(open_study(db, "s", "t"), "after")).unchanged
     run = execute_protocol(db, study_id="s", protocol_name="after", run_name="r3", actor="t")
-    ranked = run_results_unchecked(db, run.run_id, ["zq", "yq"])
+    ranked = run_results(open_study(db, "s", "t"), run.run_id, ["zq", "yq"])
     assert len(ranked["yq"]) == 10 and ranked.get("zq", []) == []
 
 

@@ -18,7 +18,8 @@ from evalcore.store.corpus import get_document
 from evalcore.store.imports.documents import import_documents
 from evalcore.store.imports.queries import import_queries
 from evalcore.store.information_needs import information_need
-from evalcore.store.studies import query_texts_unchecked
+from evalcore.store.query_reads import query_texts
+from evalcore.store.study_handle import open_study
 from tests.store_fixtures import new_store, table_snapshot
 
 TREC_DOCS = """<DOC>
@@ -169,7 +170,7 @@ def test_import_documents_writes_owner_and_audit_and_is_all_or_nothing(tmp_path:
     summary = import_documents(db, path, study_id="s", owner_org="acme")
     assert summary.documents == 2
     assert get_document(db, "c", "FT-1").owner_org == "acme"
-    assert audit_entries(db, "s", viewer=None)[0].action == "import.documents"
+    assert audit_entries(open_study(db, "s", None))[0].action == "import.documents"
     before = table_snapshot(db)
     bad = tmp_path / "bad.trec"
     bad.write_text("<DOC><DOCNO>Z</DOCNO>fine</DOC>\n<DOC>no id</DOC>\n")
@@ -217,8 +218,8 @@ def test_import_queries_with_query_map_and_fields(tmp_path: Path) -> None:
     mapping.write_text("# file id -> qrels id\n1 101\n2,102\n")
     fields = QueryFields(id="qid", text="q", narrative="guide")
     import_queries(db, path, study_id="s", fields=fields, query_map=mapping)
-    assert query_texts_unchecked(db, "s") == {"101": "what is x", "102": "what is y"}
-    assert information_need(db, "s", "101", viewer=None).narrative == "x only"
+    assert query_texts(open_study(db, "s", None)) == {"101": "what is x", "102": "what is y"}
+    assert information_need(open_study(db, "s", None), "101").narrative == "x only"
     # a query the map does not cover: refused, naming the line
     mapping.write_text("1 101\n")
     message = _errors(import_queries, db, path, study_id="s", fields=fields, query_map=mapping)
@@ -236,8 +237,8 @@ def test_reimport_without_need_keeps_the_stored_need(tmp_path: Path) -> None:
     plain = tmp_path / "q.tsv"
     plain.write_text("id\ttext\n301\tcats and kittens\n")
     import_queries(db, plain, study_id="s")
-    assert query_texts_unchecked(db, "s")["301"] == "cats and kittens"
-    assert information_need(db, "s", "301", viewer=None).description == "Documents about cats."
+    assert query_texts(open_study(db, "s", None))["301"] == "cats and kittens"
+    assert information_need(open_study(db, "s", None), "301").description == "Documents about cats."
 
 
 def test_cli_imports_and_need_set(tmp_path: Path) -> None:
@@ -271,6 +272,6 @@ def test_cli_imports_and_need_set(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no query '999' in study 's'" in result.output
     from evalcore.store.connection import open_store
 
-    entry = audit_entries(open_store(tmp_path / "s.db"), "s", viewer=None)[0]
+    entry = audit_entries(open_study(open_store(tmp_path / "s.db"), "s", None))[0]
     assert entry.action == "query.need.set" and entry.actor == "lead"
     assert entry.detail["old"]["narrative"] == "Any barking."

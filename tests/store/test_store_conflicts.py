@@ -20,12 +20,13 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.demo.study import DEMO_STUDY_ID, build_demo
 from evalcore.io.observations_jsonl import read_observations, write_observations
-from evalcore.store.completeness import is_complete_unchecked, mark_complete
+from evalcore.store.completeness import is_complete, mark_complete
 from evalcore.store.connection import open_store
 from evalcore.store.labels import adjudicate, record_label
 from evalcore.store.observations import observations_for_run
-from evalcore.store.resolution import resolve_query_unchecked
+from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 
 TIGHT = {"P@", "R@", "RR", "Su", "RB"}
 MEASURES = [parse_measure(m) for m in ("P@3", "R@3", "nDCG@3", "RR@3", "AP@3", "Success@3",
@@ -44,7 +45,7 @@ def label(db, unit, gain, who="alice", query="q"):
 
 
 def metrics(db, measures=None, protocol=None):
-    obs = observations_for_run(db, "s", "run", viewer=None)
+    obs = observations_for_run(open_study(db, "s", None), "run")
     return evaluate(obs, protocol, measures=measures).queries[0].metrics
 
 
@@ -56,7 +57,7 @@ def test_a_relevant_vs_nonrelevant_conflict_on_a_complete_query_blocks_recall(tm
     before = metrics(db)["recall"]
     assert before.available and before.value == pytest.approx(2 / 3)
     label(db, "D", 0, who="bob")  # D is not returned: |R| is now unknown (2 or 3)
-    assert is_complete_unchecked(db, "s", "q")
+    assert is_complete(open_study(db, "s", None), "q")
     m = metrics(db)
     recall = m["recall"]
     assert not recall.available and recall.reasons == ["label_conflict"]
@@ -115,9 +116,9 @@ def test_adjudication_resolves_and_a_newer_disagreeing_label_reopens_with_all_ga
     adjudicate(db, study_id="s", query_id="q", unit_id="A", gain=2, reviewer="rita")
     assert metrics(db)["precision"].blocking_ids == ["B", "C"]  # A is 2 now, B, C unlabeled
     label(db, "A", 1, who="bob")  # newer than the adjudication and disagrees with it
-    (a_label,) = [lab for lab in observations_for_run(db, "s", "run", viewer=None)[0].labels if lab.id == "A"]
+    (a_label,) = [lab for lab in observations_for_run(open_study(db, "s", None), "run")[0].labels if lab.id == "A"]
     assert a_label.conflict == (0, 1, 2)
-    assert resolve_query_unchecked(db, "s", "q")["A"].conflict_gains == (0, 1, 2)
+    assert resolve_query(open_study(db, "s", None), "q")["A"].conflict_gains == (0, 1, 2)
 
 
 def test_store_and_observation_jsonl_give_the_same_answers(tmp_path):
@@ -128,14 +129,14 @@ def test_store_and_observation_jsonl_give_the_same_answers(tmp_path):
     label(db, "E", 2)
     label(db, "E", 4, who="bob")
     mark_complete(db, study_id="s", query_id="q", actor="alice")
-    obs = observations_for_run(db, "s", "run", viewer=None)
+    obs = observations_for_run(open_study(db, "s", None), "run")
     path = tmp_path / "obs.jsonl"
     write_observations(path, obs)
     assert '"conflict":[0,3]' in path.read_text()
     again = read_observations(path)
     for measures in (None, MEASURES):
         assert evaluate(again, measures=measures) == evaluate(obs, measures=measures)
-    assert evaluate_run(db, "s", "run", viewer=None).queries == evaluate(again).queries
+    assert evaluate_run(open_study(db, "s", None), "run").queries == evaluate(again).queries
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +148,7 @@ def demo_db(tmp_path_factory):
 
 def test_demo_complete_query_conflict_makes_recall_unavailable_not_smaller(demo_db):
     db = demo_db
-    run = observations_for_run(db, DEMO_STUDY_ID, "bm25-plain", viewer=None)
+    run = observations_for_run(open_study(db, DEMO_STUDY_ID, None), "bm25-plain")
     q02 = next(o for o in run if o.query_id == "q02")
     assert q02.population_complete
     protocol = EvalProtocol()
@@ -156,8 +157,11 @@ def test_demo_complete_query_conflict_makes_recall_unavailable_not_smaller(demo_
     unit = next(u for u in relevant if u not in q02.returned_ids[:10])
     record_label(db, study_id=DEMO_STUDY_ID, query_id="q02", unit_id=unit, gain=0,
                  annotator="bob")
-    q02_after = next(o for o in observations_for_run(db, DEMO_STUDY_ID, "bm25-plain", viewer=None)
-                     if o.query_id == "q02")
+    q02_after = next(
+        o
+        for o in observations_for_run(open_study(db, DEMO_STUDY_ID, None), "bm25-plain")
+        if o.query_id == "q02"
+    )
     after = evaluate([q02_after], protocol, measures=[parse_measure("R@10")]).queries[0]
     r_before, r_after = before.metrics["R@10"], after.metrics["R@10"]
     assert r_before.available
@@ -191,7 +195,7 @@ def test_every_resolution_of_a_conflict_lies_inside_the_bounds(case):
             mark_complete(db, study_id="s", query_id="q", actor="alice")
         protocol = EvalProtocol(relevance_threshold=threshold)
         before = metrics(db, MEASURES, protocol)
-        resolved = resolve_query_unchecked(db, "s", "q")
+        resolved = resolve_query(open_study(db, "s", None), "q")
         in_conflict = {u: r.conflict_gains for u, r in resolved.items() if r.state == "conflict"}
         for unit, gains in in_conflict.items():
             for gain in gains:  # the reviewer decides for one of its annotators' gains

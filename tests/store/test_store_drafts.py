@@ -3,8 +3,9 @@
 import pytest
 from store_fixtures import new_store
 
-from evalcore.store.drafts import MAX_NOTE_CHARS, Draft, clear_draft, drafts_unchecked, save_draft
+from evalcore.store.drafts import MAX_NOTE_CHARS, Draft, clear_draft, drafts, save_draft
 from evalcore.store.schema import SCHEMA_VERSION, schema_version
+from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
@@ -22,20 +23,20 @@ def test_note_and_skip_are_kept_separately_per_annotator_query_and_item(db):
     _save(db, unit="B", skipped=True)
     _save(db, who="bob", note="bob's")
     _save(db, query="q2", note="other query")
-    assert drafts_unchecked(db, "s", "q1", "kim") == {
+    assert drafts(open_study(db, "s", None), "q1", "kim") == {
         "A": Draft(unit_id="A", note="half outdated", skipped=True),
         "B": Draft(unit_id="B", skipped=True),
     }
-    assert drafts_unchecked(db, "s", "q1", "bob") == {"A": Draft(unit_id="A", note="bob's")}
+    assert drafts(open_study(db, "s", None), "q1", "bob") == {"A": Draft(unit_id="A", note="bob's")}
 
 
 def test_an_empty_draft_is_deleted_and_clear_forgets_it(db):
     _save(db, note="x")
     _save(db, note="")
-    assert drafts_unchecked(db, "s", "q1", "kim") == {}
+    assert drafts(open_study(db, "s", None), "q1", "kim") == {}
     _save(db, note="y", skipped=True)
     clear_draft(db, study_id="s", query_id="q1", unit_id="A", annotator="kim")
-    assert drafts_unchecked(db, "s", "q1", "kim") == {}
+    assert drafts(open_study(db, "s", None), "q1", "kim") == {}
 
 
 @pytest.mark.parametrize(("who", "note", "match"), [

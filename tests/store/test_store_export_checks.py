@@ -12,9 +12,9 @@ from store_fixtures import new_store, store_at_version
 from evalcore.store.connection import open_store
 from evalcore.store.export_checks import (
     qrels_refusal,
-    qrels_suspect_unchecked,
+    qrels_suspect,
     run_refusal,
-    run_suspect_unchecked,
+    run_suspect,
     tool_labels_refusal,
 )
 from evalcore.store.exports import ExportRefusedError, export_qrels, export_run
@@ -22,6 +22,7 @@ from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run, write_run_results
 from evalcore.store.schema import SCHEMA_VERSION, schema_version
 from evalcore.store.studies import QueryIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
 from evalcore.store.tool_label_exports import export_tool_labels
 from evalcore.store.transaction import write_transaction
@@ -29,7 +30,7 @@ from evalcore.store.trec_ids import (
     PER_QUERY,
     TREC_SPACE,
     ids_suspect,
-    scan_run_suspect_unchecked,
+    scan_run_suspect,
 )
 
 #: Ids with the characters that matter: spaces of several kinds (no-break, ideographic), '#'.
@@ -50,23 +51,27 @@ def test_checks_agree_with_the_exports(tmp_path_factory, query_id: str, unit_id:
     db = new_store(tmp_path_factory.mktemp("checks"))
     record_label(db, study_id="s", query_id=query_id, unit_id=unit_id, gain=1, annotator="a")
     add_run(db, study_id="s", name="r", source="imported", k=1, results=[(query_id, 1, unit_id, 1.0)])
-    assert qrels_refusal(db, "s", None, viewer=None) == _export_says(
-        lambda out: export_qrels(db, "s", out, viewer=None))
-    assert run_refusal(db, "s", "r", viewer=None) == _export_says(
-        lambda out: export_run(db, "s", "r", out, viewer=None))
+    assert qrels_refusal(open_study(db, "s", None), None) == _export_says(
+        lambda out: export_qrels(open_study(db, "s", None), out)
+    )
+    assert run_refusal(open_study(db, "s", None), "r") == _export_says(
+        lambda out: export_run(open_study(db, "s", None), "r", out)
+    )
 
 
 def test_a_clean_study_is_not_suspected_and_quepid_duplicates_are(tmp_path) -> None:
     db = new_store(tmp_path)
     record_label(db, study_id="s", query_id="q1", unit_id="A", gain=1, annotator="a")
-    assert qrels_refusal(db, "s", None, viewer=None) is None
+    assert qrels_refusal(open_study(db, "s", None), None) is None
     add_queries(db, "s", [QueryIn(query_id="q8", text="same"), QueryIn(query_id="q9", text="same")])
     record_label(db, study_id="s", query_id="q8", unit_id="A", gain=1, annotator="a")
     record_label(db, study_id="s", query_id="q9", unit_id="A", gain=1, annotator="a")
-    said = tool_labels_refusal(db, "s", "quepid", None, viewer=None)
+    said = tool_labels_refusal(open_study(db, "s", None), "quepid", None)
     assert said is not None and "same text" in said
-    assert said == _export_says(lambda out: export_tool_labels(db, "s", out, "quepid", viewer=None))
-    assert tool_labels_refusal(db, "s", "rre", None, viewer=None) is None
+    assert said == _export_says(
+        lambda out: export_tool_labels(open_study(db, "s", None), out, "quepid")
+    )
+    assert tool_labels_refusal(open_study(db, "s", None), "rre", None) is None
 
 
 #: Ids a label or result may carry: clean ones, and ones a TREC export refuses.
@@ -99,17 +104,19 @@ def test_the_recorded_facts_are_the_whole_reading(tmp_path_factory, batches) -> 
                 db.execute("INSERT INTO label_events (study_id, query_id, unit_id, gain, "
                            "annotator, created_at) VALUES ('s', ?, ?, 1, 'a', 'now')",
                            [query_id, unit_id])
-        assert qrels_suspect_unchecked(db, "s", None) == _labels_scanned(db, "s")
-        assert qrels_refusal(db, "s", None, viewer=None) == _export_says(
-            lambda out: export_qrels(db, "s", out, viewer=None))
+        assert qrels_suspect(open_study(db, "s", None), None) == _labels_scanned(db, "s")
+        assert qrels_refusal(open_study(db, "s", None), None) == _export_says(
+            lambda out: export_qrels(open_study(db, "s", None), out)
+        )
         run_id = add_run(db, study_id="s", name=f"r{n}", source="imported", k=1,
                          results=[("q0", 1, "A", 1.0)])
         for i, (query_id, unit_id) in enumerate(batch):  # one chunk per query
             with write_transaction(db):
                 write_run_results(db, run_id, [(f"{query_id}{i}", 1, unit_id, 1.0)])
-        assert run_suspect_unchecked(db, run_id) == scan_run_suspect_unchecked(db, run_id)
-        assert run_refusal(db, "s", f"r{n}", viewer=None) == _export_says(
-            lambda out, n=n: export_run(db, "s", f"r{n}", out, viewer=None))
+        assert run_suspect(open_study(db, "s", None), run_id) == scan_run_suspect(db, run_id)
+        assert run_refusal(open_study(db, "s", None), f"r{n}") == _export_says(
+            lambda out, n=n: export_run(open_study(db, "s", None), f"r{n}", out)
+        )
 
 
 def test_the_label_trigger_knows_every_space_trec_refuses() -> None:
@@ -136,11 +143,11 @@ def test_a_label_of_another_study_or_written_by_sql_is_recorded(tmp_path) -> Non
     create_study(db, StudyIn(study_id="other", corpus_id="c"))
     record_label(db, study_id="other", query_id="q1", unit_id="has space", gain=1,
                  annotator="a")
-    assert qrels_suspect_unchecked(db, "other", None)
-    assert not qrels_suspect_unchecked(db, "s", None)
+    assert qrels_suspect(open_study(db, "other", None), None)
+    assert not qrels_suspect(open_study(db, "s", None), None)
     db.execute("INSERT INTO label_events (study_id, query_id, unit_id, gain, annotator, "
                "created_at) VALUES ('s', '#q', 'A', 1, 'a', '2026-01-01T00:00:00Z')")
-    assert qrels_suspect_unchecked(db, "s", None)
+    assert qrels_suspect(open_study(db, "s", None), None)
 
 
 def test_a_v15_store_migrates_with_its_facts(tmp_path) -> None:
@@ -164,16 +171,25 @@ def test_a_v15_store_migrates_with_its_facts(tmp_path) -> None:
     store_at_version(path, 15, *rows)
     db = open_store(path)
     assert schema_version(db) == SCHEMA_VERSION >= 16
-    assert {r: run_suspect_unchecked(db, r) for r in runs} == {
-        1: False, 2: True, 3: True, 4: True, 5: False}
+    assert {r: run_suspect(open_study(db, "s", None), r) for r in runs} == {
+        1: False,
+        2: True,
+        3: True,
+        4: True,
+        5: False,
+    }
     for r in runs:
-        assert run_suspect_unchecked(db, r) == scan_run_suspect_unchecked(db, r)
-    assert [qrels_suspect_unchecked(db, s, None) for s in ("s", "t", "u")] == [False, True, False]
+        assert run_suspect(open_study(db, "s", None), r) == scan_run_suspect(db, r)
+    assert [qrels_suspect(open_study(db, s, None), None) for s in ("s", "t", "u")] == [
+        False,
+        True,
+        False,
+    ]
     for s in ("s", "t", "u"):
-        assert qrels_suspect_unchecked(db, s, None) == _labels_scanned(db, s)
+        assert qrels_suspect(open_study(db, s, None), None) == _labels_scanned(db, s)
     # the trigger is there after the migration
     record_label(db, study_id="s", query_id="q1", unit_id="C D", gain=1, annotator="a")
-    assert qrels_suspect_unchecked(db, "s", None)
+    assert qrels_suspect(open_study(db, "s", None), None)
 
 
 def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch) -> None:
@@ -194,7 +210,7 @@ def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch) -> None:
     for store in (db, target):
         facts = dict(store.execute("SELECT name, trec_suspect FROM runs").fetchall())
         assert facts == {"clean": 0, "spaced": 1}
-        assert qrels_suspect_unchecked(store, "s", None)
+        assert qrels_suspect(open_study(store, "s", "lead"), None)
     # an import failing in its last step: the staged study is discarded, its fact with it
     import evalcore.store.study_archive as archive_module
 
@@ -229,8 +245,8 @@ def test_a_run_stored_as_rankings_records_its_fact(tmp_path) -> None:
     hashed = add_run(db, study_id="s", name="hashed", source="lexical", k=2,
                      rankings={"#q": (("A", 2.0),)})
     for run_id, suspect in [(clean, False), (spaced, True), (hashed, True)]:
-        assert run_suspect_unchecked(db, run_id) is suspect
-        assert scan_run_suspect_unchecked(db, run_id) is suspect
+        assert run_suspect(open_study(db, "s", None), run_id) is suspect
+        assert scan_run_suspect(db, run_id) is suspect
 
 
 def test_the_suspect_checks_find_exactly_what_the_exports_refuse(tmp_path) -> None:
@@ -242,12 +258,12 @@ def test_the_suspect_checks_find_exactly_what_the_exports_refuse(tmp_path) -> No
     db = new_store(tmp_path)
     clean = add_run(db, study_id="s", name="clean", source="imported", k=2,
                     results=[("q1", 1, "d\u00e9j\u00e0", 2.0), ("q1", 2, "B", 1.0)])
-    assert not run_suspect_unchecked(db, clean)
+    assert not run_suspect(open_study(db, "s", None), clean)
     for query_id, unit_id in [("q1", "a\u2003b"), ("#q", "A"), ("q\n", "A")]:
         run_id = add_run(db, study_id="s", name=f"r{unit_id}{query_id}", source="imported", k=1,
                          results=[("q0", 1, "A", 2.0), (query_id, 1, unit_id, 1.0)])
-        assert run_suspect_unchecked(db, run_id)
+        assert run_suspect(open_study(db, "s", None), run_id)
     record_label(db, study_id="s", query_id="q1", unit_id="x y", gain=1, annotator="a")
     undo_last_label(db, study_id="s", query_id="q1", annotator="a")
-    assert qrels_suspect_unchecked(db, "s", None)
-    assert qrels_refusal(db, "s", None, viewer=None) is None
+    assert qrels_suspect(open_study(db, "s", None), None)
+    assert qrels_refusal(open_study(db, "s", None), None) is None

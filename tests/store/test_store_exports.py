@@ -16,16 +16,16 @@ from evalcore.store.exports import ExportRefusedError, export_labels, export_qre
 from evalcore.store.imports import import_labels, import_qrels, import_run
 from evalcore.store.labels import adjudicate, record_label, undo_last_label
 from evalcore.store.references import freeze_reference
-from evalcore.store.resolution import resolve_study_unchecked
+from evalcore.store.resolution import resolve_study
 from evalcore.store.runs import add_run, get_run, run_results
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 
-def text_of(fn, *args, **kwargs) -> str:
-    kwargs.setdefault("viewer", None)  # these studies are in local mode: open to anyone
-    stream = io.StringIO()
-    fn(*args, stream, **kwargs)
+def text_of(fn, db, study_id, *args, **kwargs) -> str:
+    stream = io.StringIO()  # these studies are in local mode: open to anyone
+    fn(open_study(db, study_id, None), *args, stream, **kwargs)
     return stream.getvalue()
 
 
@@ -65,7 +65,7 @@ def test_qrels_export_sorted_and_round_trips_a_frozen_version(db, tmp_path):
     mark_complete(db, study_id="s", query_id="q2", actor="lead")
     v1 = freeze_reference(db, study_id="s", name="v1", actor="lead")
     out = tmp_path / "v1.qrels"
-    assert export_qrels(db, "s", out, reference="v1", viewer=None).rows == 3
+    assert export_qrels(open_study(db, "s", None), out, reference="v1").rows == 3
     assert out.read_text() == "q1 0 A 1\nq1 0 D 0\nq2 0 B 1\n"
     other = fresh(tmp_path, "other")
     import_qrels(other, out, study_id="s", complete=True)
@@ -76,7 +76,7 @@ def test_qrels_export_sorted_and_round_trips_a_frozen_version(db, tmp_path):
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_label_events_round_trip(db, tmp_path, fmt):
     out = tmp_path / f"labels.{fmt}"
-    assert export_labels(db, "s", out, format=fmt, viewer=None).rows == 7
+    assert export_labels(open_study(db, "s", None), out, format=fmt).rows == 7
     other = fresh(tmp_path, "other")
     # an undo is its annotator's own act: an event log holding one is refused, naming the line
     with pytest.raises(InputErrors, match="undo events cannot be imported"):
@@ -85,10 +85,10 @@ def test_label_events_round_trip(db, tmp_path, fmt):
     # a log without undo events round-trips exactly
     plain = _events(fresh(tmp_path, "plain"), undo=False)
     log = tmp_path / f"plain.{fmt}"
-    export_labels(plain, "s", log, format=fmt, viewer=None)
+    export_labels(open_study(plain, "s", None), log, format=fmt)
     import_labels(other, log, study_id="s", format=fmt, keep_annotators=True)
     assert event_rows(other) == event_rows(plain)
-    assert resolve_study_unchecked(other, "s") == resolve_study_unchecked(plain, "s")
+    assert resolve_study(open_study(other, "s", None)) == resolve_study(open_study(plain, "s", None))
     assert text_of(export_labels, other, "s", format=fmt) == log.read_text()
 
 
@@ -109,12 +109,12 @@ def test_run_export_with_order_trec_would_change(tmp_path):
     with pytest.raises(ExportRefusedError, match="--scores rank"):
         text_of(export_run, db, "s", "lex", scores="original")
     out = tmp_path / "lex.run"
-    summary = export_run(db, "s", "lex", out, viewer=None)
+    summary = export_run(open_study(db, "s", None), "lex", out)
     assert summary.warnings and "rank-derived" in summary.warnings[0]
     assert out.read_text() == "q1 Q0 A 1 2.0 lex\nq1 Q0 B 2 1.0 lex\nq2 Q0 C 1 1.0 lex\n"
     other = fresh(tmp_path, "other")
     import_run(other, out, study_id="s", k=10)
-    units = {q: [u for u, _ in r] for q, r in run_results(other, get_run(other, "s", "lex", viewer=None).run_id, viewer=None).items()}
+    units = {q: [u for u, _ in r] for q, r in run_results(open_study(other, "s", None), get_run(open_study(other, "s", None), "lex").run_id).items()}
     assert units == {"q1": ["A", "B"], "q2": ["C"]}
 
 
@@ -168,7 +168,7 @@ def test_property_run_round_trip_keeps_order(tmp_path_factory, ranking, mode):
     first = text_of(export_run, db, "s", "run", scores=mode)
     other = fresh(tmp, "b")
     import_run(other, decode_source(first.encode(), "run.txt"), study_id="s", k=5)
-    got = run_results(other, get_run(other, "s", "run", viewer=None).run_id, viewer=None)
+    got = run_results(open_study(other, "s", None), get_run(open_study(other, "s", None), "run").run_id)
     assert {q: [u for u, _ in r] for q, r in got.items()} == {
         q: [u for u, _ in items] for q, items in ranking.items()
     }

@@ -10,11 +10,7 @@ from store_fixtures import new_store, table_snapshot
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
 from evalcore.store.audit import audit_entries
-from evalcore.store.completeness import (
-    completeness_history_unchecked,
-    completeness_states_unchecked,
-    mark_complete,
-)
+from evalcore.store.completeness import completeness_history, completeness_states, mark_complete
 from evalcore.store.corpus import DocumentIn, add_documents, count_documents, get_document
 from evalcore.store.imports import (
     import_beir,
@@ -24,9 +20,10 @@ from evalcore.store.imports import (
     import_run,
 )
 from evalcore.store.labels import label_history, record_label
-from evalcore.store.resolution import resolve_query_unchecked, resolved_gains
+from evalcore.store.query_reads import query_texts
+from evalcore.store.resolution import resolve_query, resolved_gains
 from evalcore.store.runs import get_run, run_results
-from evalcore.store.studies import query_texts_unchecked
+from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
@@ -56,10 +53,10 @@ def test_qrels_bom_crlf_comments_blank_lines(db, tmp_path):
     path = write(tmp_path, "q.txt", b"\xef\xbb\xbf# judged 2026\r\nq1 0 A 2\r\n\r\nq1 0 B 0\r\nq2 0 A 1\r\n")
     summary = import_qrels(db, path, study_id="s")
     assert (summary.label_events, summary.queries, summary.rows) == (3, 2, 3)
-    assert resolved_gains(db, "s", viewer=None) == {"q1": {"A": 2, "B": 0}, "q2": {"A": 1}}
-    event = label_history(db, "s", "q1", "A", viewer=None)[0]
+    assert resolved_gains(open_study(db, "s", None)) == {"q1": {"A": 2, "B": 0}, "q2": {"A": 1}}
+    event = label_history(open_study(db, "s", None), "q1", "A")[0]
     assert (event.annotator, event.source) == ("qrels:q.txt", "import")
-    assert audit_entries(db, "s", viewer=None)[0].action == "import.qrels"
+    assert audit_entries(open_study(db, "s", None))[0].action == "import.qrels"
 
 
 def test_qrels_identical_duplicate_is_one_event_with_warning(db, tmp_path):
@@ -90,13 +87,13 @@ def test_qrels_every_error_reported(db, tmp_path):
     assert text[0].startswith(f"{path}:1: gain: gain 7 is outside 0..4")
     assert text[1].startswith(f"{path}:2: expected 4 fields")
     assert text[2].startswith(f"{path}:3: gain: must be an integer")
-    assert label_history(db, "s", "q1", viewer=None) == []
+    assert label_history(open_study(db, "s", None), "q1") == []
 
 
 def test_qrels_gain_map(db, tmp_path):
     path = write(tmp_path, "q.txt", "q1 0 A -1\nq1 0 B 5\n")
     import_qrels(db, path, study_id="s", gain_map={-1: 0, 5: 4})
-    assert resolved_gains(db, "s", viewer=None) == {"q1": {"A": 0, "B": 4}}
+    assert resolved_gains(open_study(db, "s", None)) == {"q1": {"A": 0, "B": 4}}
 
 
 def test_qrels_empty_file(db, tmp_path):
@@ -113,17 +110,17 @@ def test_unknown_ids_refused_when_corpus_has_documents(db, tmp_path):
     (message,) = errors_of(excinfo)
     assert "12 document id(s) not in corpus 'c': Z0, Z1" in message
     assert "and 2 more" in message and "--allow-unknown-ids" in message
-    assert label_history(db, "s", "q1", viewer=None) == []
+    assert label_history(open_study(db, "s", None), "q1") == []
     assert import_qrels(db, path, study_id="s", allow_unknown_ids=True).label_events == 13
 
 
 def test_qrels_complete_and_auto_reopen(db, tmp_path):
     import_qrels(db, write(tmp_path, "a.txt", "q1 0 A 1\nq2 0 B 0\n"), study_id="s", complete=True)
-    assert completeness_states_unchecked(db, "s") == {"q1": True, "q2": True}
+    assert completeness_states(open_study(db, "s", None)) == {"q1": True, "q2": True}
     summary = import_qrels(db, write(tmp_path, "b.txt", "q1 0 A 2\nq2 0 C 3\n"), study_id="s")
     assert summary.reopened == ["q2"]
-    assert completeness_states_unchecked(db, "s") == {"q1": True, "q2": False}
-    reason = completeness_history_unchecked(db, "s", "q2")[-1].reason
+    assert completeness_states(open_study(db, "s", None)) == {"q1": True, "q2": False}
+    reason = completeness_history(open_study(db, "s", None), "q2")[-1].reason
     assert reason.startswith("new relevant label on C by qrels:b.txt")
 
 
@@ -138,9 +135,9 @@ def test_run_import_orders_as_trec_eval(db, tmp_path):
     summary = import_run(db, path, study_id="s", k=10)
     assert summary.run == "bm25" and summary.results == 4
     assert any("tied" in w for w in summary.warnings)
-    run = get_run(db, "s", "bm25", viewer=None)
+    run = get_run(open_study(db, "s", None), "bm25")
     assert (run.k, run.source) == (10, "imported")
-    assert run_results(db, run.run_id, viewer=None) == {
+    assert run_results(open_study(db, "s", None), run.run_id) == {
         "q1": [("C", 2.0), ("B", 1.5), ("A", 1.5)],
         "q2": [("X", 0.1)],
     }
@@ -173,7 +170,7 @@ def test_labels_csv_with_bom_crlf_and_annotators(db, tmp_path):
     summary = import_labels(db, write(tmp_path, "l.csv", data), study_id="s",
                             keep_annotators=True)
     assert summary.label_events == 3
-    units = resolve_query_unchecked(db, "s", "q1")
+    units = resolve_query(open_study(db, "s", None), "q1")
     assert units["A"].state == "conflict" and units["A"].annotators == {"ann": 2, "bob": 0}
     assert units["B,1"].annotators == {"csv:l.csv": 1}
 
@@ -245,10 +242,10 @@ def test_observations_import(db, tmp_path):
     data = obs_line() + "\n" + obs_line(query_id="q2", population_complete=False, scores=None) + "\n"
     summary = import_observations(db, write(tmp_path, "obs.jsonl", data), study_id="s")
     assert (summary.run, summary.results, summary.label_events) == ("obs", 6, 4)
-    assert completeness_states_unchecked(db, "s") == {"q1": True, "q2": False}
-    run = get_run(db, "s", "obs", viewer=None)
+    assert completeness_states(open_study(db, "s", None)) == {"q1": True, "q2": False}
+    run = get_run(open_study(db, "s", None), "obs")
     assert run.k == 3
-    assert run_results(db, run.run_id, viewer=None)["q2"] == [("A", None), ("X", None), ("B", None)]
+    assert run_results(open_study(db, "s", None), run.run_id)["q2"] == [("A", None), ("X", None), ("B", None)]
 
 
 def test_observations_store_specific_errors(db, tmp_path):
@@ -261,7 +258,7 @@ def test_observations_store_specific_errors(db, tmp_path):
         import_observations(db, write(tmp_path, "obs.jsonl", data), study_id="s")
     assert [(e.line, e.field) for e in excinfo.value.errors] == [
         (2, "k"), (2, "labels[1].gain"), (3, "corpus_id"), (3, "unit_of")]
-    assert label_history(db, "s", "q1", viewer=None) == []
+    assert label_history(open_study(db, "s", None), "q1") == []
 
 
 # --- BEIR -----------------------------------------------------------------------------------
@@ -282,9 +279,9 @@ def test_beir_import(db, tmp_path):
     assert (summary.documents, summary.queries, summary.label_events) == (2, 1, 2)
     assert count_documents(db, "c") == 2
     assert get_document(db, "c", "d1").title == "T1"
-    assert query_texts_unchecked(db, "s") == {"q1": "what is one"}
-    assert resolve_query_unchecked(db, "s", "q1")["d1"].annotators == {"beir:test": 1}
-    assert completeness_states_unchecked(db, "s") == {"q1": True}
+    assert query_texts(open_study(db, "s", None)) == {"q1": "what is one"}
+    assert resolve_query(open_study(db, "s", None), "q1")["d1"].annotators == {"beir:test": 1}
+    assert completeness_states(open_study(db, "s", None)) == {"q1": True}
     # Re-import: nothing changes in the corpus, events are appended again.
     again = import_beir(db, beir_folder(tmp_path / "x"), study_id="s")
     assert again.documents == 0
@@ -325,4 +322,4 @@ def test_observations_with_a_conflict_label_are_refused_with_the_field(db, tmp_p
     (error,) = excinfo.value.errors
     assert (error.line, error.field) == (1, "labels[1].conflict")
     assert "conflict" in error.message and "labels file" in error.hint
-    assert label_history(db, "s", "q1", viewer=None) == []
+    assert label_history(open_study(db, "s", None), "q1") == []

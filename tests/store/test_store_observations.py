@@ -12,6 +12,7 @@ from evalcore.store.labels import record_label
 from evalcore.store.observations import observations_for_run
 from evalcore.store.references import freeze_reference
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
@@ -81,27 +82,27 @@ def dumped(observations):
 
 
 def test_working_reference_observations_match_hand_built(db):
-    assert dumped(observations_for_run(db, "s", "bm25", viewer=None)) == dumped(expected())
+    assert dumped(observations_for_run(open_study(db, "s", None), "bm25")) == dumped(expected())
 
 
 def test_frozen_reference_is_used_and_recorded(db):
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     record_label(db, study_id="s", query_id="q1", unit_id="Z", gain=4, annotator="a")
-    assert dumped(observations_for_run(db, "s", "bm25", reference="v1", viewer=None)) == dumped(
-        expected("v1")
-    )
-    working = observations_for_run(db, "s", "bm25", viewer=None)
+    assert dumped(
+        observations_for_run(open_study(db, "s", None), "bm25", reference="v1")
+    ) == dumped(expected("v1"))
+    working = observations_for_run(open_study(db, "s", None), "bm25")
     assert working[0].population_complete is False  # auto-reopened by the Z label
     assert Label(id="Z", gain=4) in working[0].labels
 
 
 def test_query_subset_and_order(db):
-    got = observations_for_run(db, "s", "bm25", query_ids=["q3", "q1"], viewer=None)
+    got = observations_for_run(open_study(db, "s", None), "bm25", query_ids=["q3", "q1"])
     assert [o.query_id for o in got] == ["q3", "q1"]
 
 
 def test_evaluate_run_equals_evaluate_of_hand_built(db):
-    report = evaluate_run(db, "s", "bm25", viewer=None)
+    report = evaluate_run(open_study(db, "s", None), "bm25")
     direct = evaluate(expected(), EvalProtocol())
     assert report.model_dump()["queries"] == direct.model_dump()["queries"]
     assert report.aggregates == direct.aggregates
@@ -122,13 +123,13 @@ def test_packed_rankings_equal_the_results_table(db):
                 "(SELECT run_id FROM runs WHERE name = ?) ORDER BY query_id, rank", [run]):
             stored.setdefault(q, ([], []))[0].append(unit)
             stored[q][1].append(score)
-        for observation in observations_for_run(db, "s", run, viewer=None):
+        for observation in observations_for_run(open_study(db, "s", None), run):
             units, scores = stored.get(observation.query_id, ([], []))
             assert observation.returned_ids == units
             assert observation.scores == (None if None in scores else scores)
-        subset = observations_for_run(db, "s", run, query_ids=["q2", "q1"], viewer=None)
+        subset = observations_for_run(open_study(db, "s", None), run, query_ids=["q2", "q1"])
         assert [o.returned_ids for o in subset] == [stored.get(q, ([], []))[0] for q in ("q2", "q1")]
-    shuffled = {o.query_id: o for o in observations_for_run(db, "s", "shuffled", viewer=None)}
+    shuffled = {o.query_id: o for o in observations_for_run(open_study(db, "s", None), "shuffled")}
     assert shuffled["q1"].returned_ids == ["A", "B"] and shuffled["q1"].scores == [1.0 / 3, 0.5]
     assert shuffled["q2"].returned_ids == ["A", "B", "C"] and shuffled["q2"].scores is None
 
@@ -142,8 +143,8 @@ def test_permitted_ids_come_from_the_runs_pinned_protocol(db):
     add_run(db, study_id="s", name="lex", source="lexical", k=2,
             results=[("q1", 1, "A", 2.0), ("q1", 2, "Z", 1.0)],
             protocol={"pinned_protocol": "p1"})
-    observations = {o.query_id: o for o in observations_for_run(db, "s", "lex", viewer=None)}
+    observations = {o.query_id: o for o in observations_for_run(open_study(db, "s", None), "lex")}
     assert observations["q1"].permitted_ids == ["A", "B"]
-    report = evaluate_run(db, "s", "lex", viewer=None)
+    report = evaluate_run(open_study(db, "s", None), "lex")
     assert report.queries[0].reasons == ["permission_violation"]
-    assert observations_for_run(db, "s", "bm25", viewer=None)[0].permitted_ids is None
+    assert observations_for_run(open_study(db, "s", None), "bm25")[0].permitted_ids is None

@@ -15,12 +15,13 @@ from pathlib import Path
 from evalcore.analysis.pair_comparison import compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.live.dashboard import LiveDashboard
-from evalcore.store.completeness import claim_withdrawal, is_complete_unchecked, mark_complete
+from evalcore.store.completeness import claim_withdrawal, is_complete, mark_complete
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 STUDY = "s"
@@ -76,15 +77,15 @@ def _metric(report, query_id: str, name: str):
 
 def test_a_withdrawn_claim_keeps_open_population_bounds_on_every_store_path(tmp_path: Path) -> None:
     db = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
-    assert _metric(evaluate_run(db, STUDY, "a", viewer=None), "q1", "recall").available
+    state = LiveDashboard.build(open_study(db, STUDY, None))
+    assert _metric(evaluate_run(open_study(db, STUDY, None), "a"), "q1", "recall").available
     # bob finds a relevant document no run returned: the claim no longer holds
     record_label(db, study_id=STUDY, query_id="q1", unit_id="d9", gain=2, annotator="bob")
-    assert not is_complete_unchecked(db, STUDY, "q1")
-    state.refresh(db, viewer=None)
-    rebuilt = LiveDashboard.build(db, STUDY, viewer=None)
+    assert not is_complete(open_study(db, STUDY, None), "q1")
+    state.refresh(open_study(db, state.study_id, None))
+    rebuilt = LiveDashboard.build(open_study(db, STUDY, None))
     for run in ("a", "b"):
-        report = evaluate_run(db, STUDY, run, viewer=None)
+        report = evaluate_run(open_study(db, STUDY, None), run)
         assert state.runs[run].results == rebuilt.runs[run].results == report.queries
         for name in ("recall", "ndcg"):
             value = _metric(report, "q1", name)
@@ -94,33 +95,33 @@ def test_a_withdrawn_claim_keeps_open_population_bounds_on_every_store_path(tmp_
             assert value.lower is not None and value.upper is not None
             assert 0 < value.lower <= value.upper <= 1
     # run a has 2 of the 3 known relevant units: R@3 in [2 / (3 + 15), 2 / 3]
-    recall_a = _metric(evaluate_run(db, STUDY, "a", viewer=None), "q1", "recall")
+    recall_a = _metric(evaluate_run(open_study(db, STUDY, None), "a"), "q1", "recall")
     assert (recall_a.lower, recall_a.upper) == (2 / 18, 2 / 3)
-    pc = compare_pair(db, STUDY, "a", "b", list(OPEN_MEASURES), viewer=None)
+    pc = compare_pair(open_study(db, STUDY, None), "a", "b", list(OPEN_MEASURES))
     for item in pc.measures:
         assert item.decision.verdict != "undecidable", item.decision.summary
         assert item.interval_text() is not None
     assert pc.notes and "corpus size 20" in pc.notes[0]
-    withdrawn = claim_withdrawal(db, STUDY, "q1", viewer=None)
+    withdrawn = claim_withdrawal(open_study(db, STUDY, None), "q1")
     assert withdrawn is not None
     assert (withdrawn.claimed_by, withdrawn.withdrawn_by) == ("lead", "bob")
     assert withdrawn.reason == "new relevant label on d9 by bob"
     assert "withdrawn by bob" in withdrawn.text() and "d9" in withdrawn.text()
     # marked complete again: nothing withdrawn any more
     mark_complete(db, study_id=STUDY, query_id="q1", actor="lead")
-    assert claim_withdrawal(db, STUDY, "q1", viewer=None) is None
-    assert claim_withdrawal(db, STUDY, "q2", viewer=None) is None
+    assert claim_withdrawal(open_study(db, STUDY, None), "q1") is None
+    assert claim_withdrawal(open_study(db, STUDY, None), "q2") is None
 
 
 def test_nothing_returned_is_zero_and_never_something_to_label(tmp_path: Path) -> None:
     db = _store(tmp_path)
-    report_b = evaluate_run(db, STUDY, "b", viewer=None)
+    report_b = evaluate_run(open_study(db, STUDY, None), "b")
     for query_id in ("q2", "q3"):  # run b returned nothing there
         precision = _metric(report_b, query_id, "precision")
         assert precision.available and precision.value == 0.0, precision
         rr = _metric(report_b, query_id, "reciprocal_rank")
         assert rr.available and rr.value == 0.0, rr
-    pc = compare_pair(db, STUDY, "a", "b", ["P@3", "RR@3", *OPEN_MEASURES], viewer=None)
+    pc = compare_pair(open_study(db, STUDY, None), "a", "b", ["P@3", "RR@3", *OPEN_MEASURES])
     for item in pc.measures:
         assert item.decision.verdict != "undecidable", item.decision.summary
         assert all(cause.reason != "missing_reference" for cause in item.causes)
@@ -128,5 +129,5 @@ def test_nothing_returned_is_zero_and_never_something_to_label(tmp_path: Path) -
         # the queue only names units a run returned, never one on q3 (no run answered it)
         assert all(it.query_id != "q3" for it in item.queue.items)
         assert all(it.rank_a or it.rank_b for it in item.queue.items)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     assert all(item.query_id != "q3" for item in state.blocking_list(None))

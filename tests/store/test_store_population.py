@@ -21,9 +21,10 @@ from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.labels import record_label
 from evalcore.store.observations import observations_for_run
-from evalcore.store.population import study_population_unchecked
+from evalcore.store.population import study_population
 from evalcore.store.runs import add_run
 from evalcore.store.studies import QueryIn, StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 STUDY = "s"
@@ -69,22 +70,22 @@ def _recall(report, query_id: str):
 
 def test_corpus_size_is_the_published_documents_when_every_unit_is_one(tmp_path: Path) -> None:
     db, qids, docs = _store(tmp_path)
-    population = study_population_unchecked(db, STUDY)
+    population = study_population(open_study(db, STUDY, None))
     assert population.corpus_size == len(docs)
     assert "corpus size 40" in population.note()
-    observations = observations_for_run(db, STUDY, "a", viewer=None)
+    observations = observations_for_run(open_study(db, STUDY, None), "a")
     assert {o.corpus_size for o in observations} == {40}
 
 
 def test_store_evaluations_bound_recall_by_the_corpus(tmp_path: Path) -> None:
     db, qids, _ = _store(tmp_path)
-    report = evaluate_run(db, STUDY, "a", viewer=None)
+    report = evaluate_run(open_study(db, STUDY, None), "a")
     bounded = [_recall(report, q) for q in qids]
     assert all(m.status == "unavailable" and "population_incomplete" in m.reasons for m in bounded)
     # 40 documents: at most 40 - labeled outside units may be relevant, so a query with a
     # relevant unit in its top 5 has R@5 above 0 at worst.
     assert any(m.lower is not None and m.lower > 0 for m in bounded)
-    pair = evaluate_stored_pair(db, STUDY, "a", "b", ["R@5", "AP@5", "nDCG@5"], viewer=None)
+    pair = evaluate_stored_pair(open_study(db, STUDY, None), "a", "b", ["R@5", "AP@5", "nDCG@5"])
     assert pair.measures
 
 
@@ -93,10 +94,10 @@ def test_a_unit_outside_the_corpus_leaves_outside_units_unbounded(tmp_path: Path
     record_label(
         db, study_id=STUDY, query_id=qids[0], unit_id="not-a-doc", gain=0, annotator="alice"
     )
-    population = study_population_unchecked(db, STUDY)
+    population = study_population(open_study(db, STUDY, None))
     assert population.corpus_size is None and population.outside == 1
     assert "1 unit(s)" in population.note()
-    report = evaluate_run(db, STUDY, "a", viewer=None)
+    report = evaluate_run(open_study(db, STUDY, None), "a")
     assert all(_recall(report, q).lower in (None, 0.0) for q in qids)
 
 
@@ -111,10 +112,10 @@ def test_a_corpus_the_store_does_not_hold_has_no_size(tmp_path: Path) -> None:
         k=2,
         results=[("q", 1, "u1", 1.0), ("q", 2, "u2", 0.5)],
     )
-    population = study_population_unchecked(db, STUDY)
+    population = study_population(open_study(db, STUDY, None))
     assert population.corpus_size is None
     assert "holds no documents" in population.note()
-    assert {o.corpus_size for o in observations_for_run(db, STUDY, "a", viewer=None)} == {None}
+    assert {o.corpus_size for o in observations_for_run(open_study(db, STUDY, None), "a")} == {None}
 
 
 def _assert_same(a: LiveDashboard, b: LiveDashboard) -> None:
@@ -128,7 +129,7 @@ def _assert_same(a: LiveDashboard, b: LiveDashboard) -> None:
 
 def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path: Path) -> None:
     db, qids, docs = _store(tmp_path)
-    state = LiveDashboard.build(db, STUDY, viewer=None)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
     steps = [
         # a label inside the corpus: only its query again
         lambda: record_label(
@@ -146,11 +147,11 @@ def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path:
     sizes = []
     for step in steps:
         step()
-        state.refresh(db, viewer=None)
-        sizes.append(study_population_unchecked(db, STUDY).corpus_size)
-        _assert_same(state, LiveDashboard.build(db, STUDY, viewer=None))
+        state.refresh(open_study(db, state.study_id, None))
+        sizes.append(study_population(open_study(db, STUDY, None)).corpus_size)
+        _assert_same(state, LiveDashboard.build(open_study(db, STUDY, None)))
     assert sizes == [40, 42, None, 43]
-    report = evaluate_run(db, STUDY, "a", viewer=None)
+    report = evaluate_run(open_study(db, STUDY, None), "a")
     assert state.runs["a"].results == report.queries
 
 
@@ -161,11 +162,9 @@ def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> 
 
     db, _, _ = _store(tmp_path)
     report = report_from_store(
-        db,
-        study_id=STUDY,
+        open_study(db, STUDY, "lead"),
         runs=["a", "b"],
         created_by="lead",
-        viewer="lead",
         measures=["R@5", "nDCG@5"],
     )
     note = "corpus size 40 (documents of corpus 'c' in the store)"
@@ -179,9 +178,7 @@ def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> 
         assert all(m.decision.verdict != "undecidable" for m in pc.measures)
     # a unit outside the corpus: the size cannot bound anything, and the report says why
     record_label(db, study_id=STUDY, query_id="q0", unit_id="stray", gain=0, annotator="x")
-    unbounded = report_from_store(
-        db, study_id=STUDY, runs=["a", "b"], created_by="lead", viewer="lead"
-    )
+    unbounded = report_from_store(open_study(db, STUDY, "lead"), runs=["a", "b"], created_by="lead")
     assert len(unbounded.notes) == 1
     assert unbounded.notes[0].startswith("corpus size unknown (1 unit(s) the study's runs")
 
@@ -201,7 +198,7 @@ def test_a_kept_population_follows_documents_and_new_units(
         kept = dict(module._KEPT)
         module._KEPT.clear()
         try:
-            return study_population_unchecked(db, STUDY)
+            return study_population(open_study(db, STUDY, None))
         finally:
             module._KEPT.clear()
             module._KEPT.update(kept)
@@ -223,9 +220,9 @@ def test_a_kept_population_follows_documents_and_new_units(
     seen = []
     for step in steps:
         step()
-        kept = study_population_unchecked(db, STUDY)
+        kept = study_population(open_study(db, STUDY, None))
         assert kept == fresh()
-        assert study_population_unchecked(db, STUDY) == kept  # the kept answer
+        assert study_population(open_study(db, STUDY, None)) == kept  # the kept answer
         seen.append((kept.outside, kept.corpus_size))
     assert module._KEPT
     assert seen == [(0, 40), (1, None), (2, None), (1, None), (0, 43), (0, 43)]

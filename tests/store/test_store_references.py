@@ -19,6 +19,7 @@ from evalcore.store.references import (
     reference_labels,
     verify_reference,
 )
+from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
@@ -33,26 +34,29 @@ def db(tmp_path):
 
 def test_freeze_snapshots_resolved_labels_without_conflicts(db):
     v1 = freeze_reference(db, study_id="s", name="v1", actor="lead")
-    assert reference_labels(db, "s", "v1", viewer=None) == {"q1": {"A": 2, "B": 0}, "q2": {"A": 1}}
-    assert reference_completeness(db, "s", "v1", viewer=None) == {"q1": True, "q2": False}
+    assert reference_labels(open_study(db, "s", None), "v1") == {
+        "q1": {"A": 2, "B": 0},
+        "q2": {"A": 1},
+    }
+    assert reference_completeness(open_study(db, "s", None), "v1") == {"q1": True, "q2": False}
     assert (v1.n_queries, v1.n_labels, v1.n_complete) == (2, 3, 1)
     assert v1.content_hash == reference_hash(
         {"q1": {"A": 2, "B": 0}, "q2": {"A": 1}}, {"q1": True, "q2": False}
     )
-    assert get_reference(db, "s", "v1", viewer=None) == v1
-    assert verify_reference(db, "s", "v1", viewer=None)
-    assert audit_entries(db, "s", viewer=None)[0].action == "reference.freeze"
+    assert get_reference(open_study(db, "s", None), "v1") == v1
+    assert verify_reference(open_study(db, "s", None), "v1")
+    assert audit_entries(open_study(db, "s", None))[0].action == "reference.freeze"
 
 
 def test_later_labels_do_not_change_a_frozen_version(db):
     v1 = freeze_reference(db, study_id="s", name="v1", actor="lead")
     record_label(db, study_id="s", query_id="q1", unit_id="D", gain=4, annotator="a")
     v2 = freeze_reference(db, study_id="s", name="v2", actor="lead")
-    assert reference_labels(db, "s", "v1", viewer=None)["q1"] == {"A": 2, "B": 0}
-    assert reference_labels(db, "s", "v2", viewer=None)["q1"] == {"A": 2, "B": 0, "D": 4}
-    assert reference_completeness(db, "s", "v2", viewer=None)["q1"] is False  # auto-reopened
+    assert reference_labels(open_study(db, "s", None), "v1")["q1"] == {"A": 2, "B": 0}
+    assert reference_labels(open_study(db, "s", None), "v2")["q1"] == {"A": 2, "B": 0, "D": 4}
+    assert reference_completeness(open_study(db, "s", None), "v2")["q1"] is False  # auto-reopened
     assert v1.content_hash != v2.content_hash
-    assert [v.name for v in list_references(db, "s", viewer=None)] == ["v1", "v2"]
+    assert [v.name for v in list_references(open_study(db, "s", None))] == ["v1", "v2"]
 
 
 def test_names_are_never_reused(db):
@@ -72,7 +76,7 @@ def test_frozen_rows_are_immutable(db):
     ):
         with pytest.raises(sqlite3.IntegrityError, match="immutable"):
             db.execute(sql)
-    assert verify_reference(db, "s", "v1", viewer=None)
+    assert verify_reference(open_study(db, "s", None), "v1")
 
 
 def test_no_row_can_be_added_to_a_sealed_version(db):
@@ -90,13 +94,13 @@ def test_tampering_behind_the_triggers_is_detected_by_hash(db):
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     db.execute("DROP TRIGGER reference_labels_sealed")
     db.execute("INSERT INTO reference_labels VALUES ('s', 'v1', 'q9', 'Z', 1)")
-    assert not verify_reference(db, "s", "v1", viewer=None)
+    assert not verify_reference(open_study(db, "s", None), "v1")
 
 
 def test_unknown_version_names_the_known_ones(db):
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     with pytest.raises(ReferenceNotFoundError, match="frozen versions: v1"):
-        get_reference(db, "s", "v7", viewer=None)
+        get_reference(open_study(db, "s", None), "v7")
 
 
 def test_migration_seals_versions_frozen_before_it(tmp_path):

@@ -27,6 +27,7 @@ from evalcore.store.imports import (
     import_run,
 )
 from evalcore.store.labels import record_label
+from evalcore.store.study_handle import open_study
 
 
 @pytest.mark.slow
@@ -282,7 +283,7 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     """Chunks commit separately, but no reader sees the run before the final commit."""
     import evalcore.store.imports.run as run_import
     import evalcore.store.staging as staging
-    from evalcore.store.runs import list_runs, run_exists_unchecked
+    from evalcore.store.runs import list_runs, run_exists
     from evalcore.store.transaction import write_transaction as real_write_transaction
 
     db = new_store(tmp_path)
@@ -297,7 +298,7 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     def spying(database):
         with real_write_transaction(database) as inner:
             yield inner
-        seen.append((run_exists_unchecked(reader, "s", "t"), len(list_runs(reader, "s", viewer=None))))
+        seen.append((run_exists(open_study(reader, "s", None), "t"), len(list_runs(open_study(reader, "s", None)))))
 
     monkeypatch.setattr(run_import, "write_transaction", spying)
     import_run(db, run_file, study_id="s", k=10)
@@ -358,4 +359,4 @@ def test_a_label_is_saved_once_a_lock_held_past_the_busy_timeout_is_released(tmp
     finally:
         release.join()
     assert time.perf_counter() - started >= 0.3  # it waited the lock out
-    assert [(e.unit_id, e.gain) for e in label_history(db, "s", "q1", viewer=None)] == [("d1", 2)]
+    assert [(e.unit_id, e.gain) for e in label_history(open_study(db, "s", None), "q1")] == [("d1", 2)]

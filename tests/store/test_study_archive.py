@@ -38,7 +38,8 @@ from evalcore.store.references import freeze_reference, verify_reference
 from evalcore.store.runs import add_run
 from evalcore.store.samples import record_nonresponse
 from evalcore.store.studies import QueryIn, StudyIn
-from evalcore.store.study_measures import set_study_measures, study_measures_unchecked
+from evalcore.store.study_handle import open_study
+from evalcore.store.study_measures import set_study_measures, study_measures
 from evalcore.store.study_setup import add_queries, create_study
 
 LEAD = "lena@acme.org"
@@ -81,8 +82,7 @@ def _build(path: Path) -> None:
     freeze_reference(db, study_id=STUDY, name="v1", actor=LEAD)
     set_study_measures(db, study_id=STUDY, measures=["nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"],
                        actor=LEAD)
-    save_report(db, report_from_store(db, study_id=STUDY, runs=["r1"], created_by=LEAD,
-                                      name="rep1", reference="v1", viewer=LEAD))
+    save_report(db, report_from_store(open_study(db, STUDY, LEAD), runs=["r1"], created_by=LEAD, name="rep1", reference="v1"))
     add_run(db, study_id=STUDY, name="r2", source="imported", k=3, actor=LEAD,
             results=[("q1", 1, "d5", 2.0), ("q2", 1, "d5", 2.0), ("q2", 2, "d4", 1.0)])
     view = draw_stored_sample(db, study_id=STUDY, name="smp", candidate="r2", baseline="r1",
@@ -171,9 +171,12 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
     assert manifest["withheld"] == []  # the lead reads every document the study uses
     assert verify_store(target).ok, verify_store(target).problems
     db = open_store(target)
-    assert verify_reference(db, STUDY, "v1", viewer=LEAD)
-    assert [m.canonical for m in study_measures_unchecked(db, STUDY)] == [
-        "nDCG@5", "P(rel=2)@3", "RBP(p=0.8)@3"]
+    assert verify_reference(open_study(db, STUDY, LEAD), "v1")
+    assert [m.canonical for m in study_measures(open_study(db, STUDY, LEAD))] == [
+        "nDCG@5",
+        "P(rel=2)@3",
+        "RBP(p=0.8)@3",
+    ]
     for table in ("label_events", "completeness_events", "audit_log"):  # still append-only
         with pytest.raises(Exception, match="append-only"):
             db.execute(f"DELETE FROM {table}")
@@ -459,7 +462,7 @@ def test_a_sample_comes_back_whole_and_an_older_archive_has_none(exported: Path,
     code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
     assert code == 0, text
     db = open_store(empty)
-    view = show_sample(db, STUDY, "smp", viewer=LEAD)
+    view = show_sample(open_study(db, STUDY, LEAD), "smp")
     assert view.design.run_a == "r2" and view.sample.seed == 5 and view.sample.n_units > 0
     db.conn.close()
     members = _members(exported)

@@ -40,9 +40,10 @@ from evalcore.contract.measures import parse_measure
 from evalcore.contract.query_order import natural_key
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.completeness import mark_complete
-from evalcore.store.observations import observations_for_run, runs_as_columns_unchecked
-from evalcore.store.resolution import resolve_study_unchecked, resolved_gains
+from evalcore.store.observations import observations_for_run, runs_as_columns
+from evalcore.store.resolution import resolve_study, resolved_gains
 from evalcore.store.runs import add_run
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
 
 MEASURES = ["P@5", "R@5", "nDCG@5", "RR@5", "AP@5", "Judged@5"]
@@ -88,27 +89,29 @@ def random_study(tmp_path: Path, seed: int):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed: int) -> None:
     db = random_study(tmp_path, seed)
-    resolved = resolve_study_unchecked(db, "s")
+    resolved = resolve_study(open_study(db, "s", None))
     with_conflicts = {
         q: {u: (r.conflict_gains if r.gain is None else r.gain) for u, r in units.items()}
         for q, units in resolved.items()
     }
     assert any(isinstance(g, tuple) for units in with_conflicts.values() for g in units.values())
     assert any(r.state == "adjudicated" for units in resolved.values() for r in units.values())
-    fast = resolved_gains(db, "s", conflicts=True, viewer=None)
+    fast = resolved_gains(open_study(db, "s", None), conflicts=True)
     assert fast == with_conflicts
     assert [list(units) for units in fast.values()] == [sorted(u) for u in fast.values()]
     counting = {q: {u: g for u, g in units.items() if isinstance(g, int)}
                 for q, units in with_conflicts.items()}
-    assert resolved_gains(db, "s", viewer=None) == {q: units for q, units in counting.items() if units}
-    assert resolved_gains(db, "s", list(with_conflicts), conflicts=True, viewer=None) == fast
+    assert resolved_gains(open_study(db, "s", None)) == {
+        q: units for q, units in counting.items() if units
+    }
+    assert resolved_gains(open_study(db, "s", None), list(with_conflicts), conflicts=True) == fast
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int) -> None:
     db = random_study(tmp_path, seed)
-    state = LiveDashboard.build(db, "s", viewer=None)
-    reports = {run: evaluate_run(db, "s", run, viewer=None) for run in ("A", "B")}
+    state = LiveDashboard.build(open_study(db, "s", None))
+    reports = {run: evaluate_run(open_study(db, "s", None), run) for run in ("A", "B")}
     for run, report in reports.items():
         assert state.aggregates(run) == report.aggregates
         rs = state.runs[run]
@@ -133,7 +136,7 @@ def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, s
     db = random_study(tmp_path, seed)
     observations = observation_path_pair(db)
     old = observation_path_evaluation(observations, db_protocol(db))
-    new = compare_pair(db, "s", "A", "B", MEASURES, viewer=None)
+    new = compare_pair(open_study(db, "s", None), "A", "B", MEASURES)
     assert [m.decision for m in new.measures] == [
         decide_measure(old, name, "A", "B") for name in old.measures
     ]
@@ -157,12 +160,13 @@ def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, s
 def observation_path_pair(db):
     """The old path's input: both runs' per-query observations over the union of their
     query ids (when a query was answered by one run only)."""
-    observations = [observations_for_run(db, "s", run, viewer=None) for run in ("A", "B")]
+    observations = [observations_for_run(open_study(db, "s", None), run) for run in ("A", "B")]
     ids = [[o.query_id for o in obs] for obs in observations]
     if ids[0] != ids[1]:
         union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
-        observations = [observations_for_run(db, "s", run, None, union, viewer=None)
-                        for run in ("A", "B")]
+        observations = [
+            observations_for_run(open_study(db, "s", None), run, None, union) for run in ("A", "B")
+        ]
     return observations
 
 
@@ -189,7 +193,7 @@ def test_compat_from_columns_equals_the_dict_path(tmp_path: Path, seed: int, thr
     ``evaluate(qrels_dict, run_dict, trec_eval=True)`` on the same runs and labels (units in
     conflict left out of the qrels), notes included."""
     db = random_study(tmp_path, seed)
-    columns = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    columns = runs_as_columns(open_study(db, "s", None), ["A", "B"])
     assert any(isinstance(g, tuple) for units in columns[0].gains for g in units.values())
     measures = [parse_measure(m) for m in MEASURES]
     fast = trec_eval_compat(columns, measures, threshold, gain)
@@ -209,7 +213,7 @@ def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
     rows = [(q, rank, unit, None) for q in ("q1", "q2")
             for rank, unit in enumerate([f"{q}-d0", f"{q}-d1", f"{q}-d0", f"{q}-d2"], 1)]
     add_run(db, study_id="s", name="R", source="imported", k=6, results=rows)
-    side = runs_as_columns_unchecked(db, "s", ["R", "A"])[0]
+    side = runs_as_columns(open_study(db, "s", None), ["R", "A"])[0]
     measures = [parse_measure(m) for m in MEASURES]
     protocol = EvalProtocol(trec_eval=True)
     assert _compat_side_coded(side, measures, protocol) is None
@@ -224,7 +228,7 @@ def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, 
     """The paired tests read from the evaluated pair's arrays equal ``compare_metric`` on
     both runs' reports, queries excluded for their reasons or a different ``k`` included."""
     db = random_study(tmp_path, 3)
-    columns = runs_as_columns_unchecked(db, "s", ["A", "B"])
+    columns = runs_as_columns(open_study(db, "s", None), ["A", "B"])
     columns[1] = dataclasses.replace(columns[1], k=k_b)
     pair = evaluate_column_pair(columns, MEASURES, db_protocol(db))
     reports = pair.result_a.to_report(), pair.result_b.to_report()
@@ -245,33 +249,35 @@ def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state
     moves the marks and the next reader reads the store again. Either way the pair equals
     one read afresh."""
     from evalcore.analysis import shared_evidence as shared
-    from evalcore.analysis.decision import stored_pair_unchecked
+    from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import compare_evaluated_pair
     from evalcore.store import observations as observations_module
     from evalcore.store.labels import record_label
 
     db = random_study(tmp_path, 2)
     reads = []
-    read = observations_module.study_evidence_unchecked
+    read = observations_module.study_evidence
 
     def counted(*args, **kwargs):
-        reads.append(args[2:])
+        reads.append(args[1:])
         return read(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(shared, "study_evidence_unchecked", counted)
-        state = LiveDashboard.build(db, "s", viewer=None)
-        kept = shared.shared_evidence_unchecked(db, "s")
-        taken = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+        patch.setattr(shared, "study_evidence", counted)
+        state = LiveDashboard.build(open_study(db, "s", None))
+        kept = shared.shared_evidence(open_study(db, "s", None))
+        taken = stored_pair(open_study(db, "s", None), "A", "B", MEASURES)
         assert len(reads) == 1 and kept.marks == state.marks
-        assert all(c.coded_labels is kept.labels_over(db, c.query_ids) for c in taken.columns)
+        assert all(c.coded_labels is kept.labels_over(open_study(db, "s", None), c.query_ids) for c in taken.columns)
         record_label(db, study_id="s", query_id="q1", unit_id="q1-d0", gain=3, annotator="zed")
-        state.refresh(db, viewer=None)  # an update of q1: the whole reference is not read
+        # an update of q1: the whole reference is not read
+        state.refresh(open_study(db, state.study_id, None))
         assert len(reads) == 1 and not state.last_refresh.full
-        moved = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
-        assert len(reads) == 2 and shared.shared_evidence_unchecked(db, "s").marks == state.marks
-    fresh = observations_module.study_evidence_unchecked(db, "s")
-    again = stored_pair_unchecked(db, "s", "A", "B", MEASURES)
+        moved = stored_pair(open_study(db, "s", None), "A", "B", MEASURES)
+        assert len(reads) == 2
+        assert shared.shared_evidence(open_study(db, "s", None)).marks == state.marks
+    fresh = observations_module.study_evidence(open_study(db, "s", None))
+    again = stored_pair(open_study(db, "s", None), "A", "B", MEASURES)
     assert compare_evaluated_pair(moved) == compare_evaluated_pair(again)
     q1 = moved.columns[0].query_ids.index("q1")
     assert moved.columns[0].gains[q1] == fresh.reference.gains["q1"] != kept.reference.gains["q1"]
@@ -315,23 +321,23 @@ def test_the_columnar_working_reference_equals_the_per_query_read(tmp_path: Path
     """The whole study's working reference read as columns names the same gain maps as the
     per-query rules, and gathers the same coded labels (codes, gains, ids, in the gain
     maps' order) as the codes looked up for a per-query read."""
-    from evalcore.store.observations import coded_labels_unchecked, reference_columns_unchecked
+    from evalcore.store.observations import coded_labels, reference_columns
 
     db, queries = plain_study(tmp_path, seed)
-    whole = reference_columns_unchecked(db, "s")
+    whole = reference_columns(open_study(db, "s", None))
     assert whole.labels is not None and len(whole.labels.plain) > 20  # the columns are read
     assert {"q1", "q2", "q3"} <= set(whole.labels.others)
-    scoped = reference_columns_unchecked(db, "s", None, queries)
+    scoped = reference_columns(open_study(db, "s", None), None, queries)
     assert dict(whole.gains) == {q: g for q, g in scoped.gains.items() if g}
     assert [list(g) for g in whole.gains.values()] == [sorted(g) for g in whole.gains.values()]
     wanted = [*reversed(queries), "q-none"]
-    fast = coded_labels_unchecked(db, "s", whole, wanted)
-    slow = coded_labels_unchecked(db, "s", scoped, wanted)
+    fast = coded_labels(open_study(db, "s", None), whole, wanted)
+    slow = coded_labels(open_study(db, "s", None), scoped, wanted)
     for name in ("offsets", "units", "gain"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
         assert getattr(fast, name).dtype == getattr(slow, name).dtype, name
     assert list(fast.ids) == list(slow.ids)
-    state = LiveDashboard.build(db, "s", viewer=None)
-    report = evaluate_run(db, "s", "A", viewer=None)
+    state = LiveDashboard.build(open_study(db, "s", None))
+    report = evaluate_run(open_study(db, "s", None), "A")
     assert state.aggregates("A") == report.aggregates
     assert state.evaluation("A").queries == report.queries

@@ -9,15 +9,16 @@ from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
 from evalcore.store import schema
-from evalcore.store.audit import audit_entries_unchecked
+from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import (
     DEFAULT_STUDY_MEASURES,
     measure_label,
     parse_measure_list,
     set_study_measures,
     shown_measures,
-    study_measures_unchecked,
+    study_measures,
 )
 
 
@@ -26,11 +27,12 @@ def test_a_v10_store_migrates_to_v11_and_its_studies_report_the_default_measures
     store_at_version(path, 10)
     db = open_store(path)
     assert schema.schema_version(db) == schema.SCHEMA_VERSION >= 11
-    assert study_measures_unchecked(db, "s") == list(DEFAULT_STUDY_MEASURES)
-    assert [measure_label(m, 10, aggregate=True) for m in study_measures_unchecked(db, "s")] == [
-        "P@10", "R@10", "nDCG@10", "MRR@10"]
+    assert study_measures(open_study(db, "s", None)) == list(DEFAULT_STUDY_MEASURES)
+    assert [
+        measure_label(m, 10, aggregate=True) for m in study_measures(open_study(db, "s", None))
+    ] == ["P@10", "R@10", "nDCG@10", "MRR@10"]
     set_study_measures(db, study_id="s", measures=["P@5"], actor=None)
-    assert study_measures_unchecked(db, "s") == [parse_measure("P@5")]
+    assert study_measures(open_study(db, "s", None)) == [parse_measure("P@5")]
 
 
 def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
@@ -38,8 +40,12 @@ def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
     old = set_study_measures(db, study_id="s", measures=parse_measure_list(
         "nDCG@10, p@5 ,MRR@10, RR@10"), actor="kim")
     assert old == list(DEFAULT_STUDY_MEASURES)
-    assert [str(m) for m in study_measures_unchecked(db, "s")] == ["nDCG@10", "P@5", "RR@10"]
-    entry = [e for e in audit_entries_unchecked(db) if e.action == "study.measures.set"][-1]
+    assert [str(m) for m in study_measures(open_study(db, "s", None))] == [
+        "nDCG@10",
+        "P@5",
+        "RR@10",
+    ]
+    entry = [e for e in audit_entries(open_study(db, "s", None)) if e.action == "study.measures.set"][-1]
     assert entry.study_id == "s" and entry.actor == "kim"
     assert entry.detail["old"] == ["P", "R", "nDCG", "RR"]
     assert entry.detail["new"] == ["nDCG@10", "P@5", "RR@10"]
@@ -53,8 +59,8 @@ def test_bad_lists_are_refused_before_anything_is_written(tmp_path, text):
         set_study_measures(db, study_id="s", measures=parse_measure_list(text), actor=None)
     if isinstance(caught.value, UnknownMeasure):
         assert "known measures: P@k" in str(caught.value)
-    assert study_measures_unchecked(db, "s") == list(DEFAULT_STUDY_MEASURES)
-    assert not [e for e in audit_entries_unchecked(db) if e.action == "study.measures.set"]
+    assert study_measures(open_study(db, "s", None)) == list(DEFAULT_STUDY_MEASURES)
+    assert not [e for e in audit_entries(open_study(db, "s", None)) if e.action == "study.measures.set"]
 
 
 @pytest.mark.parametrize("user", [ANNOTATOR, REVIEWER, OUTSIDER, None])
@@ -62,9 +68,9 @@ def test_only_a_lead_sets_the_measures_in_team_mode(tmp_path, user):
     db, _ = team_store(tmp_path)
     with pytest.raises(PermissionDenied):
         set_study_measures(db, study_id="s", measures=["P@3"], actor=user)
-    assert study_measures_unchecked(db, "s") == list(DEFAULT_STUDY_MEASURES)
+    assert study_measures(open_study(db, "s", LEAD)) == list(DEFAULT_STUDY_MEASURES)
     set_study_measures(db, study_id="s", measures=["P@3"], actor=LEAD)
-    assert study_measures_unchecked(db, "s") == [parse_measure("P@3")]
+    assert study_measures(open_study(db, "s", LEAD)) == [parse_measure("P@3")]
 
 
 def test_judged_is_shown_beside_every_cutoff():
@@ -125,9 +131,14 @@ def test_the_inspector_shows_the_studys_measures_at_the_runs_k(tmp_path):
     add_run(db, study_id="s", name="r", source="imported", k=2,
             results=[("q1", 1, "a", 2.0), ("q1", 2, "b", 1.0)])
     record_label(db, study_id="s", query_id="q1", unit_id="a", gain=1, annotator="ann")
-    assert list(inspect_query(db, "s", "r", "q1", viewer=None).measure_values) == [
-        "P@2", "R@2", "nDCG@2", "RR@2", "Judged@2"]
+    assert list(inspect_query(open_study(db, "s", None), "r", "q1").measure_values) == [
+        "P@2",
+        "R@2",
+        "nDCG@2",
+        "RR@2",
+        "Judged@2",
+    ]
     set_study_measures(db, study_id="s", measures=["P@1", "AP@5"], actor=None)
-    values = inspect_query(db, "s", "r", "q1", viewer=None).measure_values
+    values = inspect_query(open_study(db, "s", None), "r", "q1").measure_values
     assert list(values) == ["P@1", "Judged@1"]  # AP@5 is deeper than the run was stored
     assert values["P@1"].value == 1.0 and values["Judged@1"].value == 1.0

@@ -20,6 +20,7 @@ from evalcore.store.labels import record_label
 from evalcore.store.observations import observations_for_run
 from evalcore.store.runs import add_run
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 
 DECLARED = EvalProtocol(relevance_threshold=2, gain="exponential")
 
@@ -42,17 +43,17 @@ def db(tmp_path: Path):
 
 
 def test_every_surface_evaluates_under_the_study_protocol(db, tmp_path: Path) -> None:
-    expected = evaluate(observations_for_run(db, "s", "r", viewer=None), DECLARED).queries[0]
+    expected = evaluate(observations_for_run(open_study(db, "s", None), "r"), DECLARED).queries[0]
     # The settings matter here: under the default protocol the numbers differ.
-    default = evaluate(observations_for_run(db, "s", "r", viewer=None), EvalProtocol()).queries[0]
+    default = evaluate(observations_for_run(open_study(db, "s", None), "r"), EvalProtocol()).queries[0]
     assert expected.metrics != default.metrics
 
-    assert evaluate_run(db, "s", "r", viewer=None).protocol == DECLARED
-    assert evaluate_run(db, "s", "r", viewer=None).queries[0] == expected
-    assert LiveDashboard.build(db, "s", viewer=None).evaluation("r").protocol == DECLARED
-    assert query_results_by_run(db, "s", "q1", viewer=None)["r"] == expected
-    assert inspect_query(db, "s", "r", "q1", viewer=None).result == expected
-    report = report_from_store(db, study_id="s", runs=["r"], created_by="lead", viewer="lead")
+    assert evaluate_run(open_study(db, "s", None), "r").protocol == DECLARED
+    assert evaluate_run(open_study(db, "s", None), "r").queries[0] == expected
+    assert LiveDashboard.build(open_study(db, "s", None)).evaluation("r").protocol == DECLARED
+    assert query_results_by_run(open_study(db, "s", None), "q1")["r"] == expected
+    assert inspect_query(open_study(db, "s", None), "r", "q1").result == expected
+    report = report_from_store(open_study(db, "s", "lead"), runs=["r"], created_by="lead")
     assert report.protocol == DECLARED
 
     result = CliRunner().invoke(main, ["evaluate", "--db", str(tmp_path / "store.db"),

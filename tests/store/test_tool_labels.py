@@ -13,8 +13,10 @@ from evalcore.io.text_lines import SourceText
 from evalcore.io.tool_labels import parse_tool_labels
 from evalcore.store.exports import ExportRefusedError
 from evalcore.store.imports.tool_labels import import_tool_labels
+from evalcore.store.query_reads import query_texts
 from evalcore.store.resolution import resolved_gains
-from evalcore.store.studies import QueryIn, query_texts_unchecked
+from evalcore.store.studies import QueryIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
 from evalcore.store.tool_label_exports import export_tool_labels
 from tests.store_fixtures import new_store, table_snapshot
@@ -74,14 +76,16 @@ def test_round_trip_through_a_store(tmp_path: Path, fmt: str) -> None:
     first = new_store(tmp_path / "a")
     import_tool_labels(first, _src(text, f"in.{fmt}"), study_id="s", fmt=fmt)  # type: ignore[arg-type]
     out = io.StringIO()
-    summary = export_tool_labels(first, "s", out, fmt, index="movies", viewer=None)  # type: ignore[arg-type]
-    assert summary.rows == sum(len(u) for u in resolved_gains(first, "s", viewer=None).values())
+    summary = export_tool_labels(open_study(first, "s", None), out, fmt, index="movies")  # type: ignore[arg-type]
+    assert summary.rows == sum(len(u) for u in resolved_gains(open_study(first, "s", None)).values())
     second = new_store(tmp_path / "b")
     import_tool_labels(second, _src(out.getvalue(), "out"), study_id="s", fmt=fmt)  # type: ignore[arg-type]
-    assert resolved_gains(second, "s", viewer=None) == resolved_gains(first, "s", viewer=None)
-    assert query_texts_unchecked(second, "s") == query_texts_unchecked(first, "s")
+    assert resolved_gains(open_study(second, "s", None)) == resolved_gains(
+        open_study(first, "s", None)
+    )
+    assert query_texts(open_study(second, "s", None)) == query_texts(open_study(first, "s", None))
     again = io.StringIO()
-    export_tool_labels(second, "s", again, fmt, index="movies", viewer=None)  # type: ignore[arg-type]
+    export_tool_labels(open_study(second, "s", None), again, fmt, index="movies")  # type: ignore[arg-type]
     assert again.getvalue() == out.getvalue()  # byte-identical the second time round
 
 
@@ -89,15 +93,15 @@ def test_quepid_matches_stored_queries_by_text(tmp_path: Path) -> None:
     db = new_store(tmp_path)
     add_queries(db, "s", [QueryIn(query_id="301", text="star wars")])
     import_tool_labels(db, _src(QUEPID), study_id="s", fmt="quepid")
-    assert resolved_gains(db, "s", viewer=None)["301"] == {"d1": 3, "d2": 0}
-    assert resolved_gains(db, "s", viewer=None)["alien"] == {"d3": 1}
+    assert resolved_gains(open_study(db, "s", None))["301"] == {"d1": 3, "d2": 0}
+    assert resolved_gains(open_study(db, "s", None))["alien"] == {"d3": 1}
     add_queries(db, "s", [QueryIn(query_id="999", text="star wars")])
     with pytest.raises(InputErrors, match="match several stored queries"):
         import_tool_labels(db, _src(QUEPID), study_id="s", fmt="quepid")
     rating = {"requests": [{"id": "999", "ratings": [{"_id": "d5", "rating": 1}]}]}
     import_tool_labels(db, _src(json.dumps(rating)), study_id="s", fmt="rank-eval")
     with pytest.raises(ExportRefusedError, match="same text"):
-        export_tool_labels(db, "s", io.StringIO(), "quepid", viewer=None)
+        export_tool_labels(open_study(db, "s", None), io.StringIO(), "quepid")
 
 
 def test_gains_outside_0_4_need_a_gain_map() -> None:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from store_fixtures import new_store, store_at_version
 from test_study_columns_parity import MEASURES, random_study
 
-from evalcore.analysis.decision import evaluate_column_pair, stored_pair_unchecked
+from evalcore.analysis.decision import evaluate_column_pair, stored_pair
 from evalcore.analysis.pair_comparison import compare_evaluated_pair
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.compute.batch import ObservationBatch, conflict_code
@@ -32,16 +32,12 @@ from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.summary_chart import summary_figure
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.observations import observations_for_run, runs_as_columns_unchecked
+from evalcore.store.observations import observations_for_run, runs_as_columns
 from evalcore.store.runs import add_run
 from evalcore.store.schema import SCHEMA_VERSION, schema_version
 from evalcore.store.study_archive import export_study, import_study, read_archive
-from evalcore.store.unit_codes import (
-    UnitNamer,
-    pack_codes,
-    run_ranking_codes_unchecked,
-    unit_names_unchecked,
-)
+from evalcore.store.study_handle import open_study
+from evalcore.store.unit_codes import UnitNamer, pack_codes, run_ranking_codes, unit_names
 
 ARRAYS = ("k", "pos_offsets", "pos_gain", "pos_dup", "dup_first", "label_offsets", "label_gain",
           "population_complete", "scan_complete", "permission_violation", "duplicate_reference")
@@ -144,10 +140,10 @@ def test_a_store_write_gives_codes_that_name_the_stored_units(tmp_path: Path) ->
     assert units.keys() == {"a", "b", "c", "z"}
     assert units["a"] < units["c"] < units["z"]  # in first-written order
     for (run_id,) in db.execute("SELECT run_id FROM runs").fetchall():
-        codes = run_ranking_codes_unchecked(db, run_id)
+        codes = run_ranking_codes(open_study(db, "s", None), run_id)
         rows = dict(db.execute("SELECT query_id, unit_ids FROM run_rankings WHERE run_id = ?",
                                [run_id]).fetchall())
-        names = UnitNamer(db, "s")
+        names = UnitNamer(open_study(db, "s", None))
         for i, q in enumerate(codes.query_ids):
             assert names(codes.codes[codes.offsets[i]:codes.offsets[i + 1]]) == json.loads(rows[q])
     assert db.execute("SELECT unit_code FROM label_events").fetchall() == [(units["z"],)]
@@ -176,9 +172,9 @@ def test_a_v14_store_migrates_and_reads_back_identical_rankings(tmp_path: Path) 
     store_at_version(path, 14, *rows)
     db = open_store(path)
     assert schema_version(db) == SCHEMA_VERSION >= 15
-    names = UnitNamer(db, "s")
+    names = UnitNamer(open_study(db, "s", None))
     for (run_id, query_id), units in rankings.items():
-        codes = run_ranking_codes_unchecked(db, int(run_id), [query_id])
+        codes = run_ranking_codes(open_study(db, "s", None), int(run_id), [query_id])
         assert codes.query_ids == [query_id]
         assert names(codes.codes) == units
     dictionary = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
@@ -196,13 +192,17 @@ def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path) -> None:
     work.mkdir()
     import_study(target, read_archive(out, work), actor="lead")
     for store in (db, target):
-        names = unit_names_unchecked(store, "s", range(10_000))
+        names = unit_names(open_study(store, "s", "lead"), range(10_000))
         for units, blob in store.execute("SELECT unit_ids, unit_codes FROM run_rankings"):
             assert [names[c] for c in np.frombuffer(blob, "<i4").tolist()] == json.loads(units)
         for unit, code in store.execute("SELECT unit_id, unit_code FROM label_events"):
             assert names[code] == unit
-    evaluate = [evaluate_column_pair(runs_as_columns_unchecked(s, "s", ["A", "B"]), MEASURES,
-                                     EvalProtocol()) for s in (db, target)]
+    evaluate = [
+        evaluate_column_pair(
+            runs_as_columns(open_study(s, "s", "lead"), ["A", "B"]), MEASURES, EvalProtocol()
+        )
+        for s in (db, target)
+    ]
     for a, b in ((evaluate[0].result_a, evaluate[1].result_a),
                  (evaluate[0].result_b, evaluate[1].result_b)):
         assert_same_batch(a.batch, b.batch)
@@ -237,21 +237,21 @@ def test_a_run_stored_before_packed_rankings_is_backfilled_and_evaluates_identic
     old = open_store(path)
     assert schema_version(old) == SCHEMA_VERSION
     for run_id, name in old.execute("SELECT run_id, name FROM runs").fetchall():
-        codes = run_ranking_codes_unchecked(old, run_id)
+        codes = run_ranking_codes(open_study(old, "s", None), run_id)
         results = {}
         for q, unit in old.execute("SELECT query_id, unit_id FROM results WHERE run_id = ? "
                                    "ORDER BY query_id, rank", [run_id]):
             results.setdefault(q, []).append(unit)
-        names = UnitNamer(old, "s")
+        names = UnitNamer(open_study(old, "s", None))
         assert {q: names(codes.codes[codes.offsets[i]:codes.offsets[i + 1]])
                 for i, q in enumerate(codes.query_ids)} == results, name
         assert (name == "C-empty") == (not results)
-    assert [dumped(observations_for_run(db, "s", "A", viewer=None)) for db in (old, now)] == [
-        dumped(observations_for_run(now, "s", "A", viewer=None))] * 2
-    states = [LiveDashboard.build(db, "s", viewer=None) for db in (old, now)]
+    assert [dumped(observations_for_run(open_study(db, "s", None), "A")) for db in (old, now)] == [
+        dumped(observations_for_run(open_study(now, "s", None), "A"))] * 2
+    states = [LiveDashboard.build(open_study(db, "s", None)) for db in (old, now)]
     _same_dashboard(*states)
     _same_cards_and_figures(*states)
-    pairs = [stored_pair_unchecked(db, "s", "A", "B", MEASURES) for db in (old, now)]
+    pairs = [stored_pair(open_study(db, "s", None), "A", "B", MEASURES) for db in (old, now)]
     for a, b in zip(*(p.columns for p in pairs), strict=True):
         assert (a.query_ids, list(a.returned_ids), a.gains, a.population_complete) == (
             b.query_ids, list(b.returned_ids), b.gains, b.population_complete)
@@ -268,11 +268,11 @@ def test_a_run_stored_before_packed_rankings_is_backfilled_and_evaluates_identic
                          round(i.progress, 9)) for i in m.queue.items) for m in (a, b)]
         assert items[0] == items[1]
     assert any(m.queue.items for m in compared[0].measures)
-    assert [evaluate_run(db, "s", "B", viewer=None) for db in (old, now)] == [
-        evaluate_run(now, "s", "B", viewer=None)] * 2
+    assert [evaluate_run(open_study(db, "s", None), "B") for db in (old, now)] == [
+        evaluate_run(open_study(now, "s", None), "B")] * 2
     for db, state in zip((old, now), states, strict=True):
         record_label(db, study_id="s", query_id="q5", unit_id="q5-d1", gain=2, annotator="zed")
-        state.refresh(db, viewer=None)
+        state.refresh(open_study(db, state.study_id, None))
         assert state.last_refresh.queries == ["q5"] and not state.last_refresh.full
     _same_dashboard(*states)
 
@@ -321,7 +321,7 @@ def test_codes_only_name_what_is_read(tmp_path: Path) -> None:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(UnitNamer, "__call__", counting)
-        state = LiveDashboard.build(db, "s", viewer=None)
+        state = LiveDashboard.build(open_study(db, "s", None))
         assert asked == []
         top = state.runs["A"].top_units[0]
         assert asked == [len(top)]
@@ -332,11 +332,15 @@ def test_pack_codes_is_little_endian_int32() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=12),
-       st.lists(st.sampled_from("abcdefghxy"), max_size=12), st.sampled_from([0, 1, 4, 1000]))
-def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored, asked,
-                                                        whole) -> None:
-    """:func:`unit_codes_of_unchecked` reads the study's dictionary whole when asked for a
+@given(
+    st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=12),
+    st.lists(st.sampled_from("abcdefghxy"), max_size=12),
+    st.sampled_from([0, 1, 4, 1000]),
+)
+def test_unit_codes_are_the_same_read_whole_or_in_lists(
+    tmp_path_factory, stored, asked, whole
+) -> None:
+    """:func:`unit_codes_of` reads the study's dictionary whole when asked for a
     large part of it, else in ``IN`` lists: the same codes either way (a write uses it)."""
     from evalcore.store import unit_codes
 
@@ -346,7 +350,7 @@ def test_unit_codes_are_the_same_read_whole_or_in_lists(tmp_path_factory, stored
     table = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(unit_codes, "_WHOLE", whole)
-        got = unit_codes.unit_codes_of_unchecked(db, "s", asked)
+        got = unit_codes.unit_codes_of(open_study(db, "s", None), asked)
         written = unit_codes.assign_unit_codes(db, "s", asked)
     assert got == {u: table[u] for u in asked if u in table}
     new = [u for u in dict.fromkeys(asked) if u not in table]

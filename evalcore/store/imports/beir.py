@@ -60,6 +60,7 @@ from evalcore.store.imports.common import (
 )
 from evalcore.store.staged_documents import StagedDocuments
 from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import in_transaction, write_transaction
 
 
@@ -152,7 +153,9 @@ def _import(
         )
         summary.queries = len(beir.queries)
         n, reopened = write_label_events(
-            db, study_id=study_id, threshold=study.relevance_threshold, events=events,
+            open_study(db, study_id, actor, Permission.IMPORT),
+            threshold=study.relevance_threshold,
+            events=events,
             origin=f"import of {folder}",
         )
         summary.label_events, summary.reopened = n, reopened

@@ -22,10 +22,10 @@ from evalcore.contract.limits import DEFAULT_LIMITS, MAX_ID_CHARS, ReadLimits, c
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
-from evalcore.store.authorize import authorize
-from evalcore.store.completeness import append_completeness_event, completeness_states_unchecked
+from evalcore.store.completeness import append_completeness_event, completeness_states
 from evalcore.store.document_imports import published
-from evalcore.store.resolution import resolved_gains_unchecked
+from evalcore.store.resolution import resolved_gains
+from evalcore.store.study_handle import Study, open_study
 
 #: How many unknown ids an error message lists.
 SHOWN_UNKNOWN = 10
@@ -171,9 +171,8 @@ def register_queries(
 
 
 def write_label_events(
-    db: sqlite_utils.Database,
+    study: Study,
     *,
-    study_id: str,
     threshold: int,
     events: Sequence[NewEvent],
     origin: str,
@@ -185,12 +184,13 @@ def write_label_events(
     (one ``reopened`` event per query, naming the first such label). Returns
     (events written, reopened query ids).
     """
+    db, study_id = study.db, study.study_id
     relevant: dict[str, list[NewEvent]] = {}
     for e in events:
         if e.kind != "undo" and e.gain is not None and e.gain >= threshold:
             relevant.setdefault(e.query_id, []).append(e)
-    complete_now = [q for q, c in completeness_states_unchecked(db, study_id).items() if c and q in relevant]
-    before = resolved_gains_unchecked(db, study_id, complete_now) if complete_now else {}
+    complete_now = [q for q, c in completeness_states(study).items() if c and q in relevant]
+    before = resolved_gains(study, complete_now) if complete_now else {}
     reopen: list[tuple[str, NewEvent]] = []
     for q in complete_now:
         gains = before.get(q, {})
@@ -227,8 +227,7 @@ def mark_queries_complete(
     db: sqlite_utils.Database, *, study_id: str, query_ids: Iterable[str], actor: str, reason: str
 ) -> int:
     """Append a ``complete`` event for each query not already complete; return how many."""
-    authorize(db, study_id=study_id, actor=actor, permission=Permission.MARK_COMPLETE)
-    states = completeness_states_unchecked(db, study_id)
+    states = completeness_states(open_study(db, study_id, actor, Permission.MARK_COMPLETE))
     written = 0
     for q in dict.fromkeys(query_ids):
         if not states.get(q, False):

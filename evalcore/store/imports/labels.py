@@ -32,7 +32,6 @@ from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.label_rows import LabelRow
 from evalcore.io.labels_jsonl import parse_labels_jsonl
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -42,6 +41,7 @@ from evalcore.store.imports.common import (
     write_label_events,
 )
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
 
 
@@ -73,11 +73,13 @@ def import_labels(
     summary = ImportSummary(kind=f"labels-{format}", study_id=study_id, source=text.name,
                             rows=len(parsed.rows), warnings=parsed.warnings, notes=parsed.notes)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        handle = open_study(db, study_id, actor, Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         allow_unknown=allow_unknown_ids, source=text)
         n, reopened = write_label_events(
-            db, study_id=study_id, threshold=study.relevance_threshold, events=events,
+            handle,
+            threshold=study.relevance_threshold,
+            events=events,
             origin=f"import of {text.name}",
         )
         summary.label_events, summary.reopened = n, reopened

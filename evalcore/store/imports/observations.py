@@ -34,7 +34,6 @@ from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -49,6 +48,7 @@ from evalcore.store.imports.common import (
 )
 from evalcore.store.runs import add_run
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
 
 
@@ -120,7 +120,7 @@ def import_observations(
                             rows=len(observations), warnings=warnings, run=name or None,
                             notes=text.notes())
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        handle = open_study(db, study_id, actor, Permission.IMPORT)
         if name and db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
                                [study_id, name]).fetchone():
             raise InputErrors([InputError(
@@ -133,7 +133,9 @@ def import_observations(
         )
         summary.queries = register_queries(db, study_id, (o.query_id for o in observations))
         n, reopened = write_label_events(
-            db, study_id=study_id, threshold=study.relevance_threshold, events=events,
+            handle,
+            threshold=study.relevance_threshold,
+            events=events,
             origin=f"import of {text.name}",
         )
         summary.label_events, summary.reopened = n, reopened

@@ -27,7 +27,6 @@ from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, numbered_lines
 from evalcore.io.trec import parse_qrels
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -39,6 +38,7 @@ from evalcore.store.imports.common import (
     write_label_events,
 )
 from evalcore.store.studies import get_study
+from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
 
 
@@ -90,11 +90,13 @@ def import_qrels(
     summary = ImportSummary(kind="qrels", study_id=study_id, source=text.name, rows=qrels.n_rows,
                             warnings=list(qrels.notes), notes=text.notes())
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+        handle = open_study(db, study_id, actor, Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         what="document", allow_unknown=allow_unknown_ids, source=text)
         n, reopened = write_label_events(
-            db, study_id=study_id, threshold=study.relevance_threshold, events=events,
+            handle,
+            threshold=study.relevance_threshold,
+            events=events,
             origin=f"import of {text.name}",
         )
         summary.label_events, summary.reopened = n, reopened

@@ -22,7 +22,6 @@ from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText
 from evalcore.io.tool_labels import ToolFormat, ToolRating, parse_tool_labels
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -31,7 +30,9 @@ from evalcore.store.imports.common import (
     refuse_long_ids,
     write_label_events,
 )
-from evalcore.store.studies import get_study, query_texts_unchecked
+from evalcore.store.query_reads import query_texts
+from evalcore.store.studies import get_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 
@@ -57,12 +58,12 @@ def import_tool_labels(
                             rows=len(parsed.ratings), warnings=list(parsed.warnings),
                             notes=list(parsed.notes))
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        ids = _query_ids(db, study_id, parsed.ratings, fmt, text.name)
+        handle = open_study(db, study_id, actor, Permission.IMPORT)
+        ids = _query_ids(handle, parsed.ratings, fmt, text.name)
         events = [NewEvent(ids[r.query], r.doc_id, "label", r.gain, who) for r in parsed.ratings]
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         what="document", allow_unknown=allow_unknown_ids, source=text)
-        known = query_texts_unchecked(db, study_id, ids.values())
+        known = query_texts(handle, ids.values())
         new_texts = {ids[r.query]: r.query_text for r in parsed.ratings
                      if r.query_text and not known.get(ids[r.query])}
         db.conn.executemany(
@@ -71,9 +72,12 @@ def import_tool_labels(
             "WHERE queries.text = ''",
             [(study_id, q, t) for q, t in new_texts.items()],
         )
-        n, reopened = write_label_events(db, study_id=study_id,
-                                         threshold=study.relevance_threshold, events=events,
-                                         origin=f"import of {text.name}")
+        n, reopened = write_label_events(
+            handle,
+            threshold=study.relevance_threshold,
+            events=events,
+            origin=f"import of {text.name}",
+        )
         summary.label_events, summary.reopened = n, reopened
         summary.queries = len(set(ids.values()))
         record_audit(db, actor=actor, action=f"import.labels-{fmt}", study_id=study_id,
@@ -81,14 +85,13 @@ def import_tool_labels(
     return summary
 
 
-def _query_ids(db: sqlite_utils.Database, study_id: str, ratings: list[ToolRating], fmt: str,
-               name: str) -> dict[str, str]:
+def _query_ids(study: Study, ratings: list[ToolRating], fmt: str, name: str) -> dict[str, str]:
     """How each rating's query names a study query (Quepid: by text; the others: by id)."""
     named = {r.query for r in ratings}
     if fmt != "quepid":
         return {q: q for q in named}
     by_text: dict[str, list[str]] = {}
-    for qid, text in query_texts_unchecked(db, study_id).items():
+    for qid, text in query_texts(study).items():
         if text in named:
             by_text.setdefault(text, []).append(qid)
     ambiguous = {t: ids for t, ids in by_text.items() if len(ids) > 1}

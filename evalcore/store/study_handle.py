@@ -1,0 +1,69 @@
+"""The study handle: a read of a study's data is authorised once, when the handle is opened.
+
+:func:`open_study` checks that the study exists (``StudyNotFoundError`` listing
+only the studies the actor may see) and that the actor may read it
+(``PermissionDenied`` naming who can grant access), through the one rule of
+:func:`evalcore.store.authorize.authorize`. It returns a :class:`Study`; every
+store, annotation, analysis and report function that reads a study's data takes
+one instead of a store and a study id, so a read without a check cannot be
+written. Only :func:`open_study` makes a handle. A command, page or session
+opens one and passes it down; a write still checks its own permission with
+:meth:`Study.require` inside its write transaction.
+"""
+
+from dataclasses import dataclass, field
+
+import sqlite_utils
+
+from evalcore.access.decisions import PermissionDenied
+from evalcore.access.roles import Permission, RoleName
+from evalcore.store.authorize import authorize
+from evalcore.store.studies import StudyIn
+
+__all__ = ["Study", "open_study"]
+
+_OPENED = object()
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study the actor may read: the store, the study id, who reads and their role
+    (None in local single-user mode, where every action is allowed)."""
+
+    db: sqlite_utils.Database
+    study_id: str
+    actor: str | None
+    role: RoleName | None
+    _opened: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._opened is not _OPENED:
+            raise TypeError("a Study is opened with open_study, which checks the actor may read")
+
+    def require(self, permission: Permission) -> None:
+        """Let the actor do ``permission`` now, or raise PermissionDenied (run it inside the
+        write transaction of the action it guards)."""
+        authorize(self.db, study_id=self.study_id, actor=self.actor, permission=permission)
+
+    def may(self, permission: Permission) -> bool:
+        """Would :meth:`require` allow ``permission``? (For enabling buttons.)"""
+        try:
+            self.require(permission)
+        except PermissionDenied:
+            return False
+        return True
+
+
+def open_study(
+    db: sqlite_utils.Database,
+    study_id: str,
+    actor: str | None,
+    permission: Permission = Permission.READ,
+    *,
+    settings: StudyIn | None = None,
+) -> Study:
+    """A handle on the study for ``actor``, once they may do ``permission`` (reading by
+    default), else ``StudyNotFoundError`` or ``PermissionDenied``. ``settings``: the study's,
+    when the caller read them already (a write opens its handle inside its lock)."""
+    role = authorize(db, study_id=study_id, actor=actor, permission=permission, study=settings)
+    return Study(db, study_id, actor, role, _OPENED)
