@@ -16,13 +16,16 @@ class StoreMarks:
     its removed queries (:mod:`evalcore.store.removed_queries`): a state read at other
     run ids or removed queries is built again whole; and its corpus's generation
     (:mod:`evalcore.store.corpus_generations`: documents moved, so the corpus size open
-    populations are bounded by may have)."""
+    populations are bounded by may have); and its latest published automatic import
+    (:mod:`evalcore.store.automatic_labels`: never evidence, but the to-decide queue breaks
+    ties with them)."""
 
     label_event: int
     completeness_event: int
     run_ids: tuple[int, ...]
     removed: frozenset[str] = frozenset()
     corpus_generation: int = 0
+    automatic_import: int = 0
 
 
 def store_marks(study: Study) -> StoreMarks:
@@ -31,8 +34,10 @@ def store_marks(study: Study) -> StoreMarks:
         "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
         "(SELECT coalesce(max(event_id), 0) FROM completeness_events), "
         "(SELECT coalesce(max(g.generation), 0) FROM corpus_generations g JOIN studies s "
-        "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?)",
-        [study.study_id],
+        "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?), "
+        "(SELECT coalesce(max(import_id), 0) FROM automatic_imports "
+        "WHERE study_id = ? AND staged_by IS NULL)",
+        [study.study_id, study.study_id],
     ).fetchone()
     runs = tuple(
         r[0]
@@ -47,7 +52,9 @@ def store_marks(study: Study) -> StoreMarks:
             "SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id]
         )
     )
-    return StoreMarks(int(row[0]), int(row[1]), runs, removed, int(row[2]))
+    return StoreMarks(
+        int(row[0]), int(row[1]), runs, removed, int(row[2]), int(row[3])
+    )
 
 
 def touched_queries(study: Study, since: StoreMarks) -> set[str]:

@@ -214,3 +214,15 @@ def test_cli_imports_automatic_labels_and_refuses_wrong_combinations(tmp_path: P
     assert failed.exit_code == 2 and "bad.qrels:2" in failed.output
     assert "Traceback" not in failed.output
     assert _label_events(db) == 0
+
+
+def test_an_automatic_import_moves_the_store_marks(tmp_path: Path) -> None:
+    """Caches keyed by the marks (the to-decide queue's tie-break) see a new import."""
+    from evalcore.store.marks import store_marks
+
+    db = new_store(tmp_path)
+    before = store_marks(open_study(db, "s", None))
+    import_automatic_labels(db, _src(QRELS), study_id="s", name="j")
+    after = store_marks(open_study(db, "s", None))
+    assert after != before and after.automatic_import > before.automatic_import
+    assert (after.label_event, after.run_ids) == (before.label_event, before.run_ids)
