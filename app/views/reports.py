@@ -1,7 +1,9 @@
 """Reports: freeze a reference version, generate a pinned report, export it.
 
 Freezing uses the store's ``freeze_reference``; a report is built by
-:func:`evalcore.report.from_store.report_from_store` and stored once with
+:func:`evalcore.report.from_store.report_from_store` (optionally with a stored sample's
+estimates at a chosen confidence level, shown apart from the verdicts, as
+``evalcore report --sample`` does; the sample and level are in the address) and stored once with
 :func:`evalcore.report.stored.save_report` (immutable: never updated or
 deleted). Exports (HTML with its charts, JSON, CSV per query) leave out
 annotator notes and internal identifiers unless the lead ticks the box.
@@ -10,6 +12,7 @@ annotator notes and internal identifiers unless the lead ticks the box.
 import pandas as pd
 import streamlit as st
 
+from app.components.address import keep, restore_choice, write_address
 from app.components.page import flash, show_flash, study_page
 from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
@@ -27,9 +30,17 @@ from evalcore.report.stored import load_report, save_report
 from evalcore.store.references import freeze_reference, list_references
 from evalcore.store.reports import list_reports
 from evalcore.store.runs import list_runs
+from evalcore.store.samples import sample_names
 from evalcore.store.study_handle import open_study
 
 WORKING = "(working labels — not pinned)"
+PAGE = "reports"
+#: The sample choice meaning "no estimate" (the default).
+NO_SAMPLE = "(none)"
+#: The confidence levels a report's estimates may use (the address holds the chosen one).
+LEVELS = ["0.95", "0.9", "0.99"]
+SAMPLE_KEY = "rl_report_sample"
+LEVEL_KEY = "rl_report_level"
 #: The bottom line's tooltip: what its words mean.
 GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.items())
 _FLASH = "_rl_reports_flash"
@@ -62,9 +73,19 @@ def _on_generate(study_id: str) -> None:
     kind = str(st.session_state.get("rl_report_queries", "all"))
     queries = (str(st.session_state.get("rl_report_queries_ids", "")).lstrip("@")
                if kind == "list" else kind)
+    chosen = st.session_state.get(SAMPLE_KEY, NO_SAMPLE)
+    sample = None if chosen in (None, NO_SAMPLE) else str(chosen)
+    level = float(st.session_state.get(LEVEL_KEY, LEVELS[0]))
+    if sample is not None and reference is not None:
+        flash(_FLASH, "error", f"No report generated: sample {sample} estimates from the "
+                               f"working labels; choose the reference {WORKING} or no sample.")
+        return
     db = get_db()
     try:
-        report = report_from_store(open_study(db, study_id, current_annotator()), runs=runs, reference=reference, name=name, created_by=current_annotator(), accept_unverified=accepted, queries=queries)
+        report = report_from_store(
+            open_study(db, study_id, current_annotator()), runs=runs, reference=reference,
+            name=name, created_by=current_annotator(), accept_unverified=accepted,
+            queries=queries, sample=sample, level=level)
         stored = save_report(db, report)
     except (ValueError, LookupError, PermissionError) as error:
         flash(_FLASH, "error", f"No report generated: {error}")
@@ -180,6 +201,24 @@ else:
                 key="rl_report_reference")
     c.text_input("Report name (optional)", key="rl_report_name")
     query_spec = choose_query_set("rl_report_queries")
+    samples = [NO_SAMPLE, *sample_names(open_study(db, study.study_id, current_annotator()))]
+    restore_choice(PAGE, "sample", SAMPLE_KEY, samples, what="sample")
+    restore_choice(PAGE, "level", LEVEL_KEY, LEVELS, what="confidence level")
+    d, e = st.columns([3, 2])
+    sample_choice = d.selectbox(
+        "Estimates from a sample", samples, key=SAMPLE_KEY,
+        help="A sample drawn for a compared pair (Compare page, or evalcore sample draw): the "
+             "report shows its estimates apart from the decided verdicts, never as evidence. "
+             "Estimates use the working labels.")
+    level_choice = e.selectbox("Confidence level of the estimates", LEVELS, key=LEVEL_KEY,
+                               format_func=lambda v: f"{float(v):.0%}",
+                               disabled=sample_choice == NO_SAMPLE)
+    keep(SAMPLE_KEY, sample_choice)
+    keep(LEVEL_KEY, level_choice)
+    no_sample = sample_choice == NO_SAMPLE
+    write_address(PAGE, {"sample": None if no_sample else sample_choice,
+                         "level": None if no_sample or level_choice == LEVELS[0]
+                         else level_choice})
     st.checkbox("Accept runs whose comparability is not verified", value=False,
                 key="rl_report_accept_unverified",
                 help="A run with no corpus fingerprint recorded (or a baseline without one) "

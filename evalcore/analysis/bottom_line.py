@@ -101,6 +101,10 @@ class Estimate(BaseModel):
     n_pending: int = 0
     #: The design and estimator, named after the counts when given.
     method: str | None = None
+    #: The automatic source used as a predictor, and its weight from 0 (ignored) to 1 chosen
+    #: by the sample; None without a predictor.
+    automatic: str | None = None
+    predictor_weight: float | None = None
 
     def text(self) -> str:
         """``estimated: better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units sampled)``;
@@ -142,6 +146,8 @@ class MeasureLine(BaseModel):
     n_unknown_units: int
     #: ``estimated: ...`` from a random sample of labels, apart from the verdict.
     estimate: str | None = None
+    #: The estimate's weight of its automatic predictor (None: no estimate or no predictor).
+    predictor_weight: float | None = None
     #: Why a decided verdict and a paired mean of the opposite sign can both be true.
     note: str | None = None
 
@@ -220,6 +226,7 @@ def measure_line(item: MeasureVerdict, estimate: Estimate | None = None) -> Meas
         labels_to_settle=labels,
         n_unknown_units=d.n_unknown_units,
         estimate=None if estimate is None else estimate.text(),
+        predictor_weight=None if estimate is None else estimate.predictor_weight,
         note=_sign_note(item),
     )
 

@@ -492,7 +492,8 @@ def estimate_pair(
         method = f"{METHOD}, {ESTIMATOR}"
         if automatic_name and auto_keys:
             method += (
-                f", automatic judgments '{automatic_name}' as predictor, weighted by the sample"
+                f", automatic judgments '{automatic_name}' as predictor, weighted "
+                f"{interval.predictor_weight:.2f} by the sample"
             )
         out.append(
             Estimate(

@@ -242,6 +242,8 @@ def line_estimate(e: Estimate) -> LineEstimate:
         n_nonresponse=e.n_nonresponse,
         n_pending=e.n_pending,
         method=e.method,
+        automatic=e.automatic,
+        predictor_weight=e.predictor_weight,
     )
 
 

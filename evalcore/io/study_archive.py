@@ -54,7 +54,8 @@ from evalcore.io.progress import reporter
 from evalcore.io.zip_extract import extract_zip
 
 FORMAT = "relevance-ledger.study-archive"
-#: Written: 3 (the study's samples: their designs, units and non-responses). 2 added
+#: Written: 3 (the study's samples: their designs, units and non-responses; its automatic
+#: judgments: their imports and labels). 2 added
 #: organisation members' roles, the manifest's list of what the exporter withheld and an
 #: optional signature. Read: 1, 2 and 3.
 FORMAT_VERSION = 3
@@ -151,11 +152,19 @@ MEMBERS: dict[str, tuple[Column, ...]] = {
     "sample_nonresponses.jsonl": (_s("sample"), _s("query_id"), _s("unit_id"),
                                   _s("kind", choices=("skip", "cant_judge")), _s("annotator"),
                                   _s("created_at")),
+    # Automatic judgments (never evidence): each published import, numbered from 1 in the
+    # order it was made (``number``: the archive's own key, store ids are not written),
+    # and each import's labels naming it by that number.
+    "automatic_imports.jsonl": (_i("number", minimum=1), _s("source"), _s("file"),
+                                _s("format"), _s("imported_by"), _s("imported_at")),
+    "automatic_labels.jsonl": (_i("import", minimum=1), _s("query_id"), _s("unit_id"),
+                               _i("gain", **_GAIN)),
 }
 
 #: Members a format version added (absent from older archives, read as empty).
 ADDED_IN: dict[str, int] = {"samples.jsonl": 3, "sample_units.jsonl": 3,
-                            "sample_nonresponses.jsonl": 3}
+                            "sample_nonresponses.jsonl": 3, "automatic_imports.jsonl": 3,
+                            "automatic_labels.jsonl": 3}
 
 
 def members_of(version: int = FORMAT_VERSION) -> list[str]:

@@ -119,6 +119,10 @@ def discard_staged_study(db: sqlite_utils.Database, study_id: str) -> None:
     for (run_id,) in db.execute("SELECT run_id FROM runs WHERE study_id = ?",
                                 [study_id]).fetchall():
         discard_staged_run(db, run_id)
+    for (import_id,) in db.execute("SELECT import_id FROM automatic_imports WHERE study_id = ?",
+                                   [study_id]).fetchall():  # its labels have no study_id
+        delete_in_chunks(db, "automatic_labels", "import_id, query_id, unit_id", "import_id",
+                         import_id)
     for table in _study_tables(db):
         delete_in_chunks(db, table, _key(db, table), "study_id", study_id)
     with write_transaction(db):

@@ -117,6 +117,13 @@ CHUNK_ROWS = 2_000
 
 _LIVE_RUNS = "SELECT run_id FROM runs WHERE study_id = :study AND staged_by IS NULL"
 
+#: The study's published automatic imports, numbered from 1 in the order they were made.
+_AUTOMATIC_IMPORTS = (
+    "SELECT import_id, ROW_NUMBER() OVER (ORDER BY import_id) AS number, source, file, format, "
+    "imported_by, imported_at FROM automatic_imports WHERE study_id = :study "
+    "AND staged_by IS NULL"
+)
+
 #: Member -> the SELECT of its columns (named parameter ``:study``), in archive order.
 _SELECTS: dict[str, str] = {
     "queries.jsonl": "SELECT query_id, text, description, narrative FROM queries "
@@ -165,6 +172,11 @@ _SELECTS: dict[str, str] = {
     "sample_nonresponses.jsonl": "SELECT name, query_id, unit_id, kind, annotator, created_at "
                                  "FROM sample_nonresponses WHERE study_id = :study "
                                  "ORDER BY response_id",
+    "automatic_imports.jsonl": f"SELECT number, source, file, format, imported_by, imported_at "
+                               f"FROM ({_AUTOMATIC_IMPORTS}) ORDER BY number",
+    "automatic_labels.jsonl": f"SELECT n.number, l.query_id, l.unit_id, l.gain FROM "
+                              f"automatic_labels l JOIN ({_AUTOMATIC_IMPORTS}) n ON "
+                              "n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id",
     "audit.jsonl": "SELECT created_at, actor, action, detail_json, channel, os_user FROM "
                    "audit_log WHERE study_id = :study ORDER BY entry_id",
 }
@@ -341,6 +353,14 @@ def _check_consistency(archive: OpenedArchive) -> None:
             if row["sample"] not in samples:
                 problem(member, n, f"row of sample {row['sample']!r}, which samples.jsonl lacks")
                 break
+    imports = {str(n) for n in _unique_names(archive, "automatic_imports.jsonl", "number",
+                                                problem)}
+    for n, row in enumerate(archive.rows("automatic_labels.jsonl"), 1):
+        if str(row["import"]) not in imports:
+            problem("automatic_labels.jsonl", n,
+                    f"automatic label of import {row['import']}, which automatic_imports.jsonl "
+                    "lacks (no import row has that number)")
+            break
     pins = _unique_names(archive, "protocols.jsonl", "name", problem)
     for n, row in enumerate(archive.rows("protocol_documents.jsonl"), 1):
         if row["protocol"] not in pins:
@@ -646,6 +666,7 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
     _insert(db, "INSERT INTO sample_nonresponses (study_id, name, query_id, unit_id, kind, "
                 "annotator, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             ((s, *r) for r in rows("sample_nonresponses.jsonl")))
+    _append_automatic(db, archive, s)
     _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
                 "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
             ((s, *r) for r in rows("audit.jsonl")))
@@ -667,6 +688,26 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
             "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
             "rows": {m: e.rows for m, e in manifest.members.items()},
             "origin": archive.origin.audit(), "withheld": manifest.withheld})
+
+
+def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_id: str) -> None:
+    """The archive's automatic imports (new store ids, published with the staged study that
+    hides them until then) and their labels, each mapped from its import's number."""
+    counts: dict[int, int] = {}
+    for row in archive.rows("automatic_labels.jsonl"):
+        counts[row["import"]] = counts.get(row["import"], 0) + 1
+    ids: dict[int, int] = {}
+    with write_transaction(db):
+        for r in archive.rows("automatic_imports.jsonl"):
+            ids[r["number"]] = db.execute(
+                "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+                "imported_at, n_labels) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [study_id, r["source"], r["file"], r["format"], r["imported_by"],
+                 r["imported_at"], counts.get(r["number"], 0)]).lastrowid
+    _insert(db, "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) "
+                "VALUES (?, ?, ?, ?)",
+            ((ids[r["import"]], r["query_id"], r["unit_id"], r["gain"])
+             for r in archive.rows("automatic_labels.jsonl")))
 
 
 def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,

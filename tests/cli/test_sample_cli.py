@@ -214,6 +214,7 @@ def test_compare_json_holds_an_estimate_object_per_measure(demo_db) -> None:
             "method",
         } <= set(e)
         assert e["level"] == 0.9 and e["lower"] <= e["point"] <= e["upper"]
+        assert e["predictor_weight"] is None  # no automatic source named
         assert 0 < e["n_labeled"] <= e["n_sampled"] <= e["n_unknown"]
         assert "finite-population" in e["method"]
         assert e["text"].startswith("estimated: ") and "decided" not in e["text"]
@@ -301,6 +302,9 @@ def test_report_shows_the_estimate_in_html_json_and_csv(demo_db, tmp_path) -> No
         assert result.exit_code == 0, result.output
         text = out.read_text(encoding="utf-8")
         assert "estimated: " in text and "unknown units sampled" in text, fmt
+        if fmt == "json":
+            lines = [m for b in json.loads(text)["bottom_lines"] for m in b["measures"]]
+            assert lines and all(m["predictor_weight"] is None for m in lines)
 
 
 def test_automatic_judgments_serve_the_estimate_only(demo_db, tmp_path) -> None:
@@ -354,6 +358,11 @@ def test_automatic_judgments_serve_the_estimate_only(demo_db, tmp_path) -> None:
     assert helped["decision"] == plain["decision"]  # never evidence
     assert helped["estimate"]["automatic"] == "judge" and plain["estimate"]["automatic"] is None
     assert "automatic judgments 'judge' as predictor" in helped["estimate"]["method"]
+    weight = helped["estimate"]["predictor_weight"]
+    assert 0 <= weight <= 1 and plain["estimate"]["predictor_weight"] is None
+    assert f"weighted {weight:.2f} by the sample" in helped["estimate"]["method"]
+    assert f"weighted {weight:.2f} by the sample" in helped["estimate"]["text"]
+    assert "weighted" not in plain["estimate"]["text"]
     unknown = _cli(*args, "--automatic", "nope")
     assert unknown.exit_code == 2
     assert "no automatic judgments of source 'nope'" in unknown.output and "judge" in unknown.output

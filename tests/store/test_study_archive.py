@@ -28,6 +28,11 @@ from evalcore.estimation.stored import draw_stored_sample, show_sample
 from evalcore.report.from_store import report_from_store
 from evalcore.report.stored import save_report
 from evalcore.retrieval.pin import pin_protocol
+from evalcore.store.automatic_labels import (
+    automatic_labels,
+    automatic_sources,
+    write_automatic_import,
+)
 from evalcore.store.backup import verify_store
 from evalcore.store.completeness import mark_complete, reopen
 from evalcore.store.connection import open_store
@@ -90,6 +95,12 @@ def _build(path: Path) -> None:
     first = view.units()[0]
     record_nonresponse(db, study_id=STUDY, name="smp", query_id=first.query_id,
                        unit_id=first.unit_id, kind="skip", annotator=ANN)
+    write_automatic_import(db, study_id=STUDY, source="llm", file="llm-1.jsonl", format="jsonl",
+                           labels=[("q1", "d4", 2), ("q1", "d5", 1), ("q2", "d5", 0)], actor=LEAD)
+    write_automatic_import(db, study_id=STUDY, source="bm", file="bm.csv", format="csv",
+                           labels=[("q2", "d4", 3)], actor=LEAD)
+    write_automatic_import(db, study_id=STUDY, source="llm", file="llm-2.jsonl", format="jsonl",
+                           labels=[("q1", "d5", 3)], actor=LEAD)  # replaces the first's d5
     db.conn.close()
 
 
@@ -468,7 +479,8 @@ def test_a_sample_comes_back_whole_and_an_older_archive_has_none(exported: Path,
     members = _members(exported)
     manifest = json.loads(members["manifest.json"])
     manifest["format_version"] = 2
-    gone = ("samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl")
+    gone = ("samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl",
+            "automatic_imports.jsonl", "automatic_labels.jsonl")
     for name in gone:
         del manifest["members"][name]
     old = _rezip(exported, tmp_path / "v2.zip", {
@@ -478,6 +490,7 @@ def test_a_sample_comes_back_whole_and_an_older_archive_has_none(exported: Path,
     code, text = _cli("import", "study", "--db", target, "--in", old, "--actor", LEAD)
     assert code == 0, text
     assert "samples" in _counts(target) and _counts(target)["samples"] == 0
+    assert _counts(target)["automatic_imports"] == 0
     units = json.loads(members["manifest.json"])["members"]["sample_units.jsonl"]["rows"]
     orphan = _rezip(exported, tmp_path / "orphan.zip", {
         "samples.jsonl": b""}, fix_manifest=True)
@@ -485,3 +498,56 @@ def test_a_sample_comes_back_whole_and_an_older_archive_has_none(exported: Path,
     open_store(fresh).conn.close()
     code, text = _cli("import", "study", "--db", fresh, "--in", orphan, "--actor", LEAD)
     assert units and code == 2 and "which samples.jsonl lacks" in text
+
+
+def test_automatic_judgments_come_back_apart_from_the_evidence(source: Path, exported: Path,
+                                                               empty: Path) -> None:
+    manifest = json.loads(_members(exported)["manifest.json"])
+    assert manifest["members"]["automatic_imports.jsonl"]["rows"] == 3
+    assert manifest["members"]["automatic_labels.jsonl"]["rows"] == 5
+    code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
+    assert code == 0, text
+    before, after = open_store(source), open_store(empty)
+    try:
+        old, new = open_study(before, STUDY, LEAD), open_study(after, STUDY, LEAD)
+        assert automatic_labels(new) == automatic_labels(old)
+        assert automatic_labels(new)["llm"][("q1", "d5")] == 3  # the later import still wins
+        assert automatic_sources(new) == automatic_sources(old)
+        imports = "SELECT source, file, format, imported_by, imported_at, n_labels, staged_by " \
+                  "FROM automatic_imports WHERE study_id = ? ORDER BY import_id"
+        assert (after.execute(imports, [STUDY]).fetchall()
+                == before.execute(imports, [STUDY]).fetchall())
+    finally:
+        before.conn.close()
+        after.conn.close()
+
+
+def test_an_automatic_label_of_a_missing_import_is_refused(exported: Path, tmp_path: Path) -> None:
+    members = _members(exported)
+    first = members["automatic_imports.jsonl"].splitlines(keepends=True)[0]
+    orphan = _rezip(exported, tmp_path / "orphan.zip", {
+        "automatic_imports.jsonl": first}, fix_manifest=True)
+    target = tmp_path / "o.sqlite"
+    open_store(target).conn.close()
+    before = _counts(target)
+    code, text = _cli("import", "study", "--db", target, "--in", orphan, "--actor", LEAD)
+    assert code == 2, text
+    assert "automatic_labels.jsonl" in text and "automatic label of import 2" in text
+    assert "which automatic_imports.jsonl lacks" in text and "Traceback" not in text
+    assert _counts(target) == before
+
+
+def test_a_failed_import_removes_its_automatic_judgments(exported: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalcore.store import study_archive
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk gone")
+
+    target = tmp_path / "f.sqlite"
+    open_store(target).conn.close()
+    before = _counts(target)
+    monkeypatch.setattr(study_archive, "removals_in_audit", broken)
+    code, text = _cli("import", "study", "--db", target, "--in", exported, "--actor", LEAD)
+    assert code != 0
+    assert _counts(target) == before and raw_rows(target, "automatic_labels") == 0
