@@ -430,9 +430,8 @@ def _pass(handles: dict[str, Study], token: ItemToken, order: list[str] | None,
     elif unit_id not in walk.skipped:
         walk.skipped.append(unit_id)
     if order is not None:
-        walk.cursor = next_unlabeled(order, _mine(_reads(handles, sid), query_id, annotator),
-                                     walk.passed,
-                                     after=unit_id)
+        mine = _mine(_reads(handles, sid), query_id, annotator)
+        walk.cursor = next_unlabeled(order, mine, walk.passed, after=unit_id)
 
 
 def _on_note(token: ItemToken) -> None:
