@@ -501,9 +501,8 @@ def _on_search_grade(token: ItemToken, gain: int) -> None:
 
 
 def _queue(handle: Study, annotator: str) -> str | None:
-    db = get_db()
     texts = query_texts(handle)
-    progress = study_progress_if_ready(db, handle.study_id, annotator, len(texts))
+    progress = study_progress_if_ready(handle, annotator, len(texts))
     kept = st.session_state.get(_OPEN_QUERY_KEY)
     if progress is None:  # a large study's first visit: its progress is being counted
         known: Collection[str] = texts
@@ -575,7 +574,7 @@ def _open_address_unit(handle: Study, query_id: str, annotator: str) -> None:
     if not unit:
         return
     del st.query_params[UNIT_PARAM]
-    if unit in {item.unit_id for item in cached_pool(get_db(), handle.study_id, query_id)}:
+    if unit in {item.unit_id for item in cached_pool(handle, query_id)}:
         _walk(handle, annotator, query_id).cursor = unit
     else:
         st.warning(escape_markdown(f"The address asks for item {unit!r}, which is not in the "
@@ -756,7 +755,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)
-        pool = cached_pool(db, sid, item.query_id)
+        pool = cached_pool(handle, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
         doc = _item_head(handle, study, item.query_id, query_text, token, position, ranks,
                          _mine(handle, item.query_id, annotator), None)
@@ -834,7 +833,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)
-        pool = cached_pool(db, sid, item.query_id)
+        pool = cached_pool(handle, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
         doc = _item_head(handle, study, item.query_id, query_text, token,
                          f"sample unit {item.position} of {len(queue)}", ranks,
@@ -872,7 +871,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
     db = get_db()
     sid = study.study_id
     query_text = query_text_of(handle, query_id)
-    pool = cached_pool(db, sid, query_id)
+    pool = cached_pool(handle, query_id)
     order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
     ranks = {item.unit_id: item.ranks for item in pool}
     mine = _mine(handle, query_id, annotator)
@@ -987,8 +986,7 @@ def _said(event: LabelEvent) -> str:
 
 def _study_progress(handle: Study, annotator: str) -> StudyProgress | None:
     """The study's progress, or None while a large study's is counted in the background."""
-    return study_progress_if_ready(get_db(), handle.study_id, annotator,
-                                   len(query_texts(handle)))
+    return study_progress_if_ready(handle, annotator, len(query_texts(handle)))
 
 
 def _next_query_button(handle: Study, query_id: str, annotator: str) -> None:

@@ -252,8 +252,7 @@ def _exports_section(handle: Study) -> None:
     ref = None if reference == "working reference" else reference
     viewer = _actor()
     # Facts shared by every session, brought up to date from the labels written since.
-    refusal = qrels_refusal_now(db, str(db_path()), study_id, versions.get(reference),
-                                viewer=viewer)
+    refusal = qrels_refusal_now(handle, str(db_path()), versions.get(reference))
     if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
         a.warning(escape_markdown(refusal))
     else:
@@ -287,7 +286,7 @@ def _exports_section(handle: Study) -> None:
     runs = {r.name: r for r in list_runs(handle)}
     if runs:
         run = c.selectbox("Run", list(runs))
-        refusal = run_refusal_now(db, str(db_path()), study_id, runs[run], viewer=viewer)
+        refusal = run_refusal_now(handle, str(db_path()), runs[run])
         if refusal is not None:
             c.warning(escape_markdown(refusal))
         else:
