@@ -5,18 +5,17 @@ stored run's and the working labels' are facts the store records as they are wri
 (:mod:`evalcore.store.trec_ids`), one row read; a frozen reference version's is read from
 its labels and kept in Streamlit's resource cache per store file and content hash. Only when there
 is a suspect is the export itself run for its message, once per state of the store
-(:func:`app.components.shared_results.shared_result`). Every call names the session's
-``viewer`` and is refused unless it may read the study, before anything is looked up.
+(:func:`app.components.shared_results.shared_result`). Every call takes the page's
+:class:`evalcore.store.study_handle.Study` (its reader's read is checked when it is opened).
 """
 
-import sqlite_utils
 import streamlit as st
 
 from app.components.shared_results import shared_result
 from evalcore.store.export_checks import qrels_refusal, qrels_suspect, run_refusal, run_suspect
 from evalcore.store.references import ReferenceVersion
 from evalcore.store.runs import RunInfo
-from evalcore.store.study_handle import Study, open_study
+from evalcore.store.study_handle import Study
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
@@ -29,17 +28,10 @@ def _reference_suspect(study: Study, path: str, reference: ReferenceVersion) -> 
     return _version_suspect(path, study.study_id, reference.name, reference.content_hash, study)
 
 
-def qrels_refusal_now(
-    db: sqlite_utils.Database,
-    path: str,
-    study_id: str,
-    reference: ReferenceVersion | None,
-    *,
-    viewer: str | None,
-) -> str | None:
+def qrels_refusal_now(study: Study, path: str, reference: ReferenceVersion | None) -> str | None:
     """Why the qrels export of the working labels (``reference`` None) or of a frozen
-    version would be refused now, or None."""
-    study = open_study(db, study_id, viewer)
+    version would be refused now, or None (``path``: the store file)."""
+    viewer = study.actor
     suspect = (
         qrels_suspect(study, None)
         if reference is None
@@ -49,27 +41,25 @@ def qrels_refusal_now(
     if not suspect:
         return qrels_refusal(study, name, suspect=False)
     return shared_result(
-        db,
+        study.db,
         path,
-        study_id,
+        study.study_id,
         ("qrels_refusal", name, viewer),
         lambda: qrels_refusal(study, name, suspect=True),
         viewer=viewer,
     )
 
 
-def run_refusal_now(
-    db: sqlite_utils.Database, path: str, study_id: str, run: RunInfo, *, viewer: str | None
-) -> str | None:
+def run_refusal_now(study: Study, path: str, run: RunInfo) -> str | None:
     """Why the TREC export of the stored ``run`` would be refused, or None."""
-    study = open_study(db, study_id, viewer)
+    viewer = study.actor
     suspect = run_suspect(study, run.run_id)
     if not suspect:
         return run_refusal(study, run.name, suspect=False)
     return shared_result(
-        db,
+        study.db,
         path,
-        study_id,
+        study.study_id,
         ("run_refusal", run.run_id, viewer),
         lambda: run_refusal(study, run.name, suspect=True),
         viewer=viewer,

@@ -11,9 +11,10 @@ per query) is kept the same way, shared by their sessions.
 
 Each query's pool is kept the same way, for the study's runs (:func:`cached_pool`).
 
-Every public function here reads as the session's reader
-(:func:`app.components.session.reader`) and is refused unless it may read the study,
-even when the value comes from a state another session counted.
+Every public function here takes the page's :class:`evalcore.store.study_handle.Study`
+(opened for the session's reader, so checked once per page run) and reads through it,
+even when the value comes from a state another session counted; the count on a thread
+of its own opens its own handle, as the same reader, on its own connection.
 """
 
 import threading
@@ -27,12 +28,6 @@ from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import AnnotatorShare, ProgressCounts, StudyProgress, progress_now
 from evalcore.store.marks import store_marks
 from evalcore.store.study_handle import Study, open_study
-
-
-def _viewer() -> str | None:
-    from app.components.session import reader
-
-    return reader()
 
 
 @dataclass
@@ -74,14 +69,13 @@ LARGE_STUDY_QUERIES = 1000
 
 
 def study_progress_if_ready(
-    db: sqlite_utils.Database, study_id: str, annotator: str, query_count: int
+    study: Study, annotator: str, query_count: int
 ) -> StudyProgress | None:
     """The study's progress (``annotator``'s share in it, if named) now, or None while a
     large study (or the annotator's share in it) is counted in full in the background
     (started here; the page shows it on its next run). Kept up to date from the queries
     touched since it was counted."""
-    viewer = _viewer()
-    study = open_study(db, study_id, viewer)
+    study_id, viewer = study.study_id, study.actor
     path = _store_path()
     counted = _counted(path)
     with counted.lock:
@@ -148,8 +142,7 @@ def _pool(path: str, study_id: str, query_id: str, run_ids: tuple[int, ...],
     return query_pool(_study, query_id)
 
 
-def cached_pool(db: sqlite_utils.Database, study_id: str, query_id: str) -> list[PoolItem]:
+def cached_pool(study: Study, query_id: str) -> list[PoolItem]:
     """The query's pool, shared by every session (read-only), recomputed only when a run was
     added or removed."""
-    study = open_study(db, study_id, _viewer())
-    return _pool(_store_path(), study_id, query_id, store_marks(study).run_ids, study)
+    return _pool(_store_path(), study.study_id, query_id, store_marks(study).run_ids, study)

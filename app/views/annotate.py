@@ -30,7 +30,7 @@ annotator's own action (the selector, the address, "Next query").
 
 import sqlite3
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from functools import partial
 
 import streamlit as st
@@ -101,7 +101,7 @@ from evalcore.store.resolution import resolve_query
 from evalcore.store.samples import list_samples, record_nonresponse
 from evalcore.store.scoping import displayable_text
 from evalcore.store.studies import StudyIn
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import retry_busy
 
 QUERY_KEY = "rl_query"
@@ -156,19 +156,22 @@ _SAMPLE_ACTIVE_KEY = "_rl_sample_active"
 _ADDRESS_SAMPLE_KEY = "_rl_address_sample"
 
 
-def _walk(study_id: str, annotator: str, query_id: str) -> WalkState:
+def _walk(handle: Study, annotator: str, query_id: str) -> WalkState:
     """This session's walk through the query (can't-judge marks of earlier sessions included)."""
+    return _walk_in(lambda: handle, handle.study_id, annotator, query_id)
+
+
+def _walk_in(opened: Callable[[], Study], study_id: str, annotator: str,
+             query_id: str) -> WalkState:
+    """The walk, read through ``opened()`` only when this session has none yet (a callback
+    that only moves the cursor then opens no handle)."""
     walks: dict = st.session_state.setdefault("_rl_walks", {})
     key = (study_id, annotator, query_id)
     if key not in walks:
-        db = get_db()
+        handle = opened()
         walks[key] = WalkState(
-            skipped=[
-                u
-                for u, d in drafts(open_study(db, study_id, reader()), query_id, annotator).items()
-                if d.skipped
-            ],
-            cant_judge=cant_judge_units(open_study(db, study_id, reader()), query_id, annotator),
+            skipped=[u for u, d in drafts(handle, query_id, annotator).items() if d.skipped],
+            cant_judge=cant_judge_units(handle, query_id, annotator),
         )
     return walks[key]
 
@@ -223,14 +226,21 @@ def _note_of(token: ItemToken) -> str:
     return str(st.session_state.get(note_key(token), "")).strip()
 
 
-def _mine(study_id: str, query_id: str, annotator: str) -> dict[str, int]:
+def _mine(handle: Study, query_id: str, annotator: str) -> dict[str, int]:
     """unit -> this annotator's current gain on the query."""
-    db = get_db()
     return {
         unit: label.annotators[annotator]
-        for unit, label in resolve_query(open_study(db, study_id, reader()), query_id).items()
+        for unit, label in resolve_query(handle, query_id).items()
         if annotator in label.annotators
     }
+
+
+def _reads(handles: dict[str, Study], study_id: str) -> Study:
+    """A callback's one read handle on the study, opened at its first read (after the
+    callback's write, which checks its own permission and says a refusal as before)."""
+    if study_id not in handles:
+        handles[study_id] = open_study(get_db(), study_id, reader())
+    return handles[study_id]
 
 
 # --- callbacks: they run before the re-render, so the write happens first ----------
@@ -260,12 +270,13 @@ def _show_refused() -> None:
 
 
 def _on_grade(token: ItemToken, gain: int, order: list[str] | None) -> None:
-    _write_label(token, gain, order, check_screen=True)
+    _write_label({}, token, gain, order, check_screen=True)
 
 
 def _on_presses(order: list[str] | None) -> None:
     """Apply each new key press to the item whose caption was on screen when it was pressed,
     or say why not (see :mod:`app.components.keyboard`)."""
+    handles: dict[str, Study] = {}
     for press in new_presses():
         token = _token_of_screen(press.screen)
         if token is None:
@@ -274,13 +285,14 @@ def _on_presses(order: list[str] | None) -> None:
             continue
         shown_now = token == _on_screen(token.study_id, token.annotator)
         if press.key.isdigit():
-            _write_label(token, int(press.key), order, check_screen=False, advance=shown_now)
+            _write_label(handles, token, int(press.key), order, check_screen=False,
+                         advance=shown_now)
         else:
-            _on_pass(token, order, press.key == "j")
+            _pass(handles, token, order, press.key == "j")
 
 
-def _write_label(token: ItemToken, gain: int, order: list[str] | None, *,
-                 check_screen: bool, advance: bool = True) -> None:
+def _write_label(handles: dict[str, Study], token: ItemToken, gain: int,
+                 order: list[str] | None, *, check_screen: bool, advance: bool = True) -> None:
     """Write ``gain`` for the token's item if it is still what was shown; then move on
     (``order`` None: the to-decide queue, whose next item is the queue's head) unless
     ``advance`` is False (the press was for an item the screen had already left)."""
@@ -298,10 +310,12 @@ def _write_label(token: ItemToken, gain: int, order: list[str] | None, *,
     if order is None:
         st.session_state[_DECIDE_LAST_KEY] = token.query_id
         return
-    walk = _walk(token.study_id, token.annotator, token.query_id)
+    walk = _walk_in(partial(_reads, handles, token.study_id), token.study_id, token.annotator,
+                    token.query_id)
     if token.unit_id in walk.skipped:
         walk.skipped.remove(token.unit_id)
-    walk.cursor = next_unlabeled(order, _mine(token.study_id, token.query_id, token.annotator),
+    mine = _mine(_reads(handles, token.study_id), token.query_id, token.annotator)
+    walk.cursor = next_unlabeled(order, mine,
                                  walk.passed, after=token.unit_id)
 
 
@@ -365,7 +379,7 @@ def _on_confirm(token: ItemToken, gain: int, note: str, newest: int,
     confirmed = token.model_copy(update={"seen_event": newest})
     if note:
         st.session_state[note_key(confirmed)] = note
-    _write_label(confirmed, gain, order, check_screen=False)
+    _write_label({}, confirmed, gain, order, check_screen=False)
 
 
 def _on_keep() -> None:
@@ -373,6 +387,12 @@ def _on_keep() -> None:
 
 
 def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> None:
+    _pass({}, token, order, cant_judge)
+
+
+def _pass(handles: dict[str, Study], token: ItemToken, order: list[str] | None,
+          cant_judge: bool) -> None:
+    """Skip or can't judge the token's item (recorded), then move on in the blocking order."""
     sid, query_id, unit_id, annotator = (token.study_id, token.query_id, token.unit_id,
                                          token.annotator)
     try:
@@ -380,7 +400,6 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
     except OffScreenError as error:
         _refuse(f"{'Can´t judge' if cant_judge else 'Skip'} not recorded: {error}.")
         return
-    walk = _walk(sid, annotator, query_id)
     db = get_db()
     active = (st.session_state.get(_SAMPLE_ACTIVE_KEY)
               if st.session_state.get(MODE_KEY) == SAMPLE else None)
@@ -403,6 +422,7 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
         return
     if order is None:  # the to-decide queue: passed items come back when nothing else is left
         st.session_state.setdefault(_DECIDE_PASSED_KEY, set()).add((sid, query_id, unit_id))
+    walk = _walk_in(partial(_reads, handles, sid), sid, annotator, query_id)
     if cant_judge:
         if unit_id not in walk.cant_judge:
             walk.cant_judge.append(unit_id)
@@ -410,8 +430,8 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
     elif unit_id not in walk.skipped:
         walk.skipped.append(unit_id)
     if order is not None:
-        walk.cursor = next_unlabeled(order, _mine(sid, query_id, annotator), walk.passed,
-                                     after=unit_id)
+        mine = _mine(_reads(handles, sid), query_id, annotator)
+        walk.cursor = next_unlabeled(order, mine, walk.passed, after=unit_id)
 
 
 def _on_note(token: ItemToken) -> None:
@@ -439,13 +459,14 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
         flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
     _own_events().add(event.event_id)
-    _walk(study_id, annotator, query_id).cursor = event.unit_id
+    _walk_in(partial(_reads, {}, study_id), study_id, annotator, query_id).cursor = event.unit_id
     flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
 
 
 def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
                current: str | None, delta: int) -> None:
-    _walk(study_id, annotator, query_id).cursor = step(order, current, delta)
+    _walk_in(partial(_reads, {}, study_id), study_id, annotator,
+             query_id).cursor = step(order, current, delta)
 
 
 def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
@@ -479,10 +500,9 @@ def _on_search_grade(token: ItemToken, gain: int) -> None:
 # --- rendering --------------------------------------------------------------------
 
 
-def _queue(study: StudyIn, annotator: str) -> str | None:
-    db = get_db()
-    texts = query_texts(open_study(db, study.study_id, reader()))
-    progress = study_progress_if_ready(db, study.study_id, annotator, len(texts))
+def _queue(handle: Study, annotator: str) -> str | None:
+    texts = query_texts(handle)
+    progress = study_progress_if_ready(handle, annotator, len(texts))
     kept = st.session_state.get(_OPEN_QUERY_KEY)
     if progress is None:  # a large study's first visit: its progress is being counted
         known: Collection[str] = texts
@@ -548,14 +568,14 @@ def _address_query(known: Collection[str], ids: list[str], *, counted: bool) -> 
     return wanted
 
 
-def _open_address_unit(study_id: str, query_id: str, annotator: str) -> None:
+def _open_address_unit(handle: Study, query_id: str, annotator: str) -> None:
     """Put the pooled item named by ``?unit=`` on screen (once: the parameter is consumed)."""
     unit = st.query_params.get(UNIT_PARAM)
     if not unit:
         return
     del st.query_params[UNIT_PARAM]
-    if unit in {item.unit_id for item in cached_pool(get_db(), study_id, query_id)}:
-        _walk(study_id, annotator, query_id).cursor = unit
+    if unit in {item.unit_id for item in cached_pool(handle, query_id)}:
+        _walk(handle, annotator, query_id).cursor = unit
     else:
         st.warning(escape_markdown(f"The address asks for item {unit!r}, which is not in the "
                                    f"pool of query {query_id}."))
@@ -568,7 +588,7 @@ def _address_decide() -> tuple[str, ...]:
     return tuple(str(st.query_params.get(name, "")) for name in DECIDE_PARAMS)
 
 
-def _queue_mode(study: StudyIn) -> str:
+def _queue_mode(handle: Study) -> str:
     """The queue selector; a new ``?queue=`` in the address (not this session's own) sets it."""
     # Streamlit drops a widget's state on a page that did not draw it: restore the choice
     for key, value in st.session_state.get(_DECIDE_KEEP_KEY, {}).items():
@@ -584,7 +604,7 @@ def _queue_mode(study: StudyIn) -> str:
                 f"{', '.join(QUEUES)}. Showing the {st.session_state.get(MODE_KEY, BLOCKING)} "
                 "queue."))
         if queue == DECIDE:
-            _address_target(study, *wanted[1:])
+            _address_target(handle, *wanted[1:])
     st.session_state.setdefault(MODE_KEY, BLOCKING)
     mode = st.radio("Work through", list(QUEUES), format_func=QUEUES.__getitem__, key=MODE_KEY,
                     horizontal=True,
@@ -602,12 +622,13 @@ def _queue_mode(study: StudyIn) -> str:
     return mode
 
 
-def _address_target(study: StudyIn, run_a: str, run_b: str, measure: str) -> None:
+def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None:
     """Put the address's runs and measure in the selectors, or say which one is wrong."""
-    runs = study_run_names(open_study(get_db(), study.study_id, reader()))
+    runs = study_run_names(handle)
     defaults = _default_target(runs)
     try:
-        target = decide_target(open_study(get_db(), study.study_id, reader()), run_a or defaults[0], run_b or defaults[1], measure or DECIDE_MEASURES[0])
+        target = decide_target(handle, run_a or defaults[0], run_b or defaults[1],
+                               measure or DECIDE_MEASURES[0])
     except TargetError as error:
         st.error(escape_markdown(f"The address asks for {error}. Choose the runs and the "
                                  "measure below."))
@@ -625,10 +646,9 @@ def _default_target(runs: list[str]) -> tuple[str, str]:
     return (runs[0] if runs else "", runs[1] if len(runs) > 1 else "")
 
 
-def _decide_target(study: StudyIn) -> DecideTarget | None:
+def _decide_target(handle: Study) -> DecideTarget | None:
     """The runs and measure selectors; the target they name (written to the address)."""
-    db = get_db()
-    runs = study_run_names(open_study(db, study.study_id, reader()))
+    runs = study_run_names(handle)
     if len(runs) < 2:
         st.info(f"The to-decide queue compares two runs; this study has {len(runs)}. "
                 "Create or import runs on the Data page.")
@@ -651,7 +671,8 @@ def _decide_target(study: StudyIn) -> DecideTarget | None:
     for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY):
         _keep(key)
     try:
-        target = decide_target(open_study(db, study.study_id, reader()), st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY], st.session_state[MEASURE_KEY])
+        target = decide_target(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY],
+                               st.session_state[MEASURE_KEY])
     except TargetError as error:
         st.error(escape_markdown(f"{error}."))
         return None
@@ -667,16 +688,16 @@ def _decide_target(study: StudyIn) -> DecideTarget | None:
     return target
 
 
-def _cached_state(study_id: str, target: DecideTarget) -> DecideState:
+def _cached_state(handle: Study, target: DecideTarget) -> DecideState:
     """The queue's state, built again only when the store changed (a label, a run)."""
-    db = get_db()
-    queries = decide_query_set(db, study_id, target)
+    study_id = handle.study_id
+    queries = decide_query_set(get_db(), study_id, target)
     key = ("decide", study_id, target, queries)
-    marks = store_marks(open_study(db, study_id, reader()))
+    marks = store_marks(handle)
     cache = st.session_state.setdefault("_rl_cache", {})
     entry = cache.get(key)
     if entry is None or entry[0] != marks:
-        entry = (marks, decide_state(open_study(db, study_id, reader()), target, query_ids=queries))
+        entry = (marks, decide_state(handle, target, query_ids=queries))
         cache[key] = entry
     return entry[1]
 
@@ -685,13 +706,14 @@ def _on_measure(measure: str) -> None:
     st.session_state[MEASURE_KEY] = measure
 
 
-def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> None:
+def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
+                      annotator: str) -> None:
     """The queue's next item beside the verdict panel; both follow every label."""
     db = get_db()
     sid = study.study_id
-    state = _cached_state(sid, target)
+    state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
-    item = next_queue_item(open_study(db, sid, reader()), state.items, annotator, passed)
+    item = next_queue_item(handle, state.items, annotator, passed)
     _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
                    annotator)
     token = _on_screen(sid, annotator)
@@ -729,22 +751,22 @@ def _decide_workspace(study: StudyIn, target: DecideTarget, annotator: str) -> N
             return
         position = (f"queue item {state.items.index(item) + 1} of {len(state.items)}"
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
-        query_text = query_text_of(open_study(db, sid, reader()), item.query_id)
+        query_text = query_text_of(handle, item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)
-        pool = cached_pool(db, sid, item.query_id)
+        pool = cached_pool(handle, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
-        doc = _item_head(study, item.query_id, query_text, token, position, ranks,
-                         _mine(sid, item.query_id, annotator), None)
+        doc = _item_head(handle, study, item.query_id, query_text, token, position, ranks,
+                         _mine(handle, item.query_id, annotator), None)
         _buttons(token, None)
         _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
-        _note_and_text(token, doc, query_text)
+        _note_and_text(handle, token, doc, query_text)
 
 
-def _sample_choice(study: StudyIn) -> str | None:
+def _sample_choice(handle: Study) -> str | None:
     """The sample selector (``?sample=`` in the address chooses it once)."""
-    names = [s.name for s in list_samples(open_study(get_db(), study.study_id, reader()))]
+    names = [s.name for s in list_samples(handle)]
     if not names:
         return None
     wanted = str(st.query_params.get(SAMPLE_PARAM, ""))
@@ -769,12 +791,12 @@ def _sample_choice(study: StudyIn) -> str | None:
     return name
 
 
-def _sample_workspace(study: StudyIn, annotator: str) -> None:
+def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     """A stored sample's units one after another in the sample's order: no choosing; a
     skip or can't judge is recorded as the sample's non-response (:func:`_on_pass`)."""
     db = get_db()
     sid = study.study_id
-    name = _sample_choice(study)
+    name = _sample_choice(handle)
     if name is None:
         st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
         item_keys("", None, partial(_on_presses, None))
@@ -782,7 +804,7 @@ def _sample_workspace(study: StudyIn, annotator: str) -> None:
                 "instead) or with evalcore sample draw.")
         return
     st.session_state[_SAMPLE_ACTIVE_KEY] = (sid, name)
-    queue = sample_queue(open_study(db, sid, reader()), name)
+    queue = sample_queue(handle, name)
     waiting = [u for u in queue if u.state == "open"]
     item = waiting[0] if waiting else None
     _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
@@ -807,51 +829,53 @@ def _sample_workspace(study: StudyIn, annotator: str) -> None:
                 "page (Estimate instead)."))
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
-        query_text = query_text_of(open_study(db, sid, reader()), item.query_id)
+        query_text = query_text_of(handle, item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
         show_information_need(db, sid, item.query_id, expanded=False)
         _confirm(token, None)
-        pool = cached_pool(db, sid, item.query_id)
+        pool = cached_pool(handle, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
-        doc = _item_head(study, item.query_id, query_text, token,
+        doc = _item_head(handle, study, item.query_id, query_text, token,
                          f"sample unit {item.position} of {len(queue)}", ranks,
-                         _mine(sid, item.query_id, annotator), None)
+                         _mine(handle, item.query_id, annotator), None)
         _buttons(token, None)
         _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
-        _note_and_text(token, doc, query_text)
+        _note_and_text(handle, token, doc, query_text)
 
 
 @st.fragment
 def _annotate(study: StudyIn, annotator: str) -> None:
     """The query selector and the work area: a label re-renders only this fragment.
 
-    The selector is inside, so its per-query counts ("you 3/10") follow each label.
+    The selector is inside, so its per-query counts ("you 3/10") follow each label. Each
+    run of it (the page's or its own) opens one read handle and passes it to every read.
     """
-    mode = _queue_mode(study)
+    handle = open_study(get_db(), study.study_id, reader())
+    mode = _queue_mode(handle)
     if mode == SAMPLE:
-        _sample_workspace(study, annotator)
+        _sample_workspace(handle, study, annotator)
         return
     st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
     if mode == DECIDE:
-        target = _decide_target(study)
+        target = _decide_target(handle)
         if target is not None:
-            _decide_workspace(study, target, annotator)
+            _decide_workspace(handle, study, target, annotator)
         return
-    chosen = _queue(study, annotator)
+    chosen = _queue(handle, annotator)
     if chosen is not None:
-        _open_address_unit(study.study_id, chosen, annotator)
-        _workspace(study, chosen, annotator)
+        _open_address_unit(handle, chosen, annotator)
+        _workspace(handle, study, chosen, annotator)
 
 
-def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
+def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> None:
     db = get_db()
     sid = study.study_id
-    query_text = query_text_of(open_study(db, sid, reader()), query_id)
-    pool = cached_pool(db, sid, query_id)
+    query_text = query_text_of(handle, query_id)
+    pool = cached_pool(handle, query_id)
     order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
     ranks = {item.unit_id: item.ranks for item in pool}
-    mine = _mine(sid, query_id, annotator)
-    walk = _walk(sid, annotator, query_id)
+    mine = _mine(handle, query_id, annotator)
+    walk = _walk(handle, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
     _put_on_screen(sid, query_id if current else None, current, annotator)
@@ -859,8 +883,8 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(db, sid, query_id, expanded=True)
-    qp = query_progress(open_study(db, sid, reader()), query_id, annotator)
-    study_progress = _study_progress(sid, annotator)
+    qp = query_progress(handle, query_id, annotator)
+    study_progress = _study_progress(handle, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
         st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
                     text=f"This query: you labeled {qp.mine} of {qp.pooled} pooled items"
@@ -881,34 +905,36 @@ def _workspace(study: StudyIn, query_id: str, annotator: str) -> None:
         if token is None:
             item_keys("", None, partial(_on_presses, order))
             st.success("You have labeled every pooled item of this query.")
-            _next_query_button(sid, query_id, annotator)
+            _next_query_button(handle, query_id, annotator)
             _undo_and_browse(sid, query_id, annotator, None, order)
         else:
             _confirm(token, order)
             position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
-            doc = _item_head(study, query_id, query_text, token, position, ranks, mine, order)
+            doc = _item_head(handle, study, query_id, query_text, token, position, ranks, mine,
+                             order)
             _buttons(token, order)
             _undo_and_browse(sid, query_id, annotator, current, order)
-            _note_and_text(token, doc, query_text)
+            _note_and_text(handle, token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
-    results = query_results_by_run(open_study(db, sid, reader()), query_id)
+    results = query_results_by_run(handle, query_id)
     if not results:
         st.caption("No run yet.")
     for run_name, result in results.items():
         st.markdown("**" + escape_markdown(run_name) + "**")
         render_query_result(result)
 
-    _completeness(sid, query_id, annotator, qp)
-    _search(study, query_id, query_text, annotator, set(order))
+    _completeness(handle, query_id, annotator, qp)
+    _search(handle, study, query_id, query_text, annotator, set(order))
 
 
-def _note_and_text(token: ItemToken, doc: tuple[str, str] | None, query_text: str) -> None:
+def _note_and_text(handle: Study, token: ItemToken, doc: tuple[str, str] | None,
+                   query_text: str) -> None:
     """The item's note field, then its text (terms highlighted) and provenance."""
     # no max_chars: the browser would cut a longer paste without a word; the page
     # refuses it visibly instead (here, and for the label it would go with)
     st.text_input("Note (saved with your label for this item; Esc leaves the field)",
-                  key=_note_widget(token), live="700ms", on_change=_on_note, args=(token,))
+                  key=_note_widget(handle, token), live="700ms", on_change=_on_note, args=(token,))
     length = len(_note_of(token))
     if length > MAX_NOTE_CHARS:
         st.error(f"This note has {length:,} characters; a note holds at most "
@@ -919,13 +945,11 @@ def _note_and_text(token: ItemToken, doc: tuple[str, str] | None, query_text: st
         st.caption(escape_markdown(doc[1]))
 
 
-def _note_widget(token: ItemToken) -> str:
+def _note_widget(handle: Study, token: ItemToken) -> str:
     """The note field's key for this showing, seeded once from the item's stored draft."""
     key = note_key(token)
     if key not in st.session_state:
-        draft = drafts(
-            open_study(get_db(), token.study_id, reader()), token.query_id, token.annotator
-        ).get(token.unit_id)
+        draft = drafts(handle, token.query_id, token.annotator).get(token.unit_id)
         st.session_state[key] = draft.note if draft is not None else ""
     return key
 
@@ -960,17 +984,16 @@ def _said(event: LabelEvent) -> str:
     return f"{who} {verb} {event.gain} ({GRADE_MEANINGS[event.gain]}) at {when} UTC"
 
 
-def _study_progress(sid: str, annotator: str) -> StudyProgress | None:
+def _study_progress(handle: Study, annotator: str) -> StudyProgress | None:
     """The study's progress, or None while a large study's is counted in the background."""
-    db = get_db()
-    return study_progress_if_ready(db, sid, annotator, len(query_texts(open_study(db, sid, reader()))))
+    return study_progress_if_ready(handle, annotator, len(query_texts(handle)))
 
 
-def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
+def _next_query_button(handle: Study, query_id: str, annotator: str) -> None:
     """Go to the next query (after this one in the queue) with pooled items left for you."""
-    progress = _study_progress(sid, annotator)
+    progress = _study_progress(handle, annotator)
     if progress is None:  # still being counted: the next query in the study's order
-        ids = sorted(query_texts(open_study(get_db(), sid, reader())), key=natural_key)
+        ids = sorted(query_texts(handle), key=natural_key)
         start = ids.index(query_id) if query_id in ids else -1
         following = ids[start + 1] if start + 1 < len(ids) else None
     else:
@@ -987,7 +1010,8 @@ def _next_query_button(sid: str, query_id: str, annotator: str) -> None:
         st.rerun()
 
 
-def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
+def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
+               token: ItemToken,
                position: str, ranks: dict[str, dict[str, int]],
                mine: dict[str, int], order: list[str] | None) -> tuple[str, str] | None:
     """The item's facts and title; returns its text and provenance (shown under the
@@ -1000,10 +1024,10 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
         facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
-        note = _own_note(study.study_id, query_id, unit_id, token.annotator)
+        note = _own_note(handle, query_id, unit_id, token.annotator)
         if note:
             facts.append(f"your note: {truncate(note, 200)}")
-    if unit_id in _walk(study.study_id, token.annotator, query_id).skipped:
+    if unit_id in _walk(handle, token.annotator, query_id).skipped:
         facts.append("skipped earlier")
     item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
     if doc is None:
@@ -1019,11 +1043,11 @@ def _item_head(study: StudyIn, query_id: str, query_text: str, token: ItemToken,
     return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
 
 
-def _own_note(study_id: str, query_id: str, unit_id: str, annotator: str) -> str:
+def _own_note(handle: Study, query_id: str, unit_id: str, annotator: str) -> str:
     """The note of the annotator's latest label on the unit ('' when none)."""
     notes = [
         e.note
-        for e in label_history(open_study(get_db(), study_id, reader()), query_id, unit_id)
+        for e in label_history(handle, query_id, unit_id)
         if e.annotator == annotator and e.kind == "label"
     ]
     return notes[-1] if notes else ""
@@ -1065,7 +1089,8 @@ def _undo_and_browse(sid: str, query_id: str | None, annotator: str, current: st
                   on_click=_on_browse, args=(sid, query_id, annotator, order, current, 1))
 
 
-def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) -> None:
+def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgress) -> None:
+    sid = handle.study_id
     st.markdown("##### Relevant set")
     st.caption(
         f"{qp.labeled} of {qp.pooled} pooled items labeled"
@@ -1086,7 +1111,7 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
                   disabled=not may_reopen or not str(st.session_state.get(reason_key, "")).strip(),
                   help=None if may_reopen else "Reopening needs the reviewer role in this study.")
     else:
-        withdrawn = claim_withdrawal(open_study(get_db(), sid, reader()), query_id)
+        withdrawn = claim_withdrawal(handle, query_id)
         if withdrawn is not None:  # why the claim is gone, as plain text
             st.warning(escape_markdown(withdrawn.text()), icon=":material/history:")
         if qp.remaining:
@@ -1098,7 +1123,7 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
             label = "Mark relevant set complete"
         st.button(label, key="mark_complete", disabled=qp.remaining > 0,
                   on_click=_on_mark_complete, args=(sid, query_id, annotator))
-    history = completeness_history(open_study(get_db(), sid, reader()), query_id)
+    history = completeness_history(handle, query_id)
     if history:
         with st.expander(f"Completeness history ({len(history)})"):
             for event in history:
@@ -1106,7 +1131,7 @@ def _completeness(sid: str, query_id: str, annotator: str, qp: QueryProgress) ->
                         + (f": {event.reason}" if event.reason else ""))
 
 
-def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
+def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annotator: str,
             pooled: set[str]) -> None:
     with st.expander("Search the corpus for relevant documents no run returned"):
         text = st.text_input("Search", key=SEARCH_KEY, placeholder=query_text)
@@ -1117,7 +1142,7 @@ def _search(study: StudyIn, query_id: str, query_text: str, annotator: str,
         hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=reader())
         if not hits:
             st.caption("No document matches.")
-        mine = _mine(study.study_id, query_id, annotator)
+        mine = _mine(handle, query_id, annotator)
         for hit in hits:
             unit_id = hit.doc_id
             facts = [unit_id, "in the pool" if unit_id in pooled else "not in the pool"]

@@ -47,7 +47,7 @@ from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
 from evalcore.store.studies import StudyIn
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.study_measures import (
     measure_label,
     parse_measure_list,
@@ -160,14 +160,15 @@ def _import_section(study_id: str) -> None:
     st.success(escape_markdown("\n".join(summary.lines())))
 
 
-def _lexical_section(study_id: str, study_org: str | None) -> None:
+def _lexical_section(handle: Study, study_org: str | None) -> None:
     db = get_db()
+    study_id = handle.study_id
     st.subheader("Create a lexical run")
     st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
                "visible documents and their fingerprint are recorded, and the run is refused "
                "if the corpus changes afterwards.")
     orgs = organisation_ids(db)
-    references = [r.name for r in list_references(open_study(db, study_id, _actor()))]
+    references = [r.name for r in list_references(handle)]
     with st.form("lexical_form"):
         a, b = st.columns(2)
         name = a.text_input("Protocol and run name", placeholder="bm25-title-2x")
@@ -214,7 +215,7 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
         bar.empty()
         st.success(escape_markdown(f"Run {run.name} stored: k = {run.k}, corpus fingerprint "
                                    f"{run.corpus_fingerprint}."))
-    pinned = list_pinned_protocols(open_study(db, study_id, _actor()))
+    pinned = list_pinned_protocols(handle)
     if pinned:
         with st.expander(f"Pinned protocols ({len(pinned)})"):
             st.dataframe(
@@ -225,25 +226,33 @@ def _lexical_section(study_id: str, study_org: str | None) -> None:
             )
 
 
+def _export_labels(handle: Study, out: io.StringIO, fmt: str, ref: str | None) -> None:
+    """The label events (csv, jsonl) or a reference's ratings in a tool's format."""
+    if fmt in TOOL_FORMATS:
+        export_tool_labels(handle, out, fmt, reference=ref)
+    else:
+        export_labels(handle, out, format=fmt)
+
+
 def _export_text(produce) -> str:
     buffer = io.StringIO()
     produce(buffer)
     return buffer.getvalue()
 
 
-def _exports_section(study_id: str) -> None:
+def _exports_section(handle: Study) -> None:
     """Download buttons whose files are built only when clicked (a whole-study export is
     seconds at 10,000 queries); a refusal is found by a cheap check and said up front."""
     db = get_db()
+    study_id = handle.study_id
     st.subheader("Export")
-    versions = {r.name: r for r in list_references(open_study(db, study_id, _actor()))}
+    versions = {r.name: r for r in list_references(handle)}
     a, b, c = st.columns(3)
     reference = a.selectbox("Qrels of", ["working reference", *versions])
     ref = None if reference == "working reference" else reference
     viewer = _actor()
     # Facts shared by every session, brought up to date from the labels written since.
-    refusal = qrels_refusal_now(db, str(db_path()), study_id, versions.get(reference),
-                                viewer=viewer)
+    refusal = qrels_refusal_now(handle, str(db_path()), versions.get(reference))
     if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
         a.warning(escape_markdown(refusal))
     else:
@@ -260,7 +269,7 @@ def _exports_section(study_id: str) -> None:
                       help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's "
                            "ratings in that tool's format.")
     tool = fmt in TOOL_FORMATS
-    refusal = tool_labels_refusal(open_study(db, study_id, viewer), fmt, ref) if tool else None
+    refusal = tool_labels_refusal(handle, fmt, ref) if tool else None
     if refusal is not None:
         b.warning(escape_markdown(refusal))
     else:
@@ -268,20 +277,16 @@ def _exports_section(study_id: str) -> None:
         b.download_button(
             "Download ratings" if tool else "Download label events",
             lambda: _export_text(
-                lambda out: (
-                    export_tool_labels(open_study(db, study_id, viewer), out, fmt, reference=ref)
-                    if tool
-                    else export_labels(open_study(db, study_id, viewer), out, format=fmt)
-                )
+                lambda out: _export_labels(open_study(db, study_id, viewer), out, fmt, ref)
             ),
             file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool else f"{study_id}-labels.{fmt}",
             mime="text/plain",
             key="dl_labels",
         )
-    runs = {r.name: r for r in list_runs(open_study(db, study_id, _actor()))}
+    runs = {r.name: r for r in list_runs(handle)}
     if runs:
         run = c.selectbox("Run", list(runs))
-        refusal = run_refusal_now(db, str(db_path()), study_id, runs[run], viewer=viewer)
+        refusal = run_refusal_now(handle, str(db_path()), runs[run])
         if refusal is not None:
             c.warning(escape_markdown(refusal))
         else:
@@ -300,10 +305,11 @@ def _exports_section(study_id: str) -> None:
                       "(n - rank + 1) for the whole run.")
 
 
-def _information_need_section(study_id: str) -> None:
+def _information_need_section(handle: Study) -> None:
     """A lead edits a query's information need (description, narrative); audited."""
     db = get_db()
-    texts = query_texts(open_study(db, study_id, _actor()))
+    study_id = handle.study_id
+    texts = query_texts(handle)
     if not texts:
         return
     st.subheader("Information needs")
@@ -311,7 +317,7 @@ def _information_need_section(study_id: str) -> None:
                "it. Only a lead may change it; every change is recorded in the audit log.")
     query_id = st.selectbox("Query", sorted(texts), key="rl_need_query",
                             format_func=lambda q: f"{q} · {texts.get(q, '')[:60]}")
-    need = information_need(open_study(db, study_id, _actor()), query_id)
+    need = information_need(handle, query_id)
     with st.form("need_form"):
         description = st.text_area("Description", value=need.description, max_chars=MAX_NEED_CHARS)
         narrative = st.text_area("Narrative (guideline for assessors)", value=need.narrative,
@@ -327,11 +333,12 @@ def _information_need_section(study_id: str) -> None:
     st.success(escape_markdown(f"Information need of query {query_id} saved."))
 
 
-def _measures_section(study_id: str) -> None:
+def _measures_section(handle: Study) -> None:
     """A lead chooses the measures the study reports (dashboard, Inspector); audited."""
     db = get_db()
+    study_id = handle.study_id
     st.subheader("Measures")
-    chosen = study_measures(open_study(db, study_id, _actor()))
+    chosen = study_measures(handle)
     shown = ", ".join(measure_label(m, aggregate=True) for m in chosen)
     st.caption(escape_markdown(
         f"This study reports {shown} (k without a number: each run's cutoff), with Judged@k "
@@ -389,12 +396,15 @@ _new_study_section(expanded=study is None)
 if study is None:
     st.stop()
 st.caption(escape_markdown(f"study {study.study_id} · corpus {study.corpus_id}"))
-_measures_section(study.study_id)
+# the page's one read handle (a write checks its own permission; a download built on
+# click opens its own, since it runs after this script run)
+handle = open_study(db, study.study_id, _actor())
+_measures_section(handle)
 st.divider()
 _import_section(study.study_id)
 st.divider()
-_lexical_section(study.study_id, study.org_id)
+_lexical_section(handle, study.org_id)
 st.divider()
-_exports_section(study.study_id)
+_exports_section(handle)
 st.divider()
-_information_need_section(study.study_id)
+_information_need_section(handle)

@@ -45,7 +45,7 @@ if st.button("Start labeling", key="rl_start_labeling", type="primary",
 
 handle = open_study(db, study.study_id, reader())  # this page run's one check
 queries = query_texts(handle)
-progress = study_progress_if_ready(db, study.study_id, "", len(queries))
+progress = study_progress_if_ready(handle, "", len(queries))
 runs = list_runs(handle)
 COUNTING = "counting…"
 FILTER_PARAM, FILTER_KEY = "filter", "rl_home_filter"
