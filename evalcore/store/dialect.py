@@ -115,9 +115,45 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
     for node in list(tree.find_all(exp.Glob)):
         node.replace(exp.Anonymous(this="sqlite_glob",
                                    expressions=[node.expression, node.this]))
+    for select in list(tree.find_all(exp.Select)):
+        _bare_columns(select)
+    for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
+        target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
+        target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     return tree
+
+
+def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
+    """SQLite's bare-column rule: in ``SELECT g, x, max(k) ... GROUP BY g`` the bare ``x``
+    comes from the row holding the ``max(k)`` (``min``: the least). PostgreSQL refuses a bare
+    column: it becomes ``(array_agg(x ORDER BY k DESC NULLS LAST))[1]``, the same value."""
+    import sqlglot
+    from sqlglot import exp
+
+    group = select.args.get("group")
+    if group is None:
+        return
+    extremes = [p.unalias() for p in select.expressions
+                if isinstance(p.unalias(), (exp.Max, exp.Min)) and not p.unalias().expressions]
+    if len(extremes) != 1:
+        return
+    extreme = extremes[0]
+    grouped = {g.sql() for g in group.expressions}
+    aliases = {p.alias for p in select.expressions if p.alias}
+    direction = "DESC" if isinstance(extreme, exp.Max) else "ASC"
+    for projection in select.expressions:
+        column = projection.unalias()
+        if (not isinstance(column, exp.Column) or column.sql() in grouped
+                or column.name in grouped or column.name in aliases & grouped):
+            continue
+        picked = sqlglot.parse_one(
+            f"(ARRAY_AGG(bare_x ORDER BY bare_k {direction} NULLS LAST))[1]", read="postgres")
+        placeholders = {c.name: c for c in picked.find_all(exp.Column)}
+        placeholders["bare_x"].replace(column.copy())
+        placeholders["bare_k"].replace(extreme.this.copy())
+        column.replace(picked if projection is not column else exp.alias_(picked, column.name))
 
 
 # -- schema ---------------------------------------------------------------------------
