@@ -14,9 +14,9 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.store.location import is_postgres_url
 from evalcore.store.automatic_labels import discard_abandoned_automatic_imports
 from evalcore.store.document_replacements import settle_abandoned_imports
+from evalcore.store.location import is_postgres_url
 from evalcore.store.schema import migrate as run_migrations
 from evalcore.store.staged_studies import discard_abandoned_studies
 from evalcore.store.staging import discard_abandoned_runs

@@ -18,7 +18,7 @@ identity column (SQLite assigns it when the insert leaves it out), every ``TEXT`
 column is ``COLLATE "C"`` (bytewise order and equality, as SQLite's BINARY
 collation: sort orders and ``ORDER BY`` ties do not depend on the server's
 locale), a table with a rowid that has no integer key gets an identity column
-named ``rowid`` (the store reads documents and studies in rowid order), and a
+named ``rowid``, its last column (the store reads documents and studies in rowid order), and a
 trigger (``BEGIN ... RAISE(ABORT, 'message') ... END``) becomes a PL/pgSQL function
 and a row trigger raising the same message as an integrity error. The FTS5 index
 (``documents_fts``) and its triggers are not created on PostgreSQL.
@@ -29,6 +29,7 @@ The errors the callers treat alike on both engines are here too:
 
 import re
 import sqlite3
+from collections.abc import Iterable
 from functools import lru_cache
 
 #: PostgreSQL functions standing in for SQLite built-ins sqlglot leaves as they are.
@@ -103,10 +104,23 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
     for node in list(tree.find_all(exp.OnConflict)):
         keys = node.args.get("conflict_keys") or []
         node.set("conflict_keys", [k.this if isinstance(k, exp.Ordered) else k for k in keys])
+        insert = node.parent
+        target = insert.this.this if isinstance(insert.this, exp.Schema) else insert.this
+        for assignment in node.args.get("expressions") or []:
+            # PostgreSQL: an unqualified column on the right of SET is ambiguous.
+            for column in assignment.expression.find_all(exp.Column):
+                if not column.table:
+                    column.set("table", exp.to_identifier(target.alias_or_name))
     for node in list(tree.find_all(exp.Table)):
         if node.args.get("indexed") is not None:
             node.set("indexed", None)
-        if node.args.get("db") is not None and node.args["db"].name.lower() == "temp":
+        schema = node.args.get("db")
+        if schema is not None and schema.name.lower() == "main":
+            node.set("db", None)
+        elif schema is not None and schema.name.lower() == "temp":
+            node.set("db", exp.to_identifier("pg_temp"))
+        elif schema is not None:  # an attached scratch database: the session's temp tables
+            node.set("this", exp.to_identifier(scratch_table(schema.name, node.name)))
             node.set("db", exp.to_identifier("pg_temp"))
         if isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "json_each":
             (argument,) = node.this.expressions
@@ -120,6 +134,9 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
     for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
         target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
         target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
+    for node in list(tree.find_all(exp.JSONArrayAgg)):  # SQLite: '[]' over no rows
+        node.replace(exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("TEXT")),
+                                  expressions=[exp.Literal.string("[]")]))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     return tree
@@ -212,7 +229,7 @@ def _table(statement: str) -> str:
             column.set("constraints", constraints)
     if isinstance(tree, exp.Create) and not without_rowid and not integer_key and isinstance(
             tree.this, exp.Schema):
-        tree.this.expressions.insert(0, exp.ColumnDef(
+        tree.this.expressions.append(exp.ColumnDef(
             this=exp.to_identifier("rowid"), kind=exp.DataType.build("BIGINT"),
             constraints=[exp.ColumnConstraint(
                 kind=exp.GeneratedAsIdentityColumnConstraint(this=False)),
@@ -259,6 +276,77 @@ def _drop_trigger(name: str) -> str:
         f"SELECT tgrelid::regclass INTO t FROM pg_trigger WHERE tgname = '{name}'; "
         f"IF t IS NOT NULL THEN EXECUTE format('DROP TRIGGER {name} ON %s', t); END IF; "
         f"DROP FUNCTION IF EXISTS {name}_fn(); END $$")
+
+
+def scratch_table(schema: str, table: str) -> str:
+    """The PostgreSQL temp table standing for ``schema.table`` of an attached SQLite scratch
+    database (its own name: a temp table named like a store table would hide it)."""
+    return f"{schema}__{table}"
+
+
+def attach_scratch(conn: object, schema: str, path: str) -> None:
+    """Attach a scratch database (thrown away whatever happens: no journal, no fsync) as
+    ``schema``. On PostgreSQL its tables are the session's temp tables (nothing to attach)."""
+    if is_postgres(conn):
+        return
+    conn.execute(f"ATTACH DATABASE ? AS {schema}", [path])  # type: ignore[attr-defined]
+    conn.execute(f"PRAGMA {schema}.journal_mode = OFF")  # type: ignore[attr-defined]
+    conn.execute(f"PRAGMA {schema}.synchronous = OFF")  # type: ignore[attr-defined]
+
+
+def detach_scratch(conn: object, schema: str, tables: Iterable[str]) -> None:
+    """Detach what :func:`attach_scratch` attached (on PostgreSQL, drop its ``tables``)."""
+    if is_postgres(conn):
+        for table in tables:
+            conn.execute(f"DROP TABLE IF EXISTS {schema}.{table}")  # type: ignore[attr-defined]
+        return
+    conn.execute(f"DETACH DATABASE {schema}")  # type: ignore[attr-defined]
+
+
+def tables_with_column(db: object, column: str) -> list[str]:
+    """The store's own tables (not SQLite's, not the FTS index's) having ``column``, by name."""
+    if is_postgres(db):
+        sql = ("SELECT c.table_name FROM information_schema.columns c JOIN information_schema."
+               "tables t ON t.table_name = c.table_name AND t.table_schema = c.table_schema "
+               "WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
+               "AND c.column_name = ? AND c.table_name <> 'schema_version' ORDER BY 1")
+    else:
+        sql = ("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' "
+               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '%_fts%' "
+               "AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?) "
+               "ORDER BY m.name")
+    return [name for (name,) in db.execute(sql, [column])]  # type: ignore[attr-defined]
+
+
+def row_key(db: object, table: str) -> str:
+    """``rowid``, or the primary key columns of a table without one (SQLite's WITHOUT ROWID;
+    on PostgreSQL the tables the schema gave no ``rowid`` column)."""
+    if is_postgres(db):
+        has_rowid = db.execute(  # type: ignore[attr-defined]
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? AND column_name = 'rowid'", [table]).fetchone()
+        if has_rowid:
+            return "rowid"
+        return ", ".join(name for name, in db.execute(  # type: ignore[attr-defined]
+            "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+            "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(? AS regclass) "
+            "AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)", [table]))
+    without_rowid = "WITHOUT ROWID" in db.execute(  # type: ignore[attr-defined]
+        "SELECT sql FROM sqlite_master WHERE name = ?", [table]).fetchone()[0].upper()
+    if not without_rowid:
+        return "rowid"
+    return ", ".join(name for name, in db.execute(  # type: ignore[attr-defined]
+        "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [table]))
+
+
+def main_file(db: object) -> str:
+    """The file of a SQLite store's main database; "" for one in memory or on PostgreSQL
+    (the caches keyed by the store file then keep to the connection)."""
+    if is_postgres(db):
+        return ""
+    conn = getattr(db, "conn", db)
+    return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
+                 if r[1] == "main"), "") or ""
 
 
 def is_postgres(db_or_conn: object) -> bool:

@@ -28,6 +28,7 @@ from types import TracebackType
 
 import sqlite_utils
 
+from evalcore.store import dialect
 from evalcore.store.document_imports import published
 from evalcore.store.study_handle import Study
 
@@ -140,11 +141,9 @@ def pinned_document_texts(
 
 
 def store_file(db: sqlite_utils.Database) -> Path | None:
-    """The file of the store's main database, or None for an in-memory store."""
-    for _seq, name, path in db.conn.execute("PRAGMA database_list").fetchall():
-        if name == "main":
-            return Path(path) if path else None
-    return None
+    """The file of the store's main database, or None for an in-memory or PostgreSQL store."""
+    path = dialect.main_file(db)
+    return Path(path) if path else None
 
 
 class Fts5Tokenizer:

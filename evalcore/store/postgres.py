@@ -23,10 +23,12 @@ import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from evalcore.store.dialect import to_postgres
+from evalcore.store.dialect import schema_to_postgres, to_postgres
 
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
 #: Transaction control, sent as written (PostgreSQL's own syntax).
+#: Schema statements: translated as the migrations' are (types, rowid, triggers).
+_DDL = re.compile(r"^\s*(CREATE|ALTER|DROP)\b", re.IGNORECASE)
 _CONTROL = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|SET)\b", re.IGNORECASE)
 #: How long a statement waits for a lock (the write lock among them) before it fails as
 #: busy: SQLite's busy timeout (:data:`evalcore.store.connection.BUSY_TIMEOUT_MS`).
@@ -84,6 +86,12 @@ class PgConnection:
                 ) -> PgCursor:
         if _CONTROL.match(sql):
             return PgCursor(self.raw.execute(sql))
+        if _DDL.match(sql) and not parameters:
+            cursor = self.raw.cursor()
+            for statement in schema_to_postgres(sql):
+                cursor.execute(statement)
+            self.forget_schema()
+            return PgCursor(cursor)
         translated = to_postgres(sql)
         params = _parameters(parameters)
         cursor = self.raw.cursor()
@@ -183,6 +191,7 @@ def connect(url: str) -> PgDatabase:
     """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types."""
     import psycopg
     from psycopg.adapt import Dumper, Loader
+    from psycopg.types.string import TextLoader
 
     class _IntFromNumeric(Loader):
         def load(self, data: Any) -> Any:
@@ -206,5 +215,7 @@ def connect(url: str) -> PgDatabase:
     raw.adapters.register_loader("numeric", _IntFromNumeric)
     raw.adapters.register_loader("bool", _IntFromBool)
     raw.adapters.register_dumper(bool, _BoolAsInt)
+    for json_type in ("json", "jsonb"):  # SQLite's JSON functions return text
+        raw.adapters.register_loader(json_type, TextLoader)
     return PgDatabase(raw, url)
 
