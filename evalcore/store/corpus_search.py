@@ -8,6 +8,7 @@ product's one tie rule (trec_eval's; see docs/lexical-retrieval.md).
 
 import sqlite_utils
 
+from evalcore.store import dialect
 from evalcore.store.scoping import ReadableFilter
 from evalcore.store.visibility import Visibility
 
@@ -26,6 +27,7 @@ def search_documents(
 
     ``readable`` (None: no access filter) is applied in SQL before the ``LIMIT``.
     """
+    dialect.require_fts5(db, "searching a corpus")
     return db.conn.execute(
         "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
         "bm25(documents_fts, :w_title, :w_text) AS s "

@@ -81,6 +81,18 @@ END LOOP; END $$
 """
 
 
+_NUMBERED = re.compile(r"\?(\d+)")
+
+
+def numbered_to_named(sql: str, parameters: object) -> tuple[str, object]:
+    """SQLite's numbered placeholders (``?1``, reused in one statement) as named ones with
+    their values (sqlglot and psycopg know only ``?`` and ``:name``)."""
+    if "?" not in sql or not _NUMBERED.search(sql) or not isinstance(parameters, (list, tuple)):
+        return sql, parameters
+    return (_NUMBERED.sub(r":p\1", sql),
+            {f"p{number}": value for number, value in enumerate(parameters, start=1)})
+
+
 @lru_cache(maxsize=8192)
 def to_postgres(sql: str) -> str:
     """The PostgreSQL text of one statement the store writes in SQLite's dialect."""
@@ -347,6 +359,18 @@ def main_file(db: object) -> str:
     conn = getattr(db, "conn", db)
     return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
                  if r[1] == "main"), "") or ""
+
+
+class FullTextUnavailable(RuntimeError):
+    """Full-text search (SQLite's FTS5) was asked of a PostgreSQL store."""
+
+
+def require_fts5(db: object, what: str) -> None:
+    """Refuse ``what`` (a search or a lexical index) clearly on PostgreSQL, which has no FTS5."""
+    if is_postgres(db):
+        raise FullTextUnavailable(
+            f"{what} needs SQLite's full-text index (FTS5), which a PostgreSQL store does not "
+            "have yet; run it on a SQLite store (--db path/to/store.db)")
 
 
 def is_postgres(db_or_conn: object) -> bool:

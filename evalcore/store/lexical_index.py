@@ -75,6 +75,7 @@ class LexicalIndex:
         self._weights = (float(weights[0]), float(weights[1]))
 
     def __enter__(self) -> "LexicalIndex":
+        dialect.require_fts5(self.db, "lexical retrieval")
         conn = self.db.conn
         conn.execute(
             f"CREATE TEMP TABLE {self._ids} (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL)"
@@ -162,6 +163,7 @@ class Fts5Tokenizer:
         self._vocab = f"lexical_tokens_vocab_{number}"
 
     def __enter__(self) -> "Fts5Tokenizer":
+        dialect.require_fts5(self.db, "tokenizing with FTS5")
         conn = self.db.conn
         conn.execute(
             f"CREATE VIRTUAL TABLE temp.{self._fts} USING fts5("

@@ -23,7 +23,7 @@ import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from evalcore.store.dialect import schema_to_postgres, to_postgres
+from evalcore.store.dialect import numbered_to_named, schema_to_postgres, to_postgres
 
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
 #: Transaction control, sent as written (PostgreSQL's own syntax).
@@ -92,6 +92,7 @@ class PgConnection:
                 cursor.execute(statement)
             self.forget_schema()
             return PgCursor(cursor)
+        sql, parameters = numbered_to_named(sql, parameters)
         translated = to_postgres(sql)
         params = _parameters(parameters)
         cursor = self.raw.cursor()
