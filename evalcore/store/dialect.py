@@ -81,6 +81,8 @@ END LOOP; END $$
 """
 
 
+#: PostgreSQL's own schemas (not attached SQLite databases).
+_PG_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_temp", "public"})
 _NUMBERED = re.compile(r"\?(\d+)")
 
 
@@ -131,7 +133,8 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             node.set("db", None)
         elif schema is not None and schema.name.lower() == "temp":
             node.set("db", exp.to_identifier("pg_temp"))
-        elif schema is not None:  # an attached scratch database: the session's temp tables
+        elif schema is not None and schema.name.lower() not in _PG_SCHEMAS:
+            # an attached scratch database: the session's temp tables
             node.set("this", exp.to_identifier(scratch_table(schema.name, node.name)))
             node.set("db", exp.to_identifier("pg_temp"))
         if isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "json_each":
