@@ -318,19 +318,21 @@ def detach_scratch(conn: object, schema: str, tables: Iterable[str]) -> None:
     conn.execute(f"DETACH DATABASE {schema}")  # type: ignore[attr-defined]
 
 
-def tables_with_column(db: object, column: str) -> list[str]:
-    """The store's own tables (not SQLite's, not the FTS index's) having ``column``, by name."""
+def store_tables(db: object, column: str | None = None) -> list[str]:
+    """The store's own tables (not the engine's, not the FTS index's), by name; with
+    ``column``, those having it."""
     if is_postgres(db):
-        sql = ("SELECT c.table_name FROM information_schema.columns c JOIN information_schema."
-               "tables t ON t.table_name = c.table_name AND t.table_schema = c.table_schema "
-               "WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
-               "AND c.column_name = ? AND c.table_name <> 'schema_version' ORDER BY 1")
+        sql = ("SELECT t.table_name FROM information_schema.tables t "
+               "WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
+               "AND t.table_name <> 'schema_version' AND (? IS NULL OR EXISTS ("
+               "SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema "
+               "AND c.table_name = t.table_name AND c.column_name = ?)) ORDER BY 1")
     else:
         sql = ("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' "
-               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '%_fts%' "
-               "AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?) "
+               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'documents_fts%' AND (? IS NULL OR "
+               "EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?)) "
                "ORDER BY m.name")
-    return [name for (name,) in db.execute(sql, [column])]  # type: ignore[attr-defined]
+    return [name for (name,) in db.execute(sql, [column, column])]  # type: ignore[attr-defined]
 
 
 def row_key(db: object, table: str) -> str:

@@ -140,7 +140,7 @@ def test_sqlite_busy_and_postgres_lock_timeout_are_both_busy():
 def test_opening_a_url_creates_the_schema_and_reopening_migrates_nothing(pg_url):
     db = open_store(pg_url)
     assert schema.schema_version(db) == schema.SCHEMA_VERSION
-    tables = set(dialect.tables_with_column(db, "study_id"))
+    tables = set(dialect.store_tables(db, "study_id"))
     assert {"label_events", "queries", "runs"} <= tables
     db.conn.close()
     again = open_store(pg_url)
