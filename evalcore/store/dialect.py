@@ -324,7 +324,7 @@ def store_tables(db: object, column: str | None = None) -> list[str]:
     if is_postgres(db):
         sql = ("SELECT t.table_name FROM information_schema.tables t "
                "WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
-               "AND t.table_name <> 'schema_version' AND (? IS NULL OR EXISTS ("
+               "AND t.table_name <> 'schema_version' AND (CAST(? AS TEXT) IS NULL OR EXISTS ("
                "SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema "
                "AND c.table_name = t.table_name AND c.column_name = ?)) ORDER BY 1")
     else:
