@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import sqlite_utils
 
-from evalcore.store.identity import store_file
+from evalcore.store.store_identity import store_file
 from evalcore.store.marks import store_marks
 from evalcore.store.observations import StudyEvidence, study_evidence
 from evalcore.store.study_handle import Study

@@ -4,7 +4,7 @@ The folder is ``$RELEVANCE_LEDGER_CACHE_DIR`` when set, else
 ``$XDG_CACHE_HOME/relevance-ledger/lexical-index`` (``~/.cache`` when
 ``XDG_CACHE_HOME`` is unset): no file beside the store is assumed (a store on a
 database server has none). A file is ``<store>-<pin>-<content>.index`` where
-``<store>`` hashes the store's identity (:func:`evalcore.store.identity.store_identity`),
+``<store>`` hashes the store's identity (:func:`evalcore.store.store_identity.store_identity`),
 ``<pin>`` the study and protocol name and ``<content>`` everything the index is
 a function of: the corpus fingerprint of the pin (revalidated before any use),
 the tokenizer, the SQLite version of the tokenizer's private connection (whose
@@ -33,7 +33,7 @@ import sqlite_utils
 from evalcore.io.atomic import PRIVATE, atomic_binary_writer
 from evalcore.retrieval.impact_index import ImpactIndex
 from evalcore.retrieval.pin import PinnedProtocol
-from evalcore.store.identity import store_identity
+from evalcore.store.store_identity import store_identity
 
 #: Bumped whenever the saved arrays change meaning.
 FORMAT = "impact-index-3"

@@ -811,7 +811,7 @@ BEGIN SELECT RAISE(ABORT, 'sample_nonresponses is append-only'); END;
 _V21 = ""
 
 # The store's identity and no shared full-text index (its version number is the position in
-# MIGRATIONS, so it renumbers by moving): a random id per store (evalcore.store.identity,
+# MIGRATIONS, so it renumbers by moving): a random id per store (evalcore.store.store_identity,
 # the key of caches of data derived from the store); documents_fts and its triggers go, as
 # every lexical ranking is computed by evalcore.retrieval.impact_index from the documents'
 # texts.
