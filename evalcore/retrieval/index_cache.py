@@ -1,16 +1,19 @@
-"""Where a pin's impact index is kept between executions: a file in the cache folder.
+"""Where an impact index is kept between executions and searches: a file in the cache folder.
 
 The folder is ``$RELEVANCE_LEDGER_CACHE_DIR`` when set, else
 ``$XDG_CACHE_HOME/relevance-ledger/lexical-index`` (``~/.cache`` when
 ``XDG_CACHE_HOME`` is unset): no file beside the store is assumed (a store on a
-database server has none). A file is ``<store>-<pin>-<content>.index`` where
-``<store>`` hashes the store's identity (:func:`evalcore.store.store_identity.store_identity`),
-``<pin>`` the study and protocol name and ``<content>`` everything the index is
-a function of: the corpus fingerprint of the pin (revalidated before any use),
-the tokenizer, the SQLite version of the tokenizer's private connection (whose
-tokenizer made the tokens) and the file format. A changed corpus means a new pin
-and a new fingerprint, so a stale file is never read; writing a pin's index
-removes that pin's older files.
+database server has none). A pin's file is ``<pin>-<content>.index`` where
+``<pin>`` hashes the store's identity
+(:func:`evalcore.store.store_identity.store_identity`), the study and the
+protocol name and ``<content>`` everything the index is a function of: the
+corpus fingerprint of the pin (revalidated before any use), the tokenizer, the
+SQLite version of the tokenizer's private connection (whose tokenizer made the
+tokens) and the file format. A changed corpus means a new pin and a new
+fingerprint, so a stale file is never read. The search box's index of a scope
+(:mod:`evalcore.retrieval.search`) is kept the same way, its ``<content>``
+holding the corpus generation instead of a fingerprint (any write of the corpus
+moves it). Writing an index removes its owner's (pin's, scope's) older files.
 
 The folder is the owner's only (0700) and each file 0600: an index holds the
 pinned documents' terms. Files are written to a temporary name and renamed, so a
@@ -65,11 +68,22 @@ def _digest(*parts: str) -> str:
 
 def cache_path(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Path:
     """The cache file of ``pinned``'s index in this store."""
-    pin = _digest(store_identity(db), pinned.study_id, pinned.name)
-    content = _digest(
-        pinned.corpus_fingerprint, pinned.protocol.tokenizer, sqlite3.sqlite_version, FORMAT
-    )
-    return cache_folder() / f"{pin}-{content}.index"
+    return _path(db, ("pin", pinned.study_id, pinned.name),
+                 (pinned.corpus_fingerprint, pinned.protocol.tokenizer))
+
+
+def search_cache_path(
+    db: sqlite_utils.Database, scope: tuple[str, ...], generation: int, tokenizer: str
+) -> Path:
+    """The cache file of the search box's index of ``scope`` (the corpus, the search's
+    restrictions and the reader's filter, as strings) at the corpus's ``generation``."""
+    return _path(db, ("search", *scope), (str(generation), tokenizer))
+
+
+def _path(db: sqlite_utils.Database, owner: tuple[str, ...], content: tuple[str, ...]) -> Path:
+    """``<store + owner>-<content>.index``: an owner's files share the part before the dash."""
+    return cache_folder() / (f"{_digest(store_identity(db), *owner)}-"
+                             f"{_digest(*content, sqlite3.sqlite_version, FORMAT)}.index")
 
 
 def load_cached(path: Path | None) -> ImpactIndex | None:

@@ -10,8 +10,9 @@ returns ``[]``; its terms are ORed, a term of several tokens being a phrase.
 The statistics are those of the searched documents: the corpus's documents in the
 search's scope (organisations, cutoff) that the viewer may read, so a score
 depends on nothing the viewer may not see. The scope's index is built on its first
-search and kept in memory (the last :data:`KEPT_IN_MEMORY`, process-wide), keyed
-by the store's identity, the corpus, its generation
+search, saved in the cache folder (:mod:`evalcore.retrieval.index_cache`, so
+another process maps it) and kept in memory (the last :data:`KEPT_IN_MEMORY`,
+process-wide), keyed by the store's identity, the corpus, its generation
 (:mod:`evalcore.store.corpus_generations`: any write of its documents moves it, so
 a kept index always holds the current texts), the scope and the reader's filter.
 
@@ -19,6 +20,7 @@ Order: score descending (``score = -bm25``, so larger is better), equal scores b
 ``doc_id`` descending (the product's one tie rule, trec_eval's).
 """
 
+import json
 import threading
 from collections import OrderedDict
 from contextlib import nullcontext
@@ -28,13 +30,14 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.retrieval.impact_index import ImpactIndex
+from evalcore.retrieval.index_cache import load_cached, save_cached, search_cache_path
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, TOKENIZER
 from evalcore.retrieval.query_syntax import query_terms
 from evalcore.store.corpus_generations import current_generation
 from evalcore.store.corpus_search import searchable_texts, searched_documents
-from evalcore.store.store_identity import store_identity
 from evalcore.store.lexical_index import Fts5Tokenizer
 from evalcore.store.scoping import ReadableFilter, readable_filter
+from evalcore.store.store_identity import store_identity
 from evalcore.store.transaction import in_transaction, read_snapshot
 from evalcore.store.visibility import Visibility
 
@@ -42,9 +45,36 @@ from evalcore.store.visibility import Visibility
 #: dropped first.
 KEPT_IN_MEMORY = 4
 
-_ScopeKey = tuple[str, str, int, tuple, str, tuple]
-_kept: "OrderedDict[_ScopeKey, ImpactIndex]" = OrderedDict()
+_kept: "OrderedDict[tuple[str | int, ...], ImpactIndex]" = OrderedDict()
 _kept_lock = threading.Lock()
+
+
+class _TermTokens:
+    """FTS5's tokens of query terms, remembered (the last :data:`_TERMS_KEPT` distinct terms
+    at most), from one tokenizer per process opened on first need (used under a lock)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tokenizer: Fts5Tokenizer | None = None
+        self._known: OrderedDict[str, list[str]] = OrderedDict()
+
+    def of(self, terms: list[str]) -> list[list[str]]:
+        with self._lock:
+            missing = [t for t in terms if t not in self._known]
+            if missing:
+                if self._tokenizer is None:
+                    self._tokenizer = Fts5Tokenizer(TOKENIZER).__enter__()
+                self._known.update(zip(missing, self._tokenizer.tokenize(missing), strict=True))
+            for term in terms:
+                self._known.move_to_end(term)
+            out = [self._known[t] for t in terms]
+            while len(self._known) > _TERMS_KEPT:
+                self._known.popitem(last=False)
+            return out
+
+
+_TERMS_KEPT = 10_000
+_term_tokens = _TermTokens()
 
 
 class SearchHit(BaseModel):
@@ -117,8 +147,7 @@ def search_corpus_unscoped(
     if not terms:
         return []
     visibility = Visibility.of(corpus_id, organisations, cutoff)
-    with Fts5Tokenizer(TOKENIZER) as tokenizer:
-        tokens = tokenizer.tokenize(terms)
+    tokens = _term_tokens.of(terms)
     with nullcontext() if in_transaction(db) else read_snapshot(db):
         index = _scope_index(db, visibility, readable)
         ranked = index.rank(tokens, (float(title_weight), float(text_weight)), limit)
@@ -134,19 +163,23 @@ def _scope_index(
     db: sqlite_utils.Database, visibility: Visibility, readable: ReadableFilter | None
 ) -> ImpactIndex:
     """The index of the documents in scope, kept or built (inside one read view)."""
-    key: _ScopeKey = (
-        store_identity(db), visibility.corpus_id, current_generation(db, visibility.corpus_id),
-        tuple(sorted(visibility.params.items())),
-        "" if readable is None else readable.where,
-        () if readable is None else tuple(sorted(readable.params.items())),
-    )
+    scope = (visibility.corpus_id, json.dumps(sorted(visibility.params.items())),
+             "" if readable is None else readable.where,
+             "" if readable is None else json.dumps(sorted(readable.params.items())))
+    generation = current_generation(db, visibility.corpus_id)
+    key = (store_identity(db), generation, *scope)
     with _kept_lock:
         index = _kept.get(key)
         if index is not None:
             _kept.move_to_end(key)
             return index
-    with Fts5Tokenizer(TOKENIZER) as tokenizer:
-        index = ImpactIndex.build(searchable_texts(db, visibility, readable), tokenizer.tokenize)
+    path = search_cache_path(db, scope, generation, TOKENIZER)
+    index = load_cached(path)
+    if index is None:
+        with Fts5Tokenizer(TOKENIZER) as tokenizer:
+            index = ImpactIndex.build(searchable_texts(db, visibility, readable),
+                                      tokenizer.tokenize)
+        save_cached(path, index)
     with _kept_lock:
         _kept[key] = index
         while len(_kept) > KEPT_IN_MEMORY:
