@@ -59,3 +59,49 @@ def test_title_weight_changes_the_order(db):
     plain = ids(search_corpus(db, "c", "quasar", organisations=["x"], viewer=None))
     titled = ids(search_corpus(db, "c", "quasar", organisations=["x"], title_weight=10.0, viewer=None))
     assert plain == ["x", "t"] and titled == ["t", "x"]
+
+
+def test_a_kept_index_follows_every_write_of_the_corpus(db, monkeypatch):
+    """The scope's index is kept between searches, and a write of the corpus (its
+    generation moves) is seen by the next search: added, changed and deleted texts."""
+    from evalcore.retrieval import search
+
+    assert "new" not in ids(search_corpus(db, "c", "quasar solar", viewer=None))
+    builds = []
+    real_build = search.ImpactIndex.build
+    monkeypatch.setattr(search.ImpactIndex, "build",
+                        lambda *a, **k: builds.append(1) or real_build(*a, **k))
+    search_corpus(db, "c", "solar", viewer=None)
+    assert builds == []  # kept from the first search
+    add_documents(db, "c", [DocumentIn(doc_id="new", title="quasar", text="quasar",
+                                       owner_org="acme", created_at=BEFORE)])
+    assert ids(search_corpus(db, "c", "quasar", viewer=None)) == ["new"] and builds == [1]
+    db.execute("UPDATE documents SET text = 'pulsar' WHERE doc_id = 'new'")
+    db.execute("UPDATE documents SET title = 'pulsar' WHERE doc_id = 'new'")
+    assert search_corpus(db, "c", "quasar", viewer=None) == []
+    assert [(h.doc_id, h.text) for h in search_corpus(db, "c", "pulsar", viewer=None)] == [
+        ("new", "pulsar")]
+    db.execute("DELETE FROM documents WHERE doc_id = 'new'")
+    assert search_corpus(db, "c", "pulsar", viewer=None) == []
+
+
+def test_another_process_maps_the_saved_index_and_ranks_the_same(db, monkeypatch):
+    """The scope's index is saved in the cache folder: with nothing kept in memory, the next
+    search loads it instead of building it, and ranks exactly as the built one."""
+    from evalcore.retrieval import index_cache, search
+
+    before = search_corpus(db, "c", "solar panels power", viewer=None)
+    search._kept.clear()
+    index_cache._load.cache_clear()
+    monkeypatch.setattr(search.ImpactIndex, "build", lambda *a, **k: pytest.fail("rebuilt"))
+    assert search_corpus(db, "c", "solar panels power", viewer=None) == before
+
+
+def test_scores_depend_only_on_the_searched_documents(db):
+    """BM25's statistics are the scope's: documents outside it (another owner) change
+    neither which documents rank nor their scores."""
+    before = search_corpus(db, "c", "solar wind", organisations=["acme"], viewer=None)
+    add_documents(db, "c", [DocumentIn(doc_id=f"o{i}", title="solar", text="solar wind",
+                                       owner_org="other", created_at=BEFORE) for i in range(5)])
+    assert search_corpus(db, "c", "solar wind", organisations=["acme"], viewer=None) == before
+    assert search_corpus(db, "c", "solar wind", viewer=None) != before
