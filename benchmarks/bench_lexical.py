@@ -214,7 +214,7 @@ def main() -> None:
         del docs
         print(f"documents: {args.docs:,} ({n_words / args.docs:.0f} words each, "
               f"{VOCABULARY:,}-word Zipf vocabulary; generated in {t_gen.wall:.1f} s)")
-        print(f"index (add_documents: validate, hash, insert, FTS5 trigger): {t_index} "
+        print(f"index (add_documents: validate, hash, insert): {t_index} "
               f"= {args.docs / t_index.wall:,.0f} docs/s  [target < 60 s]")
 
         protocol = LexicalProtocol.model_validate({
