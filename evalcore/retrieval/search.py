@@ -35,7 +35,7 @@ from evalcore.retrieval.lexical_protocol import MAX_TOP_K, TOKENIZER
 from evalcore.retrieval.query_syntax import query_terms
 from evalcore.store.corpus_generations import current_generation
 from evalcore.store.corpus_search import searchable_texts, searched_documents
-from evalcore.store.lexical_index import Fts5Tokenizer
+from evalcore.store.lexical_index import Fts5Tokenizer, term_tokens
 from evalcore.store.scoping import ReadableFilter, readable_filter
 from evalcore.store.store_identity import store_identity
 from evalcore.store.transaction import in_transaction, read_snapshot
@@ -47,34 +47,6 @@ KEPT_IN_MEMORY = 4
 
 _kept: "OrderedDict[tuple[str | int, ...], ImpactIndex]" = OrderedDict()
 _kept_lock = threading.Lock()
-
-
-class _TermTokens:
-    """FTS5's tokens of query terms, remembered (the last :data:`_TERMS_KEPT` distinct terms
-    at most), from one tokenizer per process opened on first need (used under a lock)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._tokenizer: Fts5Tokenizer | None = None
-        self._known: OrderedDict[str, list[str]] = OrderedDict()
-
-    def of(self, terms: list[str]) -> list[list[str]]:
-        with self._lock:
-            missing = [t for t in terms if t not in self._known]
-            if missing:
-                if self._tokenizer is None:
-                    self._tokenizer = Fts5Tokenizer(TOKENIZER).__enter__()
-                self._known.update(zip(missing, self._tokenizer.tokenize(missing), strict=True))
-            for term in terms:
-                self._known.move_to_end(term)
-            out = [self._known[t] for t in terms]
-            while len(self._known) > _TERMS_KEPT:
-                self._known.popitem(last=False)
-            return out
-
-
-_TERMS_KEPT = 10_000
-_term_tokens = _TermTokens()
 
 
 class SearchHit(BaseModel):
@@ -147,7 +119,7 @@ def search_corpus_unscoped(
     if not terms:
         return []
     visibility = Visibility.of(corpus_id, organisations, cutoff)
-    tokens = _term_tokens.of(terms)
+    tokens = term_tokens(terms, TOKENIZER)
     with nullcontext() if in_transaction(db) else read_snapshot(db):
         index = _scope_index(db, visibility, readable)
         ranked = index.rank(tokens, (float(title_weight), float(text_weight)), limit)

@@ -15,7 +15,7 @@ from evalcore.retrieval.index_cache import cache_path, load_cached, save_cached
 from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.retrieval.query_syntax import query_terms
-from evalcore.store.lexical_index import Fts5Tokenizer, pinned_document_texts
+from evalcore.store.lexical_index import Fts5Tokenizer, pinned_document_texts, term_tokens
 from evalcore.store.study_handle import Study
 
 
@@ -36,32 +36,26 @@ class SnapshotIndex:
         self.document_count = 0
         self.loaded_from_cache = False
         self._weights = (float(pinned.protocol.weights.title), float(pinned.protocol.weights.text))
-        self._tokenizer = Fts5Tokenizer(TOKENIZER)
-        self._terms: dict[str, list[str]] = {}
         self._index: ImpactIndex | None = None
 
     def __enter__(self) -> "SnapshotIndex":
-        self._tokenizer.__enter__()
-        try:
-            path = cache_path(self.db, self.pinned)
-            index = load_cached(path)
-            self.loaded_from_cache = index is not None
-            if index is None:
+        path = cache_path(self.db, self.pinned)
+        index = load_cached(path)
+        self.loaded_from_cache = index is not None
+        if index is None:
+            with Fts5Tokenizer(TOKENIZER) as tokenizer:
                 index = ImpactIndex.build(
                     pinned_document_texts(
                         self.study,
                         protocol_name=self.pinned.name,
                         corpus_id=self.pinned.protocol.corpus_id or "",
                     ),
-                    self._tokenizer.tokenize,
+                    tokenizer.tokenize,
                 )
-                if index.document_count == self.pinned.document_count:
-                    save_cached(path, index)
-            self._index = index
-            self.document_count = index.document_count
-        except BaseException:
-            self._tokenizer.__exit__(None, None, None)
-            raise
+            if index.document_count == self.pinned.document_count:
+                save_cached(path, index)
+        self._index = index
+        self.document_count = index.document_count
         return self
 
     def search(self, text: str, limit: int) -> list[tuple[str, float]]:
@@ -70,12 +64,8 @@ class SnapshotIndex:
         terms = query_terms(text)
         if not terms:
             return []
-        new = [t for t in terms if t not in self._terms]
-        if new:
-            self._terms.update(zip(new, self._tokenizer.tokenize(new), strict=True))
-        return self._index.rank([self._terms[t] for t in terms], self._weights, limit,
+        return self._index.rank(term_tokens(terms, TOKENIZER), self._weights, limit,
                                 ties_descending=self._ties_descending)
 
     def __exit__(self, *exc: object) -> None:
         self._index = None
-        self._tokenizer.__exit__()

@@ -6,10 +6,13 @@ documents of an execution, in ``doc_id`` order, so a document's position in the
 index is its rank among the ids and the tie rule is an order of positions). The
 tokens come from :class:`Fts5Tokenizer`, which runs FTS5's tokenizer on a
 private in-memory SQLite connection, so they do not depend on the engine that
-holds the store.
+holds the store; :func:`term_tokens` gives query terms' tokens from one such
+tokenizer per process, remembering them.
 """
 
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
 from evalcore.store.document_imports import published
@@ -82,3 +85,44 @@ class Fts5Tokenizer:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+#: How many distinct query terms' tokens :func:`term_tokens` remembers per tokenizer.
+TERMS_KEPT = 10_000
+
+
+class _TermTokens:
+    """One tokenizer's tokens of query terms, remembered (the last :data:`TERMS_KEPT`), from
+    one private tokenizer opened on first need and used under a lock."""
+
+    def __init__(self, tokenizer: str) -> None:
+        self._spec = tokenizer
+        self._tokenizer: Fts5Tokenizer | None = None
+        self._known: OrderedDict[str, list[str]] = OrderedDict()
+
+    def of(self, terms: Sequence[str]) -> list[list[str]]:
+        missing = [t for t in dict.fromkeys(terms) if t not in self._known]
+        if missing:
+            if self._tokenizer is None:
+                self._tokenizer = Fts5Tokenizer(self._spec).__enter__()
+            self._known.update(zip(missing, self._tokenizer.tokenize(missing), strict=True))
+        for term in terms:
+            self._known.move_to_end(term)
+        out = [list(self._known[t]) for t in terms]
+        while len(self._known) > TERMS_KEPT:
+            self._known.popitem(last=False)
+        return out
+
+
+_term_tokenizers: dict[str, _TermTokens] = {}
+_term_lock = threading.Lock()
+
+
+def term_tokens(terms: Sequence[str], tokenizer: str) -> list[list[str]]:
+    """FTS5's tokens of each query term with ``tokenizer`` (as :class:`Fts5Tokenizer` gives
+    them), remembered process-wide: the same term is tokenized once per process."""
+    with _term_lock:
+        known = _term_tokenizers.get(tokenizer)
+        if known is None:
+            known = _term_tokenizers[tokenizer] = _TermTokens(tokenizer)
+        return known.of(terms)
