@@ -691,7 +691,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
 def _cached_state(handle: Study, target: DecideTarget) -> DecideState:
     """The queue's state, built again only when the store changed (a label, a run)."""
     study_id = handle.study_id
-    queries = decide_query_set(get_db(), study_id, target)
+    queries = decide_query_set(handle, target)
     key = ("decide", study_id, target, queries)
     marks = store_marks(handle)
     cache = st.session_state.setdefault("_rl_cache", {})
@@ -709,7 +709,6 @@ def _on_measure(measure: str) -> None:
 def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
                       annotator: str) -> None:
     """The queue's next item beside the verdict panel; both follow every label."""
-    db = get_db()
     sid = study.study_id
     state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
@@ -753,7 +752,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
         query_text = query_text_of(handle, item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
-        show_information_need(db, sid, item.query_id, expanded=False)
+        show_information_need(handle, item.query_id, expanded=False)
         _confirm(token, None)
         pool = cached_pool(handle, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
@@ -794,7 +793,6 @@ def _sample_choice(handle: Study) -> str | None:
 def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     """A stored sample's units one after another in the sample's order: no choosing; a
     skip or can't judge is recorded as the sample's non-response (:func:`_on_pass`)."""
-    db = get_db()
     sid = study.study_id
     name = _sample_choice(handle)
     if name is None:
@@ -831,7 +829,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
             return
         query_text = query_text_of(handle, item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
-        show_information_need(db, sid, item.query_id, expanded=False)
+        show_information_need(handle, item.query_id, expanded=False)
         _confirm(token, None)
         pool = cached_pool(handle, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
@@ -868,7 +866,6 @@ def _annotate(study: StudyIn, annotator: str) -> None:
 
 
 def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> None:
-    db = get_db()
     sid = study.study_id
     query_text = query_text_of(handle, query_id)
     pool = cached_pool(handle, query_id)
@@ -882,7 +879,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
     token = _on_screen(sid, annotator)
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
-    show_information_need(db, sid, query_id, expanded=True)
+    show_information_need(handle, query_id, expanded=True)
     qp = query_progress(handle, query_id, annotator)
     study_progress = _study_progress(handle, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
