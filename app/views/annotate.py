@@ -197,7 +197,7 @@ def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
     return _screens().get((study_id, annotator))
 
 
-def _put_on_screen(study_id: str, query_id: str | None, unit_id: str | None,
+def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
                    annotator: str) -> None:
     """Make the item's token the one on screen (None: no item on screen).
 
@@ -205,10 +205,11 @@ def _put_on_screen(study_id: str, query_id: str | None, unit_id: str | None,
     decided measure): a number is never given to two showings, so a key press held for
     an earlier showing can never pass for the next one.
     """
+    study_id = handle.study_id
     shown: dict = st.session_state.setdefault(_LAST_SHOWN_KEY, {})
     token = None
     if query_id is not None and unit_id is not None:
-        token = show_item(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
+        token = show_item(handle, query_id=query_id, unit_id=unit_id,
                           annotator=annotator, previous=shown.get((study_id, annotator)))
         shown[(study_id, annotator)] = token
     _screens()[(study_id, annotator)] = token
@@ -713,7 +714,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
     state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(handle, state.items, annotator, passed)
-    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
+    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
                    annotator)
     token = _on_screen(sid, annotator)
     with st.container():  # one slot, so the messages never shift the columns below
@@ -805,7 +806,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     queue = sample_queue(handle, name)
     waiting = [u for u in queue if u.state == "open"]
     item = waiting[0] if waiting else None
-    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
+    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
                    annotator)
     token = _on_screen(sid, annotator)
     labeled = sum(1 for u in queue if u.state == "labeled")
@@ -875,7 +876,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
     walk = _walk(handle, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
-    _put_on_screen(sid, query_id if current else None, current, annotator)
+    _put_on_screen(handle, query_id if current else None, current, annotator)
     token = _on_screen(sid, annotator)
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
@@ -1149,7 +1150,7 @@ def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annot
                 st.markdown("**" + highlight_terms(hit.title or unit_id, text) + "**")
                 st.caption(escape_markdown(" · ".join(facts)))
                 st.markdown(highlight_terms(snippet(hit.text, text), text))
-                token = show_item(db, study_id=study.study_id, query_id=query_id,
+                token = show_item(handle, query_id=query_id,
                                   unit_id=unit_id, annotator=annotator)
                 with st.container(horizontal=True, gap="small"):
                     for gain in GRADE_MEANINGS:

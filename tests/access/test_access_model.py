@@ -215,7 +215,8 @@ def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path
     save_draft(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org",
                note="half a thought")
     assert list(drafts(open_study(db, "s", None), "q", "ann@acme.org")) == ["d"]
-    token = show_item(db, study_id="s", query_id="q", unit_id="d", annotator="ANN@acme.org")
+    token = show_item(open_study(db, "s", "ann@acme.org"), query_id="q", unit_id="d",
+                      annotator="ANN@acme.org")
     label_as_shown(db, token, 1, on_screen=token)  # saving the label clears the draft
     assert drafts(open_study(db, "s", None), "q", "Ann@Acme.org") == {}
 
