@@ -1032,8 +1032,7 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
         st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
                                    "judge it by its id or skip it."))
         return None
-    shown = displayable_text(db, reader(), study_id=study.study_id, unit_id=unit_id,
-                             runs=ranks.get(unit_id, {}))
+    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}))
     if not shown.shown:  # another organisation's, or outside a run's protocol
         st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
         return None
