@@ -11,7 +11,7 @@ is a suspect is the export itself run for its message, once per state of the sto
 
 import streamlit as st
 
-from app.components.shared_results import shared_result, store_file
+from app.components.shared_results import shared_result, study_store
 from evalcore.store.export_checks import qrels_refusal, qrels_suspect, run_refusal, run_suspect
 from evalcore.store.references import ReferenceVersion
 from evalcore.store.runs import RunInfo
@@ -25,7 +25,7 @@ def _version_suspect(path: str, study_id: str, name: str, content_hash: str,
 
 
 def _reference_suspect(study: Study, reference: ReferenceVersion) -> bool:
-    return _version_suspect(store_file(study), study.study_id, reference.name, reference.content_hash, study)
+    return _version_suspect(study_store(study), study.study_id, reference.name, reference.content_hash, study)
 
 
 def qrels_refusal_now(study: Study, reference: ReferenceVersion | None) -> str | None:

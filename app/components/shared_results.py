@@ -23,6 +23,7 @@ import sqlite_utils
 import streamlit as st
 
 from evalcore.store.connection import open_store
+from evalcore.store.lexical_index import store_file
 from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.study_handle import Study, open_study
 
@@ -62,15 +63,15 @@ def _alone_slot(path: str, study_id: str, key: Hashable, marks: StoreMarks) -> _
     return _Slot()
 
 
-def store_file(study: Study) -> str:
+def study_store(study: Study) -> str:
     """The file of the store the handle reads (the cache's first key: a process may serve
     several stores)."""
-    return next(row[2] for row in study.db.execute("PRAGMA database_list") if row[1] == "main")
+    return str(store_file(study.db))
 
 
 def _find(study: Study, key: Hashable, alone: bool) -> _Slot:
     marks = store_marks(study)
-    return (_alone_slot if alone else _slot)(store_file(study), study.study_id, key, marks)
+    return (_alone_slot if alone else _slot)(study_store(study), study.study_id, key, marks)
 
 
 def shared_result(study: Study, key: Hashable, compute: Callable[[], T], *,
@@ -122,7 +123,7 @@ def compute_in_background(study: Study, key: Hashable,
         finally:
             slot.started = slot.done
 
-    run_on_own_thread(store_file(study), work)
+    run_on_own_thread(study_store(study), work)
 
 
 def run_on_own_thread(path: str, work: Callable[[sqlite_utils.Database], Any]) -> None:
