@@ -172,8 +172,7 @@ _CHART_MARKS = "_rl_dash_chart_marks"
 def _live_cards(study_id: str) -> None:
     """Coverage and metric cards; asks for a full rerun when the chart is out of date. Each
     run of it opens its one read handle (it reruns on its own)."""
-    marks = with_live_state(open_study(get_db(), study_id, reader()), lambda state, seconds, changed: _render_cards(
-        state, seconds, changed))
+    marks = with_live_state(open_study(get_db(), study_id, reader()), _render_cards)
     if marks != st.session_state.get(_CHART_MARKS):
         st.rerun()  # the store changed since the chart was drawn: redraw the whole page
 
