@@ -105,3 +105,27 @@ def test_scores_depend_only_on_the_searched_documents(db):
                                        owner_org="other", created_at=BEFORE) for i in range(5)])
     assert search_corpus(db, "c", "solar wind", organisations=["acme"], viewer=None) == before
     assert search_corpus(db, "c", "solar wind", viewer=None) != before
+
+
+def test_the_demo_corpus_ranks_as_fts5_for_every_demo_query(tmp_path):
+    """On the demo's knowledge base, each demo query (and a phrase) returns FTS5's documents
+    in FTS5's order with FTS5's scores, FTS5 ranking the same documents."""
+    from fts5_oracle import Fts5Oracle
+    from store_fixtures import built_demo
+
+    from evalcore.demo.study import DEMO_CORPUS_ID
+    from evalcore.retrieval.query_syntax import match_expression
+    from evalcore.retrieval.search import search_corpus_unscoped
+    from evalcore.store.connection import open_store
+
+    db = open_store(built_demo(tmp_path / "demo.sqlite"))
+    texts = [t for (t,) in db.execute("SELECT text FROM queries")] + ["backup\u0903restore"]
+    fts = Fts5Oracle(db.execute("SELECT doc_id, title, text FROM documents WHERE corpus_id = ?",
+                                [DEMO_CORPUS_ID]).fetchall(), (1.0, 1.0))
+    ranked = 0
+    for text in texts:
+        want = fts.search_expression(match_expression(text), 20)
+        got = search_corpus_unscoped(db, DEMO_CORPUS_ID, text, limit=20)
+        assert [(h.doc_id, h.score) for h in got] == want, text
+        ranked += len(want)
+    assert len(texts) > 5 and ranked > 50
