@@ -9,6 +9,7 @@ is known by its id alone.
 """
 
 import os
+import sqlite3
 from pathlib import Path
 
 import sqlite_utils
@@ -24,9 +25,13 @@ def store_file(db: sqlite_utils.Database) -> Path | None:
 
 def store_identity(db: sqlite_utils.Database) -> str:
     """The store's id, with its file's path and inode when it has a file."""
-    row = db.execute("SELECT store_id FROM store_identity").fetchone()
+    try:
+        row = db.execute("SELECT store_id FROM store_identity").fetchone()
+    except sqlite3.OperationalError:  # a store of an older schema, opened without migrating
+        row = None
     if row is None:
-        raise LookupError("the store has no identity row; open it with open_store to migrate it")
+        raise LookupError("the store has no identity (its schema is older than this "
+                          "evalcore's): open it with open_store, which migrates it")
     path = store_file(db)
     if path is None:
         return str(row[0])

@@ -56,3 +56,10 @@ def test_migrating_drops_the_shared_fts_index_and_keeps_the_documents(tmp_path):
     assert not {n for n in names if n.startswith("documents_fts")}
     assert db.execute("SELECT count(*) FROM store_identity").fetchone()[0] == 1
     assert [h.doc_id for h in search_corpus_unscoped(db, "c", "panel")] == ["d1"]
+
+
+def test_an_unmigrated_older_store_has_no_identity_and_says_so(tmp_path):
+    path = tmp_path / "old.db"
+    store_at_version(path, IDENTITY_VERSION - 1)
+    with pytest.raises(LookupError, match="older than this evalcore's.*open_store"):
+        store_identity(open_store(path, migrate=False))
