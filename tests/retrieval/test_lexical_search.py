@@ -129,3 +129,24 @@ def test_the_demo_corpus_ranks_as_fts5_for_every_demo_query(tmp_path):
         assert [(h.doc_id, h.score) for h in got] == want, text
         ranked += len(want)
     assert len(texts) > 5 and ranked > 50
+
+
+def test_no_full_text_sql_runs_on_the_store(db):
+    """Searching and executing a pin read only documents' texts from the store: tokenizing
+    and ranking happen in evalcore (the tokenizer on its own in-memory SQLite), so any
+    engine holding the store ranks the same."""
+    from lexical_builders import pinned
+
+    from evalcore.retrieval.workflow import execute_protocol
+
+    pinned(db)
+    statements: list[str] = []
+    db.conn.set_trace_callback(statements.append)
+    try:
+        assert search_corpus(db, "c", "solar panels", viewer=None)
+        execute_protocol(db, study_id="s", protocol_name="p1", run_name="r", actor="tester")
+    finally:
+        db.conn.set_trace_callback(None)
+    assert any("SELECT pd.doc_id" in s for s in statements)  # the pinned texts were read
+    for word in ("VIRTUAL TABLE", "fts5(", "fts5vocab", " MATCH ", "bm25(", "temp."):
+        assert not [s for s in statements if word.lower() in s.lower()], word
