@@ -45,7 +45,7 @@ def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
         r[0]
         for r in db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE 'documents_fts%' AND name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
+            "AND name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
         )
     ]
     return {

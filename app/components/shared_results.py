@@ -23,8 +23,8 @@ import sqlite_utils
 import streamlit as st
 
 from evalcore.store.connection import open_store
-from evalcore.store.lexical_index import store_file
 from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.store_identity import store_file
 from evalcore.store.study_handle import Study, open_study
 
 T = TypeVar("T")
