@@ -20,8 +20,9 @@ collation: sort orders and ``ORDER BY`` ties do not depend on the server's
 locale), a table with a rowid that has no integer key gets an identity column
 named ``rowid``, its last column (the store reads documents and studies in rowid order), and a
 trigger (``BEGIN ... RAISE(ABORT, 'message') ... END``) becomes a PL/pgSQL function
-and a row trigger raising the same message as an integrity error. The FTS5 index
-(``documents_fts``) and its triggers are not created on PostgreSQL.
+and a row trigger raising the same message as an integrity error. The FTS5 index the
+early migrations create and a later one drops (``documents_fts``, its triggers) is
+never created on PostgreSQL.
 
 The errors the callers treat alike on both engines are here too:
 :data:`DATABASE_ERRORS`, :data:`INTEGRITY_ERRORS` and :func:`is_busy`.
@@ -61,6 +62,14 @@ BEGIN
     END LOOP;
     RETURN subject ~ ('^' || rx || '$');
 END $$;
+CREATE OR REPLACE FUNCTION randomblob(n int) RETURNS bytea LANGUAGE sql VOLATILE AS $$
+    SELECT substring(decode(string_agg(replace(gen_random_uuid()::text, '-', ''), ''), 'hex')
+                     FROM 1 FOR greatest(n, 1))
+    FROM generate_series(1, (greatest(n, 1) + 15) / 16)
+$$;
+CREATE OR REPLACE FUNCTION hex(b bytea) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT upper(encode(b, 'hex'))
+$$;
 CREATE OR REPLACE FUNCTION sqlite_char(VARIADIC codes int[]) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(string_agg(chr(c), '' ORDER BY n), '')
@@ -364,18 +373,6 @@ def main_file(db: object) -> str:
     conn = getattr(db, "conn", db)
     return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
                  if r[1] == "main"), "") or ""
-
-
-class FullTextUnavailable(RuntimeError):
-    """Full-text search (SQLite's FTS5) was asked of a PostgreSQL store."""
-
-
-def require_fts5(db: object, what: str) -> None:
-    """Refuse ``what`` (a search or a lexical index) clearly on PostgreSQL, which has no FTS5."""
-    if is_postgres(db):
-        raise FullTextUnavailable(
-            f"{what} needs SQLite's full-text index (FTS5), which a PostgreSQL store does not "
-            "have yet; run it on a SQLite store (--db path/to/store.db)")
 
 
 def is_postgres(db_or_conn: object) -> bool:
