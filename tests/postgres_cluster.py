@@ -1,0 +1,218 @@
+"""A throwaway PostgreSQL cluster for the test session (not a test module).
+
+The cluster lives in a fresh temporary directory: ``initdb`` with trust authentication,
+``pg_ctl`` listening only on a Unix socket in that directory (no TCP port, so nothing
+outside the machine, nor another session, can reach it), fsync off. Running as root
+(CI), ``initdb`` and ``pg_ctl`` run as the ``postgres`` user that the Debian package
+creates, since ``initdb`` refuses root. The directory is deleted when the cluster stops,
+also on Ctrl-C or an error half-way through starting.
+
+Every test gets a database of its own (:meth:`Cluster.fresh_database`): ``CREATE DATABASE
+... TEMPLATE`` an empty template with the file-copy strategy (cheaper than the WAL-logged
+copy with fsync off), dropped with its connections when the test ends. A schema per test
+(``search_path`` in the URL) is cheaper still, but the store would then share its database
+with the others, and the code under test would have to never name a schema or a
+database-wide object. :meth:`Cluster.build_template` makes another template (say, a
+migrated store) for tests that do not need an empty database.
+"""
+
+import atexit
+import glob
+import itertools
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+REQUIRE_VARIABLE = "RELEVANCE_LEDGER_REQUIRE_POSTGRES"
+SUPERUSER = "ledger"
+# An empty database cloned for every test; ``template0`` cannot be connected to.
+TEMPLATE = "ledger_template"
+_OS_USER_AS_ROOT = "postgres"
+
+
+class PostgresUnavailable(RuntimeError):
+    """The PostgreSQL binaries or the psycopg driver are missing, or the cluster did not start."""
+
+
+def find_binary(name: str) -> str | None:
+    """``name`` on PATH, else in the newest ``/usr/lib/postgresql/*/bin`` (Debian's layout)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+                        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0)
+    return candidates[-1] if candidates else None
+
+
+def missing_requirements() -> str | None:
+    """Why no cluster can be started here (a sentence), or None when everything is present."""
+    missing = [name for name in ("initdb", "pg_ctl") if find_binary(name) is None]
+    if missing:
+        return (f"PostgreSQL is not installed ({', '.join(missing)} not on PATH nor in "
+                "/usr/lib/postgresql/*/bin): apt-get install -y postgresql")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "the psycopg driver is not installed: pip install 'psycopg>=3.2'"
+    if os.geteuid() == 0:
+        if shutil.which("runuser") is None:
+            return "running as root, and runuser (util-linux) is missing to start PostgreSQL"
+        try:
+            import pwd
+
+            pwd.getpwnam(_OS_USER_AS_ROOT)
+        except KeyError:
+            return (f"running as root, and there is no '{_OS_USER_AS_ROOT}' user to run "
+                    "PostgreSQL as (the Debian postgresql package creates it)")
+    return None
+
+
+def postgres_required() -> bool:
+    """CI sets RELEVANCE_LEDGER_REQUIRE_POSTGRES=1: then a missing PostgreSQL is a failure."""
+    return os.environ.get(REQUIRE_VARIABLE, "") not in ("", "0")
+
+
+def database_url(socket_dir: Path | str, database: str, user: str = SUPERUSER) -> str:
+    """``postgresql://user@/database?host=socket_dir``: a Unix socket, no host, no port."""
+    return f"postgresql://{quote(user)}@/{quote(database)}?host={quote(str(socket_dir))}"
+
+
+@dataclass
+class Cluster:
+    """A running throwaway cluster: its directory, its socket directory, its admin URL."""
+
+    directory: Path
+    socket_dir: Path
+    data_dir: Path
+    _pg_ctl: list[str]
+    _counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _admin: object = None
+    _stopped: bool = False
+
+    def url(self, database: str) -> str:
+        return database_url(self.socket_dir, database)
+
+    def admin(self):
+        """An autocommit connection to the ``postgres`` database (to create and drop databases)."""
+        import psycopg
+
+        if self._admin is None or self._admin.closed:
+            self._admin = psycopg.connect(self.url("postgres"), autocommit=True)
+        return self._admin
+
+    def create_database(self, name: str, template: str = TEMPLATE) -> str:
+        """A new database ``name`` copied from ``template``; its URL."""
+        from psycopg import sql
+
+        admin = self.admin()
+        # FILE_COPY (PostgreSQL 15+; the only way before) copies the template's files.
+        strategy = " STRATEGY FILE_COPY" if admin.info.server_version >= 150000 else ""
+        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}" + strategy).format(
+            sql.Identifier(name), sql.Identifier(template)))
+        return self.url(name)
+
+    def build_template(self, name: str, prepare: Callable[[str], None]) -> str:
+        """A template ``name``: a fresh database that ``prepare(url)`` filled (and closed its
+        connections to), then frozen as a template for :meth:`fresh_database`."""
+        from psycopg import sql
+
+        url = self.create_database(name)
+        try:
+            prepare(url)
+            self.admin().execute(sql.SQL("ALTER DATABASE {} WITH IS_TEMPLATE true").format(
+                sql.Identifier(name)))
+        except BaseException:
+            self.drop_database(name)
+            raise
+        return name
+
+    def drop_database(self, name: str) -> None:
+        """Drop ``name``, ending the connections a test left open to it."""
+        from psycopg import sql
+
+        self.admin().execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+            sql.Identifier(name)))
+
+    @contextmanager
+    def fresh_database(self, prefix: str = "t", template: str = TEMPLATE) -> Iterator[str]:
+        """The URL of a new database copied from ``template`` (empty by default), dropped on exit."""
+        name = f"{prefix}_{next(self._counter)}"
+        url = self.create_database(name, template)
+        try:
+            yield url
+        finally:
+            self.drop_database(name)
+
+    def stop(self) -> None:
+        """Stop the server (immediately: nothing in it is kept) and delete its directory."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._admin is not None:
+            try:
+                self._admin.close()
+            except Exception:  # the server may already be gone
+                pass
+        subprocess.run([*self._pg_ctl, "stop", "-m", "immediate", "-w", "-D", str(self.data_dir)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _as_cluster_user(command: list[str]) -> list[str]:
+    if os.geteuid() == 0:
+        return ["runuser", "-u", _OS_USER_AS_ROOT, "--", *command]
+    return command
+
+
+def _run(command: list[str], what: str, log: Path | None = None) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False,
+                          env={**os.environ, "LC_ALL": "C.UTF-8"}, timeout=120)
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip()
+        if log is not None and log.exists():
+            detail += "\n" + log.read_text(errors="replace")[-2000:]
+        raise PostgresUnavailable(f"{what} failed (exit {done.returncode}): {detail}")
+
+
+def start_cluster() -> Cluster:
+    """Create and start a throwaway cluster in a new temporary directory.
+
+    Raises :class:`PostgresUnavailable` (with the reason) when it cannot; nothing is left
+    behind then.
+    """
+    reason = missing_requirements()
+    if reason is not None:
+        raise PostgresUnavailable(reason)
+    initdb = find_binary("initdb")
+    pg_ctl = _as_cluster_user([find_binary("pg_ctl")])
+    directory = Path(tempfile.mkdtemp(prefix="relevance-ledger-pg-"))
+    data_dir, socket_dir, log = directory / "data", directory / "socket", directory / "server.log"
+    cluster = Cluster(directory=directory, socket_dir=socket_dir, data_dir=data_dir,
+                      _pg_ctl=pg_ctl)
+    try:
+        socket_dir.mkdir()
+        if os.geteuid() == 0:
+            shutil.chown(directory, user=_OS_USER_AS_ROOT)
+            shutil.chown(socket_dir, user=_OS_USER_AS_ROOT)
+        _run(_as_cluster_user([initdb, "-D", str(data_dir), "-A", "trust", "-U", SUPERUSER,
+                               "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"]), "initdb")
+        options = (f"-k {socket_dir} -c listen_addresses='' -c fsync=off "
+                   "-c synchronous_commit=off -c full_page_writes=off "
+                   "-c max_connections=200 -c shared_buffers=32MB")
+        _run([*pg_ctl, "start", "-w", "-t", "60", "-D", str(data_dir), "-l", str(log),
+              "-o", options], "pg_ctl start", log)
+        atexit.register(cluster.stop)
+        admin = cluster.admin()
+        admin.execute(f"CREATE DATABASE {TEMPLATE} TEMPLATE template0 ENCODING 'UTF8'")
+        admin.execute(f"ALTER DATABASE {TEMPLATE} WITH IS_TEMPLATE true")
+        return cluster
+    except BaseException:
+        cluster.stop()
+        raise
+
