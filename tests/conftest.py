@@ -154,18 +154,25 @@ def store_engine(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def new_store_target(store_engine: str, tmp_path: Path,
                      request: pytest.FixtureRequest) -> Iterator[Callable[[str], str | Path]]:
-    """``new_store_target(name)``: where to open a new, empty store: ``tmp_path/<name>.db``
-    on SQLite, the URL of a fresh database (dropped after the test) on PostgreSQL."""
+    """``new_store_target(name)``: where to open the test's store ``name`` (a file name such as
+    ``"store.db"``): ``tmp_path/name`` on SQLite, on PostgreSQL the URL of a fresh database
+    made at the first call for that name and dropped after the test."""
     if store_engine == "sqlite":
-        yield lambda name="store": tmp_path / f"{name}.db"
+        yield lambda name="store.db": tmp_path / name
         return
     cluster: Cluster = request.getfixturevalue("postgres_cluster")
+    urls: dict[str, str] = {}
     with ExitStack() as databases:
-        yield lambda name="store": databases.enter_context(cluster.fresh_database(name))
+        def target(name: str = "store.db") -> str:
+            if name not in urls:
+                urls[name] = databases.enter_context(cluster.fresh_database())
+            return urls[name]
+
+        yield target
 
 
 @pytest.fixture
 def store_target(new_store_target: Callable[[str], str | Path]) -> str | Path:
     """Where to open this test's store: ``tmp_path/store.db`` on SQLite, a fresh database
     URL on PostgreSQL."""
-    return new_store_target("store")
+    return new_store_target("store.db")

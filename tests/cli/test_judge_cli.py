@@ -56,6 +56,7 @@ def _stored(path: Path, source: str = "judge:umbrela-test") -> dict[tuple[str, s
         db.conn.close()
 
 
+@pytest.mark.sqlite_only
 def test_limit_then_resume_then_nothing_left(store: Path, monkeypatch: pytest.MonkeyPatch
                                              ) -> None:
     monkeypatch.setenv("RELEVANCE_LEDGER_JUDGE_KEY", KEY)
@@ -192,6 +193,7 @@ def _outputs(path: Path, runs: list[str]) -> dict[str, bytes]:
     return out
 
 
+@pytest.mark.sqlite_only
 def test_judged_units_never_reach_evaluate_or_compare(
     demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
