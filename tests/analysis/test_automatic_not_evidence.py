@@ -150,6 +150,7 @@ def test_every_evaluate_compare_and_report_output_is_byte_identical(
     assert all(before[name] for name in before if not name.endswith("stdout"))
 
 
+@pytest.mark.sqlite_only
 def test_values_bounds_verdicts_completeness_and_queue_items_stay(
     demo_file: Path, tmp_path: Path
 ) -> None:

@@ -174,6 +174,7 @@ class _Interrupting(ChatClient):
         return super().complete(msgs)
 
 
+@pytest.mark.sqlite_only
 def test_interrupted_run_keeps_its_answers_and_failures_are_counted(
     demo_file: Path, tmp_path: Path
 ) -> None:
@@ -205,8 +206,8 @@ def test_interrupted_run_keeps_its_answers_and_failures_are_counted(
     assert [e.detail["labels"] for e in entries] == [2, 20]  # newest first
 
 
-def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     add_run(db, study_id="s", name="r2", source="imported", k=4,
             results=[("q1", 1, "b2", 3.0), ("q1", 2, "a3", 2.0), ("q1", 3, "a1", 1.0),
                      ("q1", 4, "zz", 0.5)], actor=LEAD)
@@ -226,6 +227,7 @@ def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path) -> 
     assert automatic_labels(open_study(db, "s", LEAD))["j"] == {("q1", "a2"): 2, ("q1", "a3"): 2}
 
 
+@pytest.mark.sqlite_only
 def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp_path: Path
                                                             ) -> None:
     path = tmp_path / "d.sqlite"
@@ -256,8 +258,8 @@ def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp
 
 
 
-def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     add_member(db, study_id="s", user=REVIEWER, role="lead", actor=LEAD)
     add_run(db, study_id="s", name="r2", source="imported", k=2,
             results=[("q1", 1, "a3", 2.0), ("q1", 2, "a4", 1.0)], actor=LEAD)
@@ -266,7 +268,7 @@ def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path) -> None:
 
     def answer(n: int, body: dict) -> Reply:
         if n == 1:  # while the second call waits, the lead makes the judge a reviewer again
-            other = open_store(tmp_path / "store.db")
+            other = open_store(store_target)
             add_member(other, study_id="s", user=REVIEWER, role="reviewer", actor=LEAD)
             other.conn.close()
         return Reply(content="##final score: 1")
@@ -279,6 +281,7 @@ def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path) -> None:
     assert list(automatic_labels(open_study(db, "s", LEAD))["j"]) == [plan.units[0]]
 
 
+@pytest.mark.sqlite_only
 def test_workers_wait_for_answers_together_and_keep_the_plan_order(
     demo_file: Path, tmp_path: Path
 ) -> None:
@@ -310,6 +313,7 @@ def test_workers_wait_for_answers_together_and_keep_the_plan_order(
     assert seconds[1] >= 8 * 0.25 and seconds[4] < seconds[1] / 2
 
 
+@pytest.mark.sqlite_only
 def test_rate_holds_across_workers(demo_file: Path, tmp_path: Path) -> None:
     path = tmp_path / "d.sqlite"
     shutil.copy(demo_file, path)

@@ -8,9 +8,9 @@ from app.components.shared_results import shared_result
 from evalcore.store.labels import record_label
 
 
-def test_a_result_is_reused_until_the_store_marks_move(tmp_path):
-    db = new_store(tmp_path)
-    path = str(tmp_path / "store.db")
+def test_a_result_is_reused_until_the_store_marks_move(tmp_path, store_target):
+    db = new_store(store_target)
+    path = str(store_target)
     calls = []
 
     def compute():
@@ -29,11 +29,11 @@ def test_a_result_is_reused_until_the_store_marks_move(tmp_path):
     assert fresh is not first and fresh["value"] == 3
 
 
-def test_the_shared_cache_is_bounded(tmp_path):
+def test_the_shared_cache_is_bounded(tmp_path, store_target, new_store_target):
     """The least recently used results are dropped beyond MAX_ENTRIES: the first is computed
     again, the latest is not."""
-    db = new_store(tmp_path)
-    path = str(tmp_path / "bounded.db")
+    db = new_store(store_target)
+    path = str(new_store_target("bounded.db"))
     computed = []
 
     def result(i):
@@ -48,15 +48,15 @@ def test_the_shared_cache_is_bounded(tmp_path):
     assert computed.count(0) == 2
 
 
-def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_path):
+def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_path, store_target):
     """The computation is shared across sessions; the authorization is per call: a result a
     member's session computed is refused to a stranger's session (and to nobody)."""
     from access_fixtures import ANNOTATOR, OUTSIDER, team_store
 
     from evalcore.access.decisions import PermissionDenied
 
-    db, _ = team_store(tmp_path)
-    path = str(tmp_path / "store.db")
+    db, _ = team_store(store_target)
+    path = str(store_target)
     secret = shared_result(db, path, "s", ("agreement",), lambda: {"kappa": 0.42},
                            viewer=ANNOTATOR)
     for stranger in (OUTSIDER, None):
@@ -70,12 +70,12 @@ def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_p
     assert shared_results.ready_result(db, path, "s", ("agreement",), viewer=ANNOTATOR) is secret
 
 
-def test_results_kept_alone_do_not_push_out_the_others(tmp_path):
+def test_results_kept_alone_do_not_push_out_the_others(tmp_path, store_target, new_store_target):
     """Large results (``alone``) have their own cache of ALONE_KEPT: two sessions comparing
     different choices keep both; a third choice forgets the least recently used; the other
     results stay whatever the large ones do."""
-    db = new_store(tmp_path)
-    path = str(tmp_path / "alone.db")
+    db = new_store(store_target)
+    path = str(new_store_target("alone.db"))
     computed = []
     kept = shared_result(db, path, "s", ("agreement",), lambda: ["kept"], viewer=None)
 
@@ -102,14 +102,14 @@ def test_results_kept_alone_do_not_push_out_the_others(tmp_path):
     assert computed[-1] == ("a", "c") and len(computed) == 5
 
 
-def test_a_second_session_waits_for_the_computation_under_way(tmp_path, monkeypatch):
+def test_a_second_session_waits_for_the_computation_under_way(tmp_path, monkeypatch, store_target, new_store_target):
     """Two sessions asking for one result at once compute it once; a background computation
     is started once per marks, and again after it failed."""
     import threading
     import time
 
-    db = new_store(tmp_path)
-    path = str(tmp_path / "once.db")
+    db = new_store(store_target)
+    path = str(new_store_target("once.db"))
     computed, release = [], threading.Event()
 
     def slow():

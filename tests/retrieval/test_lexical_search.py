@@ -10,8 +10,8 @@ from evalcore.store.corpus import DocumentIn, add_documents
 
 
 @pytest.fixture
-def db(tmp_path):
-    return lexical_store(tmp_path)
+def db(tmp_path, store_target):
+    return lexical_store(store_target)
 
 
 def ids(hits):

@@ -51,8 +51,8 @@ def no_scan(monkeypatch):
     monkeypatch.setattr(revalidation, "recompute_changes", scanned)
 
 
-def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, monkeypatch):
-    db = lexical_store(tmp_path)
+def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, monkeypatch, store_target):
+    db = lexical_store(store_target)
     narrow, wide = pins(db)
     assert pin_generation(open_study(db, "s", None), "narrow") == current_generation(db, "c") > 0
     full = [recompute_changes(open_study(db, "s", "tester"), p) for p in (narrow, wide)]
@@ -126,8 +126,8 @@ def _import_in_transaction(db, tmp_path):
 
 
 def test_a_failed_staged_import_moves_the_generation_and_the_verdicts_agree(tmp_path,
-                                                                            monkeypatch):
-    db = lexical_store(tmp_path)
+                                                                            monkeypatch, store_target):
+    db = lexical_store(store_target)
     pins(db)
     before = current_generation(db, "c")
 
@@ -143,7 +143,7 @@ def test_a_failed_staged_import_moves_the_generation_and_the_verdicts_agree(tmp_
 
 
 def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path, store_target):
-    db = lexical_store(tmp_path)
+    db = lexical_store(store_target)
     pins(db)
     db.conn.close()
     folder = beir_folder(tmp_path, 120)
@@ -175,6 +175,7 @@ def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path
     assert revalidate(open_study(reopened, "s", "tester"), get_pinned_protocol(open_study(reopened, "s", "tester"), "wide")).unchanged
 
 
+@pytest.mark.sqlite_only
 def test_a_generation_never_goes_back_and_is_never_deleted(tmp_path):
     db = lexical_store(tmp_path)
     generation = current_generation(db, "c")

@@ -164,7 +164,7 @@ def test_a_reader_polling_in_another_process_never_sees_old_and_new_texts_mixed(
 
 def test_after_publishing_the_lexical_workflow_ranks_the_new_texts_and_never_reuses_the_old_pin(
         tmp_path, monkeypatch, store_target):
-    db = lexical_store(tmp_path)
+    db = lexical_store(store_target)
     wide = {"organisations": ["acme", "globex"], "cutoff": "2099-01-01T00:00:00Z"}
     import_beir(db, corpus(tmp_path, "zebra"), study_id="s", owner_org="acme")
     pinned(db, "before", **wide)

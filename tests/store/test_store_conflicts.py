@@ -188,7 +188,7 @@ def disagreements(draw):
 def test_every_resolution_of_a_conflict_lies_inside_the_bounds(case):
     events, complete, threshold = case
     with tempfile.TemporaryDirectory() as tmp:
-        db = store(Path(tmp), threshold)
+        db = store(lambda name: Path(tmp) / name, threshold)
         for unit, gain, who in events:
             label(db, unit, gain, who)
         if complete:

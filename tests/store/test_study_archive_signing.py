@@ -74,8 +74,8 @@ def _forge(archive: Path, out: Path, *, keep_signature: bool = True) -> Path:
     return out
 
 
-def _target(new_store_target: Path) -> Path:
-    path = new_store_target("target.db")
+def _target(new_store_target, name: str = "target.db") -> Path:
+    path = new_store_target(name)
     open_store(path).conn.close()
     return path
 
@@ -148,8 +148,8 @@ def test_a_signed_archive_without_a_key_is_unverified_and_with_another_key_refus
     assert result.exit_code == 0 and f"signed with key {key_id(KEY)}, but no signing key is " \
         "configured" in result.output
     (tmp_path / "other").mkdir()
-    result = _import(_target(new_store_target / "other"), signed, "--signing-key", _key_file(tmp_path / "other.key",
-                                                               OTHER_KEY))
+    result = _import(_target(new_store_target, "other/target.db"), signed, "--signing-key",
+                     _key_file(tmp_path / "other.key", OTHER_KEY))
     assert result.exit_code == 2 and f"signed with key {key_id(KEY)}, not with the configured " \
         f"key {key_id(OTHER_KEY)}" in result.output
 

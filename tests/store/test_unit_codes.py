@@ -185,7 +185,7 @@ def test_a_v14_store_migrates_and_reads_back_identical_rankings(tmp_path: Path) 
 
 
 def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path, new_store_target) -> None:
-    db = random_study(tmp_path, 4)
+    db = random_study(new_store_target, 4)
     out = tmp_path / "s.zip"
     export_study(db, "s", out, actor="lead")
     target = open_store(new_store_target("other.db"))
@@ -224,6 +224,7 @@ def _copy_into_v6_store(source, path: Path) -> None:
     old.close()
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("seed", [1, 3])
 def test_a_run_stored_before_packed_rankings_is_backfilled_and_evaluates_identically(
         tmp_path: Path, seed: int, new_store_target) -> None:
@@ -231,7 +232,7 @@ def test_a_run_stored_before_packed_rankings_is_backfilled_and_evaluates_identic
     holds packed rankings and codes that name its results back, and the dashboard, the
     stored pair and ``evaluate_run`` give what they give on the same study stored now."""
     (tmp_path / "now").mkdir()
-    now = random_study(tmp_path / "now", seed)
+    now = random_study(lambda name: tmp_path / "now" / name, seed)
     add_run(now, study_id="s", name="C-empty", source="imported", k=6, results=[])
     path = new_store_target("v6.db")
     _copy_into_v6_store(now, path)
@@ -310,9 +311,9 @@ def dumped(observations) -> list[dict]:
     return [o.model_dump() for o in observations]
 
 
-def test_codes_only_name_what_is_read(tmp_path: Path) -> None:
+def test_codes_only_name_what_is_read(tmp_path: Path, new_store_target) -> None:
     """A build names no unit; reading one query's units names that query's only."""
-    db = random_study(tmp_path, 2)
+    db = random_study(new_store_target, 2)
     asked: list[int] = []
     real = UnitNamer.__call__
 
