@@ -19,6 +19,7 @@
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -139,10 +140,21 @@ def postgres_cluster() -> Iterator[Cluster]:
             pytest.fail(f"PostgreSQL is required (RELEVANCE_LEDGER_REQUIRE_POSTGRES=1): {missing}",
                         pytrace=False)
         pytest.skip(f"PostgreSQL store engine unavailable: {missing}")
+    # A terminated run (SIGTERM, as from a CI timeout) stops like Ctrl-C: the session ends and
+    # the cluster with it, instead of leaving a server behind.
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield cluster
     finally:
         cluster.stop()
+        if previous is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @pytest.fixture
