@@ -183,6 +183,40 @@ def new_store_target(store_engine: str, tmp_path: Path,
         yield target
 
 
+_BUILT_FILES: dict[str, Path] = {}
+_BUILT_TEMPLATES: dict[str, str] = {}
+
+
+@pytest.fixture
+def built_store_target(store_engine: str, tmp_path: Path,
+                       tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest,
+                       ) -> Iterator[Callable[..., str | Path]]:
+    """``built_store_target(key, build, name)``: a fresh copy, for this test alone, of the store
+    that ``build(target)`` makes (and closes), built once per session for ``key``. On SQLite a
+    copy of the built file at ``tmp_path/name``; on PostgreSQL a database made from the built
+    one as a template (``CREATE DATABASE ... TEMPLATE``), dropped after the test."""
+    if store_engine == "sqlite":
+        def copy(key: str, build: Callable[[Path], object], name: str = "store.db") -> Path:
+            if key not in _BUILT_FILES:
+                source = tmp_path_factory.mktemp(f"built-{key}") / f"{key}.db"
+                build(source)
+                _BUILT_FILES[key] = source
+            path = tmp_path / name
+            shutil.copy(_BUILT_FILES[key], path)
+            return path
+
+        yield copy
+        return
+    cluster: Cluster = request.getfixturevalue("postgres_cluster")
+    with ExitStack() as databases:
+        def clone(key: str, build: Callable[[str], object], name: str = "store.db") -> str:
+            if key not in _BUILT_TEMPLATES:
+                _BUILT_TEMPLATES[key] = cluster.build_template(f"built_{key}", build)
+            return databases.enter_context(cluster.fresh_database(template=_BUILT_TEMPLATES[key]))
+
+        yield clone
+
+
 @pytest.fixture
 def store_target(new_store_target: Callable[[str], str | Path]) -> str | Path:
     """Where to open this test's store: ``tmp_path/store.db`` on SQLite, a fresh database

@@ -3,7 +3,6 @@ timeouts against a stand-in endpoint, and batches kept when a run is interrupted
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
@@ -158,11 +157,6 @@ def test_token_bucket_with_a_fake_clock() -> None:
         TokenBucket(0)
 
 
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
 class _Interrupting(ChatClient):
     """Interrupts the run (as Ctrl-C) at its ``stop_at``-th call."""
 
@@ -174,12 +168,10 @@ class _Interrupting(ChatClient):
         return super().complete(msgs)
 
 
-@pytest.mark.sqlite_only
 def test_interrupted_run_keeps_its_answers_and_failures_are_counted(
-    demo_file: Path, tmp_path: Path
+    built_store_target, tmp_path: Path
 ) -> None:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "d.sqlite")
     db = open_store(path)
     plan = plan_judging(db, study_id=DEMO_STUDY_ID, source="j", actor="lead")
     assert len(plan.units) > 40
@@ -227,11 +219,9 @@ def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path, sto
     assert automatic_labels(open_study(db, "s", LEAD))["j"] == {("q1", "a2"): 2, ("q1", "a3"): 2}
 
 
-@pytest.mark.sqlite_only
-def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp_path: Path
+def test_annotators_write_while_the_judge_waits_for_answers(built_store_target, tmp_path: Path
                                                             ) -> None:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "d.sqlite")
     db = open_store(path)
     plan = plan_judging(db, study_id=DEMO_STUDY_ID, source="j", actor="lead", limit=45)
     waits: list[float] = []
@@ -281,12 +271,10 @@ def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path, store_target) ->
     assert list(automatic_labels(open_study(db, "s", LEAD))["j"]) == [plan.units[0]]
 
 
-@pytest.mark.sqlite_only
 def test_workers_wait_for_answers_together_and_keep_the_plan_order(
-    demo_file: Path, tmp_path: Path
+    built_store_target, tmp_path: Path
 ) -> None:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "d.sqlite")
     db = open_store(path)
     texts = query_texts(open_study(db, DEMO_STUDY_ID, None))
     seconds = {}
@@ -313,10 +301,8 @@ def test_workers_wait_for_answers_together_and_keep_the_plan_order(
     assert seconds[1] >= 8 * 0.25 and seconds[4] < seconds[1] / 2
 
 
-@pytest.mark.sqlite_only
-def test_rate_holds_across_workers(demo_file: Path, tmp_path: Path) -> None:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+def test_rate_holds_across_workers(built_store_target, tmp_path: Path) -> None:
+    path = built_store_target("demo", built_demo, "d.sqlite")
     db = open_store(path)
     plan = plan_judging(db, study_id=DEMO_STUDY_ID, source="j", actor="lead", limit=7)
     with stand_in(lambda n, _: Reply()) as end:
