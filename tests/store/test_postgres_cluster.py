@@ -51,6 +51,25 @@ def test_a_fresh_database_is_empty_isolated_and_dropped(postgres_cluster: Cluste
         assert conn.execute("SELECT to_regclass('left_behind')").fetchone() == (None,)
 
 
+def test_a_fresh_schema_is_first_on_the_search_path_empty_and_dropped(
+        postgres_cluster: Cluster) -> None:
+    with postgres_cluster.fresh_schema() as first, postgres_cluster.fresh_schema() as second:
+        assert first != second and urlsplit(first).port is None
+        with _connect(first) as conn:
+            conn.execute("CREATE TABLE left_behind (x int)")
+            schema = conn.execute("SELECT current_schema()").fetchone()[0]
+        with _connect(second) as conn:
+            assert conn.execute("SELECT to_regclass('left_behind')").fetchone() == (None,)
+            assert conn.execute("SELECT current_schema()").fetchone()[0] != schema
+        left_open = _connect(first)
+    try:
+        with _connect(postgres_cluster.url("schemas")) as conn:
+            assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = %s",
+                                [schema]).fetchone() == (0,)
+    finally:
+        left_open.close()
+
+
 def test_store_target_is_a_file_on_sqlite_and_a_fresh_database_on_postgres(
         store_engine: str, store_target, tmp_path: Path) -> None:
     if store_engine == "sqlite":
