@@ -29,26 +29,45 @@ def test_the_cluster_listens_on_its_unix_socket_only(postgres_cluster: Cluster) 
     assert parse_qs(parts.query) == {"host": [str(postgres_cluster.socket_dir)]}
 
 
-def test_a_fresh_database_is_empty_isolated_and_dropped(postgres_cluster: Cluster) -> None:
+def _user_tables(url: str) -> int:
+    with _connect(url) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')").fetchone()[0]
+
+
+def test_a_fresh_database_is_empty_isolated_and_emptied_or_dropped_after(
+        postgres_cluster: Cluster) -> None:
     with postgres_cluster.fresh_database() as first, postgres_cluster.fresh_database() as second:
         assert first != second
         with _connect(first) as conn:
+            conn.execute("CREATE SCHEMA private")
+            conn.execute("CREATE TABLE private.left_behind (x int)")
             conn.execute("CREATE TABLE left_behind (x int)")
             conn.execute("INSERT INTO left_behind VALUES (1)")
-        with _connect(second) as conn:
-            assert conn.execute(
-                "SELECT count(*) FROM information_schema.tables "
-                "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')").fetchone() == (0,)
+        assert _user_tables(second) == 0
         left_open = _connect(first)  # a test that forgets to close its store
-    try:
-        with _connect(postgres_cluster.url("postgres")) as admin:
-            names = {urlsplit(first).path[1:], urlsplit(second).path[1:]}
-            assert admin.execute("SELECT count(*) FROM pg_database WHERE datname = ANY(%s)",
-                                 [list(names)]).fetchone() == (0,)
-    finally:
-        left_open.close()
+        left_open.execute("SELECT * FROM left_behind")  # and leaves a transaction open
+    left_open.close()
+    with _connect(postgres_cluster.url("postgres")) as admin:
+        kept = [name for (name,) in admin.execute(
+            "SELECT datname FROM pg_database WHERE datname = ANY(%s)",
+            [[urlsplit(first).path[1:], urlsplit(second).path[1:]]]).fetchall()]
+    for name in kept:  # kept for the next test: emptied
+        assert _user_tables(postgres_cluster.url(name)) == 0
     with postgres_cluster.fresh_database() as third, _connect(third) as conn:
-        assert conn.execute("SELECT to_regclass('left_behind')").fetchone() == (None,)
+        assert third not in (first, second)  # never the same address twice
+        assert conn.execute("SELECT to_regclass('left_behind'), to_regnamespace('private')"
+                            ).fetchone() == (None, None)
+
+
+def test_a_database_with_settings_of_its_own_is_not_reused(postgres_cluster: Cluster) -> None:
+    with postgres_cluster.fresh_database() as url, _connect(url) as conn:
+        name = urlsplit(url).path[1:]
+        conn.execute(f'ALTER DATABASE "{name}" SET work_mem = \'8MB\'')
+    with _connect(postgres_cluster.url("postgres")) as admin:
+        assert admin.execute("SELECT count(*) FROM pg_database WHERE datname = %s",
+                             [name]).fetchone() == (0,)
 
 
 def test_a_fresh_schema_is_first_on_the_search_path_empty_and_dropped(
