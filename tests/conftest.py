@@ -171,8 +171,9 @@ def store_engine(request: pytest.FixtureRequest) -> str:
 def new_store_target(store_engine: str, tmp_path: Path,
                      request: pytest.FixtureRequest) -> Iterator[Callable[[str], str | Path]]:
     """``new_store_target(name)``: where to open the test's store ``name`` (a file name such as
-    ``"store.db"``): ``tmp_path/name`` on SQLite, on PostgreSQL the URL of a fresh database
-    made at the first call for that name and dropped after the test."""
+    ``"store.db"``): ``tmp_path/name`` on SQLite, on PostgreSQL the URL of a fresh empty
+    database (a schema with RELEVANCE_LEDGER_PG_ISOLATION=schema) made at the first call for
+    that name, gone after the test."""
     if store_engine == "sqlite":
         yield lambda name="store.db": tmp_path / name
         return
@@ -203,7 +204,7 @@ def built_store_target(store_engine: str, tmp_path: Path,
     """``built_store_target(key, build, name)``: a fresh copy, for this test alone, of the store
     that ``build(target)`` makes (and closes), built once per session for ``key``. On SQLite a
     copy of the built file at ``tmp_path/name``; on PostgreSQL a database made from the built
-    one as a template (``CREATE DATABASE ... TEMPLATE``), dropped after the test."""
+    one as a template (``CREATE DATABASE ... TEMPLATE``), gone after the test."""
     if store_engine == "sqlite":
         def copy(key: str, build: Callable[[Path], object], name: str = "store.db") -> Path:
             if key not in _BUILT_FILES:

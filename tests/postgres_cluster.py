@@ -7,13 +7,13 @@ outside the machine, nor another session, can reach it), fsync off. Running as r
 creates, since ``initdb`` refuses root. The directory is deleted when the cluster stops,
 also on Ctrl-C or an error half-way through starting.
 
-Every test gets a database of its own (:meth:`Cluster.fresh_database`): ``CREATE DATABASE
-... TEMPLATE`` an empty template with the file-copy strategy (cheaper than the WAL-logged
-copy with fsync off), dropped with its connections when the test ends. A schema per test
-(``search_path`` in the URL) is cheaper still, but the store would then share its database
-with the others, and the code under test would have to never name a schema or a
-database-wide object. :meth:`Cluster.build_template` makes another template (say, a
-migrated store) for tests that do not need an empty database.
+Every test gets a database of its own (:meth:`Cluster.fresh_database`). Making one
+(``CREATE DATABASE``) copies the template's whole catalog, so a database a test used is
+emptied afterwards instead (its schemas dropped, its connections ended), checked against
+the empty template and handed to the next test under a new name. A schema per test (:meth:`Cluster.fresh_schema`,
+``search_path`` in the URL) is cheaper still, but the store then shares its database, so
+the code under test must never name a schema nor a database-wide object (an extension).
+:meth:`Cluster.build_template` makes another template (say, a built demo store).
 """
 
 import atexit
@@ -198,8 +198,7 @@ class Cluster:
 
         An empty database a test used is emptied again on exit and kept for the next one
         (renamed) when it then matches the empty template object for object (``_SHAPE``);
-        any other is dropped. Emptying takes milliseconds, a new database a copy of its
-        catalog.
+        any other is dropped.
         """
         from psycopg import sql
 
