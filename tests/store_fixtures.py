@@ -54,8 +54,8 @@ def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     names = [
         r[0]
         for r in db.execute(
-            f"SELECT name FROM ({listing}) AS t WHERE name NOT LIKE 'documents_fts%' "
-            "AND name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
+            f"SELECT name FROM ({listing}) AS t "
+            "WHERE name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
         )
     ]
     return {

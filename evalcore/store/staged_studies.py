@@ -44,7 +44,7 @@ _FIRST = ("reference_seals", "reference_labels", "reference_completeness", "prot
 def _study_tables(db: sqlite_utils.Database) -> list[str]:
     tables = [name for (name,) in db.execute(
         "SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND m.name NOT IN "
-        "('studies', 'runs') AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '%_fts%' "
+        "('studies', 'runs') AND m.name NOT LIKE 'sqlite_%' "
         "AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'study_id') "
         "ORDER BY m.name")]
     return [t for t in _FIRST if t in tables] + [t for t in tables if t not in _FIRST]
