@@ -59,7 +59,7 @@ def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
         )
     ]
     return {
-        n: sorted(db.execute(f"SELECT * FROM [{n}]").fetchall(), key=repr) for n in names
+        n: sorted(db.execute(f'SELECT * FROM "{n}"').fetchall(), key=repr) for n in names
     }
 
 
