@@ -1,5 +1,6 @@
 """Shared helpers for the evidence-store tests (not a test module)."""
 
+import sqlite3
 from pathlib import Path
 
 import sqlite_utils
@@ -9,10 +10,14 @@ from evalcore.store.studies import StudyIn
 from evalcore.store.study_setup import create_study
 
 
-def new_store(tmp_path: Path, study_id: str = "s", corpus_id: str = "c", **study) -> (
+def new_store(target: str | Path, study_id: str = "s", corpus_id: str = "c", **study) -> (
     sqlite_utils.Database
 ):
-    db = open_store(tmp_path / "store.db")
+    """A store at ``target`` (a store file or database URL, as the ``store_target`` fixture
+    gives; a directory means ``store.db`` in it) with study ``s`` on corpus ``c``."""
+    if isinstance(target, Path) and target.is_dir():
+        target = target / "store.db"
+    db = open_store(target)
     create_study(db, StudyIn(study_id=study_id, corpus_id=corpus_id, **study))
     return db
 
@@ -41,15 +46,20 @@ def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     forward when staged rows are written and discarded, though nothing visible changed, and
     the unit dictionary ``study_units`` (schema v15) keeps the codes it gave the units of a
     discarded staged import (append-only: no visible row refers to them)."""
+    if isinstance(getattr(db, "conn", None), sqlite3.Connection):
+        listing = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    else:  # PostgreSQL: the tables of the store's own schema
+        listing = ("SELECT table_name AS name FROM information_schema.tables "
+                   "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'")
     names = [
         r[0]
         for r in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
+            f"SELECT name FROM ({listing}) AS t "
+            "WHERE name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
         )
     ]
     return {
-        n: sorted(db.execute(f"SELECT * FROM [{n}]").fetchall(), key=repr) for n in names
+        n: sorted(db.execute(f'SELECT * FROM "{n}"').fetchall(), key=repr) for n in names
     }
 
 
