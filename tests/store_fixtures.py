@@ -1,6 +1,5 @@
 """Shared helpers for the evidence-store tests (not a test module)."""
 
-import sqlite3
 from pathlib import Path
 
 import sqlite_utils
@@ -46,18 +45,9 @@ def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     forward when staged rows are written and discarded, though nothing visible changed, and
     the unit dictionary ``study_units`` (schema v15) keeps the codes it gave the units of a
     discarded staged import (append-only: no visible row refers to them)."""
-    if isinstance(getattr(db, "conn", None), sqlite3.Connection):
-        listing = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-    else:  # PostgreSQL: the tables of the store's own schema
-        listing = ("SELECT table_name AS name FROM information_schema.tables "
-                   "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'")
-    names = [
-        r[0]
-        for r in db.execute(
-            f"SELECT name FROM ({listing}) AS t "
-            "WHERE name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
-        )
-    ]
+    from evalcore.store.dialect import store_tables
+
+    names = [n for n in store_tables(db) if n not in ("corpus_generations", "study_units")]
     return {
         n: sorted(db.execute(f'SELECT * FROM "{n}"').fetchall(), key=repr) for n in names
     }

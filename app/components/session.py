@@ -15,6 +15,7 @@ import streamlit as st
 from app.components.safe_text import escape_markdown
 from evalcore.access.identity import normalise_user_id
 from evalcore.store.connection import open_store
+from evalcore.store.location import store_target
 from evalcore.store.studies import StudyIn
 
 ENV_DB = "RELEVANCE_LEDGER_DB"
@@ -38,10 +39,11 @@ def default_db_path() -> Path:
     return Path(base) / "relevance-ledger" / "demo.sqlite"
 
 
-def db_path() -> Path:
-    """The store this app works on: ``$RELEVANCE_LEDGER_DB`` or :func:`default_db_path`."""
+def db_path() -> Path | str:
+    """The store this app works on: ``$RELEVANCE_LEDGER_DB`` (a path or a ``postgresql://``
+    URL) or :func:`default_db_path`."""
     configured = os.environ.get(ENV_DB, "").strip()
-    return Path(configured).expanduser() if configured else default_db_path()
+    return store_target(configured) if configured else default_db_path()
 
 
 def get_db() -> sqlite_utils.Database:
@@ -49,7 +51,8 @@ def get_db() -> sqlite_utils.Database:
     path = db_path()
     db = st.session_state.get(_DB_KEY)
     if db is None or st.session_state.get(_DB_PATH_KEY) != str(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(path, Path):
+            path.parent.mkdir(parents=True, exist_ok=True)
         db = open_store(path)
         _seed_demo_if_empty(db)
         st.session_state[_DB_KEY] = db

@@ -11,17 +11,18 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
+from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 
 
 @main.command("demo")
-@click.option("--db", "db_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The store file (created if it does not exist).")
-def demo_command(db_path: Path) -> None:
+@click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
+              help="The store file (created if it does not exist) or postgresql:// URL.")
+def demo_command(db_path: Path | str) -> None:
     """Build the demo study (311 documents, 25 queries, 2 lexical runs, labels)."""
     from evalcore.demo.study import DEMO_STUDY_ID, build_demo
     from evalcore.store.connection import open_store
 
-    if db_path.parent and not db_path.parent.exists():
+    if isinstance(db_path, Path) and db_path.parent and not db_path.parent.exists():
         raise click.UsageError(f"directory {db_path.parent} does not exist; create it first")
     db = open_store(db_path)
     summary = build_demo(db)

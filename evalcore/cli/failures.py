@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from evalcore.contract.limits import clipped
 from evalcore.io.errors import InputErrors, validation_messages
+from evalcore.store import dialect
 
 #: Set to 1 to let unexpected exceptions show their traceback.
 DEBUG_ENV = "EVALCORE_DEBUG"
@@ -48,12 +49,17 @@ def _os_error(exc: OSError) -> tuple[str, int]:
     return f"cannot read or write{where}: {reason}; check the file and its permissions", 1
 
 
-def _sqlite_error(exc: sqlite3.Error) -> tuple[str, int]:
+def _sqlite_error(exc: Exception) -> tuple[str, int]:
+    """A store error (SQLite's or PostgreSQL's) for a person, with its exit status."""
     text = str(exc)
-    if "full" in text:
+    state = getattr(exc, "sqlstate", None)
+    if state is None and not isinstance(exc, sqlite3.Error) and "connection" in text:
+        return (f"cannot connect to the PostgreSQL store: {text}; check the --db URL and that "
+                "the server is running", 2)
+    if "full" in text or state == "53100":
         return (f"the store could not be written: {text}; free some disk space and run the "
                 "command again (the interrupted transaction was rolled back)", 1)
-    if "locked" in text or "busy" in text:
+    if dialect.is_busy(exc):
         return (f"the store is busy: {text}; another process holds its write lock, try again "
                 "in a moment", 1)
     if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text
@@ -74,7 +80,7 @@ def report_failure(command: str, exc: Exception) -> int:
         return 2
     if isinstance(exc, OSError):
         message, status = _os_error(exc)
-    elif isinstance(exc, sqlite3.Error):
+    elif isinstance(exc, dialect.DATABASE_ERRORS):
         message, status = _sqlite_error(exc)
     elif isinstance(exc, LookupError):  # unknown study, run, reference, protocol ...
         message, status = f"{exc.args[0] if exc.args else exc}", 2

@@ -27,7 +27,9 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
+from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.io.atomic import atomic_writer, private_mode
+from evalcore.store.location import store_exists
 from evalcore.store.study_handle import open_study
 
 FORMATS = ("html", "json", "csv", "verdicts-csv")
@@ -58,7 +60,7 @@ def _fail(message: str) -> None:
 
 
 @main.command("report")
-@click.option("--db", "db_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
               help="The evidence store (SQLite file).")
 @click.option("--study", required=True, help="Study id.")
 @click.option("--runs", default=None,
@@ -150,7 +152,7 @@ def report_command(
         spec = QuerySetSpec.parse(queries)
     except QuerySetError as err:
         _fail(f"--queries: {err}")
-    if not db_path.exists():
+    if not store_exists(db_path):
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
     if not out.parent.is_dir():  # before the report is stored: nothing half done
         _fail(f"--out {out}: the folder {out.parent} does not exist; create it first "

@@ -29,6 +29,7 @@ from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import SharedGroup, main
 from evalcore.cli.actor import default_actor
 from evalcore.cli.input_options import limit_options, quiet_option
+from evalcore.cli.store_location import EXISTING_STORE, NEW_OR_EXISTING_STORE
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import ReadLimits, clipped
 from evalcore.contract.observation import MAX_K
@@ -47,6 +48,7 @@ from evalcore.store.imports import (
     import_qrels,
     import_run,
 )
+from evalcore.store.location import is_postgres_url
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
 from evalcore.store.schema import SchemaTooNewError, schema_version
@@ -56,7 +58,7 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 from evalcore.store.tool_label_exports import export_tool_labels
 
-_EXISTING_DB = click.Path(exists=True, dir_okay=False, path_type=Path)
+_EXISTING_DB = EXISTING_STORE
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
@@ -142,17 +144,24 @@ def _report(summary: ImportSummary) -> None:
 
 
 @main.command("init")
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Path of the store to create (or to migrate, if it exists).")
+@click.option("--db", "db_path", type=NEW_OR_EXISTING_STORE, required=True,
+              help="Path (or postgresql:// URL) of the store to create (or to migrate, if it "
+                   "exists).")
 @click.option("--study", "study_id", default=None,
               help="Also create this study (with --corpus), as `study create` does.")
 @click.option("--corpus", "corpus_id", default=None, help="The corpus of the study to create.")
 @actor_option
-def init_command(db_path: Path, study_id: str | None, corpus_id: str | None, actor: str) -> None:
-    """Create an evidence store (an SQLite file), or bring an existing one up to date."""
+def init_command(db_path: Path | str, study_id: str | None, corpus_id: str | None, actor: str) -> None:
+    """Create an evidence store (an SQLite file or a PostgreSQL database given by its URL),
+    or bring an existing one up to date."""
     if (study_id is None) != (corpus_id is None):
         raise click.UsageError("give --study and --corpus together (or neither)")
-    existed = db_path.exists()
+    if is_postgres_url(db_path):
+        probe = open_store(db_path, migrate=False)
+        existed = schema_version(probe) > 0
+        probe.conn.close()
+    else:
+        existed = Path(db_path).exists()
     with store(db_path, "init") as db:
         version = schema_version(db)
     click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")

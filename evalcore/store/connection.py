@@ -1,5 +1,8 @@
 """Opening the evidence store: WAL mode, a busy timeout, migrated to the current schema.
 
+The store is a SQLite file or a PostgreSQL database (``postgresql://...`` URL,
+:mod:`evalcore.store.postgres`); both are migrated and cleaned up the same way.
+
 Every store is opened in WAL mode with ``synchronous = FULL`` (an acknowledged label
 survives an OS crash) and a busy timeout. Writes run in
 :func:`evalcore.store.transaction.write_transaction` (``BEGIN IMMEDIATE``, so two
@@ -13,6 +16,7 @@ import sqlite_utils
 
 from evalcore.store.automatic_labels import discard_abandoned_automatic_imports
 from evalcore.store.document_replacements import settle_abandoned_imports
+from evalcore.store.location import is_postgres_url
 from evalcore.store.schema import migrate as run_migrations
 from evalcore.store.staged_studies import discard_abandoned_studies
 from evalcore.store.staging import discard_abandoned_runs
@@ -23,9 +27,14 @@ BUSY_TIMEOUT_MS = 10_000
 def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Database:
     """Open (creating if needed) the store at ``path``, migrated to the current schema.
 
-    The connection may be used from several threads (``check_same_thread=False``);
-    a Streamlit session keeps one of its own.
+    ``path`` is a file or a ``postgresql://`` URL (the database must exist; its tables
+    are created). The connection may be used from several threads
+    (``check_same_thread=False``); a Streamlit session keeps one of its own.
     """
+    if is_postgres_url(path):
+        from evalcore.store.postgres import connect
+
+        return _prepared(connect(str(path)), migrate=migrate)  # type: ignore[arg-type]
     conn = sqlite3.connect(
         str(path),
         timeout=BUSY_TIMEOUT_MS / 1000,
@@ -41,7 +50,11 @@ def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Databa
         # fsync per write transaction: a label click (label_as_shown, one process) took p50
         # 4.4 ms / p99 70 ms with FULL vs 0.1 / 24 ms with NORMAL (load ~17, 2026-12).
         conn.execute("PRAGMA synchronous = FULL")
-    db = sqlite_utils.Database(conn)
+    return _prepared(sqlite_utils.Database(conn), migrate=migrate)
+
+
+def _prepared(db: sqlite_utils.Database, *, migrate: bool) -> sqlite_utils.Database:
+    """``db`` migrated and rid of the imports a killed process abandoned."""
     if migrate:
         run_migrations(db)
         discard_abandoned_runs(db)  # a run import killed mid-way leaves nothing visible

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
+from evalcore.store import dialect
 from evalcore.store.document_imports import published
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.study_handle import Study
@@ -154,8 +155,8 @@ def _marks(db: sqlite_utils.Database, study: StudyIn) -> tuple[int, int]:
 
 def _store_key(db: sqlite_utils.Database, study_id: str) -> tuple[str, int, str] | None:
     """The store file (and its inode: a file made again at the same path is another
-    store) of ``db``, with the study; None for a store held in memory."""
-    path = next((r[2] for r in db.execute("PRAGMA database_list") if r[1] == "main"), "")
+    store) of ``db``, with the study; None for a store held in memory or on PostgreSQL."""
+    path = dialect.main_file(db)
     if not path:
         return None
     try:

@@ -1,6 +1,8 @@
 """The store's schema, its version and its forward migrations.
 
-``PRAGMA user_version`` holds the schema version. Each entry of
+``PRAGMA user_version`` holds the schema version (on PostgreSQL, the table
+``schema_version``; the same migrations run there, translated by
+:mod:`evalcore.store.dialect`). Each entry of
 :data:`MIGRATIONS` takes the store from version ``i`` to ``i + 1`` and runs in
 its own immediate transaction; a migration is never edited once released, a
 change is a new entry.
@@ -15,6 +17,7 @@ from collections.abc import Callable
 
 import sqlite_utils
 
+from evalcore.store import dialect
 from evalcore.store.transaction import write_transaction
 from evalcore.store.trec_ids import backfill_trec_suspects
 from evalcore.store.unit_codes import backfill_packed_rankings, backfill_unit_codes
@@ -847,7 +850,39 @@ class SchemaTooNewError(RuntimeError):
 
 
 def schema_version(db: sqlite_utils.Database) -> int:
+    """The store's schema version: ``PRAGMA user_version`` on SQLite, the one row of
+    ``schema_version`` on PostgreSQL (0 before the first migration)."""
+    if dialect.is_postgres(db):
+        if db.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]:
+            row = db.execute("SELECT version FROM schema_version").fetchone()
+            return int(row[0]) if row else 0
+        return 0
     return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _set_schema_version(db: sqlite_utils.Database, version: int) -> None:
+    if dialect.is_postgres(db):
+        db.conn.raw.execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
+        db.conn.raw.execute("DELETE FROM schema_version")
+        db.conn.raw.execute("INSERT INTO schema_version (version) VALUES (%s)", [version])
+    else:
+        db.execute(f"PRAGMA user_version = {int(version)}")
+
+
+def _run_migration(db: sqlite_utils.Database, script: str) -> None:
+    """One migration's statements; on PostgreSQL each translated
+    (:func:`evalcore.store.dialect.schema_to_postgres`), with the dialect's helper functions
+    created first and the identity counters moved past rows copied with their keys."""
+    if not dialect.is_postgres(db):
+        for statement in _split_statements(script):
+            db.execute(statement)
+        return
+    db.conn.raw.execute(dialect.PG_HELPERS)
+    for statement in _split_statements(script):
+        for translated in dialect.schema_to_postgres(statement):
+            db.conn.raw.execute(translated)
+    db.conn.raw.execute(dialect.RESYNC_IDENTITIES)
+    db.conn.forget_schema()
 
 
 def migrate(db: sqlite_utils.Database) -> int:
@@ -864,10 +899,9 @@ def migrate(db: sqlite_utils.Database) -> int:
             current = schema_version(db)
             if current >= SCHEMA_VERSION:
                 break
-            for statement in _split_statements(MIGRATIONS[current]):
-                db.execute(statement)
+            _run_migration(db, MIGRATIONS[current])
             if current + 1 in BACKFILLS:
                 BACKFILLS[current + 1](db)
-            db.execute(f"PRAGMA user_version = {current + 1}")
+            _set_schema_version(db, current + 1)
         current = schema_version(db)
     return current

@@ -28,6 +28,7 @@ from types import TracebackType
 import sqlite_utils
 
 from evalcore.io.errors import InputError, InputErrors
+from evalcore.store import dialect
 from evalcore.store.document_imports import begin_replacements, current, published
 from evalcore.store.hashing import content_hash
 from evalcore.store.staging import Pacer, bulk_writes
@@ -55,9 +56,7 @@ class StagedDocuments:
     def __enter__(self) -> StagedDocuments:
         self._folder = Path(tempfile.mkdtemp(prefix="relevance-ledger-staged-"))
         conn = self._db.conn
-        conn.execute(f"ATTACH DATABASE ? AS {_SCHEMA}", [str(self._folder / "documents.sqlite")])
-        conn.execute(f"PRAGMA {_SCHEMA}.journal_mode = OFF")
-        conn.execute(f"PRAGMA {_SCHEMA}.synchronous = OFF")
+        dialect.attach_scratch(conn, _SCHEMA, str(self._folder / "documents.sqlite"))
         conn.execute(
             f"CREATE TABLE {_SCHEMA}.documents (doc_id TEXT PRIMARY KEY, line INTEGER NOT NULL, "
             "title TEXT NOT NULL, text TEXT NOT NULL, content_hash TEXT NOT NULL)"
@@ -71,7 +70,7 @@ class StagedDocuments:
         try:
             if self._pending and conn.in_transaction:
                 conn.execute("COMMIT")
-            conn.execute(f"DETACH DATABASE {_SCHEMA}")
+            dialect.detach_scratch(conn, _SCHEMA, ["documents"])
         finally:
             if self._folder is not None:
                 shutil.rmtree(self._folder, ignore_errors=True)

@@ -28,6 +28,7 @@ from typing import Any
 
 import sqlite_utils
 
+from evalcore.store import dialect
 from evalcore.store.audit import record_audit
 from evalcore.store.document_imports import published
 from evalcore.store.staging import delete_in_chunks, discard_abandoned, discard_staged_run
@@ -42,22 +43,8 @@ _FIRST = ("reference_seals", "reference_labels", "reference_completeness", "prot
 
 
 def _study_tables(db: sqlite_utils.Database) -> list[str]:
-    tables = [name for (name,) in db.execute(
-        "SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND m.name NOT IN "
-        "('studies', 'runs') AND m.name NOT LIKE 'sqlite_%' "
-        "AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'study_id') "
-        "ORDER BY m.name")]
+    tables = [t for t in dialect.store_tables(db, "study_id") if t not in ("studies", "runs")]
     return [t for t in _FIRST if t in tables] + [t for t in tables if t not in _FIRST]
-
-
-def _key(db: sqlite_utils.Database, table: str) -> str:
-    """``rowid``, or the primary key columns of a WITHOUT ROWID table."""
-    without_rowid = "WITHOUT ROWID" in db.execute(
-        "SELECT sql FROM sqlite_master WHERE name = ?", [table]).fetchone()[0].upper()
-    if not without_rowid:
-        return "rowid"
-    return ", ".join(name for name, in db.execute(
-        "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [table]))
 
 
 def record_created(db: sqlite_utils.Database, *, study_id: str, actor: str,
@@ -124,7 +111,7 @@ def discard_staged_study(db: sqlite_utils.Database, study_id: str) -> None:
         delete_in_chunks(db, "automatic_labels", "import_id, query_id, unit_id", "import_id",
                          import_id)
     for table in _study_tables(db):
-        delete_in_chunks(db, table, _key(db, table), "study_id", study_id)
+        delete_in_chunks(db, table, dialect.row_key(db, table), "study_id", study_id)
     with write_transaction(db):
         db.execute("DELETE FROM studies WHERE study_id = ? AND staged_by IS NOT NULL", [study_id])
         if created is not None:

@@ -41,6 +41,7 @@ from typing import Any
 
 import sqlite_utils
 
+from evalcore.store import dialect
 from evalcore.store.transaction import write_transaction
 
 #: Rows deleted per transaction when a staged run is discarded.
@@ -85,8 +86,11 @@ def bulk_writes(db: sqlite_utils.Database) -> Iterator[None]:
     """The connection set for writing staged chunks (see the module docstring); restored after.
 
     Use it around the chunks only: the commit that publishes runs after it, with
-    the connection's own ``synchronous`` (FULL).
+    the connection's own ``synchronous`` (FULL). PostgreSQL has none of these settings.
     """
+    if dialect.is_postgres(db):
+        yield
+        return
     pragmas = ("synchronous", "wal_autocheckpoint", "cache_size")
     saved = {name: db.conn.execute(f"PRAGMA {name}").fetchone()[0] for name in pragmas}
     db.conn.execute("PRAGMA synchronous = NORMAL")
@@ -100,7 +104,10 @@ def bulk_writes(db: sqlite_utils.Database) -> Iterator[None]:
 
 
 def checkpoint(db: sqlite_utils.Database) -> None:
-    """A PASSIVE WAL checkpoint (outside any transaction): copies what it can, blocks no writer."""
+    """A PASSIVE WAL checkpoint (outside any transaction): copies what it can, blocks no writer.
+    (PostgreSQL checkpoints by itself.)"""
+    if dialect.is_postgres(db):
+        return
     db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 

@@ -9,25 +9,24 @@ is known by its id alone.
 """
 
 import os
-import sqlite3
 from pathlib import Path
 
 import sqlite_utils
 
+from evalcore.store import dialect
+
 
 def store_file(db: sqlite_utils.Database) -> Path | None:
-    """The file of the store's main database, or None for an in-memory store."""
-    for _seq, name, path in db.conn.execute("PRAGMA database_list").fetchall():
-        if name == "main":
-            return Path(path) if path else None
-    return None
+    """The file of the store's main database, or None for an in-memory or PostgreSQL store."""
+    path = dialect.main_file(db)
+    return Path(path) if path else None
 
 
 def store_identity(db: sqlite_utils.Database) -> str:
     """The store's id, with its file's path and inode when it has a file."""
     try:
         row = db.execute("SELECT store_id FROM store_identity").fetchone()
-    except sqlite3.OperationalError:  # a store of an older schema, opened without migrating
+    except dialect.OPERATIONAL_ERRORS:  # a store of an older schema, opened without migrating
         row = None
     if row is None:
         raise LookupError("the store has no identity (its schema is older than this "

@@ -13,6 +13,12 @@ for ``BEGIN IMMEDIATE`` alone and tries again every :data:`POLL_S` or so (with
 jitter, so waiters do not retry in step) until the connection's own busy timeout
 has passed: a waiter gets the lock within a few milliseconds of its release.
 Every other statement keeps the connection's busy timeout.
+
+On PostgreSQL the same rule holds: a write transaction is ``BEGIN`` and then
+``pg_advisory_xact_lock`` on one constant key (:data:`WRITE_LOCK_KEY`), so writers
+take turns exactly as SQLite's single write lock makes them (no lost or doubled
+label between processes), waiting up to the connection's ``lock_timeout``; a read
+snapshot is ``BEGIN ISOLATION LEVEL REPEATABLE READ``.
 """
 
 import random
@@ -24,6 +30,8 @@ from typing import TypeVar
 
 import sqlite_utils
 
+from evalcore.store import dialect
+
 
 @contextmanager
 def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
@@ -32,6 +40,8 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
     Nested use joins the outer transaction through a savepoint.
     """
     if db.conn.in_transaction:
+        if dialect.is_postgres(db):  # joined from a read snapshot too: writes still take turns
+            db.conn.raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         with db.atomic():
             yield db
         return
@@ -50,10 +60,22 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
 POLL_S = 0.002
 
 
+#: The advisory lock every PostgreSQL write transaction holds: the store's one write lock.
+WRITE_LOCK_KEY = 0x7265_6C65_6467_6572  # "reledger" in ASCII
+
+
 def begin_immediate(conn: sqlite3.Connection) -> None:
     """``BEGIN IMMEDIATE``, trying every ~:data:`POLL_S` while another writer holds the lock,
     for as long as the connection's busy timeout (see the module docstring); the last
-    busy error is raised."""
+    busy error is raised. On PostgreSQL: ``BEGIN`` and the advisory write lock."""
+    if dialect.is_postgres(conn):
+        conn.raw.execute("BEGIN")
+        try:
+            conn.raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+        except BaseException:
+            conn.raw.execute("ROLLBACK")
+            raise
+        return
     timeout_ms = conn.execute("PRAGMA busy_timeout").fetchone()[0]
     if not timeout_ms:
         conn.execute("BEGIN IMMEDIATE")
@@ -84,7 +106,8 @@ def read_snapshot(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
 
     Call it outside any transaction; it ends (``COMMIT``) whatever happens inside.
     """
-    db.conn.execute("BEGIN")
+    db.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if dialect.is_postgres(db.conn)
+                    else "BEGIN")
     try:
         yield db
     finally:
@@ -94,11 +117,7 @@ def read_snapshot(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
 T = TypeVar("T")
 
 
-def is_busy(error: BaseException) -> bool:
-    """Is ``error`` SQLite's "database is locked / busy" (another writer held the lock too long)?"""
-    return isinstance(error, sqlite3.OperationalError) and (
-        "locked" in str(error) or "busy" in str(error)
-    )
+is_busy = dialect.is_busy
 
 
 def retry_busy(write: Callable[[], T], *, attempts: int = 3, backoff_s: float = 0.25) -> T:
@@ -113,7 +132,7 @@ def retry_busy(write: Callable[[], T], *, attempts: int = 3, backoff_s: float = 
     for attempt in range(attempts):
         try:
             return write()
-        except sqlite3.OperationalError as error:
+        except dialect.OPERATIONAL_ERRORS as error:
             if not is_busy(error) or attempt == attempts - 1:
                 raise
             time.sleep(backoff_s * (2 ** attempt))

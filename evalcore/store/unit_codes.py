@@ -26,6 +26,7 @@ from urllib.parse import quote
 import numpy as np
 import sqlite_utils
 
+from evalcore.store import dialect
 from evalcore.store.study_handle import Study
 
 #: The packed codes' on-disk type: little-endian int32.
@@ -184,8 +185,7 @@ class UnitNamer:
     def __init__(self, study: Study) -> None:
         db = study.db
         self.study_id = study.study_id
-        files = [row[2] for row in db.conn.execute("PRAGMA database_list") if row[1] == "main"]
-        self._path = files[0] if files and files[0] else None
+        self._path = dialect.main_file(db) or None
         self._conn = None if self._path else db.conn
         self._names: dict[int, str] = {}
 

@@ -1,0 +1,423 @@
+"""Where SQLite and PostgreSQL differ: the one place that knows both dialects.
+
+The store writes one set of queries in SQLite's dialect (``?`` and ``:name``
+placeholders, SQLite's functions); on PostgreSQL each statement passes through
+:func:`to_postgres` (sqlglot, cached per SQL text) before it is sent. What
+sqlglot does not translate is rewritten here on its syntax tree:
+
+* ``INSERT OR IGNORE`` (kept only by released migrations; the store's own code
+  writes the portable ``ON CONFLICT ... DO NOTHING``) becomes ``ON CONFLICT DO NOTHING``;
+* ``json_each(?)`` (a JSON array of strings) becomes ``jsonb_array_elements_text``;
+* ``GLOB`` and ``char(...)`` call the helper functions :data:`PG_HELPERS` creates;
+* ``INDEXED BY`` hints are dropped, ``temp.x`` becomes ``pg_temp.x``, and conflict
+  targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order.
+
+Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
+PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
+identity column (SQLite assigns it when the insert leaves it out), every ``TEXT``
+column is ``COLLATE "C"`` (bytewise order and equality, as SQLite's BINARY
+collation: sort orders and ``ORDER BY`` ties do not depend on the server's
+locale), a table with a rowid that has no integer key gets an identity column
+named ``rowid``, its last column (the store reads documents and studies in rowid order), and a
+trigger (``BEGIN ... RAISE(ABORT, 'message') ... END``) becomes a PL/pgSQL function
+and a row trigger raising the same message as an integrity error. The FTS5 index the
+early migrations create and a later one drops (``documents_fts``, its triggers) is
+never created on PostgreSQL.
+
+The errors the callers treat alike on both engines are here too:
+:data:`DATABASE_ERRORS`, :data:`INTEGRITY_ERRORS` and :func:`is_busy`.
+"""
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from functools import lru_cache
+
+#: PostgreSQL functions standing in for SQLite built-ins sqlglot leaves as they are.
+PG_HELPERS = r"""
+CREATE OR REPLACE FUNCTION sqlite_glob(pattern text, subject text) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    rx text := '';
+    i int := 1;
+    c text;
+    in_class boolean := false;
+BEGIN
+    IF pattern IS NULL OR subject IS NULL THEN RETURN NULL; END IF;
+    WHILE i <= length(pattern) LOOP
+        c := substr(pattern, i, 1);
+        IF in_class THEN
+            IF c = ']' THEN in_class := false; rx := rx || ']';
+            ELSIF c = '\' THEN rx := rx || '\\';
+            ELSE rx := rx || c; END IF;
+        ELSIF c = '*' THEN rx := rx || '.*';
+        ELSIF c = '?' THEN rx := rx || '.';
+        ELSIF c = '[' THEN
+            in_class := true; rx := rx || '[';
+            IF substr(pattern, i + 1, 1) = '^' THEN rx := rx || '^'; i := i + 1; END IF;
+            IF substr(pattern, i + 1, 1) = ']' THEN rx := rx || '\]'; i := i + 1; END IF;
+        ELSE rx := rx || regexp_replace(c, '([.^$+(){}|\\\[\]*?])', '\\\1', 'g');
+        END IF;
+        i := i + 1;
+    END LOOP;
+    RETURN subject ~ ('^' || rx || '$');
+END $$;
+CREATE OR REPLACE FUNCTION randomblob(n int) RETURNS bytea LANGUAGE sql VOLATILE AS $$
+    SELECT substring(decode(string_agg(replace(gen_random_uuid()::text, '-', ''), ''), 'hex')
+                     FROM 1 FOR greatest(n, 1))
+    FROM generate_series(1, (greatest(n, 1) + 15) / 16)
+$$;
+CREATE OR REPLACE FUNCTION hex(b bytea) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT upper(encode(b, 'hex'))
+$$;
+CREATE OR REPLACE FUNCTION sqlite_char(VARIADIC codes int[]) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(string_agg(chr(c), '' ORDER BY n), '')
+    FROM unnest(codes) WITH ORDINALITY AS u(c, n) WHERE c > 0
+$$;
+"""
+
+#: Moves each identity counter past the largest key stored (a migration that rebuilds a
+#: table copies its rows with their keys, as SQLite keeps rowids).
+RESYNC_IDENTITIES = """
+DO $$ DECLARE r record; BEGIN
+FOR r IN SELECT table_name, column_name FROM information_schema.columns
+         WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP
+    EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), '
+                   'coalesce((SELECT max(%I) FROM %I), 0) + 1, false)',
+                   r.table_name, r.column_name, r.column_name, r.table_name);
+END LOOP; END $$
+"""
+
+
+#: PostgreSQL's own schemas (not attached SQLite databases).
+_PG_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_temp", "public"})
+_NUMBERED = re.compile(r"\?(\d+)")
+
+
+def numbered_to_named(sql: str, parameters: object) -> tuple[str, object]:
+    """SQLite's numbered placeholders (``?1``, reused in one statement) as named ones with
+    their values (sqlglot and psycopg know only ``?`` and ``:name``)."""
+    if "?" not in sql or not _NUMBERED.search(sql) or not isinstance(parameters, (list, tuple)):
+        return sql, parameters
+    return (_NUMBERED.sub(r":p\1", sql),
+            {f"p{number}": value for number, value in enumerate(parameters, start=1)})
+
+
+@lru_cache(maxsize=8192)
+def to_postgres(sql: str) -> str:
+    """The PostgreSQL text of one statement the store writes in SQLite's dialect."""
+    import sqlglot
+
+    statements = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
+    return ";\n".join(_rewrite(tree).sql(dialect="postgres") for tree in statements)
+
+
+def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noqa: F821
+    """The constructs sqlglot leaves in SQLite's dialect, rewritten on the syntax tree."""
+    from sqlglot import exp
+
+    for node in list(tree.find_all(exp.Insert)):
+        if str(node.args.get("alternative") or "").upper() == "IGNORE":
+            node.set("alternative", None)
+            node.set("conflict", exp.OnConflict(action=exp.var("DO NOTHING")))
+        elif node.args.get("alternative"):
+            raise ValueError(f"INSERT OR {node.args['alternative']} has no PostgreSQL "
+                             "translation: write INSERT ... ON CONFLICT (...) DO UPDATE")
+    for node in list(tree.find_all(exp.OnConflict)):
+        keys = node.args.get("conflict_keys") or []
+        node.set("conflict_keys", [k.this if isinstance(k, exp.Ordered) else k for k in keys])
+        insert = node.parent
+        target = insert.this.this if isinstance(insert.this, exp.Schema) else insert.this
+        for assignment in node.args.get("expressions") or []:
+            # PostgreSQL: an unqualified column on the right of SET is ambiguous.
+            for column in assignment.expression.find_all(exp.Column):
+                if not column.table:
+                    column.set("table", exp.to_identifier(target.alias_or_name))
+    for node in list(tree.find_all(exp.Table)):
+        if node.args.get("indexed") is not None:
+            node.set("indexed", None)
+        schema = node.args.get("db")
+        if schema is not None and schema.name.lower() == "main":
+            node.set("db", None)
+        elif schema is not None and schema.name.lower() == "temp":
+            node.set("db", exp.to_identifier("pg_temp"))
+        elif schema is not None and schema.name.lower() not in _PG_SCHEMAS:
+            # an attached scratch database: the session's temp tables
+            node.set("this", exp.to_identifier(scratch_table(schema.name, node.name)))
+            node.set("db", exp.to_identifier("pg_temp"))
+        if isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "json_each":
+            (argument,) = node.this.expressions
+            node.set("this", exp.Anonymous(this="jsonb_array_elements_text", expressions=[
+                exp.Cast(this=argument, to=exp.DataType.build("JSONB"))]))
+    for node in list(tree.find_all(exp.Glob)):
+        node.replace(exp.Anonymous(this="sqlite_glob",
+                                   expressions=[node.expression, node.this]))
+    for select in list(tree.find_all(exp.Select)):
+        _bare_columns(select)
+    for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
+        target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
+        target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
+    for node in list(tree.find_all(exp.JSONArrayAgg)):  # SQLite: '[]' over no rows
+        node.replace(exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("TEXT")),
+                                  expressions=[exp.Literal.string("[]")]))
+    for node in list(tree.find_all(exp.Chr)):
+        node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
+    return tree
+
+
+def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
+    """SQLite's bare-column rule: in ``SELECT g, x, max(k) ... GROUP BY g`` the bare ``x``
+    comes from the row holding the ``max(k)`` (``min``: the least). PostgreSQL refuses a bare
+    column: it becomes ``(array_agg(x ORDER BY k DESC NULLS LAST))[1]``, the same value."""
+    import sqlglot
+    from sqlglot import exp
+
+    group = select.args.get("group")
+    if group is None:
+        return
+    extremes = [p.unalias() for p in select.expressions
+                if isinstance(p.unalias(), (exp.Max, exp.Min)) and not p.unalias().expressions]
+    if len(extremes) != 1:
+        return
+    extreme = extremes[0]
+    grouped = {g.sql() for g in group.expressions}
+    aliases = {p.alias for p in select.expressions if p.alias}
+    direction = "DESC" if isinstance(extreme, exp.Max) else "ASC"
+    for projection in select.expressions:
+        column = projection.unalias()
+        if (not isinstance(column, exp.Column) or column.sql() in grouped
+                or column.name in grouped or column.name in aliases & grouped):
+            continue
+        picked = sqlglot.parse_one(
+            f"(ARRAY_AGG(bare_x ORDER BY bare_k {direction} NULLS LAST))[1]", read="postgres")
+        placeholders = {c.name: c for c in picked.find_all(exp.Column)}
+        placeholders["bare_x"].replace(column.copy())
+        placeholders["bare_k"].replace(extreme.this.copy())
+        column.replace(picked if projection is not column else exp.alias_(picked, column.name))
+
+
+# -- schema ---------------------------------------------------------------------------
+
+_TRIGGER = re.compile(
+    r"CREATE\s+TRIGGER\s+(?P<name>\w+)\s+(?P<when>BEFORE|AFTER)\s+(?P<event>INSERT|UPDATE|DELETE)"
+    r"(?:\s+OF\s+(?P<columns>[\w\s,]+?))?\s+ON\s+(?P<table>\w+)"
+    r"(?:\s+WHEN\s+(?P<condition>.*?))?\s+BEGIN\s+(?P<body>.*)\s*END\s*;?\s*$",
+    re.IGNORECASE | re.DOTALL)
+_DROP_TRIGGER = re.compile(r"DROP\s+TRIGGER\s+(?:IF\s+EXISTS\s+)?(\w+)\s*;?\s*$", re.IGNORECASE)
+_RAISE = re.compile(r"SELECT\s+RAISE\s*\(\s*ABORT\s*,\s*'((?:[^']|'')*)'\s*\)", re.IGNORECASE)
+_CREATE_TABLE = re.compile(r"CREATE\s+(?:TEMP\w*\s+)?TABLE", re.IGNORECASE)
+
+
+def schema_to_postgres(statement: str) -> list[str]:
+    """The PostgreSQL statements doing what one schema statement of a migration does on
+    SQLite (none for the FTS5 index, which PostgreSQL does not have)."""
+    if "documents_fts" in statement:
+        return []
+    if (match := _TRIGGER.match(statement.strip())) is not None:
+        return _trigger(match)
+    if (match := _DROP_TRIGGER.match(statement.strip())) is not None:
+        return [_drop_trigger(match.group(1))]
+    if _CREATE_TABLE.match(statement.strip()) or re.match(
+            r"ALTER\s+TABLE\s+\w+\s+ADD", statement.strip(), re.IGNORECASE):
+        return [_table(statement)]
+    return [to_postgres(statement)]
+
+
+def _table(statement: str) -> str:
+    """A ``CREATE TABLE`` or ``ALTER TABLE ... ADD COLUMN`` with PostgreSQL's types (see the
+    module docstring)."""
+    import sqlglot
+    from sqlglot import exp
+
+    without_rowid = bool(re.search(r"\)\s*WITHOUT\s+ROWID\s*;?\s*$", statement, re.IGNORECASE))
+    tree = sqlglot.parse_one(re.sub(r"WITHOUT\s+ROWID", "", statement, flags=re.IGNORECASE),
+                             read="sqlite")
+    integer_key = False
+    for column in tree.find_all(exp.ColumnDef):
+        kind = column.args.get("kind")
+        if kind is None:
+            continue
+        if kind.this in (exp.DataType.Type.INT, exp.DataType.Type.BIGINT):
+            column.set("kind", exp.DataType.build("BIGINT"))
+            constraints = column.args.get("constraints") or []
+            if any(isinstance(c.kind, exp.PrimaryKeyColumnConstraint) for c in constraints):
+                integer_key = True
+                constraints.insert(0, exp.ColumnConstraint(
+                    kind=exp.GeneratedAsIdentityColumnConstraint(this=False)))
+                column.set("constraints", constraints)
+        elif kind.this == exp.DataType.Type.TEXT:
+            constraints = column.args.get("constraints") or []
+            constraints.insert(0, exp.ColumnConstraint(
+                kind=exp.CollateColumnConstraint(this=exp.to_identifier("C", quoted=True))))
+            column.set("constraints", constraints)
+    if isinstance(tree, exp.Create) and not without_rowid and not integer_key and isinstance(
+            tree.this, exp.Schema):
+        tree.this.expressions.append(exp.ColumnDef(
+            this=exp.to_identifier("rowid"), kind=exp.DataType.build("BIGINT"),
+            constraints=[exp.ColumnConstraint(
+                kind=exp.GeneratedAsIdentityColumnConstraint(this=False)),
+                exp.ColumnConstraint(kind=exp.UniqueColumnConstraint())]))
+    return _rewrite(tree).sql(dialect="postgres")
+
+
+def _trigger(match: re.Match[str]) -> list[str]:
+    """A SQLite trigger as a PL/pgSQL function and a row trigger calling it."""
+    name, table, event = match["name"], match["table"], match["event"].upper()
+    body: list[str] = []
+    for statement in _body_statements(match["body"]):
+        raised = _RAISE.fullmatch(statement.strip().rstrip(";").strip())
+        if raised is not None:
+            body.append(f"RAISE EXCEPTION '{raised.group(1)}' USING ERRCODE = '23000';")
+        else:
+            body.append(to_postgres(statement) + ";")
+    steps = "\n    ".join(body)
+    if match["condition"]:
+        condition = to_postgres(f"SELECT {match['condition']}")[len("SELECT "):]
+        steps = f"IF {condition} THEN\n    {steps}\n    END IF;"
+    if match["when"].upper() == "AFTER":
+        result = "NULL"
+    else:
+        result = "OLD" if event == "DELETE" else "NEW"
+    of = f" OF {match['columns'].strip()}" if match["columns"] else ""
+    return [
+        f"CREATE OR REPLACE FUNCTION {name}_fn() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+        f"BEGIN\n    {steps}\n    RETURN {result};\nEND $$",
+        f"CREATE TRIGGER {name} {match['when'].upper()} {event}{of} ON {table} "
+        f"FOR EACH ROW EXECUTE FUNCTION {name}_fn()",
+    ]
+
+
+def _body_statements(body: str) -> list[str]:
+    """The statements of a trigger body (no ``;`` appears inside a string in the schema)."""
+    return [s.strip() for s in body.split(";") if s.strip()]
+
+
+def _drop_trigger(name: str) -> str:
+    """``DROP TRIGGER name`` (SQLite names no table; PostgreSQL needs it, so it is looked up)."""
+    return (
+        "DO $$ DECLARE t regclass; BEGIN "
+        f"SELECT tgrelid::regclass INTO t FROM pg_trigger WHERE tgname = '{name}'; "
+        f"IF t IS NOT NULL THEN EXECUTE format('DROP TRIGGER {name} ON %s', t); END IF; "
+        f"DROP FUNCTION IF EXISTS {name}_fn(); END $$")
+
+
+def scratch_table(schema: str, table: str) -> str:
+    """The PostgreSQL temp table standing for ``schema.table`` of an attached SQLite scratch
+    database (its own name: a temp table named like a store table would hide it)."""
+    return f"{schema}__{table}"
+
+
+def attach_scratch(conn: object, schema: str, path: str) -> None:
+    """Attach a scratch database (thrown away whatever happens: no journal, no fsync) as
+    ``schema``. On PostgreSQL its tables are the session's temp tables (nothing to attach)."""
+    if is_postgres(conn):
+        return
+    conn.execute(f"ATTACH DATABASE ? AS {schema}", [path])  # type: ignore[attr-defined]
+    conn.execute(f"PRAGMA {schema}.journal_mode = OFF")  # type: ignore[attr-defined]
+    conn.execute(f"PRAGMA {schema}.synchronous = OFF")  # type: ignore[attr-defined]
+
+
+def detach_scratch(conn: object, schema: str, tables: Iterable[str]) -> None:
+    """Detach what :func:`attach_scratch` attached (on PostgreSQL, drop its ``tables``)."""
+    if is_postgres(conn):
+        for table in tables:
+            conn.execute(f"DROP TABLE IF EXISTS {schema}.{table}")  # type: ignore[attr-defined]
+        return
+    conn.execute(f"DETACH DATABASE {schema}")  # type: ignore[attr-defined]
+
+
+def store_tables(db: object, column: str | None = None) -> list[str]:
+    """The store's own tables (not the engine's, not the FTS index's), by name; with
+    ``column``, those having it."""
+    if is_postgres(db):
+        sql = ("SELECT t.table_name FROM information_schema.tables t "
+               "WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
+               "AND t.table_name <> 'schema_version' AND (CAST(? AS TEXT) IS NULL OR EXISTS ("
+               "SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema "
+               "AND c.table_name = t.table_name AND c.column_name = ?)) ORDER BY 1")
+    else:
+        sql = ("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' "
+               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'documents_fts%' AND (? IS NULL OR "
+               "EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?)) "
+               "ORDER BY m.name")
+    return [name for (name,) in db.execute(sql, [column, column])]  # type: ignore[attr-defined]
+
+
+def row_key(db: object, table: str) -> str:
+    """``rowid``, or the primary key columns of a table without one (SQLite's WITHOUT ROWID;
+    on PostgreSQL the tables the schema gave no ``rowid`` column)."""
+    if is_postgres(db):
+        has_rowid = db.execute(  # type: ignore[attr-defined]
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? AND column_name = 'rowid'", [table]).fetchone()
+        if has_rowid:
+            return "rowid"
+        return ", ".join(name for name, in db.execute(  # type: ignore[attr-defined]
+            "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+            "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(? AS regclass) "
+            "AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)", [table]))
+    without_rowid = "WITHOUT ROWID" in db.execute(  # type: ignore[attr-defined]
+        "SELECT sql FROM sqlite_master WHERE name = ?", [table]).fetchone()[0].upper()
+    if not without_rowid:
+        return "rowid"
+    return ", ".join(name for name, in db.execute(  # type: ignore[attr-defined]
+        "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [table]))
+
+
+def main_file(db: object) -> str:
+    """The file of a SQLite store's main database; "" for one in memory or on PostgreSQL
+    (the caches keyed by the store file then keep to the connection)."""
+    if is_postgres(db):
+        return ""
+    conn = getattr(db, "conn", db)
+    return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
+                 if r[1] == "main"), "") or ""
+
+
+def is_postgres(db_or_conn: object) -> bool:
+    """Is ``db_or_conn`` (a store or its ``.conn``) on PostgreSQL?"""
+    conn = getattr(db_or_conn, "conn", db_or_conn)
+    return getattr(conn, "dialect", None) == "postgresql"
+
+
+# -- errors ----------------------------------------------------------------------------
+
+
+def _psycopg_errors() -> tuple[type[BaseException], ...]:
+    try:
+        import psycopg
+    except ImportError:
+        return ()
+    return (psycopg.Error,)
+
+
+def _psycopg_integrity() -> tuple[type[BaseException], ...]:
+    try:
+        import psycopg
+    except ImportError:
+        return ()
+    return (psycopg.IntegrityError,)
+
+
+#: Any error from the store's database, on either engine.
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, *_psycopg_errors())
+#: A constraint (unique, foreign key, check, an append-only trigger) refused a write.
+INTEGRITY_ERRORS: tuple[type[BaseException], ...] = (
+    sqlite3.IntegrityError, *_psycopg_integrity())
+#: The errors a busy store raises (see :func:`is_busy`).
+OPERATIONAL_ERRORS: tuple[type[BaseException], ...] = (
+    sqlite3.OperationalError, *_psycopg_errors())
+
+#: PostgreSQL SQLSTATEs meaning "another writer held it too long": lock_not_available,
+#: serialization_failure, deadlock_detected, query_canceled (the lock or statement timeout).
+_PG_BUSY_STATES = frozenset({"55P03", "40001", "40P01", "57014"})
+
+
+def is_busy(error: BaseException) -> bool:
+    """Is ``error`` "the store is busy" (another writer held the write lock too long)? On
+    SQLite "database is locked / busy"; on PostgreSQL a lock or statement timeout, a
+    serialization failure or a deadlock."""
+    if isinstance(error, sqlite3.OperationalError):
+        return "locked" in str(error) or "busy" in str(error)
+    return getattr(error, "sqlstate", None) in _PG_BUSY_STATES

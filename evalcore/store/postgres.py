@@ -1,0 +1,228 @@
+"""The store on PostgreSQL: a connection with the surface the store uses of SQLite's.
+
+The store's code calls ``db.execute``, ``db.conn.execute`` / ``executemany`` /
+``in_transaction`` / ``close`` and ``db.atomic()`` (a ``sqlite_utils.Database``
+on SQLite). :class:`PgDatabase` offers the same over one psycopg 3 connection, so
+the store keeps one set of queries: each statement is translated by
+:func:`evalcore.store.dialect.to_postgres` (cached per SQL text) and sent with
+its parameters (``?`` as a list, ``:name`` as a dict).
+
+The connection is in autocommit mode and the store issues ``BEGIN`` / ``COMMIT``
+itself, as on SQLite (:mod:`evalcore.store.transaction`). Values come back as
+SQLite returns them: integers as ``int`` (PostgreSQL's ``numeric`` sums and
+``boolean`` comparisons too), reals as ``float``; a Python ``bool`` parameter is
+sent as the integer SQLite stores. ``cursor.lastrowid`` after an ``INSERT`` is the
+row's integer key (``RETURNING`` it, for the tables that have one).
+
+psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` extra).
+"""
+
+import contextlib
+import re
+import secrets
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from evalcore.store.dialect import numbered_to_named, schema_to_postgres, to_postgres
+
+_INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
+#: Transaction control, sent as written (PostgreSQL's own syntax).
+#: Schema statements: translated as the migrations' are (types, rowid, triggers).
+_DDL = re.compile(r"^\s*(CREATE|ALTER|DROP)\b", re.IGNORECASE)
+_CONTROL = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|SET)\b", re.IGNORECASE)
+#: How long a statement waits for a lock (the write lock among them) before it fails as
+#: busy: SQLite's busy timeout (:data:`evalcore.store.connection.BUSY_TIMEOUT_MS`).
+LOCK_TIMEOUT_MS = 10_000
+
+
+class PgCursor:
+    """The result of one statement: rows as tuples, ``description``, ``rowcount``, ``lastrowid``."""
+
+    def __init__(self, cursor: Any, lastrowid: int | None = None, hide_rows: bool = False):
+        self._cursor = cursor
+        self.lastrowid = lastrowid
+        self._hide_rows = hide_rows
+
+    @property
+    def description(self) -> Any:
+        return None if self._hide_rows else self._cursor.description
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    def fetchone(self) -> tuple | None:
+        if self._hide_rows or self._cursor.description is None:
+            return None
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[tuple]:
+        if self._hide_rows or self._cursor.description is None:
+            return []
+        return self._cursor.fetchall()
+
+    def fetchmany(self, size: int = 1) -> list[tuple]:
+        if self._hide_rows or self._cursor.description is None:
+            return []
+        return self._cursor.fetchmany(size)
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(self.fetchall())
+
+    def close(self) -> None:
+        self._cursor.close()
+
+
+class PgConnection:
+    """``execute`` / ``executemany`` / ``in_transaction`` / ``close`` over one psycopg connection."""
+
+    dialect = "postgresql"
+
+    def __init__(self, raw: Any):
+        self.raw = raw
+        self._keys: dict[str, str] | None = None
+
+    def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] | None = None
+                ) -> PgCursor:
+        if _CONTROL.match(sql):
+            return PgCursor(self.raw.execute(sql))
+        if _DDL.match(sql) and not parameters:
+            cursor = self.raw.cursor()
+            for statement in schema_to_postgres(sql):
+                cursor.execute(statement)
+            self.forget_schema()
+            return PgCursor(cursor)
+        sql, parameters = numbered_to_named(sql, parameters)
+        translated = to_postgres(sql)
+        params = _parameters(parameters)
+        cursor = self.raw.cursor()
+        insert = _INSERT_INTO.match(sql)
+        key = self._row_keys().get(insert.group(1).lower()) if insert else None
+        if key is not None and "RETURNING" not in translated.upper():
+            cursor.execute(f"{translated} RETURNING {key}", params)
+            row = cursor.fetchone() if cursor.description is not None else None
+            return PgCursor(cursor, lastrowid=None if row is None else row[0], hide_rows=True)
+        cursor.execute(translated, params)
+        return PgCursor(cursor)
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any]) -> PgCursor:
+        cursor = self.raw.cursor()
+        cursor.executemany(to_postgres(sql), [_parameters(p) for p in seq_of_parameters])
+        return PgCursor(cursor)
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def forget_schema(self) -> None:
+        """Read the tables' integer keys again (after a migration changed them)."""
+        self._keys = None
+
+    def _row_keys(self) -> dict[str, str]:
+        """Table -> the integer key an insert's ``lastrowid`` reports (identity columns)."""
+        if self._keys is None:
+            rows = self.raw.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND is_identity = 'YES' "
+                "AND column_name <> 'rowid'").fetchall()
+            rowids = self.raw.execute(
+                "SELECT table_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND is_identity = 'YES' "
+                "AND column_name = 'rowid'").fetchall()
+            self._keys = {t: "rowid" for (t,) in rowids} | {t: c for t, c in rows}
+        return self._keys
+
+
+def _parameters(parameters: Any) -> Any:
+    """SQLite's parameters as psycopg takes them (a list for ``?``, a dict for ``:name``)."""
+    if parameters is None:
+        return None
+    if isinstance(parameters, Mapping):
+        return dict(parameters)
+    return list(parameters)
+
+
+class PgDatabase:
+    """What the store uses of ``sqlite_utils.Database``, on PostgreSQL."""
+
+    dialect = "postgresql"
+
+    def __init__(self, raw: Any, url: str):
+        self.conn = PgConnection(raw)
+        self.url = url
+
+    def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] | None = None
+                ) -> PgCursor:
+        return self.conn.execute(sql, parameters)
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator["PgDatabase"]:
+        """A savepoint inside a transaction, else ``BEGIN`` ... ``COMMIT`` (as sqlite_utils)."""
+        if self.conn.in_transaction:
+            name = f"sp_{secrets.token_hex(8)}"
+            self.conn.raw.execute(f"SAVEPOINT {name}")
+            try:
+                yield self
+            except BaseException:
+                self.conn.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                self.conn.raw.execute(f"RELEASE SAVEPOINT {name}")
+                raise
+            else:
+                self.conn.raw.execute(f"RELEASE SAVEPOINT {name}")
+        else:
+            self.conn.raw.execute("BEGIN")
+            try:
+                yield self
+            except BaseException:
+                self.conn.raw.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.raw.execute("COMMIT")
+
+    def table_names(self) -> list[str]:
+        """The store's tables, as ``sqlite_utils.Database.table_names`` lists them."""
+        from evalcore.store.dialect import store_tables
+
+        return store_tables(self)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def connect(url: str) -> PgDatabase:
+    """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types."""
+    import psycopg
+    from psycopg.adapt import Dumper, Loader
+    from psycopg.types.string import TextLoader
+
+    class _IntFromNumeric(Loader):
+        def load(self, data: Any) -> Any:
+            text = bytes(data).decode()
+            if "." in text or "e" in text.lower() or text in ("NaN", "Infinity", "-Infinity"):
+                return float(text)
+            return int(text)
+
+    class _IntFromBool(Loader):
+        def load(self, data: Any) -> int:
+            return 1 if bytes(data) == b"t" else 0
+
+    class _BoolAsInt(Dumper):
+        oid = psycopg.adapters.types["int8"].oid
+
+        def dump(self, obj: Any) -> bytes:
+            return b"1" if obj else b"0"
+
+    raw = psycopg.connect(url, autocommit=True)
+    raw.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+    raw.adapters.register_loader("numeric", _IntFromNumeric)
+    raw.adapters.register_loader("bool", _IntFromBool)
+    raw.adapters.register_dumper(bool, _BoolAsInt)
+    for json_type in ("json", "jsonb"):  # SQLite's JSON functions return text
+        raw.adapters.register_loader(json_type, TextLoader)
+    return PgDatabase(raw, url)
+
