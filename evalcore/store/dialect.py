@@ -29,7 +29,8 @@ The errors the callers treat alike on both engines are here too:
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 #: PostgreSQL functions standing in for SQLite built-ins sqlglot leaves as they are.
@@ -81,6 +82,9 @@ END LOOP; END $$
 """
 
 
+#: Schemas a statement may name on PostgreSQL that are not an attached scratch database.
+_CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
+
 _NUMBERED = re.compile(r"\?(\d+)")
 
 
@@ -129,6 +133,8 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
         schema = node.args.get("db")
         if schema is not None and schema.name.lower() == "main":
             node.set("db", None)
+        elif schema is not None and schema.name.lower() in _CATALOG_SCHEMAS:
+            pass  # PostgreSQL's own catalog, read as it is (dialect.row_key)
         elif schema is not None and schema.name.lower() == "temp":
             node.set("db", exp.to_identifier("pg_temp"))
         elif schema is not None:  # an attached scratch database: the session's temp tables
@@ -359,6 +365,197 @@ def main_file(db: object) -> str:
     conn = getattr(db, "conn", db)
     return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
                  if r[1] == "main"), "") or ""
+
+
+# -- copying a whole store (evalcore.store.store_copy) --------------------------------------
+
+#: The tables a store copy leaves out: the engine's own, the FTS5 index (rebuilt from the
+#: documents by :func:`rebuild_search_index`) and PostgreSQL's ``schema_version`` (the
+#: target is at the current version when it is opened).
+_SQLITE_TABLES = ("SELECT name FROM sqlite_master WHERE type = 'table' "
+                  "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'documents_fts%'")
+_SQLITE_REFERENCES = ('SELECT m.name, f."table" FROM sqlite_master m, '
+                      "pragma_foreign_key_list(m.name) f WHERE m.type = 'table'")
+_PG_TABLES = ("SELECT table_name FROM information_schema.tables WHERE table_schema = "
+              "current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_version'")
+_PG_REFERENCES = ("SELECT s.relname, d.relname FROM pg_constraint c "
+                  "JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class d ON d.oid = c.confrelid "
+                  "JOIN pg_namespace n ON n.oid = s.relnamespace "
+                  "WHERE c.contype = 'f' AND n.nspname = current_schema()")
+
+
+def _raw(db: object) -> object:
+    """The engine's own connection: psycopg's on PostgreSQL, sqlite3's on SQLite."""
+    conn = getattr(db, "conn", db)
+    return conn.raw if is_postgres(conn) else conn  # type: ignore[attr-defined]
+
+
+def tables_in_dependency_order(db: object) -> list[str]:
+    """The store's tables (see :data:`_SQLITE_TABLES`), each after every table its foreign
+    keys reference, ties by name: the order in which a copy inserts them."""
+    raw = _raw(db)
+    tables_sql, references_sql = ((_PG_TABLES, _PG_REFERENCES) if is_postgres(db)
+                                  else (_SQLITE_TABLES, _SQLITE_REFERENCES))
+    names = {name for (name,) in raw.execute(tables_sql)}  # type: ignore[attr-defined]
+    needs: dict[str, set[str]] = {name: set() for name in names}
+    for table, referenced in raw.execute(references_sql):  # type: ignore[attr-defined]
+        if table in needs and referenced in names and referenced != table:
+            needs[table].add(referenced)
+    ordered: list[str] = []
+    while needs:
+        ready = sorted(name for name, before in needs.items() if not before)
+        if not ready:
+            raise ValueError("the store's foreign keys form a cycle among "
+                             f"{', '.join(sorted(needs))}: no insertion order satisfies them")
+        for name in ready:
+            ordered.append(name)
+            del needs[name]
+        for before in needs.values():
+            before.difference_update(ready)
+    return ordered
+
+
+def copy_columns(db: object, table: str) -> list[str]:
+    """The columns holding a row of ``table`` as stored: its declared columns and, for a table
+    whose rowid is not its integer key, ``rowid`` (SQLite's hidden one; PostgreSQL's
+    identity column of that name), so a copy keeps the row's identity."""
+    raw = _raw(db)
+    if is_postgres(db):
+        return [name for (name,) in raw.execute(  # type: ignore[attr-defined]
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = %s ORDER BY ordinal_position", [table])]
+    info = raw.execute("SELECT name, upper(type), pk FROM pragma_table_info(?) "  # type: ignore[attr-defined]
+                       "ORDER BY cid", [table]).fetchall()
+    (create,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?",  # type: ignore[attr-defined]
+                            [table]).fetchone()
+    keys = [kind for _, kind, pk in info if pk]
+    without_rowid = bool(re.search(r"\)\s*WITHOUT\s+ROWID\s*;?\s*$", create, re.IGNORECASE))
+    integer_key = keys == ["INTEGER"]
+    return [name for name, _, _ in info] + ([] if without_rowid or integer_key else ["rowid"])
+
+
+def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterator[list[tuple]]:
+    """The rows of ``table`` (``columns``, in that order) in lists of at most ``batch``, in row
+    key order, streamed: never the whole table in memory (a server-side cursor on
+    PostgreSQL, which needs an open transaction: :func:`transaction.read_snapshot`)."""
+    sql = (f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {_quoted(table)} "
+           f"ORDER BY {row_key(db, table)}")
+    raw = _raw(db)
+    if is_postgres(db):
+        cursor = raw.cursor(name=f"copy_{table}")  # type: ignore[attr-defined]
+        cursor.itersize = batch
+    else:
+        cursor = raw.cursor()  # type: ignore[attr-defined]
+    try:
+        cursor.execute(sql)
+        while rows := cursor.fetchmany(batch):
+            yield rows
+    finally:
+        cursor.close()
+
+
+def write_rows(db: object, table: str, columns: list[str], batches: Iterable[list[tuple]]) -> None:
+    """Insert every row of ``batches`` into ``table`` as given (keys and rowids included):
+    one ``COPY`` on PostgreSQL, batched inserts on SQLite; inside the caller's transaction."""
+    names = ", ".join(_quoted(c) for c in columns)
+    raw = _raw(db)
+    if is_postgres(db):
+        with raw.cursor() as cursor, cursor.copy(  # type: ignore[attr-defined]
+                f"COPY {_quoted(table)} ({names}) FROM STDIN") as copy:
+            for rows in batches:
+                for row in rows:
+                    copy.write_row(row)
+        return
+    sql = f"INSERT INTO {_quoted(table)} ({names}) VALUES ({', '.join('?' * len(columns))})"
+    for rows in batches:
+        raw.executemany(sql, rows)  # type: ignore[attr-defined]
+
+
+def has_rows(db: object, table: str) -> bool:
+    """Does ``table`` hold any row?"""
+    return _raw(db).execute(  # type: ignore[attr-defined]
+        f"SELECT EXISTS (SELECT 1 FROM {_quoted(table)})").fetchone()[0] in (1, True)
+
+
+def count_rows(db: object, table: str) -> int:
+    return int(_raw(db).execute(f"SELECT count(*) FROM {_quoted(table)}").fetchone()[0])  # type: ignore[attr-defined]
+
+
+_INSERT_TRIGGER = re.compile(r"^\s*CREATE\s+TRIGGER\s+\w+\s+(BEFORE|AFTER|INSTEAD\s+OF)\s+INSERT\b",
+                             re.IGNORECASE)
+
+
+def insert_triggers(db: object) -> list[tuple[str, str]]:
+    """(table, trigger) of every trigger that fires on an insert, by table and name (the
+    derived rows they write -- unit codes, corpus generations, suspects, the FTS index --
+    and the seals they check are in a copied store already)."""
+    raw = _raw(db)
+    if is_postgres(db):
+        rows = raw.execute(  # type: ignore[attr-defined]
+            "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
+            "AND (t.tgtype & 4) <> 0 AND n.nspname = current_schema()").fetchall()
+    else:
+        rows = [(table, name) for table, name, sql in raw.execute(  # type: ignore[attr-defined]
+            "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'")
+            if _INSERT_TRIGGER.match(sql)]
+    return sorted(rows)
+
+
+def disabled_triggers(db: object) -> list[str]:
+    """The triggers of the store that are switched off (always none on SQLite, where a
+    trigger exists or does not; on PostgreSQL, those ``ALTER TABLE ... DISABLE`` left off)."""
+    if not is_postgres(db):
+        return []
+    return [name for (name,) in _raw(db).execute(  # type: ignore[attr-defined]
+        "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
+        "AND t.tgenabled = 'D' AND n.nspname = current_schema() ORDER BY 1")]
+
+
+@contextmanager
+def insert_triggers_suspended(db: object) -> Iterator[list[tuple[str, str]]]:
+    """Inside the caller's write transaction: the :func:`insert_triggers` are off until the
+    block ends without an error, then on again (disabled and enabled on PostgreSQL, dropped
+    and created again from their own SQL on SQLite). Both are part of the transaction: when
+    the block fails the caller's rollback restores them as they were. The triggers refusing
+    updates and deletes (append-only rules) are never touched."""
+    triggers = insert_triggers(db)
+    raw = _raw(db)
+    if is_postgres(db):
+        for table, name in triggers:
+            raw.execute(f"ALTER TABLE {_quoted(table)} DISABLE TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+        yield triggers
+        for table, name in triggers:
+            raw.execute(f"ALTER TABLE {_quoted(table)} ENABLE TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+        return
+    created = [raw.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "  # type: ignore[attr-defined]
+                           "AND name = ?", [name]).fetchone()[0] for _, name in triggers]
+    for _, name in triggers:
+        raw.execute(f"DROP TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+    yield triggers
+    for sql in created:
+        raw.execute(sql)  # type: ignore[attr-defined]
+
+
+def after_bulk_copy(db: object) -> None:
+    """What a store needs after rows were copied in with their keys: on PostgreSQL each
+    identity counter moved past the largest key (later inserts do not collide); on SQLite
+    the FTS5 index rebuilt from the documents (its insert triggers were off)."""
+    raw = _raw(db)
+    if is_postgres(db):
+        raw.execute(RESYNC_IDENTITIES)  # type: ignore[attr-defined]
+        return
+    if raw.execute("SELECT 1 FROM sqlite_master WHERE name = 'documents_fts'").fetchone():  # type: ignore[attr-defined]
+        raw.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")  # type: ignore[attr-defined]
+
+
+def _quoted(identifier: str) -> str:
+    """An identifier in double quotes (both engines), refusing one that needs escaping (the
+    store's names never do)."""
+    if not re.fullmatch(r"\w+", identifier):
+        raise ValueError(f"unexpected identifier {identifier!r} in the store's catalog")
+    return f'"{identifier}"'
 
 
 class FullTextUnavailable(RuntimeError):
