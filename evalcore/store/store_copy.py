@@ -170,7 +170,7 @@ def _copy(src: object, dst: object, source: str | Path, target: str | Path, batc
             "by this evalcore")
     occupied = [t for t in tables if dialect.has_rows(dst, t)]
     if occupied:
-        shown = ", ".join(f"{t} ({dialect.count_rows(dst, t):,} rows)" for t in occupied[:6])
+        shown = ", ".join(f"{t} ({dialect.count_rows(dst, t):,} row(s))" for t in occupied[:6])
         more = f" and {len(occupied) - 6} more table(s)" if len(occupied) > 6 else ""
         raise StoreCopyRefused(
             f"the target {_describe(target)} is not empty: {shown}{more}; migrate into a new "
