@@ -10,7 +10,9 @@ sqlglot does not translate is rewritten here on its syntax tree:
 * ``json_each(?)`` (a JSON array of strings) becomes ``jsonb_array_elements_text``;
 * ``GLOB`` and ``char(...)`` call the helper functions :data:`PG_HELPERS` creates;
 * ``INDEXED BY`` hints are dropped, ``temp.x`` becomes ``pg_temp.x``, and conflict
-  targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order.
+  targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order;
+* a subquery in ``FROM`` without a name gets one, and an integer literal used as a truth
+  value (``WHERE ... AND 1``) becomes ``TRUE`` / ``FALSE``.
 
 Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
 PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
@@ -144,6 +146,12 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             (argument,) = node.this.expressions
             node.set("this", exp.Anonymous(this="jsonb_array_elements_text", expressions=[
                 exp.Cast(this=argument, to=exp.DataType.build("JSONB"))]))
+    for number, node in enumerate(tree.find_all(exp.Subquery)):
+        # PostgreSQL (before 16) wants a name for a subquery in FROM; SQLite does not
+        if isinstance(node.parent, (exp.From, exp.Join)) and not node.alias:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(f"subquery_{number}")))
+    for node in list(tree.find_all(exp.Connector, exp.Not, exp.Where, exp.Join)):
+        _integer_truth(node)
     for node in list(tree.find_all(exp.Glob)):
         node.replace(exp.Anonymous(this="sqlite_glob",
                                    expressions=[node.expression, node.this]))
@@ -158,6 +166,21 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     return tree
+
+
+def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
+    """SQLite takes an integer literal as a truth value (``WHERE ... AND 1``, what a filter
+    with nothing to filter writes); PostgreSQL wants a boolean: ``1`` / ``0`` there become
+    ``TRUE`` / ``FALSE``."""
+    from sqlglot import exp
+
+    for key in ("on",) if isinstance(node, exp.Join) else ("this", "expression"):
+        operand = node.args.get(key)
+        if isinstance(operand, exp.Paren):
+            operand = operand.this
+        if isinstance(operand, exp.Literal) and not operand.is_string and operand.this in (
+                "0", "1"):
+            operand.replace(exp.true() if operand.this == "1" else exp.false())
 
 
 def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821

@@ -37,6 +37,7 @@ import hashlib
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -191,15 +192,16 @@ def _copy(src: object, dst: object, source: str | Path, target: str | Path, batc
             progress.stage(f"copying {table}", expected, "rows")
             read = _Tally(report=True)
             try:
-                dialect.write_rows(dst, table, columns,
-                                   read.batches(dialect.read_rows(src, table, columns, batch)))
+                with closing(dialect.read_rows(src, table, columns, batch)) as rows:
+                    dialect.write_rows(dst, table, columns, read.batches(rows))
             except dialect.DATABASE_ERRORS as error:
                 raise StoreCopyFailed(
                     f"copying table {table} failed after {read.rows:,} of {expected:,} rows: "
                     f"{str(error).strip()}; nothing was written to {_describe(target)}") from error
             back = _Tally()
-            for _ in back.batches(dialect.read_rows(dst, table, columns, batch)):
-                pass
+            with closing(dialect.read_rows(dst, table, columns, batch)) as rows:
+                for _ in back.batches(rows):
+                    pass
             if read.rows != expected or (back.rows, back.checksum) != (read.rows, read.checksum):
                 raise StoreCopyFailed(
                     f"table {table} did not copy exactly: {expected:,} rows in the source, "

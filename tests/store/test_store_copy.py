@@ -44,6 +44,7 @@ from evalcore.store.runs import add_run
 from evalcore.store.samples import record_nonresponse
 from evalcore.store.store_copy import StoreCopyFailed, StoreCopyRefused, copy_store
 from evalcore.store.study_handle import open_study
+from evalcore.store.transaction import read_snapshot
 
 URL_ENV = "RELEVANCE_LEDGER_TEST_POSTGRES_URL"
 LEAD = "demo"
@@ -130,11 +131,12 @@ def _rows(target: str | Path) -> dict[str, list[tuple]]:
     db = open_store(target)
     try:
         out = {}
-        for table in dialect.tables_in_dependency_order(db):
-            columns = sorted(dialect.copy_columns(db, table))
-            out[table] = sorted(
-                (row for rows in dialect.read_rows(db, table, columns, 1000) for row in rows),
-                key=repr)
+        with read_snapshot(db):
+            for table in dialect.tables_in_dependency_order(db):
+                columns = sorted(dialect.copy_columns(db, table))
+                out[table] = sorted(
+                    (row for rows in dialect.read_rows(db, table, columns, 1000) for row in rows),
+                    key=repr)
         return out
     finally:
         db.conn.close()
@@ -389,7 +391,7 @@ def test_evaluate_and_compare_say_the_same_on_either_side(
 
     url, _ = round_trip
     outputs: dict[str, list[str]] = {}
-    measures = tuple(parse_measure(m) for m in ("nDCG@10", "P@5", "RR@10", "Judged@10"))
+    measures = tuple(parse_measure(m) for m in ("nDCG@5", "P@5", "RR@5", "Judged@5"))
     for name, where in (("sqlite", source), ("postgresql", url)):
         texts = []
         for reference in (None, "v1"):
@@ -443,7 +445,7 @@ def test_a_value_postgresql_cannot_hold_fails_naming_the_table(tmp_path: Path,
     nul = tmp_path / "nul.sqlite"
     db = open_store(nul)
     build_demo(db)
-    db.execute("INSERT INTO organisations (org_id, name) VALUES ('zz', 'nul \x00 inside')")
+    db.execute("INSERT INTO organisations (org_id, name) VALUES (?, ?)", ["zz", "nul \x00 in"])
     db.conn.close()
     code, text = _cli("migrate-store", "--from", nul, "--to", pg_url)
     assert code == 1, text
