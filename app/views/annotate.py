@@ -28,7 +28,6 @@ shows the newer label and asks. The open query changes only by the
 annotator's own action (the selector, the address, "Next query").
 """
 
-import sqlite3
 import time
 from collections.abc import Callable, Collection
 from functools import partial
@@ -92,6 +91,7 @@ from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.store.completeness import claim_withdrawal, completeness_history, reopen
 from evalcore.store.corpus import get_document
+from evalcore.store.dialect import DATABASE_ERRORS
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
 from evalcore.store.labels import ItemChangedError, LabelEvent, label_history, undo_last_label
 from evalcore.store.marks import store_marks
@@ -128,7 +128,7 @@ _REFUSED_KEY = "_rl_refused"
 #: The query this session has open; changed only by the annotator's own action.
 _OPEN_QUERY_KEY = "_rl_open_query"
 #: What a write may raise: bad input, a refused permission, or a busy/locked store.
-_WRITE_ERRORS = (ValueError, PermissionError, sqlite3.Error)
+_WRITE_ERRORS = (ValueError, PermissionError, *DATABASE_ERRORS)
 _PENDING_QUERY_KEY = "_rl_pending_query"
 _UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000

@@ -84,9 +84,8 @@ END LOOP; END $$
 """
 
 
-#: Schemas a statement may name on PostgreSQL that are not an attached scratch database.
-_CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
-
+#: PostgreSQL's own schemas (not attached SQLite databases).
+_PG_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_temp", "public"})
 _NUMBERED = re.compile(r"\?(\d+)")
 
 
@@ -135,11 +134,10 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
         schema = node.args.get("db")
         if schema is not None and schema.name.lower() == "main":
             node.set("db", None)
-        elif schema is not None and schema.name.lower() in _CATALOG_SCHEMAS:
-            pass  # PostgreSQL's own catalog, read as it is (dialect.row_key)
         elif schema is not None and schema.name.lower() == "temp":
             node.set("db", exp.to_identifier("pg_temp"))
-        elif schema is not None:  # an attached scratch database: the session's temp tables
+        elif schema is not None and schema.name.lower() not in _PG_SCHEMAS:
+            # an attached scratch database: the session's temp tables
             node.set("this", exp.to_identifier(scratch_table(schema.name, node.name)))
             node.set("db", exp.to_identifier("pg_temp"))
         if isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "json_each":
@@ -344,19 +342,21 @@ def detach_scratch(conn: object, schema: str, tables: Iterable[str]) -> None:
     conn.execute(f"DETACH DATABASE {schema}")  # type: ignore[attr-defined]
 
 
-def tables_with_column(db: object, column: str) -> list[str]:
-    """The store's own tables (not SQLite's, not the FTS index's) having ``column``, by name."""
+def store_tables(db: object, column: str | None = None) -> list[str]:
+    """The store's own tables (not the engine's, not the FTS index's), by name; with
+    ``column``, those having it."""
     if is_postgres(db):
-        sql = ("SELECT c.table_name FROM information_schema.columns c JOIN information_schema."
-               "tables t ON t.table_name = c.table_name AND t.table_schema = c.table_schema "
-               "WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
-               "AND c.column_name = ? AND c.table_name <> 'schema_version' ORDER BY 1")
+        sql = ("SELECT t.table_name FROM information_schema.tables t "
+               "WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
+               "AND t.table_name <> 'schema_version' AND (CAST(? AS TEXT) IS NULL OR EXISTS ("
+               "SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema "
+               "AND c.table_name = t.table_name AND c.column_name = ?)) ORDER BY 1")
     else:
         sql = ("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' "
-               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '%_fts%' "
-               "AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?) "
+               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'documents_fts%' AND (? IS NULL OR "
+               "EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?)) "
                "ORDER BY m.name")
-    return [name for (name,) in db.execute(sql, [column])]  # type: ignore[attr-defined]
+    return [name for (name,) in db.execute(sql, [column, column])]  # type: ignore[attr-defined]
 
 
 def row_key(db: object, table: str) -> str:
@@ -392,15 +392,9 @@ def main_file(db: object) -> str:
 
 # -- copying a whole store (evalcore.store.store_copy) --------------------------------------
 
-#: The tables a store copy leaves out: the engine's own, the FTS5 index (rebuilt from the
-#: documents by :func:`rebuild_search_index`) and PostgreSQL's ``schema_version`` (the
-#: target is at the current version when it is opened).
-_SQLITE_TABLES = ("SELECT name FROM sqlite_master WHERE type = 'table' "
-                  "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'documents_fts%'")
+#: The foreign keys among the store's tables: (table, the table it references).
 _SQLITE_REFERENCES = ('SELECT m.name, f."table" FROM sqlite_master m, '
                       "pragma_foreign_key_list(m.name) f WHERE m.type = 'table'")
-_PG_TABLES = ("SELECT table_name FROM information_schema.tables WHERE table_schema = "
-              "current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_version'")
 _PG_REFERENCES = ("SELECT s.relname, d.relname FROM pg_constraint c "
                   "JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class d ON d.oid = c.confrelid "
                   "JOIN pg_namespace n ON n.oid = s.relnamespace "
@@ -414,14 +408,13 @@ def _raw(db: object) -> object:
 
 
 def tables_in_dependency_order(db: object) -> list[str]:
-    """The store's tables (see :data:`_SQLITE_TABLES`), each after every table its foreign
-    keys reference, ties by name: the order in which a copy inserts them."""
-    raw = _raw(db)
-    tables_sql, references_sql = ((_PG_TABLES, _PG_REFERENCES) if is_postgres(db)
-                                  else (_SQLITE_TABLES, _SQLITE_REFERENCES))
-    names = {name for (name,) in raw.execute(tables_sql)}  # type: ignore[attr-defined]
+    """The store's tables (:func:`store_tables`: neither the engine's, nor the FTS5 index,
+    which a SQLite copy rebuilds, nor PostgreSQL's ``schema_version``), each after every
+    table its foreign keys reference, ties by name: the order in which a copy inserts them."""
+    names = set(store_tables(db))
     needs: dict[str, set[str]] = {name: set() for name in names}
-    for table, referenced in raw.execute(references_sql):  # type: ignore[attr-defined]
+    references = _PG_REFERENCES if is_postgres(db) else _SQLITE_REFERENCES
+    for table, referenced in _raw(db).execute(references):  # type: ignore[attr-defined]
         if table in needs and referenced in names and referenced != table:
             needs[table].add(referenced)
     ordered: list[str] = []
