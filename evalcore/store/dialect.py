@@ -450,22 +450,32 @@ def copy_columns(db: object, table: str) -> list[str]:
     return [name for name, _, _ in info] + ([] if without_rowid or integer_key else ["rowid"])
 
 
+#: About how many bytes of values one batch of :func:`read_rows` holds (wide rows, such as
+#: packed rankings, come in smaller batches).
+BATCH_BYTES = 4 << 20
+
+
 def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterator[list[tuple]]:
-    """The rows of ``table`` (``columns``, in that order) in lists of at most ``batch``, in row
-    key order, streamed: never the whole table in memory (a server-side cursor on
-    PostgreSQL, which needs an open transaction: :func:`transaction.read_snapshot`)."""
+    """The rows of ``table`` (``columns``, in that order) in lists of at most ``batch`` rows and
+    about :data:`BATCH_BYTES`, in row key order, streamed: never the whole table in memory (a
+    server-side cursor on PostgreSQL, which needs an open transaction:
+    :func:`transaction.read_snapshot`)."""
     sql = (f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {_quoted(table)} "
            f"ORDER BY {row_key(db, table)}")
     raw = _raw(db)
     if is_postgres(db):
         cursor = raw.cursor(name=f"copy_{table}")  # type: ignore[attr-defined]
-        cursor.itersize = batch
     else:
         cursor = raw.cursor()  # type: ignore[attr-defined]
+    size = min(batch, 64)  # the first rows tell how wide they are
     try:
         cursor.execute(sql)
-        while rows := cursor.fetchmany(batch):
+        while rows := cursor.fetchmany(size):
             yield rows
+            sample = rows[:64]
+            width = sum(len(v) for row in sample for v in row
+                        if isinstance(v, (str, bytes))) / len(sample) + 8 * len(columns)
+            size = max(1, min(batch, int(BATCH_BYTES / width)))
     finally:
         cursor.close()
 
