@@ -23,7 +23,6 @@ from evalcore.cli import main
 from evalcore.cli.input_options import quiet_option
 from evalcore.cli.store_location import EXISTING_STORE, NEW_OR_EXISTING_STORE
 from evalcore.io.progress import reporter
-from evalcore.store.schema import SchemaTooNewError
 from evalcore.store.store_copy import (
     StoreCopyFailed,
     StoreCopyRefused,
@@ -52,8 +51,6 @@ def migrate_store_command(source: Path | str, target: Path | str) -> None:
                "unless everything is copied and verified)")
     try:
         summary = copy_store(source, target, on_table=_table_done)
-    except SchemaTooNewError as exc:
-        _fail(f"cannot open {source}: {exc}")
     except (StoreCopyRefused, StoreCopyFailed) as exc:
         _fail(str(exc))
     reporter().done()

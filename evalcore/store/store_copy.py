@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from hashlib import blake2b
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -45,6 +46,7 @@ from evalcore.io.progress import reporter
 from evalcore.store import dialect
 from evalcore.store.connection import open_store
 from evalcore.store.location import is_postgres_url
+from evalcore.store.schema import SchemaTooNewError, schema_version
 from evalcore.store.transaction import read_snapshot, write_transaction
 
 #: Rows per batch read from the source and written to the target.
@@ -118,29 +120,34 @@ def copy_store(source: str | Path, target: str | Path, *, batch: int = BATCH_ROW
                                "give a new file or an empty database as --to")
     started = time.perf_counter()
     created = not is_postgres_url(str(target)) and not Path(target).exists()
-    src = open_store(source)
-    try:
-        dst = open_store(target)
-    except BaseException:
-        src.conn.close()
-        raise
+    src = _open(source, "--from")
+    dst = None
     committed = False
     try:
+        dst = _open(target, "--to")
         summary = _copy(src, dst, source, target, batch, on_table, started)
         committed = True
         return summary
     finally:
         src.conn.close()
-        dst.conn.close()
+        if dst is not None:
+            dst.conn.close()
         if created and not committed:  # a file this copy created holds nothing: remove it
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{target}{suffix}").unlink(missing_ok=True)
 
 
-def _copy(src: object, dst: object, source: str | Path, target: str | Path, batch: int,
-          on_table: Callable[[TableCopied], None] | None, started: float) -> CopySummary:
-    from evalcore.store.schema import schema_version
+def _open(location: str | Path, option: str) -> Any:
+    """The store at ``location``, migrated; one a newer evalcore wrote is refused, naming
+    the option that gave it."""
+    try:
+        return open_store(location)
+    except SchemaTooNewError as error:
+        raise StoreCopyRefused(f"cannot open {option} {_describe(location)}: {error}") from None
 
+
+def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int,
+          on_table: Callable[[TableCopied], None] | None, started: float) -> CopySummary:
     tables = dialect.tables_in_dependency_order(src)
     target_tables = set(dialect.tables_in_dependency_order(dst))
     if set(tables) != target_tables:

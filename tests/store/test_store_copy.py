@@ -9,14 +9,14 @@ the same output on both. A target holding rows is refused; a failure or Ctrl-C m
 leaves the target without a row and its triggers as they were.
 
 The PostgreSQL tests use ``$RELEVANCE_LEDGER_TEST_POSTGRES_URL`` (a server URL such as
-``postgresql://ledger@/postgres?host=/tmp/pgt`` whose user may create databases); each
-copy goes into a database of its own, dropped afterwards. Without it they are skipped;
+``postgresql://ledger@/postgres?host=/tmp/pgt`` whose user may create databases; read as
+tests/store/test_postgres_engine.py reads it); each copy goes into a database of its own,
+dropped afterwards. Without it they are skipped;
 the SQLite -> SQLite tests always run.
 """
 
 from __future__ import annotations
 
-import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from click.testing import CliRunner
+from test_postgres_engine import _server_url  # the test server, or a skip saying why
 
 from evalcore.cli import main
 from evalcore.demo.study import DEMO_STUDY_ID, build_demo
@@ -46,7 +47,6 @@ from evalcore.store.store_copy import StoreCopyFailed, StoreCopyRefused, copy_st
 from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import read_snapshot
 
-URL_ENV = "RELEVANCE_LEDGER_TEST_POSTGRES_URL"
 LEAD = "demo"
 RUNS = ("bm25-plain", "bm25-title-boost")
 #: Scores a float column must keep to the last bit (and a NULL).
@@ -54,19 +54,6 @@ ODD_SCORES = (0.1 + 0.2, 1e-300, -0.0, 123456789.123456789, None, 2.0 ** 60 + 0.
 
 
 # -- stores ---------------------------------------------------------------------------
-
-
-def _server_url() -> str:
-    url = os.environ.get(URL_ENV, "")
-    if not url:
-        pytest.skip(f"no PostgreSQL server: set {URL_ENV} (e.g. "
-                    "postgresql://ledger@/postgres?host=/tmp/pgt) to run these tests")
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
-    try:
-        psycopg.connect(url, connect_timeout=3).close()
-    except psycopg.OperationalError as error:
-        pytest.skip(f"the PostgreSQL server at {URL_ENV} is not reachable: {error}")
-    return url
 
 
 @contextmanager
@@ -218,7 +205,7 @@ def test_a_store_just_created_with_init_is_an_empty_target(source: Path, tmp_pat
     assert _rows(target) == _rows(source)
 
 
-def test_a_source_newer_than_this_evalcore_is_refused(source: Path, tmp_path: Path) -> None:
+def test_a_store_newer_than_this_evalcore_is_refused_on_either_side(source: Path, tmp_path: Path) -> None:
     newer = tmp_path / "newer.sqlite"
     newer.write_bytes(source.read_bytes())
     conn = sqlite3.connect(newer)
@@ -227,8 +214,11 @@ def test_a_source_newer_than_this_evalcore_is_refused(source: Path, tmp_path: Pa
     target = tmp_path / "never.sqlite"
     code, text = _cli("migrate-store", "--from", newer, "--to", target)
     assert code == 1, text
-    assert "schema version 999" in text and "upgrade relevance-ledger" in text
+    assert f"cannot open --from {newer}" in text and "schema version 999" in text
+    assert "upgrade relevance-ledger" in text and "Traceback" not in text
     assert not target.exists()
+    code, text = _cli("migrate-store", "--from", source, "--to", newer)
+    assert code == 1 and f"cannot open --to {newer}" in text, text
 
 
 def _failing_after(rows_before_failure: int, error: BaseException
@@ -451,3 +441,24 @@ def test_a_value_postgresql_cannot_hold_fails_naming_the_table(tmp_path: Path,
     assert code == 1, text
     assert "copying table organisations failed" in text and "Traceback" not in text
     assert _empty(pg_url) == {}
+
+
+def test_rows_travel_in_bounded_batches(source: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes: dict[str, list[int]] = {}
+    real = dialect.write_rows
+
+    def watched(db: object, table: str, columns: list[str], batches: Iterator[list[tuple]]) -> None:
+        assert not isinstance(batches, (list, tuple))  # a stream, not the table
+
+        def noted() -> Iterator[list[tuple]]:
+            for rows in batches:
+                sizes.setdefault(table, []).append(len(rows))
+                yield rows
+        real(db, table, columns, noted())
+    monkeypatch.setattr(dialect, "write_rows", watched)
+    monkeypatch.setattr(dialect, "BATCH_BYTES", 4_000)  # a packed ranking of 10 is ~350 B
+    copy_store(source, tmp_path / "copy.sqlite", batch=40)
+    assert max(max(s) for s in sizes.values()) <= 40
+    assert sum(sizes["results"]) > 500 and max(sizes["results"]) == 40
+    assert max(sizes["run_rankings"][1:]) <= 12  # wide rows: fewer per batch
