@@ -143,6 +143,7 @@ def _label(db_path: str, who: str, ready, started, done, out) -> None:
 
     from evalcore.annotation.item_token import label_as_shown, show_item
     from evalcore.store.connection import open_store
+    from evalcore.store.study_handle import open_study
     from evalcore.store.transaction import retry_busy
 
     db = open_store(db_path)
@@ -155,8 +156,8 @@ def _label(db_path: str, who: str, ready, started, done, out) -> None:
     failed = 0
     i = 0
     while not done.is_set():
-        token = show_item(db, study_id="s", query_id=f"lq{i % 50}", unit_id=f"{who}-{i}",
-                          annotator=who)
+        token = show_item(open_study(db, "s", who), query_id=f"lq{i % 50}",
+                          unit_id=f"{who}-{i}", annotator=who)
         marks.clear()
         t0 = time.perf_counter()
         try:

@@ -1,7 +1,8 @@
 """Suite-wide safety: the tests never touch the user's home or data directory.
 
-* Every test runs with ``HOME``, ``XDG_DATA_HOME`` and ``RELEVANCE_LEDGER_DB``
-  pointing into its own temporary directory, so nothing can open or create
+* Every test runs with ``HOME``, ``XDG_DATA_HOME``, ``XDG_CACHE_HOME``,
+  ``RELEVANCE_LEDGER_DB`` and ``RELEVANCE_LEDGER_CACHE_DIR`` (cached lexical
+  indexes) pointing into its own temporary directory, so nothing can open or create
   ``~/.local/share/relevance-ledger/demo.sqlite``, and without
   ``RELEVANCE_LEDGER_ARCHIVE_KEY_FILE`` (the user's archive signing key).
 * Streamlit's AppTest installs the app script as ``sys.modules["__main__"]``
@@ -30,13 +31,16 @@ settings.register_profile(
 settings.load_profile("relevance-ledger")
 
 _ORIGINAL_MAIN = sys.modules["__main__"]
-_HOME_VARIABLES = ("HOME", "XDG_DATA_HOME", "RELEVANCE_LEDGER_DB")
+_HOME_VARIABLES = ("HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "RELEVANCE_LEDGER_DB",
+                   "RELEVANCE_LEDGER_CACHE_DIR")
 _session_home: dict[str, str | None] = {}
 
 
 def _point_home_at(home: Path, setenv) -> None:
     setenv("HOME", str(home))
     setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    setenv("RELEVANCE_LEDGER_CACHE_DIR", str(home / "cache"))
     setenv("RELEVANCE_LEDGER_DB", str(home / "ledger.sqlite"))
 
 
@@ -71,7 +75,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(autouse=True)
 def _private_home(tmp_path_factory: pytest.TempPathFactory,
                   monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Point HOME, XDG_DATA_HOME and the app's store at a fresh temporary home; never use
+    """Point HOME, the XDG data and cache folders, the app's store and its cache folder at a
+    fresh temporary home; never use
     the user's archive signing key."""
     home = tmp_path_factory.mktemp("home")
     _point_home_at(home, monkeypatch.setenv)

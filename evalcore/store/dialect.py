@@ -22,8 +22,9 @@ collation: sort orders and ``ORDER BY`` ties do not depend on the server's
 locale), a table with a rowid that has no integer key gets an identity column
 named ``rowid``, its last column (the store reads documents and studies in rowid order), and a
 trigger (``BEGIN ... RAISE(ABORT, 'message') ... END``) becomes a PL/pgSQL function
-and a row trigger raising the same message as an integrity error. The FTS5 index
-(``documents_fts``) and its triggers are not created on PostgreSQL.
+and a row trigger raising the same message as an integrity error. The FTS5 index the
+early migrations create and a later one drops (``documents_fts``, its triggers) is
+never created on PostgreSQL.
 
 The errors the callers treat alike on both engines are here too:
 :data:`DATABASE_ERRORS`, :data:`INTEGRITY_ERRORS` and :func:`is_busy`.
@@ -64,6 +65,14 @@ BEGIN
     END LOOP;
     RETURN subject ~ ('^' || rx || '$');
 END $$;
+CREATE OR REPLACE FUNCTION randomblob(n int) RETURNS bytea LANGUAGE sql VOLATILE AS $$
+    SELECT substring(decode(string_agg(replace(gen_random_uuid()::text, '-', ''), ''), 'hex')
+                     FROM 1 FOR greatest(n, 1))
+    FROM generate_series(1, (greatest(n, 1) + 15) / 16)
+$$;
+CREATE OR REPLACE FUNCTION hex(b bytea) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT upper(encode(b, 'hex'))
+$$;
 CREATE OR REPLACE FUNCTION sqlite_char(VARIADIC codes int[]) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(string_agg(chr(c), '' ORDER BY n), '')
@@ -408,9 +417,9 @@ def _raw(db: object) -> object:
 
 
 def tables_in_dependency_order(db: object) -> list[str]:
-    """The store's tables (:func:`store_tables`: neither the engine's, nor the FTS5 index,
-    which a SQLite copy rebuilds, nor PostgreSQL's ``schema_version``), each after every
-    table its foreign keys reference, ties by name: the order in which a copy inserts them."""
+    """The store's tables (:func:`store_tables`: not the engine's, not PostgreSQL's
+    ``schema_version``), each after every table its foreign keys reference, ties by name:
+    the order in which a copy inserts them."""
     names = set(store_tables(db))
     needs: dict[str, set[str]] = {name: set() for name in names}
     references = _PG_REFERENCES if is_postgres(db) else _SQLITE_REFERENCES
@@ -513,8 +522,8 @@ _INSERT_TRIGGER = re.compile(r"^\s*CREATE\s+TRIGGER\s+\w+\s+(BEFORE|AFTER|INSTEA
 
 def insert_triggers(db: object) -> list[tuple[str, str]]:
     """(table, trigger) of every trigger that fires on an insert, by table and name (the
-    derived rows they write -- unit codes, corpus generations, suspects, the FTS index --
-    and the seals they check are in a copied store already)."""
+    derived rows they write -- unit codes, corpus generations, suspects -- and the seals
+    they check are in a copied store already)."""
     raw = _raw(db)
     if is_postgres(db):
         rows = raw.execute(  # type: ignore[attr-defined]
@@ -564,16 +573,11 @@ def insert_triggers_suspended(db: object) -> Iterator[list[tuple[str, str]]]:
         raw.execute(sql)  # type: ignore[attr-defined]
 
 
-def after_bulk_copy(db: object) -> None:
-    """What a store needs after rows were copied in with their keys: on PostgreSQL each
-    identity counter moved past the largest key (later inserts do not collide); on SQLite
-    the FTS5 index rebuilt from the documents (its insert triggers were off)."""
-    raw = _raw(db)
+def reset_identities(db: object) -> None:
+    """After rows were copied in with their keys: on PostgreSQL each identity counter moved
+    past the largest key (the next insert does not collide); SQLite's rowids need nothing."""
     if is_postgres(db):
-        raw.execute(RESYNC_IDENTITIES)  # type: ignore[attr-defined]
-        return
-    if raw.execute("SELECT 1 FROM sqlite_master WHERE name = 'documents_fts'").fetchone():  # type: ignore[attr-defined]
-        raw.execute("INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')")  # type: ignore[attr-defined]
+        _raw(db).execute(RESYNC_IDENTITIES)  # type: ignore[attr-defined]
 
 
 def _quoted(identifier: str) -> str:
@@ -582,18 +586,6 @@ def _quoted(identifier: str) -> str:
     if not re.fullmatch(r"\w+", identifier):
         raise ValueError(f"unexpected identifier {identifier!r} in the store's catalog")
     return f'"{identifier}"'
-
-
-class FullTextUnavailable(RuntimeError):
-    """Full-text search (SQLite's FTS5) was asked of a PostgreSQL store."""
-
-
-def require_fts5(db: object, what: str) -> None:
-    """Refuse ``what`` (a search or a lexical index) clearly on PostgreSQL, which has no FTS5."""
-    if is_postgres(db):
-        raise FullTextUnavailable(
-            f"{what} needs SQLite's full-text index (FTS5), which a PostgreSQL store does not "
-            "have yet; run it on a SQLite store (--db path/to/store.db)")
 
 
 def is_postgres(db_or_conn: object) -> bool:

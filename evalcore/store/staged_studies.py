@@ -24,7 +24,6 @@ unless something published refers to them by then; publishing deletes it.
 """
 
 import json
-import re
 from typing import Any
 
 import sqlite_utils
@@ -44,10 +43,7 @@ _FIRST = ("reference_seals", "reference_labels", "reference_completeness", "prot
 
 
 def _study_tables(db: sqlite_utils.Database) -> list[str]:
-    # ``re.search``: the name filter LIKE '%_fts%' this list was always read with (it also
-    # leaves out annotation_drafts, whose name holds "afts").
-    tables = [t for t in dialect.store_tables(db, "study_id")
-              if t not in ("studies", "runs") and not re.search(r".fts", t)]
+    tables = [t for t in dialect.store_tables(db, "study_id") if t not in ("studies", "runs")]
     return [t for t in _FIRST if t in tables] + [t for t in tables if t not in _FIRST]
 
 

@@ -10,12 +10,13 @@ file, an empty database or a store just created with ``evalcore init``).
   (:func:`evalcore.store.dialect.tables_in_dependency_order`), with every value as
   read (text, integers, floats, blobs, NULLs) and its identity: integer keys and the
   rowids of the tables that have one (documents and studies are read in rowid order).
-  The FTS5 index is not copied: a SQLite target rebuilds it from the documents.
+  Not the store's own id (``store_identity``, :data:`NOT_COPIED`): the target keeps the
+  one it was created with, as it is another store to every cache keyed by it.
 * **One transaction on the target**: the whole copy, its checks and the re-enabling of
   the triggers commit together or not at all; a failure, a refused check or Ctrl-C
   leaves the target without a row. The source is read in one snapshot.
 * **Triggers**: those firing on an insert (unit codes, corpus generations, suspects,
-  seals, the FTS index) are off during the copy, since the rows they would derive are
+  seals) are off during the copy, since the rows they would derive are
   copied too, and on again before the commit (a rollback restores them as well). The
   append-only triggers refusing updates and deletes stay on throughout.
 * **Streamed**: rows travel in batches of :data:`BATCH_ROWS` (PostgreSQL: a server-side
@@ -51,6 +52,10 @@ from evalcore.store.transaction import read_snapshot, write_transaction
 
 #: Rows per batch read from the source and written to the target.
 BATCH_ROWS = 5_000
+#: Tables a copy leaves as the target has them: the store's random id, the key of the caches
+#: of data derived from a store (:mod:`evalcore.store.store_identity`); two stores sharing it
+#: would share cache entries once their contents part.
+NOT_COPIED = frozenset({"store_identity"})
 #: Checksums are summed modulo this (order-independent; a duplicated row still counts).
 _MODULUS = 1 << 128
 
@@ -148,8 +153,8 @@ def _open(location: str | Path, option: str) -> Any:
 
 def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int,
           on_table: Callable[[TableCopied], None] | None, started: float) -> CopySummary:
-    tables = dialect.tables_in_dependency_order(src)
-    target_tables = set(dialect.tables_in_dependency_order(dst))
+    tables = [t for t in dialect.tables_in_dependency_order(src) if t not in NOT_COPIED]
+    target_tables = {t for t in dialect.tables_in_dependency_order(dst) if t not in NOT_COPIED}
     if set(tables) != target_tables:
         raise StoreCopyRefused(
             f"the stores' tables differ (only in the source: {sorted(set(tables) - target_tables)}, "
@@ -199,7 +204,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
             copied.append(done)
             if on_table is not None:
                 on_table(done)
-        dialect.after_bulk_copy(dst)
+        dialect.reset_identities(dst)
     progress.done()
     return CopySummary(source=_describe(source), target=_describe(target),
                        schema_version=schema_version(dst), tables=copied,

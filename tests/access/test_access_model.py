@@ -124,9 +124,9 @@ def test_attack_unowned_reader_in_local_mode_names_a_member(tmp_path: Path) -> N
     """A local-mode caller names a member of the team: the app reads as nobody (no sign-in)."""
     db = _with_unowned_u1(tmp_path)
     create_study(db, StudyIn(study_id="old", corpus_id="c", org_id="acme"), actor=LEAD)  # local
-    shown = displayable_text(db, None, study_id="old", unit_id="a1")
+    shown = displayable_text(open_study(db, "old", None), unit_id="a1")
     assert not shown.shown and shown.text == ""
-    assert not displayable_text(db, None, study_id="old", unit_id="u1").shown
+    assert not displayable_text(open_study(db, "old", None), unit_id="u1").shown
 
 
 def test_new_documents_belong_to_the_corpus_owner_unless_told(tmp_path: Path) -> None:
@@ -215,7 +215,8 @@ def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path
     save_draft(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org",
                note="half a thought")
     assert list(drafts(open_study(db, "s", None), "q", "ann@acme.org")) == ["d"]
-    token = show_item(db, study_id="s", query_id="q", unit_id="d", annotator="ANN@acme.org")
+    token = show_item(open_study(db, "s", "ann@acme.org"), query_id="q", unit_id="d",
+                      annotator="ANN@acme.org")
     label_as_shown(db, token, 1, on_screen=token)  # saving the label clears the draft
     assert drafts(open_study(db, "s", None), "q", "Ann@Acme.org") == {}
 

@@ -81,15 +81,15 @@ def test_text_outside_the_runs_protocol_is_never_displayed(tmp_path: Path) -> No
     from evalcore.retrieval.workflow import execute_protocol
 
     execute_protocol(db, study_id="s", protocol_name="p1", run_name="lex", actor=LEAD)
-    shown = displayable_text(db, LEAD, study_id="s", unit_id="a1", run_name="lex")
+    shown = displayable_text(open_study(db, "s", LEAD), unit_id="a1", run_name="lex")
     assert shown.shown and shown.text == SECRET_A
-    withheld = displayable_text(db, LEAD, study_id="s", unit_id="b1", run_name="lex")
+    withheld = displayable_text(open_study(db, "s", LEAD), unit_id="b1", run_name="lex")
     assert not withheld.shown and withheld.permission_violation and withheld.text == ""
     assert "permission_violation" in withheld.reason
-    other_org = displayable_text(db, ANNOTATOR, study_id="s", unit_id="b1")
+    other_org = displayable_text(open_study(db, "s", ANNOTATOR), unit_id="b1")
     assert not other_org.shown and other_org.text == "" and "globex" in other_org.reason
-    outsider = displayable_text(db, OUTSIDER, study_id="s", unit_id="b1")
-    assert not outsider.shown and outsider.text == ""
+    with pytest.raises(PermissionDenied):  # an outsider gets no handle, so no text
+        open_study(db, "s", OUTSIDER)
 
 
 @pytest.mark.parametrize(

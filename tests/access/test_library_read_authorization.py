@@ -80,7 +80,7 @@ from evalcore.store.resolution import (
 )
 from evalcore.store.runs import add_run, get_run, list_runs, run_results
 from evalcore.store.samples import get_sample, list_samples, sample_units
-from evalcore.store.scoping import can_view_study, displayable_text
+from evalcore.store.scoping import can_view_study
 from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError, get_study
 from evalcore.store.study_archive import export_study
 from evalcore.store.study_handle import open_study
@@ -349,7 +349,6 @@ def _writes_naming_a_study(db, study: str, actor: str | None) -> dict[str, Calla
         "authorize": lambda: authorize(db, study_id=study, actor=actor,
                                        permission=Permission.LABEL),
         "can_view_study": lambda: can_view_study(db, actor, study),
-        "displayable_text": lambda: displayable_text(db, actor, study_id=study, unit_id="d"),
     }
     if actor is None:
         return anyone

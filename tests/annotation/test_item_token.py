@@ -29,7 +29,7 @@ def db(tmp_path):
 
 
 def _show(db, unit, who="kim", query="q1", previous=None) -> ItemToken:
-    return show_item(db, study_id="s", query_id=query, unit_id=unit, annotator=who,
+    return show_item(open_study(db, "s", None), query_id=query, unit_id=unit, annotator=who,
                      previous=previous)
 
 
@@ -87,7 +87,7 @@ def test_the_seen_check_is_inside_the_write_transaction(tmp_path):
     """Two sessions that saw the same state: exactly one write lands, the other is refused."""
     new_store(tmp_path).conn.close()
     path = tmp_path / "store.db"  # new_store's file
-    token = show_item(open_store(path), study_id="s", query_id="q1", unit_id="A",
+    token = show_item(open_study(open_store(path), "s", None), query_id="q1", unit_id="A",
                       annotator="kim")
     results: list[str] = []
     barrier = threading.Barrier(4)

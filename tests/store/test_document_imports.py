@@ -13,13 +13,12 @@ import pytest
 from store_fixtures import new_store, store_at_version, table_snapshot
 
 import evalcore.store.imports.beir as beir_import
+from evalcore.retrieval.search import search_corpus_unscoped
 from evalcore.store import schema, staged_documents
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import count_documents, get_document, get_documents
-from evalcore.store.corpus_search import search_documents
 from evalcore.store.imports import import_beir
 from evalcore.store.staged_documents import StagedDocuments
-from evalcore.store.visibility import Visibility
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -42,9 +41,8 @@ def what_a_reader_sees(path: Path) -> dict:
             "count": count_documents(reader, "c"),
             "d1": get_document(reader, "c", "d1"),
             "many": sorted(get_documents(reader, "c", ["d0", "d1", "d2"])),
-            "search": [r[0] for r in search_documents(
-                reader, expression="zebra OR yak", visibility=Visibility.of("c"), readable=None,
-                title_weight=1.0, text_weight=1.0, limit=10)],
+            "search": [h.doc_id for h in search_corpus_unscoped(reader, "c", "zebra yak",
+                                                                 limit=10)],
         }
     finally:
         reader.conn.close()
@@ -151,8 +149,7 @@ def test_a_killed_import_stays_invisible_and_the_next_open_removes_it(tmp_path):
     reopened = open_store(tmp_path / "store.db")
     assert reopened.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
     assert reopened.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
-    assert reopened.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH "
-                            "'zebra'").fetchone()[0] == 0
+    assert search_corpus_unscoped(reopened, "c", "zebra") == []
 
 
 def _run_and_die(tmp_path: Path, folder: Path, patch: str) -> None:
@@ -203,8 +200,7 @@ def test_every_replaced_text_switches_at_the_small_publish_and_the_old_ones_go_a
     assert summary.documents == 310
     assert any("300 document(s) already in corpus 'c' had other content" in w
                for w in summary.warnings)
-    assert db.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH "
-                      "'zebra'").fetchone()[0] == 0
+    assert search_corpus_unscoped(db, "c", "zebra") == []
 
 
 def test_a_re_import_killed_before_publishing_leaves_the_old_texts(tmp_path):

@@ -23,6 +23,7 @@ from evalcore.retrieval import revalidation
 from evalcore.retrieval.errors import RetrievalRefused
 from evalcore.retrieval.pin import get_pinned_protocol
 from evalcore.retrieval.revalidation import revalidate
+from evalcore.retrieval.search import search_corpus_unscoped
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.connection import open_store
 from evalcore.store.corpus import DocumentIn, add_documents, get_document, get_documents
@@ -63,7 +64,7 @@ POLLER = textwrap.dedent("""
     from pathlib import Path
     from evalcore.store.connection import open_store
     from evalcore.store.corpus import count_documents, get_documents
-    from evalcore.store.corpus_search import search_documents
+    from evalcore.retrieval.search import search_corpus_unscoped
     from evalcore.store.pins import visible_document_hashes
     from evalcore.store.transaction import read_snapshot
     from evalcore.store.visibility import Visibility
@@ -73,8 +74,7 @@ POLLER = textwrap.dedent("""
     def digest(hashes):
         return hashlib.sha256("\\n".join(sorted(hashes)).encode()).hexdigest()
     def hits(word):
-        return len(search_documents(db, expression=word, visibility=Visibility.of("c"),
-                                    readable=None, title_weight=1.0, text_weight=1.0, limit=5))
+        return len(search_corpus_unscoped(db, "c", word, limit=5))
     with out.open("w") as log:
         while not stop.exists():
             with read_snapshot(db):
@@ -296,6 +296,5 @@ def test_a_v13_store_with_staged_replacements_migrates_to_v14_and_settles(tmp_pa
                       "ORDER BY doc_id").fetchall() == [("c", "d1", "yak", ""),
                                                         ("c", "d2", "zebra", "")]
     assert db.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
-    fts = {w: db.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?",
-                         [w]).fetchone()[0] for w in ("yak", "zebra", "gnu")}
-    assert fts == {"yak": 1, "zebra": 1, "gnu": 0}
+    found = {w: len(search_corpus_unscoped(db, "c", w)) for w in ("yak", "zebra", "gnu")}
+    assert found == {"yak": 1, "zebra": 1, "gnu": 0}

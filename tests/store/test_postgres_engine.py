@@ -245,14 +245,3 @@ def test_a_read_snapshot_does_not_see_a_later_commit(pg_url):
         assert reader.execute("SELECT count(*) FROM queries").fetchone()[0] == before
     assert reader.execute("SELECT count(*) FROM queries").fetchone()[0] == before + 1
     reader.conn.close(), writer.conn.close()
-
-
-def test_corpus_search_is_refused_clearly_on_postgres(pg_url):
-    from evalcore.store.corpus_search import search_documents
-    from evalcore.store.visibility import Visibility
-
-    db = _study(pg_url)
-    with pytest.raises(dialect.FullTextUnavailable, match="FTS5.*PostgreSQL"):
-        search_documents(db, expression="x", visibility=Visibility(corpus_id="c"), readable=None,
-                         title_weight=1.0, text_weight=1.0, limit=5)
-    db.conn.close()

@@ -4,8 +4,6 @@ and "can't judge" on sampled units are non-responses."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from access_fixtures import ANNOTATOR, LEAD, team_store
 from click.testing import CliRunner
@@ -22,6 +20,7 @@ from evalcore.estimation.stored import (
 )
 from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store
+from evalcore.store.dialect import INTEGRITY_ERRORS
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
 from evalcore.store.samples import (
@@ -146,7 +145,7 @@ def test_sampled_units_are_never_rewritten_or_deleted(demo) -> None:
                 kind="skip",
                 annotator="ann",
             )
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(INTEGRITY_ERRORS):
             demo.execute(sql)
 
 
