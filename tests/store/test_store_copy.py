@@ -167,8 +167,10 @@ def test_a_sqlite_copy_keeps_every_row_key_and_float_but_not_the_store_identity(
     db = open_store(copy)
     try:
         # another store to the caches: its own identity, not the source's
-        ids = [open_store(where).execute("SELECT store_id FROM store_identity").fetchall()
-               for where in (source, copy)]
+        ids = [db.execute("SELECT store_id FROM store_identity").fetchall()]
+        other = open_store(source)
+        ids.append(other.execute("SELECT store_id FROM store_identity").fetchall())
+        other.conn.close()
         assert len(ids[0]) == len(ids[1]) == 1 and ids[0] != ids[1]
         # the insert triggers are back: a new label gets its unit code
         record_label(db, study_id=DEMO_STUDY_ID, query_id="q01", unit_id="kb-brand-new", gain=1,
