@@ -9,10 +9,14 @@ from evalcore.store.studies import StudyIn
 from evalcore.store.study_setup import create_study
 
 
-def new_store(tmp_path: Path, study_id: str = "s", corpus_id: str = "c", **study) -> (
+def new_store(target: str | Path, study_id: str = "s", corpus_id: str = "c", **study) -> (
     sqlite_utils.Database
 ):
-    db = open_store(tmp_path / "store.db")
+    """A store at ``target`` (a store file or database URL, as the ``store_target`` fixture
+    gives; a directory means ``store.db`` in it) with study ``s`` on corpus ``c``."""
+    if isinstance(target, Path) and target.is_dir():
+        target = target / "store.db"
+    db = open_store(target)
     create_study(db, StudyIn(study_id=study_id, corpus_id=corpus_id, **study))
     return db
 

@@ -313,9 +313,9 @@ _LEAD_LOOKUP_ERRORS = {
 }
 
 
-def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:
+def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path, new_store_target) -> None:
     """The same reads of a study with no member (local mode) answer a handle opened by None."""
-    db = open_store(tmp_path / "local.sqlite")
+    db = open_store(new_store_target("local.sqlite"))
     create_study(db, StudyIn(study_id="loc", corpus_id="lc"))
     add_queries(db, "loc", [QueryIn(query_id="QSECRET1", text="solar")])
     record_label(db, study_id="loc", query_id="QSECRET1", unit_id="DSECRET1", gain=2,

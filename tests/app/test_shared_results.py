@@ -9,8 +9,8 @@ from evalcore.store.labels import record_label
 from evalcore.store.study_handle import open_study
 
 
-def test_a_result_is_reused_until_the_store_marks_move(tmp_path):
-    db = new_store(tmp_path)
+def test_a_result_is_reused_until_the_store_marks_move(tmp_path, store_target):
+    db = new_store(store_target)
     study = open_study(db, "s", None)
     calls = []
 
@@ -30,10 +30,10 @@ def test_a_result_is_reused_until_the_store_marks_move(tmp_path):
     assert fresh is not first and fresh["value"] == 3
 
 
-def test_the_shared_cache_is_bounded(tmp_path):
+def test_the_shared_cache_is_bounded(tmp_path, store_target):
     """The least recently used results are dropped beyond MAX_ENTRIES: the first is computed
     again, the latest is not."""
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     study = open_study(db, "s", None)
     computed = []
 
@@ -48,7 +48,7 @@ def test_the_shared_cache_is_bounded(tmp_path):
     assert computed.count(0) == 2
 
 
-def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_path):
+def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_path, store_target):
     """The computation is shared across sessions; the authorization is not: a result is
     reached only through a handle on its study, which a stranger (or nobody) cannot open,
     and a handle on another study finds nothing of it."""
@@ -56,7 +56,7 @@ def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_p
 
     from evalcore.access.decisions import PermissionDenied
 
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     member = open_study(db, "s", ANNOTATOR)
     secret = shared_result(member, ("agreement",), lambda: {"kappa": 0.42})
     for stranger in (OUTSIDER, None):
@@ -68,11 +68,11 @@ def test_a_shared_result_is_handed_only_to_a_viewer_who_may_read_the_study(tmp_p
     assert shared_results.ready_result(member, ("agreement",)) is secret
 
 
-def test_results_kept_alone_do_not_push_out_the_others(tmp_path):
+def test_results_kept_alone_do_not_push_out_the_others(tmp_path, store_target):
     """Large results (``alone``) have their own cache of ALONE_KEPT: two sessions comparing
     different choices keep both; a third choice forgets the least recently used; the other
     results stay whatever the large ones do."""
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     study = open_study(db, "s", None)
     computed = []
     kept = shared_result(study, ("agreement",), lambda: ["kept"])
@@ -100,13 +100,13 @@ def test_results_kept_alone_do_not_push_out_the_others(tmp_path):
     assert computed[-1] == ("a", "c") and len(computed) == 5
 
 
-def test_a_second_session_waits_for_the_computation_under_way(tmp_path, monkeypatch):
+def test_a_second_session_waits_for_the_computation_under_way(tmp_path, monkeypatch, store_target):
     """Two sessions asking for one result at once compute it once; a background computation
     is started once per marks, and again after it failed."""
     import threading
     import time
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     study = open_study(db, "s", None)
     computed, release = [], threading.Event()
 

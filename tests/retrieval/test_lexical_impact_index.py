@@ -45,8 +45,8 @@ def sentence(rng: random.Random, n: int) -> str:
     return "".join(w + rng.choice(PUNCT) + " " for w in words).strip()
 
 
-def build(tmp_path, rng: random.Random, n_docs: int, weights: tuple[float, float]):
-    db = new_store(tmp_path)
+def build(new_store_target, rng: random.Random, n_docs: int, weights: tuple[float, float]):
+    db = new_store(new_store_target("store.db"))
     created = datetime(2026, 1, 1, tzinfo=UTC)
     add_documents(db, "c", [
         DocumentIn(doc_id=f"d{rng.randrange(10**6):06d}-{i}",
@@ -70,10 +70,10 @@ def oracle(db, protocol: str, weights: tuple[float, float]) -> Fts5Oracle:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_impact_index_ranks_exactly_as_fts5_bm25(tmp_path, seed):
+def test_impact_index_ranks_exactly_as_fts5_bm25(tmp_path, seed, new_store_target):
     rng = random.Random(seed)
     weights = WEIGHTS[seed % len(WEIGHTS)]
-    db, pin = build(tmp_path, rng, rng.randrange(30, 160), weights)
+    db, pin = build(new_store_target, rng, rng.randrange(30, 160), weights)
     queries = [sentence(rng, rng.randrange(1, 5)) for _ in range(60)]
     queries += ["the", "the solar the", "SOLAR Solar solar", "+++", "", "zzz unknown", "東京 x86"]
     queries += ["wind\u0903power", "wind\u0903wind", "heat\u20ddpumps solar", "x86\u0903solar"]
@@ -98,9 +98,9 @@ def test_impact_index_ranks_exactly_as_fts5_bm25(tmp_path, seed):
     assert phrases > 0
 
 
-def test_second_execution_loads_the_saved_index_and_a_new_pin_does_not(tmp_path, monkeypatch):
+def test_second_execution_loads_the_saved_index_and_a_new_pin_does_not(tmp_path, monkeypatch, new_store_target):
     rng = random.Random(42)
-    db, pin = build(tmp_path, rng, 50, (2.0, 1.0))
+    db, pin = build(new_store_target, rng, 50, (2.0, 1.0))
     with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin) as first:
         assert not first.loaded_from_cache
         before = first.search("solar panels the", 10)
@@ -121,9 +121,9 @@ def test_second_execution_loads_the_saved_index_and_a_new_pin_does_not(tmp_path,
         assert third.document_count == pin.document_count + 1
 
 
-def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path):
+def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path, new_store_target):
     rng = random.Random(7)
-    db, pin = build(tmp_path, rng, 40, (2.0, 1.0))
+    db, pin = build(new_store_target, rng, 40, (2.0, 1.0))
     with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin) as first:
         want = first.search("solar the wind", 5)
     path = index_cache.cache_path(db, pin)
@@ -145,11 +145,11 @@ def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path):
 
 
 @pytest.mark.parametrize("weights", [(2.0, 1.0), (0.3, 1.7)])
-def test_words_repeated_many_times_in_few_documents_rank_as_fts5(tmp_path, weights):
+def test_words_repeated_many_times_in_few_documents_rank_as_fts5(tmp_path, weights, store_target):
     """Occurrence counts so large for so few postings that the index sorts the distinct
     (title, text) count pairs instead of tabling them all; the scores stay FTS5's."""
     rng = random.Random(3)
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     created = datetime(2026, 1, 1, tzinfo=UTC)
     add_documents(db, "c", [
         DocumentIn(doc_id=f"d{i:03d}", owner_org="acme", created_at=created,
@@ -173,11 +173,11 @@ def test_words_repeated_many_times_in_few_documents_rank_as_fts5(tmp_path, weigh
                 assert a == pytest.approx(b, abs=1e-9, rel=0)
 
 
-def test_the_pinned_texts_are_read_by_the_documents_key(tmp_path):
+def test_the_pinned_texts_are_read_by_the_documents_key(tmp_path, new_store_target):
     """The statement reading the pinned documents' texts joins the pinned ids and the
     documents by key, never by scanning one table once per row of the other (after v14
     widened the key, the planner chose that quadratic order: 100,000 documents took 639 s)."""
-    db, pin = build(tmp_path, random.Random(1), 40, WEIGHTS[0])
+    db, pin = build(new_store_target, random.Random(1), 40, WEIGHTS[0])
     statements: list[str] = []
     db.conn.set_trace_callback(statements.append)
     params = {"corpus": "c", "study": "s", "protocol": "p"}
@@ -214,10 +214,10 @@ def test_a_saved_index_loads_back_the_same_ids_and_tokens(tmp_path, ids):
     assert loaded.tokens == index.tokens
 
 
-def test_an_index_read_again_comes_from_memory(tmp_path, monkeypatch):
+def test_an_index_read_again_comes_from_memory(tmp_path, monkeypatch, new_store_target):
     """The last indexes read stay in memory, keyed by their file's size and modification time:
     reading one again does not open the file."""
-    db, pin = build(tmp_path, random.Random(3), 30, (2.0, 1.0))
+    db, pin = build(new_store_target, random.Random(3), 30, (2.0, 1.0))
     with read_snapshot(db), SnapshotIndex(open_study(db, "s", None), pin):
         pass
     path = index_cache.cache_path(db, pin)

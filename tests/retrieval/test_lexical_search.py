@@ -10,8 +10,8 @@ from evalcore.store.corpus import DocumentIn, add_documents
 
 
 @pytest.fixture
-def db(tmp_path):
-    return lexical_store(tmp_path)
+def db(tmp_path, store_target):
+    return lexical_store(store_target)
 
 
 def ids(hits):
@@ -107,6 +107,7 @@ def test_scores_depend_only_on_the_searched_documents(db):
     assert search_corpus(db, "c", "solar wind", viewer=None) != before
 
 
+@pytest.mark.sqlite_only
 def test_the_demo_corpus_ranks_as_fts5_for_every_demo_query(tmp_path):
     """On the demo's knowledge base, each demo query (and a phrase) returns FTS5's documents
     in FTS5's order with FTS5's scores, FTS5 ranking the same documents."""

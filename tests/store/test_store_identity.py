@@ -15,6 +15,7 @@ from evalcore.store.store_identity import store_identity
 IDENTITY_VERSION = schema.MIGRATIONS.index(schema._STORE_IDENTITY_NO_FTS) + 1
 
 
+@pytest.mark.sqlite_only
 def test_each_store_has_its_own_identity_that_never_changes(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -28,6 +29,7 @@ def test_each_store_has_its_own_identity_that_never_changes(tmp_path):
         one.execute("UPDATE store_identity SET store_id = 'x'")
 
 
+@pytest.mark.sqlite_only
 def test_a_copy_of_the_file_is_another_store_to_a_cache(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -40,6 +42,7 @@ def test_a_copy_of_the_file_is_another_store_to_a_cache(tmp_path):
     assert store_identity(a) != store_identity(b)
 
 
+@pytest.mark.sqlite_only
 def test_migrating_drops_the_shared_fts_index_and_keeps_the_documents(tmp_path):
     path = tmp_path / "old.db"
     store_at_version(
@@ -58,6 +61,7 @@ def test_migrating_drops_the_shared_fts_index_and_keeps_the_documents(tmp_path):
     assert [h.doc_id for h in search_corpus_unscoped(db, "c", "panel")] == ["d1"]
 
 
+@pytest.mark.sqlite_only
 def test_an_unmigrated_older_store_has_no_identity_and_says_so(tmp_path):
     path = tmp_path / "old.db"
     store_at_version(path, IDENTITY_VERSION - 1)

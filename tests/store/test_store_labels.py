@@ -28,8 +28,8 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
-def db(tmp_path):
-    return new_store(tmp_path)
+def db(tmp_path, store_target):
+    return new_store(store_target)
 
 
 def lab(db, unit, gain, who, query="q1"):
@@ -171,8 +171,8 @@ def test_new_relevant_label_reopens_complete_query_in_same_transaction(db):
     assert len(completeness_history(open_study(db, "s", None), "q1")) == 2
 
 
-def test_reopen_respects_study_threshold(tmp_path):
-    db = new_store(tmp_path, relevance_threshold=2)
+def test_reopen_respects_study_threshold(tmp_path, store_target):
+    db = new_store(store_target, relevance_threshold=2)
     mark_complete(db, study_id="s", query_id="q1", actor="lead")
     lab(db, "A", 1, "a")
     assert is_complete(open_study(db, "s", None), "q1")
