@@ -8,26 +8,22 @@ from the PostgreSQL copy is byte-identical, and evaluating and comparing the run
 the same output on both. A target holding rows is refused; a failure or Ctrl-C mid-copy
 leaves the target without a row and its triggers as they were.
 
-The PostgreSQL tests use ``$RELEVANCE_LEDGER_TEST_POSTGRES_URL`` (a server URL such as
-``postgresql://ledger@/postgres?host=/tmp/pgt`` whose user may create databases; read as
-tests/store/test_postgres_engine.py reads it); each copy goes into a database of its own,
-dropped afterwards. Without it they are skipped;
-the SQLite -> SQLite tests always run.
+The PostgreSQL tests take their databases from the session's throwaway cluster
+(``postgres_cluster``, tests/conftest.py: skipped, or failed under
+RELEVANCE_LEDGER_REQUIRE_POSTGRES=1, without PostgreSQL); the SQLite -> SQLite tests
+always run.
 """
 
 from __future__ import annotations
 
-import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from click.testing import CliRunner
-from test_postgres_engine import _server_url  # the test server, or a skip saying why
+from postgres_cluster import Cluster
 
 from evalcore.cli import main
 from evalcore.demo.study import DEMO_STUDY_ID, build_demo
@@ -56,25 +52,10 @@ ODD_SCORES = (0.1 + 0.2, 1e-300, -0.0, 123456789.123456789, None, 2.0 ** 60 + 0.
 # -- stores ---------------------------------------------------------------------------
 
 
-@contextmanager
-def _database() -> Iterator[str]:
-    """A fresh, empty database on the test server, dropped afterwards."""
-    import psycopg
-
-    server = _server_url()
-    name = f"migrate_store_copy_{secrets.token_hex(6)}"
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    try:
-        yield urlunsplit(urlsplit(server)._replace(path=f"/{name}"))
-    finally:
-        with psycopg.connect(server, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
 @pytest.fixture
-def pg_url() -> Iterator[str]:
-    with _database() as url:
+def pg_url(postgres_cluster: Cluster) -> Iterator[str]:
+    """A fresh, empty database of the session's throwaway cluster, for this test alone."""
+    with postgres_cluster.fresh_database(prefix="copy") as url:
         yield url
 
 
@@ -297,11 +278,11 @@ def test_the_checksum_ignores_order_and_sees_types_duplicates_and_float_bits() -
 
 
 @pytest.fixture(scope="module")
-def round_trip(source: Path, tmp_path_factory: pytest.TempPathFactory
-               ) -> Iterator[tuple[str, Path]]:
+def round_trip(source: Path, tmp_path_factory: pytest.TempPathFactory,
+               postgres_cluster: Cluster) -> Iterator[tuple[str, Path]]:
     """The source copied to a PostgreSQL database, and that copied back to a SQLite file."""
     back = tmp_path_factory.mktemp("back") / "back.sqlite"
-    with _database() as url:
+    with postgres_cluster.fresh_database(prefix="copy") as url:
         code, text = _cli("migrate-store", "--from", source, "--to", url)
         assert code == 0, text
         code, text = _cli("migrate-store", "--from", url, "--to", back)
@@ -320,35 +301,34 @@ def test_sqlite_to_postgresql_and_back_keeps_every_row(source: Path,
 
 
 def test_the_postgresql_copy_takes_new_rows_after_the_copied_keys(
-        source: Path, round_trip: tuple[str, Path]) -> None:
+        round_trip: tuple[str, Path], pg_url: str) -> None:
     import psycopg
 
     url, _ = round_trip
-    with _database() as fresh:
-        copy_store(url, fresh)
-        db = open_store(fresh)
-        try:
-            assert dialect.disabled_triggers(db) == []
-            largest = db.execute("SELECT max(event_id) FROM label_events").fetchone()[0]
-            record_label(db, study_id=DEMO_STUDY_ID, query_id="q01", unit_id="kb-new-on-pg",
-                         gain=1, annotator="alice")
-            event_id, code = db.execute(
-                "SELECT event_id, unit_code FROM label_events WHERE unit_id = 'kb-new-on-pg'"
-            ).fetchone()
-            assert event_id == largest + 1 and code is not None
-            generation = db.execute("SELECT generation FROM corpus_generations").fetchone()[0]
-            add_documents(db, "northwind-kb", [DocumentIn(
-                doc_id="kb-pg", title="t", text="x", owner_org=None,
-                created_at=datetime(2025, 1, 1, tzinfo=UTC))], actor=LEAD)
-            assert db.execute("SELECT generation FROM corpus_generations").fetchone()[0] > generation
-            with pytest.raises(psycopg.IntegrityError, match="append-only"):
-                db.execute("UPDATE label_events SET gain = 0")
-        finally:
-            db.conn.close()
+    copy_store(url, pg_url)  # PostgreSQL -> PostgreSQL
+    db = open_store(pg_url)
+    try:
+        assert dialect.disabled_triggers(db) == []
+        largest = db.execute("SELECT max(event_id) FROM label_events").fetchone()[0]
+        record_label(db, study_id=DEMO_STUDY_ID, query_id="q01", unit_id="kb-new-on-pg",
+                     gain=1, annotator="alice")
+        event_id, code = db.execute(
+            "SELECT event_id, unit_code FROM label_events WHERE unit_id = 'kb-new-on-pg'"
+        ).fetchone()
+        assert event_id == largest + 1 and code is not None
+        generation = db.execute("SELECT generation FROM corpus_generations").fetchone()[0]
+        add_documents(db, "northwind-kb", [DocumentIn(
+            doc_id="kb-pg", title="t", text="x", owner_org=None,
+            created_at=datetime(2025, 1, 1, tzinfo=UTC))], actor=LEAD)
+        assert db.execute("SELECT generation FROM corpus_generations").fetchone()[0] > generation
+        with pytest.raises(psycopg.IntegrityError, match="append-only"):
+            db.execute("UPDATE label_events SET gain = 0")
+    finally:
+        db.conn.close()
 
 
 def test_the_study_archive_is_byte_identical_from_either_side(
-        source: Path, round_trip: tuple[str, Path], tmp_path: Path,
+        source: Path, round_trip: tuple[str, Path], tmp_path: Path, pg_url: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
     from evalcore.store import study_archive
 
@@ -357,20 +337,15 @@ def test_the_study_archive_is_byte_identical_from_either_side(
     archives = {}
     for name, where in (("sqlite", source), ("postgresql", url), ("back", back)):
         # each export from a copy of the side (an export writes its audit row)
-        with _database() if name == "postgresql" else _scratch(tmp_path, name) as scratch:
-            copy_store(where, scratch)
-            out = tmp_path / f"{name}.zip"
-            code, text = _cli("export", "study", "--db", scratch, "--study", DEMO_STUDY_ID,
-                              "--out", out, "--actor", LEAD)
-            assert code == 0, text
-            archives[name] = out.read_bytes()
+        scratch = pg_url if name == "postgresql" else tmp_path / f"{name}-scratch.sqlite"
+        copy_store(where, scratch)
+        out = tmp_path / f"{name}.zip"
+        code, text = _cli("export", "study", "--db", scratch, "--study", DEMO_STUDY_ID,
+                          "--out", out, "--actor", LEAD)
+        assert code == 0, text
+        archives[name] = out.read_bytes()
     assert archives["postgresql"] == archives["sqlite"]
     assert archives["back"] == archives["sqlite"]
-
-
-@contextmanager
-def _scratch(tmp_path: Path, name: str) -> Iterator[Path]:
-    yield tmp_path / f"{name}-scratch.sqlite"
 
 
 def test_evaluate_and_compare_say_the_same_on_either_side(
