@@ -29,8 +29,6 @@ import click
 from evalcore.cli import main
 from evalcore.cli.report_cmds import _fail
 from evalcore.cli.store_cmds import actor_option, store
-from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
-from evalcore.store.location import store_exists
 from evalcore.store.study_handle import open_study
 
 FORMATS = ("table", "json")
@@ -41,8 +39,8 @@ FORMATS = ("table", "json")
     "--db",
     "db_path",
     required=True,
-    type=NEW_OR_EXISTING_STORE,
-    help="The evidence store (a SQLite file or a postgresql:// URL).",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The evidence store (SQLite file).",
 )
 @click.option("--study", required=True, help="Study id.")
 @click.option(
@@ -89,7 +87,7 @@ FORMATS = ("table", "json")
               "predictions (never evidence: a wrong source widens the interval).")
 @actor_option
 def compare_command(
-    db_path: Path | str,
+    db_path: Path,
     study: str,
     runs: str,
     baseline: str | None,
@@ -129,7 +127,7 @@ def compare_command(
         spec = QuerySetSpec.parse(queries)
     except QuerySetError as err:
         _fail(f"--queries: {err}")
-    if not store_exists(db_path):
+    if not db_path.is_file():
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
     if sample_name is not None and reference is not None:
         _fail("--sample estimates from the working labels; leave out --reference")

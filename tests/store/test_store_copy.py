@@ -16,6 +16,7 @@ always run.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -348,6 +349,37 @@ def test_the_study_archive_is_byte_identical_from_either_side(
     assert archives["back"] == archives["sqlite"]
 
 
+def _compare(where: str | Path, reference: str | None, sample: str | None = None) -> str:
+    """What ``evalcore compare --format json`` computes (its bottom line, decisions, queues,
+    paired tests and the sample's estimate), as JSON."""
+    from evalcore.analysis.decision import stored_pair
+    from evalcore.analysis.pair_comparison import measure_verdicts
+    from evalcore.analysis.query_set import QuerySetSpec, stored_query_set
+    from evalcore.contract.measures import parse_measure
+    from evalcore.estimation.stored import estimate_json, estimate_stored
+
+    db = open_store(where)
+    try:
+        handle = open_study(db, DEMO_STUDY_ID, LEAD)
+        measures = [parse_measure(m) for m in ("P@10", "nDCG@10")]
+        query_set = stored_query_set(handle, list(RUNS), QuerySetSpec.parse("all"), reference)
+        evaluated = stored_pair(handle, RUNS[1], RUNS[0], measures, reference,
+                                query_ids=query_set.scope)
+        parts = [query_set.record().model_dump_json(), *evaluated.notes()]
+        for item in measure_verdicts(evaluated.pair, RUNS[1], RUNS[0], queue_limit=5):
+            parts += [item.decision.model_dump_json(), item.paired.model_dump_json(),
+                      item.queue.model_dump_json() if item.queue else ""]
+        if sample is not None:
+            estimates = estimate_stored(handle, sample, candidate=RUNS[1], baseline=RUNS[0],
+                                        measures=["P@10"], level=0.95,
+                                        query_ids=evaluated.pair.query_ids, automatic=None)
+            parts += [json.dumps(estimate_json(e), sort_keys=True)
+                      for e in estimates.by_measure().values()]
+        return "\n".join(parts)
+    finally:
+        db.conn.close()
+
+
 def test_evaluate_and_compare_say_the_same_on_either_side(
         source: Path, round_trip: tuple[str, Path]) -> None:
     from evalcore.api.report_text import report_text
@@ -369,17 +401,10 @@ def test_evaluate_and_compare_say_the_same_on_either_side(
                 result = compute(loaded.batch, protocol, measures)
                 texts.append(report_text(result, loaded.diagnostics.tied_score_pairs,
                                          loaded.diagnostics.notes))
-            code, text = _cli("compare", "--db", where, "--study", DEMO_STUDY_ID, "--runs",
-                              ",".join(RUNS), "-m", "P@10", "-m", "nDCG@10", "--format", "json",
-                              "--actor", LEAD, *(("--reference", reference) if reference else ()))
-            assert code == 0, text
-            texts.append(text)
-        code, text = _cli("compare", "--db", where, "--study", DEMO_STUDY_ID, "--runs",
-                          ",".join(RUNS), "-m", "P@10", "--sample", "smp", "--actor", LEAD)
-        assert code == 0, text
-        texts.append(text)
+            texts.append(_compare(where, reference))
+        texts.append(_compare(where, None, sample="smp"))
         outputs[name] = texts
-    assert outputs["postgresql"] == outputs["sqlite"]
+    assert all(outputs["sqlite"]) and outputs["postgresql"] == outputs["sqlite"]
 
 
 def test_a_postgresql_target_holding_rows_is_refused(source: Path, pg_url: str) -> None:
