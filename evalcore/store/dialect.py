@@ -11,8 +11,8 @@ sqlglot does not translate is rewritten here on its syntax tree:
 * ``GLOB`` and ``char(...)`` call the helper functions :data:`PG_HELPERS` creates;
 * ``INDEXED BY`` hints are dropped, ``temp.x`` becomes ``pg_temp.x``, and conflict
   targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order;
-* a subquery in ``FROM`` without a name gets one, and an integer literal used as a truth
-  value (``WHERE ... AND 1``) becomes ``TRUE`` / ``FALSE``.
+* a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
+  (``WHERE ... AND 1``, ``AND ?``) becomes a boolean.
 
 Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
 PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
@@ -176,9 +176,9 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
 
 
 def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
-    """SQLite takes an integer literal as a truth value (``WHERE ... AND 1``, what a filter
-    with nothing to filter writes); PostgreSQL wants a boolean: ``1`` / ``0`` there become
-    ``TRUE`` / ``FALSE``."""
+    """SQLite takes an integer as a truth value (``WHERE ... AND 1``, what a filter with
+    nothing to filter writes, or ``AND ?`` bound to a bool); PostgreSQL wants a boolean:
+    ``1`` / ``0`` there become ``TRUE`` / ``FALSE``, a parameter ``CAST(? AS BIGINT) <> 0``."""
     from sqlglot import exp
 
     for key in ("on",) if isinstance(node, exp.Join) else ("this", "expression"):
@@ -188,6 +188,10 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
         if isinstance(operand, exp.Literal) and not operand.is_string and operand.this in (
                 "0", "1"):
             operand.replace(exp.true() if operand.this == "1" else exp.false())
+        elif isinstance(operand, exp.Placeholder):  # a parameter bound to 0 / 1 (a bool)
+            operand.replace(exp.Paren(this=exp.NEQ(
+                this=exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT")),
+                expression=exp.Literal.number(0))))
 
 
 def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
