@@ -464,3 +464,16 @@ def test_rows_travel_in_bounded_batches(source: Path, tmp_path: Path,
     assert max(max(s) for s in sizes.values()) <= 40
     assert sum(sizes["results"]) > 500 and max(sizes["results"]) == 40
     assert max(sizes["run_rankings"][1:]) <= 12  # wide rows: fewer per batch
+
+
+def test_sqlites_truth_values_and_unnamed_subqueries_translate_to_postgresql() -> None:
+    # what the archive export and the visibility rule write, which PostgreSQL refused
+    assert dialect.to_postgres("SELECT a FROM t WHERE x = ? AND 1") == (
+        "SELECT a FROM t WHERE x = %s AND TRUE")
+    assert dialect.to_postgres("SELECT a FROM t WHERE (o IS NULL AND ?) OR NOT 0") == (
+        "SELECT a FROM t WHERE (o IS NULL AND (CAST(%s AS BIGINT) <> 0)) OR NOT FALSE")
+    assert dialect.to_postgres("SELECT a FROM (SELECT a FROM t) JOIN (SELECT b FROM u) ON 1") == (
+        "SELECT a FROM (SELECT a FROM t) AS subquery_0 JOIN (SELECT b FROM u) AS subquery_1 "
+        "ON TRUE")
+    assert dialect.to_postgres("SELECT 1 AS one, a + 1 FROM t WHERE a = 1 LIMIT 1") == (
+        "SELECT 1 AS one, a + 1 FROM t WHERE a = 1 LIMIT 1")
