@@ -177,8 +177,9 @@ class UnitNamer:
     """Names codes of one study's dictionary when asked (codes -> unit ids, in order).
 
     It keeps no connection of a store file open: each read opens the file read-only (a
-    PostgreSQL store: a connection to its URL) and closes it (a state that outlives the connection it was built with, e.g. one built on a
-    background thread's connection, still names its units). An in-memory store is read
+    PostgreSQL store: a connection to its URL) and closes it (a state that outlives the
+    connection it was built with, e.g. one built on a background thread's connection, or
+    one a command closed, still names its units). An in-memory store is read
     through the connection it was made with. Names read are kept (a code never changes).
     """
 
