@@ -42,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "demo",
     "evaluate",
     "judge",
+    "migrate_store",
     "queries",
     "report_cmds",
     "retrieve",

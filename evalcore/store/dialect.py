@@ -10,7 +10,9 @@ sqlglot does not translate is rewritten here on its syntax tree:
 * ``json_each(?)`` (a JSON array of strings) becomes ``jsonb_array_elements_text``;
 * ``GLOB`` and ``char(...)`` call the helper functions :data:`PG_HELPERS` creates;
 * ``INDEXED BY`` hints are dropped, ``temp.x`` becomes ``pg_temp.x``, and conflict
-  targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order.
+  targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order;
+* a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
+  (``WHERE ... AND 1``, ``AND ?``) becomes a boolean.
 
 Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
 PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
@@ -30,7 +32,8 @@ The errors the callers treat alike on both engines are here too:
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 #: PostgreSQL functions standing in for SQLite built-ins sqlglot leaves as they are.
@@ -150,6 +153,12 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             (argument,) = node.this.expressions
             node.set("this", exp.Anonymous(this="jsonb_array_elements_text", expressions=[
                 exp.Cast(this=argument, to=exp.DataType.build("JSONB"))]))
+    for number, node in enumerate(tree.find_all(exp.Subquery)):
+        # PostgreSQL (before 16) wants a name for a subquery in FROM; SQLite does not
+        if isinstance(node.parent, (exp.From, exp.Join)) and not node.alias:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(f"subquery_{number}")))
+    for node in list(tree.find_all(exp.Connector, exp.Not, exp.Where, exp.Join)):
+        _integer_truth(node)
     for node in list(tree.find_all(exp.Glob)):
         node.replace(exp.Anonymous(this="sqlite_glob",
                                    expressions=[node.expression, node.this]))
@@ -164,6 +173,25 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     return tree
+
+
+def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
+    """SQLite takes an integer as a truth value (``WHERE ... AND 1``, what a filter with
+    nothing to filter writes, or ``AND ?`` bound to a bool); PostgreSQL wants a boolean:
+    ``1`` / ``0`` there become ``TRUE`` / ``FALSE``, a parameter ``CAST(? AS BIGINT) <> 0``."""
+    from sqlglot import exp
+
+    for key in ("on",) if isinstance(node, exp.Join) else ("this", "expression"):
+        operand = node.args.get(key)
+        if isinstance(operand, exp.Paren):
+            operand = operand.this
+        if isinstance(operand, exp.Literal) and not operand.is_string and operand.this in (
+                "0", "1"):
+            operand.replace(exp.true() if operand.this == "1" else exp.false())
+        elif isinstance(operand, exp.Placeholder):  # a parameter bound to 0 / 1 (a bool)
+            operand.replace(exp.Paren(this=exp.NEQ(
+                this=exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT")),
+                expression=exp.Literal.number(0))))
 
 
 def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
@@ -373,6 +401,195 @@ def main_file(db: object) -> str:
     conn = getattr(db, "conn", db)
     return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
                  if r[1] == "main"), "") or ""
+
+
+# -- copying a whole store (evalcore.store.store_copy) --------------------------------------
+
+#: The foreign keys among the store's tables: (table, the table it references).
+_SQLITE_REFERENCES = ('SELECT m.name, f."table" FROM sqlite_master m, '
+                      "pragma_foreign_key_list(m.name) f WHERE m.type = 'table'")
+_PG_REFERENCES = ("SELECT s.relname, d.relname FROM pg_constraint c "
+                  "JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class d ON d.oid = c.confrelid "
+                  "JOIN pg_namespace n ON n.oid = s.relnamespace "
+                  "WHERE c.contype = 'f' AND n.nspname = current_schema()")
+
+
+def _raw(db: object) -> object:
+    """The engine's own connection: psycopg's on PostgreSQL, sqlite3's on SQLite."""
+    conn = getattr(db, "conn", db)
+    return conn.raw if is_postgres(conn) else conn  # type: ignore[attr-defined]
+
+
+def tables_in_dependency_order(db: object) -> list[str]:
+    """The store's tables (:func:`store_tables`: not the engine's, not PostgreSQL's
+    ``schema_version``), each after every table its foreign keys reference, ties by name:
+    the order in which a copy inserts them."""
+    names = set(store_tables(db))
+    needs: dict[str, set[str]] = {name: set() for name in names}
+    references = _PG_REFERENCES if is_postgres(db) else _SQLITE_REFERENCES
+    for table, referenced in _raw(db).execute(references):  # type: ignore[attr-defined]
+        if table in needs and referenced in names and referenced != table:
+            needs[table].add(referenced)
+    ordered: list[str] = []
+    while needs:
+        ready = sorted(name for name, before in needs.items() if not before)
+        if not ready:
+            raise ValueError("the store's foreign keys form a cycle among "
+                             f"{', '.join(sorted(needs))}: no insertion order satisfies them")
+        for name in ready:
+            ordered.append(name)
+            del needs[name]
+        for before in needs.values():
+            before.difference_update(ready)
+    return ordered
+
+
+def copy_columns(db: object, table: str) -> list[str]:
+    """The columns holding a row of ``table`` as stored: its declared columns and, for a table
+    whose rowid is not its integer key, ``rowid`` (SQLite's hidden one; PostgreSQL's
+    identity column of that name), so a copy keeps the row's identity."""
+    raw = _raw(db)
+    if is_postgres(db):
+        return [name for (name,) in raw.execute(  # type: ignore[attr-defined]
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = %s ORDER BY ordinal_position", [table])]
+    info = raw.execute("SELECT name, upper(type), pk FROM pragma_table_info(?) "  # type: ignore[attr-defined]
+                       "ORDER BY cid", [table]).fetchall()
+    (create,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?",  # type: ignore[attr-defined]
+                            [table]).fetchone()
+    keys = [kind for _, kind, pk in info if pk]
+    without_rowid = bool(re.search(r"\)\s*WITHOUT\s+ROWID\s*;?\s*$", create, re.IGNORECASE))
+    integer_key = keys == ["INTEGER"]
+    return [name for name, _, _ in info] + ([] if without_rowid or integer_key else ["rowid"])
+
+
+#: About how many bytes of values one batch of :func:`read_rows` holds (wide rows, such as
+#: packed rankings, come in smaller batches).
+BATCH_BYTES = 4 << 20
+
+
+def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterator[list[tuple]]:
+    """The rows of ``table`` (``columns``, in that order) in lists of at most ``batch`` rows and
+    about :data:`BATCH_BYTES`, in row key order, streamed: never the whole table in memory (a
+    server-side cursor on PostgreSQL, which needs an open transaction:
+    :func:`transaction.read_snapshot`)."""
+    sql = (f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {_quoted(table)} "
+           f"ORDER BY {row_key(db, table)}")
+    raw = _raw(db)
+    if is_postgres(db):
+        cursor = raw.cursor(name=f"copy_{table}")  # type: ignore[attr-defined]
+    else:
+        cursor = raw.cursor()  # type: ignore[attr-defined]
+    size = min(batch, 64)  # the first rows tell how wide they are
+    try:
+        cursor.execute(sql)
+        while rows := cursor.fetchmany(size):
+            yield rows
+            sample = rows[:64]
+            width = sum(len(v) for row in sample for v in row
+                        if isinstance(v, (str, bytes))) / len(sample) + 8 * len(columns)
+            size = max(1, min(batch, int(BATCH_BYTES / width)))
+    finally:
+        cursor.close()
+
+
+def write_rows(db: object, table: str, columns: list[str], batches: Iterable[list[tuple]]) -> None:
+    """Insert every row of ``batches`` into ``table`` as given (keys and rowids included):
+    one ``COPY`` on PostgreSQL, batched inserts on SQLite; inside the caller's transaction."""
+    names = ", ".join(_quoted(c) for c in columns)
+    raw = _raw(db)
+    if is_postgres(db):
+        with raw.cursor() as cursor, cursor.copy(  # type: ignore[attr-defined]
+                f"COPY {_quoted(table)} ({names}) FROM STDIN") as copy:
+            for rows in batches:
+                for row in rows:
+                    copy.write_row(row)
+        return
+    sql = f"INSERT INTO {_quoted(table)} ({names}) VALUES ({', '.join('?' * len(columns))})"
+    for rows in batches:
+        raw.executemany(sql, rows)  # type: ignore[attr-defined]
+
+
+def has_rows(db: object, table: str) -> bool:
+    """Does ``table`` hold any row?"""
+    return _raw(db).execute(  # type: ignore[attr-defined]
+        f"SELECT EXISTS (SELECT 1 FROM {_quoted(table)})").fetchone()[0] in (1, True)
+
+
+def count_rows(db: object, table: str) -> int:
+    return int(_raw(db).execute(f"SELECT count(*) FROM {_quoted(table)}").fetchone()[0])  # type: ignore[attr-defined]
+
+
+_INSERT_TRIGGER = re.compile(r"^\s*CREATE\s+TRIGGER\s+\w+\s+(BEFORE|AFTER|INSTEAD\s+OF)\s+INSERT\b",
+                             re.IGNORECASE)
+
+
+def insert_triggers(db: object) -> list[tuple[str, str]]:
+    """(table, trigger) of every trigger that fires on an insert, by table and name (the
+    derived rows they write -- unit codes, corpus generations, suspects -- and the seals
+    they check are in a copied store already)."""
+    raw = _raw(db)
+    if is_postgres(db):
+        rows = raw.execute(  # type: ignore[attr-defined]
+            "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
+            "AND (t.tgtype & 4) <> 0 AND n.nspname = current_schema()").fetchall()
+    else:
+        rows = [(table, name) for table, name, sql in raw.execute(  # type: ignore[attr-defined]
+            "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'")
+            if _INSERT_TRIGGER.match(sql)]
+    return sorted(rows)
+
+
+def disabled_triggers(db: object) -> list[str]:
+    """The triggers of the store that are switched off (always none on SQLite, where a
+    trigger exists or does not; on PostgreSQL, those ``ALTER TABLE ... DISABLE`` left off)."""
+    if not is_postgres(db):
+        return []
+    return [name for (name,) in _raw(db).execute(  # type: ignore[attr-defined]
+        "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
+        "AND t.tgenabled = 'D' AND n.nspname = current_schema() ORDER BY 1")]
+
+
+@contextmanager
+def insert_triggers_suspended(db: object) -> Iterator[list[tuple[str, str]]]:
+    """Inside the caller's write transaction: the :func:`insert_triggers` are off until the
+    block ends without an error, then on again (disabled and enabled on PostgreSQL, dropped
+    and created again from their own SQL on SQLite). Both are part of the transaction: when
+    the block fails the caller's rollback restores them as they were. The triggers refusing
+    updates and deletes (append-only rules) are never touched."""
+    triggers = insert_triggers(db)
+    raw = _raw(db)
+    if is_postgres(db):
+        for table, name in triggers:
+            raw.execute(f"ALTER TABLE {_quoted(table)} DISABLE TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+        yield triggers
+        for table, name in triggers:
+            raw.execute(f"ALTER TABLE {_quoted(table)} ENABLE TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+        return
+    created = [raw.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "  # type: ignore[attr-defined]
+                           "AND name = ?", [name]).fetchone()[0] for _, name in triggers]
+    for _, name in triggers:
+        raw.execute(f"DROP TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+    yield triggers
+    for sql in created:
+        raw.execute(sql)  # type: ignore[attr-defined]
+
+
+def reset_identities(db: object) -> None:
+    """After rows were copied in with their keys: on PostgreSQL each identity counter moved
+    past the largest key (the next insert does not collide); SQLite's rowids need nothing."""
+    if is_postgres(db):
+        _raw(db).execute(RESYNC_IDENTITIES)  # type: ignore[attr-defined]
+
+
+def _quoted(identifier: str) -> str:
+    """An identifier in double quotes (both engines), refusing one that needs escaping (the
+    store's names never do)."""
+    if not re.fullmatch(r"\w+", identifier):
+        raise ValueError(f"unexpected identifier {identifier!r} in the store's catalog")
+    return f'"{identifier}"'
 
 
 def is_postgres(db_or_conn: object) -> bool:

@@ -176,17 +176,19 @@ def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int]) -> dic
 class UnitNamer:
     """Names codes of one study's dictionary when asked (codes -> unit ids, in order).
 
-    It keeps no connection of a store file open: each read opens the file read-only and
-    closes it (a state that outlives the connection it was built with, e.g. one built on a
-    background thread's connection, still names its units). An in-memory store is read
+    It keeps no connection of a store file open: each read opens the file read-only (a
+    PostgreSQL store: a connection to its URL) and closes it (a state that outlives the
+    connection it was built with, e.g. one built on a background thread's connection, or
+    one a command closed, still names its units). An in-memory store is read
     through the connection it was made with. Names read are kept (a code never changes).
     """
 
     def __init__(self, study: Study) -> None:
         db = study.db
         self.study_id = study.study_id
-        self._path = dialect.main_file(db) or None
-        self._conn = None if self._path else db.conn
+        self._url = getattr(db, "url", None) if dialect.is_postgres(db) else None
+        self._path = None if self._url else (dialect.main_file(db) or None)
+        self._conn = None if self._path or self._url else db.conn
         self._names: dict[int, str] = {}
 
     def __call__(self, codes: np.ndarray) -> list[str]:
@@ -208,6 +210,14 @@ class UnitNamer:
     def _with_conn(self, read: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is not None:
             return read(self._conn)
+        if self._url is not None:  # PostgreSQL: a connection of its own for this read
+            from evalcore.store.postgres import connect
+
+            store = connect(self._url)
+            try:
+                return read(store.conn)  # type: ignore[arg-type]
+            finally:
+                store.close()
         conn = sqlite3.connect(f"file:{quote(str(self._path))}?mode=ro", uri=True,
                                check_same_thread=False)
         try:
