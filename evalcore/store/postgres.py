@@ -116,6 +116,13 @@ class PgConnection:
 
         return self.raw.info.transaction_status != TransactionStatus.IDLE
 
+    def commit(self) -> None:
+        """Commit the open transaction, if any: ``sqlite3.Connection.commit``, which code
+        written against a SQLite store's connection calls (nothing to do in autocommit mode
+        outside a transaction)."""
+        if self.in_transaction:
+            self.raw.execute("COMMIT")
+
     def close(self) -> None:
         self.raw.close()
 
