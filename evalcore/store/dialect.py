@@ -9,8 +9,11 @@ sqlglot does not translate is rewritten here on its syntax tree:
   writes the portable ``ON CONFLICT ... DO NOTHING``) becomes ``ON CONFLICT DO NOTHING``;
 * ``json_each(?)`` (a JSON array of strings) becomes ``jsonb_array_elements_text``;
 * ``GLOB`` and ``char(...)`` call the helper functions :data:`PG_HELPERS` creates;
-* ``INDEXED BY`` hints are dropped, ``temp.x`` becomes ``pg_temp.x``, and conflict
-  targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order;
+* ``INDEXED BY`` hints are dropped (a ``group_concat`` over such a scan, which SQLite
+  concatenates in the index's order, is ordered by the index's columns), ``temp.x``
+  becomes ``pg_temp.x``, and conflict targets lose the ``NULLS FIRST`` sqlglot adds to
+  keep SQLite's NULL order;
+* ``json_extract`` of JSON kept as text casts the text to ``json``;
 * a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
   (``WHERE ... AND 1``, ``AND ?``) becomes a boolean.
 
@@ -137,8 +140,10 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             for column in assignment.expression.find_all(exp.Column):
                 if not column.table:
                     column.set("table", exp.to_identifier(target.alias_or_name))
+    hints: list[tuple[exp.Table, str]] = []
     for node in list(tree.find_all(exp.Table)):
         if node.args.get("indexed") is not None:
+            hints.append((node, node.args["indexed"].name))
             node.set("indexed", None)
         schema = node.args.get("db")
         if schema is not None and schema.name.lower() == "main":
@@ -172,7 +177,63 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                                   expressions=[exp.Literal.string("[]")]))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
+    for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
+        _json_argument(node)
+    _indexed_order(tree, hints)
     return tree
+
+
+def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
+                   hints: list[tuple["sqlglot.exp.Table", str]]) -> None:  # noqa: F821
+    """A query reading a table ``INDEXED BY`` an index scans it in the index's order, and
+    SQLite's ``group_concat`` concatenates in scan order (the store relies on it, e.g. a
+    query's labels in unit id order): on PostgreSQL, where the hint is dropped, each
+    ``STRING_AGG`` of that query gets ``ORDER BY`` the index's columns."""
+    from sqlglot import exp
+
+    for table, index in hints:
+        select = table.find_ancestor(exp.Select)
+        aggregates = [node for node in select.find_all(exp.GroupConcat)
+                      if node.find_ancestor(exp.Select) is select] if select else []
+        if not aggregates:
+            continue
+        order = [exp.Ordered(this=exp.column(name, table=table.alias_or_name), nulls_first=False)
+                 for name in index_columns(index)]
+        for node in aggregates:
+            if not isinstance(node.this, exp.Order):
+                node.set("this", exp.Order(this=node.this, expressions=[o.copy() for o in order]))
+
+
+_CREATE_INDEX = re.compile(r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\s+"
+                           r"ON\s+\w+\s*\(([^)]*)\)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=256)
+def index_columns(index: str) -> tuple[str, ...]:
+    """The columns of one of the store's indexes, in order, as the migrations last defined
+    it (:data:`evalcore.store.schema.MIGRATIONS`)."""
+    from evalcore.store.schema import MIGRATIONS
+
+    columns: tuple[str, ...] = ()
+    for migration in MIGRATIONS:
+        for name, listed in _CREATE_INDEX.findall(migration):
+            if name.lower() == index.lower():
+                columns = tuple(part.split()[0] for part in listed.split(","))
+    if not columns:
+        raise ValueError(f"INDEXED BY {index}: no migration of the store creates that index")
+    return columns
+
+
+def _json_argument(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
+    """SQLite's ``json_extract`` reads JSON kept as text (``detail_json``); PostgreSQL's
+    ``json_extract_path_text`` wants the ``json`` type: the document is cast to it."""
+    from sqlglot import exp
+
+    document = node.this
+    if isinstance(document, exp.Cast) and document.to.this in (
+            exp.DataType.Type.JSON, exp.DataType.Type.JSONB):
+        return
+    document.replace(exp.Cast(this=document.copy(), to=exp.DataType.build("JSON")))
 
 
 def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
