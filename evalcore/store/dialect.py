@@ -464,6 +464,21 @@ def main_file(db: object) -> str:
                  if r[1] == "main"), "") or ""
 
 
+def server_place(db: object) -> str:
+    """Where a PostgreSQL store is kept: server, database and schema, with the database's and
+    the schema's object ids (a database made again under the same name, or copied from a
+    template, is another place), no password; "" on SQLite (see :func:`main_file`)."""
+    if not is_postgres(db):
+        return ""
+    raw = _raw(db)
+    info = raw.info  # type: ignore[attr-defined]
+    schema, database_oid, schema_oid = raw.execute(  # type: ignore[attr-defined]
+        "SELECT current_schema(), d.oid, n.oid FROM pg_database d, pg_namespace n "
+        "WHERE d.datname = current_database() AND n.nspname = current_schema()").fetchone()
+    return (f"postgresql://{info.host}:{info.port}/{info.dbname}/{schema}"
+            f":{database_oid}.{schema_oid}")
+
+
 # -- copying a whole store (evalcore.store.store_copy) --------------------------------------
 
 #: The foreign keys among the store's tables: (table, the table it references).
