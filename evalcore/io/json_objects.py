@@ -5,10 +5,11 @@ comments). JSON is read strictly: a key repeated in one object (plain JSON
 would silently keep the last value), ``NaN``/``Infinity``, a number too large
 for a float (``1e999`` would become infinity), an integer of more than
 :data:`MAX_INT_DIGITS` digits (Python refuses to convert those), a lone UTF-16
-surrogate (``"\\ud800"``: not text, it cannot be stored) is an error naming the
-field (readers of document text refuse a NUL character too: :func:`not_text`). A line
-that is not JSON, is nested too deeply, or is not an object is logged with its
-line number and skipped, so every bad line of a file is reported in one pass.
+surrogate (``"\\ud800"``: not text, it cannot be stored) and a NUL character
+(``"\\u0000"``: no text holds one, and PostgreSQL cannot store it) are errors naming
+the line and field (:func:`not_text`). A line that is not JSON, is nested too deeply,
+or is not an object is logged with its line number and skipped, so every bad line of a
+file is reported in one pass.
 """
 
 from __future__ import annotations
@@ -131,8 +132,11 @@ def _decode(text: str, number: int | None, log: ErrorLog, hint: str) -> Any:
     """The strict decoding of ``text``, or ``_FAILED`` (the error logged at ``number``)."""
     try:
         value = _DECODER.decode(text)
-        if _SUSPECT_ESCAPE.search(text) and (bad := not_text(value)):
+        nul = text.find("\\u0000")
+        if (nul >= 0 or _SUSPECT_ESCAPE.search(text)) and (bad := not_text(value, nul=True)):
             field, message, hint = bad
+            if number is None and nul >= 0 and "NUL" in message:  # a whole file: the NUL's line
+                number = text.count("\n", 0, nul) + 1
             log.add(number, field or None, message, hint)
             return _FAILED
         return value

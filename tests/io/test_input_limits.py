@@ -138,6 +138,31 @@ def test_nul_in_document_text_is_refused(store: Path, tmp_path: Path) -> None:
     assert _snapshot(store) == before
 
 
+@pytest.mark.parametrize(("command", "name", "content", "said"), [
+    ("labels-jsonl", "labels.jsonl", b'{"query_id": "q1", "unit_id": "d\\u00001", "gain": 1}\n',
+     ":1: unit_id: holds a NUL character (\\u0000)"),
+    ("labels-jsonl", "labels.jsonl",
+     b'{"query_id": "q1", "unit_id": "d1", "gain": 1, "annotator": "a\\u0000"}\n',
+     ":1: annotator: holds a NUL character (\\u0000)"),
+    ("labels-csv", "labels.csv", b"query_id,unit_id,gain\nq1,d\x001,1\n", ":2: holds a NUL byte"),
+    ("qrels", "q.txt", b"q1 0 d1 1\nq1 0 d\x002 1\n", ":2: holds a NUL byte"),
+    ("queries", "queries.jsonl", b'{"id": "q\\u00001", "text": "x"}\n',
+     ":1: id: holds a NUL character (\\u0000)"),
+])
+def test_a_nul_in_an_id_is_refused_at_the_file_on_either_engine(
+        store_target, tmp_path: Path, command: str, name: str, content: bytes, said: str) -> None:
+    """No text holds a NUL (PostgreSQL cannot store one): every file refuses it with its
+    line (and field), on either engine, and the store is unchanged."""
+    store = cli_store(store_target)
+    path = tmp_path / name
+    path.write_bytes(content)
+    before = _snapshot(store)
+    code, out = run_cli("import", command, "--db", str(store), "--study", "s", str(path))
+    assert code == 2, out
+    assert f"{path}{said}" in out and "Traceback" not in out
+    assert _snapshot(store) == before
+
+
 @pytest.mark.parametrize("spec", ["1" * 40 + ":1", "1:" + "9" * 40, "0.5:" + "1" * 30])
 def test_huge_gain_maps_get_a_message(store: Path, tmp_path: Path, spec: str) -> None:
     path = tmp_path / "q.txt"
