@@ -58,8 +58,8 @@ def _writer(url: str, who: str, shared_view, barrier, out: list) -> None:
         for i in range(OWN_LABELS):
             token = show_item(db, study_id="s", query_id=f"q{i % 3}", unit_id=f"{who}-{i}",
                               annotator=who)
-            event = retry_busy(lambda t=token, n=f"{who}#{i}": label_as_shown(
-                db, t, i % 5, on_screen=t, note=n)).event
+            event = retry_busy(lambda t=token, g=i % 5, n=f"{who}#{i}": label_as_shown(
+                db, t, g, on_screen=t, note=n)).event
             out.append((f"{who}#{i}", event.event_id))
     finally:
         db.conn.close()
