@@ -54,3 +54,48 @@ def scratch_database(url: str, prefix: str = "bench") -> Iterator[str]:
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def copy_sqlite_store(sqlite_path: str, url: str) -> dict[str, int]:
+    """Copy every table a SQLite store shares with the (migrated, empty) PostgreSQL store at
+    ``url``, row for row (``rowid`` and integer keys kept, identity counters moved past
+    them); returns rows copied per table.
+
+    For a study only SQLite can build yet (the demo's lexical runs need FTS5): the same
+    content on both engines, so their pages can be timed side by side. Triggers and
+    foreign keys are off during the copy (``session_replication_role = replica``: the
+    rows are already consistent), which needs a superuser on the dev server.
+    """
+    import sqlite3
+
+    import psycopg
+
+    source = sqlite3.connect(sqlite_path)
+    copied: dict[str, int] = {}
+    with psycopg.connect(url, autocommit=False) as conn:
+        conn.execute("SET session_replication_role = replica")
+        columns: dict[str, list[str]] = {}
+        for table, column in conn.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"):
+            columns.setdefault(table, []).append(column)
+        for (table,) in source.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            if table not in columns or table == "schema_version":
+                continue
+            have = {r[1] for r in source.execute(f'PRAGMA table_info("{table}")')} | {"rowid"}
+            shared = [c for c in columns[table] if c in have]
+            names = ", ".join(f'"{c}"' for c in shared)
+            rows = source.execute(f'SELECT {names} FROM "{table}"').fetchall()
+            conn.execute(f'DELETE FROM "{table}"')
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    f'INSERT INTO "{table}" ({names}) OVERRIDING SYSTEM VALUE VALUES '
+                    f'({", ".join(["%s"] * len(shared))})', rows)
+            copied[table] = len(rows)
+        for table, column in conn.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND is_identity = 'YES'").fetchall():
+            conn.execute(f"SELECT setval(pg_get_serial_sequence('\"{table}\"', '{column}'), "
+                         f'coalesce((SELECT max("{column}") FROM "{table}"), 0) + 1, false)')
+    source.close()
+    return copied
