@@ -162,6 +162,11 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                                    expressions=[node.expression, node.this]))
     for select in list(tree.find_all(exp.Select)):
         _bare_columns(select)
+    for node in list(tree.find_all(exp.Max, exp.Min, exp.Sum, exp.Avg)):
+        # SQLite: a comparison is the integer 0 or 1; PostgreSQL has no max(boolean)
+        if not node.expressions and isinstance(node.this, (exp.Predicate, exp.Connector,
+                                                            exp.Not)):
+            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("INT")))
     for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
         target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
         target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
