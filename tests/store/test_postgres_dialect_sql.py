@@ -1,7 +1,9 @@
-"""``IN (?, ?, ...)`` lists on PostgreSQL: right for every length, translated once.
+"""SQLite SQL on PostgreSQL: ``IN (?, ...)`` lists of any length; aggregates of comparisons.
 
 A chunked lookup's list length changes with every call; the dialect translates the
-statement's shape once (sqlglot is slow) and expands each list to its length.
+statement's shape once (sqlglot is slow) and expands each list to its length. SQLite
+counts a comparison as 0 or 1 (``max(kind = 'undo')``); PostgreSQL has no max of a
+boolean, so the comparison is cast to an integer inside the aggregate.
 """
 
 import pytest
@@ -37,3 +39,13 @@ def test_a_new_length_is_not_parsed_again():
 def test_values_lists_are_left_alone():
     assert dialect.to_postgres("INSERT INTO t (a, b, c) VALUES (?, ?, ?)") == (
         "INSERT INTO t (a, b, c) VALUES (%s, %s, %s)")
+
+
+@pytest.mark.parametrize("aggregate", ["MAX", "MIN", "SUM", "AVG"])
+def test_an_aggregate_of_a_comparison_counts_it_as_0_or_1(aggregate):
+    out = dialect.to_postgres(
+        f"SELECT query_id, {aggregate}(kind <> 'label'), {aggregate}(gain > 0 AND note = ''), "
+        f"{aggregate}(gain) FROM label_events GROUP BY query_id")
+    assert f"{aggregate}(CAST(kind <> 'label' AS INT))" in out
+    assert f"{aggregate}(CAST(gain > 0 AND note = '' AS INT))" in out
+    assert f"{aggregate}(gain)" in out
