@@ -162,6 +162,10 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                                    expressions=[node.expression, node.this]))
     for select in list(tree.find_all(exp.Select)):
         _bare_columns(select)
+    for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
+        # SQLite reads JSON from text columns; PostgreSQL's JSON functions take json
+        if not isinstance(node.this, exp.Cast):
+            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
     for node in list(tree.find_all(exp.Max, exp.Min, exp.Sum, exp.Avg)):
         # SQLite: a comparison is the integer 0 or 1; PostgreSQL has no max(boolean)
         if not node.expressions and isinstance(node.this, (exp.Predicate, exp.Connector,

@@ -1,9 +1,10 @@
-"""SQLite SQL on PostgreSQL: ``IN (?, ...)`` lists of any length; aggregates of comparisons.
+"""SQLite SQL on PostgreSQL: ``IN (?, ...)`` lists, aggregates of comparisons, JSON in text.
 
 A chunked lookup's list length changes with every call; the dialect translates the
 statement's shape once (sqlglot is slow) and expands each list to its length. SQLite
 counts a comparison as 0 or 1 (``max(kind = 'undo')``); PostgreSQL has no max of a
-boolean, so the comparison is cast to an integer inside the aggregate.
+boolean, so the comparison is cast to an integer inside the aggregate. SQLite's
+``json_extract`` reads a text column; PostgreSQL's JSON functions need it cast to json.
 """
 
 import pytest
@@ -49,3 +50,9 @@ def test_an_aggregate_of_a_comparison_counts_it_as_0_or_1(aggregate):
     assert f"{aggregate}(CAST(kind <> 'label' AS INT))" in out
     assert f"{aggregate}(CAST(gain > 0 AND note = '' AS INT))" in out
     assert f"{aggregate}(gain)" in out
+
+
+def test_json_read_from_a_text_column_is_cast_to_json():
+    out = dialect.to_postgres("SELECT json_extract(detail_json, '$.unit_id') FROM audit_log "
+                              "WHERE json_extract(detail_json, '$.query_id') = ?")
+    assert out.count("CAST(detail_json AS JSON)") == 2
