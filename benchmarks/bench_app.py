@@ -369,7 +369,8 @@ def side_by_side(label: str, figures: dict[str, dict[str, float]]) -> None:
             continue
         a, b = sqlite[name], postgres[name]
         if math.isnan(a) or math.isnan(b):
-            print(f"  {name:34s} {a:8.2f}s {b:10.2f}s {'':>7s}  (not rendered on one engine)")
+            said = ["not rendered" if math.isnan(x) else f"{x:.2f}s" for x in (a, b)]
+            print(f"  {name:34s} {said[0]:>9s} {said[1]:>11s} {'':>7s}  (not rendered)")
             continue
         ratio = b / a if a > 0 else float("inf")
         cpu = ""
