@@ -20,6 +20,7 @@ from evalcore.store.labels import record_label
 from evalcore.store.members import add_member
 from evalcore.store.scoping import displayable_text, readable_document
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 
@@ -58,8 +59,8 @@ def main(n: int) -> None:
             print(f"record_label, {name}: {per * 1e6:8.1f} us/label")
         per = _time(lambda i: readable_document(team, "ann@acme.org", "c", f"d{i % 1000}"), n)
         print(f"readable_document, team corpus: {per * 1e6:8.1f} us/call")
-        per = _time(lambda i: displayable_text(team, "ann@acme.org", study_id="s",
-                                               unit_id=f"d{i % 1000}"), n)
+        handle = open_study(team, "s", "ann@acme.org")
+        per = _time(lambda i: displayable_text(handle, unit_id=f"d{i % 1000}"), n)
         print(f"displayable_text, team study: {per * 1e6:8.1f} us/call")
 
 

@@ -6,10 +6,11 @@
 Writes a TREC ``<DOC>`` file (gzip) and a JSONL file of ``--documents``
 synthetic documents of about ``--words`` words each, then imports each, in a
 fresh subprocess, into a fresh store with ``evalcore import documents`` (the
-CLI: reading, validation, the upsert and the full-text index triggers): wall
+CLI: reading, validation and the upsert): wall
 time, CPU time (on a loaded machine the wall time is mostly waiting for a core) and
-peak resident memory (VmHWM) of that process. target: < 30 s each. Most of the
-time is SQLite's FTS5 indexing (the ``documents_fts`` triggers, porter stemmer).
+peak resident memory (VmHWM) of that process. target: < 30 s each. The store
+keeps no full-text index: lexical indexes are built by evalcore when a search
+or an execution first needs them.
 """
 
 from __future__ import annotations

@@ -195,6 +195,7 @@ def _write_labels(db, phase: str, who: str, on_shared: bool, started, done, reco
     from evalcore.annotation.item_token import label_as_shown, show_item
     from evalcore.store import dialect
     from evalcore.store.labels import ItemChangedError
+    from evalcore.store.study_handle import open_study
     from evalcore.store.transaction import retry_busy
 
     marks: list[tuple[float, str]] = []
@@ -211,7 +212,8 @@ def _write_labels(db, phase: str, who: str, on_shared: bool, started, done, reco
         query, unit = (("shared", f"shared-{i % 2}") if on_shared
                        else (f"lq{i % 50}", f"{who}-{i}"))
         note = f"w:{phase}:{who}#{i}"
-        token = show_item(db, study_id="s", query_id=query, unit_id=unit, annotator=who)
+        token = show_item(open_study(db, "s", who), query_id=query, unit_id=unit,
+                          annotator=who)
         if on_shared:
             time.sleep(random.uniform(0, 0.005))
         marks.clear()

@@ -32,9 +32,10 @@ OUTSIDER = "otto@globex.org"
 USERS = {"annotator": ANNOTATOR, "reviewer": REVIEWER, "lead": LEAD, None: OUTSIDER}
 
 
-def team_store(tmp_path: Path) -> tuple[sqlite_utils.Database, Report]:
-    """The store described in the module docstring and a report ready to be saved."""
-    db = new_store(tmp_path, org_id="acme")
+def team_store(target: str | Path) -> tuple[sqlite_utils.Database, Report]:
+    """The store described in the module docstring (at ``target``, as for ``new_store``) and a
+    report ready to be saved."""
+    db = new_store(target, org_id="acme")
     add_documents(db, "c", docs())
     add_queries(db, "s", [QueryIn(query_id=q, text=t) for q, t in QUERIES.items()])
     pin_protocol(db, study_id="s", name="p1", protocol=protocol(), actor="setup")

@@ -13,9 +13,10 @@ def run_cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def cli_store(tmp_path: Path) -> Path:
-    """A store at ``tmp_path/s.db`` with study ``s`` on corpus ``c``, made by ``evalcore init``."""
-    db = tmp_path / "s.db"
+def cli_store(target: str | Path) -> str | Path:
+    """A store at ``target`` (a store file or database URL; a directory means ``s.db`` in it)
+    with study ``s`` on corpus ``c``, made by ``evalcore init``."""
+    db = target / "s.db" if isinstance(target, Path) and target.is_dir() else target
     code, out = run_cli("init", "--db", str(db), "--study", "s", "--corpus", "c")
     assert code == 0, out
     return db

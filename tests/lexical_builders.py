@@ -53,9 +53,10 @@ def docs(**changes: tuple[str, str, str] | None) -> list[DocumentIn]:
     ]
 
 
-def lexical_store(tmp_path: Path, *, name: str = "store.db") -> sqlite_utils.Database:
-    """A study ``s`` over corpus ``c`` with DOCS, QUERIES and one late acme document."""
-    db = new_store(tmp_path)
+def lexical_store(target: str | Path) -> sqlite_utils.Database:
+    """A study ``s`` over corpus ``c`` with DOCS, QUERIES and one late acme document, in the
+    store at ``target`` (as for ``new_store``)."""
+    db = new_store(target)
     add_documents(db, "c", docs())
     add_documents(
         db,

@@ -9,10 +9,14 @@ from evalcore.store.studies import StudyIn
 from evalcore.store.study_setup import create_study
 
 
-def new_store(tmp_path: Path, study_id: str = "s", corpus_id: str = "c", **study) -> (
+def new_store(target: str | Path, study_id: str = "s", corpus_id: str = "c", **study) -> (
     sqlite_utils.Database
 ):
-    db = open_store(tmp_path / "store.db")
+    """A store at ``target`` (a store file or database URL, as the ``store_target`` fixture
+    gives; a directory means ``store.db`` in it) with study ``s`` on corpus ``c``."""
+    if isinstance(target, Path) and target.is_dir():
+        target = target / "store.db"
+    db = open_store(target)
     create_study(db, StudyIn(study_id=study_id, corpus_id=corpus_id, **study))
     return db
 
@@ -41,15 +45,11 @@ def table_snapshot(db: sqlite_utils.Database) -> dict[str, list[tuple]]:
     forward when staged rows are written and discarded, though nothing visible changed, and
     the unit dictionary ``study_units`` (schema v15) keeps the codes it gave the units of a
     discarded staged import (append-only: no visible row refers to them)."""
-    names = [
-        r[0]
-        for r in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE 'documents_fts%' AND name NOT IN ('corpus_generations', 'study_units') ORDER BY name"
-        )
-    ]
+    from evalcore.store.dialect import store_tables
+
+    names = [n for n in store_tables(db) if n not in ("corpus_generations", "study_units")]
     return {
-        n: sorted(db.execute(f"SELECT * FROM [{n}]").fetchall(), key=repr) for n in names
+        n: sorted(db.execute(f'SELECT * FROM "{n}"').fetchall(), key=repr) for n in names
     }
 
 

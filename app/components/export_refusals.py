@@ -11,7 +11,7 @@ is a suspect is the export itself run for its message, once per state of the sto
 
 import streamlit as st
 
-from app.components.shared_results import shared_result
+from app.components.shared_results import shared_result, study_store
 from evalcore.store.export_checks import qrels_refusal, qrels_suspect, run_refusal, run_suspect
 from evalcore.store.references import ReferenceVersion
 from evalcore.store.runs import RunInfo
@@ -24,43 +24,29 @@ def _version_suspect(path: str, study_id: str, name: str, content_hash: str,
     return qrels_suspect(_study, name)
 
 
-def _reference_suspect(study: Study, path: str, reference: ReferenceVersion) -> bool:
-    return _version_suspect(path, study.study_id, reference.name, reference.content_hash, study)
+def _reference_suspect(study: Study, reference: ReferenceVersion) -> bool:
+    return _version_suspect(study_store(study), study.study_id, reference.name, reference.content_hash, study)
 
 
-def qrels_refusal_now(study: Study, path: str, reference: ReferenceVersion | None) -> str | None:
+def qrels_refusal_now(study: Study, reference: ReferenceVersion | None) -> str | None:
     """Why the qrels export of the working labels (``reference`` None) or of a frozen
-    version would be refused now, or None (``path``: the store file)."""
-    viewer = study.actor
+    version would be refused now, or None."""
     suspect = (
         qrels_suspect(study, None)
         if reference is None
-        else _reference_suspect(study, path, reference)
+        else _reference_suspect(study, reference)
     )
     name = None if reference is None else reference.name
     if not suspect:
         return qrels_refusal(study, name, suspect=False)
-    return shared_result(
-        study.db,
-        path,
-        study.study_id,
-        ("qrels_refusal", name, viewer),
-        lambda: qrels_refusal(study, name, suspect=True),
-        viewer=viewer,
-    )
+    return shared_result(study, ("qrels_refusal", name, study.actor),
+                         lambda: qrels_refusal(study, name, suspect=True))
 
 
-def run_refusal_now(study: Study, path: str, run: RunInfo) -> str | None:
+def run_refusal_now(study: Study, run: RunInfo) -> str | None:
     """Why the TREC export of the stored ``run`` would be refused, or None."""
-    viewer = study.actor
     suspect = run_suspect(study, run.run_id)
     if not suspect:
         return run_refusal(study, run.name, suspect=False)
-    return shared_result(
-        study.db,
-        path,
-        study.study_id,
-        ("run_refusal", run.run_id, viewer),
-        lambda: run_refusal(study, run.name, suspect=True),
-        viewer=viewer,
-    )
+    return shared_result(study, ("run_refusal", run.run_id, study.actor),
+                         lambda: run_refusal(study, run.name, suspect=True))

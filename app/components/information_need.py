@@ -7,19 +7,17 @@ markdown or HTML in them is ever interpreted. Nothing is shown when the query
 has no information need.
 """
 
-import sqlite_utils
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
-from app.components.session import reader
 from evalcore.store.information_needs import information_need
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study
 
 
-def show_information_need(db: sqlite_utils.Database, study_id: str, query_id: str, *,
-                          expanded: bool = False) -> None:
-    """Render the query's information need (nothing when it has none)."""
-    need = information_need(open_study(db, study_id, reader()), query_id)
+def show_information_need(study: Study, query_id: str, *, expanded: bool = False) -> None:
+    """Render the query's information need (nothing when it has none), read through the
+    page's handle."""
+    need = information_need(study, query_id)
     if need.empty:
         return
     with st.expander("Information need: what counts as relevant", expanded=expanded):

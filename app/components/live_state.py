@@ -5,10 +5,10 @@ kept with ``st.cache_resource`` and guarded by a lock: the first reader builds
 it (every run evaluated once), later readers bring it up to date with
 ``refresh`` (nothing read when the store is unchanged; only the touched
 queries re-evaluated after a label). Used by the dashboard and the run
-comparison on the working labels. The state is shared; every read of it is
-authorised for the session's reader (:func:`app.components.session.reader`)
-first, so a session that may not read the study gets PermissionDenied, never
-another session's state.
+comparison on the working labels. The state is shared; every read of it takes the
+page's :class:`evalcore.store.study_handle.Study` (opened for the session's reader,
+so a session that may not read the study never reaches another session's state)
+and finds only its study's state.
 """
 
 import threading
@@ -18,9 +18,9 @@ from typing import TypeVar
 
 import streamlit as st
 
-from app.components.session import db_path, get_db, reader
+from app.components.session import db_path
 from evalcore.live.dashboard import LiveDashboard, RefreshOutcome
-from evalcore.store.study_handle import Study, open_study
+from evalcore.store.study_handle import Study
 
 T = TypeVar("T")
 
@@ -44,14 +44,14 @@ def _evaluating(shared: _Shared, study: Study) -> RefreshOutcome:
     return shared.state.refresh(study)
 
 
-def with_live_state(study_id: str, read: Callable[[LiveDashboard, float, bool], T]) -> T:
-    """Call ``read(state, seconds, changed)`` on the up-to-date state, under its lock.
+def with_live_state(study: Study, read: Callable[[LiveDashboard, float, bool], T]) -> T:
+    """Call ``read(state, seconds, changed)`` on the handle's study's up-to-date state,
+    under its lock.
 
     ``seconds`` is the time the build or refresh took; ``changed`` whether the
     store had changed since the last refresh.
     """
-    study = open_study(get_db(), study_id, reader())  # before the shared state is touched
-    shared = _shared(str(db_path()), study_id)
+    shared = _shared(str(db_path()), study.study_id)
     with shared.lock:
         if shared.state is None:
             with st.spinner("Evaluating every run of the study (first load only)…"):

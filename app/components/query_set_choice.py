@@ -9,14 +9,12 @@ Annotate page's "to decide" queue carries it (:func:`decide_query_set`). A file
 (``@FILE``) is never read from an address: the server's files are not the visitor's.
 """
 
-import sqlite_utils
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
-from app.components.session import reader
 from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
 from evalcore.live.decide_state import DecideTarget
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study
 
 QUERIES_PARAM = "queries"
 #: The longest list of ids the address may carry.
@@ -96,9 +94,7 @@ def _keep_in_address(value: str) -> None:
         st.query_params[QUERIES_PARAM] = value
 
 
-def decide_query_set(
-    db: sqlite_utils.Database, study_id: str, target: DecideTarget
-) -> tuple[str, ...] | None:
+def decide_query_set(study: Study, target: DecideTarget) -> tuple[str, ...] | None:
     """The query set of the address (``?queries=``, from the Compare page's link) that the
     Annotate page's "to decide A vs B" queue works on: its ids, or None for every query
     (none named, or one that does not resolve: said in a warning)."""
@@ -107,7 +103,7 @@ def decide_query_set(
         return None
     try:
         resolved = stored_query_set(
-            open_study(db, study_id, reader()),
+            study,
             [target.run_a, target.run_b],
             ids if kind == "list" else kind,
         )

@@ -7,11 +7,11 @@ reuses it until the store's marks (:mod:`evalcore.store.marks`: the highest
 label and completeness event ids and the study's run ids) move, which a label,
 an adjudication, a completeness declaration or a new run does. The results are
 read-only to the pages. The computation is shared; the authorization is not: every
-call names the session's ``viewer`` and is refused (PermissionDenied) unless that
-viewer may read the study (:func:`evalcore.store.study_handle.open_study`), before
-anything is looked up or computed. Results live in Streamlit's resource cache, keyed by the
-store file, the study, the page's key and the store's marks: at most :data:`MAX_ENTRIES`,
-least recently used dropped first.
+call takes the page's :class:`evalcore.store.study_handle.Study`, which only
+:func:`evalcore.store.study_handle.open_study` makes, once the session's reader may read
+the study, and a handle finds only its own study's results. Results live in Streamlit's
+resource cache, keyed by the handle's store file and study, the page's key and the store's
+marks: at most :data:`MAX_ENTRIES`, least recently used dropped first.
 """
 
 import threading
@@ -24,6 +24,7 @@ import streamlit as st
 
 from evalcore.store.connection import open_store
 from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.store_identity import store_file
 from evalcore.store.study_handle import Study, open_study
 
 T = TypeVar("T")
@@ -62,31 +63,30 @@ def _alone_slot(path: str, study_id: str, key: Hashable, marks: StoreMarks) -> _
     return _Slot()
 
 
-def _find(study: Study, path: str, key: Hashable, alone: bool) -> _Slot:
+def study_store(study: Study) -> str:
+    """The file of the store the handle reads (the cache's first key: a process may serve
+    several stores)."""
+    return str(store_file(study.db))
+
+
+def _find(study: Study, key: Hashable, alone: bool) -> _Slot:
     marks = store_marks(study)
-    return (_alone_slot if alone else _slot)(path, study.study_id, key, marks)
+    return (_alone_slot if alone else _slot)(study_store(study), study.study_id, key, marks)
 
 
-def shared_result(
-    db: sqlite_utils.Database,
-    path: str,
-    study_id: str,
-    key: Hashable,
-    compute: Callable[[], T],
-    *,
-    viewer: str | None,
-    alone: bool = False,
-) -> T:
-    """``compute()``'s value for ``key`` in ``study_id``, computed once per state of the store,
-    if ``viewer`` (the session's reader) may read the study.
+def shared_result(study: Study, key: Hashable, compute: Callable[[], T], *,
+                  alone: bool = False) -> T:
+    """``compute()``'s value for ``key`` in the handle's study, computed once per state of
+    the store.
 
     ``key`` names the result and every input other than the store (a tuple of
-    the page's choices, its first item the kind of result); ``path`` is the store file.
+    the page's choices, its first item the kind of result; the reader too when what they
+    may see changes the result).
     ``alone``: a large result (hundreds of MB on a large study), one of the
     :data:`ALONE_KEPT` most recently used of its own cache, so they do not pile up in the
     :data:`MAX_ENTRIES`. A second call for the same result while it is computed waits for it.
     """
-    slot = _find(open_study(db, study_id, viewer), path, key, alone)
+    slot = _find(study, key, alone)
     with slot.lock:  # a second session asking meanwhile waits for this computation
         if not slot.done:
             slot.value = compute()
@@ -94,29 +94,21 @@ def shared_result(
     return slot.value
 
 
-def ready_result(db: sqlite_utils.Database, path: str, study_id: str, key: Hashable, *,
-                 viewer: str | None, alone: bool = False) -> Any:
+def ready_result(study: Study, key: Hashable, *, alone: bool = False) -> Any:
     """:func:`shared_result`'s value for ``key`` if it is computed for the store's marks now,
-    else None (nothing is computed); only if ``viewer`` may read the study."""
-    slot = _find(open_study(db, study_id, viewer), path, key, alone)
+    else None (nothing is computed)."""
+    slot = _find(study, key, alone)
     return slot.value if slot.done else None
 
 
-def compute_in_background(
-    db: sqlite_utils.Database,
-    path: str,
-    study_id: str,
-    key: Hashable,
-    compute: Callable[[sqlite_utils.Database], Any],
-    *,
-    viewer: str | None,
-) -> None:
-    """Start ``compute(connection)`` on a thread of its own (its own connection to the store
-    at ``path``), offered as :func:`shared_result`'s value for the store's marks now; a page
-    asks :func:`ready_result` on its next run. Once per marks: a second call while it runs,
-    or after it is done, starts nothing (after a failure, the next call starts it again).
-    Nothing starts unless ``viewer`` may read the study."""
-    slot = _find(open_study(db, study_id, viewer), path, key, False)
+def compute_in_background(study: Study, key: Hashable,
+                          compute: Callable[[Study], Any]) -> None:
+    """Start ``compute(handle)`` on a thread of its own (a handle on the study for the same
+    reader, on its own connection to the store), offered as :func:`shared_result`'s value for
+    the store's marks now; a page asks :func:`ready_result` on its next run. Once per marks:
+    a second call while it runs, or after it is done, starts nothing (after a failure, the
+    next call starts it again)."""
+    slot = _find(study, key, False)
     with slot.lock:
         if slot.done or slot.started:
             return
@@ -126,17 +118,17 @@ def compute_in_background(
         try:
             with slot.lock:
                 if not slot.done:
-                    slot.value = compute(conn)
+                    slot.value = compute(open_study(conn, study.study_id, study.actor))
                     slot.done = True
         finally:
             slot.started = slot.done
 
-    run_on_own_thread(path, work)
+    run_on_own_thread(study_store(study), work)
 
 
 def run_on_own_thread(path: str, work: Callable[[sqlite_utils.Database], Any]) -> None:
     """Start ``work(connection)`` on a thread of its own, with its own connection to the store
-    at ``path`` (closed after). The caller has checked that its viewer may read what it reads."""
+    at ``path`` (closed after). The caller holds a handle on what it reads."""
     def run() -> None:
         conn = open_store(path, migrate=False)
         try:

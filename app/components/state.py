@@ -75,7 +75,7 @@ def study_progress_if_ready(
     large study (or the annotator's share in it) is counted in full in the background
     (started here; the page shows it on its next run). Kept up to date from the queries
     touched since it was counted."""
-    study_id, viewer = study.study_id, study.actor
+    study_id = study.study_id
     path = _store_path()
     counted = _counted(path)
     with counted.lock:
@@ -84,19 +84,18 @@ def study_progress_if_ready(
     large = query_count > LARGE_STUDY_QUERIES
     now = progress_now(study, annotator, counts, share, full=not large)
     if now is None:
-        _count_in_background(path, study_id, annotator, counted, viewer)
+        _count_in_background(path, study, annotator, counted)
         return None
     counts, share = now
     _keep(counted, study_id, counts, share)
     return counts.progress if share is None else share.progress
 
 
-def _count_in_background(
-    path: str, study_id: str, annotator: str, counted: _Counted, viewer: str | None
-) -> None:
-    """Count the study in full on a thread of its own (read as ``viewer``, the session that
-    asked), then the share of every annotator asked for meanwhile: one thread at a time per
-    study."""
+def _count_in_background(path: str, study: Study, annotator: str, counted: _Counted) -> None:
+    """Count the study in full on a thread of its own (read as the handle's reader, the
+    session that asked), then the share of every annotator asked for meanwhile: one thread
+    at a time per study."""
+    study_id = study.study_id
     with counted.lock:
         wanted = counted.counting.get(study_id)
         if wanted is not None:
@@ -115,7 +114,7 @@ def _count_in_background(
                     who = wanted.pop()
                     counts = counted.counts.get(study_id)
                     share = counted.shares.get((study_id, who))
-                now = progress_now(open_study(conn, study_id, viewer), who, counts, share)
+                now = progress_now(open_study(conn, study_id, study.actor), who, counts, share)
                 if now is not None:
                     _keep(counted, study_id, *now)
         except BaseException:

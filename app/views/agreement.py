@@ -13,7 +13,6 @@ time; no gain is preselected. Each conflict has its own address
 became of it.
 """
 
-import sqlite3
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -26,15 +25,16 @@ from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import annotator_prompt, db_path, get_db, reader
+from app.components.session import annotator_prompt, get_db, reader
 from app.components.shared_results import shared_result
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
 from evalcore.analysis.agreement import agreement_and_conflicts
 from evalcore.analysis.automatic_agreement import SourceAgreement, automatic_agreement
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.contract.query_order import natural_key
+from evalcore.store.dialect import DATABASE_ERRORS
 from evalcore.store.labels import adjudicate
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import retry_busy
 
 #: Conflicts per page of the list (a study with many is paged, and filtered by query).
@@ -63,7 +63,7 @@ def _on_adjudicate(study_id: str, query_id: str, unit_id: str, key: str) -> None
     try:
         retry_busy(lambda: adjudicate(get_db(), study_id=study_id, query_id=query_id,
                                       unit_id=unit_id, gain=gain, reviewer=reviewer, note=note))
-    except (ValueError, PermissionError, sqlite3.Error) as error:
+    except (ValueError, PermissionError, *DATABASE_ERRORS) as error:
         flash(_FLASH, "error", f"Not adjudicated: {error}")
         return
     flash(_FLASH, "success", f"{unit_id} on {query_id} adjudicated: gain {gain} by {reviewer}")
@@ -91,11 +91,11 @@ def _when(created_at: str) -> str:
     return created_at[:16].replace("T", " ") + " UTC" if len(created_at) >= 16 else created_at
 
 
-def _context(ctx: ConflictContext) -> None:
+def _context(handle: Study, ctx: ConflictContext) -> None:
     """The query, the document and every annotator's gain, note and time, all as plain text."""
     st.markdown(f"**{escape_markdown(ctx.unit_id)}** · query {escape_markdown(ctx.query_id)}")
     st.markdown("**Query:** " + escape_markdown(ctx.query_text or "(no text)"))
-    show_information_need(get_db(), ctx.study_id, ctx.query_id)
+    show_information_need(handle, ctx.query_id)
     if ctx.document_note is not None:
         st.caption(escape_markdown(ctx.document_note))
     else:
@@ -119,9 +119,9 @@ def _context(ctx: ConflictContext) -> None:
             "a helper, not a judgement"))
 
 
-def _conflict_card(ctx: ConflictContext, reviewer: str, *, linked: bool) -> None:
+def _conflict_card(handle: Study, ctx: ConflictContext, reviewer: str, *, linked: bool) -> None:
     """A conflict with its context and the reviewer's decision (no gain preselected)."""
-    _context(ctx)
+    _context(handle, ctx)
     key = f"rl_adj_{ctx.query_id}_{ctx.unit_id}"
     left, mid, right = st.columns([2, 4, 1], vertical_alignment="bottom")
     left.selectbox("Gain", GAIN_CATEGORIES, key=f"{key}_gain", index=None,
@@ -136,7 +136,7 @@ def _conflict_card(ctx: ConflictContext, reviewer: str, *, linked: bool) -> None
                      query_params=item_params(ctx.query_id, ctx.unit_id))
 
 
-def _focused(ctx: ConflictContext, reviewer: str) -> None:
+def _focused(handle: Study, ctx: ConflictContext, reviewer: str) -> None:
     """The conflict the address names, or what became of it."""
     with st.container(border=True):
         if ctx.in_conflict:
@@ -144,7 +144,7 @@ def _focused(ctx: ConflictContext, reviewer: str) -> None:
             if not reviewer:
                 annotator_prompt("Enter your name to adjudicate (it is recorded with the "
                                  "decision).")
-            _conflict_card(ctx, reviewer, linked=False)
+            _conflict_card(handle, ctx, reviewer, linked=False)
             return
         if ctx.state == "adjudicated":
             said = f"adjudicated by {ctx.reviewer}: gain {ctx.adjudicated_gain}" + (
@@ -156,7 +156,7 @@ def _focused(ctx: ConflictContext, reviewer: str) -> None:
         st.info(escape_markdown(f"{ctx.unit_id} on query {ctx.query_id} is not in conflict: "
                                 f"{said}."))
         if ctx.state is not None:
-            _context(ctx)
+            _context(handle, ctx)
 
 
 def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -247,22 +247,17 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
 
 
 db, study = study_page("Annotator agreement")
+handle = open_study(db, study.study_id, reader())  # this page run's one check
 show_flash(_FLASH)
 focus = _address_conflict()
 if focus is not None:  # the address names a conflict: it comes first, before the statistics
-    (focused,) = conflict_contexts(open_study(db, study.study_id, reader()), [focus])
-    _focused(focused, current_annotator())
+    (focused,) = conflict_contexts(handle, [focus])
+    _focused(handle, focused, current_annotator())
 
 # Shared by every session until a label, adjudication or run changes the store's marks; the
 # statistics and the conflicts from one read of where annotators overlap.
-summary, pending = shared_result(
-    db,
-    str(db_path()),
-    study.study_id,
-    ("agreement_and_conflicts",),
-    lambda: agreement_and_conflicts(open_study(db, study.study_id, reader())),
-    viewer=reader(),
-)
+summary, pending = shared_result(handle, ("agreement_and_conflicts",),
+                                 lambda: agreement_and_conflicts(handle))
 cols = st.columns(3)
 cols[0].metric("Annotators", len(summary.annotators))
 cols[1].metric("Units labeled by two or more", summary.n_units_multiply_labeled)
@@ -305,7 +300,7 @@ if summary.per_query:
     ]), hide_index=True, width="stretch",
         column_config={"low agreement": st.column_config.CheckboxColumn()})
 
-automatic = automatic_agreement(open_study(db, study.study_id, reader()))
+automatic = automatic_agreement(handle)
 if automatic:
     _automatic_section(automatic)
 
@@ -323,6 +318,6 @@ elif listed:
     if not reviewer and focus is None:
         annotator_prompt("Enter your name to adjudicate (it is recorded with the decision).")
     shown = _conflict_page(listed)
-    for context in conflict_contexts(open_study(db, study.study_id, reader()), shown):
+    for context in conflict_contexts(handle, shown):
         with st.container(border=True):
-            _conflict_card(context, reviewer, linked=True)
+            _conflict_card(handle, context, reviewer, linked=True)

@@ -28,7 +28,6 @@ shows the newer label and asks. The open query changes only by the
 annotator's own action (the selector, the address, "Next query").
 """
 
-import sqlite3
 import time
 from collections.abc import Callable, Collection
 from functools import partial
@@ -92,6 +91,7 @@ from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.store.completeness import claim_withdrawal, completeness_history, reopen
 from evalcore.store.corpus import get_document
+from evalcore.store.dialect import DATABASE_ERRORS
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
 from evalcore.store.labels import ItemChangedError, LabelEvent, label_history, undo_last_label
 from evalcore.store.marks import store_marks
@@ -128,7 +128,7 @@ _REFUSED_KEY = "_rl_refused"
 #: The query this session has open; changed only by the annotator's own action.
 _OPEN_QUERY_KEY = "_rl_open_query"
 #: What a write may raise: bad input, a refused permission, or a busy/locked store.
-_WRITE_ERRORS = (ValueError, PermissionError, sqlite3.Error)
+_WRITE_ERRORS = (ValueError, PermissionError, *DATABASE_ERRORS)
 _PENDING_QUERY_KEY = "_rl_pending_query"
 _UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000
@@ -197,7 +197,7 @@ def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
     return _screens().get((study_id, annotator))
 
 
-def _put_on_screen(study_id: str, query_id: str | None, unit_id: str | None,
+def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
                    annotator: str) -> None:
     """Make the item's token the one on screen (None: no item on screen).
 
@@ -205,10 +205,11 @@ def _put_on_screen(study_id: str, query_id: str | None, unit_id: str | None,
     decided measure): a number is never given to two showings, so a key press held for
     an earlier showing can never pass for the next one.
     """
+    study_id = handle.study_id
     shown: dict = st.session_state.setdefault(_LAST_SHOWN_KEY, {})
     token = None
     if query_id is not None and unit_id is not None:
-        token = show_item(get_db(), study_id=study_id, query_id=query_id, unit_id=unit_id,
+        token = show_item(handle, query_id=query_id, unit_id=unit_id,
                           annotator=annotator, previous=shown.get((study_id, annotator)))
         shown[(study_id, annotator)] = token
     _screens()[(study_id, annotator)] = token
@@ -691,7 +692,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
 def _cached_state(handle: Study, target: DecideTarget) -> DecideState:
     """The queue's state, built again only when the store changed (a label, a run)."""
     study_id = handle.study_id
-    queries = decide_query_set(get_db(), study_id, target)
+    queries = decide_query_set(handle, target)
     key = ("decide", study_id, target, queries)
     marks = store_marks(handle)
     cache = st.session_state.setdefault("_rl_cache", {})
@@ -709,12 +710,11 @@ def _on_measure(measure: str) -> None:
 def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
                       annotator: str) -> None:
     """The queue's next item beside the verdict panel; both follow every label."""
-    db = get_db()
     sid = study.study_id
     state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(handle, state.items, annotator, passed)
-    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
+    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
                    annotator)
     token = _on_screen(sid, annotator)
     with st.container():  # one slot, so the messages never shift the columns below
@@ -753,7 +753,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
         query_text = query_text_of(handle, item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
-        show_information_need(db, sid, item.query_id, expanded=False)
+        show_information_need(handle, item.query_id, expanded=False)
         _confirm(token, None)
         pool = cached_pool(handle, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
@@ -794,7 +794,6 @@ def _sample_choice(handle: Study) -> str | None:
 def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     """A stored sample's units one after another in the sample's order: no choosing; a
     skip or can't judge is recorded as the sample's non-response (:func:`_on_pass`)."""
-    db = get_db()
     sid = study.study_id
     name = _sample_choice(handle)
     if name is None:
@@ -807,7 +806,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     queue = sample_queue(handle, name)
     waiting = [u for u in queue if u.state == "open"]
     item = waiting[0] if waiting else None
-    _put_on_screen(sid, item.query_id if item else None, item.unit_id if item else None,
+    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
                    annotator)
     token = _on_screen(sid, annotator)
     labeled = sum(1 for u in queue if u.state == "labeled")
@@ -831,7 +830,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
             return
         query_text = query_text_of(handle, item.query_id)
         st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
-        show_information_need(db, sid, item.query_id, expanded=False)
+        show_information_need(handle, item.query_id, expanded=False)
         _confirm(token, None)
         pool = cached_pool(handle, item.query_id)
         ranks = {p.unit_id: p.ranks for p in pool}
@@ -868,7 +867,6 @@ def _annotate(study: StudyIn, annotator: str) -> None:
 
 
 def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> None:
-    db = get_db()
     sid = study.study_id
     query_text = query_text_of(handle, query_id)
     pool = cached_pool(handle, query_id)
@@ -878,11 +876,11 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
     walk = _walk(handle, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
-    _put_on_screen(sid, query_id if current else None, current, annotator)
+    _put_on_screen(handle, query_id if current else None, current, annotator)
     token = _on_screen(sid, annotator)
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
-    show_information_need(db, sid, query_id, expanded=True)
+    show_information_need(handle, query_id, expanded=True)
     qp = query_progress(handle, query_id, annotator)
     study_progress = _study_progress(handle, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
@@ -1034,8 +1032,7 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
         st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
                                    "judge it by its id or skip it."))
         return None
-    shown = displayable_text(db, reader(), study_id=study.study_id, unit_id=unit_id,
-                             runs=ranks.get(unit_id, {}))
+    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}))
     if not shown.shown:  # another organisation's, or outside a run's protocol
         st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
         return None
@@ -1152,7 +1149,7 @@ def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annot
                 st.markdown("**" + highlight_terms(hit.title or unit_id, text) + "**")
                 st.caption(escape_markdown(" · ".join(facts)))
                 st.markdown(highlight_terms(snippet(hit.text, text), text))
-                token = show_item(db, study_id=study.study_id, query_id=query_id,
+                token = show_item(handle, query_id=query_id,
                                   unit_id=unit_id, annotator=annotator)
                 with st.container(horizontal=True, gap="small"):
                     for gain in GRADE_MEANINGS:

@@ -46,7 +46,7 @@ from app.components.navigation import ANNOTATE
 from app.components.page import study_page
 from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
-from app.components.session import db_path, get_db, reader
+from app.components.session import get_db, reader
 from app.components.shared_results import compute_in_background, ready_result, shared_result
 from app.components.state import LARGE_STUDY_QUERIES
 from evalcore.access.roles import Permission
@@ -79,14 +79,12 @@ from evalcore.estimation.stored import draw_stored_sample, estimate_stored, line
 from evalcore.live.run_terms import live_run_terms
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
-from evalcore.store.authorize import allowed
 from evalcore.store.automatic_labels import automatic_sources
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.samples import list_samples
-from evalcore.store.studies import StudyIn
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
@@ -106,11 +104,11 @@ NO_PREDICTOR = "(none)"
 _DRAW_MESSAGE = "_rl_compare_draw_message"
 
 
-def _default_measures(study: StudyIn, depth: int) -> list[str]:
+def _default_measures(handle: Study, depth: int) -> list[str]:
     """The measures the verdict section starts with: the study's chosen measures (a lead sets
     them on the Data page), a measure without a cutoff taken at ``depth`` (the shallower of
     the two runs' depths), those deeper than ``depth`` left out."""
-    chosen = study_measures(open_study(get_db(), study.study_id, reader()))
+    chosen = study_measures(handle)
     named = [m if m.k is not None else Measure(m.family, k=depth, rel=m.rel, p=m.p) for m in chosen]
     return list(dict.fromkeys(m.canonical for m in named if m.k is not None and m.k <= depth))
 
@@ -121,35 +119,28 @@ def _measure_options(defaults: list[str]) -> list[str]:
     return list(dict.fromkeys(defaults + catalogue))
 
 
-def _evaluations(study_id: str, runs: list[str], reference: str | None) -> dict[
+def _evaluations(handle: Study, runs: list[str], reference: str | None) -> dict[
     str, EvaluationReport
 ]:
     """Each run's evaluation: from the shared live state on the working labels (kept up to
     date label by label), else evaluated against the frozen version (shared by sessions)."""
     if reference is None:
-        return with_live_state(study_id, lambda state, *_: {r: state.evaluation(r) for r in runs})
-    db = get_db()
+        return with_live_state(handle, lambda state, *_: {r: state.evaluation(r) for r in runs})
     return {
-        run: shared_result(
-            db,
-            str(db_path()),
-            study_id,
-            ("evaluate_run", run, reference),
-            lambda run=run: evaluate_run(open_study(db, study_id, reader()), run, reference),
-            viewer=reader(),
-        )
+        run: shared_result(handle, ("evaluate_run", run, reference),
+                           lambda run=run: evaluate_run(handle, run, reference))
         for run in runs
     }
 
 
-def _run_terms(study_id: str, chosen: list[RunInfo], reference: str | None) -> list[RunTerms]:
+def _run_terms(handle: Study, chosen: list[RunInfo], reference: str | None) -> list[RunTerms]:
     """Each chosen run's comparability terms: on the working labels from the shared live
     state without making its per-query results (:mod:`evalcore.live.run_terms`), on a
     frozen version from each run's evaluation (shared by sessions)."""
     if reference is not None:
-        reports = _evaluations(study_id, [r.name for r in chosen], reference)
+        reports = _evaluations(handle, [r.name for r in chosen], reference)
         return [RunTerms.of(r.name, reports[r.name], r.corpus_fingerprint) for r in chosen]
-    return with_live_state(study_id, lambda state, *_: [live_run_terms(state, r) for r in chosen])
+    return with_live_state(handle, lambda state, *_: [live_run_terms(state, r) for r in chosen])
 
 
 def _comparable(
@@ -178,7 +169,7 @@ def _results_table(comparison, k: int | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
+def _pair_comparison(handle: Study, run_a: str, run_b: str, measures: list[str],
                      reference: str | None, *, large: bool,
                      queries: tuple[str, ...] | None = None) -> PairComparison:
     """The pair's verdicts, queues, paired tests and compatibility numbers, computed once
@@ -186,45 +177,29 @@ def _pair_comparison(study_id: str, run_a: str, run_b: str, measures: list[str],
     the whole comparison is computed (started in the background), the verdicts and paired
     tests alone (queues None, no compatibility numbers). ``queries``: the query set's ids
     (None: every query of the study)."""
-    db, path, viewer = get_db(), str(db_path()), reader()
     key = _whole_key(run_a, run_b, measures, reference, queries)
     if not large:
-        return shared_result(
-            db,
-            path,
-            study_id,
-            key,
-            lambda: compare_pair(
-                open_study(db, study_id, viewer),
-                run_a,
-                run_b,
-                measures,
-                reference,
-                queue_limit=QUEUE_SHOWN,
-                query_ids=queries,
-            ),
-            viewer=viewer,
-        )
-    whole = ready_result(db, path, study_id, key, viewer=viewer)
+        return shared_result(handle, key, lambda: compare_pair(
+            handle, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
+            query_ids=queries))
+    whole = ready_result(handle, key)
     if whole is not None:
         return whole
-    evaluated = _evaluated_pair(study_id, run_a, run_b, measures, reference, queries)
-    return shared_result(db, path, study_id, key + ("verdicts only",), lambda: (
-        compare_evaluated_pair(evaluated, reference, verdicts_only=True)), viewer=viewer)
+    evaluated = _evaluated_pair(handle, run_a, run_b, measures, reference, queries)
+    return shared_result(handle, key + ("verdicts only",), lambda: (
+        compare_evaluated_pair(evaluated, reference, verdicts_only=True)))
 
 
-def _evaluated_pair(study_id: str, run_a: str, run_b: str, measures: list[str],
+def _evaluated_pair(handle: Study, run_a: str, run_b: str, measures: list[str],
                     reference: str | None, queries: tuple[str, ...] | None = None
                     ) -> EvaluatedPair:
     """Both runs read and evaluated once per store state and choice (shared by sessions):
     a large study's verdicts and, later, its queues and compatibility numbers read it. One
     per study is kept (it holds both runs' columns), the last chosen."""
-    db, viewer = get_db(), reader()
     return shared_result(
-        db, str(db_path()), study_id, _evaluated_key(run_a, run_b, measures, reference, queries),
-        lambda: stored_pair(open_study(db, study_id, viewer), run_a, run_b, measures, reference,
-                            query_ids=queries),
-        viewer=viewer, alone=True)
+        handle, _evaluated_key(run_a, run_b, measures, reference, queries),
+        lambda: stored_pair(handle, run_a, run_b, measures, reference, query_ids=queries),
+        alone=True)
 
 
 def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
@@ -246,25 +221,23 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
     on the fragment's next run, once the page's own run has been sent (on two cores it
     would otherwise slow that first render down), from the pair the verdicts were
     computed from (no second read or evaluation) and with the verdicts and paired tests
-    already drawn (not computed again)."""
-    db, path, viewer = get_db(), str(db_path()), reader()
+    already drawn (not computed again). Each run of it opens its one read handle (it reruns
+    on its own)."""
+    handle = open_study(get_db(), study_id, reader())
     key = _whole_key(run_a, run_b, measures, reference, queries)
-    if ready_result(db, path, study_id, key, viewer=viewer) is not None:
+    if ready_result(handle, key) is not None:
         st.rerun()
     shown = st.session_state.setdefault(_PENDING_SHOWN, set())
     if key in shown:
-        evaluated = ready_result(db, path, study_id,
-                                 _evaluated_key(run_a, run_b, measures, reference, queries),
-                                 viewer=viewer, alone=True)
-        verdicts = ready_result(db, path, study_id, key + ("verdicts only",), viewer=viewer)
+        evaluated = ready_result(
+            handle, _evaluated_key(run_a, run_b, measures, reference, queries), alone=True)
+        verdicts = ready_result(handle, key + ("verdicts only",))
         compute_in_background(
-            db,
-            path,
-            study_id,
+            handle,
             key,
-            lambda conn: (
+            lambda own: (
                 compare_pair(
-                    open_study(conn, study_id, viewer),
+                    own,
                     run_a,
                     run_b,
                     measures,
@@ -277,7 +250,6 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
                     evaluated, reference, queue_limit=QUEUE_SHOWN, verdicts=verdicts
                 )
             ),
-            viewer=viewer,
         )
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
@@ -382,7 +354,7 @@ def _accept_checkbox() -> None:
                      "one) cannot be shown to have searched the same corpus.")
 
 
-def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
+def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
                          measures: list[str], reference: str | None, texts: dict[str, str],
                          *, large: bool, queries: tuple[str, ...] | None, over: str) -> None:
     """First: per candidate, the bottom line (sentence and compact table); then the labels
@@ -397,7 +369,7 @@ def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
     pairs: list[PairComparison] = []
     for candidate in candidates:
         try:
-            pc = _pair_comparison(study.study_id, candidate, baseline, measures, reference,
+            pc = _pair_comparison(handle, candidate, baseline, measures, reference,
                                   large=large, queries=queries)
         except (LookupError, ValueError) as error:
             st.error(escape_markdown(f"No verdict for {candidate}: {error}"))
@@ -421,7 +393,7 @@ def _bottom_line_section(study: StudyIn, baseline: str, candidates: list[str],
         "Annotate page working through them."))
     for pc in pairs:
         if any(item.queue is None for item in pc.measures):
-            _pending_parts(study.study_id, pc.run_a, baseline, measures, reference, queries)
+            _pending_parts(handle.study_id, pc.run_a, baseline, measures, reference, queries)
             continue
         lines = bottom_line(pc).measures
         shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
@@ -460,7 +432,7 @@ def _on_draw(study_id: str, candidate: str, baseline: str, measures: list[str]) 
     st.session_state[SAMPLE_CHOICE] = name
 
 
-def _draw_form(study: StudyIn, candidate: str, baseline: str, measures: list[str]) -> None:
+def _draw_form(study_id: str, candidate: str, baseline: str, measures: list[str]) -> None:
     with st.expander("Draw a sample (lead)"):
         st.caption(escape_markdown(
             f"A random sample of the unknown units of {candidate} vs {baseline} (baseline) "
@@ -471,10 +443,10 @@ def _draw_form(study: StudyIn, candidate: str, baseline: str, measures: list[str
                              key="rl_sample_new_size")
         cols[2].number_input("Seed", min_value=0, value=7, key="rl_sample_new_seed")
         st.button("Draw the sample", key="rl_sample_draw", disabled=not measures,
-                  on_click=_on_draw, args=(study.study_id, candidate, baseline, measures))
+                  on_click=_on_draw, args=(study_id, candidate, baseline, measures))
 
 
-def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
+def _estimate_section(handle: Study, baseline: str, candidates: list[str],
                       measures: list[str], reference: str | None,
                       queries: tuple[str, ...] | None) -> None:
     """"Estimate instead": a stored sample's estimates, apart from the decided verdicts
@@ -491,15 +463,14 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
         getattr(st, kind)(escape_markdown(text))
     samples = [
         s
-        for s in list_samples(open_study(get_db(), study.study_id, reader()))
+        for s in list_samples(handle)
         if s.run_b == baseline
         and s.run_a in candidates
         or s.run_a == baseline
         and s.run_b in candidates
     ]
-    if allowed(get_db(), study_id=study.study_id, actor=reader(),
-               permission=Permission.DRAW_SAMPLE):
-        _draw_form(study, candidates[0], baseline, measures)
+    if handle.may(Permission.DRAW_SAMPLE):
+        _draw_form(handle.study_id, candidates[0], baseline, measures)
     if not samples:
         st.info("No sample of these runs yet: a lead draws one here or with "
                 "evalcore sample draw.")
@@ -518,7 +489,7 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
         st.info(escape_markdown(f"Sample {name} was drawn for {', '.join(sample.measures)}: "
                                 "choose one of those measures above."))
         return
-    sources = [a.source for a in automatic_sources(open_study(get_db(), study.study_id, reader()))]
+    sources = [a.source for a in automatic_sources(handle)]
     predictor = None
     if sources:
         choice = st.selectbox(
@@ -528,7 +499,8 @@ def _estimate_section(study: StudyIn, baseline: str, candidates: list[str],
                  "interval, a wrong one widens it); it is never evidence.")
         predictor = None if choice == NO_PREDICTOR else choice
     try:
-        found = estimate_stored(open_study(get_db(), study.study_id, reader()), name, candidate=candidate, baseline=baseline, measures=shown, query_ids=queries, automatic=predictor)
+        found = estimate_stored(handle, name, candidate=candidate, baseline=baseline,
+                                measures=shown, query_ids=queries, automatic=predictor)
     except (LookupError, ValueError) as error:
         st.error(escape_markdown(f"No estimate from sample {name}: {error}"))
         return
@@ -572,7 +544,7 @@ chosen_names = top[0].multiselect(
 version = top[2].selectbox("Reference", versions, key="rl_compare_reference")
 reference = None if version == WORKING else version
 depth = min((infos[n].k for n in chosen_names), default=min(r.k for r in infos.values()))
-defaults = _default_measures(study, depth)
+defaults = _default_measures(handle, depth)
 restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaults), defaults,
                 what="measures")
 measures = top[1].multiselect("Measures", _measure_options(defaults),
@@ -587,7 +559,7 @@ if len(chosen_names) < 2:
     st.info("Choose at least two runs: the first is the baseline.")
     st.stop()
 with st.spinner("Evaluating the runs…"):
-    terms = _run_terms(study.study_id, [infos[n] for n in chosen_names], reference)
+    terms = _run_terms(handle, [infos[n] for n in chosen_names], reference)
 same, refused, verdicts = _comparable(terms, st.session_state.get(
     "rl_compare_accept_unverified", False))
 for name, verdict in refused.items():
@@ -613,23 +585,17 @@ spec = choose_query_set("rl_compare_queries")
 if spec is None:
     st.stop()
 try:
-    query_set = shared_result(
-        db,
-        str(db_path()),
-        study.study_id,
-        ("query_set", tuple(same), spec.model_dump_json(), reference),
-        lambda: stored_query_set(handle, same, spec, reference),
-        viewer=reader(),
-    )
+    query_set = shared_result(handle, ("query_set", tuple(same), spec.model_dump_json(), reference),
+                              lambda: stored_query_set(handle, same, spec, reference))
 except QuerySetError as error:
     st.error(escape_markdown(f"No verdict on these queries: {error}"))
     st.stop()
 queries = None if query_set.scope is None else tuple(query_set.scope)
-_bottom_line_section(study, same[0], same[1:], measures, reference, texts, large=large,
+_bottom_line_section(handle, same[0], same[1:], measures, reference, texts, large=large,
                      queries=queries,
                      over=query_set.record().describe().replace("queries: ", "Over ", 1))
 
-_estimate_section(study, same[0], same[1:], measures, reference, queries)
+_estimate_section(handle, same[0], same[1:], measures, reference, queries)
 
 st.subheader("Every chosen run")
 _accept_checkbox()
@@ -648,8 +614,7 @@ with options[1].popover("Significance marks", width="stretch"):
 # The tests (permutations, bootstraps) are the slow part: computed once per store state
 # and choice of runs and test, shared by every session; switching the metric reuses it.
 every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction, queries)
-if large and ready_result(db, str(db_path()), study.study_id, every_key,
-                          viewer=reader()) is None and not st.toggle(
+if large and ready_result(handle, every_key) is None and not st.toggle(
         "Compute the results table and per-query differences", key="rl_compare_every_run"):
     st.caption(escape_markdown(
         f"A large study ({len(texts):,} queries): every chosen run's results table and "
@@ -657,11 +622,10 @@ if large and ready_result(db, str(db_path()), study.study_id, every_key,
         "Switch this on to compute them (shared with every session until the labels change)."))
     st.stop()
 comparison = shared_result(
-    db, str(db_path()), study.study_id, every_key,
+    handle, every_key,
     lambda: compare_runs({run: report if queries is None else restrict_evaluation(report, queries)
-                          for run, report in _evaluations(study.study_id, same, reference).items()},
+                          for run, report in _evaluations(handle, same, reference).items()},
                          mode=mode, test=test, alpha=alpha, correction=correction),
-    viewer=reader(),
 )
 
 st.markdown("##### Results table")

@@ -35,7 +35,7 @@ from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.summary_chart import shows_summary, summary_figure
 from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.resolution import resolve_unit_in_store
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study, open_study
 from evalcore.store.study_measures import measure_label
 
 REFRESH_SECONDS = 2.0
@@ -112,7 +112,7 @@ def _coverage(state: LiveDashboard) -> None:
                f"{cov.queries_complete:,} declared complete (recall and nDCG need that)")
 
 
-def _blocking(state: LiveDashboard, study_id: str) -> None:
+def _blocking(state: LiveDashboard, handle: Study) -> None:
     total = state.n_blocking_items()
     st.markdown("#### What to label next")
     if not total:
@@ -134,12 +134,8 @@ def _blocking(state: LiveDashboard, study_id: str) -> None:
         "makes them available, whatever the gain); 'blocks' counts every value it is one of "
         "the blockers of. Ties: best rank, then query and unit id."
     )
-    db = get_db()
     conflict = {
-        (i.query_id, i.unit_id): resolve_unit_in_store(
-            open_study(db, study_id, reader()), i.query_id, i.unit_id
-        )
-        is not None
+        (i.query_id, i.unit_id): resolve_unit_in_store(handle, i.query_id, i.unit_id) is not None
         for i in items
     }
     table = pd.DataFrame([
@@ -174,9 +170,9 @@ _CHART_MARKS = "_rl_dash_chart_marks"
 
 @st.fragment(run_every=_EVERY)
 def _live_cards(study_id: str) -> None:
-    """Coverage and metric cards; asks for a full rerun when the chart is out of date."""
-    marks = with_live_state(study_id, lambda state, seconds, changed: _render_cards(
-        state, seconds, changed))
+    """Coverage and metric cards; asks for a full rerun when the chart is out of date. Each
+    run of it opens its one read handle (it reruns on its own)."""
+    marks = with_live_state(open_study(get_db(), study_id, reader()), _render_cards)
     if marks != st.session_state.get(_CHART_MARKS):
         st.rerun()  # the store changed since the chart was drawn: redraw the whole page
 
@@ -203,7 +199,7 @@ def _common_k(state: LiveDashboard) -> int | None:
     return ks.pop() if len(ks) == 1 else None
 
 
-def _chart(study_id: str, name: str) -> None:
+def _chart(handle: Study, name: str) -> None:
     """The per-query chart: drawn on full runs only, so an unchanged store sends nothing."""
 
     def build(state: LiveDashboard, *_):
@@ -215,19 +211,19 @@ def _chart(study_id: str, name: str) -> None:
                 (len(state.query_ids), query_subsets.n_pages(state)))
 
     # the reason codes (on hover) are explained under the cards
-    marks, figure, large = with_live_state(study_id, build)
+    marks, figure, large = with_live_state(handle, build)
     st.session_state[_CHART_MARKS] = marks
     st.plotly_chart(unchecked_figure(figure), key="rl_dash_chart")
     if large is not None:
-        _subset_chart(study_id, name, *large)
+        _subset_chart(handle, name, *large)
 
 
-def _subset_chart(study_id: str, name: str, n_queries: int, pages: int) -> None:
+def _subset_chart(handle: Study, name: str, n_queries: int, pages: int) -> None:
     """A large study's per-query chart, of a subset of queries the user chooses."""
     st.caption(f"{n_queries:,} queries: above, each run's distribution of the available "
                "values and its count of unavailable ones; below, the per-query chart of "
                f"{query_subsets.SUBSET_SIZE} queries chosen by a rule.")
-    run_names = with_live_state(study_id, lambda state, *_: state.run_names)
+    run_names = with_live_state(handle, lambda state, *_: state.run_names)
     left, middle, right = st.columns(3)
     restore_choice(PAGE, "queries", SUBSET_KEY, list(SUBSETS), what="rule")
     rule = left.selectbox("Queries of the per-query chart", list(SUBSETS), key=SUBSET_KEY,
@@ -264,7 +260,7 @@ def _subset_chart(study_id: str, name: str, n_queries: int, pages: int) -> None:
         return _figure(state, metric, measure_label(metric, _common_k(state)), "subset",
                        detail, rule, run, number)
 
-    figure, shown = with_live_state(study_id, build)
+    figure, shown = with_live_state(handle, build)
     if not shown:
         right.caption("No query matches this rule.")
         return
@@ -273,14 +269,17 @@ def _subset_chart(study_id: str, name: str, n_queries: int, pages: int) -> None:
 
 @st.fragment(run_every=_EVERY)
 def _live_blocking(study_id: str) -> None:
-    with_live_state(study_id, lambda state, *_: _blocking(state, study_id))
+    """What to label next. Each run of it opens its one read handle (it reruns on its own)."""
+    handle = open_study(get_db(), study_id, reader())
+    with_live_state(handle, lambda state, *_: _blocking(state, handle))
 
 
 db, study = study_page("Live dashboard")
+handle = open_study(db, study.study_id, reader())  # this page run's one check
 st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
                            f"{REFRESH_SECONDS:g} s while live updates are on"))
 left, right = st.columns([3, 1])
-run_names, shown, common_k = with_live_state(study.study_id, lambda state, *_: (
+run_names, shown, common_k = with_live_state(handle, lambda state, *_: (
     state.run_names, [str(m) for m in state.measures], _common_k(state)))
 if st.session_state.get(METRIC_KEY) not in shown:  # a lead chose other measures meanwhile
     st.session_state.pop(METRIC_KEY, None)
@@ -297,7 +296,7 @@ if not run_names:
     st.stop()
 cards_slot, chart_slot, blocking_slot = st.container(), st.container(), st.container()
 with chart_slot:  # drawn first so the cards' fragment sees the chart's store marks
-    _chart(study.study_id, chosen_metric)
+    _chart(handle, chosen_metric)
 with cards_slot:
     _live_cards(study.study_id)
 with blocking_slot:

@@ -21,7 +21,7 @@ from app.components.export_refusals import qrels_refusal_now, run_refusal_now
 from app.components.progress import StreamlitProgress
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
-from app.components.session import current_study, db_path, get_db, select_study_next_run
+from app.components.session import current_study, get_db, select_study_next_run
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.documents import DocumentFields
 from evalcore.io.errors import InputErrors
@@ -252,7 +252,7 @@ def _exports_section(handle: Study) -> None:
     ref = None if reference == "working reference" else reference
     viewer = _actor()
     # Facts shared by every session, brought up to date from the labels written since.
-    refusal = qrels_refusal_now(handle, str(db_path()), versions.get(reference))
+    refusal = qrels_refusal_now(handle, versions.get(reference))
     if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
         a.warning(escape_markdown(refusal))
     else:
@@ -286,7 +286,7 @@ def _exports_section(handle: Study) -> None:
     runs = {r.name: r for r in list_runs(handle)}
     if runs:
         run = c.selectbox("Run", list(runs))
-        refusal = run_refusal_now(handle, str(db_path()), runs[run])
+        refusal = run_refusal_now(handle, runs[run])
         if refusal is not None:
             c.warning(escape_markdown(refusal))
         else:

@@ -170,7 +170,7 @@ write_address(PAGE, {"query": query_id, "run": run_a,
                      "reference": None if version == WORKING else version})
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
-show_information_need(db, study.study_id, query_id)
+show_information_need(handle, query_id)
 first = inspect_query(handle, run_a, query_id, reference)
 st.caption(
     ("relevant set declared complete" if first.population_complete

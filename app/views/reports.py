@@ -17,7 +17,7 @@ from app.components.page import flash, show_flash, study_page
 from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import annotator as current_annotator
-from app.components.session import get_db
+from app.components.session import get_db, reader
 from evalcore.analysis.bottom_line import GLOSSARY, table_rows
 from evalcore.contract.results import METRIC_LABELS
 from evalcore.report.csv_export import render_csv, render_verdicts_csv
@@ -167,13 +167,14 @@ def _show_report(report: Report, report_id: int) -> None:
 
 
 db, study = study_page("Reports")
+handle = open_study(db, study.study_id, reader())  # this page run's one check
 show_flash(_FLASH)
 lead = current_annotator()
 if not lead:
     st.info("Enter your name in the sidebar: freezing and generating are recorded under it.")
 
 st.subheader("Reference versions")
-versions = list_references(open_study(db, study.study_id, current_annotator()))
+versions = list_references(handle)
 if versions:
     st.dataframe(pd.DataFrame([
         {"version": v.name, "frozen": v.created_at, "by": v.created_by, "queries": v.n_queries,
@@ -190,7 +191,7 @@ right.button("Freeze working labels", key="rl_freeze", disabled=not lead,
                   "a name is never reused.")
 
 st.subheader("Generate a report")
-runs = [r.name for r in list_runs(open_study(db, study.study_id, current_annotator()))]
+runs = [r.name for r in list_runs(handle)]
 if not runs:
     st.info("This study has no run yet.")
 else:
@@ -201,7 +202,7 @@ else:
                 key="rl_report_reference")
     c.text_input("Report name (optional)", key="rl_report_name")
     query_spec = choose_query_set("rl_report_queries")
-    samples = [NO_SAMPLE, *sample_names(open_study(db, study.study_id, current_annotator()))]
+    samples = [NO_SAMPLE, *sample_names(handle)]
     restore_choice(PAGE, "sample", SAMPLE_KEY, samples, what="sample")
     restore_choice(PAGE, "level", LEVEL_KEY, LEVELS, what="confidence level")
     d, e = st.columns([3, 2])
@@ -230,7 +231,7 @@ else:
               on_click=_on_generate, args=(study.study_id,))
 
 st.subheader("Stored reports")
-stored = list_reports(open_study(db, study.study_id, current_annotator()))
+stored = list_reports(handle)
 if not stored:
     st.caption("No report is stored yet.")
 else:

@@ -20,9 +20,9 @@ from collections import OrderedDict
 
 import sqlite_utils
 
-from evalcore.store.lexical_index import store_file
 from evalcore.store.marks import store_marks
 from evalcore.store.observations import StudyEvidence, study_evidence
+from evalcore.store.store_identity import store_file
 from evalcore.store.study_handle import Study
 
 #: How many (store, study, reference) evidences are kept, the least recently used dropped

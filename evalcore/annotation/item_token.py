@@ -28,7 +28,7 @@ from evalcore.store.completeness import is_complete
 from evalcore.store.drafts import clear_draft
 from evalcore.store.labels import LabelEvent, latest_event_id
 from evalcore.store.resolution import resolve_unit_in_store
-from evalcore.store.study_handle import open_study
+from evalcore.store.study_handle import Study, open_study
 
 
 class ItemToken(BaseModel):
@@ -80,20 +80,21 @@ def require_on_screen(token: ItemToken, on_screen: ItemToken | None) -> None:
 
 
 def show_item(
-    db: sqlite_utils.Database,
+    study: Study,
     *,
-    study_id: str,
     query_id: str,
     unit_id: str,
     annotator: str,
     previous: ItemToken | None = None,
 ) -> ItemToken:
-    """The token of the item about to be rendered.
+    """The token of the item about to be rendered to ``annotator``, read through the page's
+    handle.
 
     Keeps ``previous``'s showing number when it is the same item in the same
     state (a re-render of an unchanged screen); otherwise the next number.
     """
-    seen = latest_event_id(open_study(db, study_id, annotator), query_id, unit_id)
+    study_id = study.study_id
+    seen = latest_event_id(study, query_id, unit_id)
     same = previous is not None and (
         previous.study_id, previous.query_id, previous.unit_id, previous.annotator,
         previous.seen_event,

@@ -82,8 +82,6 @@ def report_failure(command: str, exc: Exception) -> int:
         message, status = _os_error(exc)
     elif isinstance(exc, dialect.DATABASE_ERRORS):
         message, status = _sqlite_error(exc)
-    elif isinstance(exc, dialect.FullTextUnavailable):
-        message, status = f"{exc}", 1
     elif isinstance(exc, LookupError):  # unknown study, run, reference, protocol ...
         message, status = f"{exc.args[0] if exc.args else exc}", 2
     elif isinstance(exc, ValidationError):  # values a person typed: field and message

@@ -1,4 +1,4 @@
-"""The impact index of a pinned document set: FTS5's BM25, to the last bit, in numpy.
+"""The impact index of a document set: FTS5's BM25, to the last bit, in numpy.
 
 FTS5 evaluates ``bm25()`` for every document that matches any query term, so a
 query holding a frequent term costs time in proportion to how many documents
@@ -10,10 +10,11 @@ per index.
 
 **Exactly FTS5's results.** Tokens are FTS5's own: every distinct
 whitespace-separated chunk of the documents is tokenized by FTS5 with the
-protocol's tokenizer (:class:`evalcore.store.lexical_index.Fts5Tokenizer`);
-whitespace is a separator for ``unicode61``, so a document's tokens are its
-chunks' tokens in order. Scores repeat ``fts5Bm25Function`` (SQLite's
-``fts5_aux.c``) operation by operation, in IEEE double arithmetic:
+protocol's tokenizer (:class:`evalcore.store.lexical_index.Fts5Tokenizer`, on
+a private in-memory SQLite, whatever engine holds the store); whitespace is a
+separator for ``unicode61``, so a document's tokens are its chunks' tokens in
+order. Scores repeat ``fts5Bm25Function`` (SQLite's ``fts5_aux.c``) operation
+by operation, in IEEE double arithmetic:
 
 * ``idf = log((N - n + 0.5) / (n + 0.5))``, ``1e-6`` when not positive, where
   ``N`` is the number of documents and ``n`` how many hold the token;
@@ -22,12 +23,14 @@ chunks' tokens in order. Scores repeat ``fts5Bm25Function`` (SQLite's
 * per term ``idf * ((f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl)))``,
   summed over the query's terms in query order from ``0.0``; ``k1 = 1.2``, ``b = 0.75``.
 
-A query term that FTS5 reads as anything but one token (a phrase of several, or
-none) is not ranked here: :meth:`ImpactIndex.rank` returns None and the caller
-asks FTS5 (:class:`evalcore.store.lexical_index.LexicalIndex`). Ties follow the pinned
-protocol's ``tie_rule`` (``ties_descending``), as the FTS5 path does.
+A query term that FTS5 reads as several tokens is a phrase: it matches where
+its tokens follow each other in one column, ``n`` counting the documents where
+it does and ``f`` its occurrences, found in every document's token stream
+(kept beside the postings); a term of no token matches nothing. Ties follow the
+caller's tie rule (``ties_descending``: ``doc_id`` descending, trec_eval's), the
+documents being indexed in ``doc_id`` order.
 
-The arrays are saved to a file beside the store
+An execution's arrays are saved to a cache file
 (:mod:`evalcore.retrieval.index_cache`), so executing a pin again on an
 unchanged corpus maps them instead of building them: loading costs the
 document ids and tokens, the postings are paged in from the file as queries
@@ -38,8 +41,10 @@ import json
 import math
 import mmap
 import os
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import BinaryIO
 
@@ -67,6 +72,11 @@ class ImpactIndex:
     tf_title: np.ndarray  # occurrences in the title
     tf_text: np.ndarray  # occurrences in the text
     lengths: np.ndarray  # int64 token count of each document (both columns)
+    # Every document's tokens in order (title, then text): document i's title is
+    # stream[stream_offsets[2i]:stream_offsets[2i+1]], its text runs to stream_offsets[2i+2].
+    # Read only for a query term of several tokens (a phrase), to find where they follow.
+    stream: np.ndarray  # int32 token ids
+    stream_offsets: np.ndarray  # int64, 2 * len(doc_ids) + 1
     _impacts: dict[tuple[int, float, float], np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
@@ -77,8 +87,13 @@ class ImpactIndex:
 
     @classmethod
     def build(cls, documents: Iterable[tuple[str, str, str]], tokenize: Tokenize) -> "ImpactIndex":
-        """Index ``(doc_id, title, text)`` rows (in ``doc_id`` order) with FTS5's tokens."""
-        chunk_ids: dict[str, int] = {}
+        """Index ``(doc_id, title, text)`` rows with FTS5's tokens; ``ValueError`` unless the
+        rows come in ``doc_id`` order (code point order: the tie rule's), each id once."""
+        # A chunk's code is its number of first appearance: a missing key gets the
+        # dictionary's length, so coding a column is one map() in C.
+        chunk_ids: defaultdict[str, int] = defaultdict()
+        chunk_ids.default_factory = chunk_ids.__len__
+        code_of = chunk_ids.__getitem__
         doc_ids: list[str] = []
         columns: list[list[np.ndarray]] = [[], []]  # per column: chunk codes, chunks per doc
         counts: list[list[np.ndarray]] = [[], []]
@@ -88,11 +103,14 @@ class ImpactIndex:
             for col in (0, 1):
                 splits = [row[col + 1].split() for row in batch]
                 counts[col].append(np.fromiter(map(len, splits), np.int64, len(splits)))
-                codes = [chunk_ids.setdefault(c, len(chunk_ids)) for s in splits for c in s]
-                columns[col].append(np.asarray(codes, dtype=np.int64))
+                columns[col].append(np.fromiter(map(code_of, chain.from_iterable(splits)),
+                                                np.int64))
             batch.clear()
 
         for row in documents:
+            if doc_ids and not doc_ids[-1] < row[0]:
+                raise ValueError(f"documents must come in doc_id order, each once: {row[0]!r} "
+                                 f"after {doc_ids[-1]!r}")
             doc_ids.append(row[0])
             batch.append(row)
             if len(batch) >= _BATCH:
@@ -118,6 +136,8 @@ class ImpactIndex:
         n = len(doc_ids)
         lengths = np.zeros(n, dtype=np.int64)
         keys: list[np.ndarray] = []
+        column_tokens: list[np.ndarray] = []  # per column: token ids in document order
+        column_sizes: list[np.ndarray] = []  # per column: each document's token count
         for col in (0, 1):
             codes = np.concatenate(columns[col]) if columns[col] else np.zeros(0, np.int64)
             per_doc = np.concatenate(counts[col]) if counts[col] else np.zeros(0, np.int64)
@@ -128,8 +148,13 @@ class ImpactIndex:
             # Gather the token ids of every chunk occurrence (a CSR gather).
             first = np.repeat(chunk_start[codes] - np.cumsum(ntok) + ntok, ntok)
             token = chunk_token_arr[first + np.arange(len(first), dtype=np.int64)]
-            lengths += np.bincount(doc_of_token, minlength=n)
+            sizes = np.bincount(doc_of_token, minlength=n)
+            lengths += sizes
+            column_tokens.append(token)
+            column_sizes.append(sizes)
             keys.append((token * max(n, 1) + doc_of_token) * 2 + col)
+        stream, stream_offsets = _token_stream(column_tokens, column_sizes)
+        del column_tokens
         key = np.sort(np.concatenate(keys))
         del keys
         if len(key):
@@ -160,6 +185,8 @@ class ImpactIndex:
             tf_title=tf[0].astype(tf_dtype),
             tf_text=tf[1].astype(tf_dtype),
             lengths=lengths,
+            stream=stream,
+            stream_offsets=stream_offsets,
         )
 
     # -- ranking ------------------------------------------------------------------------
@@ -167,22 +194,23 @@ class ImpactIndex:
     def rank(
         self, terms: Sequence[Sequence[str]], weights: tuple[float, float], limit: int,
         *, ties_descending: bool = True
-    ) -> list[tuple[str, float]] | None:
+    ) -> list[tuple[str, float]]:
         """``(doc_id, score)`` best first, at most ``limit``, for a query whose terms FTS5
-        tokenizes into ``terms``; None when a term is not exactly one token."""
-        if any(len(t) != 1 for t in terms):
-            return None
+        tokenizes into ``terms`` (a term of several tokens is a phrase; one of none
+        matches nothing)."""
         n = self.document_count
         scores = np.zeros(n, dtype=np.float64)
         matched = np.zeros(n, dtype=bool)
         any_match = False
-        for (token,) in terms:
-            t = self.tokens.get(token)
-            if t is None:
+        for term in terms:
+            if len(term) == 1:
+                found = self._token_postings(term[0], weights)
+            else:
+                found = self._phrase_postings(term, weights)
+            if found is None:
                 continue  # no document holds it: its term adds 0.0 to every score
-            lo, hi = int(self.offsets[t]), int(self.offsets[t + 1])
-            docs = self.docs[lo:hi]
-            scores[docs] += self._impact(t, weights)
+            docs, impact = found
+            scores[docs] += impact
             matched[docs] = True
             any_match = True
         if not any_match:
@@ -200,21 +228,75 @@ class ImpactIndex:
         return [(ids[i], s) for i, s in zip(candidates[order].tolist(),
                                              cand_scores[order].tolist(), strict=True)]
 
-    def _impact(self, t: int, weights: tuple[float, float]) -> np.ndarray:
-        """Each posting's BM25 term score for token ``t`` (see the module docstring)."""
+    def _token_postings(
+        self, token: str, weights: tuple[float, float]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The documents holding ``token`` and its BM25 term score in each; None: none."""
+        t = self.tokens.get(token)
+        if t is None:
+            return None
         key = (t, weights[0], weights[1])
-        cached = self._impacts.get(key)
-        if cached is not None:
-            return cached
+        impact = self._impacts.get(key)
         lo, hi = int(self.offsets[t]), int(self.offsets[t + 1])
+        if impact is None:
+            impact = self._impacts[key] = self._bm25_terms(
+                self.docs[lo:hi], self.tf_title[lo:hi], self.tf_text[lo:hi], weights)
+        return self.docs[lo:hi], impact
+
+    def _phrase_postings(
+        self, phrase: Sequence[str], weights: tuple[float, float]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The documents holding the tokens ``phrase`` one right after the other in one
+        column, and the phrase's BM25 term score in each (FTS5 counts every position where
+        the phrase starts, overlapping ones too); None: none (or an empty phrase)."""
+        ids = [self.tokens.get(token) for token in phrase]
+        if not ids or any(t is None for t in ids):
+            return None
+        candidates: np.ndarray | None = None
+        for t in ids:
+            docs = self.docs[int(self.offsets[t]):int(self.offsets[t + 1])]
+            candidates = docs if candidates is None else np.intersect1d(
+                candidates, docs, assume_unique=True)
+        assert candidates is not None
+        if not len(candidates):
+            return None
+        candidates = candidates.astype(np.int64)
+        so = self.stream_offsets
+        starts, middles, ends = so[2 * candidates], so[2 * candidates + 1], so[2 * candidates + 2]
+        sizes = ends - starts
+        owner = np.repeat(np.arange(len(candidates)), sizes)
+        position = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(
+            int(sizes.sum()), dtype=np.int64)
+        in_text = position >= middles[owner]
+        column_end = np.where(in_text, ends[owner], middles[owner])
+        k = len(ids)
+        hit = position + k <= column_end
+        last = len(self.stream) - 1
+        for j, t in enumerate(ids):
+            hit &= self.stream[np.minimum(position + j, last)] == t
+        cell = owner[hit] * 2 + in_text[hit]
+        counts = np.bincount(cell, minlength=2 * len(candidates)).reshape(-1, 2)
+        holding = np.flatnonzero(counts.sum(axis=1))
+        if not len(holding):
+            return None
+        docs = candidates[holding].astype(self.docs.dtype)
+        return docs, self._bm25_terms(docs, counts[holding, 0], counts[holding, 1], weights)
+
+    def _bm25_terms(
+        self, docs: np.ndarray, tf_title: np.ndarray, tf_text: np.ndarray,
+        weights: tuple[float, float]
+    ) -> np.ndarray:
+        """The BM25 term score in each of ``docs`` of a term they hold ``tf_title`` and
+        ``tf_text`` times, ``docs`` being every document that holds it (see the module
+        docstring)."""
         n = self.document_count
-        hits = hi - lo
+        hits = len(docs)
         idf = math.log((n - hits + 0.5) / (hits + 0.5))
         if idf <= 0.0:
             idf = 1e-6
         avgdl = float(self.lengths.sum()) / float(n)
-        tf_title = self.tf_title[lo:hi].astype(np.int64)
-        tf_text = self.tf_text[lo:hi].astype(np.int64)
+        tf_title = tf_title.astype(np.int64)
+        tf_text = tf_text.astype(np.int64)
         # f: the column weight added once per occurrence, title first (as FTS5 adds it),
         # computed once per distinct (title, text) count pair and looked up per posting.
         width = int(tf_text.max()) + 1
@@ -239,10 +321,8 @@ class ImpactIndex:
                 f += weights[1]
             f_values[i] = f
         f = f_values[inverse]
-        d = self.lengths[self.docs[lo:hi]].astype(np.float64)
-        impact = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
-        self._impacts[key] = impact
-        return impact
+        d = self.lengths[docs].astype(np.float64)
+        return idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
 
     # -- persistence ----------------------------------------------------------------------
 
@@ -260,6 +340,8 @@ class ImpactIndex:
             "tf_title": self.tf_title,
             "tf_text": self.tf_text,
             "lengths": self.lengths,
+            "stream": self.stream,
+            "stream_offsets": self.stream_offsets,
         }
         arrays = {name: np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
                   for name, a in arrays.items()}
@@ -306,6 +388,8 @@ class ImpactIndex:
             tf_title=data["tf_title"],
             tf_text=data["tf_text"],
             lengths=np.asarray(data["lengths"]),
+            stream=data["stream"],
+            stream_offsets=np.asarray(data["stream_offsets"]),
         )
         m = len(index.docs)
         if (
@@ -315,17 +399,38 @@ class ImpactIndex:
             or len(index.tf_text) != m
             or len(index.lengths) != len(doc_ids)
             or (m and (int(index.docs.min()) < 0 or int(index.docs.max()) >= len(doc_ids)))
+            or len(index.stream_offsets) != 2 * len(doc_ids) + 1
+            or int(index.stream_offsets[-1]) != len(index.stream)
+            or int(index.lengths.sum()) != len(index.stream)
+            or np.any(np.diff(index.stream_offsets) < 0)
+            or (len(index.stream) and (int(index.stream.min()) < 0
+                                       or int(index.stream.max()) >= len(tokens)))
         ):
             raise ValueError(f"{path} is not a consistent impact index")
         return index
 
 
 #: The first bytes of an impact index file (the version is in the name).
-_MAGIC = b"evalcore-impact-index-2\n"
+_MAGIC = b"evalcore-impact-index-3\n"
 #: Arrays start at multiples of this many bytes.
 _ALIGN = 64
 _ARRAYS = ("doc_ids", "doc_id_ends", "tokens", "token_ends", "offsets", "docs", "tf_title",
-           "tf_text", "lengths")
+           "tf_text", "lengths", "stream", "stream_offsets")
+
+
+def _token_stream(
+    column_tokens: list[np.ndarray], column_sizes: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every document's tokens, title then text, from each column's tokens in document
+    order and each document's token count per column; and where each part starts."""
+    n = len(column_sizes[0])
+    offsets = np.zeros(2 * n + 1, dtype=np.int64)
+    np.cumsum(np.stack(column_sizes, axis=1).reshape(-1), out=offsets[1:])
+    stream = np.zeros(int(offsets[-1]), dtype=np.int32)
+    for col, (tokens, sizes) in enumerate(zip(column_tokens, column_sizes, strict=True)):
+        within = np.arange(len(tokens), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        stream[np.repeat(offsets[col:-1:2], sizes) + within] = tokens
+    return stream, offsets
 
 
 def _pack(strings: list[str]) -> np.ndarray:

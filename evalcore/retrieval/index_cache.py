@@ -1,41 +1,58 @@
-"""Where a pin's impact index is kept between executions: a file beside the store.
+"""Where an impact index is kept between executions and searches: a file in the cache folder.
 
-``<store file>.lexical-index/<pin>-<content>.index`` where ``<pin>`` hashes the
-study and protocol name and ``<content>`` hashes everything the index is a
-function of: the corpus fingerprint of the pin (revalidated before any use),
-the tokenizer, the SQLite version (whose tokenizer made the tokens) and the
-file format. A changed corpus means a new pin and a new fingerprint, so a stale
-file is never read; writing a pin's index removes that pin's older files.
-An in-memory store has no file, so nothing is cached.
+The folder is ``$RELEVANCE_LEDGER_CACHE_DIR`` when set, else
+``$XDG_CACHE_HOME/relevance-ledger/lexical-index`` (``~/.cache`` when
+``XDG_CACHE_HOME`` is unset): no file beside the store is assumed (a store on a
+database server has none). A pin's file is ``<pin>-<content>.index`` where
+``<pin>`` hashes the store's identity
+(:func:`evalcore.store.store_identity.store_identity`), the study and the
+protocol name and ``<content>`` everything the index is a function of: the
+corpus fingerprint of the pin (revalidated before any use), the tokenizer, the
+SQLite version of the tokenizer's private connection (whose tokenizer made the
+tokens) and the file format. A changed corpus means a new pin and a new
+fingerprint, so a stale file is never read. The search box's index of a scope
+(:mod:`evalcore.retrieval.search`) is kept the same way, its ``<content>``
+holding the corpus generation instead of a fingerprint (any write of the corpus
+moves it). Writing an index removes its owner's (pin's, scope's) older files.
 
-The folder is the owner's only (0700) and each file gets the store file's
-permission bits or 0600, whichever is stricter: an index holds the pinned
-documents' terms, so it is never readable by more people than the store.
-Files are written to a temporary name and renamed, so a reader sees a whole
-file or none, and never change once renamed (a new index is a new file), so
-an index may map its file (:meth:`ImpactIndex.load`); a file that cannot be
-read is ignored and rebuilt. The last :data:`KEPT_IN_MEMORY` indexes read stay
-in memory (``functools.lru_cache``), keyed by their file (its name holds the
-fingerprint) and the file's size and modification time, so a process that
-executes a pin again (the app) skips the file read.
+The folder is the owner's only (0700) and each file 0600: an index holds the
+pinned documents' terms. Files are written to a temporary name and renamed, so a
+reader sees a whole file or none, and never change once renamed (a new index is
+a new file), so an index may map its file (:meth:`ImpactIndex.load`); a file
+that cannot be read is ignored and rebuilt. The last :data:`KEPT_IN_MEMORY`
+indexes read stay in memory (``functools.lru_cache``), keyed by their file (its
+name holds the fingerprint) and the file's size and modification time, so a
+process that executes a pin again (the app) skips the file read.
 """
 
 import hashlib
+import os
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.io.atomic import atomic_binary_writer, private_mode
+from evalcore.io.atomic import PRIVATE, atomic_binary_writer
 from evalcore.retrieval.impact_index import ImpactIndex
 from evalcore.retrieval.pin import PinnedProtocol
-from evalcore.store.lexical_index import store_file
+from evalcore.store.store_identity import store_identity
 
 #: Bumped whenever the saved arrays change meaning.
-FORMAT = "impact-index-2"
+FORMAT = "impact-index-3"
 #: How many indexes stay in memory between executions (process-wide).
 KEPT_IN_MEMORY = 2
+#: The environment variable naming the cache folder.
+CACHE_DIR_ENV = "RELEVANCE_LEDGER_CACHE_DIR"
+
+
+def cache_folder() -> Path:
+    """The folder of cached indexes (see the module docstring)."""
+    chosen = os.environ.get(CACHE_DIR_ENV)
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "relevance-ledger" / "lexical-index"
 
 def _file_key(path: Path) -> tuple[Path, int, int] | None:
     try:
@@ -49,16 +66,24 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:24]
 
 
-def cache_path(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Path | None:
-    """The cache file of ``pinned``'s index, or None when the store has no file."""
-    store = store_file(db)
-    if store is None:
-        return None
-    pin = _digest(pinned.study_id, pinned.name)
-    content = _digest(
-        pinned.corpus_fingerprint, pinned.protocol.tokenizer, sqlite3.sqlite_version, FORMAT
-    )
-    return store.parent / f"{store.name}.lexical-index" / f"{pin}-{content}.index"
+def cache_path(db: sqlite_utils.Database, pinned: PinnedProtocol) -> Path:
+    """The cache file of ``pinned``'s index in this store."""
+    return _path(db, ("pin", pinned.study_id, pinned.name),
+                 (pinned.corpus_fingerprint, pinned.protocol.tokenizer))
+
+
+def search_cache_path(
+    db: sqlite_utils.Database, scope: tuple[str, ...], generation: int, tokenizer: str
+) -> Path:
+    """The cache file of the search box's index of ``scope`` (the corpus, the search's
+    restrictions and the reader's filter, as strings) at the corpus's ``generation``."""
+    return _path(db, ("search", *scope), (str(generation), tokenizer))
+
+
+def _path(db: sqlite_utils.Database, owner: tuple[str, ...], content: tuple[str, ...]) -> Path:
+    """``<store + owner>-<content>.index``: an owner's files share the part before the dash."""
+    return cache_folder() / (f"{_digest(store_identity(db), *owner)}-"
+                             f"{_digest(*content, sqlite3.sqlite_version, FORMAT)}.index")
 
 
 def load_cached(path: Path | None) -> ImpactIndex | None:
@@ -85,9 +110,8 @@ def save_cached(path: Path | None, index: ImpactIndex) -> None:
     if path is None:
         return
     try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        store = path.parent.with_name(path.parent.name.removesuffix(".lexical-index"))
-        with atomic_binary_writer(path, mode=private_mode(store)) as stream:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with atomic_binary_writer(path, mode=PRIVATE) as stream:
             index.save(stream)
         pin = path.name.split("-", 1)[0]
         for old in path.parent.glob(f"{pin}-*"):  # older contents and formats

@@ -1,27 +1,52 @@
 """Interactive BM25 search over a corpus (the app's "find relevant units" box).
 
-:func:`search_corpus` ranks the corpus's documents a viewer may read for a free-text query with
-the store's full-text index (``documents_fts``, FTS5 ``bm25()``, porter
-tokenizer). The text is made safe by :mod:`evalcore.retrieval.query_syntax`:
-no input raises, a text without terms returns ``[]``.
+:func:`search_corpus` ranks the corpus's documents a viewer may read for a free-text
+query with evalcore's BM25 (:class:`evalcore.retrieval.impact_index.ImpactIndex`:
+FTS5's ``bm25()`` arithmetic and ``porter unicode61`` tokens, whatever engine holds
+the store), so a search ranks the same on every engine. The text is made safe by
+:mod:`evalcore.retrieval.query_syntax`: no input raises, a text without terms
+returns ``[]``; its terms are ORed, a term of several tokens being a phrase.
 
-Order: score descending (``score = -bm25``, so larger is better), equal scores
-by ``doc_id`` descending (the product's one tie rule, trec_eval's). Scores are comparable within one result list only:
-FTS5 takes its BM25 statistics from the whole index (every corpus and owner in
-the store). Pinned runs (:mod:`evalcore.retrieval.workflow`) rank over an index
-of exactly the pinned documents instead, so their scores depend on nothing else.
+The statistics are those of the searched documents: the corpus's documents in the
+search's scope (organisations, cutoff) that the viewer may read, so a score
+depends on nothing the viewer may not see. The scope's index is built on its first
+search, saved in the cache folder (:mod:`evalcore.retrieval.index_cache`, so
+another process maps it) and kept in memory (the last :data:`KEPT_IN_MEMORY`,
+process-wide), keyed by the store's identity, the corpus, its generation
+(:mod:`evalcore.store.corpus_generations`: any write of its documents moves it, so
+a kept index always holds the current texts), the scope and the reader's filter.
+
+Order: score descending (``score = -bm25``, so larger is better), equal scores by
+``doc_id`` descending (the product's one tie rule, trec_eval's).
 """
 
+import json
+import threading
+from collections import OrderedDict
+from contextlib import nullcontext
 from datetime import datetime
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.retrieval.lexical_protocol import MAX_TOP_K
-from evalcore.retrieval.query_syntax import match_expression
-from evalcore.store.corpus_search import search_documents
+from evalcore.retrieval.impact_index import ImpactIndex
+from evalcore.retrieval.index_cache import load_cached, save_cached, search_cache_path
+from evalcore.retrieval.lexical_protocol import MAX_TOP_K, TOKENIZER
+from evalcore.retrieval.query_syntax import query_terms
+from evalcore.store.corpus_generations import current_generation
+from evalcore.store.corpus_search import searchable_texts, searched_documents
+from evalcore.store.lexical_index import Fts5Tokenizer, term_tokens
 from evalcore.store.scoping import ReadableFilter, readable_filter
+from evalcore.store.store_identity import store_identity
+from evalcore.store.transaction import in_transaction, read_snapshot
 from evalcore.store.visibility import Visibility
+
+#: How many scopes' indexes stay in memory (process-wide), the least recently used
+#: dropped first.
+KEPT_IN_MEMORY = 4
+
+_kept: "OrderedDict[tuple[str | int, ...], ImpactIndex]" = OrderedDict()
+_kept_lock = threading.Lock()
 
 
 class SearchHit(BaseModel):
@@ -52,10 +77,10 @@ def search_corpus(
     """The best ``limit`` (1..1000) documents of ``corpus_id`` for ``text`` that ``viewer``
     may read.
 
-    ``viewer`` is who asks (None or ``""``: nobody signed in): the documents they may
-    read (:func:`evalcore.store.scoping.readable_filter`, the same rule as showing one
-    document) are filtered in SQL, before the ``LIMIT``, so documents they may not read
-    never crowd out ones they may. Everything in a local-mode corpus; nothing of a
+    ``viewer`` is who asks (None or ``""``: nobody signed in): only the documents they
+    may read (:func:`evalcore.store.scoping.readable_filter`, the same rule as showing
+    one document) are indexed, so documents they may not read neither crowd out ones
+    they may nor weigh in the scores. Everything in a local-mode corpus; nothing of a
     team-mode corpus for nobody. ``organisations`` restricts further to documents owned
     by one of them (None: any owner, including none); ``cutoff`` to documents created at
     or before it (None: no cutoff; a naive datetime is UTC).
@@ -90,22 +115,46 @@ def search_corpus_unscoped(
     a test of the ranking rules). Never for text shown to a person."""
     if not 1 <= limit <= MAX_TOP_K:
         raise ValueError(f"limit must be between 1 and {MAX_TOP_K}, got {limit}")
-    expression = match_expression(text)
-    if expression is None:
+    terms = query_terms(text)
+    if not terms:
         return []
     visibility = Visibility.of(corpus_id, organisations, cutoff)
-    rows = search_documents(
-        db,
-        expression=expression,
-        visibility=visibility,
-        readable=readable,
-        title_weight=title_weight,
-        text_weight=text_weight,
-        limit=limit,
-    )
+    tokens = term_tokens(terms, TOKENIZER)
+    with nullcontext() if in_transaction(db) else read_snapshot(db):
+        index = _scope_index(db, visibility, readable)
+        ranked = index.rank(tokens, (float(title_weight), float(text_weight)), limit)
+        rows = searched_documents(db, [doc_id for doc_id, _ in ranked], visibility, readable)
     return [
-        SearchHit(
-            doc_id=r[0], title=r[1], text=r[2], owner_org=r[3], created_at=r[4], score=0.0 - r[5]
-        )
-        for r in rows
+        SearchHit(doc_id=doc_id, title=rows[doc_id][0], text=rows[doc_id][1],
+                  owner_org=rows[doc_id][2], created_at=rows[doc_id][3], score=score)
+        for doc_id, score in ranked if doc_id in rows
     ]
+
+
+def _scope_index(
+    db: sqlite_utils.Database, visibility: Visibility, readable: ReadableFilter | None
+) -> ImpactIndex:
+    """The index of the documents in scope, kept or built (inside one read view)."""
+    scope = (visibility.corpus_id, json.dumps(sorted(visibility.params.items())),
+             "" if readable is None else readable.where,
+             "" if readable is None else json.dumps(sorted(readable.params.items())))
+    generation = current_generation(db, visibility.corpus_id)
+    key = (store_identity(db), generation, *scope)
+    with _kept_lock:
+        index = _kept.get(key)
+        if index is not None:
+            _kept.move_to_end(key)
+            return index
+    path = search_cache_path(db, scope, generation, TOKENIZER)
+    index = load_cached(path)
+    if index is None:
+        with Fts5Tokenizer(TOKENIZER) as tokenizer:
+            index = ImpactIndex.build(searchable_texts(db, visibility, readable),
+                                      tokenizer.tokenize)
+        save_cached(path, index)
+    with _kept_lock:
+        _kept[key] = index
+        while len(_kept) > KEPT_IN_MEMORY:
+            _kept.popitem(last=False)
+    return index
+

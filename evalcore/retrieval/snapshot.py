@@ -2,13 +2,10 @@
 
 Queries are ranked by the pin's impact index
 (:class:`evalcore.retrieval.impact_index.ImpactIndex`): FTS5's BM25 over exactly
-the pinned documents, to the last bit, computed with arrays instead of scoring
-every matching document in SQLite. The index is loaded from its cache file when
-the pin was executed before (:mod:`evalcore.retrieval.index_cache`), else built
-and saved. A query whose terms FTS5 would read as phrases of several tokens (or
-none) is ranked by FTS5 itself, over a TEMP FTS5 table of exactly the pinned
-documents (:class:`evalcore.store.lexical_index.LexicalIndex`), built on first
-need. Either way the statistics depend on nothing but the pinned content, and
+the pinned documents, to the last bit, computed with arrays, phrases included. The
+index is loaded from its cache file when the pin was executed before
+(:mod:`evalcore.retrieval.index_cache`), else built from the pinned texts the store
+hands out and saved. The statistics depend on nothing but the pinned content, and
 free query text becomes terms by :mod:`evalcore.retrieval.query_syntax`.
 """
 
@@ -17,8 +14,8 @@ from evalcore.retrieval.impact_index import ImpactIndex
 from evalcore.retrieval.index_cache import cache_path, load_cached, save_cached
 from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
-from evalcore.retrieval.query_syntax import match_expression, query_terms
-from evalcore.store.lexical_index import Fts5Tokenizer, LexicalIndex, pinned_document_texts
+from evalcore.retrieval.query_syntax import query_terms
+from evalcore.store.lexical_index import Fts5Tokenizer, pinned_document_texts, term_tokens
 from evalcore.store.study_handle import Study
 
 
@@ -33,39 +30,32 @@ class SnapshotIndex:
     def __init__(self, study: Study, pinned: PinnedProtocol) -> None:
         assert pinned.protocol.corpus_id is not None
         self.study = study
-        self.db = db = study.db
+        self.db = study.db
         self._ties_descending = pinned.protocol.tie_rule == "doc_id_descending"
         self.pinned = pinned
         self.document_count = 0
         self.loaded_from_cache = False
         self._weights = (float(pinned.protocol.weights.title), float(pinned.protocol.weights.text))
-        self._tokenizer = Fts5Tokenizer(db, TOKENIZER)
-        self._terms: dict[str, list[str]] = {}
         self._index: ImpactIndex | None = None
-        self._fts: LexicalIndex | None = None
 
     def __enter__(self) -> "SnapshotIndex":
-        self._tokenizer.__enter__()
-        try:
-            path = cache_path(self.db, self.pinned)
-            index = load_cached(path)
-            self.loaded_from_cache = index is not None
-            if index is None:
+        path = cache_path(self.db, self.pinned)
+        index = load_cached(path)
+        self.loaded_from_cache = index is not None
+        if index is None:
+            with Fts5Tokenizer(TOKENIZER) as tokenizer:
                 index = ImpactIndex.build(
                     pinned_document_texts(
                         self.study,
                         protocol_name=self.pinned.name,
                         corpus_id=self.pinned.protocol.corpus_id or "",
                     ),
-                    self._tokenizer.tokenize,
+                    tokenizer.tokenize,
                 )
-                if index.document_count == self.pinned.document_count:
-                    save_cached(path, index)
-            self._index = index
-            self.document_count = index.document_count
-        except BaseException:
-            self._tokenizer.__exit__(None, None, None)
-            raise
+            if index.document_count == self.pinned.document_count:
+                save_cached(path, index)
+        self._index = index
+        self.document_count = index.document_count
         return self
 
     def search(self, text: str, limit: int) -> list[tuple[str, float]]:
@@ -74,37 +64,8 @@ class SnapshotIndex:
         terms = query_terms(text)
         if not terms:
             return []
-        new = [t for t in terms if t not in self._terms]
-        if new:
-            self._terms.update(zip(new, self._tokenizer.tokenize(new), strict=True))
-        ranked = self._index.rank([self._terms[t] for t in terms], self._weights, limit,
-                                  ties_descending=self._ties_descending)
-        if ranked is not None:
-            return ranked
-        expression = match_expression(text)
-        assert expression is not None
-        return self._fallback().search_expression(expression, limit)
-
-    def _fallback(self) -> LexicalIndex:
-        """FTS5 over the pinned documents, for the queries the impact index does not rank."""
-        if self._fts is None:
-            fts = LexicalIndex(
-                self.db,
-                study_id=self.pinned.study_id,
-                protocol_name=self.pinned.name,
-                corpus_id=self.pinned.protocol.corpus_id or "",
-                weights=self._weights,
-                tokenizer=TOKENIZER,
-                ties_descending=self._ties_descending,
-            )
-            self._fts = fts.__enter__()
-        return self._fts
+        return self._index.rank(term_tokens(terms, TOKENIZER), self._weights, limit,
+                                ties_descending=self._ties_descending)
 
     def __exit__(self, *exc: object) -> None:
-        try:
-            if self._fts is not None:
-                self._fts.__exit__(None, None, None)
-                self._fts = None
-        finally:
-            self._index = None
-            self._tokenizer.__exit__()
+        self._index = None

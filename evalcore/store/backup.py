@@ -80,7 +80,7 @@ def verify_store(path: str | Path) -> StoreCheck:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         names = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE 'documents_fts_%' ORDER BY name")]
+            "ORDER BY name")]
         progress.stage("counting rows", len(names), "tables")
         tables = {n: conn.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0]
                   for n in counted(names, every=1)}

@@ -89,7 +89,8 @@ def mark_complete(
         if is_complete(study, query_id):
             return None
         db.execute(
-            "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
+            "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, '') "
+            "ON CONFLICT DO NOTHING",
             [study_id, query_id],
         )
         return append_completeness_event(

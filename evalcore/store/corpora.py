@@ -36,11 +36,12 @@ def register_corpus(
     ``adopt``: an already registered corpus without an owner takes ``owner_org``.
     """
     if owner_org is not None:
-        db.execute("INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
+        db.execute("INSERT INTO organisations (org_id, name) VALUES (?, ?) "
+                   "ON CONFLICT DO NOTHING",
                    [owner_org, owner_org])
     db.execute(
-        "INSERT OR IGNORE INTO corpora (corpus_id, owner_org, created_by, created_at) "
-        "VALUES (?, ?, ?, ?)",
+        "INSERT INTO corpora (corpus_id, owner_org, created_by, created_at) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [corpus_id, owner_org, named_user(actor), utc_now_iso()],
     )
     if adopt and owner_org is not None:

@@ -1,46 +1,50 @@
-"""Ranking a corpus with the store's shared full-text index (``documents_fts``, FTS5 BM25).
+"""The SQL of the interactive search box (:mod:`evalcore.retrieval.search`): the texts of
+the documents a search may rank and the rows of the documents it returns.
 
-The interactive search box (:mod:`evalcore.retrieval.search`) turns free text
-into a ``MATCH`` expression and calls :func:`search_documents`. Order: score
-best first (``bm25`` ascending), equal scores by ``doc_id`` descending: the
-product's one tie rule (trec_eval's; see docs/lexical-retrieval.md).
+The ranking itself is evalcore's BM25 (:mod:`evalcore.retrieval.impact_index`) over
+the documents :func:`searchable_texts` hands out, so no engine's own full-text
+ranking is involved. Those documents are the corpus's visible ones
+(:class:`~evalcore.store.visibility.Visibility`) that the reader may read
+(:class:`~evalcore.store.scoping.ReadableFilter`, None: no reader's filter).
 """
+
+import json
+from collections.abc import Iterator, Sequence
 
 import sqlite_utils
 
-from evalcore.store import dialect
 from evalcore.store.scoping import ReadableFilter
 from evalcore.store.visibility import Visibility
 
 
-def search_documents(
+def _scope(visibility: Visibility, readable: ReadableFilter | None) -> tuple[str, dict]:
+    where = f"{visibility.where} AND {'1' if readable is None else readable.where}"
+    return where, {**visibility.params, **({} if readable is None else readable.params)}
+
+
+def searchable_texts(
+    db: sqlite_utils.Database, visibility: Visibility, readable: ReadableFilter | None
+) -> Iterator[tuple[str, str, str]]:
+    """``(doc_id, title, text)`` of every document the search may rank, in ``doc_id``
+    order (code point order, the order of the tie rule)."""
+    where, params = _scope(visibility, readable)
+    yield from db.conn.execute(
+        "SELECT d.doc_id, coalesce(d.title, ''), coalesce(d.text, '') FROM documents d "
+        f"WHERE {where} ORDER BY d.doc_id", params)
+
+
+def searched_documents(
     db: sqlite_utils.Database,
-    *,
-    expression: str,
+    doc_ids: Sequence[str],
     visibility: Visibility,
     readable: ReadableFilter | None,
-    title_weight: float,
-    text_weight: float,
-    limit: int,
-) -> list[tuple[str, str, str, str | None, str, float]]:
-    """``(doc_id, title, text, owner_org, created_at, bm25)`` of the best ``limit`` documents.
-
-    ``readable`` (None: no access filter) is applied in SQL before the ``LIMIT``.
-    """
-    dialect.require_fts5(db, "searching a corpus")
-    return db.conn.execute(
-        "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
-        "bm25(documents_fts, :w_title, :w_text) AS s "
-        "FROM documents_fts JOIN documents d ON d.rowid = documents_fts.rowid "
-        f"WHERE documents_fts MATCH :expression AND {visibility.where} "
-        f"AND {'1' if readable is None else readable.where} "
-        "ORDER BY s, d.doc_id DESC LIMIT :limit",
-        {
-            **visibility.params,
-            **({} if readable is None else readable.params),
-            "w_title": float(title_weight),
-            "w_text": float(text_weight),
-            "expression": expression,
-            "limit": limit,
-        },
+) -> dict[str, tuple[str, str, str | None, str]]:
+    """``doc_id -> (title, text, owner_org, created_at)`` of those of ``doc_ids`` the search
+    may still show (a document made invisible since the ranking is left out)."""
+    where, params = _scope(visibility, readable)
+    rows = db.conn.execute(
+        "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at FROM documents d "
+        f"WHERE d.doc_id IN (SELECT value FROM json_each(:search_ids)) AND {where}",
+        {**params, "search_ids": json.dumps(list(doc_ids))},
     ).fetchall()
+    return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}

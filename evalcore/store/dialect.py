@@ -20,8 +20,9 @@ collation: sort orders and ``ORDER BY`` ties do not depend on the server's
 locale), a table with a rowid that has no integer key gets an identity column
 named ``rowid``, its last column (the store reads documents and studies in rowid order), and a
 trigger (``BEGIN ... RAISE(ABORT, 'message') ... END``) becomes a PL/pgSQL function
-and a row trigger raising the same message as an integrity error. The FTS5 index
-(``documents_fts``) and its triggers are not created on PostgreSQL.
+and a row trigger raising the same message as an integrity error. The FTS5 index the
+early migrations create and a later one drops (``documents_fts``, its triggers) is
+never created on PostgreSQL.
 
 The errors the callers treat alike on both engines are here too:
 :data:`DATABASE_ERRORS`, :data:`INTEGRITY_ERRORS` and :func:`is_busy`.
@@ -61,6 +62,14 @@ BEGIN
     END LOOP;
     RETURN subject ~ ('^' || rx || '$');
 END $$;
+CREATE OR REPLACE FUNCTION randomblob(n int) RETURNS bytea LANGUAGE sql VOLATILE AS $$
+    SELECT substring(decode(string_agg(replace(gen_random_uuid()::text, '-', ''), ''), 'hex')
+                     FROM 1 FOR greatest(n, 1))
+    FROM generate_series(1, (greatest(n, 1) + 15) / 16)
+$$;
+CREATE OR REPLACE FUNCTION hex(b bytea) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT upper(encode(b, 'hex'))
+$$;
 CREATE OR REPLACE FUNCTION sqlite_char(VARIADIC codes int[]) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(string_agg(chr(c), '' ORDER BY n), '')
@@ -81,6 +90,8 @@ END LOOP; END $$
 """
 
 
+#: PostgreSQL's own schemas (not attached SQLite databases).
+_PG_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_temp", "public"})
 _NUMBERED = re.compile(r"\?(\d+)")
 
 
@@ -150,7 +161,8 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             node.set("db", None)
         elif schema is not None and schema.name.lower() == "temp":
             node.set("db", exp.to_identifier("pg_temp"))
-        elif schema is not None:  # an attached scratch database: the session's temp tables
+        elif schema is not None and schema.name.lower() not in _PG_SCHEMAS:
+            # an attached scratch database: the session's temp tables
             node.set("this", exp.to_identifier(scratch_table(schema.name, node.name)))
             node.set("db", exp.to_identifier("pg_temp"))
         if isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "json_each":
@@ -343,19 +355,21 @@ def detach_scratch(conn: object, schema: str, tables: Iterable[str]) -> None:
     conn.execute(f"DETACH DATABASE {schema}")  # type: ignore[attr-defined]
 
 
-def tables_with_column(db: object, column: str) -> list[str]:
-    """The store's own tables (not SQLite's, not the FTS index's) having ``column``, by name."""
+def store_tables(db: object, column: str | None = None) -> list[str]:
+    """The store's own tables (not the engine's, not the FTS index's), by name; with
+    ``column``, those having it."""
     if is_postgres(db):
-        sql = ("SELECT c.table_name FROM information_schema.columns c JOIN information_schema."
-               "tables t ON t.table_name = c.table_name AND t.table_schema = c.table_schema "
-               "WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
-               "AND c.column_name = ? AND c.table_name <> 'schema_version' ORDER BY 1")
+        sql = ("SELECT t.table_name FROM information_schema.tables t "
+               "WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
+               "AND t.table_name <> 'schema_version' AND (CAST(? AS TEXT) IS NULL OR EXISTS ("
+               "SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema "
+               "AND c.table_name = t.table_name AND c.column_name = ?)) ORDER BY 1")
     else:
         sql = ("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' "
-               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '%_fts%' "
-               "AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?) "
+               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'documents_fts%' AND (? IS NULL OR "
+               "EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?)) "
                "ORDER BY m.name")
-    return [name for (name,) in db.execute(sql, [column])]  # type: ignore[attr-defined]
+    return [name for (name,) in db.execute(sql, [column, column])]  # type: ignore[attr-defined]
 
 
 def row_key(db: object, table: str) -> str:
@@ -387,18 +401,6 @@ def main_file(db: object) -> str:
     conn = getattr(db, "conn", db)
     return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
                  if r[1] == "main"), "") or ""
-
-
-class FullTextUnavailable(RuntimeError):
-    """Full-text search (SQLite's FTS5) was asked of a PostgreSQL store."""
-
-
-def require_fts5(db: object, what: str) -> None:
-    """Refuse ``what`` (a search or a lexical index) clearly on PostgreSQL, which has no FTS5."""
-    if is_postgres(db):
-        raise FullTextUnavailable(
-            f"{what} needs SQLite's full-text index (FTS5), which a PostgreSQL store does not "
-            "have yet; run it on a SQLite store (--db path/to/store.db)")
 
 
 def is_postgres(db_or_conn: object) -> bool:

@@ -91,8 +91,8 @@ def begin_replacements(db: sqlite_utils.Database, import_id: str, corpus_id: str
 def _register(db: sqlite_utils.Database, pending_id: str, corpus_id: str) -> None:
     with write_transaction(db):
         db.execute(
-            "INSERT OR IGNORE INTO pending_imports (import_id, corpus_id, staged_by, started_at) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO pending_imports (import_id, corpus_id, staged_by, started_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [pending_id, corpus_id, staging_owner(), utc_now_iso()],
         )
 

@@ -75,8 +75,11 @@ def save_draft(
             _delete(db, key)
         else:
             db.execute(
-                "INSERT OR REPLACE INTO annotation_drafts (study_id, annotator, query_id, "
-                "unit_id, note, skipped, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO annotation_drafts (study_id, annotator, query_id, "
+                "unit_id, note, skipped, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (study_id, annotator, query_id, unit_id) DO UPDATE SET "
+                "note = excluded.note, skipped = excluded.skipped, "
+                "updated_at = excluded.updated_at",
                 [*key, draft.note, int(draft.skipped), utc_now_iso()],
             )
     return draft

@@ -48,11 +48,11 @@ from evalcore.io.atomic import atomic_writer, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.io.spreadsheet_cells import csv_writer
 from evalcore.store.export_redaction import score_column
-from evalcore.store.lexical_index import store_file
 from evalcore.store.references import reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import get_run
 from evalcore.store.scoping import readable_filter
+from evalcore.store.store_identity import store_file
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.trec_ids import TREC_SPACE

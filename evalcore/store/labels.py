@@ -207,7 +207,8 @@ def _append_gain_event(
             reopens = before is None or before.gain is None or before.gain < threshold
         if not registered:
             db.execute(
-                "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
+                "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, '') "
+                "ON CONFLICT DO NOTHING",
                 [study_id, query_id],
             )
         event = _insert(

@@ -1,38 +1,23 @@
-"""The execution index: a private FTS5 index of exactly the pinned documents.
+"""The SQL of the impact index (:mod:`evalcore.retrieval.impact_index`): the documents'
+texts it indexes and FTS5's own tokenization of strings.
 
-FTS5's ``bm25()`` takes its statistics (document count, average length,
-document frequencies) from the whole table it runs on. Ranking over the
-store's shared index would make a run's scores depend on documents the
-protocol may not see: other organisations, later documents, other corpora.
-So each execution indexes the pinned documents, as they are in the revalidated
-corpus, into a TEMP table of the connection and ranks there; the scores are a
-function of the pinned content alone.
-
-Snapshot rowids are assigned in ``doc_id`` order, so ``ORDER BY bm25, rowid
-DESC`` *is* the documented tie rule (score best first, then ``doc_id``
-descending, as trec_eval orders a run file) and a cut at ``top_k`` never
-depends on FTS5's internal order. ``ties_descending=False`` keeps the old rule
-(``doc_id`` ascending) for protocols pinned under it.
-
-This module also holds the SQL of the impact index
-(:mod:`evalcore.retrieval.impact_index`): the pinned documents' text
-(:func:`pinned_document_texts`), FTS5's own tokenization of strings
-(:class:`Fts5Tokenizer`) and the store's file (:func:`store_file`, where the
-built index is cached).
+The store only hands out texts (:func:`pinned_document_texts`: the pinned
+documents of an execution, in ``doc_id`` order, so a document's position in the
+index is its rank among the ids and the tie rule is an order of positions). The
+tokens come from :class:`Fts5Tokenizer`, which runs FTS5's tokenizer on a
+private in-memory SQLite connection, so they do not depend on the engine that
+holds the store; :func:`term_tokens` gives query terms' tokens from one such
+tokenizer per process, remembering them.
 """
 
-import itertools
+import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from types import TracebackType
 
-import sqlite_utils
-
-from evalcore.store import dialect
 from evalcore.store.document_imports import published
 from evalcore.store.study_handle import Study
 
-_names = itertools.count(1)
 #: The pinned documents that still hold their pinned content, in ``doc_id`` order.
 _PINNED_FROM = (
     " FROM protocol_documents pd "
@@ -43,163 +28,101 @@ _PINNED_FROM = (
 )
 
 
-class LexicalIndex:
-    """Context manager: build the pinned set's index on enter, drop it on exit.
-
-    Call it inside a read transaction that has revalidated the pin, so the
-    indexed content is the content that was checked. ``document_count`` is how
-    many documents were indexed (all of the pinned set, or the caller refuses).
-    ``tokenizer`` is the FTS5 tokenizer spec; ``weights`` the (title, text)
-    column weights of ``bm25()``.
-    """
-
-    def __init__(
-        self,
-        db: sqlite_utils.Database,
-        *,
-        study_id: str,
-        protocol_name: str,
-        corpus_id: str,
-        weights: tuple[float, float],
-        tokenizer: str,
-        ties_descending: bool = True,
-    ) -> None:
-        self.db = db
-        self._ties = "DESC" if ties_descending else "ASC"
-        self._key = {"study": study_id, "protocol": protocol_name, "corpus": corpus_id}
-        self._tokenizer = tokenizer
-        number = next(_names)
-        self._ids = f"lexical_snapshot_ids_{number}"
-        self._fts = f"lexical_snapshot_fts_{number}"
-        self.document_count = 0
-        self._weights = (float(weights[0]), float(weights[1]))
-
-    def __enter__(self) -> "LexicalIndex":
-        dialect.require_fts5(self.db, "lexical retrieval")
-        conn = self.db.conn
-        conn.execute(
-            f"CREATE TEMP TABLE {self._ids} (rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL)"
-        )
-        try:
-            conn.execute(
-                f"CREATE VIRTUAL TABLE temp.{self._fts} USING fts5("
-                f"title, text, content='', tokenize='{self._tokenizer}')"
-            )
-            conn.execute(
-                f"INSERT INTO temp.{self._ids} (doc_id) SELECT pd.doc_id" + _PINNED_FROM, self._key
-            )
-            conn.execute(
-                f"INSERT INTO temp.{self._fts} (rowid, title, text) "
-                # CROSS JOIN keeps the ids outside: the temp table has no doc_id index, and
-                # the planner otherwise loops over the corpus with a scan of the ids inside
-                # (100,000 documents: 639 s instead of seconds)
-                f"SELECT i.rowid, d.title, d.text FROM temp.{self._ids} i "
-                "CROSS JOIN documents d ON d.corpus_id = :corpus AND d.doc_id = i.doc_id "
-                f"AND {published('d')}",
-                {"corpus": self._key["corpus"]},
-            )
-            self.document_count = int(
-                conn.execute(f"SELECT count(*) FROM temp.{self._ids}").fetchone()[0]
-            )
-        except BaseException:
-            self._drop()
-            raise
-        return self
-
-    def search_expression(self, expression: str, limit: int) -> list[tuple[str, float]]:
-        """``(doc_id, score)`` for an FTS5 ``MATCH`` expression, best first, at most ``limit``;
-        ``score = -bm25 >= 0``."""
-        rows = self.db.conn.execute(
-            f"SELECT i.doc_id, x.s FROM ("
-            f"  SELECT rowid AS r, bm25({self._fts}, ?, ?) AS s FROM temp.{self._fts} "
-            f"  WHERE {self._fts} MATCH ? ORDER BY s, rowid {self._ties} LIMIT ?"
-            f") x JOIN temp.{self._ids} i ON i.rowid = x.r ORDER BY x.s, x.r {self._ties}",
-            [*self._weights, expression, limit],
-        ).fetchall()
-        return [(doc_id, 0.0 - s) for doc_id, s in rows]
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._drop()
-
-    def _drop(self) -> None:
-        _drop_temp(self.db, self._fts, self._ids)
-
-
 def pinned_document_texts(
     study: Study, *, protocol_name: str, corpus_id: str
 ) -> Iterator[tuple[str, str, str]]:
     """``(doc_id, title, text)`` of the pinned documents that still hold their pinned
-    content, in ``doc_id`` order (the rows :class:`LexicalIndex` indexes)."""
+    content, in ``doc_id`` order (the rows an execution's impact index holds)."""
     key = {"study": study.study_id, "protocol": protocol_name, "corpus": corpus_id}
     yield from study.db.conn.execute(
         "SELECT pd.doc_id, coalesce(d.title, ''), coalesce(d.text, '')" + _PINNED_FROM, key
     )
 
 
-def store_file(db: sqlite_utils.Database) -> Path | None:
-    """The file of the store's main database, or None for an in-memory or PostgreSQL store."""
-    path = dialect.main_file(db)
-    return Path(path) if path else None
-
-
 class Fts5Tokenizer:
     """FTS5's own tokenization of strings: the tokens an FTS5 index with ``tokenizer``
     stores for each string, in order (so nothing re-implements the tokenizer).
 
-    Holds a TEMP contentless FTS5 table and its ``instance`` vocabulary; use it as a
-    context manager (the tables are dropped on exit).
+    Runs on a private in-memory connection of Python's bundled SQLite that the
+    tokenizer owns, never on the store's connection: the tokens are the same whatever
+    engine holds the store. Holds a contentless FTS5 table and its ``instance``
+    vocabulary; use it as a context manager (the connection is closed on exit).
     """
 
-    def __init__(self, db: sqlite_utils.Database, tokenizer: str) -> None:
-        self.db = db
+    def __init__(self, tokenizer: str) -> None:
         self._tokenizer = tokenizer
-        number = next(_names)
-        self._fts = f"lexical_tokens_{number}"
-        self._vocab = f"lexical_tokens_vocab_{number}"
+        self._conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> "Fts5Tokenizer":
-        dialect.require_fts5(self.db, "tokenizing with FTS5")
-        conn = self.db.conn
-        conn.execute(
-            f"CREATE VIRTUAL TABLE temp.{self._fts} USING fts5("
-            f"x, content='', tokenize='{self._tokenizer}')"
-        )
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         try:
             conn.execute(
-                f"CREATE VIRTUAL TABLE temp.{self._vocab} "
-                f"USING fts5vocab(temp, '{self._fts}', 'instance')"
+                f"CREATE VIRTUAL TABLE tokens USING fts5(x, content='', tokenize='{self._tokenizer}')"
             )
+            conn.execute("CREATE VIRTUAL TABLE tokens_vocab USING fts5vocab(tokens, 'instance')")
         except BaseException:
-            self._drop()
+            conn.close()
             raise
+        self._conn = conn
         return self
 
     def tokenize(self, strings: Sequence[str]) -> list[list[str]]:
         """The tokens of each string, in order."""
-        conn = self.db.conn
-        conn.executemany(
-            f"INSERT INTO temp.{self._fts} (rowid, x) VALUES (?, ?)", enumerate(strings)
-        )
-        tokens: list[list[str]] = [[] for _ in strings]
-        for doc, term in conn.execute(
-            f"SELECT doc, term FROM temp.{self._vocab} ORDER BY doc, offset"
-        ):
-            tokens[doc].append(term)
-        conn.execute(f"INSERT INTO temp.{self._fts} ({self._fts}) VALUES ('delete-all')")
+        conn = self._conn
+        assert conn is not None, "tokenize inside the with block"
+        conn.execute("BEGIN")
+        try:
+            conn.executemany("INSERT INTO tokens (rowid, x) VALUES (?, ?)", enumerate(strings))
+            tokens: list[list[str]] = [[] for _ in strings]
+            for doc, term in conn.execute("SELECT doc, term FROM tokens_vocab ORDER BY doc, offset"):
+                tokens[doc].append(term)
+            conn.execute("INSERT INTO tokens (tokens) VALUES ('delete-all')")
+        finally:
+            conn.execute("COMMIT")
         return tokens
 
     def __exit__(self, *exc: object) -> None:
-        self._drop()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
-    def _drop(self) -> None:
-        _drop_temp(self.db, self._vocab, self._fts)
+
+#: How many distinct query terms' tokens :func:`term_tokens` remembers per tokenizer.
+TERMS_KEPT = 10_000
 
 
-def _drop_temp(db: sqlite_utils.Database, *tables: str) -> None:
-    for table in tables:
-        db.conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
+class _TermTokens:
+    """One tokenizer's tokens of query terms, remembered (the last :data:`TERMS_KEPT`), from
+    one private tokenizer opened on first need and used under a lock."""
+
+    def __init__(self, tokenizer: str) -> None:
+        self._spec = tokenizer
+        self._tokenizer: Fts5Tokenizer | None = None
+        self._known: OrderedDict[str, list[str]] = OrderedDict()
+
+    def of(self, terms: Sequence[str]) -> list[list[str]]:
+        missing = [t for t in dict.fromkeys(terms) if t not in self._known]
+        if missing:
+            if self._tokenizer is None:
+                self._tokenizer = Fts5Tokenizer(self._spec).__enter__()
+            self._known.update(zip(missing, self._tokenizer.tokenize(missing), strict=True))
+        for term in terms:
+            self._known.move_to_end(term)
+        out = [list(self._known[t]) for t in terms]
+        while len(self._known) > TERMS_KEPT:
+            self._known.popitem(last=False)
+        return out
+
+
+_term_tokenizers: dict[str, _TermTokens] = {}
+_term_lock = threading.Lock()
+
+
+def term_tokens(terms: Sequence[str], tokenizer: str) -> list[list[str]]:
+    """FTS5's tokens of each query term with ``tokenizer`` (as :class:`Fts5Tokenizer` gives
+    them), remembered process-wide: the same term is tokenized once per process."""
+    with _term_lock:
+        known = _term_tokenizers.get(tokenizer)
+        if known is None:
+            known = _term_tokenizers[tokenizer] = _TermTokens(tokenizer)
+        return known.of(terms)

@@ -184,6 +184,12 @@ class PgDatabase:
             else:
                 self.conn.raw.execute("COMMIT")
 
+    def table_names(self) -> list[str]:
+        """The store's tables, as ``sqlite_utils.Database.table_names`` lists them."""
+        from evalcore.store.dialect import store_tables
+
+        return store_tables(self)
+
     def close(self) -> None:
         self.conn.close()
 

@@ -813,10 +813,28 @@ BEGIN SELECT RAISE(ABORT, 'sample_nonresponses is append-only'); END;
 # run. No table changes.
 _V21 = ""
 
+# The store's identity and no shared full-text index (its version number is the position in
+# MIGRATIONS, so it renumbers by moving): a random id per store (evalcore.store.store_identity,
+# the key of caches of data derived from the store); documents_fts and its triggers go, as
+# every lexical ranking is computed by evalcore.retrieval.impact_index from the documents'
+# texts.
+_STORE_IDENTITY_NO_FTS = """
+CREATE TABLE store_identity (
+    store_id TEXT PRIMARY KEY NOT NULL
+);
+INSERT INTO store_identity (store_id) VALUES (lower(hex(randomblob(16))));
+CREATE TRIGGER store_identity_kept_u BEFORE UPDATE ON store_identity
+BEGIN SELECT RAISE(ABORT, 'a store identity never changes'); END;
+DROP TRIGGER documents_fts_ai;
+DROP TRIGGER documents_fts_ad;
+DROP TRIGGER documents_fts_au;
+DROP TABLE documents_fts;
+"""
+
 #: MIGRATIONS[i] takes the schema from version i to version i + 1.
 MIGRATIONS: list[str] = [
     _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16,
-    _V17, _V18, _V19, _V20, _V21,
+    _V17, _V18, _V19, _V20, _V21, _STORE_IDENTITY_NO_FTS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

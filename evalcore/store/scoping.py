@@ -45,7 +45,7 @@ from evalcore.store.studies import (
     get_study,
     list_studies,
 )
-from evalcore.store.study_handle import Study, open_study
+from evalcore.store.study_handle import Study
 
 
 class DocumentAccess(BaseModel):
@@ -254,34 +254,26 @@ def run_permitted_ids(study: Study, run_name: str) -> set[str] | None:
 
 
 def displayable_text(
-    db: sqlite_utils.Database,
-    viewer: str | None,
+    study: Study,
     *,
-    study_id: str,
     unit_id: str,
     run_name: str | None = None,
     permitted: Iterable[str] | None = None,
     runs: Iterable[str] = (),
 ) -> DisplayableText:
-    """Title and text of a unit of the study if a page may show them to ``viewer``.
+    """Title and text of a unit of the handle's study if a page may show them to its reader.
 
-    Withheld (``shown=False`` with the reason) when the viewer may not see the
-    study or read the document, or when the unit is outside the run's pinned
-    protocol (``run_name``, or any of ``runs``) or the given ``permitted`` set — a
-    ``permission_violation``, whose text no one is shown.
+    Withheld (``shown=False`` with the reason) when the reader may not read the document,
+    or when the unit is outside the run's pinned protocol (``run_name``, or any of
+    ``runs``) or the given ``permitted`` set — a ``permission_violation``, whose text no
+    one is shown. (The handle is the check that the reader may read the study.)
     """
-    require_known_study(db, viewer, study_id)
-    study = get_study(db, study_id)
-    refusal = _study_refusal(db, viewer, study)
-    if refusal is not None:
-        return DisplayableText(unit_id=unit_id, shown=False, reason=f"text withheld: {refusal}")
     allowed = set(permitted) if permitted is not None else None
-    handle = open_study(db, study_id, viewer, settings=study) if run_name or runs else None
     if allowed is None and run_name is not None:
-        allowed = run_permitted_ids(handle, run_name)
+        allowed = run_permitted_ids(study, run_name)
     outside = allowed is not None and unit_id not in allowed
     for name in runs:  # every run that returned the unit (e.g. a pool)
-        pinned = run_permitted_ids(handle, name)
+        pinned = run_permitted_ids(study, name)
         outside = outside or (pinned is not None and unit_id not in pinned)
     if outside:
         return DisplayableText(
@@ -291,7 +283,8 @@ def displayable_text(
                 "see (a permission_violation)"
             ),
         )
-    access = readable_document(db, viewer, study.corpus_id, unit_id)
+    corpus_id = get_study(study.db, study.study_id).corpus_id
+    access = readable_document(study.db, study.actor, corpus_id, unit_id)
     if access.document is None:
         return DisplayableText(unit_id=unit_id, shown=False, reason=access.reason)
     return DisplayableText(

@@ -43,8 +43,7 @@ _FIRST = ("reference_seals", "reference_labels", "reference_completeness", "prot
 
 
 def _study_tables(db: sqlite_utils.Database) -> list[str]:
-    tables = [t for t in dialect.tables_with_column(db, "study_id")
-              if t not in ("studies", "runs")]
+    tables = [t for t in dialect.store_tables(db, "study_id") if t not in ("studies", "runs")]
     return [t for t in _FIRST if t in tables] + [t for t in tables if t not in _FIRST]
 
 

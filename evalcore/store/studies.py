@@ -61,7 +61,8 @@ def create_organisation(
     creator = named_user(actor) or None
     with write_transaction(db):
         created = db.execute(
-            "INSERT OR IGNORE INTO organisations (org_id, name, created_by) VALUES (?, ?, ?)",
+            "INSERT INTO organisations (org_id, name, created_by) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
             [org_id, name or org_id, creator],
         ).rowcount > 0
         if created and creator is not None:

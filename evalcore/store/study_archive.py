@@ -42,7 +42,6 @@ died is removed by the next ``open_store``: all or nothing.
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -74,6 +73,7 @@ from evalcore.io.study_archive import (
     open_archive,
     write_zip,
 )
+from evalcore.store import dialect
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import (
     authorize,
@@ -439,7 +439,7 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         _append_history(db, archive, study, importer, undo)
     except BaseException as exc:
         undo.run(db)
-        if isinstance(exc, sqlite3.IntegrityError):
+        if isinstance(exc, dialect.INTEGRITY_ERRORS):
             raise _refuse(archive, f"the archive's rows break a rule of the store ({exc}); "
                                    "nothing was written", "export the study again") from None
         raise
@@ -472,8 +472,8 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
         names = {study.org_id: settings["org_name"]}
         for org in dict.fromkeys(o for o in (study.org_id, settings["corpus_owner"],
                                              *sorted(owners - {None})) if o is not None):
-            if db.execute("INSERT OR IGNORE INTO organisations (org_id, name, created_by) "
-                          "VALUES (?, ?, ?)", [org, names.get(org) or org, importer]).rowcount:
+            if db.execute("INSERT INTO organisations (org_id, name, created_by) "
+                          "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [org, names.get(org) or org, importer]).rowcount:
                 new_orgs.append(org)
         create_study(db, study, actor=importer, created_at=settings["created_at"])
         undo.study_id = study.study_id
@@ -486,8 +486,8 @@ def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
                        [settings["corpus_owner"], settings["created_at"], study.corpus_id])
         user = _archive_row(archive, "users.jsonl", "user_id", importer) or {
             "user_id": importer, "display_name": "", "created_at": utc_now_iso()}
-        new_user = db.execute("INSERT OR IGNORE INTO users (user_id, display_name, created_at) "
-                              "VALUES (?, ?, ?)", list(user.values())).rowcount > 0
+        new_user = db.execute("INSERT INTO users (user_id, display_name, created_at) "
+                              "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", list(user.values())).rowcount > 0
         db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
                    "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
                                                    utc_now_iso()])
@@ -717,8 +717,8 @@ def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: S
     with their roles into an organisation this import created, as members into an
     existing one (admitted by its admin: :func:`_check_arrivals`)."""
     s = study.study_id
-    db.conn.executemany("INSERT OR IGNORE INTO users (user_id, display_name, created_at) "
-                        "VALUES (?, ?, ?)", (tuple(r.values()) for r in archive.rows("users.jsonl")))
+    db.conn.executemany("INSERT INTO users (user_id, display_name, created_at) "
+                        "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (tuple(r.values()) for r in archive.rows("users.jsonl")))
     for m in archive.rows("members.jsonl"):
         if m["user_id"] == importer and m["role"] != "lead":
             continue
@@ -729,8 +729,8 @@ def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: S
     if study.org_id is not None:
         created = study.org_id in new_orgs
         db.conn.executemany(
-            "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at, "
-            "role) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, "
+            "role) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"],
               r["role"] if created else "member")
              for r in archive.rows("organisation_members.jsonl")))

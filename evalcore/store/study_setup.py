@@ -49,7 +49,7 @@ def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None
             actor=actor, what=f"create study {study.study_id!r} over corpus {study.corpus_id!r}")
         if study.org_id is not None:
             db.execute(
-                "INSERT OR IGNORE INTO organisations (org_id, name) VALUES (?, ?)",
+                "INSERT INTO organisations (org_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING",
                 [study.org_id, study.org_id],
             )
         db.execute(

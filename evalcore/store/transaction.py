@@ -40,6 +40,8 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
     Nested use joins the outer transaction through a savepoint.
     """
     if db.conn.in_transaction:
+        if dialect.is_postgres(db):  # joined from a read snapshot too: writes still take turns
+            db.conn.raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         with db.atomic():
             yield db
         return
@@ -59,7 +61,7 @@ POLL_S = 0.002
 
 
 #: The advisory lock every PostgreSQL write transaction holds: the store's one write lock.
-WRITE_LOCK_KEY = 0x7265_6C65_6467_6572  # "relledger"
+WRITE_LOCK_KEY = 0x7265_6C65_6467_6572  # "reledger" in ASCII
 
 
 def begin_immediate(conn: sqlite3.Connection) -> None:

@@ -30,9 +30,9 @@ def join_organisation(db: sqlite_utils.Database, user: str, org_id: str, granted
     The first member of an organisation becomes its owner, whatever ``role`` says: an
     organisation always has an owner once it has a member."""
     cursor = db.execute(
-        "INSERT OR IGNORE INTO user_organisations (user_id, org_id, granted_by, granted_at, role) "
+        "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, role) "
         "SELECT ?, ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM user_organisations WHERE org_id = ?) "
-        "THEN ? ELSE 'owner' END",
+        "THEN ? ELSE 'owner' END WHERE true ON CONFLICT DO NOTHING",
         [user, org_id, granted_by, granted_at or utc_now_iso(), org_id, role],
     )
     return cursor.rowcount > 0

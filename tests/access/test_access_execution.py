@@ -35,8 +35,8 @@ LEO = "leo@acme.org"
 BOTH = protocol(organisations=["acme", "globex"])
 
 
-def _store(tmp_path: Path):
-    db, _ = team_store(tmp_path)
+def _store(new_store_target: Path):
+    db, _ = team_store(new_store_target("store.db"))
     add_to_organisation(db, user=LEAD, org_id="globex", actor=OUTSIDER)  # globex's owner
     add_member(db, study_id="s", user=LEO, role="lead", actor=LEAD)
     pin_protocol(db, study_id="s", name="p2", protocol=BOTH, actor=LEAD)
@@ -47,14 +47,14 @@ def _cli(*args: object):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-def test_attack_executing_a_pin_over_another_organisation_is_refused(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_attack_executing_a_pin_over_another_organisation_is_refused(tmp_path: Path, store_target, new_store_target) -> None:
+    db = _store(new_store_target)
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match=(
             r"leo@acme.org may not run pinned protocol 'p2', which sees organisation\(s\) "
             r"globex in study 's': they are not a member")):
         execute_protocol(db, study_id="s", protocol_name="p2", run_name="oracle", actor=LEO)
-    result = _cli("retrieve", "--db", tmp_path / "store.db", "--study", "s", "--protocol", "p2",
+    result = _cli("retrieve", "--db", store_target, "--study", "s", "--protocol", "p2",
                   "--name", "oracle", "--actor", LEO)
     assert result.exit_code == 1 and "refused: leo@acme.org may not run pinned protocol 'p2'" \
         in result.output and "members add-org" in result.output
@@ -62,18 +62,18 @@ def test_attack_executing_a_pin_over_another_organisation_is_refused(tmp_path: P
     assert table_snapshot(db) == before  # no run, no refusal, no audit row
 
 
-def test_the_pinner_and_single_organisation_pins_still_run(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_the_pinner_and_single_organisation_pins_still_run(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     run = execute_protocol(db, study_id="s", protocol_name="p2", run_name="both", actor=LEAD)
     assert run.protocol["pinned_document_count"] == 6
     assert execute_protocol(db, study_id="s", protocol_name="p1", run_name="acme",
                             actor=LEO).protocol["pinned_document_count"] == 4
 
 
-def test_execution_is_checked_against_memberships_now_not_at_pin_time(tmp_path: Path) -> None:
+def test_execution_is_checked_against_memberships_now_not_at_pin_time(tmp_path: Path, new_store_target) -> None:
     """The check runs for the executor at each execution: the pinner too is refused once
     they have left an organisation the pin sees."""
-    db = _store(tmp_path)
+    db = _store(new_store_target)
     remove_from_organisation(db, user=LEAD, org_id="globex", actor=LEAD)  # left since
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="lena@acme.org may not run pinned protocol 'p2'"):
@@ -81,8 +81,8 @@ def test_execution_is_checked_against_memberships_now_not_at_pin_time(tmp_path: 
     assert table_snapshot(db) == before
 
 
-def test_every_action_a_pin_enables_is_rechecked_for_whoever_acts(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_every_action_a_pin_enables_is_rechecked_for_whoever_acts(tmp_path: Path, store_target, new_store_target) -> None:
+    db = _store(new_store_target)
     # a refusal lena's execution recorded, naming the globex document that changed
     add_documents(db, "c", [DocumentIn(doc_id="b1", title="Solar subsidies", text="changed",
                                        owner_org="globex", created_at="2026-01-01T00:00:00Z")],
@@ -104,7 +104,7 @@ def test_every_action_a_pin_enables_is_rechecked_for_whoever_acts(tmp_path: Path
     full = get_pinned_protocol(open_study(db, "s", LEAD), "p2")
     assert (full.documents_by_organisation, full.withheld_organisations) == (
         {"acme": 4, "globex": 2}, [])
-    shown = _cli("protocol", "show", "--db", tmp_path / "store.db", "--study", "s",
+    shown = _cli("protocol", "show", "--db", store_target, "--study", "s",
                  "--name", "p2", "--actor", LEO)
     assert shown.exit_code == 0 and '"globex": 2' not in shown.output
     assert '"withheld_organisations": [\n    "globex"' in shown.output

@@ -35,8 +35,8 @@ CHANGED_B1 = "solar panels subsidies for households, revised"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    db, _ = team_store(tmp_path)
+def store(tmp_path: Path, store_target) -> Path:
+    db, _ = team_store(store_target)
     add_to_organisation(db, user=LEAD, org_id="globex", actor=OUTSIDER)
     add_member(db, study_id="s", user=LEO, role="lead", actor=LEAD)
     pin_protocol(db, study_id="s", name="p2", protocol=protocol(organisations=["acme", "globex"]),
@@ -48,7 +48,7 @@ def store(tmp_path: Path) -> Path:
     with pytest.raises(RetrievalRefused):
         execute_protocol(db, study_id="s", protocol_name="p2", run_name="again", actor=LEAD)
     db.conn.close()
-    return tmp_path / "store.db"
+    return store_target
 
 
 def _members(path: Path) -> dict[str, str]:
@@ -118,9 +118,9 @@ def test_whoever_reads_everything_exports_everything(store: Path, tmp_path: Path
 
 
 def test_a_redacted_archive_imports_and_its_pin_refuses_to_run(store: Path,
-                                                               tmp_path: Path) -> None:
+                                                               tmp_path: Path, new_store_target) -> None:
     export_study(open_store(store), "s", tmp_path / "leo.zip", actor=LEO)
-    target = open_store(tmp_path / "target.db")
+    target = open_store(new_store_target("target.db"))
     archive = read_archive(tmp_path / "leo.zip", tmp_path / "unpacked")
     summary = import_study(target, archive, actor=LEO, study_id="copy")
     assert "protocol_documents.jsonl" in summary.withheld

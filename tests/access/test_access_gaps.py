@@ -28,8 +28,8 @@ def _ids(hits) -> list[str]:
 # --- 1. search -------------------------------------------------------------------------------
 
 
-def test_search_filters_to_the_viewers_documents_before_the_limit(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_search_filters_to_the_viewers_documents_before_the_limit(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     # many globex documents that outrank every acme document for "solar"
     add_documents(db, "c", [DocumentIn(doc_id=f"g{i:02d}", title="Solar solar solar",
                                        text="solar solar solar solar", owner_org="globex", created_at=BEFORE)
@@ -46,9 +46,9 @@ def test_search_filters_to_the_viewers_documents_before_the_limit(tmp_path: Path
 
 
 def test_search_unowned_documents_are_for_members_of_a_study_over_the_corpus(
-    tmp_path: Path,
+    tmp_path: Path, store_target,
 ) -> None:
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     add_documents(db, "c", [DocumentIn(doc_id="shared", title="Solar atlas", text="solar map", owner_org=None,
                                         created_at=BEFORE)],
                   actor=LEAD)
@@ -57,8 +57,8 @@ def test_search_unowned_documents_are_for_members_of_a_study_over_the_corpus(
     assert search_corpus(db, "c", "atlas", viewer="stranger@nowhere.org") == []
 
 
-def test_search_in_a_local_corpus_shows_everything_to_anyone(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_search_in_a_local_corpus_shows_everything_to_anyone(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     add_documents(db, "c", docs())
     assert _ids(search_corpus(db, "c", "solar", viewer="")) == _ids(
         search_corpus_unscoped(db, "c", "solar")
@@ -72,8 +72,8 @@ def test_search_in_a_local_corpus_shows_everything_to_anyone(tmp_path: Path) -> 
 # --- 2. reports ------------------------------------------------------------------------------
 
 
-def test_report_generation_needs_sight_of_the_study(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_report_generation_needs_sight_of_the_study(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     with pytest.raises(
         PermissionDenied,
@@ -88,23 +88,23 @@ def test_report_generation_needs_sight_of_the_study(tmp_path: Path) -> None:
     assert report.study_id == "s"
 
 
-def test_cli_report_of_another_organisations_study_is_refused(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_cli_report_of_another_organisations_study_is_refused(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     db.conn.close()
     out = tmp_path / "r.json"
-    result = CliRunner().invoke(main, ["report", "--db", str(tmp_path / "store.db"), "--study",
+    result = CliRunner().invoke(main, ["report", "--db", str(store_target), "--study",
                                        "s", "--runs", "r1", "--out", str(out), "--by", OUTSIDER])
     assert result.exit_code == 1 and "not a member of study 's'" in result.stderr
     assert not out.exists()
-    assert table_snapshot(open_store(tmp_path / "store.db")) == before
+    assert table_snapshot(open_store(store_target)) == before
 
 
 # --- 3. creating studies and organisations --------------------------------------------------
 
 
-def test_creating_a_study_in_a_team_organisation_needs_its_membership(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_creating_a_study_in_a_team_organisation_needs_its_membership(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     new = StudyIn(study_id="s2", corpus_id="c", org_id="acme")
     with pytest.raises(PermissionDenied, match="only its members may"):
@@ -118,8 +118,8 @@ def test_creating_a_study_in_a_team_organisation_needs_its_membership(tmp_path: 
     create_team_study(db, StudyIn(study_id="s3", corpus_id="c", org_id="acme"), lead=LEAD)
 
 
-def test_local_mode_organisations_and_studies_stay_open(tmp_path: Path) -> None:
-    db = new_store(tmp_path, org_id="acme")
+def test_local_mode_organisations_and_studies_stay_open(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target, org_id="acme")
     create_study(db, StudyIn(study_id="s2", corpus_id="c", org_id="acme"))  # no actor needed
     create_organisation(db, "initech", "Initech")
     create_study(db, StudyIn(study_id="i1", corpus_id="d", org_id="initech"), actor="anyone")
@@ -129,9 +129,9 @@ def test_local_mode_organisations_and_studies_stay_open(tmp_path: Path) -> None:
 
 
 def test_a_local_study_of_a_team_organisation_cannot_be_claimed_by_an_outsider(
-    tmp_path: Path,
+    tmp_path: Path, store_target,
 ) -> None:
-    db = new_store(tmp_path, org_id="acme")
+    db = new_store(store_target, org_id="acme")
     create_study(db, StudyIn(study_id="old", corpus_id="c", org_id="acme"))  # still local
     add_member(db, study_id="s", user=LEAD, role="lead", actor=LEAD)  # acme goes team mode
     before = table_snapshot(db)
@@ -141,15 +141,15 @@ def test_a_local_study_of_a_team_organisation_cannot_be_claimed_by_an_outsider(
     add_member(db, study_id="old", user=LEAD, role="lead", actor=LEAD)  # a member of acme may
 
 
-def test_cli_study_create_in_a_team_organisation(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_cli_study_create_in_a_team_organisation(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     db.conn.close()
-    store = str(tmp_path / "store.db")
+    store = str(store_target)
     base = ["study", "create", "--db", store, "--study", "s2", "--corpus", "c", "--org", "acme"]
     refused = CliRunner().invoke(main, [*base, "--actor", OUTSIDER])
     assert refused.exit_code != 0 and "only its members may" in refused.output
-    assert table_snapshot(open_store(tmp_path / "store.db")) == before
+    assert table_snapshot(open_store(store_target)) == before
     made = CliRunner().invoke(main, [*base, "--actor", ANNOTATOR])
     assert made.exit_code == 0, made.output
 
@@ -157,8 +157,8 @@ def test_cli_study_create_in_a_team_organisation(tmp_path: Path) -> None:
 # --- 4. joining an organisation --------------------------------------------------------------
 
 
-def test_joining_an_organisation_is_open_only_in_local_mode(tmp_path: Path) -> None:
-    db = new_store(tmp_path, org_id="acme")
+def test_joining_an_organisation_is_open_only_in_local_mode(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target, org_id="acme")
     create_organisation(db, "acme")
     # unclaimed: the first person added becomes its owner, whoever grants it
     assert add_to_organisation(db, user="x@acme.org", org_id="acme", actor="anyone")

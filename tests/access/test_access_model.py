@@ -31,8 +31,8 @@ SECRET_U1 = "UNOWNED-SECRET-U1"
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _with_unowned_u1(tmp_path: Path):
-    db, _ = team_store(tmp_path)
+def _with_unowned_u1(new_store_target: Path):
+    db, _ = team_store(new_store_target("store.db"))
     add_documents(db, "c", [DocumentIn(doc_id="u1", title="u", text=SECRET_U1, owner_org=None,
                                        created_at=WHEN)], actor=LEAD)
     return db
@@ -46,8 +46,8 @@ def _beir(root: Path, text: str) -> Path:
     return root
 
 
-def test_attack_stranger_creates_study_over_foreign_corpus_reads_nothing(tmp_path: Path) -> None:
-    db = _with_unowned_u1(tmp_path)
+def test_attack_stranger_creates_study_over_foreign_corpus_reads_nothing(tmp_path: Path, new_store_target) -> None:
+    db = _with_unowned_u1(new_store_target)
     before = table_snapshot(db)
     for study in (StudyIn(study_id="m", corpus_id="c"),
                   StudyIn(study_id="m", corpus_id="c", org_id="evil"),
@@ -61,8 +61,8 @@ def test_attack_stranger_creates_study_over_foreign_corpus_reads_nothing(tmp_pat
     assert search_corpus(db, "c", "UNOWNED", viewer=MALLORY) == []
 
 
-def test_attack_local_mode_study_over_team_corpus_refused(tmp_path: Path) -> None:
-    db = _with_unowned_u1(tmp_path)
+def test_attack_local_mode_study_over_team_corpus_refused(tmp_path: Path, new_store_target) -> None:
+    db = _with_unowned_u1(new_store_target)
     before = table_snapshot(db)
     # not even a member of the owner may open the corpus to a local-mode study
     with pytest.raises(PermissionDenied, match="local-mode study"):
@@ -74,10 +74,10 @@ def test_attack_local_mode_study_over_team_corpus_refused(tmp_path: Path) -> Non
 
 
 def test_attack_beir_import_into_own_study_cannot_overwrite_victim_documents(
-    tmp_path: Path,
+    tmp_path: Path, store_target,
 ) -> None:
     # mallory's study m over c predates the victims' team mode (as in a pre-v8 store)
-    db = open_store(tmp_path / "store.db")
+    db = open_store(store_target)
     create_study(db, StudyIn(study_id="s", corpus_id="c", org_id="acme"))
     add_documents(db, "c", [DocumentIn(doc_id="u1", text=SECRET_U1, owner_org=None,
                                        created_at=WHEN)])
@@ -99,8 +99,8 @@ def test_attack_beir_import_into_own_study_cannot_overwrite_victim_documents(
     assert get_document(db, "c", "u1").text == "updated by acme"
 
 
-def test_attack_self_join_existing_organisation_refused(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_attack_self_join_existing_organisation_refused(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="never by self-service"):
         add_to_organisation(db, user=MALLORY, org_id="acme", actor=MALLORY)
@@ -120,17 +120,17 @@ def test_attack_self_join_existing_organisation_refused(tmp_path: Path) -> None:
                                actor="ivan@initech.example")
 
 
-def test_attack_unowned_reader_in_local_mode_names_a_member(tmp_path: Path) -> None:
+def test_attack_unowned_reader_in_local_mode_names_a_member(tmp_path: Path, new_store_target) -> None:
     """A local-mode caller names a member of the team: the app reads as nobody (no sign-in)."""
-    db = _with_unowned_u1(tmp_path)
+    db = _with_unowned_u1(new_store_target)
     create_study(db, StudyIn(study_id="old", corpus_id="c", org_id="acme"), actor=LEAD)  # local
-    shown = displayable_text(db, None, study_id="old", unit_id="a1")
+    shown = displayable_text(open_study(db, "old", None), unit_id="a1")
     assert not shown.shown and shown.text == ""
-    assert not displayable_text(db, None, study_id="old", unit_id="u1").shown
+    assert not displayable_text(open_study(db, "old", None), unit_id="u1").shown
 
 
-def test_new_documents_belong_to_the_corpus_owner_unless_told(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "store.db")
+def test_new_documents_belong_to_the_corpus_owner_unless_told(tmp_path: Path, store_target) -> None:
+    db = open_store(store_target)
     create_study(db, StudyIn(study_id="s", corpus_id="c", org_id="acme"))
     assert corpus_owner(db, "c") == "acme"
     add_documents(db, "c", [DocumentIn(doc_id="d", created_at=WHEN),
@@ -142,14 +142,15 @@ def test_new_documents_belong_to_the_corpus_owner_unless_told(tmp_path: Path) ->
     assert get_document(db, "c", "u1").owner_org == "initech"
 
 
-def test_a_corpus_without_owner_adopts_its_first_organisation(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "store.db")
+def test_a_corpus_without_owner_adopts_its_first_organisation(tmp_path: Path, store_target) -> None:
+    db = open_store(store_target)
     add_documents(db, "k", [DocumentIn(doc_id="d", created_at=WHEN)])
     assert corpus_owner(db, "k") is None
     create_study(db, StudyIn(study_id="s", corpus_id="k", org_id="acme"))
     assert corpus_owner(db, "k") == "acme"
 
 
+@pytest.mark.sqlite_only
 def test_v7_store_migrates_corpus_owners(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
@@ -177,12 +178,12 @@ def test_v7_store_migrates_corpus_owners(tmp_path: Path) -> None:
 # --- item 8: one person, one annotator ------------------------------------------------------
 
 
-def test_annotator_names_are_normalised_at_every_entry_point(tmp_path: Path) -> None:
+def test_annotator_names_are_normalised_at_every_entry_point(tmp_path: Path, store_target) -> None:
     from evalcore.store.imports.labels import import_labels
     from evalcore.store.labels import label_history, record_label, undo_last_label
     from evalcore.store.resolution import resolve_query
 
-    db = open_store(tmp_path / "store.db")
+    db = open_store(store_target)
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=2, annotator="Ann@Acme.org")
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator=" ann@acme.org ")
@@ -197,7 +198,7 @@ def test_annotator_names_are_normalised_at_every_entry_point(tmp_path: Path) -> 
     assert resolve_query(open_study(db, "s", None), "q")["e"].annotators == {"bob@acme.org": 3}
 
 
-def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path: Path) -> None:
+def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path: Path, store_target) -> None:
     """Item 8 beyond labels: a completeness claim, a can't-judge mark and a draft given as
     ``Ann@Acme.org`` are ``ann@acme.org``'s, whichever spelling reads them back."""
     from evalcore.annotation.item_token import label_as_shown, show_item
@@ -205,7 +206,7 @@ def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path
     from evalcore.store.completeness import completeness_history, mark_complete, reopen
     from evalcore.store.drafts import drafts, save_draft
 
-    db = open_store(tmp_path / "store.db")
+    db = open_store(store_target)
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     mark_complete(db, study_id="s", query_id="q", actor="Ann@Acme.org")
     reopen(db, study_id="s", query_id="q", actor=" ANN@acme.org", reason="more to find")
@@ -215,16 +216,17 @@ def test_completeness_cant_judge_and_drafts_know_one_person_by_one_name(tmp_path
     save_draft(db, study_id="s", query_id="q", unit_id="d", annotator="Ann@Acme.org",
                note="half a thought")
     assert list(drafts(open_study(db, "s", None), "q", "ann@acme.org")) == ["d"]
-    token = show_item(db, study_id="s", query_id="q", unit_id="d", annotator="ANN@acme.org")
+    token = show_item(open_study(db, "s", "ann@acme.org"), query_id="q", unit_id="d",
+                      annotator="ANN@acme.org")
     label_as_shown(db, token, 1, on_screen=token)  # saving the label clears the draft
     assert drafts(open_study(db, "s", None), "q", "Ann@Acme.org") == {}
 
 
-def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Path) -> None:
+def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Path, store_target) -> None:
     from evalcore.store.labels import record_label
     from evalcore.store.resolution import resolve_query, resolve_study
 
-    db = open_store(tmp_path / "store.db")
+    db = open_store(store_target)
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     db.execute("INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
                "created_at) VALUES ('s', 'q', 'd', 'label', 3, 'Ann@Acme.org', 'x')")
@@ -237,11 +239,11 @@ def test_names_stored_as_typed_before_normalisation_resolve_as_one(tmp_path: Pat
 # --- item 3: an honest trust model ----------------------------------------------------------
 
 
-def test_attack_imported_label_file_fabricates_another_annotators_undo(tmp_path: Path) -> None:
+def test_attack_imported_label_file_fabricates_another_annotators_undo(tmp_path: Path, store_target) -> None:
     from evalcore.io.errors import InputErrors
     from evalcore.store.imports.labels import import_labels
 
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     log = tmp_path / "forged.jsonl"
     log.write_text(
         '{"query_id": "q1", "unit_id": "a1", "gain": 0, "annotator": "rita@acme.org"}\n'
@@ -258,12 +260,12 @@ def test_attack_imported_label_file_fabricates_another_annotators_undo(tmp_path:
     assert table_snapshot(db) == before
 
 
-def test_kept_annotators_are_vouched_for_and_the_importer_is_recorded(tmp_path: Path) -> None:
+def test_kept_annotators_are_vouched_for_and_the_importer_is_recorded(tmp_path: Path, store_target) -> None:
     from evalcore.store.audit import audit_entries
     from evalcore.store.imports.labels import import_labels
     from evalcore.store.labels import label_history
 
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     csv = tmp_path / "l.csv"
     csv.write_text("query_id,unit_id,gain,annotator\nq1,a2,1,Rita@Acme.org\n")
     import_labels(db, csv, study_id="s", actor=LEAD, keep_annotators=True)
@@ -278,7 +280,7 @@ def test_kept_annotators_are_vouched_for_and_the_importer_is_recorded(tmp_path: 
     assert (last.annotator, last.source) == ("csv:p.csv", "import")
 
 
-def test_cli_audit_rows_record_the_channel_and_the_os_user(tmp_path: Path) -> None:
+def test_cli_audit_rows_record_the_channel_and_the_os_user(tmp_path: Path, store_target) -> None:
     import getpass
 
     from click.testing import CliRunner
@@ -286,11 +288,11 @@ def test_cli_audit_rows_record_the_channel_and_the_os_user(tmp_path: Path) -> No
     from evalcore.cli import main
     from evalcore.store.audit import audit_entries
 
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     db.conn.close()
-    store = str(tmp_path / "store.db")
+    store = str(store_target)
     result = CliRunner().invoke(main, ["members", "add", "--db", store, "--study", "s", "--user",
                                        "new@acme.org", "--role", "annotator", "--actor", LEAD])
     assert result.exit_code == 0, result.output
-    entry = audit_entries(open_study(open_store(tmp_path / "store.db"), "s", LEAD), limit=1)[0]
+    entry = audit_entries(open_study(open_store(store_target), "s", LEAD), limit=1)[0]
     assert (entry.actor, entry.channel, entry.os_user) == (LEAD, "cli", getpass.getuser())

@@ -40,8 +40,8 @@ IDA = "ida@acme.org"  # made an admin of acme below
 WHEN = "2026-01-01T00:00:00Z"
 
 
-def _store(tmp_path: Path):
-    db, _ = team_store(tmp_path)  # lena: acme's owner (its first member); ann, rita: members
+def _store(new_store_target: Path):
+    db, _ = team_store(new_store_target("store.db"))  # lena: acme's owner (its first member); ann, rita: members
     add_to_organisation(db, user=IDA, org_id="acme", actor=LEAD, role="admin")
     return db
 
@@ -58,10 +58,10 @@ def _roles(db) -> dict[str, str]:
 
 
 def test_attack_an_annotator_with_her_own_study_admits_nobody_and_writes_nothing(
-        tmp_path: Path) -> None:
-    db = _store(tmp_path)
+        tmp_path: Path, store_target, new_store_target) -> None:
+    db = _store(new_store_target)
     db.conn.close()
-    store = tmp_path / "store.db"
+    store = store_target
     # her own study over acme's corpus: allowed (a member creates studies; she is its lead)
     assert _cli("study", "create", "--db", store, "--study", "mine", "--corpus", "c", "--org",
                 "acme", "--actor", ANNOTATOR).exit_code == 0
@@ -97,8 +97,8 @@ def test_attack_an_annotator_with_her_own_study_admits_nobody_and_writes_nothing
 # --- one attack per rule -----------------------------------------------------------------------
 
 
-def test_rule_members_are_admitted_and_removed_by_admins_only(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_rule_members_are_admitted_and_removed_by_admins_only(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     before = table_snapshot(db)
     for actor in (ANNOTATOR, EVE, ""):  # a member, an outsider, nobody
         with pytest.raises(OrganisationPermissionDenied, match="granted by its admins"):
@@ -110,8 +110,8 @@ def test_rule_members_are_admitted_and_removed_by_admins_only(tmp_path: Path) ->
     assert remove_from_organisation(db, user=EVE, org_id="acme", actor=IDA)
 
 
-def test_rule_the_admin_and_owner_roles_are_granted_by_owners_only(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_rule_the_admin_and_owner_roles_are_granted_by_owners_only(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     before = table_snapshot(db)
     with pytest.raises(OrganisationPermissionDenied, match="that needs the owner role"):
         add_to_organisation(db, user=ANNOTATOR, org_id="acme", actor=IDA, role="admin")
@@ -127,8 +127,8 @@ def test_rule_the_admin_and_owner_roles_are_granted_by_owners_only(tmp_path: Pat
     assert _roles(db)[ANNOTATOR] == "admin"
 
 
-def test_rule_an_organisation_keeps_an_owner(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_rule_an_organisation_keeps_an_owner(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     before = table_snapshot(db)
     with pytest.raises(ValueError, match="last owner of organisation 'acme'"):
         remove_from_organisation(db, user=LEAD, org_id="acme", actor=LEAD)
@@ -140,16 +140,16 @@ def test_rule_an_organisation_keeps_an_owner(tmp_path: Path) -> None:
     assert organisation_role(db, IDA, "acme") == "owner" and LEAD not in _roles(db)
 
 
-def test_rule_anyone_may_leave_and_then_reads_nothing(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_rule_anyone_may_leave_and_then_reads_nothing(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     assert readable_document(db, ANNOTATOR, "c", "a1").allowed
     assert remove_from_organisation(db, user=ANNOTATOR, org_id="acme", actor=ANNOTATOR)
     assert not readable_document(db, ANNOTATOR, "c", "a1").allowed
     assert not remove_from_organisation(db, user=ANNOTATOR, org_id="acme", actor=LEAD)
 
 
-def test_rule_a_study_lead_adds_only_people_already_in_the_organisation(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_rule_a_study_lead_adds_only_people_already_in_the_organisation(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     create_team_study(db, StudyIn(study_id="mine", corpus_id="c", org_id="acme"), lead=ANNOTATOR)
     before = table_snapshot(db)
     with pytest.raises(OrganisationPermissionDenied, match=(
@@ -162,8 +162,8 @@ def test_rule_a_study_lead_adds_only_people_already_in_the_organisation(tmp_path
     assert organisation_role(db, EVE, "acme") == "member"
 
 
-def test_rule_documents_are_written_by_the_admins_of_their_organisation(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_rule_documents_are_written_by_the_admins_of_their_organisation(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     create_team_study(db, StudyIn(study_id="mine", corpus_id="c", org_id="acme"), lead=ANNOTATOR)
     before = table_snapshot(db)
     mine = [DocumentIn(doc_id="a1", text="REPLACED", owner_org="acme", created_at=WHEN)]
@@ -179,8 +179,8 @@ def test_rule_documents_are_written_by_the_admins_of_their_organisation(tmp_path
     assert add_documents(db, "c", new, actor=IDA) == 1  # an admin of acme may
 
 
-def test_rule_a_corpus_is_opened_to_another_organisation_by_an_admin(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_rule_a_corpus_is_opened_to_another_organisation_by_an_admin(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     create_organisation(db, "initech", actor=ANNOTATOR)  # ann's own organisation: its owner
     before = table_snapshot(db)
     with pytest.raises(OrganisationPermissionDenied, match=(
@@ -199,8 +199,8 @@ def test_rule_a_corpus_is_opened_to_another_organisation_by_an_admin(tmp_path: P
                                               created_at=WHEN)], actor=ANNOTATOR) == 1
 
 
-def test_rule_an_unclaimed_organisation_is_owned_by_its_first_member(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "store.db")
+def test_rule_an_unclaimed_organisation_is_owned_by_its_first_member(tmp_path: Path, store_target) -> None:
+    db = open_store(store_target)
     create_study(db, StudyIn(study_id="n", corpus_id="d", org_id="newco"))  # newco: implicit
     assert add_to_organisation(db, user="first@newco.example", org_id="newco", actor="")
     assert organisation_role(db, "first@newco.example", "newco") == "owner"
@@ -208,13 +208,13 @@ def test_rule_an_unclaimed_organisation_is_owned_by_its_first_member(tmp_path: P
         add_to_organisation(db, user=EVE, org_id="newco", actor=EVE)
 
 
-def test_rule_organisation_members_are_listed_to_its_members_only(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_rule_organisation_members_are_listed_to_its_members_only(tmp_path: Path, store_target, new_store_target) -> None:
+    db = _store(new_store_target)
     assert list(_roles(db)) == [LEAD, IDA, ANNOTATOR, REVIEWER]  # owners, admins, members
     assert [(m.org_id, m.role) for m in organisations_of(db, OUTSIDER)] == [("globex", "owner")]
     with pytest.raises(OrganisationPermissionDenied, match="only its members may"):
         list_organisation_members(db, "acme", viewer=OUTSIDER)
-    store = tmp_path / "store.db"
+    store = store_target
     db.conn.close()
     listed = _cli("members", "list-org", "--db", store, "--org", "acme", "--actor", ANNOTATOR)
     assert listed.exit_code == 0 and listed.output.splitlines()[0].startswith(f"owner  {LEAD}")
@@ -231,6 +231,7 @@ def test_rule_organisation_members_are_listed_to_its_members_only(tmp_path: Path
 # --- migration ----------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_v16_store_migrates_creators_and_first_members_to_owners(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     store_at_version(
@@ -264,12 +265,12 @@ def test_v16_store_migrates_creators_and_first_members_to_owners(tmp_path: Path)
 
 
 def test_rule_an_archive_admits_nobody_to_an_organisation_without_its_admin(
-        tmp_path: Path) -> None:
+        tmp_path: Path, new_store_target) -> None:
     """A study archive lists its organisation's members: importing it into a store where
     that organisation exists admits the ones it lacks only through one of its admins."""
     from evalcore.store.study_archive import export_study, import_study, read_archive
 
-    db = _store(tmp_path)
+    db = _store(new_store_target)
     export_study(db, "s", tmp_path / "s.zip", actor=LEAD)
     (tmp_path / "other").mkdir()
     target = open_store(tmp_path / "other" / "store.db")

@@ -84,8 +84,8 @@ def _protocol():
 
 @pytest.mark.parametrize("role", [*ROLES, None], ids=lambda r: r or "non-member")
 @pytest.mark.parametrize("action", list(ACTIONS))
-def test_every_action_obeys_the_roles(tmp_path: Path, action: str, role: str | None) -> None:
-    db, report = team_store(tmp_path)
+def test_every_action_obeys_the_roles(tmp_path: Path, action: str, role: str | None, store_target) -> None:
+    db, report = team_store(store_target)
     permission, do = ACTIONS[action]
     who = USERS[role]
     before = table_snapshot(db)
@@ -103,8 +103,8 @@ def test_every_action_obeys_the_roles(tmp_path: Path, action: str, role: str | N
     assert table_snapshot(db) == before, "a refused action must change nothing"
 
 
-def test_the_message_names_who_what_where_and_who_can_grant(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_the_message_names_who_what_where_and_who_can_grant(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     with pytest.raises(PermissionDenied) as info:
         freeze_reference(db, study_id="s", name="v1", actor=ANNOTATOR)
     assert str(info.value) == (
@@ -120,8 +120,8 @@ def test_roles_are_cumulative() -> None:
         assert allowed == list(ROLES[ROLES.index(REQUIRED_ROLE[permission]):])
 
 
-def test_local_mode_allows_everything_and_attributes_to_the_caller(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_local_mode_allows_everything_and_attributes_to_the_caller(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     assert study_mode(db, "s") == "local"
     assert authorize(db, study_id="s", actor="anyone", permission=Permission.MANAGE_MEMBERS) is None
     event = record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator="me")
@@ -129,8 +129,8 @@ def test_local_mode_allows_everything_and_attributes_to_the_caller(tmp_path: Pat
     freeze_reference(db, study_id="s", name="v1", actor="me")
 
 
-def test_team_mode_starts_with_a_lead_and_keeps_one(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_team_mode_starts_with_a_lead_and_keeps_one(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     before = table_snapshot(db)
     with pytest.raises(ValueError, match="first member must be a lead"):
         add_member(db, study_id="s", user="a@x.org", role="annotator", actor="a@x.org")
@@ -146,16 +146,16 @@ def test_team_mode_starts_with_a_lead_and_keeps_one(tmp_path: Path) -> None:
         record_label(db, study_id="s", query_id="q", unit_id="d", gain=1, annotator="me")
 
 
-def test_unnamed_actor_is_refused_in_team_mode(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_unnamed_actor_is_refused_in_team_mode(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="sign in, or pass the acting user"):
         add_run(db, study_id="s", name="x", source="imported", k=1, results=[])
     assert table_snapshot(db) == before
 
 
-def test_a_member_outside_the_study_organisation_is_refused(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_a_member_outside_the_study_organisation_is_refused(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     db.execute("DELETE FROM user_organisations WHERE user_id = ?", [REVIEWER])
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="belongs to organisation 'acme'"):
@@ -163,16 +163,16 @@ def test_a_member_outside_the_study_organisation_is_refused(tmp_path: Path) -> N
     assert table_snapshot(db) == before
 
 
-def test_identities_compare_emails_without_case(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_identities_compare_emails_without_case(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     assert authorize(db, study_id="s", actor=" Rita@ACME.org ",
                      permission=Permission.REOPEN) == "reviewer"
 
 
 def test_organisation_membership_is_granted_by_an_admin_of_that_organisation(
-    tmp_path: Path,
+    tmp_path: Path, store_target,
 ) -> None:
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="membership of an organisation is granted by "
                                                "its admins"):
@@ -183,11 +183,11 @@ def test_organisation_membership_is_granted_by_an_admin_of_that_organisation(
 
 
 def test_a_lead_may_not_pin_a_protocol_over_another_organisations_documents(
-    tmp_path: Path,
+    tmp_path: Path, store_target,
 ) -> None:
     from lexical_builders import protocol
 
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied, match="sees organisation\\(s\\) globex"):
         pin_protocol(db, study_id="s", name="both", protocol=protocol(organisations=["acme", "globex"]),
@@ -197,13 +197,13 @@ def test_a_lead_may_not_pin_a_protocol_over_another_organisations_documents(
 
 
 def test_documents_of_a_team_corpus_are_written_by_the_admins_of_their_organisations(
-    tmp_path: Path,
+    tmp_path: Path, store_target,
 ) -> None:
     from datetime import UTC, datetime
 
     from evalcore.store.corpus import DocumentIn, add_documents
 
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
 
     def doc(owner: str) -> list[DocumentIn]:
         return [DocumentIn(doc_id=f"new-{owner}", text="x", owner_org=owner,
@@ -222,11 +222,11 @@ def test_documents_of_a_team_corpus_are_written_by_the_admins_of_their_organisat
     assert add_documents(db, "c", doc("globex"), actor=OUTSIDER) == 1  # globex's owner
 
 
-def test_a_study_created_in_team_mode_starts_with_its_lead(tmp_path: Path) -> None:
+def test_a_study_created_in_team_mode_starts_with_its_lead(tmp_path: Path, store_target) -> None:
     from evalcore.store.members import create_team_study
     from evalcore.store.studies import StudyIn
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     create_team_study(db, StudyIn(study_id="t", corpus_id="c", org_id="acme"), lead=LEAD)
     assert study_mode(db, "t") == "team"
     assert [(m.user_id, m.role) for m in list_members(open_study(db, "t", LEAD))] == [(LEAD, "lead")]
@@ -236,12 +236,12 @@ def test_a_study_created_in_team_mode_starts_with_its_lead(tmp_path: Path) -> No
     assert table_snapshot(db) == before
 
 
-def test_an_upsert_cannot_take_over_another_organisations_document(tmp_path: Path) -> None:
+def test_an_upsert_cannot_take_over_another_organisations_document(tmp_path: Path, store_target) -> None:
     from datetime import UTC, datetime
 
     from evalcore.store.corpus import DocumentIn, add_documents, get_document
 
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     takeover = [DocumentIn(doc_id="b1", text="mine now", owner_org="acme",
                            created_at=datetime(2026, 1, 1, tzinfo=UTC))]

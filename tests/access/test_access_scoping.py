@@ -29,8 +29,8 @@ SECRET_B = "solar panels subsidies for households"  # text of globex document b1
 SECRET_A = "installing solar panels on a roof"  # text of acme document a1
 
 
-def test_studies_and_queries_are_visible_only_inside_the_organisation(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_studies_and_queries_are_visible_only_inside_the_organisation(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     assert [s.study_id for s in visible_studies(db, ANNOTATOR)] == ["s"]
     assert [s.study_id for s in visible_studies(db, OUTSIDER)] == ["g"]
     assert visible_studies(db, None) == []
@@ -40,8 +40,8 @@ def test_studies_and_queries_are_visible_only_inside_the_organisation(tmp_path: 
         require_study_view(db, OUTSIDER, "s")
 
 
-def test_documents_are_readable_only_by_their_organisation(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_documents_are_readable_only_by_their_organisation(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     assert readable_document(db, ANNOTATOR, "c", "a1").document.text == SECRET_A
     refused = readable_document(db, ANNOTATOR, "c", "b1")
     assert refused.document is None
@@ -52,8 +52,8 @@ def test_documents_are_readable_only_by_their_organisation(tmp_path: Path) -> No
     assert "no document" in readable_document(db, LEAD, "c", "zzz").reason
 
 
-def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     from evalcore.io.clock import from_iso
 
     add_documents(db, "c", [DocumentIn(doc_id="u1", text="shared", owner_org=None,
@@ -63,8 +63,8 @@ def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: 
     assert not readable_document(db, "stranger@x.org", "c", "u1").allowed
 
 
-def test_local_mode_reads_everything(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_local_mode_reads_everything(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     from evalcore.io.clock import from_iso
 
     add_documents(db, "c", [DocumentIn(doc_id="d", text="t", owner_org="acme",
@@ -74,22 +74,22 @@ def test_local_mode_reads_everything(tmp_path: Path) -> None:
     assert visible_studies(db, "local", include_local=False) == []
 
 
-def test_text_outside_the_runs_protocol_is_never_displayed(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_text_outside_the_runs_protocol_is_never_displayed(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     # Even the lead, and even a member of globex, sees no text of b1 in run r1's context
     # when the run's protocol (pinned to acme) does not include it.
     from evalcore.retrieval.workflow import execute_protocol
 
     execute_protocol(db, study_id="s", protocol_name="p1", run_name="lex", actor=LEAD)
-    shown = displayable_text(db, LEAD, study_id="s", unit_id="a1", run_name="lex")
+    shown = displayable_text(open_study(db, "s", LEAD), unit_id="a1", run_name="lex")
     assert shown.shown and shown.text == SECRET_A
-    withheld = displayable_text(db, LEAD, study_id="s", unit_id="b1", run_name="lex")
+    withheld = displayable_text(open_study(db, "s", LEAD), unit_id="b1", run_name="lex")
     assert not withheld.shown and withheld.permission_violation and withheld.text == ""
     assert "permission_violation" in withheld.reason
-    other_org = displayable_text(db, ANNOTATOR, study_id="s", unit_id="b1")
+    other_org = displayable_text(open_study(db, "s", ANNOTATOR), unit_id="b1")
     assert not other_org.shown and other_org.text == "" and "globex" in other_org.reason
-    outsider = displayable_text(db, OUTSIDER, study_id="s", unit_id="b1")
-    assert not outsider.shown and outsider.text == ""
+    with pytest.raises(PermissionDenied):  # an outsider gets no handle, so no text
+        open_study(db, "s", OUTSIDER)
 
 
 @pytest.mark.parametrize(
@@ -101,8 +101,8 @@ def test_text_outside_the_runs_protocol_is_never_displayed(tmp_path: Path) -> No
     ],
     ids=["qrels", "labels", "run"],
 )
-def test_exports_obey_the_viewer(tmp_path: Path, export) -> None:
-    db, _ = team_store(tmp_path)
+def test_exports_obey_the_viewer(tmp_path: Path, export, store_target) -> None:
+    db, _ = team_store(store_target)
     out = io.StringIO()
     export(db, out, ANNOTATOR)
     assert out.getvalue()
@@ -122,10 +122,10 @@ def _cli(*args: str):
     ["export", "qrels"], ["export", "labels"], ["export", "run", "--run", "r1"],
     ["members", "list"], ["document", "show", "a1"],
 ], ids=lambda c: " ".join(c[:2]))
-def test_cli_refuses_an_outsider_and_prints_nothing_of_the_study(tmp_path: Path, command) -> None:
-    db, _ = team_store(tmp_path)
+def test_cli_refuses_an_outsider_and_prints_nothing_of_the_study(tmp_path: Path, command, store_target) -> None:
+    db, _ = team_store(store_target)
     db.conn.close()
-    store = str(tmp_path / "store.db")
+    store = str(store_target)
     ok = _cli(*command, "--db", store, "--study", "s", "--actor", ANNOTATOR)
     assert ok.exit_code == 0, ok.output
     refused = _cli(*command, "--db", store, "--study", "s", "--actor", OUTSIDER)
@@ -135,10 +135,10 @@ def test_cli_refuses_an_outsider_and_prints_nothing_of_the_study(tmp_path: Path,
     assert SECRET_A not in refused.output and "a1" not in refused.stdout
 
 
-def test_cli_document_show_withholds_another_organisations_text(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_cli_document_show_withholds_another_organisations_text(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     db.conn.close()
-    store = str(tmp_path / "store.db")
+    store = str(store_target)
     ok = _cli("document", "show", "--db", store, "--study", "s", "a1", "--actor", ANNOTATOR)
     assert SECRET_A in ok.stdout
     refused = _cli("document", "show", "--db", store, "--study", "s", "b1", "--actor", ANNOTATOR)
@@ -146,10 +146,10 @@ def test_cli_document_show_withholds_another_organisations_text(tmp_path: Path) 
     assert "organisation 'globex'" in refused.stderr
 
 
-def test_cli_members_round_trip(tmp_path: Path) -> None:
-    db = new_store(tmp_path, org_id="acme")
+def test_cli_members_round_trip(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target, org_id="acme")
     db.conn.close()
-    store = str(tmp_path / "store.db")
+    store = str(store_target)
     first = _cli("members", "add", "--db", store, "--study", "s", "--user", "Lea@Acme.org",
                  "--role", "lead", "--actor", "lea@acme.org")
     assert first.exit_code == 0 and "now in team mode" in first.stdout
@@ -168,10 +168,10 @@ def test_cli_members_round_trip(tmp_path: Path) -> None:
     assert studies.stdout.strip() == "s\tteam mode, annotator"
 
 
-def test_cli_report_obeys_roles_and_scoping(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_cli_report_obeys_roles_and_scoping(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     db.conn.close()
-    store = str(tmp_path / "store.db")
+    store = str(store_target)
     out = tmp_path / "r.json"
     denied = _cli("report", "--db", store, "--study", "s", "--runs", "r1", "--out", str(out),
                   "--by", ANNOTATOR)
@@ -186,10 +186,10 @@ def test_cli_report_obeys_roles_and_scoping(tmp_path: Path) -> None:
     assert refused.exit_code == 1 and not other.exists()
 
 
-def test_cli_study_list_shows_only_what_the_actor_may_see(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_cli_study_list_shows_only_what_the_actor_may_see(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     db.conn.close()
-    store = str(tmp_path / "store.db")
+    store = str(store_target)
     mine = _cli("study", "list", "--db", store, "--actor", ANNOTATOR)
     theirs = _cli("study", "list", "--db", store, "--actor", OUTSIDER)
     assert [line.split('"')[3] for line in mine.stdout.splitlines()] == ["s"]

@@ -80,7 +80,7 @@ from evalcore.store.resolution import (
 )
 from evalcore.store.runs import add_run, get_run, list_runs, run_results
 from evalcore.store.samples import get_sample, list_samples, sample_units
-from evalcore.store.scoping import can_view_study, displayable_text
+from evalcore.store.scoping import can_view_study
 from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError, get_study
 from evalcore.store.study_archive import export_study
 from evalcore.store.study_handle import open_study
@@ -313,9 +313,9 @@ _LEAD_LOOKUP_ERRORS = {
 }
 
 
-def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path) -> None:
+def test_a_local_mode_study_stays_open_to_anyone(tmp_path: Path, new_store_target) -> None:
     """The same reads of a study with no member (local mode) answer a handle opened by None."""
-    db = open_store(tmp_path / "local.sqlite")
+    db = open_store(new_store_target("local.sqlite"))
     create_study(db, StudyIn(study_id="loc", corpus_id="lc"))
     add_queries(db, "loc", [QueryIn(query_id="QSECRET1", text="solar")])
     record_label(db, study_id="loc", query_id="QSECRET1", unit_id="DSECRET1", gain=2,
@@ -349,7 +349,6 @@ def _writes_naming_a_study(db, study: str, actor: str | None) -> dict[str, Calla
         "authorize": lambda: authorize(db, study_id=study, actor=actor,
                                        permission=Permission.LABEL),
         "can_view_study": lambda: can_view_study(db, actor, study),
-        "displayable_text": lambda: displayable_text(db, actor, study_id=study, unit_id="d"),
     }
     if actor is None:
         return anyone

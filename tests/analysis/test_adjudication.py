@@ -14,16 +14,16 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
 
 
-def _store(tmp_path: Path):
-    db = new_store(tmp_path)
+def _store(new_store_target: Path):
+    db = new_store(new_store_target("store.db"))
     add_documents(db, "c", [DocumentIn(doc_id="d1", title="SSO loop", text="Clear the <b>cookie</b>.",
                                        created_at="2026-01-01T00:00:00Z")])
     add_queries(db, "s", [QueryIn(query_id="q1", text="sso login loop")])
     return db
 
 
-def test_current_judgements_follow_undo_and_keep_notes(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_current_judgements_follow_undo_and_keep_notes(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     first = record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=0, annotator="kim",
                          note="off topic")
     record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=3, annotator="bob",
@@ -41,8 +41,8 @@ def test_current_judgements_follow_undo_and_keep_notes(tmp_path: Path) -> None:
     assert current_judgements(open_study(db, "s", None), "q1", "d1")["d1"].adjudication == verdict
 
 
-def test_a_conflict_in_context(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_a_conflict_in_context(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=0, annotator="kim",
                  note="off topic")
     record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=3, annotator="bob")
@@ -66,8 +66,8 @@ def test_a_conflict_in_context(tmp_path: Path) -> None:
     assert nothing.state is None and nothing.judgements == []
 
 
-def test_another_organisations_text_is_withheld(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_another_organisations_text_is_withheld(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     record_label(db, study_id="s", query_id="q1", unit_id="b1", gain=3, annotator=ANNOTATOR)
     (ctx,) = conflict_contexts(open_study(db, "s", ANNOTATOR), [("q1", "b1")])
     assert ctx.in_conflict  # "setup" said 1, the annotator 3

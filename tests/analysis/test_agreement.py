@@ -151,14 +151,14 @@ def test_summary_refuses_two_labels_by_one_annotator() -> None:
         summarize_agreement(_labels([("q", "d", "ann", 1), ("q", "d", "ann", 2)]))
 
 
-def test_summary_from_the_store_uses_each_annotators_current_label(tmp_path) -> None:
+def test_summary_from_the_store_uses_each_annotators_current_label(tmp_path, store_target) -> None:
     from store_fixtures import new_store
 
     from evalcore.analysis.agreement import annotator_labels
     from evalcore.store.labels import adjudicate, record_label, undo_last_label
     from evalcore.store.resolution import resolve_study
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     for unit, (ann, bob) in {"d1": (3, 3), "d2": (0, 2), "d3": (1, 1)}.items():
         record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=ann, annotator="ann")
         record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=bob, annotator="bob")

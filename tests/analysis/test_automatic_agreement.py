@@ -72,8 +72,8 @@ def test_no_shared_unit_is_not_computable() -> None:
     assert got.automatic_all_counts == [0, 0, 1, 0, 0]
 
 
-def test_study_agreement_compares_with_the_gain_that_counts(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_study_agreement_compares_with_the_gain_that_counts(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     for unit, gain in (("d1", 3), ("d2", 0), ("d3", 1)):
         record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=gain, annotator="ann")
     record_label(db, study_id="s", query_id="q1", unit_id="d4", gain=1, annotator="ann")

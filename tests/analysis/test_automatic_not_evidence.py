@@ -151,11 +151,10 @@ def test_every_evaluate_compare_and_report_output_is_byte_identical(
 
 
 def test_values_bounds_verdicts_completeness_and_queue_items_stay(
-    demo_file: Path, tmp_path: Path
+    built_store_target, tmp_path: Path
 ) -> None:
-    plain, judged = tmp_path / "p.sqlite", tmp_path / "j.sqlite"
-    shutil.copy(demo_file, plain)
-    shutil.copy(demo_file, judged)
+    plain, judged = (built_store_target("demo", built_demo, name)
+                     for name in ("p.sqlite", "j.sqlite"))
     runs, _ = _with_automatic(judged)
     a, b = (open_store(p) for p in (plain, judged))
     assert completeness_states(open_study(a, DEMO_STUDY_ID, None)) == completeness_states(

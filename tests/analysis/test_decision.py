@@ -206,14 +206,14 @@ def test_different_query_sets_are_refused_with_a_clear_message() -> None:
         _decide(a, b, ["P@1"])
 
 
-def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(tmp_path) -> None:
+def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(tmp_path, store_target) -> None:
     from store_fixtures import new_store
 
     from evalcore.analysis.decision import decide
     from evalcore.store.labels import record_label
     from evalcore.store.runs import add_run
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     add_run(db, study_id="s", name="A", source="imported", k=2,
             results=[("q1", 1, "r", 2.0), ("q1", 2, "x", 1.0), ("q2", 1, "y", 1.0)])
     add_run(db, study_id="s", name="B", source="imported", k=2,
@@ -237,7 +237,7 @@ def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(t
     assert d.undecidable_reasons == {"missing_reference": 1}
 
 
-def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path) -> None:
+def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path, store_target) -> None:
     """``evaluate_stored_pair`` packs columns read once for both runs; they must be the
     batches of ``observations_for_run`` over the union of the runs' queries: conflicts,
     undone labels, adjudications, mixed-case annotators, completeness, pinned ids."""
@@ -251,7 +251,7 @@ def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path) -> Non
     from evalcore.store.references import freeze_reference
     from evalcore.store.runs import add_run
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     add_run(db, study_id="s", name="A", source="imported", k=3,
             results=[("q1", 1, "r", 3.0), ("q1", 2, "x", 2.0), ("q1", 3, "c", 1.0),
                      ("q2", 1, "y", 1.0), ("q10", 1, "z", 1.0)])

@@ -19,8 +19,8 @@ from evalcore.store.transaction import write_transaction
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    db = open_store(tmp_path / "i.sqlite")
+def db(tmp_path: Path, new_store_target):
+    db = open_store(new_store_target("i.sqlite"))
     create_study(db, StudyIn(study_id="s", name="s", corpus_id="c"))
     add_documents(db, "c", [
         DocumentIn(doc_id=d, title=f"title of {d}", text="text", owner_org="acme",

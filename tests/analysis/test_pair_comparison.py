@@ -50,14 +50,14 @@ def test_causes_are_counted_in_queries_most_first_with_what_to_do() -> None:
     ]
 
 
-def test_queries_per_reason_count_each_query_once(tmp_path) -> None:
+def test_queries_per_reason_count_each_query_once(tmp_path, store_target) -> None:
     from store_fixtures import new_store
 
     from evalcore.store.completeness import mark_complete
     from evalcore.store.labels import record_label
     from evalcore.store.runs import add_run
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     # q1: both runs returned units nobody labeled; q2: complete, nothing relevant, nothing
     # unknown (no completion defines R); q3: decided.
     add_run(db, study_id="s", name="A", source="imported", k=2,

@@ -72,8 +72,8 @@ def _build(path: Path) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
+def store(tmp_path: Path, new_store_target) -> Path:
+    path = new_store_target("s.db")
     _build(path)
     return path
 
@@ -495,9 +495,9 @@ def test_removing_an_unknown_query_is_refused(store: Path) -> None:
 
 
 @pytest.mark.parametrize("actor", [ANNOTATOR, REVIEWER])
-def test_only_leads_remove_or_restore(tmp_path: Path, actor: str) -> None:
-    db, _ = team_store(tmp_path)
-    path = Path(db.conn.execute("PRAGMA database_list").fetchone()[2])
+def test_only_leads_remove_or_restore(store_target, actor: str) -> None:
+    db, _ = team_store(store_target)
+    path = store_target
     db.conn.close()
     code, out = _cli(
         "queries", "remove", "--db", path, "--study", "s", "--query", "q1", "--actor", actor
@@ -529,14 +529,14 @@ def test_a_removed_query_leaves_the_dashboard(store: Path) -> None:
     assert "q3" in state.query_ids
 
 
-def test_the_archive_keeps_the_labels_and_the_removal(store: Path, tmp_path: Path) -> None:
+def test_the_archive_keeps_the_labels_and_the_removal(store: Path, tmp_path: Path, new_store_target) -> None:
     db = open_store(store)
     remove_query(db, study_id="s", query_id="q4", actor=None, reason="off topic")
     db.conn.close()
     archive = tmp_path / "s.zip"
     code, out = _cli("export", "study", "--db", store, "--study", "s", "--out", archive)
     assert code == 0, out
-    target = tmp_path / "t.db"
+    target = new_store_target("t.db")
     open_store(target).conn.close()
     code, out = _cli(
         "import", "study", "--db", target, "--in", archive, "--as", "copy", "--actor", "lena"
@@ -558,6 +558,7 @@ def test_the_archive_keeps_the_labels_and_the_removal(store: Path, tmp_path: Pat
 # --- schema v18 --------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_a_v17_store_migrates_and_keeps_its_labels(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     store_at_version(

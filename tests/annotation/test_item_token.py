@@ -24,12 +24,12 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
-def db(tmp_path):
-    return new_store(tmp_path)
+def db(tmp_path, store_target):
+    return new_store(store_target)
 
 
 def _show(db, unit, who="kim", query="q1", previous=None) -> ItemToken:
-    return show_item(db, study_id="s", query_id=query, unit_id=unit, annotator=who,
+    return show_item(open_study(db, "s", None), query_id=query, unit_id=unit, annotator=who,
                      previous=previous)
 
 
@@ -83,11 +83,11 @@ def test_an_own_label_in_another_tab_also_counts_as_a_change(db):
     assert [e.gain for e in label_history(open_study(db, "s", None), "q1", "A")] == [2]
 
 
-def test_the_seen_check_is_inside_the_write_transaction(tmp_path):
+def test_the_seen_check_is_inside_the_write_transaction(tmp_path, store_target):
     """Two sessions that saw the same state: exactly one write lands, the other is refused."""
-    new_store(tmp_path).conn.close()
-    path = tmp_path / "store.db"  # new_store's file
-    token = show_item(open_store(path), study_id="s", query_id="q1", unit_id="A",
+    new_store(store_target).conn.close()
+    path = store_target  # new_store's file
+    token = show_item(open_study(open_store(path), "s", None), query_id="q1", unit_id="A",
                       annotator="kim")
     results: list[str] = []
     barrier = threading.Barrier(4)

@@ -3,7 +3,6 @@ timeouts against a stand-in endpoint, and batches kept when a run is interrupted
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
@@ -158,11 +157,6 @@ def test_token_bucket_with_a_fake_clock() -> None:
         TokenBucket(0)
 
 
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
 class _Interrupting(ChatClient):
     """Interrupts the run (as Ctrl-C) at its ``stop_at``-th call."""
 
@@ -175,10 +169,9 @@ class _Interrupting(ChatClient):
 
 
 def test_interrupted_run_keeps_its_answers_and_failures_are_counted(
-    demo_file: Path, tmp_path: Path
+    built_store_target, tmp_path: Path
 ) -> None:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "d.sqlite")
     db = open_store(path)
     plan = plan_judging(db, study_id=DEMO_STUDY_ID, source="j", actor="lead")
     assert len(plan.units) > 40
@@ -205,8 +198,8 @@ def test_interrupted_run_keeps_its_answers_and_failures_are_counted(
     assert [e.detail["labels"] for e in entries] == [2, 20]  # newest first
 
 
-def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     add_run(db, study_id="s", name="r2", source="imported", k=4,
             results=[("q1", 1, "b2", 3.0), ("q1", 2, "a3", 2.0), ("q1", 3, "a1", 1.0),
                      ("q1", 4, "zz", 0.5)], actor=LEAD)
@@ -226,10 +219,9 @@ def test_team_study_lead_only_and_unreadable_text_never_sent(tmp_path: Path) -> 
     assert automatic_labels(open_study(db, "s", LEAD))["j"] == {("q1", "a2"): 2, ("q1", "a3"): 2}
 
 
-def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp_path: Path
+def test_annotators_write_while_the_judge_waits_for_answers(built_store_target, tmp_path: Path
                                                             ) -> None:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "d.sqlite")
     db = open_store(path)
     plan = plan_judging(db, study_id=DEMO_STUDY_ID, source="j", actor="lead", limit=45)
     waits: list[float] = []
@@ -256,8 +248,8 @@ def test_annotators_write_while_the_judge_waits_for_answers(demo_file: Path, tmp
 
 
 
-def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     add_member(db, study_id="s", user=REVIEWER, role="lead", actor=LEAD)
     add_run(db, study_id="s", name="r2", source="imported", k=2,
             results=[("q1", 1, "a3", 2.0), ("q1", 2, "a4", 1.0)], actor=LEAD)
@@ -266,7 +258,7 @@ def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path) -> None:
 
     def answer(n: int, body: dict) -> Reply:
         if n == 1:  # while the second call waits, the lead makes the judge a reviewer again
-            other = open_store(tmp_path / "store.db")
+            other = open_store(store_target)
             add_member(other, study_id="s", user=REVIEWER, role="reviewer", actor=LEAD)
             other.conn.close()
         return Reply(content="##final score: 1")
@@ -280,10 +272,9 @@ def test_a_lead_demoted_during_the_run_stops_it(tmp_path: Path) -> None:
 
 
 def test_workers_wait_for_answers_together_and_keep_the_plan_order(
-    demo_file: Path, tmp_path: Path
+    built_store_target, tmp_path: Path
 ) -> None:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "d.sqlite")
     db = open_store(path)
     texts = query_texts(open_study(db, DEMO_STUDY_ID, None))
     seconds = {}
@@ -310,9 +301,8 @@ def test_workers_wait_for_answers_together_and_keep_the_plan_order(
     assert seconds[1] >= 8 * 0.25 and seconds[4] < seconds[1] / 2
 
 
-def test_rate_holds_across_workers(demo_file: Path, tmp_path: Path) -> None:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+def test_rate_holds_across_workers(built_store_target, tmp_path: Path) -> None:
+    path = built_store_target("demo", built_demo, "d.sqlite")
     db = open_store(path)
     plan = plan_judging(db, study_id=DEMO_STUDY_ID, source="j", actor="lead", limit=7)
     with stand_in(lambda n, _: Reply()) as end:

@@ -22,8 +22,8 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    db = new_store(tmp_path)
+def db(tmp_path: Path, store_target):
+    db = new_store(store_target)
     # run A (k=2): q1 -> x, y, z ; run B (k=3): q1 -> y, w, x, v ; q2 only in A
     add_run(db, study_id="s", name="A", source="imported", k=2,
             results=[("q1", 1, "x", 3.0), ("q1", 2, "y", 2.0), ("q1", 3, "z", 1.0),

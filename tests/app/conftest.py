@@ -15,9 +15,9 @@ from app_harness import ENTRY, build_small_study  # noqa: E402
 
 
 @pytest.fixture
-def small_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, sqlite_utils.Database]:
+def small_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_store_target) -> tuple[Path, sqlite_utils.Database]:
     """A small study in a store file that the app under test opens (RELEVANCE_LEDGER_DB)."""
-    path = tmp_path / "ledger.sqlite"
+    path = new_store_target("ledger.sqlite")
     db = build_small_study(path)
     monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(path))
     return path, db

@@ -53,9 +53,9 @@ def rendered(at) -> str:
 
 
 @pytest.fixture
-def team_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    db, _ = team_store(tmp_path)
-    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(tmp_path / "store.db"))
+def team_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_target):
+    db, _ = team_store(store_target)
+    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(store_target))
     from streamlit.testing.v1 import AppTest
 
     def make(user: dict | None, page: str | None = None):
@@ -180,7 +180,7 @@ def test_attack_signed_in_stranger_creates_study_over_team_corpus_on_data_page(t
 
 
 def test_attack_local_mode_app_on_team_store_shows_no_team_text(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_target
 ) -> None:
     """No sign-in configured, pointed at a team store: typing a member's name shows no team text."""
     from access_fixtures import LEAD
@@ -189,11 +189,11 @@ def test_attack_local_mode_app_on_team_store_shows_no_team_text(
     from evalcore.store.studies import StudyIn
     from evalcore.store.study_setup import create_study
 
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     create_study(db, StudyIn(study_id="old", corpus_id="c", org_id="acme"), actor=LEAD)  # local
     add_run(db, study_id="old", name="r", source="imported", k=2,
             results=[("q1", 1, "a1", 2.0), ("q1", 2, "b1", 1.0)])
-    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(tmp_path / "store.db"))
+    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(store_target))
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(ENTRY, default_timeout=60)

@@ -63,8 +63,8 @@ def _check_inert(at) -> int:
 
 
 @pytest.fixture
-def hostile_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "hostile.sqlite"
+def hostile_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_store_target) -> Path:
+    path = new_store_target("hostile.sqlite")
     db = open_store(path)
     create_study(db, StudyIn(study_id="s1", name=HOSTILE[0], corpus_id="c1"))
     add_documents(db, "c1", [

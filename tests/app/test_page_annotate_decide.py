@@ -5,7 +5,6 @@ items come in the library's order, every label lands on the item shown, and
 the verdict panel follows each label without leaving the page.
 """
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -25,16 +24,10 @@ RUN_A, RUN_B = RUN_PROTOCOLS
 DOCS = {d.doc_id: d for d in demo_documents()}
 
 
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
 @pytest.fixture
-def demo_store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def demo_store(built_store_target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh copy of the demo store that the app under test opens."""
-    path = tmp_path / "ledger.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "ledger.sqlite")
     monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(path))
     return path
 

@@ -28,12 +28,12 @@ def test_home_shows_study_runs_and_coverage(small_store, new_app) -> None:
     assert list(runs["run"]) == ["r1", "r2"]
 
 
-def test_home_escapes_study_name(tmp_path, monkeypatch, new_app) -> None:
+def test_home_escapes_study_name(tmp_path, monkeypatch, new_app, new_store_target) -> None:
     from evalcore.store.connection import open_store
     from evalcore.store.studies import StudyIn
     from evalcore.store.study_setup import create_study
 
-    path = tmp_path / "x.sqlite"
+    path = new_store_target("x.sqlite")
     db = open_store(path)
     create_study(db, StudyIn(study_id="x", name="**bold** <script>x</script>", corpus_id="c"))
     monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(path))

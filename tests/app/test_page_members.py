@@ -27,9 +27,9 @@ AUTH = {
 
 
 @pytest.fixture
-def signed_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    db, _ = team_store(tmp_path)
-    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(tmp_path / "store.db"))
+def signed_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_target):
+    db, _ = team_store(store_target)
+    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(store_target))
     from streamlit.testing.v1 import AppTest
 
     def make(email: str):
@@ -41,7 +41,7 @@ def signed_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         assert not at.exception, at.exception
         return at
 
-    return tmp_path / "store.db", make
+    return store_target, make
 
 
 def _roles(path: Path) -> dict[str, str]:

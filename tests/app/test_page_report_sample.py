@@ -2,7 +2,6 @@
 show a stored sample's estimates at a chosen confidence level, apart from the decided
 verdicts, as ``evalcore report --sample`` does; the choice is in the address."""
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -25,17 +24,11 @@ REPORTS = "views/reports.py"
 WORKING = "(working labels — not pinned)"
 
 
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
 @pytest.fixture
-def demo_store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def demo_store(built_store_target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh copy of the demo store with sample s1 of the first two runs, 12 units labeled,
     and a frozen reference version."""
-    path = tmp_path / "ledger.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "ledger.sqlite")
     db = open_store(path)
     baseline, candidate = [r.name for r in list_runs(open_study(db, DEMO_STUDY_ID, None))][:2]
     draw_stored_sample(db, study_id=DEMO_STUDY_ID, name="s1", candidate=candidate,

@@ -3,7 +3,6 @@ shows the sample's units in order (no choosing; skip and can't judge recorded as
 sample's non-responses), and the Compare page's "Estimate instead" shows the estimate
 rows apart from the decided verdicts."""
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -24,16 +23,10 @@ COMPARE = "views/compare.py"
 MEASURES = ["P@10", "nDCG@10"]
 
 
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
 @pytest.fixture
-def demo_store(demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def demo_store(built_store_target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh copy of the demo store with sample s1 of the first two runs."""
-    path = tmp_path / "ledger.sqlite"
-    shutil.copy(demo_file, path)
+    path = built_store_target("demo", built_demo, "ledger.sqlite")
     db = open_store(path)
     baseline, candidate = [r.name for r in list_runs(open_study(db, DEMO_STUDY_ID, None))][:2]
     draw_stored_sample(

@@ -32,14 +32,14 @@ SECRETS = ("q1", "r1", SECRET_A, "a roof", "subsidies", "households")
 
 
 @pytest.fixture
-def stranger_on_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    db, _ = team_store(tmp_path)
+def stranger_on_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_target):
+    db, _ = team_store(store_target)
     # a second run of s, so the Compare page has a pair to compare
     from evalcore.store.runs import add_run
 
     add_run(db, study_id="s", name="r1b", source="imported", k=3, actor=LEAD,
             results=[("q1", 1, "a2", 3.0), ("q1", 2, "a1", 2.0)])
-    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(tmp_path / "store.db"))
+    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(store_target))
     import app.components.session as session
     from evalcore.store.studies import list_studies
 

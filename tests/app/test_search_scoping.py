@@ -18,14 +18,14 @@ from evalcore.store.corpus import DocumentIn, add_documents  # noqa: E402
 
 
 def test_other_organisations_documents_never_crowd_out_the_viewers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_target
 ) -> None:
-    db, _ = team_store(tmp_path)
+    db, _ = team_store(store_target)
     # 60 globex documents that outrank every acme document for "solar"
     add_documents(db, "c", [DocumentIn(doc_id=f"g{i:02d}", title="Solar solar solar",
                                        text="solar solar solar solar", owner_org="globex",
                                        created_at=BEFORE) for i in range(60)], actor=OUTSIDER)
-    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(tmp_path / "store.db"))
+    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(store_target))
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(ENTRY, default_timeout=60)

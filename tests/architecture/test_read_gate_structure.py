@@ -46,8 +46,6 @@ GATE_FACTS = {
     "evalcore.store.authorize.require_known_study": "the gate's unknown-id message",
     "evalcore.store.scoping.can_view_study": "the gate, for pages listing studies",
     "evalcore.store.scoping.require_study_view": "the gate, for commands before a handle",
-    "evalcore.store.scoping.displayable_text": "withholds a unit's text from the viewer: "
-    "the gate of document text",
 }
 
 

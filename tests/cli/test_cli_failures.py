@@ -18,12 +18,12 @@ from evalcore.store.labels import record_label
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    store = new_store(tmp_path)
+def db(tmp_path: Path, store_target) -> Path:
+    store = new_store(store_target)
     record_label(store, study_id="s", query_id="q1", unit_id="=HYPERLINK(\"x\")", gain=1,
                  annotator="ann")
     store.conn.close()
-    return tmp_path / "store.db"
+    return store_target
 
 
 def _export(db: Path, out: str) -> list[str]:
@@ -72,6 +72,7 @@ def test_a_locked_store_exits_1_and_says_try_again(db, tmp_path, monkeypatch) ->
     assert "the store is busy: database is locked" in result.stderr
 
 
+@pytest.mark.sqlite_only
 def test_not_a_store_is_bad_input(tmp_path) -> None:
     fake = tmp_path / "fake.db"
     fake.write_bytes(b"not sqlite at all" * 100)

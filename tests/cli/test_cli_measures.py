@@ -103,8 +103,8 @@ def test_observations_accept_named_measures(tmp_path):
 
 
 @pytest.mark.needs_shared
-def test_a_stored_run_is_evaluated_at_any_cutoff_up_to_its_depth(tmp_path):
-    db = tmp_path / "store.db"
+def test_a_stored_run_is_evaluated_at_any_cutoff_up_to_its_depth(tmp_path, store_target):
+    db = store_target
     qrels, run = TREC_EVAL_DATA / "qrels.test", TREC_EVAL_DATA / "results.test"
     assert cli("init", "--db", db).exit_code == 0
     assert cli("study", "create", "--db", db, "--study", "s", "--corpus", "c").exit_code == 0

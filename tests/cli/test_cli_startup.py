@@ -77,11 +77,11 @@ NOT_FOR_RETRIEVAL = ("evalcore.store.observations", "evalcore.compute.batch",
                      "evalcore.store.references", "evalcore.store.resolution")
 
 
-def test_reexecuting_a_pinned_protocol_imports_nothing_it_does_not_need(tmp_path):
+def test_reexecuting_a_pinned_protocol_imports_nothing_it_does_not_need(tmp_path, store_target):
     """The lexical re-execution path (``evalcore retrieve`` on an unchanged corpus, the index
     file kept from the first execution) in a fresh process: it ranks and stores the run
     without the app's modules or the metric computer."""
-    db = lexical_store(tmp_path)
+    db = lexical_store(store_target)
     pinned(db)
     execute_protocol(db, study_id="s", protocol_name="p1", run_name="r1", actor="tester")
     db.conn.close()

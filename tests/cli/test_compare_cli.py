@@ -87,6 +87,6 @@ def test_bad_input_is_exit_2_with_a_message(demo_db, args, message) -> None:
     assert "Traceback" not in result.output
 
 
-def test_missing_store_is_exit_2(tmp_path) -> None:
-    result = _compare("--db", tmp_path / "none.db", "--study", "demo", "--runs", RUNS, "-m", "P@5")
+def test_missing_store_is_exit_2(tmp_path, new_store_target) -> None:
+    result = _compare("--db", new_store_target("none.db"), "--study", "demo", "--runs", RUNS, "-m", "P@5")
     assert result.exit_code == 2 and "no store at" in result.output

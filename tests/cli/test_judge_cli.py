@@ -5,7 +5,6 @@ that no evaluate or compare output reads."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,15 +29,9 @@ from evalcore.store.study_handle import open_study
 KEY = "sk-SECRET-judge-7731"
 
 
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
 @pytest.fixture
-def store(demo_file: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "d.sqlite"
-    shutil.copy(demo_file, path)
+def store(built_store_target, tmp_path: Path) -> Path:
+    path = built_store_target("demo", built_demo, "d.sqlite")
     return path
 
 
@@ -56,6 +49,7 @@ def _stored(path: Path, source: str = "judge:umbrela-test") -> dict[tuple[str, s
         db.conn.close()
 
 
+@pytest.mark.sqlite_only
 def test_limit_then_resume_then_nothing_left(store: Path, monkeypatch: pytest.MonkeyPatch
                                              ) -> None:
     monkeypatch.setenv("RELEVANCE_LEDGER_JUDGE_KEY", KEY)
@@ -193,12 +187,11 @@ def _outputs(path: Path, runs: list[str]) -> dict[str, bytes]:
 
 
 def test_judged_units_never_reach_evaluate_or_compare(
-    demo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    built_store_target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(clock, "datetime", _FrozenClock)
-    plain, judged = tmp_path / "plain.sqlite", tmp_path / "judged.sqlite"
-    shutil.copy(demo_file, plain)
-    shutil.copy(demo_file, judged)
+    plain, judged = (built_store_target("demo", built_demo, name)
+                     for name in ("plain.sqlite", "judged.sqlite"))
     db = open_store(plain)
     runs = [r.name for r in list_runs(open_study(db, DEMO_STUDY_ID, None))]
     db.conn.close()

@@ -63,8 +63,8 @@ def _cli(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-def test_draw_prints_the_units_as_json_lines_in_order(tmp_path) -> None:
-    path = tmp_path / "d.db"
+def test_draw_prints_the_units_as_json_lines_in_order(tmp_path, new_store_target) -> None:
+    path = new_store_target("d.db")
     assert _cli("demo", "--db", path).exit_code == 0
     result = _cli(
         "sample",
@@ -127,8 +127,8 @@ def test_draw_prints_the_units_as_json_lines_in_order(tmp_path) -> None:
         (["-m", "P@10", "--runs", "bm25-plain,nope"], "no run 'nope'"),
     ],
 )
-def test_draw_refuses_bad_input_with_a_clear_message(tmp_path, args, message) -> None:
-    path = tmp_path / "d.db"
+def test_draw_refuses_bad_input_with_a_clear_message(tmp_path, args, message, new_store_target) -> None:
+    path = new_store_target("d.db")
     assert _cli("demo", "--db", path).exit_code == 0
     base = [
         "sample",

@@ -20,8 +20,8 @@ def cli(*args: str):
 
 
 @pytest.fixture
-def db(tmp_path) -> Path:
-    path = tmp_path / "store.db"
+def db(tmp_path, store_target) -> Path:
+    path = store_target
     assert cli("init", "--db", path).exit_code == 0
     result = cli("study", "create", "--db", path, "--study", "s", "--corpus", "c")
     assert result.exit_code == 0, result.output
@@ -129,8 +129,8 @@ def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra):
 
 
 @pytest.mark.needs_shared
-def test_evaluate_uses_the_study_threshold_by_default(tmp_path):
-    path = tmp_path / "t.db"
+def test_evaluate_uses_the_study_threshold_by_default(tmp_path, new_store_target):
+    path = new_store_target("t.db")
     cli("init", "--db", path)
     cli("study", "create", "--db", path, "--study", "s", "--corpus", "c", "--threshold", "2")
     qrels, run = TREC / "qrels.test", TREC / "results.test"

@@ -60,6 +60,7 @@ def _true_means(g: Generated) -> dict[str, float]:
     return {m: float(np.nan_to_num(pair.intervals(m)[0]).mean()) for m in MEASURES}
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.slow
 def test_stored_intervals_cover_the_truth_in_most_seeds(tmp_path: Path) -> None:
     g = generate(11, n=40)

@@ -66,8 +66,8 @@ def test_many_queries_label_an_even_subset_with_their_ids() -> None:
     assert query_axis(ids[:QUERY_TICKS_UP_TO])["ticktext"] == ids[:QUERY_TICKS_UP_TO]
 
 
-def test_live_per_query_axis_shows_query_ids_and_both_runs(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "c.sqlite")
+def test_live_per_query_axis_shows_query_ids_and_both_runs(tmp_path: Path, new_store_target) -> None:
+    db = open_store(new_store_target("c.sqlite"))
     create_study(db, StudyIn(study_id="s", name="s", corpus_id="c"))
     add_queries(db, "s", [QueryIn(query_id=q, text=q) for q in ("qa", "qb", "qc")])
     results = [("qa", 1, "x", 1.0), ("qb", 1, "y", 1.0), ("qc", 1, "z", 1.0)]

@@ -1,6 +1,5 @@
 """The annotate page's to-decide queue in the library (evalcore.live.decide_state)."""
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -23,15 +22,9 @@ from evalcore.store.study_handle import open_study
 A, B = RUN_PROTOCOLS
 
 
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
-
-
 @pytest.fixture
-def db(demo_file: Path, tmp_path: Path):
-    shutil.copy(demo_file, tmp_path / "d.sqlite")
-    store = open_store(tmp_path / "d.sqlite")
+def db(built_store_target, tmp_path: Path):
+    store = open_store(built_store_target("demo", built_demo, "d.sqlite"))
     yield store
     store.conn.close()
 

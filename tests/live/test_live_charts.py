@@ -23,8 +23,8 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 
-def test_unavailable_queries_are_markers_in_the_strip_not_zeros(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "c.sqlite")
+def test_unavailable_queries_are_markers_in_the_strip_not_zeros(tmp_path: Path, new_store_target) -> None:
+    db = open_store(new_store_target("c.sqlite"))
     create_study(db, StudyIn(study_id="s", name="s", corpus_id="c"))
     add_queries(db, "s", [QueryIn(query_id=q, text=q) for q in ("a", "b", "c")])
     add_run(db, study_id="s", name="<i>run</i>", source="imported", k=1,
@@ -56,13 +56,13 @@ def test_aggregate_card_never_shows_a_subset_mean() -> None:
     assert aggregate_card(empty).sentence == "unavailable — no queries"
 
 
-def test_a_large_study_draws_its_points_with_webgl(tmp_path: Path, monkeypatch) -> None:
+def test_a_large_study_draws_its_points_with_webgl(tmp_path: Path, monkeypatch, new_store_target) -> None:
     """From _WEBGL_FROM points the chart uses Scattergl, which has no offset groups: the
     figure must still build (plotly refused the property and the dashboard page failed on
     every study of 1,000 queries and 2 runs or more)."""
     from evalcore.live import charts
 
-    db = open_store(tmp_path / "c.sqlite")
+    db = open_store(new_store_target("c.sqlite"))
     create_study(db, StudyIn(study_id="s", name="s", corpus_id="c"))
     add_queries(db, "s", [QueryIn(query_id=q, text=q) for q in ("a", "b")])
     for run in ("r1", "r2"):

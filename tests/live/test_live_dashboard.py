@@ -19,9 +19,9 @@ from evalcore.store.study_setup import add_queries, create_study
 STUDY = "s"
 
 
-def _store(tmp_path: Path, n_queries: int = 12, seed: int = 3):
+def _store(new_store_target: Path, n_queries: int = 12, seed: int = 3):
     rng = random.Random(seed)
-    db = open_store(tmp_path / "live.sqlite")
+    db = open_store(new_store_target("live.sqlite"))
     create_study(db, StudyIn(study_id=STUDY, name="live", corpus_id="c"))
     qids = [f"q{i:02d}" for i in range(n_queries)]
     add_queries(db, STUDY, [QueryIn(query_id=q, text=q) for q in qids])
@@ -58,23 +58,23 @@ def _assert_same(a: LiveDashboard, b: LiveDashboard) -> None:
     assert a.blocking_list(None) == b.blocking_list(None)
 
 
-def test_build_equals_evaluate_run(tmp_path: Path) -> None:
-    db, _ = _store(tmp_path)
+def test_build_equals_evaluate_run(tmp_path: Path, new_store_target) -> None:
+    db, _ = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     assert state.run_names == ["r1", "r2", "r3"]
     _assert_parity(state, db)
 
 
-def test_nothing_changed_reads_nothing_new(tmp_path: Path) -> None:
-    db, _ = _store(tmp_path)
+def test_nothing_changed_reads_nothing_new(tmp_path: Path, new_store_target) -> None:
+    db, _ = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     outcome = state.refresh(open_study(db, state.study_id, None))
     assert not outcome.changed and outcome.queries == []
     assert state.marks == store_marks(open_study(db, STUDY, None))
 
 
-def test_incremental_refresh_equals_full_rebuild_after_every_kind_of_event(tmp_path: Path) -> None:
-    db, qids = _store(tmp_path)
+def test_incremental_refresh_equals_full_rebuild_after_every_kind_of_event(tmp_path: Path, new_store_target) -> None:
+    db, qids = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     rng = random.Random(5)
     steps = [
@@ -103,8 +103,8 @@ def test_incremental_refresh_equals_full_rebuild_after_every_kind_of_event(tmp_p
     _assert_parity(state, db)
 
 
-def test_label_on_a_blocking_item_lowers_the_unavailable_count(tmp_path: Path) -> None:
-    db, _ = _store(tmp_path)
+def test_label_on_a_blocking_item_lowers_the_unavailable_count(tmp_path: Path, new_store_target) -> None:
+    db, _ = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
 
     def missing() -> int:
@@ -122,8 +122,8 @@ def test_label_on_a_blocking_item_lowers_the_unavailable_count(tmp_path: Path) -
     }
 
 
-def test_new_run_or_new_query_triggers_a_full_rebuild(tmp_path: Path) -> None:
-    db, _ = _store(tmp_path)
+def test_new_run_or_new_query_triggers_a_full_rebuild(tmp_path: Path, new_store_target) -> None:
+    db, _ = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     record_label(db, study_id=STUDY, query_id="brand-new", unit_id="x", gain=1, annotator="a")
     outcome = state.refresh(open_study(db, state.study_id, None))
@@ -134,8 +134,8 @@ def test_new_run_or_new_query_triggers_a_full_rebuild(tmp_path: Path) -> None:
     _assert_parity(state, db)
 
 
-def test_coverage_counts_pooled_and_labeled(tmp_path: Path) -> None:
-    db, qids = _store(tmp_path)
+def test_coverage_counts_pooled_and_labeled(tmp_path: Path, new_store_target) -> None:
+    db, qids = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     q = qids[-2]
     cov = state.query_coverage(q)
@@ -151,8 +151,8 @@ def test_coverage_counts_pooled_and_labeled(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("conflict_gain", [0, 3])
-def test_conflict_counts_as_unlabeled_in_the_state(tmp_path: Path, conflict_gain: int) -> None:
-    db, qids = _store(tmp_path)
+def test_conflict_counts_as_unlabeled_in_the_state(tmp_path: Path, conflict_gain: int, new_store_target) -> None:
+    db, qids = _store(new_store_target)
     q = qids[-2]
     unit = f"{q}-u0"
     record_label(db, study_id=STUDY, query_id=q, unit_id=unit, gain=1, annotator="alice")
@@ -170,7 +170,7 @@ def test_conflict_counts_as_unlabeled_in_the_state(tmp_path: Path, conflict_gain
     _assert_parity(state, db)
 
 
-def test_dashboard_numbers_equal_the_evaluate_cli(tmp_path: Path) -> None:
+def test_dashboard_numbers_equal_the_evaluate_cli(tmp_path: Path, new_store_target) -> None:
     """Parity with ``evalcore evaluate --db``: after incremental refreshes, every aggregate and
     every per-query metric of the dashboard equals the command's JSON output."""
     import json
@@ -179,14 +179,14 @@ def test_dashboard_numbers_equal_the_evaluate_cli(tmp_path: Path) -> None:
 
     from evalcore.cli import main
 
-    db, qids = _store(tmp_path)
+    db, qids = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     for j, q in enumerate(qids[:6]):
         record_label(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u{j}", gain=j % 5,
                      annotator="carol")
         state.refresh(open_study(db, state.study_id, None))
     for run in state.run_names:
-        result = CliRunner().invoke(main, ["evaluate", "--db", str(tmp_path / "live.sqlite"),
+        result = CliRunner().invoke(main, ["evaluate", "--db", str(new_store_target("live.sqlite")),
                                            "--study", STUDY, "--run", run])
         assert result.exit_code == 0, result.output
         out = json.loads(result.stdout)
@@ -199,10 +199,10 @@ def test_dashboard_numbers_equal_the_evaluate_cli(tmp_path: Path) -> None:
             assert q["metrics"] == {m: v.model_dump(mode="json") for m, v in mine.metrics.items()}
 
 
-def test_runs_with_different_query_sets(tmp_path: Path) -> None:
+def test_runs_with_different_query_sets(tmp_path: Path, new_store_target) -> None:
     """An unregistered query answered by one run only is in that run's set alone, as in
     evaluate_run; labels on it keep every run equal to evaluate_run."""
-    db, qids = _store(tmp_path)
+    db, qids = _store(new_store_target)
     add_run(db, study_id=STUDY, name="extra", source="imported", k=2,
             results=[("zz-unregistered", 1, "z1", 2.0), ("zz-unregistered", 2, "z2", 1.0),
                      (qids[0], 1, f"{qids[0]}-u0", 1.0)])
@@ -227,11 +227,11 @@ def test_runs_with_different_query_sets(tmp_path: Path) -> None:
 
 
 def test_lists_and_counts_first_asked_after_many_refreshes_equal_a_full_rebuild(
-        tmp_path: Path) -> None:
+        tmp_path: Path, new_store_target) -> None:
     """The blocking list and the cards' unknown counts are made when first asked: a state
     refreshed label after label before anyone asked equals a fresh build, and so does one
     asked at every step."""
-    db, qids = _store(tmp_path)
+    db, qids = _store(new_store_target)
     late = LiveDashboard.build(open_study(db, STUDY, None))
     eager = LiveDashboard.build(open_study(db, STUDY, None))
     rng = random.Random(8)

@@ -13,8 +13,8 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries, create_study
 
 
-def test_terms_from_the_state_are_those_of_its_evaluation(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "terms.sqlite")
+def test_terms_from_the_state_are_those_of_its_evaluation(tmp_path: Path, new_store_target) -> None:
+    db = open_store(new_store_target("terms.sqlite"))
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
     add_run(db, study_id="s", name="deep", source="imported", k=5,
             results=[("q1", 1, "u1", 2.0), ("q2", 1, "u2", 1.0)], corpus_fingerprint="fp")

@@ -45,8 +45,8 @@ def _assert_measures_match_evaluate(state: LiveDashboard, db) -> None:
             assert got == {q.query_id: q.metrics[m.canonical] for q in report.queries}, (run, m)
 
 
-def test_chosen_measures_and_judged_match_evaluate_and_follow_labels(tmp_path: Path) -> None:
-    db, qids = _store(tmp_path)
+def test_chosen_measures_and_judged_match_evaluate_and_follow_labels(tmp_path: Path, new_store_target) -> None:
+    db, qids = _store(new_store_target)
     set_study_measures(db, study_id=STUDY, measures=CHOSEN.split(","), actor=None)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     assert [str(m) for m in state.measures] == [
@@ -66,8 +66,8 @@ def test_chosen_measures_and_judged_match_evaluate_and_follow_labels(tmp_path: P
     _assert_measures_match_evaluate(state, db)
 
 
-def test_a_new_choice_is_seen_at_the_next_refresh(tmp_path: Path) -> None:
-    db, _ = _store(tmp_path)
+def test_a_new_choice_is_seen_at_the_next_refresh(tmp_path: Path, new_store_target) -> None:
+    db, _ = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     assert [str(m) for m in state.measures] == ["P", "R", "nDCG", "RR", "Judged"]
     assert state.measure_key("r1", Measure("P")) == "precision"
@@ -78,8 +78,8 @@ def test_a_new_choice_is_seen_at_the_next_refresh(tmp_path: Path) -> None:
     assert not state.refresh(open_study(db, state.study_id, None)).changed
 
 
-def test_the_chart_draws_bounded_unavailable_values_as_ranges_never_points(tmp_path) -> None:
-    db = open_store(tmp_path / "c.sqlite")
+def test_the_chart_draws_bounded_unavailable_values_as_ranges_never_points(tmp_path, new_store_target) -> None:
+    db = open_store(new_store_target("c.sqlite"))
     create_study(db, StudyIn(study_id="s", name="s", corpus_id="c"))
     add_queries(db, "s", [QueryIn(query_id=q, text=q) for q in ("a", "b", "c")])
     add_run(db, study_id="s", name="run", source="imported", k=2,

@@ -22,10 +22,10 @@ P1 = Measure("P", k=1)
 
 
 @pytest.fixture
-def state(tmp_path: Path) -> LiveDashboard:
+def state(tmp_path: Path, new_store_target) -> LiveDashboard:
     """Queries a..e, k=1. Run <b>A</b>: a=0, b=1, c=1, d unavailable (no label), e=0.
     Run B returns other units: a=1, b=1, c=0, d unavailable, e unavailable (unlabeled)."""
-    db = open_store(tmp_path / "s.sqlite")
+    db = open_store(new_store_target("s.sqlite"))
     create_study(db, StudyIn(study_id="s", name="s", corpus_id="c"))
     queries = ["a", "b", "c", "d", "e"]
     add_queries(db, "s", [QueryIn(query_id=q, text=q) for q in queries])

@@ -125,13 +125,13 @@ def test_text_puts_the_bottom_line_first_and_compat_last(demo) -> None:
     assert text.count("caution: ") == 1 and "can be biased" in text
 
 
-def test_text_names_what_lifts_an_undecidable_verdict(tmp_path) -> None:
+def test_text_names_what_lifts_an_undecidable_verdict(tmp_path, store_target) -> None:
     from store_fixtures import new_store
 
     from evalcore.store.labels import record_label
     from evalcore.store.runs import add_run
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     add_run(db, study_id="s", name="A", source="imported", k=2,
             results=[("q1", 1, "a", 2.0), ("q2", 1, "d", 1.0)])
     add_run(db, study_id="s", name="B", source="imported", k=2,

@@ -33,8 +33,8 @@ QUERIES = ["q1", "q2", "q3", XSS]
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    db = new_store(tmp_path, study_id="s", corpus_id="c", name="Demo study")
+def store(tmp_path: Path, store_target):
+    db = new_store(store_target, study_id="s", corpus_id="c", name="Demo study")
     add_queries(db, "s", [QueryIn(query_id=q, text=f"text of {q}") for q in QUERIES])
     for query in QUERIES:
         for unit, gain in (("d1", 2), ("d2", 0), ("d3", 1)):
@@ -129,8 +129,8 @@ def _cli(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-def test_cli_generates_stores_and_exports_html(store, tmp_path: Path) -> None:
-    db_path = tmp_path / "store.db"
+def test_cli_generates_stores_and_exports_html(store, tmp_path: Path, store_target) -> None:
+    db_path = store_target
     out = tmp_path / "out" / "report.html"
     out.parent.mkdir()  # --out never creates folders (tests/architecture/test_file_permissions.py)
     result = _cli("report", "--db", str(db_path), "--study", "s", "--runs", "A,B,C",
@@ -158,11 +158,11 @@ def test_cli_generates_stores_and_exports_html(store, tmp_path: Path) -> None:
     assert result.exit_code == 0 and csv_out.read_text().startswith("run,comparable,query_id")
 
 
-def test_cli_accepts_a_run_whose_comparability_is_not_verified(store, tmp_path: Path) -> None:
+def test_cli_accepts_a_run_whose_comparability_is_not_verified(store, tmp_path: Path, store_target) -> None:
     add_run(store, study_id="s", name="N", source="imported", k=3,
             results=[(q, r + 1, u, 10.0 - r) for q in QUERIES
                      for r, u in enumerate(["d3", "d1", "d2"])])  # no fingerprint recorded
-    db_path = str(tmp_path / "store.db")
+    db_path = str(store_target)
     out = tmp_path / "r.json"
     result = _cli("report", "--db", db_path, "--study", "s", "--runs", "A,N", "--reference", "v1",
                   "--out", str(out), "--name", "plain", "--permutations", "100", "--by", "lead")
@@ -185,10 +185,10 @@ def test_cli_accepts_a_run_whose_comparability_is_not_verified(store, tmp_path: 
     assert bad.exit_code == 2 and "cannot accept 'Q'" in bad.output
 
 
-def test_cli_without_reference_warns_that_the_report_is_not_pinned(store, tmp_path: Path) -> None:
+def test_cli_without_reference_warns_that_the_report_is_not_pinned(store, tmp_path: Path, store_target) -> None:
     out = tmp_path / "r.json"
     result = CliRunner().invoke(
-        main, ["report", "--db", str(tmp_path / "store.db"), "--study", "s", "--runs", "A,B",
+        main, ["report", "--db", str(store_target), "--study", "s", "--runs", "A,B",
                "--out", str(out), "--permutations", "50"],
     )
     assert result.exit_code == 0, result.output
@@ -206,11 +206,11 @@ def test_cli_without_reference_warns_that_the_report_is_not_pinned(store, tmp_pa
     ],
 )
 def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(
-    store, tmp_path: Path, args: list[str], message: str
+    store, tmp_path: Path, args: list[str], message: str, store_target
 ) -> None:
     out = tmp_path / "r.html"
     result = CliRunner().invoke(
-        main, ["report", "--db", str(tmp_path / "store.db"), "--study", "s", "--out", str(out),
+        main, ["report", "--db", str(store_target), "--study", "s", "--out", str(out),
                *args],
     )
     assert result.exit_code == 2
@@ -219,10 +219,10 @@ def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(
     assert list_reports(open_study(store, "s", None)) == []
 
 
-def test_cli_refuses_a_missing_store(tmp_path: Path) -> None:
+def test_cli_refuses_a_missing_store(tmp_path: Path, new_store_target) -> None:
     result = CliRunner().invoke(
-        main, ["report", "--db", str(tmp_path / "none.db"), "--study", "s", "--runs", "A",
+        main, ["report", "--db", str(new_store_target("none.db")), "--study", "s", "--runs", "A",
                "--out", str(tmp_path / "r.html")],
     )
     assert result.exit_code == 2 and "no store at" in result.output
-    assert not (tmp_path / "none.db").exists()
+    assert not (new_store_target("none.db")).exists()

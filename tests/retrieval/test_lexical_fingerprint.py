@@ -42,8 +42,8 @@ def test_fingerprint_matches_the_documented_encoding_and_ignores_insert_order(tm
     assert corpus_fingerprint(db1, vis) == expected == corpus_fingerprint(db2, vis)
 
 
-def test_only_visible_documents_count(tmp_path):
-    db = new_store(tmp_path)
+def test_only_visible_documents_count(tmp_path, store_target):
+    db = new_store(store_target)
     add_documents(db, "c", [doc("a"), doc("b")])
     vis = Visibility.of("c", ["acme"], CUT)
     before = corpus_fingerprint(db, vis)
@@ -55,8 +55,8 @@ def test_only_visible_documents_count(tmp_path):
     assert corpus_fingerprint(db, vis) != before
 
 
-def test_cutoff_compares_instants_not_strings(tmp_path):
-    db = new_store(tmp_path)
+def test_cutoff_compares_instants_not_strings(tmp_path, store_target):
+    db = new_store(store_target)
     half_second_late = datetime(2026, 6, 30, 0, 0, 0, 500000, tzinfo=UTC)
     add_documents(db, "c", [doc("on-time", created=CUT), doc("late", created=half_second_late),
                             doc("early", created=datetime(2026, 6, 29, 23, 59, 59, 999999,

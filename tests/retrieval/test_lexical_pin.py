@@ -17,8 +17,8 @@ from evalcore.store.audit import audit_entries
 from evalcore.store.study_handle import open_study
 
 
-def test_pin_records_the_visible_set_and_its_fingerprint(tmp_path):
-    db = lexical_store(tmp_path)
+def test_pin_records_the_visible_set_and_its_fingerprint(tmp_path, store_target):
+    db = lexical_store(store_target)
     pin = pinned(db)
     assert pin.document_count == 4
     assert pin.documents_by_organisation == {"acme": 4}
@@ -34,6 +34,7 @@ def test_pin_records_the_visible_set_and_its_fingerprint(tmp_path):
     assert audit_entries(open_study(db, "s", None))[0].action == "lexical.pin"
 
 
+@pytest.mark.sqlite_only
 def test_pin_name_is_unique_and_pins_are_immutable(tmp_path):
     db = lexical_store(tmp_path)
     pinned(db)
@@ -47,8 +48,8 @@ def test_pin_name_is_unique_and_pins_are_immutable(tmp_path):
         pinned(db, name="")
 
 
-def test_pin_refuses_an_empty_visible_set_and_stores_nothing(tmp_path):
-    db = lexical_store(tmp_path)
+def test_pin_refuses_an_empty_visible_set_and_stores_nothing(tmp_path, store_target):
+    db = lexical_store(store_target)
     with pytest.raises(ValueError, match="sees no document"):
         pinned(db, organisations=["nobody"])
     with pytest.raises(ValueError, match="sees no document"):
@@ -56,8 +57,8 @@ def test_pin_refuses_an_empty_visible_set_and_stores_nothing(tmp_path):
     assert db.execute("SELECT count(*) FROM protocols").fetchone()[0] == 0
 
 
-def test_pin_with_a_stale_fingerprint_is_refused(tmp_path):
-    db = lexical_store(tmp_path)
+def test_pin_with_a_stale_fingerprint_is_refused(tmp_path, store_target):
+    db = lexical_store(store_target)
     stale = "sha256:" + "0" * 64
     with pytest.raises(RetrievalRefused, match="corpus changed since that fingerprint"):
         pinned(db, corpus_fingerprint=stale)
@@ -67,16 +68,16 @@ def test_pin_with_a_stale_fingerprint_is_refused(tmp_path):
     assert same.corpus_fingerprint == good.corpus_fingerprint
 
 
-def test_pin_checks_corpus_and_reference_version(tmp_path):
-    db = lexical_store(tmp_path)
+def test_pin_checks_corpus_and_reference_version(tmp_path, store_target):
+    db = lexical_store(store_target)
     with pytest.raises(ValueError, match="uses corpus 'c'"):
         pinned(db, corpus_id="other")
     with pytest.raises(ValueError, match="no reference version .v9."):
         pinned(db, reference_version="v9")
 
 
-def test_unknown_protocol_names_the_pins_that_exist(tmp_path):
-    db = lexical_store(tmp_path)
+def test_unknown_protocol_names_the_pins_that_exist(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     with pytest.raises(ProtocolNotFoundError, match="pinned protocols: p1"):
         get_pinned_protocol(open_study(db, "s", None), "nope")
@@ -86,9 +87,9 @@ def test_unknown_protocol_names_the_pins_that_exist(tmp_path):
         pin_protocol(db, study_id="x", name="p", protocol=protocol(), actor="t")
 
 
-def test_pin_records_an_existing_reference_version(tmp_path):
+def test_pin_records_an_existing_reference_version(tmp_path, store_target):
     from evalcore.store.references import freeze_reference
 
-    db = lexical_store(tmp_path)
+    db = lexical_store(store_target)
     freeze_reference(db, study_id="s", name="v1", actor="t")
     assert pinned(db, reference_version="v1").protocol.reference_version == "v1"

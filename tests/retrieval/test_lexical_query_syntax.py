@@ -3,6 +3,7 @@
 import sqlite3
 
 import pytest
+from fts5_oracle import Fts5Oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lexical_builders import lexical_store, pinned
@@ -100,8 +101,26 @@ def test_operators_are_words_not_syntax(store):
     assert [h.doc_id for h in search_corpus(store, "c", "title:solar", viewer=None)] != []
     # NOT does not exclude: it is a term like any other.
     assert {h.doc_id for h in search_corpus(store, "c", "NOT solar", viewer=None)} >= set(plain)
+    raw = sqlite3.connect(":memory:")
+    raw.execute("CREATE VIRTUAL TABLE f USING fts5(title, text, tokenize='porter unicode61')")
     with pytest.raises(sqlite3.OperationalError):
-        store.execute("SELECT * FROM documents_fts WHERE documents_fts MATCH 'solar AND('")
+        raw.execute("SELECT * FROM f WHERE f MATCH 'solar AND('")
+
+
+def _oracle(store) -> Fts5Oracle:
+    """FTS5's ranking of the corpus (the search's scope: every document of "c", no reader's
+    filter in a local-mode corpus)."""
+    rows = store.execute("SELECT doc_id, title, text FROM documents WHERE corpus_id = 'c'")
+    return Fts5Oracle(rows.fetchall(), (1.0, 1.0))
+
+
+@pytest.mark.parametrize("text", HOSTILE + ["solar panels", "Solar wind turbine", "producing"],
+                         ids=range(len(HOSTILE) + 3))
+def test_search_finds_what_fts5_finds_with_its_scores(store, text):
+    expression = match_expression(text)
+    want = [] if expression is None else _oracle(store).search_expression(expression, 10)
+    assert [(h.doc_id, h.score) for h in search_corpus(store, "c", text, limit=10,
+                                                       viewer=None)] == want
 
 
 def test_no_term_means_no_result(store):
@@ -114,11 +133,12 @@ def test_no_term_means_no_result(store):
 @given(st.text(max_size=300))
 def test_any_text_never_raises(store, text):
     expression = match_expression(text)
-    if expression is not None:
-        store.execute(
-            "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?", [expression]
-        ).fetchone()
-    search_corpus(store, "c", text, limit=3, viewer=None)
+    hits = search_corpus(store, "c", text, limit=3, viewer=None)
+    if expression is not None:  # FTS5 parses the expression, and finds what the search finds
+        want = _oracle(store).search_expression(expression, 3)
+        assert [(h.doc_id, h.score) for h in hits] == want
+    else:
+        assert hits == []
 
 
 @settings(max_examples=100, deadline=None)

@@ -34,8 +34,8 @@ def _per_query(report_json: str) -> dict[str, dict]:
     return {q["query_id"]: q["metrics"] for q in json.loads(report_json)["queries"]}
 
 
-def test_exported_lexical_run_with_ties_evaluates_to_the_stored_runs_numbers(tmp_path) -> None:
-    db = lexical_store(tmp_path)
+def test_exported_lexical_run_with_ties_evaluates_to_the_stored_runs_numbers(tmp_path, store_target) -> None:
+    db = lexical_store(store_target)
     shuffled = TWINS[:]
     random.Random(7).shuffle(shuffled)
     add_documents(db, "c", [
@@ -61,7 +61,7 @@ def test_exported_lexical_run_with_ties_evaluates_to_the_stored_runs_numbers(tmp
     assert len({score for _, score in qt}) == 1  # the ties are real
     assert [unit for unit, _ in qt] == ["t7", "t6", "t5", "t4"]  # doc id descending
 
-    store = tmp_path / "store.db"
+    store = store_target
     out = tmp_path / "lex.run"
     exported = _cli("export", "run", "--db", store, "--study", "s", "--run", "lex", "-o", out)
     assert exported.exit_code == 0, exported.output

@@ -35,8 +35,8 @@ def ranked(db, name):
     return run_results(open_study(db, "s", None), get_run(open_study(db, "s", None), name).run_id)
 
 
-def test_same_protocol_same_corpus_gives_an_identical_run(tmp_path):
-    db = lexical_store(tmp_path)
+def test_same_protocol_same_corpus_gives_an_identical_run(tmp_path, store_target, new_store_target):
+    db = lexical_store(store_target)
     pin = pinned(db)
     first = run(db, "r1")
     second = run(db, "r2")
@@ -48,15 +48,14 @@ def test_same_protocol_same_corpus_gives_an_identical_run(tmp_path):
     assert first.protocol["pinned_protocol"] == "p1"
     assert first.protocol["method"] == "lexical"
     # A second store built the same way ranks the same way, to the last bit of every score.
-    (tmp_path / "other").mkdir()
-    other = lexical_store(tmp_path / "other")
+    other = lexical_store(new_store_target("other.db"))
     pinned(other)
     run(other, "r1")
     assert ranked(other, "r1") == ranked(db, "r1")
 
 
-def test_scores_are_positive_best_first_and_only_pinned_documents_return(tmp_path):
-    db = lexical_store(tmp_path)
+def test_scores_are_positive_best_first_and_only_pinned_documents_return(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     run(db, "r1")
     results = ranked(db, "r1")
@@ -69,8 +68,8 @@ def test_scores_are_positive_best_first_and_only_pinned_documents_return(tmp_pat
     assert "q4" not in results  # "+++" holds no term: an empty ranking, not an error
 
 
-def test_scores_do_not_depend_on_documents_the_protocol_cannot_see(tmp_path):
-    db = lexical_store(tmp_path)
+def test_scores_do_not_depend_on_documents_the_protocol_cannot_see(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     run(db, "r1")
     add_documents(db, "c", [DocumentIn(doc_id=f"g{i}", title="solar", text="solar heat wind",
@@ -83,8 +82,8 @@ def test_scores_do_not_depend_on_documents_the_protocol_cannot_see(tmp_path):
     assert ranked(db, "r2") == ranked(db, "r1")
 
 
-def test_a_document_created_after_the_cutoff_is_never_returned(tmp_path):
-    db = lexical_store(tmp_path)
+def test_a_document_created_after_the_cutoff_is_never_returned(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     run(db, "r1")
     returned = {d for items in ranked(db, "r1").values() for d, _ in items}
@@ -111,8 +110,8 @@ def assert_refused_and_nothing_stored(db, name, *fragments):
     return refusals[-1]
 
 
-def test_a_changed_document_is_refused_and_named(tmp_path):
-    db = lexical_store(tmp_path)
+def test_a_changed_document_is_refused_and_named(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     add_documents(db, "c", docs(a3=("Panel maintenance", "cleaning is pointless", "acme")))
     refusal = assert_refused_and_nothing_stored(db, "r1", "content changed: 1: a3")
@@ -120,8 +119,8 @@ def test_a_changed_document_is_refused_and_named(tmp_path):
     assert refusal.protocol == "p1"
 
 
-def test_a_document_moved_to_another_organisation_is_refused(tmp_path):
-    db = lexical_store(tmp_path)
+def test_a_document_moved_to_another_organisation_is_refused(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     add_documents(db, "c", docs(a2=("Wind turbines", "offshore wind turbines produce power",
                                      "globex")))
@@ -130,16 +129,16 @@ def test_a_document_moved_to_another_organisation_is_refused(tmp_path):
     )
 
 
-def test_an_ownership_change_inside_the_permitted_organisations_is_refused(tmp_path):
-    db = lexical_store(tmp_path)
+def test_an_ownership_change_inside_the_permitted_organisations_is_refused(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db, organisations=["acme", "globex"])
     add_documents(db, "c", docs(b1=("Solar subsidies", "solar panels subsidies for households",
                                      "acme")))
     assert_refused_and_nothing_stored(db, "r1", "b1 (globex -> acme)")
 
 
-def test_removed_added_and_back_dated_documents_are_refused(tmp_path):
-    db = lexical_store(tmp_path)
+def test_removed_added_and_back_dated_documents_are_refused(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     db.execute("DELETE FROM documents WHERE doc_id = 'a4'")
     add_documents(db, "c", [DocumentIn(doc_id="a9", title="new", text="new solar",
@@ -151,8 +150,8 @@ def test_removed_added_and_back_dated_documents_are_refused(tmp_path):
     )
 
 
-def test_refusal_names_the_first_ids_and_counts_the_rest(tmp_path):
-    db = lexical_store(tmp_path)
+def test_refusal_names_the_first_ids_and_counts_the_rest(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     add_documents(db, "c", [DocumentIn(doc_id=f"n{i:02d}", title="x", text="y", owner_org="acme",
                                        created_at=BEFORE) for i in range(25)])
@@ -161,8 +160,8 @@ def test_refusal_names_the_first_ids_and_counts_the_rest(tmp_path):
     )
 
 
-def test_ties_are_broken_by_doc_id_even_at_the_top_k_cut(tmp_path):
-    db = lexical_store(tmp_path)
+def test_ties_are_broken_by_doc_id_even_at_the_top_k_cut(tmp_path, store_target):
+    db = lexical_store(store_target)
     twins = [f"t{i}" for i in range(8)]
     shuffled = twins[:]
     random.Random(5).shuffle(shuffled)
@@ -181,8 +180,8 @@ def test_ties_are_broken_by_doc_id_even_at_the_top_k_cut(tmp_path):
     assert [d for d, _ in ranked(db, "r-ties-old")["qt"]] == ["t0", "t1", "t2"]
 
 
-def test_time_budget_stores_a_partial_scan(tmp_path, monkeypatch):
-    db = lexical_store(tmp_path)
+def test_time_budget_stores_a_partial_scan(tmp_path, monkeypatch, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     ticks = iter(range(100))
     monkeypatch.setattr(workflow, "monotonic", lambda: float(next(ticks)))
@@ -196,8 +195,8 @@ def test_time_budget_stores_a_partial_scan(tmp_path, monkeypatch):
     assert observations and all(o.scan_complete is False for o in observations)
 
 
-def test_permitted_ids_of_every_observation_are_the_pinned_set(tmp_path):
-    db = lexical_store(tmp_path)
+def test_permitted_ids_of_every_observation_are_the_pinned_set(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     run(db, "r1")
     observations = observations_for_run(open_study(db, "s", None), "r1")
@@ -207,8 +206,8 @@ def test_permitted_ids_of_every_observation_are_the_pinned_set(tmp_path):
         assert obs.k == 10
 
 
-def test_bad_requests_store_nothing(tmp_path):
-    db = lexical_store(tmp_path)
+def test_bad_requests_store_nothing(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db)
     run(db, "r1")
     before = table_snapshot(db)
@@ -225,18 +224,18 @@ def test_bad_requests_store_nothing(tmp_path):
     assert table_snapshot(db) == before
 
 
-def test_a_study_without_queries_is_rejected(tmp_path):
-    db = lexical_store(tmp_path)
+def test_a_study_without_queries_is_rejected(tmp_path, store_target):
+    db = lexical_store(store_target)
     create_study(db, StudyIn(study_id="empty", corpus_id="c"))
     pin_protocol(db, study_id="empty", name="p", protocol=protocol(), actor="t")
     with pytest.raises(ValueError, match="has no query"):
         execute_protocol(db, study_id="empty", protocol_name="p", run_name="r", actor="t")
 
 
-def test_the_read_snapshot_does_not_block_writers(tmp_path):
-    db = lexical_store(tmp_path)
+def test_the_read_snapshot_does_not_block_writers(tmp_path, store_target):
+    db = lexical_store(store_target)
     pin = pinned(db)
-    writer = open_store(tmp_path / "store.db")
+    writer = open_store(store_target)
     db.conn.execute("BEGIN")
     try:
         with SnapshotIndex(
@@ -251,8 +250,8 @@ def test_the_read_snapshot_does_not_block_writers(tmp_path):
         db.conn.execute("COMMIT")
 
 
-def test_the_run_protocol_records_how_it_was_executed(tmp_path):
-    db = lexical_store(tmp_path)
+def test_the_run_protocol_records_how_it_was_executed(tmp_path, store_target):
+    db = lexical_store(store_target)
     pinned(db, weights={"title": 2.0, "text": 1.0})
     info = run(db, "r1")
     stored = json.loads(

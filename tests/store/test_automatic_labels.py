@@ -55,8 +55,8 @@ def _label_events(db) -> int:
         ),
     ],
 )
-def test_each_format_is_stored_apart_with_its_source(tmp_path: Path, fmt: str, text: str) -> None:
-    db = new_store(tmp_path)
+def test_each_format_is_stored_apart_with_its_source(tmp_path: Path, fmt: str, text: str, store_target) -> None:
+    db = new_store(store_target)
     record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=1, annotator="alice")
     events = _label_events(db)
     summary = import_automatic_labels(
@@ -78,8 +78,8 @@ def test_each_format_is_stored_apart_with_its_source(tmp_path: Path, fmt: str, t
     assert entry[0].detail["source"] == "gpt-judge" and entry[0].detail["labels"] == 3
 
 
-def test_a_later_import_of_the_source_replaces_only_its_units(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_a_later_import_of_the_source_replaces_only_its_units(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     import_automatic_labels(db, _src(QRELS), study_id="s", name="j")
     import_automatic_labels(db, _src("q1 0 d1 0\nq3 0 d9 4\n"), study_id="s", name="j")
     import_automatic_labels(db, _src("q1 0 d1 2\n"), study_id="s", name="other")
@@ -109,9 +109,9 @@ def test_a_later_import_of_the_source_replaces_only_its_units(tmp_path: Path) ->
     ],
 )
 def test_a_bad_file_names_file_line_and_field_and_writes_nothing(
-    tmp_path: Path, fmt: str, text: str, where: str
+    tmp_path: Path, fmt: str, text: str, where: str, store_target
 ) -> None:
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     import_automatic_labels(db, _src(QRELS), study_id="s", name="j")
     before = table_snapshot(db)
     with pytest.raises(InputErrors) as caught:
@@ -120,8 +120,8 @@ def test_a_bad_file_names_file_line_and_field_and_writes_nothing(
     assert table_snapshot(db) == before
 
 
-def test_bad_source_names_and_unknown_units_are_refused(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_bad_source_names_and_unknown_units_are_refused(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     with pytest.raises(ValueError, match="source name"):
         import_automatic_labels(db, _src(QRELS), study_id="s", name="has space")
     add_documents(
@@ -136,8 +136,8 @@ def test_bad_source_names_and_unknown_units_are_refused(tmp_path: Path) -> None:
     assert len(automatic_labels(open_study(db, "s", None))["j"]) == 3
 
 
-def test_only_a_lead_imports_in_team_mode(tmp_path: Path) -> None:
-    db, _ = team_store(tmp_path)
+def test_only_a_lead_imports_in_team_mode(tmp_path: Path, store_target) -> None:
+    db, _ = team_store(store_target)
     before = table_snapshot(db)
     with pytest.raises(PermissionDenied):
         import_automatic_labels(db, _src("q1 0 a1 2\n"), study_id="s", name="j", actor=ANNOTATOR)
@@ -147,9 +147,9 @@ def test_only_a_lead_imports_in_team_mode(tmp_path: Path) -> None:
 
 
 def test_a_staged_import_is_invisible_and_a_failed_one_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_target
 ) -> None:
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     before = table_snapshot(db)
     monkeypatch.setattr(store_auto, "CHUNK", 1)
     seen: list[dict] = []
@@ -177,8 +177,8 @@ def test_a_staged_import_is_invisible_and_a_failed_one_leaves_nothing(
     assert table_snapshot(db) == before
 
 
-def test_an_abandoned_staged_import_is_discarded_on_open(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_an_abandoned_staged_import_is_discarded_on_open(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     before = table_snapshot(db)
     db.execute(
         "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
@@ -190,16 +190,16 @@ def test_an_abandoned_staged_import_is_discarded_on_open(tmp_path: Path) -> None
     db.execute("INSERT INTO automatic_labels VALUES (?, 'q1', 'd1', 2)", [import_id])
     db.conn.commit()
     assert automatic_labels(open_study(db, "s", None)) == {}
-    reopened = open_store(tmp_path / "store.db")
+    reopened = open_store(store_target)
     assert table_snapshot(reopened) == before
 
 
-def test_cli_imports_automatic_labels_and_refuses_wrong_combinations(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_cli_imports_automatic_labels_and_refuses_wrong_combinations(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     path = tmp_path / "judge.qrels"
     path.write_text(QRELS)
     runner = CliRunner()
-    base = ["import", "labels", "--db", str(tmp_path / "store.db"), "--study", "s", str(path)]
+    base = ["import", "labels", "--db", str(store_target), "--study", "s", str(path)]
     ok = runner.invoke(main, [*base, "--automatic", "llm", "--format", "qrels"])
     assert ok.exit_code == 0, ok.output
     assert "automatic labels (llm, qrels; not evidence)" in ok.output
@@ -216,11 +216,11 @@ def test_cli_imports_automatic_labels_and_refuses_wrong_combinations(tmp_path: P
     assert _label_events(db) == 0
 
 
-def test_an_automatic_import_moves_the_store_marks(tmp_path: Path) -> None:
+def test_an_automatic_import_moves_the_store_marks(tmp_path: Path, store_target) -> None:
     """Caches keyed by the marks (the to-decide queue's tie-break) see a new import."""
     from evalcore.store.marks import store_marks
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     before = store_marks(open_study(db, "s", None))
     import_automatic_labels(db, _src(QRELS), study_id="s", name="j")
     after = store_marks(open_study(db, "s", None))

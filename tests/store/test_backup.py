@@ -24,12 +24,12 @@ def cli(*args):
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    db = new_store(tmp_path)
+def store(tmp_path: Path, store_target) -> Path:
+    db = new_store(store_target)
     record_label(db, study_id="s", query_id="q1", unit_id="A", gain=2, annotator="ann")
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     db.conn.close()
-    return tmp_path / "store.db"
+    return store_target
 
 
 @pytest.mark.slow
@@ -64,6 +64,7 @@ def test_backups_taken_while_annotators_label_are_consistent(store, tmp_path) ->
     assert counts == sorted(counts) and counts[-1] > counts[0] >= 20
 
 
+@pytest.mark.sqlite_only
 def test_a_backup_holds_what_is_still_in_the_write_ahead_log(tmp_path) -> None:
     db = open_store(tmp_path / "live.db")
     db.conn.execute("PRAGMA wal_autocheckpoint = 0")  # keep the new study in the WAL
@@ -75,6 +76,7 @@ def test_a_backup_holds_what_is_still_in_the_write_ahead_log(tmp_path) -> None:
     db.conn.close()
 
 
+@pytest.mark.sqlite_only
 def test_a_restored_backup_is_the_store(store, tmp_path) -> None:
     assert cli("backup", "--db", store, "--out", tmp_path / "b.db").exit_code == 0
     restored = tmp_path / "restored.db"
@@ -102,6 +104,7 @@ def test_verify_reports_counts_and_changes_nothing(store) -> None:
     assert store.read_bytes() == before
 
 
+@pytest.mark.sqlite_only
 def test_verify_finds_a_damaged_file(store, tmp_path) -> None:
     damaged = tmp_path / "damaged.db"
     data = bytearray(store.read_bytes())
@@ -128,6 +131,7 @@ def test_verify_finds_a_tampered_reference_and_a_newer_schema(store) -> None:
     assert result.exit_code == 1 and "schema version 999 is newer" in result.stderr
 
 
+@pytest.mark.sqlite_only
 def test_verify_of_a_file_that_is_not_a_store(tmp_path) -> None:
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
@@ -139,6 +143,7 @@ def test_verify_of_a_file_that_is_not_a_store(tmp_path) -> None:
     assert result.exit_code == 2 and "not a usable evidence store" in result.stderr
 
 
+@pytest.mark.sqlite_only
 def test_acknowledged_writes_are_synced_to_disk(tmp_path) -> None:
     db = open_store(tmp_path / "s.db")
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL

@@ -10,8 +10,8 @@ from evalcore.store.resolution import resolve_query
 from evalcore.store.study_handle import open_study
 
 
-def test_marks_are_kept_per_annotator_and_query_and_are_not_labels(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_marks_are_kept_per_annotator_and_query_and_are_not_labels(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     record_cant_judge(db, study_id="s", query_id="q1", unit_id="b", annotator="ann",
                       note="needs legal")
     record_cant_judge(db, study_id="s", query_id="q1", unit_id="a", annotator="ann")
@@ -28,7 +28,7 @@ def test_marks_are_kept_per_annotator_and_query_and_are_not_labels(tmp_path: Pat
     assert note == "needs legal"
 
 
-def test_an_annotator_is_required(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_an_annotator_is_required(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     with pytest.raises(ValueError, match="annotator is required"):
         record_cant_judge(db, study_id="s", query_id="q1", unit_id="a", annotator=" ")

@@ -51,8 +51,8 @@ def no_scan(monkeypatch):
     monkeypatch.setattr(revalidation, "recompute_changes", scanned)
 
 
-def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, monkeypatch):
-    db = lexical_store(tmp_path)
+def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, monkeypatch, store_target):
+    db = lexical_store(store_target)
     narrow, wide = pins(db)
     assert pin_generation(open_study(db, "s", None), "narrow") == current_generation(db, "c") > 0
     full = [recompute_changes(open_study(db, "s", "tester"), p) for p in (narrow, wide)]
@@ -68,6 +68,7 @@ def test_an_unchanged_corpus_is_revalidated_without_a_scan_and_runs(tmp_path, mo
     assert entry.detail["ranking_cpu_s"] >= 0
 
 
+@pytest.mark.sqlite_only
 def test_every_kind_of_document_write_moves_the_generation_and_the_verdicts_agree(tmp_path):
     db = lexical_store(tmp_path)
     pins(db)
@@ -125,8 +126,8 @@ def _import_in_transaction(db, tmp_path):
 
 
 def test_a_failed_staged_import_moves_the_generation_and_the_verdicts_agree(tmp_path,
-                                                                            monkeypatch):
-    db = lexical_store(tmp_path)
+                                                                            monkeypatch, store_target):
+    db = lexical_store(store_target)
     pins(db)
     before = current_generation(db, "c")
 
@@ -141,8 +142,8 @@ def test_a_failed_staged_import_moves_the_generation_and_the_verdicts_agree(tmp_
     assert revalidate(open_study(db, "s", "tester"), get_pinned_protocol(open_study(db, "s", "tester"), "wide")).unchanged
 
 
-def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path):
-    db = lexical_store(tmp_path)
+def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path, store_target):
+    db = lexical_store(store_target)
     pins(db)
     db.conn.close()
     folder = beir_folder(tmp_path, 120)
@@ -156,24 +157,25 @@ def test_a_killed_staged_import_and_its_cleanup_keep_the_verdicts_exact(tmp_path
             written(*args, **kwargs)
             os._exit(9)  # the process dies after its chunks, before publishing
         StagedDocuments.write_staged = die
-        import_beir(open_store({str(tmp_path / "store.db")!r}), {str(folder)!r}, study_id="s",
+        import_beir(open_store({str(store_target)!r}), {str(folder)!r}, study_id="s",
                     owner_org="acme")
     """)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     assert subprocess.run([sys.executable, "-c", script], env=env, timeout=120).returncode == 9
-    left = open_store(tmp_path / "store.db", migrate=False)  # the dead import's rows are there
+    left = open_store(store_target, migrate=False)  # the dead import's rows are there
     assert left.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 1
     moved = current_generation(left, "c")
     assert moved > pin_generation(open_study(left, "s", None), "wide")
     assert_fast_verdict_is_the_full_one(left)
     left.conn.close()
-    reopened = open_store(tmp_path / "store.db")  # discards them
+    reopened = open_store(store_target)  # discards them
     assert reopened.execute("SELECT count(*) FROM pending_imports").fetchone()[0] == 0
     assert current_generation(reopened, "c") > moved
     assert_fast_verdict_is_the_full_one(reopened)
     assert revalidate(open_study(reopened, "s", "tester"), get_pinned_protocol(open_study(reopened, "s", "tester"), "wide")).unchanged
 
 
+@pytest.mark.sqlite_only
 def test_a_generation_never_goes_back_and_is_never_deleted(tmp_path):
     db = lexical_store(tmp_path)
     generation = current_generation(db, "c")
@@ -184,6 +186,7 @@ def test_a_generation_never_goes_back_and_is_never_deleted(tmp_path):
     assert current_generation(db, "c") == generation
 
 
+@pytest.mark.sqlite_only
 def test_a_v12_store_migrates_to_v13_and_its_pins_are_revalidated_in_full(tmp_path, monkeypatch):
     path = tmp_path / "old.db"
     store_at_version(

@@ -37,8 +37,8 @@ def test_documents_are_deterministic_readable_and_spread() -> None:
     assert hostile.text == HOSTILE_TEXT
 
 
-def test_build_demo_writes_every_feature_and_is_idempotent(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "demo.sqlite")
+def test_build_demo_writes_every_feature_and_is_idempotent(tmp_path: Path, new_store_target) -> None:
+    db = open_store(new_store_target("demo.sqlite"))
     summary = build_demo(db)
     assert summary.created and summary.documents >= 300 and summary.queries == 25
     runs = list_runs(open_study(db, DEMO_STUDY_ID, None))
@@ -61,9 +61,9 @@ def test_build_demo_writes_every_feature_and_is_idempotent(tmp_path: Path) -> No
     assert table_snapshot(db) == before
 
 
-def test_same_demo_in_two_stores(tmp_path: Path) -> None:
-    a = open_store(tmp_path / "a.sqlite")
-    b = open_store(tmp_path / "b.sqlite")
+def test_same_demo_in_two_stores(tmp_path: Path, new_store_target) -> None:
+    a = open_store(new_store_target("a.sqlite"))
+    b = open_store(new_store_target("b.sqlite"))
     build_demo(a)
     build_demo(b)
     sql = "SELECT query_id, rank, unit_id, score FROM results ORDER BY run_id, query_id, rank"
@@ -72,17 +72,17 @@ def test_same_demo_in_two_stores(tmp_path: Path) -> None:
     assert a.execute(sql).fetchall() == b.execute(sql).fetchall()
 
 
-def test_ensure_demo_leaves_a_store_with_other_studies_alone(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "mine.sqlite")
+def test_ensure_demo_leaves_a_store_with_other_studies_alone(tmp_path: Path, new_store_target) -> None:
+    db = open_store(new_store_target("mine.sqlite"))
     create_study(db, StudyIn(study_id="mine", corpus_id="c"))
     assert ensure_demo_if_empty(db) is None
     assert [r[0] for r in db.execute("SELECT study_id FROM studies")] == ["mine"]
-    empty = open_store(tmp_path / "empty.sqlite")
+    empty = open_store(new_store_target("empty.sqlite"))
     assert ensure_demo_if_empty(empty).created
 
 
-def test_demo_cli(tmp_path: Path) -> None:
-    path = tmp_path / "cli.sqlite"
+def test_demo_cli(tmp_path: Path, new_store_target) -> None:
+    path = new_store_target("cli.sqlite")
     runner = CliRunner()
     first = runner.invoke(main, ["demo", "--db", str(path)])
     assert first.exit_code == 0 and "demo study 'demo' written" in first.output
@@ -92,21 +92,21 @@ def test_demo_cli(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
 
-def test_demo_needs_building_is_a_read_only_check(tmp_path: Path) -> None:
+def test_demo_needs_building_is_a_read_only_check(tmp_path: Path, new_store_target) -> None:
     from evalcore.demo.study import demo_needs_building
 
-    db = open_store(tmp_path / "d.sqlite")
+    db = open_store(new_store_target("d.sqlite"))
     assert demo_needs_building(db)
     build_demo(db)
     assert not demo_needs_building(db)
     assert ensure_demo_if_empty(db) is None
 
 
-def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path) -> None:
+def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path, new_store_target) -> None:
     from evalcore.analysis.compare import compare_runs
     from evalcore.analysis.run_evaluation import evaluate_run
 
-    db = open_store(tmp_path / "demo.sqlite")
+    db = open_store(new_store_target("demo.sqlite"))
     build_demo(db)
     names = list(RUN_PROTOCOLS)
     reports = {name: evaluate_run(open_study(db, DEMO_STUDY_ID, None), name) for name in names}
@@ -116,7 +116,7 @@ def test_demo_runs_can_be_compared_on_paired_queries(tmp_path: Path) -> None:
     assert int(paired.group(1)) > 0
 
 
-def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path) -> None:
+def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path, new_store_target) -> None:
     """Every query has labels (a first pass at least), so P@10 and RR@10 are undecided,
     not undecidable, and a few labels of the to-decide queue can settle them; nDCG and
     recall stay unavailable where the relevant set is not complete."""
@@ -126,7 +126,7 @@ def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path) -> None
     from evalcore.store.cant_judge import cant_judge_units
     from evalcore.store.resolution import resolve_query
 
-    db = open_store(tmp_path / "demo.sqlite")
+    db = open_store(new_store_target("demo.sqlite"))
     build_demo(db)
     progress = study_progress(open_study(db, DEMO_STUDY_ID, None))
     assert all(p.labeled > 0 for p in progress.queries.values()), progress.queries

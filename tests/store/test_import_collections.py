@@ -163,8 +163,8 @@ def test_table_without_the_id_column_says_which_option(tmp_path: Path) -> None:
     assert "no column named 'id'" in message and "--id-field" in message
 
 
-def test_import_documents_writes_owner_and_audit_and_is_all_or_nothing(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_import_documents_writes_owner_and_audit_and_is_all_or_nothing(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     path = tmp_path / "ft.trec"
     path.write_text(TREC_DOCS)
     summary = import_documents(db, path, study_id="s", owner_org="acme")
@@ -209,8 +209,8 @@ def test_trec_topics_errors(tmp_path: Path) -> None:
     assert f"{path}:16: top: a <top> without its </top>" in message
 
 
-def test_import_queries_with_query_map_and_fields(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_import_queries_with_query_map_and_fields(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     path = tmp_path / "queries.jsonl"
     path.write_text(json.dumps({"qid": "1", "q": "what is x", "guide": "x only"}) + "\n"
                     + json.dumps({"qid": "2", "q": "what is y"}) + "\n")
@@ -229,8 +229,8 @@ def test_import_queries_with_query_map_and_fields(tmp_path: Path) -> None:
         import_queries, db, path, study_id="s", fields=fields, query_map=mapping)
 
 
-def test_reimport_without_need_keeps_the_stored_need(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_reimport_without_need_keeps_the_stored_need(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     topics = tmp_path / "t.trec"
     topics.write_text(TOPICS)
     import_queries(db, topics, study_id="s", fmt="trec")
@@ -241,13 +241,13 @@ def test_reimport_without_need_keeps_the_stored_need(tmp_path: Path) -> None:
     assert information_need(open_study(db, "s", None), "301").description == "Documents about cats."
 
 
-def test_cli_imports_and_need_set(tmp_path: Path) -> None:
+def test_cli_imports_and_need_set(tmp_path: Path, new_store_target) -> None:
     from click.testing import CliRunner
 
     from evalcore.cli import main
 
     runner = CliRunner()
-    db = str(tmp_path / "s.db")
+    db = str(new_store_target("s.db"))
     assert runner.invoke(main, ["init", "--db", db, "--study", "s", "--corpus", "c"]).exit_code == 0
     assert runner.invoke(main, ["init", "--db", db, "--study", "s"]).exit_code == 2
     bad = tmp_path / "docs.jsonl"
@@ -272,6 +272,6 @@ def test_cli_imports_and_need_set(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no query '999' in study 's'" in result.output
     from evalcore.store.connection import open_store
 
-    entry = audit_entries(open_study(open_store(tmp_path / "s.db"), "s", None))[0]
+    entry = audit_entries(open_study(open_store(new_store_target("s.db")), "s", None))[0]
     assert entry.action == "query.need.set" and entry.actor == "lead"
     assert entry.detail["old"]["narrative"] == "Any barking."

@@ -7,43 +7,29 @@ succeeds and every other writer is told the item changed. Then each writer saves
 labels of its own; every save it was told succeeded is in the store exactly once,
 under the event id it was given.
 
-Needs a PostgreSQL server: ``RELEVANCE_LEDGER_TEST_POSTGRES_URL`` names one (any
-database the user may connect to; a fresh database is created there and dropped).
+Runs on the session's throwaway PostgreSQL cluster (``postgres_cluster``; skipped
+where PostgreSQL is missing unless RELEVANCE_LEDGER_REQUIRE_POSTGRES=1).
 """
 
 import multiprocessing
-import os
-import secrets
 import threading
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-SERVER = os.environ.get("RELEVANCE_LEDGER_TEST_POSTGRES_URL", "")
 PROCESSES, THREADS, OWN_LABELS = 4, 2, 10
-
-pytestmark = pytest.mark.skipif(
-    not SERVER, reason="RELEVANCE_LEDGER_TEST_POSTGRES_URL names no PostgreSQL server")
 
 
 @pytest.fixture
-def store_url():
-    psycopg = pytest.importorskip("psycopg")
-    name = f"test_concurrency_{secrets.token_hex(6)}"
-    with psycopg.connect(SERVER, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    parts = urlsplit(SERVER)
-    try:
-        yield urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
-    finally:
-        with psycopg.connect(SERVER, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def store_url(postgres_cluster):
+    with postgres_cluster.fresh_database() as url:
+        yield url
 
 
 def _writer(url: str, who: str, shared_view, barrier, out: list) -> None:
     from evalcore.annotation.item_token import label_as_shown, show_item
     from evalcore.store.connection import open_store
     from evalcore.store.labels import ItemChangedError
+    from evalcore.store.study_handle import open_study
     from evalcore.store.transaction import retry_busy
 
     db = open_store(url)
@@ -56,8 +42,8 @@ def _writer(url: str, who: str, shared_view, barrier, out: list) -> None:
         except ItemChangedError:
             out.append((f"{who}#shared", None))
         for i in range(OWN_LABELS):
-            token = show_item(db, study_id="s", query_id=f"q{i % 3}", unit_id=f"{who}-{i}",
-                              annotator=who)
+            token = show_item(open_study(db, "s", who), query_id=f"q{i % 3}",
+                              unit_id=f"{who}-{i}", annotator=who)
             event = retry_busy(lambda t=token, g=i % 5, n=f"{who}#{i}": label_as_shown(
                 db, t, g, on_screen=t, note=n)).event
             out.append((f"{who}#{i}", event.event_id))
@@ -81,11 +67,12 @@ def test_concurrent_writers_lose_and_double_nothing(store_url):
     from evalcore.annotation.item_token import show_item
     from evalcore.store.connection import open_store
     from evalcore.store.studies import StudyIn
+    from evalcore.store.study_handle import open_study
     from evalcore.store.study_setup import create_study
 
     db = open_store(store_url)
     create_study(db, StudyIn(study_id="s", corpus_id="c"))
-    views = [show_item(db, study_id="s", query_id="shared", unit_id="u", annotator=a)
+    views = [show_item(open_study(db, "s", a), query_id="shared", unit_id="u", annotator=a)
              for a in (f"ann{p}-{t}@acme.org" for p in range(PROCESSES) for t in range(THREADS))]
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(PROCESSES * THREADS), ctx.Queue()

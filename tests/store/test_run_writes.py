@@ -79,8 +79,8 @@ def test_a_run_is_stored_by_the_rule_from_rows_or_from_rankings(tmp_path_factory
 
 
 @pytest.mark.parametrize("given", [{"results": [], "rankings": {}}, {}])
-def test_a_run_takes_rows_or_rankings_not_both(tmp_path, given) -> None:
-    db = new_store(tmp_path)
+def test_a_run_takes_rows_or_rankings_not_both(tmp_path, given, store_target) -> None:
+    db = new_store(store_target)
     with pytest.raises(TypeError, match="results or rankings"):
         add_run(db, study_id="s", name="r", source="lexical", k=1, **given)
     assert db.execute("SELECT count(*) FROM runs").fetchone() == (0,)

@@ -4,8 +4,6 @@ and "can't judge" on sampled units are non-responses."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from access_fixtures import ANNOTATOR, LEAD, team_store
 from click.testing import CliRunner
@@ -22,6 +20,7 @@ from evalcore.estimation.stored import (
 )
 from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store
+from evalcore.store.dialect import INTEGRITY_ERRORS
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
 from evalcore.store.samples import (
@@ -39,8 +38,8 @@ RUNS = ("bm25-plain", "bm25-title-boost")  # baseline, candidate
 
 
 @pytest.fixture
-def demo(tmp_path):
-    path = tmp_path / "demo.db"
+def demo(tmp_path, new_store_target):
+    path = new_store_target("demo.db")
     result = CliRunner().invoke(main, ["demo", "--db", str(path)])
     assert result.exit_code == 0, result.output
     db = open_store(path)
@@ -146,7 +145,7 @@ def test_sampled_units_are_never_rewritten_or_deleted(demo) -> None:
                 kind="skip",
                 annotator="ann",
             )
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(INTEGRITY_ERRORS):
             demo.execute(sql)
 
 
@@ -240,8 +239,8 @@ def test_the_estimate_changes_with_the_sample_labels_and_keeps_the_evidence_apar
         )
 
 
-def test_only_a_lead_draws_a_sample_in_a_team_study(tmp_path) -> None:
-    db, _ = team_store(tmp_path)
+def test_only_a_lead_draws_a_sample_in_a_team_study(tmp_path, store_target) -> None:
+    db, _ = team_store(store_target)
     add_run(
         db,
         study_id="s",
@@ -273,6 +272,7 @@ def test_only_a_lead_draws_a_sample_in_a_team_study(tmp_path) -> None:
         grow_stored_sample(db, study_id="s", name="t", size=5, actor=ANNOTATOR)
 
 
+@pytest.mark.sqlite_only
 def test_an_older_store_gains_the_sample_tables(tmp_path) -> None:
     path = tmp_path / "old.db"
     store_at_version(path, 18)

@@ -33,8 +33,8 @@ MEASURES = [parse_measure(m) for m in ("P@3", "R@3", "nDCG@3", "RR@3", "AP@3", "
                                        "Judged@3", "RBP(p=0.8)@3")]
 
 
-def store(tmp_path, threshold=1):
-    db = new_store(tmp_path, relevance_threshold=threshold)
+def store(new_store_target, threshold=1):
+    db = new_store(new_store_target("store.db"), relevance_threshold=threshold)
     add_run(db, study_id="s", name="run", source="imported", k=3,
             results=[("q", 1, "A", 3.0), ("q", 2, "B", 2.0), ("q", 3, "C", 1.0)])
     return db
@@ -49,8 +49,8 @@ def metrics(db, measures=None, protocol=None):
     return evaluate(obs, protocol, measures=measures).queries[0].metrics
 
 
-def test_a_relevant_vs_nonrelevant_conflict_on_a_complete_query_blocks_recall(tmp_path):
-    db = store(tmp_path)
+def test_a_relevant_vs_nonrelevant_conflict_on_a_complete_query_blocks_recall(tmp_path, new_store_target):
+    db = store(new_store_target)
     for unit, gain in [("A", 2), ("B", 0), ("C", 1), ("D", 3)]:
         label(db, unit, gain)
     mark_complete(db, study_id="s", query_id="q", actor="alice")
@@ -71,8 +71,8 @@ def test_a_relevant_vs_nonrelevant_conflict_on_a_complete_query_blocks_recall(tm
     assert dumped["conflict_ids"] == ["D"] and dumped["reasons"] == ["label_conflict"]
 
 
-def test_a_returned_unit_in_conflict_across_the_threshold_blocks_precision_with_bounds(tmp_path):
-    db = store(tmp_path)
+def test_a_returned_unit_in_conflict_across_the_threshold_blocks_precision_with_bounds(tmp_path, new_store_target):
+    db = store(new_store_target)
     label(db, "A", 0)
     label(db, "A", 2, who="bob")
     label(db, "B", 1)
@@ -85,8 +85,8 @@ def test_a_returned_unit_in_conflict_across_the_threshold_blocks_precision_with_
     assert rr.conflict_ids == ["A"] and (rr.lower, rr.upper) == (pytest.approx(0.5), 1.0)
 
 
-def test_three_vs_four_at_threshold_one_blocks_neither_precision_nor_recall(tmp_path):
-    db = store(tmp_path)
+def test_three_vs_four_at_threshold_one_blocks_neither_precision_nor_recall(tmp_path, new_store_target):
+    db = store(new_store_target)
     label(db, "A", 3)
     label(db, "A", 4, who="bob")
     label(db, "B", 0)
@@ -109,8 +109,8 @@ def test_three_vs_four_at_threshold_one_blocks_neither_precision_nor_recall(tmp_
     assert p4.reasons == ["label_conflict"] and p4.conflict_ids == ["A"]
 
 
-def test_adjudication_resolves_and_a_newer_disagreeing_label_reopens_with_all_gains(tmp_path):
-    db = store(tmp_path)
+def test_adjudication_resolves_and_a_newer_disagreeing_label_reopens_with_all_gains(tmp_path, new_store_target):
+    db = store(new_store_target)
     label(db, "A", 0)
     label(db, "A", 2, who="bob")
     adjudicate(db, study_id="s", query_id="q", unit_id="A", gain=2, reviewer="rita")
@@ -121,8 +121,8 @@ def test_adjudication_resolves_and_a_newer_disagreeing_label_reopens_with_all_ga
     assert resolve_query(open_study(db, "s", None), "q")["A"].conflict_gains == (0, 1, 2)
 
 
-def test_store_and_observation_jsonl_give_the_same_answers(tmp_path):
-    db = store(tmp_path)
+def test_store_and_observation_jsonl_give_the_same_answers(tmp_path, new_store_target):
+    db = store(new_store_target)
     label(db, "A", 0)
     label(db, "A", 3, who="bob")
     label(db, "C", 1)
@@ -188,7 +188,7 @@ def disagreements(draw):
 def test_every_resolution_of_a_conflict_lies_inside_the_bounds(case):
     events, complete, threshold = case
     with tempfile.TemporaryDirectory() as tmp:
-        db = store(Path(tmp), threshold)
+        db = store(lambda name: Path(tmp) / name, threshold)
         for unit, gain, who in events:
             label(db, unit, gain, who)
         if complete:

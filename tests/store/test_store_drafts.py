@@ -9,8 +9,8 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
-def db(tmp_path):
-    return new_store(tmp_path)
+def db(tmp_path, store_target):
+    return new_store(store_target)
 
 
 def _save(db, unit="A", who="kim", query="q1", **changes) -> Draft:

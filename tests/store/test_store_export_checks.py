@@ -59,8 +59,8 @@ def test_checks_agree_with_the_exports(tmp_path_factory, query_id: str, unit_id:
     )
 
 
-def test_a_clean_study_is_not_suspected_and_quepid_duplicates_are(tmp_path) -> None:
-    db = new_store(tmp_path)
+def test_a_clean_study_is_not_suspected_and_quepid_duplicates_are(tmp_path, store_target) -> None:
+    db = new_store(store_target)
     record_label(db, study_id="s", query_id="q1", unit_id="A", gain=1, annotator="a")
     assert qrels_refusal(open_study(db, "s", None), None) is None
     add_queries(db, "s", [QueryIn(query_id="q8", text="same"), QueryIn(query_id="q9", text="same")])
@@ -134,12 +134,12 @@ def test_the_label_trigger_knows_every_space_trec_refuses() -> None:
         assert sql == python
 
 
-def test_a_label_of_another_study_or_written_by_sql_is_recorded(tmp_path) -> None:
+def test_a_label_of_another_study_or_written_by_sql_is_recorded(tmp_path, store_target) -> None:
     """The fact is per study, and recorded whoever writes the event (a trigger)."""
     from evalcore.store.studies import StudyIn
     from evalcore.store.study_setup import create_study
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     create_study(db, StudyIn(study_id="other", corpus_id="c"))
     record_label(db, study_id="other", query_id="q1", unit_id="has space", gain=1,
                  annotator="a")
@@ -150,6 +150,7 @@ def test_a_label_of_another_study_or_written_by_sql_is_recorded(tmp_path) -> Non
     assert qrels_suspect(open_study(db, "s", None), None)
 
 
+@pytest.mark.sqlite_only
 def test_a_v15_store_migrates_with_its_facts(tmp_path) -> None:
     """The v16 migration records the facts of the runs and labels stored before it: the
     same answers as reading every result and event."""
@@ -192,19 +193,19 @@ def test_a_v15_store_migrates_with_its_facts(tmp_path) -> None:
     assert qrels_suspect(open_study(db, "s", None), None)
 
 
-def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch) -> None:
+def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch, store_target, new_store_target) -> None:
     """A study imported from its archive (staged, written in chunks by other writers than
     the app's) has the same facts, and a staged study's discard takes its facts along."""
     from evalcore.store.study_archive import export_study, import_study, read_archive
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     add_run(db, study_id="s", name="clean", source="imported", k=1, results=[("q1", 1, "A", 1.0)])
     add_run(db, study_id="s", name="spaced", source="imported", k=1,
             results=[("q1", 1, "A", 1.0), ("q2", 1, "x\u00a0y", 1.0)])
     record_label(db, study_id="s", query_id="q 1", unit_id="A", gain=1, annotator="a")
     out = tmp_path / "s.zip"
     export_study(db, "s", out, actor="lead")
-    target = open_store(tmp_path / "other.db")
+    target = open_store(new_store_target("other.db"))
     (tmp_path / "work").mkdir()
     import_study(target, read_archive(out, tmp_path / "work"), actor="lead")
     for store in (db, target):
@@ -218,7 +219,7 @@ def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(archive_module, "_restore_members", explode)
-    third = open_store(tmp_path / "third.db")
+    third = open_store(new_store_target("third.db"))
     (tmp_path / "work3").mkdir()
     with pytest.raises(OSError):
         import_study(third, read_archive(out, tmp_path / "work3"), actor="lead")
@@ -234,10 +235,10 @@ def test_results_are_written_only_where_the_fact_is_recorded() -> None:
     assert writers == ["store/runs.py"]
 
 
-def test_a_run_stored_as_rankings_records_its_fact(tmp_path) -> None:
+def test_a_run_stored_as_rankings_records_its_fact(tmp_path, store_target) -> None:
     """The lexical workflow hands the store rankings (``add_run(rankings=...)``), not rows:
     the same writer records the fact, equal to a scan of what was stored."""
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     clean = add_run(db, study_id="s", name="clean", source="lexical", k=2,
                     rankings={"q1": (("A", 2.0), ("B", 1.0)), "q2": ()})
     spaced = add_run(db, study_id="s", name="spaced", source="lexical", k=2,
@@ -249,13 +250,13 @@ def test_a_run_stored_as_rankings_records_its_fact(tmp_path) -> None:
         assert scan_run_suspect(db, run_id) is suspect
 
 
-def test_the_suspect_checks_find_exactly_what_the_exports_refuse(tmp_path) -> None:
+def test_the_suspect_checks_find_exactly_what_the_exports_refuse(tmp_path, store_target) -> None:
     """A run's suspect check is exact (empty ids, whitespace, a leading '#'); the qrels one
     reads every event (an undone label with a space is still a suspect: the export, run
     then, says there is nothing to refuse)."""
     from evalcore.store.labels import undo_last_label
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     clean = add_run(db, study_id="s", name="clean", source="imported", k=2,
                     results=[("q1", 1, "d\u00e9j\u00e0", 2.0), ("q1", 2, "B", 1.0)])
     assert not run_suspect(open_study(db, "s", None), clean)

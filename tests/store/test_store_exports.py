@@ -43,8 +43,8 @@ def event_rows(db):
 
 
 @pytest.fixture
-def db(tmp_path):
-    return _events(new_store(tmp_path))
+def db(tmp_path, store_target):
+    return _events(new_store(store_target))
 
 
 def _events(db, undo=True):
@@ -92,8 +92,8 @@ def test_label_events_round_trip(db, tmp_path, fmt):
     assert text_of(export_labels, other, "s", format=fmt) == log.read_text()
 
 
-def test_run_export_keeps_scores_when_order_survives(tmp_path):
-    db = new_store(tmp_path)
+def test_run_export_keeps_scores_when_order_survives(tmp_path, store_target):
+    db = new_store(store_target)
     add_run(db, study_id="s", name="bm25", source="imported", k=10,
             results=[("q1", 1, "B", 2.5), ("q1", 2, "C", 1.0), ("q1", 3, "A", 1.0),
                      ("q10", 1, "Z", 0.1 + 0.2)])
@@ -102,8 +102,8 @@ def test_run_export_keeps_scores_when_order_survives(tmp_path):
                     "q10 Q0 Z 1 0.30000000000000004 bm25\n")
 
 
-def test_run_export_with_order_trec_would_change(tmp_path):
-    db = new_store(tmp_path)
+def test_run_export_with_order_trec_would_change(tmp_path, store_target):
+    db = new_store(store_target)
     add_run(db, study_id="s", name="lex", source="lexical", k=10,
             results=[("q1", 1, "A", 1.0), ("q1", 2, "B", 1.0), ("q2", 1, "C", None)])
     with pytest.raises(ExportRefusedError, match="--scores rank"):
@@ -118,8 +118,8 @@ def test_run_export_with_order_trec_would_change(tmp_path):
     assert units == {"q1": ["A", "B"], "q2": ["C"]}
 
 
-def test_trec_exports_refuse_ids_that_would_not_read_back(tmp_path):
-    db = new_store(tmp_path)
+def test_trec_exports_refuse_ids_that_would_not_read_back(tmp_path, store_target):
+    db = new_store(store_target)
     add_run(db, study_id="s", name="r", source="imported", k=1, results=[("#q", 1, "A", 1.0)])
     with pytest.raises(ExportRefusedError, match="comment"):
         text_of(export_run, db, "s", "r")

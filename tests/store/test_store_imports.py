@@ -27,8 +27,8 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
-def db(tmp_path):
-    return new_store(tmp_path)
+def db(tmp_path, store_target):
+    return new_store(store_target)
 
 
 def write(tmp_path: Path, name: str, data: str | bytes) -> Path:

@@ -1,6 +1,6 @@
 """Label events, resolution, adjudication, undo, completeness and auto-reopen."""
 
-import sqlite3
+
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +14,7 @@ from evalcore.store.completeness import (
     mark_complete,
     reopen,
 )
+from evalcore.store.dialect import INTEGRITY_ERRORS
 from evalcore.store.labels import adjudicate, label_history, record_label, undo_last_label
 from evalcore.store.resolution import (
     conflicts,
@@ -27,8 +28,8 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
-def db(tmp_path):
-    return new_store(tmp_path)
+def db(tmp_path, store_target):
+    return new_store(store_target)
 
 
 def lab(db, unit, gain, who, query="q1"):
@@ -124,12 +125,12 @@ def test_undo_pops_in_reverse_order_across_units(db):
 
 def test_label_events_are_append_only(db):
     lab(db, "A", 1, "a")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+    with pytest.raises(INTEGRITY_ERRORS, match="append-only"):
         db.execute("UPDATE label_events SET gain = 2")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+    with pytest.raises(INTEGRITY_ERRORS, match="append-only"):
         db.execute("DELETE FROM label_events")
     mark_complete(db, study_id="s", query_id="q1", actor="lead")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+    with pytest.raises(INTEGRITY_ERRORS, match="append-only"):
         db.execute("DELETE FROM completeness_events")
 
 
@@ -170,8 +171,8 @@ def test_new_relevant_label_reopens_complete_query_in_same_transaction(db):
     assert len(completeness_history(open_study(db, "s", None), "q1")) == 2
 
 
-def test_reopen_respects_study_threshold(tmp_path):
-    db = new_store(tmp_path, relevance_threshold=2)
+def test_reopen_respects_study_threshold(tmp_path, store_target):
+    db = new_store(store_target, relevance_threshold=2)
     mark_complete(db, study_id="s", query_id="q1", actor="lead")
     lab(db, "A", 1, "a")
     assert is_complete(open_study(db, "s", None), "q1")

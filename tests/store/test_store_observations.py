@@ -16,8 +16,8 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
-def db(tmp_path):
-    db = new_store(tmp_path, corpus_id="acme", relevance_threshold=1)
+def db(tmp_path, store_target):
+    db = new_store(store_target, corpus_id="acme", relevance_threshold=1)
     add_run(
         db,
         study_id="s",

@@ -29,10 +29,10 @@ OPEN_MEASURES = ("R@3", "nDCG@3", "AP@3")
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _store(tmp_path: Path):
+def _store(new_store_target: Path):
     """q1: both runs answer, every returned unit labeled, marked complete. q2: run a
     answers, run b returns nothing; labeled. q3: registered, no run answers, no label."""
-    db = open_store(tmp_path / "open.sqlite")
+    db = open_store(new_store_target("open.sqlite"))
     add_documents(
         db,
         "c",
@@ -75,8 +75,8 @@ def _metric(report, query_id: str, name: str):
     return next(r for r in report.queries if r.query_id == query_id).metrics[name]
 
 
-def test_a_withdrawn_claim_keeps_open_population_bounds_on_every_store_path(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_a_withdrawn_claim_keeps_open_population_bounds_on_every_store_path(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     assert _metric(evaluate_run(open_study(db, STUDY, None), "a"), "q1", "recall").available
     # bob finds a relevant document no run returned: the claim no longer holds
@@ -113,8 +113,8 @@ def test_a_withdrawn_claim_keeps_open_population_bounds_on_every_store_path(tmp_
     assert claim_withdrawal(open_study(db, STUDY, None), "q2") is None
 
 
-def test_nothing_returned_is_zero_and_never_something_to_label(tmp_path: Path) -> None:
-    db = _store(tmp_path)
+def test_nothing_returned_is_zero_and_never_something_to_label(tmp_path: Path, new_store_target) -> None:
+    db = _store(new_store_target)
     report_b = evaluate_run(open_study(db, STUDY, None), "b")
     for query_id in ("q2", "q3"):  # run b returned nothing there
         precision = _metric(report_b, query_id, "precision")

@@ -36,10 +36,10 @@ def _docs(ids):
     return [DocumentIn(doc_id=d, title=d, text=f"text of {d}", created_at=WHEN) for d in ids]
 
 
-def _store(tmp_path: Path, *, n_docs: int = 40, seed: int = 7):
+def _store(new_store_target: Path, *, n_docs: int = 40, seed: int = 7):
     """Two runs over a 40-document corpus, each query's top 5 of both runs labeled."""
     rng = random.Random(seed)
-    db = open_store(tmp_path / "pop.sqlite")
+    db = open_store(new_store_target("pop.sqlite"))
     docs = [f"d{i:03d}" for i in range(n_docs)]
     add_documents(db, CORPUS, _docs(docs))
     create_study(db, StudyIn(study_id=STUDY, name="pop", corpus_id=CORPUS))
@@ -68,8 +68,8 @@ def _recall(report, query_id: str):
     return next(r for r in report.queries if r.query_id == query_id).metrics["recall"]
 
 
-def test_corpus_size_is_the_published_documents_when_every_unit_is_one(tmp_path: Path) -> None:
-    db, qids, docs = _store(tmp_path)
+def test_corpus_size_is_the_published_documents_when_every_unit_is_one(tmp_path: Path, new_store_target) -> None:
+    db, qids, docs = _store(new_store_target)
     population = study_population(open_study(db, STUDY, None))
     assert population.corpus_size == len(docs)
     assert "corpus size 40" in population.note()
@@ -77,8 +77,8 @@ def test_corpus_size_is_the_published_documents_when_every_unit_is_one(tmp_path:
     assert {o.corpus_size for o in observations} == {40}
 
 
-def test_store_evaluations_bound_recall_by_the_corpus(tmp_path: Path) -> None:
-    db, qids, _ = _store(tmp_path)
+def test_store_evaluations_bound_recall_by_the_corpus(tmp_path: Path, new_store_target) -> None:
+    db, qids, _ = _store(new_store_target)
     report = evaluate_run(open_study(db, STUDY, None), "a")
     bounded = [_recall(report, q) for q in qids]
     assert all(m.status == "unavailable" and "population_incomplete" in m.reasons for m in bounded)
@@ -89,8 +89,8 @@ def test_store_evaluations_bound_recall_by_the_corpus(tmp_path: Path) -> None:
     assert pair.measures
 
 
-def test_a_unit_outside_the_corpus_leaves_outside_units_unbounded(tmp_path: Path) -> None:
-    db, qids, _ = _store(tmp_path)
+def test_a_unit_outside_the_corpus_leaves_outside_units_unbounded(tmp_path: Path, new_store_target) -> None:
+    db, qids, _ = _store(new_store_target)
     record_label(
         db, study_id=STUDY, query_id=qids[0], unit_id="not-a-doc", gain=0, annotator="alice"
     )
@@ -101,8 +101,8 @@ def test_a_unit_outside_the_corpus_leaves_outside_units_unbounded(tmp_path: Path
     assert all(_recall(report, q).lower in (None, 0.0) for q in qids)
 
 
-def test_a_corpus_the_store_does_not_hold_has_no_size(tmp_path: Path) -> None:
-    db = open_store(tmp_path / "none.sqlite")
+def test_a_corpus_the_store_does_not_hold_has_no_size(tmp_path: Path, new_store_target) -> None:
+    db = open_store(new_store_target("none.sqlite"))
     create_study(db, StudyIn(study_id=STUDY, name="x", corpus_id="elsewhere"))
     add_run(
         db,
@@ -127,8 +127,8 @@ def _assert_same(a: LiveDashboard, b: LiveDashboard) -> None:
     assert a.blocking_list(None) == b.blocking_list(None)
 
 
-def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path: Path) -> None:
-    db, qids, docs = _store(tmp_path)
+def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path: Path, new_store_target) -> None:
+    db, qids, docs = _store(new_store_target)
     state = LiveDashboard.build(open_study(db, STUDY, None))
     steps = [
         # a label inside the corpus: only its query again
@@ -155,12 +155,12 @@ def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path:
     assert state.runs["a"].results == report.queries
 
 
-def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> None:
+def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path, new_store_target) -> None:
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
     from evalcore.report.json_export import render_json
 
-    db, _, _ = _store(tmp_path)
+    db, _, _ = _store(new_store_target)
     report = report_from_store(
         open_study(db, STUDY, "lead"),
         runs=["a", "b"],
@@ -184,7 +184,7 @@ def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path) -> 
 
 
 def test_a_kept_population_follows_documents_and_new_units(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_store_target
 ) -> None:
     """Kept per store file while the corpus generation holds (here for any corpus size):
     every answer equals a count made from scratch."""
@@ -192,7 +192,7 @@ def test_a_kept_population_follows_documents_and_new_units(
 
     monkeypatch.setattr(module, "_KEEP_FROM", 0)
     monkeypatch.setattr(module, "_KEPT", {})
-    db, qids, docs = _store(tmp_path)
+    db, qids, docs = _store(new_store_target)
 
     def fresh():
         kept = dict(module._KEPT)

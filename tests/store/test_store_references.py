@@ -23,8 +23,8 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.fixture
-def db(tmp_path):
-    db = new_store(tmp_path)
+def db(tmp_path, store_target):
+    db = new_store(store_target)
     for unit, gain, who in [("A", 2, "a"), ("B", 0, "a"), ("C", 1, "a"), ("C", 3, "b")]:
         record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=gain, annotator=who)
     record_label(db, study_id="s", query_id="q2", unit_id="A", gain=1, annotator="a")
@@ -103,6 +103,7 @@ def test_unknown_version_names_the_known_ones(db):
         get_reference(open_study(db, "s", None), "v7")
 
 
+@pytest.mark.sqlite_only
 def test_migration_seals_versions_frozen_before_it(tmp_path):
     from store_fixtures import store_at_version
 

@@ -31,11 +31,11 @@ from evalcore.store.study_handle import open_study
 
 
 @pytest.mark.slow
-def test_concurrent_writers_lose_no_label(tmp_path):
-    db = new_store(tmp_path)
+def test_concurrent_writers_lose_no_label(tmp_path, store_target):
+    db = new_store(store_target)
     flag = tmp_path / "go"
     n, writers = 150, ["w1", "w2", "w3"]
-    procs = [start_worker(write_labels, str(tmp_path / "store.db"), w, n, str(flag))
+    procs = [start_worker(write_labels, str(store_target), w, n, str(flag))
              for w in writers]
     time.sleep(0.5)
     flag.write_text("go")
@@ -53,6 +53,7 @@ def test_concurrent_writers_lose_no_label(tmp_path):
     assert db.execute("SELECT count(*) FROM label_events").fetchone()[0] == len(expected)
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.slow
 def test_sigkill_inside_a_large_import_leaves_the_store_as_before(tmp_path):
     db = new_store(tmp_path)
@@ -207,6 +208,7 @@ def test_fuzzed_beir_folders(tmp_path_factory, data):
         assert table_snapshot(db) == before
 
 
+@pytest.mark.sqlite_only
 def test_store_file_is_not_touched_by_a_failed_import(tmp_path):
     db = new_store(tmp_path)
     db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -216,6 +218,7 @@ def test_store_file_is_not_touched_by_a_failed_import(tmp_path):
     assert Path(tmp_path / "store.db").stat().st_size == size
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.slow
 def test_sigkill_of_the_cli_while_it_writes_leaves_the_store_as_before(tmp_path):
     """A real `evalcore import qrels` process, killed once its uncommitted pages are
@@ -279,20 +282,20 @@ def test_a_busy_write_is_retried_with_backoff_then_refused(tmp_path):
         retry_busy(other_error)
 
 
-def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
+def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch, store_target):
     """Chunks commit separately, but no reader sees the run before the final commit."""
     import evalcore.store.imports.run as run_import
     import evalcore.store.staging as staging
     from evalcore.store.runs import list_runs, run_exists
     from evalcore.store.transaction import write_transaction as real_write_transaction
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     run_file = tmp_path / "r.run"
     run_file.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} t\n"
                                 for q in range(50) for r in range(100)))
     monkeypatch.setattr(staging, "MAX_CHUNK_ROWS", 1000)
     seen = []
-    reader = open_store(tmp_path / "store.db")
+    reader = open_store(store_target)
 
     @contextlib.contextmanager
     def spying(database):
@@ -306,11 +309,11 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch):
     assert all(s == (False, 0) for s in seen[:-1]) and seen[-1] == (True, 1)
 
 
-def test_a_failed_chunked_import_leaves_nothing(tmp_path, monkeypatch):
+def test_a_failed_chunked_import_leaves_nothing(tmp_path, monkeypatch, store_target):
     import evalcore.store.imports.run as run_import
     import evalcore.store.staging as staging
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     run_file = tmp_path / "r.run"
     run_file.write_text("".join(f"q{q} Q0 d{q}-{r} {r + 1} {100 - r} t\n"
                                 for q in range(50) for r in range(100)))
@@ -331,6 +334,7 @@ def test_a_failed_chunked_import_leaves_nothing(tmp_path, monkeypatch):
     assert table_snapshot(db) == before
 
 
+@pytest.mark.sqlite_only
 def test_a_label_is_saved_once_a_lock_held_past_the_busy_timeout_is_released(tmp_path):
     """The app's retry (``retry_busy``) against a real lock held by another connection: a
     single attempt fails after the busy timeout; retried, the label is saved, once."""

@@ -158,8 +158,8 @@ def exported(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -> None:
-    target = tmp_path / "target.sqlite"
+def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path, new_store_target) -> None:
+    target = new_store_target("target.sqlite")
     open_store(target).conn.close()
     code, text = _cli("import", "study", "--db", target, "--in", exported, "--actor", LEAD)
     assert code == 0, text
@@ -205,8 +205,8 @@ def test_the_round_trip_is_exact(source: Path, exported: Path, tmp_path: Path) -
 
 
 def test_import_under_another_id_and_the_importer_becomes_lead(exported: Path,
-                                                                tmp_path: Path) -> None:
-    target = tmp_path / "t.sqlite"
+                                                                tmp_path: Path, new_store_target) -> None:
+    target = new_store_target("t.sqlite")
     open_store(target).conn.close()
     code, text = _cli("import", "study", "--db", target, "--in", exported, "--as", "copy",
                       "--actor", ANN)
@@ -253,8 +253,8 @@ def _refused(target: Path, archive: Path, *words: str, as_id: str | None = None)
 
 
 @pytest.fixture
-def empty(tmp_path: Path) -> Path:
-    target = tmp_path / "empty.sqlite"
+def empty(tmp_path: Path, new_store_target) -> Path:
+    target = new_store_target("empty.sqlite")
     open_store(target).conn.close()
     return target
 
@@ -323,12 +323,14 @@ def test_attack_zip_bomb_and_not_a_zip(empty: Path, tmp_path: Path) -> None:
     _refused(empty, junk, "not a zip")
 
 
+@pytest.mark.sqlite_only
 def test_attack_duplicate_study_id(source: Path, exported: Path, tmp_path: Path) -> None:
     target = tmp_path / "copy.sqlite"
     target.write_bytes(source.read_bytes())
     _refused(target, exported, "already exists", "--as")
 
 
+@pytest.mark.sqlite_only
 def test_import_into_a_team_organisation_needs_its_membership(exported: Path, source: Path,
                                                               tmp_path: Path) -> None:
     """Corpus ownership holds: a stranger cannot import a study into acme's corpus."""
@@ -367,6 +369,7 @@ def test_an_archive_is_deterministic(source: Path, exported: Path, tmp_path: Pat
     assert io.BytesIO(first["study.jsonl"]).read().count(b"\n") == 1
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("corpus_owner", ["acme", "evil"])
 def test_attack_an_archive_claiming_a_team_organisations_documents(
         exported: Path, source: Path, tmp_path: Path, corpus_owner: str) -> None:
@@ -457,6 +460,7 @@ def raw_rows(path: Path, table: str) -> int:
         raw.conn.close()
 
 
+@pytest.mark.sqlite_only
 def test_a_published_studys_history_still_cannot_be_deleted(exported: Path, empty: Path) -> None:
     import sqlite3
 
@@ -469,7 +473,7 @@ def test_a_published_studys_history_still_cannot_be_deleted(exported: Path, empt
 
 
 def test_a_sample_comes_back_whole_and_an_older_archive_has_none(exported: Path, empty: Path,
-                                                                 tmp_path: Path) -> None:
+                                                                 tmp_path: Path, new_store_target) -> None:
     code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
     assert code == 0, text
     db = open_store(empty)
@@ -485,7 +489,7 @@ def test_a_sample_comes_back_whole_and_an_older_archive_has_none(exported: Path,
         del manifest["members"][name]
     old = _rezip(exported, tmp_path / "v2.zip", {
         "manifest.json": json.dumps(manifest).encode(), **dict.fromkeys(gone)})
-    target = tmp_path / "target.sqlite"
+    target = new_store_target("target.sqlite")
     open_store(target).conn.close()
     code, text = _cli("import", "study", "--db", target, "--in", old, "--actor", LEAD)
     assert code == 0, text
@@ -494,7 +498,7 @@ def test_a_sample_comes_back_whole_and_an_older_archive_has_none(exported: Path,
     units = json.loads(members["manifest.json"])["members"]["sample_units.jsonl"]["rows"]
     orphan = _rezip(exported, tmp_path / "orphan.zip", {
         "samples.jsonl": b""}, fix_manifest=True)
-    fresh = tmp_path / "o.sqlite"
+    fresh = new_store_target("o.sqlite")
     open_store(fresh).conn.close()
     code, text = _cli("import", "study", "--db", fresh, "--in", orphan, "--actor", LEAD)
     assert units and code == 2 and "which samples.jsonl lacks" in text
@@ -522,12 +526,12 @@ def test_automatic_judgments_come_back_apart_from_the_evidence(source: Path, exp
         after.conn.close()
 
 
-def test_an_automatic_label_of_a_missing_import_is_refused(exported: Path, tmp_path: Path) -> None:
+def test_an_automatic_label_of_a_missing_import_is_refused(exported: Path, tmp_path: Path, new_store_target) -> None:
     members = _members(exported)
     first = members["automatic_imports.jsonl"].splitlines(keepends=True)[0]
     orphan = _rezip(exported, tmp_path / "orphan.zip", {
         "automatic_imports.jsonl": first}, fix_manifest=True)
-    target = tmp_path / "o.sqlite"
+    target = new_store_target("o.sqlite")
     open_store(target).conn.close()
     before = _counts(target)
     code, text = _cli("import", "study", "--db", target, "--in", orphan, "--actor", LEAD)
@@ -538,13 +542,13 @@ def test_an_automatic_label_of_a_missing_import_is_refused(exported: Path, tmp_p
 
 
 def test_a_failed_import_removes_its_automatic_judgments(exported: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                                        monkeypatch: pytest.MonkeyPatch, new_store_target) -> None:
     from evalcore.store import study_archive
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk gone")
 
-    target = tmp_path / "f.sqlite"
+    target = new_store_target("f.sqlite")
     open_store(target).conn.close()
     before = _counts(target)
     monkeypatch.setattr(study_archive, "removals_in_audit", broken)

@@ -40,9 +40,9 @@ def _cli(*args: object, env: dict[str, str] | None = None):
 
 
 @pytest.fixture
-def source(tmp_path: Path) -> Path:
-    team_store(tmp_path)[0].conn.close()
-    return tmp_path / "store.db"
+def source(tmp_path: Path, store_target) -> Path:
+    team_store(store_target)[0].conn.close()
+    return store_target
 
 
 def _export(source: Path, out: Path, *key: object) -> Path:
@@ -74,8 +74,8 @@ def _forge(archive: Path, out: Path, *, keep_signature: bool = True) -> Path:
     return out
 
 
-def _target(tmp_path: Path) -> Path:
-    path = tmp_path / "target.db"
+def _target(new_store_target, name: str = "target.db") -> Path:
+    path = new_store_target(name)
     open_store(path).conn.close()
     return path
 
@@ -92,10 +92,10 @@ def _import_audit(target: Path) -> dict:
     return json.loads(row[0])
 
 
-def test_attack_a_forged_archive_is_refused_when_signed(source: Path, tmp_path: Path) -> None:
+def test_attack_a_forged_archive_is_refused_when_signed(source: Path, tmp_path: Path, new_store_target) -> None:
     key = _key_file(tmp_path / "org.key")
     signed = _export(source, tmp_path / "signed.zip", "--signing-key", key)
-    target = _target(tmp_path)
+    target = _target(new_store_target)
     before = table_snapshot(open_store(target))
     forged = _forge(signed, tmp_path / "forged.zip")
     result = _import(target, forged, "--signing-key", key)
@@ -110,9 +110,9 @@ def test_attack_a_forged_archive_is_refused_when_signed(source: Path, tmp_path: 
 
 
 def test_attack_a_forged_unsigned_archive_is_accepted_as_unverified(source: Path,
-                                                                    tmp_path: Path) -> None:
+                                                                    tmp_path: Path, new_store_target) -> None:
     forged = _forge(_export(source, tmp_path / "plain.zip"), tmp_path / "forged.zip")
-    target = _target(tmp_path)
+    target = _target(new_store_target)
     result = _import(target, forged)
     assert result.exit_code == 0, result.output
     assert "warning: the archive is not signed, and no signing key is configured to verify " \
@@ -125,14 +125,14 @@ def test_attack_a_forged_unsigned_archive_is_accepted_as_unverified(source: Path
                       ).fetchone() == (1,)
 
 
-def test_a_signed_archive_is_verified_with_the_key(source: Path, tmp_path: Path) -> None:
+def test_a_signed_archive_is_verified_with_the_key(source: Path, tmp_path: Path, new_store_target) -> None:
     key = _key_file(tmp_path / "org.key")
     signed = _export(source, tmp_path / "signed.zip", "--signing-key", key)
     with zipfile.ZipFile(signed) as z:
         signature = json.loads(z.read("signature.json"))
     assert signature["algorithm"] == "HMAC-SHA256" and signature["key_id"] == key_id(KEY)
     assert KEY.decode() not in signed.read_bytes().decode("latin-1")
-    target = _target(tmp_path)
+    target = _target(new_store_target)
     result = _import(target, signed, env={"RELEVANCE_LEDGER_ARCHIVE_KEY_FILE": str(key)})
     assert result.exit_code == 0, result.output
     assert f"origin is verified: signed with key {key_id(KEY)}" in result.output
@@ -141,22 +141,22 @@ def test_a_signed_archive_is_verified_with_the_key(source: Path, tmp_path: Path)
 
 
 def test_a_signed_archive_without_a_key_is_unverified_and_with_another_key_refused(
-        source: Path, tmp_path: Path) -> None:
+        source: Path, tmp_path: Path, new_store_target) -> None:
     signed = _export(source, tmp_path / "signed.zip", "--signing-key",
                      _key_file(tmp_path / "org.key"))
-    result = _import(_target(tmp_path), signed)
+    result = _import(_target(new_store_target), signed)
     assert result.exit_code == 0 and f"signed with key {key_id(KEY)}, but no signing key is " \
         "configured" in result.output
     (tmp_path / "other").mkdir()
-    result = _import(_target(tmp_path / "other"), signed, "--signing-key", _key_file(tmp_path / "other.key",
-                                                               OTHER_KEY))
+    result = _import(_target(new_store_target, "other/target.db"), signed, "--signing-key",
+                     _key_file(tmp_path / "other.key", OTHER_KEY))
     assert result.exit_code == 2 and f"signed with key {key_id(KEY)}, not with the configured " \
         f"key {key_id(OTHER_KEY)}" in result.output
 
 
-def test_an_unsigned_archive_with_a_key_only_when_accepted(source: Path, tmp_path: Path) -> None:
+def test_an_unsigned_archive_with_a_key_only_when_accepted(source: Path, tmp_path: Path, new_store_target) -> None:
     plain = _export(source, tmp_path / "plain.zip")
-    target = _target(tmp_path)
+    target = _target(new_store_target)
     key = _key_file(tmp_path / "org.key")
     assert _import(target, plain, "--signing-key", key).exit_code == 2
     result = _import(target, plain, "--signing-key", key, "--accept-unsigned")
@@ -182,7 +182,7 @@ def test_a_weak_or_exposed_key_file_is_refused(source: Path, tmp_path: Path, con
     assert missing.exit_code == 2 and "cannot read the signing key file" in missing.output
 
 
-def test_a_format_1_archive_still_imports(source: Path, tmp_path: Path) -> None:
+def test_a_format_1_archive_still_imports(source: Path, tmp_path: Path, new_store_target) -> None:
     """Archives written before organisation roles and signatures (format version 1)."""
     with zipfile.ZipFile(_export(source, tmp_path / "v2.zip")) as z:
         members = {n: z.read(n) for n in z.namelist()}
@@ -203,7 +203,7 @@ def test_a_format_1_archive_still_imports(source: Path, tmp_path: Path) -> None:
     with zipfile.ZipFile(v1, "w") as z:
         for name, data in members.items():
             z.writestr(name, data)
-    target = _target(tmp_path)
+    target = _target(new_store_target)
     result = _import(target, v1)
     assert result.exit_code == 0, result.output
     roles = dict(open_store(target).execute(

@@ -50,9 +50,9 @@ MEASURES = ["P@5", "R@5", "nDCG@5", "RR@5", "AP@5", "Judged@5"]
 ANNOTATORS = ["ann@acme.org", "Ann@Acme.org ", "bob", "cy"]
 
 
-def random_study(tmp_path: Path, seed: int):
+def random_study(new_store_target: Path, seed: int):
     rng = random.Random(seed)
-    db = new_store(tmp_path)
+    db = new_store(new_store_target("store.db"))
     queries = [f"q{i}" for i in range(40)]
     pools = {q: [f"{q}-d{j}" for j in range(12)] + ([f"{q}-x\x1fy"] if q == "q7" else [])
              for q in queries}
@@ -87,8 +87,8 @@ def random_study(tmp_path: Path, seed: int):
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed: int) -> None:
-    db = random_study(tmp_path, seed)
+def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed: int, new_store_target) -> None:
+    db = random_study(new_store_target, seed)
     resolved = resolve_study(open_study(db, "s", None))
     with_conflicts = {
         q: {u: (r.conflict_gains if r.gain is None else r.gain) for u, r in units.items()}
@@ -108,8 +108,8 @@ def test_whole_study_resolution_equals_the_per_query_rules(tmp_path: Path, seed:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int) -> None:
-    db = random_study(tmp_path, seed)
+def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int, new_store_target) -> None:
+    db = random_study(new_store_target, seed)
     state = LiveDashboard.build(open_study(db, "s", None))
     reports = {run: evaluate_run(open_study(db, "s", None), run) for run in ("A", "B")}
     for run, report in reports.items():
@@ -132,8 +132,8 @@ def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int) ->
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, seed: int) -> None:
-    db = random_study(tmp_path, seed)
+def test_compare_pair_from_columns_equals_the_observation_path(tmp_path: Path, seed: int, new_store_target) -> None:
+    db = random_study(new_store_target, seed)
     observations = observation_path_pair(db)
     old = observation_path_evaluation(observations, db_protocol(db))
     new = compare_pair(open_study(db, "s", None), "A", "B", MEASURES)
@@ -188,11 +188,11 @@ def db_protocol(db):
 @pytest.mark.parametrize(("seed", "threshold", "gain"), [(1, 1, "linear"), (2, 2, "exponential"),
                                                          (3, 3, "linear")])
 def test_compat_from_columns_equals_the_dict_path(tmp_path: Path, seed: int, threshold: int,
-                                                  gain: str) -> None:
+                                                  gain: str, new_store_target) -> None:
     """The trec_eval-compatible means packed from the store's columns are exactly those of
     ``evaluate(qrels_dict, run_dict, trec_eval=True)`` on the same runs and labels (units in
     conflict left out of the qrels), notes included."""
-    db = random_study(tmp_path, seed)
+    db = random_study(new_store_target, seed)
     columns = runs_as_columns(open_study(db, "s", None), ["A", "B"])
     assert any(isinstance(g, tuple) for units in columns[0].gains for g in units.values())
     measures = [parse_measure(m) for m in MEASURES]
@@ -206,10 +206,10 @@ def test_compat_from_columns_equals_the_dict_path(tmp_path: Path, seed: int, thr
     assert any("without qrels ignored" in note for note in fast[1])
 
 
-def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
+def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path, new_store_target) -> None:
     """A stored ranking holding a unit twice is left to the dict path, which ranks it as the
     exported run file would be ranked."""
-    db = random_study(tmp_path, 1)
+    db = random_study(new_store_target, 1)
     rows = [(q, rank, unit, None) for q in ("q1", "q2")
             for rank, unit in enumerate([f"{q}-d0", f"{q}-d1", f"{q}-d0", f"{q}-d2"], 1)]
     add_run(db, study_id="s", name="R", source="imported", k=6, results=rows)
@@ -224,10 +224,10 @@ def test_compat_declines_a_ranking_with_a_repeated_unit(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("k_b", [6, 5])
-def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, k_b: int) -> None:
+def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, k_b: int, new_store_target) -> None:
     """The paired tests read from the evaluated pair's arrays equal ``compare_metric`` on
     both runs' reports, queries excluded for their reasons or a different ``k`` included."""
-    db = random_study(tmp_path, 3)
+    db = random_study(new_store_target, 3)
     columns = runs_as_columns(open_study(db, "s", None), ["A", "B"])
     columns[1] = dataclasses.replace(columns[1], k=k_b)
     pair = evaluate_column_pair(columns, MEASURES, db_protocol(db))
@@ -243,7 +243,7 @@ def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, 
 
 
 def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state(
-        tmp_path: Path) -> None:
+        tmp_path: Path, new_store_target) -> None:
     """The live dashboard's full build and a stored pair's read pack from one shared object
     (the study's evidence on the working reference, kept under the store's marks); a label
     moves the marks and the next reader reads the store again. Either way the pair equals
@@ -254,7 +254,7 @@ def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state
     from evalcore.store import observations as observations_module
     from evalcore.store.labels import record_label
 
-    db = random_study(tmp_path, 2)
+    db = random_study(new_store_target, 2)
     reads = []
     read = observations_module.study_evidence
 
@@ -284,12 +284,12 @@ def test_the_dashboard_and_a_stored_pair_share_one_evidence_read_per_store_state
     assert taken.columns[0].gains[q1] == kept.reference.gains["q1"]
 
 
-def plain_study(tmp_path: Path, seed: int):
+def plain_study(new_store_target: Path, seed: int):
     """A study where most queries' units have one label each (read as columns), inserted in
     a shuffled order (SQLite's read order is not unit id order), beside queries that need
     the rules (a unit labeled twice, an undo) and a unit id holding the read's separator."""
     rng = random.Random(seed)
-    db = new_store(tmp_path)
+    db = new_store(new_store_target("store.db"))
     queries = [f"q{i}" for i in range(30)]
     pools = {q: [f"{q}-d{j}" for j in range(10)] + ([f"{q}-x\x1fy"] if q == "q3" else [])
              for q in queries}
@@ -317,13 +317,13 @@ def plain_study(tmp_path: Path, seed: int):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_columnar_working_reference_equals_the_per_query_read(tmp_path: Path,
-                                                                  seed: int) -> None:
+                                                                  seed: int, new_store_target) -> None:
     """The whole study's working reference read as columns names the same gain maps as the
     per-query rules, and gathers the same coded labels (codes, gains, ids, in the gain
     maps' order) as the codes looked up for a per-query read."""
     from evalcore.store.observations import coded_labels, reference_columns
 
-    db, queries = plain_study(tmp_path, seed)
+    db, queries = plain_study(new_store_target, seed)
     whole = reference_columns(open_study(db, "s", None))
     assert whole.labels is not None and len(whole.labels.plain) > 20  # the columns are read
     assert {"q1", "q2", "q3"} <= set(whole.labels.others)

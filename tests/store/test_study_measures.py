@@ -22,6 +22,7 @@ from evalcore.store.study_measures import (
 )
 
 
+@pytest.mark.sqlite_only
 def test_a_v10_store_migrates_to_v11_and_its_studies_report_the_default_measures(tmp_path):
     path = tmp_path / "old.db"
     store_at_version(path, 10)
@@ -35,8 +36,8 @@ def test_a_v10_store_migrates_to_v11_and_its_studies_report_the_default_measures
     assert study_measures(open_study(db, "s", None)) == [parse_measure("P@5")]
 
 
-def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
-    db = new_store(tmp_path)
+def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path, store_target):
+    db = new_store(store_target)
     old = set_study_measures(db, study_id="s", measures=parse_measure_list(
         "nDCG@10, p@5 ,MRR@10, RR@10"), actor="kim")
     assert old == list(DEFAULT_STUDY_MEASURES)
@@ -53,8 +54,8 @@ def test_set_keeps_order_drops_duplicates_and_audits_old_and_new(tmp_path):
 
 
 @pytest.mark.parametrize("text", ["P@10, foo@3", "P@0", "nDCG(rel=2)@5", "", " , ", "P@10;R@10"])
-def test_bad_lists_are_refused_before_anything_is_written(tmp_path, text):
-    db = new_store(tmp_path)
+def test_bad_lists_are_refused_before_anything_is_written(tmp_path, text, store_target):
+    db = new_store(store_target)
     with pytest.raises(ValueError) as caught:
         set_study_measures(db, study_id="s", measures=parse_measure_list(text), actor=None)
     if isinstance(caught.value, UnknownMeasure):
@@ -64,8 +65,8 @@ def test_bad_lists_are_refused_before_anything_is_written(tmp_path, text):
 
 
 @pytest.mark.parametrize("user", [ANNOTATOR, REVIEWER, OUTSIDER, None])
-def test_only_a_lead_sets_the_measures_in_team_mode(tmp_path, user):
-    db, _ = team_store(tmp_path)
+def test_only_a_lead_sets_the_measures_in_team_mode(tmp_path, user, store_target):
+    db, _ = team_store(store_target)
     with pytest.raises(PermissionDenied):
         set_study_measures(db, study_id="s", measures=["P@3"], actor=user)
     assert study_measures(open_study(db, "s", LEAD)) == list(DEFAULT_STUDY_MEASURES)
@@ -84,10 +85,10 @@ def _cli(*args: str):
     return CliRunner().invoke(main, list(args))
 
 
-def test_cli_lists_sets_and_refuses_bad_names(tmp_path):
-    db = new_store(tmp_path)
+def test_cli_lists_sets_and_refuses_bad_names(tmp_path, store_target):
+    db = new_store(store_target)
     db.conn.close()
-    path = str(tmp_path / "store.db")
+    path = str(store_target)
     listed = _cli("study", "measures", "--db", path, "--study", "s")
     assert listed.exit_code == 0, listed.output
     assert listed.output.splitlines()[:4] == [
@@ -106,10 +107,10 @@ def test_cli_lists_sets_and_refuses_bad_names(tmp_path):
     assert again.output.splitlines()[:2] == ["P@10", "nDCG@10"]
 
 
-def test_cli_refuses_a_non_member_and_a_non_lead(tmp_path):
-    db, _ = team_store(tmp_path)
+def test_cli_refuses_a_non_member_and_a_non_lead(tmp_path, store_target):
+    db, _ = team_store(store_target)
     db.conn.close()
-    path = str(tmp_path / "store.db")
+    path = str(store_target)
     for user, code in ((OUTSIDER, 1), (ANNOTATOR, 1)):
         result = _cli("study", "measures", "--db", path, "--study", "s", "--set", "P@1",
                       "--actor", user)
@@ -122,12 +123,12 @@ def test_cli_refuses_a_non_member_and_a_non_lead(tmp_path):
     assert ok.exit_code == 0 and "P@1" in ok.output
 
 
-def test_the_inspector_shows_the_studys_measures_at_the_runs_k(tmp_path):
+def test_the_inspector_shows_the_studys_measures_at_the_runs_k(tmp_path, store_target):
     from evalcore.analysis.inspector import inspect_query
     from evalcore.store.labels import record_label
     from evalcore.store.runs import add_run
 
-    db = new_store(tmp_path)
+    db = new_store(store_target)
     add_run(db, study_id="s", name="r", source="imported", k=2,
             results=[("q1", 1, "a", 2.0), ("q1", 2, "b", 1.0)])
     record_label(db, study_id="s", query_id="q1", unit_id="a", gain=1, annotator="ann")

@@ -32,8 +32,8 @@ def test_study_settings_give_the_declared_protocol() -> None:
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    db = new_store(tmp_path, relevance_threshold=2, gain="exponential")
+def db(tmp_path: Path, store_target):
+    db = new_store(store_target, relevance_threshold=2, gain="exponential")
     for unit, gain in (("A", 1), ("B", 3)):
         record_label(db, study_id="s", query_id="q1", unit_id=unit, gain=gain, annotator="a")
     mark_complete(db, study_id="s", query_id="q1", actor="lead")
@@ -42,7 +42,7 @@ def db(tmp_path: Path):
     return db
 
 
-def test_every_surface_evaluates_under_the_study_protocol(db, tmp_path: Path) -> None:
+def test_every_surface_evaluates_under_the_study_protocol(db, tmp_path: Path, store_target) -> None:
     expected = evaluate(observations_for_run(open_study(db, "s", None), "r"), DECLARED).queries[0]
     # The settings matter here: under the default protocol the numbers differ.
     default = evaluate(observations_for_run(open_study(db, "s", None), "r"), EvalProtocol()).queries[0]
@@ -56,12 +56,12 @@ def test_every_surface_evaluates_under_the_study_protocol(db, tmp_path: Path) ->
     report = report_from_store(open_study(db, "s", "lead"), runs=["r"], created_by="lead")
     assert report.protocol == DECLARED
 
-    result = CliRunner().invoke(main, ["evaluate", "--db", str(tmp_path / "store.db"),
+    result = CliRunner().invoke(main, ["evaluate", "--db", str(store_target),
                                        "--study", "s", "--run", "r"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["protocol"] == {"relevance_threshold": 2,
                                                      "gain": "exponential"}
     # An option given on the command line wins over the study's setting.
-    result = CliRunner().invoke(main, ["evaluate", "--db", str(tmp_path / "store.db"),
+    result = CliRunner().invoke(main, ["evaluate", "--db", str(store_target),
                                        "--study", "s", "--run", "r", "--gain", "linear"])
     assert json.loads(result.output)["protocol"] == {"relevance_threshold": 2, "gain": "linear"}

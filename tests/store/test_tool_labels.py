@@ -89,8 +89,8 @@ def test_round_trip_through_a_store(tmp_path: Path, fmt: str) -> None:
     assert again.getvalue() == out.getvalue()  # byte-identical the second time round
 
 
-def test_quepid_matches_stored_queries_by_text(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_quepid_matches_stored_queries_by_text(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     add_queries(db, "s", [QueryIn(query_id="301", text="star wars")])
     import_tool_labels(db, _src(QUEPID), study_id="s", fmt="quepid")
     assert resolved_gains(open_study(db, "s", None))["301"] == {"d1": 3, "d2": 0}
@@ -167,9 +167,9 @@ def test_hostile_quepid_files() -> None:
     assert len(parsed.ratings) == 1 and "recorded once" in parsed.warnings[0]
 
 
-def test_cli_import_and_export_labels_all_or_nothing(tmp_path: Path) -> None:
+def test_cli_import_and_export_labels_all_or_nothing(tmp_path: Path, new_store_target) -> None:
     runner = CliRunner()
-    db = str(tmp_path / "s.db")
+    db = str(new_store_target("s.db"))
     assert runner.invoke(main, ["init", "--db", db]).exit_code == 0
     assert runner.invoke(main, ["study", "create", "--db", db, "--study", "s", "--corpus", "c"]
                          ).exit_code == 0
@@ -191,8 +191,8 @@ def test_cli_import_and_export_labels_all_or_nothing(tmp_path: Path) -> None:
     assert body["requests"][0]["ratings"][0] == {"_index": "movies", "_id": "d1", "rating": 3}
 
 
-def test_failed_import_leaves_the_store_unchanged(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_failed_import_leaves_the_store_unchanged(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     import_tool_labels(db, _src(QUEPID), study_id="s", fmt="quepid")
     before = table_snapshot(db)
     with pytest.raises(InputErrors):

@@ -127,8 +127,8 @@ def assert_codes_pack_as_strings(queries, k, min_depth, permitted, scan, scale=1
     assert [name[c] for c in coded.pos_unit.tolist()] == [u for t in strings.top_units for u in t]
 
 
-def test_a_store_write_gives_codes_that_name_the_stored_units(tmp_path: Path) -> None:
-    db = new_store(tmp_path)
+def test_a_store_write_gives_codes_that_name_the_stored_units(tmp_path: Path, store_target) -> None:
+    db = new_store(store_target)
     add_run(db, study_id="s", name="A", source="imported", k=3,
             results=[("q1", 2, "b", None), ("q1", 1, "a", None), ("q2", 1, "b", None),
                      ("q2", 2, "b", None)])
@@ -159,6 +159,7 @@ def test_a_store_write_gives_codes_that_name_the_stored_units(tmp_path: Path) ->
         db.execute("UPDATE label_events SET unit_code = 7")  # set once, by the trigger
 
 
+@pytest.mark.sqlite_only
 def test_a_v14_store_migrates_and_reads_back_identical_rankings(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     rankings = {("1", "q1"): ["d3", "d1", "d3"], ("1", "q2"): ["d2"], ("2", "q1"): ["d9", "d1"]}
@@ -183,11 +184,11 @@ def test_a_v14_store_migrates_and_reads_back_identical_rankings(tmp_path: Path) 
         == [("d1", 1), ("x", 4)]
 
 
-def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path) -> None:
-    db = random_study(tmp_path, 4)
+def test_an_archive_round_trip_keeps_codes_right(tmp_path: Path, new_store_target) -> None:
+    db = random_study(new_store_target, 4)
     out = tmp_path / "s.zip"
     export_study(db, "s", out, actor="lead")
-    target = open_store(tmp_path / "other.db")
+    target = open_store(new_store_target("other.db"))
     work = tmp_path / "work"
     work.mkdir()
     import_study(target, read_archive(out, work), actor="lead")
@@ -223,16 +224,17 @@ def _copy_into_v6_store(source, path: Path) -> None:
     old.close()
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("seed", [1, 3])
 def test_a_run_stored_before_packed_rankings_is_backfilled_and_evaluates_identically(
-        tmp_path: Path, seed: int) -> None:
+        tmp_path: Path, seed: int, new_store_target) -> None:
     """A study stored at schema v6 (runs as ``results`` rows only) opens migrated: every run
     holds packed rankings and codes that name its results back, and the dashboard, the
     stored pair and ``evaluate_run`` give what they give on the same study stored now."""
     (tmp_path / "now").mkdir()
-    now = random_study(tmp_path / "now", seed)
+    now = random_study(lambda name: tmp_path / "now" / name, seed)
     add_run(now, study_id="s", name="C-empty", source="imported", k=6, results=[])
-    path = tmp_path / "v6.db"
+    path = new_store_target("v6.db")
     _copy_into_v6_store(now, path)
     old = open_store(path)
     assert schema_version(old) == SCHEMA_VERSION
@@ -309,9 +311,9 @@ def dumped(observations) -> list[dict]:
     return [o.model_dump() for o in observations]
 
 
-def test_codes_only_name_what_is_read(tmp_path: Path) -> None:
+def test_codes_only_name_what_is_read(tmp_path: Path, new_store_target) -> None:
     """A build names no unit; reading one query's units names that query's only."""
-    db = random_study(tmp_path, 2)
+    db = random_study(new_store_target, 2)
     asked: list[int] = []
     real = UnitNamer.__call__
 

@@ -163,7 +163,8 @@ def register_queries(
     """Add queries the study does not have yet (empty text); return how many were new."""
     before = db.execute("SELECT count(*) FROM queries WHERE study_id = ?", [study_id]).fetchone()[0]
     db.conn.executemany(
-        "INSERT OR IGNORE INTO queries (study_id, query_id, text) VALUES (?, ?, '')",
+        "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, '') "
+        "ON CONFLICT DO NOTHING",
         ((study_id, q) for q in dict.fromkeys(query_ids)),
     )
     after = db.execute("SELECT count(*) FROM queries WHERE study_id = ?", [study_id]).fetchone()[0]

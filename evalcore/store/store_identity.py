@@ -1,0 +1,41 @@
+"""Which store this is: a key for caches of data derived from the store's content.
+
+A store holds one random id, written when its schema is created (``store_identity``,
+schema v22); a copy of the store has the same id. For a store kept in a file the
+identity adds the file's path and inode, so a copy at another path, or a file restored
+at the same path, is another store to a cache even though its id and its corpus
+generations may be equal. A store in memory, or one with no file (a database server),
+is known by its id alone.
+"""
+
+import os
+from pathlib import Path
+
+import sqlite_utils
+
+from evalcore.store import dialect
+
+
+def store_file(db: sqlite_utils.Database) -> Path | None:
+    """The file of the store's main database, or None for an in-memory or PostgreSQL store."""
+    path = dialect.main_file(db)
+    return Path(path) if path else None
+
+
+def store_identity(db: sqlite_utils.Database) -> str:
+    """The store's id, with its file's path and inode when it has a file."""
+    try:
+        row = db.execute("SELECT store_id FROM store_identity").fetchone()
+    except dialect.OPERATIONAL_ERRORS:  # a store of an older schema, opened without migrating
+        row = None
+    if row is None:
+        raise LookupError("the store has no identity (its schema is older than this "
+                          "evalcore's): open it with open_store, which migrates it")
+    path = store_file(db)
+    if path is None:
+        return str(row[0])
+    try:
+        inode = os.stat(path).st_ino
+    except OSError:
+        inode = 0
+    return f"{row[0]}:{path.resolve()}:{inode}"
