@@ -46,8 +46,7 @@ On both engines (``--engines sqlite,postgres``; both by default when a PostgreSQ
 server is named by ``--postgres-url`` or ``RELEVANCE_LEDGER_BENCH_POSTGRES_URL`` and
 answers) each study is built and measured on each engine in turn, a PostgreSQL store
 in a fresh database of that server (dropped after; the app is given its URL as
-``RELEVANCE_LEDGER_DB``; the demo is built on SQLite and its rows copied, since its
-lexical runs need SQLite's FTS5), and every figure is printed side by side at the end: the
+``RELEVANCE_LEDGER_DB``), and every figure is printed side by side at the end: the
 SQLite time, the PostgreSQL time, their ratio beside the target (PostgreSQL within
 1.5x of SQLite).
 
@@ -398,18 +397,8 @@ def build_stores(engine: str, workdir: Path, args, url: str | None,
             postgres_scratch.scratch_database(url, args.postgres_prefix))
         fresh_big = True
     started = time.perf_counter()
-    if engine == "sqlite":
-        build_demo(open_store(demo))
-        print(f"{engine}: demo study built in {time.perf_counter() - started:.1f} s")
-    else:  # the demo's lexical runs need FTS5: the SQLite demo's rows, copied
-        sqlite_demo = workdir / "demo-for-postgres.sqlite"
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(sqlite_demo) + suffix).unlink(missing_ok=True)
-        build_demo(open_store(sqlite_demo))
-        open_store(demo).conn.close()  # the schema, migrated
-        copied = postgres_scratch.copy_sqlite_store(str(sqlite_demo), str(demo))
-        print(f"{engine}: demo study built on SQLite and copied ({sum(copied.values()):,} "
-              f"rows) in {time.perf_counter() - started:.1f} s")
+    build_demo(open_store(demo))
+    print(f"{engine}: demo study built in {time.perf_counter() - started:.1f} s")
     if not args.skip_big and fresh_big:
         started = time.perf_counter()
         build_store(big, args.queries, args.results, 3)
