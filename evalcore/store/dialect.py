@@ -13,7 +13,6 @@ sqlglot does not translate is rewritten here on its syntax tree:
   concatenates in the index's order, is ordered by the index's columns), ``temp.x``
   becomes ``pg_temp.x``, and conflict targets lose the ``NULLS FIRST`` sqlglot adds to
   keep SQLite's NULL order;
-* ``json_extract`` of JSON kept as text casts the text to ``json``;
 * a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
   (``WHERE ... AND 1``, ``AND ?``) becomes a boolean.
 
@@ -205,8 +204,6 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                                   expressions=[exp.Literal.string("[]")]))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
-    for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
-        _json_argument(node)
     _indexed_order(tree, hints)
     return tree
 
@@ -250,18 +247,6 @@ def index_columns(index: str) -> tuple[str, ...]:
     if not columns:
         raise ValueError(f"INDEXED BY {index}: no migration of the store creates that index")
     return columns
-
-
-def _json_argument(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
-    """SQLite's ``json_extract`` reads JSON kept as text (``detail_json``); PostgreSQL's
-    ``json_extract_path_text`` wants the ``json`` type: the document is cast to it."""
-    from sqlglot import exp
-
-    document = node.this
-    if isinstance(document, exp.Cast) and document.to.this in (
-            exp.DataType.Type.JSON, exp.DataType.Type.JSONB):
-        return
-    document.replace(exp.Cast(this=document.copy(), to=exp.DataType.build("JSON")))
 
 
 def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821

@@ -107,11 +107,6 @@ def test_an_aggregate_over_an_indexed_scan_concatenates_in_the_indexs_order():
         dialect.to_postgres("SELECT group_concat(x) FROM t INDEXED BY no_such_index")
 
 
-def test_json_extract_reads_text_kept_json_as_json():
-    assert dialect.to_postgres("SELECT json_extract(detail_json, '$.unit_id') FROM audit_log") == (
-        "SELECT JSON_EXTRACT_PATH_TEXT(CAST(detail_json AS JSON), 'unit_id') FROM audit_log")
-
-
 def test_json_each_numbered_placeholders_and_attached_tables_are_translated():
     assert "JSONB_ARRAY_ELEMENTS_TEXT(CAST(%s AS JSONB))" in dialect.to_postgres(
         "SELECT value FROM json_each(?)")
