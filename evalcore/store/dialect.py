@@ -233,20 +233,26 @@ _CREATE_INDEX = re.compile(r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS
                            r"ON\s+\w+\s*\(([^)]*)\)", re.IGNORECASE)
 
 
-@lru_cache(maxsize=256)
-def index_columns(index: str) -> tuple[str, ...]:
-    """The columns of one of the store's indexes, in order, as the migrations last defined
-    it (:data:`evalcore.store.schema.MIGRATIONS`)."""
-    from evalcore.store.schema import MIGRATIONS
+#: Index name (lower case) -> its columns in order: the store's indexes as its migrations
+#: last define them (:func:`register_indexes`, which :mod:`evalcore.store.schema` calls).
+_INDEX_COLUMNS: dict[str, tuple[str, ...]] = {}
 
-    columns: tuple[str, ...] = ()
-    for migration in MIGRATIONS:
-        for name, listed in _CREATE_INDEX.findall(migration):
-            if name.lower() == index.lower():
-                columns = tuple(part.split()[0] for part in listed.split(","))
-    if not columns:
-        raise ValueError(f"INDEXED BY {index}: no migration of the store creates that index")
-    return columns
+
+def register_indexes(statements: Iterable[str]) -> None:
+    """Learn the columns of every index the schema ``statements`` create (a later
+    definition of a name replaces an earlier one)."""
+    for statement in statements:
+        for name, listed in _CREATE_INDEX.findall(statement):
+            _INDEX_COLUMNS[name.lower()] = tuple(part.split()[0] for part in listed.split(","))
+
+
+def index_columns(index: str) -> tuple[str, ...]:
+    """The columns of one of the store's indexes, in order (:func:`register_indexes`)."""
+    try:
+        return _INDEX_COLUMNS[index.lower()]
+    except KeyError:
+        raise ValueError(f"INDEXED BY {index}: no migration of the store creates that "
+                         "index") from None
 
 
 def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
