@@ -28,13 +28,13 @@ def db(tmp_path, store_target) -> Path:
     return path
 
 
-def test_init_and_study(db):
+def test_init_and_study(db, tmp_path):
     again = cli("study", "create", "--db", db, "--study", "s", "--corpus", "c")
     assert again.exit_code == 2
     assert "study 's' already exists" in again.stderr
     listed = cli("study", "list", "--db", db)
     assert json.loads(listed.output)["study_id"] == "s"
-    missing = cli("study", "list", "--db", db.parent / "nope.db")
+    missing = cli("study", "list", "--db", tmp_path / "nope.db")
     assert missing.exit_code == 2 and "does not exist" in missing.stderr
 
 
@@ -108,7 +108,7 @@ def _evaluate(*args):
 
 @pytest.mark.needs_shared
 @pytest.mark.parametrize("extra", [[], ["--relevance-threshold", "2", "--gain", "exponential"]])
-def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra):
+def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra, tmp_path):
     qrels, run = TREC / "qrels.test", TREC / "results.test"
     cli("import", "qrels", "--db", db, "--study", "s", qrels, "--complete")
     cli("import", "run", "--db", db, "--study", "s", run, "--k", "10")
@@ -121,7 +121,7 @@ def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra):
     assert _evaluate("--db", db, "--study", "s", "--run", "STANDARD", *extra) == from_files
     cli("reference", "freeze", "--db", db, "--study", "s", "--name", "v1")
     # Later labels change the working reference, not v1.
-    extra_labels = db.parent / "more.csv"
+    extra_labels = tmp_path / "more.csv"
     extra_labels.write_text("query_id,unit_id,gain\n301,FBIS3-10082,0\n")
     cli("import", "labels-csv", "--db", db, "--study", "s", extra_labels)
     frozen = _evaluate("--db", db, "--study", "s", "--run", "STANDARD", "--reference", "v1", *extra)
