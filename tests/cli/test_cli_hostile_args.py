@@ -180,8 +180,12 @@ def test_the_sweep_covers_every_command() -> None:
 
 
 @pytest.mark.slow
-def test_every_command_with_hostile_arguments_answers_without_a_traceback(files) -> None:
+def test_every_command_with_hostile_arguments_answers_without_a_traceback(
+        files, tmp_path, monkeypatch) -> None:
     assert Path("/dev/full").is_char_device()
+    # A hostile value is never taken for a store to create where the user stands (a text
+    # value given to a --db as if it were a study id would leave a store file named after it).
+    monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     failures = []
     for command, args in CASES:
@@ -193,5 +197,6 @@ def test_every_command_with_hostile_arguments_answers_without_a_traceback(files)
             failures.append(f"{command} {[a[:40] for a in argv]}: exit {result.exit_code}, "
                             f"{type(result.exception).__name__}: {str(result.exception)[:200]}")
     assert not failures, f"{len(failures)} of {len(CASES)} cases failed:\n" + "\n".join(failures)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "files left in the working directory"
     # /dev/full as an output is written in place, never replaced by a file (we may run as root).
     assert Path("/dev/full").is_char_device()
