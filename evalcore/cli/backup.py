@@ -4,7 +4,7 @@
     evalcore verify --db store.db
 
 ``backup`` makes a consistent copy while the app is in use (SQLite's online
-backup API) and checks it; ``verify`` checks a store or a backup (integrity,
+backup API; a ``postgresql://`` store is copied into a new SQLite file) and checks it; ``verify`` checks a store or a backup (integrity,
 schema version, rows per table, frozen references) and exits 1 on a problem.
 """
 
@@ -17,10 +17,11 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.input_options import quiet_option
+from evalcore.cli.store_location import EXISTING_STORE
 from evalcore.io.progress import reporter
 from evalcore.store.backup import StoreCheck, backup_store, verify_store
 
-_STORE = click.Path(exists=True, dir_okay=False, path_type=Path)
+_STORE = EXISTING_STORE
 
 
 def _print_check(check: StoreCheck) -> None:
@@ -39,7 +40,7 @@ def _print_check(check: StoreCheck) -> None:
 def backup_command(db_path: Path, out: Path) -> None:
     """Copy a live store consistently (annotators may keep labeling) and check the copy."""
     summary = backup_store(db_path, out)
-    click.echo(f"backed up {db_path} to {out} ({summary.bytes:,} bytes), checked:")
+    click.echo(f"backed up {summary.source} to {out} ({summary.bytes:,} bytes), checked:")
     _print_check(summary.check)
 
 
@@ -53,7 +54,7 @@ def verify_command(db_path: Path) -> None:
     if not check.ok:
         for problem in check.problems:
             click.echo(f"problem: {problem}", err=True)
-        click.echo(f"evalcore verify: {db_path} has {len(check.problems)} problem(s); restore "
+        click.echo(f"evalcore verify: {check.path} has {len(check.problems)} problem(s); restore "
                    "a backup (see the README) or ask for help before writing to it", err=True)
         sys.exit(1)
-    click.echo(f"{db_path}: ok")
+    click.echo(f"{check.path}: ok")

@@ -18,6 +18,12 @@
 
 Restoring is copying a backup over the store's path while nothing has it open
 (see the README).
+
+A PostgreSQL store (a ``postgresql://`` URL) is backed up into a new SQLite file
+(:func:`evalcore.store.store_copy.copy_store`, one read snapshot, verified by row
+counts and checksums), which is then checked as any backup; it is verified in one
+read snapshot without a change: schema version, rows per table, frozen references
+(the server itself keeps its pages and foreign keys sound: its integrity is "ok").
 """
 
 from __future__ import annotations
@@ -28,11 +34,14 @@ from pathlib import Path
 import sqlite_utils
 from pydantic import BaseModel, Field
 
-from evalcore.io.atomic import atomic_path, private_mode
+from evalcore.io.atomic import PRIVATE, atomic_path, private_mode
 from evalcore.io.progress import counted, reporter
-from evalcore.store.connection import BUSY_TIMEOUT_MS
+from evalcore.store import dialect
+from evalcore.store.connection import BUSY_TIMEOUT_MS, open_store
+from evalcore.store.location import describe_store, is_postgres_url
 from evalcore.store.references import altered_references
-from evalcore.store.schema import SCHEMA_VERSION
+from evalcore.store.schema import SCHEMA_VERSION, schema_version
+from evalcore.store.transaction import read_snapshot
 
 
 class StoreCheck(BaseModel):
@@ -68,7 +77,10 @@ def _read_only(path: Path) -> sqlite3.Connection:
 
 
 def verify_store(path: str | Path) -> StoreCheck:
-    """Check the store file at ``path`` without changing it (see the module docstring)."""
+    """Check the store file (or PostgreSQL database) at ``path`` without changing it (see
+    the module docstring)."""
+    if is_postgres_url(str(path)):
+        return _verify_postgres(str(path))
     path = Path(path)
     conn = _read_only(path)
     try:
@@ -86,24 +98,49 @@ def verify_store(path: str | Path) -> StoreCheck:
                   for n in counted(names, every=1)}
         check = StoreCheck(path=str(path), schema_version=version, integrity=integrity,
                            foreign_key_violations=fk, tables=tables)
-        if integrity != ["ok"]:
-            check.problems.append("integrity_check: " + "; ".join(integrity[:20]))
-        if fk:
-            check.problems.append(f"{fk} row(s) break a foreign key (PRAGMA foreign_key_check)")
-        if version == 0 or "studies" not in tables:
-            check.problems.append("not an evidence store (no schema version or studies table); "
-                                  "create one with `evalcore init`")
-        elif version > SCHEMA_VERSION:
-            check.problems.append(f"schema version {version} is newer than this evalcore's "
-                                  f"{SCHEMA_VERSION}; upgrade relevance-ledger to use it")
-        elif version < SCHEMA_VERSION:
-            check.problems.append(f"schema version {version} is older than {SCHEMA_VERSION}: "
-                                  "`evalcore init --db` migrates it (after a backup)")
-        if not check.problems and "reference_versions" in tables:
-            _check_references(sqlite_utils.Database(conn), check)
+        _find_problems(check, sqlite_utils.Database(conn))
         return check
     finally:
         conn.close()
+
+
+def _verify_postgres(url: str) -> StoreCheck:
+    """:func:`verify_store` of a PostgreSQL store, in one read snapshot (nothing migrated)."""
+    db = open_store(url, migrate=False)
+    try:
+        with read_snapshot(db):
+            reporter().stage("checking the store's schema version")
+            version = schema_version(db)
+            names = dialect.store_tables(db)
+            reporter().stage("counting rows", len(names), "tables")
+            tables = {n: dialect.count_rows(db, n) for n in counted(names, every=1)}
+            check = StoreCheck(path=describe_store(url), schema_version=version,
+                               integrity=["ok"], foreign_key_violations=0, tables=tables)
+            _find_problems(check, db)
+        return check
+    finally:
+        db.conn.close()
+
+
+def _find_problems(check: StoreCheck, db: sqlite_utils.Database) -> None:
+    """Add to ``check.problems`` what its figures show, and any altered frozen reference."""
+    integrity, fk, version, tables = (check.integrity, check.foreign_key_violations,
+                                      check.schema_version, check.tables)
+    if integrity != ["ok"]:
+        check.problems.append("integrity_check: " + "; ".join(integrity[:20]))
+    if fk:
+        check.problems.append(f"{fk} row(s) break a foreign key (PRAGMA foreign_key_check)")
+    if version == 0 or "studies" not in tables:
+        check.problems.append("not an evidence store (no schema version or studies table); "
+                              "create one with `evalcore init`")
+    elif version > SCHEMA_VERSION:
+        check.problems.append(f"schema version {version} is newer than this evalcore's "
+                              f"{SCHEMA_VERSION}; upgrade relevance-ledger to use it")
+    elif version < SCHEMA_VERSION:
+        check.problems.append(f"schema version {version} is older than {SCHEMA_VERSION}: "
+                              "`evalcore init --db` migrates it (after a backup)")
+    if not check.problems and "reference_versions" in tables:
+        _check_references(db, check)
 
 
 def _check_references(db: sqlite_utils.Database, check: StoreCheck) -> None:
@@ -121,10 +158,13 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
     Raises ``FileExistsError`` if ``out`` exists, ``ValueError`` if the copy
     fails its check (the temporary copy is removed then).
     """
-    source, out = Path(source), Path(out)
+    out = Path(out)
     if out.exists() or out.is_symlink():
         raise FileExistsError(17, "already exists; choose a new file name (a backup never "
                                   "overwrites a file)", str(out))
+    if is_postgres_url(str(source)):
+        return _backup_postgres(str(source), out)
+    source = Path(source)
     src = _read_only(source)
     try:
         with atomic_path(out, mode=private_mode(source)) as tmp:
@@ -143,4 +183,20 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
     finally:
         src.close()
     return BackupSummary(source=str(source), out=str(out), bytes=out.stat().st_size,
+                         check=check.model_copy(update={"path": str(out)}))
+
+
+def _backup_postgres(url: str, out: Path) -> BackupSummary:
+    """:func:`backup_store` of a PostgreSQL store: copied into the new SQLite file ``out``
+    (owner-only), which is then checked as any backup."""
+    from evalcore.store.store_copy import copy_store
+
+    with atomic_path(out, mode=PRIVATE) as tmp:
+        reporter().stage(f"copying {describe_store(url)}")
+        copy_store(url, tmp)
+        check = verify_store(tmp)
+        if not check.ok:
+            raise ValueError(f"the copy of {describe_store(url)} failed its check: "
+                             f"{'; '.join(check.problems)}")
+    return BackupSummary(source=describe_store(url), out=str(out), bytes=out.stat().st_size,
                          check=check.model_copy(update={"path": str(out)}))

@@ -15,6 +15,7 @@ from evalcore.store.backup import backup_store, verify_store
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
+from evalcore.store.schema import _set_schema_version
 from evalcore.store.studies import StudyIn
 from evalcore.store.study_setup import create_study
 
@@ -93,15 +94,23 @@ def test_backup_never_overwrites_a_file(store, tmp_path) -> None:
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".keep")] == []
 
 
+def _state(store: Path | str) -> tuple:
+    """Every row of the store, and on SQLite the file's bytes too."""
+    db = open_store(store, migrate=False)
+    rows = table_snapshot(db)
+    db.conn.close()
+    return rows, store.read_bytes() if isinstance(store, Path) else None
+
+
 def test_verify_reports_counts_and_changes_nothing(store) -> None:
-    before = store.read_bytes()
+    before = _state(store)
     result = cli("verify", "--db", store)
     assert result.exit_code == 0, result.output
     assert "integrity ok; 1 frozen reference(s) checked" in result.stdout
     assert "label_events: 1 row(s)" in result.stdout and result.stdout.endswith(": ok\n")
     check = verify_store(store)
     assert check.ok and check.tables["reference_versions"] == 1 and check.references_checked == 1
-    assert store.read_bytes() == before
+    assert _state(store) == before
 
 
 @pytest.mark.sqlite_only
@@ -118,15 +127,16 @@ def test_verify_finds_a_damaged_file(store, tmp_path) -> None:
 
 
 def test_verify_finds_a_tampered_reference_and_a_newer_schema(store) -> None:
-    raw = sqlite3.connect(store)
+    raw = open_store(store)  # on either engine: edits made outside evalcore's rules
     raw.execute("DROP TRIGGER reference_labels_sealed")
     raw.execute("INSERT INTO reference_labels VALUES ('s', 'v1', 'zz', 'X', 1)")
-    raw.commit()
+    raw.conn.commit()
     result = cli("verify", "--db", store)
     assert result.exit_code == 1
     assert "reference 'v1' of study 's' no longer matches its content hash" in result.stderr
-    raw.execute("PRAGMA user_version = 999")
-    raw.close()
+    _set_schema_version(raw, 999)
+    raw.conn.commit()
+    raw.conn.close()
     result = cli("verify", "--db", store)
     assert result.exit_code == 1 and "schema version 999 is newer" in result.stderr
 
