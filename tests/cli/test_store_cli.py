@@ -164,3 +164,28 @@ def test_reference_verify(db):
     assert bad.exit_code == 1 and "do NOT match" in bad.stderr
     missing = cli("reference", "verify", "--db", db, "--study", "s", "--name", "v9")
     assert missing.exit_code == 2 and "frozen versions: v1" in missing.stderr
+
+
+def test_every_store_option_of_every_command_takes_a_url() -> None:
+    """One option type for every ``--db`` (and migrate-store's ``--from`` / ``--to``): each
+    takes a postgresql:// URL wherever it takes a file."""
+    import click
+
+    from evalcore.cli import load_commands, main
+    from evalcore.cli.store_location import StoreLocation
+
+    load_commands()
+
+    def commands(cmd: click.Command, path: str):
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from commands(sub, f"{path} {name}".strip())
+        else:
+            yield path, cmd
+
+    options = [(name, param) for name, cmd in commands(main, "") for param in cmd.params
+               if isinstance(param, click.Option) and {"--db", "--from", "--to"} & set(param.opts)]
+    assert len(options) > 30
+    url = "postgresql://ledger@/db?host=/tmp/x"
+    assert [name for name, param in options if not isinstance(param.type, StoreLocation)] == []
+    assert {param.type.convert(url, param, None) for _, param in options} == {url}
