@@ -10,8 +10,6 @@ from pathlib import Path
 
 import click
 
-from evalcore.store.location import is_postgres_url
-
 
 class StoreLocation(click.Path):
     """A ``--db`` value: a ``postgresql://`` URL (a ``str``) or a file path (a ``Path``)."""
@@ -23,6 +21,9 @@ class StoreLocation(click.Path):
 
     def convert(self, value: object, param: click.Parameter | None,
                 ctx: click.Context | None) -> str | Path:
+        # imported here: evaluate from files (no --db) loads nothing of the store
+        from evalcore.store.location import is_postgres_url
+
         if is_postgres_url(str(value)):
             return str(value)
         return super().convert(value, param, ctx)
