@@ -179,10 +179,6 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
     for node in list(tree.find_all(exp.Connector, exp.Not, exp.Where, exp.Join)):
         _integer_truth(node)
     _truth_as_integer(tree)
-    for node in list(tree.find_all(exp.JSONExtractScalar, exp.JSONExtract)):
-        # SQLite's json_extract reads JSON kept in a TEXT column; PostgreSQL's wants json
-        if not isinstance(node.this, exp.Cast):
-            node.set("this", exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
     for node in list(tree.find_all(exp.Glob)):
         node.replace(exp.Anonymous(this="sqlite_glob",
                                    expressions=[node.expression, node.this]))
@@ -228,10 +224,9 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
 
 
 #: Where a value is wanted, by node type: the argument slots SQLite fills with a comparison's
-#: 0 / 1 (``CASE ... ELSE a = b END``, ``max(kind = 'undo')``, ``(a = b) + 1``).
+#: 0 / 1 (``CASE ... ELSE a = b END``, ``(a = b) + 1``; aggregates: see :func:`_rewrite`).
 _VALUE_SLOTS: dict[str, tuple[str, ...]] = {
-    "If": ("true",), "Case": ("default",), "Max": ("this",), "Min": ("this",),
-    "Sum": ("this",), "Avg": ("this",), "Add": ("this", "expression"),
+    "If": ("true",), "Case": ("default",), "Add": ("this", "expression"),
     "Sub": ("this", "expression"), "Mul": ("this", "expression"),
     "Div": ("this", "expression"),
 }
@@ -239,9 +234,9 @@ _VALUE_SLOTS: dict[str, tuple[str, ...]] = {
 
 def _truth_as_integer(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
     """SQLite's truth values are the integers 0 and 1; PostgreSQL's are booleans, which a
-    ``CASE`` mixing them with integers, ``max``/``sum`` and arithmetic refuse. A comparison
-    (or ``AND`` / ``OR`` / ``NOT`` of them) where a value is wanted becomes
-    ``CAST(... AS INTEGER)``: the same 0 / 1."""
+    ``CASE`` mixing them with integers and arithmetic refuse. A comparison (or ``AND`` /
+    ``OR`` / ``NOT`` of them) where a value is wanted becomes ``CAST(... AS INT)``: the
+    same 0 / 1."""
     from sqlglot import exp
 
     truths = (exp.Predicate, exp.Connector, exp.Not)
