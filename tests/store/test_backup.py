@@ -87,6 +87,27 @@ def test_a_restored_backup_is_the_store(store, tmp_path) -> None:
     assert table_snapshot(open_store(restored)) == table_snapshot(open_store(store))
 
 
+def test_a_backup_is_a_store_file_that_migrate_store_restores(store, tmp_path, new_store_target) -> None:
+    out = tmp_path / "b.db"
+    result = cli("backup", "--db", store, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_mode & 0o077 == 0  # never readable by more accounts than the store
+    assert sqlite3.connect(out).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert cli("verify", "--db", out).exit_code == 0
+    restored = new_store_target("restored.db")
+    result = cli("migrate-store", "--from", out, "--to", restored)
+    assert result.exit_code == 0, result.output
+
+    def rows(target):
+        db = open_store(target)
+        try:
+            return {t: r for t, r in table_snapshot(db).items() if t != "store_identity"}
+        finally:
+            db.conn.close()
+
+    assert rows(restored) == rows(store) and rows(store)["label_events"]
+
+
 def test_backup_never_overwrites_a_file(store, tmp_path) -> None:
     out = tmp_path / "keep.txt"
     out.write_text("precious")
