@@ -8,7 +8,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,16 +128,24 @@ def wait_for_item_keys(page, timeout_ms: int = 30_000) -> None:
 @contextmanager
 def chromium_page(profile: Path, chromium_path: str, **context_options) -> Iterator:
     """A Playwright page in a fresh Chromium profile (``context_options``: viewport, is_mobile...)."""
+    with chromium_pages([profile], chromium_path, **context_options) as (page,):
+        yield page
+
+
+@contextmanager
+def chromium_pages(profiles: list[Path], chromium_path: str, **context_options) -> Iterator:
+    """One page per profile, each in its own Chromium (separate people on separate machines)."""
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            user_data_dir=str(profile), executable_path=chromium_path, headless=True,
-            args=CHROMIUM_ARGS, **context_options)
-        try:
+    with sync_playwright() as playwright, ExitStack() as browsers:
+        pages = []
+        for profile in profiles:
+            context = playwright.chromium.launch_persistent_context(
+                user_data_dir=str(profile), executable_path=chromium_path, headless=True,
+                args=CHROMIUM_ARGS, **context_options)
+            browsers.callback(shutil.rmtree, profile, ignore_errors=True)
+            browsers.callback(context.close)
             page = context.pages[0] if context.pages else context.new_page()
             page.set_default_timeout(30_000)
-            yield page
-        finally:
-            context.close()
-            shutil.rmtree(profile, ignore_errors=True)
+            pages.append(page)
+        yield tuple(pages)
