@@ -12,8 +12,7 @@ sqlglot does not translate is rewritten here on its syntax tree:
 * ``INDEXED BY`` hints are dropped, ``temp.x`` becomes ``pg_temp.x``, and conflict
   targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order;
 * a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
-  (``WHERE ... AND 1``, ``AND ?``) becomes a boolean;
-* ``json_extract`` of a text column casts it to ``JSON`` first.
+  (``WHERE ... AND 1``, ``AND ?``) becomes a boolean.
 
 Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
 PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
@@ -173,20 +172,7 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                                   expressions=[exp.Literal.string("[]")]))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
-    for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
-        _json_operand(node)
     return tree
-
-
-def _json_operand(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
-    """SQLite's ``json_extract(text_column, '$.key')`` reads JSON held as text; PostgreSQL's
-    ``json_extract_path_text`` wants a ``json`` value: the text column is cast to ``JSON``."""
-    from sqlglot import exp
-
-    operand = node.this
-    if not (isinstance(operand, exp.Cast) and operand.to.this in (
-            exp.DataType.Type.JSON, exp.DataType.Type.JSONB)):
-        operand.replace(exp.Cast(this=operand.copy(), to=exp.DataType.build("JSON")))
 
 
 def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
