@@ -22,7 +22,6 @@ from evalcore.cli.input_options import quiet_option
 from evalcore.cli.store_location import EXISTING_STORE
 from evalcore.io.progress import reporter
 from evalcore.store.backup import StoreCheck, backup_store, verify_store
-from evalcore.store.location import describe_location
 
 
 def _print_check(check: StoreCheck) -> None:
@@ -54,12 +53,11 @@ def backup_command(db_path: Path | str, out: Path) -> None:
 def verify_command(db_path: Path | str) -> None:
     """Check a store without changing it; exit 1 if anything is wrong."""
     check = verify_store(db_path)
-    shown = describe_location(db_path)
     _print_check(check)
     if not check.ok:
         for problem in check.problems:
             click.echo(f"problem: {problem}", err=True)
-        click.echo(f"evalcore verify: {shown} has {len(check.problems)} problem(s); restore "
+        click.echo(f"evalcore verify: {check.path} has {len(check.problems)} problem(s); restore "
                    "a backup (see the README) or ask for help before writing to it", err=True)
         sys.exit(1)
-    click.echo(f"{shown}: ok")
+    click.echo(f"{check.path}: ok")

@@ -44,7 +44,7 @@ from evalcore.io.atomic import PRIVATE, atomic_path, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.store import dialect
 from evalcore.store.connection import open_read_only
-from evalcore.store.location import describe_location, is_postgres_url
+from evalcore.store.location import describe_store, is_postgres_url
 from evalcore.store.references import altered_references
 from evalcore.store.schema import SCHEMA_VERSION, current_triggers, schema_version
 from evalcore.store.transaction import read_snapshot
@@ -77,7 +77,7 @@ def verify_store(location: str | Path) -> StoreCheck:
     """Check the store at ``location`` (a file or a ``postgresql://`` URL) without changing
     it (see the module docstring)."""
     db = open_read_only(location)
-    shown = describe_location(location)
+    shown = describe_store(location)
     try:
         with read_snapshot(db):  # one snapshot for every check below
             progress = reporter()
@@ -144,7 +144,7 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
     if out.exists() or out.is_symlink():
         raise FileExistsError(17, "already exists; choose a new file name (a backup never "
                                   "overwrites a file)", str(out))
-    shown = describe_location(source)
+    shown = describe_store(source)
     postgres = is_postgres_url(str(source))
     if not postgres and not Path(source).is_file():
         raise FileNotFoundError(2, "no store file here", str(source))
@@ -188,7 +188,7 @@ def _copy_database(url: str, tmp: Path) -> None:
         db.conn.close()
     if version != SCHEMA_VERSION:
         raise ValueError(
-            f"{describe_location(url)} is at schema version {version}, this evalcore writes "
+            f"{describe_store(url)} is at schema version {version}, this evalcore writes "
             f"backups at {SCHEMA_VERSION} and migrates nothing while backing up: back it up "
             "with the evalcore that uses it (or pg_dump), then upgrade")
     copy_store(url, tmp)

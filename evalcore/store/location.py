@@ -31,8 +31,8 @@ def store_exists(target: str | Path) -> bool:
     return is_postgres_url(str(target)) or Path(target).exists()
 
 
-def describe_location(target: str | Path) -> str:
-    """A store location for messages and reports: a URL without its password."""
+def describe_store(target: str | Path) -> str:
+    """A store location for messages: a path as given, a URL without its password."""
     text = str(target)
     if is_postgres_url(text) and "@" in text:
         scheme, rest = text.split("://", 1)

@@ -46,7 +46,7 @@ from pydantic import BaseModel
 from evalcore.io.progress import reporter
 from evalcore.store import dialect
 from evalcore.store.connection import open_store
-from evalcore.store.location import describe_location, is_postgres_url
+from evalcore.store.location import describe_store, is_postgres_url
 from evalcore.store.schema import SchemaTooNewError, schema_version
 from evalcore.store.transaction import read_snapshot, write_transaction
 
@@ -106,12 +106,15 @@ def _same_store(source: str | Path, target: str | Path) -> bool:
     return Path(source).expanduser().resolve() == Path(target).expanduser().resolve()
 
 
+_describe = describe_store
+
+
 def copy_store(source: str | Path, target: str | Path, *, batch: int = BATCH_ROWS,
                on_table: Callable[[TableCopied], None] | None = None) -> CopySummary:
     """Copy the store at ``source`` into the empty store at ``target`` (see the module
     docstring); ``on_table`` is called as each table is copied (before the commit)."""
     if _same_store(source, target):
-        raise StoreCopyRefused(f"--from and --to are the same store ({describe_location(source)}); "
+        raise StoreCopyRefused(f"--from and --to are the same store ({_describe(source)}); "
                                "give a new file or an empty database as --to")
     started = time.perf_counter()
     created = not is_postgres_url(str(target)) and not Path(target).exists()
@@ -138,7 +141,7 @@ def _open(location: str | Path, option: str) -> Any:
     try:
         return open_store(location)
     except SchemaTooNewError as error:
-        raise StoreCopyRefused(f"cannot open {option} {describe_location(location)}: {error}") from None
+        raise StoreCopyRefused(f"cannot open {option} {_describe(location)}: {error}") from None
 
 
 def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int,
@@ -155,7 +158,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
         shown = ", ".join(f"{t} ({dialect.count_rows(dst, t):,} row(s))" for t in occupied[:6])
         more = f" and {len(occupied) - 6} more table(s)" if len(occupied) > 6 else ""
         raise StoreCopyRefused(
-            f"the target {describe_location(target)} is not empty: {shown}{more}; migrate into a new "
+            f"the target {_describe(target)} is not empty: {shown}{more}; migrate into a new "
             "file or an empty database (createdb), or remove what is there first")
     copied: list[TableCopied] = []
     progress = reporter()
@@ -178,7 +181,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
             except dialect.DATABASE_ERRORS as error:
                 raise StoreCopyFailed(
                     f"copying table {table} failed after {read.rows:,} of {expected:,} rows: "
-                    f"{str(error).strip()}; nothing was written to {describe_location(target)}") from error
+                    f"{str(error).strip()}; nothing was written to {_describe(target)}") from error
             back = _Tally()
             with closing(dialect.read_rows(dst, table, columns, batch)) as rows:
                 for _ in back.batches(rows):
@@ -188,7 +191,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
                     f"table {table} did not copy exactly: {expected:,} rows in the source, "
                     f"{read.rows:,} read, {back.rows:,} read back from the target (checksums "
                     f"{read.checksum:032x} / {back.checksum:032x}); nothing was written to "
-                    f"{describe_location(target)}")
+                    f"{_describe(target)}")
             done = TableCopied(table=table, rows=read.rows, checksum=f"{read.checksum:032x}",
                                seconds=round(time.perf_counter() - table_started, 3))
             copied.append(done)
@@ -196,7 +199,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
                 on_table(done)
         dialect.reset_identities(dst)
     progress.done()
-    return CopySummary(source=describe_location(source), target=describe_location(target),
+    return CopySummary(source=_describe(source), target=_describe(target),
                        schema_version=schema_version(dst), tables=copied,
                        seconds=round(time.perf_counter() - started, 3))
 

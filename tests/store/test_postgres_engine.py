@@ -248,8 +248,6 @@ def test_a_read_snapshot_does_not_see_a_later_commit(pg_url):
 
 
 def test_json_extract_reads_a_text_column_on_both_engines(store_target):
-    assert "JSON_EXTRACT_PATH_TEXT(CAST(detail_json AS JSON), 'unit_id')" in dialect.to_postgres(
-        "SELECT json_extract(detail_json, '$.unit_id') FROM audit_log")
     db = open_store(store_target)
     db.execute("CREATE TABLE j (detail_json TEXT)")
     db.execute("INSERT INTO j VALUES (?)", ['{"unit_id": "u1", "query_id": "q"}'])
