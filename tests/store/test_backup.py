@@ -17,7 +17,7 @@ from evalcore.store.connection import open_read_only, open_store
 from evalcore.store.dialect import DATABASE_ERRORS
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
-from evalcore.store.schema import _set_schema_version
+from evalcore.store.schema import SCHEMA_VERSION, _set_schema_version
 from evalcore.store.studies import StudyIn
 from evalcore.store.study_setup import create_study
 
@@ -106,6 +106,20 @@ def test_a_backup_is_a_store_file_that_migrate_store_restores(store, tmp_path, n
             db.conn.close()
 
     assert rows(restored) == rows(store) and rows(store)["label_events"]
+
+
+def test_a_database_at_another_schema_version_is_refused_not_migrated(store, tmp_path) -> None:
+    if isinstance(store, Path):
+        pytest.skip("a store file is copied page by page at its own schema version")
+    db = open_store(store)
+    _set_schema_version(db, SCHEMA_VERSION - 1)
+    db.conn.close()
+    result = cli("backup", "--db", store, "--out", tmp_path / "b.db")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"is at schema version {SCHEMA_VERSION - 1}" in result.stderr
+    assert "migrates nothing" in result.stderr and list(tmp_path.glob("*b.db*")) == []
+    check = verify_store(store)  # still at the old version: nothing was migrated
+    assert check.schema_version == SCHEMA_VERSION - 1
 
 
 def test_backup_never_overwrites_a_file(store, tmp_path) -> None:
