@@ -245,3 +245,12 @@ def test_a_read_snapshot_does_not_see_a_later_commit(pg_url):
         assert reader.execute("SELECT count(*) FROM queries").fetchone()[0] == before
     assert reader.execute("SELECT count(*) FROM queries").fetchone()[0] == before + 1
     reader.conn.close(), writer.conn.close()
+
+
+def test_json_extract_reads_a_text_column_on_both_engines(store_target):
+    db = open_store(store_target)
+    db.execute("CREATE TABLE j (detail_json TEXT)")
+    db.execute("INSERT INTO j VALUES (?)", ['{"unit_id": "u1", "query_id": "q"}'])
+    assert db.execute("SELECT json_extract(detail_json, '$.unit_id') FROM j "
+                      "WHERE json_extract(detail_json, '$.query_id') = ?", ["q"]).fetchall() == [("u1",)]
+    db.conn.close()
