@@ -1,11 +1,13 @@
 """Backups from the shell: ``evalcore backup`` and ``evalcore verify``.
 
     evalcore backup --db store.db --out store-2026-07-01.db
+    evalcore backup --db postgresql://ledger@db.example/ledger --out ledger-2026-07-01.db
     evalcore verify --db store.db
 
-``backup`` makes a consistent copy while the app is in use (SQLite's online
-backup API; a ``postgresql://`` store is copied into a new SQLite file) and checks it; ``verify`` checks a store or a backup (integrity,
-schema version, rows per table, frozen references) and exits 1 on a problem.
+``backup`` makes a consistent copy while the app is in use (a SQLite store file,
+whatever the store's engine: :mod:`evalcore.store.backup`) and checks it; ``verify``
+checks a store or a backup (integrity, foreign keys, schema version, triggers, rows
+per table, frozen references) and exits 1 on a problem.
 """
 
 from __future__ import annotations
@@ -21,8 +23,6 @@ from evalcore.cli.store_location import EXISTING_STORE
 from evalcore.io.progress import reporter
 from evalcore.store.backup import StoreCheck, backup_store, verify_store
 
-_STORE = EXISTING_STORE
-
 
 def _print_check(check: StoreCheck) -> None:
     reporter().done()
@@ -33,11 +33,13 @@ def _print_check(check: StoreCheck) -> None:
 
 
 @main.command("backup")
-@click.option("--db", "db_path", type=_STORE, required=True, help="The store to back up.")
+@click.option("--db", "db_path", type=EXISTING_STORE, required=True,
+              help="The store to back up: a file or a postgresql:// URL.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The new backup file (an existing file is never overwritten).")
+              help="The new backup file, a SQLite store file (an existing file is never "
+                   "overwritten).")
 @quiet_option
-def backup_command(db_path: Path, out: Path) -> None:
+def backup_command(db_path: Path | str, out: Path) -> None:
     """Copy a live store consistently (annotators may keep labeling) and check the copy."""
     summary = backup_store(db_path, out)
     click.echo(f"backed up {summary.source} to {out} ({summary.bytes:,} bytes), checked:")
@@ -45,9 +47,10 @@ def backup_command(db_path: Path, out: Path) -> None:
 
 
 @main.command("verify")
-@click.option("--db", "db_path", type=_STORE, required=True, help="The store or backup to check.")
+@click.option("--db", "db_path", type=EXISTING_STORE, required=True,
+              help="The store or backup to check: a file or a postgresql:// URL.")
 @quiet_option
-def verify_command(db_path: Path) -> None:
+def verify_command(db_path: Path | str) -> None:
     """Check a store without changing it; exit 1 if anything is wrong."""
     check = verify_store(db_path)
     _print_check(check)

@@ -201,8 +201,9 @@ class PgDatabase:
         self.conn.close()
 
 
-def connect(url: str) -> PgDatabase:
-    """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types."""
+def connect(url: str, *, read_only: bool = False) -> PgDatabase:
+    """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types;
+    ``read_only``: every transaction of the session is read-only (the server refuses a write)."""
     import psycopg
     from psycopg.adapt import Dumper, Loader
     from psycopg.types.string import TextLoader
@@ -226,6 +227,8 @@ def connect(url: str) -> PgDatabase:
 
     raw = psycopg.connect(url, autocommit=True)
     raw.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+    if read_only:
+        raw.execute("SET default_transaction_read_only = on")
     raw.adapters.register_loader("numeric", _IntFromNumeric)
     raw.adapters.register_loader("bool", _IntFromBool)
     raw.adapters.register_dumper(bool, _BoolAsInt)

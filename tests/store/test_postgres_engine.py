@@ -254,3 +254,12 @@ def test_a_comparison_taken_as_a_value_is_the_integer_sqlite_gives():
     # a condition stays a condition
     assert dialect.to_postgres("SELECT CASE WHEN a = 1 THEN 2 ELSE 3 END FROM t WHERE a = 1") == (
         "SELECT CASE WHEN a = 1 THEN 2 ELSE 3 END FROM t WHERE a = 1")
+
+
+def test_json_extract_reads_a_text_column_on_both_engines(store_target):
+    db = open_store(store_target)
+    db.execute("CREATE TABLE j (detail_json TEXT)")
+    db.execute("INSERT INTO j VALUES (?)", ['{"unit_id": "u1", "query_id": "q"}'])
+    assert db.execute("SELECT json_extract(detail_json, '$.unit_id') FROM j "
+                      "WHERE json_extract(detail_json, '$.query_id') = ?", ["q"]).fetchall() == [("u1",)]
+    db.conn.close()
