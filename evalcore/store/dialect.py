@@ -178,6 +178,7 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             node.set("alias", exp.TableAlias(this=exp.to_identifier(f"subquery_{number}")))
     for node in list(tree.find_all(exp.Connector, exp.Not, exp.Where, exp.Join)):
         _integer_truth(node)
+    _truth_as_integer(tree)
     for node in list(tree.find_all(exp.Glob)):
         node.replace(exp.Anonymous(this="sqlite_glob",
                                    expressions=[node.expression, node.this]))
@@ -220,6 +221,31 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
             operand.replace(exp.Paren(this=exp.NEQ(
                 this=exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT")),
                 expression=exp.Literal.number(0))))
+
+
+#: Where a value is wanted, by node type: the argument slots SQLite fills with a comparison's
+#: 0 / 1 (``CASE ... ELSE a = b END``, ``(a = b) + 1``; aggregates: see :func:`_rewrite`).
+_VALUE_SLOTS: dict[str, tuple[str, ...]] = {
+    "If": ("true",), "Case": ("default",), "Add": ("this", "expression"),
+    "Sub": ("this", "expression"), "Mul": ("this", "expression"),
+    "Div": ("this", "expression"),
+}
+
+
+def _truth_as_integer(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
+    """SQLite's truth values are the integers 0 and 1; PostgreSQL's are booleans, which a
+    ``CASE`` mixing them with integers and arithmetic refuse. A comparison (or ``AND`` /
+    ``OR`` / ``NOT`` of them) where a value is wanted becomes ``CAST(... AS INT)``: the
+    same 0 / 1."""
+    from sqlglot import exp
+
+    truths = (exp.Predicate, exp.Connector, exp.Not)
+    for node in list(tree.find_all(*(getattr(exp, name) for name in _VALUE_SLOTS))):
+        for key in _VALUE_SLOTS[type(node).__name__]:
+            operand = node.args.get(key)
+            inner = operand.unnest() if isinstance(operand, exp.Paren) else operand
+            if isinstance(inner, truths):
+                operand.replace(exp.Cast(this=inner.copy(), to=exp.DataType.build("INT")))
 
 
 def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821

@@ -1,7 +1,7 @@
 """The store on PostgreSQL: a connection with the surface the store uses of SQLite's.
 
 The store's code calls ``db.execute``, ``db.conn.execute`` / ``executemany`` /
-``in_transaction`` / ``close`` and ``db.atomic()`` (a ``sqlite_utils.Database``
+``in_transaction`` / ``commit`` / ``close`` and ``db.atomic()`` (a ``sqlite_utils.Database``
 on SQLite). :class:`PgDatabase` offers the same over one psycopg 3 connection, so
 the store keeps one set of queries: each statement is translated by
 :func:`evalcore.store.dialect.to_postgres` (cached per SQL text) and sent with
@@ -74,7 +74,8 @@ class PgCursor:
 
 
 class PgConnection:
-    """``execute`` / ``executemany`` / ``in_transaction`` / ``close`` over one psycopg connection."""
+    """``execute`` / ``executemany`` / ``in_transaction`` / ``commit`` / ``close`` over one
+    psycopg connection."""
 
     dialect = "postgresql"
 
@@ -115,6 +116,12 @@ class PgConnection:
         from psycopg.pq import TransactionStatus
 
         return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def commit(self) -> None:
+        """Commit the open transaction, if any (as ``sqlite3.Connection.commit``: in
+        autocommit mode a statement outside ``BEGIN`` is committed already)."""
+        if self.in_transaction:
+            self.raw.execute("COMMIT")
 
     def close(self) -> None:
         self.raw.close()
