@@ -15,7 +15,8 @@ sqlglot does not translate is rewritten here on its syntax tree:
   (``WHERE ... AND 1``, ``AND ?``) becomes a boolean;
 * a truth value used as a value (``MAX(kind = 'undo')``, ``SUM(a = b)``, a comparison in
   a ``SELECT`` list, a ``CASE`` result or arithmetic) becomes SQLite's integer 0 / 1,
-  and ``TOTAL(x)`` is a float sum that is 0.0 over no rows, as SQLite's.
+  and ``TOTAL(x)`` is a float sum that is 0.0 over no rows, as SQLite's;
+* ``json_extract(text, path)`` reads its text as ``json``.
 
 Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
 PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
@@ -180,6 +181,10 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                 this=exp.Sum(this=exp.Cast(this=node.expressions[0].copy(),
                                            to=exp.DataType.build("DOUBLE"))),
                 expressions=[exp.Literal.number("0.0")]))
+    for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
+        # the store keeps JSON as text; PostgreSQL's path functions take json
+        if not isinstance(node.this, exp.Cast):
+            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     return tree
