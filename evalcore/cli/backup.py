@@ -17,6 +17,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.input_options import quiet_option
+from evalcore.cli.store_location import EXISTING_STORE
 from evalcore.io.progress import reporter
 from evalcore.store.backup import StoreCheck, backup_store, verify_store
 
@@ -44,7 +45,8 @@ def backup_command(db_path: Path, out: Path) -> None:
 
 
 @main.command("verify")
-@click.option("--db", "db_path", type=_STORE, required=True, help="The store or backup to check.")
+@click.option("--db", "db_path", type=EXISTING_STORE, required=True,
+              help="The store (file or postgresql:// URL) or backup to check.")
 @quiet_option
 def verify_command(db_path: Path) -> None:
     """Check a store without changing it; exit 1 if anything is wrong."""

@@ -14,7 +14,10 @@
 * :func:`verify_store` opens a store read-only (nothing is migrated or
   written) and reports ``integrity_check``, ``foreign_key_check``, the schema
   version and whether this evalcore can open it, the rows per table, and
-  whether every frozen reference version still matches its content hash.
+  whether every frozen reference version still matches its content hash. A
+  PostgreSQL store (a URL) is checked the same way inside one read snapshot; the
+  server enforces its foreign keys and keeps no ``integrity_check``, so those two
+  report "ok" and 0.
 
 Restoring is copying a backup over the store's path while nothing has it open
 (see the README).
@@ -31,6 +34,7 @@ from pydantic import BaseModel, Field
 from evalcore.io.atomic import atomic_path, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.store.connection import BUSY_TIMEOUT_MS
+from evalcore.store.location import is_postgres_url
 from evalcore.store.references import altered_references
 from evalcore.store.schema import SCHEMA_VERSION
 
@@ -68,7 +72,10 @@ def _read_only(path: Path) -> sqlite3.Connection:
 
 
 def verify_store(path: str | Path) -> StoreCheck:
-    """Check the store file at ``path`` without changing it (see the module docstring)."""
+    """Check the store file (or PostgreSQL URL) at ``path`` without changing it (see the
+    module docstring)."""
+    if is_postgres_url(str(path)):
+        return _verify_postgres(str(path))
     path = Path(path)
     conn = _read_only(path)
     try:
@@ -86,24 +93,53 @@ def verify_store(path: str | Path) -> StoreCheck:
                   for n in counted(names, every=1)}
         check = StoreCheck(path=str(path), schema_version=version, integrity=integrity,
                            foreign_key_violations=fk, tables=tables)
-        if integrity != ["ok"]:
-            check.problems.append("integrity_check: " + "; ".join(integrity[:20]))
-        if fk:
-            check.problems.append(f"{fk} row(s) break a foreign key (PRAGMA foreign_key_check)")
-        if version == 0 or "studies" not in tables:
-            check.problems.append("not an evidence store (no schema version or studies table); "
-                                  "create one with `evalcore init`")
-        elif version > SCHEMA_VERSION:
-            check.problems.append(f"schema version {version} is newer than this evalcore's "
-                                  f"{SCHEMA_VERSION}; upgrade relevance-ledger to use it")
-        elif version < SCHEMA_VERSION:
-            check.problems.append(f"schema version {version} is older than {SCHEMA_VERSION}: "
-                                  "`evalcore init --db` migrates it (after a backup)")
-        if not check.problems and "reference_versions" in tables:
-            _check_references(sqlite_utils.Database(conn), check)
+        _judge(check, sqlite_utils.Database(conn))
         return check
     finally:
         conn.close()
+
+
+def _verify_postgres(url: str) -> StoreCheck:
+    """:func:`verify_store` of a PostgreSQL store, inside one read snapshot."""
+    from evalcore.store.connection import open_store
+    from evalcore.store.dialect import store_tables
+    from evalcore.store.schema import schema_version
+    from evalcore.store.transaction import read_snapshot
+
+    db = open_store(url, migrate=False)
+    try:
+        with read_snapshot(db):
+            names = store_tables(db)
+            reporter().stage("counting rows", len(names), "tables")
+            tables = {n: int(db.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0])
+                      for n in counted(names, every=1)}
+            check = StoreCheck(path=url, schema_version=schema_version(db), integrity=["ok"],
+                               foreign_key_violations=0, tables=tables)
+            _judge(check, db)
+        return check
+    finally:
+        db.close()
+
+
+def _judge(check: StoreCheck, db: sqlite_utils.Database) -> None:
+    """The problems of what :func:`verify_store` read (appended to ``check.problems``)."""
+    integrity, fk, version, tables = (check.integrity, check.foreign_key_violations,
+                                      check.schema_version, check.tables)
+    if integrity != ["ok"]:
+        check.problems.append("integrity_check: " + "; ".join(integrity[:20]))
+    if fk:
+        check.problems.append(f"{fk} row(s) break a foreign key (PRAGMA foreign_key_check)")
+    if version == 0 or "studies" not in tables:
+        check.problems.append("not an evidence store (no schema version or studies table); "
+                              "create one with `evalcore init`")
+    elif version > SCHEMA_VERSION:
+        check.problems.append(f"schema version {version} is newer than this evalcore's "
+                              f"{SCHEMA_VERSION}; upgrade relevance-ledger to use it")
+    elif version < SCHEMA_VERSION:
+        check.problems.append(f"schema version {version} is older than {SCHEMA_VERSION}: "
+                              "`evalcore init --db` migrates it (after a backup)")
+    if not check.problems and "reference_versions" in tables:
+        _check_references(db, check)
 
 
 def _check_references(db: sqlite_utils.Database, check: StoreCheck) -> None:
