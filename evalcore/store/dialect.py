@@ -465,6 +465,26 @@ def main_file(db: object) -> str:
                  if r[1] == "main"), "") or ""
 
 
+def server_database(db: object) -> str:
+    """Which database on which server a PostgreSQL store is, as a cache key: the server's
+    address, the database's name and its oid (a database dropped and made again, or cloned
+    from another as a template, is another one); "" on SQLite, whose store is its file."""
+    if not is_postgres(db):
+        return ""
+    info = _raw(db).info  # type: ignore[attr-defined]
+    name, oid = _raw(db).execute(  # type: ignore[attr-defined]
+        "SELECT current_database(), oid FROM pg_database "
+        "WHERE datname = current_database()").fetchone()
+    return f"{info.host}:{info.port}/{name}:{oid}:{current_schema(db)}"
+
+
+def current_schema(db: object) -> str:
+    """The schema a PostgreSQL store's tables are in ("" on SQLite)."""
+    if not is_postgres(db):
+        return ""
+    return str(_raw(db).execute("SELECT current_schema()").fetchone()[0])  # type: ignore[attr-defined]
+
+
 # -- copying a whole store (evalcore.store.store_copy) --------------------------------------
 
 #: The foreign keys among the store's tables: (table, the table it references).

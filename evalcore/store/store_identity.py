@@ -4,8 +4,10 @@ A store holds one random id, written when its schema is created (``store_identit
 schema v22); a copy of the store has the same id. For a store kept in a file the
 identity adds the file's path and inode, so a copy at another path, or a file restored
 at the same path, is another store to a cache even though its id and its corpus
-generations may be equal. A store in memory, or one with no file (a database server),
-is known by its id alone.
+generations may be equal. A store on a PostgreSQL server adds the server, the database
+(its name and oid) and the schema in the same way: a database cloned from another, or
+made again under the same name, is another store. A store in memory is known by its id
+alone.
 """
 
 import os
@@ -22,6 +24,15 @@ def store_file(db: sqlite_utils.Database) -> Path | None:
     return Path(path) if path else None
 
 
+def store_location(db: sqlite_utils.Database) -> str:
+    """Where to open the store again (another connection to it): its PostgreSQL URL, or
+    its file's path; "" for a store in memory."""
+    if dialect.is_postgres(db):
+        return str(db.url)  # type: ignore[attr-defined]
+    path = store_file(db)
+    return str(path) if path else ""
+
+
 def store_identity(db: sqlite_utils.Database) -> str:
     """The store's id, with its file's path and inode when it has a file."""
     try:
@@ -31,6 +42,8 @@ def store_identity(db: sqlite_utils.Database) -> str:
     if row is None:
         raise LookupError("the store has no identity (its schema is older than this "
                           "evalcore's): open it with open_store, which migrates it")
+    if dialect.is_postgres(db):
+        return f"{row[0]}:{dialect.server_database(db)}"
     path = store_file(db)
     if path is None:
         return str(row[0])

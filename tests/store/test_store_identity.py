@@ -9,7 +9,7 @@ from store_fixtures import new_store, store_at_version
 from evalcore.retrieval.search import search_corpus_unscoped
 from evalcore.store import schema
 from evalcore.store.connection import open_store
-from evalcore.store.store_identity import store_identity
+from evalcore.store.store_identity import store_identity, store_location
 
 #: The version of the migration that added the identity and dropped documents_fts.
 IDENTITY_VERSION = schema.MIGRATIONS.index(schema._STORE_IDENTITY_NO_FTS) + 1
@@ -67,3 +67,25 @@ def test_an_unmigrated_older_store_has_no_identity_and_says_so(tmp_path):
     store_at_version(path, IDENTITY_VERSION - 1)
     with pytest.raises(LookupError, match="older than this evalcore's.*open_store"):
         store_identity(open_store(path, migrate=False))
+
+
+def _empty_store(target) -> None:
+    open_store(target).close()
+
+
+def test_two_copies_of_one_store_are_two_stores_to_a_cache(built_store_target) -> None:
+    """Copies of one store (files at two paths; PostgreSQL databases cloned from one
+    template) keep its id, yet a cache keyed by identity never mixes them up."""
+    a, b = (open_store(built_store_target("identity", _empty_store, name))
+            for name in ("a.db", "b.db"))
+    try:
+        (id_a,), (id_b,) = (db.execute("SELECT store_id FROM store_identity").fetchone()
+                            for db in (a, b))
+        assert id_a == id_b
+        assert store_identity(a) != store_identity(b)
+        assert store_identity(a) == store_identity(a)
+        assert store_location(a) != store_location(b)
+        assert store_identity(open_store(store_location(a))) == store_identity(a)
+    finally:
+        a.close()
+        b.close()
