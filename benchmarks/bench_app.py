@@ -42,11 +42,22 @@ is charged to the steps during which it runs. Before each click the page is left
 200 ms, not timed); a page that does not render within ``--step-timeout``
 seconds is reported as such (with what was on screen) and the run goes on.
 
+On both engines (``--engines sqlite,postgres``; both by default when a PostgreSQL
+server is named by ``--postgres-url`` or ``RELEVANCE_LEDGER_BENCH_POSTGRES_URL`` and
+answers) each study is built and measured on each engine in turn, a PostgreSQL store
+in a fresh database of that server (dropped after; the app is given its URL as
+``RELEVANCE_LEDGER_DB``), and every figure is printed side by side at the end: the
+SQLite time, the PostgreSQL time, their ratio beside the target (PostgreSQL within
+1.5x of SQLite).
+
 Usage: python benchmarks/bench_app.py [--queries 10000] [--results 100] [--workdir DIR]
-       [--skip-big] [--cold-runs 1] [--step-timeout 120]
+       [--skip-big] [--cold-runs 1] [--step-timeout 120] [--engines sqlite,postgres]
+       [--postgres-url URL] [--postgres-prefix bench]
 """
 
 import argparse
+import contextlib
+import math
 import os
 import statistics
 import sys
@@ -59,6 +70,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
+import postgres_scratch  # noqa: E402
 from bench_annotate_keys import mark_complete  # noqa: E402
 from bench_dashboard import STUDY as BIG_STUDY  # noqa: E402
 from bench_dashboard import build_store  # noqa: E402
@@ -232,7 +244,7 @@ class Timed:
         return seconds
 
 
-def measure_study(browser, db_path: Path, study: str, label: str, *, page_target: float,
+def measure_study(browser, db_path: Path | str, study: str, label: str, *, page_target: float,
                   compare_target: float, workdir: Path, cold_start: bool,
                   dashboard_build: bool) -> dict[str, float]:
     """Start a server on ``db_path`` and print every figure of ``study``."""
@@ -286,7 +298,12 @@ def measure_study(browser, db_path: Path, study: str, label: str, *, page_target
             tab.close()
         if study == "demo":
             cpu = server_cpu(server.process.pid)
-            elapsed = mark_complete(page, server.url, db_path) / 1000
+            try:
+                elapsed = mark_complete(page, server.url, db_path) / 1000
+            except Exception as error:  # playwright's TimeoutError: the Annotate page failed
+                print(f"mark complete: NOT MEASURED ({type(error).__name__}: "
+                      f"{str(error).splitlines()[0]}; {load()})")
+                return figures
             figures["mark complete"] = elapsed
             print(f"mark complete, click -> 'Marked complete' on screen: "
                   f"{elapsed * 1000:7.0f} ms  target < 300 ms  "
@@ -298,7 +315,7 @@ def measure_study(browser, db_path: Path, study: str, label: str, *, page_target
     return figures
 
 
-def cold_starts(browser, db_path: Path, workdir: Path, runs: int) -> list[float]:
+def cold_starts(browser, db_path: Path | str, workdir: Path, runs: int) -> list[float]:
     """``runs`` more cold starts on the demo study (a fresh server each): wall seconds, printed
     with the server's CPU seconds and its healthy time; the median of all is printed after."""
     walls = []
@@ -320,6 +337,76 @@ def cold_starts(browser, db_path: Path, workdir: Path, runs: int) -> list[float]
     return walls
 
 
+#: The engines' target: every page on PostgreSQL within this factor of its SQLite time.
+ENGINE_RATIO_TARGET = 1.5
+
+
+def engines(asked: str | None, url: str | None) -> list[str]:
+    """The engines to measure (see the module docstring); exits naming what is wrong."""
+    names = asked.split(",") if asked else None
+    unknown = set(names or ()) - {"sqlite", "postgres"}
+    if unknown:
+        sys.exit(f"--engines: unknown {', '.join(sorted(unknown))} (sqlite, postgres)")
+    why = (f"no server named (--postgres-url or {postgres_scratch.URL_ENV})" if not url
+           else postgres_scratch.reachable(url))
+    if names is None:
+        if why:
+            print(f"PostgreSQL not measured: {why}")
+        return ["sqlite"] + ([] if why else ["postgres"])
+    if "postgres" in names and why:
+        sys.exit(f"--engines postgres: the server cannot be used: {why}")
+    return names
+
+
+def side_by_side(label: str, figures: dict[str, dict[str, float]]) -> None:
+    """Every figure of one study on SQLite and PostgreSQL, their ratio and the 1.5x target."""
+    sqlite, postgres = figures.get("sqlite", {}), figures.get("postgres", {})
+    print(f"\n== {label}: PostgreSQL vs SQLite (target: within {ENGINE_RATIO_TARGET:g}x) ==")
+    print(f"  {'figure':34s} {'SQLite':>9s} {'PostgreSQL':>11s} {'ratio':>7s}")
+    for name in sqlite:
+        if name.endswith(" cpu") or name not in postgres:
+            continue
+        a, b = sqlite[name], postgres[name]
+        if math.isnan(a) or math.isnan(b):
+            said = ["not rendered" if math.isnan(x) else f"{x:.2f}s" for x in (a, b)]
+            print(f"  {name:34s} {said[0]:>9s} {said[1]:>11s} {'':>7s}  (not rendered)")
+            continue
+        ratio = b / a if a > 0 else float("inf")
+        cpu = ""
+        if f"{name} cpu" in sqlite and f"{name} cpu" in postgres:
+            cpu = f"  (server CPU {sqlite[name + ' cpu']:.2f} / {postgres[name + ' cpu']:.2f} s)"
+        print(f"  {name:34s} {a:8.2f}s {b:10.2f}s {ratio:6.2f}x  "
+              f"{'met' if ratio <= ENGINE_RATIO_TARGET else 'NOT MET'}{cpu}")
+
+
+def build_stores(engine: str, workdir: Path, args, url: str | None,
+                 scratch: contextlib.ExitStack) -> tuple[Path | str, Path | str]:
+    """The demo store and (unless ``--skip-big``) the generated study's store on ``engine``:
+    SQLite files in ``workdir`` (the generated one kept between runs), PostgreSQL databases
+    created on the server (dropped when ``scratch`` closes)."""
+    if engine == "sqlite":
+        demo: Path | str = workdir / "demo.sqlite"
+        for suffix in ("", "-wal", "-shm"):  # a fresh demo: earlier benchmark labels pile up
+            Path(str(demo) + suffix).unlink(missing_ok=True)
+        big: Path | str = workdir / f"big-{args.queries}x{args.results}x3.sqlite"
+        fresh_big = not Path(big).exists()
+    else:
+        demo = scratch.enter_context(postgres_scratch.scratch_database(
+            url, args.postgres_prefix))
+        big = "" if args.skip_big else scratch.enter_context(
+            postgres_scratch.scratch_database(url, args.postgres_prefix))
+        fresh_big = True
+    started = time.perf_counter()
+    build_demo(open_store(demo))
+    print(f"{engine}: demo study built in {time.perf_counter() - started:.1f} s")
+    if not args.skip_big and fresh_big:
+        started = time.perf_counter()
+        build_store(big, args.queries, args.results, 3)
+        print(f"{engine}: generated study {args.queries:,} queries x {args.results} results "
+              f"x 3 runs built in {time.perf_counter() - started:.1f} s")
+    return demo, big
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10_000)
@@ -330,6 +417,14 @@ def main() -> None:
                         help="cold starts to measure on the demo study (the first with its pages)")
     parser.add_argument("--step-timeout", type=float, default=STEP_TIMEOUT_S,
                         help="seconds after which a page that has not rendered is reported")
+    parser.add_argument("--engines", default=None,
+                        help="sqlite,postgres (default: both when a PostgreSQL server is named "
+                             "and answers, else sqlite)")
+    parser.add_argument("--postgres-url", default=None,
+                        help="a PostgreSQL server to create throwaway databases on (default: "
+                             f"${postgres_scratch.URL_ENV})")
+    parser.add_argument("--postgres-prefix", default="bench",
+                        help="the name prefix of those databases (dropped after the run)")
     args = parser.parse_args()
     globals()["STEP_TIMEOUT_S"] = args.step_timeout
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-app-"))
@@ -337,39 +432,47 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
           f"work dir {workdir}")
 
-    demo = workdir / "demo.sqlite"
-    for suffix in ("", "-wal", "-shm"):  # a fresh demo: earlier benchmark labels would pile up
-        Path(str(demo) + suffix).unlink(missing_ok=True)
-    build_demo(open_store(demo))
-    big = workdir / f"big-{args.queries}x{args.results}x3.sqlite"
-    if not args.skip_big and not big.exists():
-        started = time.perf_counter()
-        build_store(big, args.queries, args.results, 3)
-        print(f"generated study {args.queries:,} queries x {args.results} results x 3 runs "
-              f"built in {time.perf_counter() - started:.1f} s")
+    url = postgres_scratch.server_url(args.postgres_url)
+    measured = engines(args.engines, url)
+    with contextlib.ExitStack() as scratch:
+        stores: dict[str, tuple[Path | str, Path | str]] = {}  # engine: demo, big
+        for engine in measured:
+            stores[engine] = build_stores(engine, workdir, args, url, scratch)
 
-    from playwright.sync_api import sync_playwright
+        from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                             args=CHROMIUM_ARGS)
-        try:
-            demo_figures = measure_study(browser, demo, "demo", "demo study", page_target=1,
-                                         compare_target=1, workdir=workdir, cold_start=True,
-                                         dashboard_build=False)
-            if args.cold_runs > 1:
-                print(f"more cold starts ({args.cold_runs - 1}):")
-                walls = [demo_figures["cold"],
-                         *cold_starts(browser, demo, workdir, args.cold_runs - 1)]
-                print(f"cold start, median of {len(walls)}: "
-                      f"{_verdict(statistics.median(walls), 3)}")
-            if not args.skip_big:
-                measure_study(browser, big, BIG_STUDY,
-                              f"{args.queries:,} queries x {args.results} results x 3 runs",
-                              page_target=2, compare_target=3, workdir=workdir,
-                              cold_start=False, dashboard_build=True)
-        finally:
-            browser.close()
+        demo_figures: dict[str, dict[str, float]] = {}
+        big_figures: dict[str, dict[str, float]] = {}
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                                 args=CHROMIUM_ARGS)
+            try:
+                for engine in measured:
+                    demo = stores[engine][0]
+                    demo_figures[engine] = figures = measure_study(
+                        browser, demo, "demo", f"demo study on {engine}", page_target=1,
+                        compare_target=1, workdir=workdir, cold_start=True,
+                        dashboard_build=False)
+                    if args.cold_runs > 1:
+                        print(f"more cold starts ({args.cold_runs - 1}):")
+                        walls = [figures["cold"],
+                                 *cold_starts(browser, demo, workdir, args.cold_runs - 1)]
+                        figures["cold (median)"] = statistics.median(walls)
+                        print(f"cold start, median of {len(walls)}: "
+                              f"{_verdict(statistics.median(walls), 3)}")
+                if not args.skip_big:
+                    for engine in measured:
+                        big_figures[engine] = measure_study(
+                            browser, stores[engine][1], BIG_STUDY,
+                            f"{args.queries:,} queries x {args.results} results x 3 runs on "
+                            f"{engine}", page_target=2, compare_target=3, workdir=workdir,
+                            cold_start=False, dashboard_build=True)
+            finally:
+                browser.close()
+        if len(measured) > 1:
+            side_by_side("demo study", demo_figures)
+            if big_figures:
+                side_by_side(f"{args.queries:,}-query study", big_figures)
     print(f"\nload average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -1,20 +1,39 @@
-"""A large run import while 4 processes label: failed writes, label latency, lock hold.
+"""A large run import while 16 writers label, on SQLite and PostgreSQL: lost, doubled, latency.
 
 One process imports a TREC run of N lines (``evalcore.store.imports.run``: staged
 chunks, each its own short write transaction, published by one small commit);
-4 processes label in a loop until the import ends, each label written as the
-annotate page writes it (``retry_busy(label_as_shown(...))``, every 10 ms). Printed: the import
-time, the longest write-lock holds of the import (each of its transactions,
-timed inside the importing process: the statement that opened it, and how much
-of it was the statements and how much the COMMIT), the WAL checkpoints it ran
-between chunks, the labels written, failed label writes, and label latency
-p50 / p95 / p99 / max beside their targets, with their parts (waiting for the
-write lock, the statements inside it, the COMMIT); first, the same 4 processes label for
-``--control-s`` seconds with no import (what the machine itself gives), and
-the load average is printed (this 2-core machine is shared).
+meanwhile 4 processes (``--processes``), each like one app server with 4 writer
+threads (``--writers-per-process``, each thread its own store connection), label
+in a loop until the import ends, each label written as the annotate page writes
+it (``retry_busy(label_as_shown(...))``, every 10 ms). Each writer labels items no
+other writer labels, except one writer per process (``--shared-per-process``) that
+labels the same two items as those of the other processes, from the same view of
+them: only one of those concurrent saves may succeed (the others are told the item
+changed), which tests that writes are serialised.
 
-    python benchmarks/bench_import_while_labeling.py            # 500,000 lines (quick)
-    python benchmarks/bench_import_while_labeling.py --lines 5000000
+Afterwards the store is checked from its label events (each write's note names
+it): every write a writer was told was saved is there exactly once, under the
+event id it was given (lost, duplicated, wrong event id: target 0), no refused
+write is there, and no two saves of a shared item were made from the same view.
+
+Printed per engine: the import time, the longest write-lock holds of the import
+(each of its transactions, timed inside the importing process: the statement that
+opened it, and how much of it was the statements and how much the COMMIT), on
+SQLite the WAL checkpoints it ran between chunks, the labels written, failed label
+writes, label latency p50 / p95 / p99 / max beside the target (p99 < 100 ms) with
+their parts (waiting for the write lock, the statements inside it, the COMMIT), the
+check, and the load average (this 2-core machine is shared); first, the same
+writers label for ``--control-s`` seconds with no import (what the machine itself
+gives). Then the engines side by side.
+
+The engines (``--engines sqlite,postgres``): both when a PostgreSQL server is named
+(``--postgres-url`` or ``RELEVANCE_LEDGER_BENCH_POSTGRES_URL``) and answers; the
+benchmark creates a fresh database there (``--postgres-prefix``) and drops it after.
+
+    python benchmarks/bench_import_while_labeling.py --quick   # 100,000 lines, 5 s control
+    python benchmarks/bench_import_while_labeling.py           # 1,000,000 lines
+    python benchmarks/bench_import_while_labeling.py --engines postgres \\
+        --postgres-url 'postgresql://ledger@/postgres?host=/tmp/pgt'
     python benchmarks/bench_import_while_labeling.py --beir 200000   # a BEIR corpus instead
     python benchmarks/bench_import_while_labeling.py --beir 200000 --replace  # re-imported
 
@@ -39,7 +58,8 @@ import tempfile
 import time
 from pathlib import Path
 
-LABELERS = 4
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import postgres_scratch  # noqa: E402
 
 
 def _write_run(path: Path, lines: int) -> None:
@@ -135,53 +155,166 @@ def _import(db_path: str, run_file: str, started, done, holds) -> None:
     done.set()
 
 
-def _label(db_path: str, who: str, ready, started, done, out) -> None:
-    """Label as the annotate page does (``retry_busy(label_as_shown(...))``), timing each write
-    and its parts: waiting for the write lock (from the first ``BEGIN IMMEDIATE`` tried to the
-    first statement after it), the statements inside it, and the ``COMMIT``."""
-    import sqlite3
+def _writers(target: str, phase: str, process: int, threads: int, shared: int, ready,
+             started, done, out) -> None:
+    """One app server: ``threads`` writers, each a thread with its own store connection,
+    labeling as the annotate page does until ``done``; puts the list of their records."""
+    import threading
+
+    from evalcore.store.connection import open_store
+
+    dbs = [open_store(target) for _ in range(threads)]
+    records: list[dict] = [{} for _ in range(threads)]
+    workers = [threading.Thread(target=_write_labels, args=(
+        dbs[t], phase, f"ann{process}-{t}@acme.org", t < shared, started, done, records[t]))
+        for t in range(threads)]
+    for w in workers:
+        w.start()
+    ready.put(process)
+    for w in workers:
+        w.join()
+    for db in dbs:
+        db.conn.close()
+    out.put(records)
+
+
+def _write_labels(db, phase: str, who: str, on_shared: bool, started, done, record: dict) -> None:
+    """Label as the annotate page does (``retry_busy(label_as_shown(...))``), every 10 ms,
+    timing each write and its parts: waiting for the write lock (from the first
+    ``BEGIN IMMEDIATE`` / ``BEGIN`` tried to the lock held), the statements inside it, and
+    the ``COMMIT``. Each write's note names it (``w:<phase>:<who>#<n>``), so the store can be
+    checked afterwards for every write this writer was told was saved (``phase`` tells the
+    control's writes from those during the import).
+
+    A writer ``on_shared`` labels the two items every shared writer labels (``shared``
+    query, units ``shared-0`` / ``shared-1``), with a pause of 0-5 ms between showing the
+    item and saving it: writers of other processes save the same item from the same view,
+    and only the first may succeed (the others are told the item changed)."""
+    import random
 
     from evalcore.annotation.item_token import label_as_shown, show_item
-    from evalcore.store.connection import open_store
+    from evalcore.store import dialect
+    from evalcore.store.labels import ItemChangedError
     from evalcore.store.study_handle import open_study
     from evalcore.store.transaction import retry_busy
 
-    db = open_store(db_path)
     marks: list[tuple[float, str]] = []
-    db.conn.set_trace_callback(lambda sql: marks.append((time.perf_counter(), sql[:12])))
-    ready.put(who)
-    started.wait()
+    _trace(db, marks)
     times: list[float] = []
     parts: list[tuple[float, float, float]] = []  # lock wait, inside, commit
-    failed = 0
+    saved: list[tuple[str, int, str, int]] = []  # note, event id, unit, the event it saw
+    refused: list[str] = []  # notes of writes not saved (busy, changed, another error)
+    failed = changed = 0
+    errors: dict[str, int] = {}
+    started.wait()
     i = 0
     while not done.is_set():
-        token = show_item(open_study(db, "s", who), query_id=f"lq{i % 50}",
-                          unit_id=f"{who}-{i}", annotator=who)
+        query, unit = (("shared", f"shared-{i % 2}") if on_shared
+                       else (f"lq{i % 50}", f"{who}-{i}"))
+        note = f"w:{phase}:{who}#{i}"
+        token = show_item(open_study(db, "s", who), query_id=query, unit_id=unit,
+                          annotator=who)
+        if on_shared:
+            time.sleep(random.uniform(0, 0.005))
         marks.clear()
         t0 = time.perf_counter()
         try:
-            retry_busy(lambda t=token, g=i % 5: label_as_shown(db, t, g, on_screen=t))
-        except sqlite3.OperationalError:
-            failed += 1
+            outcome = retry_busy(lambda t=token, g=i % 5, n=note: label_as_shown(
+                db, t, g, on_screen=t, note=n))
+        except ItemChangedError:
+            changed += 1
+            refused.append(note)
+        except dialect.OPERATIONAL_ERRORS as error:
+            if dialect.is_busy(error):
+                failed += 1
+            else:
+                errors[type(error).__name__] = errors.get(type(error).__name__, 0) + 1
+            refused.append(note)
+        except Exception as error:  # reported, not hidden: an engine defect shows here
+            errors[type(error).__name__] = errors.get(type(error).__name__, 0) + 1
+            refused.append(note)
+        else:
+            saved.append((note, outcome.event.event_id, unit, token.seen_event))
         end = time.perf_counter()
         times.append(end - t0)
         parts.append(_parts(marks, end))
         i += 1
         time.sleep(0.01)  # an annotator's pace, faster than any person
-    out.put((times, failed, parts))
+    record.update(times=times, parts=parts, saved=saved, refused=refused, failed=failed,
+                  changed=changed, errors=errors)
+
+
+def _trace(db, marks: list[tuple[float, str]]) -> None:
+    """Record each statement's start (its first 12 characters) in ``marks``; on PostgreSQL
+    the transaction control statements (sent as written) also mark their end: ``LOCKED``
+    when the advisory write lock is held, ``COMMITTED`` when the COMMIT returned."""
+    if hasattr(db.conn, "set_trace_callback"):  # SQLite
+        db.conn.set_trace_callback(lambda sql: marks.append((time.perf_counter(), sql[:12])))
+        return
+    raw, conn = db.conn.raw, db.conn
+    raw_execute, conn_execute = raw.execute, conn.execute
+
+    def control(sql, *args, **kwargs):
+        marks.append((time.perf_counter(), sql[:12]))
+        result = raw_execute(sql, *args, **kwargs)
+        if "pg_advisory_xact_lock" in sql:
+            marks.append((time.perf_counter(), "LOCKED"))
+        elif sql.startswith("COMMIT"):
+            marks.append((time.perf_counter(), "COMMITTED"))
+        return result
+
+    def statement(sql, *args, **kwargs):
+        if not sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT",
+                                                "RELEASE", "SET")):
+            marks.append((time.perf_counter(), sql.lstrip()[:12]))
+        return conn_execute(sql, *args, **kwargs)
+
+    raw.execute = control
+    conn.execute = statement
 
 
 def _parts(marks: list[tuple[float, str]], end: float) -> tuple[float, float, float]:
     """(lock wait, inside, commit) of one label write from its statements' start times."""
-    begins = [t for t, sql in marks if sql.startswith("BEGIN IMMED")]
+    begins = [t for t, sql in marks if sql.startswith("BEGIN IMMED") or sql == "BEGIN"]
     if not begins:
         return (0.0, 0.0, 0.0)
-    after = [t for t, sql in marks if t > begins[-1] and not sql.startswith(("BEGIN", "PRAGMA"))]
-    commit = next((t for t, sql in marks if sql.startswith("COMMIT") and t > begins[-1]), end)
-    resumed = next((t for t, _ in marks if t > commit), end)
-    locked = after[0] if after else commit
+    last = begins[-1]
+    commit = next((t for t, sql in marks if sql.startswith("COMMIT") and t > last), end)
+    locked = next((t for t, sql in marks if sql == "LOCKED" and t > last), None)
+    if locked is None:  # SQLite: the lock is held once BEGIN IMMEDIATE returned
+        locked = next((t for t, sql in marks if t > last
+                       and not sql.startswith(("BEGIN", "PRAGMA"))), commit)
+    resumed = next((t for t, sql in marks if t > commit and sql != "COMMIT"), end)
     return (locked - begins[0], commit - locked, resumed - commit)
+
+
+def _verify(target: str, records: list[dict]) -> dict[str, int]:
+    """Every write a writer was told was saved is in the store exactly once (under the
+    event id it was given), no refused write is there, and no two saved writes of a
+    shared item were made from the same view of it."""
+    from evalcore.store.connection import open_store
+
+    db = open_store(target)
+    stored: dict[str, list[int]] = {}
+    for note, event_id in db.execute(
+            "SELECT note, event_id FROM label_events WHERE note LIKE 'w:%'").fetchall():
+        stored.setdefault(note, []).append(event_id)
+    db.conn.close()
+    saved = [s for r in records for s in r["saved"]]
+    views: dict[tuple[str, int], int] = {}
+    for _, _, unit, seen in saved:
+        if unit.startswith("shared-"):
+            views[(unit, seen)] = views.get((unit, seen), 0) + 1
+    return {
+        "saved": len(saved),
+        "lost": sum(1 for note, _, _, _ in saved if note not in stored),
+        "duplicated": sum(len(ids) - 1 for ids in stored.values() if len(ids) > 1),
+        "wrong event id": sum(1 for note, event_id, _, _ in saved
+                              if note in stored and stored[note] != [event_id]),
+        "refused but stored": sum(1 for r in records for note in r["refused"] if note in stored),
+        "two saves from one view": sum(n - 1 for n in views.values() if n > 1),
+        "shared saves": sum(1 for *_, unit, _ in saved if unit.startswith("shared-")),
+    }
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -201,112 +334,229 @@ def _percentiles(results: list[tuple]) -> tuple[int, int, float, float, float, f
             _quantile(times, 0.95), _quantile(times, 0.99), times[-1], said)
 
 
-def _labelers(ctx, db_path: str, started, done, out) -> list:
-    """The labeling processes, started and ready (their store open) when this returns."""
+def _writer_processes(ctx, target: str, phase: str, args, started, done, out) -> list:
+    """The writing processes, started and ready (every store connection open) on return."""
     ready = ctx.Queue()
-    labelers = [ctx.Process(target=_label, args=(db_path, f"ann{i}@acme.org", ready, started,
-                                                 done, out)) for i in range(LABELERS)]
-    for p in labelers:
+    processes = [ctx.Process(target=_writers, args=(
+        target, phase, p, args.writers_per_process, args.shared_per_process, ready, started, done,
+        out)) for p in range(args.processes)]
+    for p in processes:
         p.start()
-    for _ in labelers:
+    for _ in processes:
         ready.get()
-    return labelers
+    return processes
 
 
-def _collect(labelers: list, out) -> list[tuple]:
-    results = [out.get() for _ in labelers]
-    for p in labelers:
+def _collect(processes: list, out) -> list[dict]:
+    records = [r for _ in processes for r in out.get()]
+    for p in processes:
         p.join()
-    return results
+    return records
+
+
+def _latency(records: list[dict]) -> dict:
+    """count, failed, refused as changed, other errors, p50/p95/p99/max, and the parts."""
+    times = sorted(t for r in records for t in r["times"])
+    parts = [p for r in records for p in r["parts"]]
+    said = ", ".join(
+        f"{name} p50 {_quantile([p[n] for p in parts], 0.5) * 1000:.1f} / p99 "
+        f"{_quantile([p[n] for p in parts], 0.99) * 1000:.1f} ms"
+        for n, name in enumerate(("lock wait", "inside the lock", "COMMIT")))
+    errors: dict[str, int] = {}
+    for r in records:
+        for name, n in r["errors"].items():
+            errors[name] = errors.get(name, 0) + n
+    return {"count": len(times), "failed": sum(r["failed"] for r in records),
+            "changed": sum(r["changed"] for r in records), "errors": errors,
+            "p50": statistics.median(times), "p95": _quantile(times, 0.95),
+            "p99": _quantile(times, 0.99), "max": times[-1], "parts": said}
+
+
+def _measure(engine: str, target: str, run_file: Path, args, first: Path | None) -> dict:
+    """Both phases on one store (the control, then the import while labeling), checked."""
+    from evalcore.store.connection import open_store
+    from evalcore.store.studies import StudyIn
+    from evalcore.store.study_setup import create_study
+
+    result: dict = {"load before": os.getloadavg()[0]}
+    db = open_store(target)
+    create_study(db, StudyIn(study_id="s", corpus_id="c"))
+    if first is not None:
+        from evalcore.store.imports.beir import import_beir
+
+        import_beir(db, first, study_id="s")
+    db.conn.close()
+    ctx = multiprocessing.get_context("spawn")
+    records: list[dict] = []
+    if args.control_s > 0:
+        started, done, out = ctx.Event(), ctx.Event(), ctx.Queue()
+        processes = _writer_processes(ctx, target, "control", args, started, done, out)
+        started.set()
+        time.sleep(args.control_s)
+        done.set()
+        control = _collect(processes, out)
+        result["control"] = _latency(control)
+        records += control
+    started, done = ctx.Event(), ctx.Event()
+    holds, out = ctx.Queue(), ctx.Queue()
+    processes = _writer_processes(ctx, target, "import", args, started, done, out)
+    importer = ctx.Process(target=_import, args=(target, str(run_file), started, done, holds))
+    importer.start()
+    importer.join()
+    if importer.exitcode != 0:
+        done.set()
+        _collect(processes, out)
+        sys.exit(f"{engine}: the import failed (exit code {importer.exitcode})")
+    (result["import s"], result["longest"], result["transactions"], result["hold p99"],
+     result["over target"], result["checkpoint max"], result["checkpoints"],
+     result["phases"]) = holds.get()
+    during = _collect(processes, out)
+    result["during"] = _latency(during)
+    result["check"] = _verify(target, records + during)
+    result["load after"] = os.getloadavg()[0]
+    return result
+
+
+def _report(engine: str, r: dict, args, writers: int) -> None:
+    print(f"== {engine} ==")
+    print(f"machine load average: {r['load before']:.1f} before, {r['load after']:.1f} after "
+          f"({os.cpu_count()} CPUs)")
+    if "control" in r:
+        c = r["control"]
+        print(f"labels with no import ({args.control_s:g} s): {c['count']:,}, failed "
+              f"{c['failed']}, p50 {c['p50'] * 1000:.1f} ms, p95 {c['p95'] * 1000:.1f} ms, "
+              f"p99 {c['p99'] * 1000:.1f} ms, max {c['max'] * 1000:.1f} ms")
+        print(f"  parts: {c['parts']}")
+    what = (f"BEIR import: {args.beir:,} documents"
+            + (" (every one replacing a stored one)" if args.replace else "")) if args.beir else (
+        f"run import: {args.lines:,} lines")
+    print(f"{what} in {r['import s']:.1f} s, {r['transactions']} write "
+          f"transactions; holds p99 {r['hold p99'] * 1000:.0f} ms, {r['over target']} over "
+          "250 ms")
+    hold, body, commit, where = r["longest"][0]
+    print(f"longest write-lock hold {hold * 1000:.0f} ms (target <= 250 ms): statements "
+          f"{body * 1000:.0f} ms + COMMIT {commit * 1000:.0f} ms, in {where}")
+    for hold, body, commit, where in r["longest"][1:]:
+        print(f"  next: {hold * 1000:.0f} ms (statements {body * 1000:.0f} + COMMIT "
+              f"{commit * 1000:.0f}) in {where}")
+    print("longest hold by phase: " + ", ".join(
+        f"{name} {hold * 1000:.0f} ms ({count} transactions)"
+        for name, (hold, count) in r["phases"].items()))
+    if engine == "sqlite":
+        print(f"WAL checkpoints between chunks (no write lock held): {r['checkpoints']}, "
+              f"longest {r['checkpoint max'] * 1000:.0f} ms")
+    d, check = r["during"], r["check"]
+    print(f"labels during the import: {d['count']:,} by {writers} writers "
+          f"({args.processes} processes x {args.writers_per_process} threads), failed writes "
+          f"{d['failed']} (target 0), other errors {d['errors'] or 0}, refused as changed "
+          f"(shared items, expected) {d['changed']}")
+    print(f"label latency: p50 {d['p50'] * 1000:.1f} ms, p95 {d['p95'] * 1000:.1f} ms, p99 "
+          f"{d['p99'] * 1000:.1f} ms (target < 100 ms), max {d['max'] * 1000:.1f} ms")
+    print(f"  parts: {d['parts']}")
+    print("store check (both phases): " + ", ".join(f"{k} {v:,}" for k, v in check.items())
+          + " (targets: lost 0, duplicated 0, wrong event id 0, refused but stored 0, "
+            "two saves from one view 0)")
+
+
+def _summary(results: dict[str, dict]) -> None:
+    """The figures of every engine side by side."""
+    engines = list(results)
+    rows = [
+        ("run import (s)", lambda r: f"{r['import s']:.1f}", ""),
+        ("labels saved (both phases)", lambda r: f"{r['check']['saved']:,}", ""),
+        ("lost", lambda r: f"{r['check']['lost']}", "0"),
+        ("duplicated", lambda r: f"{r['check']['duplicated']}", "0"),
+        ("refused but stored", lambda r: f"{r['check']['refused but stored']}", "0"),
+        ("two saves from one view", lambda r: f"{r['check']['two saves from one view']}", "0"),
+        ("failed writes (during)", lambda r: f"{r['during']['failed']}", "0"),
+        ("other errors (during)", lambda r: f"{sum(r['during']['errors'].values())}", "0"),
+        ("label p50 ms", lambda r: f"{r['during']['p50'] * 1000:.1f}", ""),
+        ("label p95 ms", lambda r: f"{r['during']['p95'] * 1000:.1f}", ""),
+        ("label p99 ms", lambda r: f"{r['during']['p99'] * 1000:.1f}", "< 100 (PostgreSQL)"),
+        ("label max ms", lambda r: f"{r['during']['max'] * 1000:.1f}", ""),
+        ("load average after", lambda r: f"{r['load after']:.1f}", ""),
+    ]
+    print("== side by side ==")
+    print(f"{'':28}" + "".join(f"{e:>12}" for e in engines) + "   target")
+    for name, cell, target in rows:
+        print(f"{name:28}" + "".join(f"{cell(results[e]):>12}" for e in engines) + f"   {target}")
+
+
+def _engines(args) -> list[tuple[str, str | None]]:
+    """The engines to measure, with the PostgreSQL server's URL."""
+    url = postgres_scratch.server_url(args.postgres_url)
+    asked = args.engines.split(",") if args.engines else None
+    unknown = set(asked or ()) - {"sqlite", "postgres"}
+    if unknown:
+        sys.exit(f"--engines: unknown {', '.join(sorted(unknown))} (sqlite, postgres)")
+    why = "no server named (--postgres-url or " + postgres_scratch.URL_ENV + ")" if not url \
+        else postgres_scratch.reachable(url)
+    if asked is None:
+        if why:
+            print(f"PostgreSQL not measured: {why}")
+        asked = ["sqlite"] + ([] if why else ["postgres"])
+    elif "postgres" in asked and why:
+        sys.exit(f"--engines postgres: the server cannot be used: {why}")
+    return [(e, url if e == "postgres" else None) for e in asked]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=500_000)
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--quick", action="store_true",
+                        help="100,000 lines and a 5 s control (unless given)")
     parser.add_argument("--beir", type=int, default=0, metavar="N",
                         help="import a BEIR corpus of N documents instead of a run")
     parser.add_argument("--replace", action="store_true",
                         help="with --beir: import the corpus once first (no one labeling), then "
                              "time importing it again with other text (every document replaced)")
-    parser.add_argument("--control-s", type=float, default=15.0,
-                        help="first, label this long with no import (the machine's own figure)")
+    parser.add_argument("--control-s", type=float, default=None,
+                        help="first, label this long with no import (the machine's own figure; "
+                             "default 15, 5 with --quick)")
+    parser.add_argument("--engines", default=None,
+                        help="sqlite,postgres (default: both when a PostgreSQL server is named "
+                             "and answers, else sqlite)")
+    parser.add_argument("--postgres-url", default=None,
+                        help="a PostgreSQL server to create a throwaway database on (default: "
+                             f"${postgres_scratch.URL_ENV})")
+    parser.add_argument("--postgres-prefix", default="bench",
+                        help="the name prefix of that database (it is dropped after the run)")
+    parser.add_argument("--processes", type=int, default=4, help="writing processes")
+    parser.add_argument("--writers-per-process", type=int, default=4,
+                        help="writer threads per process, each with its own connection")
+    parser.add_argument("--shared-per-process", type=int, default=1,
+                        help="of them, how many label the shared items (the same items "
+                             "every process labels)")
     args = parser.parse_args()
-    from evalcore.store.connection import open_store
-    from evalcore.store.studies import StudyIn
-    from evalcore.store.study_setup import create_study
-
-    load_before = os.getloadavg()[0]
+    if args.quick and "--lines" not in sys.argv:
+        args.lines = 100_000
+    if args.control_s is None:
+        args.control_s = 5.0 if args.quick else 15.0
+    engines = _engines(args)
+    writers = args.processes * args.writers_per_process
+    results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        db_path = str(root / "store.sqlite")
-        db = open_store(db_path)
-        create_study(db, StudyIn(study_id="s", corpus_id="c"))
-        db.conn.close()
+        first = None
         if args.beir:
             run_file = root / "beir"
             if args.replace:
-                _write_beir(root / "first", args.beir)
-                from evalcore.store.imports.beir import import_beir
-
-                db = open_store(db_path)
-                import_beir(db, root / "first", study_id="s")
-                db.conn.close()
+                first = root / "first"
+                _write_beir(first, args.beir)
             _write_beir(run_file, args.beir, "other words replacing every stored document text")
         else:
             run_file = root / "big.run"
             _write_run(run_file, args.lines)
-        ctx = multiprocessing.get_context("spawn")
-        control = None
-        if args.control_s > 0:
-            started, done, out = ctx.Event(), ctx.Event(), ctx.Queue()
-            labelers = _labelers(ctx, db_path, started, done, out)
-            started.set()
-            time.sleep(args.control_s)
-            done.set()
-            control = _percentiles(_collect(labelers, out))
-        started, done = ctx.Event(), ctx.Event()
-        holds, out = ctx.Queue(), ctx.Queue()
-        labelers = _labelers(ctx, db_path, started, done, out)
-        importer = ctx.Process(target=_import, args=(db_path, str(run_file), started,
-                                                     done, holds))
-        importer.start()
-        importer.join()
-        if importer.exitcode != 0:
-            done.set()
-            sys.exit(f"the import failed (exit code {importer.exitcode})")
-        (seconds, longest, transactions, hold_p99, over_target, checkpoint_max,
-         checkpoints, phases) = holds.get()
-        results = _collect(labelers, out)
-    count, failed, p50, p95, p99, worst, parts = _percentiles(results)
-    hold, body, commit, where = longest[0]
-    print(f"machine load average: {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
-          f"({os.cpu_count()} CPUs)")
-    if control is not None:
-        c_count, c_failed, c_p50, c_p95, c_p99, c_worst, c_parts = control
-        print(f"labels with no import ({args.control_s:g} s): {c_count:,}, failed {c_failed}, "
-              f"p50 {c_p50 * 1000:.1f} ms, p95 {c_p95 * 1000:.1f} ms, p99 {c_p99 * 1000:.1f} ms, "
-              f"max {c_worst * 1000:.1f} ms")
-        print(f"  parts: {c_parts}")
-    what = (f"BEIR import: {args.beir:,} documents"
-            + (" (every one replacing a stored one)" if args.replace else "")) if args.beir else (
-        f"run import: {args.lines:,} lines")
-    print(f"{what} in {seconds:.1f} s, {transactions} write "
-          f"transactions; holds p99 {hold_p99 * 1000:.0f} ms, {over_target} over 250 ms")
-    print(f"longest write-lock hold {hold * 1000:.0f} ms (target <= 250 ms): statements "
-          f"{body * 1000:.0f} ms + COMMIT {commit * 1000:.0f} ms, in {where}")
-    for hold, body, commit, where in longest[1:]:
-        print(f"  next: {hold * 1000:.0f} ms (statements {body * 1000:.0f} + COMMIT "
-              f"{commit * 1000:.0f}) in {where}")
-    print("longest hold by phase: " + ", ".join(
-        f"{name} {hold * 1000:.0f} ms ({count} transactions)"
-        for name, (hold, count) in phases.items()))
-    print(f"WAL checkpoints between chunks (no write lock held): {checkpoints}, longest "
-          f"{checkpoint_max * 1000:.0f} ms")
-    print(f"labels during the import: {count:,} by {LABELERS} processes, "
-          f"failed writes {failed} (target 0)")
-    print(f"label latency: p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, p99 "
-          f"{p99 * 1000:.1f} ms (target < 100 ms), max {worst * 1000:.1f} ms")
-    print(f"  parts: {parts}")
+        for engine, url in engines:
+            if engine == "sqlite":
+                results[engine] = _measure(engine, str(root / "store.sqlite"), run_file, args,
+                                           first)
+            else:
+                with postgres_scratch.scratch_database(url, args.postgres_prefix) as target:
+                    results[engine] = _measure(engine, target, run_file, args, first)
+            _report(engine, results[engine], args, writers)
+    if len(results) > 1:
+        _summary(results)
 
 
 if __name__ == "__main__":

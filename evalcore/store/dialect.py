@@ -111,9 +111,28 @@ def numbered_to_named(sql: str, parameters: object) -> tuple[str, object]:
             {f"p{number}": value for number, value in enumerate(parameters, start=1)})
 
 
-@lru_cache(maxsize=8192)
+#: ``IN (?, ?, ...)``: a list of bare placeholders, whose length varies with the call.
+_PLACEHOLDER_LIST = re.compile(r"\bIN\s*\(\s*\?(?:\s*,\s*\?)+\s*\)", re.IGNORECASE)
+_LIST_MARK = re.compile(r"%\(in_list_(\d+)\)s")
+
+
 def to_postgres(sql: str) -> str:
-    """The PostgreSQL text of one statement the store writes in SQLite's dialect."""
+    """The PostgreSQL text of one statement the store writes in SQLite's dialect.
+
+    A statement built with ``IN (?, ?, ...)`` lists is translated once whatever their
+    lengths: each list is translated as one marker (cached) and expanded back, so a
+    chunked lookup whose list length changes every call does not parse its SQL anew."""
+    lengths = [m.group(0).count("?") for m in _PLACEHOLDER_LIST.finditer(sql)]
+    if not lengths:
+        return _translated(sql)
+    k = iter(range(len(lengths)))
+    shape = _translated(_PLACEHOLDER_LIST.sub(lambda m: f"IN (:in_list_{next(k)})", sql))
+    return _LIST_MARK.sub(lambda m: ", ".join(["%s"] * lengths[int(m.group(1))]), shape)
+
+
+@lru_cache(maxsize=8192)
+def _translated(sql: str) -> str:
+    """:func:`to_postgres` of one SQL text (parsed by sqlglot; cached)."""
     import sqlglot
 
     statements = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
@@ -169,6 +188,15 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                                    expressions=[node.expression, node.this]))
     for select in list(tree.find_all(exp.Select)):
         _bare_columns(select)
+    for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
+        # SQLite reads JSON from text columns; PostgreSQL's JSON functions take json
+        if not isinstance(node.this, exp.Cast):
+            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
+    for node in list(tree.find_all(exp.Max, exp.Min, exp.Sum, exp.Avg)):
+        # SQLite: a comparison is the integer 0 or 1; PostgreSQL has no max(boolean)
+        if not node.expressions and isinstance(node.this, (exp.Predicate, exp.Connector,
+                                                            exp.Not)):
+            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("INT")))
     for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
         target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
         target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
