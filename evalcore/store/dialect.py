@@ -192,11 +192,6 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
         # SQLite reads JSON from text columns; PostgreSQL's JSON functions take json
         if not isinstance(node.this, exp.Cast):
             node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
-    for node in list(tree.find_all(exp.Max, exp.Min, exp.Sum, exp.Avg)):
-        # SQLite: a comparison is the integer 0 or 1; PostgreSQL has no max(boolean)
-        if not node.expressions and isinstance(node.this, (exp.Predicate, exp.Connector,
-                                                            exp.Not)):
-            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("INT")))
     for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
         target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
         target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
@@ -209,10 +204,6 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                 this=exp.Sum(this=exp.Cast(this=node.expressions[0].copy(),
                                            to=exp.DataType.build("DOUBLE"))),
                 expressions=[exp.Literal.number("0.0")]))
-    for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
-        # the store keeps JSON as text; PostgreSQL's path functions take json
-        if not isinstance(node.this, exp.Cast):
-            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     return tree
