@@ -29,7 +29,7 @@ import click
 from evalcore.cli import main
 from evalcore.cli.report_cmds import _fail
 from evalcore.cli.store_cmds import actor_option, store
-from evalcore.cli.store_location import EXISTING_STORE
+from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.store.location import store_exists
 from evalcore.store.study_handle import open_study
 
@@ -41,7 +41,7 @@ FORMATS = ("table", "json")
     "--db",
     "db_path",
     required=True,
-    type=EXISTING_STORE,
+    type=NEW_OR_EXISTING_STORE,  # a missing one: the message below
     help="The evidence store (SQLite file or postgresql:// URL).",
 )
 @click.option("--study", required=True, help="Study id.")
