@@ -20,7 +20,7 @@ psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` ext
 import contextlib
 import re
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from evalcore.store.dialect import numbered_to_named, schema_to_postgres, to_postgres
@@ -81,9 +81,17 @@ class PgConnection:
     def __init__(self, raw: Any):
         self.raw = raw
         self._keys: dict[str, str] | None = None
+        self._trace: Callable[[str], object] | None = None
+
+    def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
+        """As sqlite3's: ``trace(sql)`` is called with each statement the store executes
+        (in SQLite's dialect, as the store wrote it); None stops it."""
+        self._trace = trace
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] | None = None
                 ) -> PgCursor:
+        if self._trace is not None:
+            self._trace(sql)
         if _CONTROL.match(sql):
             return PgCursor(self.raw.execute(sql))
         if _DDL.match(sql) and not parameters:
@@ -106,6 +114,8 @@ class PgConnection:
         return PgCursor(cursor)
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Any]) -> PgCursor:
+        if self._trace is not None:
+            self._trace(sql)
         cursor = self.raw.cursor()
         cursor.executemany(to_postgres(sql), [_parameters(p) for p in seq_of_parameters])
         return PgCursor(cursor)

@@ -86,7 +86,7 @@ def test_bad_input_exits_2(setup, args, message):
     assert message in result.output
 
 
-def test_invalid_protocol_file_exits_2_listing_every_error(setup, tmp_path, new_store_target):
+def test_invalid_protocol_file_exits_2_listing_every_error(setup, tmp_path):
     db_path, _ = setup
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**PROTOCOL, "method": "dense", "top_k": 0}, indent=2))
@@ -95,11 +95,11 @@ def test_invalid_protocol_file_exits_2_listing_every_error(setup, tmp_path, new_
     assert result.exit_code == 2
     assert "2 problems" in result.output
     assert f"{bad}:2: method:" in result.output and f"{bad}:3: top_k:" in result.output
-    missing_db = CliRunner().invoke(main, ["protocol", "pin", "--db", str(new_store_target("no.db")),
+    missing_db = CliRunner().invoke(main, ["protocol", "pin", "--db", str(tmp_path / "no.db"),
                                            "--study", "s", "--protocol", str(bad.with_name(
                                                "protocol.json")), "--name", "p"])
     assert missing_db.exit_code == 2 and "no evidence store" in missing_db.output
-    assert not (new_store_target("no.db")).exists()
+    assert not (tmp_path / "no.db").exists()  # a path naming no file is refused, not created
 
 
 def test_pin_name_only_with_a_file(setup):
