@@ -41,8 +41,8 @@ FORMATS = ("table", "json")
     "--db",
     "db_path",
     required=True,
-    type=NEW_OR_EXISTING_STORE,  # a missing one: the message below
-    help="The evidence store (SQLite file or postgresql:// URL).",
+    type=NEW_OR_EXISTING_STORE,
+    help="The evidence store (a file or a postgresql:// URL).",
 )
 @click.option("--study", required=True, help="Study id.")
 @click.option(

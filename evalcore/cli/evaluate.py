@@ -222,7 +222,8 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @click.option(
     "--db",
     type=EXISTING_STORE,
-    help="Evidence store: evaluate the stored run --run of --study.",
+    help="Evidence store (a file or a postgresql:// URL): evaluate the stored run --run of "
+    "--study.",
 )
 @click.option("--study", help="Study id in the store (with --db).")
 @click.option("--actor", default=None,

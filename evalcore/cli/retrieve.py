@@ -65,7 +65,7 @@ def _guarded() -> Iterator[None]:
         raise SystemExit(2) from None
 
 
-def _open(db_path: Path | str) -> sqlite_utils.Database:
+def _open(db_path: Path) -> sqlite_utils.Database:
     if not store_exists(db_path):
         click.echo(f"error: no evidence store at {db_path}; check --db", err=True)
         raise SystemExit(2)
@@ -112,9 +112,8 @@ def _check_run_name_free(study: Study, run_name: str) -> None:
     raise ValueError(f"run {run_name!r} already exists in study {study.study_id!r}; choose another name")
 
 
-_DB = click.option("--db", "db_path", required=True,
-                   type=NEW_OR_EXISTING_STORE,
-                   help="The evidence store (SQLite file or postgresql:// URL).")
+_DB = click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
+                   help="The evidence store (a file or a postgresql:// URL).")
 _STUDY = click.option("--study", "study_id", required=True, help="The study id.")
 _ACTOR = click.option("--actor", default=None,
                       help="Who does this (default: the login name).")

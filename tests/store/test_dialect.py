@@ -21,10 +21,10 @@ TRANSLATIONS = [
     ("SELECT CASE WHEN a THEN b = c ELSE 0 END FROM t",
      "SELECT CASE WHEN a THEN CAST(b = c AS INT) ELSE 0 END FROM t"),
     ("SELECT SUM(a = b) + (c IS NULL), x IS NOT NULL AS y FROM t",
-     "SELECT SUM(CAST(a = b AS INT)) + CAST((c IS NULL) AS INT), "
+     "SELECT SUM(CAST(a = b AS INT)) + CAST(c IS NULL AS INT), "
      "CAST(NOT x IS NULL AS INT) AS y FROM t"),
     ("UPDATE t SET a = (b = c), d = 1 WHERE e = 1",
-     "UPDATE t SET a = CAST((b = c) AS INT), d = 1 WHERE e = 1"),
+     "UPDATE t SET a = CAST(b = c AS INT), d = 1 WHERE e = 1"),
     ("SELECT EXISTS (SELECT 1 FROM t WHERE a = 1)",
      "SELECT CAST(EXISTS(SELECT 1 FROM t WHERE a = 1) AS INT)"),
 ]
