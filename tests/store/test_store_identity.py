@@ -9,7 +9,7 @@ from store_fixtures import new_store, store_at_version
 from evalcore.retrieval.search import search_corpus_unscoped
 from evalcore.store import schema
 from evalcore.store.connection import open_store
-from evalcore.store.store_identity import store_identity, store_location
+from evalcore.store.store_identity import store_identity, store_place
 
 #: The version of the migration that added the identity and dropped documents_fts.
 IDENTITY_VERSION = schema.MIGRATIONS.index(schema._STORE_IDENTITY_NO_FTS) + 1
@@ -42,6 +42,24 @@ def test_a_copy_of_the_file_is_another_store_to_a_cache(tmp_path):
     assert store_identity(a) != store_identity(b)
 
 
+def _identity_store(target) -> None:
+    new_store(target).conn.close()
+
+
+def test_a_copy_of_a_store_is_another_store_to_a_cache_on_either_engine(built_store_target):
+    """Two copies of one built store (files at two paths; on PostgreSQL two databases made
+    from one template) hold the same id, yet a cache keeps them apart; reopening one is
+    the same store."""
+    target = built_store_target("identity", _identity_store, "a.db")
+    a = open_store(target)
+    b = open_store(built_store_target("identity", _identity_store, "b.db"))
+    assert a.execute("SELECT store_id FROM store_identity").fetchall() == b.execute(
+        "SELECT store_id FROM store_identity").fetchall()
+    assert store_identity(a) != store_identity(b)
+    assert store_place(a) != store_place(b) and store_place(a) is not None
+    assert store_identity(open_store(target)) == store_identity(a)
+
+
 @pytest.mark.sqlite_only
 def test_migrating_drops_the_shared_fts_index_and_keeps_the_documents(tmp_path):
     path = tmp_path / "old.db"
@@ -69,23 +87,15 @@ def test_an_unmigrated_older_store_has_no_identity_and_says_so(tmp_path):
         store_identity(open_store(path, migrate=False))
 
 
-def _empty_store(target) -> None:
-    open_store(target).close()
+def test_a_store_is_opened_again_at_its_location(store_target) -> None:
+    """Background work opens its own connection at store_location (a file's path or the
+    URL): the same store, on either engine."""
+    from evalcore.store.store_identity import store_location
 
-
-def test_two_copies_of_one_store_are_two_stores_to_a_cache(built_store_target) -> None:
-    """Copies of one store (files at two paths; PostgreSQL databases cloned from one
-    template) keep its id, yet a cache keyed by identity never mixes them up."""
-    a, b = (open_store(built_store_target("identity", _empty_store, name))
-            for name in ("a.db", "b.db"))
+    db = open_store(store_target)
     try:
-        (id_a,), (id_b,) = (db.execute("SELECT store_id FROM store_identity").fetchone()
-                            for db in (a, b))
-        assert id_a == id_b
-        assert store_identity(a) != store_identity(b)
-        assert store_identity(a) == store_identity(a)
-        assert store_location(a) != store_location(b)
-        assert store_identity(open_store(store_location(a))) == store_identity(a)
+        again = open_store(store_location(db))
+        assert store_identity(again) == store_identity(db)
+        again.close()
     finally:
-        a.close()
-        b.close()
+        db.close()
