@@ -10,7 +10,7 @@ read-only to the pages. The computation is shared; the authorization is not: eve
 call takes the page's :class:`evalcore.store.study_handle.Study`, which only
 :func:`evalcore.store.study_handle.open_study` makes, once the session's reader may read
 the study, and a handle finds only its own study's results. Results live in Streamlit's
-resource cache, keyed by the handle's store file and study, the page's key and the store's
+resource cache, keyed by the handle's store (its identity) and study, the page's key and the store's
 marks: at most :data:`MAX_ENTRIES`, least recently used dropped first.
 """
 
@@ -24,7 +24,7 @@ import streamlit as st
 
 from evalcore.store.connection import open_store
 from evalcore.store.marks import StoreMarks, store_marks
-from evalcore.store.store_identity import store_file
+from evalcore.store.store_identity import store_identity, store_location
 from evalcore.store.study_handle import Study, open_study
 
 T = TypeVar("T")
@@ -64,9 +64,9 @@ def _alone_slot(path: str, study_id: str, key: Hashable, marks: StoreMarks) -> _
 
 
 def study_store(study: Study) -> str:
-    """The file of the store the handle reads (the cache's first key: a process may serve
-    several stores)."""
-    return str(store_file(study.db))
+    """Which store the handle reads (the cache's first key: a process may serve several
+    stores, files or PostgreSQL databases): its :func:`store_identity`."""
+    return store_identity(study.db)
 
 
 def _find(study: Study, key: Hashable, alone: bool) -> _Slot:
@@ -123,7 +123,7 @@ def compute_in_background(study: Study, key: Hashable,
         finally:
             slot.started = slot.done
 
-    run_on_own_thread(study_store(study), work)
+    run_on_own_thread(store_location(study.db), work)
 
 
 def run_on_own_thread(path: str, work: Callable[[sqlite_utils.Database], Any]) -> None:

@@ -147,11 +147,14 @@ def ensure_demo_if_empty(db: sqlite_utils.Database) -> DemoSummary | None:
     """Build the demo into a store that holds no study (or finish an interrupted demo build).
 
     A store with other studies and no demo, or with the complete demo, is left
-    alone without taking a write lock.
+    alone without taking a write lock. Several processes may call this at once on one
+    empty store (app servers sharing a database): the study is created inside one write
+    transaction that checks again, holding the write lock, that the store has no study,
+    so the demo is seeded once and a study created meanwhile is never joined by a demo.
     """
     if not demo_needs_building(db):
         return None
-    return build_demo(db)
+    return _build(db, actor="demo", only_into_empty=True)
 
 
 def build_demo(db: sqlite_utils.Database, *, actor: str = "demo") -> DemoSummary:
@@ -163,7 +166,17 @@ def build_demo(db: sqlite_utils.Database, *, actor: str = "demo") -> DemoSummary
     executed by the lexical workflow (which manages its own transactions);
     (3) labels and completeness claims in one transaction.
     """
-    created = _frame(db)
+    summary = _build(db, actor=actor, only_into_empty=False)
+    assert summary is not None  # only a build into an empty store stops short
+    return summary
+
+
+def _build(db: sqlite_utils.Database, *, actor: str, only_into_empty: bool) -> DemoSummary | None:
+    """:func:`build_demo`; with ``only_into_empty``, ``None`` when step (1) finds, holding
+    the write lock, a store with studies but no demo."""
+    created = _frame(db, only_into_empty=only_into_empty)
+    if created is None:
+        return None
     documents = {d.doc_id: d for d in demo_documents()}
     runs = _runs(db, actor)
     labels = _labels_and_completeness(db, documents)
@@ -178,10 +191,14 @@ def build_demo(db: sqlite_utils.Database, *, actor: str = "demo") -> DemoSummary
     )
 
 
-def _frame(db: sqlite_utils.Database) -> bool:
+def _frame(db: sqlite_utils.Database, *, only_into_empty: bool = False) -> bool | None:
+    """Step (1); False when the demo study is there already, None when ``only_into_empty``
+    and the store holds other studies (both checked holding the write lock)."""
     with write_transaction(db):
         if has_demo(db):
             return False
+        if only_into_empty and study_ids(db):
+            return None
         create_organisation(db, ORG_A, "Northwind Cloud")
         create_organisation(db, ORG_B, "Contoso (partner workspace)")
         create_study(

@@ -14,7 +14,11 @@ sqlglot does not translate is rewritten here on its syntax tree:
   becomes ``pg_temp.x``, and conflict targets lose the ``NULLS FIRST`` sqlglot adds to
   keep SQLite's NULL order;
 * a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
-  (``WHERE ... AND 1``, ``AND ?``) becomes a boolean.
+  (``WHERE ... AND 1``, ``AND ?``) becomes a boolean;
+* a truth value used as a value (``MAX(kind = 'undo')``, ``SUM(a = b)``, a comparison in
+  a ``SELECT`` list, a ``CASE`` result or arithmetic) becomes SQLite's integer 0 / 1,
+  and ``TOTAL(x)`` is a float sum that is 0.0 over no rows, as SQLite's;
+* ``json_extract(text, path)`` reads its text as ``json``.
 
 Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
 PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
@@ -182,7 +186,7 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             node.set("alias", exp.TableAlias(this=exp.to_identifier(f"subquery_{number}")))
     for node in list(tree.find_all(exp.Connector, exp.Not, exp.Where, exp.Join)):
         _integer_truth(node)
-    _truth_as_integer(tree)
+    _truth_values(tree)
     for node in list(tree.find_all(exp.Glob)):
         node.replace(exp.Anonymous(this="sqlite_glob",
                                    expressions=[node.expression, node.this]))
@@ -192,17 +196,18 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
         # SQLite reads JSON from text columns; PostgreSQL's JSON functions take json
         if not isinstance(node.this, exp.Cast):
             node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
-    for node in list(tree.find_all(exp.Max, exp.Min, exp.Sum, exp.Avg)):
-        # SQLite: a comparison is the integer 0 or 1; PostgreSQL has no max(boolean)
-        if not node.expressions and isinstance(node.this, (exp.Predicate, exp.Connector,
-                                                            exp.Not)):
-            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("INT")))
     for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
         target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
         target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
     for node in list(tree.find_all(exp.JSONArrayAgg)):  # SQLite: '[]' over no rows
         node.replace(exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("TEXT")),
                                   expressions=[exp.Literal.string("[]")]))
+    for node in list(tree.find_all(exp.Anonymous)):  # SQLite's TOTAL: a float, 0.0 over none
+        if node.name.lower() == "total" and len(node.expressions) == 1:
+            node.replace(exp.Coalesce(
+                this=exp.Sum(this=exp.Cast(this=node.expressions[0].copy(),
+                                           to=exp.DataType.build("DOUBLE"))),
+                expressions=[exp.Literal.number("0.0")]))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     _indexed_order(tree, hints)
@@ -275,29 +280,53 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
                 expression=exp.Literal.number(0))))
 
 
-#: Where a value is wanted, by node type: the argument slots SQLite fills with a comparison's
-#: 0 / 1 (``CASE ... ELSE a = b END``, ``(a = b) + 1``; aggregates: see :func:`_rewrite`).
-_VALUE_SLOTS: dict[str, tuple[str, ...]] = {
-    "If": ("true",), "Case": ("default",), "Add": ("this", "expression"),
-    "Sub": ("this", "expression"), "Mul": ("this", "expression"),
-    "Div": ("this", "expression"),
-}
-
-
-def _truth_as_integer(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
-    """SQLite's truth values are the integers 0 and 1; PostgreSQL's are booleans, which a
-    ``CASE`` mixing them with integers and arithmetic refuse. A comparison (or ``AND`` /
-    ``OR`` / ``NOT`` of them) where a value is wanted becomes ``CAST(... AS INT)``: the
-    same 0 / 1."""
+def _truth_classes() -> tuple[type, ...]:
     from sqlglot import exp
 
-    truths = (exp.Predicate, exp.Connector, exp.Not)
-    for node in list(tree.find_all(*(getattr(exp, name) for name in _VALUE_SLOTS))):
-        for key in _VALUE_SLOTS[type(node).__name__]:
-            operand = node.args.get(key)
-            inner = operand.unnest() if isinstance(operand, exp.Paren) else operand
-            if isinstance(inner, truths):
-                operand.replace(exp.Cast(this=inner.copy(), to=exp.DataType.build("INT")))
+    return (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ, exp.GT, exp.GTE, exp.LT,
+            exp.LTE, exp.Is, exp.Like, exp.ILike, exp.Glob, exp.In, exp.Between, exp.Exists,
+            exp.RegexpLike, exp.And, exp.Or, exp.Xor, exp.Not, exp.Boolean)
+
+
+def _wants_truth(node: "sqlglot.exp.Expression") -> bool:  # noqa: F821
+    """Does PostgreSQL take ``node`` (a truth value) as it is where it stands: a condition
+    (``WHERE``, ``HAVING``, ``ON``, ``WHEN``, an operand of ``AND`` / ``OR`` / ``NOT``, a
+    ``CHECK``) or an assignment ``SET a = ...``? Anywhere else it is used as a value."""
+    from sqlglot import exp
+
+    while isinstance(node.parent, exp.Paren):
+        node = node.parent
+    parent, key = node.parent, node.arg_key
+    if parent is None:
+        return True
+    if isinstance(parent, (exp.Where, exp.Having, exp.Qualify, exp.Connector, exp.Not,
+                           exp.Xor, exp.CheckColumnConstraint, exp.Check)):
+        return True
+    if isinstance(parent, exp.Join):
+        return key == "on"
+    if isinstance(parent, exp.If) and key == "this":
+        case = parent.parent
+        return not (isinstance(case, exp.Case) and case.args.get("this") is not None)
+    if isinstance(parent, (exp.Update, exp.OnConflict)) and key == "expressions":
+        return True  # the assignment itself; its right side is looked at on its own
+    return False
+
+
+def _truth_values(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
+    """SQLite's comparisons are integers (``MAX(kind = 'undo')``, ``SUM(a = b)``, ``CASE WHEN
+    c THEN a = b ELSE 0 END``, ``(a = b) + 1``, a comparison in a ``SELECT`` list);
+    PostgreSQL's are booleans, which aggregates, arithmetic and ``CASE`` mixed with integers
+    refuse. A truth value standing where a value is wanted becomes ``CAST(... AS INT)``:
+    0 / 1 (NULL stays NULL), as on SQLite. Conditions keep their booleans."""
+    from sqlglot import exp
+
+    for node in list(tree.find_all(*_truth_classes())):
+        if _wants_truth(node):
+            continue
+        target = node
+        while isinstance(target.parent, exp.Paren):  # CAST(...) brackets it already
+            target = target.parent
+        target.replace(exp.Cast(this=node.copy(), to=exp.DataType.build("INT")))
 
 
 def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
@@ -407,7 +436,7 @@ def _trigger(match: re.Match[str]) -> list[str]:
             body.append(to_postgres(statement) + ";")
     steps = "\n    ".join(body)
     if match["condition"]:
-        condition = to_postgres(f"SELECT {match['condition']}")[len("SELECT "):]
+        condition = to_postgres(f"SELECT 1 WHERE {match['condition']}")[len("SELECT 1 WHERE "):]
         steps = f"IF {condition} THEN\n    {steps}\n    END IF;"
     if match["when"].upper() == "AFTER":
         result = "NULL"

@@ -84,8 +84,15 @@ class PgConnection:
         self._keys: dict[str, str] | None = None
         self._trace: Callable[[str], object] | None = None
 
+    def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
+        """As sqlite3's: ``trace(sql)`` is called with each statement the store executes
+        (in SQLite's dialect, as the store wrote it); None stops it."""
+        self._trace = trace
+
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] | None = None
                 ) -> PgCursor:
+        if self._trace is not None:
+            self._trace(sql)
         if _CONTROL.match(sql):
             return PgCursor(self.raw.execute(sql))
         if _DDL.match(sql) and not parameters:
@@ -96,8 +103,6 @@ class PgConnection:
             return PgCursor(cursor)
         sql, parameters = numbered_to_named(sql, parameters)
         translated = to_postgres(sql)
-        if self._trace is not None:
-            self._trace(translated)
         params = _parameters(parameters)
         cursor = self.raw.cursor()
         insert = _INSERT_INTO.match(sql)
@@ -111,7 +116,7 @@ class PgConnection:
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Any]) -> PgCursor:
         if self._trace is not None:
-            self._trace(to_postgres(sql))
+            self._trace(sql)
         cursor = self.raw.cursor()
         cursor.executemany(to_postgres(sql), [_parameters(p) for p in seq_of_parameters])
         return PgCursor(cursor)
@@ -130,11 +135,6 @@ class PgConnection:
 
     def close(self) -> None:
         self.raw.close()
-
-    def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
-        """Call ``trace`` with each statement as sent to the server (``None``: stop), as
-        ``sqlite3.Connection.set_trace_callback`` does."""
-        self._trace = trace
 
     def forget_schema(self) -> None:
         """Read the tables' integer keys again (after a migration changed them)."""

@@ -24,6 +24,15 @@ def store_file(db: sqlite_utils.Database) -> Path | None:
     return Path(path) if path else None
 
 
+def store_location(db: sqlite_utils.Database) -> str:
+    """Where to open the store again (another connection to it): its PostgreSQL URL, or
+    its file's path; "" for a store in memory."""
+    if dialect.is_postgres(db):
+        return str(db.url)  # type: ignore[attr-defined]
+    path = store_file(db)
+    return str(path) if path else ""
+
+
 def store_identity(db: sqlite_utils.Database) -> str:
     """The store's id, with its file's path and inode when it has a file."""
     try:

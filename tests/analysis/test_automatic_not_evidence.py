@@ -43,9 +43,10 @@ def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built_demo(tmp_path_factory.mktemp("demo") / "demo.sqlite")
 
 
-def _with_automatic(path: Path) -> tuple[list[str], int]:
+def _with_automatic(path: Path | str, scratch: Path) -> tuple[list[str], int]:
     """Import two automatic sources over every unit either run returned: one that inverts
-    the human gain (0 for relevant, 4 for not), one that says 3 everywhere."""
+    the human gain (0 for relevant, 4 for not), one that says 3 everywhere (their files are
+    written in the folder ``scratch``)."""
     db = open_store(path)
     runs = list_runs(open_study(db, DEMO_STUDY_ID, None))
     human = {
@@ -61,13 +62,13 @@ def _with_automatic(path: Path) -> tuple[list[str], int]:
             for u, _ in ranked
         }
     )
-    inverted = path.with_name("inverted.qrels")
+    inverted = scratch / "inverted.qrels"
     inverted.write_text("".join(f"{q} 0 {u} {4 - (human.get((q, u)) or 0)}\n" for q, u in units))
     import_automatic_labels(db, inverted, study_id=DEMO_STUDY_ID, name="inverted", format="qrels")
     flat = "query_id,unit_id,gain\n" + "".join(f"{q},{u},3\n" for q, u in units)
-    path.with_name("flat.csv").write_text(flat)
+    (scratch / "flat.csv").write_text(flat)
     import_automatic_labels(
-        db, path.with_name("flat.csv"), study_id=DEMO_STUDY_ID, name="flat", format="csv"
+        db, scratch / "flat.csv", study_id=DEMO_STUDY_ID, name="flat", format="csv"
     )
     n = sum(len(v) for v in automatic_labels(open_study(db, DEMO_STUDY_ID, None)).values())
     names = [r.name for r in runs]
@@ -140,7 +141,7 @@ def test_every_evaluate_compare_and_report_output_is_byte_identical(
     for path in (plain, judged):
         path.parent.mkdir()
         shutil.copy(demo_file, path)
-    runs, n = _with_automatic(judged)
+    runs, n = _with_automatic(judged, judged.parent)
     assert n > 200  # both sources cover every returned unit
     before = _outputs(plain, runs, monkeypatch)
     after = _outputs(judged, runs, monkeypatch)
@@ -155,7 +156,7 @@ def test_values_bounds_verdicts_completeness_and_queue_items_stay(
 ) -> None:
     plain, judged = (built_store_target("demo", built_demo, name)
                      for name in ("p.sqlite", "j.sqlite"))
-    runs, _ = _with_automatic(judged)
+    runs, _ = _with_automatic(judged, tmp_path)
     a, b = (open_store(p) for p in (plain, judged))
     assert completeness_states(open_study(a, DEMO_STUDY_ID, None)) == completeness_states(
         open_study(b, DEMO_STUDY_ID, None)

@@ -131,12 +131,13 @@ def test_compare_draws_a_sample_and_the_annotate_queue_offers_it(demo_store: Pat
     assert again.selectbox(key="rl_sample_name").value == "mine"
 
 
-def test_compare_estimate_takes_an_automatic_source_as_predictor_only(demo_store: Path) -> None:
+def test_compare_estimate_takes_an_automatic_source_as_predictor_only(demo_store: Path,
+                                                                    tmp_path: Path) -> None:
     from evalcore.store.imports.automatic_labels import import_automatic_labels
 
     db = open_store(demo_store)
     units = sample_units(open_study(db, DEMO_STUDY_ID, None), "s1")
-    csv = demo_store.parent / "judge.csv"
+    csv = tmp_path / "judge.csv"
     csv.write_text(
         "query_id,unit_id,gain\n" + "".join(f"{u.query_id},{u.unit_id},1\n" for u in units)
     )

@@ -219,13 +219,25 @@ def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(
     assert list_reports(open_study(store, "s", None)) == []
 
 
-def test_cli_refuses_a_missing_store(tmp_path: Path, missing_store_target, store_engine) -> None:
+# A store file that does not exist; a PostgreSQL URL names a database the server checks.
+@pytest.mark.sqlite_only
+def test_cli_refuses_a_missing_store(tmp_path: Path, new_store_target) -> None:
     result = CliRunner().invoke(
-        main, ["report", "--db", str(missing_store_target), "--study", "s", "--runs", "A",
+        main, ["report", "--db", str(new_store_target("none.db")), "--study", "s", "--runs", "A",
                "--out", str(tmp_path / "r.html")],
     )
+    assert result.exit_code == 2 and "no store at" in result.output
+    assert not (new_store_target("none.db")).exists()
+
+
+def test_cli_refuses_a_missing_postgres_database(tmp_path: Path, postgres_cluster) -> None:
+    """The engine-neutral side of the test above: a URL naming no database is refused with
+    the server's word and what to check, and nothing is written."""
+    result = CliRunner().invoke(
+        main, ["report", "--db", postgres_cluster.url("no_such_store"), "--study", "s",
+               "--runs", "A", "--out", str(tmp_path / "r.html")],
+    )
     assert result.exit_code == 2, result.output
-    assert ("no store at" if store_engine == "sqlite" else "does not exist") in result.output
-    if store_engine == "sqlite":
-        assert not Path(missing_store_target).exists()
+    assert 'database "no_such_store" does not exist' in result.output
+    assert "check the --db URL" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "r.html").exists()

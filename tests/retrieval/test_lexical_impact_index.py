@@ -173,7 +173,8 @@ def test_words_repeated_many_times_in_few_documents_rank_as_fts5(tmp_path, weigh
                 assert a == pytest.approx(b, abs=1e-9, rel=0)
 
 
-@pytest.mark.sqlite_only  # reads SQLite's query plan (EXPLAIN QUERY PLAN)
+# SQLite's query planner (EXPLAIN QUERY PLAN); PostgreSQL plans the join by its statistics.
+@pytest.mark.sqlite_only
 def test_the_pinned_texts_are_read_by_the_documents_key(tmp_path, new_store_target):
     """The statement reading the pinned documents' texts joins the pinned ids and the
     documents by key, never by scanning one table once per row of the other (after v14

@@ -81,6 +81,53 @@ def test_ensure_demo_leaves_a_store_with_other_studies_alone(tmp_path: Path, new
     assert ensure_demo_if_empty(empty).created
 
 
+def test_a_study_created_after_the_check_keeps_the_demo_out(new_store_target, monkeypatch) -> None:
+    """The emptiness check is repeated holding the write lock: a study that another process
+    created between the read-only check and the lock is never joined by a demo."""
+    import evalcore.demo.study as demo_study
+
+    db = open_store(new_store_target("late.sqlite"))
+    create_study(db, StudyIn(study_id="mine", corpus_id="c"))
+    monkeypatch.setattr(demo_study, "demo_needs_building", lambda _db: True)  # checked too early
+    assert ensure_demo_if_empty(db) is None
+    assert [r[0] for r in db.execute("SELECT study_id FROM studies")] == ["mine"]
+
+
+def test_two_processes_seeding_one_empty_store_at_once_seed_it_once(new_store_target) -> None:
+    """Two app servers on one empty store both start the demo at once: one study, each
+    query, run and label once."""
+    import threading
+
+    target = new_store_target("race.sqlite")
+    open_store(target).close()
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def seed() -> None:
+        db = open_store(target)
+        try:
+            start.wait()
+            ensure_demo_if_empty(db)
+        except BaseException as error:  # reported below
+            errors.append(error)
+        finally:
+            db.close()
+
+    threads = [threading.Thread(target=seed) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    db = open_store(target)
+    reference = open_store(new_store_target("reference.sqlite"))
+    build_demo(reference)
+    for sql in ("SELECT count(*) FROM studies", "SELECT count(*) FROM queries",
+                "SELECT count(*) FROM runs", "SELECT count(*) FROM label_events",
+                "SELECT count(*) FROM documents"):
+        assert db.execute(sql).fetchone() == reference.execute(sql).fetchone(), sql
+
+
 def test_demo_cli(tmp_path: Path, new_store_target) -> None:
     path = new_store_target("cli.sqlite")
     runner = CliRunner()

@@ -85,3 +85,17 @@ def test_an_unmigrated_older_store_has_no_identity_and_says_so(tmp_path):
     store_at_version(path, IDENTITY_VERSION - 1)
     with pytest.raises(LookupError, match="older than this evalcore's.*open_store"):
         store_identity(open_store(path, migrate=False))
+
+
+def test_a_store_is_opened_again_at_its_location(store_target) -> None:
+    """Background work opens its own connection at store_location (a file's path or the
+    URL): the same store, on either engine."""
+    from evalcore.store.store_identity import store_location
+
+    db = open_store(store_target)
+    try:
+        again = open_store(store_location(db))
+        assert store_identity(again) == store_identity(db)
+        again.close()
+    finally:
+        db.close()
