@@ -58,7 +58,7 @@ ENGINES_VARIABLE = "RELEVANCE_LEDGER_STORE_ENGINES"
 # a shared database (about ten times cheaper; right only while the store's SQL never names
 # a schema nor a database-wide object).
 ISOLATION_VARIABLE = "RELEVANCE_LEDGER_PG_ISOLATION"
-DEFAULT_ENGINES = "sqlite"
+DEFAULT_ENGINES = "sqlite,postgres"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
