@@ -233,6 +233,17 @@ def built_store_target(store_engine: str, tmp_path: Path,
 
 
 @pytest.fixture
+def missing_store_target(store_engine: str, tmp_path: Path,
+                         request: pytest.FixtureRequest) -> str | Path:
+    """Where no store is: a file that is not there on SQLite; on PostgreSQL the URL of a
+    database the test's cluster does not have (an empty database is an empty store)."""
+    if store_engine == "sqlite":
+        return tmp_path / "missing.db"
+    cluster: Cluster = request.getfixturevalue("postgres_cluster")
+    return cluster.url("no_such_database")
+
+
+@pytest.fixture
 def store_target(new_store_target: Callable[[str], str | Path]) -> str | Path:
     """Where to open this test's store: ``tmp_path/store.db`` on SQLite, a fresh database
     URL on PostgreSQL."""

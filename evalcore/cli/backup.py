@@ -1,11 +1,13 @@
 """Backups from the shell: ``evalcore backup`` and ``evalcore verify``.
 
     evalcore backup --db store.db --out store-2026-07-01.db
+    evalcore backup --db postgresql://ledger@db.example/ledger --out ledger-2026-07-01.db
     evalcore verify --db store.db
 
-``backup`` makes a consistent copy while the app is in use (SQLite's online
-backup API) and checks it; ``verify`` checks a store or a backup (integrity,
-schema version, rows per table, frozen references) and exits 1 on a problem.
+``backup`` makes a consistent copy while the app is in use (a SQLite store file,
+whatever the store's engine: :mod:`evalcore.store.backup`) and checks it; ``verify``
+checks a store or a backup (integrity, foreign keys, schema version, triggers, rows
+per table, frozen references) and exits 1 on a problem.
 """
 
 from __future__ import annotations
@@ -17,10 +19,9 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.input_options import quiet_option
+from evalcore.cli.store_location import EXISTING_STORE
 from evalcore.io.progress import reporter
 from evalcore.store.backup import StoreCheck, backup_store, verify_store
-
-_STORE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _print_check(check: StoreCheck) -> None:
@@ -32,28 +33,31 @@ def _print_check(check: StoreCheck) -> None:
 
 
 @main.command("backup")
-@click.option("--db", "db_path", type=_STORE, required=True, help="The store to back up.")
+@click.option("--db", "db_path", type=EXISTING_STORE, required=True,
+              help="The store to back up: a file or a postgresql:// URL.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The new backup file (an existing file is never overwritten).")
+              help="The new backup file, a SQLite store file (an existing file is never "
+                   "overwritten).")
 @quiet_option
-def backup_command(db_path: Path, out: Path) -> None:
+def backup_command(db_path: Path | str, out: Path) -> None:
     """Copy a live store consistently (annotators may keep labeling) and check the copy."""
     summary = backup_store(db_path, out)
-    click.echo(f"backed up {db_path} to {out} ({summary.bytes:,} bytes), checked:")
+    click.echo(f"backed up {summary.source} to {out} ({summary.bytes:,} bytes), checked:")
     _print_check(summary.check)
 
 
 @main.command("verify")
-@click.option("--db", "db_path", type=_STORE, required=True, help="The store or backup to check.")
+@click.option("--db", "db_path", type=EXISTING_STORE, required=True,
+              help="The store or backup to check: a file or a postgresql:// URL.")
 @quiet_option
-def verify_command(db_path: Path) -> None:
+def verify_command(db_path: Path | str) -> None:
     """Check a store without changing it; exit 1 if anything is wrong."""
     check = verify_store(db_path)
     _print_check(check)
     if not check.ok:
         for problem in check.problems:
             click.echo(f"problem: {problem}", err=True)
-        click.echo(f"evalcore verify: {db_path} has {len(check.problems)} problem(s); restore "
+        click.echo(f"evalcore verify: {check.path} has {len(check.problems)} problem(s); restore "
                    "a backup (see the README) or ask for help before writing to it", err=True)
         sys.exit(1)
-    click.echo(f"{db_path}: ok")
+    click.echo(f"{check.path}: ok")

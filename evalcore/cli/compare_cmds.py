@@ -29,6 +29,8 @@ import click
 from evalcore.cli import main
 from evalcore.cli.report_cmds import _fail
 from evalcore.cli.store_cmds import actor_option, store
+from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
+from evalcore.store.location import store_exists
 from evalcore.store.study_handle import open_study
 
 FORMATS = ("table", "json")
@@ -39,8 +41,8 @@ FORMATS = ("table", "json")
     "--db",
     "db_path",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The evidence store (SQLite file).",
+    type=NEW_OR_EXISTING_STORE,
+    help="The evidence store (a file or a postgresql:// URL).",
 )
 @click.option("--study", required=True, help="Study id.")
 @click.option(
@@ -127,7 +129,7 @@ def compare_command(
         spec = QuerySetSpec.parse(queries)
     except QuerySetError as err:
         _fail(f"--queries: {err}")
-    if not db_path.is_file():
+    if not store_exists(db_path):
         _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
     if sample_name is not None and reference is not None:
         _fail("--sample estimates from the working labels; leave out --reference")

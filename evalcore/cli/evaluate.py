@@ -56,6 +56,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.process_setup import skip_final_collection
+from evalcore.cli.store_location import EXISTING_STORE
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.gains import MAX_GAIN
@@ -220,8 +221,9 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option(
     "--db",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Evidence store: evaluate the stored run --run of --study.",
+    type=EXISTING_STORE,
+    help="Evidence store (a file or a postgresql:// URL): evaluate the stored run --run of "
+    "--study.",
 )
 @click.option("--study", help="Study id in the store (with --db).")
 @click.option("--actor", default=None,

@@ -21,6 +21,7 @@ from evalcore.cli import main
 from evalcore.cli.actor import default_actor
 from evalcore.cli.input_options import quiet_option
 from evalcore.cli.process_setup import skip_final_collection
+from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.io.errors import InputErrors
 from evalcore.io.progress import reporter
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
@@ -33,6 +34,7 @@ from evalcore.retrieval.pin import (
 )
 from evalcore.retrieval.workflow import execute_protocol
 from evalcore.store.connection import open_store
+from evalcore.store.location import store_exists
 from evalcore.store.runs import run_exists
 from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyNotFoundError
@@ -64,7 +66,7 @@ def _guarded() -> Iterator[None]:
 
 
 def _open(db_path: Path) -> sqlite_utils.Database:
-    if not db_path.is_file():
+    if not store_exists(db_path):
         click.echo(f"error: no evidence store at {db_path}; check --db", err=True)
         raise SystemExit(2)
     return open_store(db_path)
@@ -110,9 +112,8 @@ def _check_run_name_free(study: Study, run_name: str) -> None:
     raise ValueError(f"run {run_name!r} already exists in study {study.study_id!r}; choose another name")
 
 
-_DB = click.option("--db", "db_path", required=True,
-                   type=click.Path(dir_okay=False, path_type=Path),
-                   help="The evidence store (SQLite file).")
+_DB = click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
+                   help="The evidence store (a file or a postgresql:// URL).")
 _STUDY = click.option("--study", "study_id", required=True, help="The study id.")
 _ACTOR = click.option("--actor", default=None,
                       help="Who does this (default: the login name).")

@@ -1,30 +1,32 @@
 """The ``--db`` option's type: a store file path or a PostgreSQL URL.
 
 ``click.Path`` would turn ``postgresql://user@/db?host=/run`` into a path (and
-refuse it as missing); :class:`StoreLocation` passes a URL through unchanged and
-checks a path exactly as ``click.Path`` does.
+refuse it as missing); :class:`StoreLocation` is a ``click.Path`` that passes a
+URL through unchanged and checks a path exactly as ``click.Path`` does. Every
+command's ``--db`` uses it, so each takes a URL wherever it takes a file.
 """
 
 from pathlib import Path
 
 import click
 
-from evalcore.store.location import is_postgres_url
 
-
-class StoreLocation(click.ParamType):
+class StoreLocation(click.Path):
     """A ``--db`` value: a ``postgresql://`` URL (a ``str``) or a file path (a ``Path``)."""
 
     name = "store"
 
     def __init__(self, *, exists: bool) -> None:
-        self._path = click.Path(exists=exists, dir_okay=False, path_type=Path)
+        super().__init__(exists=exists, dir_okay=False, path_type=Path)
 
     def convert(self, value: object, param: click.Parameter | None,
                 ctx: click.Context | None) -> str | Path:
+        # imported here: evaluate from files (no --db) loads nothing of the store
+        from evalcore.store.location import is_postgres_url
+
         if is_postgres_url(str(value)):
             return str(value)
-        return self._path.convert(value, param, ctx)
+        return super().convert(value, param, ctx)
 
 
 #: A store that must exist (a file that exists, or any PostgreSQL URL).

@@ -1,23 +1,35 @@
-"""Backing up and checking a store file: consistent copies while annotators label.
+"""Backing up and checking a store: consistent copies while annotators label.
 
-* :func:`backup_store` copies a live store with SQLite's online backup API
-  (``sqlite3.Connection.backup``) in one step, i.e. inside one read
-  transaction: the copy is the store as of one instant, including what is
-  still in the write-ahead log (a plain ``cp`` of a live store can miss it),
-  and writers are not blocked (WAL). The copy is written to a temporary file
-  beside ``out``, checked with ``PRAGMA integrity_check`` and renamed into
-  place; an existing ``out`` is never overwritten. The copy gets the store
-  file's permission bits or 0600, whichever is stricter (a backup is never
-  readable by more people than the store), and a backup killed before its
-  rename leaves a hidden temporary file that the next one removes
-  (:mod:`evalcore.io.atomic`).
-* :func:`verify_store` opens a store read-only (nothing is migrated or
-  written) and reports ``integrity_check``, ``foreign_key_check``, the schema
-  version and whether this evalcore can open it, the rows per table, and
-  whether every frozen reference version still matches its content hash.
+Every backup is a SQLite store file, whatever the engine of the store it copies: one
+format, checked by :func:`verify_store`, kept with the same rules.
 
-Restoring is copying a backup over the store's path while nothing has it open
-(see the README).
+* :func:`backup_store` of a store file copies it with SQLite's online backup API
+  (``sqlite3.Connection.backup``) in one step, i.e. inside one read transaction:
+  the copy is the store as of one instant, including what is still in the
+  write-ahead log (a plain ``cp`` of a live store can miss it), byte for byte at
+  its own schema version, and writers are not blocked (WAL).
+* :func:`backup_store` of a PostgreSQL store (a ``postgresql://`` URL) copies every
+  table into a new SQLite store file with :func:`evalcore.store.store_copy.copy_store`:
+  one ``REPEATABLE READ`` snapshot of the database (writers are not blocked), every
+  table checked by row count and checksum. The database must be at this evalcore's
+  schema version (nothing is migrated by a backup); restoring is
+  ``evalcore migrate-store --from BACKUP --to URL`` into an empty database.
+* Either way the copy is written to a temporary file beside ``out``, checked by
+  :func:`verify_store` and renamed into place; an existing ``out`` is never
+  overwritten. The copy gets the store file's permission bits or 0600, whichever is
+  stricter (0600 for a database: a backup is never readable by more people than the
+  store), and a backup killed before its rename leaves a hidden temporary file that
+  the next one removes (:mod:`evalcore.io.atomic`).
+* :func:`verify_store` opens a store read-only (nothing is migrated or written;
+  :func:`evalcore.store.connection.open_read_only`) and, in one snapshot, reports the
+  engine's integrity check (:func:`evalcore.store.dialect.integrity_check`), the rows
+  that reference a missing row, the schema version and whether this evalcore can open
+  it, the triggers guarding the append-only history that are missing (or disabled),
+  the rows per table, and whether every frozen reference version still matches its
+  content hash.
+
+Restoring a backup of a store file is copying it over the store's path while nothing
+has it open (see the README).
 """
 
 from __future__ import annotations
@@ -28,11 +40,14 @@ from pathlib import Path
 import sqlite_utils
 from pydantic import BaseModel, Field
 
-from evalcore.io.atomic import atomic_path, private_mode
+from evalcore.io.atomic import PRIVATE, atomic_path, private_mode
 from evalcore.io.progress import counted, reporter
-from evalcore.store.connection import BUSY_TIMEOUT_MS
+from evalcore.store import dialect
+from evalcore.store.connection import open_read_only
+from evalcore.store.location import describe_store, is_postgres_url
 from evalcore.store.references import altered_references
-from evalcore.store.schema import SCHEMA_VERSION
+from evalcore.store.schema import SCHEMA_VERSION, current_triggers, schema_version
+from evalcore.store.transaction import read_snapshot
 
 
 class StoreCheck(BaseModel):
@@ -58,52 +73,54 @@ class BackupSummary(BaseModel):
     check: StoreCheck
 
 
-def _read_only(path: Path) -> sqlite3.Connection:
-    if not path.is_file():
-        raise FileNotFoundError(2, "no store file here", str(path))
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                           timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    return conn
-
-
-def verify_store(path: str | Path) -> StoreCheck:
-    """Check the store file at ``path`` without changing it (see the module docstring)."""
-    path = Path(path)
-    conn = _read_only(path)
+def verify_store(location: str | Path) -> StoreCheck:
+    """Check the store at ``location`` (a file or a ``postgresql://`` URL) without changing
+    it (see the module docstring)."""
+    db = open_read_only(location)
+    shown = describe_store(location)
     try:
-        conn.execute("BEGIN")  # one snapshot for every check below
-        progress = reporter()
-        progress.stage(f"checking the integrity of {path.name}")
-        integrity = [r[0] for r in conn.execute("PRAGMA integrity_check")]
-        fk = len(conn.execute("PRAGMA foreign_key_check").fetchall())
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        names = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY name")]
-        progress.stage("counting rows", len(names), "tables")
-        tables = {n: conn.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0]
-                  for n in counted(names, every=1)}
-        check = StoreCheck(path=str(path), schema_version=version, integrity=integrity,
-                           foreign_key_violations=fk, tables=tables)
-        if integrity != ["ok"]:
-            check.problems.append("integrity_check: " + "; ".join(integrity[:20]))
-        if fk:
-            check.problems.append(f"{fk} row(s) break a foreign key (PRAGMA foreign_key_check)")
-        if version == 0 or "studies" not in tables:
-            check.problems.append("not an evidence store (no schema version or studies table); "
-                                  "create one with `evalcore init`")
-        elif version > SCHEMA_VERSION:
-            check.problems.append(f"schema version {version} is newer than this evalcore's "
-                                  f"{SCHEMA_VERSION}; upgrade relevance-ledger to use it")
-        elif version < SCHEMA_VERSION:
-            check.problems.append(f"schema version {version} is older than {SCHEMA_VERSION}: "
-                                  "`evalcore init --db` migrates it (after a backup)")
-        if not check.problems and "reference_versions" in tables:
-            _check_references(sqlite_utils.Database(conn), check)
+        with read_snapshot(db):  # one snapshot for every check below
+            progress = reporter()
+            progress.stage(f"checking the integrity of {Path(shown).name or shown}")
+            integrity = dialect.integrity_check(db)
+            fk = dialect.foreign_key_violations(db)
+            version = schema_version(db)
+            names = dialect.store_tables(db)
+            progress.stage("counting rows", len(names), "tables")
+            tables = {n: dialect.count_rows(db, n) for n in counted(names, every=1)}
+            check = StoreCheck(path=shown, schema_version=version, integrity=integrity,
+                               foreign_key_violations=fk, tables=tables)
+            _check_schema(db, check)
+            if integrity == ["ok"] and version == SCHEMA_VERSION and "reference_versions" in tables:
+                _check_references(db, check)
         return check
     finally:
-        conn.close()
+        db.conn.close()
+
+
+def _check_schema(db: sqlite_utils.Database, check: StoreCheck) -> None:
+    version = check.schema_version
+    if check.integrity != ["ok"]:
+        check.problems.append("integrity check: " + "; ".join(check.integrity[:20]))
+    if check.foreign_key_violations:
+        check.problems.append(f"{check.foreign_key_violations} row(s) break a foreign key "
+                              "(they reference a row that does not exist)")
+    if version == 0 or "studies" not in check.tables:
+        check.problems.append("not an evidence store (no schema version or studies table); "
+                              "create one with `evalcore init`")
+    elif version > SCHEMA_VERSION:
+        check.problems.append(f"schema version {version} is newer than this evalcore's "
+                              f"{SCHEMA_VERSION}; upgrade relevance-ledger to use it")
+    elif version < SCHEMA_VERSION:
+        check.problems.append(f"schema version {version} is older than {SCHEMA_VERSION}: "
+                              "`evalcore init --db` migrates it (after a backup)")
+    else:
+        missing = sorted(current_triggers() - set(dialect.active_triggers(db)))
+        if missing:
+            check.problems.append(
+                f"{len(missing)} trigger(s) guarding the store's rules are missing or disabled "
+                f"({', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}): the "
+                "append-only history is not protected; restore a backup")
 
 
 def _check_references(db: sqlite_utils.Database, check: StoreCheck) -> None:
@@ -116,31 +133,67 @@ def _check_references(db: sqlite_utils.Database, check: StoreCheck) -> None:
 
 
 def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
-    """Copy the store at ``source`` to the new file ``out`` (see the module docstring).
+    """Copy the store at ``source`` (a file or a ``postgresql://`` URL) to the new SQLite
+    store file ``out`` (see the module docstring).
 
-    Raises ``FileExistsError`` if ``out`` exists, ``ValueError`` if the copy
-    fails its check (the temporary copy is removed then).
+    Raises ``FileExistsError`` if ``out`` exists, ``FileNotFoundError`` if the source file
+    does not, ``ValueError`` if a database is not at this evalcore's schema version or the
+    copy fails its check (the temporary copy is removed then).
     """
-    source, out = Path(source), Path(out)
+    out = Path(out)
     if out.exists() or out.is_symlink():
         raise FileExistsError(17, "already exists; choose a new file name (a backup never "
                                   "overwrites a file)", str(out))
-    src = _read_only(source)
+    shown = describe_store(source)
+    postgres = is_postgres_url(str(source))
+    if not postgres and not Path(source).is_file():
+        raise FileNotFoundError(2, "no store file here", str(source))
+    with atomic_path(out, mode=PRIVATE if postgres else private_mode(source)) as tmp:
+        reporter().stage(f"copying {Path(shown).name if not postgres else shown}")
+        if postgres:
+            _copy_database(str(source), tmp)
+        else:
+            _copy_file(Path(source), tmp)
+        check = verify_store(tmp)
+        if not check.ok:
+            raise ValueError(f"the copy of {shown} failed its check: {'; '.join(check.problems)}")
+    return BackupSummary(source=shown, out=str(out), bytes=out.stat().st_size,
+                         check=check.model_copy(update={"path": str(out)}))
+
+
+def _copy_file(source: Path, tmp: Path) -> None:
+    """The store file ``source`` into ``tmp`` with SQLite's online backup API (one snapshot)."""
+    src = open_read_only(source).conn
     try:
-        with atomic_path(out, mode=private_mode(source)) as tmp:
-            dst = sqlite3.connect(tmp)
-            try:
-                reporter().stage(f"copying {source.name}")
-                src.backup(dst)  # all pages in one step: one consistent snapshot
-                dst.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
-            finally:
-                dst.close()
-            src.close()
-            check = verify_store(tmp)
-            if not check.ok:
-                raise ValueError(
-                    f"the copy of {source} failed its check: {'; '.join(check.problems)}")
+        dst = sqlite3.connect(tmp)
+        try:
+            src.backup(dst)  # all pages in one step: one consistent snapshot
+            dst.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
+        finally:
+            dst.close()
     finally:
         src.close()
-    return BackupSummary(source=str(source), out=str(out), bytes=out.stat().st_size,
-                         check=check.model_copy(update={"path": str(out)}))
+
+
+def _copy_database(url: str, tmp: Path) -> None:
+    """The PostgreSQL store at ``url`` into the new SQLite store file ``tmp`` (copy_store),
+    refusing a database at another schema version than this evalcore's (a backup migrates
+    nothing)."""
+    from evalcore.store.store_copy import copy_store
+
+    db = open_read_only(url)
+    try:
+        version = schema_version(db)
+    finally:
+        db.conn.close()
+    if version != SCHEMA_VERSION:
+        raise ValueError(
+            f"{describe_store(url)} is at schema version {version}, this evalcore writes "
+            f"backups at {SCHEMA_VERSION} and migrates nothing while backing up: back it up "
+            "with the evalcore that uses it (or pg_dump), then upgrade")
+    copy_store(url, tmp)
+    conn = sqlite3.connect(tmp)
+    try:
+        conn.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
+    finally:
+        conn.close()

@@ -53,6 +53,24 @@ def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Databa
     return _prepared(sqlite_utils.Database(conn), migrate=migrate)
 
 
+def open_read_only(path: str | Path) -> sqlite_utils.Database:
+    """Open the store at ``path`` (a file or a ``postgresql://`` URL) for reading only: not
+    migrated nor cleaned up, and the engine refuses any write (SQLite's ``mode=ro``, a
+    PostgreSQL session whose transactions are read-only). A missing file is
+    ``FileNotFoundError`` (nothing is created)."""
+    if is_postgres_url(path):
+        from evalcore.store.postgres import connect
+
+        return connect(str(path), read_only=True)  # type: ignore[return-value]
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(2, "no store file here", str(file))
+    conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True,
+                           timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return sqlite_utils.Database(conn)
+
+
 def _prepared(db: sqlite_utils.Database, *, migrate: bool) -> sqlite_utils.Database:
     """``db`` migrated and rid of the imports a killed process abandoned."""
     if migrate:

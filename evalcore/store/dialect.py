@@ -178,6 +178,7 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             node.set("alias", exp.TableAlias(this=exp.to_identifier(f"subquery_{number}")))
     for node in list(tree.find_all(exp.Connector, exp.Not, exp.Where, exp.Join)):
         _integer_truth(node)
+    _truth_as_integer(tree)
     for node in list(tree.find_all(exp.Glob)):
         node.replace(exp.Anonymous(this="sqlite_glob",
                                    expressions=[node.expression, node.this]))
@@ -220,6 +221,31 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
             operand.replace(exp.Paren(this=exp.NEQ(
                 this=exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT")),
                 expression=exp.Literal.number(0))))
+
+
+#: Where a value is wanted, by node type: the argument slots SQLite fills with a comparison's
+#: 0 / 1 (``CASE ... ELSE a = b END``, ``(a = b) + 1``; aggregates: see :func:`_rewrite`).
+_VALUE_SLOTS: dict[str, tuple[str, ...]] = {
+    "If": ("true",), "Case": ("default",), "Add": ("this", "expression"),
+    "Sub": ("this", "expression"), "Mul": ("this", "expression"),
+    "Div": ("this", "expression"),
+}
+
+
+def _truth_as_integer(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
+    """SQLite's truth values are the integers 0 and 1; PostgreSQL's are booleans, which a
+    ``CASE`` mixing them with integers and arithmetic refuse. A comparison (or ``AND`` /
+    ``OR`` / ``NOT`` of them) where a value is wanted becomes ``CAST(... AS INT)``: the
+    same 0 / 1."""
+    from sqlglot import exp
+
+    truths = (exp.Predicate, exp.Connector, exp.Not)
+    for node in list(tree.find_all(*(getattr(exp, name) for name in _VALUE_SLOTS))):
+        for key in _VALUE_SLOTS[type(node).__name__]:
+            operand = node.args.get(key)
+            inner = operand.unnest() if isinstance(operand, exp.Paren) else operand
+            if isinstance(inner, truths):
+                operand.replace(exp.Cast(this=inner.copy(), to=exp.DataType.build("INT")))
 
 
 def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
@@ -610,6 +636,79 @@ def insert_triggers_suspended(db: object) -> Iterator[list[tuple[str, str]]]:
     yield triggers
     for sql in created:
         raw.execute(sql)  # type: ignore[attr-defined]
+
+
+# -- checking a store (evalcore.store.backup.verify_store) ---------------------------------
+
+_PG_INTEGRITY = """
+SELECT 'index ' || c.relname || ' is not valid (rebuild it: REINDEX INDEX ' || c.relname || ')'
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND NOT (i.indisvalid AND i.indisready)
+UNION ALL
+SELECT 'constraint ' || c.conname || ' of ' || r.relname || ' is not validated'
+FROM pg_constraint c JOIN pg_class r ON r.oid = c.conrelid
+JOIN pg_namespace n ON n.oid = r.relnamespace
+WHERE n.nspname = current_schema() AND NOT c.convalidated
+UNION ALL
+SELECT 'the foreign key trigger ' || t.tgname || ' of ' || r.relname || ' is disabled'
+FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid
+JOIN pg_namespace n ON n.oid = r.relnamespace
+WHERE n.nspname = current_schema() AND t.tgisinternal AND t.tgenabled = 'D'
+ORDER BY 1
+"""
+#: Each foreign key of the store's tables on PostgreSQL: child, its columns, parent, its columns.
+_PG_FOREIGN_KEYS = """
+SELECT s.relname, array_agg(sa.attname ORDER BY k.n), d.relname, array_agg(da.attname ORDER BY k.n)
+FROM pg_constraint c
+JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class d ON d.oid = c.confrelid
+JOIN pg_namespace ns ON ns.oid = s.relnamespace
+CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(child, parent, n)
+JOIN pg_attribute sa ON sa.attrelid = c.conrelid AND sa.attnum = k.child
+JOIN pg_attribute da ON da.attrelid = c.confrelid AND da.attnum = k.parent
+WHERE c.contype = 'f' AND ns.nspname = current_schema()
+GROUP BY c.oid, s.relname, d.relname ORDER BY 1, 3
+"""
+
+
+def integrity_check(db: object) -> list[str]:
+    """``["ok"]``, or what the engine finds wrong with the store's structures: SQLite's
+    ``PRAGMA integrity_check`` (pages, indexes, constraints); on PostgreSQL (which checks its
+    own pages) an index left invalid, a constraint not validated or a disabled foreign key
+    trigger."""
+    raw = _raw(db)
+    if is_postgres(db):
+        found = [text for (text,) in raw.execute(_PG_INTEGRITY)]  # type: ignore[attr-defined]
+        return found or ["ok"]
+    return [r[0] for r in raw.execute("PRAGMA integrity_check")]  # type: ignore[attr-defined]
+
+
+def foreign_key_violations(db: object) -> int:
+    """How many rows reference a row that does not exist (SQLite's ``PRAGMA
+    foreign_key_check``; on PostgreSQL each foreign key checked by an anti-join)."""
+    raw = _raw(db)
+    if not is_postgres(db):
+        return len(raw.execute("PRAGMA foreign_key_check").fetchall())  # type: ignore[attr-defined]
+    total = 0
+    for child, columns, parent, keys in raw.execute(_PG_FOREIGN_KEYS).fetchall():  # type: ignore[attr-defined]
+        present = " AND ".join(f"c.{_quoted(col)} IS NOT NULL" for col in columns)
+        joined = " AND ".join(f"p.{_quoted(k)} = c.{_quoted(col)}" for col, k in zip(columns, keys, strict=True))
+        total += int(raw.execute(  # type: ignore[attr-defined]
+            f"SELECT count(*) FROM {_quoted(child)} c WHERE {present} AND NOT EXISTS "
+            f"(SELECT 1 FROM {_quoted(parent)} p WHERE {joined})").fetchone()[0])
+    return total
+
+
+def active_triggers(db: object) -> list[str]:
+    """The names of the store's own triggers that fire (on PostgreSQL: not disabled), sorted."""
+    raw = _raw(db)
+    if is_postgres(db):
+        sql = ("SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+               "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
+               "AND t.tgenabled <> 'D' AND n.nspname = current_schema() ORDER BY 1")
+    else:
+        sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1"
+    return [name for (name,) in raw.execute(sql)]  # type: ignore[attr-defined]
 
 
 def reset_identities(db: object) -> None:

@@ -29,3 +29,13 @@ def store_exists(target: str | Path) -> bool:
     """Is there a store at ``target``? A PostgreSQL URL is taken to exist (the server says
     otherwise when it is opened); a path must be an existing file."""
     return is_postgres_url(str(target)) or Path(target).exists()
+
+
+def describe_store(target: str | Path) -> str:
+    """A store location for messages: a path as given, a URL without its password."""
+    text = str(target)
+    if is_postgres_url(text) and "@" in text:
+        scheme, rest = text.split("://", 1)
+        credentials, host = rest.rsplit("@", 1)
+        return f"{scheme}://{credentials.split(':', 1)[0]}@{host}"
+    return text

@@ -1,7 +1,7 @@
 """The store on PostgreSQL: a connection with the surface the store uses of SQLite's.
 
 The store's code calls ``db.execute``, ``db.conn.execute`` / ``executemany`` /
-``in_transaction`` / ``close`` and ``db.atomic()`` (a ``sqlite_utils.Database``
+``in_transaction`` / ``commit`` / ``close`` and ``db.atomic()`` (a ``sqlite_utils.Database``
 on SQLite). :class:`PgDatabase` offers the same over one psycopg 3 connection, so
 the store keeps one set of queries: each statement is translated by
 :func:`evalcore.store.dialect.to_postgres` (cached per SQL text) and sent with
@@ -74,7 +74,8 @@ class PgCursor:
 
 
 class PgConnection:
-    """``execute`` / ``executemany`` / ``in_transaction`` / ``close`` over one psycopg connection."""
+    """``execute`` / ``executemany`` / ``in_transaction`` / ``commit`` / ``close`` over one
+    psycopg connection."""
 
     dialect = "postgresql"
 
@@ -115,6 +116,12 @@ class PgConnection:
         from psycopg.pq import TransactionStatus
 
         return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def commit(self) -> None:
+        """Commit the open transaction, if any (as ``sqlite3.Connection.commit``: in
+        autocommit mode a statement outside ``BEGIN`` is committed already)."""
+        if self.in_transaction:
+            self.raw.execute("COMMIT")
 
     def close(self) -> None:
         self.raw.close()
@@ -194,8 +201,9 @@ class PgDatabase:
         self.conn.close()
 
 
-def connect(url: str) -> PgDatabase:
-    """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types."""
+def connect(url: str, *, read_only: bool = False) -> PgDatabase:
+    """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types;
+    ``read_only``: every transaction of the session is read-only (the server refuses a write)."""
     import psycopg
     from psycopg.adapt import Dumper, Loader
     from psycopg.types.string import TextLoader
@@ -219,6 +227,8 @@ def connect(url: str) -> PgDatabase:
 
     raw = psycopg.connect(url, autocommit=True)
     raw.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+    if read_only:
+        raw.execute("SET default_transaction_read_only = on")
     raw.adapters.register_loader("numeric", _IntFromNumeric)
     raw.adapters.register_loader("bool", _IntFromBool)
     raw.adapters.register_dumper(bool, _BoolAsInt)

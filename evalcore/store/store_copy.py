@@ -46,7 +46,7 @@ from pydantic import BaseModel
 from evalcore.io.progress import reporter
 from evalcore.store import dialect
 from evalcore.store.connection import open_store
-from evalcore.store.location import is_postgres_url
+from evalcore.store.location import describe_store, is_postgres_url
 from evalcore.store.schema import SchemaTooNewError, schema_version
 from evalcore.store.transaction import read_snapshot, write_transaction
 
@@ -106,14 +106,7 @@ def _same_store(source: str | Path, target: str | Path) -> bool:
     return Path(source).expanduser().resolve() == Path(target).expanduser().resolve()
 
 
-def _describe(target: str | Path) -> str:
-    """A store location for messages (a URL without its password)."""
-    text = str(target)
-    if is_postgres_url(text) and "@" in text:
-        scheme, rest = text.split("://", 1)
-        credentials, host = rest.rsplit("@", 1)
-        return f"{scheme}://{credentials.split(':', 1)[0]}@{host}"
-    return text
+_describe = describe_store
 
 
 def copy_store(source: str | Path, target: str | Path, *, batch: int = BATCH_ROWS,

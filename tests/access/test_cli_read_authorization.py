@@ -168,9 +168,10 @@ def _commands(db: str, study: str, f: dict[str, Path], out: Path) -> dict[str, l
 
 
 #: Commands that name no study and print nothing of one (checked separately or not at all).
-#: ``backup`` and ``verify`` work on the whole store file: whoever may open the file may copy
-#: it (file permissions are the boundary, README "Who is trusted"); they print counts only.
-NO_STUDY = {"init", "demo", "backup", "verify"}
+#: ``backup``, ``verify`` and ``migrate-store`` work on the whole store: whoever may open it
+#: may copy it (file permissions or the database login are the boundary, README "Who is
+#: trusted"); they print counts only.
+NO_STUDY = {"init", "demo", "backup", "verify", "migrate-store"}
 
 
 def _leaf_commands(group: click.Group, prefix: str = "") -> set[str]:

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from lexical_builders import lexical_store, pinned
 
 from evalcore.cli import load_commands, main
+from evalcore.cli.store_location import StoreLocation
 from evalcore.store.imports import import_qrels, import_run
 from evalcore.store.references import freeze_reference
 
@@ -30,6 +31,9 @@ HOSTILE_INPUT_FILES = ["{missing}", "{a_dir}", "/dev/null", "{garbage}", "{huge_
                        "{inf_jsonl}", "a\x00b", "x" * 10_000]
 HOSTILE_OUTPUT_FILES = ["/dev/full", "{a_dir}", "{missing}/out.txt", "x" * 10_000, "a\x00b"]
 HOSTILE_DIRS = ["{missing}", "{garbage}", "{a_dir}", "a\x00b"]
+#: A store URL (every --db takes one) with no server behind it, or not a URL at all.
+HOSTILE_STORE_URLS = ["postgresql://nobody@/nodb?host={missing}", "postgresql://%zz:x@[::1",
+                      "postgres://"]
 
 #: Valid values by option name (or by command + name), so that one argument is hostile at a time.
 VALID = {
@@ -86,6 +90,8 @@ def _hostile(param: click.Parameter) -> list[str]:
         return HUGE_INTS
     if isinstance(kind, click.types.FloatParamType):
         return HOSTILE_FLOATS
+    if isinstance(kind, StoreLocation):
+        return (HOSTILE_INPUT_FILES if kind.exists else HOSTILE_OUTPUT_FILES) + HOSTILE_STORE_URLS
     if isinstance(kind, click.Path):
         if kind.dir_okay and not kind.file_okay:
             return HOSTILE_DIRS
@@ -180,12 +186,17 @@ def test_the_sweep_covers_every_command() -> None:
 
 
 @pytest.mark.slow
-def test_every_command_with_hostile_arguments_answers_without_a_traceback(files) -> None:
+def test_every_command_with_hostile_arguments_answers_without_a_traceback(
+        files, tmp_path, monkeypatch) -> None:
     assert Path("/dev/full").is_char_device()
+    # A hostile value is never taken for a store to create where the user stands (a text
+    # value given to a --db as if it were a study id would leave a store file named after it).
+    monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     failures = []
     for command, args in CASES:
-        argv = [a.format(**files) if a.startswith("{") or "}/" in a else a for a in args]
+        argv = [a.format(**files) if a.startswith("{") or "}/" in a or "={" in a else a
+                for a in args]
         result = runner.invoke(main, argv)
         shown = (result.stdout or "") + (result.stderr or "")
         escaped = result.exception is not None and not isinstance(result.exception, SystemExit)
@@ -193,5 +204,6 @@ def test_every_command_with_hostile_arguments_answers_without_a_traceback(files)
             failures.append(f"{command} {[a[:40] for a in argv]}: exit {result.exit_code}, "
                             f"{type(result.exception).__name__}: {str(result.exception)[:200]}")
     assert not failures, f"{len(failures)} of {len(CASES)} cases failed:\n" + "\n".join(failures)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "files left in the working directory"
     # /dev/full as an output is written in place, never replaced by a file (we may run as root).
     assert Path("/dev/full").is_char_device()

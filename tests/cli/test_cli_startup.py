@@ -88,7 +88,7 @@ def test_reexecuting_a_pinned_protocol_imports_nothing_it_does_not_need(tmp_path
     code = (
         "import sys\n"
         "from evalcore.cli import main\n"
-        f"main(['retrieve', '--db', {str(tmp_path / 'store.db')!r}, '--study', 's',\n"
+        f"main(['retrieve', '--db', {str(store_target)!r}, '--study', 's',\n"
         "      '--protocol', 'p1', '--name', 'r2', '--actor', 'tester'], standalone_mode=False)\n"
         f"heavy = [m for m in {NOT_FOR_THE_STORE + NOT_FOR_RETRIEVAL!r} if m in sys.modules]\n"
         "print('HEAVY', heavy, 'driver', 'sqlite_utils' in sys.modules, file=sys.stderr)\n"

@@ -28,13 +28,13 @@ def db(tmp_path, store_target) -> Path:
     return path
 
 
-def test_init_and_study(db):
+def test_init_and_study(db, tmp_path):
     again = cli("study", "create", "--db", db, "--study", "s", "--corpus", "c")
     assert again.exit_code == 2
     assert "study 's' already exists" in again.stderr
     listed = cli("study", "list", "--db", db)
     assert json.loads(listed.output)["study_id"] == "s"
-    missing = cli("study", "list", "--db", db.parent / "nope.db")
+    missing = cli("study", "list", "--db", tmp_path / "nope.db")
     assert missing.exit_code == 2 and "does not exist" in missing.stderr
 
 
@@ -108,7 +108,7 @@ def _evaluate(*args):
 
 @pytest.mark.needs_shared
 @pytest.mark.parametrize("extra", [[], ["--relevance-threshold", "2", "--gain", "exponential"]])
-def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra):
+def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra, tmp_path):
     qrels, run = TREC / "qrels.test", TREC / "results.test"
     cli("import", "qrels", "--db", db, "--study", "s", qrels, "--complete")
     cli("import", "run", "--db", db, "--study", "s", run, "--k", "10")
@@ -121,7 +121,7 @@ def test_evaluate_from_store_prints_the_same_json_as_from_files(db, extra):
     assert _evaluate("--db", db, "--study", "s", "--run", "STANDARD", *extra) == from_files
     cli("reference", "freeze", "--db", db, "--study", "s", "--name", "v1")
     # Later labels change the working reference, not v1.
-    extra_labels = db.parent / "more.csv"
+    extra_labels = tmp_path / "more.csv"
     extra_labels.write_text("query_id,unit_id,gain\n301,FBIS3-10082,0\n")
     cli("import", "labels-csv", "--db", db, "--study", "s", extra_labels)
     frozen = _evaluate("--db", db, "--study", "s", "--run", "STANDARD", "--reference", "v1", *extra)
@@ -164,3 +164,28 @@ def test_reference_verify(db):
     assert bad.exit_code == 1 and "do NOT match" in bad.stderr
     missing = cli("reference", "verify", "--db", db, "--study", "s", "--name", "v9")
     assert missing.exit_code == 2 and "frozen versions: v1" in missing.stderr
+
+
+def test_every_store_option_of_every_command_takes_a_url() -> None:
+    """One option type for every ``--db`` (and migrate-store's ``--from`` / ``--to``): each
+    takes a postgresql:// URL wherever it takes a file."""
+    import click
+
+    from evalcore.cli import load_commands, main
+    from evalcore.cli.store_location import StoreLocation
+
+    load_commands()
+
+    def commands(cmd: click.Command, path: str):
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from commands(sub, f"{path} {name}".strip())
+        else:
+            yield path, cmd
+
+    options = [(name, param) for name, cmd in commands(main, "") for param in cmd.params
+               if isinstance(param, click.Option) and {"--db", "--from", "--to"} & set(param.opts)]
+    assert len(options) > 30
+    url = "postgresql://ledger@/db?host=/tmp/x"
+    assert [name for name, param in options if not isinstance(param.type, StoreLocation)] == []
+    assert {param.type.convert(url, param, None) for _, param in options} == {url}

@@ -11,10 +11,13 @@ from store_fixtures import new_store, table_snapshot
 from store_workers import label_until, start_worker
 
 from evalcore.cli import main
+from evalcore.store import dialect
 from evalcore.store.backup import backup_store, verify_store
-from evalcore.store.connection import open_store
+from evalcore.store.connection import open_read_only, open_store
+from evalcore.store.dialect import DATABASE_ERRORS
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
+from evalcore.store.schema import SCHEMA_VERSION, _set_schema_version
 from evalcore.store.studies import StudyIn
 from evalcore.store.study_setup import create_study
 
@@ -84,6 +87,41 @@ def test_a_restored_backup_is_the_store(store, tmp_path) -> None:
     assert table_snapshot(open_store(restored)) == table_snapshot(open_store(store))
 
 
+def test_a_backup_is_a_store_file_that_migrate_store_restores(store, tmp_path, new_store_target) -> None:
+    out = tmp_path / "b.db"
+    result = cli("backup", "--db", store, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_mode & 0o077 == 0  # never readable by more accounts than the store
+    assert sqlite3.connect(out).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert cli("verify", "--db", out).exit_code == 0
+    restored = new_store_target("restored.db")
+    result = cli("migrate-store", "--from", out, "--to", restored)
+    assert result.exit_code == 0, result.output
+
+    def rows(target):
+        db = open_store(target)
+        try:
+            return {t: r for t, r in table_snapshot(db).items() if t != "store_identity"}
+        finally:
+            db.conn.close()
+
+    assert rows(restored) == rows(store) and rows(store)["label_events"]
+
+
+def test_a_database_at_another_schema_version_is_refused_not_migrated(store, tmp_path) -> None:
+    if isinstance(store, Path):
+        pytest.skip("a store file is copied page by page at its own schema version")
+    db = open_store(store)
+    _set_schema_version(db, SCHEMA_VERSION - 1)
+    db.conn.close()
+    result = cli("backup", "--db", store, "--out", tmp_path / "b.db")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"is at schema version {SCHEMA_VERSION - 1}" in result.stderr
+    assert "migrates nothing" in result.stderr and list(tmp_path.glob("*b.db*")) == []
+    check = verify_store(store)  # still at the old version: nothing was migrated
+    assert check.schema_version == SCHEMA_VERSION - 1
+
+
 def test_backup_never_overwrites_a_file(store, tmp_path) -> None:
     out = tmp_path / "keep.txt"
     out.write_text("precious")
@@ -93,15 +131,36 @@ def test_backup_never_overwrites_a_file(store, tmp_path) -> None:
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".keep")] == []
 
 
+def _state(store: Path | str) -> object:
+    """What "changes nothing" compares: a store file's bytes, a database's rows."""
+    if isinstance(store, Path):
+        return store.read_bytes()
+    db = open_store(store)
+    try:
+        return table_snapshot(db)
+    finally:
+        db.conn.close()
+
+
 def test_verify_reports_counts_and_changes_nothing(store) -> None:
-    before = store.read_bytes()
+    before = _state(store)
     result = cli("verify", "--db", store)
     assert result.exit_code == 0, result.output
     assert "integrity ok; 1 frozen reference(s) checked" in result.stdout
     assert "label_events: 1 row(s)" in result.stdout and result.stdout.endswith(": ok\n")
     check = verify_store(store)
     assert check.ok and check.tables["reference_versions"] == 1 and check.references_checked == 1
-    assert store.read_bytes() == before
+    assert check.foreign_key_violations == 0 and "schema_version" not in check.tables
+    assert _state(store) == before
+
+
+def test_verify_reads_through_a_connection_that_cannot_write(store) -> None:
+    db = open_read_only(store)
+    try:
+        with pytest.raises(DATABASE_ERRORS, match="(?i)read.?only"):
+            db.execute("INSERT INTO corpora (corpus_id) VALUES ('x')")
+    finally:
+        db.conn.close()
 
 
 @pytest.mark.sqlite_only
@@ -118,17 +177,35 @@ def test_verify_finds_a_damaged_file(store, tmp_path) -> None:
 
 
 def test_verify_finds_a_tampered_reference_and_a_newer_schema(store) -> None:
-    raw = sqlite3.connect(store)
-    raw.execute("DROP TRIGGER reference_labels_sealed")
-    raw.execute("INSERT INTO reference_labels VALUES ('s', 'v1', 'zz', 'X', 1)")
-    raw.commit()
+    db = open_store(store)
+    db.execute("DROP TRIGGER reference_labels_sealed")
+    db.execute("INSERT INTO reference_labels VALUES ('s', 'v1', 'zz', 'X', 1)")
     result = cli("verify", "--db", store)
     assert result.exit_code == 1
     assert "reference 'v1' of study 's' no longer matches its content hash" in result.stderr
-    raw.execute("PRAGMA user_version = 999")
-    raw.close()
+    assert "1 trigger(s) guarding the store's rules are missing or disabled " \
+           "(reference_labels_sealed)" in result.stderr
+    _set_schema_version(db, 999)
+    db.conn.close()
     result = cli("verify", "--db", store)
     assert result.exit_code == 1 and "schema version 999 is newer" in result.stderr
+
+
+def test_verify_finds_a_row_referencing_nothing(store) -> None:
+    db = open_store(store)
+    orphan = "INSERT INTO study_units (study_id, unit_code, unit_id) VALUES ('ghost', 0, 'A')"
+    if dialect.is_postgres(db):  # the key dropped, the orphan written, the key back unchecked
+        db.conn.raw.execute("ALTER TABLE study_units DROP CONSTRAINT study_units_study_id_fkey")
+        db.execute(orphan)
+        db.conn.raw.execute("ALTER TABLE study_units ADD CONSTRAINT study_units_study_id_fkey "
+                            "FOREIGN KEY (study_id) REFERENCES studies (study_id) NOT VALID")
+    else:
+        db.execute("PRAGMA foreign_keys = OFF")
+        db.execute(orphan)
+    db.conn.close()
+    check = verify_store(store)
+    assert check.foreign_key_violations == 1 and not check.ok
+    assert "1 row(s) break a foreign key" in "; ".join(check.problems)
 
 
 @pytest.mark.sqlite_only

@@ -245,3 +245,21 @@ def test_a_read_snapshot_does_not_see_a_later_commit(pg_url):
         assert reader.execute("SELECT count(*) FROM queries").fetchone()[0] == before
     assert reader.execute("SELECT count(*) FROM queries").fetchone()[0] == before + 1
     reader.conn.close(), writer.conn.close()
+
+
+def test_a_comparison_taken_as_a_value_is_the_integer_sqlite_gives():
+    case = dialect.to_postgres("SELECT CASE WHEN d IS NULL THEN 0 ELSE (a = 1 AND b) END FROM t")
+    assert "ELSE CAST(a = 1 AND b AS INT) END" in case
+    assert "SELECT CAST(c > 1 AS INT) + 1 FROM t" == dialect.to_postgres("SELECT (c > 1) + 1 FROM t")
+    # a condition stays a condition
+    assert dialect.to_postgres("SELECT CASE WHEN a = 1 THEN 2 ELSE 3 END FROM t WHERE a = 1") == (
+        "SELECT CASE WHEN a = 1 THEN 2 ELSE 3 END FROM t WHERE a = 1")
+
+
+def test_json_extract_reads_a_text_column_on_both_engines(store_target):
+    db = open_store(store_target)
+    db.execute("CREATE TABLE j (detail_json TEXT)")
+    db.execute("INSERT INTO j VALUES (?)", ['{"unit_id": "u1", "query_id": "q"}'])
+    assert db.execute("SELECT json_extract(detail_json, '$.unit_id') FROM j "
+                      "WHERE json_extract(detail_json, '$.query_id') = ?", ["q"]).fetchall() == [("u1",)]
+    db.conn.close()
