@@ -4,8 +4,8 @@
 study on its working reference or a frozen version (the reference read whole, the runs'
 rankings as unit codes read when first asked, the labels as codes over a query set): the one
 object the live dashboard's full build, the Compare page's pair, reports and the command line
-pack every stored run from. It is kept per store file, study and reference under the store's
-marks it was read at (:class:`~evalcore.store.marks.StoreMarks`: label and completeness
+pack every stored run from. It is kept per store (its file or PostgreSQL database), study
+and reference under the store's marks it was read at (:class:`~evalcore.store.marks.StoreMarks`: label and completeness
 events, run ids, removed queries, corpus generation) and read again once they move, so every
 reader sees the store as it is now and no reader hands it to another. It is reached through
 a study handle only, so the actor's read was checked when the handle was opened; the kept
@@ -14,7 +14,6 @@ evidence holds no connection and no actor. A store in memory is read every time.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 
@@ -22,7 +21,7 @@ import sqlite_utils
 
 from evalcore.store.marks import store_marks
 from evalcore.store.observations import StudyEvidence, study_evidence
-from evalcore.store.store_identity import store_file
+from evalcore.store.store_identity import store_place
 from evalcore.store.study_handle import Study
 
 #: How many (store, study, reference) evidences are kept, the least recently used dropped
@@ -58,10 +57,7 @@ def shared_evidence(study: Study, reference: str | None = None) -> StudyEvidence
 
 
 def _store_key(db: sqlite_utils.Database) -> str | None:
-    """The store file's path and inode (the same store through any connection; a file made
-    again at the same path is another store); None for a store in memory."""
-    path = store_file(db)
-    try:
-        return None if path is None else f"{path}:{os.stat(path).st_ino}"
-    except OSError:
-        return None
+    """Where the store is kept (:func:`~evalcore.store.store_identity.store_place`: the same
+    store through any connection; a store made again at the same place is another store);
+    None for a store in memory."""
+    return store_place(db)

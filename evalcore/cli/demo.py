@@ -1,11 +1,12 @@
 """``evalcore demo``: write the embedded demo study into a store.
 
-    evalcore demo --db FILE
+    evalcore demo --db FILE_OR_URL
 
-Creates FILE if needed. A store that already holds the complete demo study is
+Creates the store if needed (a file, or the schema in an empty PostgreSQL database). A store that already holds the complete demo study is
 left unchanged (exit status 0 either way).
 """
 
+import shlex
 from pathlib import Path
 
 import click
@@ -34,4 +35,5 @@ def demo_command(db_path: Path | str) -> None:
         f"{summary.queries} queries, {summary.runs} lexical runs, {summary.labels} label events, "
         f"{summary.complete_queries} queries marked complete"
     )
-    click.echo(f"open it with: RELEVANCE_LEDGER_DB={db_path} streamlit run app/streamlit_app.py")
+    click.echo(f"open it with: RELEVANCE_LEDGER_DB={shlex.quote(str(db_path))} "
+               "streamlit run app/launcher.py")

@@ -38,6 +38,7 @@ from evalcore.io.progress import reporter
 from evalcore.io.text_lines import read_source
 from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.io.trec import parse_gain_map
+from evalcore.io.trec_format import QRELS_FIELDS, RUN_FIELDS
 from evalcore.store.connection import open_store
 from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
 from evalcore.store.imports import (
@@ -285,7 +286,7 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
     """TREC qrels (query_id iteration doc_id gain) -> label events; plain or compressed."""
     mapping = _gain_map(gain_map)
     with store(db_path, "import qrels", study_id=study_id, actor=actor) as db:
-        source = read_source(path, limits=limits)
+        source = read_source(path, limits=limits, fields=QRELS_FIELDS)
         _report(import_qrels(db, source, study_id=study_id, annotator=annotator,
                              complete=complete,
                              gain_map=mapping, allow_unknown_ids=allow_unknown_ids, actor=actor))
@@ -309,7 +310,7 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
                        allow_unknown_ids: bool, limits: ReadLimits, actor: str) -> None:
     """TREC run (query_id Q0 doc_id rank score tag) -> a stored run; plain or compressed."""
     with store(db_path, "import run", study_id=study_id, actor=actor) as db:
-        source = read_source(path, limits=limits)
+        source = read_source(path, limits=limits, fields=RUN_FIELDS)
         _report(import_run(db, source, study_id=study_id, k=k, name=name,
                            allow_unknown_ids=allow_unknown_ids,
                            corpus_fingerprint=corpus_fingerprint,

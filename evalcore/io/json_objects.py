@@ -5,10 +5,12 @@ comments). JSON is read strictly: a key repeated in one object (plain JSON
 would silently keep the last value), ``NaN``/``Infinity``, a number too large
 for a float (``1e999`` would become infinity), an integer of more than
 :data:`MAX_INT_DIGITS` digits (Python refuses to convert those), a lone UTF-16
-surrogate (``"\\ud800"``: not text, it cannot be stored) is an error naming the
-field (readers of document text refuse a NUL character too: :func:`not_text`). A line
-that is not JSON, is nested too deeply, or is not an object is logged with its
-line number and skipped, so every bad line of a file is reported in one pass.
+surrogate (``"\\ud800"``: not text, it cannot be stored) and, for the readers of
+values the store keeps (labels, judgments), a NUL character (``"\\u0000"``: no text
+holds one, and PostgreSQL cannot store it) are errors naming the line and field
+(:func:`not_text`; the document readers check the fields they keep). A line that is not
+JSON, is nested too deeply, or is not an object is logged with its line number and
+skipped, so every bad line of a file is reported in one pass.
 """
 
 from __future__ import annotations
@@ -127,12 +129,16 @@ def not_text(value: Any, path: str = "", *, nul: bool = False) -> tuple[str, str
     return None
 
 
-def _decode(text: str, number: int | None, log: ErrorLog, hint: str) -> Any:
-    """The strict decoding of ``text``, or ``_FAILED`` (the error logged at ``number``)."""
+def _decode(text: str, number: int | None, log: ErrorLog, hint: str, nul: bool = False) -> Any:
+    """The strict decoding of ``text``, or ``_FAILED`` (the error logged at ``number``;
+    with ``nul``, a NUL character is an error too)."""
     try:
         value = _DECODER.decode(text)
-        if _SUSPECT_ESCAPE.search(text) and (bad := not_text(value)):
+        at = text.find("\\u0000") if nul else -1
+        if (at >= 0 or _SUSPECT_ESCAPE.search(text)) and (bad := not_text(value, nul=at >= 0)):
             field, message, hint = bad
+            if number is None and at >= 0 and "NUL" in message:  # a whole file: the NUL's line
+                number = text.count("\n", 0, at) + 1
             log.add(number, field or None, message, hint)
             return _FAILED
         return value
@@ -154,17 +160,20 @@ def _decode(text: str, number: int | None, log: ErrorLog, hint: str) -> Any:
     return _FAILED
 
 
-def json_objects(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for every line holding a JSON object."""
-    return json_object_lines(numbered_lines(source.text, comments=False), log)
+def json_objects(source: SourceText, log: ErrorLog, *, nul: bool = False
+                 ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for every line holding a JSON object (``nul``: a
+    line with a NUL character in any string is an error, for readers whose every value
+    may be stored)."""
+    return json_object_lines(numbered_lines(source.text, comments=False), log, nul=nul)
 
 
 def json_object_lines(
-    lines: Iterable[tuple[int, str]], log: ErrorLog
+    lines: Iterable[tuple[int, str]], log: ErrorLog, *, nul: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """:func:`json_objects` over ``(line_number, line)`` pairs (e.g. streamed from a file)."""
     for number, text in lines:
-        obj = _decode(text, number, log, "each line must hold one complete JSON object")
+        obj = _decode(text, number, log, "each line must hold one complete JSON object", nul)
         if obj is _FAILED:
             continue
         if not isinstance(obj, dict):
@@ -173,13 +182,15 @@ def json_object_lines(
         yield number, obj
 
 
-def json_document(source: SourceText, log: ErrorLog) -> dict[str, Any] | None:
-    """The one JSON object a whole file holds (read as strictly), or None (logged)."""
+def json_document(source: SourceText, log: ErrorLog, *, nul: bool = False
+                  ) -> dict[str, Any] | None:
+    """The one JSON object a whole file holds (read as strictly; ``nul``: as
+    :func:`json_objects`), or None (logged)."""
     log.extend(source.errors)
     if not source.text.strip():
         log.add(None, None, "empty file", "the file holds one JSON object")
         return None
-    obj = _decode(source.text, None, log, "the file must hold one complete JSON object")
+    obj = _decode(source.text, None, log, "the file must hold one complete JSON object", nul)
     if obj is _FAILED:
         return None
     if not isinstance(obj, dict):

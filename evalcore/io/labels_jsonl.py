@@ -47,7 +47,7 @@ def parse_labels_jsonl(
     rows: list[LabelRow] = []
     is_log = False
     notes = GainNotes(source.name)
-    for number, obj in json_objects(source, log):
+    for number, obj in json_objects(source, log, nul=True):
         for key in obj:
             if key not in FIELDS:
                 close = suggest(key, FIELDS)

@@ -548,7 +548,7 @@ def _check_row(log: ErrorLog, where: str, number: int, line: str,
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         log.append(InputError(file=where, line=number, message=f"not a JSON line: {exc}"))
         return
-    if "\\u" in line and (bad := not_text(record)):
+    if "\\u" in line and (bad := not_text(record, nul=True)):  # no store holds a NUL
         log.append(InputError(file=where, line=number, field=bad[0] or None, message=bad[1]))
         return
     if not isinstance(record, dict) or list(record) != [c.name for c in columns]:

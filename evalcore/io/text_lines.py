@@ -30,7 +30,7 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
 
@@ -57,7 +57,8 @@ class SourceText:
 
 
 def read_source(
-    path: str | PathLike[str], *, limits: ReadLimits = DEFAULT_LIMITS, stage: bool = True
+    path: str | PathLike[str], *, limits: ReadLimits = DEFAULT_LIMITS, stage: bool = True,
+    fields: Sequence[str] = (),
 ) -> SourceText:
     """Read and decode a file (see the module rules); gzip, bzip2 and xz are read by content.
 
@@ -66,11 +67,13 @@ def read_source(
     ``limits`` (:mod:`evalcore.io.decompress`), or at its first line longer
     than ``limits.max_document_bytes`` (reading stops there: memory stays
     bounded). Decoding errors do not raise: they are in ``SourceText.errors``
-    for the reader to report with its own errors.
+    for the reader to report with its own errors. ``fields``: the names of the fields of a
+    line of a format whose fields are separated by blanks (TREC): a bad byte's error names
+    the field holding it.
     """
     with open_input(path, limits=limits, stage=stage) as opened:
         data = read_bounded(opened, limits.max_document_bytes)
-    return replace(decode_source(data, opened.name), compression=opened.compression)
+    return replace(decode_source(data, opened.name, fields), compression=opened.compression)
 
 
 def source_from_bytes(
@@ -130,16 +133,17 @@ def _line_too_long(name: str, line: int, limit: int) -> InputErrors:
         hint=f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is")])
 
 
-def decode_source(data: bytes, name: str) -> SourceText:
-    """Decode UTF-8 bytes named ``name`` (used in error messages)."""
+def decode_source(data: bytes, name: str, fields: Sequence[str] = ()) -> SourceText:
+    """Decode UTF-8 bytes named ``name`` (used in error messages; ``fields``: see
+    :func:`read_source`)."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     if b"\x00" in data:
-        return _decode_by_line(data, name)
+        return _decode_by_line(data, name, fields)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return _decode_by_line(data, name)
+        return _decode_by_line(data, name, fields)
     return SourceText(name, _normalize_newlines(text))
 
 
@@ -149,7 +153,7 @@ def _normalize_newlines(text: str) -> str:
     return text
 
 
-def _decode_by_line(data: bytes, name: str) -> SourceText:
+def _decode_by_line(data: bytes, name: str, fields: Sequence[str] = ()) -> SourceText:
     """Slow path for invalid UTF-8 or NUL bytes: decode line by line, blank the bad lines.
 
     Stops at :data:`~evalcore.io.errors.STOP_AFTER` bad lines (a binary file or
@@ -162,20 +166,23 @@ def _decode_by_line(data: bytes, name: str) -> SourceText:
     for number, chunk in enumerate(raw, start=1):
         if len(errors) >= STOP_AFTER:
             break
-        line, error = decode_line(chunk, number, name)
+        line, error = decode_line(chunk, number, name, fields)
         lines.append(line)
         if error is not None:
             errors.append(error)
     return SourceText(name, "\n".join(lines), errors)
 
 
-def decode_line(chunk: bytes, number: int, name: str) -> tuple[str, InputError | None]:
-    """One line's text, or ``""`` and the error (a NUL byte, invalid UTF-8) naming its line."""
+def decode_line(chunk: bytes, number: int, name: str,
+                fields: Sequence[str] = ()) -> tuple[str, InputError | None]:
+    """One line's text, or ``""`` and the error (a NUL byte, invalid UTF-8) naming its line
+    (and, given the names of its blank-separated ``fields``, the field holding the NUL)."""
     nul = chunk.find(b"\x00")
     if nul >= 0:
         return "", InputError(
             file=name,
             line=number,
+            field=_field_at(chunk, nul, fields),
             message=f"holds a NUL byte (0x00 at column {nul + 1})",
             hint="save the file as UTF-8 text (a NUL byte means UTF-16 or binary data)",
         )
@@ -188,6 +195,14 @@ def decode_line(chunk: bytes, number: int, name: str) -> tuple[str, InputError |
             message=f"not valid UTF-8 (byte 0x{chunk[exc.start]:02x} at column {exc.start + 1})",
             hint="save the file as UTF-8",
         )
+
+
+def _field_at(chunk: bytes, at: int, fields: Sequence[str]) -> str | None:
+    """The name of the blank-separated field of ``chunk`` holding byte ``at`` (None: no
+    names given, or more fields than names)."""
+    before = chunk[:at]
+    index = len(before.split()) - (1 if before and not before[-1:].isspace() else 0)
+    return fields[index] if 0 <= index < len(fields) else None
 
 
 def stream_lines(

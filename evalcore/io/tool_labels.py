@@ -80,7 +80,7 @@ def parse_tool_labels(
     if fmt == "quepid":
         _quepid(source, log, out, gain_map, gains)
     else:
-        doc = json_document(source, log)
+        doc = json_document(source, log, nul=True)
         if doc is not None:
             (_rre if fmt == "rre" else _rank_eval)(doc, log, out, gain_map, gains)
     if not out.ratings and not log:

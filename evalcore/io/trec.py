@@ -296,19 +296,24 @@ def _read_blocks(
     return reading
 
 
-def _decoded(read: Callable[..., T]) -> Callable[..., T]:
+def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """``read(source, ...)``, and again from the decoded text when the raw bytes of a path
-    are not plain UTF-8 text (:class:`_Undecoded`)."""
+    are not plain UTF-8 text (:class:`_Undecoded`; a NUL byte's error names which of
+    ``fields`` holds it)."""
 
-    def reader(source: str | PathLike[str] | SourceText, *args: Any, **kwargs: Any) -> T:
-        try:
-            return read(source, *args, **kwargs)
-        except _Undecoded:
-            from evalcore.io.text_lines import read_source
+    def decorate(read: Callable[..., T]) -> Callable[..., T]:
+        def reader(source: str | PathLike[str] | SourceText, *args: Any, **kwargs: Any) -> T:
+            try:
+                return read(source, *args, **kwargs)
+            except _Undecoded:
+                from evalcore.io.text_lines import read_source
 
-            return read(read_source(source), *args, **kwargs)  # type: ignore[arg-type]
+                return read(read_source(source, fields=fields),  # type: ignore[arg-type]
+                            *args, **kwargs)
 
-    return reader
+        return reader
+
+    return decorate
 
 
 def _take_all(
@@ -509,7 +514,7 @@ def words_labels(
     )
 
 
-@_decoded
+@_decoded(QRELS_FIELDS)
 def read_labels(
     source: str | PathLike[str] | SourceText,
     gain_map: Mapping[float, int] | None = None,
@@ -746,7 +751,7 @@ def read_windows(
         return _reduce_run(source, depth, extra_columns, -1)
 
 
-@_decoded
+@_decoded(RUN_FIELDS)
 def _reduce_run(
     source: str | PathLike[str] | SourceText,
     depth: int,

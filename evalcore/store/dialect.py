@@ -9,8 +9,10 @@ sqlglot does not translate is rewritten here on its syntax tree:
   writes the portable ``ON CONFLICT ... DO NOTHING``) becomes ``ON CONFLICT DO NOTHING``;
 * ``json_each(?)`` (a JSON array of strings) becomes ``jsonb_array_elements_text``;
 * ``GLOB`` and ``char(...)`` call the helper functions :data:`PG_HELPERS` creates;
-* ``INDEXED BY`` hints are dropped, ``temp.x`` becomes ``pg_temp.x``, and conflict
-  targets lose the ``NULLS FIRST`` sqlglot adds to keep SQLite's NULL order;
+* ``INDEXED BY`` hints are dropped (a ``group_concat`` over such a scan, which SQLite
+  concatenates in the index's order, is ordered by the index's columns), ``temp.x``
+  becomes ``pg_temp.x``, and conflict targets lose the ``NULLS FIRST`` sqlglot adds to
+  keep SQLite's NULL order;
 * a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
   (``WHERE ... AND 1``, ``AND ?``) becomes a boolean.
 
@@ -156,8 +158,10 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             for column in assignment.expression.find_all(exp.Column):
                 if not column.table:
                     column.set("table", exp.to_identifier(target.alias_or_name))
+    hints: list[tuple[exp.Table, str]] = []
     for node in list(tree.find_all(exp.Table)):
         if node.args.get("indexed") is not None:
+            hints.append((node, node.args["indexed"].name))
             node.set("indexed", None)
         schema = node.args.get("db")
         if schema is not None and schema.name.lower() == "main":
@@ -201,7 +205,55 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
                                   expressions=[exp.Literal.string("[]")]))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
+    _indexed_order(tree, hints)
     return tree
+
+
+def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
+                   hints: list[tuple["sqlglot.exp.Table", str]]) -> None:  # noqa: F821
+    """A query reading a table ``INDEXED BY`` an index scans it in the index's order, and
+    SQLite's ``group_concat`` concatenates in scan order (the store relies on it, e.g. a
+    query's labels in unit id order): on PostgreSQL, where the hint is dropped, each
+    ``STRING_AGG`` of that query gets ``ORDER BY`` the index's columns."""
+    from sqlglot import exp
+
+    for table, index in hints:
+        select = table.find_ancestor(exp.Select)
+        aggregates = [node for node in select.find_all(exp.GroupConcat)
+                      if node.find_ancestor(exp.Select) is select] if select else []
+        if not aggregates:
+            continue
+        order = [exp.Ordered(this=exp.column(name, table=table.alias_or_name), nulls_first=False)
+                 for name in index_columns(index)]
+        for node in aggregates:
+            if not isinstance(node.this, exp.Order):
+                node.set("this", exp.Order(this=node.this, expressions=[o.copy() for o in order]))
+
+
+_CREATE_INDEX = re.compile(r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\s+"
+                           r"ON\s+\w+\s*\(([^)]*)\)", re.IGNORECASE)
+
+
+#: Index name (lower case) -> its columns in order: the store's indexes as its migrations
+#: last define them (:func:`register_indexes`, which :mod:`evalcore.store.schema` calls).
+_INDEX_COLUMNS: dict[str, tuple[str, ...]] = {}
+
+
+def register_indexes(statements: Iterable[str]) -> None:
+    """Learn the columns of every index the schema ``statements`` create (a later
+    definition of a name replaces an earlier one)."""
+    for statement in statements:
+        for name, listed in _CREATE_INDEX.findall(statement):
+            _INDEX_COLUMNS[name.lower()] = tuple(part.split()[0] for part in listed.split(","))
+
+
+def index_columns(index: str) -> tuple[str, ...]:
+    """The columns of one of the store's indexes, in order (:func:`register_indexes`)."""
+    try:
+        return _INDEX_COLUMNS[index.lower()]
+    except KeyError:
+        raise ValueError(f"INDEXED BY {index}: no migration of the store creates that "
+                         "index") from None
 
 
 def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
@@ -455,6 +507,21 @@ def main_file(db: object) -> str:
     conn = getattr(db, "conn", db)
     return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
                  if r[1] == "main"), "") or ""
+
+
+def server_place(db: object) -> str:
+    """Where a PostgreSQL store is kept: server, database and schema, with the database's and
+    the schema's object ids (a database made again under the same name, or copied from a
+    template, is another place), no password; "" on SQLite (see :func:`main_file`)."""
+    if not is_postgres(db):
+        return ""
+    raw = _raw(db)
+    info = raw.info  # type: ignore[attr-defined]
+    schema, database_oid, schema_oid = raw.execute(  # type: ignore[attr-defined]
+        "SELECT current_schema(), d.oid, n.oid FROM pg_database d, pg_namespace n "
+        "WHERE d.datname = current_database() AND n.nspname = current_schema()").fetchone()
+    return (f"postgresql://{info.host}:{info.port}/{info.dbname}/{schema}"
+            f":{database_oid}.{schema_oid}")
 
 
 # -- copying a whole store (evalcore.store.store_copy) --------------------------------------

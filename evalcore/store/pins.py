@@ -145,7 +145,7 @@ def pin_discrepancies(
     yield from study.db.conn.execute(
         "SELECT pd.doc_id, d.doc_id IS NULL, d.content_hash IS NOT pd.content_hash, "
         "pd.owner_org, d.owner_org, "
-        f"CASE WHEN d.doc_id IS NULL THEN 0 ELSE ({visibility.where}) END "
+        f"d.doc_id IS NOT NULL AND ({visibility.where}) "
         "FROM protocol_documents pd "
         "LEFT JOIN documents d ON d.corpus_id = :vis_corpus AND d.doc_id = pd.doc_id "
         f"AND {published('d')} "

@@ -17,14 +17,13 @@ the store's observation reads (:mod:`evalcore.store.observations`) carry its siz
 every evaluation of the study.
 """
 
-import os
 import threading
 from dataclasses import dataclass, replace
 
 import sqlite_utils
 
-from evalcore.store import dialect
 from evalcore.store.document_imports import published
+from evalcore.store.store_identity import store_place
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.study_handle import Study
 
@@ -135,8 +134,8 @@ class _Kept:
     population: StudyPopulation
 
 
-#: (store file, its inode, study) -> the population last read; a few studies are kept
-_KEPT: dict[tuple[str, int, str], _Kept] = {}
+#: (where the store is kept, study) -> the population last read; a few studies are kept
+_KEPT: dict[tuple[str, str], _Kept] = {}
 _KEEP = 64
 #: Smaller corpora are counted again on every read (a few milliseconds at most).
 _KEEP_FROM = 5_000
@@ -153,16 +152,12 @@ def _marks(db: sqlite_utils.Database, study: StudyIn) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def _store_key(db: sqlite_utils.Database, study_id: str) -> tuple[str, int, str] | None:
-    """The store file (and its inode: a file made again at the same path is another
-    store) of ``db``, with the study; None for a store held in memory or on PostgreSQL."""
-    path = dialect.main_file(db)
-    if not path:
-        return None
-    try:
-        return path, os.stat(path).st_ino, study_id
-    except OSError:
-        return None
+def _store_key(db: sqlite_utils.Database, study_id: str) -> tuple[str, str] | None:
+    """Where the store is kept (:func:`~evalcore.store.store_identity.store_place`: a file
+    made again at the same path is another store), with the study; None for a store held
+    in memory."""
+    place = store_place(db)
+    return None if place is None else (place, study_id)
 
 
 def _outside(db: sqlite_utils.Database, study: StudyIn, *, since: int) -> int:

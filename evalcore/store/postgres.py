@@ -20,7 +20,7 @@ psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` ext
 import contextlib
 import re
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from evalcore.store.dialect import numbered_to_named, schema_to_postgres, to_postgres
@@ -82,6 +82,7 @@ class PgConnection:
     def __init__(self, raw: Any):
         self.raw = raw
         self._keys: dict[str, str] | None = None
+        self._trace: Callable[[str], object] | None = None
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] | None = None
                 ) -> PgCursor:
@@ -95,6 +96,8 @@ class PgConnection:
             return PgCursor(cursor)
         sql, parameters = numbered_to_named(sql, parameters)
         translated = to_postgres(sql)
+        if self._trace is not None:
+            self._trace(translated)
         params = _parameters(parameters)
         cursor = self.raw.cursor()
         insert = _INSERT_INTO.match(sql)
@@ -107,6 +110,8 @@ class PgConnection:
         return PgCursor(cursor)
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Any]) -> PgCursor:
+        if self._trace is not None:
+            self._trace(to_postgres(sql))
         cursor = self.raw.cursor()
         cursor.executemany(to_postgres(sql), [_parameters(p) for p in seq_of_parameters])
         return PgCursor(cursor)
@@ -125,6 +130,11 @@ class PgConnection:
 
     def close(self) -> None:
         self.raw.close()
+
+    def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
+        """Call ``trace`` with each statement as sent to the server (``None``: stop), as
+        ``sqlite3.Connection.set_trace_callback`` does."""
+        self._trace = trace
 
     def forget_schema(self) -> None:
         """Read the tables' integer keys again (after a migration changed them)."""

@@ -838,6 +838,7 @@ MIGRATIONS: list[str] = [
     _V17, _V18, _V19, _V20, _V21, _STORE_IDENTITY_NO_FTS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+dialect.register_indexes(MIGRATIONS)  # what INDEXED BY names, on PostgreSQL
 
 
 #: Version reached -> what runs after its SQL, in the same transaction (data that SQL

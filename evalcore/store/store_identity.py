@@ -1,11 +1,13 @@
 """Which store this is: a key for caches of data derived from the store's content.
 
 A store holds one random id, written when its schema is created (``store_identity``,
-schema v22); a copy of the store has the same id. For a store kept in a file the
-identity adds the file's path and inode, so a copy at another path, or a file restored
-at the same path, is another store to a cache even though its id and its corpus
-generations may be equal. A store in memory, or one with no file (a database server),
-is known by its id alone.
+schema v22); a copy of the store has the same id. The identity adds where the store is
+kept (:func:`store_place`): for a file its path and inode, so a copy at another path, or
+a file restored at the same path, is another store to a cache even though its id and its
+corpus generations may be equal; on PostgreSQL the server, database and schema with the
+database's and schema's object ids, so a copy in another database (``CREATE DATABASE ...
+TEMPLATE``) or a database made again under the same name is another store. A store in
+memory is known by its id alone.
 """
 
 import os
@@ -31,11 +33,22 @@ def store_identity(db: sqlite_utils.Database) -> str:
     if row is None:
         raise LookupError("the store has no identity (its schema is older than this "
                           "evalcore's): open it with open_store, which migrates it")
+    place = store_place(db)
+    return str(row[0]) if place is None else f"{row[0]}:{place}"
+
+
+def store_place(db: sqlite_utils.Database) -> str | None:
+    """Where the store is kept, as a key for caches shared by every connection to it: the
+    file's resolved path and inode, or on PostgreSQL the server, database and schema with
+    the database's and schema's object ids (no password); None for a store in memory."""
+    server = dialect.server_place(db)
+    if server:
+        return server
     path = store_file(db)
     if path is None:
-        return str(row[0])
+        return None
     try:
         inode = os.stat(path).st_ino
     except OSError:
         inode = 0
-    return f"{row[0]}:{path.resolve()}:{inode}"
+    return f"{path.resolve()}:{inode}"

@@ -138,6 +138,45 @@ def test_nul_in_document_text_is_refused(store: Path, tmp_path: Path) -> None:
     assert _snapshot(store) == before
 
 
+@pytest.mark.parametrize(("command", "name", "content", "said"), [
+    ("labels-jsonl", "labels.jsonl", b'{"query_id": "q1", "unit_id": "d\\u00001", "gain": 1}\n',
+     ":1: unit_id: holds a NUL character (\\u0000)"),
+    ("labels-jsonl", "labels.jsonl",
+     b'{"query_id": "q1", "unit_id": "d1", "gain": 1, "annotator": "a\\u0000"}\n',
+     ":1: annotator: holds a NUL character (\\u0000)"),
+    ("labels-csv", "labels.csv", b"query_id,unit_id,gain\nq1,d\x001,1\n", ":2: holds a NUL byte"),
+    ("qrels", "q.txt", b"q1 0 d1 1\nq1 0 d\x002 1\n", ":2: doc_id: holds a NUL byte"),
+    ("queries", "queries.jsonl", b'{"id": "q\\u00001", "text": "x"}\n',
+     ":1: id: holds a NUL character (\\u0000)"),
+])
+def test_a_nul_in_an_id_is_refused_at_the_file_on_either_engine(
+        store_target, tmp_path: Path, command: str, name: str, content: bytes, said: str) -> None:
+    """No text holds a NUL (PostgreSQL cannot store one): every file refuses it with its
+    line (and field), on either engine, and the store is unchanged."""
+    store = cli_store(store_target)
+    path = tmp_path / name
+    path.write_bytes(content)
+    before = _snapshot(store)
+    code, out = run_cli("import", command, "--db", str(store), "--study", "s", str(path))
+    assert code == 2, out
+    assert f"{path}{said}" in out and "Traceback" not in out
+    assert _snapshot(store) == before
+
+
+def test_a_nul_byte_in_a_trec_file_names_the_field_holding_it(tmp_path: Path) -> None:
+    from evalcore.io.trec import read_qrels, read_run
+
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"q1 Q0 d1 1 1.0 t\n\x00q2 Q0 d1 1 1.0 t\nq3 Q0 d1 1 1.0 t\x00\n")
+    with pytest.raises(InputErrors) as caught:
+        read_run(run)
+    assert [(e.line, e.field) for e in caught.value.errors] == [(2, "query_id"), (3, "tag")]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes(b"q1 0 d\x001 1\n")
+    with pytest.raises(InputErrors, match=r"qrels.txt:1: doc_id: holds a NUL byte"):
+        read_qrels(qrels)
+
+
 @pytest.mark.parametrize("spec", ["1" * 40 + ":1", "1:" + "9" * 40, "0.5:" + "1" * 30])
 def test_huge_gain_maps_get_a_message(store: Path, tmp_path: Path, spec: str) -> None:
     path = tmp_path / "q.txt"

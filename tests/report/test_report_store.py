@@ -1,7 +1,6 @@
 """Reports through the store: generated from stored runs, saved immutable, and the CLI."""
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from evalcore.cli import main
 from evalcore.report.from_store import report_from_store
 from evalcore.report.stored import canonical_json, load_report, report_hash, save_report
 from evalcore.store.completeness import mark_complete
+from evalcore.store.dialect import DATABASE_ERRORS
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.reports import (
@@ -101,9 +101,9 @@ def test_saved_report_round_trips_and_is_immutable(store) -> None:
     assert report_hash(load_report(store, row.report_id)) == row.content_hash
     assert find_report(open_study(store, "s", None), "r1").report_id == row.report_id
     assert [r.name for r in list_reports(open_study(store, "s", None))] == ["r1"]
-    with pytest.raises(sqlite3.DatabaseError, match="immutable"):
+    with pytest.raises(DATABASE_ERRORS, match="immutable"):
         store.execute("UPDATE reports SET body_json = '{}' WHERE report_id = ?", [row.report_id])
-    with pytest.raises(sqlite3.DatabaseError, match="immutable"):
+    with pytest.raises(DATABASE_ERRORS, match="immutable"):
         store.execute("DELETE FROM reports WHERE report_id = ?", [row.report_id])
     with pytest.raises(ValueError, match="already exists"):
         save_report(store, report)
@@ -219,10 +219,13 @@ def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(
     assert list_reports(open_study(store, "s", None)) == []
 
 
-def test_cli_refuses_a_missing_store(tmp_path: Path, new_store_target) -> None:
+def test_cli_refuses_a_missing_store(tmp_path: Path, missing_store_target, store_engine) -> None:
     result = CliRunner().invoke(
-        main, ["report", "--db", str(new_store_target("none.db")), "--study", "s", "--runs", "A",
+        main, ["report", "--db", str(missing_store_target), "--study", "s", "--runs", "A",
                "--out", str(tmp_path / "r.html")],
     )
-    assert result.exit_code == 2 and "no store at" in result.output
-    assert not (new_store_target("none.db")).exists()
+    assert result.exit_code == 2, result.output
+    assert ("no store at" if store_engine == "sqlite" else "does not exist") in result.output
+    if store_engine == "sqlite":
+        assert not Path(missing_store_target).exists()
+    assert not (tmp_path / "r.html").exists()

@@ -173,6 +173,7 @@ def test_words_repeated_many_times_in_few_documents_rank_as_fts5(tmp_path, weigh
                 assert a == pytest.approx(b, abs=1e-9, rel=0)
 
 
+@pytest.mark.sqlite_only  # reads SQLite's query plan (EXPLAIN QUERY PLAN)
 def test_the_pinned_texts_are_read_by_the_documents_key(tmp_path, new_store_target):
     """The statement reading the pinned documents' texts joins the pinned ids and the
     documents by key, never by scanning one table once per row of the other (after v14

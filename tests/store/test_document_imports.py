@@ -152,7 +152,7 @@ def test_a_killed_import_stays_invisible_and_the_next_open_removes_it(tmp_path, 
     assert search_corpus_unscoped(reopened, "c", "zebra") == []
 
 
-def _run_and_die(tmp_path: Path, folder: Path, patch: str) -> None:
+def _run_and_die(store_target: str | Path, folder: Path, patch: str) -> None:
     script = textwrap.dedent("""
         import os
         import evalcore.store.imports.beir as beir_import
@@ -163,7 +163,7 @@ def _run_and_die(tmp_path: Path, folder: Path, patch: str) -> None:
             os._exit(9)
         staging.MIN_CHUNK_ROWS, staging.MAX_CHUNK_ROWS, staging.MAX_PAUSE_S = 10, 20, 0
     """) + textwrap.dedent(patch) + (
-        f"import_beir(open_store({str(tmp_path / 'store.db')!r}), {str(folder)!r}, "
+        f"import_beir(open_store({str(store_target)!r}), {str(folder)!r}, "
         "study_id='s')\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120)
@@ -207,7 +207,7 @@ def test_a_re_import_killed_before_publishing_leaves_the_old_texts(tmp_path, sto
     db = new_store(store_target)
     import_beir(db, beir_folder(tmp_path, 100, text="zebra"), study_id="s")
     db.conn.close()
-    _run_and_die(tmp_path, beir_folder(tmp_path, 100, text="yak"),
+    _run_and_die(store_target, beir_folder(tmp_path, 100, text="yak"),
                  "beir_import.publish_import = die\n")
     reopened = open_store(store_target)
     assert get_document(reopened, "c", "d1").text == "zebra"
@@ -220,7 +220,7 @@ def test_a_re_import_killed_while_removing_the_old_texts_is_finished_by_the_next
     db = new_store(store_target)
     import_beir(db, beir_folder(tmp_path, 100, text="zebra"), study_id="s")
     db.conn.close()
-    _run_and_die(tmp_path, beir_folder(tmp_path, 100, text="yak"), """
+    _run_and_die(store_target, beir_folder(tmp_path, 100, text="yak"), """
         import evalcore.store.document_replacements as replacements
         real = replacements.remove_superseded
         def remove_then_die(db, import_id):

@@ -92,6 +92,21 @@ def test_bare_column_beside_max_takes_the_latest_rows_value():
     assert "(ARRAY_AGG(gain ORDER BY event_id DESC NULLS LAST))[1]" in sql
 
 
+def test_an_aggregate_over_an_indexed_scan_concatenates_in_the_indexs_order():
+    """SQLite's group_concat follows the INDEXED BY scan; PostgreSQL's STRING_AGG is ordered
+    by the index's columns (label_events_by_query: study, query, unit, event)."""
+    sql = dialect.to_postgres(
+        "SELECT query_id, group_concat(unit_id, char(31)), group_concat(unit_code), count(*) "
+        "FROM label_events le INDEXED BY label_events_by_query WHERE study_id = ? "
+        "GROUP BY query_id")
+    order = "ORDER BY le.study_id, le.query_id, le.unit_id, le.event_id)"
+    assert sql.count(order) == 2 and "INDEXED" not in sql
+    assert "ORDER BY" not in dialect.to_postgres(
+        "SELECT group_concat(unit_id) FROM label_events WHERE study_id = ?")
+    with pytest.raises(ValueError, match="no migration of the store creates"):
+        dialect.to_postgres("SELECT group_concat(x) FROM t INDEXED BY no_such_index")
+
+
 def test_json_each_numbered_placeholders_and_attached_tables_are_translated():
     assert "JSONB_ARRAY_ELEMENTS_TEXT(CAST(%s AS JSONB))" in dialect.to_postgres(
         "SELECT value FROM json_each(?)")

@@ -9,7 +9,7 @@ from store_fixtures import new_store, store_at_version
 from evalcore.retrieval.search import search_corpus_unscoped
 from evalcore.store import schema
 from evalcore.store.connection import open_store
-from evalcore.store.store_identity import store_identity
+from evalcore.store.store_identity import store_identity, store_place
 
 #: The version of the migration that added the identity and dropped documents_fts.
 IDENTITY_VERSION = schema.MIGRATIONS.index(schema._STORE_IDENTITY_NO_FTS) + 1
@@ -40,6 +40,24 @@ def test_a_copy_of_the_file_is_another_store_to_a_cache(tmp_path):
     assert a.execute("SELECT store_id FROM store_identity").fetchall() == b.execute(
         "SELECT store_id FROM store_identity").fetchall()
     assert store_identity(a) != store_identity(b)
+
+
+def _identity_store(target) -> None:
+    new_store(target).conn.close()
+
+
+def test_a_copy_of_a_store_is_another_store_to_a_cache_on_either_engine(built_store_target):
+    """Two copies of one built store (files at two paths; on PostgreSQL two databases made
+    from one template) hold the same id, yet a cache keeps them apart; reopening one is
+    the same store."""
+    target = built_store_target("identity", _identity_store, "a.db")
+    a = open_store(target)
+    b = open_store(built_store_target("identity", _identity_store, "b.db"))
+    assert a.execute("SELECT store_id FROM store_identity").fetchall() == b.execute(
+        "SELECT store_id FROM store_identity").fetchall()
+    assert store_identity(a) != store_identity(b)
+    assert store_place(a) != store_place(b) and store_place(a) is not None
+    assert store_identity(open_store(target)) == store_identity(a)
 
 
 @pytest.mark.sqlite_only
