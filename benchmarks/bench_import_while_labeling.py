@@ -275,7 +275,7 @@ def _trace(db, marks: list[tuple[float, str]]) -> None:
 
 def _parts(marks: list[tuple[float, str]], end: float) -> tuple[float, float, float]:
     """(lock wait, inside, commit) of one label write from its statements' start times."""
-    begins = [t for t, sql in marks if sql.startswith("BEGIN IMMED") or sql == "BEGIN"]
+    begins = [t for t, sql in marks if sql.startswith(("BEGIN IMMED", "BEGIN;")) or sql == "BEGIN"]
     if not begins:
         return (0.0, 0.0, 0.0)
     last = begins[-1]

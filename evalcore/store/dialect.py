@@ -660,6 +660,13 @@ def write_rows(db: object, table: str, columns: list[str], batches: Iterable[lis
         raw.executemany(sql, rows)  # type: ignore[attr-defined]
 
 
+def insert_rows(db: object, table: str, columns: list[str], rows: Iterable[tuple]) -> None:
+    """Insert ``rows`` into ``table`` inside the caller's transaction: one ``COPY`` on
+    PostgreSQL (one round trip for the lot instead of one per row), ``executemany`` on
+    SQLite. For the store's large inserts (a run's results and rankings)."""
+    write_rows(db, table, columns, (rows,))
+
+
 def has_rows(db: object, table: str) -> bool:
     """Does ``table`` hold any row?"""
     return _raw(db).execute(  # type: ignore[attr-defined]

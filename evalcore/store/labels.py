@@ -23,8 +23,7 @@ from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
-from evalcore.store.completeness import append_completeness_event, is_complete
-from evalcore.store.query_reads import query_registered
+from evalcore.store.completeness import append_completeness_event
 from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
@@ -109,6 +108,23 @@ def _refuse_if_changed(db: sqlite_utils.Database, study_id: str, query_id: str,
     ]
     if newer:
         raise ItemChangedError(query_id, unit_id, seen_event, newer)
+
+
+def _write_checks(db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str,
+                  seen_event: int | None) -> tuple[bool, bool, bool]:
+    """Inside the write transaction, in one statement (the lock is held for each round
+    trip): is the query registered, is it complete (its latest completeness event), and
+    has the unit an event newer than ``seen_event`` (False without one)?"""
+    newer = ("EXISTS (SELECT 1 FROM label_events WHERE study_id = ? AND query_id = ? "
+             "AND unit_id = ? AND event_id > ?)") if seen_event is not None else "0"
+    registered, state, changed = db.execute(
+        "SELECT EXISTS (SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?), "
+        "(SELECT state FROM completeness_events WHERE study_id = ? AND query_id = ? "
+        f"ORDER BY event_id DESC LIMIT 1), {newer}",
+        [study_id, query_id, study_id, query_id,
+         *([study_id, query_id, unit_id, seen_event] if seen_event is not None else [])],
+    ).fetchone()
+    return bool(registered), state == "complete", bool(changed)
 
 
 def _check_text(name: str, value: object) -> str:
@@ -198,11 +214,12 @@ def _append_gain_event(
             settings=settings,
             permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE,
         )
-        registered = query_registered(study, query_id)
-        if seen_event is not None:
+        registered, complete, changed = _write_checks(db, study_id, query_id, unit_id,
+                                                       seen_event)
+        if changed:
             _refuse_if_changed(db, study_id, query_id, unit_id, seen_event)
         reopens = False
-        if gain >= threshold and is_complete(study, query_id):
+        if gain >= threshold and complete:
             before = resolve_unit_in_store(study, query_id, unit_id)
             reopens = before is None or before.gain is None or before.gain < threshold
         if not registered:

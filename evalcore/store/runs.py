@@ -13,6 +13,7 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
+from evalcore.store.dialect import insert_rows
 from evalcore.store.lookup import not_found
 from evalcore.store.staging import staging_owner
 from evalcore.store.study_handle import Study
@@ -123,10 +124,9 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
     cannot hold (:mod:`evalcore.store.trec_ids`). New unit codes are given in the queries'
     order, ranks in order."""
     conn = db.conn
-    conn.executemany("INSERT INTO results (run_id, query_id, rank, unit_id, score) "
-                     "VALUES (?, ?, ?, ?, ?)",
-                     chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
-                                         for q, ranks, units, scores in queries))
+    insert_rows(db, "results", ["run_id", "query_id", "rank", "unit_id", "score"],
+                chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
+                                    for q, ranks, units, scores in queries))
     study_id = conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
     every_unit = list(chain.from_iterable(units for _, _, units, _ in queries))
     packed = pack_codes(assign_unit_codes(db, study_id, every_unit))  # sliced per query below
@@ -138,11 +138,8 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
         rows.append((run_id, q, json.dumps(units, ensure_ascii=False), json.dumps(scores),
                      packed[start:end]))
         start = end
-    conn.executemany(
-        "INSERT INTO run_rankings (run_id, query_id, unit_ids, scores, unit_codes) "
-        "VALUES (?, ?, ?, ?, ?)",
-        rows,
-    )
+    insert_rows(db, "run_rankings", ["run_id", "query_id", "unit_ids", "scores", "unit_codes"],
+                rows)
     record_run_suspects(db, run_id, ((q, units) for q, _, units, _ in queries))
 
 

@@ -69,11 +69,11 @@ def begin_immediate(conn: sqlite3.Connection) -> None:
     for as long as the connection's busy timeout (see the module docstring); the last
     busy error is raised. On PostgreSQL: ``BEGIN`` and the advisory write lock."""
     if dialect.is_postgres(conn):
-        conn.raw.execute("BEGIN")
-        try:
-            conn.raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+        try:  # one round trip for both (a simple query: no parameters)
+            conn.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         except BaseException:
-            conn.raw.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.raw.execute("ROLLBACK")
             raise
         return
     timeout_ms = conn.execute("PRAGMA busy_timeout").fetchone()[0]

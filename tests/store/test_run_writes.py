@@ -84,3 +84,20 @@ def test_a_run_takes_rows_or_rankings_not_both(tmp_path, given, store_target) ->
     with pytest.raises(TypeError, match="results or rankings"):
         add_run(db, study_id="s", name="r", source="lexical", k=1, **given)
     assert db.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+def test_a_run_is_stored_by_the_rule_on_either_engine(store_target) -> None:
+    """The bulk insert (``COPY`` on PostgreSQL) keeps every character and float exactly: ids a
+    COPY row must escape (tab, newline, backslash, ``\\N``), non-ASCII, a missing score."""
+    units = ["a", "tab\tid", "new\nline", "cr\rid", "back\\slash", "\\N", 'q"uote', "é", "😀",
+             "\u2028", "z" * 30]
+    scores = [None, 0.1, -1e-300, 1e300, 2.5, -0.0, 3.0, None, 1 / 3, 7.0, -2.0]
+    run = {"q1": list(zip(units, scores, strict=True)), "q é": [("\\N", None), ("a", 0.5)]}
+    db = new_store(store_target)
+    add_run(db, study_id="s", name="r", source="imported", k=20,
+            results=[(q, r, u, s) for q, ranked in run.items()
+                     for r, (u, s) in enumerate(ranked, start=1)])
+    results, rankings, codes = stored(db, "r")
+    want = expected({}, run)
+    assert (results, {q: (u, s, bytes(c)) for q, (u, s, c) in rankings.items()}, codes) == want
+    db.conn.close()
