@@ -417,14 +417,7 @@ def main() -> None:
                         help="cold starts to measure on the demo study (the first with its pages)")
     parser.add_argument("--step-timeout", type=float, default=STEP_TIMEOUT_S,
                         help="seconds after which a page that has not rendered is reported")
-    parser.add_argument("--engines", default=None,
-                        help="sqlite,postgres (default: both when a PostgreSQL server is named "
-                             "and answers, else sqlite)")
-    parser.add_argument("--postgres-url", default=None,
-                        help="a PostgreSQL server to create throwaway databases on (default: "
-                             f"${postgres_scratch.URL_ENV})")
-    parser.add_argument("--postgres-prefix", default="bench",
-                        help="the name prefix of those databases (dropped after the run)")
+    postgres_scratch.add_engine_options(parser)
     args = parser.parse_args()
     globals()["STEP_TIMEOUT_S"] = args.step_timeout
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-app-"))

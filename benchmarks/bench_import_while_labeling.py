@@ -513,14 +513,7 @@ def main() -> None:
     parser.add_argument("--control-s", type=float, default=None,
                         help="first, label this long with no import (the machine's own figure; "
                              "default 15, 5 with --quick)")
-    parser.add_argument("--engines", default=None,
-                        help="sqlite,postgres (default: both when a PostgreSQL server is named "
-                             "and answers, else sqlite)")
-    parser.add_argument("--postgres-url", default=None,
-                        help="a PostgreSQL server to create a throwaway database on (default: "
-                             f"${postgres_scratch.URL_ENV})")
-    parser.add_argument("--postgres-prefix", default="bench",
-                        help="the name prefix of that database (it is dropped after the run)")
+    postgres_scratch.add_engine_options(parser)
     parser.add_argument("--processes", type=int, default=4, help="writing processes")
     parser.add_argument("--writers-per-process", type=int, default=4,
                         help="writer threads per process, each with its own connection")

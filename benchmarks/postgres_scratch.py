@@ -7,6 +7,7 @@ database there named ``<prefix>_<random>`` and drops it when done, so a run neve
 reads or leaves a store of someone else's.
 """
 
+import argparse
 import contextlib
 import os
 import secrets
@@ -15,6 +16,19 @@ from urllib.parse import urlsplit, urlunsplit
 
 #: The environment variable naming the server a benchmark may create its databases on.
 URL_ENV = "RELEVANCE_LEDGER_BENCH_POSTGRES_URL"
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """``--engines``, ``--postgres-url`` and ``--postgres-prefix``, as every benchmark of the
+    store engines takes them."""
+    parser.add_argument("--engines", default=None,
+                        help="sqlite,postgres (default: both when a PostgreSQL server is named "
+                             "and answers, else sqlite)")
+    parser.add_argument("--postgres-url", default=None,
+                        help="a PostgreSQL server to create throwaway databases on (default: "
+                             f"${URL_ENV})")
+    parser.add_argument("--postgres-prefix", default="bench",
+                        help="the name prefix of those databases (dropped after the run)")
 
 
 def server_url(given: str | None) -> str | None:
