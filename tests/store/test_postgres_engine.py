@@ -1,17 +1,14 @@
 """The store on PostgreSQL: opening by URL, the translated schema, writes serialised by the
 advisory lock, append-only triggers, bytewise text order, and the dialect's translations.
 
-The tests needing a server use ``$RELEVANCE_LEDGER_TEST_POSTGRES_URL`` (for example
-``postgresql://ledger@/postgres?host=/tmp/pgt``, a database the user may create others
-from); each runs in a fresh database it creates and drops. Without it they are skipped.
+The tests needing a server take a fresh database on the session's throwaway cluster
+(``tests/postgres_cluster.py``; skipped without PostgreSQL unless CI requires it).
 """
 
 import os
-import secrets
 import threading
 import time
 from collections.abc import Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -25,37 +22,12 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import is_busy, read_snapshot, write_transaction
 
-URL_ENV = "RELEVANCE_LEDGER_TEST_POSTGRES_URL"
-
-
-def _server_url() -> str:
-    url = os.environ.get(URL_ENV, "")
-    if not url:
-        pytest.skip(f"no PostgreSQL server: set {URL_ENV} (e.g. "
-                    "postgresql://ledger@/postgres?host=/tmp/pgt) to run these tests")
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
-    try:
-        psycopg.connect(url, connect_timeout=3).close()
-    except psycopg.OperationalError as error:
-        pytest.skip(f"the PostgreSQL server at {URL_ENV} is not reachable: {error}")
-    return url
-
 
 @pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh, empty database on the test server (dropped after the test)."""
-    import psycopg
-
-    server = _server_url()
-    name = f"rl_test_{secrets.token_hex(6)}"
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    parts = urlsplit(server)
-    try:
-        yield urlunsplit(parts._replace(path=f"/{name}"))
-    finally:
-        with psycopg.connect(server, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+def pg_url(postgres_cluster) -> Iterator[str]:
+    """A fresh, empty database on the session's throwaway cluster (gone after the test)."""
+    with postgres_cluster.fresh_database("engine") as url:
+        yield url
 
 
 def _study(url: str):
