@@ -224,7 +224,7 @@ def _write_labels(db, phase: str, who: str, on_shared: bool, started, done, reco
         except ItemChangedError:
             changed += 1
             refused.append(note)
-        except dialect.OPERATIONAL_ERRORS as error:
+        except dialect.operational_errors() as error:
             if dialect.is_busy(error):
                 failed += 1
             else:

@@ -32,7 +32,7 @@ from evalcore.analysis.agreement import agreement_and_conflicts
 from evalcore.analysis.automatic_agreement import SourceAgreement, automatic_agreement
 from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.contract.query_order import natural_key
-from evalcore.store.dialect import DATABASE_ERRORS
+from evalcore.store.dialect import database_errors
 from evalcore.store.labels import adjudicate
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import retry_busy
@@ -63,7 +63,7 @@ def _on_adjudicate(study_id: str, query_id: str, unit_id: str, key: str) -> None
     try:
         retry_busy(lambda: adjudicate(get_db(), study_id=study_id, query_id=query_id,
                                       unit_id=unit_id, gain=gain, reviewer=reviewer, note=note))
-    except (ValueError, PermissionError, *DATABASE_ERRORS) as error:
+    except (ValueError, PermissionError, *database_errors()) as error:
         flash(_FLASH, "error", f"Not adjudicated: {error}")
         return
     flash(_FLASH, "success", f"{unit_id} on {query_id} adjudicated: gain {gain} by {reviewer}")

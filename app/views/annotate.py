@@ -91,7 +91,7 @@ from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
 from evalcore.store.completeness import claim_withdrawal, completeness_history, reopen
 from evalcore.store.corpus import get_document
-from evalcore.store.dialect import DATABASE_ERRORS
+from evalcore.store.dialect import database_errors
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
 from evalcore.store.labels import ItemChangedError, LabelEvent, label_history, undo_last_label
 from evalcore.store.marks import store_marks
@@ -127,8 +127,6 @@ _OWN_EVENTS_KEY = "_rl_own_events"
 _REFUSED_KEY = "_rl_refused"
 #: The query this session has open; changed only by the annotator's own action.
 _OPEN_QUERY_KEY = "_rl_open_query"
-#: What a write may raise: bad input, a refused permission, or a busy/locked store.
-_WRITE_ERRORS = (ValueError, PermissionError, *DATABASE_ERRORS)
 _PENDING_QUERY_KEY = "_rl_pending_query"
 _UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000
@@ -154,6 +152,11 @@ _DECIDE_LAST_KEY = "_rl_decide_last"
 SAMPLE_KEY = "rl_sample_name"
 _SAMPLE_ACTIVE_KEY = "_rl_sample_active"
 _ADDRESS_SAMPLE_KEY = "_rl_address_sample"
+
+
+def _write_errors() -> tuple[type[BaseException], ...]:
+    """What a write may raise: bad input, a refused permission, or a busy/locked store."""
+    return (ValueError, PermissionError, *database_errors())
 
 
 def _walk(handle: Study, annotator: str, query_id: str) -> WalkState:
@@ -338,7 +341,7 @@ def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
         else:
             _item_changed(token, gain, note, error)
         return None
-    except _WRITE_ERRORS as error:
+    except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Key {gain} not saved on {token.unit_id} (press the key "
                                    f"again): {error}")
         return None
@@ -418,7 +421,7 @@ def _pass(handles: dict[str, Study], token: ItemToken, order: list[str] | None,
         else:
             retry_busy(lambda: save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
                                           annotator=annotator, skipped=True))
-    except _WRITE_ERRORS as error:
+    except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
         return
     if order is None:  # the to-decide queue: passed items come back when nothing else is left
@@ -444,7 +447,7 @@ def _on_note(token: ItemToken) -> None:
         retry_busy(lambda: save_draft(get_db(), study_id=token.study_id, query_id=token.query_id,
                                       unit_id=token.unit_id, annotator=token.annotator,
                                       note=note))
-    except _WRITE_ERRORS as error:
+    except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Note draft not kept: {error}")
 
 
@@ -453,7 +456,7 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     try:
         event = retry_busy(lambda: undo_last_label(db, study_id=study_id, query_id=query_id,
                                                    annotator=annotator))
-    except _WRITE_ERRORS as error:
+    except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Not undone: {error}")
         return
     if event is None:
@@ -475,7 +478,7 @@ def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
     try:
         retry_busy(lambda: mark_pool_complete(db, study_id=study_id, query_id=query_id,
                                               actor=annotator, reason="every pooled item labeled"))
-    except (PoolNotFullyLabeledError, *_WRITE_ERRORS) as error:
+    except (PoolNotFullyLabeledError, *_write_errors()) as error:
         flash(_FLASH_KEY, "error", str(error))
         return
     flash(_FLASH_KEY, "success", f"Query {query_id}: relevant set marked complete.")
@@ -487,7 +490,7 @@ def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) ->
     try:
         retry_busy(lambda: reopen(db, study_id=study_id, query_id=query_id, actor=annotator,
                                   reason=reason))
-    except _WRITE_ERRORS as error:
+    except _write_errors() as error:
         flash(_FLASH_KEY, "error", str(error))
         return
     st.session_state[reason_key] = ""

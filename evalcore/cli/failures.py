@@ -80,7 +80,7 @@ def report_failure(command: str, exc: Exception) -> int:
         return 2
     if isinstance(exc, OSError):
         message, status = _os_error(exc)
-    elif isinstance(exc, dialect.DATABASE_ERRORS):
+    elif isinstance(exc, dialect.database_errors()):
         message, status = _sqlite_error(exc)
     elif isinstance(exc, LookupError):  # unknown study, run, reference, protocol ...
         message, status = f"{exc.args[0] if exc.args else exc}", 2

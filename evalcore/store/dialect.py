@@ -33,11 +33,12 @@ early migrations create and a later one drops (``documents_fts``, its triggers) 
 never created on PostgreSQL.
 
 The errors the callers treat alike on both engines are here too:
-:data:`DATABASE_ERRORS`, :data:`INTEGRITY_ERRORS` and :func:`is_busy`.
+:func:`database_errors`, :func:`integrity_errors` and :func:`is_busy`.
 """
 
 import re
 import sqlite3
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -831,30 +832,31 @@ def is_postgres(db_or_conn: object) -> bool:
 # -- errors ----------------------------------------------------------------------------
 
 
-def _psycopg_errors() -> tuple[type[BaseException], ...]:
-    try:
-        import psycopg
-    except ImportError:
-        return ()
-    return (psycopg.Error,)
+def _psycopg() -> object | None:
+    """psycopg if it is loaded. A psycopg error can only come from a PostgreSQL connection,
+    which loaded it; a process that never opens one never pays for importing it."""
+    return sys.modules.get("psycopg")
 
 
-def _psycopg_integrity() -> tuple[type[BaseException], ...]:
-    try:
-        import psycopg
-    except ImportError:
-        return ()
-    return (psycopg.IntegrityError,)
+def database_errors() -> tuple[type[BaseException], ...]:
+    """Any error from the store's database, on either engine."""
+    psycopg = _psycopg()
+    return (sqlite3.Error,) if psycopg is None else (sqlite3.Error, psycopg.Error)  # type: ignore[attr-defined]
 
 
-#: Any error from the store's database, on either engine.
-DATABASE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, *_psycopg_errors())
-#: A constraint (unique, foreign key, check, an append-only trigger) refused a write.
-INTEGRITY_ERRORS: tuple[type[BaseException], ...] = (
-    sqlite3.IntegrityError, *_psycopg_integrity())
-#: The errors a busy store raises (see :func:`is_busy`).
-OPERATIONAL_ERRORS: tuple[type[BaseException], ...] = (
-    sqlite3.OperationalError, *_psycopg_errors())
+def integrity_errors() -> tuple[type[BaseException], ...]:
+    """A constraint (unique, foreign key, check, an append-only trigger) refused a write."""
+    psycopg = _psycopg()
+    return ((sqlite3.IntegrityError,) if psycopg is None
+            else (sqlite3.IntegrityError, psycopg.IntegrityError))  # type: ignore[attr-defined]
+
+
+def operational_errors() -> tuple[type[BaseException], ...]:
+    """The errors a busy store raises (see :func:`is_busy`)."""
+    psycopg = _psycopg()
+    return ((sqlite3.OperationalError,) if psycopg is None
+            else (sqlite3.OperationalError, psycopg.Error))  # type: ignore[attr-defined]
+
 
 #: PostgreSQL SQLSTATEs meaning "another writer held it too long": lock_not_available,
 #: serialization_failure, deadlock_detected, query_canceled (the lock or statement timeout).

@@ -178,7 +178,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
             try:
                 with closing(dialect.read_rows(src, table, columns, batch)) as rows:
                     dialect.write_rows(dst, table, columns, read.batches(rows))
-            except dialect.DATABASE_ERRORS as error:
+            except dialect.database_errors() as error:
                 raise StoreCopyFailed(
                     f"copying table {table} failed after {read.rows:,} of {expected:,} rows: "
                     f"{str(error).strip()}; nothing was written to {_describe(target)}") from error

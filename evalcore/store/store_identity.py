@@ -37,7 +37,7 @@ def store_identity(db: sqlite_utils.Database) -> str:
     """The store's id, with its file's path and inode when it has a file."""
     try:
         row = db.execute("SELECT store_id FROM store_identity").fetchone()
-    except dialect.OPERATIONAL_ERRORS:  # a store of an older schema, opened without migrating
+    except dialect.operational_errors():  # a store of an older schema, opened without migrating
         row = None
     if row is None:
         raise LookupError("the store has no identity (its schema is older than this "

@@ -439,7 +439,7 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         _append_history(db, archive, study, importer, undo)
     except BaseException as exc:
         undo.run(db)
-        if isinstance(exc, dialect.INTEGRITY_ERRORS):
+        if isinstance(exc, dialect.integrity_errors()):
             raise _refuse(archive, f"the archive's rows break a rule of the store ({exc}); "
                                    "nothing was written", "export the study again") from None
         raise

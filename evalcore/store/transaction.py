@@ -132,7 +132,7 @@ def retry_busy(write: Callable[[], T], *, attempts: int = 3, backoff_s: float = 
     for attempt in range(attempts):
         try:
             return write()
-        except dialect.OPERATIONAL_ERRORS as error:
+        except dialect.operational_errors() as error:
             if not is_busy(error) or attempt == attempts - 1:
                 raise
             time.sleep(backoff_s * (2 ** attempt))

@@ -75,9 +75,12 @@ NOT_FOR_RETRIEVAL = ("evalcore.store.observations", "evalcore.compute.batch",
                      "evalcore.contract.results", "evalcore.contract.observation",
                      # the reference store: only a pin naming a reference version reads it
                      "evalcore.store.references", "evalcore.store.resolution")
+#: What a SQLite store's command does not load: PostgreSQL's driver and the SQL translator.
+NOT_FOR_A_SQLITE_STORE = ("psycopg", "sqlglot")
 
 
-def test_reexecuting_a_pinned_protocol_imports_nothing_it_does_not_need(tmp_path, store_target):
+def test_reexecuting_a_pinned_protocol_imports_nothing_it_does_not_need(tmp_path, store_target,
+                                                                        store_engine):
     """The lexical re-execution path (``evalcore retrieve`` on an unchanged corpus, the index
     file kept from the first execution) in a fresh process: it ranks and stores the run
     without the app's modules or the metric computer."""
@@ -85,12 +88,14 @@ def test_reexecuting_a_pinned_protocol_imports_nothing_it_does_not_need(tmp_path
     pinned(db)
     execute_protocol(db, study_id="s", protocol_name="p1", run_name="r1", actor="tester")
     db.conn.close()
+    unneeded = NOT_FOR_THE_STORE + NOT_FOR_RETRIEVAL + (
+        NOT_FOR_A_SQLITE_STORE if store_engine == "sqlite" else ())
     code = (
         "import sys\n"
         "from evalcore.cli import main\n"
         f"main(['retrieve', '--db', {str(store_target)!r}, '--study', 's',\n"
         "      '--protocol', 'p1', '--name', 'r2', '--actor', 'tester'], standalone_mode=False)\n"
-        f"heavy = [m for m in {NOT_FOR_THE_STORE + NOT_FOR_RETRIEVAL!r} if m in sys.modules]\n"
+        f"heavy = [m for m in {unneeded!r} if m in sys.modules]\n"
         "print('HEAVY', heavy, 'driver', 'sqlite_utils' in sys.modules, file=sys.stderr)\n"
     )
     out = _python(code, tmp_path)

@@ -12,7 +12,7 @@ from evalcore.cli import main
 from evalcore.report.from_store import report_from_store
 from evalcore.report.stored import canonical_json, load_report, report_hash, save_report
 from evalcore.store.completeness import mark_complete
-from evalcore.store.dialect import DATABASE_ERRORS
+from evalcore.store.dialect import database_errors
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.reports import (
@@ -101,9 +101,9 @@ def test_saved_report_round_trips_and_is_immutable(store) -> None:
     assert report_hash(load_report(store, row.report_id)) == row.content_hash
     assert find_report(open_study(store, "s", None), "r1").report_id == row.report_id
     assert [r.name for r in list_reports(open_study(store, "s", None))] == ["r1"]
-    with pytest.raises(DATABASE_ERRORS, match="immutable"):
+    with pytest.raises(database_errors(), match="immutable"):
         store.execute("UPDATE reports SET body_json = '{}' WHERE report_id = ?", [row.report_id])
-    with pytest.raises(DATABASE_ERRORS, match="immutable"):
+    with pytest.raises(database_errors(), match="immutable"):
         store.execute("DELETE FROM reports WHERE report_id = ?", [row.report_id])
     with pytest.raises(ValueError, match="already exists"):
         save_report(store, report)

@@ -14,7 +14,7 @@ from evalcore.cli import main
 from evalcore.store import dialect
 from evalcore.store.backup import backup_store, verify_store
 from evalcore.store.connection import open_read_only, open_store
-from evalcore.store.dialect import DATABASE_ERRORS
+from evalcore.store.dialect import database_errors
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.schema import SCHEMA_VERSION, _set_schema_version
@@ -157,7 +157,7 @@ def test_verify_reports_counts_and_changes_nothing(store) -> None:
 def test_verify_reads_through_a_connection_that_cannot_write(store) -> None:
     db = open_read_only(store)
     try:
-        with pytest.raises(DATABASE_ERRORS, match="(?i)read.?only"):
+        with pytest.raises(database_errors(), match="(?i)read.?only"):
             db.execute("INSERT INTO corpora (corpus_id) VALUES ('x')")
     finally:
         db.conn.close()

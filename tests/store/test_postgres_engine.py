@@ -160,9 +160,9 @@ def test_labels_round_trip_and_the_latest_label_stands(pg_url):
 def test_label_events_are_append_only_with_sqlites_message(pg_url):
     db = _study(pg_url)
     record_label(db, study_id="s", query_id="q", unit_id="d", gain=2, annotator="ann")
-    with pytest.raises(dialect.INTEGRITY_ERRORS, match="label_events is append-only"):
+    with pytest.raises(dialect.integrity_errors(), match="label_events is append-only"):
         db.execute("UPDATE label_events SET gain = 0")
-    with pytest.raises(dialect.INTEGRITY_ERRORS, match="label_events is append-only"):
+    with pytest.raises(dialect.integrity_errors(), match="label_events is append-only"):
         db.execute("DELETE FROM label_events")
     assert db.execute("SELECT gain FROM label_events").fetchall() == [(2,)]
     db.conn.close()
@@ -183,7 +183,7 @@ def test_a_second_writer_waits_for_the_first_and_times_out_as_busy(pg_url):
     second.conn.raw.execute("SET lock_timeout = 300")
     with write_transaction(first):
         started = time.monotonic()
-        with pytest.raises(dialect.OPERATIONAL_ERRORS) as refused:
+        with pytest.raises(dialect.operational_errors()) as refused:
             with write_transaction(second):
                 pass
         assert is_busy(refused.value) and time.monotonic() - started >= 0.25

@@ -20,7 +20,7 @@ from evalcore.estimation.stored import (
 )
 from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store
-from evalcore.store.dialect import INTEGRITY_ERRORS
+from evalcore.store.dialect import integrity_errors
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
 from evalcore.store.samples import (
@@ -145,7 +145,7 @@ def test_sampled_units_are_never_rewritten_or_deleted(demo) -> None:
                 kind="skip",
                 annotator="ann",
             )
-        with pytest.raises(INTEGRITY_ERRORS):
+        with pytest.raises(integrity_errors()):
             demo.execute(sql)
 
 

@@ -14,7 +14,7 @@ from evalcore.store.completeness import (
     mark_complete,
     reopen,
 )
-from evalcore.store.dialect import INTEGRITY_ERRORS
+from evalcore.store.dialect import integrity_errors
 from evalcore.store.labels import adjudicate, label_history, record_label, undo_last_label
 from evalcore.store.resolution import (
     conflicts,
@@ -125,12 +125,12 @@ def test_undo_pops_in_reverse_order_across_units(db):
 
 def test_label_events_are_append_only(db):
     lab(db, "A", 1, "a")
-    with pytest.raises(INTEGRITY_ERRORS, match="append-only"):
+    with pytest.raises(integrity_errors(), match="append-only"):
         db.execute("UPDATE label_events SET gain = 2")
-    with pytest.raises(INTEGRITY_ERRORS, match="append-only"):
+    with pytest.raises(integrity_errors(), match="append-only"):
         db.execute("DELETE FROM label_events")
     mark_complete(db, study_id="s", query_id="q1", actor="lead")
-    with pytest.raises(INTEGRITY_ERRORS, match="append-only"):
+    with pytest.raises(integrity_errors(), match="append-only"):
         db.execute("DELETE FROM completeness_events")
 
 

@@ -7,7 +7,7 @@ from store_fixtures import new_store
 
 from evalcore.store.audit import audit_entries
 from evalcore.store.completeness import mark_complete
-from evalcore.store.dialect import INTEGRITY_ERRORS
+from evalcore.store.dialect import integrity_errors
 from evalcore.store.labels import record_label
 from evalcore.store.references import (
     ReferenceExistsError,
@@ -75,7 +75,7 @@ def test_frozen_rows_are_immutable(db):
         "DELETE FROM reference_versions",
         "UPDATE reference_versions SET content_hash = 'x'",
     ):
-        with pytest.raises(INTEGRITY_ERRORS, match="immutable"):
+        with pytest.raises(integrity_errors(), match="immutable"):
             db.execute(sql)
     assert verify_reference(open_study(db, "s", None), "v1")
 
@@ -87,7 +87,7 @@ def test_no_row_can_be_added_to_a_sealed_version(db):
         "INSERT INTO reference_completeness VALUES ('s', 'v1', 'q9', 1)",
         "DELETE FROM reference_seals",
     ):
-        with pytest.raises(INTEGRITY_ERRORS, match="immutable"):
+        with pytest.raises(integrity_errors(), match="immutable"):
             db.execute(sql)
 
 
