@@ -34,7 +34,8 @@ def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Databa
     if is_postgres_url(path):
         from evalcore.store.postgres import connect
 
-        return _prepared(connect(str(path)), migrate=migrate)  # type: ignore[arg-type]
+        return _prepared(connect(str(path), lock_timeout_ms=BUSY_TIMEOUT_MS),
+                         migrate=migrate)  # type: ignore[arg-type]
     conn = sqlite3.connect(
         str(path),
         timeout=BUSY_TIMEOUT_MS / 1000,
@@ -61,7 +62,8 @@ def open_read_only(path: str | Path) -> sqlite_utils.Database:
     if is_postgres_url(path):
         from evalcore.store.postgres import connect
 
-        return connect(str(path), read_only=True)  # type: ignore[return-value]
+        return connect(str(path), lock_timeout_ms=BUSY_TIMEOUT_MS,
+                       read_only=True)  # type: ignore[return-value]
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(2, "no store file here", str(file))

@@ -30,9 +30,6 @@ _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
 #: Schema statements: translated as the migrations' are (types, rowid, triggers).
 _DDL = re.compile(r"^\s*(CREATE|ALTER|DROP)\b", re.IGNORECASE)
 _CONTROL = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|SET)\b", re.IGNORECASE)
-#: How long a statement waits for a lock (the write lock among them) before it fails as
-#: busy: SQLite's busy timeout (:data:`evalcore.store.connection.BUSY_TIMEOUT_MS`).
-LOCK_TIMEOUT_MS = 10_000
 
 
 class PgCursor:
@@ -211,9 +208,11 @@ class PgDatabase:
         self.conn.close()
 
 
-def connect(url: str, *, read_only: bool = False) -> PgDatabase:
+def connect(url: str, *, lock_timeout_ms: int, read_only: bool = False) -> PgDatabase:
     """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types;
-    ``read_only``: every transaction of the session is read-only (the server refuses a write)."""
+    a statement waits ``lock_timeout_ms`` for a lock (the write lock among them) before it
+    fails as busy; ``read_only``: every transaction of the session is read-only (the server
+    refuses a write)."""
     import psycopg
     from psycopg.adapt import Dumper, Loader
     from psycopg.types.string import TextLoader
@@ -236,7 +235,7 @@ def connect(url: str, *, read_only: bool = False) -> PgDatabase:
             return b"1" if obj else b"0"
 
     raw = psycopg.connect(url, autocommit=True)
-    raw.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+    raw.execute(f"SET lock_timeout = {int(lock_timeout_ms)}")
     if read_only:
         raw.execute("SET default_transaction_read_only = on")
     raw.adapters.register_loader("numeric", _IntFromNumeric)

@@ -21,12 +21,11 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
-from urllib.parse import quote
 
 import numpy as np
 import sqlite_utils
 
-from evalcore.store import dialect
+from evalcore.store.store_identity import store_location
 from evalcore.store.study_handle import Study
 
 #: The packed codes' on-disk type: little-endian int32.
@@ -184,11 +183,9 @@ class UnitNamer:
     """
 
     def __init__(self, study: Study) -> None:
-        db = study.db
         self.study_id = study.study_id
-        self._url = getattr(db, "url", None) if dialect.is_postgres(db) else None
-        self._path = None if self._url else (dialect.main_file(db) or None)
-        self._conn = None if self._path or self._url else db.conn
+        self._location = store_location(study.db)
+        self._conn = None if self._location else study.db.conn
         self._names: dict[int, str] = {}
 
     def __call__(self, codes: np.ndarray) -> list[str]:
@@ -210,21 +207,13 @@ class UnitNamer:
     def _with_conn(self, read: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is not None:
             return read(self._conn)
-        if self._url is not None:  # PostgreSQL: a connection of its own for this read
-            from evalcore.store.postgres import connect
+        from evalcore.store.connection import open_read_only  # (it imports this module)
 
-            store = connect(self._url)
-            try:
-                return read(store.conn)  # type: ignore[arg-type]
-            finally:
-                store.close()
-        conn = sqlite3.connect(f"file:{quote(str(self._path))}?mode=ro", uri=True,
-                               check_same_thread=False)
+        store = open_read_only(self._location)
         try:
-            conn.execute("PRAGMA busy_timeout = 10000")
-            return read(conn)
+            return read(store.conn)
         finally:
-            conn.close()
+            store.conn.close()
 
 
 def backfill_unit_codes(db: sqlite_utils.Database) -> None:
