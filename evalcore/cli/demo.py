@@ -22,18 +22,20 @@ def demo_command(db_path: Path | str) -> None:
     """Build the demo study (311 documents, 25 queries, 2 lexical runs, labels)."""
     from evalcore.demo.study import DEMO_STUDY_ID, build_demo
     from evalcore.store.connection import open_store
+    from evalcore.store.location import describe_store
 
     if isinstance(db_path, Path) and db_path.parent and not db_path.parent.exists():
         raise click.UsageError(f"directory {db_path.parent} does not exist; create it first")
     db = open_store(db_path)
     summary = build_demo(db)
+    shown = describe_store(db_path)  # a URL without its password
     if not summary.created:
-        click.echo(f"{db_path}: the demo study {DEMO_STUDY_ID!r} is already there; nothing changed")
+        click.echo(f"{shown}: the demo study {DEMO_STUDY_ID!r} is already there; nothing changed")
         return
     click.echo(
-        f"{db_path}: demo study {DEMO_STUDY_ID!r} written: {summary.documents} documents, "
+        f"{shown}: demo study {DEMO_STUDY_ID!r} written: {summary.documents} documents, "
         f"{summary.queries} queries, {summary.runs} lexical runs, {summary.labels} label events, "
         f"{summary.complete_queries} queries marked complete"
     )
-    click.echo(f"open it with: RELEVANCE_LEDGER_DB={shlex.quote(str(db_path))} "
+    click.echo(f"open it with: RELEVANCE_LEDGER_DB={shlex.quote(shown)} "
                "streamlit run app/launcher.py")

@@ -23,6 +23,7 @@ from evalcore.cli import main
 from evalcore.cli.input_options import quiet_option
 from evalcore.cli.store_location import EXISTING_STORE, NEW_OR_EXISTING_STORE
 from evalcore.io.progress import reporter
+from evalcore.store.location import describe_store
 from evalcore.store.store_copy import (
     StoreCopyFailed,
     StoreCopyRefused,
@@ -47,7 +48,7 @@ def _table_done(done: TableCopied) -> None:
 def migrate_store_command(source: Path | str, target: Path | str) -> None:
     """Copy a whole store into an empty one (SQLite or PostgreSQL, either way), all or
     nothing, and verify every table."""
-    click.echo(f"copying {source} to {target} (one transaction: the target stays empty "
+    click.echo(f"copying {describe_store(source)} to {describe_store(target)} (one transaction: the target stays empty "
                "unless everything is copied and verified)")
     try:
         summary = copy_store(source, target, on_table=_table_done)

@@ -49,7 +49,7 @@ from evalcore.store.imports import (
     import_qrels,
     import_run,
 )
-from evalcore.store.location import is_postgres_url
+from evalcore.store.location import describe_store, is_postgres_url
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
 from evalcore.store.schema import SchemaTooNewError, schema_version
@@ -101,7 +101,7 @@ def store(
     try:
         db = open_store(db_path)
     except SchemaTooNewError as exc:
-        fail([f"error: {exc}"], f"evalcore {command}: cannot open {db_path}")
+        fail([f"error: {exc}"], f"evalcore {command}: cannot open {describe_store(db_path)}")
     try:
         if study_id is not None:
             require_known_study(db, actor, study_id)
@@ -165,7 +165,8 @@ def init_command(db_path: Path | str, study_id: str | None, corpus_id: str | Non
         existed = Path(db_path).exists()
     with store(db_path, "init") as db:
         version = schema_version(db)
-    click.echo(f"{'migrated' if existed else 'created'} store {db_path} (schema version {version})")
+    click.echo(f"{'migrated' if existed else 'created'} store {describe_store(db_path)} "
+               f"(schema version {version})")
     if study_id is not None and corpus_id is not None:
         _create_study(db_path, actor, study_id=study_id, corpus_id=corpus_id)
 

@@ -106,15 +106,13 @@ def _same_store(source: str | Path, target: str | Path) -> bool:
     return Path(source).expanduser().resolve() == Path(target).expanduser().resolve()
 
 
-_describe = describe_store
-
 
 def copy_store(source: str | Path, target: str | Path, *, batch: int = BATCH_ROWS,
                on_table: Callable[[TableCopied], None] | None = None) -> CopySummary:
     """Copy the store at ``source`` into the empty store at ``target`` (see the module
     docstring); ``on_table`` is called as each table is copied (before the commit)."""
     if _same_store(source, target):
-        raise StoreCopyRefused(f"--from and --to are the same store ({_describe(source)}); "
+        raise StoreCopyRefused(f"--from and --to are the same store ({describe_store(source)}); "
                                "give a new file or an empty database as --to")
     started = time.perf_counter()
     created = not is_postgres_url(str(target)) and not Path(target).exists()
@@ -141,7 +139,7 @@ def _open(location: str | Path, option: str) -> Any:
     try:
         return open_store(location)
     except SchemaTooNewError as error:
-        raise StoreCopyRefused(f"cannot open {option} {_describe(location)}: {error}") from None
+        raise StoreCopyRefused(f"cannot open {option} {describe_store(location)}: {error}") from None
 
 
 def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int,
@@ -158,7 +156,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
         shown = ", ".join(f"{t} ({dialect.count_rows(dst, t):,} row(s))" for t in occupied[:6])
         more = f" and {len(occupied) - 6} more table(s)" if len(occupied) > 6 else ""
         raise StoreCopyRefused(
-            f"the target {_describe(target)} is not empty: {shown}{more}; migrate into a new "
+            f"the target {describe_store(target)} is not empty: {shown}{more}; migrate into a new "
             "file or an empty database (createdb), or remove what is there first")
     copied: list[TableCopied] = []
     progress = reporter()
@@ -181,7 +179,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
             except dialect.database_errors() as error:
                 raise StoreCopyFailed(
                     f"copying table {table} failed after {read.rows:,} of {expected:,} rows: "
-                    f"{str(error).strip()}; nothing was written to {_describe(target)}") from error
+                    f"{str(error).strip()}; nothing was written to {describe_store(target)}") from error
             back = _Tally()
             with closing(dialect.read_rows(dst, table, columns, batch)) as rows:
                 for _ in back.batches(rows):
@@ -191,7 +189,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
                     f"table {table} did not copy exactly: {expected:,} rows in the source, "
                     f"{read.rows:,} read, {back.rows:,} read back from the target (checksums "
                     f"{read.checksum:032x} / {back.checksum:032x}); nothing was written to "
-                    f"{_describe(target)}")
+                    f"{describe_store(target)}")
             done = TableCopied(table=table, rows=read.rows, checksum=f"{read.checksum:032x}",
                                seconds=round(time.perf_counter() - table_started, 3))
             copied.append(done)
@@ -199,7 +197,7 @@ def _copy(src: Any, dst: Any, source: str | Path, target: str | Path, batch: int
                 on_table(done)
         dialect.reset_identities(dst)
     progress.done()
-    return CopySummary(source=_describe(source), target=_describe(target),
+    return CopySummary(source=describe_store(source), target=describe_store(target),
                        schema_version=schema_version(dst), tables=copied,
                        seconds=round(time.perf_counter() - started, 3))
 

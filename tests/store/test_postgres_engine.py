@@ -148,6 +148,27 @@ def test_init_command_creates_a_postgres_store(pg_url):
     assert again.exit_code == 0 and "migrated store" in again.output
 
 
+def test_no_command_prints_the_password_of_a_store_url(pg_url, tmp_path):
+    """The throwaway cluster trusts its socket, so any password is accepted: init, demo and
+    migrate-store name the store without it."""
+    from click.testing import CliRunner
+
+    from evalcore.cli import main
+
+    secret = "s3cret-pw"
+    with_password = pg_url.replace("ledger@", f"ledger:{secret}@", 1)
+    assert with_password != pg_url
+    outputs = [CliRunner().invoke(main, args) for args in (
+        ["init", "--db", with_password],
+        ["demo", "--db", with_password],
+        ["migrate-store", "--from", with_password, "--to", str(tmp_path / "copy.db")],
+    )]
+    for result in outputs:
+        assert result.exit_code == 0, result.output
+        assert secret not in result.output, result.output
+    assert "ledger@" in outputs[0].output  # the store is named, its user and all
+
+
 def test_labels_round_trip_and_the_latest_label_stands(pg_url):
     db = _study(pg_url)
     first = record_label(db, study_id="s", query_id="q1", unit_id="d1", gain=1, annotator="ann")
