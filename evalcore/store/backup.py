@@ -21,7 +21,7 @@ format, checked by :func:`verify_store`, kept with the same rules.
   store), and a backup killed before its rename leaves a hidden temporary file that
   the next one removes (:mod:`evalcore.io.atomic`).
 * :func:`verify_store` opens a store read-only (nothing is migrated or written;
-  :func:`evalcore.store.connection.open_read_only`) and, in one snapshot, reports the
+  :func:`evalcore.store.engine_connect.open_read_only`) and, in one snapshot, reports the
   engine's integrity check (:func:`evalcore.store.dialect.integrity_check`), the rows
   that reference a missing row, the schema version and whether this evalcore can open
   it, the triggers guarding the append-only history that are missing (or disabled),
@@ -43,7 +43,7 @@ from pydantic import BaseModel, Field
 from evalcore.io.atomic import PRIVATE, atomic_path, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.store import dialect
-from evalcore.store.connection import open_read_only
+from evalcore.store.engine_connect import open_read_only
 from evalcore.store.location import describe_store, is_postgres_url
 from evalcore.store.references import altered_references
 from evalcore.store.schema import SCHEMA_VERSION, current_triggers, schema_version

@@ -25,6 +25,7 @@ from typing import TypeVar
 import numpy as np
 import sqlite_utils
 
+from evalcore.store.engine_connect import open_read_only
 from evalcore.store.store_identity import store_location
 from evalcore.store.study_handle import Study
 
@@ -207,8 +208,6 @@ class UnitNamer:
     def _with_conn(self, read: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is not None:
             return read(self._conn)
-        from evalcore.store.connection import open_read_only  # (it imports this module)
-
         store = open_read_only(self._location)
         try:
             return read(store.conn)

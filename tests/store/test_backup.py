@@ -13,8 +13,9 @@ from store_workers import label_until, start_worker
 from evalcore.cli import main
 from evalcore.store import dialect
 from evalcore.store.backup import backup_store, verify_store
-from evalcore.store.connection import open_read_only, open_store
+from evalcore.store.connection import open_store
 from evalcore.store.dialect import database_errors
+from evalcore.store.engine_connect import open_read_only
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
 from evalcore.store.schema import SCHEMA_VERSION, _set_schema_version
