@@ -179,6 +179,12 @@ class PgConnection:
         """Read the tables' integer keys again (after a migration changed them)."""
         self._keys = None
 
+    def know_schema(self) -> None:
+        """Read the tables' integer keys now if they are not known (a catalog read of some
+        milliseconds): called before the write lock is taken, so no writer waits for it."""
+        if self._keys is None and not self.in_transaction:
+            self._row_keys()
+
     def _row_keys(self) -> dict[str, str]:
         """Table -> the integer key an insert's ``lastrowid`` reports (identity columns)."""
         if self._keys is None:

@@ -75,6 +75,7 @@ def write_transaction(db: sqlite_utils.Database, *, batched: bool = False
 def _batched_write(conn: sqlite3.Connection) -> Iterator[None]:
     """A PostgreSQL write transaction in one batch: ``BEGIN``, the write lock and the
     ``COMMIT`` are sent with the statements around them; any exception rolls back."""
+    conn.know_schema()
     try:
         with conn.batched():
             conn.raw.execute("BEGIN")
@@ -100,6 +101,7 @@ def begin_immediate(conn: sqlite3.Connection) -> None:
     for as long as the connection's busy timeout (see the module docstring); the last
     busy error is raised. On PostgreSQL: ``BEGIN`` and the advisory write lock."""
     if dialect.is_postgres(conn):
+        conn.know_schema()
         try:  # one round trip for both (a simple query: no parameters)
             conn.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         except BaseException:

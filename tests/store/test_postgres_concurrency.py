@@ -113,7 +113,8 @@ def _round_trips_under_lock(trace: str) -> int:
 def test_a_label_write_holds_the_lock_for_two_round_trips(store_url, tmp_path):
     """The lock, the checks and the membership read travel in one round trip; the event,
     the cleared draft and the COMMIT in another (each round trip is time every other
-    writer waits). The label is stored once, under the event id returned."""
+    writer waits), even for a connection's first write on a new query. The label is stored
+    once, under the event id returned, and the item's draft is gone."""
     from psycopg import pq
 
     from evalcore.annotation.item_token import label_as_shown, show_item
@@ -123,17 +124,18 @@ def test_a_label_write_holds_the_lock_for_two_round_trips(store_url, tmp_path):
     from evalcore.store.study_handle import open_study
     from evalcore.store.study_setup import create_study
 
-    db = open_store(store_url)
-    create_study(db, StudyIn(study_id="s", corpus_id="c"))
+    setup = open_store(store_url)
+    create_study(setup, StudyIn(study_id="s", corpus_id="c"))
     who = "ann@acme.org"
+    save_draft(setup, study_id="s", query_id="q", unit_id="u", annotator=who, note="typed")
+    assert "u" in drafts(open_study(setup, "s", who), "q", who)
+    setup.conn.close()
+    db = open_store(store_url)  # a fresh connection: its first write (the query is new too)
 
     def label(unit: str):
         token = show_item(open_study(db, "s", who), query_id="q", unit_id=unit, annotator=who)
         return label_as_shown(db, token, 2, on_screen=token, note=unit).event
 
-    label("warm-up")  # the query is registered, the connection knows the tables' keys
-    save_draft(db, study_id="s", query_id="q", unit_id="u", annotator=who, note="typed")
-    assert "u" in drafts(open_study(db, "s", who), "q", who)
     path = tmp_path / "libpq.trace"
     with path.open("w") as out:
         db.conn.raw.pgconn.trace(out.fileno())
