@@ -155,11 +155,11 @@ class PgConnection:
 
     @contextlib.contextmanager
     def batched(self) -> Iterator[None]:
-        """Pipeline mode for the block (see the module docstring): statements are sent when
-        a later statement's rows are read and when the block ends. For one write transaction
-        (``BEGIN`` ... ``COMMIT`` inside the block); a statement's rows are read
-        when asked for (the batch is sent then).
-        An exception raised inside leaves the transaction open (or failed) for a ``ROLLBACK``."""
+        """Pipeline mode for the block (see the module docstring): the statements queued are
+        sent when one's rows, rowcount or ``lastrowid`` are asked for, and when the block ends.
+        For one write transaction (``BEGIN`` ... ``COMMIT`` inside the block). An exception
+        raised inside leaves the transaction open (or failed) for a ``ROLLBACK``; a statement
+        the server refused raises when the batch it was sent in returns."""
         try:
             with self.raw.pipeline() as self._batched:
                 yield

@@ -25,9 +25,9 @@ PostgreSQL each statement is a client round trip made while the lock is held, so
 the statements are batched (:meth:`evalcore.store.postgres.PgConnection.batched`):
 ``BEGIN`` and the lock travel with the first statement whose rows are read, and the
 statements whose results are not read before the end travel with the ``COMMIT``. The
-writer reads rows as late as it can: a statement sent before another's rows are
-read shares their round trip. It must not read a rowcount inside. SQLite runs the
-same statements as written (in-process: no round trips).
+writer reads rows (or a rowcount) as late as it can: a statement sent before another's
+rows are read shares their round trip. SQLite runs the same statements as written
+(in-process: no round trips).
 """
 
 import random
@@ -48,7 +48,7 @@ def write_transaction(db: sqlite_utils.Database, *, batched: bool = False
     """``BEGIN IMMEDIATE`` ... ``COMMIT``; any exception rolls everything back.
 
     Nested use joins the outer transaction through a savepoint. ``batched``: few round
-    trips on PostgreSQL (see the module docstring); no rowcount is read inside.
+    trips on PostgreSQL (see the module docstring).
     """
     if db.conn.in_transaction:
         if dialect.is_postgres(db):  # joined from a read snapshot too: writes still take turns
