@@ -437,14 +437,6 @@ def current_judgements(
     return out
 
 
-def count_label_events(study: Study) -> int:
-    return int(
-        study.db.execute(
-            "SELECT count(*) FROM label_events WHERE study_id = ?", [study.study_id]
-        ).fetchone()[0]
-    )
-
-
 def query_annotators(study: Study) -> dict[str, list[str]]:
     """query_id -> the annotators who wrote a label event on it, sorted."""
     out: dict[str, list[str]] = {}
