@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.contract.gains import MAX_GAIN
-from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
+from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits, without_nul
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.completeness import append_completeness_event
@@ -137,7 +137,10 @@ def _write_checks(db: sqlite_utils.Database, study_id: str, query_id: str, unit_
 def _check_text(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} is required and must be a non-empty string")
-    return value
+    try:
+        return without_nul(value)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
 
 
 def _identity(name: str, value: object) -> str:
@@ -443,14 +446,6 @@ def current_judgements(
             adjudication=None if adjudication is None else by_id[adjudication[0]],
         )
     return out
-
-
-def count_label_events(study: Study) -> int:
-    return int(
-        study.db.execute(
-            "SELECT count(*) FROM label_events WHERE study_id = ?", [study.study_id]
-        ).fetchone()[0]
-    )
 
 
 def query_annotators(study: Study) -> dict[str, list[str]]:

@@ -135,15 +135,27 @@ def in_transaction(db: sqlite_utils.Database) -> bool:
 
 @contextmanager
 def read_snapshot(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
-    """``BEGIN`` ... ``COMMIT``: one consistent read view for several reads (writes nothing).
+    """``BEGIN`` ... ``COMMIT``: one consistent read view for several reads.
 
-    Call it outside any transaction; it ends (``COMMIT``) whatever happens inside.
+    Call it outside any transaction; it ends (``COMMIT``) whatever happens inside. The
+    engine refuses a write inside it (a read-only transaction; on SQLite ``query_only``):
+    a write made from reads of an older view could undo another writer's work, and the
+    engines would not agree on when (SQLite refuses the write only if another writer
+    committed since the view was taken).
     """
-    db.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if dialect.is_postgres(db.conn)
-                    else "BEGIN")
+    if dialect.is_postgres(db.conn):
+        db.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield db
+        finally:
+            db.conn.execute("COMMIT")
+        return
+    db.conn.execute("BEGIN")
+    db.conn.execute("PRAGMA query_only = ON")
     try:
         yield db
     finally:
+        db.conn.execute("PRAGMA query_only = OFF")
         db.conn.execute("COMMIT")
 
 
