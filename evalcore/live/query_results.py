@@ -11,13 +11,12 @@ from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import QueryResult
 from evalcore.store.observations import observations_for_run
 from evalcore.store.runs import list_runs
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 
 
 def query_results_by_run(study: Study, query_id: str) -> dict[str, QueryResult]:
     """run name -> the query's result (every metric available or unavailable with why)."""
-    protocol = get_study(study.db, study.study_id).protocol()
+    protocol = study.settings.protocol()
     out: dict[str, QueryResult] = {}
     for run in list_runs(study):
         observations = observations_for_run(study, run.name, None, [query_id])

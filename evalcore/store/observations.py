@@ -139,7 +139,7 @@ def observations_for_run(
     }
     return _run_observations(
         study,
-        get_study(study.db, study.study_id),
+        study.settings,
         get_run(study, run_name),
         reference,
         scope,
