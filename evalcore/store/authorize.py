@@ -93,14 +93,14 @@ def may_read(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bo
     return True
 
 
-def known_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> StudyIn:
+def known_study(db: sqlite_utils.Database, actor: str | None, study_id: str) -> StudyIn:
     """The study's settings; for an unknown id the ``StudyNotFoundError`` of
-    :func:`require_known_study` (listing only the studies ``viewer`` may see). One statement
+    :func:`require_known_study` (listing only the studies ``actor`` may see). One statement
     for a known study."""
     try:
         return get_study(db, study_id)
     except StudyNotFoundError:
-        require_known_study(db, viewer, study_id)
+        require_known_study(db, actor, study_id)
         raise
 
 
