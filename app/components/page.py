@@ -1,22 +1,23 @@
 """What every study page starts with, and the one-shot messages callbacks leave behind."""
 
-import sqlite_utils
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
 from app.components.session import current_study, get_db, reader
-from evalcore.store.authorize import may_read
+from evalcore.access.decisions import PermissionDenied
 from evalcore.store.studies import StudyIn
+from evalcore.store.study_handle import Study, open_study
 
 NO_STUDY = "This store holds no study yet: import one on the Data page."
 
 
-def study_page(title: str) -> tuple[sqlite_utils.Database, StudyIn]:
-    """The session's store and chosen study under the page ``title``.
+def study_page(title: str) -> tuple[StudyIn, Study]:
+    """The session's chosen study under the page ``title``, and this page run's read handle
+    on it (the one check of the run; every read of the page takes the handle).
 
     Without any study the page says where to get one and stops rendering; a study the
-    session's reader may not read (the picker lists none, but the check is here too, and
-    in every library read the page makes) stops it with a refusal that shows no data.
+    session's reader may not read (the picker lists none, but the page does not rely on
+    it) stops it with a refusal that shows no data.
     """
     db = get_db()
     study = current_study(db)
@@ -24,10 +25,12 @@ def study_page(title: str) -> tuple[sqlite_utils.Database, StudyIn]:
     if study is None:
         st.info(NO_STUDY)
         st.stop()
-    if not may_read(db, reader(), study.study_id):
+    try:
+        handle = open_study(db, study.study_id, reader(), settings=study)
+    except PermissionDenied:
         st.error("You may not read this study: ask one of its leads to add you as a member.")
         st.stop()
-    return db, study
+    return study, handle
 
 
 def flash(key: str, kind: str, text: str) -> None:

@@ -25,7 +25,7 @@ from app.components.page import flash, show_flash, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
-from app.components.session import annotator_prompt, get_db, reader
+from app.components.session import annotator_prompt, get_db
 from app.components.shared_results import shared_result
 from evalcore.analysis.adjudication import ConflictContext, conflict_contexts
 from evalcore.analysis.agreement import agreement_and_conflicts
@@ -34,7 +34,7 @@ from evalcore.analysis.stats.agreement import GAIN_CATEGORIES, AgreementResult
 from evalcore.contract.query_order import natural_key
 from evalcore.store.dialect import database_errors
 from evalcore.store.labels import adjudicate
-from evalcore.store.study_handle import Study, open_study
+from evalcore.store.study_handle import Study
 from evalcore.store.transaction import retry_busy
 
 #: Conflicts per page of the list (a study with many is paged, and filtered by query).
@@ -246,8 +246,7 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
     ]), hide_index=True, width="stretch")
 
 
-db, study = study_page("Annotator agreement")
-handle = open_study(db, study.study_id, reader())  # this page run's one check
+study, handle = study_page("Annotator agreement")
 show_flash(_FLASH)
 focus = _address_conflict()
 if focus is not None:  # the address names a conflict: it comes first, before the statistics

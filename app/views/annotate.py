@@ -1160,7 +1160,7 @@ def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annot
                                   on_click=_on_search_grade, args=(token, gain))
 
 
-db, study = study_page("Annotate")
+study, handle = study_page("Annotate")
 who = current_annotator()
 if not who:
     annotator_prompt("Enter your name as annotator to start labeling.")

@@ -524,8 +524,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
                                                      *lines])))
 
 
-db, study = study_page("Compare runs")
-handle = open_study(db, study.study_id, reader())  # this page run's one check
+study, handle = study_page("Compare runs")
 infos = {r.name: r for r in list_runs(handle)}
 if len(infos) < 2:
     st.info("A comparison needs at least two runs: create or import another on the Data page.")

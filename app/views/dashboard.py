@@ -272,8 +272,7 @@ def _live_blocking(study_id: str) -> None:
     with_live_state(handle, lambda state, *_: _blocking(state, handle))
 
 
-db, study = study_page("Live dashboard")
-handle = open_study(db, study.study_id, reader())  # this page run's one check
+study, handle = study_page("Live dashboard")
 st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
                            f"{REFRESH_SECONDS:g} s while live updates are on"))
 left, right = st.columns([3, 1])

@@ -19,14 +19,12 @@ from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown, truncate
-from app.components.session import reader
 from evalcore.analysis.inspector import InspectedRow, QueryInspection, inspect_query, rank_changes
 from evalcore.contract.query_order import natural_key
 from evalcore.store.completeness import claim_withdrawal
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import list_references
 from evalcore.store.runs import list_runs
-from evalcore.store.study_handle import open_study
 
 NONE = "(none)"
 PAGE = "inspector"
@@ -133,8 +131,7 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
     )
 
 
-db, study = study_page("Ranking inspector")
-handle = open_study(db, study.study_id, reader())  # this page run's one check
+study, handle = study_page("Ranking inspector")
 runs = [r.name for r in list_runs(handle)]
 if not runs:
     st.info("This study has no run yet: create or import one on the Data page.")

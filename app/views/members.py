@@ -170,8 +170,9 @@ def _manage(study_id: str, actor: str, members: list) -> None:
                "lead: make someone else a lead before removing or demoting the last one.")
 
 
-db, study = study_page("Members")
+study, handle = study_page("Members")
 show_flash(_FLASH)
+db = handle.db
 if study_mode(db, study.study_id) == "local":
     _local_mode(study.study_id)
     st.stop()

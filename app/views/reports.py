@@ -17,7 +17,7 @@ from app.components.page import flash, show_flash, study_page
 from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import annotator as current_annotator
-from app.components.session import get_db, reader
+from app.components.session import get_db
 from evalcore.analysis.bottom_line import GLOSSARY, table_rows
 from evalcore.contract.results import METRIC_LABELS
 from evalcore.report.csv_export import render_csv, render_verdicts_csv
@@ -166,8 +166,7 @@ def _show_report(report: Report, report_id: int) -> None:
                             disabled=not report.decisions)
 
 
-db, study = study_page("Reports")
-handle = open_study(db, study.study_id, reader())  # this page run's one check
+study, handle = study_page("Reports")
 show_flash(_FLASH)
 lead = current_annotator()
 if not lead:
@@ -247,4 +246,4 @@ else:
         st.session_state["rl_report_show"] = ids[-1]
     shown = st.selectbox("Open report", ids, format_func=names.get, key="rl_report_show")
     st.caption("Stored reports are immutable: a new report needs a new name.")
-    _show_report(load_report(db, shown), shown)
+    _show_report(load_report(handle, shown), shown)

@@ -166,8 +166,9 @@ def report_command(
                     or sample_name is not None):
                 _fail("give either --stored (export a stored report) or --runs "
                       "(with --accept-unverified, -m, --queries, --sample), not both")
-            row = find_report(open_study(db, study, created_by or _default_author()), stored)
-            report = load_report(db, row.report_id)
+            handle = open_study(db, study, created_by or _default_author())
+            row = find_report(handle, stored)
+            report = load_report(handle, row.report_id)
             digest = row.content_hash
         else:
             if not runs or not [r for r in runs.split(",") if r.strip()]:

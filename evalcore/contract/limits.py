@@ -133,3 +133,12 @@ def require_fits(value: str, limit: int, what: str, hint: str = "") -> None:
     problem = too_long(value, limit, what)
     if problem is not None:
         raise ValueError(f"{problem}{'; ' + hint if hint else ''}")
+
+
+def without_nul(value: str) -> str:
+    """``value``, or ValueError if it holds a NUL character: PostgreSQL cannot store one in
+    text, and an id that only one engine can hold would make the engines disagree."""
+    if "\x00" in value:
+        raise ValueError(f"{quoted(value, 40)} contains a NUL character (\\x00), which no "
+                         "store can hold: remove it")
+    return value

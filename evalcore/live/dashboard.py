@@ -242,27 +242,6 @@ class RunState:
             state.reasons[metric] = reasons
         return state
 
-    @classmethod
-    def from_results(
-        cls,
-        run: RunInfo,
-        results: list[QueryResult],
-        top_units: list[Sequence[str]],
-        metrics: Sequence[str] = METRICS,
-    ) -> RunState:
-        n = len(results)
-        state = cls(run=run, top_units=top_units, _results=results,
-                    index={r.query_id: i for i, r in enumerate(results)}, metrics=tuple(metrics))
-        for metric in state.metrics:
-            state.available[metric] = np.zeros(n, dtype=bool)
-            state.value[metric] = np.zeros(n, dtype=np.float64)
-            state.lower[metric] = np.full(n, np.nan)
-            state.upper[metric] = np.full(n, np.nan)
-            state.reasons[metric] = np.zeros((n, len(_REASON_CODES)), dtype=bool)
-        for i, result in enumerate(results):
-            state._set_arrays(i, result)
-        return state
-
     def _set_arrays(self, i: int, result: QueryResult) -> None:
         for metric in self.metrics:
             mv = result.metrics[metric]

@@ -95,11 +95,6 @@ class ReportRun(BaseModel):
             )
         return "comparable", None
 
-    def status_text(self) -> str:
-        """:meth:`status` as one line of plain text."""
-        label, reason = self.status()
-        return label if reason is None else f"{label}: {reason}"
-
 
 class AnnotatorNote(BaseModel):
     """A note an annotator left with a label (internal: exported only on request)."""

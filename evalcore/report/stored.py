@@ -15,6 +15,7 @@ from evalcore.store.reports import (
     load_report_body,
     save_report_body,
 )
+from evalcore.store.study_handle import Study
 
 
 def canonical_json(report: Report) -> str:
@@ -43,6 +44,7 @@ def save_report(db: sqlite_utils.Database, report: Report) -> StoredReport:
     return save_report_body(db, record, canonical_json(report))
 
 
-def load_report(db: sqlite_utils.Database, report_id: int) -> Report:
-    """The stored report, after checking its body against its content hash."""
-    return Report.model_validate_json(load_report_body(db, report_id))
+def load_report(study: Study, report_id: int) -> Report:
+    """The study's stored report ``report_id``, after checking its body against its content
+    hash."""
+    return Report.model_validate_json(load_report_body(study, report_id))

@@ -276,14 +276,3 @@ def automatic_sources(study: Study) -> list[AutomaticSource]:
             )
         )
     return out
-
-
-def has_automatic_labels(study: Study) -> bool:
-    """Whether the study has any published automatic import."""
-    return (
-        study.db.execute(
-            "SELECT 1 FROM automatic_imports WHERE study_id = ? AND staged_by IS NULL LIMIT 1",
-            [study.study_id],
-        ).fetchone()
-        is not None
-    )

@@ -42,6 +42,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import Any
 
 #: PostgreSQL functions standing in for SQLite built-ins sqlglot leaves as they are.
 PG_HELPERS = r"""
@@ -813,6 +814,46 @@ def reset_identities(db: object) -> None:
     past the largest key (the next insert does not collide); SQLite's rowids need nothing."""
     if is_postgres(db):
         _raw(db).execute(RESYNC_IDENTITIES)  # type: ignore[attr-defined]
+
+
+def stored_schema_version(db: object) -> int:
+    """The store's schema version: ``PRAGMA user_version`` on SQLite, the one row of
+    ``schema_version`` on PostgreSQL (0 before the first migration)."""
+    raw: Any = _raw(db)
+    if not is_postgres(db):
+        return int(raw.execute("PRAGMA user_version").fetchone()[0])
+    if raw.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]:
+        row = raw.execute("SELECT version FROM schema_version").fetchone()
+        return int(row[0]) if row else 0
+    return 0
+
+
+def set_schema_version(db: object, version: int) -> None:
+    """Record ``version`` as the store's schema version (inside the migration's transaction)."""
+    raw: Any = _raw(db)
+    if not is_postgres(db):
+        raw.execute(f"PRAGMA user_version = {int(version)}")
+        return
+    raw.execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
+    raw.execute("DELETE FROM schema_version")
+    raw.execute("INSERT INTO schema_version (version) VALUES (%s)", [version])
+
+
+def run_schema_statements(db: object, statements: Iterable[str]) -> None:
+    """One migration's statements; on PostgreSQL each translated (:func:`schema_to_postgres`),
+    with the helper functions created first and the identity counters moved past rows
+    copied with their keys."""
+    raw: Any = _raw(db)
+    if not is_postgres(db):
+        for statement in statements:
+            raw.execute(statement)
+        return
+    raw.execute(PG_HELPERS)
+    for statement in statements:
+        for translated in schema_to_postgres(statement):
+            raw.execute(translated)
+    raw.execute(RESYNC_IDENTITIES)
+    db.conn.forget_schema()
 
 
 def _quoted(identifier: str) -> str:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.contract.gains import MAX_GAIN
-from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
+from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits, without_nul
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.completeness import append_completeness_event
@@ -111,26 +111,36 @@ def _refuse_if_changed(db: sqlite_utils.Database, study_id: str, query_id: str,
 
 
 def _write_checks(db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str,
-                  seen_event: int | None) -> tuple[bool, bool, bool]:
+                  seen_event: int | None) -> Callable[[], tuple[bool, bool, bool]]:
     """Inside the write transaction, in one statement (the lock is held for each round
     trip): is the query registered, is it complete (its latest completeness event), and
-    has the unit an event newer than ``seen_event`` (False without one)?"""
+    has the unit an event newer than ``seen_event`` (False without one)? The statement is
+    run now and its answer read when the returned function is called: a statement sent
+    in between shares its round trip (:func:`write_transaction`'s ``batched``)."""
     newer = ("EXISTS (SELECT 1 FROM label_events WHERE study_id = ? AND query_id = ? "
              "AND unit_id = ? AND event_id > ?)") if seen_event is not None else "0"
-    registered, state, changed = db.execute(
+    cursor = db.execute(
         "SELECT EXISTS (SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?), "
         "(SELECT state FROM completeness_events WHERE study_id = ? AND query_id = ? "
         f"ORDER BY event_id DESC LIMIT 1), {newer}",
         [study_id, query_id, study_id, query_id,
          *([study_id, query_id, unit_id, seen_event] if seen_event is not None else [])],
-    ).fetchone()
-    return bool(registered), state == "complete", bool(changed)
+    )
+
+    def answer() -> tuple[bool, bool, bool]:
+        registered, state, changed = cursor.fetchone()
+        return bool(registered), state == "complete", bool(changed)
+
+    return answer
 
 
 def _check_text(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} is required and must be a non-empty string")
-    return value
+    try:
+        return without_nul(value)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
 
 
 def _identity(name: str, value: object) -> str:
@@ -153,7 +163,9 @@ def _insert(
     annotator: str,
     note: str,
     source: str,
-) -> LabelEvent:
+) -> Callable[[], LabelEvent]:
+    """Append the event now; the returned function gives it with its event id, read late
+    (after the ``COMMIT`` of a batched write: see :func:`_write_checks`)."""
     require_fits(note, MAX_NOTE_CHARS, "a note", "shorten it")
     created = utc_now_iso()
     cursor = db.execute(
@@ -161,7 +173,7 @@ def _insert(
         "created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [study_id, query_id, unit_id, kind, gain, annotator, created, note, source],
     )
-    return LabelEvent(
+    return lambda: LabelEvent(
         event_id=int(cursor.lastrowid),
         study_id=study_id,
         query_id=query_id,
@@ -197,7 +209,9 @@ def _append_gain_event(
 
     The write lock is held briefly (a click waits for every writer before it): what
     cannot change is read before it (the study's settings); inside it, only what another
-    writer may have changed (membership, the unit's newer events, completeness).
+    writer may have changed (membership, the unit's newer events, completeness), in a
+    batched write: the checks are sent before the membership is read (one round trip
+    with the lock on PostgreSQL), the event and ``also`` with the ``COMMIT``.
     """
     check_gain(gain)
     _check_text("query_id", query_id)
@@ -206,7 +220,8 @@ def _append_gain_event(
     require_known_study(db, who, study_id)
     settings = get_study(db, study_id)
     threshold = settings.relevance_threshold
-    with write_transaction(db):
+    with write_transaction(db, batched=True):
+        checks = _write_checks(db, study_id, query_id, unit_id, seen_event)
         study = open_study(
             db,
             study_id,
@@ -214,8 +229,7 @@ def _append_gain_event(
             settings=settings,
             permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE,
         )
-        registered, complete, changed = _write_checks(db, study_id, query_id, unit_id,
-                                                       seen_event)
+        registered, complete, changed = checks()
         if changed:
             _refuse_if_changed(db, study_id, query_id, unit_id, seen_event)
         reopens = False
@@ -228,7 +242,7 @@ def _append_gain_event(
                 "ON CONFLICT DO NOTHING",
                 [study_id, query_id],
             )
-        event = _insert(
+        inserted = _insert(
             db,
             study_id=study_id,
             query_id=query_id,
@@ -251,7 +265,7 @@ def _append_gain_event(
             )
         if also is not None:
             also()
-    return event
+    return inserted()
 
 
 def record_label(
@@ -339,7 +353,7 @@ def undo_last_label(
             annotator=annotator,
             note=f"undo of event {event_id}",
             source="app",
-        )
+        )()
 
 
 def adjudicate(
@@ -432,14 +446,6 @@ def current_judgements(
             adjudication=None if adjudication is None else by_id[adjudication[0]],
         )
     return out
-
-
-def count_label_events(study: Study) -> int:
-    return int(
-        study.db.execute(
-            "SELECT count(*) FROM label_events WHERE study_id = ?", [study.study_id]
-        ).fetchone()[0]
-    )
 
 
 def query_annotators(study: Study) -> dict[str, list[str]]:

@@ -131,12 +131,6 @@ def document_owner_orgs(
     }
 
 
-def organisation_creator(db: sqlite_utils.Database, org_id: str) -> str | None:
-    """Who created the organisation (its first owner); None for one made implicitly."""
-    row = db.execute("SELECT created_by FROM organisations WHERE org_id = ?", [org_id]).fetchone()
-    return row[0] if row and row[0] else None
-
-
 def organisation_has_members(db: sqlite_utils.Database, org_id: str) -> bool:
     return db.execute(
         "SELECT 1 FROM user_organisations WHERE org_id = ? LIMIT 1", [org_id]

@@ -14,6 +14,12 @@ SQLite returns them: integers as ``int`` (PostgreSQL's ``numeric`` sums and
 sent as the integer SQLite stores. ``cursor.lastrowid`` after an ``INSERT`` is the
 row's integer key (``RETURNING`` it, for the tables that have one).
 
+:meth:`PgConnection.batched` (a write transaction that asks for it, see
+:func:`evalcore.store.transaction.write_transaction`) runs statements in psycopg's
+pipeline mode: a statement is sent when a later one's rows are read or when the
+block ends, so the statements whose results nobody reads before the ``COMMIT``
+travel with it in one round trip (an insert's ``lastrowid`` is read when asked for).
+
 psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` extra).
 """
 
@@ -35,31 +41,52 @@ _CONTROL = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|SET)\b", re
 class PgCursor:
     """The result of one statement: rows as tuples, ``description``, ``rowcount``, ``lastrowid``."""
 
-    def __init__(self, cursor: Any, lastrowid: int | None = None, hide_rows: bool = False):
+    def __init__(self, cursor: Any, lastrowid: int | None = None, hide_rows: bool = False,
+                 returns_key: bool = False, pipeline: Any = None):
         self._cursor = cursor
-        self.lastrowid = lastrowid
+        self._lastrowid = lastrowid
         self._hide_rows = hide_rows
+        self._returns_key = returns_key  # the key is the row the statement returns: read it late
+        self._pipeline = pipeline  # the batch the statement was queued in, if any
+
+    def _settled(self) -> Any:
+        """The psycopg cursor, its result received (a queued statement is sent now, with
+        every statement queued before it: one round trip)."""
+        if self._pipeline is not None:
+            if self._cursor.pgresult is None:
+                self._pipeline.sync()
+            self._pipeline = None
+        return self._cursor
+
+    @property
+    def lastrowid(self) -> int | None:
+        if self._returns_key:
+            self._returns_key = False
+            cursor = self._settled()
+            row = cursor.fetchone() if cursor.description is not None else None
+            self._lastrowid = None if row is None else row[0]
+        return self._lastrowid
 
     @property
     def description(self) -> Any:
-        return None if self._hide_rows else self._cursor.description
+        return None if self._hide_rows else self._settled().description
 
     @property
     def rowcount(self) -> int:
-        return self._cursor.rowcount
+        return self._settled().rowcount
 
     def fetchone(self) -> tuple | None:
-        if self._hide_rows or self._cursor.description is None:
+        if self._hide_rows or self._settled().description is None:
             return None
         return self._cursor.fetchone()
 
     def fetchall(self) -> list[tuple]:
-        if self._hide_rows or self._cursor.description is None:
+        if self._hide_rows or self._settled().description is None:
             return []
         return self._cursor.fetchall()
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
-        if self._hide_rows or self._cursor.description is None:
+        if self._hide_rows or self._settled().description is None:
             return []
         return self._cursor.fetchmany(size)
 
@@ -80,6 +107,7 @@ class PgConnection:
         self.raw = raw
         self._keys: dict[str, str] | None = None
         self._trace: Callable[[str], object] | None = None
+        self._batched: Any = None  # the psycopg pipeline of a batch
 
     def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
         """As sqlite3's: ``trace(sql)`` is called with each statement the store executes
@@ -106,10 +134,9 @@ class PgConnection:
         key = self._row_keys().get(insert.group(1).lower()) if insert else None
         if key is not None and "RETURNING" not in translated.upper():
             cursor.execute(f"{translated} RETURNING {key}", params)
-            row = cursor.fetchone() if cursor.description is not None else None
-            return PgCursor(cursor, lastrowid=None if row is None else row[0], hide_rows=True)
+            return PgCursor(cursor, hide_rows=True, returns_key=True, pipeline=self._batched)
         cursor.execute(translated, params)
-        return PgCursor(cursor)
+        return PgCursor(cursor, pipeline=self._batched)
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Any]) -> PgCursor:
         if self._trace is not None:
@@ -122,7 +149,22 @@ class PgConnection:
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        # in a batch the server's status arrives late: a batch is one write transaction
+        return (self._batched is not None
+                or self.raw.info.transaction_status != TransactionStatus.IDLE)
+
+    @contextlib.contextmanager
+    def batched(self) -> Iterator[None]:
+        """Pipeline mode for the block (see the module docstring): the statements queued are
+        sent when one's rows, rowcount or ``lastrowid`` are asked for, and when the block ends.
+        For one write transaction (``BEGIN`` ... ``COMMIT`` inside the block). An exception
+        raised inside leaves the transaction open (or failed) for a ``ROLLBACK``; a statement
+        the server refused raises when the batch it was sent in returns."""
+        try:
+            with self.raw.pipeline() as self._batched:
+                yield
+        finally:
+            self._batched = None
 
     def commit(self) -> None:
         """Commit the open transaction, if any (as ``sqlite3.Connection.commit``: in
@@ -136,6 +178,12 @@ class PgConnection:
     def forget_schema(self) -> None:
         """Read the tables' integer keys again (after a migration changed them)."""
         self._keys = None
+
+    def know_schema(self) -> None:
+        """Read the tables' integer keys now if they are not known (a catalog read of some
+        milliseconds): called before the write lock is taken, so no writer waits for it."""
+        if self._keys is None and not self.in_transaction:
+            self._row_keys()
 
     def _row_keys(self) -> dict[str, str]:
         """Table -> the integer key an insert's ``lastrowid`` reports (identity columns)."""

@@ -137,13 +137,17 @@ def find_report(study: Study, name: str) -> StoredReport:
     return _row(row)
 
 
-def load_report_body(db: sqlite_utils.Database, report_id: int) -> str:
-    """The stored report's body, after checking it against its content hash."""
-    row = db.execute(
-        "SELECT body_json, content_hash FROM reports WHERE report_id = ?", [report_id]
+def load_report_body(study: Study, report_id: int) -> str:
+    """The body of the study's stored report ``report_id``, after checking it against its
+    content hash (a report of another study is not found: its id gives no way around the
+    handle's check)."""
+    row = study.db.execute(
+        "SELECT body_json, content_hash FROM reports WHERE report_id = ? AND study_id = ?",
+        [report_id, study.study_id],
     ).fetchone()
     if row is None:
-        raise ReportNotFoundError(f"no stored report with id {report_id}")
+        raise ReportNotFoundError(f"no stored report with id {report_id} in study "
+                                  f"{study.study_id!r}")
     body, digest = row
     if body_hash(body) != digest:
         raise ReportIntegrityError(

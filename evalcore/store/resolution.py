@@ -85,14 +85,6 @@ ANNOTATOR_SQL = (
 )
 
 
-def _who(cache: dict[str, str], annotator: str) -> str:
-    """:func:`annotator_key`, memoised (a study has few annotators)."""
-    key = cache.get(annotator)
-    if key is None:
-        key = cache[annotator] = annotator_key(annotator)
-    return key
-
-
 def annotator_key(annotator: str) -> str:
     """One annotator, exactly as :data:`ANNOTATOR_SQL` reads it."""
     name = annotator.strip(" ")

@@ -852,39 +852,8 @@ class SchemaTooNewError(RuntimeError):
 
 
 def schema_version(db: sqlite_utils.Database) -> int:
-    """The store's schema version: ``PRAGMA user_version`` on SQLite, the one row of
-    ``schema_version`` on PostgreSQL (0 before the first migration)."""
-    if dialect.is_postgres(db):
-        if db.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]:
-            row = db.execute("SELECT version FROM schema_version").fetchone()
-            return int(row[0]) if row else 0
-        return 0
-    return int(db.execute("PRAGMA user_version").fetchone()[0])
-
-
-def _set_schema_version(db: sqlite_utils.Database, version: int) -> None:
-    if dialect.is_postgres(db):
-        db.conn.raw.execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
-        db.conn.raw.execute("DELETE FROM schema_version")
-        db.conn.raw.execute("INSERT INTO schema_version (version) VALUES (%s)", [version])
-    else:
-        db.execute(f"PRAGMA user_version = {int(version)}")
-
-
-def _run_migration(db: sqlite_utils.Database, script: str) -> None:
-    """One migration's statements; on PostgreSQL each translated
-    (:func:`evalcore.store.dialect.schema_to_postgres`), with the dialect's helper functions
-    created first and the identity counters moved past rows copied with their keys."""
-    if not dialect.is_postgres(db):
-        for statement in _split_statements(script):
-            db.execute(statement)
-        return
-    db.conn.raw.execute(dialect.PG_HELPERS)
-    for statement in _split_statements(script):
-        for translated in dialect.schema_to_postgres(statement):
-            db.conn.raw.execute(translated)
-    db.conn.raw.execute(dialect.RESYNC_IDENTITIES)
-    db.conn.forget_schema()
+    """The store's schema version (0 before the first migration)."""
+    return dialect.stored_schema_version(db)
 
 
 def migrate(db: sqlite_utils.Database) -> int:
@@ -901,10 +870,10 @@ def migrate(db: sqlite_utils.Database) -> int:
             current = schema_version(db)
             if current >= SCHEMA_VERSION:
                 break
-            _run_migration(db, MIGRATIONS[current])
+            dialect.run_schema_statements(db, _split_statements(MIGRATIONS[current]))
             if current + 1 in BACKFILLS:
                 BACKFILLS[current + 1](db)
-            _set_schema_version(db, current + 1)
+            dialect.set_schema_version(db, current + 1)
         current = schema_version(db)
     return current
 

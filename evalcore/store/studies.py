@@ -3,16 +3,17 @@
 from typing import Annotated
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr
 
 from evalcore.access.decisions import named_user
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
-from evalcore.contract.limits import MAX_KEY_CHARS, MAX_NAME_CHARS
+from evalcore.contract.limits import MAX_KEY_CHARS, MAX_NAME_CHARS, without_nul
 from evalcore.store.transaction import write_transaction
 from evalcore.store.users import ensure_user, join_organisation
 
-Identifier = Annotated[StrictStr, Field(min_length=1, max_length=MAX_KEY_CHARS)]
+Identifier = Annotated[StrictStr, Field(min_length=1, max_length=MAX_KEY_CHARS),
+                       AfterValidator(without_nul)]
 
 
 class StudyIn(BaseModel):

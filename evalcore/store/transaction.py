@@ -19,6 +19,15 @@ On PostgreSQL the same rule holds: a write transaction is ``BEGIN`` and then
 take turns exactly as SQLite's single write lock makes them (no lost or doubled
 label between processes), waiting up to the connection's ``lock_timeout``; a read
 snapshot is ``BEGIN ISOLATION LEVEL REPEATABLE READ``.
+
+A short write that every click waits for (a label) asks for ``batched=True``: on
+PostgreSQL each statement is a client round trip made while the lock is held, so
+the statements are batched (:meth:`evalcore.store.postgres.PgConnection.batched`):
+``BEGIN`` and the lock travel with the first statement whose rows are read, and the
+statements whose results are not read before the end travel with the ``COMMIT``. The
+writer reads rows (or a rowcount) as late as it can: a statement sent before another's
+rows are read shares their round trip. SQLite runs the same statements as written
+(in-process: no round trips).
 """
 
 import random
@@ -34,15 +43,21 @@ from evalcore.store import dialect
 
 
 @contextmanager
-def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+def write_transaction(db: sqlite_utils.Database, *, batched: bool = False
+                      ) -> Iterator[sqlite_utils.Database]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``; any exception rolls everything back.
 
-    Nested use joins the outer transaction through a savepoint.
+    Nested use joins the outer transaction through a savepoint. ``batched``: few round
+    trips on PostgreSQL (see the module docstring).
     """
     if db.conn.in_transaction:
         if dialect.is_postgres(db):  # joined from a read snapshot too: writes still take turns
             db.conn.raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         with db.atomic():
+            yield db
+        return
+    if batched and dialect.is_postgres(db):
+        with _batched_write(db.conn):
             yield db
         return
     begin_immediate(db.conn)
@@ -54,6 +69,23 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
         raise
     else:
         db.conn.execute("COMMIT")
+
+
+@contextmanager
+def _batched_write(conn: sqlite3.Connection) -> Iterator[None]:
+    """A PostgreSQL write transaction in one batch: ``BEGIN``, the write lock and the
+    ``COMMIT`` are sent with the statements around them; any exception rolls back."""
+    conn.know_schema()
+    try:
+        with conn.batched():
+            conn.raw.execute("BEGIN")
+            conn.raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+            yield
+            conn.raw.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.raw.execute("ROLLBACK")
+        raise
 
 
 #: The pause between two tries for the write lock (jittered by half either way).
@@ -69,6 +101,7 @@ def begin_immediate(conn: sqlite3.Connection) -> None:
     for as long as the connection's busy timeout (see the module docstring); the last
     busy error is raised. On PostgreSQL: ``BEGIN`` and the advisory write lock."""
     if dialect.is_postgres(conn):
+        conn.know_schema()
         try:  # one round trip for both (a simple query: no parameters)
             conn.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         except BaseException:
@@ -102,15 +135,27 @@ def in_transaction(db: sqlite_utils.Database) -> bool:
 
 @contextmanager
 def read_snapshot(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
-    """``BEGIN`` ... ``COMMIT``: one consistent read view for several reads (writes nothing).
+    """``BEGIN`` ... ``COMMIT``: one consistent read view for several reads.
 
-    Call it outside any transaction; it ends (``COMMIT``) whatever happens inside.
+    Call it outside any transaction; it ends (``COMMIT``) whatever happens inside. The
+    engine refuses a write inside it (a read-only transaction; on SQLite ``query_only``):
+    a write made from reads of an older view could undo another writer's work, and the
+    engines would not agree on when (SQLite refuses the write only if another writer
+    committed since the view was taken).
     """
-    db.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if dialect.is_postgres(db.conn)
-                    else "BEGIN")
+    if dialect.is_postgres(db.conn):
+        db.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield db
+        finally:
+            db.conn.execute("COMMIT")
+        return
+    db.conn.execute("BEGIN")
+    db.conn.execute("PRAGMA query_only = ON")
     try:
         yield db
     finally:
+        db.conn.execute("PRAGMA query_only = OFF")
         db.conn.execute("COMMIT")
 
 

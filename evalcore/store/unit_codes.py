@@ -25,6 +25,7 @@ from typing import TypeVar
 import numpy as np
 import sqlite_utils
 
+from evalcore.store.dialect import insert_rows
 from evalcore.store.engine_connect import open_read_only
 from evalcore.store.store_identity import store_location
 from evalcore.store.study_handle import Study
@@ -98,9 +99,8 @@ def assign_unit_codes(
             "SELECT coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?",
             [study_id]).fetchone()[0]
         fresh = dict(zip(new, range(start, start + len(new)), strict=True))
-        db.conn.executemany(
-            "INSERT INTO study_units (study_id, unit_code, unit_id) VALUES (?, ?, ?)",
-            ((study_id, code, unit) for unit, code in fresh.items()))
+        insert_rows(db, "study_units", ["study_id", "unit_code", "unit_id"],
+                    ((study_id, code, unit) for unit, code in fresh.items()))
         codes = [fresh[u] if c is None else c for u, c in zip(unit_ids, codes, strict=True)]
     return codes  # type: ignore[return-value]  # no None left
 

@@ -129,3 +129,67 @@ def test_a_label_clears_its_items_draft_but_a_refused_one_keeps_it(db):
     fresh = _show(db, "A", previous=token)
     label_as_shown(db, fresh, 2, on_screen=fresh, note="half outdated")
     assert drafts(open_study(db, "s", None), "q1", "kim") == {}
+
+
+@pytest.mark.parametrize("failure", ["a statement the store refuses", "an exception in Python"])
+def test_a_write_that_fails_after_its_event_was_sent_stores_nothing(db, failure):
+    """The event (and the query's registration) were sent before the failure; on
+    PostgreSQL they travel unread in the batch with the COMMIT, which never runs: the whole
+    transaction is rolled back, and the connection writes the next label."""
+    def fail() -> None:
+        if failure == "an exception in Python":
+            raise ValueError("the draft could not be cleared")
+        db.execute("INSERT INTO no_such_table (x) VALUES (1)")
+
+    before = table_snapshot(db)
+    with pytest.raises(Exception) as raised:
+        record_label(db, study_id="s", query_id="new-query", unit_id="A", gain=2,
+                     annotator="kim", seen_event=0, also=fail)
+    assert (type(raised.value) is ValueError) == (failure == "an exception in Python")
+    assert table_snapshot(db) == before
+    event = record_label(db, study_id="s", query_id="new-query", unit_id="A", gain=2,
+                         annotator="kim", seen_event=0)
+    assert [e.event_id for e in label_history(open_study(db, "s", None), "new-query")] == [
+        event.event_id]
+
+
+def test_a_membership_revoked_while_the_save_waits_for_the_lock_refuses_it(store_target):
+    """The annotator passed the checks made before the write lock (a member then); the lead
+    removes them in a transaction that holds the lock meanwhile; the save, once it gets the
+    lock, reads the membership again and is refused, storing nothing (on PostgreSQL that
+    read travels in the round trip that takes the lock)."""
+    from access_fixtures import ANNOTATOR, LEAD, team_store
+
+    from evalcore.access import PermissionDenied
+    from evalcore.store.members import remove_member
+    from evalcore.store.transaction import write_transaction
+
+    db, _ = team_store(store_target)
+    token = show_item(open_study(db, "s", ANNOTATOR), query_id="q1", unit_id="b2",
+                      annotator=ANNOTATOR)
+    before = table_snapshot(db)
+    waiting = threading.Event()  # the save's first statement under the lock was issued
+    db.conn.set_trace_callback(lambda sql: waiting.set() if sql.startswith(
+        ("BEGIN IMMEDIATE", "SELECT EXISTS (SELECT 1 FROM queries")) else None)
+    outcome: list[BaseException | None] = []
+
+    def save() -> None:
+        try:
+            label_as_shown(db, token, 2, on_screen=token)
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - asserted below
+            outcome.append(error)
+
+    lead = open_store(store_target)
+    with write_transaction(lead):
+        assert remove_member(lead, study_id="s", user=ANNOTATOR, actor=LEAD)
+        saver = threading.Thread(target=save)
+        saver.start()
+        assert waiting.wait(10)
+    saver.join(30)
+    lead.conn.close()
+    db.conn.set_trace_callback(None)
+    assert len(outcome) == 1 and isinstance(outcome[0], PermissionDenied)
+    after = table_snapshot(db)
+    for table in ("label_events", "queries", "completeness_events", "annotation_drafts"):
+        assert after[table] == before[table]

@@ -1,7 +1,7 @@
 """Each page checks the read permission a fixed number of times per script run.
 
-A page opens one read handle per script run (``study_page``'s refusal is the other check;
-a fragment that reruns on its own opens its own) and passes it to every read, the shared
+A page opens one read handle per script run (``study_page``: its opening is the page's
+check; a fragment that reruns on its own opens its own) and passes it to every read, the shared
 caches included: a read that checked again, per query, per run or per conflict card, shows
 here as a count above the page's.
 """
@@ -14,17 +14,17 @@ import evalcore.store.authorize as authorize_module
 from evalcore.store.labels import record_label
 
 #: Checks (calls of ``authorize``) per run of each page on the small study with a conflict:
-#: the page's refusal check and its handle, and on the dashboard the handle of each of its
-#: two live fragments.
+#: the page's handle, and the handle of each fragment that reruns on its own (Annotate's work
+#: area, the dashboard's two live panels).
 CHECKS = {
     "home": 1,
     "data": 1,
     "annotate": 2,
-    "compare": 2,
-    "agreement": 2,
-    "inspector": 2,
-    "reports": 2,
-    "dashboard": 4,
+    "compare": 1,
+    "agreement": 1,
+    "inspector": 1,
+    "reports": 1,
+    "dashboard": 3,
 }
 
 

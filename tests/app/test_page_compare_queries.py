@@ -94,7 +94,7 @@ def test_a_report_published_from_the_app_records_its_query_set(small_store, new_
     at.button(key="rl_report_generate").click().run()
     assert not at.exception, at.exception
     (stored,) = list_reports(open_study(db, "s1", None))
-    report = load_report(db, stored.report_id)
+    report = load_report(open_study(db, "s1", None), stored.report_id)
     assert report.query_set is not None
     assert (report.query_set.kind, report.query_set.n_queries) == ("judged", 1)
     assert [q.query_id for q in report.runs[0].evaluation.queries] == ["q1"]

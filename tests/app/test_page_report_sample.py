@@ -61,7 +61,7 @@ def _generate(at: AppTest, name: str) -> None:
 
 def _estimates(db, name: str) -> list[str]:
     (stored,) = [s for s in list_reports(open_study(db, DEMO_STUDY_ID, None)) if s.name == name]
-    report = load_report(db, stored.report_id)
+    report = load_report(open_study(db, DEMO_STUDY_ID, None), stored.report_id)
     return [m.estimate for line in report.bottom_lines for m in line.measures if m.estimate]
 
 

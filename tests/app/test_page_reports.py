@@ -33,7 +33,7 @@ def test_freeze_then_generate_a_pinned_report(small_store, new_app) -> None:
     at.button(key="rl_report_generate").click().run()
     assert not at.exception, at.exception
     (stored,) = list_reports(open_study(db, "s1", None))
-    report = load_report(db, stored.report_id)
+    report = load_report(open_study(db, "s1", None), stored.report_id)
     assert (report.name, report.reference_version, report.created_by) == (
         "first report", "v1", "lead")
     assert [r.name for r in report.runs] == ["r1", "r2"]
@@ -70,7 +70,7 @@ def test_run_on_another_corpus_is_marked_not_comparable(small_store, new_app) ->
     results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
     assert list(results["run"]) == ["r1", "r2", "other"]  # each run's own numbers
     assert [line.candidate for line in load_report(
-        db, at.session_state["rl_report_show"]).bottom_lines] == ["r2"]  # "other" not compared
+        open_study(db, "s1", None), at.session_state["rl_report_show"]).bottom_lines] == ["r2"]  # "other" not compared
 
 
 def test_the_lead_accepts_a_run_whose_comparability_is_not_verified(small_store,
@@ -88,7 +88,7 @@ def test_the_lead_accepts_a_run_whose_comparability_is_not_verified(small_store,
     assert list(runs["comparable"]) == ["yes", "yes (accepted, not verified)"]
     results = next(d.value for d in at.dataframe if "P@3" in d.value.columns)
     assert list(results["run"]) == ["r1", "other"]
-    stored = load_report(db, at.session_state["rl_report_show"])
+    stored = load_report(open_study(db, "s1", None), at.session_state["rl_report_show"])
     assert stored.run("other").accepted_unverified
     assert any("lead accepted run 'other'" in w.value.replace("\\", "") for w in at.warning)
 

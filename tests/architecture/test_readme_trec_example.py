@@ -109,8 +109,9 @@ def test_the_readme_example_runs_from_files_to_a_report(tmp_path: Path,
     assert text == "Stock markets fell & rose."
     html = (tmp_path / "report.html").read_text()
     assert "bm25" in html and "cat shows" in html  # the report names the run and the queries
-    (stored,) = list_reports(open_study(db, "robust", None))
-    report = json.loads(load_report_body(db, stored.report_id))
+    robust = open_study(db, "robust", None)
+    (stored,) = list_reports(robust)
+    report = json.loads(load_report_body(robust, stored.report_id))
     (run,) = report["runs"]
     assert run["name"] == "bm25" and run["n_queries"] == 2
     per_query = {q["query_id"]: q["metrics"] for q in run["evaluation"]["queries"]}

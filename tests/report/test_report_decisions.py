@@ -111,7 +111,7 @@ def test_json_has_the_decisions_with_compat_apart_and_round_trips(demo) -> None:
     assert not any("value_a" in m["decision"] for m in pc["measures"])
     assert Report.model_validate_json(render_json(report)) == report.for_export()
     stored = save_report(db, report)
-    assert load_report(db, stored.report_id).decisions == report.decisions
+    assert load_report(open_study(db, "demo", "lead"), stored.report_id).decisions == report.decisions
 
 
 def test_text_puts_the_bottom_line_first_and_compat_last(demo) -> None:

@@ -156,7 +156,8 @@ def test_cli_m_overrides_and_prints_the_measures(store, tmp_path) -> None:
     assert json.loads(out.read_text())["measures"] == ["P@5", "Success@2"]
     assert "measures: P@5, Success@2" in result.output
     assert "Judged@5" in result.output and "Success@2" in result.output
-    stored = load_report(db, find_report(open_study(db, "demo", None), "cli-m").report_id)
+    demo = open_study(db, "demo", None)
+    stored = load_report(demo, find_report(demo, "cli-m").report_id)
     assert stored.measures == ["P@5", "Success@2"]
 
 
@@ -186,7 +187,7 @@ def test_a_report_stored_before_measures_still_loads_and_renders(store) -> None:
                           created_at=report.created_at, created_by="lead",
                           evalcore_version=report.evalcore_version)
     stored = save_report_body(db, record, old)
-    loaded = load_report(db, stored.report_id)
+    loaded = load_report(open_study(db, "demo", "lead"), stored.report_id)
     assert loaded.measures == [] and all(r.measure_values is None for r in loaded.runs)
     assert loaded.decisions == report.decisions
     html = render_html(loaded)

@@ -97,8 +97,8 @@ def test_saved_report_round_trips_and_is_immutable(store) -> None:
     report = report_from_store(open_study(store, "s", "lead"), runs=["A", "B"], created_by="lead", reference="v1", name="r1", settings=ComparisonSettings(permutations=100))
     row = save_report(store, report)
     assert row.content_hash == report_hash(report)
-    assert load_report(store, row.report_id) == report
-    assert report_hash(load_report(store, row.report_id)) == row.content_hash
+    assert load_report(open_study(store, "s", "lead"), row.report_id) == report
+    assert report_hash(load_report(open_study(store, "s", "lead"), row.report_id)) == row.content_hash
     assert find_report(open_study(store, "s", None), "r1").report_id == row.report_id
     assert [r.name for r in list_reports(open_study(store, "s", None))] == ["r1"]
     with pytest.raises(database_errors(), match="immutable"):
@@ -112,6 +112,20 @@ def test_saved_report_round_trips_and_is_immutable(store) -> None:
         find_report(open_study(store, "s", None), "r2")
 
 
+def test_a_report_id_of_another_study_is_not_found_through_this_study(store) -> None:
+    report = report_from_store(open_study(store, "s", "lead"), runs=["A"], created_by="lead",
+                               reference="v1", name="r1",
+                               settings=ComparisonSettings(permutations=100))
+    row = save_report(store, report)
+    from evalcore.store.studies import StudyIn
+    from evalcore.store.study_setup import create_study
+
+    create_study(store, StudyIn(study_id="t", corpus_id="c"))
+    with pytest.raises(ReportNotFoundError, match="in study 't'"):
+        load_report(open_study(store, "t", None), row.report_id)
+    assert load_report(open_study(store, "s", None), row.report_id) == report
+
+
 def test_tampered_body_is_refused_on_load(store) -> None:
     report = report_from_store(open_study(store, "s", "lead"), runs=["A"], created_by="lead", reference="v1", name="r1", settings=ComparisonSettings(permutations=100))
     body = canonical_json(report).replace('"lead"', '"mallory"')
@@ -122,7 +136,7 @@ def test_tampered_body_is_refused_on_load(store) -> None:
     )
     forged = find_report(open_study(store, "s", None), "forged")
     with pytest.raises(ReportIntegrityError, match="does not match its content hash"):
-        load_report(store, forged.report_id)
+        load_report(open_study(store, "s", None), forged.report_id)
 
 
 def _cli(*args: str):
@@ -178,7 +192,8 @@ def test_cli_accepts_a_run_whose_comparability_is_not_verified(store, tmp_path: 
     assert "accepted without verification: N" in result.output
     body = json.loads(out.read_text())
     assert body["runs"][1]["accepted_unverified"] is True and body["comparison"] is not None
-    stored = load_report(store, find_report(open_study(store, "s", None), "accepted").report_id)
+    study = open_study(store, "s", None)
+    stored = load_report(study, find_report(study, "accepted").report_id)
     assert stored.run("N").accepted_unverified  # recorded in the stored report
     bad = _cli("report", "--db", db_path, "--study", "s", "--runs", "A,N", "--out", str(out),
                "--accept-unverified", "Q", "--by", "lead")

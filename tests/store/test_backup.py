@@ -14,11 +14,11 @@ from evalcore.cli import main
 from evalcore.store import dialect
 from evalcore.store.backup import backup_store, verify_store
 from evalcore.store.connection import open_store
-from evalcore.store.dialect import database_errors
+from evalcore.store.dialect import database_errors, set_schema_version
 from evalcore.store.engine_connect import open_read_only
 from evalcore.store.labels import record_label
 from evalcore.store.references import freeze_reference
-from evalcore.store.schema import SCHEMA_VERSION, _set_schema_version
+from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.studies import StudyIn
 from evalcore.store.study_setup import create_study
 
@@ -113,7 +113,7 @@ def test_a_database_at_another_schema_version_is_refused_not_migrated(store, tmp
     if isinstance(store, Path):
         pytest.skip("a store file is copied page by page at its own schema version")
     db = open_store(store)
-    _set_schema_version(db, SCHEMA_VERSION - 1)
+    set_schema_version(db, SCHEMA_VERSION - 1)
     db.conn.close()
     result = cli("backup", "--db", store, "--out", tmp_path / "b.db")
     assert result.exit_code == 2 and "Traceback" not in result.output
@@ -186,7 +186,7 @@ def test_verify_finds_a_tampered_reference_and_a_newer_schema(store) -> None:
     assert "reference 'v1' of study 's' no longer matches its content hash" in result.stderr
     assert "1 trigger(s) guarding the store's rules are missing or disabled " \
            "(reference_labels_sealed)" in result.stderr
-    _set_schema_version(db, 999)
+    set_schema_version(db, 999)
     db.conn.close()
     result = cli("verify", "--db", store)
     assert result.exit_code == 1 and "schema version 999 is newer" in result.stderr

@@ -96,3 +96,54 @@ def test_concurrent_writers_lose_and_double_nothing(store_url):
     assert len(winners) == 1  # the others were told the item changed
     own = [(note, event_id) for note, event_id in saved if not note.endswith("#shared")]
     assert {note: [event_id] for note, event_id in [*own, *winners]} == stored
+
+
+def _round_trips_under_lock(trace: str) -> int:
+    """Client round trips in a libpq protocol trace, from the message that asks for the
+    write lock to the reply to ``COMMIT``: each time the client, having sent, reads."""
+    lines = trace.splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if line.startswith("F") and "pg_advisory_xact_lock" in line)
+    end = next(i for i, line in enumerate(lines)
+               if i > start and line.startswith("B") and 'CommandComplete\t "COMMIT"' in line)
+    window = [line[:1] for line in lines[start:end + 1]]
+    return sum(1 for a, b in zip(window, window[1:], strict=False) if (a, b) == ("F", "B"))
+
+
+def test_a_label_write_holds_the_lock_for_two_round_trips(store_url, tmp_path):
+    """The lock, the checks and the membership read travel in one round trip; the event,
+    the cleared draft and the COMMIT in another (each round trip is time every other
+    writer waits), even for a connection's first write on a new query. The label is stored
+    once, under the event id returned, and the item's draft is gone."""
+    from psycopg import pq
+
+    from evalcore.annotation.item_token import label_as_shown, show_item
+    from evalcore.store.connection import open_store
+    from evalcore.store.drafts import drafts, save_draft
+    from evalcore.store.studies import StudyIn
+    from evalcore.store.study_handle import open_study
+    from evalcore.store.study_setup import create_study
+
+    setup = open_store(store_url)
+    create_study(setup, StudyIn(study_id="s", corpus_id="c"))
+    who = "ann@acme.org"
+    save_draft(setup, study_id="s", query_id="q", unit_id="u", annotator=who, note="typed")
+    assert "u" in drafts(open_study(setup, "s", who), "q", who)
+    setup.conn.close()
+    db = open_store(store_url)  # a fresh connection: its first write (the query is new too)
+
+    def label(unit: str):
+        token = show_item(open_study(db, "s", who), query_id="q", unit_id=unit, annotator=who)
+        return label_as_shown(db, token, 2, on_screen=token, note=unit).event
+
+    path = tmp_path / "libpq.trace"
+    with path.open("w") as out:
+        db.conn.raw.pgconn.trace(out.fileno())
+        db.conn.raw.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        event = label("u")
+        db.conn.raw.pgconn.untrace()
+    assert _round_trips_under_lock(path.read_text()) == 2
+    assert db.execute("SELECT event_id FROM label_events WHERE note = 'u'").fetchall() == [
+        (event.event_id,)]
+    assert "u" not in drafts(open_study(db, "s", who), "q", who)  # cleared with the label
+    db.conn.close()

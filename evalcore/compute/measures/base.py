@@ -69,10 +69,6 @@ def reason_bits(*flags: tuple[Reason, np.ndarray]) -> np.ndarray:
     return out
 
 
-def no_bounds(n: int) -> np.ndarray:
-    return np.full(n, np.nan, dtype=np.float64)
-
-
 def ratio(num: np.ndarray, den: np.ndarray, where_zero: float | np.ndarray) -> np.ndarray:
     """``num / den``, ``where_zero`` where ``den`` is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
