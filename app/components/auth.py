@@ -21,7 +21,7 @@ import streamlit as st
 
 from app.components.safe_text import escape_markdown
 from evalcore.access.identity import normalise_user_id
-from evalcore.store.scoping import local_studies
+from evalcore.store.membership import team_study_ids
 from evalcore.store.studies import list_studies
 
 AUTH_SECTION = "auth"
@@ -64,7 +64,8 @@ def identity_gate(db: sqlite_utils.Database) -> str | None:
     if not sign_in_configured():
         st.session_state.pop(SIGNED_IN_KEY, None)
         st.sidebar.info(LOCAL_MODE_TEXT, icon=":material/person:")
-        hidden = len(list_studies(db)) - len(local_studies(db))
+        team = team_study_ids(db)
+        hidden = sum(s.study_id in team for s in list_studies(db))
         if hidden:
             st.sidebar.caption(
                 f"{hidden} team-mode stud{'y is' if hidden == 1 else 'ies are'} not shown: "

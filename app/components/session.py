@@ -28,6 +28,8 @@ STUDY_WIDGET = "rl_study_select"
 ANNOTATOR_WIDGET = "rl_annotator_input"
 _PENDING_STUDY_KEY = "_rl_pending_study"
 _UNKNOWN_STUDY_KEY = "_rl_unknown_study"
+#: The studies :func:`study_picker` listed in this script run (every run starts with it).
+_KNOWN_KEY = "_rl_known_studies"
 #: URL query parameters that make a page address self-contained (reload, bookmark, new tab).
 ANNOTATOR_PARAM = "annotator"
 STUDY_PARAM = "study"
@@ -85,8 +87,12 @@ def studies(db: sqlite_utils.Database) -> list[StudyIn]:
 
 
 def current_study(db: sqlite_utils.Database) -> StudyIn | None:
-    """The study chosen in the sidebar (the first study by default)."""
-    known = studies(db)
+    """The study chosen in the sidebar (the first study by default), among the studies the
+    sidebar's picker listed at the start of this script run (read again only when it did
+    not run): a page asks without a statement to the store."""
+    known = st.session_state.get(_KNOWN_KEY)
+    if known is None:
+        known = studies(db)
     if not known:
         return None
     ids = [s.study_id for s in known]
@@ -97,8 +103,12 @@ def current_study(db: sqlite_utils.Database) -> StudyIn | None:
 
 
 def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
-    """Sidebar selector of the current study; returns it (None when the store is empty)."""
+    """Sidebar selector of the current study; returns it (None when the store is empty).
+
+    The entry script calls it at the start of every run: the studies it lists are the ones
+    :func:`current_study` chooses from for the rest of the run."""
     known = studies(db)
+    st.session_state[_KNOWN_KEY] = known
     if not known:
         st.sidebar.info("This store holds no study yet: import one on the Data page.")
         return None

@@ -34,7 +34,7 @@ from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.live.summary_chart import shows_summary, summary_figure
 from evalcore.report.aggregate_card import aggregate_card
-from evalcore.store.resolution import resolve_unit_in_store
+from evalcore.store.resolution import resolve_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.study_measures import measure_label
 
@@ -134,10 +134,8 @@ def _blocking(state: LiveDashboard, handle: Study) -> None:
         "makes them available, whatever the gain); 'blocks' counts every value it is one of "
         "the blockers of. Ties: best rank, then query and unit id."
     )
-    conflict = {
-        (i.query_id, i.unit_id): resolve_unit_in_store(handle, i.query_id, i.unit_id) is not None
-        for i in items
-    }
+    labeled = resolve_study(handle, [i.query_id for i in items])  # one read for the page
+    conflict = {(i.query_id, i.unit_id): i.unit_id in labeled.get(i.query_id, {}) for i in items}
     table = pd.DataFrame([
         {"query": i.query_id, "unit": i.unit_id, "unlocks": i.unlocks, "blocks": i.blocks,
          "best rank": i.best_rank, "runs": ", ".join(i.runs),

@@ -25,7 +25,6 @@ from evalcore.store.labels import current_judgements
 from evalcore.store.query_reads import query_texts
 from evalcore.store.resolution import ResolvedState, resolve_unit_in_store
 from evalcore.store.scoping import readable_document
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 
 
@@ -73,7 +72,7 @@ class ConflictContext(BaseModel):
 def conflict_contexts(study: Study, items: Iterable[tuple[str, str]]) -> list[ConflictContext]:
     """A :class:`ConflictContext` for each (query_id, unit_id) of ``items``, in that order."""
     wanted = list(dict.fromkeys(items))
-    corpus_id = get_study(study.db, study.study_id).corpus_id
+    corpus_id = study.settings.corpus_id
     texts = query_texts(study, [q for q, _ in wanted])
     machine = automatic_labels(study, {q for q, _ in wanted})
     out: list[ConflictContext] = []

@@ -66,7 +66,6 @@ from evalcore.store.observations import (
     pack_coded,
     runs_as_columns,
 )
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
@@ -448,7 +447,7 @@ def stored_pair(
     # read of the reference; no per-query objects).
     columns = runs_as_columns(study, [run_a, run_b], shared_evidence(study, reference),
                               query_ids=query_ids)
-    pair = evaluate_column_pair(columns, measures, get_study(study.db, study.study_id).protocol())
+    pair = evaluate_column_pair(columns, measures, study.settings.protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 
 

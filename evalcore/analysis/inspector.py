@@ -47,7 +47,6 @@ from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import get_run, run_results
 from evalcore.store.scoping import document_refusal
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import measure_label, shown_measures, study_measures
 
@@ -125,7 +124,7 @@ def inspect_query(
     team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
     outside the permitted set.
     """
-    study = get_study(handle.db, handle.study_id)
+    study = handle.settings
     run = get_run(handle, run_name)
     ranked = run_results(handle, run.run_id, [query_id]).get(query_id, [])
     permitted = permitted_ids_for_run(handle.db, run)

@@ -26,7 +26,6 @@ from evalcore.store.observations import (
     run_tied_score_pairs,
 )
 from evalcore.store.population import study_population
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 
 
@@ -59,7 +58,7 @@ def evaluate_run_measures(
     """:func:`evaluate_run_measures` for a caller that authorised the read already
     (``query_ids``: a resolved query set, else the run's queries)."""
     if protocol is None:
-        protocol = get_study(study.db, study.study_id).protocol()
+        protocol = study.settings.protocol()
     run = pack_stored_run(study, run_name, reference, protocol, query_ids=query_ids)
     chosen = (evaluate_batch(run.packed(packing_depth(measures)), protocol,
                              measures=list(measures), diagnostics=run.diagnostics)
@@ -103,4 +102,4 @@ def pack_stored_run(
         tied_score_pairs=run_tied_score_pairs(study, columns.run.run_id, columns.query_ids),
         notes=population_notes(study))
     return StoredRun(columns, evidence.labels_over(study, columns.query_ids), evidence.reference,
-                     protocol or get_study(study.db, study.study_id).protocol(), diagnostics)
+                     protocol or study.settings.protocol(), diagnostics)

@@ -40,7 +40,6 @@ from evalcore.store.samples import (
     sample_units,
     units_labeled_since,
 )
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 
 #: The default confidence level of an estimate.
@@ -352,7 +351,7 @@ def estimate_stored(
     ]
     stripped_labels = columns[0].coded_labels.without(columns[0].query_ids, answered)
     stripped = [replace(c, gains=stripped_gains, coded_labels=stripped_labels) for c in columns]
-    pair = evaluate_column_pair(stripped, wanted, get_study(study.db, study.study_id).protocol())
+    pair = evaluate_column_pair(stripped, wanted, study.settings.protocol())
     predictions = None
     if automatic is not None:
         by_source = automatic_labels(study, design.query_ids, sources=[automatic])
@@ -375,7 +374,7 @@ def estimate_stored(
     )
     # the evidence now (the sample's answers included) holds the truth whatever the rest
     # is: an interval outside it is cut to it (coverage can only grow)
-    now = evaluate_column_pair(columns, wanted, get_study(study.db, study.study_id).protocol())
+    now = evaluate_column_pair(columns, wanted, study.settings.protocol())
     found = [_within(e, now) for e in found]
     if design.run_a != candidate:
         found = [_flipped(e) for e in found]

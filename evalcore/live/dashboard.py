@@ -85,7 +85,6 @@ from evalcore.store.observations import (
 from evalcore.store.population import study_population
 from evalcore.store.query_reads import query_registered
 from evalcore.store.runs import RunInfo, list_runs
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
 
@@ -383,7 +382,7 @@ class LiveDashboard:
     def build(cls, study: Study) -> LiveDashboard:
         """Evaluate every run of the study in full."""
         state = cls(
-            study.study_id, get_study(study.db, study.study_id).protocol(), study_measures(study)
+            study.study_id, study.settings.protocol(), study_measures(study)
         )
         state._full(study)
         return state

@@ -36,7 +36,6 @@ from evalcore.store.query_reads import query_texts
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
 from evalcore.store.samples import get_sample
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import shown_measures, study_measures
 
@@ -129,7 +128,7 @@ def _report_from_store(
         raise ValueError("a sample estimates from the working labels; leave out --reference")
     if not names:
         raise ValueError("no runs named: give at least one run of the study")
-    study = get_study(handle.db, handle.study_id)
+    study = handle.settings
     protocol = study.protocol()
     version = get_reference(handle, reference) if reference is not None else None
     run_infos = [get_run(handle, run_name) for run_name in names]

@@ -69,8 +69,7 @@ def authorize(
     settings when the caller read them already (before the lock: they never change).
     """
     if study is None:
-        require_known_study(db, actor, study_id)
-        study = get_study(db, study_id)
+        study = known_study(db, actor, study_id)
     if study_mode(db, study_id) == "local":
         return None
     user = require_actor(actor, study_id=study_id, permission=permission)
@@ -92,6 +91,17 @@ def may_read(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bo
     except PermissionDenied:
         return False
     return True
+
+
+def known_study(db: sqlite_utils.Database, actor: str | None, study_id: str) -> StudyIn:
+    """The study's settings; for an unknown id the ``StudyNotFoundError`` of
+    :func:`require_known_study` (listing only the studies ``actor`` may see). One statement
+    for a known study."""
+    try:
+        return get_study(db, study_id)
+    except StudyNotFoundError:
+        require_known_study(db, actor, study_id)
+        raise
 
 
 def require_known_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:

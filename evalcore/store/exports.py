@@ -53,7 +53,6 @@ from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import get_run
 from evalcore.store.scoping import readable_filter
 from evalcore.store.store_identity import store_file
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.trec_ids import TREC_SPACE
 
@@ -174,7 +173,7 @@ def export_run(
     """
     run = get_run(study, run_name)
     tag = tag or re.sub(r"\s+", "_", run_name)
-    readable = readable_filter(study.db, study.actor, get_study(study.db, study.study_id).corpus_id)
+    readable = readable_filter(study.db, study.actor, study.settings.corpus_id)
     ranking: dict[str, tuple[list[str], list[float | None]]] = {}
     withheld = 0
     for q, u, s, hidden in study.db.execute(
@@ -183,7 +182,7 @@ def export_run(
         "WHERE x.run_id = :run ORDER BY x.query_id, x.rank",
         {
             "run": run.run_id,
-            "corpus": get_study(study.db, study.study_id).corpus_id,
+            "corpus": study.settings.corpus_id,
             **readable.params,
         },
     ):

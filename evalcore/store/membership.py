@@ -23,6 +23,11 @@ def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
     return "team" if row else "local"
 
 
+def team_study_ids(db: sqlite_utils.Database) -> set[str]:
+    """The ids of the studies in team mode (at least one member), in one statement."""
+    return {r[0] for r in db.execute("SELECT DISTINCT study_id FROM study_members")}
+
+
 def member_role(db: sqlite_utils.Database, study_id: str, user_id: str) -> RoleName | None:
     """``user_id``'s role in the study (None: not a member)."""
     row = db.execute(

@@ -132,21 +132,29 @@ def observations_for_run(
     query_ids: Iterable[str] | None = None,
 ) -> list[Observation]:
     """The contract's observations of one stored run (see the module docstring)."""
+    return observations_for_runs(study, [get_run(study, run_name)], reference, query_ids)[run_name]
+
+
+def observations_for_runs(
+    study: Study,
+    runs: Sequence[RunInfo],
+    reference: str | None = None,
+    query_ids: Iterable[str] | None = None,
+) -> dict[str, list[Observation]]:
+    """run name -> :func:`observations_for_run` of each of ``runs``: the reference, the
+    population and the removed queries are read once for all of them."""
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
     ref = reference_columns(study, reference, scope)
     labels = {
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
-    return _run_observations(
-        study,
-        get_study(study.db, study.study_id),
-        get_run(study, run_name),
-        reference,
-        scope,
-        labels,
-        ref.complete,
-        ref.corpus_size,
-    )
+    # a given query set is read as it is: only the natural one leaves removed queries out
+    removed = frozenset() if scope is not None else removed_query_ids(study)
+    return {
+        run.name: _run_observations(study, study.settings, run, reference, scope, labels,
+                                    ref.complete, ref.corpus_size, removed)
+        for run in runs
+    }
 
 
 @dataclass(frozen=True)
@@ -459,9 +467,10 @@ def _run_observations(
     labels: dict[str, list[Label]],
     complete: dict[str, bool],
     corpus_size: int | None,
+    removed: frozenset[str],
 ) -> list[Observation]:
     rankings = _run_rankings(handle.db, run.run_id, scope)
-    wanted = _query_set(rankings, labels, complete, scope, removed=removed_query_ids(handle))
+    wanted = _query_set(rankings, labels, complete, scope, removed=removed)
     permitted = permitted_ids_for_run(handle.db, run)
     no_ranking: tuple[list[str], list[float | None]] = ([], [])
     no_labels: list[Label] = []

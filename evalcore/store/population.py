@@ -24,7 +24,7 @@ import sqlite_utils
 
 from evalcore.store.document_imports import published
 from evalcore.store.store_identity import store_place
-from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.studies import StudyIn
 from evalcore.store.study_handle import Study
 
 
@@ -85,7 +85,7 @@ def study_population(handle: Study) -> StudyPopulation:
     write and import moves it) stays the same; units new to the study since (its unit
     dictionary only grows) are checked alone.
     """
-    db, study = handle.db, get_study(handle.db, handle.study_id)
+    db, study = handle.db, handle.settings
     marks = _marks(db, study)
     key = _store_key(db, handle.study_id)
     with _LOCK:

@@ -11,7 +11,6 @@ from evalcore.contract.query_order import natural_key
 from evalcore.store.observations import ReferenceColumns, reference_columns
 from evalcore.store.removed_queries import removed_query_ids, study_query_ids
 from evalcore.store.runs import get_run
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 
 
@@ -50,7 +49,7 @@ def query_facts(
     """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
     working labels). ``working``: the study's whole working reference already read at the
     store's marks now, taken instead of a read."""
-    threshold = get_study(study.db, study.study_id).protocol().relevance_threshold
+    threshold = study.settings.protocol().relevance_threshold
     if working is None:
         working = reference_columns(study, None)
     judged = frozenset(

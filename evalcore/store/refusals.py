@@ -9,7 +9,6 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.scoping import unreadable_organisations
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
@@ -77,7 +76,7 @@ def list_refusals(study: Study) -> list[Refusal]:
     A refusal names the pinned documents that changed (ids, owners, counts): for a
     protocol that sees documents the handle's actor may not read, its message and detail are
     withheld (:func:`evalcore.store.scoping.unreadable_organisations`)."""
-    corpus = get_study(study.db, study.study_id).corpus_id
+    corpus = study.settings.corpus_id
     organisations = {
         name: json.loads(protocol_json).get("organisations", [])
         for name, protocol_json in study.db.execute(

@@ -4,7 +4,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Literal
+from typing import Any, Literal
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
@@ -209,11 +209,15 @@ def run_exists(study: Study, name: str) -> bool:
     )
 
 
+#: The columns of a :class:`RunInfo`, in its fields' order.
+_RUN_COLUMNS = ("run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "
+                "scan_complete, created_at")
+
+
 def get_run(study: Study, name: str) -> RunInfo:
     """The study's run ``name``."""
     row = study.db.execute(
-        "SELECT run_id, study_id, name, source, protocol_json, corpus_fingerprint, k, "
-        "scan_complete, created_at FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
+        f"SELECT {_RUN_COLUMNS} FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
         [study.study_id, name],
     ).fetchone()
     if row is None:
@@ -231,6 +235,11 @@ def get_run(study: Study, name: str) -> RunInfo:
             listing="runs in this study",
             none_yet="the study has no run yet",
         )
+    return _run_info(row)
+
+
+def _run_info(row: Sequence[Any]) -> RunInfo:
+    """A :class:`RunInfo` from a row of :data:`_RUN_COLUMNS`."""
     return RunInfo(
         run_id=row[0],
         study_id=row[1],
@@ -245,15 +254,12 @@ def get_run(study: Study, name: str) -> RunInfo:
 
 
 def list_runs(study: Study) -> list[RunInfo]:
-    """The study's runs."""
-    names = [
-        r[0]
-        for r in study.db.execute(
-            "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
-            [study.study_id],
-        )
-    ]
-    return [get_run(study, n) for n in names]
+    """The study's runs, in import order: one statement whatever their number."""
+    rows = study.db.execute(
+        f"SELECT {_RUN_COLUMNS} FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
+        [study.study_id],
+    ).fetchall()
+    return [_run_info(row) for row in rows]
 
 
 def run_results(

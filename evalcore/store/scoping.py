@@ -37,6 +37,7 @@ from evalcore.store.membership import (
     member_of_corpus_study,
     member_role,
     study_mode,
+    team_study_ids,
     user_organisations,
 )
 from evalcore.store.runs import get_run
@@ -105,8 +106,9 @@ def visible_studies(
     signed-in team deployment shows only studies whose team mode is on).
     """
     out = []
+    team = None if include_local else team_study_ids(db)
     for study in list_studies(db):
-        if not include_local and study_mode(db, study.study_id) == "local":
+        if team is not None and study.study_id not in team:
             continue
         if _study_refusal(db, viewer, study) is None:
             out.append(study)
@@ -115,7 +117,8 @@ def visible_studies(
 
 def local_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     """The studies in local single-user mode (no member), by study id."""
-    return [s for s in list_studies(db) if study_mode(db, s.study_id) == "local"]
+    team = team_study_ids(db)
+    return [s for s in list_studies(db) if s.study_id not in team]
 
 
 def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
@@ -283,7 +286,7 @@ def displayable_text(
                 "see (a permission_violation)"
             ),
         )
-    corpus_id = get_study(study.db, study.study_id).corpus_id
+    corpus_id = study.settings.corpus_id
     access = readable_document(study.db, study.actor, corpus_id, unit_id)
     if access.document is None:
         return DisplayableText(unit_id=unit_id, shown=False, reason=access.reason)

@@ -17,7 +17,7 @@ import sqlite_utils
 
 from evalcore.access.decisions import PermissionDenied
 from evalcore.access.roles import Permission, RoleName
-from evalcore.store.authorize import authorize
+from evalcore.store.authorize import authorize, known_study
 from evalcore.store.studies import StudyIn
 
 __all__ = ["Study", "open_study"]
@@ -28,17 +28,26 @@ _OPENED = object()
 @dataclass(frozen=True)
 class Study:
     """A study the actor may read: the store, the study id, who reads and their role
-    (None in local single-user mode, where every action is allowed)."""
+    (None in local single-user mode, where every action is allowed), and the study's
+    settings as read when it was opened (they never change: a read through the handle
+    needs no statement for them)."""
 
     db: sqlite_utils.Database
     study_id: str
     actor: str | None
     role: RoleName | None
     _opened: object = field(default=None, repr=False, compare=False)
+    _settings: StudyIn | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self._opened is not _OPENED:
             raise TypeError("a Study is opened with open_study, which checks the actor may read")
+
+    @property
+    def settings(self) -> StudyIn:
+        """The study's settings (:class:`StudyIn`), read once by :func:`open_study`."""
+        assert self._settings is not None  # open_study always gives them
+        return self._settings
 
     def require(self, permission: Permission) -> None:
         """Let the actor do ``permission`` now, or raise PermissionDenied (run it inside the
@@ -65,5 +74,7 @@ def open_study(
     """A handle on the study for ``actor``, once they may do ``permission`` (reading by
     default), else ``StudyNotFoundError`` or ``PermissionDenied``. ``settings``: the study's,
     when the caller read them already (a write opens its handle inside its lock)."""
+    if settings is None:
+        settings = known_study(db, actor, study_id)
     role = authorize(db, study_id=study_id, actor=actor, permission=permission, study=settings)
-    return Study(db, study_id, actor, role, _OPENED)
+    return Study(db, study_id, actor, role, _OPENED, settings)

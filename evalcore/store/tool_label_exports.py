@@ -18,7 +18,6 @@ from evalcore.store.exports import ExportRefusedError, ExportSummary, write_expo
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import reference_labels
 from evalcore.store.resolution import resolved_gains
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 
 
@@ -31,7 +30,7 @@ def export_tool_labels(
     index: str | None = None,
 ) -> ExportSummary:
     """Write the reference's ratings in ``fmt`` (``index`` default: the study's corpus id)."""
-    settings = get_study(study.db, study.study_id)
+    settings = study.settings
     labels = resolved_gains(study) if reference is None else reference_labels(study, reference)
     ratings = {q: dict(units) for q, units in labels.items() if units}
     texts = query_texts(study, ratings)
