@@ -36,6 +36,8 @@ _CHUNK = 500
 T = TypeVar("T")
 #: Units asked for at least 1/_WHOLE of a study's dictionary: it is read whole.
 _WHOLE = 4
+#: A namer reads a dictionary of at most this many codes whole at its first read.
+_WHOLE_NAMES = 50_000
 
 
 def pack_codes(codes: Sequence[int]) -> bytes:
@@ -159,8 +161,17 @@ def unit_names(study: Study, codes: Iterable[int]) -> dict[int, str]:
     return _names(study.db.conn, study.study_id, codes)
 
 
-def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int]) -> dict[int, str]:
+def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
+           whole: bool = False) -> dict[int, str]:
+    """code -> unit id of ``codes``; ``whole``: every name of a dictionary of at most
+    :data:`_WHOLE_NAMES` codes (a namer's first read: its later calls then need no
+    reopening of the store, which costs a connection on PostgreSQL)."""
     wanted = sorted(set(map(int, codes)))
+    if whole and wanted and conn.execute(
+            "SELECT coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?",
+            [study_id]).fetchone()[0] <= _WHOLE_NAMES:
+        return dict(conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
+                                 [study_id]).fetchall())
     if len(wanted) > 20 * _CHUNK:
         rows = conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
                             [study_id]).fetchall()
@@ -180,7 +191,8 @@ class UnitNamer:
     PostgreSQL store: a connection to its URL) and closes it (a state that outlives the
     connection it was built with, e.g. one built on a background thread's connection, or
     one a command closed, still names its units). An in-memory store is read
-    through the connection it was made with. Names read are kept (a code never changes).
+    through the connection it was made with. Names read are kept (a code never changes); a
+    small dictionary is read whole at the first read, so later calls open nothing.
     """
 
     def __init__(self, study: Study) -> None:
@@ -203,7 +215,8 @@ class UnitNamer:
             [self.study_id, unit_id]).fetchone() or (None,))[0]
 
     def _read(self, codes: list[int]) -> dict[int, str]:
-        return self._with_conn(lambda conn: _names(conn, self.study_id, codes))
+        first = not self._names
+        return self._with_conn(lambda conn: _names(conn, self.study_id, codes, whole=first))
 
     def _with_conn(self, read: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is not None:

@@ -372,3 +372,28 @@ def test_coded_labels_without_some_units_keep_the_others_in_order() -> None:
     assert list(left.ids) == ["a", "c", "b"]
     same = labels.without(["q1", "q2", "q3"], {})
     assert same.offsets.tolist() == labels.offsets.tolist() and list(same.ids) == labels.ids
+
+
+def test_a_namer_of_a_small_dictionary_opens_the_store_once(store_target, monkeypatch) -> None:
+    # On PostgreSQL each opening is a new server connection (about 14 ms): a dashboard
+    # naming the units of 8 rankings, a few at a time, opened 32 of them in one page run.
+    import evalcore.store.unit_codes as unit_codes
+
+    db = new_store(store_target)
+    add_run(db, study_id="s", name="A", source="imported", k=3,
+            results=[(f"q{q}", r, f"d{q}-{r}", None) for q in range(20) for r in (1, 2, 3)])
+    opened: list[object] = []
+    real = unit_codes.open_read_only
+    monkeypatch.setattr(unit_codes, "open_read_only",
+                        lambda location: opened.append(location) or real(location))
+    codes = run_ranking_codes(open_study(db, "s", None),
+                              db.execute("SELECT run_id FROM runs").fetchone()[0])
+    names = UnitNamer(open_study(db, "s", None))
+    for i, q in enumerate(codes.query_ids):
+        assert names(codes.codes[codes.offsets[i]:codes.offsets[i + 1]]) == [
+            f"{q}-{r}".replace("q", "d", 1) for r in (1, 2, 3)]
+    assert len(opened) == (1 if unit_codes.store_location(db) else 0)
+    # a unit coded after the first read is still named (read then)
+    add_run(db, study_id="s", name="B", source="imported", k=1, results=[("q0", 1, "late", None)])
+    late = unit_codes.UnitNamer(open_study(db, "s", None)).code_of("late")
+    assert names(np.array([late])) == ["late"]
