@@ -52,7 +52,7 @@ def write_transaction(db: sqlite_utils.Database, *, batched: bool = False
     """
     if db.conn.in_transaction:
         if dialect.is_postgres(db):  # joined from a read snapshot too: writes still take turns
-            db.conn.raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+            db.conn.raw.execute(_TAKE_WRITE_LOCK)
         with db.atomic():
             yield db
         return
@@ -79,7 +79,7 @@ def _batched_write(conn: sqlite3.Connection) -> Iterator[None]:
     try:
         with conn.batched():
             conn.raw.execute("BEGIN")
-            conn.raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+            conn.raw.execute(_TAKE_WRITE_LOCK)
             yield
             conn.raw.execute("COMMIT")
     except BaseException:
@@ -94,6 +94,7 @@ POLL_S = 0.002
 
 #: The advisory lock every PostgreSQL write transaction holds: the store's one write lock.
 WRITE_LOCK_KEY = 0x7265_6C65_6467_6572  # "reledger" in ASCII
+_TAKE_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
 
 
 def begin_immediate(conn: sqlite3.Connection) -> None:
@@ -103,7 +104,7 @@ def begin_immediate(conn: sqlite3.Connection) -> None:
     if dialect.is_postgres(conn):
         conn.know_schema()
         try:  # one round trip for both (a simple query: no parameters)
-            conn.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+            conn.raw.execute(f"BEGIN; {_TAKE_WRITE_LOCK}")
         except BaseException:
             if conn.in_transaction:
                 conn.raw.execute("ROLLBACK")

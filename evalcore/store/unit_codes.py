@@ -55,32 +55,38 @@ def unit_codes_of(study: Study, unit_ids: Iterable[str]) -> dict[str, int]:
     wanted = list(dict.fromkeys(unit_ids))
     if not wanted:
         return {}
-    table = _code_table(study.db, study.study_id, wanted)
+    table, _ = _code_table(study.db, study.study_id, wanted)
     return {unit: table[unit] for unit in wanted if unit in table}
+
+
+def _dictionary_size(conn: sqlite3.Connection, study_id: str) -> int:
+    """How many codes the study's dictionary holds (codes are dense: the next code)."""
+    return int(conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
+                            "WHERE study_id = ?", [study_id]).fetchone()[0])
 
 
 def _code_table(
     db: sqlite_utils.Database, study_id: str, unit_ids: Sequence[str]
-) -> dict[str, int]:
-    """unit id -> code of (at least) those of ``unit_ids`` that have one.
+) -> tuple[dict[str, int], int]:
+    """unit id -> code of (at least) those of ``unit_ids`` that have one, and the size of
+    the study's dictionary.
 
     Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
     again), it is read whole in one pass instead of ``IN`` lists of :data:`_CHUNK`: as two
     JSON arrays built in the same pass (ids and codes, paired by position) parsed by
     ``json.loads``, cheaper than a dict built row by row."""
-    size = db.conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
-                           "WHERE study_id = ?", [study_id]).fetchone()[0]  # codes are dense
+    size = _dictionary_size(db.conn, study_id)
     if size <= _WHOLE * len(unit_ids):
         ids, codes = db.conn.execute(
             "SELECT json_group_array(unit_id), json_group_array(unit_code) FROM study_units "
             "WHERE study_id = ?", [study_id]).fetchone()
-        return dict(zip(json.loads(ids), json.loads(codes), strict=True))
+        return dict(zip(json.loads(ids), json.loads(codes), strict=True)), size
     out: dict[str, int] = {}
     for chunk in _chunks(list(dict.fromkeys(unit_ids))):
         out.update(db.conn.execute(
             "SELECT unit_id, unit_code FROM study_units WHERE study_id = ? AND unit_id IN "
             f"({', '.join('?' * len(chunk))})", [study_id, *chunk]).fetchall())
-    return out
+    return out, size
 
 
 def assign_unit_codes(
@@ -92,13 +98,10 @@ def assign_unit_codes(
     looked up."""
     if not unit_ids:
         return []
-    table = _code_table(db, study_id, unit_ids)
+    table, start = _code_table(db, study_id, unit_ids)  # new codes follow the last one
     codes: list[int | None] = list(map(table.get, unit_ids))
     if None in codes:
         new = list(dict.fromkeys(u for u, c in zip(unit_ids, codes, strict=True) if c is None))
-        start = db.conn.execute(
-            "SELECT coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?",
-            [study_id]).fetchone()[0]
         fresh = dict(zip(new, range(start, start + len(new)), strict=True))
         db.conn.executemany(
             "INSERT INTO study_units (study_id, unit_code, unit_id) VALUES (?, ?, ?)",
@@ -167,15 +170,10 @@ def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
     :data:`_WHOLE_NAMES` codes (a namer's first read: its later calls then need no
     reopening of the store, which costs a connection on PostgreSQL)."""
     wanted = sorted(set(map(int, codes)))
-    if whole and wanted and conn.execute(
-            "SELECT coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?",
-            [study_id]).fetchone()[0] <= _WHOLE_NAMES:
+    if len(wanted) > 20 * _CHUNK or (
+            whole and wanted and _dictionary_size(conn, study_id) <= _WHOLE_NAMES):
         return dict(conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
                                  [study_id]).fetchall())
-    if len(wanted) > 20 * _CHUNK:
-        rows = conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
-                            [study_id]).fetchall()
-        return dict(rows)
     out: dict[int, str] = {}
     for chunk in _chunks(wanted):
         out.update(conn.execute(
