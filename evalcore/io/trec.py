@@ -121,7 +121,7 @@ _MAX_NOTES = 20
 #: Files are read and reduced in blocks of about this many bytes of whole lines.
 BLOCK_BYTES = 1 << 22
 #: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
-_MAX_SORT_GROUPS = 64
+MAX_SORT_GROUPS = 64
 #: A depth that keeps every position (a whole run).
 _ALL = sys.maxsize
 T = TypeVar("T")
@@ -867,7 +867,7 @@ def reduce_block(
         reach = run_start < starts[group] + size[group]
         if reach.any():
             a, b = run_start[reach], run_end[reach]
-            rows = _ranges(a, b - a)
+            rows = ranges(a, b - a)
             if order is None:
                 order = np.arange(n, dtype=np.int64)
             lines = order[rows]
@@ -876,7 +876,7 @@ def reduce_block(
             keys = [tied[:, i] for i in range(tied.shape[1] - 1, -1, -1)]
             within = np.lexsort((*keys, np.repeat(np.arange(a.size), b - a)))
             order[rows] = lines[within]
-    picked = _ranges(starts, size)
+    picked = ranges(starts, size)
     lines = picked if order is None else order[picked]
     out.window_query.append(codes[starts])
     out.window_size.append(size)
@@ -899,7 +899,7 @@ def _score_order(
     unsorted = np.unique(np.searchsorted(starts, rising, side="right") - 1)
     lengths = ends[unsorted] - starts[unsorted]
     distinct_lengths = np.unique(lengths).tolist()
-    if len(distinct_lengths) > _MAX_SORT_GROUPS:
+    if len(distinct_lengths) > MAX_SORT_GROUPS:
         return np.lexsort((-scores, codes))
     order = np.arange(n, dtype=np.int64)
     for length in distinct_lengths:
@@ -909,7 +909,7 @@ def _score_order(
     return order
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The indices ``starts[i] .. starts[i] + lengths[i] - 1`` of every i, concatenated."""
     total = int(lengths.sum())
     offsets = np.cumsum(lengths) - lengths
@@ -951,45 +951,6 @@ def run_of(windows: Windows) -> TrecRun:
         spans,
         windows.extra_column_lines,
     )
-
-
-def order_blocks(
-    scores: np.ndarray, edges: Sequence[int], docs: Sequence[str]
-) -> tuple[np.ndarray | None, np.ndarray, int]:
-    """Order rows within each block ``edges[i]:edges[i+1]``: score descending, then doc ID
-    descending. Returns (row order or None when already in order, sorted scores, tied pairs)."""
-    n = len(scores)
-    same_block = np.ones(max(n - 1, 0), dtype=bool)
-    inner = np.asarray(edges[1:-1], dtype=np.int64)
-    same_block[inner - 1] = False
-    rising = np.flatnonzero((scores[1:] > scores[:-1]) & same_block)
-    order_arr: np.ndarray | None = None
-    if rising.size:
-        order_arr = np.arange(n, dtype=np.int64)
-        neg = -scores
-        bounds = np.asarray(edges, dtype=np.int64)
-        blocks = np.searchsorted(inner, rising, side="right")  # ascending: rising is
-        unsorted = blocks[np.concatenate(([True], blocks[1:] != blocks[:-1]))]  # np.unique
-        starts, lengths = bounds[unsorted], bounds[unsorted + 1] - bounds[unsorted]
-        # Blocks of equal length are sorted together, one 2-D argsort per length.
-        for length in np.unique(lengths).tolist():
-            rows = starts[lengths == length][:, None] + np.arange(length)
-            # Not stable, and need not be: equal scores are ordered by doc ID below.
-            within = np.argsort(neg[rows], axis=1)
-            order_arr[rows] = np.take_along_axis(rows, within, axis=1)
-        scores = scores[order_arr]
-    run_start, run_end = tied_runs(scores, same_block)
-    tied_pairs = pairs_in_runs(run_start, run_end)
-    if run_start.size:
-        for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
-            rows = list(range(a, b)) if order_arr is None else order_arr[a:b].tolist()
-            # trec_eval: equal scores are ordered by doc ID descending (strcmp).
-            fixed = sorted(rows, key=docs.__getitem__, reverse=True)
-            if fixed != rows:
-                if order_arr is None:
-                    order_arr = np.arange(n, dtype=np.int64)
-                order_arr[a:b] = fixed
-    return order_arr, scores, tied_pairs
 
 
 # --- the join of two files -------------------------------------------------------------------
@@ -1083,7 +1044,7 @@ def assemble(
     pos_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(n_pos, out=pos_offsets[1:])
     by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
-    flat = _ranges(window_start[by_out], window_size[by_out])
+    flat = ranges(window_start[by_out], window_size[by_out])
     position_words = window_docs[flat]
     del window_docs
     top_units = WordUnits(position_words, pos_offsets)

@@ -44,13 +44,12 @@ import numpy as np
 
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
-from evalcore.io.ranked import Judged, Ranked, judged_from_qrels
+from evalcore.io.ranked import DictKeys, Judged, Ranked, judged_from_qrels, rank_rows
 from evalcore.io.trec import (
     ColumnarInput,
     Labels,
     Windows,
     assemble,
-    order_blocks,
     qrels_from_rows,
     query_codes,
     reduce_block,
@@ -151,12 +150,13 @@ def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
     if converted:  # integer keys may now read alike: regroup by the IDs' text
         rows = rows.regrouped()
     keys, edges, grouped = rows.blocks()
-    order, _, tied_pairs = order_blocks(rows.in_blocks(scores), edges, grouped)
+    offsets = np.asarray(edges, dtype=np.int64)
+    _, order, tied_pairs = rank_rows(rows.in_blocks(scores), offsets, DictKeys.of(grouped, offsets))
     table = rows.lengths is None
     return Ranked(
         rows.name,
         keys,
-        np.asarray(edges, dtype=np.int64),
+        offsets,
         grouped,
         order,
         tied_pairs,
