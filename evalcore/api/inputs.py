@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import Diagnostics
-from evalcore.io.errors import InputErrors
 from evalcore.io.ranked import (
     Judged,
     Ranked,
@@ -33,7 +32,7 @@ from evalcore.io.ranked import (
     ranked_from_dicts,
     ranked_from_run,
 )
-from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run
+from evalcore.io.trec import Qrels, TrecRun, read_both, read_qrels, read_run
 
 if TYPE_CHECKING:
     from evalcore.contract.observation import Observation
@@ -125,21 +124,10 @@ def read_pair(
 ) -> tuple[Judged, Ranked]:
     """Read both inputs; the errors of both are raised together in one :class:`InputErrors`.
     ``depth``: the positions the measures read (a run may keep only those; 0: all)."""
-    errors: list[InputErrors] = []
-    q = r = None
-    try:
-        q = as_judged(qrels, gain_map)
-    except InputErrors as exc:
-        errors.append(exc)
-    try:
-        r = as_ranked(run, extra_columns=extra_columns, depth=depth)
-    except InputErrors as exc:
-        errors.append(exc)
-    if errors or q is None or r is None:
-        raise InputErrors(
-            [e for exc in errors for e in exc.errors], sum(exc.total for exc in errors)
-        )
-    return q, r
+    return read_both(
+        lambda: as_judged(qrels, gain_map),
+        lambda: as_ranked(run, extra_columns=extra_columns, depth=depth),
+    )
 
 
 def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:

@@ -400,7 +400,7 @@ class OpenedArchive:
 def _fail(name: str, message: str, hint: str | None = None, member: str | None = None,
           line: int | None = None) -> InputErrors:
     where = name if member is None else f"{name}:{member}"
-    return InputErrors([InputError(file=where, line=line, message=message, hint=hint)])
+    return InputErrors.one(where, message, hint, line=line)
 
 
 _REEXPORT = "export the study again with `evalcore export study` and import that archive"

@@ -35,26 +35,16 @@ evaluates only the run's queries unless ``-c`` is given; here qrels queries miss
 from the run are kept, as the contract requires (under trec_eval compatibility:
 :mod:`evalcore.io.trec_eval_scope`).
 
-Reading (one reader for every TREC file and text): the input is taken in blocks
-of whole lines (:data:`BLOCK_BYTES`). Each block is first split in bulk
-(:mod:`evalcore.io.trec_bytes`: fields found with numpy, packed into 64-bit words,
-no Python object per line) when it is plain: single spaces or single tabs between
-fields, no blank or comment line, no blank other than space and tab. A block that
-is not plain, or whose line has the wrong number of fields, is walked line by line
-by :func:`_walk_block`, which names every bad line (``file:line``) and hands the
-good lines, re-joined by single spaces, to the same bulk split. Gains and scores
-are checked in bulk the same way; a block holding a bad one is looked at token by
-token to name the line. A file that is not plain UTF-8 with LF or CRLF line ends
-(compressed, another encoding, a NUL, a lone CR, a line past the read limit) is
-decoded whole by :func:`~evalcore.io.text_lines.read_source`, which names its
-decoding errors, and its text is read the same way.
-
-The evaluation of two files (:func:`files_input`) keeps from each run block only
-the packed positions of its queries (positions 1..depth in trec_eval order), so
-memory grows with what is measured; qrels and positions are joined on the doc
-IDs' words (a hash join, equal hashes checked word by word) and doc IDs become
-strings only where a report names them (:class:`WordUnits`). :func:`read_qrels`
-and :func:`read_run` give the whole files as Python objects (imports, the API).
+Reading: one reader for every TREC file and text. Blocks of whole lines
+(:data:`BLOCK_BYTES`) are split in bulk (:mod:`evalcore.io.trec_bytes`) when plain
+(single spaces or single tabs between fields, no blank or comment line); any other
+block, and a block holding a bad gain or score, is read line by line in the same
+reader, which names every bad line (``file:line: field``). A file that is not plain
+UTF-8 with LF or CRLF line ends is decoded whole first
+(:func:`~evalcore.io.text_lines.read_source`, which names its decoding errors).
+:func:`files_input` keeps from a run only the positions it measures and joins them to
+the qrels on the doc IDs' packed words, so memory grows with what is measured;
+:func:`read_qrels` and :func:`read_run` give whole files as Python objects.
 """
 
 from __future__ import annotations
@@ -125,6 +115,8 @@ MAX_SORT_GROUPS = 64
 #: A depth that keeps every position (a whole run).
 _ALL = sys.maxsize
 T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 # --- parsed files ---------------------------------------------------------------------------
@@ -294,6 +286,20 @@ def _read_blocks(
         _take_all(reading, _chunks(data.read, block_bytes, raw=False), take)
     reading.raise_if_any()
     return reading
+
+
+def read_both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
+    """The results of two reads, or one :class:`InputErrors` holding the errors of both."""
+    failed: list[InputErrors] = []
+    results: list[Any] = []
+    for read in (first, second):
+        try:
+            results.append(read())
+        except input_errors() as exc:
+            failed.append(exc)
+    if failed:
+        raise input_errors()([e for f in failed for e in f.errors], sum(f.total for f in failed))
+    return results[0], results[1]
 
 
 def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -981,20 +987,10 @@ def files_input(
     """The packed batch and the facts of the diagnostics of two TREC files; raises
     :class:`InputErrors` with the errors of both files. Same arguments and meaning as
     :func:`evalcore.api.inputs.trec_input`."""
-    failed: list[InputErrors] = []
-    labels: Labels | None = None
-    ranked: Windows | None = None
-    # (Read one after the other: most of the reading holds the interpreter lock.)
-    try:
-        labels = read_labels(qrels, gain_map)
-    except input_errors() as exc:
-        failed.append(exc)
-    try:
-        ranked = read_windows(run, max(k, min_depth), extra_columns=protocol.trec_eval)
-    except input_errors() as exc:
-        failed.append(exc)
-    if failed or labels is None or ranked is None:
-        raise input_errors()([e for f in failed for e in f.errors], sum(f.total for f in failed))
+    labels, ranked = read_both(
+        lambda: read_labels(qrels, gain_map),
+        lambda: read_windows(run, max(k, min_depth), extra_columns=protocol.trec_eval),
+    )
     return assemble(
         labels,
         ranked,
