@@ -53,7 +53,7 @@ class EvalInput:
 
     @classmethod
     def from_columnar(cls, parts: ColumnarInput) -> EvalInput:
-        """The input the columnar TREC reader gave (its diagnostics as the model)."""
+        """The input a join gave (its diagnostics as the model)."""
         return cls(
             parts.batch, Diagnostics(tied_score_pairs=parts.tied_score_pairs, notes=parts.notes)
         )
@@ -169,52 +169,25 @@ def trec_input(
     trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
     population is complete; the queries left out are counted in the diagnostics' notes.
     """
+    rules: dict[str, Any] = {
+        "complete": complete,
+        "protocol": protocol,
+        "all_queries": all_queries,
+        "min_depth": min_depth,
+    }
     if isinstance(qrels, str | PathLike) and isinstance(run, str | PathLike):
         from evalcore.io.trec import files_input
 
-        parts = files_input(
-            qrels,
-            run,
-            k,
-            complete=complete,
-            protocol=protocol,
-            all_queries=all_queries,
-            gain_map=gain_map,
-            min_depth=min_depth,
-        )
-        return EvalInput.from_columnar(parts)
+        return EvalInput.from_columnar(files_input(qrels, run, k, gain_map=gain_map, **rules))
     table_qrels = _table_qrels(qrels, run)
     if table_qrels is not None:
         from evalcore.io.trec_mappings import table_trec_input
 
-        fast = table_trec_input(
-            table_qrels,
-            run,
-            k,
-            complete=complete,
-            protocol=protocol,
-            all_queries=all_queries,
-            gain_map=gain_map,
-            min_depth=min_depth,
-        )
+        fast = table_trec_input(table_qrels, run, k, gain_map=gain_map, **rules)
         if fast is not None:
             return EvalInput.from_columnar(fast)
+    depth = max(k, min_depth)
     judged, ranked = read_pair(
-        qrels,
-        run,
-        gain_map=gain_map,
-        extra_columns=protocol.trec_eval,
-        depth=max(k, min_depth),
+        qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval, depth=depth
     )
-    joined = join(
-        judged,
-        ranked,
-        k,
-        complete=complete,
-        protocol=protocol,
-        all_queries=all_queries,
-        min_depth=min_depth,
-    )
-    return EvalInput(
-        joined.batch, Diagnostics(tied_score_pairs=joined.tied_score_pairs, notes=joined.notes)
-    )
+    return EvalInput.from_columnar(join(judged, ranked, k, **rules))

@@ -39,7 +39,7 @@ import numpy as np
 from evalcore.compute.batch import UNLABELED, ObservationBatch, PerQuery
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import pairs_in_runs, tied_runs
-from evalcore.io.trec import MAX_SORT_GROUPS, ranges
+from evalcore.io.trec import MAX_SORT_GROUPS, ColumnarInput, ranges
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
@@ -377,15 +377,6 @@ def _order_ties(
     return pairs
 
 
-@dataclass(frozen=True, eq=False)
-class Joined:
-    """What :func:`join` gives: the batch, the tied score pairs and the notes of both inputs."""
-
-    batch: ObservationBatch
-    tied_score_pairs: int
-    notes: list[str]
-
-
 def join(
     judged: Judged,
     ranked: Ranked,
@@ -395,7 +386,7 @@ def join(
     protocol: EvalProtocol,
     all_queries: bool = False,
     min_depth: int = 0,
-) -> Joined:
+) -> ColumnarInput:
     """The batch of ``ranked`` against ``judged`` (see the module docstring)."""
     query_ids, notes = _query_order(judged, ranked, protocol.trec_eval, all_queries)
     n = len(query_ids)
@@ -442,7 +433,7 @@ def join(
         may_repeat=ranked.may_repeat,
         pos_unit=pos_unit,
     )
-    return Joined(batch, ranked.tied_score_pairs, [*notes, *judged.notes, *ranked.notes])
+    return ColumnarInput(batch, ranked.tied_score_pairs, [*notes, *judged.notes, *ranked.notes])
 
 
 def _query_order(

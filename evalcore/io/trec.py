@@ -964,7 +964,7 @@ def run_of(windows: Windows) -> TrecRun:
 
 @dataclass(frozen=True, eq=False)
 class ColumnarInput:
-    """The packed batch of TREC inputs and the facts of its diagnostics, as plain values
+    """The packed batch of qrels and a run joined, and the facts of its diagnostics, as plain values
     (no pydantic: :mod:`evalcore.api.report_text` writes the command line's JSON from
     them; :meth:`evalcore.api.inputs.EvalInput.from_columnar` makes the diagnostics' model)."""
 

@@ -285,8 +285,7 @@ class Cut:
         ks = r.k if k is None else np.full(n, k, dtype=np.int64)
         arrays = {
             name: getattr(r, name)
-            for name in ("query", "rank", "low", "high", "unlabeled", "conflict", "judged",
-                         "counted")
+            for name in "query rank low high unlabeled conflict judged counted".split()
         }
         offsets = r.offsets
         if offsets is None:
