@@ -302,15 +302,10 @@ def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
         q, d, v = (frame[c].to_numpy() for c in picked)
     else:
         q, d, v = (frame.column(c).to_numpy(zero_copy_only=False) for c in picked)
-    rows = _table_rows(name, q, d, v, picked)
+    values = v if v.dtype.kind in "iuf" else v.tolist()
+    rows = _Rows(name, [], None, _ids(d), values, picked, _ids(q))
     rows.from_pandas = pandas
     return rows
-
-
-def _table_rows(name: str, q: np.ndarray, d: np.ndarray, v: np.ndarray, picked: tuple) -> _Rows:
-    values = v if v.dtype.kind in "iuf" else v.tolist()
-    doc_ids = _ids(d)
-    return _Rows(name, [], None, doc_ids, values, picked, _ids(q))
 
 
 def _column(columns: list[str], options: tuple[str, ...], name: str) -> str:
@@ -548,12 +543,12 @@ def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tup
     if not (frame or is_arrow_table(value)):
         raise Decline("not a table")
     names = [str(c) for c in (value.columns if frame else value.column_names)]
-    picked = []
-    for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns):
-        found = [c for c in options if c in names]
-        if len(found) != 1:
-            raise Decline("columns")  # the general path says which
-        picked.append(found[0])
+    try:
+        picked = [
+            _column(names, options, kind) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
+        ]
+    except InputErrors:
+        raise Decline("columns") from None  # the general path says which
     try:
         table = (
             pa.Table.from_pandas(value[picked], preserve_index=False)
