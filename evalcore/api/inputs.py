@@ -114,22 +114,6 @@ def as_ranked(value: TrecSource, *, extra_columns: bool = False, depth: int = 0)
     return ranked_from_mapping(value)
 
 
-def read_pair(
-    qrels: TrecSource,
-    run: TrecSource,
-    *,
-    gain_map: Mapping[int, int] | None = None,
-    extra_columns: bool = False,
-    depth: int = 0,
-) -> tuple[Judged, Ranked]:
-    """Read both inputs; the errors of both are raised together in one :class:`InputErrors`.
-    ``depth``: the positions the measures read (a run may keep only those; 0: all)."""
-    return read_both(
-        lambda: as_judged(qrels, gain_map),
-        lambda: as_ranked(run, extra_columns=extra_columns, depth=depth),
-    )
-
-
 def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:
     """With a run table: the qrels the table reader takes (a table, or prepared qrels' words),
     else None."""
@@ -156,8 +140,9 @@ def trec_input(
     gain_map: Mapping[int, int] | None = None,
     min_depth: int = 0,
 ) -> EvalInput:
-    """Qrels + run read (:func:`read_pair`), joined per query (contract section 8) and
-    packed to ``max(k, min_depth)`` by :func:`evalcore.io.ranked.join`.
+    """Qrels + run read (:func:`as_judged`, :func:`as_ranked`; the errors of both raised
+    together), joined per query (contract section 8) and packed to ``max(k, min_depth)`` by
+    :func:`evalcore.io.ranked.join`.
 
     Two TREC file paths are read and joined column by column
     (:func:`evalcore.io.trec.files_input`), and so is a run table (a DataFrame or a
@@ -187,7 +172,8 @@ def trec_input(
         if fast is not None:
             return EvalInput.from_columnar(fast)
     depth = max(k, min_depth)
-    judged, ranked = read_pair(
-        qrels, run, gain_map=gain_map, extra_columns=protocol.trec_eval, depth=depth
+    judged, ranked = read_both(
+        lambda: as_judged(qrels, gain_map),
+        lambda: as_ranked(run, extra_columns=protocol.trec_eval, depth=depth),
     )
     return EvalInput.from_columnar(join(judged, ranked, k, **rules))

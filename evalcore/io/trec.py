@@ -586,14 +586,14 @@ def read_labels(
     )
 
 
-def read_qrels(path: str | PathLike[str], gain_map: Mapping[float, int] | None = None) -> Qrels:
-    """Read a TREC qrels file; raise :class:`~evalcore.io.errors.InputErrors` listing every error."""
-    return qrels_of(read_labels(path, gain_map))
-
-
-def parse_qrels(source: SourceText, gain_map: Mapping[float, int] | None = None) -> Qrels:
-    """Validate decoded qrels text; same rules as :func:`read_qrels`."""
+def read_qrels(
+    source: str | PathLike[str] | SourceText, gain_map: Mapping[float, int] | None = None
+) -> Qrels:
+    """Read TREC qrels (a file or decoded text); raise :class:`InputErrors` listing every error."""
     return qrels_of(read_labels(source, gain_map))
+
+
+parse_qrels = read_qrels  # (decoded text: the same reader)
 
 
 def qrels_of(labels: Labels) -> Qrels:
@@ -922,17 +922,13 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
 
 
-def read_run(path: str | PathLike[str], *, extra_columns: bool = False) -> TrecRun:
-    """Read a TREC run file; raise :class:`~evalcore.io.errors.InputErrors` listing every error.
-
-    ``extra_columns=True`` ignores text after the tag, as trec_eval does.
-    """
-    return run_of(read_windows(path, extra_columns=extra_columns))
-
-
-def parse_run(source: SourceText, *, extra_columns: bool = False) -> TrecRun:
-    """Validate decoded run text; same rules as :func:`read_run`."""
+def read_run(source: str | PathLike[str] | SourceText, *, extra_columns: bool = False) -> TrecRun:
+    """Read a TREC run (a file or decoded text); raise :class:`InputErrors` listing every error.
+    ``extra_columns=True`` ignores text after the tag, as trec_eval does."""
     return run_of(read_windows(source, extra_columns=extra_columns))
+
+
+parse_run = read_run  # (decoded text: the same reader)
 
 
 def run_of(windows: Windows) -> TrecRun:
@@ -1087,14 +1083,10 @@ def assemble(
         duplicate_reference=duplicate_reference,
         pos_unit=pos_unit,
     )
-    repeat_notes = [] if repeated is None else repeated.notes
-    return ColumnarInput(
-        batch, ranked.tied_pairs, [*notes, *repeat_notes, *labels.notes, *_run_notes(ranked)]
-    )
-
-
-def _run_notes(ranked: Windows) -> list[str]:
-    return run_notes(ranked.name, list(ranked.tags), ranked.extra_column_lines)
+    if repeated is not None:
+        notes += repeated.notes
+    notes += labels.notes + run_notes(ranked.name, list(ranked.tags), ranked.extra_column_lines)
+    return ColumnarInput(batch, ranked.tied_pairs, notes)
 
 
 class WordUnits(PerQuery):

@@ -52,6 +52,8 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"<[^<>]*>")
 #: How much of a text's end may be the start of a ``<DOC>`` or ``</DOC>`` tag cut by a block.
 _TAG_TAIL = 32
+#: The hint of a file or folder holding no document.
+_DOC_SHAPE = "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>"
 
 
 class DocumentSet:
@@ -98,9 +100,7 @@ def read_trec_documents(
         raise InputErrors([e for e in errors if not e.stop][:200] + [e for e in errors if e.stop],
                           total)
     if not out.documents:
-        raise InputErrors.one(
-            str(root), "no <DOC> found", "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>"
-        )
+        raise InputErrors.one(str(root), "no <DOC> found", _DOC_SHAPE)
     if compressed:
         out.notes.append(f"{root}: {compressed} compressed file(s) decompressed while read")
     return out
@@ -251,8 +251,7 @@ class _Scanner:
                 return 0
             self._flush_held()
             if not self.log:
-                self.log.add(None, None, "no <DOC> found",
-                             "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>")
+                self.log.add(None, None, "no <DOC> found", _DOC_SHAPE)
         elif self.found:
             self._flush_held()
         self.log.raise_if_any()
