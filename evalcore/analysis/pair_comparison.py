@@ -151,12 +151,13 @@ def interval_text(lower: float, upper: float, lower_open: bool = False,
                   upper_open: bool = False) -> str:
     """``"−0.040 to +0.120"`` (a true minus sign); an open end, which no completion of the
     labels reaches, is followed by ``(exclusive)``: ``"+0.000 (exclusive) to +0.651"``."""
-    low = _signed(lower) + (" (exclusive)" if lower_open else "")
-    high = _signed(upper) + (" (exclusive)" if upper_open else "")
+    low = signed(lower) + (" (exclusive)" if lower_open else "")
+    high = signed(upper) + (" (exclusive)" if upper_open else "")
     return f"{low} to {high}"
 
 
-def _signed(value: float) -> str:
+def signed(value: float) -> str:
+    """``+0.120`` or ``−0.040`` (a true minus sign)."""
     text = f"{value:+.3f}"
     return "\N{MINUS SIGN}" + text[1:] if text.startswith("-") else text
 
@@ -190,7 +191,7 @@ def measure_verdicts(pair: PairEvaluation, run_a: str, run_b: str, *, queue_limi
 
 def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
             run_b: str) -> MetricComparison:
-    """:func:`~evalcore.analysis.compare.paired_comparison` of ``name`` over the pair's
+    """:func:`~evalcore.analysis.compare.compare_metric` of ``name`` over the pair's
     queries, read from its arrays: a query is paired where both runs have the measure at
     the same ``k``; only the excluded ones are visited one by one, for their reasons (those
     the query's :class:`~evalcore.contract.results.QueryResult` would give)."""

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.analysis.decision import REFERENCE_FAMILIES, PairEvaluation, cut_rows
 from evalcore.analysis.decision_queue import gain_distribution
 from evalcore.analysis.pair_bounds import net_weight, pair_interval_ends
+from evalcore.analysis.pair_comparison import signed
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
@@ -88,7 +89,7 @@ class Estimate(BaseModel):
         extra = f", {self.n_nonresponse:,} non-response" if self.n_nonresponse else ""
         pending = f", {self.n_pending:,} not yet labeled" if self.n_pending else ""
         return (
-            f"estimated: {what} ({level} CI {_signed(self.lower)} to {_signed(self.upper)}; "
+            f"estimated: {what} ({level} CI {signed(self.lower)} to {signed(self.upper)}; "
             f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled{extra}{pending}; "
             f"{self.method})"
         )
@@ -101,11 +102,6 @@ class NotEstimable(BaseModel):
 
     measure: str
     reason: str
-
-
-def _signed(value: float) -> str:
-    text = f"{value:+.3f}"
-    return "\N{MINUS SIGN}" + text[1:] if text.startswith("-") else text
 
 
 #: Families whose difference is a sum over units: a unit whose net weight is 0 (both runs
