@@ -424,9 +424,14 @@ class LiveDashboard:
         self._set_coverage(self.query_ids, self._blocking_source.values(), reference)
         self._set_aggregates()
         self.marks = marks
-        self.last_refresh = RefreshOutcome(
-            changed=True, full=True, queries=[], seconds=time.perf_counter() - started
-        )
+        self._outcome(started, changed=True, full=True, queries=[])
+
+    def _outcome(self, started: float, *, changed: bool, full: bool, queries: list[str]
+                 ) -> RefreshOutcome:
+        """Record and return what a build or refresh begun at ``started`` did."""
+        self.last_refresh = RefreshOutcome(changed=changed, full=full, queries=queries,
+                                           seconds=time.perf_counter() - started)
+        return self.last_refresh
 
     def _run_blocking(self, evaluated: dict[str, BatchResult]) -> dict[str, RunBlocking]:
         """Each evaluated run (the runs' batches of the queries they have, as the runs are
@@ -511,17 +516,9 @@ class LiveDashboard:
         if chosen != self.chosen:  # a lead chose other measures: show them
             self.chosen, self.measures = chosen, shown_measures(chosen)
             self._full(study)
-            outcome = RefreshOutcome(
-                changed=True, full=True, queries=[], seconds=time.perf_counter() - started
-            )
-            self.last_refresh = outcome
-            return outcome
+            return self._outcome(started, changed=True, full=True, queries=[])
         if marks == self.marks:
-            outcome = RefreshOutcome(
-                changed=False, full=False, queries=[], seconds=time.perf_counter() - started
-            )
-            self.last_refresh = outcome
-            return outcome
+            return self._outcome(started, changed=False, full=False, queries=[])
         touched = sorted(touched_queries(study, self.marks)
                          - set(marks.removed))  # a removed query's labels count nowhere
         if (
@@ -532,19 +529,11 @@ class LiveDashboard:
             or study_population(study).corpus_size != self._corpus_size
         ):
             self._full(study)
-            outcome = RefreshOutcome(
-                changed=True, full=True, queries=touched, seconds=time.perf_counter() - started
-            )
-            self.last_refresh = outcome
-            return outcome
+            return self._outcome(started, changed=True, full=True, queries=touched)
         if touched:
             self._update_queries(study, touched)
         self.marks = marks
-        outcome = RefreshOutcome(
-            changed=True, full=False, queries=touched, seconds=time.perf_counter() - started
-        )
-        self.last_refresh = outcome
-        return outcome
+        return self._outcome(started, changed=True, full=False, queries=touched)
 
     def update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         """Re-read and re-evaluate the given queries in every run whose query set has them."""
@@ -695,14 +684,6 @@ class LiveDashboard:
         rs = self.runs[run_name]
         i = rs.index.get(query_id)
         return None if i is None else rs.results[i]
-
-    def per_query(self, run_name: str, metric: str) -> list[tuple[str, float | None, list[str]]]:
-        """(query_id, value or None, reasons) of every query, in query order."""
-        out = []
-        for result in self.runs[run_name].results:
-            mv = result.metrics[metric]
-            out.append((result.query_id, mv.value if mv.available else None, list(mv.reasons)))
-        return out
 
     def coverage(self) -> Coverage:
         pooled, labeled, in_conflict = self._pool
