@@ -177,22 +177,21 @@ def unit_class(units: PairUnits) -> np.ndarray:
     return band_a * (RANK_BANDS.size + 1) + band_b
 
 
-def relevance_prior(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
-    """Per row: the chance its unit is relevant, estimated from the labels at hand.
+def _labeled_classes(units: PairUnits) -> tuple[np.ndarray, np.ndarray, int]:
+    """(each unit's :func:`unit_class`, bool[U] labeled units either run returned: what the
+    priors are read from, the number of classes)."""
+    cls = unit_class(units)
+    known = ~units.unknown & ((units.rank_a > 0) | (units.rank_b > 0))
+    return cls, known, int(cls.max(initial=0)) + 1
 
-    Two signals, both read from the labeled units either run returned: the share of
-    relevant units among the labeled ones of the unit's class (:func:`unit_class`;
-    Laplace smoothed), scaled by its query's own rate:
-    relevant labeled units of the query against the number its units' classes
-    predict (smoothed by one predicted unit), since queries differ in how many
-    relevant units they have. Clipped to [0, 1]."""
+
+def relevance_prior(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
+    """Per row: the chance its unit is relevant: the share of relevant units among the
+    labeled ones of its class (:func:`unit_class`; Laplace smoothed)."""
     u = pair.units
-    measure = pair.measures[name]
-    t = _threshold(measure, pair.protocol)
-    cls = unit_class(u)
-    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
+    t = _threshold(pair.measures[name], pair.protocol)
+    cls, known, size = _labeled_classes(u)
     relevant = known & (u.low >= t)
-    size = int(cls.max(initial=0)) + 1
     labeled_n = np.bincount(cls[known], minlength=size).astype(np.float64)
     relevant_n = np.bincount(cls[relevant], minlength=size).astype(np.float64)
     by_class = (relevant_n + 1.0) / (labeled_n + 2.0)
@@ -227,9 +226,7 @@ def expected_gains(pair: PairEvaluation, name: str) -> np.ndarray:
     the labeled units of its class (as in :func:`relevance_prior`, Laplace smoothed
     towards 1), scaled by its query's rate (labeled gain sum against the class means)."""
     u = pair.units
-    cls = unit_class(u)
-    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
-    size = int(cls.max(initial=0)) + 1
+    cls, known, size = _labeled_classes(u)
     gain = u.low.astype(np.float64)
     n_cls = np.bincount(cls[known], minlength=size)
     by_class = (np.bincount(cls[known], weights=gain[known], minlength=size) + 1.0) / (n_cls + 1.0)
@@ -396,10 +393,8 @@ def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     two more units of the class were labeled so), restricted to the row's possible gains
     (a unit in conflict: its annotators' range)."""
     u = pair.units
-    cls = unit_class(u)
-    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
+    cls, known, size = _labeled_classes(u)
     levels = MAX_GAIN + 1
-    size = int(cls.max(initial=0)) + 1
     counts = np.bincount(cls[known] * levels + u.low[known].astype(np.int64),
                          minlength=size * levels).reshape(size, levels).astype(np.float64)
     overall = (counts.sum(axis=0) + 1.0) / (counts.sum() + levels)
