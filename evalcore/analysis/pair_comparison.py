@@ -1,4 +1,4 @@
-"""Two runs compared per measure, in the order a lead reads it (issue 14, contract section 11).
+"""Two runs compared per measure, in the order a lead reads it (contract section 11).
 
 For each measure a :class:`MeasureVerdict` holds, in this order:
 
@@ -13,10 +13,6 @@ Beside them, apart, :class:`PairComparison.compat` holds the numbers with
 unjudged units counted as non-relevant (trec_eval compatibility,
 :mod:`evalcore.analysis.trec_eval_numbers`). Those numbers are never evidence and
 are never put beside the verdict's.
-
-A large study's page reads the pair once (:class:`~evalcore.analysis.decision.EvaluatedPair`)
-for its verdicts and later its queues and compatibility numbers
-(:func:`compare_evaluated_pair`).
 
 The Compare page, the reports and ``evalcore compare`` all read this model.
 """
