@@ -413,15 +413,15 @@ def _settled(lower: float, upper: float, lower_open: bool = False, upper_open: b
 
 
 def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
-                     progress: np.ndarray | None = None, scores: np.ndarray | None = None,
-                     draws: int = ESTIMATE_DRAWS) -> int | None:
+                     progress: np.ndarray | None = None, scores: np.ndarray | None = None
+                     ) -> int | None:
     """About how many labels, taken from the queue in its order, the comparison still
     needs: 0 when settled (decided or tied), None when it is undecidable or labeling every
     queued unit is not expected to decide it.
 
     ``rows`` (with their ``scores`` and ``progress``) are taken in queue order, ties broken
     by the ranks (not the unit ids, so the estimate does not depend on which rows the queue
-    named). Each of ``draws`` completions gives every queued unit a gain drawn from
+    named). Each of :data:`ESTIMATE_DRAWS` completions gives every queued unit a gain drawn from
     :func:`gain_distribution` (by a hash of its query and ranks: the same unit draws the same
     gain however the pair was read); the count is the first at which the mean interval
     settles. The median count is reported (None when most draws never settle)."""
@@ -442,7 +442,7 @@ def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
     rows = rows[np.lexsort((u.rank_b[rows], u.rank_a[rows], *keys))]
     cum = np.cumsum(gain_distribution(pair, rows), axis=1)
     pick = np.stack([_uniform(u.query[rows], u.rank_a[rows], u.rank_b[rows], d)
-                     for d in range(draws)])
+                     for d in range(ESTIMATE_DRAWS)])
     gains = np.minimum((pick[:, :, None] >= cum[None]).sum(axis=2), MAX_GAIN).astype(np.int8)
     found = _labels_until_settled(pair, name, rows, gains, (lower, upper, lower_open,
                                                             upper_open))

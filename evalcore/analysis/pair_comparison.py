@@ -147,13 +147,12 @@ def interval_text(lower: float, upper: float, lower_open: bool = False,
                   upper_open: bool = False) -> str:
     """``"−0.040 to +0.120"`` (a true minus sign); an open end, which no completion of the
     labels reaches, is followed by ``(exclusive)``: ``"+0.000 (exclusive) to +0.651"``."""
-    low = signed(lower) + (" (exclusive)" if lower_open else "")
-    high = signed(upper) + (" (exclusive)" if upper_open else "")
+    low = _signed(lower) + (" (exclusive)" if lower_open else "")
+    high = _signed(upper) + (" (exclusive)" if upper_open else "")
     return f"{low} to {high}"
 
 
-def signed(value: float) -> str:
-    """``+0.120`` or ``−0.040`` (a true minus sign)."""
+def _signed(value: float) -> str:
     text = f"{value:+.3f}"
     return "\N{MINUS SIGN}" + text[1:] if text.startswith("-") else text
 

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.analysis.decision import REFERENCE_FAMILIES, PairEvaluation, cut_rows
 from evalcore.analysis.decision_queue import gain_distribution
 from evalcore.analysis.pair_bounds import net_weight, pair_interval_ends
-from evalcore.analysis.pair_comparison import signed
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
@@ -76,23 +75,6 @@ class Estimate(BaseModel):
         if self.upper < 0:
             return "b_better"
         return "unclear"
-
-    def text(self) -> str:
-        """``estimated: A better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units
-        sampled, 3 non-response; method)``: always "estimated", never "decided"."""
-        what = {
-            "a_better": f"{self.run_a} better",
-            "b_better": f"{self.run_b} better",
-            "unclear": "no clear difference",
-        }[self.direction]
-        level = f"{self.level * 100:g}%"
-        extra = f", {self.n_nonresponse:,} non-response" if self.n_nonresponse else ""
-        pending = f", {self.n_pending:,} not yet labeled" if self.n_pending else ""
-        return (
-            f"estimated: {what} ({level} CI {signed(self.lower)} to {signed(self.upper)}; "
-            f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled{extra}{pending}; "
-            f"{self.method})"
-        )
 
 
 class NotEstimable(BaseModel):

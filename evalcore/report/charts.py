@@ -45,9 +45,9 @@ _BARS_UP_TO = 500
 _QUERY_TICKS_UP_TO = 40
 
 
-def _wrapped(text: str, width: int = 120) -> str:
+def _wrapped(text: str) -> str:
     """Escaped ``text`` broken into ``<br>``-separated lines for a plotly title."""
-    return "<br>".join(escape(line) for line in textwrap.wrap(text, width)) or escape(text)
+    return "<br>".join(escape(line) for line in textwrap.wrap(text, 120)) or escape(text)
 
 
 def _strings(values: list[str]) -> np.ndarray:
