@@ -44,6 +44,27 @@ def _split_statements(script: str) -> list[str]:
 def _complete(statement: str) -> bool:
     return sqlite3.complete_statement(statement)
 
+_LABELS = "label_events is append-only: record a new event instead"
+_FROZEN = "a frozen reference version is immutable: freeze a new one"
+_PINNED = "a pinned protocol is immutable: pin a new one under another name"
+_PINNED_DOCUMENTS = "a pinned document set is immutable: pin a new protocol"
+_REPORT = "a generated report is immutable"
+#: A delete refused unless the row's study is staged (the discard of a failed import).
+_UNLESS_STAGED = (" WHEN NOT EXISTS (\n    SELECT 1 FROM studies s WHERE s.study_id = old.study_id"
+                  " AND s.staged_by IS NOT NULL)")
+
+
+def _refuse(name: str, event: str, table: str, message: str, when: str = "") -> str:
+    """A trigger refusing ``event`` (UPDATE, DELETE, INSERT) on ``table`` with ``message``."""
+    return (f"CREATE TRIGGER {name} BEFORE {event} ON {table}{when}\n"
+            f"BEGIN SELECT RAISE(ABORT, '{message}'); END;\n")
+
+
+def _unchangeable(prefix: str, table: str, message: str, delete_when: str = "") -> str:
+    """Triggers ``{prefix}_u`` and ``{prefix}_d`` refusing every update and delete."""
+    return (_refuse(f"{prefix}_u", "UPDATE", table, message)
+            + _refuse(f"{prefix}_d", "DELETE", table, message, delete_when))
+
 
 _V1 = """
 CREATE TABLE organisations (
@@ -226,68 +247,33 @@ CREATE TABLE retrieval_refusals (
     message TEXT NOT NULL,
     detail_json TEXT NOT NULL DEFAULT '{}'
 );
-
-CREATE TRIGGER label_events_append_only_u BEFORE UPDATE ON label_events
-BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
-CREATE TRIGGER label_events_append_only_d BEFORE DELETE ON label_events
-BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
-CREATE TRIGGER completeness_append_only_u BEFORE UPDATE ON completeness_events
-BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
-CREATE TRIGGER completeness_append_only_d BEFORE DELETE ON completeness_events
-BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
-CREATE TRIGGER audit_append_only_u BEFORE UPDATE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-CREATE TRIGGER audit_append_only_d BEFORE DELETE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-CREATE TRIGGER reports_immutable_u BEFORE UPDATE ON reports
-BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 """
+_V1 += (_unchangeable("label_events_append_only", "label_events", _LABELS)
+        + _unchangeable("completeness_append_only", "completeness_events",
+                        "completeness_events is append-only")
+        + _unchangeable("audit_append_only", "audit_log", "audit_log is append-only")
+        + _refuse("reports_immutable_u", "UPDATE", "reports", _REPORT))
 
 # v2: frozen reference versions are immutable (their rows are written once, at
 # freeze time, and never updated or deleted); an index for per-annotator reads.
-_V2 = """
-CREATE TRIGGER reference_versions_immutable_u BEFORE UPDATE ON reference_versions
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_versions_immutable_d BEFORE DELETE ON reference_versions
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_labels_immutable_u BEFORE UPDATE ON reference_labels
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_labels_immutable_d BEFORE DELETE ON reference_labels
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_completeness_immutable_u BEFORE UPDATE ON reference_completeness
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_completeness_immutable_d BEFORE DELETE ON reference_completeness
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE INDEX label_events_by_annotator ON label_events (study_id, query_id, annotator, event_id);
-"""
+_V2 = (_unchangeable("reference_versions_immutable", "reference_versions", _FROZEN)
+       + _unchangeable("reference_labels_immutable", "reference_labels", _FROZEN)
+       + _unchangeable("reference_completeness_immutable", "reference_completeness", _FROZEN)
+       + "CREATE INDEX label_events_by_annotator ON label_events "
+         "(study_id, query_id, annotator, event_id);")
 
-_V3 = """
--- Pinned lexical protocols (evalcore.retrieval): remember who owned each pinned
--- document, so revalidation can name a document that moved to another
--- organisation; a pinned protocol, its document set and the refusal log are
--- immutable (a new pin gets a new name).
-ALTER TABLE protocol_documents ADD COLUMN owner_org TEXT;
-CREATE TRIGGER protocols_immutable_u BEFORE UPDATE ON protocols
-BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
-CREATE TRIGGER protocols_immutable_d BEFORE DELETE ON protocols
-BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
-CREATE TRIGGER protocol_documents_immutable_u BEFORE UPDATE ON protocol_documents
-BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
-CREATE TRIGGER protocol_documents_immutable_d BEFORE DELETE ON protocol_documents
-BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
-CREATE TRIGGER retrieval_refusals_append_only_u BEFORE UPDATE ON retrieval_refusals
-BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
-CREATE TRIGGER retrieval_refusals_append_only_d BEFORE DELETE ON retrieval_refusals
-BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
-"""
+# v3: who owned each pinned document (revalidation names a document that moved to another
+# organisation); a pinned protocol, its document set and the refusal log are immutable.
+_V3 = ("ALTER TABLE protocol_documents ADD COLUMN owner_org TEXT;\n"
+       + _unchangeable("protocols_immutable", "protocols", _PINNED)
+       + _unchangeable("protocol_documents_immutable", "protocol_documents", _PINNED_DOCUMENTS)
+       + _unchangeable("retrieval_refusals_append_only", "retrieval_refusals",
+                       "retrieval_refusals is append-only"))
 
 # v4: a generated report is immutable: no DELETE either (v1 already refuses UPDATE);
 # report names are unique within a study (evalcore.store.reports).
-_V4 = """
-CREATE TRIGGER reports_immutable_d BEFORE DELETE ON reports
-BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
-CREATE UNIQUE INDEX reports_by_name ON reports (study_id, name);
-"""
+_V4 = (_refuse("reports_immutable_d", "DELETE", "reports", _REPORT)
+       + "CREATE UNIQUE INDEX reports_by_name ON reports (study_id, name);")
 
 # v5: who may see and change what (evalcore.access): users, their organisations,
 # and per-study roles. A study with no member row is in local single-user mode.
@@ -328,17 +314,10 @@ CREATE TABLE reference_seals (
 ) WITHOUT ROWID;
 INSERT INTO reference_seals (study_id, name, sealed_at)
 SELECT study_id, name, created_at FROM reference_versions;
-CREATE TRIGGER reference_seals_immutable_u BEFORE UPDATE ON reference_seals
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_seals_immutable_d BEFORE DELETE ON reference_seals
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_labels_sealed BEFORE INSERT ON reference_labels
-WHEN EXISTS (SELECT 1 FROM reference_seals WHERE study_id = new.study_id AND name = new.version)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_completeness_sealed BEFORE INSERT ON reference_completeness
-WHEN EXISTS (SELECT 1 FROM reference_seals WHERE study_id = new.study_id AND name = new.version)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-"""
+""" + _unchangeable("reference_seals_immutable", "reference_seals", _FROZEN) + "".join(
+    _refuse(f"{table}_sealed", "INSERT", table, _FROZEN, "\nWHEN EXISTS (SELECT 1 FROM "
+            "reference_seals WHERE study_id = new.study_id AND name = new.version)")
+    for table in ("reference_labels", "reference_completeness"))
 
 # v7: each run's ranking per query, packed (JSON arrays, best first; scores null
 # where absent): a derived copy of `results`, written by add_run in the same
@@ -436,51 +415,23 @@ CREATE TABLE pending_imports (
 );
 ALTER TABLE documents ADD COLUMN import_id TEXT;
 CREATE INDEX documents_import ON documents (import_id) WHERE import_id IS NOT NULL;
-DROP TRIGGER label_events_append_only_d;
-CREATE TRIGGER label_events_append_only_d BEFORE DELETE ON label_events WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
-DROP TRIGGER completeness_append_only_d;
-CREATE TRIGGER completeness_append_only_d BEFORE DELETE ON completeness_events WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
-DROP TRIGGER audit_append_only_d;
-CREATE TRIGGER audit_append_only_d BEFORE DELETE ON audit_log WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-DROP TRIGGER reference_versions_immutable_d;
-CREATE TRIGGER reference_versions_immutable_d BEFORE DELETE ON reference_versions WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-DROP TRIGGER reference_labels_immutable_d;
-CREATE TRIGGER reference_labels_immutable_d BEFORE DELETE ON reference_labels WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-DROP TRIGGER reference_completeness_immutable_d;
-CREATE TRIGGER reference_completeness_immutable_d BEFORE DELETE ON reference_completeness WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-DROP TRIGGER reference_seals_immutable_d;
-CREATE TRIGGER reference_seals_immutable_d BEFORE DELETE ON reference_seals WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-DROP TRIGGER protocols_immutable_d;
-CREATE TRIGGER protocols_immutable_d BEFORE DELETE ON protocols WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
-DROP TRIGGER protocol_documents_immutable_d;
-CREATE TRIGGER protocol_documents_immutable_d BEFORE DELETE ON protocol_documents WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
-DROP TRIGGER retrieval_refusals_append_only_d;
-CREATE TRIGGER retrieval_refusals_append_only_d BEFORE DELETE ON retrieval_refusals WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
-DROP TRIGGER reports_immutable_d;
-CREATE TRIGGER reports_immutable_d BEFORE DELETE ON reports WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 """
+#: (trigger, table, message) of each delete refusal that lets a staged study's discard through.
+_STAGED_DELETES = [
+    ("label_events_append_only_d", "label_events", _LABELS),
+    ("completeness_append_only_d", "completeness_events", "completeness_events is append-only"),
+    ("audit_append_only_d", "audit_log", "audit_log is append-only"),
+    ("reference_versions_immutable_d", "reference_versions", _FROZEN),
+    ("reference_labels_immutable_d", "reference_labels", _FROZEN),
+    ("reference_completeness_immutable_d", "reference_completeness", _FROZEN),
+    ("reference_seals_immutable_d", "reference_seals", _FROZEN),
+    ("protocols_immutable_d", "protocols", _PINNED),
+    ("protocol_documents_immutable_d", "protocol_documents", _PINNED_DOCUMENTS),
+    ("retrieval_refusals_append_only_d", "retrieval_refusals", "retrieval_refusals is append-only"),
+    ("reports_immutable_d", "reports", _REPORT),
+]
+_V12 += "".join(f"DROP TRIGGER {name};\n" + _refuse(name, "DELETE", table, message, _UNLESS_STAGED)
+                for name, table, message in _STAGED_DELETES)
 
 # v13: a corpus's generation (evalcore.store.corpus_generations): bumped by triggers on every
 # write of one of its document rows (insert, update, delete; staged or not) and on every
