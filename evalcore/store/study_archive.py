@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -605,8 +605,11 @@ def _write_results(db: sqlite_utils.Database, run_id: int,
     reporter().advance(len(batch))
 
 
-def _insert(db: sqlite_utils.Database, sql: str, rows: Iterator[tuple]) -> None:
-    """Insert ``rows`` into the staged study in paced short transactions (``staging.Pacer``)."""
+def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterator[tuple]) -> None:
+    """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study in paced
+    short transactions (``staging.Pacer``)."""
+    sql = (f"INSERT INTO {table} ({columns}) "
+           f"VALUES ({', '.join('?' * (columns.count(',') + 1))})")
     pacer = Pacer(CHUNK_ROWS)
     rows = iter(rows)
     while chunk := list(islice(rows, pacer.rows)):
@@ -627,52 +630,43 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
     def rows(member: str) -> Iterator[tuple]:
         return (tuple(r.values()) for r in archive.rows(member))
 
-    _insert(db, "INSERT INTO queries (study_id, query_id, text, description, narrative) "
-                "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("queries.jsonl")))
-    _insert(db, "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, "
-                "annotator, created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("label_events.jsonl")))
-    _insert(db, "INSERT INTO completeness_events (study_id, query_id, state, actor, "
-                "created_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("completeness_events.jsonl")))
     versions = list(rows("references.jsonl"))
-    _insert(db, "INSERT INTO reference_versions (study_id, name, created_at, created_by, "
-                "content_hash) VALUES (?, ?, ?, ?, ?)", ((s, *v[:4]) for v in versions))
-    _insert(db, "INSERT INTO reference_labels (study_id, version, query_id, unit_id, gain) "
-                "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("reference_labels.jsonl")))
-    _insert(db, "INSERT INTO reference_completeness (study_id, version, query_id, "
-                "population_complete) VALUES (?, ?, ?, ?)",
-            ((s, *r) for r in rows("reference_completeness.jsonl")))
-    _insert(db, "INSERT INTO reference_seals (study_id, name, sealed_at) VALUES (?, ?, ?)",
-            ((s, v[0], v[4] or v[1]) for v in versions))  # sealed: nothing can be added
-    _insert(db, "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
-                "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("protocols.jsonl")))
-    _insert(db, "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, "
-                "owner_org) VALUES (?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("protocol_documents.jsonl")))
-    _insert(db, "INSERT INTO retrieval_refusals (study_id, protocol, run_name, created_at, "
-                "actor, message, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("retrieval_refusals.jsonl")))
-    _insert(db, "INSERT INTO reports (study_id, name, reference_version, created_at, "
-                "created_by, evalcore_version, body_json, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("reports.jsonl")))
-    _insert(db, "INSERT INTO samples (study_id, name, run_a, run_b, measures_json, seed, size, "
-                "draws, design_json, created_at, created_by, grown_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("samples.jsonl")))
-    _insert(db, "INSERT INTO sample_units (study_id, name, position, query_id, unit_id, stratum, "
-                "draw) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("sample_units.jsonl")))
-    _insert(db, "INSERT INTO sample_nonresponses (study_id, name, query_id, unit_id, kind, "
-                "annotator, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("sample_nonresponses.jsonl")))
+    # (table, its columns after study_id, rows), in an order the tables' rules accept:
+    # a reference's seal after its rows (nothing can be added to a sealed version).
+    history: list[tuple[str, str, Iterable[tuple]]] = [
+        ("queries", "query_id, text, description, narrative", rows("queries.jsonl")),
+        ("label_events", "query_id, unit_id, kind, gain, annotator, created_at, note, source",
+         rows("label_events.jsonl")),
+        ("completeness_events", "query_id, state, actor, created_at, reason",
+         rows("completeness_events.jsonl")),
+        ("reference_versions", "name, created_at, created_by, content_hash",
+         (v[:4] for v in versions)),
+        ("reference_labels", "version, query_id, unit_id, gain", rows("reference_labels.jsonl")),
+        ("reference_completeness", "version, query_id, population_complete",
+         rows("reference_completeness.jsonl")),
+        ("reference_seals", "name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
+        ("protocols", "name, protocol_json, corpus_fingerprint, pinned_at, pinned_by",
+         rows("protocols.jsonl")),
+        ("protocol_documents", "protocol, doc_id, content_hash, owner_org",
+         rows("protocol_documents.jsonl")),
+        ("retrieval_refusals", "protocol, run_name, created_at, actor, message, detail_json",
+         rows("retrieval_refusals.jsonl")),
+        ("reports", "name, reference_version, created_at, created_by, evalcore_version, "
+         "body_json, content_hash", rows("reports.jsonl")),
+        ("samples", "name, run_a, run_b, measures_json, seed, size, draws, design_json, "
+         "created_at, created_by, grown_at", rows("samples.jsonl")),
+        ("sample_units", "name, position, query_id, unit_id, stratum, draw",
+         rows("sample_units.jsonl")),
+        ("sample_nonresponses", "name, query_id, unit_id, kind, annotator, created_at",
+         rows("sample_nonresponses.jsonl")),
+        ("audit_log", "created_at, actor, action, detail_json, channel, os_user",
+         rows("audit.jsonl")),
+        ("removed_queries", "query_id, removed_at, removed_by, reason",
+         removals_in_audit(archive.rows("audit.jsonl"))),
+    ]
+    for table, columns, values in history:
+        _insert(db, table, f"study_id, {columns}", ((s, *r) for r in values))
     _append_automatic(db, archive, s)
-    _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
-                "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("audit.jsonl")))
-    _insert(db, "INSERT INTO removed_queries (study_id, query_id, removed_at, removed_by, "
-                "reason) VALUES (?, ?, ?, ?, ?)",
-            ((s, *r) for r in removals_in_audit(archive.rows("audit.jsonl"))))
     with write_transaction(db):
         forget_created(db, s)  # while the study is staged: its rows may still be deleted
         db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])
@@ -704,8 +698,7 @@ def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_i
                 "imported_at, n_labels) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [study_id, r["source"], r["file"], r["format"], r["imported_by"],
                  r["imported_at"], counts.get(r["number"], 0)]).lastrowid
-    _insert(db, "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) "
-                "VALUES (?, ?, ?, ?)",
+    _insert(db, "automatic_labels", "import_id, query_id, unit_id, gain",
             ((ids[r["import"]], r["query_id"], r["unit_id"], r["gain"])
              for r in archive.rows("automatic_labels.jsonl")))
 
