@@ -152,13 +152,8 @@ def _import(
             ((study_id, q, t) for q, t in beir.queries.items()),
         )
         summary.queries = len(beir.queries)
-        n, reopened = write_label_events(
-            open_study(db, study_id, actor, Permission.IMPORT),
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {folder}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        handle = open_study(db, study_id, actor, Permission.IMPORT)
+        write_label_events(handle, events, f"import of {folder}", summary)
         if complete:
             summary.completeness_events = mark_queries_complete(
                 db, study_id=study_id, query_ids=(e.query_id for e in events), actor=actor,

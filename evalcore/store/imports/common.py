@@ -171,21 +171,17 @@ def register_queries(
     return int(after - before)
 
 
-def write_label_events(
-    study: Study,
-    *,
-    threshold: int,
-    events: Sequence[NewEvent],
-    origin: str,
-) -> tuple[int, list[str]]:
+def write_label_events(study: Study, events: Sequence[NewEvent], origin: str,
+                       summary: ImportSummary) -> None:
     """Append the events (call inside the import's transaction); apply auto-reopen.
 
     A relevant label or adjudication on a unit that is not relevant in the
     working reference, on a query currently marked complete, reopens that query
-    (one ``reopened`` event per query, naming the first such label). Returns
-    (events written, reopened query ids).
+    (one ``reopened`` event per query, naming the first such label). ``summary`` gets
+    the events written and the reopened query ids.
     """
     db, study_id = study.db, study.study_id
+    threshold = study.settings.relevance_threshold
     relevant: dict[str, list[NewEvent]] = {}
     for e in events:
         if e.kind != "undo" and e.gain is not None and e.gain >= threshold:
@@ -221,7 +217,7 @@ def write_label_events(
             actor=e.annotator,
             reason=f"new relevant {what} on {e.unit_id} by {e.annotator} ({origin})",
         )
-    return len(events), [q for q, _ in reopen]
+    summary.label_events, summary.reopened = len(events), [q for q, _ in reopen]
 
 
 def mark_queries_complete(

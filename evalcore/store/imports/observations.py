@@ -132,13 +132,7 @@ def import_observations(
             file=text.name, allow_unknown=allow_unknown_ids, source=text,
         )
         summary.queries = register_queries(db, study_id, (o.query_id for o in observations))
-        n, reopened = write_label_events(
-            handle,
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {text.name}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        write_label_events(handle, events, f"import of {text.name}", summary)
         summary.completeness_events = mark_queries_complete(
             db, study_id=study_id,
             query_ids=(o.query_id for o in observations if o.population_complete),

@@ -93,13 +93,7 @@ def import_qrels(
         handle = open_study(db, study_id, actor, Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         what="document", allow_unknown=allow_unknown_ids, source=text)
-        n, reopened = write_label_events(
-            handle,
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {text.name}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        write_label_events(handle, events, f"import of {text.name}", summary)
         summary.queries = len(qrels.doc_ids)
         if complete:
             summary.completeness_events = mark_queries_complete(

@@ -72,13 +72,7 @@ def import_tool_labels(
             "WHERE queries.text = ''",
             [(study_id, q, t) for q, t in new_texts.items()],
         )
-        n, reopened = write_label_events(
-            handle,
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {text.name}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        write_label_events(handle, events, f"import of {text.name}", summary)
         summary.queries = len(set(ids.values()))
         record_audit(db, actor=actor, action=f"import.labels-{fmt}", study_id=study_id,
                      detail=summary.model_dump(exclude={"warnings"}))
