@@ -38,7 +38,6 @@ from evalcore.io.beir import read_beir_folder
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.progress import reporter
-from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
 from evalcore.store.corpus import upsert_document_rows
@@ -159,8 +158,7 @@ def _import(
                 db, study_id=study_id, query_ids=(e.query_id for e in events), actor=actor,
                 reason=f"declared complete by import of {folder}",
             )
-        record_audit(db, actor=actor, action="import.beir", study_id=study_id,
-                     detail=summary.model_dump(exclude={"warnings"}))
+        summary.audit(db, actor)
 
     if staged is None:  # inside the caller's transaction: one transaction, as it always was
         with write_transaction(db):

@@ -22,6 +22,7 @@ from evalcore.contract.limits import DEFAULT_LIMITS, MAX_ID_CHARS, ReadLimits, c
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
+from evalcore.store.audit import record_audit
 from evalcore.store.completeness import append_completeness_event, completeness_states
 from evalcore.store.document_imports import published
 from evalcore.store.resolution import resolved_gains
@@ -66,6 +67,13 @@ class ImportSummary(BaseModel):
             out.append(f"  reopened (new relevant labels): {', '.join(self.reopened)}")
         out.extend(f"  warning: {w}" for w in self.warnings)
         return out
+
+    def audit(self, db: sqlite_utils.Database, actor: str, **extra: object) -> None:
+        """The import's ``import.<kind>`` audit row: this summary (not its warnings) and
+        ``extra``, inside the import's transaction."""
+        detail = {**self.model_dump(exclude={"warnings"}), **extra}
+        record_audit(db, actor=actor, action=f"import.{self.kind}", study_id=self.study_id,
+                     detail=detail)
 
 
 def load_source(source: Source, limits: ReadLimits = DEFAULT_LIMITS) -> SourceText:

@@ -31,7 +31,6 @@ from evalcore.io.csv_labels import parse_labels_csv
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.label_rows import LabelRow
 from evalcore.io.labels_jsonl import parse_labels_jsonl
-from evalcore.store.audit import record_audit
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -78,9 +77,7 @@ def import_labels(
                         allow_unknown=allow_unknown_ids, source=text)
         write_label_events(handle, events, f"import of {text.name}", summary)
         summary.queries = len({e.query_id for e in events})
-        record_audit(db, actor=actor, action=f"import.labels-{format}", study_id=study_id,
-                     detail={**summary.model_dump(exclude={"warnings"}), "imported_by": actor,
-                             "kept_annotators": keep_annotators})
+        summary.audit(db, actor, imported_by=actor, kept_annotators=keep_annotators)
     return summary
 
 

@@ -33,7 +33,6 @@ from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
-from evalcore.store.audit import record_audit
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -149,6 +148,5 @@ def import_observations(
                     corpus_fingerprint=first.corpus_fingerprint,
                     scan_complete=first.scan_complete)
             summary.results = len(results)
-        record_audit(db, actor=actor, action="import.observations", study_id=study_id,
-                     detail=summary.model_dump(exclude={"warnings"}))
+        summary.audit(db, actor)
     return summary

@@ -26,7 +26,6 @@ from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, numbered_lines
 from evalcore.io.trec import parse_qrels
-from evalcore.store.audit import record_audit
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -100,6 +99,5 @@ def import_qrels(
                 db, study_id=study_id, query_ids=qrels.doc_ids, actor=actor,
                 reason=f"declared complete by import of {text.name}",
             )
-        record_audit(db, actor=actor, action="import.qrels", study_id=study_id,
-                     detail=summary.model_dump(exclude={"warnings"}))
+        summary.audit(db, actor)
     return summary
