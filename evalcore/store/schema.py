@@ -720,8 +720,9 @@ BEGIN SELECT RAISE(ABORT, 'sample_nonresponses is append-only'); END;
 # v21: the runs stored before v7 get their packed rankings (a backfill, :data:`BACKFILLS`).
 _V21 = ""
 
-# The store identity (last migration): a random id per store (evalcore.store.store_identity, the key of caches of data
-# derived from it); documents_fts goes (lexical rankings come from evalcore.retrieval).
+# The store identity (last migration): a random id per store (evalcore.store.store_identity,
+# the key of caches of data derived from it); documents_fts goes (lexical rankings come from
+# evalcore.retrieval).
 _STORE_IDENTITY_NO_FTS = """
 CREATE TABLE store_identity (
     store_id TEXT PRIMARY KEY NOT NULL
