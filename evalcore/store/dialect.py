@@ -1,36 +1,20 @@
 """Where SQLite and PostgreSQL differ: the one place that knows both dialects.
 
-The store writes one set of queries in SQLite's dialect (``?`` and ``:name``
-placeholders, SQLite's functions); on PostgreSQL each statement passes through
-:func:`to_postgres` (sqlglot, cached per SQL text) before it is sent. What
-sqlglot does not translate is rewritten here on its syntax tree:
+The store writes its queries in SQLite's dialect; on PostgreSQL each statement passes
+through :func:`to_postgres` (sqlglot, cached per SQL text), and what sqlglot does not
+translate is rewritten on its syntax tree (:func:`_rewrite`): ``INSERT OR IGNORE``,
+``json_each``, ``GLOB``, ``char``, ``TOTAL``, ``INDEXED BY`` hints (a ``group_concat`` over
+such a scan is ordered by the index's columns), attached scratch databases, unnamed
+subqueries, integers used as truth values and truth values used as integers, SQLite's bare
+columns, and JSON read from text.
 
-* ``INSERT OR IGNORE`` (kept only by released migrations; the store's own code
-  writes the portable ``ON CONFLICT ... DO NOTHING``) becomes ``ON CONFLICT DO NOTHING``;
-* ``json_each(?)`` (a JSON array of strings) becomes ``jsonb_array_elements_text``;
-* ``GLOB`` and ``char(...)`` call the helper functions :data:`PG_HELPERS` creates;
-* ``INDEXED BY`` hints are dropped (a ``group_concat`` over such a scan, which SQLite
-  concatenates in the index's order, is ordered by the index's columns), ``temp.x``
-  becomes ``pg_temp.x``, and conflict targets lose the ``NULLS FIRST`` sqlglot adds to
-  keep SQLite's NULL order;
-* a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
-  (``WHERE ... AND 1``, ``AND ?``) becomes a boolean;
-* a truth value used as a value (``MAX(kind = 'undo')``, ``SUM(a = b)``, a comparison in
-  a ``SELECT`` list, a ``CASE`` result or arithmetic) becomes SQLite's integer 0 / 1,
-  and ``TOTAL(x)`` is a float sum that is 0.0 over no rows, as SQLite's;
-* ``json_extract(text, path)`` reads its text as ``json``.
-
-Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
-PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
-identity column (SQLite assigns it when the insert leaves it out), every ``TEXT``
-column is ``COLLATE "C"`` (bytewise order and equality, as SQLite's BINARY
-collation: sort orders and ``ORDER BY`` ties do not depend on the server's
-locale), a table with a rowid that has no integer key gets an identity column
-named ``rowid``, its last column (the store reads documents and studies in rowid order), and a
-trigger (``BEGIN ... RAISE(ABORT, 'message') ... END``) becomes a PL/pgSQL function
-and a row trigger raising the same message as an integrity error. The FTS5 index the
-early migrations create and a later one drops (``documents_fts``, its triggers) is
-never created on PostgreSQL.
+Schema statements (:func:`schema_to_postgres`) also map the types: ``INTEGER`` is
+``BIGINT``, an ``INTEGER PRIMARY KEY`` an identity column, every ``TEXT`` column is
+``COLLATE "C"`` (bytewise, as SQLite's BINARY: orders do not depend on the server's
+locale), a table with a rowid and no integer key gets an identity column ``rowid`` (the
+store reads documents and studies in rowid order), and a trigger becomes a PL/pgSQL
+function raising the same message as an integrity error. The FTS5 index of the early
+migrations is never created on PostgreSQL.
 
 The errors the callers treat alike on both engines are here too:
 :func:`database_errors`, :func:`integrity_errors` and :func:`is_busy`.

@@ -1,42 +1,19 @@
 """A whole study out of one store and into another: ``evalcore export study`` / ``import study``.
 
-The archive format is :mod:`evalcore.io.study_archive`; this module reads the
-study's rows for it and writes them back.
+The archive format is :mod:`evalcore.io.study_archive`. **Export** (lead only) reads the
+study in one read snapshot; documents the exporter may not read are left out with
+everything derived from them (:mod:`evalcore.store.export_redaction`), and the archive is
+signed with the organisation's key when given.
 
-**Export** (:func:`export_study`) needs the lead role (any one in a local-mode
-study) and reads everything in one read snapshot, so the archive is the study
-as of one instant while annotators keep labeling. Documents: those the study
-uses that the exporting lead may read (see ``DOCUMENTS_POLICY``); the count of
-used documents they may not read is in the summary, and nothing derived from
-them (content hashes, scores, counts) is written
-(:mod:`evalcore.store.export_redaction`). With the organisation's signing key
-the archive is signed (:mod:`evalcore.io.study_archive`).
-
-**Import** (:func:`import_study`) restores an archive as history, never as
-updates: label, completeness and audit rows are appended as they were (same
-annotators, times, notes and sources; the importer vouches for them, as with
-``--keep-annotators``), frozen references keep their rows and hashes, stored
-reports their bodies and hashes. The importer becomes (or stays) the study's
-lead; creating it follows the store's rules (organisation entry, corpus
-ownership, corpus writes; people the archive adds to an existing organisation
-need its admin). Its ``study.import`` audit row records the archive's origin:
-verified with the signing key, or unverified. Like a run import it never blocks annotators:
-
-1. one short transaction creates the study with the importer as its only member,
-   after every check, and stages it (``studies.staged_by``: invisible to every
-   read, :mod:`evalcore.store.staged_studies`);
-2. new documents (a pending import, :mod:`evalcore.store.document_imports`),
-   then each run's results (a staged, invisible run), are written in chunks,
-   each its own short transaction;
-3. the history (queries, events, references, protocols, refusals, reports,
-   audit) is appended to the staged study in paced short transactions
-   (``staging.Pacer``), and the queries its audit history leaves removed are removed
-   again (:func:`~evalcore.store.removed_queries.removals_in_audit`); one small final transaction restores the members and
-   publishes the study, its runs and its documents: visible at once.
-
-A failure at any step removes what was written (the staged study's append-only
-rows may be deleted while it is staged, and only then); an import whose process
-died is removed by the next ``open_store``: all or nothing.
+**Import** restores the archive as history, never as updates (same annotators, times,
+notes; frozen references and reports keep their hashes; the importer vouches for them and
+becomes the study's lead), under the store's rules for organisations, corpora and people.
+It never blocks annotators: (1) one short transaction creates the study, after every
+check, staged (invisible, :mod:`evalcore.store.staged_studies`); (2) new documents (a
+pending import) and each run's results (a staged run) are written in chunks; (3) the
+history is appended in paced short transactions, then one small transaction restores the
+members and publishes everything at once. A failure removes what was written; an import
+whose process died is removed by the next ``open_store``: all or nothing.
 """
 
 from __future__ import annotations
