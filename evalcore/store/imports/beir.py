@@ -1,28 +1,19 @@
 """Import a BEIR folder: documents, queries (with their text) and qrels judgments.
 
-Parsing: :mod:`evalcore.io.beir`. Documents go into the study's corpus
-(``created_at`` = import time; an existing document with other content is
-updated, which changes its content hash: a warning counts them). Queries are
-added to the study with their text. Each ``qrels/<split>.tsv`` becomes label
-events by the annotator ``beir:<split>`` (source ``import``). A judgment
-naming a query or a document that is neither in the folder nor in the store is
-an error, unless ``allow_unknown_ids``. ``complete=True`` declares every judged
-query complete. All or nothing.
+Parsing: :mod:`evalcore.io.beir`. Documents go into the study's corpus (one with other
+content is updated, changing its content hash: a warning counts them); queries are added
+with their text; each ``qrels/<split>.tsv`` becomes label events by ``beir:<split>``. A
+judgment naming a query or document neither in the folder nor in the store is an error
+unless ``allow_unknown_ids``; ``complete=True`` declares every judged query complete.
 
-Memory stays bounded whatever the corpus size: ``corpus.jsonl`` is streamed
-into a scratch file (:class:`evalcore.store.staged_documents.StagedDocuments`)
-while every file is validated. Every check then runs once before anything is
-written (so bad input writes nothing) and again inside the final transaction.
-The documents new to the corpus, and the new text of those that replace stored
-ones, are written from the scratch file in paced short transactions, invisible
-until published (:mod:`evalcore.store.document_imports`); the final transaction
-writes the queries, label and completeness events and the audit row, and
-publishes the documents with one small statement, which also shows every replaced
-document's new text instead of its old one, all at once; then the old texts are
-deleted in paced chunks (:mod:`evalcore.store.document_replacements`). A failure
-before publishing discards the staged documents; a killed import's are discarded by
-the next ``open_store``, or, if it had published, its old texts deleted. (Called inside a transaction, the import cannot attach its
-scratch file and stays one transaction.)
+All or nothing, in bounded memory: ``corpus.jsonl`` is streamed into a scratch file
+(:class:`evalcore.store.staged_documents.StagedDocuments`) while every file is validated;
+every check runs before anything is written and again in the final transaction. Documents
+are written in paced short transactions, invisible until the final transaction publishes
+them with the queries, events and audit row (:mod:`evalcore.store.document_imports`); the
+replaced texts are then deleted in paced chunks (:mod:`evalcore.store.document_replacements`).
+Called inside a transaction, the import cannot attach its scratch file and stays one
+transaction.
 """
 
 from __future__ import annotations
