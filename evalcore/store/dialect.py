@@ -164,8 +164,8 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             node.set("db", exp.to_identifier("pg_temp"))
         if isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "json_each":
             (argument,) = node.this.expressions
-            node.set("this", exp.Anonymous(this="jsonb_array_elements_text", expressions=[
-                exp.Cast(this=argument, to=exp.DataType.build("JSONB"))]))
+            node.set("this", exp.Anonymous(this="jsonb_array_elements_text",
+                                           expressions=[_cast(argument, "JSONB")]))
     for number, node in enumerate(tree.find_all(exp.Subquery)):
         # PostgreSQL (before 16) wants a name for a subquery in FROM; SQLite does not
         if isinstance(node.parent, (exp.From, exp.Join)) and not node.alias:
@@ -181,23 +181,28 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
     for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
         # SQLite reads JSON from text columns; PostgreSQL's JSON functions take json
         if not isinstance(node.this, exp.Cast):
-            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
+            node.this.replace(_cast(node.this.copy(), "JSON"))
     for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
         target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
-        target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
+        target.replace(_cast(target.copy(), "TEXT"))
     for node in list(tree.find_all(exp.JSONArrayAgg)):  # SQLite: '[]' over no rows
-        node.replace(exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("TEXT")),
-                                  expressions=[exp.Literal.string("[]")]))
+        empty = exp.Literal.string("[]")
+        node.replace(exp.Coalesce(this=_cast(node.copy(), "TEXT"), expressions=[empty]))
     for node in list(tree.find_all(exp.Anonymous)):  # SQLite's TOTAL: a float, 0.0 over none
         if node.name.lower() == "total" and len(node.expressions) == 1:
-            node.replace(exp.Coalesce(
-                this=exp.Sum(this=exp.Cast(this=node.expressions[0].copy(),
-                                           to=exp.DataType.build("DOUBLE"))),
-                expressions=[exp.Literal.number("0.0")]))
+            total = exp.Sum(this=_cast(node.expressions[0].copy(), "DOUBLE"))
+            node.replace(exp.Coalesce(this=total, expressions=[exp.Literal.number("0.0")]))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     _indexed_order(tree, hints)
     return tree
+
+
+def _cast(expression: "sqlglot.exp.Expression", to: str) -> "sqlglot.exp.Cast":  # noqa: F821
+    """``CAST(expression AS to)``."""
+    from sqlglot import exp
+
+    return exp.Cast(this=expression, to=exp.DataType.build(to))
 
 
 def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
@@ -210,15 +215,13 @@ def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
 
     for table, index in hints:
         select = table.find_ancestor(exp.Select)
-        aggregates = [node for node in select.find_all(exp.GroupConcat)
-                      if node.find_ancestor(exp.Select) is select] if select else []
-        if not aggregates:
+        if select is None:
             continue
-        order = [exp.Ordered(this=exp.column(name, table=table.alias_or_name), nulls_first=False)
-                 for name in index_columns(index)]
-        for node in aggregates:
-            if not isinstance(node.this, exp.Order):
-                node.set("this", exp.Order(this=node.this, expressions=[o.copy() for o in order]))
+        columns = [exp.column(name, table=table.alias_or_name) for name in index_columns(index)]
+        for node in list(select.find_all(exp.GroupConcat)):
+            if node.find_ancestor(exp.Select) is select and not isinstance(node.this, exp.Order):
+                order = [exp.Ordered(this=c.copy(), nulls_first=False) for c in columns]
+                node.set("this", exp.Order(this=node.this, expressions=order))
 
 
 _CREATE_INDEX = re.compile(r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\s+"
@@ -261,17 +264,17 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
                 "0", "1"):
             operand.replace(exp.true() if operand.this == "1" else exp.false())
         elif isinstance(operand, exp.Placeholder):  # a parameter bound to 0 / 1 (a bool)
-            operand.replace(exp.Paren(this=exp.NEQ(
-                this=exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT")),
-                expression=exp.Literal.number(0))))
+            nonzero = exp.NEQ(this=_cast(operand.copy(), "BIGINT"), expression=exp.Literal.number(0))
+            operand.replace(exp.Paren(this=nonzero))
 
 
 def _truth_classes() -> tuple[type, ...]:
+    """sqlglot's expressions whose value is a truth value."""
     from sqlglot import exp
 
-    return (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ, exp.GT, exp.GTE, exp.LT,
-            exp.LTE, exp.Is, exp.Like, exp.ILike, exp.Glob, exp.In, exp.Between, exp.Exists,
-            exp.RegexpLike, exp.And, exp.Or, exp.Xor, exp.Not, exp.Boolean)
+    names = ("EQ NEQ NullSafeEQ NullSafeNEQ GT GTE LT LTE Is Like ILike Glob In Between Exists "
+             "RegexpLike And Or Xor Not Boolean")
+    return tuple(getattr(exp, name) for name in names.split())
 
 
 def _wants_truth(node: "sqlglot.exp.Expression") -> bool:  # noqa: F821
@@ -312,7 +315,7 @@ def _truth_values(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
         target = node
         while isinstance(target.parent, exp.Paren):  # CAST(...) brackets it already
             target = target.parent
-        target.replace(exp.Cast(this=node.copy(), to=exp.DataType.build("INT")))
+        target.replace(_cast(node.copy(), "INT"))
 
 
 def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
