@@ -674,17 +674,19 @@ def insert_triggers(db: object) -> list[tuple[str, str]]:
     """(table, trigger) of every trigger that fires on an insert, by table and name (the
     derived rows they write -- unit codes, corpus generations, suspects -- and the seals
     they check are in a copied store already)."""
-    raw = _raw(db)
     if is_postgres(db):
-        rows = raw.execute(  # type: ignore[attr-defined]
-            "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
-            "AND (t.tgtype & 4) <> 0 AND n.nspname = current_schema()").fetchall()
-    else:
-        rows = [(table, name) for table, name, sql in raw.execute(  # type: ignore[attr-defined]
-            "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'")
-            if _INSERT_TRIGGER.match(sql)]
-    return sorted(rows)
+        return sorted((table, name) for table, name, _, on_insert in _pg_triggers(db) if on_insert)
+    return sorted((table, name) for table, name, sql in _raw(db).execute(  # type: ignore[attr-defined]
+        "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'")
+        if _INSERT_TRIGGER.match(sql))
+
+
+def _pg_triggers(db: object) -> list[tuple[str, str, bool, bool]]:
+    """(table, trigger, enabled, fires on insert) of the store's own triggers on PostgreSQL."""
+    return _raw(db).execute(  # type: ignore[attr-defined]
+        "SELECT c.relname, t.tgname, t.tgenabled <> 'D', (t.tgtype & 4) <> 0 FROM pg_trigger t "
+        "JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE NOT t.tgisinternal AND n.nspname = current_schema()").fetchall()
 
 
 def disabled_triggers(db: object) -> list[str]:
@@ -692,10 +694,7 @@ def disabled_triggers(db: object) -> list[str]:
     trigger exists or does not; on PostgreSQL, those ``ALTER TABLE ... DISABLE`` left off)."""
     if not is_postgres(db):
         return []
-    return [name for (name,) in _raw(db).execute(  # type: ignore[attr-defined]
-        "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
-        "AND t.tgenabled = 'D' AND n.nspname = current_schema() ORDER BY 1")]
+    return sorted(name for _, name, enabled, _ in _pg_triggers(db) if not enabled)
 
 
 @contextmanager
@@ -786,14 +785,10 @@ def foreign_key_violations(db: object) -> int:
 
 def active_triggers(db: object) -> list[str]:
     """The names of the store's own triggers that fire (on PostgreSQL: not disabled), sorted."""
-    raw = _raw(db)
     if is_postgres(db):
-        sql = ("SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-               "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
-               "AND t.tgenabled <> 'D' AND n.nspname = current_schema() ORDER BY 1")
-    else:
-        sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1"
-    return [name for (name,) in raw.execute(sql)]  # type: ignore[attr-defined]
+        return sorted(name for _, name, enabled, _ in _pg_triggers(db) if enabled)
+    sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1"
+    return [name for (name,) in _raw(db).execute(sql)]  # type: ignore[attr-defined]
 
 
 def reset_identities(db: object) -> None:
