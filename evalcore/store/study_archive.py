@@ -101,61 +101,59 @@ _AUTOMATIC_IMPORTS = (
     "AND staged_by IS NULL"
 )
 
-#: Member -> the SELECT of its columns (named parameter ``:study``), in archive order.
+#: Member -> (the table it holds rows of, their order in the archive): the members whose
+#: columns are their table's (a ``sample`` column is the table's ``name``).
+_TABLES: dict[str, tuple[str, str]] = {
+    "queries.jsonl": ("queries", "query_id"),
+    "label_events.jsonl": ("label_events", "event_id"),
+    "completeness_events.jsonl": ("completeness_events", "event_id"),
+    "reference_labels.jsonl": ("reference_labels", "version, query_id, unit_id"),
+    "reference_completeness.jsonl": ("reference_completeness", "version, query_id"),
+    "protocols.jsonl": ("protocols", "pinned_at, name"),
+    "protocol_documents.jsonl": ("protocol_documents", "protocol, doc_id"),
+    "retrieval_refusals.jsonl": ("retrieval_refusals", "refusal_id"),
+    "reports.jsonl": ("reports", "report_id"),
+    "members.jsonl": ("study_members", "user_id"),
+    "samples.jsonl": ("samples", "created_at, name"),
+    "sample_units.jsonl": ("sample_units", "name, position"),
+    "sample_nonresponses.jsonl": ("sample_nonresponses", "response_id"),
+    "audit.jsonl": ("audit_log", "entry_id"),
+}
+
+
+def _columns(member: str) -> str:
+    """The table columns of a member of :data:`_TABLES`, in the member's order."""
+    return ", ".join("name" if c.name == "sample" else c.name for c in MEMBERS[member])
+
+
+#: Member -> the SELECT of its columns (named parameter ``:study``), in archive order
+#: (``protocol_documents.jsonl``: :class:`ExportRedaction`'s).
 _SELECTS: dict[str, str] = {
-    "queries.jsonl": "SELECT query_id, text, description, narrative FROM queries "
-                     "WHERE study_id = :study ORDER BY query_id",
+    member: f"SELECT {_columns(member)} FROM {table} WHERE study_id = :study ORDER BY {order}"
+    for member, (table, order) in _TABLES.items()
+} | {
     "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
                   "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
                   "ORDER BY run_id",
     "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x "
                      "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
                      "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
-    "label_events.jsonl": "SELECT query_id, unit_id, kind, gain, annotator, created_at, note, "
-                          "source FROM label_events WHERE study_id = :study ORDER BY event_id",
-    "completeness_events.jsonl": "SELECT query_id, state, actor, created_at, reason FROM "
-                                 "completeness_events WHERE study_id = :study ORDER BY event_id",
     "references.jsonl": "SELECT v.name, v.created_at, v.created_by, v.content_hash, s.sealed_at "
                         "FROM reference_versions v LEFT JOIN reference_seals s ON "
                         "s.study_id = v.study_id AND s.name = v.name WHERE v.study_id = :study "
                         "ORDER BY v.created_at, v.name",
-    "reference_labels.jsonl": "SELECT version, query_id, unit_id, gain FROM reference_labels "
-                              "WHERE study_id = :study ORDER BY version, query_id, unit_id",
-    "reference_completeness.jsonl": "SELECT version, query_id, population_complete FROM "
-                                    "reference_completeness WHERE study_id = :study "
-                                    "ORDER BY version, query_id",
-    "protocols.jsonl": "SELECT name, protocol_json, corpus_fingerprint, pinned_at, pinned_by "
-                       "FROM protocols WHERE study_id = :study ORDER BY pinned_at, name",
-    "retrieval_refusals.jsonl": "SELECT protocol, run_name, created_at, actor, message, "
-                                "detail_json FROM retrieval_refusals WHERE study_id = :study "
-                                "ORDER BY refusal_id",
-    "reports.jsonl": "SELECT name, reference_version, created_at, created_by, evalcore_version, "
-                     "body_json, content_hash FROM reports WHERE study_id = :study "
-                     "ORDER BY report_id",
     "users.jsonl": "SELECT u.user_id, u.display_name, u.created_at FROM users u WHERE u.user_id "
                    "IN (SELECT user_id FROM study_members WHERE study_id = :study) "
                    "ORDER BY u.user_id",
-    "members.jsonl": "SELECT user_id, role, granted_by, granted_at FROM study_members "
-                     "WHERE study_id = :study ORDER BY user_id",
     "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at, o.role FROM "
                                   "user_organisations o JOIN studies s ON s.org_id = o.org_id "
                                   "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
                                   "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
-    "samples.jsonl": "SELECT name, run_a, run_b, measures_json, seed, size, draws, design_json, "
-                     "created_at, created_by, grown_at FROM samples WHERE study_id = :study "
-                     "ORDER BY created_at, name",
-    "sample_units.jsonl": "SELECT name, position, query_id, unit_id, stratum, draw FROM "
-                          "sample_units WHERE study_id = :study ORDER BY name, position",
-    "sample_nonresponses.jsonl": "SELECT name, query_id, unit_id, kind, annotator, created_at "
-                                 "FROM sample_nonresponses WHERE study_id = :study "
-                                 "ORDER BY response_id",
     "automatic_imports.jsonl": f"SELECT number, source, file, format, imported_by, imported_at "
                                f"FROM ({_AUTOMATIC_IMPORTS}) ORDER BY number",
     "automatic_labels.jsonl": f"SELECT n.number, l.query_id, l.unit_id, l.gain FROM "
                               f"automatic_labels l JOIN ({_AUTOMATIC_IMPORTS}) n ON "
                               "n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id",
-    "audit.jsonl": "SELECT created_at, actor, action, detail_json, channel, os_user FROM "
-                   "audit_log WHERE study_id = :study ORDER BY entry_id",
 }
 
 _USED_DOCUMENTS = (
@@ -607,37 +605,23 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
     def rows(member: str) -> Iterator[tuple]:
         return (tuple(r.values()) for r in archive.rows(member))
 
+    def member(name: str) -> tuple[str, str, Iterable[tuple]]:
+        return _TABLES[name][0], _columns(name), rows(name)
+
     versions = list(rows("references.jsonl"))
     # (table, its columns after study_id, rows), in an order the tables' rules accept:
     # a reference's seal after its rows (nothing can be added to a sealed version).
     history: list[tuple[str, str, Iterable[tuple]]] = [
-        ("queries", "query_id, text, description, narrative", rows("queries.jsonl")),
-        ("label_events", "query_id, unit_id, kind, gain, annotator, created_at, note, source",
-         rows("label_events.jsonl")),
-        ("completeness_events", "query_id, state, actor, created_at, reason",
-         rows("completeness_events.jsonl")),
+        member("queries.jsonl"), member("label_events.jsonl"),
+        member("completeness_events.jsonl"),
         ("reference_versions", "name, created_at, created_by, content_hash",
          (v[:4] for v in versions)),
-        ("reference_labels", "version, query_id, unit_id, gain", rows("reference_labels.jsonl")),
-        ("reference_completeness", "version, query_id, population_complete",
-         rows("reference_completeness.jsonl")),
+        member("reference_labels.jsonl"), member("reference_completeness.jsonl"),
         ("reference_seals", "name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
-        ("protocols", "name, protocol_json, corpus_fingerprint, pinned_at, pinned_by",
-         rows("protocols.jsonl")),
-        ("protocol_documents", "protocol, doc_id, content_hash, owner_org",
-         rows("protocol_documents.jsonl")),
-        ("retrieval_refusals", "protocol, run_name, created_at, actor, message, detail_json",
-         rows("retrieval_refusals.jsonl")),
-        ("reports", "name, reference_version, created_at, created_by, evalcore_version, "
-         "body_json, content_hash", rows("reports.jsonl")),
-        ("samples", "name, run_a, run_b, measures_json, seed, size, draws, design_json, "
-         "created_at, created_by, grown_at", rows("samples.jsonl")),
-        ("sample_units", "name, position, query_id, unit_id, stratum, draw",
-         rows("sample_units.jsonl")),
-        ("sample_nonresponses", "name, query_id, unit_id, kind, annotator, created_at",
-         rows("sample_nonresponses.jsonl")),
-        ("audit_log", "created_at, actor, action, detail_json, channel, os_user",
-         rows("audit.jsonl")),
+        *(member(name) for name in (
+            "protocols.jsonl", "protocol_documents.jsonl", "retrieval_refusals.jsonl",
+            "reports.jsonl", "samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl",
+            "audit.jsonl")),
         ("removed_queries", "query_id, removed_at, removed_by, reason",
          removals_in_audit(archive.rows("audit.jsonl"))),
     ]
