@@ -19,6 +19,7 @@ transaction.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from pathlib import Path
 
 import sqlite_utils
@@ -73,11 +74,8 @@ def import_beir(
     existing document keeps its owner.
     """
     study = get_study(db, study_id)
-    if in_transaction(db):  # a scratch file cannot be attached inside a transaction
-        return _import(db, folder, study, None, splits=splits, gain_map=gain_map,
-                       allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
-                       owner_org=owner_org, limits=limits)
-    with StagedDocuments(db) as staged:
+    # a scratch file cannot be attached inside a transaction: then none (staged is None)
+    with nullcontext() if in_transaction(db) else StagedDocuments(db) as staged:
         return _import(db, folder, study, staged, splits=splits, gain_map=gain_map,
                        allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
                        owner_org=owner_org, limits=limits)
