@@ -191,12 +191,8 @@ class PgConnection:
             rows = self.raw.execute(
                 "SELECT table_name, column_name FROM information_schema.columns "
                 "WHERE table_schema = current_schema() AND is_identity = 'YES' "
-                "AND column_name <> 'rowid'").fetchall()
-            rowids = self.raw.execute(
-                "SELECT table_name FROM information_schema.columns "
-                "WHERE table_schema = current_schema() AND is_identity = 'YES' "
-                "AND column_name = 'rowid'").fetchall()
-            self._keys = {t: "rowid" for (t,) in rowids} | {t: c for t, c in rows}
+                "ORDER BY column_name <> 'rowid'").fetchall()  # a table's own key wins
+            self._keys = dict(rows)
         return self._keys
 
 
@@ -225,26 +221,21 @@ class PgDatabase:
     @contextlib.contextmanager
     def atomic(self) -> Iterator["PgDatabase"]:
         """A savepoint inside a transaction, else ``BEGIN`` ... ``COMMIT`` (as sqlite_utils)."""
+        raw = self.conn.raw
         if self.conn.in_transaction:
             name = f"sp_{secrets.token_hex(8)}"
-            self.conn.raw.execute(f"SAVEPOINT {name}")
-            try:
-                yield self
-            except BaseException:
-                self.conn.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
-                self.conn.raw.execute(f"RELEASE SAVEPOINT {name}")
-                raise
-            else:
-                self.conn.raw.execute(f"RELEASE SAVEPOINT {name}")
+            begin, undo, end = (f"SAVEPOINT {name}", [f"ROLLBACK TO SAVEPOINT {name}",
+                                f"RELEASE SAVEPOINT {name}"], f"RELEASE SAVEPOINT {name}")
         else:
-            self.conn.raw.execute("BEGIN")
-            try:
-                yield self
-            except BaseException:
-                self.conn.raw.execute("ROLLBACK")
-                raise
-            else:
-                self.conn.raw.execute("COMMIT")
+            begin, undo, end = "BEGIN", ["ROLLBACK"], "COMMIT"
+        raw.execute(begin)
+        try:
+            yield self
+        except BaseException:
+            for statement in undo:
+                raw.execute(statement)
+            raise
+        raw.execute(end)
 
     def table_names(self) -> list[str]:
         """The store's tables, as ``sqlite_utils.Database.table_names`` lists them."""
