@@ -1,26 +1,18 @@
 """The store on PostgreSQL: a connection with the surface the store uses of SQLite's.
 
-The store's code calls ``db.execute``, ``db.conn.execute`` / ``executemany`` /
-``in_transaction`` / ``commit`` / ``close`` and ``db.atomic()`` (a ``sqlite_utils.Database``
-on SQLite). :class:`PgDatabase` offers the same over one psycopg 3 connection, so
-the store keeps one set of queries: each statement is translated by
-:func:`evalcore.store.dialect.to_postgres` (cached per SQL text) and sent with
-its parameters (``?`` as a list, ``:name`` as a dict).
+:class:`PgDatabase` offers what the store calls on a ``sqlite_utils.Database``
+(``execute``, ``conn.execute`` / ``executemany`` / ``in_transaction`` / ``commit`` /
+``close``, ``atomic()``) over one psycopg 3 connection, so the store keeps one set of
+queries: each statement is translated by :func:`evalcore.store.dialect.to_postgres`.
 
-The connection is in autocommit mode and the store issues ``BEGIN`` / ``COMMIT``
-itself, as on SQLite (:mod:`evalcore.store.transaction`). Values come back as
-SQLite returns them: integers as ``int`` (PostgreSQL's ``numeric`` sums and
-``boolean`` comparisons too), reals as ``float``; a Python ``bool`` parameter is
-sent as the integer SQLite stores. ``cursor.lastrowid`` after an ``INSERT`` is the
-row's integer key (``RETURNING`` it, for the tables that have one).
+The connection is in autocommit mode and the store issues ``BEGIN`` / ``COMMIT`` itself,
+as on SQLite. Values come back as SQLite returns them (numeric sums and boolean
+comparisons as integers; a ``bool`` parameter is sent as an integer), and
+``cursor.lastrowid`` after an ``INSERT`` is the row's integer key (``RETURNING`` it).
 
-:meth:`PgConnection.batched` (a write transaction that asks for it, see
-:func:`evalcore.store.transaction.write_transaction`) runs statements in psycopg's
-pipeline mode: a statement is sent when a later one's rows are read or when the
-block ends, so the statements whose results nobody reads before the ``COMMIT``
-travel with it in one round trip (an insert's ``lastrowid`` is read when asked for).
-
-psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` extra).
+:meth:`PgConnection.batched` runs a write transaction in psycopg's pipeline mode: the
+statements whose results nobody reads before the ``COMMIT`` travel with it in one round
+trip. psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` extra).
 """
 
 import contextlib
