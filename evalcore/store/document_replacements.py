@@ -22,10 +22,8 @@ from evalcore.store.staging import Pacer, alive, bulk_writes
 from evalcore.store.transaction import write_transaction
 
 
-def remove_superseded(
-    db: sqlite_utils.Database, import_id: str,
-    on_chunk: Callable[[int, float], None] | None = None,
-) -> int:
+def remove_superseded(db: sqlite_utils.Database, import_id: str,
+                      on_chunk: Callable[[int, float], None] | None = None) -> int:
     """Delete the rows the published import superseded (already invisible), a paced chunk
     per short transaction, then its ``:replacements`` marker; return how many.
     ``on_chunk(rows, held_s)`` is told of each chunk (tests, benchmarks)."""

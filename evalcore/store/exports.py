@@ -160,12 +160,8 @@ def _survives(units: list[str], scores: list[float | None]) -> bool:
     return True
 
 
-def export_run(
-    study: Study,
-    run_name: str,
-    out: str | Path | TextIO,
-    scores: ScoreMode = "auto",
-) -> ExportSummary:
+def export_run(study: Study, run_name: str, out: str | Path | TextIO,
+               scores: ScoreMode = "auto") -> ExportSummary:
     """Write a stored run as a TREC run file (see the module docstring)."""
     run = get_run(study, run_name)
     tag = re.sub(r"\s+", "_", run_name)

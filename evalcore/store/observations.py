@@ -392,9 +392,8 @@ class StudyEvidence:
         return last[1]
 
 
-def study_evidence(
-    study: Study, reference: str | None = None, query_ids: list[str] | None = None,
-) -> StudyEvidence:
+def study_evidence(study: Study, reference: str | None = None,
+                   query_ids: list[str] | None = None) -> StudyEvidence:
     """A :class:`StudyEvidence` on the working reference (``reference`` None; of
     ``query_ids`` only when given) or a frozen version, read now."""
     marks = store_marks(study) if query_ids is None else None

@@ -121,8 +121,7 @@ def freeze_reference(
 def _version(db: sqlite_utils.Database, row: tuple) -> ReferenceVersion:
     study_id, name = row[:2]
     n_labels = db.execute(
-        "SELECT count(*) FROM reference_labels WHERE study_id = ? AND version = ?",
-        [study_id, name],
+        "SELECT count(*) FROM reference_labels WHERE study_id = ? AND version = ?", [study_id, name]
     ).fetchone()[0]
     n_queries, n_complete = db.execute(
         "SELECT count(*), coalesce(sum(population_complete), 0) FROM reference_completeness "

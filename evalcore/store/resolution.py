@@ -231,8 +231,7 @@ def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
     gains = set(annotators.values())
     if len(gains) == 1:
         return _resolved(
-            unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators,
-            reviewer=None,
+            unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators, reviewer=None
         )
     return _resolved(
         unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None,

@@ -52,11 +52,7 @@ from evalcore.io.study_archive import (
 )
 from evalcore.store import dialect
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import (
-    authorize,
-    authorize_corpus_write,
-    authorize_organisation_entry,
-)
+from evalcore.store.authorize import authorize, authorize_corpus_write, authorize_organisation_entry
 from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
 from evalcore.store.document_imports import (

@@ -33,12 +33,7 @@ from evalcore.io.progress import reporter
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
 from evalcore.store.corpus import upsert_document_rows
-from evalcore.store.document_imports import (
-    begin_import,
-    current,
-    discard_import,
-    publish_import,
-)
+from evalcore.store.document_imports import begin_import, current, discard_import, publish_import
 from evalcore.store.document_replacements import remove_superseded
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
