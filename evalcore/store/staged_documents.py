@@ -1,18 +1,11 @@
 """Documents of an import held in a scratch SQLite file until the import writes them.
 
 A BEIR corpus may unpack to gigabytes: :class:`StagedDocuments` is the
-:class:`evalcore.io.beir.DocumentSink` the importer streams ``corpus.jsonl``
-into, so memory stays bounded whatever the corpus size. The scratch file is
-attached to the import's connection (``ATTACH``, a private temporary folder,
-no journal, no fsync: it is thrown away whatever happens) and detached and
-deleted on exit. Nothing reaches the store's tables until :meth:`write_staged`
-writes the new documents, invisible, in paced short transactions
-(:mod:`evalcore.store.document_imports`), with the new text of those that
-replace stored ones staged beside them (a second row each, switched with the
-new documents when the import publishes: :mod:`evalcore.store.document_replacements`).
-
-The duplicate ``_id`` check is the scratch table's primary key; documents are
-read back in file order, :data:`BATCH` at a time.
+:class:`evalcore.io.beir.DocumentSink` the importer streams ``corpus.jsonl`` into, so memory
+stays bounded. The scratch file (a private temporary folder, no journal, no fsync) is
+attached to the import's connection and deleted on exit; the scratch table's primary key
+is the duplicate ``_id`` check. Nothing reaches the store until :meth:`write_staged` writes
+the documents, invisible, in paced short transactions (:mod:`evalcore.store.document_imports`).
 """
 
 from __future__ import annotations
