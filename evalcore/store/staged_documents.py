@@ -29,9 +29,8 @@ from evalcore.store.transaction import write_transaction
 
 #: Documents per scratch transaction and per batch read back when writing.
 BATCH = 2_000
-#: The first chunk written (the pacer then sizes them by their hold): a replaced document
-#: costs two row writes (its old row marked, its new one inserted with its FTS terms), and
-#: 2,000 of them held the lock 1.2 s at load 7 (20,000 replaced, 4 labelers).
+#: The first chunk written (the pacer then sizes them by their hold): smaller than
+#: :data:`BATCH`, as a replaced document costs two row writes.
 FIRST_CHUNK = 500
 _SCHEMA = "staged_import"
 
