@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import Diagnostics
-from evalcore.io.errors import InputErrors
 from evalcore.io.ranked import (
     Judged,
     Ranked,
@@ -33,7 +32,7 @@ from evalcore.io.ranked import (
     ranked_from_dicts,
     ranked_from_run,
 )
-from evalcore.io.trec import Qrels, TrecRun, read_qrels, read_run
+from evalcore.io.trec import Qrels, TrecRun, read_both, read_qrels, read_run
 
 if TYPE_CHECKING:
     from evalcore.contract.observation import Observation
@@ -54,7 +53,7 @@ class EvalInput:
 
     @classmethod
     def from_columnar(cls, parts: ColumnarInput) -> EvalInput:
-        """The input the columnar TREC reader gave (its diagnostics as the model)."""
+        """The input a join gave (its diagnostics as the model)."""
         return cls(
             parts.batch, Diagnostics(tied_score_pairs=parts.tied_score_pairs, notes=parts.notes)
         )
@@ -115,33 +114,6 @@ def as_ranked(value: TrecSource, *, extra_columns: bool = False, depth: int = 0)
     return ranked_from_mapping(value)
 
 
-def read_pair(
-    qrels: TrecSource,
-    run: TrecSource,
-    *,
-    gain_map: Mapping[int, int] | None = None,
-    extra_columns: bool = False,
-    depth: int = 0,
-) -> tuple[Judged, Ranked]:
-    """Read both inputs; the errors of both are raised together in one :class:`InputErrors`.
-    ``depth``: the positions the measures read (a run may keep only those; 0: all)."""
-    errors: list[InputErrors] = []
-    q = r = None
-    try:
-        q = as_judged(qrels, gain_map)
-    except InputErrors as exc:
-        errors.append(exc)
-    try:
-        r = as_ranked(run, extra_columns=extra_columns, depth=depth)
-    except InputErrors as exc:
-        errors.append(exc)
-    if errors or q is None or r is None:
-        raise InputErrors(
-            [e for exc in errors for e in exc.errors], sum(exc.total for exc in errors)
-        )
-    return q, r
-
-
 def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:
     """With a run table: the qrels the table reader takes (a table, or prepared qrels' words),
     else None."""
@@ -168,8 +140,9 @@ def trec_input(
     gain_map: Mapping[int, int] | None = None,
     min_depth: int = 0,
 ) -> EvalInput:
-    """Qrels + run read (:func:`read_pair`), joined per query (contract section 8) and
-    packed to ``max(k, min_depth)`` by :func:`evalcore.io.ranked.join`.
+    """Qrels + run read (:func:`as_judged`, :func:`as_ranked`; the errors of both raised
+    together), joined per query (contract section 8) and packed to ``max(k, min_depth)`` by
+    :func:`evalcore.io.ranked.join`.
 
     Two TREC file paths are read and joined column by column
     (:func:`evalcore.io.trec.files_input`), and so is a run table (a DataFrame or a
@@ -181,52 +154,26 @@ def trec_input(
     trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
     population is complete; the queries left out are counted in the diagnostics' notes.
     """
+    rules: dict[str, Any] = {
+        "complete": complete,
+        "protocol": protocol,
+        "all_queries": all_queries,
+        "min_depth": min_depth,
+    }
     if isinstance(qrels, str | PathLike) and isinstance(run, str | PathLike):
         from evalcore.io.trec import files_input
 
-        parts = files_input(
-            qrels,
-            run,
-            k,
-            complete=complete,
-            protocol=protocol,
-            all_queries=all_queries,
-            gain_map=gain_map,
-            min_depth=min_depth,
-        )
-        return EvalInput.from_columnar(parts)
+        return EvalInput.from_columnar(files_input(qrels, run, k, gain_map=gain_map, **rules))
     table_qrels = _table_qrels(qrels, run)
     if table_qrels is not None:
         from evalcore.io.trec_mappings import table_trec_input
 
-        fast = table_trec_input(
-            table_qrels,
-            run,
-            k,
-            complete=complete,
-            protocol=protocol,
-            all_queries=all_queries,
-            gain_map=gain_map,
-            min_depth=min_depth,
-        )
+        fast = table_trec_input(table_qrels, run, k, gain_map=gain_map, **rules)
         if fast is not None:
             return EvalInput.from_columnar(fast)
-    judged, ranked = read_pair(
-        qrels,
-        run,
-        gain_map=gain_map,
-        extra_columns=protocol.trec_eval,
-        depth=max(k, min_depth),
+    depth = max(k, min_depth)
+    judged, ranked = read_both(
+        lambda: as_judged(qrels, gain_map),
+        lambda: as_ranked(run, extra_columns=protocol.trec_eval, depth=depth),
     )
-    joined = join(
-        judged,
-        ranked,
-        k,
-        complete=complete,
-        protocol=protocol,
-        all_queries=all_queries,
-        min_depth=min_depth,
-    )
-    return EvalInput(
-        joined.batch, Diagnostics(tied_score_pairs=joined.tied_score_pairs, notes=joined.notes)
-    )
+    return EvalInput.from_columnar(join(judged, ranked, k, **rules))

@@ -95,14 +95,8 @@ def read_beir_folder(
     """
     root = Path(folder)
     if not root.is_dir():
-        raise InputErrors(
-            [
-                InputError(
-                    file=str(root),
-                    message="not a folder",
-                    hint="give the BEIR dataset folder holding corpus.jsonl",
-                )
-            ]
+        raise InputErrors.one(
+            str(root), "not a folder", "give the BEIR dataset folder holding corpus.jsonl"
         )
     errors: list[InputError] = []
     counted = 0  # errors counted by the files' readers (each keeps only its first ones)

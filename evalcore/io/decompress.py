@@ -70,9 +70,9 @@ _DAMAGED = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 def input_errors(file: str, message: str, hint: str | None = None) -> InputErrors:
     """One :class:`~evalcore.io.errors.InputErrors` (imported here only when raised: the
     columnar TREC reader asks :func:`is_compressed` and must start without pydantic)."""
-    from evalcore.io.errors import InputError, InputErrors
+    from evalcore.io.errors import InputErrors
 
-    return InputErrors([InputError(file=file, message=message, hint=hint)])
+    return InputErrors.one(file, message, hint)
 
 
 def compression_of(head: bytes) -> str | None:

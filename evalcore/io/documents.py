@@ -27,7 +27,7 @@ from typing import Literal
 
 from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits, size_text
 from evalcore.io.decompress import SUFFIXES, open_input, without_compression_suffix
-from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
+from evalcore.io.errors import ErrorLog, InputErrors, show_value
 from evalcore.io.records import AUTO, Layout, TableFormat, records, text_field
 from evalcore.io.text_lines import SourceText, read_source, source_from_bytes
 from evalcore.io.trec_docs import (
@@ -71,9 +71,9 @@ def resolve_format(fmt: str, name: str, *, folder: bool = False, kinds: str = "j
         return fmt
     found = detect_format(name, folder=folder)
     if not found:
-        raise InputErrors([InputError(
-            file=name, message="cannot tell the format from the file name",
-            hint=f"choose it with --format ({kinds})")])
+        raise InputErrors.one(
+            name, "cannot tell the format from the file name", f"choose it with --format ({kinds})"
+        )
     return found
 
 
@@ -84,14 +84,14 @@ def read_documents(
     """Read and validate a document file (or a TREC folder); raise InputErrors on any error."""
     root = Path(path)
     if not root.exists():
-        raise InputErrors([InputError(file=str(root), message="file not found",
-                                      hint="check the path")])
+        raise InputErrors.one(str(root), "file not found", "check the path")
     chosen = resolve_format(fmt, root.name, folder=root.is_dir())
     if chosen == "trec":
         return read_trec_documents(root, limits=limits)
     if root.is_dir():
-        raise InputErrors([InputError(file=str(root), message=f"a folder, but --format {chosen} "
-                                      "reads one file", hint="give the file")])
+        raise InputErrors.one(
+            str(root), f"a folder, but --format {chosen} reads one file", "give the file"
+        )
     return parse_documents(read_source(root, limits=limits), chosen, fields, layout=layout,
                            limits=limits)
 

@@ -69,6 +69,19 @@ class InputErrors(ValueError):
         self.total: int = self.shown if total is None else total
         super().__init__(str(self))
 
+    @classmethod
+    def one(
+        cls,
+        file: str,
+        message: str,
+        hint: str | None = None,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> InputErrors:
+        """A single error."""
+        return cls([InputError(file=file, line=line, field=field, message=message, hint=hint)])
+
     @property
     def shown(self) -> int:
         """How many errors (not notices) are listed."""

@@ -17,17 +17,7 @@ from evalcore.io.json_objects import json_objects
 from evalcore.io.label_rows import GainNotes, LabelRow, LabelRows, build_row, deduplicate
 from evalcore.io.text_lines import SourceText, read_source
 
-FIELDS = (
-    "query_id",
-    "unit_id",
-    "gain",
-    "annotator",
-    "kind",
-    "created_at",
-    "note",
-    "source",
-    "event_id",
-)
+FIELDS = tuple("query_id unit_id gain annotator kind created_at note source event_id".split())
 
 
 def read_labels_jsonl(

@@ -27,7 +27,7 @@ from typing import Literal
 
 from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.documents import DOCUMENT_FORMATS, resolve_format
-from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
+from evalcore.io.errors import ErrorLog, InputErrors, show_value
 from evalcore.io.records import AUTO, Layout, TableFormat, records, text_field
 from evalcore.io.text_lines import SourceText, numbered_lines, read_source
 from evalcore.io.trec_topics import parse_trec_topics
@@ -151,8 +151,11 @@ def apply_query_map(
     if missing:
         shown = ", ".join(q.query_id for q in missing[:10])
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        raise InputErrors([InputError(
-            file=file, line=missing[0].line, field="id",
-            message=f"{len(missing)} query id(s) not in the query map {map_file}: {shown}{more}",
-            hint="add a line '<id> <judgment id>' for each")])
+        raise InputErrors.one(
+            file,
+            f"{len(missing)} query id(s) not in the query map {map_file}: {shown}{more}",
+            "add a line '<id> <judgment id>' for each",
+            line=missing[0].line,
+            field="id",
+        )
     return [replace(q, query_id=mapping[q.query_id]) for q in queries]

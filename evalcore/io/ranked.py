@@ -39,6 +39,7 @@ import numpy as np
 from evalcore.compute.batch import UNLABELED, ObservationBatch, PerQuery
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import pairs_in_runs, tied_runs
+from evalcore.io.trec import MAX_SORT_GROUPS, ColumnarInput, ranges
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
     from evalcore.io.trec import Labels, Qrels, TrecRun
 
 _NO_LABELS: dict[str, int] = {}
-#: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
-_MAX_SORT_GROUPS = 64
 #: Rankings of one length are sorted this many rows at a time.
 _CHUNK_ROWS = 1 << 18
 
@@ -232,7 +231,7 @@ def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)"
     if not np.isfinite(scores).all():
         return None
     docs = DictKeys(inner, offsets)
-    positions, order, tied_pairs = _rank_rows(scores, offsets, docs, depth)
+    positions, order, tied_pairs = rank_rows(scores, offsets, docs, depth)
     return Ranked(name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
 
 
@@ -245,6 +244,13 @@ class DictKeys(Sequence[str]):
         self._inner = inner
         self._offsets = offsets
         self._all: list[str] | None = None
+
+    @classmethod
+    def of(cls, names: list[str], offsets: np.ndarray) -> DictKeys:
+        """The doc IDs of a run held as one list, grouped by query (``offsets``)."""
+        keys = cls([], offsets)
+        keys._all = names
+        return keys
 
     def __len__(self) -> int:
         return int(self._offsets[-1])
@@ -274,7 +280,7 @@ class DictKeys(Sequence[str]):
         return list(self._inner[i])
 
 
-def _rank_rows(
+def rank_rows(
     scores: np.ndarray, offsets: np.ndarray, docs: DictKeys, depth: int = 0
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """(positions, order, tied pairs): query i's ranked positions are
@@ -291,7 +297,7 @@ def _rank_rows(
     positions = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(kept, out=positions[1:])
     distinct = np.unique(lengths).tolist()
-    if len(distinct) > _MAX_SORT_GROUPS:  # one sort of every row
+    if len(distinct) > MAX_SORT_GROUPS:  # one sort of every row
         query = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
         order = np.argsort(-scores, kind="stable")
         order = order[np.argsort(query[order], kind="stable")]
@@ -306,7 +312,7 @@ def _rank_rows(
 
         pairs = _order_ties(order, scores[order], same_block, query_at, rank0_at, docs, depth)
         if positions[-1] < order.size:
-            order = order[_ranges(offsets[:-1], kept)]
+            order = order[ranges(offsets[:-1], kept)]
         return positions, order, pairs
     order = np.empty(int(positions[-1]), dtype=np.int64)
     pairs = 0
@@ -371,15 +377,6 @@ def _order_ties(
     return pairs
 
 
-@dataclass(frozen=True, eq=False)
-class Joined:
-    """What :func:`join` gives: the batch, the tied score pairs and the notes of both inputs."""
-
-    batch: ObservationBatch
-    tied_score_pairs: int
-    notes: list[str]
-
-
 def join(
     judged: Judged,
     ranked: Ranked,
@@ -389,7 +386,7 @@ def join(
     protocol: EvalProtocol,
     all_queries: bool = False,
     min_depth: int = 0,
-) -> Joined:
+) -> ColumnarInput:
     """The batch of ``ranked`` against ``judged`` (see the module docstring)."""
     query_ids, notes = _query_order(judged, ranked, protocol.trec_eval, all_queries)
     n = len(query_ids)
@@ -402,7 +399,7 @@ def join(
     r_len[r_has] = np.minimum(ranked.offsets[1:][r_at[r_has]] - r_start, depth)
     pos_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(r_len, out=pos_offsets[1:])
-    rows = _ranges(r_start, r_len[r_has])  # ranked positions, then rows, of packed positions
+    rows = ranges(r_start, r_len[r_has])  # ranked positions, then rows, of packed positions
     if ranked.order is not None:
         rows = ranked.order[rows]
     pos_gain = _gains(judged, ranked, rows, query_ids, r_len)
@@ -416,7 +413,7 @@ def join(
     l_len[j_has] = judged.label_offsets[1:][j_at[j_has]] - l_start
     label_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(l_len, out=label_offsets[1:])
-    label_gain = judged.label_gain[_ranges(l_start, l_len[j_has])]
+    label_gain = judged.label_gain[ranges(l_start, l_len[j_has])]
     duplicate_reference = np.zeros(n, dtype=bool)
     duplicate_reference[j_has] = judged.duplicate_reference[j_at[j_has]]
     population = j_has & (complete or protocol.trec_eval)
@@ -436,7 +433,7 @@ def join(
         may_repeat=ranked.may_repeat,
         pos_unit=pos_unit,
     )
-    return Joined(batch, ranked.tied_score_pairs, [*notes, *judged.notes, *ranked.notes])
+    return ColumnarInput(batch, ranked.tied_score_pairs, [*notes, *judged.notes, *ranked.notes])
 
 
 def _query_order(
@@ -500,10 +497,3 @@ def _gains(
 def _positions_in(index: dict[str, int], query_ids: Sequence[str]) -> np.ndarray:
     """Each query's position in ``index``, -1 where absent."""
     return np.fromiter(map(index.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids))
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The indices ``starts[i] .. starts[i] + lengths[i] - 1`` of every i, concatenated."""
-    total = int(lengths.sum())
-    offsets = np.cumsum(lengths) - lengths
-    return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)

@@ -43,12 +43,11 @@ from evalcore.io.text_lines import SourceText, numbered_lines
 TableFormat = Literal["jsonl", "tsv", "csv"]
 
 #: First-row cells that name a column (any case): such a row is a header, never data.
-HEADER_WORDS = frozenset({
-    "id", "_id", "qid", "query_id", "queryid", "query-id", "query", "topic", "topic_id",
-    "question", "text", "title", "body", "contents", "content", "passage", "docid", "doc_id",
-    "doc-id", "pid", "did", "document", "url", "corpus-id", "corpus_id", "score", "narrative",
-    "description",
-})
+HEADER_WORDS = frozenset(
+    "id _id qid query_id queryid query-id query topic topic_id question text title body "
+    "contents content passage docid doc_id doc-id pid did document url corpus-id corpus_id "
+    "score narrative description".split()
+)
 #: A ``--columns`` entry that skips its column.
 SKIP = "-"
 

@@ -41,7 +41,7 @@ import json
 import stat
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,88 +83,115 @@ class Column:
     maximum: int | None = None
 
 
-def _s(name: str, *, optional: bool = False, choices: tuple[str, ...] = ()) -> Column:
-    return Column(name, "str", optional, choices)
+#: Column kinds (:func:`_columns`).
+TEXT = Column("", "str")
+JSON = Column("", "json")
+NUM = Column("", "num")  # an int or a float
+GAIN = Column("", "int", minimum=0, maximum=4)
 
 
-def _i(name: str, *, optional: bool = False, minimum: int | None = None,
-       maximum: int | None = None) -> Column:
-    return Column(name, "int", optional, minimum=minimum, maximum=maximum)
+def _int(minimum: int, maximum: int | None = None) -> Column:
+    return Column("", "int", minimum=minimum, maximum=maximum)
 
 
-def _j(name: str) -> Column:
-    return Column(name, "json")
+def _one_of(*choices: str) -> Column:
+    return Column("", "str", choices=choices)
 
 
-_GAIN = {"minimum": 0, "maximum": 4}
+def _columns(names: str, **kinds: Column) -> tuple[Column, ...]:
+    """Columns in order: text unless ``kinds`` gives another kind; ``name?``: may be null."""
+    return tuple(
+        replace(kinds.get(n.rstrip("?"), TEXT), name=n.rstrip("?"), optional=n.endswith("?"))
+        for n in names.split()
+    )
 
 #: Member file -> its columns, in the order written. ``study.jsonl`` has one row.
 MEMBERS: dict[str, tuple[Column, ...]] = {
-    "study.jsonl": (
-        _s("name"), _s("corpus_id"), _s("retrieval_unit"),
-        _i("relevance_threshold", minimum=1, maximum=4),
-        _s("gain", choices=("linear", "exponential")), _s("org_id", optional=True),
-        _s("created_at"), _s("org_name", optional=True), _s("corpus_owner", optional=True),
-        _s("measures", optional=True),
+    "study.jsonl": _columns(
+        "name corpus_id retrieval_unit relevance_threshold gain org_id? created_at org_name? "
+        "corpus_owner? measures?",
+        relevance_threshold=_int(1, 4),
+        gain=_one_of("linear", "exponential"),
     ),
-    "queries.jsonl": (_s("query_id"), _s("text"), _s("description"), _s("narrative")),
-    "documents.jsonl": (_s("doc_id"), _s("title"), _s("text"), _s("owner_org", optional=True),
-                        _s("created_at"), _s("content_hash")),
-    "runs.jsonl": (_s("name"), _s("source", choices=("lexical", "imported")),
-                   _j("protocol_json"), _s("corpus_fingerprint", optional=True),
-                   _i("k", minimum=1), _i("scan_complete", minimum=0, maximum=1),
-                   _s("created_at")),
-    "results.jsonl": (_s("run"), _s("query_id"), _i("rank", minimum=1), _s("unit_id"),
-                      Column("score", "num", optional=True)),
-    "label_events.jsonl": (_s("query_id"), _s("unit_id"),
-                           _s("kind", choices=("label", "undo", "adjudicate")),
-                           _i("gain", optional=True, **_GAIN), _s("annotator"),
-                           _s("created_at"), _s("note"), _s("source")),
-    "completeness_events.jsonl": (_s("query_id"), _s("state", choices=("complete", "reopened")),
-                                  _s("actor"), _s("created_at"), _s("reason")),
-    "references.jsonl": (_s("name"), _s("created_at"), _s("created_by"), _s("content_hash"),
-                         _s("sealed_at", optional=True)),
-    "reference_labels.jsonl": (_s("version"), _s("query_id"), _s("unit_id"), _i("gain", **_GAIN)),
-    "reference_completeness.jsonl": (_s("version"), _s("query_id"),
-                                     _i("population_complete", minimum=0, maximum=1)),
-    "protocols.jsonl": (_s("name"), _j("protocol_json"), _s("corpus_fingerprint"),
-                        _s("pinned_at"), _s("pinned_by")),
-    "protocol_documents.jsonl": (_s("protocol"), _s("doc_id"), _s("content_hash"),
-                                 _s("owner_org", optional=True)),
-    "retrieval_refusals.jsonl": (_s("protocol"), _s("run_name"), _s("created_at"), _s("actor"),
-                                 _s("message"), _j("detail_json")),
-    "reports.jsonl": (_s("name"), _s("reference_version", optional=True), _s("created_at"),
-                      _s("created_by"), _s("evalcore_version"), _j("body_json"),
-                      _s("content_hash")),
-    "users.jsonl": (_s("user_id"), _s("display_name"), _s("created_at")),
-    "members.jsonl": (_s("user_id"), _s("role", choices=("annotator", "reviewer", "lead")),
-                      _s("granted_by"), _s("granted_at")),
-    "organisation_members.jsonl": (_s("user_id"), _s("granted_by"), _s("granted_at"),
-                                   _s("role", choices=("member", "admin", "owner"))),
-    "audit.jsonl": (_s("created_at"), _s("actor"), _s("action"), _j("detail_json"),
-                    _s("channel"), _s("os_user")),
-    "samples.jsonl": (_s("name"), _s("run_a"), _s("run_b"), _j("measures_json"),
-                      _i("seed", minimum=0), _i("size", minimum=0), _i("draws", minimum=0),
-                      _j("design_json"), _s("created_at"), _s("created_by"),
-                      _s("grown_at", optional=True)),
-    "sample_units.jsonl": (_s("sample"), _i("position", minimum=1), _s("query_id"),
-                           _s("unit_id"), _i("stratum", minimum=0), _i("draw", minimum=1)),
-    "sample_nonresponses.jsonl": (_s("sample"), _s("query_id"), _s("unit_id"),
-                                  _s("kind", choices=("skip", "cant_judge")), _s("annotator"),
-                                  _s("created_at")),
+    "queries.jsonl": _columns("query_id text description narrative"),
+    "documents.jsonl": _columns("doc_id title text owner_org? created_at content_hash"),
+    "runs.jsonl": _columns(
+        "name source protocol_json corpus_fingerprint? k scan_complete created_at",
+        source=_one_of("lexical", "imported"),
+        protocol_json=JSON,
+        k=_int(1),
+        scan_complete=_int(0, 1),
+    ),
+    "results.jsonl": _columns("run query_id rank unit_id score?", rank=_int(1), score=NUM),
+    "label_events.jsonl": _columns(
+        "query_id unit_id kind gain? annotator created_at note source",
+        kind=_one_of("label", "undo", "adjudicate"),
+        gain=GAIN,
+    ),
+    "completeness_events.jsonl": _columns(
+        "query_id state actor created_at reason", state=_one_of("complete", "reopened")
+    ),
+    "references.jsonl": _columns("name created_at created_by content_hash sealed_at?"),
+    "reference_labels.jsonl": _columns("version query_id unit_id gain", gain=GAIN),
+    "reference_completeness.jsonl": _columns(
+        "version query_id population_complete", population_complete=_int(0, 1)
+    ),
+    "protocols.jsonl": _columns(
+        "name protocol_json corpus_fingerprint pinned_at pinned_by", protocol_json=JSON
+    ),
+    "protocol_documents.jsonl": _columns("protocol doc_id content_hash owner_org?"),
+    "retrieval_refusals.jsonl": _columns(
+        "protocol run_name created_at actor message detail_json", detail_json=JSON
+    ),
+    "reports.jsonl": _columns(
+        "name reference_version? created_at created_by evalcore_version body_json content_hash",
+        body_json=JSON,
+    ),
+    "users.jsonl": _columns("user_id display_name created_at"),
+    "members.jsonl": _columns(
+        "user_id role granted_by granted_at", role=_one_of("annotator", "reviewer", "lead")
+    ),
+    "organisation_members.jsonl": _columns(
+        "user_id granted_by granted_at role", role=_one_of("member", "admin", "owner")
+    ),
+    "audit.jsonl": _columns(
+        "created_at actor action detail_json channel os_user", detail_json=JSON
+    ),
+    "samples.jsonl": _columns(
+        "name run_a run_b measures_json seed size draws design_json created_at created_by "
+        "grown_at?",
+        measures_json=JSON,
+        seed=_int(0),
+        size=_int(0),
+        draws=_int(0),
+        design_json=JSON,
+    ),
+    "sample_units.jsonl": _columns(
+        "sample position query_id unit_id stratum draw",
+        position=_int(1),
+        stratum=_int(0),
+        draw=_int(1),
+    ),
+    "sample_nonresponses.jsonl": _columns(
+        "sample query_id unit_id kind annotator created_at", kind=_one_of("skip", "cant_judge")
+    ),
     # Automatic judgments (never evidence): each published import, numbered from 1 in the
     # order it was made (``number``: the archive's own key, store ids are not written),
     # and each import's labels naming it by that number.
-    "automatic_imports.jsonl": (_i("number", minimum=1), _s("source"), _s("file"),
-                                _s("format"), _s("imported_by"), _s("imported_at")),
-    "automatic_labels.jsonl": (_i("import", minimum=1), _s("query_id"), _s("unit_id"),
-                               _i("gain", **_GAIN)),
+    "automatic_imports.jsonl": _columns(
+        "number source file format imported_by imported_at", number=_int(1)
+    ),
+    "automatic_labels.jsonl": _columns(
+        "import query_id unit_id gain", gain=GAIN, **{"import": _int(1)}
+    ),
 }
 
 #: Members a format version added (absent from older archives, read as empty).
-ADDED_IN: dict[str, int] = {"samples.jsonl": 3, "sample_units.jsonl": 3,
-                            "sample_nonresponses.jsonl": 3, "automatic_imports.jsonl": 3,
-                            "automatic_labels.jsonl": 3}
+ADDED_IN: dict[str, int] = dict.fromkeys(
+    ("samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl")
+    + ("automatic_imports.jsonl", "automatic_labels.jsonl"),
+    3,
+)
 
 
 def members_of(version: int = FORMAT_VERSION) -> list[str]:
@@ -373,7 +400,7 @@ class OpenedArchive:
 def _fail(name: str, message: str, hint: str | None = None, member: str | None = None,
           line: int | None = None) -> InputErrors:
     where = name if member is None else f"{name}:{member}"
-    return InputErrors([InputError(file=where, line=line, message=message, hint=hint)])
+    return InputErrors.one(where, message, hint, line=line)
 
 
 _REEXPORT = "export the study again with `evalcore export study` and import that archive"

@@ -126,11 +126,13 @@ def _check_lines(data: bytes, name: str, max_line_bytes: int) -> None:
 
 
 def _line_too_long(name: str, line: int, limit: int) -> InputErrors:
-    return InputErrors([InputError(
-        file=name, line=line,
-        message=f"a line longer than {size_text(limit)}: one record (one "
-                "document) may not be larger; reading stopped here",
-        hint=f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is")])
+    return InputErrors.one(
+        name,
+        f"a line longer than {size_text(limit)}: one record (one "
+        "document) may not be larger; reading stopped here",
+        f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is",
+        line=line,
+    )
 
 
 def decode_source(data: bytes, name: str, fields: Sequence[str] = ()) -> SourceText:

@@ -35,26 +35,16 @@ evaluates only the run's queries unless ``-c`` is given; here qrels queries miss
 from the run are kept, as the contract requires (under trec_eval compatibility:
 :mod:`evalcore.io.trec_eval_scope`).
 
-Reading (one reader for every TREC file and text): the input is taken in blocks
-of whole lines (:data:`BLOCK_BYTES`). Each block is first split in bulk
-(:mod:`evalcore.io.trec_bytes`: fields found with numpy, packed into 64-bit words,
-no Python object per line) when it is plain: single spaces or single tabs between
-fields, no blank or comment line, no blank other than space and tab. A block that
-is not plain, or whose line has the wrong number of fields, is walked line by line
-by :func:`_walk_block`, which names every bad line (``file:line``) and hands the
-good lines, re-joined by single spaces, to the same bulk split. Gains and scores
-are checked in bulk the same way; a block holding a bad one is looked at token by
-token to name the line. A file that is not plain UTF-8 with LF or CRLF line ends
-(compressed, another encoding, a NUL, a lone CR, a line past the read limit) is
-decoded whole by :func:`~evalcore.io.text_lines.read_source`, which names its
-decoding errors, and its text is read the same way.
-
-The evaluation of two files (:func:`files_input`) keeps from each run block only
-the packed positions of its queries (positions 1..depth in trec_eval order), so
-memory grows with what is measured; qrels and positions are joined on the doc
-IDs' words (a hash join, equal hashes checked word by word) and doc IDs become
-strings only where a report names them (:class:`WordUnits`). :func:`read_qrels`
-and :func:`read_run` give the whole files as Python objects (imports, the API).
+Reading: one reader for every TREC file and text. Blocks of whole lines
+(:data:`BLOCK_BYTES`) are split in bulk (:mod:`evalcore.io.trec_bytes`) when plain
+(single spaces or single tabs between fields, no blank or comment line); any other
+block, and a block holding a bad gain or score, is read line by line in the same
+reader, which names every bad line (``file:line: field``). A file that is not plain
+UTF-8 with LF or CRLF line ends is decoded whole first
+(:func:`~evalcore.io.text_lines.read_source`, which names its decoding errors).
+:func:`files_input` keeps from a run only the positions it measures and joins them to
+the qrels on the doc IDs' packed words, so memory grows with what is measured;
+:func:`read_qrels` and :func:`read_run` give whole files as Python objects.
 """
 
 from __future__ import annotations
@@ -121,10 +111,12 @@ _MAX_NOTES = 20
 #: Files are read and reduced in blocks of about this many bytes of whole lines.
 BLOCK_BYTES = 1 << 22
 #: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
-_MAX_SORT_GROUPS = 64
+MAX_SORT_GROUPS = 64
 #: A depth that keeps every position (a whole run).
 _ALL = sys.maxsize
 T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 # --- parsed files ---------------------------------------------------------------------------
@@ -294,6 +286,20 @@ def _read_blocks(
         _take_all(reading, _chunks(data.read, block_bytes, raw=False), take)
     reading.raise_if_any()
     return reading
+
+
+def read_both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
+    """The results of two reads, or one :class:`InputErrors` holding the errors of both."""
+    failed: list[InputErrors] = []
+    results: list[Any] = []
+    for read in (first, second):
+        try:
+            results.append(read())
+        except input_errors() as exc:
+            failed.append(exc)
+    if failed:
+        raise input_errors()([e for f in failed for e in f.errors], sum(f.total for f in failed))
+    return results[0], results[1]
 
 
 def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -580,14 +586,14 @@ def read_labels(
     )
 
 
-def read_qrels(path: str | PathLike[str], gain_map: Mapping[float, int] | None = None) -> Qrels:
-    """Read a TREC qrels file; raise :class:`~evalcore.io.errors.InputErrors` listing every error."""
-    return qrels_of(read_labels(path, gain_map))
-
-
-def parse_qrels(source: SourceText, gain_map: Mapping[float, int] | None = None) -> Qrels:
-    """Validate decoded qrels text; same rules as :func:`read_qrels`."""
+def read_qrels(
+    source: str | PathLike[str] | SourceText, gain_map: Mapping[float, int] | None = None
+) -> Qrels:
+    """Read TREC qrels (a file or decoded text); raise :class:`InputErrors` listing every error."""
     return qrels_of(read_labels(source, gain_map))
+
+
+parse_qrels = read_qrels  # (decoded text: the same reader)
 
 
 def qrels_of(labels: Labels) -> Qrels:
@@ -867,7 +873,7 @@ def reduce_block(
         reach = run_start < starts[group] + size[group]
         if reach.any():
             a, b = run_start[reach], run_end[reach]
-            rows = _ranges(a, b - a)
+            rows = ranges(a, b - a)
             if order is None:
                 order = np.arange(n, dtype=np.int64)
             lines = order[rows]
@@ -876,7 +882,7 @@ def reduce_block(
             keys = [tied[:, i] for i in range(tied.shape[1] - 1, -1, -1)]
             within = np.lexsort((*keys, np.repeat(np.arange(a.size), b - a)))
             order[rows] = lines[within]
-    picked = _ranges(starts, size)
+    picked = ranges(starts, size)
     lines = picked if order is None else order[picked]
     out.window_query.append(codes[starts])
     out.window_size.append(size)
@@ -899,7 +905,7 @@ def _score_order(
     unsorted = np.unique(np.searchsorted(starts, rising, side="right") - 1)
     lengths = ends[unsorted] - starts[unsorted]
     distinct_lengths = np.unique(lengths).tolist()
-    if len(distinct_lengths) > _MAX_SORT_GROUPS:
+    if len(distinct_lengths) > MAX_SORT_GROUPS:
         return np.lexsort((-scores, codes))
     order = np.arange(n, dtype=np.int64)
     for length in distinct_lengths:
@@ -909,24 +915,20 @@ def _score_order(
     return order
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The indices ``starts[i] .. starts[i] + lengths[i] - 1`` of every i, concatenated."""
     total = int(lengths.sum())
     offsets = np.cumsum(lengths) - lengths
     return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
 
 
-def read_run(path: str | PathLike[str], *, extra_columns: bool = False) -> TrecRun:
-    """Read a TREC run file; raise :class:`~evalcore.io.errors.InputErrors` listing every error.
-
-    ``extra_columns=True`` ignores text after the tag, as trec_eval does.
-    """
-    return run_of(read_windows(path, extra_columns=extra_columns))
-
-
-def parse_run(source: SourceText, *, extra_columns: bool = False) -> TrecRun:
-    """Validate decoded run text; same rules as :func:`read_run`."""
+def read_run(source: str | PathLike[str] | SourceText, *, extra_columns: bool = False) -> TrecRun:
+    """Read a TREC run (a file or decoded text); raise :class:`InputErrors` listing every error.
+    ``extra_columns=True`` ignores text after the tag, as trec_eval does."""
     return run_of(read_windows(source, extra_columns=extra_columns))
+
+
+parse_run = read_run  # (decoded text: the same reader)
 
 
 def run_of(windows: Windows) -> TrecRun:
@@ -953,51 +955,12 @@ def run_of(windows: Windows) -> TrecRun:
     )
 
 
-def order_blocks(
-    scores: np.ndarray, edges: Sequence[int], docs: Sequence[str]
-) -> tuple[np.ndarray | None, np.ndarray, int]:
-    """Order rows within each block ``edges[i]:edges[i+1]``: score descending, then doc ID
-    descending. Returns (row order or None when already in order, sorted scores, tied pairs)."""
-    n = len(scores)
-    same_block = np.ones(max(n - 1, 0), dtype=bool)
-    inner = np.asarray(edges[1:-1], dtype=np.int64)
-    same_block[inner - 1] = False
-    rising = np.flatnonzero((scores[1:] > scores[:-1]) & same_block)
-    order_arr: np.ndarray | None = None
-    if rising.size:
-        order_arr = np.arange(n, dtype=np.int64)
-        neg = -scores
-        bounds = np.asarray(edges, dtype=np.int64)
-        blocks = np.searchsorted(inner, rising, side="right")  # ascending: rising is
-        unsorted = blocks[np.concatenate(([True], blocks[1:] != blocks[:-1]))]  # np.unique
-        starts, lengths = bounds[unsorted], bounds[unsorted + 1] - bounds[unsorted]
-        # Blocks of equal length are sorted together, one 2-D argsort per length.
-        for length in np.unique(lengths).tolist():
-            rows = starts[lengths == length][:, None] + np.arange(length)
-            # Not stable, and need not be: equal scores are ordered by doc ID below.
-            within = np.argsort(neg[rows], axis=1)
-            order_arr[rows] = np.take_along_axis(rows, within, axis=1)
-        scores = scores[order_arr]
-    run_start, run_end = tied_runs(scores, same_block)
-    tied_pairs = pairs_in_runs(run_start, run_end)
-    if run_start.size:
-        for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
-            rows = list(range(a, b)) if order_arr is None else order_arr[a:b].tolist()
-            # trec_eval: equal scores are ordered by doc ID descending (strcmp).
-            fixed = sorted(rows, key=docs.__getitem__, reverse=True)
-            if fixed != rows:
-                if order_arr is None:
-                    order_arr = np.arange(n, dtype=np.int64)
-                order_arr[a:b] = fixed
-    return order_arr, scores, tied_pairs
-
-
 # --- the join of two files -------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
 class ColumnarInput:
-    """The packed batch of TREC inputs and the facts of its diagnostics, as plain values
+    """The packed batch of qrels and a run joined, and the facts of its diagnostics, as plain values
     (no pydantic: :mod:`evalcore.api.report_text` writes the command line's JSON from
     them; :meth:`evalcore.api.inputs.EvalInput.from_columnar` makes the diagnostics' model)."""
 
@@ -1020,20 +983,10 @@ def files_input(
     """The packed batch and the facts of the diagnostics of two TREC files; raises
     :class:`InputErrors` with the errors of both files. Same arguments and meaning as
     :func:`evalcore.api.inputs.trec_input`."""
-    failed: list[InputErrors] = []
-    labels: Labels | None = None
-    ranked: Windows | None = None
-    # (Read one after the other: most of the reading holds the interpreter lock.)
-    try:
-        labels = read_labels(qrels, gain_map)
-    except input_errors() as exc:
-        failed.append(exc)
-    try:
-        ranked = read_windows(run, max(k, min_depth), extra_columns=protocol.trec_eval)
-    except input_errors() as exc:
-        failed.append(exc)
-    if failed or labels is None or ranked is None:
-        raise input_errors()([e for f in failed for e in f.errors], sum(f.total for f in failed))
+    labels, ranked = read_both(
+        lambda: read_labels(qrels, gain_map),
+        lambda: read_windows(run, max(k, min_depth), extra_columns=protocol.trec_eval),
+    )
     return assemble(
         labels,
         ranked,
@@ -1083,7 +1036,7 @@ def assemble(
     pos_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(n_pos, out=pos_offsets[1:])
     by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
-    flat = _ranges(window_start[by_out], window_size[by_out])
+    flat = ranges(window_start[by_out], window_size[by_out])
     position_words = window_docs[flat]
     del window_docs
     top_units = WordUnits(position_words, pos_offsets)
@@ -1130,14 +1083,10 @@ def assemble(
         duplicate_reference=duplicate_reference,
         pos_unit=pos_unit,
     )
-    repeat_notes = [] if repeated is None else repeated.notes
-    return ColumnarInput(
-        batch, ranked.tied_pairs, [*notes, *repeat_notes, *labels.notes, *_run_notes(ranked)]
-    )
-
-
-def _run_notes(ranked: Windows) -> list[str]:
-    return run_notes(ranked.name, list(ranked.tags), ranked.extra_column_lines)
+    if repeated is not None:
+        notes += repeated.notes
+    notes += labels.notes + run_notes(ranked.name, list(ranked.tags), ranked.extra_column_lines)
+    return ColumnarInput(batch, ranked.tied_pairs, notes)
 
 
 class WordUnits(PerQuery):

@@ -52,6 +52,8 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"<[^<>]*>")
 #: How much of a text's end may be the start of a ``<DOC>`` or ``</DOC>`` tag cut by a block.
 _TAG_TAIL = 32
+#: The hint of a file or folder holding no document.
+_DOC_SHAPE = "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>"
 
 
 class DocumentSet:
@@ -76,8 +78,9 @@ def read_trec_documents(
     total = 0
     files = _files(root) if root.is_dir() else [root]
     if root.is_dir() and not files:
-        raise InputErrors([InputError(file=str(root), message="the folder holds no file",
-                                      hint="give a folder of TREC <DOC> files")])
+        raise InputErrors.one(
+            str(root), "the folder holds no file", "give a folder of TREC <DOC> files"
+        )
     reporter().stage(f"reading {root.name}", sum(_size(f) for f in files), "B")
     compressed = 0
     for file in files:
@@ -97,9 +100,7 @@ def read_trec_documents(
         raise InputErrors([e for e in errors if not e.stop][:200] + [e for e in errors if e.stop],
                           total)
     if not out.documents:
-        raise InputErrors([InputError(file=str(root), message="no <DOC> found",
-                                      hint="TREC documents look like <DOC><DOCNO>id</DOCNO> "
-                                           "text</DOC>")])
+        raise InputErrors.one(str(root), "no <DOC> found", _DOC_SHAPE)
     if compressed:
         out.notes.append(f"{root}: {compressed} compressed file(s) decompressed while read")
     return out
@@ -250,8 +251,7 @@ class _Scanner:
                 return 0
             self._flush_held()
             if not self.log:
-                self.log.add(None, None, "no <DOC> found",
-                             "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>")
+                self.log.add(None, None, "no <DOC> found", _DOC_SHAPE)
         elif self.found:
             self._flush_held()
         self.log.raise_if_any()
@@ -262,11 +262,14 @@ class _Scanner:
 
     def too_large(self, line: int) -> InputErrors:
         what = "a <DOC> larger than" if self.in_doc else "a line longer than"
-        return InputErrors([InputError(
-            file=self.name, line=line, field="DOC" if self.in_doc else None,
-            message=f"{what} {size_text(self.limit)} with no </DOC>: "
-                    "one document may not be larger; reading stopped here",
-            hint=f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is")])
+        return InputErrors.one(
+            self.name,
+            f"{what} {size_text(self.limit)} with no </DOC>: "
+            "one document may not be larger; reading stopped here",
+            f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is",
+            line=line,
+            field="DOC" if self.in_doc else None,
+        )
 
     def _gap(self, buf: str, start: int, end: int, counter: _LineCounter) -> None:
         """Only whitespace may stand between documents (one error per stretch of text)."""

@@ -43,14 +43,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalcore.contract.gains import MAX_GAIN
-from evalcore.io.errors import ErrorLog, InputError, InputErrors
-from evalcore.io.ranked import Judged, Ranked, judged_from_qrels
+from evalcore.io.errors import ErrorLog, InputErrors
+from evalcore.io.ranked import DictKeys, Judged, Ranked, judged_from_qrels, rank_rows
 from evalcore.io.trec import (
     ColumnarInput,
     Labels,
     Windows,
     assemble,
-    order_blocks,
     qrels_from_rows,
     query_codes,
     reduce_block,
@@ -123,19 +122,7 @@ def _plain_qrels(value: dict, name: str, copy: bool) -> Judged | None:
     if gains.min() < 0 or gains.max() > MAX_GAIN:
         return None
     gains_of = {q: dict(b) if copy else b for q, b in zip(keys, inner, strict=True) if b}
-    offsets = np.zeros(len(gains_of) + 1, dtype=np.int64)
-    np.cumsum(
-        np.fromiter(map(len, gains_of.values()), dtype=np.int64, count=len(gains_of)),
-        out=offsets[1:],
-    )
-    return Judged(
-        name,
-        list(gains_of),
-        gains_of,
-        offsets,
-        gains.astype(np.int8),
-        np.zeros(len(gains_of), dtype=bool),
-    )
+    return Judged.of_dicts(name, gains_of)
 
 
 def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
@@ -151,12 +138,13 @@ def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
     if converted:  # integer keys may now read alike: regroup by the IDs' text
         rows = rows.regrouped()
     keys, edges, grouped = rows.blocks()
-    order, _, tied_pairs = order_blocks(rows.in_blocks(scores), edges, grouped)
+    offsets = np.asarray(edges, dtype=np.int64)
+    _, order, tied_pairs = rank_rows(rows.in_blocks(scores), offsets, DictKeys.of(grouped, offsets))
     table = rows.lengths is None
     return Ranked(
         rows.name,
         keys,
-        np.asarray(edges, dtype=np.int64),
+        offsets,
         grouped,
         order,
         tied_pairs,
@@ -274,17 +262,13 @@ def _rows(value: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     if is_dataframe(value):
         return _frame_rows(value, f"{name} (DataFrame)", value_columns)
     if is_arrow_table(value):
-        return _arrow_rows(value, f"{name} (Table)", value_columns)
+        return _frame_rows(value, f"{name} (Table)", value_columns)
     if isinstance(value, Mapping):
         return _dict_rows(value, f"{name} (dict)")
-    raise InputErrors(
-        [
-            InputError(
-                file=name,
-                message="expected a file path, a nested dict, a DataFrame or a "
-                f"pyarrow Table, got {type(value).__name__}",
-            )
-        ]
+    raise InputErrors.one(
+        name,
+        "expected a file path, a nested dict, a DataFrame or a "
+        f"pyarrow Table, got {type(value).__name__}",
     )
 
 
@@ -294,14 +278,10 @@ def _dict_rows(value: Mapping, name: str) -> _Rows:
     if not all(isinstance(x, dict) for x in inner):
         for q, x in zip(keys, inner, strict=True):
             if not isinstance(x, Mapping):
-                raise InputErrors(
-                    [
-                        InputError(
-                            file=name,
-                            field=f"query {q!r}",
-                            message=f"expected a dict of doc ID -> value, got {type(x).__name__}",
-                        )
-                    ]
+                raise InputErrors.one(
+                    name,
+                    f"expected a dict of doc ID -> value, got {type(x).__name__}",
+                    field=f"query {q!r}",
                 )
     lengths = list(map(len, inner))
     doc_ids = list(chain.from_iterable(inner))
@@ -312,29 +292,20 @@ def _dict_rows(value: Mapping, name: str) -> _Rows:
 
 
 def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
-    names = [str(c) for c in frame.columns]
+    """The rows of a DataFrame (``frame``) or a pyarrow Table."""
+    pandas = is_dataframe(frame)
+    names = [str(c) for c in (frame.columns if pandas else frame.column_names)]
     picked = tuple(
         _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
     )
-    q, d, v = (frame[c].to_numpy() for c in picked)
-    rows = _table_rows(name, q, d, v, picked)
-    rows.from_pandas = True
-    return rows
-
-
-def _arrow_rows(table: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
-    names = [str(c) for c in table.column_names]
-    picked = tuple(
-        _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
-    )
-    q, d, v = (table.column(c).to_numpy(zero_copy_only=False) for c in picked)
-    return _table_rows(name, q, d, v, picked)
-
-
-def _table_rows(name: str, q: np.ndarray, d: np.ndarray, v: np.ndarray, picked: tuple) -> _Rows:
+    if pandas:
+        q, d, v = (frame[c].to_numpy() for c in picked)
+    else:
+        q, d, v = (frame.column(c).to_numpy(zero_copy_only=False) for c in picked)
     values = v if v.dtype.kind in "iuf" else v.tolist()
-    doc_ids = _ids(d)
-    return _Rows(name, [], None, doc_ids, values, picked, _ids(q))
+    rows = _Rows(name, [], None, _ids(d), values, picked, _ids(q))
+    rows.from_pandas = pandas
+    return rows
 
 
 def _column(columns: list[str], options: tuple[str, ...], name: str) -> str:
@@ -342,14 +313,10 @@ def _column(columns: list[str], options: tuple[str, ...], name: str) -> str:
     if len(found) == 1:
         return found[0]
     problem = "has none of the columns" if not found else "has more than one of the columns"
-    raise InputErrors(
-        [
-            InputError(
-                file=name,
-                message=f"{problem} {', '.join(options)}; its columns are: {', '.join(columns)}",
-                hint=f"name the column {options[0]}",
-            )
-        ]
+    raise InputErrors.one(
+        name,
+        f"{problem} {', '.join(options)}; its columns are: {', '.join(columns)}",
+        f"name the column {options[0]}",
     )
 
 
@@ -576,12 +543,12 @@ def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tup
     if not (frame or is_arrow_table(value)):
         raise Decline("not a table")
     names = [str(c) for c in (value.columns if frame else value.column_names)]
-    picked = []
-    for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns):
-        found = [c for c in options if c in names]
-        if len(found) != 1:
-            raise Decline("columns")  # the general path says which
-        picked.append(found[0])
+    try:
+        picked = [
+            _column(names, options, kind) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
+        ]
+    except InputErrors:
+        raise Decline("columns") from None  # the general path says which
     try:
         table = (
             pa.Table.from_pandas(value[picked], preserve_index=False)

@@ -35,7 +35,7 @@ from evalcore.contract.limits import (
     ReadLimits,
 )
 from evalcore.io.decompress import BLOCK, UnpackBudget
-from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.errors import InputErrors
 from evalcore.io.progress import reporter
 
 #: Largest total uncompressed size accepted (bytes), declared or actual.
@@ -67,7 +67,7 @@ class _Extraction:
                                           "from the command line")
 
     def fail(self, message: str, hint: str | None = None) -> InputErrors:
-        return InputErrors([InputError(file=self.name, message=message, hint=hint)])
+        return InputErrors.one(self.name, message, hint)
 
     def check_declared(self, members: list[zipfile.ZipInfo]) -> None:
         if len(members) > MAX_ZIP_MEMBERS:

@@ -33,15 +33,10 @@ if TYPE_CHECKING:  # (or the plain ProtocolChoices: evalcore.contract.protocol_c
     from evalcore.contract.evaluation_protocol import EvalProtocol
 
 
-def segment_count(query: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    """Per-query count of the flat positions where ``mask`` holds."""
-    return np.bincount(query[mask], minlength=n)
-
-
 def counts_in(offsets: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per-query count of the flat positions where ``mask`` holds, query i's positions being
-    ``offsets[i]:offsets[i + 1]`` (:func:`segment_count` when the segments are known: one
-    ``reduceat`` over the mask's bytes, no copy of the selected positions)."""
+    ``offsets[i]:offsets[i + 1]`` (one ``reduceat`` over the mask's bytes, no copy of the
+    selected positions)."""
     n = offsets.size - 1
     out = np.zeros(n, dtype=np.int64)
     starts = offsets[:-1]
@@ -285,8 +280,7 @@ class Cut:
         ks = r.k if k is None else np.full(n, k, dtype=np.int64)
         arrays = {
             name: getattr(r, name)
-            for name in ("query", "rank", "low", "high", "unlabeled", "conflict", "judged",
-                         "counted")
+            for name in "query rank low high unlabeled conflict judged counted".split()
         }
         offsets = r.offsets
         if offsets is None:
