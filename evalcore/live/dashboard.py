@@ -391,7 +391,7 @@ class LiveDashboard:
         started = time.perf_counter()
         marks = store_marks(study)
         self.runs = {}
-        evidence = shared_evidence(study)
+        evidence = shared_evidence(study, marks=marks)
         reference = evidence.reference
         self._corpus_size = reference.corpus_size
         self.extra = {}
@@ -423,6 +423,7 @@ class LiveDashboard:
         self._complete = {}
         self._set_coverage(self.query_ids, self._blocking_source.values(), reference)
         self._set_aggregates()
+        evidence.names.read_small(study)  # the blocking list names its units on this handle
         self.marks = marks
         self.last_refresh = RefreshOutcome(
             changed=True, full=True, queries=[], seconds=time.perf_counter() - started

@@ -412,11 +412,16 @@ class StudyEvidence:
 
 
 def study_evidence(
-    study: Study, reference: str | None = None, query_ids: list[str] | None = None,
+    study: Study, reference: str | None = None, query_ids: list[str] | None = None, *,
+    marks: StoreMarks | None = None,
 ) -> StudyEvidence:
     """A :class:`StudyEvidence` on the working reference (``reference`` None; of
-    ``query_ids`` only when given) or a frozen version, read now."""
-    marks = store_marks(study) if query_ids is None else None
+    ``query_ids`` only when given) or a frozen version, read now. ``marks``: the store's
+    marks the caller has just read (not read again before the reference is read)."""
+    if query_ids is not None:
+        marks = None
+    elif marks is None:
+        marks = store_marks(study)
     ref = reference_columns(study, reference, query_ids)
     if marks is not None and store_marks(study) != marks:
         marks = None  # moved during the read: right for now, but not to be kept
