@@ -399,7 +399,7 @@ class LiveDashboard:
         order: list[str] | None = None
         for run in list_runs(study):
             extra = self._extra_measures(run.k)
-            columns = run_columns(study, evidence, run.name, order=order)
+            columns = run_columns(study, evidence, run, order=order)
             order = columns.query_ids
             results, more, tops = _evaluate(columns, evidence.labels_over(study, columns.query_ids),
                                             reference, self.protocol, extra)
