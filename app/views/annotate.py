@@ -260,6 +260,13 @@ def _refuse(text: str) -> None:
 _REFUSED_SHOWN_S = 8.0
 
 
+def _show_messages() -> None:
+    """What the last callbacks left to say: the label's message, its notice, the refusals."""
+    show_flash(_FLASH_KEY)
+    show_flash(_NOTICE_KEY)
+    _show_refused()
+
+
 def _show_refused() -> None:
     """The refusals of the last few seconds, newest last (identical ones counted)."""
     now = time.monotonic()
@@ -721,9 +728,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
                    annotator)
     token = _on_screen(sid, annotator)
     with st.container():  # one slot, so the messages never shift the columns below
-        show_flash(_FLASH_KEY)
-        show_flash(_NOTICE_KEY)
-        _show_refused()
+        _show_messages()
     show_verdict_line(state)
     work, panel = st.columns([3, 2])
     with panel:
@@ -752,19 +757,26 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
                         "(in conflict): adjudicate on the Annotator agreement page.")
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
-        position = (f"queue item {state.items.index(item) + 1} of {len(state.items)}"
+        _queue_item(handle, study, token, annotator,
+                    f"queue item {state.items.index(item) + 1} of {len(state.items)}"
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
-        query_text = query_text_of(handle, item.query_id)
-        st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
-        show_information_need(handle, item.query_id, expanded=False)
-        _confirm(token, None)
-        pool = cached_pool(handle, item.query_id)
-        ranks = {p.unit_id: p.ranks for p in pool}
-        doc = _item_head(handle, study, item.query_id, query_text, token, position, ranks,
-                         _mine(handle, item.query_id, annotator), None)
-        _buttons(token, None)
-        _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
-        _note_and_text(handle, token, doc, query_text)
+
+
+def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
+                position: str) -> None:
+    """The item on screen in the to-decide or sample queue, under its query (no browsing:
+    the queue decides what comes next)."""
+    query_text = query_text_of(handle, token.query_id)
+    st.markdown("#### " + escape_markdown(f"{token.query_id}: {query_text or ''}"))
+    show_information_need(handle, token.query_id, expanded=False)
+    _confirm(token, None)
+    ranks = {p.unit_id: p.ranks for p in cached_pool(handle, token.query_id)}
+    doc = _item_head(handle, study, token.query_id, query_text, token, position, ranks,
+                     _mine(handle, token.query_id, annotator), None)
+    _buttons(token, None)
+    _undo_and_browse(token.study_id, st.session_state.get(_DECIDE_LAST_KEY), annotator, None,
+                     None)
+    _note_and_text(handle, token, doc, query_text)
 
 
 def _sample_choice(handle: Study) -> str | None:
@@ -815,9 +827,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     labeled = sum(1 for u in queue if u.state == "labeled")
     passed = sum(1 for u in queue if u.state == "non-response")
     with st.container():
-        show_flash(_FLASH_KEY)
-        show_flash(_NOTICE_KEY)
-        _show_refused()
+        _show_messages()
     st.progress((labeled + passed) / len(queue) if queue else 1.0,
                 text=f"Sample {name}: {labeled} labeled, {passed} non-response, "
                      f"{len(waiting)} to label of {len(queue)} units")
@@ -831,18 +841,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
                 "page (Estimate instead)."))
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
-        query_text = query_text_of(handle, item.query_id)
-        st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
-        show_information_need(handle, item.query_id, expanded=False)
-        _confirm(token, None)
-        pool = cached_pool(handle, item.query_id)
-        ranks = {p.unit_id: p.ranks for p in pool}
-        doc = _item_head(handle, study, item.query_id, query_text, token,
-                         f"sample unit {item.position} of {len(queue)}", ranks,
-                         _mine(handle, item.query_id, annotator), None)
-        _buttons(token, None)
-        _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
-        _note_and_text(handle, token, doc, query_text)
+        _queue_item(handle, study, token, annotator, f"sample unit {item.position} of {len(queue)}")
 
 
 @st.fragment
@@ -898,9 +897,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
                         if study_progress.pooled else 1.0,
                         text=f"Study: you labeled {study_progress.mine:,} of "
                              f"{study_progress.pooled:,} pooled items")
-    show_flash(_FLASH_KEY)
-    show_flash(_NOTICE_KEY)
-    _show_refused()
+    _show_messages()
 
     with st.container(border=True):
         if token is None:

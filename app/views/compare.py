@@ -179,9 +179,8 @@ def _pair_comparison(handle: Study, run_a: str, run_b: str, measures: list[str],
     (None: every query of the study)."""
     key = _whole_key(run_a, run_b, measures, reference, queries)
     if not large:
-        return shared_result(handle, key, lambda: compare_pair(
-            handle, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
-            query_ids=queries))
+        return shared_result(handle, key, lambda: _whole(handle, run_a, run_b, measures,
+                                                         reference, queries))
     whole = ready_result(handle, key)
     if whole is not None:
         return whole
@@ -213,16 +212,20 @@ def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | Non
     return ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN, queries)
 
 
+def _whole(handle: Study, run_a: str, run_b: str, measures: list[str], reference: str | None,
+           queries: tuple[str, ...] | None) -> PairComparison:
+    """The whole comparison of the pair (verdicts, queues, paired tests, compat numbers)."""
+    return compare_pair(handle, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
+                        query_ids=queries)
+
+
 @st.fragment(run_every=PENDING_POLL_SECONDS)
 def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
                    reference: str | None, queries: tuple[str, ...] | None = None) -> None:
-    """Where the queues and compatibility numbers will be: a note while they are computed in
-    the background, the whole page again once they are ready. The background work starts
-    on the fragment's next run, once the page's own run has been sent (on two cores it
-    would otherwise slow that first render down), from the pair the verdicts were
-    computed from (no second read or evaluation) and with the verdicts and paired tests
-    already drawn (not computed again). Each run of it opens its one read handle (it reruns
-    on its own)."""
+    """A note while a large study's queues and compatibility numbers are computed in the
+    background, the whole page again once they are ready. The background work starts on the
+    fragment's next run, once the page's first render is sent, from the pair and verdicts
+    already computed."""
     handle = open_study(get_db(), study_id, reader())
     key = _whole_key(run_a, run_b, measures, reference, queries)
     if ready_result(handle, key) is not None:
@@ -232,25 +235,14 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
         evaluated = ready_result(
             handle, _evaluated_key(run_a, run_b, measures, reference, queries), alone=True)
         verdicts = ready_result(handle, key + ("verdicts only",))
-        compute_in_background(
-            handle,
-            key,
-            lambda own: (
-                compare_pair(
-                    own,
-                    run_a,
-                    run_b,
-                    measures,
-                    reference,
-                    queue_limit=QUEUE_SHOWN,
-                    query_ids=queries,
-                )
-                if evaluated is None
-                else compare_evaluated_pair(
-                    evaluated, reference, queue_limit=QUEUE_SHOWN, verdicts=verdicts
-                )
-            ),
-        )
+
+        def whole(own: Study) -> PairComparison:
+            if evaluated is None:
+                return _whole(own, run_a, run_b, measures, reference, queries)
+            return compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
+                                          verdicts=verdicts)
+
+        compute_in_background(handle, key, whole)
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")

@@ -86,17 +86,16 @@ def fail(lines: list[str], summary: str) -> None:
 
 
 @contextmanager
-def store(
-    db_path: Path, command: str, *, study_id: str | None = None, actor: str | None = None,
-    read: bool = False,
-) -> Iterator[sqlite_utils.Database]:
+def store(db_path: Path, command: str, *, study_id: str | None = None, actor: str | None = None,
+          read: bool = False, refused: str = "written") -> Iterator[sqlite_utils.Database]:
     """Open the store; turn the store's user errors into exit status 2 with a clear message.
 
     With ``study_id``, an unknown study is reported listing only the studies
     ``actor`` may see; with ``read`` too, ``actor`` must be allowed to see the
     study before anything is read (writes are authorised by the store itself).
     Every command that names a study passes it, so none prints a study's data,
-    or the ids of studies they may not see, to a non-member.
+    or the ids of studies they may not see, to a non-member. A refusal says nothing was
+    ``refused`` ("written", or "changed" for the access commands) or shown.
     """
     try:
         db = open_store(db_path)
@@ -120,7 +119,7 @@ def store(
         fail([f"error: {clipped(str(exc))}"], f"evalcore {command}: nothing was written")
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
-        click.echo(f"evalcore {command}: nothing was written or shown", err=True)
+        click.echo(f"evalcore {command}: nothing was {refused} or shown", err=True)
         sys.exit(1)
     finally:
         db.conn.close()
@@ -417,10 +416,12 @@ _output = click.option("-o", "--output", type=click.Path(dir_okay=False, path_ty
                        default=None, help="Write to this file (default: stdout).")
 
 
-def _export(db_path: Path, command: str, output: Path | None, write: Callable, *,
-            study_id: str, actor: str) -> None:
+def _export(db_path: Path, command: str, study_id: str, actor: str, output: Path | None,
+            write: Callable) -> None:
+    """Run ``write(study, out)`` on the study read as ``actor``, to ``output`` or stdout."""
     with store(db_path, command, study_id=study_id, actor=actor, read=True) as db:
-        summary = write(db, output if output is not None else sys.stdout)
+        summary = write(open_study(db, study_id, actor), output if output is not None
+                        else sys.stdout)
     reporter().done()
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -439,14 +440,8 @@ def _export(db_path: Path, command: str, output: Path | None, write: Callable, *
 def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
                          output: Path | None, actor: str) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
-    _export(
-        db_path,
-        "export qrels",
-        output,
-        lambda db, out: export_qrels(open_study(db, study_id, actor), out, reference=reference),
-        study_id=study_id,
-        actor=actor,
-    )
+    _export(db_path, "export qrels", study_id, actor, output,
+            lambda study, out: export_qrels(study, out, reference=reference))
 
 
 @export_group.command("labels")
@@ -466,25 +461,11 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
                           index: str | None, output: Path | None, actor: str) -> None:
     """Every label event, with annotators, kinds and times (or another tool's ratings)."""
     if fmt in TOOL_FORMATS:
-        _export(
-            db_path,
-            "export labels",
-            output,
-            lambda db, out: export_tool_labels(
-                open_study(db, study_id, actor), out, fmt, reference=reference, index=index
-            ),
-            study_id=study_id,
-            actor=actor,
-        )
-        return
-    _export(
-        db_path,
-        "export labels",
-        output,
-        lambda db, out: export_labels(open_study(db, study_id, actor), out, format=fmt),
-        study_id=study_id,
-        actor=actor,
-    )
+        _export(db_path, "export labels", study_id, actor, output, lambda study, out: (
+            export_tool_labels(study, out, fmt, reference=reference, index=index)))
+    else:
+        _export(db_path, "export labels", study_id, actor, output,
+                lambda study, out: export_labels(study, out, format=fmt))
 
 
 @export_group.command("run")
@@ -500,14 +481,8 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
 def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
                        output: Path | None, actor: str) -> None:
     """A stored run as a TREC run file."""
-    _export(
-        db_path,
-        "export run",
-        output,
-        lambda db, out: export_run(open_study(db, study_id, actor), run_name, out, scores=scores),
-        study_id=study_id,
-        actor=actor,
-    )
+    _export(db_path, "export run", study_id, actor, output,
+            lambda study, out: export_run(study, run_name, out, scores=scores))
 
 
 # --- completeness and references --------------------------------------------------------------
