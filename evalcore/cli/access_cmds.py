@@ -1,20 +1,8 @@
 """Members, organisations and scoped reading from the shell (:mod:`evalcore.access`).
 
-    evalcore members add --db F --study S --user U --role annotator|reviewer|lead [--name N]
-    evalcore members remove --db F --study S --user U
-    evalcore members list --db F --study S
-    evalcore members add-org --db F --user U --org O [--role member|admin|owner]
-    evalcore members remove-org --db F --user U --org O
-    evalcore members list-org --db F [--org O]   (its members; without --org: yours)
-    evalcore members studies --db F               (the studies --actor may see)
-    evalcore document show --db F --study S DOC_ID (only if --actor may read it)
-
-Every command takes ``--actor`` (default: the current OS user): who does this,
-or who is looking. The first ``members add`` on a study (a lead) turns team
-mode on for it. Study roles are managed by the study's leads, organisation
-roles by the organisation's admins (members) and owners (admins, owners):
-docs/access-model.md. Exit status: 0 success, 1 refused (not allowed), 2
-invalid input.
+``--actor`` (default: the current OS user) is who does this, or who is looking. The first
+``members add`` on a study (a lead) turns team mode on for it; roles and who manages them:
+docs/access-model.md. Exit status: 0 success, 1 refused (not allowed), 2 invalid input.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """``evalcore compare``: what the evidence decides about two stored runs.
 
-    evalcore compare --db FILE --study S --runs BASELINE,CANDIDATE [--baseline RUN]
-        -m nDCG@10 [-m P@5] [--format table|json]
-
-A comparison is always candidate − baseline: the baseline is the first of ``--runs``
-unless ``--baseline`` names the other; the output names it. First the bottom line
-(:mod:`evalcore.analysis.bottom_line`): one sentence, then per measure the verdict
-(``decided: better``, ``decided: worse``, ``decided: tied``, ``open``, ``cannot be
-decided yet``), the interval of the mean difference and what would settle it. Then the
-details per measure: the bounds, the head of the "to decide" queue (the labels that
-narrow the interval most), the paired significance tests computed only on the queries
-where both runs have the measure, with the queries left out in plain words; the caution
-about that subset once. ``--reference NAME`` compares against a frozen reference
-version instead of the working labels. ``--queries`` names the query set everything is
-computed on (``all``, the default; ``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the
-text output says which set and how many queries under the sentence, the JSON holds it as
-``query_set``. Exit status: 0 success, 2 invalid input
+Always candidate − baseline (the baseline is the first of ``--runs`` unless ``--baseline``;
+the output names it): the bottom line (:mod:`evalcore.analysis.bottom_line`) first, then
+per measure the bounds, the head of the "to decide" queue and the paired tests on the
+queries where both runs have the measure. Exit status: 0 success, 2 invalid input
 (unknown store, study, run, measure).
 """
 

@@ -1,23 +1,9 @@
 """``evalcore report``: generate, store and export a report of stored runs.
 
-    evalcore report --db FILE --study S --runs A,B --reference v1 --out report.html
-
-The runs are evaluated against the frozen reference version, the report is
-stored (immutable) in the store's ``reports`` table, and exported as HTML,
-JSON, CSV (one row per run and query) or the verdicts' CSV (``verdicts-csv``: the bottom
-line, one row per compared pair and measure) (``--format``, default from the ``--out``
-suffix, else HTML). The bottom line of each compared pair is printed first (every
-difference candidate − baseline; the baseline is the first of ``--runs`` unless
-``--baseline``).
-``--stored NAME`` exports a report stored earlier instead of generating one.
-The report shows the study's chosen measures (``evalcore study measures``) with
-Judged@k beside each, unless ``-m`` names others (repeatable; an unknown name
-exits 2 listing the known ones); the measures used are printed and recorded.
-Exports hold no annotator names, notes or row ids unless
-``--include-internal``. ``--queries`` names the query set every number is over
-(``all``, the default; ``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the report
-records it and the command prints it. Exit status: 0 success, 2 invalid input (unknown
-study, run, reference or report; bad options).
+The report is stored (immutable) and exported as HTML, JSON, CSV or the verdicts' CSV;
+each compared pair's bottom line is printed first (candidate − baseline). Exports hold no
+annotator names, notes or row ids unless ``--include-internal``. Exit status: 0 success,
+1 refused, 2 invalid input (unknown study, run, reference or report; bad options).
 """
 
 import sys

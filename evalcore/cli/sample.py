@@ -1,17 +1,9 @@
 """``evalcore sample``: named random samples of a comparison's unknown units (contract
 section 13).
 
-    evalcore sample draw --db FILE --study S --runs BASELINE,CANDIDATE -m P@10 [-m nDCG@10]
-        --size 100 --seed 7 --name s1
-    evalcore sample grow --db FILE --study S --name s1 --size 200
-    evalcore sample list --db FILE --study S
-    evalcore sample show --db FILE --study S --name s1 [--format text|json]
-
-``draw`` and ``grow`` print the sampled units as JSON lines (``query_id``, ``unit_id``,
-``inclusion_probability``, with ``position`` and ``stratum``) in the order annotators take
-them; a summary goes to stderr. Both are lead-only in a team study and audited. A sample
-is estimated from with ``evalcore compare ... --sample NAME``. Exit status: 0 success,
-1 refused (not a lead), 2 invalid input (unknown store, study, run, measure or sample).
+``draw`` and ``grow`` print the sampled units as JSON lines in the order annotators take
+them, a summary on stderr; both are lead-only in a team study and audited. Exit status:
+0 success, 1 refused (not a lead), 2 invalid input.
 """
 
 from __future__ import annotations

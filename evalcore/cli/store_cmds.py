@@ -1,17 +1,8 @@
-"""Evidence-store commands: the store's Python API seen from the shell.
+"""Evidence-store commands: init, study, import, export, complete, reference.
 
-    evalcore init --db store.db [--study S --corpus C]
-    evalcore study create --db store.db --study S --corpus C [--threshold 2] [--gain exponential]
-    evalcore study list --db store.db
-    evalcore import qrels|run|beir|observations|labels-csv|labels-jsonl --db F --study S PATH [...]
-    evalcore export qrels|labels|run --db F --study S [...] [-o FILE]
-    evalcore complete --db F --study S QUERY... --reason WHY      (declare populations complete)
-    evalcore reference freeze --db F --study S --name v1 [--actor NAME]
-    evalcore reference list --db F --study S
-
-Exit status: 0 success; 2 invalid input (every error printed on stderr as
-``file:line: field: message``; nothing is written: each import is one
-transaction) or an unknown study, run or reference (named, with the known ones).
+Exit status: 0 success; 1 refused; 2 invalid input (every error on stderr as
+``file:line: field: message``; each import is one transaction, so nothing is written) or
+an unknown study, run or reference (named, with the known ones).
 """
 
 from __future__ import annotations
