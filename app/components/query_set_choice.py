@@ -1,12 +1,9 @@
 """The query-set chooser of the Compare and Reports pages, kept in the page address.
 
-A lead chooses the queries the verdicts (or a report) are over: all of the
-study's queries, those with a relevant label, those both runs answered, or listed
-ids (:mod:`evalcore.analysis.query_set`). The choice is written to the address as
-``?queries=judged`` (``?queries=q1,q7`` for a list; nothing for all), so a
-reload, a bookmark or a link opens the same set; the Compare page's link to the
-Annotate page's "to decide" queue carries it (:func:`decide_query_set`). A file
-(``@FILE``) is never read from an address: the server's files are not the visitor's.
+The choice (:mod:`evalcore.analysis.query_set`) is written as ``?queries=judged`` or
+``?queries=q1,q7`` (nothing for all) and carried by the link to the "to decide" queue
+(:func:`decide_query_set`). A file (``@FILE``) is never read from an address: the server's
+files are not the visitor's.
 """
 
 import streamlit as st

@@ -1,16 +1,9 @@
 """Annotator agreement: kappa per pair, alpha overall and per query, conflicts to adjudicate.
 
-Coefficients come from :func:`evalcore.analysis.agreement.agreement_and_conflicts`
-(the agreement statistics on the store's current per-annotator labels); an
-adjudication is written with the store's ``adjudicate`` by the reviewer named
-in the sidebar.
-
-Each conflict is shown with what the reviewer needs to decide
-(:func:`evalcore.analysis.adjudication.conflict_contexts`): the query text, the
-document (escaped text, never HTML or markdown), every annotator's gain, note and
-time; no gain is preselected. Each conflict has its own address
-(``?study=S&query=Q&unit=U``): the conflict it names is shown first, or what
-became of it.
+Each conflict shows what the reviewer needs
+(:func:`evalcore.analysis.adjudication.conflict_contexts`): the query, the document (escaped
+text, never HTML or markdown), every annotator's gain, note and time; no gain is preselected. ``?study=S&query=Q&unit=U`` shows
+that conflict first, or what became of it.
 """
 
 

@@ -1,31 +1,19 @@
 """Annotate: keyboard-first graded labeling of a query's pool.
 
-Keys: 0-4 grade, S skip, J can't judge, U undo, N next, P previous. Every
-grade click writes its label event (in the button's callback, before the page
-re-renders) and advances to the next item the annotator has not labeled.
-The selector and work area are an ``st.fragment``: a label re-renders only them.
+Keys: 0-4 grade, S skip, J can't judge, U undo, N next, P previous. A grade writes its
+label in the button's callback, before the re-render, and moves to the next item the
+annotator has not labeled; the selector and work area are an ``st.fragment``. The address
+names the open query (``?query=q05``, ``&unit=ID`` for an item). Three queues use the same
+buttons, keys and item tokens: the blocking order (query by query), "to decide A vs B"
+(``?queue=decide&run_a=A&run_b=B&measure=P%4010``, beside a verdict panel) and a stored
+sample (``?queue=sample&sample=s1``: no choosing, a skip or can't judge is the sample's
+non-response).
 
-The address names the open query (``?query=q05``), so a reload or a link
-(the dashboard's "Label ..." links, a bookmark, a new tab) opens it;
-``&unit=ID`` also puts that pooled item on screen.
-
-**Three queues.** The blocking order (query by query, the default), "to decide
-A vs B" (``?queue=decide&run_a=A&run_b=B&measure=P%4010``, see
-``app/components/decide_panel.py``): the to-decide queue's items one after
-another across queries (:mod:`evalcore.live.decide_state`), beside a verdict
-panel that follows each label; or a stored sample (``?queue=sample&sample=s1``):
-its units in the sample's order, no choosing, a skip or can't judge recorded as
-the sample's non-response (:mod:`evalcore.estimation.stored`). All use the same
-buttons, keys and item tokens.
-
-**A label lands on the item that was on screen.** Each render of an item makes
-an :class:`~evalcore.annotation.item_token.ItemToken`; the grade, skip and
-can't-judge buttons are keyed by its showing number, so a key press is tied to
-the button the browser displayed. A press that reaches the server after the
-screen moved on carries an older token and is refused visibly; a label on an
-item someone labeled since it was shown is refused by the store and the page
-shows the newer label and asks. The open query changes only by the
-annotator's own action (the selector, the address, "Next query").
+**A label lands on the item that was on screen.** Each showing of an item has an
+:class:`~evalcore.annotation.item_token.ItemToken` and its buttons are keyed by its showing
+number: a press that reaches the server after the screen moved on is refused visibly; a
+label on an item someone labeled since it was shown is refused by the store, and the page
+shows the newer label and asks. The open query changes only by the annotator's own action.
 """
 
 import time

@@ -2,37 +2,17 @@
 apart, the trec_eval-compatible numbers; then every chosen run's results table and
 per-query differences.
 
-**One picker, one sign.** The first run chosen is the baseline; every other chosen run is
-a candidate, and every interval, difference, table and chart on the page is candidate −
-baseline with the baseline named (:data:`evalcore.analysis.bottom_line.DIFFERENCE`), as
-``evalcore compare`` and the reports say it.
+**One picker, one sign.** The first run chosen is the baseline; every difference on the
+page is candidate − baseline with the baseline named
+(:data:`evalcore.analysis.bottom_line.DIFFERENCE`), as ``evalcore compare`` says it. A run
+is compared only when :func:`evalcore.analysis.comparability.comparability` allows it; the
+others are named with the reason. Results are computed once per store state and choice and
+shared by every session (:mod:`app.components.shared_results`); on a study over
+``LARGE_STUDY_QUERIES`` queries the verdicts come first, the queues and trec_eval numbers
+from the background, the results table on a switch.
 
-**Bottom line** (:mod:`evalcore.analysis.bottom_line`): per candidate, one sentence a lead
-can repeat and one compact table (per measure the verdict word — decided, open, cannot
-be decided yet —, the interval and what would settle it); the heading's tooltip is the
-glossary. Under it, the head of each open measure's "to decide" queue in an expander with
-the link that opens the Annotate page working through it
-(:mod:`app.components.decide_link`); the paired tests in one table per pair, what they
-left out in plain words, the selection caution once; the trec_eval-compatible numbers in
-their own expander, never beside the evidence's. Computed once per store state and choice
-(:func:`evalcore.analysis.pair_comparison.compare_pair`), shared by every session
-(:mod:`app.components.shared_results`).
-
-On a study over ``LARGE_STUDY_QUERIES`` queries, the verdicts and paired tests are drawn
-first (the queues and trec_eval numbers follow from the background), and every chosen
-run's results table and per-query differences wait for a switch, with a note saying so
-(shown at once when another session computed them for the store's marks).
-
-The results table's numbers come from :mod:`evalcore.analysis.compare` on each run's
-evaluation (on the working labels from the shared live state, on a frozen version from
-:func:`evalcore.analysis.run_evaluation.evaluate_run`), its columns named as the verdicts
-name the measures. A run is compared with the baseline only when
-:func:`evalcore.analysis.comparability.comparability` allows it (same corpus, protocol and
-cutoff: the rule reports apply); the others are named with the reason and left out.
-
-**Estimate instead** (contract section 13): under the bottom line, a switch shows a stored
-sample's estimates (:func:`evalcore.estimation.stored.estimate_stored`) in their own
-section, never in the verdict table; a lead may draw a sample there.
+**Estimate instead** (contract section 13): a stored sample's estimates in their own
+section, never in the verdict table.
 """
 
 import pandas as pd

@@ -1,13 +1,8 @@
-"""Data: import documents, queries, judgments and runs; edit information needs; lexical runs; export;
-the measures the study reports (a lead's choice).
+"""Data: import documents, queries, judgments and runs; information needs; lexical runs;
+exports; the measures the study reports (a lead's choice).
 
-Formats: documents as JSONL, TSV, CSV or TREC ``<DOC>`` files; queries as
-JSONL, TSV, CSV or TREC topics; judgments as TREC qrels, labels CSV/JSONL,
-Quepid, RRE or ``_rank_eval``; runs as TREC runs; BEIR folders; observations.
-
-Every import is all-or-nothing: on any error the page lists every error with
-its line number and nothing is written. Uploaded file names only label
-messages; they are never used as paths.
+Every import is all-or-nothing: on any error the page lists every error with its line and
+nothing is written. Uploaded file names only label messages; they are never used as paths.
 """
 
 import io

@@ -1,13 +1,9 @@
 """Ranking inspector: why a query's numbers are what they are.
 
-Per query and run, the ranked list row by row (:func:`evalcore.analysis.inspector.inspect_query`)
-with the resolved label, who gave which gain and their notes, automatic judgments
-marked as such (never counted), flags (unlabeled,
-returned duplicate, permission violation, conflict) and links to the item on the
-Annotate page and, in conflict, to its adjudication; the study's chosen measures
-(Judged@k beside them) with reason chips and, when unavailable, the interval
-they lie in;  optionally a second run side by side with each unit's rank
-change. Text from the data is shown in dataframes (plain text) or escaped.
+Per query and run, the ranked list (:func:`evalcore.analysis.inspector.inspect_query`) with
+labels, gains, notes, automatic judgments (never counted), flags and links to Annotate; the
+study's measures with reason chips and intervals; optionally a second run side by side.
+Text from the data is shown in dataframes (plain text) or escaped.
 """
 
 import pandas as pd

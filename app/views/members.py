@@ -1,14 +1,9 @@
 """Members: who belongs to the study, with which role, and to its organisation.
 
-Leads add people, change their roles and remove them (through
-:mod:`evalcore.store.members`, which authorises and audits every change and
-keeps at least one lead); everyone else who may see the study reads the list.
-A study lead adds only people who already belong to the study's organisation:
-below the study's members, the organisation's members and their roles are shown
-to its members, and its admins admit people and remove members there (owners
-grant the admin and owner roles; the last owner stays). A study in local
-single-user mode has no member: the page says how to turn team mode on.
-Identities and names are shown as plain data, never as markdown.
+Leads add, change and remove members (:mod:`evalcore.store.members` authorises, audits and
+keeps one lead); a lead adds only people of the study's organisation, whose admins admit
+them below. A study in local single-user mode has no member: the page says how to turn team
+mode on. Identities and names are shown as plain data, never as markdown.
 """
 
 from collections.abc import Callable

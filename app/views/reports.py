@@ -1,12 +1,8 @@
 """Reports: freeze a reference version, generate a pinned report, export it.
 
-Freezing uses the store's ``freeze_reference``; a report is built by
-:func:`evalcore.report.from_store.report_from_store` (optionally with a stored sample's
-estimates at a chosen confidence level, shown apart from the verdicts, as
-``evalcore report --sample`` does; the sample and level are in the address) and stored once with
-:func:`evalcore.report.stored.save_report` (immutable: never updated or
-deleted). Exports (HTML with its charts, JSON, CSV per query) leave out
-annotator notes and internal identifiers unless the lead ticks the box.
+A report (:func:`evalcore.report.from_store.report_from_store`, optionally with a stored
+sample's estimates apart from the verdicts) is stored once and never changed. Exports leave
+out annotator notes and internal identifiers unless the lead ticks the box.
 """
 
 import pandas as pd
