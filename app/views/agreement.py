@@ -7,14 +7,13 @@ that conflict first, or what became of it.
 """
 
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from app.components.address import keep, restore_choice, write_address
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PAGE, QUERY_PARAM, UNIT_PARAM, item_params
-from app.components.page import flash, show_flash, study_page
+from app.components.page import flash, show_flash, show_rows, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
@@ -215,13 +214,12 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
         "reads them. Each source is compared with the human gain that counts (labeled in "
         "agreement or adjudicated; units in conflict are left out)."
     )
-    st.dataframe(pd.DataFrame([
+    show_rows(
         # what a phone shows first: the source and how far it agrees
         {"source": s.source, "weighted kappa (quadratic)": _coefficient(s.kappa),
          "exact agreement": "—" if s.exact_agreement is None else f"{s.exact_agreement:.1%}",
          "shared with humans": s.n_units, "units judged": s.n_labels}
-        for s in sources
-    ]), hide_index=True, width="stretch")
+        for s in sources)
     names = [s.source for s in sources]
     chosen = st.selectbox("Automatic source", range(len(names)), format_func=names.__getitem__,
                           key="rl_agree_automatic")
@@ -231,12 +229,11 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
                                "human and automatic on those units, and over every unit the "
                                "source judged."))
     st.plotly_chart(_source_figure(source), key="rl_agree_automatic_confusion")
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
         for g, h, a, every in zip(GAIN_CATEGORIES, source.human_counts,
                                   source.automatic_counts, source.automatic_all_counts,
-                                  strict=True)
-    ]), hide_index=True, width="stretch")
+                                  strict=True))
 
 
 study, handle = study_page("Annotator agreement")
@@ -269,11 +266,10 @@ if not summary.pairs:
     st.info("No two annotators have labeled the same unit yet: agreement needs overlap.")
 else:
     st.subheader("Annotator pairs")
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"annotator a": p.annotator_a, "annotator b": p.annotator_b, "shared units": p.n_units,
          "weighted kappa (quadratic)": _coefficient(p.kappa)}
-        for p in summary.pairs
-    ]), hide_index=True, width="stretch")
+        for p in summary.pairs)
     names = [f"{p.annotator_a} × {p.annotator_b}" for p in summary.pairs]
     chosen = st.selectbox("Confusion matrix of", range(len(names)), format_func=names.__getitem__,
                           key="rl_agree_pair")
@@ -284,12 +280,12 @@ else:
 
 if summary.per_query:
     st.subheader("Per query")
-    st.dataframe(pd.DataFrame([
+    show_rows([
         {"query": q.query_id, "units": q.n_units, "annotators": q.n_annotators,
          "alpha": _coefficient(q.alpha), "low agreement": q.low_agreement,
          "why": q.why_flagged or ""}
-        for q in sorted(summary.per_query, key=lambda q: (not q.low_agreement, natural_key(q.query_id)))
-    ]), hide_index=True, width="stretch",
+        for q in sorted(summary.per_query,
+                        key=lambda q: (not q.low_agreement, natural_key(q.query_id)))],
         column_config={"low agreement": st.column_config.CheckboxColumn()})
 
 automatic = automatic_agreement(handle)

@@ -23,7 +23,7 @@ from app.components.decide_link import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
-from app.components.page import study_page
+from app.components.page import show_rows, study_page
 from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import get_db, reader
@@ -133,7 +133,7 @@ def _comparable(
     return [t.name for t in terms if t.name not in refused], refused, verdicts
 
 
-def _results_table(comparison, k: int | None) -> pd.DataFrame:
+def _results_table(comparison, k: int | None) -> list[dict[str, str]]:
     """One row per run; each column named as the verdicts name it (``RR@10``, not MRR)."""
     table = comparison.table
     rows = []
@@ -146,7 +146,7 @@ def _results_table(comparison, k: int | None) -> pd.DataFrame:
                      else table.column_labels[metric])
             out[label] = cell.text + (f" ^{marks}" if marks else "")
         rows.append(out)
-    return pd.DataFrame(rows)
+    return rows
 
 
 def _pair_comparison(handle: Study, run_a: str, run_b: str, measures: list[str],
@@ -242,13 +242,12 @@ def _show_queue(item: MeasureVerdict, line: MeasureLine, texts: dict[str, str]) 
         st.caption(escape_markdown(
             f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, those whose "
             "label can narrow the interval most first."))
-        st.dataframe(pd.DataFrame([
+        show_rows(
             {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
              "kind": it.kind,
              f"{d.run_a} rank": _rank(it.rank_a), f"{d.run_b} rank (baseline)": _rank(it.rank_b),
              "narrows the interval by (at least)": round(it.removes, 4)}
-            for it in queue.items
-        ]), hide_index=True, width="stretch")
+            for it in queue.items)
         st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
                      icon=":material/rate_review:",
                      query_params=decide_queue_params(
@@ -296,14 +295,13 @@ def _show_compat(pc: PairComparison) -> None:
             "Not evidence: unjudged results are counted as non-relevant and queries without "
             "any label are left out, as trec_eval does. Use these only to reproduce a "
             "trec_eval number; the verdicts above are what the labels support."))
-        st.dataframe(pd.DataFrame([
+        show_rows(
             {"measure": row.measure,
              f"{pc.run_a} (compat.)": _number(row.value_a),
              f"{pc.run_b} (baseline, compat.)": _number(row.value_b),
              f"{DIFFERENCE} (compat.)": _number(row.difference, signed=True),
              "queries": f"{row.n_queries_a} / {row.n_queries_b}"}
-            for row in pc.compat
-        ]), hide_index=True, width="stretch")
+            for row in pc.compat)
         for note in pc.compat_notes:
             st.caption(escape_markdown(note))
 
@@ -603,7 +601,7 @@ st.markdown("##### Results table")
 if queries is not None:
     st.caption(escape_markdown(f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
                                "of the query set chosen above."))
-st.dataframe(_results_table(comparison, terms[0].k), hide_index=True, width="stretch")
+show_rows(_results_table(comparison, terms[0].k))
 st.caption(escape_markdown(comparison.table.legend))
 
 st.markdown("##### Per-query differences")

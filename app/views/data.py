@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from app.components.auth import signed_in_user
 from app.components.export_refusals import qrels_refusal_now, run_refusal_now
+from app.components.page import show_rows
 from app.components.progress import StreamlitProgress
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
@@ -213,12 +214,9 @@ def _lexical_section(handle: Study, study_org: str | None) -> None:
     pinned = list_pinned_protocols(handle)
     if pinned:
         with st.expander(f"Pinned protocols ({len(pinned)})"):
-            st.dataframe(
-                [{"protocol": p.name, "documents": p.document_count,
-                  "fingerprint": p.corpus_fingerprint, "pinned by": p.pinned_by,
-                  "pinned at": p.pinned_at} for p in pinned],
-                hide_index=True, width="stretch",
-            )
+            show_rows({"protocol": p.name, "documents": p.document_count,
+                       "fingerprint": p.corpus_fingerprint, "pinned by": p.pinned_by,
+                       "pinned at": p.pinned_at} for p in pinned)
 
 
 def _export_labels(handle: Study, out: io.StringIO, fmt: str, ref: str | None) -> None:

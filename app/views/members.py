@@ -8,10 +8,9 @@ mode on. Identities and names are shown as plain data, never as markdown.
 
 from collections.abc import Callable
 
-import pandas as pd
 import streamlit as st
 
-from app.components.page import flash, show_flash, study_page
+from app.components.page import flash, show_flash, show_rows, study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
@@ -104,10 +103,9 @@ def _organisation(org_id: str, viewer: str) -> None:
         st.caption(escape_markdown(f"You are not a member of organisation {org_id}."))
         return
     members: list[OrgMember] = list_organisation_members(get_db(), org_id, viewer=viewer)
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
-         "granted at": m.granted_at} for m in members
-    ]), hide_index=True, width="stretch")
+         "granted at": m.granted_at} for m in members)
     st.caption("Members read the organisation's documents and create studies in it; admins "
                "also admit people and write its documents; owners also grant the admin and "
                "owner roles. A study lead adds to a study only people already in its "
@@ -176,11 +174,10 @@ if not can_view_study(db, viewer, study.study_id):
     st.info("You are not a member of this study: a lead of the study can add you.")
     st.stop()
 members = list_members(open_study(db, study.study_id, viewer))
-st.dataframe(pd.DataFrame([
+show_rows(
     {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
      "granted at": m.granted_at}
-    for m in members
-]), hide_index=True, width="stretch")
+    for m in members)
 if allowed(db, study_id=study.study_id, actor=viewer, permission=Permission.MANAGE_MEMBERS):
     _manage(study.study_id, viewer, members)
 else:

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.components.address import keep, restore_choice, write_address
-from app.components.page import flash, show_flash, study_page
+from app.components.page import flash, show_flash, show_rows, study_page
 from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import annotator as current_annotator
@@ -113,12 +113,11 @@ def _show_report(report: Report, report_id: int) -> None:
         st.warning(escape_markdown(warning))
     for note in report.notes:  # e.g. the corpus size that bounds open populations
         st.caption(escape_markdown(f"Note: {note}."))
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"run": r.name, "k": r.k, "queries": r.n_queries,
          "comparable": _COMPARABLE[r.status()[0]], "why not": r.status()[1] or "",
          "corpus fingerprint": r.corpus_fingerprint}
-        for r in report.runs
-    ]), hide_index=True, width="stretch")
+        for r in report.runs)
     for line in report.pair_bottom_lines():  # the bottom line before the results table
         st.markdown(f"**{escape_markdown(line.sentence)}**", help=GLOSSARY_HELP)
         st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
@@ -126,19 +125,17 @@ def _show_report(report: Report, report_id: int) -> None:
             st.caption(markdown_lines(*map(escape_markdown, line.notes)))
     if report.measures:  # one table of averages: the chosen measures (+ Judged@k)
         st.caption(escape_markdown(f"Measures: {measures_line(report)}"))
-        st.dataframe(pd.DataFrame([
+        show_rows(
             {"run": r.name, **{c.label: c.text for c in run_cells(report, r)}}
-            for r in report.runs
-        ]), hide_index=True, width="stretch")
+            for r in report.runs)
     elif report.comparison is not None:  # a report stored before chosen measures
         table = report.comparison.table
-        st.dataframe(pd.DataFrame([
+        show_rows(
             {"run": f"({row.letter}) {row.run}", **{
                 _column(table.column_labels[m], m, report): row.cells[m].text
                 + (f" ^{''.join(row.cells[m].marks)}" if row.cells[m].marks else "")
                 for m in table.metrics}}
-            for row in table.rows
-        ]), hide_index=True, width="stretch")
+            for row in table.rows)
         st.caption(escape_markdown(table.legend))
     if report.comparison is None and report.comparison_note:
         st.info(escape_markdown(report.comparison_note))
@@ -171,11 +168,10 @@ if not lead:
 st.subheader("Reference versions")
 versions = list_references(handle)
 if versions:
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"version": v.name, "frozen": v.created_at, "by": v.created_by, "queries": v.n_queries,
          "labels": v.n_labels, "complete": v.n_complete, "content hash": v.content_hash}
-        for v in versions
-    ]), hide_index=True, width="stretch")
+        for v in versions)
 else:
     st.caption("No reference version is frozen yet.")
 left, right = st.columns([3, 1])
@@ -230,12 +226,11 @@ stored = list_reports(handle)
 if not stored:
     st.caption("No report is stored yet.")
 else:
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"report": s.name, "reference": s.reference_version or "(working labels)",
          "generated": s.created_at, "by": s.created_by, "evalcore": s.evalcore_version,
          "content hash": s.content_hash}
-        for s in stored
-    ]), hide_index=True, width="stretch")
+        for s in stored)
     ids = [s.report_id for s in stored]
     names = {s.report_id: s.name for s in stored}
     if st.session_state.get("rl_report_show") not in ids:
