@@ -2,8 +2,8 @@
 
 Each conflict shows what the reviewer needs
 (:func:`evalcore.analysis.adjudication.conflict_contexts`): the query, the document (escaped
-text, never HTML or markdown), every annotator's gain, note and time; no gain is preselected. ``?study=S&query=Q&unit=U`` shows
-that conflict first, or what became of it.
+text, never HTML or markdown), every annotator's gain, note and time; no gain is preselected.
+``?study=S&query=Q&unit=U`` shows that conflict first, or what became of it.
 """
 
 
@@ -176,32 +176,14 @@ def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return rows[start:start + CONFLICTS_PER_PAGE]
 
 
-def _confusion_figure(pair) -> go.Figure:
+def _heatmap(confusion, colors: str, rows: str, columns: str, hover: str) -> go.Figure:
+    """A confusion matrix over the gains: ``rows`` (who is read down) against ``columns``."""
     labels = [str(g) for g in GAIN_CATEGORIES]
-    fig = go.Figure(go.Heatmap(
-        z=pair.confusion, x=labels, y=labels, colorscale="Blues", text=pair.confusion,
-        texttemplate="%{text}", hovertemplate="a: %{y}, b: %{x}: %{z} units<extra></extra>",
-    ))
-    fig.update_layout(
-        height=380, margin={"t": 30},
-        xaxis={"title": "gain by annotator b", "type": "category"},
-        yaxis={"title": "gain by annotator a", "type": "category", "autorange": "reversed"},
-    )
-    return fig
-
-
-def _source_figure(agreement: SourceAgreement) -> go.Figure:
-    labels = [str(g) for g in GAIN_CATEGORIES]
-    fig = go.Figure(go.Heatmap(
-        z=agreement.confusion, x=labels, y=labels, colorscale="Oranges",
-        text=agreement.confusion, texttemplate="%{text}",
-        hovertemplate="human: %{y}, automatic: %{x}: %{z} units<extra></extra>",
-    ))
-    fig.update_layout(
-        height=380, margin={"t": 30},
-        xaxis={"title": "automatic gain", "type": "category"},
-        yaxis={"title": "human gain", "type": "category", "autorange": "reversed"},
-    )
+    fig = go.Figure(go.Heatmap(z=confusion, x=labels, y=labels, colorscale=colors, text=confusion,
+                               texttemplate="%{text}",
+                               hovertemplate=f"{hover}: %{{z}} units<extra></extra>"))
+    fig.update_layout(height=380, margin={"t": 30}, xaxis={"title": columns, "type": "category"},
+                      yaxis={"title": rows, "type": "category", "autorange": "reversed"})
     return fig
 
 
@@ -228,7 +210,8 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
                                "rows: human gain, columns: automatic gain. Per grade below: "
                                "human and automatic on those units, and over every unit the "
                                "source judged."))
-    st.plotly_chart(_source_figure(source), key="rl_agree_automatic_confusion")
+    st.plotly_chart(_heatmap(source.confusion, "Oranges", "human gain", "automatic gain",
+                             "human: %{y}, automatic: %{x}"), key="rl_agree_automatic_confusion")
     show_rows(
         {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
         for g, h, a, every in zip(GAIN_CATEGORIES, source.human_counts,
@@ -276,7 +259,8 @@ else:
     pair = summary.pairs[chosen]
     st.caption(escape_markdown(f"a = {pair.annotator_a}, b = {pair.annotator_b}; "
                                f"{pair.n_units} shared units"))
-    st.plotly_chart(_confusion_figure(pair), key="rl_agree_confusion")
+    st.plotly_chart(_heatmap(pair.confusion, "Blues", "gain by annotator a", "gain by annotator b",
+                             "a: %{y}, b: %{x}"), key="rl_agree_confusion")
 
 if summary.per_query:
     st.subheader("Per query")

@@ -206,6 +206,11 @@ def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
     _screens()[(study_id, annotator)] = token
 
 
+def _item(token: ItemToken) -> dict[str, str]:
+    """The showing's item as the store's writes name it."""
+    return token.model_dump(include={"study_id", "query_id", "unit_id", "annotator"})
+
+
 def _own_events() -> set[int]:
     return st.session_state.setdefault(_OWN_EVENTS_KEY, set())
 
@@ -392,30 +397,26 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
 def _pass(handles: dict[str, Study], token: ItemToken, order: list[str] | None,
           cant_judge: bool) -> None:
     """Skip or can't judge the token's item (recorded), then move on in the blocking order."""
-    sid, query_id, unit_id, annotator = (token.study_id, token.query_id, token.unit_id,
-                                         token.annotator)
+    item = _item(token)
+    sid, query_id, unit_id = token.study_id, token.query_id, token.unit_id
+    annotator = token.annotator
     try:
         require_on_screen(token, _on_screen(sid, annotator))
     except OffScreenError as error:
         _refuse(f"{'Can´t judge' if cant_judge else 'Skip'} not recorded: {error}.")
         return
     db = get_db()
-    active = (st.session_state.get(_SAMPLE_ACTIVE_KEY)
-              if st.session_state.get(MODE_KEY) == SAMPLE else None)
+    mode = st.session_state.get(MODE_KEY)
+    active = st.session_state.get(_SAMPLE_ACTIVE_KEY) if mode == SAMPLE else None
+    kind = "cant_judge" if cant_judge else "skip"
     try:  # a store busy with a long write is retried (bounded), as a label is
         if active is not None and active[0] == sid:  # the sample's non-response
-            retry_busy(lambda: record_nonresponse(
-                db, study_id=sid, name=active[1], query_id=query_id, unit_id=unit_id,
-                kind="cant_judge" if cant_judge else "skip", annotator=annotator))
+            retry_busy(lambda: record_nonresponse(db, name=active[1], kind=kind, **item))
         if cant_judge:
-            retry_busy(lambda: record_cant_judge(db, study_id=sid, query_id=query_id,
-                                                 unit_id=unit_id, annotator=annotator,
-                                                 note=_note_of(token)))
-            retry_busy(lambda: save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
-                                          annotator=annotator, note=""))
+            retry_busy(lambda: record_cant_judge(db, note=_note_of(token), **item))
+            retry_busy(lambda: save_draft(db, note="", **item))
         else:
-            retry_busy(lambda: save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
-                                          annotator=annotator, skipped=True))
+            retry_busy(lambda: save_draft(db, skipped=True, **item))
     except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
         return
@@ -439,9 +440,7 @@ def _on_note(token: ItemToken) -> None:
     if len(note) > MAX_NOTE_CHARS:  # said under the field; the stored draft stays as it was
         return
     try:
-        retry_busy(lambda: save_draft(get_db(), study_id=token.study_id, query_id=token.query_id,
-                                      unit_id=token.unit_id, annotator=token.annotator,
-                                      note=note))
+        retry_busy(lambda: save_draft(get_db(), note=note, **_item(token)))
     except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Note draft not kept: {error}")
 
