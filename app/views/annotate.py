@@ -129,8 +129,6 @@ RUN_B_KEY = "rl_decide_run_b"
 MEASURE_KEY = "rl_decide_measure"
 #: The queue parameters this session last wrote into the address (others are a new request).
 _ADDRESS_DECIDE_KEY = "_rl_address_decide"
-#: The queue selector's and the runs and measure selectors' values, kept across pages.
-_DECIDE_KEEP_KEY = "_rl_decide_keep"
 #: (study, query, unit) skipped or can't-judge in the to-decide queue in this session.
 _DECIDE_PASSED_KEY = "_rl_decide_passed"
 #: The query of this session's last label from the to-decide queue (what Undo cancels).
@@ -588,9 +586,6 @@ def _address_decide() -> tuple[str, ...]:
 
 def _queue_mode(handle: Study) -> str:
     """The queue selector; a new ``?queue=`` in the address (not this session's own) sets it."""
-    # Streamlit drops a widget's state on a page that did not draw it: restore the choice
-    for key, value in st.session_state.get(_DECIDE_KEEP_KEY, {}).items():
-        st.session_state.setdefault(key, value)
     wanted = _address_decide()
     if any(wanted) and wanted != st.session_state.get(_ADDRESS_DECIDE_KEY):
         queue = wanted[0] or BLOCKING
@@ -605,11 +600,10 @@ def _queue_mode(handle: Study) -> str:
             _address_target(handle, *wanted[1:])
     st.session_state.setdefault(MODE_KEY, BLOCKING)
     mode = st.radio("Work through", list(QUEUES), format_func=QUEUES.__getitem__, key=MODE_KEY,
-                    horizontal=True,
+                    horizontal=True, persist_state="session",
                     help="The blocking order walks one query's pool; the to-decide queue "
                          "walks the unknown items whose labels can decide run A against run B; "
                          "a sample walks a drawn sample's units in its order, for an estimate.")
-    _keep(MODE_KEY)
     if mode != SAMPLE and SAMPLE_PARAM in st.query_params:
         del st.query_params[SAMPLE_PARAM]
     if mode == BLOCKING:
@@ -636,10 +630,6 @@ def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None
     st.session_state[MEASURE_KEY] = target.measure
 
 
-def _keep(key: str) -> None:
-    st.session_state.setdefault(_DECIDE_KEEP_KEY, {})[key] = st.session_state.get(key)
-
-
 def _default_target(runs: list[str]) -> tuple[str, str]:
     return (runs[0] if runs else "", runs[1] if len(runs) > 1 else "")
 
@@ -663,11 +653,9 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         else:
             st.session_state[MEASURE_KEY] = measures[0]
     with st.container(horizontal=True):
-        st.selectbox("Run A", runs, key=RUN_A_KEY)
-        st.selectbox("Run B", runs, key=RUN_B_KEY)
-        st.selectbox("Measure", measures, key=MEASURE_KEY)
-    for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY):
-        _keep(key)
+        st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
+        st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
+        st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
     try:
         target = decide_target(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY],
                                st.session_state[MEASURE_KEY])
@@ -781,8 +769,8 @@ def _sample_choice(handle: Study) -> str | None:
                                      f"this study; its samples: {', '.join(names)}."))
     if st.session_state.get(SAMPLE_KEY) not in names:
         st.session_state[SAMPLE_KEY] = names[-1]
-    name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}")
-    _keep(SAMPLE_KEY)
+    name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}",
+                        persist_state="session")
     for param in DECIDE_PARAMS[1:]:  # the to-decide queue's runs and measure
         if param in st.query_params:
             del st.query_params[param]

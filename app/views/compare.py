@@ -431,14 +431,9 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     kind, text = st.session_state.pop(_DRAW_MESSAGE, (None, ""))
     if kind is not None:
         getattr(st, kind)(escape_markdown(text))
-    samples = [
-        s
-        for s in list_samples(handle)
-        if s.run_b == baseline
-        and s.run_a in candidates
-        or s.run_a == baseline
-        and s.run_b in candidates
-    ]
+    samples = [s for s in list_samples(handle)
+               if (s.run_b == baseline and s.run_a in candidates)
+               or (s.run_a == baseline and s.run_b in candidates)]
     if handle.may(Permission.DRAW_SAMPLE):
         _draw_form(handle.study_id, candidates[0], baseline, measures)
     if not samples:
@@ -518,9 +513,9 @@ restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaul
                 what="measures")
 measures = top[1].multiselect("Measures", _measure_options(defaults),
                               key="rl_compare_measures")
-for key, value in (("rl_compare_runs", chosen_names), ("rl_compare_reference", version),
-                   ("rl_compare_measures", measures)):
-    keep(key, value)
+keep("rl_compare_runs", chosen_names)
+keep("rl_compare_reference", version)
+keep("rl_compare_measures", measures)
 write_address(PAGE, {"runs": ",".join(chosen_names), "measures": ",".join(measures),
                      "reference": None if version == WORKING else version})
 
@@ -560,9 +555,9 @@ except QuerySetError as error:
     st.error(escape_markdown(f"No verdict on these queries: {error}"))
     st.stop()
 queries = None if query_set.scope is None else tuple(query_set.scope)
+over = query_set.record().describe().replace("queries: ", "Over ", 1)
 _bottom_line_section(handle, same[0], same[1:], measures, reference, texts, large=large,
-                     queries=queries,
-                     over=query_set.record().describe().replace("queries: ", "Over ", 1))
+                     queries=queries, over=over)
 
 _estimate_section(handle, same[0], same[1:], measures, reference, queries)
 
@@ -609,12 +604,13 @@ for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, 
     if item.metric != metric:
         continue
     facts = [f"paired on {item.n_paired} of {item.n_queries} queries (the chart's lower strip "
-             "shows why the others were left out)"] + (
-        [] if item.mean_delta is None else
-        [f"mean Δ on the {item.n_paired} paired queries: {signed_text(item.mean_delta, 4)} "
-         "(a difference on the paired subset, not a run's score)"]) + (
-        [] if adjusted is None else
-        [f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"])
+             "shows why the others were left out)"]
+    if item.mean_delta is not None:
+        facts.append(f"mean Δ on the {item.n_paired} paired queries: "
+                     f"{signed_text(item.mean_delta, 4)} (a difference on the paired subset, "
+                     "not a run's score)")
+    if adjusted is not None:
+        facts.append(f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}")
     with st.container(border=True):
         st.markdown(
             f"**{escape_markdown(item.run_a)} \N{MINUS SIGN} {escape_markdown(item.run_b)} "

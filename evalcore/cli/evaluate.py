@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -46,22 +46,12 @@ Measures = tuple[Measure, ...] | None
 Loader = Callable[["EvalProtocol", Measures], "EvalInput"]
 
 
-def __getattr__(name: str) -> Any:
-    """``EvalInput`` and ``packed``, re-exported when first asked for."""
-    if name in ("EvalInput", "packed"):
-        from evalcore.api import inputs
-
-        return getattr(inputs, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) -> EvalInput:
     """Observation JSONL (contract section 2)."""
     from evalcore.api.inputs import packed
     from evalcore.io.observations_jsonl import read_observations  # only this source reads JSONL
 
     return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
-
 
 
 def _choose_source(
