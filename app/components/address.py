@@ -89,6 +89,15 @@ def keep(key: str, value: object) -> None:
     st.session_state.setdefault(_KEPT_KEY, {})[key] = value
 
 
+def set_param(name: str, value: str) -> None:
+    """Keep ``?name=value`` in the page address (removed when ``value`` is empty)."""
+    if not value:
+        if name in st.query_params:
+            del st.query_params[name]
+    elif st.query_params.get(name) != value:
+        st.query_params[name] = value
+
+
 def write_address(page: str, values: dict[str, str | None]) -> None:
     """Put ``values`` in the address (None removes the parameter), in one update."""
     written = _written()

@@ -8,6 +8,7 @@ files are not the visitor's.
 
 import streamlit as st
 
+from app.components.address import set_param
 from app.components.safe_text import escape_markdown
 from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
 from evalcore.live.decide_state import DecideTarget
@@ -70,7 +71,7 @@ def choose_query_set(key: str) -> QuerySetSpec | None:
             placeholder="e.g. q1, q7, q12",
         )
         if not text.strip():
-            _keep_in_address("")
+            set_param(QUERIES_PARAM, "")
             st.info("Type the ids of the queries to compare on, comma-separated.")
             return None
         text = text.lstrip("@")  # never a file: ids only
@@ -79,16 +80,8 @@ def choose_query_set(key: str) -> QuerySetSpec | None:
     except QuerySetError as error:
         st.error(escape_markdown(f"No comparison on these queries: {error}"))
         return None
-    _keep_in_address("" if spec.kind == "all" else spec.text())
+    set_param(QUERIES_PARAM, "" if spec.kind == "all" else spec.text())
     return spec
-
-
-def _keep_in_address(value: str) -> None:
-    if not value:
-        if QUERIES_PARAM in st.query_params:
-            del st.query_params[QUERIES_PARAM]
-    elif st.query_params.get(QUERIES_PARAM) != value:
-        st.query_params[QUERIES_PARAM] = value
 
 
 def decide_query_set(study: Study, target: DecideTarget) -> tuple[str, ...] | None:

@@ -22,6 +22,7 @@ from functools import partial
 
 import streamlit as st
 
+from app.components.address import set_param
 from app.components.chips import render_query_result
 from app.components.decide_panel import (
     BLOCKING,
@@ -534,8 +535,7 @@ def _queue(handle: Study, annotator: str) -> str | None:
         "Show ranks and runs", key=UNBLIND_KEY,
         help="Off (blind): items come in a shuffled order fixed per annotator.")
     st.session_state[_ADDRESS_QUERY_KEY] = chosen
-    if st.query_params.get(QUERY_PARAM) != chosen:
-        st.query_params[QUERY_PARAM] = chosen
+    set_param(QUERY_PARAM, chosen)
     return chosen
 
 
@@ -604,12 +604,11 @@ def _queue_mode(handle: Study) -> str:
                     help="The blocking order walks one query's pool; the to-decide queue "
                          "walks the unknown items whose labels can decide run A against run B; "
                          "a sample walks a drawn sample's units in its order, for an estimate.")
-    if mode != SAMPLE and SAMPLE_PARAM in st.query_params:
-        del st.query_params[SAMPLE_PARAM]
+    if mode != SAMPLE:
+        set_param(SAMPLE_PARAM, "")
     if mode == BLOCKING:
         for name in DECIDE_PARAMS:
-            if name in st.query_params:
-                del st.query_params[name]
+            set_param(name, "")
         st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
     return mode
 
@@ -663,13 +662,11 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.error(escape_markdown(f"{error}."))
         return None
     for name in (QUERY_PARAM, UNIT_PARAM):
-        if name in st.query_params:
-            del st.query_params[name]
+        set_param(name, "")
     wanted = dict(zip(DECIDE_PARAMS, (DECIDE, target.run_a, target.run_b, target.measure),
                       strict=True))
     for name, value in wanted.items():
-        if st.query_params.get(name) != value:
-            st.query_params[name] = value
+        set_param(name, value)
     st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
     return target
 
@@ -772,8 +769,7 @@ def _sample_choice(handle: Study) -> str | None:
     name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}",
                         persist_state="session")
     for param in DECIDE_PARAMS[1:]:  # the to-decide queue's runs and measure
-        if param in st.query_params:
-            del st.query_params[param]
+        set_param(param, "")
     st.query_params[DECIDE_PARAMS[0]] = SAMPLE
     st.query_params[SAMPLE_PARAM] = name
     st.session_state[_ADDRESS_SAMPLE_KEY] = name

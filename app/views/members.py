@@ -95,6 +95,12 @@ def _on_remove_org(org_id: str, actor: str) -> None:
              f"{org_id}.", absent=f"{user} was not in organisation {org_id}.")
 
 
+def _show_members(members: list) -> None:
+    """A study's or an organisation's members, one row each, as plain text."""
+    show_rows({"user": m.user_id, "name": m.display_name, "role": m.role,
+               "granted by": m.granted_by, "granted at": m.granted_at} for m in members)
+
+
 def _organisation(org_id: str, viewer: str) -> None:
     """The study's organisation: its members for its members; admins manage them."""
     st.subheader(f"Organisation {org_id}")
@@ -103,9 +109,7 @@ def _organisation(org_id: str, viewer: str) -> None:
         st.caption(escape_markdown(f"You are not a member of organisation {org_id}."))
         return
     members: list[OrgMember] = list_organisation_members(get_db(), org_id, viewer=viewer)
-    show_rows(
-        {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
-         "granted at": m.granted_at} for m in members)
+    _show_members(members)
     st.caption("Members read the organisation's documents and create studies in it; admins "
                "also admit people and write its documents; owners also grant the admin and "
                "owner roles. A study lead adds to a study only people already in its "
@@ -174,10 +178,7 @@ if not can_view_study(db, viewer, study.study_id):
     st.info("You are not a member of this study: a lead of the study can add you.")
     st.stop()
 members = list_members(open_study(db, study.study_id, viewer))
-show_rows(
-    {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
-     "granted at": m.granted_at}
-    for m in members)
+_show_members(members)
 if allowed(db, study_id=study.study_id, actor=viewer, permission=Permission.MANAGE_MEMBERS):
     _manage(study.study_id, viewer, members)
 else:
