@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
+from app.components.page import say
 from app.components.safe_text import escape_markdown
 from evalcore.analysis.interval_text import metric_value_text
 from evalcore.contract.reasons import REASON_TEXT, Reason, reason_words
@@ -100,7 +101,7 @@ def _show_chips(chips: str, reasons: list[str]) -> None:
     allow_chips_to_wrap()
     st.markdown(chips)
     if reasons:
-        st.caption(escape_markdown("; ".join(reason_text(code) for code in dict.fromkeys(reasons))))
+        say("caption", "; ".join(reason_text(code) for code in dict.fromkeys(reasons)))
 
 
 def _reasons_of(metrics: Mapping[str, MetricValue]) -> list[str]:

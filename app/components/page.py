@@ -46,7 +46,13 @@ def show_flash(key: str) -> None:
     """Draw the message left under ``key`` once (``kind`` is st.error/success/info/toast...)."""
     kind, text = st.session_state.pop(key, ("", ""))
     if text:
-        getattr(st, kind)(escape_markdown(text))
+        say(kind, text)
+
+
+def say(kind: str, text: str, **options: Any) -> None:
+    """``text`` as plain text (escaped, never markdown) in ``st.<kind>``: error, warning,
+    info, success, caption, markdown or toast."""
+    getattr(st, kind)(escape_markdown(text), **options)
 
 
 def show_rows(rows: Iterable[dict], **options: Any) -> None:

@@ -9,7 +9,7 @@ files are not the visitor's.
 import streamlit as st
 
 from app.components.address import set_param
-from app.components.safe_text import escape_markdown
+from app.components.page import say
 from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
 from evalcore.live.decide_state import DecideTarget
 from evalcore.store.study_handle import Study
@@ -33,12 +33,10 @@ def _from_address() -> tuple[str, str]:
     if raw.lower() in ("judged", "answered"):
         return raw.lower(), ""
     if raw.startswith("@") or len(raw) > MAX_ADDRESS_CHARS:
-        st.warning(
-            escape_markdown(
+        say("warning",
                 "The address names a query set this page cannot use (a file, or a list over "
                 f"{MAX_ADDRESS_CHARS} characters): all queries are shown. List the query ids "
                 "below instead."
-            )
         )
         return "all", ""
     return "list", raw
@@ -78,7 +76,7 @@ def choose_query_set(key: str) -> QuerySetSpec | None:
     try:
         spec = QuerySetSpec.parse(text)
     except QuerySetError as error:
-        st.error(escape_markdown(f"No comparison on these queries: {error}"))
+        say("error", f"No comparison on these queries: {error}")
         return None
     set_param(QUERIES_PARAM, "" if spec.kind == "all" else spec.text())
     return spec
@@ -98,13 +96,10 @@ def decide_query_set(study: Study, target: DecideTarget) -> tuple[str, ...] | No
             ids if kind == "list" else kind,
         )
     except QuerySetError as error:
-        st.warning(
-            escape_markdown(
+        say("warning",
                 f"The address's query set is not used: {error}. The queue covers every query."
-            )
         )
         return None
-    st.caption(
-        escape_markdown("Queue " + resolved.record().describe().replace("queries: ", "over ", 1))
+    say("caption","Queue " + resolved.record().describe().replace("queries: ", "over ", 1)
     )
     return tuple(resolved.query_ids)

@@ -13,7 +13,7 @@ import streamlit as st
 from app.components.address import keep, restore_choice, write_address
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PAGE, QUERY_PARAM, UNIT_PARAM, item_params
-from app.components.page import flash, show_flash, show_rows, study_page
+from app.components.page import flash, say, show_flash, show_rows, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
@@ -89,18 +89,18 @@ def _context(handle: Study, ctx: ConflictContext) -> None:
     st.markdown("**Query:** " + escape_markdown(ctx.query_text or "(no text)"))
     show_information_need(handle, ctx.query_id)
     if ctx.document_note is not None:
-        st.caption(escape_markdown(ctx.document_note))
+        say("caption", ctx.document_note)
     else:
         st.markdown("**Document:** " + escape_markdown(ctx.title or "(untitled)"))
         text = ctx.text or ""
         if not text:
             st.caption("(the document has no text)")
         elif len(text) <= TEXT_SHOWN:
-            st.markdown(escape_markdown(text))
+            say("markdown", text)
         else:
-            st.markdown(escape_markdown(truncate(text, TEXT_SHOWN)))
+            say("markdown", truncate(text, TEXT_SHOWN))
             with st.expander("Full text"):
-                st.markdown(escape_markdown(text))
+                say("markdown", text)
     for j in ctx.judgements:
         said = f"{j.annotator} said {j.gain} ({GRADE_MEANINGS.get(j.gain, '')}) · {_when(j.created_at)}"
         note = f"note: {j.note}" if j.note else "no note"
@@ -145,8 +145,8 @@ def _focused(handle: Study, ctx: ConflictContext, reviewer: str) -> None:
             said = "its annotators agree"
         else:
             said = "nobody has a current label on it"
-        st.info(escape_markdown(f"{ctx.unit_id} on query {ctx.query_id} is not in conflict: "
-                                f"{said}."))
+        say("info", f"{ctx.unit_id} on query {ctx.query_id} is not in conflict: "
+                    f"{said}.")
         if ctx.state is not None:
             _context(handle, ctx)
 
@@ -206,10 +206,10 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
     chosen = st.selectbox("Automatic source", range(len(names)), format_func=names.__getitem__,
                           key="rl_agree_automatic")
     source = sources[chosen]
-    st.caption(escape_markdown(f"{source.source}: {source.n_units} units with a human gain; "
-                               "rows: human gain, columns: automatic gain. Per grade below: "
-                               "human and automatic on those units, and over every unit the "
-                               "source judged."))
+    say("caption", f"{source.source}: {source.n_units} units with a human gain; "
+                   "rows: human gain, columns: automatic gain. Per grade below: "
+                   "human and automatic on those units, and over every unit the "
+                   "source judged.")
     st.plotly_chart(_heatmap(source.confusion, "Oranges", "human gain", "automatic gain",
                              "human: %{y}, automatic: %{x}"), key="rl_agree_automatic_confusion")
     show_rows(
@@ -257,8 +257,8 @@ else:
     chosen = st.selectbox("Confusion matrix of", range(len(names)), format_func=names.__getitem__,
                           key="rl_agree_pair")
     pair = summary.pairs[chosen]
-    st.caption(escape_markdown(f"a = {pair.annotator_a}, b = {pair.annotator_b}; "
-                               f"{pair.n_units} shared units"))
+    say("caption", f"a = {pair.annotator_a}, b = {pair.annotator_b}; "
+                   f"{pair.n_units} shared units")
     st.plotly_chart(_heatmap(pair.confusion, "Blues", "gain by annotator a", "gain by annotator b",
                              "a: %{y}, b: %{x}"), key="rl_agree_confusion")
 

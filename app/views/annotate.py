@@ -36,7 +36,7 @@ from app.components.decide_panel import (
 )
 from app.components.information_need import show_information_need
 from app.components.keyboard import item_keys, new_presses
-from app.components.page import flash, show_flash, study_page
+from app.components.page import flash, say, show_flash, study_page
 from app.components.query_picker import picked_query, query_option
 from app.components.query_set_choice import decide_query_set
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
@@ -268,8 +268,8 @@ def _show_refused() -> None:
     if refused:
         texts = [text for text, _at in refused]
         counted = {text: texts.count(text) for text in texts}
-        st.warning(escape_markdown("\n".join(
-            text + (f" (×{n})" if n > 1 else "") for text, n in counted.items())))
+        say("warning", "\n".join(
+            text + (f" (×{n})" if n > 1 else "") for text, n in counted.items()))
 
 
 def _on_grade(token: ItemToken, gain: int, order: list[str] | None) -> None:
@@ -559,7 +559,7 @@ def _address_query(known: Collection[str], ids: list[str], *, counted: bool) -> 
     if wanted not in ids:
         why = ("has no pooled result to label" if wanted in known
                else "is not a query of this study")
-        st.warning(escape_markdown(f"The address asks for query {wanted!r}, which {why}."))
+        say("warning", f"The address asks for query {wanted!r}, which {why}.")
         return None
     return wanted
 
@@ -573,8 +573,8 @@ def _open_address_unit(handle: Study, query_id: str, annotator: str) -> None:
     if unit in {item.unit_id for item in cached_pool(handle, query_id)}:
         _walk(handle, annotator, query_id).cursor = unit
     else:
-        st.warning(escape_markdown(f"The address asks for item {unit!r}, which is not in the "
-                                   f"pool of query {query_id}."))
+        say("warning", f"The address asks for item {unit!r}, which is not in the "
+                       f"pool of query {query_id}.")
 
 
 # --- the "to decide A vs B" queue -----------------------------------------------------
@@ -592,10 +592,10 @@ def _queue_mode(handle: Study) -> str:
         if queue in QUEUES:
             st.session_state[MODE_KEY] = queue
         else:
-            st.error(escape_markdown(
+            say("error",
                 f"The address's queue={queue!r} is not a queue of this page; valid values: "
                 f"{', '.join(QUEUES)}. Showing the {st.session_state.get(MODE_KEY, BLOCKING)} "
-                "queue."))
+                "queue.")
         if queue == DECIDE:
             _address_target(handle, *wanted[1:])
     st.session_state.setdefault(MODE_KEY, BLOCKING)
@@ -621,8 +621,8 @@ def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None
         target = decide_target(handle, run_a or defaults[0], run_b or defaults[1],
                                measure or DECIDE_MEASURES[0])
     except TargetError as error:
-        st.error(escape_markdown(f"The address asks for {error}. Choose the runs and the "
-                                 "measure below."))
+        say("error", f"The address asks for {error}. Choose the runs and the "
+                     "measure below.")
         return
     st.session_state[RUN_A_KEY] = target.run_a
     st.session_state[RUN_B_KEY] = target.run_b
@@ -659,7 +659,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         target = decide_target(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY],
                                st.session_state[MEASURE_KEY])
     except TargetError as error:
-        st.error(escape_markdown(f"{error}."))
+        say("error", f"{error}.")
         return None
     for name in (QUERY_PARAM, UNIT_PARAM):
         set_param(name, "")
@@ -717,13 +717,13 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
         if token is None or item is None:
             item_keys("", None, partial(_on_presses, None))
             if state.settled:
-                st.markdown(escape_markdown(
+                say("markdown",
                     f"Nothing left to label for {target.measure}: the evidence has decided "
                     "it. Take the next undecided measure, or choose another measure or runs "
-                    "above."))
+                    "above.")
             elif state.decision.verdict == "undecidable":
-                st.markdown(escape_markdown(
-                    f"Nothing to label here for {target.measure} yet: see the panel for why."))
+                say("markdown",
+                    f"Nothing to label here for {target.measure} yet: see the panel for why.")
             if state.decision.verdict == "undecided":
                 st.info("Every item of the queue is labeled by you or waits for a reviewer "
                         "(in conflict): adjudicate on the Annotator agreement page.")
@@ -762,8 +762,8 @@ def _sample_choice(handle: Study) -> str | None:
         if wanted in names:
             st.session_state[SAMPLE_KEY] = wanted
         else:
-            st.error(escape_markdown(f"The address's sample={wanted!r} is not a sample of "
-                                     f"this study; its samples: {', '.join(names)}."))
+            say("error", f"The address's sample={wanted!r} is not a sample of "
+                         f"this study; its samples: {', '.join(names)}.")
     if st.session_state.get(SAMPLE_KEY) not in names:
         st.session_state[SAMPLE_KEY] = names[-1]
     name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}",
@@ -807,9 +807,9 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     with st.container(border=True):
         if token is None or item is None:
             item_keys("", None, partial(_on_presses, None))
-            st.success(escape_markdown(
+            say("success",
                 f"Every unit of sample {name} is answered: its estimate is on the Compare "
-                "page (Estimate instead)."))
+                "page (Estimate instead).")
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
         _queue_item(handle, study, token, annotator, f"sample unit {item.position} of {len(queue)}")
@@ -911,7 +911,7 @@ def _note_and_text(handle: Study, token: ItemToken, doc: tuple[str, str] | None,
     if doc is not None:
         with st.container(height=240):
             st.markdown(highlight_terms(doc[0], query_text))
-        st.caption(escape_markdown(doc[1]))
+        say("caption", doc[1])
 
 
 def _note_widget(handle: Study, token: ItemToken) -> str:
@@ -933,10 +933,10 @@ def _confirm(token: ItemToken, order: list[str] | None) -> None:
             token.study_id, token.query_id, token.unit_id):
         st.session_state.pop(_CONFIRM_KEY, None)
         return
-    st.warning(escape_markdown(
+    say("warning",
         f"Not saved yet: since {asked.unit_id} was shown to you, "
         + "; ".join(_said(event) for event in newer)
-        + f". Your key: {gain} ({GRADE_MEANINGS[gain]}). Write it over the newer label?"))
+        + f". Your key: {gain} ({GRADE_MEANINGS[gain]}). Write it over the newer label?")
     with st.container(horizontal=True):
         st.button(f"Save {gain} anyway", key="confirm_overwrite", type="primary",
                   on_click=_on_confirm, args=(asked, gain, note, newer[-1].event_id, order))
@@ -1000,12 +1000,12 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
         facts.append("skipped earlier")
     item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
     if doc is None:
-        st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
-                                   "judge it by its id or skip it."))
+        say("warning", f"{unit_id} is not in corpus {study.corpus_id}: "
+                       "judge it by its id or skip it.")
         return None
     shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}))
     if not shown.shown:  # another organisation's, or outside a run's protocol
-        st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
+        say("warning", f"{unit_id}: {shown.reason}")
         return None
     st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, query_text))
     return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
@@ -1081,7 +1081,7 @@ def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgres
     else:
         withdrawn = claim_withdrawal(handle, query_id)
         if withdrawn is not None:  # why the claim is gone, as plain text
-            st.warning(escape_markdown(withdrawn.text()), icon=":material/history:")
+            say("warning", withdrawn.text(), icon=":material/history:")
         if qp.remaining:
             what = f"{qp.remaining} pooled item{'s' if qp.remaining != 1 else ''} remain"
             if qp.conflicts:
@@ -1118,7 +1118,7 @@ def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annot
                          if unit_id in mine else "not labeled by you")
             with st.container(border=True):
                 st.markdown("**" + highlight_terms(hit.title or unit_id, text) + "**")
-                st.caption(escape_markdown(" · ".join(facts)))
+                say("caption", " · ".join(facts))
                 st.markdown(highlight_terms(snippet(hit.text, text), text))
                 token = show_item(handle, query_id=query_id,
                                   unit_id=unit_id, annotator=annotator)

@@ -23,7 +23,7 @@ from app.components.decide_link import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
-from app.components.page import show_rows, study_page
+from app.components.page import say, show_rows, study_page
 from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import get_db, reader
@@ -239,9 +239,9 @@ def _show_queue(item: MeasureVerdict, line: MeasureLine, texts: dict[str, str]) 
         blocked = ("Cannot be decided yet until the causes are lifted; meanwhile these narrow "
                    "the interval on the other queries. "
                    if line.status == "cannot be decided yet" else "")
-        st.caption(escape_markdown(
+        say("caption",
             f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, those whose "
-            "label can narrow the interval most first."))
+            "label can narrow the interval most first.")
         show_rows(
             {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
              "kind": it.kind,
@@ -291,10 +291,10 @@ def _number(value: float | None, *, signed: bool = False) -> str:
 def _show_compat(pc: PairComparison) -> None:
     """The trec_eval-compatible means, in their own table, labeled as such."""
     with st.expander(pc.compat_label.capitalize()):
-        st.caption(escape_markdown(
+        say("caption",
             "Not evidence: unjudged results are counted as non-relevant and queries without "
             "any label are left out, as trec_eval does. Use these only to reproduce a "
-            "trec_eval number; the verdicts above are what the labels support."))
+            "trec_eval number; the verdicts above are what the labels support.")
         show_rows(
             {"measure": row.measure,
              f"{pc.run_a} (compat.)": _number(row.value_a),
@@ -303,7 +303,7 @@ def _show_compat(pc: PairComparison) -> None:
              "queries": f"{row.n_queries_a} / {row.n_queries_b}"}
             for row in pc.compat)
         for note in pc.compat_notes:
-            st.caption(escape_markdown(note))
+            say("caption", note)
 
 
 def _short_titles(figure: dict) -> None:
@@ -342,7 +342,7 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
             pc = _pair_comparison(handle, candidate, baseline, measures, reference,
                                   large=large, queries=queries)
         except (LookupError, ValueError) as error:
-            st.error(escape_markdown(f"No verdict for {candidate}: {error}"))
+            say("error", f"No verdict for {candidate}: {error}")
             continue
         line = bottom_line(pc)
         st.markdown(f"**{escape_markdown(line.sentence)}**")
@@ -350,9 +350,9 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         if line.notes:
             st.caption(markdown_lines(*map(escape_markdown, line.notes)))
         pairs.append(pc)
-    st.caption(escape_markdown(over))
+    say("caption", over)
     for note in pairs[0].notes if pairs else []:  # the corpus size bounding open populations
-        st.caption(escape_markdown(f"Note: {note}."))
+        say("caption", f"Note: {note}.")
     if reference is None:
         st.caption("Working labels: these verdicts and numbers change as labeling goes on. "
                    "Freeze a reference version on the Reports page for numbers you can defend.")
@@ -369,17 +369,17 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
                  if line.status != "decided" and item.queue is not None and item.queue.items]
         if not shown:
-            st.caption(escape_markdown(f"{pc.run_a}: nothing left to label for these measures."))
+            say("caption", f"{pc.run_a}: nothing left to label for these measures.")
         for item, line in shown:
             _show_queue(item, line, texts)
     st.markdown("##### Paired significance tests", help=GLOSSARY["paired test"])
     caution = False
     for pc in pairs:
         if len(pairs) > 1:
-            st.caption(escape_markdown(f"{pc.run_a} vs {baseline} (baseline)"))
+            say("caption", f"{pc.run_a} vs {baseline} (baseline)")
         caution = _show_paired(pc) or caution
     if caution:
-        st.caption(escape_markdown(f"Caution: {SELECTION_CAUTION}."))
+        say("caption", f"Caution: {SELECTION_CAUTION}.")
     for pc in pairs:
         if pc.compat:
             _show_compat(pc)
@@ -404,9 +404,9 @@ def _on_draw(study_id: str, candidate: str, baseline: str, measures: list[str]) 
 
 def _draw_form(study_id: str, candidate: str, baseline: str, measures: list[str]) -> None:
     with st.expander("Draw a sample (lead)"):
-        st.caption(escape_markdown(
+        say("caption",
             f"A random sample of the unknown units of {candidate} vs {baseline} (baseline) "
-            f"on {', '.join(measures) or 'the chosen measures'}, with a recorded seed."))
+            f"on {', '.join(measures) or 'the chosen measures'}, with a recorded seed.")
         cols = st.columns(3)
         cols[0].text_input("Name", key="rl_sample_new_name", value="s1")
         cols[1].number_input("Size (labels)", min_value=1, max_value=100_000, value=100,
@@ -451,8 +451,8 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     candidate = sample.run_a if sample.run_b == baseline else sample.run_b
     shown = [m for m in measures if m in sample.measures]
     if not shown:
-        st.info(escape_markdown(f"Sample {name} was drawn for {', '.join(sample.measures)}: "
-                                "choose one of those measures above."))
+        say("info", f"Sample {name} was drawn for {', '.join(sample.measures)}: "
+                    "choose one of those measures above.")
         return
     sources = [a.source for a in automatic_sources(handle)]
     predictor = None
@@ -467,7 +467,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
         found = estimate_stored(handle, name, candidate=candidate, baseline=baseline,
                                 measures=shown, query_ids=queries, automatic=predictor)
     except (LookupError, ValueError) as error:
-        st.error(escape_markdown(f"No estimate from sample {name}: {error}"))
+        say("error", f"No estimate from sample {name}: {error}")
         return
     rows = []
     for e in found.estimates:  # narrow columns: a phone shows the whole row
@@ -481,7 +481,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
                                             f"{signed_text(e.upper, 3)}",
                      "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
                      "labeled · non-response": f"{e.n_labeled:,} · {e.n_nonresponse:,}"})
-    st.markdown(escape_markdown(f"{candidate} vs {baseline} (baseline), sample {name}"))
+    say("markdown", f"{candidate} vs {baseline} (baseline), sample {name}")
     st.table(pd.DataFrame(rows).set_index("measure"))
     methods = sorted({e.method for e in found.estimates if not isinstance(e, NotEstimable)})
     lines = [line_estimate(e).text() for e in found.estimates if not isinstance(e, NotEstimable)]
@@ -529,15 +529,13 @@ same, refused, verdicts = _comparable(terms, st.session_state.get(
 for name, verdict in refused.items():
     what = ("'s comparability is not verified" if isinstance(verdict, NotVerified)
             else " is not comparable")
-    st.warning(escape_markdown(
-        f"Run {name}{what}: {verdict}; it is left out of the comparison."
-    ))
+    say("warning",
+        f"Run {name}{what}: {verdict}; it is left out of the comparison.")
 accepted = [n for n in same if isinstance(verdicts[n], NotVerified)]
 if accepted:
-    st.caption(escape_markdown(
+    say("caption",
         f"Compared although their comparability is not verified (you accepted them): "
-        f"{', '.join(accepted)}."
-    ))
+        f"{', '.join(accepted)}.")
 if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")
     _accept_checkbox()
@@ -552,7 +550,7 @@ try:
     query_set = shared_result(handle, ("query_set", tuple(same), spec.model_dump_json(), reference),
                               lambda: stored_query_set(handle, same, spec, reference))
 except QuerySetError as error:
-    st.error(escape_markdown(f"No verdict on these queries: {error}"))
+    say("error", f"No verdict on these queries: {error}")
     st.stop()
 queries = None if query_set.scope is None else tuple(query_set.scope)
 over = query_set.record().describe().replace("queries: ", "Over ", 1)
@@ -580,10 +578,10 @@ with options[1].popover("Significance marks", width="stretch"):
 every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction, queries)
 if large and ready_result(handle, every_key) is None and not st.toggle(
         "Compute the results table and per-query differences", key="rl_compare_every_run"):
-    st.caption(escape_markdown(
+    say("caption",
         f"A large study ({len(texts):,} queries): every chosen run's results table and "
         "per-query differences take seconds to compute, so the verdicts above come first. "
-        "Switch this on to compute them (shared with every session until the labels change)."))
+        "Switch this on to compute them (shared with every session until the labels change).")
     st.stop()
 comparison = shared_result(
     handle, every_key,
@@ -594,10 +592,10 @@ comparison = shared_result(
 
 st.markdown("##### Results table")
 if queries is not None:
-    st.caption(escape_markdown(f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
-                               "of the query set chosen above."))
+    say("caption", f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
+                   "of the query set chosen above.")
 show_rows(_results_table(comparison, terms[0].k))
-st.caption(escape_markdown(comparison.table.legend))
+say("caption", comparison.table.legend)
 
 st.markdown("##### Per-query differences")
 for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, strict=True):

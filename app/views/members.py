@@ -10,8 +10,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app.components.page import flash, show_flash, show_rows, study_page
-from app.components.safe_text import escape_markdown
+from app.components.page import flash, say, show_flash, show_rows, study_page
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
 from evalcore.access import ORG_ROLES, ROLES, OrgPermission, Permission
@@ -106,7 +105,7 @@ def _organisation(org_id: str, viewer: str) -> None:
     st.subheader(f"Organisation {org_id}")
     role = organisation_role(get_db(), viewer, org_id)
     if role is None:
-        st.caption(escape_markdown(f"You are not a member of organisation {org_id}."))
+        say("caption", f"You are not a member of organisation {org_id}.")
         return
     members: list[OrgMember] = list_organisation_members(get_db(), org_id, viewer=viewer)
     _show_members(members)
@@ -116,7 +115,7 @@ def _organisation(org_id: str, viewer: str) -> None:
                "organisation.")
     if not org_role_allows(role, OrgPermission.ADD_MEMBERS):
         admins = ", ".join(m.user_id for m in members if m.role in ("admin", "owner"))
-        st.caption(escape_markdown(f"Only an admin of {org_id} admits people ({admins})."))
+        say("caption", f"Only an admin of {org_id} admits people ({admins}).")
         return
     with st.form("rl_org_add_form", clear_on_submit=False):
         a, b = st.columns([3, 1])
@@ -183,6 +182,6 @@ if allowed(db, study_id=study.study_id, actor=viewer, permission=Permission.MANA
     _manage(study.study_id, viewer, members)
 else:
     leads = ", ".join(m.user_id for m in members if m.role == "lead")
-    st.caption(escape_markdown(f"Only a lead can change members ({leads})."))
+    say("caption", f"Only a lead can change members ({leads}).")
 if study.org_id is not None and viewer:
     _organisation(study.org_id, viewer)

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.components.address import keep, restore_choice, write_address
-from app.components.page import flash, show_flash, show_rows, study_page
+from app.components.page import flash, say, show_flash, show_rows, study_page
 from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import annotator as current_annotator
@@ -108,11 +108,11 @@ def _show_report(report: Report, report_id: int) -> None:
         f"generated {report.created_at} by {report.created_by}",
         *([report.query_set.describe()] if report.query_set is not None else []),
     ]
-    st.caption(escape_markdown(" · ".join(facts)))
+    say("caption", " · ".join(facts))
     for warning in report.warnings:
-        st.warning(escape_markdown(warning))
+        say("warning", warning)
     for note in report.notes:  # e.g. the corpus size that bounds open populations
-        st.caption(escape_markdown(f"Note: {note}."))
+        say("caption", f"Note: {note}.")
     show_rows(
         {"run": r.name, "k": r.k, "queries": r.n_queries,
          "comparable": _COMPARABLE[r.status()[0]], "why not": r.status()[1] or "",
@@ -124,7 +124,7 @@ def _show_report(report: Report, report_id: int) -> None:
         if line.notes:
             st.caption(markdown_lines(*map(escape_markdown, line.notes)))
     if report.measures:  # one table of averages: the chosen measures (+ Judged@k)
-        st.caption(escape_markdown(f"Measures: {measures_line(report)}"))
+        say("caption", f"Measures: {measures_line(report)}")
         show_rows(
             {"run": r.name, **{c.label: c.text for c in run_cells(report, r)}}
             for r in report.runs)
@@ -136,9 +136,9 @@ def _show_report(report: Report, report_id: int) -> None:
                 + (f" ^{''.join(row.cells[m].marks)}" if row.cells[m].marks else "")
                 for m in table.metrics}}
             for row in table.rows)
-        st.caption(escape_markdown(table.legend))
+        say("caption", table.legend)
     if report.comparison is None and report.comparison_note:
-        st.info(escape_markdown(report.comparison_note))
+        say("info", report.comparison_note)
     internal = st.checkbox("Include annotator notes and internal identifiers", value=False,
                            key=f"rl_report_internal_{report_id}",
                            help="Off: exports hold no annotator names, notes or row ids.")
