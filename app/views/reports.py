@@ -143,20 +143,16 @@ def _show_report(report: Report, report_id: int) -> None:
                            key=f"rl_report_internal_{report_id}",
                            help="Off: exports hold no annotator names, notes or row ids.")
     base = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in report.name)[:80]
-    cols = st.columns(4)
-    cols[0].download_button("Download HTML", render_html(report, include_internal=internal),
-                            file_name=f"{base}.html", mime="text/html",
-                            key=f"rl_dl_html_{report_id}", on_click="ignore")
-    cols[1].download_button("Download JSON", render_json(report, include_internal=internal),
-                            file_name=f"{base}.json", mime="application/json",
-                            key=f"rl_dl_json_{report_id}", on_click="ignore")
-    cols[2].download_button("Download CSV (per query)", render_csv(report),
-                            file_name=f"{base}.csv", mime="text/csv",
-                            key=f"rl_dl_csv_{report_id}", on_click="ignore")
-    cols[3].download_button("Download CSV (verdicts)", render_verdicts_csv(report),
-                            file_name=f"{base}-verdicts.csv", mime="text/csv",
-                            key=f"rl_dl_verdicts_{report_id}", on_click="ignore",
-                            disabled=not report.decisions)
+    files = (("HTML", "html", render_html(report, include_internal=internal), ".html", "text/html"),
+             ("JSON", "json", render_json(report, include_internal=internal), ".json",
+              "application/json"),
+             ("CSV (per query)", "csv", render_csv(report), ".csv", "text/csv"),
+             ("CSV (verdicts)", "verdicts", render_verdicts_csv(report), "-verdicts.csv",
+              "text/csv"))
+    for column, (label, kind, text, suffix, mime) in zip(st.columns(4), files, strict=True):
+        column.download_button(f"Download {label}", text, file_name=f"{base}{suffix}", mime=mime,
+                               key=f"rl_dl_{kind}_{report_id}", on_click="ignore",
+                               disabled=kind == "verdicts" and not report.decisions)
 
 
 study, handle = study_page("Reports")
