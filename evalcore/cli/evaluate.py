@@ -242,11 +242,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     is_flag=True,
     help="With --trec-eval: trec_eval's -c, every qrels query counts (no results: 0).",
 )
-@click.option(
-    "--gain-map",
-    metavar="SPEC",
-    help="Map qrels gains into 0..4, e.g. '-1:0,5:4'.",
-)
+@click.option("--gain-map", metavar="SPEC", help="Map qrels gains into 0..4, e.g. '-1:0,5:4'.")
 @click.option(
     "--relevance-threshold",
     type=click.IntRange(1, MAX_GAIN),
@@ -261,13 +257,8 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     show_default=True,
     help="nDCG gain: the label value, or 2^g - 1.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["json", "table"]),
-    default="json",
-    show_default=True,
-)
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
+              show_default=True)
 def evaluate_command(
     observations: Path | None,
     qrels: Path | None,

@@ -50,12 +50,11 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 from evalcore.store.tool_label_exports import export_tool_labels
 
-_EXISTING_DB = EXISTING_STORE
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def db_option(fn: Callable) -> Callable:
-    return click.option("--db", "db_path", type=_EXISTING_DB, required=True,
+    return click.option("--db", "db_path", type=EXISTING_STORE, required=True,
                         help="The store (created with `evalcore init`).")(fn)
 
 
@@ -386,12 +385,10 @@ def _labels_command(fmt: str) -> Callable:
 
 
 import_group.command(
-    "labels-csv",
-    help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log).",
+    "labels-csv", help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log)."
 )(_labels_command("csv"))
 import_group.command(
-    "labels-jsonl",
-    help="One label event per line, as `evalcore export labels --format jsonl` writes.",
+    "labels-jsonl", help="One label event per line, as `evalcore export labels --format jsonl` writes."
 )(_labels_command("jsonl"))
 
 
