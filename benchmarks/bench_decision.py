@@ -37,9 +37,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from evalcore.analysis.decision import decide, decide_measure, evaluate_pair
 from evalcore.analysis.decision_queue import candidate_rows, decide_queue
-from evalcore.annotation.blocking import merge_blocking, query_blocking_keys
+from evalcore.annotation.blocking_table import RunBlocking, blocking_table
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -166,13 +168,9 @@ def labels_blocking_order(work: Workload, measure: Measure, cap: int) -> int | N
         pair, d = _verdict(work, measure)
         if d.verdict in DECIDED:
             return step
-        qa, qb = pair.result_a.query_results(), pair.result_b.query_results()
-        tops_a, tops_b = pair.result_a.batch.top_units, pair.result_b.batch.top_units
-        keys = [
-            query_blocking_keys(qid, {"A": (qa[i], tops_a[i]), "B": (qb[i], tops_b[i])})
-            for i, qid in enumerate(work.qids)
-        ]
-        head = merge_blocking(keys, limit=1)
+        positions = np.arange(len(work.qids), dtype=np.int64)
+        runs = {"A": RunBlocking(pair.result_a, positions), "B": RunBlocking(pair.result_b, positions)}
+        head = blocking_table(["A", "B"], runs, work.qids).page(0, 1)
         if not head:
             return None
         work.reveal(work.qids.index(head[0].query_id), head[0].unit_id)

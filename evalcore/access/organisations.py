@@ -233,10 +233,9 @@ def study_over_corpus_denied(
     read or overwrite its documents. A corpus with no owner that a team-mode study uses
     is open only to a lead of one of those studies.
     """
-    def denied(message: str, permission: OrgPermission = OrgPermission.READ
-               ) -> PermissionDenied:
+    def denied(message: str) -> PermissionDenied:
         return OrganisationPermissionDenied(
-            message, actor=user, org_id=corpus_owner or "", org_permission=permission,
+            message, actor=user, org_id=corpus_owner or "", org_permission=OrgPermission.READ,
             org_role=owner_role, study_id=study_id)
 
     if corpus_owner is not None and owner_claimed:

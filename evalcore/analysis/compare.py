@@ -210,51 +210,23 @@ def compare_metric(
     by_a = {q.query_id: q for q in report_a.queries}
     by_b = {q.query_id: q for q in report_b.queries}
     query_ids = sorted(by_a.keys() | by_b.keys(), key=natural_key)
-    sides = [[None if q is None else _side(q.k, q.metrics.get(metric))
-              for q in map(by.get, query_ids)] for by in (by_a, by_b)]
-    return paired_comparison(metric, label, run_a, run_b, query_ids, sides[0], sides[1],
-                             permutations=permutations, seed=seed)
-
-
-#: One query in one run for :func:`paired_comparison`: (k, why the metric is left out —
-#: empty when available —, its value), or None when the run does not have the query.
-QuerySide = tuple[int, list[str], float | None] | None
-
-
-def _side(k: int, value: MetricValue | None) -> QuerySide:
-    return k, _reasons(value), None if value is None else value.value
-
-
-def paired_comparison(
-    metric: MetricName,
-    label: str,
-    run_a: str,
-    run_b: str,
-    query_ids: Sequence[str],
-    sides_a: Sequence[QuerySide],
-    sides_b: Sequence[QuerySide],
-    *,
-    permutations: int = DEFAULT_PERMUTATIONS,
-    seed: int = DEFAULT_SEED,
-) -> MetricComparison:
-    """:func:`compare_metric` given each query's side in both runs (in ``query_ids`` order)."""
     paired: list[str] = []
     values_a: list[float] = []
     values_b: list[float] = []
     excluded: list[ExcludedQuery] = []
-    for query_id, qa, qb in zip(query_ids, sides_a, sides_b, strict=True):
-        reasons_a = [NOT_IN_RUN] if qa is None else qa[1]
-        reasons_b = [NOT_IN_RUN] if qb is None else qb[1]
-        if qa is not None and qb is not None and qa[0] != qb[0]:
+    for query_id in query_ids:
+        qa, qb = by_a.get(query_id), by_b.get(query_id)
+        reasons_a = _reasons(None if qa is None else qa.metrics.get(metric))
+        reasons_b = _reasons(None if qb is None else qb.metrics.get(metric))
+        if qa is not None and qb is not None and qa.k != qb.k:
             reasons_a, reasons_b = reasons_a + [DIFFERENT_K], reasons_b + [DIFFERENT_K]
         if reasons_a or reasons_b:
             excluded.append(ExcludedQuery.model_construct(
                 query_id=query_id, reasons_a=reasons_a, reasons_b=reasons_b))
             continue
-        assert qa is not None and qb is not None
         paired.append(query_id)
-        values_a.append(float(qa[2]))  # type: ignore[arg-type]
-        values_b.append(float(qb[2]))  # type: ignore[arg-type]
+        values_a.append(float(qa.metrics[metric].value))  # type: ignore[union-attr,arg-type]
+        values_b.append(float(qb.metrics[metric].value))  # type: ignore[union-attr,arg-type]
     return metric_comparison(metric, label, run_a, run_b, len(query_ids), paired,
                              np.asarray(values_a), np.asarray(values_b), excluded,
                              permutations=permutations, seed=seed)
@@ -274,7 +246,7 @@ def metric_comparison(
     permutations: int = DEFAULT_PERMUTATIONS,
     seed: int = DEFAULT_SEED,
 ) -> MetricComparison:
-    """:func:`paired_comparison`'s result once the queries are sorted: the ``paired`` ones
+    """:func:`compare_metric`'s result once the queries are sorted: the ``paired`` ones
     with both runs' values (``a``, ``b``: float64, in ``paired`` order) and the
     ``excluded`` ones with their reasons, of ``n_queries`` in all."""
     deltas = (a - b).tolist()

@@ -45,7 +45,12 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.pair_bounds import METHODS, PAIR_FAMILIES, pair_interval_ends
+from evalcore.analysis.pair_bounds import (
+    METHODS,
+    PAIR_FAMILIES,
+    cut_and_cutoffs,
+    pair_interval_ends,
+)
 from evalcore.analysis.pair_units import PairUnits, align
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.batch import ObservationBatch
@@ -253,11 +258,8 @@ def _threshold(measure: Measure, protocol: EvalProtocol) -> int:
 
 def cut_rows(units: PairUnits, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
     """bool[U] per run: the unit is in the run's cut of ``measure``."""
-    ka = units.k_a if measure.k is None else np.full(units.n, measure.k)
-    kb = units.k_b if measure.k is None else np.full(units.n, measure.k)
-    q = units.query
-    return ((units.rank_a > 0) & (units.rank_a <= ka[q]),
-            (units.rank_b > 0) & (units.rank_b <= kb[q]))
+    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
+    return in_a, in_b
 
 
 def evaluate_pair(

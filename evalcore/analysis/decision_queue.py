@@ -1,60 +1,31 @@
 r"""The "to decide A vs B" queue: which unknown units to label so the comparison decides.
 
-Candidates are the unknown units (unlabeled, or in conflict across the
-measure's threshold; any conflict for nDCG) in either run's cut on a query
-whose difference is still open. Each is scored by what its label does to the
-query's difference interval (:func:`evalcore.analysis.pair_bounds.pair_interval`):
-the interval is recomputed with the unit fixed at its lowest and at its
-highest possible gain, and ``removes`` is the width removed **in the worst
-case** of the two, divided by the number of queries (so it is in units of the
-mean difference). For P and RBP that is exactly the unit's own net weight
-\\|w_A - w_B\\|: a unit both runs return at the same rank removes nothing.
+Candidates are the unknown units (unlabeled, or in conflict across the measure's
+threshold; any conflict for nDCG) in either run's cut on a query whose difference is
+still open. ``removes`` is the width of the query's pair interval
+(:func:`evalcore.analysis.pair_bounds.pair_interval`) the unit's label removes in the
+worst case of its lowest and highest gain, divided by the number of queries.
 
-Order: most ``progress`` first: how far the label is expected to move the end
-of the mean interval that must cross 0 (the lower end when the interval's
-midpoint is above 0: the evidence leans to A, so the labels that can lift the
-lower bound come first; else the upper end).
+Order: most ``progress`` first: how far the label is expected to move the end of the
+mean interval that must cross 0 (the lower end when its midpoint is above 0, else the
+upper end); worst-case width alone would treat a label that can only lower the upper
+bound like one that can lift the lower bound.
 
-* P, RBP, RR, Success: the two outcomes of the label (unit at its lowest /
-  highest gain) weighted by :func:`relevance_prior`, the share of relevant
-  units among the labeled ones of its class (:func:`unit_class`: the band of
-  its rank in each run).
-* nDCG, R, AP (:data:`RATIO_FAMILIES`): a ratio over the IDCG or \|R\| the runs
-  share; one label narrows it little, the last label of a query collapses it.
-  So queries are taken whole: a query's units score how far its interval's end
-  is expected to move once every unknown is labeled (the query's difference
-  with each unknown at its :func:`expected_gains`, rounded), divided by its
-  number of unknown units.
+* P, RBP, RR, Success: the label's two outcomes weighted by :func:`relevance_prior`.
+* nDCG, R, AP (:data:`RATIO_FAMILIES`): one label narrows a ratio over a shared IDCG or
+  \|R\| little and a query's last label collapses it, so queries are taken whole: a
+  unit scores its query's expected move once every unknown is labeled
+  (:func:`expected_gains`), divided by the query's number of unknown units.
 
-Ordering by worst-case width alone treats a label that can only lower the upper
-bound like one that can lift the lower bound. The queue is recomputed after
-every label (the simulation of ``benchmarks/bench_decision.py`` re-plans at each
-step, as the live page does). Figures (200 queries x 2 runs x top 20, 50%
-unlabeled; labels until decided, queue / blocking order): P@10 619 / 1242
-(0.50), RR@10 73 / 159 (0.46), nDCG@10 722 / 1159 (0.62; docs/decided-comparisons.md).
-nDCG's pair interval is exact over the shared unknowns
-(:mod:`evalcore.analysis.ndcg_difference`), yet a query's lower end rises above 0 only
-once most of its unknowns are labeled, so queries are still taken whole (scoring one
-label at a time needed 767).
-Ties: most ``removes``; then, when automatic judgments are given (``automatic``: a
-hint, never evidence, contract section 13), the unit an automatic source judges more
-relevant (its mean automatic gain; a unit none judged sits between gains 0 and 1): a
-relevant label moves the bounds most; then units both runs return; then the best rank; then
-query and unit id. Units whose label removes nothing from the pair interval stay
-in the queue (last): for nDCG, R and AP the verdict also reads each run's own
-bounds, which they can narrow. Judged@k has no unknowns to order.
+Ties: most ``removes``; then the unit automatic sources judge more relevant (a hint,
+never evidence, contract section 13); then units both runs return; then the best rank;
+then query and unit id. Units whose label removes nothing stay in the queue (last): for
+nDCG, R and AP the verdict also reads each run's own bounds, which they can narrow.
 
-On a population not declared complete (contract section 12) the units outside
-both cuts stay unknown whatever is labeled: the queue holds only units either run
-returned, and a comparison the outside units keep open has no queue that decides it.
-
-``labels_to_decide`` ("about N labels") simulates the queue on completions drawn
-from the labeled units' gains (:func:`labels_to_decide`): the median count over
-three draws, scaled for the ratio families by the share re-planning saves
-(:data:`REPLANNED_SHARE`). Counting only the fewest head labels whose worst-case
-removals reach the gap would under-estimate: the queue re-plans as labels arrive and
-most labels do not move the bound by their worst case. ``benchmarks/bench_open_populations.py``
-prints how often the estimate under- and over-estimates.
+On a population not declared complete (contract section 12) the queue holds only units
+either run returned; a comparison the outside units keep open has no queue that decides
+it. ``labels_to_decide`` ("about N labels") simulates the queue on completions drawn from
+the labeled units' gains (:func:`labels_to_decide`).
 """
 
 from __future__ import annotations
@@ -206,23 +177,21 @@ def unit_class(units: PairUnits) -> np.ndarray:
     return band_a * (RANK_BANDS.size + 1) + band_b
 
 
-def relevance_prior(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
-    """Per row: the chance its unit is relevant, estimated from the labels at hand.
+def _labeled_classes(units: PairUnits) -> tuple[np.ndarray, np.ndarray, int]:
+    """(each unit's :func:`unit_class`, bool[U] labeled units either run returned: what the
+    priors are read from, the number of classes)."""
+    cls = unit_class(units)
+    known = ~units.unknown & ((units.rank_a > 0) | (units.rank_b > 0))
+    return cls, known, int(cls.max(initial=0)) + 1
 
-    Two signals, both read from the labeled units either run returned: the share of
-    relevant units among the labeled ones of the unit's class (:func:`unit_class`;
-    Laplace smoothed), scaled by its query's own rate:
-    relevant labeled units of the query against the number its units' classes
-    predict (smoothed by one predicted unit), since queries differ in how many
-    relevant units they have. Clipped to [0, 1]."""
+
+def relevance_prior(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
+    """Per row: the chance its unit is relevant: the share of relevant units among the
+    labeled ones of its class (:func:`unit_class`; Laplace smoothed)."""
     u = pair.units
-    measure = pair.measures[name]
-    t = 1 if measure.family == "nDCG" else (
-        pair.protocol.relevance_threshold if measure.rel is None else measure.rel)
-    cls = unit_class(u)
-    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
+    t = _threshold(pair.measures[name], pair.protocol)
+    cls, known, size = _labeled_classes(u)
     relevant = known & (u.low >= t)
-    size = int(cls.max(initial=0)) + 1
     labeled_n = np.bincount(cls[known], minlength=size).astype(np.float64)
     relevant_n = np.bincount(cls[relevant], minlength=size).astype(np.float64)
     by_class = (relevant_n + 1.0) / (labeled_n + 2.0)
@@ -257,9 +226,7 @@ def expected_gains(pair: PairEvaluation, name: str) -> np.ndarray:
     the labeled units of its class (as in :func:`relevance_prior`, Laplace smoothed
     towards 1), scaled by its query's rate (labeled gain sum against the class means)."""
     u = pair.units
-    cls = unit_class(u)
-    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
-    size = int(cls.max(initial=0)) + 1
+    cls, known, size = _labeled_classes(u)
     gain = u.low.astype(np.float64)
     n_cls = np.bincount(cls[known], minlength=size)
     by_class = (np.bincount(cls[known], weights=gain[known], minlength=size) + 1.0) / (n_cls + 1.0)
@@ -412,11 +379,8 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20, *,
 
 #: Completions drawn by :func:`labels_to_decide` (the median of their counts is reported).
 ESTIMATE_DRAWS = 3
-#: The share of the simulated count reported for :data:`RATIO_FAMILIES`: their queue is
-#: re-planned after every label on the Annotate page, which (labels revealing which queries
-#: can still turn) took about two thirds of the labels of following the queue in its
-#: first order (``benchmarks/bench_open_populations.py``, section 3); for the other
-#: families re-planning saved nothing.
+#: The share of the simulated count reported for :data:`RATIO_FAMILIES`: re-planning the
+#: queue after every label (as the Annotate page does) saves about a third of their labels.
 REPLANNED_SHARE = 2 / 3
 #: Labels :func:`labels_to_decide` simulates at once (bounds the what-if copies held).
 ESTIMATE_CHUNK = 2048
@@ -429,10 +393,8 @@ def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     two more units of the class were labeled so), restricted to the row's possible gains
     (a unit in conflict: its annotators' range)."""
     u = pair.units
-    cls = unit_class(u)
-    known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0))
+    cls, known, size = _labeled_classes(u)
     levels = MAX_GAIN + 1
-    size = int(cls.max(initial=0)) + 1
     counts = np.bincount(cls[known] * levels + u.low[known].astype(np.int64),
                          minlength=size * levels).reshape(size, levels).astype(np.float64)
     overall = (counts.sum(axis=0) + 1.0) / (counts.sum() + levels)
@@ -451,24 +413,18 @@ def _settled(lower: float, upper: float, lower_open: bool = False, upper_open: b
 
 
 def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
-                     progress: np.ndarray | None = None, scores: np.ndarray | None = None,
-                     draws: int = ESTIMATE_DRAWS) -> int | None:
+                     progress: np.ndarray | None = None, scores: np.ndarray | None = None
+                     ) -> int | None:
     """About how many labels, taken from the queue in its order, the comparison still
     needs: 0 when settled (decided or tied), None when it is undecidable or labeling every
-    unit in the queue is not expected to decide it (on an open population the units
-    outside both cuts can keep it undecided).
+    queued unit is not expected to decide it.
 
-    ``rows`` are the queue's candidates with their ``scores`` and ``progress``; they are
-    taken in queue order, ties broken by the ranks in each run (not the unit ids: the
-    estimate is the same whichever rows the queue named). Each of ``draws`` completions
-    gives every queued unit a gain drawn from :func:`gain_distribution` (by a hash of its
-    query and ranks, so the same unit draws the same gain however the pair was read); the
-    labels are revealed in order, each query's interval recomputed after each of its
-    labels (:meth:`PairUnits.what_if_prefix`, intersected with what was known before), and
-    the count is the first at which the mean interval settles. The median count is
-    reported (None when most draws never settle). The queue is taken as it is now, while
-    the Annotate page re-plans it after every label; ``benchmarks/bench_open_populations.py``
-    measures how often this under- and over-estimates."""
+    ``rows`` (with their ``scores`` and ``progress``) are taken in queue order, ties broken
+    by the ranks (not the unit ids, so the estimate does not depend on which rows the queue
+    named). Each of :data:`ESTIMATE_DRAWS` completions gives every queued unit a gain drawn from
+    :func:`gain_distribution` (by a hash of its query and ranks: the same unit draws the same
+    gain however the pair was read); the count is the first at which the mean interval
+    settles. The median count is reported (None when most draws never settle)."""
     lower, upper, _, _ = pair.intervals(name)
     if lower.size == 0 or np.isnan(lower).any() or np.isnan(upper).any():
         return None
@@ -486,7 +442,7 @@ def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
     rows = rows[np.lexsort((u.rank_b[rows], u.rank_a[rows], *keys))]
     cum = np.cumsum(gain_distribution(pair, rows), axis=1)
     pick = np.stack([_uniform(u.query[rows], u.rank_a[rows], u.rank_b[rows], d)
-                     for d in range(draws)])
+                     for d in range(ESTIMATE_DRAWS)])
     gains = np.minimum((pick[:, :, None] >= cum[None]).sum(axis=2), MAX_GAIN).astype(np.int8)
     found = _labels_until_settled(pair, name, rows, gains, (lower, upper, lower_open,
                                                             upper_open))

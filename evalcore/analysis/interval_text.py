@@ -19,7 +19,7 @@ Formats only; never computes a measure.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from evalcore.contract.reasons import Reason
 from evalcore.contract.results import AggregateValue, MetricValue
@@ -27,18 +27,16 @@ from evalcore.contract.results import AggregateValue, MetricValue
 #: The word every unavailable value starts with, and the separator before its interval.
 UNAVAILABLE = "unavailable"
 SEPARATOR = " · "
+#: Decimals of a printed bound.
+BOUND_DIGITS = 2
 #: Reasons that only unknown labels cause: they leave the value bounded.
 _UNKNOWN_REASONS = frozenset({Reason.UNLABELED_RETURNED.value, Reason.LABEL_CONFLICT.value})
 
 
-def _down(x: float, digits: int) -> float:
-    scale = 10**digits
-    return math.floor(round(x * scale, 6)) / scale
-
-
-def _up(x: float, digits: int) -> float:
-    scale = 10**digits
-    return math.ceil(round(x * scale, 6)) / scale
+def _outwards(x: float, rounding: Callable[[float], int]) -> str:
+    """``x`` rounded down (``math.floor``) or up (``math.ceil``) to :data:`BOUND_DIGITS`."""
+    scale = 10**BOUND_DIGITS
+    return f"{rounding(round(x * scale, 6)) / scale:.{BOUND_DIGITS}f}"
 
 
 def unknown_counts(values: Iterable[MetricValue | None]) -> tuple[int, int]:
@@ -52,12 +50,10 @@ def unknown_counts(values: Iterable[MetricValue | None]) -> tuple[int, int]:
     return unlabeled, conflicts
 
 
-def interval_text(
-    lower: float, upper: float, unlabeled: int | None, conflicts: int = 0, digits: int = 2
-) -> str:
+def interval_text(lower: float, upper: float, unlabeled: int | None, conflicts: int = 0) -> str:
     """``0.41 to 0.58, 23 unlabeled`` (``, 2 in conflict`` when there are some; no counts
     when ``unlabeled`` is None: not known to the caller)."""
-    text = f"{_down(lower, digits):.{digits}f} to {_up(upper, digits):.{digits}f}"
+    text = f"{_outwards(lower, math.floor)} to {_outwards(upper, math.ceil)}"
     if unlabeled is None:
         return text
     if unlabeled or not conflicts:
@@ -90,15 +86,14 @@ def unavailable_detail(
     unlabeled: int | None,
     conflicts: int,
     reasons: Mapping[str, int] | Sequence[str],
-    digits: int = 2,
 ) -> str:
     """What follows ``unavailable · ``: the interval when bounded, else why not."""
     if lower is not None and upper is not None:
-        return interval_text(lower, upper, unlabeled, conflicts, digits)
+        return interval_text(lower, upper, unlabeled, conflicts)
     return why_unbounded(reasons)
 
 
-def metric_value_text(value: MetricValue | None, digits: int = 4, bound_digits: int = 2) -> str:
+def metric_value_text(value: MetricValue | None, digits: int = 4) -> str:
     """One query's value: ``0.5000``, or ``unavailable · 0.20 to 0.60, 4 unlabeled``."""
     if value is None:
         return "not computed"
@@ -106,18 +101,15 @@ def metric_value_text(value: MetricValue | None, digits: int = 4, bound_digits: 
         return f"{value.value:.{digits}f}"
     unlabeled, conflicts = unknown_counts([value])
     return UNAVAILABLE + SEPARATOR + unavailable_detail(
-        value.lower, value.upper, unlabeled, conflicts, value.reasons, bound_digits)
+        value.lower, value.upper, unlabeled, conflicts, value.reasons)
 
 
-def aggregate_value_text(
-    value: AggregateValue, unlabeled: int | None, conflicts: int = 0, digits: int = 4,
-    bound_digits: int = 2,
-) -> str:
+def aggregate_value_text(value: AggregateValue, unlabeled: int | None, conflicts: int = 0) -> str:
     """An aggregate: ``0.5320``, or ``unavailable · 0.41 to 0.58, 23 unlabeled`` (``unlabeled``
     and ``conflicts`` counted over the missing queries, see :func:`unknown_counts`)."""
     if value.available and value.value is not None:
-        return f"{value.value:.{digits}f}"
+        return f"{value.value:.4f}"
     if value.n_queries == 0:
         return UNAVAILABLE + SEPARATOR + "no queries"
     return UNAVAILABLE + SEPARATOR + unavailable_detail(
-        value.lower, value.upper, unlabeled, conflicts, value.reasons, bound_digits)
+        value.lower, value.upper, unlabeled, conflicts, value.reasons)

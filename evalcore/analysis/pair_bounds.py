@@ -88,7 +88,7 @@ METHODS: dict[str, str] = {
 PAIR_FAMILIES = frozenset({"P", "RBP", "RR", "Success", "nDCG", "R", "AP"})
 
 
-def _cut(units: PairUnits, measure: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def cut_and_cutoffs(units: PairUnits, measure: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(in A's cut, in B's cut, A's cutoff per row, B's cutoff per row)."""
     q = units.query
     ka = units.k_a if measure.k is None else np.full(units.n, measure.k, dtype=np.int64)
@@ -137,7 +137,7 @@ def _weights(units: PairUnits, measure: Measure, in_a: np.ndarray, in_b: np.ndar
 def net_weight(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> np.ndarray:
     """float[U]: how much each row's relevance (P, RBP, R: 0/1) or gain unit (nDCG: per
     unit of gain value, before dividing by IDCG) moves ``A - B``; used to score labels."""
-    in_a, in_b, ka, kb = _cut(units, measure)
+    in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     if measure.family in ("P", "RBP"):
         return _weights(units, measure, in_a, in_b, ka, kb)
     if measure.family == "nDCG":
@@ -149,7 +149,7 @@ def net_weight(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> np
 def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol
                     ) -> tuple[np.ndarray, np.ndarray]:
     n, q = units.n, units.query
-    in_a, in_b, _, _ = _cut(units, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
 
     def f(rank: np.ndarray) -> np.ndarray:
@@ -190,7 +190,7 @@ def _ratio_box(n_lo: np.ndarray, n_hi: np.ndarray, d_lo: np.ndarray, d_hi: np.nd
 def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol,
           needed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     n, q = units.n, units.query
-    in_a, in_b, ka, kb = _cut(units, measure)
+    in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     table = gain_values(protocol.gain)
     c = net_weight(units, measure, protocol)
     at_low, at_high = c * table[units.low], c * table[units.high]
@@ -292,7 +292,7 @@ def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol
     monotone in ``z``: the least is at ``p = 0, m = M, z`` in {0, Z}, the greatest at
     ``p = P, m = 0, z`` in {0, Z}. A completion with \\|R\\| = 0 counts as 0."""
     n, q = units.n, units.query
-    in_a, in_b, _, _ = _cut(units, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     sure, _ = _relevance(units, measure, protocol)
     d0, y, maybe = _reference_counts(units, measure, protocol, in_a, in_b)
     c = in_a.astype(np.float64) - in_b.astype(np.float64)
@@ -417,7 +417,7 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
     cuts hold no unknown unit (the numerator is then known) and when both runs rank the
     unknown units alike."""
     q = units.query
-    in_a, in_b, _, _ = _cut(units, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     sure, _ = _relevance(units, measure, protocol)
     d0, y, maybe = _reference_counts(units, measure, protocol, in_a, in_b)
     base_a, alone_a, crowd_a = _ap_terms(units, in_a, units.rank_a, sure, maybe)
@@ -443,7 +443,7 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
 
 def _top(units: PairUnits, measure: Measure, protocol: EvalProtocol
          ) -> tuple[np.ndarray, np.ndarray]:
-    in_a, in_b, ka, kb = _cut(units, measure)
+    in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
     return _additive(units, _weights(units, measure, in_a, in_b, ka, kb), maybe, sure)
 

@@ -1,4 +1,4 @@
-"""Two runs compared per measure, in the order a lead reads it (issue 14, contract section 11).
+"""Two runs compared per measure, in the order a lead reads it (contract section 11).
 
 For each measure a :class:`MeasureVerdict` holds, in this order:
 
@@ -13,10 +13,6 @@ Beside them, apart, :class:`PairComparison.compat` holds the numbers with
 unjudged units counted as non-relevant (trec_eval compatibility,
 :mod:`evalcore.analysis.trec_eval_numbers`). Those numbers are never evidence and
 are never put beside the verdict's.
-
-A large study's page reads the pair once (:class:`~evalcore.analysis.decision.EvaluatedPair`)
-for its verdicts and later its queues and compatibility numbers
-(:func:`compare_evaluated_pair`).
 
 The Compare page, the reports and ``evalcore compare`` all read this model.
 """
@@ -190,7 +186,7 @@ def measure_verdicts(pair: PairEvaluation, run_a: str, run_b: str, *, queue_limi
 
 def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
             run_b: str) -> MetricComparison:
-    """:func:`~evalcore.analysis.compare.paired_comparison` of ``name`` over the pair's
+    """:func:`~evalcore.analysis.compare.compare_metric` of ``name`` over the pair's
     queries, read from its arrays: a query is paired where both runs have the measure at
     the same ``k``; only the excluded ones are visited one by one, for their reasons (those
     the query's :class:`~evalcore.contract.results.QueryResult` would give)."""

@@ -1,9 +1,9 @@
 """The study's blocking list as columns, counted from the metric computer's arrays.
 
-:func:`blocking_table` gives exactly the items, counts and order of
-:func:`evalcore.annotation.blocking.query_blocking_keys` over every run's
-per-query results (the rules are written there, in its module docstring), without
-making a result object or a Python loop per query, run and unit: per run and
+:func:`blocking_table` gives the items, counts and order the rules of
+:mod:`evalcore.annotation.blocking` give over every run's per-query results (the tests
+compare it with a per-query reading, ``tests/blocking_oracle.py``), without making a
+result object or a Python loop per query, run and unit: per run and
 metric the blocking units are positions of the packed batch
 (:meth:`evalcore.compute.evaluate.BatchResult.blocker_masks`), counted with numpy;
 the runs' positions are grouped by (query, unit code)

@@ -76,23 +76,6 @@ class Estimate(BaseModel):
             return "b_better"
         return "unclear"
 
-    def text(self) -> str:
-        """``estimated: A better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units
-        sampled, 3 non-response; method)``: always "estimated", never "decided"."""
-        what = {
-            "a_better": f"{self.run_a} better",
-            "b_better": f"{self.run_b} better",
-            "unclear": "no clear difference",
-        }[self.direction]
-        level = f"{self.level * 100:g}%"
-        extra = f", {self.n_nonresponse:,} non-response" if self.n_nonresponse else ""
-        pending = f", {self.n_pending:,} not yet labeled" if self.n_pending else ""
-        return (
-            f"estimated: {what} ({level} CI {_signed(self.lower)} to {_signed(self.upper)}; "
-            f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled{extra}{pending}; "
-            f"{self.method})"
-        )
-
 
 class NotEstimable(BaseModel):
     """A measure the sample cannot estimate, and why."""
@@ -101,11 +84,6 @@ class NotEstimable(BaseModel):
 
     measure: str
     reason: str
-
-
-def _signed(value: float) -> str:
-    text = f"{value:+.3f}"
-    return "\N{MINUS SIGN}" + text[1:] if text.startswith("-") else text
 
 
 #: Families whose difference is a sum over units: a unit whose net weight is 0 (both runs

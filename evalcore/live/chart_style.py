@@ -25,6 +25,8 @@ from html import escape
 from math import ceil
 from typing import Any
 
+from plotly.colors import qualitative
+
 #: Up to this many queries every query id is an axis label; beyond, an evenly spaced subset.
 QUERY_TICKS_UP_TO = 50
 #: One symbol and size per run, cycled: open and filled shapes of different sizes,
@@ -47,6 +49,15 @@ LEGEND_BELOW: dict[str, Any] = {
 LEGEND_ROOM = 60
 #: Layout keys that set the runs' markers of one query side by side.
 GROUPED_MARKERS: dict[str, Any] = {"scattermode": "group", "scattergap": 0.5}
+
+
+#: The marker of a run's unavailable values in a chart's "unavailable" strip.
+UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
+
+
+def run_color(index: int) -> str:
+    """The colour of the ``index``-th run (plotly's default palette, cycled)."""
+    return qualitative.Plotly[index % len(qualitative.Plotly)]
 
 
 def run_marker(index: int) -> dict[str, Any]:

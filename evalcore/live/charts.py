@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from plotly.colors import qualitative
-
 from evalcore.analysis.interval_text import metric_value_text
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import reason_words
@@ -26,7 +24,9 @@ from evalcore.live.chart_style import (
     GROUPED_MARKERS,
     LEGEND_BELOW,
     LEGEND_ROOM,
+    UNAVAILABLE_MARKER,
     query_axis,
+    run_color,
     run_marker,
     two_row_layout,
 )
@@ -34,8 +34,6 @@ from evalcore.live.dashboard import LiveDashboard
 
 Figure = dict[str, Any]
 _WEBGL_FROM = 2000
-_PALETTE = qualitative.Plotly
-_UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
 
 
 def _values(state: LiveDashboard, run: str, metric: str | Measure,
@@ -64,7 +62,7 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
     data: list[dict[str, Any]] = []
     for index, run in enumerate(state.run_names):
         name = escape(run)
-        color = _PALETTE[index % len(_PALETTE)]  # the run's points, ranges and strip alike
+        color = run_color(index)  # the run's points, ranges and strip alike
         # Scattergl has no offset groups: plotly refuses the property, even given as None.
         group = {} if webgl else {"offsetgroup": name}
         x_ok, y_ok, t_ok, x_na, t_na = [], [], [], [], []
@@ -106,7 +104,7 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
         data.append({
             "type": scatter, "x": x_na, "y": [name] * len(x_na), "mode": "markers",
             "name": f"{name}: unavailable ({len(x_na)})", "legendgroup": name, "text": t_na,
-            "marker": {**_UNAVAILABLE_MARKER, "color": color},
+            "marker": {**UNAVAILABLE_MARKER, "color": color},
             "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
             "xaxis": "x2", "yaxis": "y2",
         })

@@ -1,12 +1,10 @@
 """The live dashboard's state: every run's per-query results, kept current cheaply.
 
-:meth:`LiveDashboard.build` evaluates every run of a study against the
-working reference (exactly what :func:`evalcore.analysis.run_evaluation.evaluate_run`
-computes) and keeps, per run, the per-metric arrays the aggregates are made
-of, filled straight from the metric computer's arrays. The per-query
-:class:`QueryResult` objects are made the first time a page asks for them
-(:attr:`RunState.results`), and the blocking list the first time it is asked
-for: a full build makes no per-query result object.
+:meth:`LiveDashboard.build` evaluates every run of a study against the working
+reference (exactly what :func:`evalcore.analysis.run_evaluation.evaluate_run` computes,
+packed from the study's shared evidence) and keeps, per run, the per-metric arrays the
+aggregates are made of; per-query :class:`QueryResult` objects and the blocking list are
+made the first time a page asks for them.
 
 :meth:`LiveDashboard.refresh` brings the state up to date with the store:
 
@@ -16,29 +14,19 @@ for: a full build makes no per-query result object.
   are re-read and re-evaluated, for every run, and the aggregates are rebuilt
   from the arrays (section 6 of the contract, :func:`evalcore.compute.aggregate.aggregate_arrays`);
 * a run was added or removed, a touched query is new to the study, the study's corpus
-  size changed (:mod:`evalcore.store.population`: it bounds every open population), or
-  very many queries changed -> a full rebuild.
+  size changed (:mod:`evalcore.store.population`: it bounds every open population), the
+  lead chose other measures, or very many queries changed -> a full rebuild.
 
-The dashboard shows the study's chosen measures
-(:mod:`evalcore.store.study_measures`, Judged@k beside them). ``P``, ``R``,
-``nDCG`` and ``RR`` at a run's own k are the section-7 metrics every run state
-holds anyway (and the blocking list counts); any other chosen measure is
-computed in the same pass over the same packed batch
-(:func:`evalcore.compute.evaluate.compute_more`) and kept beside them. A
-measure whose cutoff is deeper than a run was stored to is not computed for
-that run. A lead's new choice is seen at the next refresh (a full rebuild).
-
-A full build packs every run from the study's shared evidence on the working reference
-(:func:`evalcore.analysis.shared_evidence.shared_evidence`): the Compare page's
-pair, reports and the command line pack from the same object while the store's marks stay
-those it was read at.
+The dashboard shows the study's chosen measures (:mod:`evalcore.store.study_measures`,
+Judged@k beside them): ``P``, ``R``, ``nDCG`` and ``RR`` at a run's own k are the
+section-7 metrics every run state holds; any other is computed in the same pass
+(:func:`evalcore.compute.evaluate.compute_more`), except where its cutoff is deeper than
+the run was stored to.
 
 Aggregates are never a mean of the available subset: they come from
 :mod:`evalcore.compute.aggregate`, which gives the mean only when every query has the
-metric. Label coverage counts the pool (every unit a run returned in its top
-k) and how much of it has a resolved gain (units in conflict count as
-unlabeled), from the packed positions' unit codes and label codes
-(:mod:`evalcore.compute.unit_pairs`); the blocking list is grouped by the same codes.
+metric. Label coverage counts the pool (every unit a run returned in its top k) and how
+much of it has a resolved gain (units in conflict count as unlabeled).
 """
 
 from __future__ import annotations
@@ -424,9 +412,14 @@ class LiveDashboard:
         self._set_coverage(self.query_ids, self._blocking_source.values(), reference)
         self._set_aggregates()
         self.marks = marks
-        self.last_refresh = RefreshOutcome(
-            changed=True, full=True, queries=[], seconds=time.perf_counter() - started
-        )
+        self._outcome(started, changed=True, full=True, queries=[])
+
+    def _outcome(self, started: float, *, changed: bool, full: bool, queries: list[str]
+                 ) -> RefreshOutcome:
+        """Record and return what a build or refresh begun at ``started`` did."""
+        self.last_refresh = RefreshOutcome(changed=changed, full=full, queries=queries,
+                                           seconds=time.perf_counter() - started)
+        return self.last_refresh
 
     def _run_blocking(self, evaluated: dict[str, BatchResult]) -> dict[str, RunBlocking]:
         """Each evaluated run (the runs' batches of the queries they have, as the runs are
@@ -511,17 +504,9 @@ class LiveDashboard:
         if chosen != self.chosen:  # a lead chose other measures: show them
             self.chosen, self.measures = chosen, shown_measures(chosen)
             self._full(study)
-            outcome = RefreshOutcome(
-                changed=True, full=True, queries=[], seconds=time.perf_counter() - started
-            )
-            self.last_refresh = outcome
-            return outcome
+            return self._outcome(started, changed=True, full=True, queries=[])
         if marks == self.marks:
-            outcome = RefreshOutcome(
-                changed=False, full=False, queries=[], seconds=time.perf_counter() - started
-            )
-            self.last_refresh = outcome
-            return outcome
+            return self._outcome(started, changed=False, full=False, queries=[])
         touched = sorted(touched_queries(study, self.marks)
                          - set(marks.removed))  # a removed query's labels count nowhere
         if (
@@ -532,19 +517,11 @@ class LiveDashboard:
             or study_population(study).corpus_size != self._corpus_size
         ):
             self._full(study)
-            outcome = RefreshOutcome(
-                changed=True, full=True, queries=touched, seconds=time.perf_counter() - started
-            )
-            self.last_refresh = outcome
-            return outcome
+            return self._outcome(started, changed=True, full=True, queries=touched)
         if touched:
             self._update_queries(study, touched)
         self.marks = marks
-        outcome = RefreshOutcome(
-            changed=True, full=False, queries=touched, seconds=time.perf_counter() - started
-        )
-        self.last_refresh = outcome
-        return outcome
+        return self._outcome(started, changed=True, full=False, queries=touched)
 
     def update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         """Re-read and re-evaluate the given queries in every run whose query set has them."""
@@ -695,14 +672,6 @@ class LiveDashboard:
         rs = self.runs[run_name]
         i = rs.index.get(query_id)
         return None if i is None else rs.results[i]
-
-    def per_query(self, run_name: str, metric: str) -> list[tuple[str, float | None, list[str]]]:
-        """(query_id, value or None, reasons) of every query, in query order."""
-        out = []
-        for result in self.runs[run_name].results:
-            mv = result.metrics[metric]
-            out.append((result.query_id, mv.value if mv.available else None, list(mv.reasons)))
-        return out
 
     def coverage(self) -> Coverage:
         pooled, labeled, in_conflict = self._pool

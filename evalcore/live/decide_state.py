@@ -56,9 +56,7 @@ def study_run_names(study: Study) -> list[str]:
     return [run.name for run in list_runs(study)]
 
 
-def decide_target(
-    study: Study, run_a: str, run_b: str, measure: str, measures: Sequence[str] = DECIDE_MEASURES
-) -> DecideTarget:
+def decide_target(study: Study, run_a: str, run_b: str, measure: str) -> DecideTarget:
     """The target named by the three values, or :class:`TargetError` for the first bad one."""
     runs = study_run_names(study)
     for parameter, value in (("run_a", run_a), ("run_b", run_b)):
@@ -71,7 +69,7 @@ def decide_target(
         canonical = parse_measure(measure).canonical
     except UnknownMeasure as error:
         raise TargetError("measure", measure, f"is not a measure ({error})",
-                          list(measures)) from None
+                          list(DECIDE_MEASURES)) from None
     return DecideTarget(run_a=run_a, run_b=run_b, measure=canonical)
 
 
@@ -106,16 +104,11 @@ class DecideState(BaseModel):
         return None
 
 
-def decide_state(
-    study: Study,
-    target: DecideTarget,
-    measures: Sequence[str] = DECIDE_MEASURES,
-    *,
-    query_ids: Sequence[str] | None = None,
-) -> DecideState:
+def decide_state(study: Study, target: DecideTarget, *,
+                 query_ids: Sequence[str] | None = None) -> DecideState:
     """Both runs evaluated once on every offered measure: the verdicts and the target's queue,
     over the study's queries or the query set ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
-    names = list(dict.fromkeys([parse_measure(m).canonical for m in measures] + [target.measure]))
+    names = list(dict.fromkeys([parse_measure(m).canonical for m in DECIDE_MEASURES] + [target.measure]))
     pair = evaluate_stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids)
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]

@@ -27,18 +27,16 @@ from html import escape
 from typing import Any
 
 import numpy as np
-from plotly.colors import qualitative
 
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import reason_words
-from evalcore.live.chart_style import LEGEND_BELOW, LEGEND_ROOM, two_row_layout
+from evalcore.live.chart_style import LEGEND_BELOW, LEGEND_ROOM, run_color, two_row_layout
 from evalcore.live.dashboard import LiveDashboard
 
 #: From this many queries the dashboard draws the summary, not a point per query.
 SUMMARY_FROM = 500
 BIN_WIDTH = 0.05
 _EDGES = np.linspace(0.0, 1.0, round(1 / BIN_WIDTH) + 1)
-_PALETTE = qualitative.Plotly
 _UNAVAILABLE_COLOR = "#9e9e9e"
 #: The count bars' row: one offset group, horizontal, on the second row's axes.
 _COUNTS: dict[str, Any] = {"type": "bar", "orientation": "h", "offsetgroup": "counts",
@@ -66,7 +64,7 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> dict[s
     for index, run in enumerate(state.run_names):
         name = escape(run)
         names.append(name)
-        color = _PALETTE[index % len(_PALETTE)]
+        color = run_color(index)
         cols = state.measure_columns(run, measure)
         if cols is None:  # stored too shallow for the cutoff: nothing to count
             data.append({**_COUNTS, "x": [0], "y": [name], "name": f"{name}: not computed",

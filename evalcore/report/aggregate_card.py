@@ -47,9 +47,8 @@ class AggregateCard(BaseModel):
         return f"{text}; {self.bounds}" if self.bounds else text
 
 
-def aggregate_card(
-    value: AggregateValue, digits: int = 4, unknowns: tuple[int, int] | None = None
-) -> AggregateCard:
+def aggregate_card(value: AggregateValue, unknowns: tuple[int, int] | None = None
+                   ) -> AggregateCard:
     """The card texts of an aggregate (section 6 of the contract).
 
     ``unknowns`` is (unlabeled, in conflict) over the missing queries
@@ -59,7 +58,7 @@ def aggregate_card(
     if value.available and value.value is not None:
         return AggregateCard(
             available=True,
-            headline=f"{value.value:.{digits}f}",
+            headline=f"{value.value:.4f}",
             detail=f"mean over {value.n_queries} {_queries(value.n_queries)}",
         )
     if value.n_queries == 0:
@@ -72,7 +71,7 @@ def aggregate_card(
         detail += f" ({reasons})"
     bounds = None
     if value.lower is not None and value.upper is not None:
-        bounds = f"bounds {value.lower:.{digits}f}–{value.upper:.{digits}f}"
+        bounds = f"bounds {value.lower:.4f}–{value.upper:.4f}"
     unlabeled, conflicts = unknowns if unknowns is not None else (None, 0)
     interval = unavailable_detail(value.lower, value.upper, unlabeled, conflicts, value.reasons)
     return AggregateCard(available=False, headline="unavailable", detail=detail, bounds=bounds,

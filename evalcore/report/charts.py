@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import plotly.io as pio
-from plotly.colors import qualitative
 
 from evalcore.analysis.compare import MetricComparison, aggregate_text, cutoff_label
 from evalcore.contract.query_order import natural_key
@@ -29,15 +28,15 @@ from evalcore.live.chart_style import (
     GROUPED_MARKERS,
     LEGEND_BELOW,
     LEGEND_ROOM,
+    UNAVAILABLE_MARKER,
     query_axis,
+    run_color,
     run_marker,
     two_row_layout,
 )
 from evalcore.report.model import Report
 
 Figure = dict[str, Any]
-_UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
-_PALETTE = qualitative.Plotly
 _UP, _DOWN = "#2b8a3e", "#c92a2a"
 _ZERO = "#868e96"
 #: Up to this many paired queries the delta chart draws one bar per query.
@@ -46,13 +45,9 @@ _BARS_UP_TO = 500
 _QUERY_TICKS_UP_TO = 40
 
 
-def _color(index: int) -> str:
-    return _PALETTE[index % len(_PALETTE)]
-
-
-def _wrapped(text: str, width: int = 120) -> str:
+def _wrapped(text: str) -> str:
     """Escaped ``text`` broken into ``<br>``-separated lines for a plotly title."""
-    return "<br>".join(escape(line) for line in textwrap.wrap(text, width)) or escape(text)
+    return "<br>".join(escape(line) for line in textwrap.wrap(text, 120)) or escape(text)
 
 
 def _strings(values: list[str]) -> np.ndarray:
@@ -87,7 +82,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
             "type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
             "x": np.asarray(x_ok, dtype=np.int64), "y": np.asarray(y_ok, dtype=np.float64),
             "text": _strings(text_ok), "xaxis": "x", "yaxis": "y", "offsetgroup": name,
-            "marker": {**run_marker(index), "color": _color(index)},
+            "marker": {**run_marker(index), "color": run_color(index)},
             "hovertemplate": "%{text}<br>" + f"{label} = " + "%{y:.4f}<extra>" + name
             + "</extra>",
         })
@@ -95,7 +90,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
             "type": "scatter", "mode": "markers", "name": f"{name}: unavailable ({len(x_na)})",
             "legendgroup": name, "x": np.asarray(x_na, dtype=np.int64),
             "y": _strings([name] * len(x_na)), "text": _strings(text_na),
-            "xaxis": "x2", "yaxis": "y2", "marker": {**_UNAVAILABLE_MARKER, "color": _color(index)},
+            "xaxis": "x2", "yaxis": "y2", "marker": {**UNAVAILABLE_MARKER, "color": run_color(index)},
             "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
         })
     layout["yaxis"].update(title={"text": label}, range=[-0.03, 1.03], automargin=True)
@@ -199,7 +194,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
             "type": "scatter", "mode": "markers", "name": "excluded", "xaxis": "x2",
             "yaxis": "y2", "x": np.arange(len(excluded_text)),
             "y": _strings(["excluded"] * len(excluded_text)), "text": _strings(excluded_text),
-            "marker": _UNAVAILABLE_MARKER, "hovertemplate": "%{text}<extra></extra>",
+            "marker": UNAVAILABLE_MARKER, "hovertemplate": "%{text}<extra></extra>",
         },
     ]
     layout["yaxis"].update(title={"text": "Δ"}, range=_padded_range(sorted_deltas))
@@ -245,7 +240,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
     )
     data = []
     for index, run in enumerate(report.runs):
-        name, color = escape(run.name), _color(index)
+        name, color = escape(run.name), run_color(index)
         values, bases, texts, patterns, counts, count_texts = [], [], [], [], [], []
         for metric in metrics:
             agg = run.evaluation.aggregates.get(metric)

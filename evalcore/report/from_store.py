@@ -25,7 +25,7 @@ from datetime import datetime
 from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair
-from evalcore.analysis.query_set import QuerySetSpec, ResolvedQuerySet, resolve_stored_query_set
+from evalcore.analysis.query_set import QuerySetSpec, resolve_stored_query_set
 from evalcore.analysis.run_evaluation import evaluate_run_measures, population_notes
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.estimation.stored import estimate_stored
@@ -86,100 +86,64 @@ def report_from_store(
     )
     if not chosen:
         raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10'")
-    return _report_from_store(
-        study,
-        runs=runs,
-        created_by=created_by,
-        reference=reference,
-        name=name,
-        baseline=baseline,
-        corpus_fingerprint=corpus_fingerprint,
-        settings=settings,
-        created_at=created_at,
-        accept_unverified=accept_unverified,
-        measures=list(dict.fromkeys(chosen)),
-        query_set=resolve_stored_query_set(study, list(dict.fromkeys(runs)), queries, reference)
-        if runs
-        else None,
-        sample=sample,
-        level=level,
-    )
-
-
-def _report_from_store(
-    handle: Study,
-    *,
-    runs: Sequence[str],
-    created_by: str,
-    reference: str | None,
-    name: str | None,
-    baseline: str | None,
-    corpus_fingerprint: str | None,
-    settings: ComparisonSettings | None,
-    created_at: datetime | None,
-    accept_unverified: Sequence[str],
-    measures: list[Measure],
-    query_set: ResolvedQuerySet | None = None,
-    sample: str | None = None,
-    level: float = 0.95,
-) -> Report:
+    chosen = list(dict.fromkeys(chosen))
     names = list(dict.fromkeys(runs))
+    query_set = resolve_stored_query_set(study, names, queries, reference) if names else None
     if sample is not None and reference is not None:
         raise ValueError("a sample estimates from the working labels; leave out --reference")
     if not names:
         raise ValueError("no runs named: give at least one run of the study")
-    study = handle.settings
-    protocol = study.protocol()
-    version = get_reference(handle, reference) if reference is not None else None
-    run_infos = [get_run(handle, run_name) for run_name in names]
+    protocol = study.settings.protocol()
+    version = get_reference(study, reference) if reference is not None else None
+    run_infos = [get_run(study, run_name) for run_name in names]
     scope = None if query_set is None else query_set.scope
-    shown = shown_measures(measures)
+    shown = shown_measures(chosen)
     inputs: dict[str, RunInput] = {}
     chosen_values = {}
     too_deep: list[str] = []
     for info in run_infos:
         fits = [m for m in shown if m.k is None or m.k <= info.k]
         too_deep += [f"{m.canonical} is deeper than run {info.name!r}'s depth {info.k}: not "
-                     "shown for it" for m in measures if m not in fits]
+                     "shown for it" for m in chosen if m not in fits]
         evaluation, chosen_values[info.name] = evaluate_run_measures(
-            handle, info.name, reference, protocol, fits, query_ids=scope
+            study, info.name, reference, protocol, fits, query_ids=scope
         )
         inputs[info.name] = RunInput(evaluation=evaluation,
                                      corpus_fingerprint=info.corpus_fingerprint)
-    internal = _internal(handle, {i.name: i.run_id for i in run_infos})
+    internal = _internal(study, {i.name: i.run_id for i in run_infos})
     if version is not None:
         internal = internal.model_copy(update={"reference_created_by": version.created_by})
     report = build_report(
         inputs,
         name=name or "",
-        study_id=handle.study_id,
-        study_name=study.name,
+        study_id=study.study_id,
+        study_name=study.settings.name,
         protocol=protocol,
         created_by=created_by,
         reference_version=reference,
         reference_hash=version.content_hash if version is not None else None,
         corpus_fingerprint=corpus_fingerprint,
         baseline=baseline,
-        query_texts=query_texts(handle),
+        query_texts=query_texts(study),
         internal=internal,
         settings=settings,
         created_at=created_at,
         accept_unverified=accept_unverified,
     )
     report = report.model_copy(update={
-        "measures": [m.canonical for m in measures],
+        "measures": [m.canonical for m in chosen],
         "runs": [r.model_copy(update={"measure_values": chosen_values[r.name]})
                  for r in report.runs],
     })
-    decisions = decisions_of(handle, report, query_ids=scope)
+    decisions = decisions_of(study, report, query_ids=scope)
     updates: dict[str, object] = {
         "decisions": decisions,
         "bottom_lines": [bottom_line(pc) for pc in decisions],
         "query_set": None if query_set is None else query_set.record(),
-        "notes": population_notes(handle),
+        "notes": population_notes(study),
     }
     if sample is not None:
-        updates["bottom_lines"] = sample_bottom_lines(handle, sample, decisions, level, scope)
+        updates["bottom_lines"] = sample_bottom_lines(study, sample, decisions, level, scope)
         updates["notes"] = [
             *updates["notes"],
             (  # type: ignore[misc]

@@ -200,8 +200,6 @@ def _runs_table(report: Report) -> str:
 
 def _measures_section(report: Report) -> str:
     """Each run's chosen measures with Judged@k: the mean, or unavailable with its interval."""
-    if not report.measures:
-        return ""
     rows = []
     for run in report.runs:
         cells = {c.measure: c for c in run_cells(report, run)}

@@ -1,12 +1,9 @@
 """The impact index of a document set: FTS5's BM25, to the last bit, in numpy.
 
-FTS5 evaluates ``bm25()`` for every document that matches any query term, so a
-query holding a frequent term costs time in proportion to how many documents
-hold it (~57 ms per query at 100,000 documents). This index holds, for every
-token, its postings (document, occurrences in the title, occurrences in the
-text) and every document's length, and ranks a query with a few vectorised
-array operations per term, the BM25 impact of a token's postings computed once
-per index.
+FTS5 evaluates ``bm25()`` for every document that matches any query term. This index
+holds, for every token, its postings (document, occurrences in the title, occurrences in
+the text) and every document's length, and ranks a query with a few vectorised array
+operations per term, the BM25 impact of a token's postings computed once per index.
 
 **Exactly FTS5's results.** Tokens are FTS5's own: every distinct
 whitespace-separated chunk of the documents is tokenized by FTS5 with the

@@ -77,15 +77,7 @@ def audit_entries(study: Study, limit: int | None = None) -> list[AuditEntry]:
         sql += " LIMIT ?"
         params.append(int(limit))
     return [
-        AuditEntry(
-            entry_id=r[0],
-            created_at=r[1],
-            actor=r[2],
-            action=r[3],
-            study_id=r[4],
-            detail=json.loads(r[5]),
-            channel=r[6],
-            os_user=r[7],
-        )
+        AuditEntry(**dict(zip(AuditEntry.model_fields, (*r[:5], json.loads(r[5]), *r[6:]),
+                              strict=True)))
         for r in study.db.execute(sql, params)
     ]

@@ -43,13 +43,7 @@ from evalcore.store.membership import (
     study_leads,
     study_mode,
 )
-from evalcore.store.studies import (
-    StudyIn,
-    StudyNotFoundError,
-    get_study,
-    study_exists,
-    study_ids,
-)
+from evalcore.store.studies import StudyIn, StudyNotFoundError, get_study, study_exists, study_ids
 
 
 def authorize(

@@ -1,27 +1,18 @@
 """Automatic judgments: labels from a model, an LLM judge or a heuristic, never evidence.
 
 Contract section 13: automatic labels are stored apart from the human label events
-(tables ``automatic_imports`` and ``automatic_labels``), each import with its source's
-name, who imported it and when. No value, bound, verdict or completeness reads them:
-the resolution, references, completeness and observations read ``label_events`` only.
-They are read here, to be shown beside human labels (marked as automatic), to compare
-each source with the humans (:mod:`evalcore.analysis.automatic_agreement`), to order the
-to-decide queue and to serve as predictors in estimates (:mod:`evalcore.estimation`).
+(``automatic_imports``, ``automatic_labels``) with their source's name, who imported them
+and when. No value, bound, verdict or completeness reads them; they are read here to be
+shown beside human labels, compared with them (:mod:`evalcore.analysis.automatic_agreement`),
+to order the to-decide queue and as predictors in estimates (:mod:`evalcore.estimation`).
 
-Writing (:func:`write_automatic_import`, lead-only: permission ``IMPORT``): the import's
-row is inserted staged (``staged_by`` = this process), its labels in chunks of short
-write transactions, and one final transaction authorises again, publishes it (clears
-``staged_by``) and appends the audit entry (``import.automatic-labels``). Every read
-ignores staged imports, so a failed or killed import shows nothing: a failure deletes
-its staged rows; one whose process died is deleted by the next ``open_store``
-(:func:`discard_abandoned_automatic_imports`).
-
-A judge that answers a few units at a time (``evalcore judge``) writes each batch as one
-small published import (:func:`append_automatic_labels`: one short transaction, with its
-audit entry), so an interrupted run keeps every batch it wrote.
-
-A source's current label of a unit is the one of its latest published import holding
-the unit (a judge run again over some units replaces their labels only).
+An import (:func:`write_automatic_import`, permission ``IMPORT``) is written staged, its
+labels in short transactions, and published with its audit entry by one final
+transaction; every read ignores staged imports, so a failed or killed import shows nothing
+(the next ``open_store`` removes a dead process's: :func:`discard_abandoned_automatic_imports`).
+A judge writes each batch as one small published import (:func:`append_automatic_labels`),
+so an interrupted run keeps what it wrote. A source's current label of a unit is the one of
+its latest published import holding the unit.
 """
 
 from __future__ import annotations

@@ -54,21 +54,13 @@ def append_completeness_event(
 ) -> CompletenessEvent:
     """Append one event unconditionally (call inside the caller's write transaction)."""
     require_fits(reason, MAX_NOTE_CHARS, "a reason", "shorten it")
-    created = created_at or utc_now_iso()
+    values = (study_id, query_id, state, actor, created_at or utc_now_iso(), reason)
     cursor = db.execute(
         "INSERT INTO completeness_events (study_id, query_id, state, actor, created_at, reason) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        [study_id, query_id, state, actor, created, reason],
+        values,
     )
-    return CompletenessEvent(
-        event_id=int(cursor.lastrowid),
-        study_id=study_id,
-        query_id=query_id,
-        state=state,
-        actor=actor,
-        created_at=created,
-        reason=reason,
-    )
+    return _event((int(cursor.lastrowid), *values))
 
 
 def _require_actor(actor: str) -> str:

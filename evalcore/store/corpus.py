@@ -114,13 +114,7 @@ def upsert_document_rows(
 
 
 def get_document(db: sqlite_utils.Database, corpus_id: str, doc_id: str) -> Document | None:
-    row = db.execute(
-        f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id = ? AND {published()}",
-        [corpus_id, doc_id],
-    ).fetchone()
-    if row is None:
-        return None
-    return Document(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
+    return get_documents(db, corpus_id, [doc_id]).get(doc_id)
 
 
 def get_documents(

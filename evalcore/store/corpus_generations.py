@@ -1,20 +1,13 @@
 """A corpus's generation: a number that moves forward whenever its documents may have changed.
 
-Triggers bump ``corpus_generations.generation`` of a corpus on every
-insert, update or delete of one of its ``documents`` rows, staged or not, and on
-every start, publication or discard of a staged document import into it
-(:mod:`evalcore.store.document_imports`), whatever code or tool writes them (since v14
-not on deleting a row a published import superseded, nor on an import's ``:replacements``
-marker: no reader sees either, so a re-import moves it once after staging, at
-publication). A
-row is never deleted and its number never goes back, so a generation is never
-seen twice: two reads of the same generation saw the same document rows and the
-same pending imports, hence the same visible set under any
-:class:`~evalcore.store.visibility.Visibility`. A corpus with no row has had no
-document written since v13: generation 0 (its first write makes it 1).
-
-A pin records the generation it was taken at (:mod:`evalcore.store.pins`);
-revalidation compares it with the current one before scanning anything.
+Triggers bump ``corpus_generations.generation`` of a corpus on every write of one of its
+``documents`` rows and every start, publication or discard of a staged import into it
+(:mod:`evalcore.store.document_imports`), whoever writes (not on deleting rows no reader
+sees: superseded texts, ``:replacements`` markers). The number never goes back, so two
+reads of one generation saw the same rows and pending imports, hence the same visible set
+under any :class:`~evalcore.store.visibility.Visibility`. A corpus with no row is at 0.
+A pin records the generation it was taken at (:mod:`evalcore.store.pins`); revalidation
+compares it with the current one before scanning anything.
 """
 
 import sqlite_utils

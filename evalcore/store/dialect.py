@@ -1,36 +1,20 @@
 """Where SQLite and PostgreSQL differ: the one place that knows both dialects.
 
-The store writes one set of queries in SQLite's dialect (``?`` and ``:name``
-placeholders, SQLite's functions); on PostgreSQL each statement passes through
-:func:`to_postgres` (sqlglot, cached per SQL text) before it is sent. What
-sqlglot does not translate is rewritten here on its syntax tree:
+The store writes its queries in SQLite's dialect; on PostgreSQL each statement passes
+through :func:`to_postgres` (sqlglot, cached per SQL text), and what sqlglot does not
+translate is rewritten on its syntax tree (:func:`_rewrite`): ``INSERT OR IGNORE``,
+``json_each``, ``GLOB``, ``char``, ``TOTAL``, ``INDEXED BY`` hints (a ``group_concat`` over
+such a scan is ordered by the index's columns), attached scratch databases, unnamed
+subqueries, integers used as truth values and truth values used as integers, SQLite's bare
+columns, and JSON read from text.
 
-* ``INSERT OR IGNORE`` (kept only by released migrations; the store's own code
-  writes the portable ``ON CONFLICT ... DO NOTHING``) becomes ``ON CONFLICT DO NOTHING``;
-* ``json_each(?)`` (a JSON array of strings) becomes ``jsonb_array_elements_text``;
-* ``GLOB`` and ``char(...)`` call the helper functions :data:`PG_HELPERS` creates;
-* ``INDEXED BY`` hints are dropped (a ``group_concat`` over such a scan, which SQLite
-  concatenates in the index's order, is ordered by the index's columns), ``temp.x``
-  becomes ``pg_temp.x``, and conflict targets lose the ``NULLS FIRST`` sqlglot adds to
-  keep SQLite's NULL order;
-* a subquery in ``FROM`` without a name gets one, and an integer used as a truth value
-  (``WHERE ... AND 1``, ``AND ?``) becomes a boolean;
-* a truth value used as a value (``MAX(kind = 'undo')``, ``SUM(a = b)``, a comparison in
-  a ``SELECT`` list, a ``CASE`` result or arithmetic) becomes SQLite's integer 0 / 1,
-  and ``TOTAL(x)`` is a float sum that is 0.0 over no rows, as SQLite's;
-* ``json_extract(text, path)`` reads its text as ``json``.
-
-Schema statements (:func:`schema_to_postgres`) also map SQLite's types to
-PostgreSQL's: ``INTEGER`` is 64-bit (``BIGINT``), an ``INTEGER PRIMARY KEY`` is an
-identity column (SQLite assigns it when the insert leaves it out), every ``TEXT``
-column is ``COLLATE "C"`` (bytewise order and equality, as SQLite's BINARY
-collation: sort orders and ``ORDER BY`` ties do not depend on the server's
-locale), a table with a rowid that has no integer key gets an identity column
-named ``rowid``, its last column (the store reads documents and studies in rowid order), and a
-trigger (``BEGIN ... RAISE(ABORT, 'message') ... END``) becomes a PL/pgSQL function
-and a row trigger raising the same message as an integrity error. The FTS5 index the
-early migrations create and a later one drops (``documents_fts``, its triggers) is
-never created on PostgreSQL.
+Schema statements (:func:`schema_to_postgres`) also map the types: ``INTEGER`` is
+``BIGINT``, an ``INTEGER PRIMARY KEY`` an identity column, every ``TEXT`` column is
+``COLLATE "C"`` (bytewise, as SQLite's BINARY: orders do not depend on the server's
+locale), a table with a rowid and no integer key gets an identity column ``rowid`` (the
+store reads documents and studies in rowid order), and a trigger becomes a PL/pgSQL
+function raising the same message as an integrity error. The FTS5 index of the early
+migrations is never created on PostgreSQL.
 
 The errors the callers treat alike on both engines are here too:
 :func:`database_errors`, :func:`integrity_errors` and :func:`is_busy`.
@@ -180,8 +164,8 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             node.set("db", exp.to_identifier("pg_temp"))
         if isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "json_each":
             (argument,) = node.this.expressions
-            node.set("this", exp.Anonymous(this="jsonb_array_elements_text", expressions=[
-                exp.Cast(this=argument, to=exp.DataType.build("JSONB"))]))
+            node.set("this", exp.Anonymous(this="jsonb_array_elements_text",
+                                           expressions=[_cast(argument, "JSONB")]))
     for number, node in enumerate(tree.find_all(exp.Subquery)):
         # PostgreSQL (before 16) wants a name for a subquery in FROM; SQLite does not
         if isinstance(node.parent, (exp.From, exp.Join)) and not node.alias:
@@ -197,23 +181,28 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
     for node in list(tree.find_all(exp.JSONExtract, exp.JSONExtractScalar)):
         # SQLite reads JSON from text columns; PostgreSQL's JSON functions take json
         if not isinstance(node.this, exp.Cast):
-            node.this.replace(exp.Cast(this=node.this.copy(), to=exp.DataType.build("JSON")))
+            node.this.replace(_cast(node.this.copy(), "JSON"))
     for node in list(tree.find_all(exp.GroupConcat)):  # STRING_AGG takes text only
         target = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
-        target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("TEXT")))
+        target.replace(_cast(target.copy(), "TEXT"))
     for node in list(tree.find_all(exp.JSONArrayAgg)):  # SQLite: '[]' over no rows
-        node.replace(exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("TEXT")),
-                                  expressions=[exp.Literal.string("[]")]))
+        empty = exp.Literal.string("[]")
+        node.replace(exp.Coalesce(this=_cast(node.copy(), "TEXT"), expressions=[empty]))
     for node in list(tree.find_all(exp.Anonymous)):  # SQLite's TOTAL: a float, 0.0 over none
         if node.name.lower() == "total" and len(node.expressions) == 1:
-            node.replace(exp.Coalesce(
-                this=exp.Sum(this=exp.Cast(this=node.expressions[0].copy(),
-                                           to=exp.DataType.build("DOUBLE"))),
-                expressions=[exp.Literal.number("0.0")]))
+            total = exp.Sum(this=_cast(node.expressions[0].copy(), "DOUBLE"))
+            node.replace(exp.Coalesce(this=total, expressions=[exp.Literal.number("0.0")]))
     for node in list(tree.find_all(exp.Chr)):
         node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
     _indexed_order(tree, hints)
     return tree
+
+
+def _cast(expression: "sqlglot.exp.Expression", to: str) -> "sqlglot.exp.Cast":  # noqa: F821
+    """``CAST(expression AS to)``."""
+    from sqlglot import exp
+
+    return exp.Cast(this=expression, to=exp.DataType.build(to))
 
 
 def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
@@ -226,15 +215,13 @@ def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
 
     for table, index in hints:
         select = table.find_ancestor(exp.Select)
-        aggregates = [node for node in select.find_all(exp.GroupConcat)
-                      if node.find_ancestor(exp.Select) is select] if select else []
-        if not aggregates:
+        if select is None:
             continue
-        order = [exp.Ordered(this=exp.column(name, table=table.alias_or_name), nulls_first=False)
-                 for name in index_columns(index)]
-        for node in aggregates:
-            if not isinstance(node.this, exp.Order):
-                node.set("this", exp.Order(this=node.this, expressions=[o.copy() for o in order]))
+        columns = [exp.column(name, table=table.alias_or_name) for name in index_columns(index)]
+        for node in list(select.find_all(exp.GroupConcat)):
+            if node.find_ancestor(exp.Select) is select and not isinstance(node.this, exp.Order):
+                order = [exp.Ordered(this=c.copy(), nulls_first=False) for c in columns]
+                node.set("this", exp.Order(this=node.this, expressions=order))
 
 
 _CREATE_INDEX = re.compile(r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\s+"
@@ -277,17 +264,17 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
                 "0", "1"):
             operand.replace(exp.true() if operand.this == "1" else exp.false())
         elif isinstance(operand, exp.Placeholder):  # a parameter bound to 0 / 1 (a bool)
-            operand.replace(exp.Paren(this=exp.NEQ(
-                this=exp.Cast(this=operand.copy(), to=exp.DataType.build("BIGINT")),
-                expression=exp.Literal.number(0))))
+            nonzero = exp.NEQ(this=_cast(operand.copy(), "BIGINT"), expression=exp.Literal.number(0))
+            operand.replace(exp.Paren(this=nonzero))
 
 
 def _truth_classes() -> tuple[type, ...]:
+    """sqlglot's expressions whose value is a truth value."""
     from sqlglot import exp
 
-    return (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ, exp.GT, exp.GTE, exp.LT,
-            exp.LTE, exp.Is, exp.Like, exp.ILike, exp.Glob, exp.In, exp.Between, exp.Exists,
-            exp.RegexpLike, exp.And, exp.Or, exp.Xor, exp.Not, exp.Boolean)
+    names = ("EQ NEQ NullSafeEQ NullSafeNEQ GT GTE LT LTE Is Like ILike Glob In Between Exists "
+             "RegexpLike And Or Xor Not Boolean")
+    return tuple(getattr(exp, name) for name in names.split())
 
 
 def _wants_truth(node: "sqlglot.exp.Expression") -> bool:  # noqa: F821
@@ -328,7 +315,7 @@ def _truth_values(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
         target = node
         while isinstance(target.parent, exp.Paren):  # CAST(...) brackets it already
             target = target.parent
-        target.replace(exp.Cast(this=node.copy(), to=exp.DataType.build("INT")))
+        target.replace(_cast(node.copy(), "INT"))
 
 
 def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
@@ -687,17 +674,19 @@ def insert_triggers(db: object) -> list[tuple[str, str]]:
     """(table, trigger) of every trigger that fires on an insert, by table and name (the
     derived rows they write -- unit codes, corpus generations, suspects -- and the seals
     they check are in a copied store already)."""
-    raw = _raw(db)
     if is_postgres(db):
-        rows = raw.execute(  # type: ignore[attr-defined]
-            "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
-            "AND (t.tgtype & 4) <> 0 AND n.nspname = current_schema()").fetchall()
-    else:
-        rows = [(table, name) for table, name, sql in raw.execute(  # type: ignore[attr-defined]
-            "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'")
-            if _INSERT_TRIGGER.match(sql)]
-    return sorted(rows)
+        return sorted((table, name) for table, name, _, on_insert in _pg_triggers(db) if on_insert)
+    return sorted((table, name) for table, name, sql in _raw(db).execute(  # type: ignore[attr-defined]
+        "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'")
+        if _INSERT_TRIGGER.match(sql))
+
+
+def _pg_triggers(db: object) -> list[tuple[str, str, bool, bool]]:
+    """(table, trigger, enabled, fires on insert) of the store's own triggers on PostgreSQL."""
+    return _raw(db).execute(  # type: ignore[attr-defined]
+        "SELECT c.relname, t.tgname, t.tgenabled <> 'D', (t.tgtype & 4) <> 0 FROM pg_trigger t "
+        "JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE NOT t.tgisinternal AND n.nspname = current_schema()").fetchall()
 
 
 def disabled_triggers(db: object) -> list[str]:
@@ -705,10 +694,7 @@ def disabled_triggers(db: object) -> list[str]:
     trigger exists or does not; on PostgreSQL, those ``ALTER TABLE ... DISABLE`` left off)."""
     if not is_postgres(db):
         return []
-    return [name for (name,) in _raw(db).execute(  # type: ignore[attr-defined]
-        "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
-        "AND t.tgenabled = 'D' AND n.nspname = current_schema() ORDER BY 1")]
+    return sorted(name for _, name, enabled, _ in _pg_triggers(db) if not enabled)
 
 
 @contextmanager
@@ -799,14 +785,10 @@ def foreign_key_violations(db: object) -> int:
 
 def active_triggers(db: object) -> list[str]:
     """The names of the store's own triggers that fire (on PostgreSQL: not disabled), sorted."""
-    raw = _raw(db)
     if is_postgres(db):
-        sql = ("SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-               "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal "
-               "AND t.tgenabled <> 'D' AND n.nspname = current_schema() ORDER BY 1")
-    else:
-        sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1"
-    return [name for (name,) in raw.execute(sql)]  # type: ignore[attr-defined]
+        return sorted(name for _, name, enabled, _ in _pg_triggers(db) if enabled)
+    sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1"
+    return [name for (name,) in _raw(db).execute(sql)]  # type: ignore[attr-defined]
 
 
 def reset_identities(db: object) -> None:

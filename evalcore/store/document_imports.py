@@ -1,42 +1,24 @@
 """Staged document imports: a large corpus written in short transactions, visible all at once.
 
-A BEIR import registers itself in ``pending_imports`` (``import_id``, the
-corpus, ``staged_by`` = ``"host:pid"`` of the importing process), writes its new
-documents in paced chunks (:class:`evalcore.store.staging.Pacer`, each chunk its
-own short write transaction) with ``documents.import_id`` set, and publishes
-them by deleting its ``pending_imports`` row inside its final transaction: one
-small statement, whatever the corpus size. A document row whose ``import_id`` is
-pending is invisible to every read (:func:`published`: every read of
-``documents`` in ``evalcore.store`` filters on it, and so does
-:class:`evalcore.store.visibility.Visibility`, which search, pins and the lexical
-workflow use). After publishing, the rows keep their ``import_id``: an id that is
-not pending means nothing, and ids are random, never reused.
+An import registers itself in ``pending_imports`` (its ``import_id``, the corpus, the
+importing ``"host:pid"``) and writes its documents in paced chunks with ``import_id`` set;
+rows of a pending import are invisible to every read (:func:`published`, the one rule every
+read of ``documents`` uses, :class:`evalcore.store.visibility.Visibility` included).
+Publishing deletes the pending row: one small statement whatever the corpus size (clearing
+a flag on 1.7M rows would itself be a long write). Ids are random and never reused.
 
-Why a pending table rather than a flag on each row: clearing a flag on 1.7M rows
-is itself a long write; deleting one row of ``pending_imports`` is not.
+A document the import *replaces* gets a second row: the new text under the import's id,
+the old row marked ``superseded_by`` it (visible while the import is pending), so a reader
+sees all the old texts or all the new ones, never a mix. The key is ``(corpus_id, doc_id,
+superseded_by)``, ``''`` for a current row. After publishing, the superseded rows are
+deleted in paced chunks under the import's ``:replacements`` marker
+(:mod:`evalcore.store.document_replacements`). Two imports may not replace the same
+document at once.
 
-A document the import *replaces* (same id, other content) gets a second row: the new
-text is staged as a row of the corpus with the import's ``import_id`` (invisible while
-pending), and the old row is marked ``superseded_by`` the import (visible while the import
-is pending, invisible once it is not). Deleting the pending row therefore switches every
-replaced document at once, in the same small statement that shows the new ones: a reader
-sees all the old texts or all the new ones, never a mix (:func:`published` is the one rule
-every read uses). The key is ``(corpus_id, doc_id, superseded_by)``, ``''`` for a current
-row. After publishing, the superseded rows, invisible, are deleted in paced
-chunks under the import's ``:replacements`` marker (:func:`replacements_id`, pending until
-they are gone; :mod:`evalcore.store.document_replacements`); neither moves the corpus
-generation. Two imports may not replace the same document at once (the second is refused).
-
-A failed import discards its rows (chunked deletes of its rows, then its superseded rows
-made current again, then the pending rows); a
-process that died mid-import leaves them, invisible, and the next
-:func:`evalcore.store.connection.open_store`
-(:func:`evalcore.store.document_replacements.settle_abandoned_imports`) removes
-those of dead processes on this host, or, when the import had published,
-finishes deleting its superseded rows. A plain document write
-(:func:`evalcore.store.corpus.upsert_document_rows`) of a staged id clears its
-``import_id`` and deletes the superseded row: the row is then that writer's, visible, and no
-discard removes it.
+A failed import discards its rows; those of a process that died are removed (or, once
+published, finished) by the next :func:`evalcore.store.connection.open_store`. A plain
+document write (:func:`evalcore.store.corpus.upsert_document_rows`) of a staged id makes the
+row that writer's: visible, and no discard removes it.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """A re-imported document's old text: invisible once the import publishes, then deleted.
 
-:meth:`evalcore.store.staged_documents.StagedDocuments.write_staged` stages the new text
-of every document an import replaces as a second row of the corpus (pending under the
-import's id) and marks the old row ``superseded_by`` the import, in the import's paced
-chunks. Publishing (one small statement, :func:`evalcore.store.document_imports.
-publish_import`) switches every one of them at once: a reader sees all the old texts or all
-the new ones, never a mix, whatever the number replaced. The superseded rows are then
-invisible garbage: :func:`remove_superseded` deletes them in paced short transactions
-(:class:`evalcore.store.staging.Pacer`; each delete is also removed from the FTS index)
-and finally drops the import's ``:replacements`` marker. None of these writes changes what a
-reader sees, and none moves the corpus generation (the corpus triggers), so a pin taken
-just after publishing stays valid without a scan. No write lock is held longer than a chunk,
-whatever the number of documents replaced.
-
+An import stages the new text of every document it replaces as a second row and marks the
+old row ``superseded_by`` it (:meth:`evalcore.store.staged_documents.StagedDocuments.
+write_staged`); publishing switches every one at once. The superseded rows, invisible,
+are then deleted by :func:`remove_superseded` in paced short transactions, and finally the
+import's ``:replacements`` marker: none of these writes changes what a reader sees or moves
+the corpus generation, so a pin taken just after publishing stays valid without a scan.
 An import whose process died is settled by the next ``open_store``
-(:func:`settle_abandoned_imports`): discarded if it had not published (its superseded rows
-become current again), its superseded rows deleted if it had.
+(:func:`settle_abandoned_imports`): discarded if it had not published, its superseded rows
+deleted if it had.
 """
 
 import time
@@ -29,10 +22,8 @@ from evalcore.store.staging import Pacer, alive, bulk_writes
 from evalcore.store.transaction import write_transaction
 
 
-def remove_superseded(
-    db: sqlite_utils.Database, import_id: str,
-    on_chunk: Callable[[int, float], None] | None = None,
-) -> int:
+def remove_superseded(db: sqlite_utils.Database, import_id: str,
+                      on_chunk: Callable[[int, float], None] | None = None) -> int:
     """Delete the rows the published import superseded (already invisible), a paced chunk
     per short transaction, then its ``:replacements`` marker; return how many.
     ``on_chunk(rows, held_s)`` is told of each chunk (tests, benchmarks)."""

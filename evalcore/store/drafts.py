@@ -7,6 +7,8 @@ evidence: a draft is replaced as the annotator types and deleted when the
 label it was typed for is saved.
 """
 
+from contextlib import nullcontext
+
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
@@ -91,10 +93,7 @@ def clear_draft(
     """Forget the item's draft (its note was saved with a label); inside a caller's write
     transaction, one statement of it."""
     annotator = viewer_id(annotator) or annotator
-    if in_transaction(db):
-        _delete(db, [study_id, annotator, query_id, unit_id])
-        return
-    with write_transaction(db):
+    with nullcontext() if in_transaction(db) else write_transaction(db):
         _delete(db, [study_id, annotator, query_id, unit_id])
 
 

@@ -1,18 +1,11 @@
 """Cheap checks of whether an export would be refused, before anyone asks for the file.
 
-The app offers downloads whose files are built only when clicked; a refusal
-(:class:`~evalcore.store.exports.ExportRefusedError`, e.g. an id with whitespace
-that TREC files cannot hold) must still be said up front. Each check first asks
-whether there is a *suspect* (a superset of what the export refuses); only when
-there is one is the export itself run, so the message is the export's own and
-each rule stays in :mod:`evalcore.store.exports`.
-
-A stored run's and the working labels' suspects are facts the store records as they
-are written (:mod:`evalcore.store.trec_ids`): one indexed row read. A
-frozen reference version's are read from its labels, one row per query (its id and
-its unit ids concatenated by SQLite, tested in Python with the exports' own
-:data:`~evalcore.store.trec_ids.TREC_SPACE`; a per-row GLOB in SQL was 3-4 times
-slower).
+The app offers downloads built only when clicked; a refusal
+(:class:`~evalcore.store.exports.ExportRefusedError`, e.g. an id with whitespace) must still
+be said up front. Each check first asks whether there is a *suspect* (a superset of what
+the export refuses: the facts :mod:`evalcore.store.trec_ids` records, or a frozen version's
+ids read one row per query); only then is the export itself run, so the message and each
+rule stay the export's own.
 """
 
 import io

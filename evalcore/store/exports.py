@@ -103,8 +103,7 @@ def _check_token(kind: str, value: str) -> None:
 def export_qrels(
     study: Study, out: str | Path | TextIO, reference: str | None = None
 ) -> ExportSummary:
-    """Write the reference as TREC qrels (see the module docstring).
-    """
+    """Write the reference as TREC qrels (see the module docstring)."""
     labels = resolved_gains(study) if reference is None else reference_labels(study, reference)
     rows = sorted((q, u, g) for q, units in labels.items() for u, g in units.items())
     for q, u, _ in rows:
@@ -122,8 +121,7 @@ def export_qrels(
 def export_labels(
     study: Study, out: str | Path | TextIO, format: Literal["csv", "jsonl"] = "csv"
 ) -> ExportSummary:
-    """Write every label event of the study as CSV or JSONL (see the module docstring).
-    """
+    """Write every label event of the study as CSV or JSONL (see the module docstring)."""
     rows = study.db.execute(
         "SELECT event_id, query_id, unit_id, gain, annotator, kind, created_at, note, source "
         "FROM label_events WHERE study_id = ? ORDER BY event_id",
@@ -162,17 +160,11 @@ def _survives(units: list[str], scores: list[float | None]) -> bool:
     return True
 
 
-def export_run(
-    study: Study,
-    run_name: str,
-    out: str | Path | TextIO,
-    scores: ScoreMode = "auto",
-    tag: str | None = None,
-) -> ExportSummary:
-    """Write a stored run as a TREC run file (see the module docstring).
-    """
+def export_run(study: Study, run_name: str, out: str | Path | TextIO,
+               scores: ScoreMode = "auto") -> ExportSummary:
+    """Write a stored run as a TREC run file (see the module docstring)."""
     run = get_run(study, run_name)
-    tag = tag or re.sub(r"\s+", "_", run_name)
+    tag = re.sub(r"\s+", "_", run_name)
     readable = readable_filter(study.db, study.actor, study.settings.corpus_id)
     ranking: dict[str, tuple[list[str], list[float | None]]] = {}
     withheld = 0
@@ -180,11 +172,7 @@ def export_run(
         f"SELECT x.query_id, x.unit_id, {score_column(readable)}, "
         f"x.score IS NOT NULL AND {score_column(readable)} IS NULL FROM results x "
         "WHERE x.run_id = :run ORDER BY x.query_id, x.rank",
-        {
-            "run": run.run_id,
-            "corpus": study.settings.corpus_id,
-            **readable.params,
-        },
+        {"run": run.run_id, "corpus": study.settings.corpus_id, **readable.params},
     ):
         entry = ranking.setdefault(q, ([], []))
         entry[0].append(u)

@@ -152,55 +152,22 @@ def _identity(name: str, value: object) -> str:
         raise ValueError(f"{name}: {error}") from None
 
 
-def _insert(
-    db: sqlite_utils.Database,
-    *,
-    study_id: str,
-    query_id: str,
-    unit_id: str,
-    kind: LabelKind,
-    gain: int | None,
-    annotator: str,
-    note: str,
-    source: str,
-) -> Callable[[], LabelEvent]:
+def _insert(db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str,
+            kind: LabelKind, gain: int | None, annotator: str, note: str,
+            source: str) -> Callable[[], LabelEvent]:
     """Append the event now; the returned function gives it with its event id, read late
     (after the ``COMMIT`` of a batched write: see :func:`_write_checks`)."""
     require_fits(note, MAX_NOTE_CHARS, "a note", "shorten it")
-    created = utc_now_iso()
-    cursor = db.execute(
-        "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, annotator, "
-        "created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [study_id, query_id, unit_id, kind, gain, annotator, created, note, source],
-    )
-    return lambda: LabelEvent(
-        event_id=int(cursor.lastrowid),
-        study_id=study_id,
-        query_id=query_id,
-        unit_id=unit_id,
-        kind=kind,
-        gain=gain,
-        annotator=annotator,
-        created_at=created,
-        note=note,
-        source=source,
-    )
+    values = (study_id, query_id, unit_id, kind, gain, annotator, utc_now_iso(), note, source)
+    cursor = db.execute(f"INSERT INTO label_events ({', '.join(_KEYS[1:])}) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+    return lambda: LabelEvent(**dict(zip(_KEYS, (int(cursor.lastrowid), *values), strict=True)))
 
 
-def _append_gain_event(
-    db: sqlite_utils.Database,
-    *,
-    study_id: str,
-    query_id: str,
-    unit_id: str,
-    kind: Literal["label", "adjudicate"],
-    gain: int,
-    who: str,
-    note: str,
-    source: str,
-    seen_event: int | None = None,
-    also: Callable[[], None] | None = None,
-) -> LabelEvent:
+def _append_gain_event(db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str,
+                       kind: Literal["label", "adjudicate"], gain: int, who: str, note: str,
+                       source: str, seen_event: int | None = None,
+                       also: Callable[[], None] | None = None) -> LabelEvent:
     """Validate, append a label/adjudicate event and reopen a query it contradicts.
 
     With ``seen_event``, the write happens only if no event was recorded on the
@@ -222,13 +189,8 @@ def _append_gain_event(
     threshold = settings.relevance_threshold
     with write_transaction(db, batched=True):
         checks = _write_checks(db, study_id, query_id, unit_id, seen_event)
-        study = open_study(
-            db,
-            study_id,
-            who,
-            settings=settings,
-            permission=Permission.LABEL if kind == "label" else Permission.ADJUDICATE,
-        )
+        permission = Permission.LABEL if kind == "label" else Permission.ADJUDICATE
+        study = open_study(db, study_id, who, settings=settings, permission=permission)
         registered, complete, changed = checks()
         if changed:
             _refuse_if_changed(db, study_id, query_id, unit_id, seen_event)
@@ -242,17 +204,7 @@ def _append_gain_event(
                 "ON CONFLICT DO NOTHING",
                 [study_id, query_id],
             )
-        inserted = _insert(
-            db,
-            study_id=study_id,
-            query_id=query_id,
-            unit_id=unit_id,
-            kind=kind,
-            gain=gain,
-            annotator=who,
-            note=note,
-            source=source,
-        )
+        inserted = _insert(db, study_id, query_id, unit_id, kind, gain, who, note, source)
         if reopens:
             what = "label" if kind == "label" else "adjudication"
             append_completeness_event(
@@ -290,19 +242,8 @@ def record_label(
     raised and nothing is written. ``also`` is another write made in the same
     transaction (the annotate page clears the item's draft).
     """
-    return _append_gain_event(
-        db,
-        study_id=study_id,
-        query_id=query_id,
-        unit_id=unit_id,
-        kind="label",
-        gain=gain,
-        who=annotator,
-        note=note,
-        source=source,
-        seen_event=seen_event,
-        also=also,
-    )
+    return _append_gain_event(db, study_id, query_id, unit_id, "label", gain, annotator, note,
+                              source, seen_event, also)
 
 
 def _latest_open_label(
@@ -343,17 +284,8 @@ def undo_last_label(
         if target is None:
             return None
         event_id, unit_id = target
-        return _insert(
-            db,
-            study_id=study_id,
-            query_id=query_id,
-            unit_id=unit_id,
-            kind="undo",
-            gain=None,
-            annotator=annotator,
-            note=f"undo of event {event_id}",
-            source="app",
-        )()
+        note = f"undo of event {event_id}"
+        return _insert(db, study_id, query_id, unit_id, "undo", None, annotator, note, "app")()
 
 
 def adjudicate(
@@ -373,17 +305,8 @@ def adjudicate(
     (see :mod:`evalcore.store.resolution`). A relevant adjudication on a complete
     query where the unit was not relevant reopens the query, like a label.
     """
-    return _append_gain_event(
-        db,
-        study_id=study_id,
-        query_id=query_id,
-        unit_id=unit_id,
-        kind="adjudicate",
-        gain=gain,
-        who=reviewer,
-        note=note,
-        source=source,
-    )
+    return _append_gain_event(db, study_id, query_id, unit_id, "adjudicate", gain, reviewer, note,
+                              source)
 
 
 def label_history(study: Study, query_id: str, unit_id: str | None = None) -> list[LabelEvent]:

@@ -202,11 +202,7 @@ def add_to_organisation(
         if current == new:
             return False
         if organisation_claimed(db, org_id):
-            decide_membership_change(
-                org_id=org_id, granter=granted_by,
-                granter_role=organisation_role(db, granted_by, org_id), user=who,
-                current=current, new=new, owners=organisation_owners(db, org_id),
-                admins=organisation_admins(db, org_id))
+            _decide_change(db, org_id, granted_by, who, current, new)
         granted_by = granted_by or who
         ensure_user(db, who, display_name)
         if current is None:
@@ -236,15 +232,20 @@ def remove_from_organisation(
         if current is None:
             return False
         granted_by = named_user(actor)
-        decide_membership_change(
-            org_id=org_id, granter=granted_by,
-            granter_role=organisation_role(db, granted_by, org_id), user=who, current=current,
-            new=None, owners=organisation_owners(db, org_id),
-            admins=organisation_admins(db, org_id))
+        _decide_change(db, org_id, granted_by, who, current, None)
         leave_organisation(db, who, org_id)
         record_audit(db, actor=granted_by, action="organisations.remove_user",
                      detail={"user": who, "org": org_id, "role": current})
     return True
+
+
+def _decide_change(db: sqlite_utils.Database, org_id: str, granter: str, user: str,
+                   current: OrgRole | None, new: OrgRole | None) -> None:
+    """:func:`evalcore.access.organisations.decide_membership_change` on the store's facts."""
+    decide_membership_change(
+        org_id=org_id, granter=granter, granter_role=organisation_role(db, granter, org_id),
+        user=user, current=current, new=new, owners=organisation_owners(db, org_id),
+        admins=organisation_admins(db, org_id))
 
 
 def list_organisation_members(
@@ -279,17 +280,16 @@ _ORG_MEMBERS = ("SELECT o.org_id, o.user_id, u.display_name, o.role, o.granted_b
 
 
 def _org_member(row: tuple) -> OrgMember:
-    keys = ("org_id", "user_id", "display_name", "role", "granted_by", "granted_at")
-    return OrgMember(**dict(zip(keys, row, strict=True)))
+    return OrgMember(**dict(zip(OrgMember.model_fields, row, strict=True)))
+
+
+_MEMBERS = ("SELECT m.study_id, m.user_id, u.display_name, m.role, m.granted_by, m.granted_at "
+            "FROM study_members m JOIN users u ON u.user_id = m.user_id")
 
 
 def get_member(db: sqlite_utils.Database, study_id: str, user: str) -> Member | None:
-    row = db.execute(
-        "SELECT m.study_id, m.user_id, u.display_name, m.role, m.granted_by, m.granted_at "
-        "FROM study_members m JOIN users u ON u.user_id = m.user_id "
-        "WHERE m.study_id = ? AND m.user_id = ?",
-        [study_id, normalise_user_id(user)],
-    ).fetchone()
+    row = db.execute(f"{_MEMBERS} WHERE m.study_id = ? AND m.user_id = ?",
+                     [study_id, normalise_user_id(user)]).fetchone()
     return None if row is None else _member(row)
 
 
@@ -298,14 +298,10 @@ def list_members(study: Study) -> list[Member]:
     return [
         _member(r)
         for r in study.db.execute(
-            "SELECT m.study_id, m.user_id, u.display_name, m.role, m.granted_by, m.granted_at "
-            "FROM study_members m JOIN users u ON u.user_id = m.user_id WHERE m.study_id = ? "
-            "ORDER BY CASE m.role WHEN 'lead' THEN 0 WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id",
-            [study.study_id],
-        )
+            f"{_MEMBERS} WHERE m.study_id = ? ORDER BY CASE m.role WHEN 'lead' THEN 0 "
+            "WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id", [study.study_id])
     ]
 
 
 def _member(row: tuple) -> Member:
-    keys = ("study_id", "user_id", "display_name", "role", "granted_by", "granted_at")
-    return Member(**dict(zip(keys, row, strict=True)))
+    return Member(**dict(zip(Member.model_fields, row, strict=True)))

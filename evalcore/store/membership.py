@@ -131,16 +131,12 @@ def document_owner_orgs(
     }
 
 
-def organisation_has_members(db: sqlite_utils.Database, org_id: str) -> bool:
-    return db.execute(
-        "SELECT 1 FROM user_organisations WHERE org_id = ? LIMIT 1", [org_id]
-    ).fetchone() is not None
-
-
 def organisation_claimed(db: sqlite_utils.Database, org_id: str) -> bool:
     """Has the organisation a member? (Else it is unclaimed, in local mode: the first
     person added becomes its owner.)"""
-    return organisation_has_members(db, org_id)
+    return db.execute(
+        "SELECT 1 FROM user_organisations WHERE org_id = ? LIMIT 1", [org_id]
+    ).fetchone() is not None
 
 
 def organisation_role(db: sqlite_utils.Database, user: str, org_id: str) -> OrgRole | None:

@@ -1,37 +1,18 @@
 """From the store to the contract's observations: a run + a reference -> Observations.
 
-One observation per query of the **query set**: the run's queries, plus, for the
-working reference, every query of the study (registered or labeled), or, for a
-frozen version, every query the version holds. A query the run did not answer
-has an empty ranking (a real zero where labels exist, ``missing_reference``
-where none do). Queries come out sorted by ``query_id``.
+One observation per query of the **query set**: the run's queries plus, for the working
+reference, every query of the study, or, for a frozen version, every query it holds; a
+query the run did not answer has an empty ranking. Queries come out sorted by id. Each
+carries the run's ``k``, ``scan_complete`` and ``corpus_fingerprint``, the study's
+``corpus_id`` and ``retrieval_unit``, the reference's ``labels`` (a unit in conflict is a
+``conflict`` label, contract section 9) and ``population_complete``, the study's
+``corpus_size`` (:mod:`evalcore.store.population`; it bounds the unlabeled units on open
+populations, contract section 12, and every packed batch carries it), and the pinned
+document ids as ``permitted_ids`` when the run's protocol names a pinned protocol.
 
-Each observation carries
-
-* ``k``, ``scan_complete`` and ``corpus_fingerprint`` from the run;
-* ``corpus_id`` and ``retrieval_unit`` from the study;
-* ``labels`` from the working reference (resolved labels; a unit in conflict is
-  a ``conflict`` label holding the gains its annotators gave, contract section
-  9) or from the frozen version named by ``reference``, which is also recorded
-  as ``reference_version``;
-* ``population_complete`` from the completeness claims (working or frozen);
-* ``corpus_size`` from the study's population (:mod:`evalcore.store.population`: the
-  corpus's published documents when every unit of the study is one of them, else None),
-  which bounds the unlabeled units outside 1..k on open populations (contract
-  section 12). Every batch the store's readers pack carries it (:func:`pack_coded`,
-  :meth:`RunEvidenceColumns.corpus_size`), so every evaluation of the study uses it;
-* ``permitted_ids``: when the run's protocol names a pinned retrieval protocol
-  (``protocol["pinned_protocol"]`` or ``protocol["name"]`` matching a row of
-  ``protocols``), the pinned document ids; otherwise ``None``.
-
-The store holds validated data, so observations are built with
-``model_construct`` from one ordered scan per table.
-
-:func:`runs_as_columns` reads the same evidence for several runs of a study at
-once, column by column and without building observations (one read of the reference
-shared by the runs, over the union of their query sets), and :func:`run_columns`
-one run's: every stored run's rankings are read as unit codes
-(:mod:`evalcore.store.unit_codes`) and packed by one constructor, :func:`pack_coded`.
+The store holds validated data, so observations are built with ``model_construct``.
+:func:`runs_as_columns` reads the same evidence for several runs at once, as columns of
+unit codes (:mod:`evalcore.store.unit_codes`) packed by :func:`pack_coded`.
 """
 
 from __future__ import annotations
@@ -411,9 +392,8 @@ class StudyEvidence:
         return last[1]
 
 
-def study_evidence(
-    study: Study, reference: str | None = None, query_ids: list[str] | None = None,
-) -> StudyEvidence:
+def study_evidence(study: Study, reference: str | None = None,
+                   query_ids: list[str] | None = None) -> StudyEvidence:
     """A :class:`StudyEvidence` on the working reference (``reference`` None; of
     ``query_ids`` only when given) or a frozen version, read now."""
     marks = store_marks(study) if query_ids is None else None

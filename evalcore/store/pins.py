@@ -20,12 +20,7 @@ _BATCH = 5000
 
 
 def pin_exists(study: Study, name: str) -> bool:
-    return (
-        study.db.execute(
-            "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [study.study_id, name]
-        ).fetchone()
-        is not None
-    )
+    return pin_row(study, name) is not None
 
 
 def visible_documents(
@@ -48,10 +43,7 @@ def visible_document_hashes(
         "ORDER BY d.doc_id",
         visibility.params,
     )
-    while True:
-        rows = cursor.fetchmany(_BATCH)
-        if not rows:
-            return
+    for rows in iter(lambda: cursor.fetchmany(_BATCH), []):
         yield from rows
 
 

@@ -55,8 +55,7 @@ def pooled_units(study: Study, query_ids: Iterable[str]) -> dict[str, set[str]]:
 
 def study_pools(study: Study) -> dict[str, set[str]]:
     """The pooled unit ids of every query any run of the study answered (what
-    :func:`pooled_units` gives for every query, a quarter of its time at 10,000
-    queries x 3 runs).
+    :func:`pooled_units` gives for every query).
 
     A run's top k are read from its packed rankings (one row per query, ranked best first)
     once a count of its results with ``rank <= k`` shows that they are the first k of each

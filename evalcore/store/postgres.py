@@ -1,26 +1,18 @@
 """The store on PostgreSQL: a connection with the surface the store uses of SQLite's.
 
-The store's code calls ``db.execute``, ``db.conn.execute`` / ``executemany`` /
-``in_transaction`` / ``commit`` / ``close`` and ``db.atomic()`` (a ``sqlite_utils.Database``
-on SQLite). :class:`PgDatabase` offers the same over one psycopg 3 connection, so
-the store keeps one set of queries: each statement is translated by
-:func:`evalcore.store.dialect.to_postgres` (cached per SQL text) and sent with
-its parameters (``?`` as a list, ``:name`` as a dict).
+:class:`PgDatabase` offers what the store calls on a ``sqlite_utils.Database``
+(``execute``, ``conn.execute`` / ``executemany`` / ``in_transaction`` / ``commit`` /
+``close``, ``atomic()``) over one psycopg 3 connection, so the store keeps one set of
+queries: each statement is translated by :func:`evalcore.store.dialect.to_postgres`.
 
-The connection is in autocommit mode and the store issues ``BEGIN`` / ``COMMIT``
-itself, as on SQLite (:mod:`evalcore.store.transaction`). Values come back as
-SQLite returns them: integers as ``int`` (PostgreSQL's ``numeric`` sums and
-``boolean`` comparisons too), reals as ``float``; a Python ``bool`` parameter is
-sent as the integer SQLite stores. ``cursor.lastrowid`` after an ``INSERT`` is the
-row's integer key (``RETURNING`` it, for the tables that have one).
+The connection is in autocommit mode and the store issues ``BEGIN`` / ``COMMIT`` itself,
+as on SQLite. Values come back as SQLite returns them (numeric sums and boolean
+comparisons as integers; a ``bool`` parameter is sent as an integer), and
+``cursor.lastrowid`` after an ``INSERT`` is the row's integer key (``RETURNING`` it).
 
-:meth:`PgConnection.batched` (a write transaction that asks for it, see
-:func:`evalcore.store.transaction.write_transaction`) runs statements in psycopg's
-pipeline mode: a statement is sent when a later one's rows are read or when the
-block ends, so the statements whose results nobody reads before the ``COMMIT``
-travel with it in one round trip (an insert's ``lastrowid`` is read when asked for).
-
-psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` extra).
+:meth:`PgConnection.batched` runs a write transaction in psycopg's pipeline mode: the
+statements whose results nobody reads before the ``COMMIT`` travel with it in one round
+trip. psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` extra).
 """
 
 import contextlib
@@ -191,12 +183,8 @@ class PgConnection:
             rows = self.raw.execute(
                 "SELECT table_name, column_name FROM information_schema.columns "
                 "WHERE table_schema = current_schema() AND is_identity = 'YES' "
-                "AND column_name <> 'rowid'").fetchall()
-            rowids = self.raw.execute(
-                "SELECT table_name FROM information_schema.columns "
-                "WHERE table_schema = current_schema() AND is_identity = 'YES' "
-                "AND column_name = 'rowid'").fetchall()
-            self._keys = {t: "rowid" for (t,) in rowids} | {t: c for t, c in rows}
+                "ORDER BY column_name <> 'rowid'").fetchall()  # a table's own key wins
+            self._keys = dict(rows)
         return self._keys
 
 
@@ -225,26 +213,21 @@ class PgDatabase:
     @contextlib.contextmanager
     def atomic(self) -> Iterator["PgDatabase"]:
         """A savepoint inside a transaction, else ``BEGIN`` ... ``COMMIT`` (as sqlite_utils)."""
+        raw = self.conn.raw
         if self.conn.in_transaction:
             name = f"sp_{secrets.token_hex(8)}"
-            self.conn.raw.execute(f"SAVEPOINT {name}")
-            try:
-                yield self
-            except BaseException:
-                self.conn.raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
-                self.conn.raw.execute(f"RELEASE SAVEPOINT {name}")
-                raise
-            else:
-                self.conn.raw.execute(f"RELEASE SAVEPOINT {name}")
+            begin, undo, end = (f"SAVEPOINT {name}", [f"ROLLBACK TO SAVEPOINT {name}",
+                                f"RELEASE SAVEPOINT {name}"], f"RELEASE SAVEPOINT {name}")
         else:
-            self.conn.raw.execute("BEGIN")
-            try:
-                yield self
-            except BaseException:
-                self.conn.raw.execute("ROLLBACK")
-                raise
-            else:
-                self.conn.raw.execute("COMMIT")
+            begin, undo, end = "BEGIN", ["ROLLBACK"], "COMMIT"
+        raw.execute(begin)
+        try:
+            yield self
+        except BaseException:
+            for statement in undo:
+                raw.execute(statement)
+            raise
+        raw.execute(end)
 
     def table_names(self) -> list[str]:
         """The store's tables, as ``sqlite_utils.Database.table_names`` lists them."""

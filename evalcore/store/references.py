@@ -108,54 +108,28 @@ def freeze_reference(
             "INSERT INTO reference_seals (study_id, name, sealed_at) VALUES (?, ?, ?)",
             [study_id, name, created],
         )
-        n_labels = sum(len(u) for u in labels.values())
-        n_complete = sum(1 for c in complete.values() if c)
-        record_audit(
-            db,
-            actor=actor,
-            action="reference.freeze",
-            study_id=study_id,
-            detail={
-                "name": name,
-                "content_hash": digest,
-                "n_queries": len(complete),
-                "n_labels": n_labels,
-                "n_complete": n_complete,
-            },
-        )
-    return ReferenceVersion(
-        study_id=study_id,
-        name=name,
-        created_at=created,
-        created_by=actor,
-        content_hash=digest,
-        n_queries=len(complete),
-        n_labels=n_labels,
-        n_complete=n_complete,
-    )
+        version = ReferenceVersion(
+            study_id=study_id, name=name, created_at=created, created_by=actor,
+            content_hash=digest, n_queries=len(complete),
+            n_labels=sum(len(u) for u in labels.values()),
+            n_complete=sum(1 for c in complete.values() if c))
+        record_audit(db, actor=actor, action="reference.freeze", study_id=study_id,
+                     detail=version.model_dump(exclude={"study_id", "created_at", "created_by"}))
+    return version
 
 
 def _version(db: sqlite_utils.Database, row: tuple) -> ReferenceVersion:
-    study_id, name, created_at, created_by, digest = row
+    study_id, name = row[:2]
     n_labels = db.execute(
-        "SELECT count(*) FROM reference_labels WHERE study_id = ? AND version = ?",
-        [study_id, name],
+        "SELECT count(*) FROM reference_labels WHERE study_id = ? AND version = ?", [study_id, name]
     ).fetchone()[0]
     n_queries, n_complete = db.execute(
         "SELECT count(*), coalesce(sum(population_complete), 0) FROM reference_completeness "
         "WHERE study_id = ? AND version = ?",
         [study_id, name],
     ).fetchone()
-    return ReferenceVersion(
-        study_id=study_id,
-        name=name,
-        created_at=created_at,
-        created_by=created_by,
-        content_hash=digest,
-        n_queries=n_queries,
-        n_labels=n_labels,
-        n_complete=n_complete,
-    )
+    values = (*row, n_queries, n_labels, n_complete)
+    return ReferenceVersion(**dict(zip(ReferenceVersion.model_fields, values, strict=True)))
 
 
 def list_references(study: Study) -> list[ReferenceVersion]:

@@ -56,7 +56,7 @@ def removed_queries(study: Study) -> list[RemovedQuery]:
         [study.study_id],
     ).fetchall()
     return sorted(
-        (RemovedQuery(query_id=r[0], removed_at=r[1], removed_by=r[2], reason=r[3]) for r in rows),
+        (RemovedQuery(**dict(zip(RemovedQuery.model_fields, r, strict=True))) for r in rows),
         key=lambda q: natural_key(q.query_id),
     )
 
@@ -154,7 +154,7 @@ def restore_query(
                 "removed_at": row[1],
             },
         )
-    return RemovedQuery(query_id=row[0], removed_at=row[1], removed_by=row[2], reason=row[3])
+    return RemovedQuery(**dict(zip(RemovedQuery.model_fields, row, strict=True)))
 
 
 def study_query_ids(study: Study) -> list[str]:

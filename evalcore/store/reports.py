@@ -86,16 +86,7 @@ def save_report_body(db: sqlite_utils.Database, report: ReportRecord, body: str)
         cursor = db.execute(
             "INSERT INTO reports (study_id, name, reference_version, created_at, created_by, "
             "evalcore_version, body_json, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                report.study_id,
-                report.name,
-                report.reference_version,
-                report.created_at,
-                report.created_by,
-                report.evalcore_version,
-                body,
-                digest,
-            ],
+            [*(getattr(report, field) for field in ReportRecord.model_fields), body, digest],
         )
         report_id = int(cursor.lastrowid)
     return get_stored_report(db, report_id)

@@ -20,13 +20,8 @@ The rule, per (query, unit), replaying the events in ``event_id`` order:
 4. A unit with no current label and no adjudication is not in the reference
    (it is unlabeled).
 
-Resolving given queries is one grouped, ordered SQL scan of ``label_events``
-(each annotator's latest label per unit) and one pass in Python; only units
-with an undo or an adjudication are replayed event by event. The working
-reference of a whole study (:func:`resolved_gains`) reads one row per query
-(its units and gains concatenated by SQLite, :mod:`evalcore.store.working_labels`): a
-query where every unit has a single label event needs no rule at all, and only the
-others go through that scan.
+Only units with an undo or an adjudication are replayed event by event; the others are
+settled from one grouped scan (:mod:`evalcore.store.working_labels` for a whole study).
 """
 
 from collections.abc import Iterable, Iterator
@@ -236,8 +231,7 @@ def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
     gains = set(annotators.values())
     if len(gains) == 1:
         return _resolved(
-            unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators,
-            reviewer=None,
+            unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators, reviewer=None
         )
     return _resolved(
         unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None,

@@ -106,21 +106,8 @@ _COLUMNS = (
 
 
 def _sample(row: tuple) -> StoredSample:
-    return StoredSample(
-        study_id=row[0],
-        name=row[1],
-        run_a=row[2],
-        run_b=row[3],
-        measures=json.loads(row[4]),
-        seed=row[5],
-        size=row[6],
-        draws=row[7],
-        design_json=row[8],
-        created_at=row[9],
-        created_by=row[10],
-        grown_at=row[11],
-        n_units=row[12],
-    )
+    values = (*row[:4], json.loads(row[4]), *row[5:])
+    return StoredSample(**dict(zip(StoredSample.model_fields, values, strict=True)))
 
 
 def sample_names(study: Study) -> list[str]:
@@ -165,7 +152,7 @@ def sample_units(study: Study, name: str) -> list[SampledUnit]:
     study's samples)."""
     get_sample(study, name)
     return [
-        SampledUnit(position=r[0], query_id=r[1], unit_id=r[2], stratum=r[3], draw=r[4])
+        SampledUnit(**dict(zip(SampledUnit.model_fields, r, strict=True)))
         for r in study.db.execute(
             "SELECT position, query_id, unit_id, stratum, draw FROM sample_units "
             "WHERE study_id = ? AND name = ? ORDER BY position",
@@ -345,7 +332,7 @@ def record_nonresponse(
 def nonresponses(study: Study, name: str) -> list[NonResponse]:
     """The sample's non-responses, oldest first."""
     return [
-        NonResponse(query_id=r[0], unit_id=r[1], kind=r[2], annotator=r[3], created_at=r[4])
+        NonResponse(**dict(zip(NonResponse.model_fields, r, strict=True)))
         for r in study.db.execute(
             "SELECT query_id, unit_id, kind, annotator, created_at FROM sample_nonresponses "
             "WHERE study_id = ? AND name = ? ORDER BY response_id",

@@ -33,16 +33,33 @@ def _split_statements(script: str) -> list[str]:
             continue
         buffer.append(line)
         joined = "\n".join(buffer).strip()
-        if joined.endswith(";") and _complete(joined):
+        if joined.endswith(";") and sqlite3.complete_statement(joined):
             statements.append(joined)
             buffer = []
     if "\n".join(buffer).strip():
         statements.append("\n".join(buffer).strip())
     return statements
 
+_LABELS = "label_events is append-only: record a new event instead"
+_FROZEN = "a frozen reference version is immutable: freeze a new one"
+_PINNED = "a pinned protocol is immutable: pin a new one under another name"
+_PINNED_DOCUMENTS = "a pinned document set is immutable: pin a new protocol"
+_REPORT = "a generated report is immutable"
+#: A delete refused unless the row's study is staged (the discard of a failed import).
+_UNLESS_STAGED = (" WHEN NOT EXISTS (\n    SELECT 1 FROM studies s WHERE s.study_id = old.study_id"
+                  " AND s.staged_by IS NOT NULL)")
 
-def _complete(statement: str) -> bool:
-    return sqlite3.complete_statement(statement)
+
+def _refuse(name: str, event: str, table: str, message: str, when: str = "") -> str:
+    """A trigger refusing ``event`` (UPDATE, DELETE, INSERT) on ``table`` with ``message``."""
+    return (f"CREATE TRIGGER {name} BEFORE {event} ON {table}{when}\n"
+            f"BEGIN SELECT RAISE(ABORT, '{message}'); END;\n")
+
+
+def _unchangeable(prefix: str, table: str, message: str, delete_when: str = "") -> str:
+    """Triggers ``{prefix}_u`` and ``{prefix}_d`` refusing every update and delete."""
+    return (_refuse(f"{prefix}_u", "UPDATE", table, message)
+            + _refuse(f"{prefix}_d", "DELETE", table, message, delete_when))
 
 
 _V1 = """
@@ -226,68 +243,33 @@ CREATE TABLE retrieval_refusals (
     message TEXT NOT NULL,
     detail_json TEXT NOT NULL DEFAULT '{}'
 );
-
-CREATE TRIGGER label_events_append_only_u BEFORE UPDATE ON label_events
-BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
-CREATE TRIGGER label_events_append_only_d BEFORE DELETE ON label_events
-BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
-CREATE TRIGGER completeness_append_only_u BEFORE UPDATE ON completeness_events
-BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
-CREATE TRIGGER completeness_append_only_d BEFORE DELETE ON completeness_events
-BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
-CREATE TRIGGER audit_append_only_u BEFORE UPDATE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-CREATE TRIGGER audit_append_only_d BEFORE DELETE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-CREATE TRIGGER reports_immutable_u BEFORE UPDATE ON reports
-BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 """
+_V1 += (_unchangeable("label_events_append_only", "label_events", _LABELS)
+        + _unchangeable("completeness_append_only", "completeness_events",
+                        "completeness_events is append-only")
+        + _unchangeable("audit_append_only", "audit_log", "audit_log is append-only")
+        + _refuse("reports_immutable_u", "UPDATE", "reports", _REPORT))
 
 # v2: frozen reference versions are immutable (their rows are written once, at
 # freeze time, and never updated or deleted); an index for per-annotator reads.
-_V2 = """
-CREATE TRIGGER reference_versions_immutable_u BEFORE UPDATE ON reference_versions
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_versions_immutable_d BEFORE DELETE ON reference_versions
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_labels_immutable_u BEFORE UPDATE ON reference_labels
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_labels_immutable_d BEFORE DELETE ON reference_labels
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_completeness_immutable_u BEFORE UPDATE ON reference_completeness
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_completeness_immutable_d BEFORE DELETE ON reference_completeness
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE INDEX label_events_by_annotator ON label_events (study_id, query_id, annotator, event_id);
-"""
+_V2 = (_unchangeable("reference_versions_immutable", "reference_versions", _FROZEN)
+       + _unchangeable("reference_labels_immutable", "reference_labels", _FROZEN)
+       + _unchangeable("reference_completeness_immutable", "reference_completeness", _FROZEN)
+       + "CREATE INDEX label_events_by_annotator ON label_events "
+         "(study_id, query_id, annotator, event_id);")
 
-_V3 = """
--- Pinned lexical protocols (evalcore.retrieval): remember who owned each pinned
--- document, so revalidation can name a document that moved to another
--- organisation; a pinned protocol, its document set and the refusal log are
--- immutable (a new pin gets a new name).
-ALTER TABLE protocol_documents ADD COLUMN owner_org TEXT;
-CREATE TRIGGER protocols_immutable_u BEFORE UPDATE ON protocols
-BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
-CREATE TRIGGER protocols_immutable_d BEFORE DELETE ON protocols
-BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
-CREATE TRIGGER protocol_documents_immutable_u BEFORE UPDATE ON protocol_documents
-BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
-CREATE TRIGGER protocol_documents_immutable_d BEFORE DELETE ON protocol_documents
-BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
-CREATE TRIGGER retrieval_refusals_append_only_u BEFORE UPDATE ON retrieval_refusals
-BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
-CREATE TRIGGER retrieval_refusals_append_only_d BEFORE DELETE ON retrieval_refusals
-BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
-"""
+# v3: who owned each pinned document (revalidation names a document that moved to another
+# organisation); a pinned protocol, its document set and the refusal log are immutable.
+_V3 = ("ALTER TABLE protocol_documents ADD COLUMN owner_org TEXT;\n"
+       + _unchangeable("protocols_immutable", "protocols", _PINNED)
+       + _unchangeable("protocol_documents_immutable", "protocol_documents", _PINNED_DOCUMENTS)
+       + _unchangeable("retrieval_refusals_append_only", "retrieval_refusals",
+                       "retrieval_refusals is append-only"))
 
 # v4: a generated report is immutable: no DELETE either (v1 already refuses UPDATE);
 # report names are unique within a study (evalcore.store.reports).
-_V4 = """
-CREATE TRIGGER reports_immutable_d BEFORE DELETE ON reports
-BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
-CREATE UNIQUE INDEX reports_by_name ON reports (study_id, name);
-"""
+_V4 = (_refuse("reports_immutable_d", "DELETE", "reports", _REPORT)
+       + "CREATE UNIQUE INDEX reports_by_name ON reports (study_id, name);")
 
 # v5: who may see and change what (evalcore.access): users, their organisations,
 # and per-study roles. A study with no member row is in local single-user mode.
@@ -328,17 +310,10 @@ CREATE TABLE reference_seals (
 ) WITHOUT ROWID;
 INSERT INTO reference_seals (study_id, name, sealed_at)
 SELECT study_id, name, created_at FROM reference_versions;
-CREATE TRIGGER reference_seals_immutable_u BEFORE UPDATE ON reference_seals
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_seals_immutable_d BEFORE DELETE ON reference_seals
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_labels_sealed BEFORE INSERT ON reference_labels
-WHEN EXISTS (SELECT 1 FROM reference_seals WHERE study_id = new.study_id AND name = new.version)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-CREATE TRIGGER reference_completeness_sealed BEFORE INSERT ON reference_completeness
-WHEN EXISTS (SELECT 1 FROM reference_seals WHERE study_id = new.study_id AND name = new.version)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-"""
+""" + _unchangeable("reference_seals_immutable", "reference_seals", _FROZEN) + "".join(
+    _refuse(f"{table}_sealed", "INSERT", table, _FROZEN, "\nWHEN EXISTS (SELECT 1 FROM "
+            "reference_seals WHERE study_id = new.study_id AND name = new.version)")
+    for table in ("reference_labels", "reference_completeness"))
 
 # v7: each run's ranking per query, packed (JSON arrays, best first; scores null
 # where absent): a derived copy of `results`, written by add_run in the same
@@ -370,16 +345,10 @@ CREATE TABLE annotation_drafts (
 ) WITHOUT ROWID;
 """
 
-# v9: ownership you can reason about (docs/access-model.md). Every corpus has a row
-# naming its owner organisation (NULL: a local corpus, no organisation); an
-# organisation remembers who created it (its first lead); audit rows record the
-# channel (app / cli / api) and, for the CLI, the operating-system user; a run
-# being imported is staged (``staged_by`` = "host:pid" of the importer) and
-# invisible until its last small commit clears it (evalcore.store.staging).
-# Existing corpora get as owner the organisation of their first study that has
-# one, else the organisation owning their first owned document, else none.
-# Documents stored unowned before v9 stay unowned (readable by members of a
-# team-mode study over the corpus, which only the owner's members may create).
+# v9: ownership (docs/access-model.md): each corpus names its owner organisation (NULL: a
+# local corpus), first taken from its first study with one, else its first owned document;
+# an organisation remembers its creator; audit rows record the channel and OS user; a run
+# being imported is staged (``staged_by`` = "host:pid", evalcore.store.staging).
 _V9 = """
 CREATE TABLE corpora (
     corpus_id TEXT PRIMARY KEY,
@@ -419,13 +388,10 @@ _V11 = """
 ALTER TABLE studies ADD COLUMN measures TEXT NOT NULL DEFAULT '';
 """
 
-# v12: documents written by a staged import (evalcore.store.document_imports) carry its
-# import_id; while the import is in pending_imports they are invisible to every read.
-# Publishing deletes the pending row (one small statement); existing documents have no
-# import and stay visible. A study being imported from an archive is staged the same way
-# (studies.staged_by = "host:pid", evalcore.store.staged_studies): invisible until one
-# small commit clears it; its append-only history may be deleted only while it is
-# staged (the discard of a failed or killed import), never once published.
+# v12: staged imports. Documents of an import listed in pending_imports are invisible to
+# every read; publishing deletes its one pending row (evalcore.store.document_imports). A
+# study imported from an archive is staged the same way (evalcore.store.staged_studies), and
+# its append-only history may be deleted only while it is staged (a failed import's discard).
 _V12 = """
 ALTER TABLE studies ADD COLUMN staged_by TEXT;
 CREATE TABLE pending_imports (
@@ -436,63 +402,28 @@ CREATE TABLE pending_imports (
 );
 ALTER TABLE documents ADD COLUMN import_id TEXT;
 CREATE INDEX documents_import ON documents (import_id) WHERE import_id IS NOT NULL;
-DROP TRIGGER label_events_append_only_d;
-CREATE TRIGGER label_events_append_only_d BEFORE DELETE ON label_events WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'label_events is append-only: record a new event instead'); END;
-DROP TRIGGER completeness_append_only_d;
-CREATE TRIGGER completeness_append_only_d BEFORE DELETE ON completeness_events WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'completeness_events is append-only'); END;
-DROP TRIGGER audit_append_only_d;
-CREATE TRIGGER audit_append_only_d BEFORE DELETE ON audit_log WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
-DROP TRIGGER reference_versions_immutable_d;
-CREATE TRIGGER reference_versions_immutable_d BEFORE DELETE ON reference_versions WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-DROP TRIGGER reference_labels_immutable_d;
-CREATE TRIGGER reference_labels_immutable_d BEFORE DELETE ON reference_labels WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-DROP TRIGGER reference_completeness_immutable_d;
-CREATE TRIGGER reference_completeness_immutable_d BEFORE DELETE ON reference_completeness WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-DROP TRIGGER reference_seals_immutable_d;
-CREATE TRIGGER reference_seals_immutable_d BEFORE DELETE ON reference_seals WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a frozen reference version is immutable: freeze a new one'); END;
-DROP TRIGGER protocols_immutable_d;
-CREATE TRIGGER protocols_immutable_d BEFORE DELETE ON protocols WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a pinned protocol is immutable: pin a new one under another name'); END;
-DROP TRIGGER protocol_documents_immutable_d;
-CREATE TRIGGER protocol_documents_immutable_d BEFORE DELETE ON protocol_documents WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a pinned document set is immutable: pin a new protocol'); END;
-DROP TRIGGER retrieval_refusals_append_only_d;
-CREATE TRIGGER retrieval_refusals_append_only_d BEFORE DELETE ON retrieval_refusals WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'retrieval_refusals is append-only'); END;
-DROP TRIGGER reports_immutable_d;
-CREATE TRIGGER reports_immutable_d BEFORE DELETE ON reports WHEN NOT EXISTS (
-    SELECT 1 FROM studies s WHERE s.study_id = old.study_id AND s.staged_by IS NOT NULL)
-BEGIN SELECT RAISE(ABORT, 'a generated report is immutable'); END;
 """
+#: (trigger, table, message) of each delete refusal that lets a staged study's discard through.
+_STAGED_DELETES = [
+    ("label_events_append_only_d", "label_events", _LABELS),
+    ("completeness_append_only_d", "completeness_events", "completeness_events is append-only"),
+    ("audit_append_only_d", "audit_log", "audit_log is append-only"),
+    ("reference_versions_immutable_d", "reference_versions", _FROZEN),
+    ("reference_labels_immutable_d", "reference_labels", _FROZEN),
+    ("reference_completeness_immutable_d", "reference_completeness", _FROZEN),
+    ("reference_seals_immutable_d", "reference_seals", _FROZEN),
+    ("protocols_immutable_d", "protocols", _PINNED),
+    ("protocol_documents_immutable_d", "protocol_documents", _PINNED_DOCUMENTS),
+    ("retrieval_refusals_append_only_d", "retrieval_refusals", "retrieval_refusals is append-only"),
+    ("reports_immutable_d", "reports", _REPORT),
+]
+_V12 += "".join(f"DROP TRIGGER {name};\n" + _refuse(name, "DELETE", table, message, _UNLESS_STAGED)
+                for name, table, message in _STAGED_DELETES)
 
-# v13: a corpus's generation (evalcore.store.corpus_generations): bumped by triggers on every
-# write of one of its document rows (insert, update, delete; staged or not) and on every
-# start, publication or discard of a staged document import into it, so no write path can
-# miss it. Its row is never deleted and the number never goes back, so a generation is
-# never seen twice. A pin records the generation it was taken at: while the corpus is still
-# at it, no document row changed and revalidation needs no scan (evalcore.retrieval.
-# revalidation). Pins taken before v13 (and pins imported from an archive) record none and
-# are revalidated document by document, as before. That full revalidation (and pinning)
-# reads every visible document's id, content hash, owner and creation time: a covering
-# index holds them, so it no longer reads each document's text to reach its hash.
-
+# v13: a corpus's generation (evalcore.store.corpus_generations), moved by triggers on every
+# write of one of its document rows and every start, publication or discard of an import
+# into it, never back: while a pin's corpus is at the generation it recorded, revalidation
+# needs no scan. A covering index serves the full revalidation without reading texts.
 
 def _generation_triggers(table: str, *, deleted_when: str = "", written_when: str = "") -> str:
     """Triggers moving the generation of the corpus of each ``table`` row written (both
@@ -536,18 +467,12 @@ BEGIN SELECT RAISE(ABORT, 'a corpus generation is never deleted'); END;
 )
 
 # v14: a document replaced by a staged import has two rows until the import is settled: the
-# old one (``superseded_by`` = the import's id) and the new one (``import_id`` = the import's
-# id), so the key becomes (corpus_id, doc_id, superseded_by) with '' for a current row. The
-# old row is visible while its superseding import is pending, the new one once it is not:
-# deleting the import's pending row switches every replaced text at once
-# (evalcore.store.document_imports.published). The superseded rows are then deleted in paced
-# chunks (evalcore.store.document_replacements); those deletes, and the deletion of an
-# import's ':replacements' marker, change nothing a reader sees and do not move the
-# generation, so it moves exactly once after staging: at publication. The FTS index is
-# rewritten only when a title or text is. v13's staged replacements (a hidden corpus
-# "corpus\0import" under "<import>:replacements") are finished here if their import had
-# published, dropped if not (that import is discarded by the next open). The table is
-# rebuilt (SQLite cannot change a primary key): its rowids are kept, so documents_fts stays.
+# old one (``superseded_by`` = the import's id, visible while it is pending) and the new one
+# (``import_id``), so the key becomes (corpus_id, doc_id, superseded_by), '' for a current
+# row; deleting the pending row switches every replaced text at once. Deleting superseded
+# rows and ':replacements' markers does not move the generation. v13's staged replacements
+# are finished if their import had published, else dropped. The table is rebuilt with its
+# rowids (SQLite cannot change a primary key), so documents_fts stays.
 _REPLACED = "import_id LIKE '%:replacements'"
 _REPLACING = "substr(h.import_id, 1, length(h.import_id) - 13)"
 _V14 = (
@@ -598,15 +523,11 @@ DROP TRIGGER pending_imports_generation_ad;
                            "'%:replacements'")
 )
 
-# v15: a per-study unit dictionary (evalcore.store.unit_codes): every distinct unit id a
-# stored run of the study returned or a label event names has a dense integer code (0, 1,
-# ...), assigned when the run or the event is written and never changed or reused
-# (append-only; deleted only with a staged study's discard). Each packed ranking holds its
-# units' codes as a little-endian int32 BLOB beside the JSON ``unit_ids``, and each label
-# event its unit's code (``unit_code``, set by a trigger right after the insert, whoever
-# the writer: the one update the append-only rule lets through, from NULL to the code). Readers pack rankings and labels with numpy from the
-# codes. The backfill of existing rows (:data:`BACKFILLS`) runs in the migration's
-# transaction.
+# v15: a per-study unit dictionary (evalcore.store.unit_codes): every unit id a stored run
+# returned or a label event names has a dense code, never changed or reused. Packed rankings
+# hold their codes as a little-endian int32 BLOB; a trigger sets each label event's code
+# right after its insert (the one update the append-only rule lets through). The backfill
+# of existing rows is in :data:`BACKFILLS`.
 _V15 = """
 CREATE TABLE study_units (
     study_id TEXT NOT NULL REFERENCES studies(study_id),
@@ -643,15 +564,10 @@ BEGIN
 END;
 """
 
-# v16: whether a stored run or a study's label events hold an id a TREC file cannot hold (a
-# suspect: empty, whitespace, a query id starting with '#'; evalcore.store.trec_ids), kept
-# as facts so the Data page's export checks read no result or label. ``runs.trec_suspect``
-# is set by the writer of a run's results (and, for the runs stored before, by the backfill
-# :data:`BACKFILLS`); ``label_id_suspects`` holds a row per study one of whose label events
-# holds such an id, added by a trigger on every insert whoever the writer, and for the
-# events written before by this migration. Never taken back: a label undone keeps its event
-# (the check then runs the export, which says whether it refuses).
-
+# v16: whether a stored run or a study's label events hold an id a TREC file cannot hold
+# (evalcore.store.trec_ids), kept as facts so the export checks read no result or label:
+# ``runs.trec_suspect`` (set by the run's writer; the :data:`BACKFILLS` for older runs) and a
+# ``label_id_suspects`` row per study, added by a trigger on each insert. Never taken back.
 #: The code points Python's ``\s`` matches (``trec_ids.TREC_SPACE``), written out: a
 #: migration never changes (the tests check them against ``TREC_SPACE``).
 _TREC_SPACE_CODES = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194,
@@ -663,9 +579,8 @@ _TREC_SPACE_GLOB = f"'*[' || char({', '.join(map(str, _TREC_SPACE_CODES))}) || '
 
 def _trec_suspect_sql(query_id: str, unit_id: str) -> str:
     """SQL: whether the ids ``query_id`` and ``unit_id`` (column expressions) hold one a TREC
-    file cannot hold (``trec_ids.ids_suspect`` of one row). Ids of printable ASCII only (no
-    space among them) skip the whitespace pattern: one range test per character (a label
-    insert's trigger, 2-3 times cheaper per row)."""
+    file cannot hold (``trec_ids.ids_suspect`` of one row). Ids of printable ASCII only skip
+    the costlier whitespace pattern."""
     space = f"({query_id} GLOB {_TREC_SPACE_GLOB} OR {unit_id} GLOB {_TREC_SPACE_GLOB})"
     return (f"({query_id} = '' OR {unit_id} = '' OR substr({query_id}, 1, 1) = '#' "
             f"OR (({query_id} || {unit_id}) GLOB '*[^!-~]*' AND {space}))")
@@ -720,13 +635,10 @@ CREATE TABLE removed_queries (
 ) WITHOUT ROWID;
 """
 
-# v19: automatic judgments (evalcore.store.automatic_labels): labels from a model, an LLM
-# judge or a heuristic, stored apart from the human label events so that no value, bound,
-# verdict or completeness can read them. One ``automatic_imports`` row per imported file
-# (the source's name, who imported it, when, the file); its labels in ``automatic_labels``.
-# An import is written staged (``staged_by`` = "host:pid") and published by clearing it;
-# every read ignores staged imports. A source's current label of a unit is the one of its
-# latest published import holding the unit.
+# v19: automatic judgments (evalcore.store.automatic_labels), apart from the human label
+# events so that no value, bound, verdict or completeness can read them: one
+# ``automatic_imports`` row per imported file (staged until published), its labels in
+# ``automatic_labels``.
 _V19 = """
 CREATE TABLE automatic_imports (
     import_id INTEGER PRIMARY KEY,
@@ -750,11 +662,8 @@ CREATE TABLE automatic_labels (
 """
 
 # v20: named samples of a comparison's unknown units (evalcore.store.samples; contract
-# section 13). ``samples`` holds each sample's design as drawn (its JSON, the runs, measures,
-# query set, seed, requested size and the draws taken); ``sample_units`` its sampled units in
-# the order annotators take them (``position`` from 1; growth appends, never rewrites);
-# ``sample_nonresponses`` the skips and "can't judge" answers on them (append-only: each is
-# a non-response the estimate takes at its worst case until a label answers the unit).
+# section 13): each sample's design, its units in queue order (growth appends) and the
+# append-only non-responses on them (taken at their worst case until a label answers).
 _V20 = """
 CREATE TABLE samples (
     study_id TEXT NOT NULL REFERENCES studies(study_id),
@@ -808,17 +717,12 @@ WHEN NOT EXISTS (
 BEGIN SELECT RAISE(ABORT, 'sample_nonresponses is append-only'); END;
 """
 
-# v21: every run holds its packed rankings, with their unit codes: the runs stored before
-# v7 (results only) have them written from ``results`` by the backfill
-# (:func:`evalcore.store.unit_codes.backfill_packed_rankings`), so one reader packs every
-# run. No table changes.
+# v21: the runs stored before v7 get their packed rankings (a backfill, :data:`BACKFILLS`).
 _V21 = ""
 
-# The store's identity and no shared full-text index (its version number is the position in
-# MIGRATIONS, so it renumbers by moving): a random id per store (evalcore.store.store_identity,
-# the key of caches of data derived from the store); documents_fts and its triggers go, as
-# every lexical ranking is computed by evalcore.retrieval.impact_index from the documents'
-# texts.
+# The store identity (last migration): a random id per store (evalcore.store.store_identity,
+# the key of caches of data derived from it); documents_fts goes (lexical rankings come from
+# evalcore.retrieval).
 _STORE_IDENTITY_NO_FTS = """
 CREATE TABLE store_identity (
     store_id TEXT PRIMARY KEY NOT NULL

@@ -41,11 +41,7 @@ from evalcore.store.membership import (
     user_organisations,
 )
 from evalcore.store.runs import get_run
-from evalcore.store.studies import (
-    StudyIn,
-    get_study,
-    list_studies,
-)
+from evalcore.store.studies import StudyIn, get_study, list_studies
 from evalcore.store.study_handle import Study
 
 

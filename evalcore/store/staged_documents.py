@@ -1,18 +1,11 @@
 """Documents of an import held in a scratch SQLite file until the import writes them.
 
 A BEIR corpus may unpack to gigabytes: :class:`StagedDocuments` is the
-:class:`evalcore.io.beir.DocumentSink` the importer streams ``corpus.jsonl``
-into, so memory stays bounded whatever the corpus size. The scratch file is
-attached to the import's connection (``ATTACH``, a private temporary folder,
-no journal, no fsync: it is thrown away whatever happens) and detached and
-deleted on exit. Nothing reaches the store's tables until :meth:`write_staged`
-writes the new documents, invisible, in paced short transactions
-(:mod:`evalcore.store.document_imports`), with the new text of those that
-replace stored ones staged beside them (a second row each, switched with the
-new documents when the import publishes: :mod:`evalcore.store.document_replacements`).
-
-The duplicate ``_id`` check is the scratch table's primary key; documents are
-read back in file order, :data:`BATCH` at a time.
+:class:`evalcore.io.beir.DocumentSink` the importer streams ``corpus.jsonl`` into, so memory
+stays bounded. The scratch file (a private temporary folder, no journal, no fsync) is
+attached to the import's connection and deleted on exit; the scratch table's primary key
+is the duplicate ``_id`` check. Nothing reaches the store until :meth:`write_staged` writes
+the documents, invisible, in paced short transactions (:mod:`evalcore.store.document_imports`).
 """
 
 from __future__ import annotations
@@ -36,9 +29,8 @@ from evalcore.store.transaction import write_transaction
 
 #: Documents per scratch transaction and per batch read back when writing.
 BATCH = 2_000
-#: The first chunk written (the pacer then sizes them by their hold): a replaced document
-#: costs two row writes (its old row marked, its new one inserted with its FTS terms), and
-#: 2,000 of them held the lock 1.2 s at load 7 (20,000 replaced, 4 labelers).
+#: The first chunk written (the pacer then sizes them by their hold): smaller than
+#: :data:`BATCH`, as a replaced document costs two row writes.
 FIRST_CHUNK = 500
 _SCHEMA = "staged_import"
 

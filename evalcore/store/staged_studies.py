@@ -1,26 +1,17 @@
 """Staged studies: a study archive import written in short transactions, visible all at once.
 
-:func:`evalcore.store.study_archive.import_study` creates the study with
-``studies.staged_by`` = ``"host:pid"`` of the importing process: every read of
-studies (:func:`evalcore.store.studies.get_study`, ``study_ids``,
-``list_studies``) ignores it, so its data (runs, history, members) cannot be
-reached. Its history is appended in paced chunks and one small final commit
-clears ``staged_by`` (and publishes its staged runs and documents).
+:func:`evalcore.store.study_archive.import_study` creates the study with ``staged_by`` =
+``"host:pid"``: every read of studies ignores it, so nothing of it can be reached until
+one small final commit clears it. Staging tables would need a publish as long as the
+history; a staged study needs one short statement. Its append-only rows may be deleted
+only while it is staged (their DELETE triggers allow it), the one state in which nobody
+but the import has seen them: a failed import discards the study here, one whose process
+died the next ``open_store`` (:func:`discard_abandoned_studies`).
 
-Why a staged study and not staging tables: moving rows out of staging tables
-is itself a write as long as the history, and the publish must hold the lock
-briefly. Why deletion is allowed: label, completeness and audit rows, references,
-pins and reports are append-only, and their DELETE triggers let a
-row go only while its study is staged, the one state in which nobody but the
-import has seen it. A failed import discards the study here; one whose process
-died is discarded by the next ``open_store`` (:func:`discard_abandoned_studies`).
-
-The rows outside the study that the import creates before it publishes (organisations
-new to the store, the importer's user row and organisation memberships, the corpus row)
-are written down in the staged study itself, in the same transaction that creates
-them: one audit row (:data:`CREATED_ACTION`, :func:`record_created`). Discarding the
-study (a failure, or the next open after a kill) reads it and removes those rows
-unless something published refers to them by then; publishing deletes it.
+The rows the import creates outside the study (new organisations, the importer's user row
+and memberships, the corpus row) are written down in the staged study in the same
+transaction (one audit row, :func:`record_created`), so a discard removes them unless
+something published refers to them by then.
 """
 
 import json

@@ -1,42 +1,19 @@
 """A whole study out of one store and into another: ``evalcore export study`` / ``import study``.
 
-The archive format is :mod:`evalcore.io.study_archive`; this module reads the
-study's rows for it and writes them back.
+The archive format is :mod:`evalcore.io.study_archive`. **Export** (lead only) reads the
+study in one read snapshot; documents the exporter may not read are left out with
+everything derived from them (:mod:`evalcore.store.export_redaction`), and the archive is
+signed with the organisation's key when given.
 
-**Export** (:func:`export_study`) needs the lead role (any one in a local-mode
-study) and reads everything in one read snapshot, so the archive is the study
-as of one instant while annotators keep labeling. Documents: those the study
-uses that the exporting lead may read (see ``DOCUMENTS_POLICY``); the count of
-used documents they may not read is in the summary, and nothing derived from
-them (content hashes, scores, counts) is written
-(:mod:`evalcore.store.export_redaction`). With the organisation's signing key
-the archive is signed (:mod:`evalcore.io.study_archive`).
-
-**Import** (:func:`import_study`) restores an archive as history, never as
-updates: label, completeness and audit rows are appended as they were (same
-annotators, times, notes and sources; the importer vouches for them, as with
-``--keep-annotators``), frozen references keep their rows and hashes, stored
-reports their bodies and hashes. The importer becomes (or stays) the study's
-lead; creating it follows the store's rules (organisation entry, corpus
-ownership, corpus writes; people the archive adds to an existing organisation
-need its admin). Its ``study.import`` audit row records the archive's origin:
-verified with the signing key, or unverified. Like a run import it never blocks annotators:
-
-1. one short transaction creates the study with the importer as its only member,
-   after every check, and stages it (``studies.staged_by``: invisible to every
-   read, :mod:`evalcore.store.staged_studies`);
-2. new documents (a pending import, :mod:`evalcore.store.document_imports`),
-   then each run's results (a staged, invisible run), are written in chunks,
-   each its own short transaction;
-3. the history (queries, events, references, protocols, refusals, reports,
-   audit) is appended to the staged study in paced short transactions
-   (``staging.Pacer``), and the queries its audit history leaves removed are removed
-   again (:func:`~evalcore.store.removed_queries.removals_in_audit`); one small final transaction restores the members and
-   publishes the study, its runs and its documents: visible at once.
-
-A failure at any step removes what was written (the staged study's append-only
-rows may be deleted while it is staged, and only then); an import whose process
-died is removed by the next ``open_store``: all or nothing.
+**Import** restores the archive as history, never as updates (same annotators, times,
+notes; frozen references and reports keep their hashes; the importer vouches for them and
+becomes the study's lead), under the store's rules for organisations, corpora and people.
+It never blocks annotators: (1) one short transaction creates the study, after every
+check, staged (invisible, :mod:`evalcore.store.staged_studies`); (2) new documents (a
+pending import) and each run's results (a staged run) are written in chunks; (3) the
+history is appended in paced short transactions, then one small transaction restores the
+members and publishes everything at once. A failure removes what was written; an import
+whose process died is removed by the next ``open_store``: all or nothing.
 """
 
 from __future__ import annotations
@@ -44,7 +21,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -75,11 +52,7 @@ from evalcore.io.study_archive import (
 )
 from evalcore.store import dialect
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import (
-    authorize,
-    authorize_corpus_write,
-    authorize_organisation_entry,
-)
+from evalcore.store.authorize import authorize, authorize_corpus_write, authorize_organisation_entry
 from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
 from evalcore.store.document_imports import (
@@ -124,61 +97,59 @@ _AUTOMATIC_IMPORTS = (
     "AND staged_by IS NULL"
 )
 
-#: Member -> the SELECT of its columns (named parameter ``:study``), in archive order.
+#: Member -> (the table it holds rows of, their order in the archive): the members whose
+#: columns are their table's (a ``sample`` column is the table's ``name``).
+_TABLES: dict[str, tuple[str, str]] = {
+    "queries.jsonl": ("queries", "query_id"),
+    "label_events.jsonl": ("label_events", "event_id"),
+    "completeness_events.jsonl": ("completeness_events", "event_id"),
+    "reference_labels.jsonl": ("reference_labels", "version, query_id, unit_id"),
+    "reference_completeness.jsonl": ("reference_completeness", "version, query_id"),
+    "protocols.jsonl": ("protocols", "pinned_at, name"),
+    "protocol_documents.jsonl": ("protocol_documents", "protocol, doc_id"),
+    "retrieval_refusals.jsonl": ("retrieval_refusals", "refusal_id"),
+    "reports.jsonl": ("reports", "report_id"),
+    "members.jsonl": ("study_members", "user_id"),
+    "samples.jsonl": ("samples", "created_at, name"),
+    "sample_units.jsonl": ("sample_units", "name, position"),
+    "sample_nonresponses.jsonl": ("sample_nonresponses", "response_id"),
+    "audit.jsonl": ("audit_log", "entry_id"),
+}
+
+
+def _columns(member: str) -> str:
+    """The table columns of a member of :data:`_TABLES`, in the member's order."""
+    return ", ".join("name" if c.name == "sample" else c.name for c in MEMBERS[member])
+
+
+#: Member -> the SELECT of its columns (named parameter ``:study``), in archive order
+#: (``protocol_documents.jsonl``: :class:`ExportRedaction`'s).
 _SELECTS: dict[str, str] = {
-    "queries.jsonl": "SELECT query_id, text, description, narrative FROM queries "
-                     "WHERE study_id = :study ORDER BY query_id",
+    member: f"SELECT {_columns(member)} FROM {table} WHERE study_id = :study ORDER BY {order}"
+    for member, (table, order) in _TABLES.items()
+} | {
     "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
                   "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
                   "ORDER BY run_id",
     "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x "
                      "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
                      "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
-    "label_events.jsonl": "SELECT query_id, unit_id, kind, gain, annotator, created_at, note, "
-                          "source FROM label_events WHERE study_id = :study ORDER BY event_id",
-    "completeness_events.jsonl": "SELECT query_id, state, actor, created_at, reason FROM "
-                                 "completeness_events WHERE study_id = :study ORDER BY event_id",
     "references.jsonl": "SELECT v.name, v.created_at, v.created_by, v.content_hash, s.sealed_at "
                         "FROM reference_versions v LEFT JOIN reference_seals s ON "
                         "s.study_id = v.study_id AND s.name = v.name WHERE v.study_id = :study "
                         "ORDER BY v.created_at, v.name",
-    "reference_labels.jsonl": "SELECT version, query_id, unit_id, gain FROM reference_labels "
-                              "WHERE study_id = :study ORDER BY version, query_id, unit_id",
-    "reference_completeness.jsonl": "SELECT version, query_id, population_complete FROM "
-                                    "reference_completeness WHERE study_id = :study "
-                                    "ORDER BY version, query_id",
-    "protocols.jsonl": "SELECT name, protocol_json, corpus_fingerprint, pinned_at, pinned_by "
-                       "FROM protocols WHERE study_id = :study ORDER BY pinned_at, name",
-    "retrieval_refusals.jsonl": "SELECT protocol, run_name, created_at, actor, message, "
-                                "detail_json FROM retrieval_refusals WHERE study_id = :study "
-                                "ORDER BY refusal_id",
-    "reports.jsonl": "SELECT name, reference_version, created_at, created_by, evalcore_version, "
-                     "body_json, content_hash FROM reports WHERE study_id = :study "
-                     "ORDER BY report_id",
     "users.jsonl": "SELECT u.user_id, u.display_name, u.created_at FROM users u WHERE u.user_id "
                    "IN (SELECT user_id FROM study_members WHERE study_id = :study) "
                    "ORDER BY u.user_id",
-    "members.jsonl": "SELECT user_id, role, granted_by, granted_at FROM study_members "
-                     "WHERE study_id = :study ORDER BY user_id",
     "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at, o.role FROM "
                                   "user_organisations o JOIN studies s ON s.org_id = o.org_id "
                                   "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
                                   "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
-    "samples.jsonl": "SELECT name, run_a, run_b, measures_json, seed, size, draws, design_json, "
-                     "created_at, created_by, grown_at FROM samples WHERE study_id = :study "
-                     "ORDER BY created_at, name",
-    "sample_units.jsonl": "SELECT name, position, query_id, unit_id, stratum, draw FROM "
-                          "sample_units WHERE study_id = :study ORDER BY name, position",
-    "sample_nonresponses.jsonl": "SELECT name, query_id, unit_id, kind, annotator, created_at "
-                                 "FROM sample_nonresponses WHERE study_id = :study "
-                                 "ORDER BY response_id",
     "automatic_imports.jsonl": f"SELECT number, source, file, format, imported_by, imported_at "
                                f"FROM ({_AUTOMATIC_IMPORTS}) ORDER BY number",
     "automatic_labels.jsonl": f"SELECT n.number, l.query_id, l.unit_id, l.gain FROM "
                               f"automatic_labels l JOIN ({_AUTOMATIC_IMPORTS}) n ON "
                               "n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id",
-    "audit.jsonl": "SELECT created_at, actor, action, detail_json, channel, os_user FROM "
-                   "audit_log WHERE study_id = :study ORDER BY entry_id",
 }
 
 _USED_DOCUMENTS = (
@@ -605,8 +576,11 @@ def _write_results(db: sqlite_utils.Database, run_id: int,
     reporter().advance(len(batch))
 
 
-def _insert(db: sqlite_utils.Database, sql: str, rows: Iterator[tuple]) -> None:
-    """Insert ``rows`` into the staged study in paced short transactions (``staging.Pacer``)."""
+def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterator[tuple]) -> None:
+    """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study in paced
+    short transactions (``staging.Pacer``)."""
+    sql = (f"INSERT INTO {table} ({columns}) "
+           f"VALUES ({', '.join('?' * (columns.count(',') + 1))})")
     pacer = Pacer(CHUNK_ROWS)
     rows = iter(rows)
     while chunk := list(islice(rows, pacer.rows)):
@@ -627,52 +601,29 @@ def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: St
     def rows(member: str) -> Iterator[tuple]:
         return (tuple(r.values()) for r in archive.rows(member))
 
-    _insert(db, "INSERT INTO queries (study_id, query_id, text, description, narrative) "
-                "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("queries.jsonl")))
-    _insert(db, "INSERT INTO label_events (study_id, query_id, unit_id, kind, gain, "
-                "annotator, created_at, note, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("label_events.jsonl")))
-    _insert(db, "INSERT INTO completeness_events (study_id, query_id, state, actor, "
-                "created_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("completeness_events.jsonl")))
+    def member(name: str) -> tuple[str, str, Iterable[tuple]]:
+        return _TABLES[name][0], _columns(name), rows(name)
+
     versions = list(rows("references.jsonl"))
-    _insert(db, "INSERT INTO reference_versions (study_id, name, created_at, created_by, "
-                "content_hash) VALUES (?, ?, ?, ?, ?)", ((s, *v[:4]) for v in versions))
-    _insert(db, "INSERT INTO reference_labels (study_id, version, query_id, unit_id, gain) "
-                "VALUES (?, ?, ?, ?, ?)", ((s, *r) for r in rows("reference_labels.jsonl")))
-    _insert(db, "INSERT INTO reference_completeness (study_id, version, query_id, "
-                "population_complete) VALUES (?, ?, ?, ?)",
-            ((s, *r) for r in rows("reference_completeness.jsonl")))
-    _insert(db, "INSERT INTO reference_seals (study_id, name, sealed_at) VALUES (?, ?, ?)",
-            ((s, v[0], v[4] or v[1]) for v in versions))  # sealed: nothing can be added
-    _insert(db, "INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
-                "pinned_at, pinned_by) VALUES (?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("protocols.jsonl")))
-    _insert(db, "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash, "
-                "owner_org) VALUES (?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("protocol_documents.jsonl")))
-    _insert(db, "INSERT INTO retrieval_refusals (study_id, protocol, run_name, created_at, "
-                "actor, message, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("retrieval_refusals.jsonl")))
-    _insert(db, "INSERT INTO reports (study_id, name, reference_version, created_at, "
-                "created_by, evalcore_version, body_json, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("reports.jsonl")))
-    _insert(db, "INSERT INTO samples (study_id, name, run_a, run_b, measures_json, seed, size, "
-                "draws, design_json, created_at, created_by, grown_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ((s, *r) for r in rows("samples.jsonl")))
-    _insert(db, "INSERT INTO sample_units (study_id, name, position, query_id, unit_id, stratum, "
-                "draw) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("sample_units.jsonl")))
-    _insert(db, "INSERT INTO sample_nonresponses (study_id, name, query_id, unit_id, kind, "
-                "annotator, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("sample_nonresponses.jsonl")))
+    # (table, its columns after study_id, rows), in an order the tables' rules accept:
+    # a reference's seal after its rows (nothing can be added to a sealed version).
+    history: list[tuple[str, str, Iterable[tuple]]] = [
+        member("queries.jsonl"), member("label_events.jsonl"),
+        member("completeness_events.jsonl"),
+        ("reference_versions", "name, created_at, created_by, content_hash",
+         (v[:4] for v in versions)),
+        member("reference_labels.jsonl"), member("reference_completeness.jsonl"),
+        ("reference_seals", "name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
+        *(member(name) for name in (
+            "protocols.jsonl", "protocol_documents.jsonl", "retrieval_refusals.jsonl",
+            "reports.jsonl", "samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl",
+            "audit.jsonl")),
+        ("removed_queries", "query_id, removed_at, removed_by, reason",
+         removals_in_audit(archive.rows("audit.jsonl"))),
+    ]
+    for table, columns, values in history:
+        _insert(db, table, f"study_id, {columns}", ((s, *r) for r in values))
     _append_automatic(db, archive, s)
-    _insert(db, "INSERT INTO audit_log (study_id, created_at, actor, action, detail_json, "
-                "channel, os_user) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((s, *r) for r in rows("audit.jsonl")))
-    _insert(db, "INSERT INTO removed_queries (study_id, query_id, removed_at, removed_by, "
-                "reason) VALUES (?, ?, ?, ?, ?)",
-            ((s, *r) for r in removals_in_audit(archive.rows("audit.jsonl"))))
     with write_transaction(db):
         forget_created(db, s)  # while the study is staged: its rows may still be deleted
         db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])
@@ -704,8 +655,7 @@ def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_i
                 "imported_at, n_labels) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [study_id, r["source"], r["file"], r["format"], r["imported_by"],
                  r["imported_at"], counts.get(r["number"], 0)]).lastrowid
-    _insert(db, "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) "
-                "VALUES (?, ?, ?, ?)",
+    _insert(db, "automatic_labels", "import_id, query_id, unit_id, gain",
             ((ids[r["import"]], r["query_id"], r["unit_id"], r["gain"])
              for r in archive.rows("automatic_labels.jsonl")))
 

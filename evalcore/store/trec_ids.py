@@ -1,23 +1,14 @@
 """Which ids a TREC file cannot hold, and the facts the store keeps about them.
 
 A TREC file splits its fields on whitespace and reads a line starting with '#' as a
-comment, so its exports (:mod:`evalcore.store.exports`) refuse an empty id, an id
-holding whitespace (:data:`TREC_SPACE`) and a query id starting with '#'. Whether a
-stored run or a study's label events hold such an id (a *suspect*: a superset of what
-an export refuses, which the export itself then judges) is recorded when they are
-written, so the Data page reads a fact instead of every result or label:
-
-* ``runs.trec_suspect``: set by :func:`record_run_suspects` as each chunk of a run's
-  results is written (``evalcore.store.runs._write_queries``, the one writer of results,
-  whether they come as rows or as the lexical workflow's rankings; a stored run never
-  changes);
-* ``label_id_suspects``: a row per study one of whose label events (undone or not) holds
-  such an id, added by a trigger on every label event insert, whoever the writer. Its
-  SQL condition mirrors :data:`TREC_SPACE` by code point (``schema._TREC_SPACE_CODES``,
-  checked against it for every code point by the tests).
-
-Stores migrated to v16 get both facts from :func:`backfill_trec_suspects` (runs) and the
-migration's SQL (labels).
+comment, so its exports (:mod:`evalcore.store.exports`) refuse an empty id, an id holding
+whitespace (:data:`TREC_SPACE`) and a query id starting with '#'. Whether a stored run or
+a study's label events hold such an id (a *suspect*, which the export itself then judges)
+is recorded when they are written, so the Data page reads a fact instead of every row:
+``runs.trec_suspect`` (:func:`record_run_suspects`, as each chunk of a run's results is
+written) and ``label_id_suspects`` (a trigger on every label event insert, whose condition
+mirrors :data:`TREC_SPACE` code point by code point: ``schema._TREC_SPACE_CODES``, checked by
+the tests).
 """
 
 import re

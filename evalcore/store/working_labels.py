@@ -1,18 +1,11 @@
 """The working reference of a whole study read as columns of unit codes (one SQL pass).
 
-:func:`label_columns` reads one row per query (its label events' unit
-ids, gains and unit codes concatenated by SQLite, as :mod:`evalcore.store.resolution`
-describes). A query where every unit has exactly one event, a label, with a unit code
-(one annotator, nothing to agree on or undo: each label is the unit's resolved gain) is
-kept as it was read (in unit id order; a query read in another order is resolved by the
-rules): its codes and gains as numpy columns, its unit ids as the text SQLite joined -- a
-query's gain map (``unit_id -> gain``) is made only when it is read
-(:attr:`WorkingLabels.gains`). The other queries are resolved by the
-rules (:func:`evalcore.store.resolution.working_labels` reads both).
-
-:func:`gathered_labels` gathers the labels of a query set from the columns with
-numpy (what the live dashboard's build and a stored pair pack from), without making a gain
-map.
+:func:`label_columns` reads one row per query (its label events concatenated by SQLite).
+A query whose every unit has exactly one event, a label with a unit code, needs no rule:
+it is kept as numpy columns of codes and gains, its gain map made only when read
+(:attr:`WorkingLabels.gains`); the other queries are resolved by the rules
+(:func:`evalcore.store.resolution.working_labels` reads both). :func:`gathered_labels`
+gathers the labels of a query set from the columns without making a gain map.
 """
 
 from __future__ import annotations

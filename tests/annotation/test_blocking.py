@@ -3,9 +3,9 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalcore.annotation.blocking import merge_blocking, query_blocking, query_blocking_keys
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.observation import Label, Observation
+from tests.blocking_oracle import merge_blocking, query_blocking, query_blocking_keys
 
 
 def _result(query_id, returned, labels, complete=False, k=None):

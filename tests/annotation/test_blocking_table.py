@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.analysis.interval_text import unknown_counts
-from evalcore.annotation.blocking import item_from_key, merge_blocking, query_blocking_keys
+from evalcore.annotation.blocking import item_from_key
 from evalcore.annotation.blocking_table import RunBlocking, blocking_table
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import compute, compute_more
@@ -31,6 +31,7 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.live.dashboard import RunState
 from evalcore.store.runs import RunInfo
+from tests.blocking_oracle import merge_blocking, query_blocking_keys
 from tests.blocking_studies import RUNS, UNITS, evaluate_study, gain, store_codes, studies
 
 

@@ -31,7 +31,6 @@ from evalcore.analysis.trec_eval_numbers import (
     _compat_side_from_dicts,
     trec_eval_compat,
 )
-from evalcore.annotation.blocking import merge_blocking, query_blocking_keys
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import packing_depth
@@ -45,6 +44,7 @@ from evalcore.store.resolution import resolve_study, resolved_gains
 from evalcore.store.runs import add_run
 from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
+from tests.blocking_oracle import merge_blocking, query_blocking_keys
 
 MEASURES = ["P@5", "R@5", "nDCG@5", "RR@5", "AP@5", "Judged@5"]
 ANNOTATORS = ["ann@acme.org", "Ann@Acme.org ", "bob", "cy"]

@@ -1,33 +1,25 @@
 """Import a BEIR folder: documents, queries (with their text) and qrels judgments.
 
-Parsing: :mod:`evalcore.io.beir`. Documents go into the study's corpus
-(``created_at`` = import time; an existing document with other content is
-updated, which changes its content hash: a warning counts them). Queries are
-added to the study with their text. Each ``qrels/<split>.tsv`` becomes label
-events by the annotator ``beir:<split>`` (source ``import``). A judgment
-naming a query or a document that is neither in the folder nor in the store is
-an error, unless ``allow_unknown_ids``. ``complete=True`` declares every judged
-query complete. All or nothing.
+Parsing: :mod:`evalcore.io.beir`. Documents go into the study's corpus (one with other
+content is updated, changing its content hash: a warning counts them); queries are added
+with their text; each ``qrels/<split>.tsv`` becomes label events by ``beir:<split>``. A
+judgment naming a query or document neither in the folder nor in the store is an error
+unless ``allow_unknown_ids``; ``complete=True`` declares every judged query complete.
 
-Memory stays bounded whatever the corpus size: ``corpus.jsonl`` is streamed
-into a scratch file (:class:`evalcore.store.staged_documents.StagedDocuments`)
-while every file is validated. Every check then runs once before anything is
-written (so bad input writes nothing) and again inside the final transaction.
-The documents new to the corpus, and the new text of those that replace stored
-ones, are written from the scratch file in paced short transactions, invisible
-until published (:mod:`evalcore.store.document_imports`); the final transaction
-writes the queries, label and completeness events and the audit row, and
-publishes the documents with one small statement, which also shows every replaced
-document's new text instead of its old one, all at once; then the old texts are
-deleted in paced chunks (:mod:`evalcore.store.document_replacements`). A failure
-before publishing discards the staged documents; a killed import's are discarded by
-the next ``open_store``, or, if it had published, its old texts deleted. (Called inside a transaction, the import cannot attach its
-scratch file and stays one transaction.)
+All or nothing, in bounded memory: ``corpus.jsonl`` is streamed into a scratch file
+(:class:`evalcore.store.staged_documents.StagedDocuments`) while every file is validated;
+every check runs before anything is written and again in the final transaction. Documents
+are written in paced short transactions, invisible until the final transaction publishes
+them with the queries, events and audit row (:mod:`evalcore.store.document_imports`); the
+replaced texts are then deleted in paced chunks (:mod:`evalcore.store.document_replacements`).
+Called inside a transaction, the import cannot attach its scratch file and stays one
+transaction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from pathlib import Path
 
 import sqlite_utils
@@ -38,16 +30,10 @@ from evalcore.io.beir import read_beir_folder
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.progress import reporter
-from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
 from evalcore.store.corpus import upsert_document_rows
-from evalcore.store.document_imports import (
-    begin_import,
-    current,
-    discard_import,
-    publish_import,
-)
+from evalcore.store.document_imports import begin_import, current, discard_import, publish_import
 from evalcore.store.document_replacements import remove_superseded
 from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
@@ -83,11 +69,8 @@ def import_beir(
     existing document keeps its owner.
     """
     study = get_study(db, study_id)
-    if in_transaction(db):  # a scratch file cannot be attached inside a transaction
-        return _import(db, folder, study, None, splits=splits, gain_map=gain_map,
-                       allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
-                       owner_org=owner_org, limits=limits)
-    with StagedDocuments(db) as staged:
+    # a scratch file cannot be attached inside a transaction: then none (staged is None)
+    with nullcontext() if in_transaction(db) else StagedDocuments(db) as staged:
         return _import(db, folder, study, staged, splits=splits, gain_map=gain_map,
                        allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
                        owner_org=owner_org, limits=limits)
@@ -152,20 +135,14 @@ def _import(
             ((study_id, q, t) for q, t in beir.queries.items()),
         )
         summary.queries = len(beir.queries)
-        n, reopened = write_label_events(
-            open_study(db, study_id, actor, Permission.IMPORT),
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {folder}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        handle = open_study(db, study_id, actor, Permission.IMPORT)
+        write_label_events(handle, events, f"import of {folder}", summary)
         if complete:
             summary.completeness_events = mark_queries_complete(
                 db, study_id=study_id, query_ids=(e.query_id for e in events), actor=actor,
                 reason=f"declared complete by import of {folder}",
             )
-        record_audit(db, actor=actor, action="import.beir", study_id=study_id,
-                     detail=summary.model_dump(exclude={"warnings"}))
+        summary.audit(db, actor)
 
     if staged is None:  # inside the caller's transaction: one transaction, as it always was
         with write_transaction(db):

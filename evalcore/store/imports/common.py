@@ -22,6 +22,7 @@ from evalcore.contract.limits import DEFAULT_LIMITS, MAX_ID_CHARS, ReadLimits, c
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
+from evalcore.store.audit import record_audit
 from evalcore.store.completeness import append_completeness_event, completeness_states
 from evalcore.store.document_imports import published
 from evalcore.store.resolution import resolved_gains
@@ -66,6 +67,13 @@ class ImportSummary(BaseModel):
             out.append(f"  reopened (new relevant labels): {', '.join(self.reopened)}")
         out.extend(f"  warning: {w}" for w in self.warnings)
         return out
+
+    def audit(self, db: sqlite_utils.Database, actor: str, **extra: object) -> None:
+        """The import's ``import.<kind>`` audit row: this summary (not its warnings) and
+        ``extra``, inside the import's transaction."""
+        detail = {**self.model_dump(exclude={"warnings"}), **extra}
+        record_audit(db, actor=actor, action=f"import.{self.kind}", study_id=self.study_id,
+                     detail=detail)
 
 
 def load_source(source: Source, limits: ReadLimits = DEFAULT_LIMITS) -> SourceText:
@@ -171,21 +179,17 @@ def register_queries(
     return int(after - before)
 
 
-def write_label_events(
-    study: Study,
-    *,
-    threshold: int,
-    events: Sequence[NewEvent],
-    origin: str,
-) -> tuple[int, list[str]]:
+def write_label_events(study: Study, events: Sequence[NewEvent], origin: str,
+                       summary: ImportSummary) -> None:
     """Append the events (call inside the import's transaction); apply auto-reopen.
 
     A relevant label or adjudication on a unit that is not relevant in the
     working reference, on a query currently marked complete, reopens that query
-    (one ``reopened`` event per query, naming the first such label). Returns
-    (events written, reopened query ids).
+    (one ``reopened`` event per query, naming the first such label). ``summary`` gets
+    the events written and the reopened query ids.
     """
     db, study_id = study.db, study.study_id
+    threshold = study.settings.relevance_threshold
     relevant: dict[str, list[NewEvent]] = {}
     for e in events:
         if e.kind != "undo" and e.gain is not None and e.gain >= threshold:
@@ -221,7 +225,7 @@ def write_label_events(
             actor=e.annotator,
             reason=f"new relevant {what} on {e.unit_id} by {e.annotator} ({origin})",
         )
-    return len(events), [q for q, _ in reopen]
+    summary.label_events, summary.reopened = len(events), [q for q, _ in reopen]
 
 
 def mark_queries_complete(

@@ -23,7 +23,6 @@ from evalcore.io.progress import reporter
 from evalcore.io.records import AUTO, Layout
 from evalcore.io.text_lines import SourceText
 from evalcore.io.trec_docs import DocumentSet
-from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner, register_corpus
 from evalcore.store.corpus import upsert_document_rows
@@ -75,8 +74,7 @@ def import_documents(
                 f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
                 "and were updated (their content hash changed)")
         summary.rows = len(parsed.documents)
-        record_audit(db, actor=actor, action="import.documents", study_id=study_id,
-                     detail={**summary.model_dump(exclude={"warnings"}), "owner_org": owner_org})
+        summary.audit(db, actor, owner_org=owner_org)
     return summary
 
 

@@ -31,7 +31,6 @@ from evalcore.io.csv_labels import parse_labels_csv
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.label_rows import LabelRow
 from evalcore.io.labels_jsonl import parse_labels_jsonl
-from evalcore.store.audit import record_audit
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -76,17 +75,9 @@ def import_labels(
         handle = open_study(db, study_id, actor, Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         allow_unknown=allow_unknown_ids, source=text)
-        n, reopened = write_label_events(
-            handle,
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {text.name}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        write_label_events(handle, events, f"import of {text.name}", summary)
         summary.queries = len({e.query_id for e in events})
-        record_audit(db, actor=actor, action=f"import.labels-{format}", study_id=study_id,
-                     detail={**summary.model_dump(exclude={"warnings"}), "imported_by": actor,
-                             "kept_annotators": keep_annotators})
+        summary.audit(db, actor, imported_by=actor, kept_annotators=keep_annotators)
     return summary
 
 

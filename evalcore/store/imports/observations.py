@@ -33,7 +33,6 @@ from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
-from evalcore.store.audit import record_audit
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -132,13 +131,7 @@ def import_observations(
             file=text.name, allow_unknown=allow_unknown_ids, source=text,
         )
         summary.queries = register_queries(db, study_id, (o.query_id for o in observations))
-        n, reopened = write_label_events(
-            handle,
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {text.name}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        write_label_events(handle, events, f"import of {text.name}", summary)
         summary.completeness_events = mark_queries_complete(
             db, study_id=study_id,
             query_ids=(o.query_id for o in observations if o.population_complete),
@@ -155,6 +148,5 @@ def import_observations(
                     corpus_fingerprint=first.corpus_fingerprint,
                     scan_complete=first.scan_complete)
             summary.results = len(results)
-        record_audit(db, actor=actor, action="import.observations", study_id=study_id,
-                     detail=summary.model_dump(exclude={"warnings"}))
+        summary.audit(db, actor)
     return summary

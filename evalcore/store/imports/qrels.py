@@ -26,7 +26,6 @@ from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, numbered_lines
 from evalcore.io.trec import parse_qrels
-from evalcore.store.audit import record_audit
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -93,19 +92,12 @@ def import_qrels(
         handle = open_study(db, study_id, actor, Permission.IMPORT)
         check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
                         what="document", allow_unknown=allow_unknown_ids, source=text)
-        n, reopened = write_label_events(
-            handle,
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {text.name}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        write_label_events(handle, events, f"import of {text.name}", summary)
         summary.queries = len(qrels.doc_ids)
         if complete:
             summary.completeness_events = mark_queries_complete(
                 db, study_id=study_id, query_ids=qrels.doc_ids, actor=actor,
                 reason=f"declared complete by import of {text.name}",
             )
-        record_audit(db, actor=actor, action="import.qrels", study_id=study_id,
-                     detail=summary.model_dump(exclude={"warnings"}))
+        summary.audit(db, actor)
     return summary

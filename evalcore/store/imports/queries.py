@@ -25,7 +25,6 @@ from evalcore.io.queries import (
 )
 from evalcore.io.records import AUTO, Layout
 from evalcore.io.text_lines import SourceText
-from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.imports.common import ImportSummary
 from evalcore.store.studies import get_study
@@ -72,8 +71,7 @@ def import_queries(
             [(study_id, q.query_id, q.text, q.description, q.narrative) for q in queries],
         )
         summary.queries = len(queries)
-        record_audit(db, actor=actor, action="import.queries", study_id=study_id,
-                     detail={**summary.model_dump(exclude={"warnings"}),
-                             "query_map": None if query_map is None else str(query_map)
-                             if not isinstance(query_map, dict) else "given"})
+        shown_map = ("given" if isinstance(query_map, dict)
+                     else None if query_map is None else str(query_map))
+        summary.audit(db, actor, query_map=shown_map)
     return summary

@@ -21,7 +21,6 @@ from evalcore.access.roles import Permission
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText
 from evalcore.io.tool_labels import ToolFormat, ToolRating, parse_tool_labels
-from evalcore.store.audit import record_audit
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -72,16 +71,9 @@ def import_tool_labels(
             "WHERE queries.text = ''",
             [(study_id, q, t) for q, t in new_texts.items()],
         )
-        n, reopened = write_label_events(
-            handle,
-            threshold=study.relevance_threshold,
-            events=events,
-            origin=f"import of {text.name}",
-        )
-        summary.label_events, summary.reopened = n, reopened
+        write_label_events(handle, events, f"import of {text.name}", summary)
         summary.queries = len(set(ids.values()))
-        record_audit(db, actor=actor, action=f"import.labels-{fmt}", study_id=study_id,
-                     detail=summary.model_dump(exclude={"warnings"}))
+        summary.audit(db, actor)
     return summary
 
 

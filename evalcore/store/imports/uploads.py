@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import sqlite_utils
 
@@ -42,10 +42,7 @@ from evalcore.store.imports.tool_labels import import_tool_labels
 
 UploadKind = Literal["qrels", "run", "observations", "labels-csv", "labels-jsonl", "beir",
                      "documents", "queries", "labels-quepid", "labels-rre", "labels-rank-eval"]
-UPLOAD_KINDS: tuple[UploadKind, ...] = (
-    "qrels", "run", "observations", "labels-csv", "labels-jsonl", "beir",
-    "documents", "queries", "labels-quepid", "labels-rre", "labels-rank-eval",
-)
+UPLOAD_KINDS: tuple[UploadKind, ...] = get_args(UploadKind)
 #: Largest upload accepted, in MiB: the same number as ``server.maxUploadSize`` in
 #: ``.streamlit/config.toml`` (a test keeps the two equal).
 MAX_UPLOAD_MB = 200
@@ -92,16 +89,15 @@ def import_upload(
     name = display_name(filename)
     if len(data) > max_bytes:
         raise InputErrors([InputError(
-            file=name,
-            message=f"the upload is {len(data) / 1024**2:,.1f} MiB; uploads are limited to "
-                    f"{max_bytes / 1024**2:,.0f} MiB",
-            hint="import a larger file from the command line (evalcore import ...), "
-                 "which reads it from disk",
-        )])
+            file=name, message=f"the upload is {len(data) / 1024**2:,.1f} MiB; uploads are "
+            f"limited to {max_bytes / 1024**2:,.0f} MiB", hint="import a larger file from the "
+            "command line (evalcore import ...), which reads it from disk")])
+    # the options every kind of labels, run or BEIR import takes
+    common = {"study_id": study_id, "actor": actor, "allow_unknown_ids": allow_unknown_ids}
+    annotator = annotator or None
     if kind == "beir":
-        return _import_beir_zip(db, data, name, study_id=study_id, actor=actor,
-                                complete=complete, allow_unknown_ids=allow_unknown_ids,
-                                gain_map=gain_map, owner_org=owner_org, limits=limits)
+        return _import_beir_zip(db, data, name, complete=complete, gain_map=gain_map,
+                                owner_org=owner_org, limits=limits, **common)
     if kind == "documents":
         chosen = resolve_format(fmt, name)
         parsed = documents_from_bytes(data, name, chosen, document_fields, layout=layout,
@@ -112,28 +108,22 @@ def import_upload(
         return import_queries(db, source, study_id=study_id, fmt=resolve_format(fmt, name),
                               fields=query_fields, layout=layout, actor=actor)
     if kind in ("labels-quepid", "labels-rre", "labels-rank-eval"):
-        return import_tool_labels(db, source, study_id=study_id,
-                                  fmt=kind.removeprefix("labels-"),  # type: ignore[arg-type]
-                                  annotator=annotator or None, gain_map=gain_map,
-                                  allow_unknown_ids=allow_unknown_ids, actor=actor)
+        tool = kind.removeprefix("labels-")
+        return import_tool_labels(db, source, fmt=tool, annotator=annotator,  # type: ignore[arg-type]
+                                  gain_map=gain_map, **common)
     if kind == "qrels":
-        return import_qrels(db, source, study_id=study_id, annotator=annotator or None,
-                            complete=complete, gain_map=gain_map,
-                            allow_unknown_ids=allow_unknown_ids, actor=actor)
+        return import_qrels(db, source, annotator=annotator, complete=complete,
+                            gain_map=gain_map, **common)
     if kind == "run":
         if k is None:
             raise ValueError("a run import needs k, the cutoff depth its metrics are measured at")
-        return import_run(db, source, study_id=study_id, k=k, name=run_name or None,
-                          allow_unknown_ids=allow_unknown_ids, actor=actor)
+        return import_run(db, source, k=k, name=run_name or None, **common)
     if kind == "observations":
-        return import_observations(db, source, study_id=study_id, run_name=run_name or None,
-                                   annotator=annotator or None,
-                                   allow_unknown_ids=allow_unknown_ids, actor=actor)
+        return import_observations(db, source, run_name=run_name or None, annotator=annotator,
+                                   **common)
     if kind in ("labels-csv", "labels-jsonl"):
-        return import_labels(db, source, study_id=study_id, format=kind.split("-")[1],
-                             annotator=annotator or None, gain_map=gain_map,
-                             allow_unknown_ids=allow_unknown_ids, actor=actor,
-                             keep_annotators=keep_annotators)
+        return import_labels(db, source, format=kind.split("-")[1], annotator=annotator,
+                             gain_map=gain_map, keep_annotators=keep_annotators, **common)
     raise ValueError(f"unknown upload kind {kind!r}; choose one of {', '.join(UPLOAD_KINDS)}")
 
 
