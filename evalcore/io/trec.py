@@ -899,10 +899,11 @@ def rank_groups(
     lengths = np.diff(np.append(starts, n))
     same_block = np.ones(max(n - 1, 0), dtype=bool)
     same_block[starts[1:] - 1] = False
-    rising = np.flatnonzero((scores[1:] > scores[:-1]) & same_block)
+    rising = np.zeros(n, dtype=np.int64)  # rising[i]: rising pairs (j, j + 1) with j < i
+    np.cumsum((scores[1:] > scores[:-1]) & same_block, out=rising[1:])
     order: np.ndarray | None = None
-    if rising.size:
-        unsorted = np.unique(np.searchsorted(starts, rising, side="right") - 1)
+    if rising[-1]:
+        unsorted = np.flatnonzero(rising[starts + lengths - 1] > rising[starts])
         distinct_lengths = np.unique(lengths[unsorted]).tolist()
         if len(distinct_lengths) > MAX_SORT_GROUPS:
             order = np.lexsort((-scores, np.repeat(np.arange(starts.size), lengths)))
