@@ -112,6 +112,8 @@ _MAX_NOTES = 20
 BLOCK_BYTES = 1 << 22
 #: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
 MAX_SORT_GROUPS = 64
+#: Rankings of one length are sorted this many rows at a time (they stay in cache).
+_SORT_ROWS = 1 << 18
 #: A depth that keeps every position (a whole run).
 _ALL = sys.maxsize
 T = TypeVar("T")
@@ -910,9 +912,12 @@ def rank_groups(
         else:
             order = np.arange(n, dtype=np.int64)
             for length in distinct_lengths:
-                first = starts[unsorted[lengths[unsorted] == length]]
-                rows = first[:, None] + np.arange(length)
-                order[rows] = np.take_along_axis(rows, np.argsort(-scores[rows], axis=1), axis=1)
+                firsts = starts[unsorted[lengths[unsorted] == length]]
+                step = max(1, _SORT_ROWS // length)
+                for c in range(0, firsts.size, step):
+                    rows = firsts[c : c + step, None] + np.arange(length)
+                    within = np.argsort(-scores[rows], axis=1)
+                    order[rows] = np.take_along_axis(rows, within, axis=1)
         scores = scores[order]
     run_start, run_end = tied_runs(scores, same_block)
     size = np.minimum(lengths, depth) if depth else lengths
