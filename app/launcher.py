@@ -1,10 +1,6 @@
-"""Relevance Ledger app launcher: ``streamlit run app/launcher.py`` (the README's start command).
-
-Serves the entry script (``app/streamlit_app.py``, which builds the navigation) as
-``streamlit run app/streamlit_app.py`` would, through Streamlit's ``st.App``, so that the
-server can start importing what the first request needs once it is up, before a browser
-asks for a page (:func:`app.process_setup.preload`). ``streamlit run app/streamlit_app.py``
-works too, without it.
+"""Relevance Ledger app launcher: ``streamlit run app/launcher.py`` serves the entry script
+through ``st.App`` and starts importing what the first request needs once the server is up
+(:func:`app.process_setup.preload`).
 """
 
 import sys

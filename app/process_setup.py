@@ -1,22 +1,11 @@
-"""The app server's process-wide work: what its pages import, done before a page asks for it.
+"""The app server's process-wide work: import what the pages need before a page asks for it.
 
-A page's first render in a server process pays for importing what it needs (the store,
-the pydantic models, pandas and pyarrow for tables, plotly and scipy for the comparison
-pages): most of the first request's and of each page's first click's time
-(benchmarks/bench_app.py). The app owns its process (docs/architecture.md, "Process-wide
-state"), so it imports them on a background thread at two moments:
-
-* :func:`preload`, called by the launcher once the server is up: what the first request
-  needs (the entry script's and the home page's modules), while the browser loads
-  Streamlit's JavaScript;
-* :func:`warm_imports`, called by the entry script after its first page is drawn: every
-  page's modules, while the user reads that page.
-
-Each module list is read from the scripts themselves (they never go stale); Python's
-import lock makes a page that needs a module being imported wait for it rather than
-import it twice. After importing, the thread freezes what the process holds
-(``gc.freeze``): modules live as long as the server, and the collector's full
-collections, which any page's allocations trigger, no longer walk them.
+Importing the store, pydantic, pandas, pyarrow, plotly and scipy is most of a page's first
+render in a new server process. The app owns its process (docs/architecture.md,
+"Process-wide state"), so a background thread imports them: :func:`preload` (from the
+launcher, what the first request needs) and :func:`warm_imports` (after the first page,
+every page's modules). The module lists are read from the scripts themselves; afterwards
+the thread freezes what the process holds (``gc.freeze``) so full collections skip it.
 """
 
 import ast

@@ -1,11 +1,7 @@
 """Relevance Ledger app entry script: builds the navigation, nothing else.
 
-Run with ``streamlit run app/launcher.py`` (serves this script and preloads its
-imports once the server is up: :mod:`app.process_setup`; ``streamlit run
-app/streamlit_app.py`` works too, without the preload). The store is
-``$RELEVANCE_LEDGER_DB`` (default: a per-user demo file created on first start).
-Every page address runs this script first; the view scripts live in
-``app/views/`` (see :mod:`app.components.navigation` for why not ``pages/``).
+Run with ``streamlit run app/launcher.py`` (``app/streamlit_app.py`` works too, without the
+preload). The store is ``$RELEVANCE_LEDGER_DB`` (default: a per-user demo file).
 """
 
 import base64

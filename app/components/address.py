@@ -1,16 +1,11 @@
 """The page address: what a person would bookmark or share is in it, and history holds pages.
 
-* **State in the address.** A page names its choices (query, runs, measures, filters) in the
-  address with :func:`restore_choice` (before drawing a selector: the address's value when it
-  is a new request -- a reload, a bookmark, a shared link, Back -- else the session's last
-  choice) and :func:`write_address` (after: one update of the parameters that changed).
-* **One history entry per page.** Streamlit pushes a browser history entry for every change
-  of the address, so a page switch followed by the page writing its parameters would leave
-  several entries (and Back would need as many presses). :data:`HISTORY_POLICY` (a script
-  the entry script puts on every page) makes a change that keeps the page (same path, other parameters) replace the current
-  entry instead.
-* **An unknown page says so.** Streamlit runs the default page for an address naming no page;
-  :func:`unknown_page_notice` says which address was asked for and that Home is shown.
+* A page seeds its selectors from the address with :func:`restore_choice` (the address wins
+  on a new request: a reload, bookmark, shared link or Back) and writes its choices back
+  with :func:`write_address`.
+* :data:`HISTORY_POLICY` makes an address change that keeps the page replace the history
+  entry, so Back takes one press per page.
+* :func:`unknown_page_notice` says so when the address names no page (Streamlit shows Home).
 
 The scripts here are fixed strings: no user text is put into them.
 """
@@ -92,6 +87,15 @@ def restore_choice(page: str, param: str, key: str, options: list[str], *, what:
 def keep(key: str, value: object) -> None:
     """Remember a selector's value for the session's next visit to its page."""
     st.session_state.setdefault(_KEPT_KEY, {})[key] = value
+
+
+def set_param(name: str, value: str) -> None:
+    """Keep ``?name=value`` in the page address (removed when ``value`` is empty)."""
+    if not value:
+        if name in st.query_params:
+            del st.query_params[name]
+    elif st.query_params.get(name) != value:
+        st.query_params[name] = value
 
 
 def write_address(page: str, values: dict[str, str | None]) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
+from app.components.page import say
 from app.components.safe_text import escape_markdown
 from evalcore.analysis.interval_text import metric_value_text
 from evalcore.contract.reasons import REASON_TEXT, Reason, reason_words
@@ -88,31 +89,20 @@ def measure_chips(values: Mapping[str, MetricValue]) -> str:
 
 def render_measure_values(values: Mapping[str, MetricValue], query_reasons: list[str]) -> None:
     """The study's measures of one query as chips, with the reasons explained underneath."""
-    allow_chips_to_wrap()
-    st.markdown(measure_chips(values))
-    explained = list(dict.fromkeys([*query_reasons, *_reasons_of(values)]))
-    if explained:
-        st.caption(
-            escape_markdown("; ".join(reason_text(code) for code in explained))
-        )
+    _show_chips(measure_chips(values), [*query_reasons, *_reasons_of(values)])
 
 
 def render_query_result(result: QueryResult) -> None:
     """Chips for the query, plus the reasons explained in words underneath."""
+    _show_chips(query_result_chips(result), [*result.reasons, *_reasons_of(result.metrics)])
+
+
+def _show_chips(chips: str, reasons: list[str]) -> None:
     allow_chips_to_wrap()
-    st.markdown(query_result_chips(result))
-    explained = _reasons_of(result.metrics)
-    if result.reasons:
-        explained = list(dict.fromkeys([*result.reasons, *explained]))
-    if explained:
-        st.caption(
-            escape_markdown("; ".join(reason_text(code) for code in explained))
-        )
+    st.markdown(chips)
+    if reasons:
+        say("caption", "; ".join(reason_text(code) for code in dict.fromkeys(reasons)))
 
 
 def _reasons_of(metrics: Mapping[str, MetricValue]) -> list[str]:
-    seen: dict[str, None] = {}
-    for value in metrics.values():
-        for reason in value.reasons:
-            seen.setdefault(reason, None)
-    return list(seen)
+    return [reason for value in metrics.values() for reason in value.reasons]

@@ -1,12 +1,6 @@
-"""The address of the Annotate page working through a "to decide A vs B" queue.
-
-The link contract between the Compare page and the Annotate page: the query
-parameters ``queue=decide&run_a=<A>&run_b=<B>&measure=<canonical measure name>``
-(URL-encoded, e.g. ``?queue=decide&run_a=bm25-plain&run_b=bm25-title-boost&measure=P%4010``),
-beside the session's study and annotator (:func:`app.components.session.address_params`),
-so the address opens the same queue in a new tab, after a reload or from a bookmark; with
-``queries=<query set>`` (:mod:`app.components.query_set_choice`) when the comparison is
-over a query set, so the queue proposes nothing outside it.
+"""The address of the Annotate page working through a "to decide A vs B" queue: the link
+contract between the Compare and Annotate pages
+(``queue=decide&run_a=A&run_b=B&measure=P%4010``, with ``queries=`` for a query set).
 """
 
 from app.components.query_set_choice import QUERIES_PARAM

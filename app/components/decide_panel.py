@@ -9,6 +9,7 @@ units in their order.
 
 import streamlit as st
 
+from app.components.page import say
 from app.components.safe_text import escape_markdown
 from evalcore.analysis.decision import Decision
 from evalcore.live.decide_state import DecideState
@@ -64,17 +65,17 @@ def show_verdict_panel(state: DecideState) -> None:
     with st.container(border=True, key="rl_verdict"):
         st.markdown("**" + escape_markdown(f"{decision.measure}: {decision.verdict_text}") + "**")
         if decision.verdict == "undecided":
-            st.markdown(escape_markdown(interval_text(decision)))
-            st.markdown(escape_markdown(_needed(state)))
-            st.caption(escape_markdown(
+            say("markdown", interval_text(decision))
+            say("markdown", _needed(state))
+            say("caption",
                 f"{decision.n_unknown_units} unknown units can still move it; "
-                f"{decision.n_known} of {decision.n_queries} queries' differences are known."))
+                f"{decision.n_known} of {decision.n_queries} queries' differences are known.")
         elif state.settled:
-            st.success(escape_markdown(settled_text(decision)))
+            say("success", settled_text(decision))
         else:
-            st.warning(escape_markdown(
+            say("warning",
                 decision.summary + ". Labels from this queue cannot decide it; the blocking "
-                "order lists what lifts those reasons."))
+                "order lists what lifts those reasons.")
         lines = [
             f"{d.measure}: {d.verdict_text}"
             + (f" [{d.lower:+.4f}, {d.upper:+.4f}]" if d.lower is not None and d.upper is not None
@@ -82,7 +83,7 @@ def show_verdict_panel(state: DecideState) -> None:
             for d in state.decisions if d.measure != decision.measure
         ]
         if lines:
-            st.caption(escape_markdown("Other measures: " + " · ".join(lines)))
+            say("caption", "Other measures: " + " · ".join(lines))
 
 
 #: Below 640 px Streamlit stacks the columns: the panel goes under the item, so a one-line
@@ -102,4 +103,4 @@ def show_verdict_line(state: DecideState) -> None:
             parts.append(f"about {state.labels_to_decide} labels still needed")
     st.html(_NARROW_ONLY)
     with st.container(key="rl_verdict_line"):
-        st.caption(escape_markdown(" · ".join(parts) + " (the panel below says more)"))
+        say("caption", " · ".join(parts) + " (the panel below says more)")

@@ -1,12 +1,9 @@
 """Whether the Data page's TREC exports would be refused, said up front without a scan.
 
-:mod:`evalcore.store.export_checks` reads the suspects (ids a TREC file cannot hold): a
-stored run's and the working labels' are facts the store records as they are written
-(:mod:`evalcore.store.trec_ids`), one row read; a frozen reference version's is read from
-its labels and kept in Streamlit's resource cache per store file and content hash. Only when there
-is a suspect is the export itself run for its message, once per state of the store
-(:func:`app.components.shared_results.shared_result`). Every call takes the page's
-:class:`evalcore.store.study_handle.Study` (its reader's read is checked when it is opened).
+:mod:`evalcore.store.export_checks` reads the suspects (ids a TREC file cannot hold): a run's
+and the working labels' are recorded as they are written, a frozen version's is read and
+cached per store and content hash. Only when there is a suspect is the export run for its
+message, once per store state.
 """
 
 import streamlit as st

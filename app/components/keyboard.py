@@ -1,27 +1,19 @@
 """The annotate page's keyboard: every item key press reaches the server with the item it was
-pressed on, and nothing else is in the way.
+pressed on.
 
-One component (:func:`item_keys`) draws the item's caption line ("item 3 of 40 · d17 · ...")
-and listens to the keys. The caption and the *screen id* of the item it names change in the
-same DOM update, so a press carries the id of the item whose caption was on screen at that
-instant (the item the annotator saw), never a later or earlier one.
+:func:`item_keys` draws the item's caption line and listens to the keys; the caption and the
+item's *screen id* change in the same DOM update, so a press carries the id of the item whose
+caption was on screen at that instant. Presses are sent as one growing list with sequence
+numbers (Streamlit merges widget values that arrive during a run: a single value would keep
+only the last); :func:`new_presses` takes the unseen ones, and the next render acknowledges
+them.
 
-The presses are sent as one growing list (each with a sequence number, trimmed of those the
-server acknowledged): Streamlit merges widget values that arrive while a script runs into one
-rerun, and a list loses none of them where a single value would keep only the last. The server
-(:func:`new_presses`) takes the presses it has not seen, applies each to the item it was
-pressed on or answers it with a visible message, and acknowledges them in the next render.
+* **0-4, S, J** are item keys; U, N, P, Enter stay Streamlit button shortcuts.
+* **Esc leaves a text field** (committing its value); keys typed in a field are never presses.
+* A press with no item on screen, or before the listener is mounted
+  (:func:`key_guard_script`), says so in a banner.
 
-* **0-4, S, J** are item keys (grade, skip, can't judge); U, N, P, Enter stay Streamlit button
-  shortcuts (their buttons do not change with the item).
-* **Esc leaves a text field** (the note, the search box): the field loses focus, which commits
-  its value, and the item keys work again. Keys typed in a field are text, never presses.
-* A press with no item on screen says so in a banner (nothing to label is not silence), and
-  so does a press made before the item's listener is mounted (:func:`key_guard_script`, put
-  by the entry script on every page).
-
-The component's code is a fixed string: every text it shows comes from ``data`` and is set
-with ``textContent`` (never parsed as HTML).
+The component's code is a fixed string: every text it shows is set with ``textContent``.
 """
 
 import json

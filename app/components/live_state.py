@@ -8,10 +8,13 @@ queries re-evaluated after a label). Used by the dashboard and the run
 comparison on the working labels. The state is shared; every read of it takes the
 page's :class:`evalcore.store.study_handle.Study` (opened for the session's reader,
 so a session that may not read the study never reaches another session's state)
-and finds only its study's state.
+and finds only its study's state. A handle brings the state up to date once (a page run
+opens its handle once and reads the state several times; on PostgreSQL each read of the
+store's marks is a round trip to the server); the next run's handle reads the store again.
 """
 
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -29,6 +32,9 @@ T = TypeVar("T")
 class _Shared:
     lock: threading.Lock
     state: LiveDashboard | None = None
+    #: the handle that last brought the state up to date, and what that refresh said
+    refreshed_by: weakref.ref | None = None
+    outcome: RefreshOutcome | None = None
 
 
 @st.cache_resource(show_spinner=False)
@@ -37,16 +43,21 @@ def _shared(path: str, study_id: str) -> _Shared:
 
 
 def _evaluating(shared: _Shared, study: Study) -> RefreshOutcome:
-    """Build the state, or bring it up to date."""
+    """Build the state, or bring it up to date (once per handle)."""
     if shared.state is None:
         shared.state = LiveDashboard.build(study)
-        return shared.state.last_refresh
-    return shared.state.refresh(study)
+        outcome = shared.state.last_refresh
+    elif shared.refreshed_by is not None and shared.refreshed_by() is study:
+        return shared.outcome
+    else:
+        outcome = shared.state.refresh(study)
+    shared.refreshed_by, shared.outcome = weakref.ref(study), outcome
+    return outcome
 
 
 def with_live_state(study: Study, read: Callable[[LiveDashboard, float, bool], T]) -> T:
     """Call ``read(state, seconds, changed)`` on the handle's study's up-to-date state,
-    under its lock.
+    under its lock (the store is read at the handle's first call only).
 
     ``seconds`` is the time the build or refresh took; ``changed`` whether the
     store had changed since the last refresh.

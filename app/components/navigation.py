@@ -1,12 +1,8 @@
 """The app's navigation: which view files exist, under which section, title and icon.
 
-The view scripts live in ``app/views/``, not ``app/pages/``: Streamlit treats a
-``pages/`` folder beside the entry script as its legacy folder-based multipage
-app and, until ``st.navigation`` has run once in the process, would run a page
-address (``/dashboard``) as that bare file -- without the entry script, so
-without the sidebar, the sign-in gate or the import path of the ``app``
-package. Under any other name every address runs the entry script, which
-builds this navigation.
+The views live in ``app/views/``, not ``app/pages/``: Streamlit would run a ``pages/`` file
+as a bare legacy page (without the entry script's sidebar, sign-in gate and import path)
+until ``st.navigation`` has run once in the process.
 """
 
 from dataclasses import dataclass

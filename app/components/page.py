@@ -1,5 +1,9 @@
 """What every study page starts with, and the one-shot messages callbacks leave behind."""
 
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
 import streamlit as st
 
 from app.components.safe_text import escape_markdown
@@ -42,4 +46,15 @@ def show_flash(key: str) -> None:
     """Draw the message left under ``key`` once (``kind`` is st.error/success/info/toast...)."""
     kind, text = st.session_state.pop(key, ("", ""))
     if text:
-        getattr(st, kind)(escape_markdown(text))
+        say(kind, text)
+
+
+def say(kind: str, text: str, **options: Any) -> None:
+    """``text`` as plain text (escaped, never markdown) in ``st.<kind>``: error, warning,
+    info, success, caption, markdown or toast."""
+    getattr(st, kind)(escape_markdown(text), **options)
+
+
+def show_rows(rows: Iterable[dict], **options: Any) -> None:
+    """Rows of plain values as the app's tables are drawn: full width, no index column."""
+    st.dataframe(pd.DataFrame(list(rows)), hide_index=True, width="stretch", **options)

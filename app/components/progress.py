@@ -1,11 +1,6 @@
-"""Streamlit progress for long actions, fed by the library's progress hook.
-
-:class:`StreamlitProgress` implements :class:`evalcore.io.progress.Progress`
-on an ``st.progress`` bar: the Data page runs an import or a lexical run
-inside ``with reporting(StreamlitProgress(bar)):`` and the same calls that
-draw the command line's bar (reading the upload, writing rows, ranking
-queries) move this one. Redrawn at most every ``interval`` seconds (each
-redraw is a message to the browser).
+"""Streamlit progress for long actions: :class:`StreamlitProgress` implements
+:class:`evalcore.io.progress.Progress` on an ``st.progress`` bar, redrawn at most every
+``interval`` seconds (each redraw is a message to the browser).
 """
 
 from __future__ import annotations

@@ -1,17 +1,15 @@
 """The query-set chooser of the Compare and Reports pages, kept in the page address.
 
-A lead chooses the queries the verdicts (or a report) are over: all of the
-study's queries, those with a relevant label, those both runs answered, or listed
-ids (:mod:`evalcore.analysis.query_set`). The choice is written to the address as
-``?queries=judged`` (``?queries=q1,q7`` for a list; nothing for all), so a
-reload, a bookmark or a link opens the same set; the Compare page's link to the
-Annotate page's "to decide" queue carries it (:func:`decide_query_set`). A file
-(``@FILE``) is never read from an address: the server's files are not the visitor's.
+The choice (:mod:`evalcore.analysis.query_set`) is written as ``?queries=judged`` or
+``?queries=q1,q7`` (nothing for all) and carried by the link to the "to decide" queue
+(:func:`decide_query_set`). A file (``@FILE``) is never read from an address: the server's
+files are not the visitor's.
 """
 
 import streamlit as st
 
-from app.components.safe_text import escape_markdown
+from app.components.address import set_param
+from app.components.page import say
 from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
 from evalcore.live.decide_state import DecideTarget
 from evalcore.store.study_handle import Study
@@ -35,12 +33,10 @@ def _from_address() -> tuple[str, str]:
     if raw.lower() in ("judged", "answered"):
         return raw.lower(), ""
     if raw.startswith("@") or len(raw) > MAX_ADDRESS_CHARS:
-        st.warning(
-            escape_markdown(
+        say("warning",
                 "The address names a query set this page cannot use (a file, or a list over "
                 f"{MAX_ADDRESS_CHARS} characters): all queries are shown. List the query ids "
                 "below instead."
-            )
         )
         return "all", ""
     return "list", raw
@@ -73,25 +69,17 @@ def choose_query_set(key: str) -> QuerySetSpec | None:
             placeholder="e.g. q1, q7, q12",
         )
         if not text.strip():
-            _keep_in_address("")
+            set_param(QUERIES_PARAM, "")
             st.info("Type the ids of the queries to compare on, comma-separated.")
             return None
         text = text.lstrip("@")  # never a file: ids only
     try:
         spec = QuerySetSpec.parse(text)
     except QuerySetError as error:
-        st.error(escape_markdown(f"No comparison on these queries: {error}"))
+        say("error", f"No comparison on these queries: {error}")
         return None
-    _keep_in_address("" if spec.kind == "all" else spec.text())
+    set_param(QUERIES_PARAM, "" if spec.kind == "all" else spec.text())
     return spec
-
-
-def _keep_in_address(value: str) -> None:
-    if not value:
-        if QUERIES_PARAM in st.query_params:
-            del st.query_params[QUERIES_PARAM]
-    elif st.query_params.get(QUERIES_PARAM) != value:
-        st.query_params[QUERIES_PARAM] = value
 
 
 def decide_query_set(study: Study, target: DecideTarget) -> tuple[str, ...] | None:
@@ -108,13 +96,10 @@ def decide_query_set(study: Study, target: DecideTarget) -> tuple[str, ...] | No
             ids if kind == "list" else kind,
         )
     except QuerySetError as error:
-        st.warning(
-            escape_markdown(
+        say("warning",
                 f"The address's query set is not used: {error}. The queue covers every query."
-            )
         )
         return None
-    st.caption(
-        escape_markdown("Queue " + resolved.record().describe().replace("queries: ", "over ", 1))
+    say("caption","Queue " + resolved.record().describe().replace("queries: ", "over ", 1)
     )
     return tuple(resolved.query_ids)

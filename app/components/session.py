@@ -12,6 +12,7 @@ from pathlib import Path
 import sqlite_utils
 import streamlit as st
 
+from app.components.address import set_param
 from app.components.safe_text import escape_markdown
 from evalcore.access.identity import normalise_user_id
 from evalcore.store.connection import open_store
@@ -129,7 +130,7 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
         format_func=lambda sid: names.get(sid, sid),
         key=STUDY_WIDGET,
     )
-    _sync_param(STUDY_PARAM, st.session_state[STUDY_KEY])
+    set_param(STUDY_PARAM, st.session_state[STUDY_KEY])
     _warn_unknown_study(names)
     return current_study(db)
 
@@ -176,7 +177,7 @@ def annotator_picker() -> str:
         "(until sign-in is configured).",
     )
     st.session_state[ANNOTATOR_KEY] = value.strip()
-    _sync_param(ANNOTATOR_PARAM, annotator())
+    set_param(ANNOTATOR_PARAM, annotator())
     return annotator()
 
 
@@ -199,15 +200,6 @@ def _take_name_from_page() -> None:
     name = str(st.session_state.get(_ANNOTATOR_ON_PAGE, "")).strip()
     st.session_state[ANNOTATOR_KEY] = name
     st.session_state[ANNOTATOR_WIDGET] = name
-
-
-def _sync_param(name: str, value: str) -> None:
-    """Keep ``?name=value`` in the page address (removed when ``value`` is empty)."""
-    if not value:
-        if name in st.query_params:
-            del st.query_params[name]
-    elif st.query_params.get(name) != value:
-        st.query_params[name] = value
 
 
 def address_params(**extra: str) -> dict[str, str]:

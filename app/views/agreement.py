@@ -1,27 +1,19 @@
 """Annotator agreement: kappa per pair, alpha overall and per query, conflicts to adjudicate.
 
-Coefficients come from :func:`evalcore.analysis.agreement.agreement_and_conflicts`
-(the agreement statistics on the store's current per-annotator labels); an
-adjudication is written with the store's ``adjudicate`` by the reviewer named
-in the sidebar.
-
-Each conflict is shown with what the reviewer needs to decide
-(:func:`evalcore.analysis.adjudication.conflict_contexts`): the query text, the
-document (escaped text, never HTML or markdown), every annotator's gain, note and
-time; no gain is preselected. Each conflict has its own address
-(``?study=S&query=Q&unit=U``): the conflict it names is shown first, or what
-became of it.
+Each conflict shows what the reviewer needs
+(:func:`evalcore.analysis.adjudication.conflict_contexts`): the query, the document (escaped
+text, never HTML or markdown), every annotator's gain, note and time; no gain is preselected.
+``?study=S&query=Q&unit=U`` shows that conflict first, or what became of it.
 """
 
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from app.components.address import keep, restore_choice, write_address
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PAGE, QUERY_PARAM, UNIT_PARAM, item_params
-from app.components.page import flash, show_flash, study_page
+from app.components.page import flash, say, show_flash, show_rows, study_page
 from app.components.queue import GRADE_MEANINGS
 from app.components.safe_text import escape_markdown, truncate
 from app.components.session import annotator as current_annotator
@@ -97,18 +89,18 @@ def _context(handle: Study, ctx: ConflictContext) -> None:
     st.markdown("**Query:** " + escape_markdown(ctx.query_text or "(no text)"))
     show_information_need(handle, ctx.query_id)
     if ctx.document_note is not None:
-        st.caption(escape_markdown(ctx.document_note))
+        say("caption", ctx.document_note)
     else:
         st.markdown("**Document:** " + escape_markdown(ctx.title or "(untitled)"))
         text = ctx.text or ""
         if not text:
             st.caption("(the document has no text)")
         elif len(text) <= TEXT_SHOWN:
-            st.markdown(escape_markdown(text))
+            say("markdown", text)
         else:
-            st.markdown(escape_markdown(truncate(text, TEXT_SHOWN)))
+            say("markdown", truncate(text, TEXT_SHOWN))
             with st.expander("Full text"):
-                st.markdown(escape_markdown(text))
+                say("markdown", text)
     for j in ctx.judgements:
         said = f"{j.annotator} said {j.gain} ({GRADE_MEANINGS.get(j.gain, '')}) · {_when(j.created_at)}"
         note = f"note: {j.note}" if j.note else "no note"
@@ -153,8 +145,8 @@ def _focused(handle: Study, ctx: ConflictContext, reviewer: str) -> None:
             said = "its annotators agree"
         else:
             said = "nobody has a current label on it"
-        st.info(escape_markdown(f"{ctx.unit_id} on query {ctx.query_id} is not in conflict: "
-                                f"{said}."))
+        say("info", f"{ctx.unit_id} on query {ctx.query_id} is not in conflict: "
+                    f"{said}.")
         if ctx.state is not None:
             _context(handle, ctx)
 
@@ -184,32 +176,14 @@ def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return rows[start:start + CONFLICTS_PER_PAGE]
 
 
-def _confusion_figure(pair) -> go.Figure:
+def _heatmap(confusion, colors: str, rows: str, columns: str, hover: str) -> go.Figure:
+    """A confusion matrix over the gains: ``rows`` (who is read down) against ``columns``."""
     labels = [str(g) for g in GAIN_CATEGORIES]
-    fig = go.Figure(go.Heatmap(
-        z=pair.confusion, x=labels, y=labels, colorscale="Blues", text=pair.confusion,
-        texttemplate="%{text}", hovertemplate="a: %{y}, b: %{x}: %{z} units<extra></extra>",
-    ))
-    fig.update_layout(
-        height=380, margin={"t": 30},
-        xaxis={"title": "gain by annotator b", "type": "category"},
-        yaxis={"title": "gain by annotator a", "type": "category", "autorange": "reversed"},
-    )
-    return fig
-
-
-def _source_figure(agreement: SourceAgreement) -> go.Figure:
-    labels = [str(g) for g in GAIN_CATEGORIES]
-    fig = go.Figure(go.Heatmap(
-        z=agreement.confusion, x=labels, y=labels, colorscale="Oranges",
-        text=agreement.confusion, texttemplate="%{text}",
-        hovertemplate="human: %{y}, automatic: %{x}: %{z} units<extra></extra>",
-    ))
-    fig.update_layout(
-        height=380, margin={"t": 30},
-        xaxis={"title": "automatic gain", "type": "category"},
-        yaxis={"title": "human gain", "type": "category", "autorange": "reversed"},
-    )
+    fig = go.Figure(go.Heatmap(z=confusion, x=labels, y=labels, colorscale=colors, text=confusion,
+                               texttemplate="%{text}",
+                               hovertemplate=f"{hover}: %{{z}} units<extra></extra>"))
+    fig.update_layout(height=380, margin={"t": 30}, xaxis={"title": columns, "type": "category"},
+                      yaxis={"title": rows, "type": "category", "autorange": "reversed"})
     return fig
 
 
@@ -222,28 +196,27 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
         "reads them. Each source is compared with the human gain that counts (labeled in "
         "agreement or adjudicated; units in conflict are left out)."
     )
-    st.dataframe(pd.DataFrame([
+    show_rows(
         # what a phone shows first: the source and how far it agrees
         {"source": s.source, "weighted kappa (quadratic)": _coefficient(s.kappa),
          "exact agreement": "—" if s.exact_agreement is None else f"{s.exact_agreement:.1%}",
          "shared with humans": s.n_units, "units judged": s.n_labels}
-        for s in sources
-    ]), hide_index=True, width="stretch")
+        for s in sources)
     names = [s.source for s in sources]
     chosen = st.selectbox("Automatic source", range(len(names)), format_func=names.__getitem__,
                           key="rl_agree_automatic")
     source = sources[chosen]
-    st.caption(escape_markdown(f"{source.source}: {source.n_units} units with a human gain; "
-                               "rows: human gain, columns: automatic gain. Per grade below: "
-                               "human and automatic on those units, and over every unit the "
-                               "source judged."))
-    st.plotly_chart(_source_figure(source), key="rl_agree_automatic_confusion")
-    st.dataframe(pd.DataFrame([
+    say("caption", f"{source.source}: {source.n_units} units with a human gain; "
+                   "rows: human gain, columns: automatic gain. Per grade below: "
+                   "human and automatic on those units, and over every unit the "
+                   "source judged.")
+    st.plotly_chart(_heatmap(source.confusion, "Oranges", "human gain", "automatic gain",
+                             "human: %{y}, automatic: %{x}"), key="rl_agree_automatic_confusion")
+    show_rows(
         {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
         for g, h, a, every in zip(GAIN_CATEGORIES, source.human_counts,
                                   source.automatic_counts, source.automatic_all_counts,
-                                  strict=True)
-    ]), hide_index=True, width="stretch")
+                                  strict=True))
 
 
 study, handle = study_page("Annotator agreement")
@@ -276,27 +249,27 @@ if not summary.pairs:
     st.info("No two annotators have labeled the same unit yet: agreement needs overlap.")
 else:
     st.subheader("Annotator pairs")
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"annotator a": p.annotator_a, "annotator b": p.annotator_b, "shared units": p.n_units,
          "weighted kappa (quadratic)": _coefficient(p.kappa)}
-        for p in summary.pairs
-    ]), hide_index=True, width="stretch")
+        for p in summary.pairs)
     names = [f"{p.annotator_a} × {p.annotator_b}" for p in summary.pairs]
     chosen = st.selectbox("Confusion matrix of", range(len(names)), format_func=names.__getitem__,
                           key="rl_agree_pair")
     pair = summary.pairs[chosen]
-    st.caption(escape_markdown(f"a = {pair.annotator_a}, b = {pair.annotator_b}; "
-                               f"{pair.n_units} shared units"))
-    st.plotly_chart(_confusion_figure(pair), key="rl_agree_confusion")
+    say("caption", f"a = {pair.annotator_a}, b = {pair.annotator_b}; "
+                   f"{pair.n_units} shared units")
+    st.plotly_chart(_heatmap(pair.confusion, "Blues", "gain by annotator a", "gain by annotator b",
+                             "a: %{y}, b: %{x}"), key="rl_agree_confusion")
 
 if summary.per_query:
     st.subheader("Per query")
-    st.dataframe(pd.DataFrame([
+    show_rows([
         {"query": q.query_id, "units": q.n_units, "annotators": q.n_annotators,
          "alpha": _coefficient(q.alpha), "low agreement": q.low_agreement,
          "why": q.why_flagged or ""}
-        for q in sorted(summary.per_query, key=lambda q: (not q.low_agreement, natural_key(q.query_id)))
-    ]), hide_index=True, width="stretch",
+        for q in sorted(summary.per_query,
+                        key=lambda q: (not q.low_agreement, natural_key(q.query_id)))],
         column_config={"low agreement": st.column_config.CheckboxColumn()})
 
 automatic = automatic_agreement(handle)

@@ -1,31 +1,19 @@
 """Annotate: keyboard-first graded labeling of a query's pool.
 
-Keys: 0-4 grade, S skip, J can't judge, U undo, N next, P previous. Every
-grade click writes its label event (in the button's callback, before the page
-re-renders) and advances to the next item the annotator has not labeled.
-The selector and work area are an ``st.fragment``: a label re-renders only them.
+Keys: 0-4 grade, S skip, J can't judge, U undo, N next, P previous. A grade writes its
+label in the button's callback, before the re-render, and moves to the next item the
+annotator has not labeled; the selector and work area are an ``st.fragment``. The address
+names the open query (``?query=q05``, ``&unit=ID`` for an item). Three queues use the same
+buttons, keys and item tokens: the blocking order (query by query), "to decide A vs B"
+(``?queue=decide&run_a=A&run_b=B&measure=P%4010``, beside a verdict panel) and a stored
+sample (``?queue=sample&sample=s1``: no choosing, a skip or can't judge is the sample's
+non-response).
 
-The address names the open query (``?query=q05``), so a reload or a link
-(the dashboard's "Label ..." links, a bookmark, a new tab) opens it;
-``&unit=ID`` also puts that pooled item on screen.
-
-**Three queues.** The blocking order (query by query, the default), "to decide
-A vs B" (``?queue=decide&run_a=A&run_b=B&measure=P%4010``, see
-``app/components/decide_panel.py``): the to-decide queue's items one after
-another across queries (:mod:`evalcore.live.decide_state`), beside a verdict
-panel that follows each label; or a stored sample (``?queue=sample&sample=s1``):
-its units in the sample's order, no choosing, a skip or can't judge recorded as
-the sample's non-response (:mod:`evalcore.estimation.stored`). All use the same
-buttons, keys and item tokens.
-
-**A label lands on the item that was on screen.** Each render of an item makes
-an :class:`~evalcore.annotation.item_token.ItemToken`; the grade, skip and
-can't-judge buttons are keyed by its showing number, so a key press is tied to
-the button the browser displayed. A press that reaches the server after the
-screen moved on carries an older token and is refused visibly; a label on an
-item someone labeled since it was shown is refused by the store and the page
-shows the newer label and asks. The open query changes only by the
-annotator's own action (the selector, the address, "Next query").
+**A label lands on the item that was on screen.** Each showing of an item has an
+:class:`~evalcore.annotation.item_token.ItemToken` and its buttons are keyed by its showing
+number: a press that reaches the server after the screen moved on is refused visibly; a
+label on an item someone labeled since it was shown is refused by the store, and the page
+shows the newer label and asks. The open query changes only by the annotator's own action.
 """
 
 import time
@@ -34,6 +22,7 @@ from functools import partial
 
 import streamlit as st
 
+from app.components.address import set_param
 from app.components.chips import render_query_result
 from app.components.decide_panel import (
     BLOCKING,
@@ -47,7 +36,7 @@ from app.components.decide_panel import (
 )
 from app.components.information_need import show_information_need
 from app.components.keyboard import item_keys, new_presses
-from app.components.page import flash, show_flash, study_page
+from app.components.page import flash, say, show_flash, study_page
 from app.components.query_picker import picked_query, query_option
 from app.components.query_set_choice import decide_query_set
 from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
@@ -141,8 +130,6 @@ RUN_B_KEY = "rl_decide_run_b"
 MEASURE_KEY = "rl_decide_measure"
 #: The queue parameters this session last wrote into the address (others are a new request).
 _ADDRESS_DECIDE_KEY = "_rl_address_decide"
-#: The queue selector's and the runs and measure selectors' values, kept across pages.
-_DECIDE_KEEP_KEY = "_rl_decide_keep"
 #: (study, query, unit) skipped or can't-judge in the to-decide queue in this session.
 _DECIDE_PASSED_KEY = "_rl_decide_passed"
 #: The query of this session's last label from the to-decide queue (what Undo cancels).
@@ -218,6 +205,11 @@ def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
     _screens()[(study_id, annotator)] = token
 
 
+def _item(token: ItemToken) -> dict[str, str]:
+    """The showing's item as the store's writes name it."""
+    return token.model_dump(include={"study_id", "query_id", "unit_id", "annotator"})
+
+
 def _own_events() -> set[int]:
     return st.session_state.setdefault(_OWN_EVENTS_KEY, set())
 
@@ -260,6 +252,13 @@ def _refuse(text: str) -> None:
 _REFUSED_SHOWN_S = 8.0
 
 
+def _show_messages() -> None:
+    """What the last callbacks left to say: the label's message, its notice, the refusals."""
+    show_flash(_FLASH_KEY)
+    show_flash(_NOTICE_KEY)
+    _show_refused()
+
+
 def _show_refused() -> None:
     """The refusals of the last few seconds, newest last (identical ones counted)."""
     now = time.monotonic()
@@ -269,8 +268,8 @@ def _show_refused() -> None:
     if refused:
         texts = [text for text, _at in refused]
         counted = {text: texts.count(text) for text in texts}
-        st.warning(escape_markdown("\n".join(
-            text + (f" (×{n})" if n > 1 else "") for text, n in counted.items())))
+        say("warning", "\n".join(
+            text + (f" (×{n})" if n > 1 else "") for text, n in counted.items()))
 
 
 def _on_grade(token: ItemToken, gain: int, order: list[str] | None) -> None:
@@ -397,30 +396,26 @@ def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> Non
 def _pass(handles: dict[str, Study], token: ItemToken, order: list[str] | None,
           cant_judge: bool) -> None:
     """Skip or can't judge the token's item (recorded), then move on in the blocking order."""
-    sid, query_id, unit_id, annotator = (token.study_id, token.query_id, token.unit_id,
-                                         token.annotator)
+    item = _item(token)
+    sid, query_id, unit_id = token.study_id, token.query_id, token.unit_id
+    annotator = token.annotator
     try:
         require_on_screen(token, _on_screen(sid, annotator))
     except OffScreenError as error:
         _refuse(f"{'Can´t judge' if cant_judge else 'Skip'} not recorded: {error}.")
         return
     db = get_db()
-    active = (st.session_state.get(_SAMPLE_ACTIVE_KEY)
-              if st.session_state.get(MODE_KEY) == SAMPLE else None)
+    mode = st.session_state.get(MODE_KEY)
+    active = st.session_state.get(_SAMPLE_ACTIVE_KEY) if mode == SAMPLE else None
+    kind = "cant_judge" if cant_judge else "skip"
     try:  # a store busy with a long write is retried (bounded), as a label is
         if active is not None and active[0] == sid:  # the sample's non-response
-            retry_busy(lambda: record_nonresponse(
-                db, study_id=sid, name=active[1], query_id=query_id, unit_id=unit_id,
-                kind="cant_judge" if cant_judge else "skip", annotator=annotator))
+            retry_busy(lambda: record_nonresponse(db, name=active[1], kind=kind, **item))
         if cant_judge:
-            retry_busy(lambda: record_cant_judge(db, study_id=sid, query_id=query_id,
-                                                 unit_id=unit_id, annotator=annotator,
-                                                 note=_note_of(token)))
-            retry_busy(lambda: save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
-                                          annotator=annotator, note=""))
+            retry_busy(lambda: record_cant_judge(db, note=_note_of(token), **item))
+            retry_busy(lambda: save_draft(db, note="", **item))
         else:
-            retry_busy(lambda: save_draft(db, study_id=sid, query_id=query_id, unit_id=unit_id,
-                                          annotator=annotator, skipped=True))
+            retry_busy(lambda: save_draft(db, skipped=True, **item))
     except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
         return
@@ -444,9 +439,7 @@ def _on_note(token: ItemToken) -> None:
     if len(note) > MAX_NOTE_CHARS:  # said under the field; the stored draft stays as it was
         return
     try:
-        retry_busy(lambda: save_draft(get_db(), study_id=token.study_id, query_id=token.query_id,
-                                      unit_id=token.unit_id, annotator=token.annotator,
-                                      note=note))
+        retry_busy(lambda: save_draft(get_db(), note=note, **_item(token)))
     except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Note draft not kept: {error}")
 
@@ -542,8 +535,7 @@ def _queue(handle: Study, annotator: str) -> str | None:
         "Show ranks and runs", key=UNBLIND_KEY,
         help="Off (blind): items come in a shuffled order fixed per annotator.")
     st.session_state[_ADDRESS_QUERY_KEY] = chosen
-    if st.query_params.get(QUERY_PARAM) != chosen:
-        st.query_params[QUERY_PARAM] = chosen
+    set_param(QUERY_PARAM, chosen)
     return chosen
 
 
@@ -567,7 +559,7 @@ def _address_query(known: Collection[str], ids: list[str], *, counted: bool) -> 
     if wanted not in ids:
         why = ("has no pooled result to label" if wanted in known
                else "is not a query of this study")
-        st.warning(escape_markdown(f"The address asks for query {wanted!r}, which {why}."))
+        say("warning", f"The address asks for query {wanted!r}, which {why}.")
         return None
     return wanted
 
@@ -581,8 +573,8 @@ def _open_address_unit(handle: Study, query_id: str, annotator: str) -> None:
     if unit in {item.unit_id for item in cached_pool(handle, query_id)}:
         _walk(handle, annotator, query_id).cursor = unit
     else:
-        st.warning(escape_markdown(f"The address asks for item {unit!r}, which is not in the "
-                                   f"pool of query {query_id}."))
+        say("warning", f"The address asks for item {unit!r}, which is not in the "
+                       f"pool of query {query_id}.")
 
 
 # --- the "to decide A vs B" queue -----------------------------------------------------
@@ -594,34 +586,29 @@ def _address_decide() -> tuple[str, ...]:
 
 def _queue_mode(handle: Study) -> str:
     """The queue selector; a new ``?queue=`` in the address (not this session's own) sets it."""
-    # Streamlit drops a widget's state on a page that did not draw it: restore the choice
-    for key, value in st.session_state.get(_DECIDE_KEEP_KEY, {}).items():
-        st.session_state.setdefault(key, value)
     wanted = _address_decide()
     if any(wanted) and wanted != st.session_state.get(_ADDRESS_DECIDE_KEY):
         queue = wanted[0] or BLOCKING
         if queue in QUEUES:
             st.session_state[MODE_KEY] = queue
         else:
-            st.error(escape_markdown(
+            say("error",
                 f"The address's queue={queue!r} is not a queue of this page; valid values: "
                 f"{', '.join(QUEUES)}. Showing the {st.session_state.get(MODE_KEY, BLOCKING)} "
-                "queue."))
+                "queue.")
         if queue == DECIDE:
             _address_target(handle, *wanted[1:])
     st.session_state.setdefault(MODE_KEY, BLOCKING)
     mode = st.radio("Work through", list(QUEUES), format_func=QUEUES.__getitem__, key=MODE_KEY,
-                    horizontal=True,
+                    horizontal=True, persist_state="session",
                     help="The blocking order walks one query's pool; the to-decide queue "
                          "walks the unknown items whose labels can decide run A against run B; "
                          "a sample walks a drawn sample's units in its order, for an estimate.")
-    _keep(MODE_KEY)
-    if mode != SAMPLE and SAMPLE_PARAM in st.query_params:
-        del st.query_params[SAMPLE_PARAM]
+    if mode != SAMPLE:
+        set_param(SAMPLE_PARAM, "")
     if mode == BLOCKING:
         for name in DECIDE_PARAMS:
-            if name in st.query_params:
-                del st.query_params[name]
+            set_param(name, "")
         st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
     return mode
 
@@ -634,16 +621,12 @@ def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None
         target = decide_target(handle, run_a or defaults[0], run_b or defaults[1],
                                measure or DECIDE_MEASURES[0])
     except TargetError as error:
-        st.error(escape_markdown(f"The address asks for {error}. Choose the runs and the "
-                                 "measure below."))
+        say("error", f"The address asks for {error}. Choose the runs and the "
+                     "measure below.")
         return
     st.session_state[RUN_A_KEY] = target.run_a
     st.session_state[RUN_B_KEY] = target.run_b
     st.session_state[MEASURE_KEY] = target.measure
-
-
-def _keep(key: str) -> None:
-    st.session_state.setdefault(_DECIDE_KEEP_KEY, {})[key] = st.session_state.get(key)
 
 
 def _default_target(runs: list[str]) -> tuple[str, str]:
@@ -669,25 +652,21 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         else:
             st.session_state[MEASURE_KEY] = measures[0]
     with st.container(horizontal=True):
-        st.selectbox("Run A", runs, key=RUN_A_KEY)
-        st.selectbox("Run B", runs, key=RUN_B_KEY)
-        st.selectbox("Measure", measures, key=MEASURE_KEY)
-    for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY):
-        _keep(key)
+        st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
+        st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
+        st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
     try:
         target = decide_target(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY],
                                st.session_state[MEASURE_KEY])
     except TargetError as error:
-        st.error(escape_markdown(f"{error}."))
+        say("error", f"{error}.")
         return None
     for name in (QUERY_PARAM, UNIT_PARAM):
-        if name in st.query_params:
-            del st.query_params[name]
+        set_param(name, "")
     wanted = dict(zip(DECIDE_PARAMS, (DECIDE, target.run_a, target.run_b, target.measure),
                       strict=True))
     for name, value in wanted.items():
-        if st.query_params.get(name) != value:
-            st.query_params[name] = value
+        set_param(name, value)
     st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
     return target
 
@@ -721,9 +700,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
                    annotator)
     token = _on_screen(sid, annotator)
     with st.container():  # one slot, so the messages never shift the columns below
-        show_flash(_FLASH_KEY)
-        show_flash(_NOTICE_KEY)
-        _show_refused()
+        _show_messages()
     show_verdict_line(state)
     work, panel = st.columns([3, 2])
     with panel:
@@ -740,31 +717,38 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
         if token is None or item is None:
             item_keys("", None, partial(_on_presses, None))
             if state.settled:
-                st.markdown(escape_markdown(
+                say("markdown",
                     f"Nothing left to label for {target.measure}: the evidence has decided "
                     "it. Take the next undecided measure, or choose another measure or runs "
-                    "above."))
+                    "above.")
             elif state.decision.verdict == "undecidable":
-                st.markdown(escape_markdown(
-                    f"Nothing to label here for {target.measure} yet: see the panel for why."))
+                say("markdown",
+                    f"Nothing to label here for {target.measure} yet: see the panel for why.")
             if state.decision.verdict == "undecided":
                 st.info("Every item of the queue is labeled by you or waits for a reviewer "
                         "(in conflict): adjudicate on the Annotator agreement page.")
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
-        position = (f"queue item {state.items.index(item) + 1} of {len(state.items)}"
+        _queue_item(handle, study, token, annotator,
+                    f"queue item {state.items.index(item) + 1} of {len(state.items)}"
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
-        query_text = query_text_of(handle, item.query_id)
-        st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
-        show_information_need(handle, item.query_id, expanded=False)
-        _confirm(token, None)
-        pool = cached_pool(handle, item.query_id)
-        ranks = {p.unit_id: p.ranks for p in pool}
-        doc = _item_head(handle, study, item.query_id, query_text, token, position, ranks,
-                         _mine(handle, item.query_id, annotator), None)
-        _buttons(token, None)
-        _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
-        _note_and_text(handle, token, doc, query_text)
+
+
+def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
+                position: str) -> None:
+    """The item on screen in the to-decide or sample queue, under its query (no browsing:
+    the queue decides what comes next)."""
+    query_text = query_text_of(handle, token.query_id)
+    st.markdown("#### " + escape_markdown(f"{token.query_id}: {query_text or ''}"))
+    show_information_need(handle, token.query_id, expanded=False)
+    _confirm(token, None)
+    ranks = {p.unit_id: p.ranks for p in cached_pool(handle, token.query_id)}
+    doc = _item_head(handle, study, token.query_id, query_text, token, position, ranks,
+                     _mine(handle, token.query_id, annotator), None)
+    _buttons(token, None)
+    _undo_and_browse(token.study_id, st.session_state.get(_DECIDE_LAST_KEY), annotator, None,
+                     None)
+    _note_and_text(handle, token, doc, query_text)
 
 
 def _sample_choice(handle: Study) -> str | None:
@@ -778,15 +762,14 @@ def _sample_choice(handle: Study) -> str | None:
         if wanted in names:
             st.session_state[SAMPLE_KEY] = wanted
         else:
-            st.error(escape_markdown(f"The address's sample={wanted!r} is not a sample of "
-                                     f"this study; its samples: {', '.join(names)}."))
+            say("error", f"The address's sample={wanted!r} is not a sample of "
+                         f"this study; its samples: {', '.join(names)}.")
     if st.session_state.get(SAMPLE_KEY) not in names:
         st.session_state[SAMPLE_KEY] = names[-1]
-    name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}")
-    _keep(SAMPLE_KEY)
+    name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}",
+                        persist_state="session")
     for param in DECIDE_PARAMS[1:]:  # the to-decide queue's runs and measure
-        if param in st.query_params:
-            del st.query_params[param]
+        set_param(param, "")
     st.query_params[DECIDE_PARAMS[0]] = SAMPLE
     st.query_params[SAMPLE_PARAM] = name
     st.session_state[_ADDRESS_SAMPLE_KEY] = name
@@ -815,9 +798,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     labeled = sum(1 for u in queue if u.state == "labeled")
     passed = sum(1 for u in queue if u.state == "non-response")
     with st.container():
-        show_flash(_FLASH_KEY)
-        show_flash(_NOTICE_KEY)
-        _show_refused()
+        _show_messages()
     st.progress((labeled + passed) / len(queue) if queue else 1.0,
                 text=f"Sample {name}: {labeled} labeled, {passed} non-response, "
                      f"{len(waiting)} to label of {len(queue)} units")
@@ -826,23 +807,12 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     with st.container(border=True):
         if token is None or item is None:
             item_keys("", None, partial(_on_presses, None))
-            st.success(escape_markdown(
+            say("success",
                 f"Every unit of sample {name} is answered: its estimate is on the Compare "
-                "page (Estimate instead)."))
+                "page (Estimate instead).")
             _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
-        query_text = query_text_of(handle, item.query_id)
-        st.markdown("#### " + escape_markdown(f"{item.query_id}: {query_text or ''}"))
-        show_information_need(handle, item.query_id, expanded=False)
-        _confirm(token, None)
-        pool = cached_pool(handle, item.query_id)
-        ranks = {p.unit_id: p.ranks for p in pool}
-        doc = _item_head(handle, study, item.query_id, query_text, token,
-                         f"sample unit {item.position} of {len(queue)}", ranks,
-                         _mine(handle, item.query_id, annotator), None)
-        _buttons(token, None)
-        _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
-        _note_and_text(handle, token, doc, query_text)
+        _queue_item(handle, study, token, annotator, f"sample unit {item.position} of {len(queue)}")
 
 
 @st.fragment
@@ -898,9 +868,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
                         if study_progress.pooled else 1.0,
                         text=f"Study: you labeled {study_progress.mine:,} of "
                              f"{study_progress.pooled:,} pooled items")
-    show_flash(_FLASH_KEY)
-    show_flash(_NOTICE_KEY)
-    _show_refused()
+    _show_messages()
 
     with st.container(border=True):
         if token is None:
@@ -943,7 +911,7 @@ def _note_and_text(handle: Study, token: ItemToken, doc: tuple[str, str] | None,
     if doc is not None:
         with st.container(height=240):
             st.markdown(highlight_terms(doc[0], query_text))
-        st.caption(escape_markdown(doc[1]))
+        say("caption", doc[1])
 
 
 def _note_widget(handle: Study, token: ItemToken) -> str:
@@ -965,10 +933,10 @@ def _confirm(token: ItemToken, order: list[str] | None) -> None:
             token.study_id, token.query_id, token.unit_id):
         st.session_state.pop(_CONFIRM_KEY, None)
         return
-    st.warning(escape_markdown(
+    say("warning",
         f"Not saved yet: since {asked.unit_id} was shown to you, "
         + "; ".join(_said(event) for event in newer)
-        + f". Your key: {gain} ({GRADE_MEANINGS[gain]}). Write it over the newer label?"))
+        + f". Your key: {gain} ({GRADE_MEANINGS[gain]}). Write it over the newer label?")
     with st.container(horizontal=True):
         st.button(f"Save {gain} anyway", key="confirm_overwrite", type="primary",
                   on_click=_on_confirm, args=(asked, gain, note, newer[-1].event_id, order))
@@ -1032,12 +1000,12 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
         facts.append("skipped earlier")
     item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
     if doc is None:
-        st.warning(escape_markdown(f"{unit_id} is not in corpus {study.corpus_id}: "
-                                   "judge it by its id or skip it."))
+        say("warning", f"{unit_id} is not in corpus {study.corpus_id}: "
+                       "judge it by its id or skip it.")
         return None
     shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}))
     if not shown.shown:  # another organisation's, or outside a run's protocol
-        st.warning(escape_markdown(f"{unit_id}: {shown.reason}"))
+        say("warning", f"{unit_id}: {shown.reason}")
         return None
     st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, query_text))
     return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
@@ -1113,7 +1081,7 @@ def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgres
     else:
         withdrawn = claim_withdrawal(handle, query_id)
         if withdrawn is not None:  # why the claim is gone, as plain text
-            st.warning(escape_markdown(withdrawn.text()), icon=":material/history:")
+            say("warning", withdrawn.text(), icon=":material/history:")
         if qp.remaining:
             what = f"{qp.remaining} pooled item{'s' if qp.remaining != 1 else ''} remain"
             if qp.conflicts:
@@ -1150,7 +1118,7 @@ def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annot
                          if unit_id in mine else "not labeled by you")
             with st.container(border=True):
                 st.markdown("**" + highlight_terms(hit.title or unit_id, text) + "**")
-                st.caption(escape_markdown(" · ".join(facts)))
+                say("caption", " · ".join(facts))
                 st.markdown(highlight_terms(snippet(hit.text, text), text))
                 token = show_item(handle, query_id=query_id,
                                   unit_id=unit_id, annotator=annotator)

@@ -2,37 +2,17 @@
 apart, the trec_eval-compatible numbers; then every chosen run's results table and
 per-query differences.
 
-**One picker, one sign.** The first run chosen is the baseline; every other chosen run is
-a candidate, and every interval, difference, table and chart on the page is candidate −
-baseline with the baseline named (:data:`evalcore.analysis.bottom_line.DIFFERENCE`), as
-``evalcore compare`` and the reports say it.
+**One picker, one sign.** The first run chosen is the baseline; every difference on the
+page is candidate − baseline with the baseline named
+(:data:`evalcore.analysis.bottom_line.DIFFERENCE`), as ``evalcore compare`` says it. A run
+is compared only when :func:`evalcore.analysis.comparability.comparability` allows it; the
+others are named with the reason. Results are computed once per store state and choice and
+shared by every session (:mod:`app.components.shared_results`); on a study over
+``LARGE_STUDY_QUERIES`` queries the verdicts come first, the queues and trec_eval numbers
+from the background, the results table on a switch.
 
-**Bottom line** (:mod:`evalcore.analysis.bottom_line`): per candidate, one sentence a lead
-can repeat and one compact table (per measure the verdict word — decided, open, cannot
-be decided yet —, the interval and what would settle it); the heading's tooltip is the
-glossary. Under it, the head of each open measure's "to decide" queue in an expander with
-the link that opens the Annotate page working through it
-(:mod:`app.components.decide_link`); the paired tests in one table per pair, what they
-left out in plain words, the selection caution once; the trec_eval-compatible numbers in
-their own expander, never beside the evidence's. Computed once per store state and choice
-(:func:`evalcore.analysis.pair_comparison.compare_pair`), shared by every session
-(:mod:`app.components.shared_results`).
-
-On a study over ``LARGE_STUDY_QUERIES`` queries, the verdicts and paired tests are drawn
-first (the queues and trec_eval numbers follow from the background), and every chosen
-run's results table and per-query differences wait for a switch, with a note saying so
-(shown at once when another session computed them for the store's marks).
-
-The results table's numbers come from :mod:`evalcore.analysis.compare` on each run's
-evaluation (on the working labels from the shared live state, on a frozen version from
-:func:`evalcore.analysis.run_evaluation.evaluate_run`), its columns named as the verdicts
-name the measures. A run is compared with the baseline only when
-:func:`evalcore.analysis.comparability.comparability` allows it (same corpus, protocol and
-cutoff: the rule reports apply); the others are named with the reason and left out.
-
-**Estimate instead** (contract section 13): under the bottom line, a switch shows a stored
-sample's estimates (:func:`evalcore.estimation.stored.estimate_stored`) in their own
-section, never in the verdict table; a lead may draw a sample there.
+**Estimate instead** (contract section 13): a stored sample's estimates in their own
+section, never in the verdict table.
 """
 
 import pandas as pd
@@ -43,7 +23,7 @@ from app.components.decide_link import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
-from app.components.page import study_page
+from app.components.page import say, show_rows, study_page
 from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import get_db, reader
@@ -153,7 +133,7 @@ def _comparable(
     return [t.name for t in terms if t.name not in refused], refused, verdicts
 
 
-def _results_table(comparison, k: int | None) -> pd.DataFrame:
+def _results_table(comparison, k: int | None) -> list[dict[str, str]]:
     """One row per run; each column named as the verdicts name it (``RR@10``, not MRR)."""
     table = comparison.table
     rows = []
@@ -166,7 +146,7 @@ def _results_table(comparison, k: int | None) -> pd.DataFrame:
                      else table.column_labels[metric])
             out[label] = cell.text + (f" ^{marks}" if marks else "")
         rows.append(out)
-    return pd.DataFrame(rows)
+    return rows
 
 
 def _pair_comparison(handle: Study, run_a: str, run_b: str, measures: list[str],
@@ -179,9 +159,8 @@ def _pair_comparison(handle: Study, run_a: str, run_b: str, measures: list[str],
     (None: every query of the study)."""
     key = _whole_key(run_a, run_b, measures, reference, queries)
     if not large:
-        return shared_result(handle, key, lambda: compare_pair(
-            handle, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
-            query_ids=queries))
+        return shared_result(handle, key, lambda: _whole(handle, run_a, run_b, measures,
+                                                         reference, queries))
     whole = ready_result(handle, key)
     if whole is not None:
         return whole
@@ -213,16 +192,20 @@ def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | Non
     return ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN, queries)
 
 
+def _whole(handle: Study, run_a: str, run_b: str, measures: list[str], reference: str | None,
+           queries: tuple[str, ...] | None) -> PairComparison:
+    """The whole comparison of the pair (verdicts, queues, paired tests, compat numbers)."""
+    return compare_pair(handle, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
+                        query_ids=queries)
+
+
 @st.fragment(run_every=PENDING_POLL_SECONDS)
 def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
                    reference: str | None, queries: tuple[str, ...] | None = None) -> None:
-    """Where the queues and compatibility numbers will be: a note while they are computed in
-    the background, the whole page again once they are ready. The background work starts
-    on the fragment's next run, once the page's own run has been sent (on two cores it
-    would otherwise slow that first render down), from the pair the verdicts were
-    computed from (no second read or evaluation) and with the verdicts and paired tests
-    already drawn (not computed again). Each run of it opens its one read handle (it reruns
-    on its own)."""
+    """A note while a large study's queues and compatibility numbers are computed in the
+    background, the whole page again once they are ready. The background work starts on the
+    fragment's next run, once the page's first render is sent, from the pair and verdicts
+    already computed."""
     handle = open_study(get_db(), study_id, reader())
     key = _whole_key(run_a, run_b, measures, reference, queries)
     if ready_result(handle, key) is not None:
@@ -232,25 +215,14 @@ def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
         evaluated = ready_result(
             handle, _evaluated_key(run_a, run_b, measures, reference, queries), alone=True)
         verdicts = ready_result(handle, key + ("verdicts only",))
-        compute_in_background(
-            handle,
-            key,
-            lambda own: (
-                compare_pair(
-                    own,
-                    run_a,
-                    run_b,
-                    measures,
-                    reference,
-                    queue_limit=QUEUE_SHOWN,
-                    query_ids=queries,
-                )
-                if evaluated is None
-                else compare_evaluated_pair(
-                    evaluated, reference, queue_limit=QUEUE_SHOWN, verdicts=verdicts
-                )
-            ),
-        )
+
+        def whole(own: Study) -> PairComparison:
+            if evaluated is None:
+                return _whole(own, run_a, run_b, measures, reference, queries)
+            return compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
+                                          verdicts=verdicts)
+
+        compute_in_background(handle, key, whole)
     shown.add(key)
     st.caption("Working out which labels would decide each comparison and the trec_eval-"
                "compatible numbers (a large study: they appear here when ready).")
@@ -267,16 +239,15 @@ def _show_queue(item: MeasureVerdict, line: MeasureLine, texts: dict[str, str]) 
         blocked = ("Cannot be decided yet until the causes are lifted; meanwhile these narrow "
                    "the interval on the other queries. "
                    if line.status == "cannot be decided yet" else "")
-        st.caption(escape_markdown(
+        say("caption",
             f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, those whose "
-            "label can narrow the interval most first."))
-        st.dataframe(pd.DataFrame([
+            "label can narrow the interval most first.")
+        show_rows(
             {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
              "kind": it.kind,
              f"{d.run_a} rank": _rank(it.rank_a), f"{d.run_b} rank (baseline)": _rank(it.rank_b),
              "narrows the interval by (at least)": round(it.removes, 4)}
-            for it in queue.items
-        ]), hide_index=True, width="stretch")
+            for it in queue.items)
         st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
                      icon=":material/rate_review:",
                      query_params=decide_queue_params(
@@ -320,20 +291,19 @@ def _number(value: float | None, *, signed: bool = False) -> str:
 def _show_compat(pc: PairComparison) -> None:
     """The trec_eval-compatible means, in their own table, labeled as such."""
     with st.expander(pc.compat_label.capitalize()):
-        st.caption(escape_markdown(
+        say("caption",
             "Not evidence: unjudged results are counted as non-relevant and queries without "
             "any label are left out, as trec_eval does. Use these only to reproduce a "
-            "trec_eval number; the verdicts above are what the labels support."))
-        st.dataframe(pd.DataFrame([
+            "trec_eval number; the verdicts above are what the labels support.")
+        show_rows(
             {"measure": row.measure,
              f"{pc.run_a} (compat.)": _number(row.value_a),
              f"{pc.run_b} (baseline, compat.)": _number(row.value_b),
              f"{DIFFERENCE} (compat.)": _number(row.difference, signed=True),
              "queries": f"{row.n_queries_a} / {row.n_queries_b}"}
-            for row in pc.compat
-        ]), hide_index=True, width="stretch")
+            for row in pc.compat)
         for note in pc.compat_notes:
-            st.caption(escape_markdown(note))
+            say("caption", note)
 
 
 def _short_titles(figure: dict) -> None:
@@ -372,7 +342,7 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
             pc = _pair_comparison(handle, candidate, baseline, measures, reference,
                                   large=large, queries=queries)
         except (LookupError, ValueError) as error:
-            st.error(escape_markdown(f"No verdict for {candidate}: {error}"))
+            say("error", f"No verdict for {candidate}: {error}")
             continue
         line = bottom_line(pc)
         st.markdown(f"**{escape_markdown(line.sentence)}**")
@@ -380,9 +350,9 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         if line.notes:
             st.caption(markdown_lines(*map(escape_markdown, line.notes)))
         pairs.append(pc)
-    st.caption(escape_markdown(over))
+    say("caption", over)
     for note in pairs[0].notes if pairs else []:  # the corpus size bounding open populations
-        st.caption(escape_markdown(f"Note: {note}."))
+        say("caption", f"Note: {note}.")
     if reference is None:
         st.caption("Working labels: these verdicts and numbers change as labeling goes on. "
                    "Freeze a reference version on the Reports page for numbers you can defend.")
@@ -399,17 +369,17 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
                  if line.status != "decided" and item.queue is not None and item.queue.items]
         if not shown:
-            st.caption(escape_markdown(f"{pc.run_a}: nothing left to label for these measures."))
+            say("caption", f"{pc.run_a}: nothing left to label for these measures.")
         for item, line in shown:
             _show_queue(item, line, texts)
     st.markdown("##### Paired significance tests", help=GLOSSARY["paired test"])
     caution = False
     for pc in pairs:
         if len(pairs) > 1:
-            st.caption(escape_markdown(f"{pc.run_a} vs {baseline} (baseline)"))
+            say("caption", f"{pc.run_a} vs {baseline} (baseline)")
         caution = _show_paired(pc) or caution
     if caution:
-        st.caption(escape_markdown(f"Caution: {SELECTION_CAUTION}."))
+        say("caption", f"Caution: {SELECTION_CAUTION}.")
     for pc in pairs:
         if pc.compat:
             _show_compat(pc)
@@ -434,9 +404,9 @@ def _on_draw(study_id: str, candidate: str, baseline: str, measures: list[str]) 
 
 def _draw_form(study_id: str, candidate: str, baseline: str, measures: list[str]) -> None:
     with st.expander("Draw a sample (lead)"):
-        st.caption(escape_markdown(
+        say("caption",
             f"A random sample of the unknown units of {candidate} vs {baseline} (baseline) "
-            f"on {', '.join(measures) or 'the chosen measures'}, with a recorded seed."))
+            f"on {', '.join(measures) or 'the chosen measures'}, with a recorded seed.")
         cols = st.columns(3)
         cols[0].text_input("Name", key="rl_sample_new_name", value="s1")
         cols[1].number_input("Size (labels)", min_value=1, max_value=100_000, value=100,
@@ -461,14 +431,9 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     kind, text = st.session_state.pop(_DRAW_MESSAGE, (None, ""))
     if kind is not None:
         getattr(st, kind)(escape_markdown(text))
-    samples = [
-        s
-        for s in list_samples(handle)
-        if s.run_b == baseline
-        and s.run_a in candidates
-        or s.run_a == baseline
-        and s.run_b in candidates
-    ]
+    samples = [s for s in list_samples(handle)
+               if (s.run_b == baseline and s.run_a in candidates)
+               or (s.run_a == baseline and s.run_b in candidates)]
     if handle.may(Permission.DRAW_SAMPLE):
         _draw_form(handle.study_id, candidates[0], baseline, measures)
     if not samples:
@@ -486,8 +451,8 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     candidate = sample.run_a if sample.run_b == baseline else sample.run_b
     shown = [m for m in measures if m in sample.measures]
     if not shown:
-        st.info(escape_markdown(f"Sample {name} was drawn for {', '.join(sample.measures)}: "
-                                "choose one of those measures above."))
+        say("info", f"Sample {name} was drawn for {', '.join(sample.measures)}: "
+                    "choose one of those measures above.")
         return
     sources = [a.source for a in automatic_sources(handle)]
     predictor = None
@@ -502,7 +467,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
         found = estimate_stored(handle, name, candidate=candidate, baseline=baseline,
                                 measures=shown, query_ids=queries, automatic=predictor)
     except (LookupError, ValueError) as error:
-        st.error(escape_markdown(f"No estimate from sample {name}: {error}"))
+        say("error", f"No estimate from sample {name}: {error}")
         return
     rows = []
     for e in found.estimates:  # narrow columns: a phone shows the whole row
@@ -516,7 +481,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
                                             f"{signed_text(e.upper, 3)}",
                      "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
                      "labeled · non-response": f"{e.n_labeled:,} · {e.n_nonresponse:,}"})
-    st.markdown(escape_markdown(f"{candidate} vs {baseline} (baseline), sample {name}"))
+    say("markdown", f"{candidate} vs {baseline} (baseline), sample {name}")
     st.table(pd.DataFrame(rows).set_index("measure"))
     methods = sorted({e.method for e in found.estimates if not isinstance(e, NotEstimable)})
     lines = [line_estimate(e).text() for e in found.estimates if not isinstance(e, NotEstimable)]
@@ -548,9 +513,9 @@ restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaul
                 what="measures")
 measures = top[1].multiselect("Measures", _measure_options(defaults),
                               key="rl_compare_measures")
-for key, value in (("rl_compare_runs", chosen_names), ("rl_compare_reference", version),
-                   ("rl_compare_measures", measures)):
-    keep(key, value)
+keep("rl_compare_runs", chosen_names)
+keep("rl_compare_reference", version)
+keep("rl_compare_measures", measures)
 write_address(PAGE, {"runs": ",".join(chosen_names), "measures": ",".join(measures),
                      "reference": None if version == WORKING else version})
 
@@ -564,15 +529,13 @@ same, refused, verdicts = _comparable(terms, st.session_state.get(
 for name, verdict in refused.items():
     what = ("'s comparability is not verified" if isinstance(verdict, NotVerified)
             else " is not comparable")
-    st.warning(escape_markdown(
-        f"Run {name}{what}: {verdict}; it is left out of the comparison."
-    ))
+    say("warning",
+        f"Run {name}{what}: {verdict}; it is left out of the comparison.")
 accepted = [n for n in same if isinstance(verdicts[n], NotVerified)]
 if accepted:
-    st.caption(escape_markdown(
+    say("caption",
         f"Compared although their comparability is not verified (you accepted them): "
-        f"{', '.join(accepted)}."
-    ))
+        f"{', '.join(accepted)}.")
 if len(same) < 2:
     st.info("Fewer than two comparable runs: nothing to compare.")
     _accept_checkbox()
@@ -587,12 +550,12 @@ try:
     query_set = shared_result(handle, ("query_set", tuple(same), spec.model_dump_json(), reference),
                               lambda: stored_query_set(handle, same, spec, reference))
 except QuerySetError as error:
-    st.error(escape_markdown(f"No verdict on these queries: {error}"))
+    say("error", f"No verdict on these queries: {error}")
     st.stop()
 queries = None if query_set.scope is None else tuple(query_set.scope)
+over = query_set.record().describe().replace("queries: ", "Over ", 1)
 _bottom_line_section(handle, same[0], same[1:], measures, reference, texts, large=large,
-                     queries=queries,
-                     over=query_set.record().describe().replace("queries: ", "Over ", 1))
+                     queries=queries, over=over)
 
 _estimate_section(handle, same[0], same[1:], measures, reference, queries)
 
@@ -615,10 +578,10 @@ with options[1].popover("Significance marks", width="stretch"):
 every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction, queries)
 if large and ready_result(handle, every_key) is None and not st.toggle(
         "Compute the results table and per-query differences", key="rl_compare_every_run"):
-    st.caption(escape_markdown(
+    say("caption",
         f"A large study ({len(texts):,} queries): every chosen run's results table and "
         "per-query differences take seconds to compute, so the verdicts above come first. "
-        "Switch this on to compute them (shared with every session until the labels change)."))
+        "Switch this on to compute them (shared with every session until the labels change).")
     st.stop()
 comparison = shared_result(
     handle, every_key,
@@ -629,22 +592,23 @@ comparison = shared_result(
 
 st.markdown("##### Results table")
 if queries is not None:
-    st.caption(escape_markdown(f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
-                               "of the query set chosen above."))
-st.dataframe(_results_table(comparison, terms[0].k), hide_index=True, width="stretch")
-st.caption(escape_markdown(comparison.table.legend))
+    say("caption", f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
+                   "of the query set chosen above.")
+show_rows(_results_table(comparison, terms[0].k))
+say("caption", comparison.table.legend)
 
 st.markdown("##### Per-query differences")
 for item, adjusted in zip(comparison.comparisons, comparison.adjusted_p_values, strict=True):
     if item.metric != metric:
         continue
     facts = [f"paired on {item.n_paired} of {item.n_queries} queries (the chart's lower strip "
-             "shows why the others were left out)"] + (
-        [] if item.mean_delta is None else
-        [f"mean Δ on the {item.n_paired} paired queries: {signed_text(item.mean_delta, 4)} "
-         "(a difference on the paired subset, not a run's score)"]) + (
-        [] if adjusted is None else
-        [f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}"])
+             "shows why the others were left out)"]
+    if item.mean_delta is not None:
+        facts.append(f"mean Δ on the {item.n_paired} paired queries: "
+                     f"{signed_text(item.mean_delta, 4)} (a difference on the paired subset, "
+                     "not a run's score)")
+    if adjusted is not None:
+        facts.append(f"{TEST_LABELS[test]} p after {CORRECTION_LABELS[correction]}: {adjusted:.4g}")
     with st.container(border=True):
         st.markdown(
             f"**{escape_markdown(item.run_a)} \N{MINUS SIGN} {escape_markdown(item.run_b)} "

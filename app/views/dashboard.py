@@ -164,13 +164,21 @@ def _blocking(state: LiveDashboard, handle: Study) -> None:
 
 _EVERY = REFRESH_SECONDS if st.session_state.get(LIVE_KEY, True) else None
 _CHART_MARKS = "_rl_dash_chart_marks"
+#: The page's read handle while the whole page runs (its fragments run inside it).
+_PAGE_HANDLE = "_rl_dash_page_handle"
+
+
+def _run_handle(study_id: str) -> Study:
+    """This run's read handle: the page's when the whole page runs (the state is brought up
+    to date once per handle), else, a fragment rerunning on its own, one opened now."""
+    handle = st.session_state.get(_PAGE_HANDLE)
+    return handle if handle is not None else open_study(get_db(), study_id, reader())
 
 
 @st.fragment(run_every=_EVERY)
 def _live_cards(study_id: str) -> None:
-    """Coverage and metric cards; asks for a full rerun when the chart is out of date. Each
-    run of it opens its one read handle (it reruns on its own)."""
-    marks = with_live_state(open_study(get_db(), study_id, reader()), _render_cards)
+    """Coverage and metric cards; asks for a full rerun when the chart is out of date."""
+    marks = with_live_state(_run_handle(study_id), _render_cards)
     if marks != st.session_state.get(_CHART_MARKS):
         st.rerun()  # the store changed since the chart was drawn: redraw the whole page
 
@@ -267,8 +275,8 @@ def _subset_chart(handle: Study, name: str, n_queries: int, pages: int) -> None:
 
 @st.fragment(run_every=_EVERY)
 def _live_blocking(study_id: str) -> None:
-    """What to label next. Each run of it opens its one read handle (it reruns on its own)."""
-    handle = open_study(get_db(), study_id, reader())
+    """What to label next."""
+    handle = _run_handle(study_id)
     with_live_state(handle, lambda state, *_: _blocking(state, handle))
 
 
@@ -292,9 +300,13 @@ if not run_names:
     st.info("This study has no run yet: create or import one on the Data page.")
     st.stop()
 cards_slot, chart_slot, blocking_slot = st.container(), st.container(), st.container()
-with chart_slot:  # drawn first so the cards' fragment sees the chart's store marks
-    _chart(handle, chosen_metric)
-with cards_slot:
-    _live_cards(study.study_id)
-with blocking_slot:
-    _live_blocking(study.study_id)
+st.session_state[_PAGE_HANDLE] = handle
+try:
+    with chart_slot:  # drawn first so the cards' fragment sees the chart's store marks
+        _chart(handle, chosen_metric)
+    with cards_slot:
+        _live_cards(study.study_id)
+    with blocking_slot:
+        _live_blocking(study.study_id)
+finally:  # a fragment's own rerun opens its own handle
+    del st.session_state[_PAGE_HANDLE]

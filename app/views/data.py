@@ -1,13 +1,8 @@
-"""Data: import documents, queries, judgments and runs; edit information needs; lexical runs; export;
-the measures the study reports (a lead's choice).
+"""Data: import documents, queries, judgments and runs; information needs; lexical runs;
+exports; the measures the study reports (a lead's choice).
 
-Formats: documents as JSONL, TSV, CSV or TREC ``<DOC>`` files; queries as
-JSONL, TSV, CSV or TREC topics; judgments as TREC qrels, labels CSV/JSONL,
-Quepid, RRE or ``_rank_eval``; runs as TREC runs; BEIR folders; observations.
-
-Every import is all-or-nothing: on any error the page lists every error with
-its line number and nothing is written. Uploaded file names only label
-messages; they are never used as paths.
+Every import is all-or-nothing: on any error the page lists every error with its line and
+nothing is written. Uploaded file names only label messages; they are never used as paths.
 """
 
 import io
@@ -18,6 +13,7 @@ from pydantic import ValidationError
 
 from app.components.auth import signed_in_user
 from app.components.export_refusals import qrels_refusal_now, run_refusal_now
+from app.components.page import say, show_rows
 from app.components.progress import StreamlitProgress
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
@@ -77,7 +73,7 @@ def _actor() -> str:
 
 
 def _show_errors(title: str, error: Exception) -> None:
-    st.error(escape_markdown(title))
+    say("error", title)
     if isinstance(error, InputErrors):
         at_least = "at least " if error.stopped else ""  # reading stopped at the error limit
         st.caption(f"{at_least}{error.total} error{'s' if error.total != 1 else ''} found; "
@@ -157,7 +153,7 @@ def _import_section(study_id: str) -> None:
                  "unchanged. Ask whoever runs the app to free disk space, then upload again.")
         return
     bar.empty()
-    st.success(escape_markdown("\n".join(summary.lines())))
+    say("success", "\n".join(summary.lines()))
 
 
 def _lexical_section(handle: Study, study_org: str | None) -> None:
@@ -213,17 +209,14 @@ def _lexical_section(handle: Study, study_org: str | None) -> None:
             _show_errors("The run was not created.", error)
             return
         bar.empty()
-        st.success(escape_markdown(f"Run {run.name} stored: k = {run.k}, corpus fingerprint "
-                                   f"{run.corpus_fingerprint}."))
+        say("success", f"Run {run.name} stored: k = {run.k}, corpus fingerprint "
+                       f"{run.corpus_fingerprint}.")
     pinned = list_pinned_protocols(handle)
     if pinned:
         with st.expander(f"Pinned protocols ({len(pinned)})"):
-            st.dataframe(
-                [{"protocol": p.name, "documents": p.document_count,
-                  "fingerprint": p.corpus_fingerprint, "pinned by": p.pinned_by,
-                  "pinned at": p.pinned_at} for p in pinned],
-                hide_index=True, width="stretch",
-            )
+            show_rows({"protocol": p.name, "documents": p.document_count,
+                       "fingerprint": p.corpus_fingerprint, "pinned by": p.pinned_by,
+                       "pinned at": p.pinned_at} for p in pinned)
 
 
 def _export_labels(handle: Study, out: io.StringIO, fmt: str, ref: str | None) -> None:
@@ -330,7 +323,7 @@ def _information_need_section(handle: Study) -> None:
     except (ValidationError, ValueError, LookupError, PermissionError) as error:
         _show_errors("The information need was not saved.", error)
         return
-    st.success(escape_markdown(f"Information need of query {query_id} saved."))
+    say("success", f"Information need of query {query_id} saved.")
 
 
 def _measures_section(handle: Study) -> None:
@@ -340,9 +333,9 @@ def _measures_section(handle: Study) -> None:
     st.subheader("Measures")
     chosen = study_measures(handle)
     shown = ", ".join(measure_label(m, aggregate=True) for m in chosen)
-    st.caption(escape_markdown(
+    say("caption",
         f"This study reports {shown} (k without a number: each run's cutoff), with Judged@k "
-        "beside them. Only a lead may change them; every change is recorded in the audit log."))
+        "beside them. Only a lead may change them; every change is recorded in the audit log.")
     with st.form("measures_form"):
         text = st.text_input("Measures (comma-separated)", value=", ".join(map(str, chosen)),
                              help="e.g. P@10, nDCG@10, MRR@10, R@100, AP@100, Success@10, "
@@ -355,8 +348,8 @@ def _measures_section(handle: Study) -> None:
     except (ValueError, LookupError, PermissionError) as error:
         _show_errors("The measures were not saved.", error)
         return
-    st.success(escape_markdown(f"Measures of study {study_id} saved: the dashboard shows them "
-                               "at its next refresh."))
+    say("success", f"Measures of study {study_id} saved: the dashboard shows them "
+                   "at its next refresh.")
 
 
 def _new_study_section(expanded: bool) -> None:
@@ -385,7 +378,7 @@ def _new_study_section(expanded: bool) -> None:
             _show_errors("The study was not created.", error)
             return
         select_study_next_run(study_id.strip())
-        st.success(escape_markdown(f"Study {study_id.strip()} created; it is now selected."))
+        say("success", f"Study {study_id.strip()} created; it is now selected.")
         st.rerun()
 
 
@@ -395,7 +388,7 @@ st.title("Data")
 _new_study_section(expanded=study is None)
 if study is None:
     st.stop()
-st.caption(escape_markdown(f"study {study.study_id} · corpus {study.corpus_id}"))
+say("caption", f"study {study.study_id} · corpus {study.corpus_id}")
 # the page's one read handle (a write checks its own permission; a download built on
 # click opens its own, since it runs after this script run)
 handle = open_study(db, study.study_id, _actor())

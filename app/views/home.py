@@ -13,6 +13,7 @@ import streamlit as st
 
 from app.components.address import write_address
 from app.components.navigation import ANNOTATE, DATA
+from app.components.page import show_rows
 from app.components.safe_text import escape_markdown
 from app.components.session import address_params, current_study, get_db, reader
 from app.components.state import study_progress_if_ready
@@ -101,21 +102,10 @@ else:
 
 st.subheader("Runs")
 if runs:
-    table = pd.DataFrame(
-        [
-            {
-                "run": r.name,
-                "source": r.source,
-                "k": r.k,
-                "scan complete": r.scan_complete,
-                "fingerprint": (r.corpus_fingerprint or "")[:19],
-                "protocol": protocol_summary(r.protocol),
-                "created": r.created_at,
-            }
-            for r in runs
-        ]
-    )
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_rows({"run": r.name, "source": r.source, "k": r.k, "scan complete": r.scan_complete,
+               "fingerprint": (r.corpus_fingerprint or "")[:19],
+               "protocol": protocol_summary(r.protocol), "created": r.created_at}
+              for r in runs)
 else:
     st.write("No runs yet: create a lexical run or import one on the Data page.")
 

@@ -1,13 +1,9 @@
 """Ranking inspector: why a query's numbers are what they are.
 
-Per query and run, the ranked list row by row (:func:`evalcore.analysis.inspector.inspect_query`)
-with the resolved label, who gave which gain and their notes, automatic judgments
-marked as such (never counted), flags (unlabeled,
-returned duplicate, permission violation, conflict) and links to the item on the
-Annotate page and, in conflict, to its adjudication; the study's chosen measures
-(Judged@k beside them) with reason chips and, when unavailable, the interval
-they lie in;  optionally a second run side by side with each unit's rank
-change. Text from the data is shown in dataframes (plain text) or escaped.
+Per query and run, the ranked list (:func:`evalcore.analysis.inspector.inspect_query`) with
+labels, gains, notes, automatic judgments (never counted), flags and links to Annotate; the
+study's measures with reason chips and intervals; optionally a second run side by side.
+Text from the data is shown in dataframes (plain text) or escaped.
 """
 
 import pandas as pd
@@ -17,7 +13,7 @@ from app.components.address import keep, restore_choice, write_address
 from app.components.chips import render_measure_values
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
-from app.components.page import study_page
+from app.components.page import say, study_page
 from app.components.safe_text import escape_markdown, truncate
 from evalcore.analysis.inspector import InspectedRow, QueryInspection, inspect_query, rank_changes
 from evalcore.contract.query_order import natural_key
@@ -87,11 +83,10 @@ def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,
     st.markdown(f"**{escape_markdown(ins.run)}** · k = {ins.k}")
     render_measure_values(ins.measure_values, ins.result.reasons)
     counts = ins.flag_counts()
-    st.caption(escape_markdown(
+    say("caption",
         f"in the top {ins.k}: {counts['unlabeled']} unlabeled, {counts['duplicate']} returned "
         f"duplicates, {counts['permission_violation']} permission violations, "
-        f"{counts['conflict']} in conflict"
-    ))
+        f"{counts['conflict']} in conflict")
     if not ins.rows:
         st.info("This run returned nothing for this query.")
         return
@@ -177,7 +172,7 @@ st.caption(
 )
 withdrawn = None if reference else claim_withdrawal(handle, query_id)
 if withdrawn is not None:  # why the claim is gone, as plain text
-    st.caption(escape_markdown(withdrawn.text()))
+    say("caption", withdrawn.text())
 if run_b == NONE:
     _show(first)
 else:
@@ -191,9 +186,8 @@ else:
               narrow=True)
     dropped = [m for m in moves if m.change == "dropped"]
     if dropped:
-        st.caption(escape_markdown(
+        say("caption",
             f"Dropped by {run_b} from {run_a}'s top {first.k}: "
-            + ", ".join(f"{m.unit_id} (was #{m.rank_a})" for m in dropped)
-        ))
+            + ", ".join(f"{m.unit_id} (was #{m.rank_a})" for m in dropped))
     st.caption("change: how the unit moved from the left run to the right run (↑ = ranked "
                "higher on the right; new = not in the left run's top k).")

@@ -1,23 +1,16 @@
 """Members: who belongs to the study, with which role, and to its organisation.
 
-Leads add people, change their roles and remove them (through
-:mod:`evalcore.store.members`, which authorises and audits every change and
-keeps at least one lead); everyone else who may see the study reads the list.
-A study lead adds only people who already belong to the study's organisation:
-below the study's members, the organisation's members and their roles are shown
-to its members, and its admins admit people and remove members there (owners
-grant the admin and owner roles; the last owner stays). A study in local
-single-user mode has no member: the page says how to turn team mode on.
-Identities and names are shown as plain data, never as markdown.
+Leads add, change and remove members (:mod:`evalcore.store.members` authorises, audits and
+keeps one lead); a lead adds only people of the study's organisation, whose admins admit
+them below. A study in local single-user mode has no member: the page says how to turn team
+mode on. Identities and names are shown as plain data, never as markdown.
 """
 
 from collections.abc import Callable
 
-import pandas as pd
 import streamlit as st
 
-from app.components.page import flash, show_flash, study_page
-from app.components.safe_text import escape_markdown
+from app.components.page import flash, say, show_flash, show_rows, study_page
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
 from evalcore.access import ORG_ROLES, ROLES, OrgPermission, Permission
@@ -101,25 +94,28 @@ def _on_remove_org(org_id: str, actor: str) -> None:
              f"{org_id}.", absent=f"{user} was not in organisation {org_id}.")
 
 
+def _show_members(members: list) -> None:
+    """A study's or an organisation's members, one row each, as plain text."""
+    show_rows({"user": m.user_id, "name": m.display_name, "role": m.role,
+               "granted by": m.granted_by, "granted at": m.granted_at} for m in members)
+
+
 def _organisation(org_id: str, viewer: str) -> None:
     """The study's organisation: its members for its members; admins manage them."""
     st.subheader(f"Organisation {org_id}")
     role = organisation_role(get_db(), viewer, org_id)
     if role is None:
-        st.caption(escape_markdown(f"You are not a member of organisation {org_id}."))
+        say("caption", f"You are not a member of organisation {org_id}.")
         return
     members: list[OrgMember] = list_organisation_members(get_db(), org_id, viewer=viewer)
-    st.dataframe(pd.DataFrame([
-        {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
-         "granted at": m.granted_at} for m in members
-    ]), hide_index=True, width="stretch")
+    _show_members(members)
     st.caption("Members read the organisation's documents and create studies in it; admins "
                "also admit people and write its documents; owners also grant the admin and "
                "owner roles. A study lead adds to a study only people already in its "
                "organisation.")
     if not org_role_allows(role, OrgPermission.ADD_MEMBERS):
         admins = ", ".join(m.user_id for m in members if m.role in ("admin", "owner"))
-        st.caption(escape_markdown(f"Only an admin of {org_id} admits people ({admins})."))
+        say("caption", f"Only an admin of {org_id} admits people ({admins}).")
         return
     with st.form("rl_org_add_form", clear_on_submit=False):
         a, b = st.columns([3, 1])
@@ -181,15 +177,11 @@ if not can_view_study(db, viewer, study.study_id):
     st.info("You are not a member of this study: a lead of the study can add you.")
     st.stop()
 members = list_members(open_study(db, study.study_id, viewer))
-st.dataframe(pd.DataFrame([
-    {"user": m.user_id, "name": m.display_name, "role": m.role, "granted by": m.granted_by,
-     "granted at": m.granted_at}
-    for m in members
-]), hide_index=True, width="stretch")
+_show_members(members)
 if allowed(db, study_id=study.study_id, actor=viewer, permission=Permission.MANAGE_MEMBERS):
     _manage(study.study_id, viewer, members)
 else:
     leads = ", ".join(m.user_id for m in members if m.role == "lead")
-    st.caption(escape_markdown(f"Only a lead can change members ({leads})."))
+    say("caption", f"Only a lead can change members ({leads}).")
 if study.org_id is not None and viewer:
     _organisation(study.org_id, viewer)

@@ -1,19 +1,15 @@
 """Reports: freeze a reference version, generate a pinned report, export it.
 
-Freezing uses the store's ``freeze_reference``; a report is built by
-:func:`evalcore.report.from_store.report_from_store` (optionally with a stored sample's
-estimates at a chosen confidence level, shown apart from the verdicts, as
-``evalcore report --sample`` does; the sample and level are in the address) and stored once with
-:func:`evalcore.report.stored.save_report` (immutable: never updated or
-deleted). Exports (HTML with its charts, JSON, CSV per query) leave out
-annotator notes and internal identifiers unless the lead ticks the box.
+A report (:func:`evalcore.report.from_store.report_from_store`, optionally with a stored
+sample's estimates apart from the verdicts) is stored once and never changed. Exports leave
+out annotator notes and internal identifiers unless the lead ticks the box.
 """
 
 import pandas as pd
 import streamlit as st
 
 from app.components.address import keep, restore_choice, write_address
-from app.components.page import flash, show_flash, study_page
+from app.components.page import flash, say, show_flash, show_rows, study_page
 from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import annotator as current_annotator
@@ -112,58 +108,51 @@ def _show_report(report: Report, report_id: int) -> None:
         f"generated {report.created_at} by {report.created_by}",
         *([report.query_set.describe()] if report.query_set is not None else []),
     ]
-    st.caption(escape_markdown(" · ".join(facts)))
+    say("caption", " · ".join(facts))
     for warning in report.warnings:
-        st.warning(escape_markdown(warning))
+        say("warning", warning)
     for note in report.notes:  # e.g. the corpus size that bounds open populations
-        st.caption(escape_markdown(f"Note: {note}."))
-    st.dataframe(pd.DataFrame([
+        say("caption", f"Note: {note}.")
+    show_rows(
         {"run": r.name, "k": r.k, "queries": r.n_queries,
          "comparable": _COMPARABLE[r.status()[0]], "why not": r.status()[1] or "",
          "corpus fingerprint": r.corpus_fingerprint}
-        for r in report.runs
-    ]), hide_index=True, width="stretch")
+        for r in report.runs)
     for line in report.pair_bottom_lines():  # the bottom line before the results table
         st.markdown(f"**{escape_markdown(line.sentence)}**", help=GLOSSARY_HELP)
         st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
         if line.notes:
             st.caption(markdown_lines(*map(escape_markdown, line.notes)))
     if report.measures:  # one table of averages: the chosen measures (+ Judged@k)
-        st.caption(escape_markdown(f"Measures: {measures_line(report)}"))
-        st.dataframe(pd.DataFrame([
+        say("caption", f"Measures: {measures_line(report)}")
+        show_rows(
             {"run": r.name, **{c.label: c.text for c in run_cells(report, r)}}
-            for r in report.runs
-        ]), hide_index=True, width="stretch")
+            for r in report.runs)
     elif report.comparison is not None:  # a report stored before chosen measures
         table = report.comparison.table
-        st.dataframe(pd.DataFrame([
+        show_rows(
             {"run": f"({row.letter}) {row.run}", **{
                 _column(table.column_labels[m], m, report): row.cells[m].text
                 + (f" ^{''.join(row.cells[m].marks)}" if row.cells[m].marks else "")
                 for m in table.metrics}}
-            for row in table.rows
-        ]), hide_index=True, width="stretch")
-        st.caption(escape_markdown(table.legend))
+            for row in table.rows)
+        say("caption", table.legend)
     if report.comparison is None and report.comparison_note:
-        st.info(escape_markdown(report.comparison_note))
+        say("info", report.comparison_note)
     internal = st.checkbox("Include annotator notes and internal identifiers", value=False,
                            key=f"rl_report_internal_{report_id}",
                            help="Off: exports hold no annotator names, notes or row ids.")
     base = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in report.name)[:80]
-    cols = st.columns(4)
-    cols[0].download_button("Download HTML", render_html(report, include_internal=internal),
-                            file_name=f"{base}.html", mime="text/html",
-                            key=f"rl_dl_html_{report_id}", on_click="ignore")
-    cols[1].download_button("Download JSON", render_json(report, include_internal=internal),
-                            file_name=f"{base}.json", mime="application/json",
-                            key=f"rl_dl_json_{report_id}", on_click="ignore")
-    cols[2].download_button("Download CSV (per query)", render_csv(report),
-                            file_name=f"{base}.csv", mime="text/csv",
-                            key=f"rl_dl_csv_{report_id}", on_click="ignore")
-    cols[3].download_button("Download CSV (verdicts)", render_verdicts_csv(report),
-                            file_name=f"{base}-verdicts.csv", mime="text/csv",
-                            key=f"rl_dl_verdicts_{report_id}", on_click="ignore",
-                            disabled=not report.decisions)
+    files = (("HTML", "html", render_html(report, include_internal=internal), ".html", "text/html"),
+             ("JSON", "json", render_json(report, include_internal=internal), ".json",
+              "application/json"),
+             ("CSV (per query)", "csv", render_csv(report), ".csv", "text/csv"),
+             ("CSV (verdicts)", "verdicts", render_verdicts_csv(report), "-verdicts.csv",
+              "text/csv"))
+    for column, (label, kind, text, suffix, mime) in zip(st.columns(4), files, strict=True):
+        column.download_button(f"Download {label}", text, file_name=f"{base}{suffix}", mime=mime,
+                               key=f"rl_dl_{kind}_{report_id}", on_click="ignore",
+                               disabled=kind == "verdicts" and not report.decisions)
 
 
 study, handle = study_page("Reports")
@@ -175,11 +164,10 @@ if not lead:
 st.subheader("Reference versions")
 versions = list_references(handle)
 if versions:
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"version": v.name, "frozen": v.created_at, "by": v.created_by, "queries": v.n_queries,
          "labels": v.n_labels, "complete": v.n_complete, "content hash": v.content_hash}
-        for v in versions
-    ]), hide_index=True, width="stretch")
+        for v in versions)
 else:
     st.caption("No reference version is frozen yet.")
 left, right = st.columns([3, 1])
@@ -234,12 +222,11 @@ stored = list_reports(handle)
 if not stored:
     st.caption("No report is stored yet.")
 else:
-    st.dataframe(pd.DataFrame([
+    show_rows(
         {"report": s.name, "reference": s.reference_version or "(working labels)",
          "generated": s.created_at, "by": s.created_by, "evalcore": s.evalcore_version,
          "content hash": s.content_hash}
-        for s in stored
-    ]), hide_index=True, width="stretch")
+        for s in stored)
     ids = [s.report_id for s in stored]
     names = {s.report_id: s.name for s in stored}
     if st.session_state.get("rl_report_show") not in ids:

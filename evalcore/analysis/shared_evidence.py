@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 import sqlite_utils
 
-from evalcore.store.marks import store_marks
+from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.observations import StudyEvidence, study_evidence
 from evalcore.store.store_identity import store_place
 from evalcore.store.study_handle import Study
@@ -32,21 +32,23 @@ _lock = threading.Lock()
 _kept: OrderedDict[tuple[str, str, str | None], StudyEvidence] = OrderedDict()
 
 
-def shared_evidence(study: Study, reference: str | None = None) -> StudyEvidence:
+def shared_evidence(study: Study, reference: str | None = None, *,
+                    marks: StoreMarks | None = None) -> StudyEvidence:
     """The study's evidence against the working reference (``reference`` None) or the frozen
     version ``reference`` at the store's marks now: the one kept when read at these marks,
-    else read (and kept when the store did not move meanwhile)."""
+    else read (and kept when the store did not move meanwhile). ``marks``: the store's marks
+    the caller has just read (not read again)."""
     store = _store_key(study.db)
     if store is None:  # a store in memory: nothing outlives its connection to key it by
         return study_evidence(study, reference)
     key = (store, study.study_id, reference)
-    marks = store_marks(study)
+    marks = store_marks(study) if marks is None else marks
     with _lock:
         kept = _kept.get(key)
         if kept is not None and kept.marks == marks:
             _kept.move_to_end(key)
             return kept
-    read = study_evidence(study, reference)
+    read = study_evidence(study, reference, marks=marks)
     if read.marks is not None:
         with _lock:
             _kept[key] = read

@@ -1,18 +1,10 @@
 """The ``evalcore`` command line: the library seen from the shell.
 
-Each command group lives in its own module and is registered here. Exit
-status: 0 success, 1 refused (e.g. a pinned corpus changed) or the environment
-failed (a full disk), 2 invalid input. Whatever a command does not handle
-itself is turned into a message and a status by :mod:`evalcore.cli.failures`:
-never a traceback (unless ``EVALCORE_DEBUG=1``).
-
-Command modules are imported only when the command line needs them: running
-``evalcore evaluate`` imports ``evalcore.cli.evaluate`` (the module named like
-the command) and not the store's or the app's dependencies. A command whose
-module is named differently is found by importing every module.
-
-The process-wide settings come first (:mod:`evalcore.cli.process_setup`: one BLAS thread,
-set before anything imports numpy).
+Exit status: 0 success, 1 refused or the environment failed, 2 invalid input; whatever a
+command does not handle becomes a message and a status (:mod:`evalcore.cli.failures`),
+never a traceback unless ``EVALCORE_DEBUG=1``. Command modules are imported only when
+needed: ``evalcore evaluate`` imports ``evalcore.cli.evaluate`` (named like the command);
+a command named otherwise is found by importing every module.
 """
 
 # isort: off

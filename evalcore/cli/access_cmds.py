@@ -1,20 +1,8 @@
 """Members, organisations and scoped reading from the shell (:mod:`evalcore.access`).
 
-    evalcore members add --db F --study S --user U --role annotator|reviewer|lead [--name N]
-    evalcore members remove --db F --study S --user U
-    evalcore members list --db F --study S
-    evalcore members add-org --db F --user U --org O [--role member|admin|owner]
-    evalcore members remove-org --db F --user U --org O
-    evalcore members list-org --db F [--org O]   (its members; without --org: yours)
-    evalcore members studies --db F               (the studies --actor may see)
-    evalcore document show --db F --study S DOC_ID (only if --actor may read it)
-
-Every command takes ``--actor`` (default: the current OS user): who does this,
-or who is looking. The first ``members add`` on a study (a lead) turns team
-mode on for it. Study roles are managed by the study's leads, organisation
-roles by the organisation's admins (members) and owners (admins, owners):
-docs/access-model.md. Exit status: 0 success, 1 refused (not allowed), 2
-invalid input.
+``--actor`` (default: the current OS user) is who does this, or who is looking. The first
+``members add`` on a study (a lead) turns team mode on for it; roles and who manages them:
+docs/access-model.md. Exit status: 0 success, 1 refused (not allowed), 2 invalid input.
 """
 
 from __future__ import annotations
@@ -24,7 +12,6 @@ from pathlib import Path
 
 import click
 
-from evalcore.access.decisions import PermissionDenied
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.organisations import ORG_ROLES
 from evalcore.access.roles import ROLES
@@ -40,15 +27,9 @@ from evalcore.store.members import (
     remove_member,
 )
 from evalcore.store.membership import member_role, organisation_role, study_mode
-from evalcore.store.scoping import readable_document, require_study_view, visible_studies
+from evalcore.store.scoping import readable_document, visible_studies
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
-
-
-def _refused(exc: PermissionDenied, command: str) -> None:
-    click.echo(f"refused: {exc}", err=True)
-    click.echo(f"evalcore {command}: nothing was changed or shown", err=True)
-    sys.exit(1)
 
 
 @main.group("members")
@@ -68,14 +49,12 @@ def members_group() -> None:
 def members_add(db_path: Path, study_id: str, user: str, role: str, display_name: str,
                 actor: str) -> None:
     """Give USER a role in the study (the first member, a lead, turns team mode on)."""
-    with store(db_path, "members add", study_id=study_id, actor=actor) as db:
+    with store(db_path, "members add", study_id=study_id, actor=actor,
+               refused="changed") as db:
         get_study(db, study_id)
         was_local = study_mode(db, study_id) == "local"
-        try:
-            member = add_member(db, study_id=study_id, user=user, role=role, actor=actor,
-                                display_name=display_name)
-        except PermissionDenied as exc:
-            _refused(exc, "members add")
+        member = add_member(db, study_id=study_id, user=user, role=role, actor=actor,
+                            display_name=display_name)
     click.echo(f"{member.user_id} is now {member.role} of study {study_id}")
     if was_local:
         click.echo(f"study {study_id} is now in team mode: every action needs a role")
@@ -88,11 +67,9 @@ def members_add(db_path: Path, study_id: str, user: str, role: str, display_name
 @actor_option
 def members_remove(db_path: Path, study_id: str, user: str, actor: str) -> None:
     """Remove USER from the study (the last lead cannot be removed)."""
-    with store(db_path, "members remove", study_id=study_id, actor=actor) as db:
-        try:
-            removed = remove_member(db, study_id=study_id, user=user, actor=actor)
-        except PermissionDenied as exc:
-            _refused(exc, "members remove")
+    with store(db_path, "members remove", study_id=study_id, actor=actor,
+               refused="changed") as db:
+        removed = remove_member(db, study_id=study_id, user=user, actor=actor)
     click.echo(f"removed {user} from study {study_id}" if removed
                else f"{user} was not a member of study {study_id}")
 
@@ -103,11 +80,8 @@ def members_remove(db_path: Path, study_id: str, user: str, actor: str) -> None:
 @actor_option
 def members_list(db_path: Path, study_id: str, actor: str) -> None:
     """The study's members and their roles (leads first)."""
-    with store(db_path, "members list", study_id=study_id, actor=actor) as db:
-        try:
-            require_study_view(db, actor, study_id)
-        except PermissionDenied as exc:
-            _refused(exc, "members list")
+    with store(db_path, "members list", study_id=study_id, actor=actor, read=True,
+               refused="changed") as db:
         members = list_members(open_study(db, study_id, actor))
     if not members:
         click.echo(f"study {study_id} has no member: local single-user mode (no sign-in)")
@@ -129,11 +103,8 @@ def members_list(db_path: Path, study_id: str, actor: str) -> None:
 def members_add_org(db_path: Path, user: str, org_id: str, role: str | None, actor: str) -> None:
     """Add USER to an organisation, or change their role in it (admins add members, owners
     grant admin and owner)."""
-    with store(db_path, "members add-org") as db:
-        try:
-            changed = add_to_organisation(db, user=user, org_id=org_id, actor=actor, role=role)
-        except PermissionDenied as exc:
-            _refused(exc, "members add-org")
+    with store(db_path, "members add-org", refused="changed") as db:
+        changed = add_to_organisation(db, user=user, org_id=org_id, actor=actor, role=role)
         now = organisation_role(db, normalise_user_id(user), org_id)
     click.echo(f"{normalise_user_id(user)} {'is now' if changed else 'already was'} {now} of "
                f"organisation {org_id}")
@@ -146,11 +117,8 @@ def members_add_org(db_path: Path, user: str, org_id: str, role: str | None, act
 @actor_option
 def members_remove_org(db_path: Path, user: str, org_id: str, actor: str) -> None:
     """Remove USER from an organisation (the last owner cannot be removed)."""
-    with store(db_path, "members remove-org") as db:
-        try:
-            removed = remove_from_organisation(db, user=user, org_id=org_id, actor=actor)
-        except PermissionDenied as exc:
-            _refused(exc, "members remove-org")
+    with store(db_path, "members remove-org", refused="changed") as db:
+        removed = remove_from_organisation(db, user=user, org_id=org_id, actor=actor)
     click.echo(f"removed {user} from organisation {org_id}" if removed
                else f"{user} was not in organisation {org_id}")
 
@@ -163,7 +131,7 @@ def members_remove_org(db_path: Path, user: str, org_id: str, actor: str) -> Non
 @actor_option
 def members_list_org(db_path: Path, org_id: str | None, actor: str) -> None:
     """An organisation's members and roles (owners first), or your organisations."""
-    with store(db_path, "members list-org") as db:
+    with store(db_path, "members list-org", refused="changed") as db:
         if org_id is None:
             mine = organisations_of(db, actor)
             if not mine:
@@ -171,10 +139,7 @@ def members_list_org(db_path: Path, org_id: str | None, actor: str) -> None:
             for m in mine:
                 click.echo(f"{m.org_id}\t{m.role}")
             return
-        try:
-            members = list_organisation_members(db, org_id, viewer=actor)
-        except PermissionDenied as exc:
-            _refused(exc, "members list-org")
+        members = list_organisation_members(db, org_id, viewer=actor)
     for m in members:
         name = f" ({m.display_name})" if m.display_name else ""
         click.echo(f"{m.role:6} {m.user_id}{name}  granted by {m.granted_by} at {m.granted_at}")
@@ -204,11 +169,8 @@ def document_group() -> None:
 @actor_option
 def document_show(db_path: Path, study_id: str, doc_id: str, actor: str) -> None:
     """Print the document's title and text, if ACTOR may read it."""
-    with store(db_path, "document show", study_id=study_id, actor=actor) as db:
-        try:
-            require_study_view(db, actor, study_id)
-        except PermissionDenied as exc:
-            _refused(exc, "document show")
+    with store(db_path, "document show", study_id=study_id, actor=actor, read=True,
+               refused="changed") as db:
         access = readable_document(db, actor, get_study(db, study_id).corpus_id, doc_id)
     if access.document is None:
         click.echo(f"refused: {access.reason}", err=True)

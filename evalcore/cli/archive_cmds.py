@@ -1,19 +1,10 @@
 """A whole study in one file: ``evalcore export study`` and ``evalcore import study``.
 
-    evalcore export study --db store.db --study trec --out trec.study.zip --actor LEAD
-    evalcore import study --db other.db --in trec.study.zip [--as trec-copy] --actor LEAD
-
-Export needs the lead role; import makes the importer the new study's lead and
-follows the store's rules for organisations and corpora. A damaged, tampered,
-incomplete or oversized archive, or a study id already in the store, is refused
-naming the archive member and line (exit 2), and nothing is written.
-
-With the organisation's signing key (``--signing-key FILE``, or the file named by
-``RELEVANCE_LEDGER_ARCHIVE_KEY_FILE``) an export is signed and an import verified:
-an archive altered after signing, signed with another key, or not signed at all
-is refused (exit 2; ``--accept-unsigned`` takes an unsigned one as unverified).
-Without a key an import says that the archive's origin is unverified and records
-it in the audit log.
+Export needs the lead role; import makes the importer the new study's lead. A damaged,
+tampered, incomplete or oversized archive, or a study id already in the store, is refused
+naming the archive member and line (exit 2), and nothing is written. With a signing key an
+export is signed and an import verified; without one an import records that the archive's
+origin is unverified.
 """
 
 from __future__ import annotations

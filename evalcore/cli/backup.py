@@ -1,13 +1,5 @@
-"""Backups from the shell: ``evalcore backup`` and ``evalcore verify``.
-
-    evalcore backup --db store.db --out store-2026-07-01.db
-    evalcore backup --db postgresql://ledger@db.example/ledger --out ledger-2026-07-01.db
-    evalcore verify --db store.db
-
-``backup`` makes a consistent copy while the app is in use (a SQLite store file,
-whatever the store's engine: :mod:`evalcore.store.backup`) and checks it; ``verify``
-checks a store or a backup (integrity, foreign keys, schema version, triggers, rows
-per table, frozen references) and exits 1 on a problem.
+"""``evalcore backup`` (a consistent SQLite copy of any store while the app is in use, checked)
+and ``evalcore verify`` (integrity, schema, rows, frozen references; exit 1 on a problem).
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """Bring your own collection: documents, queries (topics), other tools' judgments; needs.
 
-    evalcore import documents --db F --study S PATH [--format auto|jsonl|tsv|csv|trec]
-        [--id-field id --text-field text --title-field title] [--owner-org ORG]
-        [--no-header | --columns id,title,text] [--max-document-mib N] [--quiet]
-    evalcore import queries --db F --study S PATH [--format auto|jsonl|tsv|csv|trec]
-        [--id-field id --text-field text --description-field ... --narrative-field ...]
-        [--query-map FILE] [--no-header | --columns id,text]
-
-Any file may be gzip, bzip2 or xz compressed (told by its content). How a file
-was read (without a header, decompressed) is printed with the summary.
-    evalcore import labels --db F --study S PATH --format quepid|rre|rank-eval [--gain-map SPEC]
-    evalcore import labels --db F --study S PATH --automatic NAME --format qrels|csv|jsonl
-        (automatic judgments, e.g. an LLM judge's: stored apart, never evidence)
-    evalcore query need show|set --db F --study S --query Q [--description ... --narrative ...]
-
-Each import is all or nothing; errors name file, line and field (exit 2).
+Any file may be gzip, bzip2 or xz compressed (told by its content); how it was read is
+printed with the summary. Automatic judgments (an LLM judge's) are stored apart, never
+evidence. Each import is all or nothing; errors name file, line and field (exit 2).
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """``evalcore compare``: what the evidence decides about two stored runs.
 
-    evalcore compare --db FILE --study S --runs BASELINE,CANDIDATE [--baseline RUN]
-        -m nDCG@10 [-m P@5] [--format table|json]
-
-A comparison is always candidate − baseline: the baseline is the first of ``--runs``
-unless ``--baseline`` names the other; the output names it. First the bottom line
-(:mod:`evalcore.analysis.bottom_line`): one sentence, then per measure the verdict
-(``decided: better``, ``decided: worse``, ``decided: tied``, ``open``, ``cannot be
-decided yet``), the interval of the mean difference and what would settle it. Then the
-details per measure: the bounds, the head of the "to decide" queue (the labels that
-narrow the interval most), the paired significance tests computed only on the queries
-where both runs have the measure, with the queries left out in plain words; the caution
-about that subset once. ``--reference NAME`` compares against a frozen reference
-version instead of the working labels. ``--queries`` names the query set everything is
-computed on (``all``, the default; ``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the
-text output says which set and how many queries under the sentence, the JSON holds it as
-``query_set``. Exit status: 0 success, 2 invalid input
+Always candidate − baseline (the baseline is the first of ``--runs`` unless ``--baseline``;
+the output names it): the bottom line (:mod:`evalcore.analysis.bottom_line`) first, then
+per measure the bounds, the head of the "to decide" queue and the paired tests on the
+queries where both runs have the measure. Exit status: 0 success, 2 invalid input
 (unknown store, study, run, measure).
 """
 
@@ -34,6 +22,34 @@ from evalcore.store.location import store_exists
 from evalcore.store.study_handle import open_study
 
 FORMATS = ("table", "json")
+#: The paired tests' fields in the JSON output, in this order.
+PAIRED_FIELDS = ("n_queries", "n_paired", "n_excluded", "exclusions", "mean_delta", "tests",
+                 "summary", "selection_note")
+
+
+def _json_output(pc, record, estimates, lines) -> dict:  # type: ignore[no-untyped-def]
+    """The ``--format json`` document: the bottom line, the query set, then per measure the
+    decision, the to-decide queue, the estimate (with --sample) and the paired tests."""
+    from evalcore.analysis.bottom_line import DIFFERENCE, bottom_line
+    from evalcore.estimation.stored import estimate_json
+
+    found = {} if estimates is None else estimates.by_measure()
+    measures = []
+    for item in pc.measures:
+        entry = {"decision": item.decision.model_dump(mode="json"),
+                 "to_decide": item.queue.model_dump(mode="json") if item.queue else None}
+        if estimates is not None:
+            entry["estimate"] = estimate_json(found[item.measure])
+        paired = item.paired.model_dump(mode="json")
+        entry["paired_tests"] = {key: paired[key] for key in PAIRED_FIELDS}
+        measures.append(entry)
+    output = {"candidate": pc.run_a, "baseline": pc.run_b, "difference": DIFFERENCE,
+              "bottom_line": bottom_line(pc, lines).model_dump(mode="json"),
+              "query_set": record.model_dump(mode="json"), "measures": measures,
+              "notes": pc.notes}
+    if estimates is not None:
+        output["sample"] = estimates.sample
+    return output
 
 
 @main.command("compare")
@@ -104,12 +120,10 @@ def compare_command(
     actor: str,
 ) -> None:
     """The bottom line of a candidate run against the baseline, then the details."""
-    from evalcore.analysis.bottom_line import DIFFERENCE, bottom_line
     from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import PairComparison, measure_verdicts
     from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
     from evalcore.contract.measures import UnknownMeasure, parse_measure
-    from evalcore.estimation.stored import estimate_json
     from evalcore.report.decision_text import render_pair
 
     names = [r.strip() for r in runs.split(",") if r.strip()]
@@ -168,55 +182,12 @@ def compare_command(
     pair, notes = evaluated.pair, evaluated.notes()
     verdicts = measure_verdicts(pair, candidate, base, queue_limit=queue_size)
     record = query_set.record()
-    pc = PairComparison(
-        run_a=candidate,
-        run_b=base,
-        reference=reference,
-        measures=verdicts,
-        compat=[],
-        compat_notes=[],
-        notes=notes,
-    )
+    pc = PairComparison(run_a=candidate, run_b=base, reference=reference, measures=verdicts,
+                        compat=[], compat_notes=[], notes=notes)
     lines = None if estimates is None else estimates.line_estimates()
-    found = {} if estimates is None else estimates.by_measure()
     if fmt == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "candidate": candidate,
-                    "baseline": base,
-                    "difference": DIFFERENCE,
-                    "bottom_line": bottom_line(pc, lines).model_dump(mode="json"),
-                    "query_set": record.model_dump(mode="json"),
-                    "measures": [
-                        {
-                            "decision": item.decision.model_dump(mode="json"),
-                            "to_decide": item.queue.model_dump(mode="json") if item.queue else None,
-                            **({} if estimates is None else {
-                                "estimate": estimate_json(found[item.measure])}),
-                            "paired_tests": {
-                                key: item.paired.model_dump(mode="json")[key]
-                                for key in (
-                                    "n_queries",
-                                    "n_paired",
-                                    "n_excluded",
-                                    "exclusions",
-                                    "mean_delta",
-                                    "tests",
-                                    "summary",
-                                    "selection_note",
-                                )
-                            },
-                        }
-                        for item in verdicts
-                    ],
-                    "notes": notes,
-                    **({} if estimates is None else {"sample": estimates.sample}),
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        click.echo(json.dumps(_json_output(pc, record, estimates, lines), indent=2,
+                              ensure_ascii=False))
         return
     # the bottom line first; the query set it is over just before the details
     head, details = render_pair(pc, lines).split("\nDetails: ", 1)

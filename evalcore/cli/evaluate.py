@@ -1,47 +1,18 @@
 """``evalcore evaluate``: per-query metrics and aggregates of one run (contract section 7).
 
-    evalcore evaluate --observations run.jsonl
-    evalcore evaluate --qrels qrels.txt --run run.txt --k 10 [--complete]
-                      [--unjudged-as-nonrelevant] [--gain-map "-1:0,5:4"]
-    evalcore evaluate --qrels qrels.txt --run run.txt -m nDCG@10 -m P@5 -m R@100
-    evalcore evaluate --qrels qrels.txt --run run.txt -m nDCG@10 --corpus-size 1400
-    evalcore evaluate --qrels qrels.txt --run run.txt --trec-eval [--trec-eval-all-queries] -m P@10
-    evalcore evaluate --db store.db --study S --run R [--reference v1] [-m P@5 ...]
-                      (see cli.store_source)
+Input: observation JSONL, TREC qrels and run files, or a stored run (``--db``,
+:mod:`evalcore.cli.store_source`). ``-m NAME`` names measures of the catalogue (contract
+section 10), keyed by canonical name; without ``-m`` the section-7 set at ``--k`` keeps its
+section-7 keys. ``--trec-eval`` is trec_eval's behaviour in one switch (unjudged units
+non-relevant, populations complete, run queries without qrels ignored) and, like
+``--complete`` and ``--unjudged-as-nonrelevant``, is printed in the output's ``protocol``.
+Exit status: 0 success; 2 invalid input or options (every error on stderr as
+``file:line: field: message``, nothing on stdout).
 
-Measures: ``-m NAME`` (repeatable) names measures of the catalogue (contract
-section 10: ``P@5``, ``P(rel=2)@5``, ``R@100``, ``nDCG@10``, ``RR@10``, ``AP@100``,
-``Success@10``, ``Judged@10``, ``RBP(p=0.8)@10``); outputs are keyed by their
-canonical names. Without ``-m`` the section-7 set is computed at ``--k`` and
-the output keeps its section-7 keys. With ``-m``, ``--k`` is the cutoff of
-measures named without ``@k`` and may be left out when every measure has one.
-A stored run (``--db``) is evaluated at any cutoff up to its depth.
-
-Protocol options: ``--relevance-threshold`` (1..4), ``--gain linear|exponential``,
-``--unjudged-as-nonrelevant`` (the trec_eval compatibility policy; printed in
-every output). ``--trec-eval`` is trec_eval's behaviour in one switch, for TREC
-files: unjudged units non-relevant, every population complete, run queries
-without qrels ignored (and qrels queries without results, unless
-``--trec-eval-all-queries``, trec_eval's ``-c``, counts them as 0), queries
-without a relevant unit valued as trec_eval values them, and run lines with
-text after the tag read as trec_eval reads them; ``"trec_eval": true`` is in
-the output's ``protocol``. ``--complete`` is an assumption about the data and is printed too: ``"populations_declared_complete": true`` in the JSON ``protocol`` and a line in the table's header (absent when off). ``--format json`` (default) prints the section-7
-report on stdout: ``protocol``, ``queries``, ``aggregates`` and ``diagnostics``
-(tied score pairs, returned duplicates, reader notes). ``--format table``
-prints a plain-text table.
-
-Exit status: 0 success; 2 invalid input or options. On invalid input every
-error is printed on stderr as ``file:line: field: message`` and nothing is
-printed on stdout.
-
-Input sources are small functions returning an
-:class:`~evalcore.api.inputs.EvalInput` (a packed batch plus reader
-diagnostics) for a protocol and the named measures; a new source (e.g. a
-store) adds its options, a branch in :func:`_choose_source` and one such
-function. The TREC source is the Python API's (:mod:`evalcore.api.inputs`). Every JSON
-output is written from the computed arrays by :mod:`evalcore.api.report_text` (no report
-model); from clean TREC files to JSON the command never imports pydantic (the report and
-error models); the other paths import them when they need them.
+Each input source is a small function returning an :class:`~evalcore.api.inputs.EvalInput`
+for a protocol and the named measures. JSON is written from the computed arrays by
+:mod:`evalcore.api.report_text`: from clean TREC files to JSON the command never imports
+pydantic.
 """
 
 from __future__ import annotations
@@ -50,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -75,22 +46,12 @@ Measures = tuple[Measure, ...] | None
 Loader = Callable[["EvalProtocol", Measures], "EvalInput"]
 
 
-def __getattr__(name: str) -> Any:
-    """``EvalInput`` and ``packed``, re-exported when first asked for."""
-    if name in ("EvalInput", "packed"):
-        from evalcore.api import inputs
-
-        return getattr(inputs, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) -> EvalInput:
     """Observation JSONL (contract section 2)."""
     from evalcore.api.inputs import packed
     from evalcore.io.observations_jsonl import read_observations  # only this source reads JSONL
 
     return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
-
 
 
 def _choose_source(
@@ -281,11 +242,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     is_flag=True,
     help="With --trec-eval: trec_eval's -c, every qrels query counts (no results: 0).",
 )
-@click.option(
-    "--gain-map",
-    metavar="SPEC",
-    help="Map qrels gains into 0..4, e.g. '-1:0,5:4'.",
-)
+@click.option("--gain-map", metavar="SPEC", help="Map qrels gains into 0..4, e.g. '-1:0,5:4'.")
 @click.option(
     "--relevance-threshold",
     type=click.IntRange(1, MAX_GAIN),
@@ -300,13 +257,8 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
     show_default=True,
     help="nDCG gain: the label value, or 2^g - 1.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["json", "table"]),
-    default="json",
-    show_default=True,
-)
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
+              show_default=True)
 def evaluate_command(
     observations: Path | None,
     qrels: Path | None,

@@ -1,12 +1,8 @@
 """The command line's last line of defence: every failure becomes a message and an exit status.
 
-Commands map the errors they expect themselves; whatever escapes a command
-reaches :func:`report_failure`, which prints what went wrong, where and what to
-do, and returns the exit status: 2 for bad input (a wrong path, an unknown id,
-an invalid value), 1 for the environment (a full disk, an unreadable file, a
-locked store) and for a refusal. An unexpected exception is a bug: a short
-message with the hint to rerun with ``EVALCORE_DEBUG=1``, which shows the
-traceback. No traceback reaches a person otherwise.
+:func:`report_failure` prints what went wrong, where and what to do: 2 for bad input, 1 for
+the environment (a full disk, a locked store) and for a refusal. An unexpected exception is
+a bug: a short message and the hint ``EVALCORE_DEBUG=1``, which shows the traceback.
 """
 
 from __future__ import annotations

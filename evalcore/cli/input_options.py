@@ -1,12 +1,5 @@
-"""Options every command that reads input files or runs long shares.
-
-* ``--quiet``: no progress bar (the command line draws one on stderr when it is
-  a terminal; :mod:`evalcore.io.progress`);
-* ``--max-document-mib`` / ``--max-unpacked-gib``: the bounds of
-  :class:`evalcore.contract.limits.ReadLimits` (one document; what a
-  compressed file or zip unpacks to), passed to the command as ``limits``;
-* ``--no-header`` / ``--columns``: how a TSV/CSV file without a header is read
-  (:class:`evalcore.io.records.Layout`), passed as ``layout``.
+"""Options shared by the commands that read input files or run long: ``--quiet``, the read
+limits (:class:`~evalcore.contract.limits.ReadLimits`) and a headerless file's layout.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """``evalcore judge``: an LLM judge over the unknown pooled units, stored as automatic judgments.
 
-    evalcore judge --db F --study S --endpoint URL --model NAME [--source NAME]
-        [--limit N] [--grades 0-3|0-4] [--rate R] [--timeout SEC] [--attempts N]
-        [--workers N] [--key-env VAR] [--yes]
-
-A thin face of :mod:`evalcore.annotation.judge`: it plans (lead-only), prints how many
-calls it would make, asks for confirmation (``--yes`` skips it; without a terminal
-``--yes`` is required), runs, and prints the summary: calls, answers stored, failures by
-reason, time. The key is read from the environment variable ``--key-env``
-(``RELEVANCE_LEDGER_JUDGE_KEY``), never from the command line, and is never printed or
-stored. Exit status 0 when every call was answered, 1 when some failed or the run
-stopped early (what was answered is stored either way).
+A thin face of :mod:`evalcore.annotation.judge`: plan (lead-only), confirm, run, summarise.
+The key is read from the environment variable ``--key-env``, never from the command line,
+and is never printed or stored. Exit status 0 when every call was answered, 1 when some
+failed or the run stopped early (what was answered is stored either way).
 """
 
 from __future__ import annotations

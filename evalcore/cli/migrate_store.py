@@ -1,15 +1,9 @@
-"""Moving a store between SQLite and PostgreSQL: ``evalcore migrate-store``.
+"""``evalcore migrate-store``: copy a store between SQLite and PostgreSQL.
 
-    evalcore migrate-store --from store.db --to postgresql://ledger@db.example/ledger
-    evalcore migrate-store --from postgresql://ledger@db.example/ledger --to back.db
-
-Copies every row of the store into an empty one, in one transaction on the target,
-and checks each table (row count and checksum) before it commits
-(:mod:`evalcore.store.store_copy`). Like ``backup`` and ``verify`` it is an operator
-command on whole stores: whoever can open both (file permissions, database login)
-may run it; no study role is asked. Exit status: 0 copied and verified; 1 refused
-(the target holds rows, the source is newer than this evalcore, the same store twice)
-or failed (nothing was committed to the target); 2 a bad path or URL.
+Every row goes into an empty store in one transaction, checked per table before the commit
+(:mod:`evalcore.store.store_copy`). An operator command on whole stores: no study role is
+asked. Exit status: 0 copied and verified; 1 refused or failed (nothing committed); 2 a bad
+path or URL.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
-"""The command line's process-wide settings: the command line owns its process, the library never
-changes them (docs/architecture.md, "Process-wide state").
+"""The command line's process-wide settings (the library never changes them:
+docs/architecture.md, "Process-wide state").
 
-Each is kept for a gain a user notices (benchmarks/bench_process_settings.py times them on
-``evaluate`` from files):
-
-* one BLAS thread: numpy's OpenBLAS starts a worker thread per core at ``import numpy``,
-  and no command multiplies matrices (the measures are element-wise operations and
-  sorts). OpenBLAS reads ``OPENBLAS_NUM_THREADS`` once, when it loads, so
-  :func:`one_blas_thread` runs when this module is imported, first thing in
-  :mod:`evalcore.cli`; a value the user set is kept.
-* :func:`collector_paused`, around every command: reading a stored run builds an
-  observation and its labels per query, hundreds of thousands of small objects with no
-  reference cycles, and the cyclic collector's scans of them slow that down.
-* :func:`skip_final_collection`: the interpreter's last collection at exit walks every
-  object still alive (numpy, pydantic's schemas, the report) to finalise garbage in
-  reference cycles. A command that leaves nothing to finalise (its output written
-  through ``click.echo``, no store connection open: SQLite checkpoints its log when a
-  connection closes) freezes every object at exit instead (``gc.freeze``, registered
-  with ``atexit``, which runs before that collection).
+* one BLAS thread, set on import before numpy loads: no command multiplies matrices, and
+  OpenBLAS would start a thread per core (a value the user set is kept);
+* :func:`collector_paused` around every command: reading a stored run makes many small
+  objects without cycles, which the cyclic collector's scans slow down;
+* :func:`skip_final_collection`: a command that leaves nothing to finalise freezes every
+  object at exit instead of the interpreter's last collection walking them all.
 """
 
 import atexit

@@ -1,14 +1,7 @@
 """``evalcore queries``: list a study's queries, take one out, bring it back.
 
-    evalcore queries list --db FILE --study S [--removed]
-    evalcore queries remove --db FILE --study S --query Q [--reason TEXT]
-    evalcore queries restore --db FILE --study S --query Q [--reason TEXT]
-
-Removing a query takes it out of every comparison, dashboard, pool and report of
-the study while keeping its labels (exports and archives still hold them);
-restoring brings it back. Both are lead-only in a team study and recorded in the
-audit log with the reason. Exit status: 0 success, 1 refused (not a lead),
-2 invalid input (unknown store, study or query; already removed; not removed).
+A removed query leaves every comparison, dashboard, pool and report of the study; its
+labels are kept. Exit status: 0 success, 1 refused (not a lead), 2 invalid input.
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
 """``evalcore report``: generate, store and export a report of stored runs.
 
-    evalcore report --db FILE --study S --runs A,B --reference v1 --out report.html
-
-The runs are evaluated against the frozen reference version, the report is
-stored (immutable) in the store's ``reports`` table, and exported as HTML,
-JSON, CSV (one row per run and query) or the verdicts' CSV (``verdicts-csv``: the bottom
-line, one row per compared pair and measure) (``--format``, default from the ``--out``
-suffix, else HTML). The bottom line of each compared pair is printed first (every
-difference candidate − baseline; the baseline is the first of ``--runs`` unless
-``--baseline``).
-``--stored NAME`` exports a report stored earlier instead of generating one.
-The report shows the study's chosen measures (``evalcore study measures``) with
-Judged@k beside each, unless ``-m`` names others (repeatable; an unknown name
-exits 2 listing the known ones); the measures used are printed and recorded.
-Exports hold no annotator names, notes or row ids unless
-``--include-internal``. ``--queries`` names the query set every number is over
-(``all``, the default; ``judged``; ``answered``; ``q1,q2`` or ``@FILE``); the report
-records it and the command prints it. Exit status: 0 success, 2 invalid input (unknown
-study, run, reference or report; bad options).
+The report is stored (immutable) and exported as HTML, JSON, CSV or the verdicts' CSV;
+each compared pair's bottom line is printed first (candidate − baseline). Exports hold no
+annotator names, notes or row ids unless ``--include-internal``. Exit status: 0 success,
+1 refused, 2 invalid input (unknown study, run, reference or report; bad options).
 """
 
 import sys
@@ -40,18 +26,6 @@ def _infer_format(out: Path, fmt: str | None) -> str:
         return fmt
     suffix = out.suffix.lower().lstrip(".")
     return suffix if suffix in FORMATS else "html"
-
-
-def _default_author() -> str:
-    return default_actor()
-
-
-def _write_atomically(out: Path, text: str, db_path: Path) -> None:
-    """Write ``text`` to ``out`` via a temporary file, so a failure leaves no partial file,
-    no more readable than the store (its permission bits or 0600, whichever is stricter).
-    A missing folder is an error, never created."""
-    with atomic_writer(out, newline="", mode=private_mode(db_path)) as handle:
-        handle.write(text)
 
 
 def _fail(message: str) -> None:
@@ -157,16 +131,17 @@ def report_command(
     if not out.parent.is_dir():  # before the report is stored: nothing half done
         _fail(f"--out {out}: the folder {out.parent} does not exist; create it first "
               "(nothing creates folders for you)")
+    author = created_by or default_actor()
     db = open_store(db_path)
     try:
         # the author must see the study (an unknown id lists only the studies they may see)
-        require_study_view(db, created_by or _default_author(), study)
+        require_study_view(db, author, study)
         if stored is not None:
             if (runs is not None or accept_unverified or measures or spec.kind != "all"
                     or sample_name is not None):
                 _fail("give either --stored (export a stored report) or --runs "
                       "(with --accept-unverified, -m, --queries, --sample), not both")
-            handle = open_study(db, study, created_by or _default_author())
+            handle = open_study(db, study, author)
             row = find_report(handle, stored)
             report = load_report(handle, row.report_id)
             digest = row.content_hash
@@ -175,9 +150,9 @@ def report_command(
                 _fail("--runs is required: comma-separated run names of the study, e.g. --runs A,B")
             assert runs is not None
             report = report_from_store(
-                open_study(db, study, created_by or _default_author()),
+                open_study(db, study, author),
                 runs=[r.strip() for r in runs.split(",") if r.strip()],
-                created_by=created_by or _default_author(),
+                created_by=author,
                 reference=reference,
                 name=name,
                 baseline=baseline,
@@ -216,7 +191,9 @@ def report_command(
         text = render_csv(report)
     else:
         text = render_verdicts_csv(report)
-    _write_atomically(out, text, db_path)
+    # via a temporary file (a failure leaves no partial file), no more readable than the store
+    with atomic_writer(out, newline="", mode=private_mode(db_path)) as target:
+        target.write(text)
     compared = sum(1 for r in report.runs if r.comparable)
     for line in report.pair_bottom_lines():
         click.echo(render_text(line, clean))

@@ -1,11 +1,7 @@
 """``evalcore protocol pin|show|list`` and ``evalcore retrieve``: the pinned lexical workflow.
 
-    evalcore protocol pin --db FILE --study S --protocol protocol.json --name P
-    evalcore retrieve --db FILE --study S --protocol P --name RUN
-    evalcore retrieve --db FILE --study S --protocol protocol.json --name RUN
-
-Exit status: 0 success, 1 refused (the corpus or access rules changed since the
-pin; the refusal is recorded and nothing is stored), 2 invalid input.
+Exit status: 0 success, 1 refused (the corpus or access rules changed since the pin; the
+refusal is recorded and nothing is stored), 2 invalid input.
 """
 
 import json

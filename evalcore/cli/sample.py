@@ -1,17 +1,9 @@
 """``evalcore sample``: named random samples of a comparison's unknown units (contract
 section 13).
 
-    evalcore sample draw --db FILE --study S --runs BASELINE,CANDIDATE -m P@10 [-m nDCG@10]
-        --size 100 --seed 7 --name s1
-    evalcore sample grow --db FILE --study S --name s1 --size 200
-    evalcore sample list --db FILE --study S
-    evalcore sample show --db FILE --study S --name s1 [--format text|json]
-
-``draw`` and ``grow`` print the sampled units as JSON lines (``query_id``, ``unit_id``,
-``inclusion_probability``, with ``position`` and ``stratum``) in the order annotators take
-them; a summary goes to stderr. Both are lead-only in a team study and audited. A sample
-is estimated from with ``evalcore compare ... --sample NAME``. Exit status: 0 success,
-1 refused (not a lead), 2 invalid input (unknown store, study, run, measure or sample).
+``draw`` and ``grow`` print the sampled units as JSON lines in the order annotators take
+them, a summary on stderr; both are lead-only in a team study and audited. Exit status:
+0 success, 1 refused (not a lead), 2 invalid input.
 """
 
 from __future__ import annotations
@@ -33,20 +25,17 @@ def sample_group() -> None:
     """Random samples of unknown units, for estimated comparisons."""
 
 
+def _units(view, states: dict | None = None) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The sample's units in labeling order as JSON objects (with their state if given)."""
+    return [{"position": position, "query_id": u.query_id, "unit_id": u.unit_id,
+             "stratum": u.stratum, "inclusion_probability": u.inclusion_probability}
+            | ({} if states is None else {"state": states.get((u.query_id, u.unit_id), "open")})
+            for position, u in enumerate(view.units(), start=1)]
+
+
 def _unit_lines(view) -> None:  # type: ignore[no-untyped-def]
-    for position, unit in enumerate(view.units(), start=1):
-        click.echo(
-            json.dumps(
-                {
-                    "position": position,
-                    "query_id": unit.query_id,
-                    "unit_id": unit.unit_id,
-                    "stratum": unit.stratum,
-                    "inclusion_probability": unit.inclusion_probability,
-                },
-                ensure_ascii=False,
-            )
-        )
+    for unit in _units(view):
+        click.echo(json.dumps(unit, ensure_ascii=False))
 
 
 def _summary(view) -> str:  # type: ignore[no-untyped-def]
@@ -205,18 +194,7 @@ def show_command(db_path: Path, study_id: str, name: str, fmt: str, actor: str) 
         except LookupError as err:
             fail([f"error: {err.args[0] if err.args else err}"], "evalcore sample show")
     s, d = view.sample, view.design
-    states = {(q.query_id, q.unit_id): q.state for q in queue}
-    units = [
-        {
-            "position": i,
-            "query_id": u.query_id,
-            "unit_id": u.unit_id,
-            "stratum": u.stratum,
-            "inclusion_probability": u.inclusion_probability,
-            "state": states.get((u.query_id, u.unit_id), "open"),
-        }
-        for i, u in enumerate(view.units(), start=1)
-    ]
+    units = _units(view, {(q.query_id, q.unit_id): q.state for q in queue})
     if fmt == "json":
         click.echo(
             json.dumps(

@@ -1,17 +1,8 @@
-"""Evidence-store commands: the store's Python API seen from the shell.
+"""Evidence-store commands: init, study, import, export, complete, reference.
 
-    evalcore init --db store.db [--study S --corpus C]
-    evalcore study create --db store.db --study S --corpus C [--threshold 2] [--gain exponential]
-    evalcore study list --db store.db
-    evalcore import qrels|run|beir|observations|labels-csv|labels-jsonl --db F --study S PATH [...]
-    evalcore export qrels|labels|run --db F --study S [...] [-o FILE]
-    evalcore complete --db F --study S QUERY... --reason WHY      (declare populations complete)
-    evalcore reference freeze --db F --study S --name v1 [--actor NAME]
-    evalcore reference list --db F --study S
-
-Exit status: 0 success; 2 invalid input (every error printed on stderr as
-``file:line: field: message``; nothing is written: each import is one
-transaction) or an unknown study, run or reference (named, with the known ones).
+Exit status: 0 success; 1 refused; 2 invalid input (every error on stderr as
+``file:line: field: message``; each import is one transaction, so nothing is written) or
+an unknown study, run or reference (named, with the known ones).
 """
 
 from __future__ import annotations
@@ -59,12 +50,11 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 from evalcore.store.tool_label_exports import export_tool_labels
 
-_EXISTING_DB = EXISTING_STORE
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def db_option(fn: Callable) -> Callable:
-    return click.option("--db", "db_path", type=_EXISTING_DB, required=True,
+    return click.option("--db", "db_path", type=EXISTING_STORE, required=True,
                         help="The store (created with `evalcore init`).")(fn)
 
 
@@ -86,17 +76,16 @@ def fail(lines: list[str], summary: str) -> None:
 
 
 @contextmanager
-def store(
-    db_path: Path, command: str, *, study_id: str | None = None, actor: str | None = None,
-    read: bool = False,
-) -> Iterator[sqlite_utils.Database]:
+def store(db_path: Path, command: str, *, study_id: str | None = None, actor: str | None = None,
+          read: bool = False, refused: str = "written") -> Iterator[sqlite_utils.Database]:
     """Open the store; turn the store's user errors into exit status 2 with a clear message.
 
     With ``study_id``, an unknown study is reported listing only the studies
     ``actor`` may see; with ``read`` too, ``actor`` must be allowed to see the
     study before anything is read (writes are authorised by the store itself).
     Every command that names a study passes it, so none prints a study's data,
-    or the ids of studies they may not see, to a non-member.
+    or the ids of studies they may not see, to a non-member. A refusal says nothing was
+    ``refused`` ("written", or "changed" for the access commands) or shown.
     """
     try:
         db = open_store(db_path)
@@ -120,7 +109,7 @@ def store(
         fail([f"error: {clipped(str(exc))}"], f"evalcore {command}: nothing was written")
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
-        click.echo(f"evalcore {command}: nothing was written or shown", err=True)
+        click.echo(f"evalcore {command}: nothing was {refused} or shown", err=True)
         sys.exit(1)
     finally:
         db.conn.close()
@@ -396,12 +385,10 @@ def _labels_command(fmt: str) -> Callable:
 
 
 import_group.command(
-    "labels-csv",
-    help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log).",
+    "labels-csv", help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log)."
 )(_labels_command("csv"))
 import_group.command(
-    "labels-jsonl",
-    help="One label event per line, as `evalcore export labels --format jsonl` writes.",
+    "labels-jsonl", help="One label event per line, as `evalcore export labels --format jsonl` writes."
 )(_labels_command("jsonl"))
 
 
@@ -417,10 +404,12 @@ _output = click.option("-o", "--output", type=click.Path(dir_okay=False, path_ty
                        default=None, help="Write to this file (default: stdout).")
 
 
-def _export(db_path: Path, command: str, output: Path | None, write: Callable, *,
-            study_id: str, actor: str) -> None:
+def _export(db_path: Path, command: str, study_id: str, actor: str, output: Path | None,
+            write: Callable) -> None:
+    """Run ``write(study, out)`` on the study read as ``actor``, to ``output`` or stdout."""
     with store(db_path, command, study_id=study_id, actor=actor, read=True) as db:
-        summary = write(db, output if output is not None else sys.stdout)
+        summary = write(open_study(db, study_id, actor), output if output is not None
+                        else sys.stdout)
     reporter().done()
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -439,14 +428,8 @@ def _export(db_path: Path, command: str, output: Path | None, write: Callable, *
 def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
                          output: Path | None, actor: str) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
-    _export(
-        db_path,
-        "export qrels",
-        output,
-        lambda db, out: export_qrels(open_study(db, study_id, actor), out, reference=reference),
-        study_id=study_id,
-        actor=actor,
-    )
+    _export(db_path, "export qrels", study_id, actor, output,
+            lambda study, out: export_qrels(study, out, reference=reference))
 
 
 @export_group.command("labels")
@@ -466,25 +449,11 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
                           index: str | None, output: Path | None, actor: str) -> None:
     """Every label event, with annotators, kinds and times (or another tool's ratings)."""
     if fmt in TOOL_FORMATS:
-        _export(
-            db_path,
-            "export labels",
-            output,
-            lambda db, out: export_tool_labels(
-                open_study(db, study_id, actor), out, fmt, reference=reference, index=index
-            ),
-            study_id=study_id,
-            actor=actor,
-        )
-        return
-    _export(
-        db_path,
-        "export labels",
-        output,
-        lambda db, out: export_labels(open_study(db, study_id, actor), out, format=fmt),
-        study_id=study_id,
-        actor=actor,
-    )
+        _export(db_path, "export labels", study_id, actor, output, lambda study, out: (
+            export_tool_labels(study, out, fmt, reference=reference, index=index)))
+    else:
+        _export(db_path, "export labels", study_id, actor, output,
+                lambda study, out: export_labels(study, out, format=fmt))
 
 
 @export_group.command("run")
@@ -500,14 +469,8 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
 def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
                        output: Path | None, actor: str) -> None:
     """A stored run as a TREC run file."""
-    _export(
-        db_path,
-        "export run",
-        output,
-        lambda db, out: export_run(open_study(db, study_id, actor), run_name, out, scores=scores),
-        study_id=study_id,
-        actor=actor,
-    )
+    _export(db_path, "export run", study_id, actor, output,
+            lambda study, out: export_run(study, run_name, out, scores=scores))
 
 
 # --- completeness and references --------------------------------------------------------------

@@ -1,16 +1,9 @@
-"""The evidence store as an input of ``evalcore evaluate``.
+"""The evidence store as an input of ``evalcore evaluate --db F --study S --run R``.
 
-    evalcore evaluate --db store.db --study S --run R [--reference v1]
-
-evaluates the stored run ``R`` against the working reference (resolved labels,
-conflicts counted as unlabeled, completeness claims) or the frozen version
-``v1``, and prints the same JSON as the file-based evaluate of the same
-evidence (``evalcore export qrels`` / ``export run`` give those files).
-``--relevance-threshold`` and ``--gain`` default to the study's settings. An
-unknown study, run or reference is an input error (exit 2) naming the known ones.
-Measures (``-m P@5 -m nDCG@10``) may use any cutoff up to the depth the run
-was stored at (its ``k``); a deeper one is an input error, since the ranks
-below were never retrieved.
+The stored run is evaluated against the working reference or a frozen version and prints
+the same JSON as the file-based evaluate of the same evidence. Measures may use any cutoff
+up to the run's stored depth: a deeper one is an input error, since the ranks below were
+never retrieved.
 """
 
 from __future__ import annotations

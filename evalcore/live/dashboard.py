@@ -371,7 +371,7 @@ class LiveDashboard:
         started = time.perf_counter()
         marks = store_marks(study)
         self.runs = {}
-        evidence = shared_evidence(study)
+        evidence = shared_evidence(study, marks=marks)
         reference = evidence.reference
         self._corpus_size = reference.corpus_size
         self.extra = {}
@@ -379,7 +379,7 @@ class LiveDashboard:
         order: list[str] | None = None
         for run in list_runs(study):
             extra = self._extra_measures(run.k)
-            columns = run_columns(study, evidence, run.name, order=order)
+            columns = run_columns(study, evidence, run, order=order)
             order = columns.query_ids
             results, more, tops = _evaluate(columns, evidence.labels_over(study, columns.query_ids),
                                             reference, self.protocol, extra)
@@ -403,6 +403,7 @@ class LiveDashboard:
         self._complete = {}
         self._set_coverage(self.query_ids, self._blocking_source.values(), reference)
         self._set_aggregates()
+        evidence.names.read_small(study)  # the blocking list names its units on this handle
         self.marks = marks
         self._outcome(started, changed=True, full=True, queries=[])
 

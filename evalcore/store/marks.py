@@ -29,29 +29,21 @@ class StoreMarks:
 
 
 def store_marks(study: Study) -> StoreMarks:
-    """The store's marks now, for ``study_id``'s runs."""
+    """The store's marks now, for ``study_id``'s runs: one statement (each is a round trip
+    to a PostgreSQL server, and a page run asks for the marks several times)."""
     row = study.db.execute(
         "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events), "
         "(SELECT coalesce(max(event_id), 0) FROM completeness_events), "
         "(SELECT coalesce(max(g.generation), 0) FROM corpus_generations g JOIN studies s "
         "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?), "
         "(SELECT coalesce(max(import_id), 0) FROM automatic_imports "
-        "WHERE study_id = ? AND staged_by IS NULL)",
-        [study.study_id, study.study_id],
+        "WHERE study_id = ? AND staged_by IS NULL), "
+        "(SELECT group_concat(run_id) FROM runs WHERE study_id = ? AND staged_by IS NULL), "
+        "(SELECT group_concat(query_id, char(31)) FROM removed_queries WHERE study_id = ?)",
+        [study.study_id] * 4,
     ).fetchone()
-    runs = tuple(
-        r[0]
-        for r in study.db.execute(
-            "SELECT run_id FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",
-            [study.study_id],
-        )
-    )
-    removed = frozenset(
-        r[0]
-        for r in study.db.execute(
-            "SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id]
-        )
-    )
+    runs = tuple(sorted(int(r) for r in row[4].split(","))) if row[4] else ()
+    removed = frozenset(row[5].split("\x1f")) if row[5] else frozenset()
     return StoreMarks(
         int(row[0]), int(row[1]), runs, removed, int(row[2]), int(row[3])
     )

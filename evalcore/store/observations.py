@@ -393,10 +393,15 @@ class StudyEvidence:
 
 
 def study_evidence(study: Study, reference: str | None = None,
-                   query_ids: list[str] | None = None) -> StudyEvidence:
+                   query_ids: list[str] | None = None, *,
+                   marks: StoreMarks | None = None) -> StudyEvidence:
     """A :class:`StudyEvidence` on the working reference (``reference`` None; of
-    ``query_ids`` only when given) or a frozen version, read now."""
-    marks = store_marks(study) if query_ids is None else None
+    ``query_ids`` only when given) or a frozen version, read now. ``marks``: the store's
+    marks the caller has just read (not read again before the reference is read)."""
+    if query_ids is not None:
+        marks = None
+    elif marks is None:
+        marks = store_marks(study)
     ref = reference_columns(study, reference, query_ids)
     if marks is not None and store_marks(study) != marks:
         marks = None  # moved during the read: right for now, but not to be kept
@@ -406,19 +411,25 @@ def study_evidence(study: Study, reference: str | None = None,
 def run_columns(
     study: Study,
     evidence: StudyEvidence,
-    run_name: str,
+    run_name: str | RunInfo,
     query_ids: list[str] | None = None,
     order: list[str] | None = None,
 ) -> RunColumns:
     """The run's rankings over its query set (``query_ids`` when given) against the
-    evidence's reference, as :class:`RunColumns`. ``order``: another run's query set, taken
-    as it is when it is this run's too (no sort)."""
-    run = get_run(study, run_name)
+    evidence's reference, as :class:`RunColumns`. ``run_name``: the run's name, or the run
+    as the caller has just listed it (not read again). ``order``: another run's query set,
+    taken as it is when it is this run's too (no sort). The study's removed queries are those
+    of the evidence's marks when it has them (the store's state its reference was read at)."""
+    run = run_name if isinstance(run_name, RunInfo) else get_run(study, run_name)
     codes = (evidence.ranking_codes(study, run.run_id) if query_ids is None
              else run_ranking_codes(study, run.run_id, query_ids))
     reference = evidence.reference
+    removed: frozenset[str] = frozenset()
+    if query_ids is None:  # the query set is made here: without the removed queries
+        removed = (evidence.marks.removed if evidence.marks is not None
+                   else removed_query_ids(study))
     wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                        query_ids, order, removed_query_ids(study))
+                        query_ids, order, removed)
     return RunColumns(run=run, query_ids=wanted,
                       coded=_coded_ranking(study, run, wanted, codes, evidence.names))
 

@@ -206,6 +206,18 @@ class UnitNamer:
             names.update(self._read(missing))
         return [names[c] for c in np.asarray(codes).tolist()]
 
+    def read_small(self, study: Study) -> None:
+        """Read a small dictionary (at most :data:`_WHOLE_NAMES` codes) whole now, through
+        the handle's connection, if no name was read yet: a state about to name its units
+        (the dashboard's blocking list) then opens no connection of its own (on PostgreSQL,
+        a new server connection). One statement; a larger dictionary reads nothing."""
+        if self._names or study.study_id != self.study_id:
+            return
+        self._names.update(study.db.conn.execute(
+            "SELECT unit_code, unit_id FROM study_units WHERE study_id = ? AND (SELECT "
+            "coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?) <= ?",
+            [self.study_id, self.study_id, _WHOLE_NAMES]).fetchall())
+
     def code_of(self, unit_id: str) -> int | None:
         """The code of ``unit_id`` (None: no stored run of the study returned it)."""
         return self._with_conn(lambda conn: conn.execute(

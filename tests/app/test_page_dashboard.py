@@ -192,3 +192,62 @@ def test_a_long_blocking_list_is_read_page_by_page(small_store, new_app) -> None
                     strict=True)) == [
         (i.query_id, i.unit_id, i.unlocks, i.blocks) for i in state.blocking_list(15, 15)]
     assert f"Items 16 to 30 of {total:,}" in _unescape(_texts(at))
+
+
+#: The statement that reads the store's marks (evalcore.store.marks.store_marks).
+_MARKS = "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events)"
+
+
+def _round_trips(at, monkeypatch, page: str) -> tuple[list[str], int]:
+    """The statements the session's connection executes for one run of ``page``, and the
+    store connections opened meanwhile (on PostgreSQL each statement is a round trip to the
+    server and each connection a new server session)."""
+    import sqlite3
+
+    import psycopg
+
+    opened = [0]
+
+    def counting(connect):
+        def wrapped(*args, **kwargs):
+            opened[0] += 1
+            return connect(*args, **kwargs)
+        return wrapped
+
+    db = at.session_state["_rl_db"]
+    seen: list[str] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite3, "connect", counting(sqlite3.connect))
+        patch.setattr(psycopg, "connect", counting(psycopg.connect))
+        db.conn.set_trace_callback(seen.append)
+        try:
+            at.switch_page(page).run()
+        finally:
+            db.conn.set_trace_callback(None)
+    assert not at.exception, at.exception
+    return seen, opened[0]
+
+
+def test_a_dashboard_run_reads_the_store_once_and_opens_no_connection(small_store, new_app,
+                                                                      monkeypatch) -> None:
+    """The page and its two fragments read the live state several times in one run: the
+    store's marks are read once per run, the study opened once, and the state's first build
+    names its units on the page's connection (no new connection: a PostgreSQL server session
+    costs milliseconds, a SQLite file nothing, so only one engine would show it)."""
+    _, db = small_store
+    at = new_app("alice", page="views/home.py")
+    first, opened = _round_trips(at, monkeypatch, PAGE)  # the state is built on this run
+    assert opened == 0
+    assert sum(s.startswith(_MARKS) for s in first) <= 2  # the build's before and after
+    assert sum("FROM study_members WHERE study_id" in s for s in first) == 1
+    at.switch_page("views/home.py").run()
+    again, opened = _round_trips(at, monkeypatch, PAGE)
+    assert opened == 0
+    assert sum(s.startswith(_MARKS) for s in again) == 1
+    assert sum("FROM study_members WHERE study_id" in s for s in again) == 1
+    # the next run's handle reads the store again: another annotator's label is shown
+    record_label(db, study_id="s1", query_id="q2", unit_id="d5", gain=3, annotator="ann")
+    record_label(db, study_id="s1", query_id="q2", unit_id="d6", gain=3, annotator="ann")
+    at.run()
+    progress = [p.proto.text for p in at.get("progress")]
+    assert any("2 of 6 pooled returned items labeled" in t for t in progress)
