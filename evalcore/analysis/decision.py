@@ -56,16 +56,13 @@ from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import BatchResult, compute, packing_depth
 from evalcore.compute.measures.base import (
-    METRIC_BITS,
-    METRIC_REASONS,
     NO_RELEVANT_BIT,
     POPULATION_BIT,
     UNKNOWN_BITS,
+    reason_masks,
 )
-from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure, parse_measure
-from evalcore.contract.reasons import OBSERVATION_REASONS
 from evalcore.store.observations import (
     RunEvidenceColumns,
     pack_coded,
@@ -283,14 +280,11 @@ def _undecidable_reasons(pair: PairEvaluation, name: str, blocked: np.ndarray
     counts: dict[str, int] = {}
     queries: dict[str, np.ndarray] = {}
     for result in (pair.result_a, pair.result_b):
-        obits = result.observation_bits
-        mbits = result.metrics[name].reason_bits
         lower, _ = result.bounds(name)
         mine = blocked & ~result.available(name) & np.isnan(lower)
-        masks = [(r, mine & ((obits & OBSERVATION_BITS[r]) != 0)) for r in OBSERVATION_REASONS]
-        masks += [(r, mine & (obits == 0) & ((mbits & METRIC_BITS[r]) != 0))
-                  for r in METRIC_REASONS]
-        for reason, mask in masks:
+        masks = reason_masks(result.observation_bits, result.metrics[name].reason_bits)
+        for reason, why in masks.items():
+            mask = mine & why
             c = int(np.count_nonzero(mask))
             if c:
                 counts[reason.value] = counts.get(reason.value, 0) + c

@@ -459,14 +459,10 @@ _FAMILY: dict[str, Callable[[PairUnits, Measure, EvalProtocol], tuple[np.ndarray
 }
 
 
-def pair_interval(units: PairUnits, measure: Measure, protocol: EvalProtocol,
-                  needed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, (lower, upper) of ``A - B`` by the pair method; NaN where not covered.
-
-    ``needed`` (bool[n], None: all): the queries whose interval the caller reads. The
-    others' values stay sound but may be wider: nDCG's joint search (the costly part) is
-    skipped there; every needed query's interval is bit for bit the same either way."""
-    lower, upper, _, _ = pair_interval_ends(units, measure, protocol, needed)
+def pair_interval(units: PairUnits, measure: Measure, protocol: EvalProtocol
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, (lower, upper) of ``A - B`` by the pair method; NaN where not covered."""
+    lower, upper, _, _ = pair_interval_ends(units, measure, protocol)
     return lower, upper
 
 
@@ -474,7 +470,11 @@ def pair_interval_ends(units: PairUnits, measure: Measure, protocol: EvalProtoco
                        needed: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """:func:`pair_interval` and, per query, whether its lower / upper end is open (never
     attained by a completion, only approached: R and AP when unboundedly many outside
-    units may be relevant, :func:`_ends`)."""
+    units may be relevant, :func:`_ends`).
+
+    ``needed`` (bool[n], None: all): the queries whose interval the caller reads. The
+    others' values stay sound but may be wider: nDCG's joint search (the costly part) is
+    skipped there; every needed query's interval is bit for bit the same either way."""
     method = _FAMILY.get(measure.family)
     if method is None:
         nan = np.full(units.n, np.nan)

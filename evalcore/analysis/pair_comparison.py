@@ -40,8 +40,7 @@ from evalcore.analysis.decision import (
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
 from evalcore.analysis.trec_eval_numbers import COMPAT_LABEL, TrecEvalCompat, trec_eval_compat
-from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
-from evalcore.compute.validity import observation_reasons
+from evalcore.compute.measures.base import reason_codes
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import Reason
 from evalcore.store.study_handle import Study
@@ -196,12 +195,11 @@ def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
     ok = ra.available(name) & rb.available(name) & same_k
     query_ids = pair.query_ids
     out = np.flatnonzero(~ok)
-    lists: dict[tuple[int, int], list[str]] = {}
     reasons = []
     for r in (ra, rb):  # each run's reasons on the excluded queries
         avail, bits, obits = (a[out].tolist() for a in (
             r.available(name), r.metrics[name].reason_bits, r.observation_bits))
-        reasons.append([[] if av else _reasons(lists, ob, b)
+        reasons.append([[] if av else reason_codes(ob, b)
                         for av, b, ob in zip(avail, bits, obits, strict=True)])
     excluded = []
     for i, why_a, why_b, same in zip(out.tolist(), reasons[0], reasons[1],
@@ -215,16 +213,6 @@ def _paired(pair: PairEvaluation, name: str, label: str, run_a: str,
         name, label, run_a, run_b, len(query_ids), [query_ids[i] for i in rows.tolist()],
         ra.metrics[name].value[rows].astype(np.float64),
         rb.metrics[name].value[rows].astype(np.float64), excluded)
-
-
-def _reasons(lists: dict[tuple[int, int], list[str]], obits: int, bits: int) -> list[str]:
-    """A fresh list of why a query lacks a measure (observation bits first), from ``lists``."""
-    reasons = lists.get((obits, bits))
-    if reasons is None:
-        reasons = lists[obits, bits] = (
-            observation_reasons(obits) if obits else
-            [r.value for r in METRIC_REASONS if bits & METRIC_BITS[r]]) or ["unavailable"]
-    return list(reasons)
 
 
 def compare_pair(

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalcore.compute.evaluate import METRIC_REASON_LISTS, BatchResult, compute, packing_depth
+from evalcore.compute.evaluate import BatchResult, compute, packing_depth
+from evalcore.compute.measures.base import METRIC_REASON_LISTS
 from evalcore.compute.validity import observation_reasons
 from evalcore.contract.protocol_choices import ProtocolChoices
 from evalcore.contract.report_shapes import aggregate_shape, metric_shape

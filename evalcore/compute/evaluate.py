@@ -30,19 +30,9 @@ import numpy as np
 from evalcore.compute.aggregate import aggregate_fields
 from evalcore.compute.batch import CODE_HIGH, CODE_LOW, ObservationBatch
 from evalcore.compute.measures import LEGACY_NAMES, MEASURE_MODULES, MeasureArrays, RankingArrays
-from evalcore.compute.measures.base import (
-    CONFLICT_BIT,
-    METRIC_BITS,
-    METRIC_REASONS,
-)
-from evalcore.compute.validity import (
-    OBSERVATION_BITS,
-    observation_bits,
-    observation_reasons,
-    returned_duplicates,
-)
+from evalcore.compute.measures.base import CONFLICT_BIT, METRIC_REASON_LISTS, reason_masks
+from evalcore.compute.validity import observation_bits, observation_reasons, returned_duplicates
 from evalcore.contract.measures import Measure
-from evalcore.contract.reasons import OBSERVATION_REASONS
 
 # The report models are imported where they are made: computing the arrays (and the command
 # line's JSON from them, evalcore.api.report_text) needs no pydantic.
@@ -94,14 +84,9 @@ class BatchResult:
 
     def reason_counts(self, metric: str) -> dict[str, int]:
         """How many queries carry each reason for ``metric`` (observation reasons first)."""
-        bits = self.observation_bits
-        out = {
-            r.value: int(np.count_nonzero(bits & OBSERVATION_BITS[r])) for r in OBSERVATION_REASONS
-        }
-        mbits = self.metrics[metric].reason_bits[self.valid]
-        for r in METRIC_REASONS:
-            out[r.value] = int(np.count_nonzero(mbits & METRIC_BITS[r]))
-        return {r: c for r, c in out.items() if c}
+        masks = reason_masks(self.observation_bits, self.metrics[metric].reason_bits)
+        counts = {r.value: int(np.count_nonzero(mask)) for r, mask in masks.items()}
+        return {r: c for r, c in counts.items() if c}
 
     def aggregates(self) -> dict[str, AggregateValue]:
         """Section-6 aggregates of every measure."""
@@ -387,10 +372,6 @@ _AVAILABLE = {
     "conflict_ids": [],
     "residual": None,
 }
-#: Reason-code list of every per-measure bitmask value.
-METRIC_REASON_LISTS = [
-    [r.value for r in METRIC_REASONS if b & METRIC_BITS[r]] for b in range(1 << len(METRIC_REASONS))
-]
 
 
 def _unavailable(

@@ -214,15 +214,17 @@ QUERIES: tuple[tuple[str, str, str], ...] = (
 
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 _SPAN_DAYS = 900
+_SEED = 7
+_PER_TOPIC = 31
 
 
-def demo_documents(seed: int = 7, per_topic: int = 31) -> list[DocumentIn]:
-    """``10 * per_topic + 1`` documents; about one in seven belongs to :data:`ORG_B`."""
-    rng = random.Random(seed)
+def demo_documents() -> list[DocumentIn]:
+    """31 documents per topic and the hostile one; about one in seven belongs to :data:`ORG_B`."""
+    rng = random.Random(_SEED)
     docs: list[DocumentIn] = []
     number = 0
     for topic in TOPICS:
-        for _ in range(per_topic):
+        for _ in range(_PER_TOPIC):
             number += 1
             docs.append(_document(rng, topic, number))
     docs.append(
@@ -265,9 +267,9 @@ def demo_queries() -> list[QueryIn]:
     return [QueryIn(query_id=qid, text=text) for qid, text, _ in QUERIES]
 
 
-def topic_of(doc_id: str, per_topic: int = 31) -> str | None:
+def topic_of(doc_id: str) -> str | None:
     """The topic a generated document was written from (None for the hostile one)."""
     if not doc_id.startswith("kb-") or not doc_id[3:].isdigit():
         return None
-    index = (int(doc_id[3:]) - 1) // per_topic
+    index = (int(doc_id[3:]) - 1) // _PER_TOPIC
     return TOPICS[index].name if 0 <= index < len(TOPICS) else None

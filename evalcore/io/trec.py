@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 from os import PathLike
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -124,6 +124,17 @@ B = TypeVar("B")
 # --- parsed files ---------------------------------------------------------------------------
 
 
+class Contradiction(NamedTuple):
+    """A row repeating an earlier row's ``(query, doc)`` with another gain: both lines."""
+
+    line: int
+    first_line: int
+    query_id: str
+    doc_id: str
+    gain: int
+    first_gain: int
+
+
 @dataclass(frozen=True, eq=False)
 class Qrels:
     """Judgments per query: label doc IDs and gains, in file order (see module docstring)."""
@@ -135,6 +146,7 @@ class Qrels:
     collapsed_duplicates: int = 0
     conflicting_duplicates: int = 0
     notes: list[str] = field(default_factory=list)
+    contradictions: list[Contradiction] = field(default_factory=list)  # every one, in row order
 
     @property
     def query_ids(self) -> list[str]:
@@ -670,18 +682,21 @@ def _group_qrels(
     for i in rep.extra:
         doc_ids[qids[i]].append(docs[i])
         gains_of[qids[i]].append(gains[i])
-    return Qrels(name, doc_ids, gains_of, len(docs), rep.collapsed, rep.conflicting, rep.notes)
+    return Qrels(
+        name, doc_ids, gains_of, len(docs), rep.collapsed, rep.conflicting, rep.notes, rep.against
+    )
 
 
 @dataclass
 class _Repeated:
-    """What :func:`_repeats` found: the rows kept beside the first (another gain), the counts
-    and the notes naming both lines."""
+    """What :func:`_repeats` found: the rows kept beside the first (another gain), the counts,
+    the notes naming both lines and every row whose gain differs from its first row's."""
 
     extra: list[int]
     collapsed: int
     conflicting: int
     notes: list[str]
+    against: list[Contradiction]
 
 
 def _repeats(
@@ -694,12 +709,14 @@ def _repeats(
     and doc, query, doc)`` in row order. A repeat with the same gain as one kept states the
     same fact twice: counted once. With another gain it is contradictory evidence: both
     labels are kept (the query is ``duplicate_reference``). Every repeat is noted."""
-    out = _Repeated([], 0, 0, [])
+    out = _Repeated([], 0, 0, [], [])
     kept: dict[int, dict[int, int]] = {}  # first row -> {gain: the first row with it}
     for i, j, q, d in pairs:
         g = gains[i]
         seen = kept.setdefault(j, {gains[j]: j})
         where = f"{name}:{line(i)}: query {q} doc {d}"
+        if g != gains[j]:
+            out.against.append(Contradiction(line(i), line(j), q, d, g, gains[j]))
         if g in seen:
             out.collapsed += 1
             text = f"{where} repeats line {line(seen[g])} with the same gain {g}; counted once"

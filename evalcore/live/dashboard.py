@@ -46,13 +46,12 @@ from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
 from evalcore.compute.evaluate import BatchResult, compute, compute_more
 from evalcore.compute.measures import LEGACY_NAMES
-from evalcore.compute.measures.base import METRIC_BITS, METRIC_REASONS
+from evalcore.compute.measures.base import reason_masks
 from evalcore.compute.unit_pairs import group_heads, pair_groups
-from evalcore.compute.validity import OBSERVATION_BITS
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.query_order import natural_key
-from evalcore.contract.reasons import OBSERVATION_REASONS, Reason
+from evalcore.contract.reasons import Reason
 from evalcore.contract.results import (
     METRICS,
     AggregateValue,
@@ -208,8 +207,6 @@ class RunState:
                     index={q: i for i, q in enumerate(query_ids)}, metrics=tuple(metrics),
                     _source=result)
         n = len(query_ids)
-        invalid = ~result.valid
-        obits = result.observation_bits
         for metric in state.metrics:
             m = result.metrics[metric]
             ok = result.available(metric)
@@ -220,13 +217,8 @@ class RunState:
             state.lower[metric] = np.where(both, lower, np.nan)
             state.upper[metric] = np.where(both, upper, np.nan)
             reasons = np.zeros((n, len(_REASON_CODES)), dtype=bool)
-            open_valid = ~ok & ~invalid
-            for reason in OBSERVATION_REASONS:
-                reasons[:, _REASON_COLUMN[reason.value]] = invalid & (
-                    (obits & OBSERVATION_BITS[reason]) != 0)
-            for reason in METRIC_REASONS:
-                reasons[:, _REASON_COLUMN[reason.value]] |= open_valid & (
-                    (m.reason_bits & METRIC_BITS[reason]) != 0)
+            for reason, mask in reason_masks(result.observation_bits, m.reason_bits).items():
+                reasons[:, _REASON_COLUMN[reason.value]] = mask
             state.reasons[metric] = reasons
         return state
 

@@ -33,6 +33,10 @@ from evalcore.store.study_handle import Study
 CODE_DTYPE = np.dtype("<i4")
 #: Placeholders per ``IN (...)`` list.
 _CHUNK = 500
+#: Unit ids per ``IN (...)`` list of a code lookup (inside a run chunk's write lock): for a
+#: list of 500, PostgreSQL's planner scans a large dictionary whole instead of probing its
+#: index once per id.
+_ID_CHUNK = 100
 T = TypeVar("T")
 #: Units asked for at least 1/_WHOLE of a study's dictionary: it is read whole.
 _WHOLE = 4
@@ -82,7 +86,7 @@ def _code_table(
             "WHERE study_id = ?", [study_id]).fetchone()
         return dict(zip(json.loads(ids), json.loads(codes), strict=True)), size
     out: dict[str, int] = {}
-    for chunk in _chunks(list(dict.fromkeys(unit_ids))):
+    for chunk in _chunks(list(dict.fromkeys(unit_ids)), _ID_CHUNK):
         out.update(db.conn.execute(
             "SELECT unit_id, unit_code FROM study_units WHERE study_id = ? AND unit_id IN "
             f"({', '.join('?' * len(chunk))})", [study_id, *chunk]).fetchall())

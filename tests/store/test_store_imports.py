@@ -78,6 +78,16 @@ def test_qrels_conflicting_duplicate_names_both_lines_and_writes_nothing(db, tmp
     assert table_snapshot(db) == before
 
 
+def test_qrels_every_line_contradicting_the_first_is_named_decimal_gains_included(db, tmp_path):
+    path = write(tmp_path, "q.txt", "q1 0 A 2.0\nq1 0 A 0\nq1 0 A 0\nq1 0 A 2\n")
+    with pytest.raises(InputErrors) as excinfo:
+        import_qrels(db, path, study_id="s")
+    assert [(e.line, e.message) for e in excinfo.value.errors] == [
+        (2, "query q1 doc A: gain 0 contradicts line 1 (gain 2)"),
+        (3, "query q1 doc A: gain 0 contradicts line 1 (gain 2)"),
+    ]
+
+
 def test_qrels_every_error_reported(db, tmp_path):
     path = write(tmp_path, "q.txt", "q1 0 A 7\nq1 0 B\nq1 0 C x\nq1 0 D 1\n")
     with pytest.raises(InputErrors) as excinfo:

@@ -3,7 +3,8 @@
 A measure's reasons here are the per-measure reasons only (sections 5, 9 and
 10); section-3 (observation) reasons are combined by
 :mod:`evalcore.compute.evaluate`. A measure is available for a query when its
-``reason_bits`` and the observation's bits are both zero.
+``reason_bits`` and the observation's bits are both zero. :func:`reason_codes` and
+:func:`reason_masks` are the one decoding of both bitmasks into reasons.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Literal
 import numpy as np
 
 from evalcore.compute.measures.ranking import Cut
-from evalcore.contract.reasons import Reason
+from evalcore.compute.validity import OBSERVATION_BITS, observation_reasons
+from evalcore.contract.reasons import OBSERVATION_REASONS, Reason
 
 #: Per-measure reasons in the order they are reported.
 METRIC_REASONS: tuple[Reason, ...] = (
@@ -30,6 +32,10 @@ POPULATION_BIT = METRIC_BITS[Reason.POPULATION_INCOMPLETE]
 NO_RELEVANT_BIT = METRIC_BITS[Reason.NO_RELEVANT_UNITS]
 #: The reasons whose only cause is an unknown gain: labeling lifts them.
 UNKNOWN_BITS = UNLABELED_BIT | CONFLICT_BIT
+#: Reason-code list of every per-measure bitmask value.
+METRIC_REASON_LISTS = [
+    [r.value for r in METRIC_REASONS if b & METRIC_BITS[r]] for b in range(1 << len(METRIC_REASONS))
+]
 
 #: Which units in conflict block: those straddling the threshold, or any (a gain measure).
 ConflictRule = Literal["relevance", "gain"]
@@ -66,6 +72,25 @@ def reason_bits(*flags: tuple[Reason, np.ndarray]) -> np.ndarray:
     out = np.zeros(flags[0][1].shape, dtype=np.uint8)
     for reason, mask in flags:
         out[mask] |= np.uint8(METRIC_BITS[reason])
+    return out
+
+
+def reason_codes(observation_bits: int, metric_bits: int) -> list[str]:
+    """Why one query lacks a measure (a fresh list): its observation's reasons when it is
+    invalid, as they make every measure unavailable (section 3), else the measure's own."""
+    if observation_bits:
+        return observation_reasons(observation_bits)
+    return list(METRIC_REASON_LISTS[metric_bits])
+
+
+def reason_masks(
+    observation_bits: np.ndarray, metric_bits: np.ndarray
+) -> dict[Reason, np.ndarray]:
+    """Per reason, the queries it keeps a measure from, in report order: the observation
+    reasons, then the measure's own on valid observations only (as :func:`reason_codes`)."""
+    out = {r: (observation_bits & OBSERVATION_BITS[r]) != 0 for r in OBSERVATION_REASONS}
+    valid = observation_bits == 0
+    out.update({r: valid & ((metric_bits & METRIC_BITS[r]) != 0) for r in METRIC_REASONS})
     return out
 
 

@@ -65,8 +65,7 @@ def _rows(text: SourceText, fmt: AutomaticFormat, gain_map: Mapping[int, int] | 
     """(line, query id, unit id, gain) of every judgment, the warnings and the notes."""
     if fmt == "qrels":
         qrels = parse_qrels(text, gain_map)
-        if qrels.conflicting_duplicates:
-            _conflict_errors(text)
+        _conflict_errors(qrels)
         rows = [(None, q, d, g) for q in qrels.doc_ids
                 for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)]
         return rows, list(qrels.notes), text.notes()

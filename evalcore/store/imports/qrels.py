@@ -24,8 +24,7 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog
-from evalcore.io.text_lines import SourceText, numbered_lines
-from evalcore.io.trec import parse_qrels
+from evalcore.io.trec import Qrels, parse_qrels
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -41,23 +40,17 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
 
 
-def _conflict_errors(source: SourceText) -> None:
+def _conflict_errors(qrels: Qrels) -> None:
     """Raise InputErrors naming both lines of every contradictory repeated judgment."""
-    log = ErrorLog(source.name)
-    first: dict[tuple[str, str], tuple[int, str]] = {}
-    for number, line in numbered_lines(source.text, comments=True):
-        fields = line.split()
-        if len(fields) != 4:
-            continue
-        q, _, d, g = fields
-        earlier = first.setdefault((q, d), (number, g))
-        if earlier[0] != number and int(earlier[1]) != int(g):
-            log.add(
-                number,
-                "gain",
-                f"query {q} doc {d}: gain {g} contradicts line {earlier[0]} (gain {earlier[1]})",
-                "keep one of the two lines, or import them as different annotators",
-            )
+    log = ErrorLog(qrels.name)
+    for c in qrels.contradictions:
+        log.add(
+            c.line,
+            "gain",
+            f"query {c.query_id} doc {c.doc_id}: gain {c.gain} contradicts line {c.first_line} "
+            f"(gain {c.first_gain})",
+            "keep one of the two lines, or import them as different annotators",
+        )
     log.raise_if_any()
 
 
@@ -76,8 +69,7 @@ def import_qrels(
     study = get_study(db, study_id)
     text = load_source(source)
     qrels = parse_qrels(text, gain_map)
-    if qrels.conflicting_duplicates:
-        _conflict_errors(text)
+    _conflict_errors(qrels)
     refuse_long_ids((i for q, docs in qrels.doc_ids.items() for i in (q, *docs)),
                     file=text.name, source=text)
     who = annotator or f"qrels:{Path(text.name).name}"
