@@ -28,7 +28,7 @@ positions; everything else is numpy over all queries at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, islice, repeat
@@ -38,8 +38,7 @@ import numpy as np
 
 from evalcore.compute.batch import UNLABELED, ObservationBatch, PerQuery
 from evalcore.contract.query_order import natural_key
-from evalcore.io.ties import pairs_in_runs, tied_runs
-from evalcore.io.trec import MAX_SORT_GROUPS, ColumnarInput, ranges
+from evalcore.io.trec import ColumnarInput, ranges, rank_groups
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
@@ -49,8 +48,6 @@ if TYPE_CHECKING:
     from evalcore.io.trec import Labels, Qrels, TrecRun
 
 _NO_LABELS: dict[str, int] = {}
-#: Rankings of one length are sorted this many rows at a time.
-_CHUNK_ROWS = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -285,96 +282,28 @@ def rank_rows(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """(positions, order, tied pairs): query i's ranked positions are
     ``positions[i]:positions[i + 1]`` of ``order``, the rows of its top ``depth`` (0: all)
-    of ``offsets[i]:offsets[i + 1]`` by score descending, then doc ID descending
-    (trec_eval's ``strcmp``: equal scores are put in order after the sort, where they reach
-    the kept positions). Tied pairs are counted over whole rankings.
+    of ``offsets[i]:offsets[i + 1]`` in trec_eval order (:func:`~evalcore.io.trec.rank_groups`)."""
 
-    Rankings of one length are sorted together, :data:`_CHUNK_ROWS` rows at a time, and
-    only their kept positions are held: memory grows with the positions kept.
-    """
-    lengths = np.diff(offsets)
-    kept = np.minimum(lengths, depth) if depth else lengths
-    positions = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(kept, out=positions[1:])
-    distinct = np.unique(lengths).tolist()
-    if len(distinct) > MAX_SORT_GROUPS:  # one sort of every row
-        query = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
-        order = np.argsort(-scores, kind="stable")
-        order = order[np.argsort(query[order], kind="stable")]
-        same_block = np.ones(max(order.size - 1, 0), dtype=bool)
-        same_block[offsets[1:-1] - 1] = False
-
-        def query_at(at: np.ndarray) -> np.ndarray:
-            return np.searchsorted(offsets, at, side="right") - 1
-
-        def rank0_at(at: np.ndarray) -> np.ndarray:
-            return at - offsets[query_at(at)]
-
-        pairs = _order_ties(order, scores[order], same_block, query_at, rank0_at, docs, depth)
-        if positions[-1] < order.size:
-            order = order[ranges(offsets[:-1], kept)]
-        return positions, order, pairs
-    order = np.empty(int(positions[-1]), dtype=np.int64)
-    pairs = 0
-    for length in distinct:
-        queries = np.flatnonzero(lengths == length)
-        width = min(length, depth) if depth else length
-        step = max(1, _CHUNK_ROWS // length)
-        same_block = np.ones(max(min(step, queries.size) * length - 1, 0), dtype=bool)
-        same_block[length - 1 :: length] = False
-        for c in range(0, queries.size, step):
-            part = queries[c : c + step]
-            rows = offsets[part][:, None] + np.arange(length, dtype=np.int64)
-            neg = -scores[rows]
-            # Not stable, and need not be: equal scores are ordered by doc ID after.
-            within = np.argsort(neg, axis=1)
-            ranked = np.take_along_axis(rows, within, axis=1)
-            pairs += _order_ties(
-                ranked.reshape(-1),
-                np.take_along_axis(neg, within, axis=1).reshape(-1),
-                same_block[: part.size * length - 1],
-                lambda at, part=part, length=length: part[at // length],  # type: ignore[misc]
-                lambda at, length=length: at % length,  # type: ignore[misc]
-                docs,
-                depth,
-            )
-            order[positions[part][:, None] + np.arange(width)] = ranked[:, :width]
-    return positions, order, pairs
-
-
-def _order_ties(
-    rows: np.ndarray,
-    ranked_scores: np.ndarray,
-    same_block: np.ndarray,
-    query_at: Callable[[np.ndarray], np.ndarray],
-    rank0_at: Callable[[np.ndarray], np.ndarray],
-    docs: DictKeys,
-    depth: int,
-) -> int:
-    """Put every run of equal scores in ``rows`` (ranked, in place) in doc ID descending order
-    where it reaches the first ``depth`` positions of its query (0: everywhere); returns the
-    tied pairs of every run. ``query_at`` / ``rank0_at`` give the query and 0-based rank of
-    flat positions."""
-    run_start, run_end = tied_runs(ranked_scores, same_block)
-    pairs = pairs_in_runs(run_start, run_end)
-    if depth and run_start.size:
-        reach = rank0_at(run_start) < depth
-        run_start, run_end = run_start[reach], run_end[reach]
-    if run_start.size * 4 > int(same_block.size - same_block.sum()) + 1:
-        names = docs.listed()  # ties in many queries: every doc ID listed once
-        for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
-            tied = rows[a:b].tolist()
-            tied.sort(key=names.__getitem__, reverse=True)
-            rows[a:b] = tied
-    elif run_start.size:
-        for a, b, q in zip(
-            run_start.tolist(), run_end.tolist(), query_at(run_start).tolist(), strict=True
-        ):
+    def order_ties(order: np.ndarray, run_start: np.ndarray, run_end: np.ndarray) -> None:
+        if run_start.size * 4 > offsets.size:  # ties in many queries: every doc ID listed once
+            names = docs.listed()
+            for a, b in zip(run_start.tolist(), run_end.tolist(), strict=True):
+                tied = order[a:b].tolist()
+                tied.sort(key=names.__getitem__, reverse=True)
+                order[a:b] = tied
+            return
+        query = np.searchsorted(offsets, run_start, side="right") - 1
+        for a, b, q in zip(run_start.tolist(), run_end.tolist(), query.tolist(), strict=True):
             block, first = docs.block(q), docs.first_row(q)
-            within = (rows[a:b] - first).tolist()
+            within = (order[a:b] - first).tolist()
             within.sort(key=block.__getitem__, reverse=True)
-            rows[a:b] = np.asarray(within, dtype=np.int64) + first
-    return pairs
+            order[a:b] = np.asarray(within, dtype=np.int64) + first
+
+    order, kept, pairs = rank_groups(scores, offsets[:-1], depth, order_ties)
+    positions = np.zeros(kept.size + 1, dtype=np.int64)
+    np.cumsum(kept, out=positions[1:])
+    picked = ranges(offsets[:-1], kept)
+    return positions, picked if order is None else order[picked], pairs
 
 
 def join(

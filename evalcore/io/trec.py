@@ -112,6 +112,8 @@ _MAX_NOTES = 20
 BLOCK_BYTES = 1 << 22
 #: Rankings of more distinct lengths than this are sorted in one sort, not one per length.
 MAX_SORT_GROUPS = 64
+#: Rankings of one length are sorted this many rows at a time (they stay in cache).
+_SORT_ROWS = 1 << 18
 #: A depth that keeps every position (a whole run).
 _ALL = sys.maxsize
 T = TypeVar("T")
@@ -326,8 +328,11 @@ def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[.
             except _Undecoded:
                 from evalcore.io.text_lines import read_source
 
-                return read(read_source(source, fields=fields),  # type: ignore[arg-type]
-                            *args, **kwargs)
+                return read(
+                    read_source(source, fields=fields),  # type: ignore[arg-type]
+                    *args,
+                    **kwargs,
+                )
 
         return reader
 
@@ -863,73 +868,84 @@ def _scores(block: Block, j: int, lines: _Lines, reading: _Reading) -> np.ndarra
 def reduce_block(
     out: Windows, codes: np.ndarray, scores: np.ndarray, docs: np.ndarray, depth: int
 ) -> None:
-    """Order a block's lines per query as trec_eval does (score descending, then doc ID
-    descending); keep positions 1..depth. Tied pairs are counted over whole rankings."""
-    n = len(codes)
+    """Order a block's lines per query as trec_eval does (:func:`rank_groups`); keep
+    positions 1..depth."""
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
     firsts = codes[starts].tolist()
     if not out.done.isdisjoint(firsts):
         raise _Interleaved
-    order: np.ndarray | None = None
     if len(set(firsts)) != len(firsts):  # a query's lines apart: group them (stable)
-        order = np.argsort(codes, kind="stable")
-        codes, scores = codes[order], scores[order]
+        grouped = np.argsort(codes, kind="stable")
+        codes, scores, docs = codes[grouped], scores[grouped], docs[grouped]
         starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    rising = np.flatnonzero((scores[1:] > scores[:-1]) & (codes[1:] == codes[:-1]))
-    if rising.size:
-        within = _score_order(scores, codes, starts, rising)
-        order = within if order is None else order[within]
-        scores = scores[within]
-    same_block = codes[1:] == codes[:-1]
-    run_start, run_end = tied_runs(scores, same_block)
-    out.tied_pairs += pairs_in_runs(run_start, run_end)
-    lengths = np.diff(np.append(starts, n))
-    size = np.minimum(lengths, depth)
-    if run_start.size:  # ties reaching the packed positions: doc ID descending (strcmp)
-        group = np.searchsorted(starts, run_start, side="right") - 1
-        reach = run_start < starts[group] + size[group]
-        if reach.any():
-            a, b = run_start[reach], run_end[reach]
-            rows = ranges(a, b - a)
-            if order is None:
-                order = np.arange(n, dtype=np.int64)
-            lines = order[rows]
-            # Big-endian words compare as the bytes do; inverted, they sort descending.
-            tied = ~docs[lines].byteswap()
-            keys = [tied[:, i] for i in range(tied.shape[1] - 1, -1, -1)]
-            within = np.lexsort((*keys, np.repeat(np.arange(a.size), b - a)))
-            order[rows] = lines[within]
+
+    def order_ties(order: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        rows = ranges(a, b - a)
+        lines = order[rows]
+        # Big-endian words compare as the bytes do; inverted, they sort descending.
+        tied = ~docs[lines].byteswap()
+        keys = [tied[:, i] for i in range(tied.shape[1] - 1, -1, -1)]
+        order[rows] = lines[np.lexsort((*keys, np.repeat(np.arange(a.size), b - a)))]
+
+    order, size, pairs = rank_groups(scores, starts, depth, order_ties)
+    out.tied_pairs += pairs
     picked = ranges(starts, size)
     lines = picked if order is None else order[picked]
     out.window_query.append(codes[starts])
     out.window_size.append(size)
     out.window_docs.append(docs[lines])
     if depth == _ALL:  # a whole run (read_run): its scores too
-        out.window_scores.append(scores[picked])
+        out.window_scores.append(scores[lines])
     out.done.update(firsts)
 
 
-def _score_order(
-    scores: np.ndarray, codes: np.ndarray, starts: np.ndarray, rising: np.ndarray
-) -> np.ndarray:
-    """The rows with each query's (``codes``, grouped; ``starts``: each query's first row) in
-    score-descending order: only the queries with a rising pair (``rising``: its first row)
-    are sorted, those of one length together (one 2-D sort; one sort of every row when
-    the lengths are many). Not stable, and need not be: equal scores are put in doc ID
-    order after, where they reach the packed positions."""
+def rank_groups(
+    scores: np.ndarray,
+    starts: np.ndarray,
+    depth: int,
+    order_ties: Callable[[np.ndarray, np.ndarray, np.ndarray], None],
+) -> tuple[np.ndarray | None, np.ndarray, int]:
+    """Rank rows grouped by query (``starts``: each query's first row) as trec_eval does:
+    score descending, then doc ID descending (``strcmp``). Returns (ranked position ->
+    row, None when the rows are ranked already; positions kept per query, at most
+    ``depth``; tied pairs, counted over whole rankings).
+
+    Only queries with a rising pair are sorted, those of one length together (one 2-D sort;
+    one sort of every row when the lengths are many); not stable, and need not be:
+    ``order_ties(order, a, b)`` puts each run ``a:b`` of equal scores in doc ID order, in
+    place, where it reaches the kept positions."""
     n = len(scores)
-    ends = np.append(starts[1:], n)
-    unsorted = np.unique(np.searchsorted(starts, rising, side="right") - 1)
-    lengths = ends[unsorted] - starts[unsorted]
-    distinct_lengths = np.unique(lengths).tolist()
-    if len(distinct_lengths) > MAX_SORT_GROUPS:
-        return np.lexsort((-scores, codes))
-    order = np.arange(n, dtype=np.int64)
-    for length in distinct_lengths:
-        first = starts[unsorted[lengths == length]]
-        rows = first[:, None] + np.arange(length)
-        order[rows] = np.take_along_axis(rows, np.argsort(-scores[rows], axis=1), axis=1)
-    return order
+    lengths = np.diff(np.append(starts, n))
+    same_block = np.ones(max(n - 1, 0), dtype=bool)
+    same_block[starts[1:] - 1] = False
+    rising = np.zeros(n, dtype=np.int64)  # rising[i]: rising pairs (j, j + 1) with j < i
+    np.cumsum((scores[1:] > scores[:-1]) & same_block, out=rising[1:])
+    order: np.ndarray | None = None
+    if rising[-1]:
+        unsorted = np.flatnonzero(rising[starts + lengths - 1] > rising[starts])
+        distinct_lengths = np.unique(lengths[unsorted]).tolist()
+        if len(distinct_lengths) > MAX_SORT_GROUPS:
+            order = np.lexsort((-scores, np.repeat(np.arange(starts.size), lengths)))
+        else:
+            order = np.arange(n, dtype=np.int64)
+            for length in distinct_lengths:
+                firsts = starts[unsorted[lengths[unsorted] == length]]
+                step = max(1, _SORT_ROWS // length)
+                for c in range(0, firsts.size, step):
+                    rows = firsts[c : c + step, None] + np.arange(length)
+                    within = np.argsort(-scores[rows], axis=1)
+                    order[rows] = np.take_along_axis(rows, within, axis=1)
+        scores = scores[order]
+    run_start, run_end = tied_runs(scores, same_block)
+    size = np.minimum(lengths, depth) if depth else lengths
+    if run_start.size:  # ties reaching the kept positions: doc ID descending
+        group = np.searchsorted(starts, run_start, side="right") - 1
+        reach = run_start < starts[group] + size[group]
+        if reach.any():
+            if order is None:
+                order = np.arange(n, dtype=np.int64)
+            order_ties(order, run_start[reach], run_end[reach])
+    return order, size, pairs_in_runs(run_start, run_end)
 
 
 def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
