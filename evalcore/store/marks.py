@@ -5,6 +5,7 @@ One home for "has anything changed?": the live dashboard's incremental state
 (``app/components/state.py``) both compare :class:`StoreMarks`.
 """
 
+import json
 from dataclasses import dataclass
 
 from evalcore.store.study_handle import Study
@@ -38,12 +39,13 @@ def store_marks(study: Study) -> StoreMarks:
         "ON g.corpus_id = s.corpus_id WHERE s.study_id = ?), "
         "(SELECT coalesce(max(import_id), 0) FROM automatic_imports "
         "WHERE study_id = ? AND staged_by IS NULL), "
-        "(SELECT group_concat(run_id) FROM runs WHERE study_id = ? AND staged_by IS NULL), "
-        "(SELECT group_concat(query_id, char(31)) FROM removed_queries WHERE study_id = ?)",
+        "(SELECT json_group_array(run_id) FROM runs WHERE study_id = ? AND staged_by IS NULL), "
+        "(SELECT json_group_array(query_id) FROM removed_queries WHERE study_id = ?)",
         [study.study_id] * 4,
     ).fetchone()
-    runs = tuple(sorted(int(r) for r in row[4].split(","))) if row[4] else ()
-    removed = frozenset(row[5].split("\x1f")) if row[5] else frozenset()
+    # JSON arrays, not separator-joined text: a query id may hold any separator
+    runs = tuple(sorted(map(int, json.loads(row[4]))))
+    removed = frozenset(json.loads(row[5]))
     return StoreMarks(
         int(row[0]), int(row[1]), runs, removed, int(row[2]), int(row[3])
     )
