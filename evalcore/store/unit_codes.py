@@ -168,16 +168,28 @@ def unit_names(study: Study, codes: Iterable[int]) -> dict[int, str]:
     return _names(study.db.conn, study.study_id, codes)
 
 
+def _small_dictionary(conn: sqlite3.Connection, study_id: str) -> dict[int, str]:
+    """code -> unit id of the whole dictionary if it has at most :data:`_WHOLE_NAMES` codes,
+    else nothing (one statement)."""
+    return dict(conn.execute(
+        "SELECT unit_code, unit_id FROM study_units WHERE study_id = ? AND (SELECT "
+        "coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?) <= ?",
+        [study_id, study_id, _WHOLE_NAMES]).fetchall())
+
+
 def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
            whole: bool = False) -> dict[int, str]:
     """code -> unit id of ``codes``; ``whole``: every name of a dictionary of at most
     :data:`_WHOLE_NAMES` codes (a namer's first read: its later calls then need no
     reopening of the store, which costs a connection on PostgreSQL)."""
     wanted = sorted(set(map(int, codes)))
-    if len(wanted) > 20 * _CHUNK or (
-            whole and wanted and _dictionary_size(conn, study_id) <= _WHOLE_NAMES):
+    if len(wanted) > 20 * _CHUNK:
         return dict(conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
                                  [study_id]).fetchall())
+    if whole and wanted:
+        small = _small_dictionary(conn, study_id)
+        if small:
+            return small
     out: dict[int, str] = {}
     for chunk in _chunks(wanted):
         out.update(conn.execute(
@@ -217,10 +229,7 @@ class UnitNamer:
         a new server connection). One statement; a larger dictionary reads nothing."""
         if self._names or study.study_id != self.study_id:
             return
-        self._names.update(study.db.conn.execute(
-            "SELECT unit_code, unit_id FROM study_units WHERE study_id = ? AND (SELECT "
-            "coalesce(max(unit_code) + 1, 0) FROM study_units WHERE study_id = ?) <= ?",
-            [self.study_id, self.study_id, _WHOLE_NAMES]).fetchall())
+        self._names.update(_small_dictionary(study.db.conn, self.study_id))
 
     def code_of(self, unit_id: str) -> int | None:
         """The code of ``unit_id`` (None: no stored run of the study returned it)."""
