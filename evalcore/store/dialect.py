@@ -670,31 +670,30 @@ _INSERT_TRIGGER = re.compile(r"^\s*CREATE\s+TRIGGER\s+\w+\s+(BEFORE|AFTER|INSTEA
                              re.IGNORECASE)
 
 
+def _triggers(db: object) -> list[tuple[str, str, bool, bool]]:
+    """(table, trigger, enabled, fires on insert) of the store's own triggers, by table and
+    name. A SQLite trigger exists or does not (always enabled); on PostgreSQL ``ALTER TABLE
+    ... DISABLE`` may leave one off."""
+    if is_postgres(db):
+        sql = ("SELECT c.relname, t.tgname, t.tgenabled <> 'D', (t.tgtype & 4) <> 0 "
+               "FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n "
+               "ON n.oid = c.relnamespace WHERE NOT t.tgisinternal AND n.nspname = current_schema()")
+        return sorted(_raw(db).execute(sql).fetchall())  # type: ignore[attr-defined]
+    sql = "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'"
+    return sorted((table, name, True, bool(_INSERT_TRIGGER.match(create)))
+                  for table, name, create in _raw(db).execute(sql))  # type: ignore[attr-defined]
+
+
 def insert_triggers(db: object) -> list[tuple[str, str]]:
     """(table, trigger) of every trigger that fires on an insert, by table and name (the
     derived rows they write -- unit codes, corpus generations, suspects -- and the seals
     they check are in a copied store already)."""
-    if is_postgres(db):
-        return sorted((table, name) for table, name, _, on_insert in _pg_triggers(db) if on_insert)
-    return sorted((table, name) for table, name, sql in _raw(db).execute(  # type: ignore[attr-defined]
-        "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'")
-        if _INSERT_TRIGGER.match(sql))
-
-
-def _pg_triggers(db: object) -> list[tuple[str, str, bool, bool]]:
-    """(table, trigger, enabled, fires on insert) of the store's own triggers on PostgreSQL."""
-    return _raw(db).execute(  # type: ignore[attr-defined]
-        "SELECT c.relname, t.tgname, t.tgenabled <> 'D', (t.tgtype & 4) <> 0 FROM pg_trigger t "
-        "JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE NOT t.tgisinternal AND n.nspname = current_schema()").fetchall()
+    return [(table, name) for table, name, _, on_insert in _triggers(db) if on_insert]
 
 
 def disabled_triggers(db: object) -> list[str]:
-    """The triggers of the store that are switched off (always none on SQLite, where a
-    trigger exists or does not; on PostgreSQL, those ``ALTER TABLE ... DISABLE`` left off)."""
-    if not is_postgres(db):
-        return []
-    return sorted(name for _, name, enabled, _ in _pg_triggers(db) if not enabled)
+    """The triggers of the store that are switched off (always none on SQLite)."""
+    return sorted(name for _, name, enabled, _ in _triggers(db) if not enabled)
 
 
 @contextmanager
@@ -785,10 +784,7 @@ def foreign_key_violations(db: object) -> int:
 
 def active_triggers(db: object) -> list[str]:
     """The names of the store's own triggers that fire (on PostgreSQL: not disabled), sorted."""
-    if is_postgres(db):
-        return sorted(name for _, name, enabled, _ in _pg_triggers(db) if enabled)
-    sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1"
-    return [name for (name,) in _raw(db).execute(sql)]  # type: ignore[attr-defined]
+    return sorted(name for _, name, enabled, _ in _triggers(db) if enabled)
 
 
 def reset_identities(db: object) -> None:
@@ -855,30 +851,28 @@ def is_postgres(db_or_conn: object) -> bool:
 # -- errors ----------------------------------------------------------------------------
 
 
-def _psycopg() -> object | None:
-    """psycopg if it is loaded. A psycopg error can only come from a PostgreSQL connection,
-    which loaded it; a process that never opens one never pays for importing it."""
-    return sys.modules.get("psycopg")
+def _errors(name: str) -> tuple[type[BaseException], ...]:
+    """sqlite3's error class ``name`` and, when psycopg is loaded, psycopg's. A psycopg error
+    can only come from a PostgreSQL connection, which loaded it; a process that never opens
+    one never pays for importing it."""
+    psycopg = sys.modules.get("psycopg")
+    psycopg_name = "Error" if name == "OperationalError" else name
+    return (getattr(sqlite3, name),) + (() if psycopg is None else (getattr(psycopg, psycopg_name),))
 
 
 def database_errors() -> tuple[type[BaseException], ...]:
     """Any error from the store's database, on either engine."""
-    psycopg = _psycopg()
-    return (sqlite3.Error,) if psycopg is None else (sqlite3.Error, psycopg.Error)  # type: ignore[attr-defined]
+    return _errors("Error")
 
 
 def integrity_errors() -> tuple[type[BaseException], ...]:
     """A constraint (unique, foreign key, check, an append-only trigger) refused a write."""
-    psycopg = _psycopg()
-    return ((sqlite3.IntegrityError,) if psycopg is None
-            else (sqlite3.IntegrityError, psycopg.IntegrityError))  # type: ignore[attr-defined]
+    return _errors("IntegrityError")
 
 
 def operational_errors() -> tuple[type[BaseException], ...]:
-    """The errors a busy store raises (see :func:`is_busy`)."""
-    psycopg = _psycopg()
-    return ((sqlite3.OperationalError,) if psycopg is None
-            else (sqlite3.OperationalError, psycopg.Error))  # type: ignore[attr-defined]
+    """The errors a busy store raises (see :func:`is_busy`): on PostgreSQL any psycopg error."""
+    return _errors("OperationalError")
 
 
 #: PostgreSQL SQLSTATEs meaning "another writer held it too long": lock_not_available,
