@@ -9,7 +9,7 @@ to order the to-decide queue and as predictors in estimates (:mod:`evalcore.esti
 An import (:func:`write_automatic_import`, permission ``IMPORT``) is written staged, its
 labels in short transactions, and published with its audit entry by one final
 transaction; every read ignores staged imports, so a failed or killed import shows nothing
-(the next ``open_store`` removes a dead process's: :func:`discard_abandoned_automatic_imports`).
+(the next ``open_store`` removes a dead process's: :func:`discard_automatic_import`).
 A judge writes each batch as one small published import (:func:`append_automatic_labels`),
 so an interrupted run keeps what it wrote. A source's current label of a unit is the one of
 its latest published import holding the unit.
@@ -28,7 +28,7 @@ from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.document_imports import published
 from evalcore.store.scoping import readable_filter
-from evalcore.store.staging import delete_in_chunks, discard_abandoned, staging_owner
+from evalcore.store.staging import delete_in_chunks, staging_owner
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
@@ -195,15 +195,6 @@ def discard_automatic_import(db: sqlite_utils.Database, import_id: int) -> None:
             "DELETE FROM automatic_imports WHERE import_id = ? AND staged_by IS NOT NULL",
             [import_id],
         )
-
-
-def discard_abandoned_automatic_imports(db: sqlite_utils.Database) -> int:
-    """Discard staged automatic imports whose importing process is gone; return how many."""
-    return discard_abandoned(
-        db,
-        "SELECT import_id, staged_by FROM automatic_imports WHERE staged_by IS NOT NULL",
-        discard_automatic_import,
-    )
 
 
 def automatic_labels(
