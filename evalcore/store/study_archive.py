@@ -297,11 +297,15 @@ def _check_consistency(archive: OpenedArchive) -> None:
         if content_hash(row["title"], row["text"]) != row["content_hash"]:
             problem("documents.jsonl", n, f"document {row['doc_id']!r}: its title and text do not "
                                           "hash to its content_hash (altered after export)")
-    runs = _unique_names(archive, "runs.jsonl", "name", problem)
-    for n, row in enumerate(archive.rows("results.jsonl"), 1):
-        if row["run"] not in runs:
-            problem("results.jsonl", n, f"result of run {row['run']!r}, which runs.jsonl lacks")
-            break
+    def unknown(member: str, column: str, known: set[str], message: str) -> None:
+        """The first row of ``member`` whose ``column`` names none of ``known``."""
+        for n, row in enumerate(archive.rows(member), 1):
+            if str(row[column]) not in known:
+                problem(member, n, message.format(row[column]))
+                return
+
+    unknown("results.jsonl", "run", _unique_names(archive, "runs.jsonl", "name", problem),
+            "result of run {!r}, which runs.jsonl lacks")
     versions = {r["name"]: r["content_hash"] for r in archive.rows("references.jsonl")}
     labels: dict[str, dict[str, dict[str, int]]] = {v: {} for v in versions}
     complete: dict[str, dict[str, bool]] = {v: {} for v in versions}
@@ -320,24 +324,14 @@ def _check_consistency(archive: OpenedArchive) -> None:
                                            f"content hash {digest} (altered after export)")
     samples = _unique_names(archive, "samples.jsonl", "name", problem)
     for member in ("sample_units.jsonl", "sample_nonresponses.jsonl"):
-        for n, row in enumerate(archive.rows(member), 1):
-            if row["sample"] not in samples:
-                problem(member, n, f"row of sample {row['sample']!r}, which samples.jsonl lacks")
-                break
-    imports = {str(n) for n in _unique_names(archive, "automatic_imports.jsonl", "number",
-                                                problem)}
-    for n, row in enumerate(archive.rows("automatic_labels.jsonl"), 1):
-        if str(row["import"]) not in imports:
-            problem("automatic_labels.jsonl", n,
-                    f"automatic label of import {row['import']}, which automatic_imports.jsonl "
-                    "lacks (no import row has that number)")
-            break
-    pins = _unique_names(archive, "protocols.jsonl", "name", problem)
-    for n, row in enumerate(archive.rows("protocol_documents.jsonl"), 1):
-        if row["protocol"] not in pins:
-            problem("protocol_documents.jsonl", n,
-                    f"document of protocol {row['protocol']!r}, which protocols.jsonl lacks")
-            break
+        unknown(member, "sample", samples, "row of sample {!r}, which samples.jsonl lacks")
+    unknown("automatic_labels.jsonl", "import",
+            _unique_names(archive, "automatic_imports.jsonl", "number", problem),
+            "automatic label of import {}, which automatic_imports.jsonl lacks (no import row "
+            "has that number)")
+    unknown("protocol_documents.jsonl", "protocol",
+            _unique_names(archive, "protocols.jsonl", "name", problem),
+            "document of protocol {!r}, which protocols.jsonl lacks")
     _unique_names(archive, "reports.jsonl", "name", problem)
     for n, row in enumerate(archive.rows("reports.jsonl"), 1):
         if body_hash(row["body_json"]) != row["content_hash"]:
@@ -350,11 +344,12 @@ def _check_consistency(archive: OpenedArchive) -> None:
 
 def _unique_names(archive: OpenedArchive, member: str, key: str,
                   problem: Callable[[str, int, str], None]) -> set[str]:
+    """The ``key`` values of ``member``'s rows (as text); a problem for each repeated one."""
     seen: set[str] = set()
     for n, row in enumerate(archive.rows(member), 1):
-        if row[key] in seen:
+        if str(row[key]) in seen:
             problem(member, n, f"{key} {row[key]!r} appears twice")
-        seen.add(row[key])
+        seen.add(str(row[key]))
     return seen
 
 
@@ -388,10 +383,8 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         raise ValueError("name who imports the study (--actor): they become its lead")
     target = study_id or archive.manifest.study_id
     settings = next(archive.rows("study.jsonl"))
-    study = StudyIn(study_id=target, name=settings["name"], corpus_id=settings["corpus_id"],
-                    retrieval_unit=settings["retrieval_unit"],
-                    relevance_threshold=settings["relevance_threshold"], gain=settings["gain"],
-                    org_id=settings["org_id"])
+    study = StudyIn(study_id=target, **{f: settings[f] for f in StudyIn.model_fields
+                                        if f != "study_id"})
     try:  # the study's chosen measures ('' or absent: the default set)
         if settings.get("measures"):
             parse_measure_list(settings["measures"])
