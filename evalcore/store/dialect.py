@@ -104,6 +104,15 @@ _PLACEHOLDER_LIST = re.compile(r"\bIN\s*\(\s*\?(?:\s*,\s*\?)+\s*\)", re.IGNORECA
 _LIST_MARK = re.compile(r"%\(in_list_(\d+)\)s")
 
 
+def in_chunks(ids: Iterable[str], size: int = 500) -> Iterator[tuple[str, list[str]]]:
+    """The distinct ``ids`` in lists of at most ``size``, each with the ``?, ?, ...`` of its
+    ``IN (...)``: a read of many ids stays under the engines' parameter limits."""
+    wanted = list(dict.fromkeys(ids))
+    for start in range(0, len(wanted), size):
+        chunk = wanted[start : start + size]
+        yield ", ".join("?" * len(chunk)), chunk
+
+
 def to_postgres(sql: str) -> str:
     """The PostgreSQL text of one statement the store writes in SQLite's dialect.
 
@@ -534,8 +543,8 @@ def server_place(db: object) -> str:
     if not is_postgres(db):
         return ""
     raw = _raw(db)
-    info = raw.info  # type: ignore[attr-defined]
-    schema, database_oid, schema_oid = raw.execute(  # type: ignore[attr-defined]
+    info = raw.info
+    schema, database_oid, schema_oid = raw.execute(
         "SELECT current_schema(), d.oid, n.oid FROM pg_database d, pg_namespace n "
         "WHERE d.datname = current_database() AND n.nspname = current_schema()").fetchone()
     return (f"postgresql://{info.host}:{info.port}/{info.dbname}/{schema}"
@@ -553,7 +562,7 @@ _PG_REFERENCES = ("SELECT s.relname, d.relname FROM pg_constraint c "
                   "WHERE c.contype = 'f' AND n.nspname = current_schema()")
 
 
-def _raw(db: object) -> object:
+def _raw(db: object) -> Any:
     """The engine's own connection: psycopg's on PostgreSQL, sqlite3's on SQLite."""
     conn = getattr(db, "conn", db)
     return conn.raw if is_postgres(conn) else conn  # type: ignore[attr-defined]
@@ -566,7 +575,7 @@ def tables_in_dependency_order(db: object) -> list[str]:
     names = set(store_tables(db))
     needs: dict[str, set[str]] = {name: set() for name in names}
     references = _PG_REFERENCES if is_postgres(db) else _SQLITE_REFERENCES
-    for table, referenced in _raw(db).execute(references):  # type: ignore[attr-defined]
+    for table, referenced in _raw(db).execute(references):
         if table in needs and referenced in names and referenced != table:
             needs[table].add(referenced)
     ordered: list[str] = []
@@ -589,12 +598,12 @@ def copy_columns(db: object, table: str) -> list[str]:
     identity column of that name), so a copy keeps the row's identity."""
     raw = _raw(db)
     if is_postgres(db):
-        return [name for (name,) in raw.execute(  # type: ignore[attr-defined]
+        return [name for (name,) in raw.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = "
             "current_schema() AND table_name = %s ORDER BY ordinal_position", [table])]
-    info = raw.execute("SELECT name, upper(type), pk FROM pragma_table_info(?) "  # type: ignore[attr-defined]
+    info = raw.execute("SELECT name, upper(type), pk FROM pragma_table_info(?) "
                        "ORDER BY cid", [table]).fetchall()
-    (create,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?",  # type: ignore[attr-defined]
+    (create,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?",
                             [table]).fetchone()
     keys = [kind for _, kind, pk in info if pk]
     without_rowid = bool(re.search(r"\)\s*WITHOUT\s+ROWID\s*;?\s*$", create, re.IGNORECASE))
@@ -616,9 +625,9 @@ def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterato
            f"ORDER BY {row_key(db, table)}")
     raw = _raw(db)
     if is_postgres(db):
-        cursor = raw.cursor(name=f"copy_{table}")  # type: ignore[attr-defined]
+        cursor = raw.cursor(name=f"copy_{table}")
     else:
-        cursor = raw.cursor()  # type: ignore[attr-defined]
+        cursor = raw.cursor()
     size = min(batch, 64)  # the first rows tell how wide they are
     try:
         cursor.execute(sql)
@@ -638,7 +647,7 @@ def write_rows(db: object, table: str, columns: list[str], batches: Iterable[lis
     names = ", ".join(_quoted(c) for c in columns)
     raw = _raw(db)
     if is_postgres(db):
-        with raw.cursor() as cursor, cursor.copy(  # type: ignore[attr-defined]
+        with raw.cursor() as cursor, cursor.copy(
                 f"COPY {_quoted(table)} ({names}) FROM STDIN") as copy:
             for rows in batches:
                 for row in rows:
@@ -646,7 +655,7 @@ def write_rows(db: object, table: str, columns: list[str], batches: Iterable[lis
         return
     sql = f"INSERT INTO {_quoted(table)} ({names}) VALUES ({', '.join('?' * len(columns))})"
     for rows in batches:
-        raw.executemany(sql, rows)  # type: ignore[attr-defined]
+        raw.executemany(sql, rows)
 
 
 def insert_rows(db: object, table: str, columns: list[str], rows: Iterable[tuple]) -> None:
@@ -658,12 +667,12 @@ def insert_rows(db: object, table: str, columns: list[str], rows: Iterable[tuple
 
 def has_rows(db: object, table: str) -> bool:
     """Does ``table`` hold any row?"""
-    return _raw(db).execute(  # type: ignore[attr-defined]
+    return _raw(db).execute(
         f"SELECT EXISTS (SELECT 1 FROM {_quoted(table)})").fetchone()[0] in (1, True)
 
 
 def count_rows(db: object, table: str) -> int:
-    return int(_raw(db).execute(f"SELECT count(*) FROM {_quoted(table)}").fetchone()[0])  # type: ignore[attr-defined]
+    return int(_raw(db).execute(f"SELECT count(*) FROM {_quoted(table)}").fetchone()[0])
 
 
 _INSERT_TRIGGER = re.compile(r"^\s*CREATE\s+TRIGGER\s+\w+\s+(BEFORE|AFTER|INSTEAD\s+OF)\s+INSERT\b",
@@ -678,10 +687,10 @@ def _triggers(db: object) -> list[tuple[str, str, bool, bool]]:
         sql = ("SELECT c.relname, t.tgname, t.tgenabled <> 'D', (t.tgtype & 4) <> 0 "
                "FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n "
                "ON n.oid = c.relnamespace WHERE NOT t.tgisinternal AND n.nspname = current_schema()")
-        return sorted(_raw(db).execute(sql).fetchall())  # type: ignore[attr-defined]
+        return sorted(_raw(db).execute(sql).fetchall())
     sql = "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'"
     return sorted((table, name, True, bool(_INSERT_TRIGGER.match(create)))
-                  for table, name, create in _raw(db).execute(sql))  # type: ignore[attr-defined]
+                  for table, name, create in _raw(db).execute(sql))
 
 
 def insert_triggers(db: object) -> list[tuple[str, str]]:
@@ -707,18 +716,18 @@ def insert_triggers_suspended(db: object) -> Iterator[list[tuple[str, str]]]:
     raw = _raw(db)
     if is_postgres(db):
         for table, name in triggers:
-            raw.execute(f"ALTER TABLE {_quoted(table)} DISABLE TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+            raw.execute(f"ALTER TABLE {_quoted(table)} DISABLE TRIGGER {_quoted(name)}")
         yield triggers
         for table, name in triggers:
-            raw.execute(f"ALTER TABLE {_quoted(table)} ENABLE TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+            raw.execute(f"ALTER TABLE {_quoted(table)} ENABLE TRIGGER {_quoted(name)}")
         return
-    created = [raw.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "  # type: ignore[attr-defined]
+    created = [raw.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
                            "AND name = ?", [name]).fetchone()[0] for _, name in triggers]
     for _, name in triggers:
-        raw.execute(f"DROP TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+        raw.execute(f"DROP TRIGGER {_quoted(name)}")
     yield triggers
     for sql in created:
-        raw.execute(sql)  # type: ignore[attr-defined]
+        raw.execute(sql)
 
 
 # -- checking a store (evalcore.store.backup.verify_store) ---------------------------------
@@ -761,9 +770,9 @@ def integrity_check(db: object) -> list[str]:
     trigger."""
     raw = _raw(db)
     if is_postgres(db):
-        found = [text for (text,) in raw.execute(_PG_INTEGRITY)]  # type: ignore[attr-defined]
+        found = [text for (text,) in raw.execute(_PG_INTEGRITY)]
         return found or ["ok"]
-    return [r[0] for r in raw.execute("PRAGMA integrity_check")]  # type: ignore[attr-defined]
+    return [r[0] for r in raw.execute("PRAGMA integrity_check")]
 
 
 def foreign_key_violations(db: object) -> int:
@@ -771,12 +780,12 @@ def foreign_key_violations(db: object) -> int:
     foreign_key_check``; on PostgreSQL each foreign key checked by an anti-join)."""
     raw = _raw(db)
     if not is_postgres(db):
-        return len(raw.execute("PRAGMA foreign_key_check").fetchall())  # type: ignore[attr-defined]
+        return len(raw.execute("PRAGMA foreign_key_check").fetchall())
     total = 0
-    for child, columns, parent, keys in raw.execute(_PG_FOREIGN_KEYS).fetchall():  # type: ignore[attr-defined]
+    for child, columns, parent, keys in raw.execute(_PG_FOREIGN_KEYS).fetchall():
         present = " AND ".join(f"c.{_quoted(col)} IS NOT NULL" for col in columns)
         joined = " AND ".join(f"p.{_quoted(k)} = c.{_quoted(col)}" for col, k in zip(columns, keys, strict=True))
-        total += int(raw.execute(  # type: ignore[attr-defined]
+        total += int(raw.execute(
             f"SELECT count(*) FROM {_quoted(child)} c WHERE {present} AND NOT EXISTS "
             f"(SELECT 1 FROM {_quoted(parent)} p WHERE {joined})").fetchone()[0])
     return total
@@ -791,13 +800,13 @@ def reset_identities(db: object) -> None:
     """After rows were copied in with their keys: on PostgreSQL each identity counter moved
     past the largest key (the next insert does not collide); SQLite's rowids need nothing."""
     if is_postgres(db):
-        _raw(db).execute(RESYNC_IDENTITIES)  # type: ignore[attr-defined]
+        _raw(db).execute(RESYNC_IDENTITIES)
 
 
 def stored_schema_version(db: object) -> int:
     """The store's schema version: ``PRAGMA user_version`` on SQLite, the one row of
     ``schema_version`` on PostgreSQL (0 before the first migration)."""
-    raw: Any = _raw(db)
+    raw = _raw(db)
     if not is_postgres(db):
         return int(raw.execute("PRAGMA user_version").fetchone()[0])
     if raw.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]:
@@ -808,7 +817,7 @@ def stored_schema_version(db: object) -> int:
 
 def set_schema_version(db: object, version: int) -> None:
     """Record ``version`` as the store's schema version (inside the migration's transaction)."""
-    raw: Any = _raw(db)
+    raw = _raw(db)
     if not is_postgres(db):
         raw.execute(f"PRAGMA user_version = {int(version)}")
         return
@@ -821,7 +830,7 @@ def run_schema_statements(db: object, statements: Iterable[str]) -> None:
     """One migration's statements; on PostgreSQL each translated (:func:`schema_to_postgres`),
     with the helper functions created first and the identity counters moved past rows
     copied with their keys."""
-    raw: Any = _raw(db)
+    raw = _raw(db)
     if not is_postgres(db):
         for statement in statements:
             raw.execute(statement)

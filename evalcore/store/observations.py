@@ -35,7 +35,7 @@ from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.population import StudyPopulation, study_population
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.removed_queries import removed_query_ids
-from evalcore.store.resolution import resolved_gains, working_labels
+from evalcore.store.resolution import query_filters, resolved_gains, working_labels
 from evalcore.store.runs import RunInfo, get_run
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.study_handle import Study
@@ -54,16 +54,9 @@ def _run_rankings(
 ) -> dict[str, tuple[list[str], list[float | None]]]:
     """query_id -> (unit ids, scores) best first, from the packed ``run_rankings`` (of the
     given queries only, by primary key, when ``query_ids`` is given)."""
-    if query_ids is None:
-        scans: list[tuple[str, list[str]]] = [("", [])]
-    else:
-        scans = [
-            (f" AND query_id IN ({', '.join('?' * len(chunk))})", chunk)
-            for chunk in (query_ids[i : i + 500] for i in range(0, len(query_ids), 500))
-        ]
     out: dict[str, tuple[list[str], list[float | None]]] = {}
     loads = json.loads
-    for condition, params in scans:
+    for condition, params in query_filters(query_ids):
         for query_id, units, scores in db.conn.execute(
             "SELECT query_id, unit_ids, scores FROM run_rankings WHERE run_id = ?" + condition,
             [run_id, *params],

@@ -3,6 +3,7 @@
 from collections.abc import Iterable
 
 from evalcore.contract.query_order import natural_key
+from evalcore.store.dialect import in_chunks
 from evalcore.store.study_handle import Study
 
 
@@ -13,11 +14,8 @@ def query_texts(study: Study, query_ids: Iterable[str] | None = None) -> dict[st
             "SELECT query_id, text FROM queries WHERE study_id = ?", [study.study_id]
         ).fetchall()
         return dict(sorted(rows, key=lambda row: natural_key(row[0])))
-    wanted = list(dict.fromkeys(query_ids))
     out: dict[str, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
+    for marks, chunk in in_chunks(query_ids):
         out.update(
             study.db.execute(
                 f"SELECT query_id, text FROM queries WHERE study_id = ? AND query_id IN ({marks})",

@@ -24,6 +24,7 @@ from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
 from evalcore.store.audit import record_audit
 from evalcore.store.completeness import append_completeness_event, completeness_states
+from evalcore.store.dialect import in_chunks
 from evalcore.store.document_imports import published
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.study_handle import Study, open_study
@@ -127,9 +128,7 @@ def check_known_ids(
         return
     wanted = [i for i in dict.fromkeys(ids) if i not in known_extra]
     unknown: list[str] = []
-    for start in range(0, len(wanted), 900):
-        chunk = wanted[start : start + 900]
-        marks = ", ".join("?" * len(chunk))
+    for marks, chunk in in_chunks(wanted, 900):
         found = {
             r[0]
             for r in db.execute(
