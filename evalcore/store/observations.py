@@ -37,7 +37,7 @@ from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.removed_queries import removed_query_ids
 from evalcore.store.resolution import query_filters, resolved_gains, working_labels
 from evalcore.store.runs import RunInfo, get_run
-from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.unit_codes import (
     RankingCodes,
@@ -124,11 +124,37 @@ def observations_for_runs(
     }
     # a given query set is read as it is: only the natural one leaves removed queries out
     removed = frozenset() if scope is not None else removed_query_ids(study)
-    return {
-        run.name: _run_observations(study, study.settings, run, reference, scope, labels,
-                                    ref.complete, ref.corpus_size, removed)
-        for run in runs
-    }
+    settings = study.settings
+    no_ranking: tuple[list[str], list[float | None]] = ([], [])
+    no_labels: list[Label] = []
+    out: dict[str, list[Observation]] = {}
+    for run in runs:
+        rankings = _run_rankings(study.db, run.run_id, scope)
+        wanted = _query_set(rankings, labels, ref.complete, scope, removed=removed)
+        permitted = permitted_ids_for_run(study.db, run)
+        observations = out[run.name] = []
+        for query_id in wanted:
+            units, scores = rankings.get(query_id, no_ranking)
+            observations.append(
+                Observation(
+                    query_id=query_id,
+                    corpus_id=settings.corpus_id,
+                    corpus_fingerprint=run.corpus_fingerprint,
+                    cutoff=None,
+                    retrieval_unit=settings.retrieval_unit,
+                    k=run.k,
+                    returned_ids=units if units else [],
+                    scores=None if None in scores else (scores if scores else []),
+                    labels=labels.get(query_id, no_labels),
+                    population_complete=ref.complete.get(query_id, False),
+                    scan_complete=run.scan_complete,
+                    permitted_ids=None if permitted is None else list(permitted),
+                    unit_of=None,
+                    reference_version=reference,
+                    corpus_size=ref.corpus_size,
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -440,47 +466,6 @@ def _query_set(
     if order is not None and len(order) == len(wanted) and wanted.issuperset(order):
         return order  # the same set: already in natural order
     return sorted(wanted, key=natural_key)
-
-
-def _run_observations(
-    handle: Study,
-    study: StudyIn,
-    run: RunInfo,
-    reference: str | None,
-    scope: list[str] | None,
-    labels: dict[str, list[Label]],
-    complete: dict[str, bool],
-    corpus_size: int | None,
-    removed: frozenset[str],
-) -> list[Observation]:
-    rankings = _run_rankings(handle.db, run.run_id, scope)
-    wanted = _query_set(rankings, labels, complete, scope, removed=removed)
-    permitted = permitted_ids_for_run(handle.db, run)
-    no_ranking: tuple[list[str], list[float | None]] = ([], [])
-    no_labels: list[Label] = []
-    observations: list[Observation] = []
-    for query_id in wanted:
-        units, scores = rankings.get(query_id, no_ranking)
-        observations.append(
-            Observation(
-                query_id=query_id,
-                corpus_id=study.corpus_id,
-                corpus_fingerprint=run.corpus_fingerprint,
-                cutoff=None,
-                retrieval_unit=study.retrieval_unit,
-                k=run.k,
-                returned_ids=units if units else [],
-                scores=None if None in scores else (scores if scores else []),
-                labels=labels.get(query_id, no_labels),
-                population_complete=complete.get(query_id, False),
-                scan_complete=run.scan_complete,
-                permitted_ids=None if permitted is None else list(permitted),
-                unit_of=None,
-                reference_version=reference,
-                corpus_size=corpus_size,
-            )
-        )
-    return observations
 
 
 def run_tied_score_pairs(study: Study, run_id: int, query_ids: Sequence[str]) -> int:
