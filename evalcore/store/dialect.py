@@ -641,9 +641,12 @@ def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterato
         cursor.close()
 
 
-def write_rows(db: object, table: str, columns: list[str], batches: Iterable[list[tuple]]) -> None:
+def write_rows(db: object, table: str, columns: list[str],
+               batches: Iterable[Iterable[tuple]]) -> None:
     """Insert every row of ``batches`` into ``table`` as given (keys and rowids included):
-    one ``COPY`` on PostgreSQL, batched inserts on SQLite; inside the caller's transaction."""
+    one ``COPY`` on PostgreSQL (one round trip for the lot instead of one per row), batched
+    inserts on SQLite; inside the caller's transaction. For the store's large inserts (a
+    copied store, a run's results and rankings)."""
     names = ", ".join(_quoted(c) for c in columns)
     raw = _raw(db)
     if is_postgres(db):
@@ -656,13 +659,6 @@ def write_rows(db: object, table: str, columns: list[str], batches: Iterable[lis
     sql = f"INSERT INTO {_quoted(table)} ({names}) VALUES ({', '.join('?' * len(columns))})"
     for rows in batches:
         raw.executemany(sql, rows)
-
-
-def insert_rows(db: object, table: str, columns: list[str], rows: Iterable[tuple]) -> None:
-    """Insert ``rows`` into ``table`` inside the caller's transaction: one ``COPY`` on
-    PostgreSQL (one round trip for the lot instead of one per row), ``executemany`` on
-    SQLite. For the store's large inserts (a run's results and rankings)."""
-    write_rows(db, table, columns, (rows,))
 
 
 def has_rows(db: object, table: str) -> bool:
