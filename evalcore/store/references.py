@@ -150,17 +150,10 @@ def get_reference(study: Study, name: str) -> ReferenceVersion:
         [study.study_id, name],
     ).fetchone()
     if row is None:
-        known = [
-            r[0]
-            for r in study.db.execute(
-                "SELECT name FROM reference_versions WHERE study_id = ? ORDER BY created_at",
-                [study.study_id],
-            )
-        ]
         raise not_found(
             ReferenceNotFoundError,
             f"no reference version {name!r} in study {study.study_id!r}",
-            known,
+            [version.name for version in list_references(study)],
             listing="frozen versions",
             none_yet="none is frozen yet",
         )
