@@ -123,11 +123,15 @@ def _columns(member: str) -> str:
 
 
 #: Member -> the SELECT of its columns (named parameter ``:study``), in archive order
-#: (``protocol_documents.jsonl``: :class:`ExportRedaction`'s).
+#: (``documents.jsonl`` and ``protocol_documents.jsonl``: :func:`_write_members`').
 _SELECTS: dict[str, str] = {
     member: f"SELECT {_columns(member)} FROM {table} WHERE study_id = :study ORDER BY {order}"
     for member, (table, order) in _TABLES.items()
 } | {
+    "study.jsonl": "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, "
+                   "s.org_id, s.created_at, o.name, c.owner_org, s.measures FROM studies s "
+                   "LEFT JOIN organisations o ON o.org_id = s.org_id "
+                   "LEFT JOIN corpora c ON c.corpus_id = s.corpus_id WHERE s.study_id = :study",
     "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
                   "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
                   "ORDER BY run_id",
@@ -218,35 +222,28 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
 
 def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
                    actor: str | None) -> tuple[dict[str, Any], int, list[str]]:
-    study = db.execute(
-        "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, s.org_id, "
-        "s.created_at, o.name, c.owner_org, s.measures FROM studies s "
-        "LEFT JOIN organisations o ON o.org_id = s.org_id "
-        "LEFT JOIN corpora c ON c.corpus_id = s.corpus_id WHERE s.study_id = ?", [study_id],
-    ).fetchone()
+    (corpus,) = db.execute("SELECT corpus_id FROM studies WHERE study_id = ?",
+                           [study_id]).fetchone()
     entries: dict[str, Any] = {}
-    params: dict[str, Any] = {"study": study_id, "corpus": study[1]}
-    redaction = ExportRedaction(db, actor, study_id, study[1])
+    params: dict[str, Any] = {"study": study_id, "corpus": corpus}
+    redaction = ExportRedaction(db, actor, study_id, corpus)
     readable = redaction.readable
+    #: Member -> its SELECT and parameters, where the exporter's redaction shapes them.
+    redacted = {
+        "documents.jsonl": ("SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
+                            f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
+                            f"AND {readable.where} ORDER BY d.doc_id",
+                            {**params, **readable.params}),
+        "protocol_documents.jsonl": (redaction.protocol_documents_sql, redaction.params),
+        "results.jsonl": (_SELECTS["results.jsonl"].replace("{score}", redaction.score_sql),
+                          redaction.params),
+    }
     for member in MEMBERS:
         writer = MemberWriter(folder, member)
         try:
-            if member == "study.jsonl":
-                writer.write(tuple(study))
-            elif member == "documents.jsonl":
-                for row in db.execute(
-                        "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
-                        f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
-                        f"AND {readable.where} ORDER BY d.doc_id", {**params, **readable.params}):
-                    writer.write(row)
-            elif member == "protocol_documents.jsonl":
-                for row in db.execute(redaction.protocol_documents_sql, redaction.params):
-                    writer.write(row)
-            else:
-                sql = _SELECTS[member].replace("{score}", redaction.score_sql)
-                for row in db.execute(sql, redaction.params if member == "results.jsonl"
-                                      else params):
-                    writer.write(redaction.row(member, row))
+            sql, values = redacted[member] if member in redacted else (_SELECTS[member], params)
+            for row in db.execute(sql, values):
+                writer.write(redaction.row(member, row))
         finally:
             entries[member] = writer.close()
     used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
