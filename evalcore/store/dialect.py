@@ -506,24 +506,17 @@ def store_tables(db: object, column: str | None = None) -> list[str]:
 
 
 def row_key(db: object, table: str) -> str:
-    """``rowid``, or the primary key columns of a table without one (SQLite's WITHOUT ROWID;
-    on PostgreSQL the tables the schema gave no ``rowid`` column)."""
-    if is_postgres(db):
-        has_rowid = db.execute(  # type: ignore[attr-defined]
-            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = ? AND column_name = 'rowid'", [table]).fetchone()
-        if has_rowid:
-            return "rowid"
-        return ", ".join(name for name, in db.execute(  # type: ignore[attr-defined]
-            "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
-            "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(? AS regclass) "
-            "AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)", [table]))
-    without_rowid = "WITHOUT ROWID" in db.execute(  # type: ignore[attr-defined]
-        "SELECT sql FROM sqlite_master WHERE name = ?", [table]).fetchone()[0].upper()
-    if not without_rowid:
+    """``rowid`` where :func:`copy_columns` holds it, else the table's primary key columns (an
+    integer key, which a SQLite rowid aliases, or the key of a table without a rowid)."""
+    if "rowid" in copy_columns(db, table):
         return "rowid"
-    return ", ".join(name for name, in db.execute(  # type: ignore[attr-defined]
-        "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [table]))
+    if is_postgres(db):
+        sql = ("SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+               "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(%s AS regclass) "
+               "AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)")
+    else:
+        sql = "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk"
+    return ", ".join(name for (name,) in _raw(db).execute(sql, [table]))
 
 
 def main_file(db: object) -> str:
@@ -531,9 +524,8 @@ def main_file(db: object) -> str:
     (the caches keyed by the store file then keep to the connection)."""
     if is_postgres(db):
         return ""
-    conn = getattr(db, "conn", db)
-    return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
-                 if r[1] == "main"), "") or ""
+    files = {name: file for _, name, file in _raw(db).execute("PRAGMA database_list")}
+    return files.get("main") or ""
 
 
 def server_place(db: object) -> str:
