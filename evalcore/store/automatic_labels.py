@@ -70,13 +70,19 @@ def write_automatic_import(
     anything when ``actor`` may not import into the study."""
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        import_id = _insert_import(
-            db, study_id, source, file, format, actor, len(labels), staged_by=staging_owner()
+        cursor = db.execute(
+            "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+            "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [study_id, source, file, format, actor, utc_now_iso(), len(labels), staging_owner()],
         )
+        import_id = int(cursor.lastrowid)
     try:
         for start in range(0, len(labels), CHUNK):
             with write_transaction(db):
-                _insert_labels(db, import_id, labels[start : start + CHUNK])
+                db.conn.executemany(
+                    "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) "
+                    "VALUES (?, ?, ?, ?)",
+                    ((import_id, q, u, g) for q, u, g in labels[start : start + CHUNK]))
         with write_transaction(db):
             authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
             db.execute(
@@ -84,7 +90,9 @@ def write_automatic_import(
                 "WHERE import_id = ?",
                 [utc_now_iso(), import_id],
             )
-            _audit_import(db, study_id, source, file, format, actor, len(labels), detail)
+            record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
+                         detail={"source": source, "file": file, "format": format,
+                                 "labels": len(labels), "imported_by": actor, **(detail or {})})
     except BaseException:
         discard_automatic_import(db, import_id)
         raise
@@ -103,54 +111,16 @@ def append_automatic_labels(
     detail: dict[str, object] | None = None,
 ) -> int:
     """Store a small batch of ``labels`` ((query id, unit id, gain), each unit once) of the
-    automatic ``source`` as one published import, in one short write transaction that
-    authorises ``actor`` (permission ``IMPORT``), writes the import and its labels and
-    appends the audit entry (``import.automatic-labels``). For a judge that answers a few
-    units at a time (``evalcore judge``): each batch is kept as soon as it is written, so
-    an interrupted run keeps what it stored. Returns the import's id."""
+    automatic ``source`` as one published import: :func:`write_automatic_import` inside one
+    short write transaction (its staging never shows), audited as ``import.automatic-labels``.
+    For a judge that answers a few units at a time (``evalcore judge``): each batch is kept as
+    soon as it is written, so an interrupted run keeps what it stored. Returns the import's
+    id."""
     if not labels:
         raise ValueError("no automatic labels to append")
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        import_id = _insert_import(
-            db, study_id, source, file, format, actor, len(labels), staged_by=None
-        )
-        _insert_labels(db, import_id, labels)
-        _audit_import(db, study_id, source, file, format, actor, len(labels), detail)
-    return import_id
-
-
-def _insert_import(
-    db: sqlite_utils.Database, study_id: str, source: str, file: str, format: str,
-    actor: str, n_labels: int, *, staged_by: str | None,
-) -> int:
-    """One ``automatic_imports`` row (staged when ``staged_by`` is set); its id."""
-    return int(
-        db.execute(
-            "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
-            "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [study_id, source, file, format, actor, utc_now_iso(), n_labels, staged_by],
-        ).lastrowid
-    )
-
-
-def _insert_labels(
-    db: sqlite_utils.Database, import_id: int, labels: Sequence[tuple[str, str, int]]
-) -> None:
-    db.conn.executemany(
-        "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) VALUES (?, ?, ?, ?)",
-        ((import_id, q, u, g) for q, u, g in labels),
-    )
-
-
-def _audit_import(
-    db: sqlite_utils.Database, study_id: str, source: str, file: str, format: str,
-    actor: str, n_labels: int, detail: dict[str, object] | None,
-) -> None:
-    """The ``import.automatic-labels`` audit entry of a published import."""
-    record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
-                 detail={"source": source, "file": file, "format": format,
-                         "labels": n_labels, "imported_by": actor, **(detail or {})})
+        return write_automatic_import(db, study_id=study_id, source=source, file=file,
+                                      format=format, labels=labels, actor=actor, detail=detail)
 
 
 def judgeable_documents(study: Study, corpus_id: str, doc_ids: Iterable[str]) -> dict[str, str]:
