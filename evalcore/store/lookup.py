@@ -1,4 +1,5 @@
-"""The one shape of a failed lookup by name: "no X ...; here is what exists".
+"""Lookups: whether a row exists, and the one shape of a failed lookup by name: "no X ...;
+here is what exists".
 
 Every "not found" a person can meet (a study, run, reference version, pinned
 protocol or stored report) names what was asked for and lists what exists,
@@ -6,11 +7,16 @@ so the next command can be typed right.
 """
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from evalcore.contract.limits import clipped
 
 E = TypeVar("E", bound=LookupError)
+
+
+def exists(db: Any, sql: str, parameters: Sequence[Any] = ()) -> bool:
+    """Does ``sql`` (on the store ``db``, or a study handle's) return a row?"""
+    return db.execute(sql, parameters).fetchone() is not None
 
 
 def not_found(

@@ -31,6 +31,7 @@ from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states, is_complete
+from evalcore.store.lookup import exists
 from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.population import StudyPopulation, study_population
 from evalcore.store.references import reference_completeness, reference_labels
@@ -77,9 +78,9 @@ def _pinned_protocol(db: sqlite_utils.Database, run: RunInfo) -> str | None:
     name = run.protocol.get("pinned_protocol") or run.protocol.get("name")
     if not isinstance(name, str):
         return None
-    if not db.execute(
-        "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [run.study_id, name]
-    ).fetchone():
+    if not exists(
+        db, "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [run.study_id, name]
+    ):
         return None
     return name
 

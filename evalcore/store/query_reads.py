@@ -4,6 +4,7 @@ from collections.abc import Iterable
 
 from evalcore.contract.query_order import natural_key
 from evalcore.store.dialect import in_chunks
+from evalcore.store.lookup import exists
 from evalcore.store.study_handle import Study
 
 
@@ -35,9 +36,5 @@ def query_text(study: Study, query_id: str) -> str:
 
 def query_registered(study: Study, query_id: str) -> bool:
     """Is ``query_id`` a registered query of the study?"""
-    return (
-        study.db.execute(
-            "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study.study_id, query_id]
-        ).fetchone()
-        is not None
-    )
+    return exists(study.db, "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?",
+                  [study.study_id, query_id])

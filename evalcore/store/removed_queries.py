@@ -26,6 +26,7 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
+from evalcore.store.lookup import exists
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -91,10 +92,10 @@ def remove_query(
                 "query has this id (list them with: evalcore queries list --study "
                 f"{study_id})"
             )
-        if db.execute(
-            "SELECT 1 FROM removed_queries WHERE study_id = ? AND query_id = ?",
+        if exists(
+            db, "SELECT 1 FROM removed_queries WHERE study_id = ? AND query_id = ?",
             [study_id, query_id],
-        ).fetchone():
+        ):
             raise ValueError(
                 f"query {query_id!r} is already removed from study {study_id!r}; "
                 "restore it with: evalcore queries restore"

@@ -27,7 +27,7 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import clipped
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.lookup import not_found
+from evalcore.store.lookup import exists, not_found
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -197,9 +197,9 @@ def create_sample(
     get_study(db, study_id)
     with write_transaction(db):
         study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
-        if db.execute(
-            "SELECT 1 FROM samples WHERE study_id = ? AND name = ?", [study_id, name]
-        ).fetchone():
+        if exists(
+            db, "SELECT 1 FROM samples WHERE study_id = ? AND name = ?", [study_id, name]
+        ):
             raise ValueError(
                 f"study {study_id!r} has a sample {name!r} already; grow it with: evalcore "
                 f"sample grow --name {name} --size N, or choose another --name"
@@ -311,11 +311,11 @@ def record_nonresponse(
     get_study(db, study_id)
     with write_transaction(db):
         get_sample(open_study(db, study_id, annotator, Permission.LABEL), name)
-        if not db.execute(
-            "SELECT 1 FROM sample_units WHERE study_id = ? AND name = ? AND query_id = ? "
+        if not exists(
+            db, "SELECT 1 FROM sample_units WHERE study_id = ? AND name = ? AND query_id = ? "
             "AND unit_id = ?",
             [study_id, name, query_id, unit_id],
-        ).fetchone():
+        ):
             raise ValueError(
                 f"unit {unit_id!r} of query {query_id!r} is not in sample {name!r}; "
                 "only a sampled unit can be skipped in a sample's queue"

@@ -26,6 +26,7 @@ from evalcore.store.audit import record_audit
 from evalcore.store.completeness import append_completeness_event, completeness_states
 from evalcore.store.dialect import in_chunks
 from evalcore.store.document_imports import published
+from evalcore.store.lookup import exists
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.study_handle import Study, open_study
 
@@ -121,9 +122,8 @@ def check_known_ids(
     if allow_unknown:
         return
     known_extra = also_known or set()
-    has_docs = bool(known_extra) or arriving_documents > 0 or db.execute(
-        f"SELECT 1 FROM documents WHERE corpus_id = ? AND {published()} LIMIT 1", [corpus_id]
-    ).fetchone() is not None
+    has_docs = bool(known_extra) or arriving_documents > 0 or exists(
+        db, f"SELECT 1 FROM documents WHERE corpus_id = ? AND {published()} LIMIT 1", [corpus_id])
     if not has_docs:
         return
     wanted = [i for i in dict.fromkeys(ids) if i not in known_extra]
