@@ -14,7 +14,7 @@ from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.dialect import write_rows
-from evalcore.store.lookup import not_found
+from evalcore.store.lookup import exists, not_found
 from evalcore.store.staging import staging_owner
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
@@ -71,7 +71,7 @@ def add_run(
     require_known_study(db, actor, study_id)
     with write_transaction(db):
         run_id = _insert_run(db, study_id, name, source, k, protocol, corpus_fingerprint,
-                             scan_complete, actor, staged_by=None)
+                             scan_complete, actor, None)
         if rankings is None:
             write_run_results(db, run_id, results or ())
         else:
@@ -145,14 +145,15 @@ def stage_run(
     Fill it with :func:`write_run_results` (one short transaction per chunk) and
     make it visible with :func:`publish_run`; see :mod:`evalcore.store.staging`.
     """
+    owner = staging_owner()
     with write_transaction(db):
         return _insert_run(db, study_id, name, source, k, protocol, corpus_fingerprint,
-                           scan_complete, actor, staged_by=staging_owner())
+                           scan_complete, actor, owner)
 
 
 def _insert_run(db: sqlite_utils.Database, study_id: str, name: str, source: str, k: int,
                 protocol: dict | None, corpus_fingerprint: str | None, scan_complete: bool,
-                actor: str | None, *, staged_by: str | None) -> int:
+                actor: str | None, staged_by: str | None) -> int:
     """A new ``runs`` row (staged when ``staged_by`` is set), once ``actor`` may create runs
     and the name is free; its run_id."""
     authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
@@ -194,13 +195,8 @@ def packed_unit_ids(text: str) -> list[str]:
 
 
 def run_exists(study: Study, name: str) -> bool:
-    return (
-        study.db.execute(
-            "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
-            [study.study_id, name],
-        ).fetchone()
-        is not None
-    )
+    return exists(study.db, "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND "
+                  "staged_by IS NULL", [study.study_id, name])
 
 
 #: The columns of a :class:`RunInfo`, in its fields' order.
