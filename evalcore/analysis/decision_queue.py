@@ -47,12 +47,12 @@ from evalcore.analysis.decision import (
 from evalcore.analysis.pair_bounds import (
     OPEN_MARGIN,
     PAIR_FAMILIES,
-    first_sure_ranks,
     net_weight,
     pair_interval,
     pair_interval_ends,
 )
 from evalcore.analysis.pair_units import PairUnits
+from evalcore.compute.measures.ranking import segment_reduce
 from evalcore.contract.gains import MAX_GAIN
 
 
@@ -127,7 +127,12 @@ def _relevant_rows(pair: PairEvaluation, name: str) -> np.ndarray | None:
     t = _threshold(measure, pair.protocol)
     # A row ranked after a run's first certainly relevant unit is never that run's first
     # relevant one (a label only moves the first one up): only rows up to it are read.
-    first_a, first_b = first_sure_ranks(u, u.low >= t, in_a, in_b)
+    big = np.iinfo(np.int64).max
+    sure = u.low >= t
+    first_a = segment_reduce(np.minimum, u.query, np.where(sure & in_a, u.rank_a, big),
+                             np.full(u.n, big, dtype=np.int64))
+    first_b = segment_reduce(np.minimum, u.query, np.where(sure & in_b, u.rank_b, big),
+                             np.full(u.n, big, dtype=np.int64))
     return (u.high >= t) & ((in_a & (u.rank_a <= first_a[u.query]))
                             | (in_b & (u.rank_b <= first_b[u.query])))
 

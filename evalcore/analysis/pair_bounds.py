@@ -146,20 +146,9 @@ def net_weight(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> np
     return in_a.astype(np.float64) - in_b.astype(np.float64)
 
 
-def first_sure_ranks(units: PairUnits, sure: np.ndarray, in_a: np.ndarray, in_b: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, each run's rank of its first certainly relevant unit in its cut (int64
-    max where none)."""
-    big = np.iinfo(np.int64).max
-    return tuple(  # type: ignore[return-value]
-        segment_reduce(np.minimum, units.query, np.where(sure & cut, rank, big),
-                       np.full(units.n, big, dtype=np.int64))
-        for cut, rank in ((in_a, units.rank_a), (in_b, units.rank_b)))
-
-
 def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol
                     ) -> tuple[np.ndarray, np.ndarray]:
-    q = units.query
+    n, q = units.n, units.query
     in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
 
@@ -169,7 +158,10 @@ def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol
         return (rank > 0).astype(np.float64)
 
     big = np.iinfo(np.int64).max
-    first_a, first_b = first_sure_ranks(units, sure, in_a, in_b)
+    first_a = segment_reduce(np.minimum, q, np.where(sure & in_a, units.rank_a, big),
+                             np.full(n, big, dtype=np.int64))
+    first_b = segment_reduce(np.minimum, q, np.where(sure & in_b, units.rank_b, big),
+                             np.full(n, big, dtype=np.int64))
     base = f(np.where(first_a == big, 0, first_a)) - f(np.where(first_b == big, 0, first_b))
 
     def min_difference(first_x, first_y, rank_x, rank_y, in_x, in_y, start):
