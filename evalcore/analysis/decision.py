@@ -219,7 +219,7 @@ class PairEvaluation:
         that the other run has not in its own (a unit the other run's bounds ignore)?"""
         u = self.units
         in_a, in_b = cut_rows(u, self.measures[name])
-        threshold = _threshold(self.measures[name], self.protocol)
+        threshold = relevance_threshold(self.measures[name], self.protocol)
         possible = u.unlabeled & (u.high >= max(threshold, 1))
         q = u.query
         return (np.bincount(q[possible & in_b & ~in_a], minlength=u.n) > 0,
@@ -231,7 +231,7 @@ class PairEvaluation:
         conflict, or, on an open population, an outside unit) may be relevant."""
         u = self.units
         in_a, in_b = cut_rows(u, self.measures[name])
-        t = _threshold(self.measures[name], self.protocol)
+        t = relevance_threshold(self.measures[name], self.protocol)
         rows = u.unlabeled & (in_a | in_b) & (u.high >= t)
         refs = (u.ref_high >= t) & (u.ref_low < t)
         return ((np.bincount(u.query[rows], minlength=u.n)
@@ -243,12 +243,13 @@ class PairEvaluation:
         the measure is undefined for both runs and the difference counts as 0: no
         reference label is certainly relevant (for nDCG: certainly of positive gain)."""
         u = self.units
-        t = _threshold(self.measures[name], self.protocol)
+        t = relevance_threshold(self.measures[name], self.protocol)
         return np.bincount(u.ref_query[u.ref_low >= t], minlength=u.n) == 0
 
 
-def _threshold(measure: Measure, protocol: EvalProtocol) -> int:
-    if measure.family == "nDCG":  # any positive gain counts
+def relevance_threshold(measure: Measure, protocol: EvalProtocol) -> int:
+    """The gain from which a unit counts as relevant for ``measure`` (nDCG: any positive)."""
+    if measure.family == "nDCG":
         return 1
     return protocol.relevance_threshold if measure.rel is None else measure.rel
 
@@ -300,7 +301,7 @@ def open_rows(pair: PairEvaluation, name: str, open_query: np.ndarray) -> np.nda
     in_a, in_b = cut_rows(u, measure)
     unknown = u.unknown
     if measure.family not in ("nDCG", "Judged"):  # a relevance measure: straddling the threshold
-        t = _threshold(measure, pair.protocol)
+        t = relevance_threshold(measure, pair.protocol)
         unknown = (u.high >= t) & (u.low < t)
     return unknown & (in_a | in_b) & open_query[u.query]
 
