@@ -238,15 +238,5 @@ def decisions_of(
 def _internal(study: Study, run_ids: dict[str, int]) -> ReportInternal:
     """Run row ids, annotators per query and annotator notes (two indexed scans)."""
     annotators = query_annotators(study)
-    notes = [
-        AnnotatorNote(
-            query_id=e.query_id,
-            unit_id=e.unit_id,
-            annotator=e.annotator,
-            note=e.note,
-            created_at=e.created_at,
-            event_id=e.event_id,
-        )
-        for e in noted_label_events(study)
-    ]
+    notes = [AnnotatorNote.model_validate(e, from_attributes=True) for e in noted_label_events(study)]
     return ReportInternal(run_ids=run_ids, annotators=dict(annotators), notes=notes)
