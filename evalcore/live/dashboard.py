@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.comparability import RunTerms
 from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
@@ -588,6 +589,14 @@ class LiveDashboard:
 
     def k(self, run_name: str) -> int:
         return self.runs[run_name].run.k
+
+    def run_terms(self, run: RunInfo) -> RunTerms:
+        """``RunTerms.of(run.name, self.evaluation(run.name), run.corpus_fingerprint)``
+        without the per-query results: every query of a run is packed at the run's own k
+        (None for a run with no query, as ``RunTerms.of`` gives)."""
+        return RunTerms(name=run.name, corpus_fingerprint=run.corpus_fingerprint,
+                        protocol=self.protocol,
+                        k=self.k(run.name) if self.runs[run.name].index else None)
 
     def evaluation(self, run_name: str) -> EvaluationReport:
         """The run's evaluation as :func:`evalcore.analysis.run_evaluation.evaluate_run` returns it
