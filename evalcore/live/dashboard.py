@@ -45,7 +45,7 @@ from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
-from evalcore.compute.evaluate import BatchResult, compute, compute_more
+from evalcore.compute.evaluate import BatchResult, compute, compute_more, evaluate
 from evalcore.compute.measures import LEGACY_NAMES
 from evalcore.compute.measures.base import reason_masks
 from evalcore.compute.unit_pairs import group_heads, pair_groups
@@ -66,6 +66,7 @@ from evalcore.store.observations import (
     CodedLabels,
     ReferenceColumns,
     RunColumns,
+    observations_for_runs,
     pack_run_columns,
     run_columns,
     study_evidence,
@@ -702,3 +703,13 @@ class LiveDashboard:
 
     def n_blocking_items(self) -> int:
         return len(self._blocking_table())
+
+
+def query_results_by_run(study: Study, query_id: str) -> dict[str, QueryResult]:
+    """Run name -> one query's result under every run of the study (what the Annotate page
+    shows after each label): the metric computer on the store's observations of that
+    query, under the study's protocol."""
+    protocol = study.settings.protocol()
+    by_run = observations_for_runs(study, list_runs(study), None, [query_id])
+    return {name: evaluate(observations, protocol).queries[0]
+            for name, observations in by_run.items()}
