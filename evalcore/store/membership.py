@@ -15,6 +15,7 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.organisations import OrgRole
 from evalcore.access.roles import RoleName
 from evalcore.store.document_imports import published
+from evalcore.store.lookup import exists
 
 
 def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
@@ -50,9 +51,8 @@ def study_leads(db: sqlite_utils.Database, study_id: str) -> list[str]:
 
 def in_organisation(db: sqlite_utils.Database, user_id: str, org_id: str) -> bool:
     """Does ``user_id`` belong to organisation ``org_id``?"""
-    return db.execute(
-        "SELECT 1 FROM user_organisations WHERE user_id = ? AND org_id = ?", [user_id, org_id]
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM user_organisations WHERE user_id = ? AND org_id = ?",
+                  [user_id, org_id])
 
 
 def user_organisations(db: sqlite_utils.Database, user: str) -> set[str]:
@@ -68,7 +68,7 @@ def user_organisations(db: sqlite_utils.Database, user: str) -> set[str]:
 
 
 def organisation_exists(db: sqlite_utils.Database, org_id: str) -> bool:
-    return db.execute("SELECT 1 FROM organisations WHERE org_id = ?", [org_id]).fetchone() is not None
+    return exists(db, "SELECT 1 FROM organisations WHERE org_id = ?", [org_id])
 
 
 def organisation_ids(db: sqlite_utils.Database) -> list[str]:
@@ -101,20 +101,14 @@ def _team_studies(
 
 def corpus_in_team_mode(db: sqlite_utils.Database, corpus_id: str) -> bool:
     """Is any study over ``corpus_id`` in team mode?"""
-    return db.execute(
-        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-        "WHERE s.corpus_id = ? LIMIT 1",
-        [corpus_id],
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+                  "WHERE s.corpus_id = ? LIMIT 1", [corpus_id])
 
 
 def member_of_corpus_study(db: sqlite_utils.Database, corpus_id: str, user: str) -> bool:
     """Is ``user`` a member of some study over ``corpus_id``?"""
-    return db.execute(
-        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-        "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1",
-        [corpus_id, user],
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+                  "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1", [corpus_id, user])
 
 
 def document_owner_orgs(
@@ -134,9 +128,7 @@ def document_owner_orgs(
 def organisation_claimed(db: sqlite_utils.Database, org_id: str) -> bool:
     """Has the organisation a member? (Else it is unclaimed, in local mode: the first
     person added becomes its owner.)"""
-    return db.execute(
-        "SELECT 1 FROM user_organisations WHERE org_id = ? LIMIT 1", [org_id]
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM user_organisations WHERE org_id = ? LIMIT 1", [org_id])
 
 
 def organisation_role(db: sqlite_utils.Database, user: str, org_id: str) -> OrgRole | None:

@@ -31,13 +31,14 @@ from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
 from evalcore.io.ties import tied_score_pairs as count_tied_pairs
 from evalcore.store.completeness import completeness_states, is_complete
+from evalcore.store.lookup import exists
 from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.population import StudyPopulation, study_population
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.removed_queries import removed_query_ids
-from evalcore.store.resolution import resolved_gains, working_labels
+from evalcore.store.resolution import query_filters, resolved_gains, working_labels
 from evalcore.store.runs import RunInfo, get_run
-from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.unit_codes import (
     RankingCodes,
@@ -54,16 +55,9 @@ def _run_rankings(
 ) -> dict[str, tuple[list[str], list[float | None]]]:
     """query_id -> (unit ids, scores) best first, from the packed ``run_rankings`` (of the
     given queries only, by primary key, when ``query_ids`` is given)."""
-    if query_ids is None:
-        scans: list[tuple[str, list[str]]] = [("", [])]
-    else:
-        scans = [
-            (f" AND query_id IN ({', '.join('?' * len(chunk))})", chunk)
-            for chunk in (query_ids[i : i + 500] for i in range(0, len(query_ids), 500))
-        ]
     out: dict[str, tuple[list[str], list[float | None]]] = {}
     loads = json.loads
-    for condition, params in scans:
+    for condition, params in query_filters(query_ids):
         for query_id, units, scores in db.conn.execute(
             "SELECT query_id, unit_ids, scores FROM run_rankings WHERE run_id = ?" + condition,
             [run_id, *params],
@@ -84,9 +78,9 @@ def _pinned_protocol(db: sqlite_utils.Database, run: RunInfo) -> str | None:
     name = run.protocol.get("pinned_protocol") or run.protocol.get("name")
     if not isinstance(name, str):
         return None
-    if not db.execute(
-        "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [run.study_id, name]
-    ).fetchone():
+    if not exists(
+        db, "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [run.study_id, name]
+    ):
         return None
     return name
 
@@ -131,11 +125,37 @@ def observations_for_runs(
     }
     # a given query set is read as it is: only the natural one leaves removed queries out
     removed = frozenset() if scope is not None else removed_query_ids(study)
-    return {
-        run.name: _run_observations(study, study.settings, run, reference, scope, labels,
-                                    ref.complete, ref.corpus_size, removed)
-        for run in runs
-    }
+    settings = study.settings
+    no_ranking: tuple[list[str], list[float | None]] = ([], [])
+    no_labels: list[Label] = []
+    out: dict[str, list[Observation]] = {}
+    for run in runs:
+        rankings = _run_rankings(study.db, run.run_id, scope)
+        wanted = _query_set(rankings, labels, ref.complete, scope, removed=removed)
+        permitted = permitted_ids_for_run(study.db, run)
+        observations = out[run.name] = []
+        for query_id in wanted:
+            units, scores = rankings.get(query_id, no_ranking)
+            observations.append(
+                Observation(
+                    query_id=query_id,
+                    corpus_id=settings.corpus_id,
+                    corpus_fingerprint=run.corpus_fingerprint,
+                    cutoff=None,
+                    retrieval_unit=settings.retrieval_unit,
+                    k=run.k,
+                    returned_ids=units if units else [],
+                    scores=None if None in scores else (scores if scores else []),
+                    labels=labels.get(query_id, no_labels),
+                    population_complete=ref.complete.get(query_id, False),
+                    scan_complete=run.scan_complete,
+                    permitted_ids=None if permitted is None else list(permitted),
+                    unit_of=None,
+                    reference_version=reference,
+                    corpus_size=ref.corpus_size,
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -447,47 +467,6 @@ def _query_set(
     if order is not None and len(order) == len(wanted) and wanted.issuperset(order):
         return order  # the same set: already in natural order
     return sorted(wanted, key=natural_key)
-
-
-def _run_observations(
-    handle: Study,
-    study: StudyIn,
-    run: RunInfo,
-    reference: str | None,
-    scope: list[str] | None,
-    labels: dict[str, list[Label]],
-    complete: dict[str, bool],
-    corpus_size: int | None,
-    removed: frozenset[str],
-) -> list[Observation]:
-    rankings = _run_rankings(handle.db, run.run_id, scope)
-    wanted = _query_set(rankings, labels, complete, scope, removed=removed)
-    permitted = permitted_ids_for_run(handle.db, run)
-    no_ranking: tuple[list[str], list[float | None]] = ([], [])
-    no_labels: list[Label] = []
-    observations: list[Observation] = []
-    for query_id in wanted:
-        units, scores = rankings.get(query_id, no_ranking)
-        observations.append(
-            Observation(
-                query_id=query_id,
-                corpus_id=study.corpus_id,
-                corpus_fingerprint=run.corpus_fingerprint,
-                cutoff=None,
-                retrieval_unit=study.retrieval_unit,
-                k=run.k,
-                returned_ids=units if units else [],
-                scores=None if None in scores else (scores if scores else []),
-                labels=labels.get(query_id, no_labels),
-                population_complete=complete.get(query_id, False),
-                scan_complete=run.scan_complete,
-                permitted_ids=None if permitted is None else list(permitted),
-                unit_of=None,
-                reference_version=reference,
-                corpus_size=corpus_size,
-            )
-        )
-    return observations
 
 
 def run_tied_score_pairs(study: Study, run_id: int, query_ids: Sequence[str]) -> int:
