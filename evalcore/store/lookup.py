@@ -1,5 +1,5 @@
-"""Lookups: whether a row exists, rows as models, and the one shape of a failed lookup by name: "no X ...;
-here is what exists".
+"""Lookups: whether a row exists, rows as models, and the one shape of a failed lookup
+by name: "no X ...; here is what exists".
 
 Every "not found" a person can meet (a study, run, reference version, pinned
 protocol or stored report) names what was asked for and lists what exists,
