@@ -37,11 +37,10 @@ from evalcore.store.membership import (
     member_of_corpus_study,
     member_role,
     study_mode,
-    team_study_ids,
     user_organisations,
 )
 from evalcore.store.runs import get_run
-from evalcore.store.studies import StudyIn, get_study, list_studies
+from evalcore.store.studies import StudyIn, get_study, list_studies, list_studies_and_modes
 from evalcore.store.study_handle import Study
 
 
@@ -102,10 +101,9 @@ def visible_studies(
     signed-in team deployment shows only studies whose team mode is on).
     """
     out = []
-    team = None if include_local else team_study_ids(db)
-    for study in list_studies(db):
-        if team is not None and study.study_id not in team:
-            continue
+    listed = (list_studies(db) if include_local
+              else [s for s, team in list_studies_and_modes(db) if team])
+    for study in listed:
         if _study_refusal(db, viewer, study) is None:
             out.append(study)
     return out
@@ -113,8 +111,15 @@ def visible_studies(
 
 def local_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     """The studies in local single-user mode (no member), by study id."""
-    team = team_study_ids(db)
-    return [s for s in list_studies(db) if s.study_id not in team]
+    return local_studies_and_team_count(db)[0]
+
+
+def local_studies_and_team_count(db: sqlite_utils.Database) -> tuple[list[StudyIn], int]:
+    """The studies in local single-user mode (no member), by study id, and how many studies
+    are in team mode (a sidebar without sign-in lists the first and counts the second):
+    one statement."""
+    listed = list_studies_and_modes(db)
+    return [s for s, team in listed if not team], sum(team for _, team in listed)
 
 
 def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
