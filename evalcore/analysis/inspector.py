@@ -46,7 +46,7 @@ from evalcore.store.query_reads import query_texts
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import get_run, run_results
-from evalcore.store.scoping import document_refusal
+from evalcore.store.scoping import document_refusals
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import measure_label, shown_measures, study_measures
 
@@ -141,8 +141,11 @@ def inspect_query(
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
     titles: dict[str, str] = {}
     withheld: dict[str, str] = {}
-    for doc in get_documents(handle.db, study.corpus_id, shown_ids).values():
-        refusal = document_refusal(handle.db, handle.actor, study.corpus_id, doc.owner_org)
+    documents = get_documents(handle.db, study.corpus_id, shown_ids).values()
+    refusals = document_refusals(handle.db, handle.actor, study.corpus_id,
+                                 [doc.owner_org for doc in documents])
+    for doc in documents:
+        refusal = refusals[doc.owner_org]
         if refusal is None:
             titles[doc.doc_id] = doc.title
         else:

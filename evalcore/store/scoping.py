@@ -180,18 +180,36 @@ def document_refusal(
     db: sqlite_utils.Database, viewer: str | None, corpus_id: str, owner_org: str | None
 ) -> str | None:
     """Why ``viewer`` may not read a document of ``owner_org`` in the corpus (None: they may)."""
+    return document_refusals(db, viewer, corpus_id, [owner_org])[owner_org]
+
+
+def document_refusals(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str,
+    owner_orgs: Iterable[str | None],
+) -> dict[str | None, str | None]:
+    """:func:`document_refusal` for each of ``owner_orgs`` (the owners of the documents a page
+    shows): the corpus's mode, the viewer's organisations and their membership of a study
+    over the corpus are each read once, whatever the number of documents."""
+    owners = set(owner_orgs)
+    if not owners:
+        return {}
     team = corpus_in_team_mode(db, corpus_id)
     user = viewer_id(viewer) if team else None
-    return document_refusal_rule(
-        corpus_id=corpus_id,
-        corpus_team_mode=team,
-        user=user,
-        owner_org=owner_org,
-        in_owner_org=user is not None and owner_org is not None
-        and in_organisation(db, user, owner_org),
-        member_of_corpus_study=user is not None and owner_org is None
-        and member_of_corpus_study(db, corpus_id, user),
-    )
+    mine = (user_organisations(db, user) if user is not None and owners - {None}
+            else set())
+    unowned_member = (user is not None and None in owners
+                      and member_of_corpus_study(db, corpus_id, user))
+    return {
+        owner: document_refusal_rule(
+            corpus_id=corpus_id,
+            corpus_team_mode=team,
+            user=user,
+            owner_org=owner,
+            in_owner_org=user is not None and owner is not None and owner in mine,
+            member_of_corpus_study=user is not None and owner is None and unowned_member,
+        )
+        for owner in owners
+    }
 
 
 class ReadableFilter(BaseModel):
