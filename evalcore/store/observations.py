@@ -35,7 +35,12 @@ from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.population import StudyPopulation, study_population
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.removed_queries import removed_query_ids
-from evalcore.store.resolution import resolved_gains, working_labels
+from evalcore.store.resolution import (
+    ResolvedLabel,
+    gains_with_conflicts,
+    resolved_gains,
+    working_labels,
+)
 from evalcore.store.runs import RunInfo, get_run
 from evalcore.store.studies import StudyIn, get_study
 from evalcore.store.study_handle import Study
@@ -121,19 +126,26 @@ def observations_for_runs(
     runs: Sequence[RunInfo],
     reference: str | None = None,
     query_ids: Iterable[str] | None = None,
+    *,
+    ref: ReferenceColumns | None = None,
+    permitted: Mapping[str, Sequence[str] | None] | None = None,
 ) -> dict[str, list[Observation]]:
     """run name -> :func:`observations_for_run` of each of ``runs``: the reference, the
-    population and the removed queries are read once for all of them."""
+    population and the removed queries are read once for all of them. A caller that has
+    read the reference (``ref``: :func:`reference_columns` of ``reference`` and
+    ``query_ids``) or the runs' pinned document sets (``permitted``: run name ->
+    :func:`permitted_ids_for_run`) gives them, and they are not read again."""
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
-    ref = reference_columns(study, reference, scope)
+    ref = reference_columns(study, reference, scope) if ref is None else ref
     labels = {
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
     # a given query set is read as it is: only the natural one leaves removed queries out
     removed = frozenset() if scope is not None else removed_query_ids(study)
     return {
-        run.name: _run_observations(study, study.settings, run, reference, scope, labels,
-                                    ref.complete, ref.corpus_size, removed)
+        run.name: _run_observations(
+            study, study.settings, run, reference, scope, labels, ref.complete,
+            ref.corpus_size, removed, permitted)
         for run in runs
     }
 
@@ -312,11 +324,20 @@ class RunColumns:
 
 
 def reference_columns(
-    study: Study, reference: str | None = None, query_ids: list[str] | None = None
+    study: Study, reference: str | None = None, query_ids: list[str] | None = None,
+    *, resolved: Mapping[str, Mapping[str, ResolvedLabel]] | None = None,
 ) -> ReferenceColumns:
     """The working reference (``reference`` None; of ``query_ids`` only when given) or a
-    frozen version, as :class:`ReferenceColumns`, with the study's population now."""
+    frozen version, as :class:`ReferenceColumns`, with the study's population now.
+    ``resolved``: the resolved labels of ``query_ids`` (:func:`resolve_study`), when the
+    caller has read them (the working reference of those queries is made of them)."""
     population = study_population(study)
+    if reference is None and query_ids is not None and resolved is not None:
+        return ReferenceColumns(
+            gains={q: gains_with_conflicts(resolved[q]) for q in query_ids if resolved.get(q)},
+            complete={q: is_complete(study, q) for q in query_ids},
+            population=population,
+        )
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
         if query_ids is None:
@@ -459,10 +480,12 @@ def _run_observations(
     complete: dict[str, bool],
     corpus_size: int | None,
     removed: frozenset[str],
+    pinned: Mapping[str, Sequence[str] | None] | None,
 ) -> list[Observation]:
     rankings = _run_rankings(handle.db, run.run_id, scope)
     wanted = _query_set(rankings, labels, complete, scope, removed=removed)
-    permitted = permitted_ids_for_run(handle.db, run)
+    permitted = (pinned[run.name] if pinned is not None and run.name in pinned
+                 else permitted_ids_for_run(handle.db, run))
     no_ranking: tuple[list[str], list[float | None]] = ([], [])
     no_labels: list[Label] = []
     observations: list[Observation] = []
