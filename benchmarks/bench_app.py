@@ -59,8 +59,9 @@ the engines' repetitions are interleaved (repetition 1 on SQLite then PostgreSQL
 repetition 2 on PostgreSQL then SQLite, and so on), so that a swing of the machine's
 load falls on both engines alike. Every figure is printed side by side at the end: each
 engine's median, with the minimum and maximum and every sample, the ratio of the
-medians beside the target (PostgreSQL within 1.5x of SQLite), and the load averages
-seen while that figure's samples were taken.
+medians beside the target (PostgreSQL within 1.5x of SQLite) with the ratio of the
+medians of the server's CPU seconds, and the load averages seen while that figure's
+samples were taken.
 
 Usage: python benchmarks/bench_app.py [--queries 10000] [--results 100] [--workdir DIR]
        [--skip-big] [--repeat 3] [--cold-runs 1] [--step-timeout 120]
@@ -424,6 +425,10 @@ def side_by_side(label: str, figures: dict[str, Figures]) -> None:
             ratio = statistics.median(seen_b) / statistics.median(seen_a)
             line += (f" {ratio:6.2f}x  "
                      f"{'met' if ratio <= ENGINE_RATIO_TARGET else 'NOT MET'}")
+            cpu_a, cpu_b = sqlite.get(f"{name} cpu"), postgres.get(f"{name} cpu")
+            if cpu_a and cpu_b and statistics.median(cpu_a) > 0:
+                line += (f"  (server CPU, ratio of the medians: "
+                         f"{statistics.median(cpu_b) / statistics.median(cpu_a):.2f}x)")
         elif a and b:
             line += "          (not rendered)"
         print(line + single)
