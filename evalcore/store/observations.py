@@ -84,31 +84,29 @@ def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
     return Label.model_construct(id=unit_id, gain=gain)
 
 
-def _pinned_protocol(db: sqlite_utils.Database, run: RunInfo) -> str | None:
-    """The name of the run's pinned retrieval protocol, or None if none is pinned."""
+def _protocol_name(run: RunInfo) -> str | None:
+    """The name the run's protocol pins under (a retrieval protocol of that name stored
+    in the study: the run's pinned set), or None when it names none."""
     name = run.protocol.get("pinned_protocol") or run.protocol.get("name")
-    if not isinstance(name, str):
-        return None
-    if not db.execute(
-        "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [run.study_id, name]
-    ).fetchone():
-        return None
-    return name
+    return name if isinstance(name, str) else None
 
 
 def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
-    """The pinned document ids of the run's retrieval protocol, or None if none is pinned."""
-    name = _pinned_protocol(db, run)
+    """The pinned document ids of the run's retrieval protocol, or None if none is pinned:
+    one statement (the protocol joined to its documents; a protocol pinning none is one
+    row without a document)."""
+    name = _protocol_name(run)
     if name is None:
         return None
-    return [
-        r[0]
-        for r in db.execute(
-            "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ? "
-            "ORDER BY doc_id",
-            [run.study_id, name],
-        )
-    ]
+    rows = db.execute(
+        "SELECT d.doc_id FROM protocols p LEFT JOIN protocol_documents d "
+        "ON d.study_id = p.study_id AND d.protocol = p.name "
+        "WHERE p.study_id = ? AND p.name = ? ORDER BY d.doc_id",
+        [run.study_id, name],
+    ).fetchall()
+    if not rows:
+        return None
+    return [r[0] for r in rows if r[0] is not None]
 
 
 def observations_for_run(
@@ -303,7 +301,7 @@ def _coded_ranking(
         flat = codes.codes[np.arange(int(offsets[-1]), dtype=np.int64) + starts]
     else:  # already in this order
         flat = codes.codes
-    protocol = _pinned_protocol(study.db, run)
+    protocol = _protocol_name(run)
     return CodedRanking(
         offsets=offsets,
         codes=flat,

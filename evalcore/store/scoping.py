@@ -252,10 +252,12 @@ def readable_filter(
 
 
 def readable_document(
-    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, doc_id: str
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, doc_id: str,
+    *, document: Document | None = None,
 ) -> DocumentAccess:
-    """The document if ``viewer`` may read it; else ``document=None`` and the reason."""
-    doc = get_document(db, corpus_id, doc_id)
+    """The document if ``viewer`` may read it; else ``document=None`` and the reason.
+    ``document``: the document as the caller read it (:func:`get_document`), else read."""
+    doc = document if document is not None else get_document(db, corpus_id, doc_id)
     if doc is None:
         return DocumentAccess(document=None, reason=f"no document {doc_id!r} in corpus {corpus_id!r}")
     refusal = document_refusal(db, viewer, corpus_id, doc.owner_org)
@@ -282,6 +284,7 @@ def displayable_text(
     run_name: str | None = None,
     permitted: Iterable[str] | None = None,
     runs: Iterable[str] = (),
+    document: Document | None = None,
 ) -> DisplayableText:
     """Title and text of a unit of the handle's study if a page may show them to its reader.
 
@@ -289,6 +292,7 @@ def displayable_text(
     or when the unit is outside the run's pinned protocol (``run_name``, or any of
     ``runs``) or the given ``permitted`` set — a ``permission_violation``, whose text no
     one is shown. (The handle is the check that the reader may read the study.)
+    ``document``: the unit's document as the caller read it, else it is read.
     """
     allowed = set(permitted) if permitted is not None else None
     if allowed is None and run_name is not None:
@@ -306,7 +310,9 @@ def displayable_text(
             ),
         )
     corpus_id = study.settings.corpus_id
-    access = readable_document(study.db, study.actor, corpus_id, unit_id)
+    access = readable_document(study.db, study.actor, corpus_id, unit_id,
+                               document=document if document is not None
+                               and document.doc_id == unit_id else None)
     if access.document is None:
         return DisplayableText(unit_id=unit_id, shown=False, reason=access.reason)
     return DisplayableText(
