@@ -113,3 +113,30 @@ def test_the_inspector_reads_each_thing_once(small_store, new_app):
     assert len(scoping) == 1, scoping
     again = {s: n for s, n in Counter(seen).items() if n > 1}
     assert not again, again
+
+
+#: The statement that reads the store's marks (evalcore.store.marks.store_marks).
+_MARKS = "SELECT (SELECT coalesce(max(event_id), 0) FROM label_events)"
+
+
+def test_an_annotate_run_reads_the_progress_queries_and_document_once(small_store, new_app):
+    """The query selector, the work area's progress bar and the next-query button share one
+    read of the study's progress (and of its queries); the item shown is read once, for
+    its title, text and provenance alike."""
+    at = new_app("alice")
+    at.switch_page("views/annotate.py").run()
+    handle = at.session_state["_rl_db"]
+    seen: list[str] = []
+    handle.conn.set_trace_callback(seen.append)
+    try:
+        at.switch_page("views/annotate.py").run()
+    finally:
+        handle.conn.set_trace_callback(None)
+    assert not at.exception, at.exception
+    assert any(b.key and b.key.startswith("grade_") for b in at.button)  # an item is shown
+    documents = [s for s in seen if "FROM documents WHERE corpus_id" in s and "doc_id IN" in s]
+    assert len(documents) == 1, documents
+    queries = [s for s in seen if s.startswith("SELECT query_id, text FROM queries")]
+    assert len(queries) == 1, queries
+    # the progress's snapshot and the pool's cache each ask for the store's marks once
+    assert sum(s.startswith(_MARKS) for s in seen) == 2, seen
