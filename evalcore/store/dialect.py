@@ -202,7 +202,7 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             total = exp.Sum(this=_cast(node.expressions[0].copy(), "DOUBLE"))
             node.replace(exp.Coalesce(this=total, expressions=[exp.Literal.number("0.0")]))
     for node in list(tree.find_all(exp.Chr)):
-        node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
+        node.replace(_char(list(node.expressions)))
     _indexed_order(tree, hints)
     return tree
 
@@ -214,23 +214,45 @@ def _cast(expression: "sqlglot.exp.Expression", to: str) -> "sqlglot.exp.Cast": 
     return exp.Cast(this=expression, to=exp.DataType.build(to))
 
 
+def _char(codes: list["sqlglot.exp.Expression"]) -> "sqlglot.exp.Expression":  # noqa: F821
+    """SQLite's ``char(c, ...)``: ``chr(c) || ...`` when every code is a positive integer
+    literal (a separator: a constant the server folds once, where a call of the
+    ``sqlite_char`` function would run per row and keep the query off parallel workers),
+    else ``sqlite_char(...)``."""
+    from sqlglot import exp
+
+    if codes and all(isinstance(c, exp.Literal) and c.is_int and int(c.name) > 0
+                     for c in codes):
+        parts = [exp.Anonymous(this="chr", expressions=[c.copy()]) for c in codes]
+        joined: exp.Expression = parts[0]
+        for part in parts[1:]:
+            joined = exp.DPipe(this=joined, expression=part)
+        return joined
+    return exp.Anonymous(this="sqlite_char", expressions=codes)
+
+
 def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
                    hints: list[tuple["sqlglot.exp.Table", str]]) -> None:  # noqa: F821
     """A query reading a table ``INDEXED BY`` an index scans it in the index's order, and
     SQLite's ``group_concat`` concatenates in scan order (the store relies on it, e.g. a
-    query's labels in unit id order): on PostgreSQL, where the hint is dropped, each
-    ``STRING_AGG`` of that query gets ``ORDER BY`` the index's columns."""
+    query's labels in unit id order). On PostgreSQL, where the hint is dropped, a query
+    with a ``STRING_AGG`` reads the table from a derived table of the same name sorted
+    by the index's columns (the query's conditions are pushed into it): an aggregate
+    takes its rows in the order its input delivers them, and a sorted subquery is not
+    merged into the query around it. (An ``ORDER BY`` inside each ``STRING_AGG`` would
+    sort every group once per aggregate, several times the work of one sort.)"""
     from sqlglot import exp
 
     for table, index in hints:
         select = table.find_ancestor(exp.Select)
-        if select is None:
+        if select is None or not any(node.find_ancestor(exp.Select) is select
+                                     for node in select.find_all(exp.GroupConcat)):
             continue
-        columns = [exp.column(name, table=table.alias_or_name) for name in index_columns(index)]
-        for node in list(select.find_all(exp.GroupConcat)):
-            if node.find_ancestor(exp.Select) is select and not isinstance(node.this, exp.Order):
-                order = [exp.Ordered(this=c.copy(), nulls_first=False) for c in columns]
-                node.set("this", exp.Order(this=node.this, expressions=order))
+        name = table.alias_or_name
+        inner = exp.select("*").from_(exp.Table(this=table.this.copy())).order_by(
+            *[exp.Ordered(this=exp.column(c), nulls_first=False) for c in index_columns(index)])
+        table.replace(exp.Subquery(this=inner,
+                                   alias=exp.TableAlias(this=exp.to_identifier(name))))
 
 
 _CREATE_INDEX = re.compile(r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\s+"

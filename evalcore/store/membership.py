@@ -6,6 +6,7 @@ pass these facts to the rules of :mod:`evalcore.access.decisions`.
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 import sqlite_utils
@@ -27,6 +28,38 @@ def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
 def team_study_ids(db: sqlite_utils.Database) -> set[str]:
     """The ids of the studies in team mode (at least one member), in one statement."""
     return {r[0] for r in db.execute("SELECT DISTINCT study_id FROM study_members")}
+
+
+@dataclass(frozen=True)
+class StudyAccess:
+    """What :func:`evalcore.store.authorize.authorize` decides on for one user and study."""
+
+    #: the study has a member (team mode)
+    team: bool
+    #: the user's role in it (None: not a member, or no user)
+    role: RoleName | None
+    #: its leads, by user id
+    leads: list[str]
+    #: the user belongs to the study's organisation (False when it has none)
+    in_org: bool
+
+
+def study_access(
+    db: sqlite_utils.Database, study_id: str, user: str | None, org_id: str | None
+) -> StudyAccess:
+    """The study's mode, ``user``'s role and organisation membership and the study's
+    leads, in one statement (a write checks them inside its transaction: each statement
+    there is a round trip to a PostgreSQL server while the write lock is held)."""
+    row = db.execute(
+        "SELECT EXISTS (SELECT 1 FROM study_members WHERE study_id = ?), "
+        "(SELECT role FROM study_members WHERE study_id = ? AND user_id = ?), "
+        "(SELECT json_group_array(user_id) FROM study_members "
+        "WHERE study_id = ? AND role = 'lead'), "
+        "EXISTS (SELECT 1 FROM user_organisations WHERE user_id = ? AND org_id = ?)",
+        [study_id, study_id, user, study_id, user, org_id],
+    ).fetchone()
+    return StudyAccess(team=bool(row[0]), role=row[1], leads=sorted(json.loads(row[2])),
+                       in_org=bool(row[3]))
 
 
 def member_role(db: sqlite_utils.Database, study_id: str, user_id: str) -> RoleName | None:

@@ -24,7 +24,7 @@ Only units with an undo or an adjudication are replayed event by event; the othe
 settled from one grouped scan (:mod:`evalcore.store.working_labels` for a whole study).
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, Literal
@@ -263,6 +263,14 @@ def resolved_gains(
     if query_ids is not None:
         return _scanned_gains(study.db, study.study_id, query_ids, conflicts)
     return dict(working_labels(study, conflicts=conflicts).gains)
+
+
+def gains_with_conflicts(resolved: Mapping[str, ResolvedLabel]) -> dict[str, Any]:
+    """One query's :func:`resolved_gains` (``conflicts=True``) from its resolved labels
+    (:func:`resolve_query`), for a caller that has them: unit_id -> gain, or the sorted
+    gains a unit in conflict may have, in unit id order."""
+    return {unit_id: label.gain if label.gain is not None else label.conflict_gains
+            for unit_id, label in sorted(resolved.items())}
 
 
 def working_labels(study: Study, *, conflicts: bool = False) -> WorkingLabels:
