@@ -117,7 +117,6 @@ _REFUSED_KEY = "_rl_refused"
 #: The query this session has open; changed only by the annotator's own action.
 _OPEN_QUERY_KEY = "_rl_open_query"
 _PENDING_QUERY_KEY = "_rl_pending_query"
-_UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000
 QUERY_PARAM = "query"
 UNIT_PARAM = "unit"
@@ -525,15 +524,12 @@ def _queue(handle: Study, annotator: str) -> str | None:
     # The selector shows the open query; what it sends back counts only through
     # _on_pick (the annotator's own choice), never as a value of its own.
     st.session_state[QUERY_KEY] = chosen
-    if UNBLIND_KEY not in st.session_state:
-        st.session_state[UNBLIND_KEY] = bool(st.session_state.get(_UNBLIND_KEEP, False))
 
     st.selectbox("Query", ids, format_func=lambda qid: query_option(
                      qid, progress.queries.get(qid) if progress else None, texts.get(qid, "")),
                  key=QUERY_KEY, on_change=_on_pick, args=(ids,))
-    st.session_state[_UNBLIND_KEEP] = st.toggle(
-        "Show ranks and runs", key=UNBLIND_KEY,
-        help="Off (blind): items come in a shuffled order fixed per annotator.")
+    st.toggle("Show ranks and runs", key=UNBLIND_KEY, persist_state="session",
+              help="Off (blind): items come in a shuffled order fixed per annotator.")
     st.session_state[_ADDRESS_QUERY_KEY] = chosen
     set_param(QUERY_PARAM, chosen)
     return chosen
@@ -989,7 +985,7 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
     unit_id = token.unit_id
     doc = get_document(db, study.corpus_id, unit_id)
     facts = [position, unit_id]
-    if st.session_state.get(UNBLIND_KEY):
+    if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
         facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")

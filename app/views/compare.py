@@ -18,7 +18,7 @@ section, never in the verdict table.
 import pandas as pd
 import streamlit as st
 
-from app.components.address import keep, restore_choice, restore_choices, write_address
+from app.components.address import restore_choice, restore_choices, write_address
 from app.components.decide_link import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
@@ -502,20 +502,18 @@ restore_choices(PAGE, "runs", "rl_compare_runs", list(infos), list(infos)[:2], w
 restore_choice(PAGE, "reference", "rl_compare_reference", versions, what="reference")
 chosen_names = top[0].multiselect(
     "Runs (the first is the baseline)", list(infos),
-    key="rl_compare_runs",
+    key="rl_compare_runs", persist_state="session",
     help=f"The first run is the baseline; each other run is a candidate. Every difference on "
          f"this page is {DIFFERENCE}: a positive number means the candidate scores higher.")
-version = top[2].selectbox("Reference", versions, key="rl_compare_reference")
+version = top[2].selectbox("Reference", versions, key="rl_compare_reference",
+                           persist_state="session")
 reference = None if version == WORKING else version
 depth = min((infos[n].k for n in chosen_names), default=min(r.k for r in infos.values()))
 defaults = _default_measures(handle, depth)
 restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaults), defaults,
                 what="measures")
 measures = top[1].multiselect("Measures", _measure_options(defaults),
-                              key="rl_compare_measures")
-keep("rl_compare_runs", chosen_names)
-keep("rl_compare_reference", version)
-keep("rl_compare_measures", measures)
+                              key="rl_compare_measures", persist_state="session")
 write_address(PAGE, {"runs": ",".join(chosen_names), "measures": ",".join(measures),
                      "reference": None if version == WORKING else version})
 

@@ -8,7 +8,7 @@ out annotator notes and internal identifiers unless the lead ticks the box.
 import pandas as pd
 import streamlit as st
 
-from app.components.address import keep, restore_choice, write_address
+from app.components.address import restore_choice, write_address
 from app.components.page import flash, say, show_flash, show_rows, study_page
 from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
@@ -197,12 +197,10 @@ else:
         "Estimates from a sample", samples, key=SAMPLE_KEY,
         help="A sample drawn for a compared pair (Compare page, or evalcore sample draw): the "
              "report shows its estimates apart from the decided verdicts, never as evidence. "
-             "Estimates use the working labels.")
+             "Estimates use the working labels.", persist_state="session")
     level_choice = e.selectbox("Confidence level of the estimates", LEVELS, key=LEVEL_KEY,
                                format_func=lambda v: f"{float(v):.0%}",
-                               disabled=sample_choice == NO_SAMPLE)
-    keep(SAMPLE_KEY, sample_choice)
-    keep(LEVEL_KEY, level_choice)
+                               disabled=sample_choice == NO_SAMPLE, persist_state="session")
     no_sample = sample_choice == NO_SAMPLE
     write_address(PAGE, {"sample": None if no_sample else sample_choice,
                          "level": None if no_sample or level_choice == LEVELS[0]
