@@ -21,7 +21,7 @@ from evalcore.cli.store_cmds import (
     export_group,
     import_group,
     store,
-    study_option,
+    study_options,
 )
 from evalcore.contract.limits import ReadLimits
 from evalcore.io.progress import reporter
@@ -55,8 +55,7 @@ def _counts(summary: ArchiveSummary) -> str:
 
 
 @export_group.command("study")
-@db_option
-@study_option
+@study_options
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The new archive file (an existing file is never overwritten).")
 @_signing_key

@@ -20,10 +20,9 @@ from evalcore.cli.store_cmds import (
     _report,
     _unknown_ids,
     actor_option,
-    db_option,
     import_group,
     store,
-    study_option,
+    study_options,
 )
 from evalcore.contract.limits import ReadLimits
 from evalcore.io.documents import DOCUMENT_FORMATS, DocumentFields
@@ -64,8 +63,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 @import_group.command("documents")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_PATH)
 @_record_options(DOCUMENT_FORMATS, "auto: from the name (a folder or .gz is TREC).")
 @click.option("--title-field", default="title", show_default=True,
@@ -88,8 +86,7 @@ def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str,
 
 
 @import_group.command("queries")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_FILE)
 @_record_options(QUERY_FORMATS, "trec: TREC topics (<top> <num> <title> <desc> <narr>).")
 @click.option("--description-field", default="description", show_default=True,
@@ -115,8 +112,7 @@ def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, i
 
 
 @import_group.command("labels")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_FILE)
 @click.option("--format", "fmt", type=click.Choice(TOOL_FORMATS + AUTOMATIC_FORMATS),
               required=True,
@@ -186,8 +182,7 @@ _query_option = click.option("--query", "query_id", required=True, help="The que
 
 
 @need_group.command("show")
-@db_option
-@study_option
+@study_options
 @_query_option
 @actor_option
 def need_show(db_path: Path, study_id: str, query_id: str, actor: str) -> None:
@@ -197,8 +192,7 @@ def need_show(db_path: Path, study_id: str, query_id: str, actor: str) -> None:
 
 
 @need_group.command("set")
-@db_option
-@study_option
+@study_options
 @_query_option
 @click.option("--description", default=None, help="The description (default: unchanged).")
 @click.option("--narrative", default=None, help="The narrative (default: unchanged).")
