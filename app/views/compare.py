@@ -15,6 +15,8 @@ from the background, the results table on a switch.
 section, never in the verdict table.
 """
 
+from typing import NamedTuple
+
 import pandas as pd
 import streamlit as st
 
@@ -149,77 +151,79 @@ def _results_table(comparison, k: int | None) -> list[dict[str, str]]:
     return rows
 
 
-def _pair_comparison(handle: Study, run_a: str, run_b: str, measures: list[str],
-                     reference: str | None, *, large: bool,
-                     queries: tuple[str, ...] | None = None) -> PairComparison:
+class _Pair(NamedTuple):
+    """What one comparison is computed for; ``queries``: the query set's ids (None: every
+    query of the study)."""
+
+    run_a: str
+    run_b: str
+    measures: tuple[str, ...]
+    reference: str | None
+    queries: tuple[str, ...] | None
+
+
+def _pair_comparison(handle: Study, pair: _Pair, *, large: bool) -> PairComparison:
     """The pair's verdicts, queues, paired tests and compatibility numbers, computed once
     per store state and choice and shared by every session. On a ``large`` study, until
     the whole comparison is computed (started in the background), the verdicts and paired
-    tests alone (queues None, no compatibility numbers). ``queries``: the query set's ids
-    (None: every query of the study)."""
-    key = _whole_key(run_a, run_b, measures, reference, queries)
+    tests alone (queues None, no compatibility numbers)."""
+    key = _whole_key(pair)
     if not large:
-        return shared_result(handle, key, lambda: _whole(handle, run_a, run_b, measures,
-                                                         reference, queries))
+        return shared_result(handle, key, lambda: _whole(handle, pair))
     whole = ready_result(handle, key)
     if whole is not None:
         return whole
-    evaluated = _evaluated_pair(handle, run_a, run_b, measures, reference, queries)
+    evaluated = _evaluated_pair(handle, pair)
     return shared_result(handle, key + ("verdicts only",), lambda: (
-        compare_evaluated_pair(evaluated, reference, verdicts_only=True)))
+        compare_evaluated_pair(evaluated, pair.reference, verdicts_only=True)))
 
 
-def _evaluated_pair(handle: Study, run_a: str, run_b: str, measures: list[str],
-                    reference: str | None, queries: tuple[str, ...] | None = None
-                    ) -> EvaluatedPair:
+def _evaluated_pair(handle: Study, pair: _Pair) -> EvaluatedPair:
     """Both runs read and evaluated once per store state and choice (shared by sessions):
     a large study's verdicts and, later, its queues and compatibility numbers read it. One
     per study is kept (it holds both runs' columns), the last chosen."""
+    run_a, run_b, measures, reference, queries = pair
     return shared_result(
-        handle, _evaluated_key(run_a, run_b, measures, reference, queries),
+        handle, _evaluated_key(pair),
         lambda: stored_pair(handle, run_a, run_b, measures, reference, query_ids=queries),
         alone=True)
 
 
-def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
-                   queries: tuple[str, ...] | None = None) -> tuple:
-    return ("evaluated_pair", run_a, run_b, tuple(measures), reference, queries)
+def _evaluated_key(pair: _Pair) -> tuple:
+    return ("evaluated_pair", *pair)
 
 
-def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
-               queries: tuple[str, ...] | None = None) -> tuple:
+def _whole_key(pair: _Pair) -> tuple:
     """The shared-result key of the whole comparison (queues and compat included)."""
-    return ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN, queries)
+    return ("compare_pair", *pair, QUEUE_SHOWN)
 
 
-def _whole(handle: Study, run_a: str, run_b: str, measures: list[str], reference: str | None,
-           queries: tuple[str, ...] | None) -> PairComparison:
+def _whole(handle: Study, pair: _Pair) -> PairComparison:
     """The whole comparison of the pair (verdicts, queues, paired tests, compat numbers)."""
+    run_a, run_b, measures, reference, queries = pair
     return compare_pair(handle, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
                         query_ids=queries)
 
 
 @st.fragment(run_every=PENDING_POLL_SECONDS)
-def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
-                   reference: str | None, queries: tuple[str, ...] | None = None) -> None:
+def _pending_parts(study_id: str, pair: _Pair) -> None:
     """A note while a large study's queues and compatibility numbers are computed in the
     background, the whole page again once they are ready. The background work starts on the
     fragment's next run, once the page's first render is sent, from the pair and verdicts
     already computed."""
     handle = open_study(get_db(), study_id, reader())
-    key = _whole_key(run_a, run_b, measures, reference, queries)
+    key = _whole_key(pair)
     if ready_result(handle, key) is not None:
         st.rerun()
     shown = st.session_state.setdefault(_PENDING_SHOWN, set())
     if key in shown:
-        evaluated = ready_result(
-            handle, _evaluated_key(run_a, run_b, measures, reference, queries), alone=True)
+        evaluated = ready_result(handle, _evaluated_key(pair), alone=True)
         verdicts = ready_result(handle, key + ("verdicts only",))
 
         def whole(own: Study) -> PairComparison:
             if evaluated is None:
-                return _whole(own, run_a, run_b, measures, reference, queries)
-            return compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
+                return _whole(own, pair)
+            return compare_evaluated_pair(evaluated, pair.reference, queue_limit=QUEUE_SHOWN,
                                           verdicts=verdicts)
 
         compute_in_background(handle, key, whole)
@@ -339,8 +343,9 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
     pairs: list[PairComparison] = []
     for candidate in candidates:
         try:
-            pc = _pair_comparison(handle, candidate, baseline, measures, reference,
-                                  large=large, queries=queries)
+            pc = _pair_comparison(
+                handle, _Pair(candidate, baseline, tuple(measures), reference, queries),
+                large=large)
         except (LookupError, ValueError) as error:
             say("error", f"No verdict for {candidate}: {error}")
             continue
@@ -363,7 +368,8 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         "Annotate page working through them."))
     for pc in pairs:
         if any(item.queue is None for item in pc.measures):
-            _pending_parts(handle.study_id, pc.run_a, baseline, measures, reference, queries)
+            _pending_parts(handle.study_id,
+                           _Pair(pc.run_a, baseline, tuple(measures), reference, queries))
             continue
         lines = bottom_line(pc).measures
         shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
