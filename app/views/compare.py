@@ -25,7 +25,7 @@ from app.components.decide_link import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
-from app.components.page import say, show_rows, study_page
+from app.components.page import GLOSSARY_HELP, say, show_bottom_line, show_rows, study_page
 from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import get_db, reader
@@ -38,7 +38,6 @@ from evalcore.analysis.bottom_line import (
     MeasureLine,
     bottom_line,
     paired_words,
-    table_rows,
 )
 from evalcore.analysis.bottom_line import signed as signed_text
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
@@ -71,8 +70,6 @@ from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
 PAGE = "compare"
-#: The Bottom line's tooltip: what its words mean.
-GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.items())
 #: Items of each measure's to-decide queue shown on the page.
 QUEUE_SHOWN = 10
 #: Cutoffs the measure picker offers (any measure of the catalogue at these depths).
@@ -349,11 +346,7 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         except (LookupError, ValueError) as error:
             say("error", f"No verdict for {candidate}: {error}")
             continue
-        line = bottom_line(pc)
-        st.markdown(f"**{escape_markdown(line.sentence)}**")
-        st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
-        if line.notes:
-            st.caption(markdown_lines(*map(escape_markdown, line.notes)))
+        show_bottom_line(bottom_line(pc))
         pairs.append(pc)
     say("caption", over)
     for note in pairs[0].notes if pairs else []:  # the corpus size bounding open populations
