@@ -187,8 +187,8 @@ def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
 
 
 def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
-                   annotator: str) -> None:
-    """Make the item's token the one on screen (None: no item on screen).
+                   annotator: str) -> ItemToken | None:
+    """Make the item's token the one on screen and return it (None: no item on screen).
 
     Showing numbers keep counting after a screen without an item (a finished query, a
     decided measure): a number is never given to two showings, so a key press held for
@@ -202,6 +202,7 @@ def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
                           annotator=annotator, previous=shown.get((study_id, annotator)))
         shown[(study_id, annotator)] = token
     _screens()[(study_id, annotator)] = token
+    return token
 
 
 def _item(token: ItemToken) -> dict[str, str]:
@@ -692,9 +693,8 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
     state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(handle, state.items, annotator, passed)
-    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
-                   annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, item.query_id if item else None,
+                           item.unit_id if item else None, annotator)
     with st.container():  # one slot, so the messages never shift the columns below
         _show_messages()
     show_verdict_line(state)
@@ -723,7 +723,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
             if state.decision.verdict == "undecided":
                 st.info("Every item of the queue is labeled by you or waits for a reviewer "
                         "(in conflict): adjudicate on the Annotator agreement page.")
-            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+            _undo_and_browse(sid, annotator)
             return
         _queue_item(handle, study, token, annotator,
                     f"queue item {state.items.index(item) + 1} of {len(state.items)}"
@@ -742,8 +742,7 @@ def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
     doc = _item_head(handle, study, token.query_id, query_text, token, position, ranks,
                      _mine(handle, token.query_id, annotator), None)
     _buttons(token, None)
-    _undo_and_browse(token.study_id, st.session_state.get(_DECIDE_LAST_KEY), annotator, None,
-                     None)
+    _undo_and_browse(token.study_id, annotator)
     _note_and_text(handle, token, doc, query_text)
 
 
@@ -788,9 +787,8 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     queue = sample_queue(handle, name)
     waiting = [u for u in queue if u.state == "open"]
     item = waiting[0] if waiting else None
-    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
-                   annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, item.query_id if item else None,
+                           item.unit_id if item else None, annotator)
     labeled = sum(1 for u in queue if u.state == "labeled")
     passed = sum(1 for u in queue if u.state == "non-response")
     with st.container():
@@ -806,7 +804,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
             say("success",
                 f"Every unit of sample {name} is answered: its estimate is on the Compare "
                 "page (Estimate instead).")
-            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+            _undo_and_browse(sid, annotator)
             return
         _queue_item(handle, study, token, annotator, f"sample unit {item.position} of {len(queue)}")
 
@@ -845,8 +843,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
     walk = _walk(handle, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
-    _put_on_screen(handle, query_id if current else None, current, annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, query_id if current else None, current, annotator)
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(handle, query_id, expanded=True)
@@ -871,14 +868,14 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
             item_keys("", None, partial(_on_presses, order))
             st.success("You have labeled every pooled item of this query.")
             _next_query_button(handle, query_id, annotator)
-            _undo_and_browse(sid, query_id, annotator, None, order)
+            _undo_and_browse(sid, annotator, order, query_id)
         else:
             _confirm(token, order)
             position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
             doc = _item_head(handle, study, query_id, query_text, token, position, ranks, mine,
                              order)
             _buttons(token, order)
-            _undo_and_browse(sid, query_id, annotator, current, order)
+            _undo_and_browse(sid, annotator, order, query_id, current)
             _note_and_text(handle, token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
@@ -1037,9 +1034,12 @@ def _buttons(token: ItemToken, order: list[str] | None) -> None:
                   on_click=_on_pass, args=(token, order, True))
 
 
-def _undo_and_browse(sid: str, query_id: str | None, annotator: str, current: str | None,
-                     order: list[str] | None) -> None:
-    """Undo (on ``query_id``) and, in the blocking order, Previous and Next."""
+def _undo_and_browse(sid: str, annotator: str, order: list[str] | None = None,
+                     query_id: str | None = None, current: str | None = None) -> None:
+    """Undo (on ``query_id``; in a queue, ``order`` None, on the query of this session's
+    last label from the queue) and, in the blocking order, Previous and Next."""
+    if order is None:
+        query_id = st.session_state.get(_DECIDE_LAST_KEY)
     with st.container(horizontal=True, gap="small"):
         if query_id is not None:
             st.button("Undo", key="undo", shortcut="U",
