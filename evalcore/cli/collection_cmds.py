@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import layout_options, limit_options, quiet_option
+from evalcore.cli.input_options import layout_options
 from evalcore.cli.store_cmds import (
     _gain_map,
     _gain_map_option,
@@ -21,6 +21,7 @@ from evalcore.cli.store_cmds import (
     _unknown_ids,
     actor_option,
     import_group,
+    import_options,
     store,
     study_options,
 )
@@ -71,9 +72,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--owner-org", default=None,
               help="The organisation that owns the new documents (what lexical runs may see).")
 @layout_options
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
                              text_field: str, title_field: str, owner_org: str | None,
                              layout: Layout, limits: ReadLimits, actor: str) -> None:
@@ -96,9 +95,7 @@ def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str,
 @click.option("--query-map", type=_FILE, default=None,
               help="Two columns: id in this file -> id the judgments use.")
 @layout_options
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
                            text_field: str, description_field: str, narrative_field: str,
                            query_map: Path | None, layout: Layout, limits: ReadLimits,
@@ -125,9 +122,7 @@ def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, i
 @click.option("--annotator", default=None, help="Annotator of the labels (default <format>:<file>).")
 @_gain_map_option
 @_unknown_ids
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_tool_labels_command(db_path: Path, study_id: str, path: Path, fmt: str,
                                automatic: str | None, annotator: str | None,
                                gain_map: str | None, allow_unknown_ids: bool,

@@ -68,6 +68,11 @@ def actor_option(fn: Callable) -> Callable:
                         help="Who does this (recorded in the audit log).")(fn)
 
 
+def import_options(fn: Callable) -> Callable:
+    """The read limits, --quiet and --actor: the last options of every import."""
+    return limit_options(quiet_option(actor_option(fn)))
+
+
 def fail(lines: list[str], summary: str) -> None:
     reporter().done()  # the progress bar's line, before the messages
     for line in lines:
@@ -265,9 +270,7 @@ _gain_map_option = click.option("--gain-map", metavar="SPEC",
 @click.option("--complete", is_flag=True, help="Declare every qrels query's population complete.")
 @_gain_map_option
 @_unknown_ids
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: str | None,
                          complete: bool, gain_map: str | None, allow_unknown_ids: bool,
                          limits: ReadLimits, actor: str) -> None:
@@ -289,9 +292,7 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
 @click.option("--partial-scan", is_flag=True,
               help="The retrieval did not scan the whole corpus (every metric unavailable).")
 @_unknown_ids
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: str | None,
                        corpus_fingerprint: str | None, partial_scan: bool,
                        allow_unknown_ids: bool, limits: ReadLimits, actor: str) -> None:
@@ -314,9 +315,7 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
 @_unknown_ids
 @click.option("--owner-org", default=None,
               help="Organisation that owns the new documents (default: the corpus's owner).")
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tuple[str, ...],
                         complete: bool, gain_map: str | None, allow_unknown_ids: bool,
                         owner_org: str | None, limits: ReadLimits, actor: str) -> None:
@@ -336,9 +335,7 @@ def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tupl
               help="Name of the run to store (default: the file name; '' for labels only).")
 @click.option("--annotator", default=None, help="Annotator (default observations:<file>).")
 @_unknown_ids
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_observations_command(db_path: Path, study_id: str, path: Path, run_name: str | None,
                                 annotator: str | None, allow_unknown_ids: bool,
                                 limits: ReadLimits, actor: str) -> None:
@@ -360,9 +357,7 @@ def _labels_command(fmt: str) -> Callable:
     @click.option("--keep-annotators", is_flag=True,
                   help="Record the annotators, times and sources the file names (you vouch "
                        "for them); without it a file naming annotators is refused.")
-    @limit_options
-    @quiet_option
-    @actor_option
+    @import_options
     def command(db_path: Path, study_id: str, path: Path, annotator: str | None,
                 gain_map: str | None, allow_unknown_ids: bool, keep_annotators: bool,
                 limits: ReadLimits, actor: str) -> None:
