@@ -65,8 +65,11 @@ def restore_choice(page: str, param: str, key: str, options: list[str], *, what:
 
     The address's ``?param=`` wins when it is a new request (not the value this session last
     wrote on ``page``); a value that is not an option is named in a warning. Otherwise the
-    session's last choice (kept by the selector's ``persist_state``) or its default shows.
+    session's last choice (kept by the selector's ``persist_state``, dropped when no longer
+    an option) or its default shows.
     """
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
     wanted = st.query_params.get(param)
     if wanted is not None and wanted != _written().get((page, param)):
         if wanted in options:
@@ -75,8 +78,6 @@ def restore_choice(page: str, param: str, key: str, options: list[str], *, what:
             st.warning(escape_markdown(
                 f"The address asks for {what} {wanted!r}, which this study does not have; "
                 f"showing {st.session_state.get(key) or options[0]!r} instead."))
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
 
 
 def set_param(name: str, value: str) -> None:

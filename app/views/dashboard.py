@@ -284,8 +284,6 @@ st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
 left, right = st.columns([3, 1])
 run_names, shown, common_k = with_live_state(handle, lambda state, *_: (
     state.run_names, [str(m) for m in state.measures], _common_k(state)))
-if st.session_state.get(METRIC_KEY) not in shown:  # a lead chose other measures meanwhile
-    st.session_state.pop(METRIC_KEY, None)
 restore_choice(PAGE, "measure", METRIC_KEY, shown, what="measure")
 chosen_metric = left.selectbox(
     "Measure of the per-query chart", shown, key=METRIC_KEY,
