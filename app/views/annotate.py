@@ -723,7 +723,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
             if state.decision.verdict == "undecided":
                 st.info("Every item of the queue is labeled by you or waits for a reviewer "
                         "(in conflict): adjudicate on the Annotator agreement page.")
-            _undo_and_browse(sid, annotator)
+            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
         _queue_item(handle, study, token, annotator,
                     f"queue item {state.items.index(item) + 1} of {len(state.items)}"
@@ -742,7 +742,8 @@ def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
     doc = _item_head(handle, study, token.query_id, query_text, token, position, ranks,
                      _mine(handle, token.query_id, annotator), None)
     _buttons(token, None)
-    _undo_and_browse(token.study_id, annotator)
+    _undo_and_browse(token.study_id, st.session_state.get(_DECIDE_LAST_KEY), annotator, None,
+                     None)
     _note_and_text(handle, token, doc, query_text)
 
 
@@ -804,7 +805,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
             say("success",
                 f"Every unit of sample {name} is answered: its estimate is on the Compare "
                 "page (Estimate instead).")
-            _undo_and_browse(sid, annotator)
+            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
             return
         _queue_item(handle, study, token, annotator, f"sample unit {item.position} of {len(queue)}")
 
@@ -868,14 +869,14 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
             item_keys("", None, partial(_on_presses, order))
             st.success("You have labeled every pooled item of this query.")
             _next_query_button(handle, query_id, annotator)
-            _undo_and_browse(sid, annotator, order, query_id)
+            _undo_and_browse(sid, query_id, annotator, None, order)
         else:
             _confirm(token, order)
             position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
             doc = _item_head(handle, study, query_id, query_text, token, position, ranks, mine,
                              order)
             _buttons(token, order)
-            _undo_and_browse(sid, annotator, order, query_id, current)
+            _undo_and_browse(sid, query_id, annotator, current, order)
             _note_and_text(handle, token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
@@ -1034,12 +1035,9 @@ def _buttons(token: ItemToken, order: list[str] | None) -> None:
                   on_click=_on_pass, args=(token, order, True))
 
 
-def _undo_and_browse(sid: str, annotator: str, order: list[str] | None = None,
-                     query_id: str | None = None, current: str | None = None) -> None:
-    """Undo (on ``query_id``; in a queue, ``order`` None, on the query of this session's
-    last label from the queue) and, in the blocking order, Previous and Next."""
-    if order is None:
-        query_id = st.session_state.get(_DECIDE_LAST_KEY)
+def _undo_and_browse(sid: str, query_id: str | None, annotator: str, current: str | None,
+                     order: list[str] | None) -> None:
+    """Undo (on ``query_id``) and, in the blocking order, Previous and Next."""
     with st.container(horizontal=True, gap="small"):
         if query_id is not None:
             st.button("Undo", key="undo", shortcut="U",
