@@ -15,6 +15,7 @@ import click
 from evalcore.cli import main
 from evalcore.cli.input_options import layout_options
 from evalcore.cli.store_cmds import (
+    _FILE,
     _gain_map,
     _gain_map_option,
     _report,
@@ -60,7 +61,6 @@ def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
         return click.option("--format", "fmt", type=click.Choice(formats), default="auto",
                             show_default=True, help=format_help)(fn)
     return decorate
-_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 @import_group.command("documents")
