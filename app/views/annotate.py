@@ -64,6 +64,7 @@ from evalcore.annotation.progress import (
 )
 from evalcore.contract.query_order import natural_key
 from evalcore.estimation.stored import sample_queue
+from evalcore.live.dashboard import query_results_by_run
 from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     DecideState,
@@ -74,7 +75,6 @@ from evalcore.live.decide_state import (
     next_queue_item,
     study_run_names,
 )
-from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
