@@ -113,7 +113,7 @@ def _evaluations(handle: Study, runs: list[str], reference: str | None) -> dict[
 
 def _run_terms(handle: Study, chosen: list[RunInfo], reference: str | None) -> list[RunTerms]:
     """Each chosen run's comparability terms: on the working labels from the shared live
-    state without making its per-query results (:mod:`evalcore.live.run_terms`), on a
+    state without making its per-query results (:meth:`LiveDashboard.run_terms`), on a
     frozen version from each run's evaluation (shared by sessions)."""
     if reference is not None:
         reports = _evaluations(handle, [r.name for r in chosen], reference)
