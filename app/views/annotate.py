@@ -117,7 +117,6 @@ _REFUSED_KEY = "_rl_refused"
 #: The query this session has open; changed only by the annotator's own action.
 _OPEN_QUERY_KEY = "_rl_open_query"
 _PENDING_QUERY_KEY = "_rl_pending_query"
-_UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000
 QUERY_PARAM = "query"
 UNIT_PARAM = "unit"
@@ -188,8 +187,8 @@ def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
 
 
 def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
-                   annotator: str) -> None:
-    """Make the item's token the one on screen (None: no item on screen).
+                   annotator: str) -> ItemToken | None:
+    """Make the item's token the one on screen and return it (None: no item on screen).
 
     Showing numbers keep counting after a screen without an item (a finished query, a
     decided measure): a number is never given to two showings, so a key press held for
@@ -203,6 +202,7 @@ def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
                           annotator=annotator, previous=shown.get((study_id, annotator)))
         shown[(study_id, annotator)] = token
     _screens()[(study_id, annotator)] = token
+    return token
 
 
 def _item(token: ItemToken) -> dict[str, str]:
@@ -527,15 +527,12 @@ def _queue(handle: Study, annotator: str) -> tuple[str | None, StudyProgress | N
     # The selector shows the open query; what it sends back counts only through
     # _on_pick (the annotator's own choice), never as a value of its own.
     st.session_state[QUERY_KEY] = chosen
-    if UNBLIND_KEY not in st.session_state:
-        st.session_state[UNBLIND_KEY] = bool(st.session_state.get(_UNBLIND_KEEP, False))
 
     st.selectbox("Query", ids, format_func=lambda qid: query_option(
                      qid, progress.queries.get(qid) if progress else None, texts.get(qid, "")),
                  key=QUERY_KEY, on_change=_on_pick, args=(ids,))
-    st.session_state[_UNBLIND_KEEP] = st.toggle(
-        "Show ranks and runs", key=UNBLIND_KEY,
-        help="Off (blind): items come in a shuffled order fixed per annotator.")
+    st.toggle("Show ranks and runs", key=UNBLIND_KEY, persist_state="session",
+              help="Off (blind): items come in a shuffled order fixed per annotator.")
     st.session_state[_ADDRESS_QUERY_KEY] = chosen
     set_param(QUERY_PARAM, chosen)
     return chosen, progress
@@ -698,9 +695,8 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
     state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(handle, state.items, annotator, passed)
-    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
-                   annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, item.query_id if item else None,
+                           item.unit_id if item else None, annotator)
     with st.container():  # one slot, so the messages never shift the columns below
         _show_messages()
     show_verdict_line(state)
@@ -794,9 +790,8 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     queue = sample_queue(handle, name)
     waiting = [u for u in queue if u.state == "open"]
     item = waiting[0] if waiting else None
-    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
-                   annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, item.query_id if item else None,
+                           item.unit_id if item else None, annotator)
     labeled = sum(1 for u in queue if u.state == "labeled")
     passed = sum(1 for u in queue if u.state == "non-response")
     with st.container():
@@ -853,8 +848,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
     walk = _walk(handle, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
-    _put_on_screen(handle, query_id if current else None, current, annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, query_id if current else None, current, annotator)
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(handle, query_id, expanded=True)
@@ -987,7 +981,7 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
     unit_id = token.unit_id
     doc = get_document(db, study.corpus_id, unit_id)
     facts = [position, unit_id]
-    if st.session_state.get(UNBLIND_KEY):
+    if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
         facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
