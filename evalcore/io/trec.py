@@ -82,6 +82,7 @@ from evalcore.io.trec_bytes import (
     hash_rows,
     pad_words,
     parse_scores,
+    rows_equal,
     split_block,
 )
 from evalcore.io.trec_eval_scope import scope_of_ids
@@ -1046,7 +1047,9 @@ def assemble(
     window_size = np.concatenate(ranked.window_size)
     window_docs = concat_words(ranked.window_docs)
     ranked.window_docs.clear()
-    pos_gain, repeated = _window_gains(labels, ranked, window_query, window_size, window_docs)
+    pos_gain, window_unit, repeated = _window_gains(
+        labels, ranked, window_query, window_size, window_docs
+    )
     window_start = np.cumsum(window_size) - window_size
 
     judged, run_ids = labels.query_ids, ranked.query_ids
@@ -1073,7 +1076,7 @@ def assemble(
     position_words = window_docs[flat]
     del window_docs
     top_units = WordUnits(position_words, pos_offsets)
-    pos_unit = _word_codes(position_words, np.repeat(np.arange(n, dtype=np.int64), n_pos))
+    pos_unit = window_unit[flat]
 
     # Reference labels, per output query, in file order.
     qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
@@ -1156,16 +1159,6 @@ class WordUnits(PerQuery):
             yield names[a:b]
 
 
-def _word_codes(words: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """A code per row, equal for equal (query, words) rows only (exact: equal hashes are
-    compared word by word)."""
-
-    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return (query[a] == query[b]) & (words[a] == words[b]).all(axis=1)
-
-    return RowIndex(hash_rows(words, seed=query), same).first.astype(np.int64)
-
-
 @dataclass
 class _JoinRepeats:
     """Qrels rows that repeat a ``(query, doc)``, as the join takes them: one label per
@@ -1185,12 +1178,15 @@ def _window_gains(
     window_query: np.ndarray,
     window_size: np.ndarray,
     window_docs: np.ndarray,
-) -> tuple[np.ndarray, _JoinRepeats | None]:
-    """The label code of every packed position, and the qrels' repeated rows (None: none).
+) -> tuple[np.ndarray, np.ndarray, _JoinRepeats | None]:
+    """The label code of every packed position, a unit code of every packed position (equal
+    for equal (query, doc) positions only), and the qrels' repeated rows (None: none).
 
     The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
     equal one is a repeated judgment); each packed position looks its label up (the
-    gain of the first row with its query and doc).
+    gain of the first row with its query and doc). A position's unit is named by the label
+    it found; the positions that found none go into a table of their own, which names
+    theirs (one hash table fewer than coding every position anew).
     """
     judged_code = {qid: i for i, qid in enumerate(labels.query_ids)}
     extra = len(judged_code)
@@ -1206,7 +1202,7 @@ def _window_gains(
     query = labels.query
 
     def same_label(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return (query[a] == query[b]) & (docs[a] == docs[b]).all(axis=1)
+        return (query[a] == query[b]) & rows_equal(docs, a, docs, b)
 
     index = RowIndex(hash_rows(docs, seed=query), same_label)
     repeated = None
@@ -1217,16 +1213,46 @@ def _window_gains(
     position_docs = pad_words(window_docs, n_words)
 
     def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return (position_query[a] == query[b]) & (position_docs[a] == docs[b]).all(axis=1)
+        return (position_query[a] == query[b]) & rows_equal(position_docs, a, docs, b)
 
-    label = index.find(hash_rows(position_docs, seed=position_query), same_position)
+    def same_position_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (position_query[a] == position_query[b]) & rows_equal(
+            position_docs, a, position_docs, b
+        )
+
+    position_hash = hash_rows(position_docs, seed=position_query)
+    label = index.find(position_hash, same_position)
     pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
     found = label >= 0
     if repeated is None:
         pos_gain[found] = labels.gains[label[found]]
     else:
         pos_gain[found] = repeated.gains[repeated.first[label[found]]]
-    return pos_gain, repeated
+    return pos_gain, _unit_codes(label, position_hash, same_position_pair), repeated
+
+
+def _unit_codes(
+    label: np.ndarray, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """A code per position (int64, at most the number of positions), equal exactly for the
+    positions of one (query, doc): from the label row each found (``label``: the row the
+    qrels table holds, one per (query, doc)), else from a table of the positions that found
+    none (``hashes`` and ``same`` of the positions)."""
+    codes = np.empty(len(label), dtype=np.int64)
+    found = np.flatnonzero(label >= 0)
+    # Label rows made dense: equal rows get the number one of their positions wrote.
+    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int64)
+    number[label[found]] = np.arange(found.size, dtype=np.int64)
+    codes[found] = number[label[found]]
+    unfound = np.flatnonzero(label < 0)
+    if unfound.size:
+
+        def same_unfound(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return same(unfound[a], unfound[b])
+
+        held = RowIndex(hashes[unfound], same_unfound).first
+        codes[unfound] = found.size + held.astype(np.int64)
+    return codes
 
 
 def _join_repeats(labels: Labels, held: np.ndarray, docs: np.ndarray) -> _JoinRepeats:
