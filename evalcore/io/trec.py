@@ -1215,42 +1215,36 @@ def _window_gains(
     def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return (position_query[a] == query[b]) & rows_equal(position_docs, a, docs, b)
 
-    def same_position_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return (position_query[a] == position_query[b]) & rows_equal(
-            position_docs, a, position_docs, b
-        )
-
-    position_hash = hash_rows(position_docs, seed=position_query)
-    label = index.find(position_hash, same_position)
+    label = index.find(hash_rows(position_docs, seed=position_query), same_position)
     pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
     found = label >= 0
     if repeated is None:
         pos_gain[found] = labels.gains[label[found]]
     else:
         pos_gain[found] = repeated.gains[repeated.first[label[found]]]
-    return pos_gain, _unit_codes(label, position_hash, same_position_pair), repeated
+    return pos_gain, _unit_codes(label, position_query, position_docs), repeated
 
 
-def _unit_codes(
-    label: np.ndarray, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]
-) -> np.ndarray:
-    """A code per position (int64, at most the number of positions), equal exactly for the
+def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """A code per position (int64, below the number of positions), equal exactly for the
     positions of one (query, doc): from the label row each found (``label``: the row the
     qrels table holds, one per (query, doc)), else from a table of the positions that found
-    none (``hashes`` and ``same`` of the positions)."""
+    none (their ``query`` codes and ``docs`` words)."""
     codes = np.empty(len(label), dtype=np.int64)
     found = np.flatnonzero(label >= 0)
     # Label rows made dense: equal rows get the number one of their positions wrote.
-    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int64)
-    number[label[found]] = np.arange(found.size, dtype=np.int64)
+    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int32)
+    number[label[found]] = np.arange(found.size, dtype=np.int32)
     codes[found] = number[label[found]]
+    del number
     unfound = np.flatnonzero(label < 0)
     if unfound.size:
+        query, docs = query[unfound], docs[unfound]
 
-        def same_unfound(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            return same(unfound[a], unfound[b])
+        def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return (query[a] == query[b]) & rows_equal(docs, a, docs, b)
 
-        held = RowIndex(hashes[unfound], same_unfound).first
+        held = RowIndex(hash_rows(docs, seed=query), same).first
         codes[unfound] = found.size + held.astype(np.int64)
     return codes
 
