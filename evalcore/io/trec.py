@@ -342,12 +342,17 @@ def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[.
 
 def _take_all(
     reading: _Reading,
-    chunks: Iterator[tuple[int, bytes]],
+    chunks: Iterator[bytes],
     take: Callable[[_Reading], Callable[[_Lines], None]],
 ) -> None:
     consume = take(reading)
-    for first_line, chunk in chunks:
+    first_line = 1
+    for chunk in chunks:
         lines = _split(reading, chunk, first_line)
+        if lines is not None and lines.numbers is None:
+            first_line += lines.rows  # one row a line: the block's lines are its rows
+        else:
+            first_line += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
         if lines is not None:
             reading.lines.add(reading.rows, lines)
             consume(lines)
@@ -364,15 +369,14 @@ def _plain_file(path: str | PathLike[str]) -> io.BufferedReader:
         raise _Undecoded from None  # (read_source names what is wrong)
 
 
-def _chunks(
-    read: Callable[[int], bytes], block_bytes: int | None, *, raw: bool
-) -> Iterator[tuple[int, bytes]]:
-    """``(first line number, whole lines)`` of the input, LF-ended, about ``block_bytes`` at
-    a time. Raw file bytes that are not plain UTF-8 with LF or CRLF ends raise
-    :class:`_Undecoded` (the caller decodes the file whole)."""
+def _chunks(read: Callable[[int], bytes], block_bytes: int | None, *, raw: bool) -> Iterator[bytes]:
+    """The whole lines of the input, LF-ended, about ``block_bytes`` at a time (their line
+    numbers are counted where they are split, :func:`_take_all`). Raw file bytes that are not
+    plain UTF-8 with LF or CRLF ends raise :class:`_Undecoded` (the caller decodes the file
+    whole)."""
     size = block_bytes or BLOCK_BYTES
     limit = DEFAULT_LIMITS.max_document_bytes
-    line, rest, first = 1, b"", True
+    rest, first = b"", True
     while True:
         data = read(size)
         if size < 0 or len(data) < size:  # the end of the input: the rest is one block
@@ -394,8 +398,7 @@ def _chunks(
                 chunk = chunk[len(codecs.BOM_UTF8) :]
             chunk = _plain_text(chunk, limit)
         first = False
-        yield line, chunk
-        line += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+        yield chunk
 
 
 def _plain_text(chunk: bytes, limit: int) -> bytes:
@@ -1050,7 +1053,6 @@ def assemble(
     pos_gain, window_unit, repeated = _window_gains(
         labels, ranked, window_query, window_size, window_docs
     )
-    window_start = np.cumsum(window_size) - window_size
 
     judged, run_ids = labels.query_ids, ranked.query_ids
     notes: list[str] = []
@@ -1072,7 +1074,10 @@ def assemble(
     pos_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(n_pos, out=pos_offsets[1:])
     by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
-    flat = ranges(window_start[by_out], window_size[by_out])
+    flat: slice | np.ndarray = slice(None)  # every window kept, in output order: as they are
+    if by_out.size != where.size or (by_out[1:] < by_out[:-1]).any():
+        window_start = np.cumsum(window_size) - window_size
+        flat = ranges(window_start[by_out], window_size[by_out])
     position_words = window_docs[flat]
     del window_docs
     top_units = WordUnits(position_words, pos_offsets)
