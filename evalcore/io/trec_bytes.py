@@ -319,6 +319,10 @@ def parse_scores(block: Block, j: int) -> np.ndarray:
     return scores
 
 
+#: :meth:`RowIndex.find` looks rows up this many at a time.
+FIND_ROWS = 1 << 18
+
+
 class RowIndex:
     """A hash table of rows, built and probed in bulk (open addressing, linear probing:
     every round moves all rows still looking one slot on). Rows are known by number;
@@ -357,11 +361,27 @@ class RowIndex:
     def find(
         self, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]
     ) -> np.ndarray:
-        """For every new row (its hash in ``hashes``), the indexed row equal to it, or -1."""
-        rows = np.int32 if len(hashes) < 2**31 else np.int64
+        """For every new row (its hash in ``hashes``), the indexed row equal to it, or -1.
+        Rows are looked up :data:`FIND_ROWS` at a time (their temporaries stay small)."""
         out = np.full(len(hashes), -1, dtype=self._table.dtype)
         if not len(self._hashes):
             return out
+        for c in range(0, len(hashes), FIND_ROWS):
+
+            def same_here(a: np.ndarray, b: np.ndarray, c: int = c) -> np.ndarray:
+                return same(a + c, b)
+
+            self._find(hashes[c : c + FIND_ROWS], same_here, out[c : c + FIND_ROWS])
+        return out
+
+    def _find(
+        self,
+        hashes: np.ndarray,
+        same: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        out: np.ndarray,
+    ) -> None:
+        """:meth:`find` of some rows, written into ``out``."""
+        rows = np.int32 if len(hashes) < 2**31 else np.int64
         slot = (hashes >> self._shift).astype(self._table.dtype)
         # The first look, at every row's own slot, over whole columns (no list of rows yet).
         held = self._table[slot]
@@ -380,7 +400,6 @@ class RowIndex:
             out[pending[found]] = held[found]
             pending = pending[~found]
             slot[pending] = (slot[pending] + 1) & self._mask
-        return out
 
     def _equal(
         self,
