@@ -64,6 +64,7 @@ from evalcore.annotation.progress import (
 )
 from evalcore.contract.query_order import natural_key
 from evalcore.estimation.stored import sample_queue
+from evalcore.live.dashboard import query_results_by_run
 from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     DecideState,
@@ -74,7 +75,6 @@ from evalcore.live.decide_state import (
     next_queue_item,
     study_run_names,
 )
-from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
@@ -497,7 +497,9 @@ def _on_search_grade(token: ItemToken, gain: int) -> None:
 # --- rendering --------------------------------------------------------------------
 
 
-def _queue(handle: Study, annotator: str) -> str | None:
+def _queue(handle: Study, annotator: str) -> tuple[str | None, StudyProgress | None]:
+    """The query selector: the open query, and the study's progress it read (None while a
+    large study's is counted in the background), which the work area shows."""
     texts = query_texts(handle)
     progress = study_progress_if_ready(handle, annotator, len(texts))
     kept = st.session_state.get(_OPEN_QUERY_KEY)
@@ -511,7 +513,7 @@ def _queue(handle: Study, annotator: str) -> str | None:
         ids = [q for q, p in progress.queries.items() if p.pooled or p.labeled]
         if not ids:
             st.info("No query has pooled results yet: create or import a run on the Data page.")
-            return None
+            return None, progress
         if len(ids) > _MAX_QUEUE:
             unfinished = [q for q in ids if progress.queries[q].mine < progress.queries[q].pooled]
             ids = unfinished[:_MAX_QUEUE] or ids[:_MAX_QUEUE]
@@ -536,7 +538,7 @@ def _queue(handle: Study, annotator: str) -> str | None:
         help="Off (blind): items come in a shuffled order fixed per annotator.")
     st.session_state[_ADDRESS_QUERY_KEY] = chosen
     set_param(QUERY_PARAM, chosen)
-    return chosen
+    return chosen, progress
 
 
 def _on_pick(ids: list[str]) -> None:
@@ -833,13 +835,15 @@ def _annotate(study: StudyIn, annotator: str) -> None:
         if target is not None:
             _decide_workspace(handle, study, target, annotator)
         return
-    chosen = _queue(handle, annotator)
+    chosen, progress = _queue(handle, annotator)
     if chosen is not None:
         _open_address_unit(handle, chosen, annotator)
-        _workspace(handle, study, chosen, annotator)
+        _workspace(handle, study, chosen, annotator, progress)
 
 
-def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> None:
+def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
+               study_progress: StudyProgress | None) -> None:
+    """The open query's work area; ``study_progress``: as the selector read it this run."""
     sid = study.study_id
     query_text = query_text_of(handle, query_id)
     pool = cached_pool(handle, query_id)
@@ -855,7 +859,6 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(handle, query_id, expanded=True)
     qp = query_progress(handle, query_id, annotator)
-    study_progress = _study_progress(handle, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
         st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
                     text=f"This query: you labeled {qp.mine} of {qp.pooled} pooled items"
@@ -874,7 +877,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
         if token is None:
             item_keys("", None, partial(_on_presses, order))
             st.success("You have labeled every pooled item of this query.")
-            _next_query_button(handle, query_id, annotator)
+            _next_query_button(handle, query_id, study_progress)
             _undo_and_browse(sid, query_id, annotator, None, order)
         else:
             _confirm(token, order)
@@ -953,14 +956,9 @@ def _said(event: LabelEvent) -> str:
     return f"{who} {verb} {event.gain} ({GRADE_MEANINGS[event.gain]}) at {when} UTC"
 
 
-def _study_progress(handle: Study, annotator: str) -> StudyProgress | None:
-    """The study's progress, or None while a large study's is counted in the background."""
-    return study_progress_if_ready(handle, annotator, len(query_texts(handle)))
-
-
-def _next_query_button(handle: Study, query_id: str, annotator: str) -> None:
-    """Go to the next query (after this one in the queue) with pooled items left for you."""
-    progress = _study_progress(handle, annotator)
+def _next_query_button(handle: Study, query_id: str, progress: StudyProgress | None) -> None:
+    """Go to the next query (after this one in the queue) with pooled items left for you
+    (``progress``: the study's, as the selector read it this run)."""
     if progress is None:  # still being counted: the next query in the study's order
         ids = sorted(query_texts(handle), key=natural_key)
         start = ids.index(query_id) if query_id in ids else -1
@@ -1003,7 +1001,8 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
         say("warning", f"{unit_id} is not in corpus {study.corpus_id}: "
                        "judge it by its id or skip it.")
         return None
-    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}))
+    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}),
+                             document=doc)
     if not shown.shown:  # another organisation's, or outside a run's protocol
         say("warning", f"{unit_id}: {shown.reason}")
         return None

@@ -48,7 +48,7 @@ from evalcore.analysis.pair_comparison import (
     compare_evaluated_pair,
     compare_pair,
 )
-from evalcore.analysis.query_set import QuerySetError, restrict_evaluation, stored_query_set
+from evalcore.analysis.query_set import QuerySetError, resolve_stored_query_set, restrict_evaluation
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
@@ -56,7 +56,6 @@ from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import METRIC_LABELS, METRICS, EvaluationReport
 from evalcore.estimation.pair_estimate import NotEstimable
 from evalcore.estimation.stored import draw_stored_sample, estimate_stored, line_estimate
-from evalcore.live.run_terms import live_run_terms
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
 from evalcore.store.automatic_labels import automatic_sources
@@ -120,7 +119,7 @@ def _run_terms(handle: Study, chosen: list[RunInfo], reference: str | None) -> l
     if reference is not None:
         reports = _evaluations(handle, [r.name for r in chosen], reference)
         return [RunTerms.of(r.name, reports[r.name], r.corpus_fingerprint) for r in chosen]
-    return with_live_state(handle, lambda state, *_: [live_run_terms(state, r) for r in chosen])
+    return with_live_state(handle, lambda state, *_: [state.run_terms(r) for r in chosen])
 
 
 def _comparable(
@@ -548,7 +547,7 @@ if spec is None:
     st.stop()
 try:
     query_set = shared_result(handle, ("query_set", tuple(same), spec.model_dump_json(), reference),
-                              lambda: stored_query_set(handle, same, spec, reference))
+                              lambda: resolve_stored_query_set(handle, same, spec, reference))
 except QuerySetError as error:
     say("error", f"No verdict on these queries: {error}")
     st.stop()

@@ -163,7 +163,7 @@ write_address(PAGE, {"query": query_id, "run": run_a,
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
 show_information_need(handle, query_id)
-first = inspect_query(handle, run_a, query_id, reference)
+first = inspect_query(handle, run_a, query_id, reference, query_text=texts.get(query_id, ""))
 st.caption(
     ("relevant set declared complete" if first.population_complete
      else "relevant set not declared complete: recall, nDCG and AP are unavailable, shown as "
@@ -176,7 +176,8 @@ if withdrawn is not None:  # why the claim is gone, as plain text
 if run_b == NONE:
     _show(first)
 else:
-    second = inspect_query(handle, run_b, query_id, reference)
+    second = inspect_query(handle, run_b, query_id, reference,
+                           query_text=texts.get(query_id, ""))
     moves = rank_changes(first, second)
     left, right = st.columns(2)
     with left:

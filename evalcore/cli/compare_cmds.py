@@ -122,7 +122,7 @@ def compare_command(
     """The bottom line of a candidate run against the baseline, then the details."""
     from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import PairComparison, measure_verdicts
-    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
+    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, resolve_stored_query_set
     from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.report.decision_text import render_pair
 
@@ -156,7 +156,7 @@ def compare_command(
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
             handle = open_study(db, study, actor)
-            query_set = stored_query_set(handle, names, spec, reference)
+            query_set = resolve_stored_query_set(handle, names, spec, reference)
             evaluated = stored_pair(
                 handle, candidate, base, parsed, reference, query_ids=query_set.scope
             )
