@@ -90,10 +90,13 @@ def two_row_layout(titles: tuple[str, str], heights: tuple[float, float], spacin
                    shared_x: bool = False, *, template: bool = False) -> dict[str, Any]:
     """The axes and subplot titles of two rows, one column, from ``make_subplots(rows=2,
     cols=1, row_heights=heights, vertical_spacing=spacing, shared_xaxes=shared_x)``: row 1 on
-    axes x/y, row 2 on x2/y2; with plotly's default template only if ``template`` (the app's
-    charts take Streamlit's). ``titles`` are written as given (escape data)."""
+    axes x/y, row 2 on x2/y2; with plotly's own template "plotly" only if ``template`` (the
+    app's charts take Streamlit's). The template is named, not the process default, which
+    importing Streamlit changes: a report's figures are the same from the app and the CLI.
+    ``titles`` are written as given (escape data)."""
     made = _two_rows(tuple(heights), spacing, shared_x)
-    layout = copy.deepcopy({k: v for k, v in made.items() if template or k != "template"})
+    layout = {"template": _plotly_template()} if template else {}
+    layout.update(copy.deepcopy({k: v for k, v in made.items() if k != "template"}))
     for annotation, title in zip(layout["annotations"], titles, strict=True):
         annotation["text"] = title
     return layout
@@ -106,3 +109,9 @@ def _two_rows(heights: tuple[float, ...], spacing: float, shared_x: bool) -> dic
     return make_subplots(rows=2, cols=1, row_heights=list(heights), vertical_spacing=spacing,
                          shared_xaxes=shared_x, subplot_titles=("top", "bottom")
                          ).layout.to_plotly_json()
+
+
+def _plotly_template() -> dict[str, Any]:
+    import plotly.io as pio
+
+    return pio.templates["plotly"].to_plotly_json()

@@ -84,10 +84,14 @@ def test_a_large_study_draws_its_points_with_webgl(tmp_path: Path, monkeypatch, 
 @pytest.mark.parametrize(("heights", "spacing", "shared_x"),
                          [((0.72, 0.28), 0.05, True), ((0.7, 0.3), 0.16, False),
                           ((0.75, 0.25), 0.1, True), ((0.5, 0.5), 0.0, False)])
-def test_the_two_row_layout_is_make_subplots_layout(heights, spacing, shared_x) -> None:
+def test_the_two_row_layout_is_make_subplots_layout(heights, spacing, shared_x,
+                                                    monkeypatch) -> None:
     """The figures' two rows are make_subplots' (built once per shape): the same axes and
     titles, whatever figure asked for that shape first."""
+    import plotly.io as pio
     from plotly.subplots import make_subplots
+
+    monkeypatch.setattr(pio.templates, "default", "plotly")  # importing Streamlit changes it
 
     made = make_subplots(rows=2, cols=1, row_heights=list(heights), vertical_spacing=spacing,
                          shared_xaxes=shared_x, subplot_titles=("top &lt;", "bottom"))
@@ -96,3 +100,23 @@ def test_the_two_row_layout_is_make_subplots_layout(heights, spacing, shared_x) 
                           template=True) == expected
     expected.pop("template")
     assert two_row_layout(("top &lt;", "bottom"), heights, spacing, shared_x) == expected
+
+
+def test_report_figures_take_plotly_template_whatever_the_process_default(monkeypatch) -> None:
+    """Importing Streamlit makes its template plotly's default: a report exported from the
+    app must still carry plotly's own template, as the CLI's does (the same figures from
+    either), and a shape first built under another default must not keep that template."""
+    import plotly.io as pio
+
+    from evalcore.live import chart_style
+
+    monkeypatch.setattr(pio.templates, "default", "ggplot2")
+    chart_style._two_rows.cache_clear()
+    try:
+        layout = two_row_layout(("a", "b"), (0.6, 0.4), 0.1, True, template=True)
+        bare = two_row_layout(("a", "b"), (0.6, 0.4), 0.1, True)
+    finally:
+        chart_style._two_rows.cache_clear()
+    assert layout["template"] == pio.templates["plotly"].to_plotly_json()
+    assert "template" not in bare
+    assert next(iter(layout)) == "template"
